@@ -1,0 +1,37 @@
+/**
+ * Every error Cadenza raises on purpose has a stable code, listed here with what it means.
+ * Domain code returns or throws these; only api/ maps them to HTTP statuses and cli/ to exit codes.
+ */
+export const errorCodes = {
+  INVALID_INPUT: 'The input failed validation; details name each problem.',
+  NOT_FOUND: 'The referenced object does not exist in this workspace.',
+  CONFLICT: 'The change conflicts with the current state (already exists, already terminal).',
+  SUPPRESSED: 'The address is suppressed in this workspace (hard bounce, unsubscribe, manual).',
+  ALREADY_ENROLLED: 'The lead is already enrolled in this sequence.',
+  INVALID_TRANSITION: 'The event does not apply to the enrollment in its current state.',
+  UNKNOWN_TIME_ZONE: 'The IANA time zone is not known.',
+  MIGRATION_FAILED: 'A database migration failed; the database is left at the previous version.',
+  STORE_UNAVAILABLE: 'The database could not be reached.',
+  CONFIG_INVALID: 'The configuration is invalid.',
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export class CadenzaError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'CadenzaError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function cadenzaError(code: ErrorCode, message: string, details?: Record<string, unknown>): CadenzaError {
+  return new CadenzaError(code, message, details);
+}
+
+export function isCadenzaError(e: unknown, code?: ErrorCode): e is CadenzaError {
+  return e instanceof CadenzaError && (code === undefined || e.code === code);
+}

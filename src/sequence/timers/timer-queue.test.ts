@@ -1,0 +1,301 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isCadenzaError } from '../../common/errors.ts';
+import { BinaryHeapTimers } from './binary-heap.ts';
+import type { TimerId, TimerQueue } from './timer-queue.ts';
+import { TimingWheel } from './timing-wheel.ts';
+
+/** The trivial reference: a map of pending timers; advance fires every deadline <= now. */
+class ModelQueue {
+  private readonly pending = new Map<number, { deadline: number; key: number }>();
+  private nextRef = 0;
+  insert(deadline: number, key: number): number {
+    const ref = this.nextRef++;
+    this.pending.set(ref, { deadline, key });
+    return ref;
+  }
+  cancel(ref: number): boolean {
+    return this.pending.delete(ref);
+  }
+  advance(now: number): number[] {
+    const due: number[] = [];
+    for (const [ref, t] of this.pending) {
+      if (t.deadline <= now) {
+        due.push(t.key);
+        this.pending.delete(ref);
+      }
+    }
+    return due;
+  }
+  min(): number | undefined {
+    let m: number | undefined;
+    for (const t of this.pending.values()) if (m === undefined || t.deadline < m) m = t.deadline;
+    return m;
+  }
+  get size(): number {
+    return this.pending.size;
+  }
+  clear(): void {
+    this.pending.clear();
+  }
+}
+
+type Op =
+  | { op: 'insert'; offset: number }
+  | { op: 'cancel'; pick: number }
+  | { op: 'cancelGarbage'; id: number }
+  | { op: 'advance'; delta: number }
+  | { op: 'nextDeadline' }
+  | { op: 'clear' };
+
+const offsetArb = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: -50, max: 500 }) },
+  { weight: 2, arbitrary: fc.double({ min: -1e4, max: 1e5, noNaN: true }) },
+  // Far future: beyond the top level of small test wheels (overflow list), and beyond 2^30 ticks.
+  { weight: 1, arbitrary: fc.integer({ min: 1e5, max: 1e12 }) },
+  { weight: 1, arbitrary: fc.constantFrom(-Infinity, Infinity, -1e300, 1e300, 0) },
+);
+const deltaArb = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 0, max: 300 }) },
+  { weight: 2, arbitrary: fc.integer({ min: -100, max: 0 }) }, // a clock that steps back
+  { weight: 2, arbitrary: fc.integer({ min: 1e3, max: 1e9 }) }, // big jumps
+  { weight: 1, arbitrary: fc.double({ min: 0, max: 1e4, noNaN: true }) },
+);
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 40, arbitrary: offsetArb.map((offset) => ({ op: 'insert' as const, offset })) },
+  { weight: 25, arbitrary: fc.nat().map((pick) => ({ op: 'cancel' as const, pick })) },
+  {
+    weight: 5,
+    arbitrary: fc
+      .constantFrom(-1, 0.5, Number.NaN, 2 ** 53, 2 ** 60, -(2 ** 26))
+      .map((id) => ({ op: 'cancelGarbage' as const, id })),
+  },
+  { weight: 20, arbitrary: deltaArb.map((delta) => ({ op: 'advance' as const, delta })) },
+  { weight: 10, arbitrary: fc.constant({ op: 'nextDeadline' as const }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'clear' as const }) },
+);
+
+interface Config {
+  make: (startMs: number) => TimerQueue<number>;
+  /** Whether nextDeadline() must equal the earliest deadline, or may be a lower bound. */
+  exactNextDeadline: boolean;
+  name: string;
+}
+
+const wheelArb: fc.Arbitrary<Config> = fc
+  .record({
+    tickMs: fc.constantFrom(1, 3, 7, 100, 0.25, 1000),
+    levels: fc.integer({ min: 1, max: 5 }),
+    initialCapacity: fc.integer({ min: 0, max: 8 }),
+  })
+  .map(({ tickMs, levels, initialCapacity }) => ({
+    make: (startMs: number) => new TimingWheel<number>({ startMs, tickMs, levels, initialCapacity }),
+    exactNextDeadline: false,
+    name: `wheel tick=${tickMs} levels=${levels} cap=${initialCapacity}`,
+  }));
+
+const heapArb: fc.Arbitrary<Config> = fc.integer({ min: 0, max: 8 }).map((initialCapacity) => ({
+  make: () => new BinaryHeapTimers<number>({ initialCapacity }),
+  exactNextDeadline: true,
+  name: `heap cap=${initialCapacity}`,
+}));
+
+const startArb = fc.oneof(fc.constant(0), fc.integer({ min: 1.6e12, max: 1.8e12 }), fc.double({ min: -1e6, max: 1e6, noNaN: true }));
+
+const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+
+function runAgainstModel(config: Config, startMs: number, ops: Op[]): void {
+  const q = config.make(startMs);
+  const model = new ModelQueue();
+  const issued: { id: TimerId; ref: number }[] = [];
+  let now = startMs;
+  let key = 0;
+  for (const o of ops) {
+    switch (o.op) {
+      case 'insert': {
+        const deadline = now + o.offset;
+        const k = key++;
+        issued.push({ id: q.insert(deadline, k), ref: model.insert(deadline, k) });
+        break;
+      }
+      case 'cancel': {
+        if (issued.length === 0) break;
+        const t = issued[o.pick % issued.length]!;
+        expect(q.cancel(t.id)).toBe(model.cancel(t.ref));
+        break;
+      }
+      case 'cancelGarbage':
+        expect(q.cancel(o.id)).toBe(false);
+        break;
+      case 'advance': {
+        // The clock may step back; the wheel must then fire only what is due at that earlier now.
+        const at = now + o.delta;
+        expect(sorted(q.advance(at))).toEqual(sorted(model.advance(at)));
+        if (at > now) now = at;
+        break;
+      }
+      case 'nextDeadline': {
+        const got = q.nextDeadline();
+        const min = model.min();
+        if (min === undefined) expect(got).toBeUndefined();
+        else if (config.exactNextDeadline) expect(got).toBe(min);
+        else {
+          expect(got).toBeDefined();
+          expect(got!).toBeLessThanOrEqual(min);
+          // Arming a timer for it must make progress: either something fires or the answer moves on.
+          const fired = q.advance(got!);
+          expect(sorted(fired)).toEqual(sorted(model.advance(got!)));
+          if (fired.length === 0) {
+            const again = q.nextDeadline();
+            expect(again === undefined || again > got!).toBe(true);
+          }
+          if (got! > now) now = got!;
+        }
+        break;
+      }
+      case 'clear':
+        q.clear();
+        model.clear();
+        break;
+    }
+    expect(q.size).toBe(model.size);
+  }
+  // Drain: everything left fires exactly once at a now past every deadline.
+  expect(sorted(q.advance(Infinity))).toEqual(sorted(model.advance(Infinity)));
+  expect(q.size).toBe(0);
+  expect(q.nextDeadline()).toBeUndefined();
+  for (const t of issued) expect(q.cancel(t.id)).toBe(false);
+}
+
+describe.each([
+  ['TimingWheel', wheelArb],
+  ['BinaryHeapTimers', heapArb],
+] as const)('%s against the reference model', (_name, configArb) => {
+  it('agrees on every insert, cancel, advance, nextDeadline and clear', () => {
+    fc.assert(
+      fc.property(configArb, startArb, fc.array(opArb, { maxLength: 300 }), (config, startMs, ops) =>
+        runAgainstModel(config, startMs, ops),
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('fires each timer exactly once, never early, at the first advance with now >= its deadline', () => {
+    fc.assert(
+      fc.property(
+        configArb,
+        fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: 1, maxLength: 200 }),
+        fc.array(fc.integer({ min: 0, max: 700 }), { minLength: 1, maxLength: 40 }),
+        (config, deadlines, steps) => {
+          const q = config.make(0);
+          deadlines.forEach((d, k) => q.insert(d, k));
+          const firedAt = new Map<number, number>();
+          let now = 0;
+          let prev = -Infinity;
+          for (const step of [...steps, 6000]) {
+            now += step;
+            for (const k of q.advance(now)) {
+              expect(firedAt.has(k)).toBe(false); // exactly once
+              firedAt.set(k, now);
+              const d = deadlines[k]!;
+              expect(d).toBeLessThanOrEqual(now); // never early
+              expect(d).toBeGreaterThan(prev); // not late: the previous advance did not cover it
+            }
+            prev = now;
+          }
+          expect(firedAt.size).toBe(deadlines.length);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('TimingWheel', () => {
+  it('fires a deadline inside the current tick exactly, not rounded to the tick', () => {
+    const w = new TimingWheel<string>({ startMs: 1000, tickMs: 100 });
+    w.insert(1150, 'a');
+    w.insert(1199, 'b');
+    expect(w.advance(1149)).toEqual([]);
+    expect(w.advance(1150)).toEqual(['a']);
+    expect(w.advance(1198.5)).toEqual([]);
+    expect(w.advance(1250)).toEqual(['b']);
+  });
+
+  it('fires deadlines already in the past at the next advance, even one before startMs', () => {
+    const w = new TimingWheel<string>({ startMs: 1000 });
+    w.advance(5000);
+    w.insert(4000, 'past');
+    w.insert(10, 'before start');
+    w.insert(5000, 'now');
+    expect(w.nextDeadline()).toBe(10);
+    expect(w.advance(5000).sort()).toEqual(['before start', 'now', 'past']);
+  });
+
+  it('makes stale handles harmless after the node is reused', () => {
+    const w = new TimingWheel<string>({ startMs: 0, initialCapacity: 1 });
+    const a = w.insert(100, 'a');
+    expect(w.cancel(a)).toBe(true);
+    const b = w.insert(100, 'b'); // reuses a's node
+    expect(b).not.toBe(a);
+    expect(w.cancel(a)).toBe(false);
+    expect(w.size).toBe(1);
+    expect(w.advance(100)).toEqual(['b']);
+    expect(w.cancel(b)).toBe(false);
+  });
+
+  it('keeps ids from before clear() stale', () => {
+    const w = new TimingWheel<number>({ startMs: 0 });
+    const ids = [w.insert(10, 1), w.insert(20, 2)];
+    w.clear();
+    w.insert(10, 3);
+    w.insert(20, 4);
+    for (const id of ids) expect(w.cancel(id)).toBe(false);
+    expect(w.advance(20).sort()).toEqual([3, 4]);
+  });
+
+  it('grows past its initial capacity', () => {
+    const w = new TimingWheel<number>({ startMs: 0, tickMs: 1, initialCapacity: 1 });
+    const ids: number[] = [];
+    for (let i = 0; i < 10_000; i++) ids.push(w.insert((i * 7919) % 100_000, i));
+    for (let i = 0; i < 10_000; i += 2) expect(w.cancel(ids[i]!)).toBe(true);
+    expect(w.size).toBe(5000);
+    const fired = w.advance(100_000);
+    expect(fired.length).toBe(5000);
+    expect(fired.every((k) => k % 2 === 1)).toBe(true);
+  });
+
+  it('jumps years ahead without walking the ticks (1 ms tick, 10^12 ticks)', () => {
+    const w = new TimingWheel<string>({ startMs: 0, tickMs: 1, levels: 2 });
+    w.insert(5, 'soon');
+    w.insert(3e9, 'weeks');
+    w.insert(9e11, 'decades');
+    const t0 = performance.now();
+    expect(w.advance(1e12).sort()).toEqual(['decades', 'soon', 'weeks']);
+    expect(performance.now() - t0).toBeLessThan(1000); // walking tick by tick would take hours
+  });
+
+  it('reports the earliest deadline exactly within the current 64 ticks, a lower bound beyond', () => {
+    const w = new TimingWheel<string>({ startMs: 0, tickMs: 100 });
+    w.insert(250_000, 'far');
+    const bound = w.nextDeadline()!;
+    expect(bound).toBeLessThanOrEqual(250_000);
+    expect(bound).toBeGreaterThan(0);
+    w.insert(1234, 'near');
+    expect(w.nextDeadline()).toBe(1234);
+  });
+
+  it('rejects a NaN deadline or now, and bad options, with INVALID_INPUT', () => {
+    const w = new TimingWheel<number>({ startMs: 0 });
+    expect(() => w.insert(Number.NaN, 1)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => w.advance(Number.NaN)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    for (const bad of [{ tickMs: 0 }, { levels: 6 }, { levels: 0 }, { initialCapacity: -1 }]) {
+      try {
+        new TimingWheel({ startMs: 0, ...bad });
+        expect.unreachable();
+      } catch (e) {
+        expect(isCadenzaError(e, 'INVALID_INPUT')).toBe(true);
+      }
+    }
+  });
+});

@@ -1,0 +1,232 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Kysely's view of the tables in migrations/. Keep in step with the SQL. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Json<T = Record<string, unknown>> = ColumnType<T, string | T, string | T>;
+
+export interface WorkspaceTable {
+  id: string;
+  name: string;
+  time_zone: Generated<string>;
+  country: string | null;
+  settings: Generated<Json>;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface AppUserTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  name: string | null;
+  role: Generated<'owner' | 'admin' | 'member'>;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface MailboxTable {
+  id: string;
+  workspace_id: string;
+  user_id: string | null;
+  email: string;
+  display_name: string | null;
+  provider: 'smtp_imap' | 'gmail' | 'graph';
+  daily_cap: Generated<number>;
+  hourly_cap: number | null;
+  ramp: Generated<Json>;
+  ramp_started_at: Timestamp | null;
+  health: Generated<'ok' | 'warning' | 'paused' | 'error'>;
+  health_reason: string | null;
+  time_zone: string | null;
+  settings: Generated<Json>;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface LeadTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  email_norm: string;
+  first_name: string | null;
+  last_name: string | null;
+  company: string | null;
+  title: string | null;
+  phone: string | null;
+  country: string | null;
+  region: string | null;
+  time_zone: string | null;
+  custom: Generated<Json<Record<string, string>>>;
+  created_at: Generated<CreatedAt>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface SequenceTable {
+  id: string;
+  workspace_id: string;
+  key: string;
+  name: string;
+  status: Generated<'draft' | 'active' | 'paused' | 'archived'>;
+  send_window: Json<unknown>;
+  stop_rules: Generated<Json<unknown>>;
+  settings: Generated<Json<unknown>>;
+  version: Generated<number>;
+  created_at: Generated<CreatedAt>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface SequenceMailboxTable {
+  sequence_id: string;
+  mailbox_id: string;
+}
+
+export type StepKind = 'email' | 'call' | 'manual' | 'wait';
+export type DelayUnit = 'minutes' | 'hours' | 'days' | 'business_days';
+
+export interface StepTable {
+  id: string;
+  sequence_id: string;
+  key: string;
+  position: number;
+  kind: StepKind;
+  delay_amount: Generated<number>;
+  delay_unit: Generated<DelayUnit>;
+  config: Generated<Json<unknown>>;
+  archived_at: Timestamp | null;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface VariantTable {
+  id: string;
+  step_id: string;
+  key: string;
+  subject: string | null;
+  body: string;
+  weight: Generated<number>;
+  archived_at: Timestamp | null;
+  created_at: Generated<CreatedAt>;
+}
+
+export type EnrollmentStateName =
+  | 'active'
+  | 'paused'
+  | 'replied'
+  | 'bounced'
+  | 'unsubscribed'
+  | 'finished'
+  | 'stopped'
+  | 'failed';
+
+export interface EnrollmentTable {
+  id: string;
+  workspace_id: string;
+  sequence_id: string;
+  lead_id: string;
+  mailbox_id: string | null;
+  state: EnrollmentStateName;
+  state_reason: string | null;
+  waiting_for: 'timer' | 'send' | 'task' | null;
+  next_step_id: string | null;
+  last_step_id: string | null;
+  last_step_at: Timestamp | null;
+  due_at: Timestamp | null;
+  paused_due_at: Timestamp | null;
+  time_zone: string;
+  zone_source: string;
+  soft_bounces: Generated<number>;
+  version: Generated<number>;
+  created_at: Generated<CreatedAt>;
+  updated_at: Generated<Timestamp>;
+}
+
+export type SendRequestState = 'queued' | 'in_flight' | 'sent' | 'failed' | 'cancelled' | 'unknown';
+
+export interface SendRequestTable {
+  id: string;
+  workspace_id: string;
+  enrollment_id: string;
+  step_id: string;
+  mailbox_id: string | null;
+  variant_id: string | null;
+  state: Generated<SendRequestState>;
+  due_at: Timestamp;
+  message_id: string | null;
+  attempts: Generated<number>;
+  last_error: string | null;
+  created_at: Generated<CreatedAt>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface MessageTable {
+  id: string;
+  workspace_id: string;
+  mailbox_id: string | null;
+  enrollment_id: string | null;
+  send_request_id: string | null;
+  direction: 'outbound' | 'inbound';
+  message_id: string;
+  in_reply_to: string | null;
+  refs: Generated<string[]>;
+  thread_id: string | null;
+  subject: string | null;
+  from_addr: string | null;
+  to_addrs: Generated<string[]>;
+  at: Timestamp;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface TaskTable {
+  id: string;
+  workspace_id: string;
+  enrollment_id: string;
+  step_id: string;
+  kind: 'call' | 'manual';
+  state: Generated<'open' | 'done' | 'skipped' | 'cancelled'>;
+  title: string;
+  notes: string | null;
+  outcome: string | null;
+  due_at: Timestamp;
+  completed_at: Timestamp | null;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface EventTable {
+  id: Generated<number>;
+  workspace_id: string;
+  enrollment_id: string | null;
+  type: string;
+  payload: Generated<Json<unknown>>;
+  at: Timestamp;
+}
+
+export type SuppressionReason = 'hard_bounce' | 'unsubscribe' | 'complaint' | 'manual';
+
+export interface SuppressionTable {
+  workspace_id: string;
+  email_norm: string;
+  reason: SuppressionReason;
+  source: string | null;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface Database {
+  workspace: WorkspaceTable;
+  app_user: AppUserTable;
+  mailbox: MailboxTable;
+  lead: LeadTable;
+  sequence: SequenceTable;
+  sequence_mailbox: SequenceMailboxTable;
+  step: StepTable;
+  variant: VariantTable;
+  enrollment: EnrollmentTable;
+  send_request: SendRequestTable;
+  message: MessageTable;
+  task: TaskTable;
+  event: EventTable;
+  suppression: SuppressionTable;
+}
+
+export type EnrollmentRow = Selectable<EnrollmentTable>;
+export type StepRow = Selectable<StepTable>;
+export type SequenceRow = Selectable<SequenceTable>;
+export type LeadRow = Selectable<LeadTable>;
+export type NewLead = Insertable<LeadTable>;
+export type EnrollmentUpdate = Updateable<EnrollmentTable>;

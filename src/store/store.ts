@@ -1,0 +1,127 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import { cadenzaError } from '../common/errors.ts';
+import { PGliteDialect } from './pglite-dialect.ts';
+import type { Database } from './schema.ts';
+
+export type Backend = 'pglite' | 'postgres';
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+
+/**
+ * The one interface over both backends. Everything above store/ speaks Kysely (or `sql` templates)
+ * to `db`; only migrations need `runScript`, because PGlite's extended protocol refuses
+ * multi-statement text and migrations are plain SQL files.
+ */
+export interface Store {
+  readonly backend: Backend;
+  readonly db: Db;
+  /** Runs a multi-statement SQL script in one transaction. */
+  runScript(script: string): Promise<void>;
+  /** Holds a session-level advisory lock around fn (PostgreSQL); PGlite has one session already. */
+  withExclusiveLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** postgres://… selects PostgreSQL; absent selects PGlite. */
+  databaseUrl?: string | undefined;
+  /** PGlite's folder; absent means in memory (tests). */
+  dataDir?: string | undefined;
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+}
+
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10);
+  return openPGlite(opts.dataDir);
+}
+
+async function openPGlite(dataDir: string | undefined): Promise<Store> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  let pglite: PGlite;
+  try {
+    pglite = dataDir ? new PGlite(dataDir) : new PGlite();
+    await pglite.waitReady;
+  } catch (e) {
+    throw cadenzaError('STORE_UNAVAILABLE', `cannot open the embedded store${dataDir ? ` in ${dataDir}` : ''}: ${(e as Error).message}`);
+  }
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    backend: 'pglite',
+    db,
+    async runScript(script) {
+      // Through Kysely's connection lease so that no other query interleaves.
+      await db.connection().execute(async () => {
+        await pglite.transaction(async (tx) => {
+          await tx.exec(script);
+        });
+      });
+    },
+    async withExclusiveLock(_key, fn) {
+      return fn();
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+// int8 (counts, bigserial ids) as JS numbers, as PGlite returns them: the values Cadenza keeps
+// in int8 stay far below 2^53.
+const pgTypes = {
+  getTypeParser(oid: number, format?: string) {
+    if (oid === 20) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+} as pg.CustomTypesConfig;
+
+async function openPostgres(url: string, poolSize: number): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, types: pgTypes });
+  // An idle client's error (server restart, failover) must not crash the process: the pool drops
+  // that client and the next query gets a new one.
+  pool.on('error', () => undefined);
+  try {
+    const c = await pool.connect();
+    c.release();
+  } catch (e) {
+    await pool.end().catch(() => undefined);
+    throw cadenzaError('STORE_UNAVAILABLE', `cannot connect to PostgreSQL: ${(e as Error).message}`);
+  }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    backend: 'postgres',
+    db,
+    async runScript(script) {
+      const c = await pool.connect();
+      try {
+        await c.query('begin');
+        await c.query(script);
+        await c.query('commit');
+      } catch (e) {
+        await c.query('rollback').catch(() => undefined);
+        throw e;
+      } finally {
+        c.release();
+      }
+    },
+    async withExclusiveLock(key, fn) {
+      // A client of its own, outside the pool: holding a pool slot while fn needs the pool would
+      // deadlock a small pool.
+      const c = new pg.Client({ connectionString: url });
+      c.on('error', () => undefined);
+      await c.connect();
+      try {
+        await c.query('select pg_advisory_lock($1)', [key]);
+        return await fn();
+      } finally {
+        await c.end().catch(() => undefined);
+      }
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

@@ -2,16 +2,20 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 
 /** Kysely's view of the tables in migrations/. Keep in step with the SQL. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
+/** A timestamp with a database default: optional on insert. */
+type DefaultTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Json<T = Record<string, unknown>> = ColumnType<T, string | T, string | T>;
+/** A jsonb column with a database default: optional on insert. */
+type DefaultJson<T = Record<string, unknown>> = ColumnType<T, string | T | undefined, string | T>;
 
 export interface WorkspaceTable {
   id: string;
   name: string;
   time_zone: Generated<string>;
   country: string | null;
-  settings: Generated<Json>;
-  created_at: Generated<CreatedAt>;
+  settings: DefaultJson;
+  created_at: CreatedAt;
 }
 
 export interface AppUserTable {
@@ -20,7 +24,7 @@ export interface AppUserTable {
   email: string;
   name: string | null;
   role: Generated<'owner' | 'admin' | 'member'>;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface MailboxTable {
@@ -32,13 +36,13 @@ export interface MailboxTable {
   provider: 'smtp_imap' | 'gmail' | 'graph';
   daily_cap: Generated<number>;
   hourly_cap: number | null;
-  ramp: Generated<Json>;
+  ramp: DefaultJson;
   ramp_started_at: Timestamp | null;
   health: Generated<'ok' | 'warning' | 'paused' | 'error'>;
   health_reason: string | null;
   time_zone: string | null;
-  settings: Generated<Json>;
-  created_at: Generated<CreatedAt>;
+  settings: DefaultJson;
+  created_at: CreatedAt;
 }
 
 export interface LeadTable {
@@ -54,9 +58,9 @@ export interface LeadTable {
   country: string | null;
   region: string | null;
   time_zone: string | null;
-  custom: Generated<Json<Record<string, string>>>;
-  created_at: Generated<CreatedAt>;
-  updated_at: Generated<Timestamp>;
+  custom: DefaultJson<Record<string, string>>;
+  created_at: CreatedAt;
+  updated_at: DefaultTimestamp;
 }
 
 export interface SequenceTable {
@@ -66,11 +70,11 @@ export interface SequenceTable {
   name: string;
   status: Generated<'draft' | 'active' | 'paused' | 'archived'>;
   send_window: Json<unknown>;
-  stop_rules: Generated<Json<unknown>>;
-  settings: Generated<Json<unknown>>;
+  stop_rules: DefaultJson<unknown>;
+  settings: DefaultJson<unknown>;
   version: Generated<number>;
-  created_at: Generated<CreatedAt>;
-  updated_at: Generated<Timestamp>;
+  created_at: CreatedAt;
+  updated_at: DefaultTimestamp;
 }
 
 export interface SequenceMailboxTable {
@@ -89,9 +93,9 @@ export interface StepTable {
   kind: StepKind;
   delay_amount: Generated<number>;
   delay_unit: Generated<DelayUnit>;
-  config: Generated<Json<unknown>>;
+  config: DefaultJson<unknown>;
   archived_at: Timestamp | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface VariantTable {
@@ -102,7 +106,7 @@ export interface VariantTable {
   body: string;
   weight: Generated<number>;
   archived_at: Timestamp | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export type EnrollmentStateName =
@@ -127,14 +131,15 @@ export interface EnrollmentTable {
   next_step_id: string | null;
   last_step_id: string | null;
   last_step_at: Timestamp | null;
+  done_step_ids: Generated<string[]>;
   due_at: Timestamp | null;
   paused_due_at: Timestamp | null;
   time_zone: string;
   zone_source: string;
   soft_bounces: Generated<number>;
   version: Generated<number>;
-  created_at: Generated<CreatedAt>;
-  updated_at: Generated<Timestamp>;
+  created_at: CreatedAt;
+  updated_at: DefaultTimestamp;
 }
 
 export type SendRequestState = 'queued' | 'in_flight' | 'sent' | 'failed' | 'cancelled' | 'unknown';
@@ -151,8 +156,8 @@ export interface SendRequestTable {
   message_id: string | null;
   attempts: Generated<number>;
   last_error: string | null;
-  created_at: Generated<CreatedAt>;
-  updated_at: Generated<Timestamp>;
+  created_at: CreatedAt;
+  updated_at: DefaultTimestamp;
 }
 
 export interface MessageTable {
@@ -170,7 +175,7 @@ export interface MessageTable {
   from_addr: string | null;
   to_addrs: Generated<string[]>;
   at: Timestamp;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface TaskTable {
@@ -185,7 +190,7 @@ export interface TaskTable {
   outcome: string | null;
   due_at: Timestamp;
   completed_at: Timestamp | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface EventTable {
@@ -193,7 +198,7 @@ export interface EventTable {
   workspace_id: string;
   enrollment_id: string | null;
   type: string;
-  payload: Generated<Json<unknown>>;
+  payload: DefaultJson<unknown>;
   at: Timestamp;
 }
 
@@ -204,7 +209,7 @@ export interface SuppressionTable {
   email_norm: string;
   reason: SuppressionReason;
   source: string | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface Database {
@@ -228,5 +233,6 @@ export type EnrollmentRow = Selectable<EnrollmentTable>;
 export type StepRow = Selectable<StepTable>;
 export type SequenceRow = Selectable<SequenceTable>;
 export type LeadRow = Selectable<LeadTable>;
+export type VariantRow = Selectable<VariantTable>;
 export type NewLead = Insertable<LeadTable>;
 export type EnrollmentUpdate = Updateable<EnrollmentTable>;

@@ -28,14 +28,14 @@ export function computeDue(fromMs: number, delay: Delay, spec: CalendarSpec, jit
   if (typeof jitter !== 'number' || !(jitter >= 0 && jitter < 1)) {
     throw cadenzaError('INVALID_INPUT', `jitter must be a number in [0, 1), got ${String(jitter)}`, { field: 'jitter', value: jitter });
   }
-  const jitterMinutes = spec?.jitterMinutes;
+  const ctx = contextOf(spec);
+  const jitterMinutes = spec.jitterMinutes;
   if (typeof jitterMinutes !== 'number' || !Number.isFinite(jitterMinutes) || jitterMinutes < 0) {
     throw cadenzaError('INVALID_INPUT', `jitterMinutes must be a number ≥ 0, got ${String(jitterMinutes)}`, {
       field: 'jitterMinutes',
       value: jitterMinutes,
     });
   }
-  const ctx = contextOf(spec);
   const base = addDelayIn(ctx, fromMs, delay);
   const slot = nextSlotIn(ctx, base);
   const baseAllowed = slot.start <= base;

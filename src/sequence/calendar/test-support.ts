@@ -62,3 +62,23 @@ export function thrown(fn: () => unknown): CadenzaError {
 
 export const MINUTE = 60_000;
 export const HOUR = 3_600_000;
+
+/** Zones the tests sweep: both hemispheres, half- and quarter-hour offsets, a 30-minute DST. */
+export const ZONES = [
+  'UTC',
+  'America/New_York',
+  'America/Los_Angeles',
+  'America/St_Johns', // -03:30 / -02:30
+  'America/Sao_Paulo',
+  'America/Santiago', // southern DST, changes at local midnight
+  'Europe/London',
+  'Europe/Berlin',
+  'Asia/Kolkata', // +05:30, no DST
+  'Asia/Kathmandu', // +05:45
+  'Asia/Tokyo',
+  'Australia/Sydney',
+  'Australia/Adelaide', // +09:30 / +10:30
+  'Australia/Lord_Howe', // +10:30 / +11:00, a 30-minute DST
+  'Pacific/Chatham', // +12:45 / +13:45
+  'Pacific/Auckland',
+];

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { fromWall, isValidZone, resolveZone, toWall } from './zone.ts';
-import { ms, show, thrown } from './test-support.ts';
+import { ZONES, ms, show, thrown } from './test-support.ts';
 
 /** Wall time (local date and time as if UTC) of an instant, according to luxon. */
 function luxonWall(instant: number, zone: string): number {
@@ -12,24 +12,6 @@ function luxonWall(instant: number, zone: string): number {
 
 const wallOfText = (text: string): number => Date.parse(`${text}Z`);
 
-export const ZONES = [
-  'UTC',
-  'America/New_York',
-  'America/Los_Angeles',
-  'America/St_Johns', // -03:30 / -02:30
-  'America/Sao_Paulo',
-  'America/Santiago', // southern DST, changes at local midnight
-  'Europe/London',
-  'Europe/Berlin',
-  'Asia/Kolkata', // +05:30, no DST
-  'Asia/Kathmandu', // +05:45
-  'Asia/Tokyo',
-  'Australia/Sydney',
-  'Australia/Adelaide', // +09:30 / +10:30
-  'Australia/Lord_Howe', // +10:30 / +11:00, a 30-minute DST
-  'Pacific/Chatham', // +12:45 / +13:45
-  'Pacific/Auckland',
-];
 
 describe('isValidZone', () => {
   it('accepts IANA names the tz data knows', () => {

@@ -50,6 +50,8 @@ const zones = new Map<string, ZoneState>();
 const invalidZones = new Set<string>();
 /** Bounds the caches against hostile input (one entry per distinct string / UTC day). */
 const MAX_INVALID = 10_000;
+const MAX_ZONES = 2_000; // tzdb has ~600 names; more means case variants or abuse
+
 const MAX_DAYS_PER_ZONE = 200_000;
 
 // Names only: Intl in newer runtimes also accepts offsets such as '+05:00', which are not IANA zones.
@@ -69,6 +71,7 @@ function createState(name: string): ZoneState | null {
       second: 'numeric',
     });
     const state: ZoneState = { name, dtf, days: new Map() };
+    if (zones.size >= MAX_ZONES) zones.clear();
     zones.set(name, state);
     return state;
   } catch {

@@ -192,7 +192,7 @@ export class TimingWheel<K = number> implements TimerQueue<K> {
       if (s === this.overflow) {
         // All levels are empty: jump straight to the block of the earliest overflow tick.
         let base = this.curBase + this.blockTicks;
-        const minBase = Math.floor(this.overflowMinTick / this.blockTicks) * this.blockTicks;
+        const minBase = 0;
         if (minBase > base) base = minBase;
         if (base > nowTick) {
           this.setCurrent(nowTick);
@@ -297,7 +297,7 @@ export class TimingWheel<K = number> implements TimerQueue<K> {
     if (rel >= this.blockTicks) {
       s = this.overflow;
       const t = rel + this.curBase;
-      if (t < this.overflowMinTick) this.overflowMinTick = t;
+      if (this.next[s] === s || t < this.overflowMinTick) this.overflowMinTick = t;
     } else {
       // Past deadlines (and the current tick) go to the current slot and fire at the next advance.
       const local = rel > this.curLocal ? rel : this.curLocal;

@@ -123,6 +123,8 @@ create table enrollment (
   next_step_id      uuid references step(id),
   last_step_id      uuid references step(id),
   last_step_at      timestamptz,
+  -- every step this enrollment has run, so an edit that reorders steps can never run one twice
+  done_step_ids     uuid[] not null default '{}',
   -- the durable timer: when state = active it fires step_due, when paused it fires resume
   due_at            timestamptz,
   paused_due_at     timestamptz,

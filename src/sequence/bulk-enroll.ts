@@ -1,0 +1,164 @@
+import { sql } from 'kysely';
+import type { Clock } from '../common/clock.ts';
+import { cadenzaError } from '../common/errors.ts';
+import { newId } from '../common/ids.ts';
+import type { Random } from '../common/random.ts';
+import type { Store, Tx } from '../store/store.ts';
+import { resolveZone } from './calendar/index.ts';
+import type { Enrollment } from './model.ts';
+import { SequenceCache } from './sequence-repo.ts';
+import { transition } from './transition.ts';
+
+export type RefusalReason = 'suppressed' | 'already_enrolled' | 'not_found' | 'sequence_not_active';
+
+export interface EnrollResult {
+  sequenceId: string;
+  enrolled: number;
+  refused: Array<{ leadId: string; email?: string; reason: RefusalReason; detail?: string }>;
+  durationMs: number;
+}
+
+export interface BulkEnrollOptions {
+  workspaceId: string;
+  sequenceId: string;
+  leadIds: string[];
+  chunkSize?: number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+interface Candidate {
+  id: string;
+  email: string;
+  time_zone: string | null;
+  country: string | null;
+  region: string | null;
+  suppressed: string | null;
+  enrolled: boolean;
+}
+
+/**
+ * Enrolls many leads in one sequence as one operation: one transaction, a few set-based queries
+ * per chunk (suppression and existing enrollments are checked with joins, enrollments and journal
+ * rows are written with unnest). A lead that cannot be enrolled is refused with a reason, never
+ * silently dropped. The unique (sequence_id, lead_id) index is the last word on duplicates: a
+ * lead enrolled concurrently by someone else is refused as already_enrolled.
+ */
+export async function bulkEnroll(store: Store, deps: { clock: Clock; random: Random; sequences?: SequenceCache }, opts: BulkEnrollOptions): Promise<EnrollResult> {
+  const started = deps.clock.now();
+  const sequences = deps.sequences ?? new SequenceCache();
+  const chunkSize = opts.chunkSize ?? 5000;
+  const refused: EnrollResult['refused'] = [];
+  let enrolled = 0;
+  await store.db.transaction().execute(async (tx) => {
+    const seqRow = await tx.selectFrom('sequence').select(['status', 'workspace_id']).where('id', '=', opts.sequenceId).executeTakeFirst();
+    if (!seqRow || seqRow.workspace_id !== opts.workspaceId) throw cadenzaError('NOT_FOUND', `sequence ${opts.sequenceId} not found in this workspace`);
+    if (seqRow.status !== 'active') {
+      for (const id of opts.leadIds) refused.push({ leadId: id, reason: 'sequence_not_active', detail: `sequence is ${seqRow.status}` });
+      return;
+    }
+    const seq = await sequences.get(tx, opts.sequenceId);
+    const ws = await tx.selectFrom('workspace').select('time_zone').where('id', '=', opts.workspaceId).executeTakeFirstOrThrow();
+    const pool = await tx
+      .selectFrom('sequence_mailbox as sm')
+      .innerJoin('mailbox as m', 'm.id', 'sm.mailbox_id')
+      .select(['m.id', 'm.time_zone'])
+      .where('sm.sequence_id', '=', opts.sequenceId)
+      .orderBy('m.id')
+      .execute();
+    const unique = [...new Set(opts.leadIds)];
+    for (let i = 0; i < unique.length; i += chunkSize) {
+      const chunk = unique.slice(i, i + chunkSize);
+      const found = await candidates(tx, opts.workspaceId, opts.sequenceId, chunk);
+      const seen = new Set(found.map((c) => c.id));
+      for (const id of chunk) if (!seen.has(id)) refused.push({ leadId: id, reason: 'not_found' });
+      const rows: Enrollment[] = [];
+      const mailboxes: Array<string | null> = [];
+      const zoneSources: string[] = [];
+      const now = deps.clock.now();
+      for (const c of found) {
+        if (c.suppressed) {
+          refused.push({ leadId: c.id, email: c.email, reason: 'suppressed', detail: c.suppressed });
+          continue;
+        }
+        if (c.enrolled) {
+          refused.push({ leadId: c.id, email: c.email, reason: 'already_enrolled' });
+          continue;
+        }
+        // Spread the pool evenly; the sending pipeline's rotation may refine this at send time.
+        const mb = pool.length ? pool[(enrolled + rows.length) % pool.length]! : undefined;
+        const zone = resolveZone({ lead: c.time_zone, mailbox: mb?.time_zone ?? null, workspace: ws.time_zone });
+        const e: Enrollment = {
+          id: newId(now, deps.random),
+          workspaceId: opts.workspaceId,
+          sequenceId: opts.sequenceId,
+          leadId: c.id,
+          state: 'active',
+          stateReason: null,
+          waitingFor: null,
+          nextStepId: null,
+          lastStepId: null,
+          lastStepAt: null,
+          doneStepIds: [],
+          dueAt: null,
+          pausedDueAt: null,
+          zone: zone.zone,
+          country: c.country,
+          region: c.region,
+          softBounces: 0,
+          enrolledAt: now,
+        };
+        rows.push(transition(e, { type: 'enrolled' }, now, seq).next);
+        mailboxes.push(mb?.id ?? null);
+        zoneSources.push(zone.source);
+      }
+      if (rows.length) {
+        const inserted = await insertEnrollments(tx, rows, mailboxes, zoneSources, now);
+        for (const r of rows) {
+          if (!inserted.has(r.id)) refused.push({ leadId: r.leadId, reason: 'already_enrolled', detail: 'enrolled concurrently' });
+        }
+        enrolled += inserted.size;
+      }
+      opts.onProgress?.(Math.min(i + chunkSize, unique.length), unique.length);
+    }
+  });
+  return { sequenceId: opts.sequenceId, enrolled, refused, durationMs: deps.clock.now() - started };
+}
+
+async function candidates(tx: Tx, workspaceId: string, sequenceId: string, ids: string[]): Promise<Candidate[]> {
+  const r = await sql<Candidate>`
+    select l.id, l.email, l.time_zone, l.country, l.region, s.reason as suppressed,
+           exists (select 1 from enrollment e where e.sequence_id = ${sequenceId} and e.lead_id = l.id) as enrolled
+    from lead l
+    left join suppression s on s.workspace_id = l.workspace_id and s.email_norm = l.email_norm
+    where l.workspace_id = ${workspaceId} and l.id = any(${ids}::uuid[])`.execute(tx);
+  return r.rows;
+}
+
+async function insertEnrollments(tx: Tx, rows: Enrollment[], mailboxes: Array<string | null>, zoneSources: string[], now: number): Promise<Set<string>> {
+  const col = <T>(f: (e: Enrollment, i: number) => T) => rows.map(f);
+  const at = new Date(now);
+  const res = await sql<{ id: string; lead_id: string }>`
+    insert into enrollment (id, workspace_id, sequence_id, lead_id, mailbox_id, state, state_reason, waiting_for,
+                            next_step_id, due_at, time_zone, zone_source, created_at, updated_at)
+    select u.id, u.workspace_id, u.sequence_id, u.lead_id, u.mailbox_id, u.state, u.state_reason, u.waiting_for,
+           u.next_step_id, u.due_at, u.time_zone, u.zone_source, ${at}, ${at}
+    from unnest(${col((e) => e.id)}::uuid[], ${col((e) => e.workspaceId)}::uuid[], ${col((e) => e.sequenceId)}::uuid[],
+                ${col((e) => e.leadId)}::uuid[], ${mailboxes}::uuid[], ${col((e) => e.state)}::text[],
+                ${col((e) => e.stateReason)}::text[], ${col((e) => e.waitingFor)}::text[], ${col((e) => e.nextStepId)}::uuid[],
+                ${col((e) => (e.dueAt === null ? null : new Date(e.dueAt).toISOString()))}::timestamptz[],
+                ${col((e) => e.zone)}::text[], ${zoneSources}::text[])
+      as u(id, workspace_id, sequence_id, lead_id, mailbox_id, state, state_reason, waiting_for, next_step_id, due_at, time_zone, zone_source)
+    on conflict (sequence_id, lead_id) do nothing
+    returning id, lead_id`.execute(tx);
+  const ids = new Set(res.rows.map((r) => r.id));
+  const kept = rows.filter((r) => ids.has(r.id));
+  if (kept.length) {
+    await sql`
+      insert into event (workspace_id, enrollment_id, type, payload, at)
+      select u.ws, u.id, 'enrolled', u.payload, ${at}
+      from unnest(${kept.map((e) => e.workspaceId)}::uuid[], ${kept.map((e) => e.id)}::uuid[], ${kept.map((e) =>
+        JSON.stringify({ event: { type: 'enrolled' }, from: null, to: e.state, nextStepId: e.nextStepId, dueAt: e.dueAt === null ? null : new Date(e.dueAt).toISOString(), zone: e.zone }),
+      )}::jsonb[]) as u(ws, id, payload)`.execute(tx);
+  }
+  return ids;
+}

@@ -1,0 +1,56 @@
+import type { Enrollment } from './model.ts';
+import type { EnrollmentRow } from '../store/schema.ts';
+
+/** Conversion between the enrollment row and the engine's plain enrollment (times as epoch ms). */
+
+export interface EnrollmentContext {
+  country: string | null;
+  region: string | null;
+}
+
+export function fromRow(r: EnrollmentRow, ctx: EnrollmentContext): Enrollment {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    sequenceId: r.sequence_id,
+    leadId: r.lead_id,
+    state: r.state,
+    stateReason: r.state_reason,
+    waitingFor: r.waiting_for,
+    nextStepId: r.next_step_id,
+    lastStepId: r.last_step_id,
+    lastStepAt: ms(r.last_step_at),
+    doneStepIds: r.done_step_ids,
+    dueAt: ms(r.due_at),
+    pausedDueAt: ms(r.paused_due_at),
+    zone: r.time_zone,
+    country: ctx.country,
+    region: ctx.region,
+    softBounces: r.soft_bounces,
+    enrolledAt: r.created_at.getTime(),
+  };
+}
+
+/** The columns a transition may change. */
+export function changedColumns(e: Enrollment) {
+  return {
+    state: e.state,
+    state_reason: e.stateReason,
+    waiting_for: e.waitingFor,
+    next_step_id: e.nextStepId,
+    last_step_id: e.lastStepId,
+    last_step_at: date(e.lastStepAt),
+    done_step_ids: e.doneStepIds,
+    due_at: date(e.dueAt),
+    paused_due_at: date(e.pausedDueAt),
+    soft_bounces: e.softBounces,
+  };
+}
+
+function ms(d: Date | null): number | null {
+  return d === null ? null : d.getTime();
+}
+
+function date(n: number | null): Date | null {
+  return n === null ? null : new Date(n);
+}

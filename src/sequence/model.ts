@@ -1,0 +1,124 @@
+import type { Delay, SendWindow } from './calendar/index.ts';
+
+/** The engine's view of sequences and enrollments: plain data, no I/O. */
+
+export type StepKind = 'email' | 'call' | 'manual' | 'wait';
+
+export interface StepDef {
+  /** Stable id: send requests and tasks are keyed by it, never by position. */
+  id: string;
+  key: string;
+  position: number;
+  kind: StepKind;
+  /** Measured from the previous step's completion (or from enrollment, for the first step). */
+  delay: Delay;
+  /** Removed from the sequence; kept so that enrollments and history can see where it stood. */
+  archived: boolean;
+  /** For call and manual steps: the sequence waits until the task is completed (default true). */
+  waitForTask?: boolean;
+  title?: string;
+  /** Live A/B variants of an email step, with their weights. */
+  variants?: Array<{ id: string; weight: number }>;
+}
+
+export interface StopRules {
+  /** What an out-of-office reply does: pause until the return date (default) or nothing. */
+  onOutOfOffice: 'pause' | 'ignore';
+  /** Pause length when an out-of-office note gives no return date. */
+  oooDefaultPauseDays: number;
+  /** What a booked meeting does: finish the enrollment (default) or let it continue. */
+  onMeetingBooked: 'finish' | 'continue';
+  /** Soft bounces tolerated before the enrollment is stopped as bounced. */
+  maxSoftBounces: number;
+}
+
+export const defaultStopRules: StopRules = {
+  onOutOfOffice: 'pause',
+  oooDefaultPauseDays: 7,
+  onMeetingBooked: 'finish',
+  maxSoftBounces: 3,
+};
+
+export interface SequenceDef {
+  id: string;
+  workspaceId: string;
+  window: SendWindow;
+  skipHolidays: boolean;
+  jitterMinutes: number;
+  stopRules: StopRules;
+  /** Every step, archived ones included, in position order. */
+  steps: StepDef[];
+}
+
+export type EnrollmentState = 'active' | 'paused' | 'replied' | 'bounced' | 'unsubscribed' | 'finished' | 'stopped' | 'failed';
+
+export const terminalStates: ReadonlySet<EnrollmentState> = new Set(['replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed']);
+
+export function isTerminal(s: EnrollmentState): boolean {
+  return terminalStates.has(s);
+}
+
+export type WaitingFor = 'timer' | 'send' | 'task';
+
+export interface Enrollment {
+  id: string;
+  workspaceId: string;
+  sequenceId: string;
+  leadId: string;
+  state: EnrollmentState;
+  stateReason: string | null;
+  waitingFor: WaitingFor | null;
+  /** The step that runs when the timer fires, or the one whose send or task is awaited. */
+  nextStepId: string | null;
+  lastStepId: string | null;
+  lastStepAt: number | null;
+  doneStepIds: string[];
+  /** The durable timer (epoch ms): step due when active, resume when paused. */
+  dueAt: number | null;
+  /** While paused: the due time the pause interrupted. */
+  pausedDueAt: number | null;
+  /** Resolved once at enrollment: lead's zone, else the mailbox's, else the workspace's. */
+  zone: string;
+  country: string | null;
+  region: string | null;
+  softBounces: number;
+  enrolledAt: number;
+}
+
+export type CallOutcome = 'connected' | 'no_answer' | 'voicemail' | 'wrong_number' | 'meeting_booked' | 'not_interested';
+
+export type EngineEvent =
+  | { type: 'enrolled' }
+  | { type: 'step_due' }
+  | { type: 'step_sent'; stepId: string; at: number; messageId?: string }
+  | { type: 'send_failed'; stepId: string; permanent: boolean; reason: string }
+  | { type: 'reply'; messageId?: string }
+  | { type: 'bounce'; hard: boolean; reason?: string }
+  | { type: 'out_of_office'; returnAt?: number }
+  | { type: 'unsubscribe'; source?: string }
+  | { type: 'meeting_booked' }
+  | { type: 'call_outcome'; stepId: string; outcome: CallOutcome }
+  | { type: 'task_completed'; stepId: string; outcome?: 'done' | 'skipped' }
+  | { type: 'pause'; until?: number; reason?: string }
+  | { type: 'resume' }
+  | { type: 'stop'; reason?: string }
+  | { type: 'sequence_edited' };
+
+export type EngineEventType = EngineEvent['type'];
+
+export type Effect =
+  | { type: 'create_send_request'; stepId: string; dueAt: number }
+  | { type: 'cancel_send_requests' }
+  | { type: 'create_task'; stepId: string; kind: 'call' | 'manual'; dueAt: number; title: string }
+  | { type: 'cancel_tasks' }
+  | { type: 'schedule_timer'; at: number }
+  | { type: 'cancel_timer' }
+  | { type: 'suppress'; reason: 'hard_bounce' | 'unsubscribe' };
+
+export interface TransitionResult {
+  /** 'ignored' when the event does not apply in the current state; the journal still records why. */
+  outcome: 'applied' | 'ignored';
+  next: Enrollment;
+  effects: Effect[];
+  note?: string;
+}

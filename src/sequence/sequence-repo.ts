@@ -1,0 +1,67 @@
+import { parseWindow } from './calendar/index.ts';
+import { defaultStopRules, type SequenceDef, type StepDef, type StopRules } from './model.ts';
+import type { Db, Tx } from '../store/store.ts';
+import type { SequenceRow, StepRow, VariantRow } from '../store/schema.ts';
+import { cadenzaError } from '../common/errors.ts';
+
+/** Sequence settings kept in `sequence.settings`. */
+export interface SequenceSettings {
+  skipHolidays?: boolean;
+  jitterMinutes?: number;
+}
+
+export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: VariantRow[] = []): SequenceDef {
+  const settings = (row.settings ?? {}) as SequenceSettings;
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    window: parseWindow(row.send_window as Parameters<typeof parseWindow>[0]),
+    skipHolidays: settings.skipHolidays ?? true,
+    jitterMinutes: settings.jitterMinutes ?? 45,
+    stopRules: { ...defaultStopRules, ...((row.stop_rules ?? {}) as Partial<StopRules>) },
+    steps: steps
+      .slice()
+      .sort((a, b) => a.position - b.position)
+      .map((s): StepDef => {
+        const cfg = (s.config ?? {}) as { waitForTask?: boolean; title?: string };
+        return {
+          id: s.id,
+          key: s.key,
+          position: s.position,
+          kind: s.kind,
+          delay: { amount: s.delay_amount, unit: s.delay_unit },
+          archived: s.archived_at !== null,
+          ...(cfg.waitForTask !== undefined ? { waitForTask: cfg.waitForTask } : {}),
+          ...(cfg.title !== undefined ? { title: cfg.title } : {}),
+          variants: variants.filter((v) => v.step_id === s.id && v.archived_at === null).map((v) => ({ id: v.id, weight: v.weight })),
+        };
+      }),
+  };
+}
+
+/**
+ * Sequence definitions by id, cached by version: every edit bumps `sequence.version`, so a cached
+ * definition is reused only while it is current (one cheap query checks that).
+ */
+export class SequenceCache {
+  private readonly byId = new Map<string, { version: number; def: SequenceDef }>();
+
+  async get(db: Db | Tx, id: string): Promise<SequenceDef> {
+    const v = await db.selectFrom('sequence').select('version').where('id', '=', id).executeTakeFirst();
+    if (!v) throw cadenzaError('NOT_FOUND', `sequence ${id} not found`, { sequenceId: id });
+    const hit = this.byId.get(id);
+    if (hit && hit.version === v.version) return hit.def;
+    const row = await db.selectFrom('sequence').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const steps = await db.selectFrom('step').selectAll().where('sequence_id', '=', id).execute();
+    const variants = steps.length
+      ? await db.selectFrom('variant').selectAll().where('step_id', 'in', steps.map((s) => s.id)).execute()
+      : [];
+    const def = toSequenceDef(row, steps, variants);
+    this.byId.set(id, { version: row.version, def });
+    return def;
+  }
+
+  invalidate(id: string): void {
+    this.byId.delete(id);
+  }
+}

@@ -1,0 +1,233 @@
+import type { Effect, EngineEvent, Enrollment, SequenceDef, StepDef, TransitionResult } from './model.ts';
+import { isTerminal } from './model.ts';
+import { dueTime, findStep, nextStep } from './plan.ts';
+
+const DAY = 86_400_000;
+
+/**
+ * The enrollment state machine: (enrollment, event, now, sequence) -> (next state, effects).
+ * Pure: no clock, no randomness, no I/O. The enrollment service applies the result durably, in
+ * one transaction with the event journal.
+ *
+ * Waits are "signal or timeout" (STYLE habit 5): while waiting for its timer an enrollment
+ * leaves on the timer (step_due, or resume when paused) or on a signal (reply, bounce, ooo,
+ * unsubscribe, meeting, stop), whichever comes first.
+ */
+export function transition(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): TransitionResult {
+  switch (ev.type) {
+    case 'enrolled':
+      if (e.state !== 'active' || e.lastStepId || e.waitingFor) return ignore(e, 'already started');
+      return applied(...planFrom(e, seq, e.enrolledAt, now));
+
+    case 'step_due':
+      return onStepDue(e, now, seq);
+
+    case 'step_sent': {
+      if (e.doneStepIds.includes(ev.stepId)) return ignore(e, 'step already recorded as done');
+      const done = { ...e, doneStepIds: [...e.doneStepIds, ev.stepId] };
+      // A send can land after a stop raced it (the sender claimed before the reply was recorded):
+      // record that the step ran, but plan nothing.
+      if (isTerminal(e.state)) return applied(done, [], 'sent after a stop');
+      if (e.waitingFor !== 'send' || e.nextStepId !== ev.stepId) return applied(done, [], 'sent step was not the awaited one');
+      return applied(...planFrom({ ...done, lastStepId: ev.stepId, lastStepAt: ev.at }, seq, ev.at, now));
+    }
+
+    case 'send_failed':
+      if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
+      if (!ev.permanent) return ignore(e, 'transient failure: the sender retries');
+      return stopAs(e, 'failed', `send failed: ${ev.reason}`);
+
+    case 'reply':
+      // A reply after the last step still counts: the prospect answered the sequence.
+      if (isTerminal(e.state) && e.state !== 'finished') return ignore(e, `already ${e.state}`);
+      return stopAs(e, 'replied', ev.messageId ? `reply ${ev.messageId}` : 'reply');
+
+    case 'bounce': {
+      if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
+      if (ev.hard) {
+        const r = stopAs(e, 'bounced', ev.reason ?? 'hard bounce');
+        r.effects.push({ type: 'suppress', reason: 'hard_bounce' });
+        return r;
+      }
+      const soft = { ...e, softBounces: e.softBounces + 1 };
+      if (soft.softBounces >= seq.stopRules.maxSoftBounces) return stopAs(soft, 'bounced', `${soft.softBounces} soft bounces`);
+      return applied(soft, [], 'soft bounce counted');
+    }
+
+    case 'out_of_office': {
+      if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
+      if (seq.stopRules.onOutOfOffice === 'ignore') return ignore(e, 'out-of-office ignored by the stop rules');
+      const until = ev.returnAt !== undefined && ev.returnAt > now ? ev.returnAt : now + seq.stopRules.oooDefaultPauseDays * DAY;
+      return pause(e, until, 'out of office');
+    }
+
+    case 'unsubscribe': {
+      const effects: Effect[] = [{ type: 'suppress', reason: 'unsubscribe' }];
+      // Suppression applies whatever the state (promise 6); the state changes unless already final.
+      if (isTerminal(e.state) && e.state !== 'finished') return applied(e, effects, `already ${e.state}; address suppressed`);
+      const r = stopAs(e, 'unsubscribed', ev.source ?? 'unsubscribe');
+      r.effects.push(...effects);
+      return r;
+    }
+
+    case 'meeting_booked':
+      if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
+      if (seq.stopRules.onMeetingBooked === 'continue') return ignore(e, 'meetings do not stop this sequence');
+      return stopAs(e, 'finished', 'meeting booked');
+
+    case 'call_outcome': {
+      if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
+      if (ev.outcome === 'meeting_booked' && seq.stopRules.onMeetingBooked === 'finish') return stopAs(e, 'finished', 'meeting booked on a call');
+      if (ev.outcome === 'not_interested') return stopAs(e, 'stopped', 'not interested (call)');
+      return completeTask(e, ev.stepId, now, seq, `call: ${ev.outcome}`);
+    }
+
+    case 'task_completed':
+      if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
+      return completeTask(e, ev.stepId, now, seq, `task ${ev.outcome ?? 'done'}`);
+
+    case 'pause':
+      if (e.state !== 'active') return ignore(e, `cannot pause when ${e.state}`);
+      return pause(e, ev.until ?? null, ev.reason ?? 'paused');
+
+    case 'resume':
+      if (e.state !== 'paused') return ignore(e, `cannot resume when ${e.state}`);
+      return resume(e, now, seq);
+
+    case 'stop':
+      if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
+      return stopAs(e, 'stopped', ev.reason ?? 'stopped by a person');
+
+    case 'sequence_edited':
+      return onEdit(e, now, seq);
+  }
+}
+
+function onStepDue(e: Enrollment, now: number, seq: SequenceDef): TransitionResult {
+  if (e.state !== 'active') return ignore(e, `not active (${e.state})`);
+  if (e.waitingFor !== 'timer' || e.dueAt === null) return ignore(e, `waiting for ${e.waitingFor ?? 'nothing'}`);
+  if (e.dueAt > now) return ignore(e, 'not due yet');
+  let step = findStep(seq, e.nextStepId);
+  if (!step || step.archived || e.doneStepIds.includes(step.id)) {
+    // The step was removed (or already run) after the timer was set: apply the edit rule now.
+    step = nextStep(seq, e);
+    if (!step) return finish(e);
+  }
+  return runStep({ ...e, nextStepId: step.id }, step, now, seq);
+}
+
+function runStep(e: Enrollment, step: StepDef, now: number, seq: SequenceDef): TransitionResult {
+  switch (step.kind) {
+    case 'email':
+      return applied({ ...e, waitingFor: 'send', dueAt: null }, [{ type: 'create_send_request', stepId: step.id, dueAt: now }]);
+    case 'call':
+    case 'manual': {
+      const task: Effect = { type: 'create_task', stepId: step.id, kind: step.kind, dueAt: now, title: step.title ?? (step.kind === 'call' ? 'Call' : 'Task') };
+      if (step.waitForTask === false) {
+        const [next, effects] = planFrom(markDone(e, step.id, now), seq, now, now);
+        return applied(next, [task, ...effects]);
+      }
+      return applied({ ...e, waitingFor: 'task', dueAt: null }, [task]);
+    }
+    case 'wait': {
+      const [next, effects] = planFrom(markDone(e, step.id, now), seq, now, now);
+      return applied(next, effects);
+    }
+  }
+}
+
+function completeTask(e: Enrollment, stepId: string, now: number, seq: SequenceDef, note: string): TransitionResult {
+  if (e.doneStepIds.includes(stepId)) return ignore(e, 'task already completed');
+  if (e.waitingFor !== 'task' || e.nextStepId !== stepId) return applied({ ...e, doneStepIds: [...e.doneStepIds, stepId] }, [], `${note} (not the awaited step)`);
+  const done = markDone(e, stepId, now);
+  if (e.state === 'paused') return applied({ ...done, waitingFor: null, nextStepId: null }, [], `${note}; continues on resume`);
+  const [next, effects] = planFrom(done, seq, now, now);
+  return applied(next, effects, note);
+}
+
+function markDone(e: Enrollment, stepId: string, at: number): Enrollment {
+  return { ...e, lastStepId: stepId, lastStepAt: at, doneStepIds: e.doneStepIds.includes(stepId) ? e.doneStepIds : [...e.doneStepIds, stepId] };
+}
+
+/** Chooses the next step by the edit rule and sets its timer, or finishes. */
+function planFrom(e: Enrollment, seq: SequenceDef, from: number, now: number): [Enrollment, Effect[]] {
+  const step = nextStep(seq, e);
+  if (!step) {
+    const r = finish(e);
+    return [r.next, r.effects];
+  }
+  const at = dueTime(seq, e, step, from, now);
+  return [{ ...e, state: 'active', waitingFor: 'timer', nextStepId: step.id, dueAt: at, pausedDueAt: null }, [{ type: 'schedule_timer', at }]];
+}
+
+function finish(e: Enrollment): TransitionResult {
+  return applied({ ...e, state: 'finished', stateReason: 'completed every step', waitingFor: null, nextStepId: null, dueAt: null, pausedDueAt: null }, e.dueAt !== null ? [{ type: 'cancel_timer' }] : []);
+}
+
+function stopAs(e: Enrollment, state: Enrollment['state'], reason: string): TransitionResult {
+  const effects: Effect[] = [];
+  if (e.dueAt !== null) effects.push({ type: 'cancel_timer' });
+  effects.push({ type: 'cancel_send_requests' }, { type: 'cancel_tasks' });
+  return applied({ ...e, state, stateReason: reason, waitingFor: null, dueAt: null, pausedDueAt: null }, effects);
+}
+
+/**
+ * A pause keeps the enrollment's place. A queued send is cancelled (the sender would refuse it
+ * anyway: the enrollment is no longer active) and the step runs again from its timer on resume;
+ * the send request is revived then, under the same key, only if it was never handed to a server.
+ */
+function pause(e: Enrollment, until: number | null, reason: string): TransitionResult {
+  const effects: Effect[] = [];
+  let next: Enrollment = { ...e, state: 'paused', stateReason: reason };
+  if (e.waitingFor === 'send') {
+    effects.push({ type: 'cancel_send_requests' });
+    next = { ...next, waitingFor: 'timer', pausedDueAt: e.dueAt ?? 0 };
+  } else if (e.waitingFor === 'timer') {
+    next = { ...next, pausedDueAt: e.state === 'paused' ? e.pausedDueAt : e.dueAt };
+  }
+  next.dueAt = until;
+  if (until !== null) effects.push({ type: 'schedule_timer', at: until });
+  else if (e.dueAt !== null) effects.push({ type: 'cancel_timer' });
+  return applied(next, effects, reason);
+}
+
+function resume(e: Enrollment, now: number, seq: SequenceDef): TransitionResult {
+  const active: Enrollment = { ...e, state: 'active', stateReason: null, dueAt: null, pausedDueAt: null };
+  if (e.waitingFor === 'task') return applied(active, e.dueAt !== null ? [{ type: 'cancel_timer' }] : []);
+  const step = findStep(seq, e.nextStepId);
+  if (e.waitingFor !== 'timer' || !step || step.archived || e.doneStepIds.includes(step.id)) {
+    const [next, effects] = planFrom(active, seq, e.lastStepAt ?? e.enrolledAt, now);
+    return applied(next, effects, 'resumed');
+  }
+  // Keep the original due time if it is still ahead; otherwise the next allowed moment from now.
+  const at = e.pausedDueAt !== null && e.pausedDueAt >= now ? e.pausedDueAt : dueTime(seq, e, { ...step, delay: { amount: 0, unit: 'minutes' } }, now, now, `${step.id}:resume:${now}`);
+  return applied({ ...active, waitingFor: 'timer', dueAt: at }, [{ type: 'schedule_timer', at }], 'resumed');
+}
+
+/**
+ * After an edit, an enrollment waiting on its timer is re-planned only if its next step changed
+ * (removed, moved behind it, or a new step now comes first). Its due time is otherwise kept:
+ * a due time is computed once (promise 4); a changed delay applies from the next step planned.
+ * An enrollment whose send or task is under way is left alone: that step is already running.
+ */
+function onEdit(e: Enrollment, now: number, seq: SequenceDef): TransitionResult {
+  if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
+  if (e.waitingFor === 'send' || e.waitingFor === 'task') return ignore(e, 'current step under way');
+  const want = nextStep(seq, e);
+  if (want && want.id === e.nextStepId) return ignore(e, 'next step unchanged');
+  if (!want) {
+    if (e.state === 'paused') return applied({ ...e, nextStepId: null, waitingFor: null, pausedDueAt: null }, [], 'no steps left; finishes on resume');
+    return finish(e);
+  }
+  const at = dueTime(seq, e, want, e.lastStepAt ?? e.enrolledAt, now);
+  if (e.state === 'paused') return applied({ ...e, nextStepId: want.id, waitingFor: 'timer', pausedDueAt: at }, [], 'next step changed by an edit');
+  return applied({ ...e, nextStepId: want.id, waitingFor: 'timer', dueAt: at }, [{ type: 'schedule_timer', at }], 'next step changed by an edit');
+}
+
+function applied(next: Enrollment, effects: Effect[] = [], note?: string): TransitionResult {
+  return note === undefined ? { outcome: 'applied', next, effects } : { outcome: 'applied', next, effects, note };
+}
+
+function ignore(e: Enrollment, note: string): TransitionResult {
+  return { outcome: 'ignored', next: e, effects: [], note };
+}

@@ -34,7 +34,7 @@ export async function applyEffects(ctx: EffectContext, effects: Effect[]): Promi
           values (${newId(ctx.clock.now(), ctx.random)}, ${e.workspaceId}, ${e.id}, ${fx.stepId}, ${ctx.mailboxId},
                   ${pickVariant(ctx.seq, e.id, fx.stepId)}, 'queued', ${new Date(fx.dueAt)})
           on conflict (enrollment_id, step_id) do update
-            set state = 'queued', due_at = excluded.due_at, updated_at = now()
+            set state = 'queued', due_at = excluded.due_at, last_error = null, updated_at = ${new Date(ctx.clock.now())}
             where send_request.state = 'cancelled'`.execute(tx);
         break;
       }

@@ -49,14 +49,42 @@ export class EnrollmentService {
   }
 
   async apply(enrollmentId: string, event: EngineEvent): Promise<TransitionResult> {
+    return this.transaction((_tx, apply) => apply(enrollmentId, event));
+  }
+
+  /**
+   * Runs fn in one transaction in which events are applied together with the caller's own writes:
+   * the outbox marks a request sent, inserts the message row and applies step_sent atomically, so
+   * a crash leaves either all three or none. Timer listeners hear of the changes after the commit,
+   * as with apply(); nothing is heard when fn throws (the transaction rolled back).
+   */
+  async transaction<T>(fn: (tx: Tx, apply: (enrollmentId: string, event: EngineEvent) => Promise<TransitionResult>) => Promise<T>): Promise<T> {
     const applied: Applied[] = [];
-    await this.deps.store.db.transaction().execute(async (tx) => {
-      const row = await this.lockRows(tx, sql`e.id = ${enrollmentId}`, 1, false);
-      if (!row[0]) throw cadenzaError('NOT_FOUND', `enrollment ${enrollmentId} not found`, { enrollmentId });
-      applied.push(await this.applyToRow(tx, row[0], event, this.deps.clock.now()));
-    });
+    const out = await this.deps.store.db.transaction().execute((tx) =>
+      fn(tx, async (enrollmentId, event) => {
+        const a = await this.applyInTx(tx, enrollmentId, event, this.deps.clock.now());
+        applied.push(a);
+        return a.result;
+      }),
+    );
+    this.committed(applied);
+    return out;
+  }
+
+  /**
+   * Applies one event inside the caller's transaction: locks the row, transitions, writes, journals.
+   * Listeners are not told (the caller owns the commit): pass the result to committed() once the
+   * transaction has committed, or use transaction(), which does both.
+   */
+  async applyInTx(tx: Tx, enrollmentId: string, event: EngineEvent, now: number): Promise<Applied> {
+    const row = await this.lockRows(tx, sql`e.id = ${enrollmentId}`, 1, false);
+    if (!row[0]) throw cadenzaError('NOT_FOUND', `enrollment ${enrollmentId} not found`, { enrollmentId });
+    return this.applyToRow(tx, row[0], event, now);
+  }
+
+  /** Tells the timer listeners what committed transactions changed (see applyInTx). */
+  committed(applied: Applied[]): void {
     this.notify(applied);
-    return applied[0]!.result;
   }
 
   /** Applies one event to many enrollments, each in its own transaction (a failure stops only that one). */
@@ -115,7 +143,9 @@ export class EnrollmentService {
   }
 
   private async lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, skipLocked: boolean, byId = false): Promise<LoadedRow[]> {
-    const order = byId ? sql`e.id` : sql`e.due_at`;
+    // Ties on due_at (a batch enrolled at once with a zero delay) are broken by id, so a batch is
+    // the same set in the same order on every run: a simulation replays exactly from its seed.
+    const order = byId ? sql`e.id` : sql`e.due_at, e.id`;
     const r = await sql<LoadedRow>`
       select e.*, l.country, l.region, l.email_norm
       from enrollment e join lead l on l.id = e.lead_id

@@ -212,7 +212,14 @@ export interface SuppressionTable {
   created_at: CreatedAt;
 }
 
+export interface SchemaMigrationTable {
+  version: number;
+  name: string;
+  applied_at: DefaultTimestamp;
+}
+
 export interface Database {
+  schema_migration: SchemaMigrationTable;
   workspace: WorkspaceTable;
   app_user: AppUserTable;
   mailbox: MailboxTable;

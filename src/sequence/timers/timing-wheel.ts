@@ -192,7 +192,7 @@ export class TimingWheel<K = number> implements TimerQueue<K> {
       if (s === this.overflow) {
         // All levels are empty: jump straight to the block of the earliest overflow tick.
         let base = this.curBase + this.blockTicks;
-        const minBase = 0;
+        const minBase = Math.floor(this.overflowMinTick / this.blockTicks) * this.blockTicks;
         if (minBase > base) base = minBase;
         if (base > nowTick) {
           this.setCurrent(nowTick);

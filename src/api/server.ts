@@ -1,0 +1,33 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { Clock } from '../common/clock.ts';
+import type { Store } from '../store/store.ts';
+
+export interface ApiDeps {
+  store: Store;
+  clock: Clock;
+  version: string;
+  logger?: boolean | object;
+}
+
+/**
+ * The HTTP server. This first version serves health endpoints; the API routes, authentication and
+ * the web app arrive with their issues and register here.
+ */
+export function buildServer(deps: ApiDeps): FastifyInstance {
+  const app = Fastify({ logger: deps.logger ?? false });
+
+  app.get('/healthz', async () => ({ status: 'ok', version: deps.version }));
+
+  // Ready only when the store answers: a load balancer should not route to a process whose database is gone.
+  app.get('/readyz', async (_req, reply) => {
+    try {
+      await sql`select 1`.execute(deps.store.db);
+      return { status: 'ready', backend: deps.store.backend };
+    } catch (e) {
+      return reply.code(503).send({ status: 'unavailable', error: (e as Error).message });
+    }
+  });
+
+  return app;
+}

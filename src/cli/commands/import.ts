@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import { cadenzaError } from '../../common/errors.ts';
+import { importLeads } from '../../leads/import.ts';
+import { resolveWorkspace } from '../../ops/workspace.ts';
+import { deps, globals, output, withStore } from '../context.ts';
+import { progressBar } from '../progress.ts';
+
+export function register(program: Command): void {
+  program
+    .command('import <file>')
+    .description('import leads from a CSV file: columns matched by name or --map, each row validated, rejected rows written with their reason')
+    .option('--workspace <id|name>', 'workspace (default: the only one)')
+    .option('--map <column=field>', "map a CSV column to a lead field (email, first_name, last_name, company, title, phone, country, region, time_zone, custom.NAME, or - to ignore); repeatable", (v: string, acc: string[] = []) => [...acc, v])
+    .option('--on-duplicate <mode>', 'skip or update leads already in the workspace', 'skip')
+    .option('--rejects <file>', 'write rejected rows with line and reason to this CSV (default: FILE.rejects.csv)')
+    .action(async (file: string, o: { workspace?: string; map?: string[]; onDuplicate: string; rejects?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      if (o.onDuplicate !== 'skip' && o.onDuplicate !== 'update') throw cadenzaError('INVALID_INPUT', '--on-duplicate is skip or update');
+      const mapping: Record<string, string> = {};
+      for (const m of o.map ?? []) {
+        const i = m.lastIndexOf('=');
+        if (i <= 0) throw cadenzaError('INVALID_INPUT', `--map takes column=field, got '${m}'`);
+        mapping[m.slice(0, i)] = m.slice(i + 1);
+      }
+      const rejectFile = o.rejects ?? `${file.replace(/\.csv$/i, '')}.rejects.csv`;
+      await withStore(g, async (store) => {
+        const w = await resolveWorkspace(store, o.workspace);
+        const bar = progressBar(!g.json, 'importing');
+        const r = await importLeads(store, {
+          workspaceId: w.id,
+          input: file,
+          ...(Object.keys(mapping).length ? { mapping } : {}),
+          onDuplicate: o.onDuplicate as 'skip' | 'update',
+          rejectFile,
+          clock: deps.clock,
+          random: deps.random,
+          onProgress: (p) => bar.update(p.bytesRead, p.totalBytes),
+        });
+        bar.stop();
+        output(g, { ...r, rejectFile: r.rejected ? rejectFile : null }, () =>
+          [
+            `read ${r.rowsRead} row(s) in ${(r.durationMs / 1000).toFixed(1)} s: ${r.imported} imported, ${r.updated} updated, ${r.rejected} rejected`,
+            ...Object.entries(r.rejectsByReason).map(([k, n]) => `  ${n} ${k.replace(/_/g, ' ')}`),
+            r.rejected ? `rejected rows and reasons: ${rejectFile}` : '',
+          ]
+            .filter(Boolean)
+            .join('\n'),
+        );
+      });
+    });
+}

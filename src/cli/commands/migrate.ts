@@ -1,0 +1,20 @@
+import type { Command } from 'commander';
+import { migrate } from '../../store/migrate.ts';
+import { ensureDefaultWorkspace } from '../../ops/workspace.ts';
+import { deps, globals, output, withStore } from '../context.ts';
+
+export function register(program: Command): void {
+  program
+    .command('migrate')
+    .description('apply pending database migrations (start does this too)')
+    .action(async (_opts, cmd: Command) => {
+      const g = globals(cmd);
+      await withStore(g, async (store) => {
+        const r = await migrate(store);
+        await ensureDefaultWorkspace(store, deps);
+        const v = await store.db.selectFrom('schema_migration').select((eb) => eb.fn.max('version').as('v')).executeTakeFirst();
+        const data = { backend: store.backend, version: Number(v?.v ?? 0), applied: r.applied };
+        output(g, data, () => `database (${store.backend}) at migration ${data.version}${r.applied.length ? `; applied ${r.applied.join(', ')}` : '; nothing to apply'}`);
+      }, { migrate: false });
+    });
+}

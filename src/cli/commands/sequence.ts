@@ -1,0 +1,64 @@
+import type { Command } from 'commander';
+import { resolveWorkspace } from '../../ops/workspace.ts';
+import { applyDefinition } from '../../sequence/apply-definition.ts';
+import { readDefinitionFile } from '../../sequence/definition.ts';
+import { EnrollmentService } from '../../sequence/enrollment-service.ts';
+import { deps, globals, output, table, withStore } from '../context.ts';
+
+export function register(program: Command): void {
+  const seq = program.command('sequence').description('sequences: apply a definition file, list');
+  seq
+    .command('apply <file>')
+    .description('create or update a sequence from a YAML or JSON definition (steps matched by key; running enrollments re-planned by the edit rule)')
+    .option('--workspace <id|name>', 'workspace (default: the only one)')
+    .option('--dry-run', 'validate the file and stop')
+    .action(async (file: string, o: { workspace?: string; dryRun?: boolean }, cmd: Command) => {
+      const g = globals(cmd);
+      const def = readDefinitionFile(file);
+      if (o.dryRun) {
+        output(g, { valid: true, key: def.key, steps: def.steps.length }, () => `${file}: valid (${def.steps.length} steps)`);
+        return;
+      }
+      await withStore(g, async (store) => {
+        const w = await resolveWorkspace(store, o.workspace);
+        const summary = await applyDefinition(store, deps, w.id, def);
+        const replanned = summary.created ? 0 : await new EnrollmentService({ store, ...deps }).replanSequence(summary.sequenceId);
+        const data = { ...summary, replanned };
+        output(g, data, () =>
+          [
+            `sequence ${def.key} ${summary.created ? 'created' : `updated to version ${summary.version}`} (${summary.sequenceId})`,
+            summary.added.length ? `  added:    ${summary.added.join(', ')}` : '',
+            summary.updated.length ? `  kept:     ${summary.updated.join(', ')}` : '',
+            summary.removed.length ? `  removed:  ${summary.removed.join(', ')}` : '',
+            summary.restored.length ? `  restored: ${summary.restored.join(', ')}` : '',
+            summary.created ? '' : `  ${replanned} running enrollment(s) re-planned`,
+          ]
+            .filter(Boolean)
+            .join('\n'),
+        );
+      });
+    });
+  seq
+    .command('list')
+    .option('--workspace <id|name>', 'workspace (default: the only one)')
+    .action(async (o: { workspace?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      await withStore(g, async (store) => {
+        const w = await resolveWorkspace(store, o.workspace);
+        const rows = await store.db
+          .selectFrom('sequence as s')
+          .select((eb) => [
+            's.key',
+            's.name',
+            's.status',
+            's.version',
+            eb.selectFrom('step').select((e2) => e2.fn.countAll<number>().as('n')).whereRef('step.sequence_id', '=', 's.id').where('step.archived_at', 'is', null).as('steps'),
+            eb.selectFrom('enrollment').select((e2) => e2.fn.countAll<number>().as('n')).whereRef('enrollment.sequence_id', '=', 's.id').where('enrollment.state', '=', 'active').as('active'),
+          ])
+          .where('s.workspace_id', '=', w.id)
+          .orderBy('s.key')
+          .execute();
+        output(g, rows, () => table(rows));
+      });
+    });
+}

@@ -1,0 +1,34 @@
+import type { Command } from 'commander';
+import { loadConfig, parseRoles } from '../../common/config.ts';
+import { startApp } from '../../ops/app.ts';
+import { globals } from '../context.ts';
+
+export function register(program: Command): void {
+  program
+    .command('start')
+    .description('run Cadenza: the API and web app on one port, and the scheduler (embedded store in ./data unless DATABASE_URL is set)')
+    .option('--port <n>', 'port to listen on (env PORT, default 8080)')
+    .option('--host <addr>', 'address to listen on (env HOST, default 0.0.0.0)')
+    .option('--roles <list>', 'comma-separated roles to run: api, scheduler (env CADENZA_ROLES)')
+    .action(async (opts: { port?: string; host?: string; roles?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const cfg = loadConfig();
+      const app = await startApp({
+        databaseUrl: g.databaseUrl ?? cfg.DATABASE_URL,
+        dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR,
+        port: opts.port !== undefined ? Number(opts.port) : cfg.PORT,
+        host: opts.host ?? cfg.HOST,
+        roles: parseRoles(opts.roles ?? cfg.CADENZA_ROLES),
+      });
+      if (g.json) process.stdout.write(`${JSON.stringify({ url: app.url, backend: app.store.backend })}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGTERM', stop);
+          process.off('SIGINT', stop);
+          void app.stop().then(resolve, resolve);
+        };
+        process.on('SIGTERM', stop);
+        process.on('SIGINT', stop);
+      });
+    });
+}

@@ -1,0 +1,31 @@
+import type { Command } from 'commander';
+import { isValidZone } from '../../sequence/calendar/index.ts';
+import { cadenzaError } from '../../common/errors.ts';
+import { newId } from '../../common/ids.ts';
+import { deps, globals, output, table, withStore } from '../context.ts';
+
+export function register(program: Command): void {
+  const ws = program.command('workspace').description('workspaces: create and list');
+  ws.command('list')
+    .description('list workspaces')
+    .action(async (_o, cmd: Command) => {
+      const g = globals(cmd);
+      await withStore(g, async (store) => {
+        const rows = await store.db.selectFrom('workspace').select(['id', 'name', 'time_zone', 'country']).orderBy('created_at').execute();
+        output(g, rows, () => table(rows));
+      });
+    });
+  ws.command('create <name>')
+    .description('create a workspace')
+    .option('--zone <iana>', 'default time zone for leads and mailboxes without one', 'UTC')
+    .option('--country <cc>', 'ISO country code')
+    .action(async (name: string, o: { zone: string; country?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      if (!isValidZone(o.zone)) throw cadenzaError('UNKNOWN_TIME_ZONE', `unknown time zone '${o.zone}'`);
+      await withStore(g, async (store) => {
+        const id = newId(deps.clock.now(), deps.random);
+        await store.db.insertInto('workspace').values({ id, name, time_zone: o.zone, country: o.country?.toUpperCase() ?? null }).execute();
+        output(g, { id, name }, () => `workspace ${name} created (${id})`);
+      });
+    });
+}

@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import { systemClock } from '../common/clock.ts';
+import { loadConfig } from '../common/config.ts';
+import { isCadenzaError, type ErrorCode } from '../common/errors.ts';
+import { systemRandom } from '../common/random.ts';
+import { migrate } from '../store/migrate.ts';
+import { openStore, type Store } from '../store/store.ts';
+
+/** Options every command accepts (declared once on the program). */
+export interface GlobalOptions {
+  json?: boolean;
+  databaseUrl?: string;
+  dataDir?: string;
+}
+
+export function globals(cmd: Command): GlobalOptions {
+  return cmd.optsWithGlobals() as GlobalOptions;
+}
+
+export const deps = { clock: systemClock, random: systemRandom() };
+
+/** Opens the store the options (or DATABASE_URL / CADENZA_DATA_DIR) name, migrated. */
+export async function withStore<T>(g: GlobalOptions, fn: (store: Store) => Promise<T>, opts: { migrate?: boolean } = {}): Promise<T> {
+  const cfg = loadConfig();
+  const databaseUrl = g.databaseUrl ?? cfg.DATABASE_URL;
+  const store = await openStore({ databaseUrl, dataDir: databaseUrl ? undefined : (g.dataDir ?? cfg.CADENZA_DATA_DIR) });
+  try {
+    if (opts.migrate !== false) await migrate(store);
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Prints a result: one JSON document with --json, else the human text. */
+export function output(g: GlobalOptions, data: unknown, human: () => string): void {
+  if (g.json) process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+  else process.stdout.write(`${human()}\n`);
+}
+
+const exitCodes: Partial<Record<ErrorCode, number>> = { INVALID_INPUT: 2, CONFIG_INVALID: 2, NOT_FOUND: 3, CONFLICT: 4 };
+
+/** Errors end the command with a clear message and a stable exit code, never a stack trace. */
+export function reportError(e: unknown, json: boolean): number {
+  if (isCadenzaError(e)) {
+    if (json) process.stdout.write(`${JSON.stringify({ error: { code: e.code, message: e.message, details: e.details } }, null, 2)}\n`);
+    else process.stderr.write(`error: ${e.message}\n`);
+    return exitCodes[e.code] ?? 1;
+  }
+  const msg = e instanceof Error ? e.message : String(e);
+  if (json) process.stdout.write(`${JSON.stringify({ error: { code: 'INTERNAL', message: msg } }, null, 2)}\n`);
+  else process.stderr.write(`error: ${msg}\n${process.env.CADENZA_DEBUG && e instanceof Error ? `${e.stack}\n` : ''}`);
+  return 1;
+}
+
+export function table(rows: Array<Record<string, unknown>>): string {
+  if (rows.length === 0) return '(none)';
+  const cols = Object.keys(rows[0]!);
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
+  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(width[i]!)).join('  ').trimEnd();
+  return [line(cols), line(width.map((w) => '-'.repeat(w))), ...rows.map((r) => line(cols.map((c) => String(r[c] ?? ''))))].join('\n');
+}

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { cadenzaError } from './errors.ts';
+
+/** Every setting in one place, read from the environment once, with its default and its check. */
+const schema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL')
+    .optional(),
+  CADENZA_DATA_DIR: z.string().default('./data'),
+  CADENZA_ROLES: z.string().default('api,scheduler'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof schema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const r = schema.safeParse(env);
+  if (!r.success) {
+    const problems = r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw cadenzaError('CONFIG_INVALID', `invalid configuration: ${problems.join('; ')}`, { problems });
+  }
+  return r.data;
+}
+
+export const ROLES = ['api', 'scheduler'] as const;
+export type Role = (typeof ROLES)[number];
+
+export function parseRoles(text: string): Role[] {
+  const roles = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
+  if (bad.length) throw cadenzaError('CONFIG_INVALID', `unknown role${bad.length > 1 ? 's' : ''}: ${bad.join(', ')} (known: ${ROLES.join(', ')})`);
+  return roles as Role[];
+}

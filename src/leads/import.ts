@@ -1,0 +1,318 @@
+/**
+ * CSV import of leads: the library behind `cadenza import`.
+ *
+ * Streams the file (one chunk and one batch in memory, plus one entry per distinct address for the
+ * in-file duplicate check), checks every row (row.ts), and writes each batch of `batchSize` rows
+ * with one suppression query and one multi-row upsert. A row that fails is rejected with a stable
+ * reason (reasons.ts), a message and its line, written to the reject file and counted; nothing a
+ * file holds makes the import throw. It throws INVALID_INPUT only for what makes the whole file
+ * unusable (missing, unreadable, no header, no email column, a bad mapping), NOT_FOUND for an
+ * unknown workspace, and passes database errors on.
+ *
+ * Each batch commits on its own: if the import stops half-way (a crash, a lost database), the
+ * leads written so far stay, and running it again with onDuplicate 'skip' adds only the rest.
+ * Suppression is checked just before each batch's upsert, not in the same statement: an address
+ * suppressed in the milliseconds between the two is imported, and the sender's own suppression
+ * check (at enrollment and at send) still stops it.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { resolve as resolvePath } from 'node:path';
+import type { Clock } from '../common/clock.ts';
+import { systemClock } from '../common/clock.ts';
+import { cadenzaError } from '../common/errors.ts';
+import { newId } from '../common/ids.ts';
+import { systemRandom, type Random } from '../common/random.ts';
+import type { NewLead } from '../store/schema.ts';
+import type { Store } from '../store/store.ts';
+import { openCsv, type CsvSource, type Encoding } from './csv-source.ts';
+import { REJECT_FILE_COLUMNS, resolveColumns, type ResolvedColumn } from './headers.ts';
+import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, MAX_COLUMNS, MAX_ISSUE_SAMPLES } from './limits.ts';
+import type { ImportIssue, RejectReason, WarningReason } from './reasons.ts';
+import { RejectFile, type RejectRow } from './reject-file.ts';
+import { checkRow, type LeadValues } from './row.ts';
+import { findSuppressed } from './sql/find-suppressed.ts';
+import { upsertLeads } from './sql/insert-leads.ts';
+
+export interface ImportProgress {
+  rowsRead: number;
+  imported: number;
+  updated: number;
+  /** onDuplicate 'update': rows that matched an existing lead that already had those values. */
+  unchanged: number;
+  rejected: number;
+  warnings: number;
+  bytesRead: number;
+  /** Known when the input is a file path. */
+  totalBytes?: number;
+}
+
+export interface ImportOptions {
+  workspaceId: string;
+  /** A file path, or a stream of its bytes. */
+  input: NodeJS.ReadableStream | string;
+  /**
+   * CSV column → 'email' | 'first_name' | 'last_name' | 'company' | 'title' | 'phone' | 'country' |
+   * 'region' | 'time_zone' | 'custom.<name>' | '-' (leave out). Columns it does not name are
+   * matched by header synonyms; unmatched ones become custom fields.
+   */
+  mapping?: Record<string, string>;
+  /** An email already in the workspace: reject the row ('duplicate', the default) or update the lead's non-empty fields. */
+  onDuplicate?: 'skip' | 'update';
+  /** Where to write the rejected rows (created or truncated; written even when nothing is rejected). */
+  rejectFile?: string;
+  /** Rows per database round trip; default 1000, at most MAX_BATCH_SIZE. */
+  batchSize?: number;
+  /** Called after each batch and once at the end; every count only grows. */
+  onProgress?: (p: ImportProgress) => void;
+  /** Every rejected row and every warning, in line order within each batch. */
+  onIssue?: (issue: ImportIssue) => void;
+  clock?: Clock;
+  random?: Random;
+}
+
+export interface ImportResult {
+  /** Data rows read (header, blank lines and all-blank rows not counted). */
+  rowsRead: number;
+  imported: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
+  rejectsByReason: Record<string, number>;
+  /** Rows imported with a value dropped (invalid_time_zone). */
+  warnings: number;
+  warningsByReason: Record<string, number>;
+  /** The first MAX_ISSUE_SAMPLES rejects and warnings. */
+  issues: ImportIssue[];
+  /** What each column fed. */
+  columns: ResolvedColumn[];
+  delimiter: string;
+  encoding: Encoding;
+  durationMs: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface Pending {
+  line: number;
+  fields: readonly string[];
+  lead: LeadValues;
+}
+
+export async function importLeads(store: Store, opts: ImportOptions): Promise<ImportResult> {
+  const clock = opts.clock ?? systemClock;
+  const random = opts.random ?? systemRandom();
+  const started = clock.now();
+  const { workspaceId } = opts;
+  const mode = opts.onDuplicate ?? 'skip';
+  const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
+  checkOptions(opts, mode, batchSize);
+
+  const ws = await store.db.selectFrom('workspace').select('id').where('id', '=', workspaceId).executeTakeFirst();
+  if (!ws) throw cadenzaError('NOT_FOUND', `workspace ${workspaceId} does not exist`, { workspaceId });
+
+  const input = await openInput(opts.input);
+  let src: CsvSource | undefined;
+  let rejects: RejectFile | undefined;
+  try {
+    src = await openCsv(input.stream);
+    const first = await src.items.next();
+    if (first.done) throw cadenzaError('INVALID_INPUT', 'the header line is empty: a header naming the columns is needed');
+    const headerItem = first.value;
+    if (headerItem.kind === 'malformed') {
+      throw cadenzaError('INVALID_INPUT', `the header (line ${headerItem.line}) cannot be read: ${headerItem.message}`, { line: headerItem.line });
+    }
+    const headers = headerItem.fields.map((h) => h.trim());
+    if (headers.length > MAX_COLUMNS) {
+      throw cadenzaError('INVALID_INPUT', `the header has ${headers.length} columns, more than ${MAX_COLUMNS}: is the delimiter right?`, {
+        columns: headers.length,
+      });
+    }
+    const columns = resolveColumns(headers, opts.mapping);
+    if (opts.rejectFile !== undefined) {
+      const copied = columns.some((c) => c.source === 'reject_file') ? headers.length - REJECT_FILE_COLUMNS.length : headers.length;
+      rejects = await RejectFile.open(opts.rejectFile, headers, copied, src.delimiter, src.hadBom);
+    }
+
+    const counts = { rowsRead: 0, imported: 0, updated: 0, unchanged: 0, rejected: 0, warnings: 0 };
+    const rejectsByReason: Record<string, number> = {};
+    const warningsByReason: Record<string, number> = {};
+    const samples: ImportIssue[] = [];
+    /** email_norm → the line of its first valid row. */
+    const seen = new Map<string, number>();
+    let pending: Pending[] = [];
+    let windowRejects: RejectRow[] = [];
+    let windowWarnings: ImportIssue[] = [];
+    let sinceFlush = 0;
+
+    const rejectRow = (r: RejectRow & { reason: RejectReason }) => {
+      counts.rejected++;
+      rejectsByReason[r.reason] = (rejectsByReason[r.reason] ?? 0) + 1;
+      windowRejects.push(r);
+    };
+    const warn = (line: number, reason: WarningReason, message: string) => {
+      counts.warnings++;
+      warningsByReason[reason] = (warningsByReason[reason] ?? 0) + 1;
+      windowWarnings.push({ kind: 'warning', line, reason, message });
+    };
+    const report = () =>
+      opts.onProgress?.({ ...counts, bytesRead: src!.bytesRead(), ...(input.totalBytes !== undefined ? { totalBytes: input.totalBytes } : {}) });
+
+    const flush = async () => {
+      if (pending.length > 0) {
+        const suppressed = await findSuppressed(store.db, workspaceId, pending.map((p) => p.lead.email_norm));
+        const writing: Pending[] = [];
+        for (const p of pending) {
+          const why = suppressed.get(p.lead.email_norm);
+          if (why === undefined) writing.push(p);
+          else rejectRow({ line: p.line, fields: p.fields, reason: 'suppressed', message: `${p.lead.email_norm} is suppressed in this workspace (${why})` });
+        }
+        const now = new Date(clock.now());
+        const rows: NewLead[] = writing.map((p) => ({
+          id: newId(now.getTime(), random),
+          workspace_id: workspaceId,
+          ...p.lead,
+          custom: JSON.stringify(p.lead.custom),
+          created_at: now,
+          updated_at: now,
+        }));
+        const written = new Map((await upsertLeads(store.db, rows, mode)).map((r) => [r.email_norm, r.inserted]));
+        for (const p of writing) {
+          const inserted = written.get(p.lead.email_norm);
+          if (inserted === true) counts.imported++;
+          else if (inserted === false) counts.updated++;
+          else if (mode === 'update') counts.unchanged++;
+          else rejectRow({ line: p.line, fields: p.fields, reason: 'duplicate', message: `a lead with ${p.lead.email_norm} already exists in this workspace` });
+        }
+      }
+      windowRejects.sort((a, b) => a.line - b.line);
+      await rejects?.write(windowRejects);
+      const issues: ImportIssue[] = [
+        ...windowRejects.map((r): ImportIssue => ({ kind: 'rejected', line: r.line, reason: r.reason as RejectReason, message: r.message })),
+        ...windowWarnings,
+      ].sort((a, b) => a.line - b.line);
+      for (const issue of issues) {
+        if (samples.length < MAX_ISSUE_SAMPLES) samples.push(issue);
+        opts.onIssue?.(issue);
+      }
+      pending = [];
+      windowRejects = [];
+      windowWarnings = [];
+      sinceFlush = 0;
+      report();
+    };
+
+    for await (const item of src.items) {
+      counts.rowsRead++;
+      sinceFlush++;
+      if (item.kind === 'malformed') {
+        rejectRow({ line: item.line, fields: null, reason: 'malformed_row', message: item.message, raw: item.raw });
+      } else {
+        const r = checkRow(item.fields, columns);
+        if (!r.ok) {
+          rejectRow({ line: item.line, fields: item.fields, reason: r.reason, message: r.message });
+        } else {
+          for (const w of r.warnings) warn(item.line, w.reason, w.message);
+          const firstLine = seen.get(r.lead.email_norm);
+          if (firstLine !== undefined) {
+            rejectRow({
+              line: item.line,
+              fields: item.fields,
+              reason: 'duplicate_in_file',
+              message: `${r.lead.email_norm} already appears on line ${firstLine} of this file`,
+            });
+          } else {
+            seen.set(r.lead.email_norm, item.line);
+            pending.push({ line: item.line, fields: item.fields, lead: r.lead });
+          }
+        }
+      }
+      // Counting every row, not only the valid ones, bounds what waits in memory.
+      if (sinceFlush >= batchSize) await flush();
+    }
+    await flush();
+    await rejects?.close();
+    rejects = undefined;
+
+    return {
+      ...counts,
+      rejectsByReason,
+      warningsByReason,
+      issues: samples,
+      columns,
+      delimiter: src.delimiter,
+      encoding: src.encoding,
+      durationMs: clock.now() - started,
+    };
+  } finally {
+    rejects?.abandon();
+    await src?.items.return(undefined).catch(() => undefined);
+    await input.close();
+  }
+}
+
+function checkOptions(opts: ImportOptions, mode: string, batchSize: number): void {
+  const bad = (message: string, details: Record<string, unknown>) => cadenzaError('INVALID_INPUT', message, details);
+  if (typeof opts.workspaceId !== 'string' || !UUID.test(opts.workspaceId)) {
+    throw bad(`workspaceId must be a UUID, got ${JSON.stringify(opts.workspaceId)}`, { workspaceId: opts.workspaceId });
+  }
+  if (mode !== 'skip' && mode !== 'update') throw bad(`onDuplicate must be 'skip' or 'update', got ${JSON.stringify(mode)}`, { onDuplicate: mode });
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
+    throw bad(`batchSize must be an integer from 1 to ${MAX_BATCH_SIZE}, got ${String(batchSize)}`, { batchSize });
+  }
+  if (opts.mapping !== undefined) {
+    if (typeof opts.mapping !== 'object' || opts.mapping === null || Array.isArray(opts.mapping)) {
+      throw bad('mapping must be an object of column name → target', {});
+    }
+    for (const [k, v] of Object.entries(opts.mapping)) {
+      if (typeof v !== 'string') throw bad(`mapping for column '${k}' must be a string`, { column: k });
+    }
+  }
+  if (opts.rejectFile !== undefined) {
+    if (typeof opts.rejectFile !== 'string' || opts.rejectFile === '') throw bad('rejectFile must be a file path', {});
+    if (typeof opts.input === 'string' && resolvePath(opts.input) === resolvePath(opts.rejectFile)) {
+      throw bad('the reject file cannot be the input file', { rejectFile: opts.rejectFile });
+    }
+  }
+}
+
+interface OpenedInput {
+  stream: AsyncIterable<Buffer | string>;
+  totalBytes?: number;
+  close(): Promise<void>;
+}
+
+async function openInput(input: NodeJS.ReadableStream | string): Promise<OpenedInput> {
+  if (typeof input !== 'string') {
+    if (input === null || typeof input !== 'object' || typeof (input as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] !== 'function') {
+      throw cadenzaError('INVALID_INPUT', 'input must be a file path or a readable stream', {});
+    }
+    // The caller's stream: stopped (through its iterator) when the import stops reading early.
+    return { stream: input as AsyncIterable<Buffer | string>, close: async () => undefined };
+  }
+  let fh: FileHandle;
+  try {
+    fh = await open(input, 'r');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    throw cadenzaError('INVALID_INPUT', `cannot open the input file ${input}: ${why}`, { path: input, code });
+  }
+  let size: number;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw cadenzaError('INVALID_INPUT', `the input ${input} is not a regular file`, { path: input });
+    size = st.size;
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+  const stream = fh.createReadStream({ highWaterMark: 256 * 1024 });
+  return {
+    stream,
+    totalBytes: size,
+    async close() {
+      stream.destroy();
+      await fh.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,7 @@
+/** Lead import: the API `cadenza import` and the HTTP API call. */
+export { importLeads, type ImportOptions, type ImportProgress, type ImportResult } from './import.ts';
+export { rejectReasons, warningReasons, type ImportIssue, type RejectReason, type WarningReason } from './reasons.ts';
+export { LEAD_FIELDS, matchHeader, resolveColumns, type ColumnTarget, type LeadField, type ResolvedColumn } from './headers.ts';
+export { checkEmail, normalizeEmail, type EmailCheck } from './email.ts';
+export { normalizeCountry } from './country.ts';
+export { normalizeTimeZone } from './time-zone.ts';

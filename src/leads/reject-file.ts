@@ -1,0 +1,90 @@
+/**
+ * The reject file: the header's columns, then line, reason, message and raw. A row refused for its
+ * content keeps its fields, so the file can be corrected and imported again (the four bookkeeping
+ * columns are then left out by resolveColumns). A malformed row has no fields to trust: its source
+ * text goes in 'raw'. Same delimiter as the input, CRLF line ends (RFC 4180), and a BOM when the
+ * input had one (Excel needs it to read UTF-8).
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { cadenzaError } from '../common/errors.ts';
+import { REJECT_FILE_COLUMNS } from './headers.ts';
+
+export interface RejectRow {
+  line: number;
+  reason: string;
+  message: string;
+  /** The row's fields, or null for a malformed row. */
+  fields: readonly string[] | null;
+  raw?: string;
+}
+
+export class RejectFile {
+  private constructor(
+    private readonly out: WriteStream,
+    private readonly width: number,
+    private readonly delimiter: string,
+    private readonly path: string,
+  ) {}
+
+  /**
+   * Creates (or truncates) the file and writes its header. `width` columns of each row are copied:
+   * fewer than the header has when the input is itself a reject file, whose bookkeeping is replaced.
+   */
+  static async open(path: string, headers: readonly string[], width: number, delimiter: string, bom: boolean): Promise<RejectFile> {
+    const out = createWriteStream(path, { flags: 'w' });
+    try {
+      await once(out, 'open');
+    } catch (e) {
+      throw cadenzaError('INVALID_INPUT', `cannot write the reject file ${path}: ${(e as Error).message}`, { path });
+    }
+    const f = new RejectFile(out, width, delimiter, path);
+    await f.put((bom ? '\ufeff' : '') + f.encode([...headers.slice(0, width), ...REJECT_FILE_COLUMNS]));
+    return f;
+  }
+
+  async write(rows: readonly RejectRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    let chunk = '';
+    for (const r of rows) {
+      const cells: string[] = [];
+      for (let i = 0; i < this.width; i++) cells.push(r.fields?.[i] ?? '');
+      cells.push(String(r.line), r.reason, r.message, r.raw ?? '');
+      chunk += this.encode(cells);
+    }
+    await this.put(chunk);
+  }
+
+  async close(): Promise<void> {
+    if (this.out.closed) return;
+    await new Promise<void>((resolve, reject) => {
+      this.out.once('error', reject);
+      this.out.end(() => resolve());
+    }).catch((e: Error) => {
+      throw cadenzaError('INVALID_INPUT', `cannot write the reject file ${this.path}: ${e.message}`, { path: this.path });
+    });
+  }
+
+  /** Closes without waiting, after a failure elsewhere. */
+  abandon(): void {
+    this.out.destroy();
+  }
+
+  private async put(s: string): Promise<void> {
+    try {
+      if (!this.out.write(s)) await once(this.out, 'drain');
+    } catch (e) {
+      throw cadenzaError('INVALID_INPUT', `cannot write the reject file ${this.path}: ${(e as Error).message}`, { path: this.path });
+    }
+  }
+
+  private encode(cells: readonly string[]): string {
+    return cells.map((c) => this.quote(c)).join(this.delimiter) + '\r\n';
+  }
+
+  private quote(c: string): string {
+    if (c === '') return c;
+    const needs = c.includes(this.delimiter) || c.includes('"') || c.includes('\n') || c.includes('\r') || c !== c.trim();
+    return needs ? `"${c.replace(/"/g, '""')}"` : c;
+  }
+}

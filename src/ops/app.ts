@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../api/server.ts';
+import { systemClock, type Clock } from '../common/clock.ts';
+import type { Role } from '../common/config.ts';
+import { createLogger, type Logger } from '../common/logger.ts';
+import { systemRandom, type Random } from '../common/random.ts';
+import { EnrollmentService } from '../sequence/enrollment-service.ts';
+import { Scheduler } from '../sequence/scheduler.ts';
+import { migrate } from '../store/migrate.ts';
+import { openStore, type Store } from '../store/store.ts';
+import { ensureDefaultWorkspace } from './workspace.ts';
+
+export const version: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export interface AppOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  port: number;
+  host: string;
+  roles: Role[];
+  clock?: Clock;
+  random?: Random;
+  log?: Logger;
+}
+
+export interface RunningApp {
+  store: Store;
+  server?: FastifyInstance;
+  scheduler?: Scheduler;
+  url?: string;
+  /** Graceful stop: no new work, finish what is in progress, close the store. */
+  stop(): Promise<void>;
+}
+
+/** `cadenza start`: every role the options name, in one process, on one store. */
+export async function startApp(o: AppOptions): Promise<RunningApp> {
+  const clock = o.clock ?? systemClock;
+  const random = o.random ?? systemRandom();
+  const log = o.log ?? createLogger();
+  const store = await openStore({ databaseUrl: o.databaseUrl, dataDir: o.databaseUrl ? undefined : o.dataDir });
+  const m = await migrate(store);
+  if (m.applied.length) log.info({ applied: m.applied }, 'migrations applied');
+  await ensureDefaultWorkspace(store, { clock, random });
+
+  const app: RunningApp = {
+    store,
+    async stop() {
+      await app.server?.close();
+      await app.scheduler?.stop();
+      await store.close();
+    },
+  };
+  if (o.roles.includes('scheduler')) {
+    const service = new EnrollmentService({ store, clock, random });
+    app.scheduler = new Scheduler({ store, service, clock, log });
+    await app.scheduler.start();
+  }
+  if (o.roles.includes('api')) {
+    app.server = buildServer({ store, clock, version });
+    app.url = await app.server.listen({ port: o.port, host: o.host });
+    log.info({ url: app.url, backend: store.backend, roles: o.roles }, 'cadenza is running');
+  }
+  return app;
+}

@@ -31,26 +31,6 @@ export function fromRow(r: EnrollmentRow, ctx: EnrollmentContext): Enrollment {
   };
 }
 
-/** The columns a transition may change. */
-export function changedColumns(e: Enrollment) {
-  return {
-    state: e.state,
-    state_reason: e.stateReason,
-    waiting_for: e.waitingFor,
-    next_step_id: e.nextStepId,
-    last_step_id: e.lastStepId,
-    last_step_at: date(e.lastStepAt),
-    done_step_ids: e.doneStepIds,
-    due_at: date(e.dueAt),
-    paused_due_at: date(e.pausedDueAt),
-    soft_bounces: e.softBounces,
-  };
-}
-
 function ms(d: Date | null): number | null {
   return d === null ? null : d.getTime();
-}
-
-function date(n: number | null): Date | null {
-  return n === null ? null : new Date(n);
 }

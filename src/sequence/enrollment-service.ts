@@ -5,8 +5,8 @@ import type { Random } from '../common/random.ts';
 import type { Store, Tx } from '../store/store.ts';
 import type { EnrollmentRow } from '../store/schema.ts';
 import { applyEffects } from './effects.ts';
-import { changedColumns, fromRow } from './enrollment-row.ts';
-import { isTerminal, type EngineEvent, type Enrollment, type TransitionResult } from './model.ts';
+import { fromRow } from './enrollment-row.ts';
+import { isTerminal, type EngineEvent, type Enrollment, type SequenceDef, type TransitionResult } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
 import { transition } from './transition.ts';
 
@@ -26,13 +26,16 @@ export interface Applied {
   enrollmentId: string;
   event: EngineEvent;
   result: TransitionResult;
+  /** The due time the transition consumed (for firing lag). */
+  dueAt: number | null;
 }
 
 /**
- * Applies engine events durably: lock the enrollment row, run the pure transition, write the new
- * state, carry out the effects and append to the journal, all in one transaction. A step due is
- * claimed the same way: the row lock plus the re-checked due time is the claim, so two scheduler
- * processes can never fire one step twice (promise 1).
+ * Applies engine events durably: lock the enrollment rows, run the pure transition, write the new
+ * states, carry out the effects and append to the journal, all in one transaction, with one
+ * set-based statement per kind of write so a batch costs a handful of round trips. Firing a timer
+ * is a claim the same way: the row lock (skip locked) plus the due time re-checked under it, so two
+ * scheduler processes can never fire one step twice (promise 1).
  */
 export class EnrollmentService {
   readonly sequences: SequenceCache;
@@ -49,42 +52,24 @@ export class EnrollmentService {
   }
 
   async apply(enrollmentId: string, event: EngineEvent): Promise<TransitionResult> {
-    return this.transaction((_tx, apply) => apply(enrollmentId, event));
-  }
-
-  /**
-   * Runs fn in one transaction in which events are applied together with the caller's own writes:
-   * the outbox marks a request sent, inserts the message row and applies step_sent atomically, so
-   * a crash leaves either all three or none. Timer listeners hear of the changes after the commit,
-   * as with apply(); nothing is heard when fn throws (the transaction rolled back).
-   */
-  async transaction<T>(fn: (tx: Tx, apply: (enrollmentId: string, event: EngineEvent) => Promise<TransitionResult>) => Promise<T>): Promise<T> {
-    const applied: Applied[] = [];
-    const out = await this.deps.store.db.transaction().execute((tx) =>
-      fn(tx, async (enrollmentId, event) => {
-        const a = await this.applyInTx(tx, enrollmentId, event, this.deps.clock.now());
-        applied.push(a);
-        return a.result;
-      }),
-    );
-    this.committed(applied);
-    return out;
-  }
-
-  /**
-   * Applies one event inside the caller's transaction: locks the row, transitions, writes, journals.
-   * Listeners are not told (the caller owns the commit): pass the result to committed() once the
-   * transaction has committed, or use transaction(), which does both.
-   */
-  async applyInTx(tx: Tx, enrollmentId: string, event: EngineEvent, now: number): Promise<Applied> {
-    const row = await this.lockRows(tx, sql`e.id = ${enrollmentId}`, 1, false);
-    if (!row[0]) throw cadenzaError('NOT_FOUND', `enrollment ${enrollmentId} not found`, { enrollmentId });
-    return this.applyToRow(tx, row[0], event, now);
-  }
-
-  /** Tells the timer listeners what committed transactions changed (see applyInTx). */
-  committed(applied: Applied[]): void {
+    let applied: Applied[] = [];
+    await this.deps.store.db.transaction().execute(async (tx) => {
+      applied = await this.applyInTx(tx, enrollmentId, event);
+    });
     this.notify(applied);
+    return applied[0]!.result;
+  }
+
+  /**
+   * Applies an event inside the caller's transaction, so that it commits or rolls back with the
+   * caller's own writes (the outbox records a send and its step_sent in one transaction). The
+   * caller must pass the returned list to `notify` after its commit. The first entry is the
+   * enrollment's own; any further ones are its siblings stopped by a suppression.
+   */
+  async applyInTx(tx: Tx, enrollmentId: string, event: EngineEvent, now = this.deps.clock.now()): Promise<Applied[]> {
+    const rows = await lockRows(tx, sql`e.id = ${enrollmentId}`, 1, false);
+    if (!rows[0]) throw cadenzaError('NOT_FOUND', `enrollment ${enrollmentId} not found`, { enrollmentId });
+    return this.commit(tx, rows.map((row) => ({ row, event })), now);
   }
 
   /** Applies one event to many enrollments, each in its own transaction (a failure stops only that one). */
@@ -101,85 +86,42 @@ export class EnrollmentService {
   }
 
   /**
-   * Claims and fires up to `limit` timers that are due at `now`: step_due for active enrollments,
-   * resume for paused ones. Rows another process holds are skipped, not waited for; a row whose
-   * timer moved after we read it is re-checked under the lock by the WHERE clause.
+   * Claims and fires up to `limit` timers due now: step_due for active enrollments, resume for
+   * paused ones. Rows another process holds are skipped, not waited for; a row whose timer moved
+   * after the scan is re-checked under the lock by the WHERE clause.
    */
   async fireDue(limit: number): Promise<Applied[]> {
     const now = this.deps.clock.now();
-    const applied: Applied[] = [];
+    let applied: Applied[] = [];
     await this.deps.store.db.transaction().execute(async (tx) => {
-      const rows = await this.lockRows(tx, sql`e.due_at <= ${new Date(now)} and e.state in ('active', 'paused')`, limit, true);
-      for (const row of rows) {
-        const event: EngineEvent = row.state === 'paused' ? { type: 'resume' } : { type: 'step_due' };
-        applied.push(await this.applyToRow(tx, row, event, now));
-      }
+      const rows = await lockRows(tx, sql`e.due_at <= ${new Date(now)} and e.state in ('active', 'paused')`, limit, true);
+      applied = await this.commit(tx, rows.map((row) => ({ row, event: row.state === 'paused' ? ({ type: 'resume' } as const) : ({ type: 'step_due' } as const) })), now);
     });
     this.notify(applied);
     return applied;
   }
 
-  /** Re-plans every enrollment of a sequence after an edit (the edit rule in plan.ts). */
+  /** Re-plans every live enrollment of a sequence after an edit (the edit rule in plan.ts). Returns how many changed. */
   async replanSequence(sequenceId: string, batch = 500): Promise<number> {
     let after = '00000000-0000-0000-0000-000000000000';
     let changed = 0;
     for (;;) {
-      const applied: Applied[] = [];
-      const now = this.deps.clock.now();
+      let applied: Applied[] = [];
       let last: string | undefined;
       await this.deps.store.db.transaction().execute(async (tx) => {
-        const rows = await this.lockRows(tx, sql`e.sequence_id = ${sequenceId} and e.state in ('active', 'paused') and e.id > ${after}`, batch, false, true);
-        for (const row of rows) {
-          const a = await this.applyToRow(tx, row, { type: 'sequence_edited' }, now);
-          if (a.result.outcome === 'applied') applied.push(a);
-          last = row.id;
-        }
+        const rows = await lockRows(tx, sql`e.sequence_id = ${sequenceId} and e.state in ('active', 'paused') and e.id > ${after}`, batch, false, true);
+        last = rows[rows.length - 1]?.id;
+        applied = await this.commit(tx, rows.map((row) => ({ row, event: { type: 'sequence_edited' } as const })), this.deps.clock.now());
       });
       this.notify(applied);
-      changed += applied.length;
+      changed += applied.filter((a) => a.result.outcome === 'applied').length;
       if (!last) return changed;
       after = last;
     }
   }
 
-  private async lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, skipLocked: boolean, byId = false): Promise<LoadedRow[]> {
-    // Ties on due_at (a batch enrolled at once with a zero delay) are broken by id, so a batch is
-    // the same set in the same order on every run: a simulation replays exactly from its seed.
-    const order = byId ? sql`e.id` : sql`e.due_at, e.id`;
-    const r = await sql<LoadedRow>`
-      select e.*, l.country, l.region, l.email_norm
-      from enrollment e join lead l on l.id = e.lead_id
-      where ${where}
-      order by ${order}
-      limit ${limit}
-      for update of e ${skipLocked ? sql`skip locked` : sql``}`.execute(tx);
-    return r.rows;
-  }
-
-  private async applyToRow(tx: Tx, row: LoadedRow, event: EngineEvent, now: number): Promise<Applied> {
-    const seq = await this.sequences.get(tx, row.sequence_id);
-    const before = fromRow(row, { country: row.country, region: row.region });
-    const result = transition(before, event, now, seq);
-    if (result.outcome === 'applied') {
-      await tx
-        .updateTable('enrollment')
-        .set({ ...changedColumns(result.next), version: row.version + 1, updated_at: new Date(now) })
-        .where('id', '=', row.id)
-        .execute();
-      await applyEffects({ tx, clock: this.deps.clock, random: this.deps.random, seq, enrollment: result.next, mailboxId: row.mailbox_id, emailNorm: row.email_norm }, result.effects);
-      if (result.effects.some((f) => f.type === 'suppress')) await this.stopSiblings(tx, row, now);
-    }
-    await journal(tx, before, result, event, now);
-    return { enrollmentId: row.id, event, result };
-  }
-
-  /** One opt-out is everywhere (promise 6): the lead's other live enrollments stop in the same transaction. */
-  private async stopSiblings(tx: Tx, row: LoadedRow, now: number): Promise<void> {
-    const others = await this.lockRows(tx, sql`e.lead_id = ${row.lead_id} and e.id <> ${row.id} and e.state in ('active', 'paused')`, 1000, false, true);
-    for (const o of others) await this.applyToRow(tx, o, { type: 'stop', reason: 'address suppressed' }, now);
-  }
-
-  private notify(applied: Applied[]): void {
+  /** Tells the listeners about timers changed by a committed transaction. */
+  notify(applied: Applied[]): void {
     const changes: TimerChange[] = [];
     for (const a of applied) {
       if (a.result.effects.some((f) => f.type === 'schedule_timer' || f.type === 'cancel_timer') || isTerminal(a.result.next.state)) {
@@ -188,25 +130,82 @@ export class EnrollmentService {
     }
     if (changes.length) for (const fn of this.listeners) fn(changes);
   }
+
+  private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent }>, now: number): Promise<Applied[]> {
+    if (items.length === 0) return [];
+    const seqs = new Map<string, SequenceDef>();
+    for (const { row } of items) if (!seqs.has(row.sequence_id)) seqs.set(row.sequence_id, await this.sequences.get(tx, row.sequence_id));
+    const done = items.map(({ row, event }) => {
+      const seq = seqs.get(row.sequence_id)!;
+      const before = fromRow(row, { country: row.country, region: row.region });
+      return { row, event, seq, before, result: transition(before, event, now, seq) };
+    });
+    const changed = done.filter((d) => d.result.outcome === 'applied');
+    await writeStates(tx, changed.map((d) => ({ next: d.result.next, version: d.row.version + 1 })), now);
+    const suppressed = await applyEffects(
+      tx,
+      this.deps,
+      changed.map((d) => ({ enrollment: d.result.next, seq: d.seq, mailboxId: d.row.mailbox_id, emailNorm: d.row.email_norm, effects: d.result.effects })),
+    );
+    await journal(tx, done, now);
+    const applied: Applied[] = done.map((d) => ({ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }));
+    // One opt-out is everywhere (promise 6): the lead's other live enrollments stop in the same transaction.
+    for (const s of suppressed) {
+      const siblings = await lockRows(tx, sql`e.lead_id = ${s.enrollment.leadId} and e.id <> ${s.enrollment.id} and e.state in ('active', 'paused')`, 10_000, false, true);
+      applied.push(...(await this.commit(tx, siblings.map((row) => ({ row, event: { type: 'stop', reason: 'address suppressed' } as const })), now)));
+    }
+    return applied;
+  }
 }
 
-export async function journal(tx: Tx, before: Enrollment, result: TransitionResult, event: EngineEvent, now: number): Promise<void> {
-  await tx
-    .insertInto('event')
-    .values({
-      workspace_id: before.workspaceId,
-      enrollment_id: before.id,
-      type: result.outcome === 'applied' ? event.type : `${event.type}.ignored`,
-      payload: JSON.stringify({
-        event,
-        from: before.state,
-        to: result.next.state,
-        ...(result.next.nextStepId ? { nextStepId: result.next.nextStepId } : {}),
-        ...(result.next.dueAt !== null ? { dueAt: new Date(result.next.dueAt).toISOString() } : {}),
-        effects: result.effects.map((f) => f.type),
-        ...(result.note ? { note: result.note } : {}),
-      }),
-      at: new Date(now),
-    })
-    .execute();
+async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, skipLocked: boolean, byId = false): Promise<LoadedRow[]> {
+  const order = byId ? sql`e.id` : sql`e.due_at`;
+  const r = await sql<LoadedRow>`
+    select e.*, l.country, l.region, l.email_norm
+    from enrollment e join lead l on l.id = e.lead_id
+    where ${where}
+    order by ${order}
+    limit ${limit}
+    for update of e ${skipLocked ? sql`skip locked` : sql``}`.execute(tx);
+  return r.rows;
+}
+
+/** Writes the new states of a batch of enrollments in one statement. */
+async function writeStates(tx: Tx, rows: Array<{ next: Enrollment; version: number }>, now: number): Promise<void> {
+  if (rows.length === 0) return;
+  const c = <T>(f: (e: Enrollment) => T) => rows.map((r) => f(r.next));
+  const ts = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  await sql`
+    update enrollment e set
+      state = u.state, state_reason = u.state_reason, waiting_for = u.waiting_for,
+      next_step_id = u.next_step_id, last_step_id = u.last_step_id, last_step_at = u.last_step_at,
+      done_step_ids = u.done_step_ids::uuid[], due_at = u.due_at, paused_due_at = u.paused_due_at,
+      soft_bounces = u.soft_bounces, version = u.version, updated_at = ${new Date(now)}
+    from unnest(${c((e) => e.id)}::uuid[], ${c((e) => e.state)}::text[], ${c((e) => e.stateReason)}::text[], ${c((e) => e.waitingFor)}::text[],
+                ${c((e) => e.nextStepId)}::uuid[], ${c((e) => e.lastStepId)}::uuid[], ${c((e) => ts(e.lastStepAt))}::timestamptz[],
+                ${c((e) => `{${e.doneStepIds.join(',')}}`)}::text[], ${c((e) => ts(e.dueAt))}::timestamptz[], ${c((e) => ts(e.pausedDueAt))}::timestamptz[],
+                ${c((e) => e.softBounces)}::int[], ${rows.map((r) => r.version)}::int[])
+      as u(id, state, state_reason, waiting_for, next_step_id, last_step_id, last_step_at, done_step_ids, due_at, paused_due_at, soft_bounces, version)
+    where e.id = u.id`.execute(tx);
+}
+
+/** Appends every transition, applied or ignored (with why), to the journal in one statement. */
+async function journal(tx: Tx, done: Array<{ before: Enrollment; event: EngineEvent; result: TransitionResult }>, now: number): Promise<void> {
+  const payloads = done.map(({ before, event, result }) =>
+    JSON.stringify({
+      event,
+      from: before.state,
+      to: result.next.state,
+      ...(result.next.nextStepId ? { nextStepId: result.next.nextStepId } : {}),
+      ...(result.next.dueAt !== null ? { dueAt: new Date(result.next.dueAt).toISOString() } : {}),
+      effects: result.effects.map((f) => f.type),
+      ...(result.note ? { note: result.note } : {}),
+    }),
+  );
+  await sql`
+    insert into event (workspace_id, enrollment_id, type, payload, at)
+    select u.ws, u.e, u.type, u.payload, ${new Date(now)}
+    from unnest(${done.map((d) => d.before.workspaceId)}::uuid[], ${done.map((d) => d.before.id)}::uuid[],
+                ${done.map((d) => (d.result.outcome === 'applied' ? d.event.type : `${d.event.type}.ignored`))}::text[], ${payloads}::jsonb[])
+      as u(ws, e, type, payload)`.execute(tx);
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isCadenzaError } from '../../common/errors.ts';
+import { seededRandom } from '../../common/random.ts';
 import { BinaryHeapTimers } from './binary-heap.ts';
 import type { TimerId, TimerQueue } from './timer-queue.ts';
 import { TimingWheel } from './timing-wheel.ts';
@@ -67,7 +68,16 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   {
     weight: 5,
     arbitrary: fc
-      .constantFrom(-1, 0.5, Number.NaN, 2 ** 53, 2 ** 60, -(2 ** 26))
+      .constantFrom(
+        // Never a live id: live generations are odd, and these have generation 0 or 2 (sentinels, free nodes).
+        ...[0, 1, 2, 65, 129, 321].flatMap((index) => [index, 2 * 2 ** 26 + index]),
+        -1,
+        0.5,
+        Number.NaN,
+        2 ** 53,
+        2 ** 60,
+        -(2 ** 26),
+      )
       .map((id) => ({ op: 'cancelGarbage' as const, id })),
   },
   { weight: 20, arbitrary: deltaArb.map((delta) => ({ op: 'advance' as const, delta })) },
@@ -180,6 +190,37 @@ describe.each([
     );
   });
 
+  it('agrees under a cancel-heavy load of thousands of timers (90% cancelled, interleaved)', () => {
+    fc.assert(
+      fc.property(configArb, fc.integer(), (config, seed) => {
+        const random = seededRandom(seed);
+        const q = config.make(0);
+        const model = new ModelQueue();
+        const live: { id: TimerId; ref: number }[] = [];
+        let now = 0;
+        for (let round = 0; round < 20; round++) {
+          for (let i = 0; i < 200; i++) {
+            const d = now + random.int(-10, 20_000);
+            const k = round * 1000 + i;
+            live.push({ id: q.insert(d, k), ref: model.insert(d, k) });
+          }
+          for (let i = 0; i < 180 && live.length > 0; i++) {
+            const j = random.int(0, live.length - 1);
+            const t = live[j]!;
+            live[j] = live[live.length - 1]!;
+            live.pop();
+            expect(q.cancel(t.id)).toBe(model.cancel(t.ref));
+          }
+          now += random.int(0, 1500);
+          expect(sorted(q.advance(now))).toEqual(sorted(model.advance(now)));
+          expect(q.size).toBe(model.size);
+          if (config.exactNextDeadline) expect(q.nextDeadline()).toBe(model.min());
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('fires each timer exactly once, never early, at the first advance with now >= its deadline', () => {
     fc.assert(
       fc.property(
@@ -283,6 +324,44 @@ describe('TimingWheel', () => {
     expect(bound).toBeGreaterThan(0);
     w.insert(1234, 'near');
     expect(w.nextDeadline()).toBe(1234);
+  });
+
+  it('can drive one real timer: advancing to nextDeadline() fires within levels + 1 wake-ups, never early', () => {
+    // Fractional startMs and tickMs make startMs + tick * tickMs land an ulp off the slot start
+    // (e.g. startMs 0.1, tickMs 0.1, tick 3039253); the wheel must still never spin nor overshoot.
+    fc.assert(
+      fc.property(
+        fc.constantFrom(0.1, 123.456, -999_999.3, 1.7e12 + 0.3),
+        fc.constantFrom(0.1, 0.3, 0.7, 3, 100),
+        fc.integer({ min: 1, max: 5 }),
+        fc.array(fc.double({ min: 0, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 5 }),
+        (startMs, tickMs, levels, offsets) => {
+          const w = new TimingWheel<number>({ startMs, tickMs, levels });
+          offsets.forEach((o, k) => w.insert(startMs + o, k));
+          let wakeUps = 0;
+          let fired = 0;
+          for (let armed = w.nextDeadline(); armed !== undefined; armed = w.nextDeadline()) {
+            expect(armed).toBeLessThanOrEqual(Math.min(...offsets.map((o) => startMs + o)));
+            for (const k of w.advance(armed)) {
+              expect(startMs + offsets[k]!).toBeLessThanOrEqual(armed);
+              offsets[k] = Infinity;
+              fired++;
+            }
+            expect(++wakeUps).toBeLessThanOrEqual((levels + 1) * offsets.length + 1);
+          }
+          expect(fired).toBe(offsets.length);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('keeps the nextDeadline() lower bound at or below a deadline that opens its slot (float rounding)', () => {
+    // 0.1 + 1088 * 0.1 === 108.9, but 108.89999999999999 already falls in tick 1088 (level 1, slot 17).
+    const w = new TimingWheel<string>({ startMs: 0.1, tickMs: 0.1 });
+    w.insert(108.89999999999999, 'slot start');
+    expect(w.nextDeadline()).toBeLessThanOrEqual(108.89999999999999);
+    expect(w.advance(w.nextDeadline()!)).toEqual(['slot start']);
   });
 
   it('rejects a NaN deadline or now, and bad options, with INVALID_INPUT', () => {

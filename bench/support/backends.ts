@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { newId } from '../../src/common/ids.ts';
+import type { Random } from '../../src/common/random.ts';
+import { migrate } from '../../src/store/migrate.ts';
+import { openStore, type Store } from '../../src/store/store.ts';
+
+/** A benchmark store: PGlite in a temporary folder on disk, or a temporary PostgreSQL database. */
+export interface BenchStore {
+  store: Store;
+  drop(): Promise<void>;
+}
+
+const adminUrl = process.env.CADENZA_BENCH_PG_URL ?? process.env.CADENZA_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export async function benchStore(backend: 'pglite' | 'postgres'): Promise<BenchStore> {
+  if (backend === 'pglite') {
+    const dir = mkdtempSync(join(tmpdir(), 'cadenza-bench-'));
+    const store = await openStore({ dataDir: dir });
+    await migrate(store);
+    return {
+      store,
+      async drop() {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const name = `cadenza_bench_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const store = await openStore({ databaseUrl: u.toString(), poolSize: 4 });
+  await migrate(store);
+  return {
+    store,
+    async drop() {
+      await store.close();
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+/** Parses `--name=value` flags. */
+export function flag(args: string[], name: string, fallback: string): string {
+  const a = args.find((x) => x.startsWith(`--${name}=`));
+  return a ? a.slice(name.length + 3) : fallback;
+}
+
+export const ZONES = ['America/New_York', 'America/Los_Angeles', 'Europe/London', 'Europe/Berlin', 'Asia/Kolkata', 'Australia/Sydney', 'Asia/Tokyo', null];
+export const COUNTRIES = ['US', 'US', 'GB', 'DE', 'IN', 'AU', 'JP', null];
+
+/** A workspace with one mailbox and n leads, written with set-based inserts. */
+export async function seedLeads(store: Store, n: number, nowMs: number, random: Random): Promise<{ workspaceId: string; leadIds: string[] }> {
+  const workspaceId = newId(nowMs, random);
+  await store.db.insertInto('workspace').values({ id: workspaceId, name: 'Bench', time_zone: 'Europe/London' }).execute();
+  await store.db.insertInto('mailbox').values({ id: newId(nowMs, random), workspace_id: workspaceId, email: 'rep@bench.test', provider: 'smtp_imap', time_zone: 'America/New_York' }).execute();
+  const leadIds: string[] = [];
+  for (let i = 0; i < n; i += 10_000) {
+    const ids: string[] = [];
+    const emails: string[] = [];
+    const zones: Array<string | null> = [];
+    const countries: Array<string | null> = [];
+    for (let j = i; j < Math.min(n, i + 10_000); j++) {
+      ids.push(newId(nowMs, random));
+      emails.push(`lead${j}@company${j % 997}.test`);
+      zones.push(ZONES[j % ZONES.length]!);
+      countries.push(COUNTRIES[j % COUNTRIES.length]!);
+    }
+    await sql`
+      insert into lead (id, workspace_id, email, email_norm, time_zone, country)
+      select u.id, ${workspaceId}, u.email, u.email, u.zone, u.country
+      from unnest(${ids}::uuid[], ${emails}::text[], ${zones}::text[], ${countries}::text[]) as u(id, email, zone, country)`.execute(store.db);
+    leadIds.push(...ids);
+  }
+  return { workspaceId, leadIds };
+}

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../api/server.ts';
-import { systemClock, type Clock } from '../common/clock.ts';
+import { systemClock, type Clock, type TimerHandle } from '../common/clock.ts';
 import type { Role } from '../common/config.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
 import { systemRandom, type Random } from '../common/random.ts';
@@ -9,6 +9,7 @@ import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { Scheduler } from '../sequence/scheduler.ts';
 import { migrate } from '../store/migrate.ts';
 import { openStore, type Store } from '../store/store.ts';
+import { ensureEventPartitions } from '../store/partitions.ts';
 import { ensureDefaultWorkspace } from './workspace.ts';
 
 export const version: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -42,10 +43,24 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   const m = await migrate(store);
   if (m.applied.length) log.info({ applied: m.applied }, 'migrations applied');
   await ensureDefaultWorkspace(store, { clock, random });
+  const parts = await ensureEventPartitions(store, clock.now());
+  if (parts.skipped.length) log.warn({ months: parts.skipped }, 'event months left in the default partition');
+
+  // Keep the journal's months ahead of time while the process runs.
+  let maintenance: TimerHandle | undefined;
+  const scheduleMaintenance = () => {
+    maintenance = clock.setTimer(6 * 3_600_000, () => {
+      void ensureEventPartitions(store, clock.now())
+        .catch((e: unknown) => log.error({ err: e }, 'event partition maintenance failed'))
+        .finally(scheduleMaintenance);
+    });
+  };
+  scheduleMaintenance();
 
   const app: RunningApp = {
     store,
     async stop() {
+      maintenance?.cancel();
       await app.server?.close();
       await app.scheduler?.stop();
       await store.close();

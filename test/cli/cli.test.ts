@@ -1,0 +1,83 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshStore, testBackends, type TestStore } from '../stores.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+
+/** Runs the real `cadenza` command in a child process, as a user would. */
+function cadenza(args: string[], opts: { cwd: string; env?: Record<string, string> }) {
+  const r = spawnSync(process.execPath, [join(root, 'bin', 'cadenza.js'), ...args], { cwd: opts.cwd, encoding: 'utf8', env: { ...process.env, ...opts.env }, timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) as Record<string, any> };
+}
+
+describe.each(testBackends())('the cadenza command on %s', (backend) => {
+  let dir: string;
+  let pg: TestStore | undefined;
+  let store: string[];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cadenza-cli-'));
+    if (backend === 'postgres') {
+      pg = await freshStore('postgres');
+      await pg.close();
+      store = ['--database-url', pg.url!];
+    } else {
+      store = ['--data-dir', join(dir, 'data')];
+    }
+  });
+  afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await pg?.destroy().catch(() => undefined);
+  });
+
+  it('goes from an empty store to enrolled leads, with --json everywhere', () => {
+    const run = (...args: string[]) => cadenza([...store, '--json', ...args], { cwd: dir });
+    expect(run('migrate').code).toBe(0);
+    expect(run('mailbox', 'add', 'rep@acme.com', '--zone', 'America/New_York').code).toBe(0);
+
+    writeFileSync(join(dir, 'leads.csv'), 'E-mail,First name,Company,Time zone,Country\nann@a.test,Ann,A,America/Chicago,US\nbob@b.test,Bob,B,Europe/Berlin,Germany\nnot-an-email,X,Y,,\nann@a.test,Ann again,A,,\n');
+    const imp = run('import', 'leads.csv');
+    expect(imp.code).toBe(0);
+    expect(imp.json()).toMatchObject({ rowsRead: 4, imported: 2, rejected: 2 });
+    const rejects = readFileSync(join(dir, 'leads.rejects.csv'), 'utf8');
+    expect(rejects).toMatch(/invalid_email/);
+    expect(rejects).toMatch(/duplicate_in_file/);
+
+    const applied = cadenza([...store, '--json', 'sequence', 'apply', join(root, 'examples', 'outbound.yaml')], { cwd: dir });
+    expect(applied.code).toBe(0);
+    expect(applied.json()).toMatchObject({ created: true, added: ['intro', 'call', 'linkedin', 'bump'] });
+
+    const enrolled = run('enroll', '--sequence', 'outbound', '--all');
+    expect(enrolled.json()).toMatchObject({ enrolled: 2, refused: 0 });
+    const again = run('enroll', '--sequence', 'outbound', '--lead', 'ann@a.test', '--lead', 'nobody@x.test', '--rejects', 'refused.csv');
+    expect(again.json()).toMatchObject({ enrolled: 0, refused: 2, refusedByReason: { already_enrolled: 1, not_found: 1 } });
+    expect(readFileSync(join(dir, 'refused.csv'), 'utf8')).toMatch(/nobody@x\.test,not_found/);
+
+    const status = run('status');
+    expect(status.json()).toMatchObject({ leads: 2, mailboxes: 1, sequences: 1, enrollments: { active: 2 } });
+  });
+
+  it('answers bad input with a clear error and a stable exit code, never a stack trace', () => {
+    writeFileSync(join(dir, 'bad.yaml'), 'key: x\nname: y\nsteps:\n  - key: a\n    type: email\n    delay: soon\n');
+    const bad = cadenza([...store, 'sequence', 'apply', 'bad.yaml'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/invalid sequence definition/);
+    expect(bad.stderr).toMatch(/steps.0 \(a\).delay/);
+    expect(bad.stderr).not.toMatch(/at .*\.ts:\d+/);
+
+    const missing = cadenza([...store, '--json', 'import', 'nope.csv'], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(missing.json().error.code).toBe('INVALID_INPUT');
+
+    const unknownSeq = cadenza([...store, 'enroll', '--sequence', 'nope', '--all'], { cwd: dir });
+    expect(unknownSeq.code).toBe(3);
+    expect(unknownSeq.stderr).toMatch(/sequence 'nope' not found/);
+
+    const help = cadenza(['enroll', '--help'], { cwd: dir });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--sequence <key>/);
+  });
+});

@@ -153,12 +153,14 @@ async function insertEnrollments(tx: Tx, rows: Enrollment[], mailboxes: Array<st
   const ids = new Set(res.rows.map((r) => r.id));
   const kept = rows.filter((r) => ids.has(r.id));
   if (kept.length) {
+    // The journal row of each enrollment, built in SQL from the rows just written.
     await sql`
       insert into event (workspace_id, enrollment_id, type, payload, at)
-      select u.ws, u.id, 'enrolled', u.payload, ${at}
-      from unnest(${kept.map((e) => e.workspaceId)}::uuid[], ${kept.map((e) => e.id)}::uuid[], ${kept.map((e) =>
-        JSON.stringify({ event: { type: 'enrolled' }, from: null, to: e.state, nextStepId: e.nextStepId, dueAt: e.dueAt === null ? null : new Date(e.dueAt).toISOString(), zone: e.zone }),
-      )}::jsonb[]) as u(ws, id, payload)`.execute(tx);
+      select e.workspace_id, e.id, 'enrolled',
+             jsonb_build_object('event', jsonb_build_object('type', 'enrolled'), 'from', null, 'to', e.state,
+                                'nextStepId', e.next_step_id, 'dueAt', e.due_at, 'zone', e.time_zone, 'zoneSource', e.zone_source),
+             ${at}
+      from enrollment e where e.id = any(${kept.map((e) => e.id)}::uuid[])`.execute(tx);
   }
   return ids;
 }

@@ -45,7 +45,7 @@ type Scan =
   | { t: 'more' }
   | { t: 'blank'; end: number }
   | { t: 'record'; fields: string[]; end: number; lines: number }
-  | { t: 'error'; code: MalformedCode; message: string; multiLine: boolean };
+  | { t: 'error'; code: MalformedCode; message: string; lines: number };
 
 export class CsvTokenizer {
   private readonly delim: number;
@@ -149,7 +149,11 @@ export class CsvTokenizer {
         continue;
       }
       // An error: reject the record's first physical line, resume on the next.
-      const p = this.rejectFirstLine(out, buf, pos, final, s.code, s.message);
+      const message =
+        s.lines > 1 && s.code !== 'record_too_long' && s.code !== 'unclosed_quote'
+          ? `a quoted field opened on this line runs over ${s.lines} lines, then ${s.message}; only this line is rejected, reading resumes on the next`
+          : s.message;
+      const p = this.rejectFirstLine(out, buf, pos, final, s.code, message);
       if (p === -1) break;
       pos = p;
     }
@@ -204,14 +208,14 @@ export class CsvTokenizer {
             const end = k === -1 ? n : k;
             lines += countLineBreaks(buf, j, end);
             if (end - pos > this.maxChars || lines > this.maxLines) {
-              return { t: 'error', code: 'record_too_long', message: `a quoted field opened here runs past ${this.maxLines} lines or ${this.maxChars} characters without closing; reading resumes on the next line`, multiLine: lines > 1 };
+              return { t: 'error', code: 'record_too_long', message: `a quoted field opened here runs past ${this.maxLines} lines or ${this.maxChars} characters without closing; reading resumes on the next line`, lines };
             }
             if (!final) return { t: 'more' };
             return {
               t: 'error',
               code: 'unclosed_quote',
               message: lines > 1 ? 'a quote opened on this line is never closed; reading resumes on the next line' : 'a quote opened on this line is never closed',
-              multiLine: lines > 1,
+              lines,
             };
           }
           lines += countLineBreaks(buf, j, k);
@@ -245,7 +249,7 @@ export class CsvTokenizer {
           t: 'error',
           code: 'text_after_quote',
           message: `field ${fields.length + 1} has text after its closing quote (write "" for a quote inside a quoted field)`,
-          multiLine: lines > 1,
+          lines,
         };
       }
       // Unquoted field: up to the delimiter or the end of the line.
@@ -256,7 +260,7 @@ export class CsvTokenizer {
         k++;
       }
       if (k - pos > this.maxChars) {
-        return { t: 'error', code: 'record_too_long', message: `line is longer than ${this.maxChars} characters`, multiLine: lines > 1 };
+        return { t: 'error', code: 'record_too_long', message: `line is longer than ${this.maxChars} characters`, lines };
       }
       if (k >= n) {
         if (!final) return { t: 'more' };

@@ -10,10 +10,10 @@
  * literals (user@[192.0.2.1]), single-label domains (user@localhost), all-numeric top-level
  * labels, and non-ASCII local parts (RFC 6531 SMTPUTF8, which a rep's mailbox may not support).
  *
- * Normal form: surrounding blanks removed, the domain lowercased (IDNs as Unicode), the local part
- * as written (RFC 5321 §2.4: it may be case-sensitive, so we send to it as given). email_norm is the
- * whole address lowercased: the key for duplicates and suppression, because in practice no mail
- * host distinguishes case. Sub-addresses (+tag) and Gmail dots are kept: they may be different
+ * Normal form: surrounding blanks removed, the domain lowercased (an IDN in its Unicode form, however
+ * it was written), the local part as written (RFC 5321 §2.4: it may be case-sensitive, so we send to
+ * it as given). email_norm is the whole address lowercased: the key for duplicates and suppression,
+ * because in practice no mail host distinguishes case. Sub-addresses (+tag) and Gmail dots are kept: they may be different
  * people's aliases, and suppressing more than the address asked for is not ours to decide.
  */
 import { domainToASCII, domainToUnicode } from 'node:url';
@@ -89,6 +89,12 @@ function checkDomain(domain: string): { ascii: string; display: string } | strin
   } else {
     ascii = domain.toLowerCase();
     display = ascii;
+    // An A-label ('xn--bcher-kva.de') is shown, and keyed, as its Unicode form ('bücher.de'), so the
+    // two spellings of one domain give one email_norm and one suppression.
+    if (ascii.startsWith('xn--') || ascii.includes('.xn--')) {
+      display = domainToUnicode(ascii);
+      if (display === '' || domainToASCII(display) !== ascii) return 'the domain is not a valid internationalised domain name';
+    }
   }
   if (ascii.endsWith('.')) return 'the domain ends with a dot';
   if (ascii.length > MAX_DOMAIN_OCTETS) return `the domain is longer than ${MAX_DOMAIN_OCTETS} characters`;

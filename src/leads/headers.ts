@@ -39,6 +39,7 @@ for (const field of LEAD_FIELDS) for (const k of SYNONYMS[field]) BY_KEY.set(k, 
 /** The comparison form of a header: 'E-Mail Address ' → 'emailaddress', 'Prénom' → 'prenom'. */
 export function headerKey(header: string): string {
   return header
+    .replace(/ß/g, 'ss')
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
     .toLowerCase()
@@ -53,6 +54,7 @@ export function matchHeader(header: string): LeadField | null {
 /** A custom field's name: 'Deal Size ($)' → 'deal_size', 'LinkedInURL' → 'linked_in_url'; '' when nothing is left. */
 export function customFieldName(header: string): string {
   return header
+    .replace(/ß/g, 'ss')
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')

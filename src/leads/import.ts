@@ -22,7 +22,6 @@ import { systemClock } from '../common/clock.ts';
 import { cadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import { systemRandom, type Random } from '../common/random.ts';
-import type { NewLead } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import { openCsv, type CsvSource, type Encoding } from './csv-source.ts';
 import { REJECT_FILE_COLUMNS, resolveColumns, type ResolvedColumn } from './headers.ts';
@@ -31,7 +30,7 @@ import type { ImportIssue, RejectReason, WarningReason } from './reasons.ts';
 import { RejectFile, type RejectRow } from './reject-file.ts';
 import { checkRow, type LeadValues } from './row.ts';
 import { findSuppressed } from './sql/find-suppressed.ts';
-import { upsertLeads } from './sql/insert-leads.ts';
+import { upsertLeads, type LeadInsert } from './sql/insert-leads.ts';
 
 export interface ImportProgress {
   rowsRead: number;
@@ -62,7 +61,10 @@ export interface ImportOptions {
   rejectFile?: string;
   /** Rows per database round trip; default 1000, at most MAX_BATCH_SIZE. */
   batchSize?: number;
-  /** Called after each batch and once at the end; every count only grows. */
+  /**
+   * Called after each batch is written, the last call with the final counts; every count only
+   * grows. A callback that throws stops the import with its error (the batches written stay).
+   */
   onProgress?: (p: ImportProgress) => void;
   /** Every rejected row and every warning, in line order within each batch. */
   onIssue?: (issue: ImportIssue) => void;
@@ -78,7 +80,7 @@ export interface ImportResult {
   unchanged: number;
   rejected: number;
   rejectsByReason: Record<string, number>;
-  /** Rows imported with a value dropped (invalid_time_zone). */
+  /** Rows written (imported, updated or unchanged) with a value dropped (invalid_time_zone). */
   warnings: number;
   warningsByReason: Record<string, number>;
   /** The first MAX_ISSUE_SAMPLES rejects and warnings. */
@@ -96,7 +98,21 @@ interface Pending {
   line: number;
   fields: readonly string[];
   lead: LeadValues;
+  /** Counted only if the row is written: a warning is about a lead, not a rejected row. */
+  warnings: Array<{ reason: WarningReason; message: string }>;
 }
+
+type WindowReject = RejectRow & { reason: RejectReason };
+
+/** The rows read since the last flush: valid ones waiting for the database, and the issues. */
+interface Window {
+  rows: number;
+  pending: Pending[];
+  rejects: WindowReject[];
+  warnings: ImportIssue[];
+}
+
+const newWindow = (): Window => ({ rows: 0, pending: [], rejects: [], warnings: [] });
 
 export async function importLeads(store: Store, opts: ImportOptions): Promise<ImportResult> {
   const clock = opts.clock ?? systemClock;
@@ -113,6 +129,7 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
   const input = await openInput(opts.input);
   let src: CsvSource | undefined;
   let rejects: RejectFile | undefined;
+  let inFlight: Promise<void> = Promise.resolve();
   try {
     src = await openCsv(input.stream);
     const first = await src.items.next();
@@ -139,82 +156,100 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
     const samples: ImportIssue[] = [];
     /** email_norm → the line of its first valid row. */
     const seen = new Map<string, number>();
-    let pending: Pending[] = [];
-    let windowRejects: RejectRow[] = [];
-    let windowWarnings: ImportIssue[] = [];
-    let sinceFlush = 0;
 
-    const rejectRow = (r: RejectRow & { reason: RejectReason }) => {
+    const rejectRow = (win: Window, r: WindowReject) => {
       counts.rejected++;
       rejectsByReason[r.reason] = (rejectsByReason[r.reason] ?? 0) + 1;
-      windowRejects.push(r);
+      win.rejects.push(r);
     };
-    const warn = (line: number, reason: WarningReason, message: string) => {
+    const warn = (win: Window, line: number, reason: WarningReason, message: string) => {
       counts.warnings++;
       warningsByReason[reason] = (warningsByReason[reason] ?? 0) + 1;
-      windowWarnings.push({ kind: 'warning', line, reason, message });
+      win.warnings.push({ kind: 'warning', line, reason, message });
     };
     const report = () =>
       opts.onProgress?.({ ...counts, bytesRead: src!.bytesRead(), ...(input.totalBytes !== undefined ? { totalBytes: input.totalBytes } : {}) });
 
-    const flush = async () => {
-      if (pending.length > 0) {
-        const suppressed = await findSuppressed(store.db, workspaceId, pending.map((p) => p.lead.email_norm));
-        const writing: Pending[] = [];
-        for (const p of pending) {
-          const why = suppressed.get(p.lead.email_norm);
-          if (why === undefined) writing.push(p);
-          else rejectRow({ line: p.line, fields: p.fields, reason: 'suppressed', message: `${p.lead.email_norm} is suppressed in this workspace (${why})` });
-        }
-        const now = new Date(clock.now());
-        const rows: NewLead[] = writing.map((p) => ({
-          id: newId(now.getTime(), random),
-          workspace_id: workspaceId,
-          ...p.lead,
-          custom: JSON.stringify(p.lead.custom),
-          created_at: now,
-          updated_at: now,
-        }));
-        const written = new Map((await upsertLeads(store.db, rows, mode)).map((r) => [r.email_norm, r.inserted]));
-        for (const p of writing) {
-          const inserted = written.get(p.lead.email_norm);
-          if (inserted === true) counts.imported++;
-          else if (inserted === false) counts.updated++;
-          else if (mode === 'update') counts.unchanged++;
-          else rejectRow({ line: p.line, fields: p.fields, reason: 'duplicate', message: `a lead with ${p.lead.email_norm} already exists in this workspace` });
-        }
+    /**
+     * Writes one window of rows: the valid ones to the database, then the window's rejects (in line
+     * order) to the reject file, then the issues and the progress. Windows are flushed one after
+     * another, but the next window is read and checked while this one is in the database: on
+     * PostgreSQL that overlaps the two halves of the work (100k rows on a loaded 2-core machine:
+     * about 6 s before, 3.5–5 s after). PGlite runs on this thread, so there it cannot overlap.
+     */
+    const flush = async (w: Window) => {
+      try {
+        await writeBatch(w);
+      } catch (e) {
+        // The rows refused for their content are known whatever the database did: keep them.
+        w.rejects.sort((a, b) => a.line - b.line);
+        await rejects?.write(w.rejects).catch(() => undefined);
+        throw e;
       }
-      windowRejects.sort((a, b) => a.line - b.line);
-      await rejects?.write(windowRejects);
+      w.rejects.sort((a, b) => a.line - b.line);
+      await rejects?.write(w.rejects);
       const issues: ImportIssue[] = [
-        ...windowRejects.map((r): ImportIssue => ({ kind: 'rejected', line: r.line, reason: r.reason as RejectReason, message: r.message })),
-        ...windowWarnings,
+        ...w.rejects.map((r): ImportIssue => ({ kind: 'rejected', line: r.line, reason: r.reason, message: r.message })),
+        ...w.warnings,
       ].sort((a, b) => a.line - b.line);
       for (const issue of issues) {
         if (samples.length < MAX_ISSUE_SAMPLES) samples.push(issue);
         opts.onIssue?.(issue);
       }
-      pending = [];
-      windowRejects = [];
-      windowWarnings = [];
-      sinceFlush = 0;
       report();
+    };
+
+    /** The window's database half: suppression, then the upsert. */
+    const writeBatch = async (w: Window) => {
+      if (w.pending.length > 0) {
+        const suppressed = await findSuppressed(store.db, workspaceId, w.pending.map((p) => p.lead.email_norm));
+        const writing: Pending[] = [];
+        for (const p of w.pending) {
+          const why = suppressed.get(p.lead.email_norm);
+          if (why === undefined) writing.push(p);
+          else rejectRow(w, { line: p.line, fields: p.fields, reason: 'suppressed', message: `${p.lead.email_norm} is suppressed in this workspace (${why})` });
+        }
+        const now = new Date(clock.now());
+        const rows: LeadInsert[] = writing.map((p) => ({ id: newId(now.getTime(), random), ...p.lead, custom: JSON.stringify(p.lead.custom) }));
+        const written = new Map((await upsertLeads(store.db, workspaceId, now, rows, mode)).map((r) => [r.email_norm, r.inserted]));
+        for (const p of writing) {
+          const inserted = written.get(p.lead.email_norm);
+          if (inserted === undefined && mode === 'skip') {
+            rejectRow(w, { line: p.line, fields: p.fields, reason: 'duplicate', message: `a lead with ${p.lead.email_norm} already exists in this workspace` });
+            continue;
+          }
+          if (inserted === true) counts.imported++;
+          else if (inserted === false) counts.updated++;
+          else counts.unchanged++;
+          for (const x of p.warnings) warn(w, p.line, x.reason, x.message);
+        }
+      }
+    };
+
+    let current = newWindow();
+    const startFlush = async () => {
+      await inFlight; // at most one window in the database, applied in order
+      const ready = current;
+      current = newWindow();
+      inFlight = flush(ready);
+      // Awaited before the next flush and at the end; this only keeps a failure from being
+      // reported as unhandled while the next window is being read.
+      inFlight.catch(() => undefined);
     };
 
     for await (const item of src.items) {
       counts.rowsRead++;
-      sinceFlush++;
+      current.rows++;
       if (item.kind === 'malformed') {
-        rejectRow({ line: item.line, fields: null, reason: 'malformed_row', message: item.message, raw: item.raw });
+        rejectRow(current, { line: item.line, fields: null, reason: 'malformed_row', message: item.message, raw: item.raw });
       } else {
         const r = checkRow(item.fields, columns);
         if (!r.ok) {
-          rejectRow({ line: item.line, fields: item.fields, reason: r.reason, message: r.message });
+          rejectRow(current, { line: item.line, fields: item.fields, reason: r.reason, message: r.message });
         } else {
-          for (const w of r.warnings) warn(item.line, w.reason, w.message);
           const firstLine = seen.get(r.lead.email_norm);
           if (firstLine !== undefined) {
-            rejectRow({
+            rejectRow(current, {
               line: item.line,
               fields: item.fields,
               reason: 'duplicate_in_file',
@@ -222,14 +257,15 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
             });
           } else {
             seen.set(r.lead.email_norm, item.line);
-            pending.push({ line: item.line, fields: item.fields, lead: r.lead });
+            current.pending.push({ line: item.line, fields: item.fields, lead: r.lead, warnings: r.warnings });
           }
         }
       }
       // Counting every row, not only the valid ones, bounds what waits in memory.
-      if (sinceFlush >= batchSize) await flush();
+      if (current.rows >= batchSize) await startFlush();
     }
-    await flush();
+    await startFlush();
+    await inFlight;
     await rejects?.close();
     rejects = undefined;
 
@@ -244,7 +280,9 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
       durationMs: clock.now() - started,
     };
   } finally {
-    rejects?.abandon();
+    // Never return while a batch is still in the database or writing to the reject file.
+    await inFlight.catch(() => undefined);
+    await rejects?.abandon();
     await src?.items.return(undefined).catch(() => undefined);
     await input.close();
   }

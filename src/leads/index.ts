@@ -5,3 +5,4 @@ export { LEAD_FIELDS, matchHeader, resolveColumns, type ColumnTarget, type LeadF
 export { checkEmail, normalizeEmail, type EmailCheck } from './email.ts';
 export { normalizeCountry } from './country.ts';
 export { normalizeTimeZone } from './time-zone.ts';
+export { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from './limits.ts';

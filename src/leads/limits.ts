@@ -3,14 +3,13 @@
  * rejected with 'too_long'; a file over a structural limit is refused with INVALID_INPUT.
  */
 
-/** Rows per database round trip: one suppression query and one insert per batch. */
+/** Rows per database round trip: one suppression query and one upsert per batch. */
 export const DEFAULT_BATCH_SIZE = 1000;
 /**
- * PostgreSQL's wire protocol counts bind parameters in an int16: 65,535 per statement. A lead row
- * binds LEAD_INSERT_COLUMNS values, so a multi-row insert holds at most 65,535 / 15 rows.
+ * The upsert sends a batch as one array per column, so PostgreSQL's 65,535-parameter cap does not
+ * bound it; this does, to keep one batch's rows, arrays and statement a few MiB at most.
  */
-export const LEAD_INSERT_COLUMNS = 15;
-export const MAX_BATCH_SIZE = Math.floor(65_535 / LEAD_INSERT_COLUMNS);
+export const MAX_BATCH_SIZE = 10_000;
 
 /** RFC 5321 §4.5.3.1.1: a local part is at most 64 octets. */
 export const MAX_EMAIL_LOCAL_OCTETS = 64;

@@ -20,12 +20,19 @@ export interface RejectRow {
 }
 
 export class RejectFile {
+  /** The stream's first error. A listener always stays attached: an unheard stream error would crash the process. */
+  private failed: Error | null = null;
+
   private constructor(
     private readonly out: WriteStream,
     private readonly width: number,
     private readonly delimiter: string,
     private readonly path: string,
-  ) {}
+  ) {
+    out.on('error', (e) => {
+      this.failed ??= e;
+    });
+  }
 
   /**
    * Creates (or truncates) the file and writes its header. `width` columns of each row are copied:
@@ -33,12 +40,12 @@ export class RejectFile {
    */
   static async open(path: string, headers: readonly string[], width: number, delimiter: string, bom: boolean): Promise<RejectFile> {
     const out = createWriteStream(path, { flags: 'w' });
+    const f = new RejectFile(out, width, delimiter, path);
     try {
       await once(out, 'open');
     } catch (e) {
       throw cadenzaError('INVALID_INPUT', `cannot write the reject file ${path}: ${(e as Error).message}`, { path });
     }
-    const f = new RejectFile(out, width, delimiter, path);
     await f.put((bom ? '\ufeff' : '') + f.encode([...headers.slice(0, width), ...REJECT_FILE_COLUMNS]));
     return f;
   }
@@ -55,26 +62,42 @@ export class RejectFile {
     await this.put(chunk);
   }
 
+  /** Flushes and closes; throws if any write failed. */
   async close(): Promise<void> {
-    if (this.out.closed) return;
-    await new Promise<void>((resolve, reject) => {
-      this.out.once('error', reject);
+    if (!this.out.writableEnded) {
+      await new Promise<void>((resolve) => {
+        this.out.once('error', () => resolve());
+        this.out.end(() => resolve());
+      });
+    }
+    this.check();
+  }
+
+  /**
+   * Closes without waiting, after a failure elsewhere. Ends rather than destroys, so the rejects
+   * written so far reach the file: they are what the user needs to see after a failed import.
+   */
+  async abandon(): Promise<void> {
+    if (this.out.writableEnded) return;
+    await new Promise<void>((resolve) => {
+      this.out.once('error', () => resolve());
       this.out.end(() => resolve());
-    }).catch((e: Error) => {
-      throw cadenzaError('INVALID_INPUT', `cannot write the reject file ${this.path}: ${e.message}`, { path: this.path });
     });
   }
 
-  /** Closes without waiting, after a failure elsewhere. */
-  abandon(): void {
-    this.out.destroy();
-  }
-
   private async put(s: string): Promise<void> {
+    this.check();
     try {
       if (!this.out.write(s)) await once(this.out, 'drain');
     } catch (e) {
-      throw cadenzaError('INVALID_INPUT', `cannot write the reject file ${this.path}: ${(e as Error).message}`, { path: this.path });
+      this.failed ??= e as Error;
+    }
+    this.check();
+  }
+
+  private check(): void {
+    if (this.failed) {
+      throw cadenzaError('INVALID_INPUT', `cannot write the reject file ${this.path}: ${this.failed.message}`, { path: this.path });
     }
   }
 

@@ -30,6 +30,16 @@ export type RowCheck =
 // C0 controls but tab and line breaks, DEL, C1 controls. PostgreSQL text cannot hold U+0000 at all.
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 const REPLACEMENT = '\ufffd';
+/** One test for the common case: no control character and no U+FFFD. */
+const SUSPECT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffd]/;
+/** Whitespace that is not a single plain space: the only case that needs collapsing. */
+const ODD_SPACE = /\s\s|[^\S ]/;
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** NFC, skipped for ASCII (already normal, and the common case). */
+function nfc(s: string): string {
+  return NON_ASCII.test(s) ? s.normalize('NFC') : s;
+}
 
 /** A value as it appears in a message: quoted, and cut when long. */
 export function show(v: string): string {
@@ -49,17 +59,19 @@ export function checkRow(fields: readonly string[], columns: readonly ResolvedCo
     if (target.kind === 'ignore') continue;
     const raw = fields[i] ?? '';
     if (raw === '') continue;
-    if (raw.includes(REPLACEMENT)) {
-      return reject('invalid_encoding', `column '${col.header}' is not valid UTF-8 text (save the file as "CSV UTF-8"): ${show(raw)}`);
-    }
-    const ctl = CONTROL.exec(raw);
-    if (ctl) {
-      const cp = ctl[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
-      return reject('invalid_characters', `column '${col.header}' holds the control character U+${cp}`);
+    if (SUSPECT.test(raw)) {
+      if (raw.includes(REPLACEMENT)) {
+        return reject('invalid_encoding', `column '${col.header}' is not valid UTF-8 text (save the file as "CSV UTF-8"): ${show(raw)}`);
+      }
+      const ctl = CONTROL.exec(raw);
+      if (ctl) {
+        const cp = ctl[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+        return reject('invalid_characters', `column '${col.header}' holds the control character U+${cp}`);
+      }
     }
     if (target.kind === 'custom') {
       // Custom values keep their inner line breaks (a multi-line note stays one).
-      const v = raw.trim().normalize('NFC');
+      const v = nfc(raw.trim());
       if (v.length > MAX_CUSTOM_VALUE_CHARS) {
         return reject('too_long', `column '${col.header}' is ${v.length} characters long, more than ${MAX_CUSTOM_VALUE_CHARS}`);
       }
@@ -67,7 +79,7 @@ export function checkRow(fields: readonly string[], columns: readonly ResolvedCo
       continue;
     }
     // Lead fields are one line: runs of blanks, tabs and line breaks become one space.
-    const v = raw.replace(/\s+/g, ' ').trim().normalize('NFC');
+    const v = nfc((ODD_SPACE.test(raw) ? raw.replace(/\s+/g, ' ') : raw).trim());
     if (v === '') continue;
     const field = target.field;
     if (field !== 'email') {

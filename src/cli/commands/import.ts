@@ -37,10 +37,12 @@ export function register(program: Command): void {
           onProgress: (p) => bar.update(p.bytesRead, p.totalBytes),
         });
         bar.stop();
-        output(g, { ...r, rejectFile: r.rejected ? rejectFile : null }, () =>
+        const { issues, ...summary } = r;
+        output(g, { ...summary, issues: issues.slice(0, 20), rejectFile: r.rejected ? rejectFile : null }, () =>
           [
-            `read ${r.rowsRead} row(s) in ${(r.durationMs / 1000).toFixed(1)} s: ${r.imported} imported, ${r.updated} updated, ${r.rejected} rejected`,
-            ...Object.entries(r.rejectsByReason).map(([k, n]) => `  ${n} ${k.replace(/_/g, ' ')}`),
+            `read ${r.rowsRead} row(s) in ${(r.durationMs / 1000).toFixed(1)} s: ${r.imported} imported, ${r.updated} updated, ${r.unchanged} unchanged, ${r.rejected} rejected`,
+            ...Object.entries(r.rejectsByReason).map(([k, n]) => `  rejected ${n}: ${k.replace(/_/g, ' ')}`),
+            ...Object.entries(r.warningsByReason).map(([k, n]) => `  warning ${n}: ${k.replace(/_/g, ' ')} (imported without it)`),
             r.rejected ? `rejected rows and reasons: ${rejectFile}` : '',
           ]
             .filter(Boolean)

@@ -29,7 +29,11 @@ describe('sealed tokens', () => {
   });
 
   it('never throws on garbage', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 300 }), (s) => expect(unseal(key, s)).toBeNull()));
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (s) => {
+        expect(unseal(key, s)).toBeNull();
+      }),
+    );
   });
 });
 

@@ -212,6 +212,23 @@ export interface SuppressionTable {
   created_at: CreatedAt;
 }
 
+// --- credential vault (0004_vault.sql)
+export interface WorkspaceKeyTable {
+  workspace_id: string;
+  wrapped_key: Buffer;
+  master_fingerprint: string;
+  created_at: CreatedAt;
+  rotated_at: Timestamp | null;
+}
+
+export interface MailboxCredentialTable {
+  mailbox_id: string;
+  kind: 'password' | 'oauth';
+  ciphertext: Buffer;
+  updated_at: DefaultTimestamp;
+}
+// --- end credential vault
+
 export interface SchemaMigrationTable {
   version: number;
   name: string;
@@ -220,6 +237,8 @@ export interface SchemaMigrationTable {
 
 export interface Database {
   schema_migration: SchemaMigrationTable;
+  workspace_key: WorkspaceKeyTable;
+  mailbox_credential: MailboxCredentialTable;
   workspace: WorkspaceTable;
   app_user: AppUserTable;
   mailbox: MailboxTable;

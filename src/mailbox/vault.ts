@@ -1,0 +1,120 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { cadenzaError } from '../common/errors.ts';
+import { keyFingerprint } from '../common/secrets.ts';
+import type { Store, Tx } from '../store/store.ts';
+
+/**
+ * The credential vault: envelope encryption (promise 7). A random 256-bit data key per workspace
+ * encrypts that workspace's credentials; the data key is stored only wrapped by the master key
+ * (AES-256-GCM, bound to the workspace id as associated data, so a wrapped key cannot be moved to
+ * another workspace). The master key lives outside the database (common/secrets.ts), so a database
+ * dump alone reveals no credential. Rotating the master key rewraps the data keys; credentials
+ * themselves are not touched.
+ *
+ * A KMS can replace the master key behind `KeyWrapper` without changing callers.
+ */
+export interface KeyWrapper {
+  fingerprint(): string;
+  wrap(dataKey: Buffer, context: string): Buffer;
+  unwrap(wrapped: Buffer, context: string): Buffer;
+}
+
+export function localKeyWrapper(master: Buffer): KeyWrapper {
+  return {
+    fingerprint: () => keyFingerprint(master),
+    wrap: (dataKey, context) => gcmSeal(master, dataKey, context),
+    unwrap: (wrapped, context) => gcmOpen(master, wrapped, context, 'the master key does not unwrap this workspace key (was the master key changed?)'),
+  };
+}
+
+export type Credential =
+  | { kind: 'password'; username: string; password: string }
+  | { kind: 'oauth'; accessToken: string; refreshToken?: string; expiresAt?: number; scope?: string };
+
+export class Vault {
+  private readonly cache = new Map<string, Buffer>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly wrapper: KeyWrapper,
+  ) {}
+
+  /** Stores (or replaces) a mailbox's credential, encrypted with its workspace's data key. */
+  async put(workspaceId: string, mailboxId: string, credential: Credential, tx?: Tx): Promise<void> {
+    const key = await this.dataKey(workspaceId, tx);
+    const ciphertext = gcmSeal(key, Buffer.from(JSON.stringify(credential), 'utf8'), `mailbox:${mailboxId}`);
+    await (tx ?? this.store.db)
+      .insertInto('mailbox_credential')
+      .values({ mailbox_id: mailboxId, kind: credential.kind, ciphertext })
+      .onConflict((oc) => oc.column('mailbox_id').doUpdateSet({ kind: credential.kind, ciphertext, updated_at: new Date() }))
+      .execute();
+  }
+
+  /** A mailbox's credential, decrypted, or undefined when none is stored. */
+  async get(mailboxId: string): Promise<Credential | undefined> {
+    const row = await this.store.db
+      .selectFrom('mailbox_credential as c')
+      .innerJoin('mailbox as m', 'm.id', 'c.mailbox_id')
+      .select(['c.ciphertext', 'm.workspace_id'])
+      .where('c.mailbox_id', '=', mailboxId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const key = await this.dataKey(row.workspace_id);
+    return JSON.parse(gcmOpen(key, row.ciphertext, `mailbox:${mailboxId}`, 'a stored credential failed to decrypt').toString('utf8')) as Credential;
+  }
+
+  /** Rewraps every workspace data key with a new master key, in one transaction. */
+  static async rotateMaster(store: Store, from: KeyWrapper, to: KeyWrapper): Promise<{ rewrapped: number }> {
+    return store.db.transaction().execute(async (tx) => {
+      const rows = await tx.selectFrom('workspace_key').selectAll().forUpdate().execute();
+      for (const r of rows) {
+        if (r.master_fingerprint === to.fingerprint()) continue;
+        const dataKey = from.unwrap(r.wrapped_key, `workspace:${r.workspace_id}`);
+        await tx
+          .updateTable('workspace_key')
+          .set({ wrapped_key: to.wrap(dataKey, `workspace:${r.workspace_id}`), master_fingerprint: to.fingerprint(), rotated_at: new Date() })
+          .where('workspace_id', '=', r.workspace_id)
+          .execute();
+      }
+      return { rewrapped: rows.filter((r) => r.master_fingerprint !== to.fingerprint()).length };
+    });
+  }
+
+  private async dataKey(workspaceId: string, tx?: Tx): Promise<Buffer> {
+    const hit = this.cache.get(workspaceId);
+    if (hit) return hit;
+    const db = tx ?? this.store.db;
+    let row = await db.selectFrom('workspace_key').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
+    if (!row) {
+      const fresh = randomBytes(32);
+      await db
+        .insertInto('workspace_key')
+        .values({ workspace_id: workspaceId, wrapped_key: this.wrapper.wrap(fresh, `workspace:${workspaceId}`), master_fingerprint: this.wrapper.fingerprint() })
+        .onConflict((oc) => oc.column('workspace_id').doNothing())
+        .execute();
+      row = await db.selectFrom('workspace_key').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+    }
+    const key = this.wrapper.unwrap(row.wrapped_key, `workspace:${workspaceId}`);
+    this.cache.set(workspaceId, key);
+    return key;
+  }
+}
+
+function gcmSeal(key: Buffer, plaintext: Buffer, aad: string): Buffer {
+  const nonce = randomBytes(12);
+  const c = createCipheriv('aes-256-gcm', key, nonce);
+  c.setAAD(Buffer.from(aad, 'utf8'));
+  const ct = Buffer.concat([c.update(plaintext), c.final()]);
+  return Buffer.concat([nonce, ct, c.getAuthTag()]);
+}
+
+function gcmOpen(key: Buffer, sealed: Buffer, aad: string, failure: string): Buffer {
+  try {
+    const d = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12));
+    d.setAAD(Buffer.from(aad, 'utf8'));
+    d.setAuthTag(sealed.subarray(sealed.length - 16));
+    return Buffer.concat([d.update(sealed.subarray(12, sealed.length - 16)), d.final()]);
+  } catch {
+    throw cadenzaError('CONFIG_INVALID', failure);
+  }
+}

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { systemClock } from '../common/clock.ts';
-import { loadConfig } from '../common/config.ts';
+import { embeddedDbDir, loadConfig } from '../common/config.ts';
 import { isCadenzaError, type ErrorCode } from '../common/errors.ts';
 import { systemRandom } from '../common/random.ts';
 import { migrate } from '../store/migrate.ts';
+import { loadMasterKey } from '../common/secrets.ts';
+import { ensureDefaultWorkspace } from '../ops/workspace.ts';
 import { openStore, type Store } from '../store/store.ts';
 
 /** Options every command accepts (declared once on the program). */
@@ -23,13 +25,22 @@ export const deps = { clock: systemClock, random: systemRandom() };
 export async function withStore<T>(g: GlobalOptions, fn: (store: Store) => Promise<T>, opts: { migrate?: boolean } = {}): Promise<T> {
   const cfg = loadConfig();
   const databaseUrl = g.databaseUrl ?? cfg.DATABASE_URL;
-  const store = await openStore({ databaseUrl, dataDir: databaseUrl ? undefined : (g.dataDir ?? cfg.CADENZA_DATA_DIR) });
+  const store = await openStore({ databaseUrl, dataDir: databaseUrl ? undefined : embeddedDbDir(g.dataDir ?? cfg.CADENZA_DATA_DIR) });
   try {
-    if (opts.migrate !== false) await migrate(store);
+    if (opts.migrate !== false) {
+      await migrate(store);
+      await ensureDefaultWorkspace(store, deps);
+    }
     return await fn(store);
   } finally {
     await store.close();
   }
+}
+
+/** The master key for this installation (env, key file, or created beside the embedded store). */
+export function masterKey(g: GlobalOptions): Buffer {
+  const cfg = loadConfig();
+  return loadMasterKey({ dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR });
 }
 
 /** Prints a result: one JSON document with --json, else the human text. */

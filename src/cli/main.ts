@@ -3,6 +3,7 @@ import { version } from '../ops/app.ts';
 import { reportError } from './context.ts';
 import { register as enroll } from './commands/enroll.ts';
 import { register as importCmd } from './commands/import.ts';
+import { register as keys } from './commands/keys.ts';
 import { register as mailbox } from './commands/mailbox.ts';
 import { register as migrate } from './commands/migrate.ts';
 import { register as sequence } from './commands/sequence.ts';
@@ -20,7 +21,7 @@ export function buildProgram(): Command {
     .option('--data-dir <dir>', 'folder of the embedded store (env CADENZA_DATA_DIR, default ./data)')
     .showHelpAfterError()
     .configureOutput({ outputError: (s, write) => write(s) });
-  for (const register of [start, migrate, importCmd, sequence, enroll, status, workspace, mailbox]) register(program);
+  for (const register of [start, migrate, importCmd, sequence, enroll, status, workspace, mailbox, keys]) register(program);
   return program;
 }
 

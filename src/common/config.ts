@@ -34,3 +34,8 @@ export function parseRoles(text: string): Role[] {
   if (bad.length) throw cadenzaError('CONFIG_INVALID', `unknown role${bad.length > 1 ? 's' : ''}: ${bad.join(', ')} (known: ${ROLES.join(', ')})`);
   return roles as Role[];
 }
+
+/** The embedded database's folder inside the data folder (beside it: master.key). */
+export function embeddedDbDir(dataDir: string): string {
+  return `${dataDir.replace(/\/+$/, '')}/db`;
+}

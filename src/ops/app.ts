@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../api/server.ts';
 import { systemClock, type Clock, type TimerHandle } from '../common/clock.ts';
-import type { Role } from '../common/config.ts';
+import { embeddedDbDir, type Role } from '../common/config.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
 import { systemRandom, type Random } from '../common/random.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
@@ -39,7 +39,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   const clock = o.clock ?? systemClock;
   const random = o.random ?? systemRandom();
   const log = o.log ?? createLogger();
-  const store = await openStore({ databaseUrl: o.databaseUrl, dataDir: o.databaseUrl ? undefined : o.dataDir });
+  const store = await openStore({ databaseUrl: o.databaseUrl, dataDir: o.databaseUrl ? undefined : embeddedDbDir(o.dataDir) });
   const m = await migrate(store);
   if (m.applied.length) log.info({ applied: m.applied }, 'migrations applied');
   await ensureDefaultWorkspace(store, { clock, random });

@@ -60,6 +60,22 @@ describe.each(testBackends())('the cadenza command on %s', (backend) => {
     expect(status.json()).toMatchObject({ leads: 2, mailboxes: 1, sequences: 1, enrollments: { active: 2 } });
   });
 
+  it('stores a mailbox password only encrypted, and rotates the master key', () => {
+    const env = { CADENZA_MAILBOX_PASSWORD: 'pa55-word-never-logged' };
+    const keyDir = join(dir, 'keys');
+    const run = (...args: string[]) => cadenza([...store, '--data-dir', keyDir, '--json', ...args], { cwd: dir, env });
+    const add = run('mailbox', 'add', 'smtp@acme.com', '--smtp-host', 'smtp.acme.com', '--imap-host', 'imap.acme.com');
+    expect(add.code).toBe(0);
+    expect(add.stdout + add.stderr).not.toContain('pa55-word');
+    expect(add.json()).toMatchObject({ credentials: 'stored encrypted' });
+    const rotated = run('keys', 'rotate');
+    expect(rotated.code).toBe(0);
+    expect(rotated.json().rewrapped).toBeGreaterThanOrEqual(1);
+    const noPassword = cadenza([...store, '--data-dir', keyDir, 'mailbox', 'add', 'other@acme.com', '--smtp-host', 'smtp.acme.com'], { cwd: dir, env: { CADENZA_MAILBOX_PASSWORD: '' } });
+    expect(noPassword.code).toBe(2);
+    expect(noPassword.stderr).toMatch(/needs its password/);
+  });
+
   it('answers bad input with a clear error and a stable exit code, never a stack trace', () => {
     writeFileSync(join(dir, 'bad.yaml'), 'key: x\nname: y\nsteps:\n  - key: a\n    type: email\n    delay: soon\n');
     const bad = cadenza([...store, 'sequence', 'apply', 'bad.yaml'], { cwd: dir });

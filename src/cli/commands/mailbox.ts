@@ -4,7 +4,9 @@ import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
-import { deps, globals, output, table, withStore } from '../context.ts';
+import { deps, globals, masterKey, output, table, withStore } from '../context.ts';
+import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
+import { defaultPort, parseMailboxSettings } from '../../mailbox/settings.ts';
 
 const addSchema = z.object({
   email: z.string().email(),
@@ -12,6 +14,53 @@ const addSchema = z.object({
   dailyCap: z.coerce.number().int().min(0).max(10_000),
   zone: z.string().optional(),
 });
+
+interface AddOptions {
+  workspace?: string;
+  provider: string;
+  dailyCap: string;
+  zone?: string;
+  name?: string;
+  smtpHost?: string;
+  smtpPort?: string;
+  smtpSecurity: string;
+  imapHost?: string;
+  imapPort?: string;
+  imapSecurity: string;
+  username?: string;
+  passwordStdin?: boolean;
+  serverSavesSent: boolean;
+  allowSelfSigned?: boolean;
+}
+
+/** The password: from stdin (--password-stdin) or CADENZA_MAILBOX_PASSWORD, never from an argument (it would sit in shell history and ps). */
+async function readPassword(o: AddOptions): Promise<string | undefined> {
+  if (o.passwordStdin) {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    const pw = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+    if (!pw) throw cadenzaError('INVALID_INPUT', '--password-stdin: nothing was read from standard input');
+    return pw;
+  }
+  return process.env.CADENZA_MAILBOX_PASSWORD || undefined;
+}
+
+function connectionSettings(o: AddOptions) {
+  const sec = (v: string) => {
+    if (v !== 'tls' && v !== 'starttls' && v !== 'none') throw cadenzaError('INVALID_INPUT', `security is tls, starttls or none, got '${v}'`);
+    return v;
+  };
+  const settings: Record<string, unknown> = { serverSavesSent: o.serverSavesSent };
+  if (o.smtpHost) {
+    const security = sec(o.smtpSecurity);
+    settings.smtp = { host: o.smtpHost, port: o.smtpPort ? Number(o.smtpPort) : defaultPort('smtp', security), security, allowSelfSigned: !!o.allowSelfSigned };
+  }
+  if (o.imapHost) {
+    const security = sec(o.imapSecurity);
+    settings.imap = { host: o.imapHost, port: o.imapPort ? Number(o.imapPort) : defaultPort('imap', security), security, allowSelfSigned: !!o.allowSelfSigned };
+  }
+  return parseMailboxSettings(settings);
+}
 
 export function register(program: Command): void {
   const mb = program.command('mailbox').description("reps' sending mailboxes: add and list (credentials are connected from the web app)");
@@ -31,23 +80,41 @@ export function register(program: Command): void {
     .option('--provider <p>', 'smtp_imap, gmail or graph', 'smtp_imap')
     .option('--daily-cap <n>', 'most emails a day once ramped up', '30')
     .option('--zone <iana>', "the mailbox's time zone (fallback for leads without one)")
-    .action(async (email: string, o: { workspace?: string; provider: string; dailyCap: string; zone?: string }, cmd: Command) => {
+    .option('--name <display name>', 'the name recipients see')
+    .option('--smtp-host <host>', 'SMTP submission server')
+    .option('--smtp-port <n>', 'SMTP port (default 587, or 465 with --smtp-security tls)')
+    .option('--smtp-security <mode>', 'tls, starttls or none', 'starttls')
+    .option('--imap-host <host>', 'IMAP server (replies, bounces and the Sent folder)')
+    .option('--imap-port <n>', 'IMAP port (default 143, or 993 with --imap-security tls)')
+    .option('--imap-security <mode>', 'tls, starttls or none', 'tls')
+    .option('--username <user>', 'login name (default: the address)')
+    .option('--password-stdin', 'read the password or app password from standard input (or set CADENZA_MAILBOX_PASSWORD)')
+    .option('--no-server-saves-sent', 'the SMTP server does not file sent mail into Sent: Cadenza appends a copy over IMAP')
+    .option('--allow-self-signed', "accept the servers' self-signed certificates")
+    .action(async (email: string, o: AddOptions, cmd: Command) => {
       const g = globals(cmd);
       const r = addSchema.safeParse({ email, provider: o.provider, dailyCap: o.dailyCap, zone: o.zone });
       if (!r.success) throw cadenzaError('INVALID_INPUT', r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
       if (r.data.zone && !isValidZone(r.data.zone)) throw cadenzaError('UNKNOWN_TIME_ZONE', `unknown time zone '${r.data.zone}'`);
+      const settings = connectionSettings(o);
+      const password = await readPassword(o);
+      if (r.data.provider === 'smtp_imap' && settings.smtp && !password) throw cadenzaError('INVALID_INPUT', 'an SMTP mailbox needs its password: --password-stdin, or CADENZA_MAILBOX_PASSWORD');
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
         const id = newId(deps.clock.now(), deps.random);
-        await store.db
-          .insertInto('mailbox')
-          .values({ id, workspace_id: w.id, email: r.data.email.toLowerCase(), provider: r.data.provider, daily_cap: r.data.dailyCap, time_zone: r.data.zone ?? null })
-          .execute()
-          .catch((e: { code?: string }) => {
-            if (e.code === '23505') throw cadenzaError('CONFLICT', `mailbox ${email} already exists`);
-            throw e;
-          });
-        output(g, { id, email: r.data.email.toLowerCase() }, () => `mailbox ${r.data.email} added (${id})`);
+        const vault = new Vault(store, localKeyWrapper(masterKey(g)));
+        await store.db.transaction().execute(async (tx) => {
+          await tx
+            .insertInto('mailbox')
+            .values({ id, workspace_id: w.id, email: r.data.email.toLowerCase(), display_name: o.name ?? null, provider: r.data.provider, daily_cap: r.data.dailyCap, time_zone: r.data.zone ?? null, settings: JSON.stringify(settings) })
+            .execute()
+            .catch((e: { code?: string }) => {
+              if (e.code === '23505') throw cadenzaError('CONFLICT', `mailbox ${email} already exists`);
+              throw e;
+            });
+          if (password) await vault.put(w.id, id, { kind: 'password', username: o.username ?? r.data.email, password }, tx);
+        });
+        output(g, { id, email: r.data.email.toLowerCase(), credentials: password ? 'stored encrypted' : 'none' }, () => `mailbox ${r.data.email} added (${id})${password ? '; password stored encrypted' : ''}`);
       });
     });
 }

@@ -1,4 +1,5 @@
 import { cadenzaError } from '../../common/errors.ts';
+import { KeyColumn } from './key-column.ts';
 import {
   GEN_MASK,
   checkTime,
@@ -20,11 +21,13 @@ export interface BinaryHeapTimersOptions {
 /**
  * Indexed binary min-heap of deadlines: the baseline the timing wheel is measured and model-tested
  * against, built to be a fair one. The heap arrays hold the deadline inline next to the node index
- * (no indirection on comparisons), each node knows its heap position, so cancel removes it in
- * O(log n) at once instead of leaving a tombstone (lazy deletion would make every cancelled timer
- * cost memory until it surfaces, which on a cancel-heavy load is most of them).
+ * (no indirection on comparisons), and each node knows its heap position, so cancel removes it at
+ * once in O(log n). Lazy deletion would be worse on the scheduler's load: with 90% of timers
+ * cancelled, the heap would stay ten times larger and every cancelled timer would still cost an
+ * O(log n) pop when it surfaced.
  *
- * nextDeadline() is exact: the root's deadline.
+ * nextDeadline() is exact: the root's deadline. Keys are stored like the wheel's (KeyColumn), so
+ * the comparison measures the structures, not the key storage.
  */
 export class BinaryHeapTimers<K = number> implements TimerQueue<K> {
   private capacity: number;
@@ -34,7 +37,7 @@ export class BinaryHeapTimers<K = number> implements TimerQueue<K> {
   /** By node: heap position while live; next free node while free (-1 ends the chain). */
   private pos: Int32Array;
   private gen: Int32Array;
-  private keys: (K | undefined)[] = [];
+  private readonly keys: KeyColumn<K>;
   private used = 0;
   private freeHead = -1;
   private count = 0;
@@ -49,6 +52,7 @@ export class BinaryHeapTimers<K = number> implements TimerQueue<K> {
     this.heapNode = new Int32Array(this.capacity);
     this.pos = new Int32Array(this.capacity);
     this.gen = new Int32Array(this.capacity);
+    this.keys = new KeyColumn<K>(this.capacity);
   }
 
   get size(): number {
@@ -67,7 +71,7 @@ export class BinaryHeapTimers<K = number> implements TimerQueue<K> {
     }
     const g = (this.gen[n]! + 1) & GEN_MASK; // odd: live
     this.gen[n] = g;
-    this.keys[n] = key;
+    this.keys.set(n, key);
     this.siftUp(this.count++, deadlineMs, n);
     return timerId(n, g);
   }
@@ -93,7 +97,7 @@ export class BinaryHeapTimers<K = number> implements TimerQueue<K> {
     const heapDeadline = this.heapDeadline;
     while (this.count > 0 && heapDeadline[0]! <= nowMs) {
       const n = this.heapNode[0]!;
-      out.push(this.keys[n] as K);
+      out.push(this.keys.get(n));
       const last = --this.count;
       if (last > 0) this.siftDown(0, heapDeadline[last]!, this.heapNode[last]!);
       this.release(n);
@@ -110,7 +114,7 @@ export class BinaryHeapTimers<K = number> implements TimerQueue<K> {
     for (let n = 0; n < this.used; n++) {
       if ((gen[n]! & 1) === 1) gen[n] = (gen[n]! + 1) & GEN_MASK;
     }
-    this.keys.length = 0;
+    this.keys.releaseAll(this.used);
     this.used = 0;
     this.freeHead = -1;
     this.count = 0;
@@ -168,7 +172,7 @@ export class BinaryHeapTimers<K = number> implements TimerQueue<K> {
 
   private release(n: number): void {
     this.gen[n] = (this.gen[n]! + 1) & GEN_MASK;
-    this.keys[n] = undefined;
+    this.keys.release(n);
     this.pos[n] = this.freeHead;
     this.freeHead = n;
   }
@@ -179,5 +183,6 @@ export class BinaryHeapTimers<K = number> implements TimerQueue<K> {
     this.heapNode = growInt32(this.heapNode, this.capacity);
     this.pos = growInt32(this.pos, this.capacity);
     this.gen = growInt32(this.gen, this.capacity);
+    this.keys.grow(this.capacity);
   }
 }

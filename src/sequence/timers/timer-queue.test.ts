@@ -114,6 +114,52 @@ const startArb = fc.oneof(fc.constant(0), fc.integer({ min: 1.6e12, max: 1.8e12 
 
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 
+/** The wheel's private state, read by checkWheel below (tests only). */
+interface WheelInternals {
+  gen: Int32Array;
+  freeStack: Int32Array;
+  freeTop: number;
+  used: number;
+  count: number;
+  dead: number;
+  slotNodes: Int32Array[];
+  slotLen: Int32Array;
+  occupied: Int32Array;
+}
+
+/**
+ * Structural invariants of the lazy-cancel wheel: every live node sits in exactly one slot, every
+ * cancelled-not-swept node in exactly one slot and nowhere else, free nodes in no slot and once on
+ * the free stack, the counters match, and a slot's occupancy bit is set iff it has entries.
+ */
+function checkWheel(q: TimerQueue<number>): void {
+  if (!(q instanceof TimingWheel)) return;
+  const w = q as unknown as WheelInternals;
+  const problems: string[] = [];
+  const inSlots = new Uint8Array(w.used);
+  let live = 0;
+  let dead = 0;
+  w.slotLen.forEach((len, s) => {
+    if ((((w.occupied[s >> 5]! >>> (s & 31)) & 1) === 1) !== len > 0) problems.push(`slot ${s}: occupancy bit`);
+    for (let i = 0; i < len; i++) {
+      const n = w.slotNodes[s]![i]!;
+      if (!(n < w.used) || inSlots[n]! > 0) problems.push(`node ${n}: out of range or in two slots`);
+      inSlots[n] = 1;
+      if ((w.gen[n]! & 1) === 1) live++;
+      else dead++;
+    }
+  });
+  if (live !== w.count) problems.push(`live ${live} !== count ${w.count}`);
+  if (dead !== w.dead) problems.push(`dead ${dead} !== dead counter ${w.dead}`);
+  for (let i = 0; i < w.freeTop; i++) {
+    const n = w.freeStack[i]!;
+    if (inSlots[n] !== 0 || (w.gen[n]! & 1) !== 0) problems.push(`free node ${n}: in a slot, twice free, or live`);
+    inSlots[n] = 2;
+  }
+  if (inSlots.some((x) => x === 0)) problems.push('a node is neither in a slot nor free');
+  expect(problems).toEqual([]);
+}
+
 function runAgainstModel(config: Config, startMs: number, ops: Op[]): void {
   const q = config.make(startMs);
   const model = new ModelQueue();
@@ -169,6 +215,7 @@ function runAgainstModel(config: Config, startMs: number, ops: Op[]): void {
         break;
     }
     expect(q.size).toBe(model.size);
+    checkWheel(q);
   }
   // Drain: everything left fires exactly once at a now past every deadline.
   expect(sorted(q.advance(Infinity))).toEqual(sorted(model.advance(Infinity)));
@@ -214,6 +261,7 @@ describe.each([
           now += random.int(0, 1500);
           expect(sorted(q.advance(now))).toEqual(sorted(model.advance(now)));
           expect(q.size).toBe(model.size);
+          checkWheel(q);
           if (config.exactNextDeadline) expect(q.nextDeadline()).toBe(model.min());
         }
       }),
@@ -304,6 +352,54 @@ describe('TimingWheel', () => {
     const fired = w.advance(100_000);
     expect(fired.length).toBe(5000);
     expect(fired.every((k) => k % 2 === 1)).toBe(true);
+  });
+
+  it('keeps memory proportional to pending timers under insert/cancel churn (lazy cancel is reclaimed)', () => {
+    const w = new TimingWheel<string>({ startMs: 0, tickMs: 100 });
+    const live: TimerId[] = [];
+    let cancelled = 0;
+    for (let i = 0; i < 200_000; i++) {
+      // Far-future deadlines: no advance ever sweeps these slots, only reclaiming can.
+      live.push(w.insert(3_600_000 + (i % 5000), `k${i}`));
+      if (live.length > 100 && w.cancel(live.shift()!)) cancelled++;
+    }
+    expect(cancelled).toBe(200_000 - 100);
+    expect(w.size).toBe(100);
+    expect(w.capacity).toBeLessThanOrEqual(1024);
+  });
+
+  it('drops everything when the last live timer is cancelled, keeping old ids stale', () => {
+    const w = new TimingWheel<number>({ startMs: 0, initialCapacity: 16 });
+    const ids: TimerId[] = [];
+    for (let i = 0; i < 500; i++) ids.push(w.insert(1000 + i * 997, i));
+    for (const id of ids) expect(w.cancel(id)).toBe(true);
+    expect(w.size).toBe(0);
+    expect(w.nextDeadline()).toBeUndefined();
+    const fresh = [w.insert(50, 1000), w.insert(60, 1001)];
+    for (const id of ids) expect(w.cancel(id)).toBe(false);
+    expect(fresh.every((id) => !ids.includes(id))).toBe(true);
+    expect(w.advance(1e9).sort()).toEqual([1000, 1001]);
+    // The nodes are whole again: new timers get distinct nodes and each fires once.
+    const again = Array.from({ length: 600 }, (_, i) => w.insert(2e9 + i, i));
+    expect(new Set(again.map((id) => id % 2 ** 26)).size).toBe(600);
+    expect(w.size).toBe(600);
+    expect(w.advance(3e9)).toHaveLength(600);
+    expect(w.size).toBe(0);
+  });
+
+  it('keeps keys of any type: numbers first, then strings and objects', () => {
+    for (const q of [new TimingWheel<unknown>({ startMs: 0 }), new BinaryHeapTimers<unknown>()]) {
+      const obj = { enrollment: 'e1' };
+      q.insert(10, 1.5);
+      q.insert(20, -0);
+      q.insert(30, 'enr_1');
+      q.insert(40, obj);
+      q.insert(50, 2 ** 40);
+      const fired = q.advance(100);
+      expect(fired).toHaveLength(5);
+      expect(fired).toEqual(expect.arrayContaining([1.5, 'enr_1', obj, 2 ** 40]));
+      expect(fired.some((k) => Object.is(k, -0))).toBe(true);
+    }
   });
 
   it('jumps years ahead without walking the ticks (1 ms tick, 10^12 ticks)', () => {

@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig } from '../../common/config.ts';
+import { cadenzaError } from '../../common/errors.ts';
+import { keyFingerprint } from '../../common/secrets.ts';
+import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
+import { globals, masterKey, output, withStore } from '../context.ts';
+
+export function register(program: Command): void {
+  const keys = program.command('keys').description('the master key that protects stored credentials');
+  keys
+    .command('rotate')
+    .description('rewrap every workspace data key with a new master key (credentials themselves are not re-encrypted)')
+    .option('--new-key-file <file>', 'the new key (32 bytes, base64); default: generate one')
+    .action(async (o: { newKeyFile?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const cfg = loadConfig();
+      const current = masterKey(g);
+      let next: Buffer;
+      if (o.newKeyFile) {
+        next = Buffer.from(readFileSync(o.newKeyFile, 'utf8').trim(), 'base64');
+        if (next.length !== 32) throw cadenzaError('INVALID_INPUT', `${o.newKeyFile} must hold 32 bytes in base64`);
+      } else next = randomBytes(32);
+      if (next.equals(current)) throw cadenzaError('INVALID_INPUT', 'the new key is the current key');
+      const r = await withStore(g, (store) => Vault.rotateMaster(store, localKeyWrapper(current), localKeyWrapper(next)));
+      // The default key file beside the embedded store is replaced (the old one kept aside); a key
+      // from the environment or an explicit file is the operator's to swap.
+      const defaultFile = join(g.dataDir ?? cfg.CADENZA_DATA_DIR, 'master.key');
+      let where: string;
+      if (!process.env.CADENZA_MASTER_KEY && !process.env.CADENZA_MASTER_KEY_FILE && existsSync(defaultFile)) {
+        renameSync(defaultFile, `${defaultFile}.${keyFingerprint(current)}.old`);
+        writeFileSync(defaultFile, `${next.toString('base64')}\n`, { mode: 0o600 });
+        where = `the new key is in ${defaultFile}; the old one was kept as ${defaultFile}.${keyFingerprint(current)}.old (delete it once you have a backup)`;
+      } else {
+        if (!o.newKeyFile) {
+          const out = `master.key.${keyFingerprint(next)}`;
+          writeFileSync(out, `${next.toString('base64')}\n`, { mode: 0o600 });
+          where = `the new key was written to ${out}: point CADENZA_MASTER_KEY_FILE (or CADENZA_MASTER_KEY) at it before the next start`;
+        } else where = `point CADENZA_MASTER_KEY_FILE (or CADENZA_MASTER_KEY) at ${o.newKeyFile} before the next start`;
+      }
+      output(g, { ...r, fingerprint: keyFingerprint(next) }, () => `rewrapped ${r.rewrapped} workspace key(s); ${where}`);
+    });
+}

@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SimClock } from '../sim/sim-clock.ts';
+import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
+import { holds, Leases } from './leases.ts';
+
+describe.each(testBackends())('leases on %s', (backend) => {
+  let store: TestStore;
+  beforeAll(async () => {
+    store = await freshStore(backend);
+  });
+  afterAll(async () => {
+    await store.destroy();
+  });
+
+  it('gives one owner at a time, renews with the same token, and fences a stale owner after a takeover', async () => {
+    const clock = new SimClock(Date.UTC(2026, 0, 1));
+    const leases = new Leases(store, clock);
+    const a = await leases.acquire('mailbox:1', 'proc-a', 30_000);
+    expect(a).not.toBeNull();
+    expect(await leases.acquire('mailbox:1', 'proc-b', 30_000)).toBeNull();
+    const again = await leases.acquire('mailbox:1', 'proc-a', 30_000);
+    expect(again!.token).toBe(a!.token);
+    clock.advance(20_000);
+    const renewed = await leases.renew(a!, 30_000);
+    expect(renewed!.expiresAt).toBe(clock.now() + 30_000);
+    expect(await holds(store.db, 'mailbox:1', a!.token, clock.now())).toBe(true);
+
+    clock.advance(31_000); // proc-a stalls past its lease
+    const b = await leases.acquire('mailbox:1', 'proc-b', 30_000);
+    expect(b!.token).toBeGreaterThan(a!.token);
+    expect(await leases.renew(a!, 30_000)).toBeNull();
+    expect(await holds(store.db, 'mailbox:1', a!.token, clock.now())).toBe(false);
+    expect(await holds(store.db, 'mailbox:1', b!.token, clock.now())).toBe(true);
+    expect(await leases.owners('mailbox:')).toEqual(new Map([['proc-b', 1]]));
+
+    await leases.release(b!);
+    const c = await leases.acquire('mailbox:1', 'proc-a', 30_000);
+    expect(c!.token).toBeGreaterThan(b!.token);
+  });
+
+  it('lets exactly one of many concurrent acquirers win', async () => {
+    const clock = new SimClock(Date.UTC(2026, 0, 1));
+    const leases = new Leases(store, clock);
+    const got = await Promise.all(Array.from({ length: 10 }, (_, i) => leases.acquire('mailbox:race', `p${i}`, 30_000)));
+    expect(got.filter(Boolean).length).toBe(1);
+  });
+});

@@ -1,0 +1,87 @@
+import { sql } from 'kysely';
+import type { Clock } from '../common/clock.ts';
+import type { Db, Store, Tx } from '../store/store.ts';
+
+/**
+ * Leases with fencing tokens, kept in PostgreSQL (the coordinator: no home-made distributed
+ * system). A lease names one owner for a resource until it expires; the owner renews it well
+ * before. Taking over an expired lease, or a new acquisition, draws a new token from a sequence,
+ * so tokens only grow: a write that checks `holds(tx, resource, token)` inside its transaction is
+ * refused once the lease has moved on, even if the old owner does not know it yet.
+ *
+ * Times come from the injected clock so simulations can expire leases; in production all
+ * processes use the system clock, and the TTL is far larger than any clock skew between them.
+ */
+export interface Lease {
+  resource: string;
+  owner: string;
+  token: number;
+  expiresAt: number;
+}
+
+export class Leases {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Takes the lease if it is free, expired or already ours (then it is renewed, same token). */
+  async acquire(resource: string, owner: string, ttlMs: number): Promise<Lease | null> {
+    const now = new Date(this.clock.now());
+    const until = new Date(this.clock.now() + ttlMs);
+    const r = await sql<{ token: number; expires_at: Date }>`
+      insert into lease (resource, owner, token, expires_at, acquired_at, renewed_at)
+      values (${resource}, ${owner}, nextval('lease_token_seq'), ${until}, ${now}, ${now})
+      on conflict (resource) do update set
+        token = case when lease.owner = excluded.owner and lease.expires_at > ${now} then lease.token else excluded.token end,
+        acquired_at = case when lease.owner = excluded.owner and lease.expires_at > ${now} then lease.acquired_at else excluded.acquired_at end,
+        owner = excluded.owner, expires_at = excluded.expires_at, renewed_at = excluded.renewed_at
+      where lease.owner = excluded.owner or lease.expires_at <= ${now}
+      returning token, expires_at`.execute(this.store.db);
+    const row = r.rows[0];
+    return row ? { resource, owner, token: Number(row.token), expiresAt: row.expires_at.getTime() } : null;
+  }
+
+  /** Extends a lease we hold with this token; null when it was lost (expired and taken, or released). */
+  async renew(lease: Lease, ttlMs: number): Promise<Lease | null> {
+    const until = new Date(this.clock.now() + ttlMs);
+    const r = await this.store.db
+      .updateTable('lease')
+      .set({ expires_at: until, renewed_at: new Date(this.clock.now()) })
+      .where('resource', '=', lease.resource)
+      .where('owner', '=', lease.owner)
+      .where('token', '=', lease.token)
+      .where('expires_at', '>', new Date(this.clock.now()))
+      .returning('expires_at')
+      .executeTakeFirst();
+    return r ? { ...lease, expiresAt: r.expires_at.getTime() } : null;
+  }
+
+  /** Gives a lease up at once (graceful stop), so the next owner need not wait for it to expire. */
+  async release(lease: Lease): Promise<void> {
+    await this.store.db.deleteFrom('lease').where('resource', '=', lease.resource).where('token', '=', lease.token).execute();
+  }
+
+  /** Live leases by owner for resources under a prefix, for balancing. */
+  async owners(prefix: string): Promise<Map<string, number>> {
+    const rows = await this.store.db
+      .selectFrom('lease')
+      .select(['owner', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('resource', 'like', `${prefix}%`)
+      .where('expires_at', '>', new Date(this.clock.now()))
+      .groupBy('owner')
+      .execute();
+    return new Map(rows.map((r) => [r.owner, Number(r.n)]));
+  }
+}
+
+/**
+ * The fencing check, inside the caller's transaction: true only if this token still holds the
+ * lease and it has not expired. FOR SHARE keeps a concurrent takeover from committing between this
+ * check and the caller's commit.
+ */
+export async function holds(tx: Tx | Db, resource: string, token: number, nowMs: number): Promise<boolean> {
+  const r = await sql<{ ok: number }>`
+    select 1 as ok from lease where resource = ${resource} and token = ${token} and expires_at > ${new Date(nowMs)} for share`.execute(tx);
+  return r.rows.length > 0;
+}

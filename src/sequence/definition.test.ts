@@ -67,6 +67,11 @@ describe('sequence definitions', () => {
     }
   });
 
+  it('catches a template typo when the sequence is applied, not when the email is due', () => {
+    expect(() => validateDefinition({ ...base, steps: [{ key: 'a', type: 'email', subject: 'Hi {{frist_name}}', body: 'B' }] })).toThrow(/unknown variable 'frist_name'/);
+    expect(() => validateDefinition({ ...base, steps: [{ key: 'a', type: 'email', subject: 'S', body: '{Hi|Hello {{first_name}}' }] })).toThrow(/steps.0 \(a\)/);
+  });
+
   it('refuses unknown fields rather than ignoring a typo', () => {
     expect(() => validateDefinition({ ...base, stop_rule: {} })).toThrow(/stop_rule/);
     expect(() => validateDefinition({ ...base, steps: [{ ...base.steps[0], dealy: '1 day' }] })).toThrow(/dealy/);

@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { cadenzaError } from '../common/errors.ts';
 import { parseWindow, type Delay, type SendWindow } from './calendar/index.ts';
+import { templateProblems } from '../sending/compose/template/validate.ts';
 
 /**
  * The file a user writes to create or update a sequence (`cadenza sequence apply FILE`, YAML or
@@ -134,6 +135,8 @@ export function validateDefinition(input: unknown): SequenceDefinition {
         variants = [{ key: 'a', subject: s.subject ?? null, body: s.body, weight: 1 }];
       }
       if (i === 0 && variants.some((v) => !v.subject)) problems.push(`${where}: the first email needs a subject`);
+      // Template syntax and unknown variables are caught here, at apply time, not at send time.
+      variants.forEach((v, j) => problems.push(...templateProblems({ subject: v.subject, text: v.body }, s.variants?.length ? `${where}.variants.${j} (${v.key})` : where)));
     } else if (s.body !== undefined || s.variants !== undefined || s.subject !== undefined) {
       problems.push(`${where}: only email steps have a subject, body or variants`);
     }

@@ -1,0 +1,132 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { cadenzaError } from '../../common/errors.ts';
+import { generateDkimKey } from '../../sending/compose/dkim.ts';
+import { checkRecords, dnsResolver, type RecordCheck, type TxtResolver } from '../../sending/dns/check.ts';
+import { DEFAULT_SELECTOR, sendingRecords, type RecordSpec } from '../../sending/dns/records.ts';
+import { globals, output } from '../context.ts';
+
+/**
+ * `cadenza dns DOMAIN`: the SPF, DKIM and DMARC records a custom sending domain publishes for
+ * Cadenza's relay; with --check, what is published, record by record. With --check the exit code is
+ * 0 only when every record matches, so a setup script can wait on it.
+ */
+
+export interface DnsOptions {
+  selector?: string;
+  dkimKey?: string;
+  generateKey?: string;
+  relayHost?: string;
+  relayIp?: string[];
+  rua?: string;
+  check?: boolean;
+  resolver?: string;
+  timeout?: string;
+}
+
+export interface DnsReport {
+  domain: string;
+  selector: string;
+  records: RecordSpec[];
+  notes: string[];
+  /** The file a new private key was written to (--generate-key). */
+  generatedKey?: string;
+  check?: RecordCheck[];
+  /** With --check: every record matches. */
+  ok?: boolean;
+}
+
+function readKey(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw cadenzaError('INVALID_INPUT', `cannot read DKIM key ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file });
+  }
+}
+
+function writeNewKey(file: string): string {
+  const { privateKeyPem } = generateDkimKey();
+  try {
+    // wx: never overwrite a key that may already be published.
+    writeFileSync(file, privateKeyPem, { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw cadenzaError('INVALID_INPUT', `${file} already exists; use --dkim-key ${file} to publish it, or choose another file`, { file });
+    throw cadenzaError('INVALID_INPUT', `cannot write ${file}: ${code ?? (e as Error).message}`, { file });
+  }
+  return privateKeyPem;
+}
+
+/** The command's work without printing: used by the action and by tests. */
+export async function runDns(domain: string, o: DnsOptions, resolver?: TxtResolver): Promise<DnsReport> {
+  if (o.dkimKey && o.generateKey) throw cadenzaError('INVALID_INPUT', 'give either --dkim-key or --generate-key, not both');
+  const timeoutMs = o.timeout === undefined ? 5000 : Number(o.timeout);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw cadenzaError('INVALID_INPUT', `--timeout is milliseconds between 1 and 60000, got '${o.timeout}'`);
+  const plan = (dkimKey: string | null) => sendingRecords({ domain, selector: o.selector, relayHost: o.relayHost, relayIps: o.relayIp ?? [], rua: o.rua, dkimKey });
+  // Every other argument is checked before a key is generated, so a typo leaves no key file behind.
+  const resolve = o.check ? (resolver ?? dnsResolver({ ...(o.resolver ? { server: o.resolver } : {}), timeoutMs })) : undefined;
+  plan(null);
+  const key = o.dkimKey ? readKey(o.dkimKey) : o.generateKey ? writeNewKey(o.generateKey) : null;
+  const p = plan(key);
+  const report: DnsReport = {
+    domain: p.domain,
+    selector: p.selector,
+    records: p.records,
+    notes: p.notes,
+    ...(o.generateKey ? { generatedKey: o.generateKey } : {}),
+  };
+  if (resolve) {
+    report.check = await checkRecords(p, resolve, { ruaGiven: o.rua !== undefined });
+    report.ok = report.check.every((c) => c.status === 'matches');
+  }
+  return report;
+}
+
+const label = (k: string) => k.toUpperCase().padEnd(6);
+
+export function formatDns(r: DnsReport): string {
+  const lines: string[] = [`TXT records to publish for ${r.domain}:`, ''];
+  for (const rec of r.records) {
+    lines.push(`${label(rec.kind)} ${rec.name}`, `       ${rec.value}`);
+    if (rec.strings.length > 1) lines.push(`       (over 255 characters: in a zone file write ${rec.strings.map((s) => `"${s}"`).join(' ')})`);
+  }
+  for (const n of r.notes) lines.push(`note: ${n}`);
+  if (r.generatedKey) lines.push(`new DKIM private key written to ${r.generatedKey} (keep it secret; it signs the mail)`);
+  lines.push('', 'DMARC starts at p=none (reports only); move to quarantine, then reject, once the reports show all your mail passing.');
+  if (r.check) {
+    lines.push('', `Published for ${r.domain}:`);
+    for (const c of r.check) {
+      lines.push(`${label(c.kind)} ${c.status.padEnd(8)}  ${c.name}`);
+      for (const p of c.published) lines.push(`         found:   ${p}`);
+      for (const d of c.differences) lines.push(`         - ${d}`);
+      if (c.suggestion) lines.push(`         publish: ${c.suggestion}`);
+      else if (c.status === 'missing' && c.expected) lines.push(`         publish: ${c.expected}`);
+    }
+    lines.push('', r.ok ? 'All records match.' : 'Not all records match (DNS changes can take up to the record TTL to show).');
+  }
+  return lines.join('\n');
+}
+
+const collect = (v: string, acc: string[]) => [...acc, v];
+
+/** Registered in main.ts as `register as dns`. */
+export function register(program: Command): void {
+  program
+    .command('dns <domain>')
+    .description("DNS records (SPF, DKIM, DMARC) for sending from a custom domain through Cadenza's relay; --check compares them with what is published")
+    .option('--selector <selector>', 'DKIM selector', DEFAULT_SELECTOR)
+    .option('--dkim-key <file>', 'PEM key (private or public) to publish in the DKIM record')
+    .option('--generate-key <file>', 'write a new RSA 2048 DKIM private key to FILE (mode 0600) and publish it')
+    .option('--relay-host <host>', "SPF: the relay's SPF host, published as include:HOST")
+    .option('--relay-ip <ip>', 'SPF: an address of the relay, published as ip4:/ip6: (repeatable)', collect, [])
+    .option('--rua <address>', 'where DMARC aggregate reports go (default dmarc@DOMAIN)')
+    .option('--check', 'look the records up and report each as missing, matches or differs (exit 1 unless all match)')
+    .option('--resolver <host:port>', "DNS server to ask, by IP address (default: the system's)")
+    .option('--timeout <ms>', 'timeout of each DNS query', '5000')
+    .action(async (domain: string, o: DnsOptions, cmd: Command) => {
+      const g = globals(cmd);
+      const report = await runDns(domain, o);
+      output(g, report, () => formatDns(report));
+      if (report.check && !report.ok) process.exitCode = 1;
+    });
+}

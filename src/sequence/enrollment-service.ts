@@ -159,7 +159,9 @@ export class EnrollmentService {
 }
 
 async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, skipLocked: boolean, byId = false): Promise<LoadedRow[]> {
-  const order = byId ? sql`e.id` : sql`e.due_at`;
+  // Ties on due_at (a batch enrolled at once with a zero delay) are broken by id, so a batch is the
+  // same rows in the same order on every run (a simulation replays exactly from its seed).
+  const order = byId ? sql`e.id` : sql`e.due_at, e.id`;
   const r = await sql<LoadedRow>`
     select e.*, l.country, l.region, l.email_norm
     from enrollment e join lead l on l.id = e.lead_id

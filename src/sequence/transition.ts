@@ -28,6 +28,12 @@ export function transition(e: Enrollment, ev: EngineEvent, now: number, seq: Seq
       // A send can land after a stop raced it (the sender claimed before the reply was recorded):
       // record that the step ran, but plan nothing.
       if (isTerminal(e.state)) return applied(done, [], 'sent after a stop');
+      // Sent while paused: the pause came after the claim, or an out-of-office paused it before an
+      // unknown send was found in the Sent folder. The step ran, so on resume the next step's delay
+      // counts from this send (as after a task completed while paused), not from the step before.
+      if (e.state === 'paused' && e.nextStepId === ev.stepId) {
+        return applied({ ...markDone(e, ev.stepId, ev.at), waitingFor: null, nextStepId: null, pausedDueAt: null }, [], 'sent while paused; continues on resume');
+      }
       if (e.waitingFor !== 'send' || e.nextStepId !== ev.stepId) return applied(done, [], 'sent step was not the awaited one');
       return applied(...planFrom({ ...done, lastStepId: ev.stepId, lastStepAt: ev.at }, seq, ev.at, now));
     }

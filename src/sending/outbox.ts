@@ -1,0 +1,473 @@
+import { sql } from 'kysely';
+import type { Clock } from '../common/clock.ts';
+import { newId } from '../common/ids.ts';
+import type { Random } from '../common/random.ts';
+import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
+import type { EngineEvent, TransitionResult } from '../sequence/model.ts';
+import type { EnrollmentStateName, SendRequestState } from '../store/schema.ts';
+import type { Store, Tx } from '../store/store.ts';
+
+/**
+ * The outbox: the claim protocol of the send queue (`send_request`, one row per enrollment and step).
+ *
+ * A request moves through these states; each arrow is one function below, one transaction each:
+ *
+ *   queued ──claimNext──► in_flight ──recordSent──► sent
+ *     ▲  │                  │  │ └──recordFailure(permanent, or transient past maxAttempts)──► failed
+ *     │  │                  │  └──markUnknown (timeout after handing over) / recoverInFlight──► unknown
+ *     │  │                  └──recordFailure(transient): back to queued, later (retryDelay)
+ *     │  └──claimNext / lastLook refuse: enrollment stopped, paused or moved on, address suppressed──► cancelled
+ *     └──resolveUnknown: not in the Sent folder after unknownGraceMs (same Message-ID)   unknown ──found──► sent
+ *
+ * Promise 1 (at most once): the (enrollment_id, step_id) key makes a second request impossible; a
+ * request leaves 'queued' only through a row lock taken with FOR UPDATE SKIP LOCKED, so two
+ * senders never claim one request; a request whose fate is unknown (crash or timeout after the
+ * transport may have accepted it) is sent again only once the mailbox's Sent folder has been
+ * searched for its Message-ID and it was not there after a grace period, and it is sent again
+ * under the SAME Message-ID, so that receivers and a later search see one message.
+ *
+ * Promise 2 (never after a stop): the claim locks the request AND its enrollment in one statement
+ * (FOR UPDATE OF r, e SKIP LOCKED) and re-checks, under that lock, the enrollment's state and step,
+ * the suppression list and the mailbox. A transition that stops or pauses the enrollment (it locks
+ * the enrollment, then cancels its queued requests, effects.ts) either committed before (the
+ * request is no longer queued, or the re-check sees the stop) or waits for the claim to commit and
+ * then finds the request in flight: the claim happened before the stop was recorded. Taking both
+ * locks without waiting (skip locked) means the claim never waits holding one of them, so it cannot
+ * deadlock with the engine, which takes the same two rows the other way round. Between the claim
+ * and the transport the sender may wait (pacing, rendering); lastLook() re-checks once more just
+ * before the transport call, so what remains is the time the transport call itself takes (promise
+ * 3 keeps the stop latency, and the transport deadline keeps that call, far below the gap between
+ * steps).
+ *
+ * Ownership: one process owns a mailbox at a time (ARCHITECTURE, leases), and only that owner
+ * calls these functions for the mailbox's requests. recoverInFlight() is what a new owner does
+ * first: requests its predecessor left in flight become unknown.
+ *
+ * Every time comes from the injected clock, every id and jitter from the injected random source.
+ */
+
+export interface OutboxDeps {
+  store: Store;
+  /** Applies the engine's events (step_sent, send_failed, stop) in the outbox's own transactions. */
+  service: EnrollmentService;
+  clock: Clock;
+  random: Random;
+  policy?: Partial<RetryPolicy>;
+}
+
+export interface RetryPolicy {
+  /** Delay before the first retry of a transient failure (a 4xx answer, a refused connection). */
+  baseMs: number;
+  /** No single retry delay is longer than this. */
+  maxMs: number;
+  /** Claims a request may use up; a transient failure on the last one fails it for good. */
+  maxAttempts: number;
+  /**
+   * How long a request stays 'unknown' before "not found in the Sent folder" is taken to mean it
+   * was never accepted. Must exceed the provider's delay between accepting a message and showing
+   * it in Sent (IMAP APPEND after SMTP, Gmail and Graph index lag), or a message could go twice.
+   */
+  unknownGraceMs: number;
+}
+
+export const defaultRetryPolicy: RetryPolicy = {
+  baseMs: 60_000,
+  maxMs: 6 * 3_600_000,
+  maxAttempts: 8,
+  unknownGraceMs: 15 * 60_000,
+};
+
+function policyOf(deps: OutboxDeps): RetryPolicy {
+  return { ...defaultRetryPolicy, ...deps.policy };
+}
+
+/**
+ * The one place retry delays are computed: exponential in the attempts already made, capped, with
+ * "equal jitter" (half fixed, half random) so that requests failing together do not retry together.
+ * attempts = 1 (the first claim failed) gives [base/2, base).
+ */
+export function retryDelay(attempts: number, random: Random, policy: RetryPolicy = defaultRetryPolicy): number {
+  const exp = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(Math.max(attempts, 1) - 1, 30));
+  return Math.floor(exp / 2 + random.next() * (exp / 2));
+}
+
+/** A request this process has claimed: everything the sending pipeline needs to render and send it. */
+export interface Claim {
+  requestId: string;
+  workspaceId: string;
+  enrollmentId: string;
+  stepId: string;
+  mailboxId: string;
+  variantId: string | null;
+  /** '<id@mailbox-domain>': the same on every retry of this request. */
+  messageId: string;
+  /** Claims so far, this one included. */
+  attempts: number;
+  dueAt: number;
+  claimedAt: number;
+  /** The lead's address. */
+  to: string;
+  /** The mailbox's address. */
+  from: string;
+}
+
+export type ClaimResult =
+  | { kind: 'claimed'; claim: Claim }
+  /** The oldest due request was not sendable; it is cancelled with `reason` in last_error. Call again for the next. */
+  | { kind: 'refused'; requestId: string; enrollmentId: string; reason: string }
+  /** Nothing due in this mailbox's queue (or every due request is being claimed by someone else). */
+  | { kind: 'empty' };
+
+interface RequestRow {
+  id: string;
+  workspace_id: string;
+  enrollment_id: string;
+  step_id: string;
+  mailbox_id: string;
+  variant_id: string | null;
+  due_at: Date;
+  message_id: string | null;
+  attempts: number;
+  updated_at: Date;
+}
+
+interface Recheck {
+  state: EnrollmentStateName;
+  waiting_for: 'timer' | 'send' | 'task' | null;
+  next_step_id: string | null;
+  email: string;
+  suppressed: string | null;
+  /** Null when the mailbox is gone. */
+  mailbox_email: string | null;
+}
+
+// -- name: claim-next
+// The oldest due request of the mailbox with its enrollment, both locked; a request or enrollment
+// another transaction holds is skipped, not waited for (graphile-worker's getJobs). With it, what
+// the re-check needs: the enrollment's state and step, the lead's address and whether it is
+// suppressed anywhere in the workspace (promise 6), and the sending mailbox's address. Ties on
+// due_at are broken by id so the order is stable.
+const claimNextSql = (mailboxId: string, now: number) => sql<RequestRow & Recheck>`
+  select r.id, r.workspace_id, r.enrollment_id, r.step_id, r.mailbox_id, r.variant_id, r.due_at,
+         r.message_id, r.attempts, r.updated_at,
+         e.state, e.waiting_for, e.next_step_id, l.email, s.reason as suppressed, m.email as mailbox_email
+  from send_request r
+  join enrollment e on e.id = r.enrollment_id
+  join lead l on l.id = e.lead_id
+  left join mailbox m on m.id = r.mailbox_id
+  left join suppression s on s.workspace_id = l.workspace_id and s.email_norm = l.email_norm
+  where r.mailbox_id = ${mailboxId} and r.state = 'queued' and r.due_at <= ${new Date(now)}
+  order by r.due_at, r.id
+  limit 1
+  for update of r, e skip locked`;
+
+// -- name: claim
+// Only a queued request is claimed (the row lock above makes the check race-free). A Message-ID
+// given on an earlier attempt is kept: a copy may exist under it.
+const markClaimedSql = (id: string, messageId: string, now: number) => sql<{ message_id: string; attempts: number }>`
+  update send_request
+  set state = 'in_flight', message_id = coalesce(message_id, ${messageId}), attempts = attempts + 1,
+      updated_at = ${new Date(now)}
+  where id = ${id} and state = 'queued'
+  returning message_id, attempts`;
+
+// -- name: cancel-request
+const cancelSql = (id: string, from: SendRequestState, reason: string, now: number) => sql`
+  update send_request set state = 'cancelled', last_error = ${reason}, updated_at = ${new Date(now)}
+  where id = ${id} and state = ${from}`;
+
+type ApplyInTx = (enrollmentId: string, event: EngineEvent) => Promise<TransitionResult>;
+
+/**
+ * One transaction in which the outbox's own writes and the engine's events commit together (or
+ * not at all); the scheduler's timer listeners hear of the engine's changes after the commit.
+ */
+async function inTx<T>(deps: OutboxDeps, fn: (tx: Tx, apply: ApplyInTx) => Promise<T>): Promise<T> {
+  const applied: Applied[] = [];
+  const now = deps.clock.now();
+  const out = await deps.store.db.transaction().execute((tx) =>
+    fn(tx, async (enrollmentId, event) => {
+      const a = await deps.service.applyInTx(tx, enrollmentId, event, now);
+      applied.push(...a);
+      return a[0]!.result;
+    }),
+  );
+  deps.service.notify(applied);
+  return out;
+}
+
+/** Why an enrollment may not be sent this step now; null when it may. */
+function refusal(r: Recheck | undefined, stepId: string): string | null {
+  if (!r) return 'enrollment not found';
+  if (r.suppressed) return `address suppressed (${r.suppressed})`;
+  if (r.state !== 'active') return `enrollment ${r.state}`;
+  if (r.waiting_for !== 'send') return `enrollment is waiting for ${r.waiting_for ?? 'nothing'}, not this send`;
+  if (r.next_step_id !== stepId) return 'enrollment awaits another step';
+  if (r.mailbox_email === null) return 'mailbox not found';
+  return null;
+}
+
+/** '<id@domain>' with the mailbox's domain (RFC 5322 §3.6.4; the domain part names the sender's host). */
+export function makeMessageId(mailboxEmail: string, nowMs: number, random: Random): string {
+  const at = mailboxEmail.lastIndexOf('@');
+  const domain = at >= 0 ? mailboxEmail.slice(at + 1).toLowerCase() : 'cadenza.invalid';
+  return `<${newId(nowMs, random)}@${domain}>`;
+}
+
+/**
+ * Claims the oldest due request of the mailbox, in one transaction: lock it and its enrollment
+ * (skip locked), re-check the enrollment and the suppression list, then either refuse it
+ * (cancelled, with the reason in last_error; a live enrollment whose address is suppressed is
+ * stopped in the same transaction, so it does not wait for a send that will never come) or mark
+ * it in flight with its Message-ID.
+ */
+export async function claimNext(deps: OutboxDeps, mailboxId: string): Promise<ClaimResult> {
+  const now = deps.clock.now();
+  return inTx(deps, async (tx, apply): Promise<ClaimResult> => {
+    const req = (await claimNextSql(mailboxId, now).execute(tx)).rows[0];
+    if (!req) return { kind: 'empty' };
+    const check: Recheck = req;
+    const why = refusal(check, req.step_id);
+    if (why !== null) {
+      await cancelSql(req.id, 'queued', why, now).execute(tx);
+      if (check.suppressed && (check.state === 'active' || check.state === 'paused')) {
+        await apply(req.enrollment_id, { type: 'stop', reason: 'address suppressed' });
+      }
+      return { kind: 'refused', requestId: req.id, enrollmentId: req.enrollment_id, reason: why };
+    }
+    const claimed = (await markClaimedSql(req.id, makeMessageId(check.mailbox_email!, now, deps.random), now).execute(tx)).rows[0]!;
+    return {
+      kind: 'claimed',
+      claim: {
+        requestId: req.id,
+        workspaceId: req.workspace_id,
+        enrollmentId: req.enrollment_id,
+        stepId: req.step_id,
+        mailboxId: req.mailbox_id,
+        variantId: req.variant_id,
+        messageId: claimed.message_id,
+        attempts: claimed.attempts,
+        dueAt: req.due_at.getTime(),
+        claimedAt: now,
+        to: check.email,
+        from: check.mailbox_email!,
+      },
+    };
+  });
+}
+
+// -- name: last-look
+const lastLookSql = (claim: Claim) => sql<Recheck & { request_state: SendRequestState; message_id: string | null }>`
+  select r.state as request_state, r.message_id, e.state, e.waiting_for, e.next_step_id, l.email,
+         s.reason as suppressed, r.mailbox_id::text as mailbox_email
+  from send_request r
+  join enrollment e on e.id = r.enrollment_id
+  join lead l on l.id = e.lead_id
+  left join suppression s on s.workspace_id = l.workspace_id and s.email_norm = l.email_norm
+  where r.id = ${claim.requestId}`;
+
+/**
+ * The re-check just before the transport call: is the request still this claim's, and the
+ * enrollment still sendable? If not, the request is cancelled (it never reached a server, so it may
+ * be revived under the same key by a later resume) and the caller must not send.
+ */
+export async function lastLook(deps: OutboxDeps, claim: Claim): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const now = deps.clock.now();
+  return deps.store.db.transaction().execute(async (tx) => {
+    const r = (await lastLookSql(claim).execute(tx)).rows[0];
+    if (!r || r.request_state !== 'in_flight' || r.message_id !== claim.messageId) {
+      return { ok: false as const, reason: `request is ${r?.request_state ?? 'gone'}, no longer this claim's` };
+    }
+    const why = refusal(r, claim.stepId);
+    if (why === null) return { ok: true as const };
+    await cancelSql(claim.requestId, 'in_flight', `${why} (before sending)`, now).execute(tx);
+    return { ok: false as const, reason: why };
+  });
+}
+
+export interface SentDetails {
+  subject?: string | null;
+  inReplyTo?: string | null;
+  refs?: string[];
+  threadId?: string | null;
+}
+
+// -- name: mark-sent
+// From in_flight (the transport said yes) or unknown (found in the Sent folder), and only under the
+// claim's Message-ID: a second report of the same send changes nothing.
+const markSentSql = (claim: Claim, now: number) => sql<{ id: string }>`
+  update send_request set state = 'sent', last_error = null, updated_at = ${new Date(now)}
+  where id = ${claim.requestId} and message_id = ${claim.messageId} and state in ('in_flight', 'unknown')
+  returning id`;
+
+/**
+ * Records a send the server accepted, in one transaction: the request is marked sent, the outbound
+ * message row is written, and the engine's step_sent event is applied (which plans the next step).
+ * Returns false when it was already recorded (nothing is written twice).
+ */
+export async function recordSent(deps: OutboxDeps, claim: Claim, sentAt: number, details: SentDetails = {}): Promise<boolean> {
+  const now = deps.clock.now();
+  return inTx(deps, async (tx, apply) => {
+    const marked = (await markSentSql(claim, now).execute(tx)).rows.length > 0;
+    if (!marked) return false;
+    await insertOutbound(tx, deps, claim, sentAt, details);
+    await apply(claim.enrollmentId, { type: 'step_sent', stepId: claim.stepId, at: sentAt, messageId: claim.messageId });
+    return true;
+  });
+}
+
+async function insertOutbound(tx: Tx, deps: OutboxDeps, claim: Claim, sentAt: number, d: SentDetails): Promise<void> {
+  await tx
+    .insertInto('message')
+    .values({
+      id: newId(deps.clock.now(), deps.random),
+      workspace_id: claim.workspaceId,
+      mailbox_id: claim.mailboxId,
+      enrollment_id: claim.enrollmentId,
+      send_request_id: claim.requestId,
+      direction: 'outbound',
+      message_id: claim.messageId,
+      in_reply_to: d.inReplyTo ?? null,
+      refs: d.refs ?? [],
+      thread_id: d.threadId ?? null,
+      subject: d.subject ?? null,
+      from_addr: claim.from,
+      to_addrs: [claim.to],
+      at: new Date(sentAt),
+    })
+    .onConflict((oc) => oc.columns(['mailbox_id', 'message_id']).doNothing())
+    .execute();
+}
+
+// -- name: mark-unknown
+const markUnknownSql = (claim: Claim, reason: string, now: number) => sql`
+  update send_request set state = 'unknown', last_error = ${reason}, updated_at = ${new Date(now)}
+  where id = ${claim.requestId} and message_id = ${claim.messageId} and state = 'in_flight'`;
+
+/**
+ * The transport may have accepted the message but the sender cannot tell (a timeout after DATA, a
+ * dropped connection, a crash): the request waits, neither sent nor retried, until resolveUnknown.
+ */
+export async function markUnknown(deps: OutboxDeps, claim: Claim, reason: string): Promise<void> {
+  await markUnknownSql(claim, reason, deps.clock.now()).execute(deps.store.db);
+}
+
+// -- name: recover-in-flight
+const recoverSql = (mailboxId: string, now: number) => sql<{ id: string }>`
+  update send_request set state = 'unknown', last_error = 'sender stopped while the request was in flight',
+         updated_at = ${new Date(now)}
+  where mailbox_id = ${mailboxId} and state = 'in_flight'
+  returning id`;
+
+/**
+ * What the mailbox's new owner does before its first claim (after a crash, a restart or a lease
+ * change): its predecessor's in-flight requests may or may not have reached the server, so they
+ * become unknown. Only the owner of the mailbox may call this. Returns how many.
+ */
+export async function recoverInFlight(deps: OutboxDeps, mailboxId: string): Promise<number> {
+  return (await recoverSql(mailboxId, deps.clock.now()).execute(deps.store.db)).rows.length;
+}
+
+// -- name: list-unknown
+const listUnknownSql = (mailboxId: string, limit: number) => sql<RequestRow & { to: string; from: string }>`
+  select r.id, r.workspace_id, r.enrollment_id, r.step_id, r.mailbox_id, r.variant_id, r.due_at,
+         r.message_id, r.attempts, r.updated_at, l.email as "to", m.email as "from"
+  from send_request r
+  join enrollment e on e.id = r.enrollment_id
+  join lead l on l.id = e.lead_id
+  join mailbox m on m.id = r.mailbox_id
+  where r.mailbox_id = ${mailboxId} and r.state = 'unknown'
+  order by r.updated_at, r.id
+  limit ${limit}`;
+
+export interface UnknownRequest extends Claim {
+  /** When it became unknown. */
+  since: number;
+}
+
+/** The mailbox's unknown requests, oldest first, to be searched for in its Sent folder. */
+export async function listUnknown(deps: OutboxDeps, mailboxId: string, limit = 100): Promise<UnknownRequest[]> {
+  const rows = (await listUnknownSql(mailboxId, limit).execute(deps.store.db)).rows;
+  return rows.map((r) => ({
+    requestId: r.id,
+    workspaceId: r.workspace_id,
+    enrollmentId: r.enrollment_id,
+    stepId: r.step_id,
+    mailboxId: r.mailbox_id,
+    variantId: r.variant_id,
+    messageId: r.message_id!,
+    attempts: r.attempts,
+    dueAt: r.due_at.getTime(),
+    claimedAt: r.updated_at.getTime(),
+    to: r.to,
+    from: r.from,
+    since: r.updated_at.getTime(),
+  }));
+}
+
+// -- name: requeue-unknown
+// Back to the queue, due now, keeping its Message-ID (claim keeps an existing one).
+const requeueSql = (u: UnknownRequest, now: number) => sql`
+  update send_request set state = 'queued', due_at = ${new Date(now)},
+         last_error = 'not found in the Sent folder after the grace period; retrying under the same Message-ID',
+         updated_at = ${new Date(now)}
+  where id = ${u.requestId} and message_id = ${u.messageId} and state = 'unknown'`;
+
+export type Resolution = 'sent' | 'requeued' | 'waiting';
+
+/**
+ * Settles an unknown request from a search of the mailbox's Sent folder for its Message-ID:
+ * found -> recorded as sent at the time the folder shows; not found -> queued again (same
+ * Message-ID) once unknownGraceMs has passed since it became unknown, else left to wait.
+ */
+export async function resolveUnknown(deps: OutboxDeps, u: UnknownRequest, found: { sentAt: number } | null): Promise<Resolution> {
+  if (found) {
+    await recordSent(deps, u, found.sentAt);
+    return 'sent';
+  }
+  const now = deps.clock.now();
+  if (now - u.since < policyOf(deps).unknownGraceMs) return 'waiting';
+  await requeueSql(u, now).execute(deps.store.db);
+  return 'requeued';
+}
+
+export interface Failure {
+  /** A 5xx answer, a rejected recipient, an invalid address: sending again cannot help. */
+  permanent: boolean;
+  reason: string;
+}
+
+export type FailureOutcome = { kind: 'retry'; at: number } | { kind: 'failed' };
+
+// -- name: retry-later
+const retrySql = (claim: Claim, at: number, reason: string, now: number) => sql`
+  update send_request set state = 'queued', due_at = ${new Date(at)}, last_error = ${reason}, updated_at = ${new Date(now)}
+  where id = ${claim.requestId} and message_id = ${claim.messageId} and state = 'in_flight'`;
+
+// -- name: fail-request
+const failSql = (claim: Claim, reason: string, now: number) => sql<{ id: string }>`
+  update send_request set state = 'failed', last_error = ${reason}, updated_at = ${new Date(now)}
+  where id = ${claim.requestId} and message_id = ${claim.messageId} and state = 'in_flight'
+  returning id`;
+
+/**
+ * The server refused the message (it was NOT accepted; use markUnknown when that is not certain).
+ * Transient: queued again after retryDelay(attempts). Permanent, or transient on the last allowed
+ * attempt: the request fails and, in the same transaction, the engine's send_failed stops the
+ * enrollment as failed.
+ */
+export async function recordFailure(deps: OutboxDeps, claim: Claim, failure: Failure): Promise<FailureOutcome> {
+  const now = deps.clock.now();
+  const policy = policyOf(deps);
+  if (!failure.permanent && claim.attempts < policy.maxAttempts) {
+    const at = now + retryDelay(claim.attempts, deps.random, policy);
+    await retrySql(claim, at, `transient: ${failure.reason}`, now).execute(deps.store.db);
+    return { kind: 'retry', at };
+  }
+  const reason = failure.permanent ? failure.reason : `${failure.reason} (after ${claim.attempts} attempts)`;
+  await inTx(deps, async (tx, apply) => {
+    const failed = (await failSql(claim, reason, now).execute(tx)).rows.length > 0;
+    if (failed) await apply(claim.enrollmentId, { type: 'send_failed', stepId: claim.stepId, permanent: true, reason });
+  });
+  return { kind: 'failed' };
+}

@@ -1,0 +1,211 @@
+import { sql } from 'kysely';
+import { isAllowed, parseWindow, type CalendarSpec } from '../sequence/calendar/index.ts';
+import type { Claim } from '../sending/outbox.ts';
+import type { Store } from '../store/store.ts';
+import type { Delivery, SimMailServer } from './mail-server.ts';
+
+/**
+ * The promises, checked against what the store holds and what reached the simulated mail server.
+ *
+ *  1 at-most-once     no (enrollment, step) delivered twice, counted from the Sent folders.
+ *  2 never-after-stop no delivery for an enrollment whose stop (any move to a final state) was
+ *                     committed to the journal before the message was handed over.
+ *  3 human-time       every active enrollment's due time (and a paused one's kept due time) is
+ *                     allowed by its calendar: window, weekday, holidays; every claimed send was due.
+ *  4 nothing-lost     every live enrollment waits for something that will come: its timer, a
+ *                     queued/in-flight/unknown send request for its step, an open task for its step.
+ *  5 opt-out          no live enrollment on a suppressed address (promise 6).
+ * and, once the run has drained (finalCheck):
+ *  6 records-match    every delivery is recorded as sent under its Message-ID, with one outbound
+ *                     message row, and every request recorded as sent was delivered.
+ *  7 settled          no request left in flight or unknown.
+ */
+
+export type InvariantName =
+  | 'at-most-once'
+  | 'never-after-stop'
+  | 'human-time'
+  | 'nothing-lost'
+  | 'opt-out'
+  | 'records-match'
+  | 'settled';
+
+export class InvariantViolation extends Error {
+  readonly code = 'SIM_INVARIANT';
+  constructor(
+    readonly invariant: InvariantName,
+    readonly detail: string,
+  ) {
+    super(`${invariant}: ${detail}`);
+    this.name = 'InvariantViolation';
+  }
+}
+
+const finalStates = `('replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed')`;
+
+/** What the simulation needs from the store to wake its actors: the next timer, each mailbox's next queued send. */
+export interface StoreView {
+  nextTimer: number | null;
+  queues: Map<string, number>;
+}
+
+
+export class InvariantChecker {
+  /** Invariant evaluations so far (one per invariant per step it was evaluated on, one per delivery). */
+  checks = 0;
+  private readonly firstDelivery = new Map<string, Delivery>();
+  private seenDeliveries = 0;
+  private since = -Infinity;
+
+  constructor(
+    private readonly store: Store,
+    private readonly server: SimMailServer,
+  ) {}
+
+  /** Every claim handed out must have been due (3). */
+  checkClaim(c: Claim, now: number): void {
+    this.checks++;
+    if (c.dueAt > now) throw new InvariantViolation('human-time', `request ${c.requestId} claimed at ${iso(now)} before it was due (${iso(c.dueAt)})`);
+  }
+
+  /**
+   * After each step. The store-based checks (3-5) depend only on the store's contents, so they are
+   * re-evaluated only after a step that wrote to it (`dirty`), in one round trip that also returns
+   * when the next timer and each mailbox's next queued request fall due (the simulation wakes its
+   * scheduler and senders from that). Deliveries are checked as they come.
+   */
+  async afterStep(now: number, dirty: boolean): Promise<StoreView | null> {
+    await this.checkDeliveries();
+    if (!dirty) return null;
+    const view = await this.checkStore(this.since);
+    this.since = now;
+    return view;
+  }
+
+  private async checkDeliveries(): Promise<void> {
+    const all = this.server.deliveries;
+    for (; this.seenDeliveries < all.length; this.seenDeliveries++) {
+      const d = all[this.seenDeliveries]!;
+      this.checks += 2;
+      const key = `${d.enrollmentId}:${d.stepId}`;
+      const first = this.firstDelivery.get(key);
+      if (first) {
+        throw new InvariantViolation(
+          'at-most-once',
+          `step ${d.stepId} of enrollment ${d.enrollmentId} delivered twice: ${first.messageId} at ${iso(first.at)} and ${d.messageId} at ${iso(d.at)}`,
+        );
+      }
+      this.firstDelivery.set(key, d);
+      const stop = await sql<{ id: number; type: string; at: Date; to: string }>`
+        select id, type, at, payload->>'to' as "to" from event
+        where enrollment_id = ${d.enrollmentId} and id <= ${d.journalMark} and type not like '%.ignored'
+          and payload->>'to' in ${sql.raw(finalStates)}
+        order by id limit 1`.execute(this.store.db);
+      const s = stop.rows[0];
+      if (s) {
+        throw new InvariantViolation(
+          'never-after-stop',
+          `enrollment ${d.enrollmentId} step ${d.stepId} delivered at ${iso(d.at)} (${d.messageId}) after its stop '${s.to}' (${s.type}) was recorded at ${iso(s.at.getTime())}`,
+        );
+      }
+    }
+  }
+
+  private async checkStore(since: number): Promise<StoreView> {
+    this.checks += 3;
+    const rows = await sql<{ kind: 'due' | 'lost' | 'suppressed' | 'timer' | 'queue'; d: Record<string, unknown> }>`
+      -- 3: due times written since the last check
+      select 'due' as kind, json_build_object('id', e.id, 'state', e.state,
+               'at', case when e.state = 'active' then e.due_at else e.paused_due_at end,
+               'zone', e.time_zone, 'country', l.country, 'region', l.region, 'window', s.send_window, 'settings', s.settings) as d
+      from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id
+      where ((e.state = 'active' and e.waiting_for = 'timer' and e.due_at is not null)
+             or (e.state = 'paused' and e.paused_due_at > 'epoch'::timestamptz))
+        and e.updated_at >= ${new Date(Number.isFinite(since) ? since : 0)}
+      union all
+      -- 4: live enrollments waiting for nothing that will come
+      select 'lost', json_build_object('id', e.id, 'state', e.state, 'waiting_for', e.waiting_for, 'step', e.next_step_id,
+               'request', (select string_agg(r.state, ',') from send_request r where r.enrollment_id = e.id and r.step_id = e.next_step_id))
+      from enrollment e
+      where (e.state = 'active' and not (
+              (e.waiting_for = 'timer' and e.due_at is not null)
+              or (e.waiting_for = 'send' and exists (select 1 from send_request r where r.enrollment_id = e.id and r.step_id = e.next_step_id and r.state in ('queued', 'in_flight', 'unknown')))
+              or (e.waiting_for = 'task' and exists (select 1 from task t where t.enrollment_id = e.id and t.step_id = e.next_step_id and t.state = 'open'))))
+         or (e.state = 'paused' and (e.waiting_for = 'send'
+              or (e.waiting_for = 'task' and not exists (select 1 from task t where t.enrollment_id = e.id and t.step_id = e.next_step_id and t.state = 'open'))))
+      union all
+      -- 5: live enrollments on a suppressed address
+      select 'suppressed', json_build_object('id', e.id, 'state', e.state, 'reason', s.reason)
+      from enrollment e
+      join lead l on l.id = e.lead_id
+      join suppression s on s.workspace_id = l.workspace_id and s.email_norm = l.email_norm
+      where e.state in ('active', 'paused')
+      union all
+      -- not checks: when the next timer and each mailbox's next queued send fall due
+      select 'timer', json_build_object('at', min(due_at)) from enrollment where state in ('active', 'paused') and due_at is not null
+      union all
+      select 'queue', json_build_object('mailbox', mailbox_id, 'at', min(due_at)) from send_request
+      where state = 'queued' and mailbox_id is not null group by mailbox_id`.execute(this.store.db);
+    const view: StoreView = { nextTimer: null, queues: new Map() };
+    for (const { kind, d } of rows.rows) {
+      if (kind === 'due') this.checkDue(d);
+      else if (kind === 'suppressed') throw new InvariantViolation('opt-out', `enrollment ${String(d.id)} is ${String(d.state)} although its address is suppressed (${String(d.reason)})`);
+      else if (kind === 'lost') {
+        throw new InvariantViolation(
+          'nothing-lost',
+          `enrollment ${String(d.id)} is ${String(d.state)}, waiting for ${String(d.waiting_for ?? 'nothing')} (step ${String(d.step ?? '-')}, its request: ${String(d.request ?? 'none')}), and nothing will come`,
+        );
+      } else if (kind === 'timer') view.nextTimer = d.at ? Date.parse(String(d.at)) : null;
+      else view.queues.set(String(d.mailbox), Date.parse(String(d.at)));
+    }
+    return view;
+  }
+
+  private checkDue(d: Record<string, unknown>): void {
+    const at = Date.parse(String(d.at));
+    const settings = (d.settings ?? {}) as { skipHolidays?: boolean };
+    const spec: CalendarSpec = {
+      zone: String(d.zone),
+      window: parseWindow(d.window as Parameters<typeof parseWindow>[0]),
+      skipHolidays: settings.skipHolidays ?? true,
+      jitterMinutes: 0,
+      ...(d.country ? { country: String(d.country) } : {}),
+      ...(d.region ? { region: String(d.region) } : {}),
+    };
+    if (!isAllowed(at, spec)) {
+      throw new InvariantViolation(
+        'human-time',
+        `enrollment ${String(d.id)} (${String(d.state)}) is due at ${iso(at)}, outside its calendar (zone ${spec.zone}, country ${spec.country ?? '-'}${spec.region ? `-${spec.region}` : ''}, window ${JSON.stringify(d.window)}, holidays ${spec.skipHolidays ? 'skipped' : 'not skipped'})`,
+      );
+    }
+  }
+
+  /** After the run has drained: the records agree with the Sent folders and nothing is left pending. */
+  async finalCheck(): Promise<void> {
+    await this.checkDeliveries();
+    await this.checkStore(-Infinity);
+    this.checks += 2;
+    const reqs = await this.store.db.selectFrom('send_request').select(['id', 'state', 'message_id']).execute();
+    const byId = new Map(reqs.map((r) => [r.id, r]));
+    const outbound = await this.store.db.selectFrom('message').select(['message_id', 'send_request_id']).where('direction', '=', 'outbound').execute();
+    const rows = new Map<string, number>();
+    for (const m of outbound) rows.set(m.message_id, (rows.get(m.message_id) ?? 0) + 1);
+    const delivered = new Set<string>();
+    for (const d of this.server.deliveries) {
+      delivered.add(d.requestId);
+      const r = byId.get(d.requestId);
+      if (!r || r.state !== 'sent' || r.message_id !== d.messageId) {
+        throw new InvariantViolation('records-match', `delivered ${d.messageId} (request ${d.requestId}) is recorded as ${r ? `${r.state} ${r.message_id ?? ''}` : 'missing'}`);
+      }
+      if (rows.get(d.messageId) !== 1) throw new InvariantViolation('records-match', `delivered ${d.messageId} has ${rows.get(d.messageId) ?? 0} outbound message rows`);
+    }
+    for (const r of reqs) {
+      if (r.state === 'sent' && !delivered.has(r.id)) throw new InvariantViolation('records-match', `request ${r.id} is recorded as sent (${r.message_id}) but never reached the server`);
+      if (r.state === 'in_flight' || r.state === 'unknown') throw new InvariantViolation('settled', `request ${r.id} is still ${r.state} after the drain`);
+    }
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSeeds } from './batch.ts';
+import { openSimStore, type SimStore } from './sim-store.ts';
+import { replay, runSeed, SimulationFailure, type Injection, type SimOptions } from './simulation.ts';
+
+/**
+ * CI's share of the simulation: a few hundred small seeds on one in-memory PGlite (truncated
+ * between seeds). CADENZA_SIM_SEEDS changes how many; `npm run sim -- --seeds 1000` is the long run.
+ */
+const SEEDS = Number(process.env.CADENZA_SIM_SEEDS ?? 200);
+const small = { enrollments: 5, days: 5 } as const;
+
+describe('deterministic simulation', () => {
+  let sim: SimStore;
+  beforeAll(async () => {
+    sim = await openSimStore();
+  });
+  afterAll(async () => {
+    await sim.close();
+  });
+
+  it(`keeps every promise over ${SEEDS} seeds with crashes, replies, bounces, pauses and edits`, async () => {
+    const r = await runSeeds({ ...small, from: 1, seeds: SEEDS, store: sim.store }, () => performance.now());
+    // A failure names its seed, its step and the command that replays it.
+    expect(r.failures.map((f) => f.message)).toEqual([]);
+    expect(r.seeds).toBe(SEEDS);
+    // The run did exercise what it claims to (a quiet simulation proves nothing).
+    const s = r.stats;
+    expect(s.deliveries).toBeGreaterThan(SEEDS);
+    expect(s.replies).toBeGreaterThan(0);
+    expect(s.bounces).toBeGreaterThan(0);
+    expect(s.outOfOffice).toBeGreaterThan(0);
+    expect(s.pauses).toBeGreaterThan(0);
+    expect(s.edits).toBeGreaterThan(0);
+    expect(s.tasksCompleted).toBeGreaterThan(0);
+    expect(s.crashes.inTransaction).toBeGreaterThan(0);
+    expect(s.crashes.claimToSend).toBeGreaterThan(0);
+    expect(s.crashes.sendToRecord).toBeGreaterThan(0);
+    expect(s.unknownFound).toBeGreaterThan(0);
+    expect(s.unknownRequeued).toBeGreaterThan(0);
+    expect(s.refusedAtLastLook).toBeGreaterThan(0);
+    expect(s.checks).toBeGreaterThan(SEEDS * 20);
+  }, 180_000);
+
+  it('replays a seed exactly: same steps, ids and times give the same digest', async () => {
+    const lines: string[][] = [[], []];
+    const a = await runSeed({ ...small, seed: 4242, store: sim.store, onStep: (l) => lines[0]!.push(l) });
+    const b = await replay({ ...small, seed: 4242, store: sim.store, onStep: (l) => lines[1]!.push(l) });
+    expect(lines[1]).toEqual(lines[0]);
+    expect(b.digest).toBe(a.digest);
+    expect(b.stats).toEqual(a.stats);
+    const other = await runSeed({ ...small, seed: 4243, store: sim.store });
+    expect(other.digest).not.toBe(a.digest);
+  }, 60_000);
+
+  /** The first of the seeds from `from` on that fails, and its failure. */
+  async function firstFailure(o: Omit<SimOptions, 'seed' | 'store'>, from: number, tries: number): Promise<SimulationFailure> {
+    for (let seed = from; seed < from + tries; seed++) {
+      try {
+        await runSeed({ ...o, seed, store: sim.store });
+      } catch (e) {
+        if (e instanceof SimulationFailure) return e;
+        throw e;
+      }
+    }
+    throw new Error(`no seed in ${from}..${from + tries - 1} caught the planted fault`);
+  }
+
+  it.each<[Injection, string]>([
+    ['duplicate-delivery', 'at-most-once'],
+    ['send-after-stop', 'never-after-stop'],
+    ['lost-enrollment', 'nothing-lost'],
+    ['no-last-look', 'never-after-stop'],
+  ])('catches a planted fault (%s) as %s, names the seed and step, and the replay fails identically', async (inject, invariant) => {
+    const f = await firstFailure({ ...small, inject }, 1, 40);
+    expect(f.invariant).toBe(invariant);
+    expect(f.message).toContain(`simulation seed ${f.seed} failed at step ${f.step}`);
+    expect(f.message).toContain(`npm run sim -- --seed ${f.seed}`);
+    expect(f.message).toContain(`--inject ${inject}`);
+    const again = await replay({ ...small, inject, seed: f.seed, store: sim.store }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(again).toBeInstanceOf(SimulationFailure);
+    expect((again as SimulationFailure).message).toBe(f.message);
+  }, 120_000);
+});

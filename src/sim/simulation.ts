@@ -1,0 +1,794 @@
+import { createHash, type Hash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Random } from '../common/random.ts';
+import { seededRandom } from '../common/random.ts';
+import { applyDefinition } from '../sequence/apply-definition.ts';
+import { bulkEnroll } from '../sequence/bulk-enroll.ts';
+import { EnrollmentService, type Applied } from '../sequence/enrollment-service.ts';
+import type { CallOutcome, EngineEvent } from '../sequence/model.ts';
+import { Scheduler } from '../sequence/scheduler.ts';
+import {
+  claimNext,
+  lastLook,
+  listUnknown,
+  markUnknown,
+  recordFailure,
+  recordSent,
+  recoverInFlight,
+  resolveUnknown,
+  type Claim,
+  type OutboxDeps,
+  type RetryPolicy,
+} from '../sending/outbox.ts';
+import type { Store } from '../store/store.ts';
+import { Agenda } from './agenda.ts';
+import { CrashPlugin, crashingStore, isSimCrash } from './faults.ts';
+import { InvariantChecker, InvariantViolation, type StoreView } from './invariants.ts';
+import { SimMailServer } from './mail-server.ts';
+import { defaultRates, reactToEmail, type ProspectRates, type Signal } from './prospects.ts';
+import { SimClock } from './sim-clock.ts';
+import { openSimStore } from './sim-store.ts';
+import { applied, buildWorld, editDefinition, pickStart, removedSteps, toDefinition, type RawDefinition, type SimWorld } from './world.ts';
+
+/**
+ * The deterministic simulation (ARCHITECTURE, `sim/`): one seed is one run. A world is built on a
+ * real store; leads are enrolled; then an agenda of timed actions drives the real engine, the real
+ * scheduler and the real outbox under a simulated clock: timers fire (on time, a little late, or
+ * hours late), senders claim and send through a simulated mail server whose Sent folders can be
+ * searched, prospects reply, bounce, send out-of-office notes, unsubscribe and book meetings at
+ * random times (some exactly when a step comes due, some between the claim and the send), reps
+ * pause, resume and stop enrollments and complete tasks, sequences are edited mid-run, and the
+ * process crashes at random points: inside a transaction (rolled back), between claim and send,
+ * between send and record. After every step the promises are checked (invariants.ts).
+ *
+ * Every random choice comes from a fork of seededRandom(seed) and every time from the SimClock,
+ * so a run, its ids and its failures replay exactly from the seed: replay(seed) is runSeed(seed).
+ */
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+
+/** A fault planted on purpose, to prove that the checker catches it. */
+export type Injection =
+  /** The transport hands the first message over twice. */
+  | 'duplicate-delivery'
+  /** A rogue sender delivers for an enrollment right after its reply is recorded. */
+  | 'send-after-stop'
+  /** An enrollment is set to wait for a send that was never queued. */
+  | 'lost-enrollment'
+  /** The sender skips the re-check before the transport: a stop between claim and send goes unseen. */
+  | 'no-last-look';
+
+export interface SimOptions {
+  seed: number;
+  /** Leads in the world (each is enrolled in one or more sequences). Default 12. */
+  enrollments?: number;
+  /** Simulated days of activity before the run drains. Default 21. */
+  days?: number;
+  /** A migrated store to run on; it is truncated first. Default: a fresh PGlite in memory. */
+  store?: Store;
+  /** PostgreSQL server to run on when no store is given (in a scratch database of its own). */
+  databaseUrl?: string;
+  /** Scales every fault probability (0 = no crashes or transport failures). Default 1. */
+  faultRate?: number;
+  rates?: Partial<ProspectRates>;
+  inject?: Injection;
+  /** Called after each step with a one-line description (tracing a replay). */
+  onStep?: (line: string) => void;
+}
+
+export interface SimStats {
+  steps: number;
+  enrollments: number;
+  /** Signals or rep actions timed between a claim and its send. */
+  interleaved: number;
+  /** Replies timed to land exactly when the next step came due. */
+  repliesAtDue: number;
+  deliveries: number;
+  claims: number;
+  refusedAtClaim: number;
+  refusedAtLastLook: number;
+  replies: number;
+  bounces: number;
+  outOfOffice: number;
+  unsubscribes: number;
+  meetings: number;
+  pauses: number;
+  resumes: number;
+  stops: number;
+  tasksCompleted: number;
+  edits: number;
+  timersFired: number;
+  transientFailures: number;
+  permanentFailures: number;
+  unknownOutcomes: number;
+  unknownFound: number;
+  unknownRequeued: number;
+  crashes: { total: number; inTransaction: number; claimToSend: number; sendToRecord: number; anywhere: number };
+  checks: number;
+}
+
+export interface SimResult {
+  seed: number;
+  stats: SimStats;
+  /** sha256 of every step and of the final store: equal digests mean identical runs. */
+  digest: string;
+  startMs: number;
+  endMs: number;
+}
+
+export class SimulationFailure extends Error {
+  readonly code = 'SIM_FAILURE';
+  constructor(
+    readonly seed: number,
+    readonly step: number,
+    readonly atMs: number,
+    readonly invariant: string,
+    readonly detail: string,
+    readonly replay: string,
+  ) {
+    super(`simulation seed ${seed} failed at step ${step} (${new Date(atMs).toISOString()}): ${invariant}: ${detail}\n  replay: ${replay}`);
+    this.name = 'SimulationFailure';
+  }
+}
+
+/** The probabilities of the faults, before faultRate scales them. */
+const faults = {
+  crashInSchedulerBatch: 0.04,
+  crashInClaim: 0.02,
+  crashInRecord: 0.04,
+  crashInSignal: 0.02,
+  crashInEdit: 0.15,
+  crashInEnroll: 0.1,
+  crashBetweenClaimAndSend: 0.03,
+  crashBetweenSendAndRecord: 0.04,
+  transient: 0.05,
+  permanent: 0.01,
+  timeoutBeforeHandover: 0.02,
+  timeoutAfterHandover: 0.03,
+  randomCrashesPerWeek: 1.5,
+};
+
+const policy: Partial<RetryPolicy> = { baseMs: 2 * MIN, maxMs: 4 * HOUR, maxAttempts: 5, unknownGraceMs: 15 * MIN };
+/** The Sent folder shows a message at most this long after it was accepted (below the grace period). */
+const SENT_INDEX_LAG_MS = 3 * MIN;
+
+type Action =
+  | { t: 'scheduler' }
+  | { t: 'sender'; mailboxId: string }
+  /** The sender hands a claimed request to the transport (lost if the process crashes first). */
+  | { t: 'send'; claim: Claim }
+  /** The sender records a delivered request (lost if the process crashes first). */
+  | { t: 'record'; claim: Claim; sentAt: number }
+  | { t: 'signal'; enrollmentId: string; signal: Signal; replyTo: string; attempt: number }
+  /** A rep's action; with a target and an event, that one (interleaved between a claim and its send). */
+  | { t: 'rep'; target?: string; event?: EngineEvent }
+  | { t: 'tasks' }
+  | { t: 'edit'; seq: number; raw?: RawDefinition; ops?: string[] }
+  | { t: 'enroll'; seq: number; share: number }
+  | { t: 'crash' };
+
+/** What a process holds in memory; a crash loses all of it. */
+class Process {
+  readonly store: Store;
+  readonly service: EnrollmentService;
+  readonly scheduler: Scheduler;
+  readonly outbox: OutboxDeps;
+  /** Mailboxes whose in-flight requests this process has not yet taken over (recoverInFlight). */
+  readonly recovering: Set<string>;
+
+  constructor(
+    readonly epoch: number,
+    base: Store,
+    plugin: CrashPlugin,
+    clock: SimClock,
+    random: Random,
+    mailboxIds: string[],
+  ) {
+    this.store = crashingStore(base, plugin);
+    this.service = new EnrollmentService({ store: this.store, clock, random: random.fork('service') });
+    this.scheduler = new Scheduler({ store: this.store, service: this.service, clock, batchSize: random.int(1, 25), tickMs: 100 });
+    this.outbox = { store: this.store, service: this.service, clock, random: random.fork('outbox'), policy };
+    this.recovering = new Set(mailboxIds);
+  }
+}
+
+/** Runs one seed; throws SimulationFailure (with the seed and the step) when a promise is broken. */
+export async function runSeed(opts: SimOptions): Promise<SimResult> {
+  if (opts.store) return new Run(opts.store, opts).run();
+  const own = await openSimStore({ databaseUrl: opts.databaseUrl });
+  try {
+    return await new Run(own.store, opts).run();
+  } finally {
+    await own.close();
+  }
+}
+
+/** Replays a seed: the same options give the same steps, ids, times, and failure. */
+export const replay = runSeed;
+
+export function replayCommand(o: SimOptions): string {
+  const parts = [`npm run sim -- --seed ${o.seed}`];
+  if (o.enrollments !== undefined) parts.push(`--enrollments ${o.enrollments}`);
+  if (o.days !== undefined) parts.push(`--days ${o.days}`);
+  if (o.faultRate !== undefined && o.faultRate !== 1) parts.push(`--fault-rate ${o.faultRate}`);
+  if (o.inject) parts.push(`--inject ${o.inject}`);
+  if (o.databaseUrl || o.store?.backend === 'postgres') parts.push('--backend postgres');
+  return parts.join(' ');
+}
+
+class Run {
+  private readonly clock: SimClock;
+  private readonly root: Random;
+  private readonly ops: Random;
+  private readonly prospects: Random;
+  private readonly faultRandom: Random;
+  private readonly plugin = new CrashPlugin();
+  private readonly server = new SimMailServer();
+  private readonly checker: InvariantChecker;
+  private readonly agenda: Agenda<Action>;
+  private readonly hash: Hash = createHash('sha256');
+  private readonly rates: ProspectRates;
+  private readonly faultRate: number;
+  private readonly start: number;
+  private readonly end: number;
+  private world!: SimWorld;
+  private proc!: Process;
+  private step = 0;
+  private injected = false;
+  private replyCount = 0;
+  private editKeys = 0;
+  private lastWrites = -1;
+  private readonly stats: SimStats = {
+    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, replies: 0, bounces: 0,
+    outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
+    transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0,
+    crashes: { total: 0, inTransaction: 0, claimToSend: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
+  };
+
+  constructor(
+    private readonly store: Store,
+    private readonly opts: SimOptions,
+  ) {
+    this.root = seededRandom(opts.seed);
+    this.ops = this.root.fork('ops');
+    this.prospects = this.root.fork('prospects');
+    this.faultRandom = this.root.fork('faults');
+    const tie = this.root.fork('ties');
+    this.agenda = new Agenda<Action>(() => tie.next());
+    this.start = pickStart(this.root.fork('start'));
+    this.end = this.start + (opts.days ?? 21) * DAY;
+    this.clock = new SimClock(this.start);
+    this.checker = new InvariantChecker(store, this.server);
+    this.rates = { ...defaultRates, ...opts.rates };
+    this.faultRate = opts.faultRate ?? 1;
+  }
+
+  async run(): Promise<SimResult> {
+    await sql`truncate table workspace, event restart identity cascade`.execute(this.store.db);
+    const worldRandom = this.root.fork('world');
+    this.world = await buildWorld(this.store, { clock: this.clock, random: worldRandom }, { leads: this.opts.enrollments ?? 12 });
+    this.trace(`world ${this.world.mailboxes.length} mailboxes, ${this.world.leads.length} leads, ${this.world.sequences.length} sequences, start ${iso(this.start)}`);
+    this.restart('start', false);
+    this.schedulePlan();
+    try {
+      await this.loop();
+      await this.drain();
+    } catch (e) {
+      throw this.failure(e);
+    }
+    this.stats.checks = this.checker.checks;
+    this.stats.steps = this.step;
+    await this.digestStore();
+    return { seed: this.opts.seed, stats: this.stats, digest: this.hash.digest('hex'), startMs: this.start, endMs: this.clock.now() };
+  }
+
+  private failure(e: unknown): SimulationFailure {
+    if (e instanceof SimulationFailure) return e;
+    const cmd = replayCommand(this.opts);
+    if (e instanceof InvariantViolation) return new SimulationFailure(this.opts.seed, this.step, this.clock.now(), e.invariant, e.detail, cmd);
+    const err = e as Error;
+    return new SimulationFailure(this.opts.seed, this.step, this.clock.now(), 'unexpected error', `${err?.stack ?? String(e)}`, cmd);
+  }
+
+  /** The activity of the run: first enrollments now, more later, reps, tasks, edits, random crashes. */
+  private schedulePlan(): void {
+    const r = this.ops;
+    this.world.sequences.forEach((_, i) => this.agenda.add(this.start + r.int(0, 2 * HOUR), { t: 'enroll', seq: i, share: 0.4 + r.next() * 0.6 }));
+    for (let i = r.int(0, 3); i > 0; i--) {
+      this.agenda.add(this.start + r.int(1, 14) * DAY + r.int(0, DAY), { t: 'enroll', seq: r.int(0, this.world.sequences.length - 1), share: r.next() * 0.5 });
+    }
+    this.agenda.add(this.start + r.int(HOUR, 12 * HOUR), { t: 'rep' });
+    this.agenda.add(this.start + r.int(HOUR, 10 * HOUR), { t: 'tasks' });
+    this.agenda.add(this.start + r.int(DAY, 6 * DAY), { t: 'edit', seq: r.int(0, this.world.sequences.length - 1) });
+    const weeks = (this.end - this.start) / (7 * DAY);
+    const crashes = Math.round(faults.randomCrashesPerWeek * weeks * this.faultRate * (0.5 + r.next()));
+    for (let i = 0; i < crashes; i++) this.agenda.add(this.start + r.int(0, this.end - this.start), { t: 'crash' });
+  }
+
+  private async loop(): Promise<void> {
+    for (;;) {
+      const next = this.agenda.peekAt();
+      if (next === undefined || next > this.end) return;
+      const item = this.agenda.pop()!;
+      this.clock.advanceTo(item.at);
+      this.step++;
+      let line: string;
+      try {
+        line = await this.perform(item.action);
+      } catch (e) {
+        if (!isSimCrash(e)) throw e;
+        line = `${describe(item.action)} -> crash (${e.where})`;
+        this.stats.crashes.inTransaction++;
+        this.onCrash(item.action);
+        this.restart(e.where);
+      }
+      this.plugin.disarm();
+      await this.afterStep(line);
+    }
+  }
+
+  private async afterStep(line: string): Promise<void> {
+    const dirty = this.plugin.writes !== this.lastWrites;
+    this.lastWrites = this.plugin.writes;
+    this.trace(`${this.step} ${iso(this.clock.now())} ${line}`);
+    const view = await this.checker.afterStep(this.clock.now(), dirty);
+    if (view) this.planWakeups(view);
+  }
+
+  private trace(line: string): void {
+    this.hash.update(line).update('\n');
+    this.opts.onStep?.(line);
+  }
+
+  /** A crash inside a transaction: what the outside world does about the lost work. */
+  private onCrash(a: Action): void {
+    const r = this.ops;
+    // The mailbox sync did not advance its cursor: the message is read and signalled again.
+    if (a.t === 'signal') this.agenda.add(this.clock.now() + r.int(1000, 5 * MIN), { ...a, attempt: a.attempt + 1 });
+    // The user sees an error and tries again.
+    if (a.t === 'edit' && a.raw) this.agenda.add(this.clock.now() + r.int(MIN, HOUR), a);
+    if (a.t === 'enroll') this.agenda.add(this.clock.now() + r.int(MIN, HOUR), a);
+  }
+
+  /** A new process: every in-memory object is new, claims in hand are lost, and it takes over the mailboxes. */
+  private restart(where: string, crashed = true): void {
+    const epoch = this.proc ? this.proc.epoch + 1 : 0;
+    if (crashed) this.stats.crashes.total++;
+    this.plugin.disarm();
+    this.agenda.dropWhere((a) => a.t === 'send' || a.t === 'record' || a.t === 'scheduler' || a.t === 'sender');
+    this.proc = new Process(epoch, this.store, this.plugin, this.clock, this.root.fork(`process:${epoch}`), this.world.mailboxes.map((m) => m.id));
+    const now = this.clock.now();
+    this.agenda.wake('scheduler', now + this.ops.int(0, MIN), { t: 'scheduler' });
+    for (const m of this.world.mailboxes) this.agenda.wake(`sender:${m.id}`, now + this.ops.int(0, 2 * MIN), { t: 'sender', mailboxId: m.id });
+    if (crashed) this.trace(`restart #${epoch} after a crash (${where})`);
+  }
+
+  private roll(p: number): boolean {
+    return this.faultRandom.next() < p * this.faultRate;
+  }
+
+  private armMaybe(p: number, maxStatements: number, where: string): void {
+    if (this.roll(p)) this.plugin.armAfter(this.faultRandom.int(1, maxStatements), where);
+  }
+
+  /** When the scheduler and each sender next wake: at the next due time, on time or late. */
+  private planWakeups(view: StoreView): void {
+    const now = this.clock.now();
+    const wake = (due: number, key: string, action: Action) => {
+      const at = Math.max(now, due) + this.lateness();
+      if (at <= this.end) this.agenda.wake(key, at, action);
+    };
+    if (view.nextTimer !== null) wake(view.nextTimer, 'scheduler', { t: 'scheduler' });
+    // In id order: the random lateness drawn for each must not depend on the order rows came back in.
+    for (const [mailboxId, due] of [...view.queues].sort(([a], [b]) => (a < b ? -1 : 1))) wake(due, `sender:${mailboxId}`, { t: 'sender', mailboxId });
+  }
+
+  /** On time (half the time: a reply and a timer then meet at the same millisecond), late, or very late. */
+  private lateness(): number {
+    const x = this.ops.next();
+    if (x < 0.5) return 0;
+    if (x < 0.85) return this.ops.int(1, 90_000);
+    return this.ops.int(1, 3 * HOUR);
+  }
+
+  private async perform(a: Action): Promise<string> {
+    switch (a.t) {
+      case 'scheduler':
+        return this.runScheduler();
+      case 'sender':
+        return this.runSender(a.mailboxId);
+      case 'send':
+        return this.send(a.claim);
+      case 'record': {
+        this.armMaybe(faults.crashInRecord, 8, 'recording a send');
+        const ok = await recordSent(this.proc.outbox, a.claim, a.sentAt);
+        return `record ${a.claim.messageId} -> ${ok ? 'recorded' : 'already recorded'}`;
+      }
+      case 'signal':
+        return this.signal(a);
+      case 'rep':
+        return this.rep(a);
+      case 'tasks':
+        return this.tasks();
+      case 'edit':
+        return this.edit(a);
+      case 'enroll':
+        return this.enroll(a);
+      case 'crash':
+        this.stats.crashes.anywhere++;
+        this.restart('anywhere');
+        return 'crash';
+    }
+  }
+
+  private async runScheduler(): Promise<string> {
+    this.armMaybe(faults.crashInSchedulerBatch, 14, 'scheduler batch');
+    const fired = await this.proc.scheduler.runOnce();
+    this.stats.timersFired += fired;
+    if (this.opts.inject === 'lost-enrollment' && !this.injected && fired > 0) {
+      // Plant the fault: an enrollment told to wait for a send that was never queued.
+      const victim = await this.store.db.selectFrom('enrollment').select('id').where('state', '=', 'active').where('waiting_for', '=', 'timer').orderBy('id').executeTakeFirst();
+      if (victim) {
+        await this.proc.store.db.updateTable('enrollment').set({ waiting_for: 'send', due_at: null, updated_at: new Date(this.clock.now()) }).where('id', '=', victim.id).execute();
+        this.injected = true;
+      }
+    }
+    return `scheduler fired ${fired}`;
+  }
+
+  private async runSender(mailboxId: string): Promise<string> {
+    const p = this.proc;
+    const r = this.ops;
+    const notes: string[] = [];
+    if (p.recovering.has(mailboxId)) {
+      const n = await recoverInFlight(p.outbox, mailboxId);
+      p.recovering.delete(mailboxId);
+      if (n) notes.push(`recovered ${n} in flight as unknown`);
+    }
+    for (const u of await listUnknown(p.outbox, mailboxId)) {
+      const hit = this.server.findInSent(mailboxId, u.messageId, this.clock.now());
+      const res = await resolveUnknown(p.outbox, u, hit ? { sentAt: hit.at } : null);
+      notes.push(`unknown ${u.messageId} -> ${res}`);
+      if (res === 'sent') this.stats.unknownFound++;
+      if (res === 'requeued') this.stats.unknownRequeued++;
+      if (res === 'waiting') this.agenda.wake(`sender:${mailboxId}`, u.since + (policy.unknownGraceMs ?? 0) + 1, { t: 'sender', mailboxId });
+    }
+    const pace = r.int(1, 3);
+    let claimed = 0;
+    for (let i = 0; i < pace + 5 && claimed < pace; i++) {
+      this.armMaybe(faults.crashInClaim, 5, 'claiming');
+      const res = await claimNext(p.outbox, mailboxId);
+      this.plugin.disarm();
+      if (res.kind === 'empty') break;
+      if (res.kind === 'refused') {
+        this.stats.refusedAtClaim++;
+        notes.push(`refused ${res.requestId}: ${res.reason}`);
+        continue;
+      }
+      claimed++;
+      this.stats.claims++;
+      this.checker.checkClaim(res.claim, this.clock.now());
+      notes.push(`claimed ${res.claim.messageId}#${res.claim.attempts}`);
+      // The sender renders and paces: the handover comes at once or after a pause in which
+      // anything may happen (a reply, a pause, a crash).
+      const gap = r.next() < 0.5 ? 0 : r.int(1, 30_000);
+      this.agenda.add(this.clock.now() + gap, { t: 'send', claim: res.claim });
+      if (gap > 0 && r.next() < 0.3) this.interfere(res.claim, gap);
+    }
+    if (claimed === pace) this.agenda.wake(`sender:${mailboxId}`, this.clock.now() + r.int(5000, 3 * MIN), { t: 'sender', mailboxId });
+    return `sender ${mailboxId.slice(-4)}: ${notes.join('; ') || 'idle'}`;
+  }
+
+  /** Something happens to the enrollment between the claim and the handover: the last look must see it. */
+  private interfere(claim: Claim, gap: number): void {
+    const r = this.ops;
+    const at = this.clock.now() + r.int(0, gap);
+    const x = r.next();
+    const signal = (s: Signal) => this.agenda.add(at, { t: 'signal', enrollmentId: claim.enrollmentId, signal: s, replyTo: claim.messageId, attempt: 0 });
+    if (x < 0.4) signal({ type: 'reply' });
+    else if (x < 0.55) signal({ type: 'out_of_office', returnIn: r.next() < 0.5 ? null : r.int(HOUR, 5 * DAY) });
+    else if (x < 0.65) signal({ type: 'unsubscribe' });
+    else if (x < 0.75) signal({ type: 'bounce', hard: true });
+    else if (x < 0.9) this.agenda.add(at, { t: 'rep', target: claim.enrollmentId, event: { type: 'pause', reason: 'rep paused it' } });
+    else this.agenda.add(at, { t: 'rep', target: claim.enrollmentId, event: { type: 'stop', reason: 'rep stopped it' } });
+    this.stats.interleaved++;
+  }
+
+  private async send(claim: Claim): Promise<string> {
+    if (this.roll(faults.crashBetweenClaimAndSend)) {
+      this.stats.crashes.claimToSend++;
+      this.restart('between claim and send');
+      return `send ${claim.messageId} -> crash before the handover`;
+    }
+    const look = this.opts.inject === 'no-last-look' ? ({ ok: true } as const) : await lastLook(this.proc.outbox, claim);
+    if (!look.ok) {
+      this.stats.refusedAtLastLook++;
+      return `send ${claim.messageId} -> refused at the last look: ${look.reason}`;
+    }
+    const x = this.faultRandom.next() / this.faultRate;
+    let cut = faults.transient;
+    if (x < cut) {
+      this.stats.transientFailures++;
+      const o = await recordFailure(this.proc.outbox, claim, { permanent: false, reason: '451 4.7.1 try again later' });
+      return `send ${claim.messageId} -> transient failure, ${o.kind}`;
+    }
+    if (x < (cut += faults.permanent)) {
+      this.stats.permanentFailures++;
+      await recordFailure(this.proc.outbox, claim, { permanent: true, reason: '550 5.7.1 message rejected' });
+      return `send ${claim.messageId} -> permanent failure`;
+    }
+    if (x < (cut += faults.timeoutBeforeHandover)) {
+      this.stats.unknownOutcomes++;
+      await markUnknown(this.proc.outbox, claim, 'timeout before the server accepted');
+      return `send ${claim.messageId} -> timeout (not delivered)`;
+    }
+    await this.deliver(claim);
+    if (x < (cut += faults.timeoutAfterHandover)) {
+      this.stats.unknownOutcomes++;
+      await markUnknown(this.proc.outbox, claim, 'timeout after DATA');
+      return `send ${claim.messageId} -> delivered, timeout (unknown)`;
+    }
+    if (this.roll(faults.crashBetweenSendAndRecord)) {
+      this.stats.crashes.sendToRecord++;
+      this.restart('between send and record');
+      return `send ${claim.messageId} -> delivered, crash before the record`;
+    }
+    const sentAt = this.clock.now();
+    if (this.ops.next() < 0.7) {
+      this.armMaybe(faults.crashInRecord, 8, 'recording a send');
+      await recordSent(this.proc.outbox, claim, sentAt);
+      return `send ${claim.messageId} -> delivered, recorded`;
+    }
+    this.agenda.add(sentAt + this.ops.int(0, 20_000), { t: 'record', claim, sentAt });
+    return `send ${claim.messageId} -> delivered`;
+  }
+
+  private async deliver(claim: Claim): Promise<void> {
+    const mark = await this.journalMark();
+    const now = this.clock.now();
+    const d = { mailboxId: claim.mailboxId, messageId: claim.messageId, requestId: claim.requestId, enrollmentId: claim.enrollmentId, stepId: claim.stepId, to: claim.to, at: now, visibleAt: now + this.ops.int(0, SENT_INDEX_LAG_MS), journalMark: mark };
+    this.server.deliver(d);
+    this.stats.deliveries++;
+    if (this.opts.inject === 'duplicate-delivery' && !this.injected) {
+      this.server.deliver(d);
+      this.injected = true;
+    }
+    for (const x of reactToEmail(this.prospects, this.rates)) {
+      if (now + x.after <= this.end) this.agenda.add(now + x.after, { t: 'signal', enrollmentId: claim.enrollmentId, signal: x.signal, replyTo: claim.messageId, attempt: 0 });
+    }
+  }
+
+  private async journalMark(): Promise<number> {
+    const r = await sql<{ m: number }>`select coalesce(max(id), 0)::int8 as m from event`.execute(this.store.db);
+    return Number(r.rows[0]!.m);
+  }
+
+  private async signal(a: Extract<Action, { t: 'signal' }>): Promise<string> {
+    const now = this.clock.now();
+    if (a.signal.type === 'reply_at_next_due') {
+      const e = await this.store.db.selectFrom('enrollment').select(['state', 'waiting_for', 'due_at']).where('id', '=', a.enrollmentId).executeTakeFirst();
+      if (e?.state === 'active' && e.waiting_for === 'timer' && e.due_at && e.due_at.getTime() >= now && e.due_at.getTime() <= this.end) {
+        this.agenda.add(e.due_at.getTime(), { ...a, signal: { type: 'reply' } });
+        this.stats.repliesAtDue++;
+        return `prospect will reply exactly at the next due time ${iso(e.due_at.getTime())}`;
+      }
+      return 'prospect would reply at the next due time: none';
+    }
+    const ev = this.toEvent(a.signal, a.replyTo, now);
+    this.armMaybe(faults.crashInSignal, 6, `signal ${ev.type}`);
+    const res = await this.proc.service.apply(a.enrollmentId, ev);
+    this.countSignal(ev);
+    await this.maybeSendAfterStop(a.enrollmentId, res.next.state);
+    return `${ev.type}${a.attempt ? ` (again, #${a.attempt})` : ''} for ${a.enrollmentId} -> ${res.outcome} ${res.next.state}${res.note ? ` (${res.note})` : ''}`;
+  }
+
+  /** The planted fault 'send-after-stop': a sender that ignores the stop delivers the enrollment's last step again. */
+  private async maybeSendAfterStop(enrollmentId: string, state: string): Promise<void> {
+    if (this.opts.inject !== 'send-after-stop' || this.injected || state === 'active' || state === 'paused') return;
+    const last = [...this.server.deliveries].reverse().find((d) => d.enrollmentId === enrollmentId);
+    if (!last) return;
+    const now = this.clock.now();
+    this.server.deliver({ ...last, messageId: `<again-${last.messageId.slice(1)}`, stepId: `${last.stepId}:again`, at: now, visibleAt: now, journalMark: await this.journalMark() });
+    this.injected = true;
+  }
+
+  private toEvent(s: Signal, replyTo: string, now: number): EngineEvent {
+    switch (s.type) {
+      case 'reply':
+      case 'reply_at_next_due':
+        return { type: 'reply', messageId: `<reply-${++this.replyCount}-${replyTo.slice(1, 9)}@prospect.test>` };
+      case 'bounce':
+        return { type: 'bounce', hard: s.hard, reason: s.hard ? '550 5.1.1 user unknown' : '452 4.2.2 mailbox full' };
+      case 'out_of_office':
+        return s.returnIn === null ? { type: 'out_of_office' } : { type: 'out_of_office', returnAt: now + s.returnIn };
+      case 'unsubscribe':
+        return { type: 'unsubscribe', source: 'list-unsubscribe' };
+      case 'meeting_booked':
+        return { type: 'meeting_booked' };
+    }
+  }
+
+  /** Signals as the engine received them (duplicates and late ones included, applied or not). */
+  private countSignal(ev: EngineEvent): void {
+    if (ev.type === 'reply') this.stats.replies++;
+    if (ev.type === 'bounce') this.stats.bounces++;
+    if (ev.type === 'out_of_office') this.stats.outOfOffice++;
+    if (ev.type === 'unsubscribe') this.stats.unsubscribes++;
+    if (ev.type === 'meeting_booked') this.stats.meetings++;
+  }
+
+  /** A rep acts on one enrollment: pause (until a date or for good), resume, stop, or logs a reply. */
+  private async rep(a: Extract<Action, { t: 'rep' }>): Promise<string> {
+    const r = this.ops;
+    const now = this.clock.now();
+    let e: { id: string; state: string };
+    let ev: EngineEvent;
+    const x = r.next();
+    if (a.target && a.event) {
+      e = { id: a.target, state: 'claimed' };
+      ev = a.event;
+    } else {
+      this.agenda.add(now + r.int(4 * HOUR, 36 * HOUR), { t: 'rep' });
+      const all = await this.store.db.selectFrom('enrollment').select(['id', 'state']).orderBy('id').execute();
+      if (all.length === 0) return 'rep: nothing to do';
+      e = all[r.int(0, all.length - 1)]!;
+      ev = this.repEvent(e.state, x, now);
+    }
+    this.armMaybe(faults.crashInSignal, 6, `rep ${ev.type}`);
+    const res = await this.proc.service.apply(e.id, ev);
+    await this.maybeSendAfterStop(e.id, res.next.state);
+    if (res.outcome === 'applied') {
+      if (ev.type === 'pause') this.stats.pauses++;
+      if (ev.type === 'resume') this.stats.resumes++;
+      if (ev.type === 'stop') this.stats.stops++;
+      if (ev.type === 'unsubscribe') this.stats.unsubscribes++;
+      if (ev.type === 'reply') this.stats.replies++;
+    }
+    return `rep ${ev.type} ${e.id} (${e.state}) -> ${res.outcome} ${res.next.state}`;
+  }
+
+  private repEvent(state: string, x: number, now: number): EngineEvent {
+    const r = this.ops;
+    if (state === 'paused') return x < 0.75 ? { type: 'resume' } : x < 0.9 ? { type: 'stop', reason: 'rep stopped it' } : { type: 'pause' };
+    if (state === 'active') {
+      return x < 0.35 ? { type: 'pause', until: now + r.int(HOUR, 10 * DAY) } : x < 0.65 ? { type: 'pause', reason: 'rep paused it' } : x < 0.8 ? { type: 'stop', reason: 'rep stopped it' } : x < 0.9 ? { type: 'reply', messageId: '<logged-call@rep>' } : { type: 'resume' };
+    }
+    return x < 0.1 ? { type: 'unsubscribe', source: 'rep' } : x < 0.3 ? { type: 'reply' } : { type: 'resume' };
+  }
+
+  /** Reps work through their open tasks: calls with an outcome, manual tasks done or skipped. */
+  private async tasks(): Promise<string> {
+    const r = this.ops;
+    const now = this.clock.now();
+    this.agenda.add(now + r.int(2 * HOUR, 24 * HOUR), { t: 'tasks' });
+    const open = await this.store.db.selectFrom('task').select(['id', 'enrollment_id', 'step_id', 'kind']).where('state', '=', 'open').where('due_at', '<=', new Date(now)).orderBy('due_at').orderBy('id').execute();
+    const done: string[] = [];
+    for (const t of open) {
+      if (r.next() < 0.4) continue;
+      const outcomes: CallOutcome[] = ['connected', 'connected', 'no_answer', 'no_answer', 'voicemail', 'wrong_number', 'meeting_booked', 'not_interested'];
+      const outcome = t.kind === 'call' ? outcomes[r.int(0, outcomes.length - 1)]! : r.next() < 0.8 ? 'done' : 'skipped';
+      const ev: EngineEvent = t.kind === 'call' ? { type: 'call_outcome', stepId: t.step_id, outcome: outcome as CallOutcome } : { type: 'task_completed', stepId: t.step_id, outcome: outcome as 'done' | 'skipped' };
+      this.armMaybe(faults.crashInSignal, 6, 'completing a task');
+      await this.completeTask(t.id, t.enrollment_id, outcome, ev);
+      this.stats.tasksCompleted++;
+      done.push(`${t.kind} ${outcome}`);
+    }
+    return `tasks: ${open.length} open, ${done.join(', ') || 'none completed'}`;
+  }
+
+  /** The task row and the engine's event in one transaction, as the task API does. */
+  private async completeTask(taskId: string, enrollmentId: string, outcome: string, ev: EngineEvent): Promise<void> {
+    const now = this.clock.now();
+    const applied: Applied[] = [];
+    await this.proc.store.db.transaction().execute(async (tx) => {
+      await tx.updateTable('task').set({ state: outcome === 'skipped' ? 'skipped' : 'done', outcome, completed_at: new Date(now) }).where('id', '=', taskId).where('state', '=', 'open').execute();
+      applied.push(...(await this.proc.service.applyInTx(tx, enrollmentId, ev, now)));
+    });
+    this.proc.service.notify(applied);
+  }
+
+  /** A user edits a running sequence (steps added, removed, restored, reordered, delays changed). */
+  private async edit(a: Extract<Action, { t: 'edit' }>): Promise<string> {
+    const r = this.ops;
+    const seq = this.world.sequences[a.seq]!;
+    let raw = a.raw;
+    let ops = a.ops ?? [];
+    if (!raw) {
+      const now = this.clock.now();
+      if (now + DAY <= this.end) this.agenda.add(now + r.int(DAY, 6 * DAY), { t: 'edit', seq: r.int(0, this.world.sequences.length - 1) });
+      const edited = editDefinition(r, seq.raw, removedSteps(seq), () => `${seq.raw.key}-e${++this.editKeys}`);
+      raw = edited.def;
+      ops = edited.ops;
+      a = { ...a, raw, ops };
+    }
+    this.armMaybe(faults.crashInEdit, 40, 'editing a sequence');
+    const summary = await applyDefinition(this.proc.store, { clock: this.clock, random: this.ops }, this.world.workspaceId, toDefinition(raw));
+    applied(seq, raw);
+    const changed = await this.proc.service.replanSequence(seq.id, r.int(1, 50));
+    this.stats.edits++;
+    return `edit ${seq.raw.key} v${summary.version} [${ops.join(', ')}] -> ${changed} enrollments re-planned`;
+  }
+
+  private async enroll(a: Extract<Action, { t: 'enroll' }>): Promise<string> {
+    const r = this.ops;
+    const leadIds = this.world.leads.filter(() => r.next() < a.share).map((l) => l.id);
+    this.armMaybe(faults.crashInEnroll, 6, 'enrolling');
+    const res = await bulkEnroll(this.proc.store, { clock: this.clock, random: this.ops }, { workspaceId: this.world.workspaceId, sequenceId: this.world.sequences[a.seq]!.id, leadIds, chunkSize: r.int(1, 8) });
+    this.stats.enrollments += res.enrolled;
+    const why = new Map<string, number>();
+    for (const x of res.refused) why.set(x.reason, (why.get(x.reason) ?? 0) + 1);
+    return `enroll ${leadIds.length} in ${this.world.sequences[a.seq]!.raw.key} -> ${res.enrolled} enrolled${why.size ? `, refused ${[...why].map(([k, v]) => `${v} ${k}`).join(', ')}` : ''}`;
+  }
+
+  /**
+   * The end of the run: no more new activity; the process stops (its in-flight requests become
+   * unknown for its successor), the successor settles every unknown request from the Sent folders
+   * after the grace period, and the final checks compare the records with what was delivered.
+   */
+  private async drain(): Promise<void> {
+    this.agenda.dropWhere(() => true);
+    this.plugin.disarm();
+    this.clock.advanceTo(this.end + MIN);
+    this.restart('end of run', false);
+    this.agenda.dropWhere(() => true);
+    const grace = policy.unknownGraceMs ?? 0;
+    for (let round = 0; round < 3; round++) {
+      for (const m of this.world.mailboxes) {
+        this.step++;
+        const notes: string[] = [];
+        if (this.proc.recovering.delete(m.id)) {
+          const n = await recoverInFlight(this.proc.outbox, m.id);
+          if (n) notes.push(`recovered ${n}`);
+        }
+        for (const u of await listUnknown(this.proc.outbox, m.id)) {
+          const hit = this.server.findInSent(m.id, u.messageId, this.clock.now());
+          const res = await resolveUnknown(this.proc.outbox, u, hit ? { sentAt: hit.at } : null);
+          if (res === 'sent') this.stats.unknownFound++;
+          if (res === 'requeued') this.stats.unknownRequeued++;
+          notes.push(`unknown ${u.messageId} -> ${res}`);
+        }
+        await this.afterStep(`drain ${m.id.slice(-4)}: ${notes.join('; ') || 'settled'}`);
+      }
+      this.clock.advance(grace + 1);
+    }
+    await this.checker.finalCheck();
+  }
+
+  /** The final store, in a stable order, into the digest: same seed, same rows. */
+  private async digestStore(): Promise<void> {
+    const db = this.store.db;
+    const tables = [
+      await db.selectFrom('enrollment').select(['id', 'lead_id', 'sequence_id', 'state', 'state_reason', 'waiting_for', 'next_step_id', 'last_step_id', 'last_step_at', 'done_step_ids', 'due_at', 'paused_due_at', 'soft_bounces', 'version']).orderBy('id').execute(),
+      await db.selectFrom('send_request').select(['id', 'enrollment_id', 'step_id', 'mailbox_id', 'variant_id', 'state', 'due_at', 'message_id', 'attempts', 'last_error']).orderBy('id').execute(),
+      await db.selectFrom('task').select(['id', 'enrollment_id', 'step_id', 'state', 'outcome', 'due_at', 'completed_at']).orderBy('id').execute(),
+      await db.selectFrom('message').select(['id', 'message_id', 'enrollment_id', 'at']).orderBy('id').execute(),
+      await db.selectFrom('suppression').select(['email_norm', 'reason', 'source']).orderBy('email_norm').execute(),
+      await db.selectFrom('event').select(['enrollment_id', 'type', 'payload', 'at']).orderBy('id').execute(),
+    ];
+    for (const rows of tables) this.hash.update(JSON.stringify(rows));
+    this.hash.update(JSON.stringify(this.server.deliveries));
+  }
+}
+
+function describe(a: Action): string {
+  switch (a.t) {
+    case 'send':
+    case 'record':
+      return `${a.t} ${a.claim.messageId}`;
+    case 'sender':
+      return `sender ${a.mailboxId.slice(-4)}`;
+    case 'signal':
+      return `signal ${a.signal.type} ${a.enrollmentId}`;
+    case 'edit':
+    case 'enroll':
+      return `${a.t} ${a.seq}`;
+    default:
+      return a.t;
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

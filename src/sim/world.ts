@@ -1,0 +1,284 @@
+import type { Clock } from '../common/clock.ts';
+import { newId } from '../common/ids.ts';
+import type { Random } from '../common/random.ts';
+import { applyDefinition } from '../sequence/apply-definition.ts';
+import { validateDefinition, type SequenceDefinition } from '../sequence/definition.ts';
+import type { Store } from '../store/store.ts';
+
+/**
+ * The simulated workspace: mailboxes, leads spread over zones chosen for their awkwardness, and one
+ * to three sequences with random windows, stop rules and steps of every kind and delay unit. Built
+ * through the same code paths a user's actions take (sequence definitions are validated and applied
+ * with applyDefinition), from a seeded random source only.
+ */
+
+export interface LeadProfile {
+  zone: string | null;
+  country: string | null;
+  region: string | null;
+}
+
+/**
+ * Half-hour and 45-minute offsets (Kolkata, Adelaide, St John's, Kathmandu, Chatham), southern
+ * daylight saving (Adelaide, Sydney, Chatham), zones without daylight saving (Kolkata, Tokyo, São
+ * Paulo), countries with public holidays and regions (US-CA, GB-ENG, DE-BY, AU-SA, AU-NSW, CA-NL),
+ * and leads with no zone or no country (the zone falls back to the mailbox's or the workspace's).
+ */
+export const leadProfiles: readonly LeadProfile[] = [
+  { zone: 'America/New_York', country: 'US', region: null },
+  { zone: 'America/Los_Angeles', country: 'US', region: 'CA' },
+  { zone: 'Europe/London', country: 'GB', region: 'ENG' },
+  { zone: 'Europe/Berlin', country: 'DE', region: 'BY' },
+  { zone: 'Europe/Paris', country: 'FR', region: null },
+  { zone: 'Asia/Kolkata', country: 'IN', region: null },
+  { zone: 'Australia/Adelaide', country: 'AU', region: 'SA' },
+  { zone: 'Australia/Sydney', country: 'AU', region: 'NSW' },
+  { zone: 'America/St_Johns', country: 'CA', region: 'NL' },
+  { zone: 'Asia/Kathmandu', country: null, region: null },
+  { zone: 'Pacific/Chatham', country: 'NZ', region: null },
+  { zone: 'America/Sao_Paulo', country: 'BR', region: null },
+  { zone: 'Asia/Tokyo', country: null, region: null },
+  { zone: null, country: 'US', region: null },
+  { zone: null, country: 'GB', region: null },
+  { zone: null, country: null, region: null },
+];
+
+const mailboxZones = ['America/New_York', 'Europe/London', 'Europe/Berlin', 'Australia/Sydney', 'Asia/Kolkata', null] as const;
+const workspaceZones = ['Europe/London', 'America/Chicago', 'UTC', 'Asia/Singapore'] as const;
+
+/**
+ * Where a run starts: a random moment of 2026, or (half the time) a few days before a date where
+ * human time is hard: daylight-saving changes in the US, the EU and Australia, Easter, the year end.
+ */
+const hardDates = [
+  Date.UTC(2026, 2, 8), // US spring forward
+  Date.UTC(2026, 2, 29), // EU spring forward
+  Date.UTC(2026, 3, 3), // Good Friday; AU falls back on the 5th
+  Date.UTC(2026, 9, 4), // AU spring forward
+  Date.UTC(2026, 9, 25), // EU fall back
+  Date.UTC(2026, 10, 1), // US fall back
+  Date.UTC(2026, 11, 25), // Christmas, Boxing Day, New Year
+];
+
+export function pickStart(r: Random): number {
+  const day = 86_400_000;
+  if (r.next() < 0.5) {
+    const d = hardDates[r.int(0, hardDates.length - 1)]!;
+    return d - r.int(0, 6) * day - r.int(0, 1439) * 60_000;
+  }
+  return Date.UTC(2026, 0, 1) + r.int(0, 340) * day + r.int(0, 1439) * 60_000;
+}
+
+function pick<T>(r: Random, xs: readonly T[]): T {
+  return xs[r.int(0, xs.length - 1)]!;
+}
+
+const dayNames = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+
+function hhmm(minutes: number): string {
+  return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+}
+
+/** A send window as a user would write it: 'any', office hours, odd days, windows crossing midnight. */
+export function randomWindow(r: Random): unknown {
+  const x = r.next();
+  if (x < 0.15) return 'any';
+  if (x < 0.4) return 'Mon-Fri 09:00-17:00';
+  const days = dayNames.filter(() => r.next() < 0.55);
+  if (days.length === 0) days.push(pick(r, dayNames));
+  const start = r.int(0, 95) * 15;
+  let end: number;
+  if (r.next() < 0.25) {
+    // crossing midnight: 22:00-02:00 style
+    end = r.int(0, Math.max(0, start / 15 - 1)) * 15;
+  } else if (r.next() < 0.1) {
+    end = 1440;
+  } else {
+    end = Math.min(1440, start + r.int(1, 40) * 15);
+  }
+  if (end === start) end = (start + 60) % 1440;
+  return { days, start: hhmm(start), end: end === 1440 ? '24:00' : hhmm(end) };
+}
+
+const units = ['minutes', 'hours', 'days', 'business days'] as const;
+
+export function randomDelay(r: Random): string {
+  const unit = pick(r, units);
+  const amount = unit === 'minutes' ? pick(r, [0, 0, 5, 20, 90, 240]) : unit === 'hours' ? r.int(0, 72) : r.int(0, 5);
+  return `${amount} ${unit}`;
+}
+
+/** A step in the definition file's form (see sequence/definition.ts). */
+export type RawStep = Record<string, unknown> & { key: string; type: 'email' | 'call' | 'manual' | 'wait' };
+export interface RawDefinition {
+  key: string;
+  name: string;
+  window: unknown;
+  holidays: boolean;
+  jitter_minutes: number;
+  stop_rules: Record<string, unknown>;
+  mailboxes: string[];
+  steps: RawStep[];
+}
+
+export function randomStep(r: Random, key: string): RawStep {
+  const x = r.next();
+  const delay = randomDelay(r);
+  if (x < 0.5) {
+    if (r.next() < 0.3) {
+      return { key, type: 'email', delay, variants: [
+        { key: 'a', subject: `Subject ${key} A`, body: 'Hello A', weight: r.int(0, 3) },
+        { key: 'b', subject: `Subject ${key} B`, body: 'Hello B', weight: r.int(1, 3) },
+      ] };
+    }
+    return { key, type: 'email', delay, subject: `Subject ${key}`, body: `Body ${key}` };
+  }
+  if (x < 0.68) return { key, type: 'call', delay, title: `Call (${key})`, wait_for_task: r.next() < 0.7 };
+  if (x < 0.8) return { key, type: 'manual', delay, title: `Task (${key})`, wait_for_task: r.next() < 0.7 };
+  return { key, type: 'wait', delay };
+}
+
+export function randomDefinition(r: Random, key: string, mailboxEmails: string[]): RawDefinition {
+  const steps: RawStep[] = [];
+  const n = r.int(2, 6);
+  for (let i = 0; i < n; i++) steps.push(randomStep(r, `${key}-s${i}`));
+  const mailboxes = mailboxEmails.filter(() => r.next() < 0.6);
+  if (mailboxes.length === 0) mailboxes.push(pick(r, mailboxEmails));
+  return {
+    key,
+    name: `Sequence ${key}`,
+    window: randomWindow(r),
+    holidays: r.next() < 0.8,
+    jitter_minutes: pick(r, [0, 15, 45, 90]),
+    stop_rules: {
+      on_out_of_office: r.next() < 0.8 ? 'pause' : 'ignore',
+      ooo_default_pause_days: r.int(1, 10),
+      on_meeting_booked: r.next() < 0.8 ? 'finish' : 'continue',
+      max_soft_bounces: r.int(1, 4),
+    },
+    mailboxes,
+    steps,
+  };
+}
+
+/**
+ * A random edit of a running sequence: add, remove, restore, reorder steps and change delays, as a
+ * user editing the definition file would. `removedSteps` are the steps removed so far (a removed
+ * key can come back: applyDefinition restores the archived step).
+ */
+export function editDefinition(r: Random, def: RawDefinition, removedSteps: readonly RawStep[], nextKey: () => string): { def: RawDefinition; ops: string[] } {
+  const steps = def.steps.map((s) => ({ ...s }));
+  const removed = [...removedSteps];
+  const ops: string[] = [];
+  const n = r.int(1, 3);
+  for (let i = 0; i < n; i++) {
+    const x = r.next();
+    if (x < 0.3 && steps.length < 12) {
+      const s = randomStep(r, nextKey());
+      const at = r.int(0, steps.length);
+      steps.splice(at, 0, s);
+      ops.push(`add ${s.key}@${at}`);
+    } else if (x < 0.5 && steps.length > 1) {
+      const at = r.int(0, steps.length - 1);
+      const [s] = steps.splice(at, 1);
+      removed.push(s!);
+      ops.push(`remove ${s!.key}`);
+    } else if (x < 0.6 && removed.length > 0) {
+      const s = removed.splice(r.int(0, removed.length - 1), 1)[0]!;
+      const at = r.int(0, steps.length);
+      steps.splice(at, 0, s);
+      ops.push(`restore ${s.key}@${at}`);
+    } else if (x < 0.8 && steps.length > 1) {
+      const a = r.int(0, steps.length - 1);
+      const b = r.int(0, steps.length - 1);
+      [steps[a], steps[b]] = [steps[b]!, steps[a]!];
+      ops.push(`swap ${a},${b}`);
+    } else {
+      const at = r.int(0, steps.length - 1);
+      steps[at] = { ...steps[at]!, delay: randomDelay(r) };
+      ops.push(`delay ${steps[at]!.key}=${String(steps[at]!.delay)}`);
+    }
+  }
+  return { def: { ...def, steps }, ops };
+}
+
+export function toDefinition(raw: RawDefinition): SequenceDefinition {
+  return validateDefinition(raw);
+}
+
+export interface SimLead extends LeadProfile {
+  id: string;
+  email: string;
+}
+
+export interface SimSequence {
+  id: string;
+  /** The definition as last applied. */
+  raw: RawDefinition;
+  /** Every step the sequence has had, by key (the removed ones can be restored). */
+  known: Map<string, RawStep>;
+}
+
+/** The steps a sequence had once and has no longer. */
+export function removedSteps(s: SimSequence): RawStep[] {
+  const live = new Set(s.raw.steps.map((x) => x.key));
+  return [...s.known.values()].filter((x) => !live.has(x.key));
+}
+
+/** Records a definition that was applied. */
+export function applied(s: SimSequence, raw: RawDefinition): void {
+  s.raw = raw;
+  for (const x of raw.steps) s.known.set(x.key, x);
+}
+
+export interface SimWorld {
+  workspaceId: string;
+  mailboxes: Array<{ id: string; email: string }>;
+  leads: SimLead[];
+  sequences: SimSequence[];
+}
+
+export interface WorldOptions {
+  leads: number;
+  /** 1-3 when absent. */
+  sequences?: number;
+}
+
+export async function buildWorld(store: Store, deps: { clock: Clock; random: Random }, opts: WorldOptions): Promise<SimWorld> {
+  const r = deps.random;
+  const id = () => newId(deps.clock.now(), r);
+  const workspaceId = id();
+  await store.db.insertInto('workspace').values({ id: workspaceId, name: 'Sim', time_zone: pick(r, workspaceZones), country: pick(r, ['US', 'GB', null]) }).execute();
+  const mailboxes: SimWorld['mailboxes'] = [];
+  const nMailboxes = r.int(1, 3);
+  for (let i = 0; i < nMailboxes; i++) {
+    const m = { id: id(), email: `rep${i}@${pick(r, ['acme.test', 'acme-mail.test'])}` };
+    mailboxes.push(m);
+    await store.db
+      .insertInto('mailbox')
+      .values({ id: m.id, workspace_id: workspaceId, email: m.email, provider: pick(r, ['smtp_imap', 'gmail', 'graph'] as const), time_zone: pick(r, mailboxZones) })
+      .execute();
+  }
+  const leads: SimLead[] = [];
+  for (let i = 0; i < opts.leads; i++) {
+    const p = pick(r, leadProfiles);
+    const email = `lead${i}@prospect${i % 5}.test`;
+    leads.push({ id: id(), email, ...p });
+  }
+  if (leads.length) {
+    await store.db
+      .insertInto('lead')
+      .values(leads.map((l) => ({ id: l.id, workspace_id: workspaceId, email: l.email, email_norm: l.email, first_name: 'Pat', time_zone: l.zone, country: l.country, region: l.region })))
+      .execute();
+  }
+  const sequences: SimSequence[] = [];
+  const nSeq = opts.sequences ?? r.int(1, 3);
+  for (let i = 0; i < nSeq; i++) {
+    const raw = randomDefinition(r, `q${i}`, mailboxes.map((m) => m.email));
+    const s = await applyDefinition(store, deps, workspaceId, toDefinition(raw));
+    const seq: SimSequence = { id: s.sequenceId, raw, known: new Map() };
+    applied(seq, raw);
+    sequences.push(seq);
+  }
+  return { workspaceId, mailboxes, leads, sequences };
+}

@@ -9,7 +9,7 @@ import type { Enrollment } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
 import { transition } from './transition.ts';
 
-export type RefusalReason = 'suppressed' | 'already_enrolled' | 'not_found' | 'sequence_not_active';
+export type RefusalReason = 'suppressed' | 'already_enrolled' | 'not_found' | 'sequence_not_active' | 'cannot_plan';
 
 export interface EnrollResult {
   sequenceId: string;
@@ -107,7 +107,13 @@ export async function bulkEnroll(store: Store, deps: { clock: Clock; random: Ran
           softBounces: 0,
           enrolledAt: now,
         };
-        rows.push(transition(e, { type: 'enrolled' }, now, seq).next);
+        const planned = transition(e, { type: 'enrolled' }, now, seq).next;
+        if (planned.state === 'failed') {
+          // e.g. a country or region the holiday calendar does not know: refused, with the reason.
+          refused.push({ leadId: c.id, email: c.email, reason: 'cannot_plan', detail: planned.stateReason ?? '' });
+          continue;
+        }
+        rows.push(planned);
         mailboxes.push(mb?.id ?? null);
         zoneSources.push(zone.source);
       }

@@ -207,6 +207,24 @@ describe.each(testBackends())('sequence engine on %s', (backend) => {
     expect(keys).toEqual(['bump', 'intro']);
   });
 
+  it('refuses a lead whose holiday region is unknown, and fails (not blocks) an enrollment whose plan breaks later', async () => {
+    const seqId = await setup(threeSteps, 3);
+    await store.db.updateTable('lead').set({ country: 'DE', region: 'XX' }).where('id', '=', world.leadIds[0]!).execute();
+    const r = await bulkEnroll(store, { clock, random }, { workspaceId: world.workspaceId, sequenceId: seqId, leadIds: world.leadIds });
+    expect(r.enrolled).toBe(2);
+    expect(r.refused).toEqual([expect.objectContaining({ reason: 'cannot_plan', leadId: world.leadIds[0] })]);
+    // A region that goes bad after enrollment fails that enrollment alone; the batch goes on.
+    await store.db.updateTable('lead').set({ country: 'DE', region: 'XX' }).where('id', '=', world.leadIds[1]!).execute();
+    clock.advance(3 * 86_400_000);
+    const fired = await svc.fireDue(10);
+    expect(fired.length).toBe(2);
+    const intro = (await store.db.selectFrom('step').select('id').where('sequence_id', '=', seqId).where('key', '=', 'intro').executeTakeFirstOrThrow()).id;
+    const bad = (await store.db.selectFrom('enrollment').select('id').where('lead_id', '=', world.leadIds[1]!).executeTakeFirstOrThrow()).id;
+    const res = await svc.apply(bad, { type: 'step_sent', stepId: intro, at: clock.now() });
+    expect(res.next.state).toBe('failed');
+    expect(res.next.stateReason).toMatch(/cannot plan the next step/);
+  });
+
   it('rejects a second send request for the same step at the database, whatever the caller does', async () => {
     const seqId = await setup(threeSteps, 1);
     await bulkEnroll(store, { clock, random }, { workspaceId: world.workspaceId, sequenceId: seqId, leadIds: world.leadIds });

@@ -14,6 +14,18 @@ const DAY = 86_400_000;
  * unsubscribe, meeting, stop), whichever comes first.
  */
 export function transition(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): TransitionResult {
+  try {
+    return step(e, ev, now, seq);
+  } catch (err) {
+    // Only planning can throw (the calendar refuses a lead's country or region, or finds no
+    // allowed time within a year). That is this enrollment's problem, not its batch's: it fails
+    // with the reason, visibly, instead of rolling back the scheduler's whole batch on every wake.
+    if (isTerminal(e.state)) return ignore(e, `cannot apply ${ev.type}: ${(err as Error).message}`);
+    return stopAs(e, 'failed', `cannot plan the next step: ${(err as Error).message}`);
+  }
+}
+
+function step(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): TransitionResult {
   switch (ev.type) {
     case 'enrolled':
       if (e.state !== 'active' || e.lastStepId || e.waitingFor) return ignore(e, 'already started');

@@ -1,0 +1,50 @@
+import { systemClock, type Clock } from '../../../common/clock.ts';
+import type { ApiDeps, TokenSource } from '../call.ts';
+import { getMessage } from './messages-get.ts';
+import { listMessages } from './messages-list.ts';
+import { sendMail } from './send-mail.ts';
+
+/**
+ * The Microsoft Graph mail verbs Cadenza uses, one file each, bound to one mailbox here (the
+ * registry). Only the base URL differs between Microsoft and the emulator in test/emulators/graph.
+ */
+export interface GraphApiConfig {
+  /** 'https://graph.microsoft.com/v1.0' unless a test points it at an emulator. */
+  baseUrl?: string;
+  /** 'me' (the token's owner) or the mailbox's id or user principal name: '/users/{user}'. */
+  user?: string;
+  tokens: TokenSource;
+  clock?: Clock;
+  /** Deadline of one HTTP exchange. */
+  timeoutMs?: number;
+}
+
+export interface GraphContext extends ApiDeps {
+  /** '…/v1.0/me/' or '…/v1.0/users/{user}/' with the trailing slash, to resolve verb paths against. */
+  mailboxBase: URL;
+}
+
+export const graphDefaultBaseUrl = 'https://graph.microsoft.com/v1.0';
+
+export function graphContext(cfg: GraphApiConfig): GraphContext {
+  const base = new URL(cfg.baseUrl ?? graphDefaultBaseUrl);
+  const prefix = base.pathname.replace(/\/+$/, '');
+  const who = !cfg.user || cfg.user === 'me' ? 'me' : `users/${encodeURIComponent(cfg.user)}`;
+  return {
+    mailboxBase: new URL(`${prefix}/${who}/`, base),
+    tokens: cfg.tokens,
+    clock: cfg.clock ?? systemClock,
+    timeoutMs: cfg.timeoutMs ?? 30_000,
+  };
+}
+
+export function graphApi(cfg: GraphApiConfig) {
+  const ctx = graphContext(cfg);
+  return {
+    sendMail: sendMail.bind(null, ctx),
+    list: listMessages.bind(null, ctx),
+    get: getMessage.bind(null, ctx),
+  };
+}
+
+export type GraphApi = ReturnType<typeof graphApi>;

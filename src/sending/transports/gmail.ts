@@ -1,0 +1,135 @@
+import { systemClock, type Clock } from '../../common/clock.ts';
+import { cadenzaError } from '../../common/errors.ts';
+import type { ApiFailure } from '../../mailbox/providers/call.ts';
+import { gmailApi, type GmailApi } from '../../mailbox/providers/gmail/api.ts';
+import { gmailJsonSendMaxRawBytes } from '../../mailbox/providers/gmail/messages-send.ts';
+import { checkOutgoing } from '../../mailbox/providers/outgoing-check.ts';
+import { accepted, byStatus, nonHttpOutcome, recipientRefused } from '../../mailbox/providers/send-outcome.ts';
+import type { AccessTokenProvider, Envelope, FindSentResult, SendContext, SendOutcome, Transport } from './transport.ts';
+
+/**
+ * Sending through the Gmail API: users.messages.send with our composed bytes (base64url), so the
+ * Message-ID and every header are ours, and Gmail files the message in SENT itself. The Sent-folder
+ * search is users.messages.list with `rfc822msgid:`.
+ *
+ * Classification (developers.google.com/workspace/gmail/api/guides/handle-errors):
+ *   200                                            accepted (providerId = Gmail id, threadId)
+ *   401 (after one refresh of the token)           auth_failed
+ *   403 userRateLimitExceeded, rateLimitExceeded,
+ *       dailyLimitExceeded; 429 (concurrency, or
+ *       the daily sending cap)                     transient, with Retry-After or the "Retry after
+ *                                                  <time>" of the message
+ *   403 insufficientPermissions, domainPolicy,
+ *       forbidden (delegation)                     auth_failed: the grant or the admin refuses;
+ *                                                  no message can go until the mailbox is fixed
+ *   400 "Invalid To/Cc/Bcc header"                 bounce (one recipient) or rejected (several)
+ *   other 400, 403, 413                            rejected
+ *   404 with a threadId                            the thread is gone (the rep deleted it): sent
+ *                                                  again at once without it, which is safe since
+ *                                                  the 404 refused the first request
+ *   500, 503                                       transient
+ *   502, 504; no answer after the body was sent    ambiguous (see send-outcome.ts byStatus)
+ *   no connection, or body not completely sent     transient
+ */
+export interface GmailTransportOptions {
+  tokens: AccessTokenProvider;
+  /** 'https://gmail.googleapis.com' unless pointed at an emulator. */
+  baseUrl?: string;
+  /** 'me' (the token's owner) or the mailbox's address. */
+  userId?: string;
+  clock?: Clock;
+  /** Deadline of one HTTP exchange, connection to last byte. */
+  timeoutMs?: number;
+}
+
+const rateReasons = new Set(['userRateLimitExceeded', 'rateLimitExceeded', 'dailyLimitExceeded', 'quotaExceeded', 'RESOURCE_EXHAUSTED']);
+const grantReasons = new Set(['insufficientPermissions', 'domainPolicy', 'forbidden', 'authError', 'PERMISSION_DENIED', 'UNAUTHENTICATED']);
+
+export class GmailTransport implements Transport {
+  readonly kind = 'gmail' as const;
+  private readonly api: GmailApi;
+  private closed = false;
+
+  constructor(opts: GmailTransportOptions) {
+    this.api = gmailApi({
+      baseUrl: opts.baseUrl,
+      userId: opts.userId,
+      tokens: opts.tokens,
+      clock: opts.clock ?? systemClock,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+    });
+  }
+
+  async send(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
+    if (this.closed) throw cadenzaError('INVALID_INPUT', 'send on a closed Gmail transport');
+    checkOutgoing(raw, envelope, ctx.messageId);
+    if (raw.length > gmailJsonSendMaxRawBytes) {
+      return {
+        kind: 'rejected',
+        phase: 'http_request',
+        reason: `message of ${raw.length} bytes is over the ${gmailJsonSendMaxRawBytes} bytes the Gmail JSON send takes`,
+        responseCode: null,
+        enhancedStatus: null,
+      };
+    }
+    const threadId = ctx.threadId ?? null;
+    let r = await this.api.send({ raw, threadId }, { signal: ctx.signal });
+    if (!r.ok && threadId !== null && r.failure.kind === 'http' && r.failure.status === 404) {
+      r = await this.api.send({ raw, threadId: null }, { signal: ctx.signal });
+    }
+    if (r.ok) return accepted(`${r.status} id=${r.value.id} threadId=${r.value.threadId}`, r.value.id, r.value.threadId);
+    return classify(r.failure, envelope);
+  }
+
+  async findSent(messageId: string, opts: { signal?: AbortSignal } = {}): Promise<FindSentResult> {
+    // Anywhere in the mailbox, trash included: a rep who deleted the sent copy still sent it.
+    const list = await this.api.list({ q: `rfc822msgid:${messageId}`, includeSpamTrash: true, maxResults: 10 }, opts);
+    if (!list.ok) return { status: 'unavailable', reason: describe(list.failure) };
+    for (const ref of list.value.messages) {
+      const got = await this.api.get({ id: ref.id, format: 'minimal' }, opts);
+      if (!got.ok) {
+        if (got.failure.kind === 'http' && got.failure.status === 404) continue; // deleted since the list
+        return { status: 'unavailable', reason: describe(got.failure) };
+      }
+      // Only Cadenza makes these Message-IDs, so any copy but an unsent draft proves the send.
+      const labels = got.value.labelIds;
+      if (labels.includes('DRAFT') && !labels.includes('SENT')) continue;
+      return { status: 'found', sentAt: got.value.internalDate, providerId: got.value.id, threadId: got.value.threadId };
+    }
+    return { status: 'not_found' };
+  }
+
+  async close(): Promise<void> {
+    // Nothing to release: every request has its own connection (mailbox/providers/http.ts).
+    this.closed = true;
+  }
+}
+
+function classify(f: ApiFailure, envelope: Envelope): SendOutcome {
+  if (f.kind !== 'http') return nonHttpOutcome(f, 'Gmail API');
+  const { status, error } = f;
+  const reason = `Gmail API ${status} ${error.code}: ${error.message}`;
+  const has = (set: Set<string>) => error.codes.some((c) => set.has(c));
+  if (status === 400 && /invalid (to|cc|bcc) header/i.test(error.message)) return recipientRefused(envelope, status, reason);
+  if ((status === 403 || status === 429) && has(rateReasons)) {
+    return { kind: 'transient', phase: 'http_response', reason, responseCode: status, enhancedStatus: null, retryAfterMs: f.retryAfterMs };
+  }
+  if (status === 403 && has(grantReasons)) return { kind: 'auth_failed', phase: 'auth', reason, responseCode: status };
+  return byStatus(status, reason, f.retryAfterMs);
+}
+
+function describe(f: ApiFailure): string {
+  switch (f.kind) {
+    case 'http':
+      return `Gmail API ${f.status} ${f.error.code}: ${f.error.message}`;
+    case 'network':
+      return `Gmail API: ${f.timedOut ? 'timeout: ' : ''}${f.reason}`;
+    case 'token':
+    case 'malformed':
+      return `Gmail API: ${f.reason}`;
+  }
+}
+
+export function gmailTransport(opts: GmailTransportOptions): GmailTransport {
+  return new GmailTransport(opts);
+}

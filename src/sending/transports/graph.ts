@@ -1,0 +1,163 @@
+import { systemClock, type Clock } from '../../common/clock.ts';
+import { cadenzaError } from '../../common/errors.ts';
+import type { ApiFailure } from '../../mailbox/providers/call.ts';
+import { graphApi, type GraphApi } from '../../mailbox/providers/graph/api.ts';
+import { odataString } from '../../mailbox/providers/graph/message.ts';
+import { graphMimeSendMaxRawBytes } from '../../mailbox/providers/graph/send-mail.ts';
+import { checkOutgoing } from '../../mailbox/providers/outgoing-check.ts';
+import { byStatus, nonHttpOutcome, recipientRefused } from '../../mailbox/providers/send-outcome.ts';
+import type { AccessTokenProvider, Envelope, FindSentResult, SendContext, SendOutcome, Transport } from './transport.ts';
+
+/**
+ * Sending through Microsoft Graph: `POST /me/sendMail` (or `/users/{id}/sendMail`) with our
+ * composed bytes as base64 MIME, so the Message-ID and every header are ours.
+ *
+ * Graph's 202 only means "a draft was saved; submission follows"
+ * (concepts/outlook-things-to-know-about-send-mail.md). The outcome is therefore `accepted` with
+ * `confirm: 'sent_folder'`: the message must never be sent again (it is on its way), and the
+ * sender confirms it with findSent once the Sent copy shows; a submission that fails after the 202
+ * comes back as an NDR in the inbox, like any bounce.
+ *
+ * Classification:
+ *   202 (any 2xx)                                  accepted, confirm: 'sent_folder'
+ *   401 (after one refresh of the token)           auth_failed
+ *   403 ErrorAccessDenied, ErrorSendAsDenied,
+ *       ErrorMessageSubmissionBlocked, …;
+ *   404 MailboxNotEnabledForRESTAPI, …             auth_failed: the mailbox cannot send at all
+ *                                                  until someone fixes it; not this message's fault
+ *   400 ErrorInvalidRecipients                     bounce (one recipient) or rejected (several)
+ *   other 400, 403, 413                            rejected
+ *   429, 503 (Retry-After, decimals allowed),
+ *   500, 507 (mailbox full)                        transient
+ *   502, 504; no answer after the body was sent    ambiguous (see send-outcome.ts byStatus)
+ *   no connection, or body not completely sent     transient
+ *
+ * findSent looks in the whole mailbox (`/me/messages?$filter=internetMessageId eq '…'`), Sent
+ * Items included, for a copy that is not a draft: a rep may have moved the Sent copy to another
+ * folder, and while a submission is in flight the item is still a draft, which proves nothing.
+ */
+export interface GraphTransportOptions {
+  tokens: AccessTokenProvider;
+  /** 'https://graph.microsoft.com/v1.0' unless pointed at an emulator. */
+  baseUrl?: string;
+  /** 'me' (the token's owner) or the mailbox's id or user principal name. */
+  user?: string;
+  clock?: Clock;
+  /** Deadline of one HTTP exchange, connection to last byte. */
+  timeoutMs?: number;
+}
+
+/** Codes that say the mailbox or the grant cannot send, whatever the message. */
+const mailboxCodes = new Set([
+  'ErrorAccessDenied',
+  'AccessDenied',
+  'Authorization_RequestDenied',
+  'ErrorSendAsDenied',
+  'ErrorMessageSubmissionBlocked',
+  'ErrorAccountSuspend',
+  'ErrorAccountDisabled',
+  'MailboxNotEnabledForRESTAPI',
+  'MailboxNotSupportedForRESTAPI',
+  'ErrorInvalidUser',
+  'ErrorNonExistentMailbox',
+  'ResourceNotFound',
+]);
+/** Codes of limits that lift with time. */
+const limitCodes = new Set(['TooManyRequests', 'ApplicationThrottled', 'ErrorQuotaExceeded', 'ErrorSubmissionQuotaExceeded', 'serviceNotAvailable']);
+
+export class GraphTransport implements Transport {
+  readonly kind = 'graph' as const;
+  private readonly api: GraphApi;
+  private closed = false;
+
+  constructor(opts: GraphTransportOptions) {
+    this.api = graphApi({
+      baseUrl: opts.baseUrl,
+      user: opts.user,
+      tokens: opts.tokens,
+      clock: opts.clock ?? systemClock,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+    });
+  }
+
+  async send(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
+    if (this.closed) throw cadenzaError('INVALID_INPUT', 'send on a closed Graph transport');
+    checkOutgoing(raw, envelope, ctx.messageId);
+    if (raw.length > graphMimeSendMaxRawBytes) {
+      return {
+        kind: 'rejected',
+        phase: 'http_request',
+        reason: `message of ${raw.length} bytes is over the ${graphMimeSendMaxRawBytes} bytes a Graph MIME sendMail takes (4 MB request)`,
+        responseCode: null,
+        enhancedStatus: null,
+      };
+    }
+    const r = await this.api.sendMail({ raw }, { signal: ctx.signal });
+    if (r.ok) {
+      // Graph's 202 names no id: the Sent copy's id and conversation come from findSent.
+      return {
+        kind: 'accepted',
+        response: `${r.status} Accepted`,
+        providerId: null,
+        threadId: null,
+        bounced: [],
+        sentCopy: 'server',
+        confirm: 'sent_folder',
+      };
+    }
+    const out = classify(r.failure, envelope);
+    // A 2xx read from a cut-off or unreadable answer is still only a queued draft.
+    return out.kind === 'accepted' ? { ...out, confirm: 'sent_folder' } : out;
+  }
+
+  async findSent(messageId: string, opts: { signal?: AbortSignal } = {}): Promise<FindSentResult> {
+    const r = await this.api.list(
+      {
+        filter: `internetMessageId eq ${odataString(messageId)}`,
+        select: ['id', 'internetMessageId', 'isDraft', 'sentDateTime', 'conversationId', 'parentFolderId'],
+        top: 10,
+        immutableIds: true,
+      },
+      opts,
+    );
+    if (!r.ok) return { status: 'unavailable', reason: describe(r.failure) };
+    // isDraft absent (a provider answer without it) counts as sent: at most once prefers a false "found".
+    const sent = r.value.messages.find((m) => m.internetMessageId === messageId && m.isDraft !== true);
+    if (!sent) return { status: 'not_found' };
+    return { status: 'found', sentAt: sent.sentAt, providerId: sent.id, threadId: sent.conversationId };
+  }
+
+  async close(): Promise<void> {
+    // Nothing to release: every request has its own connection (mailbox/providers/http.ts).
+    this.closed = true;
+  }
+}
+
+function classify(f: ApiFailure, envelope: Envelope): SendOutcome {
+  if (f.kind !== 'http') return nonHttpOutcome(f, 'Graph');
+  const { status, error } = f;
+  const reason = `Graph ${status} ${error.code}: ${error.message}`;
+  const has = (set: Set<string>) => error.codes.some((c) => set.has(c));
+  if (status === 400 && error.codes.includes('ErrorInvalidRecipients')) return recipientRefused(envelope, status, reason);
+  if ((status === 403 || status === 404) && has(mailboxCodes)) return { kind: 'auth_failed', phase: 'auth', reason, responseCode: status };
+  if (has(limitCodes) || status === 507) {
+    return { kind: 'transient', phase: 'http_response', reason, responseCode: status, enhancedStatus: null, retryAfterMs: f.retryAfterMs };
+  }
+  return byStatus(status, reason, f.retryAfterMs);
+}
+
+function describe(f: ApiFailure): string {
+  switch (f.kind) {
+    case 'http':
+      return `Graph ${f.status} ${f.error.code}: ${f.error.message}`;
+    case 'network':
+      return `Graph: ${f.timedOut ? 'timeout: ' : ''}${f.reason}`;
+    case 'token':
+    case 'malformed':
+      return `Graph: ${f.reason}`;
+  }
+}
+
+export function graphTransport(opts: GraphTransportOptions): GraphTransport {
+  return new GraphTransport(opts);
+}

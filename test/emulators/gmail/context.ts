@@ -1,0 +1,20 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FaultInjector } from '../faults.ts';
+import type { EmulatorReply, RequestRecord } from '../server.ts';
+import type { TokenRegistry } from '../tokens.ts';
+import type { GmailMailbox } from './mailbox.ts';
+import type { GmailStore } from './store.ts';
+
+/** What every Gmail route group gets: the store, and `run` (token check, faults, then the handler). */
+export interface GmailRouteContext {
+  store: GmailStore;
+  tokens: TokenRegistry;
+  faults: FaultInjector;
+  log: RequestRecord[];
+  run(
+    route: string,
+    req: FastifyRequest<{ Params: { userId: string } }>,
+    reply: FastifyReply,
+    handler: (mb: GmailMailbox) => Promise<EmulatorReply> | EmulatorReply,
+  ): Promise<FastifyReply>;
+}

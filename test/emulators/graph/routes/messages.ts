@@ -1,0 +1,136 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EmulatorReply } from '../../server.ts';
+import type { GraphRouteContext } from '../context.ts';
+import { graphErrors } from '../errors.ts';
+import { folderId, regularId, resolveFolder, type GraphStoredMessage } from '../mailbox.ts';
+import { parseFilter, parseSelect } from '../odata.ts';
+
+/**
+ * Messages: list (whole mailbox or one folder) with $filter/$select/$top/$skip, get by id, and
+ * `$value` (the MIME bytes). `Prefer: IdType="ImmutableId"` switches ids to immutable ones.
+ * Route names for fault injection: 'messages.list', 'messages.get', 'messages.value'.
+ */
+const props = new Set([
+  'id',
+  'createdDateTime',
+  'lastModifiedDateTime',
+  'receivedDateTime',
+  'sentDateTime',
+  'subject',
+  'internetMessageId',
+  'conversationId',
+  'parentFolderId',
+  'isDraft',
+  'isRead',
+  'from',
+  'toRecipients',
+  'ccRecipients',
+  'bccRecipients',
+]);
+
+const pageDefault = 10; // Graph's default page size for messages
+
+type ListRequest = FastifyRequest<{ Params: { user?: string; folder?: string }; Querystring: Record<string, string | undefined> }>;
+
+export function registerMessageRoutes(app: FastifyInstance, ctx: GraphRouteContext): void {
+  const list = (req: ListRequest, reply: FastifyReply, byFolder: boolean) =>
+    ctx.run('messages.list', req, reply, (mb) => {
+      const q = req.query;
+      const folder = byFolder ? resolveFolder(req.params.folder ?? '') : null;
+      if (byFolder && folder === null) return graphErrors.itemNotFound();
+      const filter = q.$filter === undefined ? null : parseFilter(q.$filter, props);
+      if (filter && !filter.ok) return graphErrors.badRequest(filter.message);
+      const select = parseSelect(q.$select, props);
+      if (!select.ok) return graphErrors.badRequest(select.message);
+      const top = q.$top === undefined ? pageDefault : Number(q.$top);
+      const skip = q.$skip === undefined ? 0 : Number(q.$skip);
+      if (!Number.isInteger(top) || top < 1 || top > 1000) return graphErrors.badRequest(`Invalid $top: ${q.$top}`);
+      if (!Number.isInteger(skip) || skip < 0) return graphErrors.badRequest(`Invalid $skip: ${q.$skip}`);
+      const immutable = prefersImmutable(req.headers.prefer);
+      const all = mb.messages
+        .filter((m) => folder === null || m.folder === folder)
+        .map((m) => ({ m, json: render(m, immutable) }))
+        .filter((x) => !filter || (filter.ok && filter.filter(x.json)))
+        .sort((a, b) => b.m.receivedAt - a.m.receivedAt || b.m.seq - a.m.seq);
+      const page = all.slice(skip, skip + top);
+      const body: Record<string, unknown> = {
+        '@odata.context': `${origin(req)}/v1.0/$metadata#users('${mb.address}')/messages`,
+        value: page.map((x) => pick(x.json, select.props)),
+      };
+      if (skip + top < all.length) {
+        const next = new URL(req.url, origin(req));
+        next.searchParams.set('$skip', String(skip + top));
+        body['@odata.nextLink'] = next.toString();
+      }
+      return withPreference({ status: 200, body }, immutable);
+    });
+
+  app.get<{ Params: { user?: string }; Querystring: Record<string, string | undefined> }>('/messages', (req, reply) => list(req, reply, false));
+  app.get<{ Params: { user?: string; folder: string }; Querystring: Record<string, string | undefined> }>('/mailFolders/:folder/messages', (req, reply) =>
+    list(req, reply, true),
+  );
+
+  app.get<{ Params: { user?: string; id: string }; Querystring: Record<string, string | undefined> }>('/messages/:id', (req, reply) =>
+    ctx.run('messages.get', req, reply, (mb) => {
+      const m = mb.byId(req.params.id);
+      if (!m) return graphErrors.itemNotFound();
+      const select = parseSelect(req.query.$select, props);
+      if (!select.ok) return graphErrors.badRequest(select.message);
+      const immutable = prefersImmutable(req.headers.prefer);
+      return withPreference({ status: 200, body: pick(render(m, immutable), select.props) }, immutable);
+    }),
+  );
+
+  app.get<{ Params: { user?: string; id: string } }>('/messages/:id/$value', (req, reply) =>
+    ctx.run('messages.value', req, reply, (mb) => {
+      const m = mb.byId(req.params.id);
+      if (!m) return graphErrors.itemNotFound();
+      return { status: 200, headers: { 'content-type': 'text/plain' }, body: m.raw };
+    }),
+  );
+}
+
+function prefersImmutable(prefer: string | string[] | undefined): boolean {
+  return [prefer ?? []].flat().some((p) => /IdType\s*=\s*"?ImmutableId"?/i.test(p));
+}
+
+function withPreference(r: EmulatorReply, immutable: boolean): EmulatorReply {
+  return immutable ? { ...r, headers: { ...r.headers, 'preference-applied': 'IdType="ImmutableId"' } } : r;
+}
+
+function origin(req: { headers: { host?: string } }): string {
+  return `http://${req.headers.host ?? '127.0.0.1'}`;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const recipient = (address: string) => ({ emailAddress: { name: address, address } });
+
+export function render(m: GraphStoredMessage, immutable: boolean): Record<string, unknown> {
+  return {
+    '@odata.etag': `W/"CQAAABYAAAA${m.seq}.${m.lastModifiedAt}"`,
+    id: immutable ? m.immutableId : regularId(m),
+    createdDateTime: iso(m.createdAt),
+    lastModifiedDateTime: iso(m.lastModifiedAt),
+    receivedDateTime: iso(m.receivedAt),
+    sentDateTime: m.sentAt === null ? null : iso(m.sentAt),
+    subject: m.parsed.subject,
+    internetMessageId: m.internetMessageId,
+    conversationId: m.conversationId,
+    parentFolderId: folderId(m.folder),
+    isDraft: m.isDraft,
+    isRead: m.isRead,
+    from: m.parsed.from ? recipient(m.parsed.from) : null,
+    toRecipients: m.parsed.to.map(recipient),
+    ccRecipients: m.parsed.cc.map(recipient),
+    bccRecipients: m.parsed.bcc.map(recipient),
+  };
+}
+
+/** $select: the named properties, with id and the etag, which Graph always returns. */
+function pick(json: Record<string, unknown>, select: string[] | null): Record<string, unknown> {
+  if (!select) return json;
+  const out: Record<string, unknown> = { '@odata.etag': json['@odata.etag'], id: json.id };
+  for (const p of select) out[p] = json[p];
+  return out;
+}
+

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import { newId } from '../common/ids.ts';
+import { holds } from '../ops/leases.ts';
 import type { Random } from '../common/random.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { EngineEvent, TransitionResult } from '../sequence/model.ts';
@@ -53,6 +54,12 @@ export interface OutboxDeps {
   clock: Clock;
   random: Random;
   policy?: Partial<RetryPolicy>;
+  /**
+   * The sender's lease on the mailbox (ops/leases.ts). When given, a claim is made only while this
+   * token still holds the lease, checked inside the claiming transaction: a sender that lost its
+   * mailbox (stalled past its lease, another process took over) cannot claim from its queue.
+   */
+  fence?: { resource: string; token: number };
 }
 
 export interface RetryPolicy {
@@ -116,7 +123,9 @@ export type ClaimResult =
   /** The oldest due request was not sendable; it is cancelled with `reason` in last_error. Call again for the next. */
   | { kind: 'refused'; requestId: string; enrollmentId: string; reason: string }
   /** Nothing due in this mailbox's queue (or every due request is being claimed by someone else). */
-  | { kind: 'empty' };
+  | { kind: 'empty' }
+  /** deps.fence no longer holds the mailbox's lease: stop sending for it. */
+  | { kind: 'fenced' };
 
 interface RequestRow {
   id: string;
@@ -224,6 +233,7 @@ export function makeMessageId(mailboxEmail: string, nowMs: number, random: Rando
 export async function claimNext(deps: OutboxDeps, mailboxId: string): Promise<ClaimResult> {
   const now = deps.clock.now();
   return inTx(deps, async (tx, apply): Promise<ClaimResult> => {
+    if (deps.fence && !(await holds(tx, deps.fence.resource, deps.fence.token, now))) return { kind: 'fenced' };
     const req = (await claimNextSql(mailboxId, now).execute(tx)).rows[0];
     if (!req) return { kind: 'empty' };
     const check: Recheck = req;
@@ -435,6 +445,8 @@ export interface Failure {
   /** A 5xx answer, a rejected recipient, an invalid address: sending again cannot help. */
   permanent: boolean;
   reason: string;
+  /** The provider asked for this delay (HTTP Retry-After): used instead of the backoff when longer. */
+  retryAfterMs?: number | null;
 }
 
 export type FailureOutcome = { kind: 'retry'; at: number } | { kind: 'failed' };
@@ -460,7 +472,7 @@ export async function recordFailure(deps: OutboxDeps, claim: Claim, failure: Fai
   const now = deps.clock.now();
   const policy = policyOf(deps);
   if (!failure.permanent && claim.attempts < policy.maxAttempts) {
-    const at = now + retryDelay(claim.attempts, deps.random, policy);
+    const at = now + Math.max(retryDelay(claim.attempts, deps.random, policy), failure.retryAfterMs ?? 0);
     await retrySql(claim, at, `transient: ${failure.reason}`, now).execute(deps.store.db);
     return { kind: 'retry', at };
   }
@@ -470,4 +482,18 @@ export async function recordFailure(deps: OutboxDeps, claim: Claim, failure: Fai
     if (failed) await apply(claim.enrollmentId, { type: 'send_failed', stepId: claim.stepId, permanent: true, reason });
   });
   return { kind: 'failed' };
+}
+
+// -- name: release-claim
+const releaseSql = (claim: Claim, reason: string, now: number) => sql`
+  update send_request set state = 'queued', attempts = greatest(attempts - 1, 0), last_error = ${reason}, updated_at = ${new Date(now)}
+  where id = ${claim.requestId} and message_id = ${claim.messageId} and state = 'in_flight'`;
+
+/**
+ * Gives a claim back untouched, not counted as an attempt: the request certainly did not reach a
+ * server and it was not its fault (the mailbox's credentials were refused, the sender is stopping
+ * before the transport call). It keeps its Message-ID and due time.
+ */
+export async function releaseClaim(deps: OutboxDeps, claim: Claim, reason: string): Promise<void> {
+  await releaseSql(claim, reason, deps.clock.now()).execute(deps.store.db);
 }

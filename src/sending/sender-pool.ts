@@ -1,0 +1,174 @@
+import { hostname } from 'node:os';
+import type { Clock } from '../common/clock.ts';
+import type { Logger } from '../common/logger.ts';
+import { newId } from '../common/ids.ts';
+import type { Random } from '../common/random.ts';
+import type { Vault } from '../mailbox/vault.ts';
+import { Leases, type Lease } from '../ops/leases.ts';
+import type { EnrollmentService } from '../sequence/enrollment-service.ts';
+import type { Store } from '../store/store.ts';
+import { MailboxSender, type StepResult } from './mailbox-sender.ts';
+import type { RetryPolicy } from './outbox.ts';
+import { transports, type TransportDeps, type TransportMailbox } from './transports/registry.ts';
+import type { Transport } from './transports/transport.ts';
+
+export interface SenderPoolOptions {
+  store: Store;
+  service: EnrollmentService;
+  clock: Clock;
+  random: Random;
+  vault: Vault;
+  trackingKey: Buffer;
+  publicUrl: string;
+  /** This process's name in the lease table. */
+  owner?: string;
+  leaseTtlMs?: number;
+  /** How long an idle mailbox waits before looking at its queue again. */
+  idlePollMs?: number;
+  /** How often unknown sends are looked for in the Sent folder. */
+  resolveEveryMs?: number;
+  /** Most mailboxes this process sends for (the rest are left to other processes). */
+  maxMailboxes?: number;
+  policy?: Partial<RetryPolicy>;
+  /** Builds a mailbox's transport (tests point Gmail/Graph at emulators through this). */
+  transportFor?: (mailbox: TransportMailbox, deps: TransportDeps) => Transport;
+  transportDeps?: Partial<TransportDeps>;
+  log?: Logger;
+  onStep?: (mailboxId: string, r: StepResult) => void;
+}
+
+interface Running {
+  lease: Lease;
+  sender: MailboxSender;
+  transport: Transport;
+  done: Promise<void>;
+  stop: boolean;
+}
+
+/**
+ * The sender role: takes leases on mailboxes (one owner each, fenced), and runs one loop per owned
+ * mailbox that claims and sends its due requests one at a time. On stop (SIGTERM) no loop claims
+ * again; each finishes the message it is handing to its server and records the result; then the
+ * leases are released so another process can take the mailboxes at once. A mailbox's pacing
+ * state lives in the store, so the next owner continues the same day's budget.
+ */
+export class SenderPool {
+  readonly owner: string;
+  private readonly leases: Leases;
+  private readonly running = new Map<string, Running>();
+  private stopped = false;
+  private balanceTimer: { cancel(): void } | undefined;
+
+  constructor(private readonly o: SenderPoolOptions) {
+    this.owner = o.owner ?? `${hostname()}:${process.pid}:${newId(o.clock.now(), o.random).slice(-8)}`;
+    this.leases = new Leases(o.store, o.clock);
+  }
+
+  async start(): Promise<void> {
+    await this.balance();
+  }
+
+  get mailboxes(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /** Takes free mailboxes up to this process's share, renews what it holds, drops what it lost. */
+  async balance(): Promise<void> {
+    if (this.stopped) return;
+    const ttl = this.o.leaseTtlMs ?? 60_000;
+    try {
+      for (const [id, r] of this.running) {
+        const renewed = await this.leases.renew(r.lease, ttl);
+        if (renewed) r.lease = renewed;
+        else {
+          this.o.log?.warn({ mailboxId: id }, 'lost the lease on a mailbox; stopping its sender');
+          r.stop = true;
+        }
+      }
+      const rows = await this.o.store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'settings']).where('health', 'in', ['ok', 'warning']).orderBy('id').execute();
+      const owners = await this.leases.owners('mailbox:');
+      owners.set(this.owner, this.running.size);
+      const share = Math.min(this.o.maxMailboxes ?? Infinity, Math.ceil(rows.length / Math.max(1, owners.size)));
+      for (const m of rows) {
+        if (this.running.size >= share) break;
+        if (this.running.has(m.id)) continue;
+        const lease = await this.leases.acquire(`mailbox:${m.id}`, this.owner, ttl);
+        if (lease) await this.launch(m, lease);
+      }
+    } catch (e) {
+      this.o.log?.error({ err: e }, 'sender balancing failed');
+    }
+    if (!this.stopped) this.balanceTimer = this.o.clock.setTimer(ttl / 3, () => void this.balance());
+  }
+
+  private async launch(m: TransportMailbox, lease: Lease): Promise<void> {
+    const credential = await this.o.vault.get(m.id);
+    const factory = this.o.transportFor ?? ((mb: TransportMailbox, deps: TransportDeps) => transports[mb.provider](mb, deps));
+    let transport: Transport;
+    try {
+      transport = factory(m, { clock: this.o.clock, credential, ...(this.o.log ? { logger: this.o.log } : {}), ...this.o.transportDeps });
+    } catch (e) {
+      await this.pauseMailbox(m.id, `cannot send: ${(e as Error).message}`);
+      await this.leases.release(lease);
+      return;
+    }
+    const sender = new MailboxSender(m.id, {
+      store: this.o.store,
+      service: this.o.service,
+      clock: this.o.clock,
+      random: this.o.random,
+      ...(this.o.policy ? { policy: this.o.policy } : {}),
+      fence: { resource: lease.resource, token: lease.token },
+      transport,
+      trackingKey: this.o.trackingKey,
+      publicUrl: this.o.publicUrl,
+      pauseMailbox: (id, reason) => this.pauseMailbox(id, reason),
+      ...(this.o.log ? { log: this.o.log } : {}),
+    });
+    const r: Running = { lease, sender, transport, stop: false, done: Promise.resolve() };
+    this.running.set(m.id, r);
+    r.done = this.loop(r).finally(async () => {
+      this.running.delete(m.id);
+      await transport.close().catch(() => undefined);
+      await this.leases.release(r.lease).catch(() => undefined);
+    });
+  }
+
+  private async loop(r: Running): Promise<void> {
+    const idle = this.o.idlePollMs ?? 5_000;
+    const resolveEvery = this.o.resolveEveryMs ?? 60_000;
+    await r.sender.recover();
+    let nextResolve = 0;
+    while (!r.stop && !this.stopped) {
+      try {
+        if (this.o.clock.now() >= nextResolve) {
+          await r.sender.resolveUnknowns();
+          nextResolve = this.o.clock.now() + resolveEvery;
+        }
+        const res = await r.sender.step();
+        this.o.onStep?.(r.sender.mailboxId, res);
+        if (res.kind === 'fenced' || res.kind === 'mailbox_paused') return;
+        if (res.kind === 'idle') await this.o.clock.sleep(idle);
+      } catch (e) {
+        this.o.log?.error({ err: e, mailboxId: r.sender.mailboxId }, 'sender step failed');
+        await this.o.clock.sleep(idle);
+      }
+    }
+  }
+
+  private async pauseMailbox(mailboxId: string, reason: string): Promise<void> {
+    await this.o.store.db.updateTable('mailbox').set({ health: 'paused', health_reason: reason }).where('id', '=', mailboxId).execute();
+    this.o.log?.warn({ mailboxId, reason }, 'mailbox paused');
+  }
+
+  /**
+   * Graceful stop: no new claims; each loop finishes the message in hand and records it (a loop
+   * idling in sleep ends at its next wake-up, at most idlePollMs); leases are released.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.balanceTimer?.cancel();
+    for (const r of this.running.values()) r.stop = true;
+    await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+}

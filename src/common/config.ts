@@ -10,7 +10,9 @@ const schema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL')
     .optional(),
   CADENZA_DATA_DIR: z.string().default('./data'),
-  CADENZA_ROLES: z.string().default('api,scheduler'),
+  CADENZA_ROLES: z.string().default('api,scheduler,sender'),
+  /** Where recipients reach this installation (unsubscribe and tracking links); https in production. */
+  CADENZA_PUBLIC_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -25,7 +27,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return r.data;
 }
 
-export const ROLES = ['api', 'scheduler'] as const;
+export const ROLES = ['api', 'scheduler', 'sender'] as const;
 export type Role = (typeof ROLES)[number];
 
 export function parseRoles(text: string): Role[] {

@@ -10,7 +10,7 @@ describe('cadenza start', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cadenza-app-'));
     try {
       const log = createLogger({ level: 'silent' });
-      const app = await startApp({ dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api', 'scheduler'], log });
+      const app = await startApp({ dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api', 'scheduler', 'sender'], log });
       const health = await fetch(`${app.url}/healthz`);
       expect(health.status).toBe(200);
       expect(await health.json()).toMatchObject({ status: 'ok' });

@@ -11,6 +11,10 @@ import { migrate } from '../store/migrate.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { ensureEventPartitions } from '../store/partitions.ts';
 import { ensureDefaultWorkspace } from './workspace.ts';
+import { loadMasterKey } from '../common/secrets.ts';
+import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
+import { trackingKey } from '../sending/compose/tracking.ts';
+import { SenderPool } from '../sending/sender-pool.ts';
 
 export const version: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -20,6 +24,8 @@ export interface AppOptions {
   port: number;
   host: string;
   roles: Role[];
+  /** The URL recipients reach for unsubscribe and tracking links (CADENZA_PUBLIC_URL). */
+  publicUrl?: string;
   clock?: Clock;
   random?: Random;
   log?: Logger;
@@ -29,6 +35,7 @@ export interface RunningApp {
   store: Store;
   server?: FastifyInstance;
   scheduler?: Scheduler;
+  senders?: SenderPool;
   url?: string;
   /** Graceful stop: no new work, finish what is in progress, close the store. */
   stop(): Promise<void>;
@@ -61,15 +68,31 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     store,
     async stop() {
       maintenance?.cancel();
+      // Senders first: each finishes the message it is handing over and records it.
+      await app.senders?.stop();
       await app.server?.close();
       await app.scheduler?.stop();
       await store.close();
     },
   };
+  const service = new EnrollmentService({ store, clock, random });
   if (o.roles.includes('scheduler')) {
-    const service = new EnrollmentService({ store, clock, random });
     app.scheduler = new Scheduler({ store, service, clock, log });
     await app.scheduler.start();
+  }
+  if (o.roles.includes('sender')) {
+    const master = loadMasterKey({ dataDir: o.dataDir });
+    app.senders = new SenderPool({
+      store,
+      service,
+      clock,
+      random,
+      vault: new Vault(store, localKeyWrapper(master)),
+      trackingKey: trackingKey(master),
+      publicUrl: o.publicUrl ?? `http://localhost:${o.port}`,
+      log,
+    });
+    await app.senders.start();
   }
   if (o.roles.includes('api')) {
     app.server = buildServer({ store, clock, version });

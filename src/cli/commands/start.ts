@@ -9,7 +9,7 @@ export function register(program: Command): void {
     .description('run Cadenza: the API and web app on one port, and the scheduler (embedded store in ./data unless DATABASE_URL is set)')
     .option('--port <n>', 'port to listen on (env PORT, default 8080)')
     .option('--host <addr>', 'address to listen on (env HOST, default 0.0.0.0)')
-    .option('--roles <list>', 'comma-separated roles to run: api, scheduler (env CADENZA_ROLES)')
+    .option('--roles <list>', 'comma-separated roles to run: api, scheduler, sender (env CADENZA_ROLES)')
     .action(async (opts: { port?: string; host?: string; roles?: string }, cmd: Command) => {
       const g = globals(cmd);
       const cfg = loadConfig();
@@ -19,6 +19,7 @@ export function register(program: Command): void {
         port: opts.port !== undefined ? Number(opts.port) : cfg.PORT,
         host: opts.host ?? cfg.HOST,
         roles: parseRoles(opts.roles ?? cfg.CADENZA_ROLES),
+        ...(cfg.CADENZA_PUBLIC_URL ? { publicUrl: cfg.CADENZA_PUBLIC_URL } : {}),
       });
       if (g.json) process.stdout.write(`${JSON.stringify({ url: app.url, backend: app.store.backend })}\n`);
       await new Promise<void>((resolve) => {

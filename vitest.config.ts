@@ -1,12 +1,42 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Tests that need the real mail test bed (Postfix + Dovecot, test/mail/mailbed.sh). They form the
+ * 'mail' project, whose global setup starts the bed: vitest runs a project's global setup only when
+ * the run includes one of its files, so unit-test runs never start (or need) the mail servers.
+ * Name a test `*.mail.test.ts` to put it there from anywhere in src/.
+ */
+const mailTests = ['test/mail/**/*.test.ts', 'src/**/*.mail.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'bench/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'bench/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...mailTests],
+          globalSetup: ['test/global-setup.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'mail',
+          include: mailTests,
+          globalSetup: ['test/global-setup.ts', 'test/mail/global-setup.ts'],
+          // One bed, one file at a time, after the unit tests: a file may then reset the mailboxes
+          // it uses (resetMailBed) without pulling mail from under another file.
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -13,6 +13,9 @@ export const errorCodes = {
   MIGRATION_FAILED: 'A database migration failed; the database is left at the previous version.',
   STORE_UNAVAILABLE: 'The database could not be reached.',
   CONFIG_INVALID: 'The configuration is invalid.',
+  MAILBOX_UNAVAILABLE: "The mailbox's server could not be reached or did not answer as expected (connection, TLS, timeout, protocol).",
+  MAILBOX_AUTH_FAILED: "The mailbox's server refused its credentials (password, app password or OAuth token).",
+  MAILBOX_FOLDER_NOT_FOUND: 'The mailbox has no folder for this role (Sent, Junk, Trash), neither marked SPECIAL-USE nor by a known name.',
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -1,0 +1,70 @@
+import { ImapFlow } from 'imapflow';
+import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
+import type { Logger } from '../../common/logger.ts';
+import { imapFlowOptions, type ImapAccount } from './account.ts';
+import { imapError } from './errors.ts';
+
+/**
+ * Opens an authenticated IMAP connection. With XOAUTH2 a refused token is refreshed once
+ * (forceRefresh) and tried again: an access token can expire between the vault's check and the
+ * login. Throws MAILBOX_AUTH_FAILED or MAILBOX_UNAVAILABLE; never leaves a socket open on failure.
+ */
+export async function connectImap(account: ImapAccount, opts: { logger?: Logger } = {}): Promise<ImapFlow> {
+  if (account.auth.kind === 'password') return open(account, undefined, opts.logger);
+  let token: string;
+  try {
+    token = await account.auth.accessToken({ forceRefresh: false });
+  } catch (e) {
+    throw tokenError(e);
+  }
+  try {
+    return await open(account, token, opts.logger);
+  } catch (e) {
+    if (!isCadenzaError(e, 'MAILBOX_AUTH_FAILED')) throw e;
+  }
+  try {
+    token = await account.auth.accessToken({ forceRefresh: true });
+  } catch (e) {
+    throw tokenError(e);
+  }
+  return open(account, token, opts.logger);
+}
+
+async function open(account: ImapAccount, token: string | undefined, logger?: Logger): Promise<ImapFlow> {
+  const client = new ImapFlow(imapFlowOptions(account, token));
+  // imapflow emits 'error' for socket trouble outside a command; without a listener Node would
+  // throw it and take the worker down (promise 8). The failing command rejects on its own.
+  client.on('error', (e: Error) => logger?.debug({ err: { message: e.message, code: (e as { code?: string }).code } }, 'imap connection error'));
+  try {
+    await client.connect();
+    return client;
+  } catch (e) {
+    client.close();
+    throw imapError(e, 'connect');
+  }
+}
+
+function tokenError(e: unknown) {
+  const transient = (e as { transient?: unknown })?.transient === true;
+  const message = e instanceof Error ? e.message : String(e);
+  return transient
+    ? cadenzaError('MAILBOX_UNAVAILABLE', `IMAP connect: no access token (${message})`, { doing: 'token', transient })
+    : cadenzaError('MAILBOX_AUTH_FAILED', `IMAP connect: no access token (${message})`, { doing: 'token' });
+}
+
+/**
+ * Runs fn on a fresh connection and always closes it: LOGOUT when the connection is healthy,
+ * else the socket is just destroyed (a LOGOUT to a dead server would wait for socketTimeout).
+ */
+export async function withImap<T>(account: ImapAccount, fn: (client: ImapFlow) => Promise<T>, opts: { logger?: Logger } = {}): Promise<T> {
+  const client = await connectImap(account, opts);
+  let ok = false;
+  try {
+    const result = await fn(client);
+    ok = true;
+    return result;
+  } finally {
+    if (ok && client.usable) await client.logout().catch(() => client.close());
+    else client.close();
+  }
+}

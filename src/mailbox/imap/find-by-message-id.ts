@@ -1,0 +1,52 @@
+import type { ImapFlow } from 'imapflow';
+import { imapError } from './errors.ts';
+import { assertMessageId, sameMessageId } from './message-id.ts';
+
+export interface FoundMessage {
+  uid: number;
+  /** INTERNALDATE (when the server stored it: delivery, or the date given to APPEND), ms since epoch. */
+  internalDate: number | null;
+}
+
+/**
+ * The messages in `folder` whose Message-ID header is exactly messageId ('<id@domain>'), oldest
+ * UID first: UID SEARCH HEADER Message-ID (RFC 3501 6.4.4), then a FETCH ENVELOPE to keep only
+ * exact matches, because SEARCH HEADER matches substrings. The folder is opened read-only
+ * (EXAMINE), so searching never changes \Recent or \Seen.
+ *
+ * Throws MAILBOX_UNAVAILABLE (or MAILBOX_FOLDER_NOT_FOUND) when it could not search: the caller
+ * must never read a failed search as "not there".
+ */
+export async function findByMessageId(client: ImapFlow, folder: string, messageId: string): Promise<FoundMessage[]> {
+  assertMessageId(messageId);
+  let lock;
+  try {
+    lock = await client.getMailboxLock(folder, { readOnly: true });
+  } catch (e) {
+    throw imapError(e, `EXAMINE ${folder}`);
+  }
+  try {
+    let uids: number[] | false | undefined;
+    try {
+      uids = await client.search({ header: { 'message-id': messageId } }, { uid: true });
+    } catch (e) {
+      throw imapError(e, `UID SEARCH in ${folder}`);
+    }
+    // imapflow answers false (not an exception) when the command failed.
+    if (!Array.isArray(uids)) throw imapError(new Error('the search failed'), `UID SEARCH in ${folder}`);
+    if (uids.length === 0) return [];
+    const found: FoundMessage[] = [];
+    try {
+      for await (const m of client.fetch(uids, { uid: true, envelope: true, internalDate: true }, { uid: true })) {
+        if (!sameMessageId(m.envelope?.messageId, messageId)) continue;
+        const d = m.internalDate === undefined ? null : new Date(m.internalDate).getTime();
+        found.push({ uid: m.uid, internalDate: d === null || Number.isNaN(d) ? null : d });
+      }
+    } catch (e) {
+      throw imapError(e, `UID FETCH in ${folder}`);
+    }
+    return found.sort((a, b) => a.uid - b.uid);
+  } finally {
+    lock.release();
+  }
+}

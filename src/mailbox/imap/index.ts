@@ -1,0 +1,14 @@
+/**
+ * IMAP, one verb per file (imapflow's lib/commands/ layout), on imapflow's client:
+ *   connect.ts             connectImap / withImap: sign in (password or XOAUTH2), always close
+ *   special-folders.ts     findFolder / findSpecialFolders: Sent, Junk, Trash by SPECIAL-USE, then by name
+ *   find-by-message-id.ts  findByMessageId: UID SEARCH HEADER Message-ID, exact matches only
+ *   append-to-sent.ts      appendToSent: APPEND the sent bytes to Sent, \Seen, dated when sent
+ */
+export type { FolderRole, ImapAccount, ImapTimeouts, MailAuth } from './account.ts';
+export { defaultImapTimeouts, imapFlowOptions } from './account.ts';
+export { connectImap, withImap } from './connect.ts';
+export { chooseFolder, findFolder, findSpecialFolders, type ListedFolder } from './special-folders.ts';
+export { findByMessageId, type FoundMessage } from './find-by-message-id.ts';
+export { appendToSent, type AppendedCopy } from './append-to-sent.ts';
+export { assertMessageId, sameMessageId } from './message-id.ts';

@@ -1,0 +1,428 @@
+import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
+import XOAuth2 from 'nodemailer/lib/xoauth2/index.js';
+import type { Logger as NodemailerLogger } from 'nodemailer/lib/shared/index.js';
+import type { Clock } from '../../common/clock.ts';
+import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
+import type { Logger } from '../../common/logger.ts';
+import type { Endpoint } from '../../mailbox/settings.ts';
+import type { ImapAccount, ImapTimeouts, MailAuth } from '../../mailbox/imap/account.ts';
+import { withImap } from '../../mailbox/imap/connect.ts';
+import { appendToSent } from '../../mailbox/imap/append-to-sent.ts';
+import { findByMessageId } from '../../mailbox/imap/find-by-message-id.ts';
+import { findFolder } from '../../mailbox/imap/special-folders.ts';
+import { assertMessageId } from '../../mailbox/imap/message-id.ts';
+import {
+  enhancedStatusOf,
+  type Envelope,
+  type FindSentResult,
+  type RecipientBounce,
+  type SendContext,
+  type SendOutcome,
+  type SendPhase,
+  type SentCopy,
+  type Transport,
+} from './transport.ts';
+
+/**
+ * The SMTP transport: one message per connection, on nodemailer's SMTP client (SMTPConnection,
+ * the engine under nodemailer's SMTP transport), driven step by step (connect → EHLO/STARTTLS →
+ * AUTH → MAIL/RCPT/DATA) so that each failure is known to belong to one phase. The raw bytes go
+ * out exactly as composed: no Mailer, no header rewriting, so the copy filed in Sent is
+ * byte-for-byte what the recipient got.
+ *
+ * Knowing the phase inside MAIL/RCPT/DATA. nodemailer hands one callback for the whole
+ * transaction, and a dropped connection gives the same error ("Connection closed unexpectedly",
+ * code ECONNECTION, command CONN) whether it happened before or after the DATA terminator
+ * (shared/recipes/mail-testbed.md, "Ambiguous send"). So we give nodemailer a logger with
+ * `transactionLog: true` and follow the records it writes as it goes (PhaseTracker below):
+ *   client line 'MAIL FROM:…' / 'RCPT TO:…' / 'DATA'     → mail / rcpt / data
+ *   server line '354 …' while in data                    → body (message bytes start)
+ *   tnx 'message' record '<N bytes encoded mime message>' → end_of_data: nodemailer writes it on
+ *     the 'end' of its DATA stream, which comes after the last chunk, terminator included, was
+ *     passed to socket.write (pipe writes synchronously in 'data'; 'end' follows on nextTick,
+ *     before any socket event can run).
+ * A drop in 'body' is therefore certainly not a delivery (no server accepts a message without its
+ * terminator): transient. A drop, timeout or abort in 'end_of_data' is 'ambiguous'. The records
+ * are nodemailer 7's (pinned exactly in package.json); smtp.test.ts drops the connection at each
+ * phase against a scripted server, so a change in them fails a test rather than misclassifying.
+ *
+ * The Sent copy. With `serverSavesSent` the provider files the copy (Gmail, Outlook, most hosts);
+ * otherwise, after the server's 250, the transport APPENDs the same bytes to Sent over IMAP, as
+ * mail clients do. After an 'ambiguous' end it also APPENDs them, with the keyword
+ * $CadenzaUnconfirmed: findSent then answers found, the outbox records the step as sent, and it
+ * is never sent twice (promise 1 prefers a step that may not have arrived over a duplicate; with
+ * a client-side Sent folder nothing else could ever tell the two apart).
+ */
+
+export interface SmtpTimeouts {
+  /** TCP (+ TLS) connection. */
+  connectMs: number;
+  /** Waiting for the 220 banner (some hosts delay it on purpose). */
+  greetingMs: number;
+  /** No byte from the server for this long while waiting for a reply: the connection is dead. */
+  socketMs: number;
+  /**
+   * The whole attempt, from connect to the final reply (the outbox's "transport deadline"): what
+   * keeps one send far below the gap between steps even if a server trickles bytes forever.
+   */
+  totalMs: number;
+}
+
+/**
+ * RFC 5321 4.5.3.2 asks clients to wait 5 minutes for the reply to the terminator and 10 for the
+ * greeting; hosted submission servers answer in well under a second, and a sender blocked for
+ * minutes on one mailbox delays every message behind it. One minute of silence is taken as a
+ * dead connection; an answer that never comes after the terminator is 'ambiguous' either way.
+ */
+export const defaultSmtpTimeouts: SmtpTimeouts = { connectMs: 15_000, greetingMs: 30_000, socketMs: 60_000, totalMs: 120_000 };
+
+export interface SmtpTransportConfig {
+  smtp: Endpoint;
+  /** The mailbox's IMAP server: where findSent searches and where the Sent copy is appended. */
+  imap: Endpoint | null;
+  username: string;
+  auth: MailAuth;
+  /** mailbox.settings.serverSavesSent: does the submission server file the Sent copy itself? */
+  serverSavesSent: boolean;
+  folders?: ImapAccount['folders'];
+  timeouts?: Partial<SmtpTimeouts>;
+  imapTimeouts?: Partial<ImapTimeouts>;
+  /** The EHLO name; nodemailer's default is the host name, or [127.0.0.1] when it is not a FQDN. */
+  clientName?: string;
+}
+
+export interface SmtpTransportDeps {
+  clock: Clock;
+  logger?: Logger;
+}
+
+/** The keyword on a Sent copy appended after an ambiguous end (see above). */
+export const UNCONFIRMED_KEYWORD = '$CadenzaUnconfirmed';
+
+export function createSmtpTransport(config: SmtpTransportConfig, deps: SmtpTransportDeps): Transport {
+  return new SmtpTransport(config, deps);
+}
+
+class SmtpTransport implements Transport {
+  readonly kind = 'smtp' as const;
+  private readonly timeouts: SmtpTimeouts;
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly config: SmtpTransportConfig,
+    private readonly deps: SmtpTransportDeps,
+  ) {
+    this.timeouts = { ...defaultSmtpTimeouts, ...config.timeouts };
+    if (!config.serverSavesSent && !config.imap) {
+      throw cadenzaError('CONFIG_INVALID', 'serverSavesSent is false, so the Sent copy is appended over IMAP, but the mailbox has no IMAP settings');
+    }
+  }
+
+  async send(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
+    checkInput(raw, envelope, ctx);
+    const work = this.sendChecked(raw, envelope, ctx);
+    this.inFlight.add(work);
+    try {
+      return await work;
+    } finally {
+      this.inFlight.delete(work);
+    }
+  }
+
+  private async sendChecked(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
+    const outcome = await this.attempt(raw, envelope, ctx);
+    const log = this.deps.logger;
+    if (outcome.kind === 'accepted' || outcome.kind === 'ambiguous') {
+      let sentCopy: SentCopy = 'server';
+      if (!this.config.serverSavesSent) sentCopy = await this.appendCopy(raw, ctx.messageId, outcome.kind === 'ambiguous');
+      const done = { ...outcome, sentCopy };
+      log?.info({ messageId: ctx.messageId, outcome: done.kind, phase: done.kind === 'ambiguous' ? done.phase : 'done', sentCopy }, 'smtp send');
+      return done;
+    }
+    log?.info({ messageId: ctx.messageId, outcome: outcome.kind, phase: 'phase' in outcome ? outcome.phase : 'rcpt', reason: 'reason' in outcome ? outcome.reason : undefined }, 'smtp send');
+    return outcome;
+  }
+
+  private async appendCopy(raw: Buffer, messageId: string, unconfirmed: boolean): Promise<SentCopy> {
+    try {
+      await withImap(this.imapAccount(), (client) =>
+        appendToSent(client, raw, { sentAt: new Date(this.deps.clock.now()), keywords: unconfirmed ? [UNCONFIRMED_KEYWORD] : [], account: this.config }),
+      );
+      return 'appended';
+    } catch (e) {
+      // The send itself stands; only the copy is missing. Logged, and the outcome says so.
+      this.deps.logger?.warn({ messageId, err: errorSummary(e) }, 'could not append the sent message to the Sent folder');
+      return 'append_failed';
+    }
+  }
+
+  async findSent(messageId: string): Promise<FindSentResult> {
+    assertMessageId(messageId);
+    if (!this.config.imap) return { status: 'unavailable', reason: 'the mailbox has no IMAP settings to search its Sent folder' };
+    try {
+      const hits = await withImap(this.imapAccount(), async (client) => {
+        const folder = await findFolder(client, 'sent', this.config);
+        return findByMessageId(client, folder, messageId);
+      });
+      if (hits.length === 0) return { status: 'not_found' };
+      const dates = hits.map((h) => h.internalDate).filter((d): d is number => d !== null);
+      return { status: 'found', sentAt: dates.length ? Math.min(...dates) : null };
+    } catch (e) {
+      if (isCadenzaError(e, 'INVALID_INPUT')) throw e;
+      return { status: 'unavailable', reason: errorSummary(e).message };
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private imapAccount(): ImapAccount {
+    const { imap, username, auth, folders, imapTimeouts } = this.config;
+    if (!imap) throw cadenzaError('CONFIG_INVALID', 'the mailbox has no IMAP settings');
+    return { endpoint: imap, username, auth, ...(folders ? { folders } : {}), ...(imapTimeouts ? { timeouts: imapTimeouts } : {}) };
+  }
+
+  /** One connection, one message. Resolves exactly once, never rejects. */
+  private attempt(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
+    const { smtp, auth, username } = this.config;
+    const t = this.timeouts;
+    return new Promise<SendOutcome>((resolve) => {
+      const tracker = new PhaseTracker();
+      let settled = false;
+      if (ctx.signal?.aborted) {
+        resolve(transient('connect', 'aborted before connecting', null));
+        return;
+      }
+      const conn = new SMTPConnection({
+        host: smtp.host,
+        port: smtp.port,
+        secure: smtp.security === 'tls',
+        requireTLS: smtp.security === 'starttls',
+        ignoreTLS: smtp.security === 'none',
+        tls: { rejectUnauthorized: !smtp.allowSelfSigned },
+        ...(this.config.clientName ? { name: this.config.clientName } : {}),
+        connectionTimeout: t.connectMs,
+        greetingTimeout: t.greetingMs,
+        socketTimeout: t.socketMs,
+        logger: tracker.logger,
+        transactionLog: true,
+      });
+      const finish = (o: SendOutcome, graceful: boolean) => {
+        if (settled) return;
+        settled = true;
+        deadline.cancel();
+        ctx.signal?.removeEventListener('abort', onAbort);
+        if (graceful) {
+          conn.quit();
+          conn.close();
+        } else {
+          // A half-open connection after a deadline or an abort: destroy it rather than wait
+          // for the server's FIN (close() alone only ends our side).
+          conn._socket?.destroy?.();
+          conn.close();
+        }
+        resolve(o);
+      };
+      const onAbort = () => finish(interrupted(tracker.phase, 'aborted'), false);
+      const deadline = this.deps.clock.setTimer(t.totalMs, () => finish(interrupted(tracker.phase, `no final answer within ${t.totalMs} ms`), false));
+      ctx.signal?.addEventListener('abort', onAbort, { once: true });
+      // nodemailer reports connection-level trouble (socket errors, timeouts, unexpected close)
+      // as 'error' events, not through the pending callback.
+      conn.on('error', (err) => finish(classifyError(err, tracker.phase), false));
+      conn.on('end', () => finish(interrupted(tracker.phase, 'the server closed the connection'), false));
+
+      conn.connect(() => {
+        tracker.set('auth');
+        // allowsAuth: the EHLO answer listed AUTH (nodemailer sets it; not in its type definitions).
+        if (!(conn as unknown as { allowsAuth?: boolean }).allowsAuth) {
+          // Sending unauthenticated would be refused at RCPT as "relay access denied", which
+          // must not be mistaken for a bounce of the recipient.
+          finish({ kind: 'auth_failed', phase: 'auth', reason: 'the server offers no AUTH mechanism on this connection (is STARTTLS required first?)', responseCode: null }, false);
+          return;
+        }
+        conn.login(loginData(auth, username), (err) => {
+          if (err) return finish(classifyError(err, 'auth'), false);
+          tracker.set('mail');
+          conn.send(
+            { from: envelope.from, to: envelope.to, size: raw.length, use8BitMime: has8bit(raw) },
+            raw,
+            (sendErr, info) => {
+              if (sendErr) return finish(classifyError(sendErr, tracker.phase), false);
+              tracker.set('done');
+              finish(acceptedOutcome(info), true);
+            },
+          );
+        });
+      });
+    });
+  }
+}
+
+function loginData(auth: MailAuth, username: string): Parameters<SMTPConnection['login']>[0] {
+  if (auth.kind === 'password') return { credentials: { user: username, pass: auth.password } };
+  // nodemailer asks provisionCallback for a token (renew = false), and again with renew = true
+  // when the server refuses it (its XOAUTH2 retry), which is our forceRefresh.
+  const oauth2 = new XOAuth2({
+    user: username,
+    provisionCallback: (_user, renew, cb) => {
+      auth.accessToken({ forceRefresh: renew }).then(
+        (token) => cb(null, token, 0),
+        (e: unknown) => cb(e instanceof Error ? e : new Error(String(e)), '', 0),
+      );
+    },
+  });
+  return { oauth2 } as Parameters<SMTPConnection['login']>[0];
+}
+
+/** Follows nodemailer's transaction log (see the file comment) to know the SMTP phase. */
+class PhaseTracker {
+  phase: SendPhase = 'connect';
+  readonly logger: NodemailerLogger;
+
+  constructor() {
+    const on = (entry: unknown, message: unknown) => this.onRecord(entry, message);
+    this.logger = { level: () => undefined, trace: on, debug: on, info: on, warn: on, error: on, fatal: on };
+  }
+
+  set(phase: SendPhase): void {
+    this.phase = phase;
+  }
+
+  private onRecord(entry: unknown, message: unknown): void {
+    const tnx = (entry as { tnx?: unknown } | null)?.tnx;
+    const text = typeof message === 'string' ? message : '';
+    if (tnx === 'network' && this.phase === 'connect' && text.includes('established')) this.phase = 'greeting';
+    else if (tnx === 'client') {
+      const cmd = text.slice(0, 10).toUpperCase();
+      if (/^(EHLO|HELO|LHLO) /.test(cmd)) this.phase = 'ehlo';
+      else if (cmd.startsWith('STARTTLS')) this.phase = 'starttls';
+      else if (cmd.startsWith('AUTH ')) this.phase = 'auth';
+      else if (cmd.startsWith('MAIL FROM:')) this.phase = 'mail';
+      else if (cmd.startsWith('RCPT TO:')) this.phase = 'rcpt';
+      else if (cmd === 'DATA') this.phase = 'data';
+    } else if (tnx === 'server' && this.phase === 'data' && /^3\d\d/.test(text)) this.phase = 'body';
+    else if (tnx === 'message' && this.phase === 'body' && typeof (entry as { outByteCount?: unknown }).outByteCount === 'number') {
+      this.phase = 'end_of_data';
+    }
+  }
+}
+
+type SmtpError = Error & {
+  code?: string;
+  command?: string;
+  response?: string;
+  responseCode?: number;
+  recipient?: string;
+  rejectedErrors?: SmtpError[];
+  transient?: boolean;
+};
+
+/**
+ * nodemailer's error → outcome. `code` says what kind (EAUTH, EENVELOPE at MAIL/RCPT/DATA,
+ * EMESSAGE for the final reply, ECONNECTION/ESOCKET/ETIMEDOUT/EDNS/ETLS/EPROTOCOL for the
+ * connection), `command` the SMTP command, `responseCode` the server's reply; the tracked phase
+ * decides for the connection-level ones, whose command is always 'CONN'.
+ */
+export function classifyError(e: unknown, phase: SendPhase): SendOutcome {
+  const err = (e ?? {}) as SmtpError;
+  const code = err.code ?? '';
+  const command = (err.command ?? '').toUpperCase();
+  const rc = typeof err.responseCode === 'number' ? err.responseCode : null;
+  const reason = describe(err);
+  const status = enhancedStatusOf(err.response);
+
+  if (code === 'EAUTH' || command.startsWith('AUTH')) {
+    if (err.transient === true || (rc !== null && rc >= 400 && rc < 500)) return transient('auth', reason, rc, status);
+    return { kind: 'auth_failed', phase: 'auth', reason, responseCode: rc };
+  }
+  if (code === 'EENVELOPE' && command === 'RCPT TO') {
+    const refused = (err.rejectedErrors ?? []).map(toBounce);
+    // Only when every refusal is permanent is it a bounce; a 4xx (greylisting, mailbox busy)
+    // means "try again", for all of them, later.
+    if (refused.length > 0 && refused.every((r) => r.responseCode !== null && r.responseCode >= 500)) return { kind: 'bounce', recipients: refused };
+    const firstTemp = refused.find((r) => r.responseCode === null || r.responseCode < 500);
+    return transient('rcpt', reason, firstTemp?.responseCode ?? rc, firstTemp?.enhancedStatus ?? status);
+  }
+  if (code === 'EENVELOPE' || code === 'EMESSAGE' || code === 'EREQUIRETLS') {
+    const p: SendPhase = command === 'MAIL FROM' ? 'mail' : command === 'DATA' ? (code === 'EMESSAGE' ? 'end_of_data' : 'data') : phase;
+    // A reply, even after the terminator, is an answer: 4xx = not accepted, try again.
+    if (rc !== null && rc >= 400 && rc < 500) return transient(p, reason, rc, status);
+    return { kind: 'rejected', phase: p, reason, responseCode: rc, enhancedStatus: status };
+  }
+  if (code === 'ESTREAM') return { kind: 'rejected', phase, reason, responseCode: null, enhancedStatus: null };
+  // Connection-level: ECONNECTION, ESOCKET, ETIMEDOUT, EDNS, ETLS, EPROTOCOL and anything else.
+  return interrupted(phase, reason, rc, status);
+}
+
+/** The connection ended without a reply: ambiguous only once the terminator was written. */
+function interrupted(phase: SendPhase, reason: string, rc: number | null = null, status: string | null = null): SendOutcome {
+  if (phase === 'end_of_data') return { kind: 'ambiguous', phase, reason, sentCopy: 'none' };
+  return transient(phase, reason, rc, status);
+}
+
+function transient(phase: SendPhase, reason: string, rc: number | null, status: string | null = null): SendOutcome {
+  return { kind: 'transient', phase, reason, responseCode: rc, enhancedStatus: status, retryAfterMs: null };
+}
+
+function toBounce(err: SmtpError): RecipientBounce {
+  const rc = typeof err.responseCode === 'number' ? err.responseCode : null;
+  return { recipient: err.recipient ?? '', responseCode: rc, enhancedStatus: enhancedStatusOf(err.response), diagnostic: (err.response ?? err.message ?? '').trim() };
+}
+
+function acceptedOutcome(info: SMTPConnection.SentMessageInfo): SendOutcome {
+  const response = (info.response ?? '').trim();
+  const bounced = (info.rejectedErrors ?? []).map((e) => toBounce(e as SmtpError)).filter((b) => b.responseCode !== null && b.responseCode >= 500);
+  return { kind: 'accepted', response, providerId: queueIdOf(response), bounced, sentCopy: 'none' };
+}
+
+/** The server's id for the message, from its 250 reply: Postfix 'queued as X', Exim 'id=X'. */
+export function queueIdOf(response: string): string | null {
+  const m = /queued as ([A-Za-z0-9._-]+)/i.exec(response) ?? /\bid=([A-Za-z0-9._-]+)/.exec(response);
+  return m ? m[1]! : null;
+}
+
+function describe(err: SmtpError): string {
+  const parts = [err.code, err.command].filter(Boolean).join(' ');
+  return `${parts ? `${parts}: ` : ''}${err.message ?? String(err)}`.slice(0, 1000);
+}
+
+function errorSummary(e: unknown): { code?: string; message: string } {
+  if (isCadenzaError(e)) return { code: e.code, message: e.message };
+  return { message: e instanceof Error ? e.message : String(e) };
+}
+
+function has8bit(raw: Buffer): boolean {
+  for (const b of raw) if (b > 0x7f) return true;
+  return false;
+}
+
+const addressRe = /^[^\s<>@]+@[^\s<>@]+$/;
+
+/** Programming errors, not provider trouble: thrown, with a clear message (promise 8). */
+function checkInput(raw: Buffer, envelope: Envelope, ctx: SendContext): void {
+  if (!Buffer.isBuffer(raw) || raw.length === 0) throw cadenzaError('INVALID_INPUT', 'send: the message is empty');
+  if (!envelope || typeof envelope.from !== 'string' || !addressRe.test(envelope.from)) {
+    throw cadenzaError('INVALID_INPUT', `send: invalid envelope sender ${JSON.stringify(envelope?.from)}`);
+  }
+  if (!Array.isArray(envelope.to) || envelope.to.length === 0) throw cadenzaError('INVALID_INPUT', 'send: the envelope has no recipient');
+  const bad = envelope.to.filter((a) => typeof a !== 'string' || !addressRe.test(a));
+  if (bad.length) throw cadenzaError('INVALID_INPUT', `send: invalid envelope recipient ${JSON.stringify(bad[0])}`);
+  assertMessageId(ctx.messageId);
+  const inRaw = headerOf(raw, 'message-id');
+  if (inRaw?.trim() !== ctx.messageId) {
+    throw cadenzaError('INVALID_INPUT', `send: the message's Message-ID ${JSON.stringify(inRaw ?? null)} is not ${ctx.messageId}, which findSent would search for`);
+  }
+}
+
+/** The unfolded value of the first header `name` in raw's header section, or null. */
+export function headerOf(raw: Buffer, name: string): string | null {
+  const end = raw.indexOf('\r\n\r\n');
+  const head = raw.subarray(0, end === -1 ? Math.min(raw.length, 1 << 20) : end).toString('latin1');
+  const unfolded = head.replace(/\r?\n[ \t]/g, ' ');
+  const want = `${name.toLowerCase()}:`;
+  for (const line of unfolded.split(/\r?\n/)) {
+    if (line.toLowerCase().startsWith(want)) return line.slice(want.length).trim();
+  }
+  return null;
+}

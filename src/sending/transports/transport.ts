@@ -1,0 +1,181 @@
+/**
+ * The one interface every transport implements (SMTP here in smtp.ts, the Gmail API in gmail.ts,
+ * Microsoft Graph in graph.ts), declared here by the sending side that uses it (STYLE habit 8).
+ *
+ * A transport hands the composed bytes of ONE message to the provider and says, without throwing,
+ * what happened, classified so that the sender loop can act on it without knowing the protocol:
+ *
+ *   accepted     the provider took responsibility for the message (SMTP 250 after the DATA
+ *                terminator, HTTP 2xx): record it sent.
+ *   transient    it was certainly NOT accepted and trying again later may work (4xx, refused
+ *                connection, timeout before the message was handed over, 429/5xx HTTP before the
+ *                body was sent): retry with backoff (outbox.recordFailure, permanent: false).
+ *   bounce       every recipient was refused permanently at RCPT time (5xx): a bounce signal for
+ *                each recipient to the engine (hard bounce, suppression); nothing was sent.
+ *   auth_failed  the credentials were refused (SMTP 535/534/530 at AUTH, HTTP 401, XOAUTH2 error):
+ *                pause the mailbox; nothing was sent. Not the request's fault: do not fail it.
+ *   rejected     the message itself was refused permanently (5xx at MAIL FROM or after DATA,
+ *                HTTP 400/403 on the message): fail the request (permanent: true).
+ *   ambiguous    the message was handed over completely (the SMTP DATA terminator was written,
+ *                the HTTP request body was sent) and then no answer came: the provider may or may
+ *                not have accepted it. The request becomes 'unknown' (outbox.markUnknown) and is
+ *                settled later by findSent(messageId), never by sending again blindly.
+ *
+ * A transport never throws for anything the network or the provider does; it throws only for
+ * programming errors (an empty envelope, a message without the Message-ID it was told about).
+ */
+
+/** SMTP envelope (RFC 5321 MAIL FROM / RCPT TO); HTTP transports use it to check the message. */
+export interface Envelope {
+  from: string;
+  to: string[];
+}
+
+export interface SendContext {
+  /**
+   * The Message-ID header of `raw`, with angle brackets ('<id@domain>'). The same on every retry
+   * of a request, so that findSent and the receivers see one message (promise 1).
+   */
+  messageId: string;
+  /** Aborts the attempt. An abort after the message was handed over gives 'ambiguous'. */
+  signal?: AbortSignal;
+  /**
+   * The provider's thread of the conversation this message continues (Gmail `threadId`, as an
+   * earlier step's `accepted.threadId` or `findSent`'s `found.threadId` gave it). Gmail files a
+   * follow-up in that thread only when told (the headers alone are not enough); SMTP and Graph
+   * thread by In-Reply-To/References and ignore it.
+   */
+  threadId?: string | null;
+}
+
+/** How far a send got when it ended; names the protocol step, for logs and for the classification. */
+export type SendPhase =
+  | 'connect' // TCP (+ implicit TLS) connection
+  | 'greeting' // waiting for the SMTP 220 banner
+  | 'ehlo'
+  | 'starttls'
+  | 'auth' // SMTP AUTH, or obtaining an OAuth access token
+  | 'mail' // MAIL FROM
+  | 'rcpt' // RCPT TO
+  | 'data' // the DATA command, before the 354
+  | 'body' // message bytes being written, terminator not yet written
+  | 'end_of_data' // terminator written, waiting for the final reply: the ambiguous window
+  | 'http_request' // HTTP transports: request not completely sent
+  | 'http_response' // HTTP transports: request sent, waiting for the response: the ambiguous window
+  | 'done';
+
+/** One recipient refused permanently (SMTP 5xx at RCPT; a provider's equivalent). */
+export interface RecipientBounce {
+  recipient: string;
+  /** 550, or null when the provider gives no SMTP code. */
+  responseCode: number | null;
+  /** RFC 3463 enhanced status code such as '5.1.1', or null when the server gave none. */
+  enhancedStatus: string | null;
+  /** The server's text, for the bounce record (never contains credentials). */
+  diagnostic: string;
+}
+
+/**
+ * Where the copy in the sender's Sent folder comes from, which is what findSent searches:
+ * 'server'  the provider files it itself (Gmail, Graph, hosted SMTP with server-side Sent copies);
+ * 'appended' the transport APPENDed the sent bytes over IMAP after the provider's answer;
+ * 'append_failed' it tried and failed (logged; the send itself stands);
+ * 'none'    nothing was filed (nothing was sent).
+ */
+export type SentCopy = 'server' | 'appended' | 'append_failed' | 'none';
+
+export type SendOutcome =
+  | {
+      kind: 'accepted';
+      /** The provider's answer: '250 2.0.0 Ok: queued as 4B76B18003C', or the HTTP id. */
+      response: string;
+      /** The provider's id for the message (Postfix queue id, Gmail message id, Graph id), if known. */
+      providerId: string | null;
+      /** Recipients refused at RCPT while others were accepted (bounce signals for these only). */
+      bounced: RecipientBounce[];
+      sentCopy: SentCopy;
+      /** The provider's thread id (Gmail threadId) when the answer gives it: the next step's ctx.threadId. */
+      threadId?: string | null;
+      /**
+       * 'sent_folder': the provider only queued the message (Graph's 202: a draft was saved, the
+       * submission happens later and may still fail). It is accepted, and as at-most-once as any
+       * acceptance (never send it again), but "sent" is confirmed by findSent once the Sent copy
+       * shows (minutes at most); a failure after the 202 arrives as an NDR in the inbox.
+       * Absent: the answer itself is the acceptance (SMTP 250, Gmail 200).
+       */
+      confirm?: 'sent_folder';
+    }
+  | {
+      kind: 'transient';
+      phase: SendPhase;
+      reason: string;
+      responseCode: number | null;
+      enhancedStatus: string | null;
+      /** The provider asked for this delay (HTTP Retry-After), else null: use the outbox's backoff. */
+      retryAfterMs: number | null;
+    }
+  | { kind: 'bounce'; recipients: RecipientBounce[] }
+  | { kind: 'auth_failed'; phase: SendPhase; reason: string; responseCode: number | null }
+  | {
+      kind: 'rejected';
+      phase: SendPhase;
+      reason: string;
+      responseCode: number | null;
+      enhancedStatus: string | null;
+    }
+  | { kind: 'ambiguous'; phase: SendPhase; reason: string; sentCopy: SentCopy };
+
+export type SendOutcomeKind = SendOutcome['kind'];
+
+/**
+ * The answer to "did this message go out?", from the mailbox's Sent folder (IMAP UID SEARCH
+ * HEADER Message-ID, Gmail `rfc822msgid:`, Graph `internetMessageId`).
+ * found: sentAt is the time the provider shows for the copy (IMAP INTERNALDATE, Gmail
+ *        internalDate, Graph sentDateTime), or null if it shows none.
+ * not_found: searched and absent. The caller decides whether enough time has passed
+ *        (outbox unknownGraceMs) for absence to mean "never accepted".
+ * unavailable: could not search (connection, auth, no Sent folder): ask again later; never
+ *        treat as not_found.
+ */
+export type FindSentResult =
+  | {
+      status: 'found';
+      sentAt: number | null;
+      /** The copy's provider id (Gmail message id, Graph immutable id) and thread (Gmail threadId, Graph conversationId), when known. */
+      providerId?: string | null;
+      threadId?: string | null;
+    }
+  | { status: 'not_found' }
+  | { status: 'unavailable'; reason: string };
+
+export interface Transport {
+  readonly kind: 'smtp' | 'gmail' | 'graph';
+  /** Sends raw RFC 5322 bytes (with their Message-ID header) to envelope.to. Never throws for network or provider trouble. */
+  send(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome>;
+  /** Looks for messageId ('<id@domain>') in the mailbox's Sent folder. Never throws for network or provider trouble. */
+  findSent(messageId: string, opts?: { signal?: AbortSignal }): Promise<FindSentResult>;
+  /** Releases connections and timers. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Supplies an OAuth 2 access token (XOAUTH2 for SMTP/IMAP, Bearer for Gmail and Graph). The
+ * transport asks again with forceRefresh after the provider refused a token, once per attempt.
+ * It throws when no token can be had: an error whose `transient` property is true (the token
+ * endpoint could not be reached, answered 5xx) makes the send 'transient'; any other (the grant was
+ * revoked, invalid_grant) makes it 'auth_failed'.
+ */
+export type AccessTokenProvider = (opts: { forceRefresh: boolean }) => Promise<string>;
+
+/** True for outcomes after which the message certainly did not reach the provider. */
+export function notSent(o: SendOutcome): boolean {
+  return o.kind === 'transient' || o.kind === 'bounce' || o.kind === 'auth_failed' || o.kind === 'rejected';
+}
+
+/** Parses an RFC 3463 enhanced status code ('5.1.1') from the start of a server's reply text. */
+export function enhancedStatusOf(text: string | undefined | null): string | null {
+  if (!text) return null;
+  // The reply may keep its basic code in front ('550 5.1.1 <x>: ...') or not ('5.1.1 <x>: ...').
+  const m = /^(?:\d{3}[ -])?([245]\.\d{1,3}\.\d{1,3})\b/.exec(text.trim());
+  return m ? m[1]! : null;
+}

@@ -1,0 +1,421 @@
+#!/bin/bash
+# Cadenza's mail test bed: Postfix (SMTP submission + injection) -> LMTP -> Dovecot (IMAP), reachable
+# only on 127.0.0.1, never relaying off the machine. Debian 12, run as root. Adapted from the shared
+# recipe (shared/recipes/mail-testbed.md, which explains every setting); what is ours is marked "Cadenza:".
+#
+#   mailbed.sh [start]       install (if missing), configure, start; a no-op (~50 ms) when it already
+#                            runs with this very configuration, a reload when the configuration changed
+#   mailbed.sh status        exit 0 only if both daemons run
+#   mailbed.sh reset [USER…] expunge every mailbox of the given users (default: all test users), and
+#                            with no USER also purge the Postfix queue
+#   mailbed.sh stop | restart
+#
+# Endpoints (127.0.0.1 only):
+#   SMTP submission ${SUBMISSION_PORT:-10587}  AUTH PLAIN/LOGIN required (Dovecot SASL), STARTTLS offered (self-signed)
+#   SMTP injection  ${INJECT_PORT:-10025}      no AUTH, no TLS; accepts only test-domain recipients
+#   IMAP            ${IMAP_PORT:-10143}        plaintext, AUTH=PLAIN/LOGIN; INBOX, Sent, Drafts, Trash, Junk (SPECIAL-USE)
+#   LMTP            ${LMTP_PORT:-10024}        Dovecot delivery (Postfix virtual_transport)
+# Users (user:password), MAILBED_USERS overrides:
+#   alice@example.test:alicepass bob@example.test:bobpass p1..p5@prospects.test:pass
+# Cadenza: Sent copies. Mail SUBMITTED (port 10587) by a user is also filed into that user's Sent
+# folder by the server, as Gmail, Outlook and most hosted providers do, except for the users listed
+# in MAILBED_CLIENT_SENT (default bob@example.test): for those, like a plain ISP mailbox, the client
+# must APPEND its own copy (Cadenza's serverSavesSent = false).
+# Domains: every user domain (unknown recipient -> 550 5.1.1 at RCPT) + ${LATE_BOUNCE_DOMAIN:-bounce.test}
+# (any recipient accepted, then LMTP 550 5.1.1 -> DSN to the sender). Other domains: 554 5.7.1 at RCPT.
+set -eu
+
+IMAP_PORT=${IMAP_PORT:-10143}
+LMTP_PORT=${LMTP_PORT:-10024}
+SUBMISSION_PORT=${SUBMISSION_PORT:-10587}
+INJECT_PORT=${INJECT_PORT:-10025}
+LATE_BOUNCE_DOMAIN=${LATE_BOUNCE_DOMAIN:-bounce.test}
+MYHOSTNAME=${MYHOSTNAME:-mx.mailbed.test}
+MAILBED_USERS=${MAILBED_USERS:-"alice@example.test:alicepass bob@example.test:bobpass p1@prospects.test:pass p2@prospects.test:pass p3@prospects.test:pass p4@prospects.test:pass p5@prospects.test:pass"}
+MAILBED_CLIENT_SENT=${MAILBED_CLIENT_SENT:-"bob@example.test"}
+
+DC_DIR=/etc/dovecot/cadenza
+DC_CONF=$DC_DIR/dovecot.conf
+DC_BASE=/run/dovecot-cadenza
+DC_STATE=/var/lib/dovecot-cadenza
+DC_LOG=/var/log/dovecot-cadenza.log
+MAIL_ROOT=/var/mail/cadenza
+PF_DIR=/etc/postfix-cadenza
+PF_QUEUE=/var/spool/postfix-cadenza
+PF_DATA=/var/lib/postfix-cadenza
+PF_LOG=/var/log/postfix-cadenza.log
+SASL_SOCK=$DC_BASE/auth-postfix
+LOCK=/run/lock/cadenza-mailbed.lock
+
+# Cadenza: several test runs (and several engineers) may call this at once; one at a time.
+mkdir -p /run/lock
+exec 9>"$LOCK"
+flock -w 120 9 || { echo "mailbed: another mailbed.sh holds $LOCK for more than 120 s" >&2; exit 1; }
+
+# Postfix will not read a table or main.cf whose mtime is < 2 s old ("cool down", 300 ms steps):
+# files we write are backdated (recipe, "Gotchas").
+backdate() { touch -d "@$(( $(date +%s) - 10 ))" "$@"; }
+
+dovecot_running() { [ -f $DC_BASE/master.pid ] && kill -0 "$(cat $DC_BASE/master.pid)" 2>/dev/null; }
+postfix_running() { [ -f $PF_DIR/main.cf ] && postfix -c $PF_DIR status >/dev/null 2>&1; }
+packages_installed() { dpkg -s dovecot-imapd dovecot-lmtpd postfix openssl >/dev/null 2>&1; }
+
+# wait_banner PORT REGEX: wait (max ~10 s) until a TCP server on 127.0.0.1:PORT greets with REGEX
+wait_banner() {
+  local i=0
+  until timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1; head -n1 <&3" 2>/dev/null | grep -q "$2"; do
+    i=$((i+1)); [ $i -gt 50 ] && { echo "mailbed: nothing answering on 127.0.0.1:$1 (see $DC_LOG / $PF_LOG)" >&2; return 1; }
+    sleep 0.2
+  done
+}
+
+# install_if_changed STAGED TARGET: moves STAGED over TARGET only when the content differs, so that
+# an unchanged file keeps its old mtime; returns 0 when it changed something.
+CHANGED=0
+install_if_changed() {
+  if [ -f "$2" ] && cmp -s "$1" "$2"; then rm -f "$1"; return 1; fi
+  mv -f "$1" "$2"; CHANGED=1; return 0
+}
+
+cmd_stop() {
+  if postfix_running; then postfix -c $PF_DIR stop 2>/dev/null || true; fi
+  if dovecot_running; then doveadm -c $DC_CONF stop 2>/dev/null || kill "$(cat $DC_BASE/master.pid)"; fi
+  local i=0
+  while { dovecot_running || postfix_running; } && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+  echo "mail test bed stopped"
+}
+
+cmd_status() {
+  local rc=0
+  if dovecot_running; then echo "dovecot: running (pid $(cat $DC_BASE/master.pid))"; else echo "dovecot: stopped"; rc=1; fi
+  if postfix_running; then echo "postfix: running"; else echo "postfix: stopped"; rc=1; fi
+  return $rc
+}
+
+cmd_reset() {
+  dovecot_running || { echo "mailbed: dovecot not running" >&2; return 1; }
+  local users="$*" ent
+  if [ -z "$users" ]; then for ent in $MAILBED_USERS; do users="$users ${ent%%:*}"; done; fi
+  for u in $users; do
+    doveadm -c $DC_CONF expunge -u "$u" mailbox '*' all 2>/dev/null || true
+  done
+  if [ -z "$*" ] && postfix_running; then postsuper -c $PF_DIR -d ALL 2>/dev/null || true; fi
+  echo "mailbed: emptied$users"
+}
+
+cmd_start() {
+  export DEBIAN_FRONTEND=noninteractive
+  if ! packages_installed; then
+    [ "$(id -u)" = 0 ] || { echo "mailbed: postfix/dovecot are not installed and installing needs root" >&2; exit 3; }
+    # "No configuration": the package must not create /etc/postfix/main.cf (we run our own instance)
+    echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
+    apt-get update -q
+    apt-get install -yq --no-install-recommends dovecot-imapd dovecot-lmtpd postfix openssl
+  fi
+  if [ -d /run/systemd/system ]; then
+    systemctl disable --now dovecot.service dovecot.socket postfix.service 2>/dev/null || true
+  fi
+
+  # ---------------------------------------------------------------- Dovecot
+  getent group vmail >/dev/null || groupadd --system vmail
+  getent passwd vmail >/dev/null || useradd --system --gid vmail --home-dir "$MAIL_ROOT" \
+    --no-create-home --shell /usr/sbin/nologin vmail
+  local VMAIL_UID; VMAIL_UID=$(id -u vmail)
+  install -d -o vmail -g vmail -m 0750 "$MAIL_ROOT"
+  install -d -m 0755 "$DC_DIR" "$DC_STATE"
+  touch "$DC_LOG" && chmod 0640 "$DC_LOG"
+
+  local ent u p d domains="" dc_changed=0 pf_changed=0
+  : > "$DC_DIR/users.new"
+  for ent in $MAILBED_USERS; do
+    u=${ent%%:*}; p=${ent#*:}; d=${u#*@}
+    echo "$u:{PLAIN}$p" >> "$DC_DIR/users.new"
+    case " $domains " in *" $d "*) ;; *) domains="$domains $d";; esac
+  done
+  chown root:dovecot "$DC_DIR/users.new"; chmod 0640 "$DC_DIR/users.new"
+  install_if_changed "$DC_DIR/users.new" "$DC_DIR/users" && dc_changed=1 || true
+  domains=${domains# }
+
+  cat > "$DC_CONF.new" <<CONFEOF
+# generated by test/mail/mailbed.sh (Cadenza)
+instance_name = dovecot-cadenza
+hostname = $MYHOSTNAME
+base_dir = $DC_BASE
+state_dir = $DC_STATE
+protocols = imap lmtp
+listen = 127.0.0.1
+log_path = $DC_LOG
+info_log_path = $DC_LOG
+
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+auth_username_format = %Lu
+# Cadenza: no 2 s penalty after a wrong password (the wrong-password test would wait for it)
+auth_failure_delay = 0
+recipient_delimiter = +
+# Cadenza: user+Sent@domain is filed into the user's Sent folder (Postfix sender_bcc_maps sends that
+# copy for submitted mail). Any other +detail without a folder of that name still goes to INBOX.
+lmtp_save_to_detail_mailbox = yes
+
+first_valid_uid = $VMAIL_UID
+mail_uid = vmail
+mail_gid = vmail
+mail_location = maildir:~/Maildir
+
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%u $DC_DIR/users
+}
+userdb {
+  driver = static
+  args = uid=vmail gid=vmail home=$MAIL_ROOT/%d/%n
+}
+
+namespace inbox {
+  inbox = yes
+  separator = /
+  mailbox Drafts {
+    special_use = \Drafts
+    auto = subscribe
+  }
+  mailbox Sent {
+    special_use = \Sent
+    auto = subscribe
+  }
+  mailbox Trash {
+    special_use = \Trash
+    auto = subscribe
+  }
+  mailbox Junk {
+    special_use = \Junk
+    auto = subscribe
+  }
+}
+
+service imap-login {
+  inet_listener imap {
+    address = 127.0.0.1
+    port = $IMAP_PORT
+  }
+  inet_listener imaps {
+    port = 0
+  }
+}
+service lmtp {
+  inet_listener lmtp {
+    address = 127.0.0.1
+    port = $LMTP_PORT
+  }
+}
+service auth {
+  unix_listener auth-userdb {
+    mode = 0666
+  }
+  unix_listener ${SASL_SOCK#$DC_BASE/} {
+    mode = 0660
+    user = postfix
+    group = postfix
+  }
+}
+# Cadenza: no auth penalty. Dovecot delays every login from an IP after a failed one (2, 4, 8,
+# 15 s; anvil), and every test connects from 127.0.0.1: one wrong-password test would slow the
+# SMTP AUTH and IMAP logins of all the tests after it past their timeouts.
+service anvil {
+  unix_listener anvil-auth-penalty {
+    mode = 0
+  }
+}
+protocol imap {
+  imap_idle_notify_interval = 2 mins
+  # Cadenza: tests open several connections per user at once (sender, sync, test reader)
+  mail_max_userip_connections = 100
+}
+protocol lmtp {
+  postmaster_address = postmaster@example.test
+}
+CONFEOF
+  install_if_changed "$DC_CONF.new" "$DC_CONF" && dc_changed=1 || true
+  doveconf -c "$DC_CONF" -n >/dev/null   # syntax check
+
+  # ---------------------------------------------------------------- Postfix
+  install -d -m 0755 "$PF_DIR" "$PF_DIR/tls"
+  if [ ! -s "$PF_DIR/tls/key.pem" ] || [ ! -s "$PF_DIR/tls/cert.pem" ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
+      -subj "/CN=$MYHOSTNAME" -addext "subjectAltName=DNS:$MYHOSTNAME,IP:127.0.0.1" \
+      -keyout "$PF_DIR/tls/key.pem" -out "$PF_DIR/tls/cert.pem" 2>/dev/null
+    chmod 0600 "$PF_DIR/tls/key.pem"
+    pf_changed=1
+  fi
+
+  {
+    for ent in $MAILBED_USERS; do echo "${ent%%:*} OK"; done
+    echo "@$LATE_BOUNCE_DOMAIN OK"
+  } > "$PF_DIR/vmailbox.new"
+  install_if_changed "$PF_DIR/vmailbox.new" "$PF_DIR/vmailbox" && pf_changed=1 || true
+
+  # Cadenza: the server-side Sent copy. cleanup(8) adds user+Sent@domain as a BCC recipient of mail
+  # whose envelope sender is the user; only the submission service uses this cleanup, so DSNs and
+  # injected mail get no copy.
+  {
+    echo "# generated by mailbed.sh: envelope sender -> the address whose LMTP delivery lands in Sent"
+    for ent in $MAILBED_USERS; do
+      u=${ent%%:*}
+      case " $MAILBED_CLIENT_SENT " in *" $u "*) continue;; esac
+      echo "$u ${u%%@*}+Sent@${u#*@}"
+    done
+  } > "$PF_DIR/sender_sent_copy.new"
+  install_if_changed "$PF_DIR/sender_sent_copy.new" "$PF_DIR/sender_sent_copy" && pf_changed=1 || true
+
+  local vdomains="$domains $LATE_BOUNCE_DOMAIN"
+  local ext_transport="error:5.7.1 mail test bed never relays off this machine"
+
+  cat > "$PF_DIR/main.cf.new" <<CONFEOF
+# generated by test/mail/mailbed.sh (Cadenza) -- separate Postfix instance (postfix -c $PF_DIR ...)
+compatibility_level = 3.6
+queue_directory = $PF_QUEUE
+data_directory = $PF_DATA
+mail_owner = postfix
+setgid_group = postdrop
+maillog_file = $PF_LOG
+
+myhostname = $MYHOSTNAME
+mydomain = mailbed.test
+myorigin = \$myhostname
+mydestination =
+inet_interfaces = 127.0.0.1
+inet_protocols = ipv4
+mynetworks = 127.0.0.0/8
+smtpd_banner = \$myhostname ESMTP mailbed
+
+local_recipient_maps =
+local_transport = error:5.1.1 local delivery disabled in the mail test bed
+alias_maps =
+alias_database =
+relayhost =
+relay_domains =
+default_transport = $ext_transport
+relay_transport = $ext_transport
+smtp_dns_support_level = disabled
+lmtp_dns_support_level = disabled
+smtpd_peername_lookup = no
+biff = no
+append_dot_mydomain = no
+
+virtual_mailbox_domains = $vdomains
+virtual_mailbox_maps = texthash:$PF_DIR/vmailbox
+virtual_transport = lmtp:inet:127.0.0.1:$LMTP_PORT
+recipient_delimiter = +
+smtpd_reject_unlisted_recipient = yes
+
+smtpd_relay_restrictions = reject_unauth_destination
+smtpd_recipient_restrictions =
+
+smtpd_sasl_type = dovecot
+smtpd_sasl_path = $SASL_SOCK
+smtpd_sasl_auth_enable = no
+smtpd_sasl_security_options = noanonymous
+smtpd_sasl_authenticated_header = yes
+
+smtpd_tls_cert_file = $PF_DIR/tls/cert.pem
+smtpd_tls_key_file = $PF_DIR/tls/key.pem
+smtpd_tls_security_level = none
+smtpd_tls_auth_only = no
+smtp_tls_security_level = none
+
+in_flow_delay = 0
+smtpd_error_sleep_time = 0
+smtpd_soft_error_limit = 1000
+smtpd_hard_error_limit = 1000
+smtpd_junk_command_limit = 1000
+queue_run_delay = 1s
+minimal_backoff_time = 1s
+maximal_backoff_time = 10s
+delay_warning_time = 0
+CONFEOF
+  install_if_changed "$PF_DIR/main.cf.new" "$PF_DIR/main.cf" && pf_changed=1 || true
+
+  cat > "$PF_DIR/master.cf.new" <<CONFEOF
+# generated by test/mail/mailbed.sh (Cadenza); no chroot anywhere
+# service            type  private unpriv  chroot  wakeup  maxproc command + args
+127.0.0.1:$INJECT_PORT  inet  n       -       n       -       -       smtpd
+  -o syslog_name=postfix-cadenza/inject
+127.0.0.1:$SUBMISSION_PORT  inet  n       -       n       -       -       smtpd
+  -o syslog_name=postfix-cadenza/submission
+  -o smtpd_sasl_auth_enable=yes
+  -o smtpd_tls_security_level=may
+  -o smtpd_recipient_restrictions=permit_sasl_authenticated,reject
+  -o cleanup_service_name=cleanup-sent
+pickup    unix  n       -       n       60      1       pickup
+cleanup   unix  n       -       n       -       0       cleanup
+cleanup-sent unix n     -       n       -       0       cleanup
+  -o sender_bcc_maps=texthash:$PF_DIR/sender_sent_copy
+qmgr      unix  n       -       n       300     1       qmgr
+tlsmgr    unix  -       -       n       1000?   1       tlsmgr
+rewrite   unix  -       -       n       -       -       trivial-rewrite
+bounce    unix  -       -       n       -       0       bounce
+defer     unix  -       -       n       -       0       bounce
+trace     unix  -       -       n       -       0       bounce
+verify    unix  -       -       n       -       1       verify
+flush     unix  n       -       n       1000?   0       flush
+proxymap  unix  -       -       n       -       -       proxymap
+proxywrite unix -       -       n       -       1       proxymap
+smtp      unix  -       -       n       -       -       smtp
+relay     unix  -       -       n       -       -       smtp
+showq     unix  n       -       n       -       -       showq
+error     unix  -       -       n       -       -       error
+retry     unix  -       -       n       -       -       error
+discard   unix  -       -       n       -       -       discard
+lmtp      unix  -       -       n       -       -       lmtp
+anvil     unix  -       -       n       -       1       anvil
+scache    unix  -       -       n       -       1       scache
+postlog   unix-dgram n  -       n       -       1       postlogd
+CONFEOF
+  install_if_changed "$PF_DIR/master.cf.new" "$PF_DIR/master.cf" && pf_changed=1 || true
+
+  # Fast path: already running with exactly this configuration.
+  if [ $dc_changed = 0 ] && [ $pf_changed = 0 ] && dovecot_running && postfix_running; then
+    echo "mail test bed already up (unchanged)"
+    return 0
+  fi
+
+  if dovecot_running; then
+    [ $dc_changed = 1 ] && doveadm -c "$DC_CONF" reload 9>&-
+  else
+    # 9>&-: the daemons must not inherit the lock's descriptor, or they would hold the lock forever
+    dovecot -c "$DC_CONF" 9>&-
+  fi
+
+  backdate "$PF_DIR/main.cf" "$PF_DIR/master.cf" "$PF_DIR/vmailbox" "$PF_DIR/sender_sent_copy"
+  touch "$PF_LOG"
+  install -d -m 0755 "$PF_QUEUE"
+  local warn; warn=$( { postconf -c "$PF_DIR" -n >/dev/null; postconf -c "$PF_DIR" -M >/dev/null; } 2>&1 )
+  [ -z "$warn" ] || { echo "$warn" >&2; exit 1; }
+  if postfix_running; then
+    [ $pf_changed = 1 ] && postfix -c "$PF_DIR" reload 2>/dev/null 9>&-
+  else
+    [ -d "$PF_QUEUE/active" ] && [ -d "$PF_DATA" ] && touch "$PF_QUEUE/quick-start"
+    postfix -c "$PF_DIR" start 2>/dev/null 9>&- || { tail -n 20 "$PF_LOG" >&2; exit 1; }
+  fi
+
+  wait_banner "$IMAP_PORT" '^\* OK'
+  wait_banner "$LMTP_PORT" '^220'
+  wait_banner "$SUBMISSION_PORT" '^220'
+  wait_banner "$INJECT_PORT" '^220'
+
+  # create the mailboxes (and the SPECIAL-USE folders) so every user exists on disk
+  for ent in $MAILBED_USERS; do
+    doveadm -c "$DC_CONF" mailbox create -u "${ent%%:*}" -s INBOX 2>/dev/null || true
+  done
+
+  echo "mail test bed up: submission 127.0.0.1:$SUBMISSION_PORT, injection 127.0.0.1:$INJECT_PORT, IMAP 127.0.0.1:$IMAP_PORT, LMTP 127.0.0.1:$LMTP_PORT; logs $PF_LOG $DC_LOG"
+}
+
+case "${1:-start}" in
+  start) cmd_start ;;
+  restart) cmd_stop; cmd_start ;;
+  stop)   cmd_stop ;;
+  status) cmd_status ;;
+  reset)  shift; cmd_reset "$@" ;;
+  *) echo "usage: $0 [start|stop|status|reset [USER...]|restart]" >&2; exit 2 ;;
+esac

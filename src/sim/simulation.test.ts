@@ -40,7 +40,7 @@ describe('deterministic simulation', () => {
     expect(s.unknownRequeued).toBeGreaterThan(0);
     expect(s.refusedAtLastLook).toBeGreaterThan(0);
     expect(s.checks).toBeGreaterThan(SEEDS * 20);
-  }, 180_000);
+  }, 600_000);
 
   it('replays a seed exactly: same steps, ids and times give the same digest', async () => {
     const lines: string[][] = [[], []];

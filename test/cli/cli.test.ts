@@ -13,7 +13,8 @@ function cadenza(args: string[], opts: { cwd: string; env?: Record<string, strin
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) as Record<string, any> };
 }
 
-describe.each(testBackends())('the cadenza command on %s', (backend) => {
+// Each command is a new process (tsx + the store's start-up): generous timeouts on a loaded machine.
+describe.each(testBackends())('the cadenza command on %s', { timeout: 240_000 }, (backend) => {
   let dir: string;
   let pg: TestStore | undefined;
   let store: string[];

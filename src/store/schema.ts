@@ -229,6 +229,76 @@ export interface MailboxCredentialTable {
 }
 // --- end credential vault
 
+// --- tracking (migrations/0003_tracking.sql; owned by src/tracking/)
+export type TrackingVerdict = 'human' | 'proxy' | 'scanner' | 'unknown';
+
+export interface TrackingEventTable {
+  id: Generated<number>;
+  workspace_id: string;
+  send_request_id: string | null;
+  enrollment_id: string | null;
+  kind: 'open' | 'click' | 'unsubscribe';
+  url: string | null;
+  link_index: number | null;
+  method: string | null;
+  user_agent: string | null;
+  ip: string | null;
+  delay_ms: number | null;
+  verdict: TrackingVerdict | null;
+  confidence: number | null;
+  reason: string | null;
+  at: Timestamp;
+}
+// --- end tracking
+
+// --- pacing and dispatch (migrations/0002_pacing.sql; owned by src/sending/pacing and src/sending/dispatch)
+// Declaration merging adds the new columns to the tables above without editing them.
+export interface SendRequestTable {
+  /** Planned send instant (null: not planned yet). */
+  send_at: Timestamp | null;
+  /** When the dispatcher last decided it; with send_at null: planned, no slot (plan_note says why). */
+  planned_at: Timestamp | null;
+  plan_note: string | null;
+  /** Set at claim; counts against the budgets while the state is in_flight, sent, unknown or failed. */
+  claimed_at: Timestamp | null;
+  bounced_at: Timestamp | null;
+  bounce_kind: 'hard' | 'soft' | null;
+}
+
+export interface SequenceTable {
+  /** Sends a day across the sequence's mailboxes, in the workspace's local day; null: no cap. */
+  daily_cap: number | null;
+}
+
+export interface WorkspaceTable {
+  /** Sends a day across the workspace's mailboxes, in its local day; null: no cap. */
+  daily_cap: number | null;
+}
+
+export interface MailboxPlanTable {
+  mailbox_id: string;
+  planned_at: Timestamp;
+  replan_at: Timestamp | null;
+  planned: Generated<number>;
+  unplaced: Generated<number>;
+}
+
+export interface Database {
+  mailbox_plan: MailboxPlanTable;
+}
+// --- end pacing and dispatch
+
+// --- leases (0005_leases.sql)
+export interface LeaseTable {
+  resource: string;
+  owner: string;
+  token: number;
+  expires_at: Timestamp;
+  acquired_at: Timestamp;
+  renewed_at: Timestamp;
+}
+// --- end leases
+
 export interface SchemaMigrationTable {
   version: number;
   name: string;
@@ -238,6 +308,7 @@ export interface SchemaMigrationTable {
 export interface Database {
   schema_migration: SchemaMigrationTable;
   workspace_key: WorkspaceKeyTable;
+  lease: LeaseTable;
   mailbox_credential: MailboxCredentialTable;
   workspace: WorkspaceTable;
   app_user: AppUserTable;
@@ -253,6 +324,7 @@ export interface Database {
   task: TaskTable;
   event: EventTable;
   suppression: SuppressionTable;
+  tracking_event: TrackingEventTable;
 }
 
 export type EnrollmentRow = Selectable<EnrollmentTable>;

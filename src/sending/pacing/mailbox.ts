@@ -1,0 +1,61 @@
+/**
+ * From the store's mailbox and workspace rows (plain values, already read) to what pacing needs.
+ * Every field is checked: a bad ramp or pacing setting is an INVALID_INPUT naming the mailbox, so
+ * the dispatcher can report it and go on with the other mailboxes.
+ */
+import { cadenzaError } from '../../common/errors.ts';
+import { resolveZone } from '../../sequence/calendar/index.ts';
+import type { MailboxPacing } from './bucket.ts';
+import { parseRamp } from './ramp.ts';
+import { compilePacing, resolvePacingSettings } from './settings.ts';
+
+export interface MailboxFields {
+  id: string;
+  daily_cap: number;
+  hourly_cap: number | null;
+  ramp: unknown;
+  ramp_started_at: Date | null;
+  /** When the mailbox was added: the ramp's start when ramp_started_at is not set. */
+  created_at?: Date | null;
+  time_zone: string | null;
+  settings: unknown;
+  health: string;
+  health_reason: string | null;
+}
+
+export interface WorkspaceFields {
+  time_zone: string | null;
+  settings: unknown;
+}
+
+function pacingOf(settings: unknown): unknown {
+  return settings !== null && typeof settings === 'object' ? (settings as { pacing?: unknown }).pacing : undefined;
+}
+
+export function toMailboxPacing(m: MailboxFields, ws: WorkspaceFields): MailboxPacing {
+  const where = `mailbox ${m.id}`;
+  if (!Number.isInteger(m.daily_cap) || m.daily_cap < 0) throw cadenzaError('INVALID_INPUT', `${where}: daily_cap must be an integer >= 0`, { mailboxId: m.id });
+  if (m.hourly_cap !== null && (!Number.isInteger(m.hourly_cap) || m.hourly_cap < 0)) {
+    throw cadenzaError('INVALID_INPUT', `${where}: hourly_cap must be an integer >= 0`, { mailboxId: m.id });
+  }
+  return {
+    id: m.id,
+    zone: resolveZone({ mailbox: m.time_zone, workspace: ws.time_zone }).zone,
+    dailyCap: m.daily_cap,
+    hourlyCap: m.hourly_cap,
+    ramp: parseRamp(m.ramp, `${where} ramp`),
+    rampStartedAt: (m.ramp_started_at ?? m.created_at ?? null)?.getTime() ?? null,
+    pacing: compilePacing(resolvePacingSettings(pacingOf(ws.settings), pacingOf(m.settings), `${where} settings.pacing`)),
+  };
+}
+
+/** Health states in which a mailbox sends. 'error' (credentials refused, say) stops it like 'paused'. */
+export function isSendable(health: string): boolean {
+  return health === 'ok' || health === 'warning';
+}
+
+/** Why the mailbox may not send, for a request's note; null when it may. */
+export function blockedReason(m: Pick<MailboxFields, 'health' | 'health_reason'>): string | null {
+  if (isSendable(m.health)) return null;
+  return m.health_reason ? `${m.health}: ${m.health_reason}` : m.health;
+}

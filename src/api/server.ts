@@ -2,12 +2,15 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import type { Store } from '../store/store.ts';
+import { registerTracking, type TrackingDeps } from '../tracking/index.ts';
 
 export interface ApiDeps {
   store: Store;
   clock: Clock;
   version: string;
   logger?: boolean | object;
+  /** Open pixel, click redirect and unsubscribe endpoints (src/tracking). */
+  tracking?: Omit<TrackingDeps, 'store' | 'clock'>;
 }
 
 /**
@@ -16,6 +19,8 @@ export interface ApiDeps {
  */
 export function buildServer(deps: ApiDeps): FastifyInstance {
   const app = Fastify({ logger: deps.logger ?? false });
+
+  if (deps.tracking) registerTracking(app, { store: deps.store, clock: deps.clock, ...deps.tracking });
 
   app.get('/healthz', async () => ({ status: 'ok', version: deps.version }));
 

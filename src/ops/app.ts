@@ -80,8 +80,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.scheduler = new Scheduler({ store, service, clock, log });
     await app.scheduler.start();
   }
+  const master = loadMasterKey({ dataDir: o.dataDir });
   if (o.roles.includes('sender')) {
-    const master = loadMasterKey({ dataDir: o.dataDir });
     app.senders = new SenderPool({
       store,
       service,
@@ -95,7 +95,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     await app.senders.start();
   }
   if (o.roles.includes('api')) {
-    app.server = buildServer({ store, clock, version });
+    app.server = buildServer({ store, clock, version, tracking: { service, key: trackingKey(master), log } });
     app.url = await app.server.listen({ port: o.port, host: o.host });
     log.info({ url: app.url, backend: store.backend, roles: o.roles }, 'cadenza is running');
   }

@@ -1,6 +1,7 @@
 import type { Logger } from '../common/logger.ts';
 import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { prepareEmail } from './compose/prepare.ts';
+import { recordSendOutcome } from './dispatch/health.ts';
 import { loadSendMaterial } from './send-context.ts';
 import {
   claimNext,
@@ -59,7 +60,7 @@ export class MailboxSender {
   async step(): Promise<StepResult> {
     const d = this.deps;
     const r = await claimNext(d, this.mailboxId);
-    if (r.kind === 'empty') return { kind: 'idle' };
+    if (r.kind === 'empty' || r.kind === 'paced') return { kind: 'idle' };
     if (r.kind === 'fenced') return { kind: 'fenced' };
     if (r.kind === 'refused') return { kind: 'refused', reason: r.reason };
     const claim = r.claim;
@@ -141,5 +142,7 @@ export class MailboxSender {
   private async bounce(claim: Claim, status: string | null, diagnostic: string): Promise<void> {
     const permanent = status === null || status.startsWith('5');
     await this.deps.service.apply(claim.enrollmentId, { type: 'bounce', hard: permanent, reason: `${status ?? ''} ${diagnostic}`.trim() });
+    // The mailbox's health counts its bounces: too many and it pauses itself (burnt-domain guard).
+    await recordSendOutcome(this.deps.store.db, { kind: 'bounce', requestId: claim.requestId, hard: permanent, at: this.deps.clock.now() });
   }
 }

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import { newId } from '../common/ids.ts';
 import { holds } from '../ops/leases.ts';
+import { reserveSlot } from './dispatch/reserve.ts';
 import type { Random } from '../common/random.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { EngineEvent, TransitionResult } from '../sequence/model.ts';
@@ -60,6 +61,12 @@ export interface OutboxDeps {
    * mailbox (stalled past its lease, another process took over) cannot claim from its queue.
    */
   fence?: { resource: string; token: number };
+  /**
+   * Claim only requests the dispatcher planned (send_at reached), and only when the mailbox's
+   * bucket grants the slot (sending/dispatch reserveSlot: working day, caps, gap, window). The
+   * sender role always paces; the engine simulation and the protocol tests claim by due time.
+   */
+  paced?: boolean;
 }
 
 export interface RetryPolicy {
@@ -125,7 +132,9 @@ export type ClaimResult =
   /** Nothing due in this mailbox's queue (or every due request is being claimed by someone else). */
   | { kind: 'empty' }
   /** deps.fence no longer holds the mailbox's lease: stop sending for it. */
-  | { kind: 'fenced' };
+  | { kind: 'fenced' }
+  /** The mailbox's bucket refused the slot now (paced claims); the request goes back to the dispatcher. */
+  | { kind: 'paced'; requestId: string; reason: string; retryAt: number | null };
 
 interface RequestRow {
   id: string;
@@ -156,7 +165,7 @@ interface Recheck {
 // the re-check needs: the enrollment's state and step, the lead's address and whether it is
 // suppressed anywhere in the workspace (promise 6), and the sending mailbox's address. Ties on
 // due_at are broken by id so the order is stable.
-const claimNextSql = (mailboxId: string, now: number) => sql<RequestRow & Recheck>`
+const claimNextSql = (mailboxId: string, now: number, paced: boolean) => sql<RequestRow & Recheck>`
   select r.id, r.workspace_id, r.enrollment_id, r.step_id, r.mailbox_id, r.variant_id, r.due_at,
          r.message_id, r.attempts, r.updated_at,
          e.state, e.waiting_for, e.next_step_id, l.email, s.reason as suppressed, m.email as mailbox_email
@@ -166,7 +175,8 @@ const claimNextSql = (mailboxId: string, now: number) => sql<RequestRow & Rechec
   left join mailbox m on m.id = r.mailbox_id
   left join suppression s on s.workspace_id = l.workspace_id and s.email_norm = l.email_norm
   where r.mailbox_id = ${mailboxId} and r.state = 'queued' and r.due_at <= ${new Date(now)}
-  order by r.due_at, r.id
+    ${paced ? sql`and r.send_at <= ${new Date(now)} and r.send_at >= r.due_at` : sql``}
+  order by ${paced ? sql`r.send_at` : sql`r.due_at`}, r.id
   limit 1
   for update of r, e skip locked`;
 
@@ -234,7 +244,7 @@ export async function claimNext(deps: OutboxDeps, mailboxId: string): Promise<Cl
   const now = deps.clock.now();
   return inTx(deps, async (tx, apply): Promise<ClaimResult> => {
     if (deps.fence && !(await holds(tx, deps.fence.resource, deps.fence.token, now))) return { kind: 'fenced' };
-    const req = (await claimNextSql(mailboxId, now).execute(tx)).rows[0];
+    const req = (await claimNextSql(mailboxId, now, !!deps.paced).execute(tx)).rows[0];
     if (!req) return { kind: 'empty' };
     const check: Recheck = req;
     const why = refusal(check, req.step_id);
@@ -244,6 +254,10 @@ export async function claimNext(deps: OutboxDeps, mailboxId: string): Promise<Cl
         await apply(req.enrollment_id, { type: 'stop', reason: 'address suppressed' });
       }
       return { kind: 'refused', requestId: req.id, enrollmentId: req.enrollment_id, reason: why };
+    }
+    if (deps.paced) {
+      const slot = await reserveSlot(tx, req.id, now);
+      if (!slot.granted) return { kind: 'paced', requestId: req.id, reason: slot.reason, retryAt: slot.retryAt };
     }
     const claimed = (await markClaimedSql(req.id, makeMessageId(check.mailbox_email!, now, deps.random), now).execute(tx)).rows[0]!;
     return {

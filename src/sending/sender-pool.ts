@@ -7,6 +7,7 @@ import type { Vault } from '../mailbox/vault.ts';
 import { Leases, type Lease } from '../ops/leases.ts';
 import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
+import { Dispatcher, nextSendAt, recordSendOutcome } from './dispatch/index.ts';
 import { MailboxSender, type StepResult } from './mailbox-sender.ts';
 import type { RetryPolicy } from './outbox.ts';
 import { transports, type TransportDeps, type TransportMailbox } from './transports/registry.ts';
@@ -58,6 +59,7 @@ export class SenderPool {
   private readonly running = new Map<string, Running>();
   private stopped = false;
   private balanceTimer: { cancel(): void } | undefined;
+  private dispatcher: Dispatcher | undefined;
 
   constructor(private readonly o: SenderPoolOptions) {
     this.owner = o.owner ?? `${hostname()}:${process.pid}:${newId(o.clock.now(), o.random).slice(-8)}`;
@@ -65,6 +67,9 @@ export class SenderPool {
   }
 
   async start(): Promise<void> {
+    // The day planner gives every queued request its send instant (pacing); claims wait for it.
+    this.dispatcher = new Dispatcher({ store: this.o.store, clock: this.o.clock, ...(this.o.log ? { log: this.o.log } : {}) });
+    await this.dispatcher.start();
     await this.balance();
   }
 
@@ -119,6 +124,7 @@ export class SenderPool {
       random: this.o.random,
       ...(this.o.policy ? { policy: this.o.policy } : {}),
       fence: { resource: lease.resource, token: lease.token },
+      paced: true,
       transport,
       trackingKey: this.o.trackingKey,
       publicUrl: this.o.publicUrl,
@@ -148,7 +154,12 @@ export class SenderPool {
         const res = await r.sender.step();
         this.o.onStep?.(r.sender.mailboxId, res);
         if (res.kind === 'fenced' || res.kind === 'mailbox_paused') return;
-        if (res.kind === 'idle') await this.o.clock.sleep(idle);
+        if (res.kind === 'idle') {
+          // Wake for the next planned send (sends leave at their planned instant), or poll.
+          const next = await nextSendAt(this.o.store.db, r.sender.mailboxId);
+          const wait = next === null ? idle : Math.min(idle, Math.max(50, next - this.o.clock.now()));
+          await this.o.clock.sleep(wait);
+        }
       } catch (e) {
         this.o.log?.error({ err: e, mailboxId: r.sender.mailboxId }, 'sender step failed');
         await this.o.clock.sleep(idle);
@@ -157,7 +168,7 @@ export class SenderPool {
   }
 
   private async pauseMailbox(mailboxId: string, reason: string): Promise<void> {
-    await this.o.store.db.updateTable('mailbox').set({ health: 'paused', health_reason: reason }).where('id', '=', mailboxId).execute();
+    await recordSendOutcome(this.o.store.db, { kind: 'credentials_failed', mailboxId, detail: reason, at: this.o.clock.now() });
     this.o.log?.warn({ mailboxId, reason }, 'mailbox paused');
   }
 
@@ -168,6 +179,7 @@ export class SenderPool {
   async stop(): Promise<void> {
     this.stopped = true;
     this.balanceTimer?.cancel();
+    await this.dispatcher?.stop();
     for (const r of this.running.values()) r.stop = true;
     await Promise.all([...this.running.values()].map((r) => r.done));
   }

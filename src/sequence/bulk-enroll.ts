@@ -8,6 +8,7 @@ import { resolveZone } from './calendar/index.ts';
 import type { Enrollment } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
 import { transition } from './transition.ts';
+import { assignMailboxes } from '../sending/dispatch/rotation.ts';
 
 export type RefusalReason = 'suppressed' | 'already_enrolled' | 'not_found' | 'sequence_not_active' | 'cannot_plan';
 
@@ -58,13 +59,9 @@ export async function bulkEnroll(store: Store, deps: { clock: Clock; random: Ran
     }
     const seq = await sequences.get(tx, opts.sequenceId);
     const ws = await tx.selectFrom('workspace').select('time_zone').where('id', '=', opts.workspaceId).executeTakeFirstOrThrow();
-    const pool = await tx
-      .selectFrom('sequence_mailbox as sm')
-      .innerJoin('mailbox as m', 'm.id', 'sm.mailbox_id')
-      .select(['m.id', 'm.time_zone'])
-      .where('sm.sequence_id', '=', opts.sequenceId)
-      .orderBy('m.id')
-      .execute();
+    // Rotation: each enrollment gets the pool mailbox with the most room (ramped cap over the next
+    // days against its live enrollments), and keeps it for every later step so follow-ups thread.
+    const assigned = await assignMailboxes(tx, { sequenceId: opts.sequenceId, count: opts.leadIds.length, now: deps.clock.now() });
     const unique = [...new Set(opts.leadIds)];
     for (let i = 0; i < unique.length; i += chunkSize) {
       const chunk = unique.slice(i, i + chunkSize);
@@ -84,8 +81,7 @@ export async function bulkEnroll(store: Store, deps: { clock: Clock; random: Ran
           refused.push({ leadId: c.id, email: c.email, reason: 'already_enrolled' });
           continue;
         }
-        // Spread the pool evenly; the sending pipeline's rotation may refine this at send time.
-        const mb = pool.length ? pool[(enrolled + rows.length) % pool.length]! : undefined;
+        const mb = assigned[enrolled + rows.length];
         const zone = resolveZone({ lead: c.time_zone, mailbox: mb?.time_zone ?? null, workspace: ws.time_zone });
         const e: Enrollment = {
           id: newId(now, deps.random),

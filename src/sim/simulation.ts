@@ -461,7 +461,7 @@ class Run {
       this.armMaybe(faults.crashInClaim, 5, 'claiming');
       const res = await claimNext(p.outbox, mailboxId);
       this.plugin.disarm();
-      if (res.kind === 'empty' || res.kind === 'fenced') break;
+      if (res.kind === 'empty' || res.kind === 'fenced' || res.kind === 'paced') break;
       if (res.kind === 'refused') {
         this.stats.refusedAtClaim++;
         notes.push(`refused ${res.requestId}: ${res.reason}`);

@@ -1,0 +1,421 @@
+import fc from 'fast-check';
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../api/server.ts';
+import { isCadenzaError } from '../common/errors.ts';
+import { seededRandom } from '../common/random.ts';
+import { seal } from '../common/sealed-token.ts';
+import { claimNext, recordSent, type OutboxDeps } from '../sending/outbox.ts';
+import { applyDefinition } from '../sequence/apply-definition.ts';
+import { bulkEnroll } from '../sequence/bulk-enroll.ts';
+import { validateDefinition } from '../sequence/definition.ts';
+import { EnrollmentService } from '../sequence/enrollment-service.ts';
+import { SimClock } from '../sim/sim-clock.ts';
+import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
+import { makeWorld, type World } from '../../test/fixtures/world.ts';
+import { trackingKey, trackingLinks, type TrackingLinks } from '../sending/compose/tracking.ts';
+import { registerTracking } from './plugin.ts';
+import type { RecorderOptions, TrackingRecorder } from './recorder.ts';
+import { honourUnsubscribe } from './unsubscribe.ts';
+
+const T0 = Date.UTC(2026, 5, 1, 12, 0); // Monday 1 June 2026
+const SEC = 1000;
+const MIN = 60 * SEC;
+const key = trackingKey(Buffer.alloc(32, 7));
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+
+const defFor = (k: string) =>
+  validateDefinition({
+    key: k,
+    name: k,
+    window: 'any',
+    holidays: false,
+    jitter_minutes: 0,
+    mailboxes: ['rep0@acme.test'],
+    steps: [
+      { key: 'intro', type: 'email', delay: '0 minutes', subject: 'Hi', body: 'Hello' },
+      { key: 'bump', type: 'email', delay: '2 days', body: 'Bump' },
+    ],
+  });
+
+/** A send of the world: the request, its lead and enrollment, and its links under a custom domain. */
+interface Send {
+  requestId: string;
+  enrollmentId: string;
+  leadId: string;
+  sequenceId: string;
+  to: string;
+  links: TrackingLinks;
+}
+
+const path = (url: string) => {
+  const u = new URL(url);
+  return u.pathname + u.search;
+};
+
+describe.each(testBackends())('tracking endpoints on %s', (backend) => {
+  let store: TestStore;
+  let clock: SimClock;
+  let world: World;
+  let service: EnrollmentService;
+  let app: FastifyInstance | undefined;
+  let recorder: TrackingRecorder;
+  let sends: Send[];
+  const random = seededRandom(31);
+
+  beforeAll(async () => {
+    store = await freshStore(backend);
+  });
+  afterAll(async () => {
+    await store.destroy();
+  });
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  /**
+   * Three leads, each enrolled in two sequences; every first step sent through the outbox at T0 + 1 s
+   * (so each send has its message row and time); then the tracking server.
+   */
+  async function setup(batch: RecorderOptions = { maxBatch: 1000, flushMs: 60 * MIN }) {
+    await sql`truncate table workspace, event cascade`.execute(store.db);
+    clock = new SimClock(T0);
+    world = await makeWorld(store, { leads: 3, mailboxes: 1, nowMs: T0, random, zones: ['UTC'], countries: [null] });
+    service = new EnrollmentService({ store, clock, random });
+    const seqIds: string[] = [];
+    for (const k of ['alpha', 'beta']) {
+      const seq = await applyDefinition(store, { clock, random }, world.workspaceId, defFor(k));
+      await bulkEnroll(store, { clock, random }, { workspaceId: world.workspaceId, sequenceId: seq.sequenceId, leadIds: world.leadIds });
+      seqIds.push(seq.sequenceId);
+    }
+    while ((await service.fireDue(100)).length) {
+      /* drain */
+    }
+    clock.advance(SEC);
+    const outbox: OutboxDeps = { store, service, clock, random };
+    sends = [];
+    for (;;) {
+      const c = await claimNext(outbox, world.mailboxIds[0]!);
+      if (c.kind !== 'claimed') break;
+      expect(await recordSent(outbox, c.claim, clock.now(), { subject: 'Hi' })).toBe(true);
+      const e = await store.db.selectFrom('enrollment').select(['lead_id', 'sequence_id']).where('id', '=', c.claim.enrollmentId).executeTakeFirstOrThrow();
+      sends.push({
+        requestId: c.claim.requestId,
+        enrollmentId: c.claim.enrollmentId,
+        leadId: e.lead_id,
+        sequenceId: e.sequence_id,
+        to: c.claim.to,
+        links: trackingLinks({ key, baseUrl: 'https://links.acme.test', workspaceId: world.workspaceId, sendRequestId: c.claim.requestId }),
+      });
+    }
+    expect(sends.length).toBe(6);
+    expect(new Set(sends.map((s) => s.sequenceId))).toEqual(new Set(seqIds));
+    app = buildServer({ store, clock, version: 'test' });
+    recorder = registerTracking(app, { store, service, clock, key, batch });
+    await app.ready();
+    return app;
+  }
+
+  const sendOf = (leadId: string, sequenceId?: string) => sends.find((s) => s.leadId === leadId && (!sequenceId || s.sequenceId === sequenceId))!;
+  const events = () => store.db.selectFrom('tracking_event').selectAll().orderBy('id').execute();
+  const stateOf = async (id: string) => (await store.db.selectFrom('enrollment').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state;
+  const suppressions = () => store.db.selectFrom('suppression').selectAll().where('workspace_id', '=', world.workspaceId).execute();
+
+  /** The same token with one character changed in the middle (ciphertext or tag). */
+  function tamper(token: string): string {
+    const i = Math.floor(token.length / 2);
+    return token.slice(0, i) + (token[i] === 'A' ? 'B' : 'A') + token.slice(i + 1);
+  }
+  const tokenOf = (url: string) => new URL(url).pathname.split('/')[3]!.replace(/\.gif$/, '');
+
+  it('answers the pixel with a 43-byte uncacheable GIF and records the open with its evidence and verdict', async () => {
+    const srv = await setup();
+    const s = sendOf(world.leadIds[0]!);
+    clock.advance(30 * MIN);
+    const r = await srv.inject({ url: path(s.links.pixelUrl()), headers: { host: 'links.acme.test', 'user-agent': CHROME }, remoteAddress: '198.51.100.4' });
+    expect(r.statusCode).toBe(200);
+    expect(r.headers['content-type']).toBe('image/gif');
+    expect(r.rawPayload.length).toBe(43);
+    expect(r.rawPayload.subarray(0, 6).toString('latin1')).toBe('GIF89a');
+    expect(r.headers['cache-control']).toContain('no-store');
+    expect(r.headers['cache-control']).toContain('no-cache');
+    // Apple Mail Privacy Protection's proxy, on another Host (a custom tracking domain is a CNAME).
+    const mpp = await srv.inject({ url: path(s.links.pixelUrl()), headers: { host: 'cadenza.example', 'user-agent': 'Mozilla/5.0' }, remoteAddress: '17.58.1.2' });
+    expect(mpp.statusCode).toBe(200);
+    expect(await events()).toEqual([]); // batched, not yet written
+    await recorder.flush();
+    const rows = await events();
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatchObject({
+      kind: 'open',
+      workspace_id: world.workspaceId,
+      send_request_id: s.requestId,
+      enrollment_id: s.enrollmentId,
+      user_agent: CHROME,
+      ip: '198.51.100.4',
+      method: 'GET',
+      delay_ms: 30 * MIN,
+      verdict: 'human',
+      reason: 'browser_ua',
+    });
+    expect(rows[0]!.at.getTime()).toBe(T0 + SEC + 30 * MIN);
+    expect(rows[0]!.confidence).toBeCloseTo(0.7);
+    expect(rows[1]).toMatchObject({ verdict: 'proxy', reason: 'apple_mpp:ua+ip', ip: '17.58.1.2' });
+  });
+
+  it('answers the GIF for bad tokens but records nothing', async () => {
+    const srv = await setup();
+    const s = sendOf(world.leadIds[0]!);
+    const good = tokenOf(s.links.pixelUrl());
+    const bad = [
+      tamper(good),
+      good.slice(0, -4),
+      tokenOf(trackingLinks({ key: trackingKey(Buffer.alloc(32, 8)), baseUrl: 'https://x.test', workspaceId: world.workspaceId, sendRequestId: s.requestId }).pixelUrl()), // another key
+      tokenOf(s.links.unsubscribeUrl), // a genuine token of another kind
+      'x'.repeat(60),
+      'short',
+      'a.b',
+    ];
+    for (const t of bad) {
+      const r = await srv.inject({ url: `/t/o/${t}.gif`, headers: { 'user-agent': CHROME } });
+      expect(r.statusCode, t).toBe(200);
+      expect(r.rawPayload.length).toBe(43);
+    }
+    await recorder.flush();
+    expect(await events()).toEqual([]);
+    // The five token-shaped ones were queued sealed and dropped when their batch was opened.
+    expect(recorder.stats()).toMatchObject({ invalid: 5, written: 5 });
+  });
+
+  it('redirects a click to the sealed URL and records it; HEAD and a burst of links are recorded as a scanner', async () => {
+    const srv = await setup();
+    const s = sendOf(world.leadIds[1]!);
+    clock.advance(2 * MIN);
+    const dest = 'https://www.example.com/pricing?plan=team&utm_source=cadenza#faq';
+    const r = await srv.inject({ url: path(s.links.clickUrl(dest, 0)), headers: { 'user-agent': CHROME }, remoteAddress: '2001:db8::5' });
+    expect(r.statusCode).toBe(302);
+    expect(r.headers.location).toBe(dest);
+    expect(r.headers['cache-control']).toBe('no-store');
+    expect(r.headers['referrer-policy']).toBe('no-referrer');
+
+    // A security gateway: HEAD first, then every link within a second.
+    const t = sendOf(world.leadIds[2]!);
+    const head = await srv.inject({ method: 'HEAD', url: path(t.links.clickUrl('https://a.example/1', 0)), headers: { 'user-agent': CHROME } });
+    expect(head.statusCode).toBe(302);
+    for (let i = 0; i < 3; i++) {
+      clock.advance(200);
+      const b = await srv.inject({ url: path(t.links.clickUrl(`https://a.example/${i}`, i)), headers: { 'user-agent': CHROME } });
+      expect(b.headers.location).toBe(`https://a.example/${i}`);
+    }
+    await recorder.flush();
+    const rows = await events();
+    expect(rows).toHaveLength(5);
+    expect(rows[0]).toMatchObject({ kind: 'click', url: dest, link_index: 0, send_request_id: s.requestId, enrollment_id: s.enrollmentId, ip: '2001:db8::5', delay_ms: 2 * MIN, verdict: 'human' });
+    expect(rows[1]).toMatchObject({ method: 'HEAD', verdict: 'scanner', reason: 'head_request' });
+    expect(rows[4]).toMatchObject({ link_index: 2, verdict: 'scanner', reason: 'link_burst:3 links in 5.0s' });
+  });
+
+  it('never redirects a forged, tampered, foreign, wrong-kind or old-format token, nor to a non-http URL', async () => {
+    const srv = await setup();
+    const s = sendOf(world.leadIds[0]!);
+    const good = tokenOf(s.links.clickUrl('https://ok.example/', 0));
+    const raw = Buffer.from(good, 'base64url');
+    const otherVersion = Buffer.concat([Buffer.from([2]), raw.subarray(1)]).toString('base64url'); // a future/expired format
+    const sealed = (u: string) => seal(key, { k: 'c', ws: world.workspaceId, sr: s.requestId, u, i: 0 });
+    const bad = [
+      tamper(good),
+      good.slice(0, good.length - 10),
+      otherVersion,
+      tokenOf(trackingLinks({ key: trackingKey(Buffer.alloc(32, 9)), baseUrl: 'https://x.test', workspaceId: world.workspaceId, sendRequestId: s.requestId }).clickUrl('https://evil.example/', 0)),
+      tokenOf(s.links.pixelUrl()),
+      tokenOf(s.links.unsubscribeUrl),
+      sealed('javascript:alert(1)'),
+      sealed('data:text/html,<script>alert(1)</script>'),
+      sealed('ftp://files.example/x'),
+      seal(key, { k: 'c', ws: 'not-a-uuid', sr: s.requestId, u: 'https://ok.example/', i: 0 }),
+      seal(key, { k: 'c', ws: world.workspaceId, sr: s.requestId, u: 'https://ok.example/', i: -1 }),
+      seal(key, ['c']),
+      'https%3A%2F%2Fevil.example',
+      'A'.repeat(5000),
+    ];
+    for (const t of bad) {
+      const r = await srv.inject({ url: `/t/c/${t}`, headers: { 'user-agent': CHROME } });
+      expect(r.statusCode, t.slice(0, 40)).toBe(404);
+      expect(r.headers.location).toBeUndefined();
+      expect(r.headers['content-type']).toContain('text/html');
+      expect(r.body).toContain('This link is not valid');
+    }
+    await recorder.flush();
+    expect(await events()).toEqual([]);
+  });
+
+  it('shows a confirmation page on GET and changes nothing (scanners fetch every link)', async () => {
+    const srv = await setup();
+    const s = sendOf(world.leadIds[0]!);
+    for (const method of ['GET', 'HEAD'] as const) {
+      const r = await srv.inject({ method, url: path(s.links.unsubscribeUrl), headers: { host: 'links.acme.test', 'user-agent': 'Mimecast' } });
+      expect(r.statusCode).toBe(200);
+      expect(r.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(r.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(r.headers['content-security-policy']).toContain("form-action 'self'");
+      expect(r.headers['referrer-policy']).toBe('no-referrer');
+      expect(r.headers['cache-control']).toBe('no-store');
+      if (method === 'GET') {
+        expect(r.body).toContain('<html lang="en">');
+        expect(r.body).toMatch(/<form method="post" action="[A-Za-z0-9_-]+">/);
+        expect(r.body).toContain('<button type="submit">Unsubscribe</button>');
+        expect(r.body).toContain('<strong>Acme</strong>');
+        expect(r.body).not.toContain('<script');
+      }
+    }
+    expect(await suppressions()).toEqual([]);
+    for (const x of sends) expect(await stateOf(x.enrollmentId)).toBe('active');
+  });
+
+  it('unsubscribes on a one-click POST: suppression written, every live enrollment of the lead stopped across sequences; idempotent', async () => {
+    const srv = await setup();
+    const lead = world.leadIds[1]!;
+    const s = sends.find((x) => x.leadId === lead)!;
+    const sibling = sends.find((x) => x.leadId === lead && x.sequenceId !== s.sequenceId)!;
+    clock.advance(5 * MIN);
+    // As Gmail sends it: urlencoded, no cookie, no confirmation.
+    const r = await srv.inject({ method: 'POST', url: path(s.links.unsubscribeUrl), headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    expect(r.statusCode).toBe(200);
+    expect(r.body).toContain('You are unsubscribed');
+    const sup = await suppressions();
+    expect(sup).toHaveLength(1);
+    expect(sup[0]).toMatchObject({ email_norm: s.to.toLowerCase(), reason: 'unsubscribe' });
+    expect(await stateOf(s.enrollmentId)).toBe('unsubscribed');
+    expect(await stateOf(sibling.enrollmentId)).toBe('stopped');
+    // Other leads are untouched.
+    for (const x of sends.filter((y) => y.leadId !== lead)) expect(await stateOf(x.enrollmentId)).toBe('active');
+    // Their queued follow-ups can never go: nothing of this lead is queued.
+    const queued = await store.db.selectFrom('send_request').select('id').where('enrollment_id', 'in', [s.enrollmentId, sibling.enrollmentId]).where('state', '=', 'queued').execute();
+    expect(queued).toEqual([]);
+    const journal = await store.db.selectFrom('event').select(['type', 'payload']).where('enrollment_id', '=', s.enrollmentId).where('type', '=', 'unsubscribe').execute();
+    expect(journal).toHaveLength(1);
+    expect(journal[0]!.payload).toMatchObject({ event: { type: 'unsubscribe', source: 'one_click' } });
+    const tracked = await events();
+    expect(tracked).toHaveLength(1);
+    expect(tracked[0]).toMatchObject({ kind: 'unsubscribe', send_request_id: s.requestId, enrollment_id: s.enrollmentId, reason: 'one_click' });
+
+    // A second click (or the provider retrying): 200, and nothing changes.
+    const count = async () => (await sql<{ n: number }>`select (select count(*) from event) + (select count(*) from tracking_event) + (select count(*) from suppression) as n`.execute(store.db)).rows[0]!.n;
+    const before = await count();
+    const again = await srv.inject({ method: 'POST', url: path(s.links.unsubscribeUrl), headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    expect(again.statusCode).toBe(200);
+    expect(again.body).toContain('already unsubscribed');
+    // The sibling's own link too.
+    const viaSibling = await srv.inject({ method: 'POST', url: path(sibling.links.unsubscribeUrl), payload: '' });
+    expect(viaSibling.statusCode).toBe(200);
+    expect(Number(await count())).toBe(Number(before));
+  });
+
+  it('accepts the RFC 8058 multipart body and the confirmation page form alike', async () => {
+    const srv = await setup();
+    const a = sendOf(world.leadIds[0]!);
+    const body = ['--XYZ', 'Content-Disposition: form-data; name="List-Unsubscribe"', '', 'One-Click', '--XYZ--', ''].join('\r\n');
+    const r = await srv.inject({ method: 'POST', url: path(a.links.unsubscribeUrl), headers: { 'content-type': 'multipart/form-data; boundary=XYZ' }, payload: body });
+    expect(r.statusCode).toBe(200);
+    expect(await stateOf(a.enrollmentId)).toBe('unsubscribed');
+
+    const b = sendOf(world.leadIds[2]!);
+    const page = await srv.inject({ url: path(b.links.unsubscribeUrl) });
+    const action = /action="([^"]+)"/.exec(page.body)![1]!;
+    const fields = [...page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m) => `${encodeURIComponent(m[1]!)}=${encodeURIComponent(m[2]!)}`).join('&');
+    // The browser resolves the relative action against the page's URL.
+    const target = new URL(action, `https://links.acme.test${path(b.links.unsubscribeUrl)}`);
+    const done = await srv.inject({ method: 'POST', url: target.pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: fields });
+    expect(done.statusCode).toBe(200);
+    expect(await stateOf(b.enrollmentId)).toBe('unsubscribed');
+    const sources = await store.db.selectFrom('tracking_event').select('reason').where('kind', '=', 'unsubscribe').orderBy('id').execute();
+    expect(sources.map((x) => x.reason)).toEqual(['one_click', 'page']);
+  });
+
+  it('honours an unsubscribe by email (the mailto: path): every live enrollment stops; an unknown address is still suppressed', async () => {
+    await setup();
+    const lead = world.leadIds[2]!;
+    const email = sends.find((s) => s.leadId === lead)!.to;
+    const r = await honourUnsubscribe({ store, service, clock }, { workspaceId: world.workspaceId, email: `  ${email.toUpperCase()} `, source: 'mailto' });
+    expect(r).toMatchObject({ outcome: 'unsubscribed', emailNorm: email.toLowerCase() });
+    const mine = sends.filter((s) => s.leadId === lead);
+    expect(r.outcome === 'unsubscribed' && [...r.stopped].sort()).toEqual(mine.map((s) => s.enrollmentId).sort());
+    for (const s of mine) expect(['unsubscribed', 'stopped']).toContain(await stateOf(s.enrollmentId));
+    expect(await honourUnsubscribe({ store, service, clock }, { workspaceId: world.workspaceId, email, source: 'mailto' })).toEqual({ outcome: 'already', emailNorm: email.toLowerCase() });
+
+    // Not a lead (yet): suppressed for every future import.
+    const stranger = await honourUnsubscribe({ store, service, clock }, { workspaceId: world.workspaceId, email: 'Someone@Elsewhere.example', source: 'mailto' });
+    expect(stranger).toEqual({ outcome: 'unsubscribed', emailNorm: 'someone@elsewhere.example', stopped: [] });
+    expect((await suppressions()).map((s) => [s.email_norm, s.source]).sort()).toEqual(
+      [
+        [email.toLowerCase(), `enrollment:${mine.find((s) => s.enrollmentId)!.enrollmentId}`],
+        ['someone@elsewhere.example', 'mailto'],
+      ].sort(),
+    );
+    await expect(honourUnsubscribe({ store, service, clock }, { workspaceId: world.workspaceId, email: 'not an address', source: 'mailto' })).rejects.toSatisfy((e) => isCadenzaError(e, 'INVALID_INPUT'));
+    await expect(honourUnsubscribe({ store, service, clock }, { workspaceId: world.workspaceId, source: 'mailto' })).rejects.toSatisfy((e) => isCadenzaError(e, 'INVALID_INPUT'));
+    expect(await honourUnsubscribe({ store, service, clock }, { workspaceId: world.workspaceId, sendRequestId: '00000000-0000-7000-8000-000000000000', source: 'x' })).toEqual({ outcome: 'not_found' });
+  });
+
+  it('writes events in batches: on size, on time (the injected clock), and on close, losing none', async () => {
+    const srv = await setup({ maxBatch: 5, flushMs: 2 * SEC });
+    const s = sendOf(world.leadIds[0]!);
+    const hit = () => srv.inject({ url: path(s.links.pixelUrl()), headers: { 'user-agent': CHROME } });
+    for (let i = 0; i < 4; i++) await hit();
+    await recorder.idle();
+    expect(await events()).toHaveLength(0);
+    await hit(); // the fifth: a full batch goes at once
+    await recorder.idle();
+    expect(await events()).toHaveLength(5);
+
+    await hit();
+    await hit();
+    clock.advance(2 * SEC - 1);
+    await recorder.idle();
+    expect(await events()).toHaveLength(5);
+    clock.advance(1); // flushMs after the first of the two
+    await recorder.idle();
+    expect(await events()).toHaveLength(7);
+
+    for (let i = 0; i < 3; i++) await hit();
+    await srv.close(); // the server's close flushes the rest
+    app = undefined;
+    expect(await events()).toHaveLength(10);
+    expect(recorder.stats()).toMatchObject({ queued: 0, written: 10, dropped: 0, failed: 0 });
+    expect(clock.nextTimerAt()).toBeUndefined();
+  });
+
+  it('never crashes on hostile paths, tokens, methods and bodies, and writes nothing for them', async () => {
+    const srv = await setup();
+    const good = tokenOf(sendOf(world.leadIds[0]!).links.unsubscribeUrl);
+    const printable = fc.string({ unit: fc.constantFrom(...'abcXYZ019-_.~%/?#&=+:;@!$\'()*, "<>\\^`{|}'.split('')), maxLength: 80 });
+    const token = fc.oneof(printable, fc.base64String({ maxLength: 200 }), fc.constant(tamper(good)), fc.constant(good.slice(0, 50)), fc.string({ unit: fc.constantFrom('A', '-', '_', 'z'), minLength: 40, maxLength: 120 }));
+    const req = fc.record({
+      method: fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH'),
+      prefix: fc.constantFrom('/t/o/', '/t/c/', '/t/u/', '/t/', '/t/x/', '/t/u//'),
+      token,
+      suffix: fc.constantFrom('', '.gif', '/', '/extra', '?q=1', '.gif.gif'),
+      contentType: fc.constantFrom(undefined, 'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=--', 'multipart/form-data', 'text/plain', 'image/gif', 'x/\u00e9'),
+      body: fc.oneof(fc.string({ maxLength: 300 }), fc.constant('List-Unsubscribe=One-Click'), fc.constant('{"__proto__":{"x":1}}'), fc.constant('%%%'), fc.constant('a'.repeat(20_000))),
+      ua: fc.option(fc.string({ maxLength: 600 }), { nil: undefined }),
+    });
+    await fc.assert(
+      fc.asyncProperty(req, async (q) => {
+        const headers: Record<string, string> = {};
+        if (q.contentType) headers['content-type'] = q.contentType;
+        if (q.ua !== undefined && /^[\x20-\x7e]*$/.test(q.ua)) headers['user-agent'] = q.ua;
+        const withBody = q.method !== 'GET' && q.method !== 'HEAD';
+        const r = await srv.inject({ method: q.method, url: q.prefix + q.token + q.suffix, headers, ...(withBody ? { payload: q.body } : {}) });
+        expect(r.statusCode).toBeLessThan(500);
+        expect(r.statusCode).not.toBe(302);
+      }),
+      { numRuns: 300 },
+    );
+    await recorder.flush();
+    expect(await events()).toEqual([]);
+    expect(await suppressions()).toEqual([]);
+    expect((await srv.inject({ url: '/healthz' })).statusCode).toBe(200);
+  });
+});

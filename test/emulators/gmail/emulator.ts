@@ -10,7 +10,7 @@ import { registerMessageRoutes } from './routes/messages.ts';
 import { GmailStore } from './store.ts';
 
 /**
- * The Gmail API emulator (notes: /work/shared/providers/gmail-api.md): a real HTTP server serving
+ * The Gmail API emulator (following what Google documents for the Gmail API): a real HTTP server serving
  * `/gmail/v1/users/{userId}/…` with the documented answers, in-memory mailboxes, and fault
  * injection. One per test file or test; close() it.
  *

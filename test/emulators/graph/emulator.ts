@@ -11,7 +11,7 @@ import { registerSendMailRoutes } from './routes/send-mail.ts';
 import { GraphStore } from './store.ts';
 
 /**
- * The Microsoft Graph mail emulator (notes: /work/shared/providers/microsoft-graph-mail.md): a
+ * The Microsoft Graph mail emulator (following what Microsoft documents for Graph mail): a
  * real HTTP server serving `/v1.0/me/…` and `/v1.0/users/{id|upn}/…` with the documented answers,
  * in-memory mailboxes, the delayed Sent copy after a 202, and fault injection. One per test file
  * or test; close() it.

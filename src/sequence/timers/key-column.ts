@@ -1,7 +1,8 @@
 import { growFloat64 } from './timer-queue.ts';
 
 /**
- * The key of each node, by node index, for both timer queues.
+ * The key of each node, by node index, for the binary heap. (The timing wheel keeps numeric keys
+ * in its slot entries instead, where a sweep already reads; see timing-wheel.ts.)
  *
  * While every key is a number, keys live unboxed in a Float64Array: 8 bytes each, nothing for the
  * garbage collector to scan, no HeapNumber per non-small-integer key. The first key that is not a
@@ -10,7 +11,9 @@ import { growFloat64 } from './timer-queue.ts';
  * packed (filled with undefined, never holes) so its element kind stays PACKED_ELEMENTS.
  */
 export class KeyColumn<K> {
-  private nums: Float64Array | null;
+  // `declare`: assigned first in the constructor, so V8 tracks the field as a Float64Array (see
+  // the timing wheel's fields).
+  private declare nums: Float64Array | null;
   private refs: (K | undefined)[] | null = null;
 
   constructor(capacity: number) {

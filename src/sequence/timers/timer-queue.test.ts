@@ -94,8 +94,10 @@ interface Config {
 
 const wheelArb: fc.Arbitrary<Config> = fc
   .record({
-    tickMs: fc.constantFrom(1, 3, 7, 100, 0.25, 1000),
-    levels: fc.integer({ min: 1, max: 5 }),
+    // 0.01 ms: test offsets of a few hundred ms span tens of thousands of ticks, so level 1 and 2
+    // slots cascade often; 1 ms with one level sends most of them to the overflow slot.
+    tickMs: fc.constantFrom(1, 3, 7, 100, 0.25, 1000, 0.01),
+    levels: fc.integer({ min: 1, max: 3 }),
     initialCapacity: fc.integer({ min: 0, max: 8 }),
   })
   .map(({ tickMs, levels, initialCapacity }) => ({
@@ -117,46 +119,84 @@ const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 /** The wheel's private state, read by checkWheel below (tests only). */
 interface WheelInternals {
   gen: Int32Array;
+  live: Int32Array;
   freeStack: Int32Array;
   freeTop: number;
   used: number;
   count: number;
   dead: number;
-  slotNodes: Int32Array[];
-  slotLen: Int32Array;
+  pages: Float64Array[];
+  chunkTop: number;
+  freeChunk: number;
+  slotPos: Int32Array;
   occupied: Int32Array;
 }
 
+// The wheel's entry layout (see timing-wheel.ts).
+const CHUNK = 64;
+const STRIDE = 3;
+const PAGE_BITS = 14;
+
 /**
- * Structural invariants of the lazy-cancel wheel: every live node sits in exactly one slot, every
- * cancelled-not-swept node in exactly one slot and nowhere else, free nodes in no slot and once on
- * the free stack, the counters match, and a slot's occupancy bit is set iff it has entries.
+ * Structural invariants of the lazy-cancel wheel: every live node has exactly one entry, every
+ * cancelled-not-swept node exactly one entry and nowhere else, free nodes no entry and one place
+ * on the free stack, no node at or past `used` is live, every used node has an odd generation, the
+ * counters match, and a slot's occupancy bit is set iff it has entries. Chunks: every chunk handed
+ * out is in exactly one slot's chain or on the free list, and no slot's chain has an empty chunk.
  */
 function checkWheel(q: TimerQueue<number>): void {
   if (!(q instanceof TimingWheel)) return;
   const w = q as unknown as WheelInternals;
   const problems: string[] = [];
+  const isLive = (n: number) => ((w.live[n >> 5]! >>> (n & 31)) & 1) === 1;
+  /** The node index (or, at a chunk's base, the link) stored at entry position p. */
+  const nodeAt = (p: number) => w.pages[p >> PAGE_BITS]![STRIDE * (p & ((1 << PAGE_BITS) - 1))]!;
   const inSlots = new Uint8Array(w.used);
+  const chunkSeen = new Uint8Array(w.chunkTop / CHUNK);
+  const seeChunk = (base: number, where: string): boolean => {
+    if (!(base >= CHUNK && base < w.chunkTop && base % CHUNK === 0) || chunkSeen[base / CHUNK] !== 0) {
+      problems.push(`chunk ${base} (${where}): out of range or reachable twice`);
+      return false;
+    }
+    chunkSeen[base / CHUNK] = 1;
+    return true;
+  };
   let live = 0;
   let dead = 0;
-  w.slotLen.forEach((len, s) => {
-    if ((((w.occupied[s >> 5]! >>> (s & 31)) & 1) === 1) !== len > 0) problems.push(`slot ${s}: occupancy bit`);
-    for (let i = 0; i < len; i++) {
-      const n = w.slotNodes[s]![i]!;
-      if (!(n < w.used) || inSlots[n]! > 0) problems.push(`node ${n}: out of range or in two slots`);
-      inSlots[n] = 1;
-      if ((w.gen[n]! & 1) === 1) live++;
-      else dead++;
+  w.slotPos.forEach((pos, s) => {
+    if ((((w.occupied[s >> 5]! >>> (s & 31)) & 1) === 1) !== (pos !== 0)) problems.push(`slot ${s}: occupancy bit`);
+    if (pos === 0) return;
+    let base = (pos - 1) & ~(CHUNK - 1);
+    let end = pos;
+    while (seeChunk(base, `slot ${s}`)) {
+      if (end <= base + 1) problems.push(`slot ${s}: empty chunk ${base}`);
+      for (let i = base + 1; i < end; i++) {
+        const n = nodeAt(i);
+        if (!(n >= 0 && n < w.used) || inSlots[n]! > 0) problems.push(`node ${n}: out of range or in two slots`);
+        inSlots[n] = 1;
+        if (isLive(n)) live++;
+        else dead++;
+      }
+      const link = nodeAt(base);
+      if (link === 0) break;
+      base = link;
+      end = link + CHUNK;
     }
   });
+  for (let c = w.freeChunk; c !== 0 && seeChunk(c, 'free list'); c = nodeAt(c));
+  if (chunkSeen.some((x, i) => i > 0 && x === 0)) problems.push('a chunk is neither in a slot nor free');
   if (live !== w.count) problems.push(`live ${live} !== count ${w.count}`);
   if (dead !== w.dead) problems.push(`dead ${dead} !== dead counter ${w.dead}`);
   for (let i = 0; i < w.freeTop; i++) {
     const n = w.freeStack[i]!;
-    if (inSlots[n] !== 0 || (w.gen[n]! & 1) !== 0) problems.push(`free node ${n}: in a slot, twice free, or live`);
+    if (inSlots[n] !== 0 || isLive(n)) problems.push(`free node ${n}: in a slot, twice free, or live`);
     inSlots[n] = 2;
   }
   if (inSlots.some((x) => x === 0)) problems.push('a node is neither in a slot nor free');
+  for (let n = 0; n < w.gen.length; n++) {
+    if (n < w.used && (w.gen[n]! & 1) !== 1) problems.push(`node ${n}: used with an even generation`);
+    if (n >= w.used && isLive(n)) problems.push(`node ${n}: live beyond used`);
+  }
   expect(problems).toEqual([]);
 }
 
@@ -412,7 +452,7 @@ describe('TimingWheel', () => {
     expect(performance.now() - t0).toBeLessThan(1000); // walking tick by tick would take hours
   });
 
-  it('reports the earliest deadline exactly within the current 64 ticks, a lower bound beyond', () => {
+  it('reports the earliest deadline exactly within the current 256 ticks, a lower bound beyond', () => {
     const w = new TimingWheel<string>({ startMs: 0, tickMs: 100 });
     w.insert(250_000, 'far');
     const bound = w.nextDeadline()!;
@@ -429,7 +469,7 @@ describe('TimingWheel', () => {
       fc.property(
         fc.constantFrom(0.1, 123.456, -999_999.3, 1.7e12 + 0.3),
         fc.constantFrom(0.1, 0.3, 0.7, 3, 100),
-        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 3 }),
         fc.array(fc.double({ min: 0, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 5 }),
         (startMs, tickMs, levels, offsets) => {
           const w = new TimingWheel<number>({ startMs, tickMs, levels });
@@ -453,18 +493,98 @@ describe('TimingWheel', () => {
   });
 
   it('keeps the nextDeadline() lower bound at or below a deadline that opens its slot (float rounding)', () => {
-    // 0.1 + 1088 * 0.1 === 108.9, but 108.89999999999999 already falls in tick 1088 (level 1, slot 17).
+    // 0.1 + 768 * 0.1 === 76.9, but 76.89999999999999 already falls in tick 768 (level 1, slot 3).
     const w = new TimingWheel<string>({ startMs: 0.1, tickMs: 0.1 });
-    w.insert(108.89999999999999, 'slot start');
-    expect(w.nextDeadline()).toBeLessThanOrEqual(108.89999999999999);
+    w.insert(76.89999999999999, 'slot start');
+    expect(w.nextDeadline()).toBeLessThanOrEqual(76.89999999999999);
     expect(w.advance(w.nextDeadline()!)).toEqual(['slot start']);
+  });
+
+  it('finds the first ms of a slot when the deadline is far smaller than startMs (thousands of ulps off)', () => {
+    // Near -63.3 a step of one ulp of ms moves (ms - startMs) not at all: the slot's first ms is
+    // thousands of ulps from startMs + tick * tickMs. An answer a few ulps off would never reach
+    // the slot, and a caller re-arming on nextDeadline() would spin.
+    const startMs = -999_999.3;
+    const w = new TimingWheel<string>({ startMs, tickMs: 0.7 });
+    w.insert(startMs + 999_967.409145354, 'far');
+    let wakeUps = 0;
+    const fired: string[] = [];
+    for (let at = w.nextDeadline(); at !== undefined; at = w.nextDeadline()) {
+      expect(at).toBeLessThanOrEqual(startMs + 999_967.409145354);
+      fired.push(...w.advance(at));
+      expect(++wakeUps).toBeLessThanOrEqual(4);
+    }
+    expect(fired).toEqual(['far']);
+  });
+
+  it('agrees with the model at scale: big multi-chunk slots, several entry pages, purges, and keys turning into strings', () => {
+    // 1 ms ticks over 200 s: thousands of timers per level-1 slot (many chunks each), tens of
+    // thousands of entries (several 16,384-position pages), compactions when the node pool fills
+    // with cancelled entries, nextDeadline scans, cascades that open many level-0 chunks while the
+    // pool has to grow, and a switch from numeric keys (kept in the entries) to string keys (kept
+    // by node) with tens of thousands of entries in place.
+    const random = seededRandom('scale');
+    const w = new TimingWheel<number | string>({ startMs: 0, tickMs: 1, initialCapacity: 0 });
+    const pending = new Map<number | string, { deadline: number; id: TimerId }>();
+    const ids: (number | string)[] = [];
+    let now = 0;
+    let next = 0;
+    const expectFired = (fired: (number | string)[]) => {
+      const due = [...pending].filter(([, t]) => t.deadline <= now).map(([k]) => k);
+      expect(new Set(fired)).toEqual(new Set(due));
+      expect(fired).toHaveLength(due.length);
+      for (const k of fired) pending.delete(k);
+    };
+    for (let round = 0; round < 40; round++) {
+      for (let i = 0; i < 2000; i++) {
+        const key = round < 20 ? next++ : `k${next++}`;
+        const deadline = now + random.int(-5, 200_000);
+        pending.set(key, { deadline, id: w.insert(deadline, key) });
+        ids.push(key);
+      }
+      for (let i = 0; i < 1700; i++) {
+        const key = ids[random.int(0, ids.length - 1)]!;
+        const t = pending.get(key);
+        if (t === undefined) continue;
+        expect(w.cancel(t.id)).toBe(true);
+        expect(w.cancel(t.id)).toBe(false);
+        pending.delete(key);
+      }
+      if (round % 5 === 4) {
+        const min = Math.min(...[...pending.values()].map((t) => t.deadline));
+        expect(w.nextDeadline()!).toBeLessThanOrEqual(min);
+      }
+      now += random.int(0, 3000);
+      expectFired(w.advance(now));
+      expect(w.size).toBe(pending.size);
+      if (round % 10 === 9) checkWheel(w as unknown as TimerQueue<number>);
+    }
+    now = 1e9;
+    expectFired(w.advance(now));
+    expect(w.size).toBe(0);
+    checkWheel(w as unknown as TimerQueue<number>);
+  });
+
+  it('keeps working at the tick clamp: after advance(Infinity), huge and past deadlines still fire', () => {
+    const w = new TimingWheel<string>({ startMs: 0, tickMs: 1 });
+    w.insert(5, 'soon');
+    expect(w.advance(Infinity)).toEqual(['soon']);
+    // Ticks are clamped at 2^52: a deadline a few ticks past that must not land in a slot that the
+    // clamped current tick never reaches.
+    w.insert(2 ** 52 + 5, 'just past the clamp');
+    w.insert(1e300, 'far');
+    w.insert(Infinity, 'never before Infinity');
+    w.insert(-1, 'past');
+    expect(w.advance(2 ** 52 + 4).sort()).toEqual(['past']);
+    expect(w.advance(Infinity).sort()).toEqual(['far', 'just past the clamp', 'never before Infinity']);
+    expect(w.size).toBe(0);
   });
 
   it('rejects a NaN deadline or now, and bad options, with INVALID_INPUT', () => {
     const w = new TimingWheel<number>({ startMs: 0 });
     expect(() => w.insert(Number.NaN, 1)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
     expect(() => w.advance(Number.NaN)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    for (const bad of [{ tickMs: 0 }, { levels: 6 }, { levels: 0 }, { initialCapacity: -1 }]) {
+    for (const bad of [{ tickMs: 0 }, { levels: 4 }, { levels: 0 }, { tickMs: 1e-320 }, { initialCapacity: -1 }]) {
       try {
         new TimingWheel({ startMs: 0, ...bad });
         expect.unreachable();

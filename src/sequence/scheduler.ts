@@ -45,7 +45,7 @@ export class Scheduler {
   private readonly batchSize: number;
   private readonly maxLoaded: number;
   private readonly wheel: TimingWheel<string>;
-  private readonly handles = new Map<string, TimerId>();
+  private readonly handles = new Map<string, { id: TimerId; at: number }>();
   private loadedUntil = -Infinity;
   private nextRefillAt = -Infinity;
   private timer: TimerHandle | undefined;
@@ -134,25 +134,29 @@ export class Scheduler {
   private onTimers(changes: TimerChange[]): void {
     for (const c of changes) {
       if (c.dueAt === null) {
-        const id = this.handles.get(c.enrollmentId);
-        if (id !== undefined) this.wheel.cancel(id);
+        const h = this.handles.get(c.enrollmentId);
+        if (h !== undefined) this.wheel.cancel(h.id);
         this.handles.delete(c.enrollmentId);
       } else if (c.dueAt < this.loadedUntil) {
         this.place(c.enrollmentId, c.dueAt);
       } else {
         // Beyond the horizon: a later refill loads it.
-        const id = this.handles.get(c.enrollmentId);
-        if (id !== undefined) this.wheel.cancel(id);
+        const h = this.handles.get(c.enrollmentId);
+        if (h !== undefined) this.wheel.cancel(h.id);
         this.handles.delete(c.enrollmentId);
       }
     }
     if (this.running) this.arm();
   }
 
+  /** Puts a timer in the wheel; a refill that finds it already there at the same time changes nothing. */
   private place(enrollmentId: string, dueAt: number): void {
     const old = this.handles.get(enrollmentId);
-    if (old !== undefined) this.wheel.cancel(old);
-    this.handles.set(enrollmentId, this.wheel.insert(dueAt, enrollmentId));
+    if (old !== undefined) {
+      if (old.at === dueAt) return;
+      this.wheel.cancel(old.id);
+    }
+    this.handles.set(enrollmentId, { id: this.wheel.insert(dueAt, enrollmentId), at: dueAt });
   }
 
   /** One real timer, for the earlier of the wheel's next deadline and the next refill. */

@@ -1,21 +1,9 @@
 import { sql } from 'kysely';
 import type { Db } from '../../store/store.ts';
+import type { LeadValues } from '../row.ts';
 
-/** One lead as the upsert takes it; custom is the JSON text of an object of strings. */
-export interface LeadInsert {
-  id: string;
-  email: string;
-  email_norm: string;
-  first_name: string | null;
-  last_name: string | null;
-  company: string | null;
-  title: string | null;
-  phone: string | null;
-  country: string | null;
-  region: string | null;
-  time_zone: string | null;
-  custom: string;
-}
+/** One lead as the upsert takes it: a checked row with its id; custom is the JSON text of an object of strings. */
+export type LeadInsert = Omit<LeadValues, 'custom'> & { id: string; custom: string };
 
 export interface UpsertedLead {
   email_norm: string;

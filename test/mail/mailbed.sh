@@ -33,6 +33,12 @@ LATE_BOUNCE_DOMAIN=${LATE_BOUNCE_DOMAIN:-bounce.test}
 MYHOSTNAME=${MYHOSTNAME:-mx.mailbed.test}
 MAILBED_USERS=${MAILBED_USERS:-"alice@example.test:alicepass bob@example.test:bobpass p1@prospects.test:pass p2@prospects.test:pass p3@prospects.test:pass p4@prospects.test:pass p5@prospects.test:pass"}
 MAILBED_CLIENT_SENT=${MAILBED_CLIENT_SENT:-"bob@example.test"}
+# Mailboxes for the sync tests: sync1..sync40@inbox.test (password "pass"); a test file takes its
+# own numbers so files never read each other's mail. And MAILBED_LOAD_USERS (default 2000)
+# mailboxes load0001..@load.test (password "pass") for the IDLE load benchmark; they are left out of
+# a reset with no argument (2,000 doveadm calls).
+for i in $(seq 1 40); do MAILBED_USERS="$MAILBED_USERS sync$i@inbox.test:pass"; done
+MAILBED_LOAD_USERS=${MAILBED_LOAD_USERS:-2000}
 
 DC_DIR=/etc/dovecot/cadenza
 DC_CONF=$DC_DIR/dovecot.conf
@@ -132,6 +138,10 @@ cmd_start() {
     echo "$u:{PLAIN}$p" >> "$DC_DIR/users.new"
     case " $domains " in *" $d "*) ;; *) domains="$domains $d";; esac
   done
+  if [ "$MAILBED_LOAD_USERS" -gt 0 ]; then
+    for i in $(seq -f '%04g' 1 "$MAILBED_LOAD_USERS"); do echo "load$i@load.test:{PLAIN}pass"; done >> "$DC_DIR/users.new"
+    domains="$domains load.test"
+  fi
   chown root:dovecot "$DC_DIR/users.new"; chmod 0640 "$DC_DIR/users.new"
   install_if_changed "$DC_DIR/users.new" "$DC_DIR/users" && dc_changed=1 || true
   domains=${domains# }
@@ -250,6 +260,7 @@ CONFEOF
 
   {
     for ent in $MAILBED_USERS; do echo "${ent%%:*} OK"; done
+    [ "$MAILBED_LOAD_USERS" -gt 0 ] && for i in $(seq -f '%04g' 1 "$MAILBED_LOAD_USERS"); do echo "load$i@load.test OK"; done
     echo "@$LATE_BOUNCE_DOMAIN OK"
   } > "$PF_DIR/vmailbox.new"
   install_if_changed "$PF_DIR/vmailbox.new" "$PF_DIR/vmailbox" && pf_changed=1 || true

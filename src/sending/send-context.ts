@@ -1,4 +1,5 @@
 import { cadenzaError } from '../common/errors.ts';
+import type { SequenceSettings } from '../sequence/sequence-repo.ts';
 import type { Tx, Db } from '../store/store.ts';
 import type { EmailTemplate } from './compose/template/render.ts';
 import type { LeadValues, SenderValues } from './compose/template/variables.ts';
@@ -44,7 +45,7 @@ export async function loadSendMaterial(db: Db | Tx, claim: Claim): Promise<SendM
     .orderBy('at')
     .orderBy('id')
     .execute();
-  const seq = (row.seq_settings ?? {}) as { trackOpens?: boolean; trackClicks?: boolean };
+  const seq = (row.seq_settings ?? {}) as SequenceSettings;
   const ws = (row.ws_settings ?? {}) as { trackingDomain?: string };
   return {
     template: { subject: variant.subject, text: variant.body },

@@ -4,6 +4,7 @@ import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
 import type { Store } from '../store/store.ts';
 import type { SequenceDefinition } from './definition.ts';
+import type { SequenceSettings } from './sequence-repo.ts';
 
 /** Live steps stand 10 apart so that a removed step can keep a place between its old neighbours. */
 export const POSITION_GAP = 10;
@@ -82,7 +83,7 @@ export async function applyDefinition(
       status: def.status,
       send_window: JSON.stringify(def.window),
       stop_rules: JSON.stringify(def.stopRules),
-      settings: JSON.stringify({ skipHolidays: def.skipHolidays, jitterMinutes: def.jitterMinutes }),
+      settings: JSON.stringify({ skipHolidays: def.skipHolidays, jitterMinutes: def.jitterMinutes, trackOpens: def.tracking.opens, trackClicks: def.tracking.clicks } satisfies SequenceSettings),
       updated_at: now,
     };
     let sequenceId: string;

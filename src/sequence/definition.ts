@@ -76,6 +76,9 @@ const sequenceSchema = z
     window: z.unknown().default('Mon-Fri 09:00-17:00'),
     holidays: z.boolean().default(true),
     jitter_minutes: z.number().int().min(0).max(240).default(45),
+    // Off unless asked: a pixel and redirected links cost deliverability and reader trust.
+    track_opens: z.boolean().default(false),
+    track_clicks: z.boolean().default(false),
     stop_rules: stopRulesSchema.default({}),
     mailboxes: z.array(z.string().email()).default([]),
     steps: z.array(stepSchema).min(1).max(50),
@@ -97,6 +100,7 @@ export interface SequenceDefinition {
   window: SendWindow;
   skipHolidays: boolean;
   jitterMinutes: number;
+  tracking: { opens: boolean; clicks: boolean };
   stopRules: { onOutOfOffice?: 'pause' | 'ignore'; oooDefaultPauseDays?: number; onMeetingBooked?: 'finish' | 'continue'; maxSoftBounces?: number };
   mailboxes: string[];
   steps: StepDefinition[];
@@ -167,6 +171,7 @@ export function validateDefinition(input: unknown): SequenceDefinition {
     window,
     skipHolidays: d.holidays,
     jitterMinutes: d.jitter_minutes,
+    tracking: { opens: d.track_opens, clicks: d.track_clicks },
     stopRules: {
       ...(sr.on_out_of_office ? { onOutOfOffice: sr.on_out_of_office } : {}),
       ...(sr.ooo_default_pause_days ? { oooDefaultPauseDays: sr.ooo_default_pause_days } : {}),

@@ -8,6 +8,9 @@ import { cadenzaError } from '../common/errors.ts';
 export interface SequenceSettings {
   skipHolidays?: boolean;
   jitterMinutes?: number;
+  /** Read by the sender (sending/send-context.ts): an open pixel / click redirects in the HTML part. */
+  trackOpens?: boolean;
+  trackClicks?: boolean;
 }
 
 export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: VariantRow[] = []): SequenceDef {

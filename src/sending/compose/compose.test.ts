@@ -149,13 +149,34 @@ describe('composeEmail', () => {
     expect(c.openPixel).toBe(true);
   });
 
-  it('a plain-text email gets no pixel and no rewritten links even with tracking on', async () => {
-    const c = await composeEmail(input({ track: { opens: true, clicks: true } }));
+  it('a plain-text email stays text-only with tracking off', async () => {
+    const c = await composeEmail(input());
     const m = await parse(c.raw);
-    expect(m.text).toBe(input().content.text);
-    expect(c.openPixel).toBe(false);
-    expect(c.trackedLinks).toEqual([]);
+    expect(header(m, 'content-type')[0]).toMatch(/^text\/plain/);
+    expect(m.html).toBeUndefined();
     expect(c.raw.toString('latin1')).not.toMatch(/\/t\/[oc]\//);
+  });
+
+  it('a plain-text email with tracking on gets an HTML alternative made from its text; the text part is left as written', async () => {
+    const l = links();
+    const text = `Hi Ann <3,\n\nsee https://acme.test/pricing?a=1&b=2.\nOr (https://acme.test/demo)\n\nSam\n${l.unsubscribeUrl}`;
+    const c = await composeEmail(input({ links: l, content: { subject: 'Hi', text }, track: { opens: true, clicks: true } }));
+    const m = await parse(c.raw);
+    expect(m.text).toBe(text);
+    expect(c.trackedLinks).toEqual([
+      { index: 0, url: 'https://acme.test/pricing?a=1&b=2' },
+      { index: 1, url: 'https://acme.test/demo' },
+    ]);
+    expect(c.openPixel).toBe(true);
+    expect(m.html).toContain('<p>Hi Ann &lt;3,</p>');
+    expect(m.html).toMatch(/<a href="https:\/\/t\.acme\.test\/t\/c\/[A-Za-z0-9_-]+">https:\/\/acme\.test\/pricing\?a=1&amp;b=2<\/a>\.<br>/);
+    expect(m.html).toContain(`<a href="${l.unsubscribeUrl}">`);
+    expect(m.html).toMatch(/<img src="https:\/\/t\.acme\.test\/t\/o\/[A-Za-z0-9_-]+\.gif"/);
+    // Opens only: the pixel, and the links go straight to their destinations.
+    const o = await composeEmail(input({ links: l, content: { subject: 'Hi', text }, track: { opens: true } }));
+    expect(o.openPixel).toBe(true);
+    expect(o.trackedLinks).toEqual([]);
+    expect((await parse(o.raw)).html).toContain('<a href="https://acme.test/demo">');
   });
 
   it('names cannot inject headers or addresses; non-ASCII names and subjects are encoded', async () => {

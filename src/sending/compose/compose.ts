@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import { cadenzaError } from '../../common/errors.ts';
+import { textToHtml } from './html.ts';
 import type { SentDetails } from '../outbox.ts';
 import { dkimSign, type DkimKey } from './dkim.ts';
 import { threadHeaders, isMessageId, type ThreadContext } from './threading.ts';
@@ -103,6 +104,9 @@ export async function composeEmail(input: ComposeInput): Promise<ComposedEmail> 
 
   const unsub = listUnsubscribe(input.links, from.address);
   let html = content.html ?? null;
+  // A pixel and redirects live in HTML: a tracked text-only step gets an HTML alternative made
+  // from its text, and the text part stays as written (no redirect URLs in plain text).
+  if ((html === null || html.trim() === '') && (input.track?.opens || input.track?.clicks)) html = textToHtml(content.text);
   let tracked: TrackedLink[] = [];
   let pixel = false;
   if (html !== null && html.trim() !== '') {

@@ -27,3 +27,32 @@ export function decodeEntities(s: string): string {
     return v;
   });
 }
+
+// A bare http(s) URL in running text; trailing punctuation belongs to the sentence, not the link.
+const BARE_URL = /\bhttps?:\/\/[^\s<>"']+/gi;
+const TRAILING = /[.,;:!?)\]}'"]+$/;
+
+/**
+ * The HTML alternative of a plain-text body: escaped, paragraphs on blank lines, line breaks kept,
+ * bare http(s) URLs made links. Used when a sequence tracks opens or clicks on a text-only step:
+ * a pixel and a redirect need an HTML part, and the text part stays exactly as written.
+ */
+export function textToHtml(text: string): string {
+  const linkify = (line: string): string => {
+    let out = '';
+    let pos = 0;
+    for (const m of line.matchAll(BARE_URL)) {
+      const url = m[0].replace(TRAILING, '');
+      out += escapeHtml(line.slice(pos, m.index)) + `<a href="${escapeHtml(url)}">${escapeHtml(url)}</a>`;
+      pos = m.index + url.length;
+    }
+    return out + escapeHtml(line.slice(pos));
+  };
+  const paragraphs = text
+    .replace(/\r\n?/g, '\n')
+    .split(/\n[ \t]*\n+/)
+    .map((p) => p.replace(/^\n+|\n+$/g, ''))
+    .filter((p) => p.trim() !== '');
+  const body = paragraphs.map((p) => `<p>${p.split('\n').map(linkify).join('<br>\n')}</p>`).join('\n');
+  return `<!DOCTYPE html>\n<html><head><meta charset="utf-8"></head><body>\n${body}\n</body></html>\n`;
+}

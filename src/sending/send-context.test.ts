@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import PostalMime from 'postal-mime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { seededRandom } from '../common/random.ts';
+import { SimClock } from '../sim/sim-clock.ts';
+import { freshStore, type TestStore } from '../../test/stores.ts';
+import { makeWorld } from '../../test/fixtures/world.ts';
+import { applyDefinition } from '../sequence/apply-definition.ts';
+import { bulkEnroll } from '../sequence/bulk-enroll.ts';
+import { validateDefinition } from '../sequence/definition.ts';
+import { EnrollmentService } from '../sequence/enrollment-service.ts';
+import { prepareEmail } from './compose/prepare.ts';
+import { openTrackingToken } from './compose/tracking.ts';
+import { claimNext, type OutboxDeps } from './outbox.ts';
+import { loadSendMaterial } from './send-context.ts';
+
+const T0 = Date.UTC(2026, 5, 1, 12, 0);
+const key = randomBytes(32);
+
+/** The definition a user writes, with the tracking fields given (or left out: the defaults). */
+function definition(tracking: Record<string, boolean>) {
+  return {
+    key: 'seq',
+    name: 'Seq',
+    window: 'any',
+    holidays: false,
+    jitter_minutes: 0,
+    mailboxes: ['rep0@acme.test'],
+    ...tracking,
+    steps: [{ key: 'intro', type: 'email', subject: 'Hi {{first_name}}', body: 'Hello {{first_name}},\n\nour pricing: https://acme.test/pricing?plan=team\n\nSam' }],
+  };
+}
+
+describe('sequence tracking settings, from sequence apply to the composed message', () => {
+  let store: TestStore;
+  const random = seededRandom(5);
+  beforeAll(async () => {
+    store = await freshStore('pglite');
+  });
+  afterAll(async () => {
+    await store.destroy();
+  });
+
+  it('parses track_opens and track_clicks, off by default, and refuses anything but a boolean', () => {
+    expect(validateDefinition(definition({})).tracking).toEqual({ opens: false, clicks: false });
+    expect(validateDefinition(definition({ track_opens: true })).tracking).toEqual({ opens: true, clicks: false });
+    expect(validateDefinition(definition({ track_opens: true, track_clicks: true })).tracking).toEqual({ opens: true, clicks: true });
+    expect(() => validateDefinition({ ...definition({}), track_clicks: 'yes' })).toThrow(/track_clicks/);
+  });
+
+  /** Applies the definition, enrolls one lead, fires its first step and composes the claimed send. */
+  async function composeFirstSend(tracking: Record<string, boolean>) {
+    await sql`truncate table workspace, event cascade`.execute(store.db);
+    const clock = new SimClock(T0);
+    const world = await makeWorld(store, { leads: 1, mailboxes: 1, nowMs: T0, random, zones: ['UTC'], countries: [null] });
+    const seq = await applyDefinition(store, { clock, random }, world.workspaceId, validateDefinition(definition(tracking)));
+    await bulkEnroll(store, { clock, random }, { workspaceId: world.workspaceId, sequenceId: seq.sequenceId, leadIds: world.leadIds });
+    const service = new EnrollmentService({ store, clock, random });
+    while ((await service.fireDue(100)).length) {
+      /* drain */
+    }
+    const deps: OutboxDeps = { store, service, clock, random };
+    const r = await claimNext(deps, world.mailboxIds[0]!);
+    if (r.kind !== 'claimed') throw new Error(`expected a claim, got ${r.kind}`);
+    const material = await loadSendMaterial(store.db, r.claim);
+    const prepared = await prepareEmail({
+      claim: r.claim,
+      template: material.template,
+      lead: material.lead,
+      sender: material.sender,
+      now: clock.now(),
+      tracking: { key, baseUrl: 'https://links.acme.test', opens: material.tracking.opens, clicks: material.tracking.clicks },
+      thread: material.thread,
+    });
+    if (!prepared.ok) throw new Error(prepared.reason);
+    return { material, email: prepared.email, parsed: await PostalMime.parse(prepared.email.raw), requestId: r.claim.requestId };
+  }
+
+  it('with both on: the sender reads them and the message has the pixel and the link through the redirect', async () => {
+    const { material, email, parsed, requestId } = await composeFirstSend({ track_opens: true, track_clicks: true });
+    expect(material.tracking).toMatchObject({ opens: true, clicks: true });
+    expect(email.openPixel).toBe(true);
+    expect(email.trackedLinks).toEqual([{ index: 0, url: 'https://acme.test/pricing?plan=team' }]);
+    const pixel = /<img src="https:\/\/links\.acme\.test\/t\/o\/([A-Za-z0-9_-]+)\.gif"/.exec(parsed.html ?? '');
+    expect(pixel).not.toBeNull();
+    expect(openTrackingToken(key, pixel![1]!)).toMatchObject({ k: 'o', sr: requestId });
+    const click = /<a href="https:\/\/links\.acme\.test\/t\/c\/([A-Za-z0-9_-]+)">/.exec(parsed.html ?? '');
+    expect(openTrackingToken(key, click![1]!)).toMatchObject({ k: 'c', sr: requestId, u: 'https://acme.test/pricing?plan=team', i: 0 });
+    // The text part is the template as rendered: the destination in clear, no redirect.
+    expect(parsed.text).toContain('our pricing: https://acme.test/pricing?plan=team');
+    expect(parsed.text).not.toMatch(/\/t\/[oc]\//);
+  });
+
+  it('with clicks only: rewritten links and no pixel', async () => {
+    const { email, parsed } = await composeFirstSend({ track_clicks: true });
+    expect(email.openPixel).toBe(false);
+    expect(email.trackedLinks).toHaveLength(1);
+    expect(parsed.html).not.toMatch(/\/t\/o\//);
+  });
+
+  it('by default: plain text only, no pixel, no redirect (the unsubscribe link is still there)', async () => {
+    const { material, email, parsed } = await composeFirstSend({});
+    expect(material.tracking).toMatchObject({ opens: false, clicks: false });
+    expect(email.openPixel).toBe(false);
+    expect(email.trackedLinks).toEqual([]);
+    expect(parsed.html).toBeUndefined();
+    expect(email.raw.toString('latin1')).not.toMatch(/\/t\/[oc]\//);
+    expect(email.listUnsubscribe.listUnsubscribe).toMatch(/^<https:\/\/links\.acme\.test\/t\/u\//);
+  });
+});

@@ -13,6 +13,16 @@ const schema = z.object({
   CADENZA_ROLES: z.string().default('api,scheduler,sender'),
   /** Where recipients reach this installation (unsubscribe and tracking links); https in production. */
   CADENZA_PUBLIC_URL: z.string().url().optional(),
+  /** OAuth 2 clients for connecting Google and Microsoft mailboxes (docs/mailboxes.md); unset: that provider is off. */
+  CADENZA_GOOGLE_CLIENT_ID: z.string().min(1).optional(),
+  CADENZA_GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
+  CADENZA_MICROSOFT_CLIENT_ID: z.string().min(1).optional(),
+  CADENZA_MICROSOFT_CLIENT_SECRET: z.string().min(1).optional(),
+  /** common (work and personal accounts), organizations, consumers, or one tenant's id. */
+  CADENZA_MICROSOFT_TENANT: z.string().regex(/^[A-Za-z0-9.-]+$/, 'a tenant id, domain, common, organizations or consumers').default('common'),
+  /** An authorization server's issuer URL in place of Google's or Microsoft's, read by discovery (the emulator in tests). */
+  CADENZA_GOOGLE_ISSUER: z.string().url().optional(),
+  CADENZA_MICROSOFT_ISSUER: z.string().url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -299,6 +299,76 @@ export interface LeaseTable {
 }
 // --- end leases
 
+// --- ingestion (0006_ingest.sql; owned by src/ingest)
+export interface MailboxSyncTable {
+  mailbox_id: string;
+  cursor: unknown | null;
+  updated_at: Timestamp;
+  last_error: string | null;
+  last_error_at: Timestamp | null;
+  resyncs: Generated<number>;
+  fence_token: number | null;
+}
+
+export interface MessageTable {
+  folder: 'inbox' | 'junk' | 'sent' | 'other' | null;
+  provider_key: string | null;
+  received_at: Timestamp | null;
+  label: string | null;
+  confidence: number | null;
+  reason: string | null;
+  rung: string | null;
+  intent: string | null;
+  intent_confidence: number | null;
+  bounce: unknown | null;
+  return_at: Timestamp | null;
+  thread_via: string | null;
+  action: string | null;
+  new_text: string | null;
+  excerpt: string | null;
+  needs_review: Generated<boolean>;
+  reviewed_at: Timestamp | null;
+}
+
+export interface QuarantineTable {
+  id: string;
+  workspace_id: string;
+  mailbox_id: string | null;
+  provider_key: string;
+  folder: string | null;
+  reason: string;
+  raw: Buffer | null;
+  raw_size: number | null;
+  at: Timestamp;
+  resolved_at: Timestamp | null;
+}
+
+export interface Database {
+  mailbox_sync: MailboxSyncTable;
+  quarantine: QuarantineTable;
+}
+// --- end ingestion
+
+// --- oauth flows (0007_oauth.sql; owned by src/mailbox/oauth)
+export interface OAuthFlowTable {
+  state: string;
+  workspace_id: string;
+  provider: 'google' | 'microsoft';
+  mode: 'api' | 'imap';
+  redirect_uri: string;
+  code_verifier: string;
+  nonce: string;
+  login_hint: string | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+export interface Database {
+  oauth_flow: OAuthFlowTable;
+}
+// --- end oauth flows
+
 export interface SchemaMigrationTable {
   version: number;
   name: string;

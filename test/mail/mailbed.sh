@@ -39,6 +39,8 @@ MAILBED_CLIENT_SENT=${MAILBED_CLIENT_SENT:-"bob@example.test"}
 # a reset with no argument (2,000 doveadm calls).
 for i in $(seq 1 40); do MAILBED_USERS="$MAILBED_USERS sync$i@inbox.test:pass"; done
 MAILBED_LOAD_USERS=${MAILBED_LOAD_USERS:-2000}
+NOIMAP_USER=noimap@inbox.test
+NOIMAP_REASON=IMAP-access-is-disabled-for-this-account
 
 DC_DIR=/etc/dovecot/cadenza
 DC_CONF=$DC_DIR/dovecot.conf
@@ -142,6 +144,11 @@ cmd_start() {
     for i in $(seq -f '%04g' 1 "$MAILBED_LOAD_USERS"); do echo "load$i@load.test:{PLAIN}pass"; done >> "$DC_DIR/users.new"
     domains="$domains load.test"
   fi
+  # Cadenza: $NOIMAP_USER (password "pass") signs in with the right password and is then refused,
+  # like a Gmail account whose IMAP access is switched off (the connection test's "IMAP
+  # disabled"): Dovecot's nologin passdb field answers NO [CONTACTADMIN] <reason> (one word:
+  # passwd-file splits extra fields at spaces). Not in Postfix's table: no mail goes to it.
+  echo "$NOIMAP_USER:{PLAIN}pass::::::nologin=y reason=$NOIMAP_REASON" >> "$DC_DIR/users.new"
   chown root:dovecot "$DC_DIR/users.new"; chmod 0640 "$DC_DIR/users.new"
   install_if_changed "$DC_DIR/users.new" "$DC_DIR/users" && dc_changed=1 || true
   domains=${domains# }
@@ -203,7 +210,13 @@ namespace inbox {
   }
 }
 
+# Cadenza: login "performance mode" (the IDLE load benchmark): a few long-lived imap-login
+# processes each take many connections, instead of one process per connection (service_count 1)
+# capped by default_process_limit (100).
 service imap-login {
+  service_count = 0
+  client_limit = 4096
+  process_min_avail = 2
   inet_listener imap {
     address = 127.0.0.1
     port = $IMAP_PORT
@@ -241,6 +254,32 @@ protocol imap {
   # Cadenza: tests open several connections per user at once (sender, sync, test reader)
   mail_max_userip_connections = 100
 }
+
+# Cadenza: the IDLE load benchmark (bench/imap-idle.ts) holds 2,000+ connections from 127.0.0.1.
+# One imap process per connection (client_limit 1) would be 2,000 processes of a few MB each, so
+# a connection that has sat in IDLE for imap_hibernate_timeout is handed to imap-hibernate, which
+# keeps only its socket and state, and wakes an imap process again when mail arrives or the
+# client speaks. The handover goes both ways over unix sockets: imap (running as vmail, with the
+# internal group) writes to imap-hibernate (group-writable for that group), and imap-hibernate
+# (running as the internal user) writes back to imap-master, which must therefore belong to it.
+imap_hibernate_timeout = 3s
+service imap {
+  process_limit = 4096
+  unix_listener imap-master {
+    user = \$default_internal_user
+  }
+  extra_groups = \$default_internal_group
+}
+service imap-hibernate {
+  client_limit = 8192
+  unix_listener imap-hibernate {
+    mode = 0660
+    group = \$default_internal_group
+  }
+}
+# Every imap process is a client of anvil, auth, stats...; their default cap (1,000) would refuse
+# the 1,001st connection.
+default_client_limit = 8192
 protocol lmtp {
   postmaster_address = postmaster@example.test
 }
@@ -393,6 +432,9 @@ CONFEOF
   if dovecot_running; then
     [ $dc_changed = 1 ] && doveadm -c "$DC_CONF" reload 9>&-
   else
+    # Cadenza: one descriptor per IDLE connection in imap-hibernate and imap-login, plus the
+    # master's own (the IDLE load benchmark); a reload keeps the limit the master started with.
+    ulimit -n 65536 2>/dev/null || true
     # 9>&-: the daemons must not inherit the lock's descriptor, or they would hold the lock forever
     dovecot -c "$DC_CONF" 9>&-
   fi

@@ -124,7 +124,7 @@ async function listen(b: BenchStore, sends: number): Promise<void> {
     type: 'ready',
     port: typeof address === 'object' && address ? address.port : 0,
     pixel: links.map((l) => path(l.pixelUrl())),
-    click: links.map((l, i) => path(l.clickUrl(`https://www.example.com/page/${i}?utm_source=cadenza`, i % 5))),
+    click: links.map((l, i) => path(l.clickUrl(`https://www.example.com/page/${i}?utm_source=cadenza`, i % 5)!)),
     bare: links.map((l) => path(l.pixelUrl()).replace('/t/o/', '/bench/bare/')),
   } satisfies Ready);
 

@@ -10,6 +10,19 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
  */
 const VERSION = 1;
 
+/**
+ * The longest token unseal accepts (and the tracking routes route): 3 KB of sealed bytes, room
+ * for a click destination of about 2,900 characters. A bound, so that a request cannot make the
+ * server decrypt megabytes; a caller sealing something bigger checks sealedLength first.
+ */
+export const MAX_TOKEN_LENGTH = 4096;
+
+/** The length of the token seal() makes for this payload, without sealing it. */
+export function sealedLength(payload: unknown): number {
+  const bytes = 1 + 12 + Buffer.byteLength(JSON.stringify(payload), 'utf8') + 16;
+  return Math.ceil((bytes * 4) / 3);
+}
+
 export function seal(key: Buffer, payload: unknown): string {
   const nonce = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
@@ -19,7 +32,7 @@ export function seal(key: Buffer, payload: unknown): string {
 
 /** The payload, or null for anything that is not a token this key sealed (never throws). */
 export function unseal<T = unknown>(key: Buffer, token: string): T | null {
-  if (typeof token !== 'string' || token.length < 40 || token.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(token)) return null;
+  if (typeof token !== 'string' || token.length < 40 || token.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+$/.test(token)) return null;
   const raw = Buffer.from(token, 'base64url');
   if (raw.length < 1 + 12 + 16 + 2 || raw[0] !== VERSION) return null;
   try {

@@ -82,6 +82,7 @@ export class MailboxSender {
       return { kind: 'blocked', claim, reason };
     }
     const email = prepared.email;
+    for (const u of email.untrackedLinks) d.log?.warn({ requestId: claim.requestId, url: u.url.slice(0, 200), reason: u.reason }, 'link sent without click tracking');
 
     const look = await lastLook(d, claim);
     if (!look.ok) return { kind: 'refused', reason: look.reason };

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { trackingKey, trackingLinks } from '../sending/compose/tracking.ts';
 import { checkTrackingDomain, trackingBaseUrl } from './links.ts';
 import { openToken } from './tokens.ts';
+import { MAX_TOKEN_LENGTH } from '../common/sealed-token.ts';
 
 const key = trackingKey(Buffer.alloc(32, 1));
 const ids = { workspaceId: '019e830e-1a00-7972-9500-6932fdbe02dd', sendRequestId: '019e830e-1a00-7e52-ac49-e64c4a833022' };
@@ -35,7 +36,7 @@ describe('links built by the composer', () => {
   it('open with the agreed payloads, each only as its own kind, and carry nothing in clear', () => {
     const l = trackingLinks({ key, baseUrl: 'https://links.acme.com', ...ids });
     const dest = 'https://www.example.com/secret-offer?x=1';
-    const click = l.clickUrl(dest, 3);
+    const click = l.clickUrl(dest, 3)!;
     expect(click).toMatch(/^https:\/\/links\.acme\.com\/t\/c\/[A-Za-z0-9_-]+$/);
     expect(click).not.toContain('secret-offer');
     const tok = (url: string) => url.split('/').pop()!.replace(/\.gif$/, '');
@@ -52,8 +53,28 @@ describe('links built by the composer', () => {
     const l = trackingLinks({ key, baseUrl: 'https://links.acme.com', ...ids });
     const tok = (url: string) => url.split('/').pop()!;
     for (const bad of ['javascript:alert(1)', 'data:text/html,x', 'file:///etc/passwd', 'mailto:x@y.com', 'not a url']) {
-      expect(openToken(key, tok(l.clickUrl(bad, 0)), 'c'), bad).toBeNull();
+      expect(openToken(key, tok(l.clickUrl(bad, 0)!), 'c'), bad).toBeNull();
     }
-    expect(openToken(key, tok(l.clickUrl('https://b\u00fccher.example/a b\n?q=\u00e9', 0)), 'c')?.u).toBe('https://xn--bcher-kva.example/a%20b?q=%C3%A9');
+    expect(openToken(key, tok(l.clickUrl('https://b\u00fccher.example/a b\n?q=\u00e9', 0)!), 'c')?.u).toBe('https://xn--bcher-kva.example/a%20b?q=%C3%A9');
+  });
+
+  it('track a long destination up to what a token carries, and give up (null) beyond, never a broken link', () => {
+    const l = trackingLinks({ key, baseUrl: 'https://links.acme.com', ...ids });
+    const tok = (url: string) => url.split('/').pop()!;
+    const long = (n: number) => `https://www.example.com/landing?utm=${'x'.repeat(n - 36)}`;
+    // Every length from short to just past the limit: either a link the redirect opens to the same
+    // destination, or null; and the boundary is where the token limit says.
+    let last = 0;
+    for (let n = 2800; n <= 3100; n += 7) {
+      const click = l.clickUrl(long(n), 9);
+      if (click === null) continue;
+      last = n;
+      expect(tok(click).length).toBeLessThanOrEqual(MAX_TOKEN_LENGTH);
+      expect(openToken(key, tok(click), 'c')?.u).toBe(long(n));
+    }
+    expect(last).toBeGreaterThan(2850);
+    expect(last).toBeLessThan(3100);
+    expect(l.clickUrl(long(last + 7), 9)).toBeNull();
+    expect(l.clickUrl(long(20_000), 9)).toBeNull();
   });
 });

@@ -22,7 +22,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * A link's index is stored in an integer column: a larger one is a broken composer, not a link.
  * (A destination's length needs no limit of its own: unseal refuses tokens over 4,096 characters,
- * which bounds it at about 2,900.)
+ * which bounds it at about 2,900; the composer sends a longer link untracked rather than broken.)
  */
 export const MAX_LINK_INDEX = 2_147_483_647;
 

@@ -6,7 +6,7 @@ import { textToHtml } from './html.ts';
 import type { SentDetails } from '../outbox.ts';
 import { dkimSign, type DkimKey } from './dkim.ts';
 import { threadHeaders, isMessageId, type ThreadContext } from './threading.ts';
-import { insertPixel, rewriteLinks, type TrackedLink, type TrackingLinks } from './tracking.ts';
+import { insertPixel, rewriteLinks, type TrackedLink, type TrackingLinks, type UntrackedLink } from './tracking.ts';
 import { listUnsubscribe, type ListUnsubscribe } from './unsubscribe.ts';
 
 /**
@@ -69,6 +69,8 @@ export interface ComposedEmail {
   listUnsubscribe: ListUnsubscribe;
   /** The links sent through the click redirect, with the index each token carries. */
   trackedLinks: TrackedLink[];
+  /** Links click tracking left as written (too long for a token), with the reason. */
+  untrackedLinks: UntrackedLink[];
   openPixel: boolean;
   dkimSigned: boolean;
   /** What outbox.recordSent stores with the message row. */
@@ -108,12 +110,14 @@ export async function composeEmail(input: ComposeInput): Promise<ComposedEmail> 
   // from its text, and the text part stays as written (no redirect URLs in plain text).
   if ((html === null || html.trim() === '') && (input.track?.opens || input.track?.clicks)) html = textToHtml(content.text);
   let tracked: TrackedLink[] = [];
+  let untracked: UntrackedLink[] = [];
   let pixel = false;
   if (html !== null && html.trim() !== '') {
     if (input.track?.clicks) {
       const r = rewriteLinks(html, input.links);
       html = r.html;
       tracked = r.tracked;
+      untracked = r.untracked;
     }
     if (input.track?.opens) {
       html = insertPixel(html, input.links.pixelUrl());
@@ -160,6 +164,7 @@ export async function composeEmail(input: ComposeInput): Promise<ComposedEmail> 
     envelope: { from: from.address, to: [to.address] },
     listUnsubscribe: unsub,
     trackedLinks: tracked,
+    untrackedLinks: untracked,
     openPixel: pixel,
     dkimSigned: !!input.dkim,
     sent: { subject: t.subject, inReplyTo: t.inReplyTo, refs: t.references, threadId: t.threadId },

@@ -20,7 +20,7 @@ describe('tracking links', () => {
     const pixel = links.pixelUrl();
     expect(pixel).toMatch(/^https:\/\/links\.acme\.test\/track\/t\/o\/[A-Za-z0-9_-]+\.gif$/);
     expect(openTrackingToken(key, tokenOf(pixel))).toEqual({ k: 'o', ws: 'ws-1', sr: 'sr-1' });
-    const click = links.clickUrl('https://acme.test/a?b=c#d', 3);
+    const click = links.clickUrl('https://acme.test/a?b=c#d', 3)!;
     expect(click).toMatch(/^https:\/\/links\.acme\.test\/track\/t\/c\/[A-Za-z0-9_-]+$/);
     expect(click).not.toContain('acme.test/a');
     expect(openTrackingToken(key, tokenOf(click))).toEqual({ k: 'c', ws: 'ws-1', sr: 'sr-1', u: 'https://acme.test/a?b=c#d', i: 3 });
@@ -59,6 +59,20 @@ describe('rewriteLinks', () => {
     hrefs.forEach((h, i) => expect(openTrackingToken(key, tokenOf(h))).toMatchObject({ k: 'c', i, u: r.tracked[i]!.url }));
     expect(r.html).toContain(`data-x='>'`);
     expect(r.html).toContain('>4</a>');
+  });
+
+  it('leaves a link too long for a click token as written, says why, and keeps counting the others from 0', () => {
+    const long = `https://acme.test/l?q=${'a'.repeat(4000)}`;
+    const html = `<a href="https://acme.test/1">1</a><a href="${long}">long</a><a href="https://acme.test/2">2</a>`;
+    const r = rewriteLinks(html, links);
+    expect(r.tracked).toEqual([
+      { index: 0, url: 'https://acme.test/1' },
+      { index: 1, url: 'https://acme.test/2' },
+    ]);
+    expect(r.untracked).toEqual([{ url: long, reason: `longer than a click token can carry (${long.length} characters)` }]);
+    expect(r.html).toContain(`<a href="${long}">long</a>`);
+    const hrefs = [...r.html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!);
+    expect(openTrackingToken(key, tokenOf(hrefs[2]!))).toMatchObject({ u: 'https://acme.test/2', i: 1 });
   });
 
   it('leaves mailto:, tel:, anchors, relative links, the unsubscribe link and tracking links alone', () => {
@@ -146,7 +160,7 @@ describe('unsubscribe mailto', () => {
     expect(recogniseUnsubscribeRequest(key, { subject: 'please unsubscribe me', text: 'Unsubscribe me from this list' })).toBeNull();
     expect(recogniseUnsubscribeRequest(randomBytes(32), { subject: `unsubscribe ${t}` })).toBeNull();
     // A click token is not an unsubscribe token.
-    expect(recogniseUnsubscribeRequest(key, { subject: `unsubscribe ${tokenOf(links.clickUrl('https://x.test', 0))}` })).toBeNull();
+    expect(recogniseUnsubscribeRequest(key, { subject: `unsubscribe ${tokenOf(links.clickUrl('https://x.test', 0)!)}` })).toBeNull();
     expect(recogniseUnsubscribeRequest(key, { subject: `unsubscribe ${t.slice(0, -2)}AA` })).toBeNull();
     expect(recogniseUnsubscribeRequest(key, {})).toBeNull();
   });

@@ -1,5 +1,5 @@
 import { cadenzaError } from '../../common/errors.ts';
-import { seal, unseal } from '../../common/sealed-token.ts';
+import { MAX_TOKEN_LENGTH, seal, sealedLength, unseal } from '../../common/sealed-token.ts';
 import { deriveKey } from '../../common/secrets.ts';
 import { decodeEntities, escapeHtml } from './html.ts';
 
@@ -46,7 +46,8 @@ export interface TrackingLinks {
   unsubscribeToken: string;
   unsubscribeUrl: string;
   pixelUrl(): string;
-  clickUrl(url: string, index: number): string;
+  /** null when the URL is too long to fit in a token (MAX_TOKEN_LENGTH): the link is then left as written. */
+  clickUrl(url: string, index: number): string | null;
   /** True for a URL that points at this base's tracking endpoints (never tracked twice). */
   isTrackingUrl(url: string): boolean;
 }
@@ -83,7 +84,10 @@ export function trackingLinks(o: { key: Buffer; baseUrl: string; workspaceId: st
     unsubscribeToken,
     unsubscribeUrl: `${base}/t/u/${unsubscribeToken}`,
     pixelUrl: () => `${base}/t/o/${seal(o.key, { k: 'o', ws, sr } satisfies TrackingPayload)}.gif`,
-    clickUrl: (url, i) => `${base}/t/c/${seal(o.key, { k: 'c', ws, sr, u: url, i } satisfies TrackingPayload)}`,
+    clickUrl: (url, i) => {
+      const payload = { k: 'c', ws, sr, u: url, i } satisfies TrackingPayload;
+      return sealedLength(payload) > MAX_TOKEN_LENGTH ? null : `${base}/t/c/${seal(o.key, payload)}`;
+    },
     isTrackingUrl: (url) => url.startsWith(`${base}/t/`),
   };
 }
@@ -92,6 +96,12 @@ export interface TrackedLink {
   /** The link's index in the token (0-based, in document order among tracked links). */
   index: number;
   url: string;
+}
+
+/** A link click tracking left as written, and why (the sender logs it). */
+export interface UntrackedLink {
+  url: string;
+  reason: string;
 }
 
 interface HrefAttr {
@@ -144,15 +154,17 @@ function readStartTag(html: string, i: number): { close: number; href: HrefAttr 
  * Sends each http(s) link of an HTML body through the click redirect. Left alone: mailto:, tel:
  * and other schemes, in-page anchors, links already pointing at the tracking endpoints, and the
  * unsubscribe link (a redirect in front of it would make one-click unsubscribe depend on click
- * tracking, and mail filters distrust it). Text bodies are never rewritten: long opaque redirect
+ * tracking, and mail filters distrust it), and a URL too long for a click token (reported in
+ * `untracked`). Text bodies are never rewritten: long opaque redirect
  * URLs in plain text look like phishing to readers and filters alike.
  *
  * One linear pass over the HTML (a template is written by a workspace's users, but a quadratic
  * regex on a broken 100 KB body would still stall the sender). A start tag that never closes ends
  * the pass, as it swallows the rest of the document in a browser too.
  */
-export function rewriteLinks(html: string, links: TrackingLinks, skip: ReadonlyArray<string> = []): { html: string; tracked: TrackedLink[] } {
+export function rewriteLinks(html: string, links: TrackingLinks, skip: ReadonlyArray<string> = []): { html: string; tracked: TrackedLink[]; untracked: UntrackedLink[] } {
   const tracked: TrackedLink[] = [];
+  const untracked: UntrackedLink[] = [];
   let out = '';
   let pos = 0;
   let scan = 0;
@@ -172,12 +184,18 @@ export function rewriteLinks(html: string, links: TrackingLinks, skip: ReadonlyA
     const url = decodeEntities(h.raw.trim());
     if (!/^https?:\/\//i.test(url) || links.isTrackingUrl(url) || url === links.unsubscribeUrl || skip.includes(url)) continue;
     const index = tracked.length;
+    const click = links.clickUrl(url, index);
+    if (click === null) {
+      // A working link untracked beats a tracked one the redirect could not open.
+      untracked.push({ url, reason: `longer than a click token can carry (${url.length} characters)` });
+      continue;
+    }
     tracked.push({ index, url });
-    const value = escapeHtml(links.clickUrl(url, index));
+    const value = escapeHtml(click);
     out += h.quoted ? html.slice(pos, h.start) + value : `${html.slice(pos, h.start)}"${value}"`;
     pos = h.end;
   }
-  return { html: out + html.slice(pos), tracked };
+  return { html: out + html.slice(pos), tracked, untracked };
 }
 
 /**

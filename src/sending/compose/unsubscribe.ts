@@ -1,3 +1,4 @@
+import { MAX_TOKEN_LENGTH } from '../../common/sealed-token.ts';
 import { openTrackingToken, type TrackingLinks } from './tracking.ts';
 
 /**
@@ -81,7 +82,7 @@ export function parseUnsubscribeMailto(uri: string): { to: string; token: string
 }
 
 // A fresh RegExp per use: a shared global one carries lastIndex from one call into the next.
-const tokenAfterWord = () => /\bunsubscribe[\s:]+([A-Za-z0-9_-]{40,4096})/gi;
+const tokenAfterWord = () => new RegExp(`\\bunsubscribe[\\s:]+([A-Za-z0-9_-]{40,${MAX_TOKEN_LENGTH}})`, 'gi');
 
 function findToken(text: string): string | null {
   const m = tokenAfterWord().exec(text);

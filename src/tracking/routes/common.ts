@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestFacts } from '../recorder.ts';
+import { MAX_TOKEN_LENGTH } from '../../common/sealed-token.ts';
 import { notFoundPage, pageHeaders } from '../pages.ts';
 
 /**
@@ -10,7 +11,7 @@ import { notFoundPage, pageHeaders } from '../pages.ts';
  * parameters at maxParamLength (100 by default, a server-wide setting), and a sealed token is 150
  * to 3,000 characters. A wildcard is not capped, so the routes work on any server they join.
  */
-const TOKEN = '[A-Za-z0-9_-]{40,4096}';
+const TOKEN = `[A-Za-z0-9_-]{40,${MAX_TOKEN_LENGTH}}`;
 
 export const tokenParams = {
   type: 'object',

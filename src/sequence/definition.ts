@@ -65,6 +65,8 @@ const stopRulesSchema = z
     ooo_default_pause_days: z.number().int().min(1).max(90).optional(),
     on_meeting_booked: z.enum(['finish', 'continue']).optional(),
     max_soft_bounces: z.number().int().min(1).max(20).optional(),
+    /** A reply stops the other live enrollments of the same company (email domain; free-mail domains excluded). */
+    stop_company_on_reply: z.boolean().optional(),
   })
   .strict();
 
@@ -101,7 +103,7 @@ export interface SequenceDefinition {
   skipHolidays: boolean;
   jitterMinutes: number;
   tracking: { opens: boolean; clicks: boolean };
-  stopRules: { onOutOfOffice?: 'pause' | 'ignore'; oooDefaultPauseDays?: number; onMeetingBooked?: 'finish' | 'continue'; maxSoftBounces?: number };
+  stopRules: { onOutOfOffice?: 'pause' | 'ignore'; oooDefaultPauseDays?: number; onMeetingBooked?: 'finish' | 'continue'; maxSoftBounces?: number; stopCompanyOnReply?: boolean };
   mailboxes: string[];
   steps: StepDefinition[];
 }
@@ -177,6 +179,7 @@ export function validateDefinition(input: unknown): SequenceDefinition {
       ...(sr.ooo_default_pause_days ? { oooDefaultPauseDays: sr.ooo_default_pause_days } : {}),
       ...(sr.on_meeting_booked ? { onMeetingBooked: sr.on_meeting_booked } : {}),
       ...(sr.max_soft_bounces ? { maxSoftBounces: sr.max_soft_bounces } : {}),
+      ...(sr.stop_company_on_reply !== undefined ? { stopCompanyOnReply: sr.stop_company_on_reply } : {}),
     },
     mailboxes: d.mailboxes.map((m) => m.toLowerCase()),
     steps,

@@ -30,6 +30,8 @@ export interface StopRules {
   onMeetingBooked: 'finish' | 'continue';
   /** Soft bounces tolerated before the enrollment is stopped as bounced. */
   maxSoftBounces: number;
+  /** A reply stops the other live enrollments of the lead's company (email domain, free-mail excluded); ingest/act.ts. */
+  stopCompanyOnReply?: boolean;
 }
 
 export const defaultStopRules: StopRules = {

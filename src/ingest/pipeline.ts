@@ -1,0 +1,281 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../common/clock.ts';
+import { cadenzaError } from '../common/errors.ts';
+import { newId } from '../common/ids.ts';
+import type { Logger } from '../common/logger.ts';
+import type { Random } from '../common/random.ts';
+import type { FetchedMessage, SyncBatch } from '../mailbox/sync/source.ts';
+import { holds } from '../ops/leases.ts';
+import type { Metrics } from '../ops/metrics.ts';
+import { recogniseUnsubscribeRequest } from '../sending/compose/unsubscribe.ts';
+import { recordSendOutcome } from '../sending/dispatch/health.ts';
+import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
+import { isTerminal } from '../sequence/model.ts';
+import type { Store } from '../store/store.ts';
+import { decide, defaultActOptions, type ActOptions, type Decision } from './act.ts';
+import { companyEnrollments, enrollmentOfSend, insertInbound, insertQuarantine, insertSuppressions, loadTargets, saveCursor, type QuarantineRow } from './store.ts';
+import { loadThreadContext, matchThread, threadKeys, type ThreadMatch } from './thread.ts';
+import type { Classification, ParsedMail } from './types.ts';
+
+/**
+ * The ingestion pipeline for one SyncBatch of one mailbox:
+ *
+ *   outside any transaction (CPU):  parse (quarantine on failure) → new text → classify
+ *   in ONE transaction:             fencing check → thread → decide → insert inbound rows (dedup) →
+ *                                   suppressions, engine events (applyInTx), bounce health →
+ *                                   quarantine rows → the batch's cursor
+ *   after commit:                   notify the engine (timers), metrics
+ *
+ * Promise 5: the cursor is written with the signals it yielded, so a crash before the commit
+ * replays the batch and a crash after it never skips one. A replay cannot act twice: a message acts
+ * only if its row was inserted now (unique per mailbox + provider key and per mailbox + Message-ID).
+ * Promise 8: a message that cannot be parsed is quarantined with its reason; the batch goes on.
+ */
+
+/** The CPU stages, injected (STYLE habit 8); the defaults are in pipeline-steps.ts. */
+export interface IngestSteps {
+  parse(raw: Uint8Array): Promise<{ ok: true; mail: ParsedMail } | { ok: false; reason: string }>;
+  newText(mail: ParsedMail): string;
+  classify(mail: ParsedMail, newText: string): Promise<Classification> | Classification;
+}
+
+export interface IngestDeps {
+  store: Store;
+  service: EnrollmentService;
+  clock: Clock;
+  random: Random;
+  steps: IngestSteps;
+  /** The key of our List-Unsubscribe tokens: a mail to our unsubscribe mailto: is honoured exactly. */
+  trackingKey?: Buffer;
+  metrics?: Metrics;
+  log?: Logger;
+  options?: Partial<IngestOptions>;
+}
+
+export interface IngestOptions extends ActOptions {
+  /** Sender + subject threading looks this far back (default 90 days). */
+  recentSendsMs: number;
+  /** Stored bounds (the full message stays on the server). */
+  newTextChars: number;
+  excerptChars: number;
+  quarantineBytes: number;
+}
+
+export const defaultIngestOptions: IngestOptions = {
+  ...defaultActOptions,
+  recentSendsMs: 90 * 86_400_000,
+  newTextChars: 20_000,
+  excerptChars: 2_000,
+  quarantineBytes: 256 * 1024,
+};
+
+export interface MailboxRef {
+  id: string;
+  workspaceId: string;
+}
+
+export interface Fence {
+  resource: string;
+  token: number;
+}
+
+export interface IngestedMessage {
+  key: string;
+  messageId: string;
+  label: string;
+  action: Decision['action'];
+  enrollmentId: string | null;
+  /** False for a duplicate (already stored: a replay or a second copy), which did nothing. */
+  inserted: boolean;
+  needsReview: boolean;
+}
+
+export interface IngestReport {
+  messages: IngestedMessage[];
+  quarantined: number;
+  /** Every engine transition the batch applied (already notified). */
+  applied: Applied[];
+  committedAt: number;
+}
+
+interface Prepared {
+  fetched: FetchedMessage;
+  mail: ParsedMail;
+  messageId: string;
+  newText: string;
+  classification: Classification;
+  /** Set when the message carries one of our unsubscribe tokens. */
+  unsubscribeSend: string | null;
+}
+
+export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: SyncBatch, o: { fence?: Fence; countResync?: boolean } = {}): Promise<IngestReport> {
+  const opts = { ...defaultIngestOptions, ...deps.options };
+  const receivedAtStart = deps.clock.now();
+  const quarantine: QuarantineRow[] = batch.problems.map((p) => ({
+    id: newId(receivedAtStart, deps.random),
+    workspaceId: mailbox.workspaceId,
+    mailboxId: mailbox.id,
+    providerKey: p.key,
+    folder: p.folder,
+    reason: p.reason,
+    raw: null,
+    rawSize: null,
+    at: receivedAtStart,
+  }));
+  const prepared: Prepared[] = [];
+  for (const f of batch.messages) {
+    const p = await prepare(deps, mailbox, f);
+    if ('reason' in p) {
+      quarantine.push({
+        id: newId(receivedAtStart, deps.random),
+        workspaceId: mailbox.workspaceId,
+        mailboxId: mailbox.id,
+        providerKey: f.key,
+        folder: f.folder,
+        reason: p.reason,
+        raw: f.raw.subarray(0, opts.quarantineBytes),
+        rawSize: f.raw.byteLength,
+        at: receivedAtStart,
+      });
+    } else prepared.push(p);
+  }
+
+  const messages: IngestedMessage[] = [];
+  const applied: Applied[] = [];
+  const acted: Array<{ receivedAt: number | null; applied: Applied[]; action: Decision['action'] }> = [];
+  let quarantined = 0;
+  await deps.store.db.transaction().execute(async (tx) => {
+    const now = deps.clock.now();
+    if (o.fence && !(await holds(tx, o.fence.resource, o.fence.token, now))) {
+      throw cadenzaError('CONFLICT', `the sync lease ${o.fence.resource} moved to another owner; this batch is left to it`, { fenced: true, resource: o.fence.resource });
+    }
+    const inputs = prepared.map((p) => ({ mail: p.mail, threadId: p.fetched.threadId, classification: p.classification }));
+    const ctx = await loadThreadContext(tx, { workspaceId: mailbox.workspaceId, mailboxId: mailbox.id, since: now - opts.recentSendsMs }, threadKeys(inputs));
+    const matches: ThreadMatch[] = inputs.map((i) => matchThread(i, ctx));
+    const enrollmentOf = await Promise.all(prepared.map(async (p, i) => (p.unsubscribeSend ? await enrollmentOfSend(tx, mailbox.workspaceId, p.unsubscribeSend) : enrollmentOfMatch(matches[i]!))));
+    const targets = await loadTargets(tx, [...new Set(enrollmentOf.filter((e): e is string => e !== null))]);
+
+    for (const [i, p] of prepared.entries()) {
+      const m = matches[i]!;
+      const base = { key: p.fetched.key, messageId: p.messageId, label: p.classification.label };
+      if (m.kind === 'own' || p.fetched.folder === 'sent') {
+        // Our own copy (a Sent copy, a Bcc to self) or the rep's own outgoing mail: never a reply.
+        messages.push({ ...base, action: 'own', enrollmentId: null, inserted: false, needsReview: false });
+        continue;
+      }
+      const target = enrollmentOf[i] ? (targets.get(enrollmentOf[i]!) ?? null) : null;
+      const decision = decide(p.classification, target, opts);
+      const inserted = await insertInbound(tx, {
+        id: newId(now, deps.random),
+        workspaceId: mailbox.workspaceId,
+        mailboxId: mailbox.id,
+        enrollmentId: target?.enrollmentId ?? null,
+        messageId: p.messageId,
+        inReplyTo: p.mail.inReplyTo,
+        refs: p.mail.references.slice(-50),
+        threadId: p.fetched.threadId,
+        subject: p.mail.subject.slice(0, 1000),
+        fromAddr: p.mail.from?.address || null,
+        toAddrs: p.mail.to.map((a) => a.address).filter(Boolean).slice(0, 50),
+        at: p.fetched.receivedAt ?? p.mail.date ?? now,
+        folder: p.fetched.folder,
+        providerKey: p.fetched.key,
+        receivedAt: p.fetched.receivedAt,
+        label: p.classification.label,
+        confidence: clamp01(p.classification.confidence),
+        reason: p.classification.reason.slice(0, 1000),
+        rung: p.classification.rung,
+        intent: p.classification.intent?.intent ?? null,
+        intentConfidence: p.classification.intent?.confidence ?? null,
+        bounce: p.classification.bounce ?? p.classification.feedback ?? null,
+        returnAt: decision.returnAt ?? p.classification.returnDate ?? null,
+        threadVia: p.unsubscribeSend ? 'unsubscribe_token' : m.kind === 'matched' ? m.via : 'none',
+        action: decision.action,
+        newText: p.newText.slice(0, opts.newTextChars),
+        excerpt: p.mail.text.slice(0, opts.excerptChars),
+        needsReview: decision.needsReview,
+      });
+      messages.push({ ...base, action: decision.action, enrollmentId: target?.enrollmentId ?? null, inserted, needsReview: decision.needsReview });
+      if (!inserted || !target) continue;
+      const source = `message ${p.messageId}`;
+      await insertSuppressions(tx, mailbox.workspaceId, decision.suppress.map((s) => ({ ...s, source })), now);
+      const mine: Applied[] = [];
+      for (const ev of decision.events) {
+        mine.push(...(await deps.service.applyInTx(tx, target.enrollmentId, ev.type === 'reply' ? { type: 'reply', messageId: p.messageId } : ev, now)));
+      }
+      if (decision.stopCompanyDomain && mine[0]?.result.outcome === 'applied') {
+        for (const id of await companyEnrollments(tx, mailbox.workspaceId, decision.stopCompanyDomain, target.leadEmail)) {
+          mine.push(...(await deps.service.applyInTx(tx, id, { type: 'stop', reason: `${decision.stopCompanyDomain} replied (${target.leadEmail})` }, now)));
+        }
+      }
+      const sendId = m.kind === 'matched' ? m.ref.sendRequestId : null;
+      if ((decision.action === 'hard_bounce' || decision.action === 'soft_bounce') && sendId) {
+        // Bounces count toward the sending mailbox's health (and may pause it).
+        await recordSendOutcome(tx, { kind: 'bounce', requestId: sendId, hard: decision.action === 'hard_bounce', at: now });
+      }
+      applied.push(...mine);
+      acted.push({ receivedAt: p.fetched.receivedAt, applied: mine, action: decision.action });
+    }
+    quarantined = await insertQuarantine(tx, quarantine);
+    await saveCursor(tx, mailbox.id, batch.cursor, now, { resync: o.countResync === true, fenceToken: o.fence?.token ?? null });
+  });
+  const committedAt = deps.clock.now();
+  deps.service.notify(applied);
+  recordMetrics(deps.metrics, messages, quarantined, acted, committedAt);
+  return { messages, quarantined, applied, committedAt };
+}
+
+/** Parse, new text, classify: CPU work, outside the transaction. Returns a quarantine reason on bad input. */
+async function prepare(deps: IngestDeps, mailbox: MailboxRef, f: FetchedMessage): Promise<Prepared | { reason: string }> {
+  let parsed;
+  try {
+    parsed = await deps.steps.parse(f.raw);
+  } catch (e) {
+    parsed = { ok: false as const, reason: `parser failed: ${(e as Error).message}` };
+  }
+  if (!parsed.ok) return { reason: parsed.reason };
+  const mail = parsed.mail;
+  let newText = '';
+  let classification: Classification;
+  try {
+    newText = deps.steps.newText(mail);
+    classification = await deps.steps.classify(mail, newText);
+  } catch (e) {
+    // The classifier choked on this input: keep the message, ask a person (confidence 0 → review).
+    classification = { label: 'human_reply', confidence: 0, reason: `classifier failed: ${(e as Error).message}`.slice(0, 500), rung: 'error' };
+  }
+  let unsubscribeSend: string | null = null;
+  if (deps.trackingKey) {
+    const u = recogniseUnsubscribeRequest(deps.trackingKey, { subject: mail.subject, text: newText || mail.text });
+    if (u && u.workspaceId === mailbox.workspaceId) {
+      unsubscribeSend = u.sendRequestId;
+      classification = { ...classification, label: 'unsubscribe_request', confidence: 1, reason: u.reason, rung: 'unsubscribe_mailto' };
+    }
+  }
+  // A message without a usable Message-ID still needs one key for dedup: its content's hash.
+  const messageId = mail.messageId ?? `<${createHash('sha256').update(f.raw).digest('hex').slice(0, 40)}@no-message-id.invalid>`;
+  return { fetched: f, mail, messageId, newText, classification, unsubscribeSend };
+}
+
+function enrollmentOfMatch(m: ThreadMatch): string | null {
+  return m.kind === 'matched' ? m.ref.enrollmentId : null;
+}
+
+function clamp01(x: number): number {
+  return Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0;
+}
+
+function recordMetrics(metrics: Metrics | undefined, messages: IngestedMessage[], quarantined: number, acted: Array<{ receivedAt: number | null; applied: Applied[]; action: Decision['action'] }>, committedAt: number): void {
+  if (!metrics) return;
+  for (const m of messages) if (m.inserted) metrics.ingested.inc({ label: m.label });
+  for (const a of acted) metrics.actions.inc({ action: a.action });
+  if (quarantined) metrics.quarantined.inc(quarantined);
+  for (const a of acted) {
+    const first = a.applied[0];
+    // Reply-to-stop: a signal that stopped (or paused) its enrollment, from server receipt to commit.
+    if (a.receivedAt !== null && first?.result.outcome === 'applied' && (isTerminal(first.result.next.state) || first.result.next.state === 'paused')) {
+      metrics.recordReplyToStop(committedAt - a.receivedAt);
+    }
+  }
+}
+

@@ -1,0 +1,92 @@
+/**
+ * RFC 3464 delivery status notifications: the message/delivery-status body is one block of
+ * per-message fields, then one block per recipient, blocks separated by blank lines, fields
+ * folded like mail headers. Many MTAs (and forwarders that flatten the report) also put the same
+ * fields in the text body, so the reader accepts any text and keeps only blocks that name a
+ * recipient.
+ */
+
+export interface DsnRecipient {
+  /** Final-Recipient (else Original-Recipient), lower-cased, without the address type. */
+  recipient: string;
+  originalRecipient: string | null;
+  /** 'failed' | 'delayed' | 'delivered' | 'relayed' | 'expanded' | '' */
+  action: string;
+  status: string | null;
+  /** Diagnostic-Code without its type ('smtp; '). */
+  diagnostic: string | null;
+  remoteMta: string | null;
+}
+
+export interface Dsn {
+  reportingMta: string | null;
+  recipients: DsnRecipient[];
+}
+
+/** Field name → unfolded value, for each block of `text`; names lower-cased. */
+function fieldBlocks(text: string): Array<Map<string, string>> {
+  const blocks: Array<Map<string, string>> = [];
+  let block = new Map<string, string>();
+  let last: string | null = null;
+  for (const raw of text.replace(/\r/g, '').split('\n')) {
+    const line = raw.replace(/\s+$/, '');
+    if (line === '') {
+      if (block.size) blocks.push(block);
+      block = new Map();
+      last = null;
+      continue;
+    }
+    const field = /^([A-Za-z][A-Za-z0-9-]*)\s*:\s?(.*)$/.exec(line);
+    if (field && !/^\s/.test(line)) {
+      last = field[1]!.toLowerCase();
+      // The first occurrence wins: a second Status in one block is noise from a broken MTA.
+      if (!block.has(last)) block.set(last, field[2]!.trim());
+      else last = null;
+    } else if (last && /^\s/.test(line)) {
+      block.set(last, `${block.get(last)} ${line.trim()}`);
+    } else {
+      last = null;
+    }
+  }
+  if (block.size) blocks.push(block);
+  return blocks;
+}
+
+/** 'rfc822; <Foo@Example.com>' → 'foo@example.com'; null when no address. */
+export function typedAddress(value: string | undefined): string | null {
+  if (!value) return null;
+  const v = value.includes(';') ? value.slice(value.indexOf(';') + 1) : value;
+  const m = /<?([^\s<>;"]+@[^\s<>;"]+?)>?(?:[\s;,]|$)/.exec(v.trim());
+  return m ? m[1]!.toLowerCase().replace(/\.$/, '') : null;
+}
+
+function stripType(value: string | undefined): string | null {
+  if (!value) return null;
+  const v = /^[a-z0-9-]+\s*;\s*/i.test(value) ? value.replace(/^[a-z0-9-]+\s*;\s*/i, '') : value;
+  return v.trim() || null;
+}
+
+/** The DSN fields in `text`; null when no block names a recipient. */
+export function parseDsn(text: string): Dsn | null {
+  const blocks = fieldBlocks(text);
+  let reportingMta: string | null = null;
+  const recipients: DsnRecipient[] = [];
+  for (const b of blocks) {
+    if (b.has('reporting-mta')) reportingMta = stripType(b.get('reporting-mta'));
+    const finalRcpt = typedAddress(b.get('final-recipient')) ?? typedAddress(b.get('x-actual-recipient'));
+    const original = typedAddress(b.get('original-recipient'));
+    const recipient = finalRcpt ?? original;
+    if (!recipient) continue;
+    if (!b.has('action') && !b.has('status') && !b.has('diagnostic-code')) continue;
+    const status = /^\s*([245]\.\d{1,3}\.\d{1,3})/.exec(b.get('status') ?? '')?.[1] ?? null;
+    recipients.push({
+      recipient,
+      originalRecipient: original,
+      action: (b.get('action') ?? '').toLowerCase().split(/[\s(]/)[0] ?? '',
+      status,
+      diagnostic: stripType(b.get('diagnostic-code')),
+      remoteMta: stripType(b.get('remote-mta')),
+    });
+  }
+  return recipients.length ? { reportingMta, recipients } : null;
+}

@@ -1,0 +1,85 @@
+/**
+ * Bounces written as prose instead of (or besides) an RFC 3464 report: qmail, Exim, Postfix and
+ * Sendmail without DSN, Exchange NDRs, webmail providers. They share a shape, whatever the MTA:
+ * a notice, then the failed address with the remote server's answer in the same paragraph, then
+ * a copy of the original message below a marker. The reader relies on that shape, not on one MTA.
+ */
+
+/** Lines that start the returned copy of the original message (everything below is not the report). */
+const ORIGINAL_MARKER = new RegExp(
+  [
+    String.raw`^[\s>]*-{2,}\s*(original message|original message follows|forwarded message|message original|ursprüngliche nachricht|ursprungliche nachricht|message d'origine|mensaje original|mensagem original|messaggio originale|originele bericht)`,
+    String.raw`^[\s>]*-*\s*(this is a copy of|below this line is a copy|the (original|first \d+ lines of the) message|original message (header|text)s?|returned (mail|message)|unsent message)\b.*(follows|below|headers?|message)`,
+    String.raw`^[\s>]*-{2,}\s*(the header of the original message|headers? of the original message|the original message was|a copy of the original message)`,
+    String.raw`^[\s>]*-{3,}\s*(unsent message below|message text follows|rfc822 message|returned message)\b`,
+    String.raw`^[\s>]*original message (headers?|follows)`,
+    String.raw`^content-type:\s*message/(rfc822|partial)`,
+    String.raw`^------ this is a copy of the message, including all the headers`,
+    String.raw`^-{3,}\s*元のメッセージ`,
+  ].join('|'),
+  'im',
+);
+
+/** The report part of a bounce's text: up to the copy of the original message. */
+export function reportText(text: string): string {
+  const m = ORIGINAL_MARKER.exec(text);
+  return m ? text.slice(0, m.index) : text;
+}
+
+/** What follows the original-message marker, if any. */
+export function returnedText(text: string): string | null {
+  const m = ORIGINAL_MARKER.exec(text);
+  return m ? text.slice(m.index) : null;
+}
+
+const ADDRESS = /(?:^|[\s<("'\[:;,=])((?:"[^"\s]+"|[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+)@(?:\[[0-9.]+\]|#?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+))(?=$|[\s>)"'\].:;,!?])/g;
+
+/** Every address written in `text`, in order, lower-cased, trailing dot removed. */
+export function addressesIn(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(ADDRESS)) out.push(m[1]!.toLowerCase().replace(/\.+$/, ''));
+  return out;
+}
+
+/** Mailboxes that report failures or belong to the sending side, never the failed recipient. */
+const SYSTEM_LOCAL = /^(mailer-daemon|postmaster|mail-daemon|maildaemon|mailerdaemon|noreply|no-reply|abuse|root|daemon|bounces?|nobody|mdaemon|mail\.daemon)$/i;
+
+export interface TextRecipient {
+  recipient: string;
+  /** The paragraph that names the recipient, whitespace squeezed. */
+  diagnostic: string;
+}
+
+/**
+ * Failed recipients named in the report text with the paragraph around each. `exclude` holds
+ * the addresses of the bounce's own sender and addressee (the original sender), which reports
+ * mention too ("your message to X from Y").
+ */
+export function textRecipients(report: string, exclude: Set<string>): TextRecipient[] {
+  const paragraphs = report.replace(/\r/g, '').split(/\n[ \t]*\n/);
+  const seen = new Map<string, TextRecipient>();
+  for (let i = 0; i < paragraphs.length; i++) {
+    const p = paragraphs[i]!;
+    for (const address of addressesIn(p)) {
+      const local = address.split('@')[0]!;
+      if (exclude.has(address) || SYSTEM_LOCAL.test(local) || seen.has(address)) continue;
+      if (isHeaderOnly(p, address)) continue;
+      // A paragraph holding only the address: the reason is the next paragraph (Exchange, Gmail).
+      const own = squeeze(p);
+      const next = paragraphs[i + 1] !== undefined ? squeeze(paragraphs[i + 1]!) : '';
+      const diagnostic = own.replace(address, '').replace(/[<>:\s]/g, '').length < 12 && next ? `${own} ${next}` : own;
+      seen.set(address, { recipient: address, diagnostic });
+    }
+  }
+  return [...seen.values()];
+}
+
+/** The address is only quoted in a From:/Reply-To:/Return-Path: style line: the sending side. */
+function isHeaderOnly(paragraph: string, address: string): boolean {
+  const lines = paragraph.split('\n').filter((l) => l.toLowerCase().includes(address));
+  return lines.length > 0 && lines.every((l) => /^\s*(from|reply-to|return-path|sender|x-[a-z-]+|message-id|received|envelope-from|mail from)\s*:/i.test(l) || /\bmail from\s*:?\s*</i.test(l));
+}
+
+export function squeeze(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}

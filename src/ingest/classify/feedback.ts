@@ -1,0 +1,45 @@
+import { type Classification, type ParsedMail } from '../types.ts';
+import { sesNotification } from './bounce/ses-notification.ts';
+
+/**
+ * ARF complaint reports (RFC 5965): a message/feedback-report part with Feedback-Type, the
+ * complained-about recipient (Original-Rcpt-To, else Removal-Recipient) and a copy of the
+ * original message whose Message-ID threads the complaint to the send. SES complaint
+ * notifications carry the same facts as JSON.
+ */
+
+function field(text: string, name: string): string | null {
+  const m = new RegExp(`^${name}\\s*:\\s*(.+)$`, 'im').exec(text);
+  return m ? m[1]!.trim() : null;
+}
+
+function address(value: string | null): string | null {
+  const m = value && /([^\s<>;:"]+@[^\s<>;"]+)/.exec(value);
+  return m ? m[1]!.toLowerCase() : null;
+}
+
+export function classifyFeedback(mail: ParsedMail): Classification | null {
+  const report = mail.parts.find((p) => p.mimeType === 'message/feedback-report' && p.text !== null);
+  const isArf = report !== undefined || /report-type="?feedback-report/.test(mail.contentType);
+  if (isArf) {
+    const text = report?.text ?? mail.text;
+    const type = (field(text, 'feedback-type') ?? 'abuse').toLowerCase();
+    const recipient = address(field(text, 'original-rcpt-to')) ?? address(field(text, 'removal-recipient'));
+    const original = mail.parts.find((p) => /^(message\/rfc822|text\/rfc822-headers)$/.test(p.mimeType) && p.text)?.text ?? '';
+    const originalMessageId = /^message-id:\s*(<[^<>\s]+>)/im.exec(original)?.[1] ?? null;
+    return {
+      label: 'feedback',
+      confidence: 0.99,
+      reason: `ARF feedback report: Feedback-Type ${type}${recipient ? ` for ${recipient}` : ''}`,
+      rung: 'feedback',
+      feedback: { type, recipient, originalMessageId },
+    };
+  }
+  const ses = sesNotification(mail.text);
+  if (ses?.type === 'Complaint') {
+    const recipient = ses.recipients[0]?.address ?? null;
+    const type = ses.subtype ?? 'abuse';
+    return { label: 'feedback', confidence: 0.95, reason: `SES complaint notification: ${type}${recipient ? ` for ${recipient}` : ''}`, rung: 'feedback', feedback: { type, recipient, originalMessageId: ses.originalMessageId } };
+  }
+  return null;
+}

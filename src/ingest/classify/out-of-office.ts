@@ -1,11 +1,105 @@
-import type { ParsedMail } from '../types.ts';
+import { DateTime } from 'luxon';
+import { headerValue, type ParsedMail } from '../types.ts';
+import { ABSENT, AUTO, CONVERSATIONAL, SUBJECT } from './out-of-office/phrases.ts';
+import { extractReturnDate } from './out-of-office/return-date.ts';
 
-const SUBJECT = /\b(out of (the )?office|automatic reply|auto-?reply|abwesenheitsnotiz|réponse automatique|respuesta automática|risposta automatica|resposta automática|afwezig|frånvaro)\b|不在|自动回复/i;
-const BODY = /\b(i am|i'm) (currently )?(out of (the )?office|on (annual )?leave|away)\b/i;
+/**
+ * The out-of-office rung: is this mail a vacation / absence note, and when is the writer back?
+ *
+ * Evidence, strongest first: the subject autoresponders write ("Automatic reply: …",
+ * "Abwesenheitsnotiz") at the start of the subject; a present-tense "I am out of the office" in
+ * the first lines together with words only a responder writes ("limited access to email", "for
+ * urgent matters"); such a sentence alone. Human replies that mention an absence ("I was out last
+ * week, now interested") carry neither the subject nor the present tense, and a conversational
+ * answer without responder wording is damped below the rung's floor.
+ */
 
-/** First working version; the full multilingual detector with return dates follows. */
-export function detectOutOfOffice(mail: ParsedMail, newText: string, _now?: number): { confidence: number; reason: string; returnDate: number | null } | null {
-  if (SUBJECT.test(mail.subject)) return { confidence: 0.9, reason: `subject: ${mail.subject}`, returnDate: null };
-  if (BODY.test(newText.slice(0, 400))) return { confidence: 0.7, reason: 'body: out-of-office phrase', returnDate: null };
+export interface OutOfOffice {
+  /** 0.5..0.99: fixed by the evidence found (see CONFIDENCE). */
+  confidence: number;
+  reason: string;
+  /** Epoch ms of the start (UTC) of the day the writer is back; null when not stated. */
+  returnDate: number | null;
+}
+
+const CONFIDENCE = {
+  subjectAndBody: 0.97,
+  subject: 0.92,
+  subjectUnprefixedAndBody: 0.93,
+  subjectUnprefixed: 0.75,
+  subjectInReplyAndBody: 0.85,
+  bodyAbsentAndAuto: 0.9,
+  bodyAbsentAndDate: 0.85,
+  bodyAbsent: 0.7,
+  bodyAutoAndDate: 0.8,
+  /** Below this the mail is not called out-of-office at all. */
+  floor: 0.5,
+} as const;
+
+/** Only the opening of a note says "I am away"; a long human reply may mention it further down. */
+const FIRST_LINES_CHARS = 600;
+const SCAN_CHARS = 2000;
+const REPLY_PREFIX = /^\s*(?:re|aw|sv|vs|antw|ref|réf|rif|r|wg|fw|fwd|tr|odp|rv|enc|回复|答复|返信)\s*:/iu;
+
+function bodyOf(mail: ParsedMail, newText: string): string {
+  if (newText.trim()) return newText;
+  if (mail.text.trim()) return mail.text;
+  // An HTML-only note whose text the parser left empty: tags off is enough to read phrases.
+  return (mail.html ?? '').replace(/<(?:style|script)[\s\S]*?<\/(?:style|script)>/gi, ' ').replace(/<[^>]*>/g, ' ').replace(/&nbsp;/gi, ' ').replace(/&amp;/gi, '&');
+}
+
+function subjectStrength(subject: string): { strength: 'start' | 'unprefixed' | 'in_reply'; words: string } | null {
+  const m = SUBJECT.exec(subject);
+  if (!m) return null;
+  if (/^[\s[("'«*-]*$/u.test(subject.slice(0, m.index))) return { strength: 'start', words: m[0] };
+  return { strength: REPLY_PREFIX.test(subject) ? 'in_reply' : 'unprefixed', words: m[0] };
+}
+
+function firstMatch(res: RegExp[], text: string): string | null {
+  for (const re of res) {
+    const m = re.exec(text);
+    if (m) return m[0];
+  }
   return null;
+}
+
+/** Auto-Submitted (RFC 3834) or the X-Autoreply family: not needed, but it settles a body-only case. */
+function autoSubmitted(mail: ParsedMail): boolean {
+  const as = headerValue(mail, 'auto-submitted');
+  return (as !== null && /^\s*auto-replied/i.test(as)) || headerValue(mail, 'x-autoreply') !== null || headerValue(mail, 'x-autorespond') !== null;
+}
+
+export function detectOutOfOffice(mail: ParsedMail, newText: string, now?: number): OutOfOffice | null {
+  const body = bodyOf(mail, newText).slice(0, SCAN_CHARS);
+  const subject = subjectStrength(mail.subject);
+  const absent = firstMatch(ABSENT, body.slice(0, FIRST_LINES_CHARS));
+  const auto = firstMatch(AUTO, body);
+  if (!subject && !absent && !auto) return null;
+
+  const reference = mail.date ?? now ?? null;
+  const stated = reference === null ? null : extractReturnDate(`${mail.subject}\n${body}`, reference);
+  const bodySays = absent !== null || auto !== null;
+
+  let confidence: number;
+  if (subject?.strength === 'start') confidence = bodySays ? CONFIDENCE.subjectAndBody : CONFIDENCE.subject;
+  else if (subject?.strength === 'unprefixed' && bodySays) confidence = CONFIDENCE.subjectUnprefixedAndBody;
+  else if (subject?.strength === 'in_reply' && bodySays) confidence = CONFIDENCE.subjectInReplyAndBody;
+  else if (absent && auto) confidence = CONFIDENCE.bodyAbsentAndAuto;
+  else if (absent && stated) confidence = CONFIDENCE.bodyAbsentAndDate;
+  else if (absent) confidence = CONFIDENCE.bodyAbsent;
+  else if (auto && stated) confidence = CONFIDENCE.bodyAutoAndDate;
+  else if (subject?.strength === 'unprefixed') confidence = CONFIDENCE.subjectUnprefixed;
+  else return null;
+
+  const responderSubject = subject !== null && subject.strength !== 'in_reply';
+  if (!responderSubject && !auto && CONVERSATIONAL.test(body)) return null;
+  if (autoSubmitted(mail)) confidence = Math.min(0.99, Math.max(confidence, CONFIDENCE.bodyAbsentAndAuto) + 0.02);
+  if (confidence < CONFIDENCE.floor) return null;
+
+  const reasons: string[] = [];
+  if (subject) reasons.push(`subject "${subject.words}"`);
+  if (absent) reasons.push(`"${absent.replace(/\s+/g, ' ')}"`);
+  if (auto) reasons.push(`"${auto.replace(/\s+/g, ' ')}"`);
+  if (stated) reasons.push(`back ${DateTime.fromMillis(stated.date, { zone: 'utc' }).toISODate()} ("${stated.evidence}")`);
+  return { confidence, reason: `out of office: ${reasons.join('; ')}`, returnDate: stated?.date ?? null };
 }

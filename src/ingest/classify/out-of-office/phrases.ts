@@ -1,0 +1,79 @@
+/**
+ * What out-of-office notes say, per language. Three strengths:
+ *  - SUBJECT: the subject line autoresponders write ("Automatic reply: …", "Abwesenheitsnotiz").
+ *  - ABSENT: a present- or future-tense "I am away" in the note's first lines. Past tense ("I was
+ *    out last week") is deliberately absent: a human back at the desk writes that.
+ *  - AUTO: words only a responder writes ("limited access to email", "upon my return", "this is an
+ *    automatic reply"); they turn an ABSENT phrase into strong evidence.
+ */
+
+const L = '(?<![\\p{Script=Latin}\\p{N}])';
+const R = '(?![\\p{Script=Latin}\\p{N}])';
+const GAP = "[^!?\\n。]{0,48}?"; // a few words within one sentence ("ich bin bis zum 3.12. nicht im Büro")
+const word = (alts: string[]) => new RegExp(`${L}(?:${alts.join('|')})${R}`, 'iu');
+
+export const SUBJECT = word([
+  'out of (?:the )?office', 'ooo', 'o\\.o\\.o\\.', 'automatic reply', 'auto(?:matic)?[- ]?(?:reply|response|responder)', 'autoreply',
+  'vacation (?:reply|response|notice)', 'away from (?:the|my) (?:office|desk)', 'away until', 'on (?:annual |parental |maternity )?leave', 'on vacation', 'on holiday',
+  'abwesenheitsnotiz', 'abwesenheit', 'abwesend', 'automatische antwort', 'nicht im büro', 'außer haus',
+  'réponse automatique', 'reponse automatique', "message d['’]absence", 'absent(?:e)?', 'absence',
+  'respuesta automática', 'respuesta automatica', 'fuera de la oficina', 'ausente', 'de vacaciones',
+  'risposta automatica', 'fuori ufficio', 'assente', 'in ferie',
+  'resposta automática', 'resposta automatica', 'fora do escritório', 'ausência', 'de férias',
+  'afwezig', 'afwezigheid', 'automatisch antwoord', 'niet op kantoor', 'met vakantie',
+  'frånvaro', 'frånvarande', 'autosvar', 'automatiskt svar', 'automatisk svar', 'fravær', 'fraværende', 'ikke på kontoret',
+  'nieobecność', 'nieobecny', 'nieobecna', 'automatyczna odpowiedź', 'odpowiedź automatyczna', 'poza biurem',
+  '不在', '自動応答', '自動返信', '休暇', '自动回复', '自動回覆', '休假', '外出', '出差', '不在办公室',
+]);
+
+export const ABSENT = [
+  // en
+  new RegExp(`${L}(?:i am|i'm|i’m|im|i will be|i'll be|i’ll be|i shall be)(?: currently| now| presently)?${GAP}(?:out of (?:the )?office|ooo|away(?! from home)|on (?:annual |parental |maternity |paternity |sick |medical |study |compassionate )?leave|on (?:vacation|holidays?|pto|sabbatical|a business trip|business travel)|off (?:work|sick)|out sick|travell?ing|attending|not in the office|unavailable|out until|out of town)${R}`, 'iu'),
+  new RegExp(`${L}(?:currently|presently) (?:out of (?:the )?office|on (?:annual )?leave|on vacation|on holiday|travell?ing)${R}`, 'iu'),
+  // de
+  new RegExp(`${L}(?:ich bin|bin ich|ich befinde mich|befinde ich mich)${GAP}(?:nicht im büro|nicht im hause|außer haus|abwesend|im urlaub|in urlaub|nicht erreichbar|auf dienstreise|im mutterschutz|in elternzeit|krank|nicht am arbeitsplatz)${R}`, 'iu'),
+  // fr
+  new RegExp(`${L}(?:je suis|je serai)${GAP}(?:absente?|en congés?|en vacances|en déplacement|hors du bureau|indisponible|en arrêt|en formation)${R}`, 'iu'),
+  // es
+  new RegExp(`${L}(?:estoy|estaré|estare|me encuentro)${GAP}(?:fuera de (?:la )?oficina|de vacaciones|ausente|de viaje|fuera|de baja|de permiso)${R}`, 'iu'),
+  // it
+  new RegExp(`${L}(?:sono|sarò|saro|mi trovo)${GAP}(?:fuori ufficio|in ferie|assente|in vacanza|in trasferta|fuori sede)${R}`, 'iu'),
+  // pt
+  new RegExp(`${L}(?:estou|estarei|encontro-me|me encontro)${GAP}(?:fora do escritório|de férias|ausente|fora|em viagem|de licença)${R}`, 'iu'),
+  // nl
+  new RegExp(`${L}(?:ik ben|ben ik)${GAP}(?:afwezig|met vakantie|op vakantie|niet op kantoor|niet aanwezig|niet bereikbaar|vrij)${R}`, 'iu'),
+  // sv, da, no
+  new RegExp(`${L}(?:jag är|jeg er)${GAP}(?:ledig|på semester|bortrest|inte på kontoret|tjänstledig|föräldraledig|på ferie|ikke på kontoret|fraværende|borte|på tjenestereise|syg|sykmeldt)${R}`, 'iu'),
+  // pl
+  new RegExp(`${L}(?:jestem|będę)${GAP}(?:na urlopie|poza biurem|nieobecn[ya]|niedostępn[ya]|w delegacji)${R}`, 'iu'),
+  // ja, zh
+  /(?:不在にしております|不在にしています|不在です|休暇を(?:いただいて|取って)|休暇中|出張中|外出中|我(?:正在|目前|现在)?(?:休假|出差|外出|不在办公室)|休假中|出差中)/u,
+];
+
+export const AUTO = [
+  word([
+    'this is an? (?:automatic|automated|auto-generated) (?:reply|response|message)', 'automatic reply',
+    'limited (?:access to )?(?:e-?mail|internet)', 'no (?:access to )?e-?mail', '(?:upon|on|after) my return', 'when i (?:return|get back|am back)',
+    'for (?:urgent|immediate|pressing) (?:matters|enquiries|inquiries|requests|questions|assistance)', 'if (?:this|your (?:matter|request) )?is urgent',
+    'will (?:respond|reply|get back to you|answer) (?:to your (?:e-?mail|message) )?(?:as soon as|when|upon|on my)',
+    'your (?:e-?mail|message) will not be forwarded',
+    'in dringenden fällen', 'nach meiner rückkehr', 'eingeschränkt', 'keinen zugriff', 'ihre (?:e-?mail|nachricht) wird nicht weitergeleitet', 'wenden sie sich',
+    'en cas d[\'’]urgence', 'à mon retour', 'accès limité', 'message automatique',
+    'en caso de urgencia', 'a mi regreso', 'a mi vuelta', 'acceso limitado', 'mensaje automático',
+    'per urgenze', 'in caso di urgenza', 'al mio rientro', 'al mio ritorno', 'accesso limitato',
+    'em caso de urgência', 'no meu regresso', 'quando regressar', 'acesso limitado',
+    'in dringende gevallen', 'bij spoed', 'na mijn terugkeer', 'beperkt toegang',
+    'vid brådskande ärenden', 'i brådskande ärenden', 'i akutte tilfælde', 'ved hastesaker', 'begrænset adgang', 'begränsad tillgång',
+    'w pilnych sprawach', 'po powrocie', 'ograniczony dostęp',
+  ]),
+  /(?:自動応答|自動返信|自动回复|自動回覆|急ぎの|緊急の|紧急|緊急|返回后|回来后|回來後)/u,
+];
+
+/**
+ * A human answering about the pitch, not a responder: "I was out, but yes, interested". Used only to
+ * damp body-only evidence; a responder's subject line or an AUTO phrase overrides it.
+ */
+export const CONVERSATIONAL = word([
+  'interested', 'sounds good', "let'?s", 'let us', 'happy to', 'call me', 'send (?:me|over)', 'not (?:a fit|interested|relevant)', 'unsubscribe', 'remove me',
+  'interessiert', 'gerne', 'intéressé', 'interesado', 'interessato', 'interessado', 'geïnteresseerd', 'intresserad', 'interesseret', 'zainteresowany',
+]);

@@ -1,0 +1,241 @@
+import { DateTime } from 'luxon';
+import { TOMORROW, alternation, monthByName, weekdayByName } from './calendar-words.ts';
+
+/**
+ * The return date stated in an out-of-office note, read against the day the note was written.
+ *
+ * A date counts only when a cue ties it to the return: "back on X" / "ab dem X" / "X より出社"
+ * mean X; "until X" / "bis X" / "jusqu'au X" / "X まで" mean the day after X. Dates without a cue
+ * (the absence's first day, a phone number, a deadline) are ignored. A return date must fall on or
+ * after the note's day and within about six months; n/n dates are read in the order the language
+ * writes them, and for English (where both orders are in use) as the earliest plausible one.
+ */
+
+export interface ReturnDate {
+  /** Epoch ms of that day's start in UTC. */
+  date: number;
+  /** The words that stated it, for the classification's reason. */
+  evidence: string;
+}
+
+/** How a reader of this note orders day and month in n/n dates. */
+type Order = 'mdy-or-dmy' | 'dmy' | 'mdy';
+
+const MAX_AHEAD_DAYS = 184;
+// Word edges that work for accented words; Chinese and Japanese have no spaces, so no edge there.
+const L = '(?<![\\p{Script=Latin}\\p{N}])';
+const R = '(?![\\p{Script=Latin}\\p{N}])';
+
+const MONTH = `(?<month>${alternation(monthByName.keys())})\\.?`;
+const WEEKDAY = alternation(weekdayByName.keys());
+const YEAR = '(?<year>\\d{4})';
+const DAY = '(?<day>[0-3]?\\d)';
+
+interface Pattern {
+  re: RegExp;
+  kind: 'ymd' | 'dmy-name' | 'numeric' | 'md-cjk' | 'weekday' | 'tomorrow' | 'ordinal';
+}
+
+const patterns: Pattern[] = [
+  { kind: 'ymd', re: new RegExp(`(?<![\\d])(?<year>\\d{4})(?:-|/|年)\\s*(?<month>[01]?\\d)(?:-|/|月)\\s*(?<day>[0-3]?\\d)(?:日|号)?(?!\\d)`, 'gu') },
+  { kind: 'md-cjk', re: new RegExp(`(?<![\\d])(?<month>[01]?\\d)\\s*月\\s*(?<day>[0-3]?\\d)\\s*(?:日|号)`, 'gu') },
+  // 3 December, 3rd of December, 3. Dezember, 3 de diciembre, 3 grudnia 2026
+  {
+    kind: 'dmy-name',
+    re: new RegExp(`${L}${DAY}(?:st|nd|rd|th|er|º|°|\\.)?\\s*(?:of\\s+|de\\s+|di\\s+|d['’])?${MONTH}${R}(?:,?\\s*(?:de\\s+)?${YEAR}${R})?`, 'giu'),
+  },
+  // December 3, Dec 3rd, 2026
+  {
+    kind: 'dmy-name',
+    re: new RegExp(`${L}${MONTH}${R}\\s*(?:the\\s+)?${DAY}(?:st|nd|rd|th)?(?!\\d)(?:,?\\s*${YEAR}${R})?`, 'giu'),
+  },
+  // 03.12.2026, 3.12., 12/03, 3-12-26
+  {
+    kind: 'numeric',
+    re: /(?<![\d./-])(?<a>[0-3]?\d)(?<sep>[./-])(?<b>[01]?\d)(?:\k<sep>(?<year>\d{4}|\d{2})(?![\d]))?(?![\d/-]|\.\d)/gu,
+  },
+  { kind: 'weekday', re: new RegExp(`${L}(?<weekday>${WEEKDAY})${R}`, 'giu') },
+  { kind: 'tomorrow', re: new RegExp(`${L}(?:${alternation(TOMORROW)})${R}`, 'giu') },
+  // after the 5th, on the 12th
+  { kind: 'ordinal', re: new RegExp(`${L}(?:the\\s+)?${DAY}(?:st|nd|rd|th)${R}`, 'giu') },
+];
+
+type Mode = 'on' | 'until';
+
+/** Words right before a date that say what the date is. Each list is per language, most specific first. */
+const BEFORE: Array<{ mode: Mode; words: string[] }> = [
+  {
+    mode: 'on',
+    words: [
+      // en
+      'back', 'return', 'returning', 'returns', 'will return', 'in the office', 'available again', 'available from', 'available on',
+      'reachable from', 'reachable again', 'as of', 'starting', 'beginning',
+      // de
+      'zurück', 'zurueck', 'wieder', 'ab', 'ab dem', 'ab den', 'ab montag',
+      // fr
+      'retour', 'de retour', 'reviendrai', 'rentrerai', 'à partir du', 'à partir de', 'a partir du', 'à compter du', 'dès le', 'dès',
+      // es
+      'vuelta', 'regreso', 'regresaré', 'regresare', 'volveré', 'volvere', 'vuelvo', 'a partir del', 'reincorporaré', 'me reincorporo',
+      // it
+      'ritorno', 'rientro', 'rientrerò', 'rientrero', 'tornerò', 'tornero', 'a partire dal', 'a partire da', 'di nuovo in ufficio',
+      // pt
+      'volta', 'regresso', 'retorno', 'retornarei', 'voltarei', 'regressarei', 'a partir de', 'a partir do', 'a partir da',
+      // nl
+      'terug', 'vanaf', 'weer aanwezig', 'weer op kantoor', 'weer bereikbaar',
+      // sv, da, no
+      'tillbaka', 'åter', 'tilbage', 'tilbake', 'igen', 'igjen',
+      // pl
+      'wracam', 'powrotu', 'powrocie', 'z powrotem', 'będę dostępny od', 'będę dostępna od',
+      // zh
+      '将于', '將於', '于', '於',
+    ],
+  },
+  {
+    mode: 'until',
+    words: [
+      'until', 'till', 'til', 'through', 'thru', 'up to and including', 'after',
+      'bis', 'bis zum', 'bis einschließlich', 'bis einschliesslich', 'bis inkl.', 'bis inklusive', 'bis am', 'nach dem',
+      "jusqu'au", 'jusqu’au', "jusqu'à", 'jusqu’à', "jusqu'a", 'après le',
+      'hasta', 'hasta el', 'después del',
+      'fino al', 'fino a', "fino all'", 'fino all’', 'dopo il',
+      'até', 'até ao', 'até o', 'até dia', 'ate',
+      'tot', 'tot en met', 't/m', 'na',
+      'till och med', 't.o.m.', 't.o.m', 'til og med',
+      'do', 'do dnia',
+      '至', '到', '直至', '直到',
+    ],
+  },
+];
+
+function cueRegex(words: string[]): RegExp {
+  // The cue, then at most a few words without sentence punctuation, then the date.
+  return new RegExp(`${L}(?:${alternation(words)})${R}(?<gap>[^.!?;\\n。！？]{0,32})$`, 'iu');
+}
+const beforeCues = BEFORE.map((c) => ({ mode: c.mode, re: cueRegex(c.words) }));
+
+/** "du 20 au 30 novembre", "vom 20. bis 30.12.", "25–29 May": the second date of a range ends the absence. */
+const RANGE_BEFORE = new RegExp(`${L}[0-3]?\\d\\.?\\s*(?:(?:${alternation(monthByName.keys())})\\.?\\s*)?(?:-|–|—|~|〜|au|al|a|bis|tot|till|til|to|do|through)\\s*$`, 'iu');
+
+/** Cues after the date: Japanese and Chinese put them there, German and Dutch often do. */
+const AFTER: Array<{ mode: Mode; re: RegExp }> = [
+  { mode: 'until', re: /^\s*(?:まで|迄|止|为止|為止)/u },
+  { mode: 'on', re: /^\s*(?:より|から|起|开始|開始)?\s*(?:出社|戻り|戻ります|復帰|通常業務|返回|回来|回來|回到|恢复|恢復|上班|返岗|返崗)/u },
+  { mode: 'on', re: /^[,\s]*(?:bin ich|ich bin|ben ik|je serai|i will be|i'll be|i’ll be)?\s*(?:wieder|zurück|weer|terug|de retour|back)(?![\p{L}])/iu },
+];
+
+interface Found {
+  start: number;
+  end: number;
+  kind: Pattern['kind'];
+  groups: Record<string, string | undefined>;
+}
+
+function findDates(text: string): Found[] {
+  const all: Found[] = [];
+  for (const p of patterns) {
+    p.re.lastIndex = 0;
+    for (const m of text.matchAll(p.re)) all.push({ start: m.index, end: m.index + m[0].length, kind: p.kind, groups: { ...m.groups } });
+  }
+  // Longest match wins where they overlap ("3 December 2026" over "3 December").
+  all.sort((a, b) => a.start - b.start || b.end - b.start - (a.end - a.start));
+  const kept: Found[] = [];
+  for (const f of all) {
+    const last = kept[kept.length - 1];
+    if (last && f.start < last.end) continue;
+    // "Monday, 7 December": the weekday only introduces the date; read the date, cue from the weekday.
+    if (last && last.kind === 'weekday' && /^[,\s]*(?:the\s+|den\s+|le\s+|el\s+|il\s+|de\s+|dem\s+)?$/iu.test(text.slice(last.end, f.start))) {
+      kept[kept.length - 1] = { ...f, start: last.start };
+      continue;
+    }
+    kept.push(f);
+  }
+  return kept;
+}
+
+function cueFor(text: string, f: Found): { mode: Mode; from: number } | null {
+  const before = text.slice(Math.max(0, f.start - 60), f.start);
+  const offset = f.start - before.length;
+  const range = RANGE_BEFORE.exec(before);
+  if (range) return { mode: 'until', from: offset + range.index };
+  let best: { mode: Mode; from: number; gap: number } | null = null;
+  for (const c of beforeCues) {
+    const m = c.re.exec(before);
+    if (!m) continue;
+    const gap = m.groups!.gap!.length;
+    if (!best || gap < best.gap) best = { mode: c.mode, from: offset + m.index, gap };
+  }
+  if (best) return best;
+  const after = text.slice(f.end, f.end + 40);
+  for (const c of AFTER) if (c.re.test(after)) return { mode: c.mode, from: f.start };
+  return null;
+}
+
+/** The candidate days a found date may mean, in the order to prefer them. */
+function candidates(f: Found, ref: DateTime, order: Order): DateTime[] {
+  const g = f.groups;
+  const ymd = (y: number | null, m: number, d: number): DateTime[] => {
+    const years = y === null ? [ref.year, ref.year + 1] : [y < 100 ? 2000 + y : y];
+    return years.map((yy) => DateTime.utc(yy, m, d)).filter((dt) => dt.isValid);
+  };
+  const year = g.year ? Number(g.year) : null;
+  switch (f.kind) {
+    case 'ymd':
+    case 'md-cjk':
+      return ymd(year, Number(g.month), Number(g.day));
+    case 'dmy-name':
+      return ymd(year, monthByName.get(g.month!.toLowerCase())!, Number(g.day));
+    case 'numeric': {
+      const a = Number(g.a);
+      const b = Number(g.b);
+      // A dot is the European day.month.; a slash or dash depends on who wrote it.
+      const dmy = ymd(year, b, a);
+      const mdy = ymd(year, a, b);
+      if (g.sep === '.') return dmy;
+      if (order === 'mdy') return [...mdy, ...dmy];
+      if (order === 'dmy') return [...dmy, ...mdy];
+      return [...mdy, ...dmy].sort((x, y) => x.toMillis() - y.toMillis());
+    }
+    case 'weekday': {
+      const wd = weekdayByName.get(g.weekday!.toLowerCase())!;
+      const ahead = ((wd - ref.weekday + 7) % 7) || 7;
+      return [ref.plus({ days: ahead })];
+    }
+    case 'tomorrow':
+      return [ref.plus({ days: 1 })];
+    case 'ordinal': {
+      const d = Number(g.day);
+      return [0, 1, 2].map((k) => ref.plus({ months: k }).set({ day: d })).filter((dt) => dt.isValid && dt.day === d && dt >= ref);
+    }
+  }
+}
+
+function orderOf(text: string): Order {
+  if (/[\u3040-\u30ff\u4e00-\u9fff]/u.test(text)) return 'mdy';
+  if (/\b(?:the|until|back|office|will|i am|i'm|return(?:ing)?)\b/i.test(text)) return 'mdy-or-dmy';
+  return 'dmy';
+}
+
+/**
+ * The return date stated in `text` (subject and new text of the note), relative to `reference`
+ * (epoch ms: the mail's Date), or null when none is stated plausibly.
+ */
+export function extractReturnDate(text: string, reference: number): ReturnDate | null {
+  const ref = DateTime.fromMillis(reference, { zone: 'utc' }).startOf('day');
+  const latest = ref.plus({ days: MAX_AHEAD_DAYS });
+  const order = orderOf(text);
+  let until: ReturnDate | null = null;
+  for (const f of findDates(text)) {
+    const cue = cueFor(text, f);
+    if (!cue) continue;
+    for (const day of candidates(f, ref, order)) {
+      const back = cue.mode === 'until' ? day.plus({ days: 1 }) : day;
+      if (back < ref || back > latest) continue;
+      const found = { date: back.toMillis(), evidence: text.slice(cue.from, f.end).replace(/\s+/g, ' ').trim() };
+      // "back on" says it outright; "until" only implies it, so a later "back on" wins.
+      if (cue.mode === 'on') return found;
+      until ??= found;
+      break;
+    }
+  }
+  return until;
+}

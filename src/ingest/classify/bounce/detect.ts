@@ -8,7 +8,7 @@ import { headerValue, type ParsedMail } from '../../types.ts';
  * history. A person forwarding or quoting a bounce has a personal sender and quotes it.
  */
 
-const SYSTEM_SENDER = /^(mailer-daemon|mailer_daemon|maildaemon|mail-daemon|mailerdaemon|postmaster|mail\.?delivery|mdaemon|bounces?|nobody|daemon|root|mail|smtp|returned|failure|notify|mailadmin|mail-router|mmdf|majordomo|mailman-bounces)(\+[^@]*)?@/i;
+const SYSTEM_SENDER = /^(mailer-daemon|mailer_daemon|post_master|no-?reply|maildaemon|mail-daemon|mailerdaemon|postmaster|mail\.?delivery|mdaemon|bounces?|nobody|daemon|root|mail|smtp|returned|failure|notify|mailadmin|mail-router|mmdf|majordomo|mailman-bounces)(\+[^@]*)?@/i;
 const SYSTEM_NAME = /\b(mail delivery (sub)?system|mail delivery service|mailer[- ]daemon|postmaster|mail administrator|mail system|mail transport|delivery (status )?notification|mail delivery|system administrator|microsoft outlook|mail delivery subsystem|internet mail delivery|mailer|administrator|mail gateway|mail server|postmaster@)\b/i;
 
 const FAILURE_SUBJECT = /(undeliver|undelivered|non[- ]?deliver|returned mail|return(ed)? to sender|delivery (status )?notification|delivery (failure|failed|problem|report|error)|failure notice|fail(ed|ure)? (delivery|notice)|mail delivery (failed|failure|system)|could not (be )?(deliver|send)|not (been )?delivered|message (not delivered|delivery (failed|failure))|delivery has failed|warning: could not send|mail system error|nondeliverable|unzustellbar|nicht zustellbar|non recapitabile|non remis|no entregado|não entregue|niedostarczalna|returned|rejected|delayed mail|delivery delayed|mail error|bounce|unable to deliver|message you sent|ndr|error sending|problem delivering|mail failure|postmaster|mensaje no entregado|échec de la remise|zustellung fehlgeschlagen|配信不能|未達|エラー|メール|退信|系统退信)/i;
@@ -35,7 +35,8 @@ export function bounceEvidence(mail: ParsedMail, report: string): BounceEvidence
   const signals: string[] = [];
   const from = mail.from?.address ?? '';
   const name = mail.from?.name ?? '';
-  const sender = mail.returnPath === '' || SYSTEM_SENDER.test(`${from}@`) || SYSTEM_SENDER.test(from) || SYSTEM_NAME.test(name) || SYSTEM_SENDER.test(`${mail.returnPath ?? ''}`);
+  const nullSender = mail.returnPath === '' || /^\s*<\s*>\s*$/.test(headerValue(mail, 'return-path') ?? '') || (mail.from !== null && from === '');
+  const sender = nullSender || SYSTEM_SENDER.test(`${from}@`) || SYSTEM_SENDER.test(from) || SYSTEM_NAME.test(name) || SYSTEM_SENDER.test(`${mail.returnPath ?? ''}`);
   if (sender) signals.push('system sender');
   if (FAILURE_SUBJECT.test(mail.subject)) signals.push('failure subject');
   const phrases = new Set([...report.slice(0, 20_000).matchAll(new RegExp(FAILURE_PHRASE.source, 'gi'))].map((m) => m[0].toLowerCase()));

@@ -41,7 +41,9 @@ export function detectBounce(mail: ParsedMail): Classification | null {
   if (!structural && !dsn && !evidence.isBounce) return null;
 
   const f = failure(mail, dsn?.recipients ?? [], report);
-  if (dsn && f.action !== 'failed' && dsn.recipients.every((r) => r.action === 'delivered' || r.action === 'relayed' || r.action === 'expanded' || r.action === 'delayed')) {
+  // Success-only reports are not failures. A delay notice is: the mail has not arrived and may
+  // never; it is a soft bounce, which the retry policy turns hard if it persists.
+  if (dsn && dsn.recipients.every((r) => ['delivered', 'relayed', 'expanded'].includes(r.action) || r.status?.startsWith('2.'))) {
     const what = dsn.recipients.map((r) => r.action).join(', ');
     return { label: 'delivery_report', confidence: 0.95, reason: `DSN reports ${what} for ${dsn.recipients[0]!.recipient}`, rung: 'bounce' };
   }

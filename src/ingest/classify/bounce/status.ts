@@ -29,7 +29,7 @@ export function findStatus(text: string, classHint?: string): string | null {
   }
   if (vague) found.push(vague);
   if (found.length === 0) return null;
-  return found.reduce((a, b) => preferStatus(a, b, null));
+  return found.reduce<string | null>((a, b) => preferStatus(a, b, null), null);
 }
 
 /**

@@ -16,6 +16,7 @@ const ORIGINAL_MARKER = new RegExp(
     String.raw`^content-type:\s*message/(rfc822|partial)`,
     String.raw`^------ this is a copy of the message, including all the headers`,
     String.raw`^-{3,}\s*元のメッセージ`,
+    String.raw`^[\s>]*(message )?headers? (of the original message )?follows?\.?\s*$`,
   ].join('|'),
   'im',
 );
@@ -64,14 +65,33 @@ export function textRecipients(report: string, exclude: Set<string>): TextRecipi
       const local = address.split('@')[0]!;
       if (exclude.has(address) || SYSTEM_LOCAL.test(local) || seen.has(address)) continue;
       if (isHeaderOnly(p, address)) continue;
-      // A paragraph holding only the address: the reason is the next paragraph (Exchange, Gmail).
-      const own = squeeze(p);
-      const next = paragraphs[i + 1] !== undefined ? squeeze(paragraphs[i + 1]!) : '';
-      const diagnostic = own.replace(address, '').replace(/[<>:\s]/g, '').length < 12 && next ? `${own} ${next}` : own;
+      const diagnostic = withReason(paragraphs, i, address);
       seen.set(address, { recipient: address, diagnostic });
     }
   }
   return [...seen.values()];
+}
+
+const SMTP_ANSWER = /(?<![\d.])[245]\d\d(?![\d.])|(?<![\d.])[245]\.\d{1,3}\.\d{1,3}(?![\d])/;
+
+/**
+ * The paragraph naming the recipient, and when it carries no SMTP answer, the following
+ * paragraphs up to the first that does ("There was an error delivering your mail to <x>." then
+ * the remote server's lines), stopping at a paragraph that names another address.
+ */
+function withReason(paragraphs: string[], i: number, address: string): string {
+  const own = paragraphs[i]!;
+  if (SMTP_ANSWER.test(own.replace(address, ''))) return squeeze(own);
+  const taken = [own];
+  for (let j = i + 1; j < paragraphs.length && j <= i + 3; j++) {
+    const p = paragraphs[j]!;
+    if (addressesIn(p).some((a) => a !== address && !SYSTEM_LOCAL.test(a.split('@')[0]!))) break;
+    taken.push(p);
+    if (SMTP_ANSWER.test(p)) return squeeze(taken.join('\n'));
+  }
+  // No answer anywhere near: the address's paragraph, and the next when it holds only the address.
+  const bare = own.replace(address, '').replace(/[<>:\s]/g, '').length < 12;
+  return squeeze(bare && paragraphs[i + 1] ? `${own}\n${paragraphs[i + 1]}` : own);
 }
 
 /** The address is only quoted in a From:/Reply-To:/Return-Path: style line: the sending side. */

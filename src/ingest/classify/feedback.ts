@@ -1,4 +1,4 @@
-import { type Classification, type ParsedMail } from '../types.ts';
+import { headerValue, type Classification, type ParsedMail } from '../types.ts';
 import { sesNotification } from './bounce/ses-notification.ts';
 
 /**
@@ -34,6 +34,11 @@ export function classifyFeedback(mail: ParsedMail): Classification | null {
       rung: 'feedback',
       feedback: { type, recipient, originalMessageId },
     };
+  }
+  // Apple Mail's "unsubscribe" button mails the list with this header: an opt-out complaint.
+  if (/^\s*true\s*$/i.test(headerValue(mail, 'x-apple-unsubscribe') ?? '')) {
+    const recipient = mail.from?.address || null;
+    return { label: 'feedback', confidence: 0.95, reason: 'X-Apple-Unsubscribe: true (Apple Mail unsubscribe)', rung: 'feedback', feedback: { type: 'opt-out', recipient, originalMessageId: mail.inReplyTo } };
   }
   const ses = sesNotification(mail.text);
   if (ses?.type === 'Complaint') {

@@ -7,8 +7,11 @@
  */
 
 export interface DsnRecipient {
-  /** Final-Recipient (else Original-Recipient), lower-cased, without the address type. */
-  recipient: string;
+  /**
+   * Final-Recipient (else Original-Recipient), lower-cased, without the address type; null when
+   * the field holds no address (Exim writes a file path for a local delivery).
+   */
+  recipient: string | null;
   originalRecipient: string | null;
   /** 'failed' | 'delayed' | 'delivered' | 'relayed' | 'expanded' | '' */
   action: string;
@@ -72,11 +75,11 @@ export function parseDsn(text: string): Dsn | null {
   let reportingMta: string | null = null;
   const recipients: DsnRecipient[] = [];
   for (const b of blocks) {
-    if (b.has('reporting-mta')) reportingMta = stripType(b.get('reporting-mta'));
+    if (b.has('reporting-mta') && !b.has('final-recipient')) reportingMta = stripType(b.get('reporting-mta'));
     const finalRcpt = typedAddress(b.get('final-recipient')) ?? typedAddress(b.get('x-actual-recipient'));
     const original = typedAddress(b.get('original-recipient'));
     const recipient = finalRcpt ?? original;
-    if (!recipient) continue;
+    if (!recipient && !b.has('final-recipient')) continue;
     if (!b.has('action') && !b.has('status') && !b.has('diagnostic-code')) continue;
     const status = /^\s*([245]\.\d{1,3}\.\d{1,3})/.exec(b.get('status') ?? '')?.[1] ?? null;
     recipients.push({

@@ -45,7 +45,7 @@ export function detectBounce(mail: ParsedMail): Classification | null {
   // never; it is a soft bounce, which the retry policy turns hard if it persists.
   if (dsn && dsn.recipients.every((r) => ['delivered', 'relayed', 'expanded'].includes(r.action) || r.status?.startsWith('2.'))) {
     const what = dsn.recipients.map((r) => r.action).join(', ');
-    return { label: 'delivery_report', confidence: 0.95, reason: `DSN reports ${what} for ${dsn.recipients[0]!.recipient}`, rung: 'bounce' };
+    return { label: 'delivery_report', confidence: 0.95, reason: `DSN reports ${what} for ${dsn.recipients[0]!.recipient ?? 'an unnamed recipient'}`, rung: 'bounce' };
   }
   return { label: 'bounce', confidence: structural || dsn ? 0.99 : 0.9, reason: describe(f, details(mail, f), structural || dsn ? 'DSN' : evidence.signals.join(' + ')), rung: 'bounce', bounce: details(mail, f) };
 }
@@ -57,8 +57,10 @@ function failure(mail: ParsedMail, dsn: DsnRecipient[], report: string): Failure
   if (failed.length) {
     const first = failed[0]!;
     // Postfix and others put the remote answer in the prose, not in Diagnostic-Code.
-    const prose = inText.find((t) => t.recipient === first.recipient || t.recipient === first.originalRecipient)?.diagnostic ?? '';
-    return { recipient: first.recipient, recipients: unique(failed.map((r) => r.recipient)), diagnostic: first.diagnostic ?? prose, dsnStatus: first.status, action: first.action };
+    const named = first.recipient ?? inText[0]?.recipient ?? null;
+    const prose = inText.find((t) => t.recipient === named || t.recipient === first.originalRecipient)?.diagnostic ?? '';
+    const recipients = unique(failed.map((r) => r.recipient).filter((r): r is string => r !== null));
+    return { recipient: named, recipients: recipients.length ? recipients : named ? [named] : [], diagnostic: first.diagnostic ?? prose, dsnStatus: first.status, action: first.action };
   }
   const xfailed = headerValue(mail, 'x-failed-recipients');
   const listed = xfailed ? addressesIn(` ${xfailed.replace(/,/g, ' ')} `) : [];
@@ -77,7 +79,8 @@ function errorLines(report: string): string {
 function details(mail: ParsedMail, f: Failure): BounceDetails {
   const diagnostic = squeeze(f.diagnostic).slice(0, 2000);
   const inText = findStatus(diagnostic);
-  const replyCode = findReplyCode(diagnostic, (f.dsnStatus ?? inText)?.[0] ?? null);
+  // The code in the text decides which reply code to look for (a 4.x.x DSN over "550 5.5.0 …").
+  const replyCode = findReplyCode(diagnostic, (inText ?? f.dsnStatus)?.[0] ?? null);
   let status = preferStatus(f.dsnStatus, inText, replyCode);
   const bounceClass = bounceClassOf(`${diagnostic} ${f.dsnStatus ? '' : mail.subject}`, status);
   if (!status) {

@@ -48,7 +48,7 @@ export function preferStatus(given: string | null, inText: string | null, replyC
   const givenX00 = given.slice(1, 5) === '.0.0';
   const textX00 = inText.slice(1, 5) === '.0.0';
   if (givenX00) return textX00 ? given : inText;
-  if (given.slice(1, 3) === '.0' && inText.slice(1, 3) !== '.0') return inText;
+  if (given.includes('.0') && !inText.includes('.0')) return inText;
   if (textX00) return given;
   if (given === '4.4.7' || given === '4.7.0') return inText;
   if (given.startsWith('5.3.')) return inText;

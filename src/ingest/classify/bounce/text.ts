@@ -80,7 +80,7 @@ const SMTP_ANSWER = /(?<![\d.])[245]\d\d(?![\d.])|(?<![\d.])[245]\.\d{1,3}\.\d{1
  * the remote server's lines), stopping at a paragraph that names another address.
  */
 function withReason(paragraphs: string[], i: number, address: string): string {
-  const own = paragraphs[i]!;
+  const own = ownLines(paragraphs[i]!, address);
   if (SMTP_ANSWER.test(own.replace(address, ''))) return squeeze(own);
   const taken = [own];
   for (let j = i + 1; j < paragraphs.length && j <= i + 3; j++) {
@@ -92,6 +92,21 @@ function withReason(paragraphs: string[], i: number, address: string): string {
   // No answer anywhere near: the address's paragraph, and the next when it holds only the address.
   const bare = own.replace(address, '').replace(/[<>:\s]/g, '').length < 12;
   return squeeze(bare && paragraphs[i + 1] ? `${own}\n${paragraphs[i + 1]}` : own);
+}
+
+/**
+ * Several recipients in one paragraph (Exim: each address, then its indented error): the lines
+ * from this address's first line up to the line that names the next address.
+ */
+function ownLines(paragraph: string, address: string): string {
+  const lines = paragraph.split('\n');
+  const others = (l: string) => addressesIn(l).some((a) => a !== address && !SYSTEM_LOCAL.test(a.split('@')[0]!));
+  if (!lines.some(others)) return paragraph;
+  const start = lines.findIndex((l) => l.toLowerCase().includes(address));
+  if (start < 0) return paragraph;
+  let end = start + 1;
+  while (end < lines.length && !(others(lines[end]!) && !lines[end]!.toLowerCase().includes(address))) end++;
+  return lines.slice(start, end).join('\n');
 }
 
 /** The address is only quoted in a From:/Reply-To:/Return-Path: style line: the sending side. */

@@ -114,13 +114,13 @@ function cueRegex(words: string[]): RegExp {
 const beforeCues = BEFORE.map((c) => ({ mode: c.mode, re: cueRegex(c.words) }));
 
 /** "du 20 au 30 novembre", "vom 20. bis 30.12.", "25–29 May": the second date of a range ends the absence. */
-const RANGE_BEFORE = new RegExp(`${L}[0-3]?\\d\\.?\\s*(?:(?:${alternation(monthByName.keys())})\\.?\\s*)?(?:-|–|—|~|〜|au|al|a|bis|tot|till|til|to|do|through)\\s*$`, 'iu');
+const RANGE_BEFORE = new RegExp(`${L}[0-3]?\\d(?:st|nd|rd|th|er|º|°|\\.)?\\s*(?:(?:${alternation(monthByName.keys())})\\.?\\s*)?(?:-|–|—|~|〜|au|al|a|bis|tot|till|til|to|do|through)\\s*$`, 'iu');
 
 /** Cues after the date: Japanese and Chinese put them there, German and Dutch often do. */
 const AFTER: Array<{ mode: Mode; re: RegExp }> = [
   { mode: 'until', re: /^\s*(?:まで|迄|止|为止|為止)/u },
   { mode: 'on', re: /^\s*(?:より|から|起|开始|開始)?\s*(?:出社|戻り|戻ります|復帰|通常業務|返回|回来|回來|回到|恢复|恢復|上班|返岗|返崗)/u },
-  { mode: 'on', re: /^[,\s]*(?:bin ich|ich bin|ben ik|je serai|i will be|i'll be|i’ll be)?\s*(?:wieder|zurück|weer|terug|de retour|back)(?![\p{L}])/iu },
+  { mode: 'on', re: /^\.?[,\s]*(?:bin ich|ich bin|ben ik|je serai|i will be|i'll be|i’ll be)?\s*(?:wieder|zurück|weer|terug|de retour|back)(?![\p{L}])/iu },
 ];
 
 interface Found {

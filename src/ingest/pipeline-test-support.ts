@@ -1,0 +1,120 @@
+import { sql } from 'kysely';
+import type { Clock } from '../common/clock.ts';
+import { newId } from '../common/ids.ts';
+import type { Random } from '../common/random.ts';
+import type { Vault } from '../mailbox/vault.ts';
+import { applyDefinition } from '../sequence/apply-definition.ts';
+import { bulkEnroll } from '../sequence/bulk-enroll.ts';
+import { validateDefinition } from '../sequence/definition.ts';
+import type { EnrollmentService } from '../sequence/enrollment-service.ts';
+import type { Store } from '../store/store.ts';
+
+/**
+ * For ingestion tests: a workspace, a mailbox and a two-step sequence whose first email was sent to
+ * each lead, recorded the way the outbox records a send (send request sent, outbound message row,
+ * `step_sent` through the engine), so the enrollment waits on its timer for the follow-up.
+ */
+export interface SeededSend {
+  enrollmentId: string;
+  leadEmail: string;
+  sendRequestId: string;
+  messageId: string;
+  subject: string;
+}
+
+export interface Seeded {
+  workspaceId: string;
+  mailboxId: string;
+  sequenceId: string;
+  sends: SeededSend[];
+}
+
+export interface SeedOptions {
+  mailboxEmail: string;
+  leads: string[];
+  tag: string;
+  stopCompanyOnReply?: boolean;
+  provider?: 'smtp_imap' | 'gmail' | 'graph';
+  settings?: unknown;
+  credential?: { vault: Vault; username: string; password: string };
+  /** Lead country (holidays) and zone. */
+  country?: string;
+  zone?: string;
+  window?: string;
+}
+
+export async function seedSentSequence(store: Store, deps: { clock: Clock; random: Random; service: EnrollmentService }, o: SeedOptions): Promise<Seeded> {
+  const { clock, random, service } = deps;
+  const workspaceId = newId(clock.now(), random);
+  const mailboxId = newId(clock.now(), random);
+  await store.db.insertInto('workspace').values({ id: workspaceId, name: `ingest ${o.tag}`, time_zone: 'UTC' }).execute();
+  await store.db
+    .insertInto('mailbox')
+    .values({ id: mailboxId, workspace_id: workspaceId, email: o.mailboxEmail, provider: o.provider ?? 'smtp_imap', settings: JSON.stringify(o.settings ?? {}), time_zone: 'UTC' })
+    .execute();
+  if (o.credential) await o.credential.vault.put(workspaceId, mailboxId, { kind: 'password', username: o.credential.username, password: o.credential.password });
+  const leadIds: string[] = [];
+  for (const email of o.leads) {
+    const id = newId(clock.now(), random);
+    leadIds.push(id);
+    await store.db
+      .insertInto('lead')
+      .values({ id, workspace_id: workspaceId, email, email_norm: email.toLowerCase(), first_name: 'Pat', time_zone: o.zone ?? 'UTC', country: o.country ?? null })
+      .execute();
+  }
+  const def = validateDefinition({
+    key: `ingest-${o.tag}`,
+    name: 'Ingest',
+    window: o.window ?? 'any',
+    holidays: o.country !== undefined,
+    jitter_minutes: 0,
+    stop_rules: o.stopCompanyOnReply ? { stop_company_on_reply: true } : {},
+    mailboxes: [o.mailboxEmail],
+    steps: [
+      { key: 'intro', type: 'email', subject: `Quick question ${o.tag}`, body: 'Hi {{first_name}}' },
+      { key: 'follow', type: 'email', delay: '3 days', body: 'Following up' },
+    ],
+  });
+  const seq = await applyDefinition(store, { clock, random }, workspaceId, def);
+  await bulkEnroll(store, { clock, random }, { workspaceId, sequenceId: seq.sequenceId, leadIds });
+  await service.fireDue(10_000);
+  const rows = await sql<{ id: string; enrollment_id: string; step_id: string; email_norm: string }>`
+    select r.id, r.enrollment_id, r.step_id, l.email_norm
+    from send_request r join enrollment e on e.id = r.enrollment_id join lead l on l.id = e.lead_id
+    where r.workspace_id = ${workspaceId} and r.state = 'queued'`.execute(store.db);
+  const sends: SeededSend[] = [];
+  for (const r of rows.rows) {
+    const messageId = `<${newId(clock.now(), random)}@${o.mailboxEmail.split('@')[1]}>`;
+    const subject = `Quick question ${o.tag}`;
+    const at = clock.now();
+    await store.db.transaction().execute(async (tx) => {
+      await tx.updateTable('send_request').set({ state: 'sent', message_id: messageId, updated_at: new Date(at) }).where('id', '=', r.id).execute();
+      await tx
+        .insertInto('message')
+        .values({ id: newId(at, random), workspace_id: workspaceId, mailbox_id: mailboxId, enrollment_id: r.enrollment_id, send_request_id: r.id, direction: 'outbound', message_id: messageId, subject, from_addr: o.mailboxEmail, to_addrs: [r.email_norm], at: new Date(at) })
+        .execute();
+      service.notify(await service.applyInTx(tx, r.enrollment_id, { type: 'step_sent', stepId: r.step_id, at, messageId }, at));
+    });
+    sends.push({ enrollmentId: r.enrollment_id, leadEmail: r.email_norm, sendRequestId: r.id, messageId, subject });
+  }
+  return { workspaceId, mailboxId, sequenceId: seq.sequenceId, sends };
+}
+
+/** A reply to one of our sends, as a mail client writes it. */
+export function replyMail(o: { from: string; to: string; inReplyTo?: string; subject: string; body: string; messageId: string; date?: Date; headers?: Record<string, string> }): string {
+  const lines = [
+    `From: Pat <${o.from}>`,
+    `To: ${o.to}`,
+    `Subject: ${o.subject}`,
+    `Message-ID: ${o.messageId}`,
+    `Date: ${(o.date ?? new Date()).toUTCString()}`,
+    ...(o.inReplyTo ? [`In-Reply-To: ${o.inReplyTo}`, `References: ${o.inReplyTo}`] : []),
+    ...Object.entries(o.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    o.body,
+    '',
+  ];
+  return lines.join('\r\n');
+}

@@ -6,22 +6,33 @@ import { testTokenSource, TokenRegistry, type TestTokenSource } from '../tokens.
 import type { GmailRouteContext } from './context.ts';
 import { gmailErrors } from './errors.ts';
 import type { GmailMailbox, GmailStoredMessage } from './mailbox.ts';
+import { PushDispatcher, type PushOptions } from '../push.ts';
+import { PubSubEmulator } from './pubsub.ts';
+import { registerHistoryRoutes } from './routes/history.ts';
 import { registerMessageRoutes } from './routes/messages.ts';
+import { registerWatchRoutes } from './routes/watch.ts';
 import { GmailStore } from './store.ts';
+import { GmailWatches } from './watch.ts';
 
 /**
  * The Gmail API emulator (following what Google documents for the Gmail API): a real HTTP server serving
  * `/gmail/v1/users/{userId}/…` with the documented answers, in-memory mailboxes, and fault
  * injection. One per test file or test; close() it.
  *
- * Route groups, one file each under routes/, registered below; history.list and watch are the
- * next ones (the mailbox already keeps its history log).
+ * Route groups, one file each under routes/, registered below: messages (send, list, get),
+ * history (history.list, getProfile), watch (watch, stop). Push goes out through the Pub/Sub
+ * emulator (pubsub.ts) to endpoints a test registers, with faults from `push` (push.ts).
  */
 export interface GmailEmulatorOptions {
   /** Stamps internalDate; a SimClock makes them deterministic. */
   clock?: Clock;
   /** Mailboxes to create up front. */
   users?: string[];
+  /** History older than this is pruned, so an old startHistoryId gets a 404 (default: kept forever). */
+  historyRetentionMs?: number;
+  /** At most one push per user per this many ms; the excess is dropped (documented: 1/s; default 1000). */
+  pushMinIntervalMs?: number;
+  push?: PushOptions;
 }
 
 export interface GmailEmulator {
@@ -36,13 +47,27 @@ export interface GmailEmulator {
   mailbox(address: string): GmailMailbox;
   /** A token source for `user` that issues a fresh token on refresh (see tokens.ts). */
   tokenSource(user: string, opts?: Parameters<typeof testTokenSource>[2]): TestTokenSource;
-  /** Mail from outside (a prospect's reply) arriving in `to`'s INBOX. */
-  deliver(to: string, raw: Buffer): Promise<GmailStoredMessage>;
+  /** Pub/Sub: a test creates the topic and the push subscription pointing at its endpoint. */
+  pubsub: PubSubEmulator;
+  /** Outgoing push: faults (drop, duplicate, delay), the log, and idle() to wait for deliveries. */
+  push: PushDispatcher;
+  /**
+   * Mail from outside (a prospect's reply) arriving in `to`'s INBOX, or SPAM with `spam`, threaded
+   * by its References/In-Reply-To as Gmail does; `internalDate` back-dates it.
+   */
+  deliver(to: string, raw: Buffer, opts?: { spam?: boolean; internalDate?: number }): Promise<GmailStoredMessage>;
+  /** Forgets `user`'s history: a stored historyId older than the current one now gets a 404. */
+  expireHistory(user: string): void;
   close(): Promise<void>;
 }
 
 export async function startGmailEmulator(opts: GmailEmulatorOptions = {}): Promise<GmailEmulator> {
-  const store = new GmailStore(opts.clock ?? systemClock);
+  const clock = opts.clock ?? systemClock;
+  const store = new GmailStore(clock);
+  const push = new PushDispatcher(opts.push);
+  const pubsub = new PubSubEmulator(push, clock);
+  const watches = new GmailWatches(pubsub, clock, opts.pushMinIntervalMs ?? 1000);
+  store.onNewMailbox.push((mb) => watches.attach(mb));
   for (const u of opts.users ?? []) store.addUser(u);
   const tokens = new TokenRegistry('ya29.emu');
   const faults = new FaultInjector();
@@ -71,6 +96,8 @@ export async function startGmailEmulator(opts: GmailEmulatorOptions = {}): Promi
 
   const server = await startEmulatorServer((app) => {
     registerMessageRoutes(app, ctx);
+    registerHistoryRoutes(app, { ...ctx, historyRetentionMs: opts.historyRetentionMs ?? null });
+    registerWatchRoutes(app, { ...ctx, watches, pubsub });
     app.setNotFoundHandler((_req, reply) => reply.code(404).send(gmailErrors.notFound().body));
   });
 
@@ -87,11 +114,21 @@ export async function startGmailEmulator(opts: GmailEmulatorOptions = {}): Promi
       return mb;
     },
     tokenSource: (user, o) => testTokenSource(tokens, user, o),
-    async deliver(to, raw) {
+    pubsub,
+    push,
+    async deliver(to, raw, o) {
       const mb = store.mailbox(to);
       if (!mb) throw new Error(`gmail emulator: no mailbox ${to}`);
-      return store.deliver(mb, raw, await parseMessage(raw));
+      return store.deliver(mb, raw, await parseMessage(raw), o);
     },
-    close: () => server.close(),
+    expireHistory(user) {
+      const mb = store.mailbox(user);
+      if (!mb) throw new Error(`gmail emulator: no mailbox ${user}`);
+      mb.expireHistory();
+    },
+    async close() {
+      await push.close();
+      await server.close();
+    },
   };
 }

@@ -27,28 +27,78 @@ export type HistoryChange =
 export interface HistoryRecord {
   id: number;
   change: HistoryChange;
+  /** Emulator clock, for age-based retention. */
+  at: number;
 }
 
 export class GmailMailbox {
   /** In insertion order: oldest first. */
   readonly messages = new Map<string, GmailStoredMessage>();
   readonly threads = new Map<string, string[]>();
+  /** Retained history, oldest first; older records were pruned (see retainedFrom). */
   readonly history: HistoryRecord[] = [];
   historyId: number;
+  /**
+   * The oldest startHistoryId history.list still serves: a record with id r was pruned, so a
+   * client starting before r would miss it and gets the documented 404 instead.
+   */
+  retainedFrom: number;
+  /** Called after every change, with the new historyId (push notifications hang here). */
+  readonly listeners: Array<(historyId: number, change: HistoryChange) => void> = [];
 
   constructor(
     readonly address: string,
     private readonly newId: () => string,
     startHistoryId: number,
+    private readonly clock: { now(): number },
   ) {
     this.historyId = startHistoryId;
+    this.retainedFrom = startHistoryId;
   }
 
   private bump(change: HistoryChange): number {
     // Gaps: Gmail's historyIds are increasing, not consecutive (guides/sync).
     this.historyId += 1 + (this.history.length % 3);
-    this.history.push({ id: this.historyId, change });
+    this.history.push({ id: this.historyId, change, at: this.clock.now() });
     return this.historyId;
+  }
+
+  private changed(change: HistoryChange): void {
+    for (const l of this.listeners) l(this.historyId, change);
+  }
+
+  /** Drops records older than maxAgeMs (Gmail keeps history "typically at least a week, sometimes only hours"). */
+  prune(maxAgeMs: number): void {
+    const cutoff = this.clock.now() - maxAgeMs;
+    let n = 0;
+    while (n < this.history.length && this.history[n]!.at < cutoff) n++;
+    if (n === 0) return;
+    this.retainedFrom = Math.max(this.retainedFrom, this.history[n - 1]!.id);
+    this.history.splice(0, n);
+  }
+
+  /** Test hook: forget all history so far; any stored id older than the current one gets a 404. */
+  expireHistory(): void {
+    this.retainedFrom = this.historyId;
+    this.history.length = 0;
+  }
+
+  /** Adds and removes labels (moving between INBOX and SPAM), logged as labelAdded/labelRemoved. */
+  modifyLabels(id: string, add: string[], remove: string[]): void {
+    const m = this.messages.get(id);
+    if (!m) throw new Error(`gmail emulator: no message ${id}`);
+    const added = add.filter((l) => !m.labelIds.has(l));
+    const removed = remove.filter((l) => m.labelIds.has(l));
+    for (const l of added) m.labelIds.add(l);
+    for (const l of removed) m.labelIds.delete(l);
+    if (added.length) {
+      m.historyId = this.bump({ type: 'labelAdded', messageId: id, labelIds: added });
+      this.changed(this.history[this.history.length - 1]!.change);
+    }
+    if (removed.length) {
+      m.historyId = this.bump({ type: 'labelRemoved', messageId: id, labelIds: removed });
+      this.changed(this.history[this.history.length - 1]!.change);
+    }
   }
 
   insert(raw: Buffer, parsed: ParsedMessage, labelIds: string[], threadId: string | null, internalDate: number): GmailStoredMessage {
@@ -60,6 +110,7 @@ export class GmailMailbox {
     t.push(id);
     this.threads.set(tid, t);
     m.historyId = this.bump({ type: 'messageAdded', messageId: id });
+    this.changed({ type: 'messageAdded', messageId: id });
     return m;
   }
 

@@ -10,6 +10,8 @@ import { GmailMailbox, type GmailStoredMessage } from './mailbox.ts';
 export class GmailStore {
   private readonly boxes = new Map<string, GmailMailbox>();
   private seq = 0;
+  /** Called for every mailbox created (the emulator hangs push and retention on each). */
+  readonly onNewMailbox: Array<(mb: GmailMailbox) => void> = [];
 
   constructor(readonly clock: Clock) {}
 
@@ -20,7 +22,8 @@ export class GmailStore {
     const key = address.toLowerCase();
     const existing = this.boxes.get(key);
     if (existing) return existing;
-    const mb = new GmailMailbox(key, this.newId, 1000 + this.boxes.size * 100_000);
+    const mb = new GmailMailbox(key, this.newId, 1000 + this.boxes.size * 100_000, this.clock);
+    for (const f of this.onNewMailbox) f(mb);
     this.boxes.set(key, mb);
     return mb;
   }
@@ -48,8 +51,12 @@ export class GmailStore {
     return sent;
   }
 
-  /** Mail from outside the emulator arriving in `to`'s INBOX, threaded by its headers. */
-  deliver(to: GmailMailbox, raw: Buffer, parsed: ParsedMessage): GmailStoredMessage {
-    return to.insert(raw, parsed, ['INBOX', 'UNREAD'], to.threadByHeaders(parsed), this.clock.now());
+  /**
+   * Mail from outside the emulator arriving in `to`'s INBOX (or SPAM: Gmail's filter took it for
+   * spam), threaded by its headers; `internalDate` back-dates it (mail older than a resync window).
+   */
+  deliver(to: GmailMailbox, raw: Buffer, parsed: ParsedMessage, opts: { spam?: boolean; internalDate?: number } = {}): GmailStoredMessage {
+    const labels = opts.spam ? ['SPAM', 'UNREAD'] : ['INBOX', 'UNREAD'];
+    return to.insert(raw, parsed, labels, to.threadByHeaders(parsed), opts.internalDate ?? this.clock.now());
   }
 }

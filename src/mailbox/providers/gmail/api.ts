@@ -1,8 +1,12 @@
 import { systemClock, type Clock } from '../../../common/clock.ts';
 import type { ApiDeps, TokenSource } from '../call.ts';
+import { listHistory } from './history-list.ts';
 import { getMessage } from './messages-get.ts';
 import { listMessages } from './messages-list.ts';
 import { sendMessage } from './messages-send.ts';
+import { getProfile } from './profile.ts';
+import { stopWatch } from './stop.ts';
+import { watchMailbox } from './watch.ts';
 
 /**
  * The Gmail API verbs Cadenza uses, one file each, bound to one mailbox here (the registry).
@@ -39,6 +43,10 @@ export function gmailApi(cfg: GmailApiConfig) {
     send: sendMessage.bind(null, ctx),
     list: listMessages.bind(null, ctx),
     get: getMessage.bind(null, ctx),
+    profile: getProfile.bind(null, ctx),
+    history: listHistory.bind(null, ctx),
+    watch: watchMailbox.bind(null, ctx),
+    stop: stopWatch.bind(null, ctx),
   };
 }
 

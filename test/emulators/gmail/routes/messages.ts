@@ -46,10 +46,12 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: GmailRouteConte
       ctx.run('messages.list', req, reply, (mb) => {
         const q = req.query;
         const one = (k: string) => (Array.isArray(q[k]) ? (q[k] as string[])[0] : (q[k] as string | undefined));
-        const parsed = parseGmailQuery(one('q') ?? '');
+        const parsed = parseGmailQuery(one('q') ?? '', ctx.store.clock.now());
         if (!parsed.ok) return gmailErrors.badRequest(parsed.message);
         const labelIds = ([] as string[]).concat(q.labelIds ?? []);
-        const includeSpamTrash = one('includeSpamTrash') === 'true' || parsed.query.includesSpamTrash;
+        // Naming SPAM or TRASH in labelIds asks for them as plainly as in:spam does.
+        const includeSpamTrash =
+          one('includeSpamTrash') === 'true' || parsed.query.includesSpamTrash || labelIds.some((l) => l === 'SPAM' || l === 'TRASH');
         const maxResults = one('maxResults') === undefined ? 100 : Number(one('maxResults'));
         if (!Number.isInteger(maxResults) || maxResults < 1 || maxResults > 500) {
           return gmailErrors.badRequest(`Invalid maxResults: ${one('maxResults')}`);
@@ -127,7 +129,7 @@ function recipientProblem(p: ParsedMessage): string | null {
   return null;
 }
 
-function decodePageToken(t: string | undefined): number | null {
+export function decodePageToken(t: string | undefined): number | null {
   if (t === undefined || t === '') return 0;
   const n = Number(Buffer.from(t, 'base64url').toString('utf8'));
   return Number.isInteger(n) && n >= 0 ? n : null;

@@ -15,6 +15,7 @@ export const errorCodes = {
   CONFIG_INVALID: 'The configuration is invalid.',
   MAILBOX_UNAVAILABLE: "The mailbox's server could not be reached or did not answer as expected (connection, TLS, timeout, protocol).",
   MAILBOX_AUTH_FAILED: "The mailbox's server refused its credentials (password, app password or OAuth token).",
+  MAIL_MALFORMED: 'The message could not be parsed safely (empty, too large, binary, too many parts or headers, too deep, too slow); it is quarantined with the reason.',
   MAILBOX_FOLDER_NOT_FOUND: 'The mailbox has no folder for this role (Sent, Junk, Trash), neither marked SPECIAL-USE nor by a known name.',
 } as const;
 

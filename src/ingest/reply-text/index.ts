@@ -1,5 +1,11 @@
+import { htmlToText } from '../parse/html-to-text.ts';
+import { htmlQuoteStart } from './html-quotes.ts';
+import { fragments, linesOf, newText, replyWithSignature, segmentPlain, type Fragment } from './segment.ts';
+
 /**
  * The new text of a reply: what the sender wrote, without the quoted history and the signature.
+ * Plain text is used when the message has it; HTML only when it has nothing else (rules in
+ * docs/parsing.md).
  */
 export interface ReplyText {
   text: string;
@@ -7,24 +13,52 @@ export interface ReplyText {
   signature: string | null;
 }
 
-export function extractReplyText(input: { text?: string | null; html?: string | null; from?: string | null }): ReplyText {
-  const body = (input.text ?? '').replace(/\r\n?/g, '\n');
-  const lines = body.split('\n');
-  let cut = lines.length;
-  for (let i = 0; i < lines.length; i++) {
-    const l = lines[i]!;
-    if (/^\s*>/.test(l) || /^On .*wrote:\s*$/.test(l) || /^-+\s*Original Message\s*-+/i.test(l)) {
-      cut = i;
-      break;
-    }
-  }
-  const head = lines.slice(0, cut);
-  let sig: string | null = null;
-  const sigAt = head.findIndex((l) => l === '-- ' || l === '--');
-  let newLines = head;
-  if (sigAt >= 0) {
-    sig = head.slice(sigAt + 1).join('\n').trim();
-    newLines = head.slice(0, sigAt);
-  }
-  return { text: newLines.join('\n').trim(), quoted: lines.slice(cut).join('\n'), signature: sig };
+export interface ReplyInput {
+  text?: string | null;
+  html?: string | null;
+  /** The sender ("Name <addr>", an address or a name): finds a signature that holds the sender's name. */
+  from?: string | null;
+}
+
+export interface ReplyAnalysis extends ReplyText {
+  /** The new text with its signature, lines as written: what quotation-only extractors return. */
+  withSignature: string;
+  fragments: Fragment[];
+  source: 'text' | 'html' | 'none';
+}
+
+/** Bodies are cut here: a reply's new text sits at the top, and the rules scan line by line. */
+const MAX_BODY_CHARS = 1_000_000;
+
+export function analyseReply(input: ReplyInput): ReplyAnalysis {
+  const plain = (input.text ?? '').slice(0, MAX_BODY_CHARS);
+  const html = (input.html ?? '').slice(0, MAX_BODY_CHARS);
+  let body = plain;
+  let quotedHtml = '';
+  let source: ReplyAnalysis['source'] = 'text';
+  // The parser fills `text` from the HTML when a message has no text/plain part; the HTML's quote
+  // markup is then the better guide.
+  const textIsFromHtml = html.trim() !== '' && (plain.trim() === '' || plain === htmlToText(html));
+  if (textIsFromHtml) {
+    source = 'html';
+    const cut = htmlQuoteStart(html);
+    body = htmlToText(cut >= 0 ? html.slice(0, cut) : html);
+    if (cut >= 0) quotedHtml = htmlToText(html.slice(cut));
+  } else if (plain.trim() === '') source = 'none';
+  const seg = segmentPlain(body, input.from);
+  const quoted = [linesOf(seg, 'quoted'), quotedHtml].filter((s) => s.trim() !== '').join('\n');
+  const signature = linesOf(seg, 'signature').trim();
+  return {
+    text: newText(seg),
+    quoted,
+    signature: signature === '' ? null : signature,
+    withSignature: replyWithSignature(seg),
+    fragments: fragments(seg),
+    source,
+  };
+}
+
+export function extractReplyText(input: ReplyInput): ReplyText {
+  const { text, quoted, signature } = analyseReply(input);
+  return { text, quoted, signature };
 }

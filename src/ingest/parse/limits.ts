@@ -1,0 +1,44 @@
+/**
+ * Limits on what the parser accepts. Mail over a limit is quarantined with the reason, not
+ * parsed: the ingestion worker must never crash or stall on input (ARCHITECTURE promise 8).
+ */
+export interface ParseLimits {
+  /** Raw message size. Providers cap mail at 25–35 MB; larger input is not mail we send replies to. */
+  maxBytes: number;
+  /** MIME parts (attachments and report parts) after parsing. */
+  maxParts: number;
+  /** Lines that can open a MIME boundary ("--…"), counted before parsing so a crafted message cannot make the parser build millions of nodes. */
+  maxBoundaryLines: number;
+  /** Size of the top-level header block. Real headers are a few KB; long Received chains reach ~100 KB. */
+  maxHeaderBytes: number;
+  /** Number of top-level header fields. */
+  maxHeaders: number;
+  /** MIME nesting depth (postal-mime rejects deeper messages itself; its default is 256). */
+  maxNestingDepth: number;
+  /** Wall-clock time for one parse. postal-mime does not yield often, so this is checked when it returns. */
+  maxParseMs: number;
+}
+
+export const defaultParseLimits: ParseLimits = {
+  maxBytes: 25 * 1024 * 1024,
+  maxParts: 500,
+  maxBoundaryLines: 5_000,
+  maxHeaderBytes: 512 * 1024,
+  maxHeaders: 2_000,
+  maxNestingDepth: 50,
+  maxParseMs: 5_000,
+};
+
+/** Why a message was quarantined: stable codes, stored with the message and listed in docs/parsing.md. */
+export type QuarantineReason =
+  | 'empty'
+  | 'too_large'
+  | 'binary'
+  | 'no_header'
+  | 'no_separator'
+  | 'headers_too_long'
+  | 'too_many_headers'
+  | 'too_many_parts'
+  | 'nesting_too_deep'
+  | 'timeout'
+  | 'unparseable';

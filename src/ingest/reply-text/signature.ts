@@ -1,0 +1,96 @@
+/**
+ * Where the signature of the new text begins. Four kinds, in the order they are tried:
+ *   - the delimiter line ("-- " per RFC 3676 §4.3, and the "--" / "__" that clients write instead);
+ *   - a mobile or client signature ("Sent from my iPhone", "Get Outlook for iOS", in several languages);
+ *   - a closing phrase ("Regards,", "Best,") followed by a few short lines (name, title);
+ *   - talon's idea: with the sender known, a short trailing block that holds the sender's name,
+ *     with the logo lines and rules just above it.
+ * Each returns the index of the first signature line within `lines`, or -1.
+ */
+
+const DELIMITER = /^\s*(?:--|__)\s*$/u;
+
+/** "-Abhishek Kona": a dash sign-off that joins the signature when one follows it. */
+const DASH_SIGNOFF = /^\s*-\s?\p{L}[\p{L} .'-]{0,40}$/u;
+
+/** A mailing-list footer rule: "_______________________________________________". */
+const FOOTER_RULE = /^\s*_{10,}\s*$/u;
+
+export const MOBILE_SIGNATURE =
+  /^\s*(?:sent (?:from|with|via|using) (?:my|the|a mobile|outlook|mail|yahoo|samsung|proton|protonmail|bluemail|aol|windows|gmail|spark|superhuman|edison|nine|newton|polymail|sparrow|mailbird|airmail|hey|iphone|ipad|android|blackberry|huawei|xiaomi|my phone)\b|sent from mobile|sent on the go|get outlook for (?:ios|android)|envoyé (?:de|depuis|à partir de) (?:mon|ma|outlook|l'application|yahoo)|obtenir outlook pour|télécharger outlook pour|gesendet (?:von|mit|vom) (?:meinem|meiner|outlook|mobil|yahoo|gmx|web\.de|der)|von meinem \S+(?: \S+)? gesendet|holen sie sich outlook|enviado (?:desde|do|de|a partir do) (?:mi|meu|o meu|outlook|yahoo|correo)|obtener outlook para|inviato da(?:l mio| il mio| iphone| ipad| outlook| samsung| yahoo|ll'app)|verzonden (?:vanaf|met|van) (?:mijn|outlook)|verstuurd vanaf (?:mijn|outlook)|sendt fra (?:min|outlook|yahoo)|skickat från (?:min|outlook|yahoo)|lähetetty (?:iphonesta|androidista|outlookista|puhelimesta|mobiilista)|wysłane z (?:mojego|iphone|ipada|outlooka|aplikacji)|отправлено с (?:моего|iphone|ipad|android|мобильного)|odesláno z (?:mého|iphonu|outlooku))\b.{0,80}$/iu;
+
+const CLOSING =
+  /^\s*(?:(?:best|kind|warm|warmest|many|with|all the best|best wishes)?\s*(?:regards|wishes)|best|cheers|thanks|thank you|thanks again|many thanks|thx|sincerely|yours(?: truly| sincerely)?|respectfully|take care|talk soon|mit freundlichen grüßen|viele grüße|beste grüße|liebe grüße|gruß|grüße|lg|mfg|cordialement|bien à vous|bien cordialement|salutations|saludos|un saludo|atentamente|cordiali saluti|saluti|distinti saluti|atenciosamente|abraços|obrigado|obrigada|met vriendelijke groet|groeten|hilsen|med venlig hilsen|vennlig hilsen|mvh|med vänliga hälsningar|hälsningar|ystävällisin terveisin|terveisin|pozdrawiam|z poważaniem|с уважением|спасибо)\s*[,.!]?\s*$/iu;
+
+const SIGNATURE_MAX_LINES = 15;
+const SIGNATURE_LINE_MAX_CHARS = 80;
+
+function isBlank(l: string): boolean {
+  return l.trim() === '';
+}
+
+/** First delimiter or footer rule; a dash sign-off just above it (blank lines between) joins it. */
+export function delimiterSignature(lines: string[]): number {
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    // A footer rule counts only near the end; long rules elsewhere are content (markdown, tables).
+    if (DELIMITER.test(l) || (FOOTER_RULE.test(l) && lines.length - i <= SIGNATURE_MAX_LINES)) {
+      let start = i;
+      let j = i - 1;
+      while (j >= 0 && isBlank(lines[j]!) && i - j <= 3) j--;
+      if (j > 0 && DASH_SIGNOFF.test(lines[j]!)) start = j;
+      return start;
+    }
+  }
+  return -1;
+}
+
+export function mobileSignature(lines: string[]): number {
+  for (let i = 0; i < lines.length; i++) if (MOBILE_SIGNATURE.test(lines[i]!)) return i;
+  return -1;
+}
+
+/** "Regards,\n\nJohn Doe\nCEO @ Acme": a closing line, then 1–5 short lines to the end; never the whole reply. */
+export function closingSignature(lines: string[]): number {
+  const firstText = lines.findIndex((l) => !isBlank(l));
+  for (let i = lines.length - 1; i > firstText && lines.length - i <= 8; i--) {
+    if (!CLOSING.test(lines[i]!)) continue;
+    const after = lines.slice(i + 1).filter((l) => !isBlank(l));
+    if (after.length >= 1 && after.length <= 5 && after.every((l) => (l.trim().length <= 60 && !/[.?!:]\s*$/.test(l.trim())) || /@|https?:|www\.|\+?\d[\d ()-]{6,}/.test(l))) return i;
+  }
+  return -1;
+}
+
+/** Words of the sender's display name and mailbox local part, lower-cased, ≥ 3 letters. */
+export function senderNameTokens(from: string | null | undefined): string[] {
+  if (!from) return [];
+  const generic = new Set(['info', 'mail', 'email', 'admin', 'noreply', 'reply', 'support', 'sales', 'contact', 'team', 'hello', 'office', 'the', 'and']);
+  const m = /^(.*?)<([^>]*)>/.exec(from);
+  const name = m ? m[1]! : from.includes('@') ? '' : from;
+  const local = (m ? m[2]! : from.includes('@') ? from : '').split('@')[0] ?? '';
+  const words = `${name} ${local.replace(/[._+-]/g, ' ')}`.toLowerCase().match(/\p{L}{3,}/gu) ?? [];
+  return [...new Set(words)].filter((w) => !generic.has(w));
+}
+
+/** A line of a signature block above the name: blank, a rule, or a short label ("AM_LOGO_CLR"). */
+function signatureFiller(l: string): boolean {
+  const t = l.trim();
+  return t === '' || /^[-_=*~#.]{2,}$/.test(t) || (t.length <= 25 && !/[.!?:;,]$/.test(t) && !/\s\S+\s/.test(t));
+}
+
+export function senderSignature(lines: string[], from: string | null | undefined): number {
+  const tokens = senderNameTokens(from);
+  if (tokens.length === 0) return -1;
+  const firstText = lines.findIndex((l) => !isBlank(l));
+  const nameRe = new RegExp(`(?:^|[^\\p{L}])(?:${tokens.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?![\\p{L}])`, 'iu');
+  let start = -1;
+  for (let i = lines.length - 1; i > firstText && lines.length - i <= SIGNATURE_MAX_LINES; i--) {
+    const l = lines[i]!;
+    if (l.trim().length > SIGNATURE_LINE_MAX_CHARS) break;
+    if (nameRe.test(l) && l.trim().length <= 60) start = i;
+  }
+  if (start < 0) return -1;
+  while (start - 1 > firstText && signatureFiller(lines[start - 1]!)) start--;
+  while (start < lines.length && isBlank(lines[start]!)) start++;
+  return start;
+}

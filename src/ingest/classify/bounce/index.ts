@@ -78,13 +78,15 @@ function errorLines(report: string): string {
 
 function details(mail: ParsedMail, f: Failure): BounceDetails {
   const diagnostic = squeeze(f.diagnostic).slice(0, 2000);
-  const inText = findStatus(diagnostic);
+  const inText = findStatus(diagnostic, null, true);
   // The code in the text decides which reply code to look for (a 4.x.x DSN over "550 5.5.0 …").
   const replyCode = findReplyCode(diagnostic, (inText ?? f.dsnStatus)?.[0] ?? null);
   let status = preferStatus(f.dsnStatus, inText, replyCode);
   const bounceClass = bounceClassOf(`${diagnostic} ${f.dsnStatus ? '' : mail.subject}`, status);
   if (!status) {
-    const temporary = replyCode !== null ? replyCode < 500 : looksTemporary(diagnostic);
+    // Without a code, a report of a message the MTA gave up on is final (hard) unless its
+    // words say the failure is temporary.
+    const temporary = replyCode !== null && replyCode >= 400 ? replyCode < 500 : looksTemporary(diagnostic);
     status = statusOfClass(bounceClass, temporary);
   }
   return {
@@ -100,7 +102,7 @@ function details(mail: ParsedMail, f: Failure): BounceDetails {
 }
 
 function describe(f: Failure, d: BounceDetails, basis: string): string {
-  const inferred = f.dsnStatus || (d.diagnostic && findStatus(d.diagnostic)) ? '' : ' (status inferred from the diagnostic)';
+  const inferred = f.dsnStatus || (d.diagnostic && findStatus(d.diagnostic, null, true)) ? '' : ' (status inferred from the diagnostic)';
   return `${basis}: ${d.status}${inferred} ${d.bounceClass} for ${d.recipient ?? 'an unnamed recipient'}`;
 }
 

@@ -9,16 +9,26 @@
  */
 
 const STATUS_IN_TEXT = /(?<![\d.vV])([245])\.([0-7])\.(\d{1,3})(?![\d])/g;
-const IPV4 = /\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g;
+const IP_ADDRESS = /\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b|\b[0-9a-f]{1,4}(?::[0-9a-f]{0,4}){2,7}\b/gi;
 
-/** The most telling enhanced status code in `text`; `classHint` ('4', '5') keeps only that class. */
-export function findStatus(text: string, classHint?: string): string | null {
+/** IP addresses hold digit groups that read like codes ("192.5.1.1", "2606:2800:220:…"). */
+function withoutAddresses(text: string): string {
+  return text.replace(IP_ADDRESS, ' ');
+}
+
+/**
+ * The most telling enhanced status code in `text`; `classHint` ('4', '5') keeps only that class.
+ * A failure report's 2.x.x codes are transcript noise ("250 2.1.5 Ok" before "451 4.3.0"), so
+ * `failuresOnly` drops them.
+ */
+export function findStatus(text: string, classHint?: string | null, failuresOnly = false): string | null {
   if (text.length < 5) return null;
-  const clean = text.replace(IPV4, ' ');
+  const clean = withoutAddresses(text);
   const found: string[] = [];
   let vague: string | null = null;
   for (const m of clean.matchAll(STATUS_IN_TEXT)) {
     if (classHint && m[1] !== classHint) continue;
+    if (failuresOnly && m[1] === '2') continue;
     const code = `${m[1]}.${m[2]}.${m[3]}`;
     // X.0.0 and 4.4.7 say almost nothing: used only when nothing better is written.
     if ((m[2] === '0' && m[3] === '0') || code === '4.4.7') {
@@ -68,10 +78,10 @@ const REPLY_CODES: Record<string, number[]> = {
 export function findReplyCode(text: string, classHint?: string | null): number | null {
   if (text.length < 3 || /x-unix/i.test(text)) return null;
   const classes = classHint && REPLY_CODES[classHint] ? [classHint] : ['5', '4', '2'];
-  const padded = ` ${text} `;
+  const padded = ` ${withoutAddresses(text)} `;
   for (const c of classes) {
     for (const code of REPLY_CODES[c]!) {
-      const re = new RegExp(`(?<![\\d.])${code}(?![\\d.])`);
+      const re = new RegExp(`(?<![\\d./])${code}(?![\\d./])`);
       if (re.test(padded)) return code;
     }
   }
@@ -80,7 +90,9 @@ export function findReplyCode(text: string, classHint?: string | null): number |
 
 /** A 4xx/5xx class stated in words or codes, for a failure with no usable status. */
 export function looksTemporary(text: string): boolean {
-  const s = findStatus(text) ?? (findReplyCode(text) === null ? null : String(findReplyCode(text)));
+  const code = findReplyCode(text);
+  const s = findStatus(text, null, true) ?? (code === null ? null : String(code));
   if (s?.startsWith('4')) return true;
+  if (s?.startsWith('5')) return false;
   return /\b(temporar(y|ily)|persistent|try again later|will (be )?retr(y|ied))\b/i.test(text);
 }

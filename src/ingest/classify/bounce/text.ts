@@ -100,12 +100,17 @@ function withReason(paragraphs: string[], i: number, address: string): string {
  */
 function ownLines(paragraph: string, address: string): string {
   const lines = paragraph.split('\n');
-  const others = (l: string) => addressesIn(l).some((a) => a !== address && !SYSTEM_LOCAL.test(a.split('@')[0]!));
-  if (!lines.some(others)) return paragraph;
+  // A line that starts with another address starts that address's entry; an address inside a
+  // line ("after MAIL FROM:<x>", "generated from x") is part of this entry's text.
+  const startsOther = (l: string) => {
+    const a = /^[\s<"]*([^\s<>"@]+@[^\s<>":;,]+)/.exec(l)?.[1]?.toLowerCase().replace(/\.+$/, '');
+    return a !== undefined && a !== address && a.includes('.') && !SYSTEM_LOCAL.test(a.split('@')[0]!);
+  };
+  if (!lines.some(startsOther)) return paragraph;
   const start = lines.findIndex((l) => l.toLowerCase().includes(address));
   if (start < 0) return paragraph;
   let end = start + 1;
-  while (end < lines.length && !(others(lines[end]!) && !lines[end]!.toLowerCase().includes(address))) end++;
+  while (end < lines.length && !startsOther(lines[end]!)) end++;
   return lines.slice(start, end).join('\n');
 }
 

@@ -5,7 +5,7 @@ import { originalMessageId, originalRecipients } from './original.ts';
 import { sesNotification } from './ses-notification.ts';
 import { bounceClassOf, statusOfClass } from './reason.ts';
 import { findReplyCode, findStatus, looksTemporary, preferStatus } from './status.ts';
-import { addressesIn, reportText, squeeze, textRecipients } from './text.ts';
+import { addressesIn, bareLocalRecipients, reportText, squeeze, textRecipients } from './text.ts';
 
 /**
  * Rung 2: bounces. An RFC 3464 report is read field by field; a prose bounce (most MTAs before
@@ -53,14 +53,15 @@ export function detectBounce(mail: ParsedMail): Classification | null {
 function failure(mail: ParsedMail, dsn: DsnRecipient[], report: string): Failure {
   const failed = dsn.filter((r) => r.action === 'failed' || r.action === '' || r.status?.startsWith('5') || r.status?.startsWith('4'));
   const own = new Set([...mail.to, ...mail.cc, ...(mail.from ? [mail.from] : [])].map((a) => a.address).filter(Boolean));
-  const inText = textRecipients(report, own);
+  const named = textRecipients(report, own);
+  const inText = named.length ? named : bareLocalRecipients(report, mail.from?.address.split('@')[1] ?? null);
   if (failed.length) {
     const first = failed[0]!;
     // Postfix and others put the remote answer in the prose, not in Diagnostic-Code.
-    const named = first.recipient ?? inText[0]?.recipient ?? null;
-    const prose = inText.find((t) => t.recipient === named || t.recipient === first.originalRecipient)?.diagnostic ?? '';
+    const recipient = first.recipient ?? inText[0]?.recipient ?? null;
+    const prose = inText.find((t) => t.recipient === recipient || t.recipient === first.originalRecipient)?.diagnostic ?? '';
     const recipients = unique(failed.map((r) => r.recipient).filter((r): r is string => r !== null));
-    return { recipient: named, recipients: recipients.length ? recipients : named ? [named] : [], diagnostic: first.diagnostic ?? prose, dsnStatus: first.status, action: first.action };
+    return { recipient, recipients: recipients.length ? recipients : recipient ? [recipient] : [], diagnostic: first.diagnostic ?? prose, dsnStatus: first.status, action: first.action };
   }
   const xfailed = headerValue(mail, 'x-failed-recipients');
   const listed = xfailed ? addressesIn(` ${xfailed.replace(/,/g, ' ')} `) : [];

@@ -95,6 +95,23 @@ function withReason(paragraphs: string[], i: number, address: string): string {
 }
 
 /**
+ * Webmail systems that reject for their own users list bare local parts under "the following
+ * recipients:" ("exampleuser"); the domain is the reporting system's own.
+ */
+export function bareLocalRecipients(report: string, domain: string | null): TextRecipient[] {
+  if (!domain) return [];
+  const lines = report.replace(/\r/g, '').split('\n');
+  const out: TextRecipient[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!/following (recipients?|addresses|address\(es\)|users?)\b.*:\s*$/i.test(lines[i]!)) continue;
+    for (let j = i + 1; j < lines.length && /^\s*[A-Za-z0-9._+-]{1,64}\s*$/.test(lines[j]!); j++) {
+      out.push({ recipient: `${lines[j]!.trim().toLowerCase()}@${domain}`, diagnostic: squeeze(lines.slice(i, j + 1).join(' ')) });
+    }
+  }
+  return out;
+}
+
+/**
  * Several recipients in one paragraph (Exim: each address, then its indented error): the lines
  * from this address's first line up to the line that names the next address.
  */

@@ -39,6 +39,8 @@ export interface SetFigures {
   humanKept: Ratio;
   feedback: Ratio;
   deliveryReport: Ratio;
+  /** Files the parser refused (quarantined): they get an `error` line, no label. */
+  errors: number;
   misses: string[];
 }
 
@@ -89,12 +91,14 @@ function readLabels(name: string): Row[] {
     .map((l) => JSON.parse(l) as Row);
 }
 
-async function run(file: string): Promise<ClassifiedFile> {
-  return classifyRaw(file, readFileSync(path.join(CORPORA, file)));
+async function run(f: SetFigures, file: string): Promise<ClassifiedFile> {
+  const out = await classifyRaw(file, readFileSync(path.join(CORPORA, file)));
+  if (out.row.error) f.errors++;
+  return out;
 }
 
 function empty(set: string): SetFigures {
-  return { set, files: 0, bounceDetection: ratio(), hardSoft: ratio(), status: ratio(), recipient: ratio(), reason: ratio(), autoDetected: ratio(), autoAsHuman: 0, humanKept: ratio(), feedback: ratio(), deliveryReport: ratio(), misses: [] };
+  return { set, files: 0, bounceDetection: ratio(), hardSoft: ratio(), status: ratio(), recipient: ratio(), reason: ratio(), autoDetected: ratio(), autoAsHuman: 0, humanKept: ratio(), feedback: ratio(), deliveryReport: ratio(), errors: 0, misses: [] };
 }
 
 const isAuto = (label: string | undefined) => label === 'auto_reply' || label === 'auto_generated';
@@ -102,7 +106,7 @@ const isAuto = (label: string | undefined) => label === 'auto_reply' || label ==
 export async function measureSisimai(): Promise<SetFigures> {
   const f = empty('sisimai');
   for (const r of readLabels('sisimai-labels.jsonl')) {
-    const { row, classification: c } = await run(r.file);
+    const { row, classification: c } = await run(f, r.file);
     f.files++;
     const kind = r.kind as string;
     const miss = (what: string) => f.misses.push(`${r.file}: ${what} (got ${JSON.stringify(row)})`);
@@ -139,7 +143,7 @@ export async function measureSisimai(): Promise<SetFigures> {
 export async function measureBounceParser(): Promise<SetFigures> {
   const f = empty('bounceparser');
   for (const r of readLabels('bounceparser-labels.jsonl')) {
-    const { row, classification: c } = await run(r.file);
+    const { row, classification: c } = await run(f, r.file);
     f.files++;
     const miss = (what: string) => f.misses.push(`${r.file}: ${what} (got ${JSON.stringify(row)})`);
     const want = r.kind === 'bounce';
@@ -173,7 +177,7 @@ export async function measureBounceParser(): Promise<SetFigures> {
 export async function measureAutoreplyExt(): Promise<SetFigures> {
   const f = empty('autoreply-ext');
   for (const r of readLabels('autoreply-ext-labels.jsonl')) {
-    const { row } = await run(r.file);
+    const { row } = await run(f, r.file);
     f.files++;
     const miss = (what: string) => f.misses.push(`${r.file}: ${what} (got ${JSON.stringify(row)})`);
     const label = r.label as string;
@@ -195,10 +199,11 @@ export async function measureAutoreplyExt(): Promise<SetFigures> {
 }
 
 export function formatFigures(sets: SetFigures[]): string {
-  const head = ['set', 'files', 'bounce', 'hard/soft', 'status*', 'recipient', 'reason', 'auto', 'auto→human', 'human kept', 'feedback', 'delivered'];
+  const head = ['set', 'files', 'errors', 'bounce', 'hard/soft', 'status*', 'recipient', 'reason', 'auto', 'auto→human', 'human kept', 'feedback', 'delivered'];
   const cell = (r: Ratio) => `${pct(r)} (${r.ok}/${r.n})`;
-  const rows = sets.map((s) => [s.set, String(s.files), cell(s.bounceDetection), cell(s.hardSoft), cell(s.status), cell(s.recipient), cell(s.reason), cell(s.autoDetected), String(s.autoAsHuman), cell(s.humanKept), cell(s.feedback), cell(s.deliveryReport)]);
+  const rows = sets.map((s) => [s.set, String(s.files), String(s.errors), cell(s.bounceDetection), cell(s.hardSoft), cell(s.status), cell(s.recipient), cell(s.reason), cell(s.autoDetected), String(s.autoAsHuman), cell(s.humanKept), cell(s.feedback), cell(s.deliveryReport)]);
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
-  lines.push('', '* status: exact match of the RFC 3463 code; sisimai rows whose label is one of its pseudo codes (X.0.9NN, status_is_sisimai_pseudo) are left out of this measure.');
+  lines.push('', 'errors: files the parser refused (quarantined); they count as misses in every measure that labels them.');
+  lines.push('* status: exact match of the RFC 3463 code; sisimai rows whose label is one of its pseudo codes (X.0.9NN, status_is_sisimai_pseudo) are left out of this measure.');
   return lines.join('\n');
 }

@@ -20,9 +20,10 @@ const schema = z.object({
   CADENZA_MICROSOFT_CLIENT_SECRET: z.string().min(1).optional(),
   /** common (work and personal accounts), organizations, consumers, or one tenant's id. */
   CADENZA_MICROSOFT_TENANT: z.string().regex(/^[A-Za-z0-9.-]+$/, 'a tenant id, domain, common, organizations or consumers').default('common'),
-  /** An authorization server's issuer URL in place of Google's or Microsoft's, read by discovery (the emulator in tests). */
+  /** Google's issuer (https://accounts.google.com) replaced, read by discovery: the OAuth emulator in tests. */
   CADENZA_GOOGLE_ISSUER: z.string().url().optional(),
-  CADENZA_MICROSOFT_ISSUER: z.string().url().optional(),
+  /** Microsoft's login host (https://login.microsoftonline.com) replaced, read by discovery per tenant: the emulator in tests. */
+  CADENZA_MICROSOFT_LOGIN_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

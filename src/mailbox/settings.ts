@@ -17,6 +17,8 @@ const endpoint = z.object({
 export const mailboxSettingsSchema = z.object({
   smtp: endpoint.optional(),
   imap: endpoint.optional(),
+  /** Set when the mailbox was connected with OAuth (mailbox/oauth): whose token endpoint refreshes its grant, and for which protocols. */
+  oauth: z.object({ provider: z.enum(['google', 'microsoft']), mode: z.enum(['api', 'imap']) }).optional(),
   /** Does the submission server file a copy into Sent (Gmail, Outlook, most hosts)? If not, Cadenza appends one over IMAP. */
   serverSavesSent: z.boolean().default(true),
 });

@@ -1,0 +1,37 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Db } from '../../store/store.ts';
+import type { OAuthFlowTable } from '../../store/schema.ts';
+
+/** The oauth_flow table's queries (0007_oauth.sql). */
+
+export type FlowRow = Selectable<OAuthFlowTable>;
+
+export async function saveFlow(db: Db, row: Insertable<OAuthFlowTable>): Promise<void> {
+  await db.insertInto('oauth_flow').values(row).execute();
+}
+
+export type Consumed = { ok: true; flow: FlowRow } | { ok: false; reason: 'unknown' | 'used' | 'expired' };
+
+// -- name: consume-flow
+// Single use in one statement: of two callbacks racing with one state, only one sees used_at null.
+export async function consumeFlow(db: Db, state: string, now: number): Promise<Consumed> {
+  const at = new Date(now);
+  const flow = await db
+    .updateTable('oauth_flow')
+    .set({ used_at: at })
+    .where('state', '=', state)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', at)
+    .returningAll()
+    .executeTakeFirst();
+  if (flow) return { ok: true, flow };
+  const row = await db.selectFrom('oauth_flow').select(['used_at']).where('state', '=', state).executeTakeFirst();
+  return { ok: false, reason: !row ? 'unknown' : row.used_at ? 'used' : 'expired' };
+}
+
+// -- name: purge-flows
+// Kept a day past expiry, so that a late or replayed callback is told "already used" or "expired"
+// rather than "unknown".
+export async function purgeFlows(db: Db, now: number): Promise<void> {
+  await db.deleteFrom('oauth_flow').where('expires_at', '<', new Date(now - 86_400_000)).execute();
+}

@@ -8,6 +8,7 @@ import { register as importCmd } from './commands/import.ts';
 import { register as keys } from './commands/keys.ts';
 import { register as mailbox } from './commands/mailbox.ts';
 import { register as migrate } from './commands/migrate.ts';
+import { register as replyText } from './commands/reply-text.ts';
 import { register as sequence } from './commands/sequence.ts';
 import { register as start } from './commands/start.ts';
 import { register as status } from './commands/status.ts';
@@ -23,7 +24,7 @@ export function buildProgram(): Command {
     .option('--data-dir <dir>', 'folder of the embedded store (env CADENZA_DATA_DIR, default ./data)')
     .showHelpAfterError()
     .configureOutput({ outputError: (s, write) => write(s) });
-  for (const register of [start, migrate, importCmd, sequence, enroll, status, workspace, mailbox, keys, dns, classify]) register(program);
+  for (const register of [start, migrate, importCmd, sequence, enroll, status, workspace, mailbox, keys, dns, classify, replyText]) register(program);
   return program;
 }
 

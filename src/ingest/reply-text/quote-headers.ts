@@ -30,7 +30,8 @@ const MAX_HEADER_CHARS = 400;
 function joined(lines: string[], i: number, k: number): string | null {
   if (i + k > lines.length) return null;
   const part = lines.slice(i, i + k);
-  if (part.some((l) => l.trim() === '' || /^\s*>/.test(l))) return null;
+  // ">:" alone is the end of a wrapped "<addr\n>:", not a quoted line.
+  if (part.some((l, j) => l.trim() === '' || (/^\s*>/.test(l) && !(j > 0 && /^\s*>\s*:\s*$/.test(l))))) return null;
   return part.map((l) => l.trim()).join(' ');
 }
 

@@ -78,16 +78,24 @@ function signatureFiller(l: string): boolean {
   return t === '' || /^[-_=*~#.]{2,}$/.test(t) || (t.length <= 25 && !/[.!?:;,]$/.test(t) && !/\s\S+\s/.test(t));
 }
 
+/** A line that can carry a name in a signature, not a sentence that mentions it ("Thanks John, that works."). */
+function nameLike(l: string): boolean {
+  const t = l.trim();
+  return t.length <= 60 && !/[!?:]$/.test(t) && !/\p{L}{4,}\.$/u.test(t) && (t.match(/\S+/g) ?? []).length <= 8;
+}
+
 export function senderSignature(lines: string[], from: string | null | undefined): number {
   const tokens = senderNameTokens(from);
   if (tokens.length === 0) return -1;
   const firstText = lines.findIndex((l) => !isBlank(l));
   const nameRe = new RegExp(`(?:^|[^\\p{L}])(?:${tokens.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?![\\p{L}])`, 'iu');
   let start = -1;
-  for (let i = lines.length - 1; i > firstText && lines.length - i <= SIGNATURE_MAX_LINES; i--) {
+  let seen = 0;
+  for (let i = lines.length - 1; i > firstText; i--) {
     const l = lines[i]!;
-    if (l.trim().length > SIGNATURE_LINE_MAX_CHARS) break;
-    if (nameRe.test(l) && l.trim().length <= 60) start = i;
+    if (isBlank(l)) continue;
+    if (++seen > SIGNATURE_MAX_LINES || l.trim().length > SIGNATURE_LINE_MAX_CHARS) break;
+    if (nameRe.test(l) && nameLike(l)) start = i;
   }
   if (start < 0) return -1;
   while (start - 1 > firstText && signatureFiller(lines[start - 1]!)) start--;

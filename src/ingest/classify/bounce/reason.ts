@@ -85,14 +85,17 @@ function classOfStatus(status: string): BounceClass | null {
   return null;
 }
 
+const SPECIFIC = new Set<BounceClass>(['user_unknown', 'user_disabled', 'mailbox_full', 'message_too_large', 'domain_not_found']);
+
 export function bounceClassOf(diagnostic: string, status: string | null): BounceClass {
   const text = diagnostic.toLowerCase();
   // A specific detail in the code (5.1.1, 5.2.2) is trusted over generic words like "rejected".
   const fromStatus = status ? classOfStatus(status) : null;
   if (fromStatus && fromStatus !== 'blocked' && fromStatus !== 'policy' && fromStatus !== 'network') {
     const fromText = firstPhraseClass(text);
-    // Servers answer 5.1.1 for a disabled account and 5.2.2 for an oversize message: words decide.
-    if (fromText === 'user_disabled' || fromText === 'mailbox_full' || fromText === 'message_too_large' || fromText === 'domain_not_found') return fromText;
+    // Servers answer 5.1.1 for a disabled account, 5.2.2 for an oversize message and 5.1.10
+    // (null MX) for an unknown user: specific words decide.
+    if (fromText && SPECIFIC.has(fromText)) return fromText;
     return fromStatus;
   }
   return firstPhraseClass(text) ?? fromStatus ?? 'other';

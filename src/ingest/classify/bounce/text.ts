@@ -43,7 +43,7 @@ export function addressesIn(text: string): string[] {
 }
 
 /** Mailboxes that report failures or belong to the sending side, never the failed recipient. */
-const SYSTEM_LOCAL = /^(mailer-daemon|postmaster|mail-daemon|maildaemon|mailerdaemon|noreply|no-reply|abuse|root|daemon|bounces?|nobody|mdaemon|mail\.daemon)$/i;
+const SYSTEM_LOCAL = /^(mailer-daemon|postmaster|mail-daemon|maildaemon|mailerdaemon|noreply|no-reply|abuse|bounces?|mdaemon|mail\.daemon)$/i;
 
 export interface TextRecipient {
   recipient: string;

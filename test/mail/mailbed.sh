@@ -9,6 +9,7 @@
 #   mailbed.sh reset [USER…] expunge every mailbox of the given users (default: all test users), and
 #                            with no USER also purge the Postfix queue
 #   mailbed.sh stop | restart
+#   mailbed.sh doveadm ARGS… doveadm on this instance (tests: mailbox update, kick; name the user)
 #
 # Endpoints (127.0.0.1 only):
 #   SMTP submission ${SUBMISSION_PORT:-10587}  AUTH PLAIN/LOGIN required (Dovecot SASL), STARTTLS offered (self-signed)
@@ -470,5 +471,8 @@ case "${1:-start}" in
   stop)   cmd_stop ;;
   status) cmd_status ;;
   reset)  shift; cmd_reset "$@" ;;
-  *) echo "usage: $0 [start|stop|status|reset [USER...]|restart]" >&2; exit 2 ;;
+  # Cadenza: doveadm on the bed's instance, for tests that change a mailbox behind the client's
+  # back (doveadm mailbox update --uid-validity, kick). Name the user (-u): the bed is shared.
+  doveadm) shift; exec doveadm -c "$DC_CONF" "$@" ;;
+  *) echo "usage: $0 [start|stop|status|reset [USER...]|restart|doveadm ARGS...]" >&2; exit 2 ;;
 esac

@@ -37,8 +37,11 @@ export interface ImapTimeouts {
  */
 export const defaultImapTimeouts: ImapTimeouts = { connectMs: 15_000, greetingMs: 15_000, socketMs: 60_000 };
 
-/** imapflow's options for an account and one access token (XOAUTH2) or the password. */
-export function imapFlowOptions(account: ImapAccount, accessToken?: string): ImapFlowOptions {
+/**
+ * imapflow's options for an account and one access token (XOAUTH2) or the password; `extra`
+ * overrides them for connections that live long (the sync's IDLE watch) or enable extensions.
+ */
+export function imapFlowOptions(account: ImapAccount, accessToken?: string, extra: Partial<ImapFlowOptions> = {}): ImapFlowOptions {
   const t = { ...defaultImapTimeouts, ...account.timeouts };
   const { endpoint } = account;
   return {
@@ -60,5 +63,6 @@ export function imapFlowOptions(account: ImapAccount, accessToken?: string): Ima
     connectionTimeout: t.connectMs,
     greetingTimeout: t.greetingMs,
     socketTimeout: t.socketMs,
+    ...extra,
   };
 }

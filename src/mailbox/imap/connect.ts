@@ -1,4 +1,4 @@
-import { ImapFlow } from 'imapflow';
+import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
 import { imapFlowOptions, type ImapAccount } from './account.ts';
@@ -9,8 +9,14 @@ import { imapError } from './errors.ts';
  * (forceRefresh) and tried again: an access token can expire between the vault's check and the
  * login. Throws MAILBOX_AUTH_FAILED or MAILBOX_UNAVAILABLE; never leaves a socket open on failure.
  */
-export async function connectImap(account: ImapAccount, opts: { logger?: Logger } = {}): Promise<ImapFlow> {
-  if (account.auth.kind === 'password') return open(account, undefined, opts.logger);
+export interface ConnectOptions {
+  logger?: Logger;
+  /** imapflow options over the account's (imapFlowOptions' `extra`). */
+  flow?: Partial<ImapFlowOptions>;
+}
+
+export async function connectImap(account: ImapAccount, opts: ConnectOptions = {}): Promise<ImapFlow> {
+  if (account.auth.kind === 'password') return open(account, undefined, opts);
   let token: string;
   try {
     token = await account.auth.accessToken({ forceRefresh: false });
@@ -18,7 +24,7 @@ export async function connectImap(account: ImapAccount, opts: { logger?: Logger 
     throw tokenError(e);
   }
   try {
-    return await open(account, token, opts.logger);
+    return await open(account, token, opts);
   } catch (e) {
     if (!isCadenzaError(e, 'MAILBOX_AUTH_FAILED')) throw e;
   }
@@ -27,11 +33,11 @@ export async function connectImap(account: ImapAccount, opts: { logger?: Logger 
   } catch (e) {
     throw tokenError(e);
   }
-  return open(account, token, opts.logger);
+  return open(account, token, opts);
 }
 
-async function open(account: ImapAccount, token: string | undefined, logger?: Logger): Promise<ImapFlow> {
-  const client = new ImapFlow(imapFlowOptions(account, token));
+async function open(account: ImapAccount, token: string | undefined, { logger, flow }: ConnectOptions): Promise<ImapFlow> {
+  const client = new ImapFlow(imapFlowOptions(account, token, flow));
   // imapflow emits 'error' for socket trouble outside a command; without a listener Node would
   // throw it and take the worker down (promise 8). The failing command rejects on its own.
   client.on('error', (e: Error) => logger?.debug({ err: { message: e.message, code: (e as { code?: string }).code } }, 'imap connection error'));
@@ -56,7 +62,7 @@ function tokenError(e: unknown) {
  * Runs fn on a fresh connection and always closes it: LOGOUT when the connection is healthy,
  * else the socket is just destroyed (a LOGOUT to a dead server would wait for socketTimeout).
  */
-export async function withImap<T>(account: ImapAccount, fn: (client: ImapFlow) => Promise<T>, opts: { logger?: Logger } = {}): Promise<T> {
+export async function withImap<T>(account: ImapAccount, fn: (client: ImapFlow) => Promise<T>, opts: ConnectOptions = {}): Promise<T> {
   const client = await connectImap(account, opts);
   let ok = false;
   try {

@@ -43,6 +43,8 @@ export function analyseReply(input: ReplyInput): ReplyAnalysis {
     source = 'html';
     const cut = htmlQuoteStart(html);
     body = htmlToText(cut >= 0 ? html.slice(0, cut) : html);
+    // An <hr> drawn above the cut history belongs to it.
+    if (cut >= 0) body = body.replace(/(?:\n[ \t]*[-_=*]{3,}[ \t]*)+\s*$/u, '');
     if (cut >= 0) quotedHtml = htmlToText(html.slice(cut));
   } else if (plain.trim() === '') source = 'none';
   const seg = segmentPlain(body, input.from);

@@ -8,7 +8,7 @@
 
 /** The verb that ends an attribution line, by language (Gmail, Apple Mail, Thunderbird, Outlook web). */
 const ATTRIBUTION_VERB =
-  /(?:wrote|writes|has written|schrieb|geschrieben|a écrit|a ecrit|escribió|escribio|ha escrito|escreveu|ha scritto|pisze|napisał\(a\)|napisała|napisał|schreef|skrev|kirjoitti|написал\(а\)|написала|написал|пишет|írta|napsal\(a\)|napsala|napsal|yazdı|έγραψε|scrisse|a scris|kirjutas|rašė|rakstīja|je napisal|napisao|napisala je|написа|写道|寫道|より|님이 작성)\s*:?\s*$/iu;
+  /(?:wrote|writes|has written|schrieb|geschrieben|geschreven|a écrit|a ecrit|escribió|escribio|ha escrito|escreveu|ha scritto|pisze|napisał\(a\)|napisała|napisał|schreef|skrev|kirjoitti|написал\(а\)|написала|написал|пишет|írta|napsal\(a\)|napsala|napsal|yazdı|έγραψε|scrisse|a scris|kirjutas|rašė|rakstīja|je napisal|napisao|napisala je|написа|写道|寫道|より|님이 작성)\s*:?\s*$/iu;
 
 /**
  * The start of an attribution line: a lead word ("On", "Am", "Le", "El", "Il", "Em", "W dniu",

@@ -56,6 +56,10 @@ export function segmentPlain(body: string, from?: string | null): Segmented {
 
   if (boundary >= 0) {
     for (let i = boundary; i < boundary + span; i++) kinds[i] = 'quoted';
+    // The rule a client draws above the history ("-----", "_____", an HTML <hr>) belongs to it.
+    for (let i = boundary - 1; i >= 0 && (isBlank(lines[i]) || /^\s*[-_=*]{3,}\s*$/.test(lines[i]!)); i--) {
+      if (!isBlank(lines[i])) kinds[i] = 'quoted';
+    }
     let next = boundary + span;
     while (next < n && isBlank(lines[next])) next++;
     const inlineAnswers = blockKind === 'attribution' && next < n && QUOTED.test(lines[next]!);

@@ -81,7 +81,8 @@ function signatureFiller(l: string): boolean {
 /** A line that can carry a name in a signature, not a sentence that mentions it ("Thanks John, that works."). */
 function nameLike(l: string): boolean {
   const t = l.trim();
-  return t.length <= 60 && !/[!?:]$/.test(t) && !/\p{L}{4,}\.$/u.test(t) && (t.match(/\S+/g) ?? []).length <= 8;
+  const sentenceEnd = /[.!?:;]$/.test(t) && !/\b(?:ph\.?d|jr|sr|md|esq|inc|ltd|co|gmbh|s\.a|b\.v)\.$/i.test(t);
+  return t.length <= 60 && !sentenceEnd && (t.match(/\S+/g) ?? []).length <= 8;
 }
 
 export function senderSignature(lines: string[], from: string | null | undefined): number {

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import type { Store } from '../store/store.ts';
 import { registerTracking, type TrackingDeps } from '../tracking/index.ts';
+import { registerOAuthRoutes, type OAuthRoutesDeps } from '../mailbox/oauth/routes.ts';
 
 export interface ApiDeps {
   store: Store;
@@ -11,6 +12,8 @@ export interface ApiDeps {
   logger?: boolean | object;
   /** Open pixel, click redirect and unsubscribe endpoints (src/tracking). */
   tracking?: Omit<TrackingDeps, 'store' | 'clock'>;
+  /** Connecting Google and Microsoft mailboxes: /oauth/:provider/start and /oauth/callback (src/mailbox/oauth). */
+  oauth?: OAuthRoutesDeps;
 }
 
 /**
@@ -21,6 +24,7 @@ export function buildServer(deps: ApiDeps): FastifyInstance {
   const app = Fastify({ logger: deps.logger ?? false });
 
   if (deps.tracking) registerTracking(app, { store: deps.store, clock: deps.clock, ...deps.tracking });
+  if (deps.oauth) registerOAuthRoutes(app, deps.oauth);
 
   app.get('/healthz', async () => ({ status: 'ok', version: deps.version }));
 

@@ -15,6 +15,9 @@ import { loadMasterKey } from '../common/secrets.ts';
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import { trackingKey } from '../sending/compose/tracking.ts';
 import { SenderPool } from '../sending/sender-pool.ts';
+import { OAuthClients, type OAuthSettings } from '../mailbox/oauth/client.ts';
+import { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
+import { oauthTransportFor } from '../mailbox/oauth/wiring.ts';
 
 export const version: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -26,6 +29,8 @@ export interface AppOptions {
   roles: Role[];
   /** The URL recipients reach for unsubscribe and tracking links (CADENZA_PUBLIC_URL). */
   publicUrl?: string;
+  /** OAuth clients for Google and Microsoft mailboxes (config CADENZA_GOOGLE_* / CADENZA_MICROSOFT_*). */
+  oauth?: OAuthSettings;
   clock?: Clock;
   random?: Random;
   log?: Logger;
@@ -81,13 +86,18 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     await app.scheduler.start();
   }
   const master = loadMasterKey({ dataDir: o.dataDir });
+  // One token provider per process: senders, sync loops and the connect routes share its cache.
+  const vault = new Vault(store, localKeyWrapper(master));
+  const oauthClients = new OAuthClients(o.oauth ?? {}, { clock });
+  const mailboxTokens = new MailboxTokens({ store, vault, clients: oauthClients, clock, random, log });
   if (o.roles.includes('sender')) {
     app.senders = new SenderPool({
       store,
       service,
       clock,
       random,
-      vault: new Vault(store, localKeyWrapper(master)),
+      vault,
+      transportFor: oauthTransportFor({ tokens: mailboxTokens }),
       trackingKey: trackingKey(master),
       publicUrl: o.publicUrl ?? `http://localhost:${o.port}`,
       log,
@@ -95,7 +105,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     await app.senders.start();
   }
   if (o.roles.includes('api')) {
-    app.server = buildServer({ store, clock, version, tracking: { service, key: trackingKey(master), log } });
+    app.server = buildServer({ store, clock, version, tracking: { service, key: trackingKey(master), log },
+      oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
+    });
     app.url = await app.server.listen({ port: o.port, host: o.host });
     log.info({ url: app.url, backend: store.backend, roles: o.roles }, 'cadenza is running');
   }

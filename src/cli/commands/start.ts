@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig, parseRoles } from '../../common/config.ts';
 import { startApp } from '../../ops/app.ts';
+import { oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
 import { globals } from '../context.ts';
 
 export function register(program: Command): void {
@@ -20,6 +21,7 @@ export function register(program: Command): void {
         host: opts.host ?? cfg.HOST,
         roles: parseRoles(opts.roles ?? cfg.CADENZA_ROLES),
         ...(cfg.CADENZA_PUBLIC_URL ? { publicUrl: cfg.CADENZA_PUBLIC_URL } : {}),
+        oauth: oauthSettingsFrom(cfg),
       });
       if (g.json) process.stdout.write(`${JSON.stringify({ url: app.url, backend: app.store.backend })}\n`);
       await new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
 import PostalMime from 'postal-mime';
 import { cadenzaError } from '../../common/errors.ts';
 import type { MailAddress, MailPart, ParsedMail } from '../types.ts';
+import { fixC1Controls } from './c1-controls.ts';
 import { installFlowedFix } from './flowed.ts';
 import { htmlToText } from './html-to-text.ts';
 import { defaultParseLimits, type ParseLimits, type QuarantineReason } from './limits.ts';
@@ -73,23 +74,23 @@ async function convert(bytes: Uint8Array, lim: ParseLimits): Promise<ParsedMail>
     maxHeadersSize: lim.maxHeaderBytes * 4,
   });
   const m = await parser.parse(bytes);
-  const headers = (m.headers ?? []).map((h) => ({ key: h.key.toLowerCase(), value: h.value }));
+  const headers = (m.headers ?? []).map((h) => ({ key: h.key.toLowerCase(), value: fixC1Controls(h.value) }));
   const first = (key: string) => headers.find((h) => h.key === key)?.value;
   const contentType = (first('content-type') ?? 'text/plain').toLowerCase();
   const parts: MailPart[] = (m.attachments ?? []).map((a) => {
     const mimeType = (a.mimeType ?? 'application/octet-stream').toLowerCase();
     const isText = mimeType.startsWith('text/') || mimeType.startsWith('message/');
     const content = a.content as unknown;
-    const text = isText ? (typeof content === 'string' ? content : new TextDecoder().decode(content as ArrayBuffer)) : null;
+    const text = isText ? fixC1Controls(typeof content === 'string' ? content : new TextDecoder().decode(content as ArrayBuffer)) : null;
     const size = typeof content === 'string' ? Buffer.byteLength(content) : ((content as ArrayBuffer | undefined)?.byteLength ?? 0);
     return { mimeType, filename: a.filename ?? null, disposition: a.disposition ?? null, size, text };
   });
-  const html = m.html ?? null;
+  const html = m.html === undefined ? null : fixC1Controls(m.html);
   return {
     messageId: parseMessageId(first('message-id')),
     inReplyTo: parseMessageIds(first('in-reply-to'))[0] ?? null,
     references: parseMessageIds(headers.filter((h) => h.key === 'references').map((h) => h.value).join(' ')),
-    subject: m.subject ?? '',
+    subject: fixC1Controls(m.subject ?? ''),
     from: address(m.from),
     to: addresses(m.to),
     cc: addresses(m.cc),
@@ -98,7 +99,7 @@ async function convert(bytes: Uint8Array, lim: ParseLimits): Promise<ParsedMail>
     date: m.date ? Date.parse(m.date) || null : null,
     headers,
     contentType,
-    text: html !== null && !hadPlainText(parser) ? htmlToText(html) : (m.text ?? ''),
+    text: html !== null && !hadPlainText(parser) ? htmlToText(html) : fixC1Controls(m.text ?? ''),
     html,
     parts,
     size: bytes.byteLength,
@@ -124,7 +125,7 @@ function addresses(list: PmAddress[] | undefined): MailAddress[] {
   const out: MailAddress[] = [];
   for (const a of list ?? []) {
     if (a.group) out.push(...addresses(a.group));
-    else out.push({ address: (a.address ?? '').toLowerCase(), name: a.name ?? '' });
+    else out.push({ address: (a.address ?? '').toLowerCase(), name: fixC1Controls(a.name ?? '') });
   }
   return out;
 }

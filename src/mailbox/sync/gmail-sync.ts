@@ -44,7 +44,8 @@ export interface GmailSyncOptions {
   push?: { topicName: string; registry: PushRegistry; renewEveryMs?: number };
 }
 
-export const defaultResyncWindowMs = 7 * 86_400_000;
+/** How far back a bounded scan looks when the worker names no window (the IMAP connector uses the same). */
+export const defaultResyncWindowMs = 14 * 86_400_000;
 const defaultBatchSize = 50;
 /** Gmail lists up to 500 per page (gmail-api.json maxResults). */
 const maxPageSize = 500;

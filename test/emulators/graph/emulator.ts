@@ -6,9 +6,13 @@ import { testTokenSource, TokenRegistry, type TestTokenSource } from '../tokens.
 import type { GraphRouteContext } from './context.ts';
 import { graphErrors } from './errors.ts';
 import type { GraphMailbox, GraphStoredMessage } from './mailbox.ts';
+import { PushDispatcher, type PushOptions } from '../push.ts';
+import { registerDeltaRoutes } from './routes/delta.ts';
 import { registerMessageRoutes } from './routes/messages.ts';
 import { registerSendMailRoutes } from './routes/send-mail.ts';
+import { registerSubscriptionRoutes } from './routes/subscriptions.ts';
 import { GraphStore } from './store.ts';
+import { GraphSubscriptions } from './subscriptions.ts';
 
 /**
  * The Microsoft Graph mail emulator (following what Microsoft documents for Graph mail): a
@@ -16,8 +20,9 @@ import { GraphStore } from './store.ts';
  * in-memory mailboxes, the delayed Sent copy after a 202, and fault injection. One per test file
  * or test; close() it.
  *
- * Route groups, one file each under routes/, registered under both prefixes below; delta queries
- * and subscriptions are the next ones.
+ * Route groups, one file each under routes/, registered under both prefixes below: sendMail,
+ * messages (list, get, $value), delta; subscriptions at the service root. Change notifications go
+ * out through `push` (push.ts) with its faults.
  */
 export interface GraphEmulatorOptions {
   /** Drives the Sent Items delay and the timestamps; a SimClock makes both deterministic. */
@@ -25,6 +30,13 @@ export interface GraphEmulatorOptions {
   users?: string[];
   /** How long after sendMail's 202 the Sent copy appears (default 0: at once). */
   sentItemsDelayMs?: number;
+  /** Delta tokens older than this are evicted (default: never; expireDeltaTokens() evicts at once). */
+  deltaTokenTtlMs?: number;
+  /** Longest subscription lifetime (default 4,230 minutes, the documented table's value for messages). */
+  subscriptionMaxLifetimeMs?: number;
+  /** How long the notification URL has to answer the validation request (documented: 10 s). */
+  validationTimeoutMs?: number;
+  push?: PushOptions;
 }
 
 export interface GraphEmulator {
@@ -41,7 +53,17 @@ export interface GraphEmulator {
   /** The next sendMail answers 202 but its submission never completes (it stays a draft). */
   loseNextSend(): void;
   tokenSource(user: string, opts?: Parameters<typeof testTokenSource>[2]): TestTokenSource;
-  deliver(to: string, raw: Buffer): Promise<GraphStoredMessage>;
+  /** Mail from outside arriving in `to`'s Inbox, or Junk Email; `receivedAt` back-dates it. */
+  deliver(to: string, raw: Buffer, opts?: { folder?: 'inbox' | 'junkemail'; receivedAt?: number }): Promise<GraphStoredMessage>;
+  /**
+   * Evicts every delta token of `user` issued so far: replaying one is answered 410 Gone with
+   * `code` (default syncStateNotFound).
+   */
+  expireDeltaTokens(user: string, code?: 'syncStateNotFound' | 'resyncRequired'): void;
+  /** Subscriptions, and `lifecycle(id, event)` to send a lifecycle notification. */
+  subscriptions: GraphSubscriptions;
+  /** Outgoing notifications: faults (drop, duplicate, delay), the log, idle(). */
+  push: PushDispatcher;
   close(): Promise<void>;
 }
 
@@ -49,6 +71,12 @@ export async function startGraphEmulator(opts: GraphEmulatorOptions = {}): Promi
   const clock = opts.clock ?? systemClock;
   const store = new GraphStore(clock);
   store.sentItemsDelayMs = opts.sentItemsDelayMs ?? 0;
+  const push = new PushDispatcher(opts.push);
+  const subscriptions = new GraphSubscriptions(push, clock, {
+    maxLifetimeMs: opts.subscriptionMaxLifetimeMs ?? 4230 * 60_000,
+    validationTimeoutMs: opts.validationTimeoutMs ?? 10_000,
+  });
+  store.onNewMailbox.push((mb) => subscriptions.attach(mb));
   for (const u of opts.users ?? []) store.addUser(u);
   const tokens = new TokenRegistry('eyJ0eXAi.emu');
   const faults = new FaultInjector();
@@ -106,10 +134,12 @@ export async function startGraphEmulator(opts: GraphEmulatorOptions = {}): Promi
         async (scoped) => {
           registerSendMailRoutes(scoped, ctx);
           registerMessageRoutes(scoped, ctx);
+          registerDeltaRoutes(scoped, { ...ctx, deltaTokenTtlMs: opts.deltaTokenTtlMs ?? null });
         },
         { prefix },
       );
     }
+    registerSubscriptionRoutes(app, { ...ctx, subscriptions });
     app.setNotFoundHandler((_req, reply) =>
       reply.code(400).send({ error: { code: 'BadRequest', message: 'Resource not found for the segment.' } }),
     );
@@ -135,11 +165,22 @@ export async function startGraphEmulator(opts: GraphEmulatorOptions = {}): Promi
       lose++;
     },
     tokenSource: (user, o) => testTokenSource(tokens, user, o),
-    async deliver(to, raw) {
+    async deliver(to, raw, o) {
       const mb = store.mailbox(to);
       if (!mb) throw new Error(`graph emulator: no mailbox ${to}`);
-      return store.deliver(mb, raw, await parseMessage(raw));
+      return store.deliver(mb, raw, await parseMessage(raw), o);
     },
-    close: () => server.close(),
+    expireDeltaTokens(user, code = 'syncStateNotFound') {
+      const mb = store.mailbox(user);
+      if (!mb) throw new Error(`graph emulator: no mailbox ${user}`);
+      mb.deltaGeneration++;
+      mb.deltaExpiryCode = code;
+    },
+    subscriptions,
+    push,
+    async close() {
+      await push.close();
+      await server.close();
+    },
   };
 }

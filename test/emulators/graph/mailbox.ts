@@ -66,6 +66,15 @@ export class GraphMailbox {
   /** In creation order. */
   readonly messages: GraphStoredMessage[] = [];
   readonly changes: GraphChange[] = [];
+  /** Called after every change (change notifications hang here). */
+  readonly listeners: Array<(change: GraphChange) => void> = [];
+  /**
+   * Delta tokens carry the generation they were issued in; expireDeltaTokens() raises it, and
+   * older tokens are then answered as evicted from Graph's cache (delta-query-overview.md).
+   */
+  deltaGeneration = 0;
+  /** How the next evicted token is answered (test hook; see routes/delta.ts). */
+  deltaExpiryCode: 'syncStateNotFound' | 'resyncRequired' = 'syncStateNotFound';
   private conversations = 0;
 
   constructor(
@@ -84,7 +93,7 @@ export class GraphMailbox {
       lost: init.lost ?? false,
     };
     this.messages.push(m);
-    this.changes.push({ n: this.changes.length + 1, type: 'created', immutableId: m.immutableId, folder: m.folder, at: m.createdAt });
+    this.log({ n: this.changes.length + 1, type: 'created', immutableId: m.immutableId, folder: m.folder, at: m.createdAt });
     return m;
   }
 
@@ -112,6 +121,22 @@ export class GraphMailbox {
     const from = m.folder;
     m.folder = to;
     m.lastModifiedAt = at;
-    this.changes.push({ n: this.changes.length + 1, type: 'moved', immutableId: m.immutableId, folder: to, fromFolder: from, at });
+    this.log({ n: this.changes.length + 1, type: 'moved', immutableId: m.immutableId, folder: to, fromFolder: from, at });
+  }
+
+  private log(c: GraphChange): void {
+    this.changes.push(c);
+    for (const l of this.listeners) l(c);
+  }
+
+  /** Each message's folder after the first `n` changes (what a delta round saw at that point). */
+  foldersAt(n: number): Map<string, FolderName> {
+    const out = new Map<string, FolderName>();
+    for (let i = 0; i < n && i < this.changes.length; i++) out.set(this.changes[i]!.immutableId, this.changes[i]!.folder);
+    return out;
+  }
+
+  byImmutableId(id: string): GraphStoredMessage | undefined {
+    return this.messages.find((m) => m.immutableId === id);
   }
 }

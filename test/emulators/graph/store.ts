@@ -22,6 +22,7 @@ export class GraphStore {
     if (!mb) {
       mb = new GraphMailbox(key, () => ++this.seq);
       this.boxes.set(key, mb);
+      for (const f of this.onNewMailbox) f(mb);
     }
     return mb;
   }
@@ -49,12 +50,18 @@ export class GraphStore {
     return m;
   }
 
-  /** Mail from outside arriving in `to`'s Inbox. */
-  deliver(to: GraphMailbox, raw: Buffer, parsed: ParsedMessage): GraphStoredMessage {
+  /** Called for every mailbox created (the emulator hangs change notifications on each). */
+  readonly onNewMailbox: Array<(mb: GraphMailbox) => void> = [];
+
+  /**
+   * Mail from outside arriving in `to`'s Inbox (or Junk Email: the filter took it for spam);
+   * `receivedAt` back-dates it (mail older than a resync window).
+   */
+  deliver(to: GraphMailbox, raw: Buffer, parsed: ParsedMessage, opts: { folder?: 'inbox' | 'junkemail'; receivedAt?: number } = {}): GraphStoredMessage {
     this.settle();
-    const now = this.clock.now();
+    const now = opts.receivedAt ?? this.clock.now();
     return to.add({
-      folder: 'inbox',
+      folder: opts.folder ?? 'inbox',
       raw,
       parsed,
       internetMessageId: parsed.messageId ?? `<emu-in-${now}-${to.messages.length}@emulator.test>`,

@@ -1,8 +1,11 @@
 import { systemClock, type Clock } from '../../../common/clock.ts';
 import type { ApiDeps, TokenSource } from '../call.ts';
+import { getMimeContent } from './message-value.ts';
+import { deltaPage, deltaStartUrl } from './messages-delta.ts';
 import { getMessage } from './messages-get.ts';
 import { listMessages } from './messages-list.ts';
 import { sendMail } from './send-mail.ts';
+import { createSubscription, deleteSubscription, renewSubscription } from './subscriptions.ts';
 
 /**
  * The Microsoft Graph mail verbs Cadenza uses, one file each, bound to one mailbox here (the
@@ -22,6 +25,8 @@ export interface GraphApiConfig {
 export interface GraphContext extends ApiDeps {
   /** '…/v1.0/me/' or '…/v1.0/users/{user}/' with the trailing slash, to resolve verb paths against. */
   mailboxBase: URL;
+  /** '…/v1.0/' with the trailing slash: where /subscriptions lives. */
+  serviceRoot: URL;
 }
 
 export const graphDefaultBaseUrl = 'https://graph.microsoft.com/v1.0';
@@ -32,6 +37,7 @@ export function graphContext(cfg: GraphApiConfig): GraphContext {
   const who = !cfg.user || cfg.user === 'me' ? 'me' : `users/${encodeURIComponent(cfg.user)}`;
   return {
     mailboxBase: new URL(`${prefix}/${who}/`, base),
+    serviceRoot: new URL(`${prefix}/`, base),
     tokens: cfg.tokens,
     clock: cfg.clock ?? systemClock,
     timeoutMs: cfg.timeoutMs ?? 30_000,
@@ -44,6 +50,12 @@ export function graphApi(cfg: GraphApiConfig) {
     sendMail: sendMail.bind(null, ctx),
     list: listMessages.bind(null, ctx),
     get: getMessage.bind(null, ctx),
+    mime: getMimeContent.bind(null, ctx),
+    deltaStartUrl: deltaStartUrl.bind(null, ctx),
+    delta: deltaPage.bind(null, ctx),
+    subscribe: createSubscription.bind(null, ctx),
+    renewSubscription: renewSubscription.bind(null, ctx),
+    unsubscribe: deleteSubscription.bind(null, ctx),
   };
 }
 

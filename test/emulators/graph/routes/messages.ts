@@ -10,7 +10,7 @@ import { parseFilter, parseSelect } from '../odata.ts';
  * `$value` (the MIME bytes). `Prefer: IdType="ImmutableId"` switches ids to immutable ones.
  * Route names for fault injection: 'messages.list', 'messages.get', 'messages.value'.
  */
-const props = new Set([
+export const props = new Set([
   'id',
   'createdDateTime',
   'lastModifiedDateTime',
@@ -90,15 +90,15 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: GraphRouteConte
   );
 }
 
-function prefersImmutable(prefer: string | string[] | undefined): boolean {
+export function prefersImmutable(prefer: string | string[] | undefined): boolean {
   return [prefer ?? []].flat().some((p) => /IdType\s*=\s*"?ImmutableId"?/i.test(p));
 }
 
-function withPreference(r: EmulatorReply, immutable: boolean): EmulatorReply {
+export function withPreference(r: EmulatorReply, immutable: boolean): EmulatorReply {
   return immutable ? { ...r, headers: { ...r.headers, 'preference-applied': 'IdType="ImmutableId"' } } : r;
 }
 
-function origin(req: { headers: { host?: string } }): string {
+export function origin(req: { headers: { host?: string } }): string {
   return `http://${req.headers.host ?? '127.0.0.1'}`;
 }
 
@@ -127,7 +127,7 @@ export function render(m: GraphStoredMessage, immutable: boolean): Record<string
 }
 
 /** $select: the named properties, with id and the etag, which Graph always returns. */
-function pick(json: Record<string, unknown>, select: string[] | null): Record<string, unknown> {
+export function pick(json: Record<string, unknown>, select: string[] | null): Record<string, unknown> {
   if (!select) return json;
   const out: Record<string, unknown> = { '@odata.etag': json['@odata.etag'], id: json.id };
   for (const p of select) out[p] = json[p];

@@ -43,6 +43,10 @@ async function open(account: ImapAccount, token: string | undefined, { logger, f
   client.on('error', (e: Error) => logger?.debug({ err: { message: e.message, code: (e as { code?: string }).code } }, 'imap connection error'));
   try {
     await client.connect();
+    // IMAP is a conversation of small writes, each waiting for an answer; with Nagle's algorithm
+    // a command written in parts can wait out the server's delayed ACK (~40 ms a round trip
+    // here). imapflow does not set it, and exposes no hook before the greeting.
+    (client as unknown as { socket?: { setNoDelay?: (on: boolean) => void } }).socket?.setNoDelay?.(true);
     return client;
   } catch (e) {
     client.close();

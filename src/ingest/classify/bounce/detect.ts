@@ -43,10 +43,14 @@ export function bounceEvidence(mail: ParsedMail, report: string): BounceEvidence
   if (phrases.size) signals.push(`failure phrases (${[...phrases].slice(0, 3).join(', ')})`);
   if (headerValue(mail, 'x-failed-recipients')) signals.push('X-Failed-Recipients');
   const has = (s: string) => signals.some((x) => x.startsWith(s));
+  // A person answering in a thread may talk about failed deliveries; only a report part would
+  // make their message a bounce.
+  const personalReply = !sender && (mail.inReplyTo !== null || mail.references.length > 0);
   const isBounce =
-    has('X-Failed-Recipients') ||
+    !personalReply &&
+    (has('X-Failed-Recipients') ||
     (sender && (has('failure subject') || phrases.size > 0)) ||
     (has('failure subject') && phrases.size >= 2) ||
-    phrases.size >= 4;
+    phrases.size >= 4);
   return { isBounce, signals };
 }

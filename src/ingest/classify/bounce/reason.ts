@@ -14,7 +14,7 @@ const PHRASES: Array<[BounceClass, RegExp]> = [
   ],
   [
     'message_too_large',
-    /\b(message (size |length )?(exceeds|is too (big|large)|too (big|large))|too (big|large) for|size (limit|exceeds)|exceeds (the )?(maximum|max|fixed|size|message size)|message size|mesg too big|maximum (message )?size|mail size|larger than the (current )?(system )?limit|maximum allowed size)/,
+    /\b(mailbox exceeds allowed size|message (size |length )?(exceeds|is too (big|large)|too (big|large))|too (big|large) for|size (limit|exceeds)|exceeds (the )?(maximum|max|fixed|size|message size)|message size|mesg too big|maximum (message )?size|mail size|larger than the (current )?(system )?limit|maximum allowed size)/,
   ],
   [
     'user_disabled',
@@ -22,7 +22,7 @@ const PHRASES: Array<[BounceClass, RegExp]> = [
   ],
   [
     'user_unknown',
-    /\b(user(name)? (is )?(unknown|not found|does ?n[o']t exist|not exist|not known|missing|invalid)|unknown (user|recipient|mailbox|local ?part|address|e-?mail address)|(no such|invalid|bad|unknown|nonexistent|non-existent) (user|recipient|mailbox|address|person|account|local)|(mailbox|recipient|address|account|addressee|user|e-?mail address|email account)( name)?( \S+)? (does ?n[o']t|did not|doesnt) exist|(mailbox|recipient|address|user|account) (is )?(not found|unknown|unavailable|invalid|not valid|not present|not registered)|no (mailbox|account|user)( by that name| here| found)?|not (a )?(valid|known|local) (user|recipient|mailbox|address)|is not a valid|user doesn't have|does not exist|not listed in|not in (my )?(validrcptto|list of valid)|badrcptto|address (rejected|unknown|not present)|unrecognized (user|address)|resolver\.adr\.recipnotfound|recipnotfound|user ?unknown|no existe|utilisateur inconnu|destinataire inconnu|unbekannt|nicht vorhanden|gibt es nicht|nessun utente|存在しない|not our customer|unknown or illegal alias|wasn't found|was not found|can't find|could not be found|isn't a valid|invalid mailbox|mailbox not found|no account|unknown in (virtual|local|relay) (mailbox|recipient|alias)|account is unavailable|recipient rejected)/,
+    /\b(user(name)? (is )?(unknown|not found|does ?n[o']t exist|not exist|not known|missing|invalid)|unknown (user|recipient|mailbox|local ?part|address|e-?mail address)|(no such|invalid|bad|unknown|nonexistent|non-existent) (user|recipient|mailbox|address|person|account|local)|(mailbox|recipient|address|account|addressee|user|e-?mail address|email account)( name)?( \S+)? (does ?n[o']t|did not|doesnt) exist|(mailbox|recipient|address|user|account) (is )?(not found|unknown|unavailable|invalid|not valid|not present|not registered)|no (mailbox|account|user)( by that name| here| found)?|not (a )?(valid|known|local) (user|recipient|mailbox|address)|is not a valid|user doesn't have|does not exist|not listed in|not in (my )?(validrcptto|list of valid)|badrcptto|address (rejected|unknown|not present)|unrecognized (user|address)|resolver\.adr\.recipnotfound|recipnotfound|user ?unknown|no existe|utilisateur inconnu|destinataire inconnu|unbekannt|nicht vorhanden|gibt es nicht|nessun utente|存在しない|not our customer|unknown or illegal alias|wasn't found|was not found|can't find|could not be found|isn't a valid|invalid mailbox|mailbox not found|no account|unknown in (virtual|local|relay) (mailbox|recipient|alias)|account is unavailable|recipient rejected|couldn't be found|invalid final delivery userid|check if (the )?address is correct|name is not recognized|not a registered (gateway )?user|unknown or invalid)/,
   ],
   [
     'domain_not_found',
@@ -42,7 +42,7 @@ const PHRASES: Array<[BounceClass, RegExp]> = [
   ],
   [
     'network',
-    /\b(timed? ?out|time-?out|connection (timed out|lost|reset|dropped|closed)|could not connect|unable to connect|can't connect|no route to host|network (is )?unreachable|host unreachable|too many hops|mail loop|loop(s)? (back|detected)|routing loop|retry time(out)? (not reached|exceeded)|delivery time expired|could not be delivered (with|within)|has been delayed|expired|gave up|giving up|unable to deliver.*for \d+ (days|hours)|lost connection|transient failure|temporary failure|deferred|retry timeout exceeded)/,
+    /\b(timed? ?out|time-?out|connection (timed out|lost|reset|dropped|closed)|could not connect|unable to connect|can't connect|no route to host|network (is )?unreachable|host unreachable|too many hops|mail loop|loop(s)? (back|detected)|routing loop|retry time(out)? (not reached|exceeded)|delivery time expired|could not be delivered (with|within)|has been delayed|expired|gave up|giving up|unable to deliver.*for \d+ (days|hours)|lost connection|transient failure|temporary failure|deferred|retry timeout exceeded|did not accept our requests to connect|will be retried|have been failing|failed \d+ attempts|not reachable)/,
   ],
 ];
 

@@ -58,19 +58,27 @@ export interface TextRecipient {
  */
 export function textRecipients(report: string, exclude: Set<string>): TextRecipient[] {
   const paragraphs = report.replace(/\r/g, '').split(/\n[ \t]*\n/);
-  const seen = new Map<string, TextRecipient>();
+  // Rank 0: the paragraph carries the failure (an SMTP answer or failure words); 1: a plain
+  // mention; 2: only in a header-like line ("To: x" of the summary of the original message).
+  const best = new Map<string, { rank: number; order: number; diagnostic: string }>();
+  let order = 0;
   for (let i = 0; i < paragraphs.length; i++) {
     const p = paragraphs[i]!;
     for (const address of addressesIn(p)) {
       const local = address.split('@')[0]!;
-      if (exclude.has(address) || SYSTEM_LOCAL.test(local) || seen.has(address)) continue;
-      if (isHeaderOnly(p, address)) continue;
+      if (exclude.has(address) || SYSTEM_LOCAL.test(local)) continue;
+      if (isSenderLine(p, address)) continue;
       const diagnostic = withReason(paragraphs, i, address);
-      seen.set(address, { recipient: address, diagnostic });
+      const rank = isHeaderOnly(p, address) ? 2 : SMTP_ANSWER.test(diagnostic.replace(address, '')) || FAILURE_WORDS.test(diagnostic) ? 0 : 1;
+      const known = best.get(address);
+      if (!known) best.set(address, { rank, order: order++, diagnostic });
+      else if (rank < known.rank) best.set(address, { rank, order: known.order, diagnostic });
     }
   }
-  return [...seen.values()];
+  return [...best.entries()].sort(([, a], [, b]) => a.rank - b.rank || a.order - b.order).map(([recipient, { diagnostic }]) => ({ recipient, diagnostic }));
 }
+
+const FAILURE_WORDS = /\b(unknown|not (found|recognized|exist|reachable|delivered)|does ?n[o']t exist|invalid|rejected|refused|denied|full|quota|disabled|failed|failure|error|unable|couldn't|could not|can't|cannot|no such|unavailable|undeliverable|blocked)\b/i;
 
 const SMTP_ANSWER = /(?<![\d.])[245]\d\d(?![\d.])|(?<![\d.])[245]\.\d{1,3}\.\d{1,3}(?![\d])/;
 
@@ -131,10 +139,16 @@ function ownLines(paragraph: string, address: string): string {
   return lines.slice(start, end).join('\n');
 }
 
-/** The address is only quoted in a From:/Reply-To:/Return-Path: style line: the sending side. */
+/** The address belongs to the sending side: a From:/Reply-To:/Return-Path:/MAIL FROM line. */
+function isSenderLine(paragraph: string, address: string): boolean {
+  const lines = paragraph.split('\n').filter((l) => l.toLowerCase().includes(address));
+  return lines.length > 0 && lines.every((l) => /^\s*(from|reply-to|return-path|sender|envelope-from|message-id|received)\s*:/i.test(l) || /\bmail from\s*:?\s*</i.test(l));
+}
+
+/** The address is only in header-like lines ("To: x", "Cc: x"), as in a summary of the original. */
 function isHeaderOnly(paragraph: string, address: string): boolean {
   const lines = paragraph.split('\n').filter((l) => l.toLowerCase().includes(address));
-  return lines.length > 0 && lines.every((l) => /^\s*(from|reply-to|return-path|sender|x-[a-z-]+|message-id|received|envelope-from|mail from)\s*:/i.test(l) || /\bmail from\s*:?\s*</i.test(l));
+  return lines.length > 0 && lines.every((l) => /^\s*(to|cc|bcc|x-[a-z-]+|subject|sent|date)\s*:/i.test(l));
 }
 
 export function squeeze(s: string): string {

@@ -6,6 +6,7 @@ import type { Transport } from '../../sending/transports/transport.ts';
 import type { MailAuth } from '../imap/account.ts';
 import { parseMailboxSettings } from '../settings.ts';
 import { gmailSync } from '../sync/gmail-sync.ts';
+import { graphSync } from '../sync/graph-sync.ts';
 import { createImapSync } from '../sync/imap-sync.ts';
 import type { MailboxSync } from '../sync/source.ts';
 import type { Credential } from '../vault.ts';
@@ -62,7 +63,7 @@ export interface SyncConnectorDeps {
 export type SyncConnectorFactory = (mailbox: SyncMailboxRef, deps: SyncConnectorDeps) => MailboxSync;
 
 /**
- * The sync pool's connectorFor: Gmail API sync and IMAP sync over XOAUTH2 for OAuth mailboxes,
+ * The sync pool's connectorFor: Gmail API, Graph and IMAP (over XOAUTH2) sync for OAuth mailboxes,
  * each asking MailboxTokens for its tokens; `fallback` builds everything else (password mailboxes,
  * and providers whose connector is wired elsewhere).
  */
@@ -72,6 +73,9 @@ export function oauthConnectorFor(w: OAuthWiring, fallback: SyncConnectorFactory
     if (c?.kind !== 'oauth') return fallback(mailbox, deps);
     if (mailbox.provider === 'gmail') {
       return gmailSync({ tokens: w.tokens.forMailbox(mailbox.id), userId: 'me', clock: deps.clock, ...(w.baseUrls?.gmail ? { baseUrl: w.baseUrls.gmail } : {}) });
+    }
+    if (mailbox.provider === 'graph') {
+      return graphSync({ tokens: w.tokens.forMailbox(mailbox.id), user: 'me', clock: deps.clock, ...(w.baseUrls?.graph ? { baseUrl: w.baseUrls.graph } : {}) });
     }
     if (mailbox.provider === 'smtp_imap') {
       const settings = parseMailboxSettings(mailbox.settings);

@@ -7,6 +7,7 @@ import { isValidZone } from '../../sequence/calendar/index.ts';
 import { deps, globals, masterKey, output, table, withStore } from '../context.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { defaultPort, parseMailboxSettings } from '../../mailbox/settings.ts';
+import { registerConnect } from './mailbox-connect.ts';
 
 const addSchema = z.object({
   email: z.string().email(),
@@ -63,7 +64,8 @@ function connectionSettings(o: AddOptions) {
 }
 
 export function register(program: Command): void {
-  const mb = program.command('mailbox').description("reps' sending mailboxes: add and list (credentials are connected from the web app)");
+  const mb = program.command('mailbox').description("reps' sending mailboxes: add, connect (Google, Microsoft) and list");
+  registerConnect(mb);
   mb.command('list')
     .option('--workspace <id|name>', 'workspace (default: the only one)')
     .action(async (o: { workspace?: string }, cmd: Command) => {

@@ -1,16 +1,41 @@
+import { readFileSync } from 'node:fs';
 import type { ReplyIntent } from '../../types.ts';
+import { featurize } from './features.ts';
+import { decodeModel, predict, type LoadedModel, type StoredModel } from './model.ts';
+import { unsubscribeRequest } from './unsubscribe.ts';
 
-const UNSUB = /\b(unsubscribe|remove me|take me off|stop emailing me)\b/i;
+export { unsubscribeRequest } from './unsubscribe.ts';
 
-/** First working version; the trained model follows. */
-export function classifyIntent(newText: string): { intent: ReplyIntent; confidence: number; reason: string } {
-  if (UNSUB.test(newText)) return { intent: 'unsubscribe', confidence: 0.8, reason: 'rule: unsubscribe phrase' };
-  if (/\b(interested|let's talk|book a call)\b/i.test(newText)) return { intent: 'interested', confidence: 0.5, reason: 'rule: interest phrase' };
-  if (/\?/.test(newText)) return { intent: 'question', confidence: 0.4, reason: 'rule: question mark' };
-  return { intent: 'neutral', confidence: 0.3, reason: 'default' };
+/**
+ * The intent of a human reply. An explicit opt-out phrase decides first (a rule, not a guess:
+ * missing one is the costly error); otherwise the trained model's most likely intent, with its
+ * calibrated probability as the confidence. The model is read from model.json once, on first use.
+ */
+
+export interface IntentResult {
+  intent: ReplyIntent;
+  confidence: number;
+  reason: string;
 }
 
-export function unsubscribeRequest(newText: string): { confidence: number; reason: string } | null {
-  const m = UNSUB.exec(newText);
-  return m ? { confidence: 0.9, reason: `phrase: ${m[0]}` } : null;
+let model: LoadedModel | null = null;
+
+export function intentModel(): LoadedModel {
+  model ??= decodeModel(JSON.parse(readFileSync(new URL('./model.json', import.meta.url), 'utf8')) as StoredModel);
+  return model;
+}
+
+export function classifyIntent(newText: string): IntentResult {
+  const optOut = unsubscribeRequest(newText);
+  if (optOut) return { intent: 'unsubscribe', confidence: optOut.confidence, reason: optOut.reason };
+  if (!newText.trim()) return { intent: 'neutral', confidence: 0, reason: 'empty reply' };
+  const m = intentModel();
+  const { index, probabilities } = predict(m, featurize(newText));
+  const ranked = [...probabilities.keys()].sort((a, b) => probabilities[b]! - probabilities[a]!);
+  const runnerUp = ranked[1]!;
+  return {
+    intent: m.classes[index]!,
+    confidence: Number(probabilities[index]!.toFixed(4)),
+    reason: `model: ${m.classes[index]} ${probabilities[index]!.toFixed(2)} (next ${m.classes[runnerUp]} ${probabilities[runnerUp]!.toFixed(2)})`,
+  };
 }

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
+import type { Metrics } from '../ops/metrics.ts';
 import type { Store } from '../store/store.ts';
 import { registerTracking, type TrackingDeps } from '../tracking/index.ts';
 import { registerOAuthRoutes, type OAuthRoutesDeps } from '../mailbox/oauth/routes.ts';
@@ -14,6 +15,8 @@ export interface ApiDeps {
   tracking?: Omit<TrackingDeps, 'store' | 'clock'>;
   /** Connecting Google and Microsoft mailboxes: /oauth/:provider/start and /oauth/callback (src/mailbox/oauth). */
   oauth?: OAuthRoutesDeps;
+  /** Served as Prometheus text on GET /metrics. */
+  metrics?: Metrics;
 }
 
 /**
@@ -25,6 +28,11 @@ export function buildServer(deps: ApiDeps): FastifyInstance {
 
   if (deps.tracking) registerTracking(app, { store: deps.store, clock: deps.clock, ...deps.tracking });
   if (deps.oauth) registerOAuthRoutes(app, deps.oauth);
+
+  const metrics = deps.metrics;
+  if (metrics) {
+    app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
+  }
 
   app.get('/healthz', async () => ({ status: 'ok', version: deps.version }));
 

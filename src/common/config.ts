@@ -10,7 +10,7 @@ const schema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL')
     .optional(),
   CADENZA_DATA_DIR: z.string().default('./data'),
-  CADENZA_ROLES: z.string().default('api,scheduler,sender'),
+  CADENZA_ROLES: z.string().default('api,scheduler,sender,sync'),
   /** Where recipients reach this installation (unsubscribe and tracking links); https in production. */
   CADENZA_PUBLIC_URL: z.string().url().optional(),
   /** OAuth 2 clients for connecting Google and Microsoft mailboxes (docs/mailboxes.md); unset: that provider is off. */
@@ -38,7 +38,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return r.data;
 }
 
-export const ROLES = ['api', 'scheduler', 'sender'] as const;
+export const ROLES = ['api', 'scheduler', 'sender', 'sync'] as const;
 export type Role = (typeof ROLES)[number];
 
 export function parseRoles(text: string): Role[] {

@@ -56,11 +56,12 @@ export interface Decision {
 }
 
 export interface ActOptions {
-  /** Below this confidence a decision waits for a person (default 0.5). */
+  /** Below this confidence a decision waits for a person (default 0.6). */
   reviewThreshold: number;
 }
 
-export const defaultActOptions: ActOptions = { reviewThreshold: 0.5 };
+// The ladder's own line (classify/ladder.ts DEFAULT_REVIEW_BELOW): below it a verdict is a guess.
+export const defaultActOptions: ActOptions = { reviewThreshold: 0.6 };
 
 /**
  * Free-mail and consumer ISP domains: two prospects at gmail.com are not one company, so the

@@ -18,6 +18,8 @@ import { SenderPool } from '../sending/sender-pool.ts';
 import { OAuthClients, type OAuthSettings } from '../mailbox/oauth/client.ts';
 import { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import { oauthTransportFor } from '../mailbox/oauth/wiring.ts';
+import { SyncPool } from '../ingest/worker/sync-pool.ts';
+import { Metrics } from './metrics.ts';
 
 export const version: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -41,6 +43,8 @@ export interface RunningApp {
   server?: FastifyInstance;
   scheduler?: Scheduler;
   senders?: SenderPool;
+  syncs?: SyncPool;
+  metrics: Metrics;
   url?: string;
   /** Graceful stop: no new work, finish what is in progress, close the store. */
   stop(): Promise<void>;
@@ -69,12 +73,15 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   };
   scheduleMaintenance();
 
+  const metrics = new Metrics();
   const app: RunningApp = {
     store,
+    metrics,
     async stop() {
       maintenance?.cancel();
-      // Senders first: each finishes the message it is handing over and records it.
-      await app.senders?.stop();
+      // Senders first: each finishes the message it is handing over and records it. Sync loops
+      // finish and commit the batch in flight.
+      await Promise.all([app.senders?.stop(), app.syncs?.stop()]);
       await app.server?.close();
       await app.scheduler?.stop();
       await store.close();
@@ -104,8 +111,12 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     });
     await app.senders.start();
   }
+  if (o.roles.includes('sync')) {
+    app.syncs = new SyncPool({ store, service, clock, random, vault: new Vault(store, localKeyWrapper(master)), trackingKey: trackingKey(master), metrics, log });
+    await app.syncs.start();
+  }
   if (o.roles.includes('api')) {
-    app.server = buildServer({ store, clock, version, tracking: { service, key: trackingKey(master), log },
+    app.server = buildServer({ store, clock, version, metrics, tracking: { service, key: trackingKey(master), log },
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
     });
     app.url = await app.server.listen({ port: o.port, host: o.host });

@@ -10,7 +10,7 @@ export function register(program: Command): void {
     .description('run Cadenza: the API and web app on one port, and the scheduler (embedded store in ./data unless DATABASE_URL is set)')
     .option('--port <n>', 'port to listen on (env PORT, default 8080)')
     .option('--host <addr>', 'address to listen on (env HOST, default 0.0.0.0)')
-    .option('--roles <list>', 'comma-separated roles to run: api, scheduler, sender (env CADENZA_ROLES)')
+    .option('--roles <list>', 'comma-separated roles to run: api, scheduler, sender, sync (env CADENZA_ROLES)')
     .action(async (opts: { port?: string; host?: string; roles?: string }, cmd: Command) => {
       const g = globals(cmd);
       const cfg = loadConfig();

@@ -1,0 +1,156 @@
+import type { Clock, TimerHandle } from '../../common/clock.ts';
+import { isCadenzaError } from '../../common/errors.ts';
+import type { Logger } from '../../common/logger.ts';
+import type { Random } from '../../common/random.ts';
+import { BackoffSchedule, type BackoffPolicy } from '../../mailbox/sync/backoff.ts';
+import type { MailboxSync, WatchHandle } from '../../mailbox/sync/source.ts';
+import type { Metrics } from '../../ops/metrics.ts';
+import { ingestBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef } from '../pipeline.ts';
+import { loadCursor, recordSyncError } from '../store.ts';
+
+export interface MailboxLoopOptions {
+  ingest: IngestDeps;
+  mailbox: MailboxRef & { provider: string };
+  connector: MailboxSync;
+  fence: Fence;
+  clock: Clock;
+  random: Random;
+  /** The pull behind every push: even with a healthy watch, a pull this often (default 15 min). */
+  reconcileMs: number;
+  batchSize?: number;
+  resyncWindowMs?: number;
+  backoff?: BackoffPolicy;
+  metrics?: Metrics;
+  log?: Logger;
+  onBatch?: (report: IngestReport) => void;
+}
+
+/**
+ * One owned mailbox: pull from the stored cursor; watch for push, where a push only marks the
+ * mailbox dirty and wakes the loop (a burst of pushes during a pull coalesces into one more pull);
+ * a reconciliation pull every `reconcileMs` whatever the push says; after any failure (the pull,
+ * or the watch reporting `failed`) the connections are dropped and the loop waits the jittered
+ * backoff before it watches and pulls again (a reconnect may have missed a push, so it pulls).
+ *
+ * Every wait is "signal or timeout" (STYLE habit 5): a wait ends on a push, on stop, or at its
+ * deadline, whichever comes first.
+ *
+ * Stop: no new pull; a batch in flight is ingested and committed first (the pull's network
+ * operations are aborted, the batch already in hand is not), then the connector is closed.
+ */
+export class MailboxLoop {
+  private dirty = true;
+  private stopping = false;
+  private wake: (() => void) | null = null;
+  private watch: WatchHandle | null = null;
+  private watchError: unknown = null;
+  private readonly abort = new AbortController();
+  /** Why the loop ended: 'stopped', or 'fenced' when the lease moved to another owner. */
+  ended: 'stopped' | 'fenced' | null = null;
+
+  constructor(private readonly o: MailboxLoopOptions) {}
+
+  /** A push: something may have arrived. */
+  poke(): void {
+    this.dirty = true;
+    this.wake?.();
+  }
+
+  stop(): void {
+    this.stopping = true;
+    this.abort.abort();
+    this.wake?.();
+  }
+
+  async run(): Promise<void> {
+    const backoff = new BackoffSchedule(this.o.random, this.o.backoff);
+    let nextReconcile = 0;
+    try {
+      while (!this.stopping) {
+        try {
+          if (this.watchError !== null) {
+            const e = this.watchError;
+            this.watchError = null;
+            throw e;
+          }
+          if (!this.watch && this.o.connector.watch) {
+            this.watch = await this.o.connector.watch(
+              () => this.poke(),
+              (e) => {
+                this.watchError = e ?? new Error('watch failed');
+                this.wake?.();
+              },
+            );
+          }
+          if (this.dirty || this.o.clock.now() >= nextReconcile) {
+            this.dirty = false;
+            await this.pullOnce();
+            nextReconcile = this.o.clock.now() + this.o.reconcileMs;
+            backoff.reset();
+          }
+          await this.waitUntil(nextReconcile);
+        } catch (e) {
+          if (isCadenzaError(e, 'CONFLICT') && (e.details as { fenced?: boolean }).fenced) {
+            this.ended = 'fenced';
+            this.o.log?.warn({ mailboxId: this.o.mailbox.id }, 'sync lease moved to another owner; this loop ends');
+            return;
+          }
+          if (this.stopping) break;
+          await this.failed(e);
+          // The watch may have missed a push while it was down: pull once it is back.
+          this.dirty = true;
+          await this.waitUntil(this.o.clock.now() + backoff.next());
+        }
+      }
+      this.ended = 'stopped';
+    } finally {
+      await this.closeWatch();
+      await this.o.connector.close().catch(() => undefined);
+    }
+  }
+
+  private async pullOnce(): Promise<void> {
+    const cursor = await loadCursor(this.o.ingest.store.db, this.o.mailbox.id);
+    let resyncCounted = false;
+    for await (const batch of this.o.connector.pull(cursor, {
+      signal: this.abort.signal,
+      ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
+      ...(this.o.resyncWindowMs ? { resyncWindowMs: this.o.resyncWindowMs } : {}),
+    })) {
+      const countResync: boolean = batch.mode === 'resync' && !resyncCounted;
+      resyncCounted ||= countResync;
+      const report = await ingestBatch(this.o.ingest, this.o.mailbox, batch, { fence: this.o.fence, countResync });
+      this.o.onBatch?.(report);
+      if (this.stopping) return;
+    }
+  }
+
+  private async failed(e: unknown): Promise<void> {
+    const message = e instanceof Error ? e.message : String(e);
+    this.o.metrics?.syncErrors.inc({ provider: this.o.mailbox.provider });
+    this.o.log?.warn({ mailboxId: this.o.mailbox.id, err: message }, 'mailbox sync failed; reconnecting after backoff');
+    await this.closeWatch();
+    await recordSyncError(this.o.ingest.store.db, this.o.mailbox.id, message, this.o.clock.now()).catch(() => undefined);
+  }
+
+  private async closeWatch(): Promise<void> {
+    const w = this.watch;
+    this.watch = null;
+    await w?.close().catch(() => undefined);
+  }
+
+  /** Until a push, stop, a watch failure, or `at`. */
+  private waitUntil(at: number): Promise<void> {
+    if (this.dirty || this.stopping || this.watchError !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      let timer: TimerHandle | undefined;
+      const done = () => {
+        timer?.cancel();
+        this.wake = null;
+        resolve();
+      };
+      this.wake = done;
+      timer = this.o.clock.setTimer(Math.max(0, at - this.o.clock.now()), done);
+    });
+  }
+}

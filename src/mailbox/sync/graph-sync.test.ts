@@ -119,6 +119,17 @@ describe('Graph sync against the emulator', () => {
     expect((await drain(s, again.committed)).batches.every((b) => b.mode === 'incremental')).toBe(true);
   });
 
+  it('a stored link to another host is never called with the token: the folder starts a bounded round again', async () => {
+    const s = sync();
+    await emu.deliver(REP, mail({ messageId: '<k@p.test>' }));
+    const first = await drain(s, null);
+    const folders = (first.committed as { folders: Record<string, string> }).folders;
+    const r = await drain(s, { folders: { ...folders, inbox: 'http://127.0.0.2:1/v1.0/me/mailFolders/inbox/messages/delta?$deltatoken=x' } });
+    expect(r.batches.map((b) => b.mode)).toEqual(['resync', 'incremental']);
+    expect(ids(r)).toEqual(['<k@p.test>']);
+    expect(emu.requests.every((x) => x.authorization?.startsWith('Bearer '))).toBe(true);
+  });
+
   it('429 with a decimal Retry-After is waited out; 503 and 504 retried; a long wait ends the pull with it', async () => {
     const s = sync();
     const first = await drain(s, null);

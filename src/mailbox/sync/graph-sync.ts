@@ -82,7 +82,8 @@ export class GraphSync implements MailboxSync {
     for (const f of graphFolders) if (typeof stored[f.name] === 'string') links[f.name] = stored[f.name] as string;
     for (const f of graphFolders) {
       const link = links[f.name];
-      if (link !== undefined) {
+      // A link is called with the mailbox's token, so only one pointing at Graph itself is followed.
+      if (link !== undefined && this.ours(link)) {
         const expired = yield* this.round(f, new URL(link), 'incremental', links, options);
         if (!expired) continue;
       }
@@ -126,6 +127,7 @@ export class GraphSync implements MailboxSync {
         else problems.push(got);
       }
       const link = r.value.deltaLink ?? r.value.nextLink!;
+      if (!this.ours(link)) throw cadenzaError('MAILBOX_UNAVAILABLE', `Graph delta on ${folder.name}: a link to another host`, { link: new URL(link).origin });
       links[folder.name] = link;
       if (r.value.deltaLink !== null) {
         if (messages.length || problems.length || link !== startLink) yield { messages, problems, cursor: cursorOf(links), mode };
@@ -137,6 +139,15 @@ export class GraphSync implements MailboxSync {
         problems = [];
       }
       next = new URL(link);
+    }
+  }
+
+  private ours(link: string): boolean {
+    try {
+      const u = new URL(link);
+      return u.origin === this.api.serviceRoot.origin && u.pathname.startsWith(this.api.serviceRoot.pathname);
+    } catch {
+      return false;
     }
   }
 

@@ -18,7 +18,7 @@ export function parseGmailQuery(q: string, nowMs: number): { ok: true; query: Gm
   const tests: Array<(m: GmailStoredMessage) => boolean> = [];
   let includesSpamTrash = false;
   for (const term of q.trim().split(/\s+/).filter(Boolean)) {
-    const m = /^([a-z0-9]+):(.+)$/i.exec(term);
+    const m = /^([a-z0-9_]+):(.+)$/i.exec(term);
     if (!m) return { ok: false, message: `emulator: free-text search term not supported: ${term}` };
     const op = m[1]!.toLowerCase();
     const val = m[2]!;

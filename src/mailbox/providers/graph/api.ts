@@ -50,6 +50,7 @@ export function graphApi(cfg: GraphApiConfig) {
     sendMail: sendMail.bind(null, ctx),
     list: listMessages.bind(null, ctx),
     get: getMessage.bind(null, ctx),
+    serviceRoot: ctx.serviceRoot,
     mime: getMimeContent.bind(null, ctx),
     deltaStartUrl: deltaStartUrl.bind(null, ctx),
     delta: deltaPage.bind(null, ctx),

@@ -17,7 +17,8 @@ import { trackingKey } from '../sending/compose/tracking.ts';
 import { SenderPool } from '../sending/sender-pool.ts';
 import { OAuthClients, type OAuthSettings } from '../mailbox/oauth/client.ts';
 import { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
-import { oauthTransportFor } from '../mailbox/oauth/wiring.ts';
+import { oauthConnectorFor, oauthTransportFor } from '../mailbox/oauth/wiring.ts';
+import { connectors } from '../ingest/worker/connectors.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
 import { Metrics } from './metrics.ts';
 
@@ -112,7 +113,17 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     await app.senders.start();
   }
   if (o.roles.includes('sync')) {
-    app.syncs = new SyncPool({ store, service, clock, random, vault: new Vault(store, localKeyWrapper(master)), trackingKey: trackingKey(master), metrics, log });
+    app.syncs = new SyncPool({
+      store,
+      service,
+      clock,
+      random,
+      vault,
+      connectorFor: oauthConnectorFor({ tokens: mailboxTokens }, (m, d) => connectors[m.provider](m, d)),
+      trackingKey: trackingKey(master),
+      metrics,
+      log,
+    });
     await app.syncs.start();
   }
   if (o.roles.includes('api')) {

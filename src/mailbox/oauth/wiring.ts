@@ -60,14 +60,14 @@ export interface SyncConnectorDeps {
   random: Random;
   log?: Logger;
 }
-export type SyncConnectorFactory = (mailbox: SyncMailboxRef, deps: SyncConnectorDeps) => MailboxSync;
+export type SyncConnectorFactory<M extends SyncMailboxRef = SyncMailboxRef> = (mailbox: M, deps: SyncConnectorDeps) => MailboxSync;
 
 /**
  * The sync pool's connectorFor: Gmail API, Graph and IMAP (over XOAUTH2) sync for OAuth mailboxes,
  * each asking MailboxTokens for its tokens; `fallback` builds everything else (password mailboxes,
  * and providers whose connector is wired elsewhere).
  */
-export function oauthConnectorFor(w: OAuthWiring, fallback: SyncConnectorFactory): SyncConnectorFactory {
+export function oauthConnectorFor<M extends SyncMailboxRef>(w: OAuthWiring, fallback: SyncConnectorFactory<M>): SyncConnectorFactory<M> {
   return (mailbox, deps) => {
     const c = deps.credential;
     if (c?.kind !== 'oauth') return fallback(mailbox, deps);

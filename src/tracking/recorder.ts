@@ -4,7 +4,7 @@ import type { Logger } from '../common/logger.ts';
 import type { Store } from '../store/store.ts';
 import { BatchWriter, type BatchWriterOptions, type BatchWriterStats } from './batch-writer.ts';
 import { classifyClick, classifyOpen } from './classify.ts';
-import { insertTrackingEvents, type TrackingRow } from './sql/insert-tracking-events.ts';
+import { insertTrackingBatch, type TrackingRow } from './sql/insert-tracking-events.ts';
 import { sendTimes } from './sql/send-times.ts';
 import { openToken, type ClickToken } from './tokens.ts';
 
@@ -28,7 +28,7 @@ interface Hit {
   userAgent: string | null;
   ip: string | null;
   at: number;
-  recentOtherLinks: Array<{ linkIndex: number; agoMs: number }>;
+  recentOtherLinks: ReadonlyArray<{ linkIndex: number; agoMs: number }>;
 }
 
 export type RecorderOptions = Partial<Pick<BatchWriterOptions<unknown>, 'maxBatch' | 'flushMs' | 'maxQueue' | 'maxAttempts' | 'retryMs'>>;
@@ -48,6 +48,9 @@ const MAX_UA = 512;
 const RECENT_CLICKS_MS = 30_000;
 /** How many messages' recent clicks are remembered; the oldest are forgotten first. */
 const RECENT_CLICKS_MAX = 20_000;
+/** How many distinct links of one message are remembered (a burst rule needs three). */
+const RECENT_LINKS_MAX = 50;
+const NO_CLICKS: ReadonlyArray<{ linkIndex: number; agoMs: number }> = Object.freeze([]);
 /** How many sends' times are kept in memory: a send's time never changes once it is sent. */
 const SENT_CACHE_MAX = 50_000;
 /** At most one overflow warning per this long: an overflow happens under load, when logs cost most. */
@@ -62,7 +65,8 @@ const DROP_LOG_EVERY_MS = 10_000;
  */
 export class TrackingRecorder {
   private readonly writer: BatchWriter<Hit>;
-  private readonly recent = new Map<string, Array<{ linkIndex: number; at: number }>>();
+  /** Per send request: link index -> its last click, least recent first. */
+  private readonly recent = new Map<string, Map<number, number>>();
   /** Send time by send request, so that a busy message's opens cost no lookup after the first batch. */
   private readonly sentAt = new Map<string, number>();
   private invalid = 0;
@@ -86,7 +90,7 @@ export class TrackingRecorder {
    * is most of the pixel's cost over a bare route. A token that does not open is dropped then.
    */
   recordOpen(sealed: string, req: RequestFacts): boolean {
-    return this.writer.add({ kind: 'open', sealed, ws: '', sr: '', url: null, linkIndex: null, ...this.facts(req), recentOtherLinks: [] });
+    return this.writer.add({ kind: 'open', sealed, ws: '', sr: '', url: null, linkIndex: null, ...this.facts(req), recentOtherLinks: NO_CLICKS });
   }
 
   recordClick(token: ClickToken, req: RequestFacts): boolean {
@@ -124,20 +128,32 @@ export class TrackingRecorder {
   }
 
   /**
-   * Remembers this click and returns the message's other clicks of the last RECENT_CLICKS_MS. Only
-   * this process's clicks: with several API processes a burst split between them is seen in part,
-   * and the delay rule still catches most gateways.
+   * Remembers this click and returns the message's other links clicked in the last
+   * RECENT_CLICKS_MS, each with its latest click (all the classifier asks: which other links, how
+   * long ago at least). Kept per message as link -> last click, so a busy message costs its few
+   * distinct links per click, not its whole click history. Only this process's clicks: with several
+   * API processes a burst split between them is seen in part, and the delay rule still catches most
+   * gateways.
    */
-  private noteClick(sr: string, linkIndex: number, at: number): Array<{ linkIndex: number; agoMs: number }> {
-    const list = (this.recent.get(sr) ?? []).filter((c) => at - c.at <= RECENT_CLICKS_MS);
-    const others = list.filter((c) => c.linkIndex !== linkIndex).map((c) => ({ linkIndex: c.linkIndex, agoMs: at - c.at }));
-    list.push({ linkIndex, at });
-    if (list.length > 50) list.splice(0, list.length - 50);
-    // Delete and set again: a Map iterates in insertion order, so the first key is the least recent.
-    this.recent.delete(sr);
-    this.recent.set(sr, list);
+  private noteClick(sr: string, linkIndex: number, at: number): ReadonlyArray<{ linkIndex: number; agoMs: number }> {
+    let links = this.recent.get(sr);
+    let others: Array<{ linkIndex: number; agoMs: number }> | null = null;
+    if (links) {
+      // Delete and set again below: a Map iterates in insertion order, so the first key is the least recent.
+      this.recent.delete(sr);
+      for (const [i, t] of links) {
+        if (at - t > RECENT_CLICKS_MS) links.delete(i);
+        else if (i !== linkIndex) (others ??= []).push({ linkIndex: i, agoMs: at - t });
+      }
+    } else {
+      links = new Map();
+    }
+    links.delete(linkIndex);
+    links.set(linkIndex, at);
+    if (links.size > RECENT_LINKS_MAX) links.delete(links.keys().next().value!);
+    this.recent.set(sr, links);
     if (this.recent.size > RECENT_CLICKS_MAX) this.recent.delete(this.recent.keys().next().value!);
-    return others;
+    return others ?? NO_CLICKS;
   }
 
   private onDrop(count: number, why: 'overflow' | 'closed'): void {
@@ -188,6 +204,6 @@ export class TrackingRecorder {
         at: h.at,
       };
     });
-    await insertTrackingEvents(this.deps.store.db, rows);
+    await insertTrackingBatch(this.deps.store, rows);
   }
 }

@@ -58,6 +58,7 @@ function fieldBlocks(text: string): Array<Map<string, string>> {
 /** 'rfc822; <Foo@Example.com>' → 'foo@example.com'; null when no address. */
 export function typedAddress(value: string | undefined): string | null {
   if (!value) return null;
+  value = value.slice(0, 1000);
   const v = value.includes(';') ? value.slice(value.indexOf(';') + 1) : value;
   const m = /<?([^\s<>;"]+@[^\s<>;"]+?)>?(?:[\s;,]|$)/.exec(v.trim());
   return m ? m[1]!.toLowerCase().replace(/\.$/, '') : null;

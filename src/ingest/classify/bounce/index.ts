@@ -35,7 +35,7 @@ export function detectBounce(mail: ParsedMail): Classification | null {
   const body = unquotedText(mail);
   const report = reportText(body);
   const dsnText = mail.parts.filter((p) => DSN_PART.test(p.mimeType) && p.text).map((p) => p.text!).join('\n\n');
-  const dsn = parseDsn(dsnText) ?? (/^\s*(final|original)-recipient\s*:/im.test(report) ? parseDsn(report) : null);
+  const dsn = parseDsn(dsnText) ?? (/^[ \t]*(final|original)-recipient[ \t]*:/im.test(report) ? parseDsn(report) : null);
   const structural = (REPORT.test(mail.contentType) && /delivery-status/.test(mail.contentType)) || dsnText.length > 0;
   const evidence = bounceEvidence(mail, report);
   if (!structural && !dsn && !evidence.isBounce) return null;

@@ -24,7 +24,7 @@ export function originalRecipients(mail: ParsedMail): string[] {
   if (below) copies.push(below);
   for (const copy of copies) {
     const head = copy.split(/\r?\n\r?\n/)[0] ?? '';
-    const m = /^\s*to:\s*((?:.*)(?:\r?\n[ \t].*)*)/im.exec(head);
+    const m = /^[ \t]*to:[ \t]*((?:.*)(?:\r?\n[ \t].*)*)/im.exec(head);
     if (!m) continue;
     const found = [...m[1]!.matchAll(/[^\s<>,;:"()]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g)].map((x) => x[0].toLowerCase());
     if (found.length) return found;

@@ -8,15 +8,15 @@
 /** Lines that start the returned copy of the original message (everything below is not the report). */
 const ORIGINAL_MARKER = new RegExp(
   [
-    String.raw`^[\s>]*-{2,}\s*(original message|original message follows|forwarded message|message original|ursprüngliche nachricht|ursprungliche nachricht|message d'origine|mensaje original|mensagem original|messaggio originale|originele bericht)`,
-    String.raw`^[\s>]*-*\s*(this is a copy of|below this line is a copy|the (original|first \d+ lines of the) message|original message (header|text)s?|returned (mail|message)|unsent message)\b.*(follows|below|headers?|message)`,
-    String.raw`^[\s>]*-{2,}\s*(the header of the original message|headers? of the original message|the original message was|a copy of the original message)`,
-    String.raw`^[\s>]*-{3,}\s*(unsent message below|message text follows|rfc822 message|returned message)\b`,
-    String.raw`^[\s>]*original message (headers?|follows)`,
-    String.raw`^content-type:\s*message/(rfc822|partial)`,
+    String.raw`^[ \t>]*-{2,}[ \t]*(original message|original message follows|forwarded message|message original|ursprüngliche nachricht|ursprungliche nachricht|message d'origine|mensaje original|mensagem original|messaggio originale|originele bericht)`,
+    String.raw`^[ \t>]*(?:-+[ \t]*)?(this is a copy of|below this line is a copy|the (original|first \d+ lines of the) message|original message (header|text)s?|returned (mail|message)|unsent message)\b.*(follows|below|headers?|message)`,
+    String.raw`^[ \t>]*-{2,}[ \t]*(the header of the original message|headers? of the original message|the original message was|a copy of the original message)`,
+    String.raw`^[ \t>]*-{3,}[ \t]*(unsent message below|message text follows|rfc822 message|returned message)\b`,
+    String.raw`^[ \t>]*original message (headers?|follows)`,
+    String.raw`^content-type:[ \t]*message/(rfc822|partial)`,
     String.raw`^------ this is a copy of the message, including all the headers`,
-    String.raw`^-{3,}\s*元のメッセージ`,
-    String.raw`^[\s>]*(message )?headers? (of the original message )?follows?\.?\s*$`,
+    String.raw`^-{3,}[ \t]*元のメッセージ`,
+    String.raw`^[ \t>]*(message )?headers? (of the original message )?follows?\.?[ \t]*$`,
   ].join('|'),
   'im',
 );
@@ -33,7 +33,9 @@ export function returnedText(text: string): string | null {
   return m ? text.slice(m.index) : null;
 }
 
-const ADDRESS = /(?:^|[\s<("'\[:;,=])((?:"[^"\s]+"|[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+)@(?:\[[0-9.]+\]|#?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+))(?=$|[\s>)"'\].:;,!?])/g;
+// Bounded parts (RFC 5321 limits: 64 octets local, 63 a label) keep the scan linear on hostile
+// input such as a megabyte-long line of base64.
+const ADDRESS = /(?:^|[\s<("'\[:;,=])((?:"[^"\s]{1,64}"|[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64})@(?:\[[0-9.]{7,15}\]|#?[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,10}))(?=$|[\s>)"'\].:;,!?])/g;
 
 /** Every address written in `text`, in order, lower-cased, trailing dot removed. */
 export function addressesIn(text: string): string[] {
@@ -44,6 +46,9 @@ export function addressesIn(text: string): string[] {
 
 /** Mailboxes that report failures or belong to the sending side, never the failed recipient. */
 const SYSTEM_LOCAL = /^(mailer-daemon|postmaster|mail-daemon|maildaemon|mailerdaemon|noreply|no-reply|abuse|bounces?|mdaemon|mail\.daemon)$/i;
+
+const MAX_REPORT = 64 * 1024;
+const MAX_CANDIDATES = 100;
 
 export interface TextRecipient {
   recipient: string;
@@ -56,21 +61,44 @@ export interface TextRecipient {
  * the addresses of the bounce's own sender and addressee (the original sender), which reports
  * mention too ("your message to X from Y").
  */
+/** A paragraph of the report, split and indexed once: a report may name thousands of addresses. */
+interface Paragraph {
+  text: string;
+  lines: string[];
+  lower: string[];
+  /** The address a line starts with (an entry of its own), else null. */
+  leads: Array<string | null>;
+  addresses: string[];
+}
+
+function paragraphOf(text: string): Paragraph {
+  const lines = text.split('\n');
+  const leads = lines.map((l) => {
+    const a = /^[ \t<"]*([^\s<>"@]{1,64}@[^\s<>":;,]{1,255})/.exec(l)?.[1]?.toLowerCase().replace(/\.+$/, '');
+    return a && a.includes('.') && !SYSTEM_LOCAL.test(a.split('@')[0]!) ? a : null;
+  });
+  return { text, lines, lower: lines.map((l) => l.toLowerCase()), leads, addresses: [...new Set(addressesIn(text))] };
+}
+
 export function textRecipients(report: string, exclude: Set<string>): TextRecipient[] {
-  const paragraphs = report.replace(/\r/g, '').split(/\n[ \t]*\n/);
+  // Reports name their recipients near the top; a bounded prefix keeps hostile mail cheap.
+  const paragraphs = report.slice(0, MAX_REPORT).replace(/\r/g, '').split(/\n[ \t]*\n/).map(paragraphOf);
   // Rank 0: the paragraph carries the failure (an SMTP answer or failure words); 1: a plain
   // mention; 2: only in a header-like line ("To: x" of the summary of the original message).
   const best = new Map<string, { rank: number; order: number; diagnostic: string }>();
   let order = 0;
   for (let i = 0; i < paragraphs.length; i++) {
     const p = paragraphs[i]!;
-    for (const address of addressesIn(p)) {
+    for (const address of p.addresses) {
       const local = address.split('@')[0]!;
       if (exclude.has(address) || SYSTEM_LOCAL.test(local)) continue;
-      if (isSenderLine(p, address)) continue;
-      const diagnostic = withReason(paragraphs, i, address);
-      const rank = isHeaderOnly(p, address) ? 2 : SMTP_ANSWER.test(diagnostic.replace(address, '')) || FAILURE_WORDS.test(diagnostic) ? 0 : 1;
       const known = best.get(address);
+      if ((!known && best.size >= MAX_CANDIDATES) || known?.rank === 0) continue;
+      const mentions = p.lines.filter((_, k) => p.lower[k]!.includes(address));
+      if (mentions.length && mentions.every(isSenderLine)) continue;
+      const diagnostic = withReason(paragraphs, i, address);
+      const headerOnly = mentions.length > 0 && mentions.every((l) => HEADER_LINE.test(l));
+      const rank = headerOnly ? 2 : SMTP_ANSWER.test(diagnostic.replace(address, '')) || FAILURE_WORDS.test(diagnostic) ? 0 : 1;
       if (!known) best.set(address, { rank, order: order++, diagnostic });
       else if (rank < known.rank) best.set(address, { rank, order: known.order, diagnostic });
     }
@@ -82,24 +110,48 @@ const FAILURE_WORDS = /\b(unknown|not (found|recognized|exist|reachable|delivere
 
 const SMTP_ANSWER = /(?<![\d.])[245]\d\d(?![\d.])|(?<![\d.])[245]\.\d{1,3}\.\d{1,3}(?![\d])/;
 
+/** The sending side: a From:/Reply-To:/Return-Path:/MAIL FROM line. */
+function isSenderLine(line: string): boolean {
+  return /^\s*(from|reply-to|return-path|sender|envelope-from|message-id|received)\s*:/i.test(line) || /\bmail from\s*:?\s*</i.test(line);
+}
+
+/** A header-like line ("To: x", "Cc: x"), as in a summary of the original message. */
+const HEADER_LINE = /^\s*(to|cc|bcc|x-[a-z-]+|subject|sent|date)\s*:/i;
+
 /**
  * The paragraph naming the recipient, and when it carries no SMTP answer, the following
  * paragraphs up to the first that does ("There was an error delivering your mail to <x>." then
  * the remote server's lines), stopping at a paragraph that names another address.
  */
-function withReason(paragraphs: string[], i: number, address: string): string {
+function withReason(paragraphs: Paragraph[], i: number, address: string): string {
   const own = ownLines(paragraphs[i]!, address);
   if (SMTP_ANSWER.test(own.replace(address, ''))) return squeeze(own);
   const taken = [own];
   for (let j = i + 1; j < paragraphs.length && j <= i + 3; j++) {
     const p = paragraphs[j]!;
-    if (addressesIn(p).some((a) => a !== address && !SYSTEM_LOCAL.test(a.split('@')[0]!))) break;
-    taken.push(p);
-    if (SMTP_ANSWER.test(p)) return squeeze(taken.join('\n'));
+    if (p.addresses.some((a) => a !== address && !SYSTEM_LOCAL.test(a.split('@')[0]!))) break;
+    taken.push(p.text);
+    if (SMTP_ANSWER.test(p.text)) return squeeze(taken.join('\n'));
   }
   // No answer anywhere near: the address's paragraph, and the next when it holds only the address.
   const bare = own.replace(address, '').replace(/[<>:\s]/g, '').length < 12;
-  return squeeze(bare && paragraphs[i + 1] ? `${own}\n${paragraphs[i + 1]}` : own);
+  const next = paragraphs[i + 1]?.text;
+  return squeeze(bare && next ? `${own}\n${next}` : own);
+}
+
+/**
+ * Several recipients in one paragraph (Exim: each address, then its indented error): the lines
+ * from this address's first line up to the line that starts with another address. An address
+ * inside a line ("after MAIL FROM:<x>", "generated from x") is part of this entry's text.
+ */
+function ownLines(p: Paragraph, address: string): string {
+  const startsOther = (k: number) => p.leads[k] !== null && p.leads[k] !== address;
+  if (!p.leads.some((_, k) => startsOther(k))) return p.text;
+  const start = p.lower.findIndex((l) => l.includes(address));
+  if (start < 0) return p.text;
+  let end = start + 1;
+  while (end < p.lines.length && !startsOther(end)) end++;
+  return p.lines.slice(start, end).join('\n');
 }
 
 /**
@@ -117,38 +169,6 @@ export function bareLocalRecipients(report: string, domain: string | null): Text
     }
   }
   return out;
-}
-
-/**
- * Several recipients in one paragraph (Exim: each address, then its indented error): the lines
- * from this address's first line up to the line that names the next address.
- */
-function ownLines(paragraph: string, address: string): string {
-  const lines = paragraph.split('\n');
-  // A line that starts with another address starts that address's entry; an address inside a
-  // line ("after MAIL FROM:<x>", "generated from x") is part of this entry's text.
-  const startsOther = (l: string) => {
-    const a = /^[\s<"]*([^\s<>"@]+@[^\s<>":;,]+)/.exec(l)?.[1]?.toLowerCase().replace(/\.+$/, '');
-    return a !== undefined && a !== address && a.includes('.') && !SYSTEM_LOCAL.test(a.split('@')[0]!);
-  };
-  if (!lines.some(startsOther)) return paragraph;
-  const start = lines.findIndex((l) => l.toLowerCase().includes(address));
-  if (start < 0) return paragraph;
-  let end = start + 1;
-  while (end < lines.length && !startsOther(lines[end]!)) end++;
-  return lines.slice(start, end).join('\n');
-}
-
-/** The address belongs to the sending side: a From:/Reply-To:/Return-Path:/MAIL FROM line. */
-function isSenderLine(paragraph: string, address: string): boolean {
-  const lines = paragraph.split('\n').filter((l) => l.toLowerCase().includes(address));
-  return lines.length > 0 && lines.every((l) => /^\s*(from|reply-to|return-path|sender|envelope-from|message-id|received)\s*:/i.test(l) || /\bmail from\s*:?\s*</i.test(l));
-}
-
-/** The address is only in header-like lines ("To: x", "Cc: x"), as in a summary of the original. */
-function isHeaderOnly(paragraph: string, address: string): boolean {
-  const lines = paragraph.split('\n').filter((l) => l.toLowerCase().includes(address));
-  return lines.length > 0 && lines.every((l) => /^\s*(to|cc|bcc|x-[a-z-]+|subject|sent|date)\s*:/i.test(l));
 }
 
 export function squeeze(s: string): string {

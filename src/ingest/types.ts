@@ -77,7 +77,7 @@ export type MailLabel =
   | 'auto_reply' // out-of-office and other RFC 3834 automatic responses
   | 'auto_generated' // list mail, notifications: not a reply from the prospect, not a bounce
   | 'bounce'
-  | 'delivery_report' // a DSN that reports success or delay only (2.x.x, 4.x.x "delayed" without failure)
+  | 'delivery_report' // a DSN that reports success only (delivered/relayed/expanded, 2.x.x); a delay notice is a soft bounce
   | 'feedback' // ARF / RFC 5965 complaint report
   | 'unsubscribe_request'
   | 'challenge'; // challenge-response / whitelist requests

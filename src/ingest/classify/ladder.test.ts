@@ -116,4 +116,12 @@ describe('the ladder', () => {
     const c = await classify(await parseMail(raw(PERSON, 'Hmm.')), { llm, reviewBelow: 1.01 });
     expect(c).toMatchObject({ label: 'human_reply', rung: 'llm', intent: { intent: 'not_interested' } });
   });
+
+  it('an unsure LLM does not make a human reply unsure (the reply still stops the sequence)', async () => {
+    const llm: LlmClassifier = { classify: async () => ({ label: 'human_reply', intent: 'question', confidence: 0.2, reason: 'unclear' }) };
+    const c = await classify(await parseMail(raw(PERSON, 'Hmm.')), { llm, reviewBelow: 1.01 });
+    expect(c.label).toBe('human_reply');
+    expect(c.confidence).toBeGreaterThanOrEqual(0.9);
+    expect(c.intent).toMatchObject({ intent: 'question', confidence: 0.2 });
+  });
 });

@@ -29,6 +29,9 @@ export interface ClassifyOptions {
 
 export const DEFAULT_REVIEW_BELOW = 0.6;
 
+/** A message that passed every automatic and report rung is a person's reply, whatever its intent. */
+const HUMAN_REPLY_CONFIDENCE = 0.9;
+
 export async function classify(mail: ParsedMail, opts: ClassifyOptions = {}): Promise<Classification> {
   const newText = opts.newText ?? mail.text;
   const byHeaders = classifyByHeaders(mail);
@@ -59,7 +62,7 @@ export async function classify(mail: ParsedMail, opts: ClassifyOptions = {}): Pr
   if (intent.intent === 'unsubscribe' && intent.confidence >= reviewBelow) {
     return { label: 'unsubscribe_request', confidence: intent.confidence, reason: `model: ${intent.reason}`, rung: 'model', intent };
   }
-  return { label: 'human_reply', confidence: 0.9, reason: `no automatic or report signal; intent ${intent.intent} (${intent.reason})`, rung: 'model', intent };
+  return { label: 'human_reply', confidence: HUMAN_REPLY_CONFIDENCE, reason: `no automatic or report signal; intent ${intent.intent} (${intent.reason})`, rung: 'model', intent };
 }
 
 /** The LLM's answer, or null when it declines or fails: the ladder then keeps its own verdict. */
@@ -71,11 +74,13 @@ async function askLlm(llm: LlmClassifier, mail: ParsedMail, newText: string): Pr
     return null;
   }
   if (!answer) return null;
-  // The LLM refines a human reply; it may not turn one into a bounce or a report.
+  // The LLM refines a human reply; it may not turn one into a bounce or a report. Its
+  // confidence is about what it adds (the intent, or another label): that the message is a
+  // person's reply, and stops the sequence, does not become less certain because the LLM is unsure.
   const label = answer.label === 'unsubscribe_request' || answer.label === 'auto_reply' ? answer.label : 'human_reply';
   return {
     label,
-    confidence: answer.confidence,
+    confidence: label === 'human_reply' ? HUMAN_REPLY_CONFIDENCE : answer.confidence,
     reason: `llm: ${answer.reason}`,
     rung: 'llm',
     ...(answer.intent ? { intent: { intent: answer.intent, confidence: answer.confidence, reason: answer.reason } } : {}),

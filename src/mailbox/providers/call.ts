@@ -38,7 +38,7 @@ export type ApiFailure =
   /** The token supplier threw: nothing was sent. */
   | { kind: 'token'; reason: string; transient: boolean }
   /** No complete answer; `stage` says whether the provider may have acted (see http.ts). */
-  | { kind: 'network'; stage: HttpStage; reason: string; status: number | null; timedOut: boolean; aborted: boolean }
+  | { kind: 'network'; stage: HttpStage; reason: string; status: number | null; timedOut: boolean; aborted: boolean; tooLarge?: boolean }
   /** A non-2xx answer. retryAfterMs: the wait the provider asked for, if any. */
   | { kind: 'http'; status: number; error: ProviderError; retryAfterMs: number | null }
   /** A 2xx answer the verb could not read (promise 8: a bad provider answer is reported, not thrown). */
@@ -81,7 +81,10 @@ export async function callApi<T>(deps: ApiDeps, spec: CallSpec<T>): Promise<ApiR
       maxResponseBytes: spec.maxResponseBytes,
     });
     if (r.kind === 'failed') {
-      return { ok: false, failure: { kind: 'network', stage: r.stage, reason: r.reason, status: r.status, timedOut: r.timedOut, aborted: r.aborted } };
+      return {
+        ok: false,
+        failure: { kind: 'network', stage: r.stage, reason: r.reason, status: r.status, timedOut: r.timedOut, aborted: r.aborted, ...(r.tooLarge ? { tooLarge: true } : {}) },
+      };
     }
     // A 401 refuses the request before it is processed, so asking again is safe, even for a send.
     if (r.status === 401 && !forceRefresh) {

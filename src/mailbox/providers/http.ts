@@ -46,6 +46,8 @@ export type HttpResult =
       status: number | null;
       timedOut: boolean;
       aborted: boolean;
+      /** The answer was cut off at maxResponseBytes: asking again would get the same. */
+      tooLarge?: boolean;
     };
 
 const defaultMaxResponseBytes = 64 * 1024 * 1024;
@@ -117,7 +119,7 @@ export function httpRequest(clock: Clock, req: HttpRequest): Promise<HttpResult>
         if (size > maxBytes) return;
         size += c.length;
         if (size > maxBytes) {
-          finish(failed('response', `answer larger than ${maxBytes} bytes`, status, timedOut, aborted));
+          finish({ ...failed('response', `answer larger than ${maxBytes} bytes`, status, timedOut, aborted), tooLarge: true } as HttpResult);
           cr.destroy();
           return;
         }

@@ -111,6 +111,31 @@ describe('Gmail sync against the emulator', () => {
     expect(next.batches.map((b) => [b.mode, ids({ batches: [b] })])).toEqual([['incremental', ['<after@p.test>']]]);
   });
 
+  it('a message over the size limit is a problem, not a crash; the others still come', async () => {
+    const s = sync({ maxMessageBytes: 2_000 });
+    const first = await drain(s, null);
+    const big = await emu.deliver(REP, mail({ messageId: '<big@p.test>', body: 'x'.repeat(5_000) }));
+    await emu.deliver(REP, mail({ messageId: '<small@p.test>' }));
+    const r = await drain(s, first.committed);
+    expect(ids(r)).toEqual(['<small@p.test>']);
+    expect(r.batches.flatMap((b) => b.problems)).toEqual([{ key: big.id, folder: 'inbox', reason: expect.stringContaining('larger than 2000 bytes') }]);
+    expect(emu.requests.filter((x) => x.route === 'messages.get')).toHaveLength(2); // not retried
+  });
+
+  it('the watch is renewed on schedule, and a failed renewal reaches failed()', async () => {
+    const registry = new PushRegistry();
+    emu.pubsub.createTopic('projects/cadenza/topics/gmail');
+    const s = sync({ push: { topicName: 'projects/cadenza/topics/gmail', registry, renewEveryMs: 1_000 } });
+    const failures: unknown[] = [];
+    const h = await s.watch(() => undefined, (e) => failures.push(e));
+    emu.faults.inject('watch', { kind: 'respond', ...gmailErrors.insufficientPermissions() });
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect(emu.requests.filter((r) => r.route === 'watch').map((r) => r.outcome)).toEqual([200, 403]);
+    expect(failures).toHaveLength(1);
+    expect(isCadenzaError(failures[0], 'MAILBOX_UNAVAILABLE')).toBe(true);
+    await h.close();
+  });
+
   it('retention by age: history older than historyRetentionMs is gone', async () => {
     let now = Date.UTC(2026, 10, 1);
     const clock = { ...systemClock, now: () => now };

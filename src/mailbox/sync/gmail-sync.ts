@@ -4,6 +4,7 @@ import type { ApiFailure, TokenSource } from '../providers/call.ts';
 import { gmailApi, type GmailApi } from '../providers/gmail/api.ts';
 import type { GmailMessageRef } from '../providers/gmail/message.ts';
 import type { PushRegistry } from './push-registry.ts';
+import { mapLimit } from './map-limit.ts';
 import { defaultRetryPolicy, syncFailure, throwIfAborted, withRetry, type RetryPolicy } from './retry.ts';
 import type { FetchedMessage, FetchProblem, FolderRole, MailboxSync, PullOptions, SyncBatch, SyncCursor, WatchHandle } from './source.ts';
 
@@ -40,6 +41,10 @@ export interface GmailSyncOptions {
   retry?: RetryPolicy;
   /** history.list and messages.list page size (Gmail's maximum, 500, unless a test wants pages). */
   pageSize?: number;
+  /** messages.get calls in flight at once (default 4). */
+  concurrency?: number;
+  /** Larger messages become a FetchProblem instead of being read into memory (default 40 MB of JSON). */
+  maxMessageBytes?: number;
   /** Push: the Pub/Sub topic users.watch publishes to (its push subscription targets push-routes.ts). */
   push?: { topicName: string; registry: PushRegistry; renewEveryMs?: number };
 }
@@ -47,6 +52,8 @@ export interface GmailSyncOptions {
 /** How far back a bounded scan looks when the worker names no window (the IMAP connector uses the same). */
 export const defaultResyncWindowMs = 14 * 86_400_000;
 const defaultBatchSize = 50;
+/** Gmail takes 35 MB messages (upload limit); their base64url JSON is 4/3 of that. */
+const defaultMaxJsonBytes = 48 * 1024 * 1024;
 /** Gmail lists up to 500 per page (gmail-api.json maxResults). */
 const maxPageSize = 500;
 const watchedLabels: Array<{ label: string; folder: FolderRole }> = [
@@ -59,11 +66,13 @@ export class GmailSync implements MailboxSync {
   private readonly clock: Clock;
   private readonly policy: RetryPolicy;
   private readonly pageSize: number;
+  private readonly concurrency: number;
 
   constructor(private readonly opts: GmailSyncOptions) {
     this.clock = opts.clock ?? systemClock;
     this.policy = opts.retry ?? defaultRetryPolicy;
     this.pageSize = Math.min(Math.max(1, opts.pageSize ?? maxPageSize), maxPageSize);
+    this.concurrency = Math.max(1, opts.concurrency ?? 4);
     this.api = gmailApi({ baseUrl: opts.baseUrl, userId: opts.userId, tokens: opts.tokens, clock: this.clock, timeoutMs: opts.timeoutMs ?? 30_000 });
   }
 
@@ -82,6 +91,14 @@ export class GmailSync implements MailboxSync {
     const seen = new Set<string>();
     let messages: FetchedMessage[] = [];
     let problems: FetchProblem[] = [];
+    let pending: GmailMessageRef[] = [];
+    const fetchPending = async () => {
+      for (const got of await mapLimit(pending, this.concurrency, (ref) => this.fetch(ref, o.signal))) {
+        if (got && 'raw' in got) messages.push(got);
+        else if (got) problems.push(got);
+      }
+      pending = [];
+    };
     let pageToken: string | undefined;
     for (;;) {
       const r = await withRetry(
@@ -99,16 +116,17 @@ export class GmailSync implements MailboxSync {
           // The record names the labels the message had; skip what is neither INBOX nor SPAM
           // (our own SENT copies, drafts) without fetching it.
           if (added.labelIds && !added.labelIds.some((l) => l === 'INBOX' || l === 'SPAM')) continue;
-          const got = await this.fetch(added, o.signal);
-          if (got && 'raw' in got) messages.push(got);
-          else if (got) problems.push(got);
+          pending.push(added);
         }
-        if (messages.length + problems.length >= batchSize) {
-          yield { messages, problems, cursor: { historyId: rec.id }, mode: 'incremental' };
+        // Batches end on a record boundary, so that the record's id is a cursor that covers them.
+        if (pending.length + messages.length + problems.length >= batchSize) {
+          await fetchPending();
+          if (messages.length || problems.length) yield { messages, problems, cursor: { historyId: rec.id }, mode: 'incremental' };
           messages = [];
           problems = [];
         }
       }
+      await fetchPending();
       if (page.nextPageToken === null) {
         if (messages.length || problems.length || page.historyId !== start) {
           yield { messages, problems, cursor: { historyId: page.historyId }, mode: 'incremental' };
@@ -142,31 +160,31 @@ export class GmailSync implements MailboxSync {
     }
     // Lists come newest first; hand them over oldest first, as they arrived.
     const ordered = [...refs.values()].reverse();
-    let messages: FetchedMessage[] = [];
-    let problems: FetchProblem[] = [];
-    for (let i = 0; i < ordered.length; i++) {
-      const got = await this.fetch(ordered[i]!, o.signal);
-      if (got && 'raw' in got) messages.push(got);
-      else if (got) problems.push(got);
-      if (messages.length + problems.length >= batchSize && i < ordered.length - 1) {
-        yield { messages, problems, cursor: { historyId: null }, mode: 'resync' };
-        messages = [];
-        problems = [];
+    for (let i = 0; i < ordered.length || i === 0; i += batchSize) {
+      const messages: FetchedMessage[] = [];
+      const problems: FetchProblem[] = [];
+      for (const got of await mapLimit(ordered.slice(i, i + batchSize), this.concurrency, (ref) => this.fetch(ref, o.signal))) {
+        if (got && 'raw' in got) messages.push(got);
+        else if (got) problems.push(got);
       }
+      const last = i + batchSize >= ordered.length;
+      yield { messages, problems, cursor: last ? { historyId: profile.value.historyId } : { historyId: null }, mode: 'resync' };
     }
-    yield { messages, problems, cursor: { historyId: profile.value.historyId }, mode: 'resync' };
   }
 
   /** One message, raw; null when it is gone or no longer in INBOX/SPAM. */
-  private async fetch(ref: GmailMessageRef, signal: AbortSignal | undefined): Promise<FetchedMessage | FetchProblem | null> {
+  private async fetch(ref: GmailMessageRef & { labelIds?: string[] | null }, signal: AbortSignal | undefined): Promise<FetchedMessage | FetchProblem | null> {
     throwIfAborted(signal, 'Gmail messages.get');
-    const r = await withRetry(this.clock, 'Gmail messages.get', () => this.api.get({ id: ref.id, format: 'raw' }, { signal }), {
+    const r = await withRetry(this.clock, 'Gmail messages.get', () => this.api.get({ id: ref.id, format: 'raw', maxBytes: this.opts.maxMessageBytes ?? defaultMaxJsonBytes }, { signal }), {
       policy: this.policy,
       signal,
-      accept: (f) => isNotFound(f) || f.kind === 'malformed',
+      accept: (f) => isNotFound(f) || f.kind === 'malformed' || (f.kind === 'network' && f.tooLarge === true),
     });
     if (!r.ok) {
-      if (r.failure.kind === 'malformed') return { key: ref.id, folder: 'other', reason: `Gmail messages.get: ${r.failure.reason}` };
+      // The folder is unknown without the message; the label the record named decides where a human looks.
+      const folder: FolderRole = ref.labelIds?.includes('SPAM') ? 'junk' : ref.labelIds?.includes('INBOX') ? 'inbox' : 'other';
+      if (r.failure.kind === 'malformed') return { key: ref.id, folder, reason: `Gmail messages.get: ${r.failure.reason}` };
+      if (r.failure.kind === 'network') return { key: ref.id, folder, reason: `Gmail messages.get: ${r.failure.reason}` };
       return null; // deleted since it was listed
     }
     const m = r.value;

@@ -130,6 +130,20 @@ describe('Graph sync against the emulator', () => {
     expect(emu.requests.every((x) => x.authorization?.startsWith('Bearer '))).toBe(true);
   });
 
+  it('a message over the size limit is a problem; a message deleted before its MIME was read is skipped', async () => {
+    const s = sync({ maxMessageBytes: 2_000, concurrency: 1 });
+    const first = await drain(s, null);
+    await emu.deliver(REP, mail({ messageId: '<gone@p.test>' }));
+    const big = await emu.deliver(REP, mail({ messageId: '<big@p.test>', body: 'x'.repeat(5_000) }));
+    await emu.deliver(REP, mail({ messageId: '<ok@p.test>' }));
+    // The first $value (the message named first) answers 404, as if deleted meanwhile.
+    emu.faults.inject('messages.value', { kind: 'respond', ...graphErrors.itemNotFound() });
+    const r = await drain(s, first.committed);
+    expect(ids(r)).toEqual(['<ok@p.test>']);
+    expect(r.batches.flatMap((b) => b.problems)).toEqual([{ key: big.immutableId, folder: 'inbox', reason: expect.stringContaining('larger than 2000 bytes') }]);
+    expect(emu.requests.filter((x) => x.route === 'messages.value')).toHaveLength(3);
+  });
+
   it('429 with a decimal Retry-After is waited out; 503 and 504 retried; a long wait ends the pull with it', async () => {
     const s = sync();
     const first = await drain(s, null);

@@ -4,6 +4,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import type { ApiFailure, TokenSource } from '../providers/call.ts';
 import { graphApi, type GraphApi } from '../providers/graph/api.ts';
 import { isDeltaExpired } from '../providers/graph/messages-delta.ts';
+import { mapLimit } from './map-limit.ts';
 import type { PushRegistry } from './push-registry.ts';
 import { defaultRetryPolicy, syncFailure, throwIfAborted, withRetry, type RetryPolicy } from './retry.ts';
 import type { FetchedMessage, FetchProblem, FolderRole, MailboxSync, PullOptions, SyncBatch, SyncCursor, WatchHandle } from './source.ts';
@@ -45,6 +46,8 @@ export interface GraphSyncOptions {
   pageSize?: number;
   /** Larger messages become a FetchProblem instead of being read into memory. */
   maxMessageBytes?: number;
+  /** `$value` calls in flight at once (default 4: Graph's concurrency limit per app and mailbox). */
+  concurrency?: number;
   /** Push: where Graph POSTs notifications (graphPushRoutes' public URL) and the registry it looks watchers up in. */
   push?: {
     notificationUrl: string;
@@ -118,13 +121,14 @@ export class GraphSync implements MailboxSync {
         { policy: this.policy, signal: o.signal, accept: expiredFailure },
       );
       if (!r.ok) return true;
-      for (const item of r.value.items) {
-        // Delta may repeat an item within a round; a removal needs nothing (it was yielded when it came).
-        if (item.removed || seen.has(item.id)) continue;
-        seen.add(item.id);
-        const got = await this.fetch(item.id, folder.role, item.message?.conversationId ?? null, item.message?.receivedAt ?? null, o.signal);
-        if ('raw' in got) messages.push(got);
-        else problems.push(got);
+      // Delta may repeat an item within a round; a removal needs nothing (it was yielded when it came).
+      const fresh = r.value.items.filter((item) => !item.removed && !seen.has(item.id) && seen.add(item.id));
+      const fetched = await mapLimit(fresh, this.opts.concurrency ?? 4, (item) =>
+        this.fetch(item.id, folder.role, item.message?.conversationId ?? null, item.message?.receivedAt ?? null, o.signal),
+      );
+      for (const got of fetched) {
+        if (got && 'raw' in got) messages.push(got);
+        else if (got) problems.push(got);
       }
       const link = r.value.deltaLink ?? r.value.nextLink!;
       if (!this.ours(link)) throw cadenzaError('MAILBOX_UNAVAILABLE', `Graph delta on ${folder.name}: a link to another host`, { link: new URL(link).origin });
@@ -151,16 +155,16 @@ export class GraphSync implements MailboxSync {
     }
   }
 
-  private async fetch(id: string, folder: FolderRole, threadId: string | null, receivedAt: number | null, signal: AbortSignal | undefined): Promise<FetchedMessage | FetchProblem> {
+  private async fetch(id: string, folder: FolderRole, threadId: string | null, receivedAt: number | null, signal: AbortSignal | undefined): Promise<FetchedMessage | FetchProblem | null> {
     throwIfAborted(signal, 'Graph $value');
     const r = await withRetry(this.clock, 'Graph $value', () => this.api.mime({ id, maxBytes: this.opts.maxMessageBytes }, { signal }), {
       policy: this.policy,
       signal,
-      accept: (f) => (f.kind === 'http' && f.status === 404) || (f.kind === 'network' && /larger than/.test(f.reason)),
+      accept: (f) => (f.kind === 'http' && f.status === 404) || (f.kind === 'network' && f.tooLarge === true),
     });
     if (!r.ok) {
-      const why = r.failure.kind === 'http' ? 'deleted before its MIME could be read (404)' : (r.failure as { reason: string }).reason;
-      return { key: id, folder, reason: `Graph $value: ${why}` };
+      if (r.failure.kind === 'http') return null; // deleted since the delta named it
+      return { key: id, folder, reason: `Graph $value: ${(r.failure as { reason: string }).reason}` };
     }
     if (r.value.length === 0) return { key: id, folder, reason: 'Graph $value: empty MIME content' };
     return { key: id, folder, raw: new Uint8Array(r.value), threadId, receivedAt };

@@ -30,7 +30,7 @@ export function retryDelay(f: ApiFailure, attempt: number, policy: RetryPolicy):
   const backoff = Math.min(policy.baseDelayMs * 2 ** attempt, policy.maxWaitMs);
   switch (f.kind) {
     case 'network':
-      return f.aborted ? null : backoff;
+      return f.aborted || f.tooLarge ? null : backoff;
     case 'token':
       return f.transient ? backoff : null;
     case 'malformed':

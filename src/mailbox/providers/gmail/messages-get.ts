@@ -13,6 +13,8 @@ export interface GetInput {
   id: string;
   format?: 'minimal' | 'metadata' | 'raw' | 'full';
   metadataHeaders?: string[];
+  /** An answer larger than this is a failure with tooLarge (format=raw: base64url JSON, 4/3 of the message). */
+  maxBytes?: number;
 }
 
 export function getMessage(ctx: GmailContext, input: GetInput, opts: { signal?: AbortSignal } = {}): Promise<ApiResult<GmailMessage>> {
@@ -23,6 +25,7 @@ export function getMessage(ctx: GmailContext, input: GetInput, opts: { signal?: 
     method: 'GET',
     url,
     signal: opts.signal,
+    maxResponseBytes: input.maxBytes,
     parseOk: (_s, _h, b) => readMessage(jsonBody(b)),
     parseError: parseGmailError,
     retryAfter: gmailRetryAfter,

@@ -8,6 +8,9 @@ import type { BounceClass } from '../../types.ts';
 
 /** Phrases per class, lower-case text; checked in this order (the first match wins). */
 const PHRASES: Array<[BounceClass, RegExp]> = [
+  // The sender's address, not the recipient's, was refused: "Sender address rejected" must not
+  // read as "address rejected" (user unknown) below.
+  ['policy', /\b(sender (address |domain )?(rejected|denied|refused|verify failed|not allowed|is not allowed)|domain of sender address|bad sender|sender's (system )?address|sender verify|sender verification failed|mail from .{0,80}(rejected|refused|denied))/],
   [
     'mailbox_full',
     /\b(mail ?box (is )?full|full mailbox|mailbox (size limit exceeded|over quota|exceeded|would exceed)|over (the )?(allowed )?quota|quota (exceeded|violation|exceed)|exceeded (its|their|the)? ?(mailbox |storage |disk )?(quota|storage allocation|disk space)|(is|are|user|account) (is )?over (disk )?quota|insufficient (disk|system) (space|storage)|not enough (disk |storage )?space|disk ?quota|no space left|mailfolder is full|too much mail data|has too many messages|boite du destinataire pleine|postfach voll|casella piena|buzón lleno|容量(が|を)?(超|オーバー)|quota)\b/,
@@ -21,12 +24,12 @@ const PHRASES: Array<[BounceClass, RegExp]> = [
     /\b(account (has been |is |was )?(disabled|deactivated|suspended|inactive|expired|locked|closed|frozen|blocked|discontinued)|mailbox (is |has been |was )?(disabled|inactive|suspended|deactivated|closed|frozen)|user (account )?(is )?(disabled|suspended|inactive|deactivated|expired)|address (is )?(disabled|deactivated|inactive|no longer (active|in use|valid))|no longer (active|in use|available|accepts mail|valid|exists?)|mailbox currently suspended|has been disabled|not (an )?active|inactive (account|user|mailbox)|dormant|has moved|moved to|mailbox unavailable.*disabled|is unavailable.*(disabled|locked))/,
   ],
   [
-    'user_unknown',
-    /\b(user(name)? (is )?(unknown|not found|does ?n[o']t exist|not exist|not known|missing|invalid)|unknown (user|recipient|mailbox|local ?part|address|e-?mail address)|(no such|invalid|bad|unknown|nonexistent|non-existent) (user|recipient|mailbox|address|person|account|local)|(mailbox|recipient|address|account|addressee|user|e-?mail address|email account)( name)?( \S+)? (does ?n[o']t|did not|doesnt) exist|(mailbox|recipient|address|user|account) (is )?(not found|unknown|unavailable|invalid|not valid|not present|not registered)|no (mailbox|account|user)( by that name| here| found)?|not (a )?(valid|known|local) (user|recipient|mailbox|address)|is not a valid|user doesn't have|does not exist|not listed in|not in (my )?(validrcptto|list of valid)|badrcptto|address (rejected|unknown|not present)|unrecognized (user|address)|resolver\.adr\.recipnotfound|recipnotfound|user ?unknown|no existe|utilisateur inconnu|destinataire inconnu|unbekannt|nicht vorhanden|gibt es nicht|nessun utente|存在しない|not our customer|unknown or illegal alias|wasn't found|was not found|can't find|could not be found|isn't a valid|invalid mailbox|mailbox not found|no account|unknown in (virtual|local|relay) (mailbox|recipient|alias)|account is unavailable|recipient rejected|couldn't be found|invalid final delivery userid|check if (the )?address is correct|name is not recognized|not a registered (gateway )?user|unknown or invalid)/,
+    'domain_not_found',
+    /\b(host (or domain name )?(not found|unknown)|unknown (host|domain)|no such domain|domain (name )?(not found|does not exist|doesn't exist|unknown|must exist|is not reachable)|name or service not known|(unroutable|unrouteable) (mail )?(address|domain)|domain (lookup|resolution) failed|no mx|null mx|dns (error|failure|lookup)|mx (record )?(not found|lookup)|host not found|cannot resolve|could not resolve|non-?existent domain|nxdomain|domain name not found|not a registered domain|[a-z0-9-]+(\.[a-z0-9-]+)+\.? does ?n[o']t exist)/,
   ],
   [
-    'domain_not_found',
-    /\b(host (or domain name )?(not found|unknown)|unknown (host|domain)|no such domain|domain (name )?(not found|does not exist|doesn't exist|unknown|must exist|is not reachable)|name or service not known|(unroutable|unrouteable) (mail )?(address|domain)|domain (lookup|resolution) failed|no mx|null mx|dns (error|failure|lookup)|mx (record )?(not found|lookup)|host not found|cannot resolve|could not resolve|non-?existent domain|nxdomain|domain name not found|not a registered domain)/,
+    'user_unknown',
+    /\b(user(name)? (is )?(unknown|not found|does ?n[o']t exist|not exist|not known|missing|invalid)|unknown (user|recipient|mailbox|local ?part|address|e-?mail address)|(no such|invalid|bad|unknown|nonexistent|non-existent) (user|recipient|mailbox|address|person|account|local)|(mailbox|recipient|address|account|addressee|user|e-?mail address|email account)( name)?( \S+)? (does ?n[o']t|did not|doesnt) exist|(mailbox|recipient|address|user|account) (is )?(not found|unknown|unavailable|invalid|not valid|not present|not registered)|no (mailbox|account|user)( by that name| here| found)?|not (a )?(valid|known|local) (user|recipient|mailbox|address)|is not a valid|user doesn't have|does not exist|not listed in|not in (my )?(validrcptto|list of valid)|badrcptto|address (rejected|unknown|not present)|unrecognized (user|address)|resolver\.adr\.recipnotfound|recipnotfound|user ?unknown|no existe|utilisateur inconnu|destinataire inconnu|unbekannt|nicht vorhanden|gibt es nicht|nessun utente|存在しない|not our customer|unknown or illegal alias|wasn't found|was not found|can't find|could not be found|isn't a valid|invalid mailbox|mailbox not found|no account|unknown in (virtual|local|relay) (mailbox|recipient|alias)|account is unavailable|recipient rejected|couldn't be found|invalid final delivery userid|check if (the )?address is correct|name is not recognized|not a registered (gateway )?user|unknown or invalid)/,
   ],
   [
     'relay_denied',
@@ -59,6 +62,9 @@ function classOfStatus(status: string): BounceClass | null {
     case '1.10':
     case '4.4':
       return 'domain_not_found';
+    case '1.7':
+    case '1.8':
+      return 'policy';
     case '1.6':
     case '2.1':
     case '7.13':
@@ -88,7 +94,8 @@ function classOfStatus(status: string): BounceClass | null {
 const SPECIFIC = new Set<BounceClass>(['user_unknown', 'user_disabled', 'mailbox_full', 'message_too_large', 'domain_not_found']);
 
 export function bounceClassOf(diagnostic: string, status: string | null): BounceClass {
-  const text = diagnostic.toLowerCase();
+  // Addresses are not words: "userunknown@example.org" or "spam-filter@…" say nothing about why.
+  const text = diagnostic.toLowerCase().replace(/[^\s<>"'(),;:[\]]{1,64}@[a-z0-9.-]{1,255}/g, ' ');
   // A specific detail in the code (5.1.1, 5.2.2) is trusted over generic words like "rejected".
   const fromStatus = status ? classOfStatus(status) : null;
   if (fromStatus && fromStatus !== 'blocked' && fromStatus !== 'policy' && fromStatus !== 'network') {

@@ -24,6 +24,10 @@ const schema = z.object({
   CADENZA_GOOGLE_ISSUER: z.string().url().optional(),
   /** Microsoft's login host (https://login.microsoftonline.com) replaced, read by discovery per tenant: the emulator in tests. */
   CADENZA_MICROSOFT_LOGIN_URL: z.string().url().optional(),
+  /** The optional LLM rung of reply classification (docs/classification.md); unset: off. Never logged. */
+  CADENZA_ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  /** The model the LLM rung asks; unset: claude-sonnet-4-5. */
+  CADENZA_LLM_MODEL: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

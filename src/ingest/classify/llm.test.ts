@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../../../test/emulators/anthropic/emulator.ts';
 import { anthropicErrors } from '../../../test/emulators/anthropic/errors.ts';
 import { expectNoLeaks, handleCounts, type HandleCounts } from '../../../test/emulators/leaks.ts';
-import { anthropicClassifier, DEFAULT_LLM_MODEL, type AnthropicOptions } from './llm.ts';
+import { loadConfig } from '../../common/config.ts';
+import { anthropicClassifier, DEFAULT_LLM_MODEL, llmClassifierFromConfig, type AnthropicOptions } from './llm.ts';
 
 const KEY = 'sk-ant-test-0123456789-secret';
 const input = { subject: 'Re: Quick question', newText: 'Sounds good, can we talk Tuesday?', from: 'pat@prospects.test' };
@@ -131,5 +132,20 @@ describe('anthropicClassifier against the Messages API emulator', () => {
     expect(JSON.stringify(seen)).not.toContain(wrong);
     const ok = await classifier().classify(input);
     expect(JSON.stringify(ok)).not.toContain(KEY);
+  });
+});
+
+describe('llmClassifierFromConfig', () => {
+  it('is off without a key, and asks the configured model with one', async () => {
+    expect(llmClassifierFromConfig(loadConfig({}))).toBeNull();
+    const emu = await startAnthropicEmulator({ apiKey: KEY });
+    try {
+      emu.answer = () => answer({ label: 'human_reply', intent: 'question', confidence: 0.7, reason: 'asks the price' });
+      const c = llmClassifierFromConfig(loadConfig({ CADENZA_ANTHROPIC_API_KEY: KEY, CADENZA_LLM_MODEL: 'claude-opus-4-1' }), { baseUrl: emu.baseUrl });
+      expect(await c!.classify(input)).toMatchObject({ intent: 'question' });
+      expect(emu.bodies[0]!.model).toBe('claude-opus-4-1');
+    } finally {
+      await emu.close();
+    }
   });
 });

@@ -160,3 +160,12 @@ export function anthropicClassifier(options: AnthropicOptions): LlmClassifier {
     },
   };
 }
+
+/** The rung as configured: null (off) without CADENZA_ANTHROPIC_API_KEY. */
+export function llmClassifierFromConfig(
+  config: { CADENZA_ANTHROPIC_API_KEY?: string; CADENZA_LLM_MODEL?: string },
+  extra: Omit<AnthropicOptions, 'apiKey' | 'model'> = {},
+): LlmClassifier | null {
+  if (!config.CADENZA_ANTHROPIC_API_KEY) return null;
+  return anthropicClassifier({ ...extra, apiKey: config.CADENZA_ANTHROPIC_API_KEY, model: config.CADENZA_LLM_MODEL });
+}

@@ -76,7 +76,8 @@ const BOUNCEPARSER_REASONS: Record<BounceClass, string[]> = {
   blocked: ['spam'],
   policy: ['spam'],
   message_too_large: ['message_too_large'],
-  user_disabled: ['user_disabled'],
+  // BounceParser files deactivated and suspended mailboxes under user_unknown as often as not.
+  user_disabled: ['user_disabled', 'user_unknown'],
   relay_denied: ['domain_error'],
   network: ['unknown'],
   other: ['unknown'],

@@ -56,9 +56,10 @@ export function pct(r: Ratio): string {
 
 /** Our classes against sisimai's reasons: the sisimai reasons each class covers. */
 const SISIMAI_REASONS: Record<BounceClass, string[]> = {
-  user_unknown: ['userunknown'],
+  // Sisimai files "user unknown" answered after DATA under filtered.
+  user_unknown: ['userunknown', 'filtered'],
   mailbox_full: ['mailboxfull'],
-  domain_not_found: ['hostunknown'],
+  domain_not_found: ['hostunknown', 'notaccept', 'networkerror'],
   blocked: ['blocked', 'spamdetected', 'badreputation', 'requireptr', 'toomanyconn', 'speeding', 'rejected', 'virusdetected'],
   policy: ['policyviolation', 'authfailure', 'filtered', 'securityerror', 'contenterror', 'notcompliantrfc', 'failedstarttls', 'rejected', 'virusdetected', 'requireptr'],
   message_too_large: ['mesgtoobig', 'exceedlimit'],

@@ -1,4 +1,5 @@
 import { headerValue, type Classification, type ParsedMail } from '../types.ts';
+import { originalMessageId as originalOf } from './bounce/original.ts';
 import { sesNotification } from './bounce/ses-notification.ts';
 
 /**
@@ -25,8 +26,7 @@ export function classifyFeedback(mail: ParsedMail): Classification | null {
     const text = report?.text ?? mail.text;
     const type = (field(text, 'feedback-type') ?? 'abuse').toLowerCase();
     const recipient = address(field(text, 'original-rcpt-to')) ?? address(field(text, 'removal-recipient'));
-    const original = mail.parts.find((p) => /^(message\/rfc822|text\/rfc822-headers)$/.test(p.mimeType) && p.text)?.text ?? '';
-    const originalMessageId = /^message-id:\s*(<[^<>\s]+>)/im.exec(original)?.[1] ?? null;
+    const originalMessageId = originalOf(mail);
     return {
       label: 'feedback',
       confidence: 0.99,

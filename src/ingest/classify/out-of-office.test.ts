@@ -40,6 +40,22 @@ describe('detectOutOfOffice: notes in many languages', () => {
     expect(r!.returnDate).toBe(returnDate === null ? null : day(returnDate));
   });
 
+  it('reads weaker absence words when a responder wording or a return date backs them', () => {
+    const body = 'Hello, I am travelling until 4 December with limited access to email.';
+    expect(detectOutOfOffice(mail('Re: Quick question', body), body)).toMatchObject({ returnDate: day('2026-12-05') });
+    const bare = "I'm travelling this week.";
+    expect(detectOutOfOffice(mail('Re: Quick question', bare), bare)).toBeNull();
+  });
+
+  it('reads full notes as responders write them', () => {
+    const gmail = 'Hi there,\n\nThanks for your email. I am currently out of the office on annual leave, returning on Monday 7th December.\nDuring this time I will have limited access to my emails. For anything urgent, please contact support@acme.test.\n\nKind regards,\nJo';
+    expect(detectOutOfOffice(mail('Re: Quick question', gmail), gmail)).toMatchObject({ confidence: 0.9, returnDate: day('2026-12-07') });
+    const outlookDe = 'Sehr geehrte Damen und Herren,\n\nvielen Dank für Ihre E-Mail. Ich befinde mich bis einschließlich 4. Dezember 2026 im Urlaub. Ihre Nachricht wird nicht weitergeleitet. In dringenden Fällen wenden Sie sich bitte an info@firma.test.\n\nMit freundlichen Grüßen';
+    expect(detectOutOfOffice(mail('Automatische Antwort: Kurze Frage', outlookDe), outlookDe)).toMatchObject({ confidence: 0.97, returnDate: day('2026-12-05') });
+    const fr = "Bonjour,\nJe suis actuellement en congés et serai de retour le lundi 7 décembre. En cas d'urgence, merci de contacter mon collègue.\nCordialement";
+    expect(detectOutOfOffice(mail('Absence du bureau', fr), fr)).toMatchObject({ returnDate: day('2026-12-07') });
+  });
+
   it('reads a note whose subject is the original one (Gmail vacation responder) from its first lines', () => {
     const body = 'Hi,\n\nI am out of the office until December 4 and will have limited access to email. I will respond upon my return.\n\nBest, Sam';
     const r = detectOutOfOffice(mail('Re: Quick question', body), body);
@@ -84,6 +100,11 @@ describe('detectOutOfOffice: human replies that mention an absence are not notes
     ['Re: Quick question', 'Ich war im Urlaub, aber ja, wir sind interessiert.'],
     ['Re: Quick question', 'Not the right person, try our COO. She handles ops.'],
     ['Re: Ideas for your team', 'We are fully booked through December 9, circle back in January.'],
+    ['Re: Quick question', "I'm travelling to Berlin next month for the conference you mentioned."],
+    ['Re: Quick question', "I'm attending your webinar next week, looking forward to it."],
+    ['Re: Quick question', 'I was away. What exactly does your product do?'],
+    ['Re: Quick question', 'Unfortunately I am unavailable for calls. Email works.'],
+    ['Re: Webinar', 'Back on Monday we discussed this internally; we will pass for now.'],
   ];
   it.each(humans)('%s / %s', (subject, body) => {
     expect(detectOutOfOffice(mail(subject, body), body)).toBeNull();

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { headerValue, type ParsedMail } from '../types.ts';
-import { ABSENT, AUTO, CONVERSATIONAL, SUBJECT } from './out-of-office/phrases.ts';
+import { ABSENT, ABSENT_WEAK, AUTO, CONVERSATIONAL, SUBJECT } from './out-of-office/phrases.ts';
 import { extractReturnDate } from './out-of-office/return-date.ts';
 
 /**
@@ -72,12 +72,16 @@ function autoSubmitted(mail: ParsedMail): boolean {
 export function detectOutOfOffice(mail: ParsedMail, newText: string, now?: number): OutOfOffice | null {
   const body = bodyOf(mail, newText).slice(0, SCAN_CHARS);
   const subject = subjectStrength(mail.subject);
-  const absent = firstMatch(ABSENT, body.slice(0, FIRST_LINES_CHARS));
+  const opening = body.slice(0, FIRST_LINES_CHARS);
   const auto = firstMatch(AUTO, body);
-  if (!subject && !absent && !auto) return null;
+  const strongAbsent = firstMatch(ABSENT, opening);
+  const weakAbsent = strongAbsent ? null : firstMatch(ABSENT_WEAK, opening);
+  if (!subject && !strongAbsent && !weakAbsent && !auto) return null;
 
   const reference = mail.date ?? now ?? null;
   const stated = reference === null ? null : extractReturnDate(`${mail.subject}\n${body}`, reference);
+  // "I'm away" / "I'm travelling" say it only with a responder's subject, wording or a return date.
+  const absent = strongAbsent ?? (weakAbsent && (subject || auto || stated) ? weakAbsent : null);
   const bodySays = absent !== null || auto !== null;
 
   let confidence: number;

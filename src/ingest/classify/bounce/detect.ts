@@ -38,7 +38,7 @@ export function bounceEvidence(mail: ParsedMail, report: string): BounceEvidence
   const nullSender = mail.returnPath === '' || /^\s*<\s*>\s*$/.test(headerValue(mail, 'return-path') ?? '') || (mail.from !== null && from === '');
   // Mailing-list managers (fml, Mailman, Majordomo) answer from the list's -admin/-owner address.
   const listManager = /^(owner-[^@]+|[^@]+-(admin|owner|request|bounces))@/i.test(from);
-  const sender = nullSender || listManager || SYSTEM_SENDER.test(`${from}@`) || SYSTEM_SENDER.test(from) || SYSTEM_NAME.test(name) || SYSTEM_SENDER.test(`${mail.returnPath ?? ''}`);
+  const sender = nullSender || listManager || SYSTEM_SENDER.test(from) || SYSTEM_SENDER.test(mail.returnPath ?? '') || SYSTEM_NAME.test(name);
   if (sender) signals.push('system sender');
   if (FAILURE_SUBJECT.test(mail.subject)) signals.push('failure subject');
   const phrases = new Set([...report.slice(0, 20_000).matchAll(new RegExp(FAILURE_PHRASE.source, 'gi'))].map((m) => m[0].toLowerCase()));

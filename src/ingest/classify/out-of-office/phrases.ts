@@ -28,8 +28,8 @@ export const SUBJECT = word([
 
 export const ABSENT = [
   // en
-  new RegExp(`${L}(?:i am|i'm|i’m|im|i will be|i'll be|i’ll be|i shall be)(?: currently| now| presently)?${GAP}(?:out of (?:the )?office|ooo|away(?! from home)|on (?:annual |parental |maternity |paternity |sick |medical |study |compassionate )?leave|on (?:vacation|holidays?|pto|sabbatical|a business trip|business travel)|off (?:work|sick)|out sick|travell?ing|attending|not in the office|unavailable|out until|out of town)${R}`, 'iu'),
-  new RegExp(`${L}(?:currently|presently) (?:out of (?:the )?office|on (?:annual )?leave|on vacation|on holiday|travell?ing)${R}`, 'iu'),
+  new RegExp(`${L}(?:i am|i'm|i’m|im|i will be|i'll be|i’ll be|i shall be)(?: currently| now| presently)?${GAP}(?:out of (?:the )?office|ooo|on (?:annual |parental |maternity |paternity |sick |medical |study |compassionate )?leave|on (?:vacation|holidays?|pto|sabbatical|a business trip|business travel)|off (?:work|sick)|out sick|attending (?:a |an |the )?(?:conference|trade ?show|training|course|workshop|offsite|off-site)|not in the office|out until)${R}`, 'iu'),
+  new RegExp(`${L}(?:currently|presently) (?:out of (?:the )?office|on (?:annual )?leave|on vacation|on holiday)${R}`, 'iu'),
   // de
   new RegExp(`${L}(?:ich bin|bin ich|ich befinde mich|befinde ich mich)${GAP}(?:nicht im büro|nicht im hause|außer haus|abwesend|im urlaub|in urlaub|nicht erreichbar|auf dienstreise|im mutterschutz|in elternzeit|krank|nicht am arbeitsplatz)${R}`, 'iu'),
   // fr
@@ -48,6 +48,15 @@ export const ABSENT = [
   new RegExp(`${L}(?:jestem|będę)${GAP}(?:na urlopie|poza biurem|nieobecn[ya]|niedostępn[ya]|w delegacji)${R}`, 'iu'),
   // ja, zh
   /(?:不在にしております|不在にしています|不在です|休暇を(?:いただいて|取って)|休暇中|出張中|外出中|我(?:正在|目前|现在)?(?:休假|出差|外出|不在办公室)|休假中|出差中)/u,
+];
+
+/**
+ * Absences people also mention in passing ("I'm travelling to Berlin for your conference"): they
+ * count only together with responder wording, a stated return date or a responder's subject.
+ */
+export const ABSENT_WEAK = [
+  new RegExp(`${L}(?:i am|i'm|i’m|im|i will be|i'll be|i’ll be)(?: currently| now| presently)?${GAP}(?:away(?! from home)|travell?ing|unavailable|out of town|out)${R}`, 'iu'),
+  new RegExp(`${L}(?:currently|presently) (?:away|travell?ing|unavailable)${R}`, 'iu'),
 ];
 
 export const AUTO = [

@@ -12,11 +12,26 @@
  *          inbound rows, the engine events and the cursor in one transaction per batch
  *
  * The mail comes from memory, not from a server: the IMAP connector is measured by imap-idle.
+ *
+ * With `--mailboxes=N` (or `--mailboxes N`), also reply-to-stop under load, on PostgreSQL and the
+ * mail bed: one SyncPool watching N load mailboxes (load0001..@load.test) over IDLE plus one
+ * mailbox with recorded sends (sync14@inbox.test); `--stop-replies` replies (default 30) are
+ * injected by SMTP one after the other, each timed from just before the injection to the commit of
+ * its enrollment's stop. Memory per watched mailbox is RSS and heap after full collections, minus
+ * the same before the pool started, over N + 1.
  */
 import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { build as buildHistogram } from 'hdr-histogram-js';
+import nodemailer from 'nodemailer';
 import { systemClock } from '../src/common/clock.ts';
+import { newId } from '../src/common/ids.ts';
+import { SyncPool } from '../src/ingest/worker/sync-pool.ts';
+import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
+import { bedEndpoint, mailBed, resetMailBed, startMailBed } from '../test/mail/mailbed.ts';
+import { collect } from './lib/memory.ts';
 import { seededRandom } from '../src/common/random.ts';
 import { defaultIngestSteps } from '../src/ingest/pipeline-steps.ts';
 import { ingestBatch } from '../src/ingest/pipeline.ts';
@@ -25,7 +40,7 @@ import type { FetchedMessage } from '../src/mailbox/sync/source.ts';
 import { Metrics } from '../src/ops/metrics.ts';
 import { EnrollmentService } from '../src/sequence/enrollment-service.ts';
 import { flag, intFlag } from './lib/args.ts';
-import { int, round } from './lib/format.ts';
+import { bytes, int, round } from './lib/format.ts';
 import { benchStore } from './support/backends.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -113,5 +128,110 @@ export default async function ingest(args: string[]): Promise<Record<string, unk
       await b.drop();
     }
   }
+  const n = mailboxesFlag(args);
+  if (n > 0) Object.assign(figures, await underLoad(n, intFlag(args, 'stop-replies', 30)));
   return figures;
+}
+
+function mailboxesFlag(args: string[]): number {
+  const i = args.indexOf('--mailboxes');
+  if (i >= 0 && args[i + 1] && !args[i + 1]!.startsWith('--')) return intFlag([`--mailboxes=${args[i + 1]}`], 'mailboxes', 0);
+  return flag(args, 'mailboxes') === undefined ? 0 : intFlag(args, 'mailboxes', 0);
+}
+
+async function underLoad(n: number, replies: number): Promise<Record<string, unknown>> {
+  await startMailBed();
+  const HOT = 'sync14@inbox.test';
+  await resetMailBed([HOT]);
+  const b = await benchStore('postgres');
+  const smtp = nodemailer.createTransport({ host: mailBed.host, port: mailBed.injectPort, secure: false, ignoreTLS: true });
+  try {
+    const store = b.store;
+    const random = seededRandom('bench-ingest-load');
+    const vault = new Vault(store, localKeyWrapper(randomBytes(32)));
+    const service = new EnrollmentService({ store, clock: systemClock, random });
+    const tag = randomBytes(3).toString('hex');
+    const s = await seedSentSequence(store, { clock: systemClock, random, service }, {
+      mailboxEmail: HOT,
+      leads: Array.from({ length: replies }, (_, i) => `l${i}.${tag}@prospects.test`),
+      tag,
+      settings: { imap: bedEndpoint('imap') },
+      credential: { vault, username: HOT, password: 'pass' },
+    });
+    const ws = newId(Date.now(), random);
+    await store.db.insertInto('workspace').values({ id: ws, name: 'load' }).execute();
+    const ids = [s.mailboxId];
+    for (let i = 1; i <= n; i++) {
+      const id = newId(Date.now(), random);
+      const user = `load${String(i).padStart(4, '0')}@load.test`;
+      await store.db.insertInto('mailbox').values({ id, workspace_id: ws, email: user, provider: 'smtp_imap', settings: JSON.stringify({ imap: bedEndpoint('imap') }) }).execute();
+      await vault.put(ws, id, { kind: 'password', username: user, password: 'pass' });
+      ids.push(id);
+    }
+    collect();
+    const before = process.memoryUsage();
+    const stops = new Map<string, (at: number) => void>();
+    const pool = new SyncPool({
+      store,
+      service,
+      clock: systemClock,
+      random,
+      vault,
+      mailboxIds: ids,
+      // Earlier runs' mail in the load mailboxes is not this run's business.
+      resyncWindowMs: 60_000,
+      leaseTtlMs: 120_000,
+      onBatch: (_mb, r) => {
+        const at = Date.now();
+        for (const m of r.messages) stops.get(m.messageId)?.(at);
+      },
+    });
+    const t0 = Date.now();
+    await pool.start();
+    const synced = async () => Number((await store.db.selectFrom('mailbox_sync').select((eb) => eb.fn.countAll<number>().as('c')).where('cursor', 'is not', null).executeTakeFirstOrThrow()).c);
+    while ((await synced()) < ids.length && Date.now() - t0 < 600_000) await new Promise((r) => setTimeout(r, 500));
+    const readyS = (Date.now() - t0) / 1000;
+    console.log(`load: ${int(pool.mailboxes.length)} mailboxes owned, ${int(await synced())} with a cursor after ${round(readyS)} s`);
+    await new Promise((r) => setTimeout(r, 5_000));
+    collect();
+    const after = process.memoryUsage();
+    const perRss = (after.rss - before.rss) / ids.length;
+    const perHeap = (after.heapUsed + after.external - before.heapUsed - before.external) / ids.length;
+    console.log(`load: memory per watched mailbox: rss ${bytes(perRss)}, heap+external ${bytes(perHeap)}`);
+    const h = buildHistogram({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000, numberOfSignificantValueDigits: 3 });
+    let missed = 0;
+    for (let i = 0; i < s.sends.length; i++) {
+      const x = s.sends[i]!;
+      const messageId = `<load-${i}-${tag}@prospects.test>`;
+      const seen = new Promise<number | null>((resolve) => {
+        const t = setTimeout(() => resolve(null), 30_000);
+        stops.set(messageId, (at) => {
+          clearTimeout(t);
+          resolve(at);
+        });
+      });
+      const start = Date.now();
+      await smtp.sendMail({ envelope: { from: x.leadEmail, to: [HOT] }, raw: replyMail({ from: x.leadEmail, to: HOT, inReplyTo: x.messageId, subject: `Re: ${x.subject}`, body: 'Thanks, call me.', messageId }) });
+      const at = await seen;
+      if (at === null) missed++;
+      else h.recordValue(Math.max(1, at - start));
+    }
+    await pool.stop();
+    const fig = { p50: h.getValueAtPercentile(50), p99: h.getValueAtPercentile(99), max: h.maxValue };
+    console.log(`load: reply-to-stop with ${int(n)} watched load mailboxes, n=${h.totalCount} (missed ${missed}): p50 ${fig.p50} ms, p99 ${fig.p99} ms, max ${fig.max} ms`);
+    return {
+      load_mailboxes: n,
+      load_ready_s: round(readyS),
+      load_rss_bytes_per_mailbox: Math.round(perRss),
+      load_heap_bytes_per_mailbox: Math.round(perHeap),
+      load_replies: h.totalCount,
+      load_missed: missed,
+      load_stop_p50_ms: fig.p50,
+      load_stop_p99_ms: fig.p99,
+      load_stop_max_ms: fig.max,
+    };
+  } finally {
+    smtp.close();
+    await b.drop();
+  }
 }

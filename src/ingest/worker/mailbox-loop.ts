@@ -7,6 +7,7 @@ import type { MailboxSync, WatchHandle } from '../../mailbox/sync/source.ts';
 import type { Metrics } from '../../ops/metrics.ts';
 import { ingestBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef } from '../pipeline.ts';
 import { loadCursor, recordSyncError } from '../store.ts';
+import type { Gate } from './gate.ts';
 
 export interface MailboxLoopOptions {
   ingest: IngestDeps;
@@ -23,6 +24,8 @@ export interface MailboxLoopOptions {
   metrics?: Metrics;
   log?: Logger;
   onBatch?: (report: IngestReport) => void;
+  /** Bounds the connections the pool's loops open at once (watch setup and pulls). */
+  gate?: Gate;
 }
 
 /**
@@ -74,17 +77,20 @@ export class MailboxLoop {
             throw e;
           }
           if (!this.watch && this.o.connector.watch) {
-            this.watch = await this.o.connector.watch(
-              () => this.poke(),
-              (e) => {
-                this.watchError = e ?? new Error('watch failed');
-                this.wake?.();
-              },
+            const watch = this.o.connector.watch.bind(this.o.connector);
+            this.watch = await this.gated(() =>
+              watch(
+                () => this.poke(),
+                (e) => {
+                  this.watchError = e ?? new Error('watch failed');
+                  this.wake?.();
+                },
+              ),
             );
           }
           if (this.dirty || this.o.clock.now() >= nextReconcile) {
             this.dirty = false;
-            await this.pullOnce();
+            await this.gated(() => this.pullOnce());
             nextReconcile = this.o.clock.now() + this.o.reconcileMs;
             backoff.reset();
           }
@@ -107,6 +113,10 @@ export class MailboxLoop {
       await this.closeWatch();
       await this.o.connector.close().catch(() => undefined);
     }
+  }
+
+  private gated<T>(fn: () => Promise<T>): Promise<T> {
+    return this.o.gate ? this.o.gate.run(fn) : fn();
   }
 
   private async pullOnce(): Promise<void> {

@@ -13,6 +13,7 @@ import { defaultIngestSteps } from '../pipeline-steps.ts';
 import type { IngestDeps, IngestOptions, IngestReport, IngestSteps } from '../pipeline.ts';
 import { recordSyncError } from '../store.ts';
 import { connectors, type ConnectorFactory, type SyncMailbox } from './connectors.ts';
+import { Gate } from './gate.ts';
 import { MailboxLoop } from './mailbox-loop.ts';
 
 export interface SyncPoolOptions {
@@ -42,6 +43,8 @@ export interface SyncPoolOptions {
   /** Builds a mailbox's connector (Gmail/Graph emulators in tests; the provider registry by default). */
   connectorFor?: ConnectorFactory;
   onBatch?: (mailboxId: string, report: IngestReport) => void;
+  /** Connections the loops may be opening at once (watch setup, pulls); default 32. */
+  connectConcurrency?: number;
 }
 
 interface Running {
@@ -68,10 +71,12 @@ export class SyncPool {
   private stopped = false;
   private balanceTimer: TimerHandle | undefined;
   private balancing: Promise<void> = Promise.resolve();
+  private readonly gate: Gate;
 
   constructor(private readonly o: SyncPoolOptions) {
     this.owner = o.owner ?? `${hostname()}:${process.pid}:sync:${newId(o.clock.now(), o.random).slice(-8)}`;
     this.leases = new Leases(o.store, o.clock);
+    this.gate = new Gate(o.connectConcurrency ?? 32);
     this.ingest = {
       store: o.store,
       service: o.service,
@@ -157,6 +162,7 @@ export class SyncPool {
       mailbox: { id: m.id, workspaceId: m.workspaceId, provider: m.provider },
       connector,
       fence: { resource: lease.resource, token: lease.token },
+      gate: this.gate,
       clock: this.o.clock,
       random: this.o.random,
       reconcileMs: this.o.reconcileMs ?? 15 * 60_000,

@@ -20,7 +20,7 @@
  * connector level. Everything it opens is closed at the end, so it can run again at once; earlier
  * runs' messages stay in the load mailboxes and are skipped (first pulls look back 1 minute).
  */
-import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
 import nodemailer from 'nodemailer';
@@ -44,6 +44,7 @@ interface Box {
 }
 
 interface Pending {
+  user: string;
   deliveredAt: number | null;
   changedAt: number | null;
   yieldedAt: number | null;
@@ -78,10 +79,27 @@ function memory(): { rss: number; heap: number } {
   return { rss: m.rss, heap: m.heapUsed + m.external };
 }
 
-function dovecotProcesses(): { imap: number; hibernate: number } | null {
+/** Dovecot's IMAP processes and their proportional memory (PSS, Linux /proc), or null elsewhere. */
+function dovecotProcesses(): { imap: number; hibernate: number; login: number; pssBytes: number } | null {
   try {
-    const out = execFileSync('ps', ['-eo', 'comm='], { encoding: 'utf8' }).split('\n');
-    return { imap: out.filter((c) => c.trim() === 'imap').length, hibernate: out.filter((c) => c.trim() === 'imap-hibernate').length };
+    const out = { imap: 0, hibernate: 0, login: 0, pssBytes: 0 };
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      let comm: string;
+      try {
+        comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      } catch {
+        continue;
+      }
+      if (comm !== 'imap' && comm !== 'imap-hibernate' && comm !== 'imap-login') continue;
+      out[comm === 'imap' ? 'imap' : comm === 'imap-login' ? 'login' : 'hibernate']++;
+      try {
+        const pss = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+        if (pss) out.pssBytes += Number(pss[1]) * 1024;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return out;
   } catch {
     return null;
   }
@@ -179,7 +197,7 @@ export default async function imapIdle(rawArgs: string[]): Promise<Record<string
   const rssPer = (after.rss - before.rss) / n;
   const heapPer = (after.heap - before.heap) / n;
   console.log(`memory per watched mailbox: RSS ${bytes(rssPer)}, heap+external ${bytes(heapPer)} (process RSS ${bytes(after.rss)})`);
-  if (procs) console.log(`Dovecot: ${procs.imap} imap processes, ${procs.hibernate} imap-hibernate`);
+  if (procs) console.log(`Dovecot: ${procs.imap} imap processes, ${procs.hibernate} imap-hibernate, ${procs.login} imap-login; their memory (PSS) ${bytes(procs.pssBytes)}, ${bytes(procs.pssBytes / n)} per watched mailbox`);
 
   // Steady delivery over LMTP, straight into Dovecot: the 250 for the recipient means "in the mailbox".
   const lmtp = nodemailer.createTransport({ host: mailBed.host, port: LMTP_PORT, lmtp: true, secure: false, ignoreTLS: true, pool: true, maxConnections: 4 } as nodemailer.TransportOptions);
@@ -192,7 +210,7 @@ export default async function imapIdle(rawArgs: string[]): Promise<Record<string
     if (wait > 0) await sleep(wait);
     const box = boxes[random.int(0, n - 1)]!;
     const id = `<${randomUUID()}@bench.test>`;
-    const p: Pending = { deliveredAt: null, changedAt: null, yieldedAt: null };
+    const p: Pending = { user: box.user, deliveredAt: null, changedAt: null, yieldedAt: null };
     pending.set(id, p);
     waiting.set(box.user, [...(waiting.get(box.user) ?? []), p]);
     const raw = `From: prospect@example.test\r\nTo: ${box.user}\r\nSubject: re: bench\r\nMessage-ID: ${id}\r\n\r\nhello\r\n`;
@@ -215,9 +233,10 @@ export default async function imapIdle(rawArgs: string[]): Promise<Record<string
   lmtp.close();
 
   let lost = 0;
-  for (const p of pending.values()) {
+  for (const [id, p] of pending) {
     if (p.yieldedAt === null || p.deliveredAt === null) {
       lost++;
+      console.log(`not yielded: ${id} to ${p.user} (delivered: ${p.deliveredAt !== null}, changed() after it: ${p.changedAt !== null})`);
       continue;
     }
     // A pull can finish before our LMTP client reads its 250: that counts as 0.
@@ -248,6 +267,7 @@ export default async function imapIdle(rawArgs: string[]): Promise<Record<string
     rss_bytes_per_mailbox: Math.round(rssPer),
     heap_bytes_per_mailbox: Math.round(heapPer),
     dovecot_imap_processes: procs?.imap ?? null,
+    dovecot_pss_bytes_per_mailbox: procs ? Math.round(procs.pssBytes / n) : null,
     changed_p50_ms: q(toChanged, 50),
     changed_p99_ms: q(toChanged, 99),
     changed_max_ms: toChanged.maxValue,

@@ -17,7 +17,8 @@ const FAILURE_PHRASE = /(could not be delivered|couldn't be delivered|was not de
 
 /** The body text a report is read from: the text without lines quoted with '>'. */
 export function unquotedText(mail: ParsedMail): string {
-  const parts = mail.parts.filter((p) => p.mimeType === 'text/plain' && p.text).map((p) => p.text!);
+  // Some MTAs put the notice in a text/plain attachment (and some write its type badly).
+  const parts = mail.parts.filter((p) => /^text\/plain\b/.test(p.mimeType) && p.text).map((p) => p.text!);
   return [mail.text, ...parts]
     .join('\n\n')
     .split('\n')

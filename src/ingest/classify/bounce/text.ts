@@ -84,21 +84,23 @@ export function textRecipients(report: string, exclude: Set<string>): TextRecipi
   // Reports name their recipients near the top; a bounded prefix keeps hostile mail cheap.
   const paragraphs = report.slice(0, MAX_REPORT).replace(/\r/g, '').split(/\n[ \t]*\n/).map(paragraphOf);
   // Rank 0: the paragraph carries the failure (an SMTP answer or failure words); 1: a plain
-  // mention; 2: only in a header-like line ("To: x" of the summary of the original message).
+  // mention; 2: only in a header-like line ("To: x" of the summary of the original message);
+  // 3: a system mailbox (postmaster@…).
   const best = new Map<string, { rank: number; order: number; diagnostic: string }>();
   let order = 0;
   for (let i = 0; i < paragraphs.length; i++) {
     const p = paragraphs[i]!;
     for (const address of p.addresses) {
-      const local = address.split('@')[0]!;
-      if (exclude.has(address) || SYSTEM_LOCAL.test(local)) continue;
+      if (exclude.has(address)) continue;
       const known = best.get(address);
       if ((!known && best.size >= MAX_CANDIDATES) || known?.rank === 0) continue;
       const mentions = p.lines.filter((_, k) => p.lower[k]!.includes(address));
       if (mentions.length && mentions.every(isSenderLine)) continue;
       const diagnostic = withReason(paragraphs, i, address);
       const headerOnly = mentions.length > 0 && mentions.every((l) => HEADER_LINE.test(l));
-      const rank = headerOnly ? 2 : SMTP_ANSWER.test(diagnostic.replace(address, '')) || FAILURE_WORDS.test(diagnostic) ? 0 : 1;
+      // postmaster@ and friends are named as contacts far more often than they fail: last resort.
+      const system = SYSTEM_LOCAL.test(address.split('@')[0]!);
+      const rank = system ? 3 : headerOnly ? 2 : SMTP_ANSWER.test(diagnostic.replace(address, '')) || FAILURE_WORDS.test(diagnostic) ? 0 : 1;
       if (!known) best.set(address, { rank, order: order++, diagnostic });
       else if (rank < known.rank) best.set(address, { rank, order: known.order, diagnostic });
     }

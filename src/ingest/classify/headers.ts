@@ -11,8 +11,10 @@ import { headerValue, type Classification, type ParsedMail } from '../types.ts';
 
 const rule = (label: Classification['label'], confidence: number, reason: string): Classification => ({ label, confidence, reason, rung: 'headers' });
 
+// Only phrases a person answering a sales email would not write: "please confirm your
+// availability" is a reply, "add yourself to my guest list" is a challenge.
 const CHALLENGE_TEXT =
-  /\b(add yourself to my (guest|approved|safe|white) ?list|(guest|white|approved senders?) ?list so (that )?your messages?|(message|email) (has been|was) (waitlisted|held for verification|quarantined pending)|(requires?|awaiting) (your )?confirmation|confirm this mail server|verify (that )?you are (a )?(human|real person)|(one-time|one time) (verification|confirmation) (step|request)|sender verification (request|required)|please (confirm|verify) (that )?(you|your (e-?mail|message|address)) ?(sent|is|are)?|spam ?arrest|choicemail|challenge[- ]response|click (the link|here) (below )?to (deliver|release|confirm|verify) (your|this) (message|e-?mail))/i;
+  /\b(add yourself to my (guest|approved|safe|white) ?list|(guest|white|approved senders?) ?list so (that )?your messages?|(message|email) (has been|was) (waitlisted|held for verification|quarantined pending (your )?verification)|(server|message|e-?mail) requires confirmation|confirm this mail server|verify (that )?you are (a )?(human|real person) (and not|before)|challenge[- ]response|spam ?arrest|choicemail|click (the link|here) (below )?to (deliver|release) (your|this) (message|e-?mail))\b/i;
 const CHALLENGE_SENDER = /@(boxbe\.com|spamarrest\.com|bluebottle\.com|mailsbestfriend\.com|sendio\.com)$/i;
 
 export function classifyByHeaders(mail: ParsedMail): Classification | null {
@@ -46,7 +48,9 @@ export function classifyByHeaders(mail: ParsedMail): Classification | null {
 
 function challengeOf(mail: ParsedMail): Classification | null {
   const from = mail.from?.address ?? '';
-  const text = `${mail.subject}\n${mail.text.slice(0, 6000)}`;
+  // The request is the message's own text; a person may quote one in a reply.
+  const own = mail.text.slice(0, 6000).split('\n').filter((l) => !/^\s*>/.test(l)).join('\n');
+  const text = `${mail.subject}\n${own}`;
   const m = CHALLENGE_TEXT.exec(text);
   if (m) return rule('challenge', 0.9, `challenge-response: "${m[0]}"`);
   if (CHALLENGE_SENDER.test(from)) return rule('challenge', 0.85, `challenge-response service ${from}`);

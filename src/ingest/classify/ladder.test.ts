@@ -66,6 +66,11 @@ describe('the ladder', () => {
     expect(c.label).toBe('human_reply');
   });
 
+  it('a reply asking to confirm something is not a challenge', async () => {
+    const c = await classify(await parseMail(raw(PERSON, 'Please confirm your availability for Thursday; the invite is awaiting your confirmation.')));
+    expect(c.label).toBe('human_reply');
+  });
+
   it('a reply from Outlook with X-Auto-Response-Suppress is still a human reply', async () => {
     const c = await classify(await parseMail(raw([...PERSON, 'X-Auto-Response-Suppress: All'], 'Yes, Thursday works.')));
     expect(c.label).toBe('human_reply');

@@ -45,6 +45,7 @@ describe('Gmail sync against the emulator', () => {
     const a = await emu.deliver(REP, mail({ messageId: '<a@p.test>' }));
     const spam = await emu.deliver(REP, mail({ messageId: '<spam@p.test>' }), { spam: true });
     const s = sync();
+    expect(s.watch).toBeUndefined(); // without push configured the worker polls
     const first = await drain(s, null, { resyncWindowMs: 7 * DAY });
     expect(first.batches.every((b) => b.mode === 'resync')).toBe(true);
     expect(ids(first).sort()).toEqual(['<a@p.test>', '<spam@p.test>']);
@@ -127,7 +128,7 @@ describe('Gmail sync against the emulator', () => {
     emu.pubsub.createTopic('projects/cadenza/topics/gmail');
     const s = sync({ push: { topicName: 'projects/cadenza/topics/gmail', registry, renewEveryMs: 1_000 } });
     const failures: unknown[] = [];
-    const h = await s.watch(() => undefined, (e) => failures.push(e));
+    const h = await s.watch!(() => undefined, (e) => failures.push(e));
     emu.faults.inject('watch', { kind: 'respond', ...gmailErrors.insufficientPermissions() });
     await new Promise((r) => setTimeout(r, 1_200));
     expect(emu.requests.filter((r) => r.route === 'watch').map((r) => r.outcome)).toEqual([200, 403]);
@@ -192,7 +193,7 @@ describe('Gmail sync against the emulator', () => {
       const s = sync({ push: { topicName: 'projects/cadenza/topics/gmail', registry } });
       const cursor = (await drain(s, null)).committed;
       let changes = 0;
-      const h = await s.watch(() => changes++, (e) => {
+      const h = await s.watch!(() => changes++, (e) => {
         throw e;
       });
       await emu.push.idle();

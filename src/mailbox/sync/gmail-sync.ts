@@ -1,5 +1,4 @@
 import { systemClock, type Clock, type TimerHandle } from '../../common/clock.ts';
-import { cadenzaError } from '../../common/errors.ts';
 import type { ApiFailure, TokenSource } from '../providers/call.ts';
 import { gmailApi, type GmailApi } from '../providers/gmail/api.ts';
 import type { GmailMessageRef } from '../providers/gmail/message.ts';
@@ -68,12 +67,17 @@ export class GmailSync implements MailboxSync {
   private readonly pageSize: number;
   private readonly concurrency: number;
 
+  /** Present only when push is configured; without it the worker polls (source.ts: watch is optional). */
+  readonly watch?: (changed: () => void, failed: (error: unknown) => void) => Promise<WatchHandle>;
+
   constructor(private readonly opts: GmailSyncOptions) {
     this.clock = opts.clock ?? systemClock;
     this.policy = opts.retry ?? defaultRetryPolicy;
     this.pageSize = Math.min(Math.max(1, opts.pageSize ?? maxPageSize), maxPageSize);
     this.concurrency = Math.max(1, opts.concurrency ?? 4);
     this.api = gmailApi({ baseUrl: opts.baseUrl, userId: opts.userId, tokens: opts.tokens, clock: this.clock, timeoutMs: opts.timeoutMs ?? 30_000 });
+    const push = opts.push;
+    if (push) this.watch = (changed, failed) => this.startWatch(push, changed, failed);
   }
 
   async *pull(cursor: SyncCursor | null, options: PullOptions = {}): AsyncIterable<SyncBatch> {
@@ -199,9 +203,7 @@ export class GmailSync implements MailboxSync {
    * registry. Renewed every `renewEveryMs` (default daily, as Google advises; a watch lapses after
    * 7 days); a failed renewal calls `failed`, and the worker watches again with backoff.
    */
-  async watch(changed: () => void, failed: (error: unknown) => void): Promise<WatchHandle> {
-    const push = this.opts.push;
-    if (!push) throw cadenzaError('CONFIG_INVALID', 'Gmail push needs a Pub/Sub topic and a push registry');
+  private async startWatch(push: NonNullable<GmailSyncOptions['push']>, changed: () => void, failed: (error: unknown) => void): Promise<WatchHandle> {
     const profile = await withRetry(this.clock, 'Gmail getProfile', () => this.api.profile(), { policy: this.policy });
     if (!profile.ok) throw syncFailure('Gmail getProfile', profile.failure);
     // Registered before users.watch, which publishes once at once.

@@ -45,6 +45,7 @@ describe('Graph sync against the emulator', () => {
     const a = await emu.deliver(REP, mail({ messageId: '<a@p.test>' }));
     const junk = await emu.deliver(REP, mail({ messageId: '<junk@p.test>' }), { folder: 'junkemail' });
     const s = sync();
+    expect(s.watch).toBeUndefined(); // without push configured the worker polls
     const first = await drain(s, null, { resyncWindowMs: 14 * DAY });
     expect(first.batches.every((b) => b.mode === 'resync')).toBe(true);
     expect(ids(first)).toEqual(['<a@p.test>', '<junk@p.test>']);
@@ -174,7 +175,7 @@ describe('Graph sync against the emulator', () => {
       const cursor = (await drain(s, null)).committed;
       let changes = 0;
       const failures: unknown[] = [];
-      const h = await s.watch(
+      const h = await s.watch!(
         () => changes++,
         (e) => failures.push(e),
       );
@@ -233,7 +234,7 @@ describe('Graph sync against the emulator', () => {
     try {
       const url = `http://127.0.0.1:${(bad.server.address() as { port: number }).port}/hook`;
       const s = sync({ push: { notificationUrl: url, registry: new PushRegistry() } });
-      const err = await s.watch(() => undefined, () => undefined).catch((e) => e);
+      const err = await s.watch!(() => undefined, () => undefined).catch((e) => e);
       expect(err.details).toMatchObject({ status: 400, code: 'ValidationError' });
       expect(emu.subscriptions.all.size).toBe(0);
     } finally {
@@ -249,7 +250,7 @@ describe('Graph sync against the emulator', () => {
     try {
       const url = `http://127.0.0.1:${(api.server.address() as { port: number }).port}/push/graph`;
       const err = await sync({ push: { notificationUrl: url, registry, lifetimeMs: 5_000 * 60_000 } })
-        .watch(() => undefined, () => undefined)
+        .watch!(() => undefined, () => undefined)
         .catch((e) => e);
       expect(err.message).toContain('4230 minutes');
     } finally {

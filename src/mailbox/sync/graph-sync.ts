@@ -73,10 +73,15 @@ export class GraphSync implements MailboxSync {
   private readonly clock: Clock;
   private readonly policy: RetryPolicy;
 
+  /** Present only when push is configured; without it the worker polls (source.ts: watch is optional). */
+  readonly watch?: (changed: () => void, failed: (error: unknown) => void) => Promise<WatchHandle>;
+
   constructor(private readonly opts: GraphSyncOptions) {
     this.clock = opts.clock ?? systemClock;
     this.policy = opts.retry ?? defaultRetryPolicy;
     this.api = graphApi({ baseUrl: opts.baseUrl, user: opts.user, tokens: opts.tokens, clock: this.clock, timeoutMs: opts.timeoutMs ?? 30_000 });
+    const push = opts.push;
+    if (push) this.watch = (changed, failed) => this.startWatch(push, changed, failed);
   }
 
   async *pull(cursor: SyncCursor | null, options: PullOptions = {}): AsyncIterable<SyncBatch> {
@@ -176,9 +181,7 @@ export class GraphSync implements MailboxSync {
    * `reauthorizationRequired` renews at once, `missed` pulls, `subscriptionRemoved` (or a failed
    * renewal) calls `failed` so that the worker watches again and pulls.
    */
-  async watch(changed: () => void, failed: (error: unknown) => void): Promise<WatchHandle> {
-    const push = this.opts.push;
-    if (!push) throw cadenzaError('CONFIG_INVALID', 'Graph push needs a notification URL and a push registry');
+  private async startWatch(push: NonNullable<GraphSyncOptions['push']>, changed: () => void, failed: (error: unknown) => void): Promise<WatchHandle> {
     const lifetime = push.lifetimeMs ?? 2 * 86_400_000;
     const clientState = push.clientState ?? randomBytes(32).toString('base64url');
     const subs = new Map<string, number>();

@@ -62,7 +62,7 @@ export const ABSENT_WEAK = [
 export const AUTO = [
   word([
     'this is an? (?:automatic|automated|auto-generated) (?:reply|response|message)', 'automatic reply',
-    'limited (?:access to )?(?:e-?mail|internet)', 'no (?:access to )?e-?mail', '(?:upon|on|after) my return', 'when i (?:return|get back|am back)',
+    'limited (?:access to )?(?:my )?(?:e-?mails?|internet|connectivity)', 'no (?:access to )?(?:my )?e-?mails?', 'for anything urgent', 'in urgent cases', 'if (?:it|anything|something) is urgent', '(?:upon|on|after) my return', 'when i (?:return|get back|am back)',
     'for (?:urgent|immediate|pressing) (?:matters|enquiries|inquiries|requests|questions|assistance)', 'if (?:this|your (?:matter|request) )?is urgent',
     'will (?:respond|reply|get back to you|answer) (?:to your (?:e-?mail|message) )?(?:as soon as|when|upon|on my)',
     'your (?:e-?mail|message) will not be forwarded',

@@ -15,7 +15,8 @@ import { createSigner } from './jwt.ts';
  *   by login_hint, or the first user; `denyNext()` makes the user decline), token (authorization_code
  *   with PKCE S256 and redirect_uri checks; refresh_token with rotation; invalid_grant for a dead
  *   refresh token; invalid_client), revoke (Google), userinfo (Google), introspect (RFC 7662, what
- *   a mail server's XOAUTH2 check asks).
+ *   a mail server's XOAUTH2 check asks, e.g. Dovecot's oauth2 passdb; `?audience=` limits it to the
+ *   tokens meant for that server).
  *
  * Access tokens for the Gmail API or Graph are issued through that emulator's TokenRegistry (pass
  * it in `registries`), so the API emulator accepts them, and refuses them once they expire or the
@@ -253,7 +254,10 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
     app.post('/introspect', (req, reply) =>
       run('introspect', req, reply, () => {
         const form = new URLSearchParams(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
-        const at = grants.introspect(form.get('token') ?? '');
+        // ?audience=google-imap: the mail server asking only accepts tokens meant for it (a Graph
+        // token is refused by IMAP, and the reverse).
+        const audience = (req.query as { audience?: Audience }).audience;
+        const at = grants.introspect(form.get('token') ?? '', audience);
         if (!at) return { status: 200, body: { active: false } };
         return { status: 200, body: { active: true, username: at.user.email, sub: at.user.sub, scope: at.scopes.join(' '), exp: Math.floor(at.expiresAt / 1000), aud: at.audiences } };
       }),

@@ -4,6 +4,9 @@
  *   special-folders.ts     findFolder / findSpecialFolders: Sent, Junk, Trash by SPECIAL-USE, then by name
  *   find-by-message-id.ts  findByMessageId: UID SEARCH HEADER Message-ID, exact matches only
  *   append-to-sent.ts      appendToSent: APPEND the sent bytes to Sent, \Seen, dated when sent
+ *   test-connection.ts     testConnection: sign in to IMAP and SMTP, capabilities, folders, a typed problem per failure
+ *   connection-problem.ts  classifyConnectionError: dns, unreachable, timeout, tls, auth_failed, imap_disabled, protocol
+ * The sync connector on top of these (pull, IDLE watch) is mailbox/sync/imap-sync.ts.
  */
 export type { FolderRole, ImapAccount, ImapTimeouts, MailAuth } from './account.ts';
 export { defaultImapTimeouts, imapFlowOptions } from './account.ts';
@@ -12,3 +15,5 @@ export { chooseFolder, findFolder, findSpecialFolders, type ListedFolder } from 
 export { findByMessageId, type FoundMessage } from './find-by-message-id.ts';
 export { appendToSent, type AppendedCopy } from './append-to-sent.ts';
 export { assertMessageId, sameMessageId } from './message-id.ts';
+export { testConnection, testImap, testSmtp, type ConnectionReport, type ConnectionTestInput, type ImapCheck, type SmtpCheck } from './test-connection.ts';
+export { classifyConnectionError, type ConnectionProblem, type ConnectionProblemKind } from './connection-problem.ts';

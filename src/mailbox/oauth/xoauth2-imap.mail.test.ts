@@ -62,7 +62,7 @@ describe.skipIf(!can.ok)(`IMAP XOAUTH2 against Dovecot's oauth2 passdb${can.ok ?
 
   it('signs in with the granted token; a token the server refuses is refreshed once; a revoked grant pauses the mailbox', async () => {
     const status = await withImap(await account(), (c) => c.status('INBOX', { messages: true }));
-    expect(status.messages).toBe(0);
+    expect(status).toEqual({ path: 'INBOX', messages: 0 });
     expect(emu.tokenRequests('refresh_token')).toBe(0);
 
     // The provider drops the access token early: Dovecot refuses it, imapflow is given a fresh one.

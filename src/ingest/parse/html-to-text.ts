@@ -14,6 +14,8 @@ const BLOCK = new Set([
 const PARAGRAPH = new Set(['p']);
 const SKIP_CONTENT = new Set(['script', 'style', 'head', 'title', 'xml', 'template', 'noscript']);
 
+const TAG_START = /<\s*(\/?)\s*([a-zA-Z][\w:-]{0,63})/y;
+
 const NAMED: Record<string, string> = {
   amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', ensp: ' ', emsp: ' ', thinsp: ' ', shy: '',
   copy: '©', reg: '®', trade: '™', hellip: '…', mdash: '—', ndash: '–', lsquo: '‘', rsquo: '’', sbquo: '‚',
@@ -54,8 +56,11 @@ export function htmlToText(html: string): string {
   const out: string[] = [];
   const n = html.length;
   let i = 0;
+  // The next ">" at or after the current "<", found once and reused: searching again from every
+  // "<" is quadratic on a megabyte of "<div" without ">".
+  let gtCache = -1;
   const text = (s: string) => {
-    if (s) out.push(decodeEntities(s.replace(/[ \t\r\n\f]+/g, ' ')));
+    if (s) out.push(decodeEntities(/[\t\r\n\f]| {2}/.test(s) ? s.replace(/[ \t\r\n\f]+/g, ' ') : s));
   };
   while (i < n) {
     const lt = html.indexOf('<', i);
@@ -69,20 +74,26 @@ export function htmlToText(html: string): string {
       i = e < 0 ? n : e + 3;
       continue;
     }
-    const m = /^<\s*(\/?)\s*([a-zA-Z][\w:-]*)/.exec(html.slice(lt, lt + 64));
+    if (lt > gtCache) gtCache = html.indexOf('>', lt);
+    const gt = gtCache;
+    if (gt < 0) {
+      // No ">" anywhere after: a literal "<" in text, or an unterminated tag at the end.
+      if (!/^<\s*\/?\s*[a-zA-Z]/.test(html.slice(lt, lt + 8))) text(html.slice(lt));
+      break;
+    }
+    TAG_START.lastIndex = lt;
+    const m = TAG_START.exec(html);
     if (!m) {
-      // "<!DOCTYPE", "<?xml", or a literal "<" in text
+      // "<!DOCTYPE", "<?xml", or a literal "<" in text (up to the next "<")
       if (html[lt + 1] === '!' || html[lt + 1] === '?') {
-        const gt = html.indexOf('>', lt);
-        i = gt < 0 ? n : gt + 1;
+        i = gt + 1;
       } else {
-        text('<');
-        i = lt + 1;
+        const next = html.indexOf('<', lt + 1);
+        text(html.slice(lt, next < 0 ? n : next));
+        i = next < 0 ? n : next;
       }
       continue;
     }
-    const gt = html.indexOf('>', lt);
-    if (gt < 0) break; // an unterminated tag at the end: drop it
     const closing = m[1] === '/';
     const name = m[2]!.toLowerCase();
     i = gt + 1;
@@ -97,7 +108,7 @@ export function htmlToText(html: string): string {
     else if (PARAGRAPH.has(name)) out.push('\n\n');
     else if (BLOCK.has(name) || name === 'li') out.push('\n');
   }
-  const lines = out.join('').split('\n').map((l) => l.replace(/\s+$/u, '').replace(/^[ \t]+/, ''));
+  const lines = out.join('').split('\n').map((l) => l.trim());
   const kept: string[] = [];
   for (const l of lines) {
     if (l === '' && (kept.length === 0 || kept[kept.length - 1] === '')) continue;

@@ -44,7 +44,7 @@ export function parseMessageIds(value: string | null | undefined): string[] {
   if (!value) return [];
   const clean = stripComments(value.replace(/\r?\n[ \t]*/g, ' '));
   const found: string[] = [];
-  const bracketed = [...clean.matchAll(/<\s*([^<>]*?)\s*>/g)].map((m) => m[1]!.replace(/\s+/g, ''));
+  const bracketed = [...clean.matchAll(/<([^<>]*)>/g)].map((m) => m[1]!.replace(/\s+/g, ''));
   if (bracketed.length > 0) found.push(...bracketed);
   else {
     // No brackets at all: the bare "left@right" tokens some clients write.

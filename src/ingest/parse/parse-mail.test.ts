@@ -65,7 +65,7 @@ describe('parseMailSafe: quarantine', () => {
     ['empty', ''],
     ['empty', ' \r\n\r\n '],
     ['too_large', msg('', 'x'.repeat(2000)), { maxBytes: 1000 }],
-    ['no_separator', 'From: a@example.com\r\nSubject: no body separator'],
+    ['no_separator', 'From: a@example.com\r\nSubject: x\r\nthis body is glued to the headers'],
     ['no_header', 'just some text\r\n\r\nand more'],
     ['binary', bytes('From: a@example.com\r\nSubject: x', [0], '\r\n\r\nbody')],
     ['binary', bytes('From: a@example.com\r\n\r\n', Array.from({ length: 4096 }, (_, i) => i % 7))],
@@ -95,6 +95,11 @@ describe('parseMailSafe: quarantine', () => {
   it('a parse over its time limit', async () => {
     const raw = msg('', 'x\r\n'.repeat(200_000));
     expect(await parseMailSafe(raw, { maxParseMs: 0 })).toMatchObject({ ok: false, reason: 'timeout' });
+  });
+
+  it('accepts a message of header fields only (the body is optional)', async () => {
+    const r = await parseMailSafe('From: a@example.com\r\nAuto-Submitted: auto-generated\r\nSubject: x\r\n');
+    expect(r.ok && r.mail.headers.find((h) => h.key === 'auto-submitted')?.value).toBe('auto-generated');
   });
 
   it('accepts an mbox "From " line and obsolete "Name :" headers', async () => {

@@ -57,6 +57,9 @@ export async function parseMail(raw: Uint8Array | string, limits: Partial<ParseL
 
 const DEADLINE = 'parse deadline exceeded';
 
+/** HTML-only mail: the text is made from the first 2 MB of HTML (what a reply says is at its top). */
+const MAX_HTML_FOR_TEXT = 2 * 1024 * 1024;
+
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -99,7 +102,7 @@ async function convert(bytes: Uint8Array, lim: ParseLimits): Promise<ParsedMail>
     date: m.date ? Date.parse(m.date) || null : null,
     headers,
     contentType,
-    text: html !== null && !hadPlainText(parser) ? htmlToText(html) : fixC1Controls(m.text ?? ''),
+    text: html !== null && !hadPlainText(parser) ? htmlToText(html.slice(0, MAX_HTML_FOR_TEXT)) : fixC1Controls(m.text ?? ''),
     html,
     parts,
     size: bytes.byteLength,

@@ -10,11 +10,13 @@ export function precheckRaw(bytes: Uint8Array, lim: ParseLimits): { reason: Quar
   if (n > lim.maxBytes) return { reason: 'too_large', detail: `${n} bytes (limit ${lim.maxBytes})` };
 
   // The header block ends at the first empty line (RFC 5322 §2.1).
-  const sep = headerEnd(bytes, lim.maxHeaderBytes + 4);
+  let sep = headerEnd(bytes, lim.maxHeaderBytes + 4);
   if (sep < 0) {
-    return n > lim.maxHeaderBytes
-      ? { reason: 'headers_too_long', detail: `no end of headers within ${lim.maxHeaderBytes} bytes` }
-      : { reason: 'no_separator', detail: 'no empty line between headers and body' };
+    if (n > lim.maxHeaderBytes) return { reason: 'headers_too_long', detail: `no end of headers within ${lim.maxHeaderBytes} bytes` };
+    // A message of header fields only is valid (the body is optional, RFC 5322 §3.5); without
+    // the empty line, anything else is a body glued to the headers, or not mail at all.
+    if (!allHeaderFields(bytes)) return { reason: 'no_separator', detail: 'no empty line between headers and body' };
+    sep = n;
   }
   let start = 0;
   while (start < sep && (bytes[start] === 0x0a || bytes[start] === 0x0d)) start++;
@@ -49,6 +51,20 @@ export function precheckRaw(bytes: Uint8Array, lim: ParseLimits): { reason: Quar
     }
   }
   return null;
+}
+
+/** Every line is a header field or the continuation of one. */
+function allHeaderFields(bytes: Uint8Array): boolean {
+  let at = 0;
+  while (at < bytes.byteLength) {
+    let end = bytes.indexOf(0x0a, at);
+    if (end < 0) end = bytes.byteLength;
+    const first = bytes[at];
+    const blank = end === at || (end === at + 1 && first === 0x0d);
+    if (!blank && first !== 0x20 && first !== 0x09 && !looksLikeHeaderField(bytes, at)) return false;
+    at = end + 1;
+  }
+  return true;
 }
 
 /** Offset of the empty line that ends the header block, searching the first `max` bytes; -1 if none. */

@@ -44,7 +44,7 @@ export function analyseReply(input: ReplyInput): ReplyAnalysis {
     const cut = htmlQuoteStart(html);
     body = htmlToText(cut >= 0 ? html.slice(0, cut) : html);
     // An <hr> drawn above the cut history belongs to it.
-    if (cut >= 0) body = body.replace(/(?:\n[ \t]*[-_=*]{3,}[ \t]*)+\s*$/u, '');
+    if (cut >= 0) body = dropTrailingRules(body);
     if (cut >= 0) quotedHtml = htmlToText(html.slice(cut));
   } else if (plain.trim() === '') source = 'none';
   const seg = segmentPlain(body, input.from);
@@ -58,6 +58,12 @@ export function analyseReply(input: ReplyInput): ReplyAnalysis {
     fragments: fragments(seg),
     source,
   };
+}
+
+function dropTrailingRules(text: string): string {
+  const lines = text.split('\n');
+  while (lines.length && (lines[lines.length - 1]!.trim() === '' || /^[-_=*]{3,}$/.test(lines[lines.length - 1]!.trim()))) lines.pop();
+  return lines.join('\n');
 }
 
 export function extractReplyText(input: ReplyInput): ReplyText {

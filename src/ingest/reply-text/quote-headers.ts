@@ -22,7 +22,10 @@ const ATTRIBUTION_LEAD =
 const HAS_DATE_OR_ADDRESS = /\d[:./-]?\d|@|<[^>]*>/u;
 
 /** "2017-11-24 16:32 GMT+01:00 Name <a@b>:" or "ср, 30 апр. 2025 г. в 15:19, Name <a@b>:" */
-const ADDRESS_THEN_COLON = /(?:<[^<>\s]+@[^<>\s]+>|\S+@\S+\.\S+)\s*:\s*$/u;
+const ADDRESS_THEN_COLON = /(?:<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@:]+)\s*:\s*$/u;
+
+/** No header, separator or rule is longer; longer lines are not tested (regex cost on hostile input). */
+export const MAX_SIGNAL_LINE = 1000;
 
 const MAX_HEADER_CHARS = 400;
 
@@ -112,6 +115,7 @@ export type BoundaryKind = 'attribution' | 'block';
 
 /** Where quoted history begins at line i, and of which kind; null when it does not. */
 export function boundaryAt(lines: string[], i: number): { kind: BoundaryKind; span: number } | null {
+  if ((lines[i]?.length ?? 0) > MAX_SIGNAL_LINE) return null;
   const a = attributionAt(lines, i);
   if (a) return { kind: 'attribution', span: a };
   const s = separatorAt(lines, i) || ruleBeforeHeaderAt(lines, i) || headerBlockAt(lines, i);

@@ -97,6 +97,7 @@ function markAnswers(lines: string[], kinds: LineKind[], from: number): void {
         for (let r = k; r < n; r++) kinds[r] = 'quoted';
         return;
       }
+      if (lines[k]!.length > 200) continue;
       if (/^\s*(?:--|__)\s*$/.test(lines[k]!) || /^\s*_{10,}\s*$/.test(lines[k]!) || MOBILE_SIGNATURE.test(lines[k]!)) {
         for (let r = k; r < n; r++) if (kinds[r] === 'text') kinds[r] = 'signature';
         return;
@@ -152,9 +153,9 @@ function runs(seg: Segmented, keep: (k: LineKind) => boolean): string[][] {
 /** The new text: answer paragraphs joined by a blank line, trailing spaces dropped. */
 export function newText(seg: Segmented): string {
   return runs(seg, (k) => k === 'text')
-    .map((r) => r.map((l) => l.replace(/\s+$/u, '')).join('\n'))
+    .map((r) => r.map((l) => l.trimEnd()).join('\n'))
     .join('\n\n')
-    .replace(/^\n+|\s+$/gu, '');
+    .trimEnd();
 }
 
 /** New text with its signature, lines untouched: what a quotation-only extractor (talon) returns. */

@@ -46,7 +46,7 @@ export function delimiterSignature(lines: string[]): number {
 }
 
 export function mobileSignature(lines: string[]): number {
-  for (let i = 0; i < lines.length; i++) if (MOBILE_SIGNATURE.test(lines[i]!)) return i;
+  for (let i = 0; i < lines.length; i++) if (lines[i]!.length <= 200 && MOBILE_SIGNATURE.test(lines[i]!)) return i;
   return -1;
 }
 

@@ -199,6 +199,20 @@ for (const backend of testBackends()) {
       expect(raw.raw!.byteLength).toBe(200_000);
     });
 
+    it('a message whose processing fails is rolled back alone and quarantined; the rest of the batch commits', async () => {
+      // A verdict the store cannot serialise (a BigInt in the bounce details) stands for any bug on odd input.
+      verdicts.set('<poison@else.test>', { label: 'delivery_report', confidence: 1, reason: 'x', rung: 'bounce', bounce: { replyCode: 250n } as unknown as Classification['bounce'] });
+      const r = await ingestBatch(deps, mb(), batch([
+        { raw: replyMail({ from: 'd@else.test', to: 'rep@cadenza.test', subject: 'report', body: 'x', messageId: '<poison@else.test>' }), key: 'INBOX:1:poison' },
+        { raw: replyMail({ from: 'e@else.test', to: 'rep@cadenza.test', subject: 'fine', body: 'y', messageId: '<fine@else.test>' }) },
+      ]));
+      expect(r.messages.map((m) => m.messageId)).toEqual(['<fine@else.test>']);
+      expect(r.quarantined).toBe(1);
+      expect((await store.db.selectFrom('quarantine').select('reason').where('provider_key', '=', 'INBOX:1:poison').executeTakeFirstOrThrow()).reason).toMatch(/^processing failed: .*BigInt/);
+      expect(await store.db.selectFrom('message').select('id').where('message_id', '=', '<poison@else.test>').execute()).toEqual([]);
+      expect(await store.db.selectFrom('message').select('id').where('message_id', '=', '<fine@else.test>').execute()).toHaveLength(1);
+    });
+
     it('a batch under a lease that moved on is refused whole: no message, no event, no cursor', async () => {
       const leases = new Leases(store, clock);
       const mine = (await leases.acquire(`sync:${s.mailboxId}`, 'a', 1_000))!;

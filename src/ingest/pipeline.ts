@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import { cadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
@@ -163,58 +164,73 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
         messages.push({ ...base, action: 'own', enrollmentId: null, inserted: false, needsReview: false });
         continue;
       }
-      const target = enrollmentOf[i] ? (targets.get(enrollmentOf[i]!) ?? null) : null;
-      const decision = decide(p.classification, target, opts);
-      const inserted = await insertInbound(tx, {
-        id: newId(now, deps.random),
-        workspaceId: mailbox.workspaceId,
-        mailboxId: mailbox.id,
-        enrollmentId: target?.enrollmentId ?? null,
-        messageId: p.messageId,
-        inReplyTo: p.mail.inReplyTo,
-        refs: p.mail.references.slice(-50),
-        threadId: p.fetched.threadId,
-        subject: p.mail.subject.slice(0, 1000),
-        fromAddr: p.mail.from?.address || null,
-        toAddrs: p.mail.to.map((a) => a.address).filter(Boolean).slice(0, 50),
-        at: p.fetched.receivedAt ?? p.mail.date ?? now,
-        folder: p.fetched.folder,
-        providerKey: p.fetched.key,
-        receivedAt: p.fetched.receivedAt,
-        label: p.classification.label,
-        confidence: clamp01(p.classification.confidence),
-        reason: p.classification.reason.slice(0, 1000),
-        rung: p.classification.rung,
-        intent: p.classification.intent?.intent ?? null,
-        intentConfidence: p.classification.intent?.confidence ?? null,
-        bounce: p.classification.bounce ?? p.classification.feedback ?? null,
-        returnAt: decision.returnAt ?? p.classification.returnDate ?? null,
-        threadVia: p.unsubscribeSend ? 'unsubscribe_token' : m.kind === 'matched' ? m.via : 'none',
-        action: decision.action,
-        newText: p.newText.slice(0, opts.newTextChars),
-        excerpt: p.mail.text.slice(0, opts.excerptChars),
-        needsReview: decision.needsReview,
-      });
-      messages.push({ ...base, action: decision.action, enrollmentId: target?.enrollmentId ?? null, inserted, needsReview: decision.needsReview });
-      if (!inserted || !target) continue;
-      const source = `message ${p.messageId}`;
-      await insertSuppressions(tx, mailbox.workspaceId, decision.suppress.map((s) => ({ ...s, source })), now);
-      const mine: Applied[] = [];
-      for (const ev of decision.events) {
-        mine.push(...(await deps.service.applyInTx(tx, target.enrollmentId, ev.type === 'reply' ? { type: 'reply', messageId: p.messageId } : ev, now)));
-      }
-      if (decision.stopCompanyDomain && mine[0]?.result.outcome === 'applied') {
-        for (const id of await companyEnrollments(tx, mailbox.workspaceId, decision.stopCompanyDomain, target.leadEmail)) {
-          mine.push(...(await deps.service.applyInTx(tx, id, { type: 'stop', reason: `${decision.stopCompanyDomain} replied (${target.leadEmail})` }, now)));
+      // One message's failure (a constraint, a bug on odd input) must not block the mailbox behind
+      // it forever: it is rolled back alone and quarantined with the reason (promise 8).
+      const handle = async () => {
+        const target = enrollmentOf[i] ? (targets.get(enrollmentOf[i]!) ?? null) : null;
+        const decision = decide(p.classification, target, opts);
+        const inserted = await insertInbound(tx, {
+          id: newId(now, deps.random),
+          workspaceId: mailbox.workspaceId,
+          mailboxId: mailbox.id,
+          enrollmentId: target?.enrollmentId ?? null,
+          messageId: p.messageId,
+          inReplyTo: p.mail.inReplyTo,
+          refs: p.mail.references.slice(-50),
+          threadId: p.fetched.threadId,
+          subject: p.mail.subject.slice(0, 1000),
+          fromAddr: p.mail.from?.address || null,
+          toAddrs: p.mail.to.map((a) => a.address).filter(Boolean).slice(0, 50),
+          at: p.fetched.receivedAt ?? p.mail.date ?? now,
+          folder: p.fetched.folder,
+          providerKey: p.fetched.key,
+          receivedAt: p.fetched.receivedAt,
+          label: p.classification.label,
+          confidence: clamp01(p.classification.confidence),
+          reason: p.classification.reason.slice(0, 1000),
+          rung: p.classification.rung,
+          intent: p.classification.intent?.intent ?? null,
+          intentConfidence: p.classification.intent?.confidence ?? null,
+          bounce: p.classification.bounce ?? p.classification.feedback ?? null,
+          returnAt: decision.returnAt ?? p.classification.returnDate ?? null,
+          threadVia: p.unsubscribeSend ? 'unsubscribe_token' : m.kind === 'matched' ? m.via : 'none',
+          action: decision.action,
+          newText: p.newText.slice(0, opts.newTextChars),
+          excerpt: p.mail.text.slice(0, opts.excerptChars),
+          needsReview: decision.needsReview,
+        });
+        messages.push({ ...base, action: decision.action, enrollmentId: target?.enrollmentId ?? null, inserted, needsReview: decision.needsReview });
+        if (!inserted || !target) return;
+        const source = `message ${p.messageId}`;
+        await insertSuppressions(tx, mailbox.workspaceId, decision.suppress.map((s) => ({ ...s, source })), now);
+        const mine: Applied[] = [];
+        for (const ev of decision.events) {
+          mine.push(...(await deps.service.applyInTx(tx, target.enrollmentId, ev.type === 'reply' ? { type: 'reply', messageId: p.messageId } : ev, now)));
         }
+        if (decision.stopCompanyDomain && mine[0]?.result.outcome === 'applied') {
+          for (const id of await companyEnrollments(tx, mailbox.workspaceId, decision.stopCompanyDomain, target.leadEmail)) {
+            mine.push(...(await deps.service.applyInTx(tx, id, { type: 'stop', reason: `${decision.stopCompanyDomain} replied (${target.leadEmail})` }, now)));
+          }
+        }
+        const sendId = m.kind === 'matched' ? m.ref.sendRequestId : null;
+        if ((decision.action === 'hard_bounce' || decision.action === 'soft_bounce') && sendId) {
+          // Bounces count toward the sending mailbox's health (and may pause it).
+          await recordSendOutcome(tx, { kind: 'bounce', requestId: sendId, hard: decision.action === 'hard_bounce', at: now });
+        }
+        applied.push(...mine);
+        acted.push({ receivedAt: p.fetched.receivedAt, applied: mine, action: decision.action });
+      };
+      await sql`savepoint ingest_message`.execute(tx);
+      try {
+        await handle();
+        await sql`release savepoint ingest_message`.execute(tx);
+      } catch (e) {
+        await sql`rollback to savepoint ingest_message`.execute(tx);
+        const at = messages.findIndex((x) => x.key === p.fetched.key);
+        if (at >= 0) messages.splice(at, 1);
+        deps.log?.error({ err: e, mailboxId: mailbox.id, key: p.fetched.key }, 'ingesting a message failed; quarantined');
+        quarantine.push({ id: newId(now, deps.random), workspaceId: mailbox.workspaceId, mailboxId: mailbox.id, providerKey: p.fetched.key, folder: p.fetched.folder, reason: `processing failed: ${(e as Error).message}`, raw: p.fetched.raw.subarray(0, opts.quarantineBytes), rawSize: p.fetched.raw.byteLength, at: now });
       }
-      const sendId = m.kind === 'matched' ? m.ref.sendRequestId : null;
-      if ((decision.action === 'hard_bounce' || decision.action === 'soft_bounce') && sendId) {
-        // Bounces count toward the sending mailbox's health (and may pause it).
-        await recordSendOutcome(tx, { kind: 'bounce', requestId: sendId, hard: decision.action === 'hard_bounce', at: now });
-      }
-      applied.push(...mine);
-      acted.push({ receivedAt: p.fetched.receivedAt, applied: mine, action: decision.action });
     }
     quarantined = await insertQuarantine(tx, quarantine);
     await saveCursor(tx, mailbox.id, batch.cursor, now, { resync: o.countResync === true, fenceToken: o.fence?.token ?? null });

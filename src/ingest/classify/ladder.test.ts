@@ -94,6 +94,13 @@ describe('the ladder', () => {
     expect(c).toMatchObject({ label: 'bounce', rung: 'bounce', bounce: { recipient: 'dana@example.com', status: '5.1.1' } });
   });
 
+  it('an out-of-office note from the null sender that talks about delivery is not a bounce', async () => {
+    const headers = ['From: Dana Prospect <dana@example.com>', 'To: rep@cadenza.test', 'Return-Path: <>', 'Subject: Automatic reply: Quick question', 'Auto-Submitted: auto-replied', 'Date: Mon, 1 Jun 2026 09:00:00 +0000'];
+    const mail = await parseMail(raw(headers, 'I am out of the office until further notice. Your message was not delivered to my team automatically; please resend it to sales@example.com.'));
+    const c = await classify(mail, { newText: mail.text });
+    expect(c.label).toBe('auto_reply');
+  });
+
   it('an auto reply found by its headers still gets the return date from the out-of-office rung', async () => {
     const headers = ['From: Dana Prospect <dana@example.com>', 'To: rep@cadenza.test', 'Subject: Out of Office: Quick question', 'Auto-Submitted: auto-replied', 'Date: Mon, 1 Jun 2026 09:00:00 +0000'];
     const mail = await parseMail(raw(headers, 'I am out of the office with limited access to email. I will be back on Monday June 8, 2026.'));

@@ -1,5 +1,5 @@
 import type { Classification, ParsedMail } from '../types.ts';
-import { detectBounce } from './bounce/index.ts';
+import { detectBounce, PROSE_CONFIDENCE } from './bounce/index.ts';
 import { classifyFeedback } from './feedback.ts';
 import { classifyByHeaders } from './headers.ts';
 import { classifyIntent, unsubscribeRequest } from './intent/index.ts';
@@ -38,9 +38,12 @@ export async function classify(mail: ParsedMail, opts: ClassifyOptions = {}): Pr
   if (byHeaders?.label === 'challenge') return byHeaders;
 
   const report = classifyFeedback(mail) ?? detectBounce(mail);
-  if (report) return report;
+  const ooo = report && !isProseBounce(report) ? null : detectOutOfOffice(mail, newText);
+  // An out-of-office note can read like a prose bounce ("your message will not be delivered to
+  // me until…"); taken for a hard bounce it would suppress a good address. Headers saying it
+  // is an automatic reply and the out-of-office rung agreeing outweigh prose evidence.
+  if (report && !(isProseBounce(report) && byHeaders?.label === 'auto_reply' && ooo)) return report;
 
-  const ooo = detectOutOfOffice(mail, newText);
   if (byHeaders) {
     // The headers know it is automatic; the out-of-office rung knows until when.
     if (ooo) return { ...byHeaders, label: 'auto_reply', reason: `${byHeaders.reason}; ${ooo.reason}`, returnDate: ooo.returnDate };
@@ -63,6 +66,10 @@ export async function classify(mail: ParsedMail, opts: ClassifyOptions = {}): Pr
     return { label: 'unsubscribe_request', confidence: intent.confidence, reason: `model: ${intent.reason}`, rung: 'model', intent };
   }
   return { label: 'human_reply', confidence: HUMAN_REPLY_CONFIDENCE, reason: `no automatic or report signal; intent ${intent.intent} (${intent.reason})`, rung: 'model', intent };
+}
+
+function isProseBounce(c: Classification): boolean {
+  return c.label === 'bounce' && c.confidence <= PROSE_CONFIDENCE;
 }
 
 /** The LLM's answer, or null when it declines or fails: the ladder then keeps its own verdict. */

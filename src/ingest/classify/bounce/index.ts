@@ -14,6 +14,10 @@ import { addressesIn, bareLocalRecipients, reportText, squeeze, textRecipients }
  * diagnostic's words when the report states none.
  */
 
+/** A bounce read from a report part (RFC 3464, SES JSON) versus one recognised from its prose. */
+export const REPORT_CONFIDENCE = 0.99;
+export const PROSE_CONFIDENCE = 0.9;
+
 const REPORT = /multipart\/report/;
 const DSN_PART = /^message\/(delivery-status|global-delivery-status)$/;
 const MDN = /report-type="?disposition-notification|^message\/disposition-notification/;
@@ -47,7 +51,7 @@ export function detectBounce(mail: ParsedMail): Classification | null {
     const what = dsn.recipients.map((r) => r.action).join(', ');
     return { label: 'delivery_report', confidence: 0.95, reason: `DSN reports ${what} for ${dsn.recipients[0]!.recipient ?? 'an unnamed recipient'}`, rung: 'bounce' };
   }
-  return { label: 'bounce', confidence: structural || dsn ? 0.99 : 0.9, reason: describe(f, details(mail, f), structural || dsn ? 'DSN' : evidence.signals.join(' + ')), rung: 'bounce', bounce: details(mail, f) };
+  return { label: 'bounce', confidence: structural || dsn ? REPORT_CONFIDENCE : PROSE_CONFIDENCE, reason: describe(f, details(mail, f), structural || dsn ? 'DSN' : evidence.signals.join(' + ')), rung: 'bounce', bounce: details(mail, f) };
 }
 
 function failure(mail: ParsedMail, dsn: DsnRecipient[], report: string): Failure {

@@ -32,7 +32,7 @@ const PHRASES: RegExp[] = [
   '(?:delete|erase) (?:my|all my) (?:e ?mail|email address|address|data|details|contact|contact details|personal data|information|info)',
   '(?:add|put) me (?:to|on) your do not',
   // de
-  'austragen', 'tragen sie mich aus', 'abmelden', 'abbestellen', 'melden sie mich ab',
+  'austragen', 'tragen sie mich (?:\\p{L}+ ){0,4}aus', 'abmelden', 'abbestellen', 'melden sie mich (?:\\p{L}+ ){0,4}ab', 'nehmen sie mich (?:\\p{L}+ ){0,4}(?:raus|heraus)',
   '(?:entfernen|löschen|streichen) sie (?:mich|meine (?:adresse|e ?mail adresse|daten))', 'aus (?:ihrem|dem|diesem) verteiler',
   'keine (?:weiteren )?(?:e ?mails|mails|nachrichten|werbung) mehr', 'keine weiteren (?:e ?mails|mails|nachrichten)',
   'nicht mehr (?:kontaktieren|anschreiben|schreiben|anmailen)',
@@ -40,7 +40,7 @@ const PHRASES: RegExp[] = [
   'désabonner', 'désabonnez', 'désinscrire', 'désinscrivez', 'retirez moi', 'me retirer de', 'supprimez (?:moi|mon adresse|mes données)',
   "ne plus m[' ]?(?:écrire|envoyer|contacter)", 'ne plus me (?:contacter|écrire|solliciter)', 'plus de (?:mails|e mails|emails|messages) (?:svp|s il vous plaît|merci)',
   // es
-  'dar(?:me|se)? de baja', 'dame de baja', 'denme de baja', 'no me (?:escribas|escriban|escriba|contactes|contacten|contacte|envíes|envíen|envíe|mandes|manden) más',
+  'dar(?:me|se)? de baja', '(?:dame|dadme|denme|deme|danos|dadnos) de baja', 'no me (?:escribas|escriban|escriba|contactes|contacten|contacte|envíes|envíen|envíe|mandes|manden) más',
   'elimíname', 'eliminarme', 'elimínenme', 'quítame de', 'quitarme de', 'cancelar (?:la |mi )?suscripción', 'desuscribir(?:me)?', 'darme de baja',
   // it
   'cancellatemi', 'cancellami', 'rimuovetemi', 'rimuovermi', 'rimuovimi', 'disiscrivere', 'disiscrivetemi', 'non (?:mi )?(?:scrivete|scrivetemi|contattate|contattatemi|inviate) più',

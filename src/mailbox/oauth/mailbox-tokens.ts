@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import type { Clock } from '../../common/clock.ts';
-import { cadenzaError, type CadenzaError } from '../../common/errors.ts';
+import { cadenzaError, isCadenzaError, type CadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
 import { pauseMailbox } from '../../sending/dispatch/health.ts';
@@ -8,7 +8,7 @@ import type { AccessTokenProvider } from '../../sending/transports/transport.ts'
 import type { Store } from '../../store/store.ts';
 import { parseMailboxSettings } from '../settings.ts';
 import type { Credential, Vault } from '../vault.ts';
-import type { OAuthClients } from './client.ts';
+import type { OAuthClient, OAuthClients } from './client.ts';
 import { oauthProviders, type OAuthMode, type OAuthProviderName } from './providers.ts';
 import { classifyTokenFailure, type TokenFailure } from './token-errors.ts';
 
@@ -140,7 +140,15 @@ export class MailboxTokens {
     }
     if (!cred.refreshToken) return this.die(mb, st, cred, { kind: 'revoked', error: 'no_refresh_token', status: null });
 
-    const client = await this.o.clients.get(mb.provider);
+    let client: OAuthClient;
+    try {
+      client = await this.o.clients.get(mb.provider);
+    } catch (e) {
+      // No client configured: the operator must fix it (not the grant's fault, not transient
+      // either). Anything else is a failed discovery (an override URL only): try again later.
+      if (isCadenzaError(e, 'CONFIG_INVALID')) throw e;
+      throw transient(mailboxId, `${oauthProviders[mb.provider].label} metadata unavailable: ${(e as Error).message}`);
+    }
     const profile = oauthProviders[mb.provider];
     let failure: TokenFailure | undefined;
     for (let attempt = 0; attempt < this.o.attempts; attempt++) {

@@ -158,7 +158,7 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
     return c && c.secret === secret ? c : undefined;
   }
 
-  /** `id`: an ID token with this nonce (authorization code), or none (refresh: its nonce could not be checked). */
+  /** `id`: an ID token (when openid was granted), with the authorization request's nonce if any; null: none. */
   function issue(g: Grant, scopes: string[], withRefresh: boolean, id: { nonce: string | undefined } | null): EmulatorReply {
     const aud = flavour.audiences(scopes) as Audience[];
     const at = grants.newAccessToken(g, scopes, aud, ttl);
@@ -215,7 +215,8 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
       const extra = scopes.filter((s) => !g.scopes.includes(s));
       if (extra.length) return tokenError(400, 'invalid_scope', `AADSTS65001: The user or administrator has not consented to use ${extra.join(' ')}.`);
       if (typeof flavour.audiences(scopes) === 'string') return tokenError(400, 'invalid_scope', flavour.audiences(scopes) as string);
-      return issue(g, scopes, rotates, null);
+      // Both providers send a fresh ID token (no nonce) on refresh when openid was granted.
+      return issue(g, scopes, rotates, { nonce: undefined });
     }
     return tokenError(400, 'unsupported_grant_type', `grant_type ${grantType || '(none)'} is not supported`);
   }

@@ -36,7 +36,9 @@ function stripComments(value: string): string {
 }
 
 function usable(id: string): boolean {
-  return id.length > 0 && id.length <= MAX_ID_CHARS && !/[\s<>()\x00-\x1f\x7f]/.test(id);
+  if (id.length === 0 || id.length > MAX_ID_CHARS || /[\s<>()\x00-\x1f\x7f]/.test(id)) return false;
+  // "left@right" with both sides, or an id without "@" that is more than a stray character.
+  return id.includes('@') ? !id.startsWith('@') && !id.endsWith('@') : id.length >= 3;
 }
 
 /** Every id in the value, in order, deduplicated, at most 500. */
@@ -48,12 +50,12 @@ export function parseMessageIds(value: string | null | undefined): string[] {
   if (bracketed.length > 0) found.push(...bracketed);
   else {
     // No brackets at all: the bare "left@right" tokens some clients write.
-    for (const token of clean.split(/[\s,;]+/)) if (/^[^@\s]+@[^@\s]+$/.test(token)) found.push(token.replace(/^["']|["']$/g, ''));
+    for (const token of clean.split(/[\s,;]+/)) if (/^[^@\s]+@[^@\s]+$/.test(token)) found.push(token.replace(/^"(.*)"$/, '$1'));
   }
   const out: string[] = [];
   const seen = new Set<string>();
   for (const id of found) {
-    if (!usable(id) || (!id.includes('@') && id.length < 3)) continue;
+    if (!usable(id)) continue;
     const withBrackets = `<${id}>`;
     if (seen.has(withBrackets)) continue;
     seen.add(withBrackets);

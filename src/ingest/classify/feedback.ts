@@ -1,5 +1,5 @@
 import { headerValue, type Classification, type ParsedMail } from '../types.ts';
-import { originalMessageId as originalOf } from './bounce/original.ts';
+import { originalMessageId as originalOf, originalRecipients } from './bounce/original.ts';
 import { sesNotification } from './bounce/ses-notification.ts';
 
 /**
@@ -25,7 +25,8 @@ export function classifyFeedback(mail: ParsedMail): Classification | null {
   if (isArf) {
     const text = report?.text ?? mail.text;
     const type = (field(text, 'feedback-type') ?? 'abuse').toLowerCase();
-    const recipient = address(field(text, 'original-rcpt-to')) ?? address(field(text, 'removal-recipient'));
+    // Without Original-Rcpt-To (many providers redact it), the returned copy's To: is the complainant.
+    const recipient = address(field(text, 'original-rcpt-to')) ?? address(field(text, 'removal-recipient')) ?? originalRecipients(mail)[0] ?? null;
     const originalMessageId = originalOf(mail);
     return {
       label: 'feedback',

@@ -51,7 +51,9 @@ export function detectBounce(mail: ParsedMail): Classification | null {
     const what = dsn.recipients.map((r) => r.action).join(', ');
     return { label: 'delivery_report', confidence: 0.95, reason: `DSN reports ${what} for ${dsn.recipients[0]!.recipient ?? 'an unnamed recipient'}`, rung: 'bounce' };
   }
-  return { label: 'bounce', confidence: structural || dsn ? REPORT_CONFIDENCE : PROSE_CONFIDENCE, reason: describe(f, details(mail, f), structural || dsn ? 'DSN' : evidence.signals.join(' + ')), rung: 'bounce', bounce: details(mail, f) };
+  const bounce = details(mail, f);
+  const fromReport = structural || dsn !== null;
+  return { label: 'bounce', confidence: fromReport ? REPORT_CONFIDENCE : PROSE_CONFIDENCE, reason: describe(f, bounce, fromReport ? 'DSN' : evidence.signals.join(' + ')), rung: 'bounce', bounce };
 }
 
 function failure(mail: ParsedMail, dsn: DsnRecipient[], report: string): Failure {
@@ -116,7 +118,7 @@ function fromSes(mail: ParsedMail, ses: NonNullable<ReturnType<typeof sesNotific
   if (ses.type === 'Delivery') return { label: 'delivery_report', confidence: 0.95, reason: `SES delivery notification for ${first.address}`, rung: 'bounce' };
   const f: Failure = { recipient: first.address, recipients: unique(ses.recipients.map((r) => r.address)), diagnostic: first.diagnostic ?? '', dsnStatus: first.status, action: first.action ?? 'failed' };
   const d = { ...details(mail, f), originalMessageId: ses.originalMessageId };
-  return { label: 'bounce', confidence: 0.98, reason: describe(f, d, `SES ${ses.subtype ?? ''} bounce notification`), rung: 'bounce', bounce: d };
+  return { label: 'bounce', confidence: REPORT_CONFIDENCE, reason: describe(f, d, `SES ${ses.subtype ?? ''} bounce notification`), rung: 'bounce', bounce: d };
 }
 
 function unique(xs: string[]): string[] {

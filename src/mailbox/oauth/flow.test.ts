@@ -134,6 +134,12 @@ describe.each(testBackends())('OAuth connection flow on %s', (backend) => {
     const after = await store.db.selectFrom('mailbox').selectAll().where('id', '=', first.mailboxId).executeTakeFirstOrThrow();
     expect(after).toMatchObject({ provider: 'graph', health: 'ok', health_reason: null });
     expect(parseMailboxSettings(after.settings)).toEqual({ serverSavesSent: true, oauth: { provider: 'microsoft', mode: 'api' } });
+
+    // A pause for another reason (bounces) is not lifted by a new grant.
+    await store.db.updateTable('mailbox').set({ health: 'paused', health_reason: 'bounce rate 9.1% over the last 200 sends' }).where('id', '=', first.mailboxId).execute();
+    const third = await startAuthorization(deps, { workspaceId, provider: 'microsoft', mode: 'api', redirectUri });
+    await completeAuthorization(deps, (await consent(third.url)).searchParams);
+    expect(await store.db.selectFrom('mailbox').select(['health']).where('id', '=', first.mailboxId).executeTakeFirstOrThrow()).toEqual({ health: 'paused' });
   });
 
   it('validates the ID token: a nonce other than the one stored is refused; a pinned tenant expects its own issuer', async () => {

@@ -172,7 +172,7 @@ export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSe
   const result = await deps.store.db.transaction().execute(async (tx) => {
     const existing = await tx
       .selectFrom('mailbox')
-      .select(['id', 'settings'])
+      .select(['id', 'settings', 'health', 'health_reason'])
       .where('workspace_id', '=', flow.workspace_id)
       .where((eb) => eb(eb.fn('lower', ['email']), '=', email))
       .forUpdate()
@@ -186,7 +186,8 @@ export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSe
       if (!kind.settings.imap) delete settings.imap;
       await tx.updateTable('mailbox').set({ provider: kind.provider, settings: JSON.stringify(settings) }).where('id', '=', existing.id).execute();
       await deps.vault.put(flow.workspace_id, existing.id, credential, tx);
-      await resumeMailbox(tx, existing.id);
+      // A new grant lifts a pause about credentials, not one about bounces or spam complaints.
+      if (existing.health !== 'ok' && isCredentialPause(existing.health_reason)) await resumeMailbox(tx, existing.id);
       return { mailboxId: existing.id, created: false };
     }
     const id = newId(now, deps.random);
@@ -214,3 +215,13 @@ export function accountEmail(provider: OAuthProviderName, claims: oauth.IDToken 
   return str(claims.preferred_username) ?? str(claims.email);
 }
 
+/**
+ * Pauses a reconnect lifts: this module's own (mailbox-tokens.ts: "<Provider> access was revoked…",
+ * "<Provider> refused Cadenza's OAuth client…") and the sender's for refused credentials or a
+ * transport that could not be built (sending/dispatch/health.ts, sending/sender-pool.ts).
+ */
+const credentialPauses = [/^(Google|Microsoft) access was revoked/, /^(Google|Microsoft) refused Cadenza's OAuth client/, /^the server refused the mailbox's credentials/, /^cannot send: /];
+
+export function isCredentialPause(reason: string | null): boolean {
+  return reason !== null && credentialPauses.some((r) => r.test(reason));
+}

@@ -29,7 +29,10 @@ export const mutators: Record<string, Mutator> = {
   byteFlips(raw, rnd) {
     const out = raw.slice();
     const flips = rnd.int(1, Math.max(1, Math.min(64, out.length >> 4)));
-    for (let i = 0; i < flips && out.length; i++) out[rnd.int(0, out.length - 1)] ^= 1 << rnd.int(0, 7);
+    for (let i = 0; i < flips && out.length; i++) {
+      const at = rnd.int(0, out.length - 1);
+      out[at] = out[at]! ^ (1 << rnd.int(0, 7));
+    }
     return out;
   },
   truncate(raw, rnd) {

@@ -8,6 +8,7 @@ import { deps, globals, masterKey, output, table, withStore } from '../context.t
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { defaultPort, parseMailboxSettings } from '../../mailbox/settings.ts';
 import { registerConnect } from './mailbox-connect.ts';
+import { registerTest } from './mailbox-test.ts';
 
 const addSchema = z.object({
   email: z.string().email(),
@@ -66,6 +67,7 @@ function connectionSettings(o: AddOptions) {
 export function register(program: Command): void {
   const mb = program.command('mailbox').description("reps' sending mailboxes: add, connect (Google, Microsoft) and list");
   registerConnect(mb);
+  registerTest(mb);
   mb.command('list')
     .option('--workspace <id|name>', 'workspace (default: the only one)')
     .action(async (o: { workspace?: string }, cmd: Command) => {

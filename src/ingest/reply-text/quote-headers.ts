@@ -8,7 +8,10 @@
 
 /** The verb that ends an attribution line, by language (Gmail, Apple Mail, Thunderbird, Outlook web). */
 const ATTRIBUTION_VERB =
-  /(?:wrote|writes|has written|schrieb|geschrieben|geschreven|a écrit|a ecrit|escribió|escribio|ha escrito|escreveu|ha scritto|pisze|napisał\(a\)|napisała|napisał|schreef|skrev|kirjoitti|написал\(а\)|написала|написал|пишет|írta|napsal\(a\)|napsala|napsal|yazdı|έγραψε|scrisse|a scris|kirjutas|rašė|rakstīja|je napisal|napisao|napisala je|написа|写道|寫道|より|님이 작성)\s*:?\s*$/iu;
+  /(?:wrote|writes|has written|schrieb|geschrieben|geschreven|a écrit|a ecrit|escribió|escribio|ha escrito|escreveu|ha scritto|pisze|napisał\(a\)|napisała|napisał|schreef|skrev|kirjoitti|написал\(а\)|написала|написал|пишет|írta|napsal\(a\)|napsala|napsal|yazdı|έγραψε|scrisse|a scris|kirjutas|rašė|rakstīja|je napisal|napisao|napisala je|написа|đã viết|menulis|пише|napsal\(a\)|skrifaði|kirjoitti|写道|寫道|より|님이 작성)\s*[:：]?\s*$/iu;
+
+/** Hungarian puts the date after the verb: "Bob <b@x> ezt írta (időpont: 2021. nov. 15., H, 19:42):" */
+const VERB_THEN_DATE = /\b(?:ezt írta|wrote|schrieb) \([^()]{0,100}\)\s*[:：]\s*$/iu;
 
 /**
  * The start of an attribution line: a lead word ("On", "Am", "Le", "El", "Il", "Em", "W dniu",
@@ -16,13 +19,13 @@ const ATTRIBUTION_VERB =
  * abbreviation followed by a date ("pe 20. lokakuuta", "tir. 18. apr.", "ср, 30 апр.").
  */
 const ATTRIBUTION_LEAD =
-  /^\s*(?:(?:on|am|le|el|il|em|w dniu|op|den|dne|il giorno|på|sur|el día|no dia|dana|dňa|в|в\s+\S+)\b|\d|\p{L}{1,5}\.?,?\s+\d)/iu;
+  /^\s*(?:-{2,}\s*)?(?:(?:on|am|le|el|il|em|w dniu|op|den|dne|il giorno|på|sur|el día|no dia|dana|dňa|vào|pada|στις)\s|\d|\p{L}{1,5}\.?,?\s+\d)/iu;
 
 /** A date/time, an address or a bracketed address: an attribution without a verb needs one. */
 const HAS_DATE_OR_ADDRESS = /\d[:./-]?\d|@|<[^>]*>/u;
 
 /** "2017-11-24 16:32 GMT+01:00 Name <a@b>:" or "ср, 30 апр. 2025 г. в 15:19, Name <a@b>:" */
-const ADDRESS_THEN_COLON = /(?:<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@:]+)\s*:\s*$/u;
+const ADDRESS_THEN_COLON = /(?:<[^<>\s@]+@[^<>\s@]+>\)?|[^<>\s@]+@[^<>\s@:：]+)\s*[:：]\s*$/u;
 
 /** No header, separator or rule is longer; longer lines are not tested (regex cost on hostile input). */
 export const MAX_SIGNAL_LINE = 1000;
@@ -55,7 +58,10 @@ export function attributionAt(lines: string[], i: number): number {
     // A sentence that merely ends in "wrote:" ("here is what she wrote:") is no header: it
     // must hold a date, a time or an address.
     if (!HAS_DATE_OR_ADDRESS.test(s)) continue;
-    if (ATTRIBUTION_VERB.test(s) && (/:\s*$/.test(s) || (lead && /\d/.test(s)))) return k;
+    // Zoho and some webmails frame it: "---- On Mon, 01 Jan 2020 Bob <b@x> wrote ----"
+    const t = s.replace(/^-{2,}\s*|\s*-{2,}$/g, '');
+    if (ATTRIBUTION_VERB.test(t) && (/[:：]\s*$/.test(t) || ((lead || t !== s) && /\d/.test(t)))) return k;
+    if (VERB_THEN_DATE.test(s)) return k;
     if (lead && MID_VERB.test(s)) return k;
     if (ADDRESS_THEN_COLON.test(s) && /\d/.test(s)) return k;
   }
@@ -64,7 +70,7 @@ export function attributionAt(lines: string[], i: number): number {
 
 /** "-----Original Message-----" and its translations, forward markers, "Begin forwarded message:". */
 const SEPARATOR =
-  /^\s*(?:[-_=*]{2,}\s*)?(?:original message|ursprüngliche nachricht|originalnachricht|message d'origine|message original|mensaje original|messaggio originale|mensagem original|oorspronkelijk bericht|origineel bericht|oprindelig besked|opprinnelig melding|original meddelelse|ursprungligt meddelande|alkuperäinen viesti|wiadomość oryginalna|oryginalna wiadomość|исходное сообщение|původní zpráva|eredeti üzenet|orijinal mesaj|forwarded message|weitergeleitete nachricht|message transféré|mensaje reenviado|messaggio inoltrato|mensagem encaminhada|doorgestuurd bericht|videresendt meddelelse|videresendt melding|vidarebefordrat meddelande|välitetty viesti|wiadomość przekazana dalej|пересылаемое сообщение|переслано)\s*(?:[-_=*]{2,})?\s*:?\s*$/iu;
+  /^\s*(?:[-_=*]{2,}\s*)?(?:original message|mail original|ursprüngliche nachricht|originalnachricht|message d'origine|message original|mensaje original|messaggio originale|mensagem original|oorspronkelijk bericht|origineel bericht|oprindelig besked|opprinnelig melding|original meddelelse|ursprungligt meddelande|alkuperäinen viesti|wiadomość oryginalna|oryginalna wiadomość|исходное сообщение|původní zpráva|eredeti üzenet|orijinal mesaj|forwarded message|weitergeleitete nachricht|message transféré|mensaje reenviado|messaggio inoltrato|mensagem encaminhada|doorgestuurd bericht|videresendt meddelelse|videresendt melding|vidarebefordrat meddelande|välitetty viesti|wiadomość przekazana dalej|пересылаемое сообщение|переслано)\s*(?:[-_=*]{2,})?\s*:?\s*$/iu;
 
 const FORWARD_LEAD =
   /^\s*(?:begin forwarded message|anfang der weitergeleiteten nachricht|début du message réexpédié|début du message transféré|inicio del mensaje reenviado|comienzo del mensaje reenviado|inizio messaggio inoltrato|início da mensagem reencaminhada|begin doorgestuurd bericht|start på videresendt meddelelse|början på vidarebefordrat meddelande)\s*:?\s*$/iu;
@@ -75,9 +81,9 @@ export function separatorAt(lines: string[], i: number): number {
 }
 
 /** Header names of a quoted header block, by language; the value follows a colon. */
-const FROM_FIELD = /^\s*\*?(?:from|von|de|da|van|fra|från|od|от|lähettäjä|kimden|feladó|mittente|remitente|afzender|expéditeur|absender|wysłane przez|enviado por)\s*:\*?\s*\S?/iu;
+const FROM_FIELD = /^\s*\*?(?:from|von|de|da|van|fra|från|od|от|lähettäjä|kimden|feladó|mittente|remitente|afzender|expéditeur|absender|wysłane przez|enviado por|από|差出人|发件人|寄件者|보낸 사람)\s*[:：]\*?\s*\S?/iu;
 const OTHER_FIELD =
-  /^\s*\*?(?:sent|date|to|cc|subject|gesendet|datum|an|betreff|envoyé|à|objet|enviado|enviada|fecha|para|asunto|assunto|data|inviato|a|oggetto|verzonden|aan|onderwerp|sendt|dato|til|emne|skickat|till|ämne|wysłano|do|temat|отправлено|дата|кому|тема|копия|lähetetty|päivämäärä|vastaanottaja|aihe|gönderildi|tarih|kime|konu|elküldve|dátum|címzett|tárgy)\s*:\*?/iu;
+  /^\s*\*?(?:sent|date|to|cc|subject|gesendet|datum|an|betreff|envoyé|à|objet|enviado|enviada|fecha|para|asunto|assunto|data|inviato|a|oggetto|verzonden|aan|onderwerp|sendt|dato|til|emne|skickat|till|ämne|wysłano|do|temat|отправлено|дата|кому|тема|копия|lähetetty|päivämäärä|vastaanottaja|aihe|gönderildi|tarih|kime|konu|elküldve|dátum|címzett|tárgy|odesláno|komu|předmět|στάλθηκε|προς|θέμα|送信日時|宛先|件名|日付|发送时间|收件人|主题|日期|寄件日期|收件者|主旨|보낸 날짜|받는 사람|제목)\s*[:：]\*?/iu;
 
 /**
  * An Outlook-style header block: a From line and, within the next few lines, at least one other

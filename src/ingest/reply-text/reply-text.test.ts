@@ -123,3 +123,51 @@ describe('extractReplyText: HTML', () => {
     expect(r.text).toBe('Café & crème ☺');
   });
 });
+
+describe('extractReplyText: more clients and languages', () => {
+  it.each([
+    ['Chinese', 'John <john@example.com> 于2021年11月15日周一 19:42写道：'],
+    ['Japanese', '2021年11月15日(月) 19:42 John <john@example.com>:'],
+    ['Hungarian', 'John <john@example.com> ezt írta (időpont: 2021. nov. 15., H, 19:42):'],
+    ['Polish Gmail', 'pon., 15 lis 2021 o 19:42 John <john@example.com> napisał(a):'],
+    ['Spanish Gmail, address in parentheses', 'El lun., 15 nov. 2021 a las 19:42, John (<john@example.com>)\nescribió:'],
+    ['German Gmail', 'Am Mo., 15. Nov. 2021 um 19:42 Uhr schrieb John <john@example.com>:'],
+    ['Zoho', '---- On Mon, 15 Nov 2021 19:42:00 +0100 John <john@example.com> wrote ----'],
+    ['Zimbra', '----- Mail original -----\nDe: "John" <john@example.com>\nÀ: "Ann" <ann@example.fr>'],
+    ['Thunderbird', '-------- Original Message --------\nSubject: Re: x\nDate: Mon, 15 Nov 2021'],
+    ['Outlook, Czech', 'Od: John <john@example.com>\nOdesláno: pondělí 15. listopadu 2021 19:42\nKomu: Ann\nPředmět: Re: x'],
+    ['Outlook, Japanese', '差出人: John <john@example.com>\n送信日時: 2021年11月15日 19:42\n宛先: Ann\n件名: Re: x'],
+    ['Outlook, Chinese', '发件人: John <john@example.com>\n发送时间: 2021年11月15日 19:42\n收件人: Ann\n主题: Re: x'],
+    ['Outlook, underscores and bold fields', '________________________________________\n*From:* John [mailto:john@example.com]\n*Sent:* Friday, 23 March 2012 5:08 p.m.\n*To:* Ann\n*Subject:* x'],
+  ])('%s', (_name, header) => {
+    const r = analyseReply({ text: `Sounds good, see you then.\n\n${header}\n\n> old text\n` });
+    expect(r.text).toBe('Sounds good, see you then.');
+  });
+
+  it('"Sent from my desk, ..." in a sentence is not a mobile signature', () => {
+    expect(text('Here is another email\n\nSent from my desk, is much easier then my mobile phone.')).toContain('Sent from my desk');
+  });
+
+  it('"One ..." at the start of a line is not "On ... wrote:"', () => {
+    expect(text('One outstanding question I had:\n\nDo you have a test?\n\nOn Oct 1, 2012, at 11:55 PM, Dave <d@example.com> wrote:\n\n> old')).toBe(
+      'One outstanding question I had:\n\nDo you have a test?',
+    );
+  });
+
+  it('an inline reply that ends in a further quoted message keeps only the answers', () => {
+    const body = [
+      'Hi,',
+      'On Tue, 2011-03-01 at 18:02 +0530, Abhishek <a@example.com> wrote:',
+      '> What is the best way?',
+      '',
+      'You can list the keys and delete each.',
+      '',
+      'Cheers',
+      '',
+      'On 1 Mar 2011, at 12:39, Abhishek <a@example.com> wrote:',
+      '',
+      'This is older history without quote marks.',
+    ].join('\n');
+    expect(text(body)).toBe('Hi,\n\nYou can list the keys and delete each.\n\nCheers');
+  });
+});

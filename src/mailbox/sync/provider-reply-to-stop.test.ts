@@ -80,7 +80,7 @@ describe('reply to stop through the Gmail and Graph emulators (sync role, push, 
       random: seededRandom(`pool-${tag}`),
       vault,
       mailboxIds: [g.mailboxId, m.mailboxId],
-      reconcileMs: 1_500,
+      reconcileMs: 3_000,
       leaseTtlMs: 30_000,
       connectorFor: (mb) =>
         mb.provider === 'gmail'
@@ -92,7 +92,9 @@ describe('reply to stop through the Gmail and Graph emulators (sync role, push, 
       },
     });
     await pool.start();
-    for (let i = 0; i < 200 && (!(await cursorOf(g.mailboxId)) || !(await cursorOf(m.mailboxId))); i++) await new Promise((r) => setTimeout(r, 25));
+    // The first pulls are done when both cursors are whole (Graph stores Inbox's link before Junk Email's).
+    const ready = async () => (await cursorOf(g.mailboxId)) !== null && Object.keys(((await cursorOf(m.mailboxId)) as { folders?: object } | null)?.folders ?? {}).length === 2;
+    for (let i = 0; i < 400 && !(await ready()); i++) await new Promise((r) => setTimeout(r, 25));
     expect(await cursorOf(g.mailboxId)).toMatchObject({ historyId: expect.any(String) });
     expect(await cursorOf(m.mailboxId)).toMatchObject({ folders: { inbox: expect.any(String), junkemail: expect.any(String) } });
   }, 60_000);
@@ -129,7 +131,7 @@ describe('reply to stop through the Gmail and Graph emulators (sync role, push, 
         expect(await state(x.enrollmentId)).toBe('replied');
       }
       console.log(`${provider} reply-to-stop (emulator delivery -> push -> pull -> stop committed), n=${h.totalCount}: p50 ${h.getValueAtPercentile(50)} ms, p99 ${h.getValueAtPercentile(99)} ms, max ${h.maxValue} ms`);
-      // Far below the poll (1.5 s here, 15 min in production) means push did the work; the bound
+      // Far below the poll (3 s here, 15 min in production) means push did the work; the bound
       // is loose because this machine is shared while tests run.
       expect(h.getValueAtPercentile(50)).toBeLessThan(1_000);
       expect(h.getValueAtPercentile(99)).toBeLessThan(5_000);
@@ -146,7 +148,7 @@ describe('reply to stop through the Gmail and Graph emulators (sync role, push, 
       const sync = await store.db.selectFrom('mailbox_sync').select(['resyncs']).where('mailbox_id', '=', seeded.mailboxId).executeTakeFirstOrThrow();
       expect(sync.resyncs).toBeGreaterThanOrEqual(1);
 
-      // A dropped push: the reconciliation poll (1.5 s here) still brings the reply.
+      // A dropped push: the reconciliation poll (3 s here) still brings the reply.
       (provider === 'gmail' ? gmail.push : graph.push).inject({ kind: 'drop' });
       const lost = reply(REPLIES + 1);
       const polled = arrival(lost.messageId);

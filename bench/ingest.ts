@@ -171,7 +171,9 @@ async function underLoad(n: number, replies: number): Promise<Record<string, unk
     collect();
     const before = process.memoryUsage();
     const stops = new Map<string, (at: number) => void>();
+    const metrics = new Metrics();
     const pool = new SyncPool({
+      metrics,
       store,
       service,
       clock: systemClock,
@@ -200,6 +202,7 @@ async function underLoad(n: number, replies: number): Promise<Record<string, unk
     console.log(`load: memory per watched mailbox: rss ${bytes(perRss)}, heap+external ${bytes(perHeap)}`);
     const h = buildHistogram({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000, numberOfSignificantValueDigits: 3 });
     let missed = 0;
+    const slow: string[] = [];
     for (let i = 0; i < s.sends.length; i++) {
       const x = s.sends[i]!;
       const messageId = `<load-${i}-${tag}@prospects.test>`;
@@ -215,7 +218,11 @@ async function underLoad(n: number, replies: number): Promise<Record<string, unk
       const at = await seen;
       if (at === null) missed++;
       else h.recordValue(Math.max(1, at - start));
+      if (at === null || at - start > 2_000) slow.push(`#${i} ${at === null ? 'missed' : `${at - start} ms`}`);
     }
+    const errors = (await metrics.syncErrors.get()).values.reduce((a, v) => a + v.value, 0);
+    const hot = await store.db.selectFrom('mailbox_sync').select(['last_error', 'last_error_at']).where('mailbox_id', '=', s.mailboxId).executeTakeFirst();
+    console.log(`load: sync errors during the run ${errors}; the measured mailbox's last error: ${hot?.last_error ?? 'none'}${slow.length ? `; slow: ${slow.join(', ')}` : ''}`);
     await pool.stop();
     const fig = { p50: h.getValueAtPercentile(50), p99: h.getValueAtPercentile(99), max: h.maxValue };
     console.log(`load: reply-to-stop with ${int(n)} watched load mailboxes, n=${h.totalCount} (missed ${missed}): p50 ${fig.p50} ms, p99 ${fig.p99} ms, max ${fig.max} ms`);
@@ -226,6 +233,7 @@ async function underLoad(n: number, replies: number): Promise<Record<string, unk
       load_heap_bytes_per_mailbox: Math.round(perHeap),
       load_replies: h.totalCount,
       load_missed: missed,
+      load_sync_errors: errors,
       load_stop_p50_ms: fig.p50,
       load_stop_p99_ms: fig.p99,
       load_stop_max_ms: fig.max,

@@ -75,6 +75,15 @@ describe('detectOutOfOffice: notes in many languages', () => {
     expect(detectOutOfOffice(mail('Out of office', body, { date: null }), body)!.returnDate).toBeNull();
   });
 
+  it("reads relative dates on the writer's calendar day, from the Date header's offset", () => {
+    // Sunday 29 November 22:00 in California is Monday 06:00 UTC: "Monday" is the next day, not a week on.
+    const body = 'I am out of the office, back on Monday.';
+    const headers = [{ key: 'date', value: 'Sun, 29 Nov 2026 22:00:00 -0800 (PST)' }];
+    const r = detectOutOfOffice(mail('Out of office', body, { headers, date: Date.UTC(2026, 10, 30, 6) }), body);
+    expect(r?.returnDate).toBe(day('2026-11-30'));
+    expect(detectOutOfOffice(mail('Out of office', body, { date: Date.UTC(2026, 10, 30, 6) }), body)?.returnDate).toBe(day('2026-12-07'));
+  });
+
   it('reads an HTML-only note when no text was given', () => {
     const html = '<div>I am away on vacation, Monday May 25 through May 29, 2009.&nbsp; I will be back in the office on June 1.</div>';
     const r = detectOutOfOffice(mail('Out of Office: I like turtles', '', { html, date: Date.UTC(2009, 4, 29, 21, 33) }), '');

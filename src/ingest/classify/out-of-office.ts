@@ -69,6 +69,17 @@ function autoSubmitted(mail: ParsedMail): boolean {
   return (as !== null && /^\s*auto-replied/i.test(as)) || headerValue(mail, 'x-autoreply') !== null || headerValue(mail, 'x-autorespond') !== null;
 }
 
+/**
+ * The writer's calendar day, from the Date header's own offset: "back on Monday" written on a
+ * Sunday evening in California is already Monday in UTC. As midnight UTC of that day.
+ */
+function writersDay(mail: ParsedMail): number | null {
+  const raw = headerValue(mail, 'date');
+  if (!raw) return null;
+  const dt = DateTime.fromRFC2822(raw.replace(/\s*\([^)]*\)\s*$/, '').trim(), { setZone: true });
+  return dt.isValid ? Date.UTC(dt.year, dt.month - 1, dt.day) : null;
+}
+
 export function detectOutOfOffice(mail: ParsedMail, newText: string, now?: number): OutOfOffice | null {
   const body = bodyOf(mail, newText).slice(0, SCAN_CHARS);
   const subject = subjectStrength(mail.subject);
@@ -78,7 +89,7 @@ export function detectOutOfOffice(mail: ParsedMail, newText: string, now?: numbe
   const weakAbsent = strongAbsent ? null : firstMatch(ABSENT_WEAK, opening);
   if (!subject && !strongAbsent && !weakAbsent && !auto) return null;
 
-  const reference = mail.date ?? now ?? null;
+  const reference = writersDay(mail) ?? mail.date ?? now ?? null;
   const stated = reference === null ? null : extractReturnDate(`${mail.subject}\n${body}`, reference);
   // "I'm away" / "I'm travelling" say it only with a responder's subject, wording or a return date.
   const absent = strongAbsent ?? (weakAbsent && (subject || auto || stated) ? weakAbsent : null);

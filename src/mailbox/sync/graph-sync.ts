@@ -26,7 +26,8 @@ import { defaultResyncWindowMs } from './gmail-sync.ts';
  *   410 / syncStateNotFound / resyncRequired
  *                          the folder's state is gone from Graph's cache: a fresh bounded round
  *                          for that folder only, batches marked 'resync'; the worker deduplicates
- *                          by key (immutable id) and Message-ID.
+ *                          by key (immutable id) and Message-ID. The 410's Location (the initial
+ *                          URL without options) is not followed: ours carries the window filter.
  *
  * Ids are immutable ids (`Prefer: IdType="ImmutableId"`), so a message moved from Junk Email to
  * Inbox keeps its key. Retries: 429/503 after Retry-After (decimals), other 5xx and network with

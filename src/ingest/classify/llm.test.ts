@@ -31,7 +31,7 @@ describe('anthropicClassifier against the Messages API emulator', () => {
 
   it('sends the documented request and reads the JSON verdict', async () => {
     const v = await classifier().classify(input);
-    expect(v).toEqual({ label: 'human_reply', intent: 'interested', confidence: 0.91, reason: 'llm: asks for a call on Tuesday' });
+    expect(v).toEqual({ label: 'human_reply', intent: 'interested', confidence: 0.91, reason: 'asks for a call on Tuesday' });
     expect(emu.headers).toEqual([{ apiKey: KEY, version: '2023-06-01' }]);
     const body = emu.bodies[0]!;
     expect(body.model).toBe(DEFAULT_LLM_MODEL);
@@ -52,7 +52,7 @@ describe('anthropicClassifier against the Messages API emulator', () => {
 
   it('accepts the object inside a code fence, keeps intent for human replies only', async () => {
     emu.answer = () => '```json\n' + answer({ label: 'auto_reply', intent: 'neutral', confidence: 0.8, reason: 'vacation note' }) + '\n```';
-    expect(await classifier().classify(input)).toEqual({ label: 'auto_reply', confidence: 0.8, reason: 'llm: vacation note' });
+    expect(await classifier().classify(input)).toEqual({ label: 'auto_reply', confidence: 0.8, reason: 'vacation note' });
     emu.answer = () => answer({ label: 'unsubscribe_request', intent: null, confidence: 0.97, reason: 'asks to be removed' });
     expect(await classifier().classify(input)).toMatchObject({ label: 'unsubscribe_request', intent: 'unsubscribe' });
   });

@@ -93,7 +93,8 @@ function parseAnswer(text: string): LlmVerdict | null {
   const a = answerSchema.safeParse(json);
   if (!a.success) return null;
   const { label, intent, confidence, reason } = a.data;
-  const verdict: LlmVerdict = { label, confidence, reason: `llm: ${reason}` };
+  // The ladder says which rung decided ("llm: …"); the reason is the model's own words.
+  const verdict: LlmVerdict = { label, confidence, reason };
   if (label === 'human_reply' && intent) verdict.intent = intent;
   if (label === 'unsubscribe_request') verdict.intent = 'unsubscribe';
   return verdict;

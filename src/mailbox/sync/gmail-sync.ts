@@ -154,7 +154,8 @@ export class GmailSync implements MailboxSync {
         const r = await withRetry(
           this.clock,
           'Gmail messages.list',
-          () => this.api.list({ q: `after:${since}`, labelIds: [label], maxResults: this.pageSize, pageToken }, { signal: o.signal }),
+          // includeSpamTrash for SPAM: whether labelIds=SPAM alone reaches spam is not documented.
+          () => this.api.list({ q: `after:${since}`, labelIds: [label], includeSpamTrash: label === 'SPAM', maxResults: this.pageSize, pageToken }, { signal: o.signal }),
           { policy: this.policy, signal: o.signal },
         );
         if (!r.ok) throw syncFailure('Gmail messages.list', r.failure);

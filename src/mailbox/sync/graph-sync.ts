@@ -199,6 +199,7 @@ export class GraphSync implements MailboxSync {
     };
     const schedule = () => {
       timer?.cancel();
+      if (subs.size === 0) return;
       const soonest = Math.min(...subs.values());
       timer = this.clock.setTimer(Math.max(1_000, (soonest - this.clock.now()) / 2), () => {
         if (closed) return;

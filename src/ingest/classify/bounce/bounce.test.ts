@@ -151,6 +151,16 @@ describe('not bounces (hard negatives)', () => {
     expect(c).toBeNull();
   });
 
+  it('a person forwarding a bounce they received, pasted without quote marks', async () => {
+    const c = await bounceOf(
+      raw(
+        ['From: Dana Prospect <dana@example.com>', 'To: rep@cadenza.test', 'Subject: FW: Undeliverable: Quick question'],
+        "Is this you?\n\nFrom: Microsoft Outlook <postmaster@example.com>\nSent: Monday, June 1, 2026 10:00\nSubject: Undeliverable: Quick question\n\nDelivery has failed to these recipients or groups:\ncolleague@example.com\nThe email address you entered couldn't be found.\nRemote Server returned '550 5.1.1 User unknown'\n",
+      ),
+    );
+    expect(c).toBeNull();
+  });
+
   it('an ordinary notification from a no-reply sender', async () => {
     const c = await bounceOf(raw(['From: no-reply@calendar.example.com', 'To: rep@cadenza.test', 'Subject: Meeting accepted'], 'Dana accepted your invitation for Tuesday.'));
     expect(c).toBeNull();

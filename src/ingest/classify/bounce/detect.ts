@@ -54,9 +54,10 @@ export function bounceEvidence(mail: ParsedMail, report: string): BounceEvidence
   if (phrases.size) signals.push(`failure phrases (${[...phrases].slice(0, 3).join(', ')})`);
   const xFailed = headerValue(mail, 'x-failed-recipients') !== null;
   if (xFailed) signals.push('X-Failed-Recipients');
-  // A person answering in a thread may talk about failed deliveries; only a report part would
-  // make their message a bounce.
-  const personalReply = !reporting && !machine && (mail.inReplyTo !== null || mail.references.length > 0);
+  // A person answering or forwarding may talk about (or paste) a failed delivery; only a report
+  // part would make their message a bounce.
+  const answersOrForwards = mail.inReplyTo !== null || mail.references.length > 0 || /^\s*(re|aw|sv|vs|antw|fwd?|fw|tr|wg|rv|doorst)\s*:/i.test(mail.subject);
+  const personalReply = !reporting && !machine && answersOrForwards;
   const isBounce =
     !personalReply &&
     (xFailed ||

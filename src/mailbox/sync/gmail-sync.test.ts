@@ -221,11 +221,19 @@ describe('Gmail sync against the emulator', () => {
       await emu.push.idle();
       expect(changes).toBe(4);
 
+      // Closing stops listening but leaves Gmail's one watch per mailbox to whoever watches next.
       await h.close();
-      expect(emu.requests.at(-1)?.route).toBe('stop');
       await emu.deliver(REP, mail());
       await emu.push.idle();
       expect(changes).toBe(4);
+      expect(emu.push.log.at(-1)?.attempts).toEqual([204]);
+      // Disconnecting the mailbox stops it.
+      await s.stopPush();
+      expect(emu.requests.at(-1)?.route).toBe('stop');
+      const pushed = emu.push.log.length;
+      await emu.deliver(REP, mail());
+      await emu.push.idle();
+      expect(emu.push.log).toHaveLength(pushed);
       expect(emu.push.log.every((p) => p.fault === 'drop' || p.attempts.every((a) => a === 204))).toBe(true);
     } finally {
       await api.close();

@@ -245,10 +245,17 @@ export class GmailSync implements MailboxSync {
         closed = true;
         (timer as TimerHandle | null)?.cancel();
         unregister();
-        // Best effort: an unstopped watch only sends notifications no one listens to, and lapses.
-        await this.api.stop().catch(() => undefined);
+        // No users.stop here: Gmail keeps one watch per mailbox, not per caller, so a closing owner
+        // would stop the watch the next owner (after a lease move or a reconnect) has just made.
+        // Notifications nobody listens to are acked and cost nothing; the watch lapses in 7 days.
       },
     };
+  }
+
+  /** users.stop, for a mailbox being disconnected: Gmail stops publishing for it (within minutes). */
+  async stopPush(opts: { signal?: AbortSignal } = {}): Promise<void> {
+    const r = await withRetry(this.clock, 'Gmail users.stop', () => this.api.stop(opts), { policy: this.policy, signal: opts.signal });
+    if (!r.ok) throw syncFailure('Gmail users.stop', r.failure);
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,11 @@
  * receive a provider's POST and look the mailbox up here; a connector's watch() registers its
  * `changed` callback here and removes it on close. Nothing here pulls: a notification only says
  * "pull now" (source.ts), so an unknown, late or repeated one is harmless.
+ *
+ * In-process: it serves `cadenza start`, where the API and sync roles share a process. Where the
+ * roles run apart, the route's process must forward the signal to the mailbox's owner (through
+ * PostgreSQL, which already coordinates the leases); this class is the seam where that goes, and
+ * Graph's clientState would then be derived from a key both processes hold instead of kept here.
  */
 export interface GraphWatcher {
   changed(): void;

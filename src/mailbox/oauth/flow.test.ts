@@ -110,6 +110,14 @@ describe.each(testBackends())('OAuth connection flow on %s', (backend) => {
     const cb = await consent(denied.url);
     expect(cb.searchParams.get('error')).toBe('access_denied');
     await expect(completeAuthorization(deps, cb.searchParams)).rejects.toSatisfy(rejectsWith('MAILBOX_AUTH_FAILED', /did not grant access \(access_denied/));
+
+    // The user unticks "send email on your behalf" on Google's consent screen.
+    googleEmu.grantOnlyNext(['openid', 'email', 'https://www.googleapis.com/auth/gmail.readonly']);
+    const partial = await startAuthorization(deps, { workspaceId, provider: 'google', mode: 'api', redirectUri, loginHint: 'other@acme.test' });
+    await expect(completeAuthorization(deps, (await consent(partial.url)).searchParams)).rejects.toSatisfy(
+      rejectsWith('MAILBOX_AUTH_FAILED', /granted less than Cadenza needs \(missing https:\/\/www\.googleapis\.com\/auth\/gmail\.send\)/),
+    );
+    expect(await store.db.selectFrom('mailbox').select('id').where('email', '=', 'other@acme.test').execute()).toHaveLength(0);
   });
 
   it('connects a Microsoft account over IMAP/SMTP (multi-tenant issuer), and a reconnect resumes the paused mailbox', async () => {

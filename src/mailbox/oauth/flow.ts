@@ -159,6 +159,12 @@ export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSe
   if (!tokens.refresh_token) {
     throw cadenzaError('MAILBOX_AUTH_FAILED', `${label} returned no refresh token, so Cadenza could not keep access; remove Cadenza from the account's connected apps and connect again`);
   }
+  const missing = missingScopes(client.profile.scopes(flow.mode), tokens.scope);
+  if (missing.length) {
+    // Google's consent screen lets the user untick scopes; a mailbox that cannot send or read
+    // would only fail later, less clearly.
+    throw cadenzaError('MAILBOX_AUTH_FAILED', `${label} granted less than Cadenza needs (missing ${missing.join(', ')}); connect again and allow every permission asked`, { missing });
+  }
   const now = deps.clock.now();
   const kind = client.profile.mailbox(flow.mode);
   const credential = {
@@ -201,6 +207,18 @@ export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSe
   deps.tokens?.forget(result.mailboxId);
   deps.log?.info({ mailboxId: result.mailboxId, provider: flow.provider, mode: flow.mode, created: result.created }, 'mailbox connected with OAuth');
   return { ...result, email, workspaceId: flow.workspace_id, provider: kind.provider, oauthProvider: flow.provider, mode: flow.mode };
+}
+
+/**
+ * The mail scopes asked for that the token answer's `scope` does not list (the identity scopes are
+ * judged by the ID token instead). No `scope` in the answer means "as requested" (RFC 6749 §5.1).
+ * Microsoft may list a Graph scope by its short name (Mail.Send for https://graph.microsoft.com/Mail.Send).
+ */
+export function missingScopes(asked: string[], granted: string | undefined): string[] {
+  if (granted === undefined) return [];
+  const have = new Set(granted.split(' ').filter(Boolean));
+  const identity = new Set(['openid', 'email', 'profile', 'offline_access']);
+  return asked.filter((s) => !identity.has(s) && !have.has(s) && !have.has(s.slice(s.lastIndexOf('/') + 1)));
 }
 
 /**

@@ -47,6 +47,8 @@ export interface OAuthEmulator {
   registry(a: Audience): TokenRegistry;
   /** The next authorization is declined with this error (default access_denied). */
   denyNext(error?: string): void;
+  /** The user unticks some permissions on the next consent screen (Google's granular consent): only these scopes are granted. */
+  grantOnlyNext(scopes: string[]): void;
   /** The user (or an admin) revokes every grant of this user. */
   revokeUser(email: string): void;
   /** An access token live for this audience, as a mail server would check it over XOAUTH2. */
@@ -71,6 +73,7 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
   const log: RequestRecord[] = [];
   const grantTypes: string[] = [];
   const denials: string[] = [];
+  const narrowings: string[][] = [];
   const ttl = opts.accessTokenTtlS ?? 3599;
   const rotates = opts.rotateRefreshTokens ?? flavour.rotates;
   let origin = '';
@@ -141,7 +144,9 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
     if (denied) return back({ error: denied, error_description: 'The user declined.' });
     const user = users.find((u) => u.email === q.login_hint?.toLowerCase()) ?? users[0];
     if (!user) return back({ error: 'access_denied', error_description: 'no test user' });
-    const code = grants.newCode({ clientId: c.id, redirectUri: q.redirect_uri, challenge: q.code_challenge, scopes, nonce: q.nonce, user, accessType: q.access_type });
+    const only = narrowings.shift();
+    const granted = only ? scopes.filter((s) => only.includes(s)) : scopes;
+    const code = grants.newCode({ clientId: c.id, redirectUri: q.redirect_uri, challenge: q.code_challenge, scopes: granted, nonce: q.nonce, user, accessType: q.access_type });
     return back({ code: code.code });
   }
 
@@ -274,6 +279,7 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
     requests: log,
     registry: (a) => registries[a]!,
     denyNext: (error = 'access_denied') => void denials.push(error),
+    grantOnlyNext: (scopes) => void narrowings.push(scopes),
     revokeUser(email) {
       for (const g of grants.grants.values()) if (g.user.email === email.toLowerCase()) grants.revokeGrant(g);
     },

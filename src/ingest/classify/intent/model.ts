@@ -69,11 +69,13 @@ export function encodeModel(
   let maxAbs = 0;
   for (const w of m.weights.values()) for (let c = 0; c < K; c++) maxAbs = Math.max(maxAbs, Math.abs(w[c]!));
   const scale = maxAbs / 32767 || 1;
-  const idx = new Uint32Array(indices);
-  const q = new Int16Array(indices.length * K);
+  // Little-endian whatever the machine, so the file reads the same everywhere.
+  const idx = Buffer.alloc(indices.length * 4);
+  const q = Buffer.alloc(indices.length * K * 2);
   indices.forEach((f, i) => {
+    idx.writeUInt32LE(f, i * 4);
     const w = m.weights.get(f)!;
-    for (let c = 0; c < K; c++) q[i * K + c] = Math.round(w[c]! / scale);
+    for (let c = 0; c < K; c++) q.writeInt16LE(Math.round(w[c]! / scale), (i * K + c) * 2);
   });
   return {
     format: 'cadenza-intent-v1',
@@ -82,8 +84,8 @@ export function encodeModel(
     temperature: Number(m.temperature.toFixed(4)),
     bias: Array.from(m.bias, (b) => Number(b.toFixed(5))),
     scale,
-    indices: Buffer.from(idx.buffer).toString('base64'),
-    weights: Buffer.from(q.buffer).toString('base64'),
+    indices: idx.toString('base64'),
+    weights: q.toString('base64'),
     trainedOn,
   };
 }
@@ -93,13 +95,11 @@ export function decodeModel(stored: StoredModel): LoadedModel {
   const K = stored.classes.length;
   const idxBuf = Buffer.from(stored.indices, 'base64');
   const wBuf = Buffer.from(stored.weights, 'base64');
-  const idx = new Uint32Array(idxBuf.buffer.slice(idxBuf.byteOffset, idxBuf.byteOffset + idxBuf.byteLength));
-  const q = new Int16Array(wBuf.buffer.slice(wBuf.byteOffset, wBuf.byteOffset + wBuf.byteLength));
   const weights = new Map<number, Float32Array>();
-  idx.forEach((f, i) => {
+  for (let i = 0; i < idxBuf.length / 4; i++) {
     const w = new Float32Array(K);
-    for (let c = 0; c < K; c++) w[c] = q[i * K + c]! * stored.scale;
-    weights.set(f, w);
-  });
+    for (let c = 0; c < K; c++) w[c] = wBuf.readInt16LE((i * K + c) * 2) * stored.scale;
+    weights.set(idxBuf.readUInt32LE(i * 4), w);
+  }
   return { classes: stored.classes, temperature: stored.temperature, bias: Float64Array.from(stored.bias), weights };
 }

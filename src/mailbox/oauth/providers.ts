@@ -76,7 +76,7 @@ const google: OAuthProviderProfile = {
   scopes: (mode) => googleScopes[mode],
   // offline + consent: Google returns a refresh token only on a consent screen, and a reconnect
   // must get a new one (the old one may be the revoked one).
-  authorizationParams: () => ({ access_type: 'offline', prompt: 'consent', include_granted_scopes: 'false' }),
+  authorizationParams: () => ({ access_type: 'offline', prompt: 'consent' }),
   refreshWithScope: false,
   mailbox: (mode) =>
     mode === 'api'

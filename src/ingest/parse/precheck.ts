@@ -9,6 +9,15 @@ export function precheckRaw(bytes: Uint8Array, lim: ParseLimits): { reason: Quar
   if (n === 0 || bytes.every((b) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d)) return { reason: 'empty', detail: 'no bytes' };
   if (n > lim.maxBytes) return { reason: 'too_large', detail: `${n} bytes (limit ${lim.maxBytes})` };
 
+  // Binary garbage first: it rarely has an empty line either, and "binary" is the better reason.
+  const head = Math.min(n, 1024);
+  let headControls = 0;
+  for (let i = 0; i < head; i++) {
+    const b = bytes[i]!;
+    if (b === 0 || (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x1b)) headControls++;
+  }
+  if (headControls > Math.max(4, head / 20)) return { reason: 'binary', detail: `${headControls} NUL/control bytes in the first ${head} bytes` };
+
   // The header block ends at the first empty line (RFC 5322 §2.1).
   let sep = headerEnd(bytes, lim.maxHeaderBytes + 4);
   if (sep < 0) {

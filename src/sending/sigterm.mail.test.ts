@@ -132,8 +132,9 @@ describeMailBed('SIGTERM while a message is handed to the server', () => {
     const exit = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 45_000))]);
     expect(exit, `the sender did not exit within 45 s of SIGTERM\n${output}`).not.toBeNull();
     expect(exit!.code, output).toBe(0);
-    // It waited for the server's reply rather than dropping the message.
-    expect(exit!.at - signalledAt).toBeGreaterThanOrEqual(HOLD_MS - 1000);
+    // It waited for the server's reply (held HOLD_MS from just before the signal) rather than
+    // dropping the message; half of it, for a loaded machine's delay between terminator and signal.
+    expect(exit!.at - signalledAt).toBeGreaterThanOrEqual(HOLD_MS / 2);
     expect(proxy.stats).toMatchObject({ connections: 1, terminators: 1, dropped: 0 });
 
     const after = await requests();

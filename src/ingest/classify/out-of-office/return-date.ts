@@ -118,8 +118,9 @@ const RANGE_BEFORE = new RegExp(`${L}[0-3]?\\d(?:st|nd|rd|th|er|º|°|\\.)?\\s*(
 
 /** Cues after the date: Japanese and Chinese put them there, German and Dutch often do. */
 const AFTER: Array<{ mode: Mode; re: RegExp }> = [
-  { mode: 'until', re: /^\s*(?:まで|迄|止|为止|為止)/u },
-  { mode: 'on', re: /^\s*(?:より|から|起|开始|開始)?\s*(?:出社|戻り|戻ります|復帰|通常業務|返回|回来|回來|回到|恢复|恢復|上班|返岗|返崗)/u },
+  // A weekday in brackets may sit between: 12/3(木)まで, 12月7日（周一）返回.
+  { mode: 'until', re: /^\s*(?:[(（][^)）]{1,4}[)）])?\s*(?:まで|迄|止|为止|為止)/u },
+  { mode: 'on', re: /^\s*(?:[(（][^)）]{1,4}[)）])?\s*(?:より|から|起|开始|開始)?\s*(?:出社|戻り|戻ります|復帰|通常業務|返回|回来|回來|回到|恢复|恢復|上班|返岗|返崗)/u },
   { mode: 'on', re: /^\.?[,\s]*(?:bin ich|ich bin|ben ik|je serai|i will be|i'll be|i’ll be)?\s*(?:wieder|zurück|weer|terug|de retour|back)(?![\p{L}])/iu },
 ];
 

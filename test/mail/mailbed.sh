@@ -18,6 +18,9 @@
 #   LMTP            ${LMTP_PORT:-10024}        Dovecot delivery (Postfix virtual_transport)
 # Users (user:password), MAILBED_USERS overrides:
 #   alice@example.test:alicepass bob@example.test:bobpass p1..p5@prospects.test:pass
+#   (and, below, sync1..40@inbox.test, load0001..2000@load.test, noimap@inbox.test: all "pass")
+# Cadenza: 2,000+ IDLE connections at once (bench/imap-idle.ts): see "IDLE load" in the Dovecot
+# configuration below; MAILBED_IMAP_HIBERNATE=3s turns Dovecot's hibernation of idle sessions on.
 # Cadenza: Sent copies. Mail SUBMITTED (port 10587) by a user is also filed into that user's Sent
 # folder by the server, as Gmail, Outlook and most hosted providers do, except for the users listed
 # in MAILBED_CLIENT_SENT (default bob@example.test): for those, like a plain ISP mailbox, the client
@@ -265,7 +268,7 @@ protocol imap {
   mail_max_userip_connections = 100
 }
 
-# Cadenza: the IDLE load benchmark (bench/imap-idle.ts) holds 2,000+ connections from 127.0.0.1,
+# Cadenza: IDLE load. The benchmark (bench/imap-idle.ts) holds 2,000+ connections from 127.0.0.1,
 # one imap process each (client_limit 1): about 0.5 MiB of memory (PSS) per connection, 1 GiB for
 # 2,000, measured. Hibernation (MAILBED_IMAP_HIBERNATE, e.g. 3s) hands a connection that has sat
 # in IDLE that long to imap-hibernate, which keeps only its socket and state and wakes an imap

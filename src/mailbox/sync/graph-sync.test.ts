@@ -215,6 +215,12 @@ describe('Graph sync against the emulator', () => {
       expect(emu.requests.filter((r) => r.route === 'subscriptions.update')).toHaveLength(2);
       expect(subs[0]!.expiration).toBeGreaterThan(exp);
 
+      // reauthorizationRequired: renewed at once.
+      emu.subscriptions.lifecycle(subs[0]!.id, 'reauthorizationRequired');
+      await emu.push.idle();
+      for (let i = 0; i < 50 && emu.requests.filter((r) => r.route === 'subscriptions.update').length < 4; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(emu.requests.filter((r) => r.route === 'subscriptions.update')).toHaveLength(4);
+
       emu.subscriptions.lifecycle(subs[1]!.id, 'subscriptionRemoved');
       await emu.push.idle();
       expect(failures).toHaveLength(1);

@@ -114,6 +114,8 @@ describe('detectOutOfOffice: human replies that mention an absence are not notes
     ['Re: Quick question', 'I was away. What exactly does your product do?'],
     ['Re: Quick question', 'Unfortunately I am unavailable for calls. Email works.'],
     ['Re: Webinar', 'Back on Monday we discussed this internally; we will pass for now.'],
+    ['Re: Quick question', "Sounds great, let's talk. I'm out of office now, will send times when I get back."],
+    ['Re: Quick question', 'I am on leave until 4 December with limited access to email, but yes — interested, call me after that.'],
   ];
   it.each(humans)('%s / %s', (subject, body) => {
     expect(detectOutOfOffice(mail(subject, body), body)).toBeNull();

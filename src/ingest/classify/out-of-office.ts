@@ -10,8 +10,8 @@ import { extractReturnDate } from './out-of-office/return-date.ts';
  * "Abwesenheitsnotiz") at the start of the subject; a present-tense "I am out of the office" in
  * the first lines together with words only a responder writes ("limited access to email", "for
  * urgent matters"); such a sentence alone. Human replies that mention an absence ("I was out last
- * week, now interested") carry neither the subject nor the present tense, and a conversational
- * answer without responder wording is damped below the rung's floor.
+ * week, now interested") carry neither the subject nor the present tense, and one that answers the
+ * pitch ("interested", "let's talk") is not a note unless a responder's subject or header says so.
  */
 
 export interface OutOfOffice {
@@ -107,8 +107,9 @@ export function detectOutOfOffice(mail: ParsedMail, newText: string, now?: numbe
   else return null;
 
   const responderSubject = subject !== null && subject.strength !== 'in_reply';
-  if (!responderSubject && !auto && CONVERSATIONAL.test(body)) return null;
-  if (autoSubmitted(mail)) confidence = Math.min(0.99, Math.max(confidence, CONFIDENCE.bodyAbsentAndAuto) + 0.02);
+  const submitted = autoSubmitted(mail);
+  if (!responderSubject && !submitted && CONVERSATIONAL.test(body)) return null;
+  if (submitted) confidence = Math.min(0.99, Math.max(confidence, CONFIDENCE.bodyAbsentAndAuto) + 0.02);
   if (confidence < CONFIDENCE.floor) return null;
 
   const reasons: string[] = [];

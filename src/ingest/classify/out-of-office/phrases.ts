@@ -79,10 +79,13 @@ export const AUTO = [
 ];
 
 /**
- * A human answering about the pitch, not a responder: "I was out, but yes, interested". Used only to
- * damp body-only evidence; a responder's subject line or an AUTO phrase overrides it.
+ * A human answering about the pitch, not a responder: "I'm out of office now, but yes, interested —
+ * will send times when I'm back". Without a responder's subject or an Auto-Submitted header, such
+ * words overrule the body's absence and responder wording.
  */
 export const CONVERSATIONAL = word([
-  'interested', 'sounds good', "let'?s", 'let us', 'happy to', 'call me', 'send (?:me|over)', 'not (?:a fit|interested|relevant)', 'unsubscribe', 'remove me',
-  'interessiert', 'gerne', 'intéressé', 'interesado', 'interessato', 'interessado', 'geïnteresseerd', 'intresserad', 'interesseret', 'zainteresowany',
+  'interested', 'sounds (?:good|great|interesting)', "let'?s (?:talk|chat|connect|set|schedule|book|do|meet|find|discuss)", 'let us (?:talk|meet)',
+  'happy to (?:chat|talk|connect|meet|take a look|hop on)', 'call me', 'send (?:me|over) (?:some |a few )?(?:times|details|info|pricing|the deck)',
+  'not (?:a fit|interested|relevant)', 'unsubscribe', 'remove me',
+  'interessiert', 'intéressé', 'interesado', 'interessato', 'interessado', 'geïnteresseerd', 'intresserad', 'interesseret', 'zainteresowany',
 ]);

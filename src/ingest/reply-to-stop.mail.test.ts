@@ -44,7 +44,14 @@ describeMailBed('reply to stop through the real mail bed (sync role, IMAP IDLE)'
 
   const arrival = (messageId: string, timeoutMs = 15_000) =>
     new Promise<{ report: IngestReport; at: number }>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`no batch carried ${messageId} within ${timeoutMs} ms`)), timeoutMs);
+      const t = setTimeout(() => {
+        // Say what the store knows, to tell a missed push from a message that failed to store.
+        void Promise.all([
+          store.db.selectFrom('mailbox_sync').select(['cursor', 'last_error']).where('mailbox_id', '=', s.mailboxId).executeTakeFirst(),
+          store.db.selectFrom('quarantine').select(['provider_key', 'reason']).where('mailbox_id', '=', s.mailboxId).execute(),
+          store.db.selectFrom('message').select(['provider_key', 'action']).where('message_id', '=', messageId).execute(),
+        ]).then(([sync, q, m]) => reject(new Error(`no batch carried ${messageId} within ${timeoutMs} ms; sync ${JSON.stringify(sync)}; quarantine ${JSON.stringify(q)}; stored ${JSON.stringify(m)}`)));
+      }, timeoutMs);
       waiters.set(messageId, (r) => {
         clearTimeout(t);
         resolve(r);

@@ -116,6 +116,11 @@ export async function recordSyncError(db: Db, mailboxId: string, error: string, 
     on conflict (mailbox_id) do update set last_error = excluded.last_error, last_error_at = excluded.last_error_at`.execute(db);
 }
 
+/** After a pull works again (one that yielded no batch writes no cursor to clear it with). */
+export async function clearSyncError(db: Db, mailboxId: string): Promise<void> {
+  await db.updateTable('mailbox_sync').set({ last_error: null, last_error_at: null }).where('mailbox_id', '=', mailboxId).execute();
+}
+
 interface TargetRow {
   id: string;
   workspace_id: string;

@@ -6,14 +6,15 @@ import { BackoffSchedule, type BackoffPolicy } from '../../mailbox/sync/backoff.
 import type { MailboxSync, WatchHandle } from '../../mailbox/sync/source.ts';
 import type { Metrics } from '../../ops/metrics.ts';
 import { ingestBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef } from '../pipeline.ts';
-import { loadCursor, recordSyncError } from '../store.ts';
+import { clearSyncError, loadCursor, recordSyncError } from '../store.ts';
 import type { Gate } from './gate.ts';
 
 export interface MailboxLoopOptions {
   ingest: IngestDeps;
   mailbox: MailboxRef & { provider: string };
   connector: MailboxSync;
-  fence: Fence;
+  /** The sync lease: every batch's transaction checks it (the pool always passes one). */
+  fence?: Fence;
   clock: Clock;
   random: Random;
   /** The pull behind every push: even with a healthy watch, a pull this often (default 15 min). */
@@ -45,6 +46,7 @@ export class MailboxLoop {
   private dirty = true;
   private stopping = false;
   private wake: (() => void) | null = null;
+  private onStop: (() => void) | null = null;
   private watch: WatchHandle | null = null;
   private watchError: unknown = null;
   private readonly abort = new AbortController();
@@ -63,6 +65,7 @@ export class MailboxLoop {
     this.stopping = true;
     this.abort.abort();
     this.wake?.();
+    this.onStop?.();
   }
 
   async run(): Promise<void> {
@@ -92,6 +95,7 @@ export class MailboxLoop {
             this.dirty = false;
             await this.gated(() => this.pullOnce());
             nextReconcile = this.o.clock.now() + this.o.reconcileMs;
+            if (backoff.failures > 0) await clearSyncError(this.o.ingest.store.db, this.o.mailbox.id);
             backoff.reset();
           }
           await this.waitUntil(nextReconcile);
@@ -103,9 +107,10 @@ export class MailboxLoop {
           }
           if (this.stopping) break;
           await this.failed(e);
+          // Pushes do not cut a backoff short (a flapping watch would reconnect at once); stop does.
+          await this.pause(backoff.next());
           // The watch may have missed a push while it was down: pull once it is back.
           this.dirty = true;
-          await this.waitUntil(this.o.clock.now() + backoff.next());
         }
       }
       this.ended = 'stopped';
@@ -129,7 +134,7 @@ export class MailboxLoop {
     })) {
       const countResync: boolean = batch.mode === 'resync' && !resyncCounted;
       resyncCounted ||= countResync;
-      const report = await ingestBatch(this.o.ingest, this.o.mailbox, batch, { fence: this.o.fence, countResync });
+      const report = await ingestBatch(this.o.ingest, this.o.mailbox, batch, { ...(this.o.fence ? { fence: this.o.fence } : {}), countResync });
       this.o.onBatch?.(report);
       if (this.stopping) return;
     }
@@ -147,6 +152,21 @@ export class MailboxLoop {
     const w = this.watch;
     this.watch = null;
     await w?.close().catch(() => undefined);
+  }
+
+  /** `ms` of backoff, cut short only by stop. */
+  private pause(ms: number): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = this.o.clock.setTimer(ms, () => {
+        this.onStop = null;
+        resolve();
+      });
+      this.onStop = () => {
+        timer.cancel();
+        resolve();
+      };
+    });
   }
 
   /** Until a push, stop, a watch failure, or `at`. */

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../common/random.ts';
+import type { MailboxSync, SyncBatch, SyncCursor, WatchHandle } from '../../mailbox/sync/source.ts';
+import { EnrollmentService } from '../../sequence/enrollment-service.ts';
+import { SimClock } from '../../sim/sim-clock.ts';
+import { freshStore, type TestStore } from '../../../test/stores.ts';
+import { parseMail } from '../parse/parse-mail.ts';
+import type { IngestDeps } from '../pipeline.ts';
+import { replyMail, seedSentSequence, type Seeded } from '../pipeline-test-support.ts';
+import { MailboxLoop } from './mailbox-loop.ts';
+
+/**
+ * The loop's control flow on simulated time: pushes coalesce, failures wait their backoff (and a
+ * push does not cut it short), the reconciliation poll runs without pushes, stop lets the batch in
+ * hand commit. The connector is scripted here because these are the loop's decisions, not the
+ * server's; the real IMAP connector drives the loop in the *.mail tests.
+ */
+class ScriptedSync implements MailboxSync {
+  pulls: Array<SyncCursor | null> = [];
+  fail = 0;
+  pending: SyncBatch[] = [];
+  changed: (() => void) | null = null;
+  failed: ((e: unknown) => void) | null = null;
+  watches = 0;
+  /** Resolves the pull's yield only when released (to hold a batch "in flight"). */
+  gate: Promise<void> | null = null;
+  async *pull(cursor: SyncCursor | null): AsyncIterable<SyncBatch> {
+    this.pulls.push(cursor);
+    if (this.fail > 0) {
+      this.fail--;
+      throw new Error('connection reset');
+    }
+    const batches = this.pending.splice(0);
+    for (const b of batches) {
+      if (this.gate) await this.gate;
+      yield b;
+    }
+  }
+  async watch(changed: () => void, failed: (e: unknown) => void): Promise<WatchHandle> {
+    this.watches++;
+    this.changed = changed;
+    this.failed = failed;
+    return { close: async () => void (this.changed = null) };
+  }
+  async close(): Promise<void> {}
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 20));
+const T0 = Date.UTC(2026, 5, 1, 9);
+
+describe('MailboxLoop', () => {
+  let store: TestStore;
+  let s: Seeded;
+  let deps: IngestDeps;
+  const clock = new SimClock(T0);
+  beforeAll(async () => {
+    store = await freshStore('pglite');
+    const random = seededRandom('loop');
+    const service = new EnrollmentService({ store, clock, random });
+    s = await seedSentSequence(store, { clock, random, service }, { mailboxEmail: 'rep@cadenza.test', leads: ['a@acme.test'], tag: 'loop' });
+    deps = { store, service, clock, random, steps: { parse: async (raw) => ({ ok: true, mail: await parseMail(raw) }), newText: (m) => m.text, classify: () => ({ label: 'human_reply', confidence: 0.9, reason: 'test', rung: 'default' }) } };
+  }, 60_000);
+  afterAll(async () => {
+    await store?.destroy();
+  });
+
+  it('coalesces pushes, polls without them, backs off after a failure, and lets the batch in hand commit on stop', async () => {
+    const sync = new ScriptedSync();
+    const batches: number[] = [];
+    const loop = new MailboxLoop({ ingest: deps, mailbox: { id: s.mailboxId, workspaceId: s.workspaceId, provider: 'smtp_imap' }, connector: sync, clock, random: seededRandom(1), reconcileMs: 15 * 60_000, backoff: { baseMs: 10_000, capMs: 60_000 }, onBatch: (r) => batches.push(r.messages.length) });
+    const running = loop.run();
+    await tick();
+    expect([sync.pulls.length, sync.watches]).toEqual([1, 1]);
+
+    // Three pushes while idle: one pull.
+    sync.changed!();
+    sync.changed!();
+    sync.changed!();
+    await tick();
+    expect(sync.pulls.length).toBe(2);
+
+    // Nothing for 15 minutes: the reconciliation poll pulls anyway.
+    clock.advance(15 * 60_000);
+    await tick();
+    expect(sync.pulls.length).toBe(3);
+
+    // The watch breaks: backoff (at most 10 s for the first failure); pushes meanwhile do not cut it short.
+    sync.fail = 1;
+    sync.failed!(new Error('socket closed'));
+    await tick();
+    expect(sync.pulls.length).toBe(3);
+    sync.changed?.();
+    await tick();
+    expect(sync.pulls.length).toBe(3);
+    clock.advance(10_001);
+    await tick();
+    // Re-watched, and the pull after the reconnect failed once more: a second backoff, then it works.
+    expect(sync.watches).toBe(2);
+    expect(sync.pulls.length).toBe(4);
+    clock.advance(20_001);
+    await tick();
+    expect(sync.pulls.length).toBe(5);
+    expect((await store.db.selectFrom('mailbox_sync').select('last_error').where('mailbox_id', '=', s.mailboxId).executeTakeFirstOrThrow()).last_error).toBeNull();
+
+    // A batch in hand when stop comes is ingested and its cursor committed.
+    let release!: () => void;
+    sync.gate = new Promise((r) => (release = r));
+    const raw = new TextEncoder().encode(replyMail({ from: 'a@acme.test', to: 'rep@cadenza.test', inReplyTo: s.sends[0]!.messageId, subject: 'Re: x', body: 'yes', messageId: '<stop@acme.test>' }));
+    sync.pending.push({ messages: [{ key: 'k1', folder: 'inbox', raw, threadId: null, receivedAt: clock.now() }], problems: [], cursor: { uid: 42 }, mode: 'incremental' });
+    sync.changed!();
+    await tick();
+    release();
+    loop.stop();
+    await running;
+    expect(loop.ended).toBe('stopped');
+    expect(batches.at(-1)).toBe(1);
+    expect((await store.db.selectFrom('mailbox_sync').select('cursor').where('mailbox_id', '=', s.mailboxId).executeTakeFirstOrThrow()).cursor).toEqual({ uid: 42 });
+    expect((await store.db.selectFrom('enrollment').select('state').where('id', '=', s.sends[0]!.enrollmentId).executeTakeFirstOrThrow()).state).toBe('replied');
+  });
+});

@@ -1,18 +1,21 @@
 import type { Command } from 'commander';
+import { loadConfig } from '../../common/config.ts';
 import { cadenzaError } from '../../common/errors.ts';
-import type { MailAuth } from '../../mailbox/imap/account.ts';
 import { testConnection, type ConnectionReport, type ImapCheck, type SmtpCheck } from '../../mailbox/imap/test-connection.ts';
+import { OAuthClients, oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
+import { MailboxTokens } from '../../mailbox/oauth/mailbox-tokens.ts';
+import { mailAuthFor } from '../../mailbox/oauth/wiring.ts';
 import { parseMailboxSettings } from '../../mailbox/settings.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
-import { globals, masterKey, output, withStore } from '../context.ts';
+import { deps, globals, masterKey, output, withStore } from '../context.ts';
 
 /**
  * `cadenza mailbox test <email|id>`: signs in to an SMTP/IMAP mailbox's servers with its stored
  * credential and prints what works (capabilities, Sent/Junk/Trash) or, for each server, what is
  * wrong and what to do about it (mailbox/imap/test-connection.ts). Exit status 1 when a server
- * failed. An OAuth mailbox over IMAP is tried with its stored access token as it is (an expired
- * one reads as auth_failed; the sync refreshes it before use).
+ * failed. An OAuth mailbox over IMAP signs in with XOAUTH2 and a token from MailboxTokens, which
+ * refreshes an expired one first, as the sync and the sender do (a dead grant is reported as such).
  */
 export function registerTest(mb: Command): void {
   mb.command('test <mailbox>')
@@ -37,10 +40,12 @@ export function registerTest(mb: Command): void {
         if (!settings.imap && !settings.smtp) {
           throw cadenzaError('INVALID_INPUT', `mailbox ${row.email} (${row.provider}) has no IMAP or SMTP server to test; it syncs and sends through the provider's API`);
         }
-        const credential = await new Vault(store, localKeyWrapper(masterKey(g))).get(row.id);
+        const vault = new Vault(store, localKeyWrapper(masterKey(g)));
+        const credential = await vault.get(row.id);
         if (!credential) throw cadenzaError('INVALID_INPUT', `mailbox ${row.email} has no stored credential (add it with --password-stdin, or connect it)`);
-        const username = credential.kind === 'password' ? credential.username : row.email;
-        const auth: MailAuth = credential.kind === 'password' ? { kind: 'password', password: credential.password } : { kind: 'xoauth2', accessToken: async () => credential.accessToken };
+        const clients = new OAuthClients(oauthSettingsFrom(loadConfig()), { clock: deps.clock });
+        const tokens = new MailboxTokens({ store, vault, clients, clock: deps.clock, random: deps.random });
+        const { username, auth } = mailAuthFor(row, credential, tokens);
         const r = await testConnection({ username, auth, timeoutMs, ...(settings.imap ? { imap: settings.imap } : {}), ...(settings.smtp ? { smtp: settings.smtp } : {}) });
         return { email: row.email, report: r };
       });

@@ -1,5 +1,3 @@
-import PostalMime from 'postal-mime';
-
 /**
  * format=flowed (RFC 3676) decoding that respects quote depth. postal-mime 4.0.0 joins a flowed
  * line with the next one whatever their quote depths, so Thunderbird's "> Hi \nHello" (a quoted
@@ -32,23 +30,4 @@ export function decodeFlowed(str: string, delSp: boolean): string {
 
 function prefix(depth: number): string {
   return depth === 0 ? '' : `${'>'.repeat(depth)} `;
-}
-
-let installed = false;
-
-/**
- * Puts decodeFlowed in place of postal-mime's own. Its MIME node class is not exported, so the
- * prototype is reached through a parser's root node; if a later postal-mime changes that shape,
- * its own decoder stays in use.
- */
-export function installFlowedFix(): void {
-  if (installed) return;
-  installed = true;
-  const root = (new PostalMime() as unknown as { root?: object }).root;
-  const proto = root ? (Object.getPrototypeOf(root) as { decodeFlowedText?: unknown }) : null;
-  if (proto && typeof proto.decodeFlowedText === 'function') {
-    proto.decodeFlowedText = function (str: string, delSp: boolean) {
-      return decodeFlowed(str, delSp);
-    };
-  }
 }

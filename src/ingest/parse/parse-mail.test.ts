@@ -127,3 +127,22 @@ describe('parseMail: Message-ID, In-Reply-To, References', () => {
     expect(m.references).toEqual([]);
   });
 });
+
+describe('parseMailSafe: large bodies', () => {
+  it('a 10 MB text part of 400,000 lines parses in bounded time, byte for byte', async () => {
+    const line = 'lorem ipsum dolor sit amet';
+    const raw = msg('Content-Type: multipart/mixed; boundary=b\r\n', `--b\r\nContent-Type: text/plain\r\n\r\n${`${line}\r\n`.repeat(400_000)}--b--\r\n`);
+    const t0 = performance.now();
+    const r = await parseMailSafe(raw);
+    // postal-mime joined the lines through a Blob: 8.6 s here before the fix, ~1 s after.
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    expect(r.ok && r.mail.text.length).toBe(400_000 * (line.length + 1));
+  }, 30_000);
+
+  it('format=flowed: a quoted flowed line is not joined with the answer under it (RFC 3676 §4.5)', async () => {
+    const m = await parseMail(msg('Content-Type: text/plain; charset=us-ascii; format=flowed\r\n', 'On 04/02/2012 06:26 PM, Megan wrote:\r\n> Hi \r\nHello\r\n'));
+    expect(m.text.split('\n').slice(0, 3)).toEqual(['On 04/02/2012 06:26 PM, Megan wrote:', '> Hi ', 'Hello']);
+    const joined = await parseMail(msg('Content-Type: text/plain; format=flowed\r\n', 'one long \r\nparagraph\r\n> quoted \r\n> more\r\n'));
+    expect(joined.text.split('\n').slice(0, 2)).toEqual(['one long paragraph', '> quoted more']);
+  });
+});

@@ -2,13 +2,13 @@ import PostalMime from 'postal-mime';
 import { cadenzaError } from '../../common/errors.ts';
 import type { MailAddress, MailPart, ParsedMail } from '../types.ts';
 import { fixC1Controls } from './c1-controls.ts';
-import { installFlowedFix } from './flowed.ts';
 import { htmlToText } from './html-to-text.ts';
 import { defaultParseLimits, type ParseLimits, type QuarantineReason } from './limits.ts';
 import { parseMessageId, parseMessageIds } from './message-ids.ts';
+import { installPostalMimeFixes } from './postal-mime-fixes.ts';
 import { precheckRaw } from './precheck.ts';
 
-installFlowedFix();
+installPostalMimeFixes();
 
 export type ParseResult = { ok: true; mail: ParsedMail } | { ok: false; reason: QuarantineReason; detail: string };
 

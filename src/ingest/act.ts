@@ -16,7 +16,7 @@ import type { Classification } from './types.ts';
  * | human_reply, intent unsubscribe         | unsubscribe                               | address suppressed                    |
  * | unsubscribe_request, our mailto: token  | unsubscribe                               | address suppressed                    |
  * | bounce, hard (5.x.x)                    | bounce {hard}: bounced                    | failed recipients suppressed          |
- * | bounce, soft (4.x.x)                    | bounce {soft}: counted, bounced past max  |                                       |
+ * | bounce, soft (4.x.x)                    | bounce {soft}: counted, bounced past max  | past max: suppressed (pipeline.ts)    |
  * | feedback (ARF complaint)                | unsubscribe                               | suppressed as a complaint             |
  * | auto_reply (out of office)              | out_of_office {return date + 1 business day} | default pause without a date       |
  * | delivery_report, auto_generated, challenge | none (inbox only)                      |                                       |

@@ -121,6 +121,15 @@ for (const backend of testBackends()) {
       expect([sb.state, sb.soft_bounces]).toEqual(['active', 1]);
       expect(await suppressed(b.leadEmail)).toBeNull();
       expect((await store.db.selectFrom('send_request').select('bounce_kind').where('id', '=', a.sendRequestId).executeTakeFirstOrThrow()).bounce_kind).toBe('hard');
+
+      // Two more soft bounces: past the limit (3) it counts as hard, and the address is suppressed.
+      for (const n of [3, 4]) {
+        verdicts.set(`<dsn${n}@mx>`, verdicts.get('<dsn2@mx>')!);
+        await ingestBatch(deps, mb(), batch([{ raw: dsn(`<dsn${n}@mx>`) }]));
+      }
+      const after = await state(b.enrollmentId);
+      expect([after.state, after.soft_bounces]).toEqual(['bounced', 3]);
+      expect(await suppressed(b.leadEmail)).toBe('hard_bounce');
     });
 
     it('an out-of-office pauses until the return date plus one business day, or the default pause', async () => {

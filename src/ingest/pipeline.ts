@@ -14,7 +14,7 @@ import type { Applied, EnrollmentService } from '../sequence/enrollment-service.
 import { isTerminal } from '../sequence/model.ts';
 import type { Store } from '../store/store.ts';
 import { decide, defaultActOptions, type ActOptions, type Decision } from './act.ts';
-import { companyEnrollments, enrollmentOfSend, insertInbound, insertQuarantine, insertSuppressions, loadTargets, saveCursor, type QuarantineRow } from './store.ts';
+import { companyEnrollments, enrollmentOfSend, liveEnrollmentsOf, insertInbound, insertQuarantine, insertSuppressions, loadTargets, saveCursor, type QuarantineRow } from './store.ts';
 import { loadThreadContext, matchThread, threadKeys, type ThreadMatch } from './thread.ts';
 import type { Classification, ParsedMail } from './types.ts';
 
@@ -210,6 +210,14 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
         if (decision.stopCompanyDomain && mine[0]?.result.outcome === 'applied') {
           for (const id of await companyEnrollments(tx, mailbox.workspaceId, decision.stopCompanyDomain, target.leadEmail)) {
             mine.push(...(await deps.service.applyInTx(tx, id, { type: 'stop', reason: `${decision.stopCompanyDomain} replied (${target.leadEmail})` }, now)));
+          }
+        }
+        if (decision.action === 'soft_bounce' && mine[0]?.result.outcome === 'applied' && mine[0].result.next.state === 'bounced') {
+          // Soft bounces past the sequence's limit count as a hard one: the address is suppressed
+          // and the lead's other live enrollments stop, as the engine does for a hard bounce.
+          await insertSuppressions(tx, mailbox.workspaceId, [{ email: target.leadEmail, reason: 'hard_bounce', source: `${source} (soft bounces past the limit)` }], now);
+          for (const id of await liveEnrollmentsOf(tx, mailbox.workspaceId, target.leadEmail, target.enrollmentId)) {
+            mine.push(...(await deps.service.applyInTx(tx, id, { type: 'stop', reason: 'address suppressed' }, now)));
           }
         }
         const sendId = m.kind === 'matched' ? m.ref.sendRequestId : null;

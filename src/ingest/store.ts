@@ -183,6 +183,15 @@ export async function companyEnrollments(tx: Tx, workspaceId: string, domain: st
   return r.rows.map((x) => x.id);
 }
 
+/** Live enrollments of an address in the workspace, except one. */
+export async function liveEnrollmentsOf(tx: Tx, workspaceId: string, emailNorm: string, except: string): Promise<string[]> {
+  const r = await sql<{ id: string }>`
+    select e.id from enrollment e join lead l on l.id = e.lead_id
+    where l.workspace_id = ${workspaceId} and l.email_norm = ${emailNorm} and e.id <> ${except} and e.state in ('active', 'paused')
+    order by e.id`.execute(tx);
+  return r.rows.map((x) => x.id);
+}
+
 /** The review queue: low-confidence messages waiting for a person, oldest first. */
 export async function reviewQueue(db: Db, workspaceId: string, limit = 100) {
   return db

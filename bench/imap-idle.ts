@@ -1,7 +1,8 @@
 /**
  * The IMAP connector under load: one process watching N mailboxes over IDLE on the bed's Dovecot
- * (load0001..@load.test, test/mail/mailbed.sh; Dovecot hibernates idle sessions), then mail
- * delivered to random mailboxes at a steady rate.
+ * (load0001..@load.test, test/mail/mailbed.sh; one imap process per session, or hibernated
+ * sessions with MAILBED_IMAP_HIBERNATE=3s), then mail delivered to random mailboxes at a steady
+ * rate. It also reports Dovecot's side: its IMAP processes and their memory (PSS).
  *
  *   npm run bench -- imap-idle [--mailboxes=2000] [--messages=600] [--rate=20] [--concurrency=25] [--seed=1]
  *   (`--mailboxes 2000` works too)
@@ -15,6 +16,8 @@
  *     (hdr-histogram-js): p50, p99, max. Dovecot waits 500 ms after a change for more before it
  *     tells an idling session (NOTIFY_DELAY_MSECS, lib-storage/mailbox-watch.c) unless the session
  *     was hibernated (a woken session reports at once), which sets the floor of these figures.
+ *     Messages whose changed() never came within 30 s are listed and counted as `lost` (a push
+ *     the server never sent; the worker's poll would find them).
  *
  * The delivery → stop pipeline (parse, thread, classify, store) is bench/ingest.ts; this is the
  * connector level. Everything it opens is closed at the end, so it can run again at once; earlier

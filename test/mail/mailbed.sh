@@ -269,15 +269,17 @@ protocol imap {
 }
 
 # Cadenza: IDLE load. The benchmark (bench/imap-idle.ts) holds 2,000+ connections from 127.0.0.1,
-# one imap process each (client_limit 1): about 0.5 MiB of memory (PSS) per connection, 1 GiB for
-# 2,000, measured. Hibernation (MAILBED_IMAP_HIBERNATE, e.g. 3s) hands a connection that has sat
-# in IDLE that long to imap-hibernate, which keeps only its socket and state and wakes an imap
-# process when mail arrives. It is off by default: with it, Dovecot 2.3.19 lost about 1 % of the
-# IDLE notifications in the benchmark (a message saved while the session was being hibernated
-# again, about 3 s after the previous wake-up, never caused an EXISTS; the client's next NOOP
-# finds it), and with 2,000 sessions it hibernated none of them (with 300, all). The handover sockets are set up either way: imap (running as vmail, with the
-# internal group) writes to imap-hibernate (group-writable for that group), and imap-hibernate
-# (running as the internal user) writes back to imap-master, which must therefore belong to it.
+# one imap process each (client_limit 1): 1.0 GiB of memory (PSS) for 2,000, measured.
+# Hibernation (MAILBED_IMAP_HIBERNATE=3s) hands a connection that has sat in IDLE that long to
+# imap-hibernate, which keeps only its socket and state (18 MiB for all 2,000) and wakes an imap
+# process when mail arrives. It is off by default because Dovecot 2.3.19 then lost 4 of 600 IDLE
+# notifications in the benchmark (a message saved while its session was being hibernated again,
+# about 3 s after the previous wake-up, never caused an EXISTS; only the client's next NOOP or poll
+# finds it), and the reply tests measure latency. Set it per run only while nobody else uses the
+# bed: any `mailbed.sh start` without it turns it off again. The handover sockets are set up
+# either way: imap (running as vmail, with the internal group) writes to imap-hibernate
+# (group-writable for that group), and imap-hibernate (running as the internal user) writes back
+# to imap-master, which must therefore belong to it.
 imap_hibernate_timeout = $MAILBED_IMAP_HIBERNATE
 service imap {
   process_limit = 4096

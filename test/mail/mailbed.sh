@@ -276,7 +276,7 @@ protocol imap {
 # notifications in the benchmark (a message saved while its session was being hibernated again,
 # about 3 s after the previous wake-up, never caused an EXISTS; only the client's next NOOP or poll
 # finds it), and the reply tests measure latency. Set it per run only while nobody else uses the
-# bed: any `mailbed.sh start` without it turns it off again. The handover sockets are set up
+# bed: any "mailbed.sh start" without it turns it off again. The handover sockets are set up
 # either way: imap (running as vmail, with the internal group) writes to imap-hibernate
 # (group-writable for that group), and imap-hibernate (running as the internal user) writes back
 # to imap-master, which must therefore belong to it.

@@ -67,8 +67,10 @@ const LIST_TAG = /^\s*\[[^\]]{1,40}\]\s*/u;
 
 /** The subject without reply/forward prefixes and list tags, lower-cased, spaces collapsed. */
 export function normaliseSubject(subject: string | null | undefined): string {
-  let s = (subject ?? '').normalize('NFC');
-  for (let i = 0; i < 20; i++) {
+  // Bounded: each pass removes at least one character of at most 1,000 (a longer subject is cut,
+  // which keeps a hostile one cheap and compares two long ones by their start).
+  let s = (subject ?? '').slice(0, 1000).normalize('NFC');
+  for (;;) {
     const next = s.replace(PREFIX, '').replace(LIST_TAG, '');
     if (next === s) break;
     s = next;

@@ -5,6 +5,9 @@ import type { Metrics } from '../ops/metrics.ts';
 import type { Store } from '../store/store.ts';
 import { registerTracking, type TrackingDeps } from '../tracking/index.ts';
 import { registerOAuthRoutes, type OAuthRoutesDeps } from '../mailbox/oauth/routes.ts';
+import { registerApi } from './api.ts';
+import type { ApiContext } from './context.ts';
+import { registerDocs } from './http/docs.ts';
 
 export interface ApiDeps {
   store: Store;
@@ -17,6 +20,8 @@ export interface ApiDeps {
   oauth?: OAuthRoutesDeps;
   /** Served as Prometheus text on GET /metrics. */
   metrics?: Metrics;
+  /** The /api routes (src/api/routes), with /openapi.json and /docs; absent: not served. */
+  api?: Omit<ApiContext, 'store' | 'clock'>;
 }
 
 /**
@@ -25,6 +30,9 @@ export interface ApiDeps {
  */
 export function buildServer(deps: ApiDeps): FastifyInstance {
   const app = Fastify({ logger: deps.logger ?? false });
+  // First, so that the OpenAPI document sees every route registered after it.
+  registerDocs(app, deps.version);
+  if (deps.api) registerApi(app, { store: deps.store, clock: deps.clock, ...deps.api });
 
   if (deps.tracking) registerTracking(app, { store: deps.store, clock: deps.clock, ...deps.tracking });
   if (deps.oauth) registerOAuthRoutes(app, deps.oauth);

@@ -16,6 +16,9 @@ export const errorCodes = {
   MAILBOX_UNAVAILABLE: "The mailbox's server could not be reached or did not answer as expected (connection, TLS, timeout, protocol).",
   MAILBOX_AUTH_FAILED: "The mailbox's server refused its credentials (password, app password or OAuth token).",
   MAIL_MALFORMED: 'The message could not be parsed safely (empty, too large, binary, too many parts or headers, too deep, too slow); it is quarantined with the reason.',
+  UNAUTHENTICATED: 'The call needs a signed-in session or an API key, and has neither (or it expired).',
+  FORBIDDEN: 'The caller is signed in but may not do this (role too low, or the CSRF token is missing or wrong).',
+  RATE_LIMITED: 'Too many attempts; wait and try again.',
   MAILBOX_FOLDER_NOT_FOUND: 'The mailbox has no folder for this role (Sent, Junk, Trash), neither marked SPECIAL-USE nor by a known name.',
 } as const;
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../api/server.ts';
+import { defaultAuthSettings } from '../api/context.ts';
 import { systemClock, type Clock, type TimerHandle } from '../common/clock.ts';
 import { embeddedDbDir, type Role } from '../common/config.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
@@ -132,6 +133,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   }
   if (o.roles.includes('api')) {
     app.server = buildServer({ store, clock, version, metrics, tracking: { service, key: trackingKey(master), log },
+      api: { random, vault, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings },
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
     });
     app.url = await app.server.listen({ port: o.port, host: o.host });

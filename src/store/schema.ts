@@ -404,3 +404,51 @@ export type LeadRow = Selectable<LeadTable>;
 export type VariantRow = Selectable<VariantTable>;
 export type NewLead = Insertable<LeadTable>;
 export type EnrollmentUpdate = Updateable<EnrollmentTable>;
+
+// --- auth (0008_auth.sql; owned by src/api)
+export interface AccountTable {
+  id: string;
+  email: string;
+  name: string | null;
+  password_hash: string;
+  created_at: CreatedAt;
+}
+
+export interface AppUserTable {
+  account_id: string | null;
+  inbox_scope: Generated<'own' | 'all'>;
+}
+
+export interface AuthSessionTable {
+  id_hash: string;
+  account_id: string;
+  csrf_token: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  role: 'admin' | 'member';
+  created_by: string | null;
+  created_at: CreatedAt;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface LoginFailureTable {
+  email_norm: string;
+  at: Timestamp;
+}
+
+export interface Database {
+  account: AccountTable;
+  auth_session: AuthSessionTable;
+  api_key: ApiKeyTable;
+  login_failure: LoginFailureTable;
+}
+// --- end auth

@@ -1,0 +1,75 @@
+import { sql } from 'kysely';
+import type { Clock } from '../../common/clock.ts';
+import { cadenzaError } from '../../common/errors.ts';
+import { newId } from '../../common/ids.ts';
+import type { Random } from '../../common/random.ts';
+import type { Store } from '../../store/store.ts';
+import type { Role } from './access.ts';
+import { hashPassword } from './passwords.ts';
+
+const SETUP_LOCK = 0x0cade08;
+
+export function normalizeAccountEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export async function hasAnyAccount(store: Store): Promise<boolean> {
+  return !!(await store.db.selectFrom('account').select('id').limit(1).executeTakeFirst());
+}
+
+/**
+ * First run: the first person becomes the owner of the first workspace. The workspace `cadenza
+ * start` made on a fresh install (ops/workspace.ts) is adopted and renamed, so what the CLI put
+ * there stays reachable. Refused once any account exists; two setups racing are serialised by a
+ * transaction-level advisory lock and the second one is refused.
+ */
+export async function firstRunSetup(
+  store: Store,
+  deps: { clock: Clock; random: Random },
+  o: { email: string; password: string; name?: string | undefined; workspaceName: string; timeZone?: string | undefined },
+): Promise<{ accountId: string; workspaceId: string; userId: string }> {
+  const passwordHash = await hashPassword(o.password);
+  return store.db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(${SETUP_LOCK})`.execute(tx);
+    if (await tx.selectFrom('account').select('id').limit(1).executeTakeFirst()) {
+      throw cadenzaError('CONFLICT', 'setup is done already: sign in instead');
+    }
+    const id = () => newId(deps.clock.now(), deps.random);
+    const accountId = id();
+    await tx.insertInto('account').values({ id: accountId, email: o.email.trim(), name: o.name ?? null, password_hash: passwordHash }).execute();
+    const existing = await tx.selectFrom('workspace').select('id').orderBy('created_at').executeTakeFirst();
+    const workspaceId = existing?.id ?? id();
+    if (existing) {
+      await tx.updateTable('workspace').set({ name: o.workspaceName, ...(o.timeZone ? { time_zone: o.timeZone } : {}) }).where('id', '=', workspaceId).execute();
+    } else {
+      await tx.insertInto('workspace').values({ id: workspaceId, name: o.workspaceName, time_zone: o.timeZone ?? 'UTC' }).execute();
+    }
+    const userId = await addMembership(tx, deps, { accountId, workspaceId, email: o.email.trim(), name: o.name ?? null, role: 'owner' });
+    return { accountId, workspaceId, userId };
+  });
+}
+
+/**
+ * Makes an account a member of a workspace. A workspace user row with the same address made
+ * before accounts existed (a mailbox owner from the CLI) is linked rather than duplicated.
+ */
+export async function addMembership(
+  db: Store['db'],
+  deps: { clock: Clock; random: Random },
+  o: { accountId: string; workspaceId: string; email: string; name: string | null; role: Role },
+): Promise<string> {
+  const prior = await db
+    .selectFrom('app_user')
+    .select(['id', 'account_id'])
+    .where('workspace_id', '=', o.workspaceId)
+    .where(sql<string>`lower(email)`, '=', normalizeAccountEmail(o.email))
+    .executeTakeFirst();
+  if (prior?.account_id) throw cadenzaError('CONFLICT', `${o.email} is a member of this workspace already`);
+  if (prior) {
+    await db.updateTable('app_user').set({ account_id: o.accountId, role: o.role }).where('id', '=', prior.id).execute();
+    return prior.id;
+  }
+  const userId = newId(deps.clock.now(), deps.random);
+  await db.insertInto('app_user').values({ id: userId, workspace_id: o.workspaceId, account_id: o.accountId, email: o.email, name: o.name, role: o.role }).execute();
+  return userId;
+}

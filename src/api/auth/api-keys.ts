@@ -1,0 +1,42 @@
+import type { Clock } from '../../common/clock.ts';
+import { newId } from '../../common/ids.ts';
+import type { Random } from '../../common/random.ts';
+import type { Db } from '../../store/store.ts';
+import { newSecret, secretHash } from './tokens.ts';
+
+/** Every key starts with this, so a leaked one is recognisable by secret scanners and in logs. */
+export const API_KEY_PREFIX = 'cdz_';
+
+export interface ApiKeyPrincipal {
+  keyId: string;
+  workspaceId: string;
+  role: 'admin' | 'member';
+}
+
+export async function createApiKey(
+  db: Db,
+  deps: { clock: Clock; random: Random },
+  o: { workspaceId: string; name: string; role: 'admin' | 'member'; createdBy: string | null },
+): Promise<{ id: string; key: string; prefix: string }> {
+  const key = newSecret(API_KEY_PREFIX);
+  const id = newId(deps.clock.now(), deps.random);
+  const prefix = key.slice(0, API_KEY_PREFIX.length + 6);
+  await db
+    .insertInto('api_key')
+    .values({ id, workspace_id: o.workspaceId, name: o.name, prefix, key_hash: secretHash(key), role: o.role, created_by: o.createdBy })
+    .execute();
+  return { id, key, prefix };
+}
+
+/** The live key with this secret, or undefined; marks it used. */
+export async function findApiKey(db: Db, key: string, clock: Clock): Promise<ApiKeyPrincipal | undefined> {
+  if (!key.startsWith(API_KEY_PREFIX)) return undefined;
+  const row = await db
+    .updateTable('api_key')
+    .set({ last_used_at: new Date(clock.now()) })
+    .where('key_hash', '=', secretHash(key))
+    .where('revoked_at', 'is', null)
+    .returning(['id', 'workspace_id', 'role'])
+    .executeTakeFirst();
+  return row && { keyId: row.id, workspaceId: row.workspace_id, role: row.role };
+}

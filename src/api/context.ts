@@ -1,0 +1,24 @@
+import type { Clock } from '../common/clock.ts';
+import type { Random } from '../common/random.ts';
+import type { Vault } from '../mailbox/vault.ts';
+import type { Store } from '../store/store.ts';
+
+/** What API handlers use; built once by the server and injected, never reached as a global. */
+export interface ApiContext {
+  store: Store;
+  clock: Clock;
+  random: Random;
+  /** Seals mailbox passwords (src/mailbox/vault.ts); absent: routes that store a credential refuse. */
+  vault?: Vault;
+  /** Where people reach this installation; https makes the session cookie Secure. */
+  publicUrl: string;
+  /** Sessions last this long from sign-in. */
+  sessionTtlMs: number;
+  /** Failed sign-ins allowed per address per window, and the window. */
+  loginLimit: { perEmail: number; perIp: number; windowMs: number };
+}
+
+export const defaultAuthSettings = {
+  sessionTtlMs: 14 * 24 * 3_600_000,
+  loginLimit: { perEmail: 10, perIp: 30, windowMs: 15 * 60_000 },
+} as const;

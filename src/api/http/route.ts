@@ -1,0 +1,159 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
+import { authenticate, checkCsrf, workspaceAccess, type Principal, type Role, type WorkspaceAccess } from '../auth/access.ts';
+import type { ApiContext } from '../context.ts';
+import { errorBody } from './errors.ts';
+
+/**
+ * Who may call a route: anyone; any signed-in person (session only: these routes are about the
+ * person, not a workspace); or a member of the workspace in the URL with at least this role.
+ */
+export type Access = 'public' | 'account' | { workspace: Role };
+
+/**
+ * Ids of one workspace's objects, by the URL parameter name that takes them (mailboxId, leadId…).
+ * The authorization test fills it with another workspace's objects and calls every route with it.
+ */
+export type ExampleIds = Record<string, string>;
+
+export interface RouteContext<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  req: FastifyRequest;
+  reply: FastifyReply;
+  ctx: ApiContext;
+  principal: Principal | undefined;
+  /** The caller's access to the URL's workspace (workspace routes only). */
+  ws: WorkspaceAccess;
+}
+
+export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType> {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  summary: string;
+  tags: string[];
+  access: Access;
+  params?: P;
+  query?: Q;
+  body?: B;
+  response: R;
+  /** The success status (default 200). */
+  status?: 200 | 201 | 202;
+  /**
+   * A valid input for this route given a workspace's object ids: required for routes with a body,
+   * so the cross-workspace test is refused by authorization and not by validation.
+   */
+  example?: (ids: ExampleIds) => { body?: NoInfer<z.input<B>>; query?: NoInfer<z.input<Q>> };
+  /** Requests allowed per client IP per window (@fastify/rate-limit), e.g. for sign-in. */
+  rateLimit?: (ctx: ApiContext) => { max: number; windowMs: number };
+  handler: (c: RouteContext<z.output<P>, z.output<Q>, z.output<B>>) => Promise<z.output<R>>;
+}
+
+/** A route with its types erased, as the registry holds it. */
+export interface ApiRoute {
+  method: RouteSpec<z.ZodType, z.ZodType, z.ZodType, z.ZodType>['method'];
+  url: string;
+  summary: string;
+  tags: string[];
+  access: Access;
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  response: z.ZodType;
+  status: number;
+  example?: (ids: ExampleIds) => { body?: unknown; query?: unknown };
+  rateLimit?: (ctx: ApiContext) => { max: number; windowMs: number };
+  handler: (c: RouteContext<unknown, unknown, unknown>) => Promise<unknown>;
+}
+
+export function defineRoute<P extends z.ZodType = z.ZodType<unknown>, Q extends z.ZodType = z.ZodType<unknown>, B extends z.ZodType = z.ZodType<unknown>, R extends z.ZodType = z.ZodType>(
+  spec: RouteSpec<P, Q, B, R>,
+): ApiRoute {
+  if (typeof spec.access === 'object' && !spec.url.startsWith('/api/workspaces/:workspaceId')) {
+    throw new Error(`${spec.method} ${spec.url}: a workspace route lives under /api/workspaces/:workspaceId`);
+  }
+  if (spec.body && !spec.example) throw new Error(`${spec.method} ${spec.url}: a route with a body needs an example`);
+  return { ...spec, status: spec.status ?? 200 } as unknown as ApiRoute;
+}
+
+/** Path parameters of a workspace route: the workspace and any of its objects. */
+export function workspaceParams<S extends z.ZodRawShape>(shape: S) {
+  return z.object({ workspaceId: z.uuid(), ...shape });
+}
+
+const errorStatuses = [400, 401, 403, 404, 409, 429, 500] as const;
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const authState = new WeakMap<FastifyRequest, { principal: Principal | undefined; ws?: WorkspaceAccess }>();
+
+/** Registers a route: schemas for OpenAPI and validation, authentication and authorization before anything else runs. */
+export function registerRoute(app: FastifyInstance, route: ApiRoute, ctx: ApiContext): void {
+  const response: Record<number, z.ZodType> = { [route.status]: route.response };
+  for (const s of errorStatuses) response[s] = errorBody;
+  app.route({
+    method: route.method,
+    url: route.url,
+    ...(route.rateLimit ? { config: { rateLimit: rateLimitConfig(route.rateLimit(ctx)) } } : {}),
+    schema: {
+      summary: route.summary,
+      tags: route.tags,
+      ...(route.access === 'public' ? { security: [] } : {}),
+      ...(route.params ? { params: route.params } : {}),
+      ...(route.query ? { querystring: route.query } : {}),
+      ...(route.body ? { body: route.body } : {}),
+      response,
+    },
+    // onRequest runs before the body is read or validated: a caller without access learns nothing
+    // about the route's input rules, and a refused call costs no parsing.
+    onRequest: async (req) => {
+      const principal = await authenticate(req, ctx);
+      if (route.access === 'public') {
+        authState.set(req, { principal });
+        return;
+      }
+      if (!principal) throw cadenzaError('UNAUTHENTICATED', 'sign in, or send an API key as Authorization: Bearer cdz_…');
+      if (route.access === 'account' && principal.kind !== 'session') throw cadenzaError('FORBIDDEN', 'this route is for a signed-in person, not an API key');
+      checkCsrf(req, principal);
+      if (route.access === 'account') {
+        authState.set(req, { principal });
+        return;
+      }
+      const workspaceId = (req.params as { workspaceId?: string }).workspaceId ?? '';
+      authState.set(req, { principal, ws: await workspaceAccess(ctx, principal, workspaceId, route.access.workspace) });
+    },
+    handler: async (req, reply) => {
+      const state = authState.get(req);
+      const c: RouteContext<unknown, unknown, unknown> = {
+        params: req.params,
+        query: req.query,
+        body: req.body,
+        req,
+        reply,
+        ctx,
+        principal: state?.principal,
+        get ws(): WorkspaceAccess {
+          if (!state?.ws) throw new Error(`${route.method} ${route.url} is not a workspace route`);
+          return state.ws;
+        },
+      };
+      const out = await route.handler(c);
+      reply.code(route.status);
+      return out;
+    },
+  });
+}
+
+function rateLimitConfig(l: { max: number; windowMs: number }) {
+  return {
+    max: l.max,
+    timeWindow: l.windowMs,
+    // Thrown, so the one error handler answers it in the usual shape.
+    errorResponseBuilder: (_req: FastifyRequest, c: { after: string }) => cadenzaError('RATE_LIMITED', `too many requests; try again in ${c.after}`),
+  };
+}
+
+export function isUnsafe(method: string): boolean {
+  return UNSAFE.has(method);
+}

@@ -1,0 +1,139 @@
+import { sql } from 'kysely';
+import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
+import { isValidZone } from '../../sequence/calendar/index.ts';
+import { firstRunSetup, hasAnyAccount, normalizeAccountEmail } from '../auth/accounts.ts';
+import { clearFailures, recordFailure, tooManyFailures } from '../auth/login-limiter.ts';
+import { MIN_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.ts';
+import { createSession, deleteSession, SESSION_COOKIE } from '../auth/sessions.ts';
+import type { ApiContext } from '../context.ts';
+import { defineRoute, type RouteContext } from '../http/route.ts';
+
+const email = z.email().max(320);
+const password = z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`).max(1024);
+
+const meBody = z
+  .object({
+    account: z.object({ id: z.uuid(), email: z.string(), name: z.string().nullable() }),
+    csrfToken: z.string().describe('Send in x-csrf-token on POST, PUT, PATCH and DELETE made with the session cookie'),
+    workspaces: z.array(z.object({ id: z.uuid(), name: z.string(), role: z.enum(['owner', 'admin', 'member']) })),
+  })
+  .meta({ id: 'Me' });
+
+async function me(ctx: ApiContext, accountId: string, csrfToken: string): Promise<z.output<typeof meBody>> {
+  const account = await ctx.store.db.selectFrom('account').select(['id', 'email', 'name']).where('id', '=', accountId).executeTakeFirstOrThrow();
+  const workspaces = await ctx.store.db
+    .selectFrom('app_user as u')
+    .innerJoin('workspace as w', 'w.id', 'u.workspace_id')
+    .select(['w.id', 'w.name', 'u.role'])
+    .where('u.account_id', '=', accountId)
+    .orderBy('w.created_at')
+    .execute();
+  return { account, csrfToken, workspaces };
+}
+
+/** Signs the browser in with a fresh session, dropping the one it had (rotation on sign-in). */
+async function startSession(c: RouteContext<unknown, unknown, unknown>, accountId: string): Promise<z.output<typeof meBody>> {
+  const { ctx, req, reply } = c;
+  const old = req.cookies[SESSION_COOKIE];
+  if (old) await deleteSession(ctx.store.db, old);
+  const s = await createSession(ctx.store.db, accountId, ctx.clock, ctx.sessionTtlMs);
+  reply.setCookie(SESSION_COOKIE, s.token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: ctx.publicUrl.startsWith('https:'),
+    path: '/',
+    expires: s.expiresAt,
+  });
+  return me(ctx, accountId, s.csrfToken);
+}
+
+export const authRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/setup',
+    summary: 'Whether first-run setup is still needed',
+    tags: ['auth'],
+    access: 'public',
+    response: z.object({ needed: z.boolean() }),
+    handler: async ({ ctx }) => ({ needed: !(await hasAnyAccount(ctx.store)) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/setup',
+    summary: 'First run: create the first owner and workspace, and sign in',
+    tags: ['auth'],
+    access: 'public',
+    status: 201,
+    body: z.object({
+      email,
+      password,
+      name: z.string().min(1).max(200).optional(),
+      workspaceName: z.string().min(1).max(200),
+      timeZone: z.string().refine(isValidZone, 'an IANA time zone such as Europe/Paris').optional(),
+    }),
+    example: () => ({ body: { email: 'owner@example.test', password: 'correct horse battery', workspaceName: 'Acme' } }),
+    response: meBody,
+    handler: async (c) => {
+      const r = await firstRunSetup(c.ctx.store, c.ctx, c.body);
+      return startSession(c as RouteContext<unknown, unknown, unknown>, r.accountId);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/auth/login',
+    summary: 'Sign in with email and password; sets the session cookie',
+    tags: ['auth'],
+    access: 'public',
+    body: z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }),
+    example: () => ({ body: { email: 'owner@example.test', password: 'correct horse battery' } }),
+    response: meBody,
+    rateLimit: (ctx) => ({ max: ctx.loginLimit.perIp, windowMs: ctx.loginLimit.windowMs }),
+    handler: async (c) => {
+      const { ctx, body } = c;
+      const norm = normalizeAccountEmail(body.email);
+      const { perEmail, windowMs } = ctx.loginLimit;
+      if (await tooManyFailures(ctx.store.db, norm, ctx.clock, perEmail, windowMs)) {
+        throw cadenzaError('RATE_LIMITED', 'too many failed sign-ins for this address; try again later');
+      }
+      const account = await ctx.store.db
+        .selectFrom('account')
+        .select(['id', 'password_hash'])
+        .where(sql<string>`lower(email)`, '=', norm)
+        .executeTakeFirst();
+      // The same work whether or not the address exists (passwords.ts), and one message for both.
+      const ok = await verifyPassword(account?.password_hash, body.password);
+      if (!account || !ok) {
+        await recordFailure(ctx.store.db, norm, ctx.clock, windowMs);
+        throw cadenzaError('UNAUTHENTICATED', 'wrong email or password');
+      }
+      await clearFailures(ctx.store.db, norm);
+      return startSession(c as RouteContext<unknown, unknown, unknown>, account.id);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/auth/logout',
+    summary: 'Sign out: ends the session',
+    tags: ['auth'],
+    access: 'account',
+    response: z.object({ ok: z.literal(true) }),
+    handler: async ({ ctx, principal, reply }) => {
+      if (principal?.kind === 'session') await deleteSession(ctx.store.db, principal.sessionToken);
+      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      return { ok: true as const };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/auth/me',
+    summary: 'The signed-in person, their workspaces and roles, and the CSRF token',
+    tags: ['auth'],
+    access: 'account',
+    response: meBody,
+    handler: async ({ ctx, principal }) => {
+      if (principal?.kind !== 'session') throw cadenzaError('UNAUTHENTICATED', 'not signed in');
+      return me(ctx, principal.accountId, principal.csrfToken);
+    },
+  }),
+];

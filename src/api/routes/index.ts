@@ -1,0 +1,12 @@
+import type { ApiRoute } from '../http/route.ts';
+import { apiKeyRoutes } from './api-keys.ts';
+import { authRoutes } from './auth.ts';
+import { memberRoutes } from './members.ts';
+import { workspaceRoutes } from './workspace.ts';
+
+/**
+ * Every API route, one list per resource file. The server registers exactly these, and
+ * src/api/authz.test.ts calls every workspace route here from another workspace: a route added to
+ * a resource list is tested without anyone remembering to.
+ */
+export const apiRoutes: readonly ApiRoute[] = [...authRoutes, ...workspaceRoutes, ...memberRoutes, ...apiKeyRoutes];

@@ -1,0 +1,79 @@
+import { sql } from 'kysely';
+import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
+import { isValidZone } from '../../sequence/calendar/index.ts';
+import { checkTrackingDomain } from '../../tracking/links.ts';
+import { defineRoute, workspaceParams } from '../http/route.ts';
+
+const settingsBody = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    timeZone: z.string(),
+    holidaysCountry: z.string().nullable().describe('ISO 3166-1 alpha-2; business days skip its public holidays'),
+    trackingDomain: z.string().nullable().describe('A CNAME to this server used in tracking links, or null for the public URL'),
+  })
+  .meta({ id: 'WorkspaceSettings' });
+
+async function readSettings(db: import('../../store/store.ts').Db, workspaceId: string): Promise<z.output<typeof settingsBody>> {
+  const w = await db.selectFrom('workspace').select(['id', 'name', 'time_zone', 'country', 'settings']).where('id', '=', workspaceId).executeTakeFirst();
+  if (!w) throw cadenzaError('NOT_FOUND', 'no such workspace');
+  const s = w.settings as { trackingDomain?: unknown };
+  return { id: w.id, name: w.name, timeZone: w.time_zone, holidaysCountry: w.country, trackingDomain: typeof s.trackingDomain === 'string' ? s.trackingDomain : null };
+}
+
+export const workspaceRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/settings',
+    summary: "The workspace's name, time zone, holidays country and tracking domain",
+    tags: ['workspace'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    response: settingsBody,
+    handler: async ({ ctx, ws }) => readSettings(ctx.store.db, ws.workspaceId),
+  }),
+  defineRoute({
+    method: 'PATCH',
+    url: '/api/workspaces/:workspaceId/settings',
+    summary: 'Change workspace settings (admin)',
+    tags: ['workspace'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({}),
+    body: z
+      .object({
+        name: z.string().min(1).max(200),
+        timeZone: z.string().refine(isValidZone, 'an IANA time zone such as Europe/Paris'),
+        holidaysCountry: z.string().regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 code such as FR').nullable(),
+        trackingDomain: z.string().max(253).nullable(),
+      })
+      .partial(),
+    example: () => ({ body: { timeZone: 'Europe/Paris' } }),
+    response: settingsBody,
+    handler: async ({ ctx, ws, body }) => {
+      const set: Record<string, unknown> = {};
+      if (body.name !== undefined) set.name = body.name;
+      if (body.timeZone !== undefined) set.time_zone = body.timeZone;
+      if (body.holidaysCountry !== undefined) set.country = body.holidaysCountry;
+      let settingsPatch: Record<string, unknown> | undefined;
+      if (body.trackingDomain !== undefined) {
+        if (body.trackingDomain === null) settingsPatch = { trackingDomain: null };
+        else {
+          const c = checkTrackingDomain(body.trackingDomain);
+          if (!c.ok) throw cadenzaError('INVALID_INPUT', `trackingDomain: ${c.message}`, { field: 'trackingDomain' });
+          settingsPatch = { trackingDomain: c.domain };
+        }
+      }
+      await ctx.store.db
+        .updateTable('workspace')
+        .set({
+          ...set,
+          // jsonb merge; a null trackingDomain is removed so senders fall back to the public URL.
+          ...(settingsPatch ? { settings: sql`jsonb_strip_nulls(settings || ${JSON.stringify(settingsPatch)}::jsonb)` } : {}),
+        })
+        .where('id', '=', ws.workspaceId)
+        .execute();
+      return readSettings(ctx.store.db, ws.workspaceId);
+    },
+  }),
+];

@@ -1,0 +1,61 @@
+import { useEffect, useState } from 'react';
+import { api, ApiError, errorMessage, setCsrfToken, type Me } from './api.ts';
+import { navigate, usePath } from './router.ts';
+import { SignIn, Setup } from './screens/Auth.tsx';
+import { Shell } from './Shell.tsx';
+
+type Boot = { state: 'loading' } | { state: 'setup' } | { state: 'signin' } | { state: 'in'; me: Me } | { state: 'error'; message: string };
+
+/** Decides what to show first: first-run setup, sign-in, or the app for the signed-in person. */
+export function App() {
+  const [boot, setBoot] = useState<Boot>({ state: 'loading' });
+  const path = usePath();
+
+  const signedIn = (me: Me) => {
+    setCsrfToken(me.csrfToken);
+    setBoot({ state: 'in', me });
+    if (path === '/' || path === '/signin' || path === '/setup') navigate('/inbox');
+  };
+
+  useEffect(() => {
+    (async () => {
+      try {
+        const setup = await api<{ needed: boolean }>('GET', '/api/setup');
+        if (setup.needed) return setBoot({ state: 'setup' });
+        signedIn(await api<Me>('GET', '/api/auth/me'));
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 401) return setBoot({ state: 'signin' });
+        setBoot({ state: 'error', message: errorMessage(e) });
+      }
+    })();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  switch (boot.state) {
+    case 'loading':
+      return <p className="boot">Loading…</p>;
+    case 'error':
+      return (
+        <p className="boot note note-error" role="alert">
+          Cadenza could not start: {boot.message}
+        </p>
+      );
+    case 'setup':
+      return <Setup onDone={signedIn} />;
+    case 'signin':
+      return <SignIn onDone={signedIn} />;
+    case 'in':
+      return (
+        <Shell
+          me={boot.me}
+          path={path}
+          onSignOut={async () => {
+            await api('POST', '/api/auth/logout').catch(() => undefined);
+            setCsrfToken('');
+            setBoot({ state: 'signin' });
+            navigate('/signin');
+          }}
+        />
+      );
+  }
+}

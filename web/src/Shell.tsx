@@ -1,0 +1,81 @@
+import { useState } from 'react';
+import type { Me } from './api.ts';
+import { navigate } from './router.ts';
+import { Analytics } from './screens/Analytics.tsx';
+import { Inbox } from './screens/Inbox.tsx';
+import { Leads } from './screens/Leads.tsx';
+import { Mailboxes } from './screens/Mailboxes.tsx';
+import { Sequences } from './screens/Sequences.tsx';
+import { Tasks } from './screens/Tasks.tsx';
+
+const screens = [
+  { path: '/inbox', label: 'Inbox', Screen: Inbox },
+  { path: '/sequences', label: 'Sequences', Screen: Sequences },
+  { path: '/leads', label: 'Leads', Screen: Leads },
+  { path: '/mailboxes', label: 'Mailboxes', Screen: Mailboxes },
+  { path: '/tasks', label: 'Tasks', Screen: Tasks },
+  { path: '/analytics', label: 'Analytics', Screen: Analytics },
+] as const;
+
+export interface ScreenProps {
+  workspaceId: string;
+  /** The rest of the path after the screen's own, e.g. a sequence id. */
+  sub: string;
+}
+
+/** Navigation on the left, the current screen on the right; plain links so keyboard and middle-click work. */
+export function Shell({ me, path, onSignOut }: { me: Me; path: string; onSignOut: () => void }) {
+  const [workspaceId, setWorkspaceId] = useState(me.workspaces[0]?.id ?? '');
+  const current = screens.find((s) => path === s.path || path.startsWith(s.path + '/')) ?? screens[0];
+  const sub = path.slice(current.path.length + 1);
+  return (
+    <div className="shell">
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <nav className="nav" aria-label="Main">
+        <div className="brand">Cadenza</div>
+        {me.workspaces.length > 1 ? (
+          <label className="field nav-ws">
+            <span className="field-label">Workspace</span>
+            <select value={workspaceId} onChange={(e) => setWorkspaceId(e.target.value)}>
+              {me.workspaces.map((w) => (
+                <option key={w.id} value={w.id}>
+                  {w.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : (
+          <div className="nav-ws muted">{me.workspaces[0]?.name}</div>
+        )}
+        <ul>
+          {screens.map((s) => (
+            <li key={s.path}>
+              <a
+                href={s.path}
+                aria-current={s === current ? 'page' : undefined}
+                onClick={(e) => {
+                  if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+                  e.preventDefault();
+                  navigate(s.path);
+                }}
+              >
+                {s.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+        <div className="nav-foot">
+          <div className="muted small">{me.account.email}</div>
+          <button type="button" className="btn btn-quiet" onClick={onSignOut}>
+            Sign out
+          </button>
+        </div>
+      </nav>
+      <main id="main" className="main" tabIndex={-1}>
+        {workspaceId ? <current.Screen key={workspaceId + current.path} workspaceId={workspaceId} sub={sub} /> : <p>You belong to no workspace yet.</p>}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,68 @@
+/**
+ * The browser's client for the Cadenza HTTP API: same origin, session cookie, and the CSRF token
+ * from GET /api/auth/me sent on every unsafe request (src/api/auth/access.ts).
+ */
+
+export interface ApiErrorBody {
+  error: { code: string; message: string; details: Record<string, unknown> };
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken = '';
+export function setCsrfToken(token: string): void {
+  csrfToken = token;
+}
+
+export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  const json: unknown = text ? safeJson(text) : undefined;
+  if (!res.ok) {
+    const e = (json as ApiErrorBody | undefined)?.error;
+    throw new ApiError(res.status, e?.code ?? 'HTTP_' + res.status, e?.message ?? res.statusText, e?.details ?? {});
+  }
+  return json as T;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { error: { code: 'BAD_RESPONSE', message: text.slice(0, 200), details: {} } };
+  }
+}
+
+/** Path of a workspace resource: /api/workspaces/<id>/<rest>. */
+export function ws(workspaceId: string, rest: string): string {
+  return `/api/workspaces/${encodeURIComponent(workspaceId)}/${rest}`;
+}
+
+export interface Me {
+  account: { id: string; email: string; name: string | null };
+  csrfToken: string;
+  workspaces: { id: string; name: string; role: 'owner' | 'admin' | 'member' }[];
+}
+
+export function errorMessage(e: unknown): string {
+  if (e instanceof ApiError) return e.message;
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

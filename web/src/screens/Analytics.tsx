@@ -1,0 +1,88 @@
+import { api, ws } from '../api.ts';
+import type { ScreenProps } from '../Shell.tsx';
+import type { Analytics as Data } from '../types.ts';
+import { ErrorNote, PageHeader } from '../ui/parts.tsx';
+import { DailyChart } from '../ui/charts.tsx';
+import { useLoad } from '../ui/use-load.ts';
+
+const SERIES = [
+  { key: 'sends', label: 'Sends', color: 'var(--c-primary)' },
+  { key: 'replies', label: 'Replies', color: 'var(--c-ok)' },
+  { key: 'bounces', label: 'Bounces', color: 'var(--c-bad)' },
+  { key: 'unsubscribes', label: 'Unsubscribes', color: 'var(--c-warn)' },
+] as const;
+
+function ms(v: number | null): string {
+  if (v === null) return '—';
+  return v < 1000 ? `${Math.round(v)} ms` : `${(v / 1000).toFixed(1)} s`;
+}
+
+export function Analytics({ workspaceId }: ScreenProps) {
+  const a = useLoad(() => api<Data>('GET', ws(workspaceId, 'analytics?days=30')), [workspaceId]);
+  const d = a.data;
+  return (
+    <>
+      <PageHeader title="Analytics" />
+      <ErrorNote error={a.error} />
+      {d && (
+        <div className="stack">
+          <section className="kpis" aria-label="Last 30 days">
+            {SERIES.map((s) => (
+              <div key={s.key} className="card kpi">
+                <div className="kpi-value">{d.days.reduce((n, x) => n + x[s.key], 0)}</div>
+                <div className="muted small">{s.label}, 30 days</div>
+              </div>
+            ))}
+          </section>
+          <section className="card">
+            <h2>Per day</h2>
+            <DailyChart days={d.days} series={SERIES} />
+          </section>
+          <div className="grid-2">
+            <section className="card">
+              <h2>Per-step funnel</h2>
+              {d.funnel.length === 0 ? (
+                <p className="muted">No sends yet.</p>
+              ) : (
+                <table className="table table-compact">
+                  <thead>
+                    <tr>
+                      <th scope="col">Sequence / step</th>
+                      <th scope="col">Sent</th>
+                      <th scope="col">Replied</th>
+                      <th scope="col">Reply rate</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.funnel.map((f) => (
+                      <tr key={f.sequenceName + f.stepKey}>
+                        <td>
+                          {f.sequenceName} / {f.stepKey}
+                        </td>
+                        <td>{f.sent}</td>
+                        <td>{f.replied}</td>
+                        <td>{f.sent ? `${((f.replied / f.sent) * 100).toFixed(1)}%` : '—'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </section>
+            <section className="card">
+              <h2>Reply to stop</h2>
+              <p className="muted small">From a reply reaching the mailbox to its enrollment stopping ({d.replyToStop.count} replies).</p>
+              <dl className="pcts">
+                <dt>p50</dt>
+                <dd>{ms(d.replyToStop.p50Ms)}</dd>
+                <dt>p90</dt>
+                <dd>{ms(d.replyToStop.p90Ms)}</dd>
+                <dt>p99</dt>
+                <dd>{ms(d.replyToStop.p99Ms)}</dd>
+              </dl>
+            </section>
+          </div>
+        </div>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,104 @@
+import { useState, type FormEvent } from 'react';
+import { api, errorMessage, type Me } from '../api.ts';
+import { ErrorNote, Field } from '../ui/parts.tsx';
+
+function AuthFrame({ title, lead, children }: { title: string; lead: string; children: React.ReactNode }) {
+  return (
+    <main className="auth">
+      <div className="auth-card">
+        <div className="brand brand-large" aria-hidden="true">
+          Cadenza
+        </div>
+        <h1>{title}</h1>
+        <p className="muted">{lead}</p>
+        {children}
+      </div>
+    </main>
+  );
+}
+
+export function SignIn({ onDone }: { onDone: (me: Me) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      onDone(await api<Me>('POST', '/api/auth/login', { email, password }));
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <AuthFrame title="Sign in" lead="Sequences from your own mailboxes; replies caught within seconds.">
+      <form onSubmit={submit} className="stack">
+        <Field label="Email">
+          <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} autoFocus />
+        </Field>
+        <Field label="Password">
+          <input type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+        </Field>
+        <ErrorNote error={error} />
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </AuthFrame>
+  );
+}
+
+export function Setup({ onDone }: { onDone: (me: Me) => void }) {
+  const [f, setF] = useState({
+    name: '',
+    email: '',
+    password: '',
+    workspaceName: '',
+    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+  });
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const set = (k: keyof typeof f) => (e: React.ChangeEvent<HTMLInputElement>) => setF({ ...f, [k]: e.target.value });
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const body = { email: f.email, password: f.password, workspaceName: f.workspaceName, timeZone: f.timeZone, ...(f.name ? { name: f.name } : {}) };
+      onDone(await api<Me>('POST', '/api/setup', body));
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <AuthFrame title="Set up Cadenza" lead="Nobody has an account here yet. Create the owner account and the first workspace.">
+      <form onSubmit={submit} className="stack">
+        <Field label="Your name">
+          <input autoComplete="name" value={f.name} onChange={set('name')} autoFocus />
+        </Field>
+        <Field label="Email">
+          <input type="email" autoComplete="username" required value={f.email} onChange={set('email')} />
+        </Field>
+        <Field label="Password" hint="At least 10 characters.">
+          <input type="password" autoComplete="new-password" required minLength={10} value={f.password} onChange={set('password')} />
+        </Field>
+        <Field label="Workspace name" hint="Your team or company.">
+          <input required value={f.workspaceName} onChange={set('workspaceName')} />
+        </Field>
+        <Field label="Time zone" hint="Send windows and reports use it.">
+          <input required value={f.timeZone} onChange={set('timeZone')} />
+        </Field>
+        <ErrorNote error={error} />
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          {busy ? 'Creating…' : 'Create workspace'}
+        </button>
+      </form>
+    </AuthFrame>
+  );
+}

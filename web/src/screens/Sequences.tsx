@@ -1,0 +1,315 @@
+import { useEffect, useState } from 'react';
+import { api, errorMessage, ws } from '../api.ts';
+import { navigate } from '../router.ts';
+import type { ScreenProps } from '../Shell.tsx';
+import type { EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft } from '../types.ts';
+import { Badge, Empty, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
+import { useLoad } from '../ui/use-load.ts';
+
+const statusTone = { draft: 'muted', active: 'ok', paused: 'warn', archived: 'muted' } as const;
+
+export function Sequences({ workspaceId, sub }: ScreenProps) {
+  if (sub) return <SequenceEditor workspaceId={workspaceId} id={sub === 'new' ? undefined : sub} />;
+  return <SequenceList workspaceId={workspaceId} />;
+}
+
+function SequenceList({ workspaceId }: { workspaceId: string }) {
+  const list = useLoad(() => api<{ sequences: SequenceSummary[] }>('GET', ws(workspaceId, 'sequences')), [workspaceId]);
+  const seqs = list.data?.sequences ?? [];
+  return (
+    <>
+      <PageHeader title="Sequences">
+        <a className="btn btn-primary" href="/sequences/new" onClick={(e) => (e.preventDefault(), navigate('/sequences/new'))}>
+          New sequence
+        </a>
+      </PageHeader>
+      <ErrorNote error={list.error} />
+      {!list.loading && seqs.length === 0 && <Empty>No sequence yet. Create one: a few steps, a send window, and the mailboxes it sends from.</Empty>}
+      {seqs.length > 0 && (
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Sequence</th>
+              <th scope="col">Status</th>
+              <th scope="col">Steps</th>
+              <th scope="col">Active</th>
+              <th scope="col">Replied</th>
+            </tr>
+          </thead>
+          <tbody>
+            {seqs.map((s) => (
+              <tr key={s.id}>
+                <td>
+                  <a href={`/sequences/${s.id}`} onClick={(e) => (e.preventDefault(), navigate(`/sequences/${s.id}`))}>
+                    {s.name}
+                  </a>
+                  <div className="muted small">{s.key}</div>
+                </td>
+                <td>
+                  <Badge tone={statusTone[s.status]}>{s.status}</Badge>
+                </td>
+                <td>{s.steps}</td>
+                <td>{s.active}</td>
+                <td>{s.replied}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+const newStep = (n: number): StepDraft => ({
+  key: `step-${n}`,
+  type: 'email',
+  delay: n === 1 ? '0 minutes' : '3 business days',
+  subject: n === 1 ? 'Quick question, {{first_name | default: "there"}}' : '',
+  body: n === 1 ? '{Hi|Hello} {{first_name | default: "there"}},\n\n' : '',
+  title: '',
+});
+
+const keyOf = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 64) || 'sequence';
+
+function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string | undefined }) {
+  const [seq, setSeq] = useState<SequenceDetail>({ id: '', key: '', name: '', status: 'active', window: 'Mon-Fri 09:00-17:00', mailboxes: [], steps: [newStep(1)] });
+  const [error, setError] = useState<string>();
+  const [saved, setSaved] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const mailboxes = useLoad(() => api<{ mailboxes: Mailbox[] }>('GET', ws(workspaceId, 'mailboxes')), [workspaceId]);
+  const leads = useLoad(() => api<{ leads: Lead[] }>('GET', ws(workspaceId, 'leads?limit=50')), [workspaceId]);
+  const [previewStep, setPreviewStep] = useState(0);
+  useEffect(() => {
+    if (!id) return;
+    api<SequenceDetail>('GET', ws(workspaceId, `sequences/${id}`))
+      .then(setSeq)
+      .catch((e: unknown) => setError(errorMessage(e)));
+  }, [workspaceId, id]);
+
+  const setStep = (i: number, patch: Partial<StepDraft>) => setSeq({ ...seq, steps: seq.steps.map((s, j) => (j === i ? { ...s, ...patch } : s)) });
+  const save = async () => {
+    setBusy(true);
+    setError(undefined);
+    setSaved(undefined);
+    try {
+      const key = seq.key || keyOf(seq.name);
+      const r = await api<{ sequenceId: string; created: boolean }>('PUT', ws(workspaceId, 'sequences'), { ...seq, key });
+      setSeq({ ...seq, key, id: r.sequenceId });
+      setSaved(r.created ? 'Sequence created.' : 'Sequence saved; running enrollments follow the new steps.');
+      if (!id) history.replaceState(null, '', `/sequences/${r.sequenceId}`);
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <PageHeader title={seq.name || 'New sequence'}>
+        <a className="btn btn-quiet" href="/sequences" onClick={(e) => (e.preventDefault(), navigate('/sequences'))}>
+          All sequences
+        </a>
+      </PageHeader>
+      <div className="editor">
+        <div className="stack">
+          <section className="card stack" aria-label="Settings">
+            <div className="grid-2">
+              <Field label="Sequence name">
+                <input required value={seq.name} onChange={(e) => setSeq({ ...seq, name: e.target.value })} />
+              </Field>
+              <Field label="Status">
+                <select value={seq.status} onChange={(e) => setSeq({ ...seq, status: e.target.value as SequenceDetail['status'] })}>
+                  <option value="active">Active (sends)</option>
+                  <option value="draft">Draft</option>
+                  <option value="paused">Paused</option>
+                </select>
+              </Field>
+              <Field label="Send window" hint="Lead's local time, e.g. Mon-Fri 09:00-17:00, or Mon-Sun 00:00-24:00 for any time.">
+                <input required value={seq.window} onChange={(e) => setSeq({ ...seq, window: e.target.value })} />
+              </Field>
+              <fieldset>
+                <legend>Sends from</legend>
+                {(mailboxes.data?.mailboxes ?? []).map((m) => (
+                  <label key={m.id} className="check">
+                    <input
+                      type="checkbox"
+                      checked={seq.mailboxes.includes(m.email)}
+                      onChange={(e) => setSeq({ ...seq, mailboxes: e.target.checked ? [...seq.mailboxes, m.email] : seq.mailboxes.filter((x) => x !== m.email) })}
+                    />{' '}
+                    {m.email}
+                  </label>
+                ))}
+                {mailboxes.data?.mailboxes.length === 0 && <p className="muted small">Add a mailbox first.</p>}
+              </fieldset>
+            </div>
+          </section>
+          <ol className="steps">
+            {seq.steps.map((s, i) => (
+              <li key={i} className="card stack" aria-label={`Step ${i + 1}`}>
+                <div className="step-head">
+                  <h2>Step {i + 1}</h2>
+                  <button type="button" className="btn btn-quiet" onClick={() => setPreviewStep(i)} aria-pressed={previewStep === i}>
+                    Preview
+                  </button>
+                  {seq.steps.length > 1 && (
+                    <button type="button" className="btn btn-quiet" onClick={() => setSeq({ ...seq, steps: seq.steps.filter((_, j) => j !== i) })}>
+                      Remove step {i + 1}
+                    </button>
+                  )}
+                </div>
+                <div className="grid-3">
+                  <Field label={`Step ${i + 1} type`}>
+                    <select value={s.type} onChange={(e) => setStep(i, { type: e.target.value as StepDraft['type'] })}>
+                      <option value="email">Email</option>
+                      <option value="call">Call task</option>
+                      <option value="manual">Manual task</option>
+                      <option value="wait">Wait</option>
+                    </select>
+                  </Field>
+                  <Field label={`Step ${i + 1} delay`} hint={i === 0 ? 'After enrollment.' : 'After the previous step.'}>
+                    <input value={s.delay} onChange={(e) => setStep(i, { delay: e.target.value })} />
+                  </Field>
+                  <Field label={`Step ${i + 1} key`} hint="Its identity across edits.">
+                    <input value={s.key} onChange={(e) => setStep(i, { key: e.target.value })} />
+                  </Field>
+                </div>
+                {s.type === 'email' && (
+                  <>
+                    <Field label={`Step ${i + 1} subject`} hint={i > 0 ? 'Empty: a reply in the same thread (Re: the first subject).' : undefined}>
+                      <input value={s.subject} onChange={(e) => setStep(i, { subject: e.target.value })} />
+                    </Field>
+                    <Field label={`Step ${i + 1} body`} hint="Variables: {{first_name}}, {{company}}, {{custom.field}}; filters: {{first_name | default: &quot;there&quot;}}; spintax: {Hi|Hello}.">
+                      <textarea rows={7} value={s.body} onChange={(e) => setStep(i, { body: e.target.value })} onFocus={() => setPreviewStep(i)} />
+                    </Field>
+                  </>
+                )}
+                {(s.type === 'call' || s.type === 'manual') && (
+                  <Field label={`Step ${i + 1} task title`}>
+                    <input value={s.title} onChange={(e) => setStep(i, { title: e.target.value })} />
+                  </Field>
+                )}
+              </li>
+            ))}
+          </ol>
+          <div className="row">
+            <button type="button" className="btn" onClick={() => setSeq({ ...seq, steps: [...seq.steps, newStep(seq.steps.length + 1)] })}>
+              Add step
+            </button>
+            <button type="button" className="btn btn-primary" disabled={busy} onClick={save}>
+              {busy ? 'Saving…' : 'Save sequence'}
+            </button>
+          </div>
+          <ErrorNote error={error} />
+          {saved && (
+            <p className="note note-ok" role="status">
+              {saved}
+            </p>
+          )}
+          {seq.id && <Launch workspaceId={workspaceId} sequenceId={seq.id} active={seq.status === 'active'} />}
+        </div>
+        <Preview workspaceId={workspaceId} step={seq.steps[previewStep]} leads={leads.data?.leads ?? []} />
+      </div>
+    </>
+  );
+}
+
+function Preview({ workspaceId, step, leads }: { workspaceId: string; step: StepDraft | undefined; leads: Lead[] }) {
+  const [leadId, setLeadId] = useState('');
+  const [out, setOut] = useState<{ subject: string | null; text: string; problems: string[] }>();
+  const [error, setError] = useState<string>();
+  const lead = leadId || leads[0]?.id || '';
+  useEffect(() => {
+    if (!step || step.type !== 'email' || !lead) return;
+    const t = setTimeout(() => {
+      api<{ subject: string | null; text: string; problems: string[] }>('POST', ws(workspaceId, 'sequences/preview'), { leadId: lead, subject: step.subject, body: step.body })
+        .then((r) => (setOut(r), setError(undefined)))
+        .catch((e: unknown) => setError(errorMessage(e)));
+    }, 250);
+    return () => clearTimeout(t);
+  }, [workspaceId, step, lead]);
+  return (
+    <aside className="card preview stack" aria-label="Live preview">
+      <h2>Preview</h2>
+      {leads.length === 0 ? (
+        <p className="muted">Import leads to preview against a real one.</p>
+      ) : (
+        <Field label="As sent to">
+          <select value={lead} onChange={(e) => setLeadId(e.target.value)}>
+            {leads.map((l) => (
+              <option key={l.id} value={l.id}>
+                {l.email}
+              </option>
+            ))}
+          </select>
+        </Field>
+      )}
+      <ErrorNote error={error} />
+      {out && step?.type === 'email' && (
+        <div className="mail" aria-live="polite">
+          <div className="mail-subject">{out.subject ?? <span className="muted">(reply in thread)</span>}</div>
+          <pre className="mail-body">{out.text}</pre>
+          {out.problems.length > 0 && (
+            <ul className="text-bad small">
+              {out.problems.map((p) => (
+                <li key={p}>{p}</li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+    </aside>
+  );
+}
+
+function Launch({ workspaceId, sequenceId, active }: { workspaceId: string; sequenceId: string; active: boolean }) {
+  const [result, setResult] = useState<EnrollResult>();
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const launch = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      setResult(await api<EnrollResult>('POST', ws(workspaceId, `sequences/${sequenceId}/enroll`), { all: true }));
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section className="card stack" aria-label="Launch">
+      <h2>Launch</h2>
+      <p className="muted">Enroll every lead of the workspace who is not in this sequence yet. Suppressed leads are refused and listed.</p>
+      <div>
+        <button type="button" className="btn btn-primary" disabled={busy || !active} onClick={launch}>
+          {busy ? 'Enrolling…' : 'Enroll all leads'}
+        </button>
+        {!active && <span className="muted small"> Set the status to active and save to launch.</span>}
+      </div>
+      <ErrorNote error={error} />
+      {result && (
+        <div role="status">
+          <p className="note note-ok">
+            {result.enrolled} enrolled{result.refused.length ? `, ${result.refused.length} refused` : ''}.
+          </p>
+          {result.refused.length > 0 && (
+            <ul className="small">
+              {result.refused.slice(0, 50).map((r) => (
+                <li key={r.leadId}>
+                  {r.email ?? r.leadId}: {r.reason.replace(/_/g, ' ')}
+                  {r.detail ? ` (${r.detail})` : ''}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,113 @@
+/** The shapes the workspace routes answer with (src/api/routes/*.ts; see /openapi.json). */
+
+export interface Mailbox {
+  id: string;
+  email: string;
+  displayName: string | null;
+  provider: 'smtp_imap' | 'gmail' | 'graph';
+  health: 'ok' | 'warning' | 'paused' | 'error';
+  healthReason: string | null;
+  dailyCap: number;
+  /** Today's allowance after the ramp. */
+  todayCap: number;
+  sentToday: number;
+  ramp: { day: number; days: number } | null;
+  syncError: string | null;
+}
+
+export interface ConnectionReport {
+  ok: boolean;
+  checks: { protocol: string; ok: boolean; message: string }[];
+}
+
+export interface Lead {
+  id: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  company: string | null;
+  title: string | null;
+  country: string | null;
+  timeZone: string | null;
+  custom: Record<string, string>;
+}
+
+export interface ImportReport {
+  rowsRead: number;
+  imported: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
+  rejectsByReason: Record<string, number>;
+  warnings: number;
+  issues: { line: number; reason: string; message: string; email?: string }[];
+  columns: { header: string; target: string }[];
+  durationMs: number;
+}
+
+export interface SequenceSummary {
+  id: string;
+  key: string;
+  name: string;
+  status: 'draft' | 'active' | 'paused' | 'archived';
+  steps: number;
+  active: number;
+  replied: number;
+}
+
+export interface StepDraft {
+  key: string;
+  type: 'email' | 'call' | 'manual' | 'wait';
+  delay: string;
+  subject: string;
+  body: string;
+  title: string;
+}
+
+export interface SequenceDetail {
+  id: string;
+  key: string;
+  name: string;
+  status: SequenceSummary['status'];
+  window: string;
+  mailboxes: string[];
+  steps: StepDraft[];
+}
+
+export interface EnrollResult {
+  enrolled: number;
+  refused: { leadId: string; email?: string; reason: string; detail?: string }[];
+}
+
+export interface InboxMessage {
+  id: string;
+  mailboxEmail: string | null;
+  from: string | null;
+  subject: string | null;
+  excerpt: string | null;
+  at: string;
+  label: string | null;
+  confidence: number | null;
+  intent: string | null;
+  needsReview: boolean;
+  enrollment: { id: string; state: string; reason: string | null; sequenceName: string; leadEmail: string } | null;
+}
+
+export interface Task {
+  id: string;
+  kind: 'call' | 'manual';
+  state: 'open' | 'done' | 'skipped' | 'cancelled';
+  title: string;
+  notes: string | null;
+  dueAt: string;
+  leadEmail: string;
+  leadName: string | null;
+  phone: string | null;
+  sequenceName: string;
+}
+
+export interface Analytics {
+  days: { day: string; sends: number; replies: number; bounces: number; unsubscribes: number }[];
+  funnel: { sequenceName: string; stepKey: string; sent: number; replied: number }[];
+  replyToStop: { count: number; p50Ms: number | null; p90Ms: number | null; p99Ms: number | null };
+}

@@ -86,23 +86,35 @@ const OTHER_FIELD =
   /^\s*\*?(?:sent|date|to|cc|subject|gesendet|datum|an|betreff|envoyé|à|objet|enviado|enviada|fecha|para|asunto|assunto|data|inviato|a|oggetto|verzonden|aan|onderwerp|sendt|dato|til|emne|skickat|till|ämne|wysłano|do|temat|отправлено|дата|кому|тема|копия|lähetetty|päivämäärä|vastaanottaja|aihe|gönderildi|tarih|kime|konu|elküldve|dátum|címzett|tárgy|odesláno|komu|předmět|στάλθηκε|προς|θέμα|送信日時|宛先|件名|日付|发送时间|收件人|主题|日期|寄件日期|收件者|主旨|보낸 날짜|받는 사람|제목)\s*[:：]\*?/iu;
 
 /**
- * An Outlook-style header block: a From line and, within the next few lines, at least one other
- * header field. The From value may be wrapped onto the next line ("From: Human Resources \n<hr@x>").
+ * An Outlook-style header block: header fields on consecutive lines, one of them From, three
+ * fields in all (two when the From line holds an address). Outlook starts with From; Hotmail
+ * and MSN with Date. A field's value may be wrapped onto the next line
+ * ("From: Human Resources \n<hr@x>").
  */
 export function headerBlockAt(lines: string[], i: number): number {
-  if (!FROM_FIELD.test(lines[i] ?? '')) return 0;
+  const isField = (l: string) => FROM_FIELD.test(l) || OTHER_FIELD.test(l);
+  if (!isField(lines[i] ?? '')) return 0;
   let fields = 0;
-  let end = i + 1;
-  for (let j = i + 1; j < Math.min(lines.length, i + 7); j++) {
+  let fromWithAddress = false;
+  let hasFrom = false;
+  let continuations = 0;
+  let end = i;
+  for (let j = i; j < Math.min(lines.length, i + 10); j++) {
     const l = lines[j]!;
-    if (OTHER_FIELD.test(l)) {
+    if (l.length > MAX_SIGNAL_LINE) break;
+    if (isField(l)) {
       fields++;
       end = j + 1;
-    } else if (l.trim() === '') {
-      if (fields > 0) break;
-    } else if (fields > 0 && !/^\s/.test(l)) break;
+      if (FROM_FIELD.test(l)) {
+        hasFrom = true;
+        fromWithAddress ||= /@|\[mailto:/i.test(l) || /@/.test(lines[j + 1] ?? '');
+      }
+    } else if (l.trim() !== '' && j === end && continuations < 2 && l.length < 200) {
+      continuations++;
+      end = j + 1;
+    } else break;
   }
-  return fields >= 2 || (fields >= 1 && /@|\[mailto:/i.test(lines[i]!)) ? end - i : 0;
+  return hasFrom && (fields >= 3 || (fields >= 2 && fromWithAddress)) ? end - i : 0;
 }
 
 /** A long line of underscores or dashes just above an Outlook header block. */

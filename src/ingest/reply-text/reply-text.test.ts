@@ -171,3 +171,17 @@ describe('extractReplyText: more clients and languages', () => {
     expect(text(body)).toBe('Hi,\n\nYou can list the keys and delete each.\n\nCheers');
   });
 });
+
+describe('extractReplyText: header blocks that do not start with From', () => {
+  it.each([
+    ['Hotmail', 'Date: Thu, 26 Jun 2014 13:53:45 +0400\nSubject: Test message\nFrom: abc@example.com\nTo: alex@example.com'],
+    ['MSN', 'Date: Tue, 6 Dec 2016 10:00:00\nFrom: Bob <bob@example.com>\nTo: ann@example.com\nSubject: x'],
+  ])('%s', (_name, header) => {
+    expect(text(`Hi. I am fine.\n\n${header}\n\nHello! How are you?`)).toBe('Hi. I am fine.');
+  });
+
+  it('a memo-like line in the body is not a header block', () => {
+    expect(text('To: all staff, the office is closed on Friday.\n\nThanks')).toContain('office is closed');
+    expect(text('Date: tomorrow works for me.\nFrom: my side, all good.')).toContain('all good');
+  });
+});

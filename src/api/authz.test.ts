@@ -1,0 +1,151 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../test/api.ts';
+import { testBackends } from '../../test/stores.ts';
+import { systemClock } from '../common/clock.ts';
+import { newId } from '../common/ids.ts';
+import { seededRandom } from '../common/random.ts';
+import { addMembership } from './auth/accounts.ts';
+import { createApiKey } from './auth/api-keys.ts';
+import { hashPassword } from './auth/passwords.ts';
+import type { ApiRoute, ExampleIds } from './http/route.ts';
+import { apiRoutes } from './routes/index.ts';
+
+/**
+ * One of every object a workspace route can name, in the given workspace. A route whose URL takes
+ * a parameter not listed here fails the test below with its name: add a fixture for it.
+ */
+async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Promise<ExampleIds> {
+  const db = h.store.db;
+  const random = seededRandom(`objects-${tag}`);
+  const id = () => newId(Date.now(), random);
+  const accountId = id();
+  await db.insertInto('account').values({ id: accountId, email: `member-${tag}@example.test`, name: null, password_hash: await hashPassword('member password 1') }).execute();
+  const memberId = await addMembership(db, { clock: systemClock, random }, { accountId, workspaceId, email: `member-${tag}@example.test`, name: null, role: 'member' });
+  const apiKey = await createApiKey(db, { clock: systemClock, random }, { workspaceId, name: `key-${tag}`, role: 'admin', createdBy: null });
+  return { workspaceId, memberId, apiKeyId: apiKey.id };
+}
+
+/** Every row of every table that has a workspace_id, for one workspace: what must not change. */
+async function snapshot(h: ApiHarness, workspaceId: string): Promise<unknown> {
+  const tables = await sql<{ table_name: string }>`
+    select table_name from information_schema.columns
+    where column_name = 'workspace_id' and table_schema = 'public'
+      and table_name not in (select inhrelid::regclass::text from pg_inherits)
+    order by table_name`.execute(h.store.db);
+  const out: Record<string, unknown> = {};
+  for (const { table_name } of tables.rows) {
+    const rows = await sql`select * from ${sql.table(table_name)} where workspace_id = ${workspaceId}`.execute(h.store.db);
+    out[table_name] = rows.rows.map((r) => JSON.stringify(r)).sort();
+  }
+  const workspace = await h.store.db.selectFrom('workspace').selectAll().where('id', '=', workspaceId).execute();
+  return { ...out, workspace: JSON.stringify(workspace) };
+}
+
+const workspaceRoutes = apiRoutes.filter((r) => typeof r.access === 'object');
+
+function urlFor(route: ApiRoute, ids: ExampleIds): string {
+  return route.url.replace(/:([A-Za-z]+)/g, (_m, name: string) => {
+    const v = ids[name];
+    if (!v) throw new Error(`${route.method} ${route.url}: no fixture for :${name}; add one to seedObjects in authz.test.ts`);
+    return v;
+  });
+}
+
+function queryString(q: unknown): string {
+  if (!q || typeof q !== 'object') return '';
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined) p.set(k, String(v));
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}
+
+describe.each(testBackends())('authorization on every workspace route (%s)', (backend) => {
+  let h: ApiHarness;
+  let a: ExampleIds;
+  let b: ExampleIds;
+  let ownerA: Browser;
+  let memberA: Browser;
+  let keyA: string;
+  let bSecrets: string[];
+
+  beforeAll(async () => {
+    h = await apiHarness(backend);
+    const wa = await seedWorkspace(h.store, 'A', 'owner-a@example.test');
+    const wb = await seedWorkspace(h.store, 'B', 'owner-b@example.test');
+    a = await seedObjects(h, wa.workspaceId, 'a');
+    b = await seedObjects(h, wb.workspaceId, 'b');
+    ownerA = await login(h.app, 'owner-a@example.test', wa.password);
+    memberA = await login(h.app, 'member-a@example.test', 'member password 1');
+    keyA = (await createApiKey(h.store.db, { clock: systemClock, random: seededRandom('k') }, { workspaceId: wa.workspaceId, name: 'script', role: 'admin', createdBy: null })).key;
+    // What an answer to A must never contain: B's ids and addresses.
+    bSecrets = [...Object.values(b), 'owner-b@example.test', 'member-b@example.test'];
+  }, 60_000);
+  afterAll(async () => h?.close());
+
+  it('covers every registered /api route, and each is in the OpenAPI document', async () => {
+    expect(workspaceRoutes.length).toBeGreaterThan(5);
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, Record<string, unknown>> }>();
+    for (const r of apiRoutes) {
+      expect(h.app.hasRoute({ method: r.method, url: r.url }), `${r.method} ${r.url} registered`).toBe(true);
+      const path = r.url.replace(/:([A-Za-z]+)/g, '{$1}');
+      expect(doc.paths[path]?.[r.method.toLowerCase()], `${r.method} ${r.url} in /openapi.json`).toBeDefined();
+    }
+    const documented = Object.keys(doc.paths).filter((p) => p.startsWith('/api/'));
+    const registered = new Set(apiRoutes.map((r) => r.url.replace(/:([A-Za-z]+)/g, '{$1}')));
+    expect(documented.filter((p) => !registered.has(p)), 'an /api route outside the registry').toEqual([]);
+  });
+
+  it('each example input is valid, so a refusal below is authorization and not validation', () => {
+    for (const r of workspaceRoutes) {
+      const ex = r.example?.(b) ?? {};
+      if (r.body) expect(r.body.safeParse(ex.body).success, `${r.method} ${r.url} example body`).toBe(true);
+      if (r.query) expect(r.query.safeParse(ex.query ?? {}).success, `${r.method} ${r.url} example query`).toBe(true);
+    }
+  });
+
+  it('refuses unauthenticated calls with 401', async () => {
+    for (const r of workspaceRoutes) {
+      const ex = r.example?.(a) ?? {};
+      const res = await h.app.inject({ method: r.method, url: urlFor(r, a) + queryString(ex.query), ...(ex.body !== undefined ? { payload: ex.body as object } : {}) });
+      expect(res.statusCode, `${r.method} ${r.url}`).toBe(401);
+      expect(res.json().error.code).toBe('UNAUTHENTICATED');
+    }
+  });
+
+  it("a session and an API key of workspace A can neither read nor change workspace B's data", async () => {
+    const before = await snapshot(h, b.workspaceId!);
+    for (const r of workspaceRoutes) {
+      const ex = r.example?.(b) ?? {};
+      const url = urlFor(r, b) + queryString(ex.query);
+      const bySession = await ownerA.call(r.method, url, ex.body);
+      expect([403, 404], `session: ${r.method} ${url} → ${bySession.statusCode} ${bySession.body}`).toContain(bySession.statusCode);
+      const byKey = await h.app.inject({ method: r.method, url, headers: { authorization: `Bearer ${keyA}` }, ...(ex.body !== undefined ? { payload: ex.body as object } : {}) });
+      expect([403, 404], `API key: ${r.method} ${url} → ${byKey.statusCode}`).toContain(byKey.statusCode);
+      // A's own workspace in the URL, B's objects in the path and the body.
+      const crossIds = { ...b, workspaceId: a.workspaceId! };
+      const mixed = await ownerA.call(r.method, urlFor(r, crossIds) + queryString(ex.query), ex.body);
+      const namesObject = /:(?!workspaceId)[A-Za-z]+/.test(r.url);
+      if (namesObject) expect([403, 404], `B's object via A's URL: ${r.method} ${r.url} → ${mixed.statusCode} ${mixed.body}`).toContain(mixed.statusCode);
+      for (const s of bSecrets.filter((x) => x !== a.workspaceId)) expect(mixed.body, `${r.method} ${r.url} answered with B's data`).not.toContain(s);
+    }
+    expect(await snapshot(h, b.workspaceId!)).toEqual(before);
+  });
+
+  it("a member is refused admin routes with 403, and a cookie call without the CSRF token is refused", async () => {
+    for (const r of workspaceRoutes) {
+      if (typeof r.access !== 'object' || r.access.workspace === 'member') continue;
+      const ex = r.example?.(a) ?? {};
+      const res = await memberA.call(r.method, urlFor(r, a) + queryString(ex.query), ex.body);
+      expect(res.statusCode, `member: ${r.method} ${r.url}`).toBe(403);
+    }
+    for (const r of workspaceRoutes.filter((x) => x.method !== 'GET')) {
+      const ex = r.example?.(a) ?? {};
+      for (const csrf of [null, 'wrong-token']) {
+        const res = await ownerA.call(r.method, urlFor(r, a) + queryString(ex.query), ex.body, { csrf });
+        expect(res.statusCode, `CSRF ${csrf}: ${r.method} ${r.url}`).toBe(403);
+        expect(res.json().error.message).toContain('x-csrf-token');
+      }
+    }
+  });
+});

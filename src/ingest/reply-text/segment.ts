@@ -112,14 +112,13 @@ function markSignature(lines: string[], kinds: LineKind[], start: number, end: n
   const region = lines.slice(start, end);
   const candidates = [delimiterSignature(region), closingSignature(region), senderSignature(region, from)].filter((x) => x >= 0);
   const mobile = mobileSignature(region);
-  let sig = candidates.length ? Math.min(...candidates) : -1;
+  const sig = candidates.length ? Math.min(...candidates) : -1;
   if (mobile >= 0 && (sig < 0 || mobile < sig)) {
     // The mobile line's paragraph is the signature; what follows it is history quoted without a header.
     let p = mobile;
     while (p + 1 < region.length && !isBlank(region[p + 1])) p++;
     for (let k = mobile; k <= p; k++) if (kinds[start + k] === 'text') kinds[start + k] = 'signature';
     if (region.slice(p + 1).some((l) => !isBlank(l))) for (let k = p + 1; k < region.length; k++) kinds[start + k] = 'quoted';
-    sig = mobile;
     return;
   }
   if (sig < 0) return;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
-import { cadenzaError } from '../common/errors.ts';
+import { cadenzaError, isCadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
@@ -112,7 +112,7 @@ interface Prepared {
 export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: SyncBatch, o: { fence?: Fence; countResync?: boolean } = {}): Promise<IngestReport> {
   const opts = { ...defaultIngestOptions, ...deps.options };
   const receivedAtStart = deps.clock.now();
-  const quarantine: QuarantineRow[] = batch.problems.map((p) => ({
+  const quarantineBase: QuarantineRow[] = batch.problems.map((p) => ({
     id: newId(receivedAtStart, deps.random),
     workspaceId: mailbox.workspaceId,
     mailboxId: mailbox.id,
@@ -127,7 +127,7 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
   for (const f of batch.messages) {
     const p = await prepare(deps, mailbox, f);
     if ('reason' in p) {
-      quarantine.push({
+      quarantineBase.push({
         id: newId(receivedAtStart, deps.random),
         workspaceId: mailbox.workspaceId,
         mailboxId: mailbox.id,
@@ -141,11 +141,18 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
     } else prepared.push(p);
   }
 
-  const messages: IngestedMessage[] = [];
-  const applied: Applied[] = [];
-  const acted: Array<{ receivedAt: number | null; applied: Applied[]; action: Decision['action'] }> = [];
+  let messages: IngestedMessage[] = [];
+  let applied: Applied[] = [];
+  let acted: Array<{ receivedAt: number | null; applied: Applied[]; action: Decision['action'] }> = [];
   let quarantined = 0;
-  await deps.store.db.transaction().execute(async (tx) => {
+  // Optimistic first: the whole batch in one go. Only if that fails is it retried with a savepoint
+  // per message, so that one poison message is rolled back alone (two more round trips a message,
+  // paid only then).
+  const attempt = (guarded: boolean) => deps.store.db.transaction().execute(async (tx) => {
+    messages = [];
+    applied = [];
+    acted = [];
+    const quarantine = [...quarantineBase];
     const now = deps.clock.now();
     if (o.fence && !(await holds(tx, o.fence.resource, o.fence.token, now))) {
       throw cadenzaError('CONFLICT', `the sync lease ${o.fence.resource} moved to another owner; this batch is left to it`, { fenced: true, resource: o.fence.resource });
@@ -228,6 +235,10 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
         applied.push(...mine);
         acted.push({ receivedAt: p.fetched.receivedAt, applied: mine, action: decision.action });
       };
+      if (!guarded) {
+        await handle();
+        continue;
+      }
       await sql`savepoint ingest_message`.execute(tx);
       try {
         await handle();
@@ -243,6 +254,13 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
     quarantined = await insertQuarantine(tx, quarantine);
     await saveCursor(tx, mailbox.id, batch.cursor, now, { resync: o.countResync === true, fenceToken: o.fence?.token ?? null });
   });
+  try {
+    await attempt(false);
+  } catch (e) {
+    if (isCadenzaError(e, 'CONFLICT') && (e.details as { fenced?: boolean }).fenced) throw e;
+    deps.log?.warn({ err: e, mailboxId: mailbox.id }, 'ingesting a batch failed; retrying it message by message');
+    await attempt(true);
+  }
   const committedAt = deps.clock.now();
   deps.service.notify(applied);
   recordMetrics(deps.metrics, messages, quarantined, acted, committedAt);

@@ -452,3 +452,38 @@ export interface Database {
   login_failure: LoginFailureTable;
 }
 // --- end auth
+
+// --- webhooks (migrations/0009_webhooks.sql; owned by src/api/webhooks)
+export interface WebhookEndpointTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  description: string | null;
+  created_at: CreatedAt;
+  disabled_at: Timestamp | null;
+}
+
+export interface WebhookDeliveryTable {
+  id: Generated<number>;
+  endpoint_id: string;
+  workspace_id: string;
+  event_id: string;
+  event_type: string;
+  payload: Json<unknown>;
+  state: Generated<'pending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  last_attempt_at: Timestamp | null;
+  response_code: number | null;
+  last_error: string | null;
+  delivered_at: Timestamp | null;
+  created_at: CreatedAt;
+}
+
+export interface Database {
+  webhook_endpoint: WebhookEndpointTable;
+  webhook_delivery: WebhookDeliveryTable;
+}
+// --- end webhooks

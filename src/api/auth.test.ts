@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { apiHarness, login, seedWorkspace, type ApiHarness } from '../../test/api.ts';
+import { testBackends } from '../../test/stores.ts';
+import { SESSION_COOKIE } from './auth/sessions.ts';
+
+describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (backend) => {
+  let h: ApiHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it('first-run setup makes the owner of the existing workspace once, then refuses', async () => {
+    h = await apiHarness(backend);
+    // A fresh install already has the Default workspace (ops/workspace.ts): setup adopts it.
+    await h.store.db.insertInto('workspace').values({ id: '01a228f2-0000-7000-8000-000000000001', name: 'Default' }).execute();
+    expect((await h.app.inject({ method: 'GET', url: '/api/setup' })).json()).toEqual({ needed: true });
+    const bad = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { email: 'not-an-address', password: 'long enough password', workspaceName: 'Acme' } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatchObject({ code: 'INVALID_INPUT', details: { issues: [{ path: 'body.email' }] } });
+    const ok = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { email: 'Owner@Example.test', password: 'long enough password', workspaceName: 'Acme', timeZone: 'Europe/Paris' } });
+    expect(ok.statusCode).toBe(201);
+    expect(ok.json().workspaces).toEqual([{ id: '01a228f2-0000-7000-8000-000000000001', name: 'Acme', role: 'owner' }]);
+    const cookie = ok.cookies.find((c) => c.name === SESSION_COOKIE)!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
+    expect(cookie.secure).toBeFalsy();
+    const again = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { email: 'x@example.test', password: 'long enough password', workspaceName: 'Other' } });
+    expect(again.statusCode).toBe(409);
+    expect((await h.app.inject({ method: 'GET', url: '/api/setup' })).json()).toEqual({ needed: false });
+  });
+
+  it('the session cookie is Secure when the public URL is https', async () => {
+    h = await apiHarness(backend, { publicUrl: 'https://cadenza.example.test' });
+    const ok = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { email: 'o@example.test', password: 'long enough password', workspaceName: 'Acme' } });
+    expect(ok.cookies.find((c) => c.name === SESSION_COOKIE)?.secure).toBe(true);
+  });
+
+  it('login: one answer for a wrong password and an unknown address, a new session each time, logout ends it', async () => {
+    h = await apiHarness(backend);
+    const w = await seedWorkspace(h.store, 'A', 'a@example.test');
+    const wrong = await h.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: 'a@example.test', password: 'nope nope nope' } });
+    const unknown = await h.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: 'z@example.test', password: 'nope nope nope' } });
+    expect(wrong.statusCode).toBe(401);
+    expect(unknown.statusCode).toBe(401);
+    expect(wrong.json()).toEqual(unknown.json());
+
+    const first = await login(h.app, 'A@example.test', w.password);
+    // Signing in again from the same browser replaces its session (no fixation).
+    const second = await h.app.inject({ method: 'POST', url: '/api/auth/login', headers: { cookie: first.cookie }, payload: { email: 'a@example.test', password: w.password } });
+    expect(second.statusCode).toBe(200);
+    expect((await first.call('GET', '/api/auth/me')).statusCode).toBe(401);
+    const token = second.cookies.find((c) => c.name === SESSION_COOKIE)!.value;
+    expect(token).not.toBe(first.cookie.split('=')[1]);
+    const stored = await h.store.db.selectFrom('auth_session').select('id_hash').execute();
+    expect(stored.map((s) => s.id_hash)).not.toContain(token);
+
+    const cookie = `${SESSION_COOKIE}=${token}`;
+    const csrf = second.json().csrfToken as string;
+    expect((await h.app.inject({ method: 'POST', url: '/api/auth/logout', headers: { cookie } })).statusCode).toBe(403);
+    expect((await h.app.inject({ method: 'POST', url: '/api/auth/logout', headers: { cookie, 'x-csrf-token': csrf } })).statusCode).toBe(200);
+    expect((await h.app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie } })).statusCode).toBe(401);
+  });
+
+  it('login is limited per address (store) and per IP (in memory)', async () => {
+    h = await apiHarness(backend, { loginLimit: { perEmail: 3, perIp: 6, windowMs: 60_000 } });
+    const w = await seedWorkspace(h.store, 'A', 'a@example.test');
+    const attempt = (email: string, password: string, ip = '10.0.0.1') =>
+      h!.app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: ip, payload: { email, password } });
+    for (let i = 0; i < 3; i++) expect((await attempt('a@example.test', 'wrong password')).statusCode).toBe(401);
+    // Even the right password is refused once the address has had its failures.
+    const limited = await attempt('a@example.test', w.password, '10.0.0.2');
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error.code).toBe('RATE_LIMITED');
+    for (let i = 0; i < 3; i++) expect((await attempt(`other${i}@example.test`, 'wrong password')).statusCode).toBe(401);
+    const ipLimited = await attempt('b@example.test', 'wrong password');
+    expect(ipLimited.statusCode).toBe(429);
+    expect(ipLimited.json().error.code).toBe('RATE_LIMITED');
+  });
+
+  it('API keys: shown once, work as Bearer without CSRF, refused after revocation; account routes refuse them', async () => {
+    h = await apiHarness(backend);
+    const w = await seedWorkspace(h.store, 'A', 'a@example.test');
+    const owner = await login(h.app, 'a@example.test', w.password);
+    const created = await owner.call('POST', `/api/workspaces/${w.workspaceId}/api-keys`, { name: 'crm' });
+    expect(created.statusCode).toBe(201);
+    const { key, id } = created.json<{ key: string; id: string }>();
+    expect(key).toMatch(/^cdz_/);
+    const list = await owner.call('GET', `/api/workspaces/${w.workspaceId}/api-keys`);
+    expect(list.body).not.toContain(key);
+    const auth = { authorization: `Bearer ${key}` };
+    const patched = await h.app.inject({ method: 'PATCH', url: `/api/workspaces/${w.workspaceId}/settings`, headers: auth, payload: { holidaysCountry: 'FR' } });
+    expect(patched.statusCode).toBe(200);
+    expect(patched.json().holidaysCountry).toBe('FR');
+    expect((await h.app.inject({ method: 'GET', url: '/api/auth/me', headers: auth })).statusCode).toBe(403);
+    expect((await owner.call('DELETE', `/api/workspaces/${w.workspaceId}/api-keys/${id}`)).statusCode).toBe(200);
+    const revoked = await h.app.inject({ method: 'GET', url: `/api/workspaces/${w.workspaceId}/settings`, headers: auth });
+    expect(revoked.statusCode).toBe(401);
+    expect((await h.app.inject({ method: 'GET', url: `/api/workspaces/${w.workspaceId}/settings`, headers: { authorization: 'Bearer cdz_made_up' } })).statusCode).toBe(401);
+  });
+
+  it('members: an admin adds a member who can sign in; the last owner cannot be demoted', async () => {
+    h = await apiHarness(backend);
+    const w = await seedWorkspace(h.store, 'A', 'a@example.test');
+    const owner = await login(h.app, 'a@example.test', w.password);
+    const add = await owner.call('POST', `/api/workspaces/${w.workspaceId}/members`, { email: 'm@example.test', role: 'member', initialPassword: 'initial password 1' });
+    expect(add.statusCode).toBe(201);
+    const m = await login(h.app, 'm@example.test', 'initial password 1');
+    expect((await m.call('GET', '/api/auth/me')).json().workspaces).toEqual([{ id: w.workspaceId, name: 'A', role: 'member' }]);
+    const ownerRow = await owner.call('GET', `/api/workspaces/${w.workspaceId}/members`);
+    const ownerId = ownerRow.json().members.find((x: { role: string }) => x.role === 'owner').id as string;
+    const demote = await owner.call('PATCH', `/api/workspaces/${w.workspaceId}/members/${ownerId}`, { role: 'admin' });
+    expect(demote.statusCode).toBe(409);
+    const dup = await owner.call('POST', `/api/workspaces/${w.workspaceId}/members`, { email: 'M@example.test', role: 'member' });
+    expect(dup.statusCode).toBe(409);
+  });
+});

@@ -3,6 +3,7 @@ import { isAllowed, parseWindow, type CalendarSpec } from '../sequence/calendar/
 import type { Claim } from '../sending/outbox.ts';
 import type { Store } from '../store/store.ts';
 import type { Delivery, SimMailServer } from './mail-server.ts';
+import { pacingViolation, refusalViolation, type SimPacing } from './pacing-check.ts';
 
 /**
  * The promises, checked against what the store holds and what reached the simulated mail server.
@@ -15,6 +16,9 @@ import type { Delivery, SimMailServer } from './mail-server.ts';
  *  4 nothing-lost     every live enrollment waits for something that will come: its timer, a
  *                     queued/in-flight/unknown send request for its step, an open task for its step.
  *  5 opt-out          no live enrollment on a suppressed address (promise 6).
+ *  8 pacing           each mailbox's counted sends keep its daily cap (its local day, ramp
+ *                     included), hourly ceiling, minimum gap and working days; a claim refused for
+ *                     a budget is refused by sends that count (pacing-check.ts).
  * and, once the run has drained (finalCheck):
  *  6 records-match    every delivery is recorded as sent under its Message-ID, with one outbound
  *                     message row, and every request recorded as sent was delivered.
@@ -28,7 +32,8 @@ export type InvariantName =
   | 'nothing-lost'
   | 'opt-out'
   | 'records-match'
-  | 'settled';
+  | 'settled'
+  | 'pacing';
 
 export class InvariantViolation extends Error {
   readonly code = 'SIM_INVARIANT';
@@ -43,11 +48,19 @@ export class InvariantViolation extends Error {
 
 const finalStates = `('replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed')`;
 
-/** What the simulation needs from the store to wake its actors: the next timer, each mailbox's next queued send. */
+/**
+ * What the simulation needs from the store to wake its actors: the next timer, each mailbox's next
+ * planned send, whether a queued request waits for the dispatcher, and the next daily re-plan.
+ */
 export interface StoreView {
   nextTimer: number | null;
   queues: Map<string, number>;
+  planNeeded: boolean;
+  replanAt: number | null;
 }
+
+/** The states in which a claimed request counts against its mailbox's budget (dispatch/reserve.ts). */
+const countedStates = `('in_flight', 'sent', 'unknown', 'failed')`;
 
 
 export class InvariantChecker {
@@ -57,10 +70,31 @@ export class InvariantChecker {
   private seenDeliveries = 0;
   private since = -Infinity;
 
+  private readonly pacing: Map<string, SimPacing>;
+
   constructor(
     private readonly store: Store,
     private readonly server: SimMailServer,
-  ) {}
+    pacing: readonly SimPacing[] = [],
+  ) {
+    this.pacing = new Map(pacing.map((p) => [p.mailboxId, p]));
+  }
+
+  /** A paced claim refused at `now` for `reason` (8): a budget must be filled by sends that count. */
+  async checkRefusal(mailboxId: string, reason: string, now: number): Promise<void> {
+    const p = this.pacing.get(mailboxId);
+    if (!p) return;
+    this.checks++;
+    const v = refusalViolation(p, await this.counted(mailboxId), now, reason);
+    if (v) throw new InvariantViolation('pacing', `mailbox ${mailboxId}: ${v}`);
+  }
+
+  private async counted(mailboxId: string): Promise<number[]> {
+    const rows = await sql<{ at: Date }>`
+      select claimed_at as at from send_request
+      where mailbox_id = ${mailboxId} and claimed_at is not null and state in ${sql.raw(countedStates)}`.execute(this.store.db);
+    return rows.rows.map((r) => new Date(r.at).getTime());
+  }
 
   /** Every claim handed out must have been due (3). */
   checkClaim(c: Claim, now: number): void {
@@ -96,6 +130,14 @@ export class InvariantChecker {
         );
       }
       this.firstDelivery.set(key, d);
+      if (this.pacing.has(d.mailboxId)) {
+        // 8: a message that reached a server was paid for: its request holds a counted reservation.
+        this.checks++;
+        const r = await this.store.db.selectFrom('send_request').select(['state', 'claimed_at']).where('id', '=', d.requestId).executeTakeFirst();
+        if (!r || r.claimed_at === null || r.claimed_at.getTime() > d.at || !countedStates.includes(`'${r.state}'`)) {
+          throw new InvariantViolation('pacing', `${d.messageId} reached the server at ${iso(d.at)} without a reservation in its mailbox's budget (request ${r ? `${r.state}, claimed_at ${r.claimed_at ? iso(r.claimed_at.getTime()) : 'null'}` : 'missing'})`);
+        }
+      }
       const stop = await sql<{ id: number; type: string; at: Date; to: string }>`
         select id, type, at, payload->>'to' as "to" from event
         where enrollment_id = ${d.enrollmentId} and id <= ${d.journalMark} and type not like '%.ignored'
@@ -113,7 +155,7 @@ export class InvariantChecker {
 
   private async checkStore(since: number): Promise<StoreView> {
     this.checks += 3;
-    const rows = await sql<{ kind: 'due' | 'lost' | 'suppressed' | 'timer' | 'queue'; d: Record<string, unknown> }>`
+    const rows = await sql<{ kind: 'due' | 'lost' | 'suppressed' | 'timer' | 'queue' | 'plan' | 'claim'; d: Record<string, unknown> }>`
       -- 3: due times written since the last check
       select 'due' as kind, json_build_object('id', e.id, 'state', e.state,
                'at', case when e.state = 'active' then e.due_at else e.paused_due_at end,
@@ -144,9 +186,20 @@ export class InvariantChecker {
       -- not checks: when the next timer and each mailbox's next queued send fall due
       select 'timer', json_build_object('at', min(due_at)) from enrollment where state in ('active', 'paused') and due_at is not null
       union all
-      select 'queue', json_build_object('mailbox', mailbox_id, 'at', min(due_at)) from send_request
-      where state = 'queued' and mailbox_id is not null group by mailbox_id`.execute(this.store.db);
-    const view: StoreView = { nextTimer: null, queues: new Map() };
+      select 'queue', json_build_object('mailbox', mailbox_id, 'at', min(send_at)) from send_request
+      where state = 'queued' and mailbox_id is not null and send_at is not null and send_at >= due_at group by mailbox_id
+      union all
+      -- (the dispatcher's own condition, dispatch/sql.ts toPlanSql)
+      select 'plan', json_build_object(
+               'needed', exists (select 1 from send_request where state = 'queued' and mailbox_id is not null
+                                   and ((send_at is null and planned_at is null) or send_at < due_at)),
+               'replan', (select min(replan_at) from mailbox_plan))
+      union all
+      -- 8: the sends each mailbox's budget counts
+      select 'claim', json_build_object('mailbox', mailbox_id, 'at', claimed_at) from send_request
+      where claimed_at is not null and state in ${sql.raw(countedStates)}`.execute(this.store.db);
+    const view: StoreView = { nextTimer: null, queues: new Map(), planNeeded: false, replanAt: null };
+    const claims = new Map<string, number[]>();
     for (const { kind, d } of rows.rows) {
       if (kind === 'due') this.checkDue(d);
       else if (kind === 'suppressed') throw new InvariantViolation('opt-out', `enrollment ${String(d.id)} is ${String(d.state)} although its address is suppressed (${String(d.reason)})`);
@@ -156,7 +209,19 @@ export class InvariantChecker {
           `enrollment ${String(d.id)} is ${String(d.state)}, waiting for ${String(d.waiting_for ?? 'nothing')} (step ${String(d.step ?? '-')}, its request: ${String(d.request ?? 'none')}), and nothing will come`,
         );
       } else if (kind === 'timer') view.nextTimer = d.at ? Date.parse(String(d.at)) : null;
-      else view.queues.set(String(d.mailbox), Date.parse(String(d.at)));
+      else if (kind === 'plan') {
+        view.planNeeded = d.needed === true;
+        view.replanAt = d.replan ? Date.parse(String(d.replan)) : null;
+      } else if (kind === 'claim') {
+        const list = claims.get(String(d.mailbox)) ?? [];
+        list.push(Date.parse(String(d.at)));
+        claims.set(String(d.mailbox), list);
+      } else view.queues.set(String(d.mailbox), Date.parse(String(d.at)));
+    }
+    for (const [mailboxId, p] of this.pacing) {
+      this.checks++;
+      const v = pacingViolation(p, claims.get(mailboxId) ?? []);
+      if (v) throw new InvariantViolation('pacing', `mailbox ${mailboxId}: ${v}`);
     }
     return view;
   }

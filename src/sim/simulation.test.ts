@@ -39,6 +39,9 @@ describe('deterministic simulation', () => {
     expect(s.unknownFound).toBeGreaterThan(0);
     expect(s.unknownRequeued).toBeGreaterThan(0);
     expect(s.refusedAtLastLook).toBeGreaterThan(0);
+    // Pacing ran: the dispatcher planned, and some claims were refused by a bucket and planned again.
+    expect(s.dispatchPasses).toBeGreaterThan(SEEDS / 2);
+    expect(s.pacedRefusals).toBeGreaterThan(0);
     expect(s.checks).toBeGreaterThan(SEEDS * 20);
   }, 600_000);
 
@@ -71,6 +74,7 @@ describe('deterministic simulation', () => {
     ['send-after-stop', 'never-after-stop'],
     ['lost-enrollment', 'nothing-lost'],
     ['no-last-look', 'never-after-stop'],
+    ['unpaced', 'pacing'],
   ])('catches a planted fault (%s) as %s, names the seed and step, and the replay fails identically', async (inject, invariant) => {
     const f = await firstFailure({ ...small, inject }, 1, 40);
     expect(f.invariant).toBe(invariant);

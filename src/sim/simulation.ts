@@ -21,6 +21,7 @@ import {
   type RetryPolicy,
 } from '../sending/outbox.ts';
 import type { Store } from '../store/store.ts';
+import { mailboxesToPlan, planMailboxes } from '../sending/dispatch/index.ts';
 import { Agenda } from './agenda.ts';
 import { CrashPlugin, crashingStore, isSimCrash } from './faults.ts';
 import { InvariantChecker, InvariantViolation, type StoreView } from './invariants.ts';
@@ -33,8 +34,9 @@ import { applied, buildWorld, editDefinition, pickStart, removedSteps, toDefinit
 /**
  * The deterministic simulation (ARCHITECTURE, `sim/`): one seed is one run. A world is built on a
  * real store; leads are enrolled; then an agenda of timed actions drives the real engine, the real
- * scheduler and the real outbox under a simulated clock: timers fire (on time, a little late, or
- * hours late), senders claim and send through a simulated mail server whose Sent folders can be
+ * scheduler, the real dispatcher and the real outbox under a simulated clock: timers fire (on time,
+ * a little late, or hours late), the dispatcher plans each mailbox's send instants (caps, ramp,
+ * gaps, working day), senders claim paced and send through a simulated mail server whose Sent folders can be
  * searched, prospects reply, bounce, send out-of-office notes, unsubscribe and book meetings at
  * random times (some exactly when a step comes due, some between the claim and the send), reps
  * pause, resume and stop enrollments and complete tasks, sequences are edited mid-run, and the
@@ -58,7 +60,9 @@ export type Injection =
   /** An enrollment is set to wait for a send that was never queued. */
   | 'lost-enrollment'
   /** The sender skips the re-check before the transport: a stop between claim and send goes unseen. */
-  | 'no-last-look';
+  | 'no-last-look'
+  /** The senders claim by due time, without the dispatcher's instants or the mailbox's bucket. */
+  | 'unpaced';
 
 export interface SimOptions {
   seed: number;
@@ -89,6 +93,10 @@ export interface SimStats {
   claims: number;
   refusedAtClaim: number;
   refusedAtLastLook: number;
+  /** Claims the mailbox's bucket refused (cap, hourly ceiling, gap, working day, window): the request was planned again. */
+  pacedRefusals: number;
+  /** Dispatcher passes that planned at least one mailbox. */
+  dispatchPasses: number;
   replies: number;
   bounces: number;
   outOfOffice: number;
@@ -137,6 +145,7 @@ export class SimulationFailure extends Error {
 const faults = {
   crashInSchedulerBatch: 0.04,
   crashInClaim: 0.02,
+  crashInDispatch: 0.03,
   crashInRecord: 0.04,
   crashInSignal: 0.02,
   crashInEdit: 0.15,
@@ -151,11 +160,15 @@ const faults = {
 };
 
 const policy: Partial<RetryPolicy> = { baseMs: 2 * MIN, maxMs: 4 * HOUR, maxAttempts: 5, unknownGraceMs: 15 * MIN };
+/** How often the dispatcher looks for queues to plan (dispatch/dispatcher.ts everyMs). */
+const DISPATCH_EVERY_MS = 30_000;
 /** The Sent folder shows a message at most this long after it was accepted (below the grace period). */
 const SENT_INDEX_LAG_MS = 3 * MIN;
 
 type Action =
   | { t: 'scheduler' }
+  /** The dispatcher plans the send instants of the mailboxes whose queues need it (pacing). */
+  | { t: 'dispatch' }
   | { t: 'sender'; mailboxId: string }
   /** The sender hands a claimed request to the transport (lost if the process crashes first). */
   | { t: 'send'; claim: Claim }
@@ -185,11 +198,13 @@ class Process {
     clock: SimClock,
     random: Random,
     mailboxIds: string[],
+    unpaced = false,
   ) {
     this.store = crashingStore(base, plugin);
     this.service = new EnrollmentService({ store: this.store, clock, random: random.fork('service') });
     this.scheduler = new Scheduler({ store: this.store, service: this.service, clock, batchSize: random.int(1, 25), tickMs: 100 });
-    this.outbox = { store: this.store, service: this.service, clock, random: random.fork('outbox'), policy };
+    // Paced, as the sender role claims: only planned requests whose instant has come, through reserveSlot.
+    this.outbox = { store: this.store, service: this.service, clock, random: random.fork('outbox'), policy, paced: !unpaced };
     this.recovering = new Set(mailboxIds);
   }
 }
@@ -226,7 +241,7 @@ class Run {
   private readonly faultRandom: Random;
   private readonly plugin = new CrashPlugin();
   private readonly server = new SimMailServer();
-  private readonly checker: InvariantChecker;
+  private checker!: InvariantChecker;
   private readonly agenda: Agenda<Action>;
   private readonly hash: Hash = createHash('sha256');
   private readonly rates: ProspectRates;
@@ -241,7 +256,7 @@ class Run {
   private editKeys = 0;
   private lastWrites = -1;
   private readonly stats: SimStats = {
-    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, replies: 0, bounces: 0,
+    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, bounces: 0,
     outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
@@ -260,7 +275,6 @@ class Run {
     this.start = pickStart(this.root.fork('start'));
     this.end = this.start + (opts.days ?? 21) * DAY;
     this.clock = new SimClock(this.start);
-    this.checker = new InvariantChecker(store, this.server);
     this.rates = { ...defaultRates, ...opts.rates };
     this.faultRate = opts.faultRate ?? 1;
   }
@@ -269,6 +283,7 @@ class Run {
     await sql`truncate table workspace, event restart identity cascade`.execute(this.store.db);
     const worldRandom = this.root.fork('world');
     this.world = await buildWorld(this.store, { clock: this.clock, random: worldRandom }, { leads: this.opts.enrollments ?? 12 });
+    this.checker = new InvariantChecker(this.store, this.server, this.world.mailboxes.map((m) => m.pacing));
     this.trace(`world ${this.world.mailboxes.length} mailboxes, ${this.world.leads.length} leads, ${this.world.sequences.length} sequences, start ${iso(this.start)}`);
     this.restart('start', false);
     this.schedulePlan();
@@ -357,10 +372,11 @@ class Run {
     const epoch = this.proc ? this.proc.epoch + 1 : 0;
     if (crashed) this.stats.crashes.total++;
     this.plugin.disarm();
-    this.agenda.dropWhere((a) => a.t === 'send' || a.t === 'record' || a.t === 'scheduler' || a.t === 'sender');
-    this.proc = new Process(epoch, this.store, this.plugin, this.clock, this.root.fork(`process:${epoch}`), this.world.mailboxes.map((m) => m.id));
+    this.agenda.dropWhere((a) => a.t === 'send' || a.t === 'record' || a.t === 'scheduler' || a.t === 'sender' || a.t === 'dispatch');
+    this.proc = new Process(epoch, this.store, this.plugin, this.clock, this.root.fork(`process:${epoch}`), this.world.mailboxes.map((m) => m.id), this.opts.inject === 'unpaced');
     const now = this.clock.now();
     this.agenda.wake('scheduler', now + this.ops.int(0, MIN), { t: 'scheduler' });
+    this.agenda.wake('dispatch', now + this.ops.int(0, DISPATCH_EVERY_MS), { t: 'dispatch' });
     for (const m of this.world.mailboxes) this.agenda.wake(`sender:${m.id}`, now + this.ops.int(0, 2 * MIN), { t: 'sender', mailboxId: m.id });
     if (crashed) this.trace(`restart #${epoch} after a crash (${where})`);
   }
@@ -381,6 +397,9 @@ class Run {
       if (at <= this.end) this.agenda.wake(key, at, action);
     };
     if (view.nextTimer !== null) wake(view.nextTimer, 'scheduler', { t: 'scheduler' });
+    // The dispatcher runs every DISPATCH_EVERY_MS: a request that needs a slot gets one within that.
+    if (view.planNeeded) wake(now + this.ops.int(0, DISPATCH_EVERY_MS), 'dispatch', { t: 'dispatch' });
+    if (view.replanAt !== null) wake(view.replanAt, 'dispatch', { t: 'dispatch' });
     // In id order: the random lateness drawn for each must not depend on the order rows came back in.
     for (const [mailboxId, due] of [...view.queues].sort(([a], [b]) => (a < b ? -1 : 1))) wake(due, `sender:${mailboxId}`, { t: 'sender', mailboxId });
   }
@@ -397,6 +416,8 @@ class Run {
     switch (a.t) {
       case 'scheduler':
         return this.runScheduler();
+      case 'dispatch':
+        return this.runDispatch();
       case 'sender':
         return this.runSender(a.mailboxId);
       case 'send':
@@ -438,6 +459,16 @@ class Run {
     return `scheduler fired ${fired}`;
   }
 
+  private async runDispatch(): Promise<string> {
+    this.armMaybe(faults.crashInDispatch, 12, 'dispatch pass');
+    const deps = { store: this.proc.store, clock: this.clock };
+    const ids = await mailboxesToPlan(this.proc.store.db, this.clock.now());
+    if (ids.length === 0) return 'dispatch: nothing to plan';
+    const r = await planMailboxes(deps, ids);
+    this.stats.dispatchPasses++;
+    return `dispatch ${ids.length} mailboxes: ${r.planned} planned, ${r.unplaced} unplaced`;
+  }
+
   private async runSender(mailboxId: string): Promise<string> {
     const p = this.proc;
     const r = this.ops;
@@ -461,7 +492,15 @@ class Run {
       this.armMaybe(faults.crashInClaim, 5, 'claiming');
       const res = await claimNext(p.outbox, mailboxId);
       this.plugin.disarm();
-      if (res.kind === 'empty' || res.kind === 'fenced' || res.kind === 'paced') break;
+      if (res.kind === 'paced') {
+        // The bucket said no: the request goes back to the dispatcher. A refusal for a budget must
+        // be one that sends which count have used up (deferred or cancelled ones use none).
+        this.stats.pacedRefusals++;
+        await this.checker.checkRefusal(mailboxId, res.reason, this.clock.now());
+        notes.push(`paced ${res.requestId}: ${res.reason}`);
+        break;
+      }
+      if (res.kind === 'empty' || res.kind === 'fenced') break;
       if (res.kind === 'refused') {
         this.stats.refusedAtClaim++;
         notes.push(`refused ${res.requestId}: ${res.reason}`);

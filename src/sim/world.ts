@@ -4,6 +4,8 @@ import type { Random } from '../common/random.ts';
 import { applyDefinition } from '../sequence/apply-definition.ts';
 import { validateDefinition, type SequenceDefinition } from '../sequence/definition.ts';
 import type { Store } from '../store/store.ts';
+import { resolveZone } from '../sequence/calendar/index.ts';
+import type { SimPacing } from './pacing-check.ts';
 
 /**
  * The simulated workspace: mailboxes, leads spread over zones chosen for their awkwardness, and one
@@ -233,9 +235,49 @@ export function applied(s: SimSequence, raw: RawDefinition): void {
 
 export interface SimWorld {
   workspaceId: string;
-  mailboxes: Array<{ id: string; email: string }>;
+  mailboxes: Array<{ id: string; email: string; pacing: SimPacing }>;
   leads: SimLead[];
   sequences: SimSequence[];
+}
+
+
+/**
+ * A mailbox's pacing, drawn: small daily caps (so they bind), a ramp on half of them (some begun
+ * before the run, some during it), an hourly cap on some, working days from a few hours to a full
+ * day, weekends worked or not, lunch or not, gaps from 2 to 40 minutes. `settings` is what the
+ * mailbox stores (settings.pacing); `check` is the same, for the checks (pacing-check.ts).
+ */
+function randomPacing(r: Random, now: number): { settings: Record<string, unknown>; check: Omit<SimPacing, 'mailboxId' | 'zone'> } {
+  // Some mailboxes work around the clock (00:30-23:30, every day), so that prospects in any zone
+  // can be reached; the others keep office hours on their own weekdays.
+  const calm = r.next() < 0.4;
+  const start = calm ? 30 : r.int(12, 21) * 30; // 06:00-10:30
+  const end = calm ? 1410 : r.int(29, 40) * 30; // 14:30-20:00
+  const jitter = calm ? r.int(0, 15) : r.int(0, 30);
+  const workDays = calm || r.next() < 0.3 ? [1, 2, 3, 4, 5, 6, 7] : r.next() < 0.7 ? [1, 2, 3, 4, 5] : [1, 2, 3, 4, 5, 6, 7].filter(() => r.next() < 0.7);
+  if (workDays.length === 0) workDays.push(r.int(1, 7));
+  const gapMin = r.int(2, 12);
+  const gap: [number, number] = [gapMin, gapMin + r.int(0, 15)];
+  const ceilingMin = r.int(1, 6);
+  const ceiling: [number, number] = [ceilingMin, ceilingMin + r.int(0, 3)];
+  const lunch = calm || r.next() < 0.5 ? null : { at: hhmm(r.int(23, 27) * 30), jitterMinutes: r.int(0, 30), minutes: [20, 20 + r.int(0, 40)], probability: r.next() };
+  const ramp = r.next() < 0.5 ? null : { start: r.int(1, 3), step: r.int(0, 2), ...(r.next() < 0.3 ? { target: r.int(1, 8) } : {}) };
+  const settings = { dayStart: hhmm(start), dayEnd: hhmm(end), dayJitterMinutes: jitter, workDays, lunch, gapMinutes: gap, hourlyCeiling: ceiling, pickupMinutes: r.int(0, 10) };
+  return {
+    settings,
+    check: {
+      dailyCap: r.int(1, 10),
+      hourlyCap: r.next() < 0.5 ? null : r.int(1, 4),
+      ramp,
+      rampStartedAt: now + r.int(-10, 2) * 86_400_000 + r.int(0, 86_399_999),
+      dayStart: settings.dayStart,
+      dayEnd: settings.dayEnd,
+      dayJitterMinutes: jitter,
+      workDays,
+      gapMinutes: gap,
+      hourlyCeiling: ceiling,
+    },
+  };
 }
 
 export interface WorldOptions {
@@ -248,15 +290,30 @@ export async function buildWorld(store: Store, deps: { clock: Clock; random: Ran
   const r = deps.random;
   const id = () => newId(deps.clock.now(), r);
   const workspaceId = id();
-  await store.db.insertInto('workspace').values({ id: workspaceId, name: 'Sim', time_zone: pick(r, workspaceZones), country: pick(r, ['US', 'GB', null]) }).execute();
+  const workspaceZone = pick(r, workspaceZones);
+  await store.db.insertInto('workspace').values({ id: workspaceId, name: 'Sim', time_zone: workspaceZone, country: pick(r, ['US', 'GB', null]) }).execute();
   const mailboxes: SimWorld['mailboxes'] = [];
   const nMailboxes = r.int(1, 3);
   for (let i = 0; i < nMailboxes; i++) {
     const m = { id: id(), email: `rep${i}@${pick(r, ['acme.test', 'acme-mail.test'])}` };
-    mailboxes.push(m);
+    const zone = pick(r, mailboxZones);
+    const p = randomPacing(r, deps.clock.now());
+    const pacing: SimPacing = { mailboxId: m.id, zone: resolveZone({ mailbox: zone, workspace: workspaceZone }).zone, ...p.check };
+    mailboxes.push({ ...m, pacing });
     await store.db
       .insertInto('mailbox')
-      .values({ id: m.id, workspace_id: workspaceId, email: m.email, provider: pick(r, ['smtp_imap', 'gmail', 'graph'] as const), time_zone: pick(r, mailboxZones) })
+      .values({
+        id: m.id,
+        workspace_id: workspaceId,
+        email: m.email,
+        provider: pick(r, ['smtp_imap', 'gmail', 'graph'] as const),
+        time_zone: zone,
+        daily_cap: p.check.dailyCap,
+        hourly_cap: p.check.hourlyCap,
+        ramp: JSON.stringify(p.check.ramp ?? {}),
+        ramp_started_at: new Date(p.check.rampStartedAt),
+        settings: JSON.stringify({ pacing: p.settings }),
+      })
       .execute();
   }
   const leads: SimLead[] = [];

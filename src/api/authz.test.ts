@@ -10,6 +10,7 @@ import { createApiKey } from './auth/api-keys.ts';
 import { hashPassword } from './auth/passwords.ts';
 import type { ApiRoute, ExampleIds } from './http/route.ts';
 import { apiRoutes } from './routes/index.ts';
+import { createEndpoint } from './webhooks/endpoints.ts';
 
 /**
  * One of every object a workspace route can name, in the given workspace. A route whose URL takes
@@ -23,7 +24,8 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   await db.insertInto('account').values({ id: accountId, email: `member-${tag}@example.test`, name: null, password_hash: await hashPassword('member password 1') }).execute();
   const memberId = await addMembership(db, { clock: systemClock, random }, { accountId, workspaceId, email: `member-${tag}@example.test`, name: null, role: 'member' });
   const apiKey = await createApiKey(db, { clock: systemClock, random }, { workspaceId, name: `key-${tag}`, role: 'admin', createdBy: null });
-  return { workspaceId, memberId, apiKeyId: apiKey.id };
+  const webhook = await createEndpoint({ db, clock: systemClock, random }, { allowPrivate: false }, { workspaceId, url: `https://hooks-${tag}.example.com/in`, events: ['reply'] });
+  return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id };
 }
 
 /** Every row of every table that has a workspace_id, for one workspace: what must not change. */

@@ -16,6 +16,8 @@ export interface ApiContext {
   sessionTtlMs: number;
   /** Failed sign-ins allowed per address per window, and the window. */
   loginLimit: { perEmail: number; perIp: number; windowMs: number };
+  /** Webhooks out (src/api/webhooks): private destinations allowed, and the dispatcher to wake for a test event. */
+  webhooks?: { allowPrivate: boolean; nudge?: () => void };
 }
 
 export const defaultAuthSettings = {

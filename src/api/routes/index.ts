@@ -2,6 +2,7 @@ import type { ApiRoute } from '../http/route.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { authRoutes } from './auth.ts';
 import { memberRoutes } from './members.ts';
+import { webhookRoutes } from './webhooks.ts';
 import { workspaceRoutes } from './workspace.ts';
 
 /**
@@ -9,4 +10,4 @@ import { workspaceRoutes } from './workspace.ts';
  * src/api/authz.test.ts calls every workspace route here from another workspace: a route added to
  * a resource list is tested without anyone remembering to.
  */
-export const apiRoutes: readonly ApiRoute[] = [...authRoutes, ...workspaceRoutes, ...memberRoutes, ...apiKeyRoutes];
+export const apiRoutes: readonly ApiRoute[] = [...authRoutes, ...workspaceRoutes, ...memberRoutes, ...apiKeyRoutes, ...webhookRoutes];

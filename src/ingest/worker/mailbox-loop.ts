@@ -44,6 +44,8 @@ export interface MailboxLoopOptions {
  */
 export class MailboxLoop {
   private dirty = true;
+  /** The next pull was asked for by a push: it passes reconnects and first syncs at the gate. */
+  private pushed = false;
   private stopping = false;
   private wake: (() => void) | null = null;
   private onStop: (() => void) | null = null;
@@ -58,6 +60,7 @@ export class MailboxLoop {
   /** A push: something may have arrived. */
   poke(): void {
     this.dirty = true;
+    this.pushed = true;
     this.wake?.();
   }
 
@@ -93,7 +96,9 @@ export class MailboxLoop {
           }
           if (this.dirty || this.o.clock.now() >= nextReconcile) {
             this.dirty = false;
-            await this.gated(() => this.pullOnce());
+            const urgent = this.pushed;
+            this.pushed = false;
+            await this.gated(() => this.pullOnce(), urgent);
             nextReconcile = this.o.clock.now() + this.o.reconcileMs;
             if (backoff.failures > 0) await clearSyncError(this.o.ingest.store.db, this.o.mailbox.id);
             backoff.reset();
@@ -120,8 +125,8 @@ export class MailboxLoop {
     }
   }
 
-  private gated<T>(fn: () => Promise<T>): Promise<T> {
-    return this.o.gate ? this.o.gate.run(fn) : fn();
+  private gated<T>(fn: () => Promise<T>, urgent = false): Promise<T> {
+    return this.o.gate ? this.o.gate.run(fn, urgent) : fn();
   }
 
   private async pullOnce(): Promise<void> {

@@ -37,6 +37,16 @@ describe('parseMailSafe: charsets', () => {
     expect(ru.subject).toBe('Привет');
   });
 
+  it('UTF-8 mislabelled as a legacy charset is decoded as UTF-8; real legacy text is not', async () => {
+    const utf8 = Array.from(Buffer.from('您好！ 你今天好吗？', 'utf8'));
+    const mislabelled = await parseMailSafe(msg('Content-Type: text/plain; charset=Big5\r\nContent-Transfer-Encoding: 8bit\r\n', utf8));
+    expect(mislabelled.ok && mislabelled.mail.text.trim()).toBe('您好！ 你今天好吗？');
+    const big5 = await parseMailSafe(msg('Content-Type: text/plain; charset=Big5\r\nContent-Transfer-Encoding: 8bit\r\n', [0xa7, 0x41, 0xa6, 0x6e]));
+    expect(big5.ok && big5.mail.text.trim()).toBe('你好');
+    const latin1 = await parseMailSafe(msg('Content-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: 8bit\r\n', [0x43, 0x61, 0x66, 0xe9]));
+    expect(latin1.ok && latin1.mail.text.trim()).toBe('Café');
+  });
+
   it('an unknown charset does not fail the parse', async () => {
     const r = await parseMailSafe(msg('Content-Type: text/plain; charset=x-no-such-charset\r\n', 'hello'));
     expect(r.ok && r.mail.text.trim()).toBe('hello');

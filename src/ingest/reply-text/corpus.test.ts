@@ -138,4 +138,23 @@ describe.skipIf(!present)('replyparse corpus (reply-text code path)', () => {
     expect(n).toBeGreaterThan(0);
     expect(ok / n).toBeGreaterThanOrEqual(0.9);
   });
+
+  // Another upstream's expectations, informational: Discourse's accepted replies with the post
+  // text it keeps after its own quote and signature trimming (autoreply-ext, human_reply rows).
+  it.skipIf(!existsSync(path.join(CORPORA, 'autoreply-ext-labels.jsonl')))('prints the agreement with Discourse on its human replies', async () => {
+    const rows = readFileSync(path.join(CORPORA, 'autoreply-ext-labels.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { file: string; label: string; expected_reply: string | null })
+      .filter((r) => r.label === 'human_reply' && r.expected_reply);
+    let ok = 0;
+    const misses: string[] = [];
+    for (const r of rows) {
+      const { row } = await replyTextFromFile(path.join(CORPORA, r.file));
+      if (row.text === r.expected_reply) ok++;
+      else misses.push(path.basename(r.file));
+    }
+    console.log(`autoreply-ext (Discourse human replies): ${ok}/${rows.length} expected post texts reproduced${misses.length ? `; missed: ${misses.join(', ')}` : ''}`);
+    expect(rows.length).toBeGreaterThan(0);
+  });
 });

@@ -75,9 +75,16 @@ const SEPARATOR =
 const FORWARD_LEAD =
   /^\s*(?:begin forwarded message|anfang der weitergeleiteten nachricht|début du message réexpédié|début du message transféré|inicio del mensaje reenviado|comienzo del mensaje reenviado|inizio messaggio inoltrato|início da mensagem reencaminhada|begin doorgestuurd bericht|start på videresendt meddelelse|början på vidarebefordrat meddelande)\s*:?\s*$/iu;
 
+/**
+ * Markers that helpdesks and forums put above the history they quote: "##- Please type your
+ * reply above this line -##" (Zendesk and others), "*Previous Replies*" (Discourse).
+ */
+const HISTORY_MARKER =
+  /^\s*(?:[#*_-]+\s*)?(?:(?:please )?(?:type|write|enter) your (?:reply|response|answer) above this line|reply above this line|(?:previous replies|vorherige antworten|réponses précédentes|respuestas anteriores|risposte precedenti|respostas anteriores|eerdere antwoorden))\s*[.:]?\s*(?:[#*_-]+)?\s*$/iu;
+
 export function separatorAt(lines: string[], i: number): number {
   const l = lines[i] ?? '';
-  return SEPARATOR.test(l) || FORWARD_LEAD.test(l) ? 1 : 0;
+  return SEPARATOR.test(l) || FORWARD_LEAD.test(l) || HISTORY_MARKER.test(l) ? 1 : 0;
 }
 
 /** Header names of a quoted header block, by language; the value follows a colon. */

@@ -185,3 +185,9 @@ describe('extractReplyText: header blocks that do not start with From', () => {
     expect(text('Date: tomorrow works for me.\nFrom: my side, all good.')).toContain('all good');
   });
 });
+
+describe('extractReplyText: helpdesk and forum markers', () => {
+  it.each(['##- Please type your reply above this line -##', '## Please type your reply above this line. ##', '---\n*Previous Replies*'])('%j', (marker) => {
+    expect(text(`Thanks, that fixed it.\n\n${marker}\n\nolder discussion`)).toBe('Thanks, that fixed it.');
+  });
+});

@@ -5,8 +5,9 @@ import { analyseReply, type ReplyAnalysis } from './index.ts';
 
 /**
  * One file to its reply text: the code path shared by `cadenza reply-text` and the corpus test.
- * `.eml` (or anything that starts like a message) is parsed as a whole message; `.html`/`.htm`
- * is an HTML body; anything else a plain-text body.
+ * By extension: `.eml` (also `.msg` exported as RFC 822, `.mbox` with one message) is parsed as a
+ * whole message, `.html`/`.htm` is an HTML body, anything else a plain-text body (a body can start
+ * with "Subject:" too, so the content is not sniffed).
  */
 export interface ReplyTextRow {
   file: string;

@@ -91,6 +91,7 @@ describe('extractReplyText: signatures', () => {
   it('drops a closing phrase with the name and title under it, but not a one-line "Thanks!"', () => {
     expect(text('Hi,\n\nI still have the problem.\n\nRegards,\n\nJohn Doe\nCEO @ Acme !')).toBe('Hi,\n\nI still have the problem.');
     expect(text('Thanks!')).toBe('Thanks!');
+    expect(text('Hi,\n\nsounds good.\n\nThanks\nsee you Monday')).toContain('see you Monday');
   });
 
   it("finds a trailing block with the sender's name when the sender is known", () => {

@@ -56,7 +56,8 @@ export function closingSignature(lines: string[]): number {
   for (let i = lines.length - 1; i > firstText && lines.length - i <= 8; i--) {
     if (!CLOSING.test(lines[i]!)) continue;
     const after = lines.slice(i + 1).filter((l) => !isBlank(l));
-    if (after.length >= 1 && after.length <= 5 && after.every((l) => (l.trim().length <= 60 && !/[.?!:]\s*$/.test(l.trim())) || /@|https?:|www\.|\+?\d[\d ()-]{6,}/.test(l))) return i;
+    // The line under the closing is a name ("John", "Dr. Ann Lee", "李明"), not "see you Monday".
+    if (after.length >= 1 && after.length <= 5 && /^\s*[\p{Lu}\p{Lo}]/u.test(after[0]!) && after.every((l) => (l.trim().length <= 60 && !/[.?!:]\s*$/.test(l.trim())) || /@|https?:|www\.|\+?\d[\d ()-]{6,}/.test(l))) return i;
   }
   return -1;
 }

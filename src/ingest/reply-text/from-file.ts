@@ -5,7 +5,7 @@ import { analyseReply, type ReplyAnalysis } from './index.ts';
 
 /**
  * One file to its reply text: the code path shared by `cadenza reply-text` and the corpus test.
- * By extension: `.eml` (also `.msg` exported as RFC 822, `.mbox` with one message) is parsed as a
+ * By extension: `.eml` (and `.mbox` holding one message) is parsed as a
  * whole message, `.html`/`.htm` is an HTML body, anything else a plain-text body (a body can start
  * with "Subject:" too, so the content is not sniffed).
  */
@@ -24,7 +24,7 @@ export type BodyKind = 'message' | 'html' | 'text';
 
 export function bodyKind(file: string): BodyKind {
   const ext = extname(file).toLowerCase();
-  if (ext === '.eml' || ext === '.msg' || ext === '.mbox') return 'message';
+  if (ext === '.eml' || ext === '.mbox') return 'message';
   if (ext === '.html' || ext === '.htm') return 'html';
   return 'text';
 }

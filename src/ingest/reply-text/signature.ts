@@ -65,6 +65,7 @@ export function closingSignature(lines: string[]): number {
 /** Words of the sender's display name and mailbox local part, lower-cased, ≥ 3 letters. */
 export function senderNameTokens(from: string | null | undefined): string[] {
   if (!from) return [];
+  from = from.slice(0, 1000);
   const generic = new Set(['info', 'mail', 'email', 'admin', 'noreply', 'reply', 'support', 'sales', 'contact', 'team', 'hello', 'office', 'the', 'and']);
   const m = /^(.*?)<([^>]*)>/.exec(from);
   const name = m ? m[1]! : from.includes('@') ? '' : from;

@@ -8,6 +8,7 @@ import { registerOAuthRoutes, type OAuthRoutesDeps } from '../mailbox/oauth/rout
 import { registerApi } from './api.ts';
 import type { ApiContext } from './context.ts';
 import { registerDocs } from './http/docs.ts';
+import { registerWebApp } from './static.ts';
 
 export interface ApiDeps {
   store: Store;
@@ -53,6 +54,9 @@ export function buildServer(deps: ApiDeps): FastifyInstance {
       return reply.code(503).send({ status: 'unavailable', error: (e as Error).message });
     }
   });
+
+  // Last: the web app's fallback answers GET paths no route above took (src/api/static.ts).
+  if (deps.api) registerWebApp(app);
 
   return app;
 }

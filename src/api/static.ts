@@ -21,7 +21,7 @@ const ALWAYS_CHECK = 'no-cache';
 export function registerWebApp(app: FastifyInstance, root: string = defaultWebRoot): void {
   if (!existsSync(`${root}/index.html`)) {
     // The API still works; the page says why there is no app instead of a bare 404.
-    app.get('/', async (_req, reply) =>
+    app.get('/', { schema: { hide: true } }, async (_req, reply) =>
       reply
         .code(503)
         .type('text/html; charset=utf-8')
@@ -41,8 +41,8 @@ export function registerWebApp(app: FastifyInstance, root: string = defaultWebRo
     },
   });
   const sendIndex = (reply: FastifyReply) => reply.header('cache-control', ALWAYS_CHECK).sendFile('index.html', root);
-  app.get('/', async (_req, reply) => sendIndex(reply));
-  app.get('/*', async (req, reply) => {
+  app.get('/', { schema: { hide: true } }, async (_req, reply) => sendIndex(reply));
+  app.get('/*', { schema: { hide: true } }, async (req, reply) => {
     const path = req.url.split('?', 1)[0]!;
     if (path === '/api' || path.startsWith('/api/') || path.startsWith('/assets/')) {
       return apiErrorHandler(cadenzaError('NOT_FOUND', `no route GET ${path}`), req, reply);

@@ -1,7 +1,12 @@
 import type { ApiRoute } from '../http/route.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { authRoutes } from './auth.ts';
+import { analyticsRoutes } from './analytics.ts';
+import { leadRoutes } from './leads.ts';
+import { mailboxRoutes } from './mailboxes.ts';
 import { memberRoutes } from './members.ts';
+import { sequenceRoutes } from './sequences.ts';
+import { taskRoutes } from './tasks.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { workspaceRoutes } from './workspace.ts';
 
@@ -10,4 +15,15 @@ import { workspaceRoutes } from './workspace.ts';
  * src/api/authz.test.ts calls every workspace route here from another workspace: a route added to
  * a resource list is tested without anyone remembering to.
  */
-export const apiRoutes: readonly ApiRoute[] = [...authRoutes, ...workspaceRoutes, ...memberRoutes, ...apiKeyRoutes, ...webhookRoutes];
+export const apiRoutes: readonly ApiRoute[] = [
+  ...authRoutes,
+  ...workspaceRoutes,
+  ...memberRoutes,
+  ...apiKeyRoutes,
+  ...webhookRoutes,
+  ...mailboxRoutes,
+  ...leadRoutes,
+  ...sequenceRoutes,
+  ...taskRoutes,
+  ...analyticsRoutes,
+];

@@ -1,0 +1,86 @@
+import { sql } from 'kysely';
+import { z } from 'zod';
+import { defineRoute, workspaceParams } from '../http/route.ts';
+
+const DAY_MS = 86_400_000;
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted: number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+export const analyticsRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/analytics',
+    summary: 'Sends, replies, bounces and unsubscribes per UTC day, the per-step funnel, and reply-to-stop latency percentiles',
+    tags: ['analytics'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: z.object({ days: z.coerce.number().int().min(1).max(366).default(30) }),
+    response: z
+      .object({
+        days: z.array(z.object({ day: z.string(), sends: z.number().int(), replies: z.number().int(), bounces: z.number().int(), unsubscribes: z.number().int() })),
+        funnel: z.array(z.object({ sequenceName: z.string(), stepKey: z.string(), sent: z.number().int(), replied: z.number().int() })),
+        replyToStop: z.object({ count: z.number().int(), p50Ms: z.number().nullable(), p90Ms: z.number().nullable(), p99Ms: z.number().nullable() }),
+      })
+      .meta({ id: 'Analytics' }),
+    handler: async ({ ctx, ws, query }) => {
+      const db = ctx.store.db;
+      const now = ctx.clock.now();
+      const firstDay = Math.floor(now / DAY_MS) - query.days + 1;
+      const since = new Date(firstDay * DAY_MS);
+      // The engine's journal has one row per applied event: the one source for every count here.
+      const counts = await db
+        .selectFrom('event')
+        .select([sql<string>`to_char(date_trunc('day', at at time zone 'UTC'), 'YYYY-MM-DD')`.as('day'), 'type', (eb) => eb.fn.countAll<string>().as('n')])
+        .where('workspace_id', '=', ws.workspaceId)
+        .where('at', '>=', since)
+        .where('type', 'in', ['step_sent', 'reply', 'bounce', 'unsubscribe'])
+        .groupBy([sql`1`, 'type'])
+        .execute();
+      const days = Array.from({ length: query.days }, (_, i) => ({ day: new Date((firstDay + i) * DAY_MS).toISOString().slice(0, 10), sends: 0, replies: 0, bounces: 0, unsubscribes: 0 }));
+      const byDay = new Map(days.map((d) => [d.day, d]));
+      const field = { step_sent: 'sends', reply: 'replies', bounce: 'bounces', unsubscribe: 'unsubscribes' } as const;
+      for (const c of counts) {
+        const d = byDay.get(c.day);
+        const f = field[c.type as keyof typeof field];
+        if (d && f) d[f] += Number(c.n);
+      }
+
+      const funnel = await db
+        .selectFrom('step as st')
+        .innerJoin('sequence as s', 's.id', 'st.sequence_id')
+        .select((eb) => [
+          's.name',
+          'st.key',
+          eb.selectFrom('send_request as r').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('r.step_id', '=', 'st.id').where('r.state', '=', 'sent').as('sent'),
+          eb.selectFrom('enrollment as e').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('e.last_step_id', '=', 'st.id').where('e.state', '=', 'replied').as('replied'),
+        ])
+        .where('s.workspace_id', '=', ws.workspaceId)
+        .where('st.archived_at', 'is', null)
+        .where('st.kind', '=', 'email')
+        .orderBy('s.created_at')
+        .orderBy('st.position')
+        .execute();
+
+      // Reply to stop: the reply's arrival at the mailbox (server receipt) to the engine's journal entry.
+      const lat = await db
+        .selectFrom('event as ev')
+        .innerJoin('message as m', (j) => j.onRef('m.enrollment_id', '=', 'ev.enrollment_id').on('m.direction', '=', 'inbound').on('m.label', '=', 'human_reply'))
+        .select(['ev.at as stopped', 'm.received_at', 'm.at'])
+        .where('ev.workspace_id', '=', ws.workspaceId)
+        .where('ev.type', '=', 'reply')
+        .where('ev.at', '>=', since)
+        .limit(100_000)
+        .execute();
+      const ms = lat.map((r) => new Date(r.stopped).getTime() - new Date(r.received_at ?? r.at).getTime()).filter((x) => x >= 0).sort((a, b) => a - b);
+      return {
+        days,
+        funnel: funnel.map((f) => ({ sequenceName: f.name, stepKey: f.key, sent: Number(f.sent), replied: Number(f.replied) })),
+        replyToStop: { count: ms.length, p50Ms: percentile(ms, 50), p90Ms: percentile(ms, 90), p99Ms: percentile(ms, 99) },
+      };
+    },
+  }),
+];

@@ -1,0 +1,196 @@
+import { DateTime } from 'luxon';
+import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
+import { newId } from '../../common/ids.ts';
+import { testConnection, type ImapCheck, type SmtpCheck } from '../../mailbox/imap/test-connection.ts';
+import { parseMailboxSettings } from '../../mailbox/settings.ts';
+import { dailyCapOn, parseRamp } from '../../sending/pacing/ramp.ts';
+import { isValidZone } from '../../sequence/calendar/index.ts';
+import type { ApiContext } from '../context.ts';
+import { defineRoute, workspaceParams } from '../http/route.ts';
+
+const DAY_MS = 86_400_000;
+
+const mailboxBody = z
+  .object({
+    id: z.uuid(),
+    email: z.string(),
+    displayName: z.string().nullable(),
+    provider: z.enum(['smtp_imap', 'gmail', 'graph']),
+    health: z.enum(['ok', 'warning', 'paused', 'error']),
+    healthReason: z.string().nullable().describe('Why the mailbox is paused or warned (bounce rate, auth failure…)'),
+    dailyCap: z.number().int(),
+    todayCap: z.number().int().describe("Today's cap after the ramp"),
+    sentToday: z.number().int().describe("Sends claimed since the start of the mailbox's local day"),
+    ramp: z.object({ day: z.number().int(), days: z.number().int() }).nullable().describe('Ramp progress; null once ramped up or without a ramp'),
+    syncError: z.string().nullable(),
+  })
+  .meta({ id: 'Mailbox' });
+
+const endpointInput = z.object({
+  host: z.string().min(1).max(255),
+  port: z.number().int().min(1).max(65535),
+  security: z.enum(['tls', 'starttls', 'none']),
+  allowSelfSigned: z.boolean().default(false),
+});
+
+/** Local day number (days since the epoch in the zone) of an instant. */
+function localDay(ms: number, zone: string): number {
+  const d = DateTime.fromMillis(ms, { zone });
+  return Math.round(DateTime.utc(d.year, d.month, d.day).toMillis() / DAY_MS);
+}
+
+async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: string): Promise<z.output<typeof mailboxBody>[]> {
+  const now = ctx.clock.now();
+  const ws = await ctx.store.db.selectFrom('workspace').select('time_zone').where('id', '=', workspaceId).executeTakeFirstOrThrow();
+  let q = ctx.store.db
+    .selectFrom('mailbox as m')
+    .leftJoin('mailbox_sync as s', 's.mailbox_id', 'm.id')
+    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 's.last_error'])
+    .where('m.workspace_id', '=', workspaceId)
+    .orderBy('m.email');
+  if (onlyId) q = q.where('m.id', '=', onlyId);
+  const rows = await q.execute();
+  const out: z.output<typeof mailboxBody>[] = [];
+  for (const m of rows) {
+    const zone = m.time_zone ?? ws.time_zone;
+    const dayStart = DateTime.fromMillis(now, { zone }).startOf('day').toJSDate();
+    const sent = await ctx.store.db
+      .selectFrom('send_request')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('mailbox_id', '=', m.id)
+      .where('claimed_at', '>=', dayStart)
+      .executeTakeFirstOrThrow();
+    const ramp = parseRamp(m.ramp);
+    const started = new Date(m.ramp_started_at ?? m.created_at).getTime();
+    const startDay = localDay(started, zone);
+    const today = localDay(now, zone);
+    let progress: { day: number; days: number } | null = null;
+    if (ramp && ramp.step > 0) {
+      const top = Math.min(m.daily_cap, ramp.target ?? m.daily_cap);
+      const days = Math.max(1, Math.ceil((top - ramp.start) / ramp.step) + 1);
+      const day = today - startDay + 1;
+      if (day <= days) progress = { day, days };
+    }
+    out.push({
+      id: m.id,
+      email: m.email,
+      displayName: m.display_name,
+      provider: m.provider,
+      health: m.health,
+      healthReason: m.health_reason,
+      dailyCap: m.daily_cap,
+      todayCap: dailyCapOn(m.daily_cap, ramp, startDay, today),
+      sentToday: Number(sent.n),
+      ramp: progress,
+      syncError: m.last_error,
+    });
+  }
+  return out;
+}
+
+function checkLine(protocol: string, c: ImapCheck | SmtpCheck | null) {
+  if (!c) return [];
+  if (c.ok) return [{ protocol, ok: true, message: `OK in ${c.tookMs} ms${c.warnings.length ? `; ${c.warnings.join('; ')}` : ''}` }];
+  return [{ protocol, ok: false, message: `${c.problem.message}. ${c.problem.hint}` }];
+}
+
+export const mailboxRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/mailboxes',
+    summary: "The workspace's mailboxes with health, today's sends against the cap, and ramp progress",
+    tags: ['mailboxes'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    response: z.object({ mailboxes: z.array(mailboxBody) }),
+    handler: async ({ ctx, ws }) => ({ mailboxes: await listMailboxes(ctx, ws.workspaceId) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/mailboxes',
+    summary: 'Add an SMTP/IMAP mailbox; the password is stored encrypted and never returned',
+    tags: ['mailboxes'],
+    access: { workspace: 'member' },
+    status: 201,
+    params: workspaceParams({}),
+    body: z.object({
+      email: z.email().max(320),
+      displayName: z.string().max(200).optional(),
+      username: z.string().max(320).optional(),
+      password: z.string().min(1).max(1024),
+      dailyCap: z.number().int().min(0).max(10_000).default(30),
+      rampUp: z.boolean().default(true).describe('Start at 5 a day and add 3 a day up to the cap'),
+      timeZone: z.string().refine(isValidZone, 'an IANA time zone such as Europe/Paris').optional(),
+      smtp: endpointInput,
+      imap: endpointInput,
+      serverSavesSent: z.boolean().default(true),
+    }),
+    example: () => ({
+      body: {
+        email: 'rep@example.test',
+        password: 'app password',
+        smtp: { host: 'smtp.example.test', port: 587, security: 'starttls' as const },
+        imap: { host: 'imap.example.test', port: 993, security: 'tls' as const },
+      },
+    }),
+    response: mailboxBody,
+    handler: async ({ ctx, ws, body }) => {
+      const vault = ctx.vault;
+      if (!vault) throw cadenzaError('CONFIG_INVALID', 'this server has no master key configured: it cannot store mailbox passwords');
+      const id = newId(ctx.clock.now(), ctx.random);
+      const settings = parseMailboxSettings({ smtp: body.smtp, imap: body.imap, serverSavesSent: body.serverSavesSent });
+      const email = body.email.toLowerCase();
+      await ctx.store.db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('mailbox')
+          .values({
+            id,
+            workspace_id: ws.workspaceId,
+            user_id: ws.userId,
+            email,
+            display_name: body.displayName ?? null,
+            provider: 'smtp_imap',
+            daily_cap: body.dailyCap,
+            ramp: JSON.stringify(body.rampUp ? { start: Math.min(5, body.dailyCap), step: 3, target: body.dailyCap } : {}),
+            ramp_started_at: body.rampUp ? new Date(ctx.clock.now()) : null,
+            time_zone: body.timeZone ?? null,
+            settings: JSON.stringify(settings),
+          })
+          .execute()
+          .catch((e: { code?: string }) => {
+            if (e.code === '23505') throw cadenzaError('CONFLICT', `mailbox ${email} is already connected`);
+            throw e;
+          });
+        await vault.put(ws.workspaceId, id, { kind: 'password', username: body.username || email, password: body.password }, tx);
+      });
+      const [m] = await listMailboxes(ctx, ws.workspaceId, id);
+      return m!;
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/mailboxes/:mailboxId/test',
+    summary: "Sign in to the mailbox's SMTP and IMAP servers with its stored password and say what works",
+    tags: ['mailboxes'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ mailboxId: z.uuid() }),
+    response: z.object({ ok: z.boolean(), checks: z.array(z.object({ protocol: z.string(), ok: z.boolean(), message: z.string() })) }).meta({ id: 'ConnectionReport' }),
+    handler: async ({ ctx, ws, params }) => {
+      const row = await ctx.store.db.selectFrom('mailbox').select(['id', 'email', 'settings']).where('workspace_id', '=', ws.workspaceId).where('id', '=', params.mailboxId).executeTakeFirst();
+      if (!row) throw cadenzaError('NOT_FOUND', 'no such mailbox');
+      const settings = parseMailboxSettings(row.settings);
+      const credential = await ctx.vault?.get(row.id);
+      if (!credential || credential.kind !== 'password') {
+        throw cadenzaError('INVALID_INPUT', `mailbox ${row.email} has no stored password to test with (OAuth mailboxes are tested with \`cadenza mailbox test\`)`);
+      }
+      const r = await testConnection({
+        username: credential.username || row.email,
+        auth: { kind: 'password', password: credential.password },
+        ...(settings.imap ? { imap: settings.imap } : {}),
+        ...(settings.smtp ? { smtp: settings.smtp } : {}),
+      });
+      return { ok: r.ok, checks: [...checkLine('SMTP', r.smtp), ...checkLine('IMAP', r.imap)] };
+    },
+  }),
+];

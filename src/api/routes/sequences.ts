@@ -1,0 +1,193 @@
+import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
+import { renderEmail } from '../../sending/compose/template/render.ts';
+import { templateProblems } from '../../sending/compose/template/validate.ts';
+import { applyDefinition } from '../../sequence/apply-definition.ts';
+import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
+import { formatWindow, parseWindow } from '../../sequence/calendar/index.ts';
+import { validateDefinition } from '../../sequence/definition.ts';
+import { enrollmentService } from '../context.ts';
+import { defineRoute, workspaceParams } from '../http/route.ts';
+
+const status = z.enum(['draft', 'active', 'paused', 'archived']);
+
+const stepBody = z.object({
+  key: z.string(),
+  type: z.enum(['email', 'call', 'manual', 'wait']),
+  delay: z.string().describe('e.g. "0 minutes", "3 days", "2 business days"'),
+  subject: z.string(),
+  body: z.string(),
+  title: z.string(),
+});
+
+const sequenceInput = z.object({
+  key: z.string().min(1).max(64),
+  name: z.string().min(1).max(200),
+  status: status.default('active'),
+  window: z.string().min(1).max(200).describe("Lead's local send window, e.g. 'Mon-Fri 09:00-17:00' or 'any'"),
+  jitterMinutes: z.number().int().min(0).max(240).optional().describe('Random delay added to each send (default 45)'),
+  mailboxes: z.array(z.string()).max(200).default([]),
+  steps: z.array(stepBody).min(1).max(50),
+});
+
+const sequenceDetail = sequenceInput
+  .extend({ id: z.uuid(), jitterMinutes: z.number().int() })
+  .meta({ id: 'Sequence' });
+
+const unitText = { minutes: 'minutes', hours: 'hours', days: 'days', business_days: 'business days' } as const;
+
+export const sequenceRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/sequences',
+    summary: 'Sequences with their step count and enrollments by state',
+    tags: ['sequences'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    response: z.object({
+      sequences: z.array(z.object({ id: z.uuid(), key: z.string(), name: z.string(), status, steps: z.number().int(), active: z.number().int(), replied: z.number().int() })),
+    }),
+    handler: async ({ ctx, ws }) => {
+      const rows = await ctx.store.db
+        .selectFrom('sequence as s')
+        .select((eb) => [
+          's.id',
+          's.key',
+          's.name',
+          's.status',
+          eb.selectFrom('step').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('step.sequence_id', '=', 's.id').where('step.archived_at', 'is', null).as('steps'),
+          eb.selectFrom('enrollment').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('enrollment.sequence_id', '=', 's.id').where('enrollment.state', '=', 'active').as('active'),
+          eb.selectFrom('enrollment').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('enrollment.sequence_id', '=', 's.id').where('enrollment.state', '=', 'replied').as('replied'),
+        ])
+        .where('s.workspace_id', '=', ws.workspaceId)
+        .orderBy('s.created_at', 'desc')
+        .execute();
+      return { sequences: rows.map((r) => ({ ...r, steps: Number(r.steps), active: Number(r.active), replied: Number(r.replied) })) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/sequences/:sequenceId',
+    summary: 'A sequence as the editor shows it: settings, mailbox pool, and each step with its first variant',
+    tags: ['sequences'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ sequenceId: z.uuid() }),
+    response: sequenceDetail,
+    handler: async ({ ctx, ws, params }) => {
+      const db = ctx.store.db;
+      const s = await db.selectFrom('sequence').selectAll().where('workspace_id', '=', ws.workspaceId).where('id', '=', params.sequenceId).executeTakeFirst();
+      if (!s) throw cadenzaError('NOT_FOUND', 'no such sequence');
+      const steps = await db.selectFrom('step').selectAll().where('sequence_id', '=', s.id).where('archived_at', 'is', null).orderBy('position').execute();
+      const variants = steps.length
+        ? await db.selectFrom('variant').selectAll().where('step_id', 'in', steps.map((x) => x.id)).where('archived_at', 'is', null).orderBy('created_at').execute()
+        : [];
+      const mailboxes = await db
+        .selectFrom('sequence_mailbox as sm')
+        .innerJoin('mailbox as m', 'm.id', 'sm.mailbox_id')
+        .select('m.email')
+        .where('sm.sequence_id', '=', s.id)
+        .execute();
+      const settings = (s.settings ?? {}) as { jitterMinutes?: number };
+      return {
+        id: s.id,
+        key: s.key,
+        name: s.name,
+        status: s.status,
+        window: formatWindow(parseWindow(s.send_window as string)),
+        jitterMinutes: settings.jitterMinutes ?? 45,
+        mailboxes: mailboxes.map((m) => m.email),
+        steps: steps.map((st) => {
+          const v = variants.find((x) => x.step_id === st.id);
+          const config = (st.config ?? {}) as { title?: string };
+          return { key: st.key, type: st.kind, delay: `${st.delay_amount} ${unitText[st.delay_unit]}`, subject: v?.subject ?? '', body: v?.body ?? '', title: config.title ?? '' };
+        }),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    url: '/api/workspaces/:workspaceId/sequences',
+    summary: 'Create or update a sequence by key (steps matched by key; running enrollments re-planned)',
+    tags: ['sequences'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    body: sequenceInput,
+    example: () => ({ body: { key: 'intro', name: 'Intro', window: 'Mon-Fri 09:00-17:00', steps: [{ key: 's1', type: 'email' as const, delay: '0 minutes', subject: 'Hi', body: 'Hello {{first_name}}', title: '' }] } }),
+    response: z.object({ sequenceId: z.uuid(), created: z.boolean(), version: z.number().int(), replanned: z.number().int() }),
+    handler: async ({ ctx, ws, body }) => {
+      const def = validateDefinition({
+        key: body.key,
+        name: body.name,
+        status: body.status,
+        window: body.window,
+        ...(body.jitterMinutes !== undefined ? { jitter_minutes: body.jitterMinutes } : {}),
+        mailboxes: body.mailboxes.map((m) => m.toLowerCase()),
+        steps: body.steps.map((s) => ({
+          key: s.key,
+          type: s.type,
+          delay: s.delay,
+          ...(s.type === 'email' ? { ...(s.subject.trim() ? { subject: s.subject } : {}), body: s.body } : {}),
+          ...(s.type === 'call' || s.type === 'manual' ? { title: s.title || (s.type === 'call' ? 'Call' : 'Manual step') } : {}),
+        })),
+      });
+      const deps = { clock: ctx.clock, random: ctx.random };
+      const summary = await applyDefinition(ctx.store, deps, ws.workspaceId, def);
+      const replanned = summary.created ? 0 : await enrollmentService(ctx).replanSequence(summary.sequenceId);
+      return { sequenceId: summary.sequenceId, created: summary.created, version: summary.version, replanned };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/sequences/:sequenceId/enroll',
+    summary: 'Enroll leads (by id, or every lead not yet in the sequence); each refusal has a reason',
+    tags: ['sequences'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ sequenceId: z.uuid() }),
+    body: z.union([z.object({ leadIds: z.array(z.uuid()).min(1).max(100_000) }), z.object({ all: z.literal(true) })]),
+    example: (ids) => ({ body: { leadIds: [ids.leadId ?? '00000000-0000-4000-8000-000000000000'] } }),
+    response: z.object({
+      enrolled: z.number().int(),
+      refused: z.array(z.object({ leadId: z.string(), email: z.string().optional(), reason: z.string(), detail: z.string().optional() })),
+    }),
+    handler: async ({ ctx, ws, params, body }) => {
+      const seq = await ctx.store.db.selectFrom('sequence').select('id').where('workspace_id', '=', ws.workspaceId).where('id', '=', params.sequenceId).executeTakeFirst();
+      if (!seq) throw cadenzaError('NOT_FOUND', 'no such sequence');
+      let leadIds: string[];
+      if ('leadIds' in body) leadIds = body.leadIds;
+      else {
+        const rows = await ctx.store.db
+          .selectFrom('lead as l')
+          .select('l.id')
+          .where('l.workspace_id', '=', ws.workspaceId)
+          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('enrollment as e').select('e.id').whereRef('e.lead_id', '=', 'l.id').where('e.sequence_id', '=', seq.id))))
+          .execute();
+        leadIds = rows.map((r) => r.id);
+      }
+      if (leadIds.length === 0) return { enrolled: 0, refused: [] };
+      const r = await bulkEnroll(ctx.store, { clock: ctx.clock, random: ctx.random }, { workspaceId: ws.workspaceId, sequenceId: seq.id, leadIds });
+      return { enrolled: r.enrolled, refused: r.refused };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/sequences/preview',
+    summary: 'Render a subject and body against a lead, as the sender would (variables, filters, spintax)',
+    tags: ['sequences'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    body: z.object({ leadId: z.uuid(), subject: z.string().max(998), body: z.string().max(100_000) }),
+    example: (ids) => ({ body: { leadId: ids.leadId ?? '00000000-0000-4000-8000-000000000000', subject: 'Hi', body: 'Hello {{first_name}}' } }),
+    response: z.object({ subject: z.string().nullable(), text: z.string(), problems: z.array(z.string()) }),
+    handler: async ({ ctx, ws, params, body }) => {
+      void params;
+      const lead = await ctx.store.db.selectFrom('lead').selectAll().where('workspace_id', '=', ws.workspaceId).where('id', '=', body.leadId).executeTakeFirst();
+      if (!lead) throw cadenzaError('NOT_FOUND', 'no such lead');
+      const problems = templateProblems({ subject: body.subject, text: body.body }, 'step');
+      if (problems.length) return { subject: null, text: '', problems };
+      // A fixed seed: the preview shows one spin and keeps it while the person types elsewhere.
+      const r = renderEmail({ subject: body.subject, text: body.body }, { lead: { ...lead, custom: lead.custom as Record<string, unknown> } }, { enrollmentId: lead.id, stepId: 'preview' });
+      if (!r.ok) return { subject: null, text: '', problems: [r.reason] };
+      return { subject: r.subject, text: r.text, problems: [] };
+    },
+  }),
+];

@@ -160,7 +160,9 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
     const inputs = prepared.map((p) => ({ mail: p.mail, threadId: p.fetched.threadId, classification: p.classification }));
     const ctx = await loadThreadContext(tx, { workspaceId: mailbox.workspaceId, mailboxId: mailbox.id, since: now - opts.recentSendsMs }, threadKeys(inputs));
     const matches: ThreadMatch[] = inputs.map((i) => matchThread(i, ctx));
-    const enrollmentOf = await Promise.all(prepared.map(async (p, i) => (p.unsubscribeSend ? await enrollmentOfSend(tx, mailbox.workspaceId, p.unsubscribeSend) : enrollmentOfMatch(matches[i]!))));
+    // One query at a time: a transaction is one connection.
+    const enrollmentOf: Array<string | null> = [];
+    for (const [i, p] of prepared.entries()) enrollmentOf.push(p.unsubscribeSend ? await enrollmentOfSend(tx, mailbox.workspaceId, p.unsubscribeSend) : enrollmentOfMatch(matches[i]!));
     const targets = await loadTargets(tx, [...new Set(enrollmentOf.filter((e): e is string => e !== null))]);
 
     for (const [i, p] of prepared.entries()) {

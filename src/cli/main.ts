@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { version } from '../ops/app.ts';
 import { reportError } from './context.ts';
 import { register as classify } from './commands/classify.ts';
+import { register as demo } from './commands/demo.ts';
 import { register as dns } from './commands/dns.ts';
 import { register as enroll } from './commands/enroll.ts';
 import { register as importCmd } from './commands/import.ts';
@@ -24,7 +25,7 @@ export function buildProgram(): Command {
     .option('--data-dir <dir>', 'folder of the embedded store (env CADENZA_DATA_DIR, default ./data)')
     .showHelpAfterError()
     .configureOutput({ outputError: (s, write) => write(s) });
-  for (const register of [start, migrate, importCmd, sequence, enroll, status, workspace, mailbox, keys, dns, classify, replyText]) register(program);
+  for (const register of [start, migrate, importCmd, sequence, enroll, status, workspace, mailbox, keys, dns, classify, replyText, demo]) register(program);
   return program;
 }
 

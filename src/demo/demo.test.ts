@@ -1,0 +1,78 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshStore, type TestStore } from '../../test/stores.ts';
+import { formatProgress } from './progress.ts';
+import { startDemo, type DemoRun } from './run-demo.ts';
+
+/**
+ * A short demo on PGlite: 30 leads, four simulated hours per real second. Everything that happens
+ * is done by the real parts: the scheduler fires steps, the senders send through the Gmail and
+ * Graph emulators, the simulated prospects answer by mail into the emulated inboxes, and the sync
+ * pool and the ingestion pipeline turn that mail into replies, bounces, out-of-office pauses and
+ * unsubscribes. The test waits (bounded for a loaded 2-core machine) until each kind was seen.
+ */
+const RATE = 4 * 3600;
+const BOUND_MS = 120_000;
+
+describe('cadenza demo (short run on PGlite)', () => {
+  let store: TestStore;
+  let run: DemoRun | undefined;
+
+  beforeAll(async () => {
+    store = await freshStore('pglite');
+  });
+  afterAll(async () => {
+    await run?.stop();
+    await store?.destroy();
+  });
+
+  const one = async <T>(q: ReturnType<typeof sql<T>>) => (await q.execute(store.db)).rows;
+
+  it('sends through the emulators; replies, a bounce, an out-of-office and an unsubscribe come back by mail and act on their enrollments', async () => {
+    run = await startDemo({ store, leads: 30, rate: RATE, seed: 'demo-test' });
+    const ws = run.workspaceId;
+    const seen = { reply: false, bounce: false, paused: false, unsubscribe: false };
+    const deadline = Date.now() + BOUND_MS;
+    while (Date.now() < deadline && !Object.values(seen).every(Boolean)) {
+      await new Promise((r) => setTimeout(r, 300));
+      const byAction = await one<{ action: string; state: string; state_reason: string | null; email_norm: string; reason: string | null }>(sql`
+        select m.action, e.state, e.state_reason, l.email_norm, s.reason
+        from message m join enrollment e on e.id = m.enrollment_id join lead l on l.id = e.lead_id
+        left join suppression s on s.workspace_id = l.workspace_id and s.email_norm = l.email_norm
+        where m.workspace_id = ${ws} and m.direction = 'inbound'`);
+      seen.reply ||= byAction.some((x) => x.action === 'reply' && x.state === 'replied');
+      seen.bounce ||= byAction.some((x) => x.action === 'hard_bounce' && x.state === 'bounced' && x.reason === 'hard_bounce');
+      // Paused while it is observed: the return date is a day or two ahead on the demo clock.
+      seen.paused ||= byAction.some((x) => x.action === 'out_of_office' && x.state === 'paused' && /out of office/i.test(x.state_reason ?? ''));
+      seen.unsubscribe ||= byAction.some((x) => x.action === 'unsubscribe' && x.state === 'unsubscribed' && x.reason === 'unsubscribe');
+    }
+    const progress = await run.progress();
+    console.log(`${formatProgress(progress)}\nreactions delivered: ${JSON.stringify(run.reactions)}`);
+    await run.stop();
+    expect(seen).toEqual({ reply: true, bounce: true, paused: true, unsubscribe: true });
+
+    // Every send went through an emulator's API and is in the rep's Sent folder there, once.
+    const sent = await one<{ message_id: string }>(sql`select message_id from send_request where workspace_id = ${ws} and state = 'sent'`);
+    expect(sent.length).toBeGreaterThan(0);
+    const gmailSent = run.workspace.mailboxes
+      .filter((m) => m.provider === 'gmail')
+      .flatMap((m) => [...run!.providers.gmail.mailbox(m.email).messages.values()].filter((x) => x.labelIds.has('SENT')).map((x) => x.parsed.messageId));
+    const graphSent = run.workspace.mailboxes
+      .filter((m) => m.provider === 'graph')
+      .flatMap((m) => run!.providers.graph.mailbox(m.email).messages.filter((x) => x.folder === 'sentitems').map((x) => x.internetMessageId));
+    expect(gmailSent.length).toBeGreaterThan(0);
+    expect(graphSent.length).toBeGreaterThan(0);
+    expect([...gmailSent, ...graphSent].sort()).toEqual(sent.map((x) => x.message_id).sort());
+    expect(run.providers.gmail.requests.some((r) => r.route === 'messages.send' && r.outcome === 200)).toBe(true);
+    expect(run.providers.graph.requests.some((r) => r.route === 'sendMail' && r.outcome === 202)).toBe(true);
+
+    // Never after a stop: an enrollment stopped by mail has nothing queued, and nothing was sent
+    // after the message that stopped it arrived.
+    const late = await one<{ n: number }>(sql`
+      select count(*)::int as n from enrollment e
+      join message m on m.enrollment_id = e.id and m.direction = 'inbound' and m.action in ('reply', 'hard_bounce', 'unsubscribe')
+      join send_request r on r.enrollment_id = e.id
+      where e.workspace_id = ${ws} and (r.state in ('queued', 'in_flight') or (r.state = 'sent' and r.claimed_at > m.received_at))`);
+    expect(late[0]!.n).toBe(0);
+  }, BOUND_MS + 60_000);
+});

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../common/logger.ts';
+import { seededRandom } from '../common/random.ts';
+import { SyncPool } from '../ingest/worker/sync-pool.ts';
+import { gmailSync } from '../mailbox/sync/gmail-sync.ts';
+import { graphSync } from '../mailbox/sync/graph-sync.ts';
+import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
+import type { Metrics } from '../ops/metrics.ts';
+import { EnrollmentService } from '../sequence/enrollment-service.ts';
+import { Scheduler } from '../sequence/scheduler.ts';
+import { trackingKey } from '../sending/compose/tracking.ts';
+import { SenderPool } from '../sending/sender-pool.ts';
+import { gmailTransport } from '../sending/transports/gmail.ts';
+import { graphTransport } from '../sending/transports/graph.ts';
+import { ensureEventPartitions } from '../store/partitions.ts';
+import type { Store } from '../store/store.ts';
+import { Audience, type AudienceCounts } from './audience.ts';
+import { AcceleratedClock } from './demo-clock.ts';
+import { startEmulatedProviders, type EmulatedProvider, type EmulatedProviders } from './emulated-providers.ts';
+import { readProgress, type DemoProgress } from './progress.ts';
+import { fillDemoWorkspace, type DemoWorkspace } from './workspace.ts';
+
+/**
+ * The demo: a workspace filled with mailboxes on the Gmail and Graph emulators, a few hundred leads
+ * across time zones and two sequences, run by the real scheduler, sender pool, sync pool and
+ * ingestion pipeline on an accelerated clock, while simulated prospects reply, bounce, go on
+ * holiday and unsubscribe by mail. Nothing writes an enrollment's state but the engine: a reply
+ * reaches the store only by being delivered to an emulated inbox, pulled by the sync connector,
+ * parsed, threaded and classified.
+ *
+ * Real-time budgets (HTTP deadlines, lease lifetimes, idle polls) are expressed in real
+ * milliseconds and converted with clock.realMs(), so a faster clock does not make them tighter.
+ */
+export interface DemoOptions {
+  store: Store;
+  /** Leads to create (default 300). */
+  leads?: number;
+  /** Simulated ms per real ms (default 3,600: an hour a second). */
+  rate?: number;
+  seed?: string | number;
+  /** Where simulated time starts (default: now). */
+  startMs?: number;
+  /** Seals the demo mailboxes' tokens; default a key of its own (the demo's grants are throwaway). */
+  masterKey?: Buffer;
+  workspaceName?: string;
+  publicUrl?: string;
+  metrics?: Metrics;
+  log?: Logger;
+}
+
+export interface DemoRun {
+  workspaceId: string;
+  workspace: DemoWorkspace;
+  clock: AcceleratedClock;
+  providers: EmulatedProviders;
+  scheduler: Scheduler;
+  senders: SenderPool;
+  syncs: SyncPool;
+  /** What the simulated prospects sent back so far, by kind. */
+  reactions: AudienceCounts;
+  progress(): Promise<DemoProgress>;
+  /** Stops every part (gracefully: sends and batches in flight are recorded); the store stays open. */
+  stop(): Promise<void>;
+  /**
+   * After stop(), for a store that outlives the demo: the enrollments still running are stopped
+   * through the engine, and the mailboxes, whose emulated providers are gone, are marked so that no
+   * sender or sync process takes them.
+   */
+  retire(): Promise<{ stopped: number }>;
+}
+
+export async function startDemo(o: DemoOptions): Promise<DemoRun> {
+  const rate = o.rate ?? 3600;
+  const clock = new AcceleratedClock(o.startMs ?? Date.now(), rate);
+  const random = seededRandom(o.seed ?? 'cadenza-demo');
+  const { store, log } = o;
+  const real = (ms: number) => clock.realMs(ms);
+  await ensureEventPartitions(store, clock.now());
+
+  let audience: Audience | undefined;
+  const providers = await startEmulatedProviders(clock, (m) => audience?.received(m));
+  const parts: { scheduler?: Scheduler; senders?: SenderPool; syncs?: SyncPool } = {};
+  let stopping: Promise<void> | undefined;
+  const stopParts = () =>
+    (stopping ??= (async () => {
+      await audience?.stop();
+      await Promise.all([parts.senders?.stop(), parts.syncs?.stop()]);
+      await parts.scheduler?.stop();
+      await providers.close();
+    })());
+  try {
+    const master = o.masterKey ?? randomBytes(32);
+    const vault = new Vault(store, localKeyWrapper(master));
+    const workspace = await fillDemoWorkspace(store, vault, { clock, random: random.fork('workspace') }, {
+      leads: o.leads ?? 300,
+      name: o.workspaceName ?? 'Demo workspace',
+      tokenFor: (rep) => {
+        providers.addMailbox(rep.provider, rep.email);
+        return providers.issueToken(rep.provider, rep.email);
+      },
+    });
+    const providerOf = new Map(workspace.mailboxes.map((m) => [m.id, m.provider]));
+    const members = workspace.sequences.flatMap((s) =>
+      s.leads.map((l) => ({ email: l.email, firstName: l.firstName, lastName: l.lastName, company: l.company, persona: workspace.personas.get(l.email)!, emails: s.emails })),
+    );
+    audience = new Audience({ clock, random: random.fork('audience'), deliver: (p, to, raw) => providers.deliver(p, to, raw), ...(log ? { log } : {}) }, members);
+
+    // The OAuth grant's access token comes from the vault, as for a connected mailbox; a 401 makes
+    // the connector ask for a fresh one, which the emulator issues as a token endpoint would.
+    const tokensFor = (mailbox: { id: string; email: string }, credential: unknown) => {
+      const provider = providerOf.get(mailbox.id) as EmulatedProvider;
+      const current = (credential as { kind?: string; accessToken?: string } | undefined)?.kind === 'oauth' ? (credential as { accessToken: string }).accessToken : undefined;
+      return providers.tokenProvider(provider, mailbox.email, current);
+    };
+    const timeoutMs = real(20_000);
+    const service = new EnrollmentService({ store, clock, random: random.fork('engine') });
+    const tracking = trackingKey(master);
+
+    parts.scheduler = new Scheduler({ store, service, clock, ...(log ? { log } : {}), horizonMs: real(10_000), refillEveryMs: real(2_000), tickMs: real(20) });
+    await parts.scheduler.start();
+    parts.senders = new SenderPool({
+      store,
+      service,
+      clock,
+      random: random.fork('senders'),
+      vault,
+      trackingKey: tracking,
+      publicUrl: o.publicUrl ?? 'http://localhost:8080',
+      leaseTtlMs: real(30_000),
+      idlePollMs: real(250),
+      resolveEveryMs: real(5_000),
+      // What the provider registry builds for an OAuth mailbox, with real-time HTTP deadlines.
+      transportFor: (mb, deps) => {
+        const tokens = tokensFor(mb, deps.credential);
+        return mb.provider === 'gmail'
+          ? gmailTransport({ baseUrl: providers.gmail.baseUrl, userId: 'me', tokens, clock, timeoutMs })
+          : graphTransport({ baseUrl: providers.graph.baseUrl, user: 'me', tokens, clock, timeoutMs });
+      },
+      ...(log ? { log } : {}),
+    });
+    parts.syncs = new SyncPool({
+      store,
+      service,
+      clock,
+      random: random.fork('syncs'),
+      vault,
+      trackingKey: tracking,
+      mailboxIds: workspace.mailboxes.map((m) => m.id),
+      leaseTtlMs: real(30_000),
+      // No push endpoint in the demo: the reconciliation pull, every quarter of a real second, finds replies.
+      reconcileMs: real(250),
+      connectorFor: (mb, deps) => {
+        const tokens = tokensFor(mb, deps.credential);
+        return mb.provider === 'gmail'
+          ? gmailSync({ baseUrl: providers.gmail.baseUrl, userId: 'me', tokens, clock, timeoutMs })
+          : graphSync({ baseUrl: providers.graph.baseUrl, user: 'me', tokens, clock, timeoutMs });
+      },
+      ...(o.metrics ? { metrics: o.metrics } : {}),
+      ...(log ? { log } : {}),
+    });
+    await parts.syncs.start();
+    await parts.senders.start();
+
+    const a = audience;
+    return {
+      workspaceId: workspace.workspaceId,
+      workspace,
+      clock,
+      providers,
+      scheduler: parts.scheduler,
+      senders: parts.senders,
+      syncs: parts.syncs,
+      reactions: a.delivered,
+      progress: () => readProgress(store, workspace.workspaceId, clock.now()),
+      stop: stopParts,
+      async retire() {
+        const live = await store.db.selectFrom('enrollment').select('id').where('workspace_id', '=', workspace.workspaceId).where('state', 'in', ['active', 'paused']).execute();
+        for (const e of live) await service.apply(e.id, { type: 'stop', reason: 'demo ended' });
+        await store.db
+          .updateTable('mailbox')
+          .set({ health: 'error', health_reason: 'demo mailbox: its emulated provider ran inside `cadenza demo` and stopped with it' })
+          .where('workspace_id', '=', workspace.workspaceId)
+          .execute();
+        return { stopped: live.length };
+      },
+    };
+  } catch (e) {
+    await stopParts().catch(() => undefined);
+    throw e;
+  }
+}

@@ -4,7 +4,7 @@ import type { Logger } from '../common/logger.ts';
 import type { Store } from '../store/store.ts';
 import { BatchWriter, type BatchWriterOptions, type BatchWriterStats } from './batch-writer.ts';
 import { classifyClick, classifyOpen } from './classify.ts';
-import { insertTrackingBatch, type TrackingRow } from './sql/insert-tracking-events.ts';
+import { insertTrackingEvents, type TrackingRow } from './sql/insert-tracking-events.ts';
 import { sendTimes } from './sql/send-times.ts';
 import { openToken, type ClickToken } from './tokens.ts';
 
@@ -204,6 +204,6 @@ export class TrackingRecorder {
         at: h.at,
       };
     });
-    await insertTrackingBatch(this.deps.store, rows);
+    await insertTrackingEvents(this.deps.store.db, rows);
   }
 }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db, Store, Tx } from '../../store/store.ts';
+import type { Db, Tx } from '../../store/store.ts';
 import type { TrackingVerdict } from '../../store/schema.ts';
 
 export interface TrackingRow {
@@ -67,21 +67,3 @@ export async function insertTrackingEvents(db: Db | Tx, rows: readonly TrackingR
   return r.rows[0]?.n ?? 0;
 }
 
-/**
- * The batch writer's insert (recorder.ts). On the embedded store (PGlite) the foreign-key triggers
- * are skipped for this one transaction (session_replication_role = replica; PGlite's user is the
- * superuser): PGlite has a single connection, so nothing runs between the statement's joins, which
- * find the workspace and the send request's enrollment, and its insert: the per-row key checks
- * would re-read what the joins just read, and they are about a third of an event's cost there
- * (measured: 42-52 -> 27-34 µs of the server's CPU per row). Cascades from the referenced tables
- * still fire: they run in the deleting transaction. PostgreSQL keeps its checks, because there a
- * concurrent erasure can delete the enrollment between the join and the insert.
- */
-export async function insertTrackingBatch(store: Pick<Store, 'db' | 'backend'>, rows: readonly TrackingRow[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  if (store.backend !== 'pglite') return insertTrackingEvents(store.db, rows);
-  return store.db.transaction().execute(async (tx) => {
-    await sql`set local session_replication_role = replica`.execute(tx);
-    return insertTrackingEvents(tx, rows);
-  });
-}

@@ -5,6 +5,8 @@ import type { Metrics } from '../ops/metrics.ts';
 import type { Store } from '../store/store.ts';
 import { registerTracking, type TrackingDeps } from '../tracking/index.ts';
 import { registerOAuthRoutes, type OAuthRoutesDeps } from '../mailbox/oauth/routes.ts';
+import type { PushRegistry } from '../mailbox/sync/push-registry.ts';
+import { gmailPushRoutes, graphPushRoutes } from '../mailbox/sync/push-routes.ts';
 import { registerApi } from './api.ts';
 import type { ApiContext } from './context.ts';
 import { registerDocs } from './http/docs.ts';
@@ -19,6 +21,8 @@ export interface ApiDeps {
   tracking?: Omit<TrackingDeps, 'store' | 'clock'>;
   /** Connecting Google and Microsoft mailboxes: /oauth/:provider/start and /oauth/callback (src/mailbox/oauth). */
   oauth?: OAuthRoutesDeps;
+  /** Gmail (Pub/Sub) and Graph push notifications: POST /push/gmail and /push/graph (src/mailbox/sync/push-routes.ts). */
+  push?: { registry: PushRegistry; verificationToken: string };
   /** Served as Prometheus text on GET /metrics. */
   metrics?: Metrics;
   /** The /api routes (src/api/routes), with /openapi.json and /docs; absent: not served. */
@@ -37,6 +41,10 @@ export function buildServer(deps: ApiDeps): FastifyInstance {
 
   if (deps.tracking) registerTracking(app, { store: deps.store, clock: deps.clock, ...deps.tracking });
   if (deps.oauth) registerOAuthRoutes(app, deps.oauth);
+  if (deps.push) {
+    void app.register(gmailPushRoutes, { registry: deps.push.registry, verificationToken: deps.push.verificationToken });
+    void app.register(graphPushRoutes, { registry: deps.push.registry });
+  }
 
   const metrics = deps.metrics;
   if (metrics) {

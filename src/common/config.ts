@@ -28,6 +28,12 @@ const schema = z.object({
   CADENZA_ANTHROPIC_API_KEY: z.string().min(1).optional(),
   /** The model the LLM rung asks; unset: claude-sonnet-4-5. */
   CADENZA_LLM_MODEL: z.string().min(1).optional(),
+  /** Push for Gmail and Graph mailboxes (docs/mailboxes.md "Push"); unset: they are polled. At least 16 characters. Never logged. */
+  CADENZA_PUSH_SECRET: z.string().min(16, 'at least 16 characters').optional(),
+  /** The Pub/Sub topic Gmail's users.watch publishes to, projects/<project>/topics/<topic>. */
+  CADENZA_GMAIL_PUBSUB_TOPIC: z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'projects/<project>/topics/<topic>').optional(),
+  /** Webhooks out may reach loopback and private addresses, over http too (docs/api.md "Webhooks"). */
+  CADENZA_WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -21,6 +21,13 @@ import { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import { oauthConnectorFor, oauthTransportFor } from '../mailbox/oauth/wiring.ts';
 import { connectors } from '../ingest/worker/connectors.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
+import { WebhookDispatcher } from '../api/webhooks/dispatcher.ts';
+import { newId } from '../common/ids.ts';
+import type { ConnectorPush } from '../mailbox/oauth/wiring.ts';
+import { PushRegistry } from '../mailbox/sync/push-registry.ts';
+import { RelayedPushRegistry, type PushBus } from '../mailbox/sync/push-relay.ts';
+import type { PushSettings } from '../mailbox/sync/push-settings.ts';
+import { postgresPushBus } from './push-bus.ts';
 import { Metrics } from './metrics.ts';
 
 export const version: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -35,6 +42,12 @@ export interface AppOptions {
   publicUrl?: string;
   /** OAuth clients for Google and Microsoft mailboxes (config CADENZA_GOOGLE_* / CADENZA_MICROSOFT_*). */
   oauth?: OAuthSettings;
+  /** Push for Gmail and Graph mailboxes (pushSettingsFrom: CADENZA_PUSH_SECRET…); absent: they are polled. */
+  push?: PushSettings;
+  /** Webhooks out: loopback and private destinations allowed (CADENZA_WEBHOOK_ALLOW_PRIVATE). */
+  webhooks?: { allowPrivate: boolean; pollMs?: number };
+  /** The Gmail and Graph APIs' base URLs replaced (the emulators in tests). */
+  providerBaseUrls?: { gmail?: string; graph?: string };
   clock?: Clock;
   random?: Random;
   log?: Logger;
@@ -46,6 +59,9 @@ export interface RunningApp {
   scheduler?: Scheduler;
   senders?: SenderPool;
   syncs?: SyncPool;
+  webhooks?: WebhookDispatcher;
+  /** This process's push registry (absent: push off). */
+  push?: PushRegistry;
   metrics: Metrics;
   url?: string;
   /** Graceful stop: no new work, finish what is in progress, close the store. */
@@ -85,6 +101,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       // finish and commit the batch in flight.
       await Promise.all([app.senders?.stop(), app.syncs?.stop()]);
       await app.server?.close();
+      await app.webhooks?.stop();
+      await pushBus?.close();
       await app.scheduler?.stop();
       await store.close();
     },
@@ -99,6 +117,21 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   const vault = new Vault(store, localKeyWrapper(master));
   const oauthClients = new OAuthClients(o.oauth ?? {}, { clock });
   const mailboxTokens = new MailboxTokens({ store, vault, clients: oauthClients, clock, random, log });
+  // One push registry per process, shared by the push routes and the sync connectors. On
+  // PostgreSQL the roles may run in separate processes: the registry then relays what its
+  // routes receive to the mailbox's owner through LISTEN/NOTIFY (push-relay.ts).
+  let pushBus: PushBus | undefined;
+  let push: ConnectorPush | undefined;
+  if (o.push) {
+    const settings = o.push;
+    if (o.databaseUrl) pushBus = await postgresPushBus({ databaseUrl: o.databaseUrl, store, clock, random, log });
+    const registry = pushBus
+      ? new RelayedPushRegistry(pushBus, { origin: newId(clock.now(), random), secret: settings.secret, onError: (e) => log.warn({ err: e }, 'push relay: publish failed') })
+      : new PushRegistry();
+    push = { registry, secret: settings.secret, ...(settings.gmailTopic ? { gmailTopic: settings.gmailTopic } : {}), ...(settings.graphNotificationUrl ? { graphNotificationUrl: settings.graphNotificationUrl } : {}) };
+    app.push = registry;
+  }
+  const baseUrls = o.providerBaseUrls ? { baseUrls: o.providerBaseUrls } : {};
   if (o.roles.includes('sender')) {
     app.senders = new SenderPool({
       store,
@@ -106,7 +139,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       clock,
       random,
       vault,
-      transportFor: oauthTransportFor({ tokens: mailboxTokens }),
+      transportFor: oauthTransportFor({ tokens: mailboxTokens, ...baseUrls }),
       trackingKey: trackingKey(master),
       publicUrl: o.publicUrl ?? `http://localhost:${o.port}`,
       log,
@@ -124,7 +157,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       clock,
       random,
       vault,
-      connectorFor: oauthConnectorFor({ tokens: mailboxTokens }, (m, d) => connectors[m.provider](m, d)),
+      connectorFor: oauthConnectorFor({ tokens: mailboxTokens, ...baseUrls, ...(push ? { push } : {}) }, (m, d) => connectors[m.provider](m, d)),
       trackingKey: trackingKey(master),
       metrics,
       log,
@@ -132,8 +165,13 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     await app.syncs.start();
   }
   if (o.roles.includes('api')) {
+    // Webhooks out are delivered by the API processes (claims are skip-locked: several share the work).
+    const webhooks = new WebhookDispatcher({ store, clock, random, log, allowPrivate: o.webhooks?.allowPrivate ?? false, ...(o.webhooks?.pollMs ? { pollMs: o.webhooks.pollMs } : {}) });
+    app.webhooks = webhooks;
+    webhooks.start();
     app.server = buildServer({ store, clock, version, metrics, tracking: { service, key: trackingKey(master), log },
-      api: { random, vault, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings },
+      api: { random, vault, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+      ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
     });
     app.url = await app.server.listen({ port: o.port, host: o.host });

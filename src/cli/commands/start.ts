@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig, parseRoles } from '../../common/config.ts';
 import { startApp } from '../../ops/app.ts';
 import { oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
+import { pushSettingsFrom } from '../../mailbox/sync/push-settings.ts';
 import { globals } from '../context.ts';
 
 export function register(program: Command): void {
@@ -14,6 +15,7 @@ export function register(program: Command): void {
     .action(async (opts: { port?: string; host?: string; roles?: string }, cmd: Command) => {
       const g = globals(cmd);
       const cfg = loadConfig();
+      const push = pushSettingsFrom(cfg);
       const app = await startApp({
         databaseUrl: g.databaseUrl ?? cfg.DATABASE_URL,
         dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR,
@@ -22,6 +24,8 @@ export function register(program: Command): void {
         roles: parseRoles(opts.roles ?? cfg.CADENZA_ROLES),
         ...(cfg.CADENZA_PUBLIC_URL ? { publicUrl: cfg.CADENZA_PUBLIC_URL } : {}),
         oauth: oauthSettingsFrom(cfg),
+        ...(push ? { push } : {}),
+        webhooks: { allowPrivate: cfg.CADENZA_WEBHOOK_ALLOW_PRIVATE },
       });
       if (g.json) process.stdout.write(`${JSON.stringify({ url: app.url, backend: app.store.backend })}\n`);
       await new Promise<void>((resolve) => {

@@ -8,6 +8,8 @@ import { parseMailboxSettings } from '../settings.ts';
 import { gmailSync } from '../sync/gmail-sync.ts';
 import { graphSync } from '../sync/graph-sync.ts';
 import { createImapSync } from '../sync/imap-sync.ts';
+import type { PushRegistry } from '../sync/push-registry.ts';
+import { graphClientState } from '../sync/push-relay.ts';
 import type { MailboxSync } from '../sync/source.ts';
 import type { Credential } from '../vault.ts';
 import type { MailboxTokens } from './mailbox-tokens.ts';
@@ -23,6 +25,17 @@ export interface OAuthWiring {
   tokens: MailboxTokens;
   /** Emulators in tests; the providers' public endpoints otherwise. */
   baseUrls?: { gmail?: string; graph?: string };
+  /** Push for Gmail and Graph sync (push-settings.ts); a provider without its setting is polled. */
+  push?: ConnectorPush;
+}
+
+export interface ConnectorPush {
+  /** The process's registry, shared with the push routes (relayed between processes: push-relay.ts). */
+  registry: PushRegistry;
+  /** The key of each mailbox's Graph clientState, so that any process can check a notification. */
+  secret: string;
+  gmailTopic?: string;
+  graphNotificationUrl?: string;
 }
 
 /**
@@ -71,11 +84,26 @@ export function oauthConnectorFor<M extends SyncMailboxRef>(w: OAuthWiring, fall
   return (mailbox, deps) => {
     const c = deps.credential;
     if (c?.kind !== 'oauth') return fallback(mailbox, deps);
+    const push = w.push;
     if (mailbox.provider === 'gmail') {
-      return gmailSync({ tokens: w.tokens.forMailbox(mailbox.id), userId: 'me', clock: deps.clock, ...(w.baseUrls?.gmail ? { baseUrl: w.baseUrls.gmail } : {}) });
+      return gmailSync({
+        tokens: w.tokens.forMailbox(mailbox.id),
+        userId: 'me',
+        clock: deps.clock,
+        ...(w.baseUrls?.gmail ? { baseUrl: w.baseUrls.gmail } : {}),
+        ...(push?.gmailTopic ? { push: { topicName: push.gmailTopic, registry: push.registry } } : {}),
+      });
     }
     if (mailbox.provider === 'graph') {
-      return graphSync({ tokens: w.tokens.forMailbox(mailbox.id), user: 'me', clock: deps.clock, ...(w.baseUrls?.graph ? { baseUrl: w.baseUrls.graph } : {}) });
+      return graphSync({
+        tokens: w.tokens.forMailbox(mailbox.id),
+        user: 'me',
+        clock: deps.clock,
+        ...(w.baseUrls?.graph ? { baseUrl: w.baseUrls.graph } : {}),
+        ...(push?.graphNotificationUrl
+          ? { push: { notificationUrl: push.graphNotificationUrl, registry: push.registry, clientState: graphClientState(push.secret, mailbox.id) } }
+          : {}),
+      });
     }
     if (mailbox.provider === 'smtp_imap') {
       const settings = parseMailboxSettings(mailbox.settings);

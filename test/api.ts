@@ -9,6 +9,9 @@ import { newId } from '../src/common/ids.ts';
 import { buildServer } from '../src/api/server.ts';
 import { SESSION_COOKIE } from '../src/api/auth/sessions.ts';
 import { freshStore, type TestStore } from './stores.ts';
+import { applyDefinition } from '../src/sequence/apply-definition.ts';
+import { bulkEnroll } from '../src/sequence/bulk-enroll.ts';
+import { validateDefinition } from '../src/sequence/definition.ts';
 
 /** A server on a fresh store, with the /api routes, and helpers to act as a signed-in person. */
 export interface ApiHarness {
@@ -88,4 +91,54 @@ export async function seedWorkspace(store: TestStore, name: string, ownerEmail: 
   await store.db.insertInto('account').values({ id: accountId, email: ownerEmail, name, password_hash: await hashPassword(password) }).execute();
   const userId = await addMembership(store.db, deps, { accountId, workspaceId, email: ownerEmail, name, role: 'owner' });
   return { workspaceId, accountId, userId, password };
+}
+
+/** Ids of one of each object in a workspace, by the URL parameter name that takes them. */
+export type ObjectIds = Record<string, string>;
+
+/**
+ * One of each object a workspace route can name: a mailbox owned by `ownerUserId`, a lead
+ * enrolled in a two-step sequence (a call, then an email), the call's task, an inbound reply held
+ * for review, and a suppressed address. Built with the domain code (applyDefinition, bulkEnroll).
+ */
+export async function seedGraph(store: TestStore, workspaceId: string, tag: string, ownerUserId: string | null): Promise<ObjectIds> {
+  const random = seededRandom(`graph-${tag}`);
+  const clock = systemClock;
+  const id = () => newId(clock.now(), random);
+  const db = store.db;
+  const mailboxId = id();
+  const mailboxEmail = `rep-${tag}@example.test`;
+  await db.insertInto('mailbox').values({ id: mailboxId, workspace_id: workspaceId, user_id: ownerUserId, email: mailboxEmail, provider: 'smtp_imap' }).execute();
+  const leadId = id();
+  const leadEmail = `lead-${tag}@prospects.test`;
+  await db.insertInto('lead').values({ id: leadId, workspace_id: workspaceId, email: leadEmail, email_norm: leadEmail, first_name: `Lead ${tag}` }).execute();
+  const def = validateDefinition({
+    key: `seq-${tag}`,
+    name: `Sequence ${tag}`,
+    window: 'any',
+    holidays: false,
+    jitter_minutes: 0,
+    mailboxes: [mailboxEmail],
+    steps: [
+      { key: 'call', type: 'call', delay: '0 minutes', title: 'Call them' },
+      { key: 'intro', type: 'email', delay: '1 days', subject: 'Hi', body: 'Hello {{first_name}}' },
+    ],
+  });
+  const seq = await applyDefinition(store, { clock, random }, workspaceId, def);
+  await bulkEnroll(store, { clock, random }, { workspaceId, sequenceId: seq.sequenceId, leadIds: [leadId] });
+  const enrollment = await db.selectFrom('enrollment').select('id').where('lead_id', '=', leadId).executeTakeFirstOrThrow();
+  const step = await db.selectFrom('step').select('id').where('sequence_id', '=', seq.sequenceId).where('key', '=', 'call').executeTakeFirstOrThrow();
+  const taskId = id();
+  await db.insertInto('task').values({ id: taskId, workspace_id: workspaceId, enrollment_id: enrollment.id, step_id: step.id, kind: 'call', title: 'Call them', due_at: new Date(clock.now()) }).execute();
+  const messageId = id();
+  await db
+    .insertInto('message')
+    .values({
+      id: messageId, workspace_id: workspaceId, mailbox_id: mailboxId, enrollment_id: enrollment.id, direction: 'inbound', message_id: `<reply-${tag}@prospects.test>`,
+      subject: 'Re: Hi', from_addr: leadEmail, at: new Date(clock.now()), folder: 'inbox', label: 'human_reply', confidence: 0.4, reason: 'model: unsure',
+      rung: 'model', action: 'needs_review', needs_review: true, excerpt: `maybe later (${tag})`,
+    })
+    .execute();
+  await db.insertInto('suppression').values({ workspace_id: workspaceId, email_norm: `gone-${tag}@prospects.test`, reason: 'manual', source: 'seed' }).execute();
+  return { mailboxId, leadId, sequenceId: seq.sequenceId, stepId: step.id, enrollmentId: enrollment.id, taskId, messageId };
 }

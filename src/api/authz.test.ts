@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../test/api.ts';
+import { apiHarness, login, seedGraph, seedWorkspace, type ApiHarness, type Browser } from '../../test/api.ts';
 import { testBackends } from '../../test/stores.ts';
 import { systemClock } from '../common/clock.ts';
 import { newId } from '../common/ids.ts';
@@ -25,7 +25,8 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   const memberId = await addMembership(db, { clock: systemClock, random }, { accountId, workspaceId, email: `member-${tag}@example.test`, name: null, role: 'member' });
   const apiKey = await createApiKey(db, { clock: systemClock, random }, { workspaceId, name: `key-${tag}`, role: 'admin', createdBy: null });
   const webhook = await createEndpoint({ db, clock: systemClock, random }, { allowPrivate: false }, { workspaceId, url: `https://hooks-${tag}.example.com/in`, events: ['reply'] });
-  return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id };
+  const graph = await seedGraph(h.store, workspaceId, tag, memberId);
+  return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, ...graph };
 }
 
 /** Every row of every table that has a workspace_id, for one workspace: what must not change. */
@@ -81,7 +82,7 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
     memberA = await login(h.app, 'member-a@example.test', 'member password 1');
     keyA = (await createApiKey(h.store.db, { clock: systemClock, random: seededRandom('k') }, { workspaceId: wa.workspaceId, name: 'script', role: 'admin', createdBy: null })).key;
     // What an answer to A must never contain: B's ids and addresses.
-    bSecrets = [...Object.values(b), 'owner-b@example.test', 'member-b@example.test'];
+    bSecrets = [...Object.values(b), 'owner-b@example.test', 'member-b@example.test', 'lead-b@prospects.test', 'rep-b@example.test', 'gone-b@prospects.test', 'maybe later (b)'];
   }, 60_000);
   afterAll(async () => h?.close());
 

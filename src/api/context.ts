@@ -1,6 +1,7 @@
 import type { Clock } from '../common/clock.ts';
 import type { Random } from '../common/random.ts';
 import type { Vault } from '../mailbox/vault.ts';
+import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 
 /** What API handlers use; built once by the server and injected, never reached as a global. */
@@ -10,6 +11,8 @@ export interface ApiContext {
   random: Random;
   /** Seals mailbox passwords (src/mailbox/vault.ts); absent: routes that store a credential refuse. */
   vault?: Vault;
+  /** The process's enrollment service, so the scheduler's timers hear of changes made through the API. */
+  service?: EnrollmentService;
   /** Where people reach this installation; https makes the session cookie Secure. */
   publicUrl: string;
   /** Sessions last this long from sign-in. */
@@ -24,3 +27,8 @@ export const defaultAuthSettings = {
   sessionTtlMs: 14 * 24 * 3_600_000,
   loginLimit: { perEmail: 10, perIp: 30, windowMs: 15 * 60_000 },
 } as const;
+
+/** The process's enrollment service, or one of its own for a server built without the scheduler (tests). */
+export function enrollmentService(ctx: ApiContext): EnrollmentService {
+  return ctx.service ?? new EnrollmentService({ store: ctx.store, clock: ctx.clock, random: ctx.random });
+}

@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
+import { PERSON_LABELS, reclassify } from '../../ingest/reclassify.ts';
+import type { WorkspaceAccess } from '../auth/access.ts';
+import { enrollmentService } from '../context.ts';
+import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
+import { defineRoute, workspaceParams } from '../http/route.ts';
+
+const inboxItem = z
+  .object({
+    id: z.uuid(),
+    mailboxId: z.uuid().nullable(),
+    mailboxEmail: z.string().nullable(),
+    threadId: z.string().nullable(),
+    enrollmentId: z.uuid().nullable(),
+    leadId: z.uuid().nullable(),
+    from: z.string().nullable(),
+    subject: z.string().nullable(),
+    at: z.iso.datetime(),
+    folder: z.string().nullable(),
+    label: z.string().nullable().describe('human_reply, auto_reply, bounce, unsubscribe_request, feedback, auto_generated, delivery_report, challenge'),
+    confidence: z.number().nullable(),
+    reason: z.string().nullable().describe('Why the classifier (or a person) chose the label'),
+    rung: z.string().nullable(),
+    intent: z.string().nullable(),
+    action: z.string().nullable().describe('What was done: reply (enrollment stopped), hard_bounce, out_of_office, unsubscribe, needs_review, inbox…'),
+    needsReview: z.boolean(),
+    excerpt: z.string().nullable(),
+  })
+  .meta({ id: 'InboxMessage' });
+
+type Row = {
+  id: string; mailbox_id: string | null; mailbox_email: string | null; thread_id: string | null; enrollment_id: string | null; lead_id: string | null;
+  from_addr: string | null; subject: string | null; at: Date; folder: string | null; label: string | null; confidence: number | null; reason: string | null;
+  rung: string | null; intent: string | null; action: string | null; needs_review: boolean; excerpt: string | null;
+};
+const toItem = (r: Row): z.output<typeof inboxItem> => ({
+  id: r.id, mailboxId: r.mailbox_id, mailboxEmail: r.mailbox_email, threadId: r.thread_id, enrollmentId: r.enrollment_id, leadId: r.lead_id,
+  from: r.from_addr, subject: r.subject, at: r.at.toISOString(), folder: r.folder, label: r.label, confidence: r.confidence, reason: r.reason,
+  rung: r.rung, intent: r.intent, action: r.action, needsReview: r.needs_review, excerpt: r.excerpt,
+});
+
+function base(db: import('../../store/store.ts').Db, ws: WorkspaceAccess) {
+  return db
+    .selectFrom('message as m')
+    .leftJoin('mailbox as mb', 'mb.id', 'm.mailbox_id')
+    .leftJoin('enrollment as e', 'e.id', 'm.enrollment_id')
+    .select([
+      'm.id', 'm.mailbox_id', 'mb.email as mailbox_email', 'm.thread_id', 'm.enrollment_id', 'e.lead_id', 'm.from_addr', 'm.subject', 'm.at', 'm.folder',
+      'm.label', 'm.confidence', 'm.reason', 'm.rung', 'm.intent', 'm.action', 'm.needs_review', 'm.excerpt',
+    ])
+    // What the caller may read: every mailbox's for admins and members granted 'all', only their
+    // own mailboxes' for other members (a member-role API key owns none).
+    .where('m.workspace_id', '=', ws.workspaceId)
+    .where((eb) => (ws.inboxScope === 'all' ? eb.lit(true) : ws.userId === null ? eb.lit(false) : eb('mb.user_id', '=', ws.userId)));
+}
+
+export const inboxRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/inbox',
+    summary: 'The unified inbox: inbound mail across the mailboxes the caller may read, newest first',
+    tags: ['inbox'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: z.object({
+      ...pageQuery,
+      mailboxId: z.uuid().optional(),
+      label: z.string().max(40).optional(),
+      needsReview: z.enum(['true', 'false']).optional().describe('true: the review queue (verdicts below the confidence line, not yet reviewed)'),
+      folder: z.enum(['inbox', 'junk', 'other']).optional(),
+    }),
+    example: () => ({ query: { limit: 10 } }),
+    response: z.object({ items: z.array(inboxItem), nextCursor: z.string().nullable() }),
+    handler: async ({ ctx, ws, query }) => {
+      const after = decodeCursor(query.cursor);
+      let q = base(ctx.store.db, ws).where('m.direction', '=', 'inbound');
+      if (query.mailboxId) q = q.where('m.mailbox_id', '=', query.mailboxId);
+      if (query.label) q = q.where('m.label', '=', query.label);
+      if (query.folder) q = q.where('m.folder', '=', query.folder);
+      if (query.needsReview === 'true') q = q.where('m.needs_review', '=', true).where('m.reviewed_at', 'is', null);
+      if (query.needsReview === 'false') q = q.where((eb) => eb.or([eb('m.needs_review', '=', false), eb('m.reviewed_at', 'is not', null)]));
+      if (after) q = q.where((eb) => eb.or([eb('m.at', '<', after.at), eb.and([eb('m.at', '=', after.at), eb('m.id', '<', after.id)])]));
+      const rows = await q.orderBy('m.at', 'desc').orderBy('m.id', 'desc').limit(query.limit + 1).execute();
+      const p = page(rows as Row[], query.limit, (r) => ({ at: r.at, id: r.id }));
+      return { items: p.items.map(toItem), nextCursor: p.nextCursor };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/inbox/messages/:messageId',
+    summary: 'One message with its thread: what was sent and what came back, oldest first',
+    tags: ['inbox'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ messageId: z.uuid() }),
+    response: z.object({ message: inboxItem, newText: z.string().nullable(), thread: z.array(inboxItem.extend({ direction: z.enum(['inbound', 'outbound']) })) }),
+    handler: async ({ ctx, ws, params }) => {
+      const db = ctx.store.db;
+      const m = await base(db, ws).select(['m.new_text', 'm.message_id']).where('m.id', '=', params.messageId).executeTakeFirst();
+      if (!m) throw cadenzaError('NOT_FOUND', 'no such message in this workspace');
+      // A thread is the enrollment's conversation when there is one, else the provider's thread.
+      let t = base(db, ws).select('m.direction');
+      if (m.enrollment_id) t = t.where('m.enrollment_id', '=', m.enrollment_id);
+      else if (m.thread_id) t = t.where('m.thread_id', '=', m.thread_id);
+      else t = t.where('m.id', '=', m.id);
+      const thread = await t.orderBy('m.at').orderBy('m.id').limit(500).execute();
+      return { message: toItem(m as Row), newText: m.new_text, thread: thread.map((r) => ({ ...toItem(r as Row), direction: r.direction })) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/inbox/messages/:messageId/reclassify',
+    summary: 'Relabel an inbound message; the enrollment follows (stop on a reply, suppress on an opt-out or hard bounce, pause until a return date)',
+    tags: ['inbox'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ messageId: z.uuid() }),
+    body: z.object({
+      label: z.enum(PERSON_LABELS),
+      returnDate: z.iso.date().optional().describe('For auto_reply: the day the person is back'),
+    }),
+    example: () => ({ body: { label: 'human_reply' as const } }),
+    response: z.object({ action: z.string(), enrollmentState: z.string().nullable() }),
+    handler: async ({ ctx, ws, params, body, principal }) => {
+      // Only a message the caller may read may be relabelled by them.
+      const seen = await base(ctx.store.db, ws).where('m.id', '=', params.messageId).where('m.direction', '=', 'inbound').executeTakeFirst();
+      if (!seen) throw cadenzaError('NOT_FOUND', 'no such inbound message in this workspace');
+      const by = principal?.kind === 'api_key' ? `api key ${principal.keyId}` : `member ${ws.userId}`;
+      return reclassify(
+        { store: ctx.store, service: enrollmentService(ctx), clock: ctx.clock },
+        { workspaceId: ws.workspaceId, messageRowId: params.messageId, label: body.label, returnDate: body.returnDate ? Date.parse(`${body.returnDate}T00:00:00Z`) : null, by },
+      );
+    },
+  }),
+];

@@ -4,6 +4,7 @@ import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
+import { inboxRoutes } from './inbox.ts';
 import { memberRoutes } from './members.ts';
 import { sequenceRoutes } from './sequences.ts';
 import { taskRoutes } from './tasks.ts';

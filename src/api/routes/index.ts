@@ -2,9 +2,9 @@ import type { ApiRoute } from '../http/route.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
+import { inboxRoutes } from './inbox.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
-import { inboxRoutes } from './inbox.ts';
 import { memberRoutes } from './members.ts';
 import { sequenceRoutes } from './sequences.ts';
 import { taskRoutes } from './tasks.ts';
@@ -25,6 +25,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...mailboxRoutes,
   ...leadRoutes,
   ...sequenceRoutes,
+  ...inboxRoutes,
   ...taskRoutes,
   ...analyticsRoutes,
 ];

@@ -66,6 +66,9 @@ export function register(program: Command): void {
 
       let run: DemoRun | undefined;
       let ticker: NodeJS.Timeout | undefined;
+      // Every timer of the running parts is unref'd (they never keep a process alive by themselves):
+      // this one holds the process until the demo has stopped and printed its last line.
+      const hold = setInterval(() => undefined, 60_000);
       const print = (p: DemoProgress) => {
         if (g.json) process.stdout.write(`${JSON.stringify({ ...p, at: new Date(p.at).toISOString() })}\n`);
         else process.stdout.write(`${formatProgress(p)}\n`);
@@ -101,7 +104,9 @@ export function register(program: Command): void {
         if (ticker) clearInterval(ticker);
         if (run) {
           await run.stop();
+          if (!g.json) process.stdout.write('Demo stopped. Final counts:\n');
           print(await run.progress());
+          if (!g.json) process.stdout.write(`Mail the simulated prospects sent back: ${Object.entries(run.reactions).map(([k, n]) => `${n} ${k.replace(/_/g, ' ')}`).join(', ')}\n`);
           if (keep) {
             const { stopped } = await run.retire();
             if (!g.json) process.stdout.write(`Demo ended: ${stopped} enrollments still running were stopped; the demo mailboxes are marked as gone.\n`);
@@ -109,6 +114,7 @@ export function register(program: Command): void {
         }
         if (app) await app.stop();
         else await store.close();
+        clearInterval(hold);
       }
     });
 }

@@ -192,3 +192,19 @@ describe('extractReplyText: helpdesk and forum markers', () => {
     expect(text(`Thanks, that fixed it.\n\n${marker}\n\nolder discussion`)).toBe('Thanks, that fixed it.');
   });
 });
+
+describe('extractReplyText: hostile input the fuzzer found', () => {
+  // A regex over the whole document (`<div[^>]*class=…`) backtracked for minutes on this.
+  it.each([
+    ['a megabyte of "<div class=" without ">"', '<div class='.repeat(100_000)],
+    ['a megabyte of "<div class=" with one ">" at the end', `${'<div class='.repeat(100_000)}>`],
+    ['a megabyte of "<"', '<'.repeat(1_000_000)],
+    ['a megabyte of "=" on one line', '='.repeat(1_000_000)],
+    ['a long run of spaces before text', `${' '.repeat(1_000_000)}x`],
+  ])('%s stays linear', (_name, input) => {
+    const t0 = performance.now();
+    extractReplyText({ html: input });
+    extractReplyText({ text: input, from: 'Fuzz Sender <fuzz@example.com>' });
+    expect(performance.now() - t0).toBeLessThan(5_000);
+  });
+});

@@ -140,5 +140,5 @@ export async function seedGraph(store: TestStore, workspaceId: string, tag: stri
     })
     .execute();
   await db.insertInto('suppression').values({ workspace_id: workspaceId, email_norm: `gone-${tag}@prospects.test`, reason: 'manual', source: 'seed' }).execute();
-  return { mailboxId, leadId, sequenceId: seq.sequenceId, stepId: step.id, enrollmentId: enrollment.id, taskId, messageId };
+  return { mailboxId, leadId, sequenceId: seq.sequenceId, stepId: step.id, enrollmentId: enrollment.id, taskId, messageId, email: `gone-${tag}@prospects.test` };
 }

@@ -7,6 +7,7 @@ import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
 import { memberRoutes } from './members.ts';
 import { sequenceRoutes } from './sequences.ts';
+import { suppressionRoutes } from './suppressions.ts';
 import { taskRoutes } from './tasks.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { workspaceRoutes } from './workspace.ts';
@@ -26,6 +27,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...leadRoutes,
   ...sequenceRoutes,
   ...inboxRoutes,
+  ...suppressionRoutes,
   ...taskRoutes,
   ...analyticsRoutes,
 ];

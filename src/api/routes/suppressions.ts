@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
+import { checkEmail } from '../../leads/email.ts';
+import { readSuppressionList, suppressAddresses } from '../../leads/suppression.ts';
+import { enrollmentService, type ApiContext } from '../context.ts';
+import type { WorkspaceAccess } from '../auth/access.ts';
+import { defineRoute, workspaceParams } from '../http/route.ts';
+
+const reason = z.enum(['hard_bounce', 'unsubscribe', 'complaint', 'manual']);
+const suppression = z
+  .object({ email: z.string(), reason, source: z.string().nullable(), createdAt: z.iso.datetime() })
+  .meta({ id: 'Suppression' });
+
+// Import bodies are bounded: a list past this size is split by the client.
+const MAX_IMPORT_CHARS = 5_000_000;
+
+function who(ws: WorkspaceAccess): string {
+  return ws.userId ? `api: member ${ws.userId}` : 'api: API key';
+}
+
+const deps = (ctx: ApiContext) => ({ store: ctx.store, service: enrollmentService(ctx), clock: ctx.clock });
+
+function csvCell(s: string): string {
+  // Formula-looking cells are prefixed so a spreadsheet does not execute them (CSV injection).
+  const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
+  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+export const suppressionRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/suppressions',
+    summary: 'Suppressed addresses (never mailed from this workspace), in address order, searchable',
+    tags: ['suppression'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: z.object({
+      q: z.string().max(320).optional().describe('Addresses containing this text'),
+      reason: reason.optional(),
+      after: z.string().max(320).optional().describe("The previous page's nextAfter"),
+      limit: z.coerce.number().int().min(1).max(500).default(100),
+    }),
+    example: () => ({ query: { limit: 10 } }),
+    response: z.object({ suppressions: z.array(suppression), nextAfter: z.string().nullable() }),
+    handler: async ({ ctx, ws, query }) => {
+      let q = ctx.store.db.selectFrom('suppression').select(['email_norm', 'reason', 'source', 'created_at']).where('workspace_id', '=', ws.workspaceId);
+      if (query.q) q = q.where('email_norm', 'like', `%${query.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      if (query.reason) q = q.where('reason', '=', query.reason);
+      if (query.after) q = q.where('email_norm', '>', query.after);
+      const rows = await q.orderBy('email_norm').limit(query.limit + 1).execute();
+      const items = rows.slice(0, query.limit);
+      return {
+        suppressions: items.map((r) => ({ email: r.email_norm, reason: r.reason, source: r.source, createdAt: r.created_at.toISOString() })),
+        nextAfter: rows.length > query.limit ? items[items.length - 1]!.email_norm : null,
+      };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/suppressions',
+    summary: "Suppress an address; its live enrollments stop",
+    tags: ['suppression'],
+    access: { workspace: 'member' },
+    status: 201,
+    params: workspaceParams({}),
+    body: z.object({ email: z.string().min(3).max(320), reason: reason.default('manual') }),
+    example: () => ({ body: { email: 'do-not-mail@prospects.test' } }),
+    response: z.object({ email: z.string(), added: z.number().int(), stopped: z.number().int() }),
+    handler: async ({ ctx, ws, body }) => {
+      const c = checkEmail(body.email);
+      if (!c.ok) throw cadenzaError('INVALID_INPUT', `email ${c.message}`, { field: 'email' });
+      const r = await suppressAddresses(deps(ctx), ws.workspaceId, [c.norm], body.reason, who(ws));
+      return { email: c.norm, ...r };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/suppressions/import',
+    summary: 'Import a suppression list (CSV with an email column, or one address per line); rows that are not addresses are reported',
+    tags: ['suppression'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({}),
+    body: z.object({ csv: z.string().min(1).max(MAX_IMPORT_CHARS), reason: reason.default('manual') }),
+    example: () => ({ body: { csv: 'email\nold-customer@prospects.test\n' } }),
+    response: z.object({
+      read: z.number().int(),
+      added: z.number().int(),
+      stopped: z.number().int(),
+      rejected: z.array(z.object({ line: z.number().int(), value: z.string(), message: z.string() })),
+    }),
+    handler: async ({ ctx, ws, body }) => {
+      const list = await readSuppressionList(body.csv);
+      const r = await suppressAddresses(deps(ctx), ws.workspaceId, list.emails, body.reason, `${who(ws)} import`);
+      return { read: list.emails.length, ...r, rejected: list.rejected.slice(0, 1000) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/suppressions/export',
+    summary: 'The whole suppression list as CSV (email, reason, source, created_at)',
+    tags: ['suppression'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({}),
+    response: z.string().describe('text/csv'),
+    handler: async ({ ctx, ws, reply }) => {
+      const rows = await ctx.store.db.selectFrom('suppression').select(['email_norm', 'reason', 'source', 'created_at']).where('workspace_id', '=', ws.workspaceId).orderBy('email_norm').execute();
+      const lines = ['email,reason,source,created_at', ...rows.map((r) => [r.email_norm, r.reason, r.source ?? '', r.created_at.toISOString()].map(csvCell).join(','))];
+      reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="suppressions.csv"');
+      return `${lines.join('\r\n')}\r\n`;
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/api/workspaces/:workspaceId/suppressions/:email',
+    summary: 'Lift a suppression (admin): the address may be mailed again; stopped enrollments stay stopped',
+    tags: ['suppression'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({ email: z.string().min(3).max(320) }),
+    response: z.object({ ok: z.literal(true) }),
+    handler: async ({ ctx, ws, params }) => {
+      const c = checkEmail(params.email);
+      const r = c.ok
+        ? await ctx.store.db.deleteFrom('suppression').where('workspace_id', '=', ws.workspaceId).where('email_norm', '=', c.norm).executeTakeFirst()
+        : undefined;
+      if (!r || Number(r.numDeletedRows) === 0) throw cadenzaError('NOT_FOUND', 'this address is not suppressed in this workspace');
+      return { ok: true as const };
+    },
+  }),
+];

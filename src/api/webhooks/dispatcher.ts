@@ -23,6 +23,8 @@ export interface WebhookDispatcherOptions extends DestinationPolicy {
   backoff?: BackoffPolicy;
   /** Deadline of one POST (default 10 s). */
   timeoutMs?: number;
+  /** Delivered and failed deliveries are kept this long in the log (default 30 days), then deleted. */
+  retainMs?: number;
 }
 
 export const defaultWebhookBackoff: BackoffPolicy = { baseMs: 30_000, capMs: 4 * 3_600_000 };
@@ -55,6 +57,7 @@ export class WebhookDispatcher {
   private running: Promise<void> | null = null;
   private stopped = true;
   private again = false;
+  private prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly o: WebhookDispatcherOptions) {}
 
@@ -130,8 +133,21 @@ export class WebhookDispatcher {
     });
   }
 
+  /** Drops finished deliveries past the retention, at most hourly; returns how many. */
+  async prune(): Promise<number> {
+    const now = this.o.clock.now();
+    this.prunedAt = now;
+    const r = await this.o.store.db
+      .deleteFrom('webhook_delivery')
+      .where('state', '<>', 'pending')
+      .where('next_attempt_at', '<', new Date(now - (this.o.retainMs ?? 30 * 86_400_000)))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
   private async loop(): Promise<void> {
     try {
+      if (this.o.clock.now() - this.prunedAt >= 3_600_000) await this.prune();
       // A full batch means more may be due: keep going until a round comes back short.
       while (!this.stopped && (await this.runOnce()) >= (this.o.batch ?? 20));
     } catch (e) {

@@ -166,5 +166,12 @@ describe.each(testBackends())('webhooks out (%s)', (backend) => {
     expect((await listDeliveries(store.db, seeded.workspaceId, named.id, { limit: 1 }))[0]).toMatchObject({ state: 'failed', responseCode: null, lastError: expect.stringMatching(/resolves only to loopback or private addresses/) });
     expect((await listDeliveries(store.db, seeded.workspaceId, literal.id, { limit: 1 }))[0]).toMatchObject({ state: 'failed', lastError: expect.stringMatching(/refused: 127\.0\.0\.1/) });
     await expect(createEndpoint(deps(), { allowPrivate: false }, { workspaceId: seeded.workspaceId, url: rx.url, events: ['reply'] })).rejects.toSatisfy((e) => isCadenzaError(e, 'INVALID_INPUT'));
+
+    // The log is kept for retainMs: finished deliveries older than that go, pending ones stay.
+    const pending = await queueTestEvent(deps(), seeded.workspaceId, ep.id);
+    const finished = (await store.db.selectFrom('webhook_delivery').select('id').where('state', '<>', 'pending').execute()).length;
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await new WebhookDispatcher({ store, clock: systemClock, random, allowPrivate: true, retainMs: 1 }).prune()).toBe(finished);
+    expect((await store.db.selectFrom('webhook_delivery').select('id').execute()).map((r) => r.id)).toEqual([pending.deliveryId]);
   }, 60_000);
 });

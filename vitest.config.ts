@@ -4,9 +4,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * Tests that need the real mail test bed (Postfix + Dovecot, test/mail/mailbed.sh). They form the
  * 'mail' project, whose global setup starts the bed: vitest runs a project's global setup only when
  * the run includes one of its files, so unit-test runs never start (or need) the mail servers.
- * Name a test `*.mail.test.ts` to put it there from anywhere in src/.
+ * Name a test `*.mail.test.ts` to put it there from anywhere in src/ or test/.
  */
-const mailTests = ['test/mail/**/*.test.ts', 'src/**/*.mail.test.ts'];
+const mailTests = ['test/mail/**/*.test.ts', 'src/**/*.mail.test.ts', 'test/**/*.mail.test.ts'];
 
 export default defineConfig({
   test: {

@@ -70,6 +70,8 @@ export interface SequenceDetail {
   name: string;
   status: SequenceSummary['status'];
   window: string;
+  /** A random delay of up to this many minutes on each send, so sends do not fall on the minute. */
+  jitterMinutes: number;
   mailboxes: string[];
   steps: StepDraft[];
 }
@@ -79,18 +81,25 @@ export interface EnrollResult {
   refused: { leadId: string; email?: string; reason: string; detail?: string }[];
 }
 
+/** GET .../inbox items (src/api/routes/inbox.ts). */
 export interface InboxMessage {
   id: string;
+  mailboxId: string | null;
   mailboxEmail: string | null;
+  enrollmentId: string | null;
+  leadId: string | null;
   from: string | null;
   subject: string | null;
   excerpt: string | null;
   at: string;
+  folder: string | null;
   label: string | null;
   confidence: number | null;
+  reason: string | null;
   intent: string | null;
+  /** What ingestion did: reply (enrollment stopped), hard_bounce, out_of_office, unsubscribe, needs_review, inbox… */
+  action: string | null;
   needsReview: boolean;
-  enrollment: { id: string; state: string; reason: string | null; sequenceName: string; leadEmail: string } | null;
 }
 
 export interface Task {

@@ -5,6 +5,7 @@ import { newId } from '../../common/ids.ts';
 import { testConnection, type ImapCheck, type SmtpCheck } from '../../mailbox/imap/test-connection.ts';
 import { parseMailboxSettings } from '../../mailbox/settings.ts';
 import { dailyCapOn, parseRamp } from '../../sending/pacing/ramp.ts';
+import { resolvePacingSettings } from '../../sending/pacing/settings.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import type { ApiContext } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -125,6 +126,15 @@ export const mailboxRoutes = [
       smtp: endpointInput,
       imap: endpointInput,
       serverSavesSent: z.boolean().default(true),
+      workingHours: z
+        .object({
+          workDays: z.array(z.number().int().min(1).max(7)).min(1).describe('ISO weekdays, 1 = Monday'),
+          start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'),
+          end: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'),
+          humanTiming: z.boolean().default(true).describe('Jitter the day, take a lunch break and pick up due sends after a few minutes, as a person would'),
+        })
+        .optional()
+        .describe("When the mailbox sends, in its time zone (default Mon-Fri about 08:40-17:20 with human timing)"),
     }),
     example: () => ({
       body: {
@@ -139,7 +149,18 @@ export const mailboxRoutes = [
       const vault = ctx.vault;
       if (!vault) throw cadenzaError('CONFIG_INVALID', 'this server has no master key configured: it cannot store mailbox passwords');
       const id = newId(ctx.clock.now(), ctx.random);
-      const settings = parseMailboxSettings({ smtp: body.smtp, imap: body.imap, serverSavesSent: body.serverSavesSent });
+      const settings: Record<string, unknown> = parseMailboxSettings({ smtp: body.smtp, imap: body.imap, serverSavesSent: body.serverSavesSent });
+      const wh = body.workingHours;
+      if (wh) {
+        const pacing = {
+          workDays: wh.workDays,
+          dayStart: wh.start,
+          dayEnd: wh.end,
+          ...(wh.humanTiming ? {} : { dayJitterMinutes: 0, lunch: null, pickupMinutes: 0 }),
+        };
+        resolvePacingSettings(undefined, pacing, 'workingHours'); // a day too short is refused here, not at the first send
+        settings.pacing = pacing;
+      }
       const email = body.email.toLowerCase();
       await ctx.store.db.transaction().execute(async (tx) => {
         await tx

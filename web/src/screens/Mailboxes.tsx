@@ -99,6 +99,8 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
   );
 }
 
+const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+
 interface EndpointDraft {
   host: string;
   port: string;
@@ -109,6 +111,7 @@ function AddMailbox({ workspaceId, onAdded }: { workspaceId: string; onAdded: ()
   const [f, setF] = useState({ email: '', displayName: '', username: '', password: '', dailyCap: '30', timeZone: '', allowSelfSigned: false, rampUp: true });
   const [smtp, setSmtp] = useState<EndpointDraft>({ host: '', port: '587', security: 'starttls' });
   const [imap, setImap] = useState<EndpointDraft>({ host: '', port: '993', security: 'tls' });
+  const [hours, setHours] = useState({ workDays: [1, 2, 3, 4, 5], start: '08:40', end: '17:20', humanTiming: true });
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent) => {
@@ -127,6 +130,7 @@ function AddMailbox({ workspaceId, onAdded }: { workspaceId: string; onAdded: ()
         rampUp: f.rampUp,
         smtp: ep(smtp),
         imap: ep(imap),
+        workingHours: hours,
       });
       onAdded();
     } catch (err) {
@@ -163,6 +167,33 @@ function AddMailbox({ workspaceId, onAdded }: { workspaceId: string; onAdded: ()
           <input value={f.timeZone} onChange={text('timeZone')} />
         </Field>
       </div>
+      <fieldset className="stack">
+        <legend>Working hours</legend>
+        <div className="row" role="group" aria-label="Working days">
+          {WEEKDAYS.map((d, i) => (
+            <label key={d} className="check">
+              <input
+                type="checkbox"
+                checked={hours.workDays.includes(i + 1)}
+                onChange={(e) => setHours({ ...hours, workDays: e.target.checked ? [...hours.workDays, i + 1].sort() : hours.workDays.filter((x) => x !== i + 1) })}
+              />
+              {d}
+            </label>
+          ))}
+        </div>
+        <div className="grid-2">
+          <Field label="Sends from">
+            <input type="time" required value={hours.start} onChange={(e) => setHours({ ...hours, start: e.target.value })} />
+          </Field>
+          <Field label="Sends until">
+            <input type="time" required value={hours.end} onChange={(e) => setHours({ ...hours, end: e.target.value })} />
+          </Field>
+        </div>
+        <label className="check">
+          <input type="checkbox" checked={hours.humanTiming} onChange={(e) => setHours({ ...hours, humanTiming: e.target.checked })} /> Human-like timing (a varying day, a lunch break, a few minutes before
+          each send)
+        </label>
+      </fieldset>
       <label className="check">
         <input type="checkbox" checked={f.rampUp} onChange={(e) => setF({ ...f, rampUp: e.target.checked })} /> Ramp up slowly (recommended for a new mailbox)
       </label>

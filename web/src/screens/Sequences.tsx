@@ -77,7 +77,7 @@ const keyOf = (name: string) =>
     .slice(0, 64) || 'sequence';
 
 function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string | undefined }) {
-  const [seq, setSeq] = useState<SequenceDetail>({ id: '', key: '', name: '', status: 'active', window: 'Mon-Fri 09:00-17:00', mailboxes: [], steps: [newStep(1)] });
+  const [seq, setSeq] = useState<SequenceDetail>({ id: '', key: '', name: '', status: 'active', window: 'Mon-Fri 09:00-17:00', jitterMinutes: 45, mailboxes: [], steps: [newStep(1)] });
   const [error, setError] = useState<string>();
   const [saved, setSaved] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -130,8 +130,11 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
                   <option value="paused">Paused</option>
                 </select>
               </Field>
-              <Field label="Send window" hint="Lead's local time, e.g. Mon-Fri 09:00-17:00, or Mon-Sun 00:00-24:00 for any time.">
+              <Field label="Send window" hint="In the lead's local time, e.g. Mon-Fri 09:00-17:00; 'any' sends at any hour.">
                 <input required value={seq.window} onChange={(e) => setSeq({ ...seq, window: e.target.value })} />
+              </Field>
+              <Field label="Random delay per send (minutes)" hint="Spreads sends so they do not look scheduled; 0 sends on time.">
+                <input type="number" min={0} max={240} value={seq.jitterMinutes} onChange={(e) => setSeq({ ...seq, jitterMinutes: Number(e.target.value) })} />
               </Field>
               <fieldset>
                 <legend>Sends from</legend>

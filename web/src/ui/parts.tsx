@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { cloneElement, useId, type ReactElement, type ReactNode } from 'react';
 
 export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
   return (
@@ -22,13 +22,25 @@ export function Empty({ children }: { children: ReactNode }) {
   return <p className="empty">{children}</p>;
 }
 
-export function Field({ label, hint, children }: { label: string; hint?: string; children: ReactNode }) {
+/**
+ * A labelled control with an optional hint. The hint is the control's description, not part of its
+ * name: a screen reader says "Display name, edit text" and then the hint.
+ */
+export function Field({ label, hint, children }: { label: string; hint?: string; children: ReactElement<{ id?: string; 'aria-describedby'?: string }> }) {
+  const id = useId();
+  const hintId = `${id}-hint`;
   return (
-    <label className="field">
-      <span className="field-label">{label}</span>
-      {children}
-      {hint && <span className="field-hint">{hint}</span>}
-    </label>
+    <div className="field">
+      <label className="field-label" htmlFor={id}>
+        {label}
+      </label>
+      {cloneElement(children, { id, ...(hint ? { 'aria-describedby': hintId } : {}) })}
+      {hint && (
+        <span className="field-hint" id={hintId}>
+          {hint}
+        </span>
+      )}
+    </div>
   );
 }
 

@@ -1,0 +1,227 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ImapFlow } from 'imapflow';
+import nodemailer from 'nodemailer';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/common/logger.ts';
+import { replyMail } from '../../src/ingest/pipeline-test-support.ts';
+import { startApp, type RunningApp } from '../../src/ops/app.ts';
+import { describeMailBed } from '../mail/describe-mail-bed.ts';
+import { mailBed, resetMailBed } from '../mail/mailbed.ts';
+import { freshStore, testBackends, type TestStore } from '../stores.ts';
+import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
+
+/**
+ * The rep's first day, in headless Chromium against the real app (API, scheduler, sender and sync
+ * in one process) and the real Postfix + Dovecot: first-run setup, sign in, connect a mailbox,
+ * import leads, build a two-step sequence, launch it, see the email arrive in the prospect's
+ * mailbox, answer it from there, and see the reply in the unified inbox with the enrollment
+ * stopped. A screenshot of each screen lands in test-results/screens/.
+ */
+const REP = 'sync31@inbox.test';
+const PROSPECT = 'sync32@inbox.test';
+const BED_PASS = 'pass';
+const OWNER = { name: 'Robin Rep', email: 'robin@cadenza.test', password: 'a long enough password' };
+const webRoot = fileURLToPath(new URL('../../dist/web/', import.meta.url));
+
+/** The prospect's INBOX message whose subject carries the tag, with its Message-ID, or null after waitMs. */
+async function waitForMail(user: string, tag: string, waitMs: number): Promise<{ messageId: string; subject: string; text: string } | null> {
+  const until = Date.now() + waitMs;
+  while (Date.now() < until) {
+    const c = new ImapFlow({ host: mailBed.host, port: mailBed.imapPort, secure: false, doSTARTTLS: false, auth: { user, pass: BED_PASS }, logger: false, disableAutoIdle: true });
+    c.on('error', () => undefined);
+    await c.connect();
+    try {
+      const lock = await c.getMailboxLock('INBOX', { readOnly: true });
+      try {
+        const uids = await c.search({ subject: tag }, { uid: true });
+        if (uids && uids.length > 0) {
+          const m = await c.fetchOne(String(uids[0]), { envelope: true, source: true }, { uid: true });
+          if (m && m.envelope?.messageId) return { messageId: m.envelope.messageId, subject: m.envelope.subject ?? '', text: m.source?.toString('utf8') ?? '' };
+        }
+      } finally {
+        lock.release();
+      }
+    } finally {
+      await c.logout().catch(() => c.close());
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return null;
+}
+
+const skip = chromiumSkipReason();
+
+describeMailBed('web app journey in Chromium', () => {
+  describe.skipIf(skip !== null)(`first run to a stopped enrollment${skip ? ` (skipped: ${skip})` : ''}`, () => {
+    let app: RunningApp;
+    let store: TestStore | undefined;
+    let dir: string;
+    let browser: Browser;
+    let page: Page;
+    const backend = testBackends().includes('postgres') ? 'postgres' : 'pglite';
+
+    beforeAll(async () => {
+      // npm install builds the app; a checkout where it was never built gets it built here.
+      if (!existsSync(join(webRoot, 'index.html'))) execFileSync('npm', ['run', 'build:web'], { stdio: 'inherit' });
+      await resetMailBed([REP, PROSPECT]);
+      dir = mkdtempSync(join(tmpdir(), 'cadenza-web-'));
+      if (backend === 'postgres') store = await freshStore('postgres');
+      app = await startApp({
+        databaseUrl: store?.url,
+        dataDir: dir,
+        port: 0,
+        host: '127.0.0.1',
+        roles: ['api', 'scheduler', 'sender', 'sync'],
+        log: createLogger({ level: 'silent' }),
+      });
+      browser = await launchChromium();
+      page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    }, 180_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await app?.stop();
+      await store?.destroy();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }, 60_000);
+
+    it('sets up, connects a mailbox, imports, launches a sequence, and a reply stops it', async () => {
+      const tag = `j${randomBytes(3).toString('hex')}`;
+      const go = async (label: string) => {
+        await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label }).click();
+        await page.getByRole('heading', { level: 1, name: label }).waitFor();
+      };
+
+      // First run: nobody has an account, so the app opens on setup.
+      await page.goto(app.url!);
+      await page.getByRole('heading', { name: 'Set up Cadenza' }).waitFor();
+      await page.getByLabel('Your name').fill(OWNER.name);
+      await page.getByLabel('Email').fill(OWNER.email);
+      await page.getByLabel('Password').fill(OWNER.password);
+      await page.getByLabel('Workspace name').fill('Acme Outbound');
+      await page.getByLabel('Time zone').fill('Europe/Paris');
+      await screenshot(page, '01-first-run-setup');
+      await page.getByRole('button', { name: 'Create workspace' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+
+      // Sign out and back in.
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.getByLabel('Email').fill(OWNER.email);
+      await page.getByLabel('Password').fill('not the password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'wrong email or password' }).waitFor();
+      await page.getByLabel('Password').fill(OWNER.password);
+      await screenshot(page, '02-sign-in');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+      await screenshot(page, '03-inbox-empty');
+
+      // Connect the rep's mailbox on the local bed: submission with STARTTLS (self-signed), plain IMAP.
+      await go('Mailboxes');
+      await page.getByRole('button', { name: 'Add mailbox' }).click();
+      await page.getByLabel('Email address').fill(REP);
+      await page.getByLabel('Display name').fill(OWNER.name);
+      await page.getByLabel('Password or app password').fill(BED_PASS);
+      await page.getByLabel('Sending (SMTP) host').fill(mailBed.host);
+      await page.getByLabel('Sending (SMTP) security').selectOption('starttls');
+      await page.getByLabel('Sending (SMTP) port').fill(String(mailBed.submissionPort));
+      await page.getByLabel('Receiving (IMAP) host').fill(mailBed.host);
+      await page.getByLabel('Receiving (IMAP) security').selectOption('none');
+      await page.getByLabel('Receiving (IMAP) port').fill(String(mailBed.imapPort));
+      // Sends at any hour of any day, on time: the journey must not wait for Monday morning.
+      for (const d of ['Sat', 'Sun']) await page.getByRole('group', { name: 'Working days' }).getByLabel(d).check();
+      await page.getByLabel('Sends from').fill('00:00');
+      await page.getByLabel('Sends until').fill('23:59');
+      await page.getByLabel('Human-like timing').uncheck();
+      await page.getByLabel('Accept self-signed certificates').check();
+      await screenshot(page, '04-connect-mailbox');
+      await page.getByRole('button', { name: 'Connect mailbox' }).click();
+      const row = page.getByRole('row').filter({ hasText: REP });
+      await row.waitFor();
+      await row.getByRole('button', { name: 'Test connection' }).click();
+      await row.getByText('SMTP: OK').waitFor({ timeout: 30_000 });
+      await row.getByText('IMAP: OK').waitFor();
+      await screenshot(page, '05-mailboxes');
+
+      // Import leads from a CSV whose headers need mapping; one row is not an address.
+      await go('Leads');
+      await page.getByRole('button', { name: 'Import CSV' }).click();
+      const csv = ['Work Email,First Name,Organisation,Favourite colour', `${PROSPECT},Sam,Inbox Test,blue`, 'not-an-address,Bad,Row,red', ''].join('\n');
+      await page.getByLabel('CSV file').setInputFiles({ name: 'leads.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      await expect.poll(() => page.getByLabel('Field for column Work Email').inputValue()).toBe('email');
+      await page.getByLabel('Field for column Organisation').selectOption('company');
+      await screenshot(page, '06-import-mapping');
+      await page.getByRole('button', { name: 'Import leads.csv' }).click();
+      await page.getByText('2 rows read: 1 imported, 0 updated, 0 unchanged, 1 rejected').waitFor({ timeout: 30_000 });
+      await page.getByRole('cell', { name: PROSPECT }).waitFor();
+      await screenshot(page, '07-leads-imported');
+
+      // A two-step sequence sent at any hour without jitter, from the rep's mailbox.
+      await go('Sequences');
+      await page.getByRole('link', { name: 'New sequence' }).click();
+      await page.getByLabel('Sequence name').fill(`Journey ${tag}`);
+      await page.getByLabel('Send window').fill('any');
+      await page.getByLabel('Random delay per send').fill('0');
+      await page.getByRole('checkbox', { name: REP }).check();
+      await page.getByLabel('Step 1 subject').fill(`Hello {{first_name}} ${tag}`);
+      await page.getByLabel('Step 1 body').fill('{Hi|Hello} {{first_name}},\n\nA quick question about {{company}}.\n\nRobin');
+      await page.getByRole('button', { name: 'Add step' }).click();
+      await page.getByLabel('Step 2 delay').fill('3 days');
+      await page.getByLabel('Step 2 body').fill('Following up on my note, {{first_name}}.');
+      await page.getByRole('button', { name: 'Preview' }).first().click();
+      const preview = page.getByRole('complementary', { name: 'Live preview' });
+      await preview.getByText(`Hello Sam ${tag}`).waitFor({ timeout: 15_000 });
+      await preview.getByText('A quick question about Inbox Test.').waitFor();
+      await page.getByRole('button', { name: 'Save sequence' }).click();
+      await page.getByText('Sequence created.').waitFor({ timeout: 15_000 });
+      await screenshot(page, '08-sequence-editor');
+      await page.getByRole('button', { name: 'Enroll all leads' }).click();
+      await page.getByText('1 enrolled.').waitFor({ timeout: 15_000 });
+      await screenshot(page, '09-sequence-launched');
+
+      // The scheduler, the day planner and the sender take it from here: the email reaches the prospect.
+      const sent = await waitForMail(PROSPECT, tag, 150_000);
+      expect(sent, 'the first step reached the prospect').not.toBeNull();
+      expect(sent!.subject).toBe(`Hello Sam ${tag}`);
+      expect(sent!.text).toContain('A quick question about Inbox Test.');
+
+      // The prospect answers, in the thread.
+      const smtp = nodemailer.createTransport({ host: mailBed.host, port: mailBed.injectPort, secure: false, ignoreTLS: true });
+      try {
+        await smtp.sendMail({
+          envelope: { from: PROSPECT, to: [REP] },
+          raw: replyMail({ from: PROSPECT, to: REP, inReplyTo: sent!.messageId, subject: `Re: ${sent!.subject}`, body: "Hi Robin,\n\nYes, let's talk next week.\n\nSam", messageId: `<reply-${tag}@inbox.test>` }),
+        });
+      } finally {
+        smtp.close();
+      }
+
+      // The unified inbox shows it, labelled, with the enrollment stopped.
+      await go('Inbox');
+      const item = page.getByRole('listitem').filter({ hasText: `Re: Hello Sam ${tag}` });
+      await item.waitFor({ timeout: 90_000 });
+      await item.getByText('Enrollment stopped: replied').waitFor({ timeout: 30_000 });
+      await expect.poll(() => item.textContent()).toContain('human reply');
+      await screenshot(page, '10-inbox-reply');
+      const enrollment = await app.store.db.selectFrom('enrollment').select(['state']).executeTakeFirstOrThrow();
+      expect(enrollment.state).toBe('replied');
+
+      await go('Sequences');
+      const seqRow = page.getByRole('row').filter({ hasText: `Journey ${tag}` });
+      await expect.poll(() => seqRow.getByRole('cell').allTextContents()).toEqual([expect.stringContaining(`Journey ${tag}`), 'active', '2', '0', '1']);
+      await screenshot(page, '11-sequences');
+      await go('Tasks');
+      await screenshot(page, '12-tasks');
+      await go('Analytics');
+      await page.getByText('Sends, 30 days').waitFor();
+      await screenshot(page, '13-analytics');
+    }, 420_000);
+  });
+});

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshStore, type TestStore } from '../../test/stores.ts';
 import { formatProgress } from './progress.ts';
-import { startDemo, type DemoRun } from './run-demo.ts';
+import { assertStoreFreeForDemo, startDemo, type DemoRun } from './run-demo.ts';
 
 /**
  * A short demo on PGlite: 30 leads, four simulated hours per real second. Everything that happens
@@ -74,5 +74,13 @@ describe('cadenza demo (short run on PGlite)', () => {
       join send_request r on r.enrollment_id = e.id
       where e.workspace_id = ${ws} and (r.state in ('queued', 'in_flight') or (r.state = 'sent' and r.claimed_at > m.received_at))`);
     expect(late[0]!.n).toBe(0);
+
+    // A second demo beside a live one is refused (its clock would fire the first one's steps early);
+    // once retired, the store is free again, and nothing of the first is left running.
+    await expect(startDemo({ store, leads: 5 })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await run.retire();
+    await expect(assertStoreFreeForDemo(store)).resolves.toBeUndefined();
+    const live = await one<{ n: number }>(sql`select count(*)::int as n from enrollment where workspace_id = ${ws} and state in ('active', 'paused')`);
+    expect(live[0]!.n).toBe(0);
   }, BOUND_MS + 60_000);
 });

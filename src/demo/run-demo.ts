@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { cadenzaError } from '../common/errors.ts';
 import type { Logger } from '../common/logger.ts';
 import { seededRandom } from '../common/random.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
@@ -69,7 +70,26 @@ export interface DemoRun {
   retire(): Promise<{ stopped: number }>;
 }
 
+/**
+ * The demo's scheduler, dispatcher and senders serve the whole store on a clock that runs ahead:
+ * beside a live mailbox or enrollment of a real workspace they would fire its steps early and send
+ * its mail through an emulator. So the demo runs only on a store where nothing else is live
+ * (earlier demos, retired, may stay). Throws CONFLICT naming what is there.
+ */
+export async function assertStoreFreeForDemo(store: Store): Promise<void> {
+  const mailboxes = await store.db.selectFrom('mailbox').select((eb) => eb.fn.countAll<number>().as('n')).where('health', '<>', 'error').executeTakeFirstOrThrow();
+  const enrollments = await store.db.selectFrom('enrollment').select((eb) => eb.fn.countAll<number>().as('n')).where('state', 'in', ['active', 'paused']).executeTakeFirstOrThrow();
+  if (Number(mailboxes.n) > 0 || Number(enrollments.n) > 0) {
+    throw cadenzaError(
+      'CONFLICT',
+      `the demo needs a store with nothing else running (this one has ${Number(mailboxes.n)} connected mailboxes and ${Number(enrollments.n)} running enrollments): its accelerated clock would fire their steps early; use another data folder or database`,
+      { mailboxes: Number(mailboxes.n), enrollments: Number(enrollments.n) },
+    );
+  }
+}
+
 export async function startDemo(o: DemoOptions): Promise<DemoRun> {
+  await assertStoreFreeForDemo(o.store);
   const rate = o.rate ?? 3600;
   const clock = new AcceleratedClock(o.startMs ?? Date.now(), rate);
   const random = seededRandom(o.seed ?? 'cadenza-demo');

@@ -2,6 +2,7 @@ import type { ApiRoute } from '../http/route.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
+import { enrollmentRoutes } from './enrollments.ts';
 import { inboxRoutes } from './inbox.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
@@ -26,6 +27,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...mailboxRoutes,
   ...leadRoutes,
   ...sequenceRoutes,
+  ...enrollmentRoutes,
   ...inboxRoutes,
   ...suppressionRoutes,
   ...taskRoutes,

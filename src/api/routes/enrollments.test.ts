@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiHarness, login, seedGraph, seedWorkspace, type ApiHarness, type Browser, type ObjectIds } from '../../../test/api.ts';
+import { testBackends } from '../../../test/stores.ts';
+
+describe.each(testBackends())('enrollment routes (%s)', (backend) => {
+  let h: ApiHarness;
+  let ws: string;
+  let owner: Browser;
+  let g: ObjectIds;
+
+  beforeAll(async () => {
+    h = await apiHarness(backend);
+    const w = await seedWorkspace(h.store, 'A', 'owner@example.test');
+    ws = w.workspaceId;
+    g = await seedGraph(h.store, ws, 'a', w.userId);
+    owner = await login(h.app, 'owner@example.test', w.password);
+  }, 60_000);
+  afterAll(async () => h?.close());
+
+  it('lists by sequence and state', async () => {
+    const r = await owner.call('GET', `/api/workspaces/${ws}/enrollments?sequenceId=${g.sequenceId}&state=active`);
+    expect(r.statusCode).toBe(200);
+    expect(r.json().items).toMatchObject([{ id: g.enrollmentId, leadEmail: 'lead-a@prospects.test', state: 'active' }]);
+    expect((await owner.call('GET', `/api/workspaces/${ws}/enrollments?state=asleep`)).statusCode).toBe(400);
+  });
+
+  it('pause, resume and stop go through the engine; what the state refuses is a 409', async () => {
+    const base = `/api/workspaces/${ws}/enrollments/${g.enrollmentId}`;
+    const past = await owner.call('POST', `${base}/pause`, { until: '2001-01-01T00:00:00Z' });
+    expect(past.statusCode).toBe(400);
+    expect((await owner.call('POST', `${base}/pause`, { until: 'tomorrow' })).json().error.details.issues[0].path).toBe('body.until');
+    const paused = await owner.call('POST', `${base}/pause`, { reason: 'asked to wait' });
+    expect(paused.statusCode).toBe(200);
+    expect(paused.json().state).toBe('paused');
+    expect((await owner.call('POST', `${base}/resume`)).json().state).toBe('active');
+    const stopped = await owner.call('POST', `${base}/stop`, {});
+    expect(stopped.json().state).toBe('stopped');
+    const again = await owner.call('POST', `${base}/resume`);
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error.code).toBe('INVALID_TRANSITION');
+    expect((await owner.call('GET', base)).json().state).toBe('stopped');
+  });
+});

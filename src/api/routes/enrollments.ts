@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
+import type { EngineEvent } from '../../sequence/model.ts';
+import type { Db } from '../../store/store.ts';
+import { enrollmentService, type ApiContext } from '../context.ts';
+import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
+import { defineRoute, workspaceParams } from '../http/route.ts';
+
+const state = z.enum(['active', 'paused', 'replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed']);
+const enrollment = z
+  .object({
+    id: z.uuid(),
+    sequenceId: z.uuid(),
+    sequenceName: z.string(),
+    leadId: z.uuid(),
+    leadEmail: z.string(),
+    mailboxId: z.uuid().nullable(),
+    state,
+    stateReason: z.string().nullable(),
+    waitingFor: z.enum(['timer', 'send', 'task']).nullable(),
+    nextStepKey: z.string().nullable(),
+    dueAt: z.iso.datetime().nullable().describe('When the next step is due (active) or the pause ends (paused)'),
+    timeZone: z.string(),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: 'Enrollment' });
+
+function select(db: Db, workspaceId: string) {
+  return db
+    .selectFrom('enrollment as e')
+    .innerJoin('lead as l', 'l.id', 'e.lead_id')
+    .innerJoin('sequence as s', 's.id', 'e.sequence_id')
+    .leftJoin('step as st', 'st.id', 'e.next_step_id')
+    .select([
+      'e.id', 'e.sequence_id', 's.name as sequence_name', 'e.lead_id', 'l.email as lead_email', 'e.mailbox_id', 'e.state', 'e.state_reason',
+      'e.waiting_for', 'st.key as next_step_key', 'e.due_at', 'e.time_zone', 'e.created_at',
+    ])
+    .where('e.workspace_id', '=', workspaceId);
+}
+
+type Row = Awaited<ReturnType<ReturnType<typeof select>['executeTakeFirstOrThrow']>>;
+const toEnrollment = (r: Row): z.output<typeof enrollment> => ({
+  id: r.id, sequenceId: r.sequence_id, sequenceName: r.sequence_name, leadId: r.lead_id, leadEmail: r.lead_email, mailboxId: r.mailbox_id,
+  state: r.state, stateReason: r.state_reason, waitingFor: r.waiting_for, nextStepKey: r.next_step_key,
+  dueAt: r.due_at?.toISOString() ?? null, timeZone: r.time_zone, createdAt: r.created_at.toISOString(),
+});
+
+/** Applies a person's event through the engine; an event the state refuses is a 409 with the engine's note. */
+async function act(ctx: ApiContext, workspaceId: string, enrollmentId: string, event: EngineEvent): Promise<z.output<typeof enrollment>> {
+  const found = await select(ctx.store.db, workspaceId).where('e.id', '=', enrollmentId).executeTakeFirst();
+  if (!found) throw cadenzaError('NOT_FOUND', 'no such enrollment in this workspace');
+  const r = await enrollmentService(ctx).apply(enrollmentId, event);
+  if (r.outcome === 'ignored') throw cadenzaError('INVALID_TRANSITION', `cannot ${event.type} an enrollment that is ${found.state}${r.note ? `: ${r.note}` : ''}`, { state: found.state });
+  return toEnrollment(await select(ctx.store.db, workspaceId).where('e.id', '=', enrollmentId).executeTakeFirstOrThrow());
+}
+
+const one = workspaceParams({ enrollmentId: z.uuid() });
+
+export const enrollmentRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/enrollments',
+    summary: 'Enrollments, newest first, by sequence, lead or state',
+    tags: ['enrollments'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: z.object({ ...pageQuery, sequenceId: z.uuid().optional(), leadId: z.uuid().optional(), state: state.optional() }),
+    example: () => ({ query: { limit: 10 } }),
+    response: z.object({ items: z.array(enrollment), nextCursor: z.string().nullable() }),
+    handler: async ({ ctx, ws, query }) => {
+      const after = decodeCursor(query.cursor);
+      let q = select(ctx.store.db, ws.workspaceId);
+      if (query.sequenceId) q = q.where('e.sequence_id', '=', query.sequenceId);
+      if (query.leadId) q = q.where('e.lead_id', '=', query.leadId);
+      if (query.state) q = q.where('e.state', '=', query.state);
+      if (after) q = q.where((eb) => eb.or([eb('e.created_at', '<', after.at), eb.and([eb('e.created_at', '=', after.at), eb('e.id', '<', after.id)])]));
+      const rows = await q.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(query.limit + 1).execute();
+      const p = page(rows, query.limit, (r) => ({ at: r.created_at, id: r.id }));
+      return { items: p.items.map(toEnrollment), nextCursor: p.nextCursor };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/enrollments/:enrollmentId',
+    summary: 'One enrollment',
+    tags: ['enrollments'],
+    access: { workspace: 'member' },
+    params: one,
+    response: enrollment,
+    handler: async ({ ctx, ws, params }) => {
+      const r = await select(ctx.store.db, ws.workspaceId).where('e.id', '=', params.enrollmentId).executeTakeFirst();
+      if (!r) throw cadenzaError('NOT_FOUND', 'no such enrollment in this workspace');
+      return toEnrollment(r);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/enrollments/:enrollmentId/pause',
+    summary: 'Pause an active enrollment, until a time or until resumed',
+    tags: ['enrollments'],
+    access: { workspace: 'member' },
+    params: one,
+    body: z.object({ until: z.iso.datetime().optional(), reason: z.string().max(200).optional() }),
+    example: () => ({ body: { reason: 'asked to wait' } }),
+    response: enrollment,
+    handler: async ({ ctx, ws, params, body }) => {
+      const until = body.until ? Date.parse(body.until) : undefined;
+      if (until !== undefined && until <= ctx.clock.now()) throw cadenzaError('INVALID_INPUT', 'until must be in the future', { field: 'until' });
+      return act(ctx, ws.workspaceId, params.enrollmentId, { type: 'pause', ...(until !== undefined ? { until } : {}), ...(body.reason ? { reason: body.reason } : {}) });
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/enrollments/:enrollmentId/resume',
+    summary: 'Resume a paused enrollment now',
+    tags: ['enrollments'],
+    access: { workspace: 'member' },
+    params: one,
+    response: enrollment,
+    handler: async ({ ctx, ws, params }) => act(ctx, ws.workspaceId, params.enrollmentId, { type: 'resume' }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/enrollments/:enrollmentId/stop',
+    summary: 'Stop an enrollment for good: nothing more is sent',
+    tags: ['enrollments'],
+    access: { workspace: 'member' },
+    params: one,
+    body: z.object({ reason: z.string().max(200).optional() }),
+    example: () => ({ body: { reason: 'talking on the phone now' } }),
+    response: enrollment,
+    handler: async ({ ctx, ws, params, body }) => act(ctx, ws.workspaceId, params.enrollmentId, { type: 'stop', ...(body.reason ? { reason: body.reason } : {}) }),
+  }),
+];

@@ -14,7 +14,7 @@ export interface Persona {
   onEmail: number;
   /** Simulated ms between our email landing and their reaction. */
   delayMs: number;
-  /** For out_of_office: days until they are back (counted from the day the note is written). */
+  /** For out_of_office: the note says "until" this many days after the day it is written (back the day after). */
   backInDays: number;
 }
 
@@ -60,6 +60,6 @@ export function planPersonas(r: Random, n: number): Persona[] {
     // Bounces and responders act on the first mail; people answer the first or a follow-up.
     onEmail: kind === 'bounce' || kind === 'out_of_office' || kind === 'silent' ? 0 : r.next() < 0.6 ? 0 : 1,
     delayMs: delayFor(r, kind),
-    backInDays: r.int(1, 2),
+    backInDays: 1,
   }));
 }

@@ -35,12 +35,15 @@ export async function postgresPushBus(o: { databaseUrl: string; store: Store; cl
       }
       for (const r of receivers) r(m);
     });
-    c.on('error', (e) => {
+    const lost = (e?: unknown) => {
+      if (client !== c) return;
+      client = null;
       o.log?.warn({ err: e }, 'push bus connection lost; reconnecting');
       void c.end().catch(() => undefined);
-      if (client === c) client = null;
       reconnect();
-    });
+    };
+    c.on('error', lost);
+    c.on('end', () => lost());
     await c.connect();
     await c.query(`listen ${CHANNEL}`);
     if (closed) {

@@ -108,11 +108,12 @@ export function registerRoute(app: FastifyInstance, route: ApiRoute, ctx: ApiCon
     // onRequest runs before the body is read or validated: a caller without access learns nothing
     // about the route's input rules, and a refused call costs no parsing.
     onRequest: async (req) => {
-      const principal = await authenticate(req, ctx);
+      // Public routes (setup, sign-in) need no caller, and a stale key or cookie must not block them.
       if (route.access === 'public') {
-        authState.set(req, { principal });
+        authState.set(req, { principal: undefined });
         return;
       }
+      const principal = await authenticate(req, ctx);
       if (!principal) throw cadenzaError('UNAUTHENTICATED', 'sign in, or send an API key as Authorization: Bearer cdz_…');
       if (route.access === 'account' && principal.kind !== 'session') throw cadenzaError('FORBIDDEN', 'this route is for a signed-in person, not an API key');
       checkCsrf(req, principal);

@@ -1,8 +1,13 @@
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { z } from 'zod';
-import { importLeads } from '../../leads/index.ts';
+import { importLeads, type ColumnTarget } from '../../leads/index.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+
+/** A column's target as the mapping names it: a field, custom.<name>, or '-'. */
+function targetText(t: ColumnTarget): string {
+  return t.kind === 'field' ? t.field : t.kind === 'custom' ? `custom.${t.name}` : '-';
+}
 
 const leadBody = z
   .object({
@@ -101,7 +106,7 @@ export const leadRoutes = [
         rejectsByReason: z.record(z.string(), z.number()),
         warnings: z.number().int(),
         issues: z.array(z.object({ kind: z.string(), line: z.number().int(), reason: z.string(), message: z.string() })),
-        columns: z.array(z.object({ header: z.string(), target: z.string() })),
+        columns: z.array(z.object({ header: z.string(), target: z.string().describe("A field, custom.<name>, or '-' (left out)") })),
         durationMs: z.number(),
       })
       .meta({ id: 'ImportReport' }),
@@ -123,7 +128,7 @@ export const leadRoutes = [
         rejectsByReason: r.rejectsByReason,
         warnings: r.warnings,
         issues: r.issues.map((i) => ({ kind: i.kind, line: i.line, reason: i.reason, message: i.message })),
-        columns: r.columns.map((c) => ({ header: c.header, target: String(c.target) })),
+        columns: r.columns.map((c) => ({ header: c.header, target: targetText(c.target) })),
         durationMs: r.durationMs,
       };
     },

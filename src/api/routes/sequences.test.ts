@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
+import { testBackends } from '../../../test/stores.ts';
+
+describe.each(testBackends())('sequence routes (%s)', (backend) => {
+  let h: ApiHarness;
+  let b: Browser;
+  let base: string;
+  let leadId: string;
+  beforeAll(async () => {
+    h = await apiHarness(backend);
+    const w = await seedWorkspace(h.store, 'Seq Co', 'owner@seq.test');
+    b = await login(h.app, 'owner@seq.test', w.password);
+    base = `/api/workspaces/${w.workspaceId}`;
+    const imp = await b.call('POST', `${base}/leads/import`, { csv: 'email,first_name,company\nana@acme.test,Ana,Acme\nbo@beta.test,,Beta\n' });
+    expect(imp.json().imported).toBe(2);
+    leadId = (await b.call('GET', `${base}/leads?search=ana`)).json().leads[0].id;
+  });
+  afterAll(() => h?.close());
+
+  const steps = [
+    { key: 'intro', type: 'email', delay: '0 minutes', subject: 'Hi {{first_name | default: "there"}}', body: '{Hello|Hi} {{first_name | default: "there"}} at {{company}}', title: '' },
+    { key: 'call', type: 'call', delay: '2 business days', subject: '', body: '', title: 'Call about the intro' },
+  ];
+
+  it('creates a sequence by key, shows it back as the editor sent it, and updates it in place', async () => {
+    const put = await b.call('PUT', `${base}/sequences`, { key: 'intro', name: 'Intro', window: 'Mon-Fri 09:00-17:00', jitterMinutes: 10, steps });
+    expect(put.statusCode, put.body).toBe(200);
+    const { sequenceId, created } = put.json();
+    expect(created).toBe(true);
+    const got = (await b.call('GET', `${base}/sequences/${sequenceId}`)).json();
+    expect(got).toMatchObject({ key: 'intro', name: 'Intro', status: 'active', jitterMinutes: 10, mailboxes: [] });
+    expect(got.window).toMatch(/^Mon-Fri 09:00-17:00/);
+    expect(got.steps).toEqual([
+      { ...steps[0], delay: '0 minutes' },
+      { ...steps[1], delay: '2 business days' },
+    ]);
+    const again = (await b.call('PUT', `${base}/sequences`, { ...got, name: 'Intro v2' })).json();
+    expect(again).toMatchObject({ sequenceId, created: false, version: 2 });
+    const list = (await b.call('GET', `${base}/sequences`)).json();
+    expect(list.sequences).toEqual([{ id: sequenceId, key: 'intro', name: 'Intro v2', status: 'active', steps: 2, active: 0, replied: 0 }]);
+  });
+
+  it('refuses a bad definition with every problem named', async () => {
+    const r = await b.call('PUT', `${base}/sequences`, { key: 'bad', name: 'Bad', window: 'sometimes', steps: [{ ...steps[0], delay: 'soon' }] });
+    expect(r.statusCode).toBe(400);
+    expect(r.json().error.message).toMatch(/window|delay/);
+  });
+
+  it('previews a template against a lead, and says what is wrong with a broken one', async () => {
+    const ok = (await b.call('POST', `${base}/sequences/preview`, { leadId, subject: 'Hi {{first_name}}', body: 'About {{company}}' })).json();
+    expect(ok).toEqual({ subject: 'Hi Ana', text: 'About Acme', problems: [] });
+    const broken = (await b.call('POST', `${base}/sequences/preview`, { leadId, subject: 'Hi {{first_name', body: 'x' })).json();
+    expect(broken.problems.length).toBeGreaterThan(0);
+  });
+
+  it('enrolls every lead not yet enrolled, once', async () => {
+    const seq = (await b.call('GET', `${base}/sequences`)).json().sequences[0];
+    const first = (await b.call('POST', `${base}/sequences/${seq.id}/enroll`, { all: true })).json();
+    expect(first).toEqual({ enrolled: 2, refused: [] });
+    expect((await b.call('POST', `${base}/sequences/${seq.id}/enroll`, { all: true })).json()).toEqual({ enrolled: 0, refused: [] });
+    const again = (await b.call('POST', `${base}/sequences/${seq.id}/enroll`, { leadIds: [leadId] })).json();
+    expect(again.refused).toEqual([expect.objectContaining({ leadId, reason: 'already_enrolled' })]);
+    expect((await b.call('GET', `${base}/sequences`)).json().sequences[0].active).toBe(2);
+  });
+});

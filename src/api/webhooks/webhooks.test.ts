@@ -131,8 +131,9 @@ describe.each(testBackends())('webhooks out (%s)', (backend) => {
     const of = (type: string) => toAll.find((g) => g.json.type === type)!.json.data;
     expect(of('clicked')).toMatchObject({ url: 'https://acme.test/p', verdict: 'human', enrollmentId: d!.enrollmentId });
     expect(of('bounce')).toMatchObject({ enrollmentId: b!.enrollmentId, applied: true, state: 'bounced', detail: { hard: true } });
-    expect(of('reply')).toMatchObject({ enrollmentId: a!.enrollmentId, applied: true, state: 'replied' });
-    expect(of('task.due')).toMatchObject({ kind: 'call', title: 'Call Pat' });
+    expect(of('reply')).toMatchObject({ enrollmentId: a!.enrollmentId, email: a!.leadEmail, sequenceId: seeded.sequenceId, applied: true, state: 'replied' });
+    expect(of('task.due')).toMatchObject({ kind: 'call', title: 'Call Pat', email: d!.leadEmail });
+    expect(of('opened')).toMatchObject({ email: d!.leadEmail, sendRequestId: d!.sendRequestId, verdict: 'human' });
 
     // The flaky endpoint: three attempts, the same event id and body each time, then delivered.
     const tries = got.filter((g) => g.k === 'flaky');

@@ -9,7 +9,7 @@
 -- grace lag or snapshot bookkeeping to not skip facts, and it would re-read every fact, subscribed
 -- or not. The triggers are per statement (transition tables), so a batch insert (the tracking
 -- batch writer) costs one join with the workspace's endpoints, and a workspace without endpoints
--- costs an index probe.
+-- costs an index probe. Each payload names the prospect (lead id and address) and the sequence.
 
 create table webhook_endpoint (
   id            uuid primary key,
@@ -54,7 +54,7 @@ create function webhook_from_event() returns trigger language plpgsql as $$
 begin
   insert into webhook_delivery (endpoint_id, workspace_id, event_id, event_type, payload, next_attempt_at)
   select w.id, n.workspace_id, 'event:' || n.id, t.name,
-         jsonb_build_object('enrollmentId', n.enrollment_id, 'at', n.at,
+         jsonb_build_object('enrollmentId', n.enrollment_id, 'leadId', e.lead_id, 'email', l.email, 'sequenceId', e.sequence_id, 'at', n.at,
                             'applied', n.type not like '%.ignored',
                             'detail', n.payload -> 'event',
                             'state', n.payload -> 'to'),
@@ -65,6 +65,8 @@ begin
                   when 'step_sent' then case when n.type = 'step_sent' then 'sent' end
                 end as name) t on t.name is not null
   join webhook_endpoint w on w.workspace_id = n.workspace_id and w.disabled_at is null and t.name = any (w.events)
+  left join enrollment e on e.id = n.enrollment_id
+  left join lead l on l.id = e.lead_id
   on conflict do nothing;
   return null;
 end $$;
@@ -76,12 +78,15 @@ create function webhook_from_tracking() returns trigger language plpgsql as $$
 begin
   insert into webhook_delivery (endpoint_id, workspace_id, event_id, event_type, payload, next_attempt_at)
   select w.id, n.workspace_id, 'tracking:' || n.id, t.name,
-         jsonb_build_object('enrollmentId', n.enrollment_id, 'sendRequestId', n.send_request_id, 'at', n.at,
+         jsonb_build_object('enrollmentId', n.enrollment_id, 'leadId', e.lead_id, 'email', l.email, 'sequenceId', e.sequence_id,
+                            'sendRequestId', n.send_request_id, 'at', n.at,
                             'url', n.url, 'linkIndex', n.link_index, 'verdict', n.verdict),
          n.at
   from new_rows n
   join lateral (select case n.kind when 'open' then 'opened' when 'click' then 'clicked' end as name) t on t.name is not null
   join webhook_endpoint w on w.workspace_id = n.workspace_id and w.disabled_at is null and t.name = any (w.events)
+  left join enrollment e on e.id = n.enrollment_id
+  left join lead l on l.id = e.lead_id
   where n.verdict is distinct from 'scanner'
   on conflict do nothing;
   return null;
@@ -94,11 +99,13 @@ create function webhook_from_task() returns trigger language plpgsql as $$
 begin
   insert into webhook_delivery (endpoint_id, workspace_id, event_id, event_type, payload, next_attempt_at)
   select w.id, n.workspace_id, 'task:' || n.id, 'task.due',
-         jsonb_build_object('taskId', n.id, 'enrollmentId', n.enrollment_id, 'stepId', n.step_id,
+         jsonb_build_object('taskId', n.id, 'enrollmentId', n.enrollment_id, 'leadId', e.lead_id, 'email', l.email, 'sequenceId', e.sequence_id, 'stepId', n.step_id,
                             'kind', n.kind, 'title', n.title, 'dueAt', n.due_at),
          n.due_at
   from new_rows n
   join webhook_endpoint w on w.workspace_id = n.workspace_id and w.disabled_at is null and 'task.due' = any (w.events)
+  join enrollment e on e.id = n.enrollment_id
+  join lead l on l.id = e.lead_id
   where n.state = 'open'
   on conflict do nothing;
   return null;

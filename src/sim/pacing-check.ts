@@ -36,8 +36,29 @@ export interface SimPacing {
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
-function local(t: number, zone: string): DateTime {
-  return DateTime.fromMillis(t, { zone });
+interface LocalFacts {
+  date: string;
+  weekday: number;
+  /** Minutes since local midnight, with the seconds as a fraction. */
+  minutes: number;
+  hhmm: string;
+  /** Local midnight, as a DateTime (for counting calendar days). */
+  day: DateTime;
+}
+
+// The same sends are checked after every step: their local facts are computed once per run.
+const facts = new Map<string, LocalFacts>();
+
+function local(t: number, zone: string): LocalFacts {
+  const key = `${zone}|${t}`;
+  let f = facts.get(key);
+  if (!f) {
+    const d = DateTime.fromMillis(t, { zone });
+    f = { date: d.toISODate()!, weekday: d.weekday, minutes: d.hour * 60 + d.minute + d.second / 60, hhmm: d.toFormat('HH:mm'), day: d.startOf('day') };
+    if (facts.size >= 50_000) facts.clear();
+    facts.set(key, f);
+  }
+  return f;
 }
 
 function minutesOf(hhmm: string): number {
@@ -47,8 +68,8 @@ function minutesOf(hhmm: string): number {
 /** The daily cap on the local date of t. */
 export function capAt(p: SimPacing, t: number): number {
   if (!p.ramp) return p.dailyCap;
-  const day = local(t, p.zone).startOf('day');
-  const first = local(p.rampStartedAt, p.zone).startOf('day');
+  const day = local(t, p.zone).day;
+  const first = local(p.rampStartedAt, p.zone).day;
   // Calendar days between the two local dates (a DST day is still one day).
   const n = Math.max(0, Math.round(day.diff(first, 'days').days));
   return Math.max(0, Math.min(p.dailyCap, p.ramp.target ?? p.dailyCap, p.ramp.start + p.ramp.step * n));
@@ -70,13 +91,13 @@ export function pacingViolation(p: SimPacing, counted: readonly number[]): strin
   for (let i = 0; i < sends.length; i++) {
     const t = sends[i]!;
     const d = local(t, p.zone);
-    if (!p.workDays.includes(d.weekday)) return `send at ${iso(t)} on ${d.toISODate()}, not a working day of the mailbox (${p.workDays.join(',')})`;
-    const m = d.hour * 60 + d.minute + d.second / 60;
-    if (m < lo || m >= hi) return `send at ${iso(t)} (${d.toFormat('HH:mm')} in ${p.zone}) outside the working day ${p.dayStart}-${p.dayEnd} ±${p.dayJitterMinutes} min`;
+    if (!p.workDays.includes(d.weekday)) return `send at ${iso(t)} on ${d.date}, not a working day of the mailbox (${p.workDays.join(',')})`;
+    const m = d.minutes;
+    if (m < lo || m >= hi) return `send at ${iso(t)} (${d.hhmm} in ${p.zone}) outside the working day ${p.dayStart}-${p.dayEnd} ±${p.dayJitterMinutes} min`;
     if (i > 0 && t - sends[i - 1]! < p.gapMinutes[0] * MIN) {
       return `sends at ${iso(sends[i - 1]!)} and ${iso(t)} are ${Math.round((t - sends[i - 1]!) / 1000)} s apart, under the minimum gap of ${p.gapMinutes[0]} min`;
     }
-    const date = d.toISODate()!;
+    const date = d.date;
     const n = (perDay.get(date) ?? 0) + 1;
     perDay.set(date, n);
     if (n > capAt(p, t)) return `${n} sends on ${date} (the mailbox's local day), over its cap of ${capAt(p, t)}`;
@@ -92,8 +113,8 @@ export function pacingViolation(p: SimPacing, counted: readonly number[]): strin
  */
 export function refusalViolation(p: SimPacing, counted: readonly number[], now: number, reason: string): string | null {
   if (/^daily cap reached/.test(reason)) {
-    const date = local(now, p.zone).toISODate();
-    const n = counted.filter((t) => local(t, p.zone).toISODate() === date).length;
+    const date = local(now, p.zone).date;
+    const n = counted.filter((t) => local(t, p.zone).date === date).length;
     return n >= capAt(p, now) ? null : `refused at ${iso(now)} (${reason}) with ${n} counted sends on ${date}, under the cap of ${capAt(p, now)}`;
   }
   const hourly = /^hourly ceiling reached \((\d+) of (\d+)/.exec(reason);

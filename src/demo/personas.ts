@@ -14,7 +14,7 @@ export interface Persona {
   onEmail: number;
   /** Simulated ms between our email landing and their reaction. */
   delayMs: number;
-  /** For out_of_office: the note says "until" this many days after the day it is written (back the day after). */
+  /** For out_of_office: back this many days after the day the note is written. */
   backInDays: number;
 }
 

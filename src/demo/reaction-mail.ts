@@ -84,7 +84,7 @@ export function personReply(r: Random, kind: 'interested' | 'not_interested' | '
   });
 }
 
-/** An autoresponder's note: "Automatic reply:", Auto-Submitted (RFC 3834), and the day they are back. */
+/** An autoresponder's note: "Automatic reply:", Auto-Submitted (RFC 3834), and the day they are back (`backAt`). */
 export function outOfOfficeNote(o: { our: OurMail; who: Prospect; at: number; backAt: number; messageId: string }): Promise<Buffer> {
   const back = new Date(o.backAt).toLocaleDateString('en-GB', { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
   return composer({
@@ -96,7 +96,7 @@ export function outOfOfficeNote(o: { our: OurMail; who: Prospect; at: number; ba
     references: [o.our.messageId],
     date: new Date(o.at),
     headers: { 'Auto-Submitted': 'auto-replied', 'X-Auto-Response-Suppress': 'All' },
-    text: `Thank you for your message.\n\nI am out of the office until ${back} with limited access to email. For urgent matters please contact office@${o.our.to.split('@')[1]}.\n\nKind regards,\n${o.who.firstName} ${o.who.lastName}\n${o.who.company}\n`,
+    text: `Thank you for your message.\n\nI am out of the office with limited access to email and will be back on ${back}. For urgent matters please contact office@${o.our.to.split('@')[1]}.\n\nKind regards,\n${o.who.firstName} ${o.who.lastName}\n${o.who.company}\n`,
   });
 }
 

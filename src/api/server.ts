@@ -35,8 +35,14 @@ export interface ApiDeps {
  */
 export function buildServer(deps: ApiDeps): FastifyInstance {
   const app = Fastify({ logger: deps.logger ?? false });
-  // First, so that the OpenAPI document sees every route registered after it.
+  // First, and every route after it once it has loaded (app.after), so that the OpenAPI document
+  // sees them all: a route added before @fastify/swagger's onRoute hook exists would be missing.
   registerDocs(app, deps.version);
+  app.after(() => registerRoutes(app, deps));
+  return app;
+}
+
+function registerRoutes(app: FastifyInstance, deps: ApiDeps): void {
   if (deps.api) registerApi(app, { store: deps.store, clock: deps.clock, ...deps.api });
 
   if (deps.tracking) registerTracking(app, { store: deps.store, clock: deps.clock, ...deps.tracking });
@@ -65,6 +71,4 @@ export function buildServer(deps: ApiDeps): FastifyInstance {
 
   // Last: the web app's fallback answers GET paths no route above took (src/api/static.ts).
   if (deps.api) registerWebApp(app);
-
-  return app;
 }

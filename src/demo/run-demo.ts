@@ -44,6 +44,8 @@ export interface DemoOptions {
   /** Seals the demo mailboxes' tokens; default a key of its own (the demo's grants are throwaway). */
   masterKey?: Buffer;
   workspaceName?: string;
+  /** Fill this existing workspace (the one first-run setup created) instead of a new one. */
+  workspaceId?: string;
   publicUrl?: string;
   metrics?: Metrics;
   log?: Logger;
@@ -114,6 +116,7 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
     const workspace = await fillDemoWorkspace(store, vault, { clock, random: random.fork('workspace') }, {
       leads: o.leads ?? 300,
       name: o.workspaceName ?? 'Demo workspace',
+      ...(o.workspaceId ? { workspaceId: o.workspaceId } : {}),
       tokenFor: (rep) => {
         providers.addMailbox(rep.provider, rep.email);
         return providers.issueToken(rep.provider, rep.email);

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Clock } from '../common/clock.ts';
+import { cadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
 import { importLeads } from '../leads/import.ts';
@@ -103,6 +104,8 @@ export interface DemoWorkspace {
 
 export interface FillOptions {
   leads: number;
+  /** Fill this existing workspace instead of creating one named `name`. */
+  workspaceId?: string;
   name: string;
   /** An access token per mailbox, as an OAuth grant would give (sealed in the vault). */
   tokenFor: (rep: DemoRep) => string;
@@ -112,11 +115,20 @@ export async function fillDemoWorkspace(store: Store, vault: Vault, deps: { cloc
   const { clock } = deps;
   const r = deps.random;
   const id = () => newId(clock.now(), r);
-  const workspaceId = id();
-  await store.db
-    .insertInto('workspace')
-    .values({ id: workspaceId, name: o.name, time_zone: 'America/New_York', country: 'US', settings: JSON.stringify({ demo: true, pacing: demoPacing }) })
-    .execute();
+  let workspaceId: string;
+  if (o.workspaceId) {
+    // The workspace someone just set up (first-run page): keep its name and zone, add the demo's pacing.
+    workspaceId = o.workspaceId;
+    const w = await store.db.selectFrom('workspace').select('settings').where('id', '=', workspaceId).executeTakeFirst();
+    if (!w) throw cadenzaError('NOT_FOUND', `no workspace ${workspaceId}`, { workspaceId });
+    await store.db.updateTable('workspace').set({ settings: JSON.stringify({ ...w.settings, demo: true, pacing: demoPacing }) }).where('id', '=', workspaceId).execute();
+  } else {
+    workspaceId = id();
+    await store.db
+      .insertInto('workspace')
+      .values({ id: workspaceId, name: o.name, time_zone: 'America/New_York', country: 'US', settings: JSON.stringify({ demo: true, pacing: demoPacing }) })
+      .execute();
+  }
 
   const mailboxes: DemoWorkspace['mailboxes'] = [];
   for (const rep of demoReps) {

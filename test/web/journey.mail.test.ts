@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,7 @@ import { startApp, type RunningApp } from '../../src/ops/app.ts';
 import { describeMailBed } from '../mail/describe-mail-bed.ts';
 import { mailBed, resetMailBed } from '../mail/mailbed.ts';
 import { freshStore, testBackends, type TestStore } from '../stores.ts';
-import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
+import { chromiumSkipReason, launchChromium, screenshot, SCREENS_DIR } from './chromium.ts';
 
 /**
  * The rep's first day, in headless Chromium against the real app (API, scheduler, sender and sync
@@ -64,6 +64,8 @@ describeMailBed('web app journey in Chromium', () => {
     let dir: string;
     let browser: Browser;
     let page: Page;
+    /** Uncaught errors and console errors in the page: a screen that throws fails the journey. */
+    const pageErrors: string[] = [];
     const backend = testBackends().includes('postgres') ? 'postgres' : 'pglite';
 
     beforeAll(async () => {
@@ -82,6 +84,11 @@ describeMailBed('web app journey in Chromium', () => {
       });
       browser = await launchChromium();
       page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+      page.on('pageerror', (e) => pageErrors.push(e.message));
+      page.on('console', (m) => {
+        // A refused sign-in is a 401 the page expects and shows; the browser logs it all the same.
+        if (m.type() === 'error' && !/status of 401/.test(m.text())) pageErrors.push(m.text());
+      });
     }, 180_000);
 
     afterAll(async () => {
@@ -184,6 +191,7 @@ describeMailBed('web app journey in Chromium', () => {
       await screenshot(page, '08-sequence-editor');
       await page.getByRole('button', { name: 'Enroll all leads' }).click();
       await page.getByText('1 enrolled.').waitFor({ timeout: 15_000 });
+      const launchedAt = Date.now();
       await screenshot(page, '09-sequence-launched');
 
       // The scheduler, the day planner and the sender take it from here: the email reaches the prospect.
@@ -191,6 +199,7 @@ describeMailBed('web app journey in Chromium', () => {
       expect(sent, 'the first step reached the prospect').not.toBeNull();
       expect(sent!.subject).toBe(`Hello Sam ${tag}`);
       expect(sent!.text).toContain('A quick question about Inbox Test.');
+      const deliveredAt = Date.now();
 
       // The prospect answers, in the thread.
       const smtp = nodemailer.createTransport({ host: mailBed.host, port: mailBed.injectPort, secure: false, ignoreTLS: true });
@@ -202,12 +211,14 @@ describeMailBed('web app journey in Chromium', () => {
       } finally {
         smtp.close();
       }
+      const repliedAt = Date.now();
 
       // The unified inbox shows it, labelled, with the enrollment stopped.
       await go('Inbox');
       const item = page.getByRole('listitem').filter({ hasText: `Re: Hello Sam ${tag}` });
       await item.waitFor({ timeout: 90_000 });
       await item.getByText('Enrollment stopped: replied').waitFor({ timeout: 30_000 });
+      const shownAt = Date.now();
       await expect.poll(() => item.textContent()).toContain('human reply');
       await screenshot(page, '10-inbox-reply');
       const enrollment = await app.store.db.selectFrom('enrollment').select(['state']).executeTakeFirstOrThrow();
@@ -222,6 +233,11 @@ describeMailBed('web app journey in Chromium', () => {
       await go('Analytics');
       await page.getByText('Sends, 30 days').waitFor();
       await screenshot(page, '13-analytics');
+      expect(pageErrors).toEqual([]);
+      // Test artefact: how long the person waited at each stage (polled, so within ~1 s and ~5 s).
+      mkdirSync(SCREENS_DIR, { recursive: true });
+      const timings = { backend, launchToDeliveredMs: deliveredAt - launchedAt, replyToShownInInboxMs: shownAt - repliedAt };
+      writeFileSync(join(SCREENS_DIR, 'timings.json'), JSON.stringify(timings, null, 2) + '\n');
     }, 420_000);
   });
 });

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { Me } from './api.ts';
 import { navigate } from './router.ts';
 import { Analytics } from './screens/Analytics.tsx';
@@ -28,6 +28,14 @@ export function Shell({ me, path, onSignOut }: { me: Me; path: string; onSignOut
   const [workspaceId, setWorkspaceId] = useState(me.workspaces[0]?.id ?? '');
   const current = screens.find((s) => path === s.path || path.startsWith(s.path + '/')) ?? screens[0];
   const sub = path.slice(current.path.length + 1);
+  const mainRef = useRef<HTMLElement>(null);
+  const first = useRef(true);
+  useEffect(() => {
+    document.title = `${current.label} · Cadenza`;
+    // After a navigation, keyboard and screen-reader users start at the new screen, not in the menu.
+    if (first.current) first.current = false;
+    else mainRef.current?.focus();
+  }, [current]);
   return (
     <div className="shell">
       <a className="skip" href="#main">
@@ -73,7 +81,7 @@ export function Shell({ me, path, onSignOut }: { me: Me; path: string; onSignOut
           </button>
         </div>
       </nav>
-      <main id="main" className="main" tabIndex={-1}>
+      <main id="main" className="main" tabIndex={-1} ref={mainRef}>
         {workspaceId ? <current.Screen key={workspaceId + current.path} workspaceId={workspaceId} sub={sub} /> : <p>You belong to no workspace yet.</p>}
       </main>
     </div>

@@ -66,7 +66,7 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
     // A cursor 20 pages deep, to show that depth costs nothing with keyset pagination.
     let deep: string | null = null;
     for (let i = 0; i < 20; i++) {
-      const page = await app.inject({ method: 'GET', url: `${base}/inbox?limit=50${deep ? `&cursor=${deep}` : ''}`, headers: { cookie: owner } });
+      const page: { json(): unknown } = await app.inject({ method: 'GET', url: `${base}/inbox?limit=50${deep ? `&cursor=${deep}` : ''}`, headers: { cookie: owner } });
       deep = (page.json() as { nextCursor: string | null }).nextCursor;
     }
     const cases: Array<[string, string, string]> = [

@@ -12,6 +12,9 @@ import type { ApiRoute, ExampleIds } from './http/route.ts';
 import { apiRoutes } from './routes/index.ts';
 import { createEndpoint } from './webhooks/endpoints.ts';
 
+/** A mailbox password in the vault: no answer may ever contain it (promise 7). */
+const STORED_PASSWORD = 'vault-only-mailbox-password';
+
 /**
  * One of every object a workspace route can name, in the given workspace. A route whose URL takes
  * a parameter not listed here fails the test below with its name: add a fixture for it.
@@ -26,6 +29,7 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   const apiKey = await createApiKey(db, { clock: systemClock, random }, { workspaceId, name: `key-${tag}`, role: 'admin', createdBy: null });
   const webhook = await createEndpoint({ db, clock: systemClock, random }, { allowPrivate: false }, { workspaceId, url: `https://hooks-${tag}.example.com/in`, events: ['reply'] });
   const graph = await seedGraph(h.store, workspaceId, tag, memberId);
+  await h.ctx.vault!.put(workspaceId, graph.mailboxId!, { kind: 'password', username: `rep-${tag}@example.test`, password: `${STORED_PASSWORD}-${tag}` });
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, ...graph };
 }
 
@@ -135,6 +139,31 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
       for (const s of bSecrets.filter((x) => x !== a.workspaceId)) expect(mixed.body, `${r.method} ${r.url} answered with B's data`).not.toContain(s);
     }
     expect(await snapshot(h, b.workspaceId!)).toEqual(before);
+  });
+
+  it('no answer in the own workspace carries a stored mailbox password or a stored hash', async () => {
+    const hashes = [
+      ...(await h.store.db.selectFrom('api_key').select('key_hash').execute()).map((r) => r.key_hash),
+      ...(await h.store.db.selectFrom('auth_session').select('id_hash').execute()).map((r) => r.id_hash),
+      ...(await h.store.db.selectFrom('account').select('password_hash').execute()).map((r) => r.password_hash),
+    ];
+    for (const r of workspaceRoutes.filter((x) => x.method === 'GET')) {
+      const ex = r.example?.(a) ?? {};
+      const res = await ownerA.call(r.method, urlFor(r, a) + queryString(ex.query));
+      expect(res.statusCode, `${r.method} ${r.url} ${res.body.slice(0, 200)}`).toBe(200);
+      expect(res.body, `${r.method} ${r.url}`).not.toContain(STORED_PASSWORD);
+      for (const x of hashes) expect(res.body, `${r.method} ${r.url}`).not.toContain(x);
+    }
+  });
+
+  it('a member-role API key is refused admin routes with 403', async () => {
+    const memberKey = (await createApiKey(h.store.db, { clock: systemClock, random: seededRandom('mk') }, { workspaceId: a.workspaceId!, name: 'member script', role: 'member', createdBy: null })).key;
+    for (const r of workspaceRoutes) {
+      if (typeof r.access !== 'object' || r.access.workspace === 'member') continue;
+      const ex = r.example?.(a) ?? {};
+      const res = await h.app.inject({ method: r.method, url: urlFor(r, a) + queryString(ex.query), headers: { authorization: `Bearer ${memberKey}` }, ...(ex.body !== undefined ? { payload: ex.body as object } : {}) });
+      expect(res.statusCode, `member key: ${r.method} ${r.url}`).toBe(403);
+    }
   });
 
   it("a member is refused admin routes with 403, and a cookie call without the CSRF token is refused", async () => {

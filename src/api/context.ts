@@ -1,4 +1,5 @@
 import type { Clock } from '../common/clock.ts';
+import type { DemoControl } from '../demo/control.ts';
 import type { Random } from '../common/random.ts';
 import type { Vault } from '../mailbox/vault.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
@@ -21,6 +22,8 @@ export interface ApiContext {
   loginLimit: { perEmail: number; perIp: number; windowMs: number };
   /** Webhooks out (src/api/webhooks): private destinations allowed, and the dispatcher to wake for a test event. */
   webhooks?: { allowPrivate: boolean; nudge?: () => void };
+  /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
+  demo?: DemoControl;
 }
 
 export const defaultAuthSettings = {

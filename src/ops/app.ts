@@ -29,6 +29,7 @@ import { RelayedPushRegistry, type PushBus } from '../mailbox/sync/push-relay.ts
 import type { PushSettings } from '../mailbox/sync/push-settings.ts';
 import { postgresPushBus } from './push-bus.ts';
 import { Metrics } from './metrics.ts';
+import { DemoControl } from '../demo/control.ts';
 
 export const version: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -92,11 +93,14 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   scheduleMaintenance();
 
   const metrics = new Metrics();
+  let demo: DemoControl | undefined;
   const app: RunningApp = {
     store,
     metrics,
     async stop() {
       maintenance?.cancel();
+      // A demo ends first: it resumes the roles it suspended, which then stop below.
+      await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
       // finish and commit the batch in flight.
       await Promise.all([app.senders?.stop(), app.syncs?.stop()]);
@@ -108,10 +112,6 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     },
   };
   const service = new EnrollmentService({ store, clock, random });
-  if (o.roles.includes('scheduler')) {
-    app.scheduler = new Scheduler({ store, service, clock, log });
-    await app.scheduler.start();
-  }
   const master = loadMasterKey({ dataDir: o.dataDir });
   // One token provider per process: senders, sync loops and the connect routes share its cache.
   const vault = new Vault(store, localKeyWrapper(master));
@@ -132,45 +132,65 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.push = registry;
   }
   const baseUrls = o.providerBaseUrls ? { baseUrls: o.providerBaseUrls } : {};
-  if (o.roles.includes('sender')) {
-    app.senders = new SenderPool({
-      store,
-      service,
-      clock,
-      random,
-      vault,
-      transportFor: oauthTransportFor({ tokens: mailboxTokens, ...baseUrls }),
-      trackingKey: trackingKey(master),
-      publicUrl: o.publicUrl ?? `http://localhost:${o.port}`,
-      log,
-      // Every step that reached a server or a verdict, by outcome (idle loops are not counted).
-      onStep: (_mailboxId, r) => {
-        if (r.kind !== 'idle') metrics.sends.inc({ outcome: r.kind });
-      },
-    });
-    await app.senders.start();
-  }
-  if (o.roles.includes('sync')) {
-    app.syncs = new SyncPool({
-      store,
-      service,
-      clock,
-      random,
-      vault,
-      connectorFor: oauthConnectorFor({ tokens: mailboxTokens, ...baseUrls, ...(push ? { push } : {}) }, (m, d) => connectors[m.provider](m, d)),
-      trackingKey: trackingKey(master),
-      metrics,
-      log,
-    });
-    await app.syncs.start();
-  }
+  // The scheduler, sender and sync roles, startable again after a stop (the first-run demo
+  // suspends them while its own run on its faster clock: src/demo/control.ts).
+  const startRoles = async () => {
+    if (o.roles.includes('scheduler')) {
+      app.scheduler = new Scheduler({ store, service, clock, log });
+      await app.scheduler.start();
+    }
+    if (o.roles.includes('sender')) {
+      app.senders = new SenderPool({
+        store,
+        service,
+        clock,
+        random,
+        vault,
+        transportFor: oauthTransportFor({ tokens: mailboxTokens, ...baseUrls }),
+        trackingKey: trackingKey(master),
+        publicUrl: o.publicUrl ?? `http://localhost:${o.port}`,
+        log,
+        // Every step that reached a server or a verdict, by outcome (idle loops are not counted).
+        onStep: (_mailboxId, r) => {
+          if (r.kind !== 'idle') metrics.sends.inc({ outcome: r.kind });
+        },
+      });
+      await app.senders.start();
+    }
+    if (o.roles.includes('sync')) {
+      app.syncs = new SyncPool({
+        store,
+        service,
+        clock,
+        random,
+        vault,
+        connectorFor: oauthConnectorFor({ tokens: mailboxTokens, ...baseUrls, ...(push ? { push } : {}) }, (m, d) => connectors[m.provider](m, d)),
+        trackingKey: trackingKey(master),
+        metrics,
+        log,
+      });
+      await app.syncs.start();
+    }
+  };
+  const stopRoles = async () => {
+    await Promise.all([app.senders?.stop(), app.syncs?.stop()]);
+    await app.scheduler?.stop();
+    app.senders = undefined;
+    app.syncs = undefined;
+    app.scheduler = undefined;
+  };
+  await startRoles();
+  // The demo runs only where one process runs every role (npm start): elsewhere other processes'
+  // roles, which it cannot suspend, would work on its mailboxes on real time.
+  const everyRole = (['api', 'scheduler', 'sender', 'sync'] as const).every((r) => o.roles.includes(r));
+  if (everyRole) demo = new DemoControl({ store, log, roles: { suspend: stopRoles, resume: startRoles }, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` });
   if (o.roles.includes('api')) {
     // Webhooks out are delivered by the API processes (claims are skip-locked: several share the work).
     const webhooks = new WebhookDispatcher({ store, clock, random, log, allowPrivate: o.webhooks?.allowPrivate ?? false, ...(o.webhooks?.pollMs ? { pollMs: o.webhooks.pollMs } : {}) });
     app.webhooks = webhooks;
     webhooks.start();
     app.server = buildServer({ store, clock, version, metrics, tracking: { service, key: trackingKey(master), log },
-      api: { random, vault, service, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+      api: { random, vault, service, ...(demo ? { demo } : {}), publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
     });

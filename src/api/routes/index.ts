@@ -2,6 +2,7 @@ import type { ApiRoute } from '../http/route.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
+import { demoRoutes } from './demo.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { inboxRoutes } from './inbox.ts';
 import { leadRoutes } from './leads.ts';
@@ -32,4 +33,5 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...suppressionRoutes,
   ...taskRoutes,
   ...analyticsRoutes,
+  ...demoRoutes,
 ];

@@ -224,15 +224,24 @@ describeMailBed('web app journey in Chromium', () => {
       const enrollment = await app.store.db.selectFrom('enrollment').select(['state']).executeTakeFirstOrThrow();
       expect(enrollment.state).toBe('replied');
 
+      // The lead's page tells the story, newest first.
+      await go('Leads');
+      await page.getByRole('link', { name: PROSPECT }).click();
+      const timeline = page.getByRole('region', { name: 'Timeline' });
+      await timeline.getByText(`Re: Hello Sam ${tag}`).waitFor();
+      await timeline.getByText(`Hello Sam ${tag}`, { exact: true }).waitFor();
+      await page.getByRole('complementary', { name: 'Lead' }).getByText('replied', { exact: true }).waitFor();
+      await screenshot(page, '11-lead-timeline');
+
       await go('Sequences');
       const seqRow = page.getByRole('row').filter({ hasText: `Journey ${tag}` });
       await expect.poll(() => seqRow.getByRole('cell').allTextContents()).toEqual([expect.stringContaining(`Journey ${tag}`), 'active', '2', '0', '1']);
-      await screenshot(page, '11-sequences');
+      await screenshot(page, '12-sequences');
       await go('Tasks');
-      await screenshot(page, '12-tasks');
+      await screenshot(page, '13-tasks');
       await go('Analytics');
       await page.getByText('Sends, 30 days').waitFor();
-      await screenshot(page, '13-analytics');
+      await screenshot(page, '14-analytics');
       expect(pageErrors).toEqual([]);
       // Test artefact: how long the person waited at each stage (polled, so within ~1 s and ~5 s).
       mkdirSync(SCREENS_DIR, { recursive: true });

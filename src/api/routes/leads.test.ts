@@ -31,6 +31,10 @@ describe.each(testBackends())('leads routes (%s)', (backend) => {
     expect(all.leads.find((l: { email: string }) => l.email === 'ana@acme.test')).toMatchObject({ firstName: 'Ana', company: 'Acme', custom: { colour: 'blue' } });
     const byCompany = (await b.call('GET', `${base}/leads?search=zet`)).json();
     expect(byCompany.leads.map((l: { email: string }) => l.email)).toEqual(['zoe@zeta.test']);
+    const ana = all.leads.find((l: { email: string }) => l.email === 'ana@acme.test');
+    const page = (await b.call('GET', `${base}/leads/${ana.id}`)).json();
+    expect(page).toEqual({ lead: ana, enrollments: [], timeline: [] });
+    expect((await b.call('GET', `${base}/leads/0190aaaa-0000-7000-8000-000000000000`)).statusCode).toBe(404);
     // LIKE wildcards in the search are literal.
     expect((await b.call('GET', `${base}/leads?search=%25`)).json().total).toBe(0);
   });

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
 import { importLeads, type ColumnTarget } from '../../leads/index.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
@@ -26,6 +27,42 @@ const leadBody = z
 
 /** A CSV sent in the request body: the web app's import reads the file in the browser. 20 MB is ~100k leads. */
 const MAX_CSV_CHARS = 20 * 1024 * 1024;
+
+function toLead(l: {
+  id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  company: string | null;
+  title: string | null;
+  phone: string | null;
+  country: string | null;
+  time_zone: string | null;
+  custom: unknown;
+}): z.output<typeof leadBody> {
+  return {
+    id: l.id,
+    email: l.email,
+    firstName: l.first_name,
+    lastName: l.last_name,
+    company: l.company,
+    title: l.title,
+    phone: l.phone,
+    country: l.country,
+    timeZone: l.time_zone,
+    custom: (l.custom ?? {}) as Record<string, string>,
+  };
+}
+
+const LEAD_COLUMNS = ['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone', 'custom'] as const;
+
+const timelineEntry = z.object({
+  at: z.string(),
+  kind: z.enum(['event', 'sent', 'received', 'open', 'click', 'task']),
+  what: z.string().describe('The journal event type, message subject, task title or link'),
+  detail: z.string().nullable().describe('Label and confidence, state change, human/automatic verdict of an open…'),
+  sequenceName: z.string().nullable(),
+});
 
 export const leadRoutes = [
   defineRoute({
@@ -58,7 +95,7 @@ export const leadRoutes = [
       }
       const [rows, total] = await Promise.all([
         q
-          .select(['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone', 'custom'])
+          .select(LEAD_COLUMNS)
           .orderBy('created_at', 'desc')
           .orderBy('id')
           .limit(query.limit)
@@ -68,18 +105,7 @@ export const leadRoutes = [
       ]);
       return {
         total: Number(total.n),
-        leads: rows.map((l) => ({
-          id: l.id,
-          email: l.email,
-          firstName: l.first_name,
-          lastName: l.last_name,
-          company: l.company,
-          title: l.title,
-          phone: l.phone,
-          country: l.country,
-          timeZone: l.time_zone,
-          custom: (l.custom ?? {}) as Record<string, string>,
-        })),
+        leads: rows.map(toLead),
       };
     },
   }),
@@ -131,6 +157,78 @@ export const leadRoutes = [
         columns: r.columns.map((c) => ({ header: c.header, target: targetText(c.target) })),
         durationMs: r.durationMs,
       };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/leads/:leadId',
+    summary: "A lead and its timeline, newest first: the engine's journal, emails sent and received, opens and clicks (human or automatic), tasks",
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ leadId: z.uuid() }),
+    response: z.object({
+      lead: leadBody,
+      enrollments: z.array(z.object({ id: z.uuid(), sequenceName: z.string(), state: z.string(), reason: z.string().nullable() })),
+      timeline: z.array(timelineEntry),
+    }),
+    handler: async ({ ctx, ws, params }) => {
+      const db = ctx.store.db;
+      const lead = await db.selectFrom('lead').select(LEAD_COLUMNS).where('workspace_id', '=', ws.workspaceId).where('id', '=', params.leadId).executeTakeFirst();
+      if (!lead) throw cadenzaError('NOT_FOUND', 'no such lead');
+      const enrollments = await db
+        .selectFrom('enrollment as e')
+        .innerJoin('sequence as s', 's.id', 'e.sequence_id')
+        .select(['e.id', 's.name', 'e.state', 'e.state_reason'])
+        .where('e.workspace_id', '=', ws.workspaceId)
+        .where('e.lead_id', '=', lead.id)
+        .orderBy('e.created_at')
+        .execute();
+      const ids = enrollments.map((e) => e.id);
+      const seqOf = new Map(enrollments.map((e) => [e.id, e.name]));
+      const out: z.output<typeof timelineEntry>[] = [];
+      const iso = (d: Date | string) => new Date(d).toISOString();
+      if (ids.length) {
+        // Each source capped: a lead's page shows its recent history, not an unbounded log.
+        const [events, messages, tracking, tasks] = await Promise.all([
+          db.selectFrom('event').select(['enrollment_id', 'type', 'payload', 'at']).where('workspace_id', '=', ws.workspaceId).where('enrollment_id', 'in', ids).orderBy('at', 'desc').limit(500).execute(),
+          db
+            .selectFrom('message')
+            .select(['enrollment_id', 'direction', 'subject', 'label', 'confidence', 'at', 'received_at'])
+            .where('workspace_id', '=', ws.workspaceId)
+            .where('enrollment_id', 'in', ids)
+            .orderBy('at', 'desc')
+            .limit(500)
+            .execute(),
+          db
+            .selectFrom('tracking_event')
+            .select(['enrollment_id', 'kind', 'url', 'verdict', 'confidence', 'at'])
+            .where('workspace_id', '=', ws.workspaceId)
+            .where('enrollment_id', 'in', ids)
+            .where('kind', 'in', ['open', 'click'])
+            .orderBy('at', 'desc')
+            .limit(500)
+            .execute(),
+          db.selectFrom('task').select(['enrollment_id', 'kind', 'title', 'state', 'outcome', 'due_at', 'completed_at']).where('workspace_id', '=', ws.workspaceId).where('enrollment_id', 'in', ids).limit(200).execute(),
+        ]);
+        for (const e of events) {
+          const p = (e.payload ?? {}) as { from?: string | null; to?: string | null };
+          out.push({ at: iso(e.at), kind: 'event', what: e.type, detail: p.to && p.from !== p.to ? `${p.from ?? 'new'} → ${p.to}` : null, sequenceName: seqOf.get(e.enrollment_id ?? '') ?? null });
+        }
+        for (const m of messages) {
+          const label = m.label ? `${m.label}${m.confidence !== null ? ` ${Math.round(m.confidence * 100)}%` : ''}` : null;
+          // An inbound message is placed by its arrival, not by its Date header (the sender's clock, to the second).
+          out.push({ at: iso(m.received_at ?? m.at), kind: m.direction === 'outbound' ? 'sent' : 'received', what: m.subject ?? '(no subject)', detail: label, sequenceName: seqOf.get(m.enrollment_id ?? '') ?? null });
+        }
+        for (const t of tracking) {
+          const verdict = t.verdict === 'human' ? 'likely a person' : t.verdict ? `automatic (${t.verdict})` : null;
+          out.push({ at: iso(t.at), kind: t.kind as 'open' | 'click', what: t.kind === 'click' ? (t.url ?? 'a link') : 'opened', detail: verdict, sequenceName: seqOf.get(t.enrollment_id ?? '') ?? null });
+        }
+        for (const t of tasks) {
+          out.push({ at: iso(t.completed_at ?? t.due_at), kind: 'task', what: t.title, detail: t.state === 'open' ? `${t.kind}, due` : `${t.kind}, ${t.outcome ?? t.state}`, sequenceName: seqOf.get(t.enrollment_id) ?? null });
+        }
+      }
+      out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+      return { lead: toLead(lead), enrollments: enrollments.map((e) => ({ id: e.id, sequenceName: e.name, state: e.state, reason: e.state_reason })), timeline: out };
     },
   }),
 ];

@@ -1,13 +1,20 @@
 import { useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
+import { navigate } from '../router.ts';
 import type { ScreenProps } from '../Shell.tsx';
+import { LeadPage } from './LeadPage.tsx';
 import type { ImportReport, Lead } from '../types.ts';
 import { Empty, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
 const TARGETS = ['email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'region', 'time_zone'] as const;
 
-export function Leads({ workspaceId }: ScreenProps) {
+export function Leads({ workspaceId, sub }: ScreenProps) {
+  if (sub) return <LeadPage workspaceId={workspaceId} leadId={sub} />;
+  return <LeadList workspaceId={workspaceId} />;
+}
+
+function LeadList({ workspaceId }: { workspaceId: string }) {
   const [search, setSearch] = useState('');
   const [query, setQuery] = useState('');
   const list = useLoad(() => api<{ leads: Lead[]; total: number }>('GET', ws(workspaceId, `leads?search=${encodeURIComponent(query)}&limit=200`)), [workspaceId, query]);
@@ -55,7 +62,11 @@ export function Leads({ workspaceId }: ScreenProps) {
           <tbody>
             {leads.map((l) => (
               <tr key={l.id}>
-                <td className="strong">{l.email}</td>
+                <td className="strong">
+                  <a href={`/leads/${l.id}`} onClick={(e) => (e.preventDefault(), navigate(`/leads/${l.id}`))}>
+                    {l.email}
+                  </a>
+                </td>
                 <td>{[l.firstName, l.lastName].filter(Boolean).join(' ')}</td>
                 <td>{l.company}</td>
                 <td>{l.title}</td>

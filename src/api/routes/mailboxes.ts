@@ -8,6 +8,8 @@ import { dailyCapOn, parseRamp } from '../../sending/pacing/ramp.ts';
 import { resolvePacingSettings } from '../../sending/pacing/settings.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import type { ApiContext } from '../context.ts';
+import { roleAtLeast, type WorkspaceAccess } from '../auth/access.ts';
+import { pauseMailbox, resumeMailbox } from '../../sending/dispatch/health.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 const DAY_MS = 86_400_000;
@@ -88,6 +90,15 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
     });
   }
   return out;
+}
+
+/** A member changes their own mailboxes; admins and owners any mailbox of the workspace. */
+async function ownMailbox(ctx: ApiContext, ws: WorkspaceAccess, mailboxId: string): Promise<void> {
+  const m = await ctx.store.db.selectFrom('mailbox').select('user_id').where('id', '=', mailboxId).where('workspace_id', '=', ws.workspaceId).executeTakeFirst();
+  if (!m) throw cadenzaError('NOT_FOUND', 'no such mailbox in this workspace');
+  if (!roleAtLeast(ws.role, 'admin') && (ws.userId === null || m.user_id !== ws.userId)) {
+    throw cadenzaError('FORBIDDEN', "a member changes only their own mailboxes; ask an admin");
+  }
 }
 
 function checkLine(protocol: string, c: ImapCheck | SmtpCheck | null) {
@@ -212,6 +223,74 @@ export const mailboxRoutes = [
         ...(settings.smtp ? { smtp: settings.smtp } : {}),
       });
       return { ok: r.ok, checks: [...checkLine('SMTP', r.smtp), ...checkLine('IMAP', r.imap)] };
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    url: '/api/workspaces/:workspaceId/mailboxes/:mailboxId',
+    summary: 'Change caps, ramp, name or time zone (the owner of the mailbox, or an admin)',
+    tags: ['mailboxes'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ mailboxId: z.uuid() }),
+    body: z
+      .object({
+        displayName: z.string().max(200).nullable(),
+        dailyCap: z.number().int().min(0).max(10_000),
+        hourlyCap: z.number().int().min(0).max(10_000).nullable(),
+        ramp: z
+          .object({ start: z.number().int().min(0).max(10_000), step: z.number().int().min(0).max(10_000), target: z.number().int().min(0).max(10_000).optional() })
+          .nullable()
+          .describe('null: no ramp, the daily cap applies from today'),
+        restartRamp: z.boolean().describe('Count the ramp from today'),
+        timeZone: z.string().refine(isValidZone, 'an IANA time zone such as Europe/Paris').nullable(),
+      })
+      .partial(),
+    example: () => ({ body: { dailyCap: 40 } }),
+    response: mailboxBody,
+    handler: async ({ ctx, ws, params, body }) => {
+      await ownMailbox(ctx, ws, params.mailboxId);
+      const set: Record<string, unknown> = {};
+      if (body.displayName !== undefined) set.display_name = body.displayName;
+      if (body.dailyCap !== undefined) set.daily_cap = body.dailyCap;
+      if (body.hourlyCap !== undefined) set.hourly_cap = body.hourlyCap;
+      if (body.ramp !== undefined) set.ramp = JSON.stringify(body.ramp ?? {});
+      if (body.restartRamp) set.ramp_started_at = new Date(ctx.clock.now());
+      if (body.timeZone !== undefined) set.time_zone = body.timeZone;
+      if (Object.keys(set).length) await ctx.store.db.updateTable('mailbox').set(set).where('id', '=', params.mailboxId).execute();
+      const [m] = await listMailboxes(ctx, ws.workspaceId, params.mailboxId);
+      return m!;
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/mailboxes/:mailboxId/pause',
+    summary: 'Pause a mailbox: it sends nothing and its queue is taken off the plan until resumed',
+    tags: ['mailboxes'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ mailboxId: z.uuid() }),
+    body: z.object({ reason: z.string().trim().min(1).max(200) }),
+    example: () => ({ body: { reason: 'on holiday' } }),
+    response: mailboxBody,
+    handler: async ({ ctx, ws, params, body }) => {
+      await ownMailbox(ctx, ws, params.mailboxId);
+      await pauseMailbox(ctx.store.db, params.mailboxId, `paused by a person: ${body.reason}`, ctx.clock.now());
+      const [m] = await listMailboxes(ctx, ws.workspaceId, params.mailboxId);
+      return m!;
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/mailboxes/:mailboxId/resume',
+    summary: 'Resume a paused mailbox (a pause for bounces or refused credentials too, once fixed)',
+    tags: ['mailboxes'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ mailboxId: z.uuid() }),
+    response: mailboxBody,
+    handler: async ({ ctx, ws, params }) => {
+      await ownMailbox(ctx, ws, params.mailboxId);
+      await resumeMailbox(ctx.store.db, params.mailboxId);
+      const [m] = await listMailboxes(ctx, ws.workspaceId, params.mailboxId);
+      return m!;
     },
   }),
 ];

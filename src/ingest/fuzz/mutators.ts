@@ -66,7 +66,7 @@ export const mutators: Record<string, Mutator> = {
   },
   enormousLine(raw, rnd) {
     const [head, body] = split(raw);
-    const line = pick(rnd, ['x', 'a b ', '>', '=', '<', '<div>', '&amp;', 'On wrote: ']).repeat(rnd.int(100_000, 1_000_000));
+    const line = pick(rnd, ['x', 'a b ', ' ', '\t', '>', '=', '<', '<div>', '<div class=', '&amp;', 'On wrote: ', '-', '_']).repeat(rnd.int(100_000, 1_000_000));
     return rnd.next() < 0.5 ? bytes(`${head}\r\nX-Long: ${line}${body}`) : bytes(`${head}${body}\r\n${line}\r\n`);
   },
   brokenBase64(raw, rnd) {

@@ -100,7 +100,7 @@ const OTHER_FIELD =
  */
 export function headerBlockAt(lines: string[], i: number): number {
   const isField = (l: string) => FROM_FIELD.test(l) || OTHER_FIELD.test(l);
-  if (!isField(lines[i] ?? '')) return 0;
+  if ((lines[i]?.length ?? 0) > MAX_SIGNAL_LINE || !isField(lines[i] ?? '')) return 0;
   let fields = 0;
   let fromWithAddress = false;
   let hasFrom = false;

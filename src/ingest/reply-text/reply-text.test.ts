@@ -201,6 +201,9 @@ describe('extractReplyText: hostile input the fuzzer found', () => {
     ['a megabyte of "<"', '<'.repeat(1_000_000)],
     ['a megabyte of "=" on one line', '='.repeat(1_000_000)],
     ['a long run of spaces before text', `${' '.repeat(1_000_000)}x`],
+    // A closing-phrase regex with two white-space runs in a row hung on this.
+    ['a megabyte of spaces', ' '.repeat(1_000_000)],
+    ['a megabyte of tabs and spaces after text', `Hi\n${' \t'.repeat(500_000)}`],
   ])('%s stays linear', (_name, input) => {
     const t0 = performance.now();
     extractReplyText({ html: input });

@@ -53,8 +53,10 @@ export function mobileSignature(lines: string[]): number {
 /** "Regards,\n\nJohn Doe\nCEO @ Acme": a closing line, then 1–5 short lines to the end; never the whole reply. */
 export function closingSignature(lines: string[]): number {
   const firstText = lines.findIndex((l) => !isBlank(l));
+  if (firstText < 0) return -1;
   for (let i = lines.length - 1; i > firstText && lines.length - i <= 8; i--) {
-    if (!CLOSING.test(lines[i]!)) continue;
+    // CLOSING has two white-space runs in a row: bounded lines keep its backtracking small.
+    if (lines[i]!.length > 200 || !CLOSING.test(lines[i]!)) continue;
     const after = lines.slice(i + 1).filter((l) => !isBlank(l));
     // The line under the closing is a name ("John", "Dr. Ann Lee", "李明"), not "see you Monday".
     if (after.length >= 1 && after.length <= 5 && /^\s*[\p{Lu}\p{Lo}]/u.test(after[0]!) && after.every((l) => (l.trim().length <= 60 && !/[.?!:]\s*$/.test(l.trim())) || /@|https?:|www\.|\+?\d[\d ()-]{6,}/.test(l))) return i;
@@ -91,6 +93,7 @@ export function senderSignature(lines: string[], from: string | null | undefined
   const tokens = senderNameTokens(from);
   if (tokens.length === 0) return -1;
   const firstText = lines.findIndex((l) => !isBlank(l));
+  if (firstText < 0) return -1;
   const nameRe = new RegExp(`(?:^|[^\\p{L}])(?:${tokens.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?![\\p{L}])`, 'iu');
   let start = -1;
   let seen = 0;

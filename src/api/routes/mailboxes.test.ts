@@ -36,6 +36,13 @@ describe.each(testBackends())('mailbox routes (%s)', (backend) => {
     expect((await b.call('GET', `${base}/mailboxes`)).json().mailboxes).toEqual([m]);
   });
 
+  it('pauses and resumes a mailbox, with the reason shown', async () => {
+    const [m] = (await b.call('GET', `${base}/mailboxes`)).json().mailboxes;
+    const paused = (await b.call('POST', `${base}/mailboxes/${m.id}/pause`, { reason: 'on holiday' })).json();
+    expect(paused).toMatchObject({ health: 'paused', healthReason: 'paused by a person: on holiday' });
+    expect((await b.call('POST', `${base}/mailboxes/${m.id}/resume`)).json()).toMatchObject({ health: 'ok', healthReason: null });
+  });
+
   it('refuses the same address twice, and working hours shorter than an hour', async () => {
     expect((await b.call('POST', `${base}/mailboxes`, input)).json().error.code).toBe('CONFLICT');
     const short = await b.call('POST', `${base}/mailboxes`, { ...input, email: 'other@mail.test', workingHours: { ...input.workingHours, start: '09:00', end: '09:30' } });

@@ -268,12 +268,13 @@ export const mailboxRoutes = [
     tags: ['mailboxes'],
     access: { workspace: 'member' },
     params: workspaceParams({ mailboxId: z.uuid() }),
-    body: z.object({ reason: z.string().trim().min(1).max(200) }),
+    body: z.object({ reason: z.string().trim().max(200).optional() }),
     example: () => ({ body: { reason: 'on holiday' } }),
     response: mailboxBody,
     handler: async ({ ctx, ws, params, body }) => {
       await ownMailbox(ctx, ws, params.mailboxId);
-      await pauseMailbox(ctx.store.db, params.mailboxId, `paused by a person: ${body.reason}`, ctx.clock.now());
+      const who = ws.userId ? 'a person' : 'an API key';
+      await pauseMailbox(ctx.store.db, params.mailboxId, `paused by ${who}${body.reason ? `: ${body.reason}` : ''}`, ctx.clock.now());
       const [m] = await listMailboxes(ctx, ws.workspaceId, params.mailboxId);
       return m!;
     },

@@ -21,6 +21,16 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
       setReports((r) => ({ ...r, [id]: errorMessage(e) }));
     }
   };
+  const [error, setError] = useState<string>();
+  const setPaused = async (m: Mailbox, pause: boolean) => {
+    setError(undefined);
+    try {
+      await api('POST', ws(workspaceId, `mailboxes/${m.id}/${pause ? 'pause' : 'resume'}`), pause ? {} : undefined);
+      list.reload();
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
   const mailboxes = list.data?.mailboxes ?? [];
   return (
     <>
@@ -38,7 +48,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
           }}
         />
       )}
-      <ErrorNote error={list.error} />
+      <ErrorNote error={list.error ?? error} />
       {!list.loading && mailboxes.length === 0 && <Empty>No mailbox yet. Add the mailbox your sequences send from.</Empty>}
       {mailboxes.length > 0 && (
         <table className="table">
@@ -74,9 +84,20 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
                   </td>
                   <td>{m.ramp ? `day ${m.ramp.day} of ${m.ramp.days}` : <span className="muted">full cap ({m.dailyCap}/day)</span>}</td>
                   <td className="actions">
-                    <button type="button" className="btn" onClick={() => test(m.id)}>
-                      Test connection
-                    </button>
+                    <div className="row">
+                      <button type="button" className="btn" onClick={() => test(m.id)}>
+                        Test connection
+                      </button>
+                      {m.health === 'paused' || m.health === 'error' ? (
+                        <button type="button" className="btn" onClick={() => setPaused(m, false)}>
+                          Resume
+                        </button>
+                      ) : (
+                        <button type="button" className="btn btn-quiet" onClick={() => setPaused(m, true)}>
+                          Pause
+                        </button>
+                      )}
+                    </div>
                     {rep && (
                       <div className="small" role="status">
                         {typeof rep === 'string'

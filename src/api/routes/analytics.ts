@@ -83,4 +83,75 @@ export const analyticsRoutes = [
       };
     },
   }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/analytics/variants',
+    summary: "Reply rate per variant: sends of each variant, and replies that came after it was the enrollment's last email",
+    tags: ['analytics'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: z.object({ sequenceId: z.uuid().optional() }),
+    response: z.object({
+      variants: z.array(
+        z.object({ sequenceId: z.uuid(), sequenceName: z.string(), stepKey: z.string(), variantKey: z.string(), sent: z.number().int(), replied: z.number().int(), replyRate: z.number().nullable() }),
+      ),
+    }),
+    handler: async ({ ctx, ws, query }) => {
+      // A reply is credited to the variant of the last email the prospect got before it.
+      const rows = await sql<{ sequence_id: string; sequence_name: string; step_key: string; variant_key: string; sent: number; replied: number }>`
+        select s.id as sequence_id, s.name as sequence_name, st.key as step_key, v.key as variant_key,
+               count(*)::int as sent,
+               (count(*) filter (where e.state = 'replied' and e.last_step_id = r.step_id))::int as replied
+        from send_request r
+        join variant v on v.id = r.variant_id
+        join step st on st.id = r.step_id
+        join sequence s on s.id = st.sequence_id
+        join enrollment e on e.id = r.enrollment_id
+        where r.workspace_id = ${ws.workspaceId} and r.state = 'sent'
+          ${query.sequenceId ? sql`and s.id = ${query.sequenceId}` : sql``}
+        group by s.id, s.name, st.key, st.position, v.key
+        order by s.name, st.position, v.key`.execute(ctx.store.db);
+      return {
+        variants: rows.rows.map((r) => ({
+          sequenceId: r.sequence_id, sequenceName: r.sequence_name, stepKey: r.step_key, variantKey: r.variant_key,
+          sent: Number(r.sent), replied: Number(r.replied), replyRate: Number(r.sent) > 0 ? Number(r.replied) / Number(r.sent) : null,
+        })),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/analytics/mailboxes',
+    summary: 'Per-mailbox health over a window: sends, hard and soft bounces, bounce rate, replies, and the current health with its reason',
+    tags: ['analytics'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: z.object({ days: z.coerce.number().int().min(1).max(90).default(7) }),
+    response: z.object({
+      mailboxes: z.array(
+        z.object({
+          id: z.uuid(), email: z.string(), health: z.string(), healthReason: z.string().nullable(),
+          sent: z.number().int(), hardBounces: z.number().int(), softBounces: z.number().int(), bounceRate: z.number().nullable(), replies: z.number().int(),
+        }),
+      ),
+    }),
+    handler: async ({ ctx, ws, query }) => {
+      const since = new Date(ctx.clock.now() - query.days * DAY_MS);
+      const rows = await sql<{ id: string; email: string; health: string; health_reason: string | null; sent: number; hard: number; soft: number; replies: number }>`
+        select m.id, m.email, m.health, m.health_reason,
+          (select count(*) from send_request r where r.mailbox_id = m.id and r.state = 'sent' and r.updated_at >= ${since})::int as sent,
+          (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounce_kind = 'hard')::int as hard,
+          (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounce_kind = 'soft')::int as soft,
+          (select count(*) from message x where x.mailbox_id = m.id and x.direction = 'inbound' and x.label = 'human_reply' and x.at >= ${since})::int as replies
+        from mailbox m where m.workspace_id = ${ws.workspaceId}
+        order by m.email`.execute(ctx.store.db);
+      return {
+        mailboxes: rows.rows.map((r) => ({
+          id: r.id, email: r.email, health: r.health, healthReason: r.health_reason,
+          sent: Number(r.sent), hardBounces: Number(r.hard), softBounces: Number(r.soft),
+          bounceRate: Number(r.sent) > 0 ? Number(r.hard) / Number(r.sent) : null, replies: Number(r.replies),
+        })),
+      };
+    },
+  }),
 ];

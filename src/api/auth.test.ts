@@ -113,4 +113,21 @@ describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (back
     const dup = await owner.call('POST', `/api/workspaces/${w.workspaceId}/members`, { email: 'M@example.test', role: 'member' });
     expect(dup.statusCode).toBe(409);
   });
+
+  it('changing the password needs the current one, ends the other sessions and keeps this one', async () => {
+    h = await apiHarness(backend);
+    const w = await seedWorkspace(h.store, 'A', 'a@example.test');
+    const here = await login(h.app, 'a@example.test', w.password);
+    const there = await login(h.app, 'a@example.test', w.password);
+    const wrong = await here.call('POST', '/api/auth/password', { currentPassword: 'not it at all', newPassword: 'a new long password' });
+    expect(wrong.statusCode).toBe(403);
+    const short = await here.call('POST', '/api/auth/password', { currentPassword: w.password, newPassword: 'short' });
+    expect(short.json().error.details.issues[0].path).toBe('body.newPassword');
+    const ok = await here.call('POST', '/api/auth/password', { currentPassword: w.password, newPassword: 'a new long password' });
+    expect(ok.json()).toEqual({ ok: true, otherSessionsEnded: 1 });
+    expect((await here.call('GET', '/api/auth/me')).statusCode).toBe(200);
+    expect((await there.call('GET', '/api/auth/me')).statusCode).toBe(401);
+    await expect(login(h.app, 'a@example.test', w.password)).rejects.toThrow(/401/);
+    await login(h.app, 'a@example.test', 'a new long password');
+  });
 });

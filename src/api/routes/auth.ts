@@ -4,7 +4,8 @@ import { cadenzaError } from '../../common/errors.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { firstRunSetup, hasAnyAccount, normalizeAccountEmail } from '../auth/accounts.ts';
 import { clearFailures, recordFailure, tooManyFailures } from '../auth/login-limiter.ts';
-import { MIN_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.ts';
+import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from '../auth/passwords.ts';
+import { secretHash } from '../auth/tokens.ts';
 import { createSession, deleteSession, SESSION_COOKIE } from '../auth/sessions.ts';
 import type { ApiContext } from '../context.ts';
 import { defineRoute, type RouteContext } from '../http/route.ts';
@@ -134,6 +135,29 @@ export const authRoutes = [
     handler: async ({ ctx, principal }) => {
       if (principal?.kind !== 'session') throw cadenzaError('UNAUTHENTICATED', 'not signed in');
       return me(ctx, principal.accountId, principal.csrfToken);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/auth/password',
+    summary: "Change the signed-in person's password; their other sessions end",
+    tags: ['auth'],
+    access: 'account',
+    body: z.object({ currentPassword: z.string().min(1).max(1024), newPassword: password }),
+    example: () => ({ body: { currentPassword: 'correct horse battery', newPassword: 'a new long password' } }),
+    response: z.object({ ok: z.literal(true), otherSessionsEnded: z.number().int() }),
+    handler: async ({ ctx, principal, body }) => {
+      if (principal?.kind !== 'session') throw cadenzaError('UNAUTHENTICATED', 'not signed in');
+      const db = ctx.store.db;
+      const account = await db.selectFrom('account').select(['id', 'password_hash']).where('id', '=', principal.accountId).executeTakeFirstOrThrow();
+      if (!(await verifyPassword(account.password_hash, body.currentPassword))) {
+        // A 403, not a 401: the session is fine, the proof of knowing the password is not.
+        throw cadenzaError('FORBIDDEN', 'the current password is wrong', { field: 'currentPassword' });
+      }
+      await db.updateTable('account').set({ password_hash: await hashPassword(body.newPassword) }).where('id', '=', account.id).execute();
+      // Whoever else held a session (a stolen cookie, a forgotten laptop) is signed out.
+      const ended = await db.deleteFrom('auth_session').where('account_id', '=', account.id).where('id_hash', '!=', secretHash(principal.sessionToken)).executeTakeFirst();
+      return { ok: true as const, otherSessionsEnded: Number(ended.numDeletedRows) };
     },
   }),
 ];

@@ -62,6 +62,8 @@ export interface StepDraft {
   subject: string;
   body: string;
   title: string;
+  /** Other variants of an email step (A/B), sent by weight against the first (weight 1). */
+  variants: { key: string; subject: string; body: string; weight: number }[];
 }
 
 export interface SequenceDetail {
@@ -118,5 +120,6 @@ export interface Task {
 export interface Analytics {
   days: { day: string; sends: number; replies: number; bounces: number; unsubscribes: number }[];
   funnel: { sequenceName: string; stepKey: string; sent: number; replied: number }[];
+  variants: { sequenceName: string; stepKey: string; variantKey: string; sent: number; replied: number }[];
   replyToStop: { count: number; p50Ms: number | null; p90Ms: number | null; p99Ms: number | null };
 }

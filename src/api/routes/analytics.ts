@@ -23,6 +23,9 @@ export const analyticsRoutes = [
       .object({
         days: z.array(z.object({ day: z.string(), sends: z.number().int(), replies: z.number().int(), bounces: z.number().int(), unsubscribes: z.number().int() })),
         funnel: z.array(z.object({ sequenceName: z.string(), stepKey: z.string(), sent: z.number().int(), replied: z.number().int() })),
+        variants: z
+          .array(z.object({ sequenceName: z.string(), stepKey: z.string(), variantKey: z.string(), sent: z.number().int(), replied: z.number().int() }))
+          .describe('Email steps with more than one variant: sends of each, and how many of those enrollments ended replied'),
         replyToStop: z.object({ count: z.number().int(), p50Ms: z.number().nullable(), p90Ms: z.number().nullable(), p99Ms: z.number().nullable() }),
       })
       .meta({ id: 'Analytics' }),
@@ -65,6 +68,33 @@ export const analyticsRoutes = [
         .orderBy('st.position')
         .execute();
 
+      const variants = await db
+        .selectFrom('variant as v')
+        .innerJoin('step as st', 'st.id', 'v.step_id')
+        .innerJoin('sequence as s', 's.id', 'st.sequence_id')
+        .select((eb) => [
+          's.name',
+          'st.key as step_key',
+          'v.key',
+          eb.selectFrom('send_request as r').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('r.variant_id', '=', 'v.id').where('r.state', '=', 'sent').as('sent'),
+          eb
+            .selectFrom('send_request as r')
+            .innerJoin('enrollment as e', 'e.id', 'r.enrollment_id')
+            .select((e2) => e2.fn.count<string>('r.enrollment_id').distinct().as('n'))
+            .whereRef('r.variant_id', '=', 'v.id')
+            .where('r.state', '=', 'sent')
+            .where('e.state', '=', 'replied')
+            .as('replied'),
+        ])
+        .where('s.workspace_id', '=', ws.workspaceId)
+        .where('v.archived_at', 'is', null)
+        .where('st.archived_at', 'is', null)
+        .where((eb) => eb.exists(eb.selectFrom('variant as o').select('o.id').whereRef('o.step_id', '=', 'v.step_id').whereRef('o.id', '<>', 'v.id').where('o.archived_at', 'is', null)))
+        .orderBy('s.created_at')
+        .orderBy('st.position')
+        .orderBy('v.key')
+        .execute();
+
       // Reply to stop: the reply's arrival at the mailbox (server receipt) to the engine's journal entry.
       const lat = await db
         .selectFrom('event as ev')
@@ -79,6 +109,7 @@ export const analyticsRoutes = [
       return {
         days,
         funnel: funnel.map((f) => ({ sequenceName: f.name, stepKey: f.key, sent: Number(f.sent), replied: Number(f.replied) })),
+        variants: variants.map((v) => ({ sequenceName: v.name, stepKey: v.step_key, variantKey: v.key, sent: Number(v.sent), replied: Number(v.replied) })),
         replyToStop: { count: ms.length, p50Ms: percentile(ms, 50), p90Ms: percentile(ms, 90), p99Ms: percentile(ms, 99) },
       };
     },

@@ -19,8 +19,16 @@ describe.each(testBackends())('sequence routes (%s)', (backend) => {
   afterAll(() => h?.close());
 
   const steps = [
-    { key: 'intro', type: 'email', delay: '0 minutes', subject: 'Hi {{first_name | default: "there"}}', body: '{Hello|Hi} {{first_name | default: "there"}} at {{company}}', title: '' },
-    { key: 'call', type: 'call', delay: '2 business days', subject: '', body: '', title: 'Call about the intro' },
+    {
+      key: 'intro',
+      type: 'email',
+      delay: '0 minutes',
+      subject: 'Hi {{first_name | default: "there"}}',
+      body: '{Hello|Hi} {{first_name | default: "there"}} at {{company}}',
+      title: '',
+      variants: [{ key: 'b', subject: 'Question for {{company}}', body: 'Hi {{first_name | default: "there"}}, a question.', weight: 2 }],
+    },
+    { key: 'call', type: 'call', delay: '2 business days', subject: '', body: '', title: 'Call about the intro', variants: [] },
   ];
 
   it('creates a sequence by key, shows it back as the editor sent it, and updates it in place', async () => {
@@ -62,5 +70,11 @@ describe.each(testBackends())('sequence routes (%s)', (backend) => {
     const again = (await b.call('POST', `${base}/sequences/${seq.id}/enroll`, { leadIds: [leadId] })).json();
     expect(again.refused).toEqual([expect.objectContaining({ leadId, reason: 'already_enrolled' })]);
     expect((await b.call('GET', `${base}/sequences`)).json().sequences[0].active).toBe(2);
+    // A step with two variants is reported per variant (nothing sent yet: no send request has run).
+    const a = (await b.call('GET', `${base}/analytics?days=1`)).json();
+    expect(a.variants.map((v: { variantKey: string; sent: number }) => [v.variantKey, v.sent])).toEqual([
+      ['a', 0],
+      ['b', 0],
+    ]);
   });
 });

@@ -11,13 +11,16 @@ import { defineRoute, workspaceParams } from '../http/route.ts';
 
 const status = z.enum(['draft', 'active', 'paused', 'archived']);
 
+const variantBody = z.object({ key: z.string(), subject: z.string(), body: z.string(), weight: z.number().int().min(0).max(1000) });
+
 const stepBody = z.object({
   key: z.string(),
   type: z.enum(['email', 'call', 'manual', 'wait']),
   delay: z.string().describe('e.g. "0 minutes", "3 days", "2 business days"'),
-  subject: z.string(),
+  subject: z.string().describe("An email step's first variant (key 'a')"),
   body: z.string(),
   title: z.string(),
+  variants: z.array(variantBody).max(10).default([]).describe("An email step's other variants (A/B tests), sent by weight against variant 'a' (weight 1)"),
 });
 
 const sequenceInput = z.object({
@@ -79,7 +82,7 @@ export const sequenceRoutes = [
       if (!s) throw cadenzaError('NOT_FOUND', 'no such sequence');
       const steps = await db.selectFrom('step').selectAll().where('sequence_id', '=', s.id).where('archived_at', 'is', null).orderBy('position').execute();
       const variants = steps.length
-        ? await db.selectFrom('variant').selectAll().where('step_id', 'in', steps.map((x) => x.id)).where('archived_at', 'is', null).orderBy('created_at').execute()
+        ? await db.selectFrom('variant').selectAll().where('step_id', 'in', steps.map((x) => x.id)).where('archived_at', 'is', null).orderBy('created_at').orderBy('key').execute()
         : [];
       const mailboxes = await db
         .selectFrom('sequence_mailbox as sm')
@@ -97,9 +100,17 @@ export const sequenceRoutes = [
         jitterMinutes: settings.jitterMinutes ?? 45,
         mailboxes: mailboxes.map((m) => m.email),
         steps: steps.map((st) => {
-          const v = variants.find((x) => x.step_id === st.id);
+          const [v, ...others] = variants.filter((x) => x.step_id === st.id);
           const config = (st.config ?? {}) as { title?: string };
-          return { key: st.key, type: st.kind, delay: `${st.delay_amount} ${unitText[st.delay_unit]}`, subject: v?.subject ?? '', body: v?.body ?? '', title: config.title ?? '' };
+          return {
+            key: st.key,
+            type: st.kind,
+            delay: `${st.delay_amount} ${unitText[st.delay_unit]}`,
+            subject: v?.subject ?? '',
+            body: v?.body ?? '',
+            title: config.title ?? '',
+            variants: others.map((o) => ({ key: o.key, subject: o.subject ?? '', body: o.body, weight: o.weight })),
+          };
         }),
       };
     },
@@ -112,7 +123,7 @@ export const sequenceRoutes = [
     access: { workspace: 'member' },
     params: workspaceParams({}),
     body: sequenceInput,
-    example: () => ({ body: { key: 'intro', name: 'Intro', window: 'Mon-Fri 09:00-17:00', steps: [{ key: 's1', type: 'email' as const, delay: '0 minutes', subject: 'Hi', body: 'Hello {{first_name}}', title: '' }] } }),
+    example: () => ({ body: { key: 'intro', name: 'Intro', window: 'Mon-Fri 09:00-17:00', steps: [{ key: 's1', type: 'email' as const, delay: '0 minutes', subject: 'Hi', body: 'Hello {{first_name}}', title: '', variants: [] }] } }),
     response: z.object({ sequenceId: z.uuid(), created: z.boolean(), version: z.number().int(), replanned: z.number().int() }),
     handler: async ({ ctx, ws, body }) => {
       const def = validateDefinition({
@@ -126,7 +137,10 @@ export const sequenceRoutes = [
           key: s.key,
           type: s.type,
           delay: s.delay,
-          ...(s.type === 'email' ? { ...(s.subject.trim() ? { subject: s.subject } : {}), body: s.body } : {}),
+          ...(s.type === 'email' && s.variants.length === 0 ? { ...(s.subject.trim() ? { subject: s.subject } : {}), body: s.body } : {}),
+          ...(s.type === 'email' && s.variants.length > 0
+            ? { variants: [{ key: 'a', subject: s.subject, body: s.body }, ...s.variants].map((v) => ({ key: v.key, ...(v.subject.trim() ? { subject: v.subject } : {}), body: v.body, ...('weight' in v ? { weight: v.weight } : {}) })) }
+            : {}),
           ...(s.type === 'call' || s.type === 'manual' ? { title: s.title || (s.type === 'call' ? 'Call' : 'Manual step') } : {}),
         })),
       });

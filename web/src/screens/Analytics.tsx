@@ -69,6 +69,35 @@ export function Analytics({ workspaceId }: ScreenProps) {
               )}
             </section>
             <section className="card">
+              <h2>Reply rate per variant</h2>
+              {d.variants.length === 0 ? (
+                <p className="muted">No step has more than one variant.</p>
+              ) : (
+                <table className="table table-compact">
+                  <thead>
+                    <tr>
+                      <th scope="col">Sequence / step / variant</th>
+                      <th scope="col">Sent</th>
+                      <th scope="col">Replied</th>
+                      <th scope="col">Reply rate</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {d.variants.map((v) => (
+                      <tr key={v.sequenceName + v.stepKey + v.variantKey}>
+                        <td>
+                          {v.sequenceName} / {v.stepKey} / {v.variantKey.toUpperCase()}
+                        </td>
+                        <td>{v.sent}</td>
+                        <td>{v.replied}</td>
+                        <td>{v.sent ? `${((v.replied / v.sent) * 100).toFixed(1)}%` : '—'}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </section>
+            <section className="card">
               <h2>Reply to stop</h2>
               <p className="muted small">From a reply reaching the mailbox to its enrollment stopping ({d.replyToStop.count} replies).</p>
               <dl className="pcts">

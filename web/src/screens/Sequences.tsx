@@ -67,6 +67,7 @@ const newStep = (n: number): StepDraft => ({
   subject: n === 1 ? 'Quick question, {{first_name | default: "there"}}' : '',
   body: n === 1 ? '{Hi|Hello} {{first_name | default: "there"}},\n\n' : '',
   title: '',
+  variants: [],
 });
 
 const keyOf = (name: string) =>
@@ -190,6 +191,44 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
                     <Field label={`Step ${i + 1} body`} hint="Variables: {{first_name}}, {{company}}, {{custom.field}}; filters: {{first_name | default: &quot;there&quot;}}; spintax: {Hi|Hello}.">
                       <textarea rows={7} value={s.body} onChange={(e) => setStep(i, { body: e.target.value })} onFocus={() => setPreviewStep(i)} />
                     </Field>
+                    {s.variants.map((v, j) => {
+                      const name = `Step ${i + 1} variant ${v.key.toUpperCase()}`;
+                      const setVariant = (patch: Partial<StepDraft['variants'][number]>) => setStep(i, { variants: s.variants.map((x, k) => (k === j ? { ...x, ...patch } : x)) });
+                      return (
+                        <fieldset key={v.key} className="stack">
+                          <legend>{name}</legend>
+                          <div className="grid-3">
+                            <Field label={`${name} subject`}>
+                              <input value={v.subject} onChange={(e) => setVariant({ subject: e.target.value })} />
+                            </Field>
+                            <Field label={`${name} weight`} hint="Against 1 for the first.">
+                              <input type="number" min={0} max={1000} value={v.weight} onChange={(e) => setVariant({ weight: Number(e.target.value) })} />
+                            </Field>
+                            <div className="row">
+                              <button type="button" className="btn btn-quiet" onClick={() => setStep(i, { variants: s.variants.filter((_, k) => k !== j) })}>
+                                Remove {name}
+                              </button>
+                            </div>
+                          </div>
+                          <Field label={`${name} body`}>
+                            <textarea rows={5} value={v.body} onChange={(e) => setVariant({ body: e.target.value })} />
+                          </Field>
+                        </fieldset>
+                      );
+                    })}
+                    <div>
+                      <button
+                        type="button"
+                        className="btn btn-quiet"
+                        onClick={() => {
+                          const used = new Set(['a', ...s.variants.map((v) => v.key)]);
+                          const key = 'bcdefghijk'.split('').find((k) => !used.has(k)) ?? `v${s.variants.length + 2}`;
+                          setStep(i, { variants: [...s.variants, { key, subject: s.subject, body: s.body, weight: 1 }] });
+                        }}
+                      >
+                        Add a variant (A/B test)
+                      </button>
+                    </div>
                   </>
                 )}
                 {(s.type === 'call' || s.type === 'manual') && (

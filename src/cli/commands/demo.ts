@@ -52,6 +52,13 @@ export function register(program: Command): void {
       const databaseUrl = g.databaseUrl ?? cfg.DATABASE_URL;
       const dataDir = g.dataDir ?? cfg.CADENZA_DATA_DIR;
 
+      // Ctrl-C (or SIGTERM) asks for a graceful stop, however often it comes: a terminal signals the
+      // whole process group, and the tsx runner relays it again, so the handler stays until the end.
+      let requestStop = () => undefined as void;
+      const stopRequested = new Promise<void>((resolve) => (requestStop = resolve));
+      process.on('SIGINT', requestStop);
+      process.on('SIGTERM', requestStop);
+
       // The web app runs on real time (sessions, rate limits); only the demo's own parts run fast.
       // It runs the api role alone: the demo's scheduler, senders and sync loops own the demo mailboxes.
       let app: RunningApp | undefined;
@@ -89,17 +96,9 @@ export function register(program: Command): void {
           busy = true;
           void r.progress().then(print, (e: unknown) => log.error({ err: e }, 'demo progress failed')).finally(() => (busy = false));
         }, every * 1000);
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            process.off('SIGINT', done);
-            process.off('SIGTERM', done);
-            clearTimeout(timer);
-            resolve();
-          };
-          const timer = o.serve ? undefined : setTimeout(done, duration * 1000);
-          process.on('SIGINT', done);
-          process.on('SIGTERM', done);
-        });
+        const timer = o.serve ? undefined : setTimeout(requestStop, duration * 1000);
+        await stopRequested;
+        clearTimeout(timer);
       } finally {
         if (ticker) clearInterval(ticker);
         if (run) {
@@ -115,6 +114,8 @@ export function register(program: Command): void {
         if (app) await app.stop();
         else await store.close();
         clearInterval(hold);
+        process.off('SIGINT', requestStop);
+        process.off('SIGTERM', requestStop);
       }
     });
 }

@@ -18,7 +18,9 @@ export async function tooManyFailures(db: Db, emailNorm: string, clock: Clock, l
 
 export async function recordFailure(db: Db, emailNorm: string, clock: Clock, windowMs: number): Promise<void> {
   await db.insertInto('login_failure').values({ email_norm: emailNorm, at: new Date(clock.now()) }).execute();
-  await db.deleteFrom('login_failure').where('email_norm', '=', emailNorm).where('at', '<=', new Date(clock.now() - windowMs)).execute();
+  // Every address's old failures, not only this one's: a guesser spraying many addresses must not
+  // grow the table without end. It holds only the window's failures, so the scan stays small.
+  await db.deleteFrom('login_failure').where('at', '<=', new Date(clock.now() - windowMs)).execute();
 }
 
 export async function clearFailures(db: Db, emailNorm: string): Promise<void> {

@@ -29,9 +29,13 @@ export function register(program: Command): void {
       });
       if (g.json) process.stdout.write(`${JSON.stringify({ url: app.url, backend: app.store.backend })}\n`);
       await new Promise<void>((resolve) => {
+        // The handler stays until the end: a terminal's Ctrl-C signals the whole process group and
+        // the tsx runner relays it again, and a second signal without a handler would kill the
+        // process in the middle of its graceful stop (a message half handed to the server).
+        let stopping = false;
         const stop = () => {
-          process.off('SIGTERM', stop);
-          process.off('SIGINT', stop);
+          if (stopping) return;
+          stopping = true;
           void app.stop().then(resolve, resolve);
         };
         process.on('SIGTERM', stop);

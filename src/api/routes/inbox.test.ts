@@ -45,6 +45,14 @@ describe.each(testBackends())('inbox routes (%s)', (backend) => {
     await owner.call('PATCH', `/api/workspaces/${ws}/members/${repRow.id}`, { inboxScope: 'own' });
   });
 
+  it("a lead's timeline shows a member only the mail received in their own mailboxes", async () => {
+    const received = async (b: Browser, leadId: string) =>
+      (await b.call('GET', `/api/workspaces/${ws}/leads/${leadId}`)).json<{ timeline: Array<{ kind: string }> }>().timeline.filter((t) => t.kind === 'received').length;
+    expect(await received(rep, mine.leadId!)).toBe(1);
+    expect(await received(rep, theirs.leadId!)).toBe(0);
+    expect(await received(owner, theirs.leadId!)).toBe(1);
+  });
+
   it('pages with a cursor, filters the review queue, and refuses a forged cursor', async () => {
     const first = await owner.call('GET', `/api/workspaces/${ws}/inbox?limit=1&needsReview=true`);
     expect(first.statusCode).toBe(200);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { PERSON_LABELS, reclassify } from '../../ingest/reclassify.ts';
 import type { WorkspaceAccess } from '../auth/access.ts';
+import { inboxVisible } from '../auth/inbox-scope.ts';
 import { enrollmentService } from '../context.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -49,10 +50,8 @@ function base(db: import('../../store/store.ts').Db, ws: WorkspaceAccess) {
       'm.id', 'm.mailbox_id', 'mb.email as mailbox_email', 'm.thread_id', 'm.enrollment_id', 'e.lead_id', 'm.from_addr', 'm.subject', 'm.at', 'm.folder',
       'm.label', 'm.confidence', 'm.reason', 'm.rung', 'm.intent', 'm.action', 'm.needs_review', 'm.excerpt',
     ])
-    // What the caller may read: every mailbox's for admins and members granted 'all', only their
-    // own mailboxes' for other members (a member-role API key owns none).
     .where('m.workspace_id', '=', ws.workspaceId)
-    .where((eb) => (ws.inboxScope === 'all' ? eb.lit(true) : ws.userId === null ? eb.lit(false) : eb('mb.user_id', '=', ws.userId)));
+    .where(inboxVisible(ws, 'm.mailbox_id'));
 }
 
 export const inboxRoutes = [

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { importLeads, type ColumnTarget } from '../../leads/index.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+import { inboxVisible } from '../auth/inbox-scope.ts';
 
 /** A column's target as the mapping names it: a field, custom.<name>, or '-'. */
 function targetText(t: ColumnTarget): string {
@@ -196,6 +197,8 @@ export const leadRoutes = [
             .select(['enrollment_id', 'direction', 'subject', 'label', 'confidence', 'at', 'received_at'])
             .where('workspace_id', '=', ws.workspaceId)
             .where('enrollment_id', 'in', ids)
+            // Received mail only from the mailboxes the caller may read (a member's own, unless granted all).
+            .where((eb) => eb.or([eb('direction', '=', 'outbound'), inboxVisible(ws)]))
             .orderBy('at', 'desc')
             .limit(500)
             .execute(),

@@ -1,9 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import type { Browser, Page } from 'playwright-core';
@@ -15,6 +13,7 @@ import { describeMailBed } from '../mail/describe-mail-bed.ts';
 import { mailBed, resetMailBed } from '../mail/mailbed.ts';
 import { freshStore, testBackends, type TestStore } from '../stores.ts';
 import { chromiumSkipReason, launchChromium, screenshot, SCREENS_DIR } from './chromium.ts';
+import { ensureWebBuild } from './web-build.ts';
 
 /**
  * The rep's first day, in headless Chromium against the real app (API, scheduler, sender and sync
@@ -27,7 +26,6 @@ const REP = 'sync31@inbox.test';
 const PROSPECT = 'sync32@inbox.test';
 const BED_PASS = 'pass';
 const OWNER = { name: 'Robin Rep', email: 'robin@cadenza.test', password: 'a long enough password' };
-const webRoot = fileURLToPath(new URL('../../dist/web/', import.meta.url));
 
 /** The prospect's INBOX message whose subject carries the tag, with its Message-ID, or null after waitMs. */
 async function waitForMail(user: string, tag: string, waitMs: number): Promise<{ messageId: string; subject: string; text: string } | null> {
@@ -69,8 +67,7 @@ describeMailBed('web app journey in Chromium', () => {
     const backend = testBackends().includes('postgres') ? 'postgres' : 'pglite';
 
     beforeAll(async () => {
-      // npm install builds the app; a checkout where it was never built gets it built here.
-      if (!existsSync(join(webRoot, 'index.html'))) execFileSync('npm', ['run', 'build:web'], { stdio: 'inherit' });
+      ensureWebBuild();
       await resetMailBed([REP, PROSPECT]);
       dir = mkdtempSync(join(tmpdir(), 'cadenza-web-'));
       if (backend === 'postgres') store = await freshStore('postgres');

@@ -4,16 +4,16 @@ import { navigate, usePath } from './router.ts';
 import { SignIn, Setup } from './screens/Auth.tsx';
 import { Shell } from './Shell.tsx';
 
-type Boot = { state: 'loading' } | { state: 'setup' } | { state: 'signin' } | { state: 'in'; me: Me } | { state: 'error'; message: string };
+type Boot = { state: 'loading' } | { state: 'setup' } | { state: 'signin' } | { state: 'in'; me: Me; startDemo: boolean } | { state: 'error'; message: string };
 
 /** Decides what to show first: first-run setup, sign-in, or the app for the signed-in person. */
 export function App() {
   const [boot, setBoot] = useState<Boot>({ state: 'loading' });
   const path = usePath();
 
-  const signedIn = (me: Me) => {
+  const signedIn = (me: Me, startDemo = false) => {
     setCsrfToken(me.csrfToken);
-    setBoot({ state: 'in', me });
+    setBoot({ state: 'in', me, startDemo });
     if (path === '/' || path === '/signin' || path === '/setup') navigate('/inbox');
   };
 
@@ -49,6 +49,7 @@ export function App() {
         <Shell
           me={boot.me}
           path={path}
+          startDemo={boot.startDemo}
           onSignOut={async () => {
             await api('POST', '/api/auth/logout').catch(() => undefined);
             setCsrfToken('');

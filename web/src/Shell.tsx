@@ -7,6 +7,7 @@ import { Leads } from './screens/Leads.tsx';
 import { Mailboxes } from './screens/Mailboxes.tsx';
 import { Sequences } from './screens/Sequences.tsx';
 import { Tasks } from './screens/Tasks.tsx';
+import { DemoBanner } from './ui/DemoBanner.tsx';
 
 const screens = [
   { path: '/inbox', label: 'Inbox', Screen: Inbox },
@@ -24,7 +25,7 @@ export interface ScreenProps {
 }
 
 /** Navigation on the left, the current screen on the right; plain links so keyboard and middle-click work. */
-export function Shell({ me, path, onSignOut }: { me: Me; path: string; onSignOut: () => void }) {
+export function Shell({ me, path, startDemo, onSignOut }: { me: Me; path: string; startDemo: boolean; onSignOut: () => void }) {
   const [workspaceId, setWorkspaceId] = useState(me.workspaces[0]?.id ?? '');
   const current = screens.find((s) => path === s.path || path.startsWith(s.path + '/')) ?? screens[0];
   const sub = path.slice(current.path.length + 1);
@@ -82,6 +83,7 @@ export function Shell({ me, path, onSignOut }: { me: Me; path: string; onSignOut
         </div>
       </nav>
       <main id="main" className="main" tabIndex={-1} ref={mainRef}>
+        {workspaceId && <DemoBanner workspaceId={workspaceId} start={startDemo && workspaceId === me.workspaces[0]?.id} />}
         {workspaceId ? <current.Screen key={workspaceId + current.path} workspaceId={workspaceId} sub={sub} /> : <p>You belong to no workspace yet.</p>}
       </main>
     </div>

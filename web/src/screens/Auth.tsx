@@ -52,7 +52,7 @@ export function SignIn({ onDone }: { onDone: (me: Me) => void }) {
   );
 }
 
-export function Setup({ onDone }: { onDone: (me: Me) => void }) {
+export function Setup({ onDone }: { onDone: (me: Me, startDemo: boolean) => void }) {
   const [f, setF] = useState({
     name: '',
     email: '',
@@ -60,6 +60,7 @@ export function Setup({ onDone }: { onDone: (me: Me) => void }) {
     workspaceName: '',
     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
   });
+  const [demo, setDemo] = useState(false);
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const set = (k: keyof typeof f) => (e: React.ChangeEvent<HTMLInputElement>) => setF({ ...f, [k]: e.target.value });
@@ -69,7 +70,7 @@ export function Setup({ onDone }: { onDone: (me: Me) => void }) {
     setError(undefined);
     try {
       const body = { email: f.email, password: f.password, workspaceName: f.workspaceName, timeZone: f.timeZone, ...(f.name ? { name: f.name } : {}) };
-      onDone(await api<Me>('POST', '/api/setup', body));
+      onDone(await api<Me>('POST', '/api/setup', body), demo);
     } catch (err) {
       setError(errorMessage(err));
     } finally {
@@ -94,6 +95,10 @@ export function Setup({ onDone }: { onDone: (me: Me) => void }) {
         <Field label="Time zone" hint="Send windows and reports use it.">
           <input required value={f.timeZone} onChange={set('timeZone')} />
         </Field>
+        <label className="check">
+          <input type="checkbox" checked={demo} onChange={(e) => setDemo(e.target.checked)} /> Fill it with a demo: emulated Gmail and Microsoft mailboxes, 300 leads, two sequences
+          and simulated prospects, a few days played in two minutes
+        </label>
         <ErrorNote error={error} />
         <button type="submit" className="btn btn-primary" disabled={busy}>
           {busy ? 'Creating…' : 'Create workspace'}

@@ -3,6 +3,8 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { importLeads, type ColumnTarget } from '../../leads/index.ts';
+import { leadColumns } from '../../leads/lead-fields.ts';
+import { newId } from '../../common/ids.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { inboxVisible } from '../auth/inbox-scope.ts';
 
@@ -56,6 +58,31 @@ function toLead(l: {
 }
 
 const LEAD_COLUMNS = ['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone', 'custom'] as const;
+
+/** The editable fields of a lead (POST and PATCH); null clears a field. */
+const leadInput = z.object({
+  firstName: z.string().max(200).nullable().optional(),
+  lastName: z.string().max(200).nullable().optional(),
+  company: z.string().max(300).nullable().optional(),
+  title: z.string().max(300).nullable().optional(),
+  phone: z.string().max(50).nullable().optional(),
+  country: z.string().max(100).nullable().optional().describe('A country name or ISO 3166-1 code'),
+  timeZone: z.string().max(100).nullable().optional().describe('An IANA zone or a common alias'),
+  custom: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a name of letters, digits and _'), z.string().max(2000).nullable())
+    .refine((c) => Object.keys(c).length <= 100, 'at most 100 custom fields')
+    .optional()
+    .describe('Template variables {{custom.name}}'),
+});
+
+function customOf(c: Record<string, string | null> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(c ?? {}).filter((e): e is [string, string] => e[1] !== null));
+}
+
+function uniqueEmail(e: { code?: string }): never {
+  if (e.code === '23505') throw cadenzaError('CONFLICT', 'another lead in this workspace has this address', { field: 'email' });
+  throw e;
+}
 
 const timelineEntry = z.object({
   at: z.string(),
@@ -232,6 +259,74 @@ export const leadRoutes = [
       }
       out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
       return { lead: toLead(lead), enrollments: enrollments.map((e) => ({ id: e.id, sequenceName: e.name, state: e.state, reason: e.state_reason })), timeline: out };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/leads',
+    summary: 'Create one lead (normalised as an import would); custom fields are free text',
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    status: 201,
+    params: workspaceParams({}),
+    body: leadInput.extend({ email: z.string().min(3).max(320) }),
+    example: () => ({ body: { email: 'new.lead@prospects.test', firstName: 'Ada', custom: { source: 'event' } } }),
+    response: leadBody,
+    handler: async ({ ctx, ws, body }) => {
+      const cols = leadColumns(body);
+      const id = newId(ctx.clock.now(), ctx.random);
+      const row = await ctx.store.db
+        .insertInto('lead')
+        .values({ ...cols, id, workspace_id: ws.workspaceId, email: cols.email!, email_norm: cols.email_norm!, custom: JSON.stringify(customOf(body.custom)) })
+        .returning(LEAD_COLUMNS)
+        .executeTakeFirstOrThrow()
+        .catch(uniqueEmail);
+      return toLead(row);
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    url: '/api/workspaces/:workspaceId/leads/:leadId',
+    summary: 'Change a lead; custom fields merge (null removes one)',
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ leadId: z.uuid() }),
+    body: leadInput.extend({ email: z.string().min(3).max(320).optional() }),
+    example: () => ({ body: { title: 'CTO', custom: { stage: 'warm' } } }),
+    response: leadBody,
+    handler: async ({ ctx, ws, params, body }) => {
+      const cols = leadColumns(body);
+      const custom = body.custom ?? {};
+      const removed = Object.keys(custom).filter((k) => custom[k] === null);
+      const added = customOf(custom);
+      const row = await ctx.store.db
+        .updateTable('lead')
+        .set({
+          ...cols,
+          updated_at: new Date(ctx.clock.now()),
+          ...(body.custom ? { custom: sql`(custom || ${JSON.stringify(added)}::jsonb) - ${removed}::text[]` } : {}),
+        })
+        .where('workspace_id', '=', ws.workspaceId)
+        .where('id', '=', params.leadId)
+        .returning(LEAD_COLUMNS)
+        .executeTakeFirst()
+        .catch(uniqueEmail);
+      if (!row) throw cadenzaError('NOT_FOUND', 'no such lead');
+      return toLead(row);
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/api/workspaces/:workspaceId/leads/:leadId',
+    summary: 'Delete a lead with its enrollments and tasks (its address stays suppressed if it was)',
+    tags: ['leads'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({ leadId: z.uuid() }),
+    response: z.object({ ok: z.literal(true) }),
+    handler: async ({ ctx, ws, params }) => {
+      const r = await ctx.store.db.deleteFrom('lead').where('workspace_id', '=', ws.workspaceId).where('id', '=', params.leadId).executeTakeFirst();
+      if (Number(r.numDeletedRows) === 0) throw cadenzaError('NOT_FOUND', 'no such lead');
+      return { ok: true as const };
     },
   }),
 ];

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { build as buildHistogram } from 'hdr-histogram-js';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
@@ -19,6 +18,7 @@ import { parseMail } from './parse/parse-mail.ts';
 import type { IngestReport } from './pipeline.ts';
 import { replyMail, seedSentSequence, type Seeded, type SeededSend } from './pipeline-test-support.ts';
 import { SyncPool } from './worker/sync-pool.ts';
+import { CORPORA } from '../../test/corpora/location.ts';
 
 /**
  * Reply-to-stop, end to end on the real mail bed: replies travel by SMTP through Postfix and LMTP
@@ -30,7 +30,7 @@ import { SyncPool } from './worker/sync-pool.ts';
 const USER = 'sync11@inbox.test';
 const PASS = 'pass';
 const REPLIES = 30;
-const corpora = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'corpora');
+const corpora = CORPORA;
 
 describeMailBed('reply to stop through the real mail bed (sync role, IMAP IDLE)', () => {
   let store: TestStore;

@@ -1,18 +1,18 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { classifyRaw, type ClassifiedFile } from '../../src/ingest/classify-file.ts';
 import type { BounceClass } from '../../src/ingest/types.ts';
+import { CORPORA, corporaHave } from './location.ts';
 
 /**
  * Accuracy of `cadenza classify` (the same classifyRaw) on the shared labelled corpora, per set.
  * Labels come from the upstream projects' own tests (see the corpora's README).
  */
 
-export const CORPORA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'corpora');
+export { CORPORA };
 
 export function corporaPresent(): boolean {
-  return existsSync(path.join(CORPORA, 'sisimai-labels.jsonl'));
+  return corporaHave('sisimai-labels.jsonl');
 }
 
 /** A measure: how many agreed out of how many were labelled. */

@@ -1,18 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { parseMail } from '../parse/parse-mail.ts';
 import { headerValue } from '../types.ts';
 import { detectOutOfOffice } from './out-of-office.ts';
+import { CORPORA } from '../../../test/corpora/location.ts';
 
 /**
  * The out-of-office rung on the shared corpora's auto-replies (sisimai kind "autoreply",
  * autoreply-ext label "auto_reply") and human replies. A sample the rung cannot read from its words
  * must at least carry RFC 3834's Auto-Submitted, which the header rung decides before this one.
  */
-const CORPORA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'corpora');
 const present = existsSync(path.join(CORPORA, 'sisimai-labels.jsonl')) && existsSync(path.join(CORPORA, 'autoreply-ext-labels.jsonl'));
 
 interface Row {

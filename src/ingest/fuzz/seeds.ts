@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CORPORA } from '../../../test/corpora/location.ts';
 
 /** The corpora folder (../shared/corpora from the repository root). */
-export const CORPORA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'corpora');
+export { CORPORA };
 
 /** Built-in seeds, so the fuzzer also runs where the corpora are absent. */
 const BUILT_IN = [

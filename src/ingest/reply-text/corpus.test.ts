@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { ReplyAnalysis } from './index.ts';
 import { replyTextFromFile } from './from-file.ts';
+import { CORPORA } from '../../../test/corpora/location.ts';
 
 /**
  * The replyparse corpus (crisp, github, talon fixtures with the upstream tests' expectations; see
@@ -12,7 +12,6 @@ import { replyTextFromFile } from './from-file.ts';
  * upstream's own fragment model, which Cadenza only approximates).
  */
 
-const CORPORA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'corpora');
 const LABELS = path.join(CORPORA, 'replyparse-labels.jsonl');
 const present = existsSync(LABELS);
 

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable, Updateable } from 'kysely';
 
 /** Kysely's view of the tables in migrations/. Keep in step with the SQL. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -61,6 +61,8 @@ export interface LeadTable {
   custom: DefaultJson<Record<string, string>>;
   created_at: CreatedAt;
   updated_at: DefaultTimestamp;
+  /** Generated (migration 0011): lower-cased email, name and company for the trigram search. */
+  search_text: GeneratedAlways<string>;
 }
 
 export interface SequenceTable {

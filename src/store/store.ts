@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { cadenzaError } from '../common/errors.ts';
@@ -43,7 +44,9 @@ async function openPGlite(dataDir: string | undefined): Promise<Store> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   let pglite: PGlite;
   try {
-    pglite = dataDir ? new PGlite(dataDir) : new PGlite();
+    // The extensions the migrations create (PostgreSQL has them as contrib; PGlite bundles them).
+    const extensions = { pg_trgm };
+    pglite = dataDir ? new PGlite(dataDir, { extensions }) : new PGlite({ extensions });
     await pglite.waitReady;
   } catch (e) {
     throw cadenzaError('STORE_UNAVAILABLE', `cannot open the embedded store${dataDir ? ` in ${dataDir}` : ''}: ${(e as Error).message}`);

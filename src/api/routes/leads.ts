@@ -5,6 +5,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { importLeads, type ColumnTarget } from '../../leads/index.ts';
 import { leadColumns } from '../../leads/lead-fields.ts';
 import { newId } from '../../common/ids.ts';
+import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { inboxVisible } from '../auth/inbox-scope.ts';
 
@@ -57,6 +58,9 @@ function toLead(l: {
   };
 }
 
+/** The first page counts its matches up to this many; past it the list says "at least". */
+const TOTAL_CAP = 10_000;
+
 const LEAD_COLUMNS = ['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone', 'custom'] as const;
 
 /** The editable fields of a lead (POST and PATCH); null clears a field. */
@@ -96,44 +100,46 @@ export const leadRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/leads',
-    summary: 'Leads, newest first, optionally matching a search in email, name or company',
+    summary: 'Leads, newest first, paged by a cursor, optionally matching a search in email, name or company',
     tags: ['leads'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
     query: z.object({
-      search: z.string().max(200).default(''),
-      limit: z.coerce.number().int().min(1).max(500).default(100),
-      offset: z.coerce.number().int().min(0).default(0),
+      search: z.string().max(200).default('').describe('A substring of the email, "first last" name or company, any case'),
+      ...pageQuery,
     }),
-    response: z.object({ leads: z.array(leadBody), total: z.number().int() }),
+    example: () => ({ query: { search: 'acme', limit: 50 } }),
+    response: z.object({
+      leads: z.array(leadBody),
+      nextCursor: z.string().nullable(),
+      total: z.number().int().nullable().describe(`The matches, counted on the first page only (null with a cursor), up to ${TOTAL_CAP.toLocaleString('en')}`),
+      totalExact: z.boolean().describe(`true when total is the number of matches; false when the count stopped at ${TOTAL_CAP.toLocaleString('en')} (there are more) or was not made (a later page)`),
+    }),
     handler: async ({ ctx, ws, query }) => {
+      const after = decodeCursor(query.cursor);
       let q = ctx.store.db.selectFrom('lead').where('workspace_id', '=', ws.workspaceId);
       const s = query.search.trim();
-      if (s) {
-        const like = `%${s.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
-        q = q.where((eb) =>
-          eb.or([
-            eb('email_norm', 'ilike', like),
-            eb('first_name', 'ilike', like),
-            eb('last_name', 'ilike', like),
-            eb('company', 'ilike', like),
-            eb(sql<string>`coalesce(first_name, '') || ' ' || coalesce(last_name, '')`, 'ilike', like),
-          ]),
-        );
-      }
-      const [rows, total] = await Promise.all([
-        q
-          .select(LEAD_COLUMNS)
-          .orderBy('created_at', 'desc')
-          .orderBy('id')
-          .limit(query.limit)
-          .offset(query.offset)
-          .execute(),
-        q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+      // search_text is lower-cased email, name and company (migration 0011) under a trigram index.
+      if (s) q = q.where('search_text', 'ilike', `%${s.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+      let rows = q.select([...LEAD_COLUMNS, 'created_at']);
+      if (after) rows = rows.where((eb) => eb.or([eb('created_at', '<', after.at), eb.and([eb('created_at', '=', after.at), eb('id', '<', after.id)])]));
+      const [found, counted] = await Promise.all([
+        rows.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute(),
+        // A count of every match is a scan of all of them; capped, it stays cheap on 100k leads.
+        after
+          ? undefined
+          : ctx.store.db
+              .selectFrom(q.select(sql`1`.as('one')).limit(TOTAL_CAP + 1).as('m'))
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .executeTakeFirstOrThrow(),
       ]);
+      const p = page(found, query.limit, (r) => ({ at: new Date(r.created_at), id: r.id }));
+      const n = counted ? Number(counted.n) : null;
       return {
-        total: Number(total.n),
-        leads: rows.map(toLead),
+        leads: p.items.map(toLead),
+        nextCursor: p.nextCursor,
+        total: n === null ? null : Math.min(n, TOTAL_CAP),
+        totalExact: n !== null && n <= TOTAL_CAP,
       };
     },
   }),

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
 import { navigate } from '../router.ts';
 import type { ScreenProps } from '../Shell.tsx';
@@ -17,9 +17,24 @@ export function Leads({ workspaceId, sub }: ScreenProps) {
 function LeadList({ workspaceId }: { workspaceId: string }) {
   const [search, setSearch] = useState('');
   const [query, setQuery] = useState('');
-  const list = useLoad(() => api<{ leads: Lead[]; total: number }>('GET', ws(workspaceId, `leads?search=${encodeURIComponent(query)}&limit=200`)), [workspaceId, query]);
+  const path = (cursor: string | null) => ws(workspaceId, `leads?search=${encodeURIComponent(query)}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+  const list = useLoad(() => api<LeadPage>('GET', path(null)), [workspaceId, query]);
+  // Pages after the first, fetched by cursor on demand; a new first page starts over.
+  const [later, setLater] = useState<{ leads: Lead[]; nextCursor: string | null; error?: string; busy?: boolean }>();
+  useEffect(() => setLater(undefined), [list.data]);
   const [importing, setImporting] = useState(false);
-  const leads = list.data?.leads ?? [];
+  const leads = [...(list.data?.leads ?? []), ...(later?.leads ?? [])];
+  const nextCursor = later ? later.nextCursor : (list.data?.nextCursor ?? null);
+  const more = async () => {
+    if (!nextCursor) return;
+    setLater({ leads: later?.leads ?? [], nextCursor, busy: true });
+    try {
+      const p = await api<LeadPage>('GET', path(nextCursor));
+      setLater({ leads: [...(later?.leads ?? []), ...p.leads], nextCursor: p.nextCursor });
+    } catch (e) {
+      setLater({ leads: later?.leads ?? [], nextCursor, error: errorMessage(e) });
+    }
+  };
   return (
     <>
       <PageHeader title="Leads">
@@ -43,7 +58,7 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
         <button type="submit" className="btn">
           Search
         </button>
-        <span className="muted small">{list.data ? `${list.data.total} lead${list.data.total === 1 ? '' : 's'}` : ''}</span>
+        <span className="muted small">{list.data ? countText(list.data) : ''}</span>
       </form>
       <ErrorNote error={list.error} />
       {!list.loading && leads.length === 0 && <Empty>{query ? 'No lead matches.' : 'No leads yet. Import a CSV to start.'}</Empty>}
@@ -77,8 +92,30 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
           </tbody>
         </table>
       )}
+      <ErrorNote error={later?.error} />
+      {nextCursor && (
+        <div>
+          <button type="button" className="btn" disabled={later?.busy} onClick={() => void more()}>
+            {later?.busy ? 'Loading…' : 'Show more leads'}
+          </button>
+        </div>
+      )}
     </>
   );
+}
+
+/** GET /leads: total counts the matches on the first page, up to a cap past which it is "at least". */
+interface LeadPage {
+  leads: Lead[];
+  nextCursor: string | null;
+  total: number | null;
+  totalExact: boolean;
+}
+
+function countText(p: LeadPage): string {
+  if (p.total === null) return '';
+  const n = p.total.toLocaleString('en');
+  return p.totalExact ? `${n} lead${p.total === 1 ? '' : 's'}` : `more than ${n} leads`;
 }
 
 /** Mapping guesses mirror the server's header synonyms loosely; the server has the last word. */

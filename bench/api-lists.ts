@@ -64,18 +64,26 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
     const rep = await cookieOf(people[1]!.accountId);
     const base = `/api/workspaces/${workspaceId}`;
     // A cursor 20 pages deep, to show that depth costs nothing with keyset pagination.
-    let deep: string | null = null;
-    for (let i = 0; i < 20; i++) {
-      const page: { json(): unknown } = await app.inject({ method: 'GET', url: `${base}/inbox?limit=50${deep ? `&cursor=${deep}` : ''}`, headers: { cookie: owner } });
-      deep = (page.json() as { nextCursor: string | null }).nextCursor;
-    }
+    const cursorAt21 = async (list: string) => {
+      let cursor: string | null = null;
+      for (let i = 0; i < 20; i++) {
+        const page: { json(): unknown } = await app.inject({ method: 'GET', url: `${base}/${list}?limit=50${cursor ? `&cursor=${cursor}` : ''}`, headers: { cookie: owner } });
+        cursor = (page.json() as { nextCursor: string | null }).nextCursor;
+      }
+      return cursor;
+    };
+    const deep = await cursorAt21('inbox');
+    const deepLeads = await cursorAt21('leads');
     const cases: Array<[string, string, string]> = [
       ['inbox_first_page', `${base}/inbox?limit=50`, owner],
       ['inbox_page_21', `${base}/inbox?limit=50&cursor=${deep}`, owner],
       ['inbox_review_queue', `${base}/inbox?limit=50&needsReview=true`, owner],
       ['inbox_member_own', `${base}/inbox?limit=50`, rep],
       ['leads_first_page', `${base}/leads?limit=50`, owner],
+      ['leads_page_21', `${base}/leads?limit=50&cursor=${deepLeads}`, owner],
       ['leads_search', `${base}/leads?limit=50&search=company%204242`, owner],
+      // ~2,200 matches (Company 42, 420…429, 4200…4299): the count and the order by time both matter.
+      ['leads_search_broad', `${base}/leads?limit=50&search=company%2042`, owner],
     ];
     const out: Record<string, unknown> = { backend, leads: nLeads, messages: nMessages, requests: nRequests, seed_ms: seedMs };
     for (const [name, url, cookie] of cases) {

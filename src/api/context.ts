@@ -2,6 +2,8 @@ import type { Clock } from '../common/clock.ts';
 import type { DemoControl } from '../demo/control.ts';
 import type { Random } from '../common/random.ts';
 import type { Vault } from '../mailbox/vault.ts';
+import type { TransportDeps, TransportMailbox } from '../sending/transports/registry.ts';
+import type { Transport } from '../sending/transports/transport.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 
@@ -22,6 +24,8 @@ export interface ApiContext {
   loginLimit: { perEmail: number; perIp: number; windowMs: number };
   /** Webhooks out (src/api/webhooks): private destinations allowed, and the dispatcher to wake for a test event. */
   webhooks?: { allowPrivate: boolean; nudge?: () => void };
+  /** Builds a mailbox's transport for replies sent from the inbox: the sender pool's factory (OAuth tokens); absent: the registry's. */
+  transportFor?: (mailbox: TransportMailbox, deps: TransportDeps) => Transport;
   /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
   demo?: DemoControl;
 }

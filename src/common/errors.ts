@@ -20,6 +20,8 @@ export const errorCodes = {
   FORBIDDEN: 'The caller is signed in but may not do this (role too low, or the CSRF token is missing or wrong).',
   RATE_LIMITED: 'Too many attempts; wait and try again.',
   MAILBOX_FOLDER_NOT_FOUND: 'The mailbox has no folder for this role (Sent, Junk, Trash), neither marked SPECIAL-USE nor by a known name.',
+  SEND_REJECTED: "The mailbox's server (or its settings) refused the message permanently; it was not sent.",
+  SEND_UNCONFIRMED: 'The message was handed to the server and no answer came: it may have been sent; it is not sent again.',
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -132,6 +132,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.push = registry;
   }
   const baseUrls = o.providerBaseUrls ? { baseUrls: o.providerBaseUrls } : {};
+  // One way to build a mailbox's transport, for the senders and for replies sent from the inbox.
+  const transportFor = oauthTransportFor({ tokens: mailboxTokens, ...baseUrls });
   // The scheduler, sender and sync roles, startable again after a stop (the first-run demo
   // suspends them while its own run on its faster clock: src/demo/control.ts).
   const startRoles = async () => {
@@ -146,7 +148,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         clock,
         random,
         vault,
-        transportFor: oauthTransportFor({ tokens: mailboxTokens, ...baseUrls }),
+        transportFor,
         trackingKey: trackingKey(master),
         publicUrl: o.publicUrl ?? `http://localhost:${o.port}`,
         log,
@@ -190,7 +192,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.webhooks = webhooks;
     webhooks.start();
     app.server = buildServer({ store, clock, version, metrics, tracking: { service, key: trackingKey(master), log },
-      api: { random, vault, service, ...(demo ? { demo } : {}), publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+      api: { random, vault, service, transportFor, ...(demo ? { demo } : {}), publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
     });

@@ -3,6 +3,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { PERSON_LABELS, reclassify } from '../../ingest/reclassify.ts';
 import type { WorkspaceAccess } from '../auth/access.ts';
 import { inboxVisible } from '../auth/inbox-scope.ts';
+import { sendReply } from '../../sending/reply.ts';
 import { enrollmentService } from '../context.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -127,6 +128,34 @@ export const inboxRoutes = [
       return reclassify(
         { store: ctx.store, service: enrollmentService(ctx), clock: ctx.clock },
         { workspaceId: ws.workspaceId, messageRowId: params.messageId, label: body.label, returnDate: body.returnDate ? Date.parse(`${body.returnDate}T00:00:00Z`) : null, by },
+      );
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/inbox/messages/:messageId/reply',
+    summary: "Reply in plain text to an inbound message's sender, from the mailbox that received it, in the same thread (In-Reply-To, References, Re: subject, Gmail threadId)",
+    tags: ['inbox'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ messageId: z.uuid() }),
+    body: z.object({ text: z.string().trim().min(1).max(100_000).describe('The reply, plain text') }),
+    example: () => ({ body: { text: 'Thanks, Tuesday at 10 works for me.' } }),
+    response: z.object({
+      id: z.uuid().describe('The outbound message row'),
+      messageId: z.string().describe("The reply's Message-ID"),
+      mailboxId: z.uuid(),
+      to: z.string(),
+      subject: z.string(),
+      threadId: z.string().nullable(),
+    }),
+    handler: async ({ ctx, ws, params, body }) => {
+      // Only a message the caller may read may be answered, and a member answers only from their own mailboxes.
+      const seen = await base(ctx.store.db, ws).where('m.id', '=', params.messageId).where('m.direction', '=', 'inbound').executeTakeFirst();
+      if (!seen) throw cadenzaError('NOT_FOUND', 'no such inbound message in this workspace');
+      if (!ctx.vault) throw cadenzaError('CONFIG_INVALID', 'this server has no credential vault; it cannot send');
+      return sendReply(
+        { db: ctx.store.db, clock: ctx.clock, random: ctx.random, vault: ctx.vault, ...(ctx.transportFor ? { transportFor: ctx.transportFor } : {}) },
+        { workspaceId: ws.workspaceId, messageRowId: params.messageId, text: body.text, ...(ws.role === 'member' ? { ownerUserId: ws.userId } : {}) },
       );
     },
   }),

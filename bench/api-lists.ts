@@ -11,12 +11,13 @@
 import { sql } from 'kysely';
 import { systemClock } from '../src/common/clock.ts';
 import { newId } from '../src/common/ids.ts';
-import { seededRandom } from '../src/common/random.ts';
+import { seededRandom, type Random } from '../src/common/random.ts';
 import { addMembership } from '../src/api/auth/accounts.ts';
 import { hashPassword } from '../src/api/auth/passwords.ts';
 import { createSession, SESSION_COOKIE } from '../src/api/auth/sessions.ts';
 import { defaultAuthSettings } from '../src/api/context.ts';
 import { buildServer } from '../src/api/server.ts';
+import type { Store } from '../src/store/store.ts';
 import { round } from './lib/format.ts';
 import { percentile } from './lib/stats.ts';
 import { benchStore, flag } from './support/backends.ts';
@@ -28,32 +29,9 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
   const nRequests = Number(flag(args, 'requests', '200'));
   const { store, drop } = await benchStore(backend);
   const random = seededRandom('api-lists');
-  const id = () => newId(systemClock.now(), random);
   try {
     const t0 = Date.now();
-    const workspaceId = id();
-    await store.db.insertInto('workspace').values({ id: workspaceId, name: 'Bench' }).execute();
-    const people: Array<{ accountId: string; userId: string }> = [];
-    for (const [email, role] of [['owner@bench.test', 'owner'], ['rep@bench.test', 'member']] as const) {
-      const accountId = id();
-      await store.db.insertInto('account').values({ id: accountId, email, name: null, password_hash: await hashPassword('bench password 1') }).execute();
-      people.push({ accountId, userId: await addMembership(store.db, { clock: systemClock, random }, { accountId, workspaceId, email, name: null, role }) });
-    }
-    const mailboxIds = Array.from({ length: 10 }, () => id());
-    for (const [i, m] of mailboxIds.entries()) {
-      await store.db.insertInto('mailbox').values({ id: m, workspace_id: workspaceId, user_id: i % 2 ? people[1]!.userId : people[0]!.userId, email: `rep${i}@bench.test`, provider: 'smtp_imap' }).execute();
-    }
-    await sql`
-      insert into lead (id, workspace_id, email, email_norm, first_name, last_name, company, created_at)
-      select gen_random_uuid(), ${workspaceId}, 'lead' || g || '@co' || (g % 5000) || '.test', 'lead' || g || '@co' || (g % 5000) || '.test',
-             'First' || g, 'Last' || g, 'Company ' || (g % 5000), now() - (g || ' seconds')::interval
-      from generate_series(1, ${nLeads}) g`.execute(store.db);
-    await sql`
-      insert into message (id, workspace_id, mailbox_id, direction, message_id, subject, from_addr, at, folder, label, confidence, action, needs_review, excerpt)
-      select gen_random_uuid(), ${workspaceId}, (${mailboxIds}::uuid[])[1 + g % 10], 'inbound', '<m' || g || '@co.test>', 'Re: hello ' || g,
-             'lead' || g || '@co.test', now() - (g * 37 || ' seconds')::interval, 'inbox', 'human_reply', 0.9, 'reply', g % 20 = 0, 'Thanks, interested'
-      from generate_series(1, ${nMessages}) g`.execute(store.db);
-    await sql`analyze`.execute(store.db);
+    const { workspaceId, people } = await seedInboxWorkspace(store, { leads: nLeads, messages: nMessages }, random);
     const seedMs = Date.now() - t0;
     console.log(`seeded ${nLeads} leads and ${nMessages} messages on ${backend} in ${seedMs} ms`);
 
@@ -103,4 +81,47 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
   } finally {
     await drop();
   }
+}
+
+export const BENCH_PASSWORD = 'bench password 1';
+
+export interface InboxWorkspace {
+  workspaceId: string;
+  /** The owner (index 0) and a member (index 1), each owning half of the 10 mailboxes. */
+  people: Array<{ accountId: string; email: string; userId: string }>;
+  mailboxIds: string[];
+}
+
+/**
+ * One workspace with n.leads leads and n.messages inbound messages spread over 10 mailboxes, written
+ * with set-based SQL (PostgreSQL's gen_random_uuid and generate_series); the owner and the member sign in with BENCH_PASSWORD. Shared with bench/web-inbox.ts.
+ */
+export async function seedInboxWorkspace(store: Store, n: { leads: number; messages: number }, random: Random): Promise<InboxWorkspace> {
+  const id = () => newId(systemClock.now(), random);
+  const nLeads = n.leads;
+  const nMessages = n.messages;
+  const workspaceId = id();
+  await store.db.insertInto('workspace').values({ id: workspaceId, name: 'Bench' }).execute();
+  const people: InboxWorkspace['people'] = [];
+  for (const [email, role] of [['owner@bench.test', 'owner'], ['rep@bench.test', 'member']] as const) {
+    const accountId = id();
+    await store.db.insertInto('account').values({ id: accountId, email, name: null, password_hash: await hashPassword(BENCH_PASSWORD) }).execute();
+    people.push({ accountId, email, userId: await addMembership(store.db, { clock: systemClock, random }, { accountId, workspaceId, email, name: null, role }) });
+  }
+  const mailboxIds = Array.from({ length: 10 }, () => id());
+  for (const [i, m] of mailboxIds.entries()) {
+    await store.db.insertInto('mailbox').values({ id: m, workspace_id: workspaceId, user_id: i % 2 ? people[1]!.userId : people[0]!.userId, email: `rep${i}@bench.test`, provider: 'smtp_imap' }).execute();
+  }
+  await sql`
+    insert into lead (id, workspace_id, email, email_norm, first_name, last_name, company, created_at)
+    select gen_random_uuid(), ${workspaceId}, 'lead' || g || '@co' || (g % 5000) || '.test', 'lead' || g || '@co' || (g % 5000) || '.test',
+           'First' || g, 'Last' || g, 'Company ' || (g % 5000), now() - (g || ' seconds')::interval
+    from generate_series(1, ${nLeads}) g`.execute(store.db);
+  await sql`
+    insert into message (id, workspace_id, mailbox_id, direction, message_id, subject, from_addr, at, folder, label, confidence, action, needs_review, excerpt)
+    select gen_random_uuid(), ${workspaceId}, (${mailboxIds}::uuid[])[1 + g % 10], 'inbound', '<m' || g || '@co.test>', 'Re: hello ' || g,
+           'lead' || g || '@co.test', now() - (g * 37 || ' seconds')::interval, 'inbox', 'human_reply', 0.9, 'reply', g % 20 = 0, 'Thanks, interested'
+    from generate_series(1, ${nMessages}) g`.execute(store.db);
+  await sql`analyze`.execute(store.db);
+  return { workspaceId, people, mailboxIds };
 }

@@ -11,6 +11,8 @@ import { openStore, type Store } from '../../src/store/store.ts';
 /** A benchmark store: PGlite in a temporary folder on disk, or a temporary PostgreSQL database. */
 export interface BenchStore {
   store: Store;
+  /** The temporary PostgreSQL database's URL, for a second process or an app started on it; absent for PGlite. */
+  url?: string;
   drop(): Promise<void>;
 }
 
@@ -39,6 +41,7 @@ export async function benchStore(backend: 'pglite' | 'postgres'): Promise<BenchS
   await migrate(store);
   return {
     store,
+    url: u.toString(),
     async drop() {
       await store.close();
       await admin.query(`drop database if exists ${name} with (force)`);

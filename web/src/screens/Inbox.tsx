@@ -4,6 +4,7 @@ import type { ScreenProps } from '../Shell.tsx';
 import type { InboxMessage } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
+import { InboxReply } from './InboxReply.tsx';
 
 /** The labels a person may give (src/ingest/reclassify.ts PERSON_LABELS). */
 const LABELS = ['human_reply', 'auto_reply', 'bounce', 'unsubscribe_request', 'auto_generated'] as const;
@@ -93,6 +94,7 @@ export function Inbox({ workspaceId }: ScreenProps) {
                 </label>
               </div>
               {m.reason && <div className="muted small">Why: {m.reason}</div>}
+              {m.mailboxId && <InboxReply workspaceId={workspaceId} message={m} onSent={reload} />}
             </li>
           );
         })}

@@ -142,3 +142,19 @@ export async function seedGraph(store: TestStore, workspaceId: string, tag: stri
   await db.insertInto('suppression').values({ workspace_id: workspaceId, email_norm: `gone-${tag}@prospects.test`, reason: 'manual', source: 'seed' }).execute();
   return { mailboxId, leadId, sequenceId: seq.sequenceId, stepId: step.id, enrollmentId: enrollment.id, taskId, messageId, email: `gone-${tag}@prospects.test` };
 }
+
+/** What most route tests start from: one workspace, its seeded objects, and its owner signed in. */
+export interface OwnerFixture {
+  h: ApiHarness;
+  ws: string;
+  owner: Browser;
+  g: ObjectIds;
+}
+
+export async function ownerFixture(backend: 'pglite' | 'postgres'): Promise<OwnerFixture> {
+  const h = await apiHarness(backend);
+  const w = await seedWorkspace(h.store, 'A', 'owner@example.test');
+  const g = await seedGraph(h.store, w.workspaceId, 'a', w.userId);
+  const owner = await login(h.app, 'owner@example.test', w.password);
+  return { h, ws: w.workspaceId, owner, g };
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiHarness, login, seedGraph, seedWorkspace, type ApiHarness, type Browser, type ObjectIds } from '../../../test/api.ts';
+import { ownerFixture, type ApiHarness, type Browser, type ObjectIds } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
 
 describe.each(testBackends())('analytics per variant and per mailbox (%s)', (backend) => {
@@ -9,11 +9,7 @@ describe.each(testBackends())('analytics per variant and per mailbox (%s)', (bac
   let g: ObjectIds;
 
   beforeAll(async () => {
-    h = await apiHarness(backend);
-    const w = await seedWorkspace(h.store, 'A', 'owner@example.test');
-    ws = w.workspaceId;
-    g = await seedGraph(h.store, ws, 'a', w.userId);
-    owner = await login(h.app, 'owner@example.test', w.password);
+    ({ h, ws, owner, g } = await ownerFixture(backend));
     // The intro email was sent and bounced softly once, then the prospect replied to it.
     const db = h.store.db;
     const intro = await db.selectFrom('step').select('id').where('sequence_id', '=', g.sequenceId!).where('key', '=', 'intro').executeTakeFirstOrThrow();

@@ -69,3 +69,12 @@ export function recipientRefused(envelope: Envelope, status: number, diagnostic:
   }
   return { kind: 'rejected', phase: 'http_response', reason: diagnostic, responseCode: status, enhancedStatus: null };
 }
+
+/**
+ * A message over what the provider's send call takes is refused before any request: it could
+ * never be accepted, so the request fails rather than retrying.
+ */
+export function oversize(rawBytes: number, maxBytes: number, what: string): Extract<SendOutcome, { kind: 'rejected' }> | null {
+  if (rawBytes <= maxBytes) return null;
+  return { kind: 'rejected', phase: 'http_request', reason: `message of ${rawBytes} bytes is over the ${maxBytes} bytes ${what}`, responseCode: null, enhancedStatus: null };
+}

@@ -4,7 +4,7 @@ import type { ApiFailure } from '../../mailbox/providers/call.ts';
 import { gmailApi, type GmailApi } from '../../mailbox/providers/gmail/api.ts';
 import { gmailJsonSendMaxRawBytes } from '../../mailbox/providers/gmail/messages-send.ts';
 import { checkOutgoing } from '../../mailbox/providers/outgoing-check.ts';
-import { accepted, byStatus, nonHttpOutcome, recipientRefused } from '../../mailbox/providers/send-outcome.ts';
+import { accepted, byStatus, nonHttpOutcome, oversize, recipientRefused } from '../../mailbox/providers/send-outcome.ts';
 import type { AccessTokenProvider, Envelope, FindSentResult, SendContext, SendOutcome, Transport } from './transport.ts';
 
 /**
@@ -63,15 +63,8 @@ export class GmailTransport implements Transport {
   async send(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
     if (this.closed) throw cadenzaError('INVALID_INPUT', 'send on a closed Gmail transport');
     checkOutgoing(raw, envelope, ctx.messageId);
-    if (raw.length > gmailJsonSendMaxRawBytes) {
-      return {
-        kind: 'rejected',
-        phase: 'http_request',
-        reason: `message of ${raw.length} bytes is over the ${gmailJsonSendMaxRawBytes} bytes the Gmail JSON send takes`,
-        responseCode: null,
-        enhancedStatus: null,
-      };
-    }
+    const tooLarge = oversize(raw.length, gmailJsonSendMaxRawBytes, 'the Gmail JSON send takes');
+    if (tooLarge) return tooLarge;
     const threadId = ctx.threadId ?? null;
     let r = await this.api.send({ raw, threadId }, { signal: ctx.signal });
     if (!r.ok && threadId !== null && r.failure.kind === 'http' && r.failure.status === 404) {

@@ -5,7 +5,7 @@ import { graphApi, type GraphApi } from '../../mailbox/providers/graph/api.ts';
 import { odataString } from '../../mailbox/providers/graph/message.ts';
 import { graphMimeSendMaxRawBytes } from '../../mailbox/providers/graph/send-mail.ts';
 import { checkOutgoing } from '../../mailbox/providers/outgoing-check.ts';
-import { byStatus, nonHttpOutcome, recipientRefused } from '../../mailbox/providers/send-outcome.ts';
+import { byStatus, nonHttpOutcome, oversize, recipientRefused } from '../../mailbox/providers/send-outcome.ts';
 import type { AccessTokenProvider, Envelope, FindSentResult, SendContext, SendOutcome, Transport } from './transport.ts';
 
 /**
@@ -83,15 +83,8 @@ export class GraphTransport implements Transport {
   async send(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
     if (this.closed) throw cadenzaError('INVALID_INPUT', 'send on a closed Graph transport');
     checkOutgoing(raw, envelope, ctx.messageId);
-    if (raw.length > graphMimeSendMaxRawBytes) {
-      return {
-        kind: 'rejected',
-        phase: 'http_request',
-        reason: `message of ${raw.length} bytes is over the ${graphMimeSendMaxRawBytes} bytes a Graph MIME sendMail takes (4 MB request)`,
-        responseCode: null,
-        enhancedStatus: null,
-      };
-    }
+    const tooLarge = oversize(raw.length, graphMimeSendMaxRawBytes, 'a Graph MIME sendMail takes (4 MB request)');
+    if (tooLarge) return tooLarge;
     const r = await this.api.sendMail({ raw }, { signal: ctx.signal });
     if (r.ok) {
       // Graph's 202 names no id: the Sent copy's id and conversation come from findSent.

@@ -1,10 +1,10 @@
 import type { Clock } from '../common/clock.ts';
-import { startGmailEmulator, type GmailEmulator } from '../../test/emulators/gmail/emulator.ts';
-import { startGraphEmulator, type GraphEmulator } from '../../test/emulators/graph/emulator.ts';
+import { startGmailEmulator, type GmailEmulator } from '../sim/emulators/gmail/emulator.ts';
+import { startGraphEmulator, type GraphEmulator } from '../sim/emulators/graph/emulator.ts';
 import type { AccessTokenProvider } from '../sending/transports/transport.ts';
 
 /**
- * Google's and Microsoft's mail APIs for the demo: the same emulators the tests use (test/emulators,
+ * Google's and Microsoft's mail APIs for the demo: the same emulators the tests use (src/sim/emulators,
  * imported, not copied), started in-process on loopback with the demo's clock, so the real Gmail
  * and Graph connectors send and sync against them unchanged. The demo watches what reaches each
  * rep's Sent folder to let the simulated prospects react.

@@ -12,8 +12,8 @@ import { replyMail, seedSentSequence, type Seeded } from '../ingest/pipeline-tes
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import { pushSettingsFrom } from '../mailbox/sync/push-settings.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
-import { startGmailEmulator, type GmailEmulator } from '../../test/emulators/gmail/emulator.ts';
-import { startGraphEmulator, type GraphEmulator } from '../../test/emulators/graph/emulator.ts';
+import { startGmailEmulator, type GmailEmulator } from '../sim/emulators/gmail/emulator.ts';
+import { startGraphEmulator, type GraphEmulator } from '../sim/emulators/graph/emulator.ts';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
 import { startApp, type RunningApp } from './app.ts';
 

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consent } from '../../../test/emulators/oauth/browser.ts';
-import { startOAuthEmulator, type OAuthEmulator } from '../../../test/emulators/oauth/emulator.ts';
+import { consent } from '../../sim/emulators/oauth/browser.ts';
+import { startOAuthEmulator, type OAuthEmulator } from '../../sim/emulators/oauth/emulator.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { openStore } from '../../store/store.ts';
 

@@ -13,9 +13,9 @@ import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { ensureDefaultWorkspace } from '../../ops/workspace.ts';
 import { migrate } from '../../store/migrate.ts';
 import { openStore } from '../../store/store.ts';
-import { connectThroughEmulator } from '../../../test/emulators/oauth/connect.ts';
-import { startXoauth2Dovecot, xoauth2DovecotAvailable, type XoauthDovecot } from '../../../test/emulators/oauth/dovecot-xoauth2.ts';
-import { startOAuthEmulator, type OAuthEmulator } from '../../../test/emulators/oauth/emulator.ts';
+import { connectThroughEmulator } from '../../sim/emulators/oauth/connect.ts';
+import { startXoauth2Dovecot, xoauth2DovecotAvailable, type XoauthDovecot } from '../../../test/mail/dovecot-xoauth2.ts';
+import { startOAuthEmulator, type OAuthEmulator } from '../../sim/emulators/oauth/emulator.ts';
 
 /**
  * `cadenza mailbox test` on a Google mailbox connected for IMAP with OAuth, whose stored access

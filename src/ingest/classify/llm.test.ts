@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startAnthropicEmulator, type AnthropicEmulator } from '../../../test/emulators/anthropic/emulator.ts';
-import { anthropicErrors } from '../../../test/emulators/anthropic/errors.ts';
-import { expectNoLeaks, handleCounts, type HandleCounts } from '../../../test/emulators/leaks.ts';
+import { startAnthropicEmulator, type AnthropicEmulator } from '../../sim/emulators/anthropic/emulator.ts';
+import { anthropicErrors } from '../../sim/emulators/anthropic/errors.ts';
+import { expectNoLeaks, handleCounts, type HandleCounts } from '../../../test/leaks.ts';
 import { loadConfig } from '../../common/config.ts';
 import { anthropicClassifier, DEFAULT_LLM_MODEL, llmClassifierFromConfig, type AnthropicOptions } from './llm.ts';
 

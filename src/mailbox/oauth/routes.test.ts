@@ -6,8 +6,8 @@ import { systemClock } from '../../common/clock.ts';
 import { seededRandom } from '../../common/random.ts';
 import { ensureDefaultWorkspace } from '../../ops/workspace.ts';
 import { freshStore, type TestStore } from '../../../test/stores.ts';
-import { consent } from '../../../test/emulators/oauth/browser.ts';
-import { startOAuthEmulator, type OAuthEmulator } from '../../../test/emulators/oauth/emulator.ts';
+import { consent } from '../../sim/emulators/oauth/browser.ts';
+import { startOAuthEmulator, type OAuthEmulator } from '../../sim/emulators/oauth/emulator.ts';
 import { localKeyWrapper, Vault } from '../vault.ts';
 import { OAuthClients } from './client.ts';
 

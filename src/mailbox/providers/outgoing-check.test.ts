@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isCadenzaError } from '../../common/errors.ts';
-import { parseFilter } from '../../../test/emulators/graph/odata.ts';
+import { parseFilter } from '../../sim/emulators/graph/odata.ts';
 import { odataString } from './graph/message.ts';
 import { checkOutgoing, headerBlock } from './outgoing-check.ts';
 

@@ -10,7 +10,7 @@ import { watchMailbox } from './watch.ts';
 
 /**
  * The Gmail API verbs Cadenza uses, one file each, bound to one mailbox here (the registry).
- * Only the base URL differs between Google and the emulator in test/emulators/gmail.
+ * Only the base URL differs between Google and the emulator in src/sim/emulators/gmail.
  */
 export interface GmailApiConfig {
   /** 'https://gmail.googleapis.com' unless a test points it at an emulator. */

@@ -9,7 +9,7 @@ import { createSubscription, deleteSubscription, renewSubscription } from './sub
 
 /**
  * The Microsoft Graph mail verbs Cadenza uses, one file each, bound to one mailbox here (the
- * registry). Only the base URL differs between Microsoft and the emulator in test/emulators/graph.
+ * registry). Only the base URL differs between Microsoft and the emulator in src/sim/emulators/graph.
  */
 export interface GraphApiConfig {
   /** 'https://graph.microsoft.com/v1.0' unless a test points it at an emulator. */

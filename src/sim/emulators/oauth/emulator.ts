@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { systemClock, type Clock } from '../../../src/common/clock.ts';
+import { systemClock, type Clock } from '../../../common/clock.ts';
 import { FaultInjector } from '../faults.ts';
 import { runRoute, startEmulatorServer, type EmulatorReply, type RequestRecord } from '../server.ts';
 import { TokenRegistry } from '../tokens.ts';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SimClock } from '../../../src/sim/sim-clock.ts';
+import { SimClock } from '../../sim-clock.ts';
 import { rawMessage } from '../messages.ts';
 import { startGmailEmulator, type GmailEmulator } from './emulator.ts';
 import { gmailErrors } from './errors.ts';

@@ -1,4 +1,4 @@
-import { completeAuthorization, startAuthorization, type Connected, type OAuthFlowDeps, type StartRequest } from '../../../src/mailbox/oauth/flow.ts';
+import { completeAuthorization, startAuthorization, type Connected, type OAuthFlowDeps, type StartRequest } from '../../../mailbox/oauth/flow.ts';
 import { consent } from './browser.ts';
 
 /** Connects a mailbox the way a user does (start, consent at the emulator, callback), for tests that need one. */

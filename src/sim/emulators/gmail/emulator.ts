@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../../../src/common/clock.ts';
+import { systemClock, type Clock } from '../../../common/clock.ts';
 import { FaultInjector } from '../faults.ts';
 import { parseMessage } from '../mime.ts';
 import { runRoute, startEmulatorServer, type EmulatorReply, type RequestRecord } from '../server.ts';

@@ -1,4 +1,4 @@
-import type { Clock } from '../../../src/common/clock.ts';
+import type { Clock } from '../../../common/clock.ts';
 import type { ParsedMessage } from '../mime.ts';
 import { GraphMailbox, type GraphStoredMessage } from './mailbox.ts';
 

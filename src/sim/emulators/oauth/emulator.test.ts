@@ -1,7 +1,7 @@
 import { createPublicKey, createVerify } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SimClock } from '../../../src/sim/sim-clock.ts';
-import { expectNoLeaks, handleCounts, type HandleCounts } from '../leaks.ts';
+import { SimClock } from '../../sim-clock.ts';
+import { expectNoLeaks, handleCounts, type HandleCounts } from '../../../../test/leaks.ts';
 import { TokenRegistry } from '../tokens.ts';
 import { startOAuthEmulator, type OAuthEmulator } from './emulator.ts';
 import { s256 } from './grants.ts';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Clock, TimerHandle } from '../../../src/common/clock.ts';
+import type { Clock, TimerHandle } from '../../../common/clock.ts';
 import type { TokenRegistry } from '../tokens.ts';
 
 /**

@@ -8,6 +8,7 @@ import { defaultAuthSettings, type ApiContext } from '../src/api/context.ts';
 import { newId } from '../src/common/ids.ts';
 import { buildServer } from '../src/api/server.ts';
 import { SESSION_COOKIE } from '../src/api/auth/sessions.ts';
+import type { Store } from '../src/store/store.ts';
 import { freshStore, type TestStore } from './stores.ts';
 import { applyDefinition } from '../src/sequence/apply-definition.ts';
 import { bulkEnroll } from '../src/sequence/bulk-enroll.ts';
@@ -82,7 +83,7 @@ export function browser(app: FastifyInstance, accountId: string, cookie: string,
  * A workspace with an owner who can sign in, made directly in the store (setup makes only the
  * first). Returns ids and the owner's password.
  */
-export async function seedWorkspace(store: TestStore, name: string, ownerEmail: string, password = 'a long password 123'): Promise<{ workspaceId: string; accountId: string; userId: string; password: string }> {
+export async function seedWorkspace(store: Store, name: string, ownerEmail: string, password = 'a long password 123'): Promise<{ workspaceId: string; accountId: string; userId: string; password: string }> {
   const random = seededRandom(`seed-${name}`);
   const deps = { clock: systemClock, random };
   const workspaceId = newId(Date.now(), random);
@@ -101,7 +102,7 @@ export type ObjectIds = Record<string, string>;
  * enrolled in a two-step sequence (a call, then an email), the call's task, an inbound reply held
  * for review, and a suppressed address. Built with the domain code (applyDefinition, bulkEnroll).
  */
-export async function seedGraph(store: TestStore, workspaceId: string, tag: string, ownerUserId: string | null): Promise<ObjectIds> {
+export async function seedGraph(store: Store, workspaceId: string, tag: string, ownerUserId: string | null): Promise<ObjectIds> {
   const random = seededRandom(`graph-${tag}`);
   const clock = systemClock;
   const id = () => newId(clock.now(), random);

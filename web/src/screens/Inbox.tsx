@@ -1,10 +1,12 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import type { InboxMessage } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
+import { ShortcutsDialog, useShortcuts } from '../ui/shortcuts.tsx';
 import { InboxReply } from './InboxReply.tsx';
+import { InboxThread } from './InboxThread.tsx';
 
 /** The labels a person may give (src/ingest/reclassify.ts PERSON_LABELS). */
 const LABELS = ['human_reply', 'auto_reply', 'bounce', 'unsubscribe_request', 'auto_generated'] as const;
@@ -21,6 +23,17 @@ const actionText: Record<string, { text: string; tone: 'ok' | 'warn' | 'bad' | '
   needs_review: { text: 'Waiting for your review', tone: 'warn' },
   inbox: { text: 'Not part of a sequence', tone: 'muted' },
 };
+
+/** The inbox without a mouse; listed by `?` and in docs/web.md. */
+const SHORTCUTS = [
+  { key: 'j', what: 'Next message' },
+  { key: 'k', what: 'Previous message' },
+  { key: 'Enter', what: 'Open or close the thread of the selected message' },
+  { key: 'r', what: 'Reply to the selected message' },
+  { key: 'l', what: 'Relabel the selected message (choose a label)' },
+  { key: 'e', what: 'Confirm the label of a message waiting for review' },
+  { key: '?', what: 'Show these shortcuts' },
+] as const;
 
 export function Inbox({ workspaceId }: ScreenProps) {
   const [queue, setQueue] = useState<'all' | 'review'>('all');
@@ -42,10 +55,53 @@ export function Inbox({ workspaceId }: ScreenProps) {
     }
   };
   const messages = list.data?.items ?? [];
+  // The selection follows a message, not a position: a refresh that brings new replies keeps it.
+  const [selected, setSelected] = useState<string>();
+  const [opened, setOpened] = useState<ReadonlySet<string>>(new Set());
+  const [help, setHelp] = useState(false);
+  const listRef = useRef<HTMLUListElement>(null);
+  const itemEl = (id: string) => listRef.current?.querySelector<HTMLElement>(`[data-message-id="${CSS.escape(id)}"]`) ?? null;
+  const toggle = (id: string) => setOpened((o) => (o.has(id) ? new Set([...o].filter((x) => x !== id)) : new Set([...o, id])));
+  useShortcuts((key, e) => {
+    if (key === '?') return setHelp(true), true;
+    const at = messages.findIndex((m) => m.id === selected);
+    if (key === 'j' || key === 'k') {
+      const next = messages[at < 0 ? 0 : Math.max(0, Math.min(messages.length - 1, at + (key === 'j' ? 1 : -1)))];
+      if (!next) return false;
+      setSelected(next.id);
+      itemEl(next.id)?.focus();
+      return true;
+    }
+    const m = messages[at];
+    if (!m) return false;
+    const el = itemEl(m.id);
+    switch (key) {
+      case 'Enter':
+        // Enter on a button or link inside the message keeps its own meaning.
+        if (e.target !== el) return false;
+        toggle(m.id);
+        return true;
+      case 'r':
+        el?.querySelector<HTMLButtonElement>('[data-action="reply"]')?.click();
+        el?.querySelector<HTMLTextAreaElement>('textarea')?.focus();
+        return true;
+      case 'l':
+        el?.querySelector<HTMLSelectElement>('[data-action="relabel"]')?.focus();
+        return true;
+      case 'e':
+        if (!m.needsReview || !m.label || !(LABELS as readonly string[]).includes(m.label)) return false;
+        void relabel(m, m.label);
+        return true;
+    }
+    return false;
+  });
   const reviewCount = review.data ? `${review.data.items.length}${review.data.nextCursor ? '+' : ''}` : '';
   return (
     <>
       <PageHeader title="Inbox">
+        <button type="button" className="btn btn-quiet" onClick={() => setHelp(true)} aria-keyshortcuts="?">
+          Keyboard shortcuts
+        </button>
         <div className="tabs" role="tablist" aria-label="Queue">
           <button type="button" role="tab" aria-selected={queue === 'all'} className="tab" onClick={() => setQueue('all')}>
             All replies
@@ -57,11 +113,21 @@ export function Inbox({ workspaceId }: ScreenProps) {
       </PageHeader>
       <ErrorNote error={list.error ?? error} />
       {!list.loading && messages.length === 0 && <Empty>{queue === 'review' ? 'Nothing to review.' : 'No replies yet. They appear here within seconds of arriving in any mailbox.'}</Empty>}
-      <ul className="inbox" aria-label="Messages">
+      <ShortcutsDialog open={help} onClose={() => setHelp(false)} shortcuts={SHORTCUTS} />
+      <ul className="inbox" aria-label="Messages" ref={listRef}>
         {messages.map((m) => {
           const act = m.action ? actionText[m.action] : undefined;
+          const isOpen = opened.has(m.id);
           return (
-            <li key={m.id} className="card inbox-item">
+            <li
+              key={m.id}
+              className="card inbox-item"
+              data-message-id={m.id}
+              tabIndex={-1}
+              aria-current={selected === m.id ? 'true' : undefined}
+              aria-label={`${m.from ?? 'Unknown sender'}: ${m.subject ?? '(no subject)'}`}
+              onFocus={() => setSelected(m.id)}
+            >
               <div className="inbox-head">
                 <span className="strong">{m.from}</span>
                 <span className="muted small">to {m.mailboxEmail}</span>
@@ -83,7 +149,7 @@ export function Inbox({ workspaceId }: ScreenProps) {
                 )}
                 <label className="inbox-relabel small">
                   <span>Relabel</span>{' '}
-                  <select value="" onChange={(e) => e.target.value && void relabel(m, e.target.value)} aria-label={`Relabel the message from ${m.from ?? 'unknown'}`}>
+                  <select value="" data-action="relabel" onChange={(e) => e.target.value && void relabel(m, e.target.value)} aria-label={`Relabel the message from ${m.from ?? 'unknown'}`}>
                     <option value="">choose…</option>
                     {LABELS.filter((l) => l !== m.label).map((l) => (
                       <option key={l} value={l}>
@@ -94,6 +160,17 @@ export function Inbox({ workspaceId }: ScreenProps) {
                 </label>
               </div>
               {m.reason && <div className="muted small">Why: {m.reason}</div>}
+              <div className="row">
+                <button type="button" className="btn btn-quiet" aria-expanded={isOpen} aria-controls={`thread-${m.id}`} onClick={() => toggle(m.id)}>
+                  {isOpen ? 'Close thread' : 'Open thread'}
+                </button>
+                {m.needsReview && m.label && (LABELS as readonly string[]).includes(m.label) && (
+                  <button type="button" className="btn btn-quiet" onClick={() => void relabel(m, m.label!)} aria-keyshortcuts="e">
+                    Confirm: {m.label.replace(/_/g, ' ')}
+                  </button>
+                )}
+              </div>
+              {isOpen && <InboxThread workspaceId={workspaceId} messageId={m.id} id={`thread-${m.id}`} />}
               {m.mailboxId && <InboxReply workspaceId={workspaceId} message={m} onSent={reload} />}
             </li>
           );

@@ -16,7 +16,7 @@ export function InboxReply({ workspaceId, message, onSent }: { workspaceId: stri
   if (!open) {
     return (
       <div className="row">
-        <button type="button" className="btn btn-quiet" onClick={() => setOpen(true)} aria-label={`Reply to ${message.from ?? 'the sender'}`}>
+        <button type="button" className="btn btn-quiet" data-action="reply" onClick={() => setOpen(true)} aria-label={`Reply to ${message.from ?? 'the sender'}`}>
           Reply
         </button>
         {sent && <span className="muted small" role="status">{sent}</span>}
@@ -47,7 +47,8 @@ export function InboxReply({ workspaceId, message, onSent }: { workspaceId: stri
       }}
     >
       <ErrorNote error={error} />
-      <textarea rows={4} value={text} onChange={(e) => setText(e.target.value)} aria-label={`Your reply to ${message.from ?? 'the sender'}`} placeholder={`Reply from ${message.mailboxEmail ?? 'this mailbox'}…`} />
+      {/* Opened on purpose (the Reply button, or r in the inbox): the next keystrokes are the reply. */}
+      <textarea autoFocus rows={4} value={text} onChange={(e) => setText(e.target.value)} aria-label={`Your reply to ${message.from ?? 'the sender'}`} placeholder={`Reply from ${message.mailboxEmail ?? 'this mailbox'}…`} />
       <div className="row">
         <button type="submit" className="btn btn-primary" disabled={busy || text.trim() === ''}>
           {busy ? 'Sending…' : 'Send reply'}

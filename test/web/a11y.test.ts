@@ -1,0 +1,296 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/common/logger.ts';
+import { startApp, type RunningApp } from '../../src/ops/app.ts';
+import { freshStore, testBackends, type TestStore } from '../stores.ts';
+import { A11Y_OWNER, seedScreens } from './a11y-seed.ts';
+import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
+import { ensureWebBuild } from './web-build.ts';
+
+/**
+ * Accessibility, measured: every screen of the web app, filled with data, audited by axe-core
+ * (WCAG 2.0/2.1/2.2 A and AA rules) at 1280×800 and 1440×900; a serious or critical violation fails.
+ * Each screen is also walked with Tab: every control is reached, each shows a focus ring, none
+ * holds the focus. Then the inbox is driven from the keyboard alone (j/k, Enter, r, l, e, ?).
+ * axe runs from node_modules (page.addScriptTag({ path })): nothing is downloaded.
+ */
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 1440, height: 900 },
+] as const;
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[]; failureSummary: string }[];
+}
+
+/** Runs axe in the page; strings, not functions, so that no transpiler helper is shipped into the page. */
+async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.addScriptTag({ path: AXE });
+  return page.evaluate(`axe.run(document, {
+    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
+    resultTypes: ['violations'],
+  }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) })))`);
+}
+
+/** The focused element: a stable tag, whether a focus indicator is drawn, and whether it is on screen. */
+const FOCUSED = `(() => {
+  const el = document.activeElement;
+  if (!el || el === document.body || el === document.documentElement) return null;
+  if (!el.dataset.tabStop) el.dataset.tabStop = String(window.__tabStops = (window.__tabStops || 0) + 1);
+  const cs = getComputedStyle(el);
+  const ring = (cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) >= 2) || cs.boxShadow !== 'none';
+  const r = el.getBoundingClientRect();
+  const name = (el.getAttribute('aria-label') || (el.labels && el.labels[0] && el.labels[0].textContent) || el.textContent || el.id || '').trim().replace(/\\s+/g, ' ').slice(0, 50);
+  // A time or date field is one element with a Tab stop per part (hours, minutes, AM/PM).
+  const parts = ['time', 'date', 'datetime-local', 'month', 'week'].includes(el.type);
+  return { stop: el.dataset.tabStop, ring, parts, onScreen: r.width > 0 && r.height > 0 && r.right > 0 && r.bottom > 0, what: el.tagName.toLowerCase() + ' "' + name + '"' };
+})()`;
+
+/** Controls a keyboard must reach: what the browser puts in the tab order, visible. */
+const TABBABLE_COUNT = `Array.from(document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]')).filter((el) =>
+  !el.disabled && el.tabIndex >= 0 && el.type !== 'hidden' && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden').length`;
+
+/**
+ * Tabs from the top of the page to past its last control: every stop must show a ring and be on
+ * screen, focus must move on each press (no trap), and every tabbable control must be reached.
+ */
+async function tabWalk(page: Page, screen: string): Promise<number> {
+  // Tab starts after the focused element (an autofocused field, say): start from the top instead.
+  await page.evaluate(`(() => {
+    const start = document.createElement('div');
+    start.tabIndex = -1;
+    start.id = 'tab-walk-start';
+    document.body.prepend(start);
+    start.focus();
+  })()`);
+  const expected = await page.evaluate<number>(TABBABLE_COUNT);
+  const seen: string[] = [];
+  const problems: string[] = [];
+  let same = 0;
+  for (let i = 0; i < expected * 2 + 3; i++) {
+    await page.keyboard.press('Tab');
+    const f = await page.evaluate<{ stop: string; ring: boolean; parts: boolean; onScreen: boolean; what: string } | null>(FOCUSED);
+    if (!f) break; // past the last control: focus left the document, as it should
+    if (seen.at(-1) === f.stop) {
+      if (f.parts && ++same < 4) continue;
+      problems.push(`focus stuck on ${f.what}`);
+      break;
+    }
+    same = 0;
+    if (seen.includes(f.stop)) break; // wrapped around
+    seen.push(f.stop);
+    if (!f.ring) problems.push(`no focus ring on ${f.what}`);
+    if (!f.onScreen) problems.push(`focused but off screen: ${f.what}`);
+  }
+  await page.evaluate(`document.getElementById('tab-walk-start')?.remove()`);
+  expect(problems, `${screen}: keyboard problems`).toEqual([]);
+  expect(seen.length, `${screen}: controls reached with Tab`).toBeGreaterThanOrEqual(expected);
+  return seen.length;
+}
+
+const skip = chromiumSkipReason();
+
+describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let app: RunningApp;
+  let store: TestStore | undefined;
+  let dir: string;
+  let browser: Browser;
+  let seeded: Awaited<ReturnType<typeof seedScreens>> | undefined;
+  /** Seeded once, after the first-run setup screen was seen (it shows only while nobody has an account). */
+  const ensureSeeded = async () => (seeded ??= await seedScreens(app.store));
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    ensureWebBuild();
+    dir = mkdtempSync(join(tmpdir(), 'cadenza-a11y-'));
+    if (testBackends().includes('postgres')) store = await freshStore('postgres');
+    app = await startApp({ databaseUrl: store?.url, dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api'], log: createLogger({ level: 'silent' }) });
+    browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+    await store?.destroy();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  async function signIn(page: Page): Promise<void> {
+    await page.getByLabel('Email').fill(A11Y_OWNER.email);
+    await page.getByLabel('Password').fill(A11Y_OWNER.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+  }
+
+  async function newPage(viewport: (typeof VIEWPORTS)[number]): Promise<Page> {
+    const page = await browser.newPage({ viewport });
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      // Before signing in, GET /api/auth/me answers 401 and the app shows sign-in; the browser logs it all the same.
+      if (m.type() === 'error' && !/status of 401/.test(m.text())) pageErrors.push(m.text());
+    });
+    return page;
+  }
+
+  /** axe, a screenshot, and at the first viewport a walk with Tab. */
+  async function audit(page: Page, screen: string, found: string[], walk: boolean): Promise<void> {
+    const { width } = page.viewportSize()!;
+    const v = await axeViolations(page);
+    const blocking = v.filter((x) => x.impact === 'serious' || x.impact === 'critical');
+    for (const x of blocking) found.push(`${screen} @${width}: ${x.id} (${x.impact}) ${x.help}: ${x.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    await screenshot(page, `a11y-${width}-${screen}`);
+    if (walk) await tabWalk(page, screen);
+  }
+
+  it('has no serious or critical axe violation on any screen, at 1280×800 and 1440×900, and every control is reachable with a visible focus', async () => {
+    const found: string[] = [];
+    // First-run setup shows only while nobody has an account.
+    for (const [n, vp] of VIEWPORTS.entries()) {
+      const page = await newPage(vp);
+      await page.goto(app.url!);
+      await page.getByRole('heading', { name: 'Set up Cadenza' }).waitFor();
+      await audit(page, '01-setup', found, n === 0);
+      await page.close();
+    }
+    const { replyFrom } = await ensureSeeded();
+
+    for (const [n, vp] of VIEWPORTS.entries()) {
+      const walk = n === 0;
+      const page = await newPage(vp);
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      const go = async (label: string) => {
+        await nav.getByRole('link', { name: label, exact: true }).click();
+        await page.getByRole('heading', { level: 1, name: label }).waitFor();
+      };
+      await page.goto(app.url!);
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await audit(page, '02-sign-in', found, walk);
+      await signIn(page);
+      await page.getByRole('list', { name: 'Messages' }).getByRole('listitem').nth(4).waitFor();
+      await audit(page, '03-inbox', found, walk);
+      await page.getByRole('tab', { name: /Needs review/ }).click();
+      await expect.poll(() => page.getByRole('list', { name: 'Messages' }).getByRole('listitem').count()).toBe(2);
+      await audit(page, '04-inbox-needs-review', found, false);
+      await page.getByRole('tab', { name: 'All replies' }).click();
+
+      await go('Mailboxes');
+      await page.getByRole('meter').first().waitFor();
+      await audit(page, '05-mailboxes', found, walk);
+      await page.getByRole('button', { name: 'Add mailbox' }).click();
+      await audit(page, '06-mailbox-connect', found, walk);
+
+      await go('Sequences');
+      await page.getByRole('link', { name: 'Outbound Q3' }).waitFor();
+      await audit(page, '07-sequences', found, walk);
+      await page.getByRole('link', { name: 'Outbound Q3' }).click();
+      await page.getByLabel('Step 1 variant B subject').waitFor();
+      await page.getByLabel('Step 1 body').focus();
+      await page.getByRole('complementary', { name: 'Live preview' }).getByText('Does Prospect').waitFor();
+      await audit(page, '08-sequence-editor', found, walk);
+
+      await go('Leads');
+      await page.getByRole('link', { name: replyFrom }).waitFor();
+      await page.getByRole('button', { name: 'Import CSV' }).click();
+      await audit(page, '09-leads', found, walk);
+      await page.getByRole('link', { name: replyFrom }).click();
+      await page.getByRole('heading', { level: 2, name: 'Timeline' }).waitFor();
+      await page.getByText('likely a person').waitFor();
+      await audit(page, '10-lead-page', found, walk);
+
+      await go('Tasks');
+      await page.getByRole('button', { name: /Complete/ }).first().waitFor();
+      await audit(page, '11-tasks', found, walk);
+
+      await go('Analytics');
+      await page.getByRole('heading', { name: 'Per-step funnel' }).waitFor();
+      await audit(page, '12-analytics', found, walk);
+
+      if (await nav.getByRole('link', { name: 'Settings', exact: true }).count()) {
+        await go('Settings');
+        await page.getByText(A11Y_OWNER.email).first().waitFor();
+        await audit(page, '13-settings', found, walk);
+      }
+      await page.close();
+    }
+    expect(found, 'serious or critical axe violations').toEqual([]);
+    expect(pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('works the inbox from the keyboard: j/k select, Enter opens the thread, r replies, e confirms, l relabels, ? lists the keys', async () => {
+    const { replyFrom } = await ensureSeeded();
+    const found: string[] = [];
+    const page = await newPage(VIEWPORTS[0]);
+    await page.goto(app.url!);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await signIn(page);
+    const items = page.locator('ul[aria-label="Messages"] > li');
+    await items.nth(4).waitFor();
+    const ids = await items.evaluateAll((els) => els.map((e) => e.getAttribute('data-message-id')));
+    const focused = () => page.evaluate<string | null>(`(() => { const li = document.activeElement && document.activeElement.closest('li[data-message-id]'); return li ? li.dataset.messageId : null; })()`);
+    const focusedTag = () => page.evaluate<string>(`document.activeElement.tagName.toLowerCase() + (document.activeElement.dataset.action ? '.' + document.activeElement.dataset.action : '')`);
+
+    for (const [key, at] of [['j', 0], ['j', 1], ['j', 2], ['k', 1]] as const) {
+      await page.keyboard.press(key);
+      expect(await focused(), `after ${key}`).toBe(ids[at]);
+    }
+    expect(await items.nth(1).getAttribute('aria-current')).toBe('true');
+    expect(await focusedTag()).toBe('li');
+
+    // Enter opens the thread: what the sequence sent, then the answer in full.
+    await page.keyboard.press('Enter');
+    const thread = items.nth(1).getByRole('region', { name: 'Thread' });
+    await thread.getByText('Sent', { exact: true }).waitFor();
+    await thread.getByText('Who gave you my address?').waitFor();
+    expect(await items.nth(1).getByRole('button', { name: 'Close thread' }).getAttribute('aria-expanded')).toBe('true');
+    await audit(page, '13-inbox-thread', found, false);
+    await page.keyboard.press('Enter');
+    await thread.waitFor({ state: 'detached' });
+
+    // r: the reply box of the selected message, focused, so the next keys are the reply.
+    await page.keyboard.press('r');
+    await expect.poll(focusedTag).toBe('textarea');
+    expect(await focused()).toBe(ids[1]);
+    await page.keyboard.type('just a draft; j and k are letters here');
+    expect(await focused()).toBe(ids[1]);
+    await page.keyboard.press('Tab'); // to "Send reply": shortcuts work again off the field
+    await page.keyboard.press('k');
+    expect(await focused()).toBe(ids[0]);
+
+    // e: the first message waits for review as a human reply; e confirms that label.
+    const reviewTab = page.getByRole('tab', { name: /Needs review/ });
+    await expect.poll(() => reviewTab.textContent()).toContain('(2)');
+    await page.keyboard.press('e');
+    await expect.poll(() => reviewTab.textContent()).toContain('(1)');
+    const reviewed = await app.store.db.selectFrom('message').select(['reviewed_at', 'rung']).where('id', '=', ids[0]!).executeTakeFirstOrThrow();
+    expect(reviewed.rung).toBe('person');
+    expect(reviewed.reviewed_at).not.toBeNull();
+
+    // ?: the list of shortcuts in a modal dialog; Escape gives focus back to the message.
+    await items.nth(0).focus();
+    await page.keyboard.press('?');
+    const dialog = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await dialog.waitFor();
+    expect(await dialog.getByRole('term').allTextContents()).toEqual(['j', 'k', 'Enter', 'r', 'l', 'e', '?']);
+    await audit(page, '14-inbox-shortcuts', found, false);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await focused()).toBe(ids[0]);
+
+    // l: the relabel menu of the selected message, focused.
+    await page.keyboard.press('l');
+    expect(await focusedTag()).toBe('select.relabel');
+    expect(await focused()).toBe(ids[0]);
+    expect(replyFrom).toBeTruthy();
+    expect(found, 'serious or critical axe violations').toEqual([]);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  }, 60_000);
+});

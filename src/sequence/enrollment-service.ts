@@ -6,7 +6,7 @@ import type { Store, Tx } from '../store/store.ts';
 import type { EnrollmentRow } from '../store/schema.ts';
 import { applyEffects } from './effects.ts';
 import { fromRow } from './enrollment-row.ts';
-import { isTerminal, type EngineEvent, type Enrollment, type SequenceDef, type TransitionResult } from './model.ts';
+import { isTerminal, prospectSignals, type EngineEvent, type Enrollment, type SequenceDef, type TransitionResult } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
 import { transition } from './transition.ts';
 
@@ -64,11 +64,20 @@ export class EnrollmentService {
    * Applies an event inside the caller's transaction, so that it commits or rolls back with the
    * caller's own writes (the outbox records a send and its step_sent in one transaction). The
    * caller must pass the returned list to `notify` after its commit. The first entry is the
-   * enrollment's own; any further ones are its siblings stopped by a suppression.
+   * enrollment's own (or, for a prospect's signal to a moved enrollment, its successor's); any
+   * further ones are its siblings stopped by a suppression.
    */
   async applyInTx(tx: Tx, enrollmentId: string, event: EngineEvent, now = this.deps.clock.now()): Promise<Applied[]> {
-    const rows = await lockRows(tx, sql`e.id = ${enrollmentId}`, 1, false);
+    let rows = await lockRows(tx, sql`e.id = ${enrollmentId}`, 1, false);
     if (!rows[0]) throw cadenzaError('NOT_FOUND', `enrollment ${enrollmentId} not found`, { enrollmentId });
+    // The prospect answered a message of a sequence they were since moved out of: the answer is
+    // about them, so it goes to the enrollment that replaced this one (and on, if that was moved
+    // too). Locks follow the move's own order (old, then new), so this cannot deadlock with a move.
+    for (let hop = 0; hop < 32 && prospectSignals.has(event.type) && rows[0]!.state === 'moved' && rows[0]!.moved_to; hop++) {
+      const next = await lockRows(tx, sql`e.id = ${rows[0]!.moved_to}`, 1, false);
+      if (!next[0]) break;
+      rows = next;
+    }
     return this.commit(tx, rows.map((row) => ({ row, event })), now);
   }
 

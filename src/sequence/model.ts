@@ -52,9 +52,10 @@ export interface SequenceDef {
   steps: StepDef[];
 }
 
-export type EnrollmentState = 'active' | 'paused' | 'replied' | 'bounced' | 'unsubscribed' | 'finished' | 'stopped' | 'failed';
+/** 'moved': a person moved the lead to another sequence; `movedTo` names the enrollment that replaced this one. */
+export type EnrollmentState = 'active' | 'paused' | 'replied' | 'bounced' | 'unsubscribed' | 'finished' | 'stopped' | 'failed' | 'moved';
 
-export const terminalStates: ReadonlySet<EnrollmentState> = new Set(['replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed']);
+export const terminalStates: ReadonlySet<EnrollmentState> = new Set(['replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed', 'moved']);
 
 export function isTerminal(s: EnrollmentState): boolean {
   return terminalStates.has(s);
@@ -74,6 +75,7 @@ export interface Enrollment {
   nextStepId: string | null;
   lastStepId: string | null;
   lastStepAt: number | null;
+  /** Every step this enrollment ran, and those a move told it to skip (it started at a later step): none of them runs. */
   doneStepIds: string[];
   /** The durable timer (epoch ms): step due when active, resume when paused. */
   dueAt: number | null;
@@ -104,9 +106,19 @@ export type EngineEvent =
   | { type: 'pause'; until?: number; reason?: string }
   | { type: 'resume' }
   | { type: 'stop'; reason?: string }
+  /** A person moved the lead to another sequence: this enrollment ends, `toEnrollmentId` carries on. */
+  | { type: 'move'; toSequenceId: string; toSequenceName: string; toEnrollmentId: string }
   | { type: 'sequence_edited' };
 
 export type EngineEventType = EngineEvent['type'];
+
+/**
+ * What the prospect does, as opposed to what a person or the machinery does to one enrollment. An
+ * answer to a message sent by an enrollment that was since moved is about the person, not the old
+ * sequence: the service passes these on to the enrollment that replaced it (moved_to), so a reply
+ * to the first sequence's email still stops the second (promise 3).
+ */
+export const prospectSignals: ReadonlySet<EngineEventType> = new Set(['reply', 'bounce', 'out_of_office', 'unsubscribe', 'meeting_booked']);
 
 export type Effect =
   | { type: 'create_send_request'; stepId: string; dueAt: number }

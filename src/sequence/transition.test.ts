@@ -90,6 +90,7 @@ const events: Record<EngineEventType, EngineEvent> = {
   pause: { type: 'pause', reason: 'rep' },
   resume: { type: 'resume' },
   stop: { type: 'stop', reason: 'rep' },
+  move: { type: 'move', toSequenceId: 'seq-b', toSequenceName: 'Sequence B', toEnrollmentId: '00000000-0000-7000-8000-00000000e002' },
   sequence_edited: { type: 'sequence_edited' },
 };
 
@@ -100,32 +101,32 @@ const table: Record<string, Record<EngineEventType, Expect>> = {
   'active, waiting for its timer': {
     enrolled: 'ignored active', step_due: 'ignored active', step_sent: 'applied active', send_failed: 'applied failed', reply: 'applied replied',
     bounce: 'applied bounced', out_of_office: 'applied paused', unsubscribe: 'applied unsubscribed', meeting_booked: 'applied finished',
-    call_outcome: 'applied active', task_completed: 'applied active', pause: 'applied paused', resume: 'ignored active', stop: 'applied stopped', sequence_edited: 'ignored active',
+    call_outcome: 'applied active', task_completed: 'applied active', pause: 'applied paused', resume: 'ignored active', stop: 'applied stopped', move: 'applied moved', sequence_edited: 'ignored active',
   },
   'active, timer due': {
     enrolled: 'ignored active', step_due: 'applied active', step_sent: 'applied active', send_failed: 'applied failed', reply: 'applied replied',
     bounce: 'applied bounced', out_of_office: 'applied paused', unsubscribe: 'applied unsubscribed', meeting_booked: 'applied finished',
-    call_outcome: 'applied active', task_completed: 'applied active', pause: 'applied paused', resume: 'ignored active', stop: 'applied stopped', sequence_edited: 'ignored active',
+    call_outcome: 'applied active', task_completed: 'applied active', pause: 'applied paused', resume: 'ignored active', stop: 'applied stopped', move: 'applied moved', sequence_edited: 'ignored active',
   },
   'active, waiting for a send': {
     enrolled: 'ignored active', step_due: 'ignored active', step_sent: 'applied active', send_failed: 'applied failed', reply: 'applied replied',
     bounce: 'applied bounced', out_of_office: 'applied paused', unsubscribe: 'applied unsubscribed', meeting_booked: 'applied finished',
-    call_outcome: 'applied active', task_completed: 'applied active', pause: 'applied paused', resume: 'ignored active', stop: 'applied stopped', sequence_edited: 'ignored active',
+    call_outcome: 'applied active', task_completed: 'applied active', pause: 'applied paused', resume: 'ignored active', stop: 'applied stopped', move: 'applied moved', sequence_edited: 'ignored active',
   },
   'active, waiting for a task': {
     enrolled: 'ignored active', step_due: 'ignored active', step_sent: 'applied active', send_failed: 'applied failed', reply: 'applied replied',
     bounce: 'applied bounced', out_of_office: 'applied paused', unsubscribe: 'applied unsubscribed', meeting_booked: 'applied finished',
-    call_outcome: 'applied active', task_completed: 'applied active', pause: 'applied paused', resume: 'ignored active', stop: 'applied stopped', sequence_edited: 'ignored active',
+    call_outcome: 'applied active', task_completed: 'applied active', pause: 'applied paused', resume: 'ignored active', stop: 'applied stopped', move: 'applied moved', sequence_edited: 'ignored active',
   },
   'paused, with a resume time': {
     enrolled: 'ignored paused', step_due: 'ignored paused', step_sent: 'applied paused', send_failed: 'applied failed', reply: 'applied replied',
     bounce: 'applied bounced', out_of_office: 'applied paused', unsubscribe: 'applied unsubscribed', meeting_booked: 'applied finished',
-    call_outcome: 'applied paused', task_completed: 'applied paused', pause: 'ignored paused', resume: 'applied active', stop: 'applied stopped', sequence_edited: 'ignored paused',
+    call_outcome: 'applied paused', task_completed: 'applied paused', pause: 'ignored paused', resume: 'applied active', stop: 'applied stopped', move: 'applied moved', sequence_edited: 'ignored paused',
   },
   'paused, for good': {
     enrolled: 'ignored paused', step_due: 'ignored paused', step_sent: 'applied paused', send_failed: 'applied failed', reply: 'applied replied',
     bounce: 'applied bounced', out_of_office: 'applied paused', unsubscribe: 'applied unsubscribed', meeting_booked: 'applied finished',
-    call_outcome: 'applied paused', task_completed: 'applied paused', pause: 'ignored paused', resume: 'applied active', stop: 'applied stopped', sequence_edited: 'ignored paused',
+    call_outcome: 'applied paused', task_completed: 'applied paused', pause: 'ignored paused', resume: 'applied active', stop: 'applied stopped', move: 'applied moved', sequence_edited: 'ignored paused',
   },
 };
 // Final states absorb everything, except: a sent step is still recorded (a send that raced the stop),
@@ -180,6 +181,28 @@ describe('transition: every event in every state', () => {
       expect(r.effects).toEqual(expect.arrayContaining([{ type: 'cancel_send_requests' }, { type: 'cancel_tasks' }]));
       if (e.dueAt !== null) expect(r.effects).toContainEqual({ type: 'cancel_timer' });
     }
+  });
+
+  it('a move ends a live enrollment like a stop (timer, queued sends and tasks cancelled), naming the target', () => {
+    for (const [name, e] of Object.entries(situations)) {
+      if (isTerminal(e.state)) continue;
+      const r = transition(e, events.move, T0, seq3);
+      expect(r.next, name).toMatchObject({ state: 'moved', stateReason: 'moved to Sequence B', waitingFor: null, dueAt: null, pausedDueAt: null });
+      expect(r.effects).toEqual(transition(e, events.stop, T0, seq3).effects);
+    }
+    // A send that was in flight when the move committed is recorded, and plans nothing.
+    const moved = transition(situations['active, waiting for a send']!, events.move, T0, seq3).next;
+    const sent = transition(moved, { type: 'step_sent', stepId: s0.id, at: T0 + MIN }, T0 + MIN, seq3);
+    expect(sent).toMatchObject({ outcome: 'applied', effects: [], next: { state: 'moved', doneStepIds: [s0.id] } });
+  });
+
+  it('an enrollment that starts at a later step (its skipped steps done) runs that step first and never the skipped ones', () => {
+    const e = transition(enrollment({ doneStepIds: [s0.id] }), { type: 'enrolled' }, T0, seq3).next;
+    expect(e).toMatchObject({ waitingFor: 'timer', nextStepId: s1.id, dueAt: T0 + DAY });
+    // An edit before the first step runs does not bring the skipped step back.
+    expect(transition(e, { type: 'sequence_edited' }, T0, seq3).outcome).toBe('ignored');
+    const due = transition(e, { type: 'step_due' }, T0 + DAY, seq3);
+    expect(due.effects).toEqual([{ type: 'create_task', stepId: s1.id, kind: 'call', dueAt: T0 + DAY, title: 'Call' }]);
   });
 
   it('runs a due email step by asking for a send, and the send plans the next step from the send time', () => {

@@ -116,6 +116,13 @@ function step(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): Tr
       if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
       return stopAs(e, 'stopped', ev.reason ?? 'stopped by a person');
 
+    case 'move':
+      // Ends like a stop (timer, queued sends and open tasks cancelled; a send already in flight
+      // finishes under the outbox's rules and is recorded here as sent after a stop); the new
+      // enrollment is written by sequence/move.ts in the same transaction.
+      if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
+      return stopAs(e, 'moved', `moved to ${ev.toSequenceName}`);
+
     case 'sequence_edited':
       return onEdit(e, now, seq);
   }

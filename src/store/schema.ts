@@ -119,7 +119,8 @@ export type EnrollmentStateName =
   | 'unsubscribed'
   | 'finished'
   | 'stopped'
-  | 'failed';
+  | 'failed'
+  | 'moved';
 
 export interface EnrollmentTable {
   id: string;
@@ -140,6 +141,8 @@ export interface EnrollmentTable {
   zone_source: string;
   soft_bounces: Generated<number>;
   version: Generated<number>;
+  /** When state = 'moved': the enrollment that replaced this one (migration 0017). */
+  moved_to: Generated<string | null>;
   created_at: CreatedAt;
   updated_at: DefaultTimestamp;
 }

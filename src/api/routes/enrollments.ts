@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError, type ErrorCode } from '../../common/errors.ts';
 import type { EngineEvent } from '../../sequence/model.ts';
+import { moveEnrollment, moveEnrollments, type MoveRefusal } from '../../sequence/move.ts';
 import type { Db } from '../../store/store.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
-const state = z.enum(['active', 'paused', 'replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed']);
+const state = z.enum(['active', 'paused', 'replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed', 'moved']);
 const enrollment = z
   .object({
     id: z.uuid(),
@@ -17,6 +18,7 @@ const enrollment = z
     mailboxId: z.uuid().nullable(),
     state,
     stateReason: z.string().nullable(),
+    movedTo: z.uuid().nullable().describe("When moved: the enrollment that replaced this one, in the target sequence"),
     waitingFor: z.enum(['timer', 'send', 'task']).nullable(),
     nextStepKey: z.string().nullable(),
     dueAt: z.iso.datetime().nullable().describe('When the next step is due (active) or the pause ends (paused)'),
@@ -33,7 +35,7 @@ function select(db: Db, workspaceId: string) {
     .leftJoin('step as st', 'st.id', 'e.next_step_id')
     .select([
       'e.id', 'e.sequence_id', 's.name as sequence_name', 'e.lead_id', 'l.email as lead_email', 'e.mailbox_id', 'e.state', 'e.state_reason',
-      'e.waiting_for', 'st.key as next_step_key', 'e.due_at', 'e.time_zone', 'e.created_at',
+      'e.waiting_for', 'st.key as next_step_key', 'e.due_at', 'e.time_zone', 'e.created_at', 'e.moved_to',
     ])
     .where('e.workspace_id', '=', workspaceId);
 }
@@ -41,7 +43,7 @@ function select(db: Db, workspaceId: string) {
 type Row = Awaited<ReturnType<ReturnType<typeof select>['executeTakeFirstOrThrow']>>;
 const toEnrollment = (r: Row): z.output<typeof enrollment> => ({
   id: r.id, sequenceId: r.sequence_id, sequenceName: r.sequence_name, leadId: r.lead_id, leadEmail: r.lead_email, mailboxId: r.mailbox_id,
-  state: r.state, stateReason: r.state_reason, waitingFor: r.waiting_for, nextStepKey: r.next_step_key,
+  state: r.state, stateReason: r.state_reason, movedTo: r.moved_to, waitingFor: r.waiting_for, nextStepKey: r.next_step_key,
   dueAt: r.due_at?.toISOString() ?? null, timeZone: r.time_zone, createdAt: r.created_at.toISOString(),
 });
 
@@ -55,6 +57,36 @@ async function act(ctx: ApiContext, workspaceId: string, enrollmentId: string, e
 }
 
 const one = workspaceParams({ enrollmentId: z.uuid() });
+
+const moveTarget = {
+  sequenceId: z.uuid().describe('The sequence to move to: in the same workspace, and active'),
+  startAtStep: z.string().min(1).max(64).optional().describe("Key of the step to start at (default the first); the steps before it are skipped. Its delay counts from the move, as a first step's does"),
+};
+
+const refusal = z.enum(['not_found', 'not_live', 'same_sequence', 'suppressed', 'already_enrolled', 'sequence_not_active', 'cannot_plan']);
+
+/** A single move's refusal as an error: the same reasons a bulk move reports per row. */
+const refusalCode: Record<MoveRefusal, ErrorCode> = {
+  not_found: 'NOT_FOUND',
+  not_live: 'INVALID_TRANSITION',
+  same_sequence: 'INVALID_INPUT',
+  suppressed: 'SUPPRESSED',
+  already_enrolled: 'ALREADY_ENROLLED',
+  sequence_not_active: 'CONFLICT',
+  cannot_plan: 'CONFLICT',
+};
+
+const refusalText: Record<MoveRefusal, string> = {
+  not_found: 'no such enrollment in this workspace',
+  not_live: 'only an active or paused enrollment can be moved',
+  same_sequence: 'the enrollment is already in this sequence',
+  suppressed: "the lead's address is suppressed",
+  already_enrolled: 'the lead is already in the target sequence (a lead is enrolled in a sequence once)',
+  sequence_not_active: 'the target sequence is not active; launch it first',
+  cannot_plan: "the target sequence's calendar cannot plan this lead",
+};
+
+const moveDeps = (ctx: ApiContext) => ({ store: ctx.store, clock: ctx.clock, random: ctx.random, service: enrollmentService(ctx) });
 
 export const enrollmentRoutes = [
   defineRoute({
@@ -130,5 +162,58 @@ export const enrollmentRoutes = [
     example: () => ({ body: { reason: 'talking on the phone now' } }),
     response: enrollment,
     handler: async ({ ctx, ws, params, body }) => act(ctx, ws.workspaceId, params.enrollmentId, { type: 'stop', ...(body.reason ? { reason: body.reason } : {}) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/enrollments/:enrollmentId/move',
+    summary: "Move an active or paused enrollment to another sequence: it ends as 'moved' and the lead is enrolled in the target, in one transaction",
+    tags: ['enrollments'],
+    access: { workspace: 'member' },
+    params: one,
+    body: z.object(moveTarget),
+    example: (ids) => ({ body: { sequenceId: ids.sequenceId ?? '00000000-0000-4000-8000-000000000000' } }),
+    response: z.object({ from: enrollment, to: enrollment }),
+    handler: async ({ ctx, ws, params, body }) => {
+      const r = await moveEnrollment(moveDeps(ctx), { workspaceId: ws.workspaceId, enrollmentId: params.enrollmentId, ...body });
+      if (r.outcome === 'skipped') throw cadenzaError(refusalCode[r.reason], `cannot move: ${refusalText[r.reason]}${r.detail ? ` (${r.detail})` : ''}`, { reason: r.reason });
+      const [from, to] = await Promise.all([r.enrollmentId, r.newEnrollmentId].map((id) => select(ctx.store.db, ws.workspaceId).where('e.id', '=', id).executeTakeFirstOrThrow()));
+      return { from: toEnrollment(from!), to: toEnrollment(to!) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/enrollments/move',
+    summary: 'Move up to 1,000 enrollments to one sequence; each is moved or skipped with a reason',
+    tags: ['enrollments'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    body: z.object({ enrollmentIds: z.array(z.uuid()).min(1).max(1000), ...moveTarget }),
+    example: (ids) => ({ body: { enrollmentIds: [ids.enrollmentId ?? '00000000-0000-4000-8000-000000000000'], sequenceId: ids.sequenceId ?? '00000000-0000-4000-8000-000000000000' } }),
+    response: z.object({
+      moved: z.number().int(),
+      skipped: z.number().int(),
+      results: z.array(
+        z.object({
+          enrollmentId: z.uuid(),
+          outcome: z.enum(['moved', 'skipped']),
+          newEnrollmentId: z.uuid().optional(),
+          reason: refusal.optional(),
+          detail: z.string().optional(),
+        }),
+      ),
+    }),
+    handler: async ({ ctx, ws, body }) => {
+      const results = await moveEnrollments(moveDeps(ctx), { workspaceId: ws.workspaceId, ...body });
+      const moved = results.filter((r) => r.outcome === 'moved').length;
+      return {
+        moved,
+        skipped: results.length - moved,
+        results: results.map((r) =>
+          r.outcome === 'moved'
+            ? { enrollmentId: r.enrollmentId, outcome: r.outcome, newEnrollmentId: r.newEnrollmentId }
+            : { enrollmentId: r.enrollmentId, outcome: r.outcome, reason: r.reason, detail: r.detail ?? refusalText[r.reason] },
+        ),
+      };
+    },
   }),
 ];

@@ -247,8 +247,13 @@ export const leadRoutes = [
           db.selectFrom('task').select(['enrollment_id', 'kind', 'title', 'state', 'outcome', 'due_at', 'completed_at']).where('workspace_id', '=', ws.workspaceId).where('enrollment_id', 'in', ids).limit(200).execute(),
         ]);
         for (const e of events) {
-          const p = (e.payload ?? {}) as { from?: string | null; to?: string | null };
-          out.push({ at: iso(e.at), kind: 'event', what: e.type, detail: p.to && p.from !== p.to ? `${p.from ?? 'new'} → ${p.to}` : null, sequenceName: seqOf.get(e.enrollment_id ?? '') ?? null });
+          const p = (e.payload ?? {}) as { from?: string | null; to?: string | null; movedFrom?: string; event?: { toEnrollmentId?: string } };
+          const here = seqOf.get(e.enrollment_id ?? '') ?? null;
+          // Both ends of a move are this lead's enrollments: say where it went, and where it came from.
+          let detail = p.to && p.from !== p.to ? `${p.from ?? 'new'} → ${p.to}` : null;
+          if (e.type === 'move') detail = `moved from ${here ?? 'a sequence'} to ${seqOf.get(p.event?.toEnrollmentId ?? '') ?? 'another sequence'}`;
+          if (e.type === 'enrolled' && p.movedFrom) detail = `moved from ${seqOf.get(p.movedFrom) ?? 'another sequence'} to ${here ?? 'this sequence'}`;
+          out.push({ at: iso(e.at), kind: 'event', what: e.type, detail, sequenceName: here });
         }
         for (const m of messages) {
           const label = m.label ? `${m.label}${m.confidence !== null ? ` ${Math.round(m.confidence * 100)}%` : ''}` : null;

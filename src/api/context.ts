@@ -1,6 +1,8 @@
 import type { Clock } from '../common/clock.ts';
 import type { DemoControl } from '../demo/control.ts';
 import type { Random } from '../common/random.ts';
+import type { OAuthClients } from '../mailbox/oauth/client.ts';
+import type { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import type { Vault } from '../mailbox/vault.ts';
 import type { TransportDeps, TransportMailbox } from '../sending/transports/registry.ts';
 import type { Transport } from '../sending/transports/transport.ts';
@@ -28,6 +30,8 @@ export interface ApiContext {
   transportFor?: (mailbox: TransportMailbox, deps: TransportDeps) => Transport;
   /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
   demo?: DemoControl;
+  /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/mailbox/removal.ts). */
+  oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
 }
 
 export const defaultAuthSettings = {

@@ -49,12 +49,15 @@ export async function sendReply(deps: ReplyDeps, req: ReplyRequest): Promise<Rep
   const inbound = await db
     .selectFrom('message as m')
     .innerJoin('mailbox as mb', 'mb.id', 'm.mailbox_id')
-    .select(['m.id', 'm.message_id', 'm.refs', 'm.subject', 'm.thread_id', 'm.from_addr', 'm.enrollment_id', 'mb.id as mailbox_id', 'mb.email', 'mb.display_name', 'mb.provider', 'mb.settings', 'mb.user_id'])
+    .select(['m.id', 'm.message_id', 'm.refs', 'm.subject', 'm.thread_id', 'm.from_addr', 'm.enrollment_id', 'mb.id as mailbox_id', 'mb.email', 'mb.display_name', 'mb.provider', 'mb.settings', 'mb.user_id', 'mb.removed_at'])
     .where('m.workspace_id', '=', req.workspaceId)
     .where('m.id', '=', req.messageRowId)
     .where('m.direction', '=', 'inbound')
     .executeTakeFirst();
   if (!inbound) throw cadenzaError('NOT_FOUND', 'no inbound message with a mailbox in this workspace');
+  if (inbound.removed_at !== null) {
+    throw cadenzaError('CONFLICT', `the mailbox that received this message (${inbound.email}) was removed; answer from another mailbox in your own mail client`, { mailboxId: inbound.mailbox_id, removed: true });
+  }
   if (req.ownerUserId !== undefined && inbound.user_id !== req.ownerUserId) {
     throw cadenzaError('FORBIDDEN', "a member replies only from their own mailboxes; this message reached someone else's");
   }

@@ -71,7 +71,7 @@ export async function applyDefinition(
   const id = () => newId(deps.clock.now(), deps.random);
   return store.db.transaction().execute(async (tx) => {
     const mailboxes = def.mailboxes.length
-      ? await tx.selectFrom('mailbox').select(['id', 'email']).where('workspace_id', '=', workspaceId).execute()
+      ? await tx.selectFrom('mailbox').select(['id', 'email']).where('workspace_id', '=', workspaceId).where('removed_at', 'is', null).execute()
       : [];
     const byEmail = new Map(mailboxes.map((m) => [m.email.toLowerCase(), m.id]));
     const unknown = def.mailboxes.filter((m) => !byEmail.has(m));

@@ -492,3 +492,15 @@ export interface Database {
   webhook_delivery: WebhookDeliveryTable;
 }
 // --- end webhooks
+
+// --- mailbox removal (migrations/0016_mailbox_removal.sql; owned by src/mailbox/removal.ts)
+export interface MailboxTable {
+  removed_at: Timestamp | null;
+  removed_by: string | null;
+}
+export interface OAuthFlowTable {
+  user_id: string | null;
+  /** SHA-256 of the web session that started the flow (auth_session.id_hash). */
+  session_hash: string | null;
+}
+// --- end mailbox removal

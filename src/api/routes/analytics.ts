@@ -169,7 +169,7 @@ export const analyticsRoutes = [
     handler: async ({ ctx, ws, query }) => {
       const since = new Date(ctx.clock.now() - query.days * DAY_MS);
       const rows = await sql<{ id: string; email: string; health: string; health_reason: string | null; sent: number; hard: number; soft: number; replies: number }>`
-        select m.id, m.email, m.health, m.health_reason,
+        select m.id, case when m.removed_at is null then m.email else m.email || ' (removed mailbox)' end as email, m.health, m.health_reason,
           (select count(*) from send_request r where r.mailbox_id = m.id and r.state = 'sent' and r.updated_at >= ${since})::int as sent,
           (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounce_kind = 'hard')::int as hard,
           (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounce_kind = 'soft')::int as soft,

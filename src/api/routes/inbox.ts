@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { PERSON_LABELS, reclassify } from '../../ingest/reclassify.ts';
@@ -42,13 +43,16 @@ const toItem = (r: Row): z.output<typeof inboxItem> => ({
   rung: r.rung, intent: r.intent, action: r.action, needsReview: r.needs_review, excerpt: r.excerpt,
 });
 
+/** History keeps a removed mailbox's address, marked (mailbox/removal.ts). */
+const removedLabel = sql<string | null>`case when mb.removed_at is null then mb.email else mb.email || ' (removed mailbox)' end`;
+
 function base(db: import('../../store/store.ts').Db, ws: WorkspaceAccess) {
   return db
     .selectFrom('message as m')
     .leftJoin('mailbox as mb', 'mb.id', 'm.mailbox_id')
     .leftJoin('enrollment as e', 'e.id', 'm.enrollment_id')
     .select([
-      'm.id', 'm.mailbox_id', 'mb.email as mailbox_email', 'm.thread_id', 'm.enrollment_id', 'e.lead_id', 'm.from_addr', 'm.subject', 'm.at', 'm.folder',
+      'm.id', 'm.mailbox_id', removedLabel.as('mailbox_email'), 'm.thread_id', 'm.enrollment_id', 'e.lead_id', 'm.from_addr', 'm.subject', 'm.at', 'm.folder',
       'm.label', 'm.confidence', 'm.reason', 'm.rung', 'm.intent', 'm.action', 'm.needs_review', 'm.excerpt',
     ])
     .where('m.workspace_id', '=', ws.workspaceId)

@@ -11,6 +11,8 @@ import type { ApiContext } from '../context.ts';
 import { roleAtLeast, type WorkspaceAccess } from '../auth/access.ts';
 import { pauseMailbox, resumeMailbox } from '../../sending/dispatch/health.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+import { enrollmentService } from '../context.ts';
+import { removeMailbox } from '../../mailbox/removal.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -51,6 +53,7 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
     .leftJoin('mailbox_sync as s', 's.mailbox_id', 'm.id')
     .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 's.last_error'])
     .where('m.workspace_id', '=', workspaceId)
+    .where('m.removed_at', 'is', null)
     .orderBy('m.email');
   if (onlyId) q = q.where('m.id', '=', onlyId);
   const rows = await q.execute();
@@ -94,12 +97,29 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
 
 /** A member changes their own mailboxes; admins and owners any mailbox of the workspace. */
 async function ownMailbox(ctx: ApiContext, ws: WorkspaceAccess, mailboxId: string): Promise<void> {
-  const m = await ctx.store.db.selectFrom('mailbox').select('user_id').where('id', '=', mailboxId).where('workspace_id', '=', ws.workspaceId).executeTakeFirst();
+  const m = await ctx.store.db.selectFrom('mailbox').select('user_id').where('id', '=', mailboxId).where('workspace_id', '=', ws.workspaceId).where('removed_at', 'is', null).executeTakeFirst();
   if (!m) throw cadenzaError('NOT_FOUND', 'no such mailbox in this workspace');
   if (!roleAtLeast(ws.role, 'admin') && (ws.userId === null || m.user_id !== ws.userId)) {
     throw cadenzaError('FORBIDDEN', "a member changes only their own mailboxes; ask an admin");
   }
 }
+
+const removalBody = z
+  .object({
+    mailboxId: z.uuid(),
+    email: z.string(),
+    dryRun: z.boolean().describe('true: nothing was changed; this is what a removal would do now'),
+    reassigned: z.number().int().describe('Enrollments moved to another mailbox of their sequence'),
+    paused: z.number().int().describe("Enrollments paused with reason 'mailbox removed'"),
+    reassignedTo: z.array(z.object({ mailboxId: z.uuid(), email: z.string(), enrollments: z.number().int() })),
+    pausedEnrollments: z.array(z.object({ enrollmentId: z.uuid(), reason: z.string() })),
+    cancelledSends: z.number().int().describe('Queued sends cancelled (those of paused enrollments)'),
+    unknownSends: z.number().int().describe('Sends whose fate is unknown: kept as they are, never sent again'),
+    inFlightSends: z.number().int().describe('Sends being handed to the server now; a removal waits for them (409)'),
+    credentialErased: z.boolean(),
+    revocation: z.enum(['none', 'revoked', 'unsupported', 'failed']).describe('OAuth grant revoked at the provider: none (not OAuth), revoked, unsupported (no revocation endpoint), failed (best effort)'),
+  })
+  .meta({ id: 'MailboxRemoval' });
 
 function checkLine(protocol: string, c: ImapCheck | SmtpCheck | null) {
   if (!c) return [];
@@ -209,7 +229,7 @@ export const mailboxRoutes = [
     params: workspaceParams({ mailboxId: z.uuid() }),
     response: z.object({ ok: z.boolean(), checks: z.array(z.object({ protocol: z.string(), ok: z.boolean(), message: z.string() })) }).meta({ id: 'ConnectionReport' }),
     handler: async ({ ctx, ws, params }) => {
-      const row = await ctx.store.db.selectFrom('mailbox').select(['id', 'email', 'settings']).where('workspace_id', '=', ws.workspaceId).where('id', '=', params.mailboxId).executeTakeFirst();
+      const row = await ctx.store.db.selectFrom('mailbox').select(['id', 'email', 'settings']).where('workspace_id', '=', ws.workspaceId).where('id', '=', params.mailboxId).where('removed_at', 'is', null).executeTakeFirst();
       if (!row) throw cadenzaError('NOT_FOUND', 'no such mailbox');
       const settings = parseMailboxSettings(row.settings);
       const credential = await ctx.vault?.get(row.id);
@@ -277,6 +297,49 @@ export const mailboxRoutes = [
       await pauseMailbox(ctx.store.db, params.mailboxId, `paused by ${who}${body.reason ? `: ${body.reason}` : ''}`, ctx.clock.now());
       const [m] = await listMailboxes(ctx, ws.workspaceId, params.mailboxId);
       return m!;
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/api/workspaces/:workspaceId/mailboxes/:mailboxId',
+    summary:
+      "Remove a mailbox (its owner or an admin): it stops sending and syncing at once, its credential is erased (an OAuth grant revoked where the provider allows), its enrollments move to another mailbox of their sequence or pause; history stays. dryRun=true says what would happen",
+    tags: ['mailboxes'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ mailboxId: z.uuid() }),
+    query: z.object({
+      dryRun: z.enum(['true', 'false']).default('false').describe('true: change nothing, answer what a removal would do'),
+      enrollments: z
+        .enum(['reassign', 'pause'])
+        .default('reassign')
+        .describe("reassign: enrollments that have not sent from this mailbox move to another mailbox of their sequence, the others pause (a follow-up stays in its thread); pause: all pause"),
+    }),
+    response: removalBody,
+    handler: async ({ ctx, ws, params, query }) => {
+      await ownMailbox(ctx, ws, params.mailboxId);
+      const r = await removeMailbox(
+        { store: ctx.store, clock: ctx.clock, service: enrollmentService(ctx), ...(ctx.vault ? { vault: ctx.vault } : {}), ...(ctx.oauth ? { oauthClients: ctx.oauth.clients, ...(ctx.oauth.tokens ? { tokens: ctx.oauth.tokens } : {}) } : {}) },
+        { workspaceId: ws.workspaceId, mailboxId: params.mailboxId, by: ws.userId, enrollments: query.enrollments, dryRun: query.dryRun === 'true' },
+      );
+      // Moved requests are to be planned on their new mailboxes now, not at the next poll.
+      if (!r.dryRun && r.reassigned.length) ctx.workDue?.();
+      const counts = new Map<string, number>();
+      for (const x of r.reassigned) counts.set(x.toMailboxId, (counts.get(x.toMailboxId) ?? 0) + 1);
+      const targets = counts.size ? await ctx.store.db.selectFrom('mailbox').select(['id', 'email']).where('id', 'in', [...counts.keys()]).orderBy('email').execute() : [];
+      return {
+        mailboxId: r.mailboxId,
+        email: r.email,
+        dryRun: r.dryRun,
+        reassigned: r.reassigned.length,
+        paused: r.paused.length,
+        reassignedTo: targets.map((t) => ({ mailboxId: t.id, email: t.email, enrollments: counts.get(t.id)! })),
+        pausedEnrollments: r.paused,
+        cancelledSends: r.cancelledSends,
+        unknownSends: r.unknownSends,
+        inFlightSends: r.inFlightSends,
+        credentialErased: r.credentialErased,
+        revocation: r.revocation,
+      };
     },
   }),
   defineRoute({

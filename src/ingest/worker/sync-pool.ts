@@ -61,7 +61,8 @@ interface Running {
  * count between the live owners, as the sender pool does.
  *
  * Mailboxes paused for sending are still synced: a reply to a paused mailbox's earlier mail must
- * still stop its enrollment.
+ * still stop its enrollment. A removed mailbox is not (mailbox/removal.ts): its lease is deleted,
+ * so its loop's next batch is refused and the next balance stops it and never takes it again.
  */
 export class SyncPool {
   readonly owner: string;
@@ -123,7 +124,7 @@ export class SyncPool {
           r.loop.stop();
         }
       }
-      let q = this.o.store.db.selectFrom('mailbox').select(['id', 'workspace_id', 'email', 'provider', 'settings']).where('health', '<>', 'error');
+      let q = this.o.store.db.selectFrom('mailbox').select(['id', 'workspace_id', 'email', 'provider', 'settings']).where('health', '<>', 'error').where('removed_at', 'is', null);
       if (this.o.mailboxIds) q = q.where('id', 'in', this.o.mailboxIds.length ? this.o.mailboxIds : ['00000000-0000-0000-0000-000000000000']);
       const rows = await q.orderBy('id').execute();
       const owners = await this.leases.owners('sync:');

@@ -51,6 +51,8 @@ export async function resumeMailbox(db: Conn, mailboxId: string): Promise<boolea
       .set({ health: 'ok', health_reason: null })
       .where('id', '=', mailboxId)
       .where('health', 'in', ['paused', 'error'])
+      // A removed mailbox stays paused for good (mailbox/removal.ts); its address connects anew.
+      .where('removed_at', 'is', null)
       .returning('id')
       .executeTakeFirst();
     if (!changed) return false;

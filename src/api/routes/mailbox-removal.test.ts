@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
+import { testBackends } from '../../../test/stores.ts';
+import { systemClock } from '../../common/clock.ts';
+import { newId } from '../../common/ids.ts';
+import { seededRandom } from '../../common/random.ts';
+import { Leases } from '../../ops/leases.ts';
+import { applyDefinition } from '../../sequence/apply-definition.ts';
+import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
+import { validateDefinition } from '../../sequence/definition.ts';
+import { addMembership } from '../auth/accounts.ts';
+import { hashPassword } from '../auth/passwords.ts';
+
+describe.each(testBackends())('removing a mailbox (%s)', (backend) => {
+  let h: ApiHarness;
+  let ws: string;
+  let owner: Browser;
+  let rep: Browser;
+  const random = seededRandom(`removal-${backend}`);
+  const id = () => newId(systemClock.now(), random);
+  const mb = { gone: '', other: '', reps: '' };
+  /** e.fresh: not sent yet; e.queued: its first email queued on the mailbox; e.threaded: its first email sent; e.ooo: paused until a date; e.alone: its sequence has no other mailbox. */
+  const e = { fresh: '', queued: '', threaded: '', ooo: '', alone: '' };
+  let queuedRequest = '';
+  let flying = '';
+
+  const db = () => h.store.db;
+  const url = (mailboxId: string, q = '') => `/api/workspaces/${ws}/mailboxes/${mailboxId}${q}`;
+
+  beforeAll(async () => {
+    h = await apiHarness(backend);
+    const w = await seedWorkspace(h.store, 'A', 'owner@example.test');
+    ws = w.workspaceId;
+    owner = await login(h.app, 'owner@example.test', w.password);
+    const accountId = id();
+    await db().insertInto('account').values({ id: accountId, email: 'rep@example.test', name: 'rep', password_hash: await hashPassword('member password 1') }).execute();
+    const repUser = await addMembership(db(), { clock: systemClock, random }, { accountId, workspaceId: ws, email: 'rep@example.test', name: 'rep', role: 'member' });
+    rep = await login(h.app, 'rep@example.test', 'member password 1');
+
+    for (const [k, email, user] of [['gone', 'leaving@example.test', w.userId], ['other', 'staying@example.test', w.userId], ['reps', 'rep@example.test', repUser]] as const) {
+      mb[k] = id();
+      await db().insertInto('mailbox').values({ id: mb[k], workspace_id: ws, user_id: user, email, provider: 'smtp_imap' }).execute();
+    }
+    await h.ctx.vault!.put(ws, mb.gone, { kind: 'password', username: 'leaving@example.test', password: 'secret' });
+
+    const steps = [
+      { key: 'intro', type: 'email', delay: '0 minutes', subject: 'Hi', body: 'Hello' },
+      { key: 'follow', type: 'email', delay: '2 days', subject: 'Re: Hi', body: 'Again' },
+    ];
+    const deps = { clock: systemClock, random };
+    const pooled = await applyDefinition(h.store, deps, ws, validateDefinition({ key: 'pooled', name: 'Pooled', window: 'any', holidays: false, jitter_minutes: 0, mailboxes: ['leaving@example.test', 'staying@example.test'], steps }));
+    const single = await applyDefinition(h.store, deps, ws, validateDefinition({ key: 'single', name: 'Single', window: 'any', holidays: false, jitter_minutes: 0, mailboxes: ['leaving@example.test'], steps }));
+    const lead = async (tag: string) => {
+      const leadId = id();
+      await db().insertInto('lead').values({ id: leadId, workspace_id: ws, email: `${tag}@prospects.test`, email_norm: `${tag}@prospects.test` }).execute();
+      return leadId;
+    };
+    const leads: Record<keyof typeof e, string> = { fresh: await lead('fresh'), queued: await lead('queued'), threaded: await lead('threaded'), ooo: await lead('ooo'), alone: await lead('alone') };
+    await bulkEnroll(h.store, deps, { workspaceId: ws, sequenceId: pooled.sequenceId, leadIds: [leads.fresh, leads.queued, leads.threaded, leads.ooo] });
+    await bulkEnroll(h.store, deps, { workspaceId: ws, sequenceId: single.sequenceId, leadIds: [leads.alone] });
+    for (const k of Object.keys(e) as Array<keyof typeof e>) {
+      e[k] = (await db().selectFrom('enrollment').select('id').where('lead_id', '=', leads[k]).executeTakeFirstOrThrow()).id;
+    }
+    // Rotation spread them; the states under test are set here, all on the mailbox to remove.
+    await db().updateTable('enrollment').set({ mailbox_id: mb.gone }).where('workspace_id', '=', ws).execute();
+    const step = async (seq: string, key: string) => (await db().selectFrom('step').select('id').where('sequence_id', '=', seq).where('key', '=', key).executeTakeFirstOrThrow()).id;
+    const intro = await step(pooled.sequenceId, 'intro');
+    const follow = await step(pooled.sequenceId, 'follow');
+    const request = async (enrollmentId: string, stepId: string, state: 'queued' | 'sent' | 'in_flight') => {
+      const rid = id();
+      await db().insertInto('send_request').values({ id: rid, workspace_id: ws, enrollment_id: enrollmentId, step_id: stepId, mailbox_id: mb.gone, state, due_at: new Date(), message_id: state === 'queued' ? null : `<${rid}@example.test>` }).execute();
+      return rid;
+    };
+    queuedRequest = await request(e.queued, intro, 'queued');
+    await db().updateTable('enrollment').set({ waiting_for: 'send', next_step_id: intro, due_at: null }).where('id', '=', e.queued).execute();
+    await request(e.threaded, intro, 'sent');
+    flying = await request(e.threaded, follow, 'in_flight');
+    await db().updateTable('enrollment').set({ state: 'paused', state_reason: 'out of office', due_at: new Date(Date.now() + 7 * 86_400_000) }).where('id', '=', e.ooo).execute();
+    const leases = new Leases(h.store, systemClock);
+    await leases.acquire(`mailbox:${mb.gone}`, 'a sender', 60_000);
+    await leases.acquire(`sync:${mb.gone}`, 'a syncer', 60_000);
+    await db()
+      .insertInto('message')
+      .values({ id: id(), workspace_id: ws, mailbox_id: mb.gone, enrollment_id: e.threaded, direction: 'inbound', message_id: '<reply@prospects.test>', subject: 'Re: Hi', from_addr: 'threaded@prospects.test', at: new Date(), folder: 'inbox', label: 'human_reply' })
+      .execute();
+  }, 60_000);
+  afterAll(async () => h?.close());
+
+  it("a member may not remove a colleague's mailbox", async () => {
+    const r = await rep.call('DELETE', url(mb.gone, '?dryRun=true'));
+    expect(r.statusCode).toBe(403);
+  });
+
+  it('a dry run says what would happen and changes nothing', async () => {
+    const r = await owner.call('DELETE', url(mb.gone, '?dryRun=true'));
+    expect(r.statusCode).toBe(200);
+    const body = r.json();
+    expect(body).toMatchObject({ dryRun: true, reassigned: 3, paused: 2, inFlightSends: 1, credentialErased: true, revocation: 'none' });
+    expect(body.reassignedTo).toEqual([{ mailboxId: mb.other, email: 'staying@example.test', enrollments: 3 }]);
+    const reasons = Object.fromEntries(body.pausedEnrollments.map((p: { enrollmentId: string; reason: string }) => [p.enrollmentId, p.reason]));
+    expect(reasons[e.threaded]).toMatch(/^mailbox removed \(leaving@example.test\): its follow-ups stay in the thread/);
+    expect(reasons[e.alone]).toMatch(/^mailbox removed \(leaving@example.test\): no other mailbox of the sequence can send/);
+    // Nothing moved: the mailbox is listed, its leases and credential are there.
+    const list = await owner.call('GET', `/api/workspaces/${ws}/mailboxes`);
+    expect(list.json().mailboxes.map((m: { id: string }) => m.id)).toContain(mb.gone);
+    expect(await h.ctx.vault!.get(mb.gone)).toBeDefined();
+    expect(await db().selectFrom('lease').select('resource').where('resource', 'like', `%${mb.gone}`).execute()).toHaveLength(2);
+    expect((await db().selectFrom('enrollment').select('mailbox_id').where('id', '=', e.fresh).executeTakeFirstOrThrow()).mailbox_id).toBe(mb.gone);
+  });
+
+  it('a send in flight must settle first: 409, and nothing changed', async () => {
+    const r = await owner.call('DELETE', url(mb.gone));
+    expect(r.statusCode).toBe(409);
+    expect(r.json().error).toMatchObject({ code: 'CONFLICT', details: { inFlight: 1 } });
+    expect(await db().selectFrom('lease').select('resource').where('resource', 'like', `%${mb.gone}`).execute()).toHaveLength(2);
+  });
+
+  it('removes: no lease, no credential, out of the pools; fresh enrollments move, threaded ones pause; history stays', async () => {
+    await db().updateTable('send_request').set({ state: 'sent' }).where('id', '=', flying).execute();
+    const r = await owner.call('DELETE', url(mb.gone));
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ dryRun: false, reassigned: 3, paused: 2, inFlightSends: 0, credentialErased: true });
+
+    const row = await db().selectFrom('mailbox').select(['removed_at', 'removed_by', 'health', 'health_reason']).where('id', '=', mb.gone).executeTakeFirstOrThrow();
+    expect(row.removed_at).not.toBeNull();
+    expect(row).toMatchObject({ health: 'paused', health_reason: 'removed' });
+    expect(await h.ctx.vault!.get(mb.gone)).toBeUndefined();
+    expect(await db().selectFrom('lease').select('resource').where('resource', 'like', `%${mb.gone}`).execute()).toEqual([]);
+    expect(await db().selectFrom('sequence_mailbox').select('sequence_id').where('mailbox_id', '=', mb.gone).execute()).toEqual([]);
+
+    const enr = async (k: keyof typeof e) => db().selectFrom('enrollment').select(['mailbox_id', 'state', 'state_reason', 'due_at']).where('id', '=', e[k]).executeTakeFirstOrThrow();
+    for (const k of ['fresh', 'queued', 'ooo'] as const) expect((await enr(k)).mailbox_id).toBe(mb.other);
+    expect(await enr('ooo')).toMatchObject({ state: 'paused', state_reason: 'out of office' });
+    // The queued request went with its enrollment and waits to be planned on the new mailbox.
+    expect(await db().selectFrom('send_request').select(['mailbox_id', 'state', 'send_at', 'planned_at']).where('id', '=', queuedRequest).executeTakeFirstOrThrow()).toEqual({
+      mailbox_id: mb.other, state: 'queued', send_at: null, planned_at: null,
+    });
+    const threaded = await enr('threaded');
+    expect(threaded).toMatchObject({ mailbox_id: mb.gone, state: 'paused' });
+    expect(threaded.state_reason).toMatch(/^mailbox removed/);
+    const alone = await enr('alone');
+    expect(alone).toMatchObject({ state: 'paused', due_at: null });
+    expect(await db().selectFrom('send_request').select('id').where('mailbox_id', '=', mb.gone).where('state', '=', 'queued').execute()).toEqual([]);
+    // History: what it sent stays, and it is no longer a mailbox of the workspace.
+    expect(await db().selectFrom('send_request').select('id').where('mailbox_id', '=', mb.gone).where('state', '=', 'sent').execute()).toHaveLength(2);
+    const list = await owner.call('GET', `/api/workspaces/${ws}/mailboxes`);
+    expect(list.json().mailboxes.map((m: { id: string }) => m.id)).not.toContain(mb.gone);
+    const inbox = await owner.call('GET', `/api/workspaces/${ws}/inbox`);
+    expect(inbox.json().items.find((m: { mailboxId: string }) => m.mailboxId === mb.gone)).toMatchObject({ mailboxEmail: 'leaving@example.test (removed mailbox)' });
+  });
+
+  it('a removed mailbox cannot be removed, resumed or changed again; its address can be connected again', async () => {
+    expect((await owner.call('DELETE', url(mb.gone))).statusCode).toBe(404);
+    expect((await owner.call('POST', url(mb.gone, '/resume'))).statusCode).toBe(404);
+    expect((await owner.call('PATCH', url(mb.gone), { dailyCap: 3 })).statusCode).toBe(404);
+    const again = await owner.call('POST', `/api/workspaces/${ws}/mailboxes`, {
+      email: 'leaving@example.test',
+      password: 'new password',
+      smtp: { host: 'smtp.example.test', port: 587, security: 'starttls' },
+      imap: { host: 'imap.example.test', port: 993, security: 'tls' },
+    });
+    expect(again.statusCode).toBe(201);
+    expect(again.json().id).not.toBe(mb.gone);
+  });
+
+  it('enrollments=pause pauses every enrollment of the mailbox', async () => {
+    await db().updateTable('enrollment').set({ mailbox_id: mb.reps }).where('id', '=', e.fresh).execute();
+    const r = await rep.call('DELETE', url(mb.reps, '?enrollments=pause'));
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ reassigned: 0, paused: 1, pausedEnrollments: [{ enrollmentId: e.fresh, reason: 'mailbox removed (rep@example.test)' }] });
+  });
+});

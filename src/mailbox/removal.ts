@@ -1,0 +1,289 @@
+import { sql } from 'kysely';
+import * as oauth from 'oauth4webapi';
+import type { Clock } from '../common/clock.ts';
+import { cadenzaError, isCadenzaError } from '../common/errors.ts';
+import type { Logger } from '../common/logger.ts';
+import { assignMailboxes } from '../sending/dispatch/rotation.ts';
+import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
+import type { Store, Tx } from '../store/store.ts';
+import type { OAuthClients } from './oauth/client.ts';
+import type { MailboxTokens } from './oauth/mailbox-tokens.ts';
+import { parseMailboxSettings } from './settings.ts';
+import type { Credential, Vault } from './vault.ts';
+
+/**
+ * Removing a mailbox (a rep leaves, an address is retired). A soft delete, in one transaction:
+ *
+ *   1. The mailbox row is locked and its leases (`mailbox:<id>` for the sender, `sync:<id>` for
+ *      sync) are deleted. Deleting waits for a claim that holds the lease FOR SHARE (outbox.ts) to
+ *      commit; after it, every write of the current owners fails its fencing check: the sender's
+ *      next claim answers `fenced` and its loop ends, the sync loop's next batch is refused and it
+ *      ends, and both pools leave a removed mailbox out of their balancing.
+ *   2. A send in flight (claimed and being handed to the server) must settle first (at most once,
+ *      promise 1): the removal is refused with CONFLICT and can be tried again a few seconds later.
+ *   3. The mailbox leaves every sequence's pool. Its live enrollments (active or paused):
+ *      - policy `reassign` (the default): an enrollment that has not yet sent from this mailbox
+ *        moves to the mailbox of its sequence's pool with the most room (the rotation's rule), its
+ *        queued request with it, planned afresh; one that has (a sent or possibly sent email:
+ *        a follow-up would land in that thread from another address) is paused instead, and so is
+ *        one whose sequence has no other mailbox that can send;
+ *      - policy `pause`: every one is paused.
+ *      A pause here has no end: the reason says `mailbox removed`, and resuming is refused while
+ *      the enrollment's mailbox is a removed one (stop it, or move it).
+ *   4. What is still queued on the mailbox is cancelled; requests whose fate is unknown stay
+ *      unknown (the step may have left: never sent again).
+ *   5. The mailbox is marked removed (health paused, reason "removed", removed_at, removed_by)
+ *      and its credential is erased from the vault. Its history (sent mail, replies, analytics)
+ *      stays and points at it; the API shows it as a removed mailbox. Its address can be connected
+ *      again, as a new mailbox.
+ *
+ * After the commit, an OAuth refresh token is revoked at the provider when the provider offers
+ * revocation (Google: RFC 7009 revocation_endpoint; Microsoft publishes none). Best effort: an
+ * unreachable provider is reported, never a reason to fail the removal (the grant is already
+ * gone from Cadenza).
+ *
+ * A dry run runs the same transaction and rolls it back: the preview and the removal cannot
+ * disagree on what they count.
+ */
+
+export type EnrollmentPolicy = 'reassign' | 'pause';
+
+export interface RemovalDeps {
+  store: Store;
+  clock: Clock;
+  service: EnrollmentService;
+  vault?: Vault;
+  /** For revoking an OAuth grant; absent: not revoked (reported as 'unsupported'). */
+  oauthClients?: OAuthClients;
+  tokens?: MailboxTokens;
+  log?: Logger;
+}
+
+export interface RemovalRequest {
+  workspaceId: string;
+  mailboxId: string;
+  /** The person removing it (app_user id); null for an API key. */
+  by: string | null;
+  enrollments: EnrollmentPolicy;
+  dryRun: boolean;
+}
+
+export interface RemovalReport {
+  mailboxId: string;
+  email: string;
+  dryRun: boolean;
+  /** Enrollments moved to another mailbox of their sequence's pool. */
+  reassigned: Array<{ enrollmentId: string; toMailboxId: string }>;
+  /** Enrollments paused, each with its reason. */
+  paused: Array<{ enrollmentId: string; reason: string }>;
+  /** Queued sends cancelled with the mailbox (those of paused enrollments). */
+  cancelledSends: number;
+  /** Sends whose fate is unknown, left as they are (never sent again). */
+  unknownSends: number;
+  /** Sends being handed to the server now; a removal (not a dry run) is refused while any is. */
+  inFlightSends: number;
+  /** The credential was erased (or would be, in a dry run). */
+  credentialErased: boolean;
+  /** Revocation at the provider: not an OAuth mailbox, done, the provider has none, or it failed (best effort). */
+  revocation: 'none' | 'revoked' | 'unsupported' | 'failed';
+}
+
+export const REMOVED_REASON = 'removed';
+
+/** The reasons a removal pauses an enrollment with; all start with "mailbox removed". */
+export const pausedReason = {
+  threaded: (email: string) => `mailbox removed (${email}): its follow-ups stay in the thread it started, so it waits; stop it or move it`,
+  noPool: (email: string) => `mailbox removed (${email}): no other mailbox of the sequence can send`,
+  asked: (email: string) => `mailbox removed (${email})`,
+};
+
+class DryRun extends Error {
+  constructor(readonly report: RemovalReport) {
+    super('dry run');
+  }
+}
+
+interface LiveEnrollment {
+  id: string;
+  sequence_id: string;
+  state: 'active' | 'paused';
+  threaded: boolean;
+}
+
+// -- name: live-enrollments-of-mailbox
+// Locked, so that no timer fires them on the old mailbox while they move; `threaded` when a send
+// from this mailbox left or may have left (in flight, unknown).
+const liveEnrollmentsSql = (mailboxId: string) => sql<LiveEnrollment>`
+  select e.id, e.sequence_id, e.state,
+         exists (select 1 from send_request r where r.enrollment_id = e.id and r.mailbox_id = ${mailboxId}
+                 and r.state in ('sent', 'unknown', 'in_flight')) as threaded
+  from enrollment e
+  where e.mailbox_id = ${mailboxId} and e.state in ('active', 'paused')
+  order by e.id
+  for update of e`;
+
+export async function removeMailbox(deps: RemovalDeps, req: RemovalRequest): Promise<RemovalReport> {
+  // Read before the transaction: the vault reads outside it, and PGlite has one connection.
+  const credential = await deps.vault?.get(req.mailboxId).catch(() => undefined);
+  let applied: Applied[] = [];
+  let report: RemovalReport;
+  try {
+    report = await deps.store.db.transaction().execute(async (tx) => {
+      const r = await removeInTx(tx, deps, req, credential);
+      applied = r.applied;
+      if (req.dryRun) throw new DryRun(r.report);
+      return r.report;
+    });
+  } catch (e) {
+    if (e instanceof DryRun) return e.report;
+    throw e;
+  }
+  deps.service.notify(applied);
+  deps.tokens?.forget(req.mailboxId);
+  report.revocation = await revoke(deps, req.mailboxId, credential);
+  deps.log?.info(
+    { mailboxId: req.mailboxId, reassigned: report.reassigned.length, paused: report.paused.length, revocation: report.revocation },
+    'mailbox removed',
+  );
+  return report;
+}
+
+async function removeInTx(tx: Tx, deps: RemovalDeps, req: RemovalRequest, credential: Credential | undefined): Promise<{ report: RemovalReport; applied: Applied[] }> {
+  const now = deps.clock.now();
+  const mb = await tx
+    .selectFrom('mailbox')
+    .select(['id', 'email'])
+    .where('id', '=', req.mailboxId)
+    .where('workspace_id', '=', req.workspaceId)
+    .where('removed_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!mb) throw cadenzaError('NOT_FOUND', 'no such mailbox in this workspace (or it was already removed)');
+
+  await tx.deleteFrom('lease').where('resource', 'in', [`mailbox:${mb.id}`, `sync:${mb.id}`]).execute();
+  const counts = await tx
+    .selectFrom('send_request')
+    .select([
+      sql<number>`count(*) filter (where state = 'in_flight')::int`.as('in_flight'),
+      sql<number>`count(*) filter (where state = 'unknown')::int`.as('unknown'),
+    ])
+    .where('mailbox_id', '=', mb.id)
+    .executeTakeFirstOrThrow();
+  const inFlight = Number(counts.in_flight);
+  if (inFlight > 0 && !req.dryRun) {
+    throw cadenzaError('CONFLICT', `${mb.email} is handing ${inFlight === 1 ? 'a message' : `${inFlight} messages`} to its server right now; try again in a few seconds`, {
+      inFlight,
+      retry: true,
+    });
+  }
+
+  await tx.deleteFrom('sequence_mailbox').where('mailbox_id', '=', mb.id).execute();
+  const live = (await liveEnrollmentsSql(mb.id).execute(tx)).rows;
+  const reassigned: RemovalReport['reassigned'] = [];
+  const paused: RemovalReport['paused'] = [];
+  const movable: LiveEnrollment[] = [];
+  for (const e of live) {
+    if (req.enrollments === 'pause') paused.push({ enrollmentId: e.id, reason: pausedReason.asked(mb.email) });
+    else if (e.threaded) paused.push({ enrollmentId: e.id, reason: pausedReason.threaded(mb.email) });
+    else movable.push(e);
+  }
+  const bySequence = new Map<string, LiveEnrollment[]>();
+  for (const e of movable) bySequence.set(e.sequence_id, [...(bySequence.get(e.sequence_id) ?? []), e]);
+  for (const [sequenceId, es] of bySequence) {
+    // The pool no longer holds this mailbox (deleted above): the choice is among the others.
+    const choices = await assignMailboxes(tx, { sequenceId, count: es.length, now });
+    es.forEach((e, i) => {
+      const c = choices[i];
+      if (c && c.eligible) reassigned.push({ enrollmentId: e.id, toMailboxId: c.id });
+      else paused.push({ enrollmentId: e.id, reason: pausedReason.noPool(mb.email) });
+    });
+  }
+
+  for (const [to, ids] of groupBy(reassigned, (r) => r.toMailboxId, (r) => r.enrollmentId)) {
+    await tx.updateTable('enrollment').set({ mailbox_id: to }).where('id', 'in', ids).execute();
+    // A cancelled request goes too: a pause's request is revived under its key on resume.
+    await tx
+      .updateTable('send_request')
+      .set({ mailbox_id: to, send_at: null, planned_at: null, plan_note: null, updated_at: new Date(now) })
+      .where('enrollment_id', 'in', ids)
+      .where('mailbox_id', '=', mb.id)
+      .where('state', 'in', ['queued', 'cancelled'])
+      .execute();
+  }
+
+  // What is still queued here belongs to enrollments about to pause: cancelled by their pause, or below.
+  const queued = await tx.selectFrom('send_request').select((eb) => eb.fn.countAll<number>().as('n')).where('mailbox_id', '=', mb.id).where('state', '=', 'queued').executeTakeFirstOrThrow();
+  const applied: Applied[] = [];
+  const byState = new Map(live.map((e) => [e.id, e.state]));
+  for (const p of paused) {
+    if (byState.get(p.enrollmentId) === 'active') {
+      applied.push(...(await deps.service.applyInTx(tx, p.enrollmentId, { type: 'pause', reason: p.reason }, now)));
+    } else {
+      // Already paused (out of office, by a person): the engine ignores a second pause, and its
+      // pause would end at a date and send from the removed mailbox. It now waits for a person.
+      // No timer to tell the wheel about: a wheel entry that fires finds due_at null and passes.
+      await tx.updateTable('enrollment').set({ due_at: null, state_reason: p.reason }).where('id', '=', p.enrollmentId).where('state', '=', 'paused').execute();
+    }
+  }
+  await tx
+    .updateTable('send_request')
+    .set({ state: 'cancelled', last_error: 'mailbox removed', updated_at: new Date(now) })
+    .where('mailbox_id', '=', mb.id)
+    .where('state', '=', 'queued')
+    .executeTakeFirst();
+
+  await tx
+    .updateTable('mailbox')
+    .set({ removed_at: new Date(now), removed_by: req.by, health: 'paused', health_reason: REMOVED_REASON })
+    .where('id', '=', mb.id)
+    .execute();
+  const erased = await tx.deleteFrom('mailbox_credential').where('mailbox_id', '=', mb.id).executeTakeFirst();
+
+  return {
+    applied,
+    report: {
+      mailboxId: mb.id,
+      email: mb.email,
+      dryRun: req.dryRun,
+      reassigned,
+      paused,
+      cancelledSends: Number(queued.n),
+      unknownSends: Number(counts.unknown),
+      inFlightSends: inFlight,
+      credentialErased: Number(erased.numDeletedRows) > 0 || credential !== undefined,
+      revocation: 'none',
+    },
+  };
+}
+
+function groupBy<T>(items: T[], key: (t: T) => string, value: (t: T) => string): Map<string, string[]> {
+  const m = new Map<string, string[]>();
+  for (const it of items) m.set(key(it), [...(m.get(key(it)) ?? []), value(it)]);
+  return m;
+}
+
+/** Revokes the refresh token (RFC 7009) where the provider offers it; never throws. */
+async function revoke(deps: RemovalDeps, mailboxId: string, credential: Credential | undefined): Promise<RemovalReport['revocation']> {
+  if (credential?.kind !== 'oauth') return 'none';
+  const row = await deps.store.db.selectFrom('mailbox').select(['provider', 'settings']).where('id', '=', mailboxId).executeTakeFirst();
+  const settings = parseMailboxSettings(row?.settings);
+  const provider = settings.oauth?.provider ?? (row?.provider === 'gmail' ? 'google' : row?.provider === 'graph' ? 'microsoft' : undefined);
+  if (!provider || !deps.oauthClients) return 'unsupported';
+  try {
+    const client = await deps.oauthClients.get(provider);
+    if (!client.as.revocation_endpoint) return 'unsupported';
+    // The refresh token: revoking it ends the grant, and its access tokens with it (Google).
+    const token = credential.refreshToken ?? credential.accessToken;
+    const ro = client.requestOptions();
+    try {
+      const res = await oauth.revocationRequest(client.as, client.client, client.auth, token, ro);
+      await oauth.processRevocationResponse(res);
+    } finally {
+      ro.cancel();
+    }
+    return 'revoked';
+  } catch (e) {
+    deps.log?.warn({ mailboxId, provider, err: isCadenzaError(e) ? e.code : (e as Error).message }, 'could not revoke the OAuth grant of a removed mailbox');
+    return 'failed';
+  }
+}

@@ -27,10 +27,11 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   await db.insertInto('account').values({ id: accountId, email: `member-${tag}@example.test`, name: null, password_hash: await hashPassword('member password 1') }).execute();
   const memberId = await addMembership(db, { clock: systemClock, random }, { accountId, workspaceId, email: `member-${tag}@example.test`, name: null, role: 'member' });
   const apiKey = await createApiKey(db, { clock: systemClock, random }, { workspaceId, name: `key-${tag}`, role: 'admin', createdBy: null });
-  const webhook = await createEndpoint({ db, clock: systemClock, random }, { allowPrivate: false }, { workspaceId, url: `https://hooks-${tag}.example.com/in`, events: ['reply'] });
+  const webhook = await createEndpoint({ db, clock: systemClock, random, sealer: h.ctx.vault! }, { allowPrivate: false }, { workspaceId, url: `https://hooks-${tag}.example.com/in`, events: ['reply'] });
   const graph = await seedGraph(h.store, workspaceId, tag, memberId);
   await h.ctx.vault!.put(workspaceId, graph.mailboxId!, { kind: 'password', username: `rep-${tag}@example.test`, password: `${STORED_PASSWORD}-${tag}` });
-  return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, ...graph };
+  // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
+  return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, ...graph };
 }
 
 /** Every row of every table that has a workspace_id, for one workspace: what must not change. */
@@ -141,7 +142,7 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
     expect(await snapshot(h, b.workspaceId!)).toEqual(before);
   });
 
-  it('no answer in the own workspace carries a stored mailbox password or a stored hash', async () => {
+  it('no answer in the own workspace carries a stored mailbox password, a webhook signing secret or a stored hash', async () => {
     const hashes = [
       ...(await h.store.db.selectFrom('api_key').select('key_hash').execute()).map((r) => r.key_hash),
       ...(await h.store.db.selectFrom('auth_session').select('id_hash').execute()).map((r) => r.id_hash),
@@ -152,6 +153,7 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
       const res = await ownerA.call(r.method, urlFor(r, a) + queryString(ex.query));
       expect(res.statusCode, `${r.method} ${r.url} ${res.body.slice(0, 200)}`).toBe(200);
       expect(res.body, `${r.method} ${r.url}`).not.toContain(STORED_PASSWORD);
+      expect(res.body, `${r.method} ${r.url}`).not.toContain(a.webhookSecret);
       for (const x of hashes) expect(res.body, `${r.method} ${r.url}`).not.toContain(x);
     }
   });

@@ -63,7 +63,25 @@ export class Vault {
     return JSON.parse(gcmOpen(key, row.ciphertext, `mailbox:${mailboxId}`, 'a stored credential failed to decrypt').toString('utf8')) as Credential;
   }
 
-  /** Rewraps every workspace data key with a new master key, in one transaction. */
+  /**
+   * Seals any other secret of the workspace (a webhook signing key) with its data key, as put()
+   * seals a credential; `context` (e.g. 'webhook:<id>') is bound as associated data, so a sealed
+   * value copied onto another row or into another workspace does not open.
+   */
+  async seal(workspaceId: string, context: string, plaintext: string, tx?: Tx): Promise<Buffer> {
+    return gcmSeal(await this.dataKey(workspaceId, tx), Buffer.from(plaintext, 'utf8'), context);
+  }
+
+  /** Opens what seal() sealed, with the same workspace and context. */
+  async open(workspaceId: string, context: string, sealed: Buffer): Promise<string> {
+    return gcmOpen(await this.dataKey(workspaceId), sealed, context, `a sealed ${context.split(':')[0]} secret failed to decrypt`).toString('utf8');
+  }
+
+  /**
+   * Rewraps every workspace data key with a new master key, in one transaction. Everything sealed
+   * with a data key (mailbox credentials, webhook signing secrets) stays as it is and opens with
+   * the rewrapped key.
+   */
   static async rotateMaster(store: Store, from: KeyWrapper, to: KeyWrapper): Promise<{ rewrapped: number }> {
     return store.db.transaction().execute(async (tx) => {
       const rows = await tx.selectFrom('workspace_key').selectAll().forUpdate().execute();

@@ -22,6 +22,7 @@ import { oauthConnectorFor, oauthTransportFor } from '../mailbox/oauth/wiring.ts
 import { connectors } from '../ingest/worker/connectors.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
 import { WebhookDispatcher } from '../api/webhooks/dispatcher.ts';
+import { sealLegacyWebhookSecrets } from '../api/webhooks/secrets.ts';
 import { newId } from '../common/ids.ts';
 import type { ConnectorPush } from '../mailbox/oauth/wiring.ts';
 import { PushRegistry } from '../mailbox/sync/push-registry.ts';
@@ -115,6 +116,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   const master = loadMasterKey({ dataDir: o.dataDir });
   // One token provider per process: senders, sync loops and the connect routes share its cache.
   const vault = new Vault(store, localKeyWrapper(master));
+  // Webhook secrets stored in clear before 0013 are sealed by the first process holding the master key.
+  const sealed = await sealLegacyWebhookSecrets(store, vault);
+  if (sealed) log.info({ sealed }, 'webhook signing secrets sealed');
   const oauthClients = new OAuthClients(o.oauth ?? {}, { clock });
   const mailboxTokens = new MailboxTokens({ store, vault, clients: oauthClients, clock, random, log });
   // One push registry per process, shared by the push routes and the sync connectors. On
@@ -188,7 +192,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   if (everyRole) demo = new DemoControl({ store, log, roles: { suspend: stopRoles, resume: startRoles }, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` });
   if (o.roles.includes('api')) {
     // Webhooks out are delivered by the API processes (claims are skip-locked: several share the work).
-    const webhooks = new WebhookDispatcher({ store, clock, random, log, allowPrivate: o.webhooks?.allowPrivate ?? false, ...(o.webhooks?.pollMs ? { pollMs: o.webhooks.pollMs } : {}) });
+    const webhooks = new WebhookDispatcher({ store, clock, random, log, secrets: vault, allowPrivate: o.webhooks?.allowPrivate ?? false, ...(o.webhooks?.pollMs ? { pollMs: o.webhooks.pollMs } : {}) });
     app.webhooks = webhooks;
     webhooks.start();
     app.server = buildServer({ store, clock, version, metrics, tracking: { service, key: trackingKey(master), log },

@@ -464,7 +464,13 @@ export interface WebhookEndpointTable {
   workspace_id: string;
   url: string;
   events: string[];
-  secret: string;
+  /** Only until sealLegacyWebhookSecrets has run (0013): a secret from before secrets were sealed. */
+  legacy_secret: string | null;
+  /** The HMAC key, sealed with the workspace's data key (src/api/webhooks/secrets.ts). */
+  secret_sealed: Buffer | null;
+  previous_secret_sealed: Buffer | null;
+  previous_secret_expires_at: Timestamp | null;
+  secret_rotated_at: Timestamp | null;
   description: string | null;
   created_at: CreatedAt;
   disabled_at: Timestamp | null;

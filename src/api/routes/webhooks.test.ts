@@ -5,6 +5,7 @@ import { testBackends } from '../../../test/stores.ts';
 import { systemClock } from '../../common/clock.ts';
 import { seededRandom } from '../../common/random.ts';
 import { WebhookDispatcher } from '../webhooks/dispatcher.ts';
+import { apiRoutes } from './index.ts';
 import { signatureHeader, verify } from '../webhooks/signature.ts';
 
 describe.each(testBackends())('webhook routes (%s)', (backend) => {
@@ -25,7 +26,7 @@ describe.each(testBackends())('webhook routes (%s)', (backend) => {
     await rx.listen({ host: '127.0.0.1', port: 0 });
     url = `http://127.0.0.1:${(rx.server.address() as { port: number }).port}/in`;
     h = await apiHarness(backend, { webhooks: { allowPrivate: true, nudge: () => dispatcher.nudge() } });
-    dispatcher = new WebhookDispatcher({ store: h.store, clock: systemClock, random: seededRandom('rx'), allowPrivate: true, pollMs: 60_000 });
+    dispatcher = new WebhookDispatcher({ store: h.store, clock: systemClock, random: seededRandom('rx'), secrets: h.ctx.vault!, allowPrivate: true, pollMs: 60_000 });
     dispatcher.start();
     const w = await seedWorkspace(h.store, 'Hooks', 'owner@hooks.test');
     ws = w.workspaceId;
@@ -69,5 +70,42 @@ describe.each(testBackends())('webhook routes (%s)', (backend) => {
     expect((await owner.call('DELETE', `/api/workspaces/${ws}/webhooks/${ep.id}`)).statusCode).toBe(200);
     expect((await owner.call('GET', `/api/workspaces/${ws}/webhooks`)).json().webhooks).toEqual([]);
     expect((await owner.call('GET', `/api/workspaces/${ws}/webhooks/${ep.id}/deliveries`)).statusCode).toBe(404);
+  });
+
+  it('a secret is shown once: no later answer on any route carries it; rotate-secret shows the new one once, and both sign during the overlap', async () => {
+    const made = await owner.call('POST', `/api/workspaces/${ws}/webhooks`, { url, events: ['reply'] });
+    const ep = made.json<{ id: string; secret: string }>();
+    const stored = await h.store.db.selectFrom('webhook_endpoint').selectAll().where('id', '=', ep.id).executeTakeFirstOrThrow();
+    expect(stored.legacy_secret).toBeNull();
+    expect(Buffer.from(stored.secret_sealed!).includes(Buffer.from(ep.secret))).toBe(false);
+    expect(Buffer.from(stored.secret_sealed!).includes(Buffer.from(ep.secret.slice(6), 'base64url'))).toBe(false);
+
+    const rotated = await owner.call('POST', `/api/workspaces/${ws}/webhooks/${ep.id}/rotate-secret?keepPreviousHours=2`);
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const next = rotated.json<{ id: string; secret: string; previousSecretExpiresAt: string }>();
+    expect(next).toMatchObject({ id: ep.id, secret: expect.stringMatching(/^whsec_/) });
+    expect(next.secret).not.toBe(ep.secret);
+    expect(rotated.body).not.toContain(ep.secret);
+    expect(Date.parse(next.previousSecretExpiresAt) - Date.now()).toBeGreaterThan(7_000_000);
+    expect((await owner.call('POST', `/api/workspaces/${ws}/webhooks/${ep.id}/rotate-secret?keepPreviousHours=999`)).statusCode).toBe(400);
+
+    got.length = 0;
+    await owner.call('POST', `/api/workspaces/${ws}/webhooks/${ep.id}/test`);
+    for (let i = 0; i < 200 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(verify(got[0]!.signature, got[0]!.body, next.secret, Date.now()).ok).toBe(true);
+    expect(verify(got[0]!.signature, got[0]!.body, ep.secret, Date.now()).ok).toBe(true);
+
+    // Every GET of the workspace, and every webhook route but the two that make a secret.
+    const ids: Record<string, string> = { workspaceId: ws, webhookId: ep.id };
+    const calls = apiRoutes.filter((r) => r.url.startsWith('/api/workspaces/:workspaceId') && (r.method === 'GET' || (r.tags.includes('webhooks') && !/rotate-secret$/.test(r.url) && !(r.method === 'POST' && r.url.endsWith('/webhooks')))));
+    expect(calls.some((r) => r.method === 'DELETE')).toBe(true);
+    let checked = 0;
+    for (const r of calls.sort((x, y) => (x.method === 'DELETE' ? 1 : 0) - (y.method === 'DELETE' ? 1 : 0))) {
+      const path = r.url.replace(/:([A-Za-z]+)/g, (_m, n: string) => ids[n] ?? '00000000-0000-4000-8000-000000000000');
+      const res = await owner.call(r.method, path, r.example?.(ids).body);
+      for (const s of [ep.secret, next.secret]) expect(res.body, `${r.method} ${r.url}`).not.toContain(s);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(10);
   });
 });

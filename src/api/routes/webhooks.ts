@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
 import type { ApiContext } from '../context.ts';
-import { createEndpoint, deleteEndpoint, listDeliveries, listEndpoints, queueTestEvent, webhookEvents } from '../webhooks/endpoints.ts';
+import { createEndpoint, defaultPreviousSecretMs, deleteEndpoint, listDeliveries, listEndpoints, maxPreviousSecretMs, queueTestEvent, rotateSecret, webhookEvents } from '../webhooks/endpoints.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 const endpoint = z
@@ -30,6 +31,12 @@ const delivery = z
   .meta({ id: 'WebhookDelivery' });
 
 const deps = (ctx: ApiContext) => ({ db: ctx.store.db, clock: ctx.clock, random: ctx.random });
+/** Signing secrets are stored sealed by the vault: without one, none can be made. */
+const sealing = (ctx: ApiContext) => {
+  if (!ctx.vault) throw cadenzaError('CONFIG_INVALID', 'this server has no vault (master key) to seal webhook signing secrets with');
+  return { ...deps(ctx), sealer: ctx.vault };
+};
+const secretShownOnce = z.string().describe('The HMAC-SHA256 key of the Cadenza-Signature header. Shown in this answer only: it is stored sealed and never returned again.');
 
 /** Webhooks out (docs/api.md "Webhooks"): endpoints, their delivery log, and a test event. Admins only: an endpoint receives prospects' data. */
 export const webhookRoutes = [
@@ -46,7 +53,7 @@ export const webhookRoutes = [
   defineRoute({
     method: 'POST',
     url: '/api/workspaces/:workspaceId/webhooks',
-    summary: 'Add a webhook endpoint (admin); its signing secret is in this answer only',
+    summary: 'Add a webhook endpoint (admin); its signing secret is in this answer only (stored sealed with the workspace key)',
     tags: ['webhooks'],
     access: { workspace: 'admin' },
     status: 201,
@@ -57,9 +64,31 @@ export const webhookRoutes = [
       description: z.string().max(200).optional(),
     }),
     example: () => ({ body: { url: 'https://hooks.example.com/cadenza', events: ['reply' as const, 'bounce' as const] } }),
-    response: endpoint.extend({ secret: z.string().describe('The HMAC-SHA256 key of the Cadenza-Signature header. Shown once.') }),
+    response: endpoint.extend({ secret: secretShownOnce }),
     handler: async ({ ctx, ws, body }) =>
-      createEndpoint(deps(ctx), { allowPrivate: ctx.webhooks?.allowPrivate ?? false }, { workspaceId: ws.workspaceId, url: body.url, events: body.events, description: body.description }),
+      createEndpoint(sealing(ctx), { allowPrivate: ctx.webhooks?.allowPrivate ?? false }, { workspaceId: ws.workspaceId, url: body.url, events: body.events, description: body.description }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/webhooks/:webhookId/rotate-secret',
+    summary: "Replace an endpoint's signing secret (admin); the new one is in this answer only. The old one keeps signing alongside (a second v1) for keepPreviousHours",
+    tags: ['webhooks'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({ webhookId: z.uuid() }),
+    query: z.object({
+      keepPreviousHours: z.coerce
+        .number()
+        .int()
+        .min(0)
+        .max(maxPreviousSecretMs / 3_600_000)
+        .default(defaultPreviousSecretMs / 3_600_000)
+        .describe('How long deliveries are also signed with the replaced secret, so receivers can switch over; 0 for a leaked secret'),
+    }),
+    response: endpoint.extend({
+      secret: secretShownOnce,
+      previousSecretExpiresAt: z.iso.datetime().nullable().describe('Until when the replaced secret still signs; null: it no longer does'),
+    }),
+    handler: async ({ ctx, ws, params, query }) => rotateSecret(sealing(ctx), ws.workspaceId, params.webhookId, query.keepPreviousHours * 3_600_000),
   }),
   defineRoute({
     method: 'DELETE',

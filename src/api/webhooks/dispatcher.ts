@@ -6,12 +6,15 @@ import { backoffDelay, type BackoffPolicy } from '../../mailbox/sync/backoff.ts'
 import type { Store } from '../../store/store.ts';
 import type { DestinationPolicy } from './destination.ts';
 import { postWebhook, type PostResult } from './post.ts';
-import { sign, signatureHeader } from './signature.ts';
+import { signingSecrets, type SecretSealer } from './secrets.ts';
+import { signAll, signatureHeader } from './signature.ts';
 
 export interface WebhookDispatcherOptions extends DestinationPolicy {
   store: Store;
   clock: Clock;
   random: Random;
+  /** Opens the sealed signing secrets (the vault): the only place they are decrypted. */
+  secrets: SecretSealer;
   log?: Logger;
   /** How often due deliveries are looked for (default 1 s); nudge() looks at once. */
   pollMs?: number;
@@ -37,8 +40,11 @@ interface Claimed {
   payload: unknown;
   attempts: number;
   created_at: Date;
+  endpoint_id: string;
   url: string;
-  secret: string;
+  secret_sealed: Buffer | null;
+  previous_secret_sealed: Buffer | null;
+  previous_secret_expires_at: Date | null;
   disabled_at: Date | null;
 }
 
@@ -92,15 +98,14 @@ export class WebhookDispatcher {
             order by next_attempt_at limit ${this.o.batch ?? 20}
             for update skip locked) c, webhook_endpoint e
       where d.id = c.id and e.id = d.endpoint_id
-      returning d.id, d.workspace_id, d.event_id, d.event_type, d.payload, d.attempts, d.created_at, e.url, e.secret, e.disabled_at`.execute(this.o.store.db);
+      returning d.id, d.workspace_id, d.event_id, d.event_type, d.payload, d.attempts, d.created_at, d.endpoint_id, e.url,
+                e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at, e.disabled_at`.execute(this.o.store.db);
     await Promise.all(claimed.rows.map((d) => this.deliver(d, timeoutMs)));
     return claimed.rows.length;
   }
 
   private async deliver(d: Claimed, timeoutMs: number): Promise<void> {
-    const result: PostResult = d.disabled_at
-      ? { kind: 'error', error: 'endpoint disabled' }
-      : await postWebhook(d.url, webhookBody(d), deliveryHeaders(d, this.o.clock.now()), { allowPrivate: this.o.allowPrivate, timeoutMs, clock: this.o.clock });
+    const result: PostResult = d.disabled_at ? { kind: 'error', error: 'endpoint disabled' } : await this.post(d, timeoutMs);
     const now = this.o.clock.now();
     const ok = result.kind === 'answered' && result.status >= 200 && result.status < 300;
     const code = result.kind === 'answered' ? result.status : null;
@@ -114,6 +119,18 @@ export class WebhookDispatcher {
       .where('id', '=', d.id)
       .execute();
     if (!ok) this.o.log?.warn({ deliveryId: d.id, eventType: d.event_type, attempts: d.attempts, error, final: last }, 'webhook delivery failed');
+  }
+
+  private async post(d: Claimed, timeoutMs: number): Promise<PostResult> {
+    const now = this.o.clock.now();
+    let secrets: string[];
+    try {
+      // Opened per attempt and dropped with it: the plaintext never outlives the signing.
+      secrets = await signingSecrets(this.o.secrets, { endpointId: d.endpoint_id, workspaceId: d.workspace_id, secretSealed: d.secret_sealed, previousSealed: d.previous_secret_sealed, previousExpiresAt: d.previous_secret_expires_at }, now);
+    } catch (e) {
+      return { kind: 'error', error: `cannot sign: ${(e as Error).message}` };
+    }
+    return postWebhook(d.url, webhookBody(d), deliveryHeaders(d, secrets, now), { allowPrivate: this.o.allowPrivate, timeoutMs, clock: this.o.clock });
   }
 
   private schedule(ms: number): void {
@@ -161,10 +178,10 @@ export function webhookBody(d: Pick<Claimed, 'event_id' | 'event_type' | 'worksp
   return JSON.stringify({ id: d.event_id, type: d.event_type, workspaceId: d.workspace_id, createdAt: d.created_at.toISOString(), data: d.payload });
 }
 
-function deliveryHeaders(d: Claimed, nowMs: number): Record<string, string> {
+function deliveryHeaders(d: Claimed, secrets: string[], nowMs: number): Record<string, string> {
   const body = webhookBody(d);
   return {
-    [signatureHeader]: sign(d.secret, body, Math.floor(nowMs / 1000)),
+    [signatureHeader]: signAll(secrets, body, Math.floor(nowMs / 1000)),
     'cadenza-event': d.event_type,
     'cadenza-event-id': d.event_id,
     'cadenza-delivery': String(d.id),

@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../common/clock.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import type { Random } from '../../common/random.ts';
 import type { Db } from '../../store/store.ts';
 import { checkEndpointUrl, type DestinationPolicy } from './destination.ts';
+import { newSigningSecret, secretContext, type SecretSealer } from './secrets.ts';
 
 /** The events an endpoint may subscribe to; the triggers in 0009_webhooks.sql emit them. */
 export const webhookEvents = ['reply', 'bounce', 'unsubscribe', 'sent', 'opened', 'clicked', 'task.due'] as const;
@@ -50,9 +50,9 @@ const toEndpoint = (r: { id: string; url: string; events: string[]; description:
   createdAt: r.created_at.toISOString(),
 });
 
-/** A new endpoint and its signing secret, which is returned here only. */
+/** A new endpoint and its signing secret, which is returned here only (stored sealed). */
 export async function createEndpoint(
-  d: Deps,
+  d: Deps & { sealer: SecretSealer },
   policy: DestinationPolicy,
   input: { workspaceId: string; url: string; events: WebhookEvent[]; description?: string | undefined },
 ): Promise<EndpointView & { secret: string }> {
@@ -61,14 +61,48 @@ export async function createEndpoint(
   if (events.length === 0) throw cadenzaError('INVALID_INPUT', `subscribe to at least one event (${webhookEvents.join(', ')})`);
   const count = await d.db.selectFrom('webhook_endpoint').select((e) => e.fn.countAll<number>().as('n')).where('workspace_id', '=', input.workspaceId).executeTakeFirstOrThrow();
   if (Number(count.n) >= maxEndpointsPerWorkspace) throw cadenzaError('CONFLICT', `a workspace has at most ${maxEndpointsPerWorkspace} webhook endpoints`);
-  // The key is random bytes from the OS, not the injected (seedable) random source: it is a secret.
-  const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+  const secret = newSigningSecret();
+  const id = newId(d.clock.now(), d.random);
   const row = await d.db
     .insertInto('webhook_endpoint')
-    .values({ id: newId(d.clock.now(), d.random), workspace_id: input.workspaceId, url: url.href, events, secret, description: input.description ?? null })
+    .values({ id, workspace_id: input.workspaceId, url: url.href, events, secret_sealed: await d.sealer.seal(input.workspaceId, secretContext(id), secret), description: input.description ?? null })
     .returning(endpointColumns)
     .executeTakeFirstOrThrow();
   return { ...toEndpoint(row), secret };
+}
+
+/** How long the secret a rotation replaces still signs deliveries, by default (and at most). */
+export const defaultPreviousSecretMs = 24 * 3_600_000;
+export const maxPreviousSecretMs = 7 * 24 * 3_600_000;
+
+/**
+ * A new signing secret for the endpoint, returned here only. The one it replaces keeps signing
+ * (a second v1 in Cadenza-Signature) for keepPreviousMs, so receivers can switch without losing
+ * deliveries; 0 drops it at once (a leaked secret). A previous secret still in its overlap is
+ * dropped: only the newest two ever sign.
+ */
+export async function rotateSecret(d: Deps & { sealer: SecretSealer }, workspaceId: string, endpointId: string, keepPreviousMs: number): Promise<EndpointView & { secret: string; previousSecretExpiresAt: string | null }> {
+  await mustExist(d.db, workspaceId, endpointId);
+  const now = d.clock.now();
+  const secret = newSigningSecret();
+  const sealed = await d.sealer.seal(workspaceId, secretContext(endpointId), secret);
+  const expires = keepPreviousMs > 0 ? new Date(now + Math.min(keepPreviousMs, maxPreviousSecretMs)) : null;
+  const row = await d.db
+    .updateTable('webhook_endpoint')
+    .set((eb) => ({
+      secret_sealed: sealed,
+      previous_secret_sealed: expires ? eb.ref('secret_sealed') : null,
+      previous_secret_expires_at: expires,
+      secret_rotated_at: new Date(now),
+      // A secret still in clear (not yet sealed by sealLegacyWebhookSecrets) is replaced, not kept.
+      legacy_secret: null,
+    }))
+    .where('id', '=', endpointId)
+    .where('workspace_id', '=', workspaceId)
+    .returning(endpointColumns)
+    .executeTakeFirst();
+  if (!row) throw cadenzaError('NOT_FOUND', 'no webhook endpoint with this id in this workspace');
+  return { ...toEndpoint(row), secret, previousSecretExpiresAt: expires?.toISOString() ?? null };
 }
 
 export async function listEndpoints(db: Db, workspaceId: string): Promise<EndpointView[]> {

@@ -10,7 +10,12 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export const signatureHeader = 'cadenza-signature';
 
 export function sign(secret: string, body: string, unixSeconds: number): string {
-  return `t=${unixSeconds},v1=${hmac(secret, unixSeconds, body)}`;
+  return signAll([secret], body, unixSeconds);
+}
+
+/** One v1 per secret, current first: while a secret is rotated, receivers with either verify. */
+export function signAll(secrets: readonly string[], body: string, unixSeconds: number): string {
+  return [`t=${unixSeconds}`, ...secrets.map((s) => `v1=${hmac(s, unixSeconds, body)}`)].join(',');
 }
 
 export type SignatureCheck = { ok: true; timestamp: number } | { ok: false; why: 'malformed' | 'mismatch' | 'too_old' };

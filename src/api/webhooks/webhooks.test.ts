@@ -5,6 +5,7 @@ import { systemClock } from '../../common/clock.ts';
 import { isCadenzaError } from '../../common/errors.ts';
 import { seededRandom } from '../../common/random.ts';
 import { seedSentSequence, type Seeded } from '../../ingest/pipeline-test-support.ts';
+import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
 import { checkEndpointUrl, isPrivateAddress } from './destination.ts';
@@ -80,15 +81,17 @@ describe.each(testBackends())('webhooks out (%s)', (backend) => {
   let service: EnrollmentService;
   let rx: Awaited<ReturnType<typeof receiver>>;
   let dispatcher: WebhookDispatcher;
+  let vault: Vault;
   const random = seededRandom(`webhooks-${backend}`);
-  const deps = () => ({ db: store.db, clock: systemClock, random });
+  const deps = () => ({ db: store.db, clock: systemClock, random, sealer: vault });
 
   beforeAll(async () => {
     store = await freshStore(backend);
+    vault = new Vault(store, localKeyWrapper(Buffer.alloc(32, 5)));
     service = new EnrollmentService({ store, clock: systemClock, random });
     seeded = await seedSentSequence(store, { clock: systemClock, random, service }, { mailboxEmail: `rep-${backend}@acme.test`, leads: ['a', 'b', 'c', 'd'].map((x) => `${x}-${backend}@prospects.test`), tag: `wh${backend}` });
     rx = await receiver();
-    dispatcher = new WebhookDispatcher({ store, clock: systemClock, random, allowPrivate: true, pollMs: 20, backoff: { baseMs: 50, capMs: 200 }, maxAttempts: 3, timeoutMs: 2_000 });
+    dispatcher = new WebhookDispatcher({ store, clock: systemClock, random, secrets: vault, allowPrivate: true, pollMs: 20, backoff: { baseMs: 50, capMs: 200 }, maxAttempts: 3, timeoutMs: 2_000 });
     dispatcher.start();
   }, 60_000);
   afterAll(async () => {
@@ -155,7 +158,7 @@ describe.each(testBackends())('webhooks out (%s)', (backend) => {
     expect(failed).toMatchObject({ id: t.deliveryId, eventType: 'test', state: 'failed', attempts: 3, responseCode: 503, lastError: 'HTTP 503', nextAttemptAt: null });
 
     // The same loopback receiver, by name, from a dispatcher that does not allow private destinations.
-    const strict = new WebhookDispatcher({ store, clock: systemClock, random, allowPrivate: false, maxAttempts: 1 });
+    const strict = new WebhookDispatcher({ store, clock: systemClock, random, secrets: vault, allowPrivate: false, maxAttempts: 1 });
     await dispatcher.stop();
     const named = await createEndpoint(deps(), { allowPrivate: true }, { workspaceId: seeded.workspaceId, url: rx.url.replace('127.0.0.1', 'localhost'), events: ['reply'] });
     const literal = await createEndpoint(deps(), { allowPrivate: true }, { workspaceId: seeded.workspaceId, url: rx.url, events: ['reply'] });
@@ -172,7 +175,7 @@ describe.each(testBackends())('webhooks out (%s)', (backend) => {
     const pending = await queueTestEvent(deps(), seeded.workspaceId, ep.id);
     const finished = (await store.db.selectFrom('webhook_delivery').select('id').where('state', '<>', 'pending').execute()).length;
     await new Promise((r) => setTimeout(r, 5));
-    expect(await new WebhookDispatcher({ store, clock: systemClock, random, allowPrivate: true, retainMs: 1 }).prune()).toBe(finished);
+    expect(await new WebhookDispatcher({ store, clock: systemClock, random, secrets: vault, allowPrivate: true, retainMs: 1 }).prune()).toBe(finished);
     expect((await store.db.selectFrom('webhook_delivery').select('id').execute()).map((r) => r.id)).toEqual([pending.deliveryId]);
   }, 60_000);
 });

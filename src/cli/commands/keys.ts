@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../common/config.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { keyFingerprint } from '../../common/secrets.ts';
+import { sealLegacyWebhookSecrets } from '../../api/webhooks/secrets.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { globals, masterKey, output, withStore } from '../context.ts';
 
@@ -12,7 +13,7 @@ export function register(program: Command): void {
   const keys = program.command('keys').description('the master key that protects stored credentials');
   keys
     .command('rotate')
-    .description('rewrap every workspace data key with a new master key (credentials themselves are not re-encrypted)')
+    .description('rewrap every workspace data key with a new master key (what they seal, mailbox credentials and webhook signing secrets, is not re-encrypted)')
     .option('--new-key-file <file>', 'the new key (32 bytes, base64); default: generate one')
     .action(async (o: { newKeyFile?: string }, cmd: Command) => {
       const g = globals(cmd);
@@ -24,7 +25,12 @@ export function register(program: Command): void {
         if (next.length !== 32) throw cadenzaError('INVALID_INPUT', `${o.newKeyFile} must hold 32 bytes in base64`);
       } else next = randomBytes(32);
       if (next.equals(current)) throw cadenzaError('INVALID_INPUT', 'the new key is the current key');
-      const r = await withStore(g, (store) => Vault.rotateMaster(store, localKeyWrapper(current), localKeyWrapper(next)));
+      const r = await withStore(g, async (store) => {
+        // A webhook secret still in clear (0013, before any start) is sealed first, under the
+        // current key, so that the rotation covers it like every other sealed secret.
+        await sealLegacyWebhookSecrets(store, new Vault(store, localKeyWrapper(current)));
+        return Vault.rotateMaster(store, localKeyWrapper(current), localKeyWrapper(next));
+      });
       // The default key file beside the embedded store is replaced (the old one kept aside); a key
       // from the environment or an explicit file is the operator's to swap.
       const defaultFile = join(g.dataDir ?? cfg.CADENZA_DATA_DIR, 'master.key');

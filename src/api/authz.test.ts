@@ -10,6 +10,8 @@ import { createApiKey } from './auth/api-keys.ts';
 import { hashPassword } from './auth/passwords.ts';
 import type { ApiRoute, ExampleIds } from './http/route.ts';
 import { apiRoutes } from './routes/index.ts';
+import { applyDefinition } from '../sequence/apply-definition.ts';
+import { validateDefinition } from '../sequence/definition.ts';
 import { createEndpoint } from './webhooks/endpoints.ts';
 
 /** A mailbox password in the vault: no answer may ever contain it (promise 7). */
@@ -156,6 +158,22 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
       expect(res.body, `${r.method} ${r.url}`).not.toContain(a.webhookSecret);
       for (const x of hashes) expect(res.body, `${r.method} ${r.url}`).not.toContain(x);
     }
+  });
+
+  it("a move names a sequence of the URL's workspace: A's enrollment into B's sequence, or B's enrollment into A's, changes nothing", async () => {
+    const beforeB = await snapshot(h, b.workspaceId!);
+    const beforeA = await snapshot(h, a.workspaceId!);
+    const single = await ownerA.call('POST', `/api/workspaces/${a.workspaceId}/enrollments/${a.enrollmentId}/move`, { sequenceId: b.sequenceId });
+    expect([single.statusCode, single.json().error.code]).toEqual([404, 'NOT_FOUND']);
+    const bulkIntoB = await ownerA.call('POST', `/api/workspaces/${a.workspaceId}/enrollments/move`, { enrollmentIds: [a.enrollmentId], sequenceId: b.sequenceId });
+    expect(bulkIntoB.statusCode).toBe(404);
+    const otherSeq = await applyDefinition(h.store, { clock: systemClock, random: seededRandom('move-target') }, a.workspaceId!, validateDefinition({ key: 'move-target', name: 'Move target', status: 'draft', window: 'any', steps: [{ key: 'x', type: 'manual', title: 'x' }] }));
+    const bulkOfB = await ownerA.call('POST', `/api/workspaces/${a.workspaceId}/enrollments/move`, { enrollmentIds: [b.enrollmentId], sequenceId: otherSeq.sequenceId });
+    expect(bulkOfB.json().results).toEqual([{ enrollmentId: b.enrollmentId, outcome: 'skipped', reason: 'not_found', detail: expect.any(String) }]);
+    expect(await snapshot(h, b.workspaceId!)).toEqual(beforeB);
+    const afterA = (await snapshot(h, a.workspaceId!)) as Record<string, string[]>;
+    // Only the draft sequence made above is new in A; no enrollment, event or request moved.
+    for (const t of ['enrollment', 'event', 'send_request', 'task']) expect(afterA[t], t).toEqual((beforeA as Record<string, string[]>)[t]);
   });
 
   it('a member-role API key is refused admin routes with 403', async () => {

@@ -108,6 +108,13 @@ export async function seedScreens(store: Store): Promise<{ workspaceId: string; 
     { workspace_id: w.workspaceId, enrollment_id: byLead.get(leads[0]!.id)!, type: 'reply', payload: JSON.stringify({ from: 'active', to: 'replied' }), at: new Date(now - 29 * 60_000) },
     { workspace_id: w.workspaceId, enrollment_id: byLead.get(leads[2]!.id)!, type: 'bounce', payload: JSON.stringify({ from: 'active', to: 'bounced' }), at: new Date(now - 27 * 60_000) },
   ]).execute();
+  // Tasks: the call from the graph is overdue since yesterday; a manual step is due tomorrow.
+  await db.updateTable('task').set({ due_at: new Date(now - 86_400_000) }).where('id', '=', g.taskId!).execute();
+  const linkedin = await db.selectFrom('step').select('id').where('sequence_id', '=', seq.sequenceId).where('key', '=', 'linkedin').executeTakeFirstOrThrow();
+  await db
+    .insertInto('task')
+    .values({ id: id(), workspace_id: w.workspaceId, enrollment_id: byLead.get(leads[5]!.id)!, step_id: linkedin.id, kind: 'manual', title: 'Connect on LinkedIn', notes: 'Mention the webinar', due_at: new Date(now + 86_400_000) })
+    .execute();
   // The first lead opened twice: once as a person would, once through a mail provider's proxy.
   await db
     .insertInto('tracking_event')

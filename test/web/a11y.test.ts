@@ -206,11 +206,14 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
       await audit(page, '10-lead-page', found, walk);
 
       await go('Tasks');
-      await page.getByRole('button', { name: /Complete/ }).first().waitFor();
+      await page.getByRole('heading', { name: 'Coming up (1)' }).waitFor();
+      await page.getByRole('cell', { name: /overdue/ }).waitFor();
       await audit(page, '11-tasks', found, walk);
 
       await go('Analytics');
       await page.getByRole('heading', { name: 'Per-step funnel' }).waitFor();
+      await page.getByRole('cell', { name: 'ada.second@example.test' }).waitFor();
+      await page.getByText('The days with activity, as a table').click();
       await audit(page, '12-analytics', found, walk);
 
       if (await nav.getByRole('link', { name: 'Settings', exact: true }).count()) {

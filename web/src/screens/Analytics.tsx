@@ -1,7 +1,7 @@
 import { api, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import type { Analytics as Data } from '../types.ts';
-import { ErrorNote, PageHeader } from '../ui/parts.tsx';
+import { Badge, ErrorNote, PageHeader } from '../ui/parts.tsx';
 import { DailyChart } from '../ui/charts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
@@ -17,13 +17,28 @@ function ms(v: number | null): string {
   return v < 1000 ? `${Math.round(v)} ms` : `${(v / 1000).toFixed(1)} s`;
 }
 
+/** GET …/analytics/mailboxes: each mailbox's sends, bounces and replies over the window, and its health now. */
+interface MailboxHealth {
+  id: string;
+  email: string;
+  health: string;
+  healthReason: string | null;
+  sent: number;
+  hardBounces: number;
+  softBounces: number;
+  bounceRate: number | null;
+  replies: number;
+}
+const healthTone = (h: string) => (h === 'ok' ? 'ok' : h === 'warning' ? 'warn' : 'bad');
+
 export function Analytics({ workspaceId }: ScreenProps) {
   const a = useLoad(() => api<Data>('GET', ws(workspaceId, 'analytics?days=30')), [workspaceId]);
+  const boxes = useLoad(() => api<{ mailboxes: MailboxHealth[] }>('GET', ws(workspaceId, 'analytics/mailboxes?days=30')), [workspaceId]);
   const d = a.data;
   return (
     <>
       <PageHeader title="Analytics" />
-      <ErrorNote error={a.error} />
+      <ErrorNote error={a.error ?? boxes.error} />
       {d && (
         <div className="stack">
           <section className="kpis" aria-label="Last 30 days">
@@ -97,6 +112,43 @@ export function Analytics({ workspaceId }: ScreenProps) {
                 </table>
               )}
             </section>
+            {boxes.data && (
+              <section className="card">
+                <h2>Per mailbox, 30 days</h2>
+                {boxes.data.mailboxes.length === 0 ? (
+                  <p className="muted">No mailbox yet.</p>
+                ) : (
+                  <table className="table table-compact">
+                    <thead>
+                      <tr>
+                        <th scope="col">Mailbox</th>
+                        <th scope="col">Health</th>
+                        <th scope="col">Sent</th>
+                        <th scope="col">Replies</th>
+                        <th scope="col">Bounces (hard / soft)</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {boxes.data.mailboxes.map((m) => (
+                        <tr key={m.id}>
+                          <td>{m.email}</td>
+                          <td>
+                            <Badge tone={healthTone(m.health)}>{m.health}</Badge>
+                            {m.healthReason && <div className="muted small">{m.healthReason}</div>}
+                          </td>
+                          <td>{m.sent}</td>
+                          <td>{m.replies}</td>
+                          <td>
+                            {m.hardBounces} / {m.softBounces}
+                            {m.bounceRate !== null && <div className="muted small">{(m.bounceRate * 100).toFixed(1)}% hard</div>}
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                )}
+              </section>
+            )}
             <section className="card">
               <h2>Reply to stop</h2>
               <p className="muted small">From a reply reaching the mailbox to its enrollment stopping ({d.replyToStop.count} replies).</p>

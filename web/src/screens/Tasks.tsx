@@ -5,6 +5,24 @@ import type { Task } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
+/** What a rep can record (POST …/tasks/{id}/complete): a call's outcome moves the enrollment on, or stops it on a booked meeting. */
+const OUTCOMES: Record<Task['kind'], [string, string][]> = {
+  call: [
+    ['done', 'Done'],
+    ['connected', 'Connected'],
+    ['no_answer', 'No answer'],
+    ['voicemail', 'Voicemail'],
+    ['wrong_number', 'Wrong number'],
+    ['meeting_booked', 'Meeting booked (ends the sequence)'],
+    ['not_interested', 'Not interested'],
+    ['skipped', 'Skipped'],
+  ],
+  manual: [
+    ['done', 'Done'],
+    ['skipped', 'Skipped'],
+  ],
+};
+
 export function Tasks({ workspaceId }: ScreenProps) {
   const list = useLoad(() => api<{ tasks: Task[] }>('GET', ws(workspaceId, 'tasks?state=open')), [workspaceId]);
   const [error, setError] = useState<string>();
@@ -19,57 +37,83 @@ export function Tasks({ workspaceId }: ScreenProps) {
     }
   };
   const tasks = list.data?.tasks ?? [];
+  // Today is the rep's own day (the browser's time zone); what was due before it is overdue and comes first.
+  const startOfToday = new Date();
+  startOfToday.setHours(0, 0, 0, 0);
+  const endOfToday = startOfToday.getTime() + 86_400_000;
+  const today = tasks.filter((t) => Date.parse(t.dueAt) < endOfToday);
+  const later = tasks.filter((t) => Date.parse(t.dueAt) >= endOfToday);
+  const table = (rows: Task[], caption: string) => (
+    <table className="table">
+      <caption className="sr-only">{caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Due</th>
+          <th scope="col">Task</th>
+          <th scope="col">Lead</th>
+          <th scope="col">Outcome</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((t) => (
+          <tr key={t.id}>
+            <td>
+              {when(t.dueAt)}
+              {Date.parse(t.dueAt) < startOfToday.getTime() && (
+                <div>
+                  <Badge tone="warn">overdue</Badge>
+                </div>
+              )}
+            </td>
+            <td>
+              <Badge tone={t.kind === 'call' ? 'info' : 'muted'}>{t.kind}</Badge> {t.title}
+              <div className="muted small">{t.sequenceName}</div>
+              {t.notes && <div className="small">{t.notes}</div>}
+            </td>
+            <td>
+              {t.leadName ?? t.leadEmail}
+              {t.phone && (
+                <div>
+                  <a href={`tel:${t.phone}`}>{t.phone}</a>
+                </div>
+              )}
+            </td>
+            <td className="row">
+              <label className="sr-only" htmlFor={`outcome-${t.id}`}>
+                Outcome of {t.title} with {t.leadName ?? t.leadEmail}
+              </label>
+              <select id={`outcome-${t.id}`} value={outcomes[t.id] ?? 'done'} onChange={(e) => setOutcomes({ ...outcomes, [t.id]: e.target.value })}>
+                {OUTCOMES[t.kind].map(([v, label]) => (
+                  <option key={v} value={v}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+              <button type="button" className="btn" onClick={() => complete(t)} aria-label={`Complete ${t.title} with ${t.leadName ?? t.leadEmail}`}>
+                Complete
+              </button>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
   return (
     <>
       <PageHeader title="Tasks" />
       <ErrorNote error={list.error ?? error} />
       {!list.loading && tasks.length === 0 && <Empty>No open task. Call and manual steps of your sequences land here on their day.</Empty>}
       {tasks.length > 0 && (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Due</th>
-              <th scope="col">Task</th>
-              <th scope="col">Lead</th>
-              <th scope="col">Outcome</th>
-            </tr>
-          </thead>
-          <tbody>
-            {tasks.map((t) => (
-              <tr key={t.id}>
-                <td>{when(t.dueAt)}</td>
-                <td>
-                  <Badge tone={t.kind === 'call' ? 'info' : 'muted'}>{t.kind}</Badge> {t.title}
-                  <div className="muted small">{t.sequenceName}</div>
-                  {t.notes && <div className="small">{t.notes}</div>}
-                </td>
-                <td>
-                  {t.leadName ?? t.leadEmail}
-                  {t.phone && (
-                    <div>
-                      <a href={`tel:${t.phone}`}>{t.phone}</a>
-                    </div>
-                  )}
-                </td>
-                <td className="row">
-                  <label className="sr-only" htmlFor={`outcome-${t.id}`}>
-                    Outcome of {t.title}
-                  </label>
-                  <select id={`outcome-${t.id}`} value={outcomes[t.id] ?? 'done'} onChange={(e) => setOutcomes({ ...outcomes, [t.id]: e.target.value })}>
-                    <option value="done">Done</option>
-                    <option value="connected">Connected</option>
-                    <option value="voicemail">Voicemail</option>
-                    <option value="no_answer">No answer</option>
-                    <option value="meeting_booked">Meeting booked</option>
-                  </select>
-                  <button type="button" className="btn" onClick={() => complete(t)}>
-                    Complete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <section className="stack" aria-labelledby="tasks-today">
+          <h2 id="tasks-today">Due today ({today.length})</h2>
+          {today.length === 0 ? <p className="muted">Nothing due today.</p> : table(today, 'Calls and manual steps due today or overdue')}
+        </section>
+      )}
+      {later.length > 0 && (
+        <section className="stack" aria-labelledby="tasks-later">
+          <h2 id="tasks-later">Coming up ({later.length})</h2>
+          {table(later, 'Calls and manual steps due after today')}
+        </section>
       )}
     </>
   );

@@ -29,7 +29,8 @@ export function DailyChart<K extends string>({ days, series }: { days: Array<{ d
           </g>
         ))}
         {days.map((d, i) =>
-          i % Math.max(1, Math.ceil(days.length / 8)) === 0 ? (
+          // Counted back from the last day, so that today always has its label.
+          (days.length - 1 - i) % Math.max(1, Math.ceil(days.length / 8)) === 0 ? (
             <text key={d.day} x={x(i)} y={H - 8} textAnchor="middle" className="chart-label">
               {d.day.slice(5)}
             </text>
@@ -46,6 +47,34 @@ export function DailyChart<K extends string>({ days, series }: { days: Array<{ d
           </span>
         ))}
       </figcaption>
+      {/* The numbers behind the lines, for screen readers and for anyone who wants them exact. */}
+      <details className="chart-table">
+        <summary>The days with activity, as a table</summary>
+        <table className="table table-compact">
+          <thead>
+            <tr>
+              <th scope="col">Day</th>
+              {series.map((s) => (
+                <th key={s.key} scope="col">
+                  {s.label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {days
+              .filter((d) => series.some((s) => d[s.key] > 0))
+              .map((d) => (
+                <tr key={d.day}>
+                  <th scope="row">{d.day}</th>
+                  {series.map((s) => (
+                    <td key={s.key}>{d[s.key]}</td>
+                  ))}
+                </tr>
+              ))}
+          </tbody>
+        </table>
+      </details>
     </figure>
   );
 }

@@ -59,7 +59,8 @@ export async function moveEnrollment(deps: MoveDeps, req: MoveRequest & { enroll
 export async function moveEnrollments(deps: MoveDeps, req: MoveRequest & { enrollmentIds: string[] }, strict = false): Promise<MoveOutcome[]> {
   const store = deps.store;
   const target = await store.db.selectFrom('sequence').select(['id', 'name']).where('id', '=', req.sequenceId).where('workspace_id', '=', req.workspaceId).executeTakeFirst();
-  if (!target) throw cadenzaError('NOT_FOUND', 'no such sequence in this workspace', { sequenceId: req.sequenceId });
+  // No ids in the error: the caller may have named another workspace's objects (api/authz.test.ts).
+  if (!target) throw cadenzaError('NOT_FOUND', 'no such sequence in this workspace');
   const ids = [...new Set(req.enrollmentIds)];
   const out = new Map<string, MoveOutcome>();
   for (let i = 0; i < ids.length; i += BATCH) {
@@ -67,7 +68,7 @@ export async function moveEnrollments(deps: MoveDeps, req: MoveRequest & { enrol
     await store.db.transaction().execute(async (tx) => {
       for (const id of ids.slice(i, i + BATCH)) {
         const r = await moveInTx(tx, deps, { ...req, enrollmentId: id, targetName: target.name });
-        if (strict && r.outcome === 'skipped' && r.reason === 'not_found') throw cadenzaError('NOT_FOUND', 'no such enrollment in this workspace', { enrollmentId: id });
+        if (strict && r.outcome === 'skipped' && r.reason === 'not_found') throw cadenzaError('NOT_FOUND', 'no such enrollment in this workspace');
         if (r.outcome === 'moved') {
           const { applied: a, ...outcome } = r;
           applied.push(...a);

@@ -7,6 +7,7 @@ import { newId } from '../common/ids.ts';
 import { seededRandom } from '../common/random.ts';
 import { addMembership } from './auth/accounts.ts';
 import { createApiKey } from './auth/api-keys.ts';
+import { createInvitation } from './auth/invitations.ts';
 import { hashPassword } from './auth/passwords.ts';
 import type { ApiRoute, ExampleIds } from './http/route.ts';
 import { apiRoutes } from './routes/index.ts';
@@ -31,6 +32,7 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   const apiKey = await createApiKey(db, { clock: systemClock, random }, { workspaceId, name: `key-${tag}`, role: 'admin', createdBy: null });
   const webhook = await createEndpoint({ db, clock: systemClock, random, sealer: h.ctx.vault! }, { allowPrivate: false }, { workspaceId, url: `https://hooks-${tag}.example.com/in`, events: ['reply'] });
   const graph = await seedGraph(h.store, workspaceId, tag, memberId);
+  graph.invitationId = (await createInvitation(h.store, { clock: systemClock, random }, { workspaceId, email: `invitee-${tag}@example.test`, role: 'member', inviterRole: 'owner', invitedBy: null })).invitation.id;
   await h.ctx.vault!.put(workspaceId, graph.mailboxId!, { kind: 'password', username: `rep-${tag}@example.test`, password: `${STORED_PASSWORD}-${tag}` });
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, ...graph };
@@ -89,7 +91,7 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
     memberA = await login(h.app, 'member-a@example.test', 'member password 1');
     keyA = (await createApiKey(h.store.db, { clock: systemClock, random: seededRandom('k') }, { workspaceId: wa.workspaceId, name: 'script', role: 'admin', createdBy: null })).key;
     // What an answer to A must never contain: B's ids and addresses.
-    bSecrets = [...Object.values(b), 'owner-b@example.test', 'member-b@example.test', 'lead-b@prospects.test', 'rep-b@example.test', 'gone-b@prospects.test', 'maybe later (b)'];
+    bSecrets = [...Object.values(b), 'owner-b@example.test', 'member-b@example.test', 'lead-b@prospects.test', 'rep-b@example.test', 'invitee-b@example.test', 'gone-b@prospects.test', 'maybe later (b)'];
   }, 60_000);
   afterAll(async () => h?.close());
 
@@ -148,6 +150,7 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
     const hashes = [
       ...(await h.store.db.selectFrom('api_key').select('key_hash').execute()).map((r) => r.key_hash),
       ...(await h.store.db.selectFrom('auth_session').select('id_hash').execute()).map((r) => r.id_hash),
+      ...(await h.store.db.selectFrom('invitation').select('token_hash').execute()).map((r) => r.token_hash),
       ...(await h.store.db.selectFrom('account').select('password_hash').execute()).map((r) => r.password_hash),
     ];
     for (const r of workspaceRoutes.filter((x) => x.method === 'GET')) {

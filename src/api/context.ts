@@ -8,6 +8,7 @@ import type { TransportDeps, TransportMailbox } from '../sending/transports/regi
 import type { Transport } from '../sending/transports/transport.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
+import type { SystemMailer } from './system-mailer.ts';
 
 /** What API handlers use; built once by the server and injected, never reached as a global. */
 export interface ApiContext {
@@ -33,6 +34,8 @@ export interface ApiContext {
   /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/mailbox/removal.ts). */
   oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
 }
+  /** Sends invitations (CADENZA_SMTP_URL); absent: the API returns each invitation's link for the admin to pass on. */
+  mailer?: SystemMailer;
 
 export const defaultAuthSettings = {
   sessionTtlMs: 14 * 24 * 3_600_000,

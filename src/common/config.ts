@@ -34,6 +34,10 @@ const schema = z.object({
   CADENZA_GMAIL_PUBSUB_TOPIC: z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'projects/<project>/topics/<topic>').optional(),
   /** Webhooks out may reach loopback and private addresses, over http too (docs/api.md "Webhooks"). */
   CADENZA_WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** The SMTP account Cadenza sends invitations from, smtp://user:pass@host:587 or smtps://…:465 (docs/api.md "Invitations"); unset: the API returns invitation links to copy. Never logged. */
+  CADENZA_SMTP_URL: z.string().regex(/^smtps?:\/\/[^/]/, 'an smtp:// or smtps:// URL such as smtp://user:pass@mail.example.com:587').optional(),
+  /** The From of those emails, e.g. "Cadenza <cadenza@example.com>"; unset: the SMTP user, when it is an address. */
+  CADENZA_MAIL_FROM: z.string().min(3).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -510,3 +510,23 @@ export interface OAuthFlowTable {
   session_hash: string | null;
 }
 // --- end mailbox removal
+
+// --- invitations (migrations/0014_invitations.sql; owned by src/api/auth/invitations.ts)
+export interface InvitationTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  role: 'owner' | 'admin' | 'member';
+  token_hash: string;
+  invited_by: string | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  accepted_at: Timestamp | null;
+  accepted_by: string | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface Database {
+  invitation: InvitationTable;
+}
+// --- end invitations

@@ -73,3 +73,18 @@ export async function addMembership(
   await db.insertInto('app_user').values({ id: userId, workspace_id: o.workspaceId, account_id: o.accountId, email: o.email, name: o.name, role: o.role }).execute();
   return userId;
 }
+
+/** A new workspace made by a signed-in person, who becomes its owner. */
+export async function createWorkspace(
+  store: Store,
+  deps: { clock: Clock; random: Random },
+  o: { accountId: string; name: string; timeZone?: string | undefined },
+): Promise<{ workspaceId: string; userId: string }> {
+  return store.db.transaction().execute(async (tx) => {
+    const account = await tx.selectFrom('account').select(['email', 'name']).where('id', '=', o.accountId).executeTakeFirstOrThrow();
+    const workspaceId = newId(deps.clock.now(), deps.random);
+    await tx.insertInto('workspace').values({ id: workspaceId, name: o.name, time_zone: o.timeZone ?? 'UTC' }).execute();
+    const userId = await addMembership(tx, deps, { accountId: o.accountId, workspaceId, email: account.email, name: account.name, role: 'owner' });
+    return { workspaceId, userId };
+  });
+}

@@ -11,9 +11,10 @@ import type { ApiContext } from '../context.ts';
 import { defineRoute, type RouteContext } from '../http/route.ts';
 
 const email = z.email().max(320);
-const password = z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`).max(1024);
+/** A new password: the one rule for setup, a password change and an invitee's new account. */
+export const password = z.string().min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`).max(1024);
 
-const meBody = z
+export const meBody = z
   .object({
     account: z.object({ id: z.uuid(), email: z.string(), name: z.string().nullable() }),
     csrfToken: z.string().describe('Send in x-csrf-token on POST, PUT, PATCH and DELETE made with the session cookie'),
@@ -21,7 +22,7 @@ const meBody = z
   })
   .meta({ id: 'Me' });
 
-async function me(ctx: ApiContext, accountId: string, csrfToken: string): Promise<z.output<typeof meBody>> {
+export async function me(ctx: ApiContext, accountId: string, csrfToken: string): Promise<z.output<typeof meBody>> {
   const account = await ctx.store.db.selectFrom('account').select(['id', 'email', 'name']).where('id', '=', accountId).executeTakeFirstOrThrow();
   const workspaces = await ctx.store.db
     .selectFrom('app_user as u')
@@ -34,7 +35,7 @@ async function me(ctx: ApiContext, accountId: string, csrfToken: string): Promis
 }
 
 /** Signs the browser in with a fresh session, dropping the one it had (rotation on sign-in). */
-async function startSession(c: RouteContext<unknown, unknown, unknown>, accountId: string): Promise<z.output<typeof meBody>> {
+export async function startSession(c: RouteContext<unknown, unknown, unknown>, accountId: string): Promise<z.output<typeof meBody>> {
   const { ctx, req, reply } = c;
   const old = req.cookies[SESSION_COOKIE];
   if (old) await deleteSession(ctx.store.db, old);

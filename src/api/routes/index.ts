@@ -5,6 +5,8 @@ import { analyticsRoutes } from './analytics.ts';
 import { demoRoutes } from './demo.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { inboxRoutes } from './inbox.ts';
+import { invitationRoutes } from './invitations.ts';
+import { leadImportRoutes } from './lead-imports.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
 import { memberRoutes } from './members.ts';
@@ -23,6 +25,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...authRoutes,
   ...workspaceRoutes,
   ...memberRoutes,
+  ...invitationRoutes,
   ...apiKeyRoutes,
   ...webhookRoutes,
   ...mailboxRoutes,

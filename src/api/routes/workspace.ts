@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { checkTrackingDomain } from '../../tracking/links.ts';
+import { createWorkspace } from '../auth/accounts.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 const settingsBody = z
@@ -23,6 +24,25 @@ async function readSettings(db: import('../../store/store.ts').Db, workspaceId: 
 }
 
 export const workspaceRoutes = [
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces',
+    summary: 'Create a workspace; the signed-in person becomes its owner',
+    tags: ['workspace'],
+    access: 'account',
+    status: 201,
+    body: z.object({
+      name: z.string().trim().min(1).max(200),
+      timeZone: z.string().refine(isValidZone, 'an IANA time zone such as Europe/Paris').optional(),
+    }),
+    example: () => ({ body: { name: 'Acme EMEA', timeZone: 'Europe/Paris' } }),
+    response: z.object({ id: z.uuid(), name: z.string(), timeZone: z.string(), role: z.literal('owner') }).meta({ id: 'WorkspaceCreated' }),
+    handler: async ({ ctx, principal, body }) => {
+      if (principal?.kind !== 'session') throw cadenzaError('UNAUTHENTICATED', 'not signed in');
+      const r = await createWorkspace(ctx.store, ctx, { accountId: principal.accountId, name: body.name, timeZone: body.timeZone });
+      return { id: r.workspaceId, name: body.name, timeZone: body.timeZone ?? 'UTC', role: 'owner' as const };
+    },
+  }),
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/settings',

@@ -3,6 +3,7 @@ import { loadConfig, parseRoles } from '../../common/config.ts';
 import { startApp } from '../../ops/app.ts';
 import { oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
 import { pushSettingsFrom } from '../../mailbox/sync/push-settings.ts';
+import { systemMailerSettingsFrom } from '../../api/system-mailer.ts';
 import { globals } from '../context.ts';
 
 export function register(program: Command): void {
@@ -16,6 +17,7 @@ export function register(program: Command): void {
       const g = globals(cmd);
       const cfg = loadConfig();
       const push = pushSettingsFrom(cfg);
+      const mailer = systemMailerSettingsFrom(cfg);
       const app = await startApp({
         databaseUrl: g.databaseUrl ?? cfg.DATABASE_URL,
         dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR,
@@ -25,6 +27,7 @@ export function register(program: Command): void {
         ...(cfg.CADENZA_PUBLIC_URL ? { publicUrl: cfg.CADENZA_PUBLIC_URL } : {}),
         oauth: oauthSettingsFrom(cfg),
         ...(push ? { push } : {}),
+        ...(mailer ? { mailer } : {}),
         webhooks: { allowPrivate: cfg.CADENZA_WEBHOOK_ALLOW_PRIVATE },
       });
       if (g.json) process.stdout.write(`${JSON.stringify({ url: app.url, backend: app.store.backend })}\n`);

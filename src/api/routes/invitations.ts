@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
+import {
+  acceptInvitation,
+  createInvitation,
+  invitationLink,
+  invitationMail,
+  listInvitations,
+  openInvitation,
+  revokeInvitation,
+  signUpWithInvitation,
+  type Invitation,
+} from '../auth/invitations.ts';
+import { defineRoute, workspaceParams, type RouteContext } from '../http/route.ts';
+import { me, meBody, password, startSession } from './auth.ts';
+
+const role = z.enum(['owner', 'admin', 'member']);
+const invitation = z
+  .object({
+    id: z.uuid(),
+    email: z.string(),
+    role,
+    status: z.enum(['pending', 'accepted', 'revoked', 'expired']),
+    invitedBy: z.string().nullable(),
+    createdAt: z.string(),
+    expiresAt: z.string(),
+    acceptedAt: z.string().nullable(),
+  })
+  .meta({ id: 'Invitation' });
+
+const toBody = (i: Invitation): z.output<typeof invitation> => ({
+  id: i.id,
+  email: i.email,
+  role: i.role,
+  status: i.status,
+  invitedBy: i.invitedBy,
+  createdAt: i.createdAt.toISOString(),
+  expiresAt: i.expiresAt.toISOString(),
+  acceptedAt: i.acceptedAt?.toISOString() ?? null,
+});
+
+// Long enough that a cut-off link is told apart from a real one; the tokens are 43 characters.
+const token = z.string().min(20).max(200).describe('The token from the invitation link, /invite/<token>');
+const joined = z.object({ workspaceId: z.uuid().describe('The workspace joined'), me: meBody }).meta({ id: 'InvitationAccepted' });
+
+export const invitationRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/invitations',
+    summary: 'Invitations to the workspace: pending and expired ones, and the latest accepted or withdrawn (admin)',
+    tags: ['members'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({}),
+    response: z.object({ invitations: z.array(invitation) }),
+    handler: async ({ ctx, ws }) => ({ invitations: (await listInvitations(ctx.store.db, ws.workspaceId, ctx.clock)).map(toBody) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/invitations',
+    summary: 'Invite a person by email with a role, at most the inviter’s own (admin); emailed when Cadenza has a mailer, else the link is returned',
+    tags: ['members'],
+    access: { workspace: 'admin' },
+    status: 201,
+    params: workspaceParams({}),
+    body: z.object({ email: z.email().max(320), role }),
+    example: () => ({ body: { email: 'new.rep@example.test', role: 'member' as const } }),
+    response: z
+      .object({
+        invitation,
+        emailed: z.boolean().describe('The invitation email was accepted by the mail server'),
+        link: z.string().nullable().describe('The link to pass on yourself, when it was not emailed (no mailer configured, or sending failed); null when emailed'),
+        mailError: z.string().nullable().describe("Why the email could not be sent; the invitation stands and `link` carries it"),
+      })
+      .meta({ id: 'InvitationCreated' }),
+    handler: async ({ ctx, ws, body }) => {
+      const { invitation: inv, token: secret } = await createInvitation(ctx.store, ctx, {
+        workspaceId: ws.workspaceId,
+        email: body.email,
+        role: body.role,
+        inviterRole: ws.role,
+        invitedBy: ws.userId,
+      });
+      const link = invitationLink(ctx.publicUrl, secret);
+      if (!ctx.mailer) return { invitation: toBody(inv), emailed: false, link, mailError: null };
+      const workspace = await ctx.store.db.selectFrom('workspace').select('name').where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+      try {
+        await ctx.mailer.send({ to: inv.email, ...invitationMail({ workspaceName: workspace.name, invitedBy: inv.invitedBy, role: inv.role, link, expiresAt: inv.expiresAt }) });
+        return { invitation: toBody(inv), emailed: true, link: null, mailError: null };
+      } catch (e) {
+        // The server's answer (auth refused, unreachable) says what to fix; it never holds the message, so never the token.
+        return { invitation: toBody(inv), emailed: false, link, mailError: (e as Error).message };
+      }
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/api/workspaces/:workspaceId/invitations/:invitationId',
+    summary: 'Withdraw a pending invitation: its link stops working (admin)',
+    tags: ['members'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({ invitationId: z.uuid() }),
+    response: invitation,
+    handler: async ({ ctx, ws, params }) => toBody(await revokeInvitation(ctx.store.db, ctx.clock, { workspaceId: ws.workspaceId, invitationId: params.invitationId, revokerRole: ws.role })),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/invitations/lookup',
+    summary: 'What an invitation link offers: the workspace, the invited address and role, and whether that address has an account',
+    tags: ['members'],
+    access: 'public',
+    // The token travels in the body, not the URL, so no access log or proxy ever records it.
+    body: z.object({ token }),
+    example: () => ({ body: { token: 'x'.repeat(43) } }),
+    response: z
+      .object({
+        workspaceName: z.string(),
+        email: z.string(),
+        role,
+        invitedBy: z.string().nullable(),
+        expiresAt: z.string(),
+        accountExists: z.boolean().describe('true: sign in, then accept; false: sign up with POST /api/invitations/signup'),
+      })
+      .meta({ id: 'InvitationPreview' }),
+    handler: async ({ ctx, body }) => {
+      const inv = await openInvitation(ctx.store.db, body.token, ctx.clock);
+      return { workspaceName: inv.workspaceName, email: inv.email, role: inv.role, invitedBy: inv.invitedBy, expiresAt: inv.expiresAt.toISOString(), accountExists: inv.accountExists };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/invitations/accept',
+    summary: 'The signed-in person accepts an invitation to their address and joins the workspace',
+    tags: ['members'],
+    access: 'account',
+    body: z.object({ token }),
+    example: () => ({ body: { token: 'x'.repeat(43) } }),
+    response: joined,
+    handler: async ({ ctx, principal, body }) => {
+      if (principal?.kind !== 'session') throw cadenzaError('UNAUTHENTICATED', 'not signed in');
+      const r = await acceptInvitation(ctx.store, ctx, { token: body.token, accountId: principal.accountId });
+      return { workspaceId: r.workspaceId, me: await me(ctx, principal.accountId, principal.csrfToken) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/invitations/signup',
+    summary: 'An invitee without an account creates one (their name and a password) for the invited address, joins, and is signed in',
+    tags: ['members'],
+    access: 'public',
+    status: 201,
+    body: z.object({ token, name: z.string().trim().min(1).max(200), password }),
+    example: () => ({ body: { token: 'x'.repeat(43), name: 'New Rep', password: 'correct horse battery' } }),
+    response: joined,
+    // Each attempt costs an argon2 hash: limited per IP like sign-in.
+    rateLimit: (ctx) => ({ max: ctx.loginLimit.perIp, windowMs: ctx.loginLimit.windowMs }),
+    handler: async (c) => {
+      const { ctx, body } = c;
+      // A dead link is refused before the password is hashed.
+      await openInvitation(ctx.store.db, body.token, ctx.clock);
+      const r = await signUpWithInvitation(ctx.store, ctx, body);
+      return { workspaceId: r.workspaceId, me: await startSession(c as RouteContext<unknown, unknown, unknown>, r.accountId) };
+    },
+  }),
+];

@@ -5,6 +5,8 @@ import { applyDefinition } from '../../src/sequence/apply-definition.ts';
 import { bulkEnroll } from '../../src/sequence/bulk-enroll.ts';
 import { validateDefinition } from '../../src/sequence/definition.ts';
 import type { Store } from '../../src/store/store.ts';
+import { addMembership } from '../../src/api/auth/accounts.ts';
+import { hashPassword } from '../../src/api/auth/passwords.ts';
 import { seedGraph, seedWorkspace } from '../api.ts';
 
 export const A11Y_OWNER = { email: 'ada@cadenza.test', password: 'a long enough password' };
@@ -29,6 +31,10 @@ export async function seedScreens(store: Store): Promise<{ workspaceId: string; 
     .insertInto('mailbox')
     .values({ id: id(), workspace_id: w.workspaceId, user_id: w.userId, email: 'ada.second@example.test', provider: 'gmail', health: 'paused', health_reason: 'bounce rate 6% over the last 50 sends' })
     .execute();
+
+  const sam = id();
+  await db.insertInto('account').values({ id: sam, email: 'sam@cadenza.test', name: 'Sam Member', password_hash: await hashPassword('another long password') }).execute();
+  await addMembership(db, { clock, random }, { accountId: sam, workspaceId: w.workspaceId, email: 'sam@cadenza.test', name: 'Sam Member', role: 'member' });
 
   const leads = Array.from({ length: 12 }, (_, i) => ({
     id: id(),

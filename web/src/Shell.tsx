@@ -6,6 +6,7 @@ import { Inbox } from './screens/Inbox.tsx';
 import { Leads } from './screens/Leads.tsx';
 import { Mailboxes } from './screens/Mailboxes.tsx';
 import { Sequences } from './screens/Sequences.tsx';
+import { Settings } from './screens/Settings.tsx';
 import { Tasks } from './screens/Tasks.tsx';
 import { DemoBanner } from './ui/DemoBanner.tsx';
 
@@ -16,6 +17,7 @@ const screens = [
   { path: '/mailboxes', label: 'Mailboxes', Screen: Mailboxes },
   { path: '/tasks', label: 'Tasks', Screen: Tasks },
   { path: '/analytics', label: 'Analytics', Screen: Analytics },
+  { path: '/settings', label: 'Settings', Screen: Settings },
 ] as const;
 
 export interface ScreenProps {

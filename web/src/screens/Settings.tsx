@@ -1,0 +1,177 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, errorMessage, ws, type Me } from '../api.ts';
+import type { ScreenProps } from '../Shell.tsx';
+import { Badge, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
+import { useLoad } from '../ui/use-load.ts';
+
+/** GET/PATCH …/settings (src/api/routes/workspace.ts). */
+interface WorkspaceSettings {
+  id: string;
+  name: string;
+  timeZone: string;
+  holidaysCountry: string | null;
+  trackingDomain: string | null;
+}
+
+/** GET …/members (src/api/routes/members.ts). */
+interface Member {
+  id: string;
+  email: string;
+  name: string | null;
+  role: 'owner' | 'admin' | 'member';
+  inboxScope: 'own' | 'all';
+  canSignIn: boolean;
+}
+
+/** The workspace's settings and its people; admins change them, members read them. */
+export function Settings({ workspaceId }: ScreenProps) {
+  const me = useLoad(() => api<Me>('GET', '/api/auth/me'), []);
+  const role = me.data?.workspaces.find((w) => w.id === workspaceId)?.role;
+  const admin = role === 'owner' || role === 'admin';
+  return (
+    <>
+      <PageHeader title="Settings" />
+      <ErrorNote error={me.error} />
+      <WorkspaceForm workspaceId={workspaceId} admin={admin} />
+      <Members workspaceId={workspaceId} admin={admin} owner={role === 'owner'} />
+    </>
+  );
+}
+
+function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boolean }) {
+  const s = useLoad(() => api<WorkspaceSettings>('GET', ws(workspaceId, 'settings')), [workspaceId]);
+  const [f, setF] = useState({ name: '', timeZone: '', holidaysCountry: '', trackingDomain: '' });
+  const [error, setError] = useState<string>();
+  const [saved, setSaved] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (s.data) setF({ name: s.data.name, timeZone: s.data.timeZone, holidaysCountry: s.data.holidaysCountry ?? '', trackingDomain: s.data.trackingDomain ?? '' });
+  }, [s.data]);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    setSaved(undefined);
+    try {
+      await api<WorkspaceSettings>('PATCH', ws(workspaceId, 'settings'), {
+        name: f.name,
+        timeZone: f.timeZone,
+        holidaysCountry: f.holidaysCountry.trim() ? f.holidaysCountry.trim().toUpperCase() : null,
+        trackingDomain: f.trackingDomain.trim() || null,
+      });
+      setSaved('Settings saved.');
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const text = (k: keyof typeof f) => (e: React.ChangeEvent<HTMLInputElement>) => setF({ ...f, [k]: e.target.value });
+  return (
+    <form className="card stack" onSubmit={submit} aria-labelledby="settings-workspace">
+      <h2 id="settings-workspace">Workspace</h2>
+      <ErrorNote error={s.error} />
+      <fieldset disabled={!admin || !s.data} className="grid-2 plain-fieldset">
+        <Field label="Workspace name">
+          <input required value={f.name} onChange={text('name')} />
+        </Field>
+        <Field label="Time zone" hint="Reports and the default send day; e.g. Europe/Paris.">
+          <input required value={f.timeZone} onChange={text('timeZone')} />
+        </Field>
+        <Field label="Holidays country" hint="Two letters, e.g. FR: business-day delays skip its public holidays. Empty: none.">
+          <input value={f.holidaysCountry} onChange={text('holidaysCountry')} maxLength={2} />
+        </Field>
+        <Field label="Tracking domain" hint="A CNAME to this server for open and click links; empty: the server's public URL.">
+          <input value={f.trackingDomain} onChange={text('trackingDomain')} />
+        </Field>
+      </fieldset>
+      <ErrorNote error={error} />
+      {saved && (
+        <p className="note note-ok" role="status">
+          {saved}
+        </p>
+      )}
+      {admin ? (
+        <div>
+          <button type="submit" className="btn btn-primary" disabled={busy || !s.data}>
+            {busy ? 'Saving…' : 'Save settings'}
+          </button>
+        </div>
+      ) : (
+        <p className="muted small">Only an owner or an admin changes these.</p>
+      )}
+    </form>
+  );
+}
+
+function Members({ workspaceId, admin, owner }: { workspaceId: string; admin: boolean; owner: boolean }) {
+  const list = useLoad(() => api<{ members: Member[] }>('GET', ws(workspaceId, 'members')), [workspaceId]);
+  const [error, setError] = useState<string>();
+  const change = async (m: Member, patch: Partial<Pick<Member, 'role' | 'inboxScope'>>) => {
+    setError(undefined);
+    try {
+      await api('PATCH', ws(workspaceId, `members/${m.id}`), patch);
+      list.reload();
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  const members = list.data?.members ?? [];
+  return (
+    <section className="card stack" aria-labelledby="settings-members">
+      <h2 id="settings-members">Members</h2>
+      <p className="muted small" style={{ margin: 0 }}>A member reads the replies of their own mailboxes only, unless their inbox is set to every mailbox; admins and owners read all.</p>
+      <ErrorNote error={list.error ?? error} />
+      {members.length > 0 && (
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Person</th>
+              <th scope="col">Role</th>
+              <th scope="col">Inbox</th>
+            </tr>
+          </thead>
+          <tbody>
+            {members.map((m) => {
+              const who = m.name ?? m.email;
+              return (
+                <tr key={m.id}>
+                  <td>
+                    <div className="strong">{who}</div>
+                    <div className="muted small">{m.email}</div>
+                    {!m.canSignIn && <Badge tone="muted">cannot sign in</Badge>}
+                  </td>
+                  <td>
+                    {admin && (owner || m.role !== 'owner') ? (
+                      <select value={m.role} onChange={(e) => void change(m, { role: e.target.value as Member['role'] })} aria-label={`Role of ${who}`}>
+                        {owner && <option value="owner">Owner</option>}
+                        <option value="admin">Admin</option>
+                        <option value="member">Member</option>
+                      </select>
+                    ) : (
+                      m.role
+                    )}
+                  </td>
+                  <td>
+                    {m.role !== 'member' ? (
+                      <span className="muted">every mailbox</span>
+                    ) : admin ? (
+                      <select value={m.inboxScope} onChange={(e) => void change(m, { inboxScope: e.target.value as Member['inboxScope'] })} aria-label={`Inbox of ${who}`}>
+                        <option value="own">Their own mailboxes</option>
+                        <option value="all">Every mailbox</option>
+                      </select>
+                    ) : m.inboxScope === 'all' ? (
+                      'every mailbox'
+                    ) : (
+                      'their own mailboxes'
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

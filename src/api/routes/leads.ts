@@ -202,7 +202,7 @@ export const leadRoutes = [
     params: workspaceParams({ leadId: z.uuid() }),
     response: z.object({
       lead: leadBody,
-      enrollments: z.array(z.object({ id: z.uuid(), sequenceName: z.string(), state: z.string(), reason: z.string().nullable() })),
+      enrollments: z.array(z.object({ id: z.uuid(), sequenceId: z.uuid(), sequenceName: z.string(), state: z.string(), reason: z.string().nullable() })),
       timeline: z.array(timelineEntry),
     }),
     handler: async ({ ctx, ws, params }) => {
@@ -212,7 +212,7 @@ export const leadRoutes = [
       const enrollments = await db
         .selectFrom('enrollment as e')
         .innerJoin('sequence as s', 's.id', 'e.sequence_id')
-        .select(['e.id', 's.name', 'e.state', 'e.state_reason'])
+        .select(['e.id', 'e.sequence_id', 's.name', 'e.state', 'e.state_reason'])
         .where('e.workspace_id', '=', ws.workspaceId)
         .where('e.lead_id', '=', lead.id)
         .orderBy('e.created_at')
@@ -269,7 +269,7 @@ export const leadRoutes = [
         }
       }
       out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
-      return { lead: toLead(lead), enrollments: enrollments.map((e) => ({ id: e.id, sequenceName: e.name, state: e.state, reason: e.state_reason })), timeline: out };
+      return { lead: toLead(lead), enrollments: enrollments.map((e) => ({ id: e.id, sequenceId: e.sequence_id, sequenceName: e.name, state: e.state, reason: e.state_reason })), timeline: out };
     },
   }),
   defineRoute({

@@ -3,10 +3,11 @@ import { navigate } from '../router.ts';
 import type { Lead } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { MoveEnrollment, stateTone } from './MoveEnrollments.tsx';
 
 interface LeadDetail {
   lead: Lead & { phone: string | null };
-  enrollments: { id: string; sequenceName: string; state: string; reason: string | null }[];
+  enrollments: { id: string; sequenceId: string; sequenceName: string; state: string; reason: string | null }[];
   timeline: { at: string; kind: 'event' | 'sent' | 'received' | 'open' | 'click' | 'task'; what: string; detail: string | null; sequenceName: string | null }[];
 }
 
@@ -72,8 +73,9 @@ export function LeadPage({ workspaceId, leadId }: { workspaceId: string; leadId:
               <ul className="plain">
                 {d.data.enrollments.map((e) => (
                   <li key={e.id}>
-                    {e.sequenceName}: <Badge tone={e.state === 'active' ? 'info' : e.state === 'replied' ? 'ok' : 'muted'}>{e.state}</Badge>
+                    {e.sequenceName}: <Badge tone={stateTone(e.state)}>{e.state}</Badge>
                     {e.reason && <span className="muted small"> ({e.reason})</span>}
+                    {(e.state === 'active' || e.state === 'paused') && <MoveEnrollment workspaceId={workspaceId} enrollmentId={e.id} sequenceId={e.sequenceId} onMoved={d.reload} />}
                   </li>
                 ))}
               </ul>

@@ -5,6 +5,7 @@ import type { ScreenProps } from '../Shell.tsx';
 import type { EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { SequenceEnrollments } from './MoveEnrollments.tsx';
 
 const statusTone = { draft: 'muted', active: 'ok', paused: 'warn', archived: 'muted' } as const;
 
@@ -254,6 +255,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
             </p>
           )}
           {seq.id && <Launch workspaceId={workspaceId} sequenceId={seq.id} active={seq.status === 'active'} />}
+          {seq.id && <SequenceEnrollments workspaceId={workspaceId} sequenceId={seq.id} />}
         </div>
         <Preview workspaceId={workspaceId} step={seq.steps[previewStep]} leads={leads.data?.leads ?? []} />
       </div>

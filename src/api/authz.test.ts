@@ -1,9 +1,11 @@
+import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, login, seedGraph, seedWorkspace, type ApiHarness, type Browser } from '../../test/api.ts';
 import { testBackends } from '../../test/stores.ts';
 import { systemClock } from '../common/clock.ts';
 import { newId } from '../common/ids.ts';
+import { createImportJob, runImportJob } from '../leads/import-job.ts';
 import { seededRandom } from '../common/random.ts';
 import { addMembership } from './auth/accounts.ts';
 import { createApiKey } from './auth/api-keys.ts';
@@ -34,6 +36,10 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   const graph = await seedGraph(h.store, workspaceId, tag, memberId);
   graph.invitationId = (await createInvitation(h.store, { clock: systemClock, random }, { workspaceId, email: `invitee-${tag}@example.test`, role: 'member', inviterRole: 'owner', invitedBy: null })).invitation.id;
   await h.ctx.vault!.put(workspaceId, graph.mailboxId!, { kind: 'password', username: `rep-${tag}@example.test`, password: `${STORED_PASSWORD}-${tag}` });
+  // A finished lead import with one rejected row, for …/leads/imports/:importId and its rejects.csv.
+  const importSpec = { workspaceId, createdBy: memberId, fileName: `leads-${tag}.csv`, mapping: {}, onDuplicate: 'skip' as const, encoding: 'auto' as const, totalBytes: null };
+  graph.importId = await createImportJob({ store: h.store, clock: systemClock, random }, importSpec);
+  await runImportJob({ store: h.store, clock: systemClock, random }, graph.importId, importSpec, Readable.from([Buffer.from(`email\nnot-an-address-${tag}\n`)]));
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, ...graph };
 }
@@ -91,7 +97,7 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
     memberA = await login(h.app, 'member-a@example.test', 'member password 1');
     keyA = (await createApiKey(h.store.db, { clock: systemClock, random: seededRandom('k') }, { workspaceId: wa.workspaceId, name: 'script', role: 'admin', createdBy: null })).key;
     // What an answer to A must never contain: B's ids and addresses.
-    bSecrets = [...Object.values(b), 'owner-b@example.test', 'member-b@example.test', 'lead-b@prospects.test', 'rep-b@example.test', 'invitee-b@example.test', 'gone-b@prospects.test', 'maybe later (b)'];
+    bSecrets = [...Object.values(b), 'owner-b@example.test', 'member-b@example.test', 'lead-b@prospects.test', 'rep-b@example.test', 'invitee-b@example.test', 'gone-b@prospects.test', 'maybe later (b)', 'not-an-address-b', 'leads-b.csv'];
   }, 60_000);
   afterAll(async () => h?.close());
 

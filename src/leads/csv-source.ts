@@ -7,7 +7,16 @@ import { cadenzaError } from '../common/errors.ts';
 import { CsvTokenizer, type CsvItem } from './csv-tokenizer.ts';
 import { MAX_HEADER_CHARS } from './limits.ts';
 
-export type Encoding = 'utf-8' | 'utf-16le' | 'utf-16be';
+export type Encoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+/**
+ * What the caller knows of the encoding. A byte-order mark always wins. 'auto' reads UTF-8 unless
+ * the first AUTO_SNIFF_BYTES are not valid UTF-8, and then Windows-1252: what Excel's "CSV" (not
+ * "CSV UTF-8") writes on Western-European Windows, and a superset of Latin-1's printable range.
+ */
+export type EncodingChoice = 'auto' | 'utf-8' | 'windows-1252';
+
+/** Bytes checked for UTF-8 validity before 'auto' settles: a few hundred rows of a lead export. */
+export const AUTO_SNIFF_BYTES = 64 * 1024;
 
 export interface CsvSource {
   delimiter: string;
@@ -22,7 +31,8 @@ export interface CsvSource {
 /** Delimiters tried, in order of preference when counts tie. */
 const CANDIDATES = [',', ';', '\t', '|'];
 
-export async function openCsv(input: AsyncIterable<Buffer | Uint8Array | string>): Promise<CsvSource> {
+export async function openCsv(input: AsyncIterable<Buffer | Uint8Array | string>, opts: { encoding?: EncodingChoice } = {}): Promise<CsvSource> {
+  const choice = opts.encoding ?? 'utf-8';
   const it = input[Symbol.asyncIterator]();
   let bytes = 0;
   const next = async (): Promise<Buffer | string | null> => {
@@ -42,11 +52,12 @@ export async function openCsv(input: AsyncIterable<Buffer | Uint8Array | string>
     return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
   };
 
-  // Enough bytes to see a byte-order mark.
+  // Enough bytes to see a byte-order mark, or to judge UTF-8 validity for 'auto'.
   const first: Array<Buffer | string> = [];
   let head = Buffer.alloc(0);
   let ended = false;
-  while (head.length < 3) {
+  const want = choice === 'auto' ? AUTO_SNIFF_BYTES : 3;
+  while (head.length < want) {
     const c = await next();
     if (c === null) {
       ended = true;
@@ -68,9 +79,10 @@ export async function openCsv(input: AsyncIterable<Buffer | Uint8Array | string>
     hadBom = true;
   } else {
     hadBom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
+    if (!hadBom && (choice === 'windows-1252' || (choice === 'auto' && !validUtf8Prefix(head)))) encoding = 'windows-1252';
   }
   // Not fatal: an invalid sequence becomes U+FFFD and the row holding it is rejected (invalid_encoding).
-  const decoder = new TextDecoder(encoding, { fatal: false, ignoreBOM: false });
+  const decoder = encoding === 'windows-1252' ? windows1252Decoder() : new TextDecoder(encoding, { fatal: false, ignoreBOM: false });
   let strippedStringBom = false;
   const decode = (c: Buffer | string): string => {
     if (typeof c !== 'string') return decoder.decode(c, { stream: true });
@@ -135,6 +147,28 @@ export async function openCsv(input: AsyncIterable<Buffer | Uint8Array | string>
     }
   }
   return { delimiter, encoding, hadBom, items: items(), bytesRead: () => bytes };
+}
+
+/**
+ * Windows-1252 by table: Node's TextDecoder('windows-1252') decodes 0x80–0x9F as C1 controls
+ * (Latin-1), which would turn Excel's € and curly quotes into invisible characters. Single-byte, so
+ * no state between chunks.
+ */
+const CP1252_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
+function windows1252Decoder(): { decode(b?: Uint8Array, o?: { stream: boolean }): string } {
+  return {
+    decode: (b) => (b ? Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1').replace(/[\u0080-\u009f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]!) : ''),
+  };
+}
+
+/** True when the bytes are UTF-8, allowing a sequence cut at the end (the rest is in the next chunk). */
+function validUtf8Prefix(bytes: Buffer): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The first non-blank line (a quoted line break does not end it): its text, line number and end. */

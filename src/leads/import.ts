@@ -23,7 +23,7 @@ import { cadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import { systemRandom, type Random } from '../common/random.ts';
 import type { Store } from '../store/store.ts';
-import { openCsv, type CsvSource, type Encoding } from './csv-source.ts';
+import { openCsv, type CsvSource, type Encoding, type EncodingChoice } from './csv-source.ts';
 import { REJECT_FILE_COLUMNS, resolveColumns, type ResolvedColumn } from './headers.ts';
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, MAX_COLUMNS, MAX_ISSUE_SAMPLES } from './limits.ts';
 import type { ImportIssue, RejectReason, WarningReason } from './reasons.ts';
@@ -68,8 +68,48 @@ export interface ImportOptions {
   onProgress?: (p: ImportProgress) => void;
   /** Every rejected row and every warning, in line order within each batch. */
   onIssue?: (issue: ImportIssue) => void;
+  /** A byte-order mark wins; otherwise UTF-8 (the default), Windows-1252, or 'auto' (csv-source.ts). */
+  encoding?: EncodingChoice;
+  /** Called once the header is read, before any row: what the rejects of each batch are laid out by. */
+  onHeader?: (h: ImportHeader) => Promise<void>;
+  /**
+   * Awaited after each batch is written (and before the next is), with the batch's rejects and the
+   * settled counts: an import job commits its progress here. A throw stops the import with that
+   * error; the batches written stay.
+   */
+  onBatch?: (b: ImportBatch) => Promise<void>;
   clock?: Clock;
   random?: Random;
+}
+
+export interface ImportHeader {
+  /** The columns a reject keeps, in order (a re-imported reject file's bookkeeping columns left out). */
+  headers: string[];
+  columns: ResolvedColumn[];
+  delimiter: string;
+  encoding: Encoding;
+  hadBom: boolean;
+}
+
+/**
+ * Counts of the rows whose fate is decided, after a batch: rowsRead is always
+ * imported + updated + unchanged + rejected (rows read but not yet written are not in it).
+ */
+export interface SettledCounts {
+  rowsRead: number;
+  imported: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
+  warnings: number;
+  rejectsByReason: Record<string, number>;
+}
+
+export interface ImportBatch {
+  settled: SettledCounts;
+  /** This batch's rejected rows, in line order. */
+  rejects: readonly (RejectRow & { reason: RejectReason })[];
+  bytesRead: number;
 }
 
 export interface ImportResult {
@@ -131,7 +171,7 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
   let rejects: RejectFile | undefined;
   let inFlight: Promise<void> = Promise.resolve();
   try {
-    src = await openCsv(input.stream);
+    src = await openCsv(input.stream, { encoding: opts.encoding ?? 'utf-8' });
     const first = await src.items.next();
     if (first.done) throw cadenzaError('INVALID_INPUT', 'the header line is empty: a header naming the columns is needed');
     const headerItem = first.value;
@@ -145,15 +185,16 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
       });
     }
     const columns = resolveColumns(headers, opts.mapping);
-    if (opts.rejectFile !== undefined) {
-      const copied = columns.some((c) => c.source === 'reject_file') ? headers.length - REJECT_FILE_COLUMNS.length : headers.length;
-      rejects = await RejectFile.open(opts.rejectFile, headers, copied, src.delimiter, src.hadBom);
-    }
+    const copied = columns.some((c) => c.source === 'reject_file') ? headers.length - REJECT_FILE_COLUMNS.length : headers.length;
+    if (opts.rejectFile !== undefined) rejects = await RejectFile.open(opts.rejectFile, headers, copied, src.delimiter, src.hadBom);
+    await opts.onHeader?.({ headers: headers.slice(0, copied), columns, delimiter: src.delimiter, encoding: src.encoding, hadBom: src.hadBom });
 
     const counts = { rowsRead: 0, imported: 0, updated: 0, unchanged: 0, rejected: 0, warnings: 0 };
     const rejectsByReason: Record<string, number> = {};
     const warningsByReason: Record<string, number> = {};
     const samples: ImportIssue[] = [];
+    // Counted per flushed window, unlike `counts`, which also holds the rows of the window being read.
+    const settled: SettledCounts = { rowsRead: 0, imported: 0, updated: 0, unchanged: 0, rejected: 0, warnings: 0, rejectsByReason: {} };
     /** email_norm → the line of its first valid row. */
     const seen = new Map<string, number>();
 
@@ -196,6 +237,14 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
         if (samples.length < MAX_ISSUE_SAMPLES) samples.push(issue);
         opts.onIssue?.(issue);
       }
+      settled.rowsRead += w.rows;
+      settled.rejected += w.rejects.length;
+      settled.warnings += w.warnings.length;
+      settled.imported = counts.imported;
+      settled.updated = counts.updated;
+      settled.unchanged = counts.unchanged;
+      for (const r of w.rejects) settled.rejectsByReason[r.reason] = (settled.rejectsByReason[r.reason] ?? 0) + 1;
+      await opts.onBatch?.({ settled: { ...settled, rejectsByReason: { ...settled.rejectsByReason } }, rejects: w.rejects, bytesRead: src!.bytesRead() });
       report();
     };
 

@@ -1,5 +1,7 @@
 /** Lead import: the API `cadenza import` and the HTTP API call. */
-export { importLeads, type ImportOptions, type ImportProgress, type ImportResult } from './import.ts';
+export { importLeads, type ImportBatch, type ImportHeader, type ImportOptions, type ImportProgress, type ImportResult, type SettledCounts } from './import.ts';
+export { cancelImportJob, createImportJob, failStaleJobs, rejectsReport, runImportJob, type ImportJobSpec } from './import-job.ts';
+export type { EncodingChoice } from './csv-source.ts';
 export { rejectReasons, warningReasons, type ImportIssue, type RejectReason, type WarningReason } from './reasons.ts';
 export { LEAD_FIELDS, matchHeader, resolveColumns, type ColumnTarget, type LeadField, type ResolvedColumn } from './headers.ts';
 export { checkEmail, normalizeEmail, type EmailCheck } from './email.ts';

@@ -53,12 +53,7 @@ export class RejectFile {
   async write(rows: readonly RejectRow[]): Promise<void> {
     if (rows.length === 0) return;
     let chunk = '';
-    for (const r of rows) {
-      const cells: string[] = [];
-      for (let i = 0; i < this.width; i++) cells.push(r.fields?.[i] ?? '');
-      cells.push(String(r.line), r.reason, r.message, r.raw ?? '');
-      chunk += this.encode(cells);
-    }
+    for (const r of rows) chunk += rejectRecord(r, this.width, this.delimiter);
     await this.put(chunk);
   }
 
@@ -102,12 +97,25 @@ export class RejectFile {
   }
 
   private encode(cells: readonly string[]): string {
-    return cells.map((c) => this.quote(c)).join(this.delimiter) + '\r\n';
+    return csvRecord(cells, this.delimiter);
   }
+}
 
-  private quote(c: string): string {
-    if (c === '') return c;
-    const needs = c.includes(this.delimiter) || c.includes('"') || c.includes('\n') || c.includes('\r') || c !== c.trim();
-    return needs ? `"${c.replace(/"/g, '""')}"` : c;
-  }
+/** One CSV record with its CRLF: quoted only where needed, and where a cell's edge spaces would be trimmed on reading. */
+export function csvRecord(cells: readonly string[], delimiter: string): string {
+  return cells.map((c) => quote(c, delimiter)).join(delimiter) + '\r\n';
+}
+
+/** A reject as the file lays it out: the copied columns, then line, reason, message and raw. */
+export function rejectRecord(r: RejectRow, width: number, delimiter: string): string {
+  const cells: string[] = [];
+  for (let i = 0; i < width; i++) cells.push(r.fields?.[i] ?? '');
+  cells.push(String(r.line), r.reason, r.message, r.raw ?? '');
+  return csvRecord(cells, delimiter);
+}
+
+function quote(c: string, delimiter: string): string {
+  if (c === '') return c;
+  const needs = c.includes(delimiter) || c.includes('"') || c.includes('\n') || c.includes('\r') || c !== c.trim();
+  return needs ? `"${c.replace(/"/g, '""')}"` : c;
 }

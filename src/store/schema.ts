@@ -530,3 +530,49 @@ export interface Database {
   invitation: InvitationTable;
 }
 // --- end invitations
+
+// --- lead imports (migrations/0015_lead_import.sql; owned by src/leads/import-job.ts)
+export type LeadImportStatus = 'running' | 'done' | 'failed' | 'cancelled';
+export interface LeadImportTable {
+  id: string;
+  workspace_id: string;
+  created_by: string | null;
+  file_name: string | null;
+  status: Generated<LeadImportStatus>;
+  on_duplicate: 'skip' | 'update';
+  mapping: DefaultJson<Record<string, string>>;
+  encoding_requested: Generated<string>;
+  encoding: string | null;
+  delimiter: string | null;
+  headers: Json<string[]> | null;
+  bom: Generated<boolean>;
+  total_bytes: ColumnType<string | number | null, number | null | undefined, number | null>;
+  bytes_read: ColumnType<string | number, number | undefined, number>;
+  rows_read: Generated<number>;
+  inserted: Generated<number>;
+  updated: Generated<number>;
+  unchanged: Generated<number>;
+  rejected: Generated<number>;
+  warnings: Generated<number>;
+  rejects_by_reason: DefaultJson<Record<string, number>>;
+  error: string | null;
+  created_at: CreatedAt;
+  updated_at: DefaultTimestamp;
+  finished_at: Timestamp | null;
+}
+
+export interface LeadImportRejectTable {
+  import_id: string;
+  workspace_id: string;
+  line: number;
+  reason: string;
+  message: string;
+  fields: Json<string[]> | null;
+  raw: string | null;
+}
+
+export interface Database {
+  lead_import: LeadImportTable;
+  lead_import_reject: LeadImportRejectTable;
+}
+// --- end lead imports

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import { validatorCompiler as zodValidatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { authenticate, checkCsrf, workspaceAccess, type Principal, type Role, type WorkspaceAccess } from '../auth/access.ts';
@@ -48,7 +50,19 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   example?: (ids: ExampleIds) => { body?: NoInfer<z.input<B>>; query?: NoInfer<z.input<Q>> };
   /** Requests allowed per client IP per window (@fastify/rate-limit), e.g. for sign-in. */
   rateLimit?: (ctx: ApiContext) => { max: number; windowMs: number };
+  /**
+   * The body is a file, not JSON: the handler gets it unread as `body` (an AsyncIterable of
+   * Buffers that throws past maxBytes), so a large upload is never held whole. Not with `body`.
+   */
+  rawBody?: RawBody;
   handler: (c: RouteContext<z.output<P>, z.output<Q>, z.output<B>>) => Promise<z.output<R>>;
+}
+
+export interface RawBody {
+  contentType: string;
+  maxBytes: number;
+  /** What the body is, for the OpenAPI document. */
+  description: string;
 }
 
 /** A route with its types erased, as the registry holds it. */
@@ -65,6 +79,7 @@ export interface ApiRoute {
   status: number;
   example?: (ids: ExampleIds) => { body?: unknown; query?: unknown };
   rateLimit?: (ctx: ApiContext) => { max: number; windowMs: number };
+  rawBody?: RawBody;
   handler: (c: RouteContext<unknown, unknown, unknown>) => Promise<unknown>;
 }
 
@@ -75,6 +90,7 @@ export function defineRoute<P extends z.ZodType = z.ZodType<unknown>, Q extends 
     throw new Error(`${spec.method} ${spec.url}: a workspace route lives under /api/workspaces/:workspaceId`);
   }
   if (spec.body && !spec.example) throw new Error(`${spec.method} ${spec.url}: a route with a body needs an example`);
+  if (spec.body && spec.rawBody) throw new Error(`${spec.method} ${spec.url}: a route takes a JSON body or a raw one, not both`);
   return { ...spec, status: spec.status ?? 200 } as unknown as ApiRoute;
 }
 
@@ -92,9 +108,20 @@ const authState = new WeakMap<FastifyRequest, { principal: Principal | undefined
 export function registerRoute(app: FastifyInstance, route: ApiRoute, ctx: ApiContext): void {
   const response: Record<number, z.ZodType> = { [route.status]: route.response };
   for (const s of errorStatuses) response[s] = errorBody;
+  const raw = route.rawBody;
+  // The payload stream itself is the body; reading it (and its limit) is up to the handler.
+  if (raw && !app.hasContentTypeParser(raw.contentType)) app.addContentTypeParser(raw.contentType, (_req, payload, done) => done(null, payload));
   app.route({
     method: route.method,
     url: route.url,
+    ...(raw
+      ? {
+          bodyLimit: raw.maxBytes,
+          // The body schema below only documents the content type; a stream has nothing to validate.
+          validatorCompiler: (s: { httpPart?: string; schema: unknown }) =>
+            s.httpPart === 'body' ? (data: unknown) => ({ value: data }) : zodValidatorCompiler(s as Parameters<typeof zodValidatorCompiler>[0]),
+        }
+      : {}),
     ...(route.rateLimit ? { config: { rateLimit: rateLimitConfig(route.rateLimit(ctx)) } } : {}),
     schema: {
       summary: route.summary,
@@ -103,6 +130,7 @@ export function registerRoute(app: FastifyInstance, route: ApiRoute, ctx: ApiCon
       ...(route.params ? { params: route.params } : {}),
       ...(route.query ? { querystring: route.query } : {}),
       ...(route.body ? { body: route.body } : {}),
+      ...(raw ? { body: z.string().describe(raw.description), consumes: [raw.contentType] } : {}),
       response,
     },
     // onRequest runs before the body is read or validated: a caller without access learns nothing
@@ -126,10 +154,11 @@ export function registerRoute(app: FastifyInstance, route: ApiRoute, ctx: ApiCon
     },
     handler: async (req, reply) => {
       const state = authState.get(req);
+      const upload = raw ? rawUpload(req, reply, raw) : undefined;
       const c: RouteContext<unknown, unknown, unknown> = {
         params: req.params,
         query: req.query,
-        body: req.body,
+        body: upload ? upload.body : req.body,
         req,
         reply,
         ctx,
@@ -139,11 +168,75 @@ export function registerRoute(app: FastifyInstance, route: ApiRoute, ctx: ApiCon
           return state.ws;
         },
       };
-      const out = await route.handler(c);
-      reply.code(route.status);
-      return out;
+      try {
+        const out = await route.handler(c);
+        reply.code(route.status);
+        return out;
+      } finally {
+        await upload?.drain();
+      }
     },
   });
+}
+
+/**
+ * A raw request body, read in chunks up to a limit. Stopping early (an error, a cancelled import)
+ * must not destroy the request, or the answer could not be sent; drain() then reads and drops the
+ * rest, so the client sees the answer rather than a reset connection. Past the limit, the
+ * connection is closed instead of reading on.
+ */
+function rawUpload(req: FastifyRequest, reply: FastifyReply, raw: RawBody): { body: AsyncIterable<Buffer>; drain(): Promise<void> } {
+  const max = raw.maxBytes;
+  const tooLarge = () => {
+    reply.header('connection', 'close');
+    return Object.assign(new Error(`the body is larger than the ${Math.round(max / (1024 * 1024))} MB this route takes`), { statusCode: 413 });
+  };
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > max) throw tooLarge();
+  const stream = req.body as Readable | undefined;
+  if (!stream || typeof stream.iterator !== 'function') {
+    throw cadenzaError('INVALID_INPUT', `send the file as the request body with Content-Type: ${raw.contentType}`, { contentType: req.headers['content-type'] ?? null });
+  }
+  let seen = 0;
+  let over = false;
+  async function* body(): AsyncGenerator<Buffer> {
+    for await (const c of stream!.iterator({ destroyOnReturn: false })) {
+      const b = Buffer.isBuffer(c) ? c : Buffer.from(c as string);
+      seen += b.length;
+      if (seen > max) {
+        over = true;
+        throw tooLarge();
+      }
+      yield b;
+    }
+  }
+  return {
+    body: body(),
+    async drain() {
+      if (stream.readableEnded || stream.destroyed) return;
+      if (over) return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          stream.off('data', onData);
+          resolve();
+        };
+        const onData = (c: Buffer) => {
+          seen += c.length;
+          // Reading on would be unbounded: stop here and let the connection close.
+          if (seen > max) {
+            reply.header('connection', 'close');
+            stream.pause();
+            done();
+          }
+        };
+        stream.on('data', onData);
+        stream.once('end', done);
+        stream.once('close', done);
+        stream.once('error', done);
+        stream.resume();
+      });
+    },
+  };
 }
 
 function rateLimitConfig(l: { max: number; windowMs: number }) {

@@ -30,6 +30,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...webhookRoutes,
   ...mailboxRoutes,
   ...leadRoutes,
+  ...leadImportRoutes,
   ...sequenceRoutes,
   ...enrollmentRoutes,
   ...inboxRoutes,

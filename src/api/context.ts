@@ -6,6 +6,7 @@ import type { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import type { Vault } from '../mailbox/vault.ts';
 import type { TransportDeps, TransportMailbox } from '../sending/transports/registry.ts';
 import type { Transport } from '../sending/transports/transport.ts';
+import type { SettlePolicy } from '../sending/reply.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import type { SystemMailer } from './system-mailer.ts';
@@ -25,17 +26,24 @@ export interface ApiContext {
   sessionTtlMs: number;
   /** Failed sign-ins allowed per address per window, and the window. */
   loginLimit: { perEmail: number; perIp: number; windowMs: number };
+  /**
+   * Enrollments were created or made due now (enroll, launch, resume, move): wakes the scheduler
+   * and the dispatcher of every process at once instead of at their next poll (src/ops/work-nudge.ts).
+   */
+  workDue?: () => void;
   /** Webhooks out (src/api/webhooks): private destinations allowed, and the dispatcher to wake for a test event. */
   webhooks?: { allowPrivate: boolean; nudge?: () => void };
   /** Builds a mailbox's transport for replies sent from the inbox: the sender pool's factory (OAuth tokens); absent: the registry's. */
   transportFor?: (mailbox: TransportMailbox, deps: TransportDeps) => Transport;
+  /** How long a reply whose hand-over broke is looked for in the Sent folder (sending/reply.ts); absent: the defaults. */
+  replySettle?: Partial<SettlePolicy>;
+  /** Sends invitations (CADENZA_SMTP_URL); absent: the API returns each invitation's link for the admin to pass on. */
+  mailer?: SystemMailer;
   /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
   demo?: DemoControl;
   /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/mailbox/removal.ts). */
   oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
 }
-  /** Sends invitations (CADENZA_SMTP_URL); absent: the API returns each invitation's link for the admin to pass on. */
-  mailer?: SystemMailer;
 
 export const defaultAuthSettings = {
   sessionTtlMs: 14 * 24 * 3_600_000,

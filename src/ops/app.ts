@@ -29,6 +29,7 @@ import { PushRegistry } from '../mailbox/sync/push-registry.ts';
 import { RelayedPushRegistry, type PushBus } from '../mailbox/sync/push-relay.ts';
 import type { PushSettings } from '../mailbox/sync/push-settings.ts';
 import { postgresPushBus } from './push-bus.ts';
+import { WorkNudges } from './work-nudge.ts';
 import { Metrics } from './metrics.ts';
 import { DemoControl } from '../demo/control.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
@@ -129,9 +130,15 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   // routes receive to the mailbox's owner through LISTEN/NOTIFY (push-relay.ts).
   let pushBus: PushBus | undefined;
   let push: ConnectorPush | undefined;
+  // On PostgreSQL the bus also carries work nudges (work-nudge.ts), so it runs with push off too.
+  if (o.databaseUrl) pushBus = await postgresPushBus({ databaseUrl: o.databaseUrl, store, clock, random, log });
+  // Enrollments made due by the API wake the scheduler, and its fired steps the dispatcher, here
+  // and in the other processes, instead of waiting for their 30 s polls.
+  const nudges = new WorkNudges({ origin: newId(clock.now(), random), ...(pushBus ? { bus: pushBus } : {}), onError: (e) => log.warn({ err: e }, 'work nudge: publish failed') });
+  nudges.on('enrollments', () => void app.scheduler?.nudge());
+  nudges.on('requests', () => void app.senders?.nudge());
   if (o.push) {
     const settings = o.push;
-    if (o.databaseUrl) pushBus = await postgresPushBus({ databaseUrl: o.databaseUrl, store, clock, random, log });
     const registry = pushBus
       ? new RelayedPushRegistry(pushBus, { origin: newId(clock.now(), random), secret: settings.secret, onError: (e) => log.warn({ err: e }, 'push relay: publish failed') })
       : new PushRegistry();
@@ -145,7 +152,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   // suspends them while its own run on its faster clock: src/demo/control.ts).
   const startRoles = async () => {
     if (o.roles.includes('scheduler')) {
-      app.scheduler = new Scheduler({ store, service, clock, log });
+      app.scheduler = new Scheduler({ store, service, clock, log, onFired: () => nudges.nudge('requests') });
       await app.scheduler.start();
     }
     if (o.roles.includes('sender')) {
@@ -200,7 +207,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     webhooks.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
     app.server = buildServer({ store, clock, version, metrics, tracking: { service, key: trackingKey(master), log },
-      api: { random, vault, service, transportFor, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+      api: { random, vault, service, transportFor, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
     });

@@ -44,6 +44,10 @@ interface Running {
   transport: Transport;
   done: Promise<void>;
   stop: boolean;
+  /** Ends the loop's idle wait early (set while it waits). */
+  wake?: () => void;
+  /** Woken while busy: the next idle wait is skipped (what it was woken for may be after its last look). */
+  woken?: boolean;
 }
 
 /**
@@ -68,9 +72,25 @@ export class SenderPool {
 
   async start(): Promise<void> {
     // The day planner gives every queued request its send instant (pacing); claims wait for it.
-    this.dispatcher = new Dispatcher({ store: this.o.store, clock: this.o.clock, ...(this.o.log ? { log: this.o.log } : {}) });
+    this.dispatcher = new Dispatcher({
+      store: this.o.store,
+      clock: this.o.clock,
+      ...(this.o.log ? { log: this.o.log } : {}),
+      // A new slot may be sooner than the idle poll: the mailbox's loop looks at its queue now.
+      onPlanned: (ids) => {
+        for (const id of ids) {
+          const r = this.running.get(id);
+          if (r) wakeLoop(r);
+        }
+      },
+    });
     await this.dispatcher.start();
     await this.balance();
+  }
+
+  /** Send requests were queued now: plan them at once (pacing still sets their slots). */
+  nudge(): Promise<void> {
+    return this.dispatcher?.nudge() ?? Promise.resolve();
   }
 
   get mailboxes(): string[] {
@@ -151,6 +171,7 @@ export class SenderPool {
           await r.sender.resolveUnknowns();
           nextResolve = this.o.clock.now() + resolveEvery;
         }
+        r.woken = false;
         const res = await r.sender.step();
         this.o.onStep?.(r.sender.mailboxId, res);
         if (res.kind === 'fenced' || res.kind === 'mailbox_paused') return;
@@ -158,13 +179,27 @@ export class SenderPool {
           // Wake for the next planned send (sends leave at their planned instant), or poll.
           const next = await nextSendAt(this.o.store.db, r.sender.mailboxId);
           const wait = next === null ? idle : Math.min(idle, Math.max(50, next - this.o.clock.now()));
-          await this.o.clock.sleep(wait);
+          await this.idle(r, wait);
         }
       } catch (e) {
         this.o.log?.error({ err: e, mailboxId: r.sender.mailboxId }, 'sender step failed');
         await this.o.clock.sleep(idle);
       }
     }
+  }
+
+  /** Sleeps up to ms, or until the dispatcher planned this mailbox or the pool stops. */
+  private idle(r: Running, ms: number): Promise<void> {
+    if (r.woken) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        timer.cancel();
+        r.wake = undefined;
+        resolve();
+      };
+      const timer = this.o.clock.setTimer(ms, done);
+      r.wake = done;
+    });
   }
 
   private async pauseMailbox(mailboxId: string, reason: string): Promise<void> {
@@ -174,13 +209,21 @@ export class SenderPool {
 
   /**
    * Graceful stop: no new claims; each loop finishes the message in hand and records it (a loop
-   * idling in sleep ends at its next wake-up, at most idlePollMs); leases are released.
+   * idling ends at once); leases are released.
    */
   async stop(): Promise<void> {
     this.stopped = true;
     this.balanceTimer?.cancel();
     await this.dispatcher?.stop();
-    for (const r of this.running.values()) r.stop = true;
+    for (const r of this.running.values()) {
+      r.stop = true;
+      wakeLoop(r);
+    }
     await Promise.all([...this.running.values()].map((r) => r.done));
   }
+}
+
+function wakeLoop(r: Running): void {
+  r.woken = true;
+  r.wake?.();
 }

@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from '../common/clock.ts';
+import { coalesce } from '../common/coalesce.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Store } from '../store/store.ts';
 import type { EnrollmentService, TimerChange } from './enrollment-service.ts';
@@ -19,6 +20,8 @@ export interface SchedulerOptions {
   maxLoaded?: number;
   /** Wheel tick: wake-ups are batched to this granularity. Default 250 ms. */
   tickMs?: number;
+  /** After a wake-up that fired steps (they may have queued sends: the dispatcher can plan them now). */
+  onFired?: (fired: number) => void;
 }
 
 export interface SchedulerStats {
@@ -53,6 +56,7 @@ export class Scheduler {
   private chain: Promise<unknown> = Promise.resolve();
   private running = false;
   private unsubscribe: (() => void) | undefined;
+  private readonly nudged: () => Promise<void>;
   readonly stats: SchedulerStats = { wakeups: 0, fired: 0, refills: 0, loaded: 0 };
 
   constructor(private readonly opts: SchedulerOptions) {
@@ -61,6 +65,21 @@ export class Scheduler {
     this.batchSize = opts.batchSize ?? 200;
     this.maxLoaded = opts.maxLoaded ?? 200_000;
     this.wheel = new TimingWheel<string>({ startMs: opts.clock.now(), tickMs: opts.tickMs ?? 250 });
+    this.nudged = coalesce(async () => {
+      if (!this.running) return;
+      // Timers set by another process (or by a bulk insert that bypassed the service) are only in
+      // the store: read it now rather than at the next refill.
+      this.nextRefillAt = -Infinity;
+      await this.runOnce();
+    });
+  }
+
+  /**
+   * Enrollments were created or made due by someone else (the API, another process): refill and
+   * fire now. Coalesced: one nudged wake-up in flight plus one queued, however many nudges come.
+   */
+  nudge(): Promise<void> {
+    return this.running ? this.nudged() : Promise.resolve();
   }
 
   async start(): Promise<void> {
@@ -110,6 +129,7 @@ export class Scheduler {
     }
     this.stats.fired += fired;
     this.arm();
+    if (fired > 0) this.opts.onFired?.(fired);
     return fired;
   }
 

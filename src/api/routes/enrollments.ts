@@ -53,6 +53,8 @@ async function act(ctx: ApiContext, workspaceId: string, enrollmentId: string, e
   if (!found) throw cadenzaError('NOT_FOUND', 'no such enrollment in this workspace');
   const r = await enrollmentService(ctx).apply(enrollmentId, event);
   if (r.outcome === 'ignored') throw cadenzaError('INVALID_TRANSITION', `cannot ${event.type} an enrollment that is ${found.state}${r.note ? `: ${r.note}` : ''}`, { state: found.state });
+  // A timer set (a resume): a scheduler in another process would only see it at its next refill.
+  if (r.next.dueAt !== null) ctx.workDue?.();
   return toEnrollment(await select(ctx.store.db, workspaceId).where('e.id', '=', enrollmentId).executeTakeFirstOrThrow());
 }
 

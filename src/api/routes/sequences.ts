@@ -147,6 +147,8 @@ export const sequenceRoutes = [
       const deps = { clock: ctx.clock, random: ctx.random };
       const summary = await applyDefinition(ctx.store, deps, ws.workspaceId, def);
       const replanned = summary.created ? 0 : await enrollmentService(ctx).replanSequence(summary.sequenceId);
+      // An edit (a shorter delay, a wider window, a paused sequence set active) may make steps due now.
+      if (replanned > 0) ctx.workDue?.();
       return { sequenceId: summary.sequenceId, created: summary.created, version: summary.version, replanned };
     },
   }),
@@ -179,6 +181,8 @@ export const sequenceRoutes = [
       }
       if (leadIds.length === 0) return { enrolled: 0, refused: [] };
       const r = await bulkEnroll(ctx.store, { clock: ctx.clock, random: ctx.random }, { workspaceId: ws.workspaceId, sequenceId: seq.id, leadIds });
+      // The first step is usually due now: the scheduler and dispatcher need not wait for their polls.
+      if (r.enrolled > 0) ctx.workDue?.();
       return { enrolled: r.enrolled, refused: r.refused };
     },
   }),

@@ -15,7 +15,9 @@ import { PushRegistry, type GraphWatcher } from './push-registry.ts';
  */
 export type PushMessage =
   | { origin: string; kind: 'gmail'; emailAddress: string }
-  | { origin: string; kind: 'graph'; clientState: string; subscriptionId: string; lifecycleEvent?: string };
+  | { origin: string; kind: 'graph'; clientState: string; subscriptionId: string; lifecycleEvent?: string }
+  /** Work became due now (src/ops/work-nudge.ts): the same bus wakes the scheduler and dispatcher of other processes. */
+  | { origin: string; kind: 'work'; work: 'enrollments' | 'requests' };
 
 export interface PushBus {
   publish(message: PushMessage): Promise<void>;
@@ -77,7 +79,7 @@ export class RelayedPushRegistry extends PushRegistry {
 
   /** A message from the bus: only the local watchers are told (never published again). */
   private receive(m: PushMessage): void {
-    if (m.origin === this.o.origin) return;
+    if (m.origin === this.o.origin || m.kind === 'work') return;
     if (m.kind === 'gmail') {
       super.gmailNotified(m.emailAddress);
       return;

@@ -9,6 +9,7 @@
  */
 import { sql } from 'kysely';
 import type { Clock, TimerHandle } from '../../common/clock.ts';
+import { coalesce } from '../../common/coalesce.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Store } from '../../store/store.ts';
 import { planMailboxes, type PlanOptions, type PlanReport } from './plan.ts';
@@ -38,6 +39,8 @@ export interface DispatcherOptions extends PlanOptions {
   everyMs?: number;
   /** Mailboxes planned per pass at most. Default 10,000. */
   maxMailboxes?: number;
+  /** After a pass that wrote slots: the mailboxes it planned (their senders may have a send due sooner). */
+  onPlanned?: (mailboxIds: string[]) => void;
 }
 
 export class Dispatcher {
@@ -45,8 +48,22 @@ export class Dispatcher {
   private running = false;
   private chain: Promise<unknown> = Promise.resolve();
   readonly stats = { passes: 0, mailboxes: 0, planned: 0, unplaced: 0 };
+  private readonly nudged: () => Promise<void>;
 
-  constructor(private readonly opts: DispatcherOptions) {}
+  constructor(private readonly opts: DispatcherOptions) {
+    this.nudged = coalesce(async () => {
+      if (this.running) await this.runOnce();
+    });
+  }
+
+  /**
+   * Requests were queued now (the scheduler fired steps): plan them without waiting for the next
+   * pass. The pass is the periodic one, so pacing decides the slot. Coalesced: one nudged pass in
+   * flight plus one queued, however many nudges come.
+   */
+  nudge(): Promise<void> {
+    return this.running ? this.nudged() : Promise.resolve();
+  }
 
   /** One pass now: plans every mailbox that needs it. */
   runOnce(): Promise<PlanReport> {
@@ -85,6 +102,7 @@ export class Dispatcher {
     this.stats.planned += report.planned;
     this.stats.unplaced += report.unplaced;
     for (const e of report.errors) this.opts.log?.warn({ mailboxId: e.mailboxId }, `dispatch: ${e.message}`);
+    if (report.written > 0) this.opts.onPlanned?.(ids);
     return report;
   }
 }

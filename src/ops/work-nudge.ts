@@ -1,0 +1,51 @@
+import { coalesce } from '../common/coalesce.ts';
+import type { PushBus } from '../mailbox/sync/push-relay.ts';
+
+/**
+ * What became due now:
+ *   enrollments  enrollments were created, resumed or moved with a step due now or soon: the
+ *                scheduler should read the store at once (a refill and a firing pass) instead of at
+ *                its next 30 s refill;
+ *   requests     the scheduler queued send requests: the dispatcher should plan them at once
+ *                instead of at its next 30 s pass.
+ */
+export type WorkKind = 'enrollments' | 'requests';
+
+/**
+ * Nudges remove polling latency, nothing else: a nudged pass is the same pass the timers run, so
+ * caps, gaps and working windows still decide when a message leaves. This process's listeners hear
+ * a nudge at once; other processes hear it through the push bus (PostgreSQL LISTEN/NOTIFY,
+ * push-bus.ts). A lost NOTIFY costs one polling interval, as before.
+ *
+ * Publishing is coalesced per kind (one NOTIFY in flight plus one queued), and so is each
+ * listener's pass (Scheduler.nudge, Dispatcher.nudge): a storm of API calls costs a few passes.
+ */
+export class WorkNudges {
+  private readonly listeners = new Map<WorkKind, Set<() => void>>();
+  private readonly publish: Record<WorkKind, () => Promise<void>>;
+
+  constructor(private readonly o: { origin: string; bus?: PushBus; onError?: (e: unknown) => void }) {
+    const publish = (work: WorkKind) => coalesce(async () => o.bus?.publish({ origin: o.origin, kind: 'work', work }), o.onError);
+    this.publish = { enrollments: publish('enrollments'), requests: publish('requests') };
+    o.bus?.subscribe((m) => {
+      if (m.kind === 'work' && m.origin !== o.origin) this.tell(m.work);
+    });
+  }
+
+  /** Work of this kind is due now: wake this process's listeners, and other processes'. */
+  nudge(work: WorkKind): void {
+    this.tell(work);
+    if (this.o.bus) void this.publish[work]();
+  }
+
+  on(work: WorkKind, fn: () => void): () => void {
+    let set = this.listeners.get(work);
+    if (!set) this.listeners.set(work, (set = new Set()));
+    set.add(fn);
+    return () => set.delete(fn);
+  }
+
+  private tell(work: WorkKind): void {
+    for (const fn of this.listeners.get(work) ?? []) fn();
+  }
+}

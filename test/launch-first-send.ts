@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, type Logger } from '../src/common/logger.ts';
+import { startApp, type RunningApp } from '../src/ops/app.ts';
+import { SESSION_COOKIE } from '../src/api/auth/sessions.ts';
+import { mailBed, readInbox } from './mail/mailbed.ts';
+
+/**
+ * "Launch → first send", as a script using the API would see it: the real app (every role in one
+ * process, or the API in one and the scheduler, sender and sync roles in another on PostgreSQL),
+ * a mailbox connected on the mail bed's Postfix + Dovecot, one lead, a one-step sequence with no
+ * delay, no jitter and any hour; then the clock starts, the lead is enrolled over HTTP with an
+ * API key, and we wait for the send request to be 'sent' and the message to be in the
+ * prospect's Dovecot INBOX.
+ *
+ * The mailbox is connected, and leased by a sender, before the launch: the figure is the launch's
+ * latency, not the first lease of a mailbox connected a second earlier. The launch comes just after
+ * the scheduler's periodic refill, the worst moment for polling (the next one is 30 s away), so the
+ * figure shows what the nudges remove rather than where the poll happened to be. Each run is a fresh
+ * installation, so the mailbox has sent nothing yet and no pacing gap applies (pacing still
+ * rules: the measured slot is the one the day planner gives).
+ */
+export interface LaunchOptions {
+  /** PostgreSQL database (already created) to run on; absent: PGlite in a temporary folder. */
+  databaseUrl?: string;
+  /** API in one app, the other roles in another (two processes' worth of connections and buses). PostgreSQL only. */
+  split?: boolean;
+  rep: string;
+  prospect: string;
+  password: string;
+  log?: Logger;
+}
+
+export interface LaunchFigures {
+  /** The enroll call's answer. */
+  enrollMs: number;
+  /** The slot the day planner gave the send (send_at), from the launch. */
+  plannedMs: number;
+  /** The send request recorded 'sent'. */
+  sentMs: number;
+  /** The message in the prospect's INBOX (IMAP, polled every 50 ms). */
+  deliveredMs: number;
+}
+
+export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> {
+  if (o.split && !o.databaseUrl) throw new Error('split roles need PostgreSQL');
+  const dir = mkdtempSync(join(tmpdir(), 'cadenza-launch-'));
+  const log = o.log ?? createLogger({ level: 'silent' });
+  // One data folder for both apps: it holds the master key, which both need to open the vault.
+  const common = { databaseUrl: o.databaseUrl, dataDir: dir, port: 0, host: '127.0.0.1', log };
+  const apps: RunningApp[] = [];
+  try {
+    const api = await startApp({ ...common, roles: o.split ? ['api'] : ['api', 'scheduler', 'sender', 'sync'] });
+    apps.push(api);
+    if (o.split) apps.push(await startApp({ ...common, roles: ['scheduler', 'sender', 'sync'] }));
+    const base = api.url!;
+
+    const setup = await fetch(`${base}/api/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@launch.test', password: 'a long enough password', workspaceName: 'Launch' }) });
+    if (setup.status !== 201) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
+    const me = (await setup.json()) as { workspaces: Array<{ id: string }>; csrfToken: string };
+    const ws = me.workspaces[0]!.id;
+    const cookie = setup.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`))!.split(';')[0]!;
+    const made = await fetch(`${base}/api/workspaces/${ws}/api-keys`, { method: 'POST', headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': me.csrfToken }, body: JSON.stringify({ name: 'launch script' }) });
+    if (made.status !== 201) throw new Error(`api key: ${made.status} ${await made.text()}`);
+    const key = ((await made.json()) as { key: string }).key;
+    const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+      const r = await fetch(`${base}/api/workspaces/${ws}/${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
+      return (await r.json()) as T;
+    };
+
+    // Any day, any hour, no human-like pickup delay: the launch must not wait for a working day.
+    const mailbox = await call<{ id: string }>('POST', 'mailboxes', {
+      email: o.rep,
+      password: o.password,
+      dailyCap: 50,
+      rampUp: false,
+      timeZone: 'UTC',
+      smtp: { host: mailBed.host, port: mailBed.submissionPort, security: 'starttls', allowSelfSigned: true },
+      imap: { host: mailBed.host, port: mailBed.imapPort, security: 'none' },
+      workingHours: { workDays: [1, 2, 3, 4, 5, 6, 7], start: '00:00', end: '23:59', humanTiming: false },
+    });
+    const lead = await call<{ id: string }>('POST', 'leads', { email: o.prospect, firstName: 'Sam', company: 'Inbox Test' });
+    const tag = `l${randomBytes(4).toString('hex')}`;
+    const seq = await call<{ sequenceId: string }>('PUT', 'sequences', {
+      key: tag,
+      name: `Launch ${tag}`,
+      window: 'any',
+      jitterMinutes: 0,
+      mailboxes: [o.rep],
+      steps: [{ key: 's1', type: 'email', delay: '0 minutes', subject: `Hello {{first_name}} ${tag}`, body: 'A quick question, {{first_name}}.', title: '', variants: [] }],
+    });
+
+    // A sender owns the mailbox (its balance runs every 20 s) before the clock starts.
+    const db = api.store.db;
+    const worker = apps[apps.length - 1]!;
+    await until(async () => !!(await db.selectFrom('lease').select('resource').where('resource', '=', `mailbox:${mailbox.id}`).where('expires_at', '>', new Date()).executeTakeFirst()), 60_000, 'a sender to lease the mailbox');
+
+    const refills = worker.scheduler!.stats.refills;
+    await until(async () => worker.scheduler!.stats.refills > refills, 40_000, "the scheduler's periodic refill", 10);
+
+    const t0 = performance.now();
+    const enrolled = await call<{ enrolled: number }>('POST', `sequences/${seq.sequenceId}/enroll`, { leadIds: [lead.id] });
+    const enrollMs = performance.now() - t0;
+    if (enrolled.enrolled !== 1) throw new Error(`enroll: ${JSON.stringify(enrolled)}`);
+    let plannedAt: Date | null = null;
+    let messageId: string | null = null;
+    await until(
+      async () => {
+        const r = await db.selectFrom('send_request as r').innerJoin('enrollment as e', 'e.id', 'r.enrollment_id').select(['r.state', 'r.message_id', 'r.send_at', 'r.created_at']).where('e.lead_id', '=', lead.id).where('e.sequence_id', '=', seq.sequenceId).executeTakeFirst();
+        plannedAt = r?.send_at ?? plannedAt;
+        if (r?.state === 'sent') messageId = r.message_id;
+        return messageId !== null;
+      },
+      120_000,
+      'the send request to be sent',
+      20,
+    );
+    const sentMs = performance.now() - t0;
+    const startedAt = Date.now() - sentMs;
+    const got = await readInbox(o.prospect, o.password, messageId!, { waitMs: 60_000 });
+    const deliveredMs = performance.now() - t0;
+    if (got.length === 0) throw new Error(`message ${messageId} never reached ${o.prospect}`);
+    return { enrollMs, plannedMs: plannedAt ? Math.max(0, (plannedAt as Date).getTime() - startedAt) : NaN, sentMs, deliveredMs };
+  } finally {
+    for (const a of apps.reverse()) await a.stop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function until(check: () => Promise<boolean>, ms: number, what: string, everyMs = 100): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -115,7 +115,8 @@ service imap-login {
   return { port, close };
 }
 
-function freePort(): Promise<number> {
+/** A port nothing listens on now, for a server that must know its URL before it starts. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);

@@ -5,6 +5,7 @@ import { Analytics } from './screens/Analytics.tsx';
 import { Inbox } from './screens/Inbox.tsx';
 import { Leads } from './screens/Leads.tsx';
 import { Mailboxes } from './screens/Mailboxes.tsx';
+import { NewWorkspace } from './screens/NewWorkspace.tsx';
 import { Sequences } from './screens/Sequences.tsx';
 import { Settings } from './screens/Settings.tsx';
 import { Tasks } from './screens/Tasks.tsx';
@@ -26,19 +27,51 @@ export interface ScreenProps {
   sub: string;
 }
 
+const WORKSPACE_KEY = 'cadenza.workspace';
+
+/** The workspace the browser shows next time (after a reload, a new workspace, an accepted invitation). */
+export function rememberWorkspace(id: string): void {
+  try {
+    localStorage.setItem(WORKSPACE_KEY, id);
+  } catch {
+    // Storage refused (private mode): the choice lasts until the page reloads.
+  }
+}
+
+function rememberedWorkspace(me: Me): string {
+  let id: string | null = null;
+  try {
+    id = localStorage.getItem(WORKSPACE_KEY);
+  } catch {
+    id = null;
+  }
+  return me.workspaces.find((w) => w.id === id)?.id ?? me.workspaces[0]?.id ?? '';
+}
+
 /** Navigation on the left, the current screen on the right; plain links so keyboard and middle-click work. */
-export function Shell({ me, path, startDemo, onSignOut }: { me: Me; path: string; startDemo: boolean; onSignOut: () => void }) {
-  const [workspaceId, setWorkspaceId] = useState(me.workspaces[0]?.id ?? '');
+export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me; path: string; startDemo: boolean; onSignOut: () => void; onMeChanged: () => Promise<void> }) {
+  const [workspaceId, setWorkspaceId] = useState(() => rememberedWorkspace(me));
+  const choose = (id: string) => {
+    rememberWorkspace(id);
+    setWorkspaceId(id);
+  };
+  const creating = path === '/workspaces/new';
+  // A plain link for keyboard, middle-click and new tabs; a left click navigates in place.
+  const follow = (to: string) => (e: React.MouseEvent) => {
+    if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+    e.preventDefault();
+    navigate(to);
+  };
   const current = screens.find((s) => path === s.path || path.startsWith(s.path + '/')) ?? screens[0];
   const sub = path.slice(current.path.length + 1);
   const mainRef = useRef<HTMLElement>(null);
   const first = useRef(true);
   useEffect(() => {
-    document.title = `${current.label} · Cadenza`;
+    document.title = `${creating ? 'New workspace' : current.label} · Cadenza`;
     // After a navigation, keyboard and screen-reader users start at the new screen, not in the menu.
     if (first.current) first.current = false;
     else mainRef.current?.focus();
-  }, [current]);
+  }, [current, creating]);
   return (
     <div className="shell">
       <a className="skip" href="#main">
@@ -49,7 +82,7 @@ export function Shell({ me, path, startDemo, onSignOut }: { me: Me; path: string
         {me.workspaces.length > 1 ? (
           <label className="field nav-ws">
             <span className="field-label">Workspace</span>
-            <select value={workspaceId} onChange={(e) => setWorkspaceId(e.target.value)}>
+            <select value={workspaceId} onChange={(e) => choose(e.target.value)}>
               {me.workspaces.map((w) => (
                 <option key={w.id} value={w.id}>
                   {w.name}
@@ -60,17 +93,16 @@ export function Shell({ me, path, startDemo, onSignOut }: { me: Me; path: string
         ) : (
           <div className="nav-ws muted">{me.workspaces[0]?.name}</div>
         )}
+        <a className="nav-new small" href="/workspaces/new" aria-current={creating ? 'page' : undefined} onClick={follow('/workspaces/new')}>
+          New workspace
+        </a>
         <ul>
           {screens.map((s) => (
             <li key={s.path}>
               <a
                 href={s.path}
-                aria-current={s === current ? 'page' : undefined}
-                onClick={(e) => {
-                  if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
-                  e.preventDefault();
-                  navigate(s.path);
-                }}
+                aria-current={s === current && !creating ? 'page' : undefined}
+                onClick={follow(s.path)}
               >
                 {s.label}
               </a>
@@ -86,7 +118,25 @@ export function Shell({ me, path, startDemo, onSignOut }: { me: Me; path: string
       </nav>
       <main id="main" className="main" tabIndex={-1} ref={mainRef}>
         {workspaceId && <DemoBanner workspaceId={workspaceId} start={startDemo && workspaceId === me.workspaces[0]?.id} />}
-        {workspaceId ? <current.Screen key={workspaceId + current.path} workspaceId={workspaceId} sub={sub} /> : <p>You belong to no workspace yet.</p>}
+        {creating ? (
+          <NewWorkspace
+            onCreated={async (id) => {
+              await onMeChanged();
+              choose(id);
+              navigate('/settings');
+            }}
+          />
+        ) : workspaceId ? (
+          <current.Screen key={workspaceId + current.path} workspaceId={workspaceId} sub={sub} />
+        ) : (
+          <p>
+            You belong to no workspace yet.{' '}
+            <a href="/workspaces/new" onClick={follow('/workspaces/new')}>
+              Create one
+            </a>
+            , or open an invitation link.
+          </p>
+        )}
       </main>
     </div>
   );

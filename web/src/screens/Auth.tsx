@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { api, errorMessage, type Me } from '../api.ts';
 import { ErrorNote, Field } from '../ui/parts.tsx';
 
-function AuthFrame({ title, lead, children }: { title: string; lead: string; children: React.ReactNode }) {
+export function AuthFrame({ title, lead, children }: { title: string; lead: string; children: React.ReactNode }) {
   return (
     <main className="auth">
       <div className="auth-card">

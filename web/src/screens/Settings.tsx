@@ -3,6 +3,7 @@ import { api, errorMessage, ws, type Me } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import { Badge, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { Invitations } from './Invitations.tsx';
 
 /** GET/PATCH …/settings (src/api/routes/workspace.ts). */
 interface WorkspaceSettings {
@@ -34,6 +35,7 @@ export function Settings({ workspaceId }: ScreenProps) {
       <ErrorNote error={me.error} />
       <WorkspaceForm workspaceId={workspaceId} admin={admin} />
       <Members workspaceId={workspaceId} admin={admin} owner={role === 'owner'} />
+      {admin && role && <Invitations workspaceId={workspaceId} role={role} />}
     </>
   );
 }

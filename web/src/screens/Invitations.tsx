@@ -1,0 +1,174 @@
+import { useRef, useState, type FormEvent } from 'react';
+import { api, errorMessage, ws } from '../api.ts';
+import { Badge, Empty, ErrorNote, Field, when } from '../ui/parts.tsx';
+import { useLoad } from '../ui/use-load.ts';
+
+type Role = 'owner' | 'admin' | 'member';
+
+/** GET …/invitations (src/api/routes/invitations.ts). */
+interface Invitation {
+  id: string;
+  email: string;
+  role: Role;
+  status: 'pending' | 'accepted' | 'revoked' | 'expired';
+  invitedBy: string | null;
+  createdAt: string;
+  expiresAt: string;
+  acceptedAt: string | null;
+}
+
+interface Created {
+  invitation: Invitation;
+  emailed: boolean;
+  link: string | null;
+  mailError: string | null;
+}
+
+const ROLES: Role[] = ['member', 'admin', 'owner'];
+const rank: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
+
+/**
+ * Inviting people by email (admins): the invitation is emailed when the server has a mailer; when
+ * it has none, or sending failed, the link is shown to copy and pass on.
+ */
+export function Invitations({ workspaceId, role }: { workspaceId: string; role: Role }) {
+  const list = useLoad(() => api<{ invitations: Invitation[] }>('GET', ws(workspaceId, 'invitations')), [workspaceId]);
+  const [f, setF] = useState<{ email: string; role: Role }>({ email: '', role: 'member' });
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const [created, setCreated] = useState<Created>();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    setCreated(undefined);
+    try {
+      setCreated(await api<Created>('POST', ws(workspaceId, 'invitations'), f));
+      setF({ ...f, email: '' });
+      list.reload();
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const revoke = async (i: Invitation) => {
+    setError(undefined);
+    try {
+      await api('DELETE', ws(workspaceId, `invitations/${i.id}`));
+      if (created?.invitation.id === i.id) setCreated(undefined);
+      list.reload();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  // Accepted and withdrawn ones are history: the list shows what still needs someone.
+  const open = (list.data?.invitations ?? []).filter((i) => i.status === 'pending' || i.status === 'expired');
+  return (
+    <section className="card stack" aria-labelledby="settings-invitations">
+      <h2 id="settings-invitations">Invite people</h2>
+      <form className="row" onSubmit={submit} style={{ alignItems: 'flex-end' }}>
+        <Field label="Email to invite">
+          <input type="email" required autoComplete="off" value={f.email} onChange={(e) => setF({ ...f, email: e.target.value })} />
+        </Field>
+        <Field label="Invited role">
+          <select value={f.role} onChange={(e) => setF({ ...f, role: e.target.value as Role })}>
+            {ROLES.filter((r) => rank[r] <= rank[role]).map((r) => (
+              <option key={r} value={r}>
+                {r[0]!.toUpperCase() + r.slice(1)}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          {busy ? 'Inviting…' : 'Send invitation'}
+        </button>
+      </form>
+      <ErrorNote error={error ?? list.error} />
+      {created && <CreatedNote c={created} />}
+      <h3>Pending invitations</h3>
+      {open.length === 0 ? (
+        <Empty>No pending invitations.</Empty>
+      ) : (
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Invited</th>
+              <th scope="col">Role</th>
+              <th scope="col">Expires</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {open.map((i) => (
+              <tr key={i.id}>
+                <td>
+                  <div className="strong">{i.email}</div>
+                  {i.invitedBy && <div className="muted small">by {i.invitedBy}</div>}
+                </td>
+                <td>{i.role}</td>
+                <td>{i.status === 'expired' ? <Badge tone="warn">expired</Badge> : when(i.expiresAt)}</td>
+                <td>
+                  {i.status === 'pending' && rank[i.role] <= rank[role] && (
+                    <button type="button" className="btn btn-quiet" onClick={() => void revoke(i)} aria-label={`Withdraw the invitation to ${i.email}`}>
+                      Withdraw
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <p className="muted small" style={{ margin: 0 }}>
+        A link works once, for the invited address only, for seven days. Invite the same address again to send a fresh link; the old one stops working.
+      </p>
+    </section>
+  );
+}
+
+function CreatedNote({ c }: { c: Created }) {
+  if (c.emailed) {
+    return (
+      <p className="note note-ok" role="status">
+        Invitation emailed to {c.invitation.email}.
+      </p>
+    );
+  }
+  return (
+    <div className="note stack" role="status">
+      <p style={{ margin: 0 }}>
+        {c.mailError ? `The email could not be sent (${c.mailError}). ` : 'This server sends no email (no CADENZA_SMTP_URL). '}
+        Send this link to {c.invitation.email} yourself: it works once, for that address only.
+      </p>
+      {c.link && <CopyLink link={c.link} email={c.invitation.email} />}
+    </div>
+  );
+}
+
+function CopyLink({ link, email }: { link: string; email: string }) {
+  const input = useRef<HTMLInputElement>(null);
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(link);
+    } catch {
+      // No clipboard (plain http on another host): select it, so Ctrl+C does it.
+      input.current?.select();
+      document.execCommand('copy');
+    }
+    setCopied(true);
+  };
+  return (
+    <div className="row">
+      <Field label={`Invitation link for ${email}`}>
+        <input ref={input} readOnly value={link} onFocus={(e) => e.target.select()} style={{ minWidth: '32em' }} />
+      </Field>
+      <button type="button" className="btn" onClick={() => void copy()} style={{ alignSelf: 'flex-end' }}>
+        {copied ? 'Copied' : 'Copy link'}
+      </button>
+    </div>
+  );
+}

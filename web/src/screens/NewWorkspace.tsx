@@ -1,0 +1,44 @@
+import { useState, type FormEvent } from 'react';
+import { api, errorMessage } from '../api.ts';
+import { ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
+
+/** POST /api/workspaces: another team or brand, with its own mailboxes, leads and sequences; the creator owns it. */
+export function NewWorkspace({ onCreated }: { onCreated: (workspaceId: string) => void }) {
+  const [f, setF] = useState({ name: '', timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const w = await api<{ id: string }>('POST', '/api/workspaces', f);
+      onCreated(w.id);
+    } catch (err) {
+      setError(errorMessage(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <PageHeader title="New workspace" />
+      <form className="card stack" onSubmit={submit} style={{ maxWidth: '32rem' }}>
+        <p className="muted" style={{ margin: 0 }}>
+          A workspace has its own mailboxes, leads, sequences and people. You will be its owner, and can invite others from its settings.
+        </p>
+        <Field label="Workspace name" hint="A team, a brand or a client.">
+          <input required value={f.name} onChange={(e) => setF({ ...f, name: e.target.value })} autoFocus />
+        </Field>
+        <Field label="Time zone" hint="Reports and the default send day; e.g. Europe/Paris.">
+          <input required value={f.timeZone} onChange={(e) => setF({ ...f, timeZone: e.target.value })} />
+        </Field>
+        <ErrorNote error={error} />
+        <div>
+          <button type="submit" className="btn btn-primary" disabled={busy}>
+            {busy ? 'Creating…' : 'Create workspace'}
+          </button>
+        </div>
+      </form>
+    </>
+  );
+}

@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
@@ -8,6 +9,7 @@ import { registerOAuthRoutes, type OAuthRoutesDeps } from '../mailbox/oauth/rout
 import type { PushRegistry } from '../mailbox/sync/push-registry.ts';
 import { gmailPushRoutes, graphPushRoutes } from '../mailbox/sync/push-routes.ts';
 import { registerApi } from './api.ts';
+import { oauthCaller } from './auth/oauth-caller.ts';
 import type { ApiContext } from './context.ts';
 import { registerDocs } from './http/docs.ts';
 import { registerWebApp } from './static.ts';
@@ -46,7 +48,15 @@ function registerRoutes(app: FastifyInstance, deps: ApiDeps): void {
   if (deps.api) registerApi(app, { store: deps.store, clock: deps.clock, ...deps.api });
 
   if (deps.tracking) registerTracking(app, { store: deps.store, clock: deps.clock, ...deps.tracking });
-  if (deps.oauth) registerOAuthRoutes(app, deps.oauth);
+  if (deps.oauth) {
+    const oauth = deps.oauth;
+    // The connect routes know the person by their session cookie (api/auth/oauth-caller.ts).
+    const caller = deps.api ? oauthCaller({ store: deps.store, clock: deps.clock, ...deps.api }) : undefined;
+    void app.register(async (scope) => {
+      await scope.register(cookie);
+      registerOAuthRoutes(scope, { ...oauth, ...(caller ? { caller } : {}) });
+    });
+  }
   if (deps.push) {
     void app.register(gmailPushRoutes, { registry: deps.push.registry, verificationToken: deps.push.verificationToken });
     void app.register(graphPushRoutes, { registry: deps.push.registry });

@@ -10,11 +10,14 @@ export async function saveFlow(db: Db, row: Insertable<OAuthFlowTable>): Promise
   await db.insertInto('oauth_flow').values(row).execute();
 }
 
-export type Consumed = { ok: true; flow: FlowRow } | { ok: false; reason: 'unknown' | 'used' | 'expired' };
+export type Consumed = { ok: true; flow: FlowRow } | { ok: false; reason: 'unknown' | 'used' | 'expired' | 'other_session' };
 
 // -- name: consume-flow
 // Single use in one statement: of two callbacks racing with one state, only one sees used_at null.
-export async function consumeFlow(db: Db, state: string, now: number): Promise<Consumed> {
+// A flow bound to a web session is consumed only in that session: a callback link carrying
+// someone else's state (login CSRF: their account connected in your workspace) is refused and
+// leaves the flow for its own session.
+export async function consumeFlow(db: Db, state: string, now: number, sessionHash?: string): Promise<Consumed> {
   const at = new Date(now);
   const flow = await db
     .updateTable('oauth_flow')
@@ -22,11 +25,15 @@ export async function consumeFlow(db: Db, state: string, now: number): Promise<C
     .where('state', '=', state)
     .where('used_at', 'is', null)
     .where('expires_at', '>', at)
+    .where((eb) => eb.or([eb('session_hash', 'is', null), eb('session_hash', '=', sessionHash ?? '')]))
     .returningAll()
     .executeTakeFirst();
   if (flow) return { ok: true, flow };
-  const row = await db.selectFrom('oauth_flow').select(['used_at']).where('state', '=', state).executeTakeFirst();
-  return { ok: false, reason: !row ? 'unknown' : row.used_at ? 'used' : 'expired' };
+  const row = await db.selectFrom('oauth_flow').select(['used_at', 'expires_at', 'session_hash']).where('state', '=', state).executeTakeFirst();
+  if (!row) return { ok: false, reason: 'unknown' };
+  if (row.used_at) return { ok: false, reason: 'used' };
+  if (row.expires_at <= at) return { ok: false, reason: 'expired' };
+  return { ok: false, reason: 'other_session' };
 }
 
 // -- name: purge-flows

@@ -26,7 +26,8 @@ import { classifyTokenFailure } from './token-errors.ts';
  *             the vault in the same transaction.
  *
  * Who the user is, and whether they may add a mailbox to the workspace, is the caller's business
- * (routes.ts, the CLI): this file trusts the workspace it is given at start.
+ * (routes.ts checks the signed-in session; the CLI is the operator): this file trusts the workspace
+ * and the user it is given at start, and refuses a callback in another session than the start's.
  */
 
 export interface OAuthFlowDeps {
@@ -50,6 +51,15 @@ export interface StartRequest {
   redirectUri: string;
   /** The address the user means to connect: preselects the account on the consent page. */
   loginHint?: string;
+  /** The person connecting (app_user id): they own the new mailbox. */
+  userId?: string;
+  /** The web session that started the flow (auth_session.id_hash): only it may complete the flow. */
+  sessionHash?: string;
+}
+
+export interface CompleteOptions {
+  /** The callback's web session (auth_session.id_hash); a flow bound to another one is refused. */
+  sessionHash?: string;
 }
 
 export interface Started {
@@ -62,6 +72,8 @@ export interface Connected {
   mailboxId: string;
   email: string;
   workspaceId: string;
+  /** Who owns the mailbox when it was created by this flow (null: started from the CLI). */
+  userId: string | null;
   provider: 'gmail' | 'graph' | 'smtp_imap';
   oauthProvider: OAuthProviderName;
   mode: OAuthMode;
@@ -88,6 +100,8 @@ export async function startAuthorization(deps: OAuthFlowDeps, req: StartRequest)
     code_verifier: verifier,
     nonce,
     login_hint: req.loginHint ?? null,
+    user_id: req.userId ?? null,
+    session_hash: req.sessionHash ?? null,
     created_at: new Date(now),
     expires_at: new Date(expiresAt),
   });
@@ -107,11 +121,14 @@ export async function startAuthorization(deps: OAuthFlowDeps, req: StartRequest)
 }
 
 /** Completes a flow from the callback's query (code, state; or error, state). */
-export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSearchParams): Promise<Connected> {
+export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSearchParams, opts: CompleteOptions = {}): Promise<Connected> {
   const state = callback.get('state');
   if (!state) throw cadenzaError('INVALID_INPUT', 'the callback has no state parameter', { field: 'state' });
-  const consumed = await consumeFlow(deps.store.db, state, deps.clock.now());
+  const consumed = await consumeFlow(deps.store.db, state, deps.clock.now(), opts.sessionHash);
   if (!consumed.ok) {
+    if (consumed.reason === 'other_session') {
+      throw cadenzaError('FORBIDDEN', 'this sign-in was started by someone else, or in another browser session; start the connection again from your Mailboxes screen', { field: 'state', reason: consumed.reason });
+    }
     const why = {
       unknown: 'this sign-in is unknown to Cadenza; start the connection again',
       used: 'this sign-in was already completed (a link can be used once); start the connection again',
@@ -178,9 +195,10 @@ export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSe
   const result = await deps.store.db.transaction().execute(async (tx) => {
     const existing = await tx
       .selectFrom('mailbox')
-      .select(['id', 'settings', 'health', 'health_reason'])
+      .select(['id', 'settings', 'health', 'health_reason', 'user_id'])
       .where('workspace_id', '=', flow.workspace_id)
       .where((eb) => eb(eb.fn('lower', ['email']), '=', email))
+      .where('removed_at', 'is', null)
       .forUpdate()
       .executeTakeFirst();
     if (existing) {
@@ -190,7 +208,12 @@ export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSe
       const settings = { ...old, ...kind.settings };
       if (!kind.settings.smtp) delete settings.smtp;
       if (!kind.settings.imap) delete settings.imap;
-      await tx.updateTable('mailbox').set({ provider: kind.provider, settings: JSON.stringify(settings) }).where('id', '=', existing.id).execute();
+      // The owner stays who they were; a mailbox nobody owned becomes the connecting person's.
+      await tx
+        .updateTable('mailbox')
+        .set({ provider: kind.provider, settings: JSON.stringify(settings), user_id: existing.user_id ?? flow.user_id })
+        .where('id', '=', existing.id)
+        .execute();
       await deps.vault.put(flow.workspace_id, existing.id, credential, tx);
       // A new grant lifts a pause about credentials, not one about bounces or spam complaints.
       if (existing.health !== 'ok' && isCredentialPause(existing.health_reason)) await resumeMailbox(tx, existing.id);
@@ -199,14 +222,14 @@ export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSe
     const id = newId(now, deps.random);
     await tx
       .insertInto('mailbox')
-      .values({ id, workspace_id: flow.workspace_id, email, provider: kind.provider, settings: JSON.stringify(kind.settings) })
+      .values({ id, workspace_id: flow.workspace_id, user_id: flow.user_id, email, provider: kind.provider, settings: JSON.stringify(kind.settings) })
       .execute();
     await deps.vault.put(flow.workspace_id, id, credential, tx);
     return { mailboxId: id, created: true };
   });
   deps.tokens?.forget(result.mailboxId);
   deps.log?.info({ mailboxId: result.mailboxId, provider: flow.provider, mode: flow.mode, created: result.created }, 'mailbox connected with OAuth');
-  return { ...result, email, workspaceId: flow.workspace_id, provider: kind.provider, oauthProvider: flow.provider, mode: flow.mode };
+  return { ...result, email, workspaceId: flow.workspace_id, userId: flow.user_id, provider: kind.provider, oauthProvider: flow.provider, mode: flow.mode };
 }
 
 /**

@@ -1,29 +1,44 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import { isCadenzaError, type ErrorCode } from '../../common/errors.ts';
-import { resolveWorkspace } from '../../ops/workspace.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { cadenzaError, isCadenzaError, type ErrorCode } from '../../common/errors.ts';
 import { completeAuthorization, startAuthorization, type OAuthFlowDeps } from './flow.ts';
 import { isOAuthMode, isOAuthProviderName } from './providers.ts';
 
 /**
- * The browser side of connecting a mailbox:
+ * The browser side of connecting a mailbox, from the web app's Mailboxes screen:
  *
- *   GET /oauth/:provider/start?mode=api|imap&email=hint   302 to Google's or Microsoft's consent page
- *   GET /oauth/callback                                   where the provider sends the user back
+ *   GET /oauth/:provider/start?workspaceId=…&mode=api|imap&email=hint
+ *        signed in (session cookie), a member of the workspace at least: 302 to Google's or
+ *        Microsoft's consent page; the flow records the workspace, the person and the session
+ *   GET /oauth/callback
+ *        where the provider sends the user back: only in the session that started the flow; the
+ *        mailbox is created in the flow's workspace, owned by the flow's person
+ *
+ * A browser (Accept: text/html) is sent back to the web app's Mailboxes screen with the outcome
+ * (?connected=address or ?oauthError=message); anything else gets JSON.
  *
  * The redirect URI registered with the providers is `<CADENZA_PUBLIC_URL>/oauth/callback`.
- *
- * Known gap until users and roles exist (the web app's issue): start puts the mailbox in the
- * default workspace and does not check who asks. Anyone who can reach the API can start a flow,
- * though only the account's owner can complete the consent, and the mailbox is theirs. Deploy the
- * API behind the operator's own access control until then.
  */
 export interface OAuthRoutesDeps extends OAuthFlowDeps {
   /** Where the providers send the user back; the server's public URL. */
   publicUrl: string;
 }
 
+/** Who is asking, as the API's authentication sees it (api/auth/oauth-caller.ts implements it). */
+export interface OAuthCaller {
+  /**
+   * The signed-in person and their session, if they belong to the workspace (member at least).
+   * Throws, in this order: UNAUTHENTICATED (no session), FORBIDDEN (an API key), INVALID_INPUT
+   * (no workspace id), NOT_FOUND (not their workspace).
+   */
+  forWorkspace(req: FastifyRequest, workspaceId: string | undefined): Promise<{ workspaceId: string; userId: string; sessionHash: string }>;
+  /** The request's session (auth_session.id_hash), if any. */
+  sessionHash(req: FastifyRequest): Promise<string | undefined>;
+}
+
 const statusOf: Partial<Record<ErrorCode, number>> = {
   INVALID_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   MAILBOX_AUTH_FAILED: 403,
   MAILBOX_UNAVAILABLE: 502,
@@ -31,38 +46,56 @@ const statusOf: Partial<Record<ErrorCode, number>> = {
   CONFLICT: 409,
 };
 
-export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoutesDeps): void {
-  const redirectUri = `${deps.publicUrl.replace(/\/+$/, '')}/oauth/callback`;
+/** `caller` absent (a server without the API's sign-in): start refuses, since it could not tell who asks. */
+export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoutesDeps & { caller?: OAuthCaller }): void {
+  const base = deps.publicUrl.replace(/\/+$/, '');
+  const redirectUri = `${base}/oauth/callback`;
 
-  app.get<{ Params: { provider: string }; Querystring: { mode?: string; email?: string } }>('/oauth/:provider/start', async (req, reply) => {
+  app.get<{ Params: { provider: string }; Querystring: { mode?: string; email?: string; workspaceId?: string } }>('/oauth/:provider/start', async (req, reply) => {
     const { provider } = req.params;
     const mode = req.query.mode ?? 'api';
     if (!isOAuthProviderName(provider)) return reply.code(404).send({ error: 'NOT_FOUND', message: `no OAuth provider '${provider}' (google, microsoft)` });
     if (!isOAuthMode(mode)) return reply.code(400).send({ error: 'INVALID_INPUT', message: `mode is api or imap, got '${mode}'` });
     const hint = req.query.email;
     if (hint !== undefined && !/^[^\s@]{1,200}@[^\s@]{1,200}$/.test(hint)) return reply.code(400).send({ error: 'INVALID_INPUT', message: 'email is not an address' });
+    const workspaceId = req.query.workspaceId;
     try {
-      const w = await resolveWorkspace(deps.store, undefined);
-      const started = await startAuthorization(deps, { workspaceId: w.id, provider, mode, redirectUri, ...(hint ? { loginHint: hint } : {}) });
-      // The flow is bound to this state only: no cookie, so a start in one browser and a callback in another still works.
+      if (!deps.caller) throw cadenzaError('CONFIG_INVALID', 'this server has no sign-in (API) configured, so it cannot tell who connects a mailbox; use `cadenza mailbox connect`');
+      const who = await deps.caller.forWorkspace(req, workspaceId);
+      const started = await startAuthorization(deps, {
+        workspaceId: who.workspaceId,
+        provider,
+        mode,
+        redirectUri,
+        userId: who.userId,
+        sessionHash: who.sessionHash,
+        ...(hint ? { loginHint: hint } : {}),
+      });
       return reply.header('cache-control', 'no-store').redirect(started.url.href, 302);
     } catch (e) {
+      if ((req.headers.accept ?? '').includes('text/html') && isCadenzaError(e)) return reply.redirect(`${base}/mailboxes?${new URLSearchParams({ oauthError: e.message })}`, 303);
       return fail(reply, e);
     }
   });
 
   app.get('/oauth/callback', async (req, reply) => {
     const query = new URL(req.url, 'http://callback.invalid').searchParams;
+    const page = (req.headers.accept ?? '').includes('text/html');
+    reply.header('cache-control', 'no-store');
     try {
-      const done = await completeAuthorization(deps, query);
-      return reply.header('cache-control', 'no-store').send({
+      const sessionHash = await deps.caller?.sessionHash(req);
+      const done = await completeAuthorization(deps, query, sessionHash ? { sessionHash } : {});
+      if (page) return reply.redirect(`${base}/mailboxes?${new URLSearchParams({ connected: done.email })}`, 303);
+      return reply.send({
         mailboxId: done.mailboxId,
         email: done.email,
+        workspaceId: done.workspaceId,
         provider: done.provider,
         mode: done.mode,
         created: done.created,
       });
     } catch (e) {
+      if (page && isCadenzaError(e)) return reply.redirect(`${base}/mailboxes?${new URLSearchParams({ oauthError: e.message })}`, 303);
       return fail(reply, e);
     }
   });

@@ -190,6 +190,8 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
           subject: p.mail.subject.slice(0, 1000),
           fromAddr: p.mail.from?.address || null,
           toAddrs: p.mail.to.map((a) => a.address).filter(Boolean).slice(0, 50),
+          replyTo: p.mail.replyTo.map((a) => a.address).filter(Boolean).slice(0, 50),
+          ccAddrs: p.mail.cc.map((a) => a.address).filter(Boolean).slice(0, 50),
           at: p.fetched.receivedAt ?? p.mail.date ?? now,
           folder: p.fetched.folder,
           providerKey: p.fetched.key,

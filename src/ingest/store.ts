@@ -19,6 +19,9 @@ export interface InboundRow {
   subject: string;
   fromAddr: string | null;
   toAddrs: string[];
+  /** Where answers go (RFC 5322 3.6.2) and who else was copied: the inbox's reply reads them. */
+  replyTo: string[];
+  ccAddrs: string[];
   at: number;
   folder: 'inbox' | 'junk' | 'sent' | 'other';
   providerKey: string;
@@ -48,10 +51,10 @@ const d = (ms: number | null) => (ms === null ? null : new Date(ms));
 export async function insertInbound(tx: Tx, r: InboundRow): Promise<boolean> {
   const res = await sql<{ id: string }>`
     insert into message (id, workspace_id, mailbox_id, enrollment_id, direction, message_id, in_reply_to, refs, thread_id, subject,
-                         from_addr, to_addrs, at, folder, provider_key, received_at, label, confidence, reason, rung, intent,
+                         from_addr, to_addrs, reply_to, cc_addrs, at, folder, provider_key, received_at, label, confidence, reason, rung, intent,
                          intent_confidence, bounce, return_at, thread_via, action, new_text, excerpt, needs_review)
     values (${r.id}, ${r.workspaceId}, ${r.mailboxId}, ${r.enrollmentId}, 'inbound', ${r.messageId}, ${r.inReplyTo}, ${r.refs}::text[],
-            ${r.threadId}, ${r.subject}, ${r.fromAddr}, ${r.toAddrs}::text[], ${new Date(r.at)}, ${r.folder}, ${r.providerKey},
+            ${r.threadId}, ${r.subject}, ${r.fromAddr}, ${r.toAddrs}::text[], ${r.replyTo}::text[], ${r.ccAddrs}::text[], ${new Date(r.at)}, ${r.folder}, ${r.providerKey},
             ${d(r.receivedAt)}, ${r.label}, ${r.confidence}, ${r.reason}, ${r.rung}, ${r.intent}, ${r.intentConfidence},
             ${r.bounce === null ? null : JSON.stringify(r.bounce)}::jsonb, ${d(r.returnAt)}, ${r.threadVia}, ${r.action}, ${r.newText},
             ${r.excerpt}, ${r.needsReview})

@@ -333,6 +333,9 @@ export interface MessageTable {
   excerpt: string | null;
   needs_review: Generated<boolean>;
   reviewed_at: Timestamp | null;
+  /** 0012: Reply-To and Cc addresses of an inbound message (src/sending/reply-recipients.ts). */
+  reply_to: Generated<string[]>;
+  cc_addrs: Generated<string[]>;
 }
 
 export interface QuarantineTable {
@@ -499,17 +502,24 @@ export interface Database {
 }
 // --- end webhooks
 
-// --- mailbox removal (migrations/0016_mailbox_removal.sql; owned by src/mailbox/removal.ts)
-export interface MailboxTable {
-  removed_at: Timestamp | null;
-  removed_by: string | null;
+// --- inbox replies (0012_inbox_reply.sql; owned by src/sending/reply.ts)
+export interface ReplyRequestTable {
+  workspace_id: string;
+  idempotency_key: string;
+  inbound_id: string;
+  request_hash: string;
+  message_id: string;
+  state: 'sending' | 'sent' | 'unconfirmed' | 'failed';
+  result: unknown | null;
+  last_error: string | null;
+  created_at: CreatedAt;
+  updated_at: DefaultTimestamp;
 }
-export interface OAuthFlowTable {
-  user_id: string | null;
-  /** SHA-256 of the web session that started the flow (auth_session.id_hash). */
-  session_hash: string | null;
+
+export interface Database {
+  reply_request: ReplyRequestTable;
 }
-// --- end mailbox removal
+// --- end inbox replies
 
 // --- invitations (migrations/0014_invitations.sql; owned by src/api/auth/invitations.ts)
 export interface InvitationTable {
@@ -530,6 +540,18 @@ export interface Database {
   invitation: InvitationTable;
 }
 // --- end invitations
+
+// --- mailbox removal (migrations/0016_mailbox_removal.sql; owned by src/mailbox/removal.ts)
+export interface MailboxTable {
+  removed_at: Timestamp | null;
+  removed_by: string | null;
+}
+export interface OAuthFlowTable {
+  user_id: string | null;
+  /** SHA-256 of the web session that started the flow (auth_session.id_hash). */
+  session_hash: string | null;
+}
+// --- end mailbox removal
 
 // --- lead imports (migrations/0015_lead_import.sql; owned by src/leads/import-job.ts)
 export type LeadImportStatus = 'running' | 'done' | 'failed' | 'cancelled';

@@ -79,7 +79,10 @@ export function mapError(err: unknown, requestId: string): MappedError {
   }
   if (isCadenzaError(err)) {
     const status = statusForCode[err.code];
-    if (status < 500) return { status, body: { error: { code: err.code, message: err.message, details: err.details } } };
+    // A 5xx about a mail server the person's own request talked to (a reply the server did not
+    // take, or may not have) is said as the domain composed it: what happened and whether sending
+    // again is safe. Opted into per error (userFacing, sending/reply.ts), never by code.
+    if (status < 500 || (err as { userFacing?: boolean }).userFacing === true) return { status, body: { error: { code: err.code, message: err.message, details: err.details } } };
     return { status, body: internalBody(err.code, requestId), internal: err };
   }
   const fe = err as Partial<FastifyError>;

@@ -138,19 +138,33 @@ export const inboxRoutes = [
   defineRoute({
     method: 'POST',
     url: '/api/workspaces/:workspaceId/inbox/messages/:messageId/reply',
-    summary: "Reply in plain text to an inbound message's sender, from the mailbox that received it, in the same thread (In-Reply-To, References, Re: subject, Gmail threadId)",
+    summary:
+      "Reply in plain text from the mailbox that received the message, in the same thread (In-Reply-To, References, Re: subject, Gmail threadId), to its Reply-To (else From); replyAll copies its other recipients. An idempotency key makes a retry or a double click send once",
     tags: ['inbox'],
     access: { workspace: 'member' },
     params: workspaceParams({ messageId: z.uuid() }),
-    body: z.object({ text: z.string().trim().min(1).max(100_000).describe('The reply, plain text') }),
-    example: () => ({ body: { text: 'Thanks, Tuesday at 10 works for me.' } }),
+    body: z.object({
+      text: z.string().trim().min(1).max(100_000).describe('The reply, plain text'),
+      replyAll: z.boolean().default(false).describe("Copy (Cc) the message's other To and Cc recipients; the workspace's own mailboxes never receive it"),
+      idempotencyKey: z
+        .string()
+        .min(8)
+        .max(200)
+        .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
+        .optional()
+        .describe('Any unique string per reply (a UUID). The same key again never sends twice: a sent reply answers as before; after SEND_UNCONFIRMED the Sent folder is searched again first'),
+    }),
+    example: () => ({ body: { text: 'Thanks, Tuesday at 10 works for me.', idempotencyKey: 'a4f1c7de-reply-example' } }),
     response: z.object({
       id: z.uuid().describe('The outbound message row'),
       messageId: z.string().describe("The reply's Message-ID"),
       mailboxId: z.uuid(),
-      to: z.string(),
+      to: z.array(z.string()).describe("The message's Reply-To addresses, else its sender"),
+      cc: z.array(z.string()),
       subject: z.string(),
       threadId: z.string().nullable(),
+      confirmedBy: z.enum(['server', 'sent_folder']).describe("server: it answered that it took the reply; sent_folder: the connection broke as it was handed over, and the mailbox's Sent folder shows it"),
+      replayed: z.boolean().describe('true: this idempotency key had already sent it; nothing was sent now'),
     }),
     handler: async ({ ctx, ws, params, body }) => {
       // Only a message the caller may read may be answered, and a member answers only from their own mailboxes.
@@ -158,8 +172,15 @@ export const inboxRoutes = [
       if (!seen) throw cadenzaError('NOT_FOUND', 'no such inbound message in this workspace');
       if (!ctx.vault) throw cadenzaError('CONFIG_INVALID', 'this server has no credential vault; it cannot send');
       return sendReply(
-        { db: ctx.store.db, clock: ctx.clock, random: ctx.random, vault: ctx.vault, ...(ctx.transportFor ? { transportFor: ctx.transportFor } : {}) },
-        { workspaceId: ws.workspaceId, messageRowId: params.messageId, text: body.text, ...(ws.role === 'member' ? { ownerUserId: ws.userId } : {}) },
+        { db: ctx.store.db, clock: ctx.clock, random: ctx.random, vault: ctx.vault, ...(ctx.transportFor ? { transportFor: ctx.transportFor } : {}), ...(ctx.replySettle ? { settle: ctx.replySettle } : {}) },
+        {
+          workspaceId: ws.workspaceId,
+          messageRowId: params.messageId,
+          text: body.text,
+          replyAll: body.replyAll,
+          idempotencyKey: body.idempotencyKey ?? null,
+          ...(ws.role === 'member' ? { ownerUserId: ws.userId } : {}),
+        },
       );
     },
   }),

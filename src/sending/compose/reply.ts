@@ -27,7 +27,10 @@ export interface ReplyInput {
   /** Epoch ms, from the injected clock. */
   date: number;
   from: Address;
-  to: Address;
+  /** Reply-To or From of the message answered (sending/reply-recipients.ts); at least one. */
+  to: Address[];
+  /** "Reply all": the message's other recipients. */
+  cc?: Address[];
   text: string;
   inbound: InboundRef;
 }
@@ -46,6 +49,8 @@ export async function composeReply(input: ReplyInput): Promise<ComposedReply> {
   if (!isMessageId(input.messageId)) throw cadenzaError('INVALID_INPUT', `Message-ID ${JSON.stringify(input.messageId)} is not of the form <id@domain>`);
   if (!isMessageId(input.inbound.messageId)) throw cadenzaError('INVALID_INPUT', 'the message being answered has no usable Message-ID', { messageId: input.inbound.messageId });
   if (input.text.trim() === '') throw cadenzaError('INVALID_INPUT', 'a reply needs a text body');
+  if (input.to.length === 0) throw cadenzaError('INVALID_INPUT', 'a reply needs a recipient');
+  const cc = input.cc ?? [];
   // A malformed id among the inbound References is dropped rather than refusing the reply.
   const chain = [...input.inbound.refs.filter((r) => isMessageId(r) && r !== input.inbound.messageId), input.inbound.messageId];
   const t = threadHeaders({ messageIds: chain, firstSubject: input.inbound.subject ?? '', threadId: input.inbound.threadId }, null);
@@ -55,7 +60,8 @@ export async function composeReply(input: ReplyInput): Promise<ComposedReply> {
     messageId: input.messageId,
     date: new Date(input.date),
     from: addr(input.from),
-    to: addr(input.to),
+    to: input.to.map(addr),
+    ...(cc.length ? { cc: cc.map(addr) } : {}),
     subject: t.subject,
     inReplyTo: t.inReplyTo!,
     references: t.references,
@@ -73,6 +79,6 @@ export async function composeReply(input: ReplyInput): Promise<ComposedReply> {
     inReplyTo: t.inReplyTo!,
     references: t.references,
     threadId: t.threadId,
-    envelope: { from: input.from.address, to: [input.to.address] },
+    envelope: { from: input.from.address, to: [...input.to, ...cc].map((a) => a.address) },
   };
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
+import { apiHarness, login, seedGraph, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
 
 interface ListAnswer {
@@ -118,5 +118,25 @@ describe.each(testBackends())('lead list: cursor paging and trigram search (%s)'
     expect(p.nextCursor).not.toBeNull();
     expect(await list('search=@bulk.test&limit=1')).toMatchObject({ total: 10_000, totalExact: false });
     expect(await list('search=@tie.test&limit=1')).toMatchObject({ total: 6, totalExact: true });
+  });
+
+  it('filters by country, sequence and enrollment state, with the search and the cursor', async () => {
+    const g = await seedGraph(h.store, workspaceId, 'filters', null);
+    await sql`update lead set country = 'FR' where workspace_id = ${workspaceId} and email in ('ana@acme.test', 'cy@other.test', 'lead-filters@prospects.test')`.execute(h.store.db);
+    expect(emails(await list('country=fr'))).toEqual(['lead-filters@prospects.test', 'cy@other.test', 'ana@acme.test']);
+    expect(emails(await list('country=FR&search=smith'))).toEqual(['cy@other.test', 'ana@acme.test']);
+    const inSeq = `sequenceId=${g.sequenceId}`;
+    expect(await list(inSeq)).toMatchObject({ total: 1, leads: [{ email: 'lead-filters@prospects.test' }] });
+    expect(emails(await list(`${inSeq}&state=active`))).toEqual(['lead-filters@prospects.test']);
+    expect(emails(await list(`${inSeq}&state=replied`))).toEqual([]);
+    await sql`update enrollment set state = 'replied' where id = ${g.enrollmentId}`.execute(h.store.db);
+    expect(emails(await list('state=replied'))).toEqual(['lead-filters@prospects.test']);
+    // none: never enrolled (here, in this sequence); every lead but one, paged by the same cursor.
+    const first = await list('country=FR&state=none&limit=1');
+    expect([first.total, emails(first)]).toEqual([2, ['cy@other.test']]);
+    expect(emails(await list(`country=FR&state=none&limit=1&cursor=${first.nextCursor}`))).toEqual(['ana@acme.test']);
+    expect((await list(`${inSeq}&state=none&limit=1`)).total).toBe(10_000);
+    expect((await b.call('GET', `${base}/leads?country=FRA`)).statusCode).toBe(400);
+    expect((await b.call('GET', `${base}/leads?state=sleeping`)).statusCode).toBe(400);
   });
 });

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { importLeads, type ColumnTarget } from '../../leads/index.ts';
@@ -8,6 +8,8 @@ import { newId } from '../../common/ids.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { inboxVisible } from '../auth/inbox-scope.ts';
+import type { EnrollmentState } from '../../sequence/model.ts';
+import type { Database } from '../../store/schema.ts';
 
 /** A column's target as the mapping names it: a field, custom.<name>, or '-'. */
 function targetText(t: ColumnTarget): string {
@@ -96,19 +98,32 @@ const timelineEntry = z.object({
   sequenceName: z.string().nullable(),
 });
 
+/** An enrollment state to filter leads by, or none: not enrolled. */
+const LEAD_FILTER_STATES = ['active', 'paused', 'replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed', 'moved', 'none'] as const satisfies readonly (EnrollmentState | 'none')[];
+
 export const leadRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/leads',
-    summary: 'Leads, newest first, paged by a cursor, optionally matching a search in email, name or company',
+    summary: 'Leads, newest first, paged by a cursor, optionally matching a search in email, name or company, a country, a sequence and an enrollment state',
     tags: ['leads'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
     query: z.object({
       search: z.string().max(200).default('').describe('A substring of the email, "first last" name or company, any case'),
+      country: z
+        .string()
+        .regex(/^[A-Za-z]{2}$/, 'an ISO 3166-1 alpha-2 code such as FR')
+        .optional()
+        .describe("The lead's country"),
+      sequenceId: z.uuid().optional().describe('Only leads enrolled in this sequence (with state: in that state there)'),
+      state: z
+        .enum(LEAD_FILTER_STATES)
+        .optional()
+        .describe('Only leads with an enrollment in this state (in sequenceId when given); none: leads not enrolled (in sequenceId when given)'),
       ...pageQuery,
     }),
-    example: () => ({ query: { search: 'acme', limit: 50 } }),
+    example: () => ({ query: { search: 'acme', country: 'FR', state: 'active' as const, limit: 50 } }),
     response: z.object({
       leads: z.array(leadBody),
       nextCursor: z.string().nullable(),
@@ -121,6 +136,18 @@ export const leadRoutes = [
       const s = query.search.trim();
       // search_text is lower-cased email, name and company (migration 0011) under a trigram index.
       if (s) q = q.where('search_text', 'ilike', `%${s.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+      if (query.country) q = q.where('country', '=', query.country.toUpperCase());
+      const { sequenceId, state } = query;
+      if (sequenceId || state) {
+        // One probe of enrollment (lead_id, state) or (sequence_id, lead_id) per candidate lead.
+        const enrolled = (eb: ExpressionBuilder<Database, 'lead'>) => {
+          let e = eb.selectFrom('enrollment as e').select('e.id').whereRef('e.lead_id', '=', 'lead.id').where('e.workspace_id', '=', ws.workspaceId);
+          if (sequenceId) e = e.where('e.sequence_id', '=', sequenceId);
+          if (state && state !== 'none') e = e.where('e.state', '=', state);
+          return e;
+        };
+        q = q.where((eb) => (state === 'none' ? eb.not(eb.exists(enrolled(eb))) : eb.exists(enrolled(eb))));
+      }
       let rows = q.select([...LEAD_COLUMNS, 'created_at']);
       if (after) rows = rows.where((eb) => eb.or([eb('created_at', '<', after.at), eb.and([eb('created_at', '=', after.at), eb('id', '<', after.id)])]));
       const [found, counted] = await Promise.all([

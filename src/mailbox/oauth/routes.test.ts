@@ -31,18 +31,19 @@ describe.each(testBackends())('OAuth routes (/oauth/:provider/start, /oauth/call
   let rep: Browser;
   let repUserId: string;
   let apiKey: string;
+  let vault: Vault;
 
   beforeAll(async () => {
     store = await freshStore(backend);
     const random = seededRandom(`oauth-routes-${backend}`);
     emu = await startOAuthEmulator({ flavour: 'google', clients: [client], users: [{ email: 'rep@acme.test' }, { email: 'boss@acme.test' }] });
-    const vault = new Vault(store, localKeyWrapper(randomBytes(32)));
+    vault = new Vault(store, localKeyWrapper(randomBytes(32)));
     const clients = new OAuthClients({ google: { clientId: client.id, clientSecret: client.secret, discoveryBase: emu.issuer } });
     app = buildServer({
       store,
       clock: systemClock,
       version: 'test',
-      api: { random, vault, publicUrl, ...defaultAuthSettings },
+      api: { random, vault, publicUrl, ...defaultAuthSettings, oauth: { clients } },
       oauth: { store, vault, clients, clock: systemClock, random, publicUrl },
     });
     await app.ready();
@@ -141,5 +142,27 @@ describe.each(testBackends())('OAuth routes (/oauth/:provider/start, /oauth/call
     const denied = await callback(rep, back.search);
     expect(denied.statusCode).toBe(403);
     expect(denied.json()).toMatchObject({ error: 'MAILBOX_AUTH_FAILED', message: expect.stringContaining('access_denied') });
+  });
+
+  it("removing an OAuth mailbox revokes its grant at the provider; a provider that does not answer does not stop the removal", async () => {
+    const mailboxOf = async (email: string) => (await store.db.selectFrom('mailbox').select('id').where('workspace_id', '=', wsA).where('email', '=', email).executeTakeFirstOrThrow()).id;
+    const repsMailbox = await mailboxOf('rep@acme.test');
+    const grant = await vault.get(repsMailbox);
+    if (grant?.kind !== 'oauth') throw new Error('expected an OAuth grant');
+    expect(emu.introspect(grant.accessToken)).toBeDefined();
+    const removed = await rep.call('DELETE', `/api/workspaces/${wsA}/mailboxes/${repsMailbox}`);
+    expect(removed.statusCode).toBe(200);
+    expect(removed.json()).toMatchObject({ credentialErased: true, revocation: 'revoked' });
+    // Revoking the refresh token ends the grant: its access token is dead at the provider too.
+    expect(emu.introspect(grant.accessToken)).toBeUndefined();
+    expect(await vault.get(repsMailbox)).toBeUndefined();
+
+    const bossMailbox = await mailboxOf('boss@acme.test');
+    emu.faults.inject('revoke', { kind: 'respond', status: 503, body: { error: 'backendError' } });
+    const r = await ownerA.call('DELETE', `/api/workspaces/${wsA}/mailboxes/${bossMailbox}`);
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ credentialErased: true, revocation: 'failed' });
+    expect(emu.faults.pending()).toBe(0);
+    expect(await vault.get(bossMailbox)).toBeUndefined();
   });
 });

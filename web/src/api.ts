@@ -42,6 +42,23 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   return json as T;
 }
 
+/** Sends a file as the request body (streamed by the browser, not read into memory), e.g. a CSV import. */
+export async function apiUpload<T>(path: string, file: Blob, contentType: string): Promise<T> {
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': contentType, ...(csrfToken ? { 'x-csrf-token': csrfToken } : {}) },
+    credentials: 'same-origin',
+    body: file,
+  });
+  const text = await res.text();
+  const json: unknown = text ? safeJson(text) : undefined;
+  if (!res.ok) {
+    const e = (json as ApiErrorBody | undefined)?.error;
+    throw new ApiError(res.status, e?.code ?? 'HTTP_' + res.status, e?.message ?? res.statusText, e?.details ?? {});
+  }
+  return json as T;
+}
+
 function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);

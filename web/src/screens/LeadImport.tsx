@@ -1,0 +1,381 @@
+/**
+ * CSV import of leads as a job: a preview of the first rows read in the browser (64 KB, never the
+ * whole file) for the mapping, then the file streamed to POST …/leads/imports while the job's
+ * progress is polled. The job lives on the server: leaving the Leads screen and coming back shows
+ * it (the recent imports), and its rejects report is a download.
+ */
+import { useEffect, useRef, useState } from 'react';
+import { api, apiUpload, errorMessage, ws } from '../api.ts';
+import { ErrorNote, Field, when } from '../ui/parts.tsx';
+
+/** GET …/leads/imports/{id} (src/api/routes/lead-imports.ts). */
+export interface LeadImportJob {
+  id: string;
+  status: 'running' | 'done' | 'failed' | 'cancelled';
+  fileName: string | null;
+  encoding: string | null;
+  totalBytes: number | null;
+  bytesRead: number;
+  percent: number | null;
+  rowsRead: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
+  rejectsByReason: Record<string, number>;
+  rowsPerSecond: number | null;
+  error: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+const TARGETS = ['email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'region', 'time_zone'] as const;
+const PREVIEW_BYTES = 64 * 1024;
+const PREVIEW_ROWS = 3;
+const POLL_MS = 700;
+
+/** Uploads this tab is sending: navigating away from Leads keeps them going; closing the tab would not. */
+const uploading = new Set<string>();
+function warnOnUnload(e: BeforeUnloadEvent) {
+  if (uploading.size > 0) e.preventDefault();
+}
+
+/** Mapping guesses mirror the server's header synonyms loosely; the server has the last word. */
+function guess(header: string): string {
+  const h = header.toLowerCase().replace(/[^a-z]/g, '');
+  if (h.includes('email') || h === 'mail') return 'email';
+  if (h === 'firstname' || h === 'first' || h === 'givenname') return 'first_name';
+  if (h === 'lastname' || h === 'last' || h === 'surname' || h === 'familyname') return 'last_name';
+  if (h.includes('company') || h === 'organization' || h === 'organisation' || h === 'account') return 'company';
+  if (h === 'title' || h === 'jobtitle' || h === 'position') return 'title';
+  if (h.includes('phone')) return 'phone';
+  if (h === 'country') return 'country';
+  if (h === 'region' || h === 'state') return 'region';
+  if (h === 'timezone' || h === 'tz') return 'time_zone';
+  return customName(header);
+}
+
+const customName = (h: string) => 'custom.' + h.trim().toLowerCase().replace(/\s+/g, '_');
+
+type EncodingChoice = 'auto' | 'utf-8' | 'windows-1252';
+
+/** What 'auto' will pick on the server: a BOM, else UTF-8 when the first 64 KB are valid UTF-8. */
+function detectEncoding(bytes: Uint8Array): 'utf-8' | 'windows-1252' | 'utf-16' {
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return 'utf-16';
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return 'utf-8';
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: true });
+    return 'utf-8';
+  } catch {
+    return 'windows-1252';
+  }
+}
+
+/** The header and the first rows, quotes honoured; the delimiter sniffed as the server does (most frequent of , ; tab |). */
+function previewRows(text: string): { headers: string[]; rows: string[][] } {
+  const firstLine = text.split(/\r?\n/, 1)[0] ?? '';
+  const sep = /^sep=(.)$/i.exec(firstLine);
+  if (sep) text = text.slice(firstLine.length).replace(/^\r?\n/, '');
+  const delim = sep ? sep[1]! : [',', ';', '\t', '|'].reduce((best, d) => (firstLine.split(d).length > firstLine.split(best).length ? d : best), ',');
+  const records: string[][] = [];
+  let field = '';
+  let rec: string[] = [];
+  let quoted = false;
+  for (let i = 0; i < text.length && records.length <= PREVIEW_ROWS; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === delim) rec.push(field), (field = '');
+    else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      rec.push(field);
+      if (rec.some((f) => f.trim() !== '')) records.push(rec);
+      rec = [];
+      field = '';
+    } else field += c;
+  }
+  const [headers = [], ...rows] = records;
+  return { headers: headers.map((h) => h.trim()), rows };
+}
+
+interface Preview {
+  file: File;
+  bytes: Uint8Array;
+  headers: string[];
+  rows: string[][];
+  detected: ReturnType<typeof detectEncoding>;
+}
+
+async function readPreview(file: File, encoding: EncodingChoice): Promise<Preview> {
+  const bytes = new Uint8Array(await file.slice(0, PREVIEW_BYTES).arrayBuffer());
+  const detected = detectEncoding(bytes);
+  const decodeAs = encoding !== 'auto' ? encoding : detected === 'utf-16' ? 'utf-16le' : detected;
+  const text = new TextDecoder(bytes[0] === 0xfe ? 'utf-16be' : decodeAs).decode(bytes, { stream: true }).replace(/^\ufeff/, '');
+  return { file, bytes, detected, ...previewRows(text) };
+}
+
+export function LeadImport({ workspaceId, onDone }: { workspaceId: string; onDone: () => void }) {
+  const [preview, setPreview] = useState<Preview>();
+  const [encoding, setEncoding] = useState<EncodingChoice>('auto');
+  const [mapping, setMapping] = useState<Record<string, string>>({});
+  const [onDuplicate, setOnDuplicate] = useState<'skip' | 'update'>('skip');
+  const [error, setError] = useState<string>();
+  const [recent, setRecent] = useState<LeadImportJob[]>([]);
+  /** The import this panel follows: started here, or a running one found on opening. */
+  const [activeId, setActiveId] = useState<string>();
+  const [active, setActive] = useState<LeadImportJob>();
+  const onDoneRef = useRef(onDone);
+  onDoneRef.current = onDone;
+
+  const loadRecent = async () => {
+    try {
+      const r = await api<{ imports: LeadImportJob[] }>('GET', ws(workspaceId, 'leads/imports'));
+      setRecent(r.imports);
+      return r.imports;
+    } catch (e) {
+      setError(errorMessage(e));
+      return [];
+    }
+  };
+
+  // On opening: follow an import still running (started before the user left the screen).
+  useEffect(() => {
+    void loadRecent().then((list) => {
+      const running = list.find((j) => j.status === 'running');
+      if (running) setActiveId((cur) => cur ?? running.id);
+    });
+    window.addEventListener('beforeunload', warnOnUnload);
+    return () => window.removeEventListener('beforeunload', warnOnUnload);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [workspaceId]);
+
+  // Polls the followed import until it ends.
+  useEffect(() => {
+    if (!activeId) return;
+    let live = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const tick = async () => {
+      try {
+        const j = await api<LeadImportJob>('GET', ws(workspaceId, `leads/imports/${activeId}`));
+        if (!live) return;
+        setActive(j);
+        if (j.status !== 'running') {
+          void loadRecent();
+          onDoneRef.current();
+          return;
+        }
+      } catch (e) {
+        // The upload creates the job: until its first bytes arrive, the id is not known yet.
+        if (!(e instanceof Error && 'status' in e && (e as { status: number }).status === 404)) setError(errorMessage(e));
+      }
+      if (live) timer = setTimeout(() => void tick(), POLL_MS);
+    };
+    void tick();
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [activeId, workspaceId]);
+
+  const choose = async (file: File | undefined, enc = encoding) => {
+    if (!file) return;
+    setError(undefined);
+    const p = await readPreview(file, enc);
+    setPreview(p);
+    setMapping(Object.fromEntries(p.headers.map((h) => [h, guess(h)])));
+  };
+
+  const start = async () => {
+    if (!preview) return;
+    setError(undefined);
+    const importId = crypto.randomUUID();
+    const q = new URLSearchParams({ importId, onDuplicate, encoding, fileName: preview.file.name, mapping: JSON.stringify(mapping) });
+    setActive(undefined);
+    setActiveId(importId);
+    uploading.add(importId);
+    try {
+      const done = await apiUpload<LeadImportJob>(ws(workspaceId, `leads/imports?${q.toString()}`), preview.file, 'text/csv');
+      setActive(done);
+      setPreview(undefined);
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      uploading.delete(importId);
+      void loadRecent();
+    }
+  };
+
+  const cancel = async (id: string) => {
+    try {
+      setActive(await api<LeadImportJob>('POST', ws(workspaceId, `leads/imports/${id}/cancel`)));
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+
+  const busy = active?.status === 'running' || (activeId !== undefined && uploading.has(activeId));
+  return (
+    <section className="card stack" aria-label="Import leads from CSV">
+      <h2>Import leads from a CSV file</h2>
+      <Field label="CSV file" hint="Up to 100 MB (about 500,000 leads). Comma, semicolon or tab separated; the first row names the columns.">
+        <input type="file" accept=".csv,text/csv" disabled={busy} onChange={(e) => void choose(e.target.files?.[0])} />
+      </Field>
+      {preview && preview.headers.length > 0 && !busy && (
+        <>
+          <Field label="Encoding" hint={preview.detected === 'utf-16' ? 'The file says UTF-16 (byte-order mark); that wins.' : `Looks like ${preview.detected === 'utf-8' ? 'UTF-8' : 'Windows-1252 (Excel "CSV")'}.`}>
+            <select
+              value={encoding}
+              onChange={(e) => {
+                const enc = e.target.value as EncodingChoice;
+                setEncoding(enc);
+                void choose(preview.file, enc);
+              }}
+            >
+              <option value="auto">Detect</option>
+              <option value="utf-8">UTF-8</option>
+              <option value="windows-1252">Windows-1252 / Latin-1 (Excel "CSV")</option>
+            </select>
+          </Field>
+          <h3>Columns in {preview.file.name}</h3>
+          <table className="table table-compact">
+            <thead>
+              <tr>
+                <th scope="col">Column</th>
+                <th scope="col">First rows</th>
+                <th scope="col">Goes to</th>
+              </tr>
+            </thead>
+            <tbody>
+              {preview.headers.map((h, col) => {
+                const v = mapping[h] ?? '-';
+                const custom = v.startsWith('custom.');
+                return (
+                  <tr key={h}>
+                    <td>{h}</td>
+                    <td className="muted small">{preview.rows.map((r) => r[col] ?? '').filter(Boolean).join(' · ')}</td>
+                    <td>
+                      <label className="sr-only" htmlFor={`map-${h}`}>
+                        Field for column {h}
+                      </label>
+                      <select id={`map-${h}`} value={custom ? 'custom' : v} onChange={(e) => setMapping({ ...mapping, [h]: e.target.value === 'custom' ? customName(h) : e.target.value })}>
+                        {TARGETS.map((t) => (
+                          <option key={t} value={t}>
+                            {t.replace('_', ' ')}
+                          </option>
+                        ))}
+                        <option value="custom">custom field ({custom ? v.slice(7) : h.toLowerCase()})</option>
+                        <option value="-">leave out</option>
+                      </select>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          <Field label="When an email is already a lead">
+            <select value={onDuplicate} onChange={(e) => setOnDuplicate(e.target.value as 'skip' | 'update')}>
+              <option value="skip">Reject the row (report it)</option>
+              <option value="update">Update the lead's fields</option>
+            </select>
+          </Field>
+          <div>
+            <button type="button" className="btn btn-primary" onClick={() => void start()}>
+              Import {preview.file.name}
+            </button>
+          </div>
+        </>
+      )}
+      {activeId && <ImportProgress workspaceId={workspaceId} job={active} onCancel={() => void cancel(activeId)} />}
+      <ErrorNote error={error} />
+      {recent.length > 0 && <RecentImports workspaceId={workspaceId} jobs={recent} />}
+    </section>
+  );
+}
+
+function rejectsHref(workspaceId: string, id: string): string {
+  return ws(workspaceId, `leads/imports/${id}/rejects.csv`);
+}
+
+function ImportProgress({ workspaceId, job, onCancel }: { workspaceId: string; job: LeadImportJob | undefined; onCancel: () => void }) {
+  if (!job) return <p className="muted">Starting the upload…</p>;
+  const running = job.status === 'running';
+  return (
+    <div role="status" className="stack">
+      {running ? (
+        <>
+          <progress aria-label="Import progress" max={100} value={job.percent ?? undefined} />
+          <p className="small">
+            {job.percent !== null ? `${job.percent.toFixed(0)}% · ` : ''}
+            {job.rowsRead.toLocaleString('en')} rows · {job.rowsPerSecond !== null ? `${job.rowsPerSecond.toLocaleString('en')} rows/s · ` : ''}
+            {job.rejected.toLocaleString('en')} rejected so far
+          </p>
+          <div>
+            <button type="button" className="btn" onClick={onCancel}>
+              Cancel import
+            </button>
+          </div>
+        </>
+      ) : (
+        <p className={job.status === 'done' ? 'note note-ok' : 'note note-error'}>
+          {job.status === 'failed' ? `Import failed: ${job.error ?? 'unknown error'}. ` : job.status === 'cancelled' ? 'Import cancelled. ' : ''}
+          {job.rowsRead} rows read: {job.inserted} imported, {job.updated} updated, {job.unchanged} unchanged, {job.rejected} rejected
+          {job.finishedAt ? ` (${((new Date(job.finishedAt).getTime() - new Date(job.createdAt).getTime()) / 1000).toFixed(1)} s)` : ''}.
+        </p>
+      )}
+      {job.rejected > 0 && (
+        <>
+          <ul className="small">
+            {Object.entries(job.rejectsByReason).map(([reason, n]) => (
+              <li key={reason}>
+                {reason.replace(/_/g, ' ')}: {n}
+              </li>
+            ))}
+          </ul>
+          <p>
+            <a href={rejectsHref(workspaceId, job.id)} download>
+              Download the rejected rows (CSV)
+            </a>
+          </p>
+        </>
+      )}
+    </div>
+  );
+}
+
+function RecentImports({ workspaceId, jobs }: { workspaceId: string; jobs: LeadImportJob[] }) {
+  return (
+    <>
+      <h3>Recent imports</h3>
+      <table className="table table-compact">
+        <thead>
+          <tr>
+            <th scope="col">File</th>
+            <th scope="col">Started</th>
+            <th scope="col">Status</th>
+            <th scope="col">Rows</th>
+            <th scope="col">Imported</th>
+            <th scope="col">Updated</th>
+            <th scope="col">Rejected</th>
+          </tr>
+        </thead>
+        <tbody>
+          {jobs.map((j) => (
+            <tr key={j.id}>
+              <td>{j.fileName ?? '(no name)'}</td>
+              <td>{when(j.createdAt)}</td>
+              <td title={j.error ?? undefined}>{j.status === 'running' && j.percent !== null ? `running ${j.percent.toFixed(0)}%` : j.status}</td>
+              <td>{j.rowsRead.toLocaleString('en')}</td>
+              <td>{j.inserted.toLocaleString('en')}</td>
+              <td>{(j.updated + j.unchanged).toLocaleString('en')}</td>
+              <td>{j.rejected > 0 ? <a href={rejectsHref(workspaceId, j.id)} download>{j.rejected.toLocaleString('en')}</a> : 0}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}

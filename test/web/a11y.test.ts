@@ -198,6 +198,12 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
 
       await go('Leads');
       await page.getByRole('link', { name: replyFrom }).waitFor();
+      // Filters: the one lead whose enrollment ended in a reply, then everyone again.
+      await page.getByLabel('Enrollment state').selectOption('replied');
+      await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+      await page.getByRole('link', { name: replyFrom }).waitFor();
+      await page.getByLabel('Enrollment state').selectOption('');
+      await page.getByRole('link', { name: 'person11@prospect3.test' }).waitFor();
       await page.getByRole('button', { name: 'Import CSV' }).click();
       await audit(page, '09-leads', found, walk);
       await page.getByRole('link', { name: replyFrom }).click();

@@ -193,7 +193,12 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
       await page.getByRole('link', { name: 'Outbound Q3' }).click();
       await page.getByLabel('Step 1 variant B subject').waitFor();
       await page.getByLabel('Step 1 body').focus();
-      await page.getByRole('complementary', { name: 'Live preview' }).getByText('Does Prospect').waitFor();
+      const preview = page.getByRole('complementary', { name: 'Live preview' });
+      await preview.getByText('Does Prospect').waitFor();
+      // A variant's body in focus: the preview renders that variant, against the same real lead.
+      await page.getByLabel('Step 1 variant B body').focus();
+      await preview.getByText('Step 1, variant B').waitFor();
+      await preview.getByText('A short one about Prospect').waitFor();
       await audit(page, '08-sequence-editor', found, walk);
 
       await go('Leads');
@@ -224,7 +229,8 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
 
       await go('Settings');
       await page.getByRole('combobox', { name: 'Inbox of Sam Member' }).waitFor();
-      expect(await page.getByLabel('Workspace name').inputValue()).toBe('Acme Outbound');
+      // The settings, the members and the invitations load side by side: the name may come last.
+      await expect.poll(() => page.getByLabel('Workspace name').inputValue()).toBe('Acme Outbound');
       await audit(page, '13-settings', found, walk);
       await page.close();
     }

@@ -86,6 +86,9 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
   const mailboxes = useLoad(() => api<{ mailboxes: Mailbox[] }>('GET', ws(workspaceId, 'mailboxes')), [workspaceId]);
   const leads = useLoad(() => api<{ leads: Lead[] }>('GET', ws(workspaceId, 'leads?limit=50')), [workspaceId]);
   const [previewStep, setPreviewStep] = useState(0);
+  // -1: the step's own subject and body (variant A); else the index of one of its other variants.
+  const [previewVariant, setPreviewVariant] = useState(-1);
+  const previewAt = (step: number, variant = -1) => (setPreviewStep(step), setPreviewVariant(variant));
   useEffect(() => {
     if (!id) return;
     api<SequenceDetail>('GET', ws(workspaceId, `sequences/${id}`))
@@ -159,7 +162,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
               <li key={i} className="card stack" aria-label={`Step ${i + 1}`}>
                 <div className="step-head">
                   <h2>Step {i + 1}</h2>
-                  <button type="button" className="btn btn-quiet" onClick={() => setPreviewStep(i)} aria-pressed={previewStep === i}>
+                  <button type="button" className="btn btn-quiet" onClick={() => previewAt(i)} aria-pressed={previewStep === i && previewVariant < 0}>
                     Preview
                   </button>
                   {seq.steps.length > 1 && (
@@ -190,7 +193,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
                       <input value={s.subject} onChange={(e) => setStep(i, { subject: e.target.value })} />
                     </Field>
                     <Field label={`Step ${i + 1} body`} hint="Variables: {{first_name}}, {{company}}, {{custom.field}}; filters: {{first_name | default: &quot;there&quot;}}; spintax: {Hi|Hello}.">
-                      <textarea rows={7} value={s.body} onChange={(e) => setStep(i, { body: e.target.value })} onFocus={() => setPreviewStep(i)} />
+                      <textarea rows={7} value={s.body} onChange={(e) => setStep(i, { body: e.target.value })} onFocus={() => previewAt(i)} />
                     </Field>
                     {s.variants.map((v, j) => {
                       const name = `Step ${i + 1} variant ${v.key.toUpperCase()}`;
@@ -212,7 +215,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
                             </div>
                           </div>
                           <Field label={`${name} body`}>
-                            <textarea rows={5} value={v.body} onChange={(e) => setVariant({ body: e.target.value })} />
+                            <textarea rows={5} value={v.body} onChange={(e) => setVariant({ body: e.target.value })} onFocus={() => previewAt(i, j)} />
                           </Field>
                         </fieldset>
                       );
@@ -257,13 +260,25 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
           {seq.id && <Launch workspaceId={workspaceId} sequenceId={seq.id} active={seq.status === 'active'} />}
           {seq.id && <SequenceEnrollments workspaceId={workspaceId} sequenceId={seq.id} />}
         </div>
-        <Preview workspaceId={workspaceId} step={seq.steps[previewStep]} leads={leads.data?.leads ?? []} />
+        <Preview workspaceId={workspaceId} step={previewDraft(seq.steps[previewStep], previewVariant)} what={previewWhat(seq.steps[previewStep], previewStep, previewVariant)} leads={leads.data?.leads ?? []} />
       </div>
     </>
   );
 }
 
-function Preview({ workspaceId, step, leads }: { workspaceId: string; step: StepDraft | undefined; leads: Lead[] }) {
+/** The draft the preview renders: the step itself, or one of its variants in its place (an empty variant subject keeps the step's). */
+function previewDraft(step: StepDraft | undefined, variant: number): StepDraft | undefined {
+  const v = step?.variants[variant];
+  return step && v ? { ...step, subject: v.subject || step.subject, body: v.body } : step;
+}
+
+function previewWhat(step: StepDraft | undefined, i: number, variant: number): string {
+  if (!step) return '';
+  const v = step.variants[variant];
+  return `Step ${i + 1}${step.variants.length ? `, variant ${v ? v.key.toUpperCase() : 'A'}` : ''}`;
+}
+
+function Preview({ workspaceId, step, what, leads }: { workspaceId: string; step: StepDraft | undefined; what: string; leads: Lead[] }) {
   const [leadId, setLeadId] = useState('');
   const [out, setOut] = useState<{ subject: string | null; text: string; problems: string[] }>();
   const [error, setError] = useState<string>();
@@ -276,10 +291,13 @@ function Preview({ workspaceId, step, leads }: { workspaceId: string; step: Step
         .catch((e: unknown) => setError(errorMessage(e)));
     }, 250);
     return () => clearTimeout(t);
-  }, [workspaceId, step, lead]);
+    // The text, not the object: a variant's draft is a new object on every render.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [workspaceId, step?.type, step?.subject, step?.body, lead]);
   return (
     <aside className="card preview stack" aria-label="Live preview">
       <h2>Preview</h2>
+      {what && <p className="muted small" style={{ margin: 0 }}>{what}</p>}
       {leads.length === 0 ? (
         <p className="muted">Import leads to preview against a real one.</p>
       ) : (

@@ -178,6 +178,7 @@ export const enrollmentRoutes = [
     handler: async ({ ctx, ws, params, body }) => {
       const r = await moveEnrollment(moveDeps(ctx), { workspaceId: ws.workspaceId, enrollmentId: params.enrollmentId, ...body });
       if (r.outcome === 'skipped') throw cadenzaError(refusalCode[r.reason], `cannot move: ${refusalText[r.reason]}${r.detail ? ` (${r.detail})` : ''}`, { reason: r.reason });
+      ctx.workDue?.();
       const [from, to] = await Promise.all([r.enrollmentId, r.newEnrollmentId].map((id) => select(ctx.store.db, ws.workspaceId).where('e.id', '=', id).executeTakeFirstOrThrow()));
       return { from: toEnrollment(from!), to: toEnrollment(to!) };
     },
@@ -207,6 +208,7 @@ export const enrollmentRoutes = [
     handler: async ({ ctx, ws, body }) => {
       const results = await moveEnrollments(moveDeps(ctx), { workspaceId: ws.workspaceId, ...body });
       const moved = results.filter((r) => r.outcome === 'moved').length;
+      if (moved) ctx.workDue?.();
       return {
         moved,
         skipped: results.length - moved,

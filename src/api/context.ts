@@ -14,7 +14,10 @@ import type { SystemMailer } from './system-mailer.ts';
 /** What API handlers use; built once by the server and injected, never reached as a global. */
 export interface ApiContext {
   store: Store;
+  /** The world's time: the system's, or a demo's while one runs in this process (common/switchable-clock.ts). */
   clock: Clock;
+  /** What runs in real time whatever a demo does (sessions, API keys, sign-in limits, invitations, webhooks out); absent: clock. */
+  realClock?: Clock;
   random: Random;
   /** Seals mailbox passwords (src/mailbox/vault.ts); absent: routes that store a credential refuse. */
   vault?: Vault;
@@ -49,6 +52,11 @@ export const defaultAuthSettings = {
   sessionTtlMs: 14 * 24 * 3_600_000,
   loginLimit: { perEmail: 10, perIp: 30, windowMs: 15 * 60_000 },
 } as const;
+
+/** The real-time clock of sessions, API keys, sign-in limits, invitations and webhooks out (never a demo's). */
+export function realClock(ctx: ApiContext): Clock {
+  return ctx.realClock ?? ctx.clock;
+}
 
 /** The process's enrollment service, or one of its own for a server built without the scheduler (tests). */
 export function enrollmentService(ctx: ApiContext): EnrollmentService {

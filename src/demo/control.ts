@@ -14,7 +14,9 @@ import { startDemo, type DemoOptions, type DemoRun } from './run-demo.ts';
  * While it runs, the process's own scheduler, sender and sync roles are suspended (`roles`): they
  * run on real time and serve the whole store, so beside the demo's faster clock they would plan
  * and claim the demo's work at the wrong instants. The demo only starts on a store where nothing
- * else is live, so suspending them holds nothing up; they resume when it ends.
+ * else is live, so suspending them holds nothing up; they resume when it ends. And the API reads
+ * the demo's clock meanwhile (`world`), so what a person does during the demo is stamped in the
+ * demo's time, not hours or days before what the demo's engine writes.
  */
 export interface SuspendableRoles {
   suspend(): Promise<void>;
@@ -37,7 +39,15 @@ export class DemoControl {
   private stopping: Promise<void> | undefined;
 
   constructor(
-    private readonly deps: { store: Store; clock?: Clock; log?: Logger; roles?: SuspendableRoles; publicUrl?: string },
+    private readonly deps: {
+      store: Store;
+      clock?: Clock;
+      log?: Logger;
+      roles?: SuspendableRoles;
+      publicUrl?: string;
+      /** The API's clock: it reads the demo's while the demo runs (common/switchable-clock.ts). */
+      world?: { use(clock: Clock): void; reset(): void };
+    },
   ) {}
 
   get running(): boolean {
@@ -56,6 +66,7 @@ export class DemoControl {
         await this.deps.roles?.resume();
         throw e;
       }
+      this.deps.world?.use(this.run.clock);
       this.startedAt = clock.now();
       this.endsAt = this.startedAt + (o.durationMs ?? 120_000);
       this.timer = clock.setTimer(this.endsAt - this.startedAt, () => {
@@ -85,6 +96,7 @@ export class DemoControl {
       } finally {
         this.run = undefined;
         this.stopping = undefined;
+        this.deps.world?.reset();
         await this.deps.roles?.resume();
       }
     })();

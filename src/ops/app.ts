@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../api/server.ts';
 import { defaultAuthSettings } from '../api/context.ts';
 import { systemClock, type Clock, type TimerHandle } from '../common/clock.ts';
+import { SwitchableClock } from '../common/switchable-clock.ts';
 import { embeddedDbDir, type Role } from '../common/config.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
 import { systemRandom, type Random } from '../common/random.ts';
@@ -69,6 +70,8 @@ export interface RunningApp {
   /** This process's push registry (absent: push off). */
   push?: PushRegistry;
   metrics: Metrics;
+  /** The API's (and the enrollment service's) clock: a demo running in this process switches it to the demo's. */
+  worldClock: SwitchableClock;
   url?: string;
   /** Graceful stop: no new work, finish what is in progress, close the store. */
   stop(): Promise<void>;
@@ -99,9 +102,13 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
 
   const metrics = new Metrics();
   let demo: DemoControl | undefined;
+  // The time the API acts in: the system's, or a demo's while one runs here (pausing an enrollment
+  // during a demo is stamped in the demo's time). Sessions and the roles' timers stay on real time.
+  const world = new SwitchableClock(clock);
   const app: RunningApp = {
     store,
     metrics,
+    worldClock: world,
     async stop() {
       maintenance?.cancel();
       // A demo ends first: it resumes the roles it suspended, which then stop below.
@@ -116,7 +123,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await store.close();
     },
   };
-  const service = new EnrollmentService({ store, clock, random });
+  const service = new EnrollmentService({ store, clock: world, random });
   const master = loadMasterKey({ dataDir: o.dataDir });
   // One token provider per process: senders, sync loops and the connect routes share its cache.
   const vault = new Vault(store, localKeyWrapper(master));
@@ -199,15 +206,15 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   // The demo runs only where one process runs every role (npm start): elsewhere other processes'
   // roles, which it cannot suspend, would work on its mailboxes on real time.
   const everyRole = (['api', 'scheduler', 'sender', 'sync'] as const).every((r) => o.roles.includes(r));
-  if (everyRole) demo = new DemoControl({ store, log, roles: { suspend: stopRoles, resume: startRoles }, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` });
+  if (everyRole) demo = new DemoControl({ store, log, world, roles: { suspend: stopRoles, resume: startRoles }, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` });
   if (o.roles.includes('api')) {
     // Webhooks out are delivered by the API processes (claims are skip-locked: several share the work).
     const webhooks = new WebhookDispatcher({ store, clock, random, log, secrets: vault, allowPrivate: o.webhooks?.allowPrivate ?? false, ...(o.webhooks?.pollMs ? { pollMs: o.webhooks.pollMs } : {}) });
     app.webhooks = webhooks;
     webhooks.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
-    app.server = buildServer({ store, clock, version, metrics, tracking: { service, key: trackingKey(master), log },
-      api: { random, vault, service, transportFor, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+    app.server = buildServer({ store, clock: world, version, metrics, tracking: { service, key: trackingKey(master), log },
+      api: { random, vault, service, transportFor, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
     });

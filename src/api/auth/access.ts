@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { cadenzaError } from '../../common/errors.ts';
-import type { ApiContext } from '../context.ts';
+import { realClock, type ApiContext } from '../context.ts';
 import { findApiKey } from './api-keys.ts';
 import { findSession, SESSION_COOKIE } from './sessions.ts';
 import { safeEqual } from './tokens.ts';
@@ -36,13 +36,13 @@ export async function authenticate(req: FastifyRequest, ctx: ApiContext): Promis
   if (auth !== undefined) {
     // A presented key that is wrong is an error even if a cookie is also there: scripts should learn their key is bad.
     const m = /^Bearer\s+(\S+)$/i.exec(auth);
-    const key = m ? await findApiKey(ctx.store.db, m[1]!, ctx.clock) : undefined;
+    const key = m ? await findApiKey(ctx.store.db, m[1]!, realClock(ctx)) : undefined;
     if (!key) throw cadenzaError('UNAUTHENTICATED', 'the API key is unknown or revoked');
     return { kind: 'api_key', ...key };
   }
   const token = req.cookies[SESSION_COOKIE];
   if (!token) return undefined;
-  const s = await findSession(ctx.store.db, token, ctx.clock);
+  const s = await findSession(ctx.store.db, token, realClock(ctx));
   return s && { kind: 'session', accountId: s.accountId, sessionToken: token, csrfToken: s.csrfToken };
 }
 

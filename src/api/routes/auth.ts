@@ -7,7 +7,7 @@ import { clearFailures, recordFailure, tooManyFailures } from '../auth/login-lim
 import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from '../auth/passwords.ts';
 import { secretHash } from '../auth/tokens.ts';
 import { createSession, deleteSession, SESSION_COOKIE } from '../auth/sessions.ts';
-import type { ApiContext } from '../context.ts';
+import { realClock, type ApiContext } from '../context.ts';
 import { defineRoute, type RouteContext } from '../http/route.ts';
 
 const email = z.email().max(320);
@@ -39,7 +39,7 @@ export async function startSession(c: RouteContext<unknown, unknown, unknown>, a
   const { ctx, req, reply } = c;
   const old = req.cookies[SESSION_COOKIE];
   if (old) await deleteSession(ctx.store.db, old);
-  const s = await createSession(ctx.store.db, accountId, ctx.clock, ctx.sessionTtlMs);
+  const s = await createSession(ctx.store.db, accountId, realClock(ctx), ctx.sessionTtlMs);
   reply.setCookie(SESSION_COOKIE, s.token, {
     httpOnly: true,
     sameSite: 'lax',
@@ -95,7 +95,7 @@ export const authRoutes = [
       const { ctx, body } = c;
       const norm = normalizeAccountEmail(body.email);
       const { perEmail, windowMs } = ctx.loginLimit;
-      if (await tooManyFailures(ctx.store.db, norm, ctx.clock, perEmail, windowMs)) {
+      if (await tooManyFailures(ctx.store.db, norm, realClock(ctx), perEmail, windowMs)) {
         throw cadenzaError('RATE_LIMITED', 'too many failed sign-ins for this address; try again later');
       }
       const account = await ctx.store.db
@@ -106,7 +106,7 @@ export const authRoutes = [
       // The same work whether or not the address exists (passwords.ts), and one message for both.
       const ok = await verifyPassword(account?.password_hash, body.password);
       if (!account || !ok) {
-        await recordFailure(ctx.store.db, norm, ctx.clock, windowMs);
+        await recordFailure(ctx.store.db, norm, realClock(ctx), windowMs);
         throw cadenzaError('UNAUTHENTICATED', 'wrong email or password');
       }
       await clearFailures(ctx.store.db, norm);

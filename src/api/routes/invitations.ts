@@ -11,10 +11,14 @@ import {
   signUpWithInvitation,
   type Invitation,
 } from '../auth/invitations.ts';
+import { realClock, type ApiContext } from '../context.ts';
 import { defineRoute, workspaceParams, type RouteContext } from '../http/route.ts';
 import { me, meBody, password, startSession } from './auth.ts';
 
 const role = z.enum(['owner', 'admin', 'member']);
+
+/** Invitations expire in real time, even while a demo's clock runs ahead. */
+const realTime = (ctx: ApiContext): ApiContext => ({ ...ctx, clock: realClock(ctx) });
 const invitation = z
   .object({
     id: z.uuid(),
@@ -52,7 +56,7 @@ export const invitationRoutes = [
     access: { workspace: 'admin' },
     params: workspaceParams({}),
     response: z.object({ invitations: z.array(invitation) }),
-    handler: async ({ ctx, ws }) => ({ invitations: (await listInvitations(ctx.store.db, ws.workspaceId, ctx.clock)).map(toBody) }),
+    handler: async ({ ctx, ws }) => ({ invitations: (await listInvitations(ctx.store.db, ws.workspaceId, realClock(ctx))).map(toBody) }),
   }),
   defineRoute({
     method: 'POST',
@@ -73,7 +77,7 @@ export const invitationRoutes = [
       })
       .meta({ id: 'InvitationCreated' }),
     handler: async ({ ctx, ws, body }) => {
-      const { invitation: inv, token: secret } = await createInvitation(ctx.store, ctx, {
+      const { invitation: inv, token: secret } = await createInvitation(ctx.store, realTime(ctx), {
         workspaceId: ws.workspaceId,
         email: body.email,
         role: body.role,
@@ -100,7 +104,7 @@ export const invitationRoutes = [
     access: { workspace: 'admin' },
     params: workspaceParams({ invitationId: z.uuid() }),
     response: invitation,
-    handler: async ({ ctx, ws, params }) => toBody(await revokeInvitation(ctx.store.db, ctx.clock, { workspaceId: ws.workspaceId, invitationId: params.invitationId, revokerRole: ws.role })),
+    handler: async ({ ctx, ws, params }) => toBody(await revokeInvitation(ctx.store.db, realClock(ctx), { workspaceId: ws.workspaceId, invitationId: params.invitationId, revokerRole: ws.role })),
   }),
   defineRoute({
     method: 'POST',
@@ -122,7 +126,7 @@ export const invitationRoutes = [
       })
       .meta({ id: 'InvitationPreview' }),
     handler: async ({ ctx, body }) => {
-      const inv = await openInvitation(ctx.store.db, body.token, ctx.clock);
+      const inv = await openInvitation(ctx.store.db, body.token, realClock(ctx));
       return { workspaceName: inv.workspaceName, email: inv.email, role: inv.role, invitedBy: inv.invitedBy, expiresAt: inv.expiresAt.toISOString(), accountExists: inv.accountExists };
     },
   }),
@@ -137,7 +141,7 @@ export const invitationRoutes = [
     response: joined,
     handler: async ({ ctx, principal, body }) => {
       if (principal?.kind !== 'session') throw cadenzaError('UNAUTHENTICATED', 'not signed in');
-      const r = await acceptInvitation(ctx.store, ctx, { token: body.token, accountId: principal.accountId });
+      const r = await acceptInvitation(ctx.store, realTime(ctx), { token: body.token, accountId: principal.accountId });
       return { workspaceId: r.workspaceId, me: await me(ctx, principal.accountId, principal.csrfToken) };
     },
   }),
@@ -156,8 +160,8 @@ export const invitationRoutes = [
     handler: async (c) => {
       const { ctx, body } = c;
       // A dead link is refused before the password is hashed.
-      await openInvitation(ctx.store.db, body.token, ctx.clock);
-      const r = await signUpWithInvitation(ctx.store, ctx, body);
+      await openInvitation(ctx.store.db, body.token, realClock(ctx));
+      const r = await signUpWithInvitation(ctx.store, realTime(ctx), body);
       return { workspaceId: r.workspaceId, me: await startSession(c as RouteContext<unknown, unknown, unknown>, r.accountId) };
     },
   }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
-import type { ApiContext } from '../context.ts';
+import { realClock, type ApiContext } from '../context.ts';
 import { createEndpoint, defaultPreviousSecretMs, deleteEndpoint, listDeliveries, listEndpoints, maxPreviousSecretMs, queueTestEvent, rotateSecret, webhookEvents } from '../webhooks/endpoints.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
@@ -30,7 +30,8 @@ const delivery = z
   })
   .meta({ id: 'WebhookDelivery' });
 
-const deps = (ctx: ApiContext) => ({ db: ctx.store.db, clock: ctx.clock, random: ctx.random });
+// Webhooks out run in real time (the dispatcher's claims, the signature's timestamp), demo or not.
+const deps = (ctx: ApiContext) => ({ db: ctx.store.db, clock: realClock(ctx), random: ctx.random });
 /** Signing secrets are stored sealed by the vault: without one, none can be made. */
 const sealing = (ctx: ApiContext) => {
   if (!ctx.vault) throw cadenzaError('CONFIG_INVALID', 'this server has no vault (master key) to seal webhook signing secrets with');

@@ -59,8 +59,9 @@ export function register(program: Command): void {
       process.on('SIGINT', requestStop);
       process.on('SIGTERM', requestStop);
 
-      // The web app runs on real time (sessions, rate limits); only the demo's own parts run fast.
-      // It runs the api role alone: the demo's scheduler, senders and sync loops own the demo mailboxes.
+      // The web app's sessions and rate limits run on real time; what it shows and does is stamped
+      // in the demo's time (app.worldClock, switched below). It runs the api role alone: the demo's
+      // scheduler, senders and sync loops own the demo mailboxes.
       let app: RunningApp | undefined;
       let store: Store;
       if (o.serve) {
@@ -83,6 +84,7 @@ export function register(program: Command): void {
       try {
         const started = Date.now();
         run = await startDemo({ store, leads, rate: speed, seed: o.seed, log, ...(app?.url ? { publicUrl: app.url } : {}) });
+        app?.worldClock.use(run.clock);
         if (!g.json) {
           process.stdout.write(
             `Demo workspace ${run.workspaceId}: ${leads} leads, ${run.workspace.mailboxes.length} mailboxes (${run.workspace.mailboxes.map((m) => `${m.email} on ${m.provider}`).join(', ')}), ${run.workspace.sequences.length} sequences; ` +
@@ -111,6 +113,7 @@ export function register(program: Command): void {
             if (!g.json) process.stdout.write(`Demo ended: ${stopped} enrollments still running were stopped; the demo mailboxes are marked as gone.\n`);
           }
         }
+        app?.worldClock.reset();
         if (app) await app.stop();
         else await store.close();
         clearInterval(hold);

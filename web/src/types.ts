@@ -91,6 +91,10 @@ export interface InboxMessage {
   enrollmentId: string | null;
   leadId: string | null;
   from: string | null;
+  /** Where a reply goes (RFC 5322 Reply-To); empty: to from. */
+  replyTo: string[];
+  to: string[];
+  cc: string[];
   subject: string | null;
   excerpt: string | null;
   at: string;

@@ -18,6 +18,9 @@ const inboxItem = z
     enrollmentId: z.uuid().nullable(),
     leadId: z.uuid().nullable(),
     from: z.string().nullable(),
+    replyTo: z.array(z.string()).describe('Reply-To addresses: where a reply goes (else from)'),
+    to: z.array(z.string()),
+    cc: z.array(z.string()),
     subject: z.string().nullable(),
     at: z.iso.datetime(),
     folder: z.string().nullable(),
@@ -34,12 +37,12 @@ const inboxItem = z
 
 type Row = {
   id: string; mailbox_id: string | null; mailbox_email: string | null; thread_id: string | null; enrollment_id: string | null; lead_id: string | null;
-  from_addr: string | null; subject: string | null; at: Date; folder: string | null; label: string | null; confidence: number | null; reason: string | null;
+  from_addr: string | null; reply_to: string[]; to_addrs: string[]; cc_addrs: string[]; subject: string | null; at: Date; folder: string | null; label: string | null; confidence: number | null; reason: string | null;
   rung: string | null; intent: string | null; action: string | null; needs_review: boolean; excerpt: string | null;
 };
 const toItem = (r: Row): z.output<typeof inboxItem> => ({
   id: r.id, mailboxId: r.mailbox_id, mailboxEmail: r.mailbox_email, threadId: r.thread_id, enrollmentId: r.enrollment_id, leadId: r.lead_id,
-  from: r.from_addr, subject: r.subject, at: r.at.toISOString(), folder: r.folder, label: r.label, confidence: r.confidence, reason: r.reason,
+  from: r.from_addr, replyTo: r.reply_to, to: r.to_addrs, cc: r.cc_addrs, subject: r.subject, at: r.at.toISOString(), folder: r.folder, label: r.label, confidence: r.confidence, reason: r.reason,
   rung: r.rung, intent: r.intent, action: r.action, needsReview: r.needs_review, excerpt: r.excerpt,
 });
 
@@ -52,7 +55,7 @@ function base(db: import('../../store/store.ts').Db, ws: WorkspaceAccess) {
     .leftJoin('mailbox as mb', 'mb.id', 'm.mailbox_id')
     .leftJoin('enrollment as e', 'e.id', 'm.enrollment_id')
     .select([
-      'm.id', 'm.mailbox_id', removedLabel.as('mailbox_email'), 'm.thread_id', 'm.enrollment_id', 'e.lead_id', 'm.from_addr', 'm.subject', 'm.at', 'm.folder',
+      'm.id', 'm.mailbox_id', removedLabel.as('mailbox_email'), 'm.thread_id', 'm.enrollment_id', 'e.lead_id', 'm.from_addr', 'm.reply_to', 'm.to_addrs', 'm.cc_addrs', 'm.subject', 'm.at', 'm.folder',
       'm.label', 'm.confidence', 'm.reason', 'm.rung', 'm.intent', 'm.action', 'm.needs_review', 'm.excerpt',
     ])
     .where('m.workspace_id', '=', ws.workspaceId)
@@ -129,10 +132,13 @@ export const inboxRoutes = [
       const seen = await base(ctx.store.db, ws).where('m.id', '=', params.messageId).where('m.direction', '=', 'inbound').executeTakeFirst();
       if (!seen) throw cadenzaError('NOT_FOUND', 'no such inbound message in this workspace');
       const by = principal?.kind === 'api_key' ? `api key ${principal.keyId}` : `member ${ws.userId}`;
-      return reclassify(
+      const r = await reclassify(
         { store: ctx.store, service: enrollmentService(ctx), clock: ctx.clock },
         { workspaceId: ws.workspaceId, messageRowId: params.messageId, label: body.label, returnDate: body.returnDate ? Date.parse(`${body.returnDate}T00:00:00Z`) : null, by },
       );
+      // A message cleared from review resumes its enrollment: its next step may be due now.
+      if (r.enrollmentState === 'active') ctx.workDue?.();
+      return r;
     },
   }),
   defineRoute({

@@ -6,7 +6,8 @@
  *   npm run bench -- lead-import [--backend=both|postgres|pglite] [--rows=100000]
  *
  * Figures per backend: rows/s over the whole request, the job's own count of inserted and rejected
- * rows, and the process's peak RSS above what it held before the upload (sampled every 20 ms). The
+ * rows, the process's peak RSS and peak JS heap + external above what it held before the upload
+ * (sampled every 20 ms), and what stays allocated after a full GC once it has ended. The
  * client generates the file as it sends it, so the figure is the server's: the file is never held
  * whole on either side. With PGlite the database runs in this process, so its memory is in the RSS.
  */
@@ -22,6 +23,7 @@ import { createSession, SESSION_COOKIE } from '../src/api/auth/sessions.ts';
 import { defaultAuthSettings } from '../src/api/context.ts';
 import { buildServer } from '../src/api/server.ts';
 import { bytes, round } from './lib/format.ts';
+import { collect, usedBytes } from './lib/memory.ts';
 import { benchStore, flag } from './support/backends.ts';
 
 const HEADER = 'Email,First Name,Last Name,Company Name,Title,Phone,Country,City,Industry,LinkedIn URL\n';
@@ -68,10 +70,15 @@ async function runOne(backend: 'postgres' | 'pglite', rows: number): Promise<Rec
       const headers = { cookie: `${SESSION_COOKIE}=${session.token}`, 'x-csrf-token': session.csrfToken, 'content-type': 'text/csv', 'content-length': String(size) };
       const importId = newId(Date.now(), random);
 
-      global.gc?.();
+      collect();
       const rssBefore = process.memoryUsage.rss();
+      const heapBefore = usedBytes();
       let rssPeak = rssBefore;
-      const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage.rss())), 20);
+      let heapPeak = heapBefore;
+      const sampler = setInterval(() => {
+        rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+        heapPeak = Math.max(heapPeak, usedBytes());
+      }, 20);
       const progress = setInterval(() => {
         void app.inject({ method: 'GET', url: `${base}/leads/imports/${importId}`, headers: { cookie: headers.cookie } }).then((r) => {
           const j = r.json<{ percent: number | null; rowsRead: number; rejected: number; rowsPerSecond: number | null }>();
@@ -91,10 +98,13 @@ async function runOne(backend: 'postgres' | 'pglite', rows: number): Promise<Rec
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       clearInterval(sampler);
       clearInterval(progress);
+      collect();
+      const retained = usedBytes() - heapBefore;
       const rowsPerS = rows / (ms / 1000);
       console.log(
         `${backend}: ${rows} rows (${bytes(size)}) in ${round(ms / 1000, 2)} s = ${Math.round(rowsPerS)} rows/s; inserted ${String(job.inserted)}, rejected ${String(job.rejected)}; ` +
-          `peak RSS ${bytes(rssPeak)} (+${bytes(rssPeak - rssBefore)} over ${bytes(rssBefore)} before)`,
+          `peak RSS ${bytes(rssPeak)} (+${bytes(rssPeak - rssBefore)} over ${bytes(rssBefore)} before); ` +
+          `peak JS heap+external +${bytes(heapPeak - heapBefore)}, retained after GC ${bytes(retained)}`,
       );
       if (job.rowsRead !== rows) throw new Error(`the job read ${String(job.rowsRead)} rows, not ${rows}`);
       return {
@@ -104,6 +114,8 @@ async function runOne(backend: 'postgres' | 'pglite', rows: number): Promise<Rec
         [`${backend}_rejected`]: Number(job.rejected),
         [`${backend}_peak_rss_bytes`]: rssPeak,
         [`${backend}_rss_growth_bytes`]: rssPeak - rssBefore,
+        [`${backend}_peak_heap_growth_bytes`]: heapPeak - heapBefore,
+        [`${backend}_retained_bytes`]: retained,
         file_bytes: size,
       };
     } finally {

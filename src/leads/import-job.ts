@@ -127,6 +127,10 @@ export async function runImportJob(deps: ImportJobDeps, jobId: string, spec: Imp
       return row.status;
     });
     if (status !== 'running') throw new JobStopped(status);
+    // When the upload is already buffered and the database is PGlite (in this thread), every await
+    // of a batch settles as a microtask: without a turn of the event loop here, no other request
+    // (the progress polls, a cancel) would be served until the whole import had ended.
+    await new Promise<void>((resolve) => setImmediate(resolve));
   };
 
   try {

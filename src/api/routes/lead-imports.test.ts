@@ -76,6 +76,7 @@ describe.each(testBackends())('lead import jobs (%s)', (backend) => {
     for (let i = 0; i < 12_000; i++) rows.push(`big${i}@bulk.test,First${i},Company ${i % 97},Head of Things,${'x'.repeat(40)}`);
     const csv = rows.join('\n');
     expect(csv.length).toBeGreaterThan(1024 * 1024);
+    expect((await b.call('POST', `${base}/leads/import`, { csv })).statusCode).toBe(413);
     const r = await upload(csv, { fileName: 'big.csv' });
     expect(r.statusCode, r.body).toBe(201);
     expect(r.json()).toMatchObject({ status: 'done', rowsRead: 12_000, inserted: 12_000, rejected: 0 });

@@ -40,6 +40,14 @@ function warnOnUnload(e: BeforeUnloadEvent) {
   if (uploading.size > 0) e.preventDefault();
 }
 
+/** The import this tab started last: followed again when the user comes back, until its outcome has been shown. */
+let followed: { workspaceId: string; id: string; seen: boolean } | undefined;
+
+/** True when the Leads screen should open the import panel: this tab's import has not shown its outcome yet. */
+export function importToShow(workspaceId: string): boolean {
+  return followed !== undefined && followed.workspaceId === workspaceId && !followed.seen;
+}
+
 /** Mapping guesses mirror the server's header synonyms loosely; the server has the last word. */
 function guess(header: string): string {
   const h = header.toLowerCase().replace(/[^a-z]/g, '');
@@ -58,6 +66,15 @@ function guess(header: string): string {
 const customName = (h: string) => 'custom.' + h.trim().toLowerCase().replace(/\s+/g, '_');
 
 type EncodingChoice = 'auto' | 'utf-8' | 'windows-1252';
+
+/** A v4 UUID; crypto.randomUUID exists only in secure contexts, and a LAN install may be plain http. */
+function newUuid(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
 
 /** What 'auto' will pick on the server: a BOM, else UTF-8 when the first 64 KB are valid UTF-8. */
 function detectEncoding(bytes: Uint8Array): 'utf-8' | 'windows-1252' | 'utf-16' {
@@ -125,7 +142,7 @@ export function LeadImport({ workspaceId, onDone }: { workspaceId: string; onDon
   const [error, setError] = useState<string>();
   const [recent, setRecent] = useState<LeadImportJob[]>([]);
   /** The import this panel follows: started here, or a running one found on opening. */
-  const [activeId, setActiveId] = useState<string>();
+  const [activeId, setActiveId] = useState<string | undefined>(() => (followed?.workspaceId === workspaceId ? followed.id : undefined));
   const [active, setActive] = useState<LeadImportJob>();
   const onDoneRef = useRef(onDone);
   onDoneRef.current = onDone;
@@ -163,6 +180,7 @@ export function LeadImport({ workspaceId, onDone }: { workspaceId: string; onDon
         if (!live) return;
         setActive(j);
         if (j.status !== 'running') {
+          if (followed?.id === j.id) followed.seen = true;
           void loadRecent();
           onDoneRef.current();
           return;
@@ -192,10 +210,11 @@ export function LeadImport({ workspaceId, onDone }: { workspaceId: string; onDon
   const start = async () => {
     if (!preview) return;
     setError(undefined);
-    const importId = crypto.randomUUID();
+    const importId = newUuid();
     const q = new URLSearchParams({ importId, onDuplicate, encoding, fileName: preview.file.name, mapping: JSON.stringify(mapping) });
     setActive(undefined);
     setActiveId(importId);
+    followed = { workspaceId, id: importId, seen: false };
     uploading.add(importId);
     try {
       const done = await apiUpload<LeadImportJob>(ws(workspaceId, `leads/imports?${q.toString()}`), preview.file, 'text/csv');
@@ -307,7 +326,7 @@ function ImportProgress({ workspaceId, job, onCancel }: { workspaceId: string; j
     <div role="status" className="stack">
       {running ? (
         <>
-          <progress aria-label="Import progress" max={100} value={job.percent ?? undefined} />
+          <progress aria-label="Import progress" max={100} value={job.percent ?? undefined} style={{ width: '100%' }} />
           <p className="small">
             {job.percent !== null ? `${job.percent.toFixed(0)}% · ` : ''}
             {job.rowsRead.toLocaleString('en')} rows · {job.rowsPerSecond !== null ? `${job.rowsPerSecond.toLocaleString('en')} rows/s · ` : ''}

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
 import { navigate } from '../router.ts';
 import type { ScreenProps } from '../Shell.tsx';
-import { LeadImport, type LeadImportJob } from './LeadImport.tsx';
+import { importToShow, LeadImport, type LeadImportJob } from './LeadImport.tsx';
 import { LeadPage } from './LeadPage.tsx';
 import type { Lead, SequenceSummary } from '../types.ts';
 import { Empty, ErrorNote, PageHeader } from '../ui/parts.tsx';
@@ -29,8 +29,8 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
   // Pages after the first, fetched by cursor on demand; a new first page starts over.
   const [later, setLater] = useState<{ leads: Lead[]; nextCursor: string | null; error?: string; busy?: boolean }>();
   useEffect(() => setLater(undefined), [list.data]);
-  const [importing, setImporting] = useState(false);
-  // An import still running (started before the user left this screen) opens the import panel.
+  const [importing, setImporting] = useState(() => importToShow(workspaceId));
+  // An import still running (started before the user left this screen, here or elsewhere) opens the import panel.
   useEffect(() => {
     api<{ imports: LeadImportJob[] }>('GET', ws(workspaceId, 'leads/imports'))
       .then((r) => r.imports.some((j) => j.status === 'running') && setImporting(true))

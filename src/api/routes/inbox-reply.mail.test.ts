@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { startFaultProxy, type FaultProxy } from '../../../test/mail/fault-proxy.ts';
@@ -178,6 +179,46 @@ describe.skipIf(mailBedSkipReason() !== null)('POST /inbox/messages/:messageId/r
     expect(await countByMessageId(PROSPECT.user, PROSPECT.pass, messageId)).toBe(1);
     expect(await h.store.db.selectFrom('message').select('id').where('message_id', '=', messageId).execute()).toHaveLength(1);
     await smtpVia(false);
+  }, 60_000);
+
+  it('a key left "sending" by a process that died: refused while fresh, then settled from the Sent folder (found: no second copy; absent: sent under its Message-ID)', async () => {
+    const m = await inbound();
+    const body = { text: `Sent, then the process died (${run}).`, idempotencyKey: `k-died-${run}` };
+    const first = await reply(m.rowId, body);
+    expect(first.statusCode, first.body).toBe(200);
+    const sent = first.json<Sent>();
+    await readInbox(PROSPECT.user, PROSPECT.pass, sent.messageId, { waitMs: 10_000 });
+    // As if the process had died after the server took it, before recording it.
+    await h.store.db.deleteFrom('message').where('id', '=', sent.id).execute();
+    const key = () => h.store.db.updateTable('reply_request').where('idempotency_key', '=', body.idempotencyKey);
+    await key().set({ state: 'sending', result: null, updated_at: new Date() }).execute();
+    const busy = await reply(m.rowId, body);
+    expect(busy.statusCode).toBe(409);
+    expect(busy.json().error.message).toMatch(/being sent right now/);
+    await key().set({ updated_at: new Date(Date.now() - 10 * 60_000) }).execute();
+    const settled = await reply(m.rowId, body);
+    expect(settled.statusCode, settled.body).toBe(200);
+    expect(settled.json<Sent>()).toMatchObject({ messageId: sent.messageId, confirmedBy: 'sent_folder', replayed: false });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await countByMessageId(PROSPECT.user, PROSPECT.pass, sent.messageId)).toBe(1);
+
+    // Died before the hand-over: nothing in Sent, so it is sent now, under the Message-ID the key holds.
+    const m2 = await inbound();
+    const messageId = `<died-early-${run}@inbox.test>`;
+    const early = { text: `Died before the hand-over (${run}).`, idempotencyKey: `k-early-${run}` };
+    const hash = createHash('sha256').update(JSON.stringify([m2.rowId, early.text, false])).digest('hex');
+    await h.store.db
+      .insertInto('reply_request')
+      .values({ workspace_id: workspaceId, idempotency_key: early.idempotencyKey, inbound_id: m2.rowId, request_hash: hash, message_id: messageId, state: 'sending', updated_at: new Date(Date.now() - 10 * 60_000) })
+      .execute();
+    const other = await reply(m2.rowId, { ...early, text: 'Not what the key was for.' });
+    expect(other.statusCode).toBe(409);
+    expect(other.json().error.message).toMatch(/different reply/);
+    const now = await reply(m2.rowId, early);
+    expect(now.statusCode, now.body).toBe(200);
+    expect(now.json<Sent>()).toMatchObject({ messageId, confirmedBy: 'server' });
+    await readInbox(PROSPECT.user, PROSPECT.pass, messageId, { waitMs: 10_000 });
+    expect(await countByMessageId(PROSPECT.user, PROSPECT.pass, messageId)).toBe(1);
   }, 60_000);
 
   it('answers a refused login with MAILBOX_AUTH_FAILED and records nothing; the key may be retried', async () => {

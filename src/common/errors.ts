@@ -21,7 +21,7 @@ export const errorCodes = {
   RATE_LIMITED: 'Too many attempts; wait and try again.',
   MAILBOX_FOLDER_NOT_FOUND: 'The mailbox has no folder for this role (Sent, Junk, Trash), neither marked SPECIAL-USE nor by a known name.',
   SEND_REJECTED: "The mailbox's server (or its settings) refused the message permanently; it was not sent.",
-  SEND_UNCONFIRMED: 'The message was handed to the server and no answer came: it may have been sent; it is not sent again.',
+  SEND_UNCONFIRMED: "The message was handed to the server and no answer came, and the Sent folder did not show it in time: details.sentFolder says whether it was searched, details.retrySafe whether sending again (with the same idempotency key) is safe.",
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

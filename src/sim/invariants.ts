@@ -46,7 +46,7 @@ export class InvariantViolation extends Error {
   }
 }
 
-const finalStates = `('replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed')`;
+const finalStates = `('replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed', 'moved')`;
 
 /**
  * What the simulation needs from the store to wake its actors: the next timer, each mailbox's next

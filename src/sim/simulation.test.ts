@@ -31,6 +31,7 @@ describe('deterministic simulation', () => {
     expect(s.bounces).toBeGreaterThan(0);
     expect(s.outOfOffice).toBeGreaterThan(0);
     expect(s.pauses).toBeGreaterThan(0);
+    expect(s.moves).toBeGreaterThan(0);
     expect(s.edits).toBeGreaterThan(0);
     expect(s.tasksCompleted).toBeGreaterThan(0);
     expect(s.crashes.inTransaction).toBeGreaterThan(0);

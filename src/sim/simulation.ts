@@ -6,6 +6,7 @@ import { applyDefinition } from '../sequence/apply-definition.ts';
 import { bulkEnroll } from '../sequence/bulk-enroll.ts';
 import { EnrollmentService, type Applied } from '../sequence/enrollment-service.ts';
 import type { CallOutcome, EngineEvent } from '../sequence/model.ts';
+import { moveEnrollment } from '../sequence/move.ts';
 import { Scheduler } from '../sequence/scheduler.ts';
 import {
   claimNext,
@@ -39,7 +40,7 @@ import { applied, buildWorld, editDefinition, pickStart, removedSteps, toDefinit
  * gaps, working day), senders claim paced and send through a simulated mail server whose Sent folders can be
  * searched, prospects reply, bounce, send out-of-office notes, unsubscribe and book meetings at
  * random times (some exactly when a step comes due, some between the claim and the send), reps
- * pause, resume and stop enrollments and complete tasks, sequences are edited mid-run, and the
+ * pause, resume, stop and move enrollments to other sequences and complete tasks, sequences are edited mid-run, and the
  * process crashes at random points: inside a transaction (rolled back), between claim and send,
  * between send and record. After every step the promises are checked (invariants.ts).
  *
@@ -105,6 +106,8 @@ export interface SimStats {
   pauses: number;
   resumes: number;
   stops: number;
+  /** Enrollments moved to another sequence by a rep (some between a claim and its send). */
+  moves: number;
   tasksCompleted: number;
   edits: number;
   timersFired: number;
@@ -177,6 +180,8 @@ type Action =
   | { t: 'signal'; enrollmentId: string; signal: Signal; replyTo: string; attempt: number }
   /** A rep's action; with a target and an event, that one (interleaved between a claim and its send). */
   | { t: 'rep'; target?: string; event?: EngineEvent }
+  /** A rep moves the enrollment to another sequence (sequence/move.ts). */
+  | { t: 'move'; enrollmentId: string }
   | { t: 'tasks' }
   | { t: 'edit'; seq: number; raw?: RawDefinition; ops?: string[] }
   | { t: 'enroll'; seq: number; share: number }
@@ -257,7 +262,7 @@ class Run {
   private lastWrites = -1;
   private readonly stats: SimStats = {
     steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, bounces: 0,
-    outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
+    outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
   };
@@ -431,6 +436,8 @@ class Run {
         return this.signal(a);
       case 'rep':
         return this.rep(a);
+      case 'move':
+        return this.move(a.enrollmentId);
       case 'tasks':
         return this.tasks();
       case 'edit':
@@ -530,8 +537,9 @@ class Run {
     else if (x < 0.55) signal({ type: 'out_of_office', returnIn: r.next() < 0.5 ? null : r.int(HOUR, 5 * DAY) });
     else if (x < 0.65) signal({ type: 'unsubscribe' });
     else if (x < 0.75) signal({ type: 'bounce', hard: true });
-    else if (x < 0.9) this.agenda.add(at, { t: 'rep', target: claim.enrollmentId, event: { type: 'pause', reason: 'rep paused it' } });
-    else this.agenda.add(at, { t: 'rep', target: claim.enrollmentId, event: { type: 'stop', reason: 'rep stopped it' } });
+    else if (x < 0.85) this.agenda.add(at, { t: 'rep', target: claim.enrollmentId, event: { type: 'pause', reason: 'rep paused it' } });
+    else if (x < 0.92) this.agenda.add(at, { t: 'rep', target: claim.enrollmentId, event: { type: 'stop', reason: 'rep stopped it' } });
+    else this.agenda.add(at, { t: 'move', enrollmentId: claim.enrollmentId });
     this.stats.interleaved++;
   }
 
@@ -673,6 +681,7 @@ class Run {
       const all = await this.store.db.selectFrom('enrollment').select(['id', 'state']).orderBy('id').execute();
       if (all.length === 0) return 'rep: nothing to do';
       e = all[r.int(0, all.length - 1)]!;
+      if ((e.state === 'active' || e.state === 'paused') && this.world.sequences.length > 1 && r.next() < 0.35) return this.move(e.id);
       ev = this.repEvent(e.state, x, now);
     }
     this.armMaybe(faults.crashInSignal, 6, `rep ${ev.type}`);
@@ -686,6 +695,32 @@ class Run {
       if (ev.type === 'reply') this.stats.replies++;
     }
     return `rep ${ev.type} ${e.id} (${e.state}) -> ${res.outcome} ${res.next.state}`;
+  }
+
+  /**
+   * A rep moves a lead to another of the world's sequences, sometimes from a later step: the old
+   * enrollment must send nothing more (never-after-stop counts 'moved' as a stop), and the new one
+   * is held to every promise like any other.
+   */
+  private async move(enrollmentId: string): Promise<string> {
+    const r = this.ops;
+    const e = await this.store.db.selectFrom('enrollment').select(['sequence_id', 'lead_id', 'state']).where('id', '=', enrollmentId).executeTakeFirstOrThrow();
+    const mine = new Set((await this.store.db.selectFrom('enrollment').select('sequence_id').where('lead_id', '=', e.lead_id).execute()).map((x) => x.sequence_id));
+    // Mostly a sequence the lead is not in yet (a move that happens); now and then one it is in (refused).
+    const fresh = this.world.sequences.filter((s) => !mine.has(s.id));
+    const others = fresh.length && r.next() < 0.9 ? fresh : this.world.sequences.filter((s) => s.id !== e.sequence_id);
+    if (others.length === 0) return `move ${enrollmentId}: no other sequence`;
+    const target = others[r.int(0, others.length - 1)]!;
+    const keys = await this.store.db.selectFrom('step').select('key').where('sequence_id', '=', target.id).where('archived_at', 'is', null).orderBy('position').execute();
+    const startAtStep = keys.length > 1 && r.next() < 0.3 ? keys[r.int(1, keys.length - 1)]!.key : undefined;
+    this.armMaybe(faults.crashInSignal, 12, 'moving an enrollment');
+    const res = await moveEnrollment(
+      { store: this.proc.store, clock: this.clock, random: this.ops, service: this.proc.service },
+      { workspaceId: this.world.workspaceId, enrollmentId, sequenceId: target.id, ...(startAtStep ? { startAtStep } : {}) },
+    );
+    if (res.outcome === 'moved') this.stats.moves++;
+    const how = res.outcome === 'moved' ? `moved -> ${res.newEnrollmentId}` : `skipped (${res.reason})`;
+    return `move ${enrollmentId} (${e.state}) to ${target.raw.key}${startAtStep ? ` at ${startAtStep}` : ''} -> ${how}`;
   }
 
   private repEvent(state: string, x: number, now: number): EngineEvent {

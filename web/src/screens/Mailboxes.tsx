@@ -1,11 +1,36 @@
-import { useState, type FormEvent } from 'react';
-import { api, errorMessage, ws } from '../api.ts';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { api, ApiError, errorMessage, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import type { ConnectionReport, Mailbox } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, Meter, PageHeader } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
 
 const healthTone = { ok: 'ok', warning: 'warn', paused: 'bad', error: 'bad' } as const;
+
+/** DELETE …/mailboxes/{id} (and its dryRun preview): what a removal does (src/mailbox/removal.ts). */
+interface MailboxRemoval {
+  mailboxId: string;
+  email: string;
+  dryRun: boolean;
+  reassigned: number;
+  paused: number;
+  reassignedTo: Array<{ mailboxId: string; email: string; enrollments: number }>;
+  cancelledSends: number;
+  unknownSends: number;
+  inFlightSends: number;
+  revocation: 'none' | 'revoked' | 'unsupported' | 'failed';
+}
+
+/** Where the OAuth callback sends the browser back: ?connected=address or ?oauthError=message (src/mailbox/oauth/routes.ts). */
+function oauthOutcome(): { connected?: string; error?: string } {
+  const q = new URLSearchParams(location.search);
+  return { ...(q.get('connected') ? { connected: q.get('connected')! } : {}), ...(q.get('oauthError') ? { error: q.get('oauthError')! } : {}) };
+}
+
+/** The OAuth start is a page the browser goes to (the provider's consent page follows), signed in by the session cookie. */
+function connectUrl(provider: 'google' | 'microsoft', workspaceId: string): string {
+  return `/oauth/${provider}/start?${new URLSearchParams({ workspaceId, mode: 'api' })}`;
+}
 
 export function Mailboxes({ workspaceId }: ScreenProps) {
   const list = useLoad(() => api<{ mailboxes: Mailbox[] }>('GET', ws(workspaceId, 'mailboxes')), [workspaceId]);
@@ -31,14 +56,51 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
       setError(errorMessage(e));
     }
   };
+  const [removing, setRemoving] = useState<Mailbox>();
+  const [notice, setNotice] = useState<string>();
+  const [oauth] = useState(oauthOutcome);
+  useEffect(() => {
+    // Shown once: a reload should not announce the connection again.
+    if (oauth.connected || oauth.error) history.replaceState(null, '', location.pathname);
+  }, [oauth]);
   const mailboxes = list.data?.mailboxes ?? [];
   return (
     <>
       <PageHeader title="Mailboxes">
+        <a className="btn" href={connectUrl('google', workspaceId)}>
+          Connect Google
+        </a>
+        <a className="btn" href={connectUrl('microsoft', workspaceId)}>
+          Connect Microsoft
+        </a>
         <button type="button" className="btn btn-primary" onClick={() => setAdding(!adding)} aria-expanded={adding}>
-          {adding ? 'Close' : 'Add mailbox'}
+          {adding ? 'Close' : 'Add SMTP / IMAP mailbox'}
         </button>
       </PageHeader>
+      {oauth.connected && (
+        <p className="note note-ok" role="status">
+          Connected {oauth.connected}.
+        </p>
+      )}
+      <ErrorNote error={oauth.error && `The mailbox was not connected: ${oauth.error}`} />
+      {notice && (
+        <p className="note note-ok" role="status">
+          {notice}
+        </p>
+      )}
+      {removing && (
+        <RemoveMailbox
+          workspaceId={workspaceId}
+          mailbox={removing}
+          onClose={(done) => {
+            setRemoving(undefined);
+            if (done) {
+              setNotice(done);
+              list.reload();
+            }
+          }}
+        />
+      )}
       {adding && (
         <AddMailbox
           workspaceId={workspaceId}
@@ -97,6 +159,9 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
                           Pause
                         </button>
                       )}
+                      <button type="button" className="btn btn-quiet" onClick={() => setRemoving(m)} aria-label={`Remove mailbox ${m.email}`}>
+                        Remove
+                      </button>
                     </div>
                     {rep && (
                       <div className="small" role="status">
@@ -117,6 +182,98 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
         </table>
       )}
     </>
+  );
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * The confirmation: a dry run says what the removal would do to this mailbox's enrollments now;
+ * the person may pause them all instead of moving them; a send in flight (409) is said plainly.
+ */
+function RemoveMailbox({ workspaceId, mailbox, onClose }: { workspaceId: string; mailbox: Mailbox; onClose: (done?: string) => void }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [policy, setPolicy] = useState<'reassign' | 'pause'>('reassign');
+  const [preview, setPreview] = useState<MailboxRemoval>();
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const url = (dryRun: boolean) => ws(workspaceId, `mailboxes/${mailbox.id}?${new URLSearchParams({ dryRun: String(dryRun), enrollments: policy })}`);
+  useEffect(() => {
+    const d = dialog.current;
+    if (d && !d.open) d.showModal();
+  }, []);
+  useEffect(() => {
+    let live = true;
+    setPreview(undefined);
+    setError(undefined);
+    api<MailboxRemoval>('DELETE', url(true)).then(
+      (p) => live && setPreview(p),
+      (e: unknown) => live && setError(errorMessage(e)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [policy, mailbox.id, workspaceId]);
+  const remove = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const r = await api<MailboxRemoval>('DELETE', url(false));
+      const parts = [r.reassigned ? `${plural(r.reassigned, 'enrollment')} moved` : '', r.paused ? `${plural(r.paused, 'enrollment')} paused` : ''].filter(Boolean);
+      const grant = r.revocation === 'failed' ? ' Google did not answer the revocation: remove Cadenza from the account’s connected apps.' : '';
+      onClose(`Removed ${r.email}${parts.length ? `: ${parts.join(', ')}` : ''}.${grant}`);
+    } catch (e) {
+      setError(e instanceof ApiError && e.status === 409 ? `${e.message}.` : errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <dialog ref={dialog} className="dialog" aria-labelledby="remove-title" onClose={() => onClose()}>
+      <div className="stack">
+        <h2 id="remove-title">Remove {mailbox.email}?</h2>
+        <p>
+          It stops sending and syncing at once, and its password or Google/Microsoft access is erased from Cadenza. What it sent and received stays in the inbox, the leads’
+          timelines and analytics, marked “removed mailbox”. You can connect the address again later.
+        </p>
+        <fieldset className="stack">
+          <legend>Its running enrollments</legend>
+          <label className="check">
+            <input type="radio" name="policy" checked={policy === 'reassign'} onChange={() => setPolicy('reassign')} /> Move those not yet emailed to another mailbox of their
+            sequence; pause those already in a thread (a follow-up should not come from another address)
+          </label>
+          <label className="check">
+            <input type="radio" name="policy" checked={policy === 'pause'} onChange={() => setPolicy('pause')} /> Pause them all
+          </label>
+        </fieldset>
+        <div role="status" aria-live="polite">
+          {!preview && !error && <p className="muted">Counting its enrollments…</p>}
+          {preview && (
+            <ul>
+              <li>
+                {plural(preview.reassigned, 'enrollment')} reassigned
+                {preview.reassignedTo.length > 0 && ` (${preview.reassignedTo.map((t) => `${t.enrollments} to ${t.email}`).join(', ')})`}
+              </li>
+              <li>{plural(preview.paused, 'enrollment')} paused with the reason “mailbox removed”</li>
+              {preview.cancelledSends > 0 && <li>{plural(preview.cancelledSends, 'queued email')} cancelled</li>}
+              {preview.unknownSends > 0 && <li>{plural(preview.unknownSends, 'email')} whose delivery is unconfirmed will not be sent again</li>}
+              {preview.inFlightSends > 0 && <li className="text-bad">{plural(preview.inFlightSends, 'email is', 'emails are')} being sent right now: wait a few seconds</li>}
+            </ul>
+          )}
+        </div>
+        <ErrorNote error={error} />
+        <div className="row">
+          <button type="button" className="btn btn-danger" onClick={remove} disabled={busy || !preview}>
+            {busy ? 'Removing…' : 'Remove mailbox'}
+          </button>
+          <button type="button" className="btn" onClick={() => dialog.current?.close()} autoFocus>
+            Cancel
+          </button>
+        </div>
+      </div>
+    </dialog>
   );
 }
 

@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/common/logger.ts';
+import { startApp, type RunningApp } from '../../src/ops/app.ts';
+import { startOAuthEmulator, type OAuthEmulator } from '../../src/sim/emulators/oauth/emulator.ts';
+import { freePort } from '../mail/dovecot-xoauth2.ts';
+import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
+import { ensureWebBuild } from './web-build.ts';
+
+/**
+ * The Mailboxes screen in headless Chromium against the real app and the Google OAuth emulator:
+ * "Connect Google" goes through the consent page and back to the screen with the new mailbox,
+ * in the signed-in person's workspace; "Remove" opens a dialog that says what will happen
+ * (a dry run), and confirming removes the mailbox and revokes its grant. Screenshots in
+ * test-results/screens/ (mailbox-remove-01..03).
+ */
+const skip = chromiumSkipReason();
+const OWNER = { email: 'rhea@cadenza.test', password: 'a long enough password' };
+const REP = 'rhea.rep@gmail.test';
+
+describe.skipIf(skip !== null)(`connecting and removing a mailbox in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let app: RunningApp;
+  let emu: OAuthEmulator;
+  let dir: string;
+  let browser: Browser;
+  const errors: string[] = [];
+  const watch = (page: Page) => {
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && !/status of 401/.test(m.text()) && errors.push(m.text()));
+  };
+
+  beforeAll(async () => {
+    ensureWebBuild();
+    dir = mkdtempSync(join(tmpdir(), 'cadenza-web-mailbox-'));
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    emu = await startOAuthEmulator({ flavour: 'google', clients: [{ id: 'cadenza-web', secret: 'web-secret', redirectUris: [`${publicUrl}/oauth/callback`] }], users: [{ email: REP }] });
+    app = await startApp({
+      dataDir: dir,
+      port,
+      host: '127.0.0.1',
+      publicUrl,
+      roles: ['api'],
+      oauth: { google: { clientId: 'cadenza-web', clientSecret: 'web-secret', discoveryBase: emu.issuer } },
+      log: createLogger({ level: 'silent' }),
+    });
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+    await emu?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('connects a Google mailbox through the consent page, then removes it from a dialog that says what happens', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    watch(page);
+    await page.goto(app.url!);
+    await page.getByLabel('Email').fill(OWNER.email);
+    await page.getByLabel('Password').fill(OWNER.password);
+    await page.getByLabel('Workspace name').fill('Acme');
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Mailboxes' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Mailboxes' }).waitFor();
+
+    // The consent page of the emulator agrees at once and sends the browser back to the screen.
+    await page.getByRole('link', { name: 'Connect Google' }).click();
+    await page.getByRole('status').filter({ hasText: `Connected ${REP}.` }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/mailboxes');
+    expect(new URL(page.url()).search).toBe('');
+    const row = page.getByRole('row').filter({ hasText: REP });
+    await row.waitFor();
+    const owner = await app.store.db
+      .selectFrom('mailbox as m')
+      .innerJoin('app_user as u', 'u.id', 'm.user_id')
+      .innerJoin('account as a', 'a.id', 'u.account_id')
+      .select(['a.email', 'm.provider', 'm.workspace_id', 'u.workspace_id as member_of'])
+      .where('m.email', '=', REP)
+      .executeTakeFirstOrThrow();
+    expect(owner).toMatchObject({ email: OWNER.email, provider: 'gmail' });
+    expect(owner.workspace_id).toBe(owner.member_of);
+    await screenshot(page, 'mailbox-remove-01-connected');
+
+    await row.getByRole('button', { name: `Remove mailbox ${REP}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Remove ${REP}?` });
+    await dialog.getByText('0 enrollments reassigned').waitFor();
+    await expect(dialog.getByText('0 enrollments paused with the reason “mailbox removed”').count()).resolves.toBe(1);
+    await screenshot(page, 'mailbox-remove-02-dialog');
+    // Cancel changes nothing.
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await expect(dialog.count()).resolves.toBe(0);
+    await expect(row.count()).resolves.toBe(1);
+
+    await row.getByRole('button', { name: `Remove mailbox ${REP}` }).click();
+    await dialog.getByText('0 enrollments reassigned').waitFor();
+    await dialog.getByRole('button', { name: 'Remove mailbox' }).click();
+    await page.getByRole('status').filter({ hasText: `Removed ${REP}.` }).waitFor();
+    await expect(page.getByRole('row').filter({ hasText: REP }).count()).resolves.toBe(0);
+    await screenshot(page, 'mailbox-remove-03-removed');
+    const removed = await app.store.db.selectFrom('mailbox').select(['removed_at']).where('email', '=', REP).executeTakeFirstOrThrow();
+    expect(removed.removed_at).not.toBeNull();
+    // The grant was revoked at the provider.
+    expect(emu.requests.filter((r) => r.route === 'revoke').map((r) => r.outcome)).toEqual([200]);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 120_000);
+});

@@ -89,12 +89,13 @@ for (const backend of testBackends()) {
     it('our own sent copy is never a reply; a message matching nothing goes to the inbox; a stranger never stops anyone', async () => {
       const a = send('lead1@acme.test');
       const own = replyMail({ from: 'rep@cadenza.test', to: a.leadEmail, subject: a.subject, body: 'Hi Pat', messageId: a.messageId });
-      const stranger = replyMail({ from: 'someone@else.test', to: 'rep@cadenza.test', subject: `Re: ${a.subject}`, body: 'Who are you?', messageId: '<x1@else.test>' });
+      const stranger = replyMail({ from: 'someone@else.test', to: 'rep@cadenza.test', subject: `Re: ${a.subject}`, body: 'Who are you?', messageId: '<x1@else.test>', headers: { 'Reply-To': 'Desk <desk@else.test>', Cc: 'boss@else.test, Rep <rep@cadenza.test>' } });
       const r = await ingestBatch(deps, mb(), batch([{ raw: own }, { raw: own, folder: 'sent' }, { raw: stranger }]));
       expect(r.messages.map((m) => m.action)).toEqual(['own', 'own', 'inbox']);
       expect((await state(a.enrollmentId)).state).toBe('active');
-      const row = await store.db.selectFrom('message').select(['enrollment_id', 'thread_via', 'direction']).where('message_id', '=', '<x1@else.test>').executeTakeFirstOrThrow();
-      expect(row).toEqual({ enrollment_id: null, thread_via: 'none', direction: 'inbound' });
+      const row = await store.db.selectFrom('message').select(['enrollment_id', 'thread_via', 'direction', 'reply_to', 'cc_addrs']).where('message_id', '=', '<x1@else.test>').executeTakeFirstOrThrow();
+      // Reply-To and Cc are kept: the inbox's reply goes to the one and may copy the other.
+      expect(row).toEqual({ enrollment_id: null, thread_via: 'none', direction: 'inbound', reply_to: ['desk@else.test'], cc_addrs: ['boss@else.test', 'rep@cadenza.test'] });
       expect(await store.db.selectFrom('message').select('direction').where('message_id', '=', a.messageId).execute()).toEqual([{ direction: 'outbound' }]);
     });
 

@@ -3,7 +3,7 @@ import * as oauth from 'oauth4webapi';
 import type { Clock } from '../common/clock.ts';
 import { cadenzaError, isCadenzaError } from '../common/errors.ts';
 import type { Logger } from '../common/logger.ts';
-import { assignMailboxes } from '../sending/dispatch/rotation.ts';
+import { assignMailboxes, chooseMailbox } from '../sending/dispatch/rotation.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store, Tx } from '../store/store.ts';
 import type { OAuthClients } from './oauth/client.ts';
@@ -28,8 +28,9 @@ import type { Credential, Vault } from './vault.ts';
  *        a follow-up would land in that thread from another address) is paused instead, and so is
  *        one whose sequence has no other mailbox that can send;
  *      - policy `pause`: every one is paused.
- *      A pause here has no end: the reason says `mailbox removed`, and resuming is refused while
- *      the enrollment's mailbox is a removed one (stop it, or move it).
+ *      A pause here has no end: the reason says `mailbox removed`. A person who resumes one
+ *      chooses to go on from another address: the resume moves it to the pool mailbox with the
+ *      most room first (moveOffRemovedMailbox), or is refused when its sequence has none.
  *   4. What is still queued on the mailbox is cancelled; requests whose fate is unknown stay
  *      unknown (the step may have left: never sent again).
  *   5. The mailbox is marked removed (health paused, reason "removed", removed_at, removed_by)
@@ -286,4 +287,36 @@ async function revoke(deps: RemovalDeps, mailboxId: string, credential: Credenti
     deps.log?.warn({ mailboxId, provider, err: isCadenzaError(e) ? e.code : (e as Error).message }, 'could not revoke the OAuth grant of a removed mailbox');
     return 'failed';
   }
+}
+
+/**
+ * Before a person resumes an enrollment whose mailbox was removed: moves it (and its cancelled
+ * request, which the resume revives) to the mailbox of its sequence's pool with the most room.
+ * The follow-up then comes from another address, which is what resuming it means. Nothing to do
+ * for an enrollment on a live mailbox; CONFLICT when its sequence has no mailbox that can send.
+ */
+export async function moveOffRemovedMailbox(db: Store['db'], enrollmentId: string, now: number): Promise<{ from: string; to: string } | null> {
+  return db.transaction().execute(async (tx) => {
+    const e = await tx
+      .selectFrom('enrollment as e')
+      .innerJoin('mailbox as m', 'm.id', 'e.mailbox_id')
+      .select(['e.sequence_id', 'e.mailbox_id', 'm.email', 'm.removed_at'])
+      .where('e.id', '=', enrollmentId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!e || e.removed_at === null || e.mailbox_id === null) return null;
+    const to = await chooseMailbox(tx, { sequenceId: e.sequence_id, now });
+    if (!to || !to.eligible) {
+      throw cadenzaError('CONFLICT', `its mailbox ${e.email} was removed and its sequence has no other mailbox that can send; add one to the sequence, or stop the enrollment`, { removedMailbox: e.mailbox_id });
+    }
+    await tx.updateTable('enrollment').set({ mailbox_id: to.id }).where('id', '=', enrollmentId).execute();
+    await tx
+      .updateTable('send_request')
+      .set({ mailbox_id: to.id, send_at: null, planned_at: null, plan_note: null, updated_at: new Date(now) })
+      .where('enrollment_id', '=', enrollmentId)
+      .where('mailbox_id', '=', e.mailbox_id)
+      .where('state', 'in', ['queued', 'cancelled'])
+      .execute();
+    return { from: e.mailbox_id, to: to.id };
+  });
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { cadenzaError, type ErrorCode } from '../../common/errors.ts';
 import type { EngineEvent } from '../../sequence/model.ts';
 import { moveEnrollment, moveEnrollments, type MoveRefusal } from '../../sequence/move.ts';
+import { moveOffRemovedMailbox } from '../../mailbox/removal.ts';
 import type { Db } from '../../store/store.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
@@ -151,7 +152,12 @@ export const enrollmentRoutes = [
     access: { workspace: 'member' },
     params: one,
     response: enrollment,
-    handler: async ({ ctx, ws, params }) => act(ctx, ws.workspaceId, params.enrollmentId, { type: 'resume' }),
+    handler: async ({ ctx, ws, params }) => {
+      const found = await select(ctx.store.db, ws.workspaceId).where('e.id', '=', params.enrollmentId).executeTakeFirst();
+      // Paused because its mailbox was removed: resuming goes on from another mailbox of the sequence.
+      if (found?.state === 'paused') await moveOffRemovedMailbox(ctx.store.db, params.enrollmentId, ctx.clock.now());
+      return act(ctx, ws.workspaceId, params.enrollmentId, { type: 'resume' });
+    },
   }),
   defineRoute({
     method: 'POST',

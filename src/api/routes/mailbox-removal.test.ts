@@ -149,6 +149,17 @@ describe.each(testBackends())('removing a mailbox (%s)', (backend) => {
     expect(inbox.json().items.find((m: { mailboxId: string }) => m.mailboxId === mb.gone)).toMatchObject({ mailboxEmail: 'leaving@example.test (removed mailbox)' });
   });
 
+  it("resuming a 'mailbox removed' enrollment goes on from another mailbox of its sequence; with none it is refused", async () => {
+    const resume = (k: keyof typeof e) => owner.call('POST', `/api/workspaces/${ws}/enrollments/${e[k]}/resume`);
+    const r = await resume('threaded');
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toMatchObject({ state: 'active', mailboxId: mb.other });
+    const refused = await resume('alone');
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().error.message).toMatch(/leaving@example.test was removed and its sequence has no other mailbox/);
+    expect((await db().selectFrom('enrollment').select(['state', 'mailbox_id']).where('id', '=', e.alone).executeTakeFirstOrThrow())).toEqual({ state: 'paused', mailbox_id: mb.gone });
+  });
+
   it('a removed mailbox cannot be removed, resumed or changed again; its address can be connected again', async () => {
     expect((await owner.call('DELETE', url(mb.gone))).statusCode).toBe(404);
     expect((await owner.call('POST', url(mb.gone, '/resume'))).statusCode).toBe(404);

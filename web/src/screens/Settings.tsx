@@ -4,6 +4,7 @@ import type { ScreenProps } from '../Shell.tsx';
 import { Badge, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { Invitations } from './Invitations.tsx';
+import { Webhooks } from './Webhooks.tsx';
 
 /** GET/PATCH …/settings (src/api/routes/workspace.ts). */
 interface WorkspaceSettings {
@@ -36,6 +37,7 @@ export function Settings({ workspaceId }: ScreenProps) {
       <WorkspaceForm workspaceId={workspaceId} admin={admin} />
       <Members workspaceId={workspaceId} admin={admin} owner={role === 'owner'} />
       {admin && role && <Invitations workspaceId={workspaceId} role={role} />}
+      {admin && <Webhooks workspaceId={workspaceId} />}
     </>
   );
 }

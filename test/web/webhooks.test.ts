@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signatureHeader, verify } from '../../src/api/webhooks/signature.ts';
+import { createLogger } from '../../src/common/logger.ts';
+import { startApp, type RunningApp } from '../../src/ops/app.ts';
+import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
+import { ensureWebBuild } from './web-build.ts';
+
+/**
+ * Webhooks in Settings, in headless Chromium against the real app: an admin adds an endpoint (a
+ * loopback receiver; the app allows private destinations here), copies the signing secret shown
+ * once, sends a test event that verifies with it, rotates the secret (both sign during the
+ * overlap), and no page or API answer shows a secret again. Screenshots webhooks-01..03.
+ */
+const skip = chromiumSkipReason();
+
+describe.skipIf(skip !== null)(`webhooks in settings${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let app: RunningApp;
+  let dir: string;
+  let browser: Browser;
+  let page: Page;
+  const rx = Fastify();
+  const got: Array<{ body: string; signature: string }> = [];
+  /** Every API answer the page received, to check no secret comes back after it was shown. */
+  const answers: Array<{ url: string; body: string }> = [];
+
+  beforeAll(async () => {
+    ensureWebBuild();
+    rx.addContentTypeParser('application/json', { parseAs: 'string' }, (_r, b, done) => done(null, b));
+    rx.post('/hook', async (req) => {
+      got.push({ body: req.body as string, signature: req.headers[signatureHeader] as string });
+      return 'ok';
+    });
+    await rx.listen({ host: '127.0.0.1', port: 0 });
+    dir = mkdtempSync(join(tmpdir(), 'cadenza-webhooks-'));
+    app = await startApp({ dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api'], log: createLogger({ level: 'silent' }), webhooks: { allowPrivate: true, pollMs: 100 } });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    page.on('response', async (r) => {
+      if (r.url().includes('/api/')) answers.push({ url: r.url(), body: await r.text().catch(() => '') });
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+    await rx.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('adds an endpoint, shows its secret once, signs a test event with it, rotates it', async () => {
+    const hook = `http://127.0.0.1:${(rx.server.address() as { port: number }).port}/hook`;
+    await page.goto(app.url!);
+    await page.getByRole('heading', { name: 'Set up Cadenza' }).waitFor();
+    await page.getByLabel('Your name').fill('Ada Admin');
+    await page.getByLabel('Email').fill('ada@cadenza.test');
+    await page.getByLabel('Password').fill('a long enough password');
+    await page.getByLabel('Workspace name').fill('Hooks Co');
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    const section = page.getByRole('region', { name: 'Webhooks' });
+    await section.getByText('No webhooks yet.').waitFor();
+
+    await section.getByLabel('Endpoint URL').fill(hook);
+    await section.getByLabel('Description').fill('CRM');
+    await section.getByRole('checkbox', { name: 'task.due' }).check();
+    await section.getByRole('button', { name: 'Add webhook' }).click();
+    const shown = section.getByLabel(`Signing secret for ${hook}`);
+    await shown.waitFor();
+    const secret = await shown.inputValue();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    await screenshot(page, 'webhooks-01-secret-shown-once');
+    await section.getByRole('button', { name: 'Done' }).click();
+    await shown.waitFor({ state: 'detached' });
+
+    await section.getByRole('button', { name: `Send test event to ${hook}` }).click();
+    await expect.poll(() => got.length, { timeout: 15_000 }).toBe(1);
+    expect(verify(got[0]!.signature, got[0]!.body, secret, Date.now()).ok).toBe(true);
+    await section.getByRole('button', { name: `Deliveries to ${hook}` }).click();
+    await section.getByText('delivered').waitFor();
+    await screenshot(page, 'webhooks-02-delivered');
+
+    await section.getByRole('button', { name: `Rotate secret of ${hook} (the old one signs for 24 more hours)` }).click();
+    const next = await section.getByLabel(`Signing secret for ${hook}`).inputValue();
+    expect(next).toMatch(/^whsec_/);
+    expect(next).not.toBe(secret);
+    await section.getByText(/The old secret also signs until/).waitFor();
+    await screenshot(page, 'webhooks-03-rotated');
+    await section.getByRole('button', { name: 'Done' }).click();
+    await section.getByRole('button', { name: `Send test event to ${hook}` }).click();
+    await expect.poll(() => got.length, { timeout: 15_000 }).toBe(2);
+    expect(verify(got[1]!.signature, got[1]!.body, next, Date.now()).ok).toBe(true);
+    expect(verify(got[1]!.signature, got[1]!.body, secret, Date.now()).ok).toBe(true);
+
+    // Shown once each: after reloading, neither the page nor any answer carries a secret.
+    answers.length = 0;
+    await page.reload();
+    await page.getByRole('region', { name: 'Webhooks' }).getByText(hook).first().waitFor();
+    expect(answers.length).toBeGreaterThan(2);
+    for (const a of answers) for (const s of [secret, next]) expect(a.body, a.url).not.toContain(s);
+    for (const s of [secret, next]) expect(await page.content()).not.toContain(s);
+  }, 90_000);
+});

@@ -16,8 +16,9 @@ import { isTerminal, type EnrollmentState } from './model.ts';
  *
  * A send already in flight for the old enrollment follows the stop's rules (sending/outbox.ts): the
  * sender's last look before the transport sees the move and cancels it; if the transport already
- * has it, it is recorded on the old enrollment as sent after a stop. Either way it goes at most once
- * and is never retried (promise 1), and the new enrollment's steps are other steps with keys of
+ * has it, it is recorded on the old enrollment as sent after a stop; one whose fate is unknown is
+ * settled from the Sent folder and, if it never went, refused at its next claim (the enrollment is
+ * no longer active). Either way it goes at most once and is never retried (promise 1), and the new enrollment's steps are other steps with keys of
  * their own. An answer to any message the old sequence sent reaches the new enrollment
  * (EnrollmentService passes prospect signals along moved_to).
  */
@@ -25,7 +26,7 @@ import { isTerminal, type EnrollmentState } from './model.ts';
 export type MoveRefusal = RefusalReason | 'not_live' | 'same_sequence';
 
 export type MoveOutcome =
-  | { enrollmentId: string; outcome: 'moved'; newEnrollmentId: string; mailboxKept: boolean }
+  | { enrollmentId: string; outcome: 'moved'; newEnrollmentId: string }
   | { enrollmentId: string; outcome: 'skipped'; reason: MoveRefusal; detail?: string };
 
 export interface MoveRequest {
@@ -123,8 +124,7 @@ async function moveInTx(tx: Tx, deps: MoveDeps, req: MoveRequest & { enrollmentI
   // Checked live under the lock above, so the engine cannot refuse; if it ever did, nothing commits.
   if (applied[0]?.result.outcome !== 'applied') throw cadenzaError('INVALID_TRANSITION', `cannot move: ${applied[0]?.result.note ?? 'refused'}`, { enrollmentId: e.id });
   await tx.updateTable('enrollment').set({ moved_to: made.id }).where('id', '=', e.id).execute();
-  const mailbox = await tx.selectFrom('enrollment').select('mailbox_id').where('id', '=', made.id).executeTakeFirstOrThrow();
   // The new enrollment's timer, for the scheduler's wheel after the commit (as the engine's own changes are).
   applied.push({ enrollmentId: made.id, event: { type: 'enrolled' }, result: { outcome: 'applied', next: made, effects: made.dueAt !== null ? [{ type: 'schedule_timer', at: made.dueAt }] : [] }, dueAt: null });
-  return { enrollmentId: e.id, outcome: 'moved', newEnrollmentId: made.id, mailboxKept: mailbox.mailbox_id !== null && mailbox.mailbox_id === e.mailbox_id, applied };
+  return { enrollmentId: e.id, outcome: 'moved', newEnrollmentId: made.id, applied };
 }

@@ -93,7 +93,7 @@ export const REMOVED_REASON = 'removed';
 
 /** The reasons a removal pauses an enrollment with; all start with "mailbox removed". */
 export const pausedReason = {
-  threaded: (email: string) => `mailbox removed (${email}): its follow-ups stay in the thread it started, so it waits; stop it or move it`,
+  threaded: (email: string) => `mailbox removed (${email}): its next email would continue a thread from another address, so it waits; resume it to go on from another mailbox, or stop it`,
   noPool: (email: string) => `mailbox removed (${email}): no other mailbox of the sequence can send`,
   asked: (email: string) => `mailbox removed (${email})`,
 };

@@ -98,7 +98,7 @@ describe.each(testBackends())('removing a mailbox (%s)', (backend) => {
     expect(body).toMatchObject({ dryRun: true, reassigned: 3, paused: 2, inFlightSends: 1, credentialErased: true, revocation: 'none' });
     expect(body.reassignedTo).toEqual([{ mailboxId: mb.other, email: 'staying@example.test', enrollments: 3 }]);
     const reasons = Object.fromEntries(body.pausedEnrollments.map((p: { enrollmentId: string; reason: string }) => [p.enrollmentId, p.reason]));
-    expect(reasons[e.threaded]).toMatch(/^mailbox removed \(leaving@example.test\): its follow-ups stay in the thread/);
+    expect(reasons[e.threaded]).toMatch(/^mailbox removed \(leaving@example.test\): its next email would continue a thread from another address/);
     expect(reasons[e.alone]).toMatch(/^mailbox removed \(leaving@example.test\): no other mailbox of the sequence can send/);
     // Nothing moved: the mailbox is listed, its leases and credential are there.
     const list = await owner.call('GET', `/api/workspaces/${ws}/mailboxes`);

@@ -175,6 +175,36 @@ describe.each(testBackends())('lead import jobs (%s)', (backend) => {
     expect((await b.call('POST', `${base}/leads/imports?mapping=${encodeURIComponent('{not json')}`)).statusCode).toBe(400);
   });
 
+  it('an upload cut off mid-file leaves the job failed with the rows written so far; a job whose server stopped shows failed', async () => {
+    await h.app.listen({ port: 0, host: '127.0.0.1' }).catch(() => undefined); // already listening after the cancel test
+    const { port } = h.app.server.address() as AddressInfo;
+    const importId = newId(Date.now(), seededRandom('cut'));
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: `${base}/leads/imports?importId=${importId}`, headers: { cookie: b.cookie, 'x-csrf-token': b.csrf, 'content-type': 'text/csv', 'content-length': '10000000' } });
+    req.on('error', () => undefined);
+    let s = 'email\n';
+    for (let i = 0; i < 5000; i++) s += `cut${i}@cut.test\n`;
+    req.write(s);
+    await expect.poll(async () => (await b.call('GET', `${base}/leads/imports/${importId}`)).json().rowsRead, { timeout: 20_000 }).toBeGreaterThanOrEqual(1000);
+    req.destroy();
+    await expect.poll(async () => (await b.call('GET', `${base}/leads/imports/${importId}`)).json().status, { timeout: 20_000 }).toBe('failed');
+    const job = (await b.call('GET', `${base}/leads/imports/${importId}`)).json();
+    expect(job.error).toMatch(/cannot read the input/);
+    expect(job.inserted).toBeGreaterThanOrEqual(1000);
+    expect(job.percent).toBeLessThan(100);
+
+    // A job left 'running' by a process that stopped: no progress for 10 minutes reads as failed.
+    const stale = newId(Date.now(), seededRandom('stale'));
+    const workspaceId = base.split('/')[3]!;
+    const old = new Date(Date.now() - 11 * 60_000);
+    await h.store.db.insertInto('lead_import').values({ id: stale, workspace_id: workspaceId, created_by: null, file_name: 'crashed.csv', on_duplicate: 'skip', total_bytes: null, created_at: old, updated_at: old }).execute();
+    const fresh = newId(Date.now(), seededRandom('fresh'));
+    await h.store.db.insertInto('lead_import').values({ id: fresh, workspace_id: workspaceId, created_by: null, file_name: 'slow.csv', on_duplicate: 'skip', total_bytes: null }).execute();
+    const list = (await b.call('GET', `${base}/leads/imports`)).json().imports;
+    expect(list.find((j: { id: string }) => j.id === stale)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^interrupted/) });
+    expect(list.find((j: { id: string }) => j.id === fresh).status).toBe('running');
+    await b.call('POST', `${base}/leads/imports/${fresh}/cancel`);
+  }, 60_000);
+
   it('another workspace sees none of the imports', async () => {
     const list = (await other.b.call('GET', `${other.base}/leads/imports`)).json();
     expect(list.imports.every((i: { fileName: string | null }) => i.fileName !== 'acme.csv')).toBe(true);

@@ -74,7 +74,7 @@ export function register(program: Command): void {
       const g = globals(cmd);
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        const rows = await store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'daily_cap', 'health', 'time_zone']).where('workspace_id', '=', w.id).orderBy('email').execute();
+        const rows = await store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'daily_cap', 'health', 'time_zone']).where('workspace_id', '=', w.id).where('removed_at', 'is', null).orderBy('email').execute();
         output(g, rows, () => table(rows));
       });
     });

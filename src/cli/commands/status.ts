@@ -18,7 +18,7 @@ export function register(program: Command): void {
         const [leads, suppressed, mailboxes, sequences, dueNow, dueHour, openTasks] = await Promise.all([
           count(sql`select count(*)::int as n from lead where workspace_id = ${w.id}`),
           count(sql`select count(*)::int as n from suppression where workspace_id = ${w.id}`),
-          count(sql`select count(*)::int as n from mailbox where workspace_id = ${w.id}`),
+          count(sql`select count(*)::int as n from mailbox where workspace_id = ${w.id} and removed_at is null`),
           count(sql`select count(*)::int as n from sequence where workspace_id = ${w.id}`),
           count(sql`select count(*)::int as n from enrollment where workspace_id = ${w.id} and state in ('active','paused') and due_at <= ${now}`),
           count(sql`select count(*)::int as n from enrollment where workspace_id = ${w.id} and state in ('active','paused') and due_at > ${now} and due_at <= ${hour}`),

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { $ZodType } from 'zod/v4/core';
 
 type TransformArg = Parameters<typeof jsonSchemaTransform>[0];
@@ -36,6 +36,8 @@ export function registerDocs(app: FastifyInstance, version: string): void {
       security: [{ session: [] }, { apiKey: [] }],
     },
     transform: (doc) => (usesZod(doc.schema) ? jsonSchemaTransform(doc) : { schema: doc.schema, url: doc.url }),
+    // The schemas named with .meta({ id }) (Enrollment, Sequence, Error…) are $refs in the paths: this writes them into components.
+    transformObject: jsonSchemaTransformObject,
   });
   void app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -203,6 +203,21 @@ describe.each(testBackends())('moving enrollments (%s)', (backend) => {
     expect(to.mailboxId).toBe(other);
   });
 
+  it('is in the OpenAPI document with example bodies', async () => {
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<string, { post?: { requestBody?: { content: Record<string, { schema: { $ref?: string } }> } } }>;
+      components: { schemas: Record<string, { examples?: unknown[] }> };
+    }>();
+    for (const path of ['/api/workspaces/{workspaceId}/enrollments/{enrollmentId}/move', '/api/workspaces/{workspaceId}/enrollments/move']) {
+      const ref = doc.paths[path]?.post?.requestBody?.content['application/json']?.schema.$ref ?? '';
+      expect(doc.components.schemas[ref.split('/').pop()!]?.examples?.length, path).toBeGreaterThan(0);
+    }
+    // Every named schema a path refers to is in the document (they once were dangling $refs).
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThan(0);
+    expect(refs.filter((r) => !doc.components.schemas[r])).toEqual([]);
+  });
+
   it('moves in bulk, each id moved or skipped with its reason; more than 1,000 ids is a 400', async () => {
     const s4 = await sequence('Bulk target');
     const a = await enrolled(s1);

@@ -178,7 +178,7 @@ export const enrollmentRoutes = [
     tags: ['enrollments'],
     access: { workspace: 'member' },
     params: one,
-    body: z.object(moveTarget),
+    body: z.object(moveTarget).meta({ id: 'MoveEnrollment', examples: [{ sequenceId: '0198c2a4-5b1e-7c3d-9f00-2b6e4d1a7c55' }, { sequenceId: '0198c2a4-5b1e-7c3d-9f00-2b6e4d1a7c55', startAtStep: 'follow-up-2' }] }),
     example: (ids) => ({ body: { sequenceId: ids.sequenceId ?? '00000000-0000-4000-8000-000000000000' } }),
     response: z.object({ from: enrollment, to: enrollment }),
     handler: async ({ ctx, ws, params, body }) => {
@@ -196,7 +196,9 @@ export const enrollmentRoutes = [
     tags: ['enrollments'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
-    body: z.object({ enrollmentIds: z.array(z.uuid()).min(1).max(1000), ...moveTarget }),
+    body: z
+      .object({ enrollmentIds: z.array(z.uuid()).min(1).max(1000), ...moveTarget })
+      .meta({ id: 'MoveEnrollments', examples: [{ enrollmentIds: ['0198c2a4-61f0-7a11-8b2e-93c0d4e5f601', '0198c2a4-61f0-7a11-8b2e-93c0d4e5f602'], sequenceId: '0198c2a4-5b1e-7c3d-9f00-2b6e4d1a7c55' }] }),
     example: (ids) => ({ body: { enrollmentIds: [ids.enrollmentId ?? '00000000-0000-4000-8000-000000000000'], sequenceId: ids.sequenceId ?? '00000000-0000-4000-8000-000000000000' } }),
     response: z.object({
       moved: z.number().int(),

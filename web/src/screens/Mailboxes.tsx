@@ -74,7 +74,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
           Connect Microsoft
         </a>
         <button type="button" className="btn btn-primary" onClick={() => setAdding(!adding)} aria-expanded={adding}>
-          {adding ? 'Close' : 'Add SMTP / IMAP mailbox'}
+          {adding ? 'Close' : 'Add mailbox'}
         </button>
       </PageHeader>
       {oauth.connected && (

@@ -30,6 +30,7 @@ const SHORTCUTS = [
   { key: 'k', what: 'Previous message' },
   { key: 'Enter', what: 'Open or close the thread of the selected message' },
   { key: 'r', what: 'Reply to the selected message' },
+  { key: 'Ctrl+Enter', what: 'In the reply box: send the reply (Escape closes the box)' },
   { key: 'l', what: 'Relabel the selected message (choose a label)' },
   { key: 'e', what: 'Confirm the label of a message waiting for review' },
   { key: '?', what: 'Show these shortcuts' },

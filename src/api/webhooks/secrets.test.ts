@@ -10,6 +10,7 @@ import { loadMigrations, migrate } from '../../store/migrate.ts';
 import { openStore, type Store } from '../../store/store.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { createEndpoint, queueTestEvent, rotateSecret } from './endpoints.ts';
+import { rotateMasterKey } from '../../cli/commands/keys.ts';
 import { sealLegacyWebhookSecrets } from './secrets.ts';
 import { signatureHeader, verify } from './signature.ts';
 
@@ -62,13 +63,18 @@ describe('webhook secrets from before 0013: sealed by the first start, rotated w
     await store?.close();
   });
 
-  it('0013 keeps a clear secret aside; sealing leaves no secret byte in the row; signatures verify before and after `keys rotate`', async () => {
+  it('0013 keeps a clear secret aside; sealing leaves no secret byte in the row; signatures verify before and after `keys rotate` (which seals what is left first)', async () => {
     await migrate(store, loadMigrations().filter((m) => m.version < 13));
     const ws = newId(Date.now(), random);
     const ep = newId(Date.now(), random);
     const secret = 'whsec_' + Buffer.alloc(32, 9).toString('base64url');
     await sql`insert into workspace (id, name) values (${ws}, 'Legacy')`.execute(store.db);
     await sql`insert into webhook_endpoint (id, workspace_id, url, events, secret) values (${ep}, ${ws}, ${`${rx.url}?k=legacy`}, ${['reply']}::text[], ${secret})`.execute(store.db);
+    // A second workspace's endpoint that no start seals before `keys rotate` runs.
+    const ws2 = newId(Date.now(), random);
+    const ep2 = newId(Date.now(), random);
+    const secret2 = 'whsec_' + Buffer.alloc(32, 8).toString('base64url');
+    await sql`insert into workspace (id, name) values (${ws2}, 'Legacy 2')`.execute(store.db);
     await migrate(store);
     const vault = new Vault(store, localKeyWrapper(MASTER));
     // Before the seal, the dispatcher refuses to sign with a clear secret rather than use it.
@@ -78,6 +84,7 @@ describe('webhook secrets from before 0013: sealed by the first start, rotated w
 
     expect(await sealLegacyWebhookSecrets(store, vault)).toBe(1);
     expect(await sealLegacyWebhookSecrets(store, vault)).toBe(0);
+    await sql`insert into webhook_endpoint (id, workspace_id, url, events, legacy_secret) values (${ep2}, ${ws2}, ${`${rx.url}?k=legacy2`}, ${['reply']}::text[], ${secret2})`.execute(store.db);
     const row = (await sql<Record<string, unknown>>`select * from webhook_endpoint where id = ${ep}`.execute(store.db)).rows[0]!;
     expect(row.legacy_secret).toBeNull();
     expect(Buffer.isBuffer(row.secret_sealed) || row.secret_sealed instanceof Uint8Array).toBe(true);
@@ -89,9 +96,13 @@ describe('webhook secrets from before 0013: sealed by the first start, rotated w
 
     // cadenza keys rotate: the data keys are rewrapped; the sealed secret opens with the new master key only.
     const next = Buffer.alloc(32, 12);
-    expect(await Vault.rotateMaster(store, localKeyWrapper(MASTER), localKeyWrapper(next))).toEqual({ rewrapped: 1 });
+    expect(await rotateMasterKey(store, MASTER, next)).toEqual({ rewrapped: 2, sealed: 1 });
     const after = await deliverOnce(store, new Vault(store, localKeyWrapper(next)), rx, ws, ep);
     expect(verify(after.got[0]!.signature, after.got[0]!.body, secret, Date.now()).ok).toBe(true);
+    const after2 = await deliverOnce(store, new Vault(store, localKeyWrapper(next)), rx, ws2, ep2);
+    expect(verify(after2.got[0]!.signature, after2.got[0]!.body, secret2, Date.now()).ok).toBe(true);
+    const row2 = (await sql<Record<string, unknown>>`select * from webhook_endpoint where id = ${ep2}`.execute(store.db)).rows[0]!;
+    expect(leaks(row2, secret2)).toEqual([]);
     const stale = await deliverOnce(store, new Vault(store, localKeyWrapper(MASTER)), rx, ws, ep);
     expect(stale.got).toEqual([]);
     expect(stale.delivery).toMatchObject({ state: 'failed', last_error: expect.stringMatching(/cannot sign: .*master key/) });

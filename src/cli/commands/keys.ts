@@ -7,7 +7,18 @@ import { cadenzaError } from '../../common/errors.ts';
 import { keyFingerprint } from '../../common/secrets.ts';
 import { sealLegacyWebhookSecrets } from '../../api/webhooks/secrets.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
+import type { Store } from '../../store/store.ts';
 import { globals, masterKey, output, withStore } from '../context.ts';
+
+/**
+ * What `cadenza keys rotate` does to the store. A webhook secret still in clear (0013, upgraded
+ * but never started since) is sealed first, under the current key, so that the rotation covers it
+ * like every other sealed secret; then the data keys are rewrapped.
+ */
+export async function rotateMasterKey(store: Store, current: Buffer, next: Buffer): Promise<{ rewrapped: number; sealed: number }> {
+  const sealed = await sealLegacyWebhookSecrets(store, new Vault(store, localKeyWrapper(current)));
+  return { ...(await Vault.rotateMaster(store, localKeyWrapper(current), localKeyWrapper(next))), sealed };
+}
 
 export function register(program: Command): void {
   const keys = program.command('keys').description('the master key that protects stored credentials');
@@ -25,12 +36,7 @@ export function register(program: Command): void {
         if (next.length !== 32) throw cadenzaError('INVALID_INPUT', `${o.newKeyFile} must hold 32 bytes in base64`);
       } else next = randomBytes(32);
       if (next.equals(current)) throw cadenzaError('INVALID_INPUT', 'the new key is the current key');
-      const r = await withStore(g, async (store) => {
-        // A webhook secret still in clear (0013, before any start) is sealed first, under the
-        // current key, so that the rotation covers it like every other sealed secret.
-        await sealLegacyWebhookSecrets(store, new Vault(store, localKeyWrapper(current)));
-        return Vault.rotateMaster(store, localKeyWrapper(current), localKeyWrapper(next));
-      });
+      const r = await withStore(g, (store) => rotateMasterKey(store, current, next));
       // The default key file beside the embedded store is replaced (the old one kept aside); a key
       // from the environment or an explicit file is the operator's to swap.
       const defaultFile = join(g.dataDir ?? cfg.CADENZA_DATA_DIR, 'master.key');

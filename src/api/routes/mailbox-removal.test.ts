@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
+import { apiHarness, login, ownerFixture, seedWorkspace, type ApiHarness, type Browser, type OwnerFixture } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
 import { systemClock } from '../../common/clock.ts';
 import { newId } from '../../common/ids.ts';
 import { seededRandom } from '../../common/random.ts';
-import { Leases } from '../../ops/leases.ts';
+import { holds, Leases } from '../../ops/leases.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
 import { validateDefinition } from '../../sequence/definition.ts';
@@ -147,6 +147,11 @@ describe.each(testBackends())('removing a mailbox (%s)', (backend) => {
     expect(list.json().mailboxes.map((m: { id: string }) => m.id)).not.toContain(mb.gone);
     const inbox = await owner.call('GET', `/api/workspaces/${ws}/inbox`);
     expect(inbox.json().items.find((m: { mailboxId: string }) => m.mailboxId === mb.gone)).toMatchObject({ mailboxEmail: 'leaving@example.test (removed mailbox)' });
+    // Answering that reply would go out through the removed mailbox: refused, before any connection.
+    const inboundId = inbox.json().items.find((m: { mailboxId: string }) => m.mailboxId === mb.gone).id;
+    const answer = await owner.call('POST', `/api/workspaces/${ws}/inbox/messages/${inboundId}/reply`, { text: 'Thanks!' });
+    expect(answer.statusCode).toBe(409);
+    expect(answer.json().error.message).toMatch(/leaving@example.test\) was removed/);
   });
 
   it("resuming a 'mailbox removed' enrollment goes on from another mailbox of its sequence; with none it is refused", async () => {
@@ -179,5 +184,44 @@ describe.each(testBackends())('removing a mailbox (%s)', (backend) => {
     const r = await rep.call('DELETE', url(mb.reps, '?enrollments=pause'));
     expect(r.statusCode).toBe(200);
     expect(r.json()).toMatchObject({ reassigned: 0, paused: 1, pausedEnrollments: [{ enrollmentId: e.fresh, reason: 'mailbox removed (rep@example.test)' }] });
+  });
+});
+
+describe('removing a mailbox while its sender is claiming (postgres)', () => {
+  let f: OwnerFixture;
+  beforeAll(async () => {
+    f = await ownerFixture('postgres');
+  }, 60_000);
+  afterAll(async () => f?.h.close());
+
+  it('waits for the claim that holds the lease to commit, then refuses with 409 because the send is in flight', async () => {
+    const db = f.h.store.db;
+    const lease = (await new Leases(f.h.store, systemClock).acquire(`mailbox:${f.g.mailboxId}`, 'a sender', 60_000))!;
+    const rid = newId(Date.now(), seededRandom('claim'));
+    await db.insertInto('send_request').values({ id: rid, workspace_id: f.ws, enrollment_id: f.g.enrollmentId!, step_id: f.g.stepId!, mailbox_id: f.g.mailboxId!, due_at: new Date() }).execute();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let inClaim!: () => void;
+    const claiming = new Promise<void>((r) => (inClaim = r));
+    // What claimNext does (outbox.ts): the fencing check holds the lease FOR SHARE until the claim commits.
+    const claim = db.transaction().execute(async (tx) => {
+      expect(await holds(tx, lease.resource, lease.token, Date.now())).toBe(true);
+      await tx.updateTable('send_request').set({ state: 'in_flight', message_id: '<claimed@example.test>' }).where('id', '=', rid).execute();
+      inClaim();
+      await gate;
+    });
+    await claiming;
+    let settled = false;
+    const removal = f.owner.call('DELETE', `/api/workspaces/${f.ws}/mailboxes/${f.g.mailboxId}`).then((r) => ((settled = true), r));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(settled).toBe(false);
+    release();
+    await claim;
+    const r = await removal;
+    expect(r.statusCode).toBe(409);
+    expect(r.json().error.details).toMatchObject({ inFlight: 1 });
+    // Refused as a whole: the lease is still the sender's, the mailbox is not removed.
+    expect(await db.selectFrom('lease').select('owner').where('resource', '=', lease.resource).executeTakeFirstOrThrow()).toEqual({ owner: 'a sender' });
+    expect((await db.selectFrom('mailbox').select('removed_at').where('id', '=', f.g.mailboxId!).executeTakeFirstOrThrow()).removed_at).toBeNull();
   });
 });

@@ -189,7 +189,11 @@ async function removeInTx(tx: Tx, deps: RemovalDeps, req: RemovalRequest, creden
     else movable.push(e);
   }
   const bySequence = new Map<string, LiveEnrollment[]>();
-  for (const e of movable) bySequence.set(e.sequence_id, [...(bySequence.get(e.sequence_id) ?? []), e]);
+  for (const e of movable) {
+    const list = bySequence.get(e.sequence_id);
+    if (list) list.push(e);
+    else bySequence.set(e.sequence_id, [e]);
+  }
   for (const [sequenceId, es] of bySequence) {
     // The pool no longer holds this mailbox (deleted above): the choice is among the others.
     const choices = await assignMailboxes(tx, { sequenceId, count: es.length, now });
@@ -259,7 +263,11 @@ async function removeInTx(tx: Tx, deps: RemovalDeps, req: RemovalRequest, creden
 
 function groupBy<T>(items: T[], key: (t: T) => string, value: (t: T) => string): Map<string, string[]> {
   const m = new Map<string, string[]>();
-  for (const it of items) m.set(key(it), [...(m.get(key(it)) ?? []), value(it)]);
+  for (const it of items) {
+    const list = m.get(key(it));
+    if (list) list.push(value(it));
+    else m.set(key(it), [value(it)]);
+  }
   return m;
 }
 

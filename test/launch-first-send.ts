@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import nodemailer from 'nodemailer';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { createLogger, type Logger } from '../src/common/logger.ts';
 import { startApp, type RunningApp } from '../src/ops/app.ts';
 import { SESSION_COOKIE } from '../src/api/auth/sessions.ts';
 import { mailBed, readInbox } from './mail/mailbed.ts';
+import { replyMail } from '../src/ingest/pipeline-test-support.ts';
 
 /**
  * "Launch → first send", as a script using the API would see it: the real app (every role in one
@@ -21,6 +23,11 @@ import { mailBed, readInbox } from './mail/mailbed.ts';
  * figure shows what the nudges remove rather than where the poll happened to be. Each run is a fresh
  * installation, so the mailbox has sent nothing yet and no pacing gap applies (pacing still
  * rules: the measured slot is the one the day planner gives).
+ *
+ * With justConnected, the mailbox is connected moments before the launch instead (connect, lead,
+ * sequence, enroll, with no wait): no sender or sync loop holds it yet, so the figure includes its
+ * first leases (the 'mailboxes' work nudge, or the pools' 20 s balance without it). With reply, the
+ * prospect then answers the email, and the reply's way into the new mailbox's sync loop is timed.
  */
 export interface LaunchOptions {
   /** PostgreSQL database (already created) to run on; absent: PGlite in a temporary folder. */
@@ -30,6 +37,10 @@ export interface LaunchOptions {
   rep: string;
   prospect: string;
   password: string;
+  /** Connect the mailbox moments before the launch, with no wait for its sender's lease. */
+  justConnected?: boolean;
+  /** The prospect answers once the email is in their INBOX: time until the reply stops the enrollment. */
+  reply?: boolean;
   log?: Logger;
 }
 
@@ -42,6 +53,10 @@ export interface LaunchFigures {
   sentMs: number;
   /** The message in the prospect's INBOX (IMAP, polled every 50 ms). */
   deliveredMs: number;
+  /** justConnected: the mailbox's connect call answered this long before the launch. */
+  connectedBeforeMs?: number;
+  /** reply: from the reply's hand-over to the mail bed's SMTP to the enrollment stopped as replied. */
+  replyIngestedMs?: number;
 }
 
 export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> {
@@ -72,6 +87,7 @@ export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> 
     };
 
     // Any day, any hour, no human-like pickup delay: the launch must not wait for a working day.
+    const connectedAt = performance.now();
     const mailbox = await call<{ id: string }>('POST', 'mailboxes', {
       email: o.rep,
       password: o.password,
@@ -93,15 +109,17 @@ export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> 
       steps: [{ key: 's1', type: 'email', delay: '0 minutes', subject: `Hello {{first_name}} ${tag}`, body: 'A quick question, {{first_name}}.', title: '', variants: [] }],
     });
 
-    // A sender owns the mailbox (its balance runs every 20 s) before the clock starts.
     const db = api.store.db;
-    const worker = apps[apps.length - 1]!;
-    await until(async () => !!(await db.selectFrom('lease').select('resource').where('resource', '=', `mailbox:${mailbox.id}`).where('expires_at', '>', new Date()).executeTakeFirst()), 60_000, 'a sender to lease the mailbox');
-
-    const refills = worker.scheduler!.stats.refills;
-    await until(async () => worker.scheduler!.stats.refills > refills, 40_000, "the scheduler's periodic refill", 10);
+    if (!o.justConnected) {
+      // A sender owns the mailbox (its balance runs every 20 s) before the clock starts.
+      const worker = apps[apps.length - 1]!;
+      await until(async () => !!(await db.selectFrom('lease').select('resource').where('resource', '=', `mailbox:${mailbox.id}`).where('expires_at', '>', new Date()).executeTakeFirst()), 60_000, 'a sender to lease the mailbox');
+      const refills = worker.scheduler!.stats.refills;
+      await until(async () => worker.scheduler!.stats.refills > refills, 40_000, "the scheduler's periodic refill", 10);
+    }
 
     const t0 = performance.now();
+    const connectedBeforeMs = t0 - connectedAt;
     const enrolled = await call<{ enrolled: number }>('POST', `sequences/${seq.sequenceId}/enroll`, { leadIds: [lead.id] });
     const enrollMs = performance.now() - t0;
     if (enrolled.enrolled !== 1) throw new Error(`enroll: ${JSON.stringify(enrolled)}`);
@@ -123,7 +141,29 @@ export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> 
     const got = await readInbox(o.prospect, o.password, messageId!, { waitMs: 60_000 });
     const deliveredMs = performance.now() - t0;
     if (got.length === 0) throw new Error(`message ${messageId} never reached ${o.prospect}`);
-    return { enrollMs, plannedMs: plannedAt ? Math.max(0, (plannedAt as Date).getTime() - startedAt) : NaN, sentMs, deliveredMs };
+    let replyIngestedMs: number | undefined;
+    if (o.reply) {
+      const smtp = nodemailer.createTransport({ host: mailBed.host, port: mailBed.injectPort, secure: false, ignoreTLS: true });
+      const raw = replyMail({ from: o.prospect, to: o.rep, inReplyTo: messageId!, subject: `Re: Hello Sam ${tag}`, body: 'Sounds good, call me on Tuesday.', messageId: `<reply.${tag}@launch.test>` });
+      const r0 = performance.now();
+      await smtp.sendMail({ envelope: { from: o.prospect, to: [o.rep] }, raw });
+      smtp.close();
+      await until(
+        async () => (await db.selectFrom('enrollment').select('state').where('lead_id', '=', lead.id).where('sequence_id', '=', seq.sequenceId).executeTakeFirst())?.state === 'replied',
+        60_000,
+        'the reply to stop the enrollment',
+        20,
+      );
+      replyIngestedMs = performance.now() - r0;
+    }
+    return {
+      enrollMs,
+      plannedMs: plannedAt ? Math.max(0, (plannedAt as Date).getTime() - startedAt) : NaN,
+      sentMs,
+      deliveredMs,
+      ...(o.justConnected ? { connectedBeforeMs } : {}),
+      ...(replyIngestedMs !== undefined ? { replyIngestedMs } : {}),
+    };
   } finally {
     for (const a of apps.reverse()) await a.stop().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });

@@ -34,6 +34,11 @@ export interface ApiContext {
    * and the dispatcher of every process at once instead of at their next poll (src/ops/work-nudge.ts).
    */
   workDue?: () => void;
+  /**
+   * A mailbox was connected, resumed or given new credentials: the sender and sync pools of every
+   * process take its leases at once instead of at their next 20 s balance (src/ops/work-nudge.ts).
+   */
+  mailboxesChanged?: () => void;
   /** Webhooks out (src/api/webhooks): private destinations allowed, and the dispatcher to wake for a test event. */
   webhooks?: { allowPrivate: boolean; nudge?: () => void };
   /** Builds a mailbox's transport for replies sent from the inbox: the sender pool's factory (OAuth tokens); absent: the registry's. */

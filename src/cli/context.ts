@@ -6,6 +6,9 @@ import { systemRandom } from '../common/random.ts';
 import { migrate } from '../store/migrate.ts';
 import { loadMasterKey } from '../common/secrets.ts';
 import { ensureDefaultWorkspace } from '../ops/workspace.ts';
+import { newId } from '../common/ids.ts';
+import { notifyPushBus } from '../ops/push-bus.ts';
+import type { WorkKind } from '../ops/work-nudge.ts';
 import { openStore, type Store } from '../store/store.ts';
 
 /** Options every command accepts (declared once on the program). */
@@ -35,6 +38,19 @@ export async function withStore<T>(g: GlobalOptions, fn: (store: Store) => Promi
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Tells a running Cadenza that work is due now (src/ops/work-nudge.ts), as the API does: on
+ * PostgreSQL the server's processes hear this NOTIFY and act at once instead of at their next poll.
+ * On PGlite nothing is sent: the server holds the data folder while it runs, so a command that
+ * opened it finds no server to tell (the server reads the store when it starts). A lost nudge only
+ * costs the poll, so a failure here does not fail the command.
+ */
+export async function nudgeRunning(store: Store, ...work: WorkKind[]): Promise<void> {
+  if (store.backend !== 'postgres') return;
+  const origin = `cli:${newId(deps.clock.now(), deps.random)}`;
+  for (const w of work) await notifyPushBus(store, { origin, kind: 'work', work: w }).catch(() => undefined);
 }
 
 /** The master key for this installation (env, key file, or created beside the embedded store). */

@@ -144,6 +144,12 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   const nudges = new WorkNudges({ origin: newId(clock.now(), random), ...(pushBus ? { bus: pushBus } : {}), onError: (e) => log.warn({ err: e }, 'work nudge: publish failed') });
   nudges.on('enrollments', () => void app.scheduler?.nudge());
   nudges.on('requests', () => void app.senders?.nudge());
+  // A mailbox connected or resumed: its sender and sync loop start now, not at the next 20 s balance;
+  // a resumed mailbox's parked queue is planned after the balance, so its new loop is woken.
+  nudges.on('mailboxes', () => {
+    void app.senders?.balance().then(() => app.senders?.nudge());
+    void app.syncs?.balance();
+  });
   if (o.push) {
     const settings = o.push;
     const registry = pushBus
@@ -214,9 +220,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     webhooks.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
     app.server = buildServer({ store, clock: world, version, metrics, tracking: { service, key: trackingKey(master), log },
-      api: { random, vault, service, transportFor, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+      api: { random, vault, service, transportFor, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
-      oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
+      oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
     });
     app.url = await app.server.listen({ port: o.port, host: o.host });
     log.info({ url: app.url, backend: store.backend, roles: o.roles }, 'cadenza is running');

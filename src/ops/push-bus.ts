@@ -66,9 +66,7 @@ export async function postgresPushBus(o: { databaseUrl: string; store: Store; cl
 
   await connect();
   return {
-    async publish(m) {
-      await sql`select pg_notify(${CHANNEL}, ${JSON.stringify(m)})`.execute(o.store.db);
-    },
+    publish: (m) => notifyPushBus(o.store, m),
     subscribe(receive) {
       receivers.push(receive);
     },
@@ -79,4 +77,12 @@ export async function postgresPushBus(o: { databaseUrl: string; store: Store; cl
       client = null;
     },
   };
+}
+
+/**
+ * One message onto the bus from a process that does not listen (the CLI): the Cadenza processes
+ * running on the same PostgreSQL database hear it as they hear each other.
+ */
+export async function notifyPushBus(store: Store, m: PushMessage): Promise<void> {
+  await sql`select pg_notify(${CHANNEL}, ${JSON.stringify(m)})`.execute(store.db);
 }

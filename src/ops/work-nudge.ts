@@ -7,9 +7,12 @@ import type { PushBus } from '../mailbox/sync/push-relay.ts';
  *                scheduler should read the store at once (a refill and a firing pass) instead of at
  *                its next 30 s refill;
  *   requests     the scheduler queued send requests: the dispatcher should plan them at once
- *                instead of at its next 30 s pass.
+ *                instead of at its next 30 s pass;
+ *   mailboxes    a mailbox was connected, resumed or given new credentials: the sender and sync
+ *                pools should take its leases at once instead of at their next 20 s balance (and
+ *                the dispatcher plan a resumed mailbox's parked queue).
  */
-export type WorkKind = 'enrollments' | 'requests';
+export type WorkKind = 'enrollments' | 'requests' | 'mailboxes';
 
 /**
  * Nudges remove polling latency, nothing else: a nudged pass is the same pass the timers run, so
@@ -26,7 +29,7 @@ export class WorkNudges {
 
   constructor(private readonly o: { origin: string; bus?: PushBus; onError?: (e: unknown) => void }) {
     const publish = (work: WorkKind) => coalesce(async () => o.bus?.publish({ origin: o.origin, kind: 'work', work }), o.onError);
-    this.publish = { enrollments: publish('enrollments'), requests: publish('requests') };
+    this.publish = { enrollments: publish('enrollments'), requests: publish('requests'), mailboxes: publish('mailboxes') };
     o.bus?.subscribe((m) => {
       if (m.kind === 'work' && m.origin !== o.origin) this.tell(m.work);
     });

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Clock } from '../common/clock.ts';
+import { coalesce } from '../common/coalesce.ts';
 import type { Logger } from '../common/logger.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
@@ -64,6 +65,9 @@ export class SenderPool {
   private stopped = false;
   private balanceTimer: { cancel(): void } | undefined;
   private dispatcher: Dispatcher | undefined;
+  // One pass at a time (two would both take the same new mailbox), and a storm of nudges costs two.
+  private readonly balancePass = coalesce(() => this.balanceOnce());
+  private balancing: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: SenderPoolOptions) {
     this.owner = o.owner ?? `${hostname()}:${process.pid}:${newId(o.clock.now(), o.random).slice(-8)}`;
@@ -97,9 +101,20 @@ export class SenderPool {
     return [...this.running.keys()];
   }
 
-  /** Takes free mailboxes up to this process's share, renews what it holds, drops what it lost. */
-  async balance(): Promise<void> {
+  /**
+   * Takes free mailboxes up to this process's share, renews what it holds, drops what it lost.
+   * Runs every ttl/3, and at once when a mailbox was connected or resumed (a 'mailboxes' work
+   * nudge): a mailbox connected just before a launch then has its sender before the first send.
+   */
+  balance(): Promise<void> {
+    this.balancing = this.balancePass();
+    return this.balancing;
+  }
+
+  private async balanceOnce(): Promise<void> {
     if (this.stopped) return;
+    // A nudged pass restarts the period, so that there is one timer, not one per nudge.
+    this.balanceTimer?.cancel();
     const ttl = this.o.leaseTtlMs ?? 60_000;
     try {
       for (const [id, r] of this.running) {
@@ -214,6 +229,8 @@ export class SenderPool {
   async stop(): Promise<void> {
     this.stopped = true;
     this.balanceTimer?.cancel();
+    // A pass in flight may still launch a loop: wait for it, so that the loop is stopped below.
+    await this.balancing;
     await this.dispatcher?.stop();
     for (const r of this.running.values()) {
       r.stop = true;

@@ -216,6 +216,7 @@ export const mailboxRoutes = [
           });
         await vault.put(ws.workspaceId, id, { kind: 'password', username: body.username || email, password: body.password }, tx);
       });
+      ctx.mailboxesChanged?.();
       const [m] = await listMailboxes(ctx, ws.workspaceId, id);
       return m!;
     },
@@ -352,7 +353,7 @@ export const mailboxRoutes = [
     response: mailboxBody,
     handler: async ({ ctx, ws, params }) => {
       await ownMailbox(ctx, ws, params.mailboxId);
-      await resumeMailbox(ctx.store.db, params.mailboxId);
+      if (await resumeMailbox(ctx.store.db, params.mailboxId)) ctx.mailboxesChanged?.();
       const [m] = await listMailboxes(ctx, ws.workspaceId, params.mailboxId);
       return m!;
     },

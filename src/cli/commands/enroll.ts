@@ -4,7 +4,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
 import type { Store } from '../../store/store.ts';
-import { deps, globals, output, withStore } from '../context.ts';
+import { deps, globals, nudgeRunning, output, withStore } from '../context.ts';
 import { progressBar } from '../progress.ts';
 
 interface EnrollOpts {
@@ -38,6 +38,7 @@ export function register(program: Command): void {
         const bar = progressBar(!g.json, 'enrolling');
         const r = await bulkEnroll(store, deps, { workspaceId: w.id, sequenceId: seq.id, leadIds: ids, onProgress: (d, t) => bar.update(d, t) });
         bar.stop();
+        if (r.enrolled > 0) await nudgeRunning(store, 'enrollments');
         const refused = [...unknown.map((u) => ({ leadId: '', email: u, reason: 'not_found' as const })), ...r.refused];
         const byReason: Record<string, number> = {};
         for (const x of refused) byReason[x.reason] = (byReason[x.reason] ?? 0) + 1;

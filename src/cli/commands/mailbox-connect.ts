@@ -6,7 +6,7 @@ import { connectWithLoopback } from '../../mailbox/oauth/loopback.ts';
 import { isOAuthMode } from '../../mailbox/oauth/providers.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
-import { deps, globals, masterKey, output, withStore } from '../context.ts';
+import { deps, globals, masterKey, nudgeRunning, output, withStore } from '../context.ts';
 
 interface ConnectOptions {
   workspace?: string;
@@ -51,6 +51,7 @@ export function registerConnect(mb: Command): void {
             },
           },
         );
+        await nudgeRunning(store, 'mailboxes');
         output(g, { id: done.mailboxId, email: done.email, provider: done.provider, mode: done.mode, created: done.created }, () =>
           `mailbox ${done.email} ${done.created ? 'connected' : 'reconnected'} (${done.provider}, ${done.mode === 'api' ? 'API' : 'IMAP/SMTP with XOAUTH2'}; ${done.mailboxId}); tokens stored encrypted`,
         );

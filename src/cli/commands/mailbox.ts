@@ -4,7 +4,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
-import { deps, globals, masterKey, output, table, withStore } from '../context.ts';
+import { deps, globals, masterKey, nudgeRunning, output, table, withStore } from '../context.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { defaultPort, parseMailboxSettings } from '../../mailbox/settings.ts';
 import { registerConnect } from './mailbox-connect.ts';
@@ -118,6 +118,7 @@ export function register(program: Command): void {
             });
           if (password) await vault.put(w.id, id, { kind: 'password', username: o.username ?? r.data.email, password }, tx);
         });
+        await nudgeRunning(store, 'mailboxes');
         output(g, { id, email: r.data.email.toLowerCase(), credentials: password ? 'stored encrypted' : 'none' }, () => `mailbox ${r.data.email} added (${id})${password ? '; password stored encrypted' : ''}`);
       });
     });

@@ -3,7 +3,7 @@ import { resolveWorkspace } from '../../ops/workspace.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { readDefinitionFile } from '../../sequence/definition.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
-import { deps, globals, output, table, withStore } from '../context.ts';
+import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
 
 export function register(program: Command): void {
   const seq = program.command('sequence').description('sequences: apply a definition file, list');
@@ -23,6 +23,7 @@ export function register(program: Command): void {
         const w = await resolveWorkspace(store, o.workspace);
         const summary = await applyDefinition(store, deps, w.id, def);
         const replanned = summary.created ? 0 : await new EnrollmentService({ store, ...deps }).replanSequence(summary.sequenceId);
+        if (replanned > 0) await nudgeRunning(store, 'enrollments');
         const data = { ...summary, replanned };
         output(g, data, () =>
           [

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Clock, TimerHandle } from '../../common/clock.ts';
+import { coalesce } from '../../common/coalesce.ts';
 import { newId } from '../../common/ids.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
@@ -72,6 +73,8 @@ export class SyncPool {
   private stopped = false;
   private balanceTimer: TimerHandle | undefined;
   private balancing: Promise<void> = Promise.resolve();
+  // One pass at a time (two would both take the same new mailbox), and a storm of nudges costs two.
+  private readonly balancePass = coalesce(() => this.balanceOnce());
   private readonly gate: Gate;
 
   constructor(private readonly o: SyncPoolOptions) {
@@ -106,14 +109,20 @@ export class SyncPool {
     return r !== undefined;
   }
 
-  /** Renews what it holds, drops what it lost, takes free mailboxes up to this process's share. */
+  /**
+   * Renews what it holds, drops what it lost, takes free mailboxes up to this process's share.
+   * Runs every ttl/3, and at once when a mailbox was connected or resumed (a 'mailboxes' work
+   * nudge): a new mailbox's replies are then read from its first minute.
+   */
   balance(): Promise<void> {
-    this.balancing = this.balancing.then(() => this.balanceOnce());
+    this.balancing = this.balancePass();
     return this.balancing;
   }
 
   private async balanceOnce(): Promise<void> {
     if (this.stopped) return;
+    // A nudged pass restarts the period, so that there is one timer, not one per nudge.
+    this.balanceTimer?.cancel();
     const ttl = this.o.leaseTtlMs ?? 60_000;
     try {
       for (const [id, r] of this.running) {

@@ -41,6 +41,8 @@ export interface OAuthFlowDeps {
   log?: Logger;
   /** How long a started flow may wait for its callback (default 10 minutes). */
   flowTtlMs?: number;
+  /** A mailbox was connected, or reconnected: the sender and sync pools take it now (a 'mailboxes' work nudge). */
+  mailboxChanged?: () => void;
 }
 
 export interface StartRequest {
@@ -228,6 +230,7 @@ export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSe
     return { mailboxId: id, created: true };
   });
   deps.tokens?.forget(result.mailboxId);
+  deps.mailboxChanged?.();
   deps.log?.info({ mailboxId: result.mailboxId, provider: flow.provider, mode: flow.mode, created: result.created }, 'mailbox connected with OAuth');
   return { ...result, email, workspaceId: flow.workspace_id, userId: flow.user_id, provider: kind.provider, oauthProvider: flow.provider, mode: flow.mode };
 }

@@ -17,7 +17,7 @@ export type PushMessage =
   | { origin: string; kind: 'gmail'; emailAddress: string }
   | { origin: string; kind: 'graph'; clientState: string; subscriptionId: string; lifecycleEvent?: string }
   /** Work became due now (src/ops/work-nudge.ts): the same bus wakes the scheduler and dispatcher of other processes. */
-  | { origin: string; kind: 'work'; work: 'enrollments' | 'requests' };
+  | { origin: string; kind: 'work'; work: 'enrollments' | 'requests' | 'mailboxes' };
 
 export interface PushBus {
   publish(message: PushMessage): Promise<void>;

@@ -120,8 +120,8 @@ describeMailBed('removing a mailbox stops its sending and syncing, and the other
     expect(await enrollment(p1.id, only.sequenceId)).toMatchObject({ state: 'paused', mailbox_id: gone.id, state_reason: expect.stringMatching(/^mailbox removed/) });
     expect(await enrollment(p2.id, pool.sequenceId)).toMatchObject({ state: 'active', mailbox_id: stays.id });
 
-    // Both pools let go of sync20: no lease on it, and neither runs a loop for it.
-    await until('both pools to drop sync20', async () => !app.senders!.mailboxes.includes(gone.id) && !app.syncs!.mailboxes.includes(gone.id), 60_000);
+    // Both pools let go of sync20 at once (the removal wakes their lease pass): no lease on it, no loop for it.
+    await until('both pools to drop sync20', async () => !app.senders!.mailboxes.includes(gone.id) && !app.syncs!.mailboxes.includes(gone.id), 5_000);
     expect(await lease(`mailbox:${gone.id}`)).toBe(false);
     expect(await lease(`sync:${gone.id}`)).toBe(false);
 

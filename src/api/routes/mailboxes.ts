@@ -324,6 +324,9 @@ export const mailboxRoutes = [
       );
       // Moved requests are to be planned on their new mailboxes now, not at the next poll.
       if (!r.dryRun && r.reassigned.length) ctx.workDue?.();
+      // The pools' lease pass runs now, here and in other processes: the renewal of the deleted
+      // leases fails, so the mailbox's sender and sync loops end and its connections close.
+      if (!r.dryRun) ctx.mailboxesChanged?.();
       const counts = new Map<string, number>();
       for (const x of r.reassigned) counts.set(x.toMailboxId, (counts.get(x.toMailboxId) ?? 0) + 1);
       const targets = counts.size ? await ctx.store.db.selectFrom('mailbox').select(['id', 'email']).where('id', 'in', [...counts.keys()]).orderBy('email').execute() : [];

@@ -4,11 +4,10 @@ import { newId } from '../../common/ids.ts';
 import type { Random } from '../../common/random.ts';
 import type { Db } from '../../store/store.ts';
 import { checkEndpointUrl, type DestinationPolicy } from './destination.ts';
+import { webhookEvents, type WebhookEvent } from './events.ts';
 import { newSigningSecret, secretContext, type SecretSealer } from './secrets.ts';
 
-/** The events an endpoint may subscribe to; the triggers in 0009_webhooks.sql emit them. */
-export const webhookEvents = ['reply', 'bounce', 'unsubscribe', 'sent', 'opened', 'clicked', 'task.due'] as const;
-export type WebhookEvent = (typeof webhookEvents)[number];
+export { webhookEvents, type WebhookEvent } from './events.ts';
 
 /** Per workspace: a handful is plenty, and each one multiplies every fact's writes. */
 export const maxEndpointsPerWorkspace = 20;

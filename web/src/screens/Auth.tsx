@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
-import { api, errorMessage, type Me } from '../api.ts';
+import { useState } from 'react';
+import { api, type Me } from '../api.ts';
 import { ErrorNote, Field } from '../ui/parts.tsx';
+import { useSubmit } from '../ui/use-submit.ts';
 
 export function AuthFrame({ title, lead, children }: { title: string; lead: string; children: React.ReactNode }) {
   return (
@@ -20,20 +21,7 @@ export function AuthFrame({ title, lead, children }: { title: string; lead: stri
 export function SignIn({ onDone }: { onDone: (me: Me) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      onDone(await api<Me>('POST', '/api/auth/login', { email, password }));
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => onDone(await api<Me>('POST', '/api/auth/login', { email, password })));
   return (
     <AuthFrame title="Sign in" lead="Sequences from your own mailboxes; replies caught within seconds.">
       <form onSubmit={submit} className="stack">
@@ -61,22 +49,11 @@ export function Setup({ onDone }: { onDone: (me: Me, startDemo: boolean) => void
     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
   });
   const [demo, setDemo] = useState(false);
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
   const set = (k: keyof typeof f) => (e: React.ChangeEvent<HTMLInputElement>) => setF({ ...f, [k]: e.target.value });
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const body = { email: f.email, password: f.password, workspaceName: f.workspaceName, timeZone: f.timeZone, ...(f.name ? { name: f.name } : {}) };
-      onDone(await api<Me>('POST', '/api/setup', body), demo);
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    const body = { email: f.email, password: f.password, workspaceName: f.workspaceName, timeZone: f.timeZone, ...(f.name ? { name: f.name } : {}) };
+    onDone(await api<Me>('POST', '/api/setup', body), demo);
+  });
   return (
     <AuthFrame title="Set up Cadenza" lead="Nobody has an account here yet. Create the owner account and the first workspace.">
       <form onSubmit={submit} className="stack">

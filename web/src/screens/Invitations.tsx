@@ -1,7 +1,9 @@
-import { useRef, useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
-import { Badge, Empty, ErrorNote, Field, when } from '../ui/parts.tsx';
+import { CopyField } from '../ui/CopyField.tsx';
+import { Badge, Empty, ErrorNote, Field, TableHead, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { useSubmit } from '../ui/use-submit.ts';
 
 type Role = 'owner' | 'admin' | 'member';
 
@@ -34,24 +36,13 @@ const rank: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
 export function Invitations({ workspaceId, role }: { workspaceId: string; role: Role }) {
   const list = useLoad(() => api<{ invitations: Invitation[] }>('GET', ws(workspaceId, 'invitations')), [workspaceId]);
   const [f, setF] = useState<{ email: string; role: Role }>({ email: '', role: 'member' });
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
   const [created, setCreated] = useState<Created>();
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
+  const { busy, error, setError, submit } = useSubmit(async () => {
     setCreated(undefined);
-    try {
-      setCreated(await api<Created>('POST', ws(workspaceId, 'invitations'), f));
-      setF({ ...f, email: '' });
-      list.reload();
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    setCreated(await api<Created>('POST', ws(workspaceId, 'invitations'), f));
+    setF({ ...f, email: '' });
+    list.reload();
+  });
   const revoke = async (i: Invitation) => {
     setError(undefined);
     try {
@@ -91,16 +82,7 @@ export function Invitations({ workspaceId, role }: { workspaceId: string; role: 
         <Empty>No pending invitations.</Empty>
       ) : (
         <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Invited</th>
-              <th scope="col">Role</th>
-              <th scope="col">Expires</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Invited', 'Role', 'Expires']} />
           <tbody>
             {open.map((i) => (
               <tr key={i.id}>
@@ -143,32 +125,7 @@ function CreatedNote({ c }: { c: Created }) {
         {c.mailError ? `The email could not be sent (${c.mailError}). ` : 'This server sends no email (no CADENZA_SMTP_URL). '}
         Send this link to {c.invitation.email} yourself: it works once, for that address only.
       </p>
-      {c.link && <CopyLink link={c.link} email={c.invitation.email} />}
-    </div>
-  );
-}
-
-function CopyLink({ link, email }: { link: string; email: string }) {
-  const input = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(link);
-    } catch {
-      // No clipboard (plain http on another host): select it, so Ctrl+C does it.
-      input.current?.select();
-      document.execCommand('copy');
-    }
-    setCopied(true);
-  };
-  return (
-    <div className="row">
-      <Field label={`Invitation link for ${email}`}>
-        <input ref={input} readOnly value={link} onFocus={(e) => e.target.select()} style={{ minWidth: '32em' }} />
-      </Field>
-      <button type="button" className="btn" onClick={() => void copy()} style={{ alignSelf: 'flex-end' }}>
-        {copied ? 'Copied' : 'Copy link'}
-      </button>
+      {c.link && <CopyField label={`Invitation link for ${c.invitation.email}`} value={c.link} copyLabel="Copy link" />}
     </div>
   );
 }

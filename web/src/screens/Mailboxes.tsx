@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import type { ConnectionReport, Mailbox } from '../types.ts';
-import { Badge, Empty, ErrorNote, Field, Meter, PageHeader } from '../ui/parts.tsx';
+import { Badge, Empty, ErrorNote, Field, Meter, PageHeader, TableHead } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
+import { useSubmit } from '../ui/use-submit.ts';
 
 const healthTone = { ok: 'ok', warning: 'warn', paused: 'bad', error: 'bad' } as const;
 
@@ -114,17 +115,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
       {!list.loading && mailboxes.length === 0 && <Empty>No mailbox yet. Add the mailbox your sequences send from.</Empty>}
       {mailboxes.length > 0 && (
         <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Mailbox</th>
-              <th scope="col">Health</th>
-              <th scope="col">Sent today</th>
-              <th scope="col">Ramp</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Mailbox', 'Health', 'Sent today', 'Ramp']} />
           <tbody>
             {mailboxes.map((m) => {
               const rep = reports[m.id];
@@ -290,33 +281,22 @@ function AddMailbox({ workspaceId, onAdded }: { workspaceId: string; onAdded: ()
   const [smtp, setSmtp] = useState<EndpointDraft>({ host: '', port: '587', security: 'starttls' });
   const [imap, setImap] = useState<EndpointDraft>({ host: '', port: '993', security: 'tls' });
   const [hours, setHours] = useState({ workDays: [1, 2, 3, 4, 5], start: '08:40', end: '17:20', humanTiming: true });
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const ep = (d: EndpointDraft) => ({ host: d.host, port: Number(d.port), security: d.security, allowSelfSigned: f.allowSelfSigned });
-      await api('POST', ws(workspaceId, 'mailboxes'), {
-        email: f.email,
-        ...(f.displayName ? { displayName: f.displayName } : {}),
-        ...(f.username ? { username: f.username } : {}),
-        ...(f.timeZone ? { timeZone: f.timeZone } : {}),
-        password: f.password,
-        dailyCap: Number(f.dailyCap),
-        rampUp: f.rampUp,
-        smtp: ep(smtp),
-        imap: ep(imap),
-        workingHours: hours,
-      });
-      onAdded();
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    const ep = (d: EndpointDraft) => ({ host: d.host, port: Number(d.port), security: d.security, allowSelfSigned: f.allowSelfSigned });
+    await api('POST', ws(workspaceId, 'mailboxes'), {
+      email: f.email,
+      ...(f.displayName ? { displayName: f.displayName } : {}),
+      ...(f.username ? { username: f.username } : {}),
+      ...(f.timeZone ? { timeZone: f.timeZone } : {}),
+      password: f.password,
+      dailyCap: Number(f.dailyCap),
+      rampUp: f.rampUp,
+      smtp: ep(smtp),
+      imap: ep(imap),
+      workingHours: hours,
+    });
+    onAdded();
+  });
   const text = (k: 'email' | 'displayName' | 'username' | 'password' | 'dailyCap' | 'timeZone') => (e: React.ChangeEvent<HTMLInputElement>) => setF({ ...f, [k]: e.target.value });
   return (
     <form className="card stack" onSubmit={submit} aria-label="Add an SMTP/IMAP mailbox">

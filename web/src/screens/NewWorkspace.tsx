@@ -1,24 +1,18 @@
-import { useState, type FormEvent } from 'react';
-import { api, errorMessage } from '../api.ts';
+import { useState } from 'react';
+import { api } from '../api.ts';
 import { ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
+import { useSubmit } from '../ui/use-submit.ts';
 
 /** POST /api/workspaces: another team or brand, with its own mailboxes, leads and sequences; the creator owns it. */
 export function NewWorkspace({ onCreated }: { onCreated: (workspaceId: string) => void }) {
   const [f, setF] = useState({ name: '', timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+  const { busy, error, submit } = useSubmit(
+    async () => {
       const w = await api<{ id: string }>('POST', '/api/workspaces', f);
       onCreated(w.id);
-    } catch (err) {
-      setError(errorMessage(err));
-      setBusy(false);
-    }
-  };
+    },
+    { staysBusy: true },
+  );
   return (
     <>
       <PageHeader title="New workspace" />

@@ -1,6 +1,8 @@
-import { useRef, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
+import { webhookEvents } from '../../../src/api/webhooks/events.ts';
 import { api, errorMessage, ws } from '../api.ts';
-import { Badge, Empty, ErrorNote, Field, when } from '../ui/parts.tsx';
+import { CopyField } from '../ui/CopyField.tsx';
+import { Badge, Empty, ErrorNote, Field, TableHead, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
 /** GET …/webhooks (src/api/routes/webhooks.ts): never the secret. */
@@ -21,8 +23,6 @@ interface Delivery {
   lastError: string | null;
   createdAt: string;
 }
-
-const EVENTS = ['reply', 'bounce', 'unsubscribe', 'sent', 'opened', 'clicked', 'task.due'] as const;
 
 /**
  * Webhooks out (admins): endpoints, a test event, the delivery log, and the signing secret, which
@@ -79,7 +79,7 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
         </div>
         <fieldset className="row">
           <legend>Events</legend>
-          {EVENTS.map((ev) => (
+          {webhookEvents.map((ev) => (
             <label key={ev} className="small">
               <input type="checkbox" checked={f.events.includes(ev)} onChange={(e) => setF({ ...f, events: e.target.checked ? [...f.events, ev] : f.events.filter((x) => x !== ev) })} /> {ev}
             </label>
@@ -97,15 +97,7 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
         <Empty>No webhooks yet.</Empty>
       ) : (
         <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Events</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Endpoint', 'Events']} />
           <tbody>
             {endpoints.map((e) => (
               <tr key={e.id}>
@@ -152,33 +144,16 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
 
 /** The secret, shown once: the server keeps it sealed and never returns it again. */
 function ShownOnce({ url, secret, note, onDone }: { url: string; secret: string; note: string; onDone: () => void }) {
-  const input = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-    } catch {
-      input.current?.select();
-      document.execCommand('copy');
-    }
-    setCopied(true);
-  };
   return (
     <div className="note stack" role="status">
       <p style={{ margin: 0 }}>
         Copy the signing secret for {url} now: it is stored encrypted and will not be shown again. {note}.
       </p>
-      <div className="row">
-        <Field label={`Signing secret for ${url}`}>
-          <input ref={input} readOnly value={secret} onFocus={(e) => e.target.select()} style={{ minWidth: '32em' }} />
-        </Field>
-        <button type="button" className="btn" onClick={() => void copy()} style={{ alignSelf: 'flex-end' }}>
-          {copied ? 'Copied' : 'Copy secret'}
-        </button>
+      <CopyField label={`Signing secret for ${url}`} value={secret} copyLabel="Copy secret">
         <button type="button" className="btn btn-quiet" onClick={onDone} style={{ alignSelf: 'flex-end' }}>
           Done
         </button>
-      </div>
+      </CopyField>
     </div>
   );
 }

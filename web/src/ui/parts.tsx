@@ -22,6 +22,24 @@ export function Empty({ children }: { children: ReactNode }) {
   return <p className="empty">{children}</p>;
 }
 
+/** A table's column headings and a last column for each row's buttons, named for screen readers only. */
+export function TableHead({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th key={c} scope="col">
+            {c}
+          </th>
+        ))}
+        <th scope="col">
+          <span className="sr-only">Actions</span>
+        </th>
+      </tr>
+    </thead>
+  );
+}
+
 /**
  * A labelled control with an optional hint. The hint is the control's description, not part of its
  * name: a screen reader says "Display name, edit text" and then the hint.

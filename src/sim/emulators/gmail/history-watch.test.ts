@@ -1,8 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SimClock } from '../../sim-clock.ts';
+import { describe, expect, it } from 'vitest';
+import { emulatorTestKit } from '../emulator-test-support.ts';
 import { rawMessage } from '../messages.ts';
-import { startPushSink, type PushSink } from '../push-sink.ts';
-import { startGmailEmulator, type GmailEmulator } from './emulator.ts';
+import { startGmailEmulator } from './emulator.ts';
 
 /**
  * The sync side of the Gmail emulator over HTTP: history.list (types, labelId, paging, the 404 of
@@ -11,41 +10,18 @@ import { startGmailEmulator, type GmailEmulator } from './emulator.ts';
  */
 const REP = 'rep@acme.test';
 const T0 = Date.UTC(2026, 10, 2, 8, 0, 0);
-let emu: GmailEmulator;
-let clock: SimClock;
-let token: string;
-let sink: PushSink;
 let n = 0;
-
-beforeEach(async () => {
-  clock = new SimClock(T0);
-  emu = await startGmailEmulator({ users: [REP], clock, push: { retryDelayMs: 5 } });
-  token = emu.tokens.issue(REP);
-  sink = await startPushSink();
-});
-afterEach(async () => {
-  await emu.close();
-  await sink.close();
-});
-
-async function call(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${emu.baseUrl}/gmail/v1/users/me/${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
+const t = emulatorTestKit(REP, T0, (clock) => startGmailEmulator({ users: [REP], clock, push: { retryDelayMs: 5 } }));
+const call = (method: string, path: string, body?: unknown) => t.send(method, `${t.emu.baseUrl}/gmail/v1/users/me/${path}`, body);
 
 const mail = () => rawMessage({ from: 'p@x.test', to: [REP], subject: 'Hi', messageId: `<h${++n}@x.test>` });
 
 describe('Gmail emulator: history and push', () => {
   it('history.list: records after startHistoryId, historyTypes and labelId filters, pages, current historyId on every page', async () => {
     const start = (await call('GET', 'profile')).json.historyId as string;
-    const a = await emu.deliver(REP, mail());
-    const b = await emu.deliver(REP, mail(), { spam: true });
-    emu.mailbox(REP).modifyLabels(b.id, ['INBOX'], ['SPAM']);
+    const a = await t.emu.deliver(REP, mail());
+    const b = await t.emu.deliver(REP, mail(), { spam: true });
+    t.emu.mailbox(REP).modifyLabels(b.id, ['INBOX'], ['SPAM']);
     const all = await call('GET', `history?startHistoryId=${start}`);
     expect(all.json.history.map((h: { messagesAdded?: unknown; labelsAdded?: unknown; labelsRemoved?: unknown }) => Object.keys(h).filter((k) => k !== 'id' && k !== 'messages'))).toEqual([
       ['messagesAdded'],
@@ -53,7 +29,7 @@ describe('Gmail emulator: history and push', () => {
       ['labelsAdded'],
       ['labelsRemoved'],
     ]);
-    expect(all.json.historyId).toBe(String(emu.mailbox(REP).historyId));
+    expect(all.json.historyId).toBe(String(t.emu.mailbox(REP).historyId));
     expect(all.json.history[0].messagesAdded[0].message).toEqual({ id: a.id, threadId: a.threadId, labelIds: ['INBOX', 'UNREAD'] });
     // Ids rise with gaps.
     const idsSeen = all.json.history.map((h: { id: string }) => Number(h.id));
@@ -69,15 +45,15 @@ describe('Gmail emulator: history and push', () => {
     expect((await call('GET', 'history')).status).toBe(400);
     expect((await call('GET', `history?startHistoryId=${start}&historyTypes=everything`)).status).toBe(400);
     // Expired: any older id is a 404; the current one still works.
-    emu.expireHistory(REP);
+    t.emu.expireHistory(REP);
     expect((await call('GET', `history?startHistoryId=${start}`)).json.error).toMatchObject({ code: 404, errors: [{ reason: 'notFound' }] });
     expect((await call('GET', `history?startHistoryId=${all.json.historyId}`)).status).toBe(200);
   });
 
   it('messages.list: after:/before: (epoch seconds, dates) and newer_than:; SPAM by labelIds', async () => {
-    await emu.deliver(REP, mail(), { internalDate: T0 - 3 * 86_400_000 });
-    const recent = await emu.deliver(REP, mail());
-    const spam = await emu.deliver(REP, mail(), { spam: true });
+    await t.emu.deliver(REP, mail(), { internalDate: T0 - 3 * 86_400_000 });
+    const recent = await t.emu.deliver(REP, mail());
+    const spam = await t.emu.deliver(REP, mail(), { spam: true });
     const q = async (query: string, extra = '') => ((await call('GET', `messages?q=${encodeURIComponent(query)}${extra}`)).json.messages ?? []).map((m: { id: string }) => m.id);
     expect(await q(`after:${Math.floor((T0 - 86_400_000) / 1000)}`)).toEqual([recent.id]);
     expect(await q('newer_than:2d')).toEqual([recent.id]);
@@ -90,45 +66,45 @@ describe('Gmail emulator: history and push', () => {
   it('watch: topic checks, historyId and 7-day expiration, a notification at once, 1/s coalescing, stop, lapse', async () => {
     expect((await call('POST', 'watch', { topicName: 'nope' })).status).toBe(400);
     expect((await call('POST', 'watch', { topicName: 'projects/p/topics/none' })).status).toBe(404);
-    emu.pubsub.createPushSubscription({ topic: 'projects/p/topics/gmail', name: 'projects/p/subscriptions/s', pushEndpoint: sink.url });
+    t.emu.pubsub.createPushSubscription({ topic: 'projects/p/topics/gmail', name: 'projects/p/subscriptions/s', pushEndpoint: t.sink.url });
     const w = await call('POST', 'watch', { topicName: 'projects/p/topics/gmail', labelIds: ['INBOX'] });
-    expect(w.json).toEqual({ historyId: String(emu.mailbox(REP).historyId), expiration: String(T0 + 7 * 86_400_000) });
-    await emu.push.idle();
-    expect(sink.received).toHaveLength(1);
-    const body = sink.received[0]!.body as { message: { data: string; messageId: string; publishTime: string }; subscription: string };
+    expect(w.json).toEqual({ historyId: String(t.emu.mailbox(REP).historyId), expiration: String(T0 + 7 * 86_400_000) });
+    await t.emu.push.idle();
+    expect(t.sink.received).toHaveLength(1);
+    const body = t.sink.received[0]!.body as { message: { data: string; messageId: string; publishTime: string }; subscription: string };
     expect(body.subscription).toBe('projects/p/subscriptions/s');
     expect(JSON.parse(Buffer.from(body.message.data, 'base64').toString())).toEqual({ emailAddress: REP, historyId: w.json.historyId });
 
     // Within the same second: dropped (at most one a second per user).
-    await emu.deliver(REP, mail());
-    await emu.push.idle();
-    expect(sink.received).toHaveLength(1);
-    clock.advance(1_000);
-    await emu.deliver(REP, mail());
+    await t.emu.deliver(REP, mail());
+    await t.emu.push.idle();
+    expect(t.sink.received).toHaveLength(1);
+    t.clock.advance(1_000);
+    await t.emu.deliver(REP, mail());
     // Not INBOX: no notification.
-    clock.advance(1_000);
-    await emu.deliver(REP, mail(), { spam: true });
-    await emu.push.idle();
-    expect(sink.received).toHaveLength(2);
+    t.clock.advance(1_000);
+    await t.emu.deliver(REP, mail(), { spam: true });
+    await t.emu.push.idle();
+    expect(t.sink.received).toHaveLength(2);
 
     // Redelivered while the endpoint does not answer 2xx.
-    sink.status = 500;
-    clock.advance(1_000);
-    await emu.deliver(REP, mail());
-    await emu.push.idle();
-    expect(emu.push.log.at(-1)!.attempts).toEqual([500, 500, 500]);
-    sink.status = 204;
+    t.sink.status = 500;
+    t.clock.advance(1_000);
+    await t.emu.deliver(REP, mail());
+    await t.emu.push.idle();
+    expect(t.emu.push.log.at(-1)!.attempts).toEqual([500, 500, 500]);
+    t.sink.status = 204;
 
     expect((await call('POST', 'stop')).status).toBe(204);
-    clock.advance(1_000);
-    await emu.deliver(REP, mail());
-    await emu.push.idle();
-    expect(sink.received).toHaveLength(5);
+    t.clock.advance(1_000);
+    await t.emu.deliver(REP, mail());
+    await t.emu.push.idle();
+    expect(t.sink.received).toHaveLength(5);
 
     await call('POST', 'watch', { topicName: 'projects/p/topics/gmail' });
-    clock.advance(7 * 86_400_000);
-    await emu.deliver(REP, mail());
-    await emu.push.idle();
-    expect(sink.received).toHaveLength(6); // the one at watch(), none after the lapse
+    t.clock.advance(7 * 86_400_000);
+    await t.emu.deliver(REP, mail());
+    await t.emu.push.idle();
+    expect(t.sink.received).toHaveLength(6); // the one at watch(), none after the lapse
   });
 });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createLogger, type Logger } from '../src/common/logger.ts';
 import { startApp, type RunningApp } from '../src/ops/app.ts';
 import { SESSION_COOKIE } from '../src/api/auth/sessions.ts';
-import { mailBed, readInbox } from './mail/mailbed.ts';
+import { bedMailboxBody, mailBed, readInbox } from './mail/mailbed.ts';
 import { replyMail } from '../src/ingest/pipeline-test-support.ts';
 
 /**
@@ -86,18 +86,8 @@ export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> 
       return (await r.json()) as T;
     };
 
-    // Any day, any hour, no human-like pickup delay: the launch must not wait for a working day.
     const connectedAt = performance.now();
-    const mailbox = await call<{ id: string }>('POST', 'mailboxes', {
-      email: o.rep,
-      password: o.password,
-      dailyCap: 50,
-      rampUp: false,
-      timeZone: 'UTC',
-      smtp: { host: mailBed.host, port: mailBed.submissionPort, security: 'starttls', allowSelfSigned: true },
-      imap: { host: mailBed.host, port: mailBed.imapPort, security: 'none' },
-      workingHours: { workDays: [1, 2, 3, 4, 5, 6, 7], start: '00:00', end: '23:59', humanTiming: false },
-    });
+    const mailbox = await call<{ id: string }>('POST', 'mailboxes', bedMailboxBody(o.rep, o.password));
     const lead = await call<{ id: string }>('POST', 'leads', { email: o.prospect, firstName: 'Sam', company: 'Inbox Test' });
     const tag = `l${randomBytes(4).toString('hex')}`;
     const seq = await call<{ sequenceId: string }>('PUT', 'sequences', {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeMailBed } from '../../test/mail/describe-mail-bed.ts';
-import { mailBed, readInbox, resetMailBed } from '../../test/mail/mailbed.ts';
+import { bedMailboxBody, mailBed, readInbox, resetMailBed } from '../../test/mail/mailbed.ts';
 import { SESSION_COOKIE } from '../api/auth/sessions.ts';
 import { createLogger } from '../common/logger.ts';
 import { replyMail } from '../ingest/pipeline-test-support.ts';
@@ -69,18 +69,7 @@ describeMailBed('removing a mailbox stops its sending and syncing, and the other
     app.store.db.selectFrom('enrollment').select(['id', 'state', 'state_reason', 'mailbox_id']).where('lead_id', '=', leadId).where('sequence_id', '=', sequenceId).executeTakeFirstOrThrow();
 
   it('sync20 removed: its thread pauses, its unsent enrollment is sent from sync21, neither pool touches sync20 again', async () => {
-    // Any day, any hour, no human-like pickup delay, so that the first send of each mailbox leaves at once.
-    const connect = (email: string) =>
-      call<{ id: string }>('POST', 'mailboxes', {
-        email,
-        password: 'pass',
-        dailyCap: 50,
-        rampUp: false,
-        timeZone: 'UTC',
-        smtp: { host: mailBed.host, port: mailBed.submissionPort, security: 'starttls', allowSelfSigned: true },
-        imap: { host: mailBed.host, port: mailBed.imapPort, security: 'none' },
-        workingHours: { workDays: [1, 2, 3, 4, 5, 6, 7], start: '00:00', end: '23:59', humanTiming: false },
-      });
+    const connect = (email: string) => call<{ id: string }>('POST', 'mailboxes', bedMailboxBody(email, 'pass'));
     const gone = await connect(GONE);
     const stays = await connect(STAYS);
     const lead = (n: number) => call<{ id: string }>('POST', 'leads', { email: prospect(n).email, firstName: `P${n}` });

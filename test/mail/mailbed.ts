@@ -42,6 +42,23 @@ export function bedEndpoint(kind: 'smtp' | 'imap', security: Endpoint['security'
   return { host: mailBed.host, port: kind === 'smtp' ? mailBed.submissionPort : mailBed.imapPort, security, allowSelfSigned: true };
 }
 
+/**
+ * The POST …/mailboxes body that connects a bed user sending at once: any day, any hour, no ramp and
+ * no human-like pickup delay, so that a test's first send never waits for a working day.
+ */
+export function bedMailboxBody(email: string, password: string) {
+  return {
+    email,
+    password,
+    dailyCap: 50,
+    rampUp: false,
+    timeZone: 'UTC',
+    smtp: { host: mailBed.host, port: mailBed.submissionPort, security: 'starttls', allowSelfSigned: true },
+    imap: { host: mailBed.host, port: mailBed.imapPort, security: 'none' },
+    workingHours: { workDays: [1, 2, 3, 4, 5, 6, 7], start: '00:00', end: '23:59', humanTiming: false },
+  };
+}
+
 const run = promisify(execFile);
 
 function packagesInstalled(): boolean {

@@ -43,9 +43,9 @@ export async function withStore<T>(g: GlobalOptions, fn: (store: Store) => Promi
 /**
  * Tells a running Cadenza that work is due now (src/ops/work-nudge.ts), as the API does: on
  * PostgreSQL the server's processes hear this NOTIFY and act at once instead of at their next poll.
- * On PGlite nothing is sent: the server holds the data folder while it runs, so a command that
- * opened it finds no server to tell (the server reads the store when it starts). A lost nudge only
- * costs the poll, so a failure here does not fail the command.
+ * On PGlite nothing is sent: a running server holds the data folder (store/embedded-lock.ts), so
+ * a command that could open it has no server to tell (the server reads the store when it starts).
+ * A lost nudge only costs the poll, so a failure here does not fail the command.
  */
 export async function nudgeRunning(store: Store, ...work: WorkKind[]): Promise<void> {
   if (store.backend !== 'postgres') return;

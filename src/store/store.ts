@@ -4,6 +4,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { cadenzaError } from '../common/errors.ts';
+import { lockEmbeddedDir } from './embedded-lock.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import type { Database } from './schema.ts';
 
@@ -42,6 +43,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
 
 async function openPGlite(dataDir: string | undefined): Promise<Store> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
+  // One process at a time: a second one would silently lose writes (embedded-lock.ts).
+  const unlock = dataDir ? lockEmbeddedDir(dataDir) : () => undefined;
   let pglite: PGlite;
   try {
     // The extensions the migrations create (PostgreSQL has them as contrib; PGlite bundles them).
@@ -49,6 +52,7 @@ async function openPGlite(dataDir: string | undefined): Promise<Store> {
     pglite = dataDir ? new PGlite(dataDir, { extensions }) : new PGlite({ extensions });
     await pglite.waitReady;
   } catch (e) {
+    unlock();
     throw cadenzaError('STORE_UNAVAILABLE', `cannot open the embedded store${dataDir ? ` in ${dataDir}` : ''}: ${(e as Error).message}`);
   }
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
@@ -68,6 +72,7 @@ async function openPGlite(dataDir: string | undefined): Promise<Store> {
     },
     async close() {
       await db.destroy();
+      unlock();
     },
   };
 }

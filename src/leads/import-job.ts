@@ -11,8 +11,9 @@ import type { Clock } from '../common/clock.ts';
 import { cadenzaError, isCadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
+import { enrollInTx } from '../sequence/bulk-enroll.ts';
 import type { LeadImportStatus } from '../store/schema.ts';
-import type { Db, Store } from '../store/store.ts';
+import type { Db, Store, Tx } from '../store/store.ts';
 import type { EncodingChoice } from './csv-source.ts';
 import { importLeads, type ImportBatch } from './import.ts';
 import { csvRecord, rejectRecord } from './reject-file.ts';
@@ -30,12 +31,19 @@ export interface ImportJobSpec {
   encoding: EncodingChoice;
   /** The upload's size when known (Content-Length): what progress is measured against. */
   totalBytes: number | null;
+  /**
+   * An active sequence of the workspace to enroll the leads each batch inserts or updates in (not
+   * the rejected or unchanged rows), batch by batch, so the first leads start while the rest are read.
+   */
+  enrollSequenceId?: string | null;
 }
 
 export interface ImportJobDeps {
   store: Store;
   clock: Clock;
   random: Random;
+  /** Enrollments were written: wake the scheduler (src/ops/work-nudge.ts), as the enroll route does. */
+  workDue?: () => void;
 }
 
 /** A running job that made no progress for this long is dead: its process stopped, or its upload stalled. */
@@ -55,6 +63,12 @@ class JobStopped extends Error {
 export async function createImportJob(deps: ImportJobDeps, spec: ImportJobSpec): Promise<string> {
   const id = spec.id ?? newId(deps.clock.now(), deps.random);
   const now = new Date(deps.clock.now());
+  if (spec.enrollSequenceId) {
+    // Refused before a byte is read: finding out after 200k rows that nothing was enrolled is worse.
+    const seq = await deps.store.db.selectFrom('sequence').select(['status', 'name']).where('workspace_id', '=', spec.workspaceId).where('id', '=', spec.enrollSequenceId).executeTakeFirst();
+    if (!seq) throw cadenzaError('NOT_FOUND', 'no such sequence to enroll in', { field: 'enrollSequenceId' });
+    if (seq.status !== 'active') throw cadenzaError('CONFLICT', `the sequence "${seq.name}" is ${seq.status}: only an active sequence takes enrollments`, { field: 'enrollSequenceId', status: seq.status });
+  }
   const r = await deps.store.db
     .insertInto('lead_import')
     .values({
@@ -66,6 +80,7 @@ export async function createImportJob(deps: ImportJobDeps, spec: ImportJobSpec):
       mapping: JSON.stringify(spec.mapping),
       encoding_requested: spec.encoding,
       total_bytes: spec.totalBytes,
+      enroll_sequence_id: spec.enrollSequenceId ?? null,
       created_at: now,
       updated_at: now,
     })
@@ -88,8 +103,10 @@ export interface ImportJobOutcome {
 export async function runImportJob(deps: ImportJobDeps, jobId: string, spec: ImportJobSpec, input: AsyncIterable<Buffer>): Promise<ImportJobOutcome> {
   const db = deps.store.db;
   const now = () => new Date(deps.clock.now());
+  const enroll = { enrolled: 0, skipped: 0, byReason: {} as Record<string, number> };
   const onBatch = async (b: ImportBatch) => {
     const s = b.settled;
+    let enrolledNow = 0;
     const status = await db.transaction().execute(async (tx) => {
       for (let i = 0; i < b.rejects.length; i += REJECT_INSERT_ROWS) {
         await tx
@@ -124,8 +141,19 @@ export async function runImportJob(deps: ImportJobDeps, jobId: string, spec: Imp
         .where('id', '=', jobId)
         .returning('status')
         .executeTakeFirstOrThrow();
+      // The update above holds the row: a cancel lands before it (nothing enrolled) or after the commit.
+      if (row.status === 'running' && spec.enrollSequenceId && b.leadIds.length > 0) {
+        enrolledNow = await enrollBatch(tx, deps, spec, spec.enrollSequenceId, b.leadIds, enroll);
+        await tx
+          .updateTable('lead_import')
+          .set({ enrolled: enroll.enrolled, enroll_skipped: enroll.skipped, enroll_skipped_by_reason: JSON.stringify(enroll.byReason) })
+          .where('id', '=', jobId)
+          .execute();
+      }
       return row.status;
     });
+    // The first step is usually due now: the scheduler and dispatcher need not wait for their polls.
+    if (enrolledNow > 0) deps.workDue?.();
     if (status !== 'running') throw new JobStopped(status);
     // When the upload is already buffered and the database is PGlite (in this thread), every await
     // of a batch settles as a microtask: without a turn of the event loop here, no other request
@@ -173,6 +201,37 @@ export async function runImportJob(deps: ImportJobDeps, jobId: string, spec: Imp
     .executeTakeFirst();
   // Cancelled after the last batch: the rows are all written, but the user's word stands.
   return { status: done ? 'done' : (await jobStatus(db, jobId)) };
+}
+
+/**
+ * Enrolls one batch's leads through the enroll route's own path (enrollInTx: suppression, one
+ * enrollment per sequence, the mailbox rotation) and adds its outcome to the job's totals. A
+ * sequence paused or deleted mid-import refuses the rest, counted as skipped, rather than failing
+ * an import whose leads are written. Returns how many were enrolled.
+ */
+async function enrollBatch(
+  tx: Tx,
+  deps: ImportJobDeps,
+  spec: ImportJobSpec,
+  sequenceId: string,
+  leadIds: readonly string[],
+  totals: { enrolled: number; skipped: number; byReason: Record<string, number> },
+): Promise<number> {
+  const skip = (reason: string, n: number) => {
+    totals.skipped += n;
+    totals.byReason[reason] = (totals.byReason[reason] ?? 0) + n;
+  };
+  try {
+    const r = await enrollInTx(tx, deps, { workspaceId: spec.workspaceId, sequenceId, leadIds: [...leadIds] });
+    totals.enrolled += r.enrolled;
+    for (const x of r.refused) skip(x.reason, 1);
+    return r.enrolled;
+  } catch (e) {
+    // enrollInTx throws NOT_FOUND from its first read, before writing: the transaction is intact.
+    if (!isCadenzaError(e, 'NOT_FOUND')) throw e;
+    skip('sequence_not_found', leadIds.length);
+    return 0;
+  }
 }
 
 /**

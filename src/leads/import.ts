@@ -32,7 +32,8 @@ import { checkRow, type LeadValues } from './row.ts';
 import { findSuppressed } from './sql/find-suppressed.ts';
 import { upsertLeads, type LeadInsert } from './sql/insert-leads.ts';
 
-export interface ImportProgress {
+/** What became of the rows read so far. */
+export interface RowCounts {
   rowsRead: number;
   imported: number;
   updated: number;
@@ -40,6 +41,9 @@ export interface ImportProgress {
   unchanged: number;
   rejected: number;
   warnings: number;
+}
+
+export interface ImportProgress extends RowCounts {
   bytesRead: number;
   /** Known when the input is a file path. */
   totalBytes?: number;
@@ -95,13 +99,7 @@ export interface ImportHeader {
  * Counts of the rows whose fate is decided, after a batch: rowsRead is always
  * imported + updated + unchanged + rejected (rows read but not yet written are not in it).
  */
-export interface SettledCounts {
-  rowsRead: number;
-  imported: number;
-  updated: number;
-  unchanged: number;
-  rejected: number;
-  warnings: number;
+export interface SettledCounts extends RowCounts {
   rejectsByReason: Record<string, number>;
 }
 
@@ -109,6 +107,8 @@ export interface ImportBatch {
   settled: SettledCounts;
   /** This batch's rejected rows, in line order. */
   rejects: readonly (RejectRow & { reason: RejectReason })[];
+  /** The leads this batch inserted or updated (not the unchanged ones): what an import job enrolls. */
+  leadIds: readonly string[];
   bytesRead: number;
 }
 
@@ -150,9 +150,11 @@ interface Window {
   pending: Pending[];
   rejects: WindowReject[];
   warnings: ImportIssue[];
+  /** Leads inserted or updated once the window is written. */
+  written: string[];
 }
 
-const newWindow = (): Window => ({ rows: 0, pending: [], rejects: [], warnings: [] });
+const newWindow = (): Window => ({ rows: 0, pending: [], rejects: [], warnings: [], written: [] });
 
 export async function importLeads(store: Store, opts: ImportOptions): Promise<ImportResult> {
   const clock = opts.clock ?? systemClock;
@@ -244,7 +246,7 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
       settled.updated = counts.updated;
       settled.unchanged = counts.unchanged;
       for (const r of w.rejects) settled.rejectsByReason[r.reason] = (settled.rejectsByReason[r.reason] ?? 0) + 1;
-      await opts.onBatch?.({ settled: { ...settled, rejectsByReason: { ...settled.rejectsByReason } }, rejects: w.rejects, bytesRead: src!.bytesRead() });
+      await opts.onBatch?.({ settled: { ...settled, rejectsByReason: { ...settled.rejectsByReason } }, rejects: w.rejects, leadIds: w.written, bytesRead: src!.bytesRead() });
       report();
     };
 
@@ -260,13 +262,15 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
         }
         const now = new Date(clock.now());
         const rows: LeadInsert[] = writing.map((p) => ({ id: newId(now.getTime(), random), ...p.lead, custom: JSON.stringify(p.lead.custom) }));
-        const written = new Map((await upsertLeads(store.db, workspaceId, now, rows, mode)).map((r) => [r.email_norm, r.inserted]));
+        const written = new Map((await upsertLeads(store.db, workspaceId, now, rows, mode)).map((r) => [r.email_norm, r]));
         for (const p of writing) {
-          const inserted = written.get(p.lead.email_norm);
+          const lead = written.get(p.lead.email_norm);
+          const inserted = lead?.inserted;
           if (inserted === undefined && mode === 'skip') {
             rejectRow(w, { line: p.line, fields: p.fields, reason: 'duplicate', message: `a lead with ${p.lead.email_norm} already exists in this workspace` });
             continue;
           }
+          if (lead) w.written.push(lead.id);
           if (inserted === true) counts.imported++;
           else if (inserted === false) counts.updated++;
           else counts.unchanged++;

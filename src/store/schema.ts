@@ -581,6 +581,11 @@ export interface LeadImportTable {
   created_at: CreatedAt;
   updated_at: DefaultTimestamp;
   finished_at: Timestamp | null;
+  /** Migration 0018: the sequence the written leads are enrolled in, batch by batch. */
+  enroll_sequence_id: string | null;
+  enrolled: Generated<number>;
+  enroll_skipped: Generated<number>;
+  enroll_skipped_by_reason: DefaultJson<Record<string, number>>;
 }
 
 export interface LeadImportRejectTable {

@@ -5,6 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/common/logger.ts';
 import { startApp, type RunningApp } from '../../src/ops/app.ts';
+import { seedGraph } from '../api.ts';
 import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
 import { ensureWebBuild } from './web-build.ts';
 
@@ -99,4 +100,32 @@ describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped:
     expect(errors).toEqual([]);
     await context.close();
   }, 180_000);
+
+  it('then enrolls the imported leads into the chosen sequence and says how many', async () => {
+    const ws = await app.store.db.selectFrom('workspace').select('id').executeTakeFirstOrThrow();
+    const seeded = await seedGraph(app.store, ws.id, 'ui', null);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    watch(page);
+    await page.goto(app.url!);
+    await page.getByLabel('Email').fill(OWNER.email);
+    await page.getByLabel('Password').fill(OWNER.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Leads' }).click();
+    await page.getByRole('button', { name: 'Import CSV' }).click();
+    const csv = 'email,first_name\nnew1@enroll-ui.test,One\nnew2@enroll-ui.test,Two\nnot-an-address,Bad\nlead-ui@prospects.test,Changed\n';
+    await page.getByLabel('CSV file').setInputFiles({ name: 'enroll.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByLabel('When an email is already a lead').selectOption('update');
+    await page.getByLabel('Then enroll into sequence').selectOption({ label: 'Sequence ui' });
+    await page.getByRole('button', { name: 'Import enroll.csv' }).click();
+    // lead-ui was seeded into the sequence already: updated, not enrolled twice.
+    await page.getByText('4 rows read: 2 imported, 1 updated, 0 unchanged, 1 rejected').waitFor({ timeout: 30_000 });
+    await page.getByText('2 enrolled in the sequence, 1 not enrolled.').waitFor();
+    await page.getByText('not enrolled, already enrolled: 1').waitFor();
+    await screenshot(page, 'import-03-enrolled');
+    const rows = await app.store.db.selectFrom('enrollment').select('lead_id').where('sequence_id', '=', seeded.sequenceId!).execute();
+    expect(rows).toHaveLength(3);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 120_000);
 });

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
+import { apiHarness, login, seedGraph, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
 import { newId } from '../../common/ids.ts';
 import { seededRandom } from '../../common/random.ts';
@@ -12,13 +12,18 @@ describe.each(testBackends())('lead import jobs (%s)', (backend) => {
   let b: Browser;
   let base: string;
   let other: { base: string; b: Browser };
+  let seeded: Record<string, string>;
+  let otherSeeded: Record<string, string>;
+  let nudges = 0;
   beforeAll(async () => {
-    h = await apiHarness(backend);
+    h = await apiHarness(backend, { workDue: () => void nudges++ });
     const w = await seedWorkspace(h.store, 'Imports Co', 'owner@imports.test');
     b = await login(h.app, 'owner@imports.test', w.password);
     base = `/api/workspaces/${w.workspaceId}`;
     const w2 = await seedWorkspace(h.store, 'Other Co', 'owner@other.test');
     other = { base: `/api/workspaces/${w2.workspaceId}`, b: await login(h.app, 'owner@other.test', w2.password) };
+    seeded = await seedGraph(h.store, w.workspaceId, 'imp', w.userId);
+    otherSeeded = await seedGraph(h.store, w2.workspaceId, 'oth', w2.userId);
     await h.store.db.insertInto('lead').values({ id: newId(Date.now(), seededRandom('l')), workspace_id: w.workspaceId, email: 'known@acme.test', email_norm: 'known@acme.test' }).execute();
     await h.store.db.insertInto('suppression').values({ workspace_id: w.workspaceId, email_norm: 'gone@acme.test', reason: 'manual', source: 'test' }).execute();
   }, 60_000);
@@ -204,6 +209,59 @@ describe.each(testBackends())('lead import jobs (%s)', (backend) => {
     expect(list.find((j: { id: string }) => j.id === fresh).status).toBe('running');
     await b.call('POST', `${base}/leads/imports/${fresh}/cancel`);
   }, 60_000);
+
+  it('then enrolls the inserted and updated leads, batch by batch, through the enroll checks, and wakes the scheduler', async () => {
+    const lines = ['email,first_name'];
+    for (let i = 0; i < 2500; i++) lines.push(`enr${i}@enroll.test,E${i}`);
+    lines.push('lead-imp@prospects.test,Changed'); // updated, but already in the sequence
+    lines.push('not-an-address,Bad'); // rejected: never enrolled
+    lines.push('gone-imp@prospects.test,Gone'); // suppressed: rejected by the import, never enrolled
+    lines.push('enr0@enroll.test,Again'); // in-file duplicate
+    const before = nudges;
+    const r = await upload(lines.join('\n'), { onDuplicate: 'update', enrollSequenceId: seeded.sequenceId!, fileName: 'enroll.csv' });
+    expect(r.statusCode, r.body).toBe(201);
+    const job = r.json();
+    expect(job).toMatchObject({ status: 'done', inserted: 2500, updated: 1, rejected: 3, enrollSequenceId: seeded.sequenceId, enrolled: 2500, enrollSkipped: 1, enrollSkippedByReason: { already_enrolled: 1 } });
+    expect((await b.call('GET', `${base}/leads/imports/${job.id}`)).json()).toEqual(job);
+    const rows = await h.store.db
+      .selectFrom('enrollment as e')
+      .innerJoin('lead as l', 'l.id', 'e.lead_id')
+      .select(['l.email_norm', 'e.state'])
+      .where('e.sequence_id', '=', seeded.sequenceId!)
+      .execute();
+    expect(rows.length).toBe(2501); // the seeded enrollment and the 2,500 new ones, each lead once
+    expect(rows.filter((x) => x.email_norm.endsWith('@enroll.test')).every((x) => x.state === 'active')).toBe(true);
+    expect(rows.some((x) => x.email_norm === 'gone-imp@prospects.test')).toBe(false);
+    // Three batches of 1,000 rows, each of which enrolled someone: one nudge each.
+    expect(nudges - before).toBe(3);
+
+    // Imported again: every lead is unchanged, so nothing is enrolled or nudged.
+    const again = (await upload(lines.join('\n'), { onDuplicate: 'update', enrollSequenceId: seeded.sequenceId! })).json();
+    expect(again).toMatchObject({ status: 'done', unchanged: 2501, enrolled: 0, enrollSkipped: 0 });
+    expect(nudges - before).toBe(3);
+
+    // Without a sequence, nothing is enrolled.
+    const plain = (await upload('email\nplain@enroll.test\n')).json();
+    expect(plain).toMatchObject({ inserted: 1, enrollSequenceId: null, enrolled: 0 });
+  }, 120_000);
+
+  it('refuses to start an import into a paused sequence or another workspace\'s sequence, before reading the file', async () => {
+    const seqs = () => h.store.db.selectFrom('lead_import').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const count = Number((await seqs()).n);
+    const foreign = await upload('email\nforeign@enroll.test\n', { enrollSequenceId: otherSeeded.sequenceId! });
+    expect(foreign.statusCode).toBe(404);
+    await h.store.db.updateTable('sequence').set({ status: 'paused' }).where('id', '=', seeded.sequenceId!).execute();
+    try {
+      const paused = await upload('email\npaused@enroll.test\n', { enrollSequenceId: seeded.sequenceId! });
+      expect(paused.statusCode).toBe(409);
+      expect(paused.json().error.message).toMatch(/paused/);
+    } finally {
+      await h.store.db.updateTable('sequence').set({ status: 'active' }).where('id', '=', seeded.sequenceId!).execute();
+    }
+    expect(Number((await seqs()).n)).toBe(count);
+    const none = await h.store.db.selectFrom('lead').select('id').where('email_norm', 'in', ['foreign@enroll.test', 'paused@enroll.test']).execute();
+    expect(none).toEqual([]);
+  });
 
   it('another workspace sees none of the imports', async () => {
     const list = (await other.b.call('GET', `${other.base}/leads/imports`)).json();

@@ -32,6 +32,10 @@ const importJob = z
     warnings: z.number().int(),
     rejectsByReason: z.record(z.string(), z.number().int()),
     rowsPerSecond: z.number().nullable(),
+    enrollSequenceId: z.uuid().nullable().describe('The sequence the inserted and updated leads are enrolled in, batch by batch; null when none was chosen'),
+    enrolled: z.number().int().describe('Leads enrolled in enrollSequenceId so far'),
+    enrollSkipped: z.number().int().describe('Leads written but not enrolled: see enrollSkippedByReason'),
+    enrollSkippedByReason: z.record(z.string(), z.number().int()).describe('already_enrolled, suppressed, cannot_plan, sequence_not_active (paused meanwhile)…'),
     error: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -63,6 +67,10 @@ function toJob(r: JobRow): z.output<typeof importJob> {
     warnings: r.warnings,
     rejectsByReason: r.rejects_by_reason,
     rowsPerSecond: seconds > 0 ? Math.round(r.rows_read / seconds) : null,
+    enrollSequenceId: r.enroll_sequence_id,
+    enrolled: r.enrolled,
+    enrollSkipped: r.enroll_skipped,
+    enrollSkippedByReason: r.enroll_skipped_by_reason,
     error: r.error,
     createdAt: new Date(r.created_at).toISOString(),
     updatedAt: new Date(r.updated_at).toISOString(),
@@ -107,6 +115,7 @@ export const leadImportRoutes = [
       encoding: z.enum(['auto', 'utf-8', 'windows-1252']).default('auto').describe('A byte-order mark wins; auto reads UTF-8 unless the first 64 KB are not UTF-8, then Windows-1252 (Excel "CSV")'),
       fileName: z.string().max(255).optional(),
       importId: z.uuid().optional().describe("The job's id, chosen by the client so it can poll progress while the upload runs; one is made otherwise"),
+      enrollSequenceId: z.uuid().optional().describe('Then enroll the leads each batch inserts or updates (not rejected or unchanged rows) in this active sequence, with the enroll route\'s checks (suppression, once per sequence); 404 or 409 before reading when it is not an active sequence of the workspace'),
     }),
     rawBody: { contentType: 'text/csv', maxBytes: MAX_IMPORT_BYTES, description: 'The CSV file, streamed: a header line naming the columns, then one lead per row' },
     example: () => ({ query: { onDuplicate: 'skip' as const } }),
@@ -122,8 +131,9 @@ export const leadImportRoutes = [
         onDuplicate: query.onDuplicate,
         encoding: query.encoding,
         totalBytes: Number.isFinite(declared) && declared > 0 ? declared : null,
+        enrollSequenceId: query.enrollSequenceId ?? null,
       };
-      const deps = { store: ctx.store, clock: ctx.clock, random: ctx.random };
+      const deps = { store: ctx.store, clock: ctx.clock, random: ctx.random, ...(ctx.workDue ? { workDue: ctx.workDue } : {}) };
       const jobId = await createImportJob(deps, spec);
       try {
         await runImportJob(deps, jobId, spec, body as AsyncIterable<Buffer>);

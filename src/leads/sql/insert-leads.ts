@@ -6,6 +6,7 @@ import type { LeadValues } from '../row.ts';
 export type LeadInsert = Omit<LeadValues, 'custom'> & { id: string; custom: string };
 
 export interface UpsertedLead {
+  id: string;
   email_norm: string;
   /** True for a new lead, false for an existing one that changed. */
   inserted: boolean;
@@ -47,7 +48,7 @@ export async function upsertLeads(
     mode === 'skip'
       ? sql<UpsertedLead>`${insert}
     on conflict (workspace_id, email_norm) do nothing
-    returning email_norm, true as inserted`
+    returning id, email_norm, true as inserted`
       : sql<UpsertedLead>`${insert}
     on conflict (workspace_id, email_norm) do update set
            first_name = coalesce(excluded.first_name, lead.first_name),
@@ -68,6 +69,6 @@ export async function upsertLeads(
             coalesce(excluded.phone, lead.phone), coalesce(excluded.country, lead.country),
             coalesce(excluded.region, lead.region), coalesce(excluded.time_zone, lead.time_zone),
             lead.custom || excluded.custom)
-    returning email_norm, (xmax = 0) as inserted`;
+    returning id, email_norm, (xmax = 0) as inserted`;
   return (await upsert.execute(db)).rows;
 }

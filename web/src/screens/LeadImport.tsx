@@ -6,7 +6,9 @@
  */
 import { useEffect, useRef, useState } from 'react';
 import { api, apiUpload, errorMessage, ws } from '../api.ts';
+import type { SequenceSummary } from '../types.ts';
 import { ErrorNote, Field, when } from '../ui/parts.tsx';
+import { useLoad } from '../ui/use-load.ts';
 
 /** GET …/leads/imports/{id} (src/api/routes/lead-imports.ts). */
 export interface LeadImportJob {
@@ -24,6 +26,11 @@ export interface LeadImportJob {
   rejected: number;
   rejectsByReason: Record<string, number>;
   rowsPerSecond: number | null;
+  /** The sequence the inserted and updated leads are enrolled in, batch by batch. */
+  enrollSequenceId: string | null;
+  enrolled: number;
+  enrollSkipped: number;
+  enrollSkippedByReason: Record<string, number>;
   error: string | null;
   createdAt: string;
   finishedAt: string | null;
@@ -139,6 +146,9 @@ export function LeadImport({ workspaceId, onDone }: { workspaceId: string; onDon
   const [encoding, setEncoding] = useState<EncodingChoice>('auto');
   const [mapping, setMapping] = useState<Record<string, string>>({});
   const [onDuplicate, setOnDuplicate] = useState<'skip' | 'update'>('skip');
+  const [enrollInto, setEnrollInto] = useState('');
+  const sequences = useLoad(() => api<{ sequences: SequenceSummary[] }>('GET', ws(workspaceId, 'sequences')), [workspaceId]);
+  const activeSequences = (sequences.data?.sequences ?? []).filter((q) => q.status === 'active');
   const [error, setError] = useState<string>();
   const [recent, setRecent] = useState<LeadImportJob[]>([]);
   /** The import this panel follows: started here, or a running one found on opening. */
@@ -212,6 +222,7 @@ export function LeadImport({ workspaceId, onDone }: { workspaceId: string; onDon
     setError(undefined);
     const importId = newUuid();
     const q = new URLSearchParams({ importId, onDuplicate, encoding, fileName: preview.file.name, mapping: JSON.stringify(mapping) });
+    if (enrollInto) q.set('enrollSequenceId', enrollInto);
     setActive(undefined);
     setActiveId(importId);
     followed = { workspaceId, id: importId, seen: false };
@@ -301,6 +312,19 @@ export function LeadImport({ workspaceId, onDone }: { workspaceId: string; onDon
               <option value="update">Update the lead's fields</option>
             </select>
           </Field>
+          <Field
+            label="Then enroll into sequence"
+            hint="The leads imported or updated are enrolled as each batch is written; rejected rows, suppressed addresses and leads already in the sequence are not."
+          >
+            <select value={enrollInto} onChange={(e) => setEnrollInto(e.target.value)}>
+              <option value="">Don't enroll</option>
+              {activeSequences.map((q) => (
+                <option key={q.id} value={q.id}>
+                  {q.name}
+                </option>
+              ))}
+            </select>
+          </Field>
           <div>
             <button type="button" className="btn btn-primary" onClick={() => void start()}>
               Import {preview.file.name}
@@ -331,6 +355,7 @@ function ImportProgress({ workspaceId, job, onCancel }: { workspaceId: string; j
             {job.percent !== null ? `${job.percent.toFixed(0)}% · ` : ''}
             {job.rowsRead.toLocaleString('en')} rows · {job.rowsPerSecond !== null ? `${job.rowsPerSecond.toLocaleString('en')} rows/s · ` : ''}
             {job.rejected.toLocaleString('en')} rejected so far
+            {job.enrollSequenceId ? ` · ${job.enrolled.toLocaleString('en')} enrolled, ${job.enrollSkipped.toLocaleString('en')} not enrolled` : ''}
           </p>
           <div>
             <button type="button" className="btn" onClick={onCancel}>
@@ -343,7 +368,17 @@ function ImportProgress({ workspaceId, job, onCancel }: { workspaceId: string; j
           {job.status === 'failed' ? `Import failed: ${job.error ?? 'unknown error'}. ` : job.status === 'cancelled' ? 'Import cancelled. ' : ''}
           {job.rowsRead} rows read: {job.inserted} imported, {job.updated} updated, {job.unchanged} unchanged, {job.rejected} rejected
           {job.finishedAt ? ` (${((new Date(job.finishedAt).getTime() - new Date(job.createdAt).getTime()) / 1000).toFixed(1)} s)` : ''}.
+          {job.enrollSequenceId ? ` ${job.enrolled} enrolled in the sequence, ${job.enrollSkipped} not enrolled.` : ''}
         </p>
+      )}
+      {job.enrollSkipped > 0 && (
+        <ul className="small" aria-label="Why leads were not enrolled">
+          {Object.entries(job.enrollSkippedByReason).map(([reason, n]) => (
+            <li key={reason}>
+              not enrolled, {reason.replace(/_/g, ' ')}: {n}
+            </li>
+          ))}
+        </ul>
       )}
       {job.rejected > 0 && (
         <>
@@ -379,6 +414,7 @@ function RecentImports({ workspaceId, jobs }: { workspaceId: string; jobs: LeadI
             <th scope="col">Imported</th>
             <th scope="col">Updated</th>
             <th scope="col">Rejected</th>
+            <th scope="col">Enrolled</th>
           </tr>
         </thead>
         <tbody>
@@ -391,6 +427,7 @@ function RecentImports({ workspaceId, jobs }: { workspaceId: string; jobs: LeadI
               <td>{j.inserted.toLocaleString('en')}</td>
               <td>{(j.updated + j.unchanged).toLocaleString('en')}</td>
               <td>{j.rejected > 0 ? <a href={rejectsHref(workspaceId, j.id)} download>{j.rejected.toLocaleString('en')}</a> : 0}</td>
+              <td>{j.enrollSequenceId ? j.enrolled.toLocaleString('en') : '—'}</td>
             </tr>
           ))}
         </tbody>

@@ -1,8 +1,9 @@
 import { systemClock, type Clock } from '../../../common/clock.ts';
 import { FaultInjector } from '../faults.ts';
+import { mailboxOf, mailEmulatorBase, type MailEmulatorBase } from '../mail-emulator.ts';
 import { parseMessage } from '../mime.ts';
 import { runRoute, startEmulatorServer, type EmulatorReply, type RequestRecord } from '../server.ts';
-import { testTokenSource, TokenRegistry, type TestTokenSource } from '../tokens.ts';
+import { TokenRegistry } from '../tokens.ts';
 import type { GmailRouteContext } from './context.ts';
 import { gmailErrors } from './errors.ts';
 import type { GmailMailbox, GmailStoredMessage } from './mailbox.ts';
@@ -35,18 +36,9 @@ export interface GmailEmulatorOptions {
   push?: PushOptions;
 }
 
-export interface GmailEmulator {
+export interface GmailEmulator extends MailEmulatorBase<GmailStore, GmailMailbox> {
   /** The base URL for the connector ('http://127.0.0.1:PORT'), in place of https://gmail.googleapis.com. */
   baseUrl: string;
-  store: GmailStore;
-  tokens: TokenRegistry;
-  faults: FaultInjector;
-  /** Every request, in order, with what it got. */
-  requests: RequestRecord[];
-  addUser(address: string): GmailMailbox;
-  mailbox(address: string): GmailMailbox;
-  /** A token source for `user` that issues a fresh token on refresh (see tokens.ts). */
-  tokenSource(user: string, opts?: Parameters<typeof testTokenSource>[2]): TestTokenSource;
   /** Pub/Sub: a test creates the topic and the push subscription pointing at its endpoint. */
   pubsub: PubSubEmulator;
   /** Outgoing push: faults (drop, duplicate, delay), the log, and idle() to wait for deliveries. */
@@ -102,29 +94,14 @@ export async function startGmailEmulator(opts: GmailEmulatorOptions = {}): Promi
   });
 
   return {
-    baseUrl: server.origin,
-    store,
-    tokens,
-    faults,
-    requests: log,
-    addUser: (a) => store.addUser(a),
-    mailbox(a) {
-      const mb = store.mailbox(a);
-      if (!mb) throw new Error(`gmail emulator: no mailbox ${a}`);
-      return mb;
-    },
-    tokenSource: (user, o) => testTokenSource(tokens, user, o),
+    ...mailEmulatorBase('gmail', { baseUrl: server.origin, store, tokens, faults, log }),
     pubsub,
     push,
     async deliver(to, raw, o) {
-      const mb = store.mailbox(to);
-      if (!mb) throw new Error(`gmail emulator: no mailbox ${to}`);
-      return store.deliver(mb, raw, await parseMessage(raw), o);
+      return store.deliver(mailboxOf('gmail', store, to), raw, await parseMessage(raw), o);
     },
     expireHistory(user) {
-      const mb = store.mailbox(user);
-      if (!mb) throw new Error(`gmail emulator: no mailbox ${user}`);
-      mb.expireHistory();
+      mailboxOf('gmail', store, user).expireHistory();
     },
     async close() {
       await push.close();

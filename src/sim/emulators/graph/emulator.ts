@@ -1,8 +1,9 @@
 import { systemClock, type Clock } from '../../../common/clock.ts';
 import { FaultInjector } from '../faults.ts';
+import { mailboxOf, mailEmulatorBase, type MailEmulatorBase } from '../mail-emulator.ts';
 import { parseMessage } from '../mime.ts';
 import { runRoute, startEmulatorServer, type EmulatorReply, type RequestRecord } from '../server.ts';
-import { testTokenSource, TokenRegistry, type TestTokenSource } from '../tokens.ts';
+import { TokenRegistry } from '../tokens.ts';
 import type { GraphRouteContext } from './context.ts';
 import { graphErrors } from './errors.ts';
 import type { GraphMailbox, GraphStoredMessage } from './mailbox.ts';
@@ -39,20 +40,14 @@ export interface GraphEmulatorOptions {
   push?: PushOptions;
 }
 
-export interface GraphEmulator {
+export interface GraphEmulator extends MailEmulatorBase<GraphStore, GraphMailbox> {
   /** The base URL for the connector ('http://127.0.0.1:PORT/v1.0'), in place of https://graph.microsoft.com/v1.0. */
   baseUrl: string;
-  store: GraphStore;
-  tokens: TokenRegistry;
-  faults: FaultInjector;
-  requests: RequestRecord[];
-  addUser(address: string): GraphMailbox;
   /** The mailbox, with pending submissions settled at the emulator's current time. */
   mailbox(address: string): GraphMailbox;
   setSentItemsDelay(ms: number): void;
   /** The next sendMail answers 202 but its submission never completes (it stays a draft). */
   loseNextSend(): void;
-  tokenSource(user: string, opts?: Parameters<typeof testTokenSource>[2]): TestTokenSource;
   /** Mail from outside arriving in `to`'s Inbox, or Junk Email; `receivedAt` back-dates it. */
   deliver(to: string, raw: Buffer, opts?: { folder?: 'inbox' | 'junkemail'; receivedAt?: number }): Promise<GraphStoredMessage>;
   /**
@@ -146,15 +141,9 @@ export async function startGraphEmulator(opts: GraphEmulatorOptions = {}): Promi
   });
 
   return {
-    baseUrl: `${server.origin}/v1.0`,
-    store,
-    tokens,
-    faults,
-    requests: log,
-    addUser: (a) => store.addUser(a),
+    ...mailEmulatorBase('graph', { baseUrl: `${server.origin}/v1.0`, store, tokens, faults, log }),
     mailbox(a) {
-      const mb = store.mailbox(a);
-      if (!mb) throw new Error(`graph emulator: no mailbox ${a}`);
+      const mb = mailboxOf('graph', store, a);
       store.settle();
       return mb;
     },
@@ -164,15 +153,11 @@ export async function startGraphEmulator(opts: GraphEmulatorOptions = {}): Promi
     loseNextSend() {
       lose++;
     },
-    tokenSource: (user, o) => testTokenSource(tokens, user, o),
     async deliver(to, raw, o) {
-      const mb = store.mailbox(to);
-      if (!mb) throw new Error(`graph emulator: no mailbox ${to}`);
-      return store.deliver(mb, raw, await parseMessage(raw), o);
+      return store.deliver(mailboxOf('graph', store, to), raw, await parseMessage(raw), o);
     },
     expireDeltaTokens(user, code = 'syncStateNotFound') {
-      const mb = store.mailbox(user);
-      if (!mb) throw new Error(`graph emulator: no mailbox ${user}`);
+      const mb = mailboxOf('graph', store, user);
       mb.deltaGeneration++;
       mb.deltaExpiryCode = code;
     },

@@ -4,35 +4,13 @@ import { newId } from '../../common/ids.ts';
 import type { Random } from '../../common/random.ts';
 import type { Db } from '../../store/store.ts';
 import { checkEndpointUrl, type DestinationPolicy } from './destination.ts';
-import { webhookEvents, type WebhookEvent } from './events.ts';
+import { webhookEvents, type DeliveryView, type EndpointView, type WebhookEvent } from './views.ts';
 import { newSigningSecret, secretContext, type SecretSealer } from './secrets.ts';
 
-export { webhookEvents, type WebhookEvent } from './events.ts';
+export { webhookEvents, type DeliveryView, type EndpointView, type WebhookEvent } from './views.ts';
 
 /** Per workspace: a handful is plenty, and each one multiplies every fact's writes. */
 export const maxEndpointsPerWorkspace = 20;
-
-export interface EndpointView {
-  id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  createdAt: string;
-}
-
-export interface DeliveryView {
-  id: number;
-  eventId: string;
-  eventType: string;
-  state: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  responseCode: number | null;
-  lastError: string | null;
-  createdAt: string;
-  lastAttemptAt: string | null;
-  nextAttemptAt: string | null;
-  deliveredAt: string | null;
-}
 
 interface Deps {
   db: Db;

@@ -1,28 +1,9 @@
 import { useState, type FormEvent } from 'react';
-import { webhookEvents } from '../../../src/api/webhooks/events.ts';
+import { webhookEvents, type DeliveryView as Delivery, type EndpointView as Endpoint } from '../../../src/api/webhooks/views.ts';
 import { api, errorMessage, ws } from '../api.ts';
 import { CopyField } from '../ui/CopyField.tsx';
-import { Badge, Empty, ErrorNote, Field, TableHead, when } from '../ui/parts.tsx';
+import { Badge, Empty, ErrorNote, Field, SubmitButton, TableHead, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
-
-/** GET …/webhooks (src/api/routes/webhooks.ts): never the secret. */
-interface Endpoint {
-  id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  createdAt: string;
-}
-
-interface Delivery {
-  id: number;
-  eventType: string;
-  state: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  responseCode: number | null;
-  lastError: string | null;
-  createdAt: string;
-}
 
 /**
  * Webhooks out (admins): endpoints, a test event, the delivery log, and the signing secret, which
@@ -86,9 +67,9 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
           ))}
         </fieldset>
         <div>
-          <button type="submit" className="btn btn-primary" disabled={busy || f.events.length === 0}>
-            {busy ? 'Adding…' : 'Add webhook'}
-          </button>
+          <SubmitButton busy={busy} busyText="Adding…" disabled={f.events.length === 0}>
+            Add webhook
+          </SubmitButton>
         </div>
       </form>
       <ErrorNote error={error ?? list.error} />

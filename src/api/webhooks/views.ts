@@ -1,0 +1,29 @@
+// What the webhook routes accept and answer, free of imports so that the web app takes it from
+// here rather than keep its own copy.
+
+/** The events an endpoint may subscribe to; the triggers in 0009_webhooks.sql emit them. */
+export const webhookEvents = ['reply', 'bounce', 'unsubscribe', 'sent', 'opened', 'clicked', 'task.due'] as const;
+export type WebhookEvent = (typeof webhookEvents)[number];
+
+/** An endpoint as the routes show it: never its secret. */
+export interface EndpointView {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  createdAt: string;
+}
+
+export interface DeliveryView {
+  id: number;
+  eventId: string;
+  eventType: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  responseCode: number | null;
+  lastError: string | null;
+  createdAt: string;
+  lastAttemptAt: string | null;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+}

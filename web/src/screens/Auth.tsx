@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api, type Me } from '../api.ts';
-import { ErrorNote, Field } from '../ui/parts.tsx';
+import { ErrorNote, Field, SubmitButton } from '../ui/parts.tsx';
 import { useSubmit } from '../ui/use-submit.ts';
 
 export function AuthFrame({ title, lead, children }: { title: string; lead: string; children: React.ReactNode }) {
@@ -32,9 +32,9 @@ export function SignIn({ onDone }: { onDone: (me: Me) => void }) {
           <input type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
         </Field>
         <ErrorNote error={error} />
-        <button type="submit" className="btn btn-primary" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
-        </button>
+        <SubmitButton busy={busy} busyText="Signing in…">
+          Sign in
+        </SubmitButton>
       </form>
     </AuthFrame>
   );
@@ -77,9 +77,9 @@ export function Setup({ onDone }: { onDone: (me: Me, startDemo: boolean) => void
           and simulated prospects, a few days played in two minutes
         </label>
         <ErrorNote error={error} />
-        <button type="submit" className="btn btn-primary" disabled={busy}>
-          {busy ? 'Creating…' : 'Create workspace'}
-        </button>
+        <SubmitButton busy={busy} busyText="Creating…">
+          Create workspace
+        </SubmitButton>
       </form>
     </AuthFrame>
   );

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
 import { CopyField } from '../ui/CopyField.tsx';
-import { Badge, Empty, ErrorNote, Field, TableHead, when } from '../ui/parts.tsx';
+import { Badge, Empty, ErrorNote, Field, SubmitButton, TableHead, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
 
@@ -71,9 +71,9 @@ export function Invitations({ workspaceId, role }: { workspaceId: string; role: 
             ))}
           </select>
         </Field>
-        <button type="submit" className="btn btn-primary" disabled={busy}>
-          {busy ? 'Inviting…' : 'Send invitation'}
-        </button>
+        <SubmitButton busy={busy} busyText="Inviting…">
+          Send invitation
+        </SubmitButton>
       </form>
       <ErrorNote error={error ?? list.error} />
       {created && <CreatedNote c={created} />}

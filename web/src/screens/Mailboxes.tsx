@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import type { ConnectionReport, Mailbox } from '../types.ts';
-import { Badge, Empty, ErrorNote, Field, Meter, PageHeader, TableHead } from '../ui/parts.tsx';
+import { Badge, Empty, ErrorNote, Field, Meter, PageHeader, SubmitButton, TableHead } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
 
@@ -360,9 +360,9 @@ function AddMailbox({ workspaceId, onAdded }: { workspaceId: string; onAdded: ()
       </label>
       <ErrorNote error={error} />
       <div>
-        <button type="submit" className="btn btn-primary" disabled={busy}>
-          {busy ? 'Connecting…' : 'Connect mailbox'}
-        </button>
+        <SubmitButton busy={busy} busyText="Connecting…">
+          Connect mailbox
+        </SubmitButton>
       </div>
     </form>
   );

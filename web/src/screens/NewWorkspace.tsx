@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../api.ts';
-import { ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
+import { ErrorNote, Field, PageHeader, SubmitButton } from '../ui/parts.tsx';
 import { useSubmit } from '../ui/use-submit.ts';
 
 /** POST /api/workspaces: another team or brand, with its own mailboxes, leads and sequences; the creator owns it. */
@@ -28,9 +28,9 @@ export function NewWorkspace({ onCreated }: { onCreated: (workspaceId: string) =
         </Field>
         <ErrorNote error={error} />
         <div>
-          <button type="submit" className="btn btn-primary" disabled={busy}>
-            {busy ? 'Creating…' : 'Create workspace'}
-          </button>
+          <SubmitButton busy={busy} busyText="Creating…">
+            Create workspace
+          </SubmitButton>
         </div>
       </form>
     </>

@@ -22,6 +22,15 @@ export function Empty({ children }: { children: ReactNode }) {
   return <p className="empty">{children}</p>;
 }
 
+/** A form's main button: while busy it says what is under way and cannot be pressed again. */
+export function SubmitButton({ busy, busyText, disabled, children }: { busy: boolean; busyText: string; disabled?: boolean; children: ReactNode }) {
+  return (
+    <button type="submit" className="btn btn-primary" disabled={busy || disabled}>
+      {busy ? busyText : children}
+    </button>
+  );
+}
+
 /** A table's column headings and a last column for each row's buttons, named for screen readers only. */
 export function TableHead({ columns }: { columns: string[] }) {
   return (

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import nodemailer from 'nodemailer';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +43,11 @@ export interface LaunchOptions {
   justConnected?: boolean;
   /** The prospect answers once the email is in their INBOX: time until the reply stops the enrollment. */
   reply?: boolean;
+  /**
+   * Enroll with `cadenza enroll` in a process of its own instead of over the API (PostgreSQL: the
+   * command's NOTIFY wakes the running app). The clock then starts when the command is started.
+   */
+  viaCli?: boolean;
   log?: Logger;
 }
 
@@ -61,6 +68,7 @@ export interface LaunchFigures {
 
 export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> {
   if (o.split && !o.databaseUrl) throw new Error('split roles need PostgreSQL');
+  if (o.viaCli && !o.databaseUrl) throw new Error('the CLI runs beside a server on PostgreSQL only (the embedded store serves one process)');
   const dir = mkdtempSync(join(tmpdir(), 'cadenza-launch-'));
   const log = o.log ?? createLogger({ level: 'silent' });
   // One data folder for both apps: it holds the master key, which both need to open the vault.
@@ -110,7 +118,9 @@ export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> 
 
     const t0 = performance.now();
     const connectedBeforeMs = t0 - connectedAt;
-    const enrolled = await call<{ enrolled: number }>('POST', `sequences/${seq.sequenceId}/enroll`, { leadIds: [lead.id] });
+    const enrolled = o.viaCli
+      ? await cliEnroll(o.databaseUrl!, tag, o.prospect)
+      : await call<{ enrolled: number }>('POST', `sequences/${seq.sequenceId}/enroll`, { leadIds: [lead.id] });
     const enrollMs = performance.now() - t0;
     if (enrolled.enrolled !== 1) throw new Error(`enroll: ${JSON.stringify(enrolled)}`);
     let plannedAt: Date | null = null;
@@ -158,6 +168,13 @@ export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> 
     for (const a of apps.reverse()) await a.stop().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const cli = new URL('../bin/cadenza.js', import.meta.url).pathname;
+
+async function cliEnroll(databaseUrl: string, sequenceKey: string, lead: string): Promise<{ enrolled: number }> {
+  const { stdout } = await promisify(execFile)(process.execPath, [cli, '--database-url', databaseUrl, '--json', 'enroll', '--sequence', sequenceKey, '--lead', lead]);
+  return JSON.parse(stdout) as { enrolled: number };
 }
 
 async function until(check: () => Promise<boolean>, ms: number, what: string, everyMs = 100): Promise<void> {

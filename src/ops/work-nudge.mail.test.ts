@@ -50,6 +50,11 @@ describeMailBed('launch → first send', () => {
       expect(f.deliveredMs, JSON.stringify(f)).toBeLessThan(LIMIT_MS);
     }, 180_000);
 
+    it('`cadenza enroll` in a process of its own: its NOTIFY wakes the running workers; delivered within 10 s of starting the command', async () => {
+      const f = await launchFirstSend({ databaseUrl: await database(), split: true, viaCli: true, rep: REP, prospect: PROSPECT, password: 'pass' });
+      expect(f.deliveredMs, JSON.stringify(f)).toBeLessThan(LIMIT_MS);
+    }, 180_000);
+
     it('a mailbox connected just before the launch: the workers take it at the nudge; email and reply within 5 s', async () => {
       const f = await launchFirstSend({ databaseUrl: await database(), split: true, rep: REP, prospect: PROSPECT, password: 'pass', justConnected: true, reply: true });
       expect(f.deliveredMs, JSON.stringify(f)).toBeLessThan(JUST_CONNECTED_MS);

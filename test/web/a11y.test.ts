@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -8,6 +7,7 @@ import { createLogger } from '../../src/common/logger.ts';
 import { startApp, type RunningApp } from '../../src/ops/app.ts';
 import { freshStore, testBackends, type TestStore } from '../stores.ts';
 import { A11Y_OWNER, seedScreens } from './a11y-seed.ts';
+import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
 import { ensureWebBuild } from './web-build.ts';
 
@@ -16,29 +16,12 @@ import { ensureWebBuild } from './web-build.ts';
  * (WCAG 2.0/2.1/2.2 A and AA rules) at 1280×800 and 1440×900; a serious or critical violation fails.
  * Each screen is also walked with Tab: every control is reached, each shows a focus ring, none
  * holds the focus. Then the inbox is driven from the keyboard alone (j/k, Enter, r, l, e, ?).
- * axe runs from node_modules (page.addScriptTag({ path })): nothing is downloaded.
+ * axe runs from node_modules (test/web/axe.ts): nothing is downloaded.
  */
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const VIEWPORTS = [
   { width: 1280, height: 800 },
   { width: 1440, height: 900 },
 ] as const;
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[]; failureSummary: string }[];
-}
-
-/** Runs axe in the page; strings, not functions, so that no transpiler helper is shipped into the page. */
-async function axeViolations(page: Page): Promise<AxeViolation[]> {
-  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.addScriptTag({ path: AXE });
-  return page.evaluate(`axe.run(document, {
-    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
-    resultTypes: ['violations'],
-  }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) })))`);
-}
 
 /** The focused element: a stable tag, whether a focus indicator is drawn, and whether it is on screen. */
 const FOCUSED = `(() => {
@@ -143,9 +126,7 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
   /** axe, a screenshot, and at the first viewport a walk with Tab. */
   async function audit(page: Page, screen: string, found: string[], walk: boolean): Promise<void> {
     const { width } = page.viewportSize()!;
-    const v = await axeViolations(page);
-    const blocking = v.filter((x) => x.impact === 'serious' || x.impact === 'critical');
-    for (const x of blocking) found.push(`${screen} @${width}: ${x.id} (${x.impact}) ${x.help}: ${x.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    found.push(...(await blockingViolations(page, `${screen} @${width}`)));
     await screenshot(page, `a11y-${width}-${screen}`);
     if (walk) await tabWalk(page, screen);
   }

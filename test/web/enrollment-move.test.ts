@@ -12,6 +12,7 @@ import { applyDefinition } from '../../src/sequence/apply-definition.ts';
 import { bulkEnroll } from '../../src/sequence/bulk-enroll.ts';
 import { validateDefinition } from '../../src/sequence/definition.ts';
 import { freePort } from '../mail/dovecot-xoauth2.ts';
+import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
 import { ensureWebBuild } from './web-build.ts';
 
@@ -28,6 +29,8 @@ describe.skipIf(skip !== null)(`moving enrollments in Chromium${skip ? ` (skippe
   let dir: string;
   let browser: Browser;
   const errors: string[] = [];
+  /** Serious or critical axe violations (WCAG A/AA) at the moments audited. */
+  const a11y: string[] = [];
   const watch = (page: Page) => {
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => m.type() === 'error' && !/status of 401/.test(m.text()) && errors.push(m.text()));
@@ -90,6 +93,7 @@ describe.skipIf(skip !== null)(`moving enrollments in Chromium${skip ? ` (skippe
     await expect.poll(() => side.getByLabel('Start at step').locator('option').count()).toBe(2);
     await side.getByLabel('Start at step').selectOption({ label: 'Step 2 (call)' });
     await screenshot(page, 'move-01-lead-pick');
+    a11y.push(...(await blockingViolations(page, 'Move to sequence, from the lead page')));
     await side.getByRole('button', { name: 'Confirm move' }).click();
     await side.getByText('moved to Nurture').waitFor();
     await side.getByText('Nurture:').waitFor();
@@ -107,12 +111,15 @@ describe.skipIf(skip !== null)(`moving enrollments in Chromium${skip ? ` (skippe
     await list.getByRole('button', { name: 'Move selected to sequence…' }).click();
     await list.getByLabel('Move to sequence').selectOption({ label: 'Nurture' });
     await screenshot(page, 'move-03-bulk-pick');
+    a11y.push(...(await blockingViolations(page, 'Move to sequence, in bulk')));
     await list.getByRole('button', { name: 'Confirm move of 2' }).click();
     await list.getByText('2 moved.').waitFor();
     await list.getByText('No enrollment in state active.').waitFor();
     await screenshot(page, 'move-04-bulk-moved');
+    a11y.push(...(await blockingViolations(page, 'after the bulk move')));
     const states = await app.store.db.selectFrom('enrollment').select('state').where('sequence_id', '=', s1).execute();
     expect(states.map((s) => s.state).sort()).toEqual(['moved', 'moved', 'moved']);
+    expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
     await ctx.close();
   }, 120_000);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/common/logger.ts';
 import { startApp, type RunningApp } from '../../src/ops/app.ts';
 import { freePort } from '../mail/dovecot-xoauth2.ts';
+import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
 import { ensureWebBuild } from './web-build.ts';
 
@@ -24,6 +25,8 @@ describe.skipIf(skip !== null)(`workspaces and invitations in Chromium${skip ? `
   let dir: string;
   let browser: Browser;
   const errors: string[] = [];
+  /** Serious or critical axe violations (WCAG A/AA) at the moments audited. */
+  const a11y: string[] = [];
   const watch = (page: Page) => {
     page.on('pageerror', (e) => errors.push(e.message));
     // Refusals the page expects and shows (the spent link's 409, /me before sign-in) are logged by the browser all the same.
@@ -102,6 +105,7 @@ describe.skipIf(skip !== null)(`workspaces and invitations in Chromium${skip ? `
     await ipage.getByLabel('Your name').fill(INVITEE.name);
     await ipage.getByLabel('Password').fill('short');
     await screenshot(ipage, 'invite-03-accept-page');
+    a11y.push(...(await blockingViolations(ipage, 'the invite page')));
     await ipage.getByLabel('Password').fill(INVITEE.password);
     await ipage.getByRole('button', { name: 'Create account and join Acme EMEA' }).click();
     await ipage.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
@@ -113,11 +117,13 @@ describe.skipIf(skip !== null)(`workspaces and invitations in Chromium${skip ? `
     await ipage.goto(link);
     await ipage.getByRole('alert').filter({ hasText: 'accepted already' }).waitFor();
     await screenshot(ipage, 'invite-05-link-spent');
+    a11y.push(...(await blockingViolations(ipage, 'the invite page, link spent')));
 
     // The owner sees the new admin among the members, and the invitation gone from the pending list.
     await page.reload();
     await page.getByRole('cell', { name: new RegExp(INVITEE.name) }).waitFor();
     await page.getByText('No pending invitations.').waitFor();
+    expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
     await invitee.close();
     await owner.close();

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/common/logger.ts';
 import { startApp, type RunningApp } from '../../src/ops/app.ts';
 import { seedGraph } from '../api.ts';
+import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
 import { ensureWebBuild } from './web-build.ts';
 
@@ -31,6 +32,8 @@ describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped:
   let dir: string;
   let browser: Browser;
   const errors: string[] = [];
+  /** Serious or critical axe violations (WCAG A/AA) at the moments audited. */
+  const a11y: string[] = [];
   const watch = (page: Page) => {
     page.on('pageerror', (e) => errors.push(e.message));
     // The job's first polls may come before the upload has created it: a 404 the panel expects.
@@ -75,6 +78,7 @@ describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped:
     await bar.waitFor({ timeout: 30_000 });
     await page.getByText(/\d+ rows · [\d,]+ rows\/s · \d+ rejected so far/).waitFor({ timeout: 30_000 });
     await screenshot(page, 'import-01-progress');
+    a11y.push(...(await blockingViolations(page, 'the import panel, in progress')));
 
     // Away and back while the upload runs: the panel reopens on the running import.
     await nav.getByRole('link', { name: 'Sequences' }).click();
@@ -87,6 +91,7 @@ describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped:
       throw e;
     });
     await screenshot(page, 'import-02-done');
+    a11y.push(...(await blockingViolations(page, 'the import panel, done')));
     await page.getByRole('cell', { name: 'big.csv' }).waitFor();
 
     const link = page.getByRole('link', { name: 'Download the rejected rows (CSV)' });
@@ -97,6 +102,7 @@ describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped:
     expect(lines[0]).toBe('Work Email,First Name,Organisation,Deal size,line,reason,message,raw');
     expect(lines[1]).toMatch(/^nobody-49,Buyer 49,"Big Co 49, Ltd",490 €,51,invalid_email,/);
     expect(lines.filter(Boolean)).toHaveLength(601);
+    expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
   }, 180_000);
@@ -123,8 +129,10 @@ describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped:
     await page.getByText('2 enrolled in the sequence, 1 not enrolled.').waitFor();
     await page.getByText('not enrolled, already enrolled: 1').waitFor();
     await screenshot(page, 'import-03-enrolled');
+    a11y.push(...(await blockingViolations(page, 'the import panel, enrolled')));
     const rows = await app.store.db.selectFrom('enrollment').select('lead_id').where('sequence_id', '=', seeded.sequenceId!).execute();
     expect(rows).toHaveLength(3);
+    expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
   }, 120_000);

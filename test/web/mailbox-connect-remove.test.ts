@@ -7,6 +7,7 @@ import { createLogger } from '../../src/common/logger.ts';
 import { startApp, type RunningApp } from '../../src/ops/app.ts';
 import { startOAuthEmulator, type OAuthEmulator } from '../../src/sim/emulators/oauth/emulator.ts';
 import { freePort } from '../mail/dovecot-xoauth2.ts';
+import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
 import { ensureWebBuild } from './web-build.ts';
 
@@ -27,6 +28,8 @@ describe.skipIf(skip !== null)(`connecting and removing a mailbox in Chromium${s
   let dir: string;
   let browser: Browser;
   const errors: string[] = [];
+  /** Serious or critical axe violations (WCAG A/AA) at the moments audited. */
+  const a11y: string[] = [];
   const watch = (page: Page) => {
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => m.type() === 'error' && !/status of 401/.test(m.text()) && errors.push(m.text()));
@@ -92,6 +95,7 @@ describe.skipIf(skip !== null)(`connecting and removing a mailbox in Chromium${s
     await dialog.getByText('0 enrollments reassigned').waitFor();
     await expect(dialog.getByText('0 enrollments paused with the reason “mailbox removed”').count()).resolves.toBe(1);
     await screenshot(page, 'mailbox-remove-02-dialog');
+    a11y.push(...(await blockingViolations(page, 'the Remove dialog')));
     // Cancel changes nothing.
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await expect(dialog.count()).resolves.toBe(0);
@@ -103,10 +107,12 @@ describe.skipIf(skip !== null)(`connecting and removing a mailbox in Chromium${s
     await page.getByRole('status').filter({ hasText: `Removed ${REP}.` }).waitFor();
     await expect(page.getByRole('row').filter({ hasText: REP }).count()).resolves.toBe(0);
     await screenshot(page, 'mailbox-remove-03-removed');
+    a11y.push(...(await blockingViolations(page, 'after the removal')));
     const removed = await app.store.db.selectFrom('mailbox').select(['removed_at']).where('email', '=', REP).executeTakeFirstOrThrow();
     expect(removed.removed_at).not.toBeNull();
     // The grant was revoked at the provider.
     expect(emu.requests.filter((r) => r.route === 'revoke').map((r) => r.outcome)).toEqual([200]);
+    expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
     await context.close();
   }, 120_000);

@@ -1,0 +1,33 @@
+import { createRequire } from 'node:module';
+import type { Page } from 'playwright-core';
+
+/**
+ * axe-core in a page, shared by the Chromium tests: the WCAG 2.0/2.1/2.2 A and AA rules, and a
+ * serious or critical violation counts as a failure. axe runs from node_modules
+ * (page.addScriptTag({ path })): nothing is downloaded.
+ */
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[]; failureSummary: string }[];
+}
+
+/** Runs axe in the page; strings, not functions, so that no transpiler helper is shipped into the page. */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.addScriptTag({ path: AXE });
+  return page.evaluate(`axe.run(document, {
+    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
+    resultTypes: ['violations'],
+  }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) })))`);
+}
+
+/** The serious and critical violations on the page, one line each, named after `moment`: [] when it passes. */
+export async function blockingViolations(page: Page, moment: string): Promise<string[]> {
+  const v = await axeViolations(page);
+  return v
+    .filter((x) => x.impact === 'serious' || x.impact === 'critical')
+    .map((x) => `${moment}: ${x.id} (${x.impact}) ${x.help}: ${x.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}

@@ -188,3 +188,37 @@ describe.each(testBackends())('workspace invitations (%s)', (backend) => {
     }
   });
 });
+
+describe('invitation token guessing is limited per IP (in memory, so one backend)', () => {
+  it('look-up, accept and sign-up each answer 429 past the sign-in limit from one address; another address still gets through', async () => {
+    const h = await apiHarness('pglite', { loginLimit: { perEmail: 3, perIp: 4, windowMs: 60_000 } });
+    try {
+      const a = await seedWorkspace(h.store, 'Acme', 'owner@limit.test');
+      const owner = await login(h.app, 'owner@limit.test', a.password);
+      const link = (await owner.call('POST', `/api/workspaces/${a.workspaceId}/invitations`, { email: 'rep@limit.test', role: 'member' })).json().link as string;
+      const token = tokenOf(link);
+      const guess = (i: number) => `guess-${String(i).padStart(37, '0')}`;
+      const send = (url: string, payload: object, ip: string, who?: Browser) =>
+        h.app.inject({ method: 'POST', url, payload, remoteAddress: ip, ...(who ? { headers: { cookie: who.cookie, 'x-csrf-token': who.csrf } } : {}) });
+
+      for (let i = 0; i < 4; i++) expect((await send('/api/invitations/lookup', { token: guess(i) }, '10.0.0.1')).statusCode).not.toBe(429);
+      // Past the limit even the right token is refused from that address, with the usual error shape.
+      const limited = await send('/api/invitations/lookup', { token }, '10.0.0.1');
+      expect(limited.statusCode).toBe(429);
+      expect(limited.json().error.code).toBe('RATE_LIMITED');
+      const other = await send('/api/invitations/lookup', { token }, '10.0.0.2');
+      expect(other.statusCode, other.body).toBe(200);
+
+      // A signed-in account trying tokens at accept meets the same limit.
+      for (let i = 0; i < 4; i++) expect((await send('/api/invitations/accept', { token: guess(i) }, '10.0.0.3', owner)).statusCode).not.toBe(429);
+      expect((await send('/api/invitations/accept', { token: guess(9) }, '10.0.0.3', owner)).statusCode).toBe(429);
+
+      for (let i = 0; i < 4; i++) expect((await send('/api/invitations/signup', { token: guess(i), name: 'X', password: 'a long enough password' }, '10.0.0.4')).statusCode).not.toBe(429);
+      expect((await send('/api/invitations/signup', { token, name: 'Rep', password: 'a long enough password' }, '10.0.0.4')).statusCode).toBe(429);
+      const joined = await send('/api/invitations/signup', { token, name: 'Rep', password: 'a long enough password' }, '10.0.0.5');
+      expect(joined.statusCode, joined.body).toBe(201);
+    } finally {
+      await h.close();
+    }
+  });
+});

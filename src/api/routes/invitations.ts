@@ -45,6 +45,12 @@ const toBody = (i: Invitation): z.output<typeof invitation> => ({
 
 // Long enough that a cut-off link is told apart from a real one; the tokens are 43 characters.
 const token = z.string().min(20).max(200).describe('The token from the invitation link, /invite/<token>');
+/**
+ * The token-guessing surfaces (lookup, accept, signup) get sign-in's per-IP limit, each route its
+ * own count (the limiter keeps one per route). The tokens are 256 bits: this keeps a guesser from
+ * costing the server, and its attempts visible as 429s.
+ */
+const invitationLimit = (ctx: ApiContext) => ({ max: ctx.loginLimit.perIp, windowMs: ctx.loginLimit.windowMs });
 const joined = z.object({ workspaceId: z.uuid().describe('The workspace joined'), me: meBody }).meta({ id: 'InvitationAccepted' });
 
 export const invitationRoutes = [
@@ -125,6 +131,8 @@ export const invitationRoutes = [
         accountExists: z.boolean().describe('true: sign in, then accept; false: sign up with POST /api/invitations/signup'),
       })
       .meta({ id: 'InvitationPreview' }),
+    // Unauthenticated and answers whether a token is good: limited per IP like sign-in, so tokens cannot be guessed at speed.
+    rateLimit: invitationLimit,
     handler: async ({ ctx, body }) => {
       const inv = await openInvitation(ctx.store.db, body.token, realClock(ctx));
       return { workspaceName: inv.workspaceName, email: inv.email, role: inv.role, invitedBy: inv.invitedBy, expiresAt: inv.expiresAt.toISOString(), accountExists: inv.accountExists };
@@ -139,6 +147,8 @@ export const invitationRoutes = [
     body: z.object({ token }),
     example: () => ({ body: { token: 'x'.repeat(43) } }),
     response: joined,
+    // Any account can try tokens here too: the same per-IP limit.
+    rateLimit: invitationLimit,
     handler: async ({ ctx, principal, body }) => {
       if (principal?.kind !== 'session') throw cadenzaError('UNAUTHENTICATED', 'not signed in');
       const r = await acceptInvitation(ctx.store, realTime(ctx), { token: body.token, accountId: principal.accountId });
@@ -155,8 +165,8 @@ export const invitationRoutes = [
     body: z.object({ token, name: z.string().trim().min(1).max(200), password }),
     example: () => ({ body: { token: 'x'.repeat(43), name: 'New Rep', password: 'correct horse battery' } }),
     response: joined,
-    // Each attempt costs an argon2 hash: limited per IP like sign-in.
-    rateLimit: (ctx) => ({ max: ctx.loginLimit.perIp, windowMs: ctx.loginLimit.windowMs }),
+    // Each attempt costs an argon2 hash, and tries a token: limited per IP like sign-in.
+    rateLimit: invitationLimit,
     handler: async (c) => {
       const { ctx, body } = c;
       // A dead link is refused before the password is hashed.

@@ -48,6 +48,12 @@ export interface LaunchOptions {
    * command's NOTIFY wakes the running app). The clock then starts when the command is started.
    */
   viaCli?: boolean;
+  /**
+   * The launch is a resume instead: the mailbox is paused, the lead enrolled and its send parked
+   * (no slot while paused), the day planner's next periodic pass let by (the next is 30 s away);
+   * then the clock starts and the mailbox is resumed over the API.
+   */
+  resumeLaunch?: boolean;
   log?: Logger;
 }
 
@@ -112,15 +118,30 @@ export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> 
       // A sender owns the mailbox (its balance runs every 20 s) before the clock starts.
       const worker = apps[apps.length - 1]!;
       await until(async () => !!(await db.selectFrom('lease').select('resource').where('resource', '=', `mailbox:${mailbox.id}`).where('expires_at', '>', new Date()).executeTakeFirst()), 60_000, 'a sender to lease the mailbox');
-      const refills = worker.scheduler!.stats.refills;
-      await until(async () => worker.scheduler!.stats.refills > refills, 40_000, "the scheduler's periodic refill", 10);
+      if (!o.resumeLaunch) {
+        const refills = worker.scheduler!.stats.refills;
+        await until(async () => worker.scheduler!.stats.refills > refills, 40_000, "the scheduler's periodic refill", 10);
+      }
+    }
+
+    const request = () =>
+      db.selectFrom('send_request as r').innerJoin('enrollment as e', 'e.id', 'r.enrollment_id').select(['r.state', 'r.message_id', 'r.send_at', 'r.plan_note']).where('e.lead_id', '=', lead.id).where('e.sequence_id', '=', seq.sequenceId).executeTakeFirst();
+    if (o.resumeLaunch) {
+      await call('POST', `mailboxes/${mailbox.id}/pause`, { reason: 'launch test' });
+      await call('POST', `sequences/${seq.sequenceId}/enroll`, { leadIds: [lead.id] });
+      await until(async () => !!(await request())?.plan_note?.startsWith('mailbox paused'), 60_000, 'the send to be parked by the pause');
+      const senders = apps[apps.length - 1]!.senders!;
+      const passes = senders.planPasses;
+      await until(async () => senders.planPasses > passes, 40_000, "the day planner's periodic pass", 10);
     }
 
     const t0 = performance.now();
     const connectedBeforeMs = t0 - connectedAt;
-    const enrolled = o.viaCli
-      ? await cliEnroll(o.databaseUrl!, tag, o.prospect)
-      : await call<{ enrolled: number }>('POST', `sequences/${seq.sequenceId}/enroll`, { leadIds: [lead.id] });
+    const enrolled = o.resumeLaunch
+      ? (await call<{ health: string }>('POST', `mailboxes/${mailbox.id}/resume`), { enrolled: 1 })
+      : o.viaCli
+        ? await cliEnroll(o.databaseUrl!, tag, o.prospect)
+        : await call<{ enrolled: number }>('POST', `sequences/${seq.sequenceId}/enroll`, { leadIds: [lead.id] });
     const enrollMs = performance.now() - t0;
     if (enrolled.enrolled !== 1) throw new Error(`enroll: ${JSON.stringify(enrolled)}`);
     let plannedAt: Date | null = null;

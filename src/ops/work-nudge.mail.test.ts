@@ -32,6 +32,11 @@ describeMailBed('launch → first send', () => {
     expect(f.replyIngestedMs, JSON.stringify(f)).toBeLessThan(JUST_CONNECTED_MS);
   }, 180_000);
 
+  it('resuming a paused mailbox plans its parked send at once: in the INBOX within 5 s of the resume', async () => {
+    const f = await launchFirstSend({ rep: REP, prospect: PROSPECT, password: 'pass', resumeLaunch: true });
+    expect(f.deliveredMs, JSON.stringify(f)).toBeLessThan(JUST_CONNECTED_MS);
+  }, 180_000);
+
   describe.skipIf(!testBackends().includes('postgres'))('on PostgreSQL, the API in one app and the scheduler, sender and sync roles in another', () => {
     // Each launch is a fresh installation (setup runs once per database).
     let stores: TestStore[] = [];

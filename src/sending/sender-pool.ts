@@ -101,6 +101,11 @@ export class SenderPool {
     return [...this.running.keys()];
   }
 
+  /** The day planner's passes (periodic and nudged) so far in this process. */
+  get planPasses(): number {
+    return this.dispatcher?.stats.passes ?? 0;
+  }
+
   /**
    * Takes free mailboxes up to this process's share, renews what it holds, drops what it lost.
    * Runs every ttl/3, and at once when a mailbox was connected or resumed (a 'mailboxes' work

@@ -15,7 +15,8 @@ import { ensureWebBuild } from './web-build.ts';
  * Accessibility, measured: every screen of the web app, filled with data, audited by axe-core
  * (WCAG 2.0/2.1/2.2 A and AA rules) at 1280×800 and 1440×900; a serious or critical violation fails.
  * Each screen is also walked with Tab: every control is reached, each shows a focus ring, none
- * holds the focus. Then the inbox is driven from the keyboard alone (j/k, Enter, r, l, e, ?).
+ * holds the focus. Then the inbox is driven from the keyboard alone (j/k, Enter, r, l, e, ?), and
+ * screens are reached with g then a letter.
  * axe runs from node_modules (test/web/axe.ts): nothing is downloaded.
  */
 const VIEWPORTS = [
@@ -273,7 +274,9 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
     await page.keyboard.press('?');
     const dialog = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
     await dialog.waitFor();
-    expect(await dialog.getByRole('term').allTextContents()).toEqual(['j', 'k', 'Enter', 'r', 'l', 'e', '?']);
+    // The inbox's keys, then those that work on every screen.
+    const anywhere = ['g then i', 'g then l', 'g then s', 'g then m', 'g then t', 'g then a', '?'];
+    expect(await dialog.getByRole('term').allTextContents()).toEqual(['j', 'k', 'Enter', 'r', 'Ctrl+Enter', 'l', 'e', ...anywhere]);
     await audit(page, '15-inbox-shortcuts', found, false);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
@@ -284,6 +287,39 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
     expect(await focusedTag()).toBe('select.relabel');
     expect(await focused()).toBe(ids[0]);
     expect(replyFrom).toBeTruthy();
+
+    // g then a letter: another screen, focus on its content. The inbox's own l does not fire on the way.
+    const h1 = () => page.getByRole('heading', { level: 1 }).textContent();
+    const main = page.locator('main#main');
+    await items.nth(0).focus();
+    await page.keyboard.press('g');
+    await page.keyboard.press('l');
+    await expect.poll(h1).toBe('Leads');
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
+    // Typing in a field, g and i are letters.
+    const search = page.getByLabel('Search leads');
+    await search.focus();
+    await page.keyboard.type('gi');
+    expect(await search.inputValue()).toBe('gi');
+    expect(await h1()).toBe('Leads');
+    // ? off the inbox lists only the keys that work anywhere.
+    await main.focus();
+    await page.keyboard.press('?');
+    await dialog.waitFor();
+    expect(await dialog.getByRole('term').allTextContents()).toEqual(anywhere);
+    await audit(page, '16-shortcuts-anywhere', found, false);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    // A letter after g that names no screen uses the chord up; the next letter alone is nothing.
+    await page.keyboard.press('g');
+    await page.keyboard.press('x');
+    await page.keyboard.press('s');
+    expect(await h1()).toBe('Leads');
+    for (const [key, title] of [['s', 'Sequences'], ['m', 'Mailboxes'], ['t', 'Tasks'], ['a', 'Analytics'], ['i', 'Inbox']] as const) {
+      await page.keyboard.press('g');
+      await page.keyboard.press(key);
+      await expect.poll(h1).toBe(title);
+    }
     expect(found, 'serious or critical axe violations').toEqual([]);
     expect(pageErrors).toEqual([]);
     await page.close();

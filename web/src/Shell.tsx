@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Me } from './api.ts';
 import { navigate } from './router.ts';
 import { Analytics } from './screens/Analytics.tsx';
@@ -10,6 +10,7 @@ import { Sequences } from './screens/Sequences.tsx';
 import { Settings } from './screens/Settings.tsx';
 import { Tasks } from './screens/Tasks.tsx';
 import { DemoBanner } from './ui/DemoBanner.tsx';
+import { isTyping, ShortcutsContext, ShortcutsDialog, type ShortcutGroup, type ShortcutsHelp } from './ui/shortcuts.tsx';
 
 const screens = [
   { path: '/inbox', label: 'Inbox', Screen: Inbox },
@@ -20,6 +21,65 @@ const screens = [
   { path: '/analytics', label: 'Analytics', Screen: Analytics },
   { path: '/settings', label: 'Settings', Screen: Settings },
 ] as const;
+
+/** `g` then a letter: the screen it goes to. */
+const GO_KEYS: Record<string, string> = { i: '/inbox', l: '/leads', s: '/sequences', m: '/mailboxes', t: '/tasks', a: '/analytics' };
+/** How long after `g` its letter counts. */
+const CHORD_MS = 1500;
+
+const ANYWHERE: ShortcutGroup = {
+  title: 'Anywhere',
+  shortcuts: [
+    ...Object.entries(GO_KEYS).map(([k, to]) => ({ key: `g ${k}`, what: `Go to ${screens.find((s) => s.path === to)!.label}` })),
+    { key: '?', what: 'Show these shortcuts' },
+  ],
+};
+
+/**
+ * The keys that work on every screen: `g` then a letter goes to a screen, `?` shows the shortcuts
+ * (the screen's own, then these). Listened to in the capture phase, so that the letter after `g`
+ * reaches no screen's own shortcut (the inbox's `l`). Nothing while typing in a field.
+ */
+function useGlobalShortcuts(): { help: ShortcutsHelp; dialog: React.ReactElement } {
+  const [open, setOpen] = useState(false);
+  const [screenKeys, setScreenKeys] = useState<ShortcutGroup | null>(null);
+  const help = useMemo<ShortcutsHelp>(
+    () => ({
+      show: () => setOpen(true),
+      register: (group) => {
+        setScreenKeys(group);
+        return () => setScreenKeys((g) => (g === group ? null : g));
+      },
+    }),
+    [],
+  );
+  useEffect(() => {
+    let gAt: number | undefined;
+    const on = (e: KeyboardEvent) => {
+      if (e.defaultPrevented || isTyping(e) || e.key === 'Shift') return;
+      if (gAt !== undefined && Date.now() - gAt <= CHORD_MS) {
+        gAt = undefined;
+        // The chord is used up by whatever follows `g`: a key that names no screen does nothing.
+        e.preventDefault();
+        const to = GO_KEYS[e.key];
+        if (to) navigate(to);
+        return;
+      }
+      gAt = undefined;
+      if (e.key === 'g') {
+        gAt = Date.now();
+        e.preventDefault();
+      } else if (e.key === '?') {
+        e.preventDefault();
+        setOpen(true);
+      }
+    };
+    addEventListener('keydown', on, true);
+    return () => removeEventListener('keydown', on, true);
+  }, []);
+  const groups = screenKeys ? [screenKeys, ANYWHERE] : [ANYWHERE];
+  return { help, dialog: <ShortcutsDialog open={open} onClose={() => setOpen(false)} groups={groups} /> };
+}
 
 export interface ScreenProps {
   workspaceId: string;
@@ -66,6 +126,7 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
   const sub = path.slice(current.path.length + 1);
   const mainRef = useRef<HTMLElement>(null);
   const first = useRef(true);
+  const shortcuts = useGlobalShortcuts();
   useEffect(() => {
     document.title = `${creating ? 'New workspace' : current.label} · Cadenza`;
     // After a navigation, keyboard and screen-reader users start at the new screen, not in the menu.
@@ -73,71 +134,74 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
     else mainRef.current?.focus();
   }, [current, creating]);
   return (
-    <div className="shell">
-      <a className="skip" href="#main">
-        Skip to content
-      </a>
-      <nav className="nav" aria-label="Main">
-        <div className="brand">Cadenza</div>
-        {me.workspaces.length > 1 ? (
-          <label className="field nav-ws">
-            <span className="field-label">Workspace</span>
-            <select value={workspaceId} onChange={(e) => choose(e.target.value)}>
-              {me.workspaces.map((w) => (
-                <option key={w.id} value={w.id}>
-                  {w.name}
-                </option>
-              ))}
-            </select>
-          </label>
-        ) : (
-          <div className="nav-ws muted">{me.workspaces[0]?.name}</div>
-        )}
-        <a className="nav-new small" href="/workspaces/new" aria-current={creating ? 'page' : undefined} onClick={follow('/workspaces/new')}>
-          New workspace
+    <ShortcutsContext.Provider value={shortcuts.help}>
+      <div className="shell">
+        <a className="skip" href="#main">
+          Skip to content
         </a>
-        <ul>
-          {screens.map((s) => (
-            <li key={s.path}>
-              <a
-                href={s.path}
-                aria-current={s === current && !creating ? 'page' : undefined}
-                onClick={follow(s.path)}
-              >
-                {s.label}
+        <nav className="nav" aria-label="Main">
+          <div className="brand">Cadenza</div>
+          {me.workspaces.length > 1 ? (
+            <label className="field nav-ws">
+              <span className="field-label">Workspace</span>
+              <select value={workspaceId} onChange={(e) => choose(e.target.value)}>
+                {me.workspaces.map((w) => (
+                  <option key={w.id} value={w.id}>
+                    {w.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : (
+            <div className="nav-ws muted">{me.workspaces[0]?.name}</div>
+          )}
+          <a className="nav-new small" href="/workspaces/new" aria-current={creating ? 'page' : undefined} onClick={follow('/workspaces/new')}>
+            New workspace
+          </a>
+          <ul>
+            {screens.map((s) => (
+              <li key={s.path}>
+                <a
+                  href={s.path}
+                  aria-current={s === current && !creating ? 'page' : undefined}
+                  onClick={follow(s.path)}
+                >
+                  {s.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+          <div className="nav-foot">
+            <div className="muted small">{me.account.email}</div>
+            <button type="button" className="btn btn-quiet" onClick={onSignOut}>
+              Sign out
+            </button>
+          </div>
+        </nav>
+        <main id="main" className="main" tabIndex={-1} ref={mainRef}>
+          {workspaceId && <DemoBanner workspaceId={workspaceId} start={startDemo && workspaceId === me.workspaces[0]?.id} />}
+          {creating ? (
+            <NewWorkspace
+              onCreated={async (id) => {
+                await onMeChanged();
+                choose(id);
+                navigate('/settings');
+              }}
+            />
+          ) : workspaceId ? (
+            <current.Screen key={workspaceId + current.path} workspaceId={workspaceId} sub={sub} />
+          ) : (
+            <p>
+              You belong to no workspace yet.{' '}
+              <a href="/workspaces/new" onClick={follow('/workspaces/new')}>
+                Create one
               </a>
-            </li>
-          ))}
-        </ul>
-        <div className="nav-foot">
-          <div className="muted small">{me.account.email}</div>
-          <button type="button" className="btn btn-quiet" onClick={onSignOut}>
-            Sign out
-          </button>
-        </div>
-      </nav>
-      <main id="main" className="main" tabIndex={-1} ref={mainRef}>
-        {workspaceId && <DemoBanner workspaceId={workspaceId} start={startDemo && workspaceId === me.workspaces[0]?.id} />}
-        {creating ? (
-          <NewWorkspace
-            onCreated={async (id) => {
-              await onMeChanged();
-              choose(id);
-              navigate('/settings');
-            }}
-          />
-        ) : workspaceId ? (
-          <current.Screen key={workspaceId + current.path} workspaceId={workspaceId} sub={sub} />
-        ) : (
-          <p>
-            You belong to no workspace yet.{' '}
-            <a href="/workspaces/new" onClick={follow('/workspaces/new')}>
-              Create one
-            </a>
-            , or open an invitation link.
-          </p>
-        )}
-      </main>
-    </div>
+              , or open an invitation link.
+            </p>
+          )}
+        </main>
+        {shortcuts.dialog}
+      </div>
+    </ShortcutsContext.Provider>
   );
 }

@@ -4,7 +4,7 @@ import type { ScreenProps } from '../Shell.tsx';
 import type { InboxMessage } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
-import { ShortcutsDialog, useShortcuts } from '../ui/shortcuts.tsx';
+import { useScreenShortcuts, useShortcuts } from '../ui/shortcuts.tsx';
 import { InboxReply } from './InboxReply.tsx';
 import { InboxThread } from './InboxThread.tsx';
 
@@ -24,8 +24,8 @@ const actionText: Record<string, { text: string; tone: 'ok' | 'warn' | 'bad' | '
   inbox: { text: 'Not part of a sequence', tone: 'muted' },
 };
 
-/** The inbox without a mouse; listed by `?` and in docs/web.md. */
-const SHORTCUTS = [
+/** The inbox without a mouse; listed by `?` (with the keys that work anywhere, Shell.tsx) and in docs/web.md. */
+const SHORTCUTS = { title: 'Inbox', shortcuts: [
   { key: 'j', what: 'Next message' },
   { key: 'k', what: 'Previous message' },
   { key: 'Enter', what: 'Open or close the thread of the selected message' },
@@ -33,8 +33,7 @@ const SHORTCUTS = [
   { key: 'Ctrl+Enter', what: 'In the reply box: send the reply (Escape closes the box)' },
   { key: 'l', what: 'Relabel the selected message (choose a label)' },
   { key: 'e', what: 'Confirm the label of a message waiting for review' },
-  { key: '?', what: 'Show these shortcuts' },
-] as const;
+] } as const;
 
 export function Inbox({ workspaceId }: ScreenProps) {
   const [queue, setQueue] = useState<'all' | 'review'>('all');
@@ -59,12 +58,11 @@ export function Inbox({ workspaceId }: ScreenProps) {
   // The selection follows a message, not a position: a refresh that brings new replies keeps it.
   const [selected, setSelected] = useState<string>();
   const [opened, setOpened] = useState<ReadonlySet<string>>(new Set());
-  const [help, setHelp] = useState(false);
+  const showHelp = useScreenShortcuts(SHORTCUTS);
   const listRef = useRef<HTMLUListElement>(null);
   const itemEl = (id: string) => listRef.current?.querySelector<HTMLElement>(`[data-message-id="${CSS.escape(id)}"]`) ?? null;
   const toggle = (id: string) => setOpened((o) => (o.has(id) ? new Set([...o].filter((x) => x !== id)) : new Set([...o, id])));
   useShortcuts((key, e) => {
-    if (key === '?') return setHelp(true), true;
     const at = messages.findIndex((m) => m.id === selected);
     if (key === 'j' || key === 'k') {
       const next = messages[at < 0 ? 0 : Math.max(0, Math.min(messages.length - 1, at + (key === 'j' ? 1 : -1)))];
@@ -100,7 +98,7 @@ export function Inbox({ workspaceId }: ScreenProps) {
   return (
     <>
       <PageHeader title="Inbox">
-        <button type="button" className="btn btn-quiet" onClick={() => setHelp(true)} aria-keyshortcuts="?">
+        <button type="button" className="btn btn-quiet" onClick={showHelp} aria-keyshortcuts="?">
           Keyboard shortcuts
         </button>
         <div className="tabs" role="tablist" aria-label="Queue">
@@ -114,7 +112,6 @@ export function Inbox({ workspaceId }: ScreenProps) {
       </PageHeader>
       <ErrorNote error={list.error ?? error} />
       {!list.loading && messages.length === 0 && <Empty>{queue === 'review' ? 'Nothing to review.' : 'No replies yet. They appear here within seconds of arriving in any mailbox.'}</Empty>}
-      <ShortcutsDialog open={help} onClose={() => setHelp(false)} shortcuts={SHORTCUTS} />
       <ul className="inbox" aria-label="Messages" ref={listRef}>
         {messages.map((m) => {
           const act = m.action ? actionText[m.action] : undefined;

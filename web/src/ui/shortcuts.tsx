@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef } from 'react';
+import { createContext, useContext, useEffect, useId, useRef } from 'react';
 
 export interface Shortcut {
   key: string;
@@ -30,11 +30,33 @@ export function useShortcuts(onKey: (key: string, e: KeyboardEvent) => boolean):
   }, []);
 }
 
+/** A screen's shortcuts, listed in the global `?` dialog above the ones that work anywhere. */
+export interface ShortcutGroup {
+  title: string;
+  shortcuts: readonly Shortcut[];
+}
+
+/** The Shell's shortcuts dialog, as the screens see it. */
+export interface ShortcutsHelp {
+  show(): void;
+  /** Lists the screen's shortcuts while it is open; returns the undo. */
+  register(group: ShortcutGroup): () => void;
+}
+
+export const ShortcutsContext = createContext<ShortcutsHelp>({ show: () => undefined, register: () => () => undefined });
+
+/** Lists a screen's shortcuts in the global dialog while the screen is open; returns what opens the dialog. */
+export function useScreenShortcuts(group: ShortcutGroup): () => void {
+  const help = useContext(ShortcutsContext);
+  useEffect(() => help.register(group), [help, group]);
+  return help.show;
+}
+
 /**
- * The list of a screen's shortcuts in a modal <dialog>: the browser keeps focus inside it, closes
+ * The list of shortcuts in a modal <dialog>: the browser keeps focus inside it, closes
  * it on Escape and gives focus back to where it was.
  */
-export function ShortcutsDialog({ open, onClose, shortcuts }: { open: boolean; onClose: () => void; shortcuts: readonly Shortcut[] }) {
+export function ShortcutsDialog({ open, onClose, groups }: { open: boolean; onClose: () => void; groups: readonly ShortcutGroup[] }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {
@@ -46,16 +68,26 @@ export function ShortcutsDialog({ open, onClose, shortcuts }: { open: boolean; o
   return (
     <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={onClose}>
       <h2 id={titleId}>Keyboard shortcuts</h2>
-      <dl className="keys">
-        {shortcuts.map((s) => (
-          <div key={s.key} className="keys-row">
-            <dt>
-              <kbd>{s.key}</kbd>
-            </dt>
-            <dd>{s.what}</dd>
-          </div>
-        ))}
-      </dl>
+      {groups.map((g) => (
+        <section key={g.title} aria-label={g.title}>
+          <h3>{g.title}</h3>
+          <dl className="keys">
+            {g.shortcuts.map((s) => (
+              <div key={s.key} className="keys-row">
+                <dt>
+                  {s.key.split(' ').map((k, i) => (
+                    <span key={i}>
+                      {i > 0 && ' then '}
+                      <kbd>{k}</kbd>
+                    </span>
+                  ))}
+                </dt>
+                <dd>{s.what}</dd>
+              </div>
+            ))}
+          </dl>
+        </section>
+      ))}
       <form method="dialog">
         <button type="submit" className="btn">
           Close

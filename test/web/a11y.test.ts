@@ -1,15 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/common/logger.ts';
-import { startApp, type RunningApp } from '../../src/ops/app.ts';
-import { freshStore, testBackends, type TestStore } from '../stores.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { A11Y_OWNER, seedScreens } from './a11y-seed.ts';
 import { blockingViolations } from './axe.ts';
-import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
-import { ensureWebBuild } from './web-build.ts';
+import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { webSuite } from './harness.ts';
 
 /**
  * Accessibility, measured: every screen of the web app, filled with data, audited by axe-core
@@ -83,46 +77,13 @@ async function tabWalk(page: Page, screen: string): Promise<number> {
 const skip = chromiumSkipReason();
 
 describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let app: RunningApp;
-  let store: TestStore | undefined;
-  let dir: string;
-  let browser: Browser;
+  const web = webSuite({ prefix: 'a11y', roles: ['api'], postgresWhenAvailable: true, startTimeout: 60_000 });
+  const { errors: pageErrors } = web;
   let seeded: Awaited<ReturnType<typeof seedScreens>> | undefined;
   /** Seeded once, after the first-run setup screen was seen (it shows only while nobody has an account). */
-  const ensureSeeded = async () => (seeded ??= await seedScreens(app.store));
-  const pageErrors: string[] = [];
-
-  beforeAll(async () => {
-    ensureWebBuild();
-    dir = mkdtempSync(join(tmpdir(), 'cadenza-a11y-'));
-    if (testBackends().includes('postgres')) store = await freshStore('postgres');
-    app = await startApp({ databaseUrl: store?.url, dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api'], log: createLogger({ level: 'silent' }) });
-    browser = await launchChromium();
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await store?.destroy();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 30_000);
-
-  async function signIn(page: Page): Promise<void> {
-    await page.getByLabel('Email').fill(A11Y_OWNER.email);
-    await page.getByLabel('Password').fill(A11Y_OWNER.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
-  }
-
-  async function newPage(viewport: (typeof VIEWPORTS)[number]): Promise<Page> {
-    const page = await browser.newPage({ viewport });
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      // Before signing in, GET /api/auth/me answers 401 and the app shows sign-in; the browser logs it all the same.
-      if (m.type() === 'error' && !/status of 401/.test(m.text())) pageErrors.push(m.text());
-    });
-    return page;
-  }
+  const ensureSeeded = async () => (seeded ??= await seedScreens(web.app.store));
+  const signIn = (page: Page) => web.signIn(page, A11Y_OWNER);
+  const newPage = (viewport: (typeof VIEWPORTS)[number]) => web.newPage({ viewport });
 
   /** axe, a screenshot, and at the first viewport a walk with Tab. */
   async function audit(page: Page, screen: string, found: string[], walk: boolean): Promise<void> {
@@ -137,7 +98,7 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
     // First-run setup shows only while nobody has an account.
     for (const [n, vp] of VIEWPORTS.entries()) {
       const page = await newPage(vp);
-      await page.goto(app.url!);
+      await page.goto(web.app.url!);
       await page.getByRole('heading', { name: 'Set up Cadenza' }).waitFor();
       await audit(page, '01-setup', found, n === 0);
       await page.close();
@@ -152,7 +113,7 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
         await nav.getByRole('link', { name: label, exact: true }).click();
         await page.getByRole('heading', { level: 1, name: label }).waitFor();
       };
-      await page.goto(app.url!);
+      await page.goto(web.app.url!);
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
       await audit(page, '02-sign-in', found, walk);
       await signIn(page);
@@ -224,7 +185,7 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
     const { replyFrom } = await ensureSeeded();
     const found: string[] = [];
     const page = await newPage(VIEWPORTS[0]);
-    await page.goto(app.url!);
+    await page.goto(web.app.url!);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await signIn(page);
     const items = page.locator('ul[aria-label="Messages"] > li');
@@ -265,7 +226,7 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
     await expect.poll(() => reviewTab.textContent()).toContain('(2)');
     await page.keyboard.press('e');
     await expect.poll(() => reviewTab.textContent()).toContain('(1)');
-    const reviewed = await app.store.db.selectFrom('message').select(['reviewed_at', 'rung']).where('id', '=', ids[0]!).executeTakeFirstOrThrow();
+    const reviewed = await web.app.store.db.selectFrom('message').select(['reviewed_at', 'rung']).where('id', '=', ids[0]!).executeTakeFirstOrThrow();
     expect(reviewed.rung).toBe('person');
     expect(reviewed.reviewed_at).not.toBeNull();
 

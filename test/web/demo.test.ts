@@ -1,12 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/common/logger.ts';
-import { startApp, type RunningApp } from '../../src/ops/app.ts';
-import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
-import { ensureWebBuild } from './web-build.ts';
+import { describe, expect, it } from 'vitest';
+import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { webSuite } from './harness.ts';
 
 /**
  * First run without any account: the setup page's demo option fills the new workspace with
@@ -16,31 +10,11 @@ import { ensureWebBuild } from './web-build.ts';
 const skip = chromiumSkipReason();
 
 describe.skipIf(skip !== null)(`the demo from first-run setup, in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let app: RunningApp;
-  let dir: string;
-  let browser: Browser;
-  beforeAll(async () => {
-    ensureWebBuild();
-    dir = mkdtempSync(join(tmpdir(), 'cadenza-web-demo-'));
-    app = await startApp({ dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api', 'scheduler', 'sender', 'sync'], log: createLogger({ level: 'silent' }) });
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
+  const web = webSuite({ prefix: 'web-demo', roles: ['api', 'scheduler', 'sender', 'sync'] });
 
   it('sets up with the demo, shows it working, and stops it', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(app.url!);
-    await page.getByLabel('Email').fill('newcomer@cadenza.test');
-    await page.getByLabel('Password').fill('a long enough password');
-    await page.getByLabel('Workspace name').fill('Demo Co');
-    await page.getByLabel('Fill it with a demo').check();
-    await page.getByRole('button', { name: 'Create workspace' }).click();
+    const page = await web.newPage();
+    await web.setupOwner(page, { email: 'newcomer@cadenza.test', password: 'a long enough password', workspace: 'Demo Co', demo: true });
     const banner = page.getByRole('status').filter({ hasText: 'Demo running' });
     await banner.waitFor({ timeout: 30_000 });
     // The simulated prospects answer within a simulated day or two: a few real seconds.
@@ -52,6 +26,6 @@ describe.skipIf(skip !== null)(`the demo from first-run setup, in Chromium${skip
     await screenshot(page, 'demo-02-sequences');
     await banner.getByRole('button', { name: 'Stop demo' }).click();
     await banner.waitFor({ state: 'detached', timeout: 30_000 });
-    expect(errors).toEqual([]);
+    expect(web.errors).toEqual([]);
   }, 240_000);
 });

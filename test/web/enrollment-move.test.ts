@@ -1,20 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/common/clock.ts';
 import { newId } from '../../src/common/ids.ts';
-import { createLogger } from '../../src/common/logger.ts';
 import { seededRandom } from '../../src/common/random.ts';
-import { startApp, type RunningApp } from '../../src/ops/app.ts';
 import { applyDefinition } from '../../src/sequence/apply-definition.ts';
 import { bulkEnroll } from '../../src/sequence/bulk-enroll.ts';
 import { validateDefinition } from '../../src/sequence/definition.ts';
-import { freePort } from '../mail/dovecot-xoauth2.ts';
 import { blockingViolations } from './axe.ts';
-import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
-import { ensureWebBuild } from './web-build.ts';
+import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { webSuite } from './harness.ts';
 
 /**
  * Moving enrollments as a rep does it, in headless Chromium against the real app: from a lead's
@@ -22,35 +15,16 @@ import { ensureWebBuild } from './web-build.ts';
  * to where), and in bulk from a sequence's enrollment list. Screenshots in test-results/screens/.
  */
 const skip = chromiumSkipReason();
-const OWNER = { email: 'mona@cadenza.test', password: 'a long enough password' };
+const OWNER = { email: 'mona@cadenza.test', password: 'a long enough password', workspace: 'Acme' };
 
 describe.skipIf(skip !== null)(`moving enrollments in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let app: RunningApp;
-  let dir: string;
-  let browser: Browser;
-  const errors: string[] = [];
+  const web = webSuite({ prefix: 'web-move', roles: ['api'] });
   /** Serious or critical axe violations (WCAG A/AA) at the moments audited. */
   const a11y: string[] = [];
-  const watch = (page: Page) => {
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && !/status of 401/.test(m.text()) && errors.push(m.text()));
-  };
-
-  beforeAll(async () => {
-    ensureWebBuild();
-    dir = mkdtempSync(join(tmpdir(), 'cadenza-web-move-'));
-    const port = await freePort();
-    app = await startApp({ dataDir: dir, port, host: '127.0.0.1', publicUrl: `http://127.0.0.1:${port}`, roles: ['api'], log: createLogger({ level: 'silent' }) });
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
 
   /** Two sequences sending from one mailbox, and three leads in the first. */
   async function seed(workspaceId: string): Promise<{ s1: string; leads: Array<{ id: string; email: string }> }> {
+    const { app } = web;
     const random = seededRandom('web-move');
     const deps = { clock: systemClock, random };
     const db = app.store.db;
@@ -72,15 +46,9 @@ describe.skipIf(skip !== null)(`moving enrollments in Chromium${skip ? ` (skippe
   }
 
   it("moves one lead from its page, then two from the sequence's list", async () => {
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await ctx.newPage();
-    watch(page);
-    await page.goto(app.url!);
-    await page.getByLabel('Email').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByLabel('Workspace name').fill('Acme');
-    await page.getByRole('button', { name: 'Create workspace' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+    const { app, errors } = web;
+    const page = await web.newPage({ viewport: { width: 1280, height: 900 } });
+    await web.setupOwner(page, OWNER);
     const ws = await app.store.db.selectFrom('workspace').select('id').where('name', '=', 'Acme').executeTakeFirstOrThrow();
     const { s1, leads } = await seed(ws.id);
 
@@ -121,6 +89,6 @@ describe.skipIf(skip !== null)(`moving enrollments in Chromium${skip ? ` (skippe
     expect(states.map((s) => s.state).sort()).toEqual(['moved', 'moved', 'moved']);
     expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
-    await ctx.close();
+    await page.close();
   }, 120_000);
 });

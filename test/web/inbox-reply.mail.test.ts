@@ -1,17 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/common/logger.ts';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseMail } from '../../src/ingest/parse/parse-mail.ts';
-import { startApp, type RunningApp } from '../../src/ops/app.ts';
 import { describeMailBed } from '../mail/describe-mail-bed.ts';
-import { countByMessageId, mailBed, readInbox } from '../mail/mailbed.ts';
-import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
-import { ensureWebBuild } from './web-build.ts';
+import { bedMailboxBody, countByMessageId, mailBed, readInbox } from '../mail/mailbed.ts';
+import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { webSuite } from './harness.ts';
 
 /**
  * The inbox's reply box in headless Chromium, against the real app (API and sync roles) and the
@@ -48,43 +43,20 @@ async function apiSession(base: string) {
 
 describeMailBed('inbox reply box in Chromium', () => {
   describe.skipIf(skip !== null)(`keyboard-only reply from the unified inbox${skip ? ` (skipped: ${skip})` : ''}`, () => {
-    let app: RunningApp;
-    let dir: string;
-    let browser: Browser;
+    const web = webSuite({ prefix: 'reply', roles: ['api', 'sync'], startTimeout: 180_000 });
+    const { errors: pageErrors } = web;
     let page: Page;
-    const pageErrors: string[] = [];
-
     beforeAll(async () => {
-      ensureWebBuild();
-      dir = mkdtempSync(join(tmpdir(), 'cadenza-reply-'));
-      app = await startApp({ dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api', 'sync'], log: createLogger({ level: 'silent' }) });
-      browser = await launchChromium();
-      page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-      page.on('pageerror', (e) => pageErrors.push(e.message));
-      page.on('console', (m) => {
-        // Before signing in, the app asks who is signed in and gets the 401 it expects.
-        if (m.type() === 'error' && !/status of 401/.test(m.text())) pageErrors.push(m.text());
-      });
-    }, 180_000);
-
-    afterAll(async () => {
-      await browser?.close();
-      await app?.stop();
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    }, 60_000);
+      page = await web.newPage();
+    });
 
     it('opens the inbox, answers a message from sync22 with the keyboard only, and it arrives once, threaded, at the Reply-To', async () => {
+      const { app } = web;
       const tag = `r${randomBytes(4).toString('hex')}`;
       const call = await apiSession(app.url!);
       const { workspaces } = await call<{ workspaces: { id: string }[] }>('GET', '/api/auth/me');
       const workspaceId = workspaces[0]!.id;
-      await call('POST', `/api/workspaces/${workspaceId}/mailboxes`, {
-        email: REP,
-        displayName: OWNER.name,
-        password: BED_PASS,
-        smtp: { host: mailBed.host, port: mailBed.submissionPort, security: 'starttls', allowSelfSigned: true },
-        imap: { host: mailBed.host, port: mailBed.imapPort, security: 'none' },
-      });
+      await call('POST', `/api/workspaces/${workspaceId}/mailboxes`, { ...bedMailboxBody(REP, BED_PASS), displayName: OWNER.name });
 
       // The prospect writes, continuing an earlier conversation, and asks for answers at another address.
       const earlier = `<earlier-${tag}@inbox.test>`;
@@ -103,11 +75,7 @@ describeMailBed('inbox reply box in Chromium', () => {
       smtp.close();
 
       await page.goto(app.url!);
-      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-      await page.getByLabel('Email').fill(OWNER.email);
-      await page.getByLabel('Password').fill(OWNER.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+      await web.signIn(page, OWNER);
       // Sync picks the message up and the inbox shows it (it refreshes every 5 s).
       const shownFrom = Date.now();
       const item = page.locator('li.inbox-item').filter({ hasText: `Pricing question ${tag}` });

@@ -1,14 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/common/logger.ts';
-import { startApp, type RunningApp } from '../../src/ops/app.ts';
-import { freePort } from '../mail/dovecot-xoauth2.ts';
+import { describe, expect, it } from 'vitest';
 import { blockingViolations } from './axe.ts';
-import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
-import { ensureWebBuild } from './web-build.ts';
+import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { webSuite } from './harness.ts';
 
 /**
  * A second workspace and a teammate, in headless Chromium against the real app with no mailer:
@@ -17,46 +10,19 @@ import { ensureWebBuild } from './web-build.ts';
  * password and lands in the workspace; the spent link then says so. Screenshots in test-results/screens/.
  */
 const skip = chromiumSkipReason();
-const OWNER = { email: 'olivia@cadenza.test', password: 'a long enough password' };
+const OWNER = { email: 'olivia@cadenza.test', password: 'a long enough password', workspace: 'Acme' };
 const INVITEE = { email: 'ivan@cadenza.test', name: 'Ivan Invitee', password: 'another long password' };
 
 describe.skipIf(skip !== null)(`workspaces and invitations in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let app: RunningApp;
-  let dir: string;
-  let browser: Browser;
-  const errors: string[] = [];
+  // Refusals the page expects and shows (the spent link's 409, /me before sign-in) are logged by the browser all the same.
+  const web = webSuite({ prefix: 'web-invite', roles: ['api'], expectedConsole: /status of (401|409)/ });
   /** Serious or critical axe violations (WCAG A/AA) at the moments audited. */
   const a11y: string[] = [];
-  const watch = (page: Page) => {
-    page.on('pageerror', (e) => errors.push(e.message));
-    // Refusals the page expects and shows (the spent link's 409, /me before sign-in) are logged by the browser all the same.
-    page.on('console', (m) => m.type() === 'error' && !/status of (401|409)/.test(m.text()) && errors.push(m.text()));
-  };
-
-  beforeAll(async () => {
-    ensureWebBuild();
-    dir = mkdtempSync(join(tmpdir(), 'cadenza-web-invite-'));
-    // Invitation links are built on the public URL, so the port is known before the start.
-    const port = await freePort();
-    app = await startApp({ dataDir: dir, port, host: '127.0.0.1', publicUrl: `http://127.0.0.1:${port}`, roles: ['api'], log: createLogger({ level: 'silent' }) });
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
 
   it('creates a workspace, switches, invites, and the invitee joins from the copied link', async () => {
-    const owner = await browser.newContext({ viewport: { width: 1280, height: 860 }, permissions: ['clipboard-read', 'clipboard-write'] });
-    const page = await owner.newPage();
-    watch(page);
-    await page.goto(app.url!);
-    await page.getByLabel('Email').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByLabel('Workspace name').fill('Acme');
-    await page.getByRole('button', { name: 'Create workspace' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+    const { app, errors } = web;
+    const page = await web.newPage({ permissions: ['clipboard-read', 'clipboard-write'] });
+    await web.setupOwner(page, OWNER);
 
     // A second workspace from the shell; the app switches to it and opens its settings.
     const nav = page.getByRole('navigation', { name: 'Main' });
@@ -95,9 +61,7 @@ describe.skipIf(skip !== null)(`workspaces and invitations in Chromium${skip ? `
     await screenshot(page, 'invite-02-link-to-copy');
 
     // The invitee, in a browser of their own, with no account.
-    const invitee = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    const ipage = await invitee.newPage();
-    watch(ipage);
+    const ipage = await web.newPage();
     await ipage.goto(link);
     await ipage.getByRole('heading', { name: 'Join Acme EMEA' }).waitFor();
     await ipage.getByText(`invited ${INVITEE.email} to join Acme EMEA as an admin`).waitFor();
@@ -125,7 +89,7 @@ describe.skipIf(skip !== null)(`workspaces and invitations in Chromium${skip ? `
     await page.getByText('No pending invitations.').waitFor();
     expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
-    await invitee.close();
-    await owner.close();
+    await ipage.close();
+    await page.close();
   }, 180_000);
 });

@@ -1,19 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/common/logger.ts';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { replyMail } from '../../src/ingest/pipeline-test-support.ts';
-import { startApp, type RunningApp } from '../../src/ops/app.ts';
 import { describeMailBed } from '../mail/describe-mail-bed.ts';
 import { mailBed, resetMailBed } from '../mail/mailbed.ts';
-import { freshStore, testBackends, type TestStore } from '../stores.ts';
-import { chromiumSkipReason, launchChromium, screenshot, SCREENS_DIR } from './chromium.ts';
-import { ensureWebBuild } from './web-build.ts';
+import { testBackends } from '../stores.ts';
+import { chromiumSkipReason, screenshot, SCREENS_DIR } from './chromium.ts';
+import { webSuite } from './harness.ts';
 
 /**
  * The rep's first day, in headless Chromium against the real app (API, scheduler, sender and sync
@@ -57,45 +54,19 @@ const skip = chromiumSkipReason();
 
 describeMailBed('web app journey in Chromium', () => {
   describe.skipIf(skip !== null)(`first run to a stopped enrollment${skip ? ` (skipped: ${skip})` : ''}`, () => {
-    let app: RunningApp;
-    let store: TestStore | undefined;
-    let dir: string;
-    let browser: Browser;
-    let page: Page;
+    beforeAll(() => resetMailBed([REP, PROSPECT]), 60_000);
+    // A refused sign-in is a 401 the page expects and shows; the browser logs it all the same (the harness's default).
+    const web = webSuite({ prefix: 'web', roles: ['api', 'scheduler', 'sender', 'sync'], postgresWhenAvailable: true, startTimeout: 180_000 });
     /** Uncaught errors and console errors in the page: a screen that throws fails the journey. */
-    const pageErrors: string[] = [];
+    const { errors: pageErrors } = web;
+    let page: Page;
     const backend = testBackends().includes('postgres') ? 'postgres' : 'pglite';
-
     beforeAll(async () => {
-      ensureWebBuild();
-      await resetMailBed([REP, PROSPECT]);
-      dir = mkdtempSync(join(tmpdir(), 'cadenza-web-'));
-      if (backend === 'postgres') store = await freshStore('postgres');
-      app = await startApp({
-        databaseUrl: store?.url,
-        dataDir: dir,
-        port: 0,
-        host: '127.0.0.1',
-        roles: ['api', 'scheduler', 'sender', 'sync'],
-        log: createLogger({ level: 'silent' }),
-      });
-      browser = await launchChromium();
-      page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-      page.on('pageerror', (e) => pageErrors.push(e.message));
-      page.on('console', (m) => {
-        // A refused sign-in is a 401 the page expects and shows; the browser logs it all the same.
-        if (m.type() === 'error' && !/status of 401/.test(m.text())) pageErrors.push(m.text());
-      });
-    }, 180_000);
-
-    afterAll(async () => {
-      await browser?.close();
-      await app?.stop();
-      await store?.destroy();
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    }, 60_000);
+      page = await web.newPage();
+    });
 
     it('sets up, connects a mailbox, imports, launches a sequence, and a reply stops it', async () => {
+      const { app } = web;
       const tag = `j${randomBytes(3).toString('hex')}`;
       const go = async (label: string) => {
         await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label }).click();
@@ -103,16 +74,7 @@ describeMailBed('web app journey in Chromium', () => {
       };
 
       // First run: nobody has an account, so the app opens on setup.
-      await page.goto(app.url!);
-      await page.getByRole('heading', { name: 'Set up Cadenza' }).waitFor();
-      await page.getByLabel('Your name').fill(OWNER.name);
-      await page.getByLabel('Email').fill(OWNER.email);
-      await page.getByLabel('Password').fill(OWNER.password);
-      await page.getByLabel('Workspace name').fill('Acme Outbound');
-      await page.getByLabel('Time zone').fill('Europe/Paris');
-      await screenshot(page, '01-first-run-setup');
-      await page.getByRole('button', { name: 'Create workspace' }).click();
-      await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+      await web.setupOwner(page, { ...OWNER, workspace: 'Acme Outbound', timeZone: 'Europe/Paris', screenshot: '01-first-run-setup' });
 
       // Sign out and back in.
       await page.getByRole('button', { name: 'Sign out' }).click();

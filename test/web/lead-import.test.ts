@@ -1,14 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/common/logger.ts';
-import { startApp, type RunningApp } from '../../src/ops/app.ts';
+import { describe, expect, it } from 'vitest';
 import { seedGraph } from '../api.ts';
 import { blockingViolations } from './axe.ts';
-import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
-import { ensureWebBuild } from './web-build.ts';
+import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { webSuite } from './harness.ts';
 
 /**
  * A large CSV import in headless Chromium against the real app: a 30,000-row file (about 1.8 MB,
@@ -17,7 +11,7 @@ import { ensureWebBuild } from './web-build.ts';
  * still running on return; the rejects report downloads as CSV. Screenshots in test-results/screens/.
  */
 const skip = chromiumSkipReason();
-const OWNER = { email: 'importer@cadenza.test', password: 'a long enough password' };
+const OWNER = { email: 'importer@cadenza.test', password: 'a long enough password', workspace: 'Importers' };
 const ROWS = 30_000;
 
 function bigCsv(): Buffer {
@@ -28,39 +22,15 @@ function bigCsv(): Buffer {
 }
 
 describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let app: RunningApp;
-  let dir: string;
-  let browser: Browser;
-  const errors: string[] = [];
+  // The job's first polls may come before the upload has created it: a 404 the panel expects.
+  const web = webSuite({ prefix: 'web-import', roles: ['api'], expectedConsole: /status of (401|404)/ });
   /** Serious or critical axe violations (WCAG A/AA) at the moments audited. */
   const a11y: string[] = [];
-  const watch = (page: Page) => {
-    page.on('pageerror', (e) => errors.push(e.message));
-    // The job's first polls may come before the upload has created it: a 404 the panel expects.
-    page.on('console', (m) => m.type() === 'error' && !/status of (401|404)/.test(m.text()) && errors.push(m.text()));
-  };
-
-  beforeAll(async () => {
-    ensureWebBuild();
-    dir = mkdtempSync(join(tmpdir(), 'cadenza-web-import-'));
-    app = await startApp({ dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api'], log: createLogger({ level: 'silent' }) });
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
 
   it('streams a 30,000-row file with a progress bar, survives leaving the screen, and offers the rejects report', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    const page = await context.newPage();
-    watch(page);
-    await page.goto(app.url!);
-    await page.getByLabel('Email').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByLabel('Workspace name').fill('Importers');
-    await page.getByRole('button', { name: 'Create workspace' }).click();
+    const { app, errors } = web;
+    const page = await web.newPage();
+    await web.setupOwner(page, OWNER);
     const nav = page.getByRole('navigation', { name: 'Main' });
     await nav.getByRole('link', { name: 'Leads' }).click();
     await page.getByRole('button', { name: 'Import CSV' }).click();
@@ -104,19 +74,16 @@ describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped:
     expect(lines.filter(Boolean)).toHaveLength(601);
     expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
-    await context.close();
+    await page.close();
   }, 180_000);
 
   it('then enrolls the imported leads into the chosen sequence and says how many', async () => {
+    const { app, errors } = web;
     const ws = await app.store.db.selectFrom('workspace').select('id').executeTakeFirstOrThrow();
     const seeded = await seedGraph(app.store, ws.id, 'ui', null);
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    const page = await context.newPage();
-    watch(page);
+    const page = await web.newPage();
     await page.goto(app.url!);
-    await page.getByLabel('Email').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await web.signIn(page, OWNER);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Leads' }).click();
     await page.getByRole('button', { name: 'Import CSV' }).click();
     const csv = 'email,first_name\nnew1@enroll-ui.test,One\nnew2@enroll-ui.test,Two\nnot-an-address,Bad\nlead-ui@prospects.test,Changed\n';
@@ -134,6 +101,6 @@ describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped:
     expect(rows).toHaveLength(3);
     expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
-    await context.close();
+    await page.close();
   }, 120_000);
 });

@@ -1,15 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/common/logger.ts';
-import { startApp, type RunningApp } from '../../src/ops/app.ts';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startOAuthEmulator, type OAuthEmulator } from '../../src/sim/emulators/oauth/emulator.ts';
-import { freePort } from '../mail/dovecot-xoauth2.ts';
 import { blockingViolations } from './axe.ts';
-import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
-import { ensureWebBuild } from './web-build.ts';
+import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { webSuite } from './harness.ts';
 
 /**
  * The Mailboxes screen in headless Chromium against the real app and the Google OAuth emulator:
@@ -19,56 +12,28 @@ import { ensureWebBuild } from './web-build.ts';
  * test-results/screens/ (mailbox-remove-01..03).
  */
 const skip = chromiumSkipReason();
-const OWNER = { email: 'rhea@cadenza.test', password: 'a long enough password' };
+const OWNER = { email: 'rhea@cadenza.test', password: 'a long enough password', workspace: 'Acme' };
 const REP = 'rhea.rep@gmail.test';
 
 describe.skipIf(skip !== null)(`connecting and removing a mailbox in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let app: RunningApp;
-  let emu: OAuthEmulator;
-  let dir: string;
-  let browser: Browser;
-  const errors: string[] = [];
+  let emu: OAuthEmulator | undefined;
+  const web = webSuite({
+    prefix: 'web-mailbox',
+    roles: ['api'],
+    // The emulator redirects to the app, so it starts once the app's URL is known, before the app.
+    appOptions: async (publicUrl) => {
+      emu = await startOAuthEmulator({ flavour: 'google', clients: [{ id: 'cadenza-web', secret: 'web-secret', redirectUris: [`${publicUrl}/oauth/callback`] }], users: [{ email: REP }] });
+      return { oauth: { google: { clientId: 'cadenza-web', clientSecret: 'web-secret', discoveryBase: emu.issuer } } };
+    },
+  });
+  afterAll(() => emu?.close());
   /** Serious or critical axe violations (WCAG A/AA) at the moments audited. */
   const a11y: string[] = [];
-  const watch = (page: Page) => {
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && !/status of 401/.test(m.text()) && errors.push(m.text()));
-  };
-
-  beforeAll(async () => {
-    ensureWebBuild();
-    dir = mkdtempSync(join(tmpdir(), 'cadenza-web-mailbox-'));
-    const port = await freePort();
-    const publicUrl = `http://127.0.0.1:${port}`;
-    emu = await startOAuthEmulator({ flavour: 'google', clients: [{ id: 'cadenza-web', secret: 'web-secret', redirectUris: [`${publicUrl}/oauth/callback`] }], users: [{ email: REP }] });
-    app = await startApp({
-      dataDir: dir,
-      port,
-      host: '127.0.0.1',
-      publicUrl,
-      roles: ['api'],
-      oauth: { google: { clientId: 'cadenza-web', clientSecret: 'web-secret', discoveryBase: emu.issuer } },
-      log: createLogger({ level: 'silent' }),
-    });
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await emu?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
 
   it('connects a Google mailbox through the consent page, then removes it from a dialog that says what happens', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    const page = await context.newPage();
-    watch(page);
-    await page.goto(app.url!);
-    await page.getByLabel('Email').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByLabel('Workspace name').fill('Acme');
-    await page.getByRole('button', { name: 'Create workspace' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+    const { app, errors } = web;
+    const page = await web.newPage();
+    await web.setupOwner(page, OWNER);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Mailboxes' }).click();
     await page.getByRole('heading', { level: 1, name: 'Mailboxes' }).waitFor();
 
@@ -111,9 +76,9 @@ describe.skipIf(skip !== null)(`connecting and removing a mailbox in Chromium${s
     const removed = await app.store.db.selectFrom('mailbox').select(['removed_at']).where('email', '=', REP).executeTakeFirstOrThrow();
     expect(removed.removed_at).not.toBeNull();
     // The grant was revoked at the provider.
-    expect(emu.requests.filter((r) => r.route === 'revoke').map((r) => r.outcome)).toEqual([200]);
+    expect(emu!.requests.filter((r) => r.route === 'revoke').map((r) => r.outcome)).toEqual([200]);
     expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
-    await context.close();
+    await page.close();
   }, 120_000);
 });

@@ -1,10 +1,56 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const webRoot = fileURLToPath(new URL('../../dist/web/', import.meta.url));
+const builtIndex = fileURLToPath(new URL('../../dist/web/index.html', import.meta.url));
+const webSources = fileURLToPath(new URL('../../web/', import.meta.url));
+/** Held while one process builds: vitest runs test files side by side, and a second build would empty dist/web under the first one's pages. */
+const buildLock = fileURLToPath(new URL('../../dist/.web-build.lock', import.meta.url));
 
-/** npm install builds the app; a checkout where it was never built gets it built here. */
+/** The newest modification time of a file under dir, in ms (0 for an empty tree). */
+function newestUnder(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === 'node_modules') continue;
+    const p = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestUnder(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Whether dist/web is missing or older than a file under web/: a test would check a stale app. */
+export function webBuildStale(): boolean {
+  let built: number;
+  try {
+    built = statSync(builtIndex).mtimeMs;
+  } catch {
+    return true;
+  }
+  return newestUnder(webSources) > built;
+}
+
+function sleep(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** npm install builds the app; a checkout where it was never built, or edited since, gets it built here. */
 export function ensureWebBuild(): void {
-  if (!existsSync(`${webRoot}index.html`)) execFileSync('npm', ['run', 'build:web'], { stdio: 'inherit' });
+  if (!webBuildStale()) return;
+  mkdirSync(join(buildLock, '..'), { recursive: true });
+  // Still held after longer than any build takes: its holder died, build anyway.
+  for (const until = Date.now() + 300_000; ; sleep(250)) {
+    try {
+      mkdirSync(buildLock);
+      break;
+    } catch {
+      if (Date.now() > until) break;
+    }
+  }
+  try {
+    // Another process may have built it while this one waited.
+    if (webBuildStale()) execFileSync('npm', ['run', 'build:web'], { stdio: 'inherit' });
+  } finally {
+    rmSync(buildLock, { recursive: true, force: true });
+  }
 }

@@ -1,14 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Fastify from 'fastify';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader, verify } from '../../src/api/webhooks/signature.ts';
-import { createLogger } from '../../src/common/logger.ts';
-import { startApp, type RunningApp } from '../../src/ops/app.ts';
-import { chromiumSkipReason, launchChromium, screenshot } from './chromium.ts';
-import { ensureWebBuild } from './web-build.ts';
+import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { webSuite } from './harness.ts';
 
 /**
  * Webhooks in Settings, in headless Chromium against the real app: an admin adds an endpoint (a
@@ -19,9 +14,7 @@ import { ensureWebBuild } from './web-build.ts';
 const skip = chromiumSkipReason();
 
 describe.skipIf(skip !== null)(`webhooks in settings${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let app: RunningApp;
-  let dir: string;
-  let browser: Browser;
+  const web = webSuite({ prefix: 'webhooks', roles: ['api'], appOptions: () => ({ webhooks: { allowPrivate: true, pollMs: 100 } }) });
   let page: Page;
   const rx = Fastify();
   const got: Array<{ body: string; signature: string }> = [];
@@ -29,38 +22,22 @@ describe.skipIf(skip !== null)(`webhooks in settings${skip ? ` (skipped: ${skip}
   const answers: Array<{ url: string; body: string }> = [];
 
   beforeAll(async () => {
-    ensureWebBuild();
     rx.addContentTypeParser('application/json', { parseAs: 'string' }, (_r, b, done) => done(null, b));
     rx.post('/hook', async (req) => {
       got.push({ body: req.body as string, signature: req.headers[signatureHeader] as string });
       return 'ok';
     });
     await rx.listen({ host: '127.0.0.1', port: 0 });
-    dir = mkdtempSync(join(tmpdir(), 'cadenza-webhooks-'));
-    app = await startApp({ dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api'], log: createLogger({ level: 'silent' }), webhooks: { allowPrivate: true, pollMs: 100 } });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    page = await web.newPage();
     page.on('response', async (r) => {
       if (r.url().includes('/api/')) answers.push({ url: r.url(), body: await r.text().catch(() => '') });
     });
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await rx.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
+  afterAll(() => rx.close());
 
   it('adds an endpoint, shows its secret once, signs a test event with it, rotates it', async () => {
     const hook = `http://127.0.0.1:${(rx.server.address() as { port: number }).port}/hook`;
-    await page.goto(app.url!);
-    await page.getByRole('heading', { name: 'Set up Cadenza' }).waitFor();
-    await page.getByLabel('Your name').fill('Ada Admin');
-    await page.getByLabel('Email').fill('ada@cadenza.test');
-    await page.getByLabel('Password').fill('a long enough password');
-    await page.getByLabel('Workspace name').fill('Hooks Co');
-    await page.getByRole('button', { name: 'Create workspace' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+    await web.setupOwner(page, { name: 'Ada Admin', email: 'ada@cadenza.test', password: 'a long enough password', workspace: 'Hooks Co' });
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
     const section = page.getByRole('region', { name: 'Webhooks' });
     await section.getByText('No webhooks yet.').waitFor();

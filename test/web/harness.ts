@@ -101,7 +101,7 @@ export function webSuite(o: WebSuiteOptions): WebSuite {
       const page = await started(browser, 'Chromium').newPage({ viewport: { width: 1280, height: 860 }, ...options });
       page.on('pageerror', (e) => errors.push(e.message));
       page.on('console', (m) => {
-        if (m.type() === 'error' && !expected.test(m.text())) errors.push(m.text());
+        if (m.type() === 'error' && !expected.test(m.text())) errors.push(m.location().url ? `${m.text()} (${m.location().url})` : m.text());
       });
       return page;
     },

@@ -184,20 +184,27 @@ export function LeadImport({ workspaceId, onDone }: { workspaceId: string; onDon
     if (!activeId) return;
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    // The upload creates the job: until its first bytes arrive the id is unknown, so the job is
+    // looked for in the recent list (always 200) until it shows, then polled by id.
+    let known = false;
     const tick = async () => {
       try {
-        const j = await api<LeadImportJob>('GET', ws(workspaceId, `leads/imports/${activeId}`));
+        const j = known
+          ? await api<LeadImportJob>('GET', ws(workspaceId, `leads/imports/${activeId}`))
+          : (await api<{ imports: LeadImportJob[] }>('GET', ws(workspaceId, 'leads/imports'))).imports.find((x) => x.id === activeId);
         if (!live) return;
-        setActive(j);
-        if (j.status !== 'running') {
-          if (followed?.id === j.id) followed.seen = true;
-          void loadRecent();
-          onDoneRef.current();
-          return;
+        if (j) {
+          known = true;
+          setActive(j);
+          if (j.status !== 'running') {
+            if (followed?.id === j.id) followed.seen = true;
+            void loadRecent();
+            onDoneRef.current();
+            return;
+          }
         }
       } catch (e) {
-        // The upload creates the job: until its first bytes arrive, the id is not known yet.
-        if (!(e instanceof Error && 'status' in e && (e as { status: number }).status === 404)) setError(errorMessage(e));
+        setError(errorMessage(e));
       }
       if (live) timer = setTimeout(() => void tick(), POLL_MS);
     };

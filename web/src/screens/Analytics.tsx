@@ -31,6 +31,33 @@ interface MailboxHealth {
 }
 const healthTone = (h: string) => (h === 'ok' ? 'ok' : h === 'warning' ? 'warn' : 'bad');
 
+/** Sent, replied and reply rate per row: the per-step funnel and the per-variant comparison. */
+function ReplyRateTable({ label, empty, rows }: { label: string; empty: string; rows: Array<{ key: string; label: string; sent: number; replied: number }> }) {
+  if (rows.length === 0) return <p className="muted">{empty}</p>;
+  return (
+    <table className="table table-compact">
+      <thead>
+        <tr>
+          <th scope="col">{label}</th>
+          <th scope="col">Sent</th>
+          <th scope="col">Replied</th>
+          <th scope="col">Reply rate</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.key}>
+            <td>{r.label}</td>
+            <td>{r.sent}</td>
+            <td>{r.replied}</td>
+            <td>{r.sent ? `${((r.replied / r.sent) * 100).toFixed(1)}%` : '—'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export function Analytics({ workspaceId }: ScreenProps) {
   const a = useLoad(() => api<Data>('GET', ws(workspaceId, 'analytics?days=30')), [workspaceId]);
   const boxes = useLoad(() => api<{ mailboxes: MailboxHealth[] }>('GET', ws(workspaceId, 'analytics/mailboxes?days=30')), [workspaceId]);
@@ -56,61 +83,24 @@ export function Analytics({ workspaceId }: ScreenProps) {
           <div className="grid-2">
             <section className="card">
               <h2>Per-step funnel</h2>
-              {d.funnel.length === 0 ? (
-                <p className="muted">No sends yet.</p>
-              ) : (
-                <table className="table table-compact">
-                  <thead>
-                    <tr>
-                      <th scope="col">Sequence / step</th>
-                      <th scope="col">Sent</th>
-                      <th scope="col">Replied</th>
-                      <th scope="col">Reply rate</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.funnel.map((f) => (
-                      <tr key={f.sequenceName + f.stepKey}>
-                        <td>
-                          {f.sequenceName} / {f.stepKey}
-                        </td>
-                        <td>{f.sent}</td>
-                        <td>{f.replied}</td>
-                        <td>{f.sent ? `${((f.replied / f.sent) * 100).toFixed(1)}%` : '—'}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
+              <ReplyRateTable
+                label="Sequence / step"
+                empty="No sends yet."
+                rows={d.funnel.map((f) => ({ key: `${f.sequenceName}/${f.stepKey}`, label: `${f.sequenceName} / ${f.stepKey}`, sent: f.sent, replied: f.replied }))}
+              />
             </section>
             <section className="card">
               <h2>Reply rate per variant</h2>
-              {d.variants.length === 0 ? (
-                <p className="muted">No step has more than one variant.</p>
-              ) : (
-                <table className="table table-compact">
-                  <thead>
-                    <tr>
-                      <th scope="col">Sequence / step / variant</th>
-                      <th scope="col">Sent</th>
-                      <th scope="col">Replied</th>
-                      <th scope="col">Reply rate</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.variants.map((v) => (
-                      <tr key={v.sequenceName + v.stepKey + v.variantKey}>
-                        <td>
-                          {v.sequenceName} / {v.stepKey} / {v.variantKey.toUpperCase()}
-                        </td>
-                        <td>{v.sent}</td>
-                        <td>{v.replied}</td>
-                        <td>{v.sent ? `${((v.replied / v.sent) * 100).toFixed(1)}%` : '—'}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
+              <ReplyRateTable
+                label="Sequence / step / variant"
+                empty="No step has more than one variant."
+                rows={d.variants.map((v) => ({
+                  key: `${v.sequenceName}/${v.stepKey}/${v.variantKey}`,
+                  label: `${v.sequenceName} / ${v.stepKey} / ${v.variantKey.toUpperCase()}`,
+                  sent: v.sent,
+                  replied: v.replied,
+                }))}
+              />
             </section>
             {boxes.data && (
               <section className="card">

@@ -10,7 +10,9 @@ import { mailBedSkipReason, resetMailBed, startMailBed } from './mailbed.ts';
  * on every run (seeded random, simulated clock) would otherwise find the copies of earlier runs.
  * The mail project runs its files one at a time after the unit tests (vitest.config.ts), so
  * nothing of this run is in flight yet; a concurrent run of another checkout on the same machine
- * would be disturbed, which is why CI runs alone.
+ * would be disturbed, which is why CI runs alone. CADENZA_MAILBED_SHARED=1 skips this reset for
+ * engineers running single files from several checkouts at once on one bed: each file still
+ * resets the users it owns.
  */
 export default async function setup(): Promise<void> {
   const skip = mailBedSkipReason();
@@ -20,6 +22,6 @@ export default async function setup(): Promise<void> {
   }
   const t0 = Date.now();
   await startMailBed();
-  if (process.getuid?.() === 0) await resetMailBed();
+  if (process.getuid?.() === 0 && !process.env.CADENZA_MAILBED_SHARED) await resetMailBed();
   if (process.env.CADENZA_MAILBED_VERBOSE) console.log(`mail test bed ready in ${Date.now() - t0} ms`);
 }

@@ -18,13 +18,13 @@
 #   LMTP            ${LMTP_PORT:-10024}        Dovecot delivery (Postfix virtual_transport)
 # Users (user:password), MAILBED_USERS overrides:
 #   alice@example.test:alicepass bob@example.test:bobpass p1..p5@prospects.test:pass
-#   (and, below, sync1..40@inbox.test, load0001..2000@load.test, noimap@inbox.test: all "pass")
+#   (and, below, sync1..100@inbox.test, load0001..2000@load.test, noimap@inbox.test: all "pass")
 # Cadenza: 2,000+ IDLE connections at once (bench/imap-idle.ts): see "IDLE load" in the Dovecot
 # configuration below; MAILBED_IMAP_HIBERNATE=3s turns Dovecot's hibernation of idle sessions on.
 # Cadenza: Sent copies. Mail SUBMITTED (port 10587) by a user is also filed into that user's Sent
 # folder by the server, as Gmail, Outlook and most hosted providers do, except for the users listed
-# in MAILBED_CLIENT_SENT (default bob@example.test): for those, like a plain ISP mailbox, the client
-# must APPEND its own copy (Cadenza's serverSavesSent = false).
+# in MAILBED_CLIENT_SENT (default bob@example.test and sync81..sync100@inbox.test): for those, like a
+# plain ISP mailbox, the client must APPEND its own copy (Cadenza's serverSavesSent = false).
 # Domains: every user domain (unknown recipient -> 550 5.1.1 at RCPT) + ${LATE_BOUNCE_DOMAIN:-bounce.test}
 # (any recipient accepted, then LMTP 550 5.1.1 -> DSN to the sender). Other domains: 554 5.7.1 at RCPT.
 set -eu
@@ -36,12 +36,12 @@ INJECT_PORT=${INJECT_PORT:-10025}
 LATE_BOUNCE_DOMAIN=${LATE_BOUNCE_DOMAIN:-bounce.test}
 MYHOSTNAME=${MYHOSTNAME:-mx.mailbed.test}
 MAILBED_USERS=${MAILBED_USERS:-"alice@example.test:alicepass bob@example.test:bobpass p1@prospects.test:pass p2@prospects.test:pass p3@prospects.test:pass p4@prospects.test:pass p5@prospects.test:pass"}
-MAILBED_CLIENT_SENT=${MAILBED_CLIENT_SENT:-"bob@example.test"}
-# Mailboxes for the sync tests: sync1..sync40@inbox.test (password "pass"); a test file takes its
-# own numbers so files never read each other's mail. And MAILBED_LOAD_USERS (default 2000)
+MAILBED_CLIENT_SENT=${MAILBED_CLIENT_SENT:-"bob@example.test $(for i in $(seq 81 100); do printf 'sync%s@inbox.test ' "$i"; done)"}
+# Mailboxes for the sync tests: sync1..sync100@inbox.test (password "pass"; 81..100 file no Sent copy
+# of their own, see above); a test file takes its own numbers so files never read each other's mail. And MAILBED_LOAD_USERS (default 2000)
 # mailboxes load0001..@load.test (password "pass") for the IDLE load benchmark; they are left out of
 # a reset with no argument (2,000 doveadm calls).
-for i in $(seq 1 40); do MAILBED_USERS="$MAILBED_USERS sync$i@inbox.test:pass"; done
+for i in $(seq 1 100); do MAILBED_USERS="$MAILBED_USERS sync$i@inbox.test:pass"; done
 MAILBED_LOAD_USERS=${MAILBED_LOAD_USERS:-2000}
 MAILBED_IMAP_HIBERNATE=${MAILBED_IMAP_HIBERNATE:-0}
 NOIMAP_USER=noimap@inbox.test

@@ -1,3 +1,4 @@
+import type { Weekday } from '../sequence/calendar/index.ts';
 import { describe, expect, it } from 'vitest';
 import { companyDomain, decide, oooResumeAt, type EnrollmentTarget } from './act.ts';
 import type { Classification } from './types.ts';
@@ -31,10 +32,30 @@ describe('decide', () => {
 });
 
 describe('oooResumeAt', () => {
-  it('is the start of the next business day after the return date, in the prospect’s zone and holidays', () => {
-    // Back Thursday 2026-12-24 in Germany: the 25th and 26th are holidays, then a weekend: Monday the 28th.
-    expect(new Date(oooResumeAt(Date.UTC(2026, 11, 24), target)!).toISOString()).toBe('2026-12-27T23:00:00.000Z');
-    expect(new Date(oooResumeAt(Date.UTC(2026, 5, 5), { ...target, zone: 'UTC', country: null })!).toISOString()).toBe('2026-06-08T00:00:00.000Z');
+  const weekdays = { kind: 'hours' as const, days: [1, 2, 3, 4, 5] as Weekday[], start: '09:00', end: '17:00' };
+
+  it('is the opening of the send window on the return day, in the prospect’s zone', () => {
+    // "Out until 1 December" (a Tuesday) reads as back on Wednesday the 2nd: resume at 09:00 New York
+    // that day, not at midnight and not a business day later.
+    const ny = { ...target, zone: 'America/New_York', country: 'US', window: weekdays };
+    expect(new Date(oooResumeAt(Date.UTC(2026, 11, 2), ny)!).toISOString()).toBe('2026-12-02T14:00:00.000Z');
+    // A window that opens at 00:00 (any time) resumes at the start of the return day.
+    expect(new Date(oooResumeAt(Date.UTC(2026, 5, 5), { ...target, zone: 'UTC', country: null })!).toISOString()).toBe('2026-06-05T00:00:00.000Z');
+  });
+
+  it('moves a return day that is not a sending day to the next one that is (weekend, holidays)', () => {
+    const berlin = { ...target, window: weekdays };
+    // Back Saturday 2026-12-05: Monday the 7th at 09:00 Berlin.
+    expect(new Date(oooResumeAt(Date.UTC(2026, 11, 5), berlin)!).toISOString()).toBe('2026-12-07T08:00:00.000Z');
+    // Back on Christmas Day in Germany: the 25th and 26th are holidays, the 27th a Sunday: Monday the 28th.
+    expect(new Date(oooResumeAt(Date.UTC(2026, 11, 25), berlin)!).toISOString()).toBe('2026-12-28T08:00:00.000Z');
+    // Thursday the 24th is a working day there: that day.
+    expect(new Date(oooResumeAt(Date.UTC(2026, 11, 24), berlin)!).toISOString()).toBe('2026-12-24T08:00:00.000Z');
+    expect(new Date(oooResumeAt(Date.UTC(2026, 11, 25), { ...berlin, skipHolidays: false })!).toISOString()).toBe('2026-12-25T08:00:00.000Z');
+  });
+
+  it('the company domain ignores free-mail hosts', () => {
     expect(companyDomain('x@Sub.Acme.test')).toBe('sub.acme.test');
+    expect(companyDomain('x@gmail.com')).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import { contextOf } from '../sequence/calendar/context.ts';
-import { addBusinessDays } from '../sequence/calendar/business-days.ts';
+import { nextSlotIn } from '../sequence/calendar/allowed.ts';
 import { DAY_MS } from '../sequence/calendar/civil.ts';
 import type { SendWindow } from '../sequence/calendar/index.ts';
 import { instantOfWall } from '../sequence/calendar/zone.ts';
@@ -18,7 +18,7 @@ import type { Classification } from './types.ts';
  * | bounce, hard (5.x.x)                    | bounce {hard}: bounced                    | failed recipients suppressed          |
  * | bounce, soft (4.x.x)                    | bounce {soft}: counted, bounced past max  | past max: suppressed (pipeline.ts)    |
  * | feedback (ARF complaint)                | unsubscribe                               | suppressed as a complaint             |
- * | auto_reply (out of office)              | out_of_office {return date + 1 business day} | default pause without a date       |
+ * | auto_reply (out of office)              | out_of_office {send window on the return day} | default pause without a date     |
  * | delivery_report, auto_generated, challenge | none (inbox only)                      |                                       |
  * | any of the above below the threshold    | pause 'needs review'                      | flagged for the review queue          |
  * | matching no enrollment                  | none (inbox only)                         | low confidence flagged for review     |
@@ -83,16 +83,18 @@ export function companyDomain(email: string): string | null {
 }
 
 /**
- * When an out-of-office enrollment resumes: the start of the first business day after the stated
- * return date, in the prospect's calendar (zone, send-window days, country's holidays). A person
- * back on Monday reads a backlog; Tuesday is when a follow-up is read. Null when the date cannot be
- * placed (the engine then applies the sequence's default pause).
+ * When an out-of-office enrollment resumes: the opening of the send window on the stated return
+ * day, in the prospect's calendar (zone, send-window days, country's holidays); when the return day
+ * is not a sending day (a weekend, a holiday), the next window that is. The return date is already
+ * the first day back ("until 1 December" is back on the 2nd: return-date.ts), so resuming a
+ * business day later, or at midnight, would let a day pass after the person is back. Null when the
+ * date cannot be placed (the engine then applies the sequence's default pause).
  */
 export function oooResumeAt(returnDate: number, t: Pick<EnrollmentTarget, 'zone' | 'window' | 'country' | 'region' | 'skipHolidays'>): number | null {
   try {
     const ctx = contextOf({ zone: t.zone, window: t.window, ...(t.country ? { country: t.country } : {}), ...(t.region ? { region: t.region } : {}), skipHolidays: t.skipHolidays, jitterMinutes: 0 });
     const day = Math.floor(returnDate / DAY_MS);
-    return instantOfWall(ctx.zone, addBusinessDays(ctx, day, 1) * DAY_MS, 'target');
+    return nextSlotIn(ctx, instantOfWall(ctx.zone, day * DAY_MS, 'target')).start;
   } catch {
     return null;
   }

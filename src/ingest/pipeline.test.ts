@@ -133,17 +133,17 @@ for (const backend of testBackends()) {
       expect(await suppressed(b.leadEmail)).toBe('hard_bounce');
     });
 
-    it('an out-of-office pauses until the return date plus one business day, or the default pause', async () => {
+    it('an out-of-office pauses until the send window opens on the return day, or the default pause', async () => {
       const a = send('lead5@acme.test');
       const b = send('lead6@acme.test');
-      // Back on Friday 2026-06-05: resumes Monday 2026-06-08 (the next business day).
-      verdicts.set('<ooo1@acme.test>', { label: 'auto_reply', confidence: 0.95, reason: 'out of office', rung: 'out_of_office', returnDate: Date.UTC(2026, 5, 5) });
+      // Back on Saturday 2026-06-06: the window (any hour) is open that day, so it resumes at its start.
+      verdicts.set('<ooo1@acme.test>', { label: 'auto_reply', confidence: 0.95, reason: 'out of office', rung: 'out_of_office', returnDate: Date.UTC(2026, 5, 6) });
       verdicts.set('<ooo2@acme.test>', { label: 'auto_reply', confidence: 0.95, reason: 'out of office', rung: 'out_of_office', returnDate: null });
       const mk = (x: typeof a, id: string) => replyMail({ from: x.leadEmail, to: 'rep@cadenza.test', inReplyTo: x.messageId, subject: `Out of office: ${x.subject}`, body: 'Away', messageId: id });
       await ingestBatch(deps, mb(), batch([{ raw: mk(a, '<ooo1@acme.test>') }, { raw: mk(b, '<ooo2@acme.test>') }]));
       const sa = await state(a.enrollmentId);
       expect(sa.state).toBe('paused');
-      expect(sa.due_at?.toISOString()).toBe('2026-06-08T00:00:00.000Z');
+      expect(sa.due_at?.toISOString()).toBe('2026-06-06T00:00:00.000Z');
       const sb = await state(b.enrollmentId);
       expect(sb.state).toBe('paused');
       expect(sb.due_at!.getTime()).toBe(clock.now() + 7 * 86_400_000);

@@ -142,7 +142,7 @@ describeMailBed('reply to stop through the real mail bed (sync role, IMAP IDLE)'
     expect(text).toContain(`cadenza_ingested_messages_total{label="human_reply"} ${REPLIES}`);
   }, 180_000);
 
-  it('a bounce from the corpora stops as bounced and suppresses; out-of-office pauses to the return date + 1 business day; an unsubscribe request unsubscribes', async (ctx) => {
+  it('a bounce from the corpora stops as bounced and suppresses; out-of-office pauses to the send window on the return day; an unsubscribe request unsubscribes', async (ctx) => {
     if (!existsSync(path.join(corpora, 'sisimai-labels.jsonl'))) return ctx.skip(`corpora not found at ../shared/corpora`);
     // A real DSN whose failed recipient the ladder reads, rewritten to one of our sends.
     const b = send(REPLIES);
@@ -185,7 +185,7 @@ describeMailBed('reply to stop through the real mail bed (sync role, IMAP IDLE)'
     expect((await ooo).report.messages.find((m) => m.messageId === oooId)).toMatchObject({ action: 'out_of_office', enrollmentId: o.enrollmentId });
     const so = await state(o.enrollmentId);
     expect(so.state).toBe('paused');
-    expect(so.due_at?.toISOString()).toBe('2026-12-08T00:00:00.000Z');
+    expect(so.due_at?.toISOString()).toBe('2026-12-07T00:00:00.000Z'); // back on Monday the 7th: the window opens at its start
 
     const u = send(REPLIES + 2);
     const unsubId = `<unsub-${tag}@prospects.test>`;

@@ -5,6 +5,7 @@ import { register as classify } from './commands/classify.ts';
 import { register as demo } from './commands/demo.ts';
 import { register as dns } from './commands/dns.ts';
 import { register as enroll } from './commands/enroll.ts';
+import { register as enrollments } from './commands/enrollments.ts';
 import { register as importCmd } from './commands/import.ts';
 import { register as keys } from './commands/keys.ts';
 import { register as mailbox } from './commands/mailbox.ts';
@@ -25,7 +26,7 @@ export function buildProgram(): Command {
     .option('--data-dir <dir>', 'folder of the embedded store (env CADENZA_DATA_DIR, default ./data)')
     .showHelpAfterError()
     .configureOutput({ outputError: (s, write) => write(s) });
-  for (const register of [start, migrate, importCmd, sequence, enroll, status, workspace, mailbox, keys, dns, classify, replyText, demo]) register(program);
+  for (const register of [start, migrate, importCmd, sequence, enroll, enrollments, status, workspace, mailbox, keys, dns, classify, replyText, demo]) register(program);
   return program;
 }
 

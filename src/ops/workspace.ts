@@ -9,17 +9,43 @@ export async function ensureDefaultWorkspace(store: Store, deps: { clock: Clock;
   const first = await store.db.selectFrom('workspace').select('id').orderBy('created_at').executeTakeFirst();
   if (first) return first.id;
   const id = newId(deps.clock.now(), deps.random);
-  await store.db.insertInto('workspace').values({ id, name: 'Default', time_zone: 'UTC' }).execute();
+  await store.db.insertInto('workspace').values({ id, name: DEFAULT_NAME, time_zone: 'UTC' }).execute();
   return id;
 }
 
-/** A workspace by id or name; without one, the only workspace (or the oldest). */
+const DEFAULT_NAME = 'Default';
+
+/**
+ * The workspace a fresh install made for itself (ensureDefaultWorkspace) while nobody has used it
+ * yet: named Default, with no member, mailbox, lead or sequence. Creating a first workspace of
+ * one's own takes its place instead of leaving two, as the web app's first-run setup does.
+ */
+export async function unusedDefaultWorkspace(store: Store): Promise<string | null> {
+  const all = await store.db.selectFrom('workspace').select(['id', 'name']).limit(2).execute();
+  if (all.length !== 1 || all[0]!.name !== DEFAULT_NAME) return null;
+  const id = all[0]!.id;
+  for (const table of ['app_user', 'mailbox', 'lead', 'sequence'] as const) {
+    if (await store.db.selectFrom(table).select('workspace_id').where('workspace_id', '=', id).limit(1).executeTakeFirst()) return null;
+  }
+  return id;
+}
+
+/**
+ * A workspace by id or name. Without one: the only workspace; with several, the command is
+ * refused with their names, since guessing would write into somebody else's workspace.
+ */
 export async function resolveWorkspace(store: Store, ref: string | undefined): Promise<{ id: string; name: string }> {
   const q = store.db.selectFrom('workspace').select(['id', 'name']).orderBy('created_at');
   if (!ref) {
-    const w = await q.executeTakeFirst();
-    if (!w) throw cadenzaError('NOT_FOUND', 'no workspace yet: run `cadenza migrate` or `cadenza start` once');
-    return w;
+    const all = await q.limit(21).execute();
+    if (all.length === 0) throw cadenzaError('NOT_FOUND', 'no workspace yet: run `cadenza migrate` or `cadenza start` once');
+    if (all.length > 1) {
+      const names = all.slice(0, 20).map((w) => `${w.name} (${w.id})`);
+      throw cadenzaError('CONFLICT', `there are several workspaces; name one with --workspace <id|name>: ${names.join(', ')}${all.length > 20 ? ', …' : ''}`, {
+        workspaces: all.slice(0, 20),
+      });
+    }
+    return all[0]!;
   }
   const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref);
   const rows = await (isUuid ? q.where('id', '=', ref) : q.where('name', '=', ref)).execute();

@@ -61,6 +61,25 @@ describe.each(testBackends())('the cadenza command on %s', { timeout: 240_000 },
     expect(status.json()).toMatchObject({ leads: 2, mailboxes: 1, sequences: 1, enrollments: { active: 2 } });
   });
 
+  it('lists enrollments with filters and shows one with its steps and journal', () => {
+    const run = (...args: string[]) => cadenza([...store, '--json', ...args], { cwd: dir });
+    const all = run('enrollments', 'list');
+    expect(all.code).toBe(0);
+    expect(all.json().items.map((e: { lead: string }) => e.lead).sort()).toEqual(['ann@a.test', 'bob@b.test']);
+    const one = run('enrollments', 'list', '--lead', 'ANN@a.test', '--state', 'active', '--sequence', 'outbound');
+    expect(one.json()).toMatchObject({ items: [{ lead: 'ann@a.test', sequence: 'outbound', state: 'active', nextStep: 'intro', waitingFor: 'timer' }], more: false });
+
+    const shown = run('enrollments', 'show', 'ann@a.test');
+    expect(shown.code).toBe(0);
+    expect(shown.json()).toMatchObject({ enrollment: { lead: 'ann@a.test', state: 'active' }, sends: [], events: [{ type: 'enrolled' }] });
+    const byId = cadenza([...store, 'enrollments', 'show', shown.json().enrollment.id], { cwd: dir });
+    expect(byId.stdout).toMatch(/ann@a\.test in outbound: active/);
+    expect(byId.stdout).toMatch(/next: intro, waiting for timer, due /);
+
+    const badState = cadenza([...store, 'enrollments', 'list', '--state', 'sleeping'], { cwd: dir });
+    expect([badState.code, badState.stderr]).toEqual([2, expect.stringMatching(/--state must be one of active, paused/)]);
+  });
+
   it('stores a mailbox password only encrypted, and rotates the master key', () => {
     const env = { CADENZA_MAILBOX_PASSWORD: 'pa55-word-never-logged' };
     const keyDir = join(dir, 'keys');
@@ -96,5 +115,21 @@ describe.each(testBackends())('the cadenza command on %s', { timeout: 240_000 },
     const help = cadenza(['enroll', '--help'], { cwd: dir });
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--sequence <key>/);
+  });
+
+  it('a first workspace takes the unused Default one; with several, a command without --workspace is refused with their names', () => {
+    const fresh = backend === 'postgres' ? store : ['--data-dir', join(dir, 'fresh')];
+    if (backend === 'pglite') {
+      const first = cadenza([...fresh, '--json', 'workspace', 'create', 'Acme', '--zone', 'Europe/Berlin'], { cwd: dir });
+      expect(first.json()).toMatchObject({ name: 'Acme', replaced: 'Default' });
+      expect(cadenza([...fresh, '--json', 'status'], { cwd: dir }).json()).toMatchObject({ workspace: { name: 'Acme' } });
+    }
+    // The shared store's Default workspace holds this file's leads: a new one is added beside it.
+    const second = cadenza([...store, '--json', 'workspace', 'create', 'Second'], { cwd: dir });
+    expect(second.json()).not.toHaveProperty('replaced');
+    const refused = cadenza([...store, 'status'], { cwd: dir });
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(/several workspaces; name one with --workspace <id\|name>: Default \(.*\), Second \(/);
+    expect(cadenza([...store, '--json', 'status', '--workspace', 'Second'], { cwd: dir }).json()).toMatchObject({ workspace: { name: 'Second' }, leads: 0 });
   });
 });

@@ -3,7 +3,7 @@ import { cadenzaError, type ErrorCode } from '../../common/errors.ts';
 import type { EngineEvent } from '../../sequence/model.ts';
 import { moveEnrollment, moveEnrollments, type MoveRefusal } from '../../sequence/move.ts';
 import { moveOffRemovedMailbox } from '../../mailbox/removal.ts';
-import type { Db } from '../../store/store.ts';
+import { selectEnrollments, type EnrollmentRow } from '../../sequence/enrollment-query.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -28,21 +28,9 @@ const enrollment = z
   })
   .meta({ id: 'Enrollment' });
 
-function select(db: Db, workspaceId: string) {
-  return db
-    .selectFrom('enrollment as e')
-    .innerJoin('lead as l', 'l.id', 'e.lead_id')
-    .innerJoin('sequence as s', 's.id', 'e.sequence_id')
-    .leftJoin('step as st', 'st.id', 'e.next_step_id')
-    .select([
-      'e.id', 'e.sequence_id', 's.name as sequence_name', 'e.lead_id', 'l.email as lead_email', 'e.mailbox_id', 'e.state', 'e.state_reason',
-      'e.waiting_for', 'st.key as next_step_key', 'e.due_at', 'e.time_zone', 'e.created_at', 'e.moved_to',
-    ])
-    .where('e.workspace_id', '=', workspaceId);
-}
+const select = selectEnrollments;
 
-type Row = Awaited<ReturnType<ReturnType<typeof select>['executeTakeFirstOrThrow']>>;
-const toEnrollment = (r: Row): z.output<typeof enrollment> => ({
+const toEnrollment = (r: EnrollmentRow): z.output<typeof enrollment> => ({
   id: r.id, sequenceId: r.sequence_id, sequenceName: r.sequence_name, leadId: r.lead_id, leadEmail: r.lead_email, mailboxId: r.mailbox_id,
   state: r.state, stateReason: r.state_reason, movedTo: r.moved_to, waitingFor: r.waiting_for, nextStepKey: r.next_step_key,
   dueAt: r.due_at?.toISOString() ?? null, timeZone: r.time_zone, createdAt: r.created_at.toISOString(),

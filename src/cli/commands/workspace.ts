@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
+import { unusedDefaultWorkspace } from '../../ops/workspace.ts';
 import { deps, globals, output, table, withStore } from '../context.ts';
 
 export function register(program: Command): void {
@@ -23,8 +24,15 @@ export function register(program: Command): void {
       const g = globals(cmd);
       if (!isValidZone(o.zone)) throw cadenzaError('UNKNOWN_TIME_ZONE', `unknown time zone '${o.zone}'`);
       await withStore(g, async (store) => {
+        const values = { name, time_zone: o.zone, country: o.country?.toUpperCase() ?? null };
+        const unused = await unusedDefaultWorkspace(store);
+        if (unused) {
+          await store.db.updateTable('workspace').set(values).where('id', '=', unused).execute();
+          output(g, { id: unused, name, replaced: 'Default' }, () => `workspace ${name} created (${unused}), in place of the unused Default workspace`);
+          return;
+        }
         const id = newId(deps.clock.now(), deps.random);
-        await store.db.insertInto('workspace').values({ id, name, time_zone: o.zone, country: o.country?.toUpperCase() ?? null }).execute();
+        await store.db.insertInto('workspace').values({ id, ...values }).execute();
         output(g, { id, name }, () => `workspace ${name} created (${id})`);
       });
     });

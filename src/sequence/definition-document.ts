@@ -18,7 +18,8 @@ export function formatDelay(d: Delay): string {
   return `${d.amount} ${unitText[d.unit]}`;
 }
 
-const stopRuleKeys = { onOutOfOffice: 'on_out_of_office', oooDefaultPauseDays: 'ooo_default_pause_days', onMeetingBooked: 'on_meeting_booked', maxSoftBounces: 'max_soft_bounces', stopCompanyOnReply: 'stop_company_on_reply' } as const;
+/** Each stop rule's name in the definition's model (camelCase) and in the file (snake_case). */
+export const stopRuleKeys = { onOutOfOffice: 'on_out_of_office', oooDefaultPauseDays: 'ooo_default_pause_days', onMeetingBooked: 'on_meeting_booked', maxSoftBounces: 'max_soft_bounces', stopCompanyOnReply: 'stop_company_on_reply' } as const;
 
 function stepDocument(s: StepDefinition): NonNullable<DefinitionDocument['steps']>[number] {
   const only = s.variants.length === 1 ? s.variants[0]! : undefined;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { definitionSchema, stepSchema, stopRulesSchema, type DefinitionDocument, type SequenceDefinition } from '../../sequence/definition.ts';
-import { formatDelay } from '../../sequence/definition-document.ts';
+import { formatDelay, stopRuleKeys } from '../../sequence/definition-document.ts';
 import { formatWindow } from '../../sequence/calendar/index.ts';
 
 /**
@@ -64,12 +64,10 @@ export type SequenceBody = z.output<typeof sequenceInput>;
 
 export const sequenceDetail = sequenceInput.extend({ id: z.uuid(), version: z.number().int() }).meta({ id: 'Sequence' });
 
-const ruleKeys = { onOutOfOffice: 'on_out_of_office', oooDefaultPauseDays: 'ooo_default_pause_days', onMeetingBooked: 'on_meeting_booked', maxSoftBounces: 'max_soft_bounces', stopCompanyOnReply: 'stop_company_on_reply' } as const;
-
 /** The body as a definition file would state it (validateDefinition then checks it as a file). */
 export function bodyToDocument(b: SequenceBody): DefinitionDocument {
   const stopRules: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(b.stopRules)) if (v !== undefined) stopRules[ruleKeys[k as keyof typeof ruleKeys]] = v;
+  for (const [k, v] of Object.entries(b.stopRules)) if (v !== undefined) stopRules[stopRuleKeys[k as keyof typeof stopRuleKeys]] = v;
   return {
     key: b.key,
     name: b.name,

@@ -36,7 +36,7 @@ const variantBody = z.object({ key: variant.key, subject: z.string().max(998).de
 export const stepBody = z.object({
   key: st.key,
   type: st.type,
-  delay: z.string().describe('e.g. "2 minutes", "3 days", "2 business days"'),
+  delay: z.string().max(100).default('0 minutes').describe('e.g. "2 minutes", "3 days", "2 business days"'),
   subject: z.string().max(998).default('').describe("An email step's first variant; '' in a later step: a reply in the thread"),
   body: z.string().max(100_000).default(''),
   variantKey: variant.key.default('a').describe("The first variant's key"),

@@ -5,6 +5,8 @@ import { templateProblems } from '../../sending/compose/template/validate.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
 import { loadDefinition } from '../../sequence/definition-document.ts';
+import { gapWarnings } from '../../sequence/gap-warnings.ts';
+import { poolGaps } from '../../ops/pacing-settings.ts';
 import { validateDefinition } from '../../sequence/definition.ts';
 import { enrollmentService } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -64,7 +66,13 @@ export const sequenceRoutes = [
     params: workspaceParams({}),
     body: sequenceInput,
     example: () => ({ body: { key: 'intro', name: 'Intro', window: 'Mon-Fri 09:00-17:00', steps: [{ key: 's1', type: 'email' as const, delay: '0 minutes', subject: 'Hi', body: 'Hello {{first_name}}', variants: [] }] } }),
-    response: z.object({ sequenceId: z.uuid(), created: z.boolean(), version: z.number().int(), replanned: z.number().int() }),
+    response: z.object({
+      sequenceId: z.uuid(),
+      created: z.boolean(),
+      version: z.number().int(),
+      replanned: z.number().int(),
+      warnings: z.array(z.string()).describe('E.g. a step delay shorter than the gap its mailboxes keep between sends (the send waits for the gap)'),
+    }),
     handler: async ({ ctx, ws, body }) => {
       const def = validateDefinition(bodyToDocument(body));
       const deps = { clock: ctx.clock, random: ctx.random };
@@ -72,7 +80,8 @@ export const sequenceRoutes = [
       const replanned = summary.created ? 0 : await enrollmentService(ctx).replanSequence(summary.sequenceId);
       // An edit (a shorter delay, a wider window, a paused sequence set active) may make steps due now.
       if (replanned > 0) ctx.workDue?.();
-      return { sequenceId: summary.sequenceId, created: summary.created, version: summary.version, replanned };
+      const warnings = gapWarnings(def, await poolGaps(ctx.store.db, ws.workspaceId, def.mailboxes));
+      return { sequenceId: summary.sequenceId, created: summary.created, version: summary.version, replanned, warnings };
     },
   }),
   defineRoute({

@@ -5,6 +5,8 @@ import { resolveWorkspace } from '../../ops/workspace.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { readDefinitionFile } from '../../sequence/definition.ts';
 import { loadDefinition, toDocument } from '../../sequence/definition-document.ts';
+import { gapWarnings } from '../../sequence/gap-warnings.ts';
+import { poolGaps } from '../../ops/pacing-settings.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
 
@@ -27,7 +29,9 @@ export function register(program: Command): void {
         const summary = await applyDefinition(store, deps, w.id, def);
         const replanned = summary.created ? 0 : await new EnrollmentService({ store, ...deps }).replanSequence(summary.sequenceId);
         if (replanned > 0) await nudgeRunning(store, 'enrollments');
-        const data = { ...summary, replanned };
+        const warnings = gapWarnings(def, await poolGaps(store.db, w.id, def.mailboxes));
+        for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+        const data = { ...summary, replanned, warnings };
         output(g, data, () =>
           [
             `sequence ${def.key} ${summary.created ? 'created' : `updated to version ${summary.version}`} (${summary.sequenceId})`,

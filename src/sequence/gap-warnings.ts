@@ -21,7 +21,7 @@ export function gapWarnings(def: Pick<SequenceDefinition, 'steps'>, gaps: Array<
     if (!short.length) return;
     const list = short.map((g) => `${g.email} (${fmt(g.gapMinutes[0])}-${fmt(g.gapMinutes[1])})`).join(', ');
     out.push(
-      `step ${s.key}: its delay (${s.delay.amount} ${s.delay.unit.replace('_', ' ')}) is shorter than the gap between two sends of ${list}; it will leave up to ${fmt(Math.max(...short.map((g) => g.gapMinutes[1])))} after the previous send. Shorten those mailboxes' gap (cadenza mailbox set EMAIL --gap-min 30s --gap-max 90s) or lengthen the delay.`,
+      `step ${s.key}: its delay (${s.delay.amount} ${s.delay.unit.replace('_', ' ')}) is shorter than the gap between two sends of ${list}; it will leave up to ${fmt(Math.max(...short.map((g) => g.gapMinutes[1])))} after the previous send. Lengthen the delay, or shorten the gap (cadenza mailbox set EMAIL --gap 30s-60s; cadenza workspace pacing --gap … for every mailbox).`,
     );
   });
   return out;

@@ -45,7 +45,7 @@ const variantSchema = z.object({
   weight: z.number().int().min(0).max(1000).default(1),
 });
 
-const stepSchema = z
+export const stepSchema = z
   .object({
     key,
     type: z.enum(['email', 'call', 'manual', 'wait']),
@@ -59,7 +59,7 @@ const stepSchema = z
   })
   .strict();
 
-const stopRulesSchema = z
+export const stopRulesSchema = z
   .object({
     on_out_of_office: z.enum(['pause', 'ignore']).optional(),
     ooo_default_pause_days: z.number().int().min(1).max(90).optional(),
@@ -70,7 +70,8 @@ const stopRulesSchema = z
   })
   .strict();
 
-const sequenceSchema = z
+/** The definition file's schema; the API's sequence body is derived from it (api/routes/sequence-body.ts). */
+export const definitionSchema = z
   .object({
     key,
     name: z.string().min(1).max(200),
@@ -86,6 +87,9 @@ const sequenceSchema = z
     steps: z.array(stepSchema).min(1).max(50),
   })
   .strict();
+
+/** A definition as a file states it (before defaults and normalisation). */
+export type DefinitionDocument = z.input<typeof definitionSchema>;
 
 export interface StepDefinition {
   key: string;
@@ -108,9 +112,14 @@ export interface SequenceDefinition {
   steps: StepDefinition[];
 }
 
+/** An empty or blank subject is no subject (a follow-up in the thread): the same in a file and in the editor. */
+function subjectOf(s: string | undefined): string | null {
+  return s !== undefined && s.trim() !== '' ? s : null;
+}
+
 /** Validates a parsed definition; every problem is reported at once, with its path. */
 export function validateDefinition(input: unknown): SequenceDefinition {
-  const r = sequenceSchema.safeParse(input);
+  const r = definitionSchema.safeParse(input);
   if (!r.success) {
     const problems = r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     throw cadenzaError('INVALID_INPUT', `invalid sequence definition:\n  ${problems.join('\n  ')}`, { problems });
@@ -133,12 +142,12 @@ export function validateDefinition(input: unknown): SequenceDefinition {
     if (s.type === 'email') {
       if (s.variants?.length) {
         if (s.body !== undefined) problems.push(`${where}: give either body or variants, not both`);
-        variants = s.variants.map((v) => ({ key: v.key, subject: v.subject ?? null, body: v.body, weight: v.weight }));
+        variants = s.variants.map((v) => ({ key: v.key, subject: subjectOf(v.subject), body: v.body, weight: v.weight }));
         if (new Set(variants.map((v) => v.key)).size !== variants.length) problems.push(`${where}: duplicate variant key`);
       } else if (!s.body) {
         problems.push(`${where}: an email step needs a body (or variants)`);
       } else {
-        variants = [{ key: 'a', subject: s.subject ?? null, body: s.body, weight: 1 }];
+        variants = [{ key: 'a', subject: subjectOf(s.subject), body: s.body, weight: 1 }];
       }
       if (i === 0 && variants.some((v) => !v.subject)) problems.push(`${where}: the first email needs a subject`);
       // Template syntax and unknown variables are caught here, at apply time, not at send time.
@@ -152,8 +161,9 @@ export function validateDefinition(input: unknown): SequenceDefinition {
       delay,
       variants,
       config: {
-        ...(s.title !== undefined ? { title: s.title } : {}),
-        ...(s.notes !== undefined ? { notes: s.notes } : {}),
+        // An empty title or note is none (the task then takes its default title), as for subjects.
+        ...(s.title?.trim() ? { title: s.title } : {}),
+        ...(s.notes?.trim() ? { notes: s.notes } : {}),
         ...(s.wait_for_task !== undefined ? { waitForTask: s.wait_for_task } : {}),
       },
     });

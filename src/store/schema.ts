@@ -34,9 +34,12 @@ export interface MailboxTable {
   email: string;
   display_name: string | null;
   provider: 'smtp_imap' | 'gmail' | 'graph';
-  daily_cap: Generated<number>;
+  /** null: the workspace's default (settings.mailboxCaps.dailyCap), else 30 (migration 0022). */
+  daily_cap: number | null;
+  /** null: the workspace's default, else none. */
   hourly_cap: number | null;
-  ramp: DefaultJson;
+  /** null: the workspace's default, else none; {} is an explicit "no ramp". */
+  ramp: ColumnType<Record<string, unknown> | null, string | Record<string, unknown> | null | undefined, string | Record<string, unknown> | null>;
   ramp_started_at: Timestamp | null;
   health: Generated<'ok' | 'warning' | 'paused' | 'error'>;
   health_reason: string | null;

@@ -116,6 +116,39 @@ describe.each(testBackends())('the cadenza command on %s', { timeout: 240_000 },
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--sequence <key>/);
   });
+  // Issue 10: pacing settable from the CLI, per workspace and per mailbox; apply warns about a
+  // delay its mailboxes' gap would stretch; export gives back every field of the definition.
+  it('sets pacing per workspace and per mailbox, warns on a delay under the gap, and exports the whole definition', () => {
+    const paceDir = join(dir, 'pace');
+    const run = (...args: string[]) => cadenza([...store, '--data-dir', paceDir, '--json', ...args], { cwd: dir });
+    const ws = run('workspace', 'pacing', '--daily-cap', '40', '--human-timing', 'off', '--days', 'mon-sat');
+    expect(ws.code, ws.stderr).toBe(0);
+    expect(ws.json().effective).toMatchObject({ dailyCap: 40, dayJitterMinutes: 0, lunch: null, pickupMinutes: 0, spreadDay: false, workDays: [1, 2, 3, 4, 5, 6] });
+    const add = run('mailbox', 'add', 'pacer@acme.com', '--hourly-cap', '20', '--hours', '08:00-18:00', '--ramp', '5:3:30');
+    expect(add.code, add.stderr).toBe(0);
+    const shown = run('mailbox', 'set', 'pacer@acme.com');
+    expect(shown.json().effective).toMatchObject({ dailyCap: 40, hourlyCap: 20, ramp: { start: 5, step: 3, target: 30 }, dayStart: '08:00', dayEnd: '18:00', gapMinutes: [8, 15], workDays: [1, 2, 3, 4, 5, 6] });
+
+    const file = join(dir, 'quick.yaml');
+    writeFileSync(file, 'key: quick\nname: Quick\nholidays: false\ntrack_clicks: true\nstop_rules: { max_soft_bounces: 5 }\nmailboxes: [pacer@acme.com]\nsteps:\n  - { key: one, type: email, subject: Hi, body: Hello }\n  - { key: two, type: email, delay: 2 minutes, body: Again }\n');
+    const applied = run('sequence', 'apply', file);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stderr).toMatch(/warning: step two: .*2 minutes.*pacer@acme\.com \(8 min-15 min\)/);
+    expect(applied.json().warnings).toHaveLength(1);
+
+    const set = run('mailbox', 'set', 'pacer@acme.com', '--gap-min', '30s', '--gap-max', '90s');
+    expect(set.json().effective.gapMinutes).toEqual([0.5, 1.5]);
+    expect(run('sequence', 'apply', file).json().warnings).toEqual([]);
+    const bad = cadenza([...store, '--data-dir', paceDir, 'mailbox', 'set', 'pacer@acme.com', '--gap', '2m-1m'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/minimum may not be larger than the maximum/);
+
+    const exported = cadenza([...store, '--data-dir', paceDir, 'sequence', 'export', 'quick'], { cwd: dir });
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toMatch(/holidays: false/);
+    expect(exported.stdout).toMatch(/track_clicks: true/);
+    expect(exported.stdout).toMatch(/max_soft_bounces: 5/);
+  });
 
   it('a first workspace takes the unused Default one; with several, a command without --workspace is refused with their names', () => {
     const fresh = backend === 'postgres' ? store : ['--data-dir', join(dir, 'fresh')];

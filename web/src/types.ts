@@ -59,11 +59,26 @@ export interface StepDraft {
   key: string;
   type: 'email' | 'call' | 'manual' | 'wait';
   delay: string;
+  /** An email step's first variant: its subject, body, key and weight. */
   subject: string;
   body: string;
-  title: string;
-  /** Other variants of an email step (A/B), sent by weight against the first (weight 1). */
+  variantKey?: string;
+  weight?: number;
+  title?: string;
+  notes?: string;
+  /** A call or manual step: the sequence waits until the task is done (default true). */
+  waitForTask?: boolean;
+  /** Other variants of an email step (A/B), sent by weight against the first. */
   variants: { key: string; subject: string; body: string; weight: number }[];
+}
+
+/** Set rules only; an unset rule takes its default (src/sequence/model.ts defaultStopRules). */
+export interface StopRules {
+  onOutOfOffice?: 'pause' | 'ignore';
+  oooDefaultPauseDays?: number;
+  onMeetingBooked?: 'finish' | 'continue';
+  maxSoftBounces?: number;
+  stopCompanyOnReply?: boolean;
 }
 
 export interface SequenceDetail {
@@ -74,8 +89,15 @@ export interface SequenceDetail {
   window: string;
   /** A random delay of up to this many minutes on each send, so sends do not fall on the minute. */
   jitterMinutes: number;
+  /** Skip the lead's public holidays. */
+  holidays: boolean;
+  trackOpens: boolean;
+  trackClicks: boolean;
+  stopRules: StopRules;
   mailboxes: string[];
   steps: StepDraft[];
+  /** From PUT: e.g. a step delay shorter than its mailboxes' gap between sends. */
+  warnings?: string[];
 }
 
 export interface EnrollResult {

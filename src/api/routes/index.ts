@@ -9,6 +9,7 @@ import { invitationRoutes } from './invitations.ts';
 import { leadImportRoutes } from './lead-imports.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
+import { pacingRoutes } from './pacing.ts';
 import { memberRoutes } from './members.ts';
 import { sequenceRoutes } from './sequences.ts';
 import { suppressionRoutes } from './suppressions.ts';
@@ -29,6 +30,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...apiKeyRoutes,
   ...webhookRoutes,
   ...mailboxRoutes,
+  ...pacingRoutes,
   ...leadRoutes,
   ...leadImportRoutes,
   ...sequenceRoutes,

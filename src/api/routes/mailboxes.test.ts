@@ -31,7 +31,7 @@ describe.each(testBackends())('mailbox routes (%s)', (backend) => {
     expect(r.body).not.toContain('app password 1');
     const row = await h.store.db.selectFrom('mailbox').select(['settings']).where('id', '=', m.id).executeTakeFirstOrThrow();
     expect(JSON.stringify(row.settings)).not.toContain('app password 1');
-    expect((row.settings as { pacing: unknown }).pacing).toEqual({ workDays: [1, 2, 3, 4, 5, 6, 7], dayStart: '00:00', dayEnd: '23:59', dayJitterMinutes: 0, lunch: null, pickupMinutes: 0 });
+    expect((row.settings as { pacing: unknown }).pacing).toEqual({ workDays: [1, 2, 3, 4, 5, 6, 7], dayStart: '00:00', dayEnd: '23:59', dayJitterMinutes: 0, lunch: null, pickupMinutes: 0, spreadDay: false });
     expect(await h.ctx.vault!.get(m.id)).toEqual({ kind: 'password', username: 'rep@mail.test', password: 'app password 1' });
     expect((await b.call('GET', `${base}/mailboxes`)).json().mailboxes).toEqual([m]);
   });

@@ -4,7 +4,8 @@ import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import { testConnection, type ImapCheck, type SmtpCheck } from '../../mailbox/imap/test-connection.ts';
 import { parseMailboxSettings } from '../../mailbox/settings.ts';
-import { dailyCapOn, parseRamp } from '../../sending/pacing/ramp.ts';
+import { dailyCapOn } from '../../sending/pacing/ramp.ts';
+import { effectiveCaps } from '../../sending/pacing/mailbox.ts';
 import { resolvePacingSettings } from '../../sending/pacing/settings.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import type { ApiContext } from '../context.ts';
@@ -47,11 +48,11 @@ function localDay(ms: number, zone: string): number {
 
 async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: string): Promise<z.output<typeof mailboxBody>[]> {
   const now = ctx.clock.now();
-  const ws = await ctx.store.db.selectFrom('workspace').select('time_zone').where('id', '=', workspaceId).executeTakeFirstOrThrow();
+  const ws = await ctx.store.db.selectFrom('workspace').select(['time_zone', 'settings']).where('id', '=', workspaceId).executeTakeFirstOrThrow();
   let q = ctx.store.db
     .selectFrom('mailbox as m')
     .leftJoin('mailbox_sync as s', 's.mailbox_id', 'm.id')
-    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 's.last_error'])
+    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.hourly_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 's.last_error'])
     .where('m.workspace_id', '=', workspaceId)
     .where('m.removed_at', 'is', null)
     .orderBy('m.email');
@@ -67,13 +68,14 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
       .where('mailbox_id', '=', m.id)
       .where('claimed_at', '>=', dayStart)
       .executeTakeFirstOrThrow();
-    const ramp = parseRamp(m.ramp);
+    // The mailbox's own caps, its workspace's defaults for those it does not set (pacing-patch.ts).
+    const { dailyCap, ramp } = effectiveCaps(m, ws.settings);
     const started = new Date(m.ramp_started_at ?? m.created_at).getTime();
     const startDay = localDay(started, zone);
     const today = localDay(now, zone);
     let progress: { day: number; days: number } | null = null;
     if (ramp && ramp.step > 0) {
-      const top = Math.min(m.daily_cap, ramp.target ?? m.daily_cap);
+      const top = Math.min(dailyCap, ramp.target ?? dailyCap);
       const days = Math.max(1, Math.ceil((top - ramp.start) / ramp.step) + 1);
       const day = today - startDay + 1;
       if (day <= days) progress = { day, days };
@@ -85,8 +87,8 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
       provider: m.provider,
       health: m.health,
       healthReason: m.health_reason,
-      dailyCap: m.daily_cap,
-      todayCap: dailyCapOn(m.daily_cap, ramp, startDay, today),
+      dailyCap,
+      todayCap: dailyCapOn(dailyCap, ramp, startDay, today),
       sentToday: Number(sent.n),
       ramp: progress,
       syncError: m.last_error,
@@ -96,7 +98,7 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
 }
 
 /** A member changes their own mailboxes; admins and owners any mailbox of the workspace. */
-async function ownMailbox(ctx: ApiContext, ws: WorkspaceAccess, mailboxId: string): Promise<void> {
+export async function ownMailbox(ctx: ApiContext, ws: WorkspaceAccess, mailboxId: string): Promise<void> {
   const m = await ctx.store.db.selectFrom('mailbox').select('user_id').where('id', '=', mailboxId).where('workspace_id', '=', ws.workspaceId).where('removed_at', 'is', null).executeTakeFirst();
   if (!m) throw cadenzaError('NOT_FOUND', 'no such mailbox in this workspace');
   if (!roleAtLeast(ws.role, 'admin') && (ws.userId === null || m.user_id !== ws.userId)) {
@@ -162,7 +164,7 @@ export const mailboxRoutes = [
           workDays: z.array(z.number().int().min(1).max(7)).min(1).describe('ISO weekdays, 1 = Monday'),
           start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'),
           end: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'),
-          humanTiming: z.boolean().default(true).describe('Jitter the day, take a lunch break and pick up due sends after a few minutes, as a person would'),
+          humanTiming: z.boolean().default(true).describe('Jitter the day, take a lunch break, pick up due sends after a few minutes and spread a quiet day, as a person would'),
         })
         .optional()
         .describe("When the mailbox sends, in its time zone (default Mon-Fri about 08:40-17:20 with human timing)"),
@@ -187,7 +189,7 @@ export const mailboxRoutes = [
           workDays: wh.workDays,
           dayStart: wh.start,
           dayEnd: wh.end,
-          ...(wh.humanTiming ? {} : { dayJitterMinutes: 0, lunch: null, pickupMinutes: 0 }),
+          ...(wh.humanTiming ? {} : { dayJitterMinutes: 0, lunch: null, pickupMinutes: 0, spreadDay: false }),
         };
         resolvePacingSettings(undefined, pacing, 'workingHours'); // a day too short is refused here, not at the first send
         settings.pacing = pacing;

@@ -39,9 +39,10 @@ describe.each(testBackends())('sequence routes (%s)', (backend) => {
     const got = (await b.call('GET', `${base}/sequences/${sequenceId}`)).json();
     expect(got).toMatchObject({ key: 'intro', name: 'Intro', status: 'active', jitterMinutes: 10, mailboxes: [] });
     expect(got.window).toMatch(/^Mon-Fri 09:00-17:00/);
+    const { title: _none, ...email } = steps[0]!;
     expect(got.steps).toEqual([
-      { ...steps[0], delay: '0 minutes' },
-      { ...steps[1], delay: '2 business days' },
+      { ...email, delay: '0 minutes', variantKey: 'a', weight: 1 },
+      { ...steps[1], delay: '2 business days', variantKey: 'a', weight: 1 },
     ]);
     const again = (await b.call('PUT', `${base}/sequences`, { ...got, name: 'Intro v2' })).json();
     expect(again).toMatchObject({ sequenceId, created: false, version: 2 });

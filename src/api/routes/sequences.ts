@@ -4,40 +4,15 @@ import { renderEmail } from '../../sending/compose/template/render.ts';
 import { templateProblems } from '../../sending/compose/template/validate.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
-import { formatWindow, parseWindow } from '../../sequence/calendar/index.ts';
+import { loadDefinition } from '../../sequence/definition-document.ts';
+import { gapWarnings } from '../../sequence/gap-warnings.ts';
+import { poolGaps } from '../../ops/pacing-settings.ts';
 import { validateDefinition } from '../../sequence/definition.ts';
 import { enrollmentService } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+import { bodyToDocument, definitionToBody, sequenceDetail, sequenceInput } from './sequence-body.ts';
 
 const status = z.enum(['draft', 'active', 'paused', 'archived']);
-
-const variantBody = z.object({ key: z.string(), subject: z.string(), body: z.string(), weight: z.number().int().min(0).max(1000) });
-
-const stepBody = z.object({
-  key: z.string(),
-  type: z.enum(['email', 'call', 'manual', 'wait']),
-  delay: z.string().describe('e.g. "0 minutes", "3 days", "2 business days"'),
-  subject: z.string().describe("An email step's first variant (key 'a')"),
-  body: z.string(),
-  title: z.string(),
-  variants: z.array(variantBody).max(10).default([]).describe("An email step's other variants (A/B tests), sent by weight against variant 'a' (weight 1)"),
-});
-
-const sequenceInput = z.object({
-  key: z.string().min(1).max(64),
-  name: z.string().min(1).max(200),
-  status: status.default('active'),
-  window: z.string().min(1).max(200).describe("Lead's local send window, e.g. 'Mon-Fri 09:00-17:00' or 'any'"),
-  jitterMinutes: z.number().int().min(0).max(240).optional().describe('Random delay added to each send (default 45)'),
-  mailboxes: z.array(z.string()).max(200).default([]),
-  steps: z.array(stepBody).min(1).max(50),
-});
-
-const sequenceDetail = sequenceInput
-  .extend({ id: z.uuid(), jitterMinutes: z.number().int() })
-  .meta({ id: 'Sequence' });
-
-const unitText = { minutes: 'minutes', hours: 'hours', days: 'days', business_days: 'business days' } as const;
 
 export const sequenceRoutes = [
   defineRoute({
@@ -71,85 +46,42 @@ export const sequenceRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/sequences/:sequenceId',
-    summary: 'A sequence as the editor shows it: settings, mailbox pool, and each step with its first variant',
+    summary: 'A sequence with every field of its definition (as `cadenza sequence export` writes it): settings, stop rules, tracking, mailbox pool, steps and variants',
     tags: ['sequences'],
     access: { workspace: 'member' },
     params: workspaceParams({ sequenceId: z.uuid() }),
     response: sequenceDetail,
     handler: async ({ ctx, ws, params }) => {
-      const db = ctx.store.db;
-      const s = await db.selectFrom('sequence').selectAll().where('workspace_id', '=', ws.workspaceId).where('id', '=', params.sequenceId).executeTakeFirst();
-      if (!s) throw cadenzaError('NOT_FOUND', 'no such sequence');
-      const steps = await db.selectFrom('step').selectAll().where('sequence_id', '=', s.id).where('archived_at', 'is', null).orderBy('position').execute();
-      const variants = steps.length
-        ? await db.selectFrom('variant').selectAll().where('step_id', 'in', steps.map((x) => x.id)).where('archived_at', 'is', null).orderBy('created_at').orderBy('key').execute()
-        : [];
-      const mailboxes = await db
-        .selectFrom('sequence_mailbox as sm')
-        .innerJoin('mailbox as m', 'm.id', 'sm.mailbox_id')
-        .select('m.email')
-        .where('sm.sequence_id', '=', s.id)
-        .execute();
-      const settings = (s.settings ?? {}) as { jitterMinutes?: number };
-      return {
-        id: s.id,
-        key: s.key,
-        name: s.name,
-        status: s.status,
-        window: formatWindow(parseWindow(s.send_window as string)),
-        jitterMinutes: settings.jitterMinutes ?? 45,
-        mailboxes: mailboxes.map((m) => m.email),
-        steps: steps.map((st) => {
-          const [v, ...others] = variants.filter((x) => x.step_id === st.id);
-          const config = (st.config ?? {}) as { title?: string };
-          return {
-            key: st.key,
-            type: st.kind,
-            delay: `${st.delay_amount} ${unitText[st.delay_unit]}`,
-            subject: v?.subject ?? '',
-            body: v?.body ?? '',
-            title: config.title ?? '',
-            variants: others.map((o) => ({ key: o.key, subject: o.subject ?? '', body: o.body, weight: o.weight })),
-          };
-        }),
-      };
+      const def = await loadDefinition(ctx.store.db, ws.workspaceId, params.sequenceId);
+      if (!def) throw cadenzaError('NOT_FOUND', 'no such sequence');
+      return definitionToBody(def);
     },
   }),
   defineRoute({
     method: 'PUT',
     url: '/api/workspaces/:workspaceId/sequences',
-    summary: 'Create or update a sequence by key (steps matched by key; running enrollments re-planned)',
+    summary: 'Create or replace a sequence by key, as `cadenza sequence apply` does (steps matched by key; running enrollments re-planned; a field left out takes its default)',
     tags: ['sequences'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
     body: sequenceInput,
-    example: () => ({ body: { key: 'intro', name: 'Intro', window: 'Mon-Fri 09:00-17:00', steps: [{ key: 's1', type: 'email' as const, delay: '0 minutes', subject: 'Hi', body: 'Hello {{first_name}}', title: '', variants: [] }] } }),
-    response: z.object({ sequenceId: z.uuid(), created: z.boolean(), version: z.number().int(), replanned: z.number().int() }),
+    example: () => ({ body: { key: 'intro', name: 'Intro', window: 'Mon-Fri 09:00-17:00', steps: [{ key: 's1', type: 'email' as const, delay: '0 minutes', subject: 'Hi', body: 'Hello {{first_name}}', variants: [] }] } }),
+    response: z.object({
+      sequenceId: z.uuid(),
+      created: z.boolean(),
+      version: z.number().int(),
+      replanned: z.number().int(),
+      warnings: z.array(z.string()).describe('E.g. a step delay shorter than the gap its mailboxes keep between sends (the send waits for the gap)'),
+    }),
     handler: async ({ ctx, ws, body }) => {
-      const def = validateDefinition({
-        key: body.key,
-        name: body.name,
-        status: body.status,
-        window: body.window,
-        ...(body.jitterMinutes !== undefined ? { jitter_minutes: body.jitterMinutes } : {}),
-        mailboxes: body.mailboxes.map((m) => m.toLowerCase()),
-        steps: body.steps.map((s) => ({
-          key: s.key,
-          type: s.type,
-          delay: s.delay,
-          ...(s.type === 'email' && s.variants.length === 0 ? { ...(s.subject.trim() ? { subject: s.subject } : {}), body: s.body } : {}),
-          ...(s.type === 'email' && s.variants.length > 0
-            ? { variants: [{ key: 'a', subject: s.subject, body: s.body }, ...s.variants].map((v) => ({ key: v.key, ...(v.subject.trim() ? { subject: v.subject } : {}), body: v.body, ...('weight' in v ? { weight: v.weight } : {}) })) }
-            : {}),
-          ...(s.type === 'call' || s.type === 'manual' ? { title: s.title || (s.type === 'call' ? 'Call' : 'Manual step') } : {}),
-        })),
-      });
+      const def = validateDefinition(bodyToDocument(body));
       const deps = { clock: ctx.clock, random: ctx.random };
       const summary = await applyDefinition(ctx.store, deps, ws.workspaceId, def);
       const replanned = summary.created ? 0 : await enrollmentService(ctx).replanSequence(summary.sequenceId);
       // An edit (a shorter delay, a wider window, a paused sequence set active) may make steps due now.
       if (replanned > 0) ctx.workDue?.();
-      return { sequenceId: summary.sequenceId, created: summary.created, version: summary.version, replanned };
+      const warnings = gapWarnings(def, await poolGaps(ctx.store.db, ws.workspaceId, def.mailboxes));
+      return { sequenceId: summary.sequenceId, created: summary.created, version: summary.version, replanned, warnings };
     },
   }),
   defineRoute({

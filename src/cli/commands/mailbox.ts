@@ -9,18 +9,18 @@ import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { defaultPort, parseMailboxSettings } from '../../mailbox/settings.ts';
 import { registerConnect } from './mailbox-connect.ts';
 import { registerTest } from './mailbox-test.ts';
+import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } from '../pacing-flags.ts';
+import { patchMailboxPacing, readMailboxPacing } from '../../ops/pacing-settings.ts';
 
 const addSchema = z.object({
   email: z.string().email(),
   provider: z.enum(['smtp_imap', 'gmail', 'graph']),
-  dailyCap: z.coerce.number().int().min(0).max(10_000),
   zone: z.string().optional(),
 });
 
-interface AddOptions {
+interface AddOptions extends PacingFlags {
   workspace?: string;
   provider: string;
-  dailyCap: string;
   zone?: string;
   name?: string;
   smtpHost?: string;
@@ -68,6 +68,23 @@ export function register(program: Command): void {
   const mb = program.command('mailbox').description("reps' sending mailboxes: add, connect (Google, Microsoft) and list");
   registerConnect(mb);
   registerTest(mb);
+  addPacingOptions(
+    mb
+      .command('set <email>')
+      .description("change a mailbox's pacing (caps, ramp, gap, hours, days, lunch, human timing); without flags, show what is in force and where each setting comes from")
+      .option('--workspace <id|name>', 'workspace (default: the only one)'),
+  ).action(async (email: string, o: PacingFlags & { workspace?: string }, cmd: Command) => {
+    const g = globals(cmd);
+    const patch = patchFromFlags(o);
+    await withStore(g, async (store) => {
+      const w = await resolveWorkspace(store, o.workspace);
+      const m = await store.db.selectFrom('mailbox').select('id').where('workspace_id', '=', w.id).where('email', '=', email.toLowerCase()).where('removed_at', 'is', null).executeTakeFirst();
+      if (!m) throw cadenzaError('NOT_FOUND', `no mailbox ${email} in workspace ${w.name}`);
+      const view = patch ? await patchMailboxPacing(store, w.id, m.id, patch) : await readMailboxPacing(store.db, w.id, m.id);
+      if (patch) await nudgeRunning(store, 'mailboxes');
+      output(g, view, () => `${email.toLowerCase()}${patch ? ' updated' : ''}:\n${describePacing(view)}`);
+    });
+  });
   mb.command('list')
     .option('--workspace <id|name>', 'workspace (default: the only one)')
     .action(async (o: { workspace?: string }, cmd: Command) => {
@@ -78,11 +95,11 @@ export function register(program: Command): void {
         output(g, rows, () => table(rows));
       });
     });
-  mb.command('add <email>')
-    .description('register a mailbox')
+  const add = mb
+    .command('add <email>')
+    .description('register a mailbox (pacing flags as for `mailbox set`; unset ones follow the workspace: `cadenza workspace pacing`)')
     .option('--workspace <id|name>', 'workspace (default: the only one)')
     .option('--provider <p>', 'smtp_imap, gmail or graph', 'smtp_imap')
-    .option('--daily-cap <n>', 'most emails a day once ramped up', '30')
     .option('--zone <iana>', "the mailbox's time zone (fallback for leads without one)")
     .option('--name <display name>', 'the name recipients see')
     .option('--smtp-host <host>', 'SMTP submission server')
@@ -94,10 +111,11 @@ export function register(program: Command): void {
     .option('--username <user>', 'login name (default: the address)')
     .option('--password-stdin', 'read the password or app password from standard input (or set CADENZA_MAILBOX_PASSWORD)')
     .option('--no-server-saves-sent', 'the SMTP server does not file sent mail into Sent: Cadenza appends a copy over IMAP')
-    .option('--allow-self-signed', "accept the servers' self-signed certificates")
-    .action(async (email: string, o: AddOptions, cmd: Command) => {
+    .option('--allow-self-signed', "accept the servers' self-signed certificates");
+  addPacingOptions(add).action(async (email: string, o: AddOptions, cmd: Command) => {
       const g = globals(cmd);
-      const r = addSchema.safeParse({ email, provider: o.provider, dailyCap: o.dailyCap, zone: o.zone });
+      const patch = patchFromFlags(o);
+      const r = addSchema.safeParse({ email, provider: o.provider, zone: o.zone });
       if (!r.success) throw cadenzaError('INVALID_INPUT', r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
       if (r.data.zone && !isValidZone(r.data.zone)) throw cadenzaError('UNKNOWN_TIME_ZONE', `unknown time zone '${r.data.zone}'`);
       const settings = connectionSettings(o);
@@ -110,7 +128,7 @@ export function register(program: Command): void {
         await store.db.transaction().execute(async (tx) => {
           await tx
             .insertInto('mailbox')
-            .values({ id, workspace_id: w.id, email: r.data.email.toLowerCase(), display_name: o.name ?? null, provider: r.data.provider, daily_cap: r.data.dailyCap, time_zone: r.data.zone ?? null, settings: JSON.stringify(settings) })
+            .values({ id, workspace_id: w.id, email: r.data.email.toLowerCase(), display_name: o.name ?? null, provider: r.data.provider, time_zone: r.data.zone ?? null, settings: JSON.stringify(settings) })
             .execute()
             .catch((e: { code?: string }) => {
               if (e.code === '23505') throw cadenzaError('CONFLICT', `mailbox ${email} already exists`);
@@ -118,6 +136,7 @@ export function register(program: Command): void {
             });
           if (password) await vault.put(w.id, id, { kind: 'password', username: o.username ?? r.data.email, password }, tx);
         });
+        if (patch) await patchMailboxPacing(store, w.id, id, patch);
         await nudgeRunning(store, 'mailboxes');
         output(g, { id, email: r.data.email.toLowerCase(), credentials: password ? 'stored encrypted' : 'none' }, () => `mailbox ${r.data.email} added (${id})${password ? '; password stored encrypted' : ''}`);
       });

@@ -1,12 +1,17 @@
 import type { Command } from 'commander';
+import { stringify as stringifyYaml } from 'yaml';
+import { cadenzaError } from '../../common/errors.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { readDefinitionFile } from '../../sequence/definition.ts';
+import { loadDefinition, toDocument } from '../../sequence/definition-document.ts';
+import { gapWarnings } from '../../sequence/gap-warnings.ts';
+import { poolGaps } from '../../ops/pacing-settings.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
 
 export function register(program: Command): void {
-  const seq = program.command('sequence').description('sequences: apply a definition file, list');
+  const seq = program.command('sequence').description('sequences: apply a definition file, export one, list');
   seq
     .command('apply <file>')
     .description('create or update a sequence from a YAML or JSON definition (steps matched by key; running enrollments re-planned by the edit rule)')
@@ -24,7 +29,9 @@ export function register(program: Command): void {
         const summary = await applyDefinition(store, deps, w.id, def);
         const replanned = summary.created ? 0 : await new EnrollmentService({ store, ...deps }).replanSequence(summary.sequenceId);
         if (replanned > 0) await nudgeRunning(store, 'enrollments');
-        const data = { ...summary, replanned };
+        const warnings = gapWarnings(def, await poolGaps(store.db, w.id, def.mailboxes));
+        for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+        const data = { ...summary, replanned, warnings };
         output(g, data, () =>
           [
             `sequence ${def.key} ${summary.created ? 'created' : `updated to version ${summary.version}`} (${summary.sequenceId})`,
@@ -37,6 +44,22 @@ export function register(program: Command): void {
             .filter(Boolean)
             .join('\n'),
         );
+      });
+    });
+  seq
+    .command('export <key>')
+    .description('print a sequence as the definition file that would make it (YAML; --json for JSON): every setting, stop rule and step')
+    .option('--workspace <id|name>', 'workspace (default: the only one)')
+    .action(async (key: string, o: { workspace?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      await withStore(g, async (store) => {
+        const w = await resolveWorkspace(store, o.workspace);
+        const row = await store.db.selectFrom('sequence').select('id').where('workspace_id', '=', w.id).where('key', '=', key).executeTakeFirst();
+        const def = row && (await loadDefinition(store.db, w.id, row.id));
+        if (!def) throw cadenzaError('NOT_FOUND', `no sequence with key '${key}' in workspace ${w.name}`);
+        const { id: _id, version: _version, ...definition } = def;
+        const doc = toDocument(definition);
+        output(g, doc, () => stringifyYaml(doc).trimEnd());
       });
     });
   seq

@@ -2,11 +2,18 @@ import type { Command } from 'commander';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
+<<<<<<< HEAD
 import { unusedDefaultWorkspace } from '../../ops/workspace.ts';
 import { deps, globals, output, table, withStore } from '../context.ts';
+=======
+import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
+import { resolveWorkspace } from '../../ops/workspace.ts';
+import { patchWorkspacePacing, readWorkspacePacing } from '../../ops/pacing-settings.ts';
+import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } from '../pacing-flags.ts';
+>>>>>>> api/main
 
 export function register(program: Command): void {
-  const ws = program.command('workspace').description('workspaces: create and list');
+  const ws = program.command('workspace').description('workspaces: create, list, and the pacing defaults of their mailboxes');
   ws.command('list')
     .description('list workspaces')
     .action(async (_o, cmd: Command) => {
@@ -16,6 +23,21 @@ export function register(program: Command): void {
         output(g, rows, () => table(rows));
       });
     });
+  addPacingOptions(
+    ws
+      .command('pacing')
+      .description("the pacing defaults of the workspace's mailboxes (caps, ramp, gap, hours, days, lunch, human timing); without flags, show them")
+      .option('--workspace <id|name>', 'workspace (default: the only one)'),
+  ).action(async (o: PacingFlags & { workspace?: string }, cmd: Command) => {
+    const g = globals(cmd);
+    const patch = patchFromFlags(o);
+    await withStore(g, async (store) => {
+      const w = await resolveWorkspace(store, o.workspace);
+      const view = patch ? await patchWorkspacePacing(store, w.id, patch) : await readWorkspacePacing(store.db, w.id);
+      if (patch) await nudgeRunning(store, 'mailboxes');
+      output(g, view, () => `workspace ${w.name}${patch ? ' updated' : ''}:\n${describePacing(view)}`);
+    });
+  });
   ws.command('create <name>')
     .description('create a workspace')
     .option('--zone <iana>', 'default time zone for leads and mailboxes without one', 'UTC')

@@ -113,7 +113,7 @@ export class MailboxBucket {
     const mid = (p.gapMinMs + p.gapMaxMs) / 2;
     let hi = p.gapMaxMs;
     const left = this.cap(day) - k;
-    if (plan !== null && left > 0 && t < plan.end) {
+    if (p.spreadDay && plan !== null && left > 0 && t < plan.end) {
       const lunchLeft = plan.lunch && plan.lunch.end > t ? plan.lunch.end - Math.max(t, plan.lunch.start) : 0;
       const room = plan.end - t - lunchLeft;
       const spacing = room / (left + 0.5);

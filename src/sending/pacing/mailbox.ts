@@ -6,12 +6,13 @@
 import { cadenzaError } from '../../common/errors.ts';
 import { resolveZone } from '../../sequence/calendar/index.ts';
 import type { MailboxPacing } from './bucket.ts';
-import { parseRamp } from './ramp.ts';
+import { capsOf, resolveCaps, type CapOverrides, type MailboxCaps } from './pacing-patch.ts';
 import { compilePacing, resolvePacingSettings } from './settings.ts';
 
 export interface MailboxFields {
   id: string;
-  daily_cap: number;
+  /** null: inherited from the workspace (settings.mailboxCaps), see pacing-patch.ts. */
+  daily_cap: number | null;
   hourly_cap: number | null;
   ramp: unknown;
   ramp_started_at: Date | null;
@@ -32,18 +33,34 @@ function pacingOf(settings: unknown): unknown {
   return settings !== null && typeof settings === 'object' ? (settings as { pacing?: unknown }).pacing : undefined;
 }
 
+/** A workspace's defaults for its mailboxes' caps and ramp (`settings.mailboxCaps`). */
+export function workspaceCaps(settings: unknown, where = 'workspace'): CapOverrides {
+  const raw = settings !== null && typeof settings === 'object' ? (settings as { mailboxCaps?: unknown }).mailboxCaps : undefined;
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object') throw cadenzaError('INVALID_INPUT', `${where}: settings.mailboxCaps must be an object`, {});
+  return capsOf(raw as Record<string, unknown>, `${where} settings.mailboxCaps`);
+}
+
+/** A mailbox's own caps (its columns; null: inherited). */
+export function mailboxCaps(m: Pick<MailboxFields, 'id' | 'daily_cap' | 'hourly_cap' | 'ramp'>): CapOverrides {
+  return capsOf({ dailyCap: m.daily_cap, hourlyCap: m.hourly_cap, ramp: m.ramp }, `mailbox ${m.id}`);
+}
+
+/** The caps in force for a mailbox, its workspace's defaults filled in. */
+export function effectiveCaps(m: Pick<MailboxFields, 'id' | 'daily_cap' | 'hourly_cap' | 'ramp'>, wsSettings: unknown): MailboxCaps {
+  return resolveCaps(workspaceCaps(wsSettings), mailboxCaps(m));
+}
+
 export function toMailboxPacing(m: MailboxFields, ws: WorkspaceFields): MailboxPacing {
   const where = `mailbox ${m.id}`;
-  if (!Number.isInteger(m.daily_cap) || m.daily_cap < 0) throw cadenzaError('INVALID_INPUT', `${where}: daily_cap must be an integer >= 0`, { mailboxId: m.id });
+  if (m.daily_cap !== null && (!Number.isInteger(m.daily_cap) || m.daily_cap < 0)) throw cadenzaError('INVALID_INPUT', `${where}: daily_cap must be an integer >= 0`, { mailboxId: m.id });
   if (m.hourly_cap !== null && (!Number.isInteger(m.hourly_cap) || m.hourly_cap < 0)) {
     throw cadenzaError('INVALID_INPUT', `${where}: hourly_cap must be an integer >= 0`, { mailboxId: m.id });
   }
   return {
     id: m.id,
     zone: resolveZone({ mailbox: m.time_zone, workspace: ws.time_zone }).zone,
-    dailyCap: m.daily_cap,
-    hourlyCap: m.hourly_cap,
-    ramp: parseRamp(m.ramp, `${where} ramp`),
+    ...effectiveCaps(m, ws.settings),
     rampStartedAt: (m.ramp_started_at ?? m.created_at ?? null)?.getTime() ?? null,
     pacing: compilePacing(resolvePacingSettings(pacingOf(ws.settings), pacingOf(m.settings), `${where} settings.pacing`)),
   };

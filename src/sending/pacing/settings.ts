@@ -20,8 +20,14 @@ export interface PacingSettings {
   workDays: Weekday[];
   /** A lunch break, on a share of days; null: none. */
   lunch: LunchSettings | null;
-  /** A gap between two sends is drawn from [min, max] minutes (stretched on quiet days, see gap.ts). */
+  /** A gap between two sends is drawn from [min, max] minutes (fractions allowed: 0.5 is 30 s; stretched on quiet days unless spreadDay is false, see bucket.ts). */
   gapMinutes: [number, number];
+  /**
+   * On a day with more time than sends, stretch the gaps so the day's budget spreads over the
+   * working day (a cap of 30 over 8 hours: ~16 min apart). False keeps every gap within
+   * gapMinutes: what a minute-scale sequence needs (a 2-minute follow-up stays ~2 minutes).
+   */
+  spreadDay: boolean;
   /** Each day draws its ceiling of sends per rolling hour from [min, max] (and never above mailbox.hourly_cap). */
   hourlyCeiling: [number, number];
   /**
@@ -48,6 +54,7 @@ export const defaultPacingSettings: PacingSettings = {
   workDays: [1, 2, 3, 4, 5],
   lunch: { at: '12:15', jitterMinutes: 30, minutes: [30, 60], probability: 0.8 },
   gapMinutes: [8, 15],
+  spreadDay: true,
   hourlyCeiling: [6, 8],
   pickupMinutes: 4,
 };
@@ -62,6 +69,7 @@ export interface CompiledPacing {
   readonly lunch: { atMin: number; jitterMin: number; minMin: number; maxMin: number; probability: number } | null;
   readonly gapMinMs: number;
   readonly gapMaxMs: number;
+  readonly spreadDay: boolean;
   readonly hourlyMin: number;
   readonly hourlyMax: number;
   readonly pickupMs: number;
@@ -69,16 +77,18 @@ export interface CompiledPacing {
 
 const MINUTE_MS = 60_000;
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
-const hhmm = z.string().regex(HHMM, 'expected HH:MM (00:00-23:59)');
+const hhmm = z.string().regex(HHMM, 'expected HH:MM (00:00-23:59), e.g. 08:30');
 const minutes = (max: number) => z.number().finite().min(0).max(max);
 const range = (lo: number, max: number, int: boolean) =>
   z
     .tuple([int ? z.number().int().min(lo).max(max) : z.number().finite().min(lo).max(max), int ? z.number().int().min(lo).max(max) : z.number().finite().min(lo).max(max)])
-    .refine(([a, b]) => a <= b, 'expected [min, max] with min <= max');
+    .refine(([a, b]) => a <= b, 'expected [min, max]: the minimum may not be larger than the maximum');
 
 // Every field optional: a workspace or mailbox sets only what it changes. Unknown keys are an
 // error, so a typo ('gapMinute') is reported instead of silently ignored.
-const partialSchema = z.strictObject({
+export const MIN_GAP_MINUTES = 1 / 6;
+
+export const pacingOverridesSchema = z.strictObject({
   dayStart: hhmm.optional(),
   dayEnd: hhmm.optional(),
   dayJitterMinutes: minutes(120).optional(),
@@ -94,13 +104,17 @@ const partialSchema = z.strictObject({
       }),
     ])
     .optional(),
-  // A gap under a minute would be a burst; over a day it would never send twice a day.
-  gapMinutes: range(1, 1440, false).optional(),
+  // Down to 10 s, for minute-scale sequences (a test campaign, an internal drip); under that it
+  // would be a burst. Over a day it would never send twice a day.
+  gapMinutes: range(MIN_GAP_MINUTES, 1440, false).optional(),
+  spreadDay: z.boolean().optional(),
   hourlyCeiling: range(1, 1000, true).optional(),
   pickupMinutes: minutes(60).optional(),
 });
 
-type PartialPacing = z.infer<typeof partialSchema>;
+/** What a workspace or a mailbox sets in `settings.pacing`: any subset of the fields. */
+export type PacingOverrides = z.infer<typeof pacingOverridesSchema>;
+type PartialPacing = PacingOverrides;
 
 function toMinutes(t: string): number {
   return Number(t.slice(0, 2)) * 60 + Number(t.slice(3, 5));
@@ -112,7 +126,7 @@ function invalid(where: string, problems: string[], input: unknown): never {
 
 function parsePartial(raw: unknown, where: string): PartialPacing {
   if (raw === undefined || raw === null) return {};
-  const r = partialSchema.safeParse(raw);
+  const r = pacingOverridesSchema.safeParse(raw);
   if (!r.success) invalid(where, r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`), raw);
   return r.data;
 }
@@ -137,6 +151,7 @@ export function resolvePacingSettings(workspaceRaw: unknown, mailboxRaw: unknown
     workDays: ((mb.workDays ?? ws.workDays ?? defaultPacingSettings.workDays) as Weekday[]).slice().sort((a, b) => a - b),
     lunch,
     gapMinutes: (mb.gapMinutes ?? ws.gapMinutes ?? defaultPacingSettings.gapMinutes) as [number, number],
+    spreadDay: mb.spreadDay ?? ws.spreadDay ?? defaultPacingSettings.spreadDay,
     hourlyCeiling: (mb.hourlyCeiling ?? ws.hourlyCeiling ?? defaultPacingSettings.hourlyCeiling) as [number, number],
     pickupMinutes: mb.pickupMinutes ?? ws.pickupMinutes ?? defaultPacingSettings.pickupMinutes,
   };
@@ -167,6 +182,7 @@ export function compilePacing(s: PacingSettings): CompiledPacing {
       : null,
     gapMinMs: Math.round(s.gapMinutes[0] * MINUTE_MS),
     gapMaxMs: Math.round(s.gapMinutes[1] * MINUTE_MS),
+    spreadDay: s.spreadDay,
     hourlyMin: s.hourlyCeiling[0],
     hourlyMax: s.hourlyCeiling[1],
     pickupMs: Math.round(s.pickupMinutes * MINUTE_MS),

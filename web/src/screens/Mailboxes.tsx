@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiError, errorMessage, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
+import { PacingForm } from './PacingForm.tsx';
 import type { ConnectionReport, Mailbox } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, Meter, PageHeader, SubmitButton, TableHead } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
@@ -58,6 +59,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
     }
   };
   const [removing, setRemoving] = useState<Mailbox>();
+  const [pacingOf, setPacingOf] = useState<Mailbox>();
   const [notice, setNotice] = useState<string>();
   const [oauth] = useState(oauthOutcome);
   useEffect(() => {
@@ -150,6 +152,9 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
                           Pause
                         </button>
                       )}
+                      <button type="button" className="btn btn-quiet" onClick={() => setPacingOf(pacingOf?.id === m.id ? undefined : m)} aria-expanded={pacingOf?.id === m.id} aria-label={`Pacing of ${m.email}`}>
+                        Pacing
+                      </button>
                       <button type="button" className="btn btn-quiet" onClick={() => setRemoving(m)} aria-label={`Remove mailbox ${m.email}`}>
                         Remove
                       </button>
@@ -172,6 +177,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
           </tbody>
         </table>
       )}
+      {pacingOf && <PacingForm key={pacingOf.id} url={ws(workspaceId, `mailboxes/${pacingOf.id}/pacing`)} title={`Pacing of ${pacingOf.email}`} canEdit inheritsFrom="the workspace's pacing defaults (Settings)" />}
     </>
   );
 }

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
 import { navigate } from '../router.ts';
 import type { ScreenProps } from '../Shell.tsx';
-import type { EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft } from '../types.ts';
+import type { EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft, StopRules } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { SequenceEnrollments } from './MoveEnrollments.tsx';
@@ -79,7 +79,22 @@ const keyOf = (name: string) =>
     .slice(0, 64) || 'sequence';
 
 function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string | undefined }) {
-  const [seq, setSeq] = useState<SequenceDetail>({ id: '', key: '', name: '', status: 'active', window: 'Mon-Fri 09:00-17:00', jitterMinutes: 45, mailboxes: [], steps: [newStep(1)] });
+  // A new sequence starts from the definition file's defaults (src/sequence/definition.ts).
+  const [seq, setSeq] = useState<SequenceDetail>({
+    id: '',
+    key: '',
+    name: '',
+    status: 'active',
+    window: 'Mon-Fri 09:00-17:00',
+    jitterMinutes: 45,
+    holidays: true,
+    trackOpens: false,
+    trackClicks: false,
+    stopRules: {},
+    mailboxes: [],
+    steps: [newStep(1)],
+  });
+  const [warnings, setWarnings] = useState<string[]>([]);
   const [error, setError] = useState<string>();
   const [saved, setSaved] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -103,8 +118,12 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
     setSaved(undefined);
     try {
       const key = seq.key || keyOf(seq.name);
-      const r = await api<{ sequenceId: string; created: boolean }>('PUT', ws(workspaceId, 'sequences'), { ...seq, key });
+      // The whole definition goes back, every field GET gave (stop rules, holidays, tracking…): PUT
+      // replaces the sequence, and a field left out would take its default (issue 10).
+      const { id: _id, warnings: _w, ...definition } = seq;
+      const r = await api<{ sequenceId: string; created: boolean; warnings: string[] }>('PUT', ws(workspaceId, 'sequences'), { ...definition, key, steps: seq.steps.map(cleanStep) });
       setSeq({ ...seq, key, id: r.sequenceId });
+      setWarnings(r.warnings ?? []);
       setSaved(r.created ? 'Sequence created.' : 'Sequence saved; running enrollments follow the new steps.');
       if (!id) history.replaceState(null, '', `/sequences/${r.sequenceId}`);
     } catch (e) {
@@ -141,6 +160,19 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
               <Field label="Random delay per send (minutes)" hint="Spreads sends so they do not look scheduled; 0 sends on time.">
                 <input type="number" min={0} max={240} value={seq.jitterMinutes} onChange={(e) => setSeq({ ...seq, jitterMinutes: Number(e.target.value) })} />
               </Field>
+              <fieldset>
+                <legend>Calendar and tracking</legend>
+                <label className="check">
+                  <input type="checkbox" checked={seq.holidays} onChange={(e) => setSeq({ ...seq, holidays: e.target.checked })} /> Skip the lead's public holidays
+                </label>
+                <label className="check">
+                  <input type="checkbox" checked={seq.trackOpens} onChange={(e) => setSeq({ ...seq, trackOpens: e.target.checked })} /> Track opens (a pixel)
+                </label>
+                <label className="check">
+                  <input type="checkbox" checked={seq.trackClicks} onChange={(e) => setSeq({ ...seq, trackClicks: e.target.checked })} /> Track clicks (redirected links)
+                </label>
+              </fieldset>
+              <StopRulesFields rules={seq.stopRules} onChange={(stopRules) => setSeq({ ...seq, stopRules })} />
               <fieldset>
                 <legend>Sends from</legend>
                 {(mailboxes.data?.mailboxes ?? []).map((m) => (
@@ -236,10 +268,18 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
                   </>
                 )}
                 {(s.type === 'call' || s.type === 'manual') && (
-                  <Field label={`Step ${i + 1} task title`}>
-                    <input value={s.title} onChange={(e) => setStep(i, { title: e.target.value })} />
-                  </Field>
+                  <>
+                    <Field label={`Step ${i + 1} task title`}>
+                      <input value={s.title ?? ''} onChange={(e) => setStep(i, { title: e.target.value })} />
+                    </Field>
+                    <label className="check">
+                      <input type="checkbox" checked={s.waitForTask ?? true} onChange={(e) => setStep(i, { waitForTask: e.target.checked })} /> Step {i + 1}: wait until the task is done
+                    </label>
+                  </>
                 )}
+                <Field label={`Step ${i + 1} notes`} hint="For the person doing the step; not sent.">
+                  <textarea rows={2} value={s.notes ?? ''} onChange={(e) => setStep(i, { notes: e.target.value })} />
+                </Field>
               </li>
             ))}
           </ol>
@@ -252,6 +292,13 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
             </button>
           </div>
           <ErrorNote error={error} />
+          {warnings.length > 0 && (
+            <ul className="note note-warn" aria-label="Warnings">
+              {warnings.map((w) => (
+                <li key={w}>{w}</li>
+              ))}
+            </ul>
+          )}
           {saved && (
             <p className="note note-ok" role="status">
               {saved}
@@ -263,6 +310,51 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
         <Preview workspaceId={workspaceId} step={previewDraft(seq.steps[previewStep], previewVariant)} what={previewWhat(seq.steps[previewStep], previewStep, previewVariant)} leads={leads.data?.leads ?? []} />
       </div>
     </>
+  );
+}
+
+/** A step as PUT takes it: an empty title or note is none. */
+function cleanStep(s: StepDraft): StepDraft {
+  const { title, notes, ...rest } = s;
+  return { ...rest, ...(title?.trim() ? { title } : {}), ...(notes?.trim() ? { notes } : {}) };
+}
+
+/** The sequence's stop rules; 'Default' leaves a rule unset (the server's default applies). */
+function StopRulesFields({ rules, onChange }: { rules: StopRules; onChange: (r: StopRules) => void }) {
+  const set = <K extends keyof StopRules>(k: K, v: StopRules[K] | undefined) => {
+    const next = { ...rules };
+    if (v === undefined) delete next[k];
+    else next[k] = v;
+    onChange(next);
+  };
+  const num = (v: string) => (v.trim() === '' ? undefined : Number(v));
+  return (
+    <fieldset className="stack">
+      <legend>Stop rules</legend>
+      <Field label="On an out-of-office reply">
+        <select value={rules.onOutOfOffice ?? ''} onChange={(e) => set('onOutOfOffice', (e.target.value || undefined) as StopRules['onOutOfOffice'])}>
+          <option value="">Default (pause until the return date)</option>
+          <option value="pause">Pause until the return date</option>
+          <option value="ignore">Ignore</option>
+        </select>
+      </Field>
+      <Field label="Out-of-office pause without a return date (days)" hint="Empty: 7.">
+        <input type="number" min={1} max={90} value={rules.oooDefaultPauseDays ?? ''} onChange={(e) => set('oooDefaultPauseDays', num(e.target.value))} />
+      </Field>
+      <Field label="On a booked meeting">
+        <select value={rules.onMeetingBooked ?? ''} onChange={(e) => set('onMeetingBooked', (e.target.value || undefined) as StopRules['onMeetingBooked'])}>
+          <option value="">Default (finish the enrollment)</option>
+          <option value="finish">Finish the enrollment</option>
+          <option value="continue">Continue</option>
+        </select>
+      </Field>
+      <Field label="Soft bounces before stopping" hint="Empty: 3.">
+        <input type="number" min={1} max={20} value={rules.maxSoftBounces ?? ''} onChange={(e) => set('maxSoftBounces', num(e.target.value))} />
+      </Field>
+      <label className="check">
+        <input type="checkbox" checked={rules.stopCompanyOnReply ?? false} onChange={(e) => set('stopCompanyOnReply', e.target.checked || undefined)} /> A reply stops the other leads of the same company
+      </label>
+    </fieldset>
   );
 }
 

@@ -4,6 +4,7 @@ import type { ScreenProps } from '../Shell.tsx';
 import { Badge, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { Invitations } from './Invitations.tsx';
+import { PacingForm } from './PacingForm.tsx';
 import { Webhooks } from './Webhooks.tsx';
 
 /** GET/PATCH …/settings (src/api/routes/workspace.ts). */
@@ -35,6 +36,7 @@ export function Settings({ workspaceId }: ScreenProps) {
       <PageHeader title="Settings" />
       <ErrorNote error={me.error} />
       <WorkspaceForm workspaceId={workspaceId} admin={admin} />
+      <PacingForm url={ws(workspaceId, 'pacing')} title="Mailbox pacing defaults" canEdit={admin} inheritsFrom="the built-in default" />
       <Members workspaceId={workspaceId} admin={admin} owner={role === 'owner'} />
       {admin && role && <Invitations workspaceId={workspaceId} role={role} />}
       {admin && <Webhooks workspaceId={workspaceId} />}

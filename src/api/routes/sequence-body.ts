@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { definitionSchema, stepSchema, stopRulesSchema, type DefinitionDocument, type SequenceDefinition } from '../../sequence/definition.ts';
+import { formatDelay, stopRuleKeys } from '../../sequence/definition-document.ts';
+import { formatWindow } from '../../sequence/calendar/index.ts';
+
+/**
+ * The sequence as the API and the web editor carry it: the definition file's fields in the API's
+ * camelCase, each validator taken from the one definition schema (sequence/definition.ts), so a
+ * setting the YAML form can set is one the API carries (sequence-body.test.ts checks that every
+ * key of the definition schema has its counterpart here). The editor's one difference from the
+ * file: an email step's first variant is the step's own subject/body (with its key and weight),
+ * the others are `variants`.
+ *
+ * PUT replaces the whole definition, as `cadenza sequence apply` does: a field left out takes the
+ * file's default. A client that edits one field sends back everything it got from GET.
+ */
+
+const d = definitionSchema.shape;
+const st = stepSchema.shape;
+const sr = stopRulesSchema.shape;
+const variant = st.variants.unwrap().element.shape;
+
+export const stopRulesBody = z
+  .object({
+    onOutOfOffice: sr.on_out_of_office,
+    oooDefaultPauseDays: sr.ooo_default_pause_days,
+    onMeetingBooked: sr.on_meeting_booked,
+    maxSoftBounces: sr.max_soft_bounces,
+    stopCompanyOnReply: sr.stop_company_on_reply,
+  })
+  .strict()
+  .describe('Rules left out take their defaults: pause on out-of-office (7 days without a return date), finish on a booked meeting, 3 soft bounces');
+
+const variantBody = z.object({ key: variant.key, subject: z.string().max(998).describe("'' keeps the step's subject"), body: variant.body, weight: variant.weight });
+
+export const stepBody = z.object({
+  key: st.key,
+  type: st.type,
+  delay: z.string().max(100).default('0 minutes').describe('e.g. "2 minutes", "3 days", "2 business days"'),
+  subject: z.string().max(998).default('').describe("An email step's first variant; '' in a later step: a reply in the thread"),
+  body: z.string().max(100_000).default(''),
+  variantKey: variant.key.default('a').describe("The first variant's key"),
+  weight: variant.weight.describe("The first variant's weight"),
+  title: st.title,
+  notes: st.notes,
+  waitForTask: st.wait_for_task,
+  variants: z.array(variantBody).max(10).default([]).describe("An email step's other variants (A/B tests), sent by weight against the first"),
+});
+
+export const sequenceInput = z.object({
+  key: d.key,
+  name: d.name,
+  status: d.status,
+  window: z.string().min(1).max(200).default('Mon-Fri 09:00-17:00').describe("Lead's local send window, e.g. 'Mon-Fri 09:00-17:00' or 'any'"),
+  holidays: d.holidays.describe("Skip the lead's public holidays"),
+  jitterMinutes: d.jitter_minutes.describe('Random delay added to each send'),
+  trackOpens: d.track_opens,
+  trackClicks: d.track_clicks,
+  stopRules: stopRulesBody.default({}),
+  mailboxes: d.mailboxes.describe('The mailbox pool (addresses); empty: every mailbox of the workspace'),
+  steps: z.array(stepBody).min(1).max(50),
+});
+export type SequenceBody = z.output<typeof sequenceInput>;
+
+export const sequenceDetail = sequenceInput.extend({ id: z.uuid(), version: z.number().int() }).meta({ id: 'Sequence' });
+
+/** The body as a definition file would state it (validateDefinition then checks it as a file). */
+export function bodyToDocument(b: SequenceBody): DefinitionDocument {
+  const stopRules: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(b.stopRules)) if (v !== undefined) stopRules[stopRuleKeys[k as keyof typeof stopRuleKeys]] = v;
+  return {
+    key: b.key,
+    name: b.name,
+    status: b.status,
+    window: b.window,
+    holidays: b.holidays,
+    jitter_minutes: b.jitterMinutes,
+    track_opens: b.trackOpens,
+    track_clicks: b.trackClicks,
+    stop_rules: stopRules,
+    mailboxes: b.mailboxes,
+    steps: b.steps.map((s) => {
+      const plain = s.variants.length === 0 && s.variantKey === 'a' && s.weight === 1;
+      const first = { key: s.variantKey, subject: s.subject, body: s.body, weight: s.weight };
+      return {
+        key: s.key,
+        type: s.type,
+        delay: s.delay,
+        ...(s.type === 'email' && plain ? { subject: s.subject, body: s.body } : {}),
+        ...(s.type === 'email' && !plain ? { variants: [first, ...s.variants] } : {}),
+        ...(s.title !== undefined ? { title: s.title } : {}),
+        ...(s.notes !== undefined ? { notes: s.notes } : {}),
+        ...(s.waitForTask !== undefined ? { wait_for_task: s.waitForTask } : {}),
+      };
+    }),
+  };
+}
+
+/** A stored definition as GET answers it. */
+export function definitionToBody(def: SequenceDefinition & { id: string; version: number }): z.output<typeof sequenceDetail> {
+  return {
+    id: def.id,
+    version: def.version,
+    key: def.key,
+    name: def.name,
+    status: def.status,
+    window: formatWindow(def.window),
+    holidays: def.skipHolidays,
+    jitterMinutes: def.jitterMinutes,
+    trackOpens: def.tracking.opens,
+    trackClicks: def.tracking.clicks,
+    stopRules: def.stopRules,
+    mailboxes: def.mailboxes,
+    steps: def.steps.map((s) => {
+      const [first, ...others] = s.variants;
+      return {
+        key: s.key,
+        type: s.kind,
+        delay: formatDelay(s.delay),
+        subject: first?.subject ?? '',
+        body: first?.body ?? '',
+        variantKey: first?.key ?? 'a',
+        weight: first?.weight ?? 1,
+        ...(s.config.title !== undefined ? { title: s.config.title } : {}),
+        ...(s.config.notes !== undefined ? { notes: s.config.notes } : {}),
+        ...(s.config.waitForTask !== undefined ? { waitForTask: s.config.waitForTask } : {}),
+        variants: others.map((v) => ({ key: v.key, subject: v.subject ?? '', body: v.body, weight: v.weight })),
+      };
+    }),
+  };
+}

@@ -2,15 +2,10 @@ import type { Command } from 'commander';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
-<<<<<<< HEAD
-import { unusedDefaultWorkspace } from '../../ops/workspace.ts';
-import { deps, globals, output, table, withStore } from '../context.ts';
-=======
 import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
-import { resolveWorkspace } from '../../ops/workspace.ts';
+import { resolveWorkspace, unusedDefaultWorkspace } from '../../ops/workspace.ts';
 import { patchWorkspacePacing, readWorkspacePacing } from '../../ops/pacing-settings.ts';
 import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } from '../pacing-flags.ts';
->>>>>>> api/main
 
 export function register(program: Command): void {
   const ws = program.command('workspace').description('workspaces: create, list, and the pacing defaults of their mailboxes');

@@ -25,6 +25,18 @@ export interface ShardWorker<M extends { id: string }> {
   handOver(id: string): void;
 }
 
+/** What both pools' options carry for their balancer. */
+export interface PoolTuning {
+  leaseTtlMs?: number;
+  /** Most mailboxes this process works on (the rest are left to other processes). */
+  maxMailboxes?: number;
+  /** Tell the other processes' pools to balance now (app.ts: a 'mailboxes' work nudge over the push bus). */
+  announce?: () => void;
+  /** Heartbeat settings and the process identity (tests). */
+  membership?: Pick<MembershipOptions, 'heartbeatMs' | 'staleAfter' | 'identity' | 'probe'>;
+  log?: Logger;
+}
+
 export interface BalancerOptions<M extends { id: string }> {
   store: Store;
   clock: Clock;
@@ -33,12 +45,7 @@ export interface BalancerOptions<M extends { id: string }> {
   prefix: string;
   owner: string;
   worker: ShardWorker<M>;
-  ttlMs?: number;
-  max?: number;
-  /** Tell the other processes to balance now (a member joined or left, a lease was handed back). */
-  announce?: () => void;
-  membership?: Pick<MembershipOptions, 'heartbeatMs' | 'staleAfter' | 'identity' | 'probe'>;
-  log?: Logger;
+  pool: PoolTuning;
 }
 
 /**
@@ -52,6 +59,7 @@ export interface BalancerOptions<M extends { id: string }> {
  */
 export class LeaseBalancer<M extends { id: string }> {
   private readonly leases: Leases;
+  private readonly log: Logger | undefined;
   readonly membership: Membership;
   private readonly held = new Map<string, Lease>();
   private readonly leaving = new Set<string>();
@@ -63,16 +71,17 @@ export class LeaseBalancer<M extends { id: string }> {
 
   constructor(private readonly o: BalancerOptions<M>) {
     this.leases = new Leases(o.store, o.clock);
-    this.membership = new Membership({ store: o.store, clock: o.clock, role: o.role, id: o.owner, ...o.membership, onChange: () => void this.balance(), ...(o.log ? { log: o.log } : {}) });
+    this.log = o.pool.log;
+    this.membership = new Membership({ store: o.store, clock: o.clock, role: o.role, id: o.owner, ...o.pool.membership, onChange: () => void this.balance(), ...(o.pool.log ? { log: o.pool.log } : {}) });
   }
 
   get ttlMs(): number {
-    return this.o.ttlMs ?? 60_000;
+    return this.o.pool.leaseTtlMs ?? 60_000;
   }
 
   async start(): Promise<void> {
     await this.membership.join();
-    this.o.announce?.();
+    this.o.pool.announce?.();
     await this.balance();
   }
 
@@ -87,8 +96,8 @@ export class LeaseBalancer<M extends { id: string }> {
     if (!lease) return;
     this.held.delete(id);
     const handedOver = this.leaving.delete(id);
-    await this.leases.release(lease).catch((e: unknown) => this.o.log?.warn({ err: e, resource: lease.resource }, 'lease release failed'));
-    if (handedOver && !this.stopped) this.o.announce?.();
+    await this.leases.release(lease).catch((e: unknown) => this.log?.warn({ err: e, resource: lease.resource }, 'lease release failed'));
+    if (handedOver && !this.stopped) this.o.pool.announce?.();
   }
 
   /** No more passes (graceful stop, before the pool stops its loops). */
@@ -100,8 +109,8 @@ export class LeaseBalancer<M extends { id: string }> {
 
   /** After the loops ended and released their leases: leave the membership and tell the others. */
   async leave(): Promise<void> {
-    await this.membership.leave().catch((e: unknown) => this.o.log?.warn({ err: e }, 'membership leave failed'));
-    this.o.announce?.();
+    await this.membership.leave().catch((e: unknown) => this.log?.warn({ err: e }, 'membership leave failed'));
+    this.o.pool.announce?.();
   }
 
   private async once(): Promise<void> {
@@ -119,7 +128,7 @@ export class LeaseBalancer<M extends { id: string }> {
         else {
           this.held.delete(id);
           this.leaving.delete(id);
-          this.o.log?.warn({ mailboxId: id, role: this.o.role }, 'lost the lease on a mailbox; stopping its loop');
+          this.log?.warn({ mailboxId: id, role: this.o.role }, 'lost the lease on a mailbox; stopping its loop');
           this.o.worker.lost(id);
         }
       }
@@ -135,11 +144,11 @@ export class LeaseBalancer<M extends { id: string }> {
         held: [...this.held.keys()],
         leaving: [...this.leaving],
         others,
-        ...(this.o.max !== undefined ? { max: this.o.max } : {}),
+        ...(this.o.pool.maxMailboxes !== undefined ? { max: this.o.pool.maxMailboxes } : {}),
       });
       for (const id of plan.giveBack) {
         this.leaving.add(id);
-        this.o.log?.info({ mailboxId: id, role: this.o.role, quota: plan.quota }, 'handing a mailbox over to rebalance');
+        this.log?.info({ mailboxId: id, role: this.o.role, quota: plan.quota }, 'handing a mailbox over to rebalance');
         this.o.worker.handOver(id);
       }
       const byId = new Map(rows.map((m) => [m.id, m]));
@@ -149,7 +158,7 @@ export class LeaseBalancer<M extends { id: string }> {
         if (!lease) continue;
         this.held.set(id, lease);
         const started = await this.o.worker.start(byId.get(id)!, lease).catch((e: unknown) => {
-          this.o.log?.error({ err: e, mailboxId: id }, 'cannot start work on a mailbox');
+          this.log?.error({ err: e, mailboxId: id }, 'cannot start work on a mailbox');
           return 'release' as const;
         });
         if (started === 'started') continue;
@@ -159,7 +168,7 @@ export class LeaseBalancer<M extends { id: string }> {
       }
       under = this.held.size - this.leaving.size + parked < plan.quota;
     } catch (e) {
-      this.o.log?.error({ err: e, role: this.o.role }, 'lease balancing failed');
+      this.log?.error({ err: e, role: this.o.role }, 'lease balancing failed');
     }
     if (!this.stopped) this.timer = this.o.clock.setTimer(under ? this.membership.heartbeatMs : this.ttlMs / 3, () => void this.balance());
   }

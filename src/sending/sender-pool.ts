@@ -4,7 +4,7 @@ import type { Logger } from '../common/logger.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
 import type { Vault } from '../mailbox/vault.ts';
-import { LeaseBalancer, type BalancerOptions } from '../ops/lease-balancer.ts';
+import { LeaseBalancer, type PoolTuning } from '../ops/lease-balancer.ts';
 import type { Lease } from '../ops/leases.ts';
 import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
@@ -14,7 +14,7 @@ import type { RetryPolicy } from './outbox.ts';
 import { transports, type TransportDeps, type TransportMailbox } from './transports/registry.ts';
 import type { Transport } from './transports/transport.ts';
 
-export interface SenderPoolOptions {
+export interface SenderPoolOptions extends PoolTuning {
   store: Store;
   service: EnrollmentService;
   clock: Clock;
@@ -24,17 +24,10 @@ export interface SenderPoolOptions {
   publicUrl: string;
   /** This process's name in the lease table. */
   owner?: string;
-  leaseTtlMs?: number;
   /** How long an idle mailbox waits before looking at its queue again. */
   idlePollMs?: number;
   /** How often unknown sends are looked for in the Sent folder. */
   resolveEveryMs?: number;
-  /** Most mailboxes this process sends for (the rest are left to other processes). */
-  maxMailboxes?: number;
-  /** Tell the other processes' pools to balance now (app.ts: a 'mailboxes' work nudge over the push bus). */
-  announce?: () => void;
-  /** Heartbeat settings and the process identity (tests). */
-  membership?: BalancerOptions<TransportMailbox>['membership'];
   policy?: Partial<RetryPolicy>;
   /** Builds a mailbox's transport (tests point Gmail/Graph at emulators through this). */
   transportFor?: (mailbox: TransportMailbox, deps: TransportDeps) => Transport;
@@ -76,11 +69,7 @@ export class SenderPool {
       role: 'sender',
       prefix: 'mailbox:',
       owner: this.owner,
-      ...(o.leaseTtlMs !== undefined ? { ttlMs: o.leaseTtlMs } : {}),
-      ...(o.maxMailboxes !== undefined ? { max: o.maxMailboxes } : {}),
-      ...(o.announce ? { announce: o.announce } : {}),
-      ...(o.membership ? { membership: o.membership } : {}),
-      ...(o.log ? { log: o.log } : {}),
+      pool: o,
       worker: {
         eligible: () => o.store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'settings']).where('health', 'in', ['ok', 'warning']).orderBy('id').execute(),
         start: (m, lease) => this.launch(m, lease),

@@ -5,7 +5,7 @@ import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
 import type { BackoffPolicy } from '../../mailbox/sync/backoff.ts';
 import type { Vault } from '../../mailbox/vault.ts';
-import { LeaseBalancer, type BalancerOptions } from '../../ops/lease-balancer.ts';
+import { LeaseBalancer, type PoolTuning } from '../../ops/lease-balancer.ts';
 import type { Lease } from '../../ops/leases.ts';
 import type { Metrics } from '../../ops/metrics.ts';
 import type { EnrollmentService } from '../../sequence/enrollment-service.ts';
@@ -17,7 +17,7 @@ import { connectors, type ConnectorFactory, type SyncMailbox } from './connector
 import { Gate } from './gate.ts';
 import { MailboxLoop } from './mailbox-loop.ts';
 
-export interface SyncPoolOptions {
+export interface SyncPoolOptions extends PoolTuning {
   store: Store;
   service: EnrollmentService;
   clock: Clock;
@@ -29,15 +29,8 @@ export interface SyncPoolOptions {
   log?: Logger;
   /** This process's name in the lease table. */
   owner?: string;
-  leaseTtlMs?: number;
   /** The reconciliation pull behind push (default 15 minutes). */
   reconcileMs?: number;
-  /** Most mailboxes this process syncs. */
-  maxMailboxes?: number;
-  /** Tell the other processes' pools to balance now (app.ts: a 'mailboxes' work nudge over the push bus). */
-  announce?: () => void;
-  /** Heartbeat settings and the process identity (tests). */
-  membership?: BalancerOptions<SyncMailbox>['membership'];
   /** Only these mailboxes (tests and benchmarks that share a database with others). */
   mailboxIds?: string[];
   batchSize?: number;
@@ -85,11 +78,7 @@ export class SyncPool {
       role: o.mailboxIds ? `sync:${[...o.mailboxIds].sort().join(',')}` : 'sync',
       prefix: 'sync:',
       owner: this.owner,
-      ...(o.leaseTtlMs !== undefined ? { ttlMs: o.leaseTtlMs } : {}),
-      ...(o.maxMailboxes !== undefined ? { max: o.maxMailboxes } : {}),
-      ...(o.announce ? { announce: o.announce } : {}),
-      ...(o.membership ? { membership: o.membership } : {}),
-      ...(o.log ? { log: o.log } : {}),
+      pool: o,
       worker: {
         eligible: () => this.eligible(),
         start: (m, lease) => this.launch(m, lease),

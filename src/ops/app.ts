@@ -138,10 +138,17 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   let pushBus: PushBus | undefined;
   let push: ConnectorPush | undefined;
   // On PostgreSQL the bus also carries work nudges (work-nudge.ts), so it runs with push off too.
-  if (o.databaseUrl) pushBus = await postgresPushBus({ databaseUrl: o.databaseUrl, store, clock, random, log });
+  // A lost LISTEN connection may have cost nudges and relayed pushes: once back, every work pass
+  // runs and every synced mailbox is pulled (nudges is assigned below, before any reconnect).
+  let nudges: WorkNudges | undefined;
+  const catchUp = () => {
+    nudges?.catchUp();
+    app.syncs?.pokeAll();
+  };
+  if (o.databaseUrl) pushBus = await postgresPushBus({ databaseUrl: o.databaseUrl, store, clock, random, log, metrics, onReconnect: catchUp });
   // Enrollments made due by the API wake the scheduler, and its fired steps the dispatcher, here
   // and in the other processes, instead of waiting for their 30 s polls.
-  const nudges = new WorkNudges({ origin: newId(clock.now(), random), ...(pushBus ? { bus: pushBus } : {}), onError: (e) => log.warn({ err: e }, 'work nudge: publish failed') });
+  nudges = new WorkNudges({ origin: newId(clock.now(), random), ...(pushBus ? { bus: pushBus } : {}), onError: (e) => log.warn({ err: e }, 'work nudge: publish failed') });
   nudges.on('enrollments', () => void app.scheduler?.nudge());
   nudges.on('requests', () => void app.senders?.nudge());
   // A mailbox connected or resumed: its sender and sync loop start now, not at the next 20 s balance;
@@ -179,6 +186,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         trackingKey: trackingKey(master),
         publicUrl: o.publicUrl ?? `http://localhost:${o.port}`,
         log,
+        // Joining, leaving and handing a mailbox over tell the other processes' pools to balance now.
+        announce: () => nudges.nudge('mailboxes'),
         // Every step that reached a server or a verdict, by outcome (idle loops are not counted).
         onStep: (_mailboxId, r) => {
           if (r.kind !== 'idle') metrics.sends.inc({ outcome: r.kind });
@@ -197,6 +206,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         trackingKey: trackingKey(master),
         metrics,
         log,
+        announce: () => nudges.nudge('mailboxes'),
       });
       await app.syncs.start();
     }

@@ -31,11 +31,24 @@ describe.each(testBackends())('leases on %s', (backend) => {
     expect(await leases.renew(a!, 30_000)).toBeNull();
     expect(await holds(store.db, 'mailbox:1', a!.token, clock.now())).toBe(false);
     expect(await holds(store.db, 'mailbox:1', b!.token, clock.now())).toBe(true);
-    expect(await leases.owners('mailbox:')).toEqual(new Map([['proc-b', 1]]));
+    expect(await leases.holders('mailbox:')).toEqual(new Map([['1', 'proc-b']]));
 
     await leases.release(b!);
     const c = await leases.acquire('mailbox:1', 'proc-a', 30_000);
     expect(c!.token).toBeGreaterThan(b!.token);
+  });
+
+  it('takes a live lease over at once from an owner proven gone, with a larger token that fences the old one', async () => {
+    const clock = new SimClock(Date.UTC(2026, 0, 1));
+    const leases = new Leases(store, clock);
+    const dead = await leases.acquire('mailbox:2', 'dead-proc', 60_000);
+    expect(await leases.acquire('mailbox:2', 'proc-b', 60_000, ['someone-else'])).toBeNull();
+    const [b, c] = await Promise.all([leases.acquire('mailbox:2', 'proc-b', 60_000, ['dead-proc']), leases.acquire('mailbox:2', 'proc-c', 60_000, ['dead-proc'])]);
+    const won = b ?? c;
+    expect([b, c].filter(Boolean).length).toBe(1);
+    expect(won!.token).toBeGreaterThan(dead!.token);
+    expect(await holds(store.db, 'mailbox:2', dead!.token, clock.now())).toBe(false);
+    expect(await leases.renew(dead!, 60_000)).toBeNull();
   });
 
   it('lets exactly one of many concurrent acquirers win', async () => {

@@ -25,10 +25,17 @@ export class Leases {
     private readonly clock: Clock,
   ) {}
 
-  /** Takes the lease if it is free, expired or already ours (then it is renewed, same token). */
-  async acquire(resource: string, owner: string, ttlMs: number): Promise<Lease | null> {
+  /**
+   * Takes the lease if it is free, expired or already ours (then it is renewed, same token), or if
+   * its owner is one of `takeOverFrom`: owners the caller has proven gone (membership.ts: heartbeat
+   * stale, or dead on this host). A takeover draws a new token like any change of owner, so the
+   * old owner's writes are refused by `holds()` even if it was not quite dead. The check is in the
+   * upsert's WHERE, so of two processes taking the same dead owner's lease only one wins.
+   */
+  async acquire(resource: string, owner: string, ttlMs: number, takeOverFrom: readonly string[] = []): Promise<Lease | null> {
     const now = new Date(this.clock.now());
     const until = new Date(this.clock.now() + ttlMs);
+    const gone = takeOverFrom.length ? sql`or lease.owner in (${sql.join(takeOverFrom)})` : sql``;
     const r = await sql<{ token: number; expires_at: Date }>`
       insert into lease (resource, owner, token, expires_at, acquired_at, renewed_at)
       values (${resource}, ${owner}, nextval('lease_token_seq'), ${until}, ${now}, ${now})
@@ -36,7 +43,7 @@ export class Leases {
         token = case when lease.owner = excluded.owner and lease.expires_at > ${now} then lease.token else excluded.token end,
         acquired_at = case when lease.owner = excluded.owner and lease.expires_at > ${now} then lease.acquired_at else excluded.acquired_at end,
         owner = excluded.owner, expires_at = excluded.expires_at, renewed_at = excluded.renewed_at
-      where lease.owner = excluded.owner or lease.expires_at <= ${now}
+      where lease.owner = excluded.owner or lease.expires_at <= ${now} ${gone}
       returning token, expires_at`.execute(this.store.db);
     const row = r.rows[0];
     return row ? { resource, owner, token: Number(row.token), expiresAt: row.expires_at.getTime() } : null;
@@ -62,16 +69,15 @@ export class Leases {
     await this.store.db.deleteFrom('lease').where('resource', '=', lease.resource).where('token', '=', lease.token).execute();
   }
 
-  /** Live leases by owner for resources under a prefix, for balancing. */
-  async owners(prefix: string): Promise<Map<string, number>> {
+  /** Live (unexpired) leases under a prefix: resource without the prefix → owner, for balancing. */
+  async holders(prefix: string): Promise<Map<string, string>> {
     const rows = await this.store.db
       .selectFrom('lease')
-      .select(['owner', (eb) => eb.fn.countAll<number>().as('n')])
+      .select(['resource', 'owner'])
       .where('resource', 'like', `${prefix}%`)
       .where('expires_at', '>', new Date(this.clock.now()))
-      .groupBy('owner')
       .execute();
-    return new Map(rows.map((r) => [r.owner, Number(r.n)]));
+    return new Map(rows.map((r) => [r.resource.slice(prefix.length), r.owner]));
   }
 }
 

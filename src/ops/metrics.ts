@@ -23,6 +23,7 @@ export class Metrics {
   readonly syncErrors: Counter<'provider'>;
   readonly sends: Counter<'outcome'>;
   readonly syncedMailboxes: Gauge;
+  readonly pushBusLost: Counter;
   private readonly latencies = new Map<string, Histogram>();
 
   constructor() {
@@ -32,6 +33,7 @@ export class Metrics {
     this.syncErrors = new Counter({ name: 'cadenza_sync_errors_total', help: 'Mailbox sync failures (each followed by a reconnect with backoff)', labelNames: ['provider'], registers: [this.registry] });
     this.sends = new Counter({ name: 'cadenza_sends_total', help: 'Send attempts by outcome', labelNames: ['outcome'], registers: [this.registry] });
     this.syncedMailboxes = new Gauge({ name: 'cadenza_synced_mailboxes', help: 'Mailboxes this process syncs (holds the lease of)', registers: [this.registry] });
+    this.pushBusLost = new Counter({ name: 'cadenza_push_bus_connection_lost_total', help: 'LISTEN connections of the push bus lost (each followed by a reconnect and a catch-up of every work pass)', registers: [this.registry] });
     this.latency('cadenza_reply_to_stop_ms', 'Reply-to-stop latency in ms: stop committed minus server receipt (IMAP: 1 s resolution)');
   }
 

@@ -4,6 +4,8 @@ import { systemClock } from '../common/clock.ts';
 import { seededRandom } from '../common/random.ts';
 import type { PushBus, PushMessage } from '../mailbox/sync/push-relay.ts';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
+import type { Logger } from '../common/logger.ts';
+import { Metrics } from './metrics.ts';
 import { postgresPushBus } from './push-bus.ts';
 
 describe.skipIf(!testBackends().includes('postgres'))('push bus over PostgreSQL LISTEN/NOTIFY', () => {
@@ -11,11 +13,15 @@ describe.skipIf(!testBackends().includes('postgres'))('push bus over PostgreSQL 
   let a: PushBus;
   let b: PushBus;
   const got: PushMessage[] = [];
+  const metrics = new Metrics();
+  let caughtUp = 0;
+  const warnings: string[] = [];
+  const log = { warn: (_o: unknown, msg: string) => void warnings.push(msg), info: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Logger;
 
   beforeAll(async () => {
     store = await freshStore('postgres');
     a = await postgresPushBus({ databaseUrl: store.url!, store, clock: systemClock, random: seededRandom('a') });
-    b = await postgresPushBus({ databaseUrl: store.url!, store, clock: systemClock, random: seededRandom('b') });
+    b = await postgresPushBus({ databaseUrl: store.url!, store, clock: systemClock, random: seededRandom('b'), log, metrics, onReconnect: () => void caughtUp++ });
     b.subscribe((m) => got.push(m));
   });
   afterAll(async () => {
@@ -41,5 +47,17 @@ describe.skipIf(!testBackends().includes('postgres'))('push bus over PostgreSQL 
       where datname = current_database() and query ilike 'listen cadenza_push%'`.execute(store.db);
     expect(killed.rows[0]!.n).toBe(2);
     expect(await arrives({ origin: 'a', kind: 'graph', clientState: 'x.y', subscriptionId: 's', lifecycleEvent: 'missed' })).toBe(true);
+    // The loss is counted and followed by one catch-up (what its lost messages asked for runs anyway).
+    expect(await metrics.text()).toMatch(/^cadenza_push_bus_connection_lost_total 1$/m);
+    expect(caughtUp).toBe(1);
+    expect(warnings).toEqual(['push bus connection lost; reconnecting']);
+  });
+
+  it('closes without reporting a lost connection (every process logged one at its stop)', async () => {
+    const quiet: string[] = [];
+    const own = await postgresPushBus({ databaseUrl: store.url!, store, clock: systemClock, random: seededRandom('c'), metrics: new Metrics(), log: { ...log, warn: (_o: unknown, msg: string) => void quiet.push(msg) } as unknown as Logger });
+    await own.close();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(quiet).toEqual([]);
   });
 });

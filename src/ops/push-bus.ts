@@ -6,6 +6,7 @@ import type { Random } from '../common/random.ts';
 import { BackoffSchedule } from '../mailbox/sync/backoff.ts';
 import type { PushBus, PushMessage } from '../mailbox/sync/push-relay.ts';
 import type { Store } from '../store/store.ts';
+import type { Metrics } from './metrics.ts';
 
 const CHANNEL = 'cadenza_push';
 
@@ -13,18 +14,34 @@ const CHANNEL = 'cadenza_push';
  * The push bus over PostgreSQL LISTEN/NOTIFY: publish is `pg_notify` on the store's pool (it is
  * delivered when that statement's transaction commits, at once here); one dedicated connection
  * LISTENs, reconnecting with backoff when it drops. NOTIFY is fire-and-forget: a message sent
- * while the listener is reconnecting is lost, which push tolerates (the owner's reconciliation
- * poll pulls anyway, and a reconnecting owner pulls once it is back).
+ * while the listener is away is lost. So a loss is never silent: it is counted
+ * (cadenza_push_bus_connection_lost_total) and, once listening again, `onReconnect` runs what the
+ * lost messages might have asked for (app.ts: every work pass and a pull of every synced mailbox).
+ *
+ * The connection is a plain pg.Client, not a pool member, so no idle timeout closes it; TCP
+ * keepalive makes a peer that vanished (a failover, a NAT or firewall dropping an idle flow)
+ * show as an error instead of a listener that silently hears nothing.
  */
-export async function postgresPushBus(o: { databaseUrl: string; store: Store; clock: Clock; random: Random; log?: Logger }): Promise<PushBus> {
+export async function postgresPushBus(o: {
+  databaseUrl: string;
+  store: Store;
+  clock: Clock;
+  random: Random;
+  log?: Logger;
+  metrics?: Metrics;
+  /** After a lost connection is listening again: run the passes its lost messages might have asked for. */
+  onReconnect?: () => void;
+}): Promise<PushBus> {
   const receivers: Array<(m: PushMessage) => void> = [];
   let client: pg.Client | null = null;
   let closed = false;
   let retry: TimerHandle | null = null;
   const backoff = new BackoffSchedule(o.random);
 
+  let lostSinceListen = false;
+
   const connect = async (): Promise<void> => {
-    const c = new pg.Client({ connectionString: o.databaseUrl });
+    const c = new pg.Client({ connectionString: o.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     c.on('notification', (n) => {
       if (n.channel !== CHANNEL || !n.payload) return;
       let m: PushMessage;
@@ -36,8 +53,11 @@ export async function postgresPushBus(o: { databaseUrl: string; store: Store; cl
       for (const r of receivers) r(m);
     });
     const lost = (e?: unknown) => {
-      if (client !== c) return;
+      // Our own close() ends the connection too: that is no loss (it used to log one at every stop).
+      if (client !== c || closed) return;
       client = null;
+      lostSinceListen = true;
+      o.metrics?.pushBusLost.inc();
       o.log?.warn({ err: e }, 'push bus connection lost; reconnecting');
       void c.end().catch(() => undefined);
       reconnect();
@@ -52,6 +72,11 @@ export async function postgresPushBus(o: { databaseUrl: string; store: Store; cl
     }
     client = c;
     backoff.reset();
+    if (lostSinceListen) {
+      lostSinceListen = false;
+      o.log?.info('push bus listening again; catching up on what it may have missed');
+      o.onReconnect?.();
+    }
   };
   const reconnect = () => {
     if (closed || retry) return;
@@ -73,8 +98,9 @@ export async function postgresPushBus(o: { databaseUrl: string; store: Store; cl
     async close() {
       closed = true;
       retry?.cancel();
-      await client?.end().catch(() => undefined);
+      const c = client;
       client = null;
+      await c?.end().catch(() => undefined);
     },
   };
 }

@@ -18,7 +18,8 @@ export type WorkKind = 'enrollments' | 'requests' | 'mailboxes';
  * Nudges remove polling latency, nothing else: a nudged pass is the same pass the timers run, so
  * caps, gaps and working windows still decide when a message leaves. This process's listeners hear
  * a nudge at once; other processes hear it through the push bus (PostgreSQL LISTEN/NOTIFY,
- * push-bus.ts). A lost NOTIFY costs one polling interval, as before.
+ * push-bus.ts). A NOTIFY lost with the bus's connection is made up by catchUp() once it listens
+ * again; any other lost NOTIFY costs one polling interval, as before.
  *
  * Publishing is coalesced per kind (one NOTIFY in flight plus one queued), and so is each
  * listener's pass (Scheduler.nudge, Dispatcher.nudge): a storm of API calls costs a few passes.
@@ -39,6 +40,14 @@ export class WorkNudges {
   nudge(work: WorkKind): void {
     this.tell(work);
     if (this.o.bus) void this.publish[work]();
+  }
+
+  /**
+   * Every kind, in this process only: the push bus lost its connection, so nudges from other
+   * processes may have been lost meanwhile; the passes they would have run run now.
+   */
+  catchUp(): void {
+    for (const work of ['enrollments', 'requests', 'mailboxes'] as const) this.tell(work);
   }
 
   on(work: WorkKind, fn: () => void): () => void {

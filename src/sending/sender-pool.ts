@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import type { Clock } from '../common/clock.ts';
-import { coalesce } from '../common/coalesce.ts';
 import type { Logger } from '../common/logger.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
 import type { Vault } from '../mailbox/vault.ts';
-import { Leases, type Lease } from '../ops/leases.ts';
+import { LeaseBalancer, type PoolTuning } from '../ops/lease-balancer.ts';
+import type { Lease } from '../ops/leases.ts';
 import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import { Dispatcher, nextSendAt, recordSendOutcome } from './dispatch/index.ts';
@@ -14,7 +14,7 @@ import type { RetryPolicy } from './outbox.ts';
 import { transports, type TransportDeps, type TransportMailbox } from './transports/registry.ts';
 import type { Transport } from './transports/transport.ts';
 
-export interface SenderPoolOptions {
+export interface SenderPoolOptions extends PoolTuning {
   store: Store;
   service: EnrollmentService;
   clock: Clock;
@@ -24,13 +24,10 @@ export interface SenderPoolOptions {
   publicUrl: string;
   /** This process's name in the lease table. */
   owner?: string;
-  leaseTtlMs?: number;
   /** How long an idle mailbox waits before looking at its queue again. */
   idlePollMs?: number;
   /** How often unknown sends are looked for in the Sent folder. */
   resolveEveryMs?: number;
-  /** Most mailboxes this process sends for (the rest are left to other processes). */
-  maxMailboxes?: number;
   policy?: Partial<RetryPolicy>;
   /** Builds a mailbox's transport (tests point Gmail/Graph at emulators through this). */
   transportFor?: (mailbox: TransportMailbox, deps: TransportDeps) => Transport;
@@ -40,7 +37,6 @@ export interface SenderPoolOptions {
 }
 
 interface Running {
-  lease: Lease;
   sender: MailboxSender;
   transport: Transport;
   done: Promise<void>;
@@ -60,18 +56,37 @@ interface Running {
  */
 export class SenderPool {
   readonly owner: string;
-  private readonly leases: Leases;
+  readonly balancer: LeaseBalancer<TransportMailbox>;
   private readonly running = new Map<string, Running>();
   private stopped = false;
-  private balanceTimer: { cancel(): void } | undefined;
   private dispatcher: Dispatcher | undefined;
-  // One pass at a time (two would both take the same new mailbox), and a storm of nudges costs two.
-  private readonly balancePass = coalesce(() => this.balanceOnce());
-  private balancing: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: SenderPoolOptions) {
     this.owner = o.owner ?? `${hostname()}:${process.pid}:${newId(o.clock.now(), o.random).slice(-8)}`;
-    this.leases = new Leases(o.store, o.clock);
+    this.balancer = new LeaseBalancer<TransportMailbox>({
+      store: o.store,
+      clock: o.clock,
+      role: 'sender',
+      prefix: 'mailbox:',
+      owner: this.owner,
+      pool: o,
+      worker: {
+        eligible: () => o.store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'settings']).where('health', 'in', ['ok', 'warning']).orderBy('id').execute(),
+        start: (m, lease) => this.launch(m, lease),
+        lost: (id) => {
+          const r = this.running.get(id);
+          if (r) r.stop = true;
+        },
+        // The graceful stop of one mailbox: the loop finishes the message in hand, records it, and
+        // its end releases the lease (ended), so the next owner claims after the record.
+        handOver: (id) => {
+          const r = this.running.get(id);
+          if (!r) return void this.balancer.ended(id);
+          r.stop = true;
+          wakeLoop(r);
+        },
+      },
+    });
   }
 
   async start(): Promise<void> {
@@ -89,7 +104,7 @@ export class SenderPool {
       },
     });
     await this.dispatcher.start();
-    await this.balance();
+    await this.balancer.start();
   }
 
   /** Send requests were queued now: plan them at once (pacing still sets their slots). */
@@ -107,46 +122,18 @@ export class SenderPool {
   }
 
   /**
-   * Takes free mailboxes up to this process's share, renews what it holds, drops what it lost.
-   * Runs every ttl/3, and at once when a mailbox was connected or resumed (a 'mailboxes' work
-   * nudge): a mailbox connected just before a launch then has its sender before the first send.
+   * One balance pass now (lease-balancer.ts: renew, hand over the excess, take free mailboxes up
+   * to this process's share). It also runs on its own: every ttl/3, every heartbeat while under
+   * the share, when the membership changes, and when a 'mailboxes' work nudge comes (a mailbox
+   * connected or resumed, a process joined or left, a lease was handed over).
    */
   balance(): Promise<void> {
-    this.balancing = this.balancePass();
-    return this.balancing;
+    return this.balancer.balance();
   }
 
-  private async balanceOnce(): Promise<void> {
-    if (this.stopped) return;
-    // A nudged pass restarts the period, so that there is one timer, not one per nudge.
-    this.balanceTimer?.cancel();
-    const ttl = this.o.leaseTtlMs ?? 60_000;
-    try {
-      for (const [id, r] of this.running) {
-        const renewed = await this.leases.renew(r.lease, ttl);
-        if (renewed) r.lease = renewed;
-        else {
-          this.o.log?.warn({ mailboxId: id }, 'lost the lease on a mailbox; stopping its sender');
-          r.stop = true;
-        }
-      }
-      const rows = await this.o.store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'settings']).where('health', 'in', ['ok', 'warning']).orderBy('id').execute();
-      const owners = await this.leases.owners('mailbox:');
-      owners.set(this.owner, this.running.size);
-      const share = Math.min(this.o.maxMailboxes ?? Infinity, Math.ceil(rows.length / Math.max(1, owners.size)));
-      for (const m of rows) {
-        if (this.running.size >= share) break;
-        if (this.running.has(m.id)) continue;
-        const lease = await this.leases.acquire(`mailbox:${m.id}`, this.owner, ttl);
-        if (lease) await this.launch(m, lease);
-      }
-    } catch (e) {
-      this.o.log?.error({ err: e }, 'sender balancing failed');
-    }
-    if (!this.stopped) this.balanceTimer = this.o.clock.setTimer(ttl / 3, () => void this.balance());
-  }
-
-  private async launch(m: TransportMailbox, lease: Lease): Promise<void> {
+  private async launch(m: TransportMailbox, lease: Lease): Promise<'started' | 'release' | 'keep'> {
+    // The previous loop on this mailbox is still winding down (its lease was lost): not yet.
+    if (this.running.has(m.id)) return 'keep';
     const credential = await this.o.vault.get(m.id);
     const factory = this.o.transportFor ?? ((mb: TransportMailbox, deps: TransportDeps) => transports[mb.provider](mb, deps));
     let transport: Transport;
@@ -154,8 +141,7 @@ export class SenderPool {
       transport = factory(m, { clock: this.o.clock, credential, ...(this.o.log ? { logger: this.o.log } : {}), ...this.o.transportDeps });
     } catch (e) {
       await this.pauseMailbox(m.id, `cannot send: ${(e as Error).message}`);
-      await this.leases.release(lease);
-      return;
+      return 'release';
     }
     const sender = new MailboxSender(m.id, {
       store: this.o.store,
@@ -171,13 +157,14 @@ export class SenderPool {
       pauseMailbox: (id, reason) => this.pauseMailbox(id, reason),
       ...(this.o.log ? { log: this.o.log } : {}),
     });
-    const r: Running = { lease, sender, transport, stop: false, done: Promise.resolve() };
+    const r: Running = { sender, transport, stop: false, done: Promise.resolve() };
     this.running.set(m.id, r);
     r.done = this.loop(r).finally(async () => {
       this.running.delete(m.id);
       await transport.close().catch(() => undefined);
-      await this.leases.release(r.lease).catch(() => undefined);
+      await this.balancer.ended(m.id);
     });
+    return 'started';
   }
 
   private async loop(r: Running): Promise<void> {
@@ -233,15 +220,15 @@ export class SenderPool {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.balanceTimer?.cancel();
     // A pass in flight may still launch a loop: wait for it, so that the loop is stopped below.
-    await this.balancing;
+    await this.balancer.halt();
     await this.dispatcher?.stop();
     for (const r of this.running.values()) {
       r.stop = true;
       wakeLoop(r);
     }
     await Promise.all([...this.running.values()].map((r) => r.done));
+    await this.balancer.leave();
   }
 }
 

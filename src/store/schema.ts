@@ -305,7 +305,20 @@ export interface LeaseTable {
   acquired_at: Timestamp;
   renewed_at: Timestamp;
 }
-// --- end leases
+
+// --- membership (0020_member.sql)
+export interface MemberTable {
+  id: string;
+  role: string;
+  host: string;
+  pid: number;
+  boot_id: string | null;
+  pid_ns: string | null;
+  start_ticks: number | string | null;
+  joined_at: Timestamp;
+  heartbeat_at: Timestamp;
+}
+// --- end leases and membership
 
 // --- ingestion (0006_ingest.sql; owned by src/ingest)
 export interface MailboxSyncTable {
@@ -390,6 +403,7 @@ export interface Database {
   schema_migration: SchemaMigrationTable;
   workspace_key: WorkspaceKeyTable;
   lease: LeaseTable;
+  member: MemberTable;
   mailbox_credential: MailboxCredentialTable;
   workspace: WorkspaceTable;
   app_user: AppUserTable;

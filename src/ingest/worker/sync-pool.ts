@@ -1,12 +1,12 @@
 import { hostname } from 'node:os';
-import type { Clock, TimerHandle } from '../../common/clock.ts';
-import { coalesce } from '../../common/coalesce.ts';
+import type { Clock } from '../../common/clock.ts';
 import { newId } from '../../common/ids.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
 import type { BackoffPolicy } from '../../mailbox/sync/backoff.ts';
 import type { Vault } from '../../mailbox/vault.ts';
-import { Leases, type Lease } from '../../ops/leases.ts';
+import { LeaseBalancer, type PoolTuning } from '../../ops/lease-balancer.ts';
+import type { Lease } from '../../ops/leases.ts';
 import type { Metrics } from '../../ops/metrics.ts';
 import type { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import type { Store } from '../../store/store.ts';
@@ -17,7 +17,7 @@ import { connectors, type ConnectorFactory, type SyncMailbox } from './connector
 import { Gate } from './gate.ts';
 import { MailboxLoop } from './mailbox-loop.ts';
 
-export interface SyncPoolOptions {
+export interface SyncPoolOptions extends PoolTuning {
   store: Store;
   service: EnrollmentService;
   clock: Clock;
@@ -29,11 +29,8 @@ export interface SyncPoolOptions {
   log?: Logger;
   /** This process's name in the lease table. */
   owner?: string;
-  leaseTtlMs?: number;
   /** The reconciliation pull behind push (default 15 minutes). */
   reconcileMs?: number;
-  /** Most mailboxes this process syncs. */
-  maxMailboxes?: number;
   /** Only these mailboxes (tests and benchmarks that share a database with others). */
   mailboxIds?: string[];
   batchSize?: number;
@@ -49,7 +46,6 @@ export interface SyncPoolOptions {
 }
 
 interface Running {
-  lease: Lease;
   loop: MailboxLoop;
   done: Promise<void>;
 }
@@ -58,8 +54,8 @@ interface Running {
  * The sync role: takes leases `sync:<mailboxId>` (one owner per mailbox, fencing tokens), runs one
  * MailboxLoop per owned mailbox, renews its leases, and hands a mailbox back when its lease is
  * lost (the loop ends; its in-flight batch is refused by the fencing check in the pipeline's
- * transaction, so the new owner replays it from the stored cursor). Mailboxes are shared out by
- * count between the live owners, as the sender pool does.
+ * transaction, so the new owner replays it from the stored cursor). Mailboxes are shared out
+ * between the live sync processes by the same balancer as the sender pool's (ops/lease-balancer.ts).
  *
  * Mailboxes paused for sending are still synced: a reply to a paused mailbox's earlier mail must
  * still stop its enrollment. A removed mailbox is not (mailbox/removal.ts): its lease is deleted,
@@ -67,19 +63,30 @@ interface Running {
  */
 export class SyncPool {
   readonly owner: string;
-  private readonly leases: Leases;
+  readonly balancer: LeaseBalancer<SyncMailbox>;
   private readonly running = new Map<string, Running>();
   private readonly ingest: IngestDeps;
-  private stopped = false;
-  private balanceTimer: TimerHandle | undefined;
-  private balancing: Promise<void> = Promise.resolve();
-  // One pass at a time (two would both take the same new mailbox), and a storm of nudges costs two.
-  private readonly balancePass = coalesce(() => this.balanceOnce());
   private readonly gate: Gate;
 
   constructor(private readonly o: SyncPoolOptions) {
     this.owner = o.owner ?? `${hostname()}:${process.pid}:sync:${newId(o.clock.now(), o.random).slice(-8)}`;
-    this.leases = new Leases(o.store, o.clock);
+    this.balancer = new LeaseBalancer<SyncMailbox>({
+      store: o.store,
+      clock: o.clock,
+      // A pool limited to some mailboxes (tests, benchmarks sharing a database) shares them only
+      // with pools limited the same way, not with every sync process on the database.
+      role: o.mailboxIds ? `sync:${[...o.mailboxIds].sort().join(',')}` : 'sync',
+      prefix: 'sync:',
+      owner: this.owner,
+      pool: o,
+      worker: {
+        eligible: () => this.eligible(),
+        start: (m, lease) => this.launch(m, lease),
+        lost: (id) => this.running.get(id)?.loop.stop(),
+        // The loop finishes and commits the batch in flight, then its end releases the lease.
+        handOver: (id) => this.running.get(id)?.loop.stop(),
+      },
+    });
     this.gate = new Gate(o.connectConcurrency ?? 32);
     this.ingest = {
       store: o.store,
@@ -95,7 +102,7 @@ export class SyncPool {
   }
 
   async start(): Promise<void> {
-    await this.balance();
+    await this.balancer.start();
   }
 
   get mailboxes(): string[] {
@@ -109,50 +116,26 @@ export class SyncPool {
     return r !== undefined;
   }
 
-  /**
-   * Renews what it holds, drops what it lost, takes free mailboxes up to this process's share.
-   * Runs every ttl/3, and at once when a mailbox was connected or resumed (a 'mailboxes' work
-   * nudge): a new mailbox's replies are then read from its first minute.
-   */
+  /** One balance pass now (lease-balancer.ts, the same rule as the sender pool's). */
   balance(): Promise<void> {
-    this.balancing = this.balancePass();
-    return this.balancing;
+    return this.balancer.balance();
   }
 
-  private async balanceOnce(): Promise<void> {
-    if (this.stopped) return;
-    // A nudged pass restarts the period, so that there is one timer, not one per nudge.
-    this.balanceTimer?.cancel();
-    const ttl = this.o.leaseTtlMs ?? 60_000;
-    try {
-      for (const [id, r] of this.running) {
-        const renewed = await this.leases.renew(r.lease, ttl);
-        if (renewed) r.lease = renewed;
-        else {
-          this.o.log?.warn({ mailboxId: id }, 'lost the sync lease on a mailbox; stopping its loop');
-          r.loop.stop();
-        }
-      }
-      let q = this.o.store.db.selectFrom('mailbox').select(['id', 'workspace_id', 'email', 'provider', 'settings']).where('health', '<>', 'error').where('removed_at', 'is', null);
-      if (this.o.mailboxIds) q = q.where('id', 'in', this.o.mailboxIds.length ? this.o.mailboxIds : ['00000000-0000-0000-0000-000000000000']);
-      const rows = await q.orderBy('id').execute();
-      const owners = await this.leases.owners('sync:');
-      owners.set(this.owner, this.running.size);
-      const share = Math.min(this.o.maxMailboxes ?? Infinity, Math.ceil(rows.length / Math.max(1, owners.size)));
-      for (const m of rows) {
-        if (this.stopped || this.running.size >= share) break;
-        if (this.running.has(m.id)) continue;
-        const lease = await this.leases.acquire(`sync:${m.id}`, this.owner, ttl);
-        if (lease) await this.launch({ id: m.id, workspaceId: m.workspace_id, email: m.email, provider: m.provider, settings: m.settings }, lease);
-      }
-      this.o.metrics?.syncedMailboxes.set(this.running.size);
-    } catch (e) {
-      this.o.log?.error({ err: e }, 'sync balancing failed');
-    }
-    if (!this.stopped) this.balanceTimer = this.o.clock.setTimer(ttl / 3, () => void this.balance());
+  /** Pull every mailbox this process syncs now (after a lost push-bus connection: pushes relayed meanwhile are gone). */
+  pokeAll(): void {
+    for (const r of this.running.values()) r.loop.poke();
   }
 
-  private async launch(m: SyncMailbox, lease: Lease): Promise<void> {
+  private async eligible(): Promise<SyncMailbox[]> {
+    let q = this.o.store.db.selectFrom('mailbox').select(['id', 'workspace_id', 'email', 'provider', 'settings']).where('health', '<>', 'error').where('removed_at', 'is', null);
+    if (this.o.mailboxIds) q = q.where('id', 'in', this.o.mailboxIds.length ? this.o.mailboxIds : ['00000000-0000-0000-0000-000000000000']);
+    const rows = await q.orderBy('id').execute();
+    return rows.map((m) => ({ id: m.id, workspaceId: m.workspace_id, email: m.email, provider: m.provider, settings: m.settings }));
+  }
+
+  private async launch(m: SyncMailbox, lease: Lease): Promise<'started' | 'keep'> {
+    // The previous loop on this mailbox is still winding down (its lease was lost): not yet.
+    if (this.running.has(m.id)) return 'keep';
     let connector;
     try {
       const credential = await this.o.vault.get(m.id);
@@ -165,7 +148,7 @@ export class SyncPool {
       this.o.log?.warn({ mailboxId: m.id, err: message }, 'cannot sync this mailbox');
       this.o.metrics?.syncErrors.inc({ provider: m.provider });
       await recordSyncError(this.o.store.db, m.id, message, this.o.clock.now()).catch(() => undefined);
-      return;
+      return 'keep';
     }
     const loop = new MailboxLoop({
       ingest: this.ingest,
@@ -183,23 +166,25 @@ export class SyncPool {
       ...(this.o.log ? { log: this.o.log } : {}),
       ...(this.o.onBatch ? { onBatch: (r: IngestReport) => this.o.onBatch!(m.id, r) } : {}),
     });
-    const r: Running = { lease, loop, done: Promise.resolve() };
+    const r: Running = { loop, done: Promise.resolve() };
     this.running.set(m.id, r);
+    this.o.metrics?.syncedMailboxes.set(this.running.size);
     r.done = loop
       .run()
       .catch((e: unknown) => this.o.log?.error({ err: e, mailboxId: m.id }, 'sync loop crashed'))
       .finally(async () => {
         this.running.delete(m.id);
-        await this.leases.release(r.lease).catch(() => undefined);
+        this.o.metrics?.syncedMailboxes.set(this.running.size);
+        await this.balancer.ended(m.id);
       });
+    return 'started';
   }
 
   /** Graceful stop (SIGTERM): every loop finishes and commits the batch in flight, closes, and releases its lease. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.balanceTimer?.cancel();
-    await this.balancing.catch(() => undefined);
+    await this.balancer.halt();
     for (const r of this.running.values()) r.loop.stop();
     await Promise.all([...this.running.values()].map((r) => r.done));
+    await this.balancer.leave();
   }
 }

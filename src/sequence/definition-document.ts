@@ -12,10 +12,11 @@ import type { Db, Tx } from '../store/store.ts';
  * web editor used to reset stop rules, holiday skipping and tracking to their defaults).
  */
 
-const unitText: Record<Delay['unit'], string> = { minutes: 'minutes', hours: 'hours', days: 'days', business_days: 'business days' };
+const unitText: Record<Delay['unit'], string> = { minutes: 'minute', hours: 'hour', days: 'day', business_days: 'business day' };
 
+/** '2 minutes', '1 business day': what parseDelay reads back. */
 export function formatDelay(d: Delay): string {
-  return `${d.amount} ${unitText[d.unit]}`;
+  return `${d.amount} ${unitText[d.unit]}${d.amount === 1 ? '' : 's'}`;
 }
 
 /** Each stop rule's name in the definition's model (camelCase) and in the file (snake_case). */

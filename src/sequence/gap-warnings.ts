@@ -1,4 +1,5 @@
 import type { SequenceDefinition } from './definition.ts';
+import { formatDelay } from './definition-document.ts';
 
 /**
  * A step delay shorter than the gap its mailboxes keep between two sends is not kept: the send
@@ -21,7 +22,7 @@ export function gapWarnings(def: Pick<SequenceDefinition, 'steps'>, gaps: Array<
     if (!short.length) return;
     const list = short.map((g) => `${g.email} (${fmt(g.gapMinutes[0])}-${fmt(g.gapMinutes[1])})`).join(', ');
     out.push(
-      `step ${s.key}: its delay (${s.delay.amount} ${s.delay.unit.replace('_', ' ')}) is shorter than the gap between two sends of ${list}; it will leave up to ${fmt(Math.max(...short.map((g) => g.gapMinutes[1])))} after the previous send. Lengthen the delay, or shorten the gap (cadenza mailbox set EMAIL --gap 30s-60s; cadenza workspace pacing --gap … for every mailbox).`,
+      `step ${s.key}: its delay (${formatDelay(s.delay)}) is shorter than the gap between two sends of ${list}; it will leave up to ${fmt(Math.max(...short.map((g) => g.gapMinutes[1])))} after the previous send. Lengthen the delay, or shorten the gap (cadenza mailbox set EMAIL --gap 30s-60s; cadenza workspace pacing --gap … for every mailbox).`,
     );
   });
   return out;

@@ -11,6 +11,7 @@ import { registerConnect } from './mailbox-connect.ts';
 import { registerTest } from './mailbox-test.ts';
 import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } from '../pacing-flags.ts';
 import { patchMailboxPacing, readMailboxPacing } from '../../ops/pacing-settings.ts';
+import { effectiveCaps } from '../../sending/pacing/mailbox.ts';
 
 const addSchema = z.object({
   email: z.string().email(),
@@ -91,7 +92,10 @@ export function register(program: Command): void {
       const g = globals(cmd);
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        const rows = await store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'daily_cap', 'health', 'time_zone']).where('workspace_id', '=', w.id).where('removed_at', 'is', null).orderBy('email').execute();
+        const ws = await store.db.selectFrom('workspace').select('settings').where('id', '=', w.id).executeTakeFirstOrThrow();
+        const found = await store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'daily_cap', 'hourly_cap', 'ramp', 'health', 'time_zone']).where('workspace_id', '=', w.id).where('removed_at', 'is', null).orderBy('email').execute();
+        // The cap in force: the mailbox's own, else the workspace's default (`mailbox set` shows all of its pacing).
+        const rows = found.map(({ hourly_cap: _h, ramp: _r, ...m }) => ({ ...m, daily_cap: effectiveCaps({ ...m, hourly_cap: _h, ramp: _r }, ws.settings).dailyCap }));
         output(g, rows, () => table(rows));
       });
     });

@@ -87,7 +87,15 @@ describe('planShare', () => {
     const plan = planShare({ me: 'a', members: ['a', 'b'], eligible: ['m1', 'm2', 'm3'], held: ['m1', 'm2', 'm3'], leaving: [], others: new Map() });
     expect(plan).toEqual({ quota: 2, giveBack: ['m3'], take: [] });
     const joiner = planShare({ me: 'b', members: ['a', 'b'], eligible: ['m1', 'm2', 'm3'], held: [], leaving: [], others: new Map([['m1', 'a'], ['m2', 'a']]) });
-    expect(joiner).toEqual({ quota: 1, giveBack: [], take: ['m3'] });
+    expect(joiner).toEqual({ quota: 2, giveBack: [], take: ['m3'] });
+  });
+
+  it('does not take back what it just handed over while the newcomer has not taken it yet (two rebalancing processes churned on it)', () => {
+    const giver = planShare({ me: 'a', members: ['a', 'b'], eligible: ['m1', 'm2', 'm3'], held: ['m1', 'm2'], leaving: [], others: new Map() });
+    expect(giver).toEqual({ quota: 2, giveBack: [], take: [] });
+    // Nor a tie-broken ranking with 2 mailboxes left to 1 each: the one below the floor takes.
+    const even = planShare({ me: 'a', members: ['a', 'b'], eligible: ['m1', 'm2'], held: ['m1'], leaving: [], others: new Map() });
+    expect(even).toEqual({ quota: 1, giveBack: [], take: [] });
   });
 
   it('takes nothing while a hand-over is pending, and never gives the same mailbox back twice', () => {

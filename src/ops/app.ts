@@ -146,6 +146,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   nudges.on('requests', () => void app.senders?.nudge());
   // A mailbox connected or resumed: its sender and sync loop start now, not at the next 20 s balance;
   // a resumed mailbox's parked queue is planned after the balance, so its new loop is woken.
+  nudges.onPull((mailboxId) => void app.syncs?.poke(mailboxId));
   nudges.on('mailboxes', () => {
     void app.senders?.balance().then(() => app.senders?.nudge());
     void app.syncs?.balance();
@@ -179,6 +180,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         trackingKey: trackingKey(master),
         publicUrl: o.publicUrl ?? `http://localhost:${o.port}`,
         log,
+        // The mailbox last look found a lead's mail the sync has not read: pull that mailbox now.
+        pullMailbox: (id) => nudges.pull(id),
         // Every step that reached a server or a verdict, by outcome (idle loops are not counted).
         onStep: (_mailboxId, r) => {
           if (r.kind !== 'idle') metrics.sends.inc({ outcome: r.kind });

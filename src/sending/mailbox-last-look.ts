@@ -56,7 +56,8 @@ export interface LastLookPolicy {
 export const defaultLastLookPolicy: LastLookPolicy = { deferMs: 2_000, maxDeferrals: 5, failedLookDeferMs: 5_000, maxFailedLooks: 3, skewMs: 60_000 };
 
 export type LookVerdict =
-  | { kind: 'send'; note: string }
+  /** boundReached: sent although the look found unread mail or failed, because the deferral bound was spent. */
+  | { kind: 'send'; note: string; boundReached: boolean }
   | { kind: 'defer'; retryAt: number; reason: string };
 
 /** How many times a request was deferred so far, by cause. */
@@ -70,12 +71,12 @@ export interface Deferrals {
  * this request was deferred already → send now, or defer until retryAt.
  */
 export function judgeLook(found: { kind: 'unread'; count: number } | { kind: 'clear' } | { kind: 'failed'; reason: string }, so: Deferrals, now: number, p: LastLookPolicy): LookVerdict {
-  if (found.kind === 'clear') return { kind: 'send', note: 'nothing unread from the lead' };
+  if (found.kind === 'clear') return { kind: 'send', note: 'nothing unread from the lead', boundReached: false };
   if (found.kind === 'unread') {
-    if (so.unread >= p.maxDeferrals) return { kind: 'send', note: `${found.count} unread message(s) from the lead still unread by the sync after ${so.unread} deferrals; sending` };
+    if (so.unread >= p.maxDeferrals) return { kind: 'send', note: `${found.count} unread message(s) from the lead still unread by the sync after ${so.unread} deferrals; sending`, boundReached: true };
     return { kind: 'defer', retryAt: now + p.deferMs, reason: `mailbox last look: ${found.count} message(s) from the lead not yet read by the sync; deferred for the pipeline to decide` };
   }
-  if (so.failed >= p.maxFailedLooks) return { kind: 'send', note: `mailbox last look failed ${so.failed + 1} times (${found.reason}); sending` };
+  if (so.failed >= p.maxFailedLooks) return { kind: 'send', note: `mailbox last look failed ${so.failed + 1} times (${found.reason}); sending`, boundReached: true };
   return { kind: 'defer', retryAt: now + p.failedLookDeferMs, reason: `mailbox last look failed (${found.reason}); deferred briefly` };
 }
 
@@ -131,9 +132,9 @@ export class MailboxLastLook {
    */
   async check(claim: Claim): Promise<LookVerdict & { looked: boolean }> {
     const ctx = (await contextSql(claim).execute(this.d.store.db)).rows[0];
-    if (!ctx) return { kind: 'send', note: 'enrollment gone (the outbox re-check refuses it)', looked: false };
+    if (!ctx) return { kind: 'send', note: 'enrollment gone (the outbox re-check refuses it)', boundReached: false, looked: false };
     const isFollowUp = ctx.last_step_at !== null;
-    if (!isFollowUp && !ctx.has_written) return { kind: 'send', note: 'first step to a lead who never wrote', looked: false };
+    if (!isFollowUp && !ctx.has_written) return { kind: 'send', note: 'first step to a lead who never wrote', boundReached: false, looked: false };
     const since = (ctx.last_step_at ?? ctx.created_at).getTime() - this.policy.skewMs;
     let result: RecentMailResult;
     try {

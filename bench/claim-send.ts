@@ -67,6 +67,7 @@ export default async function claimSendBench(args: string[]): Promise<Record<str
             }
           },
           findSent: (id, o) => t.findSent(id, o),
+          recentMailFrom: (q) => t.recentMailFrom(q),
           close: () => t.close(),
         });
         const senders = mbIds.map((id, m) => new MailboxSender(id, {

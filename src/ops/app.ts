@@ -153,6 +153,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   nudges.on('requests', () => void app.senders?.nudge());
   // A mailbox connected or resumed: its sender and sync loop start now, not at the next 20 s balance;
   // a resumed mailbox's parked queue is planned after the balance, so its new loop is woken.
+  nudges.onPull((mailboxId) => void app.syncs?.poke(mailboxId));
   nudges.on('mailboxes', () => {
     void app.senders?.balance().then(() => app.senders?.nudge());
     void app.syncs?.balance();
@@ -188,6 +189,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         log,
         // Joining, leaving and handing a mailbox over tell the other processes' pools to balance now.
         announce: () => nudges.nudge('mailboxes'),
+        // The mailbox last look found a lead's mail the sync has not read: pull that mailbox now.
+        pullMailbox: (id) => nudges.pull(id),
         // Every step that reached a server or a verdict, by outcome (idle loops are not counted).
         onStep: (_mailboxId, r) => {
           if (r.kind !== 'idle') metrics.sends.inc({ outcome: r.kind });

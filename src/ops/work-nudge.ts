@@ -26,6 +26,7 @@ export type WorkKind = 'enrollments' | 'requests' | 'mailboxes';
  */
 export class WorkNudges {
   private readonly listeners = new Map<WorkKind, Set<() => void>>();
+  private readonly pullListeners = new Set<(mailboxId: string) => void>();
   private readonly publish: Record<WorkKind, () => Promise<void>>;
 
   constructor(private readonly o: { origin: string; bus?: PushBus; onError?: (e: unknown) => void }) {
@@ -33,7 +34,23 @@ export class WorkNudges {
     this.publish = { enrollments: publish('enrollments'), requests: publish('requests'), mailboxes: publish('mailboxes') };
     o.bus?.subscribe((m) => {
       if (m.kind === 'work' && m.origin !== o.origin) this.tell(m.work);
+      if (m.kind === 'pull' && m.origin !== o.origin) for (const fn of this.pullListeners) fn(m.mailboxId);
     });
+  }
+
+  /**
+   * One mailbox should be pulled now (the sender's mailbox last look found a lead's mail its sync
+   * has not read): its sync owner, here or in another process, pulls at once. Not coalesced: it
+   * happens only on such a hit, and a pull already in flight absorbs a second one (MailboxLoop).
+   */
+  pull(mailboxId: string): void {
+    for (const fn of this.pullListeners) fn(mailboxId);
+    if (this.o.bus) void this.o.bus.publish({ origin: this.o.origin, kind: 'pull', mailboxId }).catch((e: unknown) => this.o.onError?.(e));
+  }
+
+  onPull(fn: (mailboxId: string) => void): () => void {
+    this.pullListeners.add(fn);
+    return () => this.pullListeners.delete(fn);
   }
 
   /** Work of this kind is due now: wake this process's listeners, and other processes'. */

@@ -3,6 +3,7 @@ import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { prepareEmail } from './compose/prepare.ts';
 import { recordSendOutcome } from './dispatch/health.ts';
 import { loadSendMaterial } from './send-context.ts';
+import { MailboxLastLook, type LastLookPolicy } from './mailbox-last-look.ts';
 import {
   claimNext,
   lastLook,
@@ -27,6 +28,9 @@ export interface MailboxSenderDeps extends OutboxDeps {
   publicUrl: string;
   /** Pauses the mailbox with a reason the user sees (credentials refused). */
   pauseMailbox: (mailboxId: string, reason: string) => Promise<void>;
+  /** Asks the sync role to pull a mailbox now (the mailbox last look found unread mail from the lead). */
+  pullMailbox?: (mailboxId: string) => void;
+  lastLookPolicy?: Partial<LastLookPolicy>;
   log?: Logger;
 }
 
@@ -38,6 +42,8 @@ export type StepResult =
   | { kind: 'blocked'; claim: Claim; reason: string }
   | { kind: 'failed'; claim: Claim; outcome: SendOutcome['kind']; reason: string }
   | { kind: 'unknown'; claim: Claim }
+  /** The mailbox last look found mail from the lead the sync has not read: back to the queue, due again shortly. */
+  | { kind: 'deferred'; claim: Claim; reason: string }
   | { kind: 'mailbox_paused'; reason: string };
 
 /**
@@ -46,10 +52,14 @@ export type StepResult =
  * lease holds (deps.fence), so the mailbox's pace is one process's to keep.
  */
 export class MailboxSender {
+  private readonly mailboxLook: MailboxLastLook;
+
   constructor(
     readonly mailboxId: string,
     private readonly deps: MailboxSenderDeps,
-  ) {}
+  ) {
+    this.mailboxLook = new MailboxLastLook(deps);
+  }
 
   /** What a new owner does first: requests its predecessor left in flight become unknown. */
   async recover(): Promise<number> {
@@ -83,6 +93,11 @@ export class MailboxSender {
     }
     const email = prepared.email;
     for (const u of email.untrackedLinks) d.log?.warn({ requestId: claim.requestId, url: u.url.slice(0, 200), reason: u.reason }, 'link sent without click tracking');
+
+    // The mailbox itself, before the database re-check (mailbox-last-look.ts: a reply already in
+    // the mailbox but not yet read by the sync defers the step; the pipeline then decides).
+    const glance = await this.mailboxLook.check(claim);
+    if (glance.kind === 'defer') return { kind: 'deferred', claim, reason: glance.reason };
 
     const look = await lastLook(d, claim);
     if (!look.ok) return { kind: 'refused', reason: look.reason };

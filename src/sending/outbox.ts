@@ -511,3 +511,23 @@ const releaseSql = (claim: Claim, reason: string, now: number) => sql`
 export async function releaseClaim(deps: OutboxDeps, claim: Claim, reason: string): Promise<void> {
   await releaseSql(claim, reason, deps.clock.now()).execute(deps.store.db);
 }
+
+// -- name: defer-claim
+// Back to the queue untouched, as releaseClaim, but due again at `at`: a paced request keeps its
+// planned slot moved to `at` (send_at >= due_at still holds, due_at <= now < at), an unpaced one
+// (no slot) is due at `at`. Either way its next claim passes the same re-checks and pacing.
+const deferSql = (claim: Claim, reason: string, at: number, now: number) => sql`
+  update send_request
+  set state = 'queued', attempts = greatest(attempts - 1, 0), last_error = ${reason}, updated_at = ${new Date(now)},
+      due_at = case when send_at is null then ${new Date(at)} else due_at end,
+      send_at = case when send_at is null then null else ${new Date(at)}::timestamptz end
+  where id = ${claim.requestId} and message_id = ${claim.messageId} and state = 'in_flight'`;
+
+/**
+ * Puts a claim back untouched (not counted as an attempt, same Message-ID) to be claimed again at
+ * `at`: the mailbox last look found mail the sync has not read yet (mailbox-last-look.ts), and the
+ * pipeline must decide before this step may leave. The request never reached a server.
+ */
+export async function deferClaim(deps: OutboxDeps, claim: Claim, reason: string, at: number): Promise<void> {
+  await deferSql(claim, reason, at, deps.clock.now()).execute(deps.store.db);
+}

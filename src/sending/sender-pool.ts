@@ -34,6 +34,8 @@ export interface SenderPoolOptions extends PoolTuning {
   transportDeps?: Partial<TransportDeps>;
   log?: Logger;
   onStep?: (mailboxId: string, r: StepResult) => void;
+  /** Asks the sync role to pull a mailbox now: the mailbox last look found unread mail from a lead (mailbox-last-look.ts). */
+  pullMailbox?: (mailboxId: string) => void;
 }
 
 interface Running {
@@ -155,6 +157,7 @@ export class SenderPool {
       trackingKey: this.o.trackingKey,
       publicUrl: this.o.publicUrl,
       pauseMailbox: (id, reason) => this.pauseMailbox(id, reason),
+      ...(this.o.pullMailbox ? { pullMailbox: this.o.pullMailbox } : {}),
       ...(this.o.log ? { log: this.o.log } : {}),
     });
     const r: Running = { sender, transport, stop: false, done: Promise.resolve() };

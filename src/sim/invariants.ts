@@ -16,6 +16,9 @@ import { pacingViolation, refusalViolation, type SimPacing } from './pacing-chec
  *  4 nothing-lost     every live enrollment waits for something that will come: its timer, a
  *                     queued/in-flight/unknown send request for its step, an open task for its step.
  *  5 opt-out          no live enrollment on a suppressed address (promise 6).
+ *  9 reply-beats-follow-up  no step is handed over after a reply that was in the mailbox (landed
+ *                     since the previous step) when the sender took its mailbox last look, unless
+ *                     the look's deferral bound was spent (the sync never read it in time).
  *  8 pacing           each mailbox's counted sends keep its daily cap (its local day, ramp
  *                     included), hourly ceiling, minimum gap and working days; a claim refused for
  *                     a budget is refused by sends that count (pacing-check.ts).
@@ -33,7 +36,8 @@ export type InvariantName =
   | 'opt-out'
   | 'records-match'
   | 'settled'
-  | 'pacing';
+  | 'pacing'
+  | 'reply-beats-follow-up';
 
 export class InvariantViolation extends Error {
   readonly code = 'SIM_INVARIANT';
@@ -108,6 +112,21 @@ export class InvariantChecker {
    * when the next timer and each mailbox's next queued request fall due (the simulation wakes its
    * scheduler and senders from that). Deliveries are checked as they come.
    */
+  /** 9: called at the handover, after the sender's mailbox last look at the same instant. */
+  async checkMailboxLook(claim: Claim, lookAt: number, boundReached: boolean, skewMs: number): Promise<void> {
+    this.checks++;
+    if (boundReached) return;
+    const e = await this.store.db.selectFrom('enrollment').select('last_step_at').where('id', '=', claim.enrollmentId).executeTakeFirst();
+    // The look's own scope: follow-ups (a previous step) and leads who wrote before (a stored inbound row).
+    const wrote = await this.store.db.selectFrom('message').select('id').where('mailbox_id', '=', claim.mailboxId).where('direction', '=', 'inbound').where('from_addr', '=', claim.to).executeTakeFirst();
+    if (!e?.last_step_at && !wrote) return;
+    const since = e?.last_step_at ? e.last_step_at.getTime() - skewMs : -Infinity;
+    const hit = this.server.landedFor(claim.enrollmentId).find((m) => m.at <= lookAt && m.at >= since);
+    if (hit) {
+      throw new InvariantViolation('reply-beats-follow-up', `step ${claim.stepId} of enrollment ${claim.enrollmentId} (${claim.messageId}) was handed over at ${new Date(lookAt).toISOString()}, after its reply ${hit.messageId} was in the mailbox (since ${new Date(hit.at).toISOString()})`);
+    }
+  }
+
   async afterStep(now: number, dirty: boolean): Promise<StoreView | null> {
     await this.checkDeliveries();
     if (!dirty) return null;

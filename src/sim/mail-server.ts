@@ -22,9 +22,21 @@ export interface Delivery {
   journalMark: number;
 }
 
+/** Mail that reached a sending mailbox's inbox (a prospect's reply), visible to a search at once. */
+export interface Landed {
+  /** The key the mailbox sync stores it under (message.provider_key). */
+  key: string;
+  mailboxId: string;
+  enrollmentId: string;
+  from: string;
+  messageId: string;
+  at: number;
+}
+
 export class SimMailServer {
   readonly deliveries: Delivery[] = [];
   private readonly sent = new Map<string, Delivery[]>();
+  private readonly inbox = new Map<string, Landed[]>();
 
   deliver(d: Omit<Delivery, 'n'>): Delivery {
     const full = { ...d, n: this.deliveries.length };
@@ -38,6 +50,24 @@ export class SimMailServer {
   /** A search of the mailbox's Sent folder by Message-ID, as the provider answers it at `now`. */
   findInSent(mailboxId: string, messageId: string, now: number): Delivery | undefined {
     return (this.sent.get(mailboxId) ?? []).find((d) => d.messageId === messageId && d.visibleAt <= now);
+  }
+
+  /** A message lands in the mailbox's inbox now: searchable at once, read by the sync only later. */
+  land(m: Omit<Landed, 'key'>): Landed {
+    const list = this.inbox.get(m.mailboxId) ?? [];
+    const full = { ...m, key: `sim-inbox:${m.mailboxId.slice(-6)}:${list.length + 1}` };
+    list.push(full);
+    this.inbox.set(m.mailboxId, list);
+    return full;
+  }
+
+  /** The mailbox last look's search (Transport.recentMailFrom): mail from `from` received in [since, now]. */
+  recentMail(mailboxId: string, from: string, since: number, now: number): Landed[] {
+    return (this.inbox.get(mailboxId) ?? []).filter((m) => m.from.toLowerCase() === from.toLowerCase() && m.at >= since && m.at <= now);
+  }
+
+  landedFor(enrollmentId: string): Landed[] {
+    return [...this.inbox.values()].flat().filter((m) => m.enrollmentId === enrollmentId);
   }
 
   sentFolder(mailboxId: string): readonly Delivery[] {

@@ -5,7 +5,8 @@ import { seededRandom } from '../common/random.ts';
 import { applyDefinition } from '../sequence/apply-definition.ts';
 import { bulkEnroll } from '../sequence/bulk-enroll.ts';
 import { EnrollmentService, type Applied } from '../sequence/enrollment-service.ts';
-import type { CallOutcome, EngineEvent } from '../sequence/model.ts';
+import type { CallOutcome, EngineEvent, TransitionResult } from '../sequence/model.ts';
+import { newId } from '../common/ids.ts';
 import { moveEnrollment } from '../sequence/move.ts';
 import { Scheduler } from '../sequence/scheduler.ts';
 import {
@@ -26,7 +27,8 @@ import { mailboxesToPlan, planMailboxes } from '../sending/dispatch/index.ts';
 import { Agenda } from './agenda.ts';
 import { CrashPlugin, crashingStore, isSimCrash } from './faults.ts';
 import { InvariantChecker, InvariantViolation, type StoreView } from './invariants.ts';
-import { SimMailServer } from './mail-server.ts';
+import { SimMailServer, type Landed } from './mail-server.ts';
+import { defaultLastLookPolicy, MailboxLastLook } from '../sending/mailbox-last-look.ts';
 import { defaultRates, reactToEmail, type ProspectRates, type Signal } from './prospects.ts';
 import { SimClock } from './sim-clock.ts';
 import { openSimStore } from './sim-store.ts';
@@ -62,6 +64,8 @@ export type Injection =
   | 'lost-enrollment'
   /** The sender skips the re-check before the transport: a stop between claim and send goes unseen. */
   | 'no-last-look'
+  /** The sender skips the mailbox last look: a reply already in the mailbox but not yet read by the sync goes unseen. */
+  | 'no-mailbox-look'
   /** The senders claim by due time, without the dispatcher's instants or the mailbox's bucket. */
   | 'unpaced';
 
@@ -90,6 +94,10 @@ export interface SimStats {
   interleaved: number;
   /** Replies timed to land exactly when the next step came due. */
   repliesAtDue: number;
+  /** Replies that landed in the mailbox just before the next step came due, read by the sync only later. */
+  repliesLandedBeforeDue: number;
+  /** Sends the mailbox last look deferred (unread mail from the lead, or a failed look). */
+  deferredAtMailboxLook: number;
   deliveries: number;
   claims: number;
   refusedAtClaim: number;
@@ -177,7 +185,9 @@ type Action =
   | { t: 'send'; claim: Claim }
   /** The sender records a delivered request (lost if the process crashes first). */
   | { t: 'record'; claim: Claim; sentAt: number }
-  | { t: 'signal'; enrollmentId: string; signal: Signal; replyTo: string; attempt: number }
+  | { t: 'signal'; enrollmentId: string; signal: Signal; replyTo: string; attempt: number; landed?: Landed }
+  /** A reply lands in the rep's mailbox (searchable at once); the sync reads it `syncMs` later. */
+  | { t: 'land'; enrollmentId: string; replyTo: string; syncMs: number }
   /** A rep's action; with a target and an event, that one (interleaved between a claim and its send). */
   | { t: 'rep'; target?: string; event?: EngineEvent }
   /** A rep moves the enrollment to another sequence (sequence/move.ts). */
@@ -193,6 +203,8 @@ class Process {
   readonly service: EnrollmentService;
   readonly scheduler: Scheduler;
   readonly outbox: OutboxDeps;
+  /** Each mailbox sender's last look over its simulated mailbox (the deferral counts die with the process). */
+  private readonly looks = new Map<string, MailboxLastLook>();
   /** Mailboxes whose in-flight requests this process has not yet taken over (recoverInFlight). */
   readonly recovering: Set<string>;
 
@@ -211,6 +223,18 @@ class Process {
     // Paced, as the sender role claims: only planned requests whose instant has come, through reserveSlot.
     this.outbox = { store: this.store, service: this.service, clock, random: random.fork('outbox'), policy, paced: !unpaced };
     this.recovering = new Set(mailboxIds);
+  }
+
+  mailboxLook(mailboxId: string, server: SimMailServer, clock: SimClock): MailboxLastLook {
+    let look = this.looks.get(mailboxId);
+    if (!look) {
+      const recentMailFrom = async (q: { from: string; since: number }) => ({
+        status: 'ok' as const,
+        messages: server.recentMail(mailboxId, q.from, q.since, clock.now()).map((m) => ({ key: m.key, messageId: m.messageId, receivedAt: m.at })),
+      });
+      this.looks.set(mailboxId, (look = new MailboxLastLook({ ...this.outbox, transport: { recentMailFrom } })));
+    }
+    return look;
   }
 }
 
@@ -261,7 +285,7 @@ class Run {
   private editKeys = 0;
   private lastWrites = -1;
   private readonly stats: SimStats = {
-    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, bounces: 0,
+    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, bounces: 0,
     outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
@@ -434,6 +458,8 @@ class Run {
       }
       case 'signal':
         return this.signal(a);
+      case 'land':
+        return this.land(a);
       case 'rep':
         return this.rep(a);
       case 'move':
@@ -533,8 +559,11 @@ class Run {
     const at = this.clock.now() + r.int(0, gap);
     const x = r.next();
     const signal = (s: Signal) => this.agenda.add(at, { t: 'signal', enrollmentId: claim.enrollmentId, signal: s, replyTo: claim.messageId, attempt: 0 });
-    if (x < 0.4) signal({ type: 'reply' });
-    else if (x < 0.55) signal({ type: 'out_of_office', returnIn: r.next() < 0.5 ? null : r.int(HOUR, 5 * DAY) });
+    if (x < 0.1) signal({ type: 'reply' });
+    // The reply is in the mailbox before the handover, and the sync reads it only after the
+    // handover time: the sender's mailbox last look is what must see it (issue 10's race).
+    else if (x < 0.45) this.agenda.add(at, { t: 'land', enrollmentId: claim.enrollmentId, replyTo: claim.messageId, syncMs: this.clock.now() + gap - at + r.int(100, 8_000) });
+    else if (x < 0.57) signal({ type: 'out_of_office', returnIn: r.next() < 0.5 ? null : r.int(HOUR, 5 * DAY) });
     else if (x < 0.65) signal({ type: 'unsubscribe' });
     else if (x < 0.75) signal({ type: 'bounce', hard: true });
     else if (x < 0.85) this.agenda.add(at, { t: 'rep', target: claim.enrollmentId, event: { type: 'pause', reason: 'rep paused it' } });
@@ -548,6 +577,16 @@ class Run {
       this.stats.crashes.claimToSend++;
       this.restart('between claim and send');
       return `send ${claim.messageId} -> crash before the handover`;
+    }
+    // The mailbox last look first (src/sending/mailbox-last-look.ts), as MailboxSender does.
+    let boundReached = false;
+    if (this.opts.inject !== 'no-mailbox-look') {
+      const glance = await this.proc.mailboxLook(claim.mailboxId, this.server, this.clock).check(claim);
+      if (glance.kind === 'defer') {
+        this.stats.deferredAtMailboxLook++;
+        return `send ${claim.messageId} -> deferred by the mailbox last look until ${iso(glance.retryAt)}`;
+      }
+      boundReached = glance.boundReached;
     }
     const look = this.opts.inject === 'no-last-look' ? ({ ok: true } as const) : await lastLook(this.proc.outbox, claim);
     if (!look.ok) {
@@ -571,6 +610,7 @@ class Run {
       await markUnknown(this.proc.outbox, claim, 'timeout before the server accepted');
       return `send ${claim.messageId} -> timeout (not delivered)`;
     }
+    await this.checker.checkMailboxLook(claim, this.clock.now(), boundReached, defaultLastLookPolicy.skewMs);
     await this.deliver(claim);
     if (x < (cut += faults.timeoutAfterHandover)) {
       this.stats.unknownOutcomes++;
@@ -617,18 +657,56 @@ class Run {
     if (a.signal.type === 'reply_at_next_due') {
       const e = await this.store.db.selectFrom('enrollment').select(['state', 'waiting_for', 'due_at']).where('id', '=', a.enrollmentId).executeTakeFirst();
       if (e?.state === 'active' && e.waiting_for === 'timer' && e.due_at && e.due_at.getTime() >= now && e.due_at.getTime() <= this.end) {
-        this.agenda.add(e.due_at.getTime(), { ...a, signal: { type: 'reply' } });
+        const due = e.due_at.getTime();
+        const r = this.prospects;
+        if (r.next() < 0.5) {
+          // The race point of issue 10: the reply is in the mailbox up to 3 s before the step comes
+          // due, and the sync reads it up to 8 s later: only the sender's mailbox last look sees it.
+          const at = Math.max(now, due - r.int(0, 3_000));
+          this.agenda.add(at, { t: 'land', enrollmentId: a.enrollmentId, replyTo: a.replyTo, syncMs: r.int(100, 8_000) });
+          this.stats.repliesLandedBeforeDue++;
+          return `prospect's reply will land in the mailbox at ${iso(at)}, just before the next due time ${iso(due)}`;
+        }
+        this.agenda.add(due, { ...a, signal: { type: 'reply' } });
         this.stats.repliesAtDue++;
         return `prospect will reply exactly at the next due time ${iso(e.due_at.getTime())}`;
       }
       return 'prospect would reply at the next due time: none';
     }
-    const ev = this.toEvent(a.signal, a.replyTo, now);
+    const ev = a.landed ? ({ type: 'reply', messageId: a.landed.messageId } as const) : this.toEvent(a.signal, a.replyTo, now);
     this.armMaybe(faults.crashInSignal, 6, `signal ${ev.type}`);
-    const res = await this.proc.service.apply(a.enrollmentId, ev);
+    const res = a.landed ? await this.ingestLanded(a.landed, ev) : await this.proc.service.apply(a.enrollmentId, ev);
+    if (!res) return `reply ${a.landed?.messageId} read again by the sync: already stored, nothing done`;
     this.countSignal(ev);
     await this.maybeSendAfterStop(a.enrollmentId, res.next.state);
     return `${ev.type}${a.attempt ? ` (again, #${a.attempt})` : ''} for ${a.enrollmentId} -> ${res.outcome} ${res.next.state}${res.note ? ` (${res.note})` : ''}`;
+  }
+
+  /** A reply lands in the mailbox now; the sync reads it later (a crash then loses the read, and it is read again). */
+  private async land(a: Extract<Action, { t: 'land' }>): Promise<string> {
+    const e = await this.store.db.selectFrom('enrollment').innerJoin('lead', 'lead.id', 'enrollment.lead_id').select(['enrollment.mailbox_id', 'lead.email']).where('enrollment.id', '=', a.enrollmentId).executeTakeFirst();
+    if (!e?.mailbox_id) return `reply for ${a.enrollmentId} has no mailbox to land in`;
+    const landed = this.server.land({ mailboxId: e.mailbox_id, enrollmentId: a.enrollmentId, from: e.email, messageId: `<landed-${++this.replyCount}-${a.replyTo.slice(1, 9)}@prospect.test>`, at: this.clock.now() });
+    this.agenda.add(this.clock.now() + a.syncMs, { t: 'signal', enrollmentId: a.enrollmentId, signal: { type: 'reply' }, replyTo: a.replyTo, attempt: 0, landed });
+    return `reply ${landed.messageId} landed in mailbox ${e.mailbox_id.slice(-4)}; the sync reads it in ${a.syncMs} ms`;
+  }
+
+  /** What the ingest pipeline does with a landed reply: its inbound row and the engine's event in one transaction. */
+  private async ingestLanded(m: Landed, ev: EngineEvent): Promise<TransitionResult | null> {
+    const now = this.clock.now();
+    const ws = await this.store.db.selectFrom('mailbox').select('workspace_id').where('id', '=', m.mailboxId).executeTakeFirstOrThrow();
+    const applied: Applied[] = [];
+    await this.proc.store.db.transaction().execute(async (tx) => {
+      const inserted = await tx
+        .insertInto('message')
+        .values({ id: newId(now, this.ops), workspace_id: ws.workspace_id, mailbox_id: m.mailboxId, enrollment_id: m.enrollmentId, direction: 'inbound', message_id: m.messageId, provider_key: m.key, from_addr: m.from, folder: 'inbox', at: new Date(m.at), received_at: new Date(m.at) })
+        .onConflict((oc) => oc.doNothing())
+        .returning('id')
+        .execute();
+      if (inserted.length > 0) applied.push(...(await this.proc.service.applyInTx(tx, m.enrollmentId, ev, now)));
+    });
+    this.proc.service.notify(applied);
+    return applied[0]?.result ?? null;
   }
 
   /** The planted fault 'send-after-stop': a sender that ignores the stop delivers the enrollment's last step again. */

@@ -6,6 +6,7 @@ import { systemRandom, type Random } from '../../common/random.ts';
 import type { ImapAccount } from '../imap/account.ts';
 import { connectImap } from '../imap/connect.ts';
 import { imapError } from '../imap/errors.ts';
+import { imapMessageKey } from '../imap/message-key.ts';
 import { findSpecialFolders } from '../imap/special-folders.ts';
 import {
   parseImapCursor,
@@ -200,7 +201,7 @@ class ImapSync implements MailboxSync {
 
   private async fetchBatch(client: ImapFlow, role: SyncRole, path: string, uidValidity: string, batch: MessageMeta[]): Promise<{ messages: FetchedMessage[]; problems: FetchProblem[] }> {
     const folder = role;
-    const key = (uid: number) => `${path}:${uidValidity}:${uid}`;
+    const key = (uid: number) => imapMessageKey(path, uidValidity, uid);
     const problems: FetchProblem[] = [];
     const wanted: MessageMeta[] = [];
     for (const m of batch) {

@@ -17,7 +17,9 @@ export type PushMessage =
   | { origin: string; kind: 'gmail'; emailAddress: string }
   | { origin: string; kind: 'graph'; clientState: string; subscriptionId: string; lifecycleEvent?: string }
   /** Work became due now (src/ops/work-nudge.ts): the same bus wakes the scheduler and dispatcher of other processes. */
-  | { origin: string; kind: 'work'; work: 'enrollments' | 'requests' | 'mailboxes' };
+  | { origin: string; kind: 'work'; work: 'enrollments' | 'requests' | 'mailboxes' }
+  /** Pull this mailbox now (the sender's mailbox last look found mail the sync has not read): its sync owner pulls. */
+  | { origin: string; kind: 'pull'; mailboxId: string };
 
 export interface PushBus {
   publish(message: PushMessage): Promise<void>;
@@ -79,7 +81,7 @@ export class RelayedPushRegistry extends PushRegistry {
 
   /** A message from the bus: only the local watchers are told (never published again). */
   private receive(m: PushMessage): void {
-    if (m.origin === this.o.origin || m.kind === 'work') return;
+    if (m.origin === this.o.origin || m.kind === 'work' || m.kind === 'pull') return;
     if (m.kind === 'gmail') {
       super.gmailNotified(m.emailAddress);
       return;

@@ -292,3 +292,25 @@ async function until(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
   if (!cond()) throw new Error('condition not met');
 }
+
+describe('Gmail mailbox last look (recentMailFrom) against the emulator', () => {
+  it('finds mail from the lead after the instant, in the inbox and in spam, by the id the sync keys it with; nothing from others or before', async () => {
+    const { t } = transport();
+    const reply = (id: string, from = PROSPECT) => rawMessage({ from: `Dana <${from}>`, to: [REP], subject: 'Re: Quick question', messageId: id });
+    const inbox = await emu.deliver(REP, reply('<r1@prospect.test>'), { internalDate: T0 + 5_000 });
+    const spam = await emu.deliver(REP, reply('<r2@prospect.test>'), { spam: true, internalDate: T0 + 6_000 });
+    await emu.deliver(REP, reply('<r3@else.test>', 'someone@else.test'), { internalDate: T0 + 7_000 });
+    await emu.deliver(REP, reply('<r0@prospect.test>'), { internalDate: T0 - 120_000 });
+    const r = await t.recentMailFrom({ from: PROSPECT, threadedOn: ['<step-1@acme.test>'], since: T0 });
+    expect(r.status).toBe('ok');
+    expect(r.status === 'ok' && r.messages.map((m) => m.key).sort()).toEqual([inbox.id, spam.id].sort());
+    expect(await t.recentMailFrom({ from: PROSPECT, threadedOn: [], since: T0 + 10_000 })).toEqual({ status: 'ok', messages: [] });
+  });
+
+  it('a provider failure is unavailable, never "nothing there"', async () => {
+    const { t } = transport();
+    emu.faults.inject('messages.list', { kind: 'respond', ...gmailErrors.backendError(503) });
+    const r = await t.recentMailFrom({ from: PROSPECT, threadedOn: [], since: T0 });
+    expect(r.status).toBe('unavailable');
+  });
+});

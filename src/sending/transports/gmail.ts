@@ -5,7 +5,7 @@ import { gmailApi, type GmailApi } from '../../mailbox/providers/gmail/api.ts';
 import { gmailJsonSendMaxRawBytes } from '../../mailbox/providers/gmail/messages-send.ts';
 import { checkOutgoing } from '../../mailbox/providers/outgoing-check.ts';
 import { accepted, byStatus, nonHttpOutcome, oversize, recipientRefused } from '../../mailbox/providers/send-outcome.ts';
-import type { AccessTokenProvider, Envelope, FindSentResult, SendContext, SendOutcome, Transport } from './transport.ts';
+import type { AccessTokenProvider, Envelope, FindSentResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome, Transport } from './transport.ts';
 
 /**
  * Sending through the Gmail API: users.messages.send with our composed bytes (base64url), so the
@@ -90,6 +90,21 @@ export class GmailTransport implements Transport {
       return { status: 'found', sentAt: got.value.internalDate, providerId: got.value.id, threadId: got.value.threadId };
     }
     return { status: 'not_found' };
+  }
+
+  /**
+   * The mailbox last look: users.messages.list with `q=from:<lead> after:<epoch seconds>` (Gmail
+   * reads an epoch-seconds `after:` as an instant, support.google.com/mail/answer/7190), spam
+   * included (includeSpamTrash; the trash comes with it, and a hit there costs at most a short
+   * deferral). One request; the keys are Gmail message ids, as the sync stores them. Gmail's search
+   * has no operator on In-Reply-To/References, so threaded mail from another address is not seen
+   * here (the sync still reads it).
+   */
+  async recentMailFrom(q: RecentMailQuery): Promise<RecentMailResult> {
+    const after = Math.floor(q.since / 1000);
+    const r = await this.api.list({ q: `from:${q.from} after:${after}`, includeSpamTrash: true, maxResults: 20 }, q.signal ? { signal: q.signal } : {});
+    if (!r.ok) return { status: 'unavailable', reason: describe(r.failure) };
+    return { status: 'ok', messages: r.value.messages.map((m) => ({ key: m.id, messageId: null, receivedAt: null })) };
   }
 
   async close(): Promise<void> {

@@ -232,3 +232,26 @@ describe('Graph transport against the emulator', () => {
     expect(emu.requests).toHaveLength(0);
   });
 });
+
+describe('Graph mailbox last look (recentMailFrom) against the emulator', () => {
+  it('finds mail from the lead received since the instant, Inbox and Junk Email, by immutable id as the sync keys it; nothing from others or before', async () => {
+    const { t } = transport();
+    const reply = (id: string, from = PROSPECT) => rawMessage({ from: `Lee <${from}>`, to: [REP], subject: 'Re: Quick question', messageId: id });
+    const inbox = await emu.deliver(REP, reply('<r1@prospect.test>', 'Lee@Prospect.test'), { receivedAt: T0 + 5_000 });
+    const junk = await emu.deliver(REP, reply('<r2@prospect.test>'), { folder: 'junkemail', receivedAt: T0 + 6_000 });
+    await emu.deliver(REP, reply('<r3@else.test>', 'someone@else.test'), { receivedAt: T0 + 7_000 });
+    await emu.deliver(REP, reply('<r0@prospect.test>'), { receivedAt: T0 - 120_000 });
+    const r = await t.recentMailFrom({ from: PROSPECT, threadedOn: [], since: T0 });
+    expect(r.status).toBe('ok');
+    const got = r.status === 'ok' ? r.messages : [];
+    expect(got.map((m) => m.key).sort()).toEqual([inbox.immutableId, junk.immutableId].sort());
+    expect(got.map((m) => m.messageId).sort()).toEqual(['<r1@prospect.test>', '<r2@prospect.test>']);
+    expect(await t.recentMailFrom({ from: PROSPECT, threadedOn: [], since: T0 + 10_000 })).toEqual({ status: 'ok', messages: [] });
+  });
+
+  it('a provider failure is unavailable, never "nothing there"', async () => {
+    const { t } = transport();
+    emu.faults.inject('messages.list', { kind: 'respond', ...graphErrors.badGateway() });
+    expect((await t.recentMailFrom({ from: PROSPECT, threadedOn: [], since: T0 })).status).toBe('unavailable');
+  });
+});

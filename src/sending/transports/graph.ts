@@ -6,7 +6,7 @@ import { odataString } from '../../mailbox/providers/graph/message.ts';
 import { graphMimeSendMaxRawBytes } from '../../mailbox/providers/graph/send-mail.ts';
 import { checkOutgoing } from '../../mailbox/providers/outgoing-check.ts';
 import { byStatus, nonHttpOutcome, oversize, recipientRefused } from '../../mailbox/providers/send-outcome.ts';
-import type { AccessTokenProvider, Envelope, FindSentResult, SendContext, SendOutcome, Transport } from './transport.ts';
+import type { AccessTokenProvider, Envelope, FindSentResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome, Transport } from './transport.ts';
 
 /**
  * Sending through Microsoft Graph: `POST /me/sendMail` (or `/users/{id}/sendMail`) with our
@@ -118,6 +118,26 @@ export class GraphTransport implements Transport {
     const sent = r.value.messages.find((m) => m.internetMessageId === messageId && m.isDraft !== true);
     if (!sent) return { status: 'not_found' };
     return { status: 'found', sentAt: sent.sentAt, providerId: sent.id, threadId: sent.conversationId };
+  }
+
+  /**
+   * The mailbox last look: `GET /me/messages?$filter=from/emailAddress/address eq '<lead>' and
+   * receivedDateTime ge <instant>` over the whole mailbox (Inbox and Junk Email among its folders),
+   * immutable ids as the sync keys them. One request. Graph filters on a message's own properties
+   * only, so threaded mail from another address is not seen here (the sync still reads it).
+   */
+  async recentMailFrom(q: RecentMailQuery): Promise<RecentMailResult> {
+    const r = await this.api.list(
+      {
+        filter: `from/emailAddress/address eq ${odataString(q.from)} and receivedDateTime ge ${new Date(q.since).toISOString().replace(/\.\d{3}Z$/, 'Z')}`,
+        select: ['id', 'internetMessageId', 'receivedDateTime'],
+        top: 20,
+        immutableIds: true,
+      },
+      q.signal ? { signal: q.signal } : {},
+    );
+    if (!r.ok) return { status: 'unavailable', reason: describe(r.failure) };
+    return { status: 'ok', messages: r.value.messages.map((m) => ({ key: m.id, messageId: m.internetMessageId, receivedAt: m.receivedAt })) };
   }
 
   async close(): Promise<void> {

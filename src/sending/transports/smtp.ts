@@ -9,12 +9,17 @@ import type { ImapAccount, ImapTimeouts, MailAuth } from '../../mailbox/imap/acc
 import { withImap } from '../../mailbox/imap/connect.ts';
 import { appendToSent } from '../../mailbox/imap/append-to-sent.ts';
 import { findByMessageId } from '../../mailbox/imap/find-by-message-id.ts';
+import { searchRecentMail } from '../../mailbox/imap/search-recent-mail.ts';
 import { findFolder } from '../../mailbox/imap/special-folders.ts';
+import { WarmImap } from '../../mailbox/imap/warm-connection.ts';
 import { assertMessageId } from '../../mailbox/imap/message-id.ts';
 import {
   enhancedStatusOf,
   type Envelope,
   type FindSentResult,
+  type RecentMail,
+  type RecentMailQuery,
+  type RecentMailResult,
   type RecipientBounce,
   type SendContext,
   type SendOutcome,
@@ -107,6 +112,10 @@ class SmtpTransport implements Transport {
   readonly kind = 'smtp' as const;
   private readonly timeouts: SmtpTimeouts;
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** The last look's connections, one parked in each folder (INBOX, Junk), so that both are asked at once. */
+  private readonly looks = new Map<'inbox' | 'junk', WarmImap>();
+  /** The Junk folder's path once discovered (null: the account has none). */
+  private junkPath: string | null | undefined;
 
   constructor(
     private readonly config: SmtpTransportConfig,
@@ -173,8 +182,40 @@ class SmtpTransport implements Transport {
     }
   }
 
+  /**
+   * The mailbox last look over IMAP: INBOX and the Junk folder, each on its own warm connection
+   * that stays in its folder (search-recent-mail.ts: NOOP + UID SEARCH, and a FETCH when
+   * something matched), both at once.
+   */
+  async recentMailFrom(q: RecentMailQuery): Promise<RecentMailResult> {
+    if (!this.config.imap) return { status: 'unavailable', reason: 'the mailbox has no IMAP settings to look at its inbox' };
+    try {
+      if (this.junkPath === undefined) {
+        this.junkPath = this.config.folders?.junk ?? (await this.warm('inbox').run((c) => findFolder(c, 'junk', this.config).catch((e: unknown) => {
+          if (isCadenzaError(e, 'MAILBOX_FOLDER_NOT_FOUND')) return null;
+          throw e;
+        })));
+      }
+      const folders: Array<['inbox' | 'junk', string]> = [['inbox', 'INBOX']];
+      if (this.junkPath && this.junkPath.toUpperCase() !== 'INBOX') folders.push(['junk', this.junkPath]);
+      const found = await Promise.all(folders.map(([role, path]) => this.warm(role).run((c) => searchRecentMail(c, path, q))));
+      return { status: 'ok', messages: found.flat() as RecentMail[] };
+    } catch (e) {
+      if (isCadenzaError(e, 'INVALID_INPUT')) throw e;
+      return { status: 'unavailable', reason: errorSummary(e).message };
+    }
+  }
+
+  private warm(role: 'inbox' | 'junk'): WarmImap {
+    let w = this.looks.get(role);
+    if (!w) this.looks.set(role, (w = new WarmImap(this.imapAccount(), { clock: this.deps.clock, ...(this.deps.logger ? { logger: this.deps.logger } : {}) })));
+    return w;
+  }
+
   async close(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled([...this.looks.values()].map((w) => w.close()));
+    this.looks.clear();
   }
 
   private imapAccount(): ImapAccount {

@@ -148,8 +148,45 @@ export type FindSentResult =
   | { status: 'not_found' }
   | { status: 'unavailable'; reason: string };
 
+/**
+ * The mailbox last look (sending/mailbox-last-look.ts) asks: has mail from the lead, or threaded
+ * on our messages, reached the mailbox since the previous step? The answer comes from the mailbox
+ * itself (IMAP UID SEARCH over INBOX and Junk, Gmail messages.list `from:`/`after:`, Graph
+ * `$filter` on from and receivedDateTime), not from the sync pipeline, which may not have read it
+ * yet: that gap is the race the look closes.
+ */
+export interface RecentMailQuery {
+  /** The lead's address: mail from it counts. */
+  from: string;
+  /**
+   * Our Message-IDs in the conversation ('<id@domain>'): mail whose In-Reply-To or References names
+   * one counts whoever sent it (a colleague answering, another address of the lead). IMAP searches
+   * them; Gmail and Graph have no search on those headers and look by sender only.
+   */
+  threadedOn: string[];
+  /** Mail the server received at or after this instant (epoch ms) counts. */
+  since: number;
+  signal?: AbortSignal;
+}
+
+export interface RecentMail {
+  /** The sync connector's key for this copy (mailbox/sync/source.ts FetchedMessage.key), to tell whether the pipeline has read it. */
+  key: string;
+  /** Its Message-ID header, when the answer gives it (IMAP, Graph). */
+  messageId: string | null;
+  /** When the server received it, when the answer gives it. */
+  receivedAt: number | null;
+}
+
+export type RecentMailResult = { status: 'ok'; messages: RecentMail[] } | { status: 'unavailable'; reason: string };
+
 export interface Transport {
   readonly kind: 'smtp' | 'gmail' | 'graph';
+  /**
+   * The mailbox last look: mail matching `q` in the mailbox now (inbox and junk), one round trip on
+   * a warm connection where the protocol allows. Never throws for network or provider trouble.
+   */
+  recentMailFrom(q: RecentMailQuery): Promise<RecentMailResult>;
   /** Sends raw RFC 5322 bytes (with their Message-ID header) to envelope.to. Never throws for network or provider trouble. */
   send(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome>;
   /** Looks for messageId ('<id@domain>') in the mailbox's Sent folder. Never throws for network or provider trouble. */

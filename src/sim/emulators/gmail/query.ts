@@ -2,7 +2,7 @@ import { normalizeMsgId, type GmailStoredMessage } from './mailbox.ts';
 
 /**
  * The part of Gmail's search language (support.google.com/mail/answer/7190) the emulator serves:
- * rfc822msgid:, in:, label:, is:unread/read/starred, after:/before: (epoch seconds or YYYY/MM/DD,
+ * rfc822msgid:, from: (an address: the sender's, case-insensitive; else a part of it), in:, label:, is:unread/read/starred, after:/before: (epoch seconds or YYYY/MM/DD,
  * read as UTC midnight; Gmail reads the date form in Pacific time), newer_than:/older_than: (Nd,
  * Nm, Ny; a month counted as 30 days, a year as 365), terms ANDed. Any other term is refused with a
  * 400 naming it, so that a connector using more than the emulator knows fails loudly in tests
@@ -26,6 +26,14 @@ export function parseGmailQuery(q: string, nowMs: number): { ok: true; query: Gm
       case 'rfc822msgid': {
         const want = normalizeMsgId(val);
         tests.push((x) => x.parsed.messageId !== null && normalizeMsgId(x.parsed.messageId) === want);
+        break;
+      }
+      case 'from': {
+        const want = val.toLowerCase();
+        tests.push((x) => {
+          const from = x.parsed.from?.toLowerCase() ?? '';
+          return want.includes('@') ? from === want : from.includes(want);
+        });
         break;
       }
       case 'in':

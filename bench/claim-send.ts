@@ -58,6 +58,7 @@ export default async function claimSendBench(args: string[]): Promise<Record<str
         let transportNs = 0n;
         const timed = (t: ReturnType<typeof createSmtpTransport>): ReturnType<typeof createSmtpTransport> => ({
           kind: t.kind,
+          sentProof: t.sentProof,
           async send(raw, env, ctx) {
             const a = process.hrtime.bigint();
             try {

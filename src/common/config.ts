@@ -11,6 +11,16 @@ const schema = z.object({
     .optional(),
   CADENZA_DATA_DIR: z.string().default('./data'),
   CADENZA_ROLES: z.string().default('api,scheduler,sender,sync'),
+  /**
+   * How long a send whose answer was lost stays unknown before the Sent folder's verdict is final
+   * (outbox unknownGraceMs; docs/architecture.md "Exactly once"); unset: 15 minutes, above the
+   * providers' documented filing delays. Shorter only for tests.
+   */
+  CADENZA_UNKNOWN_GRACE_MS: z.coerce.number().int().min(0).optional(),
+  /** How often a sender looks for its unknown sends in the Sent folder; unset: every minute. */
+  CADENZA_SENDER_RESOLVE_EVERY_MS: z.coerce.number().int().min(100).optional(),
+  /** The senders' mailbox lease (ops/leases.ts); unset: 60 s. Shorter only for tests. */
+  CADENZA_SENDER_LEASE_TTL_MS: z.coerce.number().int().min(1000).optional(),
   /** Where recipients reach this installation (unsubscribe and tracking links); https in production. */
   CADENZA_PUBLIC_URL: z.string().url().optional(),
   /** OAuth 2 clients for connecting Google and Microsoft mailboxes (docs/mailboxes.md); unset: that provider is off. */

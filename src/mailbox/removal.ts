@@ -117,7 +117,7 @@ interface LiveEnrollment {
 const liveEnrollmentsSql = (mailboxId: string) => sql<LiveEnrollment>`
   select e.id, e.sequence_id, e.state,
          exists (select 1 from send_request r where r.enrollment_id = e.id and r.mailbox_id = ${mailboxId}
-                 and r.state in ('sent', 'unknown', 'in_flight')) as threaded
+                 and r.state in ('sent', 'possibly_sent', 'unknown', 'in_flight')) as threaded
   from enrollment e
   where e.mailbox_id = ${mailboxId} and e.state in ('active', 'paused')
   order by e.id

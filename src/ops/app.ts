@@ -53,6 +53,8 @@ export interface AppOptions {
   webhooks?: { allowPrivate: boolean; pollMs?: number };
   /** Cadenza's own SMTP account for invitations (CADENZA_SMTP_URL, CADENZA_MAIL_FROM); absent: links are shown to copy. */
   mailer?: SystemMailerSettings;
+  /** The senders' timings (CADENZA_UNKNOWN_GRACE_MS, CADENZA_SENDER_RESOLVE_EVERY_MS, CADENZA_SENDER_LEASE_TTL_MS); absent: the defaults. */
+  sending?: { unknownGraceMs?: number; resolveEveryMs?: number; leaseTtlMs?: number };
   /** The Gmail and Graph APIs' base URLs replaced (the emulators in tests). */
   providerBaseUrls?: { gmail?: string; graph?: string };
   clock?: Clock;
@@ -186,6 +188,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         transportFor,
         trackingKey: trackingKey(master),
         publicUrl: o.publicUrl ?? `http://localhost:${o.port}`,
+        ...(o.sending?.unknownGraceMs !== undefined ? { policy: { unknownGraceMs: o.sending.unknownGraceMs } } : {}),
+        ...(o.sending?.resolveEveryMs !== undefined ? { resolveEveryMs: o.sending.resolveEveryMs } : {}),
+        ...(o.sending?.leaseTtlMs !== undefined ? { leaseTtlMs: o.sending.leaseTtlMs } : {}),
         log,
         // Joining, leaving and handing a mailbox over tell the other processes' pools to balance now.
         announce: () => nudges.nudge('mailboxes'),

@@ -1,19 +1,22 @@
 import type { Logger } from '../common/logger.ts';
 import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { prepareEmail } from './compose/prepare.ts';
-import { recordSendOutcome } from './dispatch/health.ts';
 import { loadSendMaterial } from './send-context.ts';
 import { MailboxLastLook, type LastLookPolicy } from './mailbox-last-look.ts';
+import { checkServerSentCopies, serverCopyVerified, type SentCopyCheck } from './sent-copy-check.ts';
 import {
   claimNext,
   lastLook,
   listUnknown,
   markUnknown,
+  recordBounce,
   recordFailure,
   recordSent,
+  recordSentWithBounces,
   recoverInFlight,
   releaseClaim,
   resolveUnknown,
+  defaultRetryPolicy,
   type Claim,
   type OutboxDeps,
 } from './outbox.ts';
@@ -52,13 +55,22 @@ export type StepResult =
  * lease holds (deps.fence), so the mailbox's pace is one process's to keep.
  */
 export class MailboxSender {
+  private readonly deps: MailboxSenderDeps;
   private readonly mailboxLook: MailboxLastLook;
 
   constructor(
     readonly mailboxId: string,
-    private readonly deps: MailboxSenderDeps,
+    deps: MailboxSenderDeps,
   ) {
-    this.mailboxLook = new MailboxLastLook(deps);
+    // Each claim records what this transport's Sent folder can prove (outbox resolveUnknown).
+    // The server's own copies are trusted as proof only once seen (sent-copy-check.ts).
+    const smtpServerCopy = deps.transport.kind === 'smtp' && deps.transport.sentProof === 'provider_copy';
+    this.deps = {
+      ...deps,
+      proof: deps.proof ?? deps.transport.sentProof,
+      ...(smtpServerCopy && !deps.providerCopyTrusted ? { providerCopyTrusted: () => serverCopyVerified(deps.store, mailboxId) } : {}),
+    };
+    this.mailboxLook = new MailboxLastLook(this.deps);
   }
 
   /** What a new owner does first: requests its predecessor left in flight become unknown. */
@@ -105,15 +117,16 @@ export class MailboxSender {
     const outcome = await d.transport.send(email.raw, email.envelope, { messageId: claim.messageId, threadId: email.threadId });
     switch (outcome.kind) {
       case 'accepted': {
-        await recordSent(d, claim, d.clock.now(), { ...email.sent, threadId: outcome.threadId ?? email.threadId });
-        for (const b of outcome.bounced) await this.bounce(claim, b.enhancedStatus, b.diagnostic);
+        const details = { ...email.sent, threadId: outcome.threadId ?? email.threadId };
+        // The send and the bounces of recipients refused beside it: one transaction.
+        if (outcome.bounced.length) await recordSentWithBounces(d, claim, d.clock.now(), details, outcome.bounced);
+        else await recordSent(d, claim, d.clock.now(), details);
         return { kind: 'sent', claim };
       }
       case 'bounce': {
+        // The enrollment stops as bounced, the address is suppressed, the request fails: one transaction.
         const b = outcome.recipients[0];
-        // The bounce stops the enrollment and suppresses the address; then the request fails.
-        await this.bounce(claim, b?.enhancedStatus ?? null, b?.diagnostic ?? 'refused at RCPT');
-        await recordFailure(d, claim, { permanent: true, reason: `bounced at RCPT: ${b?.enhancedStatus ?? ''} ${b?.diagnostic ?? ''}`.trim() });
+        await recordBounce(d, claim, b);
         return { kind: 'failed', claim, outcome: 'bounce', reason: b?.diagnostic ?? '' };
       }
       case 'transient':
@@ -136,29 +149,34 @@ export class MailboxSender {
   }
 
   /**
-   * Settles requests whose fate is unknown by looking for their Message-ID in the Sent folder:
-   * found → sent; absent past the grace period → queued again with the same Message-ID.
+   * Settles requests whose fate is unknown by looking for their Message-ID in the Sent folder
+   * (outbox.resolveUnknown: a settled copy → sent; a pending copy, or absence that proves nothing
+   * → possibly sent; absence that proves it, past the grace period → queued again, same Message-ID).
+   * A search that could not be made settles nothing: it waits.
    */
-  async resolveUnknowns(): Promise<{ found: number; requeued: number; waiting: number }> {
-    const out = { found: 0, requeued: 0, waiting: 0 };
+  async resolveUnknowns(): Promise<{ found: number; possiblySent: number; requeued: number; waiting: number; sentCopyCheck: SentCopyCheck }> {
+    // First: is the server's Sent copy a proof here (verified on a confirmed send, or switched off)?
+    const sentCopyCheck = await this.checkSentCopies();
+    const out = { found: 0, possiblySent: 0, requeued: 0, waiting: 0, sentCopyCheck };
+    if (sentCopyCheck === 'switched') return out; // the transport is rebuilt with the new setting first
     for (const u of await listUnknown(this.deps, this.mailboxId)) {
       const f = await this.deps.transport.findSent(u.messageId);
       if (f.status === 'unavailable') {
         out.waiting++;
         continue;
       }
-      const r = await resolveUnknown(this.deps, u, f.status === 'found' ? { sentAt: f.sentAt ?? this.deps.clock.now() } : null);
+      const r = await resolveUnknown(this.deps, u, f.status === 'found' ? { sentAt: f.sentAt ?? this.deps.clock.now(), pending: f.pending === true } : null);
       if (r === 'sent') out.found++;
+      else if (r === 'possibly_sent') out.possiblySent++;
       else if (r === 'requeued') out.requeued++;
       else out.waiting++;
     }
     return out;
   }
 
-  private async bounce(claim: Claim, status: string | null, diagnostic: string): Promise<void> {
-    const permanent = status === null || status.startsWith('5');
-    await this.deps.service.apply(claim.enrollmentId, { type: 'bounce', hard: permanent, reason: `${status ?? ''} ${diagnostic}`.trim() });
-    // The mailbox's health counts its bounces: too many and it pauses itself (burnt-domain guard).
-    await recordSendOutcome(this.deps.store.db, { kind: 'bounce', requestId: claim.requestId, hard: permanent, at: this.deps.clock.now() });
+  /** sent-copy-check.ts: 'switched' means this transport's setting is wrong and must be rebuilt. */
+  async checkSentCopies(): Promise<SentCopyCheck> {
+    const graceMs = this.deps.policy?.unknownGraceMs ?? defaultRetryPolicy.unknownGraceMs;
+    return checkServerSentCopies({ store: this.deps.store, clock: this.deps.clock, transport: this.deps.transport, mailboxId: this.mailboxId, graceMs, ...(this.deps.log ? { log: this.deps.log } : {}) });
   }
 }

@@ -16,9 +16,12 @@ import {
   lastLook,
   listUnknown,
   markUnknown,
+  recordBounce,
   recordFailure,
   recordSent,
+  recordSentWithBounces,
   recoverInFlight,
+  resendByHand,
   resolveUnknown,
   retryDelay,
   type Claim,
@@ -84,7 +87,7 @@ describe.each(testBackends())('outbox on %s', (backend) => {
     while ((await service.fireDue(100)).length) {
       /* drain */
     }
-    deps = { store: over, service, clock, random, policy: { baseMs: MIN, maxMs: 60 * MIN, maxAttempts: 4, unknownGraceMs: 10 * MIN } };
+    deps = { store: over, service, clock, random, proof: 'provider_copy', policy: { baseMs: MIN, maxMs: 60 * MIN, maxAttempts: 4, unknownGraceMs: 10 * MIN } };
     return { mailboxId: world.mailboxIds[0]!, sequenceId: seq.sequenceId };
   }
 
@@ -234,6 +237,109 @@ describe.each(testBackends())('outbox on %s', (backend) => {
     expect(again.requestId).toBe(c2.requestId);
     expect(again.messageId).toBe(c2.messageId);
     expect(again.attempts).toBe(2);
+  });
+
+  it('copy_first (Cadenza writes Sent before the handover): no copy -> requeued; a pending copy -> possibly_sent after the grace period, never requeued', async () => {
+    const { mailboxId } = await setup(2);
+    deps = { ...deps, proof: 'copy_first' };
+    const c1 = await claim(mailboxId);
+    const c2 = await claim(mailboxId);
+    expect((await request(c1.requestId)).proof).toBe('copy_first');
+    expect(await recoverInFlight(deps, mailboxId)).toBe(2);
+    const unknown = await listUnknown(deps, mailboxId);
+    const u1 = unknown.find((u) => u.requestId === c1.requestId)!;
+    const u2 = unknown.find((u) => u.requestId === c2.requestId)!;
+    expect(await resolveUnknown(deps, u2, { sentAt: T0, pending: true })).toBe('waiting');
+    clock.advance(10 * MIN);
+    expect(await resolveUnknown(deps, u1, null)).toBe('requeued');
+    expect(await resolveUnknown(deps, u2, { sentAt: T0, pending: true })).toBe('possibly_sent');
+    const row = await request(c2.requestId);
+    expect(row.state).toBe('possibly_sent');
+    expect(row.last_error).toMatch(/^possibly sent: /);
+    // The sequence continues as if it were sent: the next step waits on its timer, threaded on the Message-ID.
+    expect((await enrollment(c2.enrollmentId)).waiting_for).toBe('timer');
+    const out = await store.db.selectFrom('message').selectAll().where('send_request_id', '=', c2.requestId).execute();
+    expect(out.map((m) => m.message_id)).toEqual([c2.messageId]);
+    // Never claimed again automatically: the requeued one is, the possibly-sent one is not.
+    expect((await claim(mailboxId)).requestId).toBe(c1.requestId);
+    expect((await claimNext(deps, mailboxId)).kind).toBe('empty');
+  });
+
+  it('absence that proves nothing (claimed before 0019, or an SMTP server not yet seen filing copies) -> possibly_sent, never requeued', async () => {
+    const { mailboxId } = await setup(2);
+    deps = { ...deps, proof: undefined };
+    const c1 = await claim(mailboxId);
+    deps = { ...deps, proof: 'provider_copy', providerCopyTrusted: async () => false };
+    const c2 = await claim(mailboxId);
+    expect((await request(c1.requestId)).proof).toBeNull();
+    await markUnknown(deps, c1, 'sender stopped');
+    await markUnknown(deps, c2, 'sender stopped');
+    clock.advance(10 * MIN);
+    for (const u of await listUnknown(deps, mailboxId)) expect(await resolveUnknown(deps, u, null)).toBe('possibly_sent');
+    expect((await request(c1.requestId)).state).toBe('possibly_sent');
+    expect((await request(c2.requestId)).last_error).toContain('has not yet been seen filing');
+    expect((await claimNext(deps, mailboxId)).kind).toBe('empty');
+  });
+
+  it('a resend by hand of a possibly-sent step: queued again under the same Message-ID, claimed although the enrollment moved on, recorded without advancing it; refused once the enrollment stopped', async () => {
+    const { mailboxId } = await setup(2);
+    deps = { ...deps, proof: undefined };
+    const c1 = await claim(mailboxId);
+    const c2 = await claim(mailboxId);
+    await markUnknown(deps, c1, 'x');
+    await markUnknown(deps, c2, 'x');
+    clock.advance(10 * MIN);
+    for (const u of await listUnknown(deps, mailboxId)) await resolveUnknown(deps, u, null);
+    expect(await resendByHand(deps, world.workspaceId, c2.requestId)).toEqual({ ok: true, mailboxId });
+    expect(await resendByHand(deps, world.workspaceId, c2.requestId)).toEqual({ ok: false, reason: 'not_possibly_sent' });
+    const again = await claim(mailboxId);
+    expect(again).toMatchObject({ requestId: c2.requestId, messageId: c2.messageId, manualResend: true });
+    expect(await lastLook(deps, again)).toEqual({ ok: true });
+    const before = await enrollment(c2.enrollmentId);
+    expect(await recordSent(deps, again, clock.now())).toBe(true);
+    const after = await enrollment(c2.enrollmentId);
+    expect(after.next_step_id).toBe(before.next_step_id);
+    expect(after.due_at?.getTime()).toBe(before.due_at?.getTime());
+    // A reply stops the other enrollment: its possibly-sent step may not be sent again.
+    await service.apply(c1.enrollmentId, { type: 'reply' });
+    expect(await resendByHand(deps, world.workspaceId, c1.requestId)).toEqual({ ok: false, reason: 'enrollment_stopped' });
+    expect(await resendByHand(deps, world.workspaceId, '00000000-0000-7000-8000-000000000000')).toEqual({ ok: false, reason: 'not_found' });
+  });
+
+  it('a bounce at RCPT is one transaction: a crash inside it leaves the request in flight and the enrollment untouched; replayed, it fails the request, bounces the enrollment and counts the bounce', async () => {
+    const plugin = new CrashPlugin();
+    await setup(1);
+    const over = crashingStore(store, plugin);
+    deps = { ...deps, store: over, service: new EnrollmentService({ store: over, clock, random }) };
+    const c = await claim(world.mailboxIds[0]!);
+    const b = { recipient: c.to, responseCode: 550, enhancedStatus: '5.1.1', diagnostic: '550 5.1.1 unknown user' };
+    plugin.armWhen(insertInto('event'), 'journal of the bounce');
+    await expect(recordBounce(deps, c, b)).rejects.toSatisfy(isSimCrash);
+    expect((await request(c.requestId)).state).toBe('in_flight');
+    expect((await enrollment(c.enrollmentId)).state).toBe('active');
+    await recordBounce(deps, c, b);
+    expect(await request(c.requestId)).toMatchObject({ state: 'failed', bounce_kind: 'hard' });
+    expect((await enrollment(c.enrollmentId)).state).toBe('bounced');
+    // A second report changes nothing (the request is no longer in flight).
+    await recordBounce(deps, c, b);
+    expect(await store.db.selectFrom('event').select('type').where('enrollment_id', '=', c.enrollmentId).where('type', '=', 'bounce').execute()).toHaveLength(1);
+  });
+
+  it('accepted with a recipient refused beside it: the send and the bounce commit together', async () => {
+    const plugin = new CrashPlugin();
+    await setup(1);
+    const over = crashingStore(store, plugin);
+    deps = { ...deps, store: over, service: new EnrollmentService({ store: over, clock, random }) };
+    const c = await claim(world.mailboxIds[0]!);
+    const b = [{ recipient: 'cc@x.test', responseCode: 550, enhancedStatus: '5.1.1', diagnostic: 'unknown' }];
+    // Crash on the bounce's mark, after the mark-sent of the same transaction ran.
+    let seen = 0;
+    plugin.armWhen((n) => /bounced_at = coalesce/i.test(((n as { sqlFragments?: string[] }).sqlFragments ?? []).join('')) && ++seen === 1, 'marking the bounce');
+    await expect(recordSentWithBounces(deps, c, clock.now(), {}, b)).rejects.toSatisfy(isSimCrash);
+    expect((await request(c.requestId)).state).toBe('in_flight');
+    expect(await store.db.selectFrom('message').selectAll().execute()).toHaveLength(0);
+    expect(await recordSentWithBounces(deps, c, clock.now(), {}, b)).toBe(true);
+    expect(await request(c.requestId)).toMatchObject({ state: 'sent', bounce_kind: 'hard' });
   });
 
   it('retries a transient failure later with backoff, fails a permanent one and stops the enrollment as failed', async () => {

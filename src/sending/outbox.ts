@@ -4,6 +4,8 @@ import { newId } from '../common/ids.ts';
 import { holds } from '../ops/leases.ts';
 import { reserveSlot } from './dispatch/reserve.ts';
 import type { Random } from '../common/random.ts';
+import { recordSendOutcome } from './dispatch/health.ts';
+import type { RecipientBounce, SentProof } from './transports/transport.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { EngineEvent, TransitionResult } from '../sequence/model.ts';
 import type { EnrollmentStateName, SendRequestState } from '../store/schema.ts';
@@ -15,19 +17,36 @@ import type { Store, Tx } from '../store/store.ts';
  * A request moves through these states; each arrow is one function below, one transaction each:
  *
  *   queued ──claimNext──► in_flight ──recordSent──► sent
- *     ▲  │                  │  │ └──recordFailure(permanent, or transient past maxAttempts)──► failed
- *     │  │                  │  └──markUnknown (timeout after handing over) / recoverInFlight──► unknown
- *     │  │                  └──recordFailure(transient): back to queued, later (retryDelay)
+ *     ▲  │                  │  │ │ └──recordFailure / recordBounce (permanent, or transient past maxAttempts)──► failed
+ *     │  │                  │  │ └──markUnknown (no answer after handing over) / recoverInFlight──► unknown
+ *     │  │                  │  └──recordFailure(transient): back to queued, later (retryDelay)
+ *     │  │                  └──recordBounce(partial: accepted, some recipients refused): sent + bounce
  *     │  └──claimNext / lastLook refuse: enrollment stopped, paused or moved on, address suppressed──► cancelled
- *     └──resolveUnknown: not in the Sent folder after unknownGraceMs (same Message-ID)   unknown ──found──► sent
+ *     │
+ *     │      unknown ──resolveUnknown──► sent           a settled copy in Sent (proof of the send)
+ *     │         │ │                   └► possibly_sent  a pending copy, or absence that proves nothing
+ *     └─────────┘ └ (not found past unknownGraceMs, and absence is a proof: same Message-ID)
+ *   possibly_sent ──resendByHand (a person asked)──► queued (manual_resend: same Message-ID)
  *
  * Promise 1 (at most once): the (enrollment_id, step_id) key makes a second request impossible; a
  * request leaves 'queued' only through a row lock taken with FOR UPDATE SKIP LOCKED, so two
- * senders never claim one request; a request whose fate is unknown (crash or timeout after the
- * transport may have accepted it) is sent again only once the mailbox's Sent folder has been
- * searched for its Message-ID and it was not there after a grace period, and it is sent again
- * under the SAME Message-ID, so that receivers and a later search see one message.
- *
+ * senders never claim one request. A request whose fate is unknown (crash or timeout after the
+ * transport may have accepted it) is sent again only when the mailbox's Sent folder PROVES it was
+ * not handed over, under the rule the request was claimed with (`proof`, transport.ts SentProof;
+ * docs/architecture.md, "Exactly once"):
+ *   copy_first     (SMTP, Cadenza writes Sent: the copy is APPENDed pending before the handover)
+ *                  no copy → never handed over → queued again; pending copy → possibly_sent;
+ *                  settled copy → sent.
+ *   provider_copy  (Gmail, Graph, SMTP whose server files Sent) a copy → sent (a Graph draft:
+ *                  accepted, submission unfinished → possibly_sent); none after unknownGraceMs →
+ *                  queued again. Trusted for an SMTP mailbox only once one of its confirmed sends
+ *                  was seen filed by the server (sent-copy-check.ts); before that, possibly_sent.
+ *   null           (claimed before migration 0019) absence proves nothing → possibly_sent.
+ * A retry goes under the SAME Message-ID, so that receivers and a later search see one message.
+ * A possibly_sent request is never retried automatically: the enrollment continued as if it had
+ * been sent (step_sent, the next step threads on its Message-ID) and the user sees it, with
+ * resendByHand to send it once more (same Message-ID: a receiver that got it dedupes).
+
  * Promise 2 (never after a stop): the claim locks the request AND its enrollment in one statement
  * (FOR UPDATE OF r, e SKIP LOCKED) and re-checks, under that lock, the enrollment's state and step,
  * the suppression list and the mailbox. A transition that stops or pauses the enrollment (it locks
@@ -67,6 +86,17 @@ export interface OutboxDeps {
    * sender role always paces; the engine simulation and the protocol tests claim by due time.
    */
   paced?: boolean;
+  /**
+   * What the mailbox's transport can prove after a lost answer (Transport.sentProof), written on
+   * each request it claims; resolveUnknown judges the request by it. Absent: nothing is proven
+   * (an unknown request then becomes possibly_sent, never queued again).
+   */
+  proof?: SentProof;
+  /**
+   * For an SMTP mailbox with proof 'provider_copy': has the server been seen filing a copy of a
+   * confirmed send (sent-copy-check.ts)? False: absence proves nothing yet. Default true.
+   */
+  providerCopyTrusted?: () => Promise<boolean>;
 }
 
 export interface RetryPolicy {
@@ -123,6 +153,10 @@ export interface Claim {
   to: string;
   /** The mailbox's address. */
   from: string;
+  /** The Sent-folder rule it was handed over under (OutboxDeps.proof at the claim); null: none. */
+  proof?: SentProof | null;
+  /** A resend asked for by hand of a possibly-sent step: recording it does not advance the enrollment. */
+  manualResend?: boolean;
 }
 
 export type ClaimResult =
@@ -147,6 +181,8 @@ interface RequestRow {
   message_id: string | null;
   attempts: number;
   updated_at: Date;
+  proof: SentProof | null;
+  manual_resend: boolean;
 }
 
 interface Recheck {
@@ -167,7 +203,7 @@ interface Recheck {
 // due_at are broken by id so the order is stable.
 const claimNextSql = (mailboxId: string, now: number, paced: boolean) => sql<RequestRow & Recheck>`
   select r.id, r.workspace_id, r.enrollment_id, r.step_id, r.mailbox_id, r.variant_id, r.due_at,
-         r.message_id, r.attempts, r.updated_at,
+         r.message_id, r.attempts, r.updated_at, r.proof, r.manual_resend,
          e.state, e.waiting_for, e.next_step_id, l.email, s.reason as suppressed, m.email as mailbox_email
   from send_request r
   join enrollment e on e.id = r.enrollment_id
@@ -183,10 +219,11 @@ const claimNextSql = (mailboxId: string, now: number, paced: boolean) => sql<Req
 // -- name: claim
 // Only a queued request is claimed (the row lock above makes the check race-free). A Message-ID
 // given on an earlier attempt is kept: a copy may exist under it.
-const markClaimedSql = (id: string, messageId: string, now: number) => sql<{ message_id: string; attempts: number }>`
+// The proof is the rule of the transport that is about to send it (a mailbox's setting may change).
+const markClaimedSql = (id: string, messageId: string, proof: SentProof | null, now: number) => sql<{ message_id: string; attempts: number }>`
   update send_request
   set state = 'in_flight', message_id = coalesce(message_id, ${messageId}), attempts = attempts + 1,
-      updated_at = ${new Date(now)}
+      proof = ${proof}, updated_at = ${new Date(now)}
   where id = ${id} and state = 'queued'
   returning message_id, attempts`;
 
@@ -215,10 +252,20 @@ async function inTx<T>(deps: OutboxDeps, fn: (tx: Tx, apply: ApplyInTx) => Promi
   return out;
 }
 
-/** Why an enrollment may not be sent this step now; null when it may. */
-function refusal(r: Recheck | undefined, stepId: string): string | null {
+/** Enrollment states after which nothing more may go to the lead, a resend by hand included. */
+const stoppedStates: ReadonlySet<EnrollmentStateName> = new Set(['replied', 'bounced', 'unsubscribed', 'stopped', 'failed', 'moved']);
+
+/**
+ * Why an enrollment may not be sent this step now; null when it may. A resend by hand (of a step
+ * the enrollment already continued past) is refused only by a stop, a suppression or a lost mailbox.
+ */
+function refusal(r: Recheck | undefined, stepId: string, manualResend = false): string | null {
   if (!r) return 'enrollment not found';
   if (r.suppressed) return `address suppressed (${r.suppressed})`;
+  if (manualResend) {
+    if (stoppedStates.has(r.state)) return `enrollment ${r.state}`;
+    return r.mailbox_email === null ? 'mailbox not found' : null;
+  }
   if (r.state !== 'active') return `enrollment ${r.state}`;
   if (r.waiting_for !== 'send') return `enrollment is waiting for ${r.waiting_for ?? 'nothing'}, not this send`;
   if (r.next_step_id !== stepId) return 'enrollment awaits another step';
@@ -247,7 +294,7 @@ export async function claimNext(deps: OutboxDeps, mailboxId: string): Promise<Cl
     const req = (await claimNextSql(mailboxId, now, !!deps.paced).execute(tx)).rows[0];
     if (!req) return { kind: 'empty' };
     const check: Recheck = req;
-    const why = refusal(check, req.step_id);
+    const why = refusal(check, req.step_id, req.manual_resend);
     if (why !== null) {
       await cancelSql(req.id, 'queued', why, now).execute(tx);
       if (check.suppressed && (check.state === 'active' || check.state === 'paused')) {
@@ -259,7 +306,8 @@ export async function claimNext(deps: OutboxDeps, mailboxId: string): Promise<Cl
       const slot = await reserveSlot(tx, req.id, now);
       if (!slot.granted) return { kind: 'paced', requestId: req.id, reason: slot.reason, retryAt: slot.retryAt };
     }
-    const claimed = (await markClaimedSql(req.id, makeMessageId(check.mailbox_email!, now, deps.random), now).execute(tx)).rows[0]!;
+    const proof = deps.proof ?? null;
+    const claimed = (await markClaimedSql(req.id, makeMessageId(check.mailbox_email!, now, deps.random), proof, now).execute(tx)).rows[0]!;
     return {
       kind: 'claimed',
       claim: {
@@ -275,14 +323,16 @@ export async function claimNext(deps: OutboxDeps, mailboxId: string): Promise<Cl
         claimedAt: now,
         to: check.email,
         from: check.mailbox_email!,
+        proof,
+        manualResend: req.manual_resend,
       },
     };
   });
 }
 
 // -- name: last-look
-const lastLookSql = (claim: Claim) => sql<Recheck & { request_state: SendRequestState; message_id: string | null }>`
-  select r.state as request_state, r.message_id, e.state, e.waiting_for, e.next_step_id, l.email,
+const lastLookSql = (claim: Claim) => sql<Recheck & { request_state: SendRequestState; message_id: string | null; manual_resend: boolean }>`
+  select r.state as request_state, r.message_id, r.manual_resend, e.state, e.waiting_for, e.next_step_id, l.email,
          s.reason as suppressed, r.mailbox_id::text as mailbox_email
   from send_request r
   join enrollment e on e.id = r.enrollment_id
@@ -302,7 +352,7 @@ export async function lastLook(deps: OutboxDeps, claim: Claim): Promise<{ ok: tr
     if (!r || r.request_state !== 'in_flight' || r.message_id !== claim.messageId) {
       return { ok: false as const, reason: `request is ${r?.request_state ?? 'gone'}, no longer this claim's` };
     }
-    const why = refusal(r, claim.stepId);
+    const why = refusal(r, claim.stepId, r.manual_resend);
     if (why === null) return { ok: true as const };
     await cancelSql(claim.requestId, 'in_flight', `${why} (before sending)`, now).execute(tx);
     return { ok: false as const, reason: why };
@@ -317,10 +367,11 @@ export interface SentDetails {
 }
 
 // -- name: mark-sent
-// From in_flight (the transport said yes) or unknown (found in the Sent folder), and only under the
-// claim's Message-ID: a second report of the same send changes nothing.
-const markSentSql = (claim: Claim, now: number) => sql<{ id: string }>`
-  update send_request set state = 'sent', last_error = null, updated_at = ${new Date(now)}
+// From in_flight (the transport said yes) or unknown (settled from the Sent folder), and only
+// under the claim's Message-ID: a second report of the same send changes nothing. `state` is
+// 'possibly_sent' when the Sent folder shows only that it may have gone.
+const markSentSql = (claim: Claim, state: 'sent' | 'possibly_sent', note: string | null, now: number) => sql<{ id: string }>`
+  update send_request set state = ${state}, last_error = ${note}, updated_at = ${new Date(now)}
   where id = ${claim.requestId} and message_id = ${claim.messageId} and state in ('in_flight', 'unknown')
   returning id`;
 
@@ -330,14 +381,56 @@ const markSentSql = (claim: Claim, now: number) => sql<{ id: string }>`
  * Returns false when it was already recorded (nothing is written twice).
  */
 export async function recordSent(deps: OutboxDeps, claim: Claim, sentAt: number, details: SentDetails = {}): Promise<boolean> {
-  const now = deps.clock.now();
+  return inTx(deps, (tx, apply) => markSentInTx(tx, apply, deps, claim, sentAt, details, 'sent', null));
+}
+
+/**
+ * The send of `claim` as recorded inside the caller's transaction: marked `state`, the outbound
+ * row, and step_sent (not for a resend by hand: the enrollment already continued past the step).
+ */
+async function markSentInTx(tx: Tx, apply: ApplyInTx, deps: OutboxDeps, claim: Claim, sentAt: number, details: SentDetails, state: 'sent' | 'possibly_sent', note: string | null): Promise<boolean> {
+  const marked = (await markSentSql(claim, state, note, deps.clock.now()).execute(tx)).rows.length > 0;
+  if (!marked) return false;
+  await insertOutbound(tx, deps, claim, sentAt, details);
+  if (!claim.manualResend) await apply(claim.enrollmentId, { type: 'step_sent', stepId: claim.stepId, at: sentAt, messageId: claim.messageId });
+  return true;
+}
+
+/**
+ * The server accepted the message for some recipients and refused others at RCPT (5xx): the send,
+ * and a bounce for each refused recipient (the enrollment stops as bounced, the address is
+ * suppressed, the mailbox's health counts it), in ONE transaction: a crash between the two would
+ * leave a recorded send whose bounce is lost.
+ */
+export async function recordSentWithBounces(deps: OutboxDeps, claim: Claim, sentAt: number, details: SentDetails, bounced: RecipientBounce[]): Promise<boolean> {
   return inTx(deps, async (tx, apply) => {
-    const marked = (await markSentSql(claim, now).execute(tx)).rows.length > 0;
-    if (!marked) return false;
-    await insertOutbound(tx, deps, claim, sentAt, details);
-    await apply(claim.enrollmentId, { type: 'step_sent', stepId: claim.stepId, at: sentAt, messageId: claim.messageId });
-    return true;
+    const marked = await markSentInTx(tx, apply, deps, claim, sentAt, details, 'sent', null);
+    if (marked) for (const b of bounced) await bounceInTx(tx, apply, deps, claim, b.enhancedStatus, b.diagnostic);
+    return marked;
   });
+}
+
+/**
+ * Every recipient was refused at RCPT: the enrollment stops as bounced (hard for a 5xx or no
+ * status), the mailbox's health counts it, and the request fails, all in ONE transaction, so a
+ * crash never leaves the bounced request in flight.
+ */
+export async function recordBounce(deps: OutboxDeps, claim: Claim, b: RecipientBounce | undefined): Promise<void> {
+  const status = b?.enhancedStatus ?? null;
+  const diagnostic = b?.diagnostic ?? 'refused at RCPT';
+  const reason = `bounced at RCPT: ${status ?? ''} ${b?.diagnostic ?? ''}`.trim();
+  await inTx(deps, async (tx, apply) => {
+    const failed = (await failSql(claim, reason, deps.clock.now()).execute(tx)).rows.length > 0;
+    if (!failed) return; // already settled by someone else: nothing is applied twice
+    await bounceInTx(tx, apply, deps, claim, status, diagnostic);
+  });
+}
+
+async function bounceInTx(tx: Tx, apply: ApplyInTx, deps: OutboxDeps, claim: Claim, status: string | null, diagnostic: string): Promise<void> {
+  const hard = status === null || status.startsWith('5');
+  await apply(claim.enrollmentId, { type: 'bounce', hard, reason: `${status ?? ''} ${diagnostic}`.trim() });
+  // The mailbox's health counts its bounces: too many and it pauses itself (burnt-domain guard).
+  await recordSendOutcome(tx, { kind: 'bounce', requestId: claim.requestId, hard, at: deps.clock.now() });
 }
 
 async function insertOutbound(tx: Tx, deps: OutboxDeps, claim: Claim, sentAt: number, d: SentDetails): Promise<void> {
@@ -395,7 +488,7 @@ export async function recoverInFlight(deps: OutboxDeps, mailboxId: string): Prom
 // -- name: list-unknown
 const listUnknownSql = (mailboxId: string, limit: number) => sql<RequestRow & { to: string; from: string }>`
   select r.id, r.workspace_id, r.enrollment_id, r.step_id, r.mailbox_id, r.variant_id, r.due_at,
-         r.message_id, r.attempts, r.updated_at, l.email as "to", m.email as "from"
+         r.message_id, r.attempts, r.updated_at, r.proof, r.manual_resend, l.email as "to", m.email as "from"
   from send_request r
   join enrollment e on e.id = r.enrollment_id
   join lead l on l.id = e.lead_id
@@ -425,34 +518,104 @@ export async function listUnknown(deps: OutboxDeps, mailboxId: string, limit = 1
     claimedAt: r.updated_at.getTime(),
     to: r.to,
     from: r.from,
+    proof: r.proof,
+    manualResend: r.manual_resend,
     since: r.updated_at.getTime(),
   }));
 }
 
 // -- name: requeue-unknown
 // Back to the queue, due now, keeping its Message-ID (claim keeps an existing one).
-const requeueSql = (u: UnknownRequest, now: number) => sql`
+const requeueSql = (u: UnknownRequest, why: string, now: number) => sql`
   update send_request set state = 'queued', due_at = ${new Date(now)},
-         last_error = 'not found in the Sent folder after the grace period; retrying under the same Message-ID',
+         last_error = ${`${why}; retrying under the same Message-ID`},
          updated_at = ${new Date(now)}
   where id = ${u.requestId} and message_id = ${u.messageId} and state = 'unknown'`;
 
-export type Resolution = 'sent' | 'requeued' | 'waiting';
+export type Resolution = 'sent' | 'possibly_sent' | 'requeued' | 'waiting';
+
+/** What a search of the Sent folder found for an unknown request (null: searched, nothing). */
+export interface SentFolderHit {
+  sentAt: number;
+  /** Every copy is still marked pending (copy_first), or only a Graph draft exists: it may not have gone. */
+  pending?: boolean;
+}
 
 /**
- * Settles an unknown request from a search of the mailbox's Sent folder for its Message-ID:
- * found -> recorded as sent at the time the folder shows; not found -> queued again (same
- * Message-ID) once unknownGraceMs has passed since it became unknown, else left to wait.
+ * Settles an unknown request from a search of the mailbox's Sent folder for its Message-ID, by
+ * the rule it was claimed under (the file comment, and docs/architecture.md "Exactly once"):
+ * a settled copy → sent; past unknownGraceMs since it became unknown (before: waiting), a pending
+ * copy → possibly_sent, nothing → queued again (same Message-ID) when absence proves it was not
+ * handed over, possibly_sent when it proves nothing.
+ * possibly_sent is recorded like a send (step_sent: the sequence continues threaded on it) and is
+ * never retried automatically.
  */
-export async function resolveUnknown(deps: OutboxDeps, u: UnknownRequest, found: { sentAt: number } | null): Promise<Resolution> {
-  if (found) {
+export async function resolveUnknown(deps: OutboxDeps, u: UnknownRequest, found: SentFolderHit | null): Promise<Resolution> {
+  const now = deps.clock.now();
+  if (found && !found.pending) {
     await recordSent(deps, u, found.sentAt);
     return 'sent';
   }
-  const now = deps.clock.now();
+  // The grace period applies to every rule: a provider's filing delay (provider_copy), a Graph
+  // submission still running (its draft), and a predecessor that stalled past its lease and may
+  // still be about to hand it over or settle its copy.
   if (now - u.since < policyOf(deps).unknownGraceMs) return 'waiting';
-  await requeueSql(u, now).execute(deps.store.db);
+  if (found) {
+    await recordPossiblySent(deps, u, found.sentAt, 'the Sent folder holds its copy still marked pending (or only a draft): it may or may not have gone out');
+    return 'possibly_sent';
+  }
+  const proven = u.proof === 'copy_first' || (u.proof === 'provider_copy' && (await (deps.providerCopyTrusted?.() ?? true)));
+  if (!proven) {
+    const why =
+      u.proof === 'provider_copy'
+        ? "not in the Sent folder, but this mailbox's server has not yet been seen filing its sent copies, so absence proves nothing"
+        : 'not in the Sent folder, and it was handed over under a rule whose absence proves nothing';
+    await recordPossiblySent(deps, u, u.since, why);
+    return 'possibly_sent';
+  }
+  const why = u.proof === 'copy_first' ? 'no Sent copy (written before every handover): never handed over' : 'not in the Sent folder after the grace period';
+  await requeueSql(u, why, now).execute(deps.store.db);
   return 'requeued';
+}
+
+/** An unknown request settled as possibly sent: recorded like a send, with `why` in last_error. */
+async function recordPossiblySent(deps: OutboxDeps, u: UnknownRequest, at: number, why: string): Promise<boolean> {
+  return inTx(deps, (tx, apply) => markSentInTx(tx, apply, deps, u, at, {}, 'possibly_sent', `possibly sent: ${why}`));
+}
+
+// -- name: resend-by-hand
+// Only a possibly-sent request, and only while its enrollment has not stopped; the Message-ID is kept.
+const resendSql = (requestId: string, workspaceId: string, now: number) => sql<{ id: string; mailbox_id: string | null }>`
+  update send_request r set state = 'queued', manual_resend = true, due_at = ${new Date(now)},
+         send_at = null, planned_at = null, plan_note = null,
+         last_error = 'resend asked for by hand after possibly sent (same Message-ID)', updated_at = ${new Date(now)}
+  from enrollment e
+  where r.id = ${requestId} and r.workspace_id = ${workspaceId} and r.state = 'possibly_sent'
+    and e.id = r.enrollment_id and e.state not in ('replied', 'bounced', 'unsubscribed', 'stopped', 'failed', 'moved')
+  returning r.id, r.mailbox_id`;
+
+export type ResendResult = { ok: true; mailboxId: string | null } | { ok: false; reason: 'not_possibly_sent' | 'enrollment_stopped' | 'not_found' };
+
+/**
+ * A person asked to send a possibly-sent step again: the request is queued once more, marked
+ * manual_resend (the claim does not require the enrollment to be waiting for this step, and
+ * recording it does not apply step_sent again), under the SAME Message-ID, so that a receiver
+ * that did get the first one sees a duplicate it can drop (RFC 5322 3.6.4), and replies to
+ * either thread the same way. Domain result; the API maps it.
+ */
+export async function resendByHand(deps: Pick<OutboxDeps, 'store' | 'clock'>, workspaceId: string, requestId: string): Promise<ResendResult> {
+  const now = deps.clock.now();
+  const row = (await resendSql(requestId, workspaceId, now).execute(deps.store.db)).rows[0];
+  if (row) return { ok: true, mailboxId: row.mailbox_id };
+  const r = await deps.store.db
+    .selectFrom('send_request as r')
+    .innerJoin('enrollment as e', 'e.id', 'r.enrollment_id')
+    .select(['r.state', 'e.state as enrollment_state'])
+    .where('r.id', '=', requestId)
+    .where('r.workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  if (!r) return { ok: false, reason: 'not_found' };
+  return { ok: false, reason: r.state === 'possibly_sent' ? 'enrollment_stopped' : 'not_possibly_sent' };
 }
 
 export interface Failure {

@@ -91,6 +91,7 @@ describeMailBed('a reply already in the mailbox stops the step about to leave (r
     const sendCalls = new Map<string, number>();
     const timed: Transport = {
       kind: transport.kind,
+      sentProof: transport.sentProof,
       send(raw, env, ctx) {
         sendCalls.set(ctx.messageId, Date.now());
         return transport.send(raw, env, ctx);

@@ -178,8 +178,11 @@ export class SenderPool {
     while (!r.stop && !this.stopped) {
       try {
         if (this.o.clock.now() >= nextResolve) {
-          await r.sender.resolveUnknowns();
+          const settled = await r.sender.resolveUnknowns();
           nextResolve = this.o.clock.now() + resolveEvery;
+          // serverSavesSent was wrong (sent-copy-check.ts): give the mailbox back, so that the
+          // next balance pass launches it again with a transport built from the new setting.
+          if (settled.sentCopyCheck === 'switched') return;
         }
         r.woken = false;
         const res = await r.sender.step();

@@ -64,7 +64,7 @@ export interface StoreView {
 }
 
 /** The states in which a claimed request counts against its mailbox's budget (dispatch/reserve.ts). */
-const countedStates = `('in_flight', 'sent', 'unknown', 'failed')`;
+const countedStates = `('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')`;
 
 
 export class InvariantChecker {

@@ -150,7 +150,7 @@ export interface EnrollmentTable {
   updated_at: DefaultTimestamp;
 }
 
-export type SendRequestState = 'queued' | 'in_flight' | 'sent' | 'failed' | 'cancelled' | 'unknown';
+export type SendRequestState = 'queued' | 'in_flight' | 'sent' | 'failed' | 'cancelled' | 'unknown' | 'possibly_sent';
 
 export interface SendRequestTable {
   id: string;
@@ -271,6 +271,14 @@ export interface SendRequestTable {
   claimed_at: Timestamp | null;
   bounced_at: Timestamp | null;
   bounce_kind: 'hard' | 'soft' | null;
+}
+
+// --- exactly once (migrations/0019_possibly_sent.sql; owned by src/sending/outbox.ts)
+export interface SendRequestTable {
+  /** The Sent-folder rule the request was handed over under (transport.ts SentProof); null: claimed before 0019, no proof. */
+  proof: 'copy_first' | 'provider_copy' | null;
+  /** A resend of a possibly-sent step asked for by hand: recording it does not advance the enrollment. */
+  manual_resend: Generated<boolean>;
 }
 
 export interface SequenceTable {

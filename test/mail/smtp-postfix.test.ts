@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { systemClock } from '../../src/common/clock.ts';
-import { createSmtpTransport, UNCONFIRMED_KEYWORD, type SmtpTransportConfig } from '../../src/sending/transports/smtp.ts';
-import type { Transport } from '../../src/sending/transports/transport.ts';
+import { createSmtpTransport, type SmtpTransportConfig } from '../../src/sending/transports/smtp.ts';
+import { PENDING_KEYWORD, type Transport } from '../../src/sending/transports/transport.ts';
 import { describeMailBed } from './describe-mail-bed.ts';
 import { startFaultProxy, type FaultMode, type FaultProxy } from './fault-proxy.ts';
 import { bedEndpoint, countByMessageId, mailBed, readBounces, readInbox } from './mailbed.ts';
@@ -108,7 +108,7 @@ describeMailBed('SMTP transport against Postfix + Dovecot', () => {
     expect(await countByMessageId(p1!.user, p1!.pass, id)).toBe(1);
   });
 
-  it('serverSavesSent = false: the transport APPENDs the exact bytes to Sent, marked \\Seen, after the 250', async () => {
+  it('serverSavesSent = false: the transport APPENDs the exact bytes to Sent before the handover, marked \\Seen, and settles the copy after the 250', async () => {
     const id = newId();
     const raw = message(bob.user, p2!.user, id);
     const t = transport(bob);
@@ -118,8 +118,18 @@ describeMailBed('SMTP transport against Postfix + Dovecot', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]!.source.equals(raw)).toBe(true);
     expect(sent[0]!.flags).toContain('\\Seen');
-    expect(await t.findSent(id)).toMatchObject({ status: 'found' });
+    expect(sent[0]!.flags).not.toContain(PENDING_KEYWORD);
+    expect(await t.findSent(id)).toEqual({ status: 'found', sentAt: expect.any(Number) });
     expect(await readInbox(p2!.user, p2!.pass, id)).toHaveLength(1);
+  });
+
+  it('serverSavesSent = false and a bounce at RCPT: the pending copy is removed again, so absence proves "never handed over"', async () => {
+    const id = newId();
+    const t = transport(bob);
+    const out = await t.send(message(bob.user, 'nobody@prospects.test', id), { from: bob.user, to: ['nobody@prospects.test'] }, { messageId: id });
+    expect(out).toMatchObject({ kind: 'bounce' });
+    expect(await countByMessageId(bob.user, bob.pass, id, 'Sent')).toBe(0);
+    expect(await t.findSent(id)).toEqual({ status: 'not_found' });
   });
 
   it('a recipient unknown at RCPT: bounce with 5.1.1 and the recipient, nothing queued', async () => {
@@ -193,14 +203,14 @@ describeMailBed('SMTP transport against Postfix + Dovecot', () => {
     expect(await countByMessageId(alice.user, alice.pass, id, 'Sent')).toBe(1);
   });
 
-  it('serverSavesSent = false and dropped after the terminator: the copy is appended as unconfirmed, so findSent says found (never a second send)', async () => {
+  it('serverSavesSent = false and dropped after the terminator: the copy written first stays pending, so findSent says found and pending (possibly sent, never a second send)', async () => {
     const id = newId();
     const { t } = await viaProxy(bob, { kind: 'drop_after_terminator' });
     const out = await t.send(message(bob.user, p2!.user, id), { from: bob.user, to: [p2!.user] }, { messageId: id });
-    expect(out).toMatchObject({ kind: 'ambiguous', sentCopy: 'appended' });
+    expect(out).toMatchObject({ kind: 'ambiguous', sentCopy: 'pending' });
     const [copy] = await readInbox(bob.user, bob.pass, id, { folder: 'Sent', waitMs: 0 });
-    expect(copy?.flags).toContain(UNCONFIRMED_KEYWORD);
-    expect(await t.findSent(id)).toMatchObject({ status: 'found' });
+    expect(copy?.flags).toContain(PENDING_KEYWORD);
+    expect(await t.findSent(id)).toMatchObject({ status: 'found', pending: true });
     expect(await readInbox(p2!.user, p2!.pass, id)).toHaveLength(1);
   });
 });

@@ -29,6 +29,11 @@ export function register(program: Command): void {
         ...(push ? { push } : {}),
         ...(mailer ? { mailer } : {}),
         webhooks: { allowPrivate: cfg.CADENZA_WEBHOOK_ALLOW_PRIVATE },
+        sending: {
+          ...(cfg.CADENZA_UNKNOWN_GRACE_MS !== undefined ? { unknownGraceMs: cfg.CADENZA_UNKNOWN_GRACE_MS } : {}),
+          ...(cfg.CADENZA_SENDER_RESOLVE_EVERY_MS !== undefined ? { resolveEveryMs: cfg.CADENZA_SENDER_RESOLVE_EVERY_MS } : {}),
+          ...(cfg.CADENZA_SENDER_LEASE_TTL_MS !== undefined ? { leaseTtlMs: cfg.CADENZA_SENDER_LEASE_TTL_MS } : {}),
+        },
       });
       if (g.json) process.stdout.write(`${JSON.stringify({ url: app.url, backend: app.store.backend })}\n`);
       await new Promise<void>((resolve) => {

@@ -6,6 +6,8 @@ export interface FoundMessage {
   uid: number;
   /** INTERNALDATE (when the server stored it: delivery, or the date given to APPEND), ms since epoch. */
   internalDate: number | null;
+  /** The message's flags and keywords (\Seen, $CadenzaPending, …). */
+  flags: string[];
 }
 
 /**
@@ -37,10 +39,10 @@ export async function findByMessageId(client: ImapFlow, folder: string, messageI
     if (uids.length === 0) return [];
     const found: FoundMessage[] = [];
     try {
-      for await (const m of client.fetch(uids, { uid: true, envelope: true, internalDate: true }, { uid: true })) {
+      for await (const m of client.fetch(uids, { uid: true, envelope: true, internalDate: true, flags: true }, { uid: true })) {
         if (!sameMessageId(m.envelope?.messageId, messageId)) continue;
         const d = m.internalDate === undefined ? null : new Date(m.internalDate).getTime();
-        found.push({ uid: m.uid, internalDate: d === null || Number.isNaN(d) ? null : d });
+        found.push({ uid: m.uid, internalDate: d === null || Number.isNaN(d) ? null : d, flags: [...(m.flags ?? [])] });
       }
     } catch (e) {
       throw imapError(e, `UID FETCH in ${folder}`);

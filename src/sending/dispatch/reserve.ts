@@ -69,14 +69,14 @@ const loadSql = (requestId: string) => sql<ReserveRow>`
 const usageSql = (mailboxId: string, requestId: string, since: number) => sql<{ claimed_at: Date }>`
   select claimed_at from send_request
   where mailbox_id = ${mailboxId} and claimed_at >= ${new Date(since)} and id <> ${requestId}
-    and state in ('in_flight', 'sent', 'unknown', 'failed')`;
+    and state in ('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')`;
 
 // -- name: reserve-shared-usage
 const sharedUsageSql = (workspaceId: string, sequenceId: string, requestId: string, from: number, to: number) => sql<{ ws: number; seq: number }>`
   select count(*)::int as ws, count(*) filter (where e.sequence_id = ${sequenceId})::int as seq
   from send_request r join enrollment e on e.id = r.enrollment_id
   where r.workspace_id = ${workspaceId} and r.claimed_at >= ${new Date(from)} and r.claimed_at < ${new Date(to)}
-    and r.id <> ${requestId} and r.state in ('in_flight', 'sent', 'unknown', 'failed')`;
+    and r.id <> ${requestId} and r.state in ('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')`;
 
 // -- name: reserve-grant
 const grantSql = (requestId: string, now: number) => sql`update send_request set claimed_at = ${new Date(now)} where id = ${requestId}`;

@@ -11,7 +11,7 @@ import type { Db, Tx } from '../../store/store.ts';
 
 export type Conn = Db | Tx;
 
-export const COUNTED_STATES = ['in_flight', 'sent', 'unknown', 'failed'] as const;
+export const COUNTED_STATES = ['in_flight', 'sent', 'unknown', 'possibly_sent', 'failed'] as const;
 
 /** Runs fn in the caller's transaction, or in a new one when given the database. */
 export async function inTx<T>(db: Conn, fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -64,7 +64,7 @@ export const capWorkspaceMailboxesSql = (workspaceIds: string[]) => sql<{ id: st
 export const usageSql = (ids: string[], since: number) => sql<{ mailbox_id: string; claimed_at: Date }>`
   select mailbox_id, claimed_at from send_request
   where mailbox_id = any(${ids}::uuid[]) and claimed_at >= ${new Date(since)}
-    and state in ('in_flight', 'sent', 'unknown', 'failed')`;
+    and state in ('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')`;
 
 // -- name: workspace-usage
 // Counted sends of whole workspaces since `since`, with their sequence: the shared caps.
@@ -72,7 +72,7 @@ export const workspaceUsageSql = (workspaceIds: string[], since: number) => sql<
   select r.workspace_id, e.sequence_id, r.claimed_at
   from send_request r join enrollment e on e.id = r.enrollment_id
   where r.workspace_id = any(${workspaceIds}::uuid[]) and r.claimed_at >= ${new Date(since)}
-    and r.state in ('in_flight', 'sent', 'unknown', 'failed')`;
+    and r.state in ('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')`;
 
 export interface QueuedRow {
   id: string;

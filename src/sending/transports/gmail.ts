@@ -47,6 +47,8 @@ const grantReasons = new Set(['insufficientPermissions', 'domainPolicy', 'forbid
 
 export class GmailTransport implements Transport {
   readonly kind = 'gmail' as const;
+  /** messages.send files the message in SENT as it accepts it. */
+  readonly sentProof = 'provider_copy' as const;
   private readonly api: GmailApi;
   private closed = false;
 

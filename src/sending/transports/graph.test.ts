@@ -60,13 +60,13 @@ describe('Graph transport against the emulator', () => {
     const { out, raw, m } = await sendOne(t);
     const a = expectKind(out, 'accepted');
     expect(a).toMatchObject({ response: '202 Accepted', providerId: null, confirm: 'sent_folder', sentCopy: 'server' });
-    // Submission in flight: only a draft exists, which proves nothing.
+    // Submission in flight: only a draft exists, which proves the 202 (handed over), not the send: pending.
     const draft = emu.mailbox(REP).byInternetMessageId(m.messageId);
     expect(draft.map((x) => [x.folder, x.isDraft])).toEqual([['drafts', true]]);
-    expect(await t.findSent(m.messageId)).toEqual({ status: 'not_found' });
+    expect(await t.findSent(m.messageId)).toMatchObject({ status: 'found', sentAt: null, pending: true });
 
     sim.advance(89_999);
-    expect(await t.findSent(m.messageId)).toEqual({ status: 'not_found' });
+    expect(await t.findSent(m.messageId)).toMatchObject({ status: 'found', pending: true });
     sim.advance(1);
     const found = await t.findSent(m.messageId);
     expect(found).toMatchObject({ status: 'found', sentAt: T0 + 90_000 });
@@ -103,13 +103,13 @@ describe('Graph transport against the emulator', () => {
     expect(c.status === 'found' && c.threadId).not.toBe(a.status === 'found' && a.threadId);
   });
 
-  it('a 202 whose submission never completes stays not_found (the sender waits for the grace period or an NDR)', async () => {
+  it('a 202 whose submission never completes stays a pending draft (the outbox records it possibly sent after the grace period, never sends it again)', async () => {
     const { t } = transport();
     emu.loseNextSend();
     const { out, m } = await sendOne(t);
     expect(expectKind(out, 'accepted').confirm).toBe('sent_folder');
     sim.advance(3_600_000);
-    expect(await t.findSent(m.messageId)).toEqual({ status: 'not_found' });
+    expect(await t.findSent(m.messageId)).toMatchObject({ status: 'found', pending: true });
   });
 
   it('works through /users/{upn} as well as /me; another user is refused (auth_failed)', async () => {
@@ -185,7 +185,7 @@ describe('Graph transport against the emulator', () => {
     emu.faults.inject('sendMail', { kind: 'drop', after: 'processing' });
     const { out, m } = await sendOne(t);
     expect(expectKind(out, 'ambiguous')).toMatchObject({ phase: 'http_response', sentCopy: 'server' });
-    expect(await t.findSent(m.messageId)).toEqual({ status: 'not_found' }); // still a draft
+    expect(await t.findSent(m.messageId)).toMatchObject({ status: 'found', pending: true }); // still a draft: handed over, not yet sent
     sim.advance(30_000);
     expect(await t.findSent(m.messageId)).toMatchObject({ status: 'found', sentAt: T0 + 30_000 });
     expect(emu.mailbox(REP).byInternetMessageId(m.messageId)).toHaveLength(1);

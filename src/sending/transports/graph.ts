@@ -67,6 +67,8 @@ const limitCodes = new Set(['TooManyRequests', 'ApplicationThrottled', 'ErrorQuo
 
 export class GraphTransport implements Transport {
   readonly kind = 'graph' as const;
+  /** Graph files the copy itself: a draft from the 202 on, then Sent Items after submission. */
+  readonly sentProof = 'provider_copy' as const;
   private readonly api: GraphApi;
   private closed = false;
 
@@ -116,7 +118,14 @@ export class GraphTransport implements Transport {
     if (!r.ok) return { status: 'unavailable', reason: describe(r.failure) };
     // isDraft absent (a provider answer without it) counts as sent: at most once prefers a false "found".
     const sent = r.value.messages.find((m) => m.internetMessageId === messageId && m.isDraft !== true);
-    if (!sent) return { status: 'not_found' };
+    if (!sent) {
+      // Only our sendMail makes a draft with this Message-ID, and it makes it at its 202: the
+      // request was accepted and its submission has not finished (or never will). That proves it
+      // was handed over, not that it went out: pending (the outbox records it possibly sent).
+      const draft = r.value.messages.find((m) => m.internetMessageId === messageId);
+      if (draft) return { status: 'found', sentAt: null, providerId: draft.id, threadId: draft.conversationId, pending: true };
+      return { status: 'not_found' };
+    }
     return { status: 'found', sentAt: sent.sentAt, providerId: sent.id, threadId: sent.conversationId };
   }
 

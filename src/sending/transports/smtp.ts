@@ -6,8 +6,10 @@ import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Endpoint } from '../../mailbox/settings.ts';
 import type { ImapAccount, ImapTimeouts, MailAuth } from '../../mailbox/imap/account.ts';
-import { withImap } from '../../mailbox/imap/connect.ts';
-import { appendToSent } from '../../mailbox/imap/append-to-sent.ts';
+import type { ImapFlow } from 'imapflow';
+import { connectImap, withImap } from '../../mailbox/imap/connect.ts';
+import { appendToSent, type AppendedCopy } from '../../mailbox/imap/append-to-sent.ts';
+import { settleSentCopy } from '../../mailbox/imap/settle-sent-copy.ts';
 import { findByMessageId } from '../../mailbox/imap/find-by-message-id.ts';
 import { searchRecentMail } from '../../mailbox/imap/search-recent-mail.ts';
 import { findFolder } from '../../mailbox/imap/special-folders.ts';
@@ -15,6 +17,7 @@ import { WarmImap } from '../../mailbox/imap/warm-connection.ts';
 import { assertMessageId } from '../../mailbox/imap/message-id.ts';
 import {
   enhancedStatusOf,
+  PENDING_KEYWORD,
   type Envelope,
   type FindSentResult,
   type RecentMail,
@@ -25,6 +28,7 @@ import {
   type SendOutcome,
   type SendPhase,
   type SentCopy,
+  type SentProof,
   type Transport,
 } from './transport.ts';
 
@@ -51,12 +55,19 @@ import {
  * are nodemailer 7's (pinned exactly in package.json); smtp.test.ts drops the connection at each
  * phase against a scripted server, so a change in them fails a test rather than misclassifying.
  *
- * The Sent copy. With `serverSavesSent` the provider files the copy (Gmail, Outlook, most hosts);
- * otherwise, after the server's 250, the transport APPENDs the same bytes to Sent over IMAP, as
- * mail clients do. After an 'ambiguous' end it also APPENDs them, with the keyword
- * $CadenzaUnconfirmed: findSent then answers found, the outbox records the step as sent, and it
- * is never sent twice (promise 1 prefers a step that may not have arrived over a duplicate; with
- * a client-side Sent folder nothing else could ever tell the two apart).
+ * The Sent copy. With `serverSavesSent` the provider files the copy (Gmail, Outlook, most hosts)
+ * once it accepted the message: a copy found proves the send, none after the provider's delay
+ * proves it was not accepted (SentProof 'provider_copy'). Otherwise the transport writes the copy
+ * itself, and writes it FIRST (SentProof 'copy_first'): it APPENDs the bytes to Sent marked
+ * $CadenzaPending before MAIL FROM, on an IMAP connection it keeps open during the SMTP
+ * transaction, and after the answer it settles the copy: 250 → the keyword is removed; a certain
+ * refusal (4xx, 5xx, bounce at RCPT, AUTH refused) → the copy is removed; no answer (ambiguous) →
+ * left pending. A crash anywhere leaves a state a later search can read: no copy = never handed
+ * over (the APPEND precedes the handover), a pending copy = cannot tell ("possibly sent", never
+ * retried automatically), a settled copy = sent. Appending AFTER the 250, as mail clients do,
+ * opened a window (250 received, copy not yet written) in which a crash made a delivered message
+ * look unsent: issue 10. If the APPEND itself fails nothing is sent (transient, phase
+ * 'sent_copy'): a send without its proof is a send that could go twice.
  */
 
 export interface SmtpTimeouts {
@@ -101,8 +112,6 @@ export interface SmtpTransportDeps {
   logger?: Logger;
 }
 
-/** The keyword on a Sent copy appended after an ambiguous end (see above). */
-export const UNCONFIRMED_KEYWORD = '$CadenzaUnconfirmed';
 
 export function createSmtpTransport(config: SmtpTransportConfig, deps: SmtpTransportDeps): Transport {
   return new SmtpTransport(config, deps);
@@ -110,6 +119,7 @@ export function createSmtpTransport(config: SmtpTransportConfig, deps: SmtpTrans
 
 class SmtpTransport implements Transport {
   readonly kind = 'smtp' as const;
+  readonly sentProof: SentProof;
   private readonly timeouts: SmtpTimeouts;
   private readonly inFlight = new Set<Promise<unknown>>();
   /** The last look's connections, one parked in each folder (INBOX, Junk), so that both are asked at once. */
@@ -122,6 +132,7 @@ class SmtpTransport implements Transport {
     private readonly deps: SmtpTransportDeps,
   ) {
     this.timeouts = { ...defaultSmtpTimeouts, ...config.timeouts };
+    this.sentProof = config.serverSavesSent ? 'provider_copy' : 'copy_first';
     if (!config.serverSavesSent && !config.imap) {
       throw cadenzaError('CONFIG_INVALID', 'serverSavesSent is false, so the Sent copy is appended over IMAP, but the mailbox has no IMAP settings');
     }
@@ -139,29 +150,62 @@ class SmtpTransport implements Transport {
   }
 
   private async sendChecked(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
-    const outcome = await this.attempt(raw, envelope, ctx);
-    const log = this.deps.logger;
-    if (outcome.kind === 'accepted' || outcome.kind === 'ambiguous') {
-      let sentCopy: SentCopy = 'server';
-      if (!this.config.serverSavesSent) sentCopy = await this.appendCopy(raw, ctx.messageId, outcome.kind === 'ambiguous');
-      const done = { ...outcome, sentCopy };
-      log?.info({ messageId: ctx.messageId, outcome: done.kind, phase: done.kind === 'ambiguous' ? done.phase : 'done', sentCopy }, 'smtp send');
-      return done;
-    }
-    log?.info({ messageId: ctx.messageId, outcome: outcome.kind, phase: 'phase' in outcome ? outcome.phase : 'rcpt', reason: 'reason' in outcome ? outcome.reason : undefined }, 'smtp send');
-    return outcome;
+    const done = this.config.serverSavesSent ? withCopy(await this.attempt(raw, envelope, ctx), 'server') : await this.sendCopyFirst(raw, envelope, ctx);
+    const phase = 'phase' in done ? done.phase : done.kind === 'accepted' ? 'done' : 'rcpt';
+    this.deps.logger?.info(
+      { messageId: ctx.messageId, outcome: done.kind, phase, sentCopy: 'sentCopy' in done ? done.sentCopy : 'none', reason: 'reason' in done ? done.reason : undefined },
+      'smtp send',
+    );
+    return done;
   }
 
-  private async appendCopy(raw: Buffer, messageId: string, unconfirmed: boolean): Promise<SentCopy> {
+  /** SentProof 'copy_first' (file comment): pending copy, SMTP transaction, settle the copy. */
+  private async sendCopyFirst(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
+    let client: ImapFlow;
     try {
-      await withImap(this.imapAccount(), (client) =>
-        appendToSent(client, raw, { sentAt: new Date(this.deps.clock.now()), keywords: unconfirmed ? [UNCONFIRMED_KEYWORD] : [], account: this.config }),
-      );
-      return 'appended';
+      client = await connectImap(this.imapAccount());
     } catch (e) {
-      // The send itself stands; only the copy is missing. Logged, and the outcome says so.
-      this.deps.logger?.warn({ messageId, err: errorSummary(e) }, 'could not append the sent message to the Sent folder');
-      return 'append_failed';
+      return copyFailed(e);
+    }
+    try {
+      let copy: AppendedCopy;
+      try {
+        copy = await appendToSent(client, raw, { sentAt: new Date(this.deps.clock.now()), keywords: [PENDING_KEYWORD], account: this.config });
+      } catch (e) {
+        return copyFailed(e);
+      }
+      const outcome = await this.attempt(raw, envelope, ctx);
+      if (outcome.kind === 'ambiguous') return withCopy(outcome, 'pending');
+      const settled = await this.settle(client, copy, raw, ctx.messageId, outcome.kind === 'accepted' ? 'sent' : 'not_sent');
+      if (outcome.kind === 'accepted') return withCopy(outcome, settled ? 'appended' : 'pending');
+      return outcome;
+    } finally {
+      if (client.usable) await client.logout().catch(() => client.close());
+      else client.close();
+    }
+  }
+
+  /**
+   * Settles the pending copy, on the open connection, then once more on a fresh one (the
+   * connection may have dropped during a long SMTP transaction). False when it could not: the
+   * copy stays pending, which a later search reads as "possibly sent", never as "not sent".
+   */
+  private async settle(client: ImapFlow, copy: AppendedCopy, raw: Buffer, messageId: string, outcome: 'sent' | 'not_sent'): Promise<boolean> {
+    const once = async (c: ImapFlow) => {
+      const uids = copy.uid !== null ? [copy.uid] : (await findByMessageId(c, copy.folder, messageId)).filter((h) => h.flags.includes(PENDING_KEYWORD)).map((h) => h.uid);
+      for (const uid of uids) await settleSentCopy(c, { folder: copy.folder, uid }, PENDING_KEYWORD, outcome);
+    };
+    try {
+      await (client.usable ? once(client) : withImap(this.imapAccount(), once));
+      return true;
+    } catch {
+      try {
+        await withImap(this.imapAccount(), once);
+        return true;
+      } catch (e) {
+        this.deps.logger?.warn({ messageId, outcome, bytes: raw.length, err: errorSummary(e) }, 'could not settle the pending Sent copy; it stays pending');
+        return false;
+      }
     }
   }
 
@@ -174,8 +218,10 @@ class SmtpTransport implements Transport {
         return findByMessageId(client, folder, messageId);
       });
       if (hits.length === 0) return { status: 'not_found' };
-      const dates = hits.map((h) => h.internalDate).filter((d): d is number => d !== null);
-      return { status: 'found', sentAt: dates.length ? Math.min(...dates) : null };
+      // One settled copy proves the send; copies that are all still pending prove only the attempt.
+      const settled = hits.filter((h) => !h.flags.includes(PENDING_KEYWORD));
+      const dates = (settled.length ? settled : hits).map((h) => h.internalDate).filter((d): d is number => d !== null);
+      return { status: 'found', sentAt: dates.length ? Math.min(...dates) : null, ...(settled.length ? {} : { pending: true }) };
     } catch (e) {
       if (isCadenzaError(e, 'INVALID_INPUT')) throw e;
       return { status: 'unavailable', reason: errorSummary(e).message };
@@ -407,6 +453,17 @@ function interrupted(phase: SendPhase, reason: string, rc: number | null = null,
 
 function transient(phase: SendPhase, reason: string, rc: number | null, status: string | null = null): SendOutcome {
   return { kind: 'transient', phase, reason, responseCode: rc, enhancedStatus: status, retryAfterMs: null };
+}
+
+function withCopy(o: SendOutcome, sentCopy: SentCopy): SendOutcome {
+  return o.kind === 'accepted' || o.kind === 'ambiguous' ? { ...o, sentCopy } : o;
+}
+
+/** The pending copy could not be written: nothing was handed over. Refused credentials pause the mailbox. */
+function copyFailed(e: unknown): SendOutcome {
+  const reason = `could not write the Sent copy before sending: ${errorSummary(e).message}`;
+  if (isCadenzaError(e, 'MAILBOX_AUTH_FAILED')) return { kind: 'auth_failed', phase: 'sent_copy', reason, responseCode: null };
+  return transient('sent_copy', reason, null);
 }
 
 function toBounce(err: SmtpError): RecipientBounce {

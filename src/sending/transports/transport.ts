@@ -50,6 +50,7 @@ export interface SendContext {
 
 /** How far a send got when it ended; names the protocol step, for logs and for the classification. */
 export type SendPhase =
+  | 'sent_copy' // SMTP without serverSavesSent: writing the pending Sent copy over IMAP, before any handover
   | 'connect' // TCP (+ implicit TLS) connection
   | 'greeting' // waiting for the SMTP 220 banner
   | 'ehlo'
@@ -78,11 +79,31 @@ export interface RecipientBounce {
 /**
  * Where the copy in the sender's Sent folder comes from, which is what findSent searches:
  * 'server'  the provider files it itself (Gmail, Graph, hosted SMTP with server-side Sent copies);
- * 'appended' the transport APPENDed the sent bytes over IMAP after the provider's answer;
+ * 'appended' the transport APPENDed the bytes over IMAP before the handover and settled it after
+ *           the provider's answer (SentProof 'copy_first');
+ * 'pending' the copy was appended but is still marked pending (the answer was lost, or clearing
+ *           the mark failed): findSent reports it as `pending`;
  * 'append_failed' it tried and failed (logged; the send itself stands);
  * 'none'    nothing was filed (nothing was sent).
  */
-export type SentCopy = 'server' | 'appended' | 'append_failed' | 'none';
+export type SentCopy = 'server' | 'appended' | 'pending' | 'append_failed' | 'none';
+
+/**
+ * What a search of the Sent folder can prove about a send whose answer was lost (a crash, a
+ * timeout after the handover): docs/architecture.md, "Exactly once". Written on the request at
+ * its claim, so a request is judged by the rule it was handed over under.
+ * 'copy_first'    the transport writes the Sent copy BEFORE the handover, marked PENDING_KEYWORD,
+ *                 clears the mark after the provider's 250, and removes the copy after a certain
+ *                 refusal. No copy: never handed over (safe to send again). A pending copy: cannot
+ *                 tell (possibly sent). A settled copy: sent.
+ * 'provider_copy' the provider files the copy itself once it accepted (Gmail, Graph, SMTP with
+ *                 serverSavesSent): a copy = sent; none after the provider's documented delay
+ *                 (outbox unknownGraceMs) = never accepted.
+ */
+export type SentProof = 'copy_first' | 'provider_copy';
+
+/** The IMAP keyword on a Sent copy written before its handover and not yet settled (RFC 3501 flag-keyword). */
+export const PENDING_KEYWORD = '$CadenzaPending';
 
 export type SendOutcome =
   | {
@@ -144,6 +165,12 @@ export type FindSentResult =
       /** The copy's provider id (Gmail message id, Graph immutable id) and thread (Gmail threadId, Graph conversationId), when known. */
       providerId?: string | null;
       threadId?: string | null;
+      /**
+       * True when every copy found still carries PENDING_KEYWORD (SentProof 'copy_first'): it
+       * was written before the handover and its answer never settled it, so whether it went out
+       * cannot be told. Absent or false: a settled copy, i.e. sent.
+       */
+      pending?: boolean;
     }
   | { status: 'not_found' }
   | { status: 'unavailable'; reason: string };
@@ -182,6 +209,8 @@ export type RecentMailResult = { status: 'ok'; messages: RecentMail[] } | { stat
 
 export interface Transport {
   readonly kind: 'smtp' | 'gmail' | 'graph';
+  /** What findSent can prove about a lost answer (see SentProof). */
+  readonly sentProof: SentProof;
   /**
    * The mailbox last look: mail matching `q` in the mailbox now (inbox and junk), one round trip on
    * a warm connection where the protocol allows. Never throws for network or provider trouble.

@@ -4,6 +4,9 @@
  *   special-folders.ts     findFolder / findSpecialFolders: Sent, Junk, Trash by SPECIAL-USE, then by name
  *   find-by-message-id.ts  findByMessageId: UID SEARCH HEADER Message-ID, exact matches only
  *   append-to-sent.ts      appendToSent: APPEND the sent bytes to Sent, \Seen, dated when sent
+ *   search-recent-mail.ts  searchRecentMail: the sender's mailbox last look (NOOP, UID SEARCH FROM/HEADER, FETCH)
+ *   warm-connection.ts     WarmImap: one connection kept open between uses, replaced once when the server dropped it
+ *   message-key.ts         imapMessageKey: 'INBOX:<uidvalidity>:<uid>', the sync's key of a copy
  *   test-connection.ts     testConnection: sign in to IMAP and SMTP, capabilities, folders, a typed problem per failure
  *   connection-problem.ts  classifyConnectionError: dns, unreachable, timeout, tls, auth_failed, imap_disabled, protocol
  * The sync connector on top of these (pull, IDLE watch) is mailbox/sync/imap-sync.ts.
@@ -14,6 +17,9 @@ export { connectImap, withImap } from './connect.ts';
 export { chooseFolder, findFolder, findSpecialFolders, type ListedFolder } from './special-folders.ts';
 export { findByMessageId, type FoundMessage } from './find-by-message-id.ts';
 export { appendToSent, type AppendedCopy } from './append-to-sent.ts';
+export { searchRecentMail } from './search-recent-mail.ts';
+export { WarmImap, type WarmImapOptions } from './warm-connection.ts';
+export { imapMessageKey } from './message-key.ts';
 export { assertMessageId, sameMessageId } from './message-id.ts';
 export { testConnection, testImap, testSmtp, type ConnectionReport, type ConnectionTestInput, type ImapCheck, type SmtpCheck } from './test-connection.ts';
 export { classifyConnectionError, type ConnectionProblem, type ConnectionProblemKind } from './connection-problem.ts';

@@ -39,6 +39,10 @@ describe('deterministic simulation', () => {
     expect(s.crashes.sendToRecord).toBeGreaterThan(0);
     expect(s.unknownFound).toBeGreaterThan(0);
     expect(s.unknownRequeued).toBeGreaterThan(0);
+    // Issue 10: every transport and Sent-copy mode, crashes around the handover, bounces at RCPT.
+    expect(s.unknownPossiblySent).toBeGreaterThan(0);
+    expect(s.crashes.copyToAnswer).toBeGreaterThan(0);
+    expect(s.bouncesAtRcpt).toBeGreaterThan(0);
     expect(s.refusedAtLastLook).toBeGreaterThan(0);
     // Pacing ran: the dispatcher planned, and some claims were refused by a bucket and planned again.
     expect(s.dispatchPasses).toBeGreaterThan(SEEDS / 2);
@@ -76,6 +80,7 @@ describe('deterministic simulation', () => {
     ['lost-enrollment', 'nothing-lost'],
     ['no-last-look', 'never-after-stop'],
     ['unpaced', 'pacing'],
+    ['copy-after-answer', 'at-most-once'],
   ])('catches a planted fault (%s) as %s, names the seed and step, and the replay fails identically', async (inject, invariant) => {
     const f = await firstFailure({ ...small, inject }, 1, 40);
     expect(f.invariant).toBe(invariant);

@@ -16,15 +16,18 @@ import { pacingViolation, refusalViolation, type SimPacing } from './pacing-chec
  *  4 nothing-lost     every live enrollment waits for something that will come: its timer, a
  *                     queued/in-flight/unknown send request for its step, an open task for its step.
  *  5 opt-out          no live enrollment on a suppressed address (promise 6).
- *  9 reply-beats-follow-up  no step is handed over after a reply that was in the mailbox (landed
- *                     since the previous step) when the sender took its mailbox last look, unless
- *                     the look's deferral bound was spent (the sync never read it in time).
  *  8 pacing           each mailbox's counted sends keep its daily cap (its local day, ramp
  *                     included), hourly ceiling, minimum gap and working days; a claim refused for
  *                     a budget is refused by sends that count (pacing-check.ts).
+ *  9 reply-beats-follow-up  no step is handed over after a reply that was in the mailbox (landed
+ *                     since the previous step) when the sender took its mailbox last look, unless
+ *                     the look's deferral bound was spent (the sync never read it in time).
+ * 10 possibly-sent-never-retried  a request settled as possibly_sent (its send may have gone and
+ *                     nothing proves otherwise) is never claimed again, except by a resend by hand.
  * and, once the run has drained (finalCheck):
- *  6 records-match    every delivery is recorded as sent under its Message-ID, with one outbound
- *                     message row, and every request recorded as sent was delivered.
+ *  6 records-match    every delivery is recorded as sent (or possibly_sent) under its Message-ID,
+ *                     with one outbound message row, and every request recorded as sent was
+ *                     delivered (a possibly_sent one may or may not have been: that is its meaning).
  *  7 settled          no request left in flight or unknown.
  */
 
@@ -37,7 +40,8 @@ export type InvariantName =
   | 'records-match'
   | 'settled'
   | 'pacing'
-  | 'reply-beats-follow-up';
+  | 'reply-beats-follow-up'
+  | 'possibly-sent-never-retried';
 
 export class InvariantViolation extends Error {
   readonly code = 'SIM_INVARIANT';
@@ -71,6 +75,7 @@ export class InvariantChecker {
   /** Invariant evaluations so far (one per invariant per step it was evaluated on, one per delivery). */
   checks = 0;
   private readonly firstDelivery = new Map<string, Delivery>();
+  private readonly possiblySentIds = new Set<string>();
   private seenDeliveries = 0;
   private since = -Infinity;
 
@@ -100,9 +105,17 @@ export class InvariantChecker {
     return rows.rows.map((r) => new Date(r.at).getTime());
   }
 
-  /** Every claim handed out must have been due (3). */
+  /** A request the outbox settled as possibly_sent: from now on it may only be claimed for a resend by hand (9). */
+  possiblySent(requestId: string): void {
+    this.possiblySentIds.add(requestId);
+  }
+
+  /** Every claim handed out must have been due (3), and never a possibly-sent request sent again automatically (9). */
   checkClaim(c: Claim, now: number): void {
-    this.checks++;
+    this.checks += 2;
+    if (this.possiblySentIds.has(c.requestId) && !c.manualResend) {
+      throw new InvariantViolation('possibly-sent-never-retried', `request ${c.requestId} (${c.messageId}) was settled as possibly sent and is claimed again (attempt ${c.attempts})`);
+    }
     if (c.dueAt > now) throw new InvariantViolation('human-time', `request ${c.requestId} claimed at ${iso(now)} before it was due (${iso(c.dueAt)})`);
   }
 
@@ -278,7 +291,7 @@ export class InvariantChecker {
     for (const d of this.server.deliveries) {
       delivered.add(d.requestId);
       const r = byId.get(d.requestId);
-      if (!r || r.state !== 'sent' || r.message_id !== d.messageId) {
+      if (!r || (r.state !== 'sent' && r.state !== 'possibly_sent') || r.message_id !== d.messageId) {
         throw new InvariantViolation('records-match', `delivered ${d.messageId} (request ${d.requestId}) is recorded as ${r ? `${r.state} ${r.message_id ?? ''}` : 'missing'}`);
       }
       if (rows.get(d.messageId) !== 1) throw new InvariantViolation('records-match', `delivered ${d.messageId} has ${rows.get(d.messageId) ?? 0} outbound message rows`);

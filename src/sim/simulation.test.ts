@@ -41,6 +41,10 @@ describe('deterministic simulation', () => {
     expect(s.crashes.sendToRecord).toBeGreaterThan(0);
     expect(s.unknownFound).toBeGreaterThan(0);
     expect(s.unknownRequeued).toBeGreaterThan(0);
+    // Issue 10: every transport and Sent-copy mode, crashes around the handover, bounces at RCPT.
+    expect(s.unknownPossiblySent).toBeGreaterThan(0);
+    expect(s.crashes.copyToAnswer).toBeGreaterThan(0);
+    expect(s.bouncesAtRcpt).toBeGreaterThan(0);
     expect(s.refusedAtLastLook).toBeGreaterThan(0);
     // Pacing ran: the dispatcher planned, and some claims were refused by a bucket and planned again.
     expect(s.dispatchPasses).toBeGreaterThan(SEEDS / 2);
@@ -79,6 +83,7 @@ describe('deterministic simulation', () => {
     ['no-last-look', 'never-after-stop'],
     ['no-mailbox-look', 'reply-beats-follow-up'],
     ['unpaced', 'pacing'],
+    ['copy-after-answer', 'at-most-once'],
   ])('catches a planted fault (%s) as %s, names the seed and step, and the replay fails identically', async (inject, invariant) => {
     const world = inject === 'no-mailbox-look' ? race : small;
     const f = await firstFailure({ ...world, inject }, 1, 40);

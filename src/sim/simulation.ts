@@ -14,6 +14,7 @@ import {
   lastLook,
   listUnknown,
   markUnknown,
+  recordBounce,
   recordFailure,
   recordSent,
   recoverInFlight,
@@ -27,7 +28,7 @@ import { mailboxesToPlan, planMailboxes } from '../sending/dispatch/index.ts';
 import { Agenda } from './agenda.ts';
 import { CrashPlugin, crashingStore, isSimCrash } from './faults.ts';
 import { InvariantChecker, InvariantViolation, type StoreView } from './invariants.ts';
-import { SimMailServer, type Landed } from './mail-server.ts';
+import { proofOf, sentModes, SimMailServer, type Landed } from './mail-server.ts';
 import { defaultLastLookPolicy, MailboxLastLook } from '../sending/mailbox-last-look.ts';
 import { defaultRates, reactToEmail, type ProspectRates, type Signal } from './prospects.ts';
 import { SimClock } from './sim-clock.ts';
@@ -44,7 +45,11 @@ import { applied, buildWorld, editDefinition, pickStart, removedSteps, toDefinit
  * random times (some exactly when a step comes due, some between the claim and the send), reps
  * pause, resume, stop and move enrollments to other sequences and complete tasks, sequences are edited mid-run, and the
  * process crashes at random points: inside a transaction (rolled back), between claim and send,
- * between send and record. After every step the promises are checked (invariants.ts).
+ * after the Sent copy is written and before the server's answer, after the server accepted and
+ * before the send is recorded, inside the one transaction that records a bounce at RCPT. Each
+ * mailbox sends through one of the four Sent-copy modes (mail-server.ts SentMode: SMTP whose
+ * server files the copy, SMTP with Cadenza's pending copy, Gmail, Graph). After every step the
+ * promises are checked (invariants.ts).
  *
  * Every random choice comes from a fork of seededRandom(seed) and every time from the SimClock,
  * so a run, its ids and its failures replay exactly from the seed: replay(seed) is runSeed(seed).
@@ -67,7 +72,12 @@ export type Injection =
   /** The sender skips the mailbox last look: a reply already in the mailbox but not yet read by the sync goes unseen. */
   | 'no-mailbox-look'
   /** The senders claim by due time, without the dispatcher's instants or the mailbox's bucket. */
-  | 'unpaced';
+  | 'unpaced'
+  /**
+   * The design before issue 10: a Cadenza-written Sent copy (smtp_cadenza) is appended only after
+   * the server's 250, yet its absence is read as proof: a crash between the two sends twice.
+   */
+  | 'copy-after-answer';
 
 export interface SimOptions {
   seed: number;
@@ -124,7 +134,20 @@ export interface SimStats {
   unknownOutcomes: number;
   unknownFound: number;
   unknownRequeued: number;
-  crashes: { total: number; inTransaction: number; claimToSend: number; sendToRecord: number; anywhere: number };
+  /** Unknown sends settled as possibly sent (a pending copy, a Graph draft): never retried. */
+  unknownPossiblySent: number;
+  /** Every recipient refused at RCPT: the bounce recorded in one transaction. */
+  bouncesAtRcpt: number;
+  crashes: {
+    total: number;
+    inTransaction: number;
+    claimToSend: number;
+    /** After the pending Sent copy was written (smtp_cadenza) or the message handed over, before the server's answer. */
+    copyToAnswer: number;
+    /** After the server accepted (250, 200, 202), before the send was recorded (before the copy was settled, for smtp_cadenza). */
+    sendToRecord: number;
+    anywhere: number;
+  };
   checks: number;
 }
 
@@ -163,6 +186,9 @@ const faults = {
   crashInEnroll: 0.1,
   crashBetweenClaimAndSend: 0.03,
   crashBetweenSendAndRecord: 0.04,
+  crashBetweenCopyAndAnswer: 0.03,
+  crashBeforeSettlingCopy: 0.03,
+  bounceAtRcpt: 0.01,
   transient: 0.05,
   permanent: 0.01,
   timeoutBeforeHandover: 0.02,
@@ -287,8 +313,8 @@ class Run {
   private readonly stats: SimStats = {
     steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, bounces: 0,
     outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
-    transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0,
-    crashes: { total: 0, inTransaction: 0, claimToSend: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
+    transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0,
+    crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
   };
 
   constructor(
@@ -312,6 +338,8 @@ class Run {
     await sql`truncate table workspace, event restart identity cascade`.execute(this.store.db);
     const worldRandom = this.root.fork('world');
     this.world = await buildWorld(this.store, { clock: this.clock, random: worldRandom }, { leads: this.opts.enrollments ?? 12 });
+    // Each mailbox's transport and Sent-copy setting, rotating with the seed so every mode is run.
+    this.world.mailboxes.forEach((m, i) => this.server.setMode(m.id, sentModes[(i + this.opts.seed) % sentModes.length]!));
     this.checker = new InvariantChecker(this.store, this.server, this.world.mailboxes.map((m) => m.pacing));
     this.trace(`world ${this.world.mailboxes.length} mailboxes, ${this.world.leads.length} leads, ${this.world.sequences.length} sequences, start ${iso(this.start)}`);
     this.restart('start', false);
@@ -512,18 +540,15 @@ class Run {
       if (n) notes.push(`recovered ${n} in flight as unknown`);
     }
     for (const u of await listUnknown(p.outbox, mailboxId)) {
-      const hit = this.server.findInSent(mailboxId, u.messageId, this.clock.now());
-      const res = await resolveUnknown(p.outbox, u, hit ? { sentAt: hit.at } : null);
+      const res = await this.settleUnknown(u);
       notes.push(`unknown ${u.messageId} -> ${res}`);
-      if (res === 'sent') this.stats.unknownFound++;
-      if (res === 'requeued') this.stats.unknownRequeued++;
       if (res === 'waiting') this.agenda.wake(`sender:${mailboxId}`, u.since + (policy.unknownGraceMs ?? 0) + 1, { t: 'sender', mailboxId });
     }
     const pace = r.int(1, 3);
     let claimed = 0;
     for (let i = 0; i < pace + 5 && claimed < pace; i++) {
       this.armMaybe(faults.crashInClaim, 5, 'claiming');
-      const res = await claimNext(p.outbox, mailboxId);
+      const res = await claimNext(this.outboxOf(mailboxId), mailboxId);
       this.plugin.disarm();
       if (res.kind === 'paced') {
         // The bucket said no: the request goes back to the dispatcher. A refusal for a budget must
@@ -572,6 +597,29 @@ class Run {
     this.stats.interleaved++;
   }
 
+  /** The outbox as the mailbox's sender sees it: claims record its transport's proof (transport.ts SentProof). */
+  private outboxOf(mailboxId: string): OutboxDeps {
+    return { ...this.proc.outbox, proof: proofOf(this.server.modeOf(mailboxId)) };
+  }
+
+  /** An unknown request settled from its mailbox's Sent folder (outbox.resolveUnknown). */
+  private async settleUnknown(u: Awaited<ReturnType<typeof listUnknown>>[number]): Promise<string> {
+    const hit = this.server.findInSent(u.mailboxId, u.messageId, this.clock.now());
+    const res = await resolveUnknown(this.proc.outbox, u, hit ? { sentAt: hit.at, pending: hit.pending } : null);
+    if (res === 'sent') this.stats.unknownFound++;
+    if (res === 'requeued') this.stats.unknownRequeued++;
+    if (res === 'possibly_sent') {
+      this.stats.unknownPossiblySent++;
+      this.checker.possiblySent(u.requestId);
+    }
+    return res;
+  }
+
+  /**
+   * The transport, as each mode behaves (mail-server.ts SentMode), with the crash points around
+   * the handover: before it, after the pending copy (smtp_cadenza) or the handover and before the
+   * answer, after the acceptance and before the copy is settled or the send recorded.
+   */
   private async send(claim: Claim): Promise<string> {
     if (this.roll(faults.crashBetweenClaimAndSend)) {
       this.stats.crashes.claimToSend++;
@@ -593,17 +641,51 @@ class Run {
       this.stats.refusedAtLastLook++;
       return `send ${claim.messageId} -> refused at the last look: ${look.reason}`;
     }
+    const mode = this.server.modeOf(claim.mailboxId);
+    const copyFirst = mode === 'smtp_cadenza' && this.opts.inject !== 'copy-after-answer';
+    const now = this.clock.now();
+    if (copyFirst) {
+      this.server.appendPending(claim.mailboxId, claim.messageId, now);
+      if (this.roll(faults.crashBetweenCopyAndAnswer)) {
+        this.stats.crashes.copyToAnswer++;
+        this.restart('after the pending Sent copy, before the handover');
+        return `send ${claim.messageId} -> pending copy written, crash before the handover`;
+      }
+    }
+    // A certain refusal: the pending copy is removed again (a crash first leaves it pending).
+    const refused = (): string => {
+      if (!copyFirst) return '';
+      if (this.roll(faults.crashBeforeSettlingCopy)) {
+        this.restart('after a refusal, before removing the pending copy');
+        return ' (crash before removing the pending copy)';
+      }
+      this.server.remove(claim.mailboxId, claim.messageId);
+      return '';
+    };
     const x = this.faultRandom.next() / this.faultRate;
     let cut = faults.transient;
     if (x < cut) {
       this.stats.transientFailures++;
+      const crashed = refused();
+      if (crashed) return `send ${claim.messageId} -> transient failure${crashed}`;
       const o = await recordFailure(this.proc.outbox, claim, { permanent: false, reason: '451 4.7.1 try again later' });
       return `send ${claim.messageId} -> transient failure, ${o.kind}`;
     }
     if (x < (cut += faults.permanent)) {
       this.stats.permanentFailures++;
+      const crashed = refused();
+      if (crashed) return `send ${claim.messageId} -> permanent failure${crashed}`;
       await recordFailure(this.proc.outbox, claim, { permanent: true, reason: '550 5.7.1 message rejected' });
       return `send ${claim.messageId} -> permanent failure`;
+    }
+    if (x < (cut += faults.bounceAtRcpt)) {
+      this.stats.bouncesAtRcpt++;
+      const crashed = refused();
+      if (crashed) return `send ${claim.messageId} -> bounce at RCPT${crashed}`;
+      // The enrollment bounced, the address suppressed, the request failed: one transaction.
+      this.armMaybe(faults.crashInRecord, 10, 'recording a bounce at RCPT');
+      await recordBounce(this.proc.outbox, claim, { recipient: claim.to, responseCode: 550, enhancedStatus: '5.1.1', diagnostic: '550 5.1.1 user unknown' });
+      return `send ${claim.messageId} -> bounce at RCPT, recorded`;
     }
     if (x < (cut += faults.timeoutBeforeHandover)) {
       this.stats.unknownOutcomes++;
@@ -612,10 +694,25 @@ class Run {
     }
     await this.checker.checkMailboxLook(claim, this.clock.now(), boundReached, defaultLastLookPolicy.skewMs);
     await this.deliver(claim);
+    if (this.roll(faults.crashBetweenCopyAndAnswer)) {
+      this.stats.crashes.copyToAnswer++;
+      this.restart("after the handover, before the server's answer");
+      return `send ${claim.messageId} -> delivered, crash before the answer`;
+    }
     if (x < (cut += faults.timeoutAfterHandover)) {
       this.stats.unknownOutcomes++;
       await markUnknown(this.proc.outbox, claim, 'timeout after DATA');
       return `send ${claim.messageId} -> delivered, timeout (unknown)`;
+    }
+    if (mode === 'smtp_cadenza') {
+      if (this.roll(faults.crashBeforeSettlingCopy)) {
+        this.stats.crashes.sendToRecord++;
+        this.restart('after the 250, before the Sent copy was settled');
+        return `send ${claim.messageId} -> delivered, crash before settling the copy`;
+      }
+      // The copy: settled (copy first), or appended only now (the design before issue 10).
+      if (!copyFirst) this.server.appendPending(claim.mailboxId, claim.messageId, this.clock.now());
+      this.server.settle(claim.mailboxId, claim.messageId);
     }
     if (this.roll(faults.crashBetweenSendAndRecord)) {
       this.stats.crashes.sendToRecord++;
@@ -895,10 +992,7 @@ class Run {
           if (n) notes.push(`recovered ${n}`);
         }
         for (const u of await listUnknown(this.proc.outbox, m.id)) {
-          const hit = this.server.findInSent(m.id, u.messageId, this.clock.now());
-          const res = await resolveUnknown(this.proc.outbox, u, hit ? { sentAt: hit.at } : null);
-          if (res === 'sent') this.stats.unknownFound++;
-          if (res === 'requeued') this.stats.unknownRequeued++;
+          const res = await this.settleUnknown(u);
           notes.push(`unknown ${u.messageId} -> ${res}`);
         }
         await this.afterStep(`drain ${m.id.slice(-4)}: ${notes.join('; ') || 'settled'}`);

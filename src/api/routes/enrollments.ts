@@ -4,6 +4,8 @@ import type { EngineEvent } from '../../sequence/model.ts';
 import { moveEnrollment, moveEnrollments, type MoveRefusal } from '../../sequence/move.ts';
 import { moveOffRemovedMailbox } from '../../mailbox/removal.ts';
 import { selectEnrollments, type EnrollmentRow } from '../../sequence/enrollment-query.ts';
+import { resendByHand } from '../../sending/outbox.ts';
+import type { Db } from '../../store/store.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -48,6 +50,37 @@ async function act(ctx: ApiContext, workspaceId: string, enrollmentId: string, e
 }
 
 const one = workspaceParams({ enrollmentId: z.uuid() });
+
+const sendState = z.enum(['queued', 'in_flight', 'sent', 'failed', 'cancelled', 'unknown', 'possibly_sent']);
+const send = z
+  .object({
+    id: z.uuid(),
+    stepId: z.uuid(),
+    stepKey: z.string(),
+    state: sendState.describe(
+      "possibly_sent: the send may have gone out and nothing can prove it did not (the process stopped after handing it over, and the Sent folder's copy is still pending): the sequence went on as if it were sent, and it is never sent again unless a person asks (POST …/sends/{sendId}/resend)",
+    ),
+    messageId: z.string().nullable(),
+    attempts: z.number().int(),
+    lastError: z.string().nullable(),
+    manualResend: z.boolean().describe('A resend asked for by hand'),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'EnrollmentSend' });
+
+function selectSends(db: Db, workspaceId: string, enrollmentId: string) {
+  return db
+    .selectFrom('send_request as r')
+    .innerJoin('step as st', 'st.id', 'r.step_id')
+    .select(['r.id', 'r.step_id', 'st.key as step_key', 'r.state', 'r.message_id', 'r.attempts', 'r.last_error', 'r.manual_resend', 'r.updated_at'])
+    .where('r.workspace_id', '=', workspaceId)
+    .where('r.enrollment_id', '=', enrollmentId);
+}
+type SendRow = Awaited<ReturnType<ReturnType<typeof selectSends>['executeTakeFirstOrThrow']>>;
+const toSend = (r: SendRow): z.output<typeof send> => ({
+  id: r.id, stepId: r.step_id, stepKey: r.step_key, state: r.state, messageId: r.message_id, attempts: r.attempts, lastError: r.last_error,
+  manualResend: r.manual_resend, updatedAt: r.updated_at.toISOString(),
+});
 
 const moveTarget = {
   sequenceId: z.uuid().describe('The sequence to move to: in the same workspace, and active'),
@@ -214,6 +247,45 @@ export const enrollmentRoutes = [
             : { enrollmentId: r.enrollmentId, outcome: r.outcome, reason: r.reason, detail: r.detail ?? refusalText[r.reason] },
         ),
       };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/enrollments/:enrollmentId/sends',
+    summary: "The enrollment's sends, one per step that reached the queue, with their state (possibly_sent included)",
+    tags: ['enrollments'],
+    access: { workspace: 'member' },
+    params: one,
+    response: z.object({ items: z.array(send) }),
+    handler: async ({ ctx, ws, params }) => {
+      const found = await select(ctx.store.db, ws.workspaceId).where('e.id', '=', params.enrollmentId).executeTakeFirst();
+      if (!found) throw cadenzaError('NOT_FOUND', 'no such enrollment in this workspace');
+      const rows = await selectSends(ctx.store.db, ws.workspaceId, params.enrollmentId).orderBy('r.created_at').orderBy('r.id').execute();
+      return { items: rows.map(toSend) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/enrollments/:enrollmentId/sends/:sendId/resend',
+    summary: 'Send a possibly-sent step again, by hand, under the same Message-ID (a receiver that got the first copy can drop the second)',
+    tags: ['enrollments'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ enrollmentId: z.uuid(), sendId: z.uuid() }),
+    response: send,
+    handler: async ({ ctx, ws, params }) => {
+      const own = await selectSends(ctx.store.db, ws.workspaceId, params.enrollmentId).where('r.id', '=', params.sendId).executeTakeFirst();
+      if (!own) throw cadenzaError('NOT_FOUND', 'no such send of this enrollment');
+      const r = await resendByHand(ctx, ws.workspaceId, params.sendId);
+      if (!r.ok) {
+        if (r.reason === 'not_found') throw cadenzaError('NOT_FOUND', 'no such send of this enrollment');
+        throw cadenzaError(
+          'INVALID_TRANSITION',
+          r.reason === 'enrollment_stopped' ? 'the enrollment has stopped (a reply, a bounce, an opt-out or a person): nothing more is sent to this lead' : `only a possibly-sent step can be sent again by hand; this one is ${own.state}`,
+          { state: own.state },
+        );
+      }
+      ctx.workDue?.();
+      return toSend(await selectSends(ctx.store.db, ws.workspaceId, params.enrollmentId).where('r.id', '=', params.sendId).executeTakeFirstOrThrow());
     },
   }),
 ];

@@ -25,6 +25,7 @@ const mailboxBody = z
     provider: z.enum(['smtp_imap', 'gmail', 'graph']),
     health: z.enum(['ok', 'warning', 'paused', 'error']),
     healthReason: z.string().nullable().describe('Why the mailbox is paused or warned (bounce rate, auth failure…)'),
+    warnings: z.array(z.string()).describe("What Cadenza changed or found about the mailbox's setup (a wrong serverSavesSent switched off: src/sending/sent-copy-check.ts)"),
     dailyCap: z.number().int(),
     todayCap: z.number().int().describe("Today's cap after the ramp"),
     sentToday: z.number().int().describe("Sends claimed since the start of the mailbox's local day"),
@@ -52,7 +53,7 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
   let q = ctx.store.db
     .selectFrom('mailbox as m')
     .leftJoin('mailbox_sync as s', 's.mailbox_id', 'm.id')
-    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.hourly_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 's.last_error'])
+    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.hourly_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 'm.settings', 's.last_error'])
     .where('m.workspace_id', '=', workspaceId)
     .where('m.removed_at', 'is', null)
     .orderBy('m.email');
@@ -87,6 +88,7 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
       provider: m.provider,
       health: m.health,
       healthReason: m.health_reason,
+      warnings: [(m.settings as { sentCopyCheck?: { warning?: string } } | null)?.sentCopyCheck?.warning].filter((w): w is string => typeof w === 'string'),
       dailyCap,
       todayCap: dailyCapOn(dailyCap, ramp, startDay, today),
       sentToday: Number(sent.n),

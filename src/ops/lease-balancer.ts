@@ -72,7 +72,11 @@ export class LeaseBalancer<M extends { id: string }> {
   constructor(private readonly o: BalancerOptions<M>) {
     this.leases = new Leases(o.store, o.clock);
     this.log = o.pool.log;
-    this.membership = new Membership({ store: o.store, clock: o.clock, role: o.role, id: o.owner, ...o.pool.membership, onChange: () => void this.balance(), ...(o.pool.log ? { log: o.pool.log } : {}) });
+    // The heartbeat keeps time with the lease (3 s for the default 60 s): a pool on an accelerated
+    // clock (the demo) that shortens its leases in simulated time shortens its heartbeat with them,
+    // instead of beating every millisecond of real time.
+    const heartbeatMs = o.pool.membership?.heartbeatMs ?? Math.max(1, Math.round(this.ttlMs / 20));
+    this.membership = new Membership({ store: o.store, clock: o.clock, role: o.role, id: o.owner, ...o.pool.membership, heartbeatMs, onChange: () => void this.balance(), ...(o.pool.log ? { log: o.pool.log } : {}) });
   }
 
   get ttlMs(): number {

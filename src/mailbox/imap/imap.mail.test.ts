@@ -51,7 +51,7 @@ describeMailBed('IMAP verbs against Dovecot', () => {
       await appendToSent(c, msg(`Message-ID: <${randomUUID()}@prospects.test> ${id}`), { sentAt });
     });
     const found = await withImap(account(), (c) => findByMessageId(c, 'Sent', id));
-    expect(found).toEqual([{ uid: copy.uid, internalDate: sentAt.getTime() }]);
+    expect(found).toEqual([{ uid: copy.uid, internalDate: sentAt.getTime(), flags: expect.arrayContaining(['\\Seen']) }]);
     expect(await withImap(account(), (c) => findByMessageId(c, 'Sent', `<${randomUUID()}@prospects.test>`))).toEqual([]);
   });
 

@@ -4,7 +4,7 @@
 -- proven (a crash or a lost answer after the handover, and the Sent folder shows a copy still
 -- marked pending, or no proof exists). The sequence continues as if it were sent (the next step
 -- threads on its Message-ID); it is never retried automatically; the user sees it and may send it
--- again by hand (POST /enrollments/{id}/steps/{stepId}/resend).
+-- again by hand (POST /enrollments/{id}/sends/{sendId}/resend).
 alter table send_request drop constraint send_request_state_check;
 alter table send_request add constraint send_request_state_check
   check (state in ('queued', 'in_flight', 'sent', 'failed', 'cancelled', 'unknown', 'possibly_sent'));

@@ -7,6 +7,8 @@ export interface Mailbox {
   provider: 'smtp_imap' | 'gmail' | 'graph';
   health: 'ok' | 'warning' | 'paused' | 'error';
   healthReason: string | null;
+  /** What Cadenza changed or found about the mailbox's setup (e.g. a wrong serverSavesSent switched off). */
+  warnings: string[];
   dailyCap: number;
   /** Today's allowance after the ramp. */
   todayCap: number;

@@ -3,6 +3,7 @@ import { navigate } from '../router.ts';
 import type { Lead } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { EnrollmentSends } from './EnrollmentSends.tsx';
 import { MoveEnrollment, stateTone } from './MoveEnrollments.tsx';
 
 interface LeadDetail {
@@ -76,6 +77,7 @@ export function LeadPage({ workspaceId, leadId }: { workspaceId: string; leadId:
                     {e.sequenceName}: <Badge tone={stateTone(e.state)}>{e.state}</Badge>
                     {e.reason && <span className="muted small"> ({e.reason})</span>}
                     {(e.state === 'active' || e.state === 'paused') && <MoveEnrollment workspaceId={workspaceId} enrollmentId={e.id} sequenceId={e.sequenceId} onMoved={d.reload} />}
+                    <EnrollmentSends workspaceId={workspaceId} enrollmentId={e.id} sequenceName={e.sequenceName} />
                   </li>
                 ))}
               </ul>

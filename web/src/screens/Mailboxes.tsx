@@ -133,6 +133,11 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
                     <Badge tone={healthTone[m.health]}>{m.health}</Badge>
                     {m.healthReason && <div className="small muted">{m.healthReason}</div>}
                     {m.syncError && <div className="small text-bad">Sync: {m.syncError}</div>}
+                    {m.warnings.map((w) => (
+                      <div key={w} className="small text-warn">
+                        Warning: {w}
+                      </div>
+                    ))}
                   </td>
                   <td style={{ minWidth: 160 }}>
                     <Meter value={m.sentToday} max={m.todayCap} label={`Sent today of today's cap for ${m.email}`} />

@@ -76,6 +76,10 @@ describe('deterministic simulation', () => {
     throw new Error(`no seed in ${from}..${from + tries - 1} caught the planted fault`);
   }
 
+  // The old append-after-answer order loses the proof of a delivered send: the retry that follows
+  // is a duplicate (at-most-once), or, when the enrollment stopped before the retry, a delivery
+  // that no record accounts for (records-match). Both are that fault; which one a seed hits first
+  // depends on what else the world does.
   it.each<[Injection, string]>([
     ['duplicate-delivery', 'at-most-once'],
     ['send-after-stop', 'never-after-stop'],
@@ -83,11 +87,11 @@ describe('deterministic simulation', () => {
     ['no-last-look', 'never-after-stop'],
     ['no-mailbox-look', 'reply-beats-follow-up'],
     ['unpaced', 'pacing'],
-    ['copy-after-answer', 'at-most-once'],
+    ['copy-after-answer', 'at-most-once|records-match'],
   ])('catches a planted fault (%s) as %s, names the seed and step, and the replay fails identically', async (inject, invariant) => {
     const world = inject === 'no-mailbox-look' ? race : small;
     const f = await firstFailure({ ...world, inject }, 1, 40);
-    expect(f.invariant).toBe(invariant);
+    expect(invariant.split('|')).toContain(f.invariant);
     expect(f.message).toContain(`simulation seed ${f.seed} failed at step ${f.step}`);
     expect(f.message).toContain(`npm run sim -- --seed ${f.seed}`);
     expect(f.message).toContain(`--inject ${inject}`);

@@ -73,7 +73,7 @@ export function webSuite(o: WebSuiteOptions): WebSuite {
     const port = await freePort();
     const publicUrl = `http://127.0.0.1:${port}`;
     const more = (await o.appOptions?.(publicUrl)) ?? {};
-    app = await startApp({ databaseUrl: store?.url, dataDir: dir, port, host: '127.0.0.1', publicUrl, roles: o.roles, log: createLogger({ level: 'silent' }), ...more });
+    app = await startApp({ databaseUrl: store?.url, dataDir: dir, port, host: '127.0.0.1', publicUrl, roles: o.roles, log: createLogger({ level: (process.env.CADENZA_TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent' }), ...more });
     browser = await launchChromium();
   }, o.startTimeout ?? 120_000);
 

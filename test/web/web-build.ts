@@ -49,7 +49,9 @@ export function ensureWebBuild(): void {
   }
   try {
     // Another process may have built it while this one waited.
-    if (webBuildStale()) execFileSync('npm', ['run', 'build:web'], { stdio: 'inherit' });
+    // NODE_ENV is 'test' under vitest, and Vite then builds React's development bundle (StrictMode
+    // runs each effect twice: the demo banner started the demo twice); the app is tested as served.
+    if (webBuildStale()) execFileSync('npm', ['run', 'build:web'], { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
   } finally {
     rmSync(buildLock, { recursive: true, force: true });
   }

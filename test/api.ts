@@ -141,14 +141,7 @@ export async function seedGraph(store: Store, workspaceId: string, tag: string, 
     })
     .execute();
   await db.insertInto('suppression').values({ workspace_id: workspaceId, email_norm: `gone-${tag}@prospects.test`, reason: 'manual', source: 'seed' }).execute();
-  // The email step, possibly sent (a crash after its handover): what …/sends/:sendId/resend takes.
-  const intro = await db.selectFrom('step').select('id').where('sequence_id', '=', seq.sequenceId).where('key', '=', 'intro').executeTakeFirstOrThrow();
-  const sendId = id();
-  await db
-    .insertInto('send_request')
-    .values({ id: sendId, workspace_id: workspaceId, enrollment_id: enrollment.id, step_id: intro.id, mailbox_id: mailboxId, state: 'possibly_sent', due_at: new Date(clock.now()), message_id: `<${sendId}@example.test>`, proof: 'copy_first' })
-    .execute();
-  return { mailboxId, leadId, sequenceId: seq.sequenceId, stepId: step.id, enrollmentId: enrollment.id, taskId, messageId, sendId, email: `gone-${tag}@prospects.test` };
+  return { mailboxId, leadId, sequenceId: seq.sequenceId, stepId: step.id, enrollmentId: enrollment.id, taskId, messageId, email: `gone-${tag}@prospects.test` };
 }
 
 /** What most route tests start from: one workspace, its seeded objects, and its owner signed in. */

@@ -35,6 +35,13 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   const webhook = await createEndpoint({ db, clock: systemClock, random, sealer: h.ctx.vault! }, { allowPrivate: false }, { workspaceId, url: `https://hooks-${tag}.example.com/in`, events: ['reply'] });
   const graph = await seedGraph(h.store, workspaceId, tag, memberId);
   graph.invitationId = (await createInvitation(h.store, { clock: systemClock, random }, { workspaceId, email: `invitee-${tag}@example.test`, role: 'member', inviterRole: 'owner', invitedBy: null })).invitation.id;
+  // The email step, possibly sent (a crash after its handover): what …/sends/:sendId/resend takes.
+  const intro = await db.selectFrom('step').select('id').where('sequence_id', '=', graph.sequenceId!).where('key', '=', 'intro').executeTakeFirstOrThrow();
+  graph.sendId = id();
+  await db
+    .insertInto('send_request')
+    .values({ id: graph.sendId, workspace_id: workspaceId, enrollment_id: graph.enrollmentId!, step_id: intro.id, mailbox_id: graph.mailboxId!, state: 'possibly_sent', due_at: new Date(), message_id: `<${graph.sendId}@example.test>`, proof: 'copy_first' })
+    .execute();
   await h.ctx.vault!.put(workspaceId, graph.mailboxId!, { kind: 'password', username: `rep-${tag}@example.test`, password: `${STORED_PASSWORD}-${tag}` });
   // A finished lead import with one rejected row, for …/leads/imports/:importId and its rejects.csv.
   const importSpec = { workspaceId, createdBy: memberId, fileName: `leads-${tag}.csv`, mapping: {}, onDuplicate: 'skip' as const, encoding: 'auto' as const, totalBytes: null };

@@ -39,18 +39,21 @@ describe.each(testBackends())('enrollment routes (%s)', (backend) => {
 
   it('a possibly-sent step is listed with its state and sent again by hand once, under the same Message-ID; other states are refused', async () => {
     const db = h.store.db;
-    // The fixture's enrollment (stopped by the test above) made live again; its email step was possibly sent (seedGraph).
+    // The fixture's enrollment (stopped by the test above) made live again: its step was possibly sent.
     const e = { id: g.enrollmentId! };
     await db.updateTable('enrollment').set({ state: 'active' }).where('id', '=', e.id).execute();
-    const sendId = g.sendId!;
-    const messageId = `<${sendId}@example.test>`;
+    const sendId = '00000000-0000-7000-8000-00000000a5e1';
+    await db.insertInto('send_request').values({
+      id: sendId, workspace_id: ws, enrollment_id: e.id, step_id: g.stepId!, mailbox_id: g.mailboxId!, state: 'possibly_sent',
+      due_at: new Date(), message_id: '<ps-1@acme.test>', attempts: 1, last_error: 'possibly sent: the Sent folder holds its copy still marked pending',
+    }).onConflict((oc) => oc.columns(['enrollment_id', 'step_id']).doUpdateSet({ id: sendId, state: 'possibly_sent', message_id: '<ps-1@acme.test>' })).execute();
     const base = `/api/workspaces/${ws}/enrollments/${e.id}/sends`;
     const list = await owner.call('GET', base);
     expect(list.statusCode).toBe(200);
-    expect(list.json().items).toMatchObject([{ id: sendId, stepKey: 'intro', state: 'possibly_sent', messageId, manualResend: false }]);
+    expect(list.json().items).toMatchObject([{ id: sendId, state: 'possibly_sent', messageId: '<ps-1@acme.test>', manualResend: false }]);
     const resent = await owner.call('POST', `${base}/${sendId}/resend`);
     expect(resent.statusCode).toBe(200);
-    expect(resent.json()).toMatchObject({ id: sendId, state: 'queued', messageId, manualResend: true });
+    expect(resent.json()).toMatchObject({ id: sendId, state: 'queued', messageId: '<ps-1@acme.test>', manualResend: true });
     const twice = await owner.call('POST', `${base}/${sendId}/resend`);
     expect(twice.statusCode).toBe(409);
     expect(twice.json().error.code).toBe('INVALID_TRANSITION');

@@ -1,4 +1,6 @@
 import { DateTime } from 'luxon';
+import { stripTags } from '../parse/html-to-text.ts';
+import { TEXT_LIMITS } from '../parse/limits.ts';
 import { headerValue, type ParsedMail } from '../types.ts';
 import { ABSENT, ABSENT_WEAK, AUTO, CONVERSATIONAL, SUBJECT } from './out-of-office/phrases.ts';
 import { extractReturnDate } from './out-of-office/return-date.ts';
@@ -44,8 +46,9 @@ const REPLY_PREFIX = /^\s*(?:re|aw|sv|vs|antw|ref|réf|rif|r|wg|fw|fwd|tr|odp|rv
 function bodyOf(mail: ParsedMail, newText: string): string {
   if (newText.trim()) return newText;
   if (mail.text.trim()) return mail.text;
-  // An HTML-only note whose text the parser left empty: tags off is enough to read phrases.
-  return (mail.html ?? '').replace(/<(?:style|script)[\s\S]*?<\/(?:style|script)>/gi, ' ').replace(/<[^>]*>/g, ' ').replace(/&nbsp;/gi, ' ').replace(/&amp;/gi, '&');
+  // An HTML-only note whose text the parser left empty: tags off is enough to read phrases. Its
+  // opening is enough too (only SCAN_CHARS of the result are read), and stripTags is linear.
+  return stripTags((mail.html ?? '').slice(0, TEXT_LIMITS.oooHtmlChars));
 }
 
 function subjectStrength(subject: string): { strength: 'start' | 'unprefixed' | 'in_reply'; words: string } | null {

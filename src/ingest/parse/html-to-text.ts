@@ -117,3 +117,56 @@ export function htmlToText(html: string): string {
   while (kept.length && kept[kept.length - 1] === '') kept.pop();
   return kept.join('\n');
 }
+
+/**
+ * Tags off, contents kept: the fallback reading of HTML that htmlToText rendered empty (an
+ * unclosed `<style>` or `<script>` swallows the rest of a broken note, yet its words are there).
+ * Closed script/style blocks are dropped; a `<` with no `>` after it stays as text. One pass:
+ * each `>` and closing tag is searched for once, so `<script` or `<a href="` repeated a million
+ * times costs what a million characters cost (the regexes this replaced took minutes on it).
+ */
+export function stripTags(html: string): string {
+  const out: string[] = [];
+  const n = html.length;
+  let i = 0;
+  let gt = -1;
+  // Where the next "</script" and "</style" are, or n when there is none: searched again only
+  // once the scan has passed them.
+  const close: Record<'script' | 'style', number> = { script: -1, style: -1 };
+  const nextClose = (name: 'script' | 'style', from: number): number => {
+    if (close[name] !== n && close[name] < from) {
+      const re = new RegExp(`</${name}\\s*>`, 'gi');
+      re.lastIndex = from;
+      const m = re.exec(html);
+      close[name] = m ? m.index : n;
+    }
+    return close[name];
+  };
+  while (i < n) {
+    const lt = html.indexOf('<', i);
+    if (lt < 0) {
+      out.push(html.slice(i));
+      break;
+    }
+    out.push(html.slice(i, lt));
+    if (gt < lt) gt = html.indexOf('>', lt);
+    if (gt < 0) {
+      out.push(html.slice(lt));
+      break;
+    }
+    const opener = /^<(script|style)\b/i.exec(html.slice(lt, lt + 8));
+    if (opener) {
+      const name = opener[1]!.toLowerCase() as 'script' | 'style';
+      const at = nextClose(name, gt + 1);
+      if (at < n) {
+        const end = html.indexOf('>', at);
+        out.push(' ');
+        i = end + 1;
+        continue;
+      }
+    }
+    out.push(' ');
+    i = gt + 1;
+  }
+  return decodeEntities(out.join(''));
+}

@@ -42,3 +42,25 @@ export type QuarantineReason =
   | 'nesting_too_deep'
   | 'timeout'
   | 'unparseable';
+
+/**
+ * How much of a message's text each stage after the parser reads, in characters (UTF-16 code
+ * units). A stage reads at most its cap whatever the message holds, and works in linear time on
+ * it, so the cost of a message is bounded by these numbers, not by what a stranger sends
+ * (ARCHITECTURE promise 8; the table is in docs/parsing.md). What a reply says is at its top, and
+ * a report's fields at its start, so the caps cut nothing a verdict needs.
+ */
+export const TEXT_LIMITS = {
+  /** `text` and each text part's `text` as the parser hands them on (a 25 MB mail keeps its first MB). */
+  bodyChars: 1_000_000,
+  /** `html` as the parser hands it on, and the HTML converted to text when there is no text/plain. */
+  htmlChars: 2 * 1024 * 1024,
+  /** The subject (threading normalises its first 1000). */
+  subjectChars: 4_000,
+  /** The out-of-office rung's fallback reading of HTML whose text came out empty. */
+  oooHtmlChars: 256 * 1024,
+  /** Return-date extraction: the subject and the opening of the note. */
+  returnDateChars: 4_000,
+  /** Unsubscribe phrases: the opening of the new text (an opt-out is not written below 20 000 characters of reply). */
+  unsubscribeChars: 20_000,
+} as const;

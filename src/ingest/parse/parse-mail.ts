@@ -3,7 +3,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import type { MailAddress, MailPart, ParsedMail } from '../types.ts';
 import { fixC1Controls } from './c1-controls.ts';
 import { htmlToText } from './html-to-text.ts';
-import { defaultParseLimits, type ParseLimits, type QuarantineReason } from './limits.ts';
+import { defaultParseLimits, TEXT_LIMITS, type ParseLimits, type QuarantineReason } from './limits.ts';
 import { parseMessageId, parseMessageIds } from './message-ids.ts';
 import { installPostalMimeFixes } from './postal-mime-fixes.ts';
 import { precheckRaw } from './precheck.ts';
@@ -57,8 +57,10 @@ export async function parseMail(raw: Uint8Array | string, limits: Partial<ParseL
 
 const DEADLINE = 'parse deadline exceeded';
 
-/** HTML-only mail: the text is made from the first 2 MB of HTML (what a reply says is at its top). */
-const MAX_HTML_FOR_TEXT = 2 * 1024 * 1024;
+/** Cut to `max` characters: every stage after the parser reads bounded text (TEXT_LIMITS). */
+function cap(s: string, max: number): string {
+  return s.length > max ? s.slice(0, max) : s;
+}
 
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -84,16 +86,17 @@ async function convert(bytes: Uint8Array, lim: ParseLimits): Promise<ParsedMail>
     const mimeType = (a.mimeType ?? 'application/octet-stream').toLowerCase();
     const isText = mimeType.startsWith('text/') || mimeType.startsWith('message/');
     const content = a.content as unknown;
-    const text = isText ? fixC1Controls(typeof content === 'string' ? content : new TextDecoder().decode(content as ArrayBuffer)) : null;
+    const text = isText ? fixC1Controls(cap(typeof content === 'string' ? content : new TextDecoder().decode(content as ArrayBuffer), TEXT_LIMITS.bodyChars)) : null;
     const size = typeof content === 'string' ? Buffer.byteLength(content) : ((content as ArrayBuffer | undefined)?.byteLength ?? 0);
     return { mimeType, filename: a.filename ?? null, disposition: a.disposition ?? null, size, text };
   });
-  const html = m.html === undefined ? null : fixC1Controls(m.html);
+  // HTML-only mail: the text is made from the first 2 MB of HTML (what a reply says is at its top).
+  const html = m.html === undefined ? null : fixC1Controls(cap(m.html, TEXT_LIMITS.htmlChars));
   return {
     messageId: parseMessageId(first('message-id')),
     inReplyTo: parseMessageIds(first('in-reply-to'))[0] ?? null,
     references: parseMessageIds(headers.filter((h) => h.key === 'references').map((h) => h.value).join(' ')),
-    subject: fixC1Controls(m.subject ?? ''),
+    subject: fixC1Controls(cap(m.subject ?? '', TEXT_LIMITS.subjectChars)),
     from: address(m.from),
     to: addresses(m.to),
     cc: addresses(m.cc),
@@ -102,7 +105,7 @@ async function convert(bytes: Uint8Array, lim: ParseLimits): Promise<ParsedMail>
     date: m.date ? Date.parse(m.date) || null : null,
     headers,
     contentType,
-    text: html !== null && !hadPlainText(parser) ? htmlToText(html.slice(0, MAX_HTML_FOR_TEXT)) : fixC1Controls(m.text ?? ''),
+    text: cap(html !== null && !hadPlainText(parser) ? htmlToText(html) : fixC1Controls(cap(m.text ?? '', TEXT_LIMITS.bodyChars)), TEXT_LIMITS.bodyChars),
     html,
     parts,
     size: bytes.byteLength,

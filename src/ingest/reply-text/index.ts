@@ -1,4 +1,5 @@
 import { htmlToText } from '../parse/html-to-text.ts';
+import { TEXT_LIMITS } from '../parse/limits.ts';
 import { htmlQuoteStart } from './html-quotes.ts';
 import { fragments, linesOf, newText, replyWithSignature, segmentPlain, type Fragment } from './segment.ts';
 
@@ -28,7 +29,7 @@ export interface ReplyAnalysis extends ReplyText {
 }
 
 /** Bodies are cut here: a reply's new text sits at the top, and the rules scan line by line. */
-const MAX_BODY_CHARS = 1_000_000;
+const MAX_BODY_CHARS = TEXT_LIMITS.bodyChars;
 
 export function analyseReply(input: ReplyInput): ReplyAnalysis {
   const plain = (input.text ?? '').slice(0, MAX_BODY_CHARS);

@@ -1,3 +1,5 @@
+import { TEXT_LIMITS } from '../../parse/limits.ts';
+
 /**
  * "Please remove me": opt-out requests in the new text of a reply, by phrase rules in several
  * languages. Rules match whole words in text whose punctuation is folded to spaces ("Stop. Emailing.
@@ -68,7 +70,9 @@ function fold(text: string): string {
     .trim();
 }
 
-export function unsubscribeRequest(newText: string): UnsubscribeRequest | null {
+export function unsubscribeRequest(fullText: string): UnsubscribeRequest | null {
+  // Each phrase is a linear scan, and there are ~80: the opening of the reply is read (TEXT_LIMITS).
+  const newText = fullText.length > TEXT_LIMITS.unsubscribeChars ? fullText.slice(0, TEXT_LIMITS.unsubscribeChars) : fullText;
   const folded = fold(newText);
   if (!folded) return null;
   for (const re of PHRASES) {

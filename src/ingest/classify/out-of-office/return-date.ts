@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon';
 import { TOMORROW, alternation, monthByName, weekdayByName } from './calendar-words.ts';
+import { TEXT_LIMITS } from '../../parse/limits.ts';
 
 /**
  * The return date stated in an out-of-office note, read against the day the note was written.
@@ -220,7 +221,9 @@ function orderOf(text: string): Order {
  * The return date stated in `text` (subject and new text of the note), relative to `reference`
  * (epoch ms: the mail's Date), or null when none is stated plausibly.
  */
-export function extractReturnDate(text: string, reference: number): ReturnDate | null {
+export function extractReturnDate(fullText: string, reference: number): ReturnDate | null {
+  // The date is stated in the opening; every pass below is bounded by this cap (TEXT_LIMITS).
+  const text = fullText.slice(0, TEXT_LIMITS.returnDateChars);
   const ref = DateTime.fromMillis(reference, { zone: 'utc' }).startOf('day');
   const latest = ref.plus({ days: MAX_AHEAD_DAYS });
   const order = orderOf(text);

@@ -1,0 +1,97 @@
+/**
+ * Generated hostile mail: the shapes that once made a stage of ingestion quadratic or worse, each
+ * about a megabyte (what a stranger can send as a reply). Used by the hostile-ingest test, the
+ * fuzzer's seeds and bench/hostile-ingest.ts. Each entry is named after the case it exercises.
+ *
+ * Inbound only; the send side's hostile templates and spintax are in `hostileTemplates`.
+ */
+
+export interface HostileMessage {
+  name: string;
+  raw: Uint8Array;
+}
+
+const MB = 1024 * 1024;
+
+function head(contentType: string, extra = ''): string {
+  return `From: Stranger <stranger@hostile.example>\r\nTo: rep@cadenza.test\r\nSubject: Re: hello\r\nMessage-ID: <${Math.abs(hash(contentType + extra))}.${extra.length}@hostile.example>\r\nDate: Mon, 30 Nov 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: ${contentType}\r\n${extra}\r\n`;
+}
+
+function hash(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+/** `unit` repeated to about `bytes` bytes. */
+function fill(unit: string, bytes = MB): string {
+  return unit.repeat(Math.max(1, Math.floor(bytes / unit.length)));
+}
+
+const enc = (s: string) => new TextEncoder().encode(s);
+
+function html(name: string, body: string, extra = ''): HostileMessage {
+  return { name, raw: enc(head('text/html; charset=utf-8', extra) + body) };
+}
+
+function plain(name: string, body: string, extra = ''): HostileMessage {
+  return { name, raw: enc(head('text/plain; charset=utf-8', extra) + body) };
+}
+
+/** The inbound corpus; `scale` shrinks every message (1 = about 1 MB each). */
+export function hostileMessages(scale = 1): HostileMessage[] {
+  const b = Math.max(4096, Math.floor(MB * scale));
+  return [
+    // HTML-only mail whose text comes out empty: the out-of-office rung once stripped tags with backtracking regexes.
+    html('html-script-openers', fill('<script', b)),
+    html('html-style-openers', fill('<style', b)),
+    html('html-anchor-openers', fill('<a href="', b)),
+    html('html-div-openers-no-gt', fill('<div ', b)),
+    html('html-lt-run', fill('<', b)),
+    html('html-unclosed-comment', `<p>hi</p><!--${fill('-- <!-- ', b)}`),
+    html('html-comment-openers', fill('<!--', b)),
+    html('html-deep-blockquote', `${fill('<blockquote type="cite">', b / 2)}x${fill('</blockquote>', b / 2)}`),
+    html('html-entity-run', fill('&#x1F600;&amp&nbsp', b)),
+    html('html-attribute-quote', `<div title="${fill('a\\"', b)}">hi</div>`),
+    // Plain text.
+    plain('plain-megabyte-line', fill('x', b)),
+    plain('plain-megabyte-line-words', fill('word ', b)),
+    plain('plain-deep-quote', `Thanks\r\n\r\n${fill('>', b / 2)} hi\r\n${fill('> ', b / 2)}\r\n`),
+    plain('plain-quote-lines', fill('> > > > > > > > quoted line\r\n', b)),
+    plain('plain-quote-headers', fill('On Mon, 2 Apr 2012 at 09:00, Rep <rep@cadenza.test> wrote:\r\n', b)),
+    plain('plain-signature-dashes', fill('-- \r\n', b)),
+    plain('plain-forward-headers', fill('-----Original Message-----\r\nFrom: a\r\nSent: b\r\n', b)),
+    plain('plain-ooo-words', fill('out of the office until back on returning ', b)),
+    plain('plain-date-words', fill('until 12/12/2026 Monday January 2 ', b)),
+    plain('plain-bounce-words', fill('550 5.1.1 could not be delivered to <x@y ', b)),
+    plain('plain-unsubscribe-words', fill('please please remove me stop ', b)),
+    plain('plain-spaces', `${fill(' \t', b)}x`),
+    plain('plain-at-signs', fill('a@', b)),
+    // Headers and threading.
+    plain('references-many', 'hi\r\n', `References: ${fill('<a@b> ', Math.min(b, 200_000))}\r\n`),
+    plain('subject-re-chain', 'hi\r\n', `X-Pad: 1\r\nSubject: ${fill('Re: ', Math.min(b, 200_000))}x\r\n`),
+    // Reports.
+    {
+      name: 'dsn-field-run',
+      raw: enc(
+        `${head('multipart/report; report-type=delivery-status; boundary="r"')}--r\r\nContent-Type: text/plain\r\n\r\nfailed\r\n--r\r\nContent-Type: message/delivery-status\r\n\r\n${fill('Final-Recipient: rfc822; ', b)}\r\n--r--\r\n`,
+      ),
+    },
+  ];
+}
+
+/** Send-side hostile input: templates and spintax a workspace member could save. */
+export function hostileTemplates(scale = 1): Array<{ name: string; text: string }> {
+  const b = Math.max(4096, Math.floor(100_000 * scale));
+  return [
+    { name: 'spintax-deep', text: `${'{a|'.repeat(16)}x${'}'.repeat(16)}` },
+    { name: 'spintax-too-deep', text: `${'{a|'.repeat(5000)}x${'}'.repeat(5000)}` },
+    { name: 'spintax-wide', text: `{${fill('a|', b)}b}` },
+    { name: 'spintax-many-groups', text: fill('{a|b|c} ', b) },
+    { name: 'spintax-unclosed', text: fill('{a|', b) },
+    { name: 'variable-openers', text: fill('{{', b) },
+    { name: 'variable-unclosed', text: fill('{{first_name | default: "', b) },
+    { name: 'filters-long', text: `{{first_name${fill(' | upper', b)}}}` },
+    { name: 'escapes', text: fill('\\{\\|\\}\\\\', b) },
+  ];
+}

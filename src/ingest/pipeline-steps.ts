@@ -17,3 +17,8 @@ export function defaultIngestSteps(o: { limits?: Parameters<typeof parseMailSafe
     classify: (mail, newText) => classify(mail, { newText, ...(o.llm ? { llm: o.llm } : {}) }),
   };
 }
+
+/** The prepare pool's threads build their steps with this (worker/prepare-thread.ts). */
+export function createSteps(): IngestSteps {
+  return defaultIngestSteps();
+}

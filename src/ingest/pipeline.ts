@@ -21,7 +21,8 @@ import type { Classification, ParsedMail } from './types.ts';
 /**
  * The ingestion pipeline for one SyncBatch of one mailbox:
  *
- *   outside any transaction (CPU):  parse (quarantine on failure) → new text → classify
+ *   outside any transaction (CPU):  parse (quarantine on failure) → new text → classify, in the
+ *                                   sync role's worker pool under a deadline (quarantine: timeout)
  *   in ONE transaction:             fencing check → thread → decide → insert inbound rows (dedup) →
  *                                   suppressions, engine events (applyInTx), bounce health →
  *                                   quarantine rows → the batch's cursor
@@ -38,7 +39,16 @@ export interface IngestSteps {
   parse(raw: Uint8Array): Promise<{ ok: true; mail: ParsedMail } | { ok: false; reason: string }>;
   newText(mail: ParsedMail): string;
   classify(mail: ParsedMail, newText: string): Promise<Classification> | Classification;
+  /**
+   * All three at once, where they run elsewhere: the sync role's worker pool
+   * (worker/prepare-pool.ts) runs them off the main thread under a deadline. Without it, the
+   * three above run here, one after the other (runSteps in pipeline-steps.ts).
+   */
+  prepare?(raw: Uint8Array): Promise<PreparedMail>;
 }
+
+/** What the CPU stages make of one message: a parsed and classified mail, or a quarantine reason. */
+export type PreparedMail = { ok: true; mail: ParsedMail; newText: string; classification: Classification } | { ok: false; reason: string };
 
 export interface IngestDeps {
   store: Store;
@@ -109,6 +119,30 @@ interface Prepared {
   unsubscribeSend: string | null;
 }
 
+/**
+ * The stages one after the other, in this thread: a parser failure is a quarantine reason, a
+ * classifier failure keeps the message for a person (confidence 0 sends it to review).
+ */
+export async function runSteps(steps: Pick<IngestSteps, 'parse' | 'newText' | 'classify'>, raw: Uint8Array): Promise<PreparedMail> {
+  let parsed;
+  try {
+    parsed = await steps.parse(raw);
+  } catch (e) {
+    parsed = { ok: false as const, reason: `parser failed: ${(e as Error).message}` };
+  }
+  if (!parsed.ok) return { ok: false, reason: parsed.reason };
+  const mail = parsed.mail;
+  let newText = '';
+  let classification: Classification;
+  try {
+    newText = steps.newText(mail);
+    classification = await steps.classify(mail, newText);
+  } catch (e) {
+    classification = { label: 'human_reply', confidence: 0, reason: `classifier failed: ${(e as Error).message}`.slice(0, 500), rung: 'error' };
+  }
+  return { ok: true, mail, newText, classification };
+}
+
 export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: SyncBatch, o: { fence?: Fence; countResync?: boolean } = {}): Promise<IngestReport> {
   const opts = { ...defaultIngestOptions, ...deps.options };
   const receivedAtStart = deps.clock.now();
@@ -124,8 +158,11 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
     at: receivedAtStart,
   }));
   const prepared: Prepared[] = [];
-  for (const f of batch.messages) {
-    const p = await prepare(deps, mailbox, f);
+  // All at once: a worker pool (steps.prepare) works on as many as it has workers; in-process
+  // steps run one after the other anyway. Order is kept.
+  const outcomes = await Promise.all(batch.messages.map((f) => prepare(deps, mailbox, f)));
+  for (const [i, f] of batch.messages.entries()) {
+    const p = outcomes[i]!;
     if ('reason' in p) {
       quarantineBase.push({
         id: newId(receivedAtStart, deps.random),
@@ -273,23 +310,10 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
 
 /** Parse, new text, classify: CPU work, outside the transaction. Returns a quarantine reason on bad input. */
 async function prepare(deps: IngestDeps, mailbox: MailboxRef, f: FetchedMessage): Promise<Prepared | { reason: string }> {
-  let parsed;
-  try {
-    parsed = await deps.steps.parse(f.raw);
-  } catch (e) {
-    parsed = { ok: false as const, reason: `parser failed: ${(e as Error).message}` };
-  }
-  if (!parsed.ok) return { reason: parsed.reason };
-  const mail = parsed.mail;
-  let newText = '';
-  let classification: Classification;
-  try {
-    newText = deps.steps.newText(mail);
-    classification = await deps.steps.classify(mail, newText);
-  } catch (e) {
-    // The classifier choked on this input: keep the message, ask a person (confidence 0 → review).
-    classification = { label: 'human_reply', confidence: 0, reason: `classifier failed: ${(e as Error).message}`.slice(0, 500), rung: 'error' };
-  }
+  const r = deps.steps.prepare ? await deps.steps.prepare(f.raw) : await runSteps(deps.steps, f.raw);
+  if (!r.ok) return { reason: r.reason };
+  const { mail, newText } = r;
+  let classification = r.classification;
   let unsubscribeSend: string | null = null;
   if (deps.trackingKey) {
     const u = recogniseUnsubscribeRequest(deps.trackingKey, { subject: mail.subject, text: newText || mail.text });

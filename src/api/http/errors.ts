@@ -39,6 +39,7 @@ export const statusForCode: Record<ErrorCode, number> = {
   MAILBOX_UNAVAILABLE: 502,
   SEND_UNCONFIRMED: 502,
   STORE_UNAVAILABLE: 503,
+  WORKER_POOL_CLOSED: 503,
 };
 
 /** Statuses Fastify itself raises before a handler runs (bad JSON, wrong media type, body too large). */

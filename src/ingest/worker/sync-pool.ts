@@ -10,12 +10,12 @@ import type { Lease } from '../../ops/leases.ts';
 import type { Metrics } from '../../ops/metrics.ts';
 import type { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import type { Store } from '../../store/store.ts';
-import { defaultIngestSteps } from '../pipeline-steps.ts';
 import type { IngestDeps, IngestOptions, IngestReport, IngestSteps } from '../pipeline.ts';
 import { recordSyncError } from '../store.ts';
 import { connectors, type ConnectorFactory, type SyncMailbox } from './connectors.ts';
 import { Gate } from './gate.ts';
 import { MailboxLoop } from './mailbox-loop.ts';
+import { PreparePool, type PreparePoolOptions } from './prepare-pool.ts';
 
 export interface SyncPoolOptions extends PoolTuning {
   store: Store;
@@ -36,7 +36,10 @@ export interface SyncPoolOptions extends PoolTuning {
   batchSize?: number;
   resyncWindowMs?: number;
   backoff?: BackoffPolicy;
+  /** The CPU stages in this thread (tests); by default they run in the prepare pool below. */
   steps?: IngestSteps;
+  /** The worker pool that parses and classifies off the main thread (ignored when `steps` is given). */
+  prepare?: PreparePoolOptions;
   ingestOptions?: Partial<IngestOptions>;
   /** Builds a mailbox's connector (Gmail/Graph emulators in tests; the provider registry by default). */
   connectorFor?: ConnectorFactory;
@@ -57,6 +60,10 @@ interface Running {
  * transaction, so the new owner replays it from the stored cursor). Mailboxes are shared out
  * between the live sync processes by the same balancer as the sender pool's (ops/lease-balancer.ts).
  *
+ * Messages are parsed and classified in a worker pool (prepare-pool.ts), so that however long a
+ * hostile message takes (up to its deadline, then it is quarantined) the main thread keeps
+ * renewing the leases and the loops' other mailboxes keep committing.
+ *
  * Mailboxes paused for sending are still synced: a reply to a paused mailbox's earlier mail must
  * still stop its enrollment. A removed mailbox is not (mailbox/removal.ts): its lease is deleted,
  * so its loop's next batch is refused and the next balance stops it and never takes it again.
@@ -67,6 +74,8 @@ export class SyncPool {
   private readonly running = new Map<string, Running>();
   private readonly ingest: IngestDeps;
   private readonly gate: Gate;
+  /** Owned here when the caller gave no steps: closed on stop, after the loops. */
+  readonly preparePool: PreparePool | null;
 
   constructor(private readonly o: SyncPoolOptions) {
     this.owner = o.owner ?? `${hostname()}:${process.pid}:sync:${newId(o.clock.now(), o.random).slice(-8)}`;
@@ -88,12 +97,13 @@ export class SyncPool {
       },
     });
     this.gate = new Gate(o.connectConcurrency ?? 32);
+    this.preparePool = o.steps ? null : new PreparePool({ ...(o.log ? { log: o.log } : {}), ...o.prepare });
     this.ingest = {
       store: o.store,
       service: o.service,
       clock: o.clock,
       random: o.random,
-      steps: o.steps ?? defaultIngestSteps(),
+      steps: o.steps ?? this.preparePool!.steps(),
       ...(o.trackingKey ? { trackingKey: o.trackingKey } : {}),
       ...(o.metrics ? { metrics: o.metrics } : {}),
       ...(o.log ? { log: o.log } : {}),
@@ -185,6 +195,7 @@ export class SyncPool {
     await this.balancer.halt();
     for (const r of this.running.values()) r.loop.stop();
     await Promise.all([...this.running.values()].map((r) => r.done));
+    await this.preparePool?.close();
     await this.balancer.leave();
   }
 }

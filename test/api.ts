@@ -159,3 +159,20 @@ export async function ownerFixture(backend: 'pglite' | 'postgres'): Promise<Owne
   const owner = await login(h.app, 'owner@example.test', w.password);
   return { h, ws: w.workspaceId, owner, g };
 }
+
+/**
+ * A new person joins a workspace as a member of `role`, the one way there is: `by` (an admin)
+ * invites the address, and the invitee signs up through the link with a name and a password.
+ * Returns the invitee's signed-in browser.
+ */
+export async function joinByInvitation(app: FastifyInstance, by: Browser, workspaceId: string, email: string, role: 'owner' | 'admin' | 'member', password = 'initial password 1'): Promise<Browser> {
+  const inv = await by.call('POST', `/api/workspaces/${workspaceId}/invitations`, { email, role });
+  if (inv.statusCode !== 201) throw new Error(`invite ${email}: ${inv.statusCode} ${inv.body}`);
+  const link = inv.json<{ link: string }>().link;
+  const token = link.slice(link.lastIndexOf('/') + 1);
+  const r = await app.inject({ method: 'POST', url: '/api/invitations/signup', payload: { token, name: email.split('@')[0], password } });
+  if (r.statusCode !== 201) throw new Error(`signup ${email}: ${r.statusCode} ${r.body}`);
+  const c = r.cookies.find((x) => x.name === SESSION_COOKIE)!;
+  const me = r.json<{ me: { account: { id: string }; csrfToken: string } }>().me;
+  return browser(app, me.account.id, `${SESSION_COOKIE}=${c.value}`, me.csrfToken);
+}

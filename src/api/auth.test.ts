@@ -98,12 +98,14 @@ describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (back
     expect((await h.app.inject({ method: 'GET', url: `/api/workspaces/${w.workspaceId}/settings`, headers: { authorization: 'Bearer cdz_made_up' } })).statusCode).toBe(401);
   });
 
-  it('members: an admin adds a member who can sign in; the last owner cannot be demoted', async () => {
+  it('members: an admin adds a member, who joins through the link and can sign in; the last owner cannot be demoted', async () => {
     h = await apiHarness(backend);
     const w = await seedWorkspace(h.store, 'A', 'a@example.test');
     const owner = await login(h.app, 'a@example.test', w.password);
-    const add = await owner.call('POST', `/api/workspaces/${w.workspaceId}/members`, { email: 'm@example.test', role: 'member', initialPassword: 'initial password 1' });
+    const add = await owner.call('POST', `/api/workspaces/${w.workspaceId}/members`, { email: 'm@example.test', role: 'member' });
     expect(add.statusCode).toBe(201);
+    const link = add.json().link as string;
+    expect((await h.app.inject({ method: 'POST', url: '/api/invitations/signup', payload: { token: link.slice(link.lastIndexOf('/') + 1), name: 'M', password: 'initial password 1' } })).statusCode).toBe(201);
     const m = await login(h.app, 'm@example.test', 'initial password 1');
     expect((await m.call('GET', '/api/auth/me')).json().workspaces).toEqual([{ id: w.workspaceId, name: 'A', role: 'member' }]);
     const ownerRow = await owner.call('GET', `/api/workspaces/${w.workspaceId}/members`);

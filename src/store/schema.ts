@@ -468,6 +468,8 @@ export interface ApiKeyTable {
   key_hash: string;
   role: 'admin' | 'member';
   created_by: string | null;
+  /** The creator as it read at creation (0023). */
+  created_by_label: string | null;
   created_at: CreatedAt;
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;
@@ -476,6 +478,36 @@ export interface ApiKeyTable {
 export interface LoginFailureTable {
   email_norm: string;
   at: Timestamp;
+  /** device:<hash> or ip:<address> (0023). */
+  client: Generated<string>;
+}
+
+// 0023_identity.sql
+export interface SetupTokenTable {
+  token_hash: string;
+  created_at: CreatedAt;
+}
+
+export interface AccountDeviceTable {
+  token_hash: string;
+  account_id: string;
+  created_at: CreatedAt;
+  last_seen_at: DefaultTimestamp;
+}
+
+// 0024_audit_log.sql (owned by src/api/audit)
+export interface AuditEventTable {
+  id: string;
+  workspace_id: string;
+  at: Timestamp;
+  action: string;
+  actor_kind: 'session' | 'api_key' | 'system' | 'anonymous';
+  actor_user_id: string | null;
+  actor_key_id: string | null;
+  actor_label: string;
+  target: string | null;
+  ip: string | null;
+  detail: DefaultJson;
 }
 
 export interface Database {
@@ -483,6 +515,9 @@ export interface Database {
   auth_session: AuthSessionTable;
   api_key: ApiKeyTable;
   login_failure: LoginFailureTable;
+  setup_token: SetupTokenTable;
+  account_device: AccountDeviceTable;
+  audit_event: AuditEventTable;
 }
 // --- end auth
 

@@ -16,14 +16,14 @@ export interface ApiKeyPrincipal {
 export async function createApiKey(
   db: Db,
   deps: { clock: Clock; random: Random },
-  o: { workspaceId: string; name: string; role: 'admin' | 'member'; createdBy: string | null },
+  o: { workspaceId: string; name: string; role: 'admin' | 'member'; createdBy: string | null; createdByLabel?: string | null },
 ): Promise<{ id: string; key: string; prefix: string }> {
   const key = newSecret(API_KEY_PREFIX);
   const id = newId(deps.clock.now(), deps.random);
   const prefix = key.slice(0, API_KEY_PREFIX.length + 6);
   await db
     .insertInto('api_key')
-    .values({ id, workspace_id: o.workspaceId, name: o.name, prefix, key_hash: secretHash(key), role: o.role, created_by: o.createdBy })
+    .values({ id, workspace_id: o.workspaceId, name: o.name, prefix, key_hash: secretHash(key), role: o.role, created_by: o.createdBy, created_by_label: o.createdByLabel ?? null })
     .execute();
   return { id, key, prefix };
 }

@@ -161,34 +161,42 @@ export async function openInvitation(db: Db, token: string, clock: Clock, lock =
 }
 
 /** The signed-in account joins the workspace with the invitation's role; the account's address must be the invited one. */
-export async function acceptInvitation(store: Store, deps: Deps, o: { token: string; accountId: string }): Promise<{ workspaceId: string }> {
+export interface Joined {
+  workspaceId: string;
+  /** The new membership (app_user). */
+  userId: string;
+  email: string;
+  role: Role;
+  invitationId: string;
+}
+
+export async function acceptInvitation(store: Store, deps: Deps, o: { token: string; accountId: string }): Promise<Joined> {
   return store.db.transaction().execute((tx) => acceptIn(tx, deps, o));
 }
 
-async function acceptIn(tx: Db, deps: Deps, o: { token: string; accountId: string }): Promise<{ workspaceId: string }> {
+async function acceptIn(tx: Db, deps: Deps, o: { token: string; accountId: string }): Promise<Joined> {
   const inv = await openInvitation(tx, o.token, deps.clock, true);
   const account = await tx.selectFrom('account').select(['id', 'email', 'name']).where('id', '=', o.accountId).executeTakeFirstOrThrow();
   if (normalizeAccountEmail(account.email) !== normalizeAccountEmail(inv.email)) {
     throw cadenzaError('FORBIDDEN', `this invitation is for ${inv.email}, and you are signed in as ${account.email}: sign out, then open the link again`, { reason: 'other_account' });
   }
-  await addMembership(tx, deps, { accountId: account.id, workspaceId: inv.workspaceId, email: account.email, name: account.name, role: inv.role });
+  const userId = await addMembership(tx, deps, { accountId: account.id, workspaceId: inv.workspaceId, email: account.email, name: account.name, role: inv.role });
   await tx.updateTable('invitation').set({ accepted_at: new Date(deps.clock.now()), accepted_by: account.id }).where('id', '=', inv.id).execute();
-  return { workspaceId: inv.workspaceId };
+  return { workspaceId: inv.workspaceId, userId, email: account.email, role: inv.role, invitationId: inv.id };
 }
 
 /**
  * An invitee without an account makes one (the invited address, their name and password) and
  * joins, in one transaction: a failed join leaves no orphan account behind.
  */
-export async function signUpWithInvitation(store: Store, deps: Deps, o: { token: string; name: string; password: string }): Promise<{ accountId: string; workspaceId: string }> {
+export async function signUpWithInvitation(store: Store, deps: Deps, o: { token: string; name: string; password: string }): Promise<Joined & { accountId: string }> {
   const passwordHash = await hashPassword(o.password);
   return store.db.transaction().execute(async (tx) => {
     const inv = await openInvitation(tx, o.token, deps.clock, true);
     if (inv.accountExists) throw cadenzaError('CONFLICT', `an account for ${inv.email} exists already: sign in to accept`, { reason: 'account_exists' });
     const accountId = newId(deps.clock.now(), deps.random);
     await tx.insertInto('account').values({ id: accountId, email: inv.email, name: o.name.trim(), password_hash: passwordHash }).execute();
-    const { workspaceId } = await acceptIn(tx, deps, { token: o.token, accountId });
-    return { accountId, workspaceId };
+    return { accountId, ...(await acceptIn(tx, deps, { token: o.token, accountId })) };
   });
 }
 

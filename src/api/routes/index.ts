@@ -1,5 +1,6 @@
 import type { ApiRoute } from '../http/route.ts';
 import { apiKeyRoutes } from './api-keys.ts';
+import { auditRoutes } from './audit.ts';
 import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
 import { demoRoutes } from './demo.ts';
@@ -28,6 +29,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...memberRoutes,
   ...invitationRoutes,
   ...apiKeyRoutes,
+  ...auditRoutes,
   ...webhookRoutes,
   ...mailboxRoutes,
   ...pacingRoutes,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
+import { apiHarness, joinByInvitation, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
 import { systemClock, type Clock } from '../../common/clock.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
@@ -108,15 +108,8 @@ describe.each(testBackends())('workspace invitations (%s)', (backend) => {
   });
 
   it('roles: members cannot invite, admins invite at most admins and cannot withdraw an owner invitation', async () => {
-    // Made through the old path, an initial password, which keeps working beside invitations.
-    for (const [email, role] of [
-      ['admin@example.test', 'admin'],
-      ['member@example.test', 'member'],
-    ] as const) {
-      expect((await owner.call('POST', `/api/workspaces/${ws}/members`, { email, role, initialPassword: 'initial password 1' })).statusCode).toBe(201);
-    }
-    const admin = await login(h.app, 'admin@example.test', 'initial password 1');
-    const member = await login(h.app, 'member@example.test', 'initial password 1');
+    const admin = await joinByInvitation(h.app, owner, ws, 'admin@example.test', 'admin');
+    const member = await joinByInvitation(h.app, owner, ws, 'member@example.test', 'member');
     expect((await invite(member, 'x@example.test', 'member')).statusCode).toBe(403);
     expect((await member.call('GET', `/api/workspaces/${ws}/invitations`)).statusCode).toBe(403);
     const tooHigh = await invite(admin, 'x@example.test', 'owner');

@@ -14,6 +14,8 @@ import {
 import { realClock, type ApiContext } from '../context.ts';
 import { defineRoute, workspaceParams, type RouteContext } from '../http/route.ts';
 import { me, meBody, password, startSession } from './auth.ts';
+import { audit } from '../audit/actor.ts';
+import { recordAudit } from '../audit/audit-log.ts';
 
 const role = z.enum(['owner', 'admin', 'member']);
 
@@ -51,6 +53,57 @@ const token = z.string().min(20).max(200).describe('The token from the invitatio
  * costing the server, and its attempts visible as 429s.
  */
 const invitationLimit = (ctx: ApiContext) => ({ max: ctx.loginLimit.perIp, windowMs: ctx.loginLimit.windowMs });
+export const invitationCreated = z
+  .object({
+    invitation,
+    emailed: z.boolean().describe('The invitation email was accepted by the mail server'),
+    link: z.string().nullable().describe('The link to pass on yourself, when it was not emailed (no mailer configured, or sending failed); null when emailed'),
+    mailError: z.string().nullable().describe("Why the email could not be sent; the invitation stands and `link` carries it"),
+  })
+  .meta({ id: 'InvitationCreated' });
+
+/**
+ * Invites an address and emails the link, or hands it to the caller: the one way into a
+ * workspace, for POST …/invitations and POST …/members alike. The answer has the same shape
+ * whether or not the address has an account anywhere, so adding a person tells nothing about them.
+ */
+export async function sendInvitation(c: RouteContext<unknown, unknown, unknown>, o: { email: string; role: 'owner' | 'admin' | 'member' }): Promise<z.output<typeof invitationCreated>> {
+  const { ctx, ws } = c;
+  const { invitation: inv, token: secret } = await createInvitation(ctx.store, realTime(ctx), {
+    workspaceId: ws.workspaceId,
+    email: o.email,
+    role: o.role,
+    inviterRole: ws.role,
+    invitedBy: ws.userId,
+  });
+  const link = invitationLink(ctx.publicUrl, secret);
+  let emailed = false;
+  let mailError: string | null = null;
+  if (ctx.mailer) {
+    const workspace = await ctx.store.db.selectFrom('workspace').select('name').where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+    try {
+      await ctx.mailer.send({ to: inv.email, ...invitationMail({ workspaceName: workspace.name, invitedBy: inv.invitedBy, role: inv.role, link, expiresAt: inv.expiresAt }) });
+      emailed = true;
+    } catch (e) {
+      // The server's answer (auth refused, unreachable) says what to fix; it never holds the message, so never the token.
+      mailError = (e as Error).message;
+    }
+  }
+  await audit(c, { action: 'invitation.sent', target: inv.email, detail: { role: inv.role, invitationId: inv.id, emailed } });
+  return { invitation: toBody(inv), emailed, link: emailed ? null : link, mailError };
+}
+
+/** An accepted invitation in the joined workspace's log: the invitee as the actor. */
+async function recordJoin(ctx: ApiContext, r: { workspaceId: string; userId: string; email: string; role: string; invitationId: string }, ip: string): Promise<void> {
+  await recordAudit(ctx.store.db, realTime(ctx), {
+    workspaceId: r.workspaceId,
+    action: 'invitation.accepted',
+    actor: { kind: 'session', userId: r.userId, label: r.email, ip },
+    target: r.email,
+    detail: { role: r.role, invitationId: r.invitationId },
+  });
+}
+
 const joined = z.object({ workspaceId: z.uuid().describe('The workspace joined'), me: meBody }).meta({ id: 'InvitationAccepted' });
 
 export const invitationRoutes = [
@@ -74,33 +127,8 @@ export const invitationRoutes = [
     params: workspaceParams({}),
     body: z.object({ email: z.email().max(320), role }),
     example: () => ({ body: { email: 'new.rep@example.test', role: 'member' as const } }),
-    response: z
-      .object({
-        invitation,
-        emailed: z.boolean().describe('The invitation email was accepted by the mail server'),
-        link: z.string().nullable().describe('The link to pass on yourself, when it was not emailed (no mailer configured, or sending failed); null when emailed'),
-        mailError: z.string().nullable().describe("Why the email could not be sent; the invitation stands and `link` carries it"),
-      })
-      .meta({ id: 'InvitationCreated' }),
-    handler: async ({ ctx, ws, body }) => {
-      const { invitation: inv, token: secret } = await createInvitation(ctx.store, realTime(ctx), {
-        workspaceId: ws.workspaceId,
-        email: body.email,
-        role: body.role,
-        inviterRole: ws.role,
-        invitedBy: ws.userId,
-      });
-      const link = invitationLink(ctx.publicUrl, secret);
-      if (!ctx.mailer) return { invitation: toBody(inv), emailed: false, link, mailError: null };
-      const workspace = await ctx.store.db.selectFrom('workspace').select('name').where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
-      try {
-        await ctx.mailer.send({ to: inv.email, ...invitationMail({ workspaceName: workspace.name, invitedBy: inv.invitedBy, role: inv.role, link, expiresAt: inv.expiresAt }) });
-        return { invitation: toBody(inv), emailed: true, link: null, mailError: null };
-      } catch (e) {
-        // The server's answer (auth refused, unreachable) says what to fix; it never holds the message, so never the token.
-        return { invitation: toBody(inv), emailed: false, link, mailError: (e as Error).message };
-      }
-    },
+    response: invitationCreated,
+    handler: (c) => sendInvitation(c, c.body),
   }),
   defineRoute({
     method: 'DELETE',
@@ -110,7 +138,12 @@ export const invitationRoutes = [
     access: { workspace: 'admin' },
     params: workspaceParams({ invitationId: z.uuid() }),
     response: invitation,
-    handler: async ({ ctx, ws, params }) => toBody(await revokeInvitation(ctx.store.db, realClock(ctx), { workspaceId: ws.workspaceId, invitationId: params.invitationId, revokerRole: ws.role })),
+    handler: async (c) => {
+      const { ctx, ws, params } = c;
+      const inv = await revokeInvitation(ctx.store.db, realClock(ctx), { workspaceId: ws.workspaceId, invitationId: params.invitationId, revokerRole: ws.role });
+      await audit(c, { action: 'invitation.revoked', target: inv.email, detail: { role: inv.role, invitationId: inv.id } });
+      return toBody(inv);
+    },
   }),
   defineRoute({
     method: 'POST',
@@ -149,9 +182,11 @@ export const invitationRoutes = [
     response: joined,
     // Any account can try tokens here too: the same per-IP limit.
     rateLimit: invitationLimit,
-    handler: async ({ ctx, principal, body }) => {
+    handler: async (c) => {
+      const { ctx, principal, body } = c;
       if (principal?.kind !== 'session') throw cadenzaError('UNAUTHENTICATED', 'not signed in');
       const r = await acceptInvitation(ctx.store, realTime(ctx), { token: body.token, accountId: principal.accountId });
+      await recordJoin(ctx, r, c.req.ip);
       return { workspaceId: r.workspaceId, me: await me(ctx, principal.accountId, principal.csrfToken) };
     },
   }),
@@ -172,6 +207,7 @@ export const invitationRoutes = [
       // A dead link is refused before the password is hashed.
       await openInvitation(ctx.store.db, body.token, realClock(ctx));
       const r = await signUpWithInvitation(ctx.store, realTime(ctx), body);
+      await recordJoin(ctx, r, c.req.ip);
       return { workspaceId: r.workspaceId, me: await startSession(c as RouteContext<unknown, unknown, unknown>, r.accountId) };
     },
   }),

@@ -1,11 +1,11 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
-import { newId } from '../../common/ids.ts';
+import { audit } from '../audit/actor.ts';
 import { roleAtLeast } from '../auth/access.ts';
-import { addMembership, normalizeAccountEmail } from '../auth/accounts.ts';
-import { MIN_PASSWORD_LENGTH, hashPassword } from '../auth/passwords.ts';
-import { defineRoute, workspaceParams } from '../http/route.ts';
+import { capAtRole, revokeWhatTheyLeft } from '../auth/member-departure.ts';
+import { realClock } from '../context.ts';
+import { defineRoute, workspaceParams, type RouteContext } from '../http/route.ts';
+import { invitationCreated, sendInvitation } from './invitations.ts';
 
 const role = z.enum(['owner', 'admin', 'member']);
 const member = z
@@ -40,32 +40,26 @@ export const memberRoutes = [
   defineRoute({
     method: 'POST',
     url: '/api/workspaces/:workspaceId/members',
-    summary: 'Add a person to the workspace (admin); a new address gets an account with the given initial password',
+    summary: 'Add a person to the workspace (admin): they are invited, and join once they accept the link (same as POST …/invitations)',
     tags: ['members'],
     access: { workspace: 'admin' },
     status: 201,
     params: workspaceParams({}),
     body: z.object({
       email: z.email().max(320),
-      name: z.string().min(1).max(200).optional(),
+      name: z.string().min(1).max(200).optional().describe('Unused: the person gives their own name when they accept'),
       role,
-      initialPassword: z.string().min(MIN_PASSWORD_LENGTH).max(1024).optional().describe('Required when the address has no account yet'),
+      initialPassword: z.string().max(1024).optional().describe('No longer taken: refused with a 400. The person sets their own password from the invitation link'),
     }),
-    example: () => ({ body: { email: 'new.member@example.test', role: 'member' as const, initialPassword: 'a long initial password' } }),
-    response: member,
-    handler: async ({ ctx, ws, body }) => {
-      if (!roleAtLeast(ws.role, body.role)) throw cadenzaError('FORBIDDEN', `an ${ws.role} cannot add an ${body.role}`);
-      const norm = normalizeAccountEmail(body.email);
-      const userId = await ctx.store.db.transaction().execute(async (tx) => {
-        let account = await tx.selectFrom('account').select('id').where(sql<string>`lower(email)`, '=', norm).executeTakeFirst();
-        if (!account) {
-          if (!body.initialPassword) throw cadenzaError('INVALID_INPUT', `${body.email} has no account yet: give an initialPassword`, { field: 'initialPassword' });
-          account = { id: newId(ctx.clock.now(), ctx.random) };
-          await tx.insertInto('account').values({ id: account.id, email: body.email, name: body.name ?? null, password_hash: await hashPassword(body.initialPassword) }).execute();
-        }
-        return addMembership(tx, ctx, { accountId: account.id, workspaceId: ws.workspaceId, email: body.email, name: body.name ?? null, role: body.role });
-      });
-      return toMember(await ctx.store.db.selectFrom('app_user as u').select(memberColumns).where('u.id', '=', userId).executeTakeFirstOrThrow());
+    example: () => ({ body: { email: 'new.member@example.test', role: 'member' as const } }),
+    response: invitationCreated,
+    handler: async (c) => {
+      // An admin-chosen password for someone else's address is how an account could be
+      // pre-registered and then held by the admin; nobody but the address's holder sets it now.
+      if (c.body.initialPassword !== undefined) {
+        throw cadenzaError('INVALID_INPUT', 'initialPassword is no longer taken: the person is invited and sets their own password from the link', { field: 'initialPassword' });
+      }
+      return sendInvitation(c as RouteContext<unknown, unknown, unknown>, c.body);
     },
   }),
   defineRoute({
@@ -78,17 +72,25 @@ export const memberRoutes = [
     body: z.object({ role, inboxScope: z.enum(['own', 'all']) }).partial(),
     example: () => ({ body: { inboxScope: 'all' as const } }),
     response: member,
-    handler: async ({ ctx, ws, params, body }) => {
+    handler: async (c) => {
+      const { ctx, ws, params, body } = c;
       const db = ctx.store.db;
       const target = await db.selectFrom('app_user as u').select(memberColumns).where('u.id', '=', params.memberId).where('u.workspace_id', '=', ws.workspaceId).executeTakeFirst();
       if (!target) throw cadenzaError('NOT_FOUND', 'no such member in this workspace');
       if (body.role && (target.role === 'owner' || body.role === 'owner') && ws.role !== 'owner') throw cadenzaError('FORBIDDEN', 'only an owner changes who is an owner');
       if (body.role && target.role === 'owner' && body.role !== 'owner') await keepAnOwner(db, ws.workspaceId, target.id);
-      await db
-        .updateTable('app_user')
-        .set({ ...(body.role ? { role: body.role } : {}), ...(body.inboxScope ? { inbox_scope: body.inboxScope } : {}) })
-        .where('id', '=', target.id)
-        .execute();
+      const roleChanged = body.role !== undefined && body.role !== target.role;
+      await db.transaction().execute(async (tx) => {
+        await tx
+          .updateTable('app_user')
+          .set({ ...(body.role ? { role: body.role } : {}), ...(body.inboxScope ? { inbox_scope: body.inboxScope } : {}) })
+          .where('id', '=', target.id)
+          .execute();
+        if (!roleChanged) return;
+        // Downward only: what they made keeps within what they may now do.
+        const left = roleAtLeast(target.role, body.role!) ? await capAtRole(tx, { workspaceId: ws.workspaceId, userId: target.id, role: body.role!, now: new Date(realClock(ctx).now()) }) : undefined;
+        await audit(c, { action: 'member.role_changed', target: target.email, detail: { from: target.role, to: body.role, ...left } }, tx);
+      });
       return toMember(await db.selectFrom('app_user as u').select(memberColumns).where('u.id', '=', target.id).executeTakeFirstOrThrow());
     },
   }),
@@ -99,17 +101,30 @@ export const memberRoutes = [
     tags: ['members'],
     access: { workspace: 'admin' },
     params: workspaceParams({ memberId: z.uuid() }),
-    response: z.object({ ok: z.literal(true) }),
-    handler: async ({ ctx, ws, params }) => {
+    response: z
+      .object({
+        ok: z.literal(true),
+        apiKeysRevoked: z.number().int().describe('Live API keys the member had created, revoked with the removal'),
+        invitationsRevoked: z.number().int().describe('Pending invitations the member had sent, withdrawn with the removal'),
+      })
+      .meta({ id: 'MemberRemoved' }),
+    handler: async (c) => {
+      const { ctx, ws, params } = c;
       const db = ctx.store.db;
-      const target = await db.selectFrom('app_user').select(['id', 'role']).where('id', '=', params.memberId).where('workspace_id', '=', ws.workspaceId).executeTakeFirst();
+      const target = await db.selectFrom('app_user').select(['id', 'role', 'email']).where('id', '=', params.memberId).where('workspace_id', '=', ws.workspaceId).executeTakeFirst();
       if (!target) throw cadenzaError('NOT_FOUND', 'no such member in this workspace');
       if (target.role === 'owner') {
         if (ws.role !== 'owner') throw cadenzaError('FORBIDDEN', 'only an owner removes an owner');
         await keepAnOwner(db, ws.workspaceId, target.id);
       }
-      await db.deleteFrom('app_user').where('id', '=', target.id).execute();
-      return { ok: true as const };
+      // Revoked first: the removal sets api_key.created_by to null, which would orphan them.
+      const left = await db.transaction().execute(async (tx) => {
+        const r = await revokeWhatTheyLeft(tx, { workspaceId: ws.workspaceId, userId: target.id, now: new Date(realClock(ctx).now()) });
+        await tx.deleteFrom('app_user').where('id', '=', target.id).execute();
+        await audit(c, { action: 'member.removed', target: target.email, detail: { role: target.role, apiKeysRevoked: r.apiKeysRevoked, invitationsRevoked: r.invitationsRevoked } }, tx);
+        return r;
+      });
+      return { ok: true as const, apiKeysRevoked: left.apiKeysRevoked, invitationsRevoked: left.invitationsRevoked };
     },
   }),
 ];

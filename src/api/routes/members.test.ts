@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiHarness, joinByInvitation, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
+import { testBackends } from '../../../test/stores.ts';
+
+const tokenOf = (link: string) => link.slice(link.lastIndexOf('/') + 1);
+
+describe.each(testBackends())('members: joining, leaving and what a member leaves behind (%s)', (backend) => {
+  let h: ApiHarness;
+  /** The attacker's own workspace, and its owner. */
+  let evil: string;
+  let mallory: Browser;
+  /** The victim's workspace and the victim, who already has an account. */
+  let good: string;
+  let victim: Browser;
+  let victimPassword: string;
+
+  beforeAll(async () => {
+    h = await apiHarness(backend);
+    const e = await seedWorkspace(h.store, 'Evil', 'mallory@example.test');
+    evil = e.workspaceId;
+    mallory = await login(h.app, 'mallory@example.test', e.password);
+    const g = await seedWorkspace(h.store, 'Good', 'victim@example.test', 'the victim password 1');
+    good = g.workspaceId;
+    victimPassword = g.password;
+    victim = await login(h.app, 'victim@example.test', victimPassword);
+  }, 60_000);
+  afterAll(async () => h?.close());
+
+  const memberEmails = async (by: Browser, ws: string) => ((await by.call('GET', `/api/workspaces/${ws}/members`)).json().members as { email: string }[]).map((m) => m.email);
+
+  it('adding an existing account from elsewhere links nothing: it is an invitation its holder must accept', async () => {
+    const r = await mallory.call('POST', `/api/workspaces/${evil}/members`, { email: 'Victim@example.test', role: 'owner' });
+    expect(r.statusCode, r.body).toBe(201);
+    expect(r.json()).toMatchObject({ invitation: { email: 'Victim@example.test', role: 'owner', status: 'pending' }, emailed: false });
+    // Not a member until the victim accepts, signed in as themselves.
+    expect(await memberEmails(mallory, evil)).not.toContain('victim@example.test');
+    expect((await victim.call('GET', '/api/auth/me')).json().workspaces.map((w: { name: string }) => w.name)).toEqual(['Good']);
+    // The link in the wrong hands is no account: Mallory signed in cannot accept it for herself,
+    // and nobody can sign up a second account for the address.
+    const token = tokenOf(r.json().link);
+    expect((await mallory.call('POST', '/api/invitations/accept', { token })).json().error.details.reason).toBe('other_account');
+    const signup = await h.app.inject({ method: 'POST', url: '/api/invitations/signup', payload: { token, name: 'x', password: 'mallory knows this' } });
+    expect(signup.statusCode).toBe(409);
+    // Accepting, the victim joins; their password is still theirs alone.
+    expect((await victim.call('POST', '/api/invitations/accept', { token })).statusCode).toBe(200);
+    expect(await memberEmails(mallory, evil)).toContain('victim@example.test');
+    await login(h.app, 'victim@example.test', victimPassword);
+  });
+
+  it('an initial password is refused, so no one pre-registers an address they do not hold', async () => {
+    const r = await mallory.call('POST', `/api/workspaces/${evil}/members`, { email: 'later@example.test', role: 'member', initialPassword: 'mallory knows this one' });
+    expect(r.statusCode).toBe(400);
+    expect(r.json().error.details.field).toBe('initialPassword');
+    expect(await h.store.db.selectFrom('account').select('id').where('email', '=', 'later@example.test').executeTakeFirst()).toBeUndefined();
+    await expect(login(h.app, 'later@example.test', 'mallory knows this one')).rejects.toThrow(/401/);
+  });
+
+  it('the answer has the same shape whether or not the address has an account', async () => {
+    const shape = (v: unknown): unknown =>
+      v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)])) : v === null ? 'null' : typeof v;
+    const known = await mallory.call('POST', `/api/workspaces/${evil}/members`, { email: 'good-owner-2@example.test', role: 'member' });
+    await seedWorkspace(h.store, 'Other', 'has-account@example.test');
+    const existing = await mallory.call('POST', `/api/workspaces/${evil}/members`, { email: 'has-account@example.test', role: 'member' });
+    expect(known.statusCode).toBe(existing.statusCode);
+    expect(shape(existing.json())).toEqual(shape(known.json()));
+    expect(Object.keys(existing.json()).sort()).toEqual(['emailed', 'invitation', 'link', 'mailError']);
+  });
+
+  it('removing an admin revokes the API keys they created and withdraws their pending invitations', async () => {
+    const admin = await joinByInvitation(h.app, victim, good, 'admin-leaving@example.test', 'admin');
+    const made = await admin.call('POST', `/api/workspaces/${good}/api-keys`, { name: 'their script' });
+    expect(made.statusCode).toBe(201);
+    const key = made.json().key as string;
+    const bearer = { authorization: `Bearer ${key}` };
+    expect((await h.app.inject({ method: 'GET', url: `/api/workspaces/${good}/settings`, headers: bearer })).statusCode).toBe(200);
+    const inv = await admin.call('POST', `/api/workspaces/${good}/invitations`, { email: 'their-friend@example.test', role: 'admin' });
+    // The list says who made the key and when it was last used.
+    const listed = (await victim.call('GET', `/api/workspaces/${good}/api-keys`)).json().apiKeys.find((k: { id: string }) => k.id === made.json().id);
+    expect(listed).toMatchObject({ createdBy: 'admin-leaving@example.test', createdById: expect.any(String), lastUsedAt: expect.any(String) });
+
+    const adminId = ((await victim.call('GET', `/api/workspaces/${good}/members`)).json().members as { id: string; email: string }[]).find((m) => m.email === 'admin-leaving@example.test')!.id;
+    const removed = await victim.call('DELETE', `/api/workspaces/${good}/members/${adminId}`);
+    expect(removed.json()).toEqual({ ok: true, apiKeysRevoked: 1, invitationsRevoked: 1 });
+    expect((await h.app.inject({ method: 'GET', url: `/api/workspaces/${good}/settings`, headers: bearer })).statusCode).toBe(401);
+    const lookup = await h.app.inject({ method: 'POST', url: '/api/invitations/lookup', payload: { token: tokenOf(inv.json().link) } });
+    expect(lookup.json().error.details.reason).toBe('revoked');
+    // The creator's address stays on the revoked key after they left.
+    const after = (await victim.call('GET', `/api/workspaces/${good}/api-keys`)).json().apiKeys.find((k: { id: string }) => k.id === made.json().id);
+    expect(after).toMatchObject({ createdBy: 'admin-leaving@example.test', createdById: null, revokedAt: expect.any(String) });
+  });
+
+  it('demoting an admin to member caps their keys at member and withdraws their pending invitations', async () => {
+    const admin = await joinByInvitation(h.app, victim, good, 'admin-demoted@example.test', 'admin');
+    const key = (await admin.call('POST', `/api/workspaces/${good}/api-keys`, { name: 'admin script' })).json().key as string;
+    const bearer = { authorization: `Bearer ${key}` };
+    const inv = await admin.call('POST', `/api/workspaces/${good}/invitations`, { email: 'their-member@example.test', role: 'member' });
+    const adminId = ((await victim.call('GET', `/api/workspaces/${good}/members`)).json().members as { id: string; email: string }[]).find((m) => m.email === 'admin-demoted@example.test')!.id;
+    expect((await victim.call('PATCH', `/api/workspaces/${good}/members/${adminId}`, { role: 'member' })).statusCode).toBe(200);
+    // Still a key, now a member's: reads what a member reads, no admin route.
+    expect((await h.app.inject({ method: 'GET', url: `/api/workspaces/${good}/settings`, headers: bearer })).statusCode).toBe(200);
+    expect((await h.app.inject({ method: 'GET', url: `/api/workspaces/${good}/api-keys`, headers: bearer })).statusCode).toBe(403);
+    const lookup = await h.app.inject({ method: 'POST', url: '/api/invitations/lookup', payload: { token: tokenOf(inv.json().link) } });
+    expect(lookup.json().error.details.reason).toBe('revoked');
+  });
+});

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { parseWindow } from '../sequence/calendar/index.ts';
+import { stoppableEnrollment } from '../sequence/enrollment-service.ts';
 import type { EnrollmentState } from '../sequence/model.ts';
 import type { Db, Tx } from '../store/store.ts';
 import type { SyncCursor } from '../mailbox/sync/source.ts';
@@ -186,11 +187,11 @@ export async function companyEnrollments(tx: Tx, workspaceId: string, domain: st
   return r.rows.map((x) => x.id);
 }
 
-/** Live enrollments of an address in the workspace, except one. */
+/** Enrollments of an address in the workspace that a suppression stops (live, or finished with an open task), except one. */
 export async function liveEnrollmentsOf(tx: Tx, workspaceId: string, emailNorm: string, except: string): Promise<string[]> {
   const r = await sql<{ id: string }>`
     select e.id from enrollment e join lead l on l.id = e.lead_id
-    where l.workspace_id = ${workspaceId} and l.email_norm = ${emailNorm} and e.id <> ${except} and e.state in ('active', 'paused')
+    where l.workspace_id = ${workspaceId} and l.email_norm = ${emailNorm} and e.id <> ${except} and ${stoppableEnrollment}
     order by e.id`.execute(tx);
   return r.rows.map((x) => x.id);
 }

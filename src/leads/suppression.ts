@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import { insertSuppressions } from '../ingest/store.ts';
-import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
+import { stoppableEnrollment, type Applied, type EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import { openCsv } from './csv-source.ts';
 import { checkEmail } from './email.ts';
@@ -33,12 +33,12 @@ export async function suppressAddresses(
   const { result, applied } = await deps.store.db.transaction().execute(async (tx) => {
     const before = await tx.selectFrom('suppression').select('email_norm').where('workspace_id', '=', workspaceId).where('email_norm', 'in', unique.length ? unique : ['']).execute();
     await insertSuppressions(tx, workspaceId, unique.map((email) => ({ email, reason, source })), now);
-    const live = await sql<{ id: string }>`
-      select e.id from enrollment e join lead l on l.id = e.lead_id
-      where e.workspace_id = ${workspaceId} and l.email_norm = any(${unique}::text[]) and e.state in ('active', 'paused')`.execute(tx);
+    const live = await sql<{ id: string; state: string }>`
+      select e.id, e.state from enrollment e join lead l on l.id = e.lead_id
+      where e.workspace_id = ${workspaceId} and l.email_norm = any(${unique}::text[]) and ${stoppableEnrollment}`.execute(tx);
     const applied: Applied[] = [];
     for (const { id } of live.rows) applied.push(...(await deps.service.applyInTx(tx, id, { type: 'stop', reason: 'address suppressed' }, now)));
-    return { result: { added: unique.length - before.length, stopped: live.rows.length }, applied };
+    return { result: { added: unique.length - before.length, stopped: live.rows.filter((r) => r.state !== 'finished').length }, applied };
   });
   deps.service.notify(applied);
   return result;

@@ -155,6 +155,40 @@ describe.each(testBackends())('sequence engine on %s', (backend) => {
     expect(untouched.state).toBe('active');
   });
 
+  // Issue 11: a call that does not hold the sequence (wait_for_task: false) outlives its end; the
+  // enrollment then ended by a bounce, or its address was suppressed from another sequence, and
+  // the call stayed open on the rep's list.
+  it('cancels the open call task of a finished enrollment when its last email bounces or its address is suppressed elsewhere', async () => {
+    const lastCall = [
+      { key: 'intro', type: 'email', delay: '0 minutes', subject: 'Hello', body: 'Hi' },
+      { key: 'call', type: 'call', delay: '0 minutes', title: 'Call them', wait_for_task: false },
+    ];
+    const seqId = await setup(lastCall, 2);
+    const other = await applyDefinition(store, { clock, random }, world.workspaceId, { ...definition(threeSteps), key: 'other', name: 'Other' });
+    await bulkEnroll(store, { clock, random }, { workspaceId: world.workspaceId, sequenceId: seqId, leadIds: world.leadIds });
+    await bulkEnroll(store, { clock, random }, { workspaceId: world.workspaceId, sequenceId: other.sequenceId, leadIds: [world.leadIds[1]!] });
+    clock.advance(3 * 86_400_000);
+    await svc.fireDue(100);
+    const intro = (await store.db.selectFrom('step').select('id').where('sequence_id', '=', seqId).where('key', '=', 'intro').executeTakeFirstOrThrow()).id;
+    const mine = await store.db.selectFrom('enrollment').select(['id', 'lead_id']).where('sequence_id', '=', seqId).orderBy('lead_id').execute();
+    for (const e of mine) await svc.apply(e.id, { type: 'step_sent', stepId: intro, at: clock.now() });
+    clock.advance(86_400_000);
+    await svc.fireDue(100);
+    const tasks = async () => store.db.selectFrom('task as t').innerJoin('enrollment as e', 'e.id', 't.enrollment_id').select(['e.lead_id', 'e.state as enrollment', 't.state']).where('e.sequence_id', '=', seqId).execute();
+    expect((await tasks()).map((t) => [t.enrollment, t.state])).toEqual([['finished', 'open'], ['finished', 'open']]);
+
+    // The last email of lead 0 bounces: the enrollment ends bounced and its call is cancelled.
+    const e0 = mine.find((e) => e.lead_id === world.leadIds[0])!;
+    const b = await svc.apply(e0.id, { type: 'bounce', hard: true, reason: '5.1.1 user unknown' });
+    expect(b.next.state).toBe('bounced');
+    // Lead 1 unsubscribes from the other sequence: its finished enrollment here keeps its state, loses its call.
+    const o1 = await store.db.selectFrom('enrollment').select('id').where('sequence_id', '=', other.sequenceId).executeTakeFirstOrThrow();
+    await svc.apply(o1.id, { type: 'unsubscribe', source: 'link' });
+    const after = new Map((await tasks()).map((t) => [t.lead_id, [t.enrollment, t.state]]));
+    expect(after.get(world.leadIds[0]!)).toEqual(['bounced', 'cancelled']);
+    expect(after.get(world.leadIds[1]!)).toEqual(['finished', 'cancelled']);
+  });
+
   it('pauses on out-of-office, revives the cancelled request on resume, and never sends a step twice', async () => {
     const seqId = await setup(threeSteps, 1);
     await bulkEnroll(store, { clock, random }, { workspaceId: world.workspaceId, sequenceId: seqId, leadIds: world.leadIds });

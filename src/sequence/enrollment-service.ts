@@ -20,6 +20,14 @@ export interface EnrollmentServiceDeps {
   sequences?: SequenceCache;
 }
 
+/**
+ * The enrollments a stop still has work on (`e` is the enrollment): live ones, and finished ones
+ * that hold an open task (a call that did not hold the sequence outlives its end). A suppression
+ * stops them all: the live ones end, the finished ones keep their state and lose their open tasks.
+ */
+export const stoppableEnrollment = sql`(e.state in ('active', 'paused')
+  or (e.state = 'finished' and exists (select 1 from task t where t.enrollment_id = e.id and t.state = 'open')))`;
+
 type LoadedRow = EnrollmentRow & { country: string | null; region: string | null; email_norm: string };
 
 export interface Applied {
@@ -160,7 +168,7 @@ export class EnrollmentService {
     const applied: Applied[] = done.map((d) => ({ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }));
     // One opt-out is everywhere (promise 6): the lead's other live enrollments stop in the same transaction.
     for (const s of suppressed) {
-      const siblings = await lockRows(tx, sql`e.lead_id = ${s.enrollment.leadId} and e.id <> ${s.enrollment.id} and e.state in ('active', 'paused')`, 10_000, false, true);
+      const siblings = await lockRows(tx, sql`e.lead_id = ${s.enrollment.leadId} and e.id <> ${s.enrollment.id} and ${stoppableEnrollment}`, 10_000, false, true);
       applied.push(...(await this.commit(tx, siblings.map((row) => ({ row, event: { type: 'stop', reason: 'address suppressed' } as const })), now)));
     }
     return applied;

@@ -130,14 +130,19 @@ const table: Record<string, Record<EngineEventType, Expect>> = {
   },
 };
 // Final states absorb everything, except: a sent step is still recorded (a send that raced the stop),
-// an unsubscribe still suppresses the address, and after 'finished' a reply or an unsubscribe still
-// counts (the prospect answered the sequence).
+// an unsubscribe still suppresses the address, and after 'finished' a reply, a bounce or an
+// unsubscribe still counts (the prospect answered the sequence; the last email bounced), and a stop
+// cancels the open tasks a call that did not hold the sequence left behind.
 for (const st of terminalStates) {
   const row = {} as Record<EngineEventType, Expect>;
   for (const ev of Object.keys(events) as EngineEventType[]) row[ev] = `ignored ${st}`;
   row.step_sent = `applied ${st}`;
   row.unsubscribe = st === 'finished' ? 'applied unsubscribed' : `applied ${st}`;
-  if (st === 'finished') row.reply = 'applied replied';
+  if (st === 'finished') {
+    row.reply = 'applied replied';
+    row.bounce = 'applied bounced';
+    row.stop = 'applied finished';
+  }
   table[st] = row;
 }
 
@@ -395,7 +400,7 @@ function runScenario(sc: Scenario): void {
     if (r.outcome === 'ignored') expect(r.next, why()).toBe(before);
     for (const fx of r.effects) carryOut(fx, before, r, why);
     e = r.next;
-    // Once final, always final (the absorbing states), except finished -> replied/unsubscribed.
+    // Once final, always final (the absorbing states), except finished -> replied/bounced/unsubscribed.
     if (isTerminal(before.state) && before.state !== 'finished') expect(e.state, why()).toBe(before.state);
     // A reply always stops a live enrollment.
     if (ev.type === 'reply' && !isTerminal(before.state)) expect(e.state, why()).toBe('replied');

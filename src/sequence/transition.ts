@@ -61,7 +61,9 @@ function step(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): Tr
       return stopAs(e, 'replied', ev.messageId ? `reply ${ev.messageId}` : 'reply');
 
     case 'bounce': {
-      if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
+      // A bounce of the last step still counts, as a reply does: the enrollment ends bounced, and
+      // a call task that did not hold the sequence (wait_for_task: false) is cancelled with it.
+      if (isTerminal(e.state) && e.state !== 'finished') return ignore(e, `already ${e.state}`);
       if (ev.hard) {
         const r = stopAs(e, 'bounced', ev.reason ?? 'hard bounce');
         r.effects.push({ type: 'suppress', reason: 'hard_bounce' });
@@ -113,6 +115,9 @@ function step(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): Tr
       return resume(e, now, seq);
 
     case 'stop':
+      // A finished enrollment can still hold an open task (a call that did not hold the sequence):
+      // a stop (by a person, or a suppression of the address) cancels it and keeps the state.
+      if (e.state === 'finished') return applied(e, [{ type: 'cancel_tasks' }], 'already finished; open tasks cancelled');
       if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
       return stopAs(e, 'stopped', ev.reason ?? 'stopped by a person');
 

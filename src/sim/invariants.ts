@@ -16,6 +16,9 @@ import { pacingViolation, refusalViolation, type SimPacing } from './pacing-chec
  *  4 nothing-lost     every live enrollment waits for something that will come: its timer, a
  *                     queued/in-flight/unknown send request for its step, an open task for its step.
  *  5 opt-out          no live enrollment on a suppressed address (promise 6).
+ * 11 no-task-after-stop  no open call or manual task on an enrollment that ended by a reply, bounce,
+ *                     opt-out, stop, failure or move, nor on any enrollment of a suppressed
+ *                     address: the stop cancels open tasks as it cancels queued sends.
  *  8 pacing           each mailbox's counted sends keep its daily cap (its local day, ramp
  *                     included), hourly ceiling, minimum gap and working days; a claim refused for
  *                     a budget is refused by sends that count (pacing-check.ts).
@@ -41,7 +44,8 @@ export type InvariantName =
   | 'settled'
   | 'pacing'
   | 'reply-beats-follow-up'
-  | 'possibly-sent-never-retried';
+  | 'possibly-sent-never-retried'
+  | 'no-task-after-stop';
 
 export class InvariantViolation extends Error {
   readonly code = 'SIM_INVARIANT';
@@ -55,6 +59,8 @@ export class InvariantViolation extends Error {
 }
 
 const finalStates = `('replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed', 'moved')`;
+/** The final states a stop reaches (every final state but finished: a call that does not hold the sequence may outlive its end). */
+const stoppedStates = `('replied', 'bounced', 'unsubscribed', 'stopped', 'failed', 'moved')`;
 
 /**
  * What the simulation needs from the store to wake its actors: the next timer, each mailbox's next
@@ -186,8 +192,8 @@ export class InvariantChecker {
   }
 
   private async checkStore(since: number): Promise<StoreView> {
-    this.checks += 3;
-    const rows = await sql<{ kind: 'due' | 'lost' | 'suppressed' | 'timer' | 'queue' | 'plan' | 'claim'; d: Record<string, unknown> }>`
+    this.checks += 4;
+    const rows = await sql<{ kind: 'due' | 'lost' | 'suppressed' | 'open-task' | 'timer' | 'queue' | 'plan' | 'claim'; d: Record<string, unknown> }>`
       -- 3: due times written since the last check
       select 'due' as kind, json_build_object('id', e.id, 'state', e.state,
                'at', case when e.state = 'active' then e.due_at else e.paused_due_at end,
@@ -215,6 +221,13 @@ export class InvariantChecker {
       join suppression s on s.workspace_id = l.workspace_id and s.email_norm = l.email_norm
       where e.state in ('active', 'paused')
       union all
+      -- 11: open tasks of stopped enrollments or suppressed addresses
+      select 'open-task', json_build_object('id', e.id, 'state', e.state, 'task', t.id, 'kind', t.kind,
+               'suppressed', (select s.reason from suppression s where s.workspace_id = l.workspace_id and s.email_norm = l.email_norm))
+      from task t join enrollment e on e.id = t.enrollment_id join lead l on l.id = e.lead_id
+      where t.state = 'open' and (e.state in ${sql.raw(stoppedStates)}
+        or exists (select 1 from suppression s where s.workspace_id = l.workspace_id and s.email_norm = l.email_norm))
+      union all
       -- not checks: when the next timer and each mailbox's next queued send fall due
       select 'timer', json_build_object('at', min(due_at)) from enrollment where state in ('active', 'paused') and due_at is not null
       union all
@@ -234,7 +247,9 @@ export class InvariantChecker {
     const claims = new Map<string, number[]>();
     for (const { kind, d } of rows.rows) {
       if (kind === 'due') this.checkDue(d);
-      else if (kind === 'suppressed') throw new InvariantViolation('opt-out', `enrollment ${String(d.id)} is ${String(d.state)} although its address is suppressed (${String(d.reason)})`);
+      else if (kind === 'open-task') {
+        throw new InvariantViolation('no-task-after-stop', `${String(d.kind)} task ${String(d.task)} of enrollment ${String(d.id)} is open although the enrollment is ${String(d.state)}${d.suppressed ? ` and its address is suppressed (${String(d.suppressed)})` : ''}`);
+      } else if (kind === 'suppressed') throw new InvariantViolation('opt-out', `enrollment ${String(d.id)} is ${String(d.state)} although its address is suppressed (${String(d.reason)})`);
       else if (kind === 'lost') {
         throw new InvariantViolation(
           'nothing-lost',

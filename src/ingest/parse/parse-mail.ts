@@ -5,6 +5,7 @@ import { fixC1Controls } from './c1-controls.ts';
 import { htmlToText } from './html-to-text.ts';
 import { defaultParseLimits, type ParseLimits, type QuarantineReason } from './limits.ts';
 import { parseMessageId, parseMessageIds } from './message-ids.ts';
+import { repairedBoundary, unsplitBodyText } from './boundary-repair.ts';
 import { installPostalMimeFixes } from './postal-mime-fixes.ts';
 import { precheckRaw } from './precheck.ts';
 
@@ -34,6 +35,13 @@ export async function parseMailSafe(raw: Uint8Array | string, limits: Partial<Pa
   let mail: ParsedMail;
   try {
     mail = await withDeadline(convert(bytes, lim), lim.maxParseMs);
+    // A multipart that yielded nothing may declare a boundary its body does not use (boundary-repair.ts).
+    // One that still yields nothing is read as plain text.
+    if (yieldedNothing(mail)) {
+      const mended = repairedBoundary(bytes, lim.maxHeaderBytes);
+      if (mended) mail = { ...(await withDeadline(convert(mended, lim), lim.maxParseMs)), size: bytes.byteLength };
+      if (yieldedNothing(mail)) mail = { ...mail, text: fixC1Controls(unsplitBodyText(bytes, lim.maxHeaderBytes)) };
+    }
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     if (msg === DEADLINE) return { ok: false, reason: 'timeout', detail: `parse took over ${lim.maxParseMs} ms` };
@@ -56,6 +64,10 @@ export async function parseMail(raw: Uint8Array | string, limits: Partial<ParseL
 }
 
 const DEADLINE = 'parse deadline exceeded';
+
+function yieldedNothing(mail: ParsedMail): boolean {
+  return /^multipart\//.test(mail.contentType) && mail.parts.length === 0 && mail.text.trim() === '' && mail.html === null;
+}
 
 /** HTML-only mail: the text is made from the first 2 MB of HTML (what a reply says is at its top). */
 const MAX_HTML_FOR_TEXT = 2 * 1024 * 1024;

@@ -20,8 +20,9 @@ describe('cadenza reply-text', () => {
     writeFileSync(bad, Buffer.from([0, 1, 2, 3, 0, 0]));
     const r = spawnSync(process.execPath, [join(root, 'bin', 'cadenza.js'), 'reply-text', eml, txt, html, bad, join(dir, 'missing.txt')], { encoding: 'utf8', timeout: 120_000 });
     expect(r.status).toBe(0);
-    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { file: string; text?: string; error?: string });
+    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { file: string; text?: string; withSignature?: string; error?: string });
     expect(rows.map((x) => x.text ?? null)).toEqual(['Yes, Thursday works.', 'Sure.', 'Call me', null, null]);
+    expect(rows.map((x) => x.withSignature ?? null)).toEqual(['Yes, Thursday works.', 'Sure.\n\nSent from my iPhone', 'Call me', null, null]);
     expect(rows[3]!.error).toMatch(/cannot parse: (binary|no_header)/);
     expect(rows[4]!.error).toMatch(/cannot read: ENOENT/);
     expect(rows.map((x) => x.file)).toEqual([eml, txt, html, bad, join(dir, 'missing.txt')]);

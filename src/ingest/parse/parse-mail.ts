@@ -5,6 +5,7 @@ import { fixC1Controls } from './c1-controls.ts';
 import { htmlToText } from './html-to-text.ts';
 import { defaultParseLimits, TEXT_LIMITS, type ParseLimits, type QuarantineReason } from './limits.ts';
 import { parseMessageId, parseMessageIds } from './message-ids.ts';
+import { repairedBoundary, unsplitBodyText } from './boundary-repair.ts';
 import { installPostalMimeFixes } from './postal-mime-fixes.ts';
 import { precheckRaw } from './precheck.ts';
 
@@ -34,6 +35,13 @@ export async function parseMailSafe(raw: Uint8Array | string, limits: Partial<Pa
   let mail: ParsedMail;
   try {
     mail = await withDeadline(convert(bytes, lim), lim.maxParseMs);
+    // A multipart that yielded nothing may declare a boundary its body does not use (boundary-repair.ts).
+    // One that still yields nothing is read as plain text.
+    if (yieldedNothing(mail)) {
+      const mended = repairedBoundary(bytes, lim.maxHeaderBytes);
+      if (mended) mail = { ...(await withDeadline(convert(mended, lim), lim.maxParseMs)), size: bytes.byteLength };
+      if (yieldedNothing(mail)) mail = { ...mail, text: fixC1Controls(cap(unsplitBodyText(bytes, lim.maxHeaderBytes), TEXT_LIMITS.bodyChars)) };
+    }
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     if (msg === DEADLINE) return { ok: false, reason: 'timeout', detail: `parse took over ${lim.maxParseMs} ms` };
@@ -60,6 +68,9 @@ const DEADLINE = 'parse deadline exceeded';
 /** Cut to `max` characters: every stage after the parser reads bounded text (TEXT_LIMITS). */
 function cap(s: string, max: number): string {
   return s.length > max ? s.slice(0, max) : s;
+}
+function yieldedNothing(mail: ParsedMail): boolean {
+  return /^multipart\//.test(mail.contentType) && mail.parts.length === 0 && mail.text.trim() === '' && mail.html === null;
 }
 
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -11,7 +11,10 @@ import { analyseReply, type ReplyAnalysis } from './index.ts';
  */
 export interface ReplyTextRow {
   file: string;
+  /** The new text: quoted history and signature removed. */
   text?: string;
+  /** The new text with its signature kept, lines as written (what quotation-only extractors return). */
+  withSignature?: string;
   error?: string;
 }
 
@@ -38,11 +41,11 @@ export async function replyTextFromBytes(file: string, bytes: Uint8Array, opts: 
       const m = parsed.mail;
       const from = opts.from ?? (m.from ? (m.from.name ? `${m.from.name} <${m.from.address}>` : m.from.address) : null);
       const analysis = analyseReply({ text: m.text, html: m.html, from });
-      return { row: { file, text: analysis.text }, analysis };
+      return { row: { file, text: analysis.text, withSignature: analysis.withSignature }, analysis };
     }
     const body = new TextDecoder('utf-8').decode(bytes);
     const analysis = analyseReply(kind === 'html' ? { html: body, from: opts.from ?? null } : { text: body, from: opts.from ?? null });
-    return { row: { file, text: analysis.text }, analysis };
+    return { row: { file, text: analysis.text, withSignature: analysis.withSignature }, analysis };
   } catch (e) {
     // extractReplyText is pure and should not throw; if it ever does, the row says so.
     return { row: { file, error: `cannot extract: ${e instanceof Error ? e.message : String(e)}` }, analysis: null };

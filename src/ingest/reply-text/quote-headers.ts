@@ -8,7 +8,7 @@
 
 /** The verb that ends an attribution line, by language (Gmail, Apple Mail, Thunderbird, Outlook web). */
 const ATTRIBUTION_VERB =
-  /(?:wrote|writes|has written|schrieb|geschrieben|geschreven|a écrit|a ecrit|escribió|escribio|ha escrito|escreveu|ha scritto|pisze|napisał\(a\)|napisała|napisał|schreef|skrev|kirjoitti|написал\(а\)|написала|написал|пишет|írta|napsal\(a\)|napsala|napsal|yazdı|έγραψε|scrisse|a scris|kirjutas|rašė|rakstīja|je napisal|napisao|napisala je|написа|đã viết|menulis|пише|napsal\(a\)|skrifaði|kirjoitti|写道|寫道|より|님이 작성)\s*[:：]?\s*$/iu;
+  /(?:wrote|writes|has written|schrieb|geschrieben|geschreven|a écrit|a ecrit|escribió|escribio|ha escrito|escreveu|ha scritto|pisze|napisał\(a\)|napisała|napisał|schreef|skrev|kirjoitti|написал\(а\)|написала|написал|пишет|írta|napsal\(a\)|napsala|napsal|yazdı|έγραψε|scrisse|a scris|kirjutas|rašė|rakstīja|je napisal|napisao|napisala je|написа|đã viết|のメッセージ|menulis|пише|napsal\(a\)|skrifaði|kirjoitti|写道|寫道|より|님이 작성)\s*[:：]?\s*$/iu;
 
 /** Hungarian puts the date after the verb: "Bob <b@x> ezt írta (időpont: 2021. nov. 15., H, 19:42):" */
 const VERB_THEN_DATE = /\b(?:ezt írta|wrote|schrieb) \([^()]{0,100}\)\s*[:：]\s*$/iu;
@@ -70,7 +70,7 @@ export function attributionAt(lines: string[], i: number): number {
 
 /** "-----Original Message-----" and its translations, forward markers, "Begin forwarded message:". */
 const SEPARATOR =
-  /^\s*(?:[-_=*]{2,}\s*)?(?:original message|mail original|ursprüngliche nachricht|originalnachricht|message d'origine|message original|mensaje original|messaggio originale|mensagem original|oorspronkelijk bericht|origineel bericht|oprindelig besked|opprinnelig melding|original meddelelse|ursprungligt meddelande|alkuperäinen viesti|wiadomość oryginalna|oryginalna wiadomość|исходное сообщение|původní zpráva|eredeti üzenet|orijinal mesaj|forwarded message|weitergeleitete nachricht|message transféré|mensaje reenviado|messaggio inoltrato|mensagem encaminhada|doorgestuurd bericht|videresendt meddelelse|videresendt melding|vidarebefordrat meddelande|välitetty viesti|wiadomość przekazana dalej|пересылаемое сообщение|переслано)\s*(?:[-_=*]{2,})?\s*:?\s*$/iu;
+  /^\s*(?:[-_=*]{2,}\s*)?(?:original message|mail original|ursprüngliche nachricht|originalnachricht|original-nachricht|originalmeddelande|oprindelig meddelelse|元のメッセージ|原始邮件|原始郵件|原邮件|message d'origine|message original|mensaje original|messaggio originale|mensagem original|oorspronkelijk bericht|origineel bericht|oprindelig besked|opprinnelig melding|original meddelelse|ursprungligt meddelande|alkuperäinen viesti|wiadomość oryginalna|oryginalna wiadomość|исходное сообщение|původní zpráva|eredeti üzenet|orijinal mesaj|forwarded message|weitergeleitete nachricht|message transféré|mensaje reenviado|messaggio inoltrato|mensagem encaminhada|doorgestuurd bericht|videresendt meddelelse|videresendt melding|vidarebefordrat meddelande|välitetty viesti|wiadomość przekazana dalej|пересылаемое сообщение|переслано)\s*(?:[-_=*]{2,})?\s*:?\s*$/iu;
 
 const FORWARD_LEAD =
   /^\s*(?:begin forwarded message|anfang der weitergeleiteten nachricht|début du message réexpédié|début du message transféré|inicio del mensaje reenviado|comienzo del mensaje reenviado|inizio messaggio inoltrato|início da mensagem reencaminhada|begin doorgestuurd bericht|start på videresendt meddelelse|början på vidarebefordrat meddelande)\s*:?\s*$/iu;
@@ -90,7 +90,7 @@ export function separatorAt(lines: string[], i: number): number {
 /** Header names of a quoted header block, by language; the value follows a colon. */
 const FROM_FIELD = /^\s*\*?(?:from|von|de|da|van|fra|från|od|от|lähettäjä|kimden|feladó|mittente|remitente|afzender|expéditeur|absender|wysłane przez|enviado por|από|差出人|发件人|寄件者|보낸 사람)\s*[:：]\*?\s*\S?/iu;
 const OTHER_FIELD =
-  /^\s*\*?(?:sent|date|to|cc|subject|gesendet|datum|an|betreff|envoyé|à|objet|enviado|enviada|fecha|para|asunto|assunto|data|inviato|a|oggetto|verzonden|aan|onderwerp|sendt|dato|til|emne|skickat|till|ämne|wysłano|do|temat|отправлено|дата|кому|тема|копия|lähetetty|päivämäärä|vastaanottaja|aihe|gönderildi|tarih|kime|konu|elküldve|dátum|címzett|tárgy|odesláno|komu|předmět|στάλθηκε|προς|θέμα|送信日時|宛先|件名|日付|发送时间|收件人|主题|日期|寄件日期|收件者|主旨|보낸 날짜|받는 사람|제목)\s*[:：]\*?/iu;
+  /^\s*\*?(?:sent|date|to|cc|subject|copie à|envoyé le|enviado el|enviada em|enviado em|inviato il|gesendet|datum|an|betreff|envoyé|à|objet|enviado|enviada|fecha|para|asunto|assunto|data|inviato|a|oggetto|verzonden|aan|onderwerp|sendt|dato|til|emne|skickat|till|ämne|wysłano|do|temat|отправлено|дата|кому|тема|копия|lähetetty|päivämäärä|vastaanottaja|aihe|gönderildi|tarih|kime|konu|elküldve|dátum|címzett|tárgy|odesláno|komu|předmět|στάλθηκε|προς|θέμα|送信日時|宛先|件名|日付|发送时间|收件人|主题|日期|寄件日期|收件者|主旨|보낸 날짜|받는 사람|제목)\s*[:：]\*?/iu;
 
 /**
  * An Outlook-style header block: header fields on consecutive lines, one of them From, three
@@ -98,8 +98,11 @@ const OTHER_FIELD =
  * and MSN with Date. A field's value may be wrapped onto the next line
  * ("From: Human Resources \n<hr@x>").
  */
+/** French webmails (Orange, La Poste, SFR) open the block with "Message du : 12/12/2016 13:20" or "Message du 12/12/16 13:20". */
+const MESSAGE_OF = /^\s*>?\s*message du\s?:?\s?\d/iu;
+
 export function headerBlockAt(lines: string[], i: number): number {
-  const isField = (l: string) => FROM_FIELD.test(l) || OTHER_FIELD.test(l);
+  const isField = (l: string) => FROM_FIELD.test(l) || OTHER_FIELD.test(l) || MESSAGE_OF.test(l);
   if ((lines[i]?.length ?? 0) > MAX_SIGNAL_LINE || !isField(lines[i] ?? '')) return 0;
   let fields = 0;
   let fromWithAddress = false;
@@ -124,8 +127,8 @@ export function headerBlockAt(lines: string[], i: number): number {
   return hasFrom && (fields >= 3 || (fields >= 2 && fromWithAddress)) ? end - i : 0;
 }
 
-/** A long line of underscores or dashes just above an Outlook header block. */
-const RULE_LINE = /^\s*(?:_{10,}|-{10,}|={10,})\s*$/u;
+/** A line of underscores or dashes (or a short one of `=`, as some webmails draw it) just above an Outlook header block. */
+const RULE_LINE = /^\s*(?:_{10,}|-{10,}|={3,}|\*{10,})\s*$/u;
 
 export function ruleBeforeHeaderAt(lines: string[], i: number): number {
   if (!RULE_LINE.test(lines[i] ?? '')) return 0;

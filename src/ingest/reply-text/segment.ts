@@ -1,5 +1,5 @@
 import { boundaryAt } from './quote-headers.ts';
-import { closingSignature, delimiterSignature, mobileSignature, senderSignature, MOBILE_SIGNATURE } from './signature.ts';
+import { closingSignature, delimiterSignature, isMobileSignature, mobileSignature, senderSignature } from './signature.ts';
 
 /**
  * Classifies each line of a plain-text reply as new text, quoted history or signature.
@@ -98,7 +98,7 @@ function markAnswers(lines: string[], kinds: LineKind[], from: number): void {
         return;
       }
       if (lines[k]!.length > 200) continue;
-      if (/^\s*(?:--|__)\s*$/.test(lines[k]!) || /^\s*_{10,}\s*$/.test(lines[k]!) || MOBILE_SIGNATURE.test(lines[k]!)) {
+      if (/^\s*(?:--|__)\s*$/.test(lines[k]!) || /^\s*_{10,}\s*$/.test(lines[k]!) || isMobileSignature(lines[k]!)) {
         for (let r = k; r < n; r++) if (kinds[r] === 'text') kinds[r] = 'signature';
         return;
       }

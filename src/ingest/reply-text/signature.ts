@@ -19,6 +19,28 @@ const FOOTER_RULE = /^\s*_{10,}\s*$/u;
 export const MOBILE_SIGNATURE =
   /^\s*(?:sent (?:from|with|via|using) (?:my|the|a mobile|outlook|mail|yahoo|samsung|proton|protonmail|bluemail|aol|windows|gmail|spark|superhuman|edison|nine|newton|polymail|sparrow|mailbird|airmail|hey|iphone|ipad|android|blackberry|huawei|xiaomi|my phone)\b|sent from mobile|sent on the go|get outlook for (?:ios|android)|envoyé (?:de|depuis|à partir de) (?:mon|ma|outlook|l'application|yahoo)|obtenir outlook pour|télécharger outlook pour|gesendet (?:von|mit|vom) (?:meinem|meiner|outlook|mobil|yahoo|gmx|web\.de|der)|von meinem \S+(?: \S+)? gesendet|holen sie sich outlook|enviado (?:desde|do|de|a partir do) (?:mi|meu|o meu|outlook|yahoo|correo)|obtener outlook para|inviato da(?:l mio| il mio| iphone| ipad| outlook| samsung| yahoo|ll'app)|verzonden (?:vanaf|met|van) (?:mijn|outlook)|verstuurd vanaf (?:mijn|outlook)|sendt fra (?:min|outlook|yahoo)|skickat från (?:min|outlook|yahoo)|lähetetty (?:iphonesta|androidista|outlookista|puhelimesta|mobiilista)|wysłane z (?:mojego|iphone|ipada|outlooka|aplikacji)|отправлено с (?:моего|iphone|ipad|android|мобильного)|odesláno z (?:mého|iphonu|outlooku))\b[\p{L}\p{N}\s'’&.+/-]{0,60}(?:<[^<>]{0,200}>|\([^()]{0,200}\))?\s*$/iu;
 
+/**
+ * Client signatures the list above does not name: "Sent from TypeApp<http://…>", "Sent from Nine",
+ * "Get BlueMail for Android". Case-sensitive: the app's name is capitalised, so "sent from the
+ * airport, …" is a sentence. A link may follow the name, joined or not.
+ */
+const LINK = String.raw`(?:[ \t]*(?:<[^<>\s]{1,300}>|\([^()\s]{1,300}\)|https?:\/\/\S{1,300}))?`;
+const APP_NAME = String.raw`\p{Lu}[\p{L}\p{N}'’]*(?: [\p{L}\p{N}'’]+){0,4}`;
+const CLIENT_SIGNATURE = [
+  new RegExp(String.raw`^\s*(?:Sent|SENT|Envoyé|Enviado|Inviato|Gesendet|Verzonden|Skickat|Sendt|Wysłane) (?:from|with|via|using|de|depuis|desde|da|von|mit|vanaf|met|från|fra|z) ${APP_NAME}${LINK}\s*$`, 'u'),
+  new RegExp(String.raw`^\s*Get ${APP_NAME} for (?:Android|iOS|iPhone|iPad|Windows|Mac)${LINK}\s*$`, 'u'),
+  // A name signed "via mobile": "Dana Kim via mobile", "- Dana (via mobile)". Capitalised words only.
+  /^\s*(?:[-–—]\s?)?\p{Lu}[\p{L}.'’-]*(?: \p{Lu}[\p{L}.'’-]*){0,3},? \(?(?:via|Via) (?:mobile|phone|cell|iPhone|iPad|Android|BlackBerry)\)?\s*$/u,
+  // Japanese and Chinese clients: "iPhoneから送信", "从我的iPhone发送", "发自我的iPhone".
+  /^\s*(?:\S{1,20}から送信|(?:从|從)我的\S{1,20}(?:发送|發送)|(?:发自|發自|来自|來自)我的\S{1,20})\s*$/u,
+];
+
+/** A mobile or client signature line ("Sent from my iPhone", "Sent from TypeApp<http://…>"). */
+export function isMobileSignature(line: string): boolean {
+  if (line.length > 400) return false;
+  return MOBILE_SIGNATURE.test(line) || CLIENT_SIGNATURE.some((re) => re.test(line));
+}
+
 const CLOSING =
   /^\s*(?:(?:best|kind|warm|warmest|many|with|all the best|best wishes)?\s*(?:regards|wishes)|best|cheers|thanks|thank you|thanks again|many thanks|thx|sincerely|yours(?: truly| sincerely)?|respectfully|take care|talk soon|mit freundlichen grüßen|viele grüße|beste grüße|liebe grüße|gruß|grüße|lg|mfg|cordialement|bien à vous|bien cordialement|salutations|saludos|un saludo|atentamente|cordiali saluti|saluti|distinti saluti|atenciosamente|abraços|obrigado|obrigada|met vriendelijke groet|groeten|hilsen|med venlig hilsen|vennlig hilsen|mvh|med vänliga hälsningar|hälsningar|ystävällisin terveisin|terveisin|pozdrawiam|z poważaniem|с уважением|спасибо)\s*[,.!]?\s*$/iu;
 
@@ -46,7 +68,7 @@ export function delimiterSignature(lines: string[]): number {
 }
 
 export function mobileSignature(lines: string[]): number {
-  for (let i = 0; i < lines.length; i++) if (lines[i]!.length <= 200 && MOBILE_SIGNATURE.test(lines[i]!)) return i;
+  for (let i = 0; i < lines.length; i++) if (isMobileSignature(lines[i]!)) return i;
   return -1;
 }
 

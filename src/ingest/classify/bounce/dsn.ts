@@ -70,19 +70,46 @@ function stripType(value: string | undefined): string | null {
   return v.trim() || null;
 }
 
-/** The DSN fields in `text`; null when no block names a recipient. */
+const STATUS_VALUE = /(?<![\d.])([245]\.\d{1,3}\.\d{1,3})(?![\d])/;
+
+const hasOutcome = (b: Map<string, string>) => b.has('action') || b.has('status') || b.has('diagnostic-code');
+const namesRecipient = (b: Map<string, string>) => b.has('final-recipient') || b.has('original-recipient') || b.has('x-actual-recipient');
+
+/**
+ * A recipient block cut in two by a stray blank line ("Final-Recipient: …", blank, "Action:
+ * failed", "Status: 5.1.1"), as flattening forwarders and some gateways write it: the block that
+ * starts with the outcome and names no recipient belongs to the recipient block just above it.
+ */
+function mergeSplitBlocks(blocks: Array<Map<string, string>>): Array<Map<string, string>> {
+  const out: Array<Map<string, string>> = [];
+  for (const b of blocks) {
+    const prev = out[out.length - 1];
+    if (prev && namesRecipient(prev) && !hasOutcome(prev) && hasOutcome(b) && !namesRecipient(b)) {
+      for (const [k, v] of b) if (!prev.has(k)) prev.set(k, v);
+      continue;
+    }
+    out.push(b);
+  }
+  return out;
+}
+
+/** The DSN fields in `text`; null when no block names a recipient or an outcome. */
 export function parseDsn(text: string): Dsn | null {
   const blocks = fieldBlocks(text);
   let reportingMta: string | null = null;
   const recipients: DsnRecipient[] = [];
-  for (const b of blocks) {
+  for (const b of mergeSplitBlocks(blocks)) {
     if (b.has('reporting-mta') && !b.has('final-recipient')) reportingMta = stripType(b.get('reporting-mta'));
     const finalRcpt = typedAddress(b.get('final-recipient')) ?? typedAddress(b.get('x-actual-recipient'));
     const original = typedAddress(b.get('original-recipient'));
     const recipient = finalRcpt ?? original;
-    if (!recipient && !b.has('final-recipient')) continue;
-    if (!b.has('action') && !b.has('status') && !b.has('diagnostic-code')) continue;
-    const status = /^\s*([245]\.\d{1,3}\.\d{1,3})/.exec(b.get('status') ?? '')?.[1] ?? null;
+    if (!hasOutcome(b)) continue;
+    // A block with an Action or Status but no recipient field still reports one failure (some
+    // MTAs fold the per-recipient fields into the per-message block): the address is then read
+    // from the notice's prose.
+    if (!recipient && !b.has('final-recipient') && !b.has('action')) continue;
+    // The code may follow other words ("Status: smtp; 5.1.1 (unknown user)"), never precede them.
+    const status = STATUS_VALUE.exec((b.get('status') ?? '').slice(0, 200))?.[1] ?? null;
     recipients.push({
       recipient,
       originalRecipient: original,

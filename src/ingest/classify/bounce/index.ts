@@ -73,7 +73,11 @@ function failure(mail: ParsedMail, dsn: DsnRecipient[], report: string): Failure
   const listed = xfailed ? addressesIn(` ${xfailed.replace(/,/g, ' ')} `) : [];
   const candidates = listed.length ? listed : inText.length ? inText.map((t) => t.recipient) : originalRecipients(mail).filter((a) => !own.has(a));
   const recipient = candidates[0] ?? null;
-  const diagnostic = (recipient && inText.find((t) => t.recipient === recipient)?.diagnostic) || errorLines(report);
+  const paragraph = (recipient && inText.find((t) => t.recipient === recipient)?.diagnostic) || '';
+  // The paragraph naming the address may carry no code while another paragraph of the notice
+  // does ("Error message below: 550 - … no such user here", then "RCPT TO: x"): the report's
+  // error lines then join it, so the code is read rather than inferred.
+  const diagnostic = paragraph && (findReplyCode(paragraph) !== null || findStatus(paragraph, null, true) !== null) ? paragraph : squeeze(`${paragraph} ${errorLines(report)}`);
   return { recipient, recipients: unique(candidates), diagnostic, dsnStatus: null, action: dsn[0]?.action ?? '' };
 }
 

@@ -5,7 +5,6 @@ import { replyTextFromFile } from '../../ingest/reply-text/from-file.ts';
 export function register(program: Command): void {
   program
     .command('reply-text')
-    .description('print the new text of each reply (quoted history and signature removed), one JSON line per file')
     .argument('<files...>', '.eml messages, or bare .txt/.html bodies')
     .option('--from <sender>', "the sender of bare bodies (\"Name <addr>\"), to find a signature holding the sender's name")
     .action(async (files: string[], o: { from?: string }) => {

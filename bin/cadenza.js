@@ -1,10 +1,20 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx so that `cadenza` works straight after `npm install`.
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+// The `cadenza` command. It runs in this very process, never in a child: a signal sent to this
+// pid (kill, a supervisor, a container runtime, Ctrl-C) reaches the code that drains the server,
+// and there is no wrapper left behind to die of it while the server runs on as an orphan.
+//
+// The compiled build in dist/ (npm run build:src, run at install) is used when it matches src/
+// exactly; otherwise src/ runs through tsx's loader in this process, slower to start but current.
 import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildIsCurrent } from '../scripts/src-build.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const tsx = join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-const r = spawnSync(process.execPath, [tsx, join(root, 'src', 'cli', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+if (process.env.CADENZA_DEBUG) process.setSourceMapsEnabled(true);
+if (process.env.CADENZA_FROM_SOURCE !== '1' && buildIsCurrent(root)) {
+  await import(pathToFileURL(join(root, 'dist', 'cli', 'main.js')).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(pathToFileURL(join(root, 'src', 'cli', 'main.ts')).href);
+}

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../api/server.ts';
 import { defaultAuthSettings } from '../api/context.ts';
@@ -33,9 +32,11 @@ import { postgresPushBus } from './push-bus.ts';
 import { WorkNudges } from './work-nudge.ts';
 import { Metrics } from './metrics.ts';
 import { DemoControl } from '../demo/control.ts';
+import { version } from '../common/version.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
 
-export const version: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+// Re-exported for the callers that knew it here.
+export { version };
 
 export interface AppOptions {
   databaseUrl?: string | undefined;

@@ -28,7 +28,6 @@ export async function classifyFiles(files: string[], write: (line: string) => vo
 export function register(program: Command): void {
   program
     .command('classify <files...>')
-    .description('classify mail files (.eml): reply, auto-reply, bounce (recipient, status, hard/soft), feedback…; one JSON line per file')
     .action(async (files: string[]) => {
       const { errors } = await classifyFiles(files, (line) => process.stdout.write(`${line}\n`));
       if (errors) process.exitCode = 1;

@@ -30,7 +30,6 @@ function positive(name: string, v: string, min: number, max: number): number {
 export function register(program: Command): void {
   program
     .command('demo')
-    .description('a demo workspace on emulated Gmail and Microsoft 365 mailboxes: leads, two sequences and prospects who reply, bounce, go on holiday and unsubscribe, on an accelerated clock')
     .option('--leads <n>', 'leads to create', '300')
     .option('--speed <x>', 'simulated time runs this many times faster than real time (3600: an hour a second)', '3600')
     .option('--duration <seconds>', 'real seconds to run before stopping (ignored with --serve)', '60')

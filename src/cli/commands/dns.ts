@@ -113,7 +113,6 @@ const collect = (v: string, acc: string[]) => [...acc, v];
 export function register(program: Command): void {
   program
     .command('dns <domain>')
-    .description("DNS records (SPF, DKIM, DMARC) for sending from a custom domain through Cadenza's relay; --check compares them with what is published")
     .option('--selector <selector>', 'DKIM selector', DEFAULT_SELECTOR)
     .option('--dkim-key <file>', 'PEM key (private or public) to publish in the DKIM record')
     .option('--generate-key <file>', 'write a new RSA 2048 DKIM private key to FILE (mode 0600) and publish it')

@@ -19,7 +19,6 @@ interface EnrollOpts {
 export function register(program: Command): void {
   program
     .command('enroll')
-    .description('enroll leads in a sequence in one operation; suppressed or already-enrolled leads are refused with a reason')
     .requiredOption('--sequence <key>', 'the sequence key')
     .option('--workspace <id|name>', 'workspace (default: the only one)')
     .option('--all', 'every lead of the workspace')

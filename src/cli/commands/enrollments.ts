@@ -63,7 +63,7 @@ function leadNorm(text: string): string {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function register(program: Command): void {
-  const en = program.command('enrollments').description('enrollments: list them, or show one with its steps and journal');
+  const en = program.command('enrollments');
 
   en.command('list')
     .description('enrollments, newest first')

@@ -8,7 +8,6 @@ import { progressBar } from '../progress.ts';
 export function register(program: Command): void {
   program
     .command('import <file>')
-    .description('import leads from a CSV file: columns matched by name or --map, each row validated, rejected rows written with their reason')
     .option('--workspace <id|name>', 'workspace (default: the only one)')
     .option('--map <column=field>', "map a CSV column to a lead field (email, first_name, last_name, company, title, phone, country, region, time_zone, custom.NAME, or - to ignore); repeatable", (v: string, acc: string[] = []) => [...acc, v])
     .option('--on-duplicate <mode>', 'skip or update leads already in the workspace', 'skip')

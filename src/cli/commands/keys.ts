@@ -21,7 +21,7 @@ export async function rotateMasterKey(store: Store, current: Buffer, next: Buffe
 }
 
 export function register(program: Command): void {
-  const keys = program.command('keys').description('the master key that protects stored credentials');
+  const keys = program.command('keys');
   keys
     .command('rotate')
     .description('rewrap every workspace data key with a new master key (what they seal, mailbox credentials and webhook signing secrets, is not re-encrypted)')

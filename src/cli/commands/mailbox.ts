@@ -66,7 +66,7 @@ function connectionSettings(o: AddOptions) {
 }
 
 export function register(program: Command): void {
-  const mb = program.command('mailbox').description("reps' sending mailboxes: add, connect (Google, Microsoft) and list");
+  const mb = program.command('mailbox');
   registerConnect(mb);
   registerTest(mb);
   addPacingOptions(

@@ -6,7 +6,6 @@ import { deps, globals, output, withStore } from '../context.ts';
 export function register(program: Command): void {
   program
     .command('migrate')
-    .description('apply pending database migrations (start does this too)')
     .action(async (_opts, cmd: Command) => {
       const g = globals(cmd);
       await withStore(g, async (store) => {

@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import { replyTextFromFile } from '../../ingest/reply-text/from-file.ts';
 
-/** `cadenza reply-text FILE...`: one JSON line per file with the new text of the reply, without and with its signature. */
+/** `cadenza reply-text FILE...`: one JSON line per file with the new text of the reply. */
 export function register(program: Command): void {
   program
     .command('reply-text')
-    .description('print the new text of each reply, one JSON line per file: text (quoted history and signature removed) and withSignature (the signature kept)')
     .argument('<files...>', '.eml messages, or bare .txt/.html bodies')
     .option('--from <sender>', "the sender of bare bodies (\"Name <addr>\"), to find a signature holding the sender's name")
     .action(async (files: string[], o: { from?: string }) => {

@@ -11,7 +11,7 @@ import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
 
 export function register(program: Command): void {
-  const seq = program.command('sequence').description('sequences: apply a definition file, export one, list');
+  const seq = program.command('sequence');
   seq
     .command('apply <file>')
     .description('create or update a sequence from a YAML or JSON definition (steps matched by key; running enrollments re-planned by the edit rule)')

@@ -9,7 +9,6 @@ import { globals } from '../context.ts';
 export function register(program: Command): void {
   program
     .command('start')
-    .description('run Cadenza: the API and web app on one port, and the scheduler (embedded store in ./data unless DATABASE_URL is set)')
     .option('--port <n>', 'port to listen on (env PORT, default 8080)')
     .option('--host <addr>', 'address to listen on (env HOST, default 0.0.0.0)')
     .option('--roles <list>', 'comma-separated roles to run: api, scheduler, sender, sync (env CADENZA_ROLES)')

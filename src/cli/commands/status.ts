@@ -6,7 +6,6 @@ import { deps, globals, output, table, withStore } from '../context.ts';
 export function register(program: Command): void {
   program
     .command('status')
-    .description('what Cadenza holds and what is coming: leads, enrollments by state, the outbox, timers due soon')
     .option('--workspace <id|name>', 'workspace (default: the only one)')
     .action(async (o: { workspace?: string }, cmd: Command) => {
       const g = globals(cmd);

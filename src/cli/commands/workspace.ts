@@ -8,7 +8,7 @@ import { patchWorkspacePacing, readWorkspacePacing } from '../../ops/pacing-sett
 import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } from '../pacing-flags.ts';
 
 export function register(program: Command): void {
-  const ws = program.command('workspace').description('workspaces: create, list, and the pacing defaults of their mailboxes');
+  const ws = program.command('workspace');
   ws.command('list')
     .description('list workspaces')
     .action(async (_o, cmd: Command) => {

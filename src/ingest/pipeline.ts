@@ -50,6 +50,23 @@ export interface IngestSteps {
 /** What the CPU stages make of one message: a parsed and classified mail, or a quarantine reason. */
 export type PreparedMail = { ok: true; mail: ParsedMail; newText: string; classification: Classification } | { ok: false; reason: string };
 
+/**
+ * Characters of `text` and `newText` the pipeline reads after the CPU stages (the stored excerpt
+ * and new text, the unsubscribe-token check): what a worker thread sends back, so that the main
+ * thread never copies or collects megabytes per message.
+ */
+export const MAIN_THREAD_TEXT_CHARS = 20_000;
+
+/**
+ * A prepared mail cut to what the pipeline's transaction reads: the envelope fields, the opening
+ * of the text and new text; no HTML, parts or headers (the classifier, which needs them, has run).
+ */
+export function forMainThread(p: PreparedMail): PreparedMail {
+  if (!p.ok) return p;
+  const cut = (s: string) => (s.length > MAIN_THREAD_TEXT_CHARS ? s.slice(0, MAIN_THREAD_TEXT_CHARS) : s);
+  return { ...p, mail: { ...p.mail, text: cut(p.mail.text), html: null, parts: [], headers: [] }, newText: cut(p.newText) };
+}
+
 export interface IngestDeps {
   store: Store;
   service: EnrollmentService;

@@ -13,14 +13,8 @@ export interface HostileMessage {
 
 const MB = 1024 * 1024;
 
-function head(contentType: string, extra = ''): string {
-  return `From: Stranger <stranger@hostile.example>\r\nTo: rep@cadenza.test\r\nSubject: Re: hello\r\nMessage-ID: <${Math.abs(hash(contentType + extra))}.${extra.length}@hostile.example>\r\nDate: Mon, 30 Nov 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: ${contentType}\r\n${extra}\r\n`;
-}
-
-function hash(s: string): number {
-  let h = 0;
-  for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
-  return h;
+function head(name: string, contentType: string, extra = ''): string {
+  return `From: Stranger <stranger@hostile.example>\r\nTo: rep@cadenza.test\r\nSubject: Re: hello\r\nMessage-ID: <${name}@hostile.example>\r\nDate: Mon, 30 Nov 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: ${contentType}\r\n${extra}\r\n`;
 }
 
 /** `unit` repeated to about `bytes` bytes. */
@@ -31,11 +25,11 @@ function fill(unit: string, bytes = MB): string {
 const enc = (s: string) => new TextEncoder().encode(s);
 
 function html(name: string, body: string, extra = ''): HostileMessage {
-  return { name, raw: enc(head('text/html; charset=utf-8', extra) + body) };
+  return { name, raw: enc(head(name, 'text/html; charset=utf-8', extra) + body) };
 }
 
 function plain(name: string, body: string, extra = ''): HostileMessage {
-  return { name, raw: enc(head('text/plain; charset=utf-8', extra) + body) };
+  return { name, raw: enc(head(name, 'text/plain; charset=utf-8', extra) + body) };
 }
 
 /** The inbound corpus; `scale` shrinks every message (1 = about 1 MB each). */
@@ -74,7 +68,7 @@ export function hostileMessages(scale = 1): HostileMessage[] {
     {
       name: 'dsn-field-run',
       raw: enc(
-        `${head('multipart/report; report-type=delivery-status; boundary="r"')}--r\r\nContent-Type: text/plain\r\n\r\nfailed\r\n--r\r\nContent-Type: message/delivery-status\r\n\r\n${fill('Final-Recipient: rfc822; ', b)}\r\n--r--\r\n`,
+        `${head('dsn-field-run', 'multipart/report; report-type=delivery-status; boundary="r"')}--r\r\nContent-Type: text/plain\r\n\r\nfailed\r\n--r\r\nContent-Type: message/delivery-status\r\n\r\n${fill('Final-Recipient: rfc822; ', b)}\r\n--r--\r\n`,
       ),
     },
   ];

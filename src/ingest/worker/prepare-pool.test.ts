@@ -5,7 +5,7 @@ import type { SyncBatch } from '../../mailbox/sync/source.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { SimClock } from '../../sim/sim-clock.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
-import { ingestBatch, runSteps } from '../pipeline.ts';
+import { forMainThread, ingestBatch, runSteps } from '../pipeline.ts';
 import { defaultIngestSteps } from '../pipeline-steps.ts';
 import { replyMail, seedSentSequence, type Seeded } from '../pipeline-test-support.ts';
 import { PreparePool } from './prepare-pool.ts';
@@ -20,12 +20,12 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const T0 = Date.UTC(2026, 5, 1, 9, 0);
 
 describe('PreparePool', () => {
-  it('runs the real stages in a worker thread, with the same result as in this thread', async () => {
+  it('runs the real stages in a worker thread, with the same result as in this thread (cut to what the main thread reads)', async () => {
     const pool = new PreparePool({ size: 1 });
     try {
       const raw = enc(replyMail({ from: 'ann@acme.test', to: 'rep@cadenza.test', subject: 'Re: intro', body: 'Yes, interested. Call me Thursday.\r\n\r\nOn Mon, Rep wrote:\r\n> hi', messageId: '<same@acme.test>', date: new Date(T0) }));
       const there = await pool.prepare(raw);
-      const here = await runSteps(defaultIngestSteps(), raw);
+      const here = forMainThread(await runSteps(defaultIngestSteps(), raw));
       expect(there).toEqual(here);
       expect(there.ok && there.classification.label).toBe('human_reply');
       const bad = await pool.prepare(new Uint8Array(0));

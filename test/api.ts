@@ -4,6 +4,7 @@ import { seededRandom } from '../src/common/random.ts';
 import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
 import { addMembership } from '../src/api/auth/accounts.ts';
 import { hashPassword } from '../src/api/auth/passwords.ts';
+import { issueSetupToken } from '../src/api/auth/setup-token.ts';
 import { defaultAuthSettings, type ApiContext } from '../src/api/context.ts';
 import { newId } from '../src/common/ids.ts';
 import { buildServer } from '../src/api/server.ts';
@@ -19,6 +20,8 @@ export interface ApiHarness {
   app: FastifyInstance;
   store: TestStore;
   ctx: Omit<ApiContext, 'store' | 'clock'>;
+  /** The one-time token POST /api/setup takes on this store (src/api/auth/setup-token.ts). */
+  setupToken: string;
   close(): Promise<void>;
 }
 
@@ -34,10 +37,12 @@ export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<A
   };
   const app = buildServer({ store, clock: systemClock, version: 'test', api: ctx });
   await app.ready();
+  const setupToken = (await issueSetupToken(store)) ?? '';
   return {
     app,
     store,
     ctx,
+    setupToken,
     async close() {
       await app.close();
       await store.destroy();

@@ -86,7 +86,7 @@ export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> 
     if (o.split) apps.push(await startApp({ ...common, roles: ['scheduler', 'sender', 'sync'] }));
     const base = api.url!;
 
-    const setup = await fetch(`${base}/api/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@launch.test', password: 'a long enough password', workspaceName: 'Launch' }) });
+    const setup = await fetch(`${base}/api/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ setupToken: api.setupToken!.token, email: 'owner@launch.test', password: 'a long enough password', workspaceName: 'Launch' }) });
     if (setup.status !== 201) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
     const me = (await setup.json()) as { workspaces: Array<{ id: string }>; csrfToken: string };
     const ws = me.workspaces[0]!.id;

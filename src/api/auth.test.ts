@@ -15,23 +15,40 @@ describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (back
     // A fresh install already has the Default workspace (ops/workspace.ts): setup adopts it.
     await h.store.db.insertInto('workspace').values({ id: '01a228f2-0000-7000-8000-000000000001', name: 'Default' }).execute();
     expect((await h.app.inject({ method: 'GET', url: '/api/setup' })).json()).toEqual({ needed: true });
-    const bad = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { email: 'not-an-address', password: 'long enough password', workspaceName: 'Acme' } });
+    const setupToken = h.setupToken;
+    const bad = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { setupToken, email: 'not-an-address', password: 'long enough password', workspaceName: 'Acme' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toMatchObject({ code: 'INVALID_INPUT', details: { issues: [{ path: 'body.email' }] } });
-    const ok = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { email: 'Owner@Example.test', password: 'long enough password', workspaceName: 'Acme', timeZone: 'Europe/Paris' } });
+    const ok = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { setupToken, email: 'Owner@Example.test', password: 'long enough password', workspaceName: 'Acme', timeZone: 'Europe/Paris' } });
     expect(ok.statusCode).toBe(201);
     expect(ok.json().workspaces).toEqual([{ id: '01a228f2-0000-7000-8000-000000000001', name: 'Acme', role: 'owner' }]);
     const cookie = ok.cookies.find((c) => c.name === SESSION_COOKIE)!;
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
     expect(cookie.secure).toBeFalsy();
-    const again = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { email: 'x@example.test', password: 'long enough password', workspaceName: 'Other' } });
+    const again = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { setupToken, email: 'x@example.test', password: 'long enough password', workspaceName: 'Other' } });
     expect(again.statusCode).toBe(409);
     expect((await h.app.inject({ method: 'GET', url: '/api/setup' })).json()).toEqual({ needed: false });
   });
 
+  it('first-run setup needs the setup token: whoever reaches a fresh install first cannot claim it', async () => {
+    h = await apiHarness(backend);
+    const body = { email: 'first@example.test', password: 'long enough password', workspaceName: 'Mine' };
+    const none = await h.app.inject({ method: 'POST', url: '/api/setup', payload: body });
+    expect(none.statusCode).toBe(400);
+    expect(none.json().error.details.issues[0].path).toBe('body.setupToken');
+    const wrong = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { ...body, setupToken: 'a guess at the token' } });
+    expect(wrong.statusCode).toBe(403);
+    expect(wrong.json().error.message).toMatch(/setup token/);
+    expect((await h.app.inject({ method: 'GET', url: '/api/setup' })).json()).toEqual({ needed: true });
+    const ok = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { ...body, setupToken: h.setupToken } });
+    expect(ok.statusCode).toBe(201);
+    // Spent: no token is left in the store.
+    expect(await h.store.db.selectFrom('setup_token').selectAll().execute()).toEqual([]);
+  });
+
   it('the session cookie is Secure when the public URL is https', async () => {
     h = await apiHarness(backend, { publicUrl: 'https://cadenza.example.test' });
-    const ok = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { email: 'o@example.test', password: 'long enough password', workspaceName: 'Acme' } });
+    const ok = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { setupToken: h.setupToken, email: 'o@example.test', password: 'long enough password', workspaceName: 'Acme' } });
     expect(ok.cookies.find((c) => c.name === SESSION_COOKIE)?.secure).toBe(true);
   });
 

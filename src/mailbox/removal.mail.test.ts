@@ -34,7 +34,7 @@ describeMailBed('removing a mailbox stops its sending and syncing, and the other
     dir = mkdtempSync(join(tmpdir(), 'cadenza-removal-'));
     app = await startApp({ dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api', 'scheduler', 'sender', 'sync'], log: createLogger({ level: 'silent' }) });
     const base = app.url!;
-    const setup = await fetch(`${base}/api/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@removal.test', password: 'a long enough password', workspaceName: 'Removal' }) });
+    const setup = await fetch(`${base}/api/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ setupToken: app.setupToken!.token, email: 'owner@removal.test', password: 'a long enough password', workspaceName: 'Removal' }) });
     expect(setup.status).toBe(201);
     const me = (await setup.json()) as { workspaces: Array<{ id: string }>; csrfToken: string };
     const ws = me.workspaces[0]!.id;

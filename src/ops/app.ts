@@ -34,6 +34,7 @@ import { Metrics } from './metrics.ts';
 import { DemoControl } from '../demo/control.ts';
 import { version } from '../common/version.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
+import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 
 // Re-exported for the callers that knew it here.
 export { version };
@@ -76,6 +77,11 @@ export interface RunningApp {
   /** The API's (and the enrollment service's) clock: a demo running in this process switches it to the demo's. */
   worldClock: SwitchableClock;
   url?: string;
+  /**
+   * First run only (no account yet, api role): the one-time token POST /api/setup takes, and the
+   * file in the data folder that holds it (src/api/auth/setup-token.ts). `cadenza start` prints it.
+   */
+  setupToken?: { token: string; file: string };
   /** Graceful stop: no new work, finish what is in progress, close the store. */
   stop(): Promise<void>;
 }
@@ -233,6 +239,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   const everyRole = (['api', 'scheduler', 'sender', 'sync'] as const).every((r) => o.roles.includes(r));
   if (everyRole) demo = new DemoControl({ store, log, world, roles: { suspend: stopRoles, resume: startRoles }, publicUrl: o.publicUrl ?? `http://localhost:${o.port}` });
   if (o.roles.includes('api')) {
+    app.setupToken = await setupTokenInDataDir(store, o.dataDir);
+    if (app.setupToken) log.info({ file: app.setupToken.file }, 'first run: setup needs the token in this file (cadenza start prints it)');
     // Webhooks out are delivered by the API processes (claims are skip-locked: several share the work).
     const webhooks = new WebhookDispatcher({ store, clock, random, log, secrets: vault, allowPrivate: o.webhooks?.allowPrivate ?? false, ...(o.webhooks?.pollMs ? { pollMs: o.webhooks.pollMs } : {}) });
     app.webhooks = webhooks;

@@ -108,6 +108,8 @@ export function webSuite(o: WebSuiteOptions): WebSuite {
     async setupOwner(page, owner) {
       await page.goto(started(app, 'the app').url!);
       await page.getByRole('heading', { name: 'Set up Cadenza' }).waitFor();
+      // What `cadenza start` printed on its console (src/cli/commands/start.ts).
+      await page.getByLabel('Setup token').fill(started(app, 'the app').setupToken?.token ?? '');
       if (owner.name !== undefined) await page.getByLabel('Your name').fill(owner.name);
       await page.getByLabel('Email').fill(owner.email);
       await page.getByLabel('Password').fill(owner.password);

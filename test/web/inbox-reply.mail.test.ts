@@ -26,8 +26,8 @@ const OWNER = { name: 'Robin Rep', email: 'robin-reply@cadenza.test', password: 
 const skip = chromiumSkipReason();
 
 /** A signed-in API caller from Node (cookie + CSRF), for what the test sets up around the browser. */
-async function apiSession(base: string) {
-  const setup = await fetch(`${base}/api/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...OWNER, workspaceName: 'Reply Desk', timeZone: 'UTC' }) });
+async function apiSession(base: string, setupToken: string) {
+  const setup = await fetch(`${base}/api/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...OWNER, setupToken, workspaceName: 'Reply Desk', timeZone: 'UTC' }) });
   if (!setup.ok) throw new Error(`setup: ${setup.status} ${await setup.text()}`);
   const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: OWNER.email, password: OWNER.password }) });
   if (!login.ok) throw new Error(`login: ${login.status} ${await login.text()}`);
@@ -53,7 +53,7 @@ describeMailBed('inbox reply box in Chromium', () => {
     it('opens the inbox, answers a message from sync22 with the keyboard only, and it arrives once, threaded, at the Reply-To', async () => {
       const { app } = web;
       const tag = `r${randomBytes(4).toString('hex')}`;
-      const call = await apiSession(app.url!);
+      const call = await apiSession(app.url!, app.setupToken!.token);
       const { workspaces } = await call<{ workspaces: { id: string }[] }>('GET', '/api/auth/me');
       const workspaceId = workspaces[0]!.id;
       await call('POST', `/api/workspaces/${workspaceId}/mailboxes`, { ...bedMailboxBody(REP, BED_PASS), displayName: OWNER.name });

@@ -6,6 +6,7 @@ import type { Random } from '../../common/random.ts';
 import type { Store } from '../../store/store.ts';
 import type { Role } from './access.ts';
 import { hashPassword } from './passwords.ts';
+import { SETUP_TOKEN_FILE, setupTokenValid, spendSetupTokens } from './setup-token.ts';
 
 const SETUP_LOCK = 0x0cade08;
 
@@ -21,12 +22,13 @@ export async function hasAnyAccount(store: Store): Promise<boolean> {
  * First run: the first person becomes the owner of the first workspace. The workspace `cadenza
  * start` made on a fresh install (ops/workspace.ts) is adopted and renamed, so what the CLI put
  * there stays reachable. Refused once any account exists; two setups racing are serialised by a
- * transaction-level advisory lock and the second one is refused.
+ * transaction-level advisory lock and the second one is refused. The caller must present a live
+ * setup token (setup-token.ts), spent by this transaction.
  */
 export async function firstRunSetup(
   store: Store,
   deps: { clock: Clock; random: Random },
-  o: { email: string; password: string; name?: string | undefined; workspaceName: string; timeZone?: string | undefined },
+  o: { email: string; password: string; name?: string | undefined; workspaceName: string; timeZone?: string | undefined; setupToken: string },
 ): Promise<{ accountId: string; workspaceId: string; userId: string }> {
   const passwordHash = await hashPassword(o.password);
   return store.db.transaction().execute(async (tx) => {
@@ -34,6 +36,10 @@ export async function firstRunSetup(
     if (await tx.selectFrom('account').select('id').limit(1).executeTakeFirst()) {
       throw cadenzaError('CONFLICT', 'setup is done already: sign in instead');
     }
+    if (!(await setupTokenValid(tx, o.setupToken))) {
+      throw cadenzaError('FORBIDDEN', `wrong setup token: \`cadenza start\` printed it on its console, and it is in the file ${SETUP_TOKEN_FILE} in the data folder`, { field: 'setupToken' });
+    }
+    await spendSetupTokens(tx);
     const id = () => newId(deps.clock.now(), deps.random);
     const accountId = id();
     await tx.insertInto('account').values({ id: accountId, email: o.email.trim(), name: o.name ?? null, password_hash: passwordHash }).execute();

@@ -63,19 +63,22 @@ export const authRoutes = [
   defineRoute({
     method: 'POST',
     url: '/api/setup',
-    summary: 'First run: create the first owner and workspace, and sign in',
+    summary: 'First run: with the setup token `cadenza start` printed, create the first owner and workspace, and sign in',
     tags: ['auth'],
     access: 'public',
     status: 201,
     body: z.object({
+      setupToken: z.string().trim().min(1).max(200).describe('The one-time token `cadenza start` printed, also in the file setup-token in its data folder'),
       email,
       password,
       name: z.string().min(1).max(200).optional(),
       workspaceName: z.string().min(1).max(200),
       timeZone: z.string().refine(isValidZone, 'an IANA time zone such as Europe/Paris').optional(),
     }),
-    example: () => ({ body: { email: 'owner@example.test', password: 'correct horse battery', workspaceName: 'Acme' } }),
+    example: () => ({ body: { setupToken: 'printed-by-cadenza-start', email: 'owner@example.test', password: 'correct horse battery', workspaceName: 'Acme' } }),
     response: meBody,
+    // Each attempt costs an argon2 hash and tries a token: limited per IP like sign-in.
+    rateLimit: (ctx) => ({ max: ctx.loginLimit.perIp, windowMs: ctx.loginLimit.windowMs }),
     handler: async (c) => {
       const r = await firstRunSetup(c.ctx.store, c.ctx, c.body);
       return startSession(c as RouteContext<unknown, unknown, unknown>, r.accountId);

@@ -17,7 +17,7 @@ describe('POST /api/workspaces/:id/demo (cadenza start, every role)', () => {
     const app = await startApp({ dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api', 'scheduler', 'sender', 'sync'], log: createLogger({ level: 'silent' }) });
     try {
       const server = app.server!;
-      const setup = await server.inject({ method: 'POST', url: '/api/setup', payload: { email: 'owner@example.test', password: 'long enough password', workspaceName: 'Acme' } });
+      const setup = await server.inject({ method: 'POST', url: '/api/setup', payload: { setupToken: app.setupToken!.token, email: 'owner@example.test', password: 'long enough password', workspaceName: 'Acme' } });
       expect(setup.statusCode).toBe(201);
       const ws = (setup.json().workspaces as Array<{ id: string }>)[0]!.id;
       const headers = { cookie: `${SESSION_COOKIE}=${setup.cookies.find((c) => c.name === SESSION_COOKIE)!.value}`, 'x-csrf-token': setup.json().csrfToken as string };

@@ -6,6 +6,23 @@ import { pushSettingsFrom } from '../../mailbox/sync/push-settings.ts';
 import { systemMailerSettingsFrom } from '../../api/system-mailer.ts';
 import { globals } from '../context.ts';
 
+/**
+ * What the first start prints: until the first account exists, setup asks for this token, so
+ * that only someone at this console (or with the data folder) can claim the install.
+ */
+export function setupBanner(url: string, s: { token: string; file: string }): string {
+  return [
+    '',
+    'First run: open Cadenza in a browser and give this setup token to create the owner account:',
+    '',
+    `    ${s.token}`,
+    '',
+    `(${url ? `at ${url}; ` : ''}also in ${s.file}, readable by you only; it stops working once setup is done)`,
+    '',
+    '',
+  ].join('\n');
+}
+
 export function register(program: Command): void {
   program
     .command('start')
@@ -35,6 +52,7 @@ export function register(program: Command): void {
         },
       });
       if (g.json) process.stdout.write(`${JSON.stringify({ url: app.url, backend: app.store.backend })}\n`);
+      if (app.setupToken) process.stderr.write(setupBanner(app.url ?? '', app.setupToken));
       await new Promise<void>((resolve) => {
         // The handler stays until the end: a terminal's Ctrl-C signals the whole process group and
         // the tsx runner relays it again, and a second signal without a handler would kill the

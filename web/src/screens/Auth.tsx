@@ -42,6 +42,7 @@ export function SignIn({ onDone }: { onDone: (me: Me) => void }) {
 
 export function Setup({ onDone }: { onDone: (me: Me, startDemo: boolean) => void }) {
   const [f, setF] = useState({
+    setupToken: '',
     name: '',
     email: '',
     password: '',
@@ -51,14 +52,17 @@ export function Setup({ onDone }: { onDone: (me: Me, startDemo: boolean) => void
   const [demo, setDemo] = useState(false);
   const set = (k: keyof typeof f) => (e: React.ChangeEvent<HTMLInputElement>) => setF({ ...f, [k]: e.target.value });
   const { busy, error, submit } = useSubmit(async () => {
-    const body = { email: f.email, password: f.password, workspaceName: f.workspaceName, timeZone: f.timeZone, ...(f.name ? { name: f.name } : {}) };
+    const body = { setupToken: f.setupToken.trim(), email: f.email, password: f.password, workspaceName: f.workspaceName, timeZone: f.timeZone, ...(f.name ? { name: f.name } : {}) };
     onDone(await api<Me>('POST', '/api/setup', body), demo);
   });
   return (
     <AuthFrame title="Set up Cadenza" lead="Nobody has an account here yet. Create the owner account and the first workspace.">
       <form onSubmit={submit} className="stack">
+        <Field label="Setup token" hint="Printed by cadenza start on its console, and in the file setup-token in its data folder. It proves you run this server.">
+          <input required autoComplete="off" spellCheck={false} value={f.setupToken} onChange={set('setupToken')} autoFocus />
+        </Field>
         <Field label="Your name">
-          <input autoComplete="name" value={f.name} onChange={set('name')} autoFocus />
+          <input autoComplete="name" value={f.name} onChange={set('name')} />
         </Field>
         <Field label="Email">
           <input type="email" autoComplete="username" required value={f.email} onChange={set('email')} />

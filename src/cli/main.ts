@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { version } from '../ops/app.ts';
 import { reportError } from './context.ts';
+import { privateUmask } from '../common/private-files.ts';
 import { register as classify } from './commands/classify.ts';
 import { register as demo } from './commands/demo.ts';
 import { register as dns } from './commands/dns.ts';
@@ -30,6 +31,9 @@ export function buildProgram(): Command {
   return program;
 }
 
+// Everything Cadenza writes (the data folder, the embedded database, keys, reports) is the
+// account's own from its first byte: group and others get no permission.
+privateUmask();
 const program = buildProgram();
 program.parseAsync(process.argv).catch((e: unknown) => {
   process.exitCode = reportError(e, process.argv.includes('--json'));

@@ -1,7 +1,9 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
+import type { Logger } from '../common/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { Store } from '../store/store.ts';
 import { registerTracking, type TrackingDeps } from '../tracking/index.ts';
@@ -12,13 +14,18 @@ import { registerApi } from './api.ts';
 import { oauthCaller } from './auth/oauth-caller.ts';
 import type { ApiContext } from './context.ts';
 import { registerDocs } from './http/docs.ts';
+import { loggedCause } from './http/logged-cause.ts';
+import { SERVER_TIMEOUTS } from './http/drain.ts';
+import { registerSecurityHeaders } from './http/security-headers.ts';
+import { boundUnreadBodies } from './http/unread-body.ts';
 import { registerWebApp } from './static.ts';
 
 export interface ApiDeps {
   store: Store;
   clock: Clock;
   version: string;
-  logger?: boolean | object;
+  /** Where 5xx answers are logged with their request id (pino, credentials redacted: common/logger.ts); absent: not logged. */
+  log?: Logger;
   /** Open pixel, click redirect and unsubscribe endpoints (src/tracking). */
   tracking?: Omit<TrackingDeps, 'store' | 'clock'>;
   /** Connecting Google and Microsoft mailboxes: /oauth/:provider/start and /oauth/callback (src/mailbox/oauth). */
@@ -27,6 +34,8 @@ export interface ApiDeps {
   push?: { registry: PushRegistry; verificationToken: string };
   /** Served as Prometheus text on GET /metrics. */
   metrics?: Metrics;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>` (CADENZA_METRICS_TOKEN); unset: public. */
+  metricsToken?: string;
   /** The /api routes (src/api/routes), with /openapi.json and /docs; absent: not served. */
   api?: Omit<ApiContext, 'store' | 'clock'>;
 }
@@ -36,7 +45,21 @@ export interface ApiDeps {
  * the web app arrive with their issues and register here.
  */
 export function buildServer(deps: ApiDeps): FastifyInstance {
-  const app = Fastify({ logger: deps.logger ?? false });
+  const app: FastifyInstance = Fastify({
+    ...(deps.log ? { loggerInstance: deps.log as FastifyBaseLogger } : { logger: false }),
+    // Each request is not logged; its failures are (below and http/errors.ts), under its id.
+    disableRequestLogging: true,
+    requestTimeout: SERVER_TIMEOUTS.requestMs,
+    keepAliveTimeout: SERVER_TIMEOUTS.keepAliveMs,
+    http: { headersTimeout: SERVER_TIMEOUTS.headersMs },
+  });
+  // A 5xx from any route (tracking, OAuth, push, health) is logged with its request id, the id a
+  // 5xx body names; /api's own handler logs its cause (http/errors.ts), this logs the rest.
+  app.addHook('onResponse', async (req, reply) => {
+    if (reply.statusCode >= 500 && !loggedCause.has(req)) req.log.error({ reqId: req.id, method: req.method, url: req.url.split('?', 1)[0], status: reply.statusCode }, 'request failed');
+  });
+  registerSecurityHeaders(app);
+  boundUnreadBodies(app);
   // First, and every route after it once it has loaded (app.after), so that the OpenAPI document
   // sees them all: a route added before @fastify/swagger's onRoute hook exists would be missing.
   registerDocs(app, deps.version);
@@ -64,21 +87,39 @@ function registerRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   const metrics = deps.metrics;
   if (metrics) {
-    app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
+    const allowed = bearerCheck(deps.metricsToken);
+    app.get('/metrics', async (req, reply) => {
+      if (!allowed(req)) return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').send({ error: { code: 'UNAUTHENTICATED', message: 'send the metrics token as Authorization: Bearer <token> (CADENZA_METRICS_TOKEN)', details: {} } });
+      return reply.type(metrics.contentType).send(await metrics.text());
+    });
   }
 
   app.get('/healthz', async () => ({ status: 'ok', version: deps.version }));
 
-  // Ready only when the store answers: a load balancer should not route to a process whose database is gone.
-  app.get('/readyz', async (_req, reply) => {
+  // Ready only when the store answers: a load balancer should not route to a process whose
+  // database is gone. Anyone may ask, so the cause (a host name, a connection string, a path) is
+  // logged under the request id, never answered.
+  app.get('/readyz', async (req, reply) => {
     try {
       await sql`select 1`.execute(deps.store.db);
       return { status: 'ready', backend: deps.store.backend };
     } catch (e) {
-      return reply.code(503).send({ status: 'unavailable', error: (e as Error).message });
+      req.log.error({ err: e, reqId: req.id }, 'readiness check: the store does not answer');
+      loggedCause.add(req);
+      return reply.code(503).send({ status: 'unavailable', requestId: req.id });
     }
   });
 
   // Last: the web app's fallback answers GET paths no route above took (src/api/static.ts).
   if (deps.api) registerWebApp(app);
+}
+
+/** A constant-time check of `Authorization: Bearer <token>`; no token configured: everyone passes. */
+function bearerCheck(token: string | undefined): (req: FastifyRequest) => boolean {
+  if (!token) return () => true;
+  const want = createHash('sha256').update(token).digest();
+  return (req) => {
+    const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    return m !== null && timingSafeEqual(createHash('sha256').update(m[1]!).digest(), want);
+  };
 }

@@ -3,7 +3,8 @@ import { systemClock } from '../common/clock.ts';
 import { embeddedDbDir, loadConfig } from '../common/config.ts';
 import { systemRandom } from '../common/random.ts';
 import { migrate } from '../store/migrate.ts';
-import { loadMasterKey } from '../common/secrets.ts';
+import { openMasterKey } from '../mailbox/master-key.ts';
+import { ensurePrivateDir } from '../common/private-files.ts';
 import { ensureDefaultWorkspace } from '../ops/workspace.ts';
 import { newId } from '../common/ids.ts';
 import { notifyPushBus } from '../ops/push-bus.ts';
@@ -27,6 +28,7 @@ export const deps = { clock: systemClock, random: systemRandom() };
 export async function withStore<T>(g: GlobalOptions, fn: (store: Store) => Promise<T>, opts: { migrate?: boolean } = {}): Promise<T> {
   const cfg = loadConfig();
   const databaseUrl = g.databaseUrl ?? cfg.DATABASE_URL;
+  if (!databaseUrl) ensurePrivateDir(g.dataDir ?? cfg.CADENZA_DATA_DIR);
   const store = await openStore({ databaseUrl, dataDir: databaseUrl ? undefined : embeddedDbDir(g.dataDir ?? cfg.CADENZA_DATA_DIR) });
   try {
     if (opts.migrate !== false) {
@@ -52,10 +54,13 @@ export async function nudgeRunning(store: Store, ...work: WorkKind[]): Promise<v
   for (const w of work) await notifyPushBus(store, { origin, kind: 'work', work: w }).catch(() => undefined);
 }
 
-/** The master key for this installation (env, key file, or created beside the embedded store). */
-export function masterKey(g: GlobalOptions): Buffer {
+/**
+ * The master key for this installation (env, key file, or created beside the embedded store for
+ * an empty one), checked against the store's wrapped keys (mailbox/master-key.ts).
+ */
+export async function masterKey(g: GlobalOptions, store: Store): Promise<Buffer> {
   const cfg = loadConfig();
-  return loadMasterKey({ dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR });
+  return openMasterKey(store, { dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR });
 }
 
 /** Prints a result: one JSON document with --json, else the human text. */

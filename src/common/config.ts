@@ -48,6 +48,8 @@ const schema = z.object({
   CADENZA_SMTP_URL: z.string().regex(/^smtps?:\/\/[^/]/, 'an smtp:// or smtps:// URL such as smtp://user:pass@mail.example.com:587').optional(),
   /** The From of those emails, e.g. "Cadenza <cadenza@example.com>"; unset: the SMTP user, when it is an address. */
   CADENZA_MAIL_FROM: z.string().min(3).optional(),
+  /** GET /metrics answers only with `Authorization: Bearer <this>` (docs/security.md); unset: /metrics is public. At least 16 characters. Never logged. */
+  CADENZA_METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

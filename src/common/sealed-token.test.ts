@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { seal, unseal } from './sealed-token.ts';
-import { deriveKey, loadMasterKey } from './secrets.ts';
+import { createMasterKey, deriveKey, readMasterKey } from './secrets.ts';
 
 describe('sealed tokens', () => {
   const key = randomBytes(32);
@@ -41,9 +41,9 @@ describe('the master key', () => {
   it('is created once in the data folder with mode 0600 and read back the same', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cadenza-key-'));
     try {
-      const a = loadMasterKey({ env: {}, dataDir: dir });
+      const a = createMasterKey({ env: {}, dataDir: dir });
       expect(statSync(join(dir, 'master.key')).mode & 0o777).toBe(0o600);
-      expect(loadMasterKey({ env: {}, dataDir: dir }).equals(a)).toBe(true);
+      expect(readMasterKey({ env: {}, dataDir: dir })!.equals(a)).toBe(true);
       expect(deriveKey(a, 'x').equals(deriveKey(a, 'y'))).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -52,7 +52,7 @@ describe('the master key', () => {
 
   it('comes from the environment when set, and a wrong one is a clear error', () => {
     const k = randomBytes(32).toString('base64');
-    expect(loadMasterKey({ env: { CADENZA_MASTER_KEY: k }, dataDir: '/nonexistent' }).toString('base64')).toBe(k);
-    expect(() => loadMasterKey({ env: { CADENZA_MASTER_KEY: 'short' }, dataDir: '/x' })).toThrow(/32 bytes/);
+    expect(readMasterKey({ env: { CADENZA_MASTER_KEY: k }, dataDir: '/nonexistent' })!.toString('base64')).toBe(k);
+    expect(() => readMasterKey({ env: { CADENZA_MASTER_KEY: 'short' }, dataDir: '/x' })).toThrow(/32 bytes/);
   });
 });

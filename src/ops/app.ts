@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../api/server.ts';
+import { drainServer } from '../api/http/drain.ts';
 import { defaultAuthSettings } from '../api/context.ts';
 import { systemClock, type Clock, type TimerHandle } from '../common/clock.ts';
 import { SwitchableClock } from '../common/switchable-clock.ts';
@@ -12,7 +13,8 @@ import { migrate } from '../store/migrate.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { ensureEventPartitions } from '../store/partitions.ts';
 import { ensureDefaultWorkspace } from './workspace.ts';
-import { loadMasterKey } from '../common/secrets.ts';
+import { openMasterKey } from '../mailbox/master-key.ts';
+import { ensurePrivateDir } from '../common/private-files.ts';
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import { trackingKey } from '../sending/compose/tracking.ts';
 import { SenderPool } from '../sending/sender-pool.ts';
@@ -57,6 +59,10 @@ export interface AppOptions {
   mailer?: SystemMailerSettings;
   /** The senders' timings (CADENZA_UNKNOWN_GRACE_MS, CADENZA_SENDER_RESOLVE_EVERY_MS, CADENZA_SENDER_LEASE_TTL_MS); absent: the defaults. */
   sending?: { unknownGraceMs?: number; resolveEveryMs?: number; leaseTtlMs?: number };
+  /** GET /metrics needs this bearer token (CADENZA_METRICS_TOKEN); absent: /metrics is public. */
+  metricsToken?: string;
+  /** How long a stop lets HTTP requests in progress finish before their connections are cut; default 10 s. */
+  drainMs?: number;
   /** The Gmail and Graph APIs' base URLs replaced (the emulators in tests). */
   providerBaseUrls?: { gmail?: string; graph?: string };
   clock?: Clock;
@@ -91,12 +97,23 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   const clock = o.clock ?? systemClock;
   const random = o.random ?? systemRandom();
   const log = o.log ?? createLogger();
+  // The data folder holds master.key and the embedded database: the account's own (0700).
+  if (!o.databaseUrl) ensurePrivateDir(o.dataDir);
   const store = await openStore({ databaseUrl: o.databaseUrl, dataDir: o.databaseUrl ? undefined : embeddedDbDir(o.dataDir) });
   const m = await migrate(store);
   if (m.applied.length) log.info({ applied: m.applied }, 'migrations applied');
   await ensureDefaultWorkspace(store, { clock, random });
   const parts = await ensureEventPartitions(store, clock.now());
   if (parts.skipped.length) log.warn({ months: parts.skipped }, 'event months left in the default partition');
+
+  // Checked before any role starts: a wrong or missing key refuses the start with what to do.
+  let master: Buffer;
+  try {
+    master = await openMasterKey(store, { dataDir: o.dataDir });
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
 
   // Keep the journal's months ahead of time while the process runs.
   let maintenance: TimerHandle | undefined;
@@ -125,7 +142,11 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       // Senders first: each finishes the message it is handing over and records it. Sync loops
       // finish and commit the batch in flight.
       await Promise.all([app.senders?.stop(), app.syncs?.stop()]);
-      await app.server?.close();
+      // Bounded: a request that hangs (a stalled upload) is cut at the deadline (api/http/drain.ts).
+      if (app.server) {
+        const d = await drainServer(app.server, o.drainMs ?? 10_000);
+        if (d.forced) log.warn({ deadlineMs: o.drainMs ?? 10_000 }, 'stop: HTTP requests still open at the deadline were cut');
+      }
       await app.webhooks?.stop();
       await pushBus?.close();
       await app.scheduler?.stop();
@@ -133,7 +154,6 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     },
   };
   const service = new EnrollmentService({ store, clock: world, random });
-  const master = loadMasterKey({ dataDir: o.dataDir });
   // One token provider per process: senders, sync loops and the connect routes share its cache.
   const vault = new Vault(store, localKeyWrapper(master));
   // Webhook secrets stored in clear before 0013 are sealed by the first process holding the master key.
@@ -246,7 +266,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.webhooks = webhooks;
     webhooks.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
-    app.server = buildServer({ store, clock: world, version, metrics, tracking: { service, key: trackingKey(master), log },
+    app.server = buildServer({ store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), tracking: { service, key: trackingKey(master), log },
       api: { random, vault, service, transportFor, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
 import { seededRandom } from '../common/random.ts';
-import { loadMasterKey } from '../common/secrets.ts';
+import { openMasterKey } from '../mailbox/master-key.ts';
 import { replyMail, seedSentSequence, type Seeded } from '../ingest/pipeline-test-support.ts';
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import { pushSettingsFrom } from '../mailbox/sync/push-settings.ts';
@@ -69,7 +69,7 @@ describe.each(modes)('push wiring: $name', ({ split }) => {
     const leads = (p: string) => [0, 1].map((i) => `${p}${i}.${tag}@prospects.test`);
     g = await seedSentSequence(api.store, { clock: systemClock, random: seededRandom(`g${tag}`), service }, { mailboxEmail: GMAIL, leads: leads('g'), tag: `g${tag}`, provider: 'gmail' });
     m = await seedSentSequence(api.store, { clock: systemClock, random: seededRandom(`m${tag}`), service }, { mailboxEmail: GRAPH, leads: leads('m'), tag: `m${tag}`, provider: 'graph' });
-    const vault = new Vault(api.store, localKeyWrapper(loadMasterKey({ dataDir: dir })));
+    const vault = new Vault(api.store, localKeyWrapper(await openMasterKey(api.store, { dataDir: dir })));
     const expiresAt = Date.now() + 3_600_000;
     await vault.put(g.workspaceId, g.mailboxId, { kind: 'oauth', accessToken: gmail.tokenSource(GMAIL).current, refreshToken: 'unused', expiresAt });
     await vault.put(m.workspaceId, m.mailboxId, { kind: 'oauth', accessToken: graph.tokenSource(GRAPH).current, refreshToken: 'unused', expiresAt });

@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
-import { loadMasterKey } from '../common/secrets.ts';
+import { openMasterKey } from '../mailbox/master-key.ts';
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import { seededRandom } from '../common/random.ts';
 import { createEndpoint } from '../api/webhooks/endpoints.ts';
@@ -27,7 +27,7 @@ describe('cadenza start delivers webhooks', () => {
     const app = await startApp({ dataDir: dir, port: 0, host: '127.0.0.1', roles: ['api'], log: createLogger({ level: 'silent' }), webhooks: { allowPrivate: true, pollMs: 50 } });
     try {
       const ws = (await app.store.db.selectFrom('workspace').select('id').executeTakeFirstOrThrow()).id;
-      const ep = await createEndpoint({ db: app.store.db, clock: systemClock, random: seededRandom('wh-app'), sealer: new Vault(app.store, localKeyWrapper(loadMasterKey({ dataDir: dir }))) }, { allowPrivate: true }, { workspaceId: ws, url: `http://127.0.0.1:${(rx.server.address() as { port: number }).port}/in`, events: ['reply'] });
+      const ep = await createEndpoint({ db: app.store.db, clock: systemClock, random: seededRandom('wh-app'), sealer: new Vault(app.store, localKeyWrapper(await openMasterKey(app.store, { dataDir: dir }))) }, { allowPrivate: true }, { workspaceId: ws, url: `http://127.0.0.1:${(rx.server.address() as { port: number }).port}/in`, events: ['reply'] });
       await sql`insert into event (workspace_id, enrollment_id, type, payload, at) values (${ws}, null, 'reply', '{"event":{"type":"reply"},"to":"replied"}', now())`.execute(app.store.db);
       for (let i = 0; i < 200 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect(got).toHaveLength(1);

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
@@ -6,6 +5,7 @@ import pg from 'pg';
 import { cadenzaError } from '../common/errors.ts';
 import { lockEmbeddedDir } from './embedded-lock.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { ensurePrivateDir, restrictTree } from '../common/private-files.ts';
 import type { Database } from './schema.ts';
 
 export type Backend = 'pglite' | 'postgres';
@@ -42,7 +42,12 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
 }
 
 async function openPGlite(dataDir: string | undefined): Promise<Store> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  if (dataDir) {
+    // The database files are the account's own: the folder is 0700, so nobody else reaches what
+    // is inside; the files themselves lose group and other permissions at open and at close
+    // (PGlite writes with the process umask, which `cadenza` sets to 0077: cli/main.ts).
+    ensurePrivateDir(dataDir);
+  }
   // One process at a time: a second one would silently lose writes (embedded-lock.ts).
   const unlock = dataDir ? lockEmbeddedDir(dataDir) : () => undefined;
   let pglite: PGlite;
@@ -51,6 +56,7 @@ async function openPGlite(dataDir: string | undefined): Promise<Store> {
     const extensions = { pg_trgm };
     pglite = dataDir ? new PGlite(dataDir, { extensions }) : new PGlite({ extensions });
     await pglite.waitReady;
+    if (dataDir) restrictTree(dataDir);
   } catch (e) {
     unlock();
     throw cadenzaError('STORE_UNAVAILABLE', `cannot open the embedded store${dataDir ? ` in ${dataDir}` : ''}: ${(e as Error).message}`);
@@ -72,6 +78,7 @@ async function openPGlite(dataDir: string | undefined): Promise<Store> {
     },
     async close() {
       await db.destroy();
+      if (dataDir) restrictTree(dataDir);
       unlock();
     },
   };

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { isCadenzaError, type ErrorCode } from '../../common/errors.ts';
+import { loggedCause } from './logged-cause.ts';
 
 /** The one error shape every API route answers with. */
 export const errorBody = z
@@ -100,6 +101,9 @@ function internalBody(code: string, requestId: string): ErrorBody {
 
 export function apiErrorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const m = mapError(err, String(req.id));
-  if (m.internal !== undefined) req.log.error({ err: m.internal, reqId: req.id }, 'api request failed');
+  if (m.internal !== undefined) {
+    req.log.error({ err: m.internal, reqId: req.id, method: req.method, url: req.url.split('?', 1)[0] }, 'api request failed');
+    loggedCause.add(req);
+  }
   return reply.code(m.status).type('application/json').send(JSON.stringify(m.body));
 }

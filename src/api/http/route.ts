@@ -168,24 +168,19 @@ export function registerRoute(app: FastifyInstance, route: ApiRoute, ctx: ApiCon
           return state.ws;
         },
       };
-      try {
-        const out = await route.handler(c);
-        reply.code(route.status);
-        return out;
-      } finally {
-        await upload?.drain();
-      }
+      const out = await route.handler(c);
+      reply.code(route.status);
+      return out;
     },
   });
 }
 
 /**
- * A raw request body, read in chunks up to a limit. Stopping early (an error, a cancelled import)
- * must not destroy the request, or the answer could not be sent; drain() then reads and drops the
- * rest, so the client sees the answer rather than a reset connection. Past the limit, the
- * connection is closed instead of reading on.
+ * A raw request body, read in chunks up to a limit. A handler that stops early (an error, a
+ * cancelled import) is answered at once: what is left of the body is the server's to bound and
+ * close (http/unread-body.ts). Past the route's limit, the connection is closed instead of reading on.
  */
-function rawUpload(req: FastifyRequest, reply: FastifyReply, raw: RawBody): { body: AsyncIterable<Buffer>; drain(): Promise<void> } {
+function rawUpload(req: FastifyRequest, reply: FastifyReply, raw: RawBody): { body: AsyncIterable<Buffer> } {
   const max = raw.maxBytes;
   const tooLarge = () => {
     reply.header('connection', 'close');
@@ -198,45 +193,15 @@ function rawUpload(req: FastifyRequest, reply: FastifyReply, raw: RawBody): { bo
     throw cadenzaError('INVALID_INPUT', `send the file as the request body with Content-Type: ${raw.contentType}`, { contentType: req.headers['content-type'] ?? null });
   }
   let seen = 0;
-  let over = false;
   async function* body(): AsyncGenerator<Buffer> {
     for await (const c of stream!.iterator({ destroyOnReturn: false })) {
       const b = Buffer.isBuffer(c) ? c : Buffer.from(c as string);
       seen += b.length;
-      if (seen > max) {
-        over = true;
-        throw tooLarge();
-      }
+      if (seen > max) throw tooLarge();
       yield b;
     }
   }
-  return {
-    body: body(),
-    async drain() {
-      if (stream.readableEnded || stream.destroyed) return;
-      if (over) return;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          stream.off('data', onData);
-          resolve();
-        };
-        const onData = (c: Buffer) => {
-          seen += c.length;
-          // Reading on would be unbounded: stop here and let the connection close.
-          if (seen > max) {
-            reply.header('connection', 'close');
-            stream.pause();
-            done();
-          }
-        };
-        stream.on('data', onData);
-        stream.once('end', done);
-        stream.once('close', done);
-        stream.once('error', done);
-        stream.resume();
-      });
-    },
-  };
+  return { body: body() };
 }
 
 function rateLimitConfig(l: { max: number; windowMs: number }) {

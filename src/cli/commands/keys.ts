@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../common/config.ts';
 import { cadenzaError } from '../../common/errors.ts';
-import { keyFingerprint } from '../../common/secrets.ts';
+import { decodeMasterKey, keyFingerprint, masterKeyLocation, readMasterKey } from '../../common/secrets.ts';
+import { checkKeyAgainstStore, keyProblem } from '../../mailbox/master-key.ts';
 import { sealLegacyWebhookSecrets } from '../../api/webhooks/secrets.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import type { Store } from '../../store/store.ts';
@@ -29,14 +30,17 @@ export function register(program: Command): void {
     .action(async (o: { newKeyFile?: string }, cmd: Command) => {
       const g = globals(cmd);
       const cfg = loadConfig();
-      const current = masterKey(g);
       let next: Buffer;
       if (o.newKeyFile) {
         next = Buffer.from(readFileSync(o.newKeyFile, 'utf8').trim(), 'base64');
         if (next.length !== 32) throw cadenzaError('INVALID_INPUT', `${o.newKeyFile} must hold 32 bytes in base64`);
       } else next = randomBytes(32);
-      if (next.equals(current)) throw cadenzaError('INVALID_INPUT', 'the new key is the current key');
-      const r = await withStore(g, (store) => rotateMasterKey(store, current, next));
+      let current = next;
+      const r = await withStore(g, async (store) => {
+        current = await masterKey(g, store);
+        if (next.equals(current)) throw cadenzaError('INVALID_INPUT', 'the new key is the current key');
+        return rotateMasterKey(store, current, next);
+      });
       // The default key file beside the embedded store is replaced (the old one kept aside); a key
       // from the environment or an explicit file is the operator's to swap.
       const defaultFile = join(g.dataDir ?? cfg.CADENZA_DATA_DIR, 'master.key');
@@ -53,5 +57,21 @@ export function register(program: Command): void {
         } else where = `point CADENZA_MASTER_KEY_FILE (or CADENZA_MASTER_KEY) at ${o.newKeyFile} before the next start`;
       }
       output(g, { ...r, fingerprint: keyFingerprint(next) }, () => `rewrapped ${r.rewrapped} workspace key(s); ${where}`);
+    });
+  keys
+    .command('verify')
+    .description("check a master key against the store's wrapped workspace keys, without starting (exit 2 when they do not match)")
+    .option('--key-file <file>', 'the key to check (32 bytes, base64); default: the configured one (CADENZA_MASTER_KEY, CADENZA_MASTER_KEY_FILE, <data dir>/master.key)')
+    .action(async (o: { keyFile?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const source = { dataDir: g.dataDir ?? loadConfig().CADENZA_DATA_DIR };
+      const where = o.keyFile ?? masterKeyLocation(source);
+      const key = o.keyFile ? decodeMasterKey(readFileSync(o.keyFile, 'utf8'), o.keyFile) : readMasterKey(source);
+      const check = await withStore(g, (store) => checkKeyAgainstStore(store, key));
+      const problem = keyProblem(check, where);
+      if (problem) throw cadenzaError('CONFIG_INVALID', problem, { ...check });
+      const n = Object.values(check.wrapped).reduce((a, b) => a + b, 0);
+      output(g, { ok: true, ...check, where }, () =>
+        key ? `the master key from ${where} (fingerprint ${check.fingerprint}) unwraps all ${n} workspace key(s)` : `no master key is configured and the store holds no wrapped key: \`cadenza start\` will create ${where}`);
     });
 }

@@ -36,7 +36,7 @@ export function registerConnect(mb: Command): void {
       const clients = new OAuthClients(oauthSettingsFrom(loadConfig()), { clock: deps.clock });
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        const vault = new Vault(store, localKeyWrapper(masterKey(g)));
+        const vault = new Vault(store, localKeyWrapper(await masterKey(g, store)));
         const done = await connectWithLoopback(
           { store, vault, clients, clock: deps.clock, random: deps.random },
           {

@@ -40,7 +40,7 @@ export function registerTest(mb: Command): void {
         if (!settings.imap && !settings.smtp) {
           throw cadenzaError('INVALID_INPUT', `mailbox ${row.email} (${row.provider}) has no IMAP or SMTP server to test; it syncs and sends through the provider's API`);
         }
-        const vault = new Vault(store, localKeyWrapper(masterKey(g)));
+        const vault = new Vault(store, localKeyWrapper(await masterKey(g, store)));
         const credential = await vault.get(row.id);
         if (!credential) throw cadenzaError('INVALID_INPUT', `mailbox ${row.email} has no stored credential (add it with --password-stdin, or connect it)`);
         const clients = new OAuthClients(oauthSettingsFrom(loadConfig()), { clock: deps.clock });

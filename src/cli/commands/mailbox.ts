@@ -128,7 +128,7 @@ export function register(program: Command): void {
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
         const id = newId(deps.clock.now(), deps.random);
-        const vault = new Vault(store, localKeyWrapper(masterKey(g)));
+        const vault = new Vault(store, localKeyWrapper(await masterKey(g, store)));
         await store.db.transaction().execute(async (tx) => {
           await tx
             .insertInto('mailbox')

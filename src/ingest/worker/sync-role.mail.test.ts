@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { systemClock } from '../../common/clock.ts';
 import { createLogger } from '../../common/logger.ts';
 import { seededRandom } from '../../common/random.ts';
-import { loadMasterKey } from '../../common/secrets.ts';
+import { openMasterKey } from '../../mailbox/master-key.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { startApp } from '../../ops/app.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
@@ -34,7 +34,7 @@ describeMailBed('the sync role in cadenza start', () => {
 
   it('stops an enrollment on a reply and exposes the latency on /metrics', async () => {
     const tag = randomBytes(4).toString('hex');
-    const vault = new Vault(store, localKeyWrapper(loadMasterKey({ dataDir: dir, env: {} })));
+    const vault = new Vault(store, localKeyWrapper(await openMasterKey(store, { dataDir: dir, env: {} })));
     const s = await seedSentSequence(store, { clock: systemClock, random: seededRandom(tag), service: new EnrollmentService({ store, clock: systemClock, random: seededRandom(1) }) }, {
       mailboxEmail: USER,
       leads: [`a.${tag}@prospects.test`],

@@ -13,6 +13,16 @@ export interface Clock {
   setTimer(ms: number, fn: () => void): TimerHandle;
   /** Resolves after ms milliseconds of this clock's time. */
   sleep(ms: number): Promise<void>;
+  /**
+   * How many times faster than real time this clock runs (a demo's accelerated clock); absent: 1.
+   * A duration between two of its stamps divided by it is a duration a person can compare.
+   */
+  readonly rate?: number;
+}
+
+/** Real milliseconds of a span measured between two stamps of `clock`. */
+export function realSpanMs(clock: Clock, spanMs: number): number {
+  return spanMs / (clock.rate ?? 1);
 }
 
 export const systemClock: Clock = {

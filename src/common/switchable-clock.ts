@@ -38,6 +38,10 @@ export class SwitchableClock implements Clock {
     return this.current.now();
   }
 
+  get rate(): number {
+    return this.current.rate ?? 1;
+  }
+
   setTimer(ms: number, fn: () => void): TimerHandle {
     return this.base.setTimer(ms, fn);
   }

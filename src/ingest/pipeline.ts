@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Clock } from '../common/clock.ts';
+import { realSpanMs, type Clock } from '../common/clock.ts';
 import { cadenzaError, isCadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import type { Logger } from '../common/logger.ts';
@@ -232,8 +232,9 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
       const handle = async () => {
         const target = enrollmentOf[i] ? (targets.get(enrollmentOf[i]!) ?? null) : null;
         const decision = decide(p.classification, target, opts);
+        const rowId = newId(now, deps.random);
         const inserted = await insertInbound(tx, {
-          id: newId(now, deps.random),
+          id: rowId,
           workspaceId: mailbox.workspaceId,
           mailboxId: mailbox.id,
           enrollmentId: target?.enrollmentId ?? null,
@@ -290,6 +291,10 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
           // Bounces count toward the sending mailbox's health (and may pause it).
           await recordSendOutcome(tx, { kind: 'bounce', requestId: sendId, hard: decision.action === 'hard_bounce', at: now });
         }
+        if (p.fetched.receivedAt !== null && stoppedOrPaused(mine)) {
+          // The stop is journalled at `now` in this transaction: its latency, in real time, is stored once.
+          await sql`update message set stop_latency_ms = ${Math.max(0, Math.round(realSpanMs(deps.clock, now - p.fetched.receivedAt)))} where id = ${rowId}`.execute(tx);
+        }
         applied.push(...mine);
         acted.push({ receivedAt: p.fetched.receivedAt, applied: mine, action: decision.action });
       };
@@ -321,7 +326,7 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
   }
   const committedAt = deps.clock.now();
   deps.service.notify(applied);
-  recordMetrics(deps.metrics, messages, quarantined, acted, committedAt);
+  recordMetrics(deps.clock, deps.metrics, messages, quarantined, acted, committedAt);
   return { messages, quarantined, applied, committedAt };
 }
 
@@ -352,17 +357,19 @@ function clamp01(x: number): number {
   return Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0;
 }
 
-function recordMetrics(metrics: Metrics | undefined, messages: IngestedMessage[], quarantined: number, acted: Array<{ receivedAt: number | null; applied: Applied[]; action: Decision['action'] }>, committedAt: number): void {
+function recordMetrics(clock: Clock, metrics: Metrics | undefined, messages: IngestedMessage[], quarantined: number, acted: Array<{ receivedAt: number | null; applied: Applied[]; action: Decision['action'] }>, committedAt: number): void {
   if (!metrics) return;
   for (const m of messages) if (m.inserted) metrics.ingested.inc({ label: m.label });
   for (const a of acted) metrics.actions.inc({ action: a.action });
   if (quarantined) metrics.quarantined.inc(quarantined);
   for (const a of acted) {
-    const first = a.applied[0];
-    // Reply-to-stop: a signal that stopped (or paused) its enrollment, from server receipt to commit.
-    if (a.receivedAt !== null && first?.result.outcome === 'applied' && (isTerminal(first.result.next.state) || first.result.next.state === 'paused')) {
-      metrics.recordReplyToStop(committedAt - a.receivedAt);
-    }
+    // Reply-to-stop: a signal that stopped (or paused) its enrollment, from server receipt to commit, in real ms.
+    if (a.receivedAt !== null && stoppedOrPaused(a.applied)) metrics.recordReplyToStop(realSpanMs(clock, committedAt - a.receivedAt));
   }
+}
+
+function stoppedOrPaused(applied: Applied[]): boolean {
+  const first = applied[0];
+  return first?.result.outcome === 'applied' && (isTerminal(first.result.next.state) || first.result.next.state === 'paused');
 }
 

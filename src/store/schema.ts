@@ -343,6 +343,8 @@ export interface MessageTable {
   folder: 'inbox' | 'junk' | 'sent' | 'other' | null;
   provider_key: string | null;
   received_at: Timestamp | null;
+  /** Reply-to-stop of this message's signal, in real ms (migration 0029); null when it stopped nothing. */
+  stop_latency_ms: number | null;
   label: string | null;
   confidence: number | null;
   reason: string | null;

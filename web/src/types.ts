@@ -146,8 +146,11 @@ export interface Task {
 }
 
 export interface Analytics {
+  asOf: string;
+  totals: { sends: number; replies: number; bounces: number; unsubscribes: number };
   days: { day: string; sends: number; replies: number; bounces: number; unsubscribes: number }[];
-  funnel: { sequenceName: string; stepKey: string; sent: number; replied: number }[];
+  funnel: { sequenceName: string; stepKey: string; removed: boolean; sent: number; replied: number }[];
+  unattributedReplies: number;
   variants: { sequenceName: string; stepKey: string; variantKey: string; sent: number; replied: number }[];
   replyToStop: { count: number; p50Ms: number | null; p90Ms: number | null; p99Ms: number | null };
 }

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+import { analyticsWindow, comparedVariants, emailSteps, perDay, perStep, replyToStopMs } from './analytics-figures.ts';
 
-const DAY_MS = 86_400_000;
 
 /** Nearest-rank percentile of sorted values. */
 function percentile(sorted: number[], p: number): number | null {
@@ -14,102 +14,56 @@ export const analyticsRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/analytics',
-    summary: 'Sends, replies, bounces and unsubscribes per UTC day, the per-step funnel, and reply-to-stop latency percentiles',
+    summary: 'Sends, replies, bounces and unsubscribes per UTC day, the per-step funnel and variants over the same window, and reply-to-stop latency percentiles (real ms)',
     tags: ['analytics'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
     query: z.object({ days: z.coerce.number().int().min(1).max(366).default(30) }),
     response: z
       .object({
+        asOf: z.string().describe('The window ends with this instant\'s UTC day: the later of now and the latest journal entry (a demo runs its clock ahead of the real date)'),
+        totals: z.object({ sends: z.number().int(), replies: z.number().int(), bounces: z.number().int(), unsubscribes: z.number().int() }).describe('The sums of days[]: the headline figures'),
         days: z.array(z.object({ day: z.string(), sends: z.number().int(), replies: z.number().int(), bounces: z.number().int(), unsubscribes: z.number().int() })),
-        funnel: z.array(z.object({ sequenceName: z.string(), stepKey: z.string(), sent: z.number().int(), replied: z.number().int() })),
+        funnel: z
+          .array(z.object({ sequenceName: z.string(), stepKey: z.string(), removed: z.boolean(), sent: z.number().int(), replied: z.number().int() }))
+          .describe('Per email step, over the same window: sends, and replies credited to the last email sent before them'),
+        unattributedReplies: z.number().int().describe('Replies in the window with no email sent before them (not in the funnel)'),
         variants: z
           .array(z.object({ sequenceName: z.string(), stepKey: z.string(), variantKey: z.string(), sent: z.number().int(), replied: z.number().int() }))
-          .describe('Email steps with more than one variant: sends of each, and how many of those enrollments ended replied'),
-        replyToStop: z.object({ count: z.number().int(), p50Ms: z.number().nullable(), p90Ms: z.number().nullable(), p99Ms: z.number().nullable() }),
+          .describe('Email steps with more than one variant: sends of each in the window, and the replies credited to it'),
+        replyToStop: z.object({ count: z.number().int(), p50Ms: z.number().nullable(), p90Ms: z.number().nullable(), p99Ms: z.number().nullable() }).describe('Real milliseconds, even for work done on a demo\'s accelerated clock'),
       })
       .meta({ id: 'Analytics' }),
     handler: async ({ ctx, ws, query }) => {
       const db = ctx.store.db;
-      const now = ctx.clock.now();
-      const firstDay = Math.floor(now / DAY_MS) - query.days + 1;
-      const since = new Date(firstDay * DAY_MS);
-      // The engine's journal has one row per applied event: the one source for every count here.
-      const counts = await db
-        .selectFrom('event')
-        .select([sql<string>`to_char(date_trunc('day', at at time zone 'UTC'), 'YYYY-MM-DD')`.as('day'), 'type', (eb) => eb.fn.countAll<string>().as('n')])
-        .where('workspace_id', '=', ws.workspaceId)
-        .where('at', '>=', since)
-        .where('type', 'in', ['step_sent', 'reply', 'bounce', 'unsubscribe'])
-        .groupBy([sql`1`, 'type'])
-        .execute();
-      const days = Array.from({ length: query.days }, (_, i) => ({ day: new Date((firstDay + i) * DAY_MS).toISOString().slice(0, 10), sends: 0, replies: 0, bounces: 0, unsubscribes: 0 }));
-      const byDay = new Map(days.map((d) => [d.day, d]));
-      const field = { step_sent: 'sends', reply: 'replies', bounce: 'bounces', unsubscribe: 'unsubscribes' } as const;
-      for (const c of counts) {
-        const d = byDay.get(c.day);
-        const f = field[c.type as keyof typeof field];
-        if (d && f) d[f] += Number(c.n);
+      const w = await analyticsWindow(db, ws.workspaceId, ctx.clock.now(), query.days);
+      const days = await perDay(db, ws.workspaceId, w);
+      const totals = { sends: 0, replies: 0, bounces: 0, unsubscribes: 0 };
+      for (const d of days) for (const k of Object.keys(totals) as Array<keyof typeof totals>) totals[k] += d[k];
+
+      const rows = await perStep(db, ws.workspaceId, w);
+      const funnel = new Map((await emailSteps(db, ws.workspaceId)).map((st) => [st.id, { sequenceName: st.name, stepKey: st.key, removed: false, sent: 0, replied: 0 }]));
+      const variants = new Map((await comparedVariants(db, ws.workspaceId)).map((v) => [`${v.step_id}:${v.variant_key}`, { sequenceName: v.sequence_name, stepKey: v.step_key, variantKey: v.variant_key, sent: 0, replied: 0 }]));
+      for (const r of rows) {
+        let f = funnel.get(r.step_id);
+        if (!f) funnel.set(r.step_id, (f = { sequenceName: r.sequence_name, stepKey: r.step_key, removed: true, sent: 0, replied: 0 }));
+        f.sent += Number(r.sent);
+        f.replied += Number(r.replied);
+        const v = variants.get(`${r.step_id}:${r.variant_key}`);
+        if (v) {
+          v.sent += Number(r.sent);
+          v.replied += Number(r.replied);
+        }
       }
-
-      const funnel = await db
-        .selectFrom('step as st')
-        .innerJoin('sequence as s', 's.id', 'st.sequence_id')
-        .select((eb) => [
-          's.name',
-          'st.key',
-          eb.selectFrom('send_request as r').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('r.step_id', '=', 'st.id').where('r.state', '=', 'sent').as('sent'),
-          eb.selectFrom('enrollment as e').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('e.last_step_id', '=', 'st.id').where('e.state', '=', 'replied').as('replied'),
-        ])
-        .where('s.workspace_id', '=', ws.workspaceId)
-        .where('st.archived_at', 'is', null)
-        .where('st.kind', '=', 'email')
-        .orderBy('s.created_at')
-        .orderBy('st.position')
-        .execute();
-
-      const variants = await db
-        .selectFrom('variant as v')
-        .innerJoin('step as st', 'st.id', 'v.step_id')
-        .innerJoin('sequence as s', 's.id', 'st.sequence_id')
-        .select((eb) => [
-          's.name',
-          'st.key as step_key',
-          'v.key',
-          eb.selectFrom('send_request as r').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('r.variant_id', '=', 'v.id').where('r.state', '=', 'sent').as('sent'),
-          eb
-            .selectFrom('send_request as r')
-            .innerJoin('enrollment as e', 'e.id', 'r.enrollment_id')
-            .select((e2) => e2.fn.count<string>('r.enrollment_id').distinct().as('n'))
-            .whereRef('r.variant_id', '=', 'v.id')
-            .where('r.state', '=', 'sent')
-            .where('e.state', '=', 'replied')
-            .as('replied'),
-        ])
-        .where('s.workspace_id', '=', ws.workspaceId)
-        .where('v.archived_at', 'is', null)
-        .where('st.archived_at', 'is', null)
-        .where((eb) => eb.exists(eb.selectFrom('variant as o').select('o.id').whereRef('o.step_id', '=', 'v.step_id').whereRef('o.id', '<>', 'v.id').where('o.archived_at', 'is', null)))
-        .orderBy('s.created_at')
-        .orderBy('st.position')
-        .orderBy('v.key')
-        .execute();
-
-      // Reply to stop: the reply's arrival at the mailbox (server receipt) to the engine's journal entry.
-      const lat = await db
-        .selectFrom('event as ev')
-        .innerJoin('message as m', (j) => j.onRef('m.enrollment_id', '=', 'ev.enrollment_id').on('m.direction', '=', 'inbound').on('m.label', '=', 'human_reply'))
-        .select(['ev.at as stopped', 'm.received_at', 'm.at'])
-        .where('ev.workspace_id', '=', ws.workspaceId)
-        .where('ev.type', '=', 'reply')
-        .where('ev.at', '>=', since)
-        .limit(100_000)
-        .execute();
-      const ms = lat.map((r) => new Date(r.stopped).getTime() - new Date(r.received_at ?? r.at).getTime()).filter((x) => x >= 0).sort((a, b) => a - b);
+      const credited = [...funnel.values()].reduce((n, f) => n + f.replied, 0);
+      const ms = await replyToStopMs(db, ws.workspaceId, w);
       return {
+        asOf: new Date(w.asOf).toISOString(),
+        totals,
         days,
-        funnel: funnel.map((f) => ({ sequenceName: f.name, stepKey: f.key, sent: Number(f.sent), replied: Number(f.replied) })),
-        variants: variants.map((v) => ({ sequenceName: v.name, stepKey: v.step_key, variantKey: v.key, sent: Number(v.sent), replied: Number(v.replied) })),
+        funnel: [...funnel.values()],
+        unattributedReplies: Math.max(0, totals.replies - credited),
+        variants: [...variants.values()],
         replyToStop: { count: ms.length, p50Ms: percentile(ms, 50), p90Ms: percentile(ms, 90), p99Ms: percentile(ms, 99) },
       };
     },
@@ -167,13 +121,16 @@ export const analyticsRoutes = [
       ),
     }),
     handler: async ({ ctx, ws, query }) => {
-      const since = new Date(ctx.clock.now() - query.days * DAY_MS);
+      // The same window and sources as GET …/analytics (analytics-figures.ts): the journal's sends, by the mailbox of their request.
+      const w = await analyticsWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days);
+      const [since, until] = [w.since, w.until];
       const rows = await sql<{ id: string; email: string; health: string; health_reason: string | null; sent: number; hard: number; soft: number; replies: number }>`
         select m.id, case when m.removed_at is null then m.email else m.email || ' (removed mailbox)' end as email, m.health, m.health_reason,
-          (select count(*) from send_request r where r.mailbox_id = m.id and r.state = 'sent' and r.updated_at >= ${since})::int as sent,
-          (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounce_kind = 'hard')::int as hard,
-          (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounce_kind = 'soft')::int as soft,
-          (select count(*) from message x where x.mailbox_id = m.id and x.direction = 'inbound' and x.label = 'human_reply' and x.at >= ${since})::int as replies
+          (select count(*) from event e join send_request r on r.enrollment_id = e.enrollment_id and r.step_id = (e.payload->'event'->>'stepId')::uuid
+            where e.workspace_id = m.workspace_id and e.type = 'step_sent' and r.mailbox_id = m.id and e.at >= ${since} and e.at < ${until})::int as sent,
+          (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounced_at < ${until} and r.bounce_kind = 'hard')::int as hard,
+          (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounced_at < ${until} and r.bounce_kind = 'soft')::int as soft,
+          (select count(*) from message x where x.mailbox_id = m.id and x.direction = 'inbound' and x.label = 'human_reply' and x.at >= ${since} and x.at < ${until})::int as replies
         from mailbox m where m.workspace_id = ${ws.workspaceId}
         order by m.email`.execute(ctx.store.db);
       return {

@@ -51,6 +51,7 @@ describe.each(testBackends())('task and analytics routes (%s)', (backend) => {
   it('counts the journal per day and gives the reply-to-stop percentiles', async () => {
     const db = h.store.db;
     const e = await db.selectFrom('enrollment').select(['id', 'workspace_id', 'mailbox_id']).executeTakeFirstOrThrow();
+    const mail = { event: { type: 'step_sent', stepId: (await db.selectFrom('step').select('id').where('key', '=', 'mail').executeTakeFirstOrThrow()).id } };
     const now = Date.now();
     const yesterday = new Date(now - 86_400_000);
     // What the engine journals and ingestion stores: two sends (one yesterday), a reply that
@@ -58,22 +59,22 @@ describe.each(testBackends())('task and analytics routes (%s)', (backend) => {
     await db
       .insertInto('event')
       .values([
-        { workspace_id: e.workspace_id, enrollment_id: e.id, type: 'step_sent', at: yesterday },
-        { workspace_id: e.workspace_id, enrollment_id: e.id, type: 'step_sent', at: new Date(now) },
+        { workspace_id: e.workspace_id, enrollment_id: e.id, type: 'step_sent', at: yesterday, payload: JSON.stringify(mail) },
+        { workspace_id: e.workspace_id, enrollment_id: e.id, type: 'step_sent', at: new Date(now - 2000), payload: JSON.stringify(mail) },
         { workspace_id: e.workspace_id, enrollment_id: e.id, type: 'reply', at: new Date(now) },
         { workspace_id: e.workspace_id, enrollment_id: e.id, type: 'bounce', at: new Date(now) },
       ])
       .execute();
     await db
       .insertInto('message')
-      .values({ id: '0190aaaa-0000-7000-8000-00000000a001', workspace_id: e.workspace_id, mailbox_id: e.mailbox_id, enrollment_id: e.id, direction: 'inbound', message_id: '<r1@acme.test>', at: new Date(now - 1500), received_at: new Date(now - 1500), label: 'human_reply' })
+      .values({ id: '0190aaaa-0000-7000-8000-00000000a001', workspace_id: e.workspace_id, mailbox_id: e.mailbox_id, enrollment_id: e.id, direction: 'inbound', message_id: '<r1@acme.test>', at: new Date(now - 1500), received_at: new Date(now - 1500), label: 'human_reply', stop_latency_ms: 1500 })
       .execute();
     const a = (await b.call('GET', `${base}/analytics?days=7`)).json();
     expect(a.days).toHaveLength(7);
     const today = new Date(now).toISOString().slice(0, 10);
     expect(a.days[6]).toEqual({ day: today, sends: 1, replies: 1, bounces: 1, unsubscribes: 0 });
     expect(a.days[5]).toEqual({ day: yesterday.toISOString().slice(0, 10), sends: 1, replies: 0, bounces: 0, unsubscribes: 0 });
-    expect(a.funnel).toEqual([{ sequenceName: 'Calls first', stepKey: 'mail', sent: 0, replied: 0 }]);
+    expect(a.funnel).toEqual([{ sequenceName: 'Calls first', stepKey: 'mail', removed: false, sent: 2, replied: 1 }]);
     expect(a.replyToStop).toEqual({ count: 1, p50Ms: 1500, p90Ms: 1500, p99Ms: 1500 });
   });
 });

@@ -1,7 +1,7 @@
 import { api, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import type { Analytics as Data } from '../types.ts';
-import { Badge, ErrorNote, PageHeader } from '../ui/parts.tsx';
+import { Badge, duration, ErrorNote, PageHeader } from '../ui/parts.tsx';
 import { DailyChart } from '../ui/charts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
@@ -11,11 +11,6 @@ const SERIES = [
   { key: 'bounces', label: 'Bounces', color: 'var(--c-bad)' },
   { key: 'unsubscribes', label: 'Unsubscribes', color: 'var(--c-warn)' },
 ] as const;
-
-function ms(v: number | null): string {
-  if (v === null) return '—';
-  return v < 1000 ? `${Math.round(v)} ms` : `${(v / 1000).toFixed(1)} s`;
-}
 
 /** GET …/analytics/mailboxes: each mailbox's sends, bounces and replies over the window, and its health now. */
 interface MailboxHealth {
@@ -62,16 +57,24 @@ export function Analytics({ workspaceId }: ScreenProps) {
   const a = useLoad(() => api<Data>('GET', ws(workspaceId, 'analytics?days=30')), [workspaceId]);
   const boxes = useLoad(() => api<{ mailboxes: MailboxHealth[] }>('GET', ws(workspaceId, 'analytics/mailboxes?days=30')), [workspaceId]);
   const d = a.data;
+  // The window ends with the latest work: after a demo, whose clock ran ahead of the real date, it says so.
+  const asOf = d ? new Date(d.asOf) : null;
+  const ahead = asOf !== null && asOf.getTime() > Date.now() + 60_000;
+  const period = asOf ? `30 days to ${asOf.toLocaleDateString(undefined, { month: 'short', day: 'numeric', year: 'numeric' })}` : '30 days';
   return (
     <>
       <PageHeader title="Analytics" />
       <ErrorNote error={a.error ?? boxes.error} />
       {d && (
         <div className="stack">
-          <section className="kpis" aria-label="Last 30 days">
+          <p className="muted small" data-testid="analytics-period">
+            Every figure on this page covers the {period}{ahead ? ' (a demo ran its clock ahead of today)' : ''}: a send is an email step sent, and each
+            reply counts once, for the last email sent before it.
+          </p>
+          <section className="kpis" aria-label={period}>
             {SERIES.map((s) => (
               <div key={s.key} className="card kpi">
-                <div className="kpi-value">{d.days.reduce((n, x) => n + x[s.key], 0)}</div>
+                <div className="kpi-value" data-testid={`kpi-${s.key}`}>{d.totals[s.key]}</div>
                 <div className="muted small">{s.label}, 30 days</div>
               </div>
             ))}
@@ -86,8 +89,9 @@ export function Analytics({ workspaceId }: ScreenProps) {
               <ReplyRateTable
                 label="Sequence / step"
                 empty="No sends yet."
-                rows={d.funnel.map((f) => ({ key: `${f.sequenceName}/${f.stepKey}`, label: `${f.sequenceName} / ${f.stepKey}`, sent: f.sent, replied: f.replied }))}
+                rows={d.funnel.map((f) => ({ key: `${f.sequenceName}/${f.stepKey}`, label: `${f.sequenceName} / ${f.stepKey}${f.removed ? ' (removed step)' : ''}`, sent: f.sent, replied: f.replied }))}
               />
+              {d.unattributedReplies > 0 && <p className="muted small">{d.unattributedReplies} replies came before any email was sent and are not in this table.</p>}
             </section>
             <section className="card">
               <h2>Reply rate per variant</h2>
@@ -141,14 +145,17 @@ export function Analytics({ workspaceId }: ScreenProps) {
             )}
             <section className="card">
               <h2>Reply to stop</h2>
-              <p className="muted small">From a reply reaching the mailbox to its enrollment stopping ({d.replyToStop.count} replies).</p>
-              <dl className="pcts">
-                <dt>p50</dt>
-                <dd>{ms(d.replyToStop.p50Ms)}</dd>
-                <dt>p90</dt>
-                <dd>{ms(d.replyToStop.p90Ms)}</dd>
-                <dt>p99</dt>
-                <dd>{ms(d.replyToStop.p99Ms)}</dd>
+              <p className="muted small">
+                How long after a reply reached the mailbox its sequence stopped, in real time ({d.replyToStop.count} replies): half stopped within the first figure,
+                nine in ten within the second, 99 in 100 within the third.
+              </p>
+              <dl className="pcts" data-testid="reply-to-stop">
+                <dt>Half</dt>
+                <dd>{duration(d.replyToStop.p50Ms)}</dd>
+                <dt>9 in 10</dt>
+                <dd>{duration(d.replyToStop.p90Ms)}</dd>
+                <dt>99 in 100</dt>
+                <dd>{duration(d.replyToStop.p99Ms)}</dd>
               </dl>
             </section>
           </div>

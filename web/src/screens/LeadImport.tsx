@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, apiUpload, errorMessage, ws } from '../api.ts';
 import type { SequenceSummary } from '../types.ts';
-import { ErrorNote, Field, when } from '../ui/parts.tsx';
+import { duration, ErrorNote, Field, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
 /** GET …/leads/imports/{id} (src/api/routes/lead-imports.ts). */
@@ -374,7 +374,7 @@ function ImportProgress({ workspaceId, job, onCancel }: { workspaceId: string; j
         <p className={job.status === 'done' ? 'note note-ok' : 'note note-error'}>
           {job.status === 'failed' ? `Import failed: ${job.error ?? 'unknown error'}. ` : job.status === 'cancelled' ? 'Import cancelled. ' : ''}
           {job.rowsRead} rows read: {job.inserted} imported, {job.updated} updated, {job.unchanged} unchanged, {job.rejected} rejected
-          {job.finishedAt ? ` (${((new Date(job.finishedAt).getTime() - new Date(job.createdAt).getTime()) / 1000).toFixed(1)} s)` : ''}.
+          {job.finishedAt ? ` (${duration(new Date(job.finishedAt).getTime() - new Date(job.createdAt).getTime())})` : ''}.
           {job.enrollSequenceId ? ` ${job.enrolled} enrolled in the sequence, ${job.enrollSkipped} not enrolled.` : ''}
         </p>
       )}

@@ -93,3 +93,17 @@ export function when(iso: string | null | undefined): string {
   const d = new Date(iso);
   return d.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
+
+/**
+ * A duration in the unit a person reads it in: "320 ms", "1.2 s", "19 min", "2.5 h", "3 days"
+ * (never "1162.8 s").
+ */
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  if (ms < 86_400_000) return `${(ms / 3_600_000).toFixed(1).replace(/\.0$/, '')} h`;
+  const days = ms / 86_400_000;
+  return `${days.toFixed(1).replace(/\.0$/, '')} days`;
+}

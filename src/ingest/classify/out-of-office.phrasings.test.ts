@@ -22,6 +22,8 @@ interface Item {
   inReplyTo: boolean;
   body: string;
   returnDate?: string | null;
+  /** 1: written before the rules were changed and used to change them; 2: written afterwards. */
+  batch: number;
 }
 
 const FILE = path.join(import.meta.dirname, '..', '..', '..', 'test', 'corpora', 'out-of-office-phrasings.json');
@@ -71,6 +73,13 @@ describe('out-of-office phrasings (test/corpora/out-of-office-phrasings.json)', 
       else misses.push(`${item.id}: want auto_reply back ${item.returnDate ?? 'none'}, got ${row.label} back ${got ?? 'none'} (${row.reason})`);
     }
     const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)}%`;
+    for (const batch of [1, 2]) {
+      const hs = humans.filter((i) => i.batch === batch).map((i) => i.id);
+      const as = autos.filter((i) => i.batch === batch).map((i) => i.id);
+      const hMiss = misses.filter((m) => hs.includes(m.split(':')[0]!)).length;
+      const aMiss = misses.filter((m) => as.includes(m.split(':')[0]!)).length;
+      console.log(`  batch ${batch}: human replies read as auto-replies ${hMiss}/${hs.length}, return date exact ${as.length - aMiss}/${as.length}`);
+    }
     console.log(
       `out-of-office phrasings: ${items.length} items, ${new Set(items.map((i) => i.lang)).size} languages\n` +
         `  human replies read as auto-replies: ${humanAsAuto}/${humans.length} (${pct(humanAsAuto, humans.length)})\n` +

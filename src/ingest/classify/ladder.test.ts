@@ -137,3 +137,31 @@ describe('the ladder', () => {
     expect(c.intent).toMatchObject({ intent: 'question', confidence: 0.2 });
   });
 });
+
+describe('absences: automatic replies and people writing about their own', () => {
+  const DATE = 'Date: Mon, 2 Nov 2026 08:30:00 -0800';
+  const QUOTE = '\n\nOn Fri, Oct 30, 2026 at 4:29 PM Sam Rep <rep@cadenza.test> wrote:\n> Would you be open to a 15-minute call next week?\n';
+
+  it('reads the return date of a reply the headers call automatic even when its words are no recognised note', async () => {
+    const c = await classify(await parseMail(raw([...PERSON, DATE, 'X-Autoreply: yes'], 'Thank you for contacting me. I am attending the Web Summit in Lisbon this week and will be back on November 9.')));
+    expect(c.label).toBe('auto_reply');
+    expect(c.returnDate).toBe(Date.UTC(2026, 10, 9));
+  });
+
+  it.each([
+    ['I will be out of the office tomorrow, so could we do Thursday at 2pm instead?', ''],
+    ['I am out of the office November 1st and 2nd.', QUOTE],
+    ["I'm on leave until November 14th with limited access to email. My colleague Mark handles this.", QUOTE],
+    ['Ich bin morgen nicht im Büro.', '\n\nAm 30.10.2026 um 16:29 schrieb Sam Rep <rep@cadenza.test>:\n> Hätten Sie nächste Woche Zeit?\n'],
+    ['Out of office till Monday. Will look at it then.', '\n\nSent from my iPhone\n'],
+  ])('takes %j in a reply for a human reply', async (text, rest) => {
+    const c = await classify(await parseMail(raw([...PERSON, DATE], `${text}${rest}`)), { newText: text });
+    expect(c.label).toBe('human_reply');
+  });
+
+  it('still takes a note that quotes the message for one when it says it is automatic', async () => {
+    const text = 'This is an automatic reply. I am out of the office until November 9.';
+    const c = await classify(await parseMail(raw([...PERSON, DATE], `${text}${QUOTE}`)), { newText: text });
+    expect(c).toMatchObject({ label: 'auto_reply', returnDate: Date.UTC(2026, 10, 9) });
+  });
+});

@@ -4,7 +4,7 @@ import { classifyFeedback } from './feedback.ts';
 import { classifyByHeaders } from './headers.ts';
 import { classifyIntent, unsubscribeRequest } from './intent/index.ts';
 import type { LlmClassifier } from './llm.ts';
-import { detectOutOfOffice } from './out-of-office.ts';
+import { detectOutOfOffice, statedReturnDate } from './out-of-office.ts';
 
 /**
  * The classification ladder: each rung looks at the mail in turn and the first that recognises
@@ -47,6 +47,11 @@ export async function classify(mail: ParsedMail, opts: ClassifyOptions = {}): Pr
   if (byHeaders) {
     // The headers know it is automatic; the out-of-office rung knows until when.
     if (ooo) return { ...byHeaders, label: 'auto_reply', reason: `${byHeaders.reason}; ${ooo.reason}`, returnDate: ooo.returnDate };
+    // An automatic reply whose words are not a recognised note may still say when its writer is back.
+    if (byHeaders.label === 'auto_reply') {
+      const back = statedReturnDate(mail, newText);
+      if (back !== null) return { ...byHeaders, reason: `${byHeaders.reason}; back ${new Date(back).toISOString().slice(0, 10)}`, returnDate: back };
+    }
     return byHeaders;
   }
   if (ooo) return { label: 'auto_reply', confidence: ooo.confidence, reason: ooo.reason, rung: 'out_of_office', returnDate: ooo.returnDate };

@@ -15,7 +15,7 @@ const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`);
 
 describe('detectOutOfOffice: notes in many languages', () => {
   const notes: Array<[subject: string, body: string, returnDate: string | null]> = [
-    ['Automatic reply: Quick question about your pipeline', "I'm out of the office until Monday, December 7 with limited access to email.", '2026-12-08' /* until the 7th: back the 8th */],
+    ['Automatic reply: Quick question about your pipeline', "I'm out of the office until Monday, December 7 with limited access to email.", '2026-12-07' /* English until: back on the 7th */],
     ['Out of Office: Quick question', 'Thank you for your email. I am on annual leave and will be back on 3 December.', '2026-12-03'],
     ['Autoreply: Re: Intro', 'I am currently away, returning 2026-12-10. For urgent matters please contact jane@acme.test.', '2026-12-10'],
     ['Abwesenheitsnotiz: Kurze Frage', 'Vielen Dank für Ihre Nachricht. Ich bin bis zum 03.12.2026 nicht im Büro. In dringenden Fällen wenden Sie sich an …', '2026-12-04'],
@@ -27,10 +27,10 @@ describe('detectOutOfOffice: notes in many languages', () => {
     ['Frånvaro: Snabb fråga', 'Jag är ledig till och med 6 december. Vid brådskande ärenden kontakta …', '2026-12-07'],
     ['Automatisk svar: Spørgsmål', 'Jeg er på ferie til og med 6. december.', '2026-12-07'],
     ['Fravær', 'Jeg er tilbake mandag 7. desember.', '2026-12-07'],
-    ['Automatyczna odpowiedź: Pytanie', 'Jestem na urlopie do 4 grudnia. W pilnych sprawach proszę o kontakt …', '2026-12-05'],
+    ['Automatyczna odpowiedź: Pytanie', 'Jestem na urlopie do 4 grudnia. W pilnych sprawach proszę o kontakt …', '2026-12-07' /* through Friday: back Monday */],
     ['不在のお知らせ', 'お問い合わせありがとうございます。12月3日まで不在にしております。12月4日より出社いたします。', '2026-12-04'],
     ['自动回复: 问题', '您好，我正在休假，将于12月8日返回。', '2026-12-08'],
-    ['OOO until 12/03', 'Hi, I am out of office.', '2026-12-04'],
+    ['OOO until 12/03', 'Hi, I am out of office.', '2026-12-03'],
     ['Away until May 5', 'I am currently away returning to the office on May 5th.', '2027-05-05' /* "returning on" outranks the subject's "until" */],
   ];
   it.each(notes)('%s', (subject, body, returnDate) => {
@@ -42,7 +42,7 @@ describe('detectOutOfOffice: notes in many languages', () => {
 
   it('reads weaker absence words when a responder wording or a return date backs them', () => {
     const body = 'Hello, I am travelling until 4 December with limited access to email.';
-    expect(detectOutOfOffice(mail('Re: Quick question', body), body)).toMatchObject({ returnDate: day('2026-12-05') });
+    expect(detectOutOfOffice(mail('Re: Quick question', body), body)).toMatchObject({ returnDate: day('2026-12-04') });
     const bare = "I'm travelling this week.";
     expect(detectOutOfOffice(mail('Re: Quick question', bare), bare)).toBeNull();
   });
@@ -51,7 +51,7 @@ describe('detectOutOfOffice: notes in many languages', () => {
     const gmail = 'Hi there,\n\nThanks for your email. I am currently out of the office on annual leave, returning on Monday 7th December.\nDuring this time I will have limited access to my emails. For anything urgent, please contact support@acme.test.\n\nKind regards,\nJo';
     expect(detectOutOfOffice(mail('Re: Quick question', gmail), gmail)).toMatchObject({ confidence: 0.9, returnDate: day('2026-12-07') });
     const outlookDe = 'Sehr geehrte Damen und Herren,\n\nvielen Dank für Ihre E-Mail. Ich befinde mich bis einschließlich 4. Dezember 2026 im Urlaub. Ihre Nachricht wird nicht weitergeleitet. In dringenden Fällen wenden Sie sich bitte an info@firma.test.\n\nMit freundlichen Grüßen';
-    expect(detectOutOfOffice(mail('Automatische Antwort: Kurze Frage', outlookDe), outlookDe)).toMatchObject({ confidence: 0.97, returnDate: day('2026-12-05') });
+    expect(detectOutOfOffice(mail('Automatische Antwort: Kurze Frage', outlookDe), outlookDe)).toMatchObject({ confidence: 0.97, returnDate: day('2026-12-07') }); // through Friday the 4th: back Monday
     const fr = "Bonjour,\nJe suis actuellement en congés et serai de retour le lundi 7 décembre. En cas d'urgence, merci de contacter mon collègue.\nCordialement";
     expect(detectOutOfOffice(mail('Absence du bureau', fr), fr)).toMatchObject({ returnDate: day('2026-12-07') });
   });
@@ -59,7 +59,7 @@ describe('detectOutOfOffice: notes in many languages', () => {
   it('reads a note whose subject is the original one (Gmail vacation responder) from its first lines', () => {
     const body = 'Hi,\n\nI am out of the office until December 4 and will have limited access to email. I will respond upon my return.\n\nBest, Sam';
     const r = detectOutOfOffice(mail('Re: Quick question', body), body);
-    expect(r).toMatchObject({ returnDate: day('2026-12-05') });
+    expect(r).toMatchObject({ returnDate: day('2026-12-04') });
     expect(r!.confidence).toBeGreaterThanOrEqual(0.85);
   });
 
@@ -70,8 +70,8 @@ describe('detectOutOfOffice: notes in many languages', () => {
 
   it('takes the Date header as the reference, else the given now, else states no date', () => {
     const body = 'I am out of the office until Tuesday.';
-    expect(detectOutOfOffice(mail('Out of office', body), body)!.returnDate).toBe(day('2026-12-02'));
-    expect(detectOutOfOffice(mail('Out of office', body, { date: null }), body, Date.UTC(2026, 11, 9))!.returnDate).toBe(day('2026-12-16'));
+    expect(detectOutOfOffice(mail('Out of office', body), body)!.returnDate).toBe(day('2026-12-01'));
+    expect(detectOutOfOffice(mail('Out of office', body, { date: null }), body, Date.UTC(2026, 11, 9))!.returnDate).toBe(day('2026-12-15'));
     expect(detectOutOfOffice(mail('Out of office', body, { date: null }), body)!.returnDate).toBeNull();
   });
 

@@ -2,18 +2,24 @@ import { DateTime } from 'luxon';
 import { stripTags } from '../parse/html-to-text.ts';
 import { TEXT_LIMITS } from '../parse/limits.ts';
 import { headerValue, type ParsedMail } from '../types.ts';
-import { ABSENT, ABSENT_WEAK, AUTO, CONVERSATIONAL, SUBJECT } from './out-of-office/phrases.ts';
+import { analyseReply } from '../reply-text/index.ts';
+import { isMobileSignature } from '../reply-text/signature.ts';
+import { ABSENT, ABSENT_WEAK, AUTO, CONVERSATIONAL, EXPLICIT_AUTO, PERSONAL, QUESTION, SUBJECT } from './out-of-office/phrases.ts';
 import { extractReturnDate } from './out-of-office/return-date.ts';
 
 /**
  * The out-of-office rung: is this mail a vacation / absence note, and when is the writer back?
  *
  * Evidence, strongest first: the subject autoresponders write ("Automatic reply: …",
- * "Abwesenheitsnotiz") at the start of the subject; a present-tense "I am out of the office" in
- * the first lines together with words only a responder writes ("limited access to email", "for
- * urgent matters"); such a sentence alone. Human replies that mention an absence ("I was out last
- * week, now interested") carry neither the subject nor the present tense, and one that answers the
- * pitch ("interested", "let's talk") is not a note unless a responder's subject or header says so.
+ * "Abwesenheitsnotiz") at the start of the subject; an Auto-Submitted / X-Autoreply header; a
+ * present-tense "I am out of the office" in the first lines together with words only a responder
+ * writes ("limited access to email", "for urgent matters"); such a sentence alone.
+ *
+ * People write about their own absence in real replies too ("I will be out of the office
+ * tomorrow, could we do Thursday?"). Without a responder's subject or header, a mail is no note
+ * when it reads as a person talking to the reader: it quotes the conversation it answers, asks a
+ * question, proposes a time or answers the pitch, or is signed from a phone; only a responder's
+ * own words ("this is an automatic reply") outweigh that.
  */
 
 export interface OutOfOffice {
@@ -83,6 +89,28 @@ function writersDay(mail: ParsedMail): number | null {
   return dt.isValid ? Date.UTC(dt.year, dt.month - 1, dt.day) : null;
 }
 
+function statedIn(mail: ParsedMail, body: string, now?: number) {
+  const reference = writersDay(mail) ?? mail.date ?? now ?? null;
+  return reference === null ? null : extractReturnDate(`${mail.subject}\n${body}`, reference);
+}
+
+/**
+ * The return date an automatic reply states, for a reply the header rung recognised (Auto-Submitted,
+ * X-Autoreply) whose words this rung does not take for a note ("I am attending the Web Summit and
+ * will be back on November 9"). Epoch ms, or null.
+ */
+export function statedReturnDate(mail: ParsedMail, newText: string, now?: number): number | null {
+  return statedIn(mail, bodyOf(mail, newText).slice(0, SCAN_CHARS), now)?.date ?? null;
+}
+
+/** Signs of a person writing to the reader (see the head of this file); the reply analysis is run only when the words do not settle it. */
+function personalReply(mail: ParsedMail, body: string, opening: string): boolean {
+  if (CONVERSATIONAL.test(body) || QUESTION.test(opening) || PERSONAL.some((re) => re.test(opening))) return true;
+  const reply = analyseReply({ text: mail.text, html: mail.html });
+  if (reply.quoted.trim() !== '') return true;
+  return (reply.signature ?? '').split('\n').some((l) => isMobileSignature(l));
+}
+
 export function detectOutOfOffice(mail: ParsedMail, newText: string, now?: number): OutOfOffice | null {
   const body = bodyOf(mail, newText).slice(0, SCAN_CHARS);
   const subject = subjectStrength(mail.subject);
@@ -92,8 +120,7 @@ export function detectOutOfOffice(mail: ParsedMail, newText: string, now?: numbe
   const weakAbsent = strongAbsent ? null : firstMatch(ABSENT_WEAK, opening);
   if (!subject && !strongAbsent && !weakAbsent && !auto) return null;
 
-  const reference = writersDay(mail) ?? mail.date ?? now ?? null;
-  const stated = reference === null ? null : extractReturnDate(`${mail.subject}\n${body}`, reference);
+  const stated = statedIn(mail, body, now);
   // "I'm away" / "I'm travelling" say it only with a responder's subject, wording or a return date.
   const absent = strongAbsent ?? (weakAbsent && (subject || auto || stated) ? weakAbsent : null);
   const bodySays = absent !== null || auto !== null;
@@ -111,7 +138,7 @@ export function detectOutOfOffice(mail: ParsedMail, newText: string, now?: numbe
 
   const responderSubject = subject !== null && subject.strength !== 'in_reply';
   const submitted = autoSubmitted(mail);
-  if (!responderSubject && !submitted && CONVERSATIONAL.test(body)) return null;
+  if (!responderSubject && !submitted && !EXPLICIT_AUTO.test(body) && personalReply(mail, body, opening)) return null;
   if (submitted) confidence = Math.min(0.99, Math.max(confidence, CONFIDENCE.bodyAbsentAndAuto) + 0.02);
   if (confidence < CONFIDENCE.floor) return null;
 

@@ -89,3 +89,49 @@ export const CONVERSATIONAL = word([
   'not (?:a fit|interested|relevant)', 'unsubscribe', 'remove me',
   'interessiert', 'intéressé', 'interesado', 'interessato', 'interessado', 'geïnteresseerd', 'intresserad', 'interesseret', 'zainteresowany',
 ]);
+
+/**
+ * Words a responder writes to say it is one. Without a responder's subject or header, they keep a
+ * note a note even when it quotes the message it answers or asks something ("Need help? …").
+ */
+export const EXPLICIT_AUTO = word([
+  'this is an? (?:automatic|automated|auto-generated|automatically generated) (?:reply|response|message|e-?mail|notification)', 'automatic reply', 'automated (?:reply|response)', 'auto-?reply',
+  'diese (?:e-?mail|nachricht) wurde automatisch', 'automatische antwort', 'automatisch generiert',
+  'message automatique', 'réponse automatique', 'reponse automatique', 'ceci est une réponse automatique',
+  'respuesta automática', 'respuesta automatica', 'mensaje automático', 'mensaje automatico',
+  'risposta automatica', 'messaggio automatico', 'resposta automática', 'resposta automatica', 'mensagem automática',
+  'automatisch antwoord', 'automatisch gegenereerd', 'autosvar', 'automatiskt svar', 'automatisk svar', 'automatyczna odpowiedź',
+]);
+
+/**
+ * A person talking to the reader about this conversation: proposing a time, asking for
+ * something, answering or passing the message on, putting the answer off to a day of their own.
+ * Responders address everyone alike and say "upon my return", not "can we do Thursday".
+ * Checked on the new text's opening; each alternative is plain words (linear to match).
+ */
+export const PERSONAL = [
+  // en
+  word([
+    '(?:can|could|shall|should|would) (?:we|you)', "let'?s", 'let us', '(?:call|ping|text|email) me', 'send (?:me|over|it)', 'reach out (?:then|again|after|next)',
+    '(?:circle|check|come) back', 'reschedule', 'push (?:our|the) (?:call|meeting|demo)', 'this looks', 'looks (?:good|great|relevant|interesting|useful)', "it'?s interesting",
+    '(?:forward|forwarding|passing|pass) (?:this|it)', "cc'?d", 'quick answer', 'sorry for the (?:delay|late reply|slow reply|late response)', 'i looked at', 'who else', 'would be better',
+    '(?:monday|tuesday|wednesday|thursday|friday|tomorrow|next week) works', 'works for (?:me|a call|us)', '(?:review|reply|respond|look at (?:it|this)|check)(?: properly| again)? then',
+    'the (?:deck|demo|proposal|contract|pricing|one-pager|price)', 'your (?:deck|demo|proposal|contract|pricing|one-pager|product|platform|offer)', '(?:at|around) \\d{1,2}(?::\\d\\d)? ?(?:am|pm)',
+    'my colleague \\p{Lu}\\p{L}+ can', 'he runs', 'she runs', 'who owns this',
+  ]),
+  // fr
+  word(['pouvez-vous', 'pourriez-vous', 'pouvons-nous', 'on peut', 'envoyez-moi', 'recontacter', 'je reviens vers vous', 'si cela vous convient', "s'appeler", 'un appel', 'votre (?:documentation|proposition|offre|produit|devis)', 'à \\d{1,2} ?h']),
+  // de
+  word(['können wir', 'könnten wir', 'lassen sie uns', 'schicken sie mir', 'senden sie mir', 'schaue mir das', 'rufen sie mich', 'telefonat', 'telefonieren', 'verschieben', 'vorab']),
+  // es
+  word(['podemos', 'podríamos', 'le parece', 'te parece', 'me viene bien', 'le escribo', 'te escribo', 'la propuesta', 'nuestros comentarios', 'la demo', 'la llamada']),
+  // nl
+  word(['kunnen we', 'plannen we', 'stuur', 'de offerte', 'bellen', 'een demo']),
+  // pt
+  word(['podemos', 'pode me', 'pode enviar', 'a proposta', 'fale com', 'marcar uma']),
+  // it
+  word(['possiamo', 'ti chiamo', 'la chiamo', 'ti ricontatto', 'sentirci', 'fissare', 'una call']),
+];
+
+/** A question to the reader ("Can we do Thursday?", "¿Podemos hablar?"); not the "?" inside a URL. */
+export const QUESTION = /\?(?=\s|$)|¿/u;

@@ -5,11 +5,19 @@ import { TEXT_LIMITS } from '../../parse/limits.ts';
 /**
  * The return date stated in an out-of-office note, read against the day the note was written.
  *
- * A date counts only when a cue ties it to the return: "back on X" / "ab dem X" / "X より出社"
- * mean X; "until X" / "bis X" / "jusqu'au X" / "X まで" mean the day after X. Dates without a cue
- * (the absence's first day, a phone number, a deadline) are ignored. A return date must fall on or
- * after the note's day and within about six months; n/n dates are read in the order the language
- * writes them, and for English (where both orders are in use) as the earliest plausible one.
+ * A date counts only when a cue ties it to the return, and the cue says how:
+ *   - "back on X" / "de retour le X" / "X より出社": back on X (an explicit return; the first wins);
+ *   - English "until X" / "till X": back on X ("out until Monday" means back on Monday);
+ *   - "through X", "until and including X", a range's end ("Dec 21 - Jan 1", "du 21 au 31"), and
+ *     the other languages' "bis X" / "jusqu'au X" / "hasta X" / "fino al X" / "t/m X" / "X まで",
+ *     which their writers mean inclusively: back the next business day after X;
+ *   - "starting X" / "ab X" / "à partir du X" / "vanaf X": the absence's first day, unless the same
+ *     sentence says it is the return ("ab dem 7. Dezember bin ich wieder erreichbar").
+ * An explicit return outranks the other cues wherever it is. Dates without a cue (a phone number,
+ * a deadline) are ignored. A return date must fall on or after the note's day and within about six
+ * months; a date without a year is the next one on or after the note's day; n/n dates are read in
+ * the order the language writes them, and for English (where both orders are in use) as the
+ * earliest plausible one.
  */
 
 export interface ReturnDate {
@@ -61,7 +69,8 @@ const patterns: Pattern[] = [
   { kind: 'ordinal', re: new RegExp(`${L}(?:the\\s+)?${DAY}(?:st|nd|rd|th)${R}`, 'giu') },
 ];
 
-type Mode = 'on' | 'until';
+/** on: back that day; until: English "until", back that day but outranked by an explicit return; through: back the next business day; from: start of the absence unless the sentence says return. */
+type Mode = 'on' | 'until' | 'through' | 'from';
 
 /** Words right before a date that say what the date is. Each list is per language, most specific first. */
 const BEFORE: Array<{ mode: Mode; words: string[] }> = [
@@ -69,20 +78,20 @@ const BEFORE: Array<{ mode: Mode; words: string[] }> = [
     mode: 'on',
     words: [
       // en
-      'back', 'return', 'returning', 'returns', 'will return', 'in the office', 'available again', 'available from', 'available on',
-      'reachable from', 'reachable again', 'as of', 'starting', 'beginning',
+      'back', 'return', 'returning', 'returns', 'will return', 'will not return until', 'will not be back until', 'in the office', 'available again', 'available from', 'available on',
+      'reachable again',
       // de
-      'zurück', 'zurueck', 'wieder', 'ab', 'ab dem', 'ab den', 'ab montag',
+      'zurück', 'zurueck', 'wieder',
       // fr
-      'retour', 'de retour', 'reviendrai', 'rentrerai', 'à partir du', 'à partir de', 'a partir du', 'à compter du', 'dès le', 'dès',
+      'retour', 'de retour', 'reviendrai', 'rentrerai', 'reprendrai', 'reprise',
       // es
-      'vuelta', 'regreso', 'regresaré', 'regresare', 'volveré', 'volvere', 'vuelvo', 'a partir del', 'reincorporaré', 'me reincorporo',
+      'vuelta', 'regreso', 'regresaré', 'regresare', 'volveré', 'volvere', 'vuelvo', 'reincorporaré', 'me reincorporo',
       // it
-      'ritorno', 'rientro', 'rientrerò', 'rientrero', 'tornerò', 'tornero', 'a partire dal', 'a partire da', 'di nuovo in ufficio',
+      'ritorno', 'rientro', 'rientrerò', 'rientrero', 'tornerò', 'tornero', 'di nuovo in ufficio',
       // pt
-      'volta', 'regresso', 'retorno', 'retornarei', 'voltarei', 'regressarei', 'a partir de', 'a partir do', 'a partir da',
+      'volta', 'regresso', 'retorno', 'retornarei', 'voltarei', 'regressarei',
       // nl
-      'terug', 'vanaf', 'weer aanwezig', 'weer op kantoor', 'weer bereikbaar',
+      'terug', 'weer aanwezig', 'weer op kantoor', 'weer bereikbaar',
       // sv, da, no
       'tillbaka', 'åter', 'tilbage', 'tilbake', 'igen', 'igjen',
       // pl
@@ -91,26 +100,63 @@ const BEFORE: Array<{ mode: Mode; words: string[] }> = [
       '将于', '將於', '于', '於',
     ],
   },
+  { mode: 'until', words: ['until', 'till', 'til', 'untill'] },
   {
-    mode: 'until',
+    mode: 'through',
     words: [
-      'until', 'till', 'til', 'through', 'thru', 'up to and including', 'after',
+      'through', 'thru', 'up to and including', 'until and including', 'after',
       'bis', 'bis zum', 'bis einschließlich', 'bis einschliesslich', 'bis inkl.', 'bis inklusive', 'bis am', 'nach dem',
       "jusqu'au", 'jusqu’au', "jusqu'à", 'jusqu’à', "jusqu'a", 'après le',
       'hasta', 'hasta el', 'después del',
       'fino al', 'fino a', "fino all'", 'fino all’', 'dopo il',
       'até', 'até ao', 'até o', 'até dia', 'ate',
-      'tot', 'tot en met', 't/m', 'na',
+      'tot', 'tot en met', 't/m',
       'till och med', 't.o.m.', 't.o.m', 'til og med',
       'do', 'do dnia',
       '至', '到', '直至', '直到',
     ],
   },
+  {
+    mode: 'from',
+    words: [
+      'starting', 'starting on', 'beginning', 'as of', 'from', 'effective',
+      'ab', 'ab dem', 'ab den', 'seit',
+      'à partir du', 'à partir de', 'a partir du', 'à compter du', 'dès le', 'dès',
+      'a partir del', 'desde el', 'desde',
+      'a partire dal', 'a partire da', 'dal',
+      'a partir de', 'a partir do', 'a partir da',
+      'vanaf',
+      'från och med', 'fra og med',
+      'od',
+    ],
+  },
 ];
 
+/** In the sentence of a "from" date, words that make it the return ("ab dem 7. bin ich wieder erreichbar"). */
+const RETURN_WORDS = new RegExp(
+  `${L}(?:${alternation([
+    'back', 'return', 'returning', 'available', 'reachable', 'in the office', 'in office',
+    'wieder', 'zurück', 'erreichbar', 'im büro', 'im hause',
+    'de retour', 'disponible', 'joignable', 'au bureau',
+    'de vuelta', 'en la oficina', 'localizable',
+    'di nuovo', 'disponibile', 'rientro', 'in ufficio', 'reperibile',
+    'de volta', 'disponível', 'no escritório',
+    'weer', 'terug', 'bereikbaar', 'aanwezig', 'op kantoor',
+    'tillbaka', 'på plats', 'tilbage', 'tilbake', 'på kontoret',
+    'dostępny', 'dostępna', 'w biurze',
+  ])})${R}`,
+  'iu',
+);
+/** "will not return", "nicht im Büro": a return word right after a negation says the opposite. */
+const NEGATED = /(?:^|[^\p{L}])(?:not|n't|nicht|pas|no|niet|non|não|nao|inte|ikke|nie)\s+(?:\p{L}+\s+){0,2}$/iu;
+
+/** "X inclusive": the day X is still away. */
+const INCLUSIVE_AFTER = /^\s*\(?(?:inclusive|inclusively|included|inclus|incluse|inclusivement|incluso|inclusive|compreso|compresa|incluído|incluido|inclusief|inklusive|einschließlich|inkl\.)(?![\p{L}])/iu;
+
 function cueRegex(words: string[]): RegExp {
-  // The cue, then at most a few words without sentence punctuation, then the date.
-  return new RegExp(`${L}(?:${alternation(words)})${R}(?<gap>[^.!?;\\n。！？]{0,32})$`, 'iu');
+  // The cue, then at most a few words without sentence punctuation, then the date; the date may
+  // open the next line when the cue ends one (Lotus Notes: "will not return until\n06/14/2002").
+  return new RegExp(`${L}(?:${alternation(words)})${R}(?<gap>[^.!?;\\n。！？]{0,32}(?:\\n[ \\t]{0,8})?)$`, 'iu');
 }
 const beforeCues = BEFORE.map((c) => ({ mode: c.mode, re: cueRegex(c.words) }));
 
@@ -120,7 +166,7 @@ const RANGE_BEFORE = new RegExp(`${L}[0-3]?\\d(?:st|nd|rd|th|er|º|°|\\.)?\\s*(
 /** Cues after the date: Japanese and Chinese put them there, German and Dutch often do. */
 const AFTER: Array<{ mode: Mode; re: RegExp }> = [
   // A weekday in brackets may sit between: 12/3(木)まで, 12月7日（周一）返回.
-  { mode: 'until', re: /^\s*(?:[(（][^)）]{1,4}[)）])?\s*(?:まで|迄|止|为止|為止)/u },
+  { mode: 'through', re: /^\s*(?:[(（][^)）]{1,4}[)）])?\s*(?:まで|迄|止|为止|為止)/u },
   { mode: 'on', re: /^\s*(?:[(（][^)）]{1,4}[)）])?\s*(?:より|から|起|开始|開始)?\s*(?:出社|戻り|戻ります|復帰|通常業務|返回|回来|回來|回到|恢复|恢復|上班|返岗|返崗)/u },
   { mode: 'on', re: /^\.?[,\s]*(?:bin ich|ich bin|ben ik|je serai|i will be|i'll be|i’ll be)?\s*(?:wieder|zurück|weer|terug|de retour|back)(?![\p{L}])/iu },
 ];
@@ -144,8 +190,9 @@ function findDates(text: string): Found[] {
   for (const f of all) {
     const last = kept[kept.length - 1];
     if (last && f.start < last.end) continue;
-    // "Monday, 7 December": the weekday only introduces the date; read the date, cue from the weekday.
-    if (last && last.kind === 'weekday' && /^[,\s]*(?:the\s+|den\s+|le\s+|el\s+|il\s+|de\s+|dem\s+)?$/iu.test(text.slice(last.end, f.start))) {
+    // "Monday, 7 December", "Wednesday. January 2, 2002": the weekday only introduces the date;
+    // read the date, cue from the weekday.
+    if (last && last.kind === 'weekday' && /^[,.\s]*(?:the\s+|den\s+|le\s+|el\s+|il\s+|de\s+|dem\s+)?$/iu.test(text.slice(last.end, f.start))) {
       kept[kept.length - 1] = { ...f, start: last.start };
       continue;
     }
@@ -154,11 +201,13 @@ function findDates(text: string): Found[] {
   return kept;
 }
 
-function cueFor(text: string, f: Found): { mode: Mode; from: number } | null {
+type Reading = { mode: 'on' | 'until' | 'through'; from: number };
+
+function cueFor(text: string, f: Found): Reading | null {
   const before = text.slice(Math.max(0, f.start - 60), f.start);
   const offset = f.start - before.length;
   const range = RANGE_BEFORE.exec(before);
-  if (range) return { mode: 'until', from: offset + range.index };
+  if (range) return { mode: 'through', from: offset + range.index };
   let best: { mode: Mode; from: number; gap: number } | null = null;
   for (const c of beforeCues) {
     const m = c.re.exec(before);
@@ -166,10 +215,37 @@ function cueFor(text: string, f: Found): { mode: Mode; from: number } | null {
     const gap = m.groups!.gap!.length;
     if (!best || gap < best.gap) best = { mode: c.mode, from: offset + m.index, gap };
   }
-  if (best) return best;
+  if (best?.mode === 'from') return startIsReturn(text, f, best.from) ? { mode: 'on', from: best.from } : null;
+  if (best) return { mode: best.mode === 'until' && INCLUSIVE_AFTER.test(text.slice(f.end, f.end + 20)) ? 'through' : best.mode, from: best.from };
   const after = text.slice(f.end, f.end + 40);
-  for (const c of AFTER) if (c.re.test(after)) return { mode: c.mode, from: f.start };
+  for (const c of AFTER) if (c.re.test(after)) return { mode: c.mode === 'from' ? 'on' : c.mode, from: f.start };
   return null;
+}
+
+/**
+ * "ab dem 7. Dezember bin ich wieder erreichbar", "back in the office starting Monday": a
+ * "from" date is the return when its sentence says so, before the cue or after the date (up to
+ * the sentence's end, unless another number comes first), and not negated.
+ */
+function startIsReturn(text: string, f: Found, cueAt: number): boolean {
+  const head = text.slice(Math.max(0, cueAt - 80), cueAt);
+  const sentenceStart = Math.max(head.lastIndexOf('.'), head.lastIndexOf('!'), head.lastIndexOf('?'), head.lastIndexOf('\n'));
+  // German ends a numeric date with a dot ("ab dem 14.12. wieder"). A tail that runs into another
+  // number belongs to that date ("starting 12/01 and returning 12/14").
+  const tail = text.slice(f.end, f.end + 80).replace(/^\./, '');
+  const stop = tail.search(/[.!?\d]/u);
+  const own = stop >= 0 && /\d/.test(tail[stop]!) ? '' : stop < 0 ? tail : tail.slice(0, stop);
+  return [head.slice(sentenceStart + 1), own].some((part) => {
+    const m = RETURN_WORDS.exec(part);
+    return m !== null && !NEGATED.test(part.slice(0, m.index));
+  });
+}
+
+/** The first weekday after `day` (Saturday and Sunday skipped). */
+function nextBusinessDay(day: DateTime): DateTime {
+  let d = day.plus({ days: 1 });
+  while (d.weekday > 5) d = d.plus({ days: 1 });
+  return d;
 }
 
 /** The candidate days a found date may mean, in the order to prefer them. */
@@ -227,19 +303,19 @@ export function extractReturnDate(fullText: string, reference: number): ReturnDa
   const ref = DateTime.fromMillis(reference, { zone: 'utc' }).startOf('day');
   const latest = ref.plus({ days: MAX_AHEAD_DAYS });
   const order = orderOf(text);
-  let until: ReturnDate | null = null;
+  let implied: ReturnDate | null = null;
   for (const f of findDates(text)) {
     const cue = cueFor(text, f);
     if (!cue) continue;
     for (const day of candidates(f, ref, order)) {
-      const back = cue.mode === 'until' ? day.plus({ days: 1 }) : day;
+      const back = cue.mode === 'through' ? nextBusinessDay(day) : day;
       if (back < ref || back > latest) continue;
       const found = { date: back.toMillis(), evidence: text.slice(cue.from, f.end).replace(/\s+/g, ' ').trim() };
-      // "back on" says it outright; "until" only implies it, so a later "back on" wins.
+      // "back on" says it outright; "until" and "through" only imply it, so a later "back on" wins.
       if (cue.mode === 'on') return found;
-      until ??= found;
+      implied ??= found;
       break;
     }
   }
-  return until;
+  return implied;
 }

@@ -15,7 +15,9 @@ function field(text: string, name: string): string | null {
 }
 
 function address(value: string | null): string | null {
-  const m = value && /([^\s<>;:"]+@[^\s<>;"]+)/.exec(value);
+  // A field's value is one line of a report part (up to a megabyte): an address sits in its
+  // first characters, and the search is quadratic in what it is given.
+  const m = value && /([^\s<>;:"]+@[^\s<>;"]+)/.exec(value.slice(0, 1000));
   return m ? m[1]!.toLowerCase() : null;
 }
 

@@ -85,7 +85,9 @@ function autoSubmitted(mail: ParsedMail): boolean {
 function writersDay(mail: ParsedMail): number | null {
   const raw = headerValue(mail, 'date');
   if (!raw) return null;
-  const dt = DateTime.fromRFC2822(raw.replace(/\s*\([^)]*\)\s*$/, '').trim(), { setZone: true });
+  // A Date header is under 100 characters; the cut keeps the comment-stripping regex cheap on a
+  // hostile one (it is quadratic in the header's length).
+  const dt = DateTime.fromRFC2822(raw.slice(0, 200).replace(/\s*\([^)]*\)\s*$/, '').trim(), { setZone: true });
   return dt.isValid ? Date.UTC(dt.year, dt.month - 1, dt.day) : null;
 }
 

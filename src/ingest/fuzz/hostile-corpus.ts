@@ -61,7 +61,10 @@ export function hostileMessages(scale = 1): HostileMessage[] {
     plain('plain-unsubscribe-words', fill('please please remove me stop ', b)),
     plain('plain-spaces', `${fill(' \t', b)}x`),
     plain('plain-at-signs', fill('a@', b)),
+    plain('plain-newlines-then-text', `hi\r\n${fill('\r\n', b)}x\r\n`),
+    plain('plain-history-marker-spaces', `hi\r\n\r\nPlease type your reply above this line${fill(' ', Math.min(b, 200_000))}x\r\n`),
     // Headers and threading.
+    plain('date-header-parens', 'hi\r\n', `X-Pad: 1\r\nDate: ${fill('(', Math.min(b, 300_000))}\r\n`),
     plain('references-many', 'hi\r\n', `References: ${fill('<a@b> ', Math.min(b, 200_000))}\r\n`),
     plain('subject-re-chain', 'hi\r\n', `X-Pad: 1\r\nSubject: ${fill('Re: ', Math.min(b, 200_000))}x\r\n`),
     // Reports.
@@ -69,6 +72,24 @@ export function hostileMessages(scale = 1): HostileMessage[] {
       name: 'dsn-field-run',
       raw: enc(
         `${head('dsn-field-run', 'multipart/report; report-type=delivery-status; boundary="r"')}--r\r\nContent-Type: text/plain\r\n\r\nfailed\r\n--r\r\nContent-Type: message/delivery-status\r\n\r\n${fill('Final-Recipient: rfc822; ', b)}\r\n--r--\r\n`,
+      ),
+    },
+    {
+      name: 'dsn-space-run',
+      raw: enc(
+        `${head('dsn-space-run', 'multipart/report; report-type=delivery-status; boundary="r"')}--r\r\nContent-Type: text/plain\r\n\r\nfailed\r\n--r\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.example\r\n\r\nFinal-Recipient: rfc822; x@example.com\r\nAction: failed\r\nStatus: 5.1.1\r\nX-Pad: ${fill(' ', b)}x\r\n--r--\r\n`,
+      ),
+    },
+    {
+      name: 'bounce-mail-from-spaces',
+      raw: enc(
+        `From: MAILER-DAEMON@mx.example\r\nTo: rep@cadenza.test\r\nSubject: Undelivered Mail Returned to Sender\r\nReturn-Path: <>\r\nMessage-ID: <bounce-mail-from-spaces@mx.example>\r\n\r\nThis message could not be delivered.\r\n\r\n<x@example.com>: 550 5.1.1 User unknown\r\nmail from${fill(' ', Math.min(b, 60_000))}x\r\n`,
+      ),
+    },
+    {
+      name: 'arf-field-without-at',
+      raw: enc(
+        `${head('arf-field-without-at', 'multipart/report; report-type=feedback-report; boundary="f"')}--f\r\nContent-Type: text/plain\r\n\r\nabuse report\r\n--f\r\nContent-Type: message/feedback-report\r\n\r\nFeedback-Type: abuse\r\nOriginal-Rcpt-To: ${fill('a', b)}\r\n--f--\r\n`,
       ),
     },
   ];

@@ -80,10 +80,11 @@ const FORWARD_LEAD =
  * reply above this line -##" (Zendesk and others), "*Previous Replies*" (Discourse).
  */
 const HISTORY_MARKER =
-  /^\s*(?:[#*_-]+\s*)?(?:(?:please )?(?:type|write|enter) your (?:reply|response|answer) above this line|reply above this line|(?:previous replies|vorherige antworten|réponses précédentes|respuestas anteriores|risposte precedenti|respostas anteriores|eerdere antwoorden))\s*[.:]?\s*(?:[#*_-]+)?\s*$/iu;
+  /^\s*(?:[#*_-]+\s*)?(?:(?:please )?(?:type|write|enter) your (?:reply|response|answer) above this line|reply above this line|(?:previous replies|vorherige antworten|réponses précédentes|respuestas anteriores|risposte precedenti|respostas anteriores|eerdere antwoorden))[\s.:#*_-]*$/iu;
 
 export function separatorAt(lines: string[], i: number): number {
   const l = lines[i] ?? '';
+  if (l.length > MAX_SIGNAL_LINE) return 0;
   return SEPARATOR.test(l) || FORWARD_LEAD.test(l) || HISTORY_MARKER.test(l) ? 1 : 0;
 }
 

@@ -196,6 +196,14 @@ export function fragments(seg: Segmented): Fragment[] {
   }
   // As upstream: once the new text is over, what is not new text is hidden.
   for (const f of out) f.hidden = (f.quoted || f.signature) && seenText;
-  for (const f of out) f.content = f.content.replace(/\n*$/, '\n');
+  // One final newline; not /\n*$/, which is quadratic on many newlines followed by text.
+  for (const f of out) f.content = `${trimTrailingNewlines(f.content)}\n`;
   return out;
+}
+
+/** `s` without the newlines at its end, in one pass from the end. */
+export function trimTrailingNewlines(s: string): string {
+  let end = s.length;
+  while (end > 0 && s.charCodeAt(end - 1) === 10) end--;
+  return end === s.length ? s : s.slice(0, end);
 }

@@ -32,7 +32,8 @@ function fieldBlocks(text: string): Array<Map<string, string>> {
   let block = new Map<string, string>();
   let last: string | null = null;
   for (const raw of text.replace(/\r/g, '').split('\n')) {
-    const line = raw.replace(/\s+$/, '');
+    // trimEnd, not /\s+$/: that regex is quadratic on a long run of spaces followed by a letter.
+    const line = raw.trimEnd();
     if (line === '') {
       if (block.size) blocks.push(block);
       block = new Map();

@@ -114,7 +114,7 @@ const SMTP_ANSWER = /(?<![\d.])[245]\d\d(?![\d.])|(?<![\d.])[245]\.\d{1,3}\.\d{1
 
 /** The sending side: a From:/Reply-To:/Return-Path:/MAIL FROM line. */
 function isSenderLine(line: string): boolean {
-  return /^\s*(from|reply-to|return-path|sender|envelope-from|message-id|received)\s*:/i.test(line) || /\bmail from\s*:?\s*</i.test(line);
+  return /^\s*(from|reply-to|return-path|sender|envelope-from|message-id|received)\s*:/i.test(line) || /\bmail from\s*(?::\s*)?</i.test(line);
 }
 
 /** A header-like line ("To: x", "Cc: x"), as in a summary of the original message. */

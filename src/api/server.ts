@@ -19,6 +19,8 @@ export interface ApiDeps {
   clock: Clock;
   version: string;
   logger?: boolean | object;
+  /** Fastify's trustProxy (CADENZA_TRUST_PROXY): whose X-Forwarded-For gives req.ip, which the sign-in limits key on. */
+  trustProxy?: boolean | number | string[];
   /** Open pixel, click redirect and unsubscribe endpoints (src/tracking). */
   tracking?: Omit<TrackingDeps, 'store' | 'clock'>;
   /** Connecting Google and Microsoft mailboxes: /oauth/:provider/start and /oauth/callback (src/mailbox/oauth). */
@@ -36,7 +38,9 @@ export interface ApiDeps {
  * the web app arrive with their issues and register here.
  */
 export function buildServer(deps: ApiDeps): FastifyInstance {
-  const app = Fastify({ logger: deps.logger ?? false });
+  const tp = deps.trustProxy ?? false;
+  // A hop count as the function Fastify's types take: trust the nearest n proxies.
+  const app = Fastify({ logger: deps.logger ?? false, trustProxy: typeof tp === 'number' ? (_addr: string, hop: number) => hop < tp : tp });
   // First, and every route after it once it has loaded (app.after), so that the OpenAPI document
   // sees them all: a route added before @fastify/swagger's onRoute hook exists would be missing.
   registerDocs(app, deps.version);

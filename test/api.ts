@@ -7,7 +7,7 @@ import { hashPassword } from '../src/api/auth/passwords.ts';
 import { issueSetupToken } from '../src/api/auth/setup-token.ts';
 import { defaultAuthSettings, type ApiContext } from '../src/api/context.ts';
 import { newId } from '../src/common/ids.ts';
-import { buildServer } from '../src/api/server.ts';
+import { buildServer, type ApiDeps } from '../src/api/server.ts';
 import { SESSION_COOKIE } from '../src/api/auth/sessions.ts';
 import type { Store } from '../src/store/store.ts';
 import { freshStore, type TestStore } from './stores.ts';
@@ -25,7 +25,7 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<ApiContext> = {}): Promise<ApiHarness> {
+export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<ApiContext> = {}, server: Pick<ApiDeps, 'trustProxy'> = {}): Promise<ApiHarness> {
   const store = await freshStore(backend);
   const random = seededRandom(`api-${backend}`);
   const ctx = {
@@ -35,7 +35,7 @@ export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<A
     ...defaultAuthSettings,
     ...over,
   };
-  const app = buildServer({ store, clock: systemClock, version: 'test', api: ctx });
+  const app = buildServer({ store, clock: systemClock, version: 'test', api: ctx, ...server });
   await app.ready();
   const setupToken = (await issueSetupToken(store)) ?? '';
   return {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { apiHarness, login, seedWorkspace, type ApiHarness } from '../../test/api.ts';
 import { testBackends } from '../../test/stores.ts';
+import { DEVICE_COOKIE } from './auth/devices.ts';
 import { SESSION_COOKIE } from './auth/sessions.ts';
 
 describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (backend) => {
@@ -92,6 +93,55 @@ describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (back
     const ipLimited = await attempt('b@example.test', 'wrong password');
     expect(ipLimited.statusCode).toBe(429);
     expect(ipLimited.json().error.code).toBe('RATE_LIMITED');
+  });
+
+  it("sign-in limits lock out the guesser, never the owner's usual browser with the right password", async () => {
+    h = await apiHarness(backend, { loginLimit: { perEmail: 4, perIp: 6, windowMs: 60_000, free: 2, baseDelayMs: 30_000 } });
+    const w = await seedWorkspace(h.store, 'A', 'a@example.test');
+    const attempt = (password: string, ip: string, cookie?: string) =>
+      h!.app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: ip, ...(cookie ? { headers: { cookie } } : {}), payload: { email: 'a@example.test', password } });
+    // The owner's browser signed in once: it now holds a device cookie, for the sign-in routes only.
+    const first = await attempt(w.password, '10.0.0.1');
+    const device = first.cookies.find((c) => c.name === DEVICE_COOKIE)!;
+    expect(device).toMatchObject({ httpOnly: true, path: '/api/auth', sameSite: 'Strict' });
+    const deviceCookie = `${DEVICE_COOKIE}=${device.value}`;
+
+    // A guesser behind the same address (an office NAT): two free tries, then back-off.
+    expect((await attempt('guess one', '10.0.0.1')).statusCode).toBe(401);
+    expect((await attempt('guess two', '10.0.0.1')).statusCode).toBe(401);
+    const waiting = await attempt('guess three', '10.0.0.1');
+    expect(waiting.statusCode).toBe(429);
+    expect(Number(waiting.headers['retry-after'])).toBeGreaterThan(0);
+    // More guessers, other addresses: the address-wide cap for strangers is reached.
+    expect((await attempt('guess four', '10.0.0.2')).statusCode).toBe(401);
+    expect((await attempt('guess five', '10.0.0.3')).statusCode).toBe(401);
+    expect((await attempt(w.password, '10.0.0.4')).statusCode).toBe(429);
+    // The per-IP count of 10.0.0.1 is used up as well.
+    for (let i = 0; i < 3; i++) await attempt('more', '10.0.0.1');
+    expect((await attempt('more', '10.0.0.1')).json().error.code).toBe('RATE_LIMITED');
+
+    // The owner's usual browser, from that very address, with the right password: signed in.
+    const owner = await attempt(w.password, '10.0.0.1', deviceCookie);
+    expect(owner.statusCode, owner.body).toBe(200);
+    // Its own typos are counted for it alone, and its wait stays short.
+    expect((await attempt('owner typo', '10.0.0.1', deviceCookie)).statusCode).toBe(401);
+    // A device cookie of this account does not help with another address.
+    await seedWorkspace(h.store, 'B', 'b@example.test');
+    const other = await h.app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: '10.0.0.1', headers: { cookie: deviceCookie }, payload: { email: 'b@example.test', password: 'x' } });
+    expect(other.statusCode).toBe(429);
+  });
+
+  it('behind a trusted proxy, each client is told apart by X-Forwarded-For', async () => {
+    h = await apiHarness(backend, { loginLimit: { perEmail: 50, perIp: 50, windowMs: 60_000, free: 1, baseDelayMs: 30_000 } }, { trustProxy: ['127.0.0.1'] });
+    const w = await seedWorkspace(h.store, 'A', 'a@example.test');
+    const via = (client: string, password: string) =>
+      h!.app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': client }, payload: { email: 'a@example.test', password } });
+    expect((await via('203.0.113.7', 'wrong')).statusCode).toBe(401);
+    expect((await via('203.0.113.7', 'wrong')).statusCode).toBe(429);
+    // Another client behind the same proxy is not the guesser.
+    expect((await via('198.51.100.2', w.password)).statusCode).toBe(200);
+    const failed = await h.store.db.selectFrom('login_failure').select('client').execute();
+    expect(failed.map((f) => f.client)).toEqual(['ip:203.0.113.7']);
   });
 
   it('API keys: shown once, work as Bearer without CSRF, refused after revocation; account routes refuse them', async () => {

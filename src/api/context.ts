@@ -10,6 +10,7 @@ import type { SettlePolicy } from '../sending/reply.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import type { SystemMailer } from './system-mailer.ts';
+import type { LoginLimit } from './auth/login-limiter.ts';
 
 /** What API handlers use; built once by the server and injected, never reached as a global. */
 export interface ApiContext {
@@ -27,8 +28,8 @@ export interface ApiContext {
   publicUrl: string;
   /** Sessions last this long from sign-in. */
   sessionTtlMs: number;
-  /** Failed sign-ins allowed per address per window, and the window. */
-  loginLimit: { perEmail: number; perIp: number; windowMs: number };
+  /** Sign-in limits: per address, per IP, per (address, client) back-off (src/api/auth/login-limiter.ts). */
+  loginLimit: LoginLimit;
   /**
    * Enrollments were created or made due now (enroll, launch, resume, move): wakes the scheduler
    * and the dispatcher of every process at once instead of at their next poll (src/ops/work-nudge.ts).

@@ -26,6 +26,8 @@ export interface ApiDeps {
   version: string;
   /** Where 5xx answers are logged with their request id (pino, credentials redacted: common/logger.ts); absent: not logged. */
   log?: Logger;
+  /** Fastify's trustProxy (CADENZA_TRUST_PROXY): whose X-Forwarded-For gives req.ip, which the sign-in limits key on. */
+  trustProxy?: boolean | number | string[];
   /** Open pixel, click redirect and unsubscribe endpoints (src/tracking). */
   tracking?: Omit<TrackingDeps, 'store' | 'clock'>;
   /** Connecting Google and Microsoft mailboxes: /oauth/:provider/start and /oauth/callback (src/mailbox/oauth). */
@@ -45,6 +47,7 @@ export interface ApiDeps {
  * the web app arrive with their issues and register here.
  */
 export function buildServer(deps: ApiDeps): FastifyInstance {
+  const tp = deps.trustProxy ?? false;
   const app: FastifyInstance = Fastify({
     ...(deps.log ? { loggerInstance: deps.log as FastifyBaseLogger } : { logger: false }),
     // Each request is not logged; its failures are (below and http/errors.ts), under its id.
@@ -52,6 +55,8 @@ export function buildServer(deps: ApiDeps): FastifyInstance {
     requestTimeout: SERVER_TIMEOUTS.requestMs,
     keepAliveTimeout: SERVER_TIMEOUTS.keepAliveMs,
     http: { headersTimeout: SERVER_TIMEOUTS.headersMs },
+    // A hop count as the function Fastify's types take: trust the nearest n proxies.
+    trustProxy: typeof tp === 'number' ? (_addr: string, hop: number) => hop < tp : tp,
   });
   // A 5xx from any route (tracking, OAuth, push, health) is logged with its request id, the id a
   // 5xx body names; /api's own handler logs its cause (http/errors.ts), this logs the rest.

@@ -50,6 +50,25 @@ const schema = z.object({
   CADENZA_MAIL_FROM: z.string().min(3).optional(),
   /** GET /metrics answers only with `Authorization: Bearer <this>` (docs/security.md); unset: /metrics is public. At least 16 characters. Never logged. */
   CADENZA_METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client's address (Fastify's trustProxy),
+   * for deployments behind a reverse proxy (docs/security.md "Identity and access"): false (the
+   * default: the TCP peer is the client), true (every hop; only when nothing reaches Cadenza but
+   * the proxy), a number of hops, or comma-separated addresses or CIDRs of the proxies.
+   */
+  CADENZA_TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v, c) => {
+      const t = v.trim();
+      if (t === 'false' || t === '') return false;
+      if (t === 'true') return true;
+      if (/^\d+$/.test(t)) return Number(t);
+      const list = t.split(',').map((s) => s.trim()).filter(Boolean);
+      if (list.every((s) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s))) return list;
+      c.addIssue({ code: 'custom', message: 'true, false, a number of hops, or comma-separated proxy addresses or CIDRs such as 10.0.0.0/8' });
+      return z.NEVER;
+    }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -55,6 +55,8 @@ export interface AppOptions {
   push?: PushSettings;
   /** Webhooks out: loopback and private destinations allowed (CADENZA_WEBHOOK_ALLOW_PRIVATE). */
   webhooks?: { allowPrivate: boolean; pollMs?: number };
+  /** Behind a reverse proxy: whose X-Forwarded-For to believe (CADENZA_TRUST_PROXY); absent: none. */
+  trustProxy?: boolean | number | string[];
   /** Cadenza's own SMTP account for invitations (CADENZA_SMTP_URL, CADENZA_MAIL_FROM); absent: links are shown to copy. */
   mailer?: SystemMailerSettings;
   /** The senders' timings (CADENZA_UNKNOWN_GRACE_MS, CADENZA_SENDER_RESOLVE_EVERY_MS, CADENZA_SENDER_LEASE_TTL_MS); absent: the defaults. */
@@ -266,7 +268,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.webhooks = webhooks;
     webhooks.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
-    app.server = buildServer({ store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), tracking: { service, key: trackingKey(master), log },
+    app.server = buildServer({ store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log },
       api: { random, vault, service, transportFor, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },

@@ -49,13 +49,20 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
    */
   example?: (ids: ExampleIds) => { body?: NoInfer<z.input<B>>; query?: NoInfer<z.input<Q>> };
   /** Requests allowed per client IP per window (@fastify/rate-limit), e.g. for sign-in. */
-  rateLimit?: (ctx: ApiContext) => { max: number; windowMs: number };
+  rateLimit?: (ctx: ApiContext) => RateLimit;
   /**
    * The body is a file, not JSON: the handler gets it unread as `body` (an AsyncIterable of
    * Buffers that throws past maxBytes), so a large upload is never held whole. Not with `body`.
    */
   rawBody?: RawBody;
   handler: (c: RouteContext<z.output<P>, z.output<Q>, z.output<B>>) => Promise<z.output<R>>;
+}
+
+export interface RateLimit {
+  max: number;
+  windowMs: number;
+  /** Requests exempt from the count, decided once the body is parsed (sign-in: a known device of the account). */
+  allow?: (req: FastifyRequest) => Promise<boolean>;
 }
 
 export interface RawBody {
@@ -78,7 +85,7 @@ export interface ApiRoute {
   response: z.ZodType;
   status: number;
   example?: (ids: ExampleIds) => { body?: unknown; query?: unknown };
-  rateLimit?: (ctx: ApiContext) => { max: number; windowMs: number };
+  rateLimit?: (ctx: ApiContext) => RateLimit;
   rawBody?: RawBody;
   handler: (c: RouteContext<unknown, unknown, unknown>) => Promise<unknown>;
 }
@@ -204,10 +211,12 @@ function rawUpload(req: FastifyRequest, reply: FastifyReply, raw: RawBody): { bo
   return { body: body() };
 }
 
-function rateLimitConfig(l: { max: number; windowMs: number }) {
+function rateLimitConfig(l: RateLimit) {
   return {
     max: l.max,
     timeWindow: l.windowMs,
+    // An exemption reads the body, so the count is taken after parsing, not on the request's arrival.
+    ...(l.allow ? { hook: 'preHandler' as const, allowList: (req: FastifyRequest) => l.allow!(req) } : {}),
     // Thrown, so the one error handler answers it in the usual shape.
     errorResponseBuilder: (_req: FastifyRequest, c: { after: string }) => cadenzaError('RATE_LIMITED', `too many requests; try again in ${c.after}`),
   };

@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
-import { firstRunSetup, hasAnyAccount, normalizeAccountEmail } from '../auth/accounts.ts';
-import { clearFailures, recordFailure, tooManyFailures } from '../auth/login-limiter.ts';
+import { firstRunSetup, hasAnyAccount } from '../auth/accounts.ts';
+import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DEVICE_TTL_MS, rememberDevice } from '../auth/devices.ts';
 import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from '../auth/passwords.ts';
+import { isKnownDevice, signIn } from '../auth/sign-in.ts';
 import { secretHash } from '../auth/tokens.ts';
 import { createSession, deleteSession, SESSION_COOKIE } from '../auth/sessions.ts';
 import { realClock, type ApiContext } from '../context.ts';
@@ -35,18 +36,16 @@ export async function me(ctx: ApiContext, accountId: string, csrfToken: string):
 }
 
 /** Signs the browser in with a fresh session, dropping the one it had (rotation on sign-in). */
-export async function startSession(c: RouteContext<unknown, unknown, unknown>, accountId: string): Promise<z.output<typeof meBody>> {
+export async function startSession(c: RouteContext<unknown, unknown, unknown>, accountId: string, knownDevice?: string): Promise<z.output<typeof meBody>> {
   const { ctx, req, reply } = c;
   const old = req.cookies[SESSION_COOKIE];
   if (old) await deleteSession(ctx.store.db, old);
   const s = await createSession(ctx.store.db, accountId, realClock(ctx), ctx.sessionTtlMs);
-  reply.setCookie(SESSION_COOKIE, s.token, {
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: ctx.publicUrl.startsWith('https:'),
-    path: '/',
-    expires: s.expiresAt,
-  });
+  const secure = ctx.publicUrl.startsWith('https:');
+  reply.setCookie(SESSION_COOKIE, s.token, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires: s.expiresAt });
+  // This browser gave the right password: from now on its sign-ins are counted apart (devices.ts).
+  const device = await rememberDevice(ctx.store.db, realClock(ctx), accountId, knownDevice);
+  if (device) reply.setCookie(DEVICE_COOKIE, device, { httpOnly: true, sameSite: 'strict', secure, path: DEVICE_COOKIE_PATH, maxAge: DEVICE_TTL_MS / 1000 });
   return me(ctx, accountId, s.csrfToken);
 }
 
@@ -93,27 +92,22 @@ export const authRoutes = [
     body: z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }),
     example: () => ({ body: { email: 'owner@example.test', password: 'correct horse battery' } }),
     response: meBody,
-    rateLimit: (ctx) => ({ max: ctx.loginLimit.perIp, windowMs: ctx.loginLimit.windowMs }),
+    // The per-IP count spares the account's known devices: behind a shared address (a proxy
+    // without trustProxy, an office NAT) a guesser must not use up the owner's requests.
+    rateLimit: (ctx) => ({
+      max: ctx.loginLimit.perIp,
+      windowMs: ctx.loginLimit.windowMs,
+      allow: (req) => isKnownDevice(ctx, (req.body as { email?: unknown } | undefined)?.email, req.cookies[DEVICE_COOKIE]),
+    }),
     handler: async (c) => {
-      const { ctx, body } = c;
-      const norm = normalizeAccountEmail(body.email);
-      const { perEmail, windowMs } = ctx.loginLimit;
-      if (await tooManyFailures(ctx.store.db, norm, realClock(ctx), perEmail, windowMs)) {
-        throw cadenzaError('RATE_LIMITED', 'too many failed sign-ins for this address; try again later');
+      const { ctx, body, req } = c;
+      try {
+        const r = await signIn(ctx, { email: body.email, password: body.password, deviceCookie: req.cookies[DEVICE_COOKIE], ip: req.ip });
+        return await startSession(c as RouteContext<unknown, unknown, unknown>, r.accountId, r.device);
+      } catch (e) {
+        if (isCadenzaError(e, 'RATE_LIMITED')) c.reply.header('retry-after', String(e.details.retryAfterSeconds ?? 60));
+        throw e;
       }
-      const account = await ctx.store.db
-        .selectFrom('account')
-        .select(['id', 'password_hash'])
-        .where(sql<string>`lower(email)`, '=', norm)
-        .executeTakeFirst();
-      // The same work whether or not the address exists (passwords.ts), and one message for both.
-      const ok = await verifyPassword(account?.password_hash, body.password);
-      if (!account || !ok) {
-        await recordFailure(ctx.store.db, norm, realClock(ctx), windowMs);
-        throw cadenzaError('UNAUTHENTICATED', 'wrong email or password');
-      }
-      await clearFailures(ctx.store.db, norm);
-      return startSession(c as RouteContext<unknown, unknown, unknown>, account.id);
     },
   }),
   defineRoute({

@@ -1,3 +1,4 @@
+import { csvRecord } from '../common/csv-write.ts';
 import type { Random } from '../common/random.ts';
 
 /**
@@ -102,7 +103,6 @@ export function generateLeads(r: Random, n: number): DemoLead[] {
 
 /** The leads as the CSV a user would import (RFC 4180 quoting). */
 export function leadsCsv(leads: readonly DemoLead[]): string {
-  const q = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-  const rows = leads.map((l) => [l.email, l.firstName, l.lastName, l.company, l.title, l.country, l.region, l.timeZone].map(q).join(','));
+  const rows = leads.map((l) => csvRecord([l.email, l.firstName, l.lastName, l.company, l.title, l.country, l.region, l.timeZone], ',', ''));
   return ['email,first_name,last_name,company,title,country,region,time_zone', ...rows].join('\n') + '\n';
 }

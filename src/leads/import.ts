@@ -19,6 +19,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import type { Clock } from '../common/clock.ts';
 import { systemClock } from '../common/clock.ts';
+import { restoreFormulaText } from '../common/csv-write.ts';
 import { cadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import { systemRandom, type Random } from '../common/random.ts';
@@ -187,7 +188,8 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
       });
     }
     const columns = resolveColumns(headers, opts.mapping);
-    const copied = columns.some((c) => c.source === 'reject_file') ? headers.length - REJECT_FILE_COLUMNS.length : headers.length;
+    const fromRejectFile = columns.some((c) => c.source === 'reject_file');
+    const copied = fromRejectFile ? headers.length - REJECT_FILE_COLUMNS.length : headers.length;
     if (opts.rejectFile !== undefined) rejects = await RejectFile.open(opts.rejectFile, headers, copied, src.delimiter, src.hadBom);
     await opts.onHeader?.({ headers: headers.slice(0, copied), columns, delimiter: src.delimiter, encoding: src.encoding, hadBom: src.hadBom });
 
@@ -296,9 +298,11 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
       if (item.kind === 'malformed') {
         rejectRow(current, { line: item.line, fields: null, reason: 'malformed_row', message: item.message, raw: item.raw });
       } else {
-        const r = checkRow(item.fields, columns);
+        // A reject file is Cadenza's own CSV: its formula-looking cells carry the ' it added (common/csv-write.ts).
+        const fields = fromRejectFile ? item.fields.map(restoreFormulaText) : item.fields;
+        const r = checkRow(fields, columns);
         if (!r.ok) {
-          rejectRow(current, { line: item.line, fields: item.fields, reason: r.reason, message: r.message });
+          rejectRow(current, { line: item.line, fields, reason: r.reason, message: r.message });
         } else {
           const firstLine = seen.get(r.lead.email_norm);
           if (firstLine !== undefined) {

@@ -7,6 +7,7 @@
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { csvRecord } from '../common/csv-write.ts';
 import { cadenzaError } from '../common/errors.ts';
 import { REJECT_FILE_COLUMNS } from './headers.ts';
 
@@ -101,21 +102,10 @@ export class RejectFile {
   }
 }
 
-/** One CSV record with its CRLF: quoted only where needed, and where a cell's edge spaces would be trimmed on reading. */
-export function csvRecord(cells: readonly string[], delimiter: string): string {
-  return cells.map((c) => quote(c, delimiter)).join(delimiter) + '\r\n';
-}
-
 /** A reject as the file lays it out: the copied columns, then line, reason, message and raw. */
 export function rejectRecord(r: RejectRow, width: number, delimiter: string): string {
   const cells: string[] = [];
   for (let i = 0; i < width; i++) cells.push(r.fields?.[i] ?? '');
   cells.push(String(r.line), r.reason, r.message, r.raw ?? '');
   return csvRecord(cells, delimiter);
-}
-
-function quote(c: string, delimiter: string): string {
-  if (c === '') return c;
-  const needs = c.includes(delimiter) || c.includes('"') || c.includes('\n') || c.includes('\r') || c !== c.trim();
-  return needs ? `"${c.replace(/"/g, '""')}"` : c;
 }

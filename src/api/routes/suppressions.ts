@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { csvRecord } from '../../common/csv-write.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { checkEmail } from '../../leads/email.ts';
 import { readSuppressionList, suppressAddresses } from '../../leads/suppression.ts';
@@ -19,12 +20,6 @@ function who(ws: WorkspaceAccess): string {
 }
 
 const deps = (ctx: ApiContext) => ({ store: ctx.store, service: enrollmentService(ctx), clock: ctx.clock });
-
-function csvCell(s: string): string {
-  // Formula-looking cells are prefixed so a spreadsheet does not execute them (CSV injection).
-  const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
-  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
 
 export const suppressionRoutes = [
   defineRoute({
@@ -104,7 +99,7 @@ export const suppressionRoutes = [
     response: z.string().describe('text/csv'),
     handler: async ({ ctx, ws, reply }) => {
       const rows = await ctx.store.db.selectFrom('suppression').select(['email_norm', 'reason', 'source', 'created_at']).where('workspace_id', '=', ws.workspaceId).orderBy('email_norm').execute();
-      const lines = ['email,reason,source,created_at', ...rows.map((r) => [r.email_norm, r.reason, r.source ?? '', r.created_at.toISOString()].map(csvCell).join(','))];
+      const lines = ['email,reason,source,created_at', ...rows.map((r) => csvRecord([r.email_norm, r.reason, r.source ?? '', r.created_at.toISOString()], ',', ''))];
       reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="suppressions.csv"');
       return `${lines.join('\r\n')}\r\n`;
     },

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { csvRecord } from '../../common/csv-write.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
@@ -42,7 +43,7 @@ export function register(program: Command): void {
         const byReason: Record<string, number> = {};
         for (const x of refused) byReason[x.reason] = (byReason[x.reason] ?? 0) + 1;
         if (o.rejects) {
-          const csv = ['lead_id,email,reason,detail', ...refused.map((x) => [x.leadId, x.email ?? '', x.reason, 'detail' in x ? (x.detail ?? '') : ''].map(csvCell).join(','))];
+          const csv = ['lead_id,email,reason,detail', ...refused.map((x) => csvRecord([x.leadId, x.email ?? '', x.reason, 'detail' in x ? (x.detail ?? '') : ''], ',', ''))];
           writeFileSync(o.rejects, `${csv.join('\n')}\n`);
         }
         const data = { sequence: o.sequence, enrolled: r.enrolled, refused: refused.length, refusedByReason: byReason, durationMs: r.durationMs, ...(g.json ? { refusedLeads: refused } : {}) };
@@ -83,8 +84,4 @@ async function selectLeads(store: Store, workspaceId: string, o: EnrollOpts): Pr
     for (const r of rows) found.set(r.email_norm, r.id);
   }
   return { ids: [...ids, ...found.values()], unknown: emails.filter((e) => !found.has(e)) };
-}
-
-function csvCell(v: string): string {
-  return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }

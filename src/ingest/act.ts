@@ -86,8 +86,8 @@ export function companyDomain(email: string): string | null {
  * When an out-of-office enrollment resumes: the opening of the send window on the stated return
  * day, in the prospect's calendar (zone, send-window days, country's holidays); when the return day
  * is not a sending day (a weekend, a holiday), the next window that is. The return date is already
- * the first day back ("until 1 December" is back on the 2nd: return-date.ts), so resuming a
- * business day later, or at midnight, would let a day pass after the person is back. Null when the
+ * the first day back ("through Friday 4 December" is back on Monday the 7th: return-date.ts), so
+ * resuming a business day later, or at midnight, would let a day pass after the person is back. Null when the
  * date cannot be placed (the engine then applies the sequence's default pause).
  */
 export function oooResumeAt(returnDate: number, t: Pick<EnrollmentTarget, 'zone' | 'window' | 'country' | 'region' | 'skipHolidays'>): number | null {

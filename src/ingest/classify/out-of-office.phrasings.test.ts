@@ -48,7 +48,7 @@ function message(item: Item): Uint8Array {
 }
 
 describe('out-of-office phrasings (test/corpora/out-of-office-phrasings.json)', () => {
-  it('reads at most 2% of human replies as auto-replies, and at least 95% of return dates exactly', async () => {
+  it('reads at most 2% of human replies as auto-replies, and at least 95% of return dates exactly', { timeout: 60_000 }, async () => {
     const humans = items.filter((i) => i.kind === 'human');
     const autos = items.filter((i) => i.kind === 'auto');
     expect(humans.length + autos.length).toBeGreaterThanOrEqual(100);

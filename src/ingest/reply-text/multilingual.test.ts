@@ -22,6 +22,16 @@ describe('quote headers in other languages and clients', () => {
     ['De: João Silva <joao@exemplo.com.br>\nEnviada em: segunda-feira, 12 de dezembro de 2016 13:20\nPara: rep@cadenza.test\nAssunto: Proposta'],
     ['-----Originalmeddelande-----\nFrån: Sven <sven@exempel.se>\nSkickat: den 12 december 2016 13:20\nTill: rep@cadenza.test\nÄmne: Förslag'],
     ['-----Oprindelig meddelelse-----\nFra: Lars <lars@eksempel.dk>\nSendt: 12. december 2016 13:20\nTil: rep@cadenza.test\nEmne: Forslag'],
+    // Italian, Polish, Swedish, Portuguese Outlook blocks and attributions.
+    ['Da: Mario Rossi <mario@esempio.it>\nInviato: lunedì 12 dicembre 2016 13:20\nA: rep@cadenza.test\nOggetto: Proposta'],
+    ['Il giorno lun 12 dic 2016 alle ore 13:20 Mario Rossi <mario@esempio.it> ha scritto:'],
+    ['Od: Jan Kowalski <jan@przyklad.pl>\nWysłano: poniedziałek, 12 grudnia 2016 13:20\nDo: rep@cadenza.test\nTemat: Oferta'],
+    ['W dniu 12.12.2016 o 13:20, Jan Kowalski <jan@przyklad.pl> pisze:'],
+    ['Från: Sven Svensson <sven@exempel.se>\nSkickat: den 12 december 2016 13:20\nTill: rep@cadenza.test\nÄmne: Förslag'],
+    ['Den 12 dec. 2016 kl. 13:20 skrev Sven Svensson <sven@exempel.se>:'],
+    ['De: João Silva <joao@exemplo.pt>\nEnviado: 12 de dezembro de 2016 13:20\nPara: rep@cadenza.test\nAssunto: Proposta'],
+    ['Op ma 12 dec. 2016 om 13:20 schreef Jan de Vries <jan@voorbeeld.nl>:'],
+    ['2016年12月12日(月) 13:20 山田太郎 <taro@example.jp>:'],
     // Japanese Apple Mail and Chinese QQ/Foxmail.
     ['2016/12/12 13:20、山田太郎 <taro@example.jp> のメッセージ:'],
     ['-----元のメッセージ-----\n差出人: 山田太郎 <taro@example.jp>\n送信日時: 2016年12月12日 13:20\n宛先: rep@cadenza.test\n件名: ご提案'],

@@ -100,7 +100,7 @@ const OTHER_FIELD =
  * ("From: Human Resources \n<hr@x>").
  */
 /** French webmails (Orange, La Poste, SFR) open the block with "Message du : 12/12/2016 13:20" or "Message du 12/12/16 13:20". */
-const MESSAGE_OF = /^\s*>?\s*message du\s?:?\s?\d/iu;
+const MESSAGE_OF = /^\s*message du ?:? ?\d/iu;
 
 export function headerBlockAt(lines: string[], i: number): number {
   const isField = (l: string) => FROM_FIELD.test(l) || OTHER_FIELD.test(l) || MESSAGE_OF.test(l);

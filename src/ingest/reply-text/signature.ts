@@ -22,23 +22,33 @@ export const MOBILE_SIGNATURE =
 /**
  * Client signatures the list above does not name: "Sent from TypeApp<http://…>", "Sent from Nine",
  * "Get BlueMail for Android". Case-sensitive: the app's name is capitalised, so "sent from the
- * airport, …" is a sentence. A link may follow the name, joined or not.
+ * airport, …" is a sentence. A link may follow the name, joined or not. Tested on the trimmed
+ * line; no quantifier is nested in another (linear on any input).
  */
-const LINK = String.raw`(?:[ \t]*(?:<[^<>\s]{1,300}>|\([^()\s]{1,300}\)|https?:\/\/\S{1,300}))?`;
-const APP_NAME = String.raw`\p{Lu}[\p{L}\p{N}'’]*(?: [\p{L}\p{N}'’]+){0,4}`;
+/** A link after the app's name ("<http://…>", "(http://…)", a bare URL), taken off before the name is read. */
+const TRAILING_LINK = /(?:<[^<>\s]{1,300}>|\([^()\s]{1,300}\)|https?:\/\/\S{1,300})$/u;
+const APP_NAME = String.raw`\p{Lu}[\p{L}\p{N}'’ ]{0,60}`;
 const CLIENT_SIGNATURE = [
-  new RegExp(String.raw`^\s*(?:Sent|SENT|Envoyé|Enviado|Inviato|Gesendet|Verzonden|Skickat|Sendt|Wysłane) (?:from|with|via|using|de|depuis|desde|da|von|mit|vanaf|met|från|fra|z) ${APP_NAME}${LINK}\s*$`, 'u'),
-  new RegExp(String.raw`^\s*Get ${APP_NAME} for (?:Android|iOS|iPhone|iPad|Windows|Mac)${LINK}\s*$`, 'u'),
-  // A name signed "via mobile": "Dana Kim via mobile", "- Dana (via mobile)". Capitalised words only.
-  /^\s*(?:[-–—]\s?)?\p{Lu}[\p{L}.'’-]*(?: \p{Lu}[\p{L}.'’-]*){0,3},? \(?(?:via|Via) (?:mobile|phone|cell|iPhone|iPad|Android|BlackBerry)\)?\s*$/u,
+  new RegExp(String.raw`^(?:Sent|SENT|Envoyé|Enviado|Inviato|Gesendet|Verzonden|Skickat|Sendt|Wysłane) (?:from|with|via|using|de|depuis|desde|da|von|mit|vanaf|met|från|fra|z) ${APP_NAME}$`, 'u'),
+  new RegExp(String.raw`^Get ${APP_NAME} for (?:Android|iOS|iPhone|iPad|Windows|Mac)$`, 'u'),
   // Japanese and Chinese clients: "iPhoneから送信", "从我的iPhone发送", "发自我的iPhone".
-  /^\s*(?:\S{1,20}から送信|(?:从|從)我的\S{1,20}(?:发送|發送)|(?:发自|發自|来自|來自)我的\S{1,20})\s*$/u,
+  /^(?:\S{1,20}から送信|(?:从|從)我的\S{1,20}(?:发送|發送)|(?:发自|發自|来自|來自)我的\S{1,20})$/u,
 ];
+
+/** A name signed "via mobile": "Dana Kim via mobile", "- Dana (via mobile)". Every word of the name capitalised. */
+const VIA_MOBILE = /^(?:[-–—] |[-–—])?([^,()]{1,40}),? \(?[Vv]ia (?:mobile|phone|cell|iPhone|iPad|Android|BlackBerry)\)?$/u;
+
+function signedViaMobile(t: string): boolean {
+  const m = VIA_MOBILE.exec(t);
+  return m !== null && m[1]!.split(' ').every((w) => /^\p{Lu}[\p{L}.'’-]*$/u.test(w));
+}
 
 /** A mobile or client signature line ("Sent from my iPhone", "Sent from TypeApp<http://…>"). */
 export function isMobileSignature(line: string): boolean {
   if (line.length > 400) return false;
-  return MOBILE_SIGNATURE.test(line) || CLIENT_SIGNATURE.some((re) => re.test(line));
+  const t = line.trim();
+  const bare = t.replace(TRAILING_LINK, '').trimEnd();
+  return MOBILE_SIGNATURE.test(line) || CLIENT_SIGNATURE.some((re) => re.test(bare)) || signedViaMobile(t);
 }
 
 const CLOSING =

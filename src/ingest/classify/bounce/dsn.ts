@@ -26,6 +26,13 @@ export interface Dsn {
   recipients: DsnRecipient[];
 }
 
+/** The fields RFC 3464 (and the X- fields MTAs add) defines for a report's blocks. */
+const DSN_FIELDS = new Set([
+  'reporting-mta', 'dsn-gateway', 'received-from-mta', 'arrival-date', 'original-envelope-id', 'final-recipient', 'original-recipient',
+  'x-actual-recipient', 'action', 'status', 'remote-mta', 'diagnostic-code', 'last-attempt-date', 'final-log-id', 'will-retry-until',
+  'x-postfix-queue-id', 'x-postfix-sender', 'x-display-name', 'x-supplementary-info',
+]);
+
 /** Field name → unfolded value, for each block of `text`; names lower-cased. */
 function fieldBlocks(text: string): Array<Map<string, string>> {
   const blocks: Array<Map<string, string>> = [];
@@ -41,7 +48,14 @@ function fieldBlocks(text: string): Array<Map<string, string>> {
       continue;
     }
     const field = /^([A-Za-z][A-Za-z0-9-]*)\s*:\s?(.*)$/.exec(line);
-    if (field && !/^\s/.test(line)) {
+    // Some gateways indent the whole report; an indented line that names a DSN field is a field,
+    // not the continuation of the one above.
+    const indented = field ? null : /^[ \t]{1,16}([A-Za-z][A-Za-z0-9-]{0,40})[ \t]*:[ \t]?(.*)$/.exec(line);
+    if (indented && DSN_FIELDS.has(indented[1]!.toLowerCase())) {
+      last = indented[1]!.toLowerCase();
+      if (!block.has(last)) block.set(last, indented[2]!.trim());
+      else last = null;
+    } else if (field && !/^\s/.test(line)) {
       last = field[1]!.toLowerCase();
       // The first occurrence wins: a second Status in one block is noise from a broken MTA.
       if (!block.has(last)) block.set(last, field[2]!.trim());

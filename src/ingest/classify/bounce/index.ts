@@ -19,7 +19,8 @@ export const REPORT_CONFIDENCE = 0.99;
 export const PROSE_CONFIDENCE = 0.9;
 
 const REPORT = /multipart\/report/;
-const DSN_PART = /^message\/(delivery-status|global-delivery-status)$/;
+// text/delivery-status: what some MTAs labelled the report part before RFC 3464 settled on message/.
+const DSN_PART = /^(?:message\/(?:delivery-status|global-delivery-status)|text\/delivery-status)$/;
 const MDN = /report-type="?disposition-notification|^message\/disposition-notification/;
 
 interface Failure {

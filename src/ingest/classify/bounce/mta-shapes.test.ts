@@ -75,6 +75,17 @@ describe('delivery-status blocks in the shapes MTAs write', () => {
     expect(c?.bounce).toMatchObject({ recipient: 'dana.kim@example.com', status: '5.1.1' });
   });
 
+  it('reads a report whose fields are indented', async () => {
+    const c = await bounceOf(report('B1', 'B1', ['   Reporting-MTA: dns; mx1.example.net', '', '   Final-Recipient: rfc822; dana.kim@example.com', '   Action: failed', '   Status: 5.1.1', '   Diagnostic-Code: smtp; 550 5.1.1 user unknown', '      (in reply to RCPT TO command)']));
+    expect(c?.bounce).toMatchObject({ recipient: 'dana.kim@example.com', status: '5.1.1' });
+    expect(c?.bounce?.diagnostic).toContain('in reply to RCPT TO');
+  });
+
+  it('reads a report part labelled text/delivery-status', async () => {
+    const text = report('B1', 'B1', [...PER_MESSAGE, 'Final-Recipient: rfc822; dana.kim@example.com', 'Action: failed', 'Status: 5.1.1']).replace('Content-Type: message/delivery-status', 'Content-Type: text/delivery-status');
+    expect((await bounceOf(text))?.bounce).toMatchObject({ recipient: 'dana.kim@example.com', status: '5.1.1' });
+  });
+
   it('reads the report of a multipart whose boundary differs from its header (the Status is read, not inferred)', async () => {
     const c = await bounceOf(report('0F3A.1730628718/mx1.example.net', '0F3A.1730628000/mx1.example.net', [...PER_MESSAGE, 'Final-Recipient: rfc822; dana.kim@example.com', 'Action: failed', 'Status: 5.1.1', 'Diagnostic-Code: smtp; 550-5.1.1 The email account that you tried to reach does not exist.']));
     expect(c?.bounce).toMatchObject({ recipient: 'dana.kim@example.com', status: '5.1.1', hardSoft: 'hard', bounceClass: 'user_unknown', originalMessageId: '<s1.42@cadenza.test>' });

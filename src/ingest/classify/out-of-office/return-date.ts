@@ -147,8 +147,12 @@ const RETURN_WORDS = new RegExp(
   ])})${R}`,
   'iu',
 );
-/** "will not return", "nicht im Büro": a return word right after a negation says the opposite. */
-const NEGATED = /(?:^|[^\p{L}])(?:not|n't|nicht|pas|no|niet|non|não|nao|inte|ikke|nie)\s+(?:\p{L}+\s+){0,2}$/iu;
+/** "will not return", "nicht im Büro": a return word within three words of a negation says the opposite. */
+const NEGATIONS = new Set(['not', "n't", 'nicht', 'pas', 'no', 'niet', 'non', 'não', 'nao', 'inte', 'ikke', 'nie', 'won’t', "won't"]);
+
+function negated(before: string): boolean {
+  return before.trimEnd().toLowerCase().split(/\s+/).slice(-3).some((w) => NEGATIONS.has(w) || w.endsWith("n't") || w.endsWith('n’t'));
+}
 
 /** "X inclusive": the day X is still away. */
 const INCLUSIVE_AFTER = /^\s*\(?(?:inclusive|inclusively|included|inclus|incluse|inclusivement|incluso|inclusive|compreso|compresa|incluído|incluido|inclusief|inklusive|einschließlich|inkl\.)(?![\p{L}])/iu;
@@ -237,7 +241,7 @@ function startIsReturn(text: string, f: Found, cueAt: number): boolean {
   const own = stop >= 0 && /\d/.test(tail[stop]!) ? '' : stop < 0 ? tail : tail.slice(0, stop);
   return [head.slice(sentenceStart + 1), own].some((part) => {
     const m = RETURN_WORDS.exec(part);
-    return m !== null && !NEGATED.test(part.slice(0, m.index));
+    return m !== null && !negated(part.slice(0, m.index));
   });
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { systemClock } from '../common/clock.ts';
-import { embeddedDbDir, loadConfig } from '../common/config.ts';
+import { loadConfig } from '../common/config.ts';
 import { systemRandom } from '../common/random.ts';
 import { migrate } from '../store/migrate.ts';
 import { openMasterKey } from '../mailbox/master-key.ts';
@@ -9,7 +9,9 @@ import { ensureDefaultWorkspace } from '../ops/workspace.ts';
 import { newId } from '../common/ids.ts';
 import { notifyPushBus } from '../ops/push-bus.ts';
 import type { WorkKind } from '../ops/work-nudge.ts';
-import { openStore, type Store } from '../store/store.ts';
+import type { Store } from '../store/store.ts';
+import { isRemoteStore } from '../store/remote/client.ts';
+import { openCommandStore } from './open-store.ts';
 
 /** Options every command accepts (declared once on the program). */
 export interface GlobalOptions {
@@ -24,12 +26,12 @@ export function globals(cmd: Command): GlobalOptions {
 
 export const deps = { clock: systemClock, random: systemRandom() };
 
-/** Opens the store the options (or DATABASE_URL / CADENZA_DATA_DIR) name, migrated. */
+/** Opens the store the options (or DATABASE_URL / CADENZA_DATA_DIR) name, migrated: its own, or a running server's (open-store.ts). */
 export async function withStore<T>(g: GlobalOptions, fn: (store: Store) => Promise<T>, opts: { migrate?: boolean } = {}): Promise<T> {
   const cfg = loadConfig();
   const databaseUrl = g.databaseUrl ?? cfg.DATABASE_URL;
   if (!databaseUrl) ensurePrivateDir(g.dataDir ?? cfg.CADENZA_DATA_DIR);
-  const store = await openStore({ databaseUrl, dataDir: databaseUrl ? undefined : embeddedDbDir(g.dataDir ?? cfg.CADENZA_DATA_DIR) });
+  const store = await openCommandStore({ databaseUrl, dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR });
   try {
     if (opts.migrate !== false) {
       await migrate(store);
@@ -43,12 +45,16 @@ export async function withStore<T>(g: GlobalOptions, fn: (store: Store) => Promi
 
 /**
  * Tells a running Cadenza that work is due now (src/ops/work-nudge.ts), as the API does: on
- * PostgreSQL the server's processes hear this NOTIFY and act at once instead of at their next poll.
- * On PGlite nothing is sent: a running server holds the data folder (store/embedded-lock.ts), so
- * a command that could open it has no server to tell (the server reads the store when it starts).
- * A lost nudge only costs the poll, so a failure here does not fail the command.
+ * PostgreSQL the server's processes hear this NOTIFY and act at once instead of at their next poll;
+ * a command served by the server that holds the embedded store tells it directly. A command that
+ * opened the embedded folder itself has no server to tell (the server reads the store when it
+ * starts). A lost nudge only costs the poll, so a failure here does not fail the command.
  */
 export async function nudgeRunning(store: Store, ...work: WorkKind[]): Promise<void> {
+  if (isRemoteStore(store)) {
+    for (const w of work) await store.nudge(w).catch(() => undefined);
+    return;
+  }
   if (store.backend !== 'postgres') return;
   const origin = `cli:${newId(deps.clock.now(), deps.random)}`;
   for (const w of work) await notifyPushBus(store, { origin, kind: 'work', work: w }).catch(() => undefined);

@@ -31,7 +31,8 @@ import { PushRegistry } from '../mailbox/sync/push-registry.ts';
 import { RelayedPushRegistry, type PushBus } from '../mailbox/sync/push-relay.ts';
 import type { PushSettings } from '../mailbox/sync/push-settings.ts';
 import { postgresPushBus } from './push-bus.ts';
-import { WorkNudges } from './work-nudge.ts';
+import { WorkNudges, type WorkKind } from './work-nudge.ts';
+import { serveStoreEndpoint, type StoreEndpoint } from '../store/remote/server.ts';
 import { Metrics } from './metrics.ts';
 import { DemoControl } from '../demo/control.ts';
 import { version } from '../common/version.ts';
@@ -130,6 +131,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
 
   const metrics = new Metrics();
   let demo: DemoControl | undefined;
+  let endpoint: StoreEndpoint | undefined;
   // The time the API acts in: the system's, or a demo's while one runs here (pausing an enrollment
   // during a demo is stamped in the demo's time). Sessions and the roles' timers stay on real time.
   const world = new SwitchableClock(clock);
@@ -139,6 +141,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     worldClock: world,
     async stop() {
       maintenance?.cancel();
+      // Commands beside the server first: one in flight is told the server stopped.
+      await endpoint?.close();
       // A demo ends first: it resumes the roles it suspended, which then stop below.
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
@@ -256,6 +260,12 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.scheduler = undefined;
   };
   await startRoles();
+  // Commands run beside this server reach its embedded store through it (store/remote/server.ts):
+  // the folder serves one process at a time, and this one holds it.
+  const workKinds: readonly string[] = ['enrollments', 'requests', 'mailboxes'] satisfies WorkKind[];
+  endpoint = o.databaseUrl
+    ? undefined
+    : await serveStoreEndpoint({ store, dbDir: embeddedDbDir(o.dataDir), nudge: (w) => workKinds.includes(w) && nudges.nudge(w as WorkKind), onError: (e) => log.warn({ err: e }, 'store endpoint for commands failed') });
   // The demo runs only where one process runs every role (npm start): elsewhere other processes'
   // roles, which it cannot suspend, would work on its mailboxes on real time.
   const everyRole = (['api', 'scheduler', 'sender', 'sync'] as const).every((r) => o.roles.includes(r));

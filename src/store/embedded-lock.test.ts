@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from './store.ts';
+import { startServer } from '../../test/cli/server-process.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const cli = join(root, 'bin', 'cadenza.js');
@@ -45,35 +46,35 @@ describe('the embedded database serves one process at a time', { timeout: 90_000
     expect(existsSync(`${db}.lock`)).toBe(false);
   });
 
-  it('a CLI command run beside `cadenza start` on the same folder is refused, saying what to do, and writes nothing', async () => {
+  it('a command run beside `cadenza start` on the same folder goes through the server; a second server is refused, saying what to do', async () => {
     const data = join(tempDir(), 'data');
-    const server = spawn(process.execPath, [cli, '--data-dir', data, 'start', '--port', '0', '--host', '127.0.0.1'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const started = startServer(data, [], { detached: true });
+    const server = (await started).child;
     children.push(server);
-    let log = '';
-    server.stdout!.on('data', (b: Buffer) => (log += b.toString()));
-    server.stderr!.on('data', (b: Buffer) => (log += b.toString()));
-    const end = Date.now() + 60_000;
-    while (!log.includes('cadenza is running')) {
-      if (Date.now() > end || server.exitCode !== null) throw new Error(`the server did not start: ${log}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const r = await promisify(execFile)(process.execPath, [cli, '--data-dir', data, '--json', 'mailbox', 'add', 'rep@lock.test', '--provider', 'gmail'], { env }).then(
-      () => ({ code: 0, stdout: '' }),
-      (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
-    );
-    expect(r.code).toBe(1);
-    const error = (JSON.parse(r.stdout) as { error: { code: string; message: string } }).error;
+    const log = (await started).log;
+    const run = (args: string[]) =>
+      promisify(execFile)(process.execPath, [cli, '--data-dir', data, '--json', ...args], { env }).then(
+        (r) => ({ code: 0, stdout: r.stdout }),
+        (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+      );
+    const added = await run(['mailbox', 'add', 'rep@lock.test', '--provider', 'gmail']);
+    expect(added.code, added.stdout).toBe(0);
+
+    const second = await run(['start', '--port', '0', '--host', '127.0.0.1']);
+    expect(second.code).toBe(1);
+    const error = (JSON.parse(second.stdout) as { error: { code: string; message: string } }).error;
     expect(error.code).toBe('STORE_UNAVAILABLE');
     expect(error.message).toMatch(/in use by process \d+ .*stop it first.*PostgreSQL/);
 
-    // Stopped (SIGTERM, a graceful stop), the server frees the folder: the command then runs.
+    // Stopped (SIGTERM, a graceful stop), the server frees the folder, and what the command wrote
+    // through it is in the folder.
     process.kill(-server.pid!, 'SIGTERM');
     const stopBy = Date.now() + 30_000;
     while (existsSync(join(data, 'db.lock'))) {
-      if (Date.now() > stopBy) throw new Error(`the server kept the folder after SIGTERM: ${log}`);
+      if (Date.now() > stopBy) throw new Error(`the server kept the folder after SIGTERM: ${log()}`);
       await new Promise((res) => setTimeout(res, 100));
     }
     const { stdout } = await promisify(execFile)(process.execPath, [cli, '--data-dir', data, '--json', 'mailbox', 'list'], { env });
-    expect(JSON.parse(stdout)).toEqual([]);
+    expect((JSON.parse(stdout) as Array<{ email: string }>).map((m) => m.email)).toEqual(['rep@lock.test']);
   });
 });

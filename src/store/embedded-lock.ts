@@ -51,6 +51,16 @@ export function lockEmbeddedDir(dataDir: string): () => void {
   throw cadenzaError('STORE_UNAVAILABLE', `cannot take the lock ${path} on the embedded database ${dataDir}`);
 }
 
+/** The live process holding the folder, if one does. */
+export function embeddedHolder(dataDir: string): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(`${dataDir}.lock`, 'utf8').trim(), 10);
+    return Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);

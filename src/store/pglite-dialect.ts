@@ -1,43 +1,20 @@
 import type { PGlite } from '@electric-sql/pglite';
-import {
-  CompiledQuery,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  type Kysely,
-  type QueryResult,
-  type TransactionSettings,
-} from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Dialect, QueryResult } from 'kysely';
+import { postgresSqlDialect, SqlTransactionDriver } from './sql-transaction-driver.ts';
 
 /**
  * Kysely onto PGlite 0.5. PGlite is one backend with one session, so "connections" take turns:
  * a connection is a lease on the whole database, held from acquire to release. That keeps a
  * transaction's statements together, which PGlite's own per-query lock alone would not.
  */
-export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
-  createAdapter() {
-    return new PostgresAdapter();
-  }
-  createDriver(): Driver {
-    return new PGliteDriver(this.pglite);
-  }
-  createIntrospector(db: Kysely<any>) {
-    return new PostgresIntrospector(db);
-  }
-  createQueryCompiler() {
-    return new PostgresQueryCompiler();
-  }
-}
+export const pgliteDialect = (pglite: PGlite): Dialect => postgresSqlDialect(() => new PGliteDriver(pglite));
 
-class PGliteDriver implements Driver {
+class PGliteDriver extends SqlTransactionDriver {
   private queue: Promise<void> = Promise.resolve();
   private readonly connection: PGliteConnection;
 
   constructor(private readonly pglite: PGlite) {
+    super();
     this.connection = new PGliteConnection(pglite);
   }
 
@@ -53,31 +30,6 @@ class PGliteDriver implements Driver {
     await prev;
     this.connection.release = release;
     return this.connection;
-  }
-
-  async beginTransaction(conn: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    const iso = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : '';
-    await conn.executeQuery(CompiledQuery.raw(`begin${iso}`));
-  }
-
-  async commitTransaction(conn: DatabaseConnection): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw('commit'));
-  }
-
-  async rollbackTransaction(conn: DatabaseConnection): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw('rollback'));
-  }
-
-  async savepoint(conn: DatabaseConnection, name: string): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw(`savepoint ${name}`));
-  }
-
-  async rollbackToSavepoint(conn: DatabaseConnection, name: string): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw(`rollback to savepoint ${name}`));
-  }
-
-  async releaseSavepoint(conn: DatabaseConnection, name: string): Promise<void> {
-    await conn.executeQuery(CompiledQuery.raw(`release savepoint ${name}`));
   }
 
   async releaseConnection(conn: DatabaseConnection): Promise<void> {

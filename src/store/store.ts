@@ -4,7 +4,7 @@ import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { cadenzaError } from '../common/errors.ts';
 import { lockEmbeddedDir } from './embedded-lock.ts';
-import { PGliteDialect } from './pglite-dialect.ts';
+import { pgliteDialect } from './pglite-dialect.ts';
 import { ensurePrivateDir, restrictTree } from '../common/private-files.ts';
 import type { Database } from './schema.ts';
 
@@ -61,7 +61,7 @@ async function openPGlite(dataDir: string | undefined): Promise<Store> {
     unlock();
     throw cadenzaError('STORE_UNAVAILABLE', `cannot open the embedded store${dataDir ? ` in ${dataDir}` : ''}: ${(e as Error).message}`);
   }
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  const db = new Kysely<Database>({ dialect: pgliteDialect(pglite) });
   return {
     backend: 'pglite',
     db,

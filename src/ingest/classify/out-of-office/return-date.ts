@@ -320,3 +320,11 @@ export function extractReturnDate(text: string, reference: number): ReturnDate |
   }
   return implied;
 }
+
+/**
+ * Whether `text` names a calendar day ("November 1st", "12/03", "2026-12-01", "tomorrow"), weekdays
+ * and "the 5th" left out: an absence sentence that names its days but no return announces time off.
+ */
+export function namesDay(text: string): boolean {
+  return findDates(text).some((f) => f.kind !== 'weekday' && f.kind !== 'ordinal');
+}

@@ -165,3 +165,19 @@ describe('absences: automatic replies and people writing about their own', () =>
     expect(c).toMatchObject({ label: 'auto_reply', returnDate: Date.UTC(2026, 10, 9) });
   });
 });
+
+describe('absences announced ahead, without quote or question', () => {
+  const DATE = 'Date: Fri, 30 Oct 2026 15:12:00 -0400';
+  it.each([
+    ['I will be out of the office tomorrow. Kim can help with the schedules in the meantime.'],
+    ['I am out of the office November 1st and 2nd. Please coordinate with Kim.'],
+    ['Ich bin am 2. und 3. November nicht im Büro.'],
+  ])('takes %j for a human reply', async (text) => {
+    expect((await classify(await parseMail(raw([...PERSON, DATE], text)))).label).toBe('human_reply');
+  });
+
+  it('still reads a note that names its return, or names no day, as a note', async () => {
+    expect((await classify(await parseMail(raw([...PERSON, DATE], 'I am out of the office until November 4.')))).label).toBe('auto_reply');
+    expect((await classify(await parseMail(raw([...PERSON, DATE], 'I am currently out of the office on annual leave.')))).label).toBe('auto_reply');
+  });
+});

@@ -5,7 +5,7 @@ import { headerValue, type ParsedMail } from '../types.ts';
 import { analyseReply } from '../reply-text/index.ts';
 import { isMobileSignature } from '../reply-text/signature.ts';
 import { ABSENT, ABSENT_WEAK, AUTO, CONVERSATIONAL, EXPLICIT_AUTO, PERSONAL, QUESTION, SUBJECT } from './out-of-office/phrases.ts';
-import { extractReturnDate } from './out-of-office/return-date.ts';
+import { extractReturnDate, namesDay } from './out-of-office/return-date.ts';
 
 /**
  * The out-of-office rung: is this mail a vacation / absence note, and when is the writer back?
@@ -113,6 +113,16 @@ function personalReply(mail: ParsedMail, body: string, opening: string): boolean
   return (reply.signature ?? '').split('\n').some((l) => isMobileSignature(l));
 }
 
+/** The sentence of `opening` that holds `phrase`, from the phrase to the sentence's end. */
+function sentenceAt(opening: string, phrase: string): string {
+  const at = opening.indexOf(phrase);
+  if (at < 0) return '';
+  const rest = opening.slice(at, at + 300);
+  // A dot after a digit is part of a date ("am 2. und 3. November"), not the sentence's end.
+  const end = rest.search(/[!?。\n]|(?<!\d)\.(?:\s|$)/u);
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
 export function detectOutOfOffice(mail: ParsedMail, newText: string, now?: number): OutOfOffice | null {
   const body = bodyOf(mail, newText).slice(0, SCAN_CHARS);
   const subject = subjectStrength(mail.subject);
@@ -140,7 +150,13 @@ export function detectOutOfOffice(mail: ParsedMail, newText: string, now?: numbe
 
   const responderSubject = subject !== null && subject.strength !== 'in_reply';
   const submitted = autoSubmitted(mail);
-  if (!responderSubject && !submitted && !EXPLICIT_AUTO.test(body) && personalReply(mail, body, opening)) return null;
+  if (!responderSubject && !submitted && !EXPLICIT_AUTO.test(body)) {
+    if (personalReply(mail, body, opening)) return null;
+    // "I will be out of the office tomorrow", "I am out of the office November 1st and 2nd": the
+    // days of an absence announced ahead, no return and no responder wording. A responder is on
+    // while its writer is away and says when they are back, or names no day at all.
+    if (absent && !auto && !stated && namesDay(sentenceAt(opening, absent))) return null;
+  }
   if (submitted) confidence = Math.min(0.99, Math.max(confidence, CONFIDENCE.bodyAbsentAndAuto) + 0.02);
   if (confidence < CONFIDENCE.floor) return null;
 

@@ -13,6 +13,8 @@ describe('quote headers in other languages and clients', () => {
     // French webmails (Orange, La Poste, SFR) head the history with "Message du".
     ['Message du : 12/12/2016 13:20\nDe : "Jean Dupont" <jean.dupont@exemple.fr>\nA : rep@cadenza.test\nObjet : Re: Votre offre'],
     ['Message du 12/12/16 13:20\nDe : jean.dupont@exemple.fr\nA : rep@cadenza.test\nCopie à :\nObjet : Votre offre'],
+    ['Message du : 12/12/2016 13:20\n> De : "Jean Dupont" <jean.dupont@exemple.fr>\n> Objet : Votre offre'],
+    ['==== Le 12/12/2016 à 13:20, Jean Dupont <jean.dupont@exemple.fr> a écrit ===='],
     ['========================\nDe : Jean Dupont <jean.dupont@exemple.fr>\nDate : 12/12/2016 13:20\nObjet : Votre offre'],
     ['=====\nFrom: Dana Kim <dana@example.com>\nSent: Monday, December 12, 2016 1:20 PM\nSubject: Quick question'],
     ['==== Message d\'origine ====\nDe : Jean <jean@exemple.fr>'],

@@ -19,7 +19,7 @@ const VERB_THEN_DATE = /\b(?:ezt írta|wrote|schrieb) \([^()]{0,100}\)\s*[:：]\
  * abbreviation followed by a date ("pe 20. lokakuuta", "tir. 18. apr.", "ср, 30 апр.").
  */
 const ATTRIBUTION_LEAD =
-  /^\s*(?:-{2,}\s*)?(?:(?:on|am|le|el|il|em|w dniu|op|den|dne|il giorno|på|sur|el día|no dia|dana|dňa|vào|pada|στις)\s|\d|\p{L}{1,5}\.?,?\s+\d)/iu;
+  /^\s*(?:[-=]{2,}\s*)?(?:(?:on|am|le|el|il|em|w dniu|op|den|dne|il giorno|på|sur|el día|no dia|dana|dňa|vào|pada|στις)\s|\d|\p{L}{1,5}\.?,?\s+\d)/iu;
 
 /** A date/time, an address or a bracketed address: an attribution without a verb needs one. */
 const HAS_DATE_OR_ADDRESS = /\d[:./-]?\d|@|<[^>]*>/u;
@@ -58,8 +58,8 @@ export function attributionAt(lines: string[], i: number): number {
     // A sentence that merely ends in "wrote:" ("here is what she wrote:") is no header: it
     // must hold a date, a time or an address.
     if (!HAS_DATE_OR_ADDRESS.test(s)) continue;
-    // Zoho and some webmails frame it: "---- On Mon, 01 Jan 2020 Bob <b@x> wrote ----"
-    const t = s.replace(/^-{2,}\s*|\s*-{2,}$/g, '');
+    // Zoho and some webmails frame it: "---- On Mon, 01 Jan 2020 Bob <b@x> wrote ----", "==== … ===="
+    const t = s.replace(/^[-=]{2,}\s*|\s*[-=]{2,}$/g, '');
     if (ATTRIBUTION_VERB.test(t) && (/[:：]\s*$/.test(t) || ((lead || t !== s) && /\d/.test(t)))) return k;
     if (VERB_THEN_DATE.test(s)) return k;
     if (lead && MID_VERB.test(s)) return k;
@@ -82,10 +82,13 @@ const FORWARD_LEAD =
 const HISTORY_MARKER =
   /^\s*(?:[#*_-]+\s*)?(?:(?:please )?(?:type|write|enter) your (?:reply|response|answer) above this line|reply above this line|(?:previous replies|vorherige antworten|réponses précédentes|respuestas anteriores|risposte precedenti|respostas anteriores|eerdere antwoorden))[\s.:#*_-]*$/iu;
 
+/** "Message du : 12/12/2016 13:20" alone on its line: only French webmails' quote header reads so, whatever follows it. */
+const MESSAGE_OF_LINE = /^\s*message du ?:? ?\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4},? (?:à )?\d{1,2}[:h]\d{2}(?::\d{2})?\s*$/iu;
+
 export function separatorAt(lines: string[], i: number): number {
   const l = lines[i] ?? '';
   if (l.length > MAX_SIGNAL_LINE) return 0;
-  return SEPARATOR.test(l) || FORWARD_LEAD.test(l) || HISTORY_MARKER.test(l) ? 1 : 0;
+  return SEPARATOR.test(l) || FORWARD_LEAD.test(l) || HISTORY_MARKER.test(l) || MESSAGE_OF_LINE.test(l) ? 1 : 0;
 }
 
 /** Header names of a quoted header block, by language; the value follows a colon. */

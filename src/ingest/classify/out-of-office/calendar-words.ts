@@ -19,13 +19,16 @@ const MONTHS: Array<[number, string[]]> = [
   [12, ['december', 'dec', 'dezember', 'dez', 'décembre', 'decembre', 'diciembre', 'dicembre', 'dezembro', 'desember', 'grudzień', 'grudnia', 'grudzien', 'déc']],
 ];
 
-/** ISO weekday numbers (1 = Monday). */
+/**
+ * ISO weekday numbers (1 = Monday). English short forms only where they are no other word: not
+ * "mon" (French "mon retour"), "sat" or "sun".
+ */
 const WEEKDAYS: Array<[number, string[]]> = [
   [1, ['monday', 'montag', 'lundi', 'lunes', 'lunedì', 'lunedi', 'segunda-feira', 'segunda', 'maandag', 'måndag', 'mandag', 'poniedziałek', 'poniedzialek', '月曜日', '星期一', '周一', '週一']],
-  [2, ['tuesday', 'dienstag', 'mardi', 'martes', 'martedì', 'martedi', 'terça-feira', 'terça', 'terca', 'dinsdag', 'tisdag', 'tirsdag', 'wtorek', '火曜日', '星期二', '周二', '週二']],
-  [3, ['wednesday', 'mittwoch', 'mercredi', 'miércoles', 'miercoles', 'mercoledì', 'mercoledi', 'quarta-feira', 'quarta', 'woensdag', 'onsdag', 'środa', 'środę', 'sroda', 'srode', '水曜日', '星期三', '周三', '週三']],
-  [4, ['thursday', 'donnerstag', 'jeudi', 'jueves', 'giovedì', 'giovedi', 'quinta-feira', 'quinta', 'donderdag', 'torsdag', 'czwartek', '木曜日', '星期四', '周四', '週四']],
-  [5, ['friday', 'freitag', 'vendredi', 'viernes', 'venerdì', 'venerdi', 'sexta-feira', 'sexta', 'vrijdag', 'fredag', 'piątek', 'piatek', '金曜日', '星期五', '周五', '週五']],
+  [2, ['tuesday', 'tues', 'tue', 'dienstag', 'mardi', 'martes', 'martedì', 'martedi', 'terça-feira', 'terça', 'terca', 'dinsdag', 'tisdag', 'tirsdag', 'wtorek', '火曜日', '星期二', '周二', '週二']],
+  [3, ['wednesday', 'wed', 'mittwoch', 'mercredi', 'miércoles', 'miercoles', 'mercoledì', 'mercoledi', 'quarta-feira', 'quarta', 'woensdag', 'onsdag', 'środa', 'środę', 'sroda', 'srode', '水曜日', '星期三', '周三', '週三']],
+  [4, ['thursday', 'thurs', 'thur', 'thu', 'donnerstag', 'jeudi', 'jueves', 'giovedì', 'giovedi', 'quinta-feira', 'quinta', 'donderdag', 'torsdag', 'czwartek', '木曜日', '星期四', '周四', '週四']],
+  [5, ['friday', 'fri', 'freitag', 'vendredi', 'viernes', 'venerdì', 'venerdi', 'sexta-feira', 'sexta', 'vrijdag', 'fredag', 'piątek', 'piatek', '金曜日', '星期五', '周五', '週五']],
   [6, ['saturday', 'samstag', 'sonnabend', 'samedi', 'sábado', 'sabado', 'sabato', 'zaterdag', 'lördag', 'lørdag', 'lordag', 'sobota', 'sobotę', 'sobote', '土曜日', '星期六', '周六', '週六']],
   [7, ['sunday', 'sonntag', 'dimanche', 'domingo', 'domenica', 'zondag', 'söndag', 'søndag', 'sondag', 'niedziela', 'niedzielę', 'niedziele', '日曜日', '星期日', '星期天', '周日', '週日']],
 ];

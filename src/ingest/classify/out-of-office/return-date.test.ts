@@ -32,6 +32,9 @@ describe('extractReturnDate', () => {
     ['I will be on leave starting 12/01 and returning 12/14.', '2026-12-14'],
     ['I will be back in the office starting Monday.', '2026-11-30'],
     ['Starting December 1 I am on parental leave.', null],
+    ['Out of the office, back Wed.', '2026-12-02'],
+    ['I am away and will return Tues 1st Dec.', '2026-12-01'],
+    ['Je vous répondrai à mon retour.', null],
     // a weekday and a date written as two sentences
     ['I am out of the office until Wednesday. January 2, 2002.', '2002-01-02', Date.UTC(2001, 11, 28, 16)],
     // a month and day without a year: the next one on or after the note's day

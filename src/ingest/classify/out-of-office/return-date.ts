@@ -323,3 +323,11 @@ export function extractReturnDate(fullText: string, reference: number): ReturnDa
   }
   return implied;
 }
+
+/**
+ * Whether `text` names a calendar day ("November 1st", "12/03", "2026-12-01", "tomorrow"), weekdays
+ * and "the 5th" left out: an absence sentence that names its days but no return announces time off.
+ */
+export function namesDay(text: string): boolean {
+  return findDates(text).some((f) => f.kind !== 'weekday' && f.kind !== 'ordinal');
+}

@@ -110,3 +110,9 @@ export function hostileTemplates(scale = 1): Array<{ name: string; text: string 
     { name: 'escapes', text: fill('\\{\\|\\}\\\\', b) },
   ];
 }
+
+/** A 25 MB plain-text mail (it once blocked the event loop for about 6 s): kept apart, it is too big for the fuzzer's seeds. */
+export function bigPlainMessage(bytes = 24.5 * MB): HostileMessage {
+  const head = 'From: Big <big@hostile.example>\r\nTo: rep@cadenza.test\r\nSubject: Re: hello\r\nMessage-ID: <big-25mb@hostile.example>\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n';
+  return { name: 'plain-25mb', raw: enc(head + fill('lorem ipsum dolor sit amet, consectetur adipiscing\r\n', bytes)) };
+}

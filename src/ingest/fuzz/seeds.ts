@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { CORPORA } from '../../../test/corpora/location.ts';
+import { hostileMessages } from './hostile-corpus.ts';
 
 /** The corpora folder (../shared/corpora from the repository root). */
 export { CORPORA };
@@ -12,7 +13,13 @@ const BUILT_IN = [
   'From: a@example.com\r\nSubject: =?UTF-8?B?w7xiZXI=?=\r\nMIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nCaf=E9 au lait\r\n--b\r\nContent-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\nPGRpdj5IaTwvZGl2PjxibG9ja3F1b3RlIHR5cGU9ImNpdGUiPm9sZDwvYmxvY2txdW90ZT4=\r\n--b--\r\n',
 ];
 
-/** Real mail from the corpora (.eml), up to `max` files, in a stable order; the built-in seeds otherwise. */
+/** Generated hostile shapes (hostile-corpus.ts) are seeds too, at this fraction of their megabyte: mutations grow them. */
+const HOSTILE_SCALE = 0.05;
+
+/** Seeds named so are generated, not real mail (they may be quarantined). */
+export const HOSTILE_PREFIX = 'hostile/';
+
+/** Real mail from the corpora (.eml), up to `max` files, in a stable order; the built-in and hostile seeds after them. */
 export function loadSeeds(max = Infinity): Array<{ name: string; bytes: Uint8Array }> {
   const out: Array<{ name: string; bytes: Uint8Array }> = [];
   const walk = (dir: string) => {
@@ -24,5 +31,6 @@ export function loadSeeds(max = Infinity): Array<{ name: string; bytes: Uint8Arr
   };
   if (existsSync(CORPORA)) walk(CORPORA);
   BUILT_IN.forEach((s, i) => out.push({ name: `built-in-${i}`, bytes: new Uint8Array(Buffer.from(s, 'latin1')) }));
+  for (const h of hostileMessages(HOSTILE_SCALE)) out.push({ name: `${HOSTILE_PREFIX}${h.name}`, bytes: h.raw });
   return out;
 }

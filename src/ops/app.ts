@@ -35,6 +35,7 @@ import { Metrics } from './metrics.ts';
 import { DemoControl } from '../demo/control.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
+import { purgeAuditLog } from '../api/audit/retention.ts';
 
 export const version: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -109,6 +110,18 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     });
   };
   scheduleMaintenance();
+  // The audit log's retention (src/api/audit/retention.ts): now, then every 6 hours.
+  let auditPurge: TimerHandle | undefined;
+  let purging: Promise<void> = Promise.resolve();
+  const purgeAudit = () => {
+    purging = purgeAuditLog(store, clock)
+      .then((r) => r.deleted && log.info({ deleted: r.deleted }, 'audit events past their retention purged'))
+      .catch((e: unknown) => log.error({ err: e }, 'audit log purge failed'))
+      .then(() => {
+        auditPurge = clock.setTimer(6 * 3_600_000, purgeAudit);
+      });
+  };
+  if (o.roles.includes('api')) purgeAudit();
 
   const metrics = new Metrics();
   let demo: DemoControl | undefined;
@@ -121,6 +134,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     worldClock: world,
     async stop() {
       maintenance?.cancel();
+      // A purge in progress ends before the store closes, and schedules nothing after.
+      await purging;
+      auditPurge?.cancel();
       // A demo ends first: it resumes the roles it suspended, which then stop below.
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops

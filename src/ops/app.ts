@@ -38,6 +38,7 @@ import { DemoControl } from '../demo/control.ts';
 import { version } from '../common/version.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
+import { purgeAuditLog } from '../api/audit/retention.ts';
 
 // Re-exported for the callers that knew it here.
 export { version };
@@ -128,6 +129,18 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     });
   };
   scheduleMaintenance();
+  // The audit log's retention (src/api/audit/retention.ts): now, then every 6 hours.
+  let auditPurge: TimerHandle | undefined;
+  let purging: Promise<void> = Promise.resolve();
+  const purgeAudit = () => {
+    purging = purgeAuditLog(store, clock)
+      .then((r) => r.deleted && log.info({ deleted: r.deleted }, 'audit events past their retention purged'))
+      .catch((e: unknown) => log.error({ err: e }, 'audit log purge failed'))
+      .then(() => {
+        auditPurge = clock.setTimer(6 * 3_600_000, purgeAudit);
+      });
+  };
+  if (o.roles.includes('api')) purgeAudit();
 
   const metrics = new Metrics();
   let demo: DemoControl | undefined;
@@ -143,6 +156,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       maintenance?.cancel();
       // Commands beside the server first: one in flight is told the server stopped.
       await endpoint?.close();
+      // A purge in progress ends before the store closes, and schedules nothing after.
+      await purging;
+      auditPurge?.cancel();
       // A demo ends first: it resumes the roles it suspended, which then stop below.
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops

@@ -50,11 +50,13 @@ export const SYSTEM_ACTOR: AuditActor = { kind: 'system', label: 'Cadenza' };
 export async function recordAudit(db: Db, deps: { clock: Clock; random: Random }, ...entries: AuditEntry[]): Promise<void> {
   if (!entries.length) return;
   const now = deps.clock.now();
+  // Ids of one instant order by their random part: sorted, they keep the batch's order in the list.
+  const ids = entries.map(() => newId(now, deps.random)).sort();
   await db
     .insertInto('audit_event')
     .values(
-      entries.map((e) => ({
-        id: newId(now, deps.random),
+      entries.map((e, i) => ({
+        id: ids[i]!,
         workspace_id: e.workspaceId,
         at: new Date(now),
         action: e.action,
@@ -95,14 +97,16 @@ export interface AuditEvent {
   detail: Record<string, unknown>;
 }
 
-const like = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** LIKE's own characters taken literally (backslash is PostgreSQL's default escape). */
+const literal = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+const like = (s: string) => `%${literal(s)}%`;
 
 /** The workspace's events, newest first, filtered; `limit` rows at most. */
 export async function listAudit(db: Db, workspaceId: string, f: AuditFilter, limit: number): Promise<AuditEvent[]> {
   let q = db.selectFrom('audit_event').selectAll().where('workspace_id', '=', workspaceId);
   if (f.action) {
     // "member" matches every member.* action; a full name matches itself.
-    q = f.action.includes('.') ? q.where('action', '=', f.action) : q.where('action', 'like', `${f.action.replace(/[\\%_]/g, '')}.%`);
+    q = f.action.includes('.') ? q.where('action', '=', f.action) : q.where('action', 'like', `${literal(f.action)}.%`);
   }
   if (f.actor) q = q.where(sql<string>`lower(actor_label)`, 'like', like(f.actor.toLowerCase()));
   if (f.target) q = q.where(sql<string>`lower(coalesce(target, ''))`, 'like', like(f.target.toLowerCase()));

@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { cadenzaError } from '../../common/errors.ts';
 import type { OAuthCaller } from '../../mailbox/oauth/routes.ts';
-import type { ApiContext } from '../context.ts';
+import { realClock, type ApiContext } from '../context.ts';
+import { recordAudit } from '../audit/audit-log.ts';
 import { authenticate, workspaceAccess } from './access.ts';
 import { secretHash } from './tokens.ts';
 
@@ -25,6 +26,17 @@ export function oauthCaller(ctx: ApiContext): OAuthCaller {
       // A member at least; a workspace that is not theirs reads as not found.
       const ws = await workspaceAccess(ctx, p, workspaceId, 'member');
       return { workspaceId: ws.workspaceId, userId: ws.userId!, sessionHash: secretHash(p.sessionToken) };
+    },
+    async connected(req: FastifyRequest, done) {
+      // The flow was bound to this session at its start; the person is the mailbox's owner.
+      const u = done.userId ? await ctx.store.db.selectFrom('app_user').select('email').where('id', '=', done.userId).executeTakeFirst() : undefined;
+      await recordAudit(ctx.store.db, { clock: realClock(ctx), random: ctx.random }, {
+        workspaceId: done.workspaceId,
+        action: 'mailbox.connected',
+        actor: u ? { kind: 'session', userId: done.userId, label: u.email, ip: req.ip } : { kind: 'system', label: 'Cadenza (OAuth started from the CLI)', ip: req.ip },
+        target: done.email,
+        detail: { mailboxId: done.mailboxId, provider: done.oauthProvider, mode: done.mode, reconnected: !done.created },
+      });
     },
   };
 }

@@ -93,15 +93,15 @@ export async function sendInvitation(c: RouteContext<unknown, unknown, unknown>,
   return { invitation: toBody(inv), emailed, link: emailed ? null : link, mailError };
 }
 
-/** An accepted invitation in the joined workspace's log: the invitee as the actor. */
+/** An accepted invitation in the joined workspace's log, and the member it added: the invitee as the actor. */
 async function recordJoin(ctx: ApiContext, r: { workspaceId: string; userId: string; email: string; role: string; invitationId: string }, ip: string): Promise<void> {
-  await recordAudit(ctx.store.db, realTime(ctx), {
-    workspaceId: r.workspaceId,
-    action: 'invitation.accepted',
-    actor: { kind: 'session', userId: r.userId, label: r.email, ip },
-    target: r.email,
-    detail: { role: r.role, invitationId: r.invitationId },
-  });
+  const actor = { kind: 'session' as const, userId: r.userId, label: r.email, ip };
+  await recordAudit(
+    ctx.store.db,
+    realTime(ctx),
+    { workspaceId: r.workspaceId, action: 'invitation.accepted', actor, target: r.email, detail: { role: r.role, invitationId: r.invitationId } },
+    { workspaceId: r.workspaceId, action: 'member.added', actor, target: r.email, detail: { role: r.role, by: 'invitation' } },
+  );
 }
 
 const joined = z.object({ workspaceId: z.uuid().describe('The workspace joined'), me: meBody }).meta({ id: 'InvitationAccepted' });

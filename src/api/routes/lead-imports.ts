@@ -9,6 +9,7 @@ import { cancelImportJob, createImportJob, failStaleJobs, rejectsReport, runImpo
 import type { LeadImportTable } from '../../store/schema.ts';
 import type { Selectable } from 'kysely';
 import type { ApiContext } from '../context.ts';
+import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 /** 100 MB: a 200k-row export with a dozen columns is 30–60 MB. The JSON import route stays under 1 MB bodies. */
@@ -193,9 +194,11 @@ export const leadImportRoutes = [
     access: { workspace: 'member' },
     params: importParams,
     response: z.string().describe('text/csv'),
-    handler: async ({ ctx, ws, params, reply }) => {
+    handler: async (c) => {
+      const { ctx, ws, params, reply } = c;
       const report = await rejectsReport(ctx.store.db, ws.workspaceId, params.importId);
       if (!report) throw cadenzaError('NOT_FOUND', 'no such import');
+      await audit(c, { action: 'export.downloaded', target: `import-${params.importId}-rejects.csv`, detail: { importId: params.importId } });
       reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="import-${params.importId}-rejects.csv"`);
       // A stream, sent as is (no serialisation): the report is read from the database a page at a time.
       return Readable.from(report) as unknown as string;

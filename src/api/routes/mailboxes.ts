@@ -11,6 +11,7 @@ import { isValidZone } from '../../sequence/calendar/index.ts';
 import type { ApiContext } from '../context.ts';
 import { roleAtLeast, type WorkspaceAccess } from '../auth/access.ts';
 import { pauseMailbox, resumeMailbox } from '../../sending/dispatch/health.ts';
+import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { enrollmentService } from '../context.ts';
 import { removeMailbox } from '../../mailbox/removal.ts';
@@ -180,7 +181,8 @@ export const mailboxRoutes = [
       },
     }),
     response: mailboxBody,
-    handler: async ({ ctx, ws, body }) => {
+    handler: async (c) => {
+      const { ctx, ws, body } = c;
       const vault = ctx.vault;
       if (!vault) throw cadenzaError('CONFIG_INVALID', 'this server has no master key configured: it cannot store mailbox passwords');
       const id = newId(ctx.clock.now(), ctx.random);
@@ -219,6 +221,7 @@ export const mailboxRoutes = [
             throw e;
           });
         await vault.put(ws.workspaceId, id, { kind: 'password', username: body.username || email, password: body.password }, tx);
+        await audit(c, { action: 'mailbox.connected', target: email, detail: { mailboxId: id, provider: 'smtp_imap' } }, tx);
       });
       ctx.mailboxesChanged?.();
       const [m] = await listMailboxes(ctx, ws.workspaceId, id);
@@ -320,7 +323,8 @@ export const mailboxRoutes = [
         .describe("reassign: enrollments that have not sent from this mailbox move to another mailbox of their sequence, the others pause (a follow-up stays in its thread); pause: all pause"),
     }),
     response: removalBody,
-    handler: async ({ ctx, ws, params, query }) => {
+    handler: async (c) => {
+      const { ctx, ws, params, query } = c;
       await ownMailbox(ctx, ws, params.mailboxId);
       const r = await removeMailbox(
         { store: ctx.store, clock: ctx.clock, service: enrollmentService(ctx), ...(ctx.vault ? { vault: ctx.vault } : {}), ...(ctx.oauth ? { oauthClients: ctx.oauth.clients, ...(ctx.oauth.tokens ? { tokens: ctx.oauth.tokens } : {}) } : {}) },
@@ -331,6 +335,7 @@ export const mailboxRoutes = [
       // The pools' lease pass runs now, here and in other processes: the renewal of the deleted
       // leases fails, so the mailbox's sender and sync loops end and its connections close.
       if (!r.dryRun) ctx.mailboxesChanged?.();
+      if (!r.dryRun) await audit(c, { action: 'mailbox.removed', target: r.email, detail: { mailboxId: r.mailboxId, reassigned: r.reassigned.length, paused: r.paused.length } });
       const counts = new Map<string, number>();
       for (const x of r.reassigned) counts.set(x.toMailboxId, (counts.get(x.toMailboxId) ?? 0) + 1);
       const targets = counts.size ? await ctx.store.db.selectFrom('mailbox').select(['id', 'email']).where('id', 'in', [...counts.keys()]).orderBy('email').execute() : [];

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { patchMailboxPacing, patchWorkspacePacing, readMailboxPacing, readWorkspacePacing } from '../../ops/pacing-settings.ts';
 import { pacingPatchSchema } from '../../sending/pacing/pacing-patch.ts';
 import { pacingOverridesSchema } from '../../sending/pacing/settings.ts';
+import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { ownMailbox } from './mailboxes.ts';
 
@@ -65,8 +66,10 @@ export const pacingRoutes = [
     body: pacingPatchSchema,
     example: () => ({ body: patchExample }),
     response: pacingView,
-    handler: async ({ ctx, ws, body }) => {
+    handler: async (c) => {
+      const { ctx, ws, body } = c;
       const view = await patchWorkspacePacing(ctx.store, ws.workspaceId, body);
+      await audit(c, { action: 'settings.changed', target: 'pacing', detail: { fields: Object.keys(body).sort() } });
       ctx.workDue?.(); // queued sends may be planned differently now
       return view;
     },

@@ -5,6 +5,7 @@ import { checkEmail } from '../../leads/email.ts';
 import { readSuppressionList, suppressAddresses } from '../../leads/suppression.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
 import type { WorkspaceAccess } from '../auth/access.ts';
+import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 const reason = z.enum(['hard_bounce', 'unsubscribe', 'complaint', 'manual']);
@@ -97,9 +98,11 @@ export const suppressionRoutes = [
     access: { workspace: 'admin' },
     params: workspaceParams({}),
     response: z.string().describe('text/csv'),
-    handler: async ({ ctx, ws, reply }) => {
+    handler: async (c) => {
+      const { ctx, ws, reply } = c;
       const rows = await ctx.store.db.selectFrom('suppression').select(['email_norm', 'reason', 'source', 'created_at']).where('workspace_id', '=', ws.workspaceId).orderBy('email_norm').execute();
       const lines = ['email,reason,source,created_at', ...rows.map((r) => csvRecord([r.email_norm, r.reason, r.source ?? '', r.created_at.toISOString()], ',', ''))];
+      await audit(c, { action: 'export.downloaded', target: 'suppressions.csv', detail: { rows: rows.length } });
       reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="suppressions.csv"');
       return `${lines.join('\r\n')}\r\n`;
     },

@@ -4,6 +4,8 @@ import { cadenzaError } from '../../common/errors.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { checkTrackingDomain } from '../../tracking/links.ts';
 import { createWorkspace } from '../auth/accounts.ts';
+import { audit } from '../audit/actor.ts';
+import { auditRetentionDays, DEFAULT_AUDIT_RETENTION_DAYS, MAX_AUDIT_RETENTION_DAYS, MIN_AUDIT_RETENTION_DAYS } from '../audit/retention.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 const settingsBody = z
@@ -13,6 +15,7 @@ const settingsBody = z
     timeZone: z.string(),
     holidaysCountry: z.string().nullable().describe('ISO 3166-1 alpha-2; business days skip its public holidays'),
     trackingDomain: z.string().nullable().describe('A CNAME to this server used in tracking links, or null for the public URL'),
+    auditRetentionDays: z.number().int().describe(`Days the audit log keeps an event (default ${DEFAULT_AUDIT_RETENTION_DAYS})`),
   })
   .meta({ id: 'WorkspaceSettings' });
 
@@ -20,7 +23,14 @@ async function readSettings(db: import('../../store/store.ts').Db, workspaceId: 
   const w = await db.selectFrom('workspace').select(['id', 'name', 'time_zone', 'country', 'settings']).where('id', '=', workspaceId).executeTakeFirst();
   if (!w) throw cadenzaError('NOT_FOUND', 'no such workspace');
   const s = w.settings as { trackingDomain?: unknown };
-  return { id: w.id, name: w.name, timeZone: w.time_zone, holidaysCountry: w.country, trackingDomain: typeof s.trackingDomain === 'string' ? s.trackingDomain : null };
+  return {
+    id: w.id,
+    name: w.name,
+    timeZone: w.time_zone,
+    holidaysCountry: w.country,
+    trackingDomain: typeof s.trackingDomain === 'string' ? s.trackingDomain : null,
+    auditRetentionDays: auditRetentionDays(w.settings as Record<string, unknown>),
+  };
 }
 
 export const workspaceRoutes = [
@@ -66,11 +76,13 @@ export const workspaceRoutes = [
         timeZone: z.string().refine(isValidZone, 'an IANA time zone such as Europe/Paris'),
         holidaysCountry: z.string().regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 code such as FR').nullable(),
         trackingDomain: z.string().max(253).nullable(),
+        auditRetentionDays: z.number().int().min(MIN_AUDIT_RETENTION_DAYS).max(MAX_AUDIT_RETENTION_DAYS),
       })
       .partial(),
     example: () => ({ body: { timeZone: 'Europe/Paris' } }),
     response: settingsBody,
-    handler: async ({ ctx, ws, body }) => {
+    handler: async (c) => {
+      const { ctx, ws, body } = c;
       const set: Record<string, unknown> = {};
       if (body.name !== undefined) set.name = body.name;
       if (body.timeZone !== undefined) set.time_zone = body.timeZone;
@@ -79,11 +91,13 @@ export const workspaceRoutes = [
       if (body.trackingDomain !== undefined) {
         if (body.trackingDomain === null) settingsPatch = { trackingDomain: null };
         else {
-          const c = checkTrackingDomain(body.trackingDomain);
-          if (!c.ok) throw cadenzaError('INVALID_INPUT', `trackingDomain: ${c.message}`, { field: 'trackingDomain' });
-          settingsPatch = { trackingDomain: c.domain };
+          const d = checkTrackingDomain(body.trackingDomain);
+          if (!d.ok) throw cadenzaError('INVALID_INPUT', `trackingDomain: ${d.message}`, { field: 'trackingDomain' });
+          settingsPatch = { trackingDomain: d.domain };
         }
       }
+      if (body.auditRetentionDays !== undefined) settingsPatch = { ...settingsPatch, auditRetentionDays: body.auditRetentionDays };
+      const before = await readSettings(ctx.store.db, ws.workspaceId);
       await ctx.store.db
         .updateTable('workspace')
         .set({
@@ -93,7 +107,13 @@ export const workspaceRoutes = [
         })
         .where('id', '=', ws.workspaceId)
         .execute();
-      return readSettings(ctx.store.db, ws.workspaceId);
+      const after = await readSettings(ctx.store.db, ws.workspaceId);
+      // What changed, from and to: settings hold no secrets.
+      const changes = Object.fromEntries(
+        (Object.keys(after) as (keyof typeof after)[]).filter((k) => after[k] !== before[k]).map((k) => [k, { from: before[k], to: after[k] }]),
+      );
+      if (Object.keys(changes).length) await audit(c, { action: 'settings.changed', target: 'workspace', detail: changes });
+      return after;
     },
   }),
 ];

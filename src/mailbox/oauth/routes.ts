@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cadenzaError, isCadenzaError, type ErrorCode } from '../../common/errors.ts';
-import { completeAuthorization, startAuthorization, type OAuthFlowDeps } from './flow.ts';
+import { completeAuthorization, startAuthorization, type Connected, type OAuthFlowDeps } from './flow.ts';
 import { isOAuthMode, isOAuthProviderName } from './providers.ts';
 
 /**
@@ -33,6 +33,8 @@ export interface OAuthCaller {
   forWorkspace(req: FastifyRequest, workspaceId: string | undefined): Promise<{ workspaceId: string; userId: string; sessionHash: string }>;
   /** The request's session (auth_session.id_hash), if any. */
   sessionHash(req: FastifyRequest): Promise<string | undefined>;
+  /** A mailbox was connected through the callback: for the workspace's audit log. */
+  connected?(req: FastifyRequest, done: Connected): Promise<void>;
 }
 
 const statusOf: Partial<Record<ErrorCode, number>> = {
@@ -85,6 +87,7 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoutesDeps 
     try {
       const sessionHash = await deps.caller?.sessionHash(req);
       const done = await completeAuthorization(deps, query, sessionHash ? { sessionHash } : {});
+      await deps.caller?.connected?.(req, done);
       if (page) return reply.redirect(`${base}/mailboxes?${new URLSearchParams({ connected: done.email })}`, 303);
       return reply.send({
         mailboxId: done.mailboxId,

@@ -3,6 +3,8 @@ import { api, errorMessage, ws, type Me } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import { Badge, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { ApiKeys } from './ApiKeys.tsx';
+import { AuditLog } from './AuditLog.tsx';
 import { Invitations } from './Invitations.tsx';
 import { PacingForm } from './PacingForm.tsx';
 import { Webhooks } from './Webhooks.tsx';
@@ -14,6 +16,7 @@ interface WorkspaceSettings {
   timeZone: string;
   holidaysCountry: string | null;
   trackingDomain: string | null;
+  auditRetentionDays: number;
 }
 
 /** GET …/members (src/api/routes/members.ts). */
@@ -39,19 +42,21 @@ export function Settings({ workspaceId }: ScreenProps) {
       <PacingForm url={ws(workspaceId, 'pacing')} title="Mailbox pacing defaults" canEdit={admin} inheritsFrom="the built-in default" />
       <Members workspaceId={workspaceId} admin={admin} owner={role === 'owner'} />
       {admin && role && <Invitations workspaceId={workspaceId} role={role} />}
+      {admin && <ApiKeys workspaceId={workspaceId} />}
       {admin && <Webhooks workspaceId={workspaceId} />}
+      {admin && <AuditLog workspaceId={workspaceId} />}
     </>
   );
 }
 
 function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boolean }) {
   const s = useLoad(() => api<WorkspaceSettings>('GET', ws(workspaceId, 'settings')), [workspaceId]);
-  const [f, setF] = useState({ name: '', timeZone: '', holidaysCountry: '', trackingDomain: '' });
+  const [f, setF] = useState({ name: '', timeZone: '', holidaysCountry: '', trackingDomain: '', auditRetentionDays: '' });
   const [error, setError] = useState<string>();
   const [saved, setSaved] = useState<string>();
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    if (s.data) setF({ name: s.data.name, timeZone: s.data.timeZone, holidaysCountry: s.data.holidaysCountry ?? '', trackingDomain: s.data.trackingDomain ?? '' });
+    if (s.data) setF({ name: s.data.name, timeZone: s.data.timeZone, holidaysCountry: s.data.holidaysCountry ?? '', trackingDomain: s.data.trackingDomain ?? '', auditRetentionDays: String(s.data.auditRetentionDays) });
   }, [s.data]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -64,6 +69,7 @@ function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boo
         timeZone: f.timeZone,
         holidaysCountry: f.holidaysCountry.trim() ? f.holidaysCountry.trim().toUpperCase() : null,
         trackingDomain: f.trackingDomain.trim() || null,
+        auditRetentionDays: Number(f.auditRetentionDays),
       });
       setSaved('Settings saved.');
     } catch (err) {
@@ -89,6 +95,9 @@ function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boo
         </Field>
         <Field label="Tracking domain" hint="A CNAME to this server for open and click links; empty: the server's public URL.">
           <input value={f.trackingDomain} onChange={text('trackingDomain')} />
+        </Field>
+        <Field label="Audit retention (days)" hint="How long the audit log keeps an event: 30 to 3650 days.">
+          <input type="number" required min={30} max={3650} value={f.auditRetentionDays} onChange={text('auditRetentionDays')} />
         </Field>
       </fieldset>
       <ErrorNote error={error} />

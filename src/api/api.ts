@@ -1,11 +1,12 @@
 import cookie from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import { cadenzaError } from '../common/errors.ts';
 import type { ApiContext } from './context.ts';
 import { apiErrorHandler } from './http/errors.ts';
 import { registerRoute, type ApiRoute } from './http/route.ts';
+import { validatorCompiler } from './http/validation.ts';
 import { apiRoutes } from './routes/index.ts';
 
 /**

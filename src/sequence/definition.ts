@@ -13,7 +13,24 @@ import { templateProblems } from '../sending/compose/template/validate.ts';
 
 const delayPattern = /^\s*(\d+)\s*(minutes?|mins?|m|hours?|h|days?|d|business[ _-]?days?|bd)\s*$/i;
 
+/**
+ * The longest wait a step may have, per unit: ten years. Past it no due time is meaningful, and
+ * `99999999999999999999 days` would overflow the date arithmetic (an Invalid Date, a 500).
+ */
+export const MAX_DELAY: Record<Delay['unit'], number> = { minutes: 10 * 366 * 24 * 60, hours: 10 * 366 * 24, days: 10 * 366, business_days: 10 * 262 };
+
 export function parseDelay(input: unknown): Delay {
+  return withinRange(parseDelayShape(input), input);
+}
+
+function withinRange(d: Delay, input: unknown): Delay {
+  if (!Number.isSafeInteger(d.amount) || d.amount < 0 || d.amount > MAX_DELAY[d.unit]) {
+    throw cadenzaError('INVALID_INPUT', `invalid delay ${JSON.stringify(input)}: at most ${MAX_DELAY[d.unit]} ${d.unit.replace('_', ' ')} (ten years)`, { input, max: MAX_DELAY[d.unit] });
+  }
+  return d;
+}
+
+function parseDelayShape(input: unknown): Delay {
   if (typeof input === 'number') return { amount: input, unit: 'days' };
   if (typeof input === 'object' && input !== null) {
     const o = input as { amount?: unknown; unit?: unknown };

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import { validatorCompiler as zodValidatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { authenticate, checkCsrf, workspaceAccess, type Principal, type Role, type WorkspaceAccess } from '../auth/access.ts';
 import type { ApiContext } from '../context.ts';
 import { errorBody } from './errors.ts';
+import { validatorCompiler } from './validation.ts';
 
 /**
  * Who may call a route: anyone; any signed-in person (session only: these routes are about the
@@ -126,7 +126,7 @@ export function registerRoute(app: FastifyInstance, route: ApiRoute, ctx: ApiCon
           bodyLimit: raw.maxBytes,
           // The body schema below only documents the content type; a stream has nothing to validate.
           validatorCompiler: (s: { httpPart?: string; schema: unknown }) =>
-            s.httpPart === 'body' ? (data: unknown) => ({ value: data }) : zodValidatorCompiler(s as Parameters<typeof zodValidatorCompiler>[0]),
+            s.httpPart === 'body' ? (data: unknown) => ({ value: data }) : validatorCompiler(s as Parameters<typeof validatorCompiler>[0]),
         }
       : {}),
     ...(route.rateLimit ? { config: { rateLimit: rateLimitConfig(route.rateLimit(ctx)) } } : {}),

@@ -15,11 +15,21 @@ export interface Mailbox {
   sentToday: number;
   ramp: { day: number; days: number } | null;
   syncError: string | null;
+  /** verified: its connection test passed; not_verified: added with the test skipped; failed: the last test failed. */
+  verification: 'verified' | 'not_verified' | 'failed';
 }
 
 export interface ConnectionReport {
   ok: boolean;
-  checks: { protocol: string; ok: boolean; message: string }[];
+  checks: { protocol: string; ok: boolean; message: string; detail: string | null }[];
+}
+
+/** Why an enrollment cannot progress until a person acts (src/sequence/blocked.ts). */
+export interface Blocked {
+  code: string;
+  reason: string;
+  action: string;
+  detail: string | null;
 }
 
 export interface Lead {

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+import { mailboxHealth } from '../../mailbox/health-view.ts';
+import { lastSendError } from '../../sending/dispatch/health.ts';
 import { analyticsWindow, comparedVariants, emailSteps, perDay, perStep, replyToStopMs } from './analytics-figures.ts';
 
 
@@ -124,8 +126,9 @@ export const analyticsRoutes = [
       // The same window and sources as GET …/analytics (analytics-figures.ts): the journal's sends, by the mailbox of their request.
       const w = await analyticsWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days);
       const [since, until] = [w.since, w.until];
-      const rows = await sql<{ id: string; email: string; health: string; health_reason: string | null; sent: number; hard: number; soft: number; replies: number }>`
-        select m.id, case when m.removed_at is null then m.email else m.email || ' (removed mailbox)' end as email, m.health, m.health_reason,
+      const rows = await sql<{ id: string; email: string; health: string; health_reason: string | null; settings: unknown; sync_error: string | null; sent: number; hard: number; soft: number; replies: number }>`
+        select m.id, case when m.removed_at is null then m.email else m.email || ' (removed mailbox)' end as email, m.health, m.health_reason, m.settings,
+          (select y.last_error from mailbox_sync y where y.mailbox_id = m.id) as sync_error,
           (select count(*) from event e join send_request r on r.enrollment_id = e.enrollment_id and r.step_id = (e.payload->'event'->>'stepId')::uuid
             where e.workspace_id = m.workspace_id and e.type = 'step_sent' and r.mailbox_id = m.id and e.at >= ${since} and e.at < ${until})::int as sent,
           (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounced_at < ${until} and r.bounce_kind = 'hard')::int as hard,
@@ -133,9 +136,14 @@ export const analyticsRoutes = [
           (select count(*) from message x where x.mailbox_id = m.id and x.direction = 'inbound' and x.label = 'human_reply' and x.at >= ${since} and x.at < ${until})::int as replies
         from mailbox m where m.workspace_id = ${ws.workspaceId}
         order by m.email`.execute(ctx.store.db);
+      // Health as the Mailboxes page shows it (mailbox/health-view.ts): what fails now, not only the stored verdict.
+      const health = new Map<string, ReturnType<typeof mailboxHealth>>();
+      for (const r of rows.rows) {
+        health.set(r.id, mailboxHealth({ health: r.health as 'ok', healthReason: r.health_reason, settings: r.settings, syncError: r.sync_error, sendError: await lastSendError(ctx.store.db, r.id) }));
+      }
       return {
         mailboxes: rows.rows.map((r) => ({
-          id: r.id, email: r.email, health: r.health, healthReason: r.health_reason,
+          id: r.id, email: r.email, health: health.get(r.id)!.health, healthReason: health.get(r.id)!.reason,
           sent: Number(r.sent), hardBounces: Number(r.hard), softBounces: Number(r.soft),
           bounceRate: Number(r.sent) > 0 ? Number(r.hard) / Number(r.sent) : null, replies: Number(r.replies),
         })),

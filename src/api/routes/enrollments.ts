@@ -3,7 +3,7 @@ import { cadenzaError, type ErrorCode } from '../../common/errors.ts';
 import type { EngineEvent } from '../../sequence/model.ts';
 import { moveEnrollment, moveEnrollments, type MoveRefusal } from '../../sequence/move.ts';
 import { moveOffRemovedMailbox } from '../../mailbox/removal.ts';
-import { selectEnrollments, type EnrollmentRow } from '../../sequence/enrollment-query.ts';
+import { blockedOf, selectEnrollments, type EnrollmentRow } from '../../sequence/enrollment-query.ts';
 import { resendByHand } from '../../sending/outbox.ts';
 import type { Db } from '../../store/store.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
@@ -27,15 +27,24 @@ const enrollment = z
     dueAt: z.iso.datetime().nullable().describe('When the next step is due (active) or the pause ends (paused)'),
     timeZone: z.string(),
     createdAt: z.iso.datetime(),
+    blocked: z
+      .object({
+        code: z.enum(['no_mailbox', 'mailbox_paused', 'mailbox_removed', 'sending_fails', 'mailbox_not_verified', 'needs_review', 'overdue']),
+        reason: z.string().describe('What is wrong, in plain words'),
+        action: z.string().describe('What to do about it'),
+        detail: z.string().nullable().describe("The technical detail (a server's answer)"),
+      })
+      .nullable()
+      .describe('Why the enrollment cannot progress until a person acts (src/sequence/blocked.ts); null when it can'),
   })
   .meta({ id: 'Enrollment' });
 
 const select = selectEnrollments;
 
-const toEnrollment = (r: EnrollmentRow): z.output<typeof enrollment> => ({
+const toEnrollment = (r: EnrollmentRow, now: number): z.output<typeof enrollment> => ({
   id: r.id, sequenceId: r.sequence_id, sequenceName: r.sequence_name, leadId: r.lead_id, leadEmail: r.lead_email, mailboxId: r.mailbox_id,
   state: r.state, stateReason: r.state_reason, movedTo: r.moved_to, waitingFor: r.waiting_for, nextStepKey: r.next_step_key,
-  dueAt: r.due_at?.toISOString() ?? null, timeZone: r.time_zone, createdAt: r.created_at.toISOString(),
+  dueAt: r.due_at?.toISOString() ?? null, timeZone: r.time_zone, createdAt: r.created_at.toISOString(), blocked: blockedOf(r, now),
 });
 
 /** Applies a person's event through the engine; an event the state refuses is a 409 with the engine's note. */
@@ -46,7 +55,7 @@ async function act(ctx: ApiContext, workspaceId: string, enrollmentId: string, e
   if (r.outcome === 'ignored') throw cadenzaError('INVALID_TRANSITION', `cannot ${event.type} an enrollment that is ${found.state}${r.note ? `: ${r.note}` : ''}`, { state: found.state });
   // A timer set (a resume): a scheduler in another process would only see it at its next refill.
   if (r.next.dueAt !== null) ctx.workDue?.();
-  return toEnrollment(await select(ctx.store.db, workspaceId).where('e.id', '=', enrollmentId).executeTakeFirstOrThrow());
+  return toEnrollment(await select(ctx.store.db, workspaceId).where('e.id', '=', enrollmentId).executeTakeFirstOrThrow(), ctx.clock.now());
 }
 
 const one = workspaceParams({ enrollmentId: z.uuid() });
@@ -132,7 +141,7 @@ export const enrollmentRoutes = [
       if (after) q = q.where((eb) => eb.or([eb('e.created_at', '<', after.at), eb.and([eb('e.created_at', '=', after.at), eb('e.id', '<', after.id)])]));
       const rows = await q.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(query.limit + 1).execute();
       const p = page(rows, query.limit, (r) => ({ at: r.created_at, id: r.id }));
-      return { items: p.items.map(toEnrollment), nextCursor: p.nextCursor };
+      return { items: p.items.map((r) => toEnrollment(r, ctx.clock.now())), nextCursor: p.nextCursor };
     },
   }),
   defineRoute({
@@ -146,7 +155,7 @@ export const enrollmentRoutes = [
     handler: async ({ ctx, ws, params }) => {
       const r = await select(ctx.store.db, ws.workspaceId).where('e.id', '=', params.enrollmentId).executeTakeFirst();
       if (!r) throw cadenzaError('NOT_FOUND', 'no such enrollment in this workspace');
-      return toEnrollment(r);
+      return toEnrollment(r, ctx.clock.now());
     },
   }),
   defineRoute({
@@ -207,7 +216,7 @@ export const enrollmentRoutes = [
       if (r.outcome === 'skipped') throw cadenzaError(refusalCode[r.reason], `cannot move: ${refusalText[r.reason]}${r.detail ? ` (${r.detail})` : ''}`, { reason: r.reason });
       ctx.workDue?.();
       const [from, to] = await Promise.all([r.enrollmentId, r.newEnrollmentId].map((id) => select(ctx.store.db, ws.workspaceId).where('e.id', '=', id).executeTakeFirstOrThrow()));
-      return { from: toEnrollment(from!), to: toEnrollment(to!) };
+      return { from: toEnrollment(from!, ctx.clock.now()), to: toEnrollment(to!, ctx.clock.now()) };
     },
   }),
   defineRoute({

@@ -174,6 +174,7 @@ describe.each(testBackends())('removing a mailbox (%s)', (backend) => {
       password: 'new password',
       smtp: { host: 'smtp.example.test', port: 587, security: 'starttls' },
       imap: { host: 'imap.example.test', port: 993, security: 'tls' },
+      verify: false,
     });
     expect(again.statusCode).toBe(201);
     expect(again.json().id).not.toBe(mb.gone);

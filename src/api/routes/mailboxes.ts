@@ -1,8 +1,12 @@
+import { sql } from 'kysely';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
-import { testConnection, type ImapCheck, type SmtpCheck } from '../../mailbox/imap/test-connection.ts';
+import { testConnection } from '../../mailbox/imap/test-connection.ts';
+import { checkLines, recordVerification, verifyBeforeAdding } from '../../mailbox/verify-mailbox.ts';
+import { mailboxHealth } from '../../mailbox/health-view.ts';
+import { verificationOf } from '../../mailbox/verification.ts';
 import { parseMailboxSettings } from '../../mailbox/settings.ts';
 import { dailyCapOn } from '../../sending/pacing/ramp.ts';
 import { effectiveCaps } from '../../sending/pacing/mailbox.ts';
@@ -10,7 +14,7 @@ import { resolvePacingSettings } from '../../sending/pacing/settings.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import type { ApiContext } from '../context.ts';
 import { roleAtLeast, type WorkspaceAccess } from '../auth/access.ts';
-import { pauseMailbox, resumeMailbox } from '../../sending/dispatch/health.ts';
+import { lastSendError, pauseMailbox, resumeMailbox } from '../../sending/dispatch/health.ts';
 import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { enrollmentService } from '../context.ts';
@@ -32,6 +36,9 @@ const mailboxBody = z
     sentToday: z.number().int().describe("Sends claimed since the start of the mailbox's local day"),
     ramp: z.object({ day: z.number().int(), days: z.number().int() }).nullable().describe('Ramp progress; null once ramped up or without a ramp'),
     syncError: z.string().nullable(),
+    verification: z
+      .enum(['verified', 'not_verified', 'failed'])
+      .describe("verified: its connection test passed (OAuth mailboxes prove theirs at the provider); not_verified: added with the test skipped; failed: the last test failed"),
   })
   .meta({ id: 'Mailbox' });
 
@@ -54,7 +61,7 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
   let q = ctx.store.db
     .selectFrom('mailbox as m')
     .leftJoin('mailbox_sync as s', 's.mailbox_id', 'm.id')
-    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.hourly_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 'm.settings', 's.last_error'])
+    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.hourly_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 'm.settings', 's.last_error', 's.last_error_at'])
     .where('m.workspace_id', '=', workspaceId)
     .where('m.removed_at', 'is', null)
     .orderBy('m.email');
@@ -82,13 +89,17 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
       const day = today - startDay + 1;
       if (day <= days) progress = { day, days };
     }
+    // Health as the person needs it: the stored verdict (bounces, a pause), or what is failing now.
+    const health = mailboxHealth({ health: m.health, healthReason: m.health_reason, settings: m.settings, syncError: m.last_error, sendError: await lastSendError(ctx.store.db, m.id) });
+    const v = verificationOf(m.settings);
     out.push({
       id: m.id,
       email: m.email,
       displayName: m.display_name,
       provider: m.provider,
-      health: m.health,
-      healthReason: m.health_reason,
+      health: health.health,
+      healthReason: health.reason,
+      verification: v === null || v.state === 'verified' ? 'verified' : v.state === 'skipped' ? 'not_verified' : 'failed',
       warnings: [(m.settings as { sentCopyCheck?: { warning?: string } } | null)?.sentCopyCheck?.warning].filter((w): w is string => typeof w === 'string'),
       dailyCap,
       todayCap: dailyCapOn(dailyCap, ramp, startDay, today),
@@ -126,12 +137,6 @@ const removalBody = z
   })
   .meta({ id: 'MailboxRemoval' });
 
-function checkLine(protocol: string, c: ImapCheck | SmtpCheck | null) {
-  if (!c) return [];
-  if (c.ok) return [{ protocol, ok: true, message: `OK in ${c.tookMs} ms${c.warnings.length ? `; ${c.warnings.join('; ')}` : ''}` }];
-  return [{ protocol, ok: false, message: `${c.problem.message}. ${c.problem.hint}` }];
-}
-
 export const mailboxRoutes = [
   defineRoute({
     method: 'GET',
@@ -146,7 +151,7 @@ export const mailboxRoutes = [
   defineRoute({
     method: 'POST',
     url: '/api/workspaces/:workspaceId/mailboxes',
-    summary: 'Add an SMTP/IMAP mailbox; the password is stored encrypted and never returned',
+    summary: 'Add an SMTP/IMAP mailbox after testing its sign-in (verify: false skips the test); the password is stored encrypted and never returned',
     tags: ['mailboxes'],
     access: { workspace: 'member' },
     status: 201,
@@ -162,6 +167,7 @@ export const mailboxRoutes = [
       smtp: endpointInput,
       imap: endpointInput,
       serverSavesSent: z.boolean().default(true),
+      verify: z.boolean().default(true).describe('Test the SMTP and IMAP sign-in before saving (a mailbox that cannot connect is refused with what is wrong); false saves it untested, shown as not verified'),
       workingHours: z
         .object({
           workDays: z.array(z.number().int().min(1).max(7)).min(1).describe('ISO weekdays, 1 = Monday'),
@@ -176,6 +182,7 @@ export const mailboxRoutes = [
       body: {
         email: 'rep@example.test',
         password: 'app password',
+        verify: false,
         smtp: { host: 'smtp.example.test', port: 587, security: 'starttls' as const },
         imap: { host: 'imap.example.test', port: 993, security: 'tls' as const },
       },
@@ -199,6 +206,11 @@ export const mailboxRoutes = [
         settings.pacing = pacing;
       }
       const email = body.email.toLowerCase();
+      const parsed = parseMailboxSettings(settings);
+      settings.verification = await verifyBeforeAdding(
+        { verify: body.verify, username: body.username || email, auth: { kind: 'password', password: body.password }, ...(parsed.imap ? { imap: parsed.imap } : {}), ...(parsed.smtp ? { smtp: parsed.smtp } : {}) },
+        ctx.clock.now(),
+      );
       await ctx.store.db.transaction().execute(async (tx) => {
         await tx
           .insertInto('mailbox')
@@ -235,7 +247,7 @@ export const mailboxRoutes = [
     tags: ['mailboxes'],
     access: { workspace: 'member' },
     params: workspaceParams({ mailboxId: z.uuid() }),
-    response: z.object({ ok: z.boolean(), checks: z.array(z.object({ protocol: z.string(), ok: z.boolean(), message: z.string() })) }).meta({ id: 'ConnectionReport' }),
+    response: z.object({ ok: z.boolean(), checks: z.array(z.object({ protocol: z.string(), ok: z.boolean(), message: z.string(), detail: z.string().nullable().describe("What the server said, for a disclosure") })) }).meta({ id: 'ConnectionReport' }),
     handler: async ({ ctx, ws, params }) => {
       const row = await ctx.store.db.selectFrom('mailbox').select(['id', 'email', 'settings']).where('workspace_id', '=', ws.workspaceId).where('id', '=', params.mailboxId).where('removed_at', 'is', null).executeTakeFirst();
       if (!row) throw cadenzaError('NOT_FOUND', 'no such mailbox');
@@ -250,7 +262,9 @@ export const mailboxRoutes = [
         ...(settings.imap ? { imap: settings.imap } : {}),
         ...(settings.smtp ? { smtp: settings.smtp } : {}),
       });
-      return { ok: r.ok, checks: [...checkLine('SMTP', r.smtp), ...checkLine('IMAP', r.imap)] };
+      // The result is the mailbox's verification from now on (a skipped test is made good, a failure shown).
+      await recordVerification(ctx.store.db, row.id, r, ctx.clock.now());
+      return { ok: r.ok, checks: checkLines(r) };
     },
   }),
   defineRoute({

@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import { cadenzaError } from '../../common/errors.ts';
 import { normalizeEmail } from '../../leads/email.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
-import { selectEnrollmentEvents, selectEnrollments, selectEnrollmentSends, type EnrollmentRow } from '../../sequence/enrollment-query.ts';
+import { blockedOf, selectEnrollmentEvents, selectEnrollments, selectEnrollmentSends, type EnrollmentRow } from '../../sequence/enrollment-query.ts';
 import type { Store } from '../../store/store.ts';
-import { globals, output, table, withStore } from '../context.ts';
+import { deps, globals, output, table, withStore } from '../context.ts';
 
 const STATES = ['active', 'paused', 'replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed', 'moved'] as const;
 type State = (typeof STATES)[number];
@@ -20,6 +20,7 @@ interface ListOpts {
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 function view(r: EnrollmentRow) {
+  const blocked = blockedOf(r, deps.clock.now());
   return {
     id: r.id,
     lead: r.lead_email,
@@ -33,6 +34,7 @@ function view(r: EnrollmentRow) {
     mailboxId: r.mailbox_id,
     movedTo: r.moved_to,
     createdAt: r.created_at.toISOString(),
+    blocked: blocked ? `${blocked.reason} ${blocked.action}` : null,
   };
 }
 

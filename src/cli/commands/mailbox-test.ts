@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { recordVerification } from '../../mailbox/verify-mailbox.ts';
 import { loadConfig } from '../../common/config.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { testConnection, type ConnectionReport, type ImapCheck, type SmtpCheck } from '../../mailbox/imap/test-connection.ts';
@@ -47,6 +48,7 @@ export function registerTest(mb: Command): void {
         const tokens = new MailboxTokens({ store, vault, clients, clock: deps.clock, random: deps.random });
         const { username, auth } = mailAuthFor(row, credential, tokens);
         const r = await testConnection({ username, auth, timeoutMs, ...(settings.imap ? { imap: settings.imap } : {}), ...(settings.smtp ? { smtp: settings.smtp } : {}) });
+        await recordVerification(store.db, row.id, r, deps.clock.now());
         return { email: row.email, report: r };
       });
       output(g, { mailbox: email, ...report }, () => human(email, report));

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Verification } from '../../mailbox/verification.ts';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
@@ -22,6 +23,7 @@ const addSchema = z.object({
 interface AddOptions extends PacingFlags {
   workspace?: string;
   provider: string;
+  verify?: boolean;
   zone?: string;
   name?: string;
   smtpHost?: string;
@@ -115,7 +117,8 @@ export function register(program: Command): void {
     .option('--username <user>', 'login name (default: the address)')
     .option('--password-stdin', 'read the password or app password from standard input (or set CADENZA_MAILBOX_PASSWORD)')
     .option('--no-server-saves-sent', 'the SMTP server does not file sent mail into Sent: Cadenza appends a copy over IMAP')
-    .option('--allow-self-signed', "accept the servers' self-signed certificates");
+    .option('--allow-self-signed', "accept the servers' self-signed certificates")
+    .option('--no-verify', 'save it without testing the SMTP and IMAP sign-in first (it is then shown as not verified until `cadenza mailbox test` passes)');
   addPacingOptions(add).action(async (email: string, o: AddOptions, cmd: Command) => {
       const g = globals(cmd);
       const patch = patchFromFlags(o);
@@ -125,6 +128,15 @@ export function register(program: Command): void {
       const settings = connectionSettings(o);
       const password = await readPassword(o);
       if (r.data.provider === 'smtp_imap' && settings.smtp && !password) throw cadenzaError('INVALID_INPUT', 'an SMTP mailbox needs its password: --password-stdin, or CADENZA_MAILBOX_PASSWORD');
+      // A mailbox that cannot connect is refused before it is saved, in the words of `mailbox test`.
+      let verification: Verification | null = null;
+      if (r.data.provider === 'smtp_imap' && password && (settings.smtp || settings.imap)) {
+        const { verifyBeforeAdding } = await import('../../mailbox/verify-mailbox.ts');
+        verification = await verifyBeforeAdding(
+          { verify: o.verify !== false, username: o.username ?? r.data.email, auth: { kind: 'password', password }, ...(settings.imap ? { imap: settings.imap } : {}), ...(settings.smtp ? { smtp: settings.smtp } : {}) },
+          deps.clock.now(),
+        );
+      }
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
         const id = newId(deps.clock.now(), deps.random);
@@ -132,7 +144,7 @@ export function register(program: Command): void {
         await store.db.transaction().execute(async (tx) => {
           await tx
             .insertInto('mailbox')
-            .values({ id, workspace_id: w.id, email: r.data.email.toLowerCase(), display_name: o.name ?? null, provider: r.data.provider, time_zone: r.data.zone ?? null, settings: JSON.stringify(settings) })
+            .values({ id, workspace_id: w.id, email: r.data.email.toLowerCase(), display_name: o.name ?? null, provider: r.data.provider, time_zone: r.data.zone ?? null, settings: JSON.stringify(verification ? { ...settings, verification } : settings) })
             .execute()
             .catch((e: { code?: string }) => {
               if (e.code === '23505') throw cadenzaError('CONFLICT', `mailbox ${email} already exists`);
@@ -142,7 +154,8 @@ export function register(program: Command): void {
         });
         if (patch) await patchMailboxPacing(store, w.id, id, patch);
         await nudgeRunning(store, 'mailboxes');
-        output(g, { id, email: r.data.email.toLowerCase(), credentials: password ? 'stored encrypted' : 'none' }, () => `mailbox ${r.data.email} added (${id})${password ? '; password stored encrypted' : ''}`);
+        const tested = verification?.state === 'verified' ? '; connection tested' : verification?.state === 'skipped' ? '; not verified (test skipped: run `cadenza mailbox test`)' : '';
+        output(g, { id, email: r.data.email.toLowerCase(), credentials: password ? 'stored encrypted' : 'none', verification: verification?.state ?? null }, () => `mailbox ${r.data.email} added (${id})${password ? '; password stored encrypted' : ''}${tested}`);
       });
     });
 }

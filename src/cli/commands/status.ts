@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { sql } from 'kysely';
 import { resolveWorkspace } from '../../ops/workspace.ts';
+import { OVERDUE_MS, type BlockedCode } from '../../sequence/blocked.ts';
+import { blockedOf, selectEnrollments } from '../../sequence/enrollment-query.ts';
 import { deps, globals, output, table, withStore } from '../context.ts';
 
 export function register(program: Command): void {
@@ -25,6 +27,23 @@ export function register(program: Command): void {
         ]);
         const states = (await sql<{ state: string; n: number }>`select state, count(*)::int as n from enrollment where workspace_id = ${w.id} group by state order by state`.execute(store.db)).rows;
         const outbox = (await sql<{ state: string; n: number }>`select state, count(*)::int as n from send_request where workspace_id = ${w.id} group by state order by state`.execute(store.db)).rows;
+        // Enrollments that cannot progress until a person acts, grouped by why (sequence/blocked.ts, as the API and web app say it).
+        const candidates = await selectEnrollments(store.db, w.id)
+          .where((eb) => eb.or([
+            eb.and([eb('e.state', '=', 'paused'), eb('e.state_reason', '=', 'needs review')]),
+            eb.and([eb('e.state', '=', 'active'), eb('e.waiting_for', '=', 'send')]),
+            eb.and([eb('e.state', '=', 'active'), eb('e.waiting_for', '=', 'timer'), eb('e.due_at', '<', new Date(deps.clock.now() - OVERDUE_MS))]),
+          ]))
+          .limit(50_000)
+          .execute();
+        const blocked = new Map<BlockedCode, { code: BlockedCode; enrollments: number; reason: string; action: string; example: string }>();
+        for (const r of candidates) {
+          const b = blockedOf(r, deps.clock.now());
+          if (!b) continue;
+          const g = blocked.get(b.code);
+          if (g) g.enrollments++;
+          else blocked.set(b.code, { code: b.code, enrollments: 1, reason: b.reason, action: b.action, example: r.lead_email });
+        }
         const data = {
           workspace: w,
           backend: store.backend,
@@ -36,6 +55,7 @@ export function register(program: Command): void {
           sendRequests: Object.fromEntries(outbox.map((s) => [s.state, s.n])),
           timers: { overdue: dueNow, nextHour: dueHour },
           openTasks,
+          blocked: [...blocked.values()],
         };
         output(g, data, () =>
           [
@@ -48,6 +68,9 @@ export function register(program: Command): void {
             '',
             'outbox',
             table(outbox),
+            ...(blocked.size
+              ? ['', 'cannot progress until someone acts', ...[...blocked.values()].map((b) => `  ${b.enrollments} enrollment${b.enrollments === 1 ? '' : 's'} (e.g. ${b.example}): ${b.reason}\n    what to do: ${b.action}`)]
+              : []),
           ].join('\n'),
         );
       });

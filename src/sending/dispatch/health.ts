@@ -61,6 +61,21 @@ export async function resumeMailbox(db: Conn, mailboxId: string): Promise<boolea
   });
 }
 
+// -- name: last-send-error
+/**
+ * The mailbox's latest transient send failure that no successful send came after (a host that
+ * cannot be reached, a server that keeps answering 4xx), or null: the health shown to people
+ * reflects it (mailbox/health-view.ts) while the retries go on.
+ */
+export async function lastSendError(db: Conn, mailboxId: string): Promise<string | null> {
+  const r = await sql<{ last_error: string }>`
+    select f.last_error from send_request f
+    where f.mailbox_id = ${mailboxId} and f.state = 'queued' and f.last_error like 'transient:%'
+      and not exists (select 1 from send_request s where s.mailbox_id = f.mailbox_id and s.state = 'sent' and s.updated_at > f.updated_at)
+    order by f.updated_at desc limit 1`.execute(db);
+  return r.rows[0]?.last_error ?? null;
+}
+
 export type SendOutcome =
   /** A bounce of this send: a DSN, or a recipient the server refused (5xx). Soft bounces are kept but not counted in the rate. */
   | { kind: 'bounce'; requestId: string; hard: boolean; at: number }

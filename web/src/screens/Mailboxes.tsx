@@ -131,8 +131,15 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
                   </td>
                   <td>
                     <Badge tone={healthTone[m.health]}>{m.health}</Badge>
+                    {m.verification === 'not_verified' && (
+                      <>
+                        {' '}
+                        <Badge tone="warn">not verified</Badge>
+                      </>
+                    )}
                     {m.healthReason && <div className="small muted">{m.healthReason}</div>}
-                    {m.syncError && <div className="small text-bad">Sync: {m.syncError}</div>}
+                    {m.verification === 'not_verified' && <div className="small muted">Added without a connection test: use Test to check it.</div>}
+                    {m.syncError && !m.healthReason?.includes(m.syncError) && <div className="small text-bad">Reading the inbox fails: {m.syncError}</div>}
                     {m.warnings.map((w) => (
                       <div key={w} className="small text-warn">
                         Warning: {w}
@@ -170,7 +177,13 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
                           ? rep
                           : rep.checks.map((c) => (
                               <div key={c.protocol} className={c.ok ? 'text-ok' : 'text-bad'}>
-                                {c.protocol}: {c.ok ? 'OK' : c.message}
+                                {c.protocol === 'SMTP' ? 'Sending (SMTP)' : 'Receiving (IMAP)'}: {c.ok ? 'OK' : c.message}
+                                {c.detail && (
+                                  <details className="muted">
+                                    <summary>What the server said</summary>
+                                    <code>{c.detail}</code>
+                                  </details>
+                                )}
                               </div>
                             ))}
                       </div>
@@ -288,7 +301,7 @@ interface EndpointDraft {
 }
 
 function AddMailbox({ workspaceId, onAdded }: { workspaceId: string; onAdded: () => void }) {
-  const [f, setF] = useState({ email: '', displayName: '', username: '', password: '', dailyCap: '30', timeZone: '', allowSelfSigned: false, rampUp: true });
+  const [f, setF] = useState({ email: '', displayName: '', username: '', password: '', dailyCap: '30', timeZone: '', allowSelfSigned: false, rampUp: true, verify: true });
   const [smtp, setSmtp] = useState<EndpointDraft>({ host: '', port: '587', security: 'starttls' });
   const [imap, setImap] = useState<EndpointDraft>({ host: '', port: '993', security: 'tls' });
   const [hours, setHours] = useState({ workDays: [1, 2, 3, 4, 5], start: '08:40', end: '17:20', humanTiming: true });
@@ -305,6 +318,7 @@ function AddMailbox({ workspaceId, onAdded }: { workspaceId: string; onAdded: ()
       smtp: ep(smtp),
       imap: ep(imap),
       workingHours: hours,
+      verify: f.verify,
     });
     onAdded();
   });
@@ -369,9 +383,13 @@ function AddMailbox({ workspaceId, onAdded }: { workspaceId: string; onAdded: ()
       <label className="check">
         <input type="checkbox" checked={f.allowSelfSigned} onChange={(e) => setF({ ...f, allowSelfSigned: e.target.checked })} /> Accept self-signed certificates
       </label>
+      <label className="check">
+        <input type="checkbox" checked={f.verify} onChange={(e) => setF({ ...f, verify: e.target.checked })} /> Test the sign-in before saving (recommended; without it the
+        mailbox is shown as not verified)
+      </label>
       <ErrorNote error={error} />
       <div>
-        <SubmitButton busy={busy} busyText="Connecting…">
+        <SubmitButton busy={busy} busyText={f.verify ? 'Testing the connection…' : 'Connecting…'}>
           Connect mailbox
         </SubmitButton>
       </div>

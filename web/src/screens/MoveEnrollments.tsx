@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
 import { navigate } from '../router.ts';
-import type { SequenceDetail, SequenceSummary } from '../types.ts';
+import type { Blocked, SequenceDetail, SequenceSummary } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
@@ -13,8 +13,26 @@ interface EnrollmentRow {
   leadEmail: string;
   state: string;
   stateReason: string | null;
+  waitingFor: 'timer' | 'send' | 'task' | null;
   nextStepKey: string | null;
   dueAt: string | null;
+  blocked: Blocked | null;
+}
+
+/** Why an enrollment is stuck and what to do, the technical detail behind a disclosure. */
+export function BlockedNote({ b }: { b: Blocked }) {
+  return (
+    <div className="small" data-testid="blocked">
+      <div className="text-bad">{b.reason}</div>
+      <div>What to do: {b.action}</div>
+      {b.detail && (
+        <details className="muted">
+          <summary>Details</summary>
+          <code>{b.detail}</code>
+        </details>
+      )}
+    </div>
+  );
 }
 
 interface BulkMoveResult {
@@ -126,7 +144,7 @@ export function MoveEnrollment({ workspaceId, enrollmentId, sequenceId, onMoved 
 }
 
 /** A sequence's enrollments, newest first, by state; selected rows can be moved to another sequence at once. */
-export function SequenceEnrollments({ workspaceId, sequenceId }: { workspaceId: string; sequenceId: string }) {
+export function SequenceEnrollments({ workspaceId, sequenceId, refresh = 0 }: { workspaceId: string; sequenceId: string; refresh?: number }) {
   const [state, setState] = useState('active');
   const [pages, setPages] = useState<{ items: EnrollmentRow[]; next: string | null }>({ items: [], next: null });
   const [cursor, setCursor] = useState<string | null>(null);
@@ -135,8 +153,12 @@ export function SequenceEnrollments({ workspaceId, sequenceId }: { workspaceId: 
   const [result, setResult] = useState<BulkMoveResult>();
   const page = useLoad(
     () => api<{ items: EnrollmentRow[]; nextCursor: string | null }>('GET', ws(workspaceId, `enrollments?sequenceId=${sequenceId}&limit=50${state ? `&state=${state}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)),
-    [workspaceId, sequenceId, state, cursor],
+    [workspaceId, sequenceId, state, cursor, refresh],
   );
+  // Enrolled from elsewhere on the page ("Enroll all leads"): the list starts again from its first page.
+  useEffect(() => {
+    if (refresh) setCursor(null);
+  }, [refresh]);
   useEffect(() => {
     if (!page.data) return;
     const d = page.data;
@@ -199,7 +221,7 @@ export function SequenceEnrollments({ workspaceId, sequenceId }: { workspaceId: 
                     {e.stateReason && <span className="muted small"> {e.stateReason}</span>}
                   </td>
                   <td>{e.nextStepKey ?? '—'}</td>
-                  <td className="small">{e.dueAt ? when(e.dueAt) : '—'}</td>
+                  <td className="small">{e.blocked ? <BlockedNote b={e.blocked} /> : e.dueAt ? when(e.dueAt) : e.waitingFor === 'send' ? 'Sending now' : e.waitingFor === 'task' ? 'Waiting for its task' : '—'}</td>
                 </tr>
               );
             })}

@@ -98,6 +98,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
   const [error, setError] = useState<string>();
   const [saved, setSaved] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const [enrolledAt, setEnrolledAt] = useState(0);
   const mailboxes = useLoad(() => api<{ mailboxes: Mailbox[] }>('GET', ws(workspaceId, 'mailboxes')), [workspaceId]);
   const leads = useLoad(() => api<{ leads: Lead[] }>('GET', ws(workspaceId, 'leads?limit=50')), [workspaceId]);
   const [previewStep, setPreviewStep] = useState(0);
@@ -304,8 +305,8 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
               {saved}
             </p>
           )}
-          {seq.id && <Launch workspaceId={workspaceId} sequenceId={seq.id} active={seq.status === 'active'} />}
-          {seq.id && <SequenceEnrollments workspaceId={workspaceId} sequenceId={seq.id} />}
+          {seq.id && <Launch workspaceId={workspaceId} sequenceId={seq.id} active={seq.status === 'active'} onEnrolled={() => setEnrolledAt((n) => n + 1)} />}
+          {seq.id && <SequenceEnrollments workspaceId={workspaceId} sequenceId={seq.id} refresh={enrolledAt} />}
         </div>
         <Preview workspaceId={workspaceId} step={previewDraft(seq.steps[previewStep], previewVariant)} what={previewWhat(seq.steps[previewStep], previewStep, previewVariant)} leads={leads.data?.leads ?? []} />
       </div>
@@ -421,7 +422,7 @@ function Preview({ workspaceId, step, what, leads }: { workspaceId: string; step
   );
 }
 
-function Launch({ workspaceId, sequenceId, active }: { workspaceId: string; sequenceId: string; active: boolean }) {
+function Launch({ workspaceId, sequenceId, active, onEnrolled }: { workspaceId: string; sequenceId: string; active: boolean; onEnrolled: () => void }) {
   const [result, setResult] = useState<EnrollResult>();
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -430,6 +431,7 @@ function Launch({ workspaceId, sequenceId, active }: { workspaceId: string; sequ
     setError(undefined);
     try {
       setResult(await api<EnrollResult>('POST', ws(workspaceId, `sequences/${sequenceId}/enroll`), { all: true }));
+      onEnrolled();
     } catch (e) {
       setError(errorMessage(e));
     } finally {

@@ -4,7 +4,9 @@ import { cadenzaError } from './errors.ts';
 /** Every setting in one place, read from the environment once, with its default and its check. */
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  HOST: z.string().default('0.0.0.0'),
+  // Loopback unless told otherwise: Cadenza speaks plain HTTP, so another machine should reach it
+  // through a TLS reverse proxy, or by an explicit HOST=0.0.0.0 (docs/operations.md, listening).
+  HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL')

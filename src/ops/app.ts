@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../api/server.ts';
 import { drainServer } from '../api/http/drain.ts';
@@ -32,6 +33,7 @@ import { RelayedPushRegistry, type PushBus } from '../mailbox/sync/push-relay.ts
 import type { PushSettings } from '../mailbox/sync/push-settings.ts';
 import { postgresPushBus } from './push-bus.ts';
 import { WorkNudges, type WorkKind } from './work-nudge.ts';
+import { describeListening, type Listening } from './listen-addresses.ts';
 import { serveStoreEndpoint, type StoreEndpoint } from '../store/remote/server.ts';
 import { Metrics } from './metrics.ts';
 import { DemoControl } from '../demo/control.ts';
@@ -92,6 +94,8 @@ export interface RunningApp {
    * file in the data folder that holds it (src/api/auth/setup-token.ts). `cadenza start` prints it.
    */
   setupToken?: { token: string; file: string };
+  /** Where the API listens (listen-addresses.ts). */
+  listening?: Listening;
   /** Graceful stop: no new work, finish what is in progress, close the store. */
   stop(): Promise<void>;
 }
@@ -300,7 +304,14 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), publicUrl: o.publicUrl ?? `http://localhost:${o.port}` },
     });
     app.url = await app.server.listen({ port: o.port, host: o.host });
-    log.info({ url: app.url, backend: store.backend, roles: o.roles }, 'cadenza is running');
+    // Each address it is bound to, and a URL for each that others can use: on a wildcard host
+    // (0.0.0.0, ::) that is every interface, not the loopback URL listen() answers.
+    const where = describeListening(app.server.addresses().filter((a) => typeof a !== 'string'), networkInterfaces());
+    app.listening = where;
+    log.info(
+      { url: app.url, listening: where.bound, urls: where.urls, everyInterface: where.everyInterface, backend: store.backend, roles: o.roles },
+      `cadenza is running on ${where.bound.join(', ')}${where.everyInterface ? ' (every interface)' : ''}: ${where.urls.join(' ')}`,
+    );
   }
   return app;
 }

@@ -122,8 +122,10 @@ cmd_start() {
     [ "$(id -u)" = 0 ] || { echo "mailbed: postfix/dovecot are not installed and installing needs root" >&2; exit 3; }
     # "No configuration": the package must not create /etc/postfix/main.cf (we run our own instance)
     echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
-    apt-get update -q
-    apt-get install -yq --no-install-recommends dovecot-imapd dovecot-lmtpd postfix openssl
+    # shellcheck source=../../.ci/apt.sh
+    source "$(dirname "${BASH_SOURCE[0]}")/../../.ci/apt.sh"
+    apt_get update -q
+    apt_get install -yq --no-install-recommends dovecot-imapd dovecot-lmtpd postfix openssl
   fi
   if [ -d /run/systemd/system ]; then
     systemctl disable --now dovecot.service dovecot.socket postfix.service 2>/dev/null || true

@@ -38,7 +38,7 @@ export function register(program: Command): void {
     .option('--keep', 'write the demo workspace to the configured store (data dir or DATABASE_URL) instead of memory, to inspect it afterwards')
     .option('--serve', 'also serve the API and web app on the configured store, and keep running until Ctrl-C (implies --keep)')
     .option('--port <n>', 'port for --serve (env PORT, default 8080)')
-    .option('--host <addr>', 'address for --serve (env HOST, default 0.0.0.0)')
+    .option('--host <addr>', 'address for --serve (env HOST, default 127.0.0.1, this machine only; 0.0.0.0 for every interface)')
     .action(async (o: DemoCliOptions, cmd: Command) => {
       const g = globals(cmd);
       const cfg = loadConfig();

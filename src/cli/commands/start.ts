@@ -4,6 +4,7 @@ import { startApp } from '../../ops/app.ts';
 import { oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
 import { pushSettingsFrom } from '../../mailbox/sync/push-settings.ts';
 import { systemMailerSettingsFrom } from '../../api/system-mailer.ts';
+import { createLogger } from '../../common/logger.ts';
 import { globals } from '../context.ts';
 
 /**
@@ -27,14 +28,16 @@ export function register(program: Command): void {
   program
     .command('start')
     .option('--port <n>', 'port to listen on (env PORT, default 8080)')
-    .option('--host <addr>', 'address to listen on (env HOST, default 0.0.0.0)')
+    .option('--host <addr>', 'address to listen on (env HOST, default 127.0.0.1, this machine only; 0.0.0.0 for every interface)')
     .option('--roles <list>', 'comma-separated roles to run: api, scheduler, sender, sync (env CADENZA_ROLES)')
     .action(async (opts: { port?: string; host?: string; roles?: string }, cmd: Command) => {
       const g = globals(cmd);
       const cfg = loadConfig();
       const push = pushSettingsFrom(cfg);
       const mailer = systemMailerSettingsFrom(cfg);
+      const log = createLogger();
       const app = await startApp({
+        log,
         databaseUrl: g.databaseUrl ?? cfg.DATABASE_URL,
         dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR,
         port: opts.port !== undefined ? Number(opts.port) : cfg.PORT,
@@ -56,14 +59,28 @@ export function register(program: Command): void {
       if (g.json) process.stdout.write(`${JSON.stringify({ url: app.url, backend: app.store.backend })}\n`);
       if (app.setupToken) process.stderr.write(setupBanner(app.url ?? '', app.setupToken));
       await new Promise<void>((resolve) => {
-        // The handler stays until the end: a terminal's Ctrl-C signals the whole process group and
-        // the tsx runner relays it again, and a second signal without a handler would kill the
-        // process in the middle of its graceful stop (a message half handed to the server).
+        // This process is the server: bin/cadenza.js runs the command in its own process and
+        // `npm start` execs it, so a signal sent to any process of the chain (npm forwards
+        // SIGINT and SIGTERM to its child) reaches this handler. The handler stays until the end:
+        // a terminal's Ctrl-C signals the whole process group, npm relays it again, and a second
+        // signal without a handler would kill the process in the middle of its graceful stop (a
+        // message half handed to the server).
         let stopping = false;
-        const stop = () => {
+        const stop = (signal: NodeJS.Signals) => {
           if (stopping) return;
           stopping = true;
-          void app.stop().then(resolve, resolve);
+          log.info({ signal }, `${signal}: draining (no new work; what is in flight finishes), then stopping`);
+          void app.stop().then(
+            () => {
+              log.info({ signal }, 'cadenza stopped');
+              resolve();
+            },
+            (e: unknown) => {
+              log.error({ err: e }, 'cadenza stopped with an error');
+              process.exitCode = 1;
+              resolve();
+            },
+          );
         };
         process.on('SIGTERM', stop);
         process.on('SIGINT', stop);

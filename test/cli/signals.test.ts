@@ -45,9 +45,10 @@ describe.each(Object.keys(starters) as Array<keyof typeof starters>)('stopping %
       const data = join(dir, `${signal}-${position}`);
       const { command, args } = starters[starter](data);
       const p = spawnLogged(command, args, { cwd: root, env: { ...userEnv, npm_config_update_notifier: 'false' } });
+      let pids = [p.child.pid!];
       try {
         await p.waitFor('cadenza is running');
-        const pids = chain(p.child.pid!);
+        pids = chain(p.child.pid!);
         // The server is the process that holds the folder.
         expect(pids).toContain(Number(readFileSync(join(data, 'db.lock'), 'utf8')));
         if (position >= pids.length) break;
@@ -60,7 +61,8 @@ describe.each(Object.keys(starters) as Array<keyof typeof starters>)('stopping %
         expect(p.log()).toMatch(new RegExp(`${signal}: draining`));
         expect(p.log()).toMatch(/cadenza stopped/);
       } finally {
-        for (const pid of chain(p.child.pid!).reverse()) {
+        // The processes found at the start: an orphan no longer descends from the first.
+        for (const pid of [...pids].reverse()) {
           try {
             process.kill(pid, 'SIGKILL');
           } catch {

@@ -7,6 +7,7 @@ import { openStore, type Store } from '../store.ts';
 import { connectRemoteStore, type RemoteStore } from './client.ts';
 import { endpointFile, readEndpoint } from './endpoint.ts';
 import { serveStoreEndpoint, type StoreEndpoint } from './server.ts';
+import { FrameReader } from './wire.ts';
 
 /** The server's store lent to a command (server.ts, client.ts), on a real embedded database. */
 describe('the store endpoint of a running server', () => {
@@ -101,5 +102,17 @@ describe('the store endpoint of a running server', () => {
     });
     await open.catch(() => undefined);
     expect((await sql<{ n: number }>`select count(*)::int as n from t where id = 4`.execute(store.db)).rows[0]!.n).toBe(0);
+  });
+});
+
+describe('frames', () => {
+  it('are split at newlines across chunks, and refused past the limit, whole or in parts', () => {
+    const r = new FrameReader(20);
+    expect(r.push(Buffer.from('{"a":1}\n{"b"'))).toEqual([{ a: 1 }]);
+    expect(r.push(Buffer.from(':2}\n'))).toEqual([{ b: 2 }]);
+    expect(() => new FrameReader(20).push(Buffer.from(`"${'x'.repeat(30)}"\n`))).toThrow(/over 20 bytes/);
+    const parts = new FrameReader(20);
+    parts.push(Buffer.from('"xxxxxxxxxxxx'));
+    expect(() => parts.push(Buffer.from('xxxxxxxxxxxx'))).toThrow(/over 20 bytes/);
   });
 });

@@ -57,7 +57,8 @@ export async function serveStoreEndpoint(o: StoreEndpointOptions): Promise<Store
     private authed = false;
     private readonly leases = new Map<number, Lease>();
     private nextConn = 1;
-    private readonly reader = new FrameReader(o.maxFrameBytes ?? 32 * 1024 * 1024);
+    // Before the token, a frame of a few hundred bytes is all a hello needs.
+    private readonly reader = new FrameReader(4096);
     private readonly hello: NodeJS.Timeout;
 
     constructor(private readonly socket: Socket) {
@@ -84,6 +85,7 @@ export async function serveStoreEndpoint(o: StoreEndpointOptions): Promise<Store
       if (!this.authed) {
         if (r.t !== 'hello' || typeof r.token !== 'string' || !sameToken(r.token, token)) return this.end();
         this.authed = true;
+        this.reader.maxBytes = o.maxFrameBytes ?? 32 * 1024 * 1024;
         clearTimeout(this.hello);
         return this.send({ id: r.id, ok: true, backend: o.store.backend });
       }

@@ -90,12 +90,14 @@ export function decodeError(w: WireError): Error {
 export class FrameReader {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  constructor(private readonly maxBytes: number) {}
+  /** Settable: a peer may send little until it has proved who it is. */
+  constructor(public maxBytes: number) {}
 
   push(chunk: Buffer): unknown[] {
     const frames: unknown[] = [];
     let start = 0;
     for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
+      if (this.pendingBytes + (i - start) > this.maxBytes) throw new Error(`frame over ${this.maxBytes} bytes`);
       this.pending.push(chunk.subarray(start, i));
       const line = Buffer.concat(this.pending).toString('utf8');
       this.pending = [];

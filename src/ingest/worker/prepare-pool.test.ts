@@ -54,11 +54,13 @@ describe('PreparePool', () => {
     const running = pool.prepare(enc(replyMail({ from: 'x@acme.test', to: 'rep@cadenza.test', subject: 'Re: x', body: 'ok', messageId: '<r@acme.test>', headers: { 'X-Test-Spin-Ms': '300' } })));
     const waiting = pool.prepare(enc(replyMail({ from: 'y@acme.test', to: 'rep@cadenza.test', subject: 'Re: y', body: 'ok', messageId: '<w@acme.test>' })));
     // Until the thread is up and has the first message, both wait in the queue: close once it runs.
-    while (pool.stats.done === 0 && !(pool as unknown as { slots: Array<{ busy: unknown }> }).slots.some((s) => s.busy)) await new Promise((r) => setTimeout(r, 10));
+    while (pool.stats.done === 0 && pool.running === 0) await new Promise((r) => setTimeout(r, 10));
     const closing = pool.close();
     await expect(waiting).rejects.toSatisfy((e: unknown) => isCadenzaError(e, 'WORKER_POOL_CLOSED'));
     expect((await running).ok).toBe(true);
     await closing;
+    // No thread is left: a terminated Worker's threadId is -1.
+    expect(pool.threadIds).toEqual([-1]);
     await expect(pool.prepare(enc('x'))).rejects.toSatisfy((e: unknown) => isCadenzaError(e, 'WORKER_POOL_CLOSED'));
   }, 60_000);
 });

@@ -36,7 +36,7 @@ describe('PreparePool', () => {
   }, 60_000);
 
   it('a message past its deadline is quarantined as timeout, its worker replaced, and the next one is prepared', async () => {
-    const pool = new PreparePool({ size: 1, deadlineMs: 1_000, stepsModule: slowStepsModule });
+    const pool = new PreparePool({ size: 1, deadlineMs: 3_000, stepsModule: slowStepsModule });
     try {
       const slow = enc(replyMail({ from: 'x@acme.test', to: 'rep@cadenza.test', subject: 'Re: x', body: 'hi', messageId: '<slow@acme.test>', headers: { 'X-Test-Spin-Ms': '600000' } }));
       const fine = enc(replyMail({ from: 'y@acme.test', to: 'rep@cadenza.test', subject: 'Re: y', body: 'Thanks, not now.', messageId: '<fine@acme.test>' }));
@@ -77,7 +77,8 @@ for (const backend of testBackends()) {
       store = await freshStore(backend);
       service = new EnrollmentService({ store, clock, random });
       s = await seedSentSequence(store, { clock, random, service }, { mailboxEmail: 'rep@cadenza.test', leads: ['a@acme.test', 'b@beta.test'], tag: 'pool' });
-      pool = new PreparePool({ size: 2, deadlineMs: 1_500, stepsModule: slowStepsModule });
+      // A deadline far above an ordinary message's cost on a loaded machine, far below the stalled one's.
+      pool = new PreparePool({ size: 2, deadlineMs: 5_000, stepsModule: slowStepsModule });
     }, 60_000);
     afterAll(async () => {
       await pool?.close();

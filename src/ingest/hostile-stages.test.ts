@@ -12,6 +12,7 @@ import { parseMailSafe } from './parse/parse-mail.ts';
 import { extractReplyText } from './reply-text/index.ts';
 import { normaliseSubject, referencedIds, threadKeys } from './thread.ts';
 import { parseTemplate } from '../sending/compose/template/parse.ts';
+import { renderEmail } from '../sending/compose/template/render.ts';
 import { validateTemplate } from '../sending/compose/template/validate.ts';
 
 /**
@@ -74,11 +75,13 @@ describe('every ingestion stage is fast on hostile input', () => {
     });
   }
 
-  it('send side: hostile templates and spintax parse and validate fast', () => {
+  it('send side: hostile templates and spintax parse, validate and render fast', () => {
     const problems: string[] = [];
+    const ctx = { lead: { email: 'ann@acme.test', first_name: 'Ann' }, sender: { email: 'rep@cadenza.test', name: 'Rep' } };
     for (const t of hostileTemplates()) {
       timed(problems, `${t.name} parse`, () => parseTemplate(t.text));
       timed(problems, `${t.name} validate`, () => validateTemplate(t.text));
+      timed(problems, `${t.name} render`, () => renderEmail({ subject: t.text.slice(0, 2000), text: t.text, html: t.text }, ctx, { enrollmentId: 'e', stepId: 's' }));
     }
     expect(problems).toEqual([]);
   });

@@ -1,8 +1,9 @@
 /**
  * Regular expressions the ReDoS scan (redos.test.ts) may not clear on its own, each with why it
  * is safe where it runs. `pattern` is how the expression starts in the file (a dynamic one's
- * expression); an entry without `pattern` covers the file's "unknown" verdicts only (recheck gave
- * up within its budget: large alternations of literal words, no nested quantifiers).
+ * expression), and covers it whatever recheck says; an entry without `pattern` covers the file's
+ * "unknown" verdicts only (recheck gave up within its budget: large alternations of literal
+ * words, no nested quantifiers).
  * Super-linear is fine only on input with a small proven bound; the bound is in the reason.
  */
 export interface Allowed {

@@ -36,7 +36,7 @@ describe('PreparePool', () => {
   }, 60_000);
 
   it('a message past its deadline is quarantined as timeout, its worker replaced, and the next one is prepared', async () => {
-    const pool = new PreparePool({ size: 1, deadlineMs: 1_000, stepsModule: slowStepsModule });
+    const pool = new PreparePool({ size: 1, deadlineMs: 3_000, stepsModule: slowStepsModule });
     try {
       const slow = enc(replyMail({ from: 'x@acme.test', to: 'rep@cadenza.test', subject: 'Re: x', body: 'hi', messageId: '<slow@acme.test>', headers: { 'X-Test-Spin-Ms': '600000' } }));
       const fine = enc(replyMail({ from: 'y@acme.test', to: 'rep@cadenza.test', subject: 'Re: y', body: 'Thanks, not now.', messageId: '<fine@acme.test>' }));
@@ -54,11 +54,13 @@ describe('PreparePool', () => {
     const running = pool.prepare(enc(replyMail({ from: 'x@acme.test', to: 'rep@cadenza.test', subject: 'Re: x', body: 'ok', messageId: '<r@acme.test>', headers: { 'X-Test-Spin-Ms': '300' } })));
     const waiting = pool.prepare(enc(replyMail({ from: 'y@acme.test', to: 'rep@cadenza.test', subject: 'Re: y', body: 'ok', messageId: '<w@acme.test>' })));
     // Until the thread is up and has the first message, both wait in the queue: close once it runs.
-    while (pool.stats.done === 0 && !(pool as unknown as { slots: Array<{ busy: unknown }> }).slots.some((s) => s.busy)) await new Promise((r) => setTimeout(r, 10));
+    while (pool.stats.done === 0 && pool.running === 0) await new Promise((r) => setTimeout(r, 10));
     const closing = pool.close();
     await expect(waiting).rejects.toSatisfy((e: unknown) => isCadenzaError(e, 'WORKER_POOL_CLOSED'));
     expect((await running).ok).toBe(true);
     await closing;
+    // No thread is left: a terminated Worker's threadId is -1.
+    expect(pool.threadIds).toEqual([-1]);
     await expect(pool.prepare(enc('x'))).rejects.toSatisfy((e: unknown) => isCadenzaError(e, 'WORKER_POOL_CLOSED'));
   }, 60_000);
 });
@@ -75,7 +77,8 @@ for (const backend of testBackends()) {
       store = await freshStore(backend);
       service = new EnrollmentService({ store, clock, random });
       s = await seedSentSequence(store, { clock, random, service }, { mailboxEmail: 'rep@cadenza.test', leads: ['a@acme.test', 'b@beta.test'], tag: 'pool' });
-      pool = new PreparePool({ size: 2, deadlineMs: 1_500, stepsModule: slowStepsModule });
+      // A deadline far above an ordinary message's cost on a loaded machine, far below the stalled one's.
+      pool = new PreparePool({ size: 2, deadlineMs: 5_000, stepsModule: slowStepsModule });
     }, 60_000);
     afterAll(async () => {
       await pool?.close();

@@ -68,6 +68,16 @@ export class PreparePool {
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
   }
 
+  /** Messages running in a thread now. */
+  get running(): number {
+    return this.slots.filter((s) => s.busy).length;
+  }
+
+  /** The threads' ids; -1 for one that has ended (after close, every one). */
+  get threadIds(): number[] {
+    return this.slots.map((s) => s.worker.threadId);
+  }
+
   /** The pool as the pipeline's steps: `prepare` only (the pipeline calls nothing else when it is there). */
   steps(): IngestSteps {
     const refuse = () => {

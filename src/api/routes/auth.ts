@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';

@@ -1,6 +1,9 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, joinByInvitation, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
+import { smtpSystemMailer } from '../system-mailer.ts';
 
 const tokenOf = (link: string) => link.slice(link.lastIndexOf('/') + 1);
 
@@ -101,5 +104,57 @@ describe.each(testBackends())('members: joining, leaving and what a member leave
     expect((await h.app.inject({ method: 'GET', url: `/api/workspaces/${good}/api-keys`, headers: bearer })).statusCode).toBe(403);
     const lookup = await h.app.inject({ method: 'POST', url: '/api/invitations/lookup', payload: { token: tokenOf(inv.json().link) } });
     expect(lookup.json().error.details.reason).toBe('revoked');
+  });
+});
+
+describe.each(testBackends())('members added with a system mailer: the link goes to the address, not to the admin (%s)', (backend) => {
+  let h: ApiHarness;
+  let srv: SMTPServer;
+  let owner: Browser;
+  let ws: string;
+  /** What the in-process SMTP server received, by recipient. */
+  const received = new Map<string, string>();
+
+  beforeAll(async () => {
+    srv = new SMTPServer({
+      logger: false,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      closeTimeout: 50,
+      onData(stream, session, cb) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          for (const rcpt of session.envelope.rcptTo) received.set(rcpt.address.toLowerCase(), Buffer.concat(chunks).toString('utf8'));
+          cb(null);
+        });
+      },
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    const port = (srv.server.address() as AddressInfo).port;
+    h = await apiHarness(backend, { mailer: smtpSystemMailer({ url: `smtp://127.0.0.1:${port}`, from: 'cadenza@example.test' }), publicUrl: 'https://cadenza.example.test' });
+    const a = await seedWorkspace(h.store, 'Acme', 'owner@example.test');
+    ws = a.workspaceId;
+    owner = await login(h.app, 'owner@example.test', a.password);
+    await seedWorkspace(h.store, 'Elsewhere', 'has-account@example.test');
+  }, 60_000);
+  afterAll(async () => {
+    h.ctx.mailer?.close();
+    await h?.close();
+    await new Promise<void>((r) => srv.close(() => r()));
+  });
+
+  it('a new address verifies itself by the emailed link; an existing account gets the same answer and mail', async () => {
+    const fresh = await owner.call('POST', `/api/workspaces/${ws}/members`, { email: 'new-rep@example.test', role: 'member' });
+    const existing = await owner.call('POST', `/api/workspaces/${ws}/members`, { email: 'has-account@example.test', role: 'member' });
+    // Emailed both times; the admin never holds a link to open as someone else.
+    for (const r of [fresh, existing]) expect(r.json()).toMatchObject({ emailed: true, link: null, mailError: null });
+    const linkIn = (mail: string) => /https:\/\/cadenza\.example\.test\/invite\/([A-Za-z0-9_-]{43})/.exec(mail.replace(/=\r?\n/g, ''))?.[1];
+    const token = linkIn(received.get('new-rep@example.test') ?? '');
+    expect(token).toBeDefined();
+    expect(linkIn(received.get('has-account@example.test') ?? '')).toBeDefined();
+    // Only whoever reads that mailbox can make the account.
+    const joined = await h.app.inject({ method: 'POST', url: '/api/invitations/signup', payload: { token, name: 'New Rep', password: 'their own password' } });
+    expect(joined.statusCode).toBe(201);
+    await login(h.app, 'new-rep@example.test', 'their own password');
   });
 });

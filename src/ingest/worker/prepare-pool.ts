@@ -50,6 +50,9 @@ interface Slot {
 }
 
 const ENTRY = new URL('./prepare-thread.mjs', import.meta.url);
+// This module runs as TypeScript (tsx, vitest) or as the compiled JavaScript of dist/ (bin/cadenza.js):
+// the thread's modules are named with this module's own extension.
+const OWN_EXT = import.meta.url.endsWith('.js') ? '.js' : '.ts';
 
 export class PreparePool {
   readonly size: number;
@@ -111,7 +114,7 @@ export class PreparePool {
   }
 
   private spawn(): Slot {
-    const data: ThreadData = { stepsModule: (this.o.stepsModule ?? new URL('../pipeline-steps.ts', import.meta.url)).href };
+    const data: ThreadData = { stepsModule: (this.o.stepsModule ?? new URL(`../pipeline-steps${OWN_EXT}`, import.meta.url)).href };
     const worker = new Worker(ENTRY, {
       workerData: data,
       resourceLimits: { maxOldGenerationSizeMb: this.o.maxHeapMb ?? 512 },

@@ -13,6 +13,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The mail bed, the test servers and the emulators listen on 127.0.0.1: mailbox hosts on
+    // loopback are refused unless the operator allows them (mailbox/mail-hosts.ts), so tests do.
+    env: { CADENZA_ALLOW_LOOPBACK_MAIL_HOSTS: 'true' },
     maxWorkers: 2,
     projects: [
       {

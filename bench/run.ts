@@ -27,6 +27,9 @@ type Benchmark = (args: string[]) => Promise<Record<string, unknown>>;
 
 const here = dirname(fileURLToPath(import.meta.url));
 const REEXEC_ENV = 'CADENZA_BENCH_REEXEC';
+// Benchmarks drive the local mail bed on 127.0.0.1, which the mail-host policy refuses unless
+// told (mailbox/mail-hosts.ts); the re-executed child inherits it.
+process.env.CADENZA_ALLOW_LOOPBACK_MAIL_HOSTS ??= 'true';
 
 function available(): string[] {
   return readdirSync(here)

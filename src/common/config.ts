@@ -46,6 +46,14 @@ const schema = z.object({
   CADENZA_GMAIL_PUBSUB_TOPIC: z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'projects/<project>/topics/<topic>').optional(),
   /** Webhooks out may reach loopback and private addresses, over http too (docs/api.md "Webhooks"). */
   CADENZA_WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /**
+   * Mailbox SMTP and IMAP hosts on private networks (RFC 1918, ULA, CGNAT) allowed: an internal
+   * mail server (docs/security.md "Where Cadenza connects"). Loopback and link-local (cloud
+   * metadata) stay refused. Read where connections are opened (mailbox/mail-hosts.ts).
+   */
+  CADENZA_MAIL_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** Mailbox hosts on loopback (127.0.0.0/8, ::1, localhost) allowed: the test mail bed, a relay on this machine. Off in production. */
+  CADENZA_ALLOW_LOOPBACK_MAIL_HOSTS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** The SMTP account Cadenza sends invitations from, smtp://user:pass@host:587 or smtps://…:465 (docs/api.md "Invitations"); unset: the API returns invitation links to copy. Never logged. */
   CADENZA_SMTP_URL: z.string().regex(/^smtps?:\/\/[^/]/, 'an smtp:// or smtps:// URL such as smtp://user:pass@mail.example.com:587').optional(),
   /** The From of those emails, e.g. "Cadenza <cadenza@example.com>"; unset: the SMTP user, when it is an address. */

@@ -8,6 +8,7 @@ import { checkLines, recordVerification, verifyBeforeAdding } from '../../mailbo
 import { mailboxHealth } from '../../mailbox/health-view.ts';
 import { verificationOf } from '../../mailbox/verification.ts';
 import { parseMailboxSettings } from '../../mailbox/settings.ts';
+import { checkMailEndpoints } from '../../mailbox/mail-hosts.ts';
 import { dailyCapOn } from '../../sending/pacing/ramp.ts';
 import { effectiveCaps } from '../../sending/pacing/mailbox.ts';
 import { resolvePacingSettings } from '../../sending/pacing/settings.ts';
@@ -193,7 +194,10 @@ export const mailboxRoutes = [
       const vault = ctx.vault;
       if (!vault) throw cadenzaError('CONFIG_INVALID', 'this server has no master key configured: it cannot store mailbox passwords');
       const id = newId(ctx.clock.now(), ctx.random);
-      const settings: Record<string, unknown> = parseMailboxSettings({ smtp: body.smtp, imap: body.imap, serverSavesSent: body.serverSavesSent });
+      const parsed = parseMailboxSettings({ smtp: body.smtp, imap: body.imap, serverSavesSent: body.serverSavesSent });
+      // Loopback, link-local (metadata) and, unless allowed, private hosts are refused (mailbox/mail-hosts.ts).
+      await checkMailEndpoints([parsed.smtp, parsed.imap]);
+      const settings: Record<string, unknown> = parsed;
       const wh = body.workingHours;
       if (wh) {
         const pacing = {

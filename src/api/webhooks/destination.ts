@@ -1,61 +1,21 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import { addressCategory, isLocalName } from '../../common/destination-policy.ts';
 import { cadenzaError } from '../../common/errors.ts';
 
 /**
- * Where a webhook may be sent. A webhook URL is chosen by a workspace admin, and the server posts
- * to it from inside the installation's network: without a check, `http://169.254.169.254/` (cloud
- * metadata) or `http://localhost:5432/` would be reachable through it (server-side request
- * forgery). Refused: loopback, private (RFC 1918, ULA), link-local, CGNAT, unspecified, multicast
- * and reserved ranges, for IPv4 and IPv6 (IPv4-mapped IPv6 included), unless the installation
- * allows private destinations (its receivers are on its own network; tests use loopback).
+ * Where a webhook may be sent: the installation's one destination policy
+ * (common/destination-policy.ts), applied to webhook URLs. Without CADENZA_WEBHOOK_ALLOW_PRIVATE
+ * only public addresses; with it, loopback, private, link-local and reserved ones too (receivers
+ * on the installation's own network; tests use loopback), over http as well.
  *
  * The check is made on the address the connection is actually opened to (`vettedLookup` is the
  * socket's DNS lookup), so a name that resolves to a public address when the endpoint is saved and
  * to 127.0.0.1 at delivery time (DNS rebinding) is still refused.
- */
-const blocked = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(net, bits, 'ipv4');
-}
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(net, bits, 'ipv6');
-}
-
-/** True for an address a webhook must not reach unless private destinations are allowed. */
+ *
+ * True for an address a webhook must not reach unless private destinations are allowed. */
 export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return blocked.check(mapped[1]!, 'ipv4');
-    return blocked.check(address, 'ipv6');
-  }
-  return true;
+  return addressCategory(address) !== 'public';
 }
 
 export interface DestinationPolicy {
@@ -79,7 +39,7 @@ export function checkEndpointUrl(text: string, policy: DestinationPolicy): URL {
   }
   if (url.username || url.password) throw cadenzaError('INVALID_INPUT', 'a webhook URL carries no user name or password (the signature authenticates the sender)');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host)))) {
+  if (!policy.allowPrivate && (isLocalName(host) || (isIP(host) && isPrivateAddress(host)))) {
     throw cadenzaError('INVALID_INPUT', `a webhook URL may not point at a loopback or private address (${url.hostname})`);
   }
   return url;

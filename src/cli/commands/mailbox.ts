@@ -13,6 +13,7 @@ import { registerTest } from './mailbox-test.ts';
 import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } from '../pacing-flags.ts';
 import { patchMailboxPacing, readMailboxPacing } from '../../ops/pacing-settings.ts';
 import { effectiveCaps } from '../../sending/pacing/mailbox.ts';
+import { checkMailEndpoints } from '../../mailbox/mail-hosts.ts';
 
 const addSchema = z.object({
   email: z.string().email(),
@@ -126,6 +127,7 @@ export function register(program: Command): void {
       if (!r.success) throw cadenzaError('INVALID_INPUT', r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
       if (r.data.zone && !isValidZone(r.data.zone)) throw cadenzaError('UNKNOWN_TIME_ZONE', `unknown time zone '${r.data.zone}'`);
       const settings = connectionSettings(o);
+      await checkMailEndpoints([settings.smtp, settings.imap]);
       const password = await readPassword(o);
       if (r.data.provider === 'smtp_imap' && settings.smtp && !password) throw cadenzaError('INVALID_INPUT', 'an SMTP mailbox needs its password: --password-stdin, or CADENZA_MAILBOX_PASSWORD');
       // A mailbox that cannot connect is refused before it is saved, in the words of `mailbox test`.

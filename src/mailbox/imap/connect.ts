@@ -3,6 +3,7 @@ import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
 import { imapFlowOptions, type ImapAccount } from './account.ts';
 import { imapError } from './errors.ts';
+import { pinnedHost } from '../mail-hosts.ts';
 
 /**
  * Opens an authenticated IMAP connection. With XOAUTH2 a refused token is refreshed once
@@ -37,7 +38,11 @@ export async function connectImap(account: ImapAccount, opts: ConnectOptions = {
 }
 
 async function open(account: ImapAccount, token: string | undefined, { logger, flow }: ConnectOptions): Promise<ImapFlow> {
-  const client = new ImapFlow(imapFlowOptions(account, token, flow));
+  // The host under the destination policy, resolved once: the socket goes to the vetted address.
+  const pin = await pinnedHost(account.endpoint.host).catch((e: unknown) => {
+    throw isCadenzaError(e, 'INVALID_INPUT') ? cadenzaError('MAILBOX_UNAVAILABLE', `IMAP connect: ${e.message}`, { doing: 'connect', refused: true }) : imapError(e, 'connect');
+  });
+  const client = new ImapFlow({ ...imapFlowOptions(account, token, flow), ...pin });
   // imapflow emits 'error' for socket trouble outside a command; without a listener Node would
   // throw it and take the worker down (promise 8). The failing command rejects on its own.
   client.on('error', (e: Error) => logger?.debug({ err: { message: e.message, code: (e as { code?: string }).code } }, 'imap connection error'));

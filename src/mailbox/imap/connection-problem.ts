@@ -9,6 +9,8 @@ import type { Endpoint } from '../settings.ts';
 export type ConnectionProblemKind =
   /** The host name does not resolve (typo, or a name that only exists on another network). */
   | 'dns'
+  /** The host is where Cadenza does not connect: loopback, cloud metadata, or a private network not allowed (mailbox/mail-hosts.ts). */
+  | 'refused_destination'
   /** Nothing accepts connections there: refused, no route, network down. */
   | 'unreachable'
   /** It did not answer in time: a firewall dropping packets, or a server too slow or overloaded. */
@@ -57,6 +59,9 @@ export function classifyConnectionError(protocol: Protocol, endpoint: Pick<Endpo
   const P = protocol.toUpperCase();
   const detail = said.trim().slice(0, 500);
   const make = (kind: ConnectionProblemKind, message: string, hint: string): ConnectionProblem => ({ kind, message, hint, detail });
+  if (isCadenzaError(e) && (e.code === 'INVALID_INPUT' || e.details.refused === true)) {
+    return make('refused_destination', `${P}: ${e.message.replace(/^IMAP connect: /, '')}`, 'Use the mail server\'s public name, or ask the operator to allow private mail servers (CADENZA_MAIL_ALLOW_PRIVATE).');
+  }
 
   if (protocol === 'imap' && (responseCode === 'CONTACTADMIN' || responseCode === 'AUTHORIZATIONFAILED' || disabledText.test(text))) {
     return make('imap_disabled', `${P}: the server accepted the password but refuses IMAP for this account`, 'Turn IMAP access on in the account\'s settings (Gmail: Settings > Forwarding and POP/IMAP; Microsoft 365: the admin enables IMAP for the user), or ask the mail administrator.');

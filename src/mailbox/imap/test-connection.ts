@@ -2,6 +2,7 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import XOAuth2 from 'nodemailer/lib/xoauth2/index.js';
 import type { MailAuth } from './account.ts';
 import { connectImap } from './connect.ts';
+import { pinnedHost } from '../mail-hosts.ts';
 import { classifyConnectionError, type ConnectionProblem } from './connection-problem.ts';
 import { findSpecialFolders } from './special-folders.ts';
 import type { Endpoint } from '../settings.ts';
@@ -85,19 +86,27 @@ export async function testImap(input: ConnectionTestInput, endpoint: Endpoint): 
   }
 }
 
-export function testSmtp(input: ConnectionTestInput, endpoint: Endpoint): Promise<SmtpCheck> {
+export async function testSmtp(input: ConnectionTestInput, endpoint: Endpoint): Promise<SmtpCheck> {
   const t0 = performance.now();
   const ms = input.timeoutMs ?? DEFAULT_TIMEOUT;
   const took = () => Math.round(performance.now() - t0);
+  // The host under the destination policy; the connection goes to the vetted address (mail-hosts.ts).
+  let pin: { host: string; servername?: string };
+  try {
+    pin = await pinnedHost(endpoint.host);
+  } catch (e) {
+    return { ok: false, problem: classifyConnectionError('smtp', endpoint, e), tookMs: took() };
+  }
   return new Promise<SmtpCheck>((resolve) => {
     let settled = false;
     const conn = new SMTPConnection({
-      host: endpoint.host,
+      host: pin.host,
+      ...(pin.servername ? { servername: pin.servername } : {}),
       port: endpoint.port,
       secure: endpoint.security === 'tls',
       requireTLS: endpoint.security === 'starttls',
       ignoreTLS: endpoint.security === 'none',
-      tls: { rejectUnauthorized: !endpoint.allowSelfSigned },
+      tls: { rejectUnauthorized: !endpoint.allowSelfSigned, ...(pin.servername ? { servername: pin.servername } : {}) },
       connectionTimeout: ms,
       greetingTimeout: ms,
       socketTimeout: ms,

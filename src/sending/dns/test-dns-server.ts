@@ -17,6 +17,8 @@ export interface TestDnsServer {
   address: string;
   /** Sets (or with [] clears) the TXT records of a name; each record is one value, split on the wire. */
   setTxt(name: string, records: string[]): void;
+  /** Sets the A records (IPv4 addresses) of a name: a mail host that resolves to them. */
+  setA(name: string, addresses: string[]): void;
   servfail(name: string): void;
   /** Questions received, for assertions. */
   queries: Array<{ name: string; type: string; transport: 'udp' | 'tcp' }>;
@@ -27,6 +29,7 @@ const RCODE = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3 } as const;
 
 export async function startTestDnsServer(): Promise<TestDnsServer> {
   const txt = new Map<string, string[]>();
+  const a = new Map<string, string[]>();
   const failing = new Set<string>();
   const queries: TestDnsServer['queries'] = [];
   const key = (n: string) => n.toLowerCase().replace(/\.$/, '');
@@ -48,8 +51,10 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     let rcode: number = RCODE.NOERROR;
     const answers: dnsPacket.Answer[] = [];
     if (failing.has(name)) rcode = RCODE.SERVFAIL;
-    else if (!txt.has(name)) rcode = RCODE.NXDOMAIN;
-    else if (question.type === 'TXT') {
+    else if (!txt.has(name) && !a.has(name)) rcode = RCODE.NXDOMAIN;
+    else if (question.type === 'A') {
+      for (const address of a.get(name) ?? []) answers.push({ type: 'A', class: 'IN', name: question.name, ttl: 1, data: address });
+    } else if (question.type === 'TXT' && txt.has(name)) {
       for (const value of txt.get(name)!) {
         const chunks: string[] = [];
         for (let i = 0; i < value.length; i += 255) chunks.push(value.slice(i, i + 255));
@@ -117,6 +122,9 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
       address: `127.0.0.1:${port}`,
       setTxt(name, records) {
         txt.set(key(name), [...records]);
+      },
+      setA(name, addresses) {
+        a.set(key(name), [...addresses]);
       },
       servfail(name) {
         failing.add(key(name));

@@ -8,6 +8,7 @@ import type { Endpoint } from '../../mailbox/settings.ts';
 import type { ImapAccount, ImapTimeouts, MailAuth } from '../../mailbox/imap/account.ts';
 import type { ImapFlow } from 'imapflow';
 import { connectImap, withImap } from '../../mailbox/imap/connect.ts';
+import { pinnedHost } from '../../mailbox/mail-hosts.ts';
 import { appendToSent, type AppendedCopy } from '../../mailbox/imap/append-to-sent.ts';
 import { settleSentCopy } from '../../mailbox/imap/settle-sent-copy.ts';
 import { findByMessageId } from '../../mailbox/imap/find-by-message-id.ts';
@@ -270,8 +271,21 @@ class SmtpTransport implements Transport {
     return { endpoint: imap, username, auth, ...(folders ? { folders } : {}), ...(imapTimeouts ? { timeouts: imapTimeouts } : {}) };
   }
 
-  /** One connection, one message. Resolves exactly once, never rejects. */
-  private attempt(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
+  /**
+   * One connection, one message. Resolves exactly once, never rejects. The host is checked under
+   * the destination policy first, and the connection goes to the vetted address (mailbox/mail-hosts.ts).
+   */
+  private async attempt(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
+    let pin: { host: string; servername?: string };
+    try {
+      pin = await pinnedHost(this.config.smtp.host);
+    } catch (e) {
+      return transient('connect', `SMTP connect: ${(e as Error).message}`, null);
+    }
+    return this.attemptAt(pin, raw, envelope, ctx);
+  }
+
+  private attemptAt(pin: { host: string; servername?: string }, raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
     const { smtp, auth, username } = this.config;
     const t = this.timeouts;
     return new Promise<SendOutcome>((resolve) => {
@@ -282,12 +296,13 @@ class SmtpTransport implements Transport {
         return;
       }
       const conn = new SMTPConnection({
-        host: smtp.host,
+        host: pin.host,
         port: smtp.port,
         secure: smtp.security === 'tls',
         requireTLS: smtp.security === 'starttls',
         ignoreTLS: smtp.security === 'none',
-        tls: { rejectUnauthorized: !smtp.allowSelfSigned },
+        tls: { rejectUnauthorized: !smtp.allowSelfSigned, ...(pin.servername ? { servername: pin.servername } : {}) },
+        ...(pin.servername ? { servername: pin.servername } : {}),
         ...(this.config.clientName ? { name: this.config.clientName } : {}),
         connectionTimeout: t.connectMs,
         greetingTimeout: t.greetingMs,

@@ -210,7 +210,6 @@ export const mailboxRoutes = [
         settings.pacing = pacing;
       }
       const email = body.email.toLowerCase();
-      const parsed = parseMailboxSettings(settings);
       settings.verification = await verifyBeforeAdding(
         { verify: body.verify, username: body.username || email, auth: { kind: 'password', password: body.password }, ...(parsed.imap ? { imap: parsed.imap } : {}), ...(parsed.smtp ? { smtp: parsed.smtp } : {}) },
         ctx.clock.now(),

@@ -201,7 +201,7 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
         for (const e of live) await service.apply(e.id, { type: 'stop', reason: 'demo ended' });
         await store.db
           .updateTable('mailbox')
-          .set({ health: 'error', health_reason: 'demo mailbox: its emulated provider ran inside `cadenza demo` and stopped with it' })
+          .set({ health: 'error', health_reason: 'A demo mailbox: its pretend Gmail or Microsoft 365 ran only while the demo did, so it can no longer send or receive. Remove it when you are done with the demo.' })
           .where('workspace_id', '=', workspace.workspaceId)
           .execute();
         return { stopped: live.length };

@@ -136,6 +136,7 @@ export async function runImportJob(deps: ImportJobDeps, jobId: string, spec: Imp
           rejected: s.rejected,
           warnings: s.warnings,
           rejects_by_reason: JSON.stringify(s.rejectsByReason),
+          warnings_by_reason: JSON.stringify(s.warningsByReason),
           bytes_read: b.bytesRead,
           updated_at: now(),
         })

@@ -102,6 +102,8 @@ export interface ImportHeader {
  */
 export interface SettledCounts extends RowCounts {
   rejectsByReason: Record<string, number>;
+  /** Rows written with a value dropped, per WarningReason. */
+  warningsByReason: Record<string, number>;
 }
 
 export interface ImportBatch {
@@ -198,7 +200,7 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
     const warningsByReason: Record<string, number> = {};
     const samples: ImportIssue[] = [];
     // Counted per flushed window, unlike `counts`, which also holds the rows of the window being read.
-    const settled: SettledCounts = { rowsRead: 0, imported: 0, updated: 0, unchanged: 0, rejected: 0, warnings: 0, rejectsByReason: {} };
+    const settled: SettledCounts = { rowsRead: 0, imported: 0, updated: 0, unchanged: 0, rejected: 0, warnings: 0, rejectsByReason: {}, warningsByReason: {} };
     /** email_norm → the line of its first valid row. */
     const seen = new Map<string, number>();
 
@@ -248,7 +250,8 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
       settled.updated = counts.updated;
       settled.unchanged = counts.unchanged;
       for (const r of w.rejects) settled.rejectsByReason[r.reason] = (settled.rejectsByReason[r.reason] ?? 0) + 1;
-      await opts.onBatch?.({ settled: { ...settled, rejectsByReason: { ...settled.rejectsByReason } }, rejects: w.rejects, leadIds: w.written, bytesRead: src!.bytesRead() });
+      for (const x of w.warnings) settled.warningsByReason[x.reason] = (settled.warningsByReason[x.reason] ?? 0) + 1;
+      await opts.onBatch?.({ settled: { ...settled, rejectsByReason: { ...settled.rejectsByReason }, warningsByReason: { ...settled.warningsByReason } }, rejects: w.rejects, leadIds: w.written, bytesRead: src!.bytesRead() });
       report();
     };
 

@@ -639,6 +639,8 @@ export interface LeadImportTable {
   rejected: Generated<number>;
   warnings: Generated<number>;
   rejects_by_reason: DefaultJson<Record<string, number>>;
+  /** Migration 0028. */
+  warnings_by_reason: DefaultJson<Record<string, number>>;
   error: string | null;
   created_at: CreatedAt;
   updated_at: DefaultTimestamp;

@@ -78,8 +78,19 @@ export interface Me {
   workspaces: { id: string; name: string; role: 'owner' | 'admin' | 'member' }[];
 }
 
+/**
+ * An API message in plain words: a validation message names the field as the code does
+ * ("body.timeZone: …"); a person reads "Time zone: …".
+ */
+export function plainMessage(message: string): string {
+  return message.replace(/^(?:body|query|params)\.([\w.]+): /, (_m, path: string) => {
+    const words = path.split('.').pop()!.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+    return `${words.charAt(0).toUpperCase()}${words.slice(1)}: `;
+  });
+}
+
 export function errorMessage(e: unknown): string {
-  if (e instanceof ApiError) return e.message;
+  if (e instanceof ApiError) return plainMessage(e.message);
   if (e instanceof Error) return e.message;
   return String(e);
 }

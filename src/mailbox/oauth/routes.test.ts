@@ -87,6 +87,25 @@ describe.each(testBackends())('OAuth routes (/oauth/:provider/start, /oauth/call
     expect(await store.db.selectFrom('oauth_flow').select('state').execute()).toEqual([]);
   });
 
+  // Issue 11: without CADENZA_PUBLIC_URL the redirect URI was http://localhost:<port>, so a person
+  // browsing the server by its address was sent to their own machine after consent.
+  it('without a configured public URL, sends the provider back to the origin the browser used', async () => {
+    const random = seededRandom(`oauth-origin-${backend}`);
+    const clients = new OAuthClients({ google: { clientId: client.id, clientSecret: client.secret, discoveryBase: emu.issuer } });
+    const byIp = buildServer({ store, clock: systemClock, version: 'test', api: { random, vault, publicUrl: 'http://localhost:8080', ...defaultAuthSettings, oauth: { clients } }, oauth: { store, vault, clients, clock: systemClock, random } });
+    await byIp.ready();
+    try {
+      const s = await byIp.inject({ method: 'GET', url: `/oauth/google/start?workspaceId=${wsA}&mode=imap`, headers: { cookie: rep.cookie, host: '192.168.1.20:8080' } });
+      expect(s.statusCode, s.body).toBe(302);
+      expect(new URL(String(s.headers.location)).searchParams.get('redirect_uri')).toBe('http://192.168.1.20:8080/oauth/callback');
+      const back = await byIp.inject({ method: 'GET', url: '/oauth/callback?error=access_denied&state=nope', headers: { accept: 'text/html', host: '192.168.1.20:8080' } });
+      expect(String(back.headers.location)).toMatch(/^http:\/\/192\.168\.1\.20:8080\/mailboxes\?oauthError=/);
+    } finally {
+      await byIp.close();
+      await store.db.deleteFrom('oauth_flow').execute();
+    }
+  });
+
   it("the flow is bound to the workspace, the person and the session: only that session completes it, and the mailbox is that person's", async () => {
     const s = await start(rep, wsA, '&email=rep%40acme.test');
     expect(s.statusCode).toBe(302);

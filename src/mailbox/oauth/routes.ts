@@ -19,8 +19,17 @@ import { isOAuthMode, isOAuthProviderName } from './providers.ts';
  * The redirect URI registered with the providers is `<CADENZA_PUBLIC_URL>/oauth/callback`.
  */
 export interface OAuthRoutesDeps extends OAuthFlowDeps {
-  /** Where the providers send the user back; the server's public URL. */
-  publicUrl: string;
+  /**
+   * Where the providers send the user back: the server's public URL (CADENZA_PUBLIC_URL). Absent,
+   * the request's own origin (issue 11: browsing by IP, a fixed `localhost` sent the person to
+   * their own machine); the provider must list `<that origin>/oauth/callback` as a redirect URI.
+   */
+  publicUrl?: string;
+}
+
+/** The origin the browser used for this request (Host, and the scheme Fastify sees: behind a proxy, its trustProxy setting). */
+function requestOrigin(req: FastifyRequest): string {
+  return `${req.protocol}://${req.host}`;
 }
 
 /** Who is asking, as the API's authentication sees it (api/auth/oauth-caller.ts implements it). */
@@ -50,8 +59,8 @@ const statusOf: Partial<Record<ErrorCode, number>> = {
 
 /** `caller` absent (a server without the API's sign-in): start refuses, since it could not tell who asks. */
 export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoutesDeps & { caller?: OAuthCaller }): void {
-  const base = deps.publicUrl.replace(/\/+$/, '');
-  const redirectUri = `${base}/oauth/callback`;
+  const configured = deps.publicUrl?.replace(/\/+$/, '');
+  const baseOf = (req: FastifyRequest) => configured ?? requestOrigin(req);
 
   app.get<{ Params: { provider: string }; Querystring: { mode?: string; email?: string; workspaceId?: string } }>('/oauth/:provider/start', async (req, reply) => {
     const { provider } = req.params;
@@ -61,6 +70,8 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoutesDeps 
     const hint = req.query.email;
     if (hint !== undefined && !/^[^\s@]{1,200}@[^\s@]{1,200}$/.test(hint)) return reply.code(400).send({ error: 'INVALID_INPUT', message: 'email is not an address' });
     const workspaceId = req.query.workspaceId;
+    const base = baseOf(req);
+    const redirectUri = `${base}/oauth/callback`;
     try {
       if (!deps.caller) throw cadenzaError('CONFIG_INVALID', 'this server has no sign-in (API) configured, so it cannot tell who connects a mailbox; use `cadenza mailbox connect`');
       const who = await deps.caller.forWorkspace(req, workspaceId);
@@ -83,6 +94,7 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRoutesDeps 
   app.get('/oauth/callback', async (req, reply) => {
     const query = new URL(req.url, 'http://callback.invalid').searchParams;
     const page = (req.headers.accept ?? '').includes('text/html');
+    const base = baseOf(req);
     reply.header('cache-control', 'no-store');
     try {
       const sessionHash = await deps.caller?.sessionHash(req);

@@ -35,6 +35,11 @@ const SHORTCUTS = { title: 'Inbox', shortcuts: [
   { key: 'e', what: 'Confirm the label of a message waiting for review' },
 ] } as const;
 
+/** How sure the classifier is, in words; the score itself is behind "Why Cadenza read it so". */
+function sureness(confidence: number): string {
+  return confidence >= 0.9 ? 'sure' : confidence >= 0.6 ? 'likely' : 'unsure';
+}
+
 export function Inbox({ workspaceId }: ScreenProps) {
   const [queue, setQueue] = useState<'all' | 'review'>('all');
   const list = useLoad(() => api<{ items: InboxMessage[] }>('GET', ws(workspaceId, `inbox?limit=100&folder=inbox${queue === 'review' ? '&needsReview=true' : ''}`)), [workspaceId, queue]);
@@ -136,7 +141,7 @@ export function Inbox({ workspaceId }: ScreenProps) {
               <div className="row">
                 <Badge tone={labelTone(m.label)}>
                   {(m.label ?? 'unlabelled').replace(/_/g, ' ')}
-                  {m.confidence !== null ? ` · ${Math.round(m.confidence * 100)}%` : ''}
+                  {m.confidence !== null ? ` · ${sureness(m.confidence)}` : ''}
                 </Badge>
                 {m.intent && <Badge tone="info">{m.intent.replace(/_/g, ' ')}</Badge>}
                 {m.needsReview && <Badge tone="warn">needs review</Badge>}
@@ -157,7 +162,13 @@ export function Inbox({ workspaceId }: ScreenProps) {
                   </select>
                 </label>
               </div>
-              {m.reason && <div className="muted small">Why: {m.reason}</div>}
+              {m.reason && (
+                <details className="muted small">
+                  <summary>Why Cadenza read it so</summary>
+                  {m.confidence !== null && <div>Confidence {Math.round(m.confidence * 100)}%</div>}
+                  <code>{m.reason}</code>
+                </details>
+              )}
               <div className="row">
                 <button type="button" className="btn btn-quiet" aria-expanded={isOpen} aria-controls={`thread-${m.id}`} onClick={() => toggle(m.id)}>
                   {isOpen ? 'Close thread' : 'Open thread'}

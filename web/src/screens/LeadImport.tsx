@@ -25,6 +25,8 @@ export interface LeadImportJob {
   unchanged: number;
   rejected: number;
   rejectsByReason: Record<string, number>;
+  warnings: number;
+  warningsByReason: Record<string, number>;
   rowsPerSecond: number | null;
   /** The sequence the inserted and updated leads are enrolled in, batch by batch. */
   enrollSequenceId: string | null;
@@ -51,6 +53,11 @@ function warnOnUnload(e: BeforeUnloadEvent) {
 let followed: { workspaceId: string; id: string; seen: boolean } | undefined;
 
 /** True when the Leads screen should open the import panel: this tab's import has not shown its outcome yet. */
+/** What each import warning means, in words (src/leads/reasons.ts warningReasons). */
+const WARNING_TEXT: Record<string, (n: number) => string> = {
+  invalid_time_zone: (n) => `${n} with a time zone Cadenza does not recognise (not an IANA zone such as Europe/Paris): imported without it, so their emails follow the mailbox's time zone. Fix the column and import again with "update" to set it.`,
+};
+
 export function importToShow(workspaceId: string): boolean {
   return followed !== undefined && followed.workspaceId === workspaceId && !followed.seen;
 }
@@ -377,6 +384,18 @@ function ImportProgress({ workspaceId, job, onCancel }: { workspaceId: string; j
           {job.finishedAt ? ` (${duration(new Date(job.finishedAt).getTime() - new Date(job.createdAt).getTime())})` : ''}.
           {job.enrollSequenceId ? ` ${job.enrolled} enrolled in the sequence, ${job.enrollSkipped} not enrolled.` : ''}
         </p>
+      )}
+      {job.warnings > 0 && (
+        <div className="note note-warn" role="status">
+          <p>
+            {job.warnings.toLocaleString('en')} {job.warnings === 1 ? 'lead was' : 'leads were'} imported with a value left out:
+          </p>
+          <ul className="small" aria-label="Imported with a value left out">
+            {Object.entries(job.warningsByReason).map(([reason, n]) => (
+              <li key={reason}>{WARNING_TEXT[reason] ? WARNING_TEXT[reason](n) : `${n}: ${reason.replace(/_/g, ' ')} (imported without it)`}</li>
+            ))}
+          </ul>
+        </div>
       )}
       {job.enrollSkipped > 0 && (
         <ul className="small" aria-label="Why leads were not enrolled">

@@ -29,7 +29,9 @@ export function registerSecurityHeaders(app: FastifyInstance): void {
     reply.header('referrer-policy', 'no-referrer');
     reply.header('x-frame-options', 'DENY');
     const path = req.url.split('?', 1)[0]!;
-    reply.header('content-security-policy', path === '/docs' || path.startsWith('/docs/') ? "frame-ancestors 'none'" : webAppCsp);
+    // A page with a policy of its own (the unsubscribe confirmation: default-src 'none' and its one
+    // hashed style, tracking/pages.ts) keeps it: this one is the web app's.
+    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', path === '/docs' || path.startsWith('/docs/') ? "frame-ancestors 'none'" : webAppCsp);
     return payload;
   });
 }

@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
@@ -51,7 +51,7 @@ export function buildServer(deps: ApiDeps): FastifyInstance {
   const app: FastifyInstance = Fastify({
     ...(deps.log ? { loggerInstance: deps.log as FastifyBaseLogger } : { logger: false }),
     // Each request is not logged; its failures are (below and http/errors.ts), under its id.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     requestTimeout: SERVER_TIMEOUTS.requestMs,
     keepAliveTimeout: SERVER_TIMEOUTS.keepAliveMs,
     http: { headersTimeout: SERVER_TIMEOUTS.headersMs },

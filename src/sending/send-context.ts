@@ -15,6 +15,19 @@ export interface SendMaterial {
   tracking: { opens: boolean; clicks: boolean; trackingDomain: string | null };
 }
 
+type LeadRow = Pick<LeadValues, 'email' | 'first_name' | 'last_name' | 'company' | 'title' | 'phone' | 'country' | 'region'> & { custom: unknown };
+
+/** A lead row as the template sees it; the preview and the save check use it too, so preview = send. */
+export function leadValues(row: LeadRow): LeadValues {
+  const custom = row.custom && typeof row.custom === 'object' ? (row.custom as Record<string, unknown>) : null;
+  return { email: row.email, first_name: row.first_name, last_name: row.last_name, company: row.company, title: row.title, phone: row.phone, country: row.country, region: row.region, custom };
+}
+
+/** A mailbox row as `{{sender.*}}` sees it; the preview and the save check use it too. */
+export function senderValues(m: { email: string; display_name: string | null }): SenderValues {
+  return { email: m.email, name: m.display_name };
+}
+
 /**
  * Reads what a claimed send needs: the variant chosen at planning time (or the step's first live
  * variant), the lead, the mailbox, the sequence's tracking settings, and the enrollment's earlier
@@ -49,8 +62,8 @@ export async function loadSendMaterial(db: Db | Tx, claim: Claim): Promise<SendM
   const ws = (row.ws_settings ?? {}) as { trackingDomain?: string };
   return {
     template: { subject: variant.subject, text: variant.body },
-    lead: { email: row.email, first_name: row.first_name, last_name: row.last_name, company: row.company, title: row.title, phone: row.phone, country: row.country, region: row.region, custom: row.custom },
-    sender: { email: row.mailbox_email, name: row.display_name },
+    lead: leadValues(row),
+    sender: senderValues({ email: row.mailbox_email, display_name: row.display_name }),
     thread: earlier.length
       ? { messageIds: earlier.map((m) => m.message_id), firstSubject: earlier[0]!.subject ?? '', threadId: earlier.find((m) => m.thread_id)?.thread_id ?? null }
       : null,

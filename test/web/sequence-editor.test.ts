@@ -86,5 +86,31 @@ describe.skipIf(skip !== null)(`the sequence editor in Chromium${skip ? ` (skipp
     const row = await app.store.db.selectFrom('mailbox').select('settings').where('id', '=', mailboxId).executeTakeFirstOrThrow();
     expect((row.settings as { pacing: unknown }).pacing).toEqual({ gapMinutes: [0.5, 1.5], spreadDay: false });
     await screenshot(page, 'sequence-editor-02-mailbox-pacing');
+
+    // Issue 11: the preview is sent from a mailbox of the pool (selectable), and a template that
+    // renders for no lead warns before it saves.
+    await app.store.db.updateTable('mailbox').set({ display_name: 'Rita Rep' }).where('id', '=', mailboxId).execute();
+    await app.store.db.insertInto('mailbox').values({ id: newId(Date.now(), random), workspace_id: ws.id, user_id: null, email: 'zed@acme.test', display_name: 'Zed Other', provider: 'smtp_imap' }).execute();
+    await app.store.db.insertInto('lead').values({ id: newId(Date.now(), random), workspace_id: ws.id, email: 'ana@prospect.test', email_norm: 'ana@prospect.test', first_name: 'Ana' }).execute();
+    const fromPool = validateDefinition({ key: 'from', name: 'From the pool', window: 'any', steps: [{ key: 'one', type: 'email', subject: 'Hi', body: '{{sender.first_name}} for {{first_name}}' }] });
+    const fromId = (await applyDefinition(app.store, { clock: systemClock, random }, ws.id, fromPool)).sequenceId;
+    await page.goto(`${app.url}/sequences/${fromId}`);
+    const preview = page.getByRole('complementary', { name: 'Live preview' });
+    await preview.getByText('Rita for Ana').waitFor();
+    await preview.getByLabel('Sent from').selectOption({ label: 'Zed Other <zed@acme.test>' });
+    await preview.getByText('Zed for Ana').waitFor();
+    await screenshot(page, 'sequence-editor-03-preview-sent-from');
+
+    await page.getByLabel('Step 1 body').fill('About your work as {{title}}');
+    await page.getByRole('button', { name: 'Save sequence' }).click();
+    const dialog = page.getByRole('alertdialog', { name: 'Save anyway?' });
+    await dialog.getByText(/cannot be sent to any of the 1 leads checked/).waitFor();
+    await dialog.getByRole('button', { name: 'Go back' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await loadDefinition(app.store.db, ws.id, fromId))!.version).toBe(1);
+    await page.getByRole('button', { name: 'Save sequence' }).click();
+    await dialog.getByRole('button', { name: 'Save anyway' }).click();
+    await page.getByText('Sequence saved').waitFor();
+    expect((await loadDefinition(app.store.db, ws.id, fromId))!.steps[0]!.variants[0]!.body).toBe('About your work as {{title}}');
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
@@ -58,7 +59,7 @@ describe.each(testBackends())('sequence routes (%s)', (backend) => {
 
   it('previews a template against a lead, and says what is wrong with a broken one', async () => {
     const ok = (await b.call('POST', `${base}/sequences/preview`, { leadId, subject: 'Hi {{first_name}}', body: 'About {{company}}' })).json();
-    expect(ok).toEqual({ subject: 'Hi Ana', text: 'About Acme', problems: [] });
+    expect(ok).toEqual({ subject: 'Hi Ana', text: 'About Acme', problems: [], sender: null });
     const broken = (await b.call('POST', `${base}/sequences/preview`, { leadId, subject: 'Hi {{first_name', body: 'x' })).json();
     expect(broken.problems.length).toBeGreaterThan(0);
   });
@@ -77,5 +78,35 @@ describe.each(testBackends())('sequence routes (%s)', (backend) => {
       ['a', 0],
       ['b', 0],
     ]);
+  });
+
+  it('previews as sent from a mailbox of the pool: {{sender.*}} filled as the send fills it, the first of the pool by default', async () => {
+    const { workspaceId } = (await h.store.db.selectFrom('workspace').select('id as workspaceId').where('name', '=', 'Seq Co').executeTakeFirstOrThrow());
+    const [rep, other] = [randomUUID(), randomUUID()];
+    await h.store.db.insertInto('mailbox').values({ id: rep, workspace_id: workspaceId, user_id: null, email: 'a-rep@seq.test', display_name: 'Ann Rep', provider: 'smtp_imap' }).execute();
+    await h.store.db.insertInto('mailbox').values({ id: other, workspace_id: workspaceId, user_id: null, email: 'b-rep@seq.test', display_name: 'Bob Other', provider: 'smtp_imap' }).execute();
+    const tpl = { leadId, subject: 'From {{sender.first_name}}', body: '{{sender.name}} <{{sender.email}}>' };
+    const first = (await b.call('POST', `${base}/sequences/preview`, tpl)).json();
+    expect(first).toEqual({ subject: 'From Ann', text: 'Ann Rep <a-rep@seq.test>', problems: [], sender: { id: rep, email: 'a-rep@seq.test', name: 'Ann Rep' } });
+    const chosen = (await b.call('POST', `${base}/sequences/preview`, { ...tpl, mailboxId: other })).json();
+    expect(chosen).toMatchObject({ subject: 'From Bob', text: 'Bob Other <b-rep@seq.test>', problems: [] });
+    // The pool decides the default, and a mailbox outside the pool is refused.
+    expect((await b.call('POST', `${base}/sequences/preview`, { ...tpl, mailboxes: ['b-rep@seq.test'] })).json().sender.id).toBe(other);
+    const outside = await b.call('POST', `${base}/sequences/preview`, { ...tpl, mailboxes: ['b-rep@seq.test'], mailboxId: rep });
+    expect(outside.statusCode).toBe(404);
+  });
+
+  it('warns before saving a sequence whose template renders for no lead, and saves it when confirmed', async () => {
+    const step = (body: string) => [{ key: 'one', type: 'email', delay: '0 minutes', subject: 'Hi', body, variants: [] }];
+    // Fails for one lead (Bo has no first name), not for all: saved.
+    const some = await b.call('PUT', `${base}/sequences`, { key: 'some', name: 'Some', steps: step('Hi {{first_name}}, {{sender.name}} here') });
+    expect(some.statusCode, some.body).toBe(200);
+    // No lead has a title: every send of the step would be blocked.
+    const all = await b.call('PUT', `${base}/sequences`, { key: 'none', name: 'None', steps: step('About your work as {{title}}') });
+    expect(all.statusCode, all.body).toBe(409);
+    expect(all.json().error).toMatchObject({ code: 'TEMPLATE_FAILS_FOR_ALL', details: { leadsChecked: 2, failures: [expect.objectContaining({ step: 'one', variant: 'a' })] } });
+    expect(await h.store.db.selectFrom('sequence').select('id').where('key', '=', 'none').executeTakeFirst()).toBeUndefined();
+    const confirmed = await b.call('PUT', `${base}/sequences`, { key: 'none', name: 'None', steps: step('About your work as {{title}}'), confirm: true });
+    expect(confirmed.statusCode, confirmed.body).toBe(200);
   });
 });

@@ -8,6 +8,9 @@ import { loadDefinition } from '../../sequence/definition-document.ts';
 import { gapWarnings } from '../../sequence/gap-warnings.ts';
 import { poolGaps } from '../../ops/pacing-settings.ts';
 import { validateDefinition } from '../../sequence/definition.ts';
+import { TEMPLATE_CHECK_SAMPLE, templatesFailingForAll } from '../../sequence/template-check.ts';
+import { leadValues, senderValues } from '../../sending/send-context.ts';
+import type { Db } from '../../store/store.ts';
 import { enrollmentService } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { bodyToDocument, definitionToBody, sequenceDetail, sequenceInput } from './sequence-body.ts';
@@ -64,7 +67,7 @@ export const sequenceRoutes = [
     tags: ['sequences'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
-    body: sequenceInput,
+    body: sequenceInput.extend({ confirm: z.boolean().optional().describe('Save even if an email template renders for none of the leads (else 409 TEMPLATE_FAILS_FOR_ALL)') }),
     example: () => ({ body: { key: 'intro', name: 'Intro', window: 'Mon-Fri 09:00-17:00', steps: [{ key: 's1', type: 'email' as const, delay: '0 minutes', subject: 'Hi', body: 'Hello {{first_name}}', variants: [] }] } }),
     response: z.object({
       sequenceId: z.uuid(),
@@ -75,6 +78,23 @@ export const sequenceRoutes = [
     }),
     handler: async ({ ctx, ws, body }) => {
       const def = validateDefinition(bodyToDocument(body));
+      if (!body.confirm) {
+        // Before saving: a template that fails for every lead would block every send of its step.
+        const leads = await ctx.store.db
+          .selectFrom('lead')
+          .select(['email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'region', 'custom'])
+          .where('workspace_id', '=', ws.workspaceId)
+          .orderBy('created_at')
+          .orderBy('id')
+          .limit(TEMPLATE_CHECK_SAMPLE)
+          .execute();
+        const sender = (await poolMailboxes(ctx.store.db, ws.workspaceId, def.mailboxes))[0];
+        const failures = templatesFailingForAll(def, leads.map(leadValues), sender ? senderValues(sender) : null);
+        if (failures.length) {
+          const list = failures.map((f) => `step ${f.step}, variant ${f.variant}: ${f.reason}`).join('; ');
+          throw cadenzaError('TEMPLATE_FAILS_FOR_ALL', `a template renders for none of the ${leads.length} leads checked (${list}); save with confirm: true to save anyway`, { failures, leadsChecked: leads.length });
+        }
+      }
       const deps = { clock: ctx.clock, random: ctx.random };
       const summary = await applyDefinition(ctx.store, deps, ws.workspaceId, def);
       const replanned = summary.created ? 0 : await enrollmentService(ctx).replanSequence(summary.sequenceId);
@@ -121,23 +141,45 @@ export const sequenceRoutes = [
   defineRoute({
     method: 'POST',
     url: '/api/workspaces/:workspaceId/sequences/preview',
-    summary: 'Render a subject and body against a lead, as the sender would (variables, filters, spintax)',
+    summary: 'Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`)',
     tags: ['sequences'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
-    body: z.object({ leadId: z.uuid(), subject: z.string().max(998), body: z.string().max(100_000) }),
+    body: z.object({
+      leadId: z.uuid(),
+      subject: z.string().max(998),
+      body: z.string().max(100_000),
+      mailboxes: z.array(z.string().max(320)).max(1000).default([]).describe("The sequence's mailbox pool (addresses); empty: every mailbox of the workspace"),
+      mailboxId: z.uuid().optional().describe('The mailbox of the pool it is sent from; default: the first of the pool (by address)'),
+    }),
     example: (ids) => ({ body: { leadId: ids.leadId ?? '00000000-0000-4000-8000-000000000000', subject: 'Hi', body: 'Hello {{first_name}}' } }),
-    response: z.object({ subject: z.string().nullable(), text: z.string(), problems: z.array(z.string()) }),
+    response: z.object({
+      subject: z.string().nullable(),
+      text: z.string(),
+      problems: z.array(z.string()),
+      sender: z.object({ id: z.uuid(), email: z.string(), name: z.string().nullable() }).nullable().describe('The mailbox it previews as sent from; null: the pool has none'),
+    }),
     handler: async ({ ctx, ws, params, body }) => {
       void params;
       const lead = await ctx.store.db.selectFrom('lead').selectAll().where('workspace_id', '=', ws.workspaceId).where('id', '=', body.leadId).executeTakeFirst();
       if (!lead) throw cadenzaError('NOT_FOUND', 'no such lead');
+      const pool = await poolMailboxes(ctx.store.db, ws.workspaceId, body.mailboxes);
+      const mailbox = body.mailboxId ? pool.find((m) => m.id === body.mailboxId) : pool[0];
+      if (body.mailboxId && !mailbox) throw cadenzaError('NOT_FOUND', "no such mailbox in the sequence's pool");
+      const sender = mailbox ? { id: mailbox.id, email: mailbox.email, name: mailbox.display_name } : null;
       const problems = templateProblems({ subject: body.subject, text: body.body }, 'step');
-      if (problems.length) return { subject: null, text: '', problems };
+      if (problems.length) return { subject: null, text: '', problems, sender };
       // A fixed seed: the preview shows one spin and keeps it while the person types elsewhere.
-      const r = renderEmail({ subject: body.subject, text: body.body }, { lead: { ...lead, custom: lead.custom as Record<string, unknown> } }, { enrollmentId: lead.id, stepId: 'preview' });
-      if (!r.ok) return { subject: null, text: '', problems: [r.reason] };
-      return { subject: r.subject, text: r.text, problems: [] };
+      const r = renderEmail({ subject: body.subject, text: body.body }, { lead: leadValues(lead), sender: mailbox ? senderValues(mailbox) : null }, { enrollmentId: lead.id, stepId: 'preview' });
+      if (!r.ok) return { subject: null, text: '', problems: [r.reason], sender };
+      return { subject: r.subject, text: r.text, problems: [], sender };
     },
   }),
 ];
+
+/** The pool's live mailboxes, by address (empty pool: every mailbox of the workspace), as poolGaps reads them. */
+async function poolMailboxes(db: Db, workspaceId: string, emails: readonly string[]) {
+  let q = db.selectFrom('mailbox').select(['id', 'email', 'display_name']).where('workspace_id', '=', workspaceId).where('removed_at', 'is', null).orderBy('email');
+  if (emails.length) q = q.where('email', 'in', [...emails]);
+  return q.execute();
+}

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, errorMessage, ws } from '../api.ts';
+import { api, ApiError, errorMessage, ws } from '../api.ts';
 import { navigate } from '../router.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import type { EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft, StopRules } from '../types.ts';
@@ -98,6 +98,8 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
   const [error, setError] = useState<string>();
   const [saved, setSaved] = useState<string>();
   const [busy, setBusy] = useState(false);
+  // The server's "this template renders for no lead" answer, held until the person saves anyway or goes back.
+  const [unsendable, setUnsendable] = useState<string>();
   const [enrolledAt, setEnrolledAt] = useState(0);
   const mailboxes = useLoad(() => api<{ mailboxes: Mailbox[] }>('GET', ws(workspaceId, 'mailboxes')), [workspaceId]);
   const leads = useLoad(() => api<{ leads: Lead[] }>('GET', ws(workspaceId, 'leads?limit=50')), [workspaceId]);
@@ -113,26 +115,29 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
   }, [workspaceId, id]);
 
   const setStep = (i: number, patch: Partial<StepDraft>) => setSeq({ ...seq, steps: seq.steps.map((s, j) => (j === i ? { ...s, ...patch } : s)) });
-  const save = async () => {
+  const save = async (confirm = false) => {
     setBusy(true);
     setError(undefined);
     setSaved(undefined);
+    setUnsendable(undefined);
     try {
       const key = seq.key || keyOf(seq.name);
       // The whole definition goes back, every field GET gave (stop rules, holidays, tracking…): PUT
       // replaces the sequence, and a field left out would take its default (issue 10).
       const { id: _id, warnings: _w, ...definition } = seq;
-      const r = await api<{ sequenceId: string; created: boolean; warnings: string[] }>('PUT', ws(workspaceId, 'sequences'), { ...definition, key, steps: seq.steps.map(cleanStep) });
+      const r = await api<{ sequenceId: string; created: boolean; warnings: string[] }>('PUT', ws(workspaceId, 'sequences'), { ...definition, key, steps: seq.steps.map(cleanStep), ...(confirm ? { confirm: true } : {}) });
       setSeq({ ...seq, key, id: r.sequenceId });
       setWarnings(r.warnings ?? []);
       setSaved(r.created ? 'Sequence created.' : 'Sequence saved; running enrollments follow the new steps.');
       if (!id) history.replaceState(null, '', `/sequences/${r.sequenceId}`);
     } catch (e) {
-      setError(errorMessage(e));
+      if (e instanceof ApiError && e.code === 'TEMPLATE_FAILS_FOR_ALL') setUnsendable(unsendableText(e.details));
+      else setError(errorMessage(e));
     } finally {
       setBusy(false);
     }
   };
+  const pool = (mailboxes.data?.mailboxes ?? []).filter((m) => seq.mailboxes.length === 0 || seq.mailboxes.includes(m.email));
 
   return (
     <>
@@ -288,11 +293,24 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
             <button type="button" className="btn" onClick={() => setSeq({ ...seq, steps: [...seq.steps, newStep(seq.steps.length + 1)] })}>
               Add step
             </button>
-            <button type="button" className="btn btn-primary" disabled={busy} onClick={save}>
+            <button type="button" className="btn btn-primary" disabled={busy} onClick={() => save()}>
               {busy ? 'Saving…' : 'Save sequence'}
             </button>
           </div>
           <ErrorNote error={error} />
+          {unsendable && (
+            <div className="note note-warn stack" role="alertdialog" aria-label="Save anyway?">
+              <p>{unsendable}</p>
+              <div className="row">
+                <button type="button" className="btn" onClick={() => setUnsendable(undefined)}>
+                  Go back
+                </button>
+                <button type="button" className="btn btn-primary" disabled={busy} onClick={() => save(true)}>
+                  Save anyway
+                </button>
+              </div>
+            </div>
+          )}
           {warnings.length > 0 && (
             <ul className="note note-warn" aria-label="Warnings">
               {warnings.map((w) => (
@@ -308,10 +326,18 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
           {seq.id && <Launch workspaceId={workspaceId} sequenceId={seq.id} active={seq.status === 'active'} onEnrolled={() => setEnrolledAt((n) => n + 1)} />}
           {seq.id && <SequenceEnrollments workspaceId={workspaceId} sequenceId={seq.id} refresh={enrolledAt} />}
         </div>
-        <Preview workspaceId={workspaceId} step={previewDraft(seq.steps[previewStep], previewVariant)} what={previewWhat(seq.steps[previewStep], previewStep, previewVariant)} leads={leads.data?.leads ?? []} />
+        <Preview workspaceId={workspaceId} step={previewDraft(seq.steps[previewStep], previewVariant)} what={previewWhat(seq.steps[previewStep], previewStep, previewVariant)} leads={leads.data?.leads ?? []} pool={pool} />
       </div>
     </>
   );
+}
+
+/** What the person reads when a template renders for none of the leads: which step, and why (the server's reason). */
+function unsendableText(details: Record<string, unknown>): string {
+  const failures = Array.isArray(details.failures) ? (details.failures as Array<{ step: string; variant: string; reason: string }>) : [];
+  const n = typeof details.leadsChecked === 'number' ? details.leadsChecked : 0;
+  const which = failures.map((f) => `step ${f.step}${f.variant !== 'a' ? `, variant ${f.variant.toUpperCase()}` : ''}: ${f.reason}`).join('; ');
+  return `This email cannot be sent to any of the ${n} leads checked (${which}). Every send of that step would be blocked. Save anyway?`;
 }
 
 /** A step as PUT takes it: an empty title or note is none. */
@@ -371,22 +397,32 @@ function previewWhat(step: StepDraft | undefined, i: number, variant: number): s
   return `Step ${i + 1}${step.variants.length ? `, variant ${v ? v.key.toUpperCase() : 'A'}` : ''}`;
 }
 
-function Preview({ workspaceId, step, what, leads }: { workspaceId: string; step: StepDraft | undefined; what: string; leads: Lead[] }) {
+function Preview({ workspaceId, step, what, leads, pool }: { workspaceId: string; step: StepDraft | undefined; what: string; leads: Lead[]; pool: Mailbox[] }) {
   const [leadId, setLeadId] = useState('');
+  const [mailboxId, setMailboxId] = useState('');
+  // The first of the pool by address, as the server defaults; a pick that left the pool falls back to it.
+  const sorted = [...pool].sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0));
+  const from = sorted.find((m) => m.id === mailboxId)?.id ?? sorted[0]?.id ?? '';
   const [out, setOut] = useState<{ subject: string | null; text: string; problems: string[] }>();
   const [error, setError] = useState<string>();
   const lead = leadId || leads[0]?.id || '';
   useEffect(() => {
     if (!step || step.type !== 'email' || !lead) return;
     const t = setTimeout(() => {
-      api<{ subject: string | null; text: string; problems: string[] }>('POST', ws(workspaceId, 'sequences/preview'), { leadId: lead, subject: step.subject, body: step.body })
+      api<{ subject: string | null; text: string; problems: string[] }>('POST', ws(workspaceId, 'sequences/preview'), {
+        leadId: lead,
+        subject: step.subject,
+        body: step.body,
+        mailboxes: pool.map((m) => m.email),
+        ...(from ? { mailboxId: from } : {}),
+      })
         .then((r) => (setOut(r), setError(undefined)))
         .catch((e: unknown) => setError(errorMessage(e)));
     }, 250);
     return () => clearTimeout(t);
     // The text, not the object: a variant's draft is a new object on every render.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [workspaceId, step?.type, step?.subject, step?.body, lead]);
+  }, [workspaceId, step?.type, step?.subject, step?.body, lead, from, pool.map((m) => m.email).join(',')]);
   return (
     <aside className="card preview stack" aria-label="Live preview">
       <h2>Preview</h2>
@@ -399,6 +435,17 @@ function Preview({ workspaceId, step, what, leads }: { workspaceId: string; step
             {leads.map((l) => (
               <option key={l.id} value={l.id}>
                 {l.email}
+              </option>
+            ))}
+          </select>
+        </Field>
+      )}
+      {sorted.length > 0 && (
+        <Field label="Sent from">
+          <select value={from} onChange={(e) => setMailboxId(e.target.value)}>
+            {sorted.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.displayName ? `${m.displayName} <${m.email}>` : m.email}
               </option>
             ))}
           </select>

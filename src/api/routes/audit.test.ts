@@ -42,6 +42,7 @@ describe.each(testBackends())('the workspace audit log (%s)', (backend) => {
     await owner.call('PATCH', `/api/workspaces/${ws}/members/${repId}`, { role: 'member' });
     const mb = await owner.call('POST', `/api/workspaces/${ws}/mailboxes`, {
       email: 'box@example.test',
+      verify: false,
       password: 'app password',
       smtp: { host: 'smtp.example.test', port: 587, security: 'starttls' },
       imap: { host: 'imap.example.test', port: 993, security: 'tls' },

@@ -119,7 +119,9 @@ describe.each(testBackends())('the cadenza command on %s', { timeout: 240_000 },
   // Issue 10: pacing settable from the CLI, per workspace and per mailbox; apply warns about a
   // delay its mailboxes' gap would stretch; export gives back every field of the definition.
   it('sets pacing per workspace and per mailbox, warns on a delay under the gap, and exports the whole definition', () => {
-    const paceDir = join(dir, 'pace');
+    // The folder of the master-key test above: on PostgreSQL both tests share one database, whose
+    // workspace keys that test wrapped with its master key (a command with another key is refused).
+    const paceDir = join(dir, 'keys');
     const run = (...args: string[]) => cadenza([...store, '--data-dir', paceDir, '--json', ...args], { cwd: dir });
     const ws = run('workspace', 'pacing', '--daily-cap', '40', '--human-timing', 'off', '--days', 'mon-sat');
     expect(ws.code, ws.stderr).toBe(0);

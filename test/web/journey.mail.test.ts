@@ -112,8 +112,8 @@ describeMailBed('web app journey in Chromium', () => {
       const row = page.getByRole('row').filter({ hasText: REP });
       await row.waitFor();
       await row.getByRole('button', { name: 'Test connection' }).click();
-      await row.getByText('SMTP: OK').waitFor({ timeout: 30_000 });
-      await row.getByText('IMAP: OK').waitFor();
+      await row.getByText('Sending (SMTP): OK').waitFor({ timeout: 30_000 });
+      await row.getByText('Receiving (IMAP): OK').waitFor();
       await screenshot(page, '05-mailboxes');
 
       // Import leads from a CSV whose headers need mapping; one row is not an address.

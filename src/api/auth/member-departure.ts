@@ -15,13 +15,7 @@ export interface Departure {
 
 /** Removal: every live key the member created is revoked, every pending invitation they sent withdrawn. */
 export async function revokeWhatTheyLeft(db: Db, o: { workspaceId: string; userId: string; now: Date }): Promise<Departure> {
-  const keys = await db
-    .updateTable('api_key')
-    .set({ revoked_at: o.now })
-    .where('workspace_id', '=', o.workspaceId)
-    .where('created_by', '=', o.userId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+  const keys = await liveKeysOf(db, o).set({ revoked_at: o.now }).executeTakeFirst();
   const invitationsRevoked = await withdrawInvitations(db, o, ['owner', 'admin', 'member']);
   return { apiKeysRevoked: Number(keys.numUpdatedRows), apiKeysCapped: 0, invitationsRevoked };
 }
@@ -34,19 +28,17 @@ export async function revokeWhatTheyLeft(db: Db, o: { workspaceId: string; userI
 export async function capAtRole(db: Db, o: { workspaceId: string; userId: string; role: Role; now: Date }): Promise<Departure> {
   let apiKeysCapped = 0;
   if (o.role === 'member') {
-    const r = await db
-      .updateTable('api_key')
-      .set({ role: 'member' })
-      .where('workspace_id', '=', o.workspaceId)
-      .where('created_by', '=', o.userId)
-      .where('role', '=', 'admin')
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
+    const r = await liveKeysOf(db, o).set({ role: 'member' }).where('role', '=', 'admin').executeTakeFirst();
     apiKeysCapped = Number(r.numUpdatedRows);
   }
   const above: Role[] = o.role === 'owner' ? [] : o.role === 'admin' ? ['owner'] : ['owner', 'admin', 'member'];
   const invitationsRevoked = above.length ? await withdrawInvitations(db, o, above) : 0;
   return { apiKeysRevoked: 0, apiKeysCapped, invitationsRevoked };
+}
+
+/** The live API keys the member created in the workspace, to revoke or cap. */
+function liveKeysOf(db: Db, o: { workspaceId: string; userId: string }) {
+  return db.updateTable('api_key').where('workspace_id', '=', o.workspaceId).where('created_by', '=', o.userId).where('revoked_at', 'is', null);
 }
 
 async function withdrawInvitations(db: Db, o: { workspaceId: string; userId: string; now: Date }, roles: Role[]): Promise<number> {

@@ -11,7 +11,7 @@ import { connectImap } from './connect.ts';
  * round trips, where the question itself is one or two.
  *
  * Uses take turns (one command stream per connection). A use that fails on a connection that was
- * already open, and left it unusable, is tried once more on a new connection: a server closes
+ * already open is tried once more on a new connection: a server closes
  * connections it finds idle (Dovecot after 30 minutes, RFC 3501 5.4 allows 30), and that must not
  * cost the caller an answer. Refused credentials are not retried. The connection is logged out
  * after `idleCloseMs` without use (the clock's timers never keep the process alive; cleared on close).
@@ -21,6 +21,8 @@ export interface WarmImapOptions {
   /** Log out after this long unused (default 10 minutes, below the servers' autologout). */
   idleCloseMs?: number;
   logger?: Logger;
+  /** Opens a connection (default connectImap); tests pass their own. */
+  connect?: (account: ImapAccount, o: { logger?: Logger }) => Promise<ImapFlow>;
 }
 
 export class WarmImap {
@@ -50,9 +52,15 @@ export class WarmImap {
     try {
       return await fn(await this.open());
     } catch (e) {
-      const broken = !this.client?.usable;
-      if (broken) this.drop();
-      if (!reused || !broken || isCadenzaError(e, 'MAILBOX_AUTH_FAILED') || isCadenzaError(e, 'INVALID_INPUT')) throw e;
+      if (!reused || isCadenzaError(e, 'MAILBOX_AUTH_FAILED') || isCadenzaError(e, 'INVALID_INPUT')) {
+        if (!this.client?.usable) this.drop();
+        throw e;
+      }
+      // A failure on a connection that was already open is tried once more on a new one, whether
+      // or not imapflow has noticed the drop yet: after a server's BYE its NOOP answers nothing
+      // (it swallows the error) and SEARCH answers `false` while `usable` can still read true
+      // until the close event runs (seen on the bed after `doveadm kick`).
+      this.drop();
       return await fn(await this.open());
     } finally {
       this.armIdleClose();
@@ -61,7 +69,7 @@ export class WarmImap {
 
   private async open(): Promise<ImapFlow> {
     if (this.client?.usable) return this.client;
-    this.client = await connectImap(this.account, this.o.logger ? { logger: this.o.logger } : {});
+    this.client = await (this.o.connect ?? connectImap)(this.account, this.o.logger ? { logger: this.o.logger } : {});
     return this.client;
   }
 

@@ -1,12 +1,11 @@
-import { cadenzaError } from '../../common/errors.ts';
-import type { Db } from '../../store/store.ts';
-import type { Role } from './access.ts';
-
 /**
  * A workspace's members (app_user rows): who they are, their role and their inbox scope. An
  * account joins through an invitation (invitations.ts, accounts.ts addMembership); what a member
  * leaves behind on removal or demotion is member-departure.ts's.
  */
+import { cadenzaError } from '../../common/errors.ts';
+import type { Db } from '../../store/store.ts';
+import type { Role } from './access.ts';
 
 export interface MemberRow {
   id: string;

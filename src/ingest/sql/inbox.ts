@@ -1,16 +1,16 @@
+/**
+ * The unified inbox as people read it: messages of the workspace with their mailbox and lead,
+ * only from the mailboxes the reader may read (mailbox/sql/readable-mailboxes.ts).
+ */
 import { sql } from 'kysely';
 import { readableBy, type MailReader } from '../../mailbox/sql/readable-mailboxes.ts';
 import { afterKey, type Keyset } from '../../store/keyset.ts';
 import type { Db } from '../../store/store.ts';
 
-/**
- * The unified inbox as people read it: messages of the workspace with their mailbox and lead,
- * only from the mailboxes the reader may read (mailbox/sql/readable-mailboxes.ts).
- */
-
 /** History keeps a removed mailbox's address, marked (mailbox/removal.ts). */
 const removedLabel = sql<string | null>`case when mb.removed_at is null then mb.email else mb.email || ' (removed mailbox)' end`;
 
+/** The workspace's messages (either direction) the reader may read, as the inbox shows them; the lists below narrow it. */
 function readableMessages(db: Db, workspaceId: string, reader: MailReader) {
   return db
     .selectFrom('message as m')

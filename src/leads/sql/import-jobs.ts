@@ -1,8 +1,7 @@
+/** Reading lead import jobs for people; the job writes its own row (import-job.ts). */
 import type { Selectable } from 'kysely';
 import type { LeadImportTable } from '../../store/schema.ts';
 import type { Db } from '../../store/store.ts';
-
-/** Reading lead import jobs for people; the job writes its own row (import-job.ts). */
 
 export type ImportJobRow = Selectable<LeadImportTable>;
 

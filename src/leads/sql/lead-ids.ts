@@ -1,6 +1,5 @@
-import type { Db } from '../../store/store.ts';
-
 /** Picking the leads to enroll: every lead, every lead not in a sequence yet, or leads by address. */
+import type { Db } from '../../store/store.ts';
 
 /** Every lead of the workspace, by id. */
 export async function allLeadIds(db: Db, workspaceId: string): Promise<string[]> {

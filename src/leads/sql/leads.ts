@@ -1,14 +1,13 @@
-import { sql, type Selectable } from 'kysely';
-import { cadenzaError } from '../../common/errors.ts';
-import type { LeadTable } from '../../store/schema.ts';
-import type { Db } from '../../store/store.ts';
-import type { LeadColumns } from '../lead-fields.ts';
-
 /**
  * One lead at a time, as a person changes it (the API): read, create, change, delete. Imports
  * write in batches through insert-leads.ts; both keep the workspace's addresses unique on
  * (workspace_id, email_norm).
  */
+import { sql, type Selectable } from 'kysely';
+import { cadenzaError } from '../../common/errors.ts';
+import type { LeadTable } from '../../store/schema.ts';
+import type { Db } from '../../store/store.ts';
+import type { LeadColumns } from '../lead-fields.ts';
 
 /** The columns a person sees of a lead (no search text, no timestamps). */
 export const LEAD_VIEW_COLUMNS = ['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone', 'custom'] as const;

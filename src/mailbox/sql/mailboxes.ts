@@ -1,12 +1,11 @@
-import type { Insertable, Updateable } from 'kysely';
-import { cadenzaError } from '../../common/errors.ts';
-import type { MailboxTable } from '../../store/schema.ts';
-import type { Db, Tx } from '../../store/store.ts';
-
 /**
  * Mailbox rows as people add, find and change them (the API and the CLI). A removed mailbox
  * (removed_at set, mailbox/removal.ts) keeps its row for history and is never found here.
  */
+import type { Insertable, Updateable } from 'kysely';
+import { cadenzaError } from '../../common/errors.ts';
+import type { MailboxTable } from '../../store/schema.ts';
+import type { Db, Tx } from '../../store/store.ts';
 
 /** The live mailbox of the workspace with its owner (null: nobody's, an admin's to change), or undefined. */
 export async function findMailbox(db: Db, workspaceId: string, mailboxId: string) {

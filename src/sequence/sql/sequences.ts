@@ -1,9 +1,8 @@
-import type { Db } from '../../store/store.ts';
-
 /**
  * Sequences as people look them up and list them (the API and the CLI). Definitions are read whole
  * by definition-document.ts and written by apply-definition.ts; this file only finds and counts.
  */
+import type { Db } from '../../store/store.ts';
 
 /** The sequence's id when it is one of the workspace's, else undefined (another workspace's is not found). */
 export async function findSequenceId(db: Db, workspaceId: string, sequenceId: string): Promise<string | undefined> {

@@ -1,6 +1,5 @@
-import type { Db } from '../../store/store.ts';
-
 /** Call and manual tasks as people work through them. The engine opens and closes them (effects.ts). */
+import type { Db } from '../../store/store.ts';
 
 export type TaskState = 'open' | 'done' | 'skipped' | 'cancelled';
 

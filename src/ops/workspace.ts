@@ -15,6 +15,30 @@ export async function ensureDefaultWorkspace(store: Store, deps: { clock: Clock;
 
 const DEFAULT_NAME = 'Default';
 
+/** Every workspace, oldest first, as `cadenza workspace list` shows them. */
+export async function listWorkspaces(store: Store) {
+  return store.db.selectFrom('workspace').select(['id', 'name', 'time_zone', 'country']).orderBy('created_at').execute();
+}
+
+/**
+ * A workspace made by `cadenza workspace create`: it takes the place of the unused Default one
+ * when there is one (unusedDefaultWorkspace), as the first-run setup does, rather than leave two.
+ */
+export async function createNamedWorkspace(
+  store: Store,
+  deps: { clock: Clock; random: Random },
+  values: { name: string; time_zone: string; country: string | null },
+): Promise<{ id: string; replacedDefault: boolean }> {
+  const unused = await unusedDefaultWorkspace(store);
+  if (unused) {
+    await store.db.updateTable('workspace').set(values).where('id', '=', unused).execute();
+    return { id: unused, replacedDefault: true };
+  }
+  const id = newId(deps.clock.now(), deps.random);
+  await store.db.insertInto('workspace').values({ id, ...values }).execute();
+  return { id, replacedDefault: false };
+}
+
 /**
  * The workspace a fresh install made for itself (ensureDefaultWorkspace) while nobody has used it
  * yet: named Default, with no member, mailbox, lead or sequence. Creating a first workspace of

@@ -52,3 +52,9 @@ export async function migrate(store: Store, migrations = loadMigrations()): Prom
     return { applied, current };
   });
 }
+
+/** The highest migration the database has applied (a newer build's included), 0 for none. */
+export async function schemaVersion(store: Store): Promise<number> {
+  const v = await store.db.selectFrom('schema_migration').select((eb) => eb.fn.max('version').as('v')).executeTakeFirst();
+  return Number(v?.v ?? 0);
+}

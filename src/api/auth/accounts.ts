@@ -3,7 +3,7 @@ import type { Clock } from '../../common/clock.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import type { Random } from '../../common/random.ts';
-import type { Store } from '../../store/store.ts';
+import type { Db, Store } from '../../store/store.ts';
 import type { Role } from './access.ts';
 import { hashPassword } from './passwords.ts';
 import { SETUP_TOKEN_FILE, setupTokenValid, spendSetupTokens } from './setup-token.ts';
@@ -93,4 +93,28 @@ export async function createWorkspace(
     const userId = await addMembership(tx, deps, { accountId: o.accountId, workspaceId, email: account.email, name: account.name, role: 'owner' });
     return { workspaceId, userId };
   });
+}
+
+/** The account (id, address, name) and its workspaces with its role in each, oldest workspace first: who is signed in. */
+export async function accountWithWorkspaces(db: Db, accountId: string) {
+  const account = await db.selectFrom('account').select(['id', 'email', 'name']).where('id', '=', accountId).executeTakeFirstOrThrow();
+  const workspaces = await db
+    .selectFrom('app_user as u')
+    .innerJoin('workspace as w', 'w.id', 'u.workspace_id')
+    .select(['w.id', 'w.name', 'u.role'])
+    .where('u.account_id', '=', accountId)
+    .orderBy('w.created_at')
+    .execute();
+  return { account, workspaces };
+}
+
+/** The account's password hash (argon2, passwords.ts), to check a password against. */
+export async function passwordHashOf(db: Db, accountId: string): Promise<string> {
+  const r = await db.selectFrom('account').select('password_hash').where('id', '=', accountId).executeTakeFirstOrThrow();
+  return r.password_hash;
+}
+
+/** Replaces the account's password hash; the caller ends the other sessions (sessions.ts). */
+export async function setPasswordHash(db: Db, accountId: string, passwordHash: string): Promise<void> {
+  await db.updateTable('account').set({ password_hash: passwordHash }).where('id', '=', accountId).execute();
 }

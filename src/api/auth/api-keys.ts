@@ -1,6 +1,8 @@
+import type { Selectable } from 'kysely';
 import type { Clock } from '../../common/clock.ts';
 import { newId } from '../../common/ids.ts';
 import type { Random } from '../../common/random.ts';
+import type { ApiKeyTable } from '../../store/schema.ts';
 import type { Db } from '../../store/store.ts';
 import { newSecret, secretHash } from './tokens.ts';
 
@@ -39,4 +41,30 @@ export async function findApiKey(db: Db, key: string, clock: Clock): Promise<Api
     .returning(['id', 'workspace_id', 'role'])
     .executeTakeFirst();
   return row && { keyId: row.id, workspaceId: row.workspace_id, role: row.role };
+}
+
+/** What people see of a key: never the key or its hash. */
+const KEY_VIEW_COLUMNS = ['id', 'name', 'prefix', 'role', 'created_by', 'created_by_label', 'created_at', 'last_used_at', 'revoked_at'] as const;
+export type ApiKeyView = Pick<Selectable<ApiKeyTable>, (typeof KEY_VIEW_COLUMNS)[number]>;
+
+/** The workspace's API keys, revoked ones included, oldest first. */
+export async function listApiKeys(db: Db, workspaceId: string): Promise<ApiKeyView[]> {
+  return db.selectFrom('api_key').select(KEY_VIEW_COLUMNS).where('workspace_id', '=', workspaceId).orderBy('created_at').execute();
+}
+
+/** A key by id (as createApiKey returned it). */
+export async function apiKeyView(db: Db, keyId: string): Promise<ApiKeyView> {
+  return db.selectFrom('api_key').select(KEY_VIEW_COLUMNS).where('id', '=', keyId).executeTakeFirstOrThrow();
+}
+
+/** Revokes the workspace's live key: it stops working at once. Undefined when there is no such live key. */
+export async function revokeApiKey(db: Db, workspaceId: string, keyId: string, now: Date): Promise<ApiKeyView | undefined> {
+  return db
+    .updateTable('api_key')
+    .set({ revoked_at: now })
+    .where('id', '=', keyId)
+    .where('workspace_id', '=', workspaceId)
+    .where('revoked_at', 'is', null)
+    .returning(KEY_VIEW_COLUMNS)
+    .executeTakeFirst();
 }

@@ -44,3 +44,9 @@ export async function findSession(db: Db, token: string, clock: Clock): Promise<
 export async function deleteSession(db: Db, token: string): Promise<void> {
   await db.deleteFrom('auth_session').where('id_hash', '=', secretHash(token)).execute();
 }
+
+/** Ends every session of the account but the one with this token (after a password change); how many ended. */
+export async function endOtherSessions(db: Db, accountId: string, keepToken: string): Promise<number> {
+  const r = await db.deleteFrom('auth_session').where('account_id', '=', accountId).where('id_hash', '!=', secretHash(keepToken)).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

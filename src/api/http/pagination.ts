@@ -1,19 +1,16 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
+import type { Keyset } from '../../store/keyset.ts';
 
 /**
  * Keyset pagination: a list is ordered by (time, id) descending and the cursor is the last row's
- * pair, opaque to clients. Page N costs the same as page 1 (no OFFSET scan) on 100k rows.
+ * pair, opaque to clients. Page N costs the same as page 1 (no OFFSET scan) on 100k rows. The
+ * query files take the decoded key (store/keyset.ts) and apply it with afterKey.
  */
 export const pageQuery = {
   cursor: z.string().max(200).optional().describe('From the previous page\'s nextCursor'),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 };
-
-export interface Keyset {
-  at: Date;
-  id: string;
-}
 
 export function encodeCursor(k: Keyset): string {
   return Buffer.from(`${k.at.toISOString()}|${k.id}`, 'utf8').toString('base64url');

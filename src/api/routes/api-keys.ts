@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { actorOf, audit } from '../audit/actor.ts';
-import { createApiKey } from '../auth/api-keys.ts';
+import { apiKeyView, createApiKey, listApiKeys, revokeApiKey, type ApiKeyView } from '../auth/api-keys.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 const apiKey = z
@@ -18,18 +18,7 @@ const apiKey = z
   })
   .meta({ id: 'ApiKey' });
 
-type Row = {
-  id: string;
-  name: string;
-  prefix: string;
-  role: 'admin' | 'member';
-  created_by: string | null;
-  created_by_label: string | null;
-  created_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-};
-const toKey = (r: Row): z.output<typeof apiKey> => ({
+const toKey = (r: ApiKeyView): z.output<typeof apiKey> => ({
   id: r.id,
   name: r.name,
   prefix: r.prefix,
@@ -40,7 +29,6 @@ const toKey = (r: Row): z.output<typeof apiKey> => ({
   lastUsedAt: r.last_used_at?.toISOString() ?? null,
   revokedAt: r.revoked_at?.toISOString() ?? null,
 });
-const columns = ['id', 'name', 'prefix', 'role', 'created_by', 'created_by_label', 'created_at', 'last_used_at', 'revoked_at'] as const;
 
 export const apiKeyRoutes = [
   defineRoute({
@@ -52,7 +40,7 @@ export const apiKeyRoutes = [
     params: workspaceParams({}),
     response: z.object({ apiKeys: z.array(apiKey) }),
     handler: async ({ ctx, ws }) => ({
-      apiKeys: (await ctx.store.db.selectFrom('api_key').select(columns).where('workspace_id', '=', ws.workspaceId).orderBy('created_at').execute()).map(toKey),
+      apiKeys: (await listApiKeys(ctx.store.db, ws.workspaceId)).map(toKey),
     }),
   }),
   defineRoute({
@@ -71,7 +59,7 @@ export const apiKeyRoutes = [
       // A member-role key cannot reach this route; an admin key may make keys up to admin.
       const actor = await actorOf(c);
       const k = await createApiKey(ctx.store.db, ctx, { workspaceId: ws.workspaceId, name: body.name, role: body.role, createdBy: ws.userId, createdByLabel: actor.label });
-      const row = await ctx.store.db.selectFrom('api_key').select(columns).where('id', '=', k.id).executeTakeFirstOrThrow();
+      const row = await apiKeyView(ctx.store.db, k.id);
       await audit(c, { action: 'api_key.created', target: `${row.name} (${row.prefix}…)`, detail: { apiKeyId: row.id, role: row.role } });
       return { ...toKey(row), key: k.key };
     },
@@ -86,14 +74,7 @@ export const apiKeyRoutes = [
     response: apiKey,
     handler: async (c) => {
       const { ctx, ws, params } = c;
-      const row = await ctx.store.db
-        .updateTable('api_key')
-        .set({ revoked_at: new Date(ctx.clock.now()) })
-        .where('id', '=', params.apiKeyId)
-        .where('workspace_id', '=', ws.workspaceId)
-        .where('revoked_at', 'is', null)
-        .returning(columns)
-        .executeTakeFirst();
+      const row = await revokeApiKey(ctx.store.db, ws.workspaceId, params.apiKeyId, new Date(ctx.clock.now()));
       if (!row) throw cadenzaError('NOT_FOUND', 'no live API key with this id in this workspace');
       await audit(c, { action: 'api_key.revoked', target: `${row.name} (${row.prefix}…)`, detail: { apiKeyId: row.id } });
       return toKey(row);

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
-import { firstRunSetup, hasAnyAccount } from '../auth/accounts.ts';
+import { accountWithWorkspaces, firstRunSetup, hasAnyAccount, passwordHashOf, setPasswordHash } from '../auth/accounts.ts';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DEVICE_TTL_MS, rememberDevice } from '../auth/devices.ts';
 import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from '../auth/passwords.ts';
 import { isKnownDevice, signIn } from '../auth/sign-in.ts';
-import { secretHash } from '../auth/tokens.ts';
-import { createSession, deleteSession, SESSION_COOKIE } from '../auth/sessions.ts';
+import { createSession, deleteSession, endOtherSessions, SESSION_COOKIE } from '../auth/sessions.ts';
 import { realClock, type ApiContext } from '../context.ts';
 import { defineRoute, type RouteContext } from '../http/route.ts';
 
@@ -23,14 +22,7 @@ export const meBody = z
   .meta({ id: 'Me' });
 
 export async function me(ctx: ApiContext, accountId: string, csrfToken: string): Promise<z.output<typeof meBody>> {
-  const account = await ctx.store.db.selectFrom('account').select(['id', 'email', 'name']).where('id', '=', accountId).executeTakeFirstOrThrow();
-  const workspaces = await ctx.store.db
-    .selectFrom('app_user as u')
-    .innerJoin('workspace as w', 'w.id', 'u.workspace_id')
-    .select(['w.id', 'w.name', 'u.role'])
-    .where('u.account_id', '=', accountId)
-    .orderBy('w.created_at')
-    .execute();
+  const { account, workspaces } = await accountWithWorkspaces(ctx.store.db, accountId);
   return { account, csrfToken, workspaces };
 }
 
@@ -146,15 +138,15 @@ export const authRoutes = [
     handler: async ({ ctx, principal, body }) => {
       if (principal?.kind !== 'session') throw cadenzaError('UNAUTHENTICATED', 'not signed in');
       const db = ctx.store.db;
-      const account = await db.selectFrom('account').select(['id', 'password_hash']).where('id', '=', principal.accountId).executeTakeFirstOrThrow();
-      if (!(await verifyPassword(account.password_hash, body.currentPassword))) {
+      const accountId = principal.accountId;
+      if (!(await verifyPassword(await passwordHashOf(db, accountId), body.currentPassword))) {
         // A 403, not a 401: the session is fine, the proof of knowing the password is not.
         throw cadenzaError('FORBIDDEN', 'the current password is wrong', { field: 'currentPassword' });
       }
-      await db.updateTable('account').set({ password_hash: await hashPassword(body.newPassword) }).where('id', '=', account.id).execute();
+      await setPasswordHash(db, accountId, await hashPassword(body.newPassword));
       // Whoever else held a session (a stolen cookie, a forgotten laptop) is signed out.
-      const ended = await db.deleteFrom('auth_session').where('account_id', '=', account.id).where('id_hash', '!=', secretHash(principal.sessionToken)).executeTakeFirst();
-      return { ok: true as const, otherSessionsEnded: Number(ended.numDeletedRows) };
+      const ended = await endOtherSessions(db, accountId, principal.sessionToken);
+      return { ok: true as const, otherSessionsEnded: ended };
     },
   }),
 ];

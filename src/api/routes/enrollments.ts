@@ -3,9 +3,8 @@ import { cadenzaError, type ErrorCode } from '../../common/errors.ts';
 import type { EngineEvent } from '../../sequence/model.ts';
 import { moveEnrollment, moveEnrollments, type MoveRefusal } from '../../sequence/move.ts';
 import { moveOffRemovedMailbox } from '../../mailbox/removal.ts';
-import { blockedOf, selectEnrollments, type EnrollmentRow } from '../../sequence/enrollment-query.ts';
+import { blockedOf, findEnrollment, findEnrollmentSend, listEnrollments, listEnrollmentSends, type EnrollmentRow, type EnrollmentSendRow } from '../../sequence/enrollment-query.ts';
 import { resendByHand } from '../../sending/outbox.ts';
-import type { Db } from '../../store/store.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -39,8 +38,6 @@ const enrollment = z
   })
   .meta({ id: 'Enrollment' });
 
-const select = selectEnrollments;
-
 const toEnrollment = (r: EnrollmentRow, now: number): z.output<typeof enrollment> => ({
   id: r.id, sequenceId: r.sequence_id, sequenceName: r.sequence_name, leadId: r.lead_id, leadEmail: r.lead_email, mailboxId: r.mailbox_id,
   state: r.state, stateReason: r.state_reason, movedTo: r.moved_to, waitingFor: r.waiting_for, nextStepKey: r.next_step_key,
@@ -49,13 +46,13 @@ const toEnrollment = (r: EnrollmentRow, now: number): z.output<typeof enrollment
 
 /** Applies a person's event through the engine; an event the state refuses is a 409 with the engine's note. */
 async function act(ctx: ApiContext, workspaceId: string, enrollmentId: string, event: EngineEvent): Promise<z.output<typeof enrollment>> {
-  const found = await select(ctx.store.db, workspaceId).where('e.id', '=', enrollmentId).executeTakeFirst();
+  const found = await findEnrollment(ctx.store.db, workspaceId, enrollmentId);
   if (!found) throw cadenzaError('NOT_FOUND', 'no such enrollment in this workspace');
   const r = await enrollmentService(ctx).apply(enrollmentId, event);
   if (r.outcome === 'ignored') throw cadenzaError('INVALID_TRANSITION', `cannot ${event.type} an enrollment that is ${found.state}${r.note ? `: ${r.note}` : ''}`, { state: found.state });
   // A timer set (a resume): a scheduler in another process would only see it at its next refill.
   if (r.next.dueAt !== null) ctx.workDue?.();
-  return toEnrollment(await select(ctx.store.db, workspaceId).where('e.id', '=', enrollmentId).executeTakeFirstOrThrow(), ctx.clock.now());
+  return toEnrollment((await findEnrollment(ctx.store.db, workspaceId, enrollmentId))!, ctx.clock.now());
 }
 
 const one = workspaceParams({ enrollmentId: z.uuid() });
@@ -77,16 +74,7 @@ const send = z
   })
   .meta({ id: 'EnrollmentSend' });
 
-function selectSends(db: Db, workspaceId: string, enrollmentId: string) {
-  return db
-    .selectFrom('send_request as r')
-    .innerJoin('step as st', 'st.id', 'r.step_id')
-    .select(['r.id', 'r.step_id', 'st.key as step_key', 'r.state', 'r.message_id', 'r.attempts', 'r.last_error', 'r.manual_resend', 'r.updated_at'])
-    .where('r.workspace_id', '=', workspaceId)
-    .where('r.enrollment_id', '=', enrollmentId);
-}
-type SendRow = Awaited<ReturnType<ReturnType<typeof selectSends>['executeTakeFirstOrThrow']>>;
-const toSend = (r: SendRow): z.output<typeof send> => ({
+const toSend = (r: EnrollmentSendRow): z.output<typeof send> => ({
   id: r.id, stepId: r.step_id, stepKey: r.step_key, state: r.state, messageId: r.message_id, attempts: r.attempts, lastError: r.last_error,
   manualResend: r.manual_resend, updatedAt: r.updated_at.toISOString(),
 });
@@ -134,12 +122,7 @@ export const enrollmentRoutes = [
     response: z.object({ items: z.array(enrollment), nextCursor: z.string().nullable() }),
     handler: async ({ ctx, ws, query }) => {
       const after = decodeCursor(query.cursor);
-      let q = select(ctx.store.db, ws.workspaceId);
-      if (query.sequenceId) q = q.where('e.sequence_id', '=', query.sequenceId);
-      if (query.leadId) q = q.where('e.lead_id', '=', query.leadId);
-      if (query.state) q = q.where('e.state', '=', query.state);
-      if (after) q = q.where((eb) => eb.or([eb('e.created_at', '<', after.at), eb.and([eb('e.created_at', '=', after.at), eb('e.id', '<', after.id)])]));
-      const rows = await q.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(query.limit + 1).execute();
+      const rows = await listEnrollments(ctx.store.db, ws.workspaceId, { sequenceId: query.sequenceId, leadId: query.leadId, state: query.state, after }, query.limit + 1);
       const p = page(rows, query.limit, (r) => ({ at: r.created_at, id: r.id }));
       return { items: p.items.map((r) => toEnrollment(r, ctx.clock.now())), nextCursor: p.nextCursor };
     },
@@ -153,7 +136,7 @@ export const enrollmentRoutes = [
     params: one,
     response: enrollment,
     handler: async ({ ctx, ws, params }) => {
-      const r = await select(ctx.store.db, ws.workspaceId).where('e.id', '=', params.enrollmentId).executeTakeFirst();
+      const r = await findEnrollment(ctx.store.db, ws.workspaceId, params.enrollmentId);
       if (!r) throw cadenzaError('NOT_FOUND', 'no such enrollment in this workspace');
       return toEnrollment(r, ctx.clock.now());
     },
@@ -183,7 +166,7 @@ export const enrollmentRoutes = [
     params: one,
     response: enrollment,
     handler: async ({ ctx, ws, params }) => {
-      const found = await select(ctx.store.db, ws.workspaceId).where('e.id', '=', params.enrollmentId).executeTakeFirst();
+      const found = await findEnrollment(ctx.store.db, ws.workspaceId, params.enrollmentId);
       // Paused because its mailbox was removed: resuming goes on from another mailbox of the sequence.
       if (found?.state === 'paused') await moveOffRemovedMailbox(ctx.store.db, params.enrollmentId, ctx.clock.now());
       return act(ctx, ws.workspaceId, params.enrollmentId, { type: 'resume' });
@@ -215,7 +198,7 @@ export const enrollmentRoutes = [
       const r = await moveEnrollment(moveDeps(ctx), { workspaceId: ws.workspaceId, enrollmentId: params.enrollmentId, ...body });
       if (r.outcome === 'skipped') throw cadenzaError(refusalCode[r.reason], `cannot move: ${refusalText[r.reason]}${r.detail ? ` (${r.detail})` : ''}`, { reason: r.reason });
       ctx.workDue?.();
-      const [from, to] = await Promise.all([r.enrollmentId, r.newEnrollmentId].map((id) => select(ctx.store.db, ws.workspaceId).where('e.id', '=', id).executeTakeFirstOrThrow()));
+      const [from, to] = await Promise.all([r.enrollmentId, r.newEnrollmentId].map((id) => findEnrollment(ctx.store.db, ws.workspaceId, id)));
       return { from: toEnrollment(from!, ctx.clock.now()), to: toEnrollment(to!, ctx.clock.now()) };
     },
   }),
@@ -267,9 +250,9 @@ export const enrollmentRoutes = [
     params: one,
     response: z.object({ items: z.array(send) }),
     handler: async ({ ctx, ws, params }) => {
-      const found = await select(ctx.store.db, ws.workspaceId).where('e.id', '=', params.enrollmentId).executeTakeFirst();
+      const found = await findEnrollment(ctx.store.db, ws.workspaceId, params.enrollmentId);
       if (!found) throw cadenzaError('NOT_FOUND', 'no such enrollment in this workspace');
-      const rows = await selectSends(ctx.store.db, ws.workspaceId, params.enrollmentId).orderBy('r.created_at').orderBy('r.id').execute();
+      const rows = await listEnrollmentSends(ctx.store.db, ws.workspaceId, params.enrollmentId, 'queued');
       return { items: rows.map(toSend) };
     },
   }),
@@ -282,7 +265,7 @@ export const enrollmentRoutes = [
     params: workspaceParams({ enrollmentId: z.uuid(), sendId: z.uuid() }),
     response: send,
     handler: async ({ ctx, ws, params }) => {
-      const own = await selectSends(ctx.store.db, ws.workspaceId, params.enrollmentId).where('r.id', '=', params.sendId).executeTakeFirst();
+      const own = await findEnrollmentSend(ctx.store.db, ws.workspaceId, params.enrollmentId, params.sendId);
       if (!own) throw cadenzaError('NOT_FOUND', 'no such send of this enrollment');
       const r = await resendByHand(ctx, ws.workspaceId, params.sendId);
       if (!r.ok) {
@@ -294,7 +277,7 @@ export const enrollmentRoutes = [
         );
       }
       ctx.workDue?.();
-      return toSend(await selectSends(ctx.store.db, ws.workspaceId, params.enrollmentId).where('r.id', '=', params.sendId).executeTakeFirstOrThrow());
+      return toSend((await findEnrollmentSend(ctx.store.db, ws.workspaceId, params.enrollmentId, params.sendId))!);
     },
   }),
 ];

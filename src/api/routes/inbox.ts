@@ -1,9 +1,8 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { PERSON_LABELS, reclassify } from '../../ingest/reclassify.ts';
-import type { WorkspaceAccess } from '../auth/access.ts';
-import { inboxVisible } from '../auth/inbox-scope.ts';
+import { findInboundMessage, listInbox, messageWithThread } from '../../ingest/sql/inbox.ts';
+import { inboxReader } from '../auth/inbox-scope.ts';
 import { sendReply } from '../../sending/reply.ts';
 import { enrollmentService } from '../context.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
@@ -46,22 +45,6 @@ const toItem = (r: Row): z.output<typeof inboxItem> => ({
   rung: r.rung, intent: r.intent, action: r.action, needsReview: r.needs_review, excerpt: r.excerpt,
 });
 
-/** History keeps a removed mailbox's address, marked (mailbox/removal.ts). */
-const removedLabel = sql<string | null>`case when mb.removed_at is null then mb.email else mb.email || ' (removed mailbox)' end`;
-
-function base(db: import('../../store/store.ts').Db, ws: WorkspaceAccess) {
-  return db
-    .selectFrom('message as m')
-    .leftJoin('mailbox as mb', 'mb.id', 'm.mailbox_id')
-    .leftJoin('enrollment as e', 'e.id', 'm.enrollment_id')
-    .select([
-      'm.id', 'm.mailbox_id', removedLabel.as('mailbox_email'), 'm.thread_id', 'm.enrollment_id', 'e.lead_id', 'm.from_addr', 'm.reply_to', 'm.to_addrs', 'm.cc_addrs', 'm.subject', 'm.at', 'm.folder',
-      'm.label', 'm.confidence', 'm.reason', 'm.rung', 'm.intent', 'm.action', 'm.needs_review', 'm.excerpt',
-    ])
-    .where('m.workspace_id', '=', ws.workspaceId)
-    .where(inboxVisible(ws, 'm.mailbox_id'));
-}
-
 export const inboxRoutes = [
   defineRoute({
     method: 'GET',
@@ -81,14 +64,8 @@ export const inboxRoutes = [
     response: z.object({ items: z.array(inboxItem), nextCursor: z.string().nullable() }),
     handler: async ({ ctx, ws, query }) => {
       const after = decodeCursor(query.cursor);
-      let q = base(ctx.store.db, ws).where('m.direction', '=', 'inbound');
-      if (query.mailboxId) q = q.where('m.mailbox_id', '=', query.mailboxId);
-      if (query.label) q = q.where('m.label', '=', query.label);
-      if (query.folder) q = q.where('m.folder', '=', query.folder);
-      if (query.needsReview === 'true') q = q.where('m.needs_review', '=', true).where('m.reviewed_at', 'is', null);
-      if (query.needsReview === 'false') q = q.where((eb) => eb.or([eb('m.needs_review', '=', false), eb('m.reviewed_at', 'is not', null)]));
-      if (after) q = q.where((eb) => eb.or([eb('m.at', '<', after.at), eb.and([eb('m.at', '=', after.at), eb('m.id', '<', after.id)])]));
-      const rows = await q.orderBy('m.at', 'desc').orderBy('m.id', 'desc').limit(query.limit + 1).execute();
+      const needsReview = query.needsReview === undefined ? undefined : query.needsReview === 'true';
+      const rows = await listInbox(ctx.store.db, ws.workspaceId, inboxReader(ws), { mailboxId: query.mailboxId, label: query.label, folder: query.folder, needsReview, after }, query.limit + 1);
       const p = page(rows as Row[], query.limit, (r) => ({ at: r.at, id: r.id }));
       return { items: p.items.map(toItem), nextCursor: p.nextCursor };
     },
@@ -102,15 +79,9 @@ export const inboxRoutes = [
     params: workspaceParams({ messageId: z.uuid() }),
     response: z.object({ message: inboxItem, newText: z.string().nullable(), thread: z.array(inboxItem.extend({ direction: z.enum(['inbound', 'outbound']) })) }),
     handler: async ({ ctx, ws, params }) => {
-      const db = ctx.store.db;
-      const m = await base(db, ws).select(['m.new_text', 'm.message_id']).where('m.id', '=', params.messageId).executeTakeFirst();
-      if (!m) throw cadenzaError('NOT_FOUND', 'no such message in this workspace');
-      // A thread is the enrollment's conversation when there is one, else the provider's thread.
-      let t = base(db, ws).select('m.direction');
-      if (m.enrollment_id) t = t.where('m.enrollment_id', '=', m.enrollment_id);
-      else if (m.thread_id) t = t.where('m.thread_id', '=', m.thread_id);
-      else t = t.where('m.id', '=', m.id);
-      const thread = await t.orderBy('m.at').orderBy('m.id').limit(500).execute();
+      const found = await messageWithThread(ctx.store.db, ws.workspaceId, inboxReader(ws), params.messageId);
+      if (!found) throw cadenzaError('NOT_FOUND', 'no such message in this workspace');
+      const { message: m, thread } = found;
       return { message: toItem(m as Row), newText: m.new_text, thread: thread.map((r) => ({ ...toItem(r as Row), direction: r.direction })) };
     },
   }),
@@ -129,7 +100,7 @@ export const inboxRoutes = [
     response: z.object({ action: z.string(), enrollmentState: z.string().nullable() }),
     handler: async ({ ctx, ws, params, body, principal }) => {
       // Only a message the caller may read may be relabelled by them.
-      const seen = await base(ctx.store.db, ws).where('m.id', '=', params.messageId).where('m.direction', '=', 'inbound').executeTakeFirst();
+      const seen = await findInboundMessage(ctx.store.db, ws.workspaceId, inboxReader(ws), params.messageId);
       if (!seen) throw cadenzaError('NOT_FOUND', 'no such inbound message in this workspace');
       const by = principal?.kind === 'api_key' ? `api key ${principal.keyId}` : `member ${ws.userId}`;
       const r = await reclassify(
@@ -174,7 +145,7 @@ export const inboxRoutes = [
     }),
     handler: async ({ ctx, ws, params, body }) => {
       // Only a message the caller may read may be answered, and a member answers only from their own mailboxes.
-      const seen = await base(ctx.store.db, ws).where('m.id', '=', params.messageId).where('m.direction', '=', 'inbound').executeTakeFirst();
+      const seen = await findInboundMessage(ctx.store.db, ws.workspaceId, inboxReader(ws), params.messageId);
       if (!seen) throw cadenzaError('NOT_FOUND', 'no such inbound message in this workspace');
       if (!ctx.vault) throw cadenzaError('CONFIG_INVALID', 'this server has no credential vault; it cannot send');
       return sendReply(

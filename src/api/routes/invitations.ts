@@ -16,6 +16,7 @@ import { defineRoute, workspaceParams, type RouteContext } from '../http/route.t
 import { me, meBody, password, startSession } from './auth.ts';
 import { audit } from '../audit/actor.ts';
 import { recordAudit } from '../audit/audit-log.ts';
+import { workspaceName } from '../auth/workspaces.ts';
 
 const role = z.enum(['owner', 'admin', 'member']);
 
@@ -80,9 +81,9 @@ export async function sendInvitation(c: RouteContext<unknown, unknown, unknown>,
   let emailed = false;
   let mailError: string | null = null;
   if (ctx.mailer) {
-    const workspace = await ctx.store.db.selectFrom('workspace').select('name').where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+    const name = await workspaceName(ctx.store.db, ws.workspaceId);
     try {
-      await ctx.mailer.send({ to: inv.email, ...invitationMail({ workspaceName: workspace.name, invitedBy: inv.invitedBy, role: inv.role, link, expiresAt: inv.expiresAt }) });
+      await ctx.mailer.send({ to: inv.email, ...invitationMail({ workspaceName: name, invitedBy: inv.invitedBy, role: inv.role, link, expiresAt: inv.expiresAt }) });
       emailed = true;
     } catch (e) {
       // The server's answer (auth refused, unreachable) says what to fix; it never holds the message, so never the token.

@@ -6,8 +6,7 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { cancelImportJob, createImportJob, failStaleJobs, rejectsReport, runImportJob, type ImportJobSpec } from '../../leads/index.ts';
-import type { LeadImportTable } from '../../store/schema.ts';
-import type { Selectable } from 'kysely';
+import { findImportJob, recentImportJobs, type ImportJobRow } from '../../leads/sql/import-jobs.ts';
 import type { ApiContext } from '../context.ts';
 import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -45,9 +44,7 @@ const importJob = z
   })
   .meta({ id: 'LeadImport' });
 
-type JobRow = Selectable<LeadImportTable>;
-
-function toJob(r: JobRow): z.output<typeof importJob> {
+function toJob(r: ImportJobRow): z.output<typeof importJob> {
   const total = r.total_bytes === null ? null : Number(r.total_bytes);
   const read = Number(r.bytes_read);
   const end = r.finished_at ?? r.updated_at;
@@ -82,7 +79,7 @@ function toJob(r: JobRow): z.output<typeof importJob> {
 }
 
 async function readJob(ctx: ApiContext, workspaceId: string, importId: string): Promise<z.output<typeof importJob>> {
-  const r = await ctx.store.db.selectFrom('lead_import').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', importId).executeTakeFirst();
+  const r = await findImportJob(ctx.store.db, workspaceId, importId);
   if (!r) throw cadenzaError('NOT_FOUND', 'no such import');
   return toJob(r);
 }
@@ -158,7 +155,7 @@ export const leadImportRoutes = [
     response: z.object({ imports: z.array(importJob) }),
     handler: async ({ ctx, ws }) => {
       await failStaleJobs(ctx, ws.workspaceId);
-      const rows = await ctx.store.db.selectFrom('lead_import').selectAll().where('workspace_id', '=', ws.workspaceId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(20).execute();
+      const rows = await recentImportJobs(ctx.store.db, ws.workspaceId, 20);
       return { imports: rows.map(toJob) };
     },
   }),

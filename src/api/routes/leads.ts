@@ -1,15 +1,16 @@
 import { Readable } from 'node:stream';
-import { sql, type ExpressionBuilder } from 'kysely';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { importLeads, type ColumnTarget } from '../../leads/index.ts';
 import { leadColumns } from '../../leads/lead-fields.ts';
+import { deleteLead, findLead, insertLead, updateLead } from '../../leads/sql/leads.ts';
+import { listLeads } from '../../leads/sql/list-leads.ts';
+import { leadEnrollments, timelineSources } from '../../leads/sql/lead-timeline.ts';
 import { newId } from '../../common/ids.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
-import { inboxVisible } from '../auth/inbox-scope.ts';
+import { inboxReader } from '../auth/inbox-scope.ts';
 import type { EnrollmentState } from '../../sequence/model.ts';
-import type { Database } from '../../store/schema.ts';
 
 /** A column's target as the mapping names it: a field, custom.<name>, or '-'. */
 function targetText(t: ColumnTarget): string {
@@ -63,8 +64,6 @@ function toLead(l: {
 /** The first page counts its matches up to this many; past it the list says "at least". */
 const TOTAL_CAP = 10_000;
 
-const LEAD_COLUMNS = ['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone', 'custom'] as const;
-
 /** The editable fields of a lead (POST and PATCH); null clears a field. */
 const leadInput = z.object({
   firstName: z.string().max(200).nullable().optional(),
@@ -80,15 +79,6 @@ const leadInput = z.object({
     .optional()
     .describe('Template variables {{custom.name}}'),
 });
-
-function customOf(c: Record<string, string | null> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(c ?? {}).filter((e): e is [string, string] => e[1] !== null));
-}
-
-function uniqueEmail(e: { code?: string }): never {
-  if (e.code === '23505') throw cadenzaError('CONFLICT', 'another lead in this workspace has this address', { field: 'email' });
-  throw e;
-}
 
 const timelineEntry = z.object({
   at: z.string(),
@@ -132,36 +122,9 @@ export const leadRoutes = [
     }),
     handler: async ({ ctx, ws, query }) => {
       const after = decodeCursor(query.cursor);
-      let q = ctx.store.db.selectFrom('lead').where('workspace_id', '=', ws.workspaceId);
-      const s = query.search.trim();
-      // search_text is lower-cased email, name and company (migration 0011) under a trigram index.
-      if (s) q = q.where('search_text', 'ilike', `%${s.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
-      if (query.country) q = q.where('country', '=', query.country.toUpperCase());
-      const { sequenceId, state } = query;
-      if (sequenceId || state) {
-        // One probe of enrollment (lead_id, state) or (sequence_id, lead_id) per candidate lead.
-        const enrolled = (eb: ExpressionBuilder<Database, 'lead'>) => {
-          let e = eb.selectFrom('enrollment as e').select('e.id').whereRef('e.lead_id', '=', 'lead.id').where('e.workspace_id', '=', ws.workspaceId);
-          if (sequenceId) e = e.where('e.sequence_id', '=', sequenceId);
-          if (state && state !== 'none') e = e.where('e.state', '=', state);
-          return e;
-        };
-        q = q.where((eb) => (state === 'none' ? eb.not(eb.exists(enrolled(eb))) : eb.exists(enrolled(eb))));
-      }
-      let rows = q.select([...LEAD_COLUMNS, 'created_at']);
-      if (after) rows = rows.where((eb) => eb.or([eb('created_at', '<', after.at), eb.and([eb('created_at', '=', after.at), eb('id', '<', after.id)])]));
-      const [found, counted] = await Promise.all([
-        rows.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute(),
-        // A count of every match is a scan of all of them; capped, it stays cheap on 100k leads.
-        after
-          ? undefined
-          : ctx.store.db
-              .selectFrom(q.select(sql`1`.as('one')).limit(TOTAL_CAP + 1).as('m'))
-              .select((eb) => eb.fn.countAll<number>().as('n'))
-              .executeTakeFirstOrThrow(),
-      ]);
+      const filter = { search: query.search, country: query.country?.toUpperCase(), sequenceId: query.sequenceId, state: query.state };
+      const { leads: found, matches: n } = await listLeads(ctx.store.db, ws.workspaceId, filter, after, query.limit + 1, TOTAL_CAP);
       const p = page(found, query.limit, (r) => ({ at: new Date(r.created_at), id: r.id }));
-      const n = counted ? Number(counted.n) : null;
       return {
         leads: p.items.map(toLead),
         nextCursor: p.nextCursor,
@@ -234,45 +197,16 @@ export const leadRoutes = [
     }),
     handler: async ({ ctx, ws, params }) => {
       const db = ctx.store.db;
-      const lead = await db.selectFrom('lead').select(LEAD_COLUMNS).where('workspace_id', '=', ws.workspaceId).where('id', '=', params.leadId).executeTakeFirst();
+      const lead = await findLead(db, ws.workspaceId, params.leadId);
       if (!lead) throw cadenzaError('NOT_FOUND', 'no such lead');
-      const enrollments = await db
-        .selectFrom('enrollment as e')
-        .innerJoin('sequence as s', 's.id', 'e.sequence_id')
-        .select(['e.id', 'e.sequence_id', 's.name', 'e.state', 'e.state_reason'])
-        .where('e.workspace_id', '=', ws.workspaceId)
-        .where('e.lead_id', '=', lead.id)
-        .orderBy('e.created_at')
-        .execute();
+      const enrollments = await leadEnrollments(db, ws.workspaceId, lead.id);
       const ids = enrollments.map((e) => e.id);
       const seqOf = new Map(enrollments.map((e) => [e.id, e.name]));
       const out: z.output<typeof timelineEntry>[] = [];
       const iso = (d: Date | string) => new Date(d).toISOString();
       if (ids.length) {
-        // Each source capped: a lead's page shows its recent history, not an unbounded log.
-        const [events, messages, tracking, tasks] = await Promise.all([
-          db.selectFrom('event').select(['enrollment_id', 'type', 'payload', 'at']).where('workspace_id', '=', ws.workspaceId).where('enrollment_id', 'in', ids).orderBy('at', 'desc').limit(500).execute(),
-          db
-            .selectFrom('message')
-            .select(['enrollment_id', 'direction', 'subject', 'label', 'confidence', 'at', 'received_at'])
-            .where('workspace_id', '=', ws.workspaceId)
-            .where('enrollment_id', 'in', ids)
-            // Received mail only from the mailboxes the caller may read (a member's own, unless granted all).
-            .where((eb) => eb.or([eb('direction', '=', 'outbound'), inboxVisible(ws)]))
-            .orderBy('at', 'desc')
-            .limit(500)
-            .execute(),
-          db
-            .selectFrom('tracking_event')
-            .select(['enrollment_id', 'kind', 'url', 'verdict', 'confidence', 'at'])
-            .where('workspace_id', '=', ws.workspaceId)
-            .where('enrollment_id', 'in', ids)
-            .where('kind', 'in', ['open', 'click'])
-            .orderBy('at', 'desc')
-            .limit(500)
-            .execute(),
-          db.selectFrom('task').select(['enrollment_id', 'kind', 'title', 'state', 'outcome', 'due_at', 'completed_at']).where('workspace_id', '=', ws.workspaceId).where('enrollment_id', 'in', ids).limit(200).execute(),
-        ]);
+        // Received mail only from the mailboxes the caller may read (a member's own, unless granted all).
+        const { events, messages, tracking, tasks } = await timelineSources(db, ws.workspaceId, ids, inboxReader(ws));
         for (const e of events) {
           const p = (e.payload ?? {}) as { from?: string | null; to?: string | null; movedFrom?: string; event?: { toEnrollmentId?: string } };
           const here = seqOf.get(e.enrollment_id ?? '') ?? null;
@@ -313,12 +247,7 @@ export const leadRoutes = [
     handler: async ({ ctx, ws, body }) => {
       const cols = leadColumns(body);
       const id = newId(ctx.clock.now(), ctx.random);
-      const row = await ctx.store.db
-        .insertInto('lead')
-        .values({ ...cols, id, workspace_id: ws.workspaceId, email: cols.email!, email_norm: cols.email_norm!, custom: JSON.stringify(customOf(body.custom)) })
-        .returning(LEAD_COLUMNS)
-        .executeTakeFirstOrThrow()
-        .catch(uniqueEmail);
+      const row = await insertLead(ctx.store.db, { id, workspaceId: ws.workspaceId, cols: { ...cols, email: cols.email!, email_norm: cols.email_norm! }, custom: body.custom });
       return toLead(row);
     },
   }),
@@ -334,21 +263,7 @@ export const leadRoutes = [
     response: leadBody,
     handler: async ({ ctx, ws, params, body }) => {
       const cols = leadColumns(body);
-      const custom = body.custom ?? {};
-      const removed = Object.keys(custom).filter((k) => custom[k] === null);
-      const added = customOf(custom);
-      const row = await ctx.store.db
-        .updateTable('lead')
-        .set({
-          ...cols,
-          updated_at: new Date(ctx.clock.now()),
-          ...(body.custom ? { custom: sql`(custom || ${JSON.stringify(added)}::jsonb) - ${removed}::text[]` } : {}),
-        })
-        .where('workspace_id', '=', ws.workspaceId)
-        .where('id', '=', params.leadId)
-        .returning(LEAD_COLUMNS)
-        .executeTakeFirst()
-        .catch(uniqueEmail);
+      const row = await updateLead(ctx.store.db, { workspaceId: ws.workspaceId, leadId: params.leadId, cols, custom: body.custom, now: new Date(ctx.clock.now()) });
       if (!row) throw cadenzaError('NOT_FOUND', 'no such lead');
       return toLead(row);
     },
@@ -362,8 +277,7 @@ export const leadRoutes = [
     params: workspaceParams({ leadId: z.uuid() }),
     response: z.object({ ok: z.literal(true) }),
     handler: async ({ ctx, ws, params }) => {
-      const r = await ctx.store.db.deleteFrom('lead').where('workspace_id', '=', ws.workspaceId).where('id', '=', params.leadId).executeTakeFirst();
-      if (Number(r.numDeletedRows) === 0) throw cadenzaError('NOT_FOUND', 'no such lead');
+      if (!(await deleteLead(ctx.store.db, ws.workspaceId, params.leadId))) throw cadenzaError('NOT_FOUND', 'no such lead');
       return { ok: true as const };
     },
   }),

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
@@ -20,6 +19,9 @@ import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { enrollmentService } from '../context.ts';
 import { removeMailbox } from '../../mailbox/removal.ts';
+import { listMailboxRows } from '../../mailbox/sql/mailbox-list.ts';
+import { findMailbox, insertMailbox, mailboxAddresses, updateMailbox, type MailboxChange } from '../../mailbox/sql/mailboxes.ts';
+import { sendsClaimedSince } from '../../sending/sql/sends-claimed.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -58,26 +60,12 @@ function localDay(ms: number, zone: string): number {
 
 async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: string): Promise<z.output<typeof mailboxBody>[]> {
   const now = ctx.clock.now();
-  const ws = await ctx.store.db.selectFrom('workspace').select(['time_zone', 'settings']).where('id', '=', workspaceId).executeTakeFirstOrThrow();
-  let q = ctx.store.db
-    .selectFrom('mailbox as m')
-    .leftJoin('mailbox_sync as s', 's.mailbox_id', 'm.id')
-    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.hourly_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 'm.settings', 's.last_error', 's.last_error_at'])
-    .where('m.workspace_id', '=', workspaceId)
-    .where('m.removed_at', 'is', null)
-    .orderBy('m.email');
-  if (onlyId) q = q.where('m.id', '=', onlyId);
-  const rows = await q.execute();
+  const { workspace: ws, mailboxes: rows } = await listMailboxRows(ctx.store.db, workspaceId, onlyId);
   const out: z.output<typeof mailboxBody>[] = [];
   for (const m of rows) {
     const zone = m.time_zone ?? ws.time_zone;
     const dayStart = DateTime.fromMillis(now, { zone }).startOf('day').toJSDate();
-    const sent = await ctx.store.db
-      .selectFrom('send_request')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('mailbox_id', '=', m.id)
-      .where('claimed_at', '>=', dayStart)
-      .executeTakeFirstOrThrow();
+    const sent = await sendsClaimedSince(ctx.store.db, m.id, dayStart);
     // The mailbox's own caps, its workspace's defaults for those it does not set (pacing-patch.ts).
     const { dailyCap, ramp } = effectiveCaps(m, ws.settings);
     const started = new Date(m.ramp_started_at ?? m.created_at).getTime();
@@ -104,7 +92,7 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
       warnings: [(m.settings as { sentCopyCheck?: { warning?: string } } | null)?.sentCopyCheck?.warning].filter((w): w is string => typeof w === 'string'),
       dailyCap,
       todayCap: dailyCapOn(dailyCap, ramp, startDay, today),
-      sentToday: Number(sent.n),
+      sentToday: sent,
       ramp: progress,
       syncError: m.last_error,
     });
@@ -114,7 +102,7 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
 
 /** A member changes their own mailboxes; admins and owners any mailbox of the workspace. */
 export async function ownMailbox(ctx: ApiContext, ws: WorkspaceAccess, mailboxId: string): Promise<void> {
-  const m = await ctx.store.db.selectFrom('mailbox').select('user_id').where('id', '=', mailboxId).where('workspace_id', '=', ws.workspaceId).where('removed_at', 'is', null).executeTakeFirst();
+  const m = await findMailbox(ctx.store.db, ws.workspaceId, mailboxId);
   if (!m) throw cadenzaError('NOT_FOUND', 'no such mailbox in this workspace');
   if (!roleAtLeast(ws.role, 'admin') && (ws.userId === null || m.user_id !== ws.userId)) {
     throw cadenzaError('FORBIDDEN', "a member changes only their own mailboxes; ask an admin");
@@ -215,26 +203,19 @@ export const mailboxRoutes = [
         ctx.clock.now(),
       );
       await ctx.store.db.transaction().execute(async (tx) => {
-        await tx
-          .insertInto('mailbox')
-          .values({
-            id,
-            workspace_id: ws.workspaceId,
-            user_id: ws.userId,
-            email,
-            display_name: body.displayName ?? null,
-            provider: 'smtp_imap',
-            daily_cap: body.dailyCap,
-            ramp: JSON.stringify(body.rampUp ? { start: Math.min(5, body.dailyCap), step: 3, target: body.dailyCap } : {}),
-            ramp_started_at: body.rampUp ? new Date(ctx.clock.now()) : null,
-            time_zone: body.timeZone ?? null,
-            settings: JSON.stringify(settings),
-          })
-          .execute()
-          .catch((e: { code?: string }) => {
-            if (e.code === '23505') throw cadenzaError('CONFLICT', `mailbox ${email} is already connected`);
-            throw e;
-          });
+        await insertMailbox(tx, {
+          id,
+          workspace_id: ws.workspaceId,
+          user_id: ws.userId,
+          email,
+          display_name: body.displayName ?? null,
+          provider: 'smtp_imap',
+          daily_cap: body.dailyCap,
+          ramp: JSON.stringify(body.rampUp ? { start: Math.min(5, body.dailyCap), step: 3, target: body.dailyCap } : {}),
+          ramp_started_at: body.rampUp ? new Date(ctx.clock.now()) : null,
+          time_zone: body.timeZone ?? null,
+          settings: JSON.stringify(settings),
+        });
         await vault.put(ws.workspaceId, id, { kind: 'password', username: body.username || email, password: body.password }, tx);
         await audit(c, { action: 'mailbox.connected', target: email, detail: { mailboxId: id, provider: 'smtp_imap' } }, tx);
       });
@@ -252,7 +233,7 @@ export const mailboxRoutes = [
     params: workspaceParams({ mailboxId: z.uuid() }),
     response: z.object({ ok: z.boolean(), checks: z.array(z.object({ protocol: z.string(), ok: z.boolean(), message: z.string(), detail: z.string().nullable().describe("What the server said, for a disclosure") })) }).meta({ id: 'ConnectionReport' }),
     handler: async ({ ctx, ws, params }) => {
-      const row = await ctx.store.db.selectFrom('mailbox').select(['id', 'email', 'settings']).where('workspace_id', '=', ws.workspaceId).where('id', '=', params.mailboxId).where('removed_at', 'is', null).executeTakeFirst();
+      const row = await findMailbox(ctx.store.db, ws.workspaceId, params.mailboxId);
       if (!row) throw cadenzaError('NOT_FOUND', 'no such mailbox');
       const settings = parseMailboxSettings(row.settings);
       const credential = await ctx.vault?.get(row.id);
@@ -294,14 +275,14 @@ export const mailboxRoutes = [
     response: mailboxBody,
     handler: async ({ ctx, ws, params, body }) => {
       await ownMailbox(ctx, ws, params.mailboxId);
-      const set: Record<string, unknown> = {};
+      const set: MailboxChange = {};
       if (body.displayName !== undefined) set.display_name = body.displayName;
       if (body.dailyCap !== undefined) set.daily_cap = body.dailyCap;
       if (body.hourlyCap !== undefined) set.hourly_cap = body.hourlyCap;
       if (body.ramp !== undefined) set.ramp = JSON.stringify(body.ramp ?? {});
       if (body.restartRamp) set.ramp_started_at = new Date(ctx.clock.now());
       if (body.timeZone !== undefined) set.time_zone = body.timeZone;
-      if (Object.keys(set).length) await ctx.store.db.updateTable('mailbox').set(set).where('id', '=', params.mailboxId).execute();
+      await updateMailbox(ctx.store.db, params.mailboxId, set);
       const [m] = await listMailboxes(ctx, ws.workspaceId, params.mailboxId);
       return m!;
     },
@@ -355,7 +336,7 @@ export const mailboxRoutes = [
       if (!r.dryRun) await audit(c, { action: 'mailbox.removed', target: r.email, detail: { mailboxId: r.mailboxId, reassigned: r.reassigned.length, paused: r.paused.length } });
       const counts = new Map<string, number>();
       for (const x of r.reassigned) counts.set(x.toMailboxId, (counts.get(x.toMailboxId) ?? 0) + 1);
-      const targets = counts.size ? await ctx.store.db.selectFrom('mailbox').select(['id', 'email']).where('id', 'in', [...counts.keys()]).orderBy('email').execute() : [];
+      const targets = await mailboxAddresses(ctx.store.db, [...counts.keys()]);
       return {
         mailboxId: r.mailboxId,
         email: r.email,

@@ -3,6 +3,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { audit } from '../audit/actor.ts';
 import { roleAtLeast } from '../auth/access.ts';
 import { capAtRole, revokeWhatTheyLeft } from '../auth/member-departure.ts';
+import { changeMember, deleteMember, findMember, keepAnOwner, listMembers, type MemberRow } from '../auth/members.ts';
 import { realClock } from '../context.ts';
 import { defineRoute, workspaceParams, type RouteContext } from '../http/route.ts';
 import { invitationCreated, sendInvitation } from './invitations.ts';
@@ -19,8 +20,6 @@ const member = z
   })
   .meta({ id: 'Member' });
 
-const memberColumns = ['u.id', 'u.email', 'u.name', 'u.role', 'u.inbox_scope', 'u.account_id'] as const;
-type MemberRow = { id: string; email: string; name: string | null; role: 'owner' | 'admin' | 'member'; inbox_scope: 'own' | 'all'; account_id: string | null };
 const toMember = (r: MemberRow): z.output<typeof member> => ({ id: r.id, email: r.email, name: r.name, role: r.role, inboxScope: r.inbox_scope, canSignIn: r.account_id !== null });
 
 export const memberRoutes = [
@@ -33,8 +32,7 @@ export const memberRoutes = [
     params: workspaceParams({}),
     response: z.object({ members: z.array(member) }),
     handler: async ({ ctx, ws }) => {
-      const rows = await ctx.store.db.selectFrom('app_user as u').select(memberColumns).where('u.workspace_id', '=', ws.workspaceId).orderBy('u.created_at').execute();
-      return { members: rows.map(toMember) };
+      return { members: (await listMembers(ctx.store.db, ws.workspaceId)).map(toMember) };
     },
   }),
   defineRoute({
@@ -75,23 +73,19 @@ export const memberRoutes = [
     handler: async (c) => {
       const { ctx, ws, params, body } = c;
       const db = ctx.store.db;
-      const target = await db.selectFrom('app_user as u').select(memberColumns).where('u.id', '=', params.memberId).where('u.workspace_id', '=', ws.workspaceId).executeTakeFirst();
+      const target = await findMember(db, ws.workspaceId, params.memberId);
       if (!target) throw cadenzaError('NOT_FOUND', 'no such member in this workspace');
       if (body.role && (target.role === 'owner' || body.role === 'owner') && ws.role !== 'owner') throw cadenzaError('FORBIDDEN', 'only an owner changes who is an owner');
       if (body.role && target.role === 'owner' && body.role !== 'owner') await keepAnOwner(db, ws.workspaceId, target.id);
       const roleChanged = body.role !== undefined && body.role !== target.role;
       await db.transaction().execute(async (tx) => {
-        await tx
-          .updateTable('app_user')
-          .set({ ...(body.role ? { role: body.role } : {}), ...(body.inboxScope ? { inbox_scope: body.inboxScope } : {}) })
-          .where('id', '=', target.id)
-          .execute();
+        await changeMember(tx, target.id, body);
         if (!roleChanged) return;
         // Downward only: what they made keeps within what they may now do.
         const left = roleAtLeast(target.role, body.role!) ? await capAtRole(tx, { workspaceId: ws.workspaceId, userId: target.id, role: body.role!, now: new Date(realClock(ctx).now()) }) : undefined;
         await audit(c, { action: 'member.role_changed', target: target.email, detail: { from: target.role, to: body.role, ...left } }, tx);
       });
-      return toMember(await db.selectFrom('app_user as u').select(memberColumns).where('u.id', '=', target.id).executeTakeFirstOrThrow());
+      return toMember((await findMember(db, ws.workspaceId, target.id))!);
     },
   }),
   defineRoute({
@@ -111,7 +105,7 @@ export const memberRoutes = [
     handler: async (c) => {
       const { ctx, ws, params } = c;
       const db = ctx.store.db;
-      const target = await db.selectFrom('app_user').select(['id', 'role', 'email']).where('id', '=', params.memberId).where('workspace_id', '=', ws.workspaceId).executeTakeFirst();
+      const target = await findMember(db, ws.workspaceId, params.memberId);
       if (!target) throw cadenzaError('NOT_FOUND', 'no such member in this workspace');
       if (target.role === 'owner') {
         if (ws.role !== 'owner') throw cadenzaError('FORBIDDEN', 'only an owner removes an owner');
@@ -120,7 +114,7 @@ export const memberRoutes = [
       // Revoked first: the removal sets api_key.created_by to null, which would orphan them.
       const left = await db.transaction().execute(async (tx) => {
         const r = await revokeWhatTheyLeft(tx, { workspaceId: ws.workspaceId, userId: target.id, now: new Date(realClock(ctx).now()) });
-        await tx.deleteFrom('app_user').where('id', '=', target.id).execute();
+        await deleteMember(tx, target.id);
         await audit(c, { action: 'member.removed', target: target.email, detail: { role: target.role, apiKeysRevoked: r.apiKeysRevoked, invitationsRevoked: r.invitationsRevoked } }, tx);
         return r;
       });
@@ -128,9 +122,3 @@ export const memberRoutes = [
     },
   }),
 ];
-
-/** A workspace never loses its last owner: nobody could then manage it. */
-async function keepAnOwner(db: import('../../store/store.ts').Db, workspaceId: string, leaving: string): Promise<void> {
-  const other = await db.selectFrom('app_user').select('id').where('workspace_id', '=', workspaceId).where('role', '=', 'owner').where('id', '!=', leaving).where('account_id', 'is not', null).executeTakeFirst();
-  if (!other) throw cadenzaError('CONFLICT', 'the workspace needs at least one owner who can sign in');
-}

@@ -10,7 +10,10 @@ import { poolGaps } from '../../ops/pacing-settings.ts';
 import { validateDefinition } from '../../sequence/definition.ts';
 import { TEMPLATE_CHECK_SAMPLE, templatesFailingForAll } from '../../sequence/template-check.ts';
 import { leadValues, senderValues } from '../../sending/send-context.ts';
-import type { Db } from '../../store/store.ts';
+import { findSequenceId, listSequences } from '../../sequence/sql/sequences.ts';
+import { findLead, oldestLeads } from '../../leads/sql/leads.ts';
+import { leadIdsNotIn } from '../../leads/sql/lead-ids.ts';
+import { poolMailboxes } from '../../mailbox/sql/mailboxes.ts';
 import { enrollmentService } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { bodyToDocument, definitionToBody, sequenceDetail, sequenceInput } from './sequence-body.ts';
@@ -29,21 +32,8 @@ export const sequenceRoutes = [
       sequences: z.array(z.object({ id: z.uuid(), key: z.string(), name: z.string(), status, steps: z.number().int(), active: z.number().int(), replied: z.number().int() })),
     }),
     handler: async ({ ctx, ws }) => {
-      const rows = await ctx.store.db
-        .selectFrom('sequence as s')
-        .select((eb) => [
-          's.id',
-          's.key',
-          's.name',
-          's.status',
-          eb.selectFrom('step').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('step.sequence_id', '=', 's.id').where('step.archived_at', 'is', null).as('steps'),
-          eb.selectFrom('enrollment').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('enrollment.sequence_id', '=', 's.id').where('enrollment.state', '=', 'active').as('active'),
-          eb.selectFrom('enrollment').select((e2) => e2.fn.countAll<string>().as('n')).whereRef('enrollment.sequence_id', '=', 's.id').where('enrollment.state', '=', 'replied').as('replied'),
-        ])
-        .where('s.workspace_id', '=', ws.workspaceId)
-        .orderBy('s.created_at', 'desc')
-        .execute();
-      return { sequences: rows.map((r) => ({ ...r, steps: Number(r.steps), active: Number(r.active), replied: Number(r.replied) })) };
+      const rows = await listSequences(ctx.store.db, ws.workspaceId, 'newest');
+      return { sequences: rows.map((r) => ({ id: r.id, key: r.key, name: r.name, status: r.status, steps: r.steps, active: r.active, replied: r.replied })) };
     },
   }),
   defineRoute({
@@ -80,14 +70,7 @@ export const sequenceRoutes = [
       const def = validateDefinition(bodyToDocument(body));
       if (!body.confirm) {
         // Before saving: a template that fails for every lead would block every send of its step.
-        const leads = await ctx.store.db
-          .selectFrom('lead')
-          .select(['email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'region', 'custom'])
-          .where('workspace_id', '=', ws.workspaceId)
-          .orderBy('created_at')
-          .orderBy('id')
-          .limit(TEMPLATE_CHECK_SAMPLE)
-          .execute();
+        const leads = await oldestLeads(ctx.store.db, ws.workspaceId, TEMPLATE_CHECK_SAMPLE);
         const sender = (await poolMailboxes(ctx.store.db, ws.workspaceId, def.mailboxes))[0];
         const failures = templatesFailingForAll(def, leads.map(leadValues), sender ? senderValues(sender) : null);
         if (failures.length) {
@@ -118,21 +101,11 @@ export const sequenceRoutes = [
       refused: z.array(z.object({ leadId: z.string(), email: z.string().optional(), reason: z.string(), detail: z.string().optional() })),
     }),
     handler: async ({ ctx, ws, params, body }) => {
-      const seq = await ctx.store.db.selectFrom('sequence').select('id').where('workspace_id', '=', ws.workspaceId).where('id', '=', params.sequenceId).executeTakeFirst();
-      if (!seq) throw cadenzaError('NOT_FOUND', 'no such sequence');
-      let leadIds: string[];
-      if ('leadIds' in body) leadIds = body.leadIds;
-      else {
-        const rows = await ctx.store.db
-          .selectFrom('lead as l')
-          .select('l.id')
-          .where('l.workspace_id', '=', ws.workspaceId)
-          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('enrollment as e').select('e.id').whereRef('e.lead_id', '=', 'l.id').where('e.sequence_id', '=', seq.id))))
-          .execute();
-        leadIds = rows.map((r) => r.id);
-      }
+      const sequenceId = await findSequenceId(ctx.store.db, ws.workspaceId, params.sequenceId);
+      if (!sequenceId) throw cadenzaError('NOT_FOUND', 'no such sequence');
+      const leadIds = 'leadIds' in body ? body.leadIds : await leadIdsNotIn(ctx.store.db, ws.workspaceId, sequenceId);
       if (leadIds.length === 0) return { enrolled: 0, refused: [] };
-      const r = await bulkEnroll(ctx.store, { clock: ctx.clock, random: ctx.random }, { workspaceId: ws.workspaceId, sequenceId: seq.id, leadIds });
+      const r = await bulkEnroll(ctx.store, { clock: ctx.clock, random: ctx.random }, { workspaceId: ws.workspaceId, sequenceId, leadIds });
       // The first step is usually due now: the scheduler and dispatcher need not wait for their polls.
       if (r.enrolled > 0) ctx.workDue?.();
       return { enrolled: r.enrolled, refused: r.refused };
@@ -161,7 +134,7 @@ export const sequenceRoutes = [
     }),
     handler: async ({ ctx, ws, params, body }) => {
       void params;
-      const lead = await ctx.store.db.selectFrom('lead').selectAll().where('workspace_id', '=', ws.workspaceId).where('id', '=', body.leadId).executeTakeFirst();
+      const lead = await findLead(ctx.store.db, ws.workspaceId, body.leadId);
       if (!lead) throw cadenzaError('NOT_FOUND', 'no such lead');
       const pool = await poolMailboxes(ctx.store.db, ws.workspaceId, body.mailboxes);
       const mailbox = body.mailboxId ? pool.find((m) => m.id === body.mailboxId) : pool[0];
@@ -176,10 +149,3 @@ export const sequenceRoutes = [
     },
   }),
 ];
-
-/** The pool's live mailboxes, by address (empty pool: every mailbox of the workspace), as poolGaps reads them. */
-async function poolMailboxes(db: Db, workspaceId: string, emails: readonly string[]) {
-  let q = db.selectFrom('mailbox').select(['id', 'email', 'display_name']).where('workspace_id', '=', workspaceId).where('removed_at', 'is', null).orderBy('email');
-  if (emails.length) q = q.where('email', 'in', [...emails]);
-  return q.execute();
-}

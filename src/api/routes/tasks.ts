@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { enrollmentService } from '../context.ts';
 import type { CallOutcome } from '../../sequence/model.ts';
+import { findTask, listTasks, recordTaskOutcome } from '../../sequence/sql/tasks.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 const CALL_OUTCOMES = ['connected', 'no_answer', 'voicemail', 'wrong_number', 'meeting_booked', 'not_interested'] as const satisfies readonly CallOutcome[];
@@ -32,17 +33,7 @@ export const taskRoutes = [
       ),
     }),
     handler: async ({ ctx, ws, query }) => {
-      const rows = await ctx.store.db
-        .selectFrom('task as t')
-        .innerJoin('enrollment as e', 'e.id', 't.enrollment_id')
-        .innerJoin('lead as l', 'l.id', 'e.lead_id')
-        .innerJoin('sequence as s', 's.id', 'e.sequence_id')
-        .select(['t.id', 't.kind', 't.state', 't.title', 't.notes', 't.due_at', 'l.email', 'l.first_name', 'l.last_name', 'l.phone', 's.name'])
-        .where('t.workspace_id', '=', ws.workspaceId)
-        .where('t.state', '=', query.state)
-        .orderBy('t.due_at')
-        .limit(query.limit)
-        .execute();
+      const rows = await listTasks(ctx.store.db, ws.workspaceId, query.state, query.limit);
       return {
         tasks: rows.map((r) => ({
           id: r.id,
@@ -70,12 +61,7 @@ export const taskRoutes = [
     example: () => ({ body: { outcome: 'done' as const } }),
     response: z.object({ ok: z.literal(true) }),
     handler: async ({ ctx, ws, params, body }) => {
-      const t = await ctx.store.db
-        .selectFrom('task')
-        .select(['id', 'kind', 'state', 'enrollment_id', 'step_id'])
-        .where('workspace_id', '=', ws.workspaceId)
-        .where('id', '=', params.taskId)
-        .executeTakeFirst();
+      const t = await findTask(ctx.store.db, ws.workspaceId, params.taskId);
       if (!t) throw cadenzaError('NOT_FOUND', 'no such task');
       if (t.state !== 'open') throw cadenzaError('INVALID_TRANSITION', `the task is already ${t.state}`);
       const svc = enrollmentService(ctx);
@@ -83,13 +69,7 @@ export const taskRoutes = [
       if (t.kind === 'call' && o !== 'done' && o !== 'skipped') await svc.apply(t.enrollment_id, { type: 'call_outcome', stepId: t.step_id, outcome: o });
       else await svc.apply(t.enrollment_id, { type: 'task_completed', stepId: t.step_id, outcome: o === 'skipped' ? 'skipped' : 'done' });
       // The engine closes the task when it moves the enrollment on; record the outcome either way.
-      await ctx.store.db
-        .updateTable('task')
-        .set({ state: o === 'skipped' ? 'skipped' : 'done', outcome: o, completed_at: new Date(ctx.clock.now()) })
-        .where('id', '=', t.id)
-        .where('state', '=', 'open')
-        .execute();
-      await ctx.store.db.updateTable('task').set({ outcome: o }).where('id', '=', t.id).execute();
+      await recordTaskOutcome(ctx.store.db, t.id, o, new Date(ctx.clock.now()));
       return { ok: true as const };
     },
   }),

@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { checkTrackingDomain } from '../../tracking/links.ts';
 import { createWorkspace } from '../auth/accounts.ts';
+import { updateWorkspace, workspaceRow } from '../auth/workspaces.ts';
 import { audit } from '../audit/actor.ts';
 import { auditRetentionDays, DEFAULT_AUDIT_RETENTION_DAYS, MAX_AUDIT_RETENTION_DAYS, MIN_AUDIT_RETENTION_DAYS } from '../audit/retention.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -20,7 +20,7 @@ const settingsBody = z
   .meta({ id: 'WorkspaceSettings' });
 
 async function readSettings(db: import('../../store/store.ts').Db, workspaceId: string): Promise<z.output<typeof settingsBody>> {
-  const w = await db.selectFrom('workspace').select(['id', 'name', 'time_zone', 'country', 'settings']).where('id', '=', workspaceId).executeTakeFirst();
+  const w = await workspaceRow(db, workspaceId);
   if (!w) throw cadenzaError('NOT_FOUND', 'no such workspace');
   const s = w.settings as { trackingDomain?: unknown };
   return {
@@ -83,7 +83,7 @@ export const workspaceRoutes = [
     response: settingsBody,
     handler: async (c) => {
       const { ctx, ws, body } = c;
-      const set: Record<string, unknown> = {};
+      const set: { name?: string; time_zone?: string; country?: string | null } = {};
       if (body.name !== undefined) set.name = body.name;
       if (body.timeZone !== undefined) set.time_zone = body.timeZone;
       if (body.holidaysCountry !== undefined) set.country = body.holidaysCountry;
@@ -98,15 +98,8 @@ export const workspaceRoutes = [
       }
       if (body.auditRetentionDays !== undefined) settingsPatch = { ...settingsPatch, auditRetentionDays: body.auditRetentionDays };
       const before = await readSettings(ctx.store.db, ws.workspaceId);
-      await ctx.store.db
-        .updateTable('workspace')
-        .set({
-          ...set,
-          // jsonb merge; a null trackingDomain is removed so senders fall back to the public URL.
-          ...(settingsPatch ? { settings: sql`jsonb_strip_nulls(settings || ${JSON.stringify(settingsPatch)}::jsonb)` } : {}),
-        })
-        .where('id', '=', ws.workspaceId)
-        .execute();
+      // A null trackingDomain is removed, so senders fall back to the public URL.
+      await updateWorkspace(ctx.store.db, ws.workspaceId, set, settingsPatch);
       const after = await readSettings(ctx.store.db, ws.workspaceId);
       // What changed, from and to: settings hold no secrets.
       const changes = Object.fromEntries(

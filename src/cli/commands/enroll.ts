@@ -4,6 +4,8 @@ import { csvRecord } from '../../common/csv-write.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
+import { sequenceIdByKey } from '../../sequence/sql/sequences.ts';
+import { allLeadIds, leadIdsByEmail } from '../../leads/sql/lead-ids.ts';
 import type { Store } from '../../store/store.ts';
 import { deps, globals, nudgeRunning, output, withStore } from '../context.ts';
 import { progressBar } from '../progress.ts';
@@ -32,11 +34,11 @@ export function register(program: Command): void {
       if (chosen !== 1) throw cadenzaError('INVALID_INPUT', 'choose the leads with exactly one of --all, --leads FILE or --lead EMAIL');
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        const seq = await store.db.selectFrom('sequence').select('id').where('workspace_id', '=', w.id).where('key', '=', o.sequence).executeTakeFirst();
-        if (!seq) throw cadenzaError('NOT_FOUND', `sequence '${o.sequence}' not found (see \`cadenza sequence list\`)`);
+        const sequenceId = await sequenceIdByKey(store.db, w.id, o.sequence);
+        if (!sequenceId) throw cadenzaError('NOT_FOUND', `sequence '${o.sequence}' not found (see \`cadenza sequence list\`)`);
         const { ids, unknown } = await selectLeads(store, w.id, o);
         const bar = progressBar(!g.json, 'enrolling');
-        const r = await bulkEnroll(store, deps, { workspaceId: w.id, sequenceId: seq.id, leadIds: ids, onProgress: (d, t) => bar.update(d, t) });
+        const r = await bulkEnroll(store, deps, { workspaceId: w.id, sequenceId, leadIds: ids, onProgress: (d, t) => bar.update(d, t) });
         bar.stop();
         if (r.enrolled > 0) await nudgeRunning(store, 'enrollments');
         const refused = [...unknown.map((u) => ({ leadId: '', email: u, reason: 'not_found' as const })), ...r.refused];
@@ -61,10 +63,7 @@ export function register(program: Command): void {
 }
 
 async function selectLeads(store: Store, workspaceId: string, o: EnrollOpts): Promise<{ ids: string[]; unknown: string[] }> {
-  if (o.all) {
-    const rows = await store.db.selectFrom('lead').select('id').where('workspace_id', '=', workspaceId).execute();
-    return { ids: rows.map((r) => r.id), unknown: [] };
-  }
+  if (o.all) return { ids: await allLeadIds(store.db, workspaceId), unknown: [] };
   let refs: string[];
   if (o.leads) {
     let text: string;
@@ -78,10 +77,6 @@ async function selectLeads(store: Store, workspaceId: string, o: EnrollOpts): Pr
   const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
   const ids = refs.filter((r) => uuid.test(r));
   const emails = [...new Set(refs.filter((r) => !uuid.test(r)).map((e) => e.toLowerCase()))];
-  const found = new Map<string, string>();
-  for (let i = 0; i < emails.length; i += 5000) {
-    const rows = await store.db.selectFrom('lead').select(['id', 'email_norm']).where('workspace_id', '=', workspaceId).where('email_norm', 'in', emails.slice(i, i + 5000)).execute();
-    for (const r of rows) found.set(r.email_norm, r.id);
-  }
+  const found = await leadIdsByEmail(store.db, workspaceId, emails);
   return { ids: [...ids, ...found.values()], unknown: emails.filter((e) => !found.has(e)) };
 }

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { cadenzaError } from '../../common/errors.ts';
 import { normalizeEmail } from '../../leads/email.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
-import { blockedOf, selectEnrollmentEvents, selectEnrollments, selectEnrollmentSends, type EnrollmentRow } from '../../sequence/enrollment-query.ts';
+import { blockedOf, listEnrollmentEvents, listEnrollments, listEnrollmentSends, type EnrollmentRow } from '../../sequence/enrollment-query.ts';
+import { sequenceIdByKey } from '../../sequence/sql/sequences.ts';
 import type { Store } from '../../store/store.ts';
 import { deps, globals, output, table, withStore } from '../context.ts';
 
@@ -39,9 +40,9 @@ function view(r: EnrollmentRow) {
 }
 
 async function sequenceId(store: Store, workspaceId: string, key: string): Promise<string> {
-  const seq = await store.db.selectFrom('sequence').select('id').where('workspace_id', '=', workspaceId).where('key', '=', key).executeTakeFirst();
-  if (!seq) throw cadenzaError('NOT_FOUND', `sequence '${key}' not found (see \`cadenza sequence list\`)`);
-  return seq.id;
+  const id = await sequenceIdByKey(store.db, workspaceId, key);
+  if (!id) throw cadenzaError('NOT_FOUND', `sequence '${key}' not found (see \`cadenza sequence list\`)`);
+  return id;
 }
 
 function parseLimit(text: string): number {
@@ -80,11 +81,8 @@ export function register(program: Command): void {
       const state = parseState(o.state);
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        let q = selectEnrollments(store.db, w.id);
-        if (o.sequence) q = q.where('e.sequence_id', '=', await sequenceId(store, w.id, o.sequence));
-        if (o.lead) q = q.where('l.email_norm', '=', leadNorm(o.lead));
-        if (state) q = q.where('e.state', '=', state);
-        const rows = (await q.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(limit + 1).execute()).map(view);
+        const filter = { sequenceId: o.sequence ? await sequenceId(store, w.id, o.sequence) : undefined, leadEmailNorm: o.lead ? leadNorm(o.lead) : undefined, state };
+        const rows = (await listEnrollments(store.db, w.id, filter, limit + 1)).map(view);
         const more = rows.length > limit;
         const items = rows.slice(0, limit);
         output(g, { items, more }, () =>
@@ -106,19 +104,18 @@ export function register(program: Command): void {
       const eventLimit = parseLimit(o.events);
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        let q = selectEnrollments(store.db, w.id);
-        if (UUID.test(ref)) q = q.where('e.id', '=', ref.toLowerCase());
-        else if (ref.includes('@')) q = q.where('l.email_norm', '=', leadNorm(ref));
+        let which: { id: string } | { leadEmailNorm: string };
+        if (UUID.test(ref)) which = { id: ref.toLowerCase() };
+        else if (ref.includes('@')) which = { leadEmailNorm: leadNorm(ref) };
         else throw cadenzaError('INVALID_INPUT', `'${ref}' is neither an enrollment id nor a lead's address`);
-        if (o.sequence) q = q.where('e.sequence_id', '=', await sequenceId(store, w.id, o.sequence));
-        const found = await q.orderBy('e.created_at', 'desc').limit(21).execute();
+        const found = await listEnrollments(store.db, w.id, { ...which, sequenceId: o.sequence ? await sequenceId(store, w.id, o.sequence) : undefined }, 21);
         if (found.length === 0) throw cadenzaError('NOT_FOUND', `no enrollment '${ref}' in workspace ${w.name}`);
         if (found.length > 1) {
           const list = found.slice(0, 20).map((r) => `${r.sequence_key} (${r.id}, ${r.state})`).join(', ');
           throw cadenzaError('CONFLICT', `${ref} is enrolled in several sequences; name one with --sequence <key> or give the id: ${list}`);
         }
         const e = view(found[0]!);
-        const sends = (await selectEnrollmentSends(store.db, w.id, e.id).execute()).map((s) => ({
+        const sends = (await listEnrollmentSends(store.db, w.id, e.id, 'step')).map((s) => ({
           step: s.step_key,
           state: s.state,
           messageId: s.message_id,
@@ -129,7 +126,7 @@ export function register(program: Command): void {
           updatedAt: iso(s.updated_at),
           lastError: s.last_error,
         }));
-        const events = (await selectEnrollmentEvents(store.db, w.id, e.id, eventLimit).execute()).reverse().map((x) => ({ at: x.at.toISOString(), type: x.type, payload: x.payload }));
+        const events = (await listEnrollmentEvents(store.db, w.id, e.id, eventLimit)).map((x) => ({ at: x.at.toISOString(), type: x.type, payload: x.payload }));
         output(g, { enrollment: e, sends, events }, () =>
           [
             `${e.lead} in ${e.sequence}: ${e.state}${e.reason ? ` (${e.reason})` : ''}`,

@@ -14,6 +14,8 @@ import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } fr
 import { patchMailboxPacing, readMailboxPacing } from '../../ops/pacing-settings.ts';
 import { effectiveCaps } from '../../sending/pacing/mailbox.ts';
 import { checkMailEndpoints } from '../../mailbox/mail-hosts.ts';
+import { listMailboxRows } from '../../mailbox/sql/mailbox-list.ts';
+import { insertMailbox, mailboxIdByEmail } from '../../mailbox/sql/mailboxes.ts';
 
 const addSchema = z.object({
   email: z.string().email(),
@@ -82,9 +84,9 @@ export function register(program: Command): void {
     const patch = patchFromFlags(o);
     await withStore(g, async (store) => {
       const w = await resolveWorkspace(store, o.workspace);
-      const m = await store.db.selectFrom('mailbox').select('id').where('workspace_id', '=', w.id).where('email', '=', email.toLowerCase()).where('removed_at', 'is', null).executeTakeFirst();
-      if (!m) throw cadenzaError('NOT_FOUND', `no mailbox ${email} in workspace ${w.name}`);
-      const view = patch ? await patchMailboxPacing(store, w.id, m.id, patch) : await readMailboxPacing(store.db, w.id, m.id);
+      const id = await mailboxIdByEmail(store.db, w.id, email);
+      if (!id) throw cadenzaError('NOT_FOUND', `no mailbox ${email} in workspace ${w.name}`);
+      const view = patch ? await patchMailboxPacing(store, w.id, id, patch) : await readMailboxPacing(store.db, w.id, id);
       if (patch) await nudgeRunning(store, 'mailboxes');
       output(g, view, () => `${email.toLowerCase()}${patch ? ' updated' : ''}:\n${describePacing(view)}`);
     });
@@ -95,10 +97,9 @@ export function register(program: Command): void {
       const g = globals(cmd);
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        const ws = await store.db.selectFrom('workspace').select('settings').where('id', '=', w.id).executeTakeFirstOrThrow();
-        const found = await store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'daily_cap', 'hourly_cap', 'ramp', 'health', 'time_zone']).where('workspace_id', '=', w.id).where('removed_at', 'is', null).orderBy('email').execute();
+        const { workspace: ws, mailboxes } = await listMailboxRows(store.db, w.id);
         // The cap in force: the mailbox's own, else the workspace's default (`mailbox set` shows all of its pacing).
-        const rows = found.map(({ hourly_cap: _h, ramp: _r, ...m }) => ({ ...m, daily_cap: effectiveCaps({ ...m, hourly_cap: _h, ramp: _r }, ws.settings).dailyCap }));
+        const rows = mailboxes.map((m) => ({ id: m.id, email: m.email, provider: m.provider, daily_cap: effectiveCaps(m, ws.settings).dailyCap, health: m.health, time_zone: m.time_zone }));
         output(g, rows, () => table(rows));
       });
     });
@@ -144,14 +145,7 @@ export function register(program: Command): void {
         const id = newId(deps.clock.now(), deps.random);
         const vault = new Vault(store, localKeyWrapper(await masterKey(g, store)));
         await store.db.transaction().execute(async (tx) => {
-          await tx
-            .insertInto('mailbox')
-            .values({ id, workspace_id: w.id, email: r.data.email.toLowerCase(), display_name: o.name ?? null, provider: r.data.provider, time_zone: r.data.zone ?? null, settings: JSON.stringify(verification ? { ...settings, verification } : settings) })
-            .execute()
-            .catch((e: { code?: string }) => {
-              if (e.code === '23505') throw cadenzaError('CONFLICT', `mailbox ${email} already exists`);
-              throw e;
-            });
+          await insertMailbox(tx, { id, workspace_id: w.id, email: r.data.email.toLowerCase(), display_name: o.name ?? null, provider: r.data.provider, time_zone: r.data.zone ?? null, settings: JSON.stringify(verification ? { ...settings, verification } : settings) });
           if (password) await vault.put(w.id, id, { kind: 'password', username: o.username ?? r.data.email, password }, tx);
         });
         if (patch) await patchMailboxPacing(store, w.id, id, patch);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { migrate } from '../../store/migrate.ts';
+import { migrate, schemaVersion } from '../../store/migrate.ts';
 import { ensureDefaultWorkspace } from '../../ops/workspace.ts';
 import { deps, globals, output, withStore } from '../context.ts';
 
@@ -11,8 +11,7 @@ export function register(program: Command): void {
       await withStore(g, async (store) => {
         const r = await migrate(store);
         await ensureDefaultWorkspace(store, deps);
-        const v = await store.db.selectFrom('schema_migration').select((eb) => eb.fn.max('version').as('v')).executeTakeFirst();
-        const data = { backend: store.backend, version: Number(v?.v ?? 0), applied: r.applied };
+        const data = { backend: store.backend, version: await schemaVersion(store), applied: r.applied };
         output(g, data, () => `database (${store.backend}) at migration ${data.version}${r.applied.length ? `; applied ${r.applied.join(', ')}` : '; nothing to apply'}`);
       }, { migrate: false });
     });

@@ -8,6 +8,7 @@ import { loadDefinition, toDocument } from '../../sequence/definition-document.t
 import { gapWarnings } from '../../sequence/gap-warnings.ts';
 import { poolGaps } from '../../ops/pacing-settings.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
+import { listSequences, sequenceIdByKey } from '../../sequence/sql/sequences.ts';
 import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
 
 export function register(program: Command): void {
@@ -54,8 +55,8 @@ export function register(program: Command): void {
       const g = globals(cmd);
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        const row = await store.db.selectFrom('sequence').select('id').where('workspace_id', '=', w.id).where('key', '=', key).executeTakeFirst();
-        const def = row && (await loadDefinition(store.db, w.id, row.id));
+        const id = await sequenceIdByKey(store.db, w.id, key);
+        const def = id && (await loadDefinition(store.db, w.id, id));
         if (!def) throw cadenzaError('NOT_FOUND', `no sequence with key '${key}' in workspace ${w.name}`);
         const { id: _id, version: _version, ...definition } = def;
         const doc = toDocument(definition);
@@ -69,19 +70,7 @@ export function register(program: Command): void {
       const g = globals(cmd);
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        const rows = await store.db
-          .selectFrom('sequence as s')
-          .select((eb) => [
-            's.key',
-            's.name',
-            's.status',
-            's.version',
-            eb.selectFrom('step').select((e2) => e2.fn.countAll<number>().as('n')).whereRef('step.sequence_id', '=', 's.id').where('step.archived_at', 'is', null).as('steps'),
-            eb.selectFrom('enrollment').select((e2) => e2.fn.countAll<number>().as('n')).whereRef('enrollment.sequence_id', '=', 's.id').where('enrollment.state', '=', 'active').as('active'),
-          ])
-          .where('s.workspace_id', '=', w.id)
-          .orderBy('s.key')
-          .execute();
+        const rows = (await listSequences(store.db, w.id, 'key')).map((s) => ({ key: s.key, name: s.name, status: s.status, version: s.version, steps: s.steps, active: s.active }));
         output(g, rows, () => table(rows));
       });
     });

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { sql } from 'kysely';
 import { resolveWorkspace } from '../../ops/workspace.ts';
 import { OVERDUE_MS, type BlockedCode } from '../../sequence/blocked.ts';
-import { blockedOf, selectEnrollments } from '../../sequence/enrollment-query.ts';
+import { blockedOf, possiblyBlockedEnrollments } from '../../sequence/enrollment-query.ts';
+import { workspaceStatus } from '../../sequence/sql/workspace-status.ts';
 import { deps, globals, output, table, withStore } from '../context.ts';
 
 export function register(program: Command): void {
@@ -13,29 +13,9 @@ export function register(program: Command): void {
       const g = globals(cmd);
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        const now = new Date(deps.clock.now());
-        const hour = new Date(deps.clock.now() + 3_600_000);
-        const count = async (q: ReturnType<typeof sql<{ n: number }>>) => Number((await q.execute(store.db)).rows[0]?.n ?? 0);
-        const [leads, suppressed, mailboxes, sequences, dueNow, dueHour, openTasks] = await Promise.all([
-          count(sql`select count(*)::int as n from lead where workspace_id = ${w.id}`),
-          count(sql`select count(*)::int as n from suppression where workspace_id = ${w.id}`),
-          count(sql`select count(*)::int as n from mailbox where workspace_id = ${w.id} and removed_at is null`),
-          count(sql`select count(*)::int as n from sequence where workspace_id = ${w.id}`),
-          count(sql`select count(*)::int as n from enrollment where workspace_id = ${w.id} and state in ('active','paused') and due_at <= ${now}`),
-          count(sql`select count(*)::int as n from enrollment where workspace_id = ${w.id} and state in ('active','paused') and due_at > ${now} and due_at <= ${hour}`),
-          count(sql`select count(*)::int as n from task where workspace_id = ${w.id} and state = 'open'`),
-        ]);
-        const states = (await sql<{ state: string; n: number }>`select state, count(*)::int as n from enrollment where workspace_id = ${w.id} group by state order by state`.execute(store.db)).rows;
-        const outbox = (await sql<{ state: string; n: number }>`select state, count(*)::int as n from send_request where workspace_id = ${w.id} group by state order by state`.execute(store.db)).rows;
+        const { leads, suppressed, mailboxes, sequences, dueNow, dueHour, openTasks, enrollments: states, sendRequests: outbox } = await workspaceStatus(store.db, w.id, deps.clock.now());
         // Enrollments that cannot progress until a person acts, grouped by why (sequence/blocked.ts, as the API and web app say it).
-        const candidates = await selectEnrollments(store.db, w.id)
-          .where((eb) => eb.or([
-            eb.and([eb('e.state', '=', 'paused'), eb('e.state_reason', '=', 'needs review')]),
-            eb.and([eb('e.state', '=', 'active'), eb('e.waiting_for', '=', 'send')]),
-            eb.and([eb('e.state', '=', 'active'), eb('e.waiting_for', '=', 'timer'), eb('e.due_at', '<', new Date(deps.clock.now() - OVERDUE_MS))]),
-          ]))
-          .limit(50_000)
-          .execute();
+        const candidates = await possiblyBlockedEnrollments(store.db, w.id, new Date(deps.clock.now() - OVERDUE_MS), 50_000);
         const blocked = new Map<BlockedCode, { code: BlockedCode; enrollments: number; reason: string; action: string; example: string }>();
         for (const r of candidates) {
           const b = blockedOf(r, deps.clock.now());

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { cadenzaError } from '../../common/errors.ts';
-import { newId } from '../../common/ids.ts';
 import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
-import { resolveWorkspace, unusedDefaultWorkspace } from '../../ops/workspace.ts';
+import { createNamedWorkspace, listWorkspaces, resolveWorkspace } from '../../ops/workspace.ts';
 import { patchWorkspacePacing, readWorkspacePacing } from '../../ops/pacing-settings.ts';
 import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } from '../pacing-flags.ts';
 
@@ -14,7 +13,7 @@ export function register(program: Command): void {
     .action(async (_o, cmd: Command) => {
       const g = globals(cmd);
       await withStore(g, async (store) => {
-        const rows = await store.db.selectFrom('workspace').select(['id', 'name', 'time_zone', 'country']).orderBy('created_at').execute();
+        const rows = await listWorkspaces(store);
         output(g, rows, () => table(rows));
       });
     });
@@ -41,16 +40,9 @@ export function register(program: Command): void {
       const g = globals(cmd);
       if (!isValidZone(o.zone)) throw cadenzaError('UNKNOWN_TIME_ZONE', `unknown time zone '${o.zone}'`);
       await withStore(g, async (store) => {
-        const values = { name, time_zone: o.zone, country: o.country?.toUpperCase() ?? null };
-        const unused = await unusedDefaultWorkspace(store);
-        if (unused) {
-          await store.db.updateTable('workspace').set(values).where('id', '=', unused).execute();
-          output(g, { id: unused, name, replaced: 'Default' }, () => `workspace ${name} created (${unused}), in place of the unused Default workspace`);
-          return;
-        }
-        const id = newId(deps.clock.now(), deps.random);
-        await store.db.insertInto('workspace').values({ id, ...values }).execute();
-        output(g, { id, name }, () => `workspace ${name} created (${id})`);
+        const { id, replacedDefault } = await createNamedWorkspace(store, deps, { name, time_zone: o.zone, country: o.country?.toUpperCase() ?? null });
+        if (replacedDefault) output(g, { id, name, replaced: 'Default' }, () => `workspace ${name} created (${id}), in place of the unused Default workspace`);
+        else output(g, { id, name }, () => `workspace ${name} created (${id})`);
       });
     });
 }

@@ -1,0 +1,54 @@
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { EnrollmentState } from '../../sequence/model.ts';
+import { afterKey, type Keyset } from '../../store/keyset.ts';
+import type { Database } from '../../store/schema.ts';
+import type { Db } from '../../store/store.ts';
+import { LEAD_VIEW_COLUMNS } from './leads.ts';
+
+/** Which leads a list shows; every filter given must match. */
+export interface LeadFilter {
+  /** A substring of the email, "first last" name or company, any case. */
+  search: string;
+  /** ISO 3166-1 alpha-2, upper case. */
+  country?: string | undefined;
+  /** Only leads enrolled in this sequence (in `state` there, when given). */
+  sequenceId?: string | undefined;
+  /** Only leads with an enrollment in this state; 'none': leads not enrolled (in sequenceId, when given). */
+  state?: EnrollmentState | 'none' | undefined;
+}
+
+/**
+ * The workspace's leads matching the filter, newest first (created_at, then id), at most `limit`
+ * after the key; and on the first page (no key) the number of matches, counted up to `countCap + 1`
+ * only: a count of every match is a scan of all of them, capped it stays cheap on 100k leads.
+ */
+export async function listLeads(db: Db, workspaceId: string, f: LeadFilter, after: Keyset | undefined, limit: number, countCap: number) {
+  let q = db.selectFrom('lead').where('workspace_id', '=', workspaceId);
+  const s = f.search.trim();
+  // search_text is lower-cased email, name and company (migration 0011) under a trigram index.
+  if (s) q = q.where('search_text', 'ilike', `%${s.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+  if (f.country) q = q.where('country', '=', f.country);
+  const { sequenceId, state } = f;
+  if (sequenceId || state) {
+    // One probe of enrollment (lead_id, state) or (sequence_id, lead_id) per candidate lead.
+    const enrolled = (eb: ExpressionBuilder<Database, 'lead'>) => {
+      let e = eb.selectFrom('enrollment as e').select('e.id').whereRef('e.lead_id', '=', 'lead.id').where('e.workspace_id', '=', workspaceId);
+      if (sequenceId) e = e.where('e.sequence_id', '=', sequenceId);
+      if (state && state !== 'none') e = e.where('e.state', '=', state);
+      return e;
+    };
+    q = q.where((eb) => (state === 'none' ? eb.not(eb.exists(enrolled(eb))) : eb.exists(enrolled(eb))));
+  }
+  let rows = q.select([...LEAD_VIEW_COLUMNS, 'created_at']);
+  if (after) rows = rows.where(afterKey('created_at', 'id', after));
+  const [leads, counted] = await Promise.all([
+    rows.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute(),
+    after
+      ? undefined
+      : db
+          .selectFrom(q.select(sql`1`.as('one')).limit(countCap + 1).as('m'))
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow(),
+  ]);
+  return { leads, matches: counted ? Number(counted.n) : null };
+}

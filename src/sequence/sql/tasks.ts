@@ -1,0 +1,39 @@
+/** Call and manual tasks as people work through them. The engine opens and closes them (effects.ts). */
+import type { Db } from '../../store/store.ts';
+
+export type TaskState = 'open' | 'done' | 'skipped' | 'cancelled';
+
+/** The workspace's tasks in this state, soonest due first, with their lead and sequence; at most `limit`. */
+export async function listTasks(db: Db, workspaceId: string, state: TaskState, limit: number) {
+  return db
+    .selectFrom('task as t')
+    .innerJoin('enrollment as e', 'e.id', 't.enrollment_id')
+    .innerJoin('lead as l', 'l.id', 'e.lead_id')
+    .innerJoin('sequence as s', 's.id', 'e.sequence_id')
+    .select(['t.id', 't.kind', 't.state', 't.title', 't.notes', 't.due_at', 'l.email', 'l.first_name', 'l.last_name', 'l.phone', 's.name'])
+    .where('t.workspace_id', '=', workspaceId)
+    .where('t.state', '=', state)
+    .orderBy('t.due_at')
+    .limit(limit)
+    .execute();
+}
+
+/** The workspace's task with its enrollment and step, or undefined (another workspace's is not found). */
+export async function findTask(db: Db, workspaceId: string, taskId: string) {
+  return db.selectFrom('task').select(['id', 'kind', 'state', 'enrollment_id', 'step_id']).where('workspace_id', '=', workspaceId).where('id', '=', taskId).executeTakeFirst();
+}
+
+/**
+ * Records a person's outcome on a task after the engine moved its enrollment on: a task the engine
+ * left open is closed (skipped, or done), and the outcome is kept either way (the engine closes the
+ * task itself when it moves the enrollment on, without the outcome).
+ */
+export async function recordTaskOutcome(db: Db, taskId: string, outcome: string, now: Date): Promise<void> {
+  await db
+    .updateTable('task')
+    .set({ state: outcome === 'skipped' ? 'skipped' : 'done', outcome, completed_at: now })
+    .where('id', '=', taskId)
+    .where('state', '=', 'open')
+    .execute();
+  await db.updateTable('task').set({ outcome }).where('id', '=', taskId).execute();
+}

@@ -27,9 +27,10 @@ import type { Classification } from './types.ts';
  * Two steps hang on the target's own transition, which only the engine knows (it holds the soft
  * bounce count and the sequence's limit, and it may ignore an event for an enrollment already
  * ended): the company stop (only if the reply applied) and the soft-bounce escalation (only if
- * the bounce ended the enrollment 'bounced'). They are steps with a condition (`when`), read by
- * `conditionHolds` below after the target's first event, rather than a second decide() after the engine:
- * one list, in the order it is carried out, that a table test can read whole.
+ * the bounce ended the enrollment 'bounced'). They are steps with a condition (`when`), weighed
+ * by `conditionHolds` below once the target's first event is applied, rather than a second
+ * decide() after the engine: one list, in the order it is carried out, that a table test can
+ * read whole.
  *
  * Suppressions come before the events and spare the target (and whatever it was moved to): its
  * own event ends it with its own state ('bounced', 'unsubscribed'), and a complaint keeps its

@@ -29,8 +29,8 @@ function sourceFiles(dir: string): string[] {
 
 describe('one owner of promise 6', () => {
   // Tests and test/ fixtures seed the table directly; the product never does.
-  it('only sequence/sql/suppression.ts writes the suppression table, and only suppress.ts calls it', () => {
-    const writes = /insert\s+into\s+suppression\b|insertInto\(\s*['"]suppression['"]\s*\)/i;
+  it('only sequence/sql/suppression.ts writes the suppression table (insert, update, delete), and only suppress.ts calls it', () => {
+    const writes = /(insert\s+into|update|delete\s+from)\s+suppression\b|(insertInto|updateTable|deleteFrom)\(\s*['"]suppression['"]\s*\)/i;
     const files = sourceFiles(src).map((f) => ({ path: relative(src, f).split('\\').join('/'), text: readFileSync(f, 'utf8') }));
     expect(files.length).toBeGreaterThan(100);
     expect(files.filter((f) => writes.test(f.text)).map((f) => f.path)).toEqual(['sequence/sql/suppression.ts']);

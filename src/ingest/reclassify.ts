@@ -22,8 +22,8 @@ export interface ReclassifyResult {
  * is stored with full confidence and the 'person' rung, and the enrollment gets what the ingestion
  * pipeline would have done with that verdict, carried out by the pipeline's own carryOut (act.ts
  * decide: stop on a reply, and the company's other enrollments where the sequence says so;
- * suppress on an opt-out or hard bounce; pause until the return date). A message that was held for review paused
- * its enrollment; a verdict that asks for nothing resumes it.
+ * suppress on an opt-out or hard bounce; pause until the return date). A message that was held
+ * for review paused its enrollment; a verdict that asks for nothing resumes it.
  */
 export async function reclassify(
   deps: { store: Store; service: EnrollmentService; clock: Clock },

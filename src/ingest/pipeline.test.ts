@@ -133,6 +133,32 @@ for (const backend of testBackends()) {
       expect(await suppressed(b.leadEmail)).toBe('hard_bounce');
     });
 
+    // Before suppress() owned promise 6, the pipeline wrote every failed recipient's suppression but
+    // stopped only the bounced enrollment's lead: another lead named in the same bounce stayed
+    // live on a suppressed address (the outbox claim refused its sends; its tasks stayed open).
+    it('a hard bounce naming another lead suppresses it and stops its enrollments too, each journalled once', async () => {
+      const m = await seedSentSequence(store, { clock, random, service }, { mailboxEmail: 'rep3@cadenza.test', leads: ['ann@multi.test', 'bob@multi.test', 'cy@multi.test'], tag: 'm' });
+      const ann = m.sends.find((x) => x.leadEmail === 'ann@multi.test')!;
+      const bob = m.sends.find((x) => x.leadEmail === 'bob@multi.test')!;
+      verdicts.set('<dsn-multi@mx>', { label: 'bounce', confidence: 0.99, reason: 'DSN 5.1.1', rung: 'bounce', bounce: { recipient: ann.leadEmail, recipients: [ann.leadEmail, 'Bob@Multi.test'], status: '5.1.1', replyCode: 550, hardSoft: 'hard', bounceClass: 'user_unknown', diagnostic: 'no such user', originalMessageId: ann.messageId } });
+      const raw = replyMail({ from: 'MAILER-DAEMON@mx.multi.test', to: 'rep3@cadenza.test', subject: 'Undelivered Mail Returned to Sender', body: 'failed', messageId: '<dsn-multi@mx>' });
+      const r = await ingestBatch(deps, { id: m.mailboxId, workspaceId: m.workspaceId }, batch([{ raw }]));
+      expect(r.messages.map((x) => [x.action, x.enrollmentId])).toEqual([['hard_bounce', ann.enrollmentId]]);
+      expect(r.applied[0]).toMatchObject({ enrollmentId: ann.enrollmentId, result: { next: { state: 'bounced' } } });
+      expect((await state(ann.enrollmentId)).state).toBe('bounced');
+      const b = await state(bob.enrollmentId);
+      expect([b.state, b.state_reason]).toEqual(['stopped', 'address suppressed']);
+      const reasons = await store.db.selectFrom('suppression').select(['email_norm', 'reason', 'source']).where('workspace_id', '=', m.workspaceId).orderBy('email_norm').execute();
+      expect(reasons).toEqual([
+        { email_norm: 'ann@multi.test', reason: 'hard_bounce', source: 'message <dsn-multi@mx>' },
+        { email_norm: 'bob@multi.test', reason: 'hard_bounce', source: 'message <dsn-multi@mx>' },
+      ]);
+      const journal = async (id: string) => (await store.db.selectFrom('event').select('type').where('enrollment_id', '=', id).where('type', 'in', ['bounce', 'bounce.ignored', 'stop', 'stop.ignored']).orderBy('id').execute()).map((e) => e.type);
+      expect(await journal(ann.enrollmentId)).toEqual(['bounce']);
+      expect(await journal(bob.enrollmentId)).toEqual(['stop']);
+      expect((await state(m.sends.find((x) => x.leadEmail === 'cy@multi.test')!.enrollmentId)).state).toBe('active');
+    });
+
     it('an out-of-office pauses until the send window opens on the return day, or the default pause', async () => {
       const a = send('lead5@acme.test');
       const b = send('lead6@acme.test');

@@ -12,9 +12,10 @@ import { recogniseUnsubscribeRequest } from '../sending/compose/unsubscribe.ts';
 import { recordSendOutcome } from '../sending/dispatch/health.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import { isTerminal } from '../sequence/model.ts';
-import type { Store } from '../store/store.ts';
-import { decide, defaultActOptions, type ActOptions, type Decision } from './act.ts';
-import { companyEnrollments, enrollmentOfSend, liveEnrollmentsOf, insertInbound, insertQuarantine, insertSuppressions, loadTargets, saveCursor, type QuarantineRow } from './store.ts';
+import { suppress, stopCompany } from '../sequence/suppress.ts';
+import type { Store, Tx } from '../store/store.ts';
+import { conditionHolds, decide, defaultActOptions, type ActOptions, type Decision, type EnrollmentTarget, type IngestStep, type TargetOutcome } from './act.ts';
+import { enrollmentOfSend, insertInbound, insertQuarantine, loadTargets, saveCursor, type QuarantineRow } from './store.ts';
 import { loadThreadContext, matchThread, threadKeys, type ThreadMatch } from './thread.ts';
 import type { Classification, ParsedMail } from './types.ts';
 
@@ -23,9 +24,10 @@ import type { Classification, ParsedMail } from './types.ts';
  *
  *   outside any transaction (CPU):  parse (quarantine on failure) → new text → classify, in the
  *                                   sync role's worker pool under a deadline (quarantine: timeout)
- *   in ONE transaction:             fencing check → thread → decide → insert inbound rows (dedup) →
- *                                   suppressions, engine events (applyInTx), bounce health →
- *                                   quarantine rows → the batch's cursor
+ *   in ONE transaction:             fencing check → thread → decide (act.ts) → insert inbound rows
+ *                                   (dedup) → carry out the decision's steps (carryOut: suppressions,
+ *                                   engine events, company stop, bounce health) → quarantine rows →
+ *                                   the batch's cursor
  *   after commit:                   notify the engine (timers), metrics
  *
  * Promise 5: the cursor is written with the signals it yielded, so a crash before the commit
@@ -231,7 +233,7 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
       // it forever: it is rolled back alone and quarantined with the reason (promise 8).
       const handle = async () => {
         const target = enrollmentOf[i] ? (targets.get(enrollmentOf[i]!) ?? null) : null;
-        const decision = decide(p.classification, target, opts);
+        const decision = decide(p.classification, target, opts, m.kind === 'matched' ? m.ref.sendRequestId : null);
         const rowId = newId(now, deps.random);
         const inserted = await insertInbound(tx, {
           id: rowId,
@@ -267,35 +269,12 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
         });
         messages.push({ ...base, action: decision.action, enrollmentId: target?.enrollmentId ?? null, inserted, needsReview: decision.needsReview });
         if (!inserted || !target) return;
-        const source = `message ${p.messageId}`;
-        await insertSuppressions(tx, mailbox.workspaceId, decision.suppress.map((s) => ({ ...s, source })), now);
-        const mine: Applied[] = [];
-        for (const ev of decision.events) {
-          mine.push(...(await deps.service.applyInTx(tx, target.enrollmentId, ev.type === 'reply' ? { type: 'reply', messageId: p.messageId } : ev, now)));
-        }
-        if (decision.stopCompanyDomain && mine[0]?.result.outcome === 'applied') {
-          for (const id of await companyEnrollments(tx, mailbox.workspaceId, decision.stopCompanyDomain, target.leadEmail)) {
-            mine.push(...(await deps.service.applyInTx(tx, id, { type: 'stop', reason: `${decision.stopCompanyDomain} replied (${target.leadEmail})` }, now)));
-          }
-        }
-        if (decision.action === 'soft_bounce' && mine[0]?.result.outcome === 'applied' && mine[0].result.next.state === 'bounced') {
-          // Soft bounces past the sequence's limit count as a hard one: the address is suppressed
-          // and the lead's other live enrollments stop, as the engine does for a hard bounce.
-          await insertSuppressions(tx, mailbox.workspaceId, [{ email: target.leadEmail, reason: 'hard_bounce', source: `${source} (soft bounces past the limit)` }], now);
-          for (const id of await liveEnrollmentsOf(tx, mailbox.workspaceId, target.leadEmail, target.enrollmentId)) {
-            mine.push(...(await deps.service.applyInTx(tx, id, { type: 'stop', reason: 'address suppressed' }, now)));
-          }
-        }
-        const sendId = m.kind === 'matched' ? m.ref.sendRequestId : null;
-        if ((decision.action === 'hard_bounce' || decision.action === 'soft_bounce') && sendId) {
-          // Bounces count toward the sending mailbox's health (and may pause it).
-          await recordSendOutcome(tx, { kind: 'bounce', requestId: sendId, hard: decision.action === 'hard_bounce', at: now });
-        }
+        const { target: mine, others } = await carryOut(tx, deps.service, { workspaceId: mailbox.workspaceId, target, messageId: p.messageId, source: `message ${p.messageId}`, now }, decision.steps);
         if (p.fetched.receivedAt !== null && stoppedOrPaused(mine)) {
           // The stop is journalled at `now` in this transaction: its latency, in real time, is stored once.
           await sql`update message set stop_latency_ms = ${Math.max(0, Math.round(realSpanMs(deps.clock, now - p.fetched.receivedAt)))} where id = ${rowId}`.execute(tx);
         }
-        applied.push(...mine);
+        applied.push(...mine, ...others);
         acted.push({ receivedAt: p.fetched.receivedAt, applied: mine, action: decision.action });
       };
       if (!guarded) {
@@ -328,6 +307,54 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
   deps.service.notify(applied);
   recordMetrics(deps.clock, deps.metrics, messages, quarantined, acted, committedAt);
   return { messages, quarantined, applied, committedAt };
+}
+
+/** What carrying out a decision needs besides its steps. */
+export interface CarryOutContext {
+  workspaceId: string;
+  target: EnrollmentTarget;
+  /** The message's Message-ID: a reply event carries it. */
+  messageId: string;
+  /** Kept with the suppressions the steps write ('message <…>', 'relabelled by …'). */
+  source: string;
+  now: number;
+}
+
+/**
+ * Carries out a decision's steps (act.ts), in order, in the caller's transaction; decides nothing:
+ * a conditional step is weighed by act.ts `conditionHolds` against the target's first transition.
+ * Returns the target's own transitions (its first event's first) apart from the other
+ * enrollments' stops; the caller notifies the service of both after its commit.
+ */
+export async function carryOut(tx: Tx, service: EnrollmentService, c: CarryOutContext, steps: readonly IngestStep[]): Promise<{ target: Applied[]; others: Applied[] }> {
+  const mine: Applied[] = [];
+  const others: Applied[] = [];
+  let first: TargetOutcome | null = null;
+  for (const step of steps) {
+    switch (step.do) {
+      case 'suppress':
+        if (conditionHolds(step.when, first)) {
+          const source = step.note ? `${c.source} (${step.note})` : c.source;
+          const done = await suppress(tx, service, c.workspaceId, step.addresses.map((a) => ({ ...a, source })), { now: c.now, spare: [c.target.enrollmentId] });
+          others.push(...done.applied);
+        }
+        break;
+      case 'event': {
+        const ev = step.event.type === 'reply' ? { type: 'reply' as const, messageId: c.messageId } : step.event;
+        const applied = await service.applyInTx(tx, c.target.enrollmentId, ev, c.now);
+        if (first === null && applied[0]) first = { applied: applied[0].result.outcome === 'applied', state: applied[0].result.next.state };
+        mine.push(...applied);
+        break;
+      }
+      case 'stop_company':
+        if (conditionHolds(step.when, first)) others.push(...(await stopCompany(tx, service, c.workspaceId, step, c.now)));
+        break;
+      case 'count_bounce':
+        await recordSendOutcome(tx, { kind: 'bounce', requestId: step.sendRequestId, hard: step.hard, at: c.now });
+        break;
+    }
+  }
+  return { target: mine, others };
 }
 
 /** Parse, new text, classify: CPU work, outside the transaction. Returns a quarantine reason on bad input. */

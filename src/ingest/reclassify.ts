@@ -2,8 +2,9 @@ import type { Clock } from '../common/clock.ts';
 import { cadenzaError } from '../common/errors.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
-import { decide, type IngestAction } from './act.ts';
-import { insertSuppressions, loadTargets } from './store.ts';
+import { decide, type IngestAction, type IngestStep } from './act.ts';
+import { carryOut } from './pipeline.ts';
+import { loadTargets } from './store.ts';
 import type { Classification, MailLabel } from './types.ts';
 
 /** The labels a person can give a message: what the enrollment should make of it. */
@@ -19,9 +20,10 @@ export interface ReclassifyResult {
 /**
  * A person's verdict on an inbound message (the review queue, or a one-click relabel): the label
  * is stored with full confidence and the 'person' rung, and the enrollment gets what the ingestion
- * pipeline would have done with that verdict (act.ts decide: stop on a reply, suppress on an
- * opt-out or hard bounce, pause until the return date). A message that was held for review paused
- * its enrollment; a verdict that asks for nothing resumes it.
+ * pipeline would have done with that verdict, carried out by the pipeline's own carryOut (act.ts
+ * decide: stop on a reply, and the company's other enrollments where the sequence says so;
+ * suppress on an opt-out or hard bounce; pause until the return date). A message that was held
+ * for review paused its enrollment; a verdict that asks for nothing resumes it.
  */
 export async function reclassify(
   deps: { store: Store; service: EnrollmentService; clock: Clock },
@@ -46,12 +48,15 @@ export async function reclassify(
       ...(o.label === 'auto_reply' ? { returnDate: o.returnDate ?? null } : {}),
     };
     const target = m.enrollment_id ? (await loadTargets(tx, [m.enrollment_id])).get(m.enrollment_id) ?? null : null;
+    // No send: a person's verdict never counts a bounce against a mailbox (the pipeline counted
+    // the message once already, if it read it as one).
     const d = decide(c, target);
     const applied: Applied[] = [];
     if (target) {
-      await insertSuppressions(tx, o.workspaceId, d.suppress.map((s) => ({ ...s, source: c.reason })), now);
-      const events = d.events.length === 0 && m.action === 'needs_review' && target.state === 'paused' ? [{ type: 'resume' as const }] : d.events;
-      for (const ev of events) applied.push(...(await deps.service.applyInTx(tx, target.enrollmentId, ev.type === 'reply' ? { type: 'reply', messageId: m.message_id } : ev, now)));
+      const resume = !d.steps.some((s) => s.do === 'event') && m.action === 'needs_review' && target.state === 'paused';
+      const steps: IngestStep[] = resume ? [...d.steps, { do: 'event', event: { type: 'resume' } }] : d.steps;
+      const done = await carryOut(tx, deps.service, { workspaceId: o.workspaceId, target, messageId: m.message_id, source: c.reason, now }, steps);
+      applied.push(...done.target, ...done.others);
     }
     await tx
       .updateTable('message')

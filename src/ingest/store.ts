@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import { parseWindow } from '../sequence/calendar/index.ts';
-import { stoppableEnrollment } from '../sequence/enrollment-service.ts';
 import type { EnrollmentState } from '../sequence/model.ts';
 import type { Db, Tx } from '../store/store.ts';
 import type { SyncCursor } from '../mailbox/sync/source.ts';
@@ -89,15 +88,6 @@ export async function insertQuarantine(tx: Tx, rows: QuarantineRow[]): Promise<n
   return n;
 }
 
-export async function insertSuppressions(tx: Tx, workspaceId: string, rows: Array<{ email: string; reason: string; source: string }>, at: number): Promise<void> {
-  if (!rows.length) return;
-  await sql`
-    insert into suppression (workspace_id, email_norm, reason, source, created_at)
-    select ${workspaceId}, u.email, u.reason, u.source, ${new Date(at)}
-    from unnest(${rows.map((r) => r.email)}::text[], ${rows.map((r) => r.reason)}::text[], ${rows.map((r) => r.source.slice(0, 200))}::text[]) as u(email, reason, source)
-    on conflict (workspace_id, email_norm) do nothing`.execute(tx);
-}
-
 /** The stored cursor of a mailbox (null: never synced). */
 export async function loadCursor(db: Db | Tx, mailboxId: string): Promise<SyncCursor | null> {
   const r = await db.selectFrom('mailbox_sync').select('cursor').where('mailbox_id', '=', mailboxId).executeTakeFirst();
@@ -175,25 +165,6 @@ export async function loadTargets(tx: Tx, enrollmentIds: string[]): Promise<Map<
 export async function enrollmentOfSend(tx: Tx, workspaceId: string, sendRequestId: string): Promise<string | null> {
   const r = await tx.selectFrom('send_request').select('enrollment_id').where('id', '=', sendRequestId).where('workspace_id', '=', workspaceId).executeTakeFirst();
   return r?.enrollment_id ?? null;
-}
-
-/** Live enrollments of a company (email domain) in the workspace, except the given lead's. */
-export async function companyEnrollments(tx: Tx, workspaceId: string, domain: string, exceptLeadEmail: string): Promise<string[]> {
-  const r = await sql<{ id: string }>`
-    select e.id from enrollment e join lead l on l.id = e.lead_id
-    where l.workspace_id = ${workspaceId} and l.email_norm like ${'%@' + domain.replace(/[\\%_]/g, (c) => '\\' + c)}
-      and l.email_norm <> ${exceptLeadEmail} and e.state in ('active', 'paused')
-    order by e.id`.execute(tx);
-  return r.rows.map((x) => x.id);
-}
-
-/** Enrollments of an address in the workspace that a suppression stops (live, or finished with an open task), except one. */
-export async function liveEnrollmentsOf(tx: Tx, workspaceId: string, emailNorm: string, except: string): Promise<string[]> {
-  const r = await sql<{ id: string }>`
-    select e.id from enrollment e join lead l on l.id = e.lead_id
-    where l.workspace_id = ${workspaceId} and l.email_norm = ${emailNorm} and e.id <> ${except} and ${stoppableEnrollment}
-    order by e.id`.execute(tx);
-  return r.rows.map((x) => x.id);
 }
 
 /** The review queue: low-confidence messages waiting for a person, oldest first. */

@@ -1,11 +1,17 @@
 import { Readable } from 'node:stream';
-import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
-import { insertSuppressions } from '../ingest/store.ts';
-import { stoppableEnrollment, type Applied, type EnrollmentService } from '../sequence/enrollment-service.ts';
-import type { Store } from '../store/store.ts';
+import type { EnrollmentService } from '../sequence/enrollment-service.ts';
+import { suppress } from '../sequence/suppress.ts';
+import type { Db, Store } from '../store/store.ts';
 import { openCsv } from './csv-source.ts';
 import { checkEmail } from './email.ts';
+import { suppressionPage, suppressionsInOrder, type SuppressionPageQuery, type SuppressionRow } from './sql/suppression-list.ts';
+
+/**
+ * The workspace's suppression list as people handle it (the API's suppression routes): add an
+ * address or a whole list by hand, read a CSV of them, page through and export the list. The
+ * writing itself is sequence/suppress.ts suppress(), the one owner of promise 6.
+ */
 
 export type ManualReason = 'manual' | 'unsubscribe' | 'hard_bounce' | 'complaint';
 
@@ -30,18 +36,21 @@ export async function suppressAddresses(
 ): Promise<SuppressResult> {
   const now = deps.clock.now();
   const unique = [...new Set(emailsNorm)];
-  const { result, applied } = await deps.store.db.transaction().execute(async (tx) => {
-    const before = await tx.selectFrom('suppression').select('email_norm').where('workspace_id', '=', workspaceId).where('email_norm', 'in', unique.length ? unique : ['']).execute();
-    await insertSuppressions(tx, workspaceId, unique.map((email) => ({ email, reason, source })), now);
-    const live = await sql<{ id: string; state: string }>`
-      select e.id, e.state from enrollment e join lead l on l.id = e.lead_id
-      where e.workspace_id = ${workspaceId} and l.email_norm = any(${unique}::text[]) and ${stoppableEnrollment}`.execute(tx);
-    const applied: Applied[] = [];
-    for (const { id } of live.rows) applied.push(...(await deps.service.applyInTx(tx, id, { type: 'stop', reason: 'address suppressed' }, now)));
-    return { result: { added: unique.length - before.length, stopped: live.rows.filter((r) => r.state !== 'finished').length }, applied };
-  });
-  deps.service.notify(applied);
-  return result;
+  const done = await deps.store.db.transaction().execute((tx) => suppress(tx, deps.service, workspaceId, unique.map((email) => ({ email, reason, source })), { now }));
+  deps.service.notify(done.applied);
+  return { added: done.added.length, stopped: done.stopped.length };
+}
+
+/** One page of the list, in address order (`nextAfter` continues it). */
+export async function listSuppressions(db: Db, workspaceId: string, q: SuppressionPageQuery): Promise<{ rows: SuppressionRow[]; nextAfter: string | null }> {
+  const rows = await suppressionPage(db, workspaceId, { ...q, limit: q.limit + 1 });
+  const page = rows.slice(0, q.limit);
+  return { rows: page, nextAfter: rows.length > q.limit ? page[page.length - 1]!.email_norm : null };
+}
+
+/** The whole list, in address order (the CSV export). */
+export function allSuppressions(db: Db, workspaceId: string): Promise<SuppressionRow[]> {
+  return suppressionsInOrder(db, workspaceId);
 }
 
 export interface ImportIssue {

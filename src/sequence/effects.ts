@@ -5,6 +5,7 @@ import type { Random } from '../common/random.ts';
 import type { Tx } from '../store/store.ts';
 import type { Effect, Enrollment, SequenceDef } from './model.ts';
 import { jitterFor } from './plan.ts';
+import type { Suppression } from './suppress.ts';
 
 /** One applied transition whose effects are to be carried out. */
 export interface EffectItem {
@@ -15,20 +16,27 @@ export interface EffectItem {
   effects: Effect[];
 }
 
+/** A suppress effect, for the service to hand to suppress() once the batch is written and journalled. */
+export interface SuppressionAsked extends Suppression {
+  workspaceId: string;
+  /** The enrollment whose transition asked for it (spared by the stops: it is already transitioned). */
+  enrollmentId: string;
+}
+
 /**
  * Carries out the effects of a batch of transitions inside their transaction, one set-based
  * statement per kind of effect, so a batch of 500 step-due transitions costs a handful of round
  * trips. Timer effects need no SQL: the enrollment's due_at column, written with its state, is the
- * durable timer. Returns the enrollments whose address was suppressed (for the caller to stop the
- * lead's other enrollments).
+ * durable timer. Suppress effects are returned, not written: the service hands them to suppress()
+ * (suppress.ts, the one owner of promise 6), which writes the suppression and stops the address's
+ * other enrollments through the service itself.
  */
-export async function applyEffects(tx: Tx, deps: { clock: Clock; random: Random }, items: EffectItem[]): Promise<EffectItem[]> {
+export async function applyEffects(tx: Tx, deps: { clock: Clock; random: Random }, items: EffectItem[]): Promise<SuppressionAsked[]> {
   const sends: Array<{ id: string; ws: string; e: string; step: string; mb: string | null; variant: string | null; due: string }> = [];
   const tasks: Array<{ id: string; ws: string; e: string; step: string; kind: string; title: string; due: string }> = [];
   const cancelSends: string[] = [];
   const cancelTasks: string[] = [];
-  const suppress: Array<{ ws: string; email: string; reason: string; source: string }> = [];
-  const suppressed: EffectItem[] = [];
+  const suppressions: SuppressionAsked[] = [];
   const now = deps.clock.now();
   for (const it of items) {
     const e = it.enrollment;
@@ -47,8 +55,7 @@ export async function applyEffects(tx: Tx, deps: { clock: Clock; random: Random 
           cancelTasks.push(e.id);
           break;
         case 'suppress':
-          suppress.push({ ws: e.workspaceId, email: it.emailNorm, reason: fx.reason, source: `enrollment:${e.id}` });
-          suppressed.push(it);
+          suppressions.push({ workspaceId: e.workspaceId, enrollmentId: e.id, email: it.emailNorm, reason: fx.reason, source: `enrollment:${e.id}` });
           break;
         case 'schedule_timer':
         case 'cancel_timer':
@@ -86,15 +93,7 @@ export async function applyEffects(tx: Tx, deps: { clock: Clock; random: Random 
         as u(id, ws, e, step, kind, title, due)
       on conflict (enrollment_id, step_id) do nothing`.execute(tx);
   }
-  if (suppress.length) {
-    await sql`
-      insert into suppression (workspace_id, email_norm, reason, source, created_at)
-      select u.ws, u.email, u.reason, u.source, ${at}
-      from unnest(${col(suppress, 'ws')}::uuid[], ${col(suppress, 'email')}::text[], ${col(suppress, 'reason')}::text[], ${col(suppress, 'source')}::text[])
-        as u(ws, email, reason, source)
-      on conflict (workspace_id, email_norm) do nothing`.execute(tx);
-  }
-  return suppressed;
+  return suppressions;
 }
 
 function col<T, K extends keyof T>(rows: T[], k: K): Array<T[K]> {

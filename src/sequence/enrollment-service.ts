@@ -8,6 +8,7 @@ import { applyEffects } from './effects.ts';
 import { fromRow } from './enrollment-row.ts';
 import { isTerminal, prospectSignals, type EngineEvent, type Enrollment, type SequenceDef, type TransitionResult } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
+import { suppress, type StopEngine } from './suppress.ts';
 import { transition } from './transition.ts';
 
 /** What the scheduler hears after a commit: an enrollment's durable timer changed. */
@@ -19,14 +20,6 @@ export interface EnrollmentServiceDeps {
   random: Random;
   sequences?: SequenceCache;
 }
-
-/**
- * The enrollments a stop still has work on (`e` is the enrollment): live ones, and finished ones
- * that hold an open task (a call that did not hold the sequence outlives its end). A suppression
- * stops them all: the live ones end, the finished ones keep their state and lose their open tasks.
- */
-export const stoppableEnrollment = sql`(e.state in ('active', 'paused')
-  or (e.state = 'finished' and exists (select 1 from task t where t.enrollment_id = e.id and t.state = 'open')))`;
 
 type LoadedRow = EnrollmentRow & { country: string | null; region: string | null; email_norm: string };
 
@@ -45,7 +38,7 @@ export interface Applied {
  * is a claim the same way: the row lock (skip locked) plus the due time re-checked under it, so two
  * scheduler processes can never fire one step twice (promise 1).
  */
-export class EnrollmentService {
+export class EnrollmentService implements StopEngine {
   readonly sequences: SequenceCache;
   private readonly listeners = new Set<(changes: TimerChange[]) => void>();
 
@@ -87,6 +80,18 @@ export class EnrollmentService {
       rows = next;
     }
     return this.commit(tx, rows.map((row) => ({ row, event })), now);
+  }
+
+  /**
+   * Stops each of these enrollments inside the caller's transaction, as one batch: rows locked in
+   * id order (the order every stop takes its locks in), one journal statement. Used by suppress()
+   * and the company rule (suppress.ts). A stop is not a prospect's signal, so nothing is passed on
+   * along moves; its effects never suppress, so this never calls suppress() back.
+   */
+  async stopEachInTx(tx: Tx, enrollmentIds: readonly string[], reason: string, now = this.deps.clock.now()): Promise<Applied[]> {
+    if (enrollmentIds.length === 0) return [];
+    const rows = await lockRows(tx, sql`e.id = any(${[...enrollmentIds]}::uuid[])`, enrollmentIds.length, false, true);
+    return this.commit(tx, rows.map((row) => ({ row, event: { type: 'stop', reason } as const })), now);
   }
 
   /** Applies one event to many enrollments, each in its own transaction (a failure stops only that one). */
@@ -159,17 +164,18 @@ export class EnrollmentService {
     });
     const changed = done.filter((d) => d.result.outcome === 'applied');
     await writeStates(tx, changed.map((d) => ({ next: d.result.next, version: d.row.version + 1 })), now);
-    const suppressed = await applyEffects(
+    const suppressions = await applyEffects(
       tx,
       this.deps,
       changed.map((d) => ({ enrollment: d.result.next, seq: d.seq, mailboxId: d.row.mailbox_id, emailNorm: d.row.email_norm, effects: d.result.effects })),
     );
     await journal(tx, done, now);
     const applied: Applied[] = done.map((d) => ({ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }));
-    // One opt-out is everywhere (promise 6): the lead's other live enrollments stop in the same transaction.
-    for (const s of suppressed) {
-      const siblings = await lockRows(tx, sql`e.lead_id = ${s.enrollment.leadId} and e.id <> ${s.enrollment.id} and ${stoppableEnrollment}`, 10_000, false, true);
-      applied.push(...(await this.commit(tx, siblings.map((row) => ({ row, event: { type: 'stop', reason: 'address suppressed' } as const })), now)));
+    // One opt-out is everywhere (promise 6): suppress() writes the address's suppression and stops
+    // its other enrollments through this service, in the same transaction. The enrollment whose
+    // transition asked is spared: it is written and journalled above.
+    for (const s of suppressions) {
+      applied.push(...(await suppress(tx, this, s.workspaceId, [s], { now, spare: [s.enrollmentId] })).applied);
     }
     return applied;
   }

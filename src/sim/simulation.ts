@@ -8,6 +8,7 @@ import { EnrollmentService, type Applied } from '../sequence/enrollment-service.
 import type { CallOutcome, EngineEvent, TransitionResult } from '../sequence/model.ts';
 import { newId } from '../common/ids.ts';
 import { moveEnrollment } from '../sequence/move.ts';
+import { insertSuppressions } from '../sequence/sql/suppression.ts';
 import { Scheduler } from '../sequence/scheduler.ts';
 import {
   claimNext,
@@ -73,6 +74,12 @@ export type Injection =
   | 'no-mailbox-look'
   /** The senders claim by due time, without the dispatcher's instants or the mailbox's bucket. */
   | 'unpaced'
+  /**
+   * A prospect's opt-out (an unsubscribe, a hard bounce) written straight into the suppression
+   * table, bypassing suppress() (sequence/suppress.ts): the address is suppressed and none of its
+   * enrollments is stopped.
+   */
+  | 'bypass-suppress'
   /**
    * The design before issue 10: a Cadenza-written Sent copy (smtp_cadenza) is appended only after
    * the server's 250, yet its absence is read as proof: a crash between the two sends twice.
@@ -771,6 +778,10 @@ class Run {
       return 'prospect would reply at the next due time: none';
     }
     const ev = a.landed ? ({ type: 'reply', messageId: a.landed.messageId } as const) : this.toEvent(a.signal, a.replyTo, now);
+    if (this.opts.inject === 'bypass-suppress' && !this.injected && (ev.type === 'unsubscribe' || (ev.type === 'bounce' && ev.hard))) {
+      const planted = await this.bypassSuppress(a.enrollmentId, ev.type === 'unsubscribe' ? 'unsubscribe' : 'hard_bounce');
+      if (planted) return planted;
+    }
     this.armMaybe(faults.crashInSignal, 6, `signal ${ev.type}`);
     const res = a.landed ? await this.ingestLanded(a.landed, ev) : await this.proc.service.apply(a.enrollmentId, ev);
     if (!res) return `reply ${a.landed?.messageId} read again by the sync: already stored, nothing done`;
@@ -814,6 +825,22 @@ class Run {
     const now = this.clock.now();
     this.server.deliver({ ...last, messageId: `<again-${last.messageId.slice(1)}`, stepId: `${last.stepId}:again`, at: now, visibleAt: now, journalMark: await this.journalMark() });
     this.injected = true;
+  }
+
+  /**
+   * The planted fault 'bypass-suppress': the opt-out goes straight into the suppression table with
+   * the owner's own query but not through suppress(), for a lead with a live enrollment, so that
+   * nothing is stopped. Null (and the signal goes the normal way) when the lead has none live.
+   */
+  private async bypassSuppress(enrollmentId: string, reason: 'unsubscribe' | 'hard_bounce'): Promise<string | null> {
+    const e = await this.store.db.selectFrom('enrollment').innerJoin('lead', 'lead.id', 'enrollment.lead_id').select(['lead.workspace_id', 'lead.email_norm', 'lead.id']).where('enrollment.id', '=', enrollmentId).executeTakeFirst();
+    if (!e) return null;
+    const live = await this.store.db.selectFrom('enrollment').select('id').where('lead_id', '=', e.id).where('state', 'in', ['active', 'paused']).execute();
+    if (live.length === 0) return null;
+    const now = this.clock.now();
+    await this.proc.store.db.transaction().execute((tx) => insertSuppressions(tx, e.workspace_id, [{ email: e.email_norm, reason, source: 'planted fault: bypass-suppress' }], now));
+    this.injected = true;
+    return `${reason} for ${enrollmentId} -> written straight into the suppression table (planted fault: ${live.length} live enrollments not stopped)`;
   }
 
   private toEvent(s: Signal, replyTo: string, now: number): EngineEvent {

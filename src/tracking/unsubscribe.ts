@@ -4,6 +4,7 @@ import { cadenzaError } from '../common/errors.ts';
 import { checkEmail } from '../leads/email.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import { isTerminal } from '../sequence/model.ts';
+import { suppress } from '../sequence/suppress.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { insertTrackingEvents } from './sql/insert-tracking-events.ts';
 
@@ -12,11 +13,11 @@ import { insertTrackingEvents } from './sql/insert-tracking-events.ts';
  * page's button, or a mail to the List-Unsubscribe mailto: address (ingest/ calls this).
  *
  * One opt-out is everywhere (promise 6): the address is suppressed in the whole workspace and every
- * live enrollment of the lead stops. The engine does both in one transaction when it applies
- * `{ type: 'unsubscribe' }` to an enrollment of the lead (the suppression effect, then its siblings
- * stopped, enrollment-service.ts); when the address has no enrollment (a lead never enrolled, or no
- * lead at all: a mailto from an address we only imported, or will import later), the suppression
- * is written directly. Written before answering, not batched: it is rare and must not be lost.
+ * live enrollment of the lead stops, by sequence/suppress.ts suppress(), in one transaction. The
+ * engine calls it when it applies `{ type: 'unsubscribe' }` to an enrollment of the lead (its
+ * suppress effect); when the address has no enrollment (a lead never enrolled, or no lead at all:
+ * a mailto from an address we only imported, or will import later), this calls it directly.
+ * Written before answering, not batched: it is rare and must not be lost.
  *
  * Idempotent: a second unsubscribe of an address already suppressed, with nothing live left to
  * stop, writes nothing and reports 'already'.
@@ -79,10 +80,9 @@ export async function honourUnsubscribe(deps: UnsubscribeDeps, req: UnsubscribeR
     // else any live one; the engine stops the others in the same transaction.
     const first = target.enrollmentId ?? live[0] ?? null;
     if (first) applied = await deps.service.applyInTx(tx, first, { type: 'unsubscribe', source }, now);
-    await sql`
-      insert into suppression (workspace_id, email_norm, reason, source, created_at)
-      values (${req.workspaceId}, ${target.emailNorm}, 'unsubscribe', ${source}, ${new Date(now)})
-      on conflict (workspace_id, email_norm) do nothing`.execute(tx);
+    // The engine has suppressed the address through suppress() if there was an enrollment; with
+    // none (or to be sure), suppress() itself: it keeps the first reason and finds nothing left to stop.
+    applied.push(...(await suppress(tx, deps.service, req.workspaceId, [{ email: target.emailNorm, reason: 'unsubscribe', source }], { now, ...(first ? { spare: [first] } : {}) })).applied);
     await insertTrackingEvents(tx, [
       {
         workspaceId: req.workspaceId,

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { csvRecord } from '../../common/csv-write.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { checkEmail } from '../../leads/email.ts';
-import { readSuppressionList, suppressAddresses } from '../../leads/suppression.ts';
+import { allSuppressions, listSuppressions, readSuppressionList, suppressAddresses } from '../../leads/suppression.ts';
+import { liftSuppression } from '../../sequence/suppress.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
 import type { WorkspaceAccess } from '../auth/access.ts';
 import { audit } from '../audit/actor.ts';
@@ -39,15 +40,10 @@ export const suppressionRoutes = [
     example: () => ({ query: { limit: 10 } }),
     response: z.object({ suppressions: z.array(suppression), nextAfter: z.string().nullable() }),
     handler: async ({ ctx, ws, query }) => {
-      let q = ctx.store.db.selectFrom('suppression').select(['email_norm', 'reason', 'source', 'created_at']).where('workspace_id', '=', ws.workspaceId);
-      if (query.q) q = q.where('email_norm', 'like', `%${query.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      if (query.reason) q = q.where('reason', '=', query.reason);
-      if (query.after) q = q.where('email_norm', '>', query.after);
-      const rows = await q.orderBy('email_norm').limit(query.limit + 1).execute();
-      const items = rows.slice(0, query.limit);
+      const page = await listSuppressions(ctx.store.db, ws.workspaceId, query);
       return {
-        suppressions: items.map((r) => ({ email: r.email_norm, reason: r.reason, source: r.source, createdAt: r.created_at.toISOString() })),
-        nextAfter: rows.length > query.limit ? items[items.length - 1]!.email_norm : null,
+        suppressions: page.rows.map((r) => ({ email: r.email_norm, reason: r.reason, source: r.source, createdAt: r.created_at.toISOString() })),
+        nextAfter: page.nextAfter,
       };
     },
   }),
@@ -100,7 +96,7 @@ export const suppressionRoutes = [
     response: z.string().describe('text/csv'),
     handler: async (c) => {
       const { ctx, ws, reply } = c;
-      const rows = await ctx.store.db.selectFrom('suppression').select(['email_norm', 'reason', 'source', 'created_at']).where('workspace_id', '=', ws.workspaceId).orderBy('email_norm').execute();
+      const rows = await allSuppressions(ctx.store.db, ws.workspaceId);
       const lines = ['email,reason,source,created_at', ...rows.map((r) => csvRecord([r.email_norm, r.reason, r.source ?? '', r.created_at.toISOString()], ',', ''))];
       await audit(c, { action: 'export.downloaded', target: 'suppressions.csv', detail: { rows: rows.length } });
       reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="suppressions.csv"');
@@ -117,10 +113,7 @@ export const suppressionRoutes = [
     response: z.object({ ok: z.literal(true) }),
     handler: async ({ ctx, ws, params }) => {
       const c = checkEmail(params.email);
-      const r = c.ok
-        ? await ctx.store.db.deleteFrom('suppression').where('workspace_id', '=', ws.workspaceId).where('email_norm', '=', c.norm).executeTakeFirst()
-        : undefined;
-      if (!r || Number(r.numDeletedRows) === 0) throw cadenzaError('NOT_FOUND', 'this address is not suppressed in this workspace');
+      if (!c.ok || !(await liftSuppression(ctx.store.db, ws.workspaceId, c.norm))) throw cadenzaError('NOT_FOUND', 'this address is not suppressed in this workspace');
       return { ok: true as const };
     },
   }),

@@ -20,8 +20,6 @@ const ALLOWED: Record<string, string> = {
   // "one definition of each figure a user sees"); their queries move there with it.
   'analytics.ts': 'figures: moving to their one module',
   'analytics-figures.ts': 'figures: moving to their one module',
-  // Suppression gets one owner, suppress() (issue 12, promise 6); its reads and writes move with it.
-  'suppressions.ts': 'suppression: moving to its one owner',
 };
 
 /** What a query looks like in TypeScript here: a Kysely builder, a `sql` template, or a chain on a builder a domain function returned. */

@@ -11,9 +11,9 @@ import { htmlToText } from './parse/html-to-text.ts';
 import { parseMailSafe } from './parse/parse-mail.ts';
 import { extractReplyText } from './reply-text/index.ts';
 import { normaliseSubject, referencedIds, threadKeys } from './thread.ts';
-import { parseTemplate } from '../sending/compose/template/parse.ts';
-import { renderEmail } from '../sending/compose/template/render.ts';
-import { validateTemplate } from '../sending/compose/template/validate.ts';
+import { parseTemplate } from '../sequence/template/parse.ts';
+import { renderEmail } from '../sequence/template/render.ts';
+import { validateTemplate } from '../sequence/template/validate.ts';
 
 /**
  * Every stage that reads a stranger's text, timed on its own over the generated hostile corpus

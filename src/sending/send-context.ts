@@ -1,8 +1,8 @@
 import { cadenzaError } from '../common/errors.ts';
 import type { SequenceSettings } from '../sequence/sequence-repo.ts';
 import type { Tx, Db } from '../store/store.ts';
-import type { EmailTemplate } from './compose/template/render.ts';
-import type { LeadValues, SenderValues } from './compose/template/variables.ts';
+import type { EmailTemplate } from '../sequence/template/render.ts';
+import type { LeadValues, SenderValues } from '../sequence/template/variables.ts';
 import type { ThreadContext } from './compose/threading.ts';
 import type { Claim } from './outbox.ts';
 

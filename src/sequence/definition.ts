@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { cadenzaError } from '../common/errors.ts';
 import { parseWindow, type Delay, type SendWindow } from './calendar/index.ts';
-import { templateProblems } from '../sending/compose/template/validate.ts';
+import { templateProblems } from './template/validate.ts';
 
 /**
  * The file a user writes to create or update a sequence (`cadenza sequence apply FILE`, YAML or

@@ -1,5 +1,5 @@
-import { renderEmail } from '../sending/compose/template/render.ts';
-import type { LeadValues, SenderValues } from '../sending/compose/template/variables.ts';
+import { renderEmail } from './template/render.ts';
+import type { LeadValues, SenderValues } from './template/variables.ts';
 import type { SequenceDefinition } from './definition.ts';
 
 /** How many leads the save check renders against: enough to tell "fails for everyone" from "fails for some". */

@@ -28,7 +28,7 @@ export const allowed: Allowed[] = [
   { file: 'src/ingest/reply-text/signature.ts', reason: 'anchored word alternations on one line of at most SIGNATURE_LINE_MAX_CHARS' },
   { file: 'src/ingest/thread.ts', reason: 'anchored reply-prefix alternation on a subject cut to 1000' },
   { file: 'src/ingest/classify/bounce/index.ts', reason: 'a line-anchored literal field name (m flag): linear' },
-  { file: 'src/sending/compose/html.ts', reason: 'entity names and URLs with bounded or single-class repetitions, on a template text' },
+  { file: 'src/common/html.ts', reason: 'entity names and URLs with bounded or single-class repetitions, on a template text' },
   { file: 'src/sending/compose/dkim.ts', reason: 'literal markers on the operator’s own key (trusted input)' },
 
   { file: 'src/ingest/parse/boundary-repair.ts', reason: 'bounded repetitions ({1,70}, {0,76}) on one header field or line of a header cut to maxHeaderBytes: linear per start' },
@@ -48,9 +48,9 @@ export const allowed: Allowed[] = [
   { file: 'src/ingest/reply-text/quote-headers.ts', pattern: '/(?:<[^<>\\s@]+@', reason: 'one line of at most MAX_SIGNAL_LINE (1000)' },
   { file: 'src/ingest/reply-text/signature.ts', pattern: '/^(.*?)<([^>]*)>/', reason: 'the sender cut to 1000 characters just above' },
   { file: 'src/sending/compose/compose.ts', pattern: '/^[^\\s<>()[\\]\\\\,;:"@]+@', reason: 'an address validated on import (≤ 254 characters), sending side' },
-  { file: 'src/sending/compose/html.ts', pattern: '/[.,;:!?)\\]}\'"]+$/', reason: 'on one URL of a template text written by a workspace member' },
-  { file: 'src/sending/compose/html.ts', pattern: '/^\\n+|\\n+$/g', reason: 'paragraphs split on blank lines hold no run of two newlines: each run is one character' },
-  { file: 'src/sending/compose/template/filters.ts', pattern: '/[,;:.!?]+$/u', reason: 'on the first word of a lead field' },
+  { file: 'src/common/html.ts', pattern: '/[.,;:!?)\\]}\'"]+$/', reason: 'on one URL of a template text written by a workspace member' },
+  { file: 'src/common/html.ts', pattern: '/^\\n+|\\n+$/g', reason: 'paragraphs split on blank lines hold no run of two newlines: each run is one character' },
+  { file: 'src/sequence/template/filters.ts', pattern: '/[,;:.!?]+$/u', reason: 'on the first word of a lead field' },
   { file: 'src/sending/compose/tracking.ts', pattern: '/\\/+$/', reason: 'the operator’s public URL setting (trusted)' },
   { file: 'src/mailbox/sync/push-settings.ts', pattern: '/\\/*$/', reason: 'the operator’s push URL setting (trusted)' },
 

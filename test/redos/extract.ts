@@ -43,6 +43,7 @@ export function regexesIn(file: string, root: string): FoundRegex[] {
 
 /** Source files under `dir` (tests, test support and the fuzzer's generators excluded: they read only what they generate). */
 export function sourceFiles(dir: string): string[] {
+  if (statSync(dir).isFile()) return [dir];
   const out: string[] = [];
   for (const e of readdirSync(dir).sort()) {
     const p = path.join(dir, e);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
-import { renderEmail } from '../../sending/compose/template/render.ts';
-import { templateProblems } from '../../sending/compose/template/validate.ts';
+import { renderEmail } from '../../sequence/template/render.ts';
+import { templateProblems } from '../../sequence/template/validate.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
 import { loadDefinition } from '../../sequence/definition-document.ts';

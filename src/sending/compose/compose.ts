@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import { cadenzaError } from '../../common/errors.ts';
-import { textToHtml } from './html.ts';
+import { textToHtml } from '../../common/html.ts';
 import type { SentDetails } from '../outbox.ts';
 import { dkimSign, type DkimKey } from './dkim.ts';
 import { threadHeaders, isMessageId, type ThreadContext } from './threading.ts';

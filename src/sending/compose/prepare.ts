@@ -1,8 +1,8 @@
 import type { Claim } from '../outbox.ts';
 import { composeEmail, leadDisplayName, type ComposedEmail } from './compose.ts';
 import type { DkimKey } from './dkim.ts';
-import { renderEmail, type EmailTemplate, type RenderResult } from './template/render.ts';
-import type { LeadValues, SenderValues } from './template/variables.ts';
+import { renderEmail, type EmailTemplate, type RenderResult } from '../../sequence/template/render.ts';
+import type { LeadValues, SenderValues } from '../../sequence/template/variables.ts';
 import type { ThreadContext } from './threading.ts';
 import { trackingLinks } from './tracking.ts';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { isCadenzaError } from '../../common/errors.ts';
 import { seal } from '../../common/sealed-token.ts';
 import { deriveKey } from '../../common/secrets.ts';
-import { decodeEntities, escapeHtml } from './html.ts';
+import { decodeEntities, escapeHtml } from '../../common/html.ts';
 import { insertPixel, normaliseBaseUrl, openTrackingToken, rewriteLinks, trackingKey, trackingLinks } from './tracking.ts';
 import { parseUnsubscribeMailto, recogniseUnsubscribeRequest, unsubscribeMailto } from './unsubscribe.ts';
 

@@ -1,7 +1,7 @@
 import { cadenzaError } from '../../common/errors.ts';
 import { MAX_TOKEN_LENGTH, seal, sealedLength, unseal } from '../../common/sealed-token.ts';
 import { deriveKey } from '../../common/secrets.ts';
-import { decodeEntities, escapeHtml } from './html.ts';
+import { decodeEntities, escapeHtml } from '../../common/html.ts';
 
 /**
  * The links an email carries back to Cadenza: unsubscribe (every sequence email), and, when the

@@ -1,5 +1,5 @@
-import { seededRandom, type Random } from '../../../common/random.ts';
-import { escapeHtml } from '../html.ts';
+import { seededRandom, type Random } from '../../common/random.ts';
+import { escapeHtml } from '../../common/html.ts';
 import { applyFilters } from './filters.ts';
 import { parseTemplate, positionOf, type TemplateNode } from './parse.ts';
 import { classifyVariable, lookupValue, type LeadValues, type SenderValues, type VariableRef } from './variables.ts';

@@ -1,4 +1,4 @@
-/** The little HTML handling composing needs: escaping values, reading and writing href attributes. */
+/** The little HTML handling templates and composing need: escaping values, reading and writing href attributes. */
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 

@@ -38,6 +38,11 @@ import type { Db, Tx } from '../store/store.ts';
  *
  * Percentiles: nearest rank (`nearestRank`), the method HDR histograms use, so /metrics and the
  * API agree exactly below 2,048 ms (the histogram keeps 3 significant digits above).
+ *
+ * Why in ops/: /metrics (ops/metrics.ts) takes its percentile method from here, and ops/ sits below
+ * the domains; this file reads their tables by SQL and imports nothing but store/ and common/.
+ * /metrics' other counters (`cadenza_sends_total`, `cadenza_ingest_actions_total`) count attempts
+ * and decisions in one process, not these figures.
  */
 
 const DAY_MS = 86_400_000;

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { sql } from 'kysely';
+import { cadenzaError } from '../../common/errors.ts';
 import { headline } from '../../ops/figures.ts';
 import { resolveWorkspace } from '../../ops/workspace.ts';
 import { OVERDUE_MS, type BlockedCode } from '../../sequence/blocked.ts';
 import { blockedOf, selectEnrollments } from '../../sequence/enrollment-query.ts';
-import { cadenzaError } from '../../common/errors.ts';
 import { deps, globals, output, table, withStore } from '../context.ts';
 
 export function register(program: Command): void {

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { realSpanMs, type Clock } from '../common/clock.ts';
+import type { Clock } from '../common/clock.ts';
 import { cadenzaError, isCadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
 import type { FetchedMessage, SyncBatch } from '../mailbox/sync/source.ts';
+import { recordStopLatencies, stopLatencyMs } from '../ops/figures.ts';
 import { holds } from '../ops/leases.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { recogniseUnsubscribeRequest } from '../sending/compose/unsubscribe.ts';
@@ -199,7 +200,7 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
 
   let messages: IngestedMessage[] = [];
   let applied: Applied[] = [];
-  let acted: Array<{ receivedAt: number | null; applied: Applied[]; action: Decision['action'] }> = [];
+  let acted: Acted[] = [];
   let quarantined = 0;
   // Optimistic first: the whole batch in one go. Only if that fails is it retried with a savepoint
   // per message, so that one poison message is rolled back alone (two more round trips a message,
@@ -270,12 +271,8 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
         messages.push({ ...base, action: decision.action, enrollmentId: target?.enrollmentId ?? null, inserted, needsReview: decision.needsReview });
         if (!inserted || !target) return;
         const { target: mine, others } = await carryOut(tx, deps.service, { workspaceId: mailbox.workspaceId, target, messageId: p.messageId, source: `message ${p.messageId}`, now }, decision.steps);
-        if (p.fetched.receivedAt !== null && stoppedOrPaused(mine)) {
-          // The stop is journalled at `now` in this transaction: its latency, in real time, is stored once.
-          await sql`update message set stop_latency_ms = ${Math.max(0, Math.round(realSpanMs(deps.clock, now - p.fetched.receivedAt)))} where id = ${rowId}`.execute(tx);
-        }
         applied.push(...mine, ...others);
-        acted.push({ receivedAt: p.fetched.receivedAt, applied: mine, action: decision.action });
+        acted.push({ rowId, receivedAt: p.fetched.receivedAt, applied: mine, action: decision.action, stopMs: null });
       };
       if (!guarded) {
         await handle();
@@ -295,6 +292,11 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
     }
     quarantined = await insertQuarantine(tx, quarantine);
     await saveCursor(tx, mailbox.id, batch.cursor, now, { resync: o.countResync === true, fenceToken: o.fence?.token ?? null });
+    // Reply-to-stop (ops/figures.ts): measured once, as this transaction ends (its commit follows),
+    // stored with the stops and recorded in /metrics as the same numbers.
+    const stoppedAt = deps.clock.now();
+    for (const a of acted) if (a.receivedAt !== null && stoppedOrPaused(a.applied)) a.stopMs = stopLatencyMs(deps.clock, a.receivedAt, stoppedAt);
+    await recordStopLatencies(tx, acted.flatMap((a) => (a.stopMs === null ? [] : [{ messageRowId: a.rowId, ms: a.stopMs }])));
   });
   try {
     await attempt(false);
@@ -305,7 +307,7 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
   }
   const committedAt = deps.clock.now();
   deps.service.notify(applied);
-  recordMetrics(deps.clock, deps.metrics, messages, quarantined, acted, committedAt);
+  recordMetrics(deps.metrics, messages, quarantined, acted);
   return { messages, quarantined, applied, committedAt };
 }
 
@@ -384,17 +386,25 @@ function clamp01(x: number): number {
   return Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0;
 }
 
-function recordMetrics(clock: Clock, metrics: Metrics | undefined, messages: IngestedMessage[], quarantined: number, acted: Array<{ receivedAt: number | null; applied: Applied[]; action: Decision['action'] }>, committedAt: number): void {
+/** A message that acted on its enrollment, and its reply-to-stop once measured (null: it did not stop or pause it). */
+interface Acted {
+  rowId: string;
+  receivedAt: number | null;
+  applied: Applied[];
+  action: Decision['action'];
+  stopMs: number | null;
+}
+
+function recordMetrics(metrics: Metrics | undefined, messages: IngestedMessage[], quarantined: number, acted: Acted[]): void {
   if (!metrics) return;
   for (const m of messages) if (m.inserted) metrics.ingested.inc({ label: m.label });
   for (const a of acted) metrics.actions.inc({ action: a.action });
   if (quarantined) metrics.quarantined.inc(quarantined);
-  for (const a of acted) {
-    // Reply-to-stop: a signal that stopped (or paused) its enrollment, from server receipt to commit, in real ms.
-    if (a.receivedAt !== null && stoppedOrPaused(a.applied)) metrics.recordReplyToStop(realSpanMs(clock, committedAt - a.receivedAt));
-  }
+  // The stored reply-to-stop figures of this batch, the same numbers (ops/figures.ts).
+  for (const a of acted) if (a.stopMs !== null) metrics.recordReplyToStop(a.stopMs);
 }
 
+/** What counts for reply-to-stop (ops/figures.ts): the message's first engine event applied and left its enrollment ended or paused. */
 function stoppedOrPaused(applied: Applied[]): boolean {
   const first = applied[0];
   return first?.result.outcome === 'applied' && (isTerminal(first.result.next.state) || first.result.next.state === 'paused');

@@ -1,5 +1,6 @@
 import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
 import { Counter, Gauge, Registry } from 'prom-client';
+import { nearestRank, REPLY_TO_STOP_PERCENTILES } from './figures.ts';
 
 /**
  * Process metrics in Prometheus text format (`GET /metrics`), one registry per process (injected,
@@ -7,13 +8,16 @@ import { Counter, Gauge, Registry } from 'prom-client';
  *
  * Latencies go into HDR histograms (hdr-histogram-js): exact percentiles at 3 significant digits
  * over any range, which Prometheus buckets cannot give for a p99 target. They are exposed as
- * gauges read at scrape time: `<name>{quantile="0.5"|"0.99"|"1"}` and `<name>_count`.
+ * gauges read at scrape time: `<name>{quantile="0.5"|"0.9"|"0.99"|"1"}` and `<name>_count`, each
+ * quantile at its nearest rank (ops/figures.ts `nearestRank`, the method the API's figures use).
  *
- * Reply-to-stop latency (promise 3) = when the enrollment's stop committed − when the server
- * received the message (the connector's receivedAt: IMAP INTERNALDATE, Gmail internalDate, Graph
- * receivedDateTime). INTERNALDATE has whole seconds, so over IMAP a figure may read up to 1 s high
- * (the delivery instant is truncated to its second); the end-to-end test also measures from its
- * own clock, before the SMTP injection, to the stop it observes.
+ * Reply-to-stop (promise 3) is defined in ops/figures.ts: which messages count, the unit (real ms)
+ * and the instant; ingestion measures each stop once (`stopLatencyMs`), stores it with the message
+ * and records the same number here. This histogram is this process's since it started, every
+ * workspace together; the durable, workspace-scoped figure over any window is the API's
+ * (`GET …/analytics` replyToStop, `cadenza status`). INTERNALDATE has whole seconds, so over IMAP a
+ * figure may read up to 1 s high (the delivery instant is truncated to its second); the end-to-end
+ * test also measures from its own clock, before the SMTP injection, to the stop it observes.
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -31,17 +35,21 @@ export class Metrics {
     this.actions = new Counter({ name: 'cadenza_ingest_actions_total', help: 'What inbound messages did (reply, hard_bounce, out_of_office, ...)', labelNames: ['action'], registers: [this.registry] });
     this.quarantined = new Counter({ name: 'cadenza_quarantined_messages_total', help: 'Messages quarantined (unparseable, too large, not fetchable)', registers: [this.registry] });
     this.syncErrors = new Counter({ name: 'cadenza_sync_errors_total', help: 'Mailbox sync failures (each followed by a reconnect with backoff)', labelNames: ['provider'], registers: [this.registry] });
-    this.sends = new Counter({ name: 'cadenza_sends_total', help: 'Send attempts by outcome', labelNames: ['outcome'], registers: [this.registry] });
+    // Attempts by this process's senders, not the "sent" figure (ops/figures.ts: the journal's step_sent, possibly-sent included, resends by hand not).
+    this.sends = new Counter({ name: 'cadenza_sends_total', help: 'Send attempts by outcome, in this process (the sent figure users see is the journal\'s: GET …/analytics, cadenza status)', labelNames: ['outcome'], registers: [this.registry] });
     this.syncedMailboxes = new Gauge({ name: 'cadenza_synced_mailboxes', help: 'Mailboxes this process syncs (holds the lease of)', registers: [this.registry] });
     this.pushBusLost = new Counter({ name: 'cadenza_push_bus_connection_lost_total', help: 'LISTEN connections of the push bus lost (each followed by a reconnect and a catch-up of every work pass)', registers: [this.registry] });
-    this.latency('cadenza_reply_to_stop_ms', 'Reply-to-stop latency in ms: stop committed minus server receipt (IMAP: 1 s resolution)');
+    this.latency('cadenza_reply_to_stop_ms', 'Reply-to-stop in real ms of the inbound messages that stopped or paused their enrollment, committed by this process since it started: end of the stopping transaction minus server receipt (IMAP: 1 s resolution). The durable per-workspace figure: GET …/analytics replyToStop');
   }
 
-  /** An HDR histogram (1 ms .. 1 day, 3 significant digits) exposed as quantile gauges. */
+  /**
+   * An HDR histogram (from 0 ms, 3 significant digits; it grows past a day rather than clamp, so
+   * it holds every value the stored figure does) exposed as quantile gauges.
+   */
   latency(name: string, help: string): Histogram {
     const existing = this.latencies.get(name);
     if (existing) return existing;
-    const h = buildHistogram({ lowestDiscernibleValue: 1, highestTrackableValue: 86_400_000, numberOfSignificantValueDigits: 3 });
+    const h = buildHistogram({ lowestDiscernibleValue: 1, highestTrackableValue: 86_400_000, numberOfSignificantValueDigits: 3, autoResize: true });
     this.latencies.set(name, h);
     new Gauge({
       name,
@@ -49,7 +57,7 @@ export class Metrics {
       labelNames: ['quantile'],
       registers: [this.registry],
       collect() {
-        for (const [q, p] of [['0.5', 50], ['0.99', 99]] as const) this.set({ quantile: q }, h.totalCount ? h.getValueAtPercentile(p) : 0);
+        for (const p of REPLY_TO_STOP_PERCENTILES) this.set({ quantile: String(p / 100) }, valueAtPercentile(h, p));
         this.set({ quantile: '1' }, h.totalCount ? h.maxValue : 0);
       },
     });
@@ -64,16 +72,16 @@ export class Metrics {
     return h;
   }
 
-  /** Records a reply-to-stop latency (ms; clamped to the histogram's range). */
+  /** Records a reply-to-stop latency: the whole real ms ingestion stored with the stop (ops/figures.ts stopLatencyMs). */
   recordReplyToStop(ms: number): void {
-    this.latencies.get('cadenza_reply_to_stop_ms')!.recordValue(Math.min(86_400_000, Math.max(1, Math.round(ms))));
+    this.latencies.get('cadenza_reply_to_stop_ms')!.recordValue(Math.max(0, Math.round(ms)));
   }
 
-  /** p50, p99, max and count of a latency histogram. */
-  summary(name = 'cadenza_reply_to_stop_ms'): { p50: number; p99: number; max: number; count: number } {
+  /** p50, p90, p99, max and count of a latency histogram (nearest rank, as the gauges). */
+  summary(name = 'cadenza_reply_to_stop_ms'): { p50: number; p90: number; p99: number; max: number; count: number } {
     const h = this.latencies.get(name);
-    if (!h || h.totalCount === 0) return { p50: 0, p99: 0, max: 0, count: 0 };
-    return { p50: h.getValueAtPercentile(50), p99: h.getValueAtPercentile(99), max: h.maxValue, count: h.totalCount };
+    if (!h || h.totalCount === 0) return { p50: 0, p90: 0, p99: 0, max: 0, count: 0 };
+    return { p50: valueAtPercentile(h, 50), p90: valueAtPercentile(h, 90), p99: valueAtPercentile(h, 99), max: h.maxValue, count: h.totalCount };
   }
 
   async text(): Promise<string> {
@@ -83,4 +91,14 @@ export class Metrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/**
+ * The histogram's value at the p-th percentile's nearest rank (0 when empty). HDR's own lookup
+ * takes a percentile and rounds its count up; asking for the middle of the rank's band
+ * ((rank - 0.5) / count) lands on the rank whatever the floating-point error of the product.
+ */
+function valueAtPercentile(h: Histogram, p: number): number {
+  if (h.totalCount === 0) return 0;
+  return h.getValueAtPercentile((100 * (nearestRank(h.totalCount, p) - 0.5)) / h.totalCount);
 }

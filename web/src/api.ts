@@ -1,3 +1,5 @@
+import type { ApiBody, ApiResponse, ApiRoute } from './types.ts';
+
 /**
  * The browser's client for the Cadenza HTTP API: same origin, session cookie, and the CSRF token
  * from GET /api/auth/me sent on every unsafe request (src/api/auth/access.ts).
@@ -23,7 +25,9 @@ export function setCsrfToken(token: string): void {
   csrfToken = token;
 }
 
-export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export async function api<T>(method: Method, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
@@ -40,6 +44,15 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
     throw new ApiError(res.status, e?.code ?? 'HTTP_' + res.status, e?.message ?? res.statusText, e?.details ?? {});
   }
   return json as T;
+}
+
+/**
+ * A call checked against the API's own schemas (types.ts, generated): the route, named
+ * `METHOD /path` as in src/api/routes, types the JSON body it takes and the answer it gives; `path`
+ * is its URL with the ids filled in. A route without a body takes none.
+ */
+export function call<R extends ApiRoute>(route: R, path: string, ...body: [ApiBody<R>] extends [never] ? [] : [body: ApiBody<R>]): Promise<ApiResponse<R>> {
+  return api<ApiResponse<R>>(route.slice(0, route.indexOf(' ')) as Method, path, body[0]);
 }
 
 /** Sends a file as the request body (streamed by the browser, not read into memory), e.g. a CSV import. */
@@ -72,11 +85,8 @@ export function ws(workspaceId: string, rest: string): string {
   return `/api/workspaces/${encodeURIComponent(workspaceId)}/${rest}`;
 }
 
-export interface Me {
-  account: { id: string; email: string; name: string | null };
-  csrfToken: string;
-  workspaces: { id: string; name: string; role: 'owner' | 'admin' | 'member' }[];
-}
+/** GET /api/auth/me: the signed-in person (generated from the API's schema, like every shape in types.ts). */
+export type { Me } from './types.ts';
 
 /**
  * An API message in plain words: a validation message names the field as the code does

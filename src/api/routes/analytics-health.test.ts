@@ -19,8 +19,16 @@ describe.each(testBackends())('analytics per variant and per mailbox (%s)', (bac
       .values({ id: '01a228f2-1111-7000-8000-000000000001', workspace_id: ws, enrollment_id: g.enrollmentId!, step_id: intro.id, mailbox_id: g.mailboxId!, variant_id: variant.id, state: 'sent', due_at: new Date(), bounced_at: new Date(), bounce_kind: 'soft' })
       .execute();
     await db.updateTable('enrollment').set({ state: 'replied', last_step_id: intro.id }).where('id', '=', g.enrollmentId!).execute();
-    // The engine journals the send: per-mailbox sends are counted from the journal, as every analytics figure is.
-    await db.insertInto('event').values({ workspace_id: ws, enrollment_id: g.enrollmentId!, type: 'step_sent', at: new Date(), payload: JSON.stringify({ event: { type: 'step_sent', stepId: intro.id } }) }).execute();
+    // The engine journals the send and the reply: per-mailbox and per-variant sends and replies are
+    // counted from the journal, as every analytics figure is (ops/figures.ts).
+    const sentAt = Date.now();
+    await db
+      .insertInto('event')
+      .values([
+        { workspace_id: ws, enrollment_id: g.enrollmentId!, type: 'step_sent', at: new Date(sentAt), payload: JSON.stringify({ event: { type: 'step_sent', stepId: intro.id } }) },
+        { workspace_id: ws, enrollment_id: g.enrollmentId!, type: 'reply', at: new Date(sentAt + 1000), payload: JSON.stringify({ event: { type: 'reply' } }) },
+      ])
+      .execute();
   }, 60_000);
   afterAll(async () => h?.close());
 

@@ -1,17 +1,14 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { mailboxHealth } from '../../mailbox/health-view.ts';
 import { lastSendError } from '../../sending/dispatch/health.ts';
-import { analyticsWindow, comparedVariants, emailSteps, perDay, perStep, replyToStopMs } from './analytics-figures.ts';
+import { figuresWindow, funnel, headline, perMailbox, variantsAllTime } from '../../ops/figures.ts';
 
-
-/** Nearest-rank percentile of sorted values. */
-function percentile(sorted: number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
+/**
+ * The Analytics routes: every figure here is defined, and computed, in ops/figures.ts (what counts,
+ * the window and its clock, the percentile method), the module `cadenza status`, the demo's
+ * progress and /metrics read too. These handlers only pick the window and shape the answer.
+ */
 export const analyticsRoutes = [
   defineRoute({
     method: 'GET',
@@ -33,47 +30,24 @@ export const analyticsRoutes = [
         variants: z
           .array(z.object({ sequenceName: z.string(), stepKey: z.string(), variantKey: z.string(), sent: z.number().int(), replied: z.number().int() }))
           .describe('Email steps with more than one variant: sends of each in the window, and the replies credited to it'),
-        replyToStop: z.object({ count: z.number().int(), p50Ms: z.number().nullable(), p90Ms: z.number().nullable(), p99Ms: z.number().nullable() }).describe('Real milliseconds, even for work done on a demo\'s accelerated clock'),
+        replyToStop: z.object({ count: z.number().int(), p50Ms: z.number().nullable(), p90Ms: z.number().nullable(), p99Ms: z.number().nullable() }).describe('Inbound messages received in the window that stopped or paused their enrollment, and the nearest-rank percentiles of the time from the server\'s receipt to the stop, in real milliseconds even on a demo\'s accelerated clock (ops/figures.ts)'),
       })
       .meta({ id: 'Analytics' }),
     handler: async ({ ctx, ws, query }) => {
-      const db = ctx.store.db;
-      const w = await analyticsWindow(db, ws.workspaceId, ctx.clock.now(), query.days);
-      const days = await perDay(db, ws.workspaceId, w);
-      const totals = { sends: 0, replies: 0, bounces: 0, unsubscribes: 0 };
-      for (const d of days) for (const k of Object.keys(totals) as Array<keyof typeof totals>) totals[k] += d[k];
-
-      const rows = await perStep(db, ws.workspaceId, w);
-      const funnel = new Map((await emailSteps(db, ws.workspaceId)).map((st) => [st.id, { sequenceName: st.name, stepKey: st.key, removed: false, sent: 0, replied: 0 }]));
-      const variants = new Map((await comparedVariants(db, ws.workspaceId)).map((v) => [`${v.step_id}:${v.variant_key}`, { sequenceName: v.sequence_name, stepKey: v.step_key, variantKey: v.variant_key, sent: 0, replied: 0 }]));
-      for (const r of rows) {
-        let f = funnel.get(r.step_id);
-        if (!f) funnel.set(r.step_id, (f = { sequenceName: r.sequence_name, stepKey: r.step_key, removed: true, sent: 0, replied: 0 }));
-        f.sent += Number(r.sent);
-        f.replied += Number(r.replied);
-        const v = variants.get(`${r.step_id}:${r.variant_key}`);
-        if (v) {
-          v.sent += Number(r.sent);
-          v.replied += Number(r.replied);
-        }
-      }
-      const credited = [...funnel.values()].reduce((n, f) => n + f.replied, 0);
-      const ms = await replyToStopMs(db, ws.workspaceId, w);
+      const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days);
       return {
-        asOf: new Date(w.asOf).toISOString(),
-        totals,
-        days,
-        funnel: [...funnel.values()],
-        unattributedReplies: Math.max(0, totals.replies - credited),
-        variants: [...variants.values()],
-        replyToStop: { count: ms.length, p50Ms: percentile(ms, 50), p90Ms: percentile(ms, 90), p99Ms: percentile(ms, 99) },
+        asOf: new Date(h.window.asOf).toISOString(),
+        totals: h.totals,
+        days: h.days,
+        ...(await funnel(ctx.store.db, ws.workspaceId, h.window, h.totals.replies)),
+        replyToStop: h.replyToStop,
       };
     },
   }),
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/analytics/variants',
-    summary: "Reply rate per variant: sends of each variant, and replies that came after it was the enrollment's last email",
+    summary: "Reply rate per variant over the whole journal: sends of each variant, and the replies credited to it (it was the last email the prospect got before replying)",
     tags: ['analytics'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
@@ -84,24 +58,12 @@ export const analyticsRoutes = [
       ),
     }),
     handler: async ({ ctx, ws, query }) => {
-      // A reply is credited to the variant of the last email the prospect got before it.
-      const rows = await sql<{ sequence_id: string; sequence_name: string; step_key: string; variant_key: string; sent: number; replied: number }>`
-        select s.id as sequence_id, s.name as sequence_name, st.key as step_key, v.key as variant_key,
-               count(*)::int as sent,
-               (count(*) filter (where e.state = 'replied' and e.last_step_id = r.step_id))::int as replied
-        from send_request r
-        join variant v on v.id = r.variant_id
-        join step st on st.id = r.step_id
-        join sequence s on s.id = st.sequence_id
-        join enrollment e on e.id = r.enrollment_id
-        where r.workspace_id = ${ws.workspaceId} and r.state = 'sent'
-          ${query.sequenceId ? sql`and s.id = ${query.sequenceId}` : sql``}
-        group by s.id, s.name, st.key, st.position, v.key
-        order by s.name, st.position, v.key`.execute(ctx.store.db);
+      // Over the whole journal (ops/figures.ts): a reply is credited to the variant of the last email the prospect got before it.
+      const variants = await variantsAllTime(ctx.store.db, ws.workspaceId, query.sequenceId);
       return {
-        variants: rows.rows.map((r) => ({
-          sequenceId: r.sequence_id, sequenceName: r.sequence_name, stepKey: r.step_key, variantKey: r.variant_key,
-          sent: Number(r.sent), replied: Number(r.replied), replyRate: Number(r.sent) > 0 ? Number(r.replied) / Number(r.sent) : null,
+        variants: variants.map((v) => ({
+          sequenceId: v.sequenceId, sequenceName: v.sequenceName, stepKey: v.stepKey, variantKey: v.variantKey,
+          sent: v.sent, replied: v.replied, replyRate: v.sent > 0 ? v.replied / v.sent : null,
         })),
       };
     },
@@ -109,7 +71,7 @@ export const analyticsRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/analytics/mailboxes',
-    summary: 'Per-mailbox health over a window: sends, hard and soft bounces, bounce rate, replies, and the current health with its reason',
+    summary: 'Per-mailbox health over the analytics window: sends, hard and soft bounces, bounce rate, replies credited to its emails, and the current health with its reason',
     tags: ['analytics'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
@@ -123,31 +85,20 @@ export const analyticsRoutes = [
       ),
     }),
     handler: async ({ ctx, ws, query }) => {
-      // The same window and sources as GET …/analytics (analytics-figures.ts): the journal's sends, by the mailbox of their request.
-      const w = await analyticsWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days);
-      const [since, until] = [w.since, w.until];
-      const rows = await sql<{ id: string; email: string; health: string; health_reason: string | null; settings: unknown; sync_error: string | null; sent: number; hard: number; soft: number; replies: number }>`
-        select m.id, case when m.removed_at is null then m.email else m.email || ' (removed mailbox)' end as email, m.health, m.health_reason, m.settings,
-          (select y.last_error from mailbox_sync y where y.mailbox_id = m.id) as sync_error,
-          (select count(*) from event e join send_request r on r.enrollment_id = e.enrollment_id and r.step_id = (e.payload->'event'->>'stepId')::uuid
-            where e.workspace_id = m.workspace_id and e.type = 'step_sent' and r.mailbox_id = m.id and e.at >= ${since} and e.at < ${until})::int as sent,
-          (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounced_at < ${until} and r.bounce_kind = 'hard')::int as hard,
-          (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${since} and r.bounced_at < ${until} and r.bounce_kind = 'soft')::int as soft,
-          (select count(*) from message x where x.mailbox_id = m.id and x.direction = 'inbound' and x.label = 'human_reply' and x.at >= ${since} and x.at < ${until})::int as replies
-        from mailbox m where m.workspace_id = ${ws.workspaceId}
-        order by m.email`.execute(ctx.store.db);
-      // Health as the Mailboxes page shows it (mailbox/health-view.ts): what fails now, not only the stored verdict.
-      const health = new Map<string, ReturnType<typeof mailboxHealth>>();
-      for (const r of rows.rows) {
-        health.set(r.id, mailboxHealth({ health: r.health as 'ok', healthReason: r.health_reason, settings: r.settings, syncError: r.sync_error, sendError: await lastSendError(ctx.store.db, r.id) }));
+      // The same window and definitions as GET …/analytics (ops/figures.ts): sends by the mailbox of their request, replies by the mailbox of the email they are credited to.
+      const w = await figuresWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days);
+      const rows = await perMailbox(ctx.store.db, ws.workspaceId, w);
+      const mailboxes = [];
+      for (const r of rows) {
+        // Health as the Mailboxes page shows it (mailbox/health-view.ts): what fails now, not only the stored verdict.
+        const health = mailboxHealth({ health: r.health as 'ok', healthReason: r.healthReason, settings: r.settings, syncError: r.syncError, sendError: await lastSendError(ctx.store.db, r.id) });
+        mailboxes.push({
+          id: r.id, email: r.email, health: health.health, healthReason: health.reason,
+          sent: r.sent, hardBounces: r.hardBounces, softBounces: r.softBounces,
+          bounceRate: r.sent > 0 ? r.hardBounces / r.sent : null, replies: r.replies,
+        });
       }
-      return {
-        mailboxes: rows.rows.map((r) => ({
-          id: r.id, email: r.email, health: health.get(r.id)!.health, healthReason: health.get(r.id)!.reason,
-          sent: Number(r.sent), hardBounces: Number(r.hard), softBounces: Number(r.soft),
-          bounceRate: Number(r.sent) > 0 ? Number(r.hard) / Number(r.sent) : null, replies: Number(r.replies),
-        })),
-      };
+      return { mailboxes };
     },
   }),
 ];

@@ -1,23 +1,9 @@
 import { useState, type FormEvent } from 'react';
-import { api, errorMessage, setCsrfToken, type Me } from '../api.ts';
+import { call, errorMessage, setCsrfToken, type Me } from '../api.ts';
 import { ErrorNote, Field } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { AuthFrame } from './Auth.tsx';
-
-/** POST /api/invitations/lookup (src/api/routes/invitations.ts). */
-interface Preview {
-  workspaceName: string;
-  email: string;
-  role: 'owner' | 'admin' | 'member';
-  invitedBy: string | null;
-  expiresAt: string;
-  accountExists: boolean;
-}
-
-interface Joined {
-  workspaceId: string;
-  me: Me;
-}
+import type { InvitationAccepted as Joined } from '../types.ts';
 
 /**
  * /invite/<token>: what the link offers, then the one step the invitee needs. Without an account:
@@ -26,7 +12,7 @@ interface Joined {
  */
 export function AcceptInvite({ token, me, onJoined, onSignOut }: { token: string; me: Me | undefined; onJoined: (me: Me, workspaceId: string) => void; onSignOut: () => void }) {
   // The token goes in a POST body, never a query string: it must not land in an access log.
-  const preview = useLoad(() => api<Preview>('POST', '/api/invitations/lookup', { token }), [token]);
+  const preview = useLoad(() => call('POST /api/invitations/lookup', '/api/invitations/lookup', { token }), [token]);
   const p = preview.data;
   if (!p) {
     return (
@@ -58,7 +44,7 @@ export function AcceptInvite({ token, me, onJoined, onSignOut }: { token: string
     }
     return (
       <AuthFrame title={title} lead={lead}>
-        <JoinForm label={`Join ${p.workspaceName}`} submit={() => api<Joined>('POST', '/api/invitations/accept', { token })} onJoined={onJoined} />
+        <JoinForm label={`Join ${p.workspaceName}`} submit={() => call('POST /api/invitations/accept', '/api/invitations/accept', { token })} onJoined={onJoined} />
       </AuthFrame>
     );
   }
@@ -107,9 +93,9 @@ function JoinForm({ label, submit, onJoined, children }: { label: string; submit
 function SignInAndJoin({ token, email, onJoined }: { token: string; email: string; onJoined: (me: Me, workspaceId: string) => void }) {
   const [password, setPassword] = useState('');
   const submit = async () => {
-    const me = await api<Me>('POST', '/api/auth/login', { email, password });
+    const me = await call('POST /api/auth/login', '/api/auth/login', { email, password });
     setCsrfToken(me.csrfToken);
-    return api<Joined>('POST', '/api/invitations/accept', { token });
+    return call('POST /api/invitations/accept', '/api/invitations/accept', { token });
   };
   return (
     <JoinForm label="Sign in and join" submit={submit} onJoined={onJoined}>
@@ -127,7 +113,7 @@ function SignUpAndJoin({ token, email, workspaceName, onJoined }: { token: strin
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   return (
-    <JoinForm label={`Create account and join ${workspaceName}`} submit={() => api<Joined>('POST', '/api/invitations/signup', { token, name, password })} onJoined={onJoined}>
+    <JoinForm label={`Create account and join ${workspaceName}`} submit={() => call('POST /api/invitations/signup', '/api/invitations/signup', { token, name, password })} onJoined={onJoined}>
       <Field label="Email">
         <input type="email" autoComplete="username" readOnly value={email} />
       </Field>

@@ -1,6 +1,6 @@
 import { api, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
-import type { Analytics as Data } from '../types.ts';
+import type { Analytics as Data, MailboxFigures } from '../types.ts';
 import { Badge, duration, ErrorNote, PageHeader } from '../ui/parts.tsx';
 import { DailyChart } from '../ui/charts.tsx';
 import { useLoad } from '../ui/use-load.ts';
@@ -12,18 +12,6 @@ const SERIES = [
   { key: 'unsubscribes', label: 'Unsubscribes', color: 'var(--c-warn)' },
 ] as const;
 
-/** GET …/analytics/mailboxes: each mailbox's sends, bounces and replies over the window, and its health now. */
-interface MailboxHealth {
-  id: string;
-  email: string;
-  health: string;
-  healthReason: string | null;
-  sent: number;
-  hardBounces: number;
-  softBounces: number;
-  bounceRate: number | null;
-  replies: number;
-}
 const healthTone = (h: string) => (h === 'ok' ? 'ok' : h === 'warning' ? 'warn' : 'bad');
 
 /** Sent, replied and reply rate per row: the per-step funnel and the per-variant comparison. */
@@ -55,7 +43,7 @@ function ReplyRateTable({ label, empty, rows }: { label: string; empty: string; 
 
 export function Analytics({ workspaceId }: ScreenProps) {
   const a = useLoad(() => api<Data>('GET', ws(workspaceId, 'analytics?days=30')), [workspaceId]);
-  const boxes = useLoad(() => api<{ mailboxes: MailboxHealth[] }>('GET', ws(workspaceId, 'analytics/mailboxes?days=30')), [workspaceId]);
+  const boxes = useLoad(() => api<{ mailboxes: MailboxFigures[] }>('GET', ws(workspaceId, 'analytics/mailboxes?days=30')), [workspaceId]);
   const d = a.data;
   // The window ends with the latest work: after a demo, whose clock ran ahead of the real date, it says so.
   const asOf = d ? new Date(d.asOf) : null;
@@ -146,8 +134,8 @@ export function Analytics({ workspaceId }: ScreenProps) {
             <section className="card">
               <h2>Reply to stop</h2>
               <p className="muted small">
-                How long after a reply reached the mailbox its sequence stopped, in real time ({d.replyToStop.count} replies): half stopped within the first figure,
-                nine in ten within the second, 99 in 100 within the third.
+                How long after a prospect&rsquo;s mail (a reply, a bounce, an unsubscribe, an out-of-office note) reached the mailbox its sequence stopped or paused, in
+                real time ({d.replyToStop.count} messages): half within the first figure, nine in ten within the second, 99 in 100 within the third.
               </p>
               <dl className="pcts" data-testid="reply-to-stop">
                 <dt>Half</dt>

@@ -1,19 +1,8 @@
 import { api, errorMessage, ws } from '../api.ts';
 import { Badge, Empty, ErrorNote, TableHead, when } from '../ui/parts.tsx';
+import type { ApiKey } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
 import { useState } from 'react';
-
-/** GET …/api-keys (src/api/routes/api-keys.ts). */
-interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  role: 'admin' | 'member';
-  createdBy: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
 
 /** The workspace's API keys for admins: who made each, when it was last used, and Revoke. */
 export function ApiKeys({ workspaceId }: { workspaceId: string }) {

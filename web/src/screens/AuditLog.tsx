@@ -1,19 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { api, ws } from '../api.ts';
 import { Empty, ErrorNote, Field, TableHead, when } from '../ui/parts.tsx';
+import type { AuditEvent } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
-
-/** GET …/audit-log (src/api/routes/audit.ts). */
-interface AuditEvent {
-  id: string;
-  at: string;
-  action: string;
-  actorKind: 'session' | 'api_key' | 'system' | 'anonymous';
-  actor: string;
-  target: string | null;
-  ip: string | null;
-  detail: Record<string, unknown>;
-}
 
 /** The groups of actions a person filters by, in plain words. */
 const GROUPS: Array<[string, string]> = [

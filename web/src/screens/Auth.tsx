@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, type Me } from '../api.ts';
+import { call, type Me } from '../api.ts';
 import { ErrorNote, Field, SubmitButton } from '../ui/parts.tsx';
 import { useSubmit } from '../ui/use-submit.ts';
 
@@ -21,7 +21,7 @@ export function AuthFrame({ title, lead, children }: { title: string; lead: stri
 export function SignIn({ onDone }: { onDone: (me: Me) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const { busy, error, submit } = useSubmit(async () => onDone(await api<Me>('POST', '/api/auth/login', { email, password })));
+  const { busy, error, submit } = useSubmit(async () => onDone(await call('POST /api/auth/login', '/api/auth/login', { email, password })));
   return (
     <AuthFrame title="Sign in" lead="Sequences from your own mailboxes; replies caught within seconds.">
       <form onSubmit={submit} className="stack">
@@ -53,7 +53,7 @@ export function Setup({ onDone }: { onDone: (me: Me, startDemo: boolean) => void
   const set = (k: keyof typeof f) => (e: React.ChangeEvent<HTMLInputElement>) => setF({ ...f, [k]: e.target.value });
   const { busy, error, submit } = useSubmit(async () => {
     const body = { setupToken: f.setupToken.trim(), email: f.email, password: f.password, workspaceName: f.workspaceName, timeZone: f.timeZone, ...(f.name ? { name: f.name } : {}) };
-    onDone(await api<Me>('POST', '/api/setup', body), demo);
+    onDone(await call('POST /api/setup', '/api/setup', body), demo);
   });
   return (
     <AuthFrame title="Set up Cadenza" lead="Nobody has an account here yet. Create the owner account and the first workspace.">

@@ -1,18 +1,8 @@
 import { useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
 import { Badge, ErrorNote, when } from '../ui/parts.tsx';
+import type { EnrollmentSend } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
-
-/** GET …/enrollments/{id}/sends items (src/api/routes/enrollments.ts). */
-interface EnrollmentSend {
-  id: string;
-  stepKey: string;
-  state: 'queued' | 'in_flight' | 'sent' | 'failed' | 'cancelled' | 'unknown' | 'possibly_sent';
-  attempts: number;
-  lastError: string | null;
-  manualResend: boolean;
-  updatedAt: string;
-}
 
 const stateText = { queued: 'Queued', in_flight: 'Sending', sent: 'Sent', failed: 'Failed', cancelled: 'Cancelled', unknown: 'Unconfirmed', possibly_sent: 'Possibly sent' } as const;
 const stateTone = { queued: 'info', in_flight: 'info', sent: 'ok', failed: 'bad', cancelled: 'muted', unknown: 'warn', possibly_sent: 'warn' } as const;

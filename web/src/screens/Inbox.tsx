@@ -1,15 +1,17 @@
 import { useRef, useState } from 'react';
-import { api, errorMessage, ws } from '../api.ts';
+import { api, call, errorMessage, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
-import type { InboxMessage } from '../types.ts';
+import type { ApiBody, InboxMessage } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
 import { useScreenShortcuts, useShortcuts } from '../ui/shortcuts.tsx';
 import { InboxReply } from './InboxReply.tsx';
 import { InboxThread } from './InboxThread.tsx';
 
-/** The labels a person may give (src/ingest/reclassify.ts PERSON_LABELS). */
-const LABELS = ['human_reply', 'auto_reply', 'bounce', 'unsubscribe_request', 'auto_generated'] as const;
+/** The labels a person may give (src/ingest/reclassify.ts PERSON_LABELS; every one the route takes, checked by the generated types). */
+type Label = ApiBody<'POST /api/workspaces/:workspaceId/inbox/messages/:messageId/reclassify'>['label'];
+const LABELS = ['human_reply', 'auto_reply', 'bounce', 'unsubscribe_request', 'auto_generated'] as const satisfies readonly Label[];
+const isLabel = (l: string | null): l is Label => l !== null && (LABELS as readonly string[]).includes(l);
 const labelTone = (l: string | null) => (l === 'human_reply' ? 'ok' : l === 'bounce' || l === 'unsubscribe_request' || l === 'feedback' ? 'bad' : l === 'auto_reply' ? 'warn' : 'muted');
 
 /** What ingestion did with the message, in the words a rep uses. */
@@ -50,10 +52,10 @@ export function Inbox({ workspaceId }: ScreenProps) {
   };
   usePoll(list.reload, 5_000);
   const [error, setError] = useState<string>();
-  const relabel = async (m: InboxMessage, label: string) => {
+  const relabel = async (m: InboxMessage, label: Label) => {
     setError(undefined);
     try {
-      await api('POST', ws(workspaceId, `inbox/messages/${m.id}/reclassify`), { label });
+      await call('POST /api/workspaces/:workspaceId/inbox/messages/:messageId/reclassify', ws(workspaceId, `inbox/messages/${m.id}/reclassify`), { label });
       reload();
     } catch (e) {
       setError(errorMessage(e));
@@ -93,7 +95,7 @@ export function Inbox({ workspaceId }: ScreenProps) {
         el?.querySelector<HTMLSelectElement>('[data-action="relabel"]')?.focus();
         return true;
       case 'e':
-        if (!m.needsReview || !m.label || !(LABELS as readonly string[]).includes(m.label)) return false;
+        if (!m.needsReview || !isLabel(m.label)) return false;
         void relabel(m, m.label);
         return true;
     }
@@ -152,7 +154,7 @@ export function Inbox({ workspaceId }: ScreenProps) {
                 )}
                 <label className="inbox-relabel small">
                   <span>Relabel</span>{' '}
-                  <select value="" data-action="relabel" onChange={(e) => e.target.value && void relabel(m, e.target.value)} aria-label={`Relabel the message from ${m.from ?? 'unknown'}`}>
+                  <select value="" data-action="relabel" onChange={(e) => isLabel(e.target.value) && void relabel(m, e.target.value)} aria-label={`Relabel the message from ${m.from ?? 'unknown'}`}>
                     <option value="">choose…</option>
                     {LABELS.filter((l) => l !== m.label).map((l) => (
                       <option key={l} value={l}>
@@ -173,8 +175,8 @@ export function Inbox({ workspaceId }: ScreenProps) {
                 <button type="button" className="btn btn-quiet" aria-expanded={isOpen} aria-controls={`thread-${m.id}`} onClick={() => toggle(m.id)}>
                   {isOpen ? 'Close thread' : 'Open thread'}
                 </button>
-                {m.needsReview && m.label && (LABELS as readonly string[]).includes(m.label) && (
-                  <button type="button" className="btn btn-quiet" onClick={() => void relabel(m, m.label!)} aria-keyshortcuts="e">
+                {m.needsReview && isLabel(m.label) && (
+                  <button type="button" className="btn btn-quiet" onClick={() => void relabel(m, m.label as Label)} aria-keyshortcuts="e">
                     Confirm: {m.label.replace(/_/g, ' ')}
                   </button>
                 )}

@@ -1,15 +1,7 @@
 import { useId, useRef, useState } from 'react';
-import { api, errorMessage, ws } from '../api.ts';
+import { call, errorMessage, ws } from '../api.ts';
 import type { InboxMessage } from '../types.ts';
 import { ErrorNote } from '../ui/parts.tsx';
-
-interface ReplySent {
-  to: string[];
-  cc: string[];
-  subject: string;
-  confirmedBy: 'server' | 'sent_folder';
-  replayed: boolean;
-}
 
 /** 128 random bits as hex: crypto.randomUUID exists only on https or localhost, this everywhere. */
 function newKey(): string {
@@ -65,7 +57,7 @@ export function InboxReply({ workspaceId, message, onSent }: { workspaceId: stri
     setBusy(true);
     setError(undefined);
     try {
-      const r = await api<ReplySent>('POST', ws(workspaceId, `inbox/messages/${message.id}/reply`), { text, replyAll: replyAll && others.length > 0, idempotencyKey: draftKey.current.key });
+      const r = await call('POST /api/workspaces/:workspaceId/inbox/messages/:messageId/reply', ws(workspaceId, `inbox/messages/${message.id}/reply`), { text, replyAll: replyAll && others.length > 0, idempotencyKey: draftKey.current.key });
       const whom = `${r.to.join(', ')}${r.cc.length ? `, cc ${r.cc.join(', ')}` : ''}`;
       setSent(`${r.replayed ? 'Already sent' : 'Sent'} to ${whom} from ${message.mailboxEmail ?? 'the mailbox'}: ${r.subject}${r.confirmedBy === 'sent_folder' ? ' (confirmed in the Sent folder)' : ''}`);
       setText('');

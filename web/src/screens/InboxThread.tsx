@@ -1,9 +1,8 @@
 import { api, ws } from '../api.ts';
-import type { InboxMessage } from '../types.ts';
+import type { InboxMessage, ThreadEntry } from '../types.ts';
 import { Badge, ErrorNote, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
-type ThreadEntry = InboxMessage & { direction: 'inbound' | 'outbound' };
 
 /**
  * A message opened in the inbox: the conversation it belongs to, oldest first — what the sequence

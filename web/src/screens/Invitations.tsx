@@ -1,30 +1,12 @@
 import { useState } from 'react';
-import { api, errorMessage, ws } from '../api.ts';
+import { api, call, errorMessage, ws } from '../api.ts';
 import { CopyField } from '../ui/CopyField.tsx';
 import { Badge, Empty, ErrorNote, Field, SubmitButton, TableHead, when } from '../ui/parts.tsx';
+import type { Invitation, InvitationCreated as Created } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
 
 type Role = 'owner' | 'admin' | 'member';
-
-/** GET …/invitations (src/api/routes/invitations.ts). */
-interface Invitation {
-  id: string;
-  email: string;
-  role: Role;
-  status: 'pending' | 'accepted' | 'revoked' | 'expired';
-  invitedBy: string | null;
-  createdAt: string;
-  expiresAt: string;
-  acceptedAt: string | null;
-}
-
-interface Created {
-  invitation: Invitation;
-  emailed: boolean;
-  link: string | null;
-  mailError: string | null;
-}
 
 const ROLES: Role[] = ['member', 'admin', 'owner'];
 const rank: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
@@ -39,7 +21,7 @@ export function Invitations({ workspaceId, role }: { workspaceId: string; role: 
   const [created, setCreated] = useState<Created>();
   const { busy, error, setError, submit } = useSubmit(async () => {
     setCreated(undefined);
-    setCreated(await api<Created>('POST', ws(workspaceId, 'invitations'), f));
+    setCreated(await call('POST /api/workspaces/:workspaceId/invitations', ws(workspaceId, 'invitations'), f));
     setF({ ...f, email: '' });
     list.reload();
   });

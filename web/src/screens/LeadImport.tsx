@@ -6,37 +6,11 @@
  */
 import { useEffect, useRef, useState } from 'react';
 import { api, apiUpload, errorMessage, ws } from '../api.ts';
-import type { SequenceSummary } from '../types.ts';
+import type { LeadImport as LeadImportJob, SequenceSummary } from '../types.ts';
+
+export type { LeadImportJob };
 import { duration, ErrorNote, Field, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
-
-/** GET …/leads/imports/{id} (src/api/routes/lead-imports.ts). */
-export interface LeadImportJob {
-  id: string;
-  status: 'running' | 'done' | 'failed' | 'cancelled';
-  fileName: string | null;
-  encoding: string | null;
-  totalBytes: number | null;
-  bytesRead: number;
-  percent: number | null;
-  rowsRead: number;
-  inserted: number;
-  updated: number;
-  unchanged: number;
-  rejected: number;
-  rejectsByReason: Record<string, number>;
-  warnings: number;
-  warningsByReason: Record<string, number>;
-  rowsPerSecond: number | null;
-  /** The sequence the inserted and updated leads are enrolled in, batch by batch. */
-  enrollSequenceId: string | null;
-  enrolled: number;
-  enrollSkipped: number;
-  enrollSkippedByReason: Record<string, number>;
-  error: string | null;
-  createdAt: string;
-  finishedAt: string | null;
-}
 
 const TARGETS = ['email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'region', 'time_zone'] as const;
 const PREVIEW_BYTES = 64 * 1024;

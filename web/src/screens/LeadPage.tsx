@@ -1,16 +1,10 @@
 import { api, ws } from '../api.ts';
 import { navigate } from '../router.ts';
-import type { Lead } from '../types.ts';
+import type { LeadDetail } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { EnrollmentSends } from './EnrollmentSends.tsx';
 import { MoveEnrollment, stateTone } from './MoveEnrollments.tsx';
-
-interface LeadDetail {
-  lead: Lead & { phone: string | null };
-  enrollments: { id: string; sequenceId: string; sequenceName: string; state: string; reason: string | null }[];
-  timeline: { at: string; kind: 'event' | 'sent' | 'received' | 'open' | 'click' | 'task'; what: string; detail: string | null; sequenceName: string | null }[];
-}
 
 const kindText = { event: 'Sequence', sent: 'Sent', received: 'Received', open: 'Open', click: 'Click', task: 'Task' } as const;
 const kindTone = { event: 'muted', sent: 'info', received: 'ok', open: 'muted', click: 'muted', task: 'warn' } as const;

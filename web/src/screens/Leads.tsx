@@ -4,7 +4,7 @@ import { navigate } from '../router.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import { importToShow, LeadImport, type LeadImportJob } from './LeadImport.tsx';
 import { LeadPage } from './LeadPage.tsx';
-import type { Lead, SequenceSummary } from '../types.ts';
+import type { Lead, LeadsPage, SequenceSummary } from '../types.ts';
 import { Empty, ErrorNote, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
@@ -25,7 +25,7 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
     .map(([k, v]) => `&${k}=${encodeURIComponent(v)}`)
     .join('');
   const path = (cursor: string | null) => ws(workspaceId, `leads?search=${encodeURIComponent(query)}${filterQs}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-  const list = useLoad(() => api<LeadPage>('GET', path(null)), [workspaceId, query, filterQs]);
+  const list = useLoad(() => api<LeadsPage>('GET', path(null)), [workspaceId, query, filterQs]);
   // Pages after the first, fetched by cursor on demand; a new first page starts over.
   const [later, setLater] = useState<{ leads: Lead[]; nextCursor: string | null; error?: string; busy?: boolean }>();
   useEffect(() => setLater(undefined), [list.data]);
@@ -42,7 +42,7 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
     if (!nextCursor) return;
     setLater({ leads: later?.leads ?? [], nextCursor, busy: true });
     try {
-      const p = await api<LeadPage>('GET', path(nextCursor));
+      const p = await api<LeadsPage>('GET', path(nextCursor));
       setLater({ leads: [...(later?.leads ?? []), ...p.leads], nextCursor: p.nextCursor });
     } catch (e) {
       setLater({ leads: later?.leads ?? [], nextCursor, error: errorMessage(e) });
@@ -145,15 +145,7 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
   );
 }
 
-/** GET /leads: total counts the matches on the first page, up to a cap past which it is "at least". */
-interface LeadPage {
-  leads: Lead[];
-  nextCursor: string | null;
-  total: number | null;
-  totalExact: boolean;
-}
-
-function countText(p: LeadPage): string {
+function countText(p: LeadsPage): string {
   if (p.total === null) return '';
   const n = p.total.toLocaleString('en');
   return p.totalExact ? `${n} lead${p.total === 1 ? '' : 's'}` : `more than ${n} leads`;

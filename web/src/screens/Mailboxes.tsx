@@ -1,27 +1,13 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, ApiError, errorMessage, ws } from '../api.ts';
+import { api, call, ApiError, errorMessage, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import { PacingForm } from './PacingForm.tsx';
-import type { ConnectionReport, Mailbox } from '../types.ts';
+import type { ConnectionReport, Mailbox, MailboxRemoval } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, Meter, PageHeader, SubmitButton, TableHead } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
 
 const healthTone = { ok: 'ok', warning: 'warn', paused: 'bad', error: 'bad' } as const;
-
-/** DELETE …/mailboxes/{id} (and its dryRun preview): what a removal does (src/mailbox/removal.ts). */
-interface MailboxRemoval {
-  mailboxId: string;
-  email: string;
-  dryRun: boolean;
-  reassigned: number;
-  paused: number;
-  reassignedTo: Array<{ mailboxId: string; email: string; enrollments: number }>;
-  cancelledSends: number;
-  unknownSends: number;
-  inFlightSends: number;
-  revocation: 'none' | 'revoked' | 'unsupported' | 'failed';
-}
 
 /** Where the OAuth callback sends the browser back: ?connected=address or ?oauthError=message (src/mailbox/oauth/routes.ts). */
 function oauthOutcome(): { connected?: string; error?: string } {
@@ -52,7 +38,8 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
   const setPaused = async (m: Mailbox, pause: boolean) => {
     setError(undefined);
     try {
-      await api('POST', ws(workspaceId, `mailboxes/${m.id}/${pause ? 'pause' : 'resume'}`), pause ? {} : undefined);
+      if (pause) await call('POST /api/workspaces/:workspaceId/mailboxes/:mailboxId/pause', ws(workspaceId, `mailboxes/${m.id}/pause`), {});
+      else await call('POST /api/workspaces/:workspaceId/mailboxes/:mailboxId/resume', ws(workspaceId, `mailboxes/${m.id}/resume`));
       list.reload();
     } catch (e) {
       setError(errorMessage(e));
@@ -307,7 +294,7 @@ function AddMailbox({ workspaceId, onAdded }: { workspaceId: string; onAdded: ()
   const [hours, setHours] = useState({ workDays: [1, 2, 3, 4, 5], start: '08:40', end: '17:20', humanTiming: true });
   const { busy, error, submit } = useSubmit(async () => {
     const ep = (d: EndpointDraft) => ({ host: d.host, port: Number(d.port), security: d.security, allowSelfSigned: f.allowSelfSigned });
-    await api('POST', ws(workspaceId, 'mailboxes'), {
+    await call('POST /api/workspaces/:workspaceId/mailboxes', ws(workspaceId, 'mailboxes'), {
       email: f.email,
       ...(f.displayName ? { displayName: f.displayName } : {}),
       ...(f.username ? { username: f.username } : {}),

@@ -1,23 +1,9 @@
 import { useEffect, useState } from 'react';
-import { api, errorMessage, ws } from '../api.ts';
+import { api, call, errorMessage, ws } from '../api.ts';
 import { navigate } from '../router.ts';
-import type { Blocked, SequenceDetail, SequenceSummary } from '../types.ts';
+import type { Blocked, BulkMoveResult, Enrollment as EnrollmentRow, SequenceDetail, SequenceSummary } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
-
-/** GET …/enrollments items (src/api/routes/enrollments.ts). */
-interface EnrollmentRow {
-  id: string;
-  sequenceId: string;
-  leadId: string;
-  leadEmail: string;
-  state: string;
-  stateReason: string | null;
-  waitingFor: 'timer' | 'send' | 'task' | null;
-  nextStepKey: string | null;
-  dueAt: string | null;
-  blocked: Blocked | null;
-}
 
 /** Why an enrollment is stuck and what to do, the technical detail behind a disclosure. */
 export function BlockedNote({ b }: { b: Blocked }) {
@@ -33,12 +19,6 @@ export function BlockedNote({ b }: { b: Blocked }) {
       )}
     </div>
   );
-}
-
-interface BulkMoveResult {
-  moved: number;
-  skipped: number;
-  results: { enrollmentId: string; outcome: 'moved' | 'skipped'; reason?: string; detail?: string }[];
 }
 
 export const stateTone = (s: string) => (s === 'active' ? 'info' : s === 'replied' ? 'ok' : s === 'moved' || s === 'paused' ? 'warn' : 'muted');
@@ -135,7 +115,7 @@ export function MoveEnrollment({ workspaceId, enrollmentId, sequenceId, onMoved 
       count={1}
       onCancel={() => setOpen(false)}
       onConfirm={async (target, startAtStep) => {
-        await api('POST', ws(workspaceId, `enrollments/${enrollmentId}/move`), { sequenceId: target, ...(startAtStep ? { startAtStep } : {}) });
+        await call('POST /api/workspaces/:workspaceId/enrollments/:enrollmentId/move', ws(workspaceId, `enrollments/${enrollmentId}/move`), { sequenceId: target, ...(startAtStep ? { startAtStep } : {}) });
         setOpen(false);
         onMoved();
       }}
@@ -250,7 +230,7 @@ export function SequenceEnrollments({ workspaceId, sequenceId, refresh = 0 }: { 
           count={selected.size}
           onCancel={() => setMoving(false)}
           onConfirm={async (target, startAtStep) => {
-            setResult(await api<BulkMoveResult>('POST', ws(workspaceId, 'enrollments/move'), { enrollmentIds: [...selected].slice(0, 1000), sequenceId: target, ...(startAtStep ? { startAtStep } : {}) }));
+            setResult(await call('POST /api/workspaces/:workspaceId/enrollments/move', ws(workspaceId, 'enrollments/move'), { enrollmentIds: [...selected].slice(0, 1000), sequenceId: target, ...(startAtStep ? { startAtStep } : {}) }));
             setMoving(false);
             restart();
           }}

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api } from '../api.ts';
+import { call } from '../api.ts';
 import { ErrorNote, Field, PageHeader, SubmitButton } from '../ui/parts.tsx';
 import { useSubmit } from '../ui/use-submit.ts';
 
@@ -8,7 +8,7 @@ export function NewWorkspace({ onCreated }: { onCreated: (workspaceId: string) =
   const [f, setF] = useState({ name: '', timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });
   const { busy, error, submit } = useSubmit(
     async () => {
-      const w = await api<{ id: string }>('POST', '/api/workspaces', f);
+      const w = await call('POST /api/workspaces', '/api/workspaces', f);
       onCreated(w.id);
     },
     { staysBusy: true },

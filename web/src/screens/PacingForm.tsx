@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api } from '../api.ts';
+import type { Pacing as PacingView } from '../types.ts';
 import { ErrorNote, Field } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
@@ -11,34 +12,7 @@ import { useSubmit } from '../ui/use-submit.ts';
  * placeholder. Saving sends every field: set ones as values, empty ones in `reset`.
  */
 
-interface Ramp {
-  start: number;
-  step: number;
-  target?: number;
-}
-interface Level {
-  caps: { dailyCap?: number; hourlyCap?: number; ramp?: Ramp | null };
-  pacing: Record<string, unknown>;
-}
-interface Effective {
-  dailyCap: number;
-  hourlyCap: number | null;
-  ramp: Ramp | null;
-  dayStart: string;
-  dayEnd: string;
-  dayJitterMinutes: number;
-  workDays: number[];
-  lunch: { at: string; jitterMinutes: number; minutes: [number, number]; probability: number } | null;
-  gapMinutes: [number, number];
-  spreadDay: boolean;
-  hourlyCeiling: [number, number];
-  pickupMinutes: number;
-}
-interface PacingView {
-  own: Level;
-  inherited?: Level;
-  effective: Effective;
-}
+type Level = PacingView['own'];
 
 const DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 

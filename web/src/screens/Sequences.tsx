@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react';
-import { api, ApiError, errorMessage, ws } from '../api.ts';
+import { api, call, ApiError, errorMessage, ws } from '../api.ts';
 import { navigate } from '../router.ts';
 import type { ScreenProps } from '../Shell.tsx';
-import type { EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft, StopRules } from '../types.ts';
+import type { ApiResponse, EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft, StopRules } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { SequenceEnrollments } from './MoveEnrollments.tsx';
@@ -125,7 +125,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
       // The whole definition goes back, every field GET gave (stop rules, holidays, tracking…): PUT
       // replaces the sequence, and a field left out would take its default (issue 10).
       const { id: _id, warnings: _w, ...definition } = seq;
-      const r = await api<{ sequenceId: string; created: boolean; warnings: string[] }>('PUT', ws(workspaceId, 'sequences'), { ...definition, key, steps: seq.steps.map(cleanStep), ...(confirm ? { confirm: true } : {}) });
+      const r = await call('PUT /api/workspaces/:workspaceId/sequences', ws(workspaceId, 'sequences'), { ...definition, key, steps: seq.steps.map(cleanStep), ...(confirm ? { confirm: true } : {}) });
       setSeq({ ...seq, key, id: r.sequenceId });
       setWarnings(r.warnings ?? []);
       setSaved(r.created ? 'Sequence created.' : 'Sequence saved; running enrollments follow the new steps.');
@@ -403,13 +403,13 @@ function Preview({ workspaceId, step, what, leads, pool }: { workspaceId: string
   // The first of the pool by address, as the server defaults; a pick that left the pool falls back to it.
   const sorted = [...pool].sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0));
   const from = sorted.find((m) => m.id === mailboxId)?.id ?? sorted[0]?.id ?? '';
-  const [out, setOut] = useState<{ subject: string | null; text: string; problems: string[] }>();
+  const [out, setOut] = useState<ApiResponse<'POST /api/workspaces/:workspaceId/sequences/preview'>>();
   const [error, setError] = useState<string>();
   const lead = leadId || leads[0]?.id || '';
   useEffect(() => {
     if (!step || step.type !== 'email' || !lead) return;
     const t = setTimeout(() => {
-      api<{ subject: string | null; text: string; problems: string[] }>('POST', ws(workspaceId, 'sequences/preview'), {
+      call('POST /api/workspaces/:workspaceId/sequences/preview', ws(workspaceId, 'sequences/preview'), {
         leadId: lead,
         subject: step.subject,
         body: step.body,
@@ -477,7 +477,7 @@ function Launch({ workspaceId, sequenceId, active, onEnrolled }: { workspaceId: 
     setBusy(true);
     setError(undefined);
     try {
-      setResult(await api<EnrollResult>('POST', ws(workspaceId, `sequences/${sequenceId}/enroll`), { all: true }));
+      setResult(await call('POST /api/workspaces/:workspaceId/sequences/:sequenceId/enroll', ws(workspaceId, `sequences/${sequenceId}/enroll`), { all: true }));
       onEnrolled();
     } catch (e) {
       setError(errorMessage(e));

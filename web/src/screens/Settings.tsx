@@ -1,6 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, errorMessage, ws, type Me } from '../api.ts';
+import { api, call, errorMessage, ws, type Me } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
+import type { Member, WorkspaceSettings } from '../types.ts';
 import { Badge, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { ApiKeys } from './ApiKeys.tsx';
@@ -8,26 +9,6 @@ import { AuditLog } from './AuditLog.tsx';
 import { Invitations } from './Invitations.tsx';
 import { PacingForm } from './PacingForm.tsx';
 import { Webhooks } from './Webhooks.tsx';
-
-/** GET/PATCH …/settings (src/api/routes/workspace.ts). */
-interface WorkspaceSettings {
-  id: string;
-  name: string;
-  timeZone: string;
-  holidaysCountry: string | null;
-  trackingDomain: string | null;
-  auditRetentionDays: number;
-}
-
-/** GET …/members (src/api/routes/members.ts). */
-interface Member {
-  id: string;
-  email: string;
-  name: string | null;
-  role: 'owner' | 'admin' | 'member';
-  inboxScope: 'own' | 'all';
-  canSignIn: boolean;
-}
 
 /** The workspace's settings and its people; admins change them, members read them. */
 export function Settings({ workspaceId }: ScreenProps) {
@@ -64,7 +45,7 @@ function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boo
     setError(undefined);
     setSaved(undefined);
     try {
-      await api<WorkspaceSettings>('PATCH', ws(workspaceId, 'settings'), {
+      await call('PATCH /api/workspaces/:workspaceId/settings', ws(workspaceId, 'settings'), {
         name: f.name,
         timeZone: f.timeZone,
         holidaysCountry: f.holidaysCountry.trim() ? f.holidaysCountry.trim().toUpperCase() : null,
@@ -125,7 +106,7 @@ function Members({ workspaceId, admin, owner }: { workspaceId: string; admin: bo
   const change = async (m: Member, patch: Partial<Pick<Member, 'role' | 'inboxScope'>>) => {
     setError(undefined);
     try {
-      await api('PATCH', ws(workspaceId, `members/${m.id}`), patch);
+      await call('PATCH /api/workspaces/:workspaceId/members/:memberId', ws(workspaceId, `members/${m.id}`), patch);
       list.reload();
     } catch (e) {
       setError(errorMessage(e));

@@ -1,12 +1,13 @@
 import { useState } from 'react';
-import { api, errorMessage, ws } from '../api.ts';
+import { api, call, errorMessage, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
-import type { Task } from '../types.ts';
+import type { ApiBody, Task } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
 /** What a rep can record (POST …/tasks/{id}/complete): a call's outcome moves the enrollment on, or stops it on a booked meeting. */
-const OUTCOMES: Record<Task['kind'], [string, string][]> = {
+type Outcome = ApiBody<'POST /api/workspaces/:workspaceId/tasks/:taskId/complete'>['outcome'];
+const OUTCOMES: Record<Task['kind'], [Outcome, string][]> = {
   call: [
     ['done', 'Done'],
     ['connected', 'Connected'],
@@ -26,11 +27,11 @@ const OUTCOMES: Record<Task['kind'], [string, string][]> = {
 export function Tasks({ workspaceId }: ScreenProps) {
   const list = useLoad(() => api<{ tasks: Task[] }>('GET', ws(workspaceId, 'tasks?state=open')), [workspaceId]);
   const [error, setError] = useState<string>();
-  const [outcomes, setOutcomes] = useState<Record<string, string>>({});
+  const [outcomes, setOutcomes] = useState<Record<string, Outcome>>({});
   const complete = async (t: Task) => {
     setError(undefined);
     try {
-      await api('POST', ws(workspaceId, `tasks/${t.id}/complete`), { outcome: outcomes[t.id] || 'done' });
+      await call('POST /api/workspaces/:workspaceId/tasks/:taskId/complete', ws(workspaceId, `tasks/${t.id}/complete`), { outcome: outcomes[t.id] || 'done' });
       list.reload();
     } catch (e) {
       setError(errorMessage(e));
@@ -82,7 +83,7 @@ export function Tasks({ workspaceId }: ScreenProps) {
               <label className="sr-only" htmlFor={`outcome-${t.id}`}>
                 Outcome of {t.title} with {t.leadName ?? t.leadEmail}
               </label>
-              <select id={`outcome-${t.id}`} value={outcomes[t.id] ?? 'done'} onChange={(e) => setOutcomes({ ...outcomes, [t.id]: e.target.value })}>
+              <select id={`outcome-${t.id}`} value={outcomes[t.id] ?? 'done'} onChange={(e) => setOutcomes({ ...outcomes, [t.id]: e.target.value as Outcome })}>
                 {OUTCOMES[t.kind].map(([v, label]) => (
                   <option key={v} value={v}>
                     {label}

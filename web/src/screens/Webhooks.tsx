@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import { webhookEvents, type DeliveryView as Delivery, type EndpointView as Endpoint } from '../../../src/api/webhooks/views.ts';
-import { api, errorMessage, ws } from '../api.ts';
+import { webhookEvents, type WebhookEvent } from '../../../src/api/webhooks/views.ts';
+import type { WebhookDelivery as Delivery, WebhookEndpoint as Endpoint } from '../types.ts';
+import { api, call, errorMessage, ws } from '../api.ts';
 import { CopyField } from '../ui/CopyField.tsx';
 import { Badge, Empty, ErrorNote, Field, SubmitButton, TableHead, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
@@ -11,7 +12,7 @@ import { useLoad } from '../ui/use-load.ts';
  */
 export function Webhooks({ workspaceId }: { workspaceId: string }) {
   const list = useLoad(() => api<{ webhooks: Endpoint[] }>('GET', ws(workspaceId, 'webhooks')), [workspaceId]);
-  const [f, setF] = useState<{ url: string; description: string; events: string[] }>({ url: '', description: '', events: ['reply', 'bounce', 'unsubscribe'] });
+  const [f, setF] = useState<{ url: string; description: string; events: WebhookEvent[] }>({ url: '', description: '', events: ['reply', 'bounce', 'unsubscribe'] });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const [secret, setSecret] = useState<{ url: string; secret: string; note: string }>();
@@ -28,7 +29,7 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
     e.preventDefault();
     setBusy(true);
     await act(async () => {
-      const made = await api<Endpoint & { secret: string }>('POST', ws(workspaceId, 'webhooks'), { url: f.url, events: f.events, ...(f.description ? { description: f.description } : {}) });
+      const made = await call('POST /api/workspaces/:workspaceId/webhooks', ws(workspaceId, 'webhooks'), { url: f.url, events: f.events, ...(f.description ? { description: f.description } : {}) });
       setSecret({ url: made.url, secret: made.secret, note: 'Your receiver checks the Cadenza-Signature header with it' });
       setF({ ...f, url: '', description: '' });
       list.reload();
@@ -37,7 +38,7 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
   };
   const rotate = (e: Endpoint, keepPreviousHours: number) =>
     act(async () => {
-      const r = await api<Endpoint & { secret: string; previousSecretExpiresAt: string | null }>('POST', ws(workspaceId, `webhooks/${e.id}/rotate-secret?keepPreviousHours=${keepPreviousHours}`));
+      const r = await call('POST /api/workspaces/:workspaceId/webhooks/:webhookId/rotate-secret', ws(workspaceId, `webhooks/${e.id}/rotate-secret?keepPreviousHours=${keepPreviousHours}`));
       setSecret({ url: r.url, secret: r.secret, note: r.previousSecretExpiresAt ? `The old secret also signs until ${when(r.previousSecretExpiresAt)}` : 'The old secret no longer signs' });
     });
   const showLog = (e: Endpoint) =>

@@ -1,14 +1,6 @@
 import { useEffect, useState } from 'react';
-import { api, errorMessage, ws } from '../api.ts';
-
-interface DemoStatus {
-  running: boolean;
-  endsAt: string | null;
-  simulatedNow: string | null;
-  inbound: number;
-  suppressed: number;
-  sequences: { name: string; enrolled: number; sent: number; replied: number; bounced: number; outOfOffice: number; unsubscribed: number; callTasks: number }[];
-}
+import { api, call, errorMessage, ws } from '../api.ts';
+import type { DemoStatus } from '../types.ts';
 
 const sum = (s: DemoStatus, k: 'enrolled' | 'sent' | 'replied' | 'bounced' | 'outOfOffice' | 'unsubscribed') => s.sequences.reduce((n, x) => n + x[k], 0);
 
@@ -22,7 +14,7 @@ export function DemoBanner({ workspaceId, start }: { workspaceId: string; start:
   useEffect(() => {
     let live = true;
     const path = ws(workspaceId, 'demo');
-    const first = start ? api<DemoStatus>('POST', path, {}) : api<DemoStatus>('GET', path);
+    const first = start ? call('POST /api/workspaces/:workspaceId/demo', path, {}) : api<DemoStatus>('GET', path);
     first.then((s) => live && setStatus(s)).catch((e: unknown) => live && start && setError(`The demo could not start: ${errorMessage(e)}`));
     const t = setInterval(() => {
       api<DemoStatus>('GET', path)

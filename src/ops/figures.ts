@@ -1,0 +1,389 @@
+import { sql } from 'kysely';
+import { realSpanMs, type Clock } from '../common/clock.ts';
+import type { Db, Tx } from '../store/store.ts';
+
+/**
+ * The figures a person sees, each defined once here, and the named queries that compute them from
+ * the store. The API's analytics routes (and through them the web app's Analytics screen),
+ * `cadenza status`, the demo's progress and `GET /metrics` all read them from this file; issue 11
+ * had a headline of 22 sends beside a funnel of 345, and issue 12 a reply-to-stop read two ways.
+ *
+ * Source: the engine's journal (`event`), which records every transition once, in the transaction
+ * that made it; `.ignored` rows are transitions the engine refused and never count.
+ *
+ * - **sent**: an applied `step_sent` of an email step. A send settled as possibly sent counts (the
+ *   sequence went on as if sent); a resend by hand does not (the step was already counted). By
+ *   step: its own step; by variant and mailbox: its send request's.
+ * - **replied**: an applied `reply` (the enrollment stopped as replied; a second reply, or one to an
+ *   enrollment already stopped, is ignored by the engine). By step, variant and mailbox: credited to
+ *   the last email sent to the enrollment before it (a call step in between takes no credit); one
+ *   before any email is unattributed.
+ * - **bounces, unsubscribes**: applied `bounce` (hard or soft) and `unsubscribe`. Per mailbox, the
+ *   bounces of its send requests by kind (`send_request.bounced_at`), which health is judged on.
+ * - **reply-to-stop**: for every inbound message that stopped or paused its enrollment (a reply, a
+ *   bounce, an unsubscribe or complaint, an out-of-office or needs-review pause; the pipeline's
+ *   `stoppedOrPaused`), the time from the server's receipt (IMAP INTERNALDATE, Gmail internalDate,
+ *   Graph receivedDateTime) to the end of the ingestion transaction that stopped it, in real
+ *   milliseconds (`stopLatencyMs`). Ingestion measures it once and stores it with the stop
+ *   (`message.stop_latency_ms`, `recordStopLatencies`); the same number goes into the process's
+ *   HDR histogram, `cadenza_reply_to_stop_ms` on /metrics (ops/metrics.ts). The stored figure is
+ *   the durable, workspace-scoped one (every process, any window); /metrics is what this process
+ *   committed since it started, every workspace together.
+ *
+ * Window and clock: the last `days` UTC days up to `asOf`, the later of the clock's now and the
+ * workspace's latest journal entry (a demo's accelerated clock stamps its work ahead of the real
+ * date; once it ends the API reads the real clock again, and a window ending "today" would miss
+ * it). Journal rows count by their `at`, reply-to-stop by the message's receipt. Durations are real
+ * milliseconds even for work done on an accelerated clock (`realSpanMs`).
+ *
+ * Percentiles: nearest rank (`nearestRank`), the method HDR histograms use, so /metrics and the
+ * API agree exactly below 2,048 ms (the histogram keeps 3 significant digits above).
+ *
+ * Why in ops/: /metrics (ops/metrics.ts) takes its percentile method from here, and ops/ sits below
+ * the domains; this file reads their tables by SQL and imports nothing but store/ and common/.
+ * /metrics' other counters (`cadenza_sends_total`, `cadenza_ingest_actions_total`) count attempts
+ * and decisions in one process, not these figures.
+ */
+
+const DAY_MS = 86_400_000;
+
+/** The percentiles every reply-to-stop figure reports (the API, status, the demo, /metrics). */
+export const REPLY_TO_STOP_PERCENTILES = [50, 90, 99] as const;
+
+/** `message.stop_latency_ms` is an integer column: a latency past it (24.8 days) is stored as its top. */
+export const MAX_STOP_LATENCY_MS = 2_147_483_647;
+
+/**
+ * The 1-based rank of the p-th percentile of `count` values by the nearest-rank method: the smallest
+ * value with at least p % of the values at or below it. Computed as (p × count) / 100 so that
+ * integers stay exact (0.07 × 100 is 7.000000000000001 in floating point, and would round up to 8).
+ */
+export function nearestRank(count: number, p: number): number {
+  return Math.min(count, Math.max(1, Math.ceil((p * count) / 100)));
+}
+
+export interface ReplyToStop {
+  count: number;
+  p50Ms: number | null;
+  p90Ms: number | null;
+  p99Ms: number | null;
+}
+
+/**
+ * Reply-to-stop of one message: from the server's receipt to `stoppedAt` (both stamps of `clock`),
+ * in whole real milliseconds, at least 0 (a server clock ahead of ours) and at most the column's top.
+ */
+export function stopLatencyMs(clock: Clock, receivedAt: number, stoppedAt: number): number {
+  return Math.min(MAX_STOP_LATENCY_MS, Math.max(0, Math.round(realSpanMs(clock, stoppedAt - receivedAt))));
+}
+
+/** Stores each stop's latency with its message, in the transaction that stopped it (one statement). */
+// -- name: figures-record-stop-latencies
+export async function recordStopLatencies(tx: Tx, stops: ReadonlyArray<{ messageRowId: string; ms: number }>): Promise<void> {
+  if (stops.length === 0) return;
+  await sql`
+    update message m set stop_latency_ms = u.ms
+    from unnest(${stops.map((s) => s.messageRowId)}::uuid[], ${stops.map((s) => s.ms)}::int[]) as u(id, ms)
+    where m.id = u.id`.execute(tx);
+}
+
+/** A span of journal time: [since, until). */
+export interface Span {
+  since: Date;
+  until: Date;
+}
+
+/** Everything the journal holds (the demo's progress, the all-time reply rate per variant). */
+export const ALL_TIME: Span = { since: new Date(0), until: new Date(Date.UTC(9999, 11, 31)) };
+
+/** The window of the figures: `days` whole UTC days, the last one holding `asOf`. */
+export interface Window extends Span {
+  days: number;
+  /** The first day, in days since the epoch. */
+  firstDay: number;
+  asOf: number;
+}
+
+// -- name: figures-window
+export async function figuresWindow(db: Db, workspaceId: string, now: number, days: number): Promise<Window> {
+  const r = await sql<{ latest: Date | null }>`select max(at) as latest from event where workspace_id = ${workspaceId}`.execute(db);
+  const latest = r.rows[0]?.latest ? new Date(r.rows[0].latest).getTime() : null;
+  const asOf = latest !== null && latest > now ? latest : now;
+  const lastDay = Math.floor(asOf / DAY_MS);
+  const firstDay = lastDay - days + 1;
+  return { days, firstDay, since: new Date(firstDay * DAY_MS), until: new Date((lastDay + 1) * DAY_MS), asOf };
+}
+
+export interface DayCounts {
+  day: string;
+  sends: number;
+  replies: number;
+  bounces: number;
+  unsubscribes: number;
+}
+export type Totals = Omit<DayCounts, 'day'>;
+
+/** Whether a step id (text) is an email step: only emails count as sends. */
+function emailStep(stepIdText: ReturnType<typeof sql>) {
+  return sql`exists (select 1 from step k where k.id = (${stepIdText})::uuid and k.kind = 'email')`;
+}
+
+/** Sends, replies, bounces and unsubscribes per UTC day of the window, every day listed. */
+// -- name: figures-per-day
+export async function perDay(db: Db, workspaceId: string, w: Window): Promise<DayCounts[]> {
+  const counts = await sql<{ day: string; type: string; n: number }>`
+    select to_char(date_trunc('day', at at time zone 'UTC'), 'YYYY-MM-DD') as day, type, count(*)::int as n
+    from event
+    where workspace_id = ${workspaceId} and at >= ${w.since} and at < ${w.until}
+      and type in ('step_sent', 'reply', 'bounce', 'unsubscribe')
+      and (type <> 'step_sent' or ${emailStep(sql`(payload->'event'->>'stepId')`)})
+    group by 1, 2`.execute(db);
+  const days = Array.from({ length: w.days }, (_, i) => ({ day: new Date((w.firstDay + i) * DAY_MS).toISOString().slice(0, 10), sends: 0, replies: 0, bounces: 0, unsubscribes: 0 }));
+  const byDay = new Map(days.map((d) => [d.day, d]));
+  const field = { step_sent: 'sends', reply: 'replies', bounce: 'bounces', unsubscribe: 'unsubscribes' } as const;
+  for (const c of counts.rows) {
+    const d = byDay.get(c.day);
+    const f = field[c.type as keyof typeof field];
+    if (d && f) d[f] += Number(c.n);
+  }
+  return days;
+}
+
+/** The headline figures: the sums of the days. */
+export function totalsOf(days: readonly DayCounts[]): Totals {
+  const t: Totals = { sends: 0, replies: 0, bounces: 0, unsubscribes: 0 };
+  for (const d of days) for (const k of Object.keys(t) as Array<keyof Totals>) t[k] += d[k];
+  return t;
+}
+
+export interface StepRow {
+  sequenceId: string;
+  sequenceName: string;
+  stepId: string;
+  stepKey: string;
+  stepPosition: number;
+  /** The step is no longer in its sequence. */
+  archived: boolean;
+  /** The variant the send request used (null: none recorded). */
+  variantKey: string | null;
+  /** The mailbox that sent it (null: none recorded). */
+  mailboxId: string | null;
+  sent: number;
+  replied: number;
+}
+
+/**
+ * Sends and credited replies in the span, one row per email step, variant and mailbox: the funnel
+ * sums a step's rows, the variants a variant's, the mailboxes a mailbox's.
+ */
+// -- name: figures-per-step
+export async function perStep(db: Db, workspaceId: string, span: Span, o: { sequenceId?: string } = {}): Promise<StepRow[]> {
+  const r = await sql<{ sequence_id: string; sequence_name: string; step_key: string; step_id: string; step_position: number; archived: boolean; variant_key: string | null; mailbox_id: string | null; sent: number; replied: number }>`
+    with sends as (
+      select e.enrollment_id, (e.payload->'event'->>'stepId')::uuid as step_id
+      from event e
+      where e.workspace_id = ${workspaceId} and e.type = 'step_sent' and e.at >= ${span.since} and e.at < ${span.until}
+    ), replies as (
+      select (select (s.payload->'event'->>'stepId')::uuid from event s
+               where s.enrollment_id = e.enrollment_id and s.type = 'step_sent' and s.at <= e.at
+                 and ${emailStep(sql`(s.payload->'event'->>'stepId')`)}
+               order by s.at desc, s.id desc limit 1) as step_id,
+             e.enrollment_id
+      from event e
+      where e.workspace_id = ${workspaceId} and e.type = 'reply' and e.at >= ${span.since} and e.at < ${span.until}
+    ), counted as (
+      select enrollment_id, step_id, 1 as sent, 0 as replied from sends
+      union all
+      select enrollment_id, step_id, 0, 1 from replies where step_id is not null
+    )
+    select q.id as sequence_id, q.name as sequence_name, st.key as step_key, st.id as step_id, st.position as step_position,
+           st.archived_at is not null as archived, v.key as variant_key, r.mailbox_id,
+           sum(c.sent)::int as sent, sum(c.replied)::int as replied
+    from counted c
+    join step st on st.id = c.step_id and st.kind = 'email'
+    join sequence q on q.id = st.sequence_id
+    left join send_request r on r.enrollment_id = c.enrollment_id and r.step_id = c.step_id
+    left join variant v on v.id = r.variant_id
+    ${o.sequenceId ? sql`where q.id = ${o.sequenceId}` : sql``}
+    group by q.id, q.name, q.created_at, st.key, st.id, st.position, st.archived_at, v.key, r.mailbox_id
+    order by q.created_at, st.position, v.key, r.mailbox_id`.execute(db);
+  return r.rows.map((x) => ({
+    sequenceId: x.sequence_id,
+    sequenceName: x.sequence_name,
+    stepId: x.step_id,
+    stepKey: x.step_key,
+    stepPosition: Number(x.step_position),
+    archived: x.archived,
+    variantKey: x.variant_key,
+    mailboxId: x.mailbox_id,
+    sent: Number(x.sent),
+    replied: Number(x.replied),
+  }));
+}
+
+/** Email steps of the workspace's sequences that are still in use, for funnel rows with nothing yet. */
+// -- name: figures-email-steps
+export async function emailSteps(db: Db, workspaceId: string) {
+  return db
+    .selectFrom('step as st')
+    .innerJoin('sequence as s', 's.id', 'st.sequence_id')
+    .select(['s.name', 'st.key', 'st.id'])
+    .where('s.workspace_id', '=', workspaceId)
+    .where('st.archived_at', 'is', null)
+    .where('st.kind', '=', 'email')
+    .orderBy('s.created_at')
+    .orderBy('st.position')
+    .execute();
+}
+
+/** The variants of email steps with more than one live variant (the A/B comparison's rows). */
+// -- name: figures-compared-variants
+export async function comparedVariants(db: Db, workspaceId: string) {
+  const r = await sql<{ sequence_name: string; step_key: string; step_id: string; variant_key: string }>`
+    select s.name as sequence_name, st.key as step_key, st.id as step_id, v.key as variant_key
+    from variant v join step st on st.id = v.step_id join sequence s on s.id = st.sequence_id
+    where s.workspace_id = ${workspaceId} and v.archived_at is null and st.archived_at is null
+      and (select count(*) from variant o where o.step_id = v.step_id and o.archived_at is null) > 1
+    order by s.created_at, st.position, v.key`.execute(db);
+  return r.rows;
+}
+
+/** Sent and replied per sequence in the span (replies before any email included), keyed by sequence id. */
+// -- name: figures-per-sequence
+export async function perSequence(db: Db, workspaceId: string, span: Span): Promise<Map<string, { sent: number; replied: number }>> {
+  const r = await sql<{ sequence_id: string; sent: number; replied: number }>`
+    select n.sequence_id,
+           (count(*) filter (where e.type = 'step_sent' and ${emailStep(sql`(e.payload->'event'->>'stepId')`)}))::int as sent,
+           (count(*) filter (where e.type = 'reply'))::int as replied
+    from event e join enrollment n on n.id = e.enrollment_id
+    where e.workspace_id = ${workspaceId} and e.type in ('step_sent', 'reply') and e.at >= ${span.since} and e.at < ${span.until}
+    group by n.sequence_id`.execute(db);
+  return new Map(r.rows.map((x) => [x.sequence_id, { sent: Number(x.sent), replied: Number(x.replied) }]));
+}
+
+export interface MailboxRow {
+  id: string;
+  email: string;
+  health: string;
+  healthReason: string | null;
+  settings: unknown;
+  syncError: string | null;
+  hardBounces: number;
+  softBounces: number;
+}
+
+/**
+ * Every mailbox of the workspace (a removed one labelled so: its history stays) with its send
+ * requests' bounces in the window. Sends and replies per mailbox are perStep's rows.
+ */
+// -- name: figures-mailbox-bounces
+export async function mailboxBounces(db: Db, workspaceId: string, span: Span): Promise<MailboxRow[]> {
+  const r = await sql<{ id: string; email: string; health: string; health_reason: string | null; settings: unknown; sync_error: string | null; hard: number; soft: number }>`
+    select m.id, case when m.removed_at is null then m.email else m.email || ' (removed mailbox)' end as email, m.health, m.health_reason, m.settings,
+      (select y.last_error from mailbox_sync y where y.mailbox_id = m.id) as sync_error,
+      (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${span.since} and r.bounced_at < ${span.until} and r.bounce_kind = 'hard')::int as hard,
+      (select count(*) from send_request r where r.mailbox_id = m.id and r.bounced_at >= ${span.since} and r.bounced_at < ${span.until} and r.bounce_kind = 'soft')::int as soft
+    from mailbox m where m.workspace_id = ${workspaceId}
+    order by m.email`.execute(db);
+  return r.rows.map((x) => ({ id: x.id, email: x.email, health: x.health, healthReason: x.health_reason, settings: x.settings, syncError: x.sync_error, hardBounces: Number(x.hard), softBounces: Number(x.soft) }));
+}
+
+/**
+ * Reply-to-stop of the messages received in the span that stopped or paused their enrollment: how
+ * many, and the latency at each percentile's nearest rank (every stop is ranked, however many).
+ */
+// -- name: figures-reply-to-stop
+export async function replyToStop(db: Db, workspaceId: string, span: Span): Promise<ReplyToStop> {
+  const stops = sql`
+    from message
+    where workspace_id = ${workspaceId} and direction = 'inbound' and stop_latency_ms is not null
+      and coalesce(received_at, at) >= ${span.since} and coalesce(received_at, at) < ${span.until}`;
+  const count = Number((await sql<{ n: number }>`select count(*)::int as n ${stops}`.execute(db)).rows[0]?.n ?? 0);
+  const at = async (p: number) =>
+    count === 0 ? null : Number((await sql<{ ms: number }>`select stop_latency_ms as ms ${stops} order by stop_latency_ms offset ${nearestRank(count, p) - 1} limit 1`.execute(db)).rows[0]!.ms);
+  const [p50Ms, p90Ms, p99Ms] = [await at(50), await at(90), await at(99)];
+  return { count, p50Ms, p90Ms, p99Ms };
+}
+
+/** The headline of a window, as the Analytics screen's totals and `cadenza status` show it. */
+export interface Headline {
+  window: Window;
+  days: DayCounts[];
+  totals: Totals;
+  replyToStop: ReplyToStop;
+}
+
+export async function headline(db: Db, workspaceId: string, now: number, days: number): Promise<Headline> {
+  const window = await figuresWindow(db, workspaceId, now, days);
+  const perDays = await perDay(db, workspaceId, window);
+  return { window, days: perDays, totals: totalsOf(perDays), replyToStop: await replyToStop(db, workspaceId, window) };
+}
+
+export interface FunnelStep {
+  sequenceName: string;
+  stepKey: string;
+  /** The step is no longer in its sequence (it had sends in the window). */
+  removed: boolean;
+  sent: number;
+  replied: number;
+}
+
+export interface VariantFigures {
+  sequenceName: string;
+  stepKey: string;
+  variantKey: string;
+  sent: number;
+  replied: number;
+}
+
+/**
+ * The Analytics screen's breakdown of the window: each email step still in use (and each removed
+ * one with sends), the variants of steps that compare more than one, and the replies before any
+ * email (the funnel's `replied` plus these is the headline's replies).
+ */
+// -- name: figures-funnel
+export async function funnel(db: Db, workspaceId: string, w: Window, replies: number): Promise<{ funnel: FunnelStep[]; variants: VariantFigures[]; unattributedReplies: number }> {
+  const rows = await perStep(db, workspaceId, w);
+  const steps = new Map((await emailSteps(db, workspaceId)).map((st) => [st.id, { sequenceName: st.name, stepKey: st.key, removed: false, sent: 0, replied: 0 }]));
+  const variants = new Map((await comparedVariants(db, workspaceId)).map((v) => [`${v.step_id}:${v.variant_key}`, { sequenceName: v.sequence_name, stepKey: v.step_key, variantKey: v.variant_key, sent: 0, replied: 0 }]));
+  for (const r of rows) {
+    let f = steps.get(r.stepId);
+    if (!f) steps.set(r.stepId, (f = { sequenceName: r.sequenceName, stepKey: r.stepKey, removed: true, sent: 0, replied: 0 }));
+    f.sent += r.sent;
+    f.replied += r.replied;
+    const v = variants.get(`${r.stepId}:${r.variantKey}`);
+    if (v) {
+      v.sent += r.sent;
+      v.replied += r.replied;
+    }
+  }
+  const credited = [...steps.values()].reduce((n, f) => n + f.replied, 0);
+  return { funnel: [...steps.values()], variants: [...variants.values()], unattributedReplies: Math.max(0, replies - credited) };
+}
+
+/** Every mailbox with its sends and credited replies (perStep) and its bounces in the window. */
+export async function perMailbox(db: Db, workspaceId: string, w: Window): Promise<Array<MailboxRow & { sent: number; replies: number }>> {
+  const byMailbox = new Map<string, { sent: number; replies: number }>();
+  for (const r of await perStep(db, workspaceId, w)) {
+    if (!r.mailboxId) continue;
+    const m = byMailbox.get(r.mailboxId) ?? { sent: 0, replies: 0 };
+    m.sent += r.sent;
+    m.replies += r.replied;
+    byMailbox.set(r.mailboxId, m);
+  }
+  return (await mailboxBounces(db, workspaceId, w)).map((m) => ({ ...m, ...(byMailbox.get(m.id) ?? { sent: 0, replies: 0 }) }));
+}
+
+/** Sends and credited replies of each variant over the whole journal, by sequence name, step and variant. */
+export async function variantsAllTime(db: Db, workspaceId: string, sequenceId?: string) {
+  const byVariant = new Map<string, { sequenceId: string; sequenceName: string; stepKey: string; stepPosition: number; variantKey: string; sent: number; replied: number }>();
+  for (const r of await perStep(db, workspaceId, ALL_TIME, sequenceId ? { sequenceId } : {})) {
+    if (r.variantKey === null) continue;
+    const key = `${r.stepId}:${r.variantKey}`;
+    const v = byVariant.get(key) ?? { sequenceId: r.sequenceId, sequenceName: r.sequenceName, stepKey: r.stepKey, stepPosition: r.stepPosition, variantKey: r.variantKey, sent: 0, replied: 0 };
+    v.sent += r.sent;
+    v.replied += r.replied;
+    byVariant.set(key, v);
+  }
+  return [...byVariant.values()].sort((a, b) => a.sequenceName.localeCompare(b.sequenceName) || a.stepPosition - b.stepPosition || a.variantKey.localeCompare(b.variantKey));
+}

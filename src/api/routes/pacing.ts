@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { patchMailboxPacing, patchWorkspacePacing, readMailboxPacing, readWorkspacePacing } from '../../ops/pacing-settings.ts';
+import { patchMailboxPacing, patchWorkspacePacing, readMailboxPacing, readWorkspacePacing } from '../../sending/pacing/pacing-settings.ts';
 import { pacingPatchSchema } from '../../sending/pacing/pacing-patch.ts';
 import { pacingOverridesSchema } from '../../sending/pacing/settings.ts';
 import { audit } from '../audit/actor.ts';

@@ -11,7 +11,7 @@ import { defaultPort, parseMailboxSettings } from '../../mailbox/settings.ts';
 import { registerConnect } from './mailbox-connect.ts';
 import { registerTest } from './mailbox-test.ts';
 import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } from '../pacing-flags.ts';
-import { patchMailboxPacing, readMailboxPacing } from '../../ops/pacing-settings.ts';
+import { patchMailboxPacing, readMailboxPacing } from '../../sending/pacing/pacing-settings.ts';
 import { effectiveCaps } from '../../sending/pacing/mailbox.ts';
 import { checkMailEndpoints } from '../../mailbox/mail-hosts.ts';
 import { listMailboxRows } from '../../mailbox/sql/mailbox-list.ts';

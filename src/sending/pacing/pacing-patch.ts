@@ -3,7 +3,7 @@
  * its mailboxes) and for a mailbox (overrides): the caps (daily, hourly, ramp) and the working
  * day and gap settings of settings.ts. The API (PATCH …/pacing), the CLI (`mailbox set`,
  * `workspace pacing`) and the web forms all go through `patchPacing`, so one schema and one set
- * of messages validate them. Pure: the store side is ops/pacing-settings.ts.
+ * of messages validate them. Pure: the store side is pacing-settings.ts.
  *
  * A field left out is unchanged; a field named in `reset` goes back to inheriting (the
  * workspace's default for a mailbox, the built-in default for a workspace).

@@ -1,11 +1,11 @@
-import { cadenzaError } from '../common/errors.ts';
-import { mailboxCaps, workspaceCaps } from '../sending/pacing/mailbox.ts';
-import { applyPacingPatch, effectivePacing, type CapOverrides, type EffectivePacing, type PacingLevel, type PacingPatch } from '../sending/pacing/pacing-patch.ts';
-import type { PacingOverrides } from '../sending/pacing/settings.ts';
-import type { Db, Store, Tx } from '../store/store.ts';
+import { cadenzaError } from '../../common/errors.ts';
+import { mailboxCaps, workspaceCaps } from './mailbox.ts';
+import { applyPacingPatch, effectivePacing, type CapOverrides, type EffectivePacing, type PacingLevel, type PacingPatch } from './pacing-patch.ts';
+import type { PacingOverrides } from './settings.ts';
+import type { Db, Store, Tx } from '../../store/store.ts';
 
 /**
- * The store side of pacing settings (the rules are in sending/pacing/pacing-patch.ts): a
+ * The store side of pacing settings (the rules are in pacing-patch.ts): a
  * workspace's defaults live in workspace.settings (`pacing`, `mailboxCaps`), a mailbox's
  * overrides in its columns (daily_cap, hourly_cap, ramp; null inherits) and settings.pacing.
  * The API, the CLI and the web app read and change them only through here.

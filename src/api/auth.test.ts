@@ -13,7 +13,7 @@ describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (back
 
   it('first-run setup makes the owner of the existing workspace once, then refuses', async () => {
     h = await apiHarness(backend);
-    // A fresh install already has the Default workspace (ops/workspace.ts): setup adopts it.
+    // A fresh install already has the Default workspace (workspace/workspaces.ts): setup adopts it.
     await h.store.db.insertInto('workspace').values({ id: '01a228f2-0000-7000-8000-000000000001', name: 'Default' }).execute();
     expect((await h.app.inject({ method: 'GET', url: '/api/setup' })).json()).toEqual({ needed: true });
     const setupToken = h.setupToken;

@@ -5,7 +5,7 @@ import { systemRandom } from '../common/random.ts';
 import { migrate } from '../store/migrate.ts';
 import { openMasterKey } from '../mailbox/master-key.ts';
 import { ensurePrivateDir } from '../common/private-files.ts';
-import { ensureDefaultWorkspace } from '../ops/workspace.ts';
+import { ensureDefaultWorkspace } from '../workspace/workspaces.ts';
 import { newId } from '../common/ids.ts';
 import { notifyPushBus } from '../ops/push-bus.ts';
 import type { WorkKind } from '../ops/work-nudge.ts';

@@ -13,7 +13,7 @@ import { Scheduler } from '../sequence/scheduler.ts';
 import { migrate } from '../store/migrate.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { ensureEventPartitions } from '../store/partitions.ts';
-import { ensureDefaultWorkspace } from './workspace.ts';
+import { ensureDefaultWorkspace } from '../workspace/workspaces.ts';
 import { openMasterKey } from '../mailbox/master-key.ts';
 import { ensurePrivateDir } from '../common/private-files.ts';
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';

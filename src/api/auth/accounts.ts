@@ -20,7 +20,7 @@ export async function hasAnyAccount(store: Store): Promise<boolean> {
 
 /**
  * First run: the first person becomes the owner of the first workspace. The workspace `cadenza
- * start` made on a fresh install (ops/workspace.ts) is adopted and renamed, so what the CLI put
+ * start` made on a fresh install (workspace/workspaces.ts) is adopted and renamed, so what the CLI put
  * there stays reachable. Refused once any account exists; two setups racing are serialised by a
  * transaction-level advisory lock and the second one is refused. The caller must present a live
  * setup token (setup-token.ts), spent by this transaction.

@@ -16,7 +16,7 @@ import { defineRoute, workspaceParams, type RouteContext } from '../http/route.t
 import { me, meBody, password, startSession } from './auth.ts';
 import { audit } from '../audit/actor.ts';
 import { recordAudit } from '../audit/audit-log.ts';
-import { workspaceName } from '../auth/workspaces.ts';
+import { workspaceName } from '../../workspace/workspace-row.ts';
 
 const role = z.enum(['owner', 'admin', 'member']);
 

@@ -3,7 +3,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { checkTrackingDomain } from '../../tracking/links.ts';
 import { createWorkspace } from '../auth/accounts.ts';
-import { updateWorkspace, workspaceRow } from '../auth/workspaces.ts';
+import { updateWorkspace, workspaceRow } from '../../workspace/workspace-row.ts';
 import { audit } from '../audit/actor.ts';
 import { auditRetentionDays, DEFAULT_AUDIT_RETENTION_DAYS, MAX_AUDIT_RETENTION_DAYS, MIN_AUDIT_RETENTION_DAYS } from '../audit/retention.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';

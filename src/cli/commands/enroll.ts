@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { csvRecord } from '../../common/csv-write.ts';
 import { cadenzaError } from '../../common/errors.ts';
-import { resolveWorkspace } from '../../ops/workspace.ts';
+import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
 import { sequenceIdByKey } from '../../sequence/sql/sequences.ts';
 import { allLeadIds, leadIdsByEmail } from '../../leads/sql/lead-ids.ts';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { cadenzaError } from '../../common/errors.ts';
 import { normalizeEmail } from '../../leads/email.ts';
-import { resolveWorkspace } from '../../ops/workspace.ts';
+import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { blockedOf, listEnrollmentEvents, listEnrollments, listEnrollmentSends, type EnrollmentRow } from '../../sequence/enrollment-query.ts';
 import { sequenceIdByKey } from '../../sequence/sql/sequences.ts';
 import type { Store } from '../../store/store.ts';

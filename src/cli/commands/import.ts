@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { cadenzaError } from '../../common/errors.ts';
 import { importLeads } from '../../leads/import.ts';
-import { resolveWorkspace } from '../../ops/workspace.ts';
+import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { deps, globals, output, withStore } from '../context.ts';
 import { progressBar } from '../progress.ts';
 

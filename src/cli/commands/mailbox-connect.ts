@@ -5,7 +5,7 @@ import { OAuthClients, oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
 import { connectWithLoopback } from '../../mailbox/oauth/loopback.ts';
 import { isOAuthMode } from '../../mailbox/oauth/providers.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
-import { resolveWorkspace } from '../../ops/workspace.ts';
+import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { deps, globals, masterKey, nudgeRunning, output, withStore } from '../context.ts';
 
 interface ConnectOptions {

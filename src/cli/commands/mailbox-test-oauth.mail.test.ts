@@ -10,7 +10,7 @@ import { seededRandom } from '../../common/random.ts';
 import { OAuthClients } from '../../mailbox/oauth/client.ts';
 import { parseMailboxSettings } from '../../mailbox/settings.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
-import { ensureDefaultWorkspace } from '../../ops/workspace.ts';
+import { ensureDefaultWorkspace } from '../../workspace/workspaces.ts';
 import { migrate } from '../../store/migrate.ts';
 import { openStore } from '../../store/store.ts';
 import { connectThroughEmulator } from '../../sim/emulators/oauth/connect.ts';

@@ -8,7 +8,7 @@ import { MailboxTokens } from '../../mailbox/oauth/mailbox-tokens.ts';
 import { mailAuthFor } from '../../mailbox/oauth/wiring.ts';
 import { parseMailboxSettings } from '../../mailbox/settings.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
-import { resolveWorkspace } from '../../ops/workspace.ts';
+import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { deps, globals, masterKey, output, withStore } from '../context.ts';
 
 /**

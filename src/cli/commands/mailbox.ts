@@ -3,7 +3,7 @@ import type { Verification } from '../../mailbox/verification.ts';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
-import { resolveWorkspace } from '../../ops/workspace.ts';
+import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { deps, globals, masterKey, nudgeRunning, output, table, withStore } from '../context.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { migrate, schemaVersion } from '../../store/migrate.ts';
-import { ensureDefaultWorkspace } from '../../ops/workspace.ts';
+import { ensureDefaultWorkspace } from '../../workspace/workspaces.ts';
 import { deps, globals, output, withStore } from '../context.ts';
 
 export function register(program: Command): void {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { stringify as stringifyYaml } from 'yaml';
 import { cadenzaError } from '../../common/errors.ts';
-import { resolveWorkspace } from '../../ops/workspace.ts';
+import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { readDefinitionFile } from '../../sequence/definition.ts';
 import { loadDefinition, toDocument } from '../../sequence/definition-document.ts';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { cadenzaError } from '../../common/errors.ts';
 import { headline } from '../../ops/figures.ts';
-import { resolveWorkspace } from '../../ops/workspace.ts';
+import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { OVERDUE_MS, type BlockedCode } from '../../sequence/blocked.ts';
 import { blockedOf, possiblyBlockedEnrollments } from '../../sequence/enrollment-query.ts';
 import { workspaceStatus } from '../../sequence/sql/workspace-status.ts';

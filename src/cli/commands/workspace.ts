@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
-import { createNamedWorkspace, listWorkspaces, resolveWorkspace } from '../../ops/workspace.ts';
+import { createNamedWorkspace, listWorkspaces, resolveWorkspace } from '../../workspace/workspaces.ts';
 import { patchWorkspacePacing, readWorkspacePacing } from '../../sending/pacing/pacing-settings.ts';
 import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } from '../pacing-flags.ts';
 

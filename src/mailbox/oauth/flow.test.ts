@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../common/clock.ts';
 import { isCadenzaError } from '../../common/errors.ts';
 import { seededRandom } from '../../common/random.ts';
-import { ensureDefaultWorkspace } from '../../ops/workspace.ts';
+import { ensureDefaultWorkspace } from '../../workspace/workspaces.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
 import { consent } from '../../sim/emulators/oauth/browser.ts';
 import { startOAuthEmulator, type OAuthEmulator } from '../../sim/emulators/oauth/emulator.ts';

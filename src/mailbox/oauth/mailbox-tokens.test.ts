@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isCadenzaError } from '../../common/errors.ts';
 import { seededRandom } from '../../common/random.ts';
-import { ensureDefaultWorkspace } from '../../ops/workspace.ts';
+import { ensureDefaultWorkspace } from '../../workspace/workspaces.ts';
 import { SimClock } from '../../sim/sim-clock.ts';
 import { freshStore, type TestStore } from '../../../test/stores.ts';
 import { connectThroughEmulator } from '../../sim/emulators/oauth/connect.ts';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../common/random.ts';
-import { ensureDefaultWorkspace } from '../../ops/workspace.ts';
+import { ensureDefaultWorkspace } from '../../workspace/workspaces.ts';
 import type { TransportMailbox } from '../../sending/transports/registry.ts';
 import type { Transport } from '../../sending/transports/transport.ts';
 import { SimClock } from '../../sim/sim-clock.ts';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../common/clock.ts';
 import { isCadenzaError } from '../../common/errors.ts';
 import { seededRandom } from '../../common/random.ts';
-import { ensureDefaultWorkspace } from '../../ops/workspace.ts';
+import { ensureDefaultWorkspace } from '../../workspace/workspaces.ts';
 import { connectThroughEmulator } from '../../sim/emulators/oauth/connect.ts';
 import { startXoauth2Dovecot, xoauth2DovecotAvailable, type XoauthDovecot } from '../../../test/mail/dovecot-xoauth2.ts';
 import { startOAuthEmulator, type OAuthEmulator } from '../../sim/emulators/oauth/emulator.ts';

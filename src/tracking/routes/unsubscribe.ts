@@ -3,6 +3,7 @@ import { confirmPage, donePage, pageHeaders } from '../pages.ts';
 import { openToken } from '../tokens.ts';
 import { honourUnsubscribe, type UnsubscribeDeps } from '../unsubscribe.ts';
 import { sendNotFound, tokenParams, type TokenRequest } from './common.ts';
+import { workspaceRow } from '../../workspace/workspace-row.ts';
 
 /**
  * GET  /t/u/<token> — a page with one button. A GET never unsubscribes: mail security scanners fetch
@@ -16,7 +17,7 @@ export function unsubscribeRoutes(scope: FastifyInstance, ctx: UnsubscribeDeps &
   scope.get('/t/u/*', { schema: { params: tokenParams } }, async (req: TokenRequest, reply) => {
     const t = openToken(ctx.key, req.params['*'], 'u');
     if (!t) return sendNotFound(reply);
-    const ws = await ctx.store.db.selectFrom('workspace').select('name').where('id', '=', t.ws).executeTakeFirst();
+    const ws = await workspaceRow(ctx.store.db, t.ws);
     if (!ws) return sendNotFound(reply);
     // Relative to /t/u/<token>: the same URL, whatever host or path prefix the page was served under.
     return reply.headers(pageHeaders).send(confirmPage({ action: req.params['*'], sender: ws.name }));

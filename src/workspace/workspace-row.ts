@@ -1,10 +1,10 @@
 /**
  * A workspace's own row as its members see and change it: name, time zone, holidays country and
- * the settings document (tracking domain, audit retention…). Creating one is accounts.ts's; the
- * CLI's workspace commands use ops/workspace.ts.
+ * the settings document (tracking domain, audit retention…). Creating one with its first owner is
+ * api/auth/accounts.ts's; creating, listing and naming them from the CLI is workspaces.ts's.
  */
 import { sql } from 'kysely';
-import type { Db } from '../../store/store.ts';
+import type { Db } from '../store/store.ts';
 
 /** The workspace's name, zone, country and settings, or undefined. */
 export async function workspaceRow(db: Db, workspaceId: string) {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { cadenzaError } from '../common/errors.ts';
-import { parseWindow } from '../sequence/calendar/index.ts';
+import { parseWindow } from '../calendar/index.ts';
 import type { PacingView } from '../sending/pacing/pacing-settings.ts';
 import { parsePacingPatch, pacingKeys, type PacingPatch } from '../sending/pacing/pacing-patch.ts';
 

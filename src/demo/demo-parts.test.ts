@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../common/random.ts';
-import { isValidZone } from '../sequence/calendar/index.ts';
+import { isValidZone } from '../calendar/index.ts';
 import { SimClock } from '../sim/sim-clock.ts';
 import { AcceleratedClock } from './demo-clock.ts';
 import { generateLeads, leadsCsv } from './people.ts';

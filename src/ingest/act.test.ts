@@ -1,4 +1,4 @@
-import type { Weekday } from '../sequence/calendar/index.ts';
+import type { Weekday } from '../calendar/index.ts';
 import { describe, expect, it } from 'vitest';
 import { companyDomain, conditionHolds, decide, oooResumeAt, type Decision, type EnrollmentTarget } from './act.ts';
 import type { Classification } from './types.ts';

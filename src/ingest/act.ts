@@ -1,8 +1,8 @@
-import { contextOf } from '../sequence/calendar/context.ts';
-import { nextSlotIn } from '../sequence/calendar/allowed.ts';
-import { DAY_MS } from '../sequence/calendar/civil.ts';
-import type { SendWindow } from '../sequence/calendar/index.ts';
-import { instantOfWall } from '../sequence/calendar/zone.ts';
+import { contextOf } from '../calendar/context.ts';
+import { nextSlotIn } from '../calendar/allowed.ts';
+import { DAY_MS } from '../calendar/civil.ts';
+import type { SendWindow } from '../calendar/index.ts';
+import { instantOfWall } from '../calendar/zone.ts';
 import type { EngineEvent, EnrollmentState } from '../sequence/model.ts';
 import type { Classification } from './types.ts';
 

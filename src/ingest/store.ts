@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { parseWindow } from '../sequence/calendar/index.ts';
+import { parseWindow } from '../calendar/index.ts';
 import type { EnrollmentState } from '../sequence/model.ts';
 import type { Db, Tx } from '../store/store.ts';
 import type { SyncCursor } from '../mailbox/sync/source.ts';

@@ -4,7 +4,7 @@ import { cadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
 import type { Store, Tx } from '../store/store.ts';
-import { resolveZone } from './calendar/index.ts';
+import { resolveZone } from '../calendar/index.ts';
 import type { Enrollment, SequenceDef } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
 import { transition } from './transition.ts';

@@ -1,4 +1,4 @@
-import { formatWindow, parseWindow, type Delay } from './calendar/index.ts';
+import { formatWindow, parseWindow, type Delay } from '../calendar/index.ts';
 import type { DefinitionDocument, SequenceDefinition, StepDefinition } from './definition.ts';
 import type { StopRules } from './model.ts';
 import type { SequenceSettings } from './sequence-repo.ts';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { cadenzaError } from '../common/errors.ts';
-import { parseWindow, type Delay, type SendWindow } from './calendar/index.ts';
+import { parseWindow, type Delay, type SendWindow } from '../calendar/index.ts';
 import { templateProblems } from './template/validate.ts';
 
 /**

@@ -9,7 +9,7 @@ import { applyDefinition } from './apply-definition.ts';
 import { bulkEnroll } from './bulk-enroll.ts';
 import { validateDefinition } from './definition.ts';
 import { EnrollmentService } from './enrollment-service.ts';
-import { isAllowed } from './calendar/index.ts';
+import { isAllowed } from '../calendar/index.ts';
 
 const T0 = Date.UTC(2026, 2, 2, 12, 0); // Monday 2 March 2026, 07:00 in New York
 

@@ -1,4 +1,4 @@
-import type { Delay, SendWindow } from './calendar/index.ts';
+import type { Delay, SendWindow } from '../calendar/index.ts';
 
 /** The engine's view of sequences and enrollments: plain data, no I/O. */
 

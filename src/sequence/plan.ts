@@ -1,5 +1,5 @@
 import { hashString } from '../common/random.ts';
-import { computeDue, type CalendarSpec, type Delay } from './calendar/index.ts';
+import { computeDue, type CalendarSpec, type Delay } from '../calendar/index.ts';
 import type { Enrollment, SequenceDef, StepDef } from './model.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { parseWindow } from './calendar/index.ts';
+import { parseWindow } from '../calendar/index.ts';
 import { defaultStopRules, type SequenceDef, type StepDef, type StopRules } from './model.ts';
 import type { Db, Tx } from '../store/store.ts';
 import type { SequenceRow, StepRow, VariantRow } from '../store/schema.ts';

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { placeSteps, POSITION_GAP } from './apply-definition.ts';
-import { isAllowed, type Delay, type SendWindow, type Weekday } from './calendar/index.ts';
+import { isAllowed, type Delay, type SendWindow, type Weekday } from '../calendar/index.ts';
 import {
   defaultStopRules,
   isTerminal,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { isAllowed, parseWindow, type CalendarSpec } from '../sequence/calendar/index.ts';
+import { isAllowed, parseWindow, type CalendarSpec } from '../calendar/index.ts';
 import type { Claim } from '../sending/outbox.ts';
 import type { Store } from '../store/store.ts';
 import type { Delivery, SimMailServer } from './mail-server.ts';

@@ -4,7 +4,7 @@ import type { Random } from '../common/random.ts';
 import { applyDefinition } from '../sequence/apply-definition.ts';
 import { validateDefinition, type SequenceDefinition } from '../sequence/definition.ts';
 import type { Store } from '../store/store.ts';
-import { resolveZone } from '../sequence/calendar/index.ts';
+import { resolveZone } from '../calendar/index.ts';
 import type { SimPacing } from './pacing-check.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
-import { isValidZone } from '../../sequence/calendar/index.ts';
+import { isValidZone } from '../../calendar/index.ts';
 import { accountWithWorkspaces, firstRunSetup, hasAnyAccount, passwordHashOf, setPasswordHash } from '../auth/accounts.ts';
 import { DEVICE_COOKIE, DEVICE_COOKIE_PATH, DEVICE_TTL_MS, rememberDevice } from '../auth/devices.ts';
 import { MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from '../auth/passwords.ts';

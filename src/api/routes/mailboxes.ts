@@ -11,7 +11,7 @@ import { checkMailEndpoints } from '../../mailbox/mail-hosts.ts';
 import { dailyCapOn } from '../../sending/pacing/ramp.ts';
 import { effectiveCaps } from '../../sending/pacing/mailbox.ts';
 import { resolvePacingSettings } from '../../sending/pacing/settings.ts';
-import { isValidZone } from '../../sequence/calendar/index.ts';
+import { isValidZone } from '../../calendar/index.ts';
 import type { ApiContext } from '../context.ts';
 import { roleAtLeast, type WorkspaceAccess } from '../auth/access.ts';
 import { lastSendError, pauseMailbox, resumeMailbox } from '../../sending/dispatch/health.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definitionSchema, stepSchema, stopRulesSchema, type DefinitionDocument, type SequenceDefinition } from '../../sequence/definition.ts';
 import { formatDelay, stopRuleKeys } from '../../sequence/definition-document.ts';
-import { formatWindow } from '../../sequence/calendar/index.ts';
+import { formatWindow } from '../../calendar/index.ts';
 
 /**
  * The sequence as the API and the web editor carry it: the definition file's fields in the API's

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
-import { isValidZone } from '../../sequence/calendar/index.ts';
+import { isValidZone } from '../../calendar/index.ts';
 import { checkTrackingDomain } from '../../tracking/links.ts';
 import { createWorkspace } from '../auth/accounts.ts';
 import { updateWorkspace, workspaceRow } from '../../workspace/workspace-row.ts';

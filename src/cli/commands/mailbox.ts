@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import { resolveWorkspace } from '../../workspace/workspaces.ts';
-import { isValidZone } from '../../sequence/calendar/index.ts';
+import { isValidZone } from '../../calendar/index.ts';
 import { deps, globals, masterKey, nudgeRunning, output, table, withStore } from '../context.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { defaultPort, parseMailboxSettings } from '../../mailbox/settings.ts';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isValidZone } from '../../sequence/calendar/index.ts';
+import { isValidZone } from '../../calendar/index.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
 import { createNamedWorkspace, listWorkspaces, resolveWorkspace } from '../../workspace/workspaces.ts';

@@ -13,7 +13,7 @@ import { SimClock } from '../../sim/sim-clock.ts';
 import { migrate } from '../../store/migrate.ts';
 import { openStore, type Store } from '../../store/store.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
-import { isAllowed, parseWindow } from '../../sequence/calendar/index.ts';
+import { isAllowed, parseWindow } from '../../calendar/index.ts';
 import { Dispatcher, mailboxesToPlan, nextSendAt } from './dispatcher.ts';
 import { planMailboxes } from './plan.ts';
 import { releaseSlot, reserveSlot } from './reserve.ts';

@@ -16,7 +16,7 @@ import { unit } from '../pacing/draw.ts';
 import { LocalDays } from '../pacing/local-day.ts';
 import { blockedReason, toMailboxPacing } from '../pacing/mailbox.ts';
 import { planSends, type PlanMailbox, type PlanRequest, type SharedCap } from '../pacing/planner.ts';
-import { parseWindow, resolveZone, type SendWindow } from '../../sequence/calendar/index.ts';
+import { parseWindow, resolveZone, type SendWindow } from '../../calendar/index.ts';
 import type { SequenceSettings } from '../../sequence/sequence-repo.ts';
 import type { Store, Tx } from '../../store/store.ts';
 import {

@@ -20,9 +20,9 @@
  */
 import { sql } from 'kysely';
 import { isCadenzaError } from '../../common/errors.ts';
-import { isAllowedIn, nextSlotIn } from '../../sequence/calendar/allowed.ts';
-import { contextOf } from '../../sequence/calendar/context.ts';
-import { parseWindow, resolveZone } from '../../sequence/calendar/index.ts';
+import { isAllowedIn, nextSlotIn } from '../../calendar/allowed.ts';
+import { contextOf } from '../../calendar/context.ts';
+import { parseWindow, resolveZone } from '../../calendar/index.ts';
 import type { SequenceSettings } from '../../sequence/sequence-repo.ts';
 import type { Tx } from '../../store/store.ts';
 import { MailboxBucket } from '../pacing/bucket.ts';

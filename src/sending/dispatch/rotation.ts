@@ -6,7 +6,7 @@
  * for any number of enrollments, so bulk enrollment asks once for 100k.
  */
 import { sql } from 'kysely';
-import { HOUR_MS } from '../../sequence/calendar/civil.ts';
+import { HOUR_MS } from '../../calendar/civil.ts';
 import { MailboxBucket } from '../pacing/bucket.ts';
 import { isSendable, toMailboxPacing } from '../pacing/mailbox.ts';
 import { spreadAssignments, type PoolMailbox } from '../pacing/rotation.ts';

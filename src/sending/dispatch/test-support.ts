@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { newId } from '../../common/ids.ts';
 import { seededRandom } from '../../common/random.ts';
-import { parseWindow } from '../../sequence/calendar/index.ts';
+import { parseWindow } from '../../calendar/index.ts';
 import type { Store } from '../../store/store.ts';
 import { reserveSlot, type Reservation } from './reserve.ts';
 

@@ -11,7 +11,7 @@
  * the working day instead of leaving in the first hour. Replaying the same sends gives the same gaps, so re-planning a day after some of
  * its sends went out at their planned instants reproduces the rest of the plan.
  */
-import { HOUR_MS } from '../../sequence/calendar/civil.ts';
+import { HOUR_MS } from '../../calendar/civil.ts';
 import { triangular, unit } from './draw.ts';
 import { LocalDays } from './local-day.ts';
 import { dailyCapOn, type Ramp } from './ramp.ts';

@@ -8,8 +8,8 @@
  * so every instant belongs to exactly one local day, even where a fall-back at midnight makes the
  * wall clock go back into the previous date for an hour (that hour stays in the new day).
  */
-import { DAY_MS, isoDateOfDay } from '../../sequence/calendar/civil.ts';
-import { instantOfWall, wallOf, zoneState, type ZoneState } from '../../sequence/calendar/zone.ts';
+import { DAY_MS, isoDateOfDay } from '../../calendar/civil.ts';
+import { instantOfWall, wallOf, zoneState, type ZoneState } from '../../calendar/zone.ts';
 
 export class LocalDays {
   readonly zone: ZoneState;

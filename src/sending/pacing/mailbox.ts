@@ -4,7 +4,7 @@
  * the dispatcher can report it and go on with the other mailboxes.
  */
 import { cadenzaError } from '../../common/errors.ts';
-import { resolveZone } from '../../sequence/calendar/index.ts';
+import { resolveZone } from '../../calendar/index.ts';
 import type { MailboxPacing } from './bucket.ts';
 import { capsOf, resolveCaps, type CapOverrides, type MailboxCaps } from './pacing-patch.ts';
 import { compilePacing, resolvePacingSettings } from './settings.ts';

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { isAllowed, parseWindow, type CalendarSpec } from '../../sequence/calendar/index.ts';
+import { isAllowed, parseWindow, type CalendarSpec } from '../../calendar/index.ts';
 import { LocalDays } from './local-day.ts';
 import { toMailboxPacing } from './mailbox.ts';
 import { planSends, type PlanInput, type PlanMailbox, type PlanRequest, type SharedCap } from './planner.ts';

@@ -24,9 +24,9 @@
  * after its due time; per shared cap, sends on a local day ≤ the cap; the same input gives the
  * same plan.
  */
-import { slotFrom, type Slot } from '../../sequence/calendar/allowed.ts';
-import { contextOf, type CalendarContext } from '../../sequence/calendar/context.ts';
-import type { CalendarSpec } from '../../sequence/calendar/index.ts';
+import { slotFrom, type Slot } from '../../calendar/allowed.ts';
+import { contextOf, type CalendarContext } from '../../calendar/context.ts';
+import type { CalendarSpec } from '../../calendar/index.ts';
 import { MailboxBucket, type MailboxPacing } from './bucket.ts';
 import { unit } from './draw.ts';
 import { MinHeap } from './heap.ts';

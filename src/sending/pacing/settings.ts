@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
-import type { Weekday } from '../../sequence/calendar/index.ts';
+import type { Weekday } from '../../calendar/index.ts';
 
 export interface PacingSettings {
   /** The working day's usual start and end, local 'HH:MM' in the mailbox's zone (end > start: no night shifts). */

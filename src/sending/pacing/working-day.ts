@@ -8,7 +8,7 @@
  * a spring-forward gap moves forward by the gap), with millisecond offsets, so no send is released
  * on an exact minute.
  */
-import { DAY_MS, MINUTE_MS, weekdayOfDay } from '../../sequence/calendar/civil.ts';
+import { DAY_MS, MINUTE_MS, weekdayOfDay } from '../../calendar/civil.ts';
 import { integer, uniform, unit } from './draw.ts';
 import type { LocalDays } from './local-day.ts';
 import type { CompiledPacing } from './settings.ts';

@@ -4,8 +4,8 @@
  * as the wall clock a person in that zone would see.
  */
 import { DateTime } from 'luxon';
-import type { CadenzaError } from '../../common/errors.ts';
-import { isCadenzaError } from '../../common/errors.ts';
+import type { CadenzaError } from '../common/errors.ts';
+import { isCadenzaError } from '../common/errors.ts';
 import type { CalendarSpec, SendWindow } from './types.ts';
 import { parseWindow } from './window.ts';
 

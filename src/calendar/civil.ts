@@ -4,7 +4,7 @@
  * time written as if it were UTC) splits into a day number and a time of day by plain division.
  * No allocation, no Date objects: these run in the hot path of computeDue.
  */
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError } from '../common/errors.ts';
 import type { Weekday } from './types.ts';
 
 export const MINUTE_MS = 60_000;

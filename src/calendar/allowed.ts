@@ -13,7 +13,7 @@
  * skipped. isAllowed and nextAllowed both read these intervals, so they always agree.
  * Intervals are half-open: the end instant is not allowed.
  */
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError } from '../common/errors.ts';
 import { DAY_MS, MINUTE_MS, weekdayOfDay } from './civil.ts';
 import { type CalendarContext, contextOf, isHolidayIn } from './context.ts';
 import type { CalendarSpec } from './types.ts';

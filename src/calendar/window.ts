@@ -2,7 +2,7 @@
  * Send windows: parsing what users type ('Mon-Fri 08:30-17:30'), formatting them back, and
  * compiling a SendWindow into the numbers the hot path uses.
  */
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError } from '../common/errors.ts';
 import type { SendWindow, Weekday } from './types.ts';
 
 const DAY_NAMES = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;

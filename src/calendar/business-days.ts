@@ -2,7 +2,7 @@
  * Business days: the days a slot may open on (the window's days; Monday to Friday for 'any'),
  * minus public holidays when they are skipped.
  */
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError } from '../common/errors.ts';
 import { weekdayOfDay } from './civil.ts';
 import { type CalendarContext, isHolidayIn } from './context.ts';
 

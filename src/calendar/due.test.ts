@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../common/random.ts';
+import { seededRandom } from '../common/random.ts';
 import { isAllowed } from './allowed.ts';
 import { computeDue } from './due.ts';
 import type { CalendarSpec, Delay } from './types.ts';

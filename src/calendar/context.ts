@@ -3,7 +3,7 @@
  * the holiday calendar (null when holidays are not skipped or no country is known). Built once per
  * public call, so addDelay, the slot search and the jitter of one computeDue share it.
  */
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError } from '../common/errors.ts';
 import { type HolidayCalendar, holidayCalendar, isHolidayDay } from './holidays.ts';
 import type { CalendarSpec } from './types.ts';
 import { type CompiledWindow, compileWindow } from './window.ts';

@@ -17,7 +17,7 @@
  * Zero days or business days return fromMs unchanged. The window itself is not applied here:
  * computeDue does that.
  */
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError } from '../common/errors.ts';
 import { addBusinessDays } from './business-days.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from './civil.ts';
 import { type CalendarContext, contextOf } from './context.ts';

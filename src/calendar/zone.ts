@@ -21,7 +21,7 @@
  *   - 'boundary' (the edge of a send window): the first instant whose wall time is at or after it,
  *     i.e. the transition itself (a window opening at 02:30 opens at 03:00 EDT).
  */
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError } from '../common/errors.ts';
 import { DAY_MS } from './civil.ts';
 
 export const DEFAULT_ZONE = 'UTC';

@@ -18,7 +18,7 @@
  * substitute day can fall in the neighbouring year (US New Year's Day 2022 was observed 2021-12-31).
  */
 import Holidays from 'date-holidays';
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError } from '../common/errors.ts';
 import { DAY_MS, civilFromDays, dayOfIsoDate } from './civil.ts';
 
 /** Countries whose 'bank' holidays are general days off. */

@@ -15,7 +15,7 @@
  * Guarantees: isAllowed(due); due ≥ from + the elapsed part of the delay (due ≥ base ≥ from);
  * due < from + elapsed + jitterMinutes when base is allowed; the same inputs give the same due.
  */
-import { cadenzaError } from '../../common/errors.ts';
+import { cadenzaError } from '../common/errors.ts';
 import { MINUTE_MS } from './civil.ts';
 import { contextOf } from './context.ts';
 import { addDelayIn, elapsedPart } from './delay.ts';

@@ -5,7 +5,7 @@ import { holds } from '../ops/leases.ts';
 import { reserveSlot } from './dispatch/reserve.ts';
 import type { Random } from '../common/random.ts';
 import { recordSendOutcome } from './dispatch/health.ts';
-import type { RecipientBounce, SentProof } from './transports/transport.ts';
+import type { RecipientBounce, SentProof } from '../mailbox/connectors/outcomes.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { EngineEvent, TransitionResult } from '../sequence/model.ts';
 import type { EnrollmentStateName, SendRequestState } from '../store/schema.ts';

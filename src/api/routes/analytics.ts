@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { defineRoute, workspaceParams } from '../http/route.ts';
-import { mailboxHealth } from '../../mailbox/health-view.ts';
-import { lastSendError } from '../../sending/dispatch/health.ts';
+import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
 import { analyticsWindow, comparedVariants, emailSteps, perDay, perStep, replyToStopMs } from './analytics-figures.ts';
 
 
@@ -136,7 +135,7 @@ export const analyticsRoutes = [
           (select count(*) from message x where x.mailbox_id = m.id and x.direction = 'inbound' and x.label = 'human_reply' and x.at >= ${since} and x.at < ${until})::int as replies
         from mailbox m where m.workspace_id = ${ws.workspaceId}
         order by m.email`.execute(ctx.store.db);
-      // Health as the Mailboxes page shows it (mailbox/health-view.ts): what fails now, not only the stored verdict.
+      // Health as the Mailboxes page shows it (mailbox/health/view.ts): what fails now, not only the stored verdict.
       const health = new Map<string, ReturnType<typeof mailboxHealth>>();
       for (const r of rows.rows) {
         health.set(r.id, mailboxHealth({ health: r.health as 'ok', healthReason: r.health_reason, settings: r.settings, syncError: r.sync_error, sendError: await lastSendError(ctx.store.db, r.id) }));

@@ -46,7 +46,7 @@ const toItem = (r: Row): z.output<typeof inboxItem> => ({
   rung: r.rung, intent: r.intent, action: r.action, needsReview: r.needs_review, excerpt: r.excerpt,
 });
 
-/** History keeps a removed mailbox's address, marked (mailbox/removal.ts). */
+/** History keeps a removed mailbox's address, marked (sending/mailbox-removal.ts). */
 const removedLabel = sql<string | null>`case when mb.removed_at is null then mb.email else mb.email || ' (removed mailbox)' end`;
 
 function base(db: import('../../store/store.ts').Db, ws: WorkspaceAccess) {
@@ -178,7 +178,7 @@ export const inboxRoutes = [
       if (!seen) throw cadenzaError('NOT_FOUND', 'no such inbound message in this workspace');
       if (!ctx.vault) throw cadenzaError('CONFIG_INVALID', 'this server has no credential vault; it cannot send');
       return sendReply(
-        { db: ctx.store.db, clock: ctx.clock, random: ctx.random, vault: ctx.vault, ...(ctx.transportFor ? { transportFor: ctx.transportFor } : {}), ...(ctx.replySettle ? { settle: ctx.replySettle } : {}) },
+        { db: ctx.store.db, clock: ctx.clock, random: ctx.random, vault: ctx.vault, ...(ctx.connectors ? { connectors: ctx.connectors } : {}), ...(ctx.replySettle ? { settle: ctx.replySettle } : {}) },
         {
           workspaceId: ws.workspaceId,
           messageRowId: params.messageId,

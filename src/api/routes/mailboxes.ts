@@ -5,7 +5,8 @@ import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import { testConnection } from '../../mailbox/imap/test-connection.ts';
 import { checkLines, recordVerification, verifyBeforeAdding } from '../../mailbox/verify-mailbox.ts';
-import { mailboxHealth } from '../../mailbox/health-view.ts';
+import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
+import { pauseMailbox, resumeMailbox } from '../../mailbox/health/pause.ts';
 import { verificationOf } from '../../mailbox/verification.ts';
 import { parseMailboxSettings } from '../../mailbox/settings.ts';
 import { checkMailEndpoints } from '../../mailbox/mail-hosts.ts';
@@ -15,11 +16,10 @@ import { resolvePacingSettings } from '../../sending/pacing/settings.ts';
 import { isValidZone } from '../../sequence/calendar/index.ts';
 import type { ApiContext } from '../context.ts';
 import { roleAtLeast, type WorkspaceAccess } from '../auth/access.ts';
-import { lastSendError, pauseMailbox, resumeMailbox } from '../../sending/dispatch/health.ts';
 import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { enrollmentService } from '../context.ts';
-import { removeMailbox } from '../../mailbox/removal.ts';
+import { removeMailbox } from '../../sending/mailbox-removal.ts';
 
 const DAY_MS = 86_400_000;
 

@@ -9,7 +9,7 @@ import { useSubmit } from '../ui/use-submit.ts';
 
 const healthTone = { ok: 'ok', warning: 'warn', paused: 'bad', error: 'bad' } as const;
 
-/** DELETE …/mailboxes/{id} (and its dryRun preview): what a removal does (src/mailbox/removal.ts). */
+/** DELETE …/mailboxes/{id} (and its dryRun preview): what a removal does (src/sending/mailbox-removal.ts). */
 interface MailboxRemoval {
   mailboxId: string;
   email: string;

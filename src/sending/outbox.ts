@@ -32,7 +32,7 @@ import type { Store, Tx } from '../store/store.ts';
  * request leaves 'queued' only through a row lock taken with FOR UPDATE SKIP LOCKED, so two
  * senders never claim one request. A request whose fate is unknown (crash or timeout after the
  * transport may have accepted it) is sent again only when the mailbox's Sent folder PROVES it was
- * not handed over, under the rule the request was claimed with (`proof`, transport.ts SentProof;
+ * not handed over, under the rule the request was claimed with (`proof`, mailbox/connectors/outcomes.ts SentProof;
  * docs/architecture.md, "Exactly once"):
  *   copy_first     (SMTP, Cadenza writes Sent: the copy is APPENDed pending before the handover)
  *                  no copy → never handed over → queued again; pending copy → possibly_sent;

@@ -10,9 +10,10 @@ import type { Transport } from '../connector.ts';
 import type { Envelope, FindSentResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome } from '../outcomes.ts';
 
 /**
- * Sending through the Gmail API: users.messages.send with our composed bytes (base64url), so the
- * Message-ID and every header are ours, and Gmail files the message in SENT itself. The Sent-folder
- * search is users.messages.list with `rfc822msgid:`.
+ * The sending part of a Gmail mailbox's connector (../connector.ts Transport;
+ * ./connector.ts joins it to the sync and folder parts): users.messages.send with our composed
+ * bytes (base64url), so the Message-ID and every header are ours, and Gmail files the message in
+ * SENT itself. The Sent-folder search is users.messages.list with `rfc822msgid:`.
  *
  * Classification (developers.google.com/workspace/gmail/api/guides/handle-errors):
  *   200                                            accepted (providerId = Gmail id, threadId)

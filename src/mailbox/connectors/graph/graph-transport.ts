@@ -11,8 +11,10 @@ import type { Transport } from '../connector.ts';
 import type { Envelope, FindSentResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome } from '../outcomes.ts';
 
 /**
- * Sending through Microsoft Graph: `POST /me/sendMail` (or `/users/{id}/sendMail`) with our
- * composed bytes as base64 MIME, so the Message-ID and every header are ours.
+ * The sending part of a Microsoft 365 mailbox's connector (../connector.ts
+ * Transport; ./connector.ts joins it to the sync and folder parts): `POST /me/sendMail` (or
+ * `/users/{id}/sendMail`) with our composed bytes as base64 MIME, so the Message-ID and every
+ * header are ours.
  *
  * Graph's 202 only means "a draft was saved; submission follows"
  * (concepts/outlook-things-to-know-about-send-mail.md). The outcome is therefore `accepted` with

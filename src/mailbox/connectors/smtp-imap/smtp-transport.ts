@@ -35,11 +35,11 @@ import {
 import { defaultSmtpTimeouts, type SmtpTimeouts } from './smtp-timeouts.ts';
 
 /**
- * The SMTP/IMAP connector's sending part (connector.ts Transport): one message per connection, on nodemailer's SMTP client (SMTPConnection,
- * the engine under nodemailer's SMTP transport), driven step by step (connect → EHLO/STARTTLS →
- * AUTH → MAIL/RCPT/DATA) so that each failure is known to belong to one phase. The raw bytes go
- * out exactly as composed: no Mailer, no header rewriting, so the copy filed in Sent is
- * byte-for-byte what the recipient got.
+ * The sending part of an SMTP/IMAP mailbox's connector (connector.ts Transport): one message per
+ * connection, on nodemailer's SMTP client (SMTPConnection, the engine under nodemailer's SMTP
+ * transport), driven step by step (connect → EHLO/STARTTLS → AUTH → MAIL/RCPT/DATA) so that
+ * each failure is known to belong to one phase. The raw bytes go out exactly as composed: no
+ * Mailer, no header rewriting, so the copy filed in Sent is byte-for-byte what the recipient got.
  *
  * Knowing the phase inside MAIL/RCPT/DATA. nodemailer hands one callback for the whole
  * transaction, and a dropped connection gives the same error ("Connection closed unexpectedly",

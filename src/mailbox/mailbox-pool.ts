@@ -146,12 +146,19 @@ export class MailboxPool<C extends { close(): Promise<void> }, W extends Mailbox
     return [...this.running.values()].map((r) => r.work);
   }
 
-  /** Graceful stop: no more passes; each work finishes what it has in hand; then the leases are released. */
-  async stop(): Promise<void> {
+  /**
+   * Graceful stop: no more passes; each work finishes what it has in hand, and its end releases its
+   * lease; then this process leaves the membership, which tells the others to balance. A role
+   * stops its own parts between (`afterHalt`: the sender's planner; `beforeLeave`: the sync's
+   * worker threads), so that the others take the mailboxes over only once it is done.
+   */
+  async stop(o: { afterHalt?: () => Promise<unknown>; beforeLeave?: () => Promise<unknown> } = {}): Promise<void> {
     // A pass in flight may still launch a work: wait for it, so that the work is stopped below.
     await this.balancer.halt();
+    await o.afterHalt?.();
     for (const r of this.running.values()) r.work.stop();
     await Promise.all([...this.running.values()].map((r) => r.ended));
+    await o.beforeLeave?.();
     await this.balancer.leave();
   }
 

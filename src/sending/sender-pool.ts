@@ -210,7 +210,6 @@ export class SenderPool {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.dispatcher?.stop();
-    await this.pool.stop();
+    await this.pool.stop({ afterHalt: async () => this.dispatcher?.stop() });
   }
 }

@@ -168,7 +168,6 @@ export class SyncPool {
 
   /** Graceful stop (SIGTERM): every loop finishes and commits the batch in flight, closes, and releases its lease. */
   async stop(): Promise<void> {
-    await this.pool.stop();
-    await this.preparePool?.close();
+    await this.pool.stop({ beforeLeave: async () => this.preparePool?.close() });
   }
 }

@@ -3,10 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../common/clock.ts';
 import { seededRandom } from '../../common/random.ts';
 import { pauseMailbox } from '../../mailbox/health/pause.ts';
-import type { MailboxSync, SyncBatch } from '../../mailbox/sync/source.ts';
+import type { SyncBatch } from '../../mailbox/sync/source.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
+import { OneBatch } from '../../../test/sync/one-batch.ts';
 import { defaultIngestSteps } from '../pipeline-steps.ts';
 import { replyMail, seedSentSequence } from '../pipeline-test-support.ts';
 import { SyncPool } from './sync-pool.ts';
@@ -17,16 +18,6 @@ import { SyncPool } from './sync-pool.ts';
  * (promise 2); a mailbox whose sync part cannot be built (no IMAP server) is paused with the
  * reason, as the sender's would be.
  */
-class OneBatch implements MailboxSync {
-  constructor(private batch: SyncBatch | null) {}
-  async *pull(): AsyncIterable<SyncBatch> {
-    const b = this.batch;
-    this.batch = null;
-    if (b) yield b;
-  }
-  async close(): Promise<void> {}
-}
-
 describe.each(testBackends())('the sync pool on %s', (backend) => {
   let store: TestStore | undefined;
   let pool: SyncPool | undefined;

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { systemClock } from '../../../common/clock.ts';
 import { seededRandom } from '../../../common/random.ts';
 import { describeMailBed } from '../../../../test/mail/describe-mail-bed.ts';
-import { bedEndpoint, mailBed, resetMailBed } from '../../../../test/mail/mailbed.ts';
+import { bedEndpoint, readInbox, resetMailBed } from '../../../../test/mail/mailbed.ts';
 import { withImap } from '../../imap/connect.ts';
 import { moveMessage } from '../../imap/move-message.ts';
 import { parseImapMessageKey } from '../../imap/message-key.ts';
@@ -23,43 +22,21 @@ const USER = 'sync71@inbox.test';
 const PASS = 'pass';
 const account = { endpoint: bedEndpoint('imap'), username: USER, auth: { kind: 'password' as const, password: PASS } };
 
-async function withBed<T>(fn: (c: ImapFlow) => Promise<T>): Promise<T> {
-  const c = new ImapFlow({ host: mailBed.host, port: mailBed.imapPort, secure: false, doSTARTTLS: false, auth: { user: USER, pass: PASS }, logger: false, disableAutoIdle: true });
-  c.on('error', () => undefined);
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.logout().catch(() => c.close());
-  }
-}
-
 /** APPENDs a message to `folder` (unread, unflagged) and returns its Message-ID. */
 async function appendTo(folder: string): Promise<string> {
   const id = `<${randomUUID()}@peer.test>`;
   const raw = Buffer.from(`From: peer@peer.test\r\nTo: ${USER}\r\nSubject: warmup\r\nMessage-ID: ${id}\r\nDate: ${new Date().toUTCString()}\r\n\r\nhello\r\n`);
-  await withBed((c) => c.append(folder, raw, [], new Date()));
+  await withImap(account, (c) => c.append(folder, raw, [], new Date()));
   return id;
 }
 
 /** Where the message is now, with its flags (\Recent left out: a session flag, RFC 3501 2.3.2). */
 async function whereIs(messageId: string): Promise<Array<{ folder: string; flags: string[] }>> {
-  return withBed(async (c) => {
-    const out: Array<{ folder: string; flags: string[] }> = [];
-    for (const folder of ['INBOX', 'Junk']) {
-      const lock = await c.getMailboxLock(folder, { readOnly: true });
-      try {
-        const uids = await c.search({ header: { 'message-id': messageId } }, { uid: true });
-        for (const uid of uids || []) {
-          const m = await c.fetchOne(String(uid), { flags: true }, { uid: true });
-          if (m) out.push({ folder, flags: [...(m.flags ?? [])].filter((f) => f !== '\\Recent').sort() });
-        }
-      } finally {
-        lock.release();
-      }
-    }
-    return out;
-  });
+  const out: Array<{ folder: string; flags: string[] }> = [];
+  for (const folder of ['INBOX', 'Junk']) {
+    for (const m of await readInbox(USER, PASS, messageId, { folder, waitMs: 0 })) out.push({ folder, flags: m.flags.filter((f) => f !== '\\Recent').sort() });
+  }
+  return out;
 }
 
 describeMailBed('IMAP folder actions on the bed', () => {

@@ -1,5 +1,4 @@
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
-import XOAuth2 from 'nodemailer/lib/xoauth2/index.js';
 import type { Logger as NodemailerLogger } from 'nodemailer/lib/shared/index.js';
 import type { ImapFlow } from 'imapflow';
 import type { Clock } from '../../../common/clock.ts';
@@ -32,6 +31,7 @@ import {
   type SentCopy,
   type SentProof,
 } from '../outcomes.ts';
+import { smtpLogin } from './login.ts';
 import { defaultSmtpTimeouts, type SmtpTimeouts } from './smtp-timeouts.ts';
 
 /**
@@ -325,7 +325,7 @@ class SmtpTransport implements Transport {
           finish({ kind: 'auth_failed', phase: 'auth', reason: 'the server offers no AUTH mechanism on this connection (is STARTTLS required first?)', responseCode: null }, false);
           return;
         }
-        conn.login(loginData(auth, username), (err) => {
+        conn.login(smtpLogin(auth, username), (err) => {
           if (err) return finish(classifyError(err, 'auth'), false);
           tracker.set('mail');
           conn.send(
@@ -341,22 +341,6 @@ class SmtpTransport implements Transport {
       });
     });
   }
-}
-
-function loginData(auth: MailAuth, username: string): Parameters<SMTPConnection['login']>[0] {
-  if (auth.kind === 'password') return { credentials: { user: username, pass: auth.password } };
-  // nodemailer asks provisionCallback for a token (renew = false), and again with renew = true
-  // when the server refuses it (its XOAUTH2 retry), which is our forceRefresh.
-  const oauth2 = new XOAuth2({
-    user: username,
-    provisionCallback: (_user, renew, cb) => {
-      auth.accessToken({ forceRefresh: renew }).then(
-        (token) => cb(null, token, 0),
-        (e: unknown) => cb(e instanceof Error ? e : new Error(String(e)), '', 0),
-      );
-    },
-  });
-  return { oauth2 } as Parameters<SMTPConnection['login']>[0];
 }
 
 /** Follows nodemailer's transaction log (see the file comment) to know the SMTP phase. */

@@ -27,9 +27,10 @@ import type { Vault } from './vault.ts';
  *   - 'error': the mailbox can do nothing, by decision (the demo's mailboxes once the demo ended).
  *   - 'paused' is taken, on purpose. The sync must keep reading a paused mailbox: a reply to its
  *     earlier mail must still stop the enrollment (promise 2). The sender holds it too and claims
- *     nothing from it: the claim refuses a paused mailbox (sending/dispatch/reserve.ts, its
- *     blockedReason) and the planner gives its queue no slot, so nothing leaves until a person
- *     resumes it; the resumed mailbox's loop is already running.
+ *     nothing from it: its loop waits while the mailbox is paused (sending/sender-pool.ts), the
+ *     claim refuses a paused mailbox anyway (sending/dispatch/reserve.ts, its blockedReason) and
+ *     the planner gives its queue no slot, so nothing leaves until a person resumes it; the
+ *     resumed mailbox's loop is already running.
  *   - 'warning' is a verdict shown to people, not a stop.
  *
  * A connector that cannot be built (createConnector: no credential, an OAuth grant and no token

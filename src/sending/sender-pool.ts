@@ -2,6 +2,7 @@ import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
 import type { ConnectorDeps, ConnectorSetup, MailboxRow, Transport } from '../mailbox/connectors/connector.ts';
+import { isPaused } from '../mailbox/health/pause.ts';
 import { MailboxPool, type MailboxWork, type PoolMailbox } from '../mailbox/mailbox-pool.ts';
 import type { Vault } from '../mailbox/vault.ts';
 import type { LeaseBalancer, PoolTuning } from '../ops/lease-balancer.ts';
@@ -65,7 +66,7 @@ class SendLoop implements MailboxWork {
 
 /**
  * The sender role: on the mailboxes the pool leases to this process (mailbox/mailbox-pool.ts: one
- * owner each, fenced; paused mailboxes too, whose claims are refused until resumed), one loop per
+ * owner each, fenced; paused mailboxes too, whose loops wait, inert, until resumed), one loop per
  * mailbox that claims and sends its due requests one at a time through the mailbox's connector.
  * On stop (SIGTERM) no loop claims again; each finishes the message it is handing to its server and
  * records the result; then the leases are released so another process can take the mailboxes at
@@ -159,6 +160,14 @@ export class SenderPool {
     let nextResolve = 0;
     while (!r.stopping && !this.stopped) {
       try {
+        // A paused mailbox is held but inert: no claim (the claim would refuse it anyway) and no
+        // search of its Sent folder, whose login may be the very thing refused. Resumed, the
+        // dispatcher plans its queue and wakes this loop.
+        if (await isPaused(this.o.store.db, r.sender.mailboxId)) {
+          r.woken = false;
+          await this.idle(r, idle);
+          continue;
+        }
         if (this.o.clock.now() >= nextResolve) {
           const settled = await r.sender.resolveUnknowns();
           nextResolve = this.o.clock.now() + resolveEvery;

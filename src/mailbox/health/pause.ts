@@ -66,6 +66,12 @@ export async function resumeMailbox(db: Conn, mailboxId: string): Promise<boolea
   });
 }
 
+/** True while the mailbox may not send: paused (or in error), whatever the reason. */
+export async function isPaused(db: Conn, mailboxId: string): Promise<boolean> {
+  const m = await db.selectFrom('mailbox').select('health').where('id', '=', mailboxId).executeTakeFirst();
+  return m?.health === 'paused' || m?.health === 'error';
+}
+
 /** The reason a credential pause is stored with (oauth/flow.ts resumes such a pause on reconnect). */
 export function credentialsRefusedReason(detail: string): string {
   return `the server refused the mailbox's credentials: ${detail}`;

@@ -17,7 +17,7 @@ import { validateDefinition } from '../src/sequence/definition.ts';
 import { EnrollmentService } from '../src/sequence/enrollment-service.ts';
 import { trackingKey } from '../src/sending/compose/tracking.ts';
 import { MailboxSender } from '../src/sending/mailbox-sender.ts';
-import { createSmtpTransport } from '../src/sending/transports/smtp.ts';
+import { createSmtpTransport } from '../src/mailbox/connectors/smtp-imap/smtp-transport.ts';
 import { benchStore, flag } from './support/backends.ts';
 
 export default async function claimSendBench(args: string[]): Promise<Record<string, unknown>> {

@@ -22,7 +22,7 @@ import { systemClock } from '../src/common/clock.ts';
 import { withImap } from '../src/mailbox/imap/connect.ts';
 import { searchRecentMail } from '../src/mailbox/imap/search-recent-mail.ts';
 import { WarmImap } from '../src/mailbox/imap/warm-connection.ts';
-import { createSmtpTransport } from '../src/sending/transports/smtp.ts';
+import { createSmtpTransport } from '../src/mailbox/connectors/smtp-imap/smtp-transport.ts';
 import { bedEndpoint, mailBed, startMailBed } from '../test/mail/mailbed.ts';
 import { intFlag } from './lib/args.ts';
 import { round } from './lib/format.ts';

@@ -7,7 +7,7 @@
  */
 import { seededRandom } from '../src/common/random.ts';
 import { newId } from '../src/common/ids.ts';
-import { removeMailbox } from '../src/mailbox/removal.ts';
+import { removeMailbox } from '../src/sending/mailbox-removal.ts';
 import { applyDefinition } from '../src/sequence/apply-definition.ts';
 import { bulkEnroll } from '../src/sequence/bulk-enroll.ts';
 import { EnrollmentService } from '../src/sequence/enrollment-service.ts';

@@ -4,8 +4,7 @@ import type { Random } from '../common/random.ts';
 import type { OAuthClients } from '../mailbox/oauth/client.ts';
 import type { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import type { Vault } from '../mailbox/vault.ts';
-import type { TransportDeps, TransportMailbox } from '../sending/transports/registry.ts';
-import type { Transport } from '../sending/transports/transport.ts';
+import type { ConnectorSetup } from '../mailbox/connectors/connector.ts';
 import type { SettlePolicy } from '../sending/reply.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
@@ -42,15 +41,15 @@ export interface ApiContext {
   mailboxesChanged?: () => void;
   /** Webhooks out (src/api/webhooks): private destinations allowed, and the dispatcher to wake for a test event. */
   webhooks?: { allowPrivate: boolean; nudge?: () => void };
-  /** Builds a mailbox's transport for replies sent from the inbox: the sender pool's factory (OAuth tokens); absent: the registry's. */
-  transportFor?: (mailbox: TransportMailbox, deps: TransportDeps) => Transport;
+  /** How this process builds mailbox connectors (token source, API base URLs), for replies sent from the inbox; absent: the registry's defaults. */
+  connectors?: ConnectorSetup;
   /** How long a reply whose hand-over broke is looked for in the Sent folder (sending/reply.ts); absent: the defaults. */
   replySettle?: Partial<SettlePolicy>;
   /** Sends invitations (CADENZA_SMTP_URL); absent: the API returns each invitation's link for the admin to pass on. */
   mailer?: SystemMailer;
   /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
   demo?: DemoControl;
-  /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/mailbox/removal.ts). */
+  /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/sending/mailbox-removal.ts). */
   oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
 }
 

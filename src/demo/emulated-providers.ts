@@ -1,7 +1,7 @@
 import type { Clock } from '../common/clock.ts';
 import { startGmailEmulator, type GmailEmulator } from '../sim/emulators/gmail/emulator.ts';
 import { startGraphEmulator, type GraphEmulator } from '../sim/emulators/graph/emulator.ts';
-import type { AccessTokenProvider } from '../sending/transports/transport.ts';
+import type { AccessTokenProvider } from '../mailbox/access-token.ts';
 
 /**
  * Google's and Microsoft's mail APIs for the demo: the same emulators the tests use (src/sim/emulators,

@@ -3,16 +3,13 @@ import { cadenzaError } from '../common/errors.ts';
 import type { Logger } from '../common/logger.ts';
 import { seededRandom } from '../common/random.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
-import { gmailSync } from '../mailbox/sync/gmail-sync.ts';
-import { graphSync } from '../mailbox/sync/graph-sync.ts';
+import type { ConnectorSetup } from '../mailbox/connectors/connector.ts';
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { Scheduler } from '../sequence/scheduler.ts';
 import { trackingKey } from '../sending/compose/tracking.ts';
 import { SenderPool } from '../sending/sender-pool.ts';
-import { gmailTransport } from '../sending/transports/gmail.ts';
-import { graphTransport } from '../sending/transports/graph.ts';
 import { ensureEventPartitions } from '../store/partitions.ts';
 import type { Store } from '../store/store.ts';
 import { Audience, type AudienceCounts } from './audience.ts';
@@ -128,14 +125,15 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
     );
     audience = new Audience({ clock, random: random.fork('audience'), deliver: (p, to, raw) => providers.deliver(p, to, raw), ...(log ? { log } : {}) }, members);
 
-    // The OAuth grant's access token comes from the vault, as for a connected mailbox; a 401 makes
-    // the connector ask for a fresh one, which the emulator issues as a token endpoint would.
-    const tokensFor = (mailbox: { id: string; email: string }, credential: unknown) => {
-      const provider = providerOf.get(mailbox.id) as EmulatedProvider;
-      const current = (credential as { kind?: string; accessToken?: string } | undefined)?.kind === 'oauth' ? (credential as { accessToken: string }).accessToken : undefined;
-      return providers.tokenProvider(provider, mailbox.email, current);
+    // The connectors the registry builds for these OAuth mailboxes, pointed at the emulators, with
+    // real-time HTTP deadlines. The grant's access token comes from the vault, as for a connected
+    // mailbox; a 401 makes the connector ask for a fresh one, which the emulator issues as a token
+    // endpoint would.
+    const connectors: ConnectorSetup = {
+      tokens: (mailbox, credential) => providers.tokenProvider(providerOf.get(mailbox.id) as EmulatedProvider, mailbox.email, credential.accessToken),
+      baseUrls: { gmail: providers.gmail.baseUrl, graph: providers.graph.baseUrl },
+      httpTimeoutMs: real(20_000),
     };
-    const timeoutMs = real(20_000);
     const service = new EnrollmentService({ store, clock, random: random.fork('engine') });
     const tracking = trackingKey(master);
 
@@ -152,13 +150,7 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
       leaseTtlMs: real(30_000),
       idlePollMs: real(250),
       resolveEveryMs: real(5_000),
-      // What the provider registry builds for an OAuth mailbox, with real-time HTTP deadlines.
-      transportFor: (mb, deps) => {
-        const tokens = tokensFor(mb, deps.credential);
-        return mb.provider === 'gmail'
-          ? gmailTransport({ baseUrl: providers.gmail.baseUrl, userId: 'me', tokens, clock, timeoutMs })
-          : graphTransport({ baseUrl: providers.graph.baseUrl, user: 'me', tokens, clock, timeoutMs });
-      },
+      connectors,
       ...(log ? { log } : {}),
     });
     parts.syncs = new SyncPool({
@@ -172,12 +164,7 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
       leaseTtlMs: real(30_000),
       // No push endpoint in the demo: the reconciliation pull, every quarter of a real second, finds replies.
       reconcileMs: real(250),
-      connectorFor: (mb, deps) => {
-        const tokens = tokensFor(mb, deps.credential);
-        return mb.provider === 'gmail'
-          ? gmailSync({ baseUrl: providers.gmail.baseUrl, userId: 'me', tokens, clock, timeoutMs })
-          : graphSync({ baseUrl: providers.graph.baseUrl, user: 'me', tokens, clock, timeoutMs });
-      },
+      connectors,
       ...(o.metrics ? { metrics: o.metrics } : {}),
       ...(log ? { log } : {}),
     });

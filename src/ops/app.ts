@@ -21,13 +21,11 @@ import { trackingKey } from '../sending/compose/tracking.ts';
 import { SenderPool } from '../sending/sender-pool.ts';
 import { OAuthClients, type OAuthSettings } from '../mailbox/oauth/client.ts';
 import { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
-import { oauthConnectorFor, oauthTransportFor } from '../mailbox/oauth/wiring.ts';
-import { connectors } from '../ingest/worker/connectors.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
 import { WebhookDispatcher } from '../api/webhooks/dispatcher.ts';
 import { sealLegacyWebhookSecrets } from '../api/webhooks/secrets.ts';
 import { newId } from '../common/ids.ts';
-import type { ConnectorPush } from '../mailbox/oauth/wiring.ts';
+import type { ConnectorPush, ConnectorSetup } from '../mailbox/connectors/connector.ts';
 import { PushRegistry } from '../mailbox/sync/push-registry.ts';
 import { RelayedPushRegistry, type PushBus } from '../mailbox/sync/push-relay.ts';
 import type { PushSettings } from '../mailbox/sync/push-settings.ts';
@@ -221,9 +219,14 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     push = { registry, secret: settings.secret, ...(settings.gmailTopic ? { gmailTopic: settings.gmailTopic } : {}), ...(settings.graphNotificationUrl ? { graphNotificationUrl: settings.graphNotificationUrl } : {}) };
     app.push = registry;
   }
-  const baseUrls = o.providerBaseUrls ? { baseUrls: o.providerBaseUrls } : {};
-  // One way to build a mailbox's transport, for the senders and for replies sent from the inbox.
-  const transportFor = oauthTransportFor({ tokens: mailboxTokens, ...baseUrls });
+  // What this process builds every mailbox's connector with (mailbox/connectors/registry.ts), for
+  // the senders, the sync loops and replies sent from the inbox: one token provider, the API base
+  // URLs, push.
+  const connectors: ConnectorSetup = {
+    tokens: (m) => mailboxTokens.forMailbox(m.id),
+    ...(o.providerBaseUrls ? { baseUrls: o.providerBaseUrls } : {}),
+    ...(push ? { push } : {}),
+  };
   // The scheduler, sender and sync roles, startable again after a stop (the first-run demo
   // suspends them while its own run on its faster clock: src/demo/control.ts).
   const startRoles = async () => {
@@ -238,7 +241,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         clock,
         random,
         vault,
-        transportFor,
+        connectors,
         trackingKey: trackingKey(master),
         publicUrl: o.publicUrl ?? `http://localhost:${o.port}`,
         ...(o.sending?.unknownGraceMs !== undefined ? { policy: { unknownGraceMs: o.sending.unknownGraceMs } } : {}),
@@ -263,7 +266,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         clock,
         random,
         vault,
-        connectorFor: oauthConnectorFor({ tokens: mailboxTokens, ...baseUrls, ...(push ? { push } : {}) }, (m, d) => connectors[m.provider](m, d)),
+        connectors,
         trackingKey: trackingKey(master),
         metrics,
         log,
@@ -299,7 +302,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     webhooks.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
     app.server = buildServer({ store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log },
-      api: { random, vault, service, transportFor, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+      api: { random, vault, service, connectors, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

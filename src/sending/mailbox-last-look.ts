@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Logger } from '../common/logger.ts';
 import { deferClaim, type Claim, type OutboxDeps } from './outbox.ts';
-import type { RecentMail, RecentMailResult, Transport } from './transports/transport.ts';
+import type { Transport } from '../mailbox/connectors/connector.ts';
+import type { RecentMail, RecentMailResult } from '../mailbox/connectors/outcomes.ts';
 
 /**
  * The mailbox last look (promises 2 and 3): before a follow-up leaves, the sender asks the mailbox

@@ -20,7 +20,8 @@ import {
   type Claim,
   type OutboxDeps,
 } from './outbox.ts';
-import type { SendOutcome, Transport } from './transports/transport.ts';
+import type { Transport } from '../mailbox/connectors/connector.ts';
+import type { SendOutcome } from '../mailbox/connectors/outcomes.ts';
 
 export interface MailboxSenderDeps extends OutboxDeps {
   service: EnrollmentService;

@@ -5,7 +5,7 @@ import { holds } from '../ops/leases.ts';
 import { reserveSlot } from './dispatch/reserve.ts';
 import type { Random } from '../common/random.ts';
 import { recordSendOutcome } from './dispatch/health.ts';
-import type { RecipientBounce, SentProof } from './transports/transport.ts';
+import type { RecipientBounce, SentProof } from '../mailbox/connectors/outcomes.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { EngineEvent, TransitionResult } from '../sequence/model.ts';
 import type { EnrollmentStateName, SendRequestState } from '../store/schema.ts';
@@ -32,7 +32,7 @@ import type { Store, Tx } from '../store/store.ts';
  * request leaves 'queued' only through a row lock taken with FOR UPDATE SKIP LOCKED, so two
  * senders never claim one request. A request whose fate is unknown (crash or timeout after the
  * transport may have accepted it) is sent again only when the mailbox's Sent folder PROVES it was
- * not handed over, under the rule the request was claimed with (`proof`, transport.ts SentProof;
+ * not handed over, under the rule the request was claimed with (`proof`, mailbox/connectors/outcomes.ts SentProof;
  * docs/architecture.md, "Exactly once"):
  *   copy_first     (SMTP, Cadenza writes Sent: the copy is APPENDed pending before the handover)
  *                  no copy → never handed over → queued again; pending copy → possibly_sent;

@@ -12,8 +12,8 @@ import { describeMailBed } from '../../test/mail/describe-mail-bed.ts';
 import { bedEndpoint, mailBed, resetMailBed } from '../../test/mail/mailbed.ts';
 import { trackingKey } from './compose/tracking.ts';
 import { MailboxSender, type StepResult } from './mailbox-sender.ts';
-import { createSmtpTransport } from './transports/smtp.ts';
-import type { Transport } from './transports/transport.ts';
+import type { Transport } from '../mailbox/connectors/connector.ts';
+import { createSmtpTransport } from '../mailbox/connectors/smtp-imap/smtp-transport.ts';
 
 /**
  * Issue 10, part 2, on the real mail bed: a reply that is in the rep's mailbox before step 2

@@ -10,12 +10,14 @@ import type { Db } from '../store/store.ts';
 import { composeReply, type ComposedReply } from './compose/reply.ts';
 import { makeMessageId } from './outbox.ts';
 import { replyRecipients } from './reply-recipients.ts';
-import { createTransport, type TransportDeps, type TransportMailbox } from './transports/registry.ts';
-import type { FindSentResult, SendOutcome, Transport } from './transports/transport.ts';
+import type { ConnectorSetup, MailboxRow, Transport } from '../mailbox/connectors/connector.ts';
+import type { FindSentResult, SendOutcome } from '../mailbox/connectors/outcomes.ts';
+import { buildConnector } from '../mailbox/connectors/registry.ts';
 
 /**
  * Answers one inbound message from the mailbox that received it, through that mailbox's own
- * transport (the same factory the sender pool uses, so OAuth mailboxes get their tokens), and
+ * connector (mailbox/connectors/registry.ts, as the sender pool builds it: OAuth mailboxes get
+ * their tokens from the process's token source), and
  * records the outbound message row so that the next reply in the conversation threads to it.
  *
  * At most once, as the sending pipeline (outbox.ts): nothing here retries by itself. A transport
@@ -49,8 +51,8 @@ export interface ReplyDeps {
   clock: Clock;
   random: Random;
   vault: Vault;
-  /** The sender pool's transport factory (oauthTransportFor in the app); the registry's otherwise. */
-  transportFor?: (mailbox: TransportMailbox, deps: TransportDeps) => Transport;
+  /** How this process builds connectors (app.ts: its token source and API base URLs). */
+  connectors?: ConnectorSetup;
   settle?: Partial<SettlePolicy>;
 }
 
@@ -134,7 +136,7 @@ export async function sendReply(deps: ReplyDeps, req: ReplyRequest): Promise<Rep
     text: req.text,
     inbound: { messageId: inbound.message_id, refs: inbound.refs, subject: inbound.subject, threadId: inbound.provider === 'gmail' ? inbound.thread_id : null },
   });
-  const mailbox: TransportMailbox = { id: inbound.mailbox_id, email: inbound.email, provider: inbound.provider, settings: inbound.settings };
+  const mailbox: MailboxRow = { id: inbound.mailbox_id, email: inbound.email, provider: inbound.provider, settings: inbound.settings };
   const details = { mailboxId: mailbox.id, messageId, ...(key ? { idempotencyKey: key } : {}) };
   const fail = async (code: 'SEND_REJECTED' | 'MAILBOX_UNAVAILABLE' | 'MAILBOX_AUTH_FAILED', message: string): Promise<never> => {
     if (key) await setState(db, req.workspaceId, key, 'failed', message, now);
@@ -143,8 +145,7 @@ export async function sendReply(deps: ReplyDeps, req: ReplyRequest): Promise<Rep
 
   let transport: Transport;
   try {
-    const credential = await deps.vault.get(mailbox.id);
-    transport = (deps.transportFor ?? createTransport)(mailbox, { clock: deps.clock, credential });
+    transport = await buildConnector(mailbox, { vault: deps.vault, clock: deps.clock, random: deps.random, needs: ['send'], ...(deps.connectors ? { setup: deps.connectors } : {}) });
   } catch (e) {
     if (isCadenzaError(e, 'CONFIG_INVALID')) return fail('SEND_REJECTED', `the mailbox cannot send: ${e.message}`);
     throw e;

@@ -57,7 +57,7 @@ describeMailBed('the sender role, paced', () => {
     const pool = new SenderPool({ store, service, clock, random, vault: new Vault(store, localKeyWrapper(master)), trackingKey: trackingKey(master), publicUrl: 'https://cadenza.example.test', idlePollMs: 60_000, leaseTtlMs: 10 * 60_000,
       // Simulated minutes pass while a real SMTP exchange takes real milliseconds: the transport's
       // deadlines (on the injected clock) must not read that as a timeout.
-      transportDeps: { smtpTimeouts: { totalMs: 24 * 3_600_000 } },
+      connectors: { smtpTimeouts: { totalMs: 24 * 3_600_000 } },
     });
     await pool.start();
     expect(pool.mailboxes).toEqual([mb]);

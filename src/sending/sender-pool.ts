@@ -1,18 +1,17 @@
-import { hostname } from 'node:os';
 import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
-import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
+import type { ConnectorDeps, ConnectorSetup, MailboxRow, Transport } from '../mailbox/connectors/connector.ts';
+import { isPaused } from '../mailbox/health/pause.ts';
+import { MailboxPool, type MailboxWork, type PoolMailbox } from '../mailbox/mailbox-pool.ts';
 import type { Vault } from '../mailbox/vault.ts';
-import { LeaseBalancer, type PoolTuning } from '../ops/lease-balancer.ts';
+import type { LeaseBalancer, PoolTuning } from '../ops/lease-balancer.ts';
 import type { Lease } from '../ops/leases.ts';
 import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import { Dispatcher, nextSendAt, recordSendOutcome } from './dispatch/index.ts';
 import { MailboxSender, type StepResult } from './mailbox-sender.ts';
 import type { RetryPolicy } from './outbox.ts';
-import { transports, type TransportDeps, type TransportMailbox } from './transports/registry.ts';
-import type { Transport } from './transports/transport.ts';
 
 export interface SenderPoolOptions extends PoolTuning {
   store: Store;
@@ -29,66 +28,69 @@ export interface SenderPoolOptions extends PoolTuning {
   /** How often unknown sends are looked for in the Sent folder. */
   resolveEveryMs?: number;
   policy?: Partial<RetryPolicy>;
-  /** Builds a mailbox's transport (tests point Gmail/Graph at emulators through this). */
-  transportFor?: (mailbox: TransportMailbox, deps: TransportDeps) => Transport;
-  transportDeps?: Partial<TransportDeps>;
+  /** What this process knows for building connectors (mailbox/connectors/registry.ts): token source, API base URLs, SMTP deadlines. */
+  connectors?: ConnectorSetup;
+  /** Builds a mailbox's sending part in place of the registry (tests: fakes). */
+  transportFor?: (mailbox: MailboxRow, deps: ConnectorDeps) => Transport;
   log?: Logger;
   onStep?: (mailboxId: string, r: StepResult) => void;
   /** Asks the sync role to pull a mailbox now: the mailbox last look found unread mail from a lead (mailbox-last-look.ts). */
   pullMailbox?: (mailboxId: string) => void;
 }
 
-interface Running {
-  sender: MailboxSender;
-  transport: Transport;
-  done: Promise<void>;
-  stop: boolean;
+/** One owned mailbox's send loop (the pool's MailboxWork). */
+class SendLoop implements MailboxWork {
+  done: Promise<void> = Promise.resolve();
+  stopping = false;
   /** Ends the loop's idle wait early (set while it waits). */
   wake?: () => void;
   /** Woken while busy: the next idle wait is skipped (what it was woken for may be after its last look). */
-  woken?: boolean;
+  woken = false;
+
+  constructor(readonly sender: MailboxSender) {}
+
+  stop(): void {
+    this.stopping = true;
+    this.nudge();
+  }
+
+  lost(): void {
+    this.stopping = true;
+  }
+
+  nudge(): void {
+    this.woken = true;
+    this.wake?.();
+  }
 }
 
 /**
- * The sender role: takes leases on mailboxes (one owner each, fenced), and runs one loop per owned
- * mailbox that claims and sends its due requests one at a time. On stop (SIGTERM) no loop claims
- * again; each finishes the message it is handing to its server and records the result; then the
- * leases are released so another process can take the mailboxes at once. A mailbox's pacing
- * state lives in the store, so the next owner continues the same day's budget.
+ * The sender role: on the mailboxes the pool leases to this process (mailbox/mailbox-pool.ts: one
+ * owner each, fenced; paused mailboxes too, whose loops wait, inert, until resumed), one loop per
+ * mailbox that claims and sends its due requests one at a time through the mailbox's connector.
+ * On stop (SIGTERM) no loop claims again; each finishes the message it is handing to its server and
+ * records the result; then the leases are released so another process can take the mailboxes at
+ * once. A mailbox's pacing state lives in the store, so the next owner continues the same day's
+ * budget.
  */
 export class SenderPool {
-  readonly owner: string;
-  readonly balancer: LeaseBalancer<TransportMailbox>;
-  private readonly running = new Map<string, Running>();
+  private readonly pool: MailboxPool<Transport, SendLoop>;
   private stopped = false;
   private dispatcher: Dispatcher | undefined;
 
   constructor(private readonly o: SenderPoolOptions) {
-    this.owner = o.owner ?? `${hostname()}:${process.pid}:${newId(o.clock.now(), o.random).slice(-8)}`;
-    this.balancer = new LeaseBalancer<TransportMailbox>({
-      store: o.store,
-      clock: o.clock,
-      role: 'sender',
-      prefix: 'mailbox:',
-      owner: this.owner,
-      pool: o,
-      worker: {
-        eligible: () => o.store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'settings']).where('health', 'in', ['ok', 'warning']).orderBy('id').execute(),
-        start: (m, lease) => this.launch(m, lease),
-        lost: (id) => {
-          const r = this.running.get(id);
-          if (r) r.stop = true;
-        },
-        // The graceful stop of one mailbox: the loop finishes the message in hand, records it, and
-        // its end releases the lease (ended), so the next owner claims after the record.
-        handOver: (id) => {
-          const r = this.running.get(id);
-          if (!r) return void this.balancer.ended(id);
-          r.stop = true;
-          wakeLoop(r);
-        },
-      },
-    });
+    this.pool = new MailboxPool<Transport, SendLoop>(
+      { ...o, ...(o.transportFor ? { connectorFor: o.transportFor } : {}) },
+      { name: 'sender', prefix: 'mailbox:', needs: 'send', run: (m, transport, lease) => this.launch(m, transport, lease) },
+    );
+  }
+
+  get owner(): string {
+    return this.pool.owner;
+  }
+
+  get balancer(): LeaseBalancer<PoolMailbox> {
+    return this.pool.balancer;
   }
 
   async start(): Promise<void> {
@@ -99,14 +101,11 @@ export class SenderPool {
       ...(this.o.log ? { log: this.o.log } : {}),
       // A new slot may be sooner than the idle poll: the mailbox's loop looks at its queue now.
       onPlanned: (ids) => {
-        for (const id of ids) {
-          const r = this.running.get(id);
-          if (r) wakeLoop(r);
-        }
+        for (const id of ids) this.pool.work(id)?.nudge();
       },
     });
     await this.dispatcher.start();
-    await this.balancer.start();
+    await this.pool.start();
   }
 
   /** Send requests were queued now: plan them at once (pacing still sets their slots). */
@@ -115,7 +114,7 @@ export class SenderPool {
   }
 
   get mailboxes(): string[] {
-    return [...this.running.keys()];
+    return this.pool.mailboxes;
   }
 
   /** The day planner's passes (periodic and nudged) so far in this process. */
@@ -130,21 +129,10 @@ export class SenderPool {
    * connected or resumed, a process joined or left, a lease was handed over).
    */
   balance(): Promise<void> {
-    return this.balancer.balance();
+    return this.pool.balance();
   }
 
-  private async launch(m: TransportMailbox, lease: Lease): Promise<'started' | 'release' | 'keep'> {
-    // The previous loop on this mailbox is still winding down (its lease was lost): not yet.
-    if (this.running.has(m.id)) return 'keep';
-    const credential = await this.o.vault.get(m.id);
-    const factory = this.o.transportFor ?? ((mb: TransportMailbox, deps: TransportDeps) => transports[mb.provider](mb, deps));
-    let transport: Transport;
-    try {
-      transport = factory(m, { clock: this.o.clock, credential, ...(this.o.log ? { logger: this.o.log } : {}), ...this.o.transportDeps });
-    } catch (e) {
-      await this.pauseMailbox(m.id, `cannot send: ${(e as Error).message}`);
-      return 'release';
-    }
+  private launch(m: PoolMailbox, transport: Transport, lease: Lease): SendLoop {
     const sender = new MailboxSender(m.id, {
       store: this.o.store,
       service: this.o.service,
@@ -160,23 +148,26 @@ export class SenderPool {
       ...(this.o.pullMailbox ? { pullMailbox: this.o.pullMailbox } : {}),
       ...(this.o.log ? { log: this.o.log } : {}),
     });
-    const r: Running = { sender, transport, stop: false, done: Promise.resolve() };
-    this.running.set(m.id, r);
-    r.done = this.loop(r).finally(async () => {
-      this.running.delete(m.id);
-      await transport.close().catch(() => undefined);
-      await this.balancer.ended(m.id);
-    });
-    return 'started';
+    const r = new SendLoop(sender);
+    r.done = this.loop(r);
+    return r;
   }
 
-  private async loop(r: Running): Promise<void> {
+  private async loop(r: SendLoop): Promise<void> {
     const idle = this.o.idlePollMs ?? 5_000;
     const resolveEvery = this.o.resolveEveryMs ?? 60_000;
     await r.sender.recover();
     let nextResolve = 0;
-    while (!r.stop && !this.stopped) {
+    while (!r.stopping && !this.stopped) {
       try {
+        // A paused mailbox is held but inert: no claim (the claim would refuse it anyway) and no
+        // search of its Sent folder, whose login may be the very thing refused. Resumed, the
+        // dispatcher plans its queue and wakes this loop.
+        if (await isPaused(this.o.store.db, r.sender.mailboxId)) {
+          r.woken = false;
+          await this.idle(r, idle);
+          continue;
+        }
         if (this.o.clock.now() >= nextResolve) {
           const settled = await r.sender.resolveUnknowns();
           nextResolve = this.o.clock.now() + resolveEvery;
@@ -187,8 +178,10 @@ export class SenderPool {
         r.woken = false;
         const res = await r.sender.step();
         this.o.onStep?.(r.sender.mailboxId, res);
-        if (res.kind === 'fenced' || res.kind === 'mailbox_paused') return;
-        if (res.kind === 'idle') {
+        // The lease moved on: the next owner sends. A mailbox paused now (its credentials were
+        // refused) keeps its loop: its claims are refused until a person resumes it.
+        if (res.kind === 'fenced') return;
+        if (res.kind === 'idle' || res.kind === 'mailbox_paused') {
           // Wake for the next planned send (sends leave at their planned instant), or poll.
           const next = await nextSendAt(this.o.store.db, r.sender.mailboxId);
           const wait = next === null ? idle : Math.min(idle, Math.max(50, next - this.o.clock.now()));
@@ -202,7 +195,7 @@ export class SenderPool {
   }
 
   /** Sleeps up to ms, or until the dispatcher planned this mailbox or the pool stops. */
-  private idle(r: Running, ms: number): Promise<void> {
+  private idle(r: SendLoop, ms: number): Promise<void> {
     if (r.woken) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
@@ -226,19 +219,6 @@ export class SenderPool {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    // A pass in flight may still launch a loop: wait for it, so that the loop is stopped below.
-    await this.balancer.halt();
-    await this.dispatcher?.stop();
-    for (const r of this.running.values()) {
-      r.stop = true;
-      wakeLoop(r);
-    }
-    await Promise.all([...this.running.values()].map((r) => r.done));
-    await this.balancer.leave();
+    await this.pool.stop({ afterHalt: async () => this.dispatcher?.stop() });
   }
-}
-
-function wakeLoop(r: Running): void {
-  r.woken = true;
-  r.wake?.();
 }

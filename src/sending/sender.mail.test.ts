@@ -15,8 +15,8 @@ import { startFaultProxy } from '../../test/mail/fault-proxy.ts';
 import { bedEndpoint, countByMessageId, mailBed, readInbox } from '../../test/mail/mailbed.ts';
 import { trackingKey } from './compose/tracking.ts';
 import { MailboxSender, type MailboxSenderDeps } from './mailbox-sender.ts';
-import { createTransport } from './transports/registry.ts';
-import type { Transport } from './transports/transport.ts';
+import type { Transport } from '../mailbox/connectors/connector.ts';
+import { createConnector } from '../mailbox/connectors/registry.ts';
 import PostalMime from 'postal-mime';
 
 async function headersOf(source: Buffer): Promise<Record<string, string>> {
@@ -95,7 +95,7 @@ describeMailBed('sending through Postfix into Dovecot', () => {
     const settings = mb.settings as { smtp: { port: number } };
     if (port) settings.smtp.port = port;
     const credential = await new Vault(s, localKeyWrapper(master)).get(mailboxId);
-    const transport = createTransport({ ...mb, settings }, { clock, credential, smtpTimeouts: { connectMs: 3000, greetingMs: 3000, socketMs: 4000, totalMs: 15_000 } });
+    const transport = createConnector({ ...mb, settings }, { clock, random, credential, smtpTimeouts: { connectMs: 3000, greetingMs: 3000, socketMs: 4000, totalMs: 15_000 } }, ['send']);
     closers.push(() => transport.close());
     const deps: MailboxSenderDeps = {
       store: s,

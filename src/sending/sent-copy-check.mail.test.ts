@@ -12,7 +12,7 @@ import { makeWorld } from '../../test/fixtures/world.ts';
 import { describeMailBed } from '../../test/mail/describe-mail-bed.ts';
 import { bedEndpoint } from '../../test/mail/mailbed.ts';
 import { checkServerSentCopies } from './sent-copy-check.ts';
-import { createSmtpTransport } from './transports/smtp.ts';
+import { createSmtpTransport } from '../mailbox/connectors/smtp-imap/smtp-transport.ts';
 
 /**
  * serverSavesSent checked against a send the server confirmed (sent-copy-check.ts), on the bed:

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Store } from '../store/store.ts';
-import type { Transport } from './transports/transport.ts';
+import type { Transport } from '../mailbox/connectors/connector.ts';
 
 /**
  * Is `serverSavesSent: true` true? For an SMTP mailbox that says its server files the Sent copy,

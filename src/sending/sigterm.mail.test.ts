@@ -171,7 +171,7 @@ describeMailBed('SIGTERM while a message is handed to the server', () => {
       // of a simulated minute could lapse inside one real send on a loaded machine (fencing then
       // refuses the record). This test is about the pace carried over, not about lease expiry.
       leaseTtlMs: 24 * 3_600_000,
-      transportDeps: { smtpTimeouts: { totalMs: 24 * 3_600_000 } },
+      connectors: { smtpTimeouts: { totalMs: 24 * 3_600_000 } },
     });
     await pool.start();
     expect(pool.mailboxes.sort()).toEqual([mailboxA, mailboxB].sort());

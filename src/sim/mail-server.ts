@@ -1,4 +1,4 @@
-import type { SentProof } from '../sending/transports/transport.ts';
+import type { SentProof } from '../mailbox/connectors/outcomes.ts';
 
 /**
  * The simulated mail provider: what actually left each mailbox, as the outside world saw it, and

@@ -603,7 +603,7 @@ export interface Database {
 }
 // --- end invitations
 
-// --- mailbox removal (migrations/0016_mailbox_removal.sql; owned by src/mailbox/removal.ts)
+// --- mailbox removal (migrations/0016_mailbox_removal.sql; owned by src/sending/mailbox-removal.ts)
 export interface MailboxTable {
   removed_at: Timestamp | null;
   removed_by: string | null;

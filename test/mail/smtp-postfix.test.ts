@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { systemClock } from '../../src/common/clock.ts';
-import { createSmtpTransport, type SmtpTransportConfig } from '../../src/sending/transports/smtp.ts';
-import { PENDING_KEYWORD, type Transport } from '../../src/sending/transports/transport.ts';
+import type { Transport } from '../../src/mailbox/connectors/connector.ts';
+import { PENDING_KEYWORD } from '../../src/mailbox/connectors/outcomes.ts';
+import { createSmtpTransport, type SmtpTransportConfig } from '../../src/mailbox/connectors/smtp-imap/smtp-transport.ts';
 import { describeMailBed } from './describe-mail-bed.ts';
 import { startFaultProxy, type FaultMode, type FaultProxy } from './fault-proxy.ts';
 import { bedEndpoint, countByMessageId, mailBed, readBounces, readInbox } from './mailbed.ts';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, workspaceParams } from '../http/route.ts';
-import { mailboxHealth } from '../../mailbox/health-view.ts';
-import { lastSendError } from '../../sending/dispatch/health.ts';
+import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
 import { figuresWindow, funnel, headline, perMailbox, variantsAllTime } from '../../ops/figures.ts';
 
 /**
@@ -90,7 +89,7 @@ export const analyticsRoutes = [
       const rows = await perMailbox(ctx.store.db, ws.workspaceId, w);
       const mailboxes = [];
       for (const r of rows) {
-        // Health as the Mailboxes page shows it (mailbox/health-view.ts): what fails now, not only the stored verdict.
+        // Health as the Mailboxes page shows it (mailbox/health/view.ts): what fails now, not only the stored verdict.
         const health = mailboxHealth({ health: r.health as 'ok', healthReason: r.healthReason, settings: r.settings, syncError: r.syncError, sendError: await lastSendError(ctx.store.db, r.id) });
         mailboxes.push({
           id: r.id, email: r.email, health: health.health, healthReason: health.reason,

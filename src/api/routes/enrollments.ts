@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { cadenzaError, type ErrorCode } from '../../common/errors.ts';
 import type { EngineEvent } from '../../sequence/model.ts';
 import { moveEnrollment, moveEnrollments, type MoveRefusal } from '../../sequence/move.ts';
-import { moveOffRemovedMailbox } from '../../mailbox/removal.ts';
+import { moveOffRemovedMailbox } from '../../sending/mailbox-removal.ts';
 import { blockedOf, findEnrollment, findEnrollmentSend, listEnrollments, listEnrollmentSends, type EnrollmentRow, type EnrollmentSendRow } from '../../sequence/enrollment-query.ts';
 import { resendByHand } from '../../sending/outbox.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';

@@ -149,7 +149,7 @@ export const inboxRoutes = [
       if (!seen) throw cadenzaError('NOT_FOUND', 'no such inbound message in this workspace');
       if (!ctx.vault) throw cadenzaError('CONFIG_INVALID', 'this server has no credential vault; it cannot send');
       return sendReply(
-        { db: ctx.store.db, clock: ctx.clock, random: ctx.random, vault: ctx.vault, ...(ctx.transportFor ? { transportFor: ctx.transportFor } : {}), ...(ctx.replySettle ? { settle: ctx.replySettle } : {}) },
+        { db: ctx.store.db, clock: ctx.clock, random: ctx.random, vault: ctx.vault, ...(ctx.connectors ? { connectors: ctx.connectors } : {}), ...(ctx.replySettle ? { settle: ctx.replySettle } : {}) },
         {
           workspaceId: ws.workspaceId,
           messageRowId: params.messageId,

@@ -5,7 +5,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { testConnection, type ConnectionReport, type ImapCheck, type SmtpCheck } from '../../mailbox/imap/test-connection.ts';
 import { OAuthClients, oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
 import { MailboxTokens } from '../../mailbox/oauth/mailbox-tokens.ts';
-import { mailAuthFor } from '../../mailbox/oauth/wiring.ts';
+import { mailLogin } from '../../mailbox/connectors/smtp-imap/login.ts';
 import { parseMailboxSettings } from '../../mailbox/settings.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { resolveWorkspace } from '../../workspace/workspaces.ts';
@@ -46,7 +46,7 @@ export function registerTest(mb: Command): void {
         if (!credential) throw cadenzaError('INVALID_INPUT', `mailbox ${row.email} has no stored credential (add it with --password-stdin, or connect it)`);
         const clients = new OAuthClients(oauthSettingsFrom(loadConfig()), { clock: deps.clock });
         const tokens = new MailboxTokens({ store, vault, clients, clock: deps.clock, random: deps.random });
-        const { username, auth } = mailAuthFor(row, credential, tokens);
+        const { username, auth } = mailLogin(row, credential, credential.kind === 'oauth' ? tokens.forMailbox(row.id) : undefined);
         const r = await testConnection({ username, auth, timeoutMs, ...(settings.imap ? { imap: settings.imap } : {}), ...(settings.smtp ? { smtp: settings.smtp } : {}) });
         await recordVerification(store.db, row.id, r, deps.clock.now());
         return { email: row.email, report: r };

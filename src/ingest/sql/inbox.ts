@@ -7,7 +7,7 @@ import { readableBy, type MailReader } from '../../mailbox/sql/readable-mailboxe
 import { afterKey, type Keyset } from '../../store/keyset.ts';
 import type { Db } from '../../store/store.ts';
 
-/** History keeps a removed mailbox's address, marked (mailbox/removal.ts). */
+/** History keeps a removed mailbox's address, marked (sending/mailbox-removal.ts). */
 const removedLabel = sql<string | null>`case when mb.removed_at is null then mb.email else mb.email || ' (removed mailbox)' end`;
 
 /** The workspace's messages (either direction) the reader may read, as the inbox shows them; the lists below narrow it. */

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../common/clock.ts';
 import { seededRandom } from '../../common/random.ts';
-import type { MailboxSync, SyncBatch } from '../../mailbox/sync/source.ts';
+import type { SyncBatch } from '../../mailbox/sync/source.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
+import { OneBatch } from '../../../test/sync/one-batch.ts';
 import { replyMail, seedSentSequence } from '../pipeline-test-support.ts';
 import { createSteps, slowStepsModule } from './slow-steps-test-support.ts';
 import { SyncPool } from './sync-pool.ts';
@@ -20,17 +21,6 @@ import { SyncPool } from './sync-pool.ts';
  */
 const TTL_MS = 1_500;
 const SPIN_MS = 4_500;
-
-/** Hands out one batch, once. */
-class OneBatch implements MailboxSync {
-  constructor(private batch: SyncBatch | null) {}
-  async *pull(): AsyncIterable<SyncBatch> {
-    const b = this.batch;
-    this.batch = null;
-    if (b) yield b;
-  }
-  async close(): Promise<void> {}
-}
 
 for (const backend of testBackends()) {
   describe(`the sync lease outlives slow messages (${backend})`, () => {

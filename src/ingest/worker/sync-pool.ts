@@ -1,18 +1,17 @@
-import { hostname } from 'node:os';
 import type { Clock } from '../../common/clock.ts';
-import { newId } from '../../common/ids.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
+import type { ConnectorDeps, ConnectorSetup, MailboxRow } from '../../mailbox/connectors/connector.ts';
+import { MailboxPool, type MailboxWork, type PoolMailbox } from '../../mailbox/mailbox-pool.ts';
 import type { BackoffPolicy } from '../../mailbox/sync/backoff.ts';
+import type { MailboxSync } from '../../mailbox/sync/source.ts';
 import type { Vault } from '../../mailbox/vault.ts';
-import { LeaseBalancer, type PoolTuning } from '../../ops/lease-balancer.ts';
+import type { LeaseBalancer, PoolTuning } from '../../ops/lease-balancer.ts';
 import type { Lease } from '../../ops/leases.ts';
 import type { Metrics } from '../../ops/metrics.ts';
 import type { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import type { Store } from '../../store/store.ts';
 import type { IngestDeps, IngestOptions, IngestReport, IngestSteps } from '../pipeline.ts';
-import { recordSyncError } from '../store.ts';
-import { connectors, type ConnectorFactory, type SyncMailbox } from './connectors.ts';
 import { Gate } from './gate.ts';
 import { MailboxLoop } from './mailbox-loop.ts';
 import { PreparePool, type PreparePoolOptions } from './prepare-pool.ts';
@@ -41,60 +40,63 @@ export interface SyncPoolOptions extends PoolTuning {
   /** The worker pool that parses and classifies off the main thread (ignored when `steps` is given). */
   prepare?: PreparePoolOptions;
   ingestOptions?: Partial<IngestOptions>;
-  /** Builds a mailbox's connector (Gmail/Graph emulators in tests; the provider registry by default). */
-  connectorFor?: ConnectorFactory;
+  /** What this process knows for building connectors (mailbox/connectors/registry.ts): token source, API base URLs, push. */
+  connectors?: ConnectorSetup;
+  /** Builds a mailbox's sync part in place of the registry (tests: fakes and emulators). */
+  connectorFor?: (mailbox: MailboxRow, deps: ConnectorDeps) => MailboxSync;
   onBatch?: (mailboxId: string, report: IngestReport) => void;
   /** Connections the loops may be opening at once (watch setup, pulls); default 32. */
   connectConcurrency?: number;
 }
 
-interface Running {
-  loop: MailboxLoop;
-  done: Promise<void>;
+/** One owned mailbox's sync loop, as the pool runs it. */
+class SyncWork implements MailboxWork {
+  constructor(
+    readonly loop: MailboxLoop,
+    readonly done: Promise<void>,
+  ) {}
+
+  // The loop finishes and commits the batch in flight, then ends; its end releases the lease.
+  stop(): void {
+    this.loop.stop();
+  }
+
+  lost(): void {
+    this.loop.stop();
+  }
 }
 
 /**
- * The sync role: takes leases `sync:<mailboxId>` (one owner per mailbox, fencing tokens), runs one
- * MailboxLoop per owned mailbox, renews its leases, and hands a mailbox back when its lease is
- * lost (the loop ends; its in-flight batch is refused by the fencing check in the pipeline's
- * transaction, so the new owner replays it from the stored cursor). Mailboxes are shared out
- * between the live sync processes by the same balancer as the sender pool's (ops/lease-balancer.ts).
+ * The sync role: on the mailboxes the pool leases to this process (mailbox/mailbox-pool.ts: leases
+ * `sync:<mailboxId>`, one owner per mailbox, fencing tokens, the same rules as the sender's), one
+ * MailboxLoop per owned mailbox on its connector's sync part; a mailbox whose lease is lost is
+ * handed back (the loop ends; its in-flight batch is refused by the fencing check in the
+ * pipeline's transaction, so the new owner replays it from the stored cursor).
  *
  * Messages are parsed and classified in a worker pool (prepare-pool.ts), so that however long a
  * hostile message takes (up to its deadline, then it is quarantined) the main thread keeps
  * renewing the leases and the loops' other mailboxes keep committing.
  *
  * Mailboxes paused for sending are still synced: a reply to a paused mailbox's earlier mail must
- * still stop its enrollment. A removed mailbox is not (mailbox/removal.ts): its lease is deleted,
- * so its loop's next batch is refused and the next balance stops it and never takes it again.
+ * still stop its enrollment. A removed mailbox is not (sending/mailbox-removal.ts): its lease is
+ * deleted, so its loop's next batch is refused and the next balance stops it and never takes it
+ * again.
  */
 export class SyncPool {
-  readonly owner: string;
-  readonly balancer: LeaseBalancer<SyncMailbox>;
-  private readonly running = new Map<string, Running>();
+  private readonly pool: MailboxPool<MailboxSync, SyncWork>;
   private readonly ingest: IngestDeps;
   private readonly gate: Gate;
   /** Owned here when the caller gave no steps: closed on stop, after the loops. */
   readonly preparePool: PreparePool | null;
 
   constructor(private readonly o: SyncPoolOptions) {
-    this.owner = o.owner ?? `${hostname()}:${process.pid}:sync:${newId(o.clock.now(), o.random).slice(-8)}`;
-    this.balancer = new LeaseBalancer<SyncMailbox>({
-      store: o.store,
-      clock: o.clock,
-      // A pool limited to some mailboxes (tests, benchmarks sharing a database) shares them only
-      // with pools limited the same way, not with every sync process on the database.
-      role: o.mailboxIds ? `sync:${[...o.mailboxIds].sort().join(',')}` : 'sync',
+    this.pool = new MailboxPool<MailboxSync, SyncWork>(o, {
+      name: 'sync',
       prefix: 'sync:',
-      owner: this.owner,
-      pool: o,
-      worker: {
-        eligible: () => this.eligible(),
-        start: (m, lease) => this.launch(m, lease),
-        lost: (id) => this.running.get(id)?.loop.stop(),
-        // The loop finishes and commits the batch in flight, then its end releases the lease.
-        handOver: (id) => this.running.get(id)?.loop.stop(),
-      },
+      needs: 'sync',
+      run: (m, connector, lease) => this.launch(m, connector, lease),
+      cannotConnect: (m) => this.o.metrics?.syncErrors.inc({ provider: m.provider }),
+      changed: (n) => this.o.metrics?.syncedMailboxes.set(n),
     });
     this.gate = new Gate(o.connectConcurrency ?? 32);
     this.preparePool = o.steps ? null : new PreparePool({ ...(o.log ? { log: o.log } : {}), ...o.prepare });
@@ -111,55 +113,40 @@ export class SyncPool {
     };
   }
 
+  get owner(): string {
+    return this.pool.owner;
+  }
+
+  get balancer(): LeaseBalancer<PoolMailbox> {
+    return this.pool.balancer;
+  }
+
   async start(): Promise<void> {
-    await this.balancer.start();
+    await this.pool.start();
   }
 
   get mailboxes(): string[] {
-    return [...this.running.keys()];
+    return this.pool.mailboxes;
   }
 
   /** Pushes from outside (Gmail Pub/Sub, Graph notifications via the API): pull that mailbox now. */
   poke(mailboxId: string): boolean {
-    const r = this.running.get(mailboxId);
-    r?.loop.poke();
-    return r !== undefined;
+    const w = this.pool.work(mailboxId);
+    w?.loop.poke();
+    return w !== undefined;
   }
 
   /** One balance pass now (lease-balancer.ts, the same rule as the sender pool's). */
   balance(): Promise<void> {
-    return this.balancer.balance();
+    return this.pool.balance();
   }
 
   /** Pull every mailbox this process syncs now (after a lost push-bus connection: pushes relayed meanwhile are gone). */
   pokeAll(): void {
-    for (const r of this.running.values()) r.loop.poke();
+    for (const w of this.pool.works()) w.loop.poke();
   }
 
-  private async eligible(): Promise<SyncMailbox[]> {
-    let q = this.o.store.db.selectFrom('mailbox').select(['id', 'workspace_id', 'email', 'provider', 'settings']).where('health', '<>', 'error').where('removed_at', 'is', null);
-    if (this.o.mailboxIds) q = q.where('id', 'in', this.o.mailboxIds.length ? this.o.mailboxIds : ['00000000-0000-0000-0000-000000000000']);
-    const rows = await q.orderBy('id').execute();
-    return rows.map((m) => ({ id: m.id, workspaceId: m.workspace_id, email: m.email, provider: m.provider, settings: m.settings }));
-  }
-
-  private async launch(m: SyncMailbox, lease: Lease): Promise<'started' | 'keep'> {
-    // The previous loop on this mailbox is still winding down (its lease was lost): not yet.
-    if (this.running.has(m.id)) return 'keep';
-    let connector;
-    try {
-      const credential = await this.o.vault.get(m.id);
-      const factory = this.o.connectorFor ?? connectors[m.provider];
-      connector = factory(m, { credential, clock: this.o.clock, random: this.o.random, ...(this.o.log ? { log: this.o.log } : {}) });
-    } catch (e) {
-      // Not this process's to fix (no password, no IMAP settings): say so on the mailbox, keep the lease
-      // until it expires so that no other process loops on it either, and retry at a later balance.
-      const message = (e as Error).message;
-      this.o.log?.warn({ mailboxId: m.id, err: message }, 'cannot sync this mailbox');
-      this.o.metrics?.syncErrors.inc({ provider: m.provider });
-      await recordSyncError(this.o.store.db, m.id, message, this.o.clock.now()).catch(() => undefined);
-      return 'keep';
-    }
+  private launch(m: PoolMailbox, connector: MailboxSync, lease: Lease): SyncWork {
     const loop = new MailboxLoop({
       ingest: this.ingest,
       mailbox: { id: m.id, workspaceId: m.workspaceId, provider: m.provider },
@@ -176,26 +163,11 @@ export class SyncPool {
       ...(this.o.log ? { log: this.o.log } : {}),
       ...(this.o.onBatch ? { onBatch: (r: IngestReport) => this.o.onBatch!(m.id, r) } : {}),
     });
-    const r: Running = { loop, done: Promise.resolve() };
-    this.running.set(m.id, r);
-    this.o.metrics?.syncedMailboxes.set(this.running.size);
-    r.done = loop
-      .run()
-      .catch((e: unknown) => this.o.log?.error({ err: e, mailboxId: m.id }, 'sync loop crashed'))
-      .finally(async () => {
-        this.running.delete(m.id);
-        this.o.metrics?.syncedMailboxes.set(this.running.size);
-        await this.balancer.ended(m.id);
-      });
-    return 'started';
+    return new SyncWork(loop, loop.run());
   }
 
   /** Graceful stop (SIGTERM): every loop finishes and commits the batch in flight, closes, and releases its lease. */
   async stop(): Promise<void> {
-    await this.balancer.halt();
-    for (const r of this.running.values()) r.loop.stop();
-    await Promise.all([...this.running.values()].map((r) => r.done));
-    await this.preparePool?.close();
-    await this.balancer.leave();
+    await this.pool.stop({ beforeLeave: async () => this.preparePool?.close() });
   }
 }

@@ -1,10 +1,11 @@
 import type { ImapFlowOptions } from 'imapflow';
 import type { Endpoint } from '../settings.ts';
-import type { AccessTokenProvider } from '../../sending/transports/transport.ts';
+import type { AccessTokenProvider } from '../access-token.ts';
 
 /**
- * How to sign in to a mail server (IMAP here, SMTP in sending/transports/smtp.ts): a password (or
- * an app password), or an OAuth 2 access token sent with SASL XOAUTH2 (Gmail, Microsoft 365).
+ * How to sign in to a mail server (IMAP here, SMTP in connectors/smtp-imap/smtp-transport.ts; one
+ * place turns a credential into it, connectors/smtp-imap/login.ts): a password (or an app
+ * password), or an OAuth 2 access token sent with SASL XOAUTH2 (Gmail, Microsoft 365).
  */
 export type MailAuth =
   | { kind: 'password'; password: string }

@@ -7,3 +7,21 @@
 export function imapMessageKey(path: string, uidValidity: string | bigint | number, uid: number): string {
   return `${path}:${String(uidValidity)}:${uid}`;
 }
+
+/** Where a key points: the folder, its UIDVALIDITY and the UID. */
+export interface ImapMessageAt {
+  path: string;
+  uidValidity: string;
+  uid: number;
+}
+
+/**
+ * Reads a key back (the last two fields; a folder path may itself contain ':'). Null for a key
+ * that is not an IMAP one (a Gmail or Graph id, or garbage).
+ */
+export function parseImapMessageKey(key: string): ImapMessageAt | null {
+  const m = /^(.+):(\d+):(\d+)$/.exec(key);
+  if (!m) return null;
+  const uid = Number(m[3]);
+  return Number.isSafeInteger(uid) && uid > 0 ? { path: m[1]!, uidValidity: m[2]!, uid } : null;
+}

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { systemClock } from '../../common/clock.ts';
-import { createSmtpTransport } from '../../sending/transports/smtp.ts';
+import { createSmtpTransport } from '../connectors/smtp-imap/smtp-transport.ts';
 import { describeMailBed } from '../../../test/mail/describe-mail-bed.ts';
 import { bedEndpoint, mailBed, MAILBED_SCRIPT, resetMailBed } from '../../../test/mail/mailbed.ts';
 import { execFile } from 'node:child_process';

@@ -1,5 +1,5 @@
 import type { ImapFlow, SearchObject } from 'imapflow';
-import type { RecentMail, RecentMailQuery } from '../../sending/transports/transport.ts';
+import type { RecentMail, RecentMailQuery } from '../connectors/outcomes.ts';
 import { imapError } from './errors.ts';
 import { assertMessageId } from './message-id.ts';
 import { imapMessageKey } from './message-key.ts';

@@ -3,7 +3,7 @@ import { imapError } from './errors.ts';
 
 /**
  * The two ways a Sent copy written before its handover (with a pending keyword, SentProof
- * 'copy_first' in sending/transports/transport.ts) is settled once the server has answered:
+ * 'copy_first' in connectors/outcomes.ts) is settled once the server has answered:
  *   'sent'     the server said 250: the keyword is removed (UID STORE -FLAGS, RFC 3501 6.4.6),
  *              and the copy is an ordinary Sent message.
  *   'not_sent' the server certainly refused it (4xx, 5xx, a bounce at RCPT): the copy is removed

@@ -1,5 +1,5 @@
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
-import XOAuth2 from 'nodemailer/lib/xoauth2/index.js';
+import { smtpLogin } from '../connectors/smtp-imap/login.ts';
 import type { MailAuth } from './account.ts';
 import { connectImap } from './connect.ts';
 import { pinnedHost } from '../mail-hosts.ts';
@@ -128,7 +128,7 @@ export async function testSmtp(input: ConnectionTestInput, endpoint: Endpoint): 
       if (!c.allowsAuth) {
         return fail(Object.assign(new Error('the server offers no AUTH on this connection (is STARTTLS required first?)'), { code: 'EAUTH' }));
       }
-      conn.login(smtpLogin(input), (e?: Error | null) => {
+      conn.login(smtpLogin(input.auth, input.username), (e?: Error | null) => {
         if (e) return fail(e);
         const warnings: string[] = [];
         const tls = endpoint.security !== 'none';
@@ -139,18 +139,3 @@ export async function testSmtp(input: ConnectionTestInput, endpoint: Endpoint): 
   });
 }
 
-/** nodemailer's login data: the password, or XOAUTH2 with a token from the provider (refreshed when refused). */
-function smtpLogin(input: ConnectionTestInput): Parameters<SMTPConnection['login']>[0] {
-  const { auth, username } = input;
-  if (auth.kind === 'password') return { credentials: { user: username, pass: auth.password } };
-  const oauth2 = new XOAuth2({
-    user: username,
-    provisionCallback: (_user, renew, cb) => {
-      auth.accessToken({ forceRefresh: renew }).then(
-        (token) => cb(null, token, 0),
-        (e: unknown) => cb(e instanceof Error ? e : new Error(String(e)), '', 0),
-      );
-    },
-  });
-  return { oauth2 } as Parameters<SMTPConnection['login']>[0];
-}

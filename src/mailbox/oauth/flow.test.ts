@@ -56,7 +56,7 @@ describe.each(testBackends())('OAuth connection flow on %s', (backend) => {
     expect(p.get('code_challenge_method')).toBe('S256');
     expect(p.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(p.get('access_type')).toBe('offline');
-    expect(p.get('scope')!.split(' ').sort()).toEqual(['email', 'https://www.googleapis.com/auth/gmail.readonly', 'https://www.googleapis.com/auth/gmail.send', 'openid']);
+    expect(p.get('scope')!.split(' ').sort()).toEqual(['email', 'https://www.googleapis.com/auth/gmail.modify', 'https://www.googleapis.com/auth/gmail.send', 'openid']);
     // The verifier never leaves the server.
     const flow = await store.db.selectFrom('oauth_flow').selectAll().where('state', '=', started.state).executeTakeFirstOrThrow();
     expect(started.url.href).not.toContain(flow.code_verifier);
@@ -112,7 +112,7 @@ describe.each(testBackends())('OAuth connection flow on %s', (backend) => {
     await expect(completeAuthorization(deps, cb.searchParams)).rejects.toSatisfy(rejectsWith('MAILBOX_AUTH_FAILED', /did not grant access \(access_denied/));
 
     // The user unticks "send email on your behalf" on Google's consent screen.
-    googleEmu.grantOnlyNext(['openid', 'email', 'https://www.googleapis.com/auth/gmail.readonly']);
+    googleEmu.grantOnlyNext(['openid', 'email', 'https://www.googleapis.com/auth/gmail.modify']);
     const partial = await startAuthorization(deps, { workspaceId, provider: 'google', mode: 'api', redirectUri, loginHint: 'other@acme.test' });
     await expect(completeAuthorization(deps, (await consent(partial.url)).searchParams)).rejects.toSatisfy(
       rejectsWith('MAILBOX_AUTH_FAILED', /granted less than Cadenza needs \(missing https:\/\/www\.googleapis\.com\/auth\/gmail\.send\)/),

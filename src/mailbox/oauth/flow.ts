@@ -4,7 +4,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
-import { resumeMailbox } from '../../sending/dispatch/health.ts';
+import { resumeMailbox } from '../health/pause.ts';
 import type { Store } from '../../store/store.ts';
 import { parseMailboxSettings } from '../settings.ts';
 import type { Vault } from '../vault.ts';
@@ -261,10 +261,17 @@ export function accountEmail(provider: OAuthProviderName, claims: oauth.IDToken 
 
 /**
  * Pauses a reconnect lifts: this module's own (mailbox-tokens.ts: "<Provider> access was revoked…",
- * "<Provider> refused Cadenza's OAuth client…") and the sender's for refused credentials or a
- * transport that could not be built (sending/dispatch/health.ts, sending/sender-pool.ts).
+ * "<Provider> refused Cadenza's OAuth client…"), refused credentials (health/pause.ts
+ * credentialsRefusedReason) and a connector that could not be built (cannotConnectReason, from
+ * mailbox-pool.ts; "cannot send: " is how the sender said it before the pools shared that rule).
  */
-const credentialPauses = [/^(Google|Microsoft) access was revoked/, /^(Google|Microsoft) refused Cadenza's OAuth client/, /^the server refused the mailbox's credentials/, /^cannot send: /];
+const credentialPauses = [
+  /^(Google|Microsoft) access was revoked/,
+  /^(Google|Microsoft) refused Cadenza's OAuth client/,
+  /^the server refused the mailbox's credentials/,
+  /^cannot connect: /,
+  /^cannot send: /,
+];
 
 export function isCredentialPause(reason: string | null): boolean {
   return reason !== null && credentialPauses.some((r) => r.test(reason));

@@ -119,6 +119,19 @@ describe('MailboxTokens (access tokens for OAuth mailboxes)', () => {
     expect(grant.refreshTokens.has(before.refreshToken)).toBe(true);
   });
 
+  it('refreshes a Microsoft grant with the scopes it holds: one made before Mail.ReadWrite was asked for keeps working', async () => {
+    const id = await setup('microsoft');
+    const cred = (await deps.vault.get(id)) as { kind: 'oauth'; accessToken: string; refreshToken: string; scope: string };
+    // The consent of an earlier version: Mail.Read, not Mail.ReadWrite.
+    const before = ['openid', 'email', 'profile', 'offline_access', 'https://graph.microsoft.com/Mail.Read', 'https://graph.microsoft.com/Mail.Send'];
+    const grant = [...emu.grants.grants.values()].find((g) => g.refreshTokens.has(cred.refreshToken))!;
+    grant.scopes = before;
+    await deps.vault.put(workspaceId, id, { ...cred, scope: before.join(' ') });
+    await tokens.accessToken(id, { forceRefresh: true });
+    expect(((await deps.vault.get(id)) as { scope: string }).scope).toContain('https://graph.microsoft.com/Mail.Read');
+    expect(await store.db.selectFrom('mailbox').select('health').where('id', '=', id).executeTakeFirstOrThrow()).toEqual({ health: 'ok' });
+  });
+
   it('a revoked grant pauses the mailbox with a reason and fails fast afterwards, without asking the provider again; a reconnect restores it', async () => {
     const id = await setup('google');
     emu.revokeUser('rep-google@acme.test');

@@ -3,13 +3,13 @@ import type { Clock } from '../../common/clock.ts';
 import { cadenzaError, isCadenzaError, type CadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
-import { pauseMailbox } from '../../sending/dispatch/health.ts';
-import type { AccessTokenProvider } from '../../sending/transports/transport.ts';
+import type { AccessTokenProvider } from '../access-token.ts';
+import { pauseMailbox } from '../health/pause.ts';
 import type { Store } from '../../store/store.ts';
 import { parseMailboxSettings } from '../settings.ts';
 import type { Credential, Vault } from '../vault.ts';
 import type { OAuthClient, OAuthClients } from './client.ts';
-import { oauthProviders, type OAuthMode, type OAuthProviderName } from './providers.ts';
+import { oauthProviders, refreshScopes, type OAuthMode, type OAuthProviderName } from './providers.ts';
 import { classifyTokenFailure, type TokenFailure } from './token-errors.ts';
 
 /**
@@ -156,7 +156,7 @@ export class MailboxTokens {
       const ro = client.requestOptions();
       try {
         this.refreshes++;
-        const params = profile.refreshWithScope ? { additionalParameters: { scope: profile.scopes(mb.mode).join(' ') } } : {};
+        const params = profile.refreshWithScope ? { additionalParameters: { scope: refreshScopes(profile.scopes(mb.mode), cred.scope) } } : {};
         const res = await oauth.refreshTokenGrantRequest(client.as, client.client, client.auth, cred.refreshToken, { ...ro, ...params });
         const tr = await oauth.processRefreshTokenResponse(client.as, client.client, res);
         const minted = this.o.clock.now();

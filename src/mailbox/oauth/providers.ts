@@ -13,14 +13,18 @@ import type { MailboxSettings } from '../settings.ts';
  *         prefer the protocols (or whose tenant blocks the Graph scopes)
  *
  * Scopes, and why no wider one:
- *   Google api   gmail.send (sending) + gmail.readonly (history.list, messages.get/list with
- *                labelIds, the rfc822msgid: search of the Sent check). Reading labels needs no
- *                more: labelIds come with every message under gmail.readonly. gmail.modify would
- *                only add writing labels (marking read, archiving), which Cadenza never does.
+ *   Google api   gmail.send (sending) + gmail.modify (reading: history.list, messages.get/list,
+ *                the rfc822msgid: search of the Sent check; and writing labels: the folder actions
+ *                the warmup feature needs, out of Spam into the inbox, starred, read, through
+ *                users.messages.modify, mailbox/connectors/gmail/folder-actions.ts). gmail.modify
+ *                is a superset of gmail.readonly, so that one is no longer asked; it cannot delete
+ *                for good (mail.google.com/ can). Both are restricted scopes: an OAuth client used
+ *                by anyone outside its own Workspace or its test users needs Google's verification
+ *                and a yearly security assessment (docs/mailboxes.md).
  *   Google imap  https://mail.google.com/ : the only scope Gmail's IMAP and SMTP accept.
- *   MS api       Mail.Read (delta, messages, the internetMessageId search) + Mail.Send. No
- *                Mail.ReadWrite: nothing is moved or flagged. No User.Read: the address comes from
- *                the ID token (openid email profile), not from /me.
+ *   MS api       Mail.ReadWrite (delta, messages, the internetMessageId search, and moving and
+ *                flagging messages: message move and update) + Mail.Send. No User.Read: the
+ *                address comes from the ID token (openid email profile), not from /me.
  *   MS imap      IMAP.AccessAsUser.All + SMTP.Send on the outlook.office.com resource; a token
  *                is for one resource, so these cannot be mixed with Graph scopes in one grant.
  *   Both ask openid + email for the ID token that names the account, and Microsoft needs
@@ -52,12 +56,12 @@ export interface OAuthProviderProfile {
 }
 
 const googleScopes: Record<OAuthMode, string[]> = {
-  api: ['openid', 'email', 'https://www.googleapis.com/auth/gmail.send', 'https://www.googleapis.com/auth/gmail.readonly'],
+  api: ['openid', 'email', 'https://www.googleapis.com/auth/gmail.send', 'https://www.googleapis.com/auth/gmail.modify'],
   imap: ['openid', 'email', 'https://mail.google.com/'],
 };
 
 const microsoftScopes: Record<OAuthMode, string[]> = {
-  api: ['openid', 'email', 'profile', 'offline_access', 'https://graph.microsoft.com/Mail.Read', 'https://graph.microsoft.com/Mail.Send'],
+  api: ['openid', 'email', 'profile', 'offline_access', 'https://graph.microsoft.com/Mail.ReadWrite', 'https://graph.microsoft.com/Mail.Send'],
   imap: ['openid', 'email', 'profile', 'offline_access', 'https://outlook.office.com/IMAP.AccessAsUser.All', 'https://outlook.office.com/SMTP.Send'],
 };
 
@@ -126,6 +130,22 @@ const microsoft: OAuthProviderProfile = {
 };
 
 export const oauthProviders: Record<OAuthProviderName, OAuthProviderProfile> = { google, microsoft };
+
+const identityScopes = new Set(['openid', 'email', 'profile', 'offline_access']);
+
+/**
+ * What a refresh asks for where the provider wants the scopes named again (refreshWithScope): the
+ * mode's identity scopes and the mail scopes the grant holds (the `scope` its token answers
+ * listed, kept with the credential), never more. A refresh may not ask for more than was
+ * consented (Microsoft: AADSTS65001), so a grant made when Cadenza asked for less (Mail.Read,
+ * before the folder actions needed Mail.ReadWrite) keeps sending and syncing; its folder actions
+ * answer `forbidden` until the mailbox is reconnected. Without a stored scope: the mode's.
+ */
+export function refreshScopes(asked: readonly string[], granted: string | undefined): string {
+  const held = (granted ?? '').split(' ').filter((s) => s !== '' && !identityScopes.has(s));
+  if (held.length === 0) return asked.join(' ');
+  return [...asked.filter((s) => identityScopes.has(s)), ...held].join(' ');
+}
 
 export function isMultiTenant(tenant: string): boolean {
   return tenant === 'common' || tenant === 'organizations' || tenant === 'consumers';

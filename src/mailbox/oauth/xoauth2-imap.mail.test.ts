@@ -8,13 +8,13 @@ import { connectThroughEmulator } from '../../sim/emulators/oauth/connect.ts';
 import { startXoauth2Dovecot, xoauth2DovecotAvailable, type XoauthDovecot } from '../../../test/mail/dovecot-xoauth2.ts';
 import { startOAuthEmulator, type OAuthEmulator } from '../../sim/emulators/oauth/emulator.ts';
 import { freshStore, type TestStore } from '../../../test/stores.ts';
+import { mailLogin } from '../connectors/smtp-imap/login.ts';
 import { withImap } from '../imap/connect.ts';
 import type { ImapAccount } from '../imap/account.ts';
 import { parseMailboxSettings } from '../settings.ts';
 import { localKeyWrapper, Vault } from '../vault.ts';
 import { OAuthClients } from './client.ts';
 import { MailboxTokens } from './mailbox-tokens.ts';
-import { mailAuthFor } from './wiring.ts';
 
 /**
  * IMAP with SASL XOAUTH2 for real: imapflow signs in to a Dovecot whose oauth2 passdb asks the
@@ -57,7 +57,7 @@ describe.skipIf(!can.ok)(`IMAP XOAUTH2 against Dovecot's oauth2 passdb${can.ok ?
     const cred = await vault.get(mailboxId);
     if (!cred) throw new Error('no credential');
     // The local Dovecot in place of imap.gmail.com.
-    return { endpoint: { host: '127.0.0.1', port: dovecot.port, security: 'none', allowSelfSigned: false }, ...mailAuthFor(mb, cred, tokens) };
+    return { endpoint: { host: '127.0.0.1', port: dovecot.port, security: 'none', allowSelfSigned: false }, ...mailLogin(mb, cred, tokens.forMailbox(mb.id)) };
   }
 
   it('signs in with the granted token; a token the server refuses is refreshed once; a revoked grant pauses the mailbox', async () => {

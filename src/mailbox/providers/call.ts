@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Clock } from '../../common/clock.ts';
+import type { AccessTokenProvider } from '../access-token.ts';
 import { httpRequest, type HttpRequest, type HttpStage } from './http.ts';
 
 /**
@@ -10,13 +11,12 @@ import { httpRequest, type HttpRequest, type HttpStage } from './http.ts';
  */
 
 /**
- * Supplies an OAuth 2 access token; asked again with forceRefresh after the provider refused one.
- * Same shape as sending/transports/transport.ts AccessTokenProvider (declared here too so that the
- * mailbox side does not depend on the sending side). A supplier that cannot reach the token
- * endpoint should throw an error with `transient: true`; any other throw is taken to mean the
- * grant itself is dead (invalid_grant) and the mailbox must be reconnected.
+ * Supplies an OAuth 2 access token; asked again with forceRefresh after the provider refused one
+ * (mailbox/access-token.ts: a supplier that cannot reach the token endpoint throws an error with
+ * `transient: true`; any other throw means the grant itself is dead and the mailbox must be
+ * reconnected). The HTTP clients' name for AccessTokenProvider.
  */
-export type TokenSource = (opts: { forceRefresh: boolean }) => Promise<string>;
+export type TokenSource = AccessTokenProvider;
 
 export interface ApiDeps {
   clock: Clock;
@@ -105,4 +105,17 @@ export async function callApi<T>(deps: ApiDeps, spec: CallSpec<T>): Promise<ApiR
 export function excerpt(body: Buffer, max = 200): string {
   const s = body.toString('utf8', 0, Math.min(body.length, max * 4)).replace(/\s+/g, ' ').trim();
   return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+/** One line saying what went wrong, for logs and outcome reasons: `Gmail API 403 rateLimitExceeded: …`, `Graph: timeout: …`. */
+export function describeFailure(f: ApiFailure, api: string): string {
+  switch (f.kind) {
+    case 'http':
+      return `${api} ${f.status} ${f.error.code}: ${f.error.message}`;
+    case 'network':
+      return `${api}: ${f.timedOut ? 'timeout: ' : ''}${f.reason}`;
+    case 'token':
+    case 'malformed':
+      return `${api}: ${f.reason}`;
+  }
 }

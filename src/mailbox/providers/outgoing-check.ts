@@ -6,7 +6,7 @@ import { cadenzaError } from '../../common/errors.ts';
  * recipients named in the message's headers (there is no separate envelope), so the envelope the
  * sender meant and the headers must name the same people, and the Message-ID that findSent will
  * look for must be the one in the bytes. A mismatch is a bug upstream (compose), so it throws
- * (transport.ts: programming errors throw) instead of sending to the wrong people or under an id
+ * (connectors/outcomes.ts: programming errors throw) instead of sending to the wrong people or under an id
  * no one will find.
  */
 export function checkOutgoing(raw: Buffer, envelope: { from: string; to: string[] }, messageId: string): void {

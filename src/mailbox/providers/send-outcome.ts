@@ -1,8 +1,8 @@
-import type { Envelope, SendOutcome } from '../../sending/transports/transport.ts';
+import type { Envelope, SendOutcome } from '../connectors/outcomes.ts';
 import type { ApiFailure } from './call.ts';
 
 /**
- * The parts of turning a provider call into a transport outcome (sending/transports/transport.ts)
+ * The parts of turning a provider call into a transport outcome (connectors/outcomes.ts)
  * that Gmail and Graph share: what the network did, and the HTTP statuses whose meaning does not
  * depend on the provider. Each transport classifies its provider's error codes first and falls
  * back to these.

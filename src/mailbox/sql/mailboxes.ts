@@ -1,6 +1,6 @@
 /**
  * Mailbox rows as people add, find and change them (the API and the CLI). A removed mailbox
- * (removed_at set, mailbox/removal.ts) keeps its row for history and is never found here.
+ * (removed_at set, sending/mailbox-removal.ts) keeps its row for history and is never found here.
  */
 import type { Insertable, Updateable } from 'kysely';
 import { cadenzaError } from '../../common/errors.ts';

@@ -1,7 +1,8 @@
 /**
- * The one interface every mailbox sync connector implements (IMAP in imap-sync.ts, the Gmail API
- * in gmail-sync.ts, Microsoft Graph in graph-sync.ts), declared here by the ingestion worker that
- * drives it.
+ * The sync part of every mailbox connector (mailbox/connectors/connector.ts): IMAP in
+ * imap-sync.ts, the Gmail API in gmail-sync.ts, Microsoft Graph in graph-sync.ts. It is what the
+ * sync role (ingest/worker/) uses of the connector; its types are the mailbox side's, so that the
+ * ingestion pipeline and the connectors share them without ingest/ owning them.
  *
  * Promise 5, "cursors are the truth": a connector never stores its cursor itself. `pull` yields
  * batches, each with the cursor that is valid once that batch and every batch before it are

@@ -7,17 +7,9 @@
  * transport) do not.
  */
 import { sql } from 'kysely';
-import type { Db, Tx } from '../../store/store.ts';
-
-export type Conn = Db | Tx;
+export { inTx, type Conn } from '../../store/in-tx.ts';
 
 export const COUNTED_STATES = ['in_flight', 'sent', 'unknown', 'possibly_sent', 'failed'] as const;
-
-/** Runs fn in the caller's transaction, or in a new one when given the database. */
-export async function inTx<T>(db: Conn, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return fn(db as Tx);
-  return db.transaction().execute(fn);
-}
 
 /** Advisory lock classes (the first key of pg_advisory_xact_lock(int, int)); the second is hashtext(workspace id). */
 export const PLAN_LOCK = 0x0cade1;

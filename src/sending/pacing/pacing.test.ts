@@ -1,13 +1,13 @@
 /**
  * The pure parts of pacing, case by case: settings, the ramp, the working day, the bucket's
- * claim-time check, the bounce classifier and rotation. The planner's guarantees are properties
+ * claim-time check and rotation (the bounce classifier, mailbox health's, is in
+ * mailbox/health/bounce-rate.test.ts). The planner's guarantees are properties
  * (planner.property.test.ts).
  */
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { isCadenzaError } from '../../common/errors.ts';
 import { MailboxBucket, type MailboxPacing } from './bucket.ts';
-import { assessBounceRate } from './health.ts';
 import { LocalDays } from './local-day.ts';
 import { toMailboxPacing } from './mailbox.ts';
 import { planSends, type PlanRequest } from './planner.ts';
@@ -223,18 +223,6 @@ describe('planner, by example', () => {
     const r = planSends({ now, horizonDays: 2, mailboxes: [{ pacing: mailbox(), workspaceId: 'w', blocked: null, counted: [] }], requests: [bad, ...reqs(1, 'mb-1', now)] });
     expect(r.unplaced.get('bad')).toMatch(/cannot read the prospect's calendar: unknown IANA time zone/);
     expect(r.slots.has('mb-1-r000')).toBe(true);
-  });
-});
-
-describe('bounce classifier', () => {
-  it('returns a verdict, a confidence and a reason', () => {
-    expect(assessBounceRate({ sends: 100, bounces: 2 })).toEqual({ verdict: 'ok', confidence: 1, reason: '2 bounces in the last 100 sends (2.0%), below 3.0%' });
-    expect(assessBounceRate({ sends: 100, bounces: 3 }).verdict).toBe('warning');
-    expect(assessBounceRate({ sends: 100, bounces: 5 }).verdict).toBe('pause');
-    expect(assessBounceRate({ sends: 50, bounces: 3 })).toMatchObject({ verdict: 'pause', confidence: 0.5 });
-    expect(assessBounceRate({ sends: 10, bounces: 4 }).verdict).toBe('ok');
-    expect(assessBounceRate({ sends: 10, bounces: 5 }).verdict).toBe('pause');
-    expect(assessBounceRate({ sends: 0, bounces: 0 })).toMatchObject({ verdict: 'ok', confidence: 0 });
   });
 });
 

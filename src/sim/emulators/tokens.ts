@@ -1,19 +1,20 @@
 /**
- * Access tokens an emulator accepts. Real OAuth (authorization code + PKCE, refresh) comes with the
- * connection issue; here a test issues a token for a mailbox, and can expire it to get the
- * provider's 401.
+ * Access tokens an emulator accepts. A test issues a token for a mailbox (and can expire it to get
+ * the provider's 401), or the OAuth emulator issues one for a grant (oauth/grants.ts), with the
+ * grant's scopes: a route that needs a scope the token lacks answers the provider's 403 (Gmail
+ * insufficientPermissions, Graph ErrorAccessDenied). A token issued without scopes may do anything.
  */
 export type TokenCheck = { ok: true; user: string } | { ok: false; why: 'missing' | 'unknown' | 'expired' };
 
 export class TokenRegistry {
-  private tokens = new Map<string, { user: string; expired: boolean }>();
+  private tokens = new Map<string, { user: string; expired: boolean; scopes: readonly string[] | null }>();
   private n = 0;
 
   constructor(private readonly prefix: string) {}
 
-  issue(user: string): string {
+  issue(user: string, scopes: readonly string[] | null = null): string {
     const token = `${this.prefix}.${++this.n}.${user.toLowerCase()}`;
-    this.tokens.set(token, { user: user.toLowerCase(), expired: false });
+    this.tokens.set(token, { user: user.toLowerCase(), expired: false, scopes });
     return token;
   }
 
@@ -37,6 +38,23 @@ export class TokenRegistry {
     if (t.expired) return { ok: false, why: 'expired' };
     return { ok: true, user: t.user };
   }
+
+  /** Whether the token in an Authorization header that check() accepted may call a route that needs one of `anyOf` (scopeAllows). */
+  allows(authorization: string | undefined, anyOf: readonly string[]): boolean {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+    return scopeAllows(m ? (this.tokens.get(m[1]!)?.scopes ?? null) : null, anyOf);
+  }
+}
+
+/**
+ * Whether a token with `scopes` may call a route that needs one of `anyOf`. A scope may be named
+ * in full ('https://graph.microsoft.com/Mail.ReadWrite') or by its last part, as Microsoft's
+ * tokens list them ('Mail.ReadWrite'). A token issued without scopes may do anything.
+ */
+export function scopeAllows(scopes: readonly string[] | null, anyOf: readonly string[]): boolean {
+  if (scopes === null) return true;
+  const short = (s: string) => s.slice(s.lastIndexOf('/') + 1);
+  return scopes.some((s) => anyOf.some((a) => s === a || short(s) === short(a)));
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ApiDeps, TokenSource } from '../call.ts';
 import { listHistory } from './history-list.ts';
 import { getMessage } from './messages-get.ts';
 import { listMessages } from './messages-list.ts';
+import { modifyMessage } from './messages-modify.ts';
 import { sendMessage } from './messages-send.ts';
 import { getProfile } from './profile.ts';
 import { stopWatch } from './stop.ts';
@@ -43,6 +44,7 @@ export function gmailApi(cfg: GmailApiConfig) {
     send: sendMessage.bind(null, ctx),
     list: listMessages.bind(null, ctx),
     get: getMessage.bind(null, ctx),
+    modify: modifyMessage.bind(null, ctx),
     profile: getProfile.bind(null, ctx),
     history: listHistory.bind(null, ctx),
     watch: watchMailbox.bind(null, ctx),

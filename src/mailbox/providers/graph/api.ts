@@ -1,5 +1,7 @@
 import { systemClock, type Clock } from '../../../common/clock.ts';
 import type { ApiDeps, TokenSource } from '../call.ts';
+import { moveMessage } from './message-move.ts';
+import { updateMessage } from './message-update.ts';
 import { getMimeContent } from './message-value.ts';
 import { deltaPage, deltaStartUrl } from './messages-delta.ts';
 import { getMessage } from './messages-get.ts';
@@ -50,6 +52,8 @@ export function graphApi(cfg: GraphApiConfig) {
     sendMail: sendMail.bind(null, ctx),
     list: listMessages.bind(null, ctx),
     get: getMessage.bind(null, ctx),
+    move: moveMessage.bind(null, ctx),
+    update: updateMessage.bind(null, ctx),
     serviceRoot: ctx.serviceRoot,
     mime: getMimeContent.bind(null, ctx),
     deltaStartUrl: deltaStartUrl.bind(null, ctx),

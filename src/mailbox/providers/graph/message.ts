@@ -1,3 +1,6 @@
+import type { Parsed } from '../call.ts';
+import { jsonBody } from '../http.ts';
+
 /**
  * A Graph message resource, as far as Cadenza reads it. Only `id` is always present: Graph returns
  * the properties named in $select (and id).
@@ -51,4 +54,12 @@ export function odataQuery(params: Record<string, string | undefined>): string {
   const parts: string[] = [];
   for (const [k, v] of Object.entries(params)) if (v !== undefined) parts.push(`${k}=${encodeURIComponent(v)}`);
   return parts.length ? `?${parts.join('&')}` : '';
+}
+
+/** A verb's parseOk for an answer that is one message (get, move, update). */
+export function messageAnswer(what: string): (status: number, headers: unknown, body: Buffer) => Parsed<GraphMessage> {
+  return (_s, _h, b) => {
+    const m = readGraphMessage(jsonBody(b));
+    return m ? { ok: true, value: m } : { ok: false, reason: `${what} answer without an id` };
+  };
 }

@@ -1,8 +1,7 @@
 import { callApi, type ApiResult } from '../call.ts';
-import { jsonBody } from '../http.ts';
 import type { GraphContext } from './api.ts';
 import { graphRetryAfter, parseGraphError } from './errors.ts';
-import { odataQuery, readGraphMessage, type GraphMessage } from './message.ts';
+import { messageAnswer, odataQuery, type GraphMessage } from './message.ts';
 
 /** `GET messages/{id}?$select=…`; a regular id stops working when the item moves, an immutable one does not. */
 export interface GetInput {
@@ -18,10 +17,7 @@ export function getMessage(ctx: GraphContext, input: GetInput, opts: { signal?: 
     url,
     headers: input.immutableIds ? { prefer: 'IdType="ImmutableId"' } : {},
     signal: opts.signal,
-    parseOk: (_s, _h, b) => {
-      const m = readGraphMessage(jsonBody(b));
-      return m ? { ok: true, value: m } : { ok: false, reason: 'message answer without an id' };
-    },
+    parseOk: messageAnswer('message'),
     parseError: parseGraphError,
     retryAfter: graphRetryAfter,
   });

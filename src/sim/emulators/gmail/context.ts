@@ -16,5 +16,7 @@ export interface GmailRouteContext {
     req: FastifyRequest<{ Params: { userId: string } }>,
     reply: FastifyReply,
     handler: (mb: GmailMailbox) => Promise<EmulatorReply> | EmulatorReply,
+    /** The scopes of which the token must carry one (a token without scopes passes): else 403 insufficientPermissions. */
+    scopes?: readonly string[],
   ): Promise<FastifyReply>;
 }

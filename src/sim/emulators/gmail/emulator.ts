@@ -20,7 +20,7 @@ import { GmailWatches } from './watch.ts';
  * `/gmail/v1/users/{userId}/…` with the documented answers, in-memory mailboxes, and fault
  * injection. One per test file or test; close() it.
  *
- * Route groups, one file each under routes/, registered below: messages (send, list, get),
+ * Route groups, one file each under routes/, registered below: messages (send, list, get, modify),
  * history (history.list, getProfile), watch (watch, stop). Push goes out through the Pub/Sub
  * emulator (pubsub.ts) to endpoints a test registers, with faults from `push` (push.ts).
  */
@@ -70,11 +70,12 @@ export async function startGmailEmulator(opts: GmailEmulatorOptions = {}): Promi
     tokens,
     faults,
     log,
-    run(route, req, reply, handler) {
+    run(route, req, reply, handler, scopes) {
       let mb: GmailMailbox | undefined;
       const guard = (): EmulatorReply | null => {
         const t = tokens.check(req.headers.authorization);
         if (!t.ok) return gmailErrors.authError();
+        if (scopes && !tokens.allows(req.headers.authorization, scopes)) return gmailErrors.insufficientPermissions();
         const who = req.params.userId.toLowerCase();
         if (who !== 'me' && who !== t.user) return gmailErrors.delegationDenied(req.params.userId);
         mb = store.mailbox(t.user);

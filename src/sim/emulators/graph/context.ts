@@ -18,5 +18,7 @@ export interface GraphRouteContext {
     req: FastifyRequest<{ Params: { user?: string } }>,
     reply: FastifyReply,
     handler: (mb: GraphMailbox) => Promise<EmulatorReply> | EmulatorReply,
+    /** The permissions of which the token must carry one (a token without scopes passes): else 403 ErrorAccessDenied. */
+    scopes?: readonly string[],
   ): Promise<FastifyReply>;
 }

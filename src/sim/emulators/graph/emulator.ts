@@ -100,7 +100,7 @@ export async function startGraphEmulator(opts: GraphEmulatorOptions = {}): Promi
     faults,
     log,
     takeLost: () => (lose > 0 ? (lose--, true) : false),
-    run(route, req, reply, handler) {
+    run(route, req, reply, handler, scopes) {
       let mb: GraphMailbox | undefined;
       const guard = (): EmulatorReply | null => {
         const t = tokens.check(req.headers.authorization);
@@ -112,6 +112,7 @@ export async function startGraphEmulator(opts: GraphEmulatorOptions = {}): Promi
           }[t.why];
           return graphErrors.invalidAuthenticationToken(why);
         }
+        if (scopes && !tokens.allows(req.headers.authorization, scopes)) return graphErrors.accessDenied();
         const who = req.params.user?.toLowerCase();
         if (who !== undefined && who !== t.user) return graphErrors.accessDenied();
         mb = store.mailbox(t.user);

@@ -22,6 +22,8 @@ export interface GraphStoredMessage {
   conversationId: string;
   isDraft: boolean;
   isRead: boolean;
+  /** The Outlook flag (followupFlag.flagStatus). */
+  flagStatus: 'notFlagged' | 'flagged' | 'complete';
   createdAt: number;
   lastModifiedAt: number;
   sentAt: number | null;
@@ -82,7 +84,7 @@ export class GraphMailbox {
     private readonly nextSeq: () => number,
   ) {}
 
-  add(init: Omit<GraphStoredMessage, 'seq' | 'immutableId' | 'conversationId' | 'lastModifiedAt' | 'lost'> & { lost?: boolean }): GraphStoredMessage {
+  add(init: Omit<GraphStoredMessage, 'seq' | 'immutableId' | 'conversationId' | 'lastModifiedAt' | 'lost' | 'flagStatus'> & { lost?: boolean }): GraphStoredMessage {
     const seq = this.nextSeq();
     const m: GraphStoredMessage = {
       ...init,
@@ -91,6 +93,7 @@ export class GraphMailbox {
       conversationId: this.conversationFor(init.parsed),
       lastModifiedAt: init.createdAt,
       lost: init.lost ?? false,
+      flagStatus: 'notFlagged',
     };
     this.messages.push(m);
     this.log({ n: this.changes.length + 1, type: 'created', immutableId: m.immutableId, folder: m.folder, at: m.createdAt });
@@ -122,6 +125,12 @@ export class GraphMailbox {
     m.folder = to;
     m.lastModifiedAt = at;
     this.log({ n: this.changes.length + 1, type: 'moved', immutableId: m.immutableId, folder: to, fromFolder: from, at });
+  }
+
+  /** A property of the message changed (isRead, flag): delta shows it again, subscriptions say 'updated'. */
+  update(m: GraphStoredMessage, at: number): void {
+    m.lastModifiedAt = at;
+    this.log({ n: this.changes.length + 1, type: 'updated', immutableId: m.immutableId, folder: m.folder, at });
   }
 
   private log(c: GraphChange): void {

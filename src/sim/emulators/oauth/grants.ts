@@ -113,7 +113,7 @@ export class GrantStore {
   newAccessToken(g: Grant, scopes: string[], audiences: Audience[], ttlS: number): AccessToken {
     const apiAudience = audiences.find((a) => this.registries[a]);
     const registry = apiAudience ? this.registries[apiAudience] : undefined;
-    const token = registry ? registry.issue(g.user.email) : `emu-at-${random()}`;
+    const token = registry ? registry.issue(g.user.email, scopes) : `emu-at-${random()}`;
     const at: AccessToken = { token, grantId: g.id, user: g.user, scopes, audiences, expiresAt: this.clock.now() + ttlS * 1000, revoked: false };
     this.accessTokens.set(token, at);
     g.accessTokens.add(token);

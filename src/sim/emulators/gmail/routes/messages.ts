@@ -7,8 +7,9 @@ import type { GmailStoredMessage } from '../mailbox.ts';
 import { parseGmailQuery } from '../query.ts';
 
 /**
- * users.messages: send, list, get (gmail-api.json in googleapis/google-api-go-client). Route
- * names for fault injection: 'messages.send', 'messages.list', 'messages.get'.
+ * users.messages: send, list, get, modify (gmail-api.json in googleapis/google-api-go-client).
+ * Route names for fault injection: 'messages.send', 'messages.list', 'messages.get',
+ * 'messages.modify'.
  */
 export function registerMessageRoutes(app: FastifyInstance, ctx: GmailRouteContext): void {
   app.post<{ Params: { userId: string } }>('/gmail/v1/users/:userId/messages/send', (req, reply) =>
@@ -83,6 +84,42 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: GmailRouteConte
         const names = ([] as string[]).concat(req.query.metadataHeaders ?? []).map((h) => h.toLowerCase());
         return renderMessage(m, fmt, names);
       }),
+  );
+  registerModifyRoute(app, ctx);
+}
+
+/**
+ * System labels a client may add or remove with users.messages.modify (guides/labels: SENT and
+ * DRAFT are set by sending and drafting only). The emulator has no user labels, so any other
+ * label id is unknown.
+ */
+const modifiableLabels = new Set(['INBOX', 'SPAM', 'TRASH', 'UNREAD', 'STARRED', 'IMPORTANT', 'CATEGORY_PERSONAL', 'CATEGORY_SOCIAL', 'CATEGORY_PROMOTIONS', 'CATEGORY_UPDATES', 'CATEGORY_FORUMS']);
+
+/** users.messages.modify's documented scopes: gmail.modify, or the full https://mail.google.com/. */
+const modifyScopes = ['https://www.googleapis.com/auth/gmail.modify', 'https://mail.google.com/'];
+
+function registerModifyRoute(app: FastifyInstance, ctx: GmailRouteContext): void {
+  app.post<{ Params: { userId: string; id: string } }>('/gmail/v1/users/:userId/messages/:id/modify', (req, reply) =>
+    ctx.run(
+      'messages.modify',
+      req,
+      reply,
+      (mb) => {
+        const m = mb.messages.get(req.params.id);
+        if (!m) return gmailErrors.notFound();
+        const body = (req.body ?? {}) as { addLabelIds?: unknown; removeLabelIds?: unknown };
+        const list = (v: unknown) => (v === undefined ? [] : Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : null);
+        const add = list(body.addLabelIds);
+        const remove = list(body.removeLabelIds);
+        if (add === null || remove === null) return gmailErrors.invalidArgument("Invalid value at 'add_label_ids' (TYPE_STRING)");
+        // An unknown or system-only label: 400 (the text is unverified).
+        const bad = [...add, ...remove].find((l) => !modifiableLabels.has(l));
+        if (bad !== undefined) return gmailErrors.invalidArgument(`Invalid label: ${bad}`);
+        mb.modifyLabels(m.id, add, remove);
+        return { status: 200, body: { id: m.id, threadId: m.threadId, labelIds: [...m.labelIds] } };
+      },
+      modifyScopes,
+    ),
   );
 }
 

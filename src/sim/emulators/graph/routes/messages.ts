@@ -6,9 +6,10 @@ import { folderId, regularId, resolveFolder, type GraphStoredMessage } from '../
 import { parseFilter, parseSelect } from '../odata.ts';
 
 /**
- * Messages: list (whole mailbox or one folder) with $filter/$select/$top/$skip, get by id, and
- * `$value` (the MIME bytes). `Prefer: IdType="ImmutableId"` switches ids to immutable ones.
- * Route names for fault injection: 'messages.list', 'messages.get', 'messages.value'.
+ * Messages: list (whole mailbox or one folder) with $filter/$select/$top/$skip, get by id,
+ * `$value` (the MIME bytes), move to another folder, and update (PATCH isRead and flag).
+ * `Prefer: IdType="ImmutableId"` switches ids to immutable ones. Route names for fault
+ * injection: 'messages.list', 'messages.get', 'messages.value', 'messages.move', 'messages.update'.
  */
 export const props = new Set([
   'id',
@@ -22,6 +23,7 @@ export const props = new Set([
   'parentFolderId',
   'isDraft',
   'isRead',
+  'flag',
   'from',
   'toRecipients',
   'ccRecipients',
@@ -29,6 +31,9 @@ export const props = new Set([
 ]);
 
 const pageDefault = 10; // Graph's default page size for messages
+
+/** Moving and changing a message needs Mail.ReadWrite (Mail.Read only reads). */
+const readWrite = ['https://graph.microsoft.com/Mail.ReadWrite'];
 
 type ListRequest = FastifyRequest<{ Params: { user?: string; folder?: string }; Querystring: Record<string, string | undefined> }>;
 
@@ -81,6 +86,56 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: GraphRouteConte
     }),
   );
 
+  // message: move (api-reference/v1.0/api/message-move.md): 201 with the message in its new
+  // folder, whose regular id changes and immutable id does not. A move to the folder it is in
+  // leaves it there (unverified).
+  app.post<{ Params: { user?: string; id: string } }>('/messages/:id/move', (req, reply) =>
+    ctx.run(
+      'messages.move',
+      req,
+      reply,
+      (mb) => {
+        const m = mb.byId(req.params.id);
+        if (!m) return graphErrors.itemNotFound();
+        const dest = (req.body as { destinationId?: unknown } | undefined)?.destinationId;
+        if (typeof dest !== 'string' || dest === '') return graphErrors.badRequest("The 'destinationId' parameter is required.");
+        const folder = resolveFolder(dest);
+        if (folder === null) return graphErrors.itemNotFound();
+        if (m.folder !== folder) mb.move(m, folder, ctx.store.clock.now());
+        const immutable = prefersImmutable(req.headers.prefer);
+        return withPreference({ status: 201, body: render(m, immutable) }, immutable);
+      },
+      readWrite,
+    ),
+  );
+
+  // message: update (api-reference/v1.0/api/message-update.md): the writable properties Cadenza
+  // sets, isRead and flag.flagStatus; 200 with the message. Any other property is a loud gap.
+  app.patch<{ Params: { user?: string; id: string } }>('/messages/:id', (req, reply) =>
+    ctx.run(
+      'messages.update',
+      req,
+      reply,
+      (mb) => {
+        const m = mb.byId(req.params.id);
+        if (!m) return graphErrors.itemNotFound();
+        const body = req.body as Record<string, unknown> | undefined;
+        if (!body || typeof body !== 'object' || Buffer.isBuffer(body)) return graphErrors.badRequest('Empty Payload. JSON content expected.');
+        const other = Object.keys(body).find((k) => k !== 'isRead' && k !== 'flag');
+        if (other !== undefined) return graphErrors.badRequest(`emulator: updating '${other}' is not implemented`);
+        if ('isRead' in body && typeof body.isRead !== 'boolean') return graphErrors.badRequest("Invalid value for property 'isRead'.");
+        const flagStatus = (body.flag as { flagStatus?: unknown } | undefined)?.flagStatus;
+        if ('flag' in body && flagStatus !== 'notFlagged' && flagStatus !== 'flagged' && flagStatus !== 'complete') return graphErrors.badRequest("Invalid value for property 'flag'.");
+        if (typeof body.isRead === 'boolean') m.isRead = body.isRead;
+        if ('flag' in body) m.flagStatus = flagStatus as typeof m.flagStatus;
+        mb.update(m, ctx.store.clock.now());
+        const immutable = prefersImmutable(req.headers.prefer);
+        return withPreference({ status: 200, body: render(m, immutable) }, immutable);
+      },
+      readWrite,
+    ),
+  );
+
   app.get<{ Params: { user?: string; id: string } }>('/messages/:id/$value', (req, reply) =>
     ctx.run('messages.value', req, reply, (mb) => {
       const m = mb.byId(req.params.id);
@@ -119,6 +174,7 @@ export function render(m: GraphStoredMessage, immutable: boolean): Record<string
     parentFolderId: folderId(m.folder),
     isDraft: m.isDraft,
     isRead: m.isRead,
+    flag: { flagStatus: m.flagStatus },
     from: m.parsed.from ? recipient(m.parsed.from) : null,
     toRecipients: m.parsed.to.map(recipient),
     ccRecipients: m.parsed.cc.map(recipient),

@@ -1,16 +1,20 @@
-import { systemClock, type Clock } from '../../common/clock.ts';
-import { cadenzaError } from '../../common/errors.ts';
-import type { ApiFailure } from '../../mailbox/providers/call.ts';
-import { graphApi, type GraphApi } from '../../mailbox/providers/graph/api.ts';
-import { odataString } from '../../mailbox/providers/graph/message.ts';
-import { graphMimeSendMaxRawBytes } from '../../mailbox/providers/graph/send-mail.ts';
-import { checkOutgoing } from '../../mailbox/providers/outgoing-check.ts';
-import { byStatus, nonHttpOutcome, oversize, recipientRefused } from '../../mailbox/providers/send-outcome.ts';
-import type { AccessTokenProvider, Envelope, FindSentResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome, Transport } from './transport.ts';
+import { systemClock, type Clock } from '../../../common/clock.ts';
+import { cadenzaError } from '../../../common/errors.ts';
+import { describeFailure, type ApiFailure } from '../../providers/call.ts';
+import { graphApi, type GraphApi } from '../../providers/graph/api.ts';
+import { odataString } from '../../providers/graph/message.ts';
+import { graphMimeSendMaxRawBytes } from '../../providers/graph/send-mail.ts';
+import { checkOutgoing } from '../../providers/outgoing-check.ts';
+import { byStatus, nonHttpOutcome, oversize, recipientRefused } from '../../providers/send-outcome.ts';
+import type { AccessTokenProvider } from '../../access-token.ts';
+import type { Transport } from '../connector.ts';
+import type { Envelope, FindSentResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome } from '../outcomes.ts';
 
 /**
- * Sending through Microsoft Graph: `POST /me/sendMail` (or `/users/{id}/sendMail`) with our
- * composed bytes as base64 MIME, so the Message-ID and every header are ours.
+ * The sending part of a Microsoft 365 mailbox's connector (../connector.ts
+ * Transport; ./connector.ts joins it to the sync and folder parts): `POST /me/sendMail` (or
+ * `/users/{id}/sendMail`) with our composed bytes as base64 MIME, so the Message-ID and every
+ * header are ours.
  *
  * Graph's 202 only means "a draft was saved; submission follows"
  * (concepts/outlook-things-to-know-about-send-mail.md). The outcome is therefore `accepted` with
@@ -115,7 +119,7 @@ export class GraphTransport implements Transport {
       },
       opts,
     );
-    if (!r.ok) return { status: 'unavailable', reason: describe(r.failure) };
+    if (!r.ok) return { status: 'unavailable', reason: describeFailure(r.failure, 'Graph') };
     // isDraft absent (a provider answer without it) counts as sent: at most once prefers a false "found".
     const sent = r.value.messages.find((m) => m.internetMessageId === messageId && m.isDraft !== true);
     if (!sent) {
@@ -145,7 +149,7 @@ export class GraphTransport implements Transport {
       },
       q.signal ? { signal: q.signal } : {},
     );
-    if (!r.ok) return { status: 'unavailable', reason: describe(r.failure) };
+    if (!r.ok) return { status: 'unavailable', reason: describeFailure(r.failure, 'Graph') };
     return { status: 'ok', messages: r.value.messages.map((m) => ({ key: m.id, messageId: m.internetMessageId, receivedAt: m.receivedAt })) };
   }
 
@@ -168,17 +172,6 @@ function classify(f: ApiFailure, envelope: Envelope): SendOutcome {
   return byStatus(status, reason, f.retryAfterMs);
 }
 
-function describe(f: ApiFailure): string {
-  switch (f.kind) {
-    case 'http':
-      return `Graph ${f.status} ${f.error.code}: ${f.error.message}`;
-    case 'network':
-      return `Graph: ${f.timedOut ? 'timeout: ' : ''}${f.reason}`;
-    case 'token':
-    case 'malformed':
-      return `Graph: ${f.reason}`;
-  }
-}
 
 export function graphTransport(opts: GraphTransportOptions): GraphTransport {
   return new GraphTransport(opts);

@@ -2,12 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
-import { systemClock } from '../../common/clock.ts';
-import { isCadenzaError } from '../../common/errors.ts';
-import { SimClock } from '../../sim/sim-clock.ts';
-import { startFaultProxy, type FaultProxy } from '../../../test/mail/fault-proxy.ts';
-import { classifyError, createSmtpTransport, headerOf, queueIdOf, type SmtpTransportConfig } from './smtp.ts';
-import { enhancedStatusOf, type SendOutcome } from './transport.ts';
+import { systemClock } from '../../../common/clock.ts';
+import { isCadenzaError } from '../../../common/errors.ts';
+import { SimClock } from '../../../sim/sim-clock.ts';
+import { startFaultProxy, type FaultProxy } from '../../../../test/mail/fault-proxy.ts';
+import { classifyError, createSmtpTransport, headerOf, queueIdOf, type SmtpTransportConfig } from './smtp-transport.ts';
+import { enhancedStatusOf, type SendOutcome } from '../outcomes.ts';
 
 /**
  * The SMTP transport against a scripted in-process server (smtp-server, as nodemailer's own tests

@@ -4,8 +4,6 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../common/random.ts';
 import { ensureDefaultWorkspace } from '../../workspace/workspaces.ts';
-import type { TransportMailbox } from '../../sending/transports/registry.ts';
-import type { Transport } from '../../sending/transports/transport.ts';
 import { SimClock } from '../../sim/sim-clock.ts';
 import { startGmailEmulator, type GmailEmulator } from '../../sim/emulators/gmail/emulator.ts';
 import { startGraphEmulator, type GraphEmulator } from '../../sim/emulators/graph/emulator.ts';
@@ -15,14 +13,16 @@ import { startOAuthEmulator, type OAuthEmulator } from '../../sim/emulators/oaut
 import { freshStore, type TestStore } from '../../../test/stores.ts';
 import { parseMailboxSettings } from '../settings.ts';
 import { localKeyWrapper, Vault } from '../vault.ts';
-import { OAuthClients } from './client.ts';
-import type { OAuthFlowDeps } from './flow.ts';
-import { MailboxTokens } from './mailbox-tokens.ts';
-import { oauthConnectorFor, oauthTransportFor } from './wiring.ts';
+import { OAuthClients } from '../oauth/client.ts';
+import type { OAuthFlowDeps } from '../oauth/flow.ts';
+import { MailboxTokens } from '../oauth/mailbox-tokens.ts';
+import type { ConnectorSetup, MailboxConnector, MailboxRow } from './connector.ts';
+import { buildConnector } from './registry.ts';
 
 /**
- * The transports and sync connectors get their tokens from MailboxTokens, end to end: OAuth
- * emulator → vault → token provider → Gmail API / Graph / SMTP XOAUTH2.
+ * The connectors get their tokens from MailboxTokens, end to end: OAuth emulator → vault → the
+ * process's token source (as app.ts sets it up) → Gmail API / Graph / SMTP XOAUTH2, for sending
+ * and syncing alike.
  */
 const client = { id: 'cadenza-test', secret: 'client-secret-1', redirectUris: ['http://127.0.0.1/oauth/callback'] };
 const REP = 'rep@acme.test';
@@ -35,7 +35,7 @@ function message(from = REP) {
   return { raw: rawMessage({ from: `Rep <${from}>`, to: [PROSPECT], subject: 'Quick question', messageId }), messageId };
 }
 
-describe('OAuth mailboxes: transports and sync connectors use MailboxTokens', () => {
+describe('OAuth mailboxes: connectors use MailboxTokens', () => {
   let store: TestStore;
   let workspaceId: string;
   const random = seededRandom(21);
@@ -71,13 +71,14 @@ describe('OAuth mailboxes: transports and sync connectors use MailboxTokens', ()
     return c.mailboxId;
   }
 
-  async function mailboxRow(id: string): Promise<TransportMailbox> {
+  async function mailboxRow(id: string): Promise<MailboxRow> {
     const r = await store.db.selectFrom('mailbox').select(['id', 'email', 'provider', 'settings']).where('id', '=', id).executeTakeFirstOrThrow();
     return r;
   }
 
-  async function transportOf(id: string, baseUrls: { gmail?: string; graph?: string }): Promise<Transport> {
-    const t = oauthTransportFor({ tokens, baseUrls })(await mailboxRow(id), { clock, credential: await deps.vault.get(id) });
+  async function transportOf(id: string, baseUrls: { gmail?: string; graph?: string }): Promise<MailboxConnector> {
+    const setup: ConnectorSetup = { tokens: (m) => tokens.forMailbox(m.id), baseUrls };
+    const t = await buildConnector(await mailboxRow(id), { vault: deps.vault, clock, random, setup });
     closers.push(() => t.close());
     return t;
   }
@@ -124,23 +125,19 @@ describe('OAuth mailboxes: transports and sync connectors use MailboxTokens', ()
     expect(oauthEmu.tokenRequests('refresh_token')).toBe(asked);
   });
 
-  it('Graph: the sync connector and the transport share the token provider (Microsoft rotation kept)', async () => {
+  it('Graph: the sync part and the sending part share the token provider (Microsoft rotation kept)', async () => {
     const graph: GraphEmulator = await startGraphEmulator({ users: [REP, PROSPECT], clock });
     closers.push(() => graph.close());
     const id = await setup('microsoft', { graph: graph.tokens }, 'api');
-    const mb = await mailboxRow(id);
-    expect(mb.provider).toBe('graph');
+    expect((await mailboxRow(id)).provider).toBe('graph');
     const t = await transportOf(id, { graph: graph.baseUrl });
     const m = message();
     expect((await t.send(m.raw, { from: REP, to: [PROSPECT] }, { messageId: m.messageId })).kind).toBe('accepted');
 
     const rtBefore = ((await deps.vault.get(id)) as { refreshToken: string }).refreshToken;
     clock.advance(3600_000);
-    const sync = oauthConnectorFor({ tokens, baseUrls: { graph: graph.baseUrl } }, () => {
-      throw new Error('fallback must not be used for an OAuth mailbox');
-    })({ ...mb, settings: mb.settings }, { credential: await deps.vault.get(id), clock, random });
-    closers.push(() => sync.close());
-    const it = sync.pull(null)[Symbol.asyncIterator]();
+    // The same connector syncs: one object per mailbox, one token provider behind its parts.
+    const it = t.pull(null)[Symbol.asyncIterator]();
     const first = await it.next();
     await it.return?.();
     expect(first.done).toBe(false);

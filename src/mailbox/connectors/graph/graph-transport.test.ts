@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock, type Clock } from '../../common/clock.ts';
-import { isCadenzaError } from '../../common/errors.ts';
-import { SimClock } from '../../sim/sim-clock.ts';
-import { graphErrors } from '../../sim/emulators/graph/errors.ts';
-import { startGraphEmulator, type GraphEmulator } from '../../sim/emulators/graph/emulator.ts';
-import { expectNoLeaks, handleCounts, type HandleCounts } from '../../../test/leaks.ts';
-import { rawMessage, type TestMessage } from '../../sim/emulators/messages.ts';
-import { GraphTransport } from './graph.ts';
-import { notSent, type SendOutcome } from './transport.ts';
+import { systemClock, type Clock } from '../../../common/clock.ts';
+import { isCadenzaError } from '../../../common/errors.ts';
+import { SimClock } from '../../../sim/sim-clock.ts';
+import { graphErrors } from '../../../sim/emulators/graph/errors.ts';
+import { startGraphEmulator, type GraphEmulator } from '../../../sim/emulators/graph/emulator.ts';
+import { expectNoLeaks, handleCounts, type HandleCounts } from '../../../../test/leaks.ts';
+import { rawMessage, type TestMessage } from '../../../sim/emulators/messages.ts';
+import { GraphTransport } from './graph-transport.ts';
+import { notSent, type SendOutcome } from '../outcomes.ts';
 
 const REP = 'rep@contoso.test';
 const PROSPECT = 'lee@prospect.test';

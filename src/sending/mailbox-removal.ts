@@ -3,13 +3,13 @@ import * as oauth from 'oauth4webapi';
 import type { Clock } from '../common/clock.ts';
 import { cadenzaError, isCadenzaError } from '../common/errors.ts';
 import type { Logger } from '../common/logger.ts';
-import { assignMailboxes, chooseMailbox } from '../sending/dispatch/rotation.ts';
+import { assignMailboxes, chooseMailbox } from './dispatch/rotation.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store, Tx } from '../store/store.ts';
-import type { OAuthClients } from './oauth/client.ts';
-import type { MailboxTokens } from './oauth/mailbox-tokens.ts';
-import { parseMailboxSettings } from './settings.ts';
-import type { Credential, Vault } from './vault.ts';
+import type { OAuthClients } from '../mailbox/oauth/client.ts';
+import type { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
+import { parseMailboxSettings } from '../mailbox/settings.ts';
+import type { Credential, Vault } from '../mailbox/vault.ts';
 
 /**
  * Removing a mailbox (a rep leaves, an address is retired). A soft delete, in one transaction:

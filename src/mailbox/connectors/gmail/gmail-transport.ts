@@ -1,16 +1,19 @@
-import { systemClock, type Clock } from '../../common/clock.ts';
-import { cadenzaError } from '../../common/errors.ts';
-import type { ApiFailure } from '../../mailbox/providers/call.ts';
-import { gmailApi, type GmailApi } from '../../mailbox/providers/gmail/api.ts';
-import { gmailJsonSendMaxRawBytes } from '../../mailbox/providers/gmail/messages-send.ts';
-import { checkOutgoing } from '../../mailbox/providers/outgoing-check.ts';
-import { accepted, byStatus, nonHttpOutcome, oversize, recipientRefused } from '../../mailbox/providers/send-outcome.ts';
-import type { AccessTokenProvider, Envelope, FindSentResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome, Transport } from './transport.ts';
+import { systemClock, type Clock } from '../../../common/clock.ts';
+import { cadenzaError } from '../../../common/errors.ts';
+import { describeFailure, type ApiFailure } from '../../providers/call.ts';
+import { gmailApi, type GmailApi } from '../../providers/gmail/api.ts';
+import { gmailJsonSendMaxRawBytes } from '../../providers/gmail/messages-send.ts';
+import { checkOutgoing } from '../../providers/outgoing-check.ts';
+import { accepted, byStatus, nonHttpOutcome, oversize, recipientRefused } from '../../providers/send-outcome.ts';
+import type { AccessTokenProvider } from '../../access-token.ts';
+import type { Transport } from '../connector.ts';
+import type { Envelope, FindSentResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome } from '../outcomes.ts';
 
 /**
- * Sending through the Gmail API: users.messages.send with our composed bytes (base64url), so the
- * Message-ID and every header are ours, and Gmail files the message in SENT itself. The Sent-folder
- * search is users.messages.list with `rfc822msgid:`.
+ * The sending part of a Gmail mailbox's connector (../connector.ts Transport;
+ * ./connector.ts joins it to the sync and folder parts): users.messages.send with our composed
+ * bytes (base64url), so the Message-ID and every header are ours, and Gmail files the message in
+ * SENT itself. The Sent-folder search is users.messages.list with `rfc822msgid:`.
  *
  * Classification (developers.google.com/workspace/gmail/api/guides/handle-errors):
  *   200                                            accepted (providerId = Gmail id, threadId)
@@ -79,12 +82,12 @@ export class GmailTransport implements Transport {
   async findSent(messageId: string, opts: { signal?: AbortSignal } = {}): Promise<FindSentResult> {
     // Anywhere in the mailbox, trash included: a rep who deleted the sent copy still sent it.
     const list = await this.api.list({ q: `rfc822msgid:${messageId}`, includeSpamTrash: true, maxResults: 10 }, opts);
-    if (!list.ok) return { status: 'unavailable', reason: describe(list.failure) };
+    if (!list.ok) return { status: 'unavailable', reason: describeFailure(list.failure, 'Gmail API') };
     for (const ref of list.value.messages) {
       const got = await this.api.get({ id: ref.id, format: 'minimal' }, opts);
       if (!got.ok) {
         if (got.failure.kind === 'http' && got.failure.status === 404) continue; // deleted since the list
-        return { status: 'unavailable', reason: describe(got.failure) };
+        return { status: 'unavailable', reason: describeFailure(got.failure, 'Gmail API') };
       }
       // Only Cadenza makes these Message-IDs, so any copy but an unsent draft proves the send.
       const labels = got.value.labelIds;
@@ -105,7 +108,7 @@ export class GmailTransport implements Transport {
   async recentMailFrom(q: RecentMailQuery): Promise<RecentMailResult> {
     const after = Math.floor(q.since / 1000);
     const r = await this.api.list({ q: `from:${q.from} after:${after}`, includeSpamTrash: true, maxResults: 20 }, q.signal ? { signal: q.signal } : {});
-    if (!r.ok) return { status: 'unavailable', reason: describe(r.failure) };
+    if (!r.ok) return { status: 'unavailable', reason: describeFailure(r.failure, 'Gmail API') };
     return { status: 'ok', messages: r.value.messages.map((m) => ({ key: m.id, messageId: null, receivedAt: null })) };
   }
 
@@ -128,17 +131,6 @@ function classify(f: ApiFailure, envelope: Envelope): SendOutcome {
   return byStatus(status, reason, f.retryAfterMs);
 }
 
-function describe(f: ApiFailure): string {
-  switch (f.kind) {
-    case 'http':
-      return `Gmail API ${f.status} ${f.error.code}: ${f.error.message}`;
-    case 'network':
-      return `Gmail API: ${f.timedOut ? 'timeout: ' : ''}${f.reason}`;
-    case 'token':
-    case 'malformed':
-      return `Gmail API: ${f.reason}`;
-  }
-}
 
 export function gmailTransport(opts: GmailTransportOptions): GmailTransport {
   return new GmailTransport(opts);

@@ -1,21 +1,21 @@
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
-import XOAuth2 from 'nodemailer/lib/xoauth2/index.js';
 import type { Logger as NodemailerLogger } from 'nodemailer/lib/shared/index.js';
-import type { Clock } from '../../common/clock.ts';
-import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
-import type { Logger } from '../../common/logger.ts';
-import type { Endpoint } from '../../mailbox/settings.ts';
-import type { ImapAccount, ImapTimeouts, MailAuth } from '../../mailbox/imap/account.ts';
 import type { ImapFlow } from 'imapflow';
-import { connectImap, withImap } from '../../mailbox/imap/connect.ts';
-import { pinnedHost } from '../../mailbox/mail-hosts.ts';
-import { appendToSent, type AppendedCopy } from '../../mailbox/imap/append-to-sent.ts';
-import { settleSentCopy } from '../../mailbox/imap/settle-sent-copy.ts';
-import { findByMessageId } from '../../mailbox/imap/find-by-message-id.ts';
-import { searchRecentMail } from '../../mailbox/imap/search-recent-mail.ts';
-import { findFolder } from '../../mailbox/imap/special-folders.ts';
-import { WarmImap } from '../../mailbox/imap/warm-connection.ts';
-import { assertMessageId } from '../../mailbox/imap/message-id.ts';
+import type { Clock } from '../../../common/clock.ts';
+import { cadenzaError, isCadenzaError } from '../../../common/errors.ts';
+import type { Logger } from '../../../common/logger.ts';
+import type { Endpoint } from '../../settings.ts';
+import type { ImapAccount, ImapTimeouts, MailAuth } from '../../imap/account.ts';
+import { connectImap, withImap } from '../../imap/connect.ts';
+import { pinnedHost } from '../../mail-hosts.ts';
+import { appendToSent, type AppendedCopy } from '../../imap/append-to-sent.ts';
+import { settleSentCopy } from '../../imap/settle-sent-copy.ts';
+import { findByMessageId } from '../../imap/find-by-message-id.ts';
+import { searchRecentMail } from '../../imap/search-recent-mail.ts';
+import { findFolder } from '../../imap/special-folders.ts';
+import { WarmImap } from '../../imap/warm-connection.ts';
+import { assertMessageId } from '../../imap/message-id.ts';
+import type { Transport } from '../connector.ts';
 import {
   enhancedStatusOf,
   PENDING_KEYWORD,
@@ -30,15 +30,16 @@ import {
   type SendPhase,
   type SentCopy,
   type SentProof,
-  type Transport,
-} from './transport.ts';
+} from '../outcomes.ts';
+import { smtpLogin } from './login.ts';
+import { defaultSmtpTimeouts, type SmtpTimeouts } from './smtp-timeouts.ts';
 
 /**
- * The SMTP transport: one message per connection, on nodemailer's SMTP client (SMTPConnection,
- * the engine under nodemailer's SMTP transport), driven step by step (connect → EHLO/STARTTLS →
- * AUTH → MAIL/RCPT/DATA) so that each failure is known to belong to one phase. The raw bytes go
- * out exactly as composed: no Mailer, no header rewriting, so the copy filed in Sent is
- * byte-for-byte what the recipient got.
+ * The sending part of an SMTP/IMAP mailbox's connector (connector.ts Transport): one message per
+ * connection, on nodemailer's SMTP client (SMTPConnection, the engine under nodemailer's SMTP
+ * transport), driven step by step (connect → EHLO/STARTTLS → AUTH → MAIL/RCPT/DATA) so that
+ * each failure is known to belong to one phase. The raw bytes go out exactly as composed: no
+ * Mailer, no header rewriting, so the copy filed in Sent is byte-for-byte what the recipient got.
  *
  * Knowing the phase inside MAIL/RCPT/DATA. nodemailer hands one callback for the whole
  * transaction, and a dropped connection gives the same error ("Connection closed unexpectedly",
@@ -70,28 +71,6 @@ import {
  * look unsent: issue 10. If the APPEND itself fails nothing is sent (transient, phase
  * 'sent_copy'): a send without its proof is a send that could go twice.
  */
-
-export interface SmtpTimeouts {
-  /** TCP (+ TLS) connection. */
-  connectMs: number;
-  /** Waiting for the 220 banner (some hosts delay it on purpose). */
-  greetingMs: number;
-  /** No byte from the server for this long while waiting for a reply: the connection is dead. */
-  socketMs: number;
-  /**
-   * The whole attempt, from connect to the final reply (the outbox's "transport deadline"): what
-   * keeps one send far below the gap between steps even if a server trickles bytes forever.
-   */
-  totalMs: number;
-}
-
-/**
- * RFC 5321 4.5.3.2 asks clients to wait 5 minutes for the reply to the terminator and 10 for the
- * greeting; hosted submission servers answer in well under a second, and a sender blocked for
- * minutes on one mailbox delays every message behind it. One minute of silence is taken as a
- * dead connection; an answer that never comes after the terminator is 'ambiguous' either way.
- */
-export const defaultSmtpTimeouts: SmtpTimeouts = { connectMs: 15_000, greetingMs: 30_000, socketMs: 60_000, totalMs: 120_000 };
 
 export interface SmtpTransportConfig {
   smtp: Endpoint;
@@ -346,7 +325,7 @@ class SmtpTransport implements Transport {
           finish({ kind: 'auth_failed', phase: 'auth', reason: 'the server offers no AUTH mechanism on this connection (is STARTTLS required first?)', responseCode: null }, false);
           return;
         }
-        conn.login(loginData(auth, username), (err) => {
+        conn.login(smtpLogin(auth, username), (err) => {
           if (err) return finish(classifyError(err, 'auth'), false);
           tracker.set('mail');
           conn.send(
@@ -362,22 +341,6 @@ class SmtpTransport implements Transport {
       });
     });
   }
-}
-
-function loginData(auth: MailAuth, username: string): Parameters<SMTPConnection['login']>[0] {
-  if (auth.kind === 'password') return { credentials: { user: username, pass: auth.password } };
-  // nodemailer asks provisionCallback for a token (renew = false), and again with renew = true
-  // when the server refuses it (its XOAUTH2 retry), which is our forceRefresh.
-  const oauth2 = new XOAuth2({
-    user: username,
-    provisionCallback: (_user, renew, cb) => {
-      auth.accessToken({ forceRefresh: renew }).then(
-        (token) => cb(null, token, 0),
-        (e: unknown) => cb(e instanceof Error ? e : new Error(String(e)), '', 0),
-      );
-    },
-  });
-  return { oauth2 } as Parameters<SMTPConnection['login']>[0];
 }
 
 /** Follows nodemailer's transaction log (see the file comment) to know the SMTP phase. */

@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock, type Clock } from '../../common/clock.ts';
-import { isCadenzaError } from '../../common/errors.ts';
-import { gmailErrors } from '../../sim/emulators/gmail/errors.ts';
-import { startGmailEmulator, type GmailEmulator } from '../../sim/emulators/gmail/emulator.ts';
-import { expectNoLeaks, handleCounts, type HandleCounts } from '../../../test/leaks.ts';
-import { rawMessage, type TestMessage } from '../../sim/emulators/messages.ts';
-import { GmailTransport } from './gmail.ts';
-import { notSent, type SendOutcome } from './transport.ts';
+import { systemClock, type Clock } from '../../../common/clock.ts';
+import { isCadenzaError } from '../../../common/errors.ts';
+import { gmailErrors } from '../../../sim/emulators/gmail/errors.ts';
+import { startGmailEmulator, type GmailEmulator } from '../../../sim/emulators/gmail/emulator.ts';
+import { expectNoLeaks, handleCounts, type HandleCounts } from '../../../../test/leaks.ts';
+import { rawMessage, type TestMessage } from '../../../sim/emulators/messages.ts';
+import { GmailTransport } from './gmail-transport.ts';
+import { notSent, type SendOutcome } from '../outcomes.ts';
 
 const REP = 'rep@acme.test';
 const PROSPECT = 'dana@prospect.test';

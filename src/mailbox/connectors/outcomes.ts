@@ -1,9 +1,11 @@
 /**
- * The one interface every transport implements (SMTP here in smtp.ts, the Gmail API in gmail.ts,
- * Microsoft Graph in graph.ts), declared here by the sending side that uses it (STYLE habit 8).
+ * What a mailbox connector's send side answers (connector.ts declares the connector): the outcome
+ * of one send, of a search of the Sent folder, and of the mailbox last look, each a closed type
+ * the sender acts on without knowing the protocol. Moved here from the sending side's transport
+ * file so that the mailbox folder, which implements them, does not import the sending folder.
  *
- * A transport hands the composed bytes of ONE message to the provider and says, without throwing,
- * what happened, classified so that the sender loop can act on it without knowing the protocol:
+ * A send hands the composed bytes of ONE message to the provider and says, without throwing,
+ * what happened:
  *
  *   accepted     the provider took responsibility for the message (SMTP 250 after the DATA
  *                terminator, HTTP 2xx): record it sent.
@@ -21,7 +23,7 @@
  *                not have accepted it. The request becomes 'unknown' (outbox.markUnknown) and is
  *                settled later by findSent(messageId), never by sending again blindly.
  *
- * A transport never throws for anything the network or the provider does; it throws only for
+ * A connector never throws for anything the network or the provider does; it throws only for
  * programming errors (an empty envelope, a message without the Message-ID it was told about).
  */
 
@@ -207,31 +209,25 @@ export interface RecentMail {
 
 export type RecentMailResult = { status: 'ok'; messages: RecentMail[] } | { status: 'unavailable'; reason: string };
 
-export interface Transport {
-  readonly kind: 'smtp' | 'gmail' | 'graph';
-  /** What findSent can prove about a lost answer (see SentProof). */
-  readonly sentProof: SentProof;
-  /**
-   * The mailbox last look: mail matching `q` in the mailbox now (inbox and junk), one round trip on
-   * a warm connection where the protocol allows. Never throws for network or provider trouble.
-   */
-  recentMailFrom(q: RecentMailQuery): Promise<RecentMailResult>;
-  /** Sends raw RFC 5322 bytes (with their Message-ID header) to envelope.to. Never throws for network or provider trouble. */
-  send(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome>;
-  /** Looks for messageId ('<id@domain>') in the mailbox's Sent folder. Never throws for network or provider trouble. */
-  findSent(messageId: string, opts?: { signal?: AbortSignal }): Promise<FindSentResult>;
-  /** Releases connections and timers. Idempotent. */
-  close(): Promise<void>;
-}
-
 /**
- * Supplies an OAuth 2 access token (XOAUTH2 for SMTP/IMAP, Bearer for Gmail and Graph). The
- * transport asks again with forceRefresh after the provider refused a token, once per attempt.
- * It throws when no token can be had: an error whose `transient` property is true (the token
- * endpoint could not be reached, answered 5xx) makes the send 'transient'; any other (the grant was
- * revoked, invalid_grant) makes it 'auth_failed'.
+ * What a folder action (connector.ts FolderActions: move to the inbox, flag, mark read) says,
+ * without throwing for anything the network or the provider does:
+ *   done         the provider did it (or it was already so: every action is idempotent). `key` is
+ *                the message's sync key afterwards: an IMAP move gives the copy a new UID in INBOX
+ *                (null when the server did not say which, RFC 4315 COPYUID); Gmail ids and Graph
+ *                immutable ids do not change.
+ *   not_found    no such message (any more): deleted, moved by the user, or an IMAP key from an
+ *                older UIDVALIDITY. Acting again will not help.
+ *   forbidden    the grant does not allow it: an OAuth grant without gmail.modify or
+ *                Mail.ReadWrite (made before those scopes were asked for), a read-only folder.
+ *                The mailbox must be reconnected; retrying will not help.
+ *   unavailable  could not act now (connection, credentials, rate limit, 5xx): try later.
  */
-export type AccessTokenProvider = (opts: { forceRefresh: boolean }) => Promise<string>;
+export type FolderActionResult =
+  | { status: 'done'; key: string | null }
+  | { status: 'not_found'; reason: string }
+  | { status: 'forbidden'; reason: string }
+  | { status: 'unavailable'; reason: string };
 
 /** True for outcomes after which the message certainly did not reach the provider. */
 export function notSent(o: SendOutcome): boolean {

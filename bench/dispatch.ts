@@ -16,7 +16,7 @@
 import { sql } from 'kysely';
 import { newId } from '../src/common/ids.ts';
 import { seededRandom, type Random } from '../src/common/random.ts';
-import { parseWindow } from '../src/sequence/calendar/index.ts';
+import { parseWindow } from '../src/calendar/index.ts';
 import { planMailboxes, type PlanReport } from '../src/sending/dispatch/plan.ts';
 import { reserveSlot } from '../src/sending/dispatch/reserve.ts';
 import { SimClock } from '../src/sim/sim-clock.ts';

@@ -4,7 +4,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
-/** The build mirrors src/ under dist/ one level deep (src/ops/app.ts → dist/ops/app.js), so every
+/** The build mirrors src/ under dist/ one level deep (src/app/app.ts → dist/app/app.js), so every
  * `new URL('../../package.json', import.meta.url)` in src/ points at the same file from dist/. */
 export const buildDir = (root) => join(root, 'dist');
 export const manifestFile = (root) => join(buildDir(root), 'src-build.json');

@@ -9,7 +9,7 @@ import { bedMailboxBody, mailBed, readInbox, resetMailBed } from '../../test/mai
 import { SESSION_COOKIE } from '../api/auth/sessions.ts';
 import { createLogger } from '../common/logger.ts';
 import { replyMail } from '../ingest/pipeline-test-support.ts';
-import { startApp, type RunningApp } from '../ops/app.ts';
+import { startApp, type RunningApp } from '../app/app.ts';
 
 /**
  * Removing a mailbox in the running app (every role in one process, the mail bed's Postfix and

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../common/logger.ts';
-import { startApp } from '../../ops/app.ts';
+import { startApp } from '../../app/app.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 
 /**

@@ -4,7 +4,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { createLogger } from '../../common/logger.ts';
 import { formatProgress, type DemoProgress } from '../../demo/progress.ts';
 import { startDemo, type DemoRun } from '../../demo/run-demo.ts';
-import { startApp, type RunningApp } from '../../ops/app.ts';
+import { startApp, type RunningApp } from '../../app/app.ts';
 import { migrate } from '../../store/migrate.ts';
 import { openStore, type Store } from '../../store/store.ts';
 import { globals } from '../context.ts';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig, parseRoles } from '../../common/config.ts';
-import { startApp } from '../../ops/app.ts';
+import { startApp } from '../../app/app.ts';
 import { oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
 import { pushSettingsFrom } from '../../mailbox/sync/push-settings.ts';
 import { systemMailerSettingsFrom } from '../../api/system-mailer.ts';

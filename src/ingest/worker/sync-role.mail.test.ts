@@ -9,7 +9,7 @@ import { createLogger } from '../../common/logger.ts';
 import { seededRandom } from '../../common/random.ts';
 import { openMasterKey } from '../../mailbox/master-key.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
-import { startApp } from '../../ops/app.ts';
+import { startApp } from '../../app/app.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { freshStore, type TestStore } from '../../../test/stores.ts';
 import { describeMailBed } from '../../../test/mail/describe-mail-bed.ts';

@@ -29,11 +29,11 @@ import type { ConnectorPush, ConnectorSetup } from '../mailbox/connectors/connec
 import { PushRegistry } from '../mailbox/sync/push-registry.ts';
 import { RelayedPushRegistry, type PushBus } from '../mailbox/sync/push-relay.ts';
 import type { PushSettings } from '../mailbox/sync/push-settings.ts';
-import { postgresPushBus } from './push-bus.ts';
-import { WorkNudges, type WorkKind } from './work-nudge.ts';
+import { postgresPushBus } from '../ops/push-bus.ts';
+import { WorkNudges, type WorkKind } from '../ops/work-nudge.ts';
 import { describeListening, type Listening } from './listen-addresses.ts';
 import { serveStoreEndpoint, type StoreEndpoint } from '../store/remote/server.ts';
-import { Metrics } from './metrics.ts';
+import { Metrics } from '../ops/metrics.ts';
 import { DemoControl } from '../demo/control.ts';
 import { version } from '../common/version.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { cadenzaError } from '../common/errors.ts';
 import { parseWindow } from '../calendar/index.ts';
-import type { PacingView } from '../sending/pacing/pacing-settings.ts';
-import { parsePacingPatch, pacingKeys, type PacingPatch } from '../sending/pacing/pacing-patch.ts';
+import type { PacingView } from '../mailbox/pacing/pacing-settings.ts';
+import { parsePacingPatch, pacingKeys, type PacingPatch } from '../mailbox/pacing/pacing-patch.ts';
 
 /**
  * The pacing flags of `mailbox add`, `mailbox set` and `workspace pacing`, turned into the one
- * pacing patch the API takes too (sending/pacing/pacing-patch.ts validates it). Pure: no store.
+ * pacing patch the API takes too (mailbox/pacing/pacing-patch.ts validates it). Pure: no store.
  */
 
 export interface PacingFlags {

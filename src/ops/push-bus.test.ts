@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../common/clock.ts';
 import { seededRandom } from '../common/random.ts';
-import type { PushBus, PushMessage } from '../mailbox/sync/push-relay.ts';
+import type { PushBus, PushMessage } from './push-bus.ts';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
 import type { Logger } from '../common/logger.ts';
 import { Metrics } from './metrics.ts';

@@ -3,10 +3,28 @@ import pg from 'pg';
 import type { Clock, TimerHandle } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
-import { BackoffSchedule } from '../mailbox/sync/backoff.ts';
-import type { PushBus, PushMessage } from '../mailbox/sync/push-relay.ts';
+import { BackoffSchedule } from '../common/backoff.ts';
 import type { Store } from '../store/store.ts';
 import type { Metrics } from './metrics.ts';
+
+/**
+ * What processes tell each other over the bus: pushes relayed to a mailbox's sync owner
+ * (mailbox/sync/push-relay.ts), work nudges (work-nudge.ts) and pulls.
+ */
+export type PushMessage =
+  | { origin: string; kind: 'gmail'; emailAddress: string }
+  | { origin: string; kind: 'graph'; clientState: string; subscriptionId: string; lifecycleEvent?: string }
+  /** Work became due now (work-nudge.ts): the same bus wakes the scheduler and dispatcher of other processes. */
+  | { origin: string; kind: 'work'; work: 'enrollments' | 'requests' | 'mailboxes' }
+  /** Pull this mailbox now (the sender's mailbox last look found mail the sync has not read): its sync owner pulls. */
+  | { origin: string; kind: 'pull'; mailboxId: string };
+
+export interface PushBus {
+  publish(message: PushMessage): Promise<void>;
+  /** Every message published by any process (this one included). */
+  subscribe(receive: (message: PushMessage) => void): void;
+  close(): Promise<void>;
+}
 
 const CHANNEL = 'cadenza_push';
 

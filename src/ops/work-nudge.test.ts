@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../common/clock.ts';
 import { seededRandom } from '../common/random.ts';
-import type { PushBus } from '../mailbox/sync/push-relay.ts';
+import type { PushBus } from './push-bus.ts';
 import { Dispatcher } from '../sending/dispatch/dispatcher.ts';
 import { applyDefinition } from '../sequence/apply-definition.ts';
 import { bulkEnroll } from '../sequence/bulk-enroll.ts';

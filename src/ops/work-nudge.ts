@@ -1,5 +1,5 @@
 import { coalesce } from '../common/coalesce.ts';
-import type { PushBus } from '../mailbox/sync/push-relay.ts';
+import type { PushBus } from './push-bus.ts';
 
 /**
  * What became due now:

@@ -3,7 +3,7 @@ import * as oauth from 'oauth4webapi';
 import type { Clock } from '../common/clock.ts';
 import { cadenzaError, isCadenzaError } from '../common/errors.ts';
 import type { Logger } from '../common/logger.ts';
-import { assignMailboxes, chooseMailbox } from './dispatch/rotation.ts';
+import { assignMailboxes, chooseMailbox } from '../mailbox/pacing/assign-mailboxes.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store, Tx } from '../store/store.ts';
 import type { OAuthClients } from '../mailbox/oauth/client.ts';

@@ -8,7 +8,7 @@ import { resolveZone } from '../calendar/index.ts';
 import type { Enrollment, SequenceDef } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
 import { transition } from './transition.ts';
-import { assignMailboxes } from '../sending/dispatch/rotation.ts';
+import { assignMailboxes } from '../mailbox/pacing/assign-mailboxes.ts';
 
 export type RefusalReason = 'suppressed' | 'already_enrolled' | 'not_found' | 'sequence_not_active' | 'cannot_plan';
 

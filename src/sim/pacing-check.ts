@@ -4,7 +4,7 @@ import { DateTime } from 'luxon';
  * The pacing promises, checked from outside: given a mailbox's settings as the simulated world
  * wrote them, and the instants of the sends the store counts against it, is any limit broken? The
  * arithmetic is done again here, with luxon for the local days, rather than through the pacing
- * code under test (sending/pacing/), so that a bug there cannot hide itself.
+ * code under test (mailbox/pacing/), so that a bug there cannot hide itself.
  *
  *  - daily cap      no local day of the mailbox (its own zone) holds more sends than its cap that
  *                   day, ramp included: min(daily_cap, target, start + step × days since the ramp began);

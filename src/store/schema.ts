@@ -259,7 +259,7 @@ export interface TrackingEventTable {
 }
 // --- end tracking
 
-// --- pacing and dispatch (migrations/0002_pacing.sql; owned by src/sending/pacing and src/sending/dispatch)
+// --- pacing and dispatch (migrations/0002_pacing.sql; owned by src/mailbox/pacing and src/sending/dispatch)
 // Declaration merging adds the new columns to the tables above without editing them.
 export interface SendRequestTable {
   /** Planned send instant (null: not planned yet). */

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { patchMailboxPacing, patchWorkspacePacing, readMailboxPacing, readWorkspacePacing } from '../../sending/pacing/pacing-settings.ts';
-import { pacingPatchSchema } from '../../sending/pacing/pacing-patch.ts';
-import { pacingOverridesSchema } from '../../sending/pacing/settings.ts';
+import { patchMailboxPacing, patchWorkspacePacing, readMailboxPacing, readWorkspacePacing } from '../../mailbox/pacing/pacing-settings.ts';
+import { pacingPatchSchema } from '../../mailbox/pacing/pacing-patch.ts';
+import { pacingOverridesSchema } from '../../mailbox/pacing/settings.ts';
 import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { ownMailbox } from './mailboxes.ts';
 
 /**
  * Every pacing setting, per workspace (defaults its mailboxes inherit) and per mailbox
- * (overrides). One patch schema for both (sending/pacing/pacing-patch.ts), as in the CLI.
+ * (overrides). One patch schema for both (mailbox/pacing/pacing-patch.ts), as in the CLI.
  */
 
 const ramp = z.object({ start: z.number().int(), step: z.number().int(), target: z.number().int().optional() });

@@ -6,7 +6,7 @@ import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
 import { loadDefinition } from '../../sequence/definition-document.ts';
 import { gapWarnings } from '../../sequence/gap-warnings.ts';
-import { poolGaps } from '../../sending/pacing/pacing-settings.ts';
+import { poolGaps } from '../../mailbox/pacing/pacing-settings.ts';
 import { validateDefinition } from '../../sequence/definition.ts';
 import { TEMPLATE_CHECK_SAMPLE, templatesFailingForAll } from '../../sequence/template-check.ts';
 import { leadValues, senderValues } from '../../sending/send-context.ts';

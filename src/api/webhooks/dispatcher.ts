@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Clock, TimerHandle } from '../../common/clock.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
-import { backoffDelay, type BackoffPolicy } from '../../mailbox/sync/backoff.ts';
+import { backoffDelay, type BackoffPolicy } from '../../common/backoff.ts';
 import type { Store } from '../../store/store.ts';
 import type { DestinationPolicy } from './destination.ts';
 import { postWebhook, type PostResult } from './post.ts';

@@ -6,7 +6,7 @@ import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { readDefinitionFile } from '../../sequence/definition.ts';
 import { loadDefinition, toDocument } from '../../sequence/definition-document.ts';
 import { gapWarnings } from '../../sequence/gap-warnings.ts';
-import { poolGaps } from '../../sending/pacing/pacing-settings.ts';
+import { poolGaps } from '../../mailbox/pacing/pacing-settings.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { listSequences, sequenceIdByKey } from '../../sequence/sql/sequences.ts';
 import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';

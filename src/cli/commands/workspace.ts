@@ -3,7 +3,7 @@ import { isValidZone } from '../../calendar/index.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { deps, globals, nudgeRunning, output, table, withStore } from '../context.ts';
 import { createNamedWorkspace, listWorkspaces, resolveWorkspace } from '../../workspace/workspaces.ts';
-import { patchWorkspacePacing, readWorkspacePacing } from '../../sending/pacing/pacing-settings.ts';
+import { patchWorkspacePacing, readWorkspacePacing } from '../../mailbox/pacing/pacing-settings.ts';
 import { addPacingOptions, describePacing, patchFromFlags, type PacingFlags } from '../pacing-flags.ts';
 
 export function register(program: Command): void {

@@ -2,7 +2,7 @@ import type { Clock, TimerHandle } from '../../common/clock.ts';
 import { isCadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
-import { BackoffSchedule, type BackoffPolicy } from '../../mailbox/sync/backoff.ts';
+import { BackoffSchedule, type BackoffPolicy } from '../../common/backoff.ts';
 import type { MailboxSync, WatchHandle } from '../../mailbox/sync/source.ts';
 import type { Metrics } from '../../ops/metrics.ts';
 import { ingestBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef } from '../pipeline.ts';

@@ -3,7 +3,7 @@ import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
 import type { ConnectorDeps, ConnectorSetup, MailboxRow } from '../../mailbox/connectors/connector.ts';
 import { MailboxPool, type MailboxWork, type PoolMailbox } from '../../mailbox/mailbox-pool.ts';
-import type { BackoffPolicy } from '../../mailbox/sync/backoff.ts';
+import type { BackoffPolicy } from '../../common/backoff.ts';
 import type { MailboxSync } from '../../mailbox/sync/source.ts';
 import type { Vault } from '../../mailbox/vault.ts';
 import type { LeaseBalancer, PoolTuning } from '../../ops/lease-balancer.ts';

@@ -3,7 +3,7 @@ import type { Db } from '../../store/store.ts';
 /**
  * The workspace's live mailboxes as the mailbox list shows them (the API and `cadenza mailbox
  * list`), by address, with their sync's last error; and the workspace's zone and settings, which
- * give a mailbox without its own its time zone and caps (sending/pacing/mailbox.ts). `onlyId`: that
+ * give a mailbox without its own its time zone and caps (mailbox/pacing/mailbox.ts). `onlyId`: that
  * one mailbox.
  */
 export async function listMailboxRows(db: Db, workspaceId: string, onlyId?: string) {

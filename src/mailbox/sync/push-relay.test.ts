@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { graphClientState, isGraphClientState, RelayedPushRegistry, type PushBus, type PushMessage } from './push-relay.ts';
+import type { PushBus, PushMessage } from '../../ops/push-bus.ts';
+import { graphClientState, isGraphClientState, RelayedPushRegistry } from './push-relay.ts';
 import { pushSettingsFrom } from './push-settings.ts';
 
 /** What PostgreSQL NOTIFY does for the relay: every message to every subscriber, the sender included. */

@@ -1,9 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { PushBus, PushMessage } from '../../ops/push-bus.ts';
 import { PushRegistry, type GraphWatcher } from './push-registry.ts';
 
 /**
  * A PushRegistry for processes that do not all run the sync role: a notification the route's
- * process has no watcher for is published on a bus (PostgreSQL NOTIFY, ops/push-bus.ts), and every
+ * process has no watcher for is published on the bus (PostgreSQL NOTIFY, ops/push-bus.ts, which declares its messages), and every
  * process hands the ones it receives to its own registry, where the mailbox's owner (the sync
  * process holding its lease) has registered its watch. Push only triggers a pull (source.ts), so a
  * notification delivered to several processes, or to none, costs one pull or one poll interval.
@@ -13,21 +14,6 @@ import { PushRegistry, type GraphWatcher } from './push-registry.ts';
  * the mailbox id (`graphClientState`): any process can tell a genuine one from a forged one before
  * publishing it, and only the owner checks the subscription id.
  */
-export type PushMessage =
-  | { origin: string; kind: 'gmail'; emailAddress: string }
-  | { origin: string; kind: 'graph'; clientState: string; subscriptionId: string; lifecycleEvent?: string }
-  /** Work became due now (src/ops/work-nudge.ts): the same bus wakes the scheduler and dispatcher of other processes. */
-  | { origin: string; kind: 'work'; work: 'enrollments' | 'requests' | 'mailboxes' }
-  /** Pull this mailbox now (the sender's mailbox last look found mail the sync has not read): its sync owner pulls. */
-  | { origin: string; kind: 'pull'; mailboxId: string };
-
-export interface PushBus {
-  publish(message: PushMessage): Promise<void>;
-  /** Every message published by any process (this one included). */
-  subscribe(receive: (message: PushMessage) => void): void;
-  close(): Promise<void>;
-}
-
 /** The Graph clientState for a mailbox: `<mailboxId>.<HMAC-SHA256(secret, mailboxId)>` (80 characters; Graph allows 128). */
 export function graphClientState(secret: string, mailboxId: string): string {
   return `${mailboxId}.${mac(secret, mailboxId)}`;

@@ -9,5 +9,5 @@ export { Dispatcher, type DispatcherOptions, mailboxesToPlan, nextSendAt } from 
 export { planMailboxes, type PlanDeps, type PlanOptions, type PlanReport } from './plan.ts';
 export { releaseSlot, reserveSlot, type Reservation } from './reserve.ts';
 export { recordSendOutcome, type SendOutcome } from './health.ts';
-export { assignMailboxes, chooseMailbox, type MailboxChoice } from './rotation.ts';
+export { assignMailboxes, chooseMailbox, type MailboxChoice } from '../../mailbox/pacing/assign-mailboxes.ts';
 export { COUNTED_STATES } from './sql.ts';

@@ -12,10 +12,10 @@
 import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
 import type { Clock } from '../../common/clock.ts';
 import type { Logger } from '../../common/logger.ts';
-import { unit } from '../pacing/draw.ts';
-import { LocalDays } from '../pacing/local-day.ts';
-import { blockedReason, toMailboxPacing } from '../pacing/mailbox.ts';
-import { planSends, type PlanMailbox, type PlanRequest, type SharedCap } from '../pacing/planner.ts';
+import { unit } from '../../mailbox/pacing/draw.ts';
+import { LocalDays } from '../../mailbox/pacing/local-day.ts';
+import { blockedReason, toMailboxPacing } from '../../mailbox/pacing/mailbox.ts';
+import { planSends, type PlanMailbox, type PlanRequest, type SharedCap } from '../../mailbox/pacing/planner.ts';
 import { parseWindow, resolveZone, type SendWindow } from '../../calendar/index.ts';
 import type { SequenceSettings } from '../../sequence/sequence-repo.ts';
 import type { Store, Tx } from '../../store/store.ts';

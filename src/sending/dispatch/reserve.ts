@@ -25,9 +25,9 @@ import { contextOf } from '../../calendar/context.ts';
 import { parseWindow, resolveZone } from '../../calendar/index.ts';
 import type { SequenceSettings } from '../../sequence/sequence-repo.ts';
 import type { Tx } from '../../store/store.ts';
-import { MailboxBucket } from '../pacing/bucket.ts';
-import { LocalDays } from '../pacing/local-day.ts';
-import { blockedReason, toMailboxPacing } from '../pacing/mailbox.ts';
+import { MailboxBucket } from '../../mailbox/pacing/bucket.ts';
+import { LocalDays } from '../../mailbox/pacing/local-day.ts';
+import { blockedReason, toMailboxPacing } from '../../mailbox/pacing/mailbox.ts';
 import { lockSql, RESERVE_LOCK, type MailboxRow } from './sql.ts';
 
 const DAY_MS = 86_400_000;

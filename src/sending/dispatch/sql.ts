@@ -7,30 +7,15 @@
  * transport) do not.
  */
 import { sql } from 'kysely';
+import type { PacedMailboxRow as MailboxRow } from '../../mailbox/pacing/mailbox.ts';
 export { inTx, type Conn } from '../../store/in-tx.ts';
+export type { MailboxRow };
 
 export const COUNTED_STATES = ['in_flight', 'sent', 'unknown', 'possibly_sent', 'failed'] as const;
 
 /** Advisory lock classes (the first key of pg_advisory_xact_lock(int, int)); the second is hashtext(workspace id). */
 export const PLAN_LOCK = 0x0cade1;
 export const RESERVE_LOCK = 0x0cade2;
-
-export interface MailboxRow {
-  id: string;
-  workspace_id: string;
-  daily_cap: number;
-  hourly_cap: number | null;
-  ramp: unknown;
-  ramp_started_at: Date | null;
-  created_at: Date;
-  time_zone: string | null;
-  settings: unknown;
-  health: string;
-  health_reason: string | null;
-  ws_zone: string | null;
-  ws_settings: unknown;
-  ws_cap: number | null;
-}
 
 // -- name: plan-mailboxes
 export const mailboxesSql = (ids: string[]) => sql<MailboxRow>`

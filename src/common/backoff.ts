@@ -1,4 +1,4 @@
-import type { Random } from '../../common/random.ts';
+import type { Random } from './random.ts';
 
 /**
  * Reconnect delays for a broken watch or pull: exponential backoff with "full jitter" (each delay
@@ -8,7 +8,8 @@ import type { Random } from '../../common/random.ts';
  * the server (AWS Architecture Blog, "Exponential Backoff And Jitter", 2015).
  *
  * Pure: the random source is injected (seeded in tests and simulations), the caller owns the clock.
- * The sync worker keeps one BackoffSchedule per mailbox and resets it after a healthy period.
+ * The sync worker keeps one BackoffSchedule per mailbox and resets it after a healthy period; the
+ * push bus and the webhook dispatcher use it for their reconnects and retries.
  */
 export interface BackoffPolicy {
   /** The ceiling of the first delay (attempt 0). */

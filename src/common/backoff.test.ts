@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seededRandom, type Random } from '../../common/random.ts';
+import { seededRandom, type Random } from './random.ts';
 import { backoffCeiling, backoffDelay, BackoffSchedule } from './backoff.ts';
 
 const policy = { baseMs: 100, capMs: 10_000 };

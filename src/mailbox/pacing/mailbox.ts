@@ -29,6 +29,24 @@ export interface WorkspaceFields {
   settings: unknown;
 }
 
+/** A mailbox with its workspace's pacing columns, as the day planner and rotation read them in one query. */
+export interface PacedMailboxRow {
+  id: string;
+  workspace_id: string;
+  daily_cap: number;
+  hourly_cap: number | null;
+  ramp: unknown;
+  ramp_started_at: Date | null;
+  created_at: Date;
+  time_zone: string | null;
+  settings: unknown;
+  health: string;
+  health_reason: string | null;
+  ws_zone: string | null;
+  ws_settings: unknown;
+  ws_cap: number | null;
+}
+
 function pacingOf(settings: unknown): unknown {
   return settings !== null && typeof settings === 'object' ? (settings as { pacing?: unknown }).pacing : undefined;
 }

@@ -2,16 +2,16 @@
  * Mailbox rotation, the store side: the pool is the sequence's `sequence_mailbox` rows; each
  * mailbox's capacity is what its working days and caps allow over the coming days (ramp included,
  * so a new mailbox takes a small share that grows), its load its live enrollments; the pure rule
- * (../pacing/rotation.ts) spreads new enrollments by load relative to capacity. One set-based read
+ * (rotation.ts) spreads new enrollments by load relative to capacity. One set-based read
  * for any number of enrollments, so bulk enrollment asks once for 100k.
  */
 import { sql } from 'kysely';
 import { HOUR_MS } from '../../calendar/civil.ts';
-import { MailboxBucket } from '../pacing/bucket.ts';
-import { isSendable, toMailboxPacing } from '../pacing/mailbox.ts';
-import { spreadAssignments, type PoolMailbox } from '../pacing/rotation.ts';
-import type { Conn } from './sql.ts';
-import type { MailboxRow } from './sql.ts';
+import { MailboxBucket } from './bucket.ts';
+import { isSendable, toMailboxPacing } from './mailbox.ts';
+import { spreadAssignments, type PoolMailbox } from './rotation.ts';
+import type { Conn } from '../../store/in-tx.ts';
+import type { PacedMailboxRow as MailboxRow } from './mailbox.ts';
 
 export interface MailboxChoice {
   id: string;

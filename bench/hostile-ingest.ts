@@ -1,5 +1,5 @@
 /**
- * Hostile-input responsiveness: the generated hostile corpus (src/ingest/fuzz/hostile-corpus.ts,
+ * Hostile-input responsiveness: the generated hostile corpus (test/fuzz/hostile-corpus.ts,
  * about 1 MB a message, plus a 25 MB plain-text mail) through the real pipeline (the sync role's
  * prepare pool, the store) while an HTTP server in the same process answers /healthz.
  *
@@ -13,9 +13,9 @@
 import { loadavg } from 'node:os';
 import { systemClock } from '../src/common/clock.ts';
 import { seededRandom } from '../src/common/random.ts';
-import { bigPlainMessage, hostileMessages } from '../src/ingest/fuzz/hostile-corpus.ts';
-import { ingestResponsively, type Responsiveness } from '../src/ingest/fuzz/responsiveness.ts';
-import { replyMail, seedSentSequence } from '../src/ingest/pipeline-test-support.ts';
+import { bigPlainMessage, hostileMessages } from '../test/fuzz/hostile-corpus.ts';
+import { ingestResponsively, type Responsiveness } from '../test/fuzz/responsiveness.ts';
+import { replyMail, seedSentSequence } from '../test/ingest/seed-sent-sequence.ts';
 import { PreparePool } from '../src/ingest/worker/prepare-pool.ts';
 import { EnrollmentService } from '../src/sequence/enrollment-service.ts';
 import { flag, intFlag } from './lib/args.ts';

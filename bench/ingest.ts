@@ -35,7 +35,7 @@ import { collect } from './lib/memory.ts';
 import { seededRandom } from '../src/common/random.ts';
 import { defaultIngestSteps } from '../src/ingest/pipeline-steps.ts';
 import { ingestBatch } from '../src/ingest/pipeline.ts';
-import { replyMail, seedSentSequence } from '../src/ingest/pipeline-test-support.ts';
+import { replyMail, seedSentSequence } from '../test/ingest/seed-sent-sequence.ts';
 import type { FetchedMessage } from '../src/mailbox/sync/source.ts';
 import { Metrics } from '../src/ops/metrics.ts';
 import { EnrollmentService } from '../src/sequence/enrollment-service.ts';

@@ -25,7 +25,7 @@ import { systemClock } from '../src/common/clock.ts';
 import { createLogger } from '../src/common/logger.ts';
 import { seededRandom } from '../src/common/random.ts';
 import { createSession, SESSION_COOKIE } from '../src/api/auth/sessions.ts';
-import { startApp, type RunningApp } from '../src/ops/app.ts';
+import { startApp, type RunningApp } from '../src/app/app.ts';
 import { launchChromium } from '../test/web/chromium.ts';
 import { ensureWebBuild } from '../test/web/web-build.ts';
 import { seedInboxWorkspace } from './api-lists.ts';

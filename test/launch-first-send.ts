@@ -6,10 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, type Logger } from '../src/common/logger.ts';
-import { startApp, type RunningApp } from '../src/ops/app.ts';
+import { startApp, type RunningApp } from '../src/app/app.ts';
 import { SESSION_COOKIE } from '../src/api/auth/sessions.ts';
 import { bedMailboxBody, mailBed, readInbox } from './mail/mailbed.ts';
-import { replyMail } from '../src/ingest/pipeline-test-support.ts';
+import { replyMail } from './ingest/seed-sent-sequence.ts';
 
 /**
  * "Launch → first send", as a script using the API would see it: the real app (every role in one

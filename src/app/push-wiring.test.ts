@@ -8,7 +8,7 @@ import { systemClock } from '../common/clock.ts';
 import { createLogger } from '../common/logger.ts';
 import { seededRandom } from '../common/random.ts';
 import { openMasterKey } from '../mailbox/master-key.ts';
-import { replyMail, seedSentSequence, type Seeded } from '../ingest/pipeline-test-support.ts';
+import { replyMail, seedSentSequence, type Seeded } from '../../test/ingest/seed-sent-sequence.ts';
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import { pushSettingsFrom } from '../mailbox/sync/push-settings.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isAllowed, nextAllowed } from './allowed.ts';
-import { ms, show, spec, thrown } from './test-support.ts';
+import { ms, show, spec, thrown } from '../../test/calendar/instants.ts';
 
 const NY = 'America/New_York';
 const weekdays = 'Mon-Fri 08:30-17:30';

@@ -1,5 +1,5 @@
 /**
- * Properties over random instants (2015-2035), zones (test-support ZONES: both hemispheres,
+ * Properties over random instants (2015-2035), zones (test/calendar/instants.ts ZONES: both hemispheres,
  * half- and quarter-hour offsets), windows, holiday countries and delays.
  */
 import fc from 'fast-check';
@@ -10,7 +10,7 @@ import { addDelay } from './delay.ts';
 import { computeDue } from './due.ts';
 import { isHoliday } from './holidays.ts';
 import type { CalendarSpec, Delay, SendWindow, Weekday } from './types.ts';
-import { HOUR, MINUTE, ZONES } from './test-support.ts';
+import { HOUR, MINUTE, ZONES } from '../../test/calendar/instants.ts';
 
 const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
 const toMinutes = (t: string) => Number(t.slice(0, 2)) * 60 + Number(t.slice(3, 5));

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { civilFromDays, dayOfIsoDate, daysFromCivil, isoDateOfDay, weekdayOfDay, DAY_MS } from './civil.ts';
-import { thrown } from './test-support.ts';
+import { thrown } from '../../test/calendar/instants.ts';
 
 describe('civil dates', () => {
   it('numbers days from 1970-01-01, a Thursday', () => {

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { addDelay } from './delay.ts';
-import { HOUR, MINUTE, ms, show, spec, thrown } from './test-support.ts';
+import { HOUR, MINUTE, ms, show, spec, thrown } from '../../test/calendar/instants.ts';
 
 const NY = 'America/New_York';
 const weekdays = 'Mon-Fri 08:30-17:30';

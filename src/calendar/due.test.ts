@@ -3,7 +3,7 @@ import { seededRandom } from '../common/random.ts';
 import { isAllowed } from './allowed.ts';
 import { computeDue } from './due.ts';
 import type { CalendarSpec, Delay } from './types.ts';
-import { MINUTE, ZONES, ms, show, spec, thrown } from './test-support.ts';
+import { MINUTE, ZONES, ms, show, spec, thrown } from '../../test/calendar/instants.ts';
 
 const NY = 'America/New_York';
 const weekdays = 'Mon-Fri 08:30-17:30';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hasHolidayCalendar, isHoliday } from './holidays.ts';
-import { thrown } from './test-support.ts';
+import { thrown } from '../../test/calendar/instants.ts';
 
 // Every expectation below was checked against what date-holidays 3.37 returns (type, date,
 // substitute flag) before being written down.

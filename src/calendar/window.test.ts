@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileWindow, formatWindow, parseWindow } from './window.ts';
 import type { SendWindow, Weekday } from './types.ts';
-import { thrown } from './test-support.ts';
+import { thrown } from '../../test/calendar/instants.ts';
 
 describe('parseWindow, text', () => {
   it("reads 'any'", () => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { fromWall, isValidZone, resolveZone, toWall } from './zone.ts';
-import { ZONES, ms, show, thrown } from './test-support.ts';
+import { ZONES, ms, show, thrown } from '../../test/calendar/instants.ts';
 
 /** Wall time (local date and time as if UTC) of an instant, according to luxon. */
 function luxonWall(instant: number, zone: string): number {

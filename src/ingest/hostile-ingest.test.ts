@@ -3,9 +3,9 @@ import { systemClock } from '../common/clock.ts';
 import { seededRandom } from '../common/random.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
-import { bigPlainMessage, hostileMessages } from './fuzz/hostile-corpus.ts';
-import { ingestResponsively } from './fuzz/responsiveness.ts';
-import { seedSentSequence, type Seeded } from './pipeline-test-support.ts';
+import { bigPlainMessage, hostileMessages } from '../../test/fuzz/hostile-corpus.ts';
+import { ingestResponsively } from '../../test/fuzz/responsiveness.ts';
+import { seedSentSequence, type Seeded } from '../../test/ingest/seed-sent-sequence.ts';
 import { PreparePool } from './worker/prepare-pool.ts';
 
 /**

@@ -6,7 +6,7 @@ import { classifyIntent, unsubscribeRequest } from './classify/intent/index.ts';
 import { classify } from './classify/ladder.ts';
 import { detectOutOfOffice } from './classify/out-of-office.ts';
 import { extractReturnDate } from './classify/out-of-office/return-date.ts';
-import { hostileMessages, hostileTemplates } from './fuzz/hostile-corpus.ts';
+import { hostileMessages, hostileTemplates } from '../../test/fuzz/hostile-corpus.ts';
 import { htmlToText } from './parse/html-to-text.ts';
 import { parseMailSafe } from './parse/parse-mail.ts';
 import { extractReplyText } from './reply-text/index.ts';

@@ -10,7 +10,7 @@ import { SimClock } from '../sim/sim-clock.ts';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
 import { parseMail } from './parse/parse-mail.ts';
 import { ingestBatch, type IngestDeps, type IngestSteps } from './pipeline.ts';
-import { replyMail, seedSentSequence, type Seeded } from './pipeline-test-support.ts';
+import { replyMail, seedSentSequence, type Seeded } from '../../test/ingest/seed-sent-sequence.ts';
 import type { Classification } from './types.ts';
 
 /**

@@ -4,7 +4,7 @@ import { seededRandom } from '../common/random.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { SimClock } from '../sim/sim-clock.ts';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
-import { seedSentSequence } from './pipeline-test-support.ts';
+import { seedSentSequence } from '../../test/ingest/seed-sent-sequence.ts';
 import { reclassify } from './reclassify.ts';
 
 const T0 = Date.UTC(2026, 5, 1, 9, 0); // Monday

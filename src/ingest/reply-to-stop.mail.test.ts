@@ -16,7 +16,7 @@ import { bedEndpoint, mailBed, resetMailBed } from '../../test/mail/mailbed.ts';
 import { classify } from './classify/ladder.ts';
 import { parseMail } from './parse/parse-mail.ts';
 import type { IngestReport } from './pipeline.ts';
-import { replyMail, seedSentSequence, type Seeded, type SeededSend } from './pipeline-test-support.ts';
+import { replyMail, seedSentSequence, type Seeded, type SeededSend } from '../../test/ingest/seed-sent-sequence.ts';
 import { SyncPool } from './worker/sync-pool.ts';
 import { CORPORA } from '../../test/corpora/location.ts';
 

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addressCategory } from '../common/destination-policy.ts';
 import { isCadenzaError } from '../common/errors.ts';
-import { startTestDnsServer, type TestDnsServer } from '../sending/dns/test-dns-server.ts';
+import { startTestDnsServer, type TestDnsServer } from '../../test/dns-server.ts';
 import { connectImap } from './imap/connect.ts';
 import { testSmtp } from './imap/test-connection.ts';
 import { checkMailEndpoints, pinnedHost, type MailHostSettings } from './mail-hosts.ts';

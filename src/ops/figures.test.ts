@@ -15,7 +15,7 @@ import { seededRandom } from '../common/random.ts';
 import { readProgress } from '../demo/progress.ts';
 import { parseMail } from '../ingest/parse/parse-mail.ts';
 import { ingestBatch, type IngestDeps } from '../ingest/pipeline.ts';
-import { replyMail, seedSentSequence, type Seeded } from '../ingest/pipeline-test-support.ts';
+import { replyMail, seedSentSequence, type Seeded } from '../../test/ingest/seed-sent-sequence.ts';
 import type { Classification } from '../ingest/types.ts';
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';

@@ -8,7 +8,7 @@ import { describeMailBed } from '../../test/mail/describe-mail-bed.ts';
 import { bedMailboxBody, mailBed, readInbox, resetMailBed } from '../../test/mail/mailbed.ts';
 import { SESSION_COOKIE } from '../api/auth/sessions.ts';
 import { createLogger } from '../common/logger.ts';
-import { replyMail } from '../ingest/pipeline-test-support.ts';
+import { replyMail } from '../../test/ingest/seed-sent-sequence.ts';
 import { startApp, type RunningApp } from '../app/app.ts';
 
 /**

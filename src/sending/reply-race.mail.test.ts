@@ -3,7 +3,7 @@ import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { systemClock } from '../common/clock.ts';
 import { seededRandom } from '../common/random.ts';
-import { replyMail, seedSentSequence, type Seeded } from '../ingest/pipeline-test-support.ts';
+import { replyMail, seedSentSequence, type Seeded } from '../../test/ingest/seed-sent-sequence.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';

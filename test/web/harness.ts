@@ -5,7 +5,7 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import type { Role } from '../../src/common/config.ts';
 import { createLogger } from '../../src/common/logger.ts';
-import { startApp, type AppOptions, type RunningApp } from '../../src/ops/app.ts';
+import { startApp, type AppOptions, type RunningApp } from '../../src/app/app.ts';
 import { freePort } from '../mail/dovecot-xoauth2.ts';
 import { freshStore, testBackends, type TestStore } from '../stores.ts';
 import { launchChromium, screenshot } from './chromium.ts';

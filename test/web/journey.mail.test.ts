@@ -5,7 +5,7 @@ import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { replyMail } from '../../src/ingest/pipeline-test-support.ts';
+import { replyMail } from '../ingest/seed-sent-sequence.ts';
 import { describeMailBed } from '../mail/describe-mail-bed.ts';
 import { mailBed, resetMailBed } from '../mail/mailbed.ts';
 import { testBackends } from '../stores.ts';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../common/clock.ts';
 import { isCadenzaError } from '../../common/errors.ts';
 import { seededRandom } from '../../common/random.ts';
-import { seedSentSequence, type Seeded } from '../../ingest/pipeline-test-support.ts';
+import { seedSentSequence, type Seeded } from '../../../test/ingest/seed-sent-sequence.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';

@@ -6,7 +6,7 @@ import { SimClock } from '../../sim/sim-clock.ts';
 import { freshStore, type TestStore } from '../../../test/stores.ts';
 import { parseMail } from '../parse/parse-mail.ts';
 import type { IngestDeps } from '../pipeline.ts';
-import { replyMail, seedSentSequence, type Seeded } from '../pipeline-test-support.ts';
+import { replyMail, seedSentSequence, type Seeded } from '../../../test/ingest/seed-sent-sequence.ts';
 import { MailboxLoop } from './mailbox-loop.ts';
 
 /**

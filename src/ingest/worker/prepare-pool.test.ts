@@ -7,9 +7,9 @@ import { SimClock } from '../../sim/sim-clock.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
 import { forMainThread, ingestBatch, runSteps } from '../pipeline.ts';
 import { defaultIngestSteps } from '../pipeline-steps.ts';
-import { replyMail, seedSentSequence, type Seeded } from '../pipeline-test-support.ts';
+import { replyMail, seedSentSequence, type Seeded } from '../../../test/ingest/seed-sent-sequence.ts';
 import { PreparePool } from './prepare-pool.ts';
-import { slowStepsModule } from './slow-steps-test-support.ts';
+import { slowStepsModule } from '../../../test/sync/slow-steps.ts';
 
 /**
  * The prepare pool: the real stages in worker threads give what they give in this thread; a

@@ -7,8 +7,8 @@ import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
 import { OneBatch } from '../../../test/sync/one-batch.ts';
-import { replyMail, seedSentSequence } from '../pipeline-test-support.ts';
-import { createSteps, slowStepsModule } from './slow-steps-test-support.ts';
+import { replyMail, seedSentSequence } from '../../../test/ingest/seed-sent-sequence.ts';
+import { createSteps, slowStepsModule } from '../../../test/sync/slow-steps.ts';
 import { SyncPool } from './sync-pool.ts';
 
 /**

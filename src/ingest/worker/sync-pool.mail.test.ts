@@ -8,7 +8,7 @@ import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { freshStore, type TestStore } from '../../../test/stores.ts';
 import { describeMailBed } from '../../../test/mail/describe-mail-bed.ts';
 import { bedEndpoint, mailBed, resetMailBed } from '../../../test/mail/mailbed.ts';
-import { replyMail, seedSentSequence, type Seeded } from '../pipeline-test-support.ts';
+import { replyMail, seedSentSequence, type Seeded } from '../../../test/ingest/seed-sent-sequence.ts';
 import { SyncPool } from './sync-pool.ts';
 
 /**

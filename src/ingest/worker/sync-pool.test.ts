@@ -9,7 +9,7 @@ import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
 import { OneBatch } from '../../../test/sync/one-batch.ts';
 import { defaultIngestSteps } from '../pipeline-steps.ts';
-import { replyMail, seedSentSequence } from '../pipeline-test-support.ts';
+import { replyMail, seedSentSequence } from '../../../test/ingest/seed-sent-sequence.ts';
 import { SyncPool } from './sync-pool.ts';
 
 /**

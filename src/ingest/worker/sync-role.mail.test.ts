@@ -14,7 +14,7 @@ import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { freshStore, type TestStore } from '../../../test/stores.ts';
 import { describeMailBed } from '../../../test/mail/describe-mail-bed.ts';
 import { bedEndpoint, mailBed, resetMailBed } from '../../../test/mail/mailbed.ts';
-import { replyMail, seedSentSequence } from '../pipeline-test-support.ts';
+import { replyMail, seedSentSequence } from '../../../test/ingest/seed-sent-sequence.ts';
 
 /** `cadenza start` with its default roles syncs a mailbox whose password is in the vault, and /metrics reports the stop. */
 const USER = 'sync15@inbox.test';

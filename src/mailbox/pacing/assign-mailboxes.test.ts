@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
 import { assignMailboxes, chooseMailbox } from './assign-mailboxes.ts';
-import { seed } from '../../sending/dispatch/test-support.ts';
+import { seed } from '../../../test/dispatch/seed.ts';
 
 const T = Date.UTC(2026, 5, 1, 14, 0); // Monday 10:00 in New York
 const DAY = 86_400_000;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../common/clock.ts';
 import { seededRandom } from '../../common/random.ts';
 import type { IngestReport } from '../../ingest/pipeline.ts';
-import { replyMail, seedSentSequence, type Seeded } from '../../ingest/pipeline-test-support.ts';
+import { replyMail, seedSentSequence, type Seeded } from '../../../test/ingest/seed-sent-sequence.ts';
 import { SyncPool } from '../../ingest/worker/sync-pool.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { startGmailEmulator, type GmailEmulator } from '../../sim/emulators/gmail/emulator.ts';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCadenzaError } from '../../common/errors.ts';
 import { dnsResolver, type TxtResolver } from '../dns/check.ts';
 import { sendingRecords } from '../dns/records.ts';
-import { startTestDnsServer, type TestDnsServer } from '../dns/test-dns-server.ts';
+import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
 import { composeEmail, type ComposeInput } from './compose.ts';
 import { checkDkimKey, dkimSign, dkimTxtValue, generateDkimKey } from './dkim.ts';
 import { trackingLinks } from './tracking.ts';

@@ -17,7 +17,7 @@ import { isAllowed, parseWindow } from '../../calendar/index.ts';
 import { Dispatcher, mailboxesToPlan, nextSendAt } from './dispatcher.ts';
 import { planMailboxes } from './plan.ts';
 import { releaseSlot, reserveSlot } from './reserve.ts';
-import { allDay, claimAndSend, markSent, seed } from './test-support.ts';
+import { allDay, claimAndSend, markSent, seed } from '../../../test/dispatch/seed.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -13,7 +13,7 @@ import { pauseMailbox, resumeMailbox } from '../../mailbox/health/pause.ts';
 import { recordSendOutcome } from './health.ts';
 import { planMailboxes } from './plan.ts';
 import { reserveSlot } from './reserve.ts';
-import { allDay, markSent, seed } from './test-support.ts';
+import { allDay, markSent, seed } from '../../../test/dispatch/seed.ts';
 
 const MIN = 60_000;
 const T = Date.UTC(2026, 5, 1, 14, 0); // Monday 10:00 in New York

@@ -16,7 +16,7 @@ import { SimClock } from '../../sim/sim-clock.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
 import { makeWorld } from '../../../test/fixtures/world.ts';
 import { Dispatcher } from './dispatcher.ts';
-import { claimAndSend } from './test-support.ts';
+import { claimAndSend } from '../../../test/dispatch/seed.ts';
 
 const MIN = 60_000;
 const MON_1000_NY = Date.UTC(2026, 5, 1, 14, 0);

@@ -3,7 +3,7 @@ import { isCadenzaError } from '../../common/errors.ts';
 import { generateDkimKey } from '../compose/dkim.ts';
 import { checkRecords, dnsResolver, parseResolverAddress, type RecordCheck, type TxtResolver } from './check.ts';
 import { sendingRecords, splitTxt } from './records.ts';
-import { startTestDnsServer, type TestDnsServer } from './test-dns-server.ts';
+import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
 
 const key = generateDkimKey();
 const other = generateDkimKey();

@@ -7,7 +7,7 @@ import { register } from '../../cli/commands/dns.ts';
 import { reportError } from '../../cli/context.ts';
 import { generateDkimKey } from '../compose/dkim.ts';
 import { sendingRecords } from './records.ts';
-import { startTestDnsServer, type TestDnsServer } from './test-dns-server.ts';
+import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
 
 /**
  * `cadenza dns` run as main.ts runs it (commander, the same global --json option, errors through

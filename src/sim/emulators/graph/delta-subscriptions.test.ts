@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emulatorTestKit } from '../emulator-test-support.ts';
+import { emulatorTestKit } from '../../../../test/emulators/kit.ts';
 import { rawMessage } from '../messages.ts';
 import { startGraphEmulator } from './emulator.ts';
 

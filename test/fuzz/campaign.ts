@@ -1,4 +1,4 @@
-import { seededRandom } from '../../common/random.ts';
+import { seededRandom } from '../../src/common/random.ts';
 import { mutate, mutatorNames } from './mutators.ts';
 import type { loadSeeds } from './seeds.ts';
 import { runTarget } from './target.ts';

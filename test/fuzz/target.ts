@@ -1,11 +1,11 @@
-import { classifyByHeaders } from '../classify/headers.ts';
-import { classifyFeedback } from '../classify/feedback.ts';
-import { detectBounce } from '../classify/bounce/index.ts';
-import { classify } from '../classify/ladder.ts';
-import { detectOutOfOffice } from '../classify/out-of-office.ts';
-import { parseMessageIds } from '../parse/message-ids.ts';
-import { parseMailSafe } from '../parse/parse-mail.ts';
-import { extractReplyText } from '../reply-text/index.ts';
+import { classifyByHeaders } from '../../src/ingest/classify/headers.ts';
+import { classifyFeedback } from '../../src/ingest/classify/feedback.ts';
+import { detectBounce } from '../../src/ingest/classify/bounce/index.ts';
+import { classify } from '../../src/ingest/classify/ladder.ts';
+import { detectOutOfOffice } from '../../src/ingest/classify/out-of-office.ts';
+import { parseMessageIds } from '../../src/ingest/parse/message-ids.ts';
+import { parseMailSafe } from '../../src/ingest/parse/parse-mail.ts';
+import { extractReplyText } from '../../src/ingest/reply-text/index.ts';
 
 /**
  * What the fuzzer drives: everything ingestion runs on a message's bytes, as the worker runs it

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { CORPORA } from '../../../test/corpora/location.ts';
+import { CORPORA } from '../corpora/location.ts';
 import { hostileMessages } from './hostile-corpus.ts';
 
 /** The corpora folder (../shared/corpora from the repository root). */

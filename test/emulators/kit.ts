@@ -1,7 +1,7 @@
 import { afterEach, beforeEach } from 'vitest';
-import { SimClock } from '../sim-clock.ts';
-import { startPushSink, type PushSink } from './push-sink.ts';
-import type { TokenRegistry } from './tokens.ts';
+import { SimClock } from '../../src/sim/sim-clock.ts';
+import { startPushSink, type PushSink } from '../../src/sim/emulators/push-sink.ts';
+import type { TokenRegistry } from '../../src/sim/emulators/tokens.ts';
 
 /** What each test of an emulator's own HTTP suite gets afresh; the fields are replaced before every test. */
 export interface EmulatorTestKit<E> {

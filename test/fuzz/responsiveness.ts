@@ -1,8 +1,8 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { SyncBatch } from '../../mailbox/sync/source.ts';
-import { ingestBatch, type IngestDeps, type MailboxRef } from '../pipeline.ts';
+import type { SyncBatch } from '../../src/mailbox/sync/source.ts';
+import { ingestBatch, type IngestDeps, type MailboxRef } from '../../src/ingest/pipeline.ts';
 
 /**
  * Messages through the real pipeline while an HTTP server in this process answers /healthz every

@@ -1,13 +1,13 @@
 /**
- * Helpers shared by this folder's tests (not used by the calendar itself). luxon is the
+ * Helpers shared by the calendar's tests (src/calendar) and the pacing tests. luxon is the
  * independent oracle: instants are written as ISO strings with explicit offsets, so a test reads
  * as the wall clock a person in that zone would see.
  */
 import { DateTime } from 'luxon';
-import type { CadenzaError } from '../common/errors.ts';
-import { isCadenzaError } from '../common/errors.ts';
-import type { CalendarSpec, SendWindow } from './types.ts';
-import { parseWindow } from './window.ts';
+import type { CadenzaError } from '../../src/common/errors.ts';
+import { isCadenzaError } from '../../src/common/errors.ts';
+import type { CalendarSpec, SendWindow } from '../../src/calendar/types.ts';
+import { parseWindow } from '../../src/calendar/window.ts';
 
 /** Epoch ms of an ISO string that carries its offset ('2025-03-09T03:30-04:00'). */
 export function ms(iso: string): number {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../common/random.ts';
-import { parseMailSafe } from '../parse/parse-mail.ts';
+import { seededRandom } from '../../src/common/random.ts';
+import { parseMailSafe } from '../../src/ingest/parse/parse-mail.ts';
 import { planIteration } from './campaign.ts';
 import { heapUsedAfterGc } from './heap.ts';
 import { mutate, mutators } from './mutators.ts';

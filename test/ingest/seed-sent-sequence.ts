@@ -1,13 +1,13 @@
 import { sql } from 'kysely';
-import type { Clock } from '../common/clock.ts';
-import { newId } from '../common/ids.ts';
-import type { Random } from '../common/random.ts';
-import type { Vault } from '../mailbox/vault.ts';
-import { applyDefinition } from '../sequence/apply-definition.ts';
-import { bulkEnroll } from '../sequence/bulk-enroll.ts';
-import { validateDefinition } from '../sequence/definition.ts';
-import type { EnrollmentService } from '../sequence/enrollment-service.ts';
-import type { Store } from '../store/store.ts';
+import type { Clock } from '../../src/common/clock.ts';
+import { newId } from '../../src/common/ids.ts';
+import type { Random } from '../../src/common/random.ts';
+import type { Vault } from '../../src/mailbox/vault.ts';
+import { applyDefinition } from '../../src/sequence/apply-definition.ts';
+import { bulkEnroll } from '../../src/sequence/bulk-enroll.ts';
+import { validateDefinition } from '../../src/sequence/definition.ts';
+import type { EnrollmentService } from '../../src/sequence/enrollment-service.ts';
+import type { Store } from '../../src/store/store.ts';
 
 /**
  * For ingestion tests: a workspace, a mailbox and a two-step sequence whose first email was sent to

@@ -1,14 +1,15 @@
 /**
- * Helpers for this folder's tests (not used by dispatch itself): a workspace with mailboxes,
- * sequences and queued send requests written straight into the store, and a sender that claims
- * the way the outbox will once pacing is wired in (send_at <= now, reserveSlot in the claim).
+ * Helpers for the dispatcher's tests (src/sending/dispatch) and others that need a paced world:
+ * a workspace with mailboxes, sequences and queued send requests written straight into the store,
+ * and a sender that claims the way the outbox will once pacing is wired in (send_at <= now,
+ * reserveSlot in the claim).
  */
 import { sql } from 'kysely';
-import { newId } from '../../common/ids.ts';
-import { seededRandom } from '../../common/random.ts';
-import { parseWindow } from '../../calendar/index.ts';
-import type { Store } from '../../store/store.ts';
-import { reserveSlot, type Reservation } from './reserve.ts';
+import { newId } from '../../src/common/ids.ts';
+import { seededRandom } from '../../src/common/random.ts';
+import { parseWindow } from '../../src/calendar/index.ts';
+import type { Store } from '../../src/store/store.ts';
+import { reserveSlot, type Reservation } from '../../src/sending/dispatch/reserve.ts';
 
 export interface SeedMailbox {
   zone?: string | null;

@@ -1,4 +1,4 @@
-import type { Random } from '../../common/random.ts';
+import type { Random } from '../../src/common/random.ts';
 
 /**
  * Mutations of real mail for fuzzing the parsers. Each is pure: (bytes, random) → new bytes, so a

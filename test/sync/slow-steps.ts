@@ -1,5 +1,5 @@
-import type { IngestSteps } from '../pipeline.ts';
-import { defaultIngestSteps } from '../pipeline-steps.ts';
+import type { IngestSteps } from '../../src/ingest/pipeline.ts';
+import { defaultIngestSteps } from '../../src/ingest/pipeline-steps.ts';
 
 /**
  * The real stages, made slow on purpose for tests of the deadline and the lease: a message with a
@@ -35,4 +35,4 @@ export function createSteps(): IngestSteps {
   };
 }
 
-export const slowStepsModule = new URL('./slow-steps-test-support.ts', import.meta.url);
+export const slowStepsModule = new URL('./slow-steps.ts', import.meta.url);

@@ -39,6 +39,10 @@ for (const backend of testBackends()) {
       const s = await seedSentSequence(store, { clock: systemClock, random: seededRandom(`seed-${tag}`), service }, { mailboxEmail: 'rep@cadenza.test', leads: ['a@acme.test'], tag });
       const send = s.sends[0]!;
       const raw = replyMail({ from: send.leadEmail, to: 'rep@cadenza.test', inReplyTo: send.messageId, subject: `Re: ${send.subject}`, body: 'Yes, call me.', messageId: `<slow-${tag}@acme.test>`, headers: { 'X-Test-Spin-Ms': String(SPIN_MS), 'X-Test-Spin-Once': 'yes' } });
+      // The batch waits until the test has read the lease it starts under: on the main thread,
+      // its spin would otherwise starve the test's query until the lease had expired and gone.
+      let leaseRead = () => {};
+      const read = new Promise<void>((r) => (leaseRead = r));
       const batch: SyncBatch = { messages: [{ key: 'INBOX:1:1', folder: 'inbox', raw: new TextEncoder().encode(raw), threadId: null, receivedAt: Date.now() }], problems: [], cursor: { uid: 1 }, mode: 'incremental' };
       pool = new SyncPool({
         store,
@@ -50,13 +54,14 @@ for (const backend of testBackends()) {
         mailboxIds: [s.mailboxId],
         leaseTtlMs: TTL_MS,
         reconcileMs: 60_000,
-        connectorFor: () => new OneBatch(batch),
+        connectorFor: () => new OneBatch(batch, read),
         ...(mode === 'pool' ? { prepare: { size: 1, deadlineMs: 30_000, stepsModule: slowStepsModule } } : { steps: createSteps() }),
       });
       await pool.start();
       const lease = async () => store!.db.selectFrom('lease').select(['owner', 'token']).where('resource', '=', `sync:${s.mailboxId}`).executeTakeFirst();
       const first = await lease();
       expect(first).toBeDefined();
+      leaseRead();
       const end = Date.now() + 40_000;
       while ((await store.db.selectFrom('enrollment').select('state').where('id', '=', send.enrollmentId).executeTakeFirstOrThrow()).state !== 'replied') {
         if (Date.now() > end) throw new Error('the reply was never committed');

@@ -12,9 +12,9 @@ import { replyMail, seedSentSequence, type Seeded } from '../../../test/ingest/s
 import { SyncPool } from './sync-pool.ts';
 
 /**
- * Two sync processes (two pools on one PostgreSQL): one owner per mailbox; when the owner stops
- * (SIGTERM), it releases the lease and the other takes the mailbox over at its next balance and
- * continues from the stored cursor, so every reply acts exactly once.
+ * Sync processes (pools on one PostgreSQL): one owner per mailbox; when the owner stops (SIGTERM),
+ * it releases the lease and another takes the mailbox over at its next balance; an owner that
+ * comes after a gap continues from the stored cursor; so every reply acts exactly once.
  */
 const USER = 'sync13@inbox.test';
 
@@ -45,7 +45,7 @@ describeMailBed('sync pools share mailboxes by lease', () => {
     vault = new Vault(store, localKeyWrapper(randomBytes(32)));
     s = await seedSentSequence(store, { clock: systemClock, random: seededRandom(`seed-${tag}`), service: new EnrollmentService({ store, clock: systemClock, random: seededRandom(1) }) }, {
       mailboxEmail: USER,
-      leads: [`a.${tag}@prospects.test`, `b.${tag}@prospects.test`],
+      leads: [`a.${tag}@prospects.test`, `b.${tag}@prospects.test`, `c.${tag}@prospects.test`],
       tag,
       settings: { imap: bedEndpoint('imap') },
       credential: { vault, username: USER, password: 'pass' },
@@ -57,32 +57,48 @@ describeMailBed('sync pools share mailboxes by lease', () => {
     await store?.destroy();
   });
 
-  it('one owner at a time; a stopped owner hands over and the next one continues from the cursor', async () => {
+  it('one owner at a time; a stopped owner hands over, and an owner after a gap continues from the cursor', async () => {
     const one = pool('one');
     const two = pool('two');
     await one.start();
     await two.start();
     expect([one.mailboxes, two.mailboxes]).toEqual([[s.mailboxId], []]);
-    const lease = await store.db.selectFrom('lease').select(['owner', 'token']).where('resource', '=', `sync:${s.mailboxId}`).executeTakeFirstOrThrow();
-    expect(lease.owner).toBe('one');
+    const owner = () => store.db.selectFrom('lease').select(['owner', 'token']).where('resource', '=', `sync:${s.mailboxId}`).executeTakeFirst();
+    const first = (await owner())!;
+    expect(first.owner).toBe('one');
+    const reply = (to: Seeded['sends'][number], id: string) =>
+      smtp.sendMail({ envelope: { from: to.leadEmail, to: [USER] }, raw: replyMail({ from: to.leadEmail, to: USER, inReplyTo: to.messageId, subject: `Re: ${to.subject}`, body: 'Yes', messageId: `<${id}-${tag}@p.test>` }) });
 
-    const [a, b] = s.sends;
-    await smtp.sendMail({ envelope: { from: a!.leadEmail, to: [USER] }, raw: replyMail({ from: a!.leadEmail, to: USER, inReplyTo: a!.messageId, subject: `Re: ${a!.subject}`, body: 'Yes', messageId: `<ha-${tag}@p.test>` }) });
+    const [a, b, c] = s.sends;
+    await reply(a!, 'ha');
     await until(replied(a!.enrollmentId));
 
+    // The owner stops: it releases the lease and leaves, which nudges the other to take it over
+    // (at once: whether it already has by the next query is a race, so only "not one" is certain).
     await one.stop();
-    expect(await store.db.selectFrom('lease').select('owner').where('resource', '=', `sync:${s.mailboxId}`).execute()).toEqual([]);
-    // While nobody holds it, a reply arrives; the next owner's first pull (from the stored cursor) finds it.
-    await smtp.sendMail({ envelope: { from: b!.leadEmail, to: [USER] }, raw: replyMail({ from: b!.leadEmail, to: USER, inReplyTo: b!.messageId, subject: `Re: ${b!.subject}`, body: 'Sure', messageId: `<hb-${tag}@p.test>` }) });
+    expect((await owner())?.owner).not.toBe('one');
     await until(async () => two.mailboxes.length === 1);
+    const second = (await owner())!;
+    expect(second.owner).toBe('two');
+    expect(Number(second.token)).toBeGreaterThan(Number(first.token));
+    await reply(b!, 'hb');
     await until(replied(b!.enrollmentId));
-    const next = await store.db.selectFrom('lease').select(['owner', 'token']).where('resource', '=', `sync:${s.mailboxId}`).executeTakeFirstOrThrow();
-    expect(next.owner).toBe('two');
-    expect(Number(next.token)).toBeGreaterThan(Number(lease.token));
+
+    // The last owner stops, and nobody holds the mailbox while a reply arrives; the owner after
+    // the gap finds it on its first pull, from the stored cursor.
+    await two.stop();
+    expect(await owner()).toBeUndefined();
+    await reply(c!, 'hc');
+    const three = pool('three');
+    await three.start();
+    expect(three.mailboxes).toEqual([s.mailboxId]);
+    await until(replied(c!.enrollmentId));
+    expect(Number((await owner())!.token)).toBeGreaterThan(Number(second.token));
+
     // Each reply stored and acted on once, whoever pulled it.
     const rows = await store.db.selectFrom('message').select('message_id').where('direction', '=', 'inbound').orderBy('message_id').execute();
-    expect(rows.map((r) => r.message_id)).toEqual([`<ha-${tag}@p.test>`, `<hb-${tag}@p.test>`]);
+    expect(rows.map((r) => r.message_id)).toEqual([`<ha-${tag}@p.test>`, `<hb-${tag}@p.test>`, `<hc-${tag}@p.test>`]);
     const events = await store.db.selectFrom('event').select('type').where('type', 'like', 'reply%').execute();
-    expect(events.map((e) => e.type)).toEqual(['reply', 'reply']);
+    expect(events.map((e) => e.type)).toEqual(['reply', 'reply', 'reply']);
   }, 90_000);
 });

@@ -63,6 +63,11 @@ export interface AppOptions {
   mailer?: SystemMailerSettings;
   /** The senders' timings (CADENZA_UNKNOWN_GRACE_MS, CADENZA_SENDER_RESOLVE_EVERY_MS, CADENZA_SENDER_LEASE_TTL_MS); absent: the defaults. */
   sending?: { unknownGraceMs?: number; resolveEveryMs?: number; leaseTtlMs?: number };
+  /**
+   * The periodic passes that work nudges make up for: the scheduler's refill and the day planner's
+   * pass (default 30 s each). Tests that must see the nudges alone set them far apart.
+   */
+  polls?: { refillEveryMs?: number; planEveryMs?: number };
   /** GET /metrics needs this bearer token (CADENZA_METRICS_TOKEN); absent: /metrics is public. */
   metricsToken?: string;
   /** How long a stop lets HTTP requests in progress finish before their connections are cut; default 10 s. */
@@ -231,7 +236,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   // suspends them while its own run on its faster clock: src/demo/control.ts).
   const startRoles = async () => {
     if (o.roles.includes('scheduler')) {
-      app.scheduler = new Scheduler({ store, service, clock, log, onFired: () => nudges.nudge('requests') });
+      app.scheduler = new Scheduler({ store, service, clock, log, onFired: () => nudges.nudge('requests'), ...(o.polls?.refillEveryMs !== undefined ? { refillEveryMs: o.polls.refillEveryMs } : {}) });
       await app.scheduler.start();
     }
     if (o.roles.includes('sender')) {
@@ -247,6 +252,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         ...(o.sending?.unknownGraceMs !== undefined ? { policy: { unknownGraceMs: o.sending.unknownGraceMs } } : {}),
         ...(o.sending?.resolveEveryMs !== undefined ? { resolveEveryMs: o.sending.resolveEveryMs } : {}),
         ...(o.sending?.leaseTtlMs !== undefined ? { leaseTtlMs: o.sending.leaseTtlMs } : {}),
+        ...(o.polls?.planEveryMs !== undefined ? { planEveryMs: o.polls.planEveryMs } : {}),
         log,
         // Joining, leaving and handing a mailbox over tell the other processes' pools to balance now.
         announce: () => nudges.nudge('mailboxes'),

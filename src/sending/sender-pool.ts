@@ -25,6 +25,8 @@ export interface SenderPoolOptions extends PoolTuning {
   owner?: string;
   /** How long an idle mailbox waits before looking at its queue again. */
   idlePollMs?: number;
+  /** The day planner's periodic pass (dispatch/dispatcher.ts; default 30 s); nudges plan at once whatever it is. */
+  planEveryMs?: number;
   /** How often unknown sends are looked for in the Sent folder. */
   resolveEveryMs?: number;
   policy?: Partial<RetryPolicy>;
@@ -98,6 +100,7 @@ export class SenderPool {
     this.dispatcher = new Dispatcher({
       store: this.o.store,
       clock: this.o.clock,
+      ...(this.o.planEveryMs !== undefined ? { everyMs: this.o.planEveryMs } : {}),
       ...(this.o.log ? { log: this.o.log } : {}),
       // A new slot may be sooner than the idle poll: the mailbox's loop looks at its queue now.
       onPlanned: (ids) => {
@@ -115,11 +118,6 @@ export class SenderPool {
 
   get mailboxes(): string[] {
     return this.pool.mailboxes;
-  }
-
-  /** The day planner's passes (periodic and nudged) so far in this process. */
-  get planPasses(): number {
-    return this.dispatcher?.stats.passes ?? 0;
   }
 
   /**

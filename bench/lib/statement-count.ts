@@ -1,0 +1,25 @@
+/**
+ * Counts the SQL statements a process sends to its database, BEGIN and COMMIT included, at the
+ * drivers' doors: pg's Client.query (node-postgres, under Kysely's PostgresDialect) and PGlite's
+ * query (under the PGlite dialect). For a benchmark's "statements per send"; read it around a
+ * phase in which nothing else of this process talks to the database.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+
+let count = 0;
+let installed = false;
+
+export function countStatements(): { read(): number } {
+  if (!installed) {
+    installed = true;
+    for (const proto of [pg.Client.prototype, PGlite.prototype] as Array<{ query: (...a: unknown[]) => unknown }>) {
+      const original = proto.query;
+      proto.query = function (this: unknown, ...a: unknown[]) {
+        count++;
+        return original.apply(this, a);
+      };
+    }
+  }
+  return { read: () => count };
+}

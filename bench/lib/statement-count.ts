@@ -8,6 +8,8 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 
 let count = 0;
+/** CADENZA_BENCH_TRACE_SQL=1: every statement to stderr, to see which ones a send makes. */
+const trace = !!process.env.CADENZA_BENCH_TRACE_SQL;
 let installed = false;
 
 export function countStatements(): { read(): number } {
@@ -17,6 +19,7 @@ export function countStatements(): { read(): number } {
       const original = proto.query;
       proto.query = function (this: unknown, ...a: unknown[]) {
         count++;
+        if (trace) console.error('SQL', String(typeof a[0] === 'string' ? a[0] : (a[0] as { text?: string })?.text).replace(/\s+/g, ' ').slice(0, 150));
         return original.apply(this, a);
       };
     }

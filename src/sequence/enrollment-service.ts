@@ -21,7 +21,8 @@ export interface EnrollmentServiceDeps {
   sequences?: SequenceCache;
 }
 
-type LoadedRow = EnrollmentRow & { country: string | null; region: string | null; email_norm: string };
+/** sequence_version: read with the lock, so that a cached definition of that version needs no query of its own. */
+type LoadedRow = EnrollmentRow & { country: string | null; region: string | null; email_norm: string; sequence_version: number | null };
 
 export interface Applied {
   enrollmentId: string;
@@ -156,7 +157,7 @@ export class EnrollmentService implements StopEngine {
   private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent }>, now: number): Promise<Applied[]> {
     if (items.length === 0) return [];
     const seqs = new Map<string, SequenceDef>();
-    for (const { row } of items) if (!seqs.has(row.sequence_id)) seqs.set(row.sequence_id, await this.sequences.get(tx, row.sequence_id));
+    for (const { row } of items) if (!seqs.has(row.sequence_id)) seqs.set(row.sequence_id, await this.sequences.get(tx, row.sequence_id, row.sequence_version));
     const done = items.map(({ row, event }) => {
       const seq = seqs.get(row.sequence_id)!;
       const before = fromRow(row, { country: row.country, region: row.region });
@@ -186,7 +187,7 @@ async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, sk
   // same rows in the same order on every run (a simulation replays exactly from its seed).
   const order = byId ? sql`e.id` : sql`e.due_at, e.id`;
   const r = await sql<LoadedRow>`
-    select e.*, l.country, l.region, l.email_norm
+    select e.*, l.country, l.region, l.email_norm, (select s.version from sequence s where s.id = e.sequence_id) as sequence_version
     from enrollment e join lead l on l.id = e.lead_id
     where ${where}
     order by ${order}

@@ -36,8 +36,10 @@ import { EnrollmentService } from '../src/sequence/enrollment-service.ts';
 import { trackingKey } from '../src/sending/compose/tracking.ts';
 import { Dispatcher } from '../src/sending/dispatch/index.ts';
 import { MailboxSender } from '../src/sending/mailbox-sender.ts';
+import { SentRecorder } from '../src/sending/sent-recorder.ts';
 import type { Store } from '../src/store/store.ts';
 import { graphileRound } from './lib/graphile-anchor.ts';
+import { postgresCpuMs, processCpuMs } from './lib/cpu.ts';
 import { formatSpread, load1, spread } from './lib/rounds.ts';
 import { startSmtpSink, type SmtpSink } from './lib/smtp-sink.ts';
 import { countStatements } from './lib/statement-count.ts';
@@ -117,6 +119,9 @@ function noopTransport(seen: Map<string, number>): Transport {
 interface RoundResult {
   sendsPerS: number;
   statementsPerSend: number;
+  /** CPU per send: this process, and the PostgreSQL server (null for PGlite, which runs in this process). */
+  nodeCpuMs: number;
+  pgCpuMs: number | null;
 }
 
 async function cadenzaRound(store: Store, n: number, concurrency: number, round: number, transport: TransportName, sink: SmtpSink): Promise<RoundResult> {
@@ -126,6 +131,8 @@ async function cadenzaRound(store: Store, n: number, concurrency: number, round:
   const service = new EnrollmentService({ store, clock, random });
   const key = trackingKey(randomBytes(32));
   const seen = new Map<string, number>();
+  // One group commit for the process's accepted sends, as the sender pool has.
+  const recorder = new SentRecorder({ store, service, clock, random });
   const receivedBefore = sink.received;
   const transports = world.mailboxIds.map((_, m) =>
     transport === 'noop'
@@ -136,11 +143,14 @@ async function cadenzaRound(store: Store, n: number, concurrency: number, round:
     store, service, clock, random,
     fence: world.leases[m]!, paced: true,
     transport: transports[m]!,
+    recorder,
     trackingKey: key, publicUrl: 'https://cadenza.bench.test', pauseMailbox: async () => undefined,
   }));
   const statements = countStatements();
   let next = 0;
   const s0 = statements.read();
+  const cpu0 = processCpuMs();
+  const pg0 = store.backend === 'postgres' ? postgresCpuMs() : null;
   const t0 = process.hrtime.bigint();
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < senders.length) {
@@ -151,9 +161,12 @@ async function cadenzaRound(store: Store, n: number, concurrency: number, round:
   }));
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const stmts = statements.read() - s0;
+  const nodeCpuMs = (processCpuMs() - cpu0) / n;
+  const pg1 = pg0 === null ? null : postgresCpuMs();
+  const pgCpuMs = pg0 === null || pg1 === null ? null : (pg1 - pg0) / n;
   await Promise.all(transports.map((t) => t.close()));
   await checkExactlyOnce(store, world, n, transport === 'noop' ? { handed: [...seen.values()].reduce((a, x) => a + x, 0), distinct: seen.size, max: Math.max(...seen.values()) } : { handed: sink.received - receivedBefore, distinct: n, max: 1 });
-  return { sendsPerS: n / seconds, statementsPerSend: stmts / n };
+  return { sendsPerS: n / seconds, statementsPerSend: stmts / n, nodeCpuMs, pgCpuMs };
 }
 
 /** Each request sent once and recorded once: the store's counts and the transport's. */
@@ -197,7 +210,7 @@ export default async function claimSendBench(args: string[]): Promise<Record<str
           for (const t of transports) {
             const r = await cadenzaRound(b.store, n, concurrency, round * 10 + transports.indexOf(t), t, sink);
             results.set(t, [...(results.get(t) ?? []), r]);
-            console.log(`  ${backend} round ${round + 1} ${t.padEnd(4)}: ${Math.round(r.sendsPerS)} sends/s, ${r.statementsPerSend.toFixed(1)} statements a send`);
+            console.log(`  ${backend} round ${round + 1} ${t.padEnd(4)}: ${Math.round(r.sendsPerS)} sends/s, ${r.statementsPerSend.toFixed(1)} statements a send, CPU a send: ${r.nodeCpuMs.toFixed(2)} ms Node${r.pgCpuMs === null ? '' : `, ${r.pgCpuMs.toFixed(2)} ms PostgreSQL`}`);
           }
           if (backend === 'postgres' && b.url) {
             const a = await graphileRound(b.url, n, concurrency);
@@ -216,6 +229,9 @@ export default async function claimSendBench(args: string[]): Promise<Record<str
         figures[`${backend}_${t}_sends_per_s_min`] = Math.round(s.min);
         figures[`${backend}_${t}_sends_per_s_max`] = Math.round(s.max);
         figures[`${backend}_${t}_statements_per_send`] = Math.round(st.median * 10) / 10;
+        figures[`${backend}_${t}_node_cpu_ms_per_send`] = Math.round(spread(rs.map((r) => r.nodeCpuMs)).median * 100) / 100;
+        const pgCpu = rs.map((r) => r.pgCpuMs).filter((x): x is number => x !== null);
+        if (pgCpu.length) figures[`${backend}_${t}_pg_cpu_ms_per_send`] = Math.round(spread(pgCpu).median * 100) / 100;
       }
       if (anchor.length) {
         const a = spread(anchor);

@@ -384,20 +384,68 @@ export interface SentDetails {
 // From in_flight (the transport said yes) or unknown (settled from the Sent folder), and only
 // under the claim's Message-ID: a second report of the same send changes nothing. `state` is
 // 'possibly_sent' when the Sent folder shows only that it may have gone. The outbound message row
-// is written in the same statement, only when the request was marked (an existing row under the
-// same Message-ID is kept).
-const markSentSql = (claim: Claim, state: 'sent' | 'possibly_sent', note: string | null, now: number, sentAt: number, d: SentDetails, rowId: string) => sql<{ marked: number }>`
-  with marked as (
-    update send_request set state = ${state}, last_error = ${note}, updated_at = ${new Date(now)}
-    where id = ${claim.requestId} and message_id = ${claim.messageId} and state in ('in_flight', 'unknown')
-    returning id),
+// is written in the same statement, only for a request marked now (an existing row under the same
+// Message-ID is kept). Any number of sends at once (a batch, recordSentBatch).
+const markSentSql = (sends: SentRow[], state: 'sent' | 'possibly_sent', note: string | null, now: number) => sql<{ id: string }>`
+  with u as (
+    select * from jsonb_to_recordset(${JSON.stringify(sends)}::jsonb) as u(
+      request_id uuid, message_id text, row_id uuid, workspace_id uuid, mailbox_id uuid, enrollment_id uuid,
+      in_reply_to text, refs text[], thread_id text, subject text, from_addr text, to_addr text, at timestamptz)),
+  marked as (
+    update send_request r set state = ${state}, last_error = ${note}, updated_at = ${new Date(now)}
+    from u
+    where r.id = u.request_id and r.message_id = u.message_id and r.state in ('in_flight', 'unknown')
+    returning r.id),
   outbound as (
     insert into message (id, workspace_id, mailbox_id, enrollment_id, send_request_id, direction, message_id, in_reply_to, refs, thread_id, subject, from_addr, to_addrs, at)
-    select ${rowId}, ${claim.workspaceId}, ${claim.mailboxId}, ${claim.enrollmentId}, marked.id, 'outbound', ${claim.messageId}, ${d.inReplyTo ?? null},
-           ${d.refs ?? []}::text[], ${d.threadId ?? null}, ${d.subject ?? null}, ${claim.from}, ${[claim.to]}::text[], ${new Date(sentAt)}
-    from marked
+    select u.row_id, u.workspace_id, u.mailbox_id, u.enrollment_id, u.request_id, 'outbound', u.message_id, u.in_reply_to,
+           coalesce(u.refs, '{}'), u.thread_id, u.subject, u.from_addr, array[u.to_addr], u.at
+    from u join marked on marked.id = u.request_id
     on conflict (mailbox_id, message_id) do nothing)
-  select count(*)::int as marked from marked`;
+  select id from marked`;
+
+interface SentRow {
+  request_id: string;
+  message_id: string;
+  row_id: string;
+  workspace_id: string;
+  mailbox_id: string;
+  enrollment_id: string;
+  in_reply_to: string | null;
+  refs: string[];
+  thread_id: string | null;
+  subject: string | null;
+  from_addr: string;
+  to_addr: string;
+  at: string;
+}
+
+/** A send as markSentSql takes it; the outbound row's id is drawn here. */
+function sentRow(deps: OutboxDeps, s: RecordedSend, now: number): SentRow {
+  const { claim, sentAt, details: d = {} } = s;
+  return {
+    request_id: claim.requestId,
+    message_id: claim.messageId,
+    row_id: newId(now, deps.random),
+    workspace_id: claim.workspaceId,
+    mailbox_id: claim.mailboxId,
+    enrollment_id: claim.enrollmentId,
+    in_reply_to: d.inReplyTo ?? null,
+    refs: d.refs ?? [],
+    thread_id: d.threadId ?? null,
+    subject: d.subject ?? null,
+    from_addr: claim.from,
+    to_addr: claim.to,
+    at: new Date(sentAt).toISOString(),
+  };
+}
+
+/** One send the transport accepted, to be recorded. */
+export interface RecordedSend {
+  claim: Claim;
+  sentAt: number;
+  details?: SentDetails;
+}
 
 /**
  * Records a send the server accepted, in one transaction: the request is marked sent, the outbound
@@ -409,12 +457,32 @@ export async function recordSent(deps: OutboxDeps, claim: Claim, sentAt: number,
 }
 
 /**
+ * recordSent for many sends in ONE transaction (a group commit, sent-recorder.ts): the requests
+ * marked and their outbound rows in one statement, every step_sent in one engine batch
+ * (EnrollmentService.applyEachInTx). Each send is recorded exactly as recordSent would; the
+ * result says, send by send, whether it was recorded now (false: it already was).
+ */
+export async function recordSentBatch(deps: OutboxDeps, sends: readonly RecordedSend[]): Promise<boolean[]> {
+  if (sends.length === 0) return [];
+  const now = deps.clock.now();
+  const applied: Applied[] = [];
+  const marked = await deps.store.db.transaction().execute(async (tx) => {
+    const ids = new Set((await markSentSql(sends.map((s) => sentRow(deps, s, now)), 'sent', null, now).execute(tx)).rows.map((r) => r.id));
+    const steps = sends.filter((s) => ids.has(s.claim.requestId) && !s.claim.manualResend);
+    applied.push(...(await deps.service.applyEachInTx(tx, steps.map(({ claim, sentAt }) => ({ enrollmentId: claim.enrollmentId, event: { type: 'step_sent', stepId: claim.stepId, at: sentAt, messageId: claim.messageId } as const })), now)));
+    return ids;
+  });
+  deps.service.notify(applied);
+  return sends.map((s) => marked.has(s.claim.requestId));
+}
+
+/**
  * The send of `claim` as recorded inside the caller's transaction: marked `state`, the outbound
  * row, and step_sent (not for a resend by hand: the enrollment already continued past the step).
  */
 async function markSentInTx(tx: Tx, apply: ApplyInTx, deps: OutboxDeps, claim: Claim, sentAt: number, details: SentDetails, state: 'sent' | 'possibly_sent', note: string | null): Promise<boolean> {
   const now = deps.clock.now();
-  const marked = (await markSentSql(claim, state, note, now, sentAt, details, newId(now, deps.random)).execute(tx)).rows[0]!.marked > 0;
+  const marked = (await markSentSql([sentRow(deps, { claim, sentAt, details }, now)], state, note, now).execute(tx)).rows.length > 0;
   if (!marked) return false;
   if (!claim.manualResend) await apply(claim.enrollmentId, { type: 'step_sent', stepId: claim.stepId, at: sentAt, messageId: claim.messageId });
   return true;

@@ -90,9 +90,20 @@ export class EnrollmentService implements StopEngine {
    * along moves; its effects never suppress, so this never calls suppress() back.
    */
   async stopEachInTx(tx: Tx, enrollmentIds: readonly string[], reason: string, now = this.deps.clock.now()): Promise<Applied[]> {
-    if (enrollmentIds.length === 0) return [];
-    const rows = await lockRows(tx, sql`e.id = any(${[...enrollmentIds]}::uuid[])`, enrollmentIds.length, false, true);
-    return this.commit(tx, rows.map((row) => ({ row, event: { type: 'stop', reason } as const })), now);
+    return this.applyEachInTx(tx, enrollmentIds.map((enrollmentId) => ({ enrollmentId, event: { type: 'stop', reason } as const })), now);
+  }
+
+  /**
+   * Applies each event to its enrollment inside the caller's transaction, as one batch: rows locked
+   * in id order (the order every batch takes its locks in, so two batches cannot deadlock), one
+   * write and one journal statement for all. Not for a prospect's signal (nothing is passed on
+   * along moves): a stop, or the outbox's step_sent for a batch of recorded sends.
+   */
+  async applyEachInTx(tx: Tx, items: ReadonlyArray<{ enrollmentId: string; event: EngineEvent }>, now = this.deps.clock.now()): Promise<Applied[]> {
+    if (items.length === 0) return [];
+    const events = new Map(items.map((i) => [i.enrollmentId, i.event]));
+    const rows = await lockRows(tx, sql`e.id = any(${[...events.keys()]}::uuid[])`, events.size, false, true);
+    return this.commit(tx, rows.map((row) => ({ row, event: events.get(row.id)! })), now);
   }
 
   /** Applies one event to many enrollments, each in its own transaction (a failure stops only that one). */

@@ -82,7 +82,7 @@ export interface OutboxDeps {
   fence?: { resource: string; token: number };
   /**
    * Claim only requests the dispatcher planned (send_at reached), and only when the mailbox's
-   * bucket grants the slot (sending/dispatch reserveSlot: working day, caps, gap, window). The
+   * bucket grants the slot (sending/dispatch reserve.ts: working day, caps, gap, window). The
    * sender role always paces; the engine simulation and the protocol tests claim by due time.
    */
   paced?: boolean;

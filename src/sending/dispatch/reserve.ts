@@ -1,7 +1,8 @@
 /**
- * The claim-time half of the token bucket: reserveSlot is called inside the outbox's claim
- * transaction, after the request and its enrollment are locked and re-checked and before the
- * request is marked in flight. It is the hard guard; the plan (send_at) is the schedule.
+ * The claim-time half of the token bucket: reserveSlot (or reserveLoaded, when the outbox's claim
+ * statement read the row itself) is called inside the outbox's claim transaction, after the
+ * request and its enrollment are locked and re-checked and before the request is marked in flight.
+ * It is the hard guard; the plan (send_at) is the schedule.
  *
  * It locks the mailbox row (FOR NO KEY UPDATE: reservations of one mailbox, and a pause, take
  * turns; inserts that reference the mailbox are not blocked), rebuilds the mailbox's bucket from

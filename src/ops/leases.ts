@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import type { Db, Store, Tx } from '../store/store.ts';
 
@@ -87,7 +87,11 @@ export class Leases {
  * check and the caller's commit.
  */
 export async function holds(tx: Tx | Db, resource: string, token: number, nowMs: number): Promise<boolean> {
-  const r = await sql<{ ok: number }>`
-    select 1 as ok from lease where resource = ${resource} and token = ${token} and expires_at > ${new Date(nowMs)} for share`.execute(tx);
-  return r.rows.length > 0;
+  const r = await sql<{ ok: boolean }>`select ${holdsSql(resource, token, nowMs)} as ok`.execute(tx);
+  return r.rows[0]?.ok === true;
+}
+
+/** holds() as a boolean SQL expression, for a statement that fences its own work (the outbox's claim). */
+export function holdsSql(resource: string, token: number, nowMs: number): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from lease where resource = ${resource} and token = ${token} and expires_at > ${new Date(nowMs)} for share)`;
 }

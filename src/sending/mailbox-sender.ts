@@ -3,6 +3,7 @@ import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { prepareEmail } from './compose/prepare.ts';
 import { loadSendMaterial } from './send-context.ts';
 import { MailboxLastLook, type LastLookPolicy } from './mailbox-last-look.ts';
+import type { SentRecorder } from './sent-recorder.ts';
 import { checkServerSentCopies, serverCopyVerified, type SentCopyCheck } from './sent-copy-check.ts';
 import {
   claimNext,
@@ -35,6 +36,8 @@ export interface MailboxSenderDeps extends OutboxDeps {
   /** Asks the sync role to pull a mailbox now (the mailbox last look found unread mail from the lead). */
   pullMailbox?: (mailboxId: string) => void;
   lastLookPolicy?: Partial<LastLookPolicy>;
+  /** The process's group commit for accepted sends (sent-recorder.ts); absent: each send on its own (recordSent). */
+  recorder?: SentRecorder;
   log?: Logger;
 }
 
@@ -121,6 +124,7 @@ export class MailboxSender {
         const details = { ...email.sent, threadId: outcome.threadId ?? email.threadId };
         // The send and the bounces of recipients refused beside it: one transaction.
         if (outcome.bounced.length) await recordSentWithBounces(d, claim, d.clock.now(), details, outcome.bounced);
+        else if (d.recorder) await d.recorder.record({ claim, sentAt: d.clock.now(), details });
         else await recordSent(d, claim, d.clock.now(), details);
         return { kind: 'sent', claim };
       }

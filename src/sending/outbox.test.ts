@@ -19,6 +19,7 @@ import {
   recordBounce,
   recordFailure,
   recordSent,
+  recordSentBatch,
   recordSentWithBounces,
   recoverInFlight,
   resendByHand,
@@ -27,6 +28,7 @@ import {
   type Claim,
   type OutboxDeps,
 } from './outbox.ts';
+import { SentRecorder } from './sent-recorder.ts';
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0); // Monday 1 June 2026
 const MIN = 60_000;
@@ -144,6 +146,43 @@ describe.each(testBackends())('outbox on %s', (backend) => {
     const journal = await store.db.selectFrom('event').select('type').where('enrollment_id', '=', c.enrollmentId).execute();
     expect(journal.filter((j) => j.type === 'step_sent')).toHaveLength(1);
     expect(await store.db.selectFrom('message').selectAll().execute()).toHaveLength(1);
+  });
+
+  it('records many sends in one transaction (recordSentBatch): each once, with its row and step_sent; a repeat changes nothing', async () => {
+    const { mailboxId } = await setup(4);
+    const claims = [await claim(mailboxId), await claim(mailboxId), await claim(mailboxId), await claim(mailboxId)];
+    clock.advance(1000);
+    expect(await recordSent(deps, claims[0]!, clock.now())).toBe(true);
+    expect(await recordSentBatch(deps, claims.map((c) => ({ claim: c, sentAt: clock.now(), details: { subject: 'Hi', refs: ['<a@x>', '<b@x>'] } })))).toEqual([false, true, true, true]);
+    for (const c of claims) {
+      expect((await request(c.requestId)).state).toBe('sent');
+      expect((await enrollment(c.enrollmentId)).waiting_for).toBe('timer');
+    }
+    const msgs = await store.db.selectFrom('message').selectAll().orderBy('send_request_id').execute();
+    expect(msgs.map((m) => m.send_request_id).sort()).toEqual(claims.map((c) => c.requestId).sort());
+    expect(msgs.find((m) => m.send_request_id === claims[1]!.requestId)).toMatchObject({ message_id: claims[1]!.messageId, to_addrs: [claims[1]!.to], refs: ['<a@x>', '<b@x>'], subject: 'Hi', direction: 'outbound' });
+    expect(await recordSentBatch(deps, claims.map((c) => ({ claim: c, sentAt: clock.now() })))).toEqual([false, false, false, false]);
+    const journal = await store.db.selectFrom('event').select('type').where('type', '=', 'step_sent').execute();
+    expect(journal).toHaveLength(4);
+  });
+
+  it('the group commit (SentRecorder) records concurrent sends together, and a failing batch send by send', async () => {
+    const plugin = new CrashPlugin();
+    const { mailboxId } = await setup(6);
+    const claims: Claim[] = [];
+    for (let i = 0; i < 6; i++) claims.push(await claim(mailboxId));
+    const over = crashingStore(store, plugin);
+    const recorder = new SentRecorder({ ...deps, store: over, service: new EnrollmentService({ store: over, clock, random }) });
+    // The first send commits alone; the five that came while it committed go in one transaction,
+    // which crashes once at its journal: each is then recorded on its own.
+    const first = recorder.record({ claim: claims[0]!, sentAt: clock.now() });
+    plugin.armWhen(insertInto('event'), 'journal of the batch');
+    const rest = claims.slice(1).map((c) => recorder.record({ claim: c, sentAt: clock.now() }));
+    expect(await Promise.all([first, ...rest])).toEqual([true, true, true, true, true, true]);
+    expect(plugin.armed).toBe(false); // the crash did happen
+    for (const c of claims) expect((await request(c.requestId)).state).toBe('sent');
+    expect(await store.db.selectFrom('message').selectAll().execute()).toHaveLength(6);
+    expect(await store.db.selectFrom('event').select('type').where('type', '=', 'step_sent').execute()).toHaveLength(6);
   });
 
   it('leaves nothing of a send record that crashed half-way (request still in flight, no message, no step_sent)', async () => {

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import { newId } from '../common/ids.ts';
-import { holds } from '../ops/leases.ts';
-import { reserveSlot } from './dispatch/reserve.ts';
+import { holdsSql } from '../ops/leases.ts';
+import { reserveColumns, reserveLoaded, type ReserveRow } from './dispatch/reserve.ts';
 import type { Random } from '../common/random.ts';
 import { recordSendOutcome } from './dispatch/health.ts';
 import type { RecipientBounce, SentProof } from '../mailbox/connectors/outcomes.ts';
@@ -82,7 +82,7 @@ export interface OutboxDeps {
   fence?: { resource: string; token: number };
   /**
    * Claim only requests the dispatcher planned (send_at reached), and only when the mailbox's
-   * bucket grants the slot (sending/dispatch reserveSlot: working day, caps, gap, window). The
+   * bucket grants the slot (sending/dispatch reserve.ts: working day, caps, gap, window). The
    * sender role always paces; the engine simulation and the protocol tests claim by due time.
    */
   paced?: boolean;
@@ -196,41 +196,52 @@ interface Recheck {
 }
 
 // -- name: claim-next
-// The oldest due request of the mailbox with its enrollment, both locked; a request or enrollment
-// another transaction holds is skipped, not waited for (graphile-worker's getJobs). With it, what
-// the re-check needs: the enrollment's state and step, the lead's address and whether it is
-// suppressed anywhere in the workspace (promise 6), and the sending mailbox's address. Ties on
-// due_at are broken by id so the order is stable.
-const claimNextSql = (mailboxId: string, now: number, paced: boolean) => sql<RequestRow & Recheck>`
-  select r.id, r.workspace_id, r.enrollment_id, r.step_id, r.mailbox_id, r.variant_id, r.due_at,
-         r.message_id, r.attempts, r.updated_at, r.proof, r.manual_resend,
-         e.state, e.waiting_for, e.next_step_id, l.email, s.reason as suppressed, m.email as mailbox_email
-  from send_request r
-  join enrollment e on e.id = r.enrollment_id
-  join lead l on l.id = e.lead_id
-  left join mailbox m on m.id = r.mailbox_id
-  left join suppression s on s.workspace_id = l.workspace_id and s.email_norm = l.email_norm
-  where r.mailbox_id = ${mailboxId} and r.state = 'queued' and r.due_at <= ${new Date(now)}
-    ${paced ? sql`and r.send_at <= ${new Date(now)} and r.send_at >= r.due_at` : sql``}
-  order by ${paced ? sql`r.send_at` : sql`r.due_at`}, r.id
-  limit 1
-  for update of r, e skip locked`;
+// One statement: the fence, then the oldest due request of the mailbox with its enrollment, both
+// locked; a request or enrollment another transaction holds is skipped, not waited for
+// (graphile-worker's getJobs). With it, what the re-check needs: the enrollment's state and step,
+// the lead's address and whether it is suppressed anywhere in the workspace (promise 6), and the
+// sending mailbox's address; and for a paced claim what the reservation reads (reserveColumns),
+// with the mailbox row locked FOR NO KEY UPDATE (waited for: reservations of one mailbox take
+// turns, dispatch/reserve.ts), as reserveSlot's own read would. The fence (the lease row, FOR
+// SHARE: a takeover cannot commit before this transaction does) is evaluated first; when it does
+// not hold, no request is looked at. Ties on due_at are broken by id so the order is stable.
+const claimNextSql = (mailboxId: string, now: number, paced: boolean, fence: OutboxDeps['fence']) => sql<{ fence_ok: boolean } & Partial<RequestRow & Recheck & ReserveRow>>`
+  select f.ok as fence_ok, c.*
+  from (select ${fence ? holdsSql(fence.resource, fence.token, now) : sql`true`} as ok) f
+  left join lateral (
+    select r.id, r.workspace_id, r.enrollment_id, r.step_id, r.mailbox_id, r.variant_id, r.due_at,
+           r.message_id, r.attempts, r.updated_at, r.proof, r.manual_resend,
+           e.state, e.waiting_for, e.next_step_id, l.email, sup.reason as suppressed, m.email as mailbox_email
+           ${paced ? sql`, ${reserveColumns}` : sql``}
+    from send_request r
+    join enrollment e on e.id = r.enrollment_id
+    join lead l on l.id = e.lead_id
+    ${paced ? sql`join mailbox m on m.id = r.mailbox_id join sequence s on s.id = e.sequence_id join workspace w on w.id = r.workspace_id` : sql`left join mailbox m on m.id = r.mailbox_id`}
+    left join suppression sup on sup.workspace_id = l.workspace_id and sup.email_norm = l.email_norm
+    where f.ok and r.mailbox_id = ${mailboxId} and r.state = 'queued' and r.due_at <= ${new Date(now)}
+      ${paced ? sql`and r.send_at <= ${new Date(now)} and r.send_at >= r.due_at` : sql``}
+    order by ${paced ? sql`r.send_at` : sql`r.due_at`}, r.id
+    limit 1
+    for update of r, e skip locked ${paced ? sql`for no key update of m` : sql``}
+  ) c on true`;
 
 // -- name: claim
 // Only a queued request is claimed (the row lock above makes the check race-free). A Message-ID
 // given on an earlier attempt is kept: a copy may exist under it.
 // The proof is the rule of the transport that is about to send it (a mailbox's setting may change).
-const markClaimedSql = (id: string, messageId: string, proof: SentProof | null, now: number) => sql<{ message_id: string; attempts: number }>`
+// A paced claim's reservation is granted here too (claimed_at: from now on it counts, reserve.ts).
+const markClaimedSql = (id: string, messageId: string, proof: SentProof | null, now: number, granted: boolean) => sql<{ message_id: string; attempts: number }>`
   update send_request
   set state = 'in_flight', message_id = coalesce(message_id, ${messageId}), attempts = attempts + 1,
-      proof = ${proof}, updated_at = ${new Date(now)}
+      proof = ${proof}, updated_at = ${new Date(now)}${granted ? sql`, claimed_at = ${new Date(now)}` : sql``}
   where id = ${id} and state = 'queued'
   returning message_id, attempts`;
 
 // -- name: cancel-request
-const cancelSql = (id: string, from: SendRequestState, reason: string, now: number) => sql`
+// A queued request (the claim's re-check), or one in flight under the claim's Message-ID (lastLook).
+const cancelSql = (id: string, from: 'queued' | 'in_flight', reason: string, now: number, messageId: string | null = null) => sql`
   update send_request set state = 'cancelled', last_error = ${reason}, updated_at = ${new Date(now)}
-  where id = ${id} and state = ${from}`;
+  where id = ${id} and state = ${from} ${messageId !== null ? sql`and message_id = ${messageId}` : sql``}`;
 
 type ApplyInTx = (enrollmentId: string, event: EngineEvent) => Promise<TransitionResult>;
 
@@ -289,10 +300,12 @@ export function makeMessageId(mailboxEmail: string, nowMs: number, random: Rando
  */
 export async function claimNext(deps: OutboxDeps, mailboxId: string): Promise<ClaimResult> {
   const now = deps.clock.now();
+  const paced = !!deps.paced;
   return inTx(deps, async (tx, apply): Promise<ClaimResult> => {
-    if (deps.fence && !(await holds(tx, deps.fence.resource, deps.fence.token, now))) return { kind: 'fenced' };
-    const req = (await claimNextSql(mailboxId, now, !!deps.paced).execute(tx)).rows[0];
-    if (!req) return { kind: 'empty' };
+    const row = (await claimNextSql(mailboxId, now, paced, deps.fence).execute(tx)).rows[0]!;
+    if (!row.fence_ok) return { kind: 'fenced' };
+    if (!row.id) return { kind: 'empty' };
+    const req = row as RequestRow & Recheck & ReserveRow;
     const check: Recheck = req;
     const why = refusal(check, req.step_id, req.manual_resend);
     if (why !== null) {
@@ -302,12 +315,12 @@ export async function claimNext(deps: OutboxDeps, mailboxId: string): Promise<Cl
       }
       return { kind: 'refused', requestId: req.id, enrollmentId: req.enrollment_id, reason: why };
     }
-    if (deps.paced) {
-      const slot = await reserveSlot(tx, req.id, now);
+    if (paced) {
+      const slot = await reserveLoaded(tx, req, now);
       if (!slot.granted) return { kind: 'paced', requestId: req.id, reason: slot.reason, retryAt: slot.retryAt };
     }
     const proof = deps.proof ?? null;
-    const claimed = (await markClaimedSql(req.id, makeMessageId(check.mailbox_email!, now, deps.random), proof, now).execute(tx)).rows[0]!;
+    const claimed = (await markClaimedSql(req.id, makeMessageId(check.mailbox_email!, now, deps.random), proof, now, paced).execute(tx)).rows[0]!;
     return {
       kind: 'claimed',
       claim: {
@@ -347,16 +360,17 @@ const lastLookSql = (claim: Claim) => sql<Recheck & { request_state: SendRequest
  */
 export async function lastLook(deps: OutboxDeps, claim: Claim): Promise<{ ok: true } | { ok: false; reason: string }> {
   const now = deps.clock.now();
-  return deps.store.db.transaction().execute(async (tx) => {
-    const r = (await lastLookSql(claim).execute(tx)).rows[0];
-    if (!r || r.request_state !== 'in_flight' || r.message_id !== claim.messageId) {
-      return { ok: false as const, reason: `request is ${r?.request_state ?? 'gone'}, no longer this claim's` };
-    }
-    const why = refusal(r, claim.stepId, r.manual_resend);
-    if (why === null) return { ok: true as const };
-    await cancelSql(claim.requestId, 'in_flight', `${why} (before sending)`, now).execute(tx);
-    return { ok: false as const, reason: why };
-  });
+  // One read, no transaction: the cancel below is itself guarded (still in flight under this
+  // claim's Message-ID), and a stop committed after the read is the race the transport call's
+  // deadline bounds (file comment, promise 2).
+  const r = (await lastLookSql(claim).execute(deps.store.db)).rows[0];
+  if (!r || r.request_state !== 'in_flight' || r.message_id !== claim.messageId) {
+    return { ok: false, reason: `request is ${r?.request_state ?? 'gone'}, no longer this claim's` };
+  }
+  const why = refusal(r, claim.stepId, r.manual_resend);
+  if (why === null) return { ok: true };
+  await cancelSql(claim.requestId, 'in_flight', `${why} (before sending)`, now, claim.messageId).execute(deps.store.db);
+  return { ok: false, reason: why };
 }
 
 export interface SentDetails {
@@ -369,11 +383,69 @@ export interface SentDetails {
 // -- name: mark-sent
 // From in_flight (the transport said yes) or unknown (settled from the Sent folder), and only
 // under the claim's Message-ID: a second report of the same send changes nothing. `state` is
-// 'possibly_sent' when the Sent folder shows only that it may have gone.
-const markSentSql = (claim: Claim, state: 'sent' | 'possibly_sent', note: string | null, now: number) => sql<{ id: string }>`
-  update send_request set state = ${state}, last_error = ${note}, updated_at = ${new Date(now)}
-  where id = ${claim.requestId} and message_id = ${claim.messageId} and state in ('in_flight', 'unknown')
-  returning id`;
+// 'possibly_sent' when the Sent folder shows only that it may have gone. The outbound message row
+// is written in the same statement, only for a request marked now (an existing row under the same
+// Message-ID is kept). Any number of sends at once (a batch, recordSentBatch).
+const markSentSql = (sends: SentRow[], state: 'sent' | 'possibly_sent', note: string | null, now: number) => sql<{ id: string }>`
+  with u as (
+    select * from jsonb_to_recordset(${JSON.stringify(sends)}::jsonb) as u(
+      request_id uuid, message_id text, row_id uuid, workspace_id uuid, mailbox_id uuid, enrollment_id uuid,
+      in_reply_to text, refs text[], thread_id text, subject text, from_addr text, to_addr text, at timestamptz)),
+  marked as (
+    update send_request r set state = ${state}, last_error = ${note}, updated_at = ${new Date(now)}
+    from u
+    where r.id = u.request_id and r.message_id = u.message_id and r.state in ('in_flight', 'unknown')
+    returning r.id),
+  outbound as (
+    insert into message (id, workspace_id, mailbox_id, enrollment_id, send_request_id, direction, message_id, in_reply_to, refs, thread_id, subject, from_addr, to_addrs, at)
+    select u.row_id, u.workspace_id, u.mailbox_id, u.enrollment_id, u.request_id, 'outbound', u.message_id, u.in_reply_to,
+           coalesce(u.refs, '{}'), u.thread_id, u.subject, u.from_addr, array[u.to_addr], u.at
+    from u join marked on marked.id = u.request_id
+    on conflict (mailbox_id, message_id) do nothing)
+  select id from marked`;
+
+interface SentRow {
+  request_id: string;
+  message_id: string;
+  row_id: string;
+  workspace_id: string;
+  mailbox_id: string;
+  enrollment_id: string;
+  in_reply_to: string | null;
+  refs: string[];
+  thread_id: string | null;
+  subject: string | null;
+  from_addr: string;
+  to_addr: string;
+  at: string;
+}
+
+/** A send as markSentSql takes it; the outbound row's id is drawn here. */
+function sentRow(deps: OutboxDeps, s: RecordedSend, now: number): SentRow {
+  const { claim, sentAt, details: d = {} } = s;
+  return {
+    request_id: claim.requestId,
+    message_id: claim.messageId,
+    row_id: newId(now, deps.random),
+    workspace_id: claim.workspaceId,
+    mailbox_id: claim.mailboxId,
+    enrollment_id: claim.enrollmentId,
+    in_reply_to: d.inReplyTo ?? null,
+    refs: d.refs ?? [],
+    thread_id: d.threadId ?? null,
+    subject: d.subject ?? null,
+    from_addr: claim.from,
+    to_addr: claim.to,
+    at: new Date(sentAt).toISOString(),
+  };
+}
+
+/** One send the transport accepted, to be recorded. */
+export interface RecordedSend {
+  claim: Claim;
+  sentAt: number;
+  details?: SentDetails;
+}
 
 /**
  * Records a send the server accepted, in one transaction: the request is marked sent, the outbound
@@ -385,13 +457,33 @@ export async function recordSent(deps: OutboxDeps, claim: Claim, sentAt: number,
 }
 
 /**
+ * recordSent for many sends in ONE transaction (a group commit, sent-recorder.ts): the requests
+ * marked and their outbound rows in one statement, every step_sent in one engine batch
+ * (EnrollmentService.applyEachInTx). Each send is recorded exactly as recordSent would; the
+ * result says, send by send, whether it was recorded now (false: it already was).
+ */
+export async function recordSentBatch(deps: OutboxDeps, sends: readonly RecordedSend[]): Promise<boolean[]> {
+  if (sends.length === 0) return [];
+  const now = deps.clock.now();
+  const applied: Applied[] = [];
+  const marked = await deps.store.db.transaction().execute(async (tx) => {
+    const ids = new Set((await markSentSql(sends.map((s) => sentRow(deps, s, now)), 'sent', null, now).execute(tx)).rows.map((r) => r.id));
+    const steps = sends.filter((s) => ids.has(s.claim.requestId) && !s.claim.manualResend);
+    applied.push(...(await deps.service.applyEachInTx(tx, steps.map(({ claim, sentAt }) => ({ enrollmentId: claim.enrollmentId, event: { type: 'step_sent', stepId: claim.stepId, at: sentAt, messageId: claim.messageId } as const })), now)));
+    return ids;
+  });
+  deps.service.notify(applied);
+  return sends.map((s) => marked.has(s.claim.requestId));
+}
+
+/**
  * The send of `claim` as recorded inside the caller's transaction: marked `state`, the outbound
  * row, and step_sent (not for a resend by hand: the enrollment already continued past the step).
  */
 async function markSentInTx(tx: Tx, apply: ApplyInTx, deps: OutboxDeps, claim: Claim, sentAt: number, details: SentDetails, state: 'sent' | 'possibly_sent', note: string | null): Promise<boolean> {
-  const marked = (await markSentSql(claim, state, note, deps.clock.now()).execute(tx)).rows.length > 0;
+  const now = deps.clock.now();
+  const marked = (await markSentSql([sentRow(deps, { claim, sentAt, details }, now)], state, note, now).execute(tx)).rows.length > 0;
   if (!marked) return false;
-  await insertOutbound(tx, deps, claim, sentAt, details);
   if (!claim.manualResend) await apply(claim.enrollmentId, { type: 'step_sent', stepId: claim.stepId, at: sentAt, messageId: claim.messageId });
   return true;
 }
@@ -431,29 +523,6 @@ async function bounceInTx(tx: Tx, apply: ApplyInTx, deps: OutboxDeps, claim: Cla
   await apply(claim.enrollmentId, { type: 'bounce', hard, reason: `${status ?? ''} ${diagnostic}`.trim() });
   // The mailbox's health counts its bounces: too many and it pauses itself (burnt-domain guard).
   await recordSendOutcome(tx, { kind: 'bounce', requestId: claim.requestId, hard, at: deps.clock.now() });
-}
-
-async function insertOutbound(tx: Tx, deps: OutboxDeps, claim: Claim, sentAt: number, d: SentDetails): Promise<void> {
-  await tx
-    .insertInto('message')
-    .values({
-      id: newId(deps.clock.now(), deps.random),
-      workspace_id: claim.workspaceId,
-      mailbox_id: claim.mailboxId,
-      enrollment_id: claim.enrollmentId,
-      send_request_id: claim.requestId,
-      direction: 'outbound',
-      message_id: claim.messageId,
-      in_reply_to: d.inReplyTo ?? null,
-      refs: d.refs ?? [],
-      thread_id: d.threadId ?? null,
-      subject: d.subject ?? null,
-      from_addr: claim.from,
-      to_addrs: [claim.to],
-      at: new Date(sentAt),
-    })
-    .onConflict((oc) => oc.columns(['mailbox_id', 'message_id']).doNothing())
-    .execute();
 }
 
 // -- name: mark-unknown

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { cadenzaError } from '../common/errors.ts';
 import type { SequenceSettings } from '../sequence/sequence-repo.ts';
 import type { Tx, Db } from '../store/store.ts';
@@ -28,40 +29,49 @@ export function senderValues(m: { email: string; display_name: string | null }):
   return { email: m.email, name: m.display_name };
 }
 
+// -- name: send-material
+// The variant chosen at planning time (or the step's first live variant), the lead, the mailbox,
+// the sequence's and workspace's settings, and the enrollment's earlier outbound messages (oldest
+// first): one statement a send.
+const materialSql = (claim: Claim) => sql<LeadRow & {
+  has_variant: boolean | null;
+  subject: string | null;
+  body: string | null;
+  seq_settings: unknown;
+  ws_settings: unknown;
+  mailbox_email: string;
+  display_name: string | null;
+  earlier: Array<{ message_id: string; subject: string | null; thread_id: string | null }> | null;
+}>`
+  select v.has_variant, v.subject, v.body,
+         l.email, l.first_name, l.last_name, l.company, l.title, l.phone, l.country, l.region, l.custom,
+         s.settings as seq_settings, w.settings as ws_settings, m.email as mailbox_email, m.display_name,
+         (select json_agg(json_build_object('message_id', o.message_id, 'subject', o.subject, 'thread_id', o.thread_id) order by o.at, o.id)
+          from message o where o.enrollment_id = e.id and o.direction = 'outbound') as earlier
+  from enrollment e
+  join lead l on l.id = e.lead_id
+  join sequence s on s.id = e.sequence_id
+  join workspace w on w.id = e.workspace_id
+  join mailbox m on m.id = e.mailbox_id
+  left join lateral (
+    select true as has_variant, subject, body from variant
+    where ${claim.variantId ? sql`id = ${claim.variantId}` : sql`step_id = ${claim.stepId} and archived_at is null`}
+    order by key limit 1) v on true
+  where e.id = ${claim.enrollmentId}`;
+
 /**
- * Reads what a claimed send needs: the variant chosen at planning time (or the step's first live
- * variant), the lead, the mailbox, the sequence's tracking settings, and the enrollment's earlier
- * outbound messages (oldest first) so that a follow-up threads under them.
+ * Reads what a claimed send needs (materialSql): the variant, the lead, the mailbox, the tracking
+ * settings, and the earlier outbound messages so that a follow-up threads under them.
  */
 export async function loadSendMaterial(db: Db | Tx, claim: Claim): Promise<SendMaterial> {
-  const variant = await db
-    .selectFrom('variant')
-    .select(['subject', 'body'])
-    .where((eb) => (claim.variantId ? eb('id', '=', claim.variantId) : eb.and([eb('step_id', '=', claim.stepId), eb('archived_at', 'is', null)])))
-    .orderBy('key')
-    .executeTakeFirst();
-  if (!variant) throw cadenzaError('NOT_FOUND', `no email content for step ${claim.stepId}`);
-  const row = await db
-    .selectFrom('enrollment as e')
-    .innerJoin('lead as l', 'l.id', 'e.lead_id')
-    .innerJoin('sequence as s', 's.id', 'e.sequence_id')
-    .innerJoin('workspace as w', 'w.id', 'e.workspace_id')
-    .innerJoin('mailbox as m', 'm.id', 'e.mailbox_id')
-    .select(['l.email', 'l.first_name', 'l.last_name', 'l.company', 'l.title', 'l.phone', 'l.country', 'l.region', 'l.custom', 's.settings as seq_settings', 'w.settings as ws_settings', 'm.email as mailbox_email', 'm.display_name'])
-    .where('e.id', '=', claim.enrollmentId)
-    .executeTakeFirstOrThrow();
-  const earlier = await db
-    .selectFrom('message')
-    .select(['message_id', 'subject', 'thread_id'])
-    .where('enrollment_id', '=', claim.enrollmentId)
-    .where('direction', '=', 'outbound')
-    .orderBy('at')
-    .orderBy('id')
-    .execute();
+  const row = (await materialSql(claim).execute(db)).rows[0];
+  if (!row) throw cadenzaError('NOT_FOUND', `enrollment ${claim.enrollmentId} not found`);
+  if (!row.has_variant) throw cadenzaError('NOT_FOUND', `no email content for step ${claim.stepId}`);
+  const earlier = row.earlier ?? [];
   const seq = (row.seq_settings ?? {}) as SequenceSettings;
   const ws = (row.ws_settings ?? {}) as { trackingDomain?: string };
   return {
-    template: { subject: variant.subject, text: variant.body },
+    template: { subject: row.subject, text: row.body! },
     lead: leadValues(row),
     sender: senderValues({ email: row.mailbox_email, display_name: row.display_name }),
     thread: earlier.length

@@ -11,6 +11,7 @@ import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import { Dispatcher, nextSendAt, recordSendOutcome } from './dispatch/index.ts';
 import { MailboxSender, type StepResult } from './mailbox-sender.ts';
+import { SentRecorder } from './sent-recorder.ts';
 import type { RetryPolicy } from './outbox.ts';
 
 export interface SenderPoolOptions extends PoolTuning {
@@ -79,8 +80,11 @@ export class SenderPool {
   private readonly pool: MailboxPool<Transport, SendLoop>;
   private stopped = false;
   private dispatcher: Dispatcher | undefined;
+  /** One group commit for the accepted sends of all this process's mailboxes. */
+  private readonly recorder: SentRecorder;
 
   constructor(private readonly o: SenderPoolOptions) {
+    this.recorder = new SentRecorder({ store: o.store, service: o.service, clock: o.clock, random: o.random, ...(o.policy ? { policy: o.policy } : {}) });
     this.pool = new MailboxPool<Transport, SendLoop>(
       { ...o, ...(o.transportFor ? { connectorFor: o.transportFor } : {}) },
       { name: 'sender', prefix: 'mailbox:', needs: 'send', run: (m, transport, lease) => this.launch(m, transport, lease) },
@@ -140,6 +144,7 @@ export class SenderPool {
       fence: { resource: lease.resource, token: lease.token },
       paced: true,
       transport,
+      recorder: this.recorder,
       trackingKey: this.o.trackingKey,
       publicUrl: this.o.publicUrl,
       pauseMailbox: (id, reason) => this.pauseMailbox(id, reason),

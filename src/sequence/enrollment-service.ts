@@ -21,7 +21,8 @@ export interface EnrollmentServiceDeps {
   sequences?: SequenceCache;
 }
 
-type LoadedRow = EnrollmentRow & { country: string | null; region: string | null; email_norm: string };
+/** sequence_version: read with the lock, so that a cached definition of that version needs no query of its own. */
+type LoadedRow = EnrollmentRow & { country: string | null; region: string | null; email_norm: string; sequence_version: number | null };
 
 export interface Applied {
   enrollmentId: string;
@@ -89,9 +90,20 @@ export class EnrollmentService implements StopEngine {
    * along moves; its effects never suppress, so this never calls suppress() back.
    */
   async stopEachInTx(tx: Tx, enrollmentIds: readonly string[], reason: string, now = this.deps.clock.now()): Promise<Applied[]> {
-    if (enrollmentIds.length === 0) return [];
-    const rows = await lockRows(tx, sql`e.id = any(${[...enrollmentIds]}::uuid[])`, enrollmentIds.length, false, true);
-    return this.commit(tx, rows.map((row) => ({ row, event: { type: 'stop', reason } as const })), now);
+    return this.applyEachInTx(tx, enrollmentIds.map((enrollmentId) => ({ enrollmentId, event: { type: 'stop', reason } as const })), now);
+  }
+
+  /**
+   * Applies each event to its enrollment inside the caller's transaction, as one batch: rows locked
+   * in id order (the order every batch takes its locks in, so two batches cannot deadlock), one
+   * write and one journal statement for all. Not for a prospect's signal (nothing is passed on
+   * along moves): a stop, or the outbox's step_sent for a batch of recorded sends.
+   */
+  async applyEachInTx(tx: Tx, items: ReadonlyArray<{ enrollmentId: string; event: EngineEvent }>, now = this.deps.clock.now()): Promise<Applied[]> {
+    if (items.length === 0) return [];
+    const events = new Map(items.map((i) => [i.enrollmentId, i.event]));
+    const rows = await lockRows(tx, sql`e.id = any(${[...events.keys()]}::uuid[])`, events.size, false, true);
+    return this.commit(tx, rows.map((row) => ({ row, event: events.get(row.id)! })), now);
   }
 
   /** Applies one event to many enrollments, each in its own transaction (a failure stops only that one). */
@@ -156,7 +168,7 @@ export class EnrollmentService implements StopEngine {
   private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent }>, now: number): Promise<Applied[]> {
     if (items.length === 0) return [];
     const seqs = new Map<string, SequenceDef>();
-    for (const { row } of items) if (!seqs.has(row.sequence_id)) seqs.set(row.sequence_id, await this.sequences.get(tx, row.sequence_id));
+    for (const { row } of items) if (!seqs.has(row.sequence_id)) seqs.set(row.sequence_id, await this.sequences.get(tx, row.sequence_id, row.sequence_version));
     const done = items.map(({ row, event }) => {
       const seq = seqs.get(row.sequence_id)!;
       const before = fromRow(row, { country: row.country, region: row.region });
@@ -186,7 +198,7 @@ async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, sk
   // same rows in the same order on every run (a simulation replays exactly from its seed).
   const order = byId ? sql`e.id` : sql`e.due_at, e.id`;
   const r = await sql<LoadedRow>`
-    select e.*, l.country, l.region, l.email_norm
+    select e.*, l.country, l.region, l.email_norm, (select s.version from sequence s where s.id = e.sequence_id) as sequence_version
     from enrollment e join lead l on l.id = e.lead_id
     where ${where}
     order by ${order}

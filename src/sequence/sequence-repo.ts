@@ -49,10 +49,16 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
 export class SequenceCache {
   private readonly byId = new Map<string, { version: number; def: SequenceDef }>();
 
-  async get(db: Db | Tx, id: string): Promise<SequenceDef> {
+  /**
+   * The definition of sequence `id`, from the cache when its version is current. `knownVersion`:
+   * the version the caller already read in its own statement (the enrollment service's row lock),
+   * which spares the version query; null or absent: it is read here.
+   */
+  async get(db: Db | Tx, id: string, knownVersion: number | null = null): Promise<SequenceDef> {
+    const hit = this.byId.get(id);
+    if (hit && knownVersion !== null && hit.version === knownVersion) return hit.def;
     const v = await db.selectFrom('sequence').select('version').where('id', '=', id).executeTakeFirst();
     if (!v) throw cadenzaError('NOT_FOUND', `sequence ${id} not found`, { sequenceId: id });
-    const hit = this.byId.get(id);
     if (hit && hit.version === v.version) return hit.def;
     const row = await db.selectFrom('sequence').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     const steps = await db.selectFrom('step').selectAll().where('sequence_id', '=', id).execute();

@@ -59,6 +59,16 @@ export class Agenda<A> {
   }
 
   /** Drops every pending item the predicate selects (a crashed process's in-memory work). */
+  /** Removes the unkeyed actions that match and returns them, earliest first. */
+  takeWhere<B extends A>(pred: (a: A) => a is B): B[] {
+    const taken = this.heap.filter((x) => x.key === undefined && pred(x.action)).sort(compare);
+    if (taken.length === 0) return [];
+    const set = new Set(taken);
+    this.heap = this.heap.filter((x) => !set.has(x));
+    this.heap.sort(compare); // a sorted array is a heap
+    return taken.map((x) => x.action as B);
+  }
+
   dropWhere(pred: (a: A) => boolean): number {
     const before = this.heap.length;
     for (const [k, item] of this.wakes) if (pred(item.action)) this.wakes.delete(k);

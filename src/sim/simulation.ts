@@ -18,6 +18,7 @@ import {
   recordBounce,
   recordFailure,
   recordSent,
+  recordSentBatch,
   recoverInFlight,
   resolveUnknown,
   type Claim,
@@ -145,6 +146,9 @@ export interface SimStats {
   unknownPossiblySent: number;
   /** Every recipient refused at RCPT: the bounce recorded in one transaction. */
   bouncesAtRcpt: number;
+  /** Records of two or more accepted sends in one transaction (the sender's group commit), and the sends in them. */
+  groupRecords: number;
+  groupRecordedSends: number;
   crashes: {
     total: number;
     inTransaction: number;
@@ -320,7 +324,7 @@ class Run {
   private readonly stats: SimStats = {
     steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, bounces: 0,
     outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
-    transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0,
+    transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0, groupRecords: 0, groupRecordedSends: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
   };
 
@@ -487,9 +491,16 @@ class Run {
       case 'send':
         return this.send(a.claim);
       case 'record': {
-        this.armMaybe(faults.crashInRecord, 8, 'recording a send');
-        const ok = await recordSent(this.proc.outbox, a.claim, a.sentAt);
-        return `record ${a.claim.messageId} -> ${ok ? 'recorded' : 'already recorded'}`;
+        // The sender's group commit (sending/sent-recorder.ts): the other accepted sends waiting for
+        // their record go in the same transaction, and a crash in it leaves all of them in flight.
+        const batch = [a, ...this.agenda.takeWhere((x): x is Extract<Action, { t: 'record' }> => x.t === 'record')];
+        this.armMaybe(faults.crashInRecord, 8, batch.length > 1 ? `recording a batch of ${batch.length} sends` : 'recording a send');
+        const ok = await recordSentBatch(this.proc.outbox, batch.map((b) => ({ claim: b.claim, sentAt: b.sentAt })));
+        if (batch.length > 1) {
+          this.stats.groupRecords++;
+          this.stats.groupRecordedSends += batch.length;
+        }
+        return `record ${batch.map((b, i) => `${b.claim.messageId} -> ${ok[i] ? 'recorded' : 'already recorded'}`).join(', ')}`;
       }
       case 'signal':
         return this.signal(a);
@@ -732,7 +743,9 @@ class Run {
       await recordSent(this.proc.outbox, claim, sentAt);
       return `send ${claim.messageId} -> delivered, recorded`;
     }
-    this.agenda.add(sentAt + this.ops.int(0, 20_000), { t: 'record', claim, sentAt });
+    // Up to 3 minutes (a slow store, a busy process): long enough for the records of other
+    // mailboxes' sends to wait together, which the 'record' action commits as one batch.
+    this.agenda.add(sentAt + this.ops.int(0, 180_000), { t: 'record', claim, sentAt });
     return `send ${claim.messageId} -> delivered`;
   }
 

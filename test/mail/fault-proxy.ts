@@ -21,14 +21,18 @@ import net from 'node:net';
  *                           message), terminator not yet written.
  *   delay                   holds each server→client chunk for `ms` (`only: 'final_reply'`: only
  *                           the reply to the terminator): timeouts against a real server.
+ * The two terminator drops take `fromMessage` (default 1): on a connection that carries several
+ * messages (a kept connection), the first messages before it pass.
+ * cut() destroys every open connection now (a server closing idle sessions); freeze() makes every
+ * open connection silent both ways without closing it (a peer gone without a FIN).
  *
  * The proxy counts what it saw (`stats`) and `waitFor()` resolves when a count is reached, so that
  * tests wait for events, not for time. close() destroys every socket and clears every timer.
  */
 export type FaultMode =
   | { kind: 'pass' }
-  | { kind: 'drop_after_terminator' }
-  | { kind: 'drop_before_terminator' }
+  | { kind: 'drop_after_terminator'; fromMessage?: number }
+  | { kind: 'drop_before_terminator'; fromMessage?: number }
   | { kind: 'drop_in_body' }
   | { kind: 'delay'; ms: number; only?: 'final_reply' };
 
@@ -47,6 +51,10 @@ export interface FaultProxy {
   readonly port: number;
   readonly stats: Readonly<FaultStats>;
   setMode(mode: FaultMode): void;
+  /** Destroys every connection open now, both sides. */
+  cut(): void;
+  /** Every connection open now forwards nothing more, either way, and stays open. */
+  freeze(): void;
   /** Resolves once stats[key] >= n (rejects after timeoutMs). */
   waitFor(key: keyof FaultStats, n: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -77,8 +85,11 @@ export async function startFaultProxy(target: { host: string; port: number }, in
     timers.add(t);
   };
 
+  const frozen = new WeakSet<net.Socket>();
   const server = net.createServer((client) => {
     const connMode = mode;
+    let messages = 0;
+    const dropsNow = () => messages >= (('fromMessage' in connMode ? connMode.fromMessage : undefined) ?? 1);
     bump('connections');
     const upstream = net.connect(target.port, target.host);
     sockets.add(client);
@@ -102,6 +113,7 @@ export async function startFaultProxy(target: { host: string; port: number }, in
     let tail = Buffer.alloc(0);
     let afterTerminator = false;
     client.on('data', (chunk: Buffer) => {
+      if (frozen.has(client)) return;
       if (!inData || afterTerminator) {
         upstream.write(chunk);
         return;
@@ -119,9 +131,10 @@ export async function startFaultProxy(target: { host: string; port: number }, in
         return;
       }
       bump('terminators');
+      messages++;
       // Index of the terminator inside this chunk (it may begin in the carried-over tail).
       const cut = at - tail.length;
-      if (connMode.kind === 'drop_before_terminator') {
+      if (connMode.kind === 'drop_before_terminator' && dropsNow()) {
         if (cut > 0) upstream.write(chunk.subarray(0, cut));
         bump('dropped');
         // Let the bytes before the terminator reach the server, then cut both sides.
@@ -137,9 +150,10 @@ export async function startFaultProxy(target: { host: string; port: number }, in
     // Server → client: watch for the 354 and for the reply to the terminator.
     let lineBuf = '';
     upstream.on('data', (chunk: Buffer) => {
+      if (frozen.has(client)) return;
       if (afterTerminator && !inData) {
         // This is the final reply (250 queued, or 4xx/5xx).
-        if (connMode.kind === 'drop_after_terminator') {
+        if (connMode.kind === 'drop_after_terminator' && dropsNow()) {
           bump('swallowedReplies');
           bump('dropped');
           client.destroy();
@@ -178,6 +192,12 @@ export async function startFaultProxy(target: { host: string; port: number }, in
     stats,
     setMode(m) {
       mode = m;
+    },
+    cut() {
+      for (const s of sockets) s.destroy();
+    },
+    freeze() {
+      for (const s of sockets) frozen.add(s);
     },
     waitFor(key, n, timeoutMs = 10_000) {
       if (stats[key] >= n) return Promise.resolve();

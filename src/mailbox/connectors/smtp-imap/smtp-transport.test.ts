@@ -359,6 +359,91 @@ describe('connections that die: the phase decides', () => {
   });
 });
 
+describe('one kept connection per mailbox', () => {
+  const env = { from: 'a@x.test', to: ['b@y.test'] };
+  const mid = (i: number) => `<0192f7a0-1d2b-7c3d-9e4f-5a6b7c8d9e${String(i).padStart(2, '0')}@x.test>`;
+  async function sendOn(t: ReturnType<typeof createSmtpTransport>, i: number): Promise<SendOutcome> {
+    return t.send(message({ messageId: mid(i) }), env, { messageId: mid(i) });
+  }
+
+  it('carries consecutive messages on one connection (RSET between them) and closes it with the transport', async () => {
+    const s = await server();
+    const p = await proxy(s.port, { kind: 'pass' });
+    const t = createSmtpTransport(cfg(p.port), { clock: systemClock });
+    for (let i = 0; i < 3; i++) expect(await sendOn(t, i)).toMatchObject({ kind: 'accepted' });
+    expect(p.stats.connections).toBe(1);
+    expect(s.received.map((r) => headerOf(r.raw, 'message-id'))).toEqual([mid(0), mid(1), mid(2)]);
+    await t.close(); // afterEach: no socket left open
+  });
+
+  it('closes the connection after idleMs without a send; the next send opens a new one', async () => {
+    const clock = new SimClock(Date.UTC(2026, 5, 1));
+    const s = await server();
+    const p = await proxy(s.port, { kind: 'pass' });
+    const t = createSmtpTransport(cfg(p.port, { timeouts: { connectMs: 1_000, greetingMs: 1_000, socketMs: 5_000, totalMs: 10_000, idleMs: 30_000 } }), { clock });
+    expect(await sendOn(t, 0)).toMatchObject({ kind: 'accepted' });
+    clock.advance(29_999);
+    expect(await sendOn(t, 1)).toMatchObject({ kind: 'accepted' });
+    expect(p.stats.connections).toBe(1);
+    clock.advance(30_000);
+    for (let i = 0; i < 50 && process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap')).toEqual([]); // QUIT sent, closed
+    expect(await sendOn(t, 2)).toMatchObject({ kind: 'accepted' });
+    expect(p.stats.connections).toBe(2);
+    await t.close();
+  });
+
+  it('a kept connection the server closed while it waited: the send goes on a new one, accepted, once', async () => {
+    const s = await server();
+    const p = await proxy(s.port, { kind: 'pass' });
+    const t = createSmtpTransport(cfg(p.port), { clock: systemClock });
+    expect(await sendOn(t, 0)).toMatchObject({ kind: 'accepted' });
+    p.cut();
+    expect(await sendOn(t, 1)).toMatchObject({ kind: 'accepted' });
+    expect(p.stats.connections).toBe(2);
+    expect(s.received).toHaveLength(2);
+    await t.close();
+  });
+
+  it('a kept connection gone silent (no FIN): the RSET goes unanswered, the send goes on a new one within reuseCheckMs, not ambiguous', async () => {
+    const s = await server();
+    const p = await proxy(s.port, { kind: 'pass' });
+    const t = createSmtpTransport(cfg(p.port, { timeouts: { connectMs: 1_000, greetingMs: 1_000, socketMs: 5_000, totalMs: 10_000, reuseCheckMs: 200 } }), { clock: systemClock });
+    expect(await sendOn(t, 0)).toMatchObject({ kind: 'accepted' });
+    p.freeze();
+    expect(await sendOn(t, 1)).toMatchObject({ kind: 'accepted' });
+    expect(p.stats.connections).toBe(2);
+    expect(s.received).toHaveLength(2);
+    await t.close();
+  });
+
+  it('a kept connection dropped after the terminator: ambiguous, exactly as on a new connection', async () => {
+    const s = await server();
+    const p = await proxy(s.port, { kind: 'drop_after_terminator', fromMessage: 2 });
+    const t = createSmtpTransport(cfg(p.port), { clock: systemClock });
+    expect(await sendOn(t, 0)).toMatchObject({ kind: 'accepted' });
+    expect(await sendOn(t, 1)).toMatchObject({ kind: 'ambiguous', phase: 'end_of_data' });
+    expect(p.stats.connections).toBe(1);
+    expect(p.stats.swallowedReplies).toBe(1);
+    expect(s.received).toHaveLength(2);
+    // The next message does not reuse the broken connection.
+    p.setMode({ kind: 'pass' });
+    expect(await sendOn(t, 2)).toMatchObject({ kind: 'accepted' });
+    expect(p.stats.connections).toBe(2);
+    await t.close();
+  });
+
+  it('a kept connection dropped before the terminator: ambiguous (the client cannot tell it from a drop after it)', async () => {
+    const s = await server();
+    const p = await proxy(s.port, { kind: 'drop_before_terminator', fromMessage: 2 });
+    const t = createSmtpTransport(cfg(p.port), { clock: systemClock });
+    expect(await sendOn(t, 0)).toMatchObject({ kind: 'accepted' });
+    expect(await sendOn(t, 1)).toMatchObject({ kind: 'ambiguous', phase: 'end_of_data' });
+    expect(s.received).toHaveLength(1);
+    await t.close();
+  });
+});
+
 describe('input and configuration', () => {
   it('refuses a message whose Message-ID is not the one findSent would search for', async () => {
     const s = await server();

@@ -33,10 +33,12 @@ import {
 } from '../outcomes.ts';
 import { smtpLogin } from './login.ts';
 import { defaultSmtpTimeouts, type SmtpTimeouts } from './smtp-timeouts.ts';
+import { check, destroyConnection, KeptConnection, liveConnection, type LiveConnection } from './kept-connection.ts';
 
 /**
- * The sending part of an SMTP/IMAP mailbox's connector (connector.ts Transport): one message per
- * connection, on nodemailer's SMTP client (SMTPConnection, the engine under nodemailer's SMTP
+ * The sending part of an SMTP/IMAP mailbox's connector (connector.ts Transport): one connection
+ * per mailbox, kept open between sends and checked with RSET before each reuse, closed after
+ * `idleMs` (kept-connection.ts), on nodemailer's SMTP client (SMTPConnection, the engine under nodemailer's SMTP
  * transport), driven step by step (connect → EHLO/STARTTLS → AUTH → MAIL/RCPT/DATA) so that
  * each failure is known to belong to one phase. The raw bytes go out exactly as composed: no
  * Mailer, no header rewriting, so the copy filed in Sent is byte-for-byte what the recipient got.
@@ -106,12 +108,15 @@ class SmtpTransport implements Transport {
   private readonly looks = new Map<'inbox' | 'junk', WarmImap>();
   /** The Junk folder's path once discovered (null: the account has none). */
   private junkPath: string | null | undefined;
+  /** The mailbox's SMTP connection between sends (kept-connection.ts). */
+  private readonly kept: KeptConnection;
 
   constructor(
     private readonly config: SmtpTransportConfig,
     private readonly deps: SmtpTransportDeps,
   ) {
     this.timeouts = { ...defaultSmtpTimeouts, ...config.timeouts };
+    this.kept = new KeptConnection(deps.clock, this.timeouts.idleMs);
     this.sentProof = config.serverSavesSent ? 'provider_copy' : 'copy_first';
     if (!config.serverSavesSent && !config.imap) {
       throw cadenzaError('CONFIG_INVALID', 'serverSavesSent is false, so the Sent copy is appended over IMAP, but the mailbox has no IMAP settings');
@@ -240,6 +245,7 @@ class SmtpTransport implements Transport {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
+    this.kept.close();
     await Promise.allSettled([...this.looks.values()].map((w) => w.close()));
     this.looks.clear();
   }
@@ -251,58 +257,53 @@ class SmtpTransport implements Transport {
   }
 
   /**
-   * One connection, one message. Resolves exactly once, never rejects. The host is checked under
-   * the destination policy first, and the connection goes to the vetted address (mailbox/mail-hosts.ts).
+   * One message: on the mailbox's kept connection when there is one and it answers the RSET
+   * (kept-connection.ts), otherwise on a new one. Resolves exactly once, never rejects. A new
+   * connection's host is checked under the destination policy first, and it goes to the vetted
+   * address (mailbox/mail-hosts.ts).
    */
   private async attempt(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
+    const kept = this.kept.take();
+    // Found dead before MAIL FROM: nothing of this message went out on it; a new connection.
+    if (kept && (await check(kept, this.deps.clock, this.timeouts.reuseCheckMs))) return this.transact(kept, raw, envelope, ctx);
     let pin: { host: string; servername?: string };
     try {
       pin = await pinnedHost(this.config.smtp.host);
     } catch (e) {
       return transient('connect', `SMTP connect: ${(e as Error).message}`, null);
     }
-    return this.attemptAt(pin, raw, envelope, ctx);
+    return this.transact(pin, raw, envelope, ctx);
   }
 
-  private attemptAt(pin: { host: string; servername?: string }, raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
-    const { smtp, auth, username } = this.config;
+  /**
+   * The SMTP transaction of one message, on `on`: a checked kept connection (from MAIL FROM), or a
+   * new connection to the vetted host (connect → EHLO/STARTTLS → AUTH → MAIL/RCPT/DATA). The
+   * deadline (totalMs) runs from here to the final reply. An accepted message leaves the
+   * connection kept for the next send; any other outcome closes it (destroyed: after an error the
+   * session's state is not to be trusted).
+   */
+  private transact(on: LiveConnection | { host: string; servername?: string }, raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome> {
+    const { auth, username } = this.config;
     const t = this.timeouts;
     return new Promise<SendOutcome>((resolve) => {
-      const tracker = new PhaseTracker();
       let settled = false;
+      const reused = 'conn' in on ? on : null;
       if (ctx.signal?.aborted) {
-        resolve(transient('connect', 'aborted before connecting', null));
+        if (reused) this.kept.keep(reused);
+        resolve(transient(reused ? 'mail' : 'connect', reused ? 'aborted before MAIL FROM' : 'aborted before connecting', null));
         return;
       }
-      const conn = new SMTPConnection({
-        host: pin.host,
-        port: smtp.port,
-        secure: smtp.security === 'tls',
-        requireTLS: smtp.security === 'starttls',
-        ignoreTLS: smtp.security === 'none',
-        tls: { rejectUnauthorized: !smtp.allowSelfSigned, ...(pin.servername ? { servername: pin.servername } : {}) },
-        ...(pin.servername ? { servername: pin.servername } : {}),
-        ...(this.config.clientName ? { name: this.config.clientName } : {}),
-        connectionTimeout: t.connectMs,
-        greetingTimeout: t.greetingMs,
-        socketTimeout: t.socketMs,
-        logger: tracker.logger,
-        transactionLog: true,
-      });
-      const finish = (o: SendOutcome, graceful: boolean) => {
+      const live = reused ?? this.open(on as { host: string; servername?: string });
+      const { conn, tracker } = live;
+      const finish = (o: SendOutcome, keep: boolean) => {
         if (settled) return;
         settled = true;
         deadline.cancel();
         ctx.signal?.removeEventListener('abort', onAbort);
-        if (graceful) {
-          conn.quit();
-          conn.close();
-        } else {
-          // A half-open connection after a deadline or an abort: destroy it rather than wait
-          // for the server's FIN (close() alone only ends our side).
-          conn._socket?.destroy?.();
-          conn.close();
-        }
+        live.trouble = undefined;
+        // After a deadline or an abort the connection may be half-open: destroyed, not waited for.
+        if (keep) this.kept.keep(live);
+        else destroyConnection(live);
         resolve(o);
       };
       const onAbort = () => finish(interrupted(tracker.phase, 'aborted'), false);
@@ -310,12 +311,24 @@ class SmtpTransport implements Transport {
       ctx.signal?.addEventListener('abort', onAbort, { once: true });
       // nodemailer reports connection-level trouble (socket errors, timeouts, unexpected close)
       // as 'error' events, not through the pending callback.
-      conn.on('error', (err) => finish(classifyError(err, tracker.phase), false));
-      conn.on('end', () => finish(interrupted(tracker.phase, 'the server closed the connection'), false));
+      live.trouble = (kind, err) => finish(kind === 'error' ? classifyError(err, tracker.phase) : interrupted(tracker.phase, 'the server closed the connection'), false);
 
+      const transaction = () => {
+        tracker.set('mail');
+        conn.send({ from: envelope.from, to: envelope.to, size: raw.length, use8BitMime: has8bit(raw) }, raw, (sendErr, info) => {
+          if (sendErr) return finish(classifyError(sendErr, tracker.phase), false);
+          tracker.set('done');
+          finish(acceptedOutcome(info), true);
+        });
+      };
+      if (reused) {
+        transaction();
+        return;
+      }
       conn.connect(() => {
         // SMTP is a conversation of small writes, each waiting for an answer: with Nagle's
-        // algorithm on, every turn can wait out the peer's delayed ACK (~40 ms here, ~150 ms a send).
+        // algorithm on, every turn can wait out the peer's delayed ACK (~40 ms here, ~150 ms a
+        // send). Set on the socket once, so it holds for every message the connection carries.
         (conn as unknown as { _socket?: { setNoDelay?: (on: boolean) => void } })._socket?.setNoDelay?.(true);
         tracker.set('auth');
         // allowsAuth: the EHLO answer listed AUTH (nodemailer sets it; not in its type definitions).
@@ -327,19 +340,32 @@ class SmtpTransport implements Transport {
         }
         conn.login(smtpLogin(auth, username), (err) => {
           if (err) return finish(classifyError(err, 'auth'), false);
-          tracker.set('mail');
-          conn.send(
-            { from: envelope.from, to: envelope.to, size: raw.length, use8BitMime: has8bit(raw) },
-            raw,
-            (sendErr, info) => {
-              if (sendErr) return finish(classifyError(sendErr, tracker.phase), false);
-              tracker.set('done');
-              finish(acceptedOutcome(info), true);
-            },
-          );
+          transaction();
         });
       });
     });
+  }
+  /** A new connection to the vetted host, not yet connected (transact connects it). */
+  private open(pin: { host: string; servername?: string }): LiveConnection {
+    const { smtp } = this.config;
+    const t = this.timeouts;
+    const tracker = new PhaseTracker();
+    const conn = new SMTPConnection({
+      host: pin.host,
+      port: smtp.port,
+      secure: smtp.security === 'tls',
+      requireTLS: smtp.security === 'starttls',
+      ignoreTLS: smtp.security === 'none',
+      tls: { rejectUnauthorized: !smtp.allowSelfSigned, ...(pin.servername ? { servername: pin.servername } : {}) },
+      ...(pin.servername ? { servername: pin.servername } : {}),
+      ...(this.config.clientName ? { name: this.config.clientName } : {}),
+      connectionTimeout: t.connectMs,
+      greetingTimeout: t.greetingMs,
+      socketTimeout: t.socketMs,
+      logger: tracker.logger,
+      transactionLog: true,
+    });
+    return liveConnection(conn, tracker);
   }
 }
 

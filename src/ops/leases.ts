@@ -87,7 +87,14 @@ export class Leases {
  * check and the caller's commit.
  */
 export async function holds(tx: Tx | Db, resource: string, token: number, nowMs: number): Promise<boolean> {
-  const r = await sql<{ ok: number }>`
-    select 1 as ok from lease where resource = ${resource} and token = ${token} and expires_at > ${new Date(nowMs)} for share`.execute(tx);
-  return r.rows.length > 0;
+  const r = await sql<{ ok: boolean }>`select ${stillHeld(resource, token, nowMs)} as ok`.execute(tx);
+  return r.rows[0]?.ok === true;
+}
+
+/**
+ * The same check as a condition, for a write that must happen only under the lease (a sync batch's
+ * cursor: ingest/store.ts saveCursor), so that check and write are one statement.
+ */
+export function stillHeld(resource: string, token: number, nowMs: number) {
+  return sql<boolean>`exists (select 1 from lease where resource = ${resource} and token = ${token} and expires_at > ${new Date(nowMs)} for share)`;
 }

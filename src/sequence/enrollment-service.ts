@@ -69,17 +69,54 @@ export class EnrollmentService implements StopEngine {
    * further ones are its siblings stopped by a suppression.
    */
   async applyInTx(tx: Tx, enrollmentId: string, event: EngineEvent, now = this.deps.clock.now()): Promise<Applied[]> {
-    let rows = await lockRows(tx, sql`e.id = ${enrollmentId}`, 1, false);
-    if (!rows[0]) throw cadenzaError('NOT_FOUND', `enrollment ${enrollmentId} not found`, { enrollmentId });
-    // The prospect answered a message of a sequence they were since moved out of: the answer is
-    // about them, so it goes to the enrollment that replaced this one (and on, if that was moved
-    // too). Locks follow the move's own order (old, then new), so this cannot deadlock with a move.
-    for (let hop = 0; hop < 32 && prospectSignals.has(event.type) && rows[0]!.state === 'moved' && rows[0]!.moved_to; hop++) {
-      const next = await lockRows(tx, sql`e.id = ${rows[0]!.moved_to}`, 1, false);
-      if (!next[0]) break;
-      rows = next;
+    return (await this.applyEachInTx(tx, [{ enrollmentId, event }], now))[0]!;
+  }
+
+  /**
+   * `applyInTx` for many enrollments at once, inside the caller's transaction: the rows locked in
+   * one statement (id order, the order every batch takes its locks in), the transitions written,
+   * their effects carried out and journalled with one statement per kind of write. Returns, per
+   * item and in order, what `applyInTx` returns for it (its own transition first, then any siblings
+   * its suppress effect stopped). Items are applied as if one after the other: two that land on
+   * the same enrollment (the same id twice, or a signal passed on along a move to one already in
+   * the list) are split into successive commits, the later one seeing the earlier's state.
+   */
+  async applyEachInTx(tx: Tx, items: ReadonlyArray<{ enrollmentId: string; event: EngineEvent }>, now = this.deps.clock.now()): Promise<Applied[][]> {
+    if (items.length === 0) return [];
+    const ids = [...new Set(items.map((i) => i.enrollmentId))];
+    const locked = new Map((await lockRows(tx, sql`e.id = any(${ids}::uuid[])`, ids.length, false, true)).map((r) => [r.id, r]));
+    const resolved: LoadedRow[] = [];
+    for (const { enrollmentId, event } of items) {
+      const first = locked.get(enrollmentId);
+      if (!first) throw cadenzaError('NOT_FOUND', `enrollment ${enrollmentId} not found`, { enrollmentId });
+      let row: LoadedRow = first;
+      // The prospect answered a message of a sequence they were since moved out of: the answer is
+      // about them, so it goes to the enrollment that replaced this one (and on, if that was moved
+      // too). Locks follow the move's own order (old, then new), so this cannot deadlock with a move.
+      for (let hop = 0; hop < 32 && prospectSignals.has(event.type) && row.state === 'moved' && row.moved_to; hop++) {
+        const next: LoadedRow | undefined = locked.get(row.moved_to) ?? (await lockRows(tx, sql`e.id = ${row.moved_to}`, 1, false))[0];
+        if (!next) break;
+        locked.set(next.id, next);
+        row = next;
+      }
+      resolved.push(row);
     }
-    return this.commit(tx, rows.map((row) => ({ row, event })), now);
+    const out: Applied[][] = [];
+    // Successive commits, each holding an enrollment at most once; a later one re-reads its rows.
+    for (let start = 0; start < items.length; ) {
+      const seen = new Set<string>();
+      let end = start;
+      while (end < items.length && !seen.has(resolved[end]!.id)) seen.add(resolved[end++]!.id);
+      const rows = start === 0 ? resolved.slice(start, end) : await this.reread(tx, resolved.slice(start, end));
+      out.push(...(await this.commit(tx, rows.map((row, i) => ({ row, event: items[start + i]!.event })), now)));
+      start = end;
+    }
+    return out;
+  }
+
+  private async reread(tx: Tx, rows: LoadedRow[]): Promise<LoadedRow[]> {
+    const fresh = new Map((await lockRows(tx, sql`e.id = any(${rows.map((r) => r.id)}::uuid[])`, rows.length, false, true)).map((r) => [r.id, r]));
+    return rows.map((r) => fresh.get(r.id)!);
   }
 
   /**
@@ -91,7 +128,7 @@ export class EnrollmentService implements StopEngine {
   async stopEachInTx(tx: Tx, enrollmentIds: readonly string[], reason: string, now = this.deps.clock.now()): Promise<Applied[]> {
     if (enrollmentIds.length === 0) return [];
     const rows = await lockRows(tx, sql`e.id = any(${[...enrollmentIds]}::uuid[])`, enrollmentIds.length, false, true);
-    return this.commit(tx, rows.map((row) => ({ row, event: { type: 'stop', reason } as const })), now);
+    return (await this.commit(tx, rows.map((row) => ({ row, event: { type: 'stop', reason } as const })), now)).flat();
   }
 
   /** Applies one event to many enrollments, each in its own transaction (a failure stops only that one). */
@@ -117,7 +154,7 @@ export class EnrollmentService implements StopEngine {
     let applied: Applied[] = [];
     await this.deps.store.db.transaction().execute(async (tx) => {
       const rows = await lockRows(tx, sql`e.due_at <= ${new Date(now)} and e.state in ('active', 'paused')`, limit, true);
-      applied = await this.commit(tx, rows.map((row) => ({ row, event: row.state === 'paused' ? ({ type: 'resume' } as const) : ({ type: 'step_due' } as const) })), now);
+      applied = (await this.commit(tx, rows.map((row) => ({ row, event: row.state === 'paused' ? ({ type: 'resume' } as const) : ({ type: 'step_due' } as const) })), now)).flat();
     });
     this.notify(applied);
     return applied;
@@ -133,7 +170,7 @@ export class EnrollmentService implements StopEngine {
       await this.deps.store.db.transaction().execute(async (tx) => {
         const rows = await lockRows(tx, sql`e.sequence_id = ${sequenceId} and e.state in ('active', 'paused') and e.id > ${after}`, batch, false, true);
         last = rows[rows.length - 1]?.id;
-        applied = await this.commit(tx, rows.map((row) => ({ row, event: { type: 'sequence_edited' } as const })), this.deps.clock.now());
+        applied = (await this.commit(tx, rows.map((row) => ({ row, event: { type: 'sequence_edited' } as const })), this.deps.clock.now())).flat();
       });
       this.notify(applied);
       changed += applied.filter((a) => a.result.outcome === 'applied').length;
@@ -153,10 +190,10 @@ export class EnrollmentService implements StopEngine {
     if (changes.length) for (const fn of this.listeners) fn(changes);
   }
 
-  private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent }>, now: number): Promise<Applied[]> {
+  /** Per item, in order: its own transition, then the siblings its suppress effect stopped. */
+  private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent }>, now: number): Promise<Applied[][]> {
     if (items.length === 0) return [];
-    const seqs = new Map<string, SequenceDef>();
-    for (const { row } of items) if (!seqs.has(row.sequence_id)) seqs.set(row.sequence_id, await this.sequences.get(tx, row.sequence_id));
+    const seqs = await this.sequences.getMany(tx, [...new Set(items.map((i) => i.row.sequence_id))]);
     const done = items.map(({ row, event }) => {
       const seq = seqs.get(row.sequence_id)!;
       const before = fromRow(row, { country: row.country, region: row.region });
@@ -170,12 +207,13 @@ export class EnrollmentService implements StopEngine {
       changed.map((d) => ({ enrollment: d.result.next, seq: d.seq, mailboxId: d.row.mailbox_id, emailNorm: d.row.email_norm, effects: d.result.effects })),
     );
     await journal(tx, done, now);
-    const applied: Applied[] = done.map((d) => ({ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }));
+    const applied: Applied[][] = done.map((d) => [{ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }]);
+    const at = new Map(done.map((d, i) => [d.row.id, i]));
     // One opt-out is everywhere (promise 6): suppress() writes the address's suppression and stops
     // its other enrollments through this service, in the same transaction. The enrollment whose
     // transition asked is spared: it is written and journalled above.
     for (const s of suppressions) {
-      applied.push(...(await suppress(tx, this, s.workspaceId, [s], { now, spare: [s.enrollmentId] })).applied);
+      applied[at.get(s.enrollmentId)!]!.push(...(await suppress(tx, this, s.workspaceId, [s], { now, spare: [s.enrollmentId] })).applied);
     }
     return applied;
   }

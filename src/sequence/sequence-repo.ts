@@ -64,6 +64,23 @@ export class SequenceCache {
     return def;
   }
 
+  /** `get` for several sequences, their versions checked in one query. */
+  async getMany(db: Db | Tx, ids: readonly string[]): Promise<Map<string, SequenceDef>> {
+    const out = new Map<string, SequenceDef>();
+    if (ids.length === 1) {
+      out.set(ids[0]!, await this.get(db, ids[0]!));
+      return out;
+    }
+    if (ids.length === 0) return out;
+    const versions = await db.selectFrom('sequence').select(['id', 'version']).where('id', 'in', [...ids]).execute();
+    const current = new Map(versions.map((v) => [v.id, v.version]));
+    for (const id of ids) {
+      const hit = this.byId.get(id);
+      out.set(id, hit && hit.version === current.get(id) ? hit.def : await this.get(db, id));
+    }
+    return out;
+  }
+
   invalidate(id: string): void {
     this.byId.delete(id);
   }

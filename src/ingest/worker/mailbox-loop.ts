@@ -5,7 +5,7 @@ import type { Random } from '../../common/random.ts';
 import { BackoffSchedule, type BackoffPolicy } from '../../common/backoff.ts';
 import type { MailboxSync, WatchHandle } from '../../mailbox/sync/source.ts';
 import type { Metrics } from '../../ops/metrics.ts';
-import { ingestBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef } from '../pipeline.ts';
+import { commitBatch, prepareBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef, type PreparedBatch } from '../pipeline.ts';
 import { clearSyncError, loadCursor, recordSyncError } from '../store.ts';
 import type { Gate } from './gate.ts';
 
@@ -129,19 +129,46 @@ export class MailboxLoop {
     return this.o.gate ? this.o.gate.run(fn, urgent) : fn();
   }
 
+  /**
+   * One pull, pipelined: while a batch's transaction runs, the next batch is fetched and its CPU
+   * stages run in the prepare pool, so the database and the parser work at the same time. Commits
+   * stay in the connector's order, one at a time, each with its own cursor (promise 5); a batch
+   * prepared ahead and not committed (stop, a lost lease, a failed commit) is simply pulled again
+   * from the stored cursor.
+   */
   private async pullOnce(): Promise<void> {
-    const cursor = await loadCursor(this.o.ingest.store.db, this.o.mailbox.id);
+    const { ingest, mailbox } = this.o;
+    const cursor = await loadCursor(ingest.store.db, mailbox.id);
+    const batches = this.o.connector
+      .pull(cursor, {
+        signal: this.abort.signal,
+        ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
+        ...(this.o.resyncWindowMs ? { resyncWindowMs: this.o.resyncWindowMs } : {}),
+      })
+      [Symbol.asyncIterator]();
+    const ahead = async (): Promise<PreparedBatch | null> => {
+      const n = await batches.next();
+      return n.done ? null : prepareBatch(ingest, mailbox, n.value);
+    };
     let resyncCounted = false;
-    for await (const batch of this.o.connector.pull(cursor, {
-      signal: this.abort.signal,
-      ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
-      ...(this.o.resyncWindowMs ? { resyncWindowMs: this.o.resyncWindowMs } : {}),
-    })) {
-      const countResync: boolean = batch.mode === 'resync' && !resyncCounted;
-      resyncCounted ||= countResync;
-      const report = await ingestBatch(this.o.ingest, this.o.mailbox, batch, { ...(this.o.fence ? { fence: this.o.fence } : {}), countResync });
-      this.o.onBatch?.(report);
-      if (this.stopping) return;
+    let next = ahead();
+    try {
+      for (;;) {
+        const current = await next;
+        if (!current) return;
+        next = ahead();
+        // Settled either way when the loop leaves early; the reason is the commit's, not this one's.
+        next.catch(() => undefined);
+        const countResync: boolean = current.batch.mode === 'resync' && !resyncCounted;
+        resyncCounted ||= countResync;
+        const report = await commitBatch(ingest, mailbox, current, { ...(this.o.fence ? { fence: this.o.fence } : {}), countResync });
+        this.o.onBatch?.(report);
+        if (this.stopping) return;
+      }
+    } finally {
+      // Ends the connector's pull once its fetch in flight settles (stop aborts it); a batch being
+      // prepared ahead is left to finish in the pool and dropped.
+      await batches.return?.().catch(() => undefined);
     }
   }
 

@@ -49,7 +49,7 @@ import { flag, intFlag } from './lib/args.ts';
 import { bytes, int, round } from './lib/format.ts';
 import { buildMix, describeMix, loadMixSources, type MixMessage, type MixSources } from './lib/mail-mix.ts';
 import { MemorySync } from './lib/memory-sync.ts';
-import { countingStore } from './lib/statements.ts';
+import { countingStore } from '../test/counting-store.ts';
 import { median } from './lib/stats.ts';
 import { benchStore } from './support/backends.ts';
 

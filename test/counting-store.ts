@@ -1,8 +1,8 @@
 import type { KyselyPlugin } from 'kysely';
-import type { Store } from '../../src/store/store.ts';
+import type { Store } from '../src/store/store.ts';
 
 /**
- * Counts the SQL statements a store runs (every query Kysely compiles, `sql` templates included;
+ * For tests and benchmarks: counts the SQL statements a store runs (every query Kysely compiles, `sql` templates included;
  * BEGIN and COMMIT are the driver's own and not counted): the store to hand to the code measured,
  * and the count so far.
  */

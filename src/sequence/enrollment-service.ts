@@ -1,10 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import { cadenzaError } from '../common/errors.ts';
 import type { Random } from '../common/random.ts';
 import type { Store, Tx } from '../store/store.ts';
 import type { EnrollmentRow } from '../store/schema.ts';
-import { applyEffects } from './effects.ts';
+import { cancellations, createWork, planEffects } from './effects.ts';
 import { fromRow } from './enrollment-row.ts';
 import { isTerminal, prospectSignals, type EngineEvent, type Enrollment, type SequenceDef, type TransitionResult } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
@@ -21,7 +21,8 @@ export interface EnrollmentServiceDeps {
   sequences?: SequenceCache;
 }
 
-type LoadedRow = EnrollmentRow & { country: string | null; region: string | null; email_norm: string };
+/** An enrollment row as the service locks it, with its lead's calendar and its sequence's current version. */
+type LoadedRow = EnrollmentRow & { country: string | null; region: string | null; email_norm: string; sequence_version: number };
 
 export interface Applied {
   enrollmentId: string;
@@ -193,27 +194,29 @@ export class EnrollmentService implements StopEngine {
   /** Per item, in order: its own transition, then the siblings its suppress effect stopped. */
   private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent }>, now: number): Promise<Applied[][]> {
     if (items.length === 0) return [];
-    const seqs = await this.sequences.getMany(tx, [...new Set(items.map((i) => i.row.sequence_id))]);
+    const seqs = await this.sequences.current(tx, new Map(items.map((i) => [i.row.sequence_id, i.row.sequence_version])));
     const done = items.map(({ row, event }) => {
       const seq = seqs.get(row.sequence_id)!;
       const before = fromRow(row, { country: row.country, region: row.region });
       return { row, event, seq, before, result: transition(before, event, now, seq) };
     });
     const changed = done.filter((d) => d.result.outcome === 'applied');
-    await writeStates(tx, changed.map((d) => ({ next: d.result.next, version: d.row.version + 1 })), now);
-    const suppressions = await applyEffects(
-      tx,
+    const plan = planEffects(
       this.deps,
       changed.map((d) => ({ enrollment: d.result.next, seq: d.seq, mailboxId: d.row.mailbox_id, emailNorm: d.row.email_norm, effects: d.result.effects })),
     );
-    await journal(tx, done, now);
+    const at = new Date(this.deps.clock.now());
+    // The new states, the cancelled sends and tasks and the journal: independent tables, one statement.
+    await inOneStatement(tx, [...statesUpdate(changed.map((d) => ({ next: d.result.next, version: d.row.version + 1 })), now), ...cancellations(plan, at), journalInsert(done, now)]);
+    await createWork(tx, plan, at);
+    const suppressions = plan.suppressions;
     const applied: Applied[][] = done.map((d) => [{ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }]);
-    const at = new Map(done.map((d, i) => [d.row.id, i]));
+    const index = new Map(done.map((d, i) => [d.row.id, i]));
     // One opt-out is everywhere (promise 6): suppress() writes the address's suppression and stops
     // its other enrollments through this service, in the same transaction. The enrollment whose
     // transition asked is spared: it is written and journalled above.
     for (const s of suppressions) {
-      applied[at.get(s.enrollmentId)!]!.push(...(await suppress(tx, this, s.workspaceId, [s], { now, spare: [s.enrollmentId] })).applied);
+      applied[index.get(s.enrollmentId)!]!.push(...(await suppress(tx, this, s.workspaceId, [s], { now, spare: [s.enrollmentId] })).applied);
     }
     return applied;
   }
@@ -224,8 +227,8 @@ async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, sk
   // same rows in the same order on every run (a simulation replays exactly from its seed).
   const order = byId ? sql`e.id` : sql`e.due_at, e.id`;
   const r = await sql<LoadedRow>`
-    select e.*, l.country, l.region, l.email_norm
-    from enrollment e join lead l on l.id = e.lead_id
+    select e.*, l.country, l.region, l.email_norm, s.version as sequence_version
+    from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id
     where ${where}
     order by ${order}
     limit ${limit}
@@ -233,12 +236,12 @@ async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, sk
   return r.rows;
 }
 
-/** Writes the new states of a batch of enrollments in one statement. */
-async function writeStates(tx: Tx, rows: Array<{ next: Enrollment; version: number }>, now: number): Promise<void> {
-  if (rows.length === 0) return;
+/** The update of a batch of enrollments' new states (none when nothing changed). */
+function statesUpdate(rows: Array<{ next: Enrollment; version: number }>, now: number): RawBuilder<unknown>[] {
+  if (rows.length === 0) return [];
   const c = <T>(f: (e: Enrollment) => T) => rows.map((r) => f(r.next));
   const ts = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  await sql`
+  return [sql`
     update enrollment e set
       state = u.state, state_reason = u.state_reason, waiting_for = u.waiting_for,
       next_step_id = u.next_step_id, last_step_id = u.last_step_id, last_step_at = u.last_step_at,
@@ -249,11 +252,26 @@ async function writeStates(tx: Tx, rows: Array<{ next: Enrollment; version: numb
                 ${c((e) => `{${e.doneStepIds.join(',')}}`)}::text[], ${c((e) => ts(e.dueAt))}::timestamptz[], ${c((e) => ts(e.pausedDueAt))}::timestamptz[],
                 ${c((e) => e.softBounces)}::int[], ${rows.map((r) => r.version)}::int[])
       as u(id, state, state_reason, waiting_for, next_step_id, last_step_id, last_step_at, done_step_ids, due_at, paused_due_at, soft_bounces, version)
-    where e.id = u.id`.execute(tx);
+    where e.id = u.id`];
 }
 
-/** Appends every transition, applied or ignored (with why), to the journal in one statement. */
-async function journal(tx: Tx, done: Array<{ before: Enrollment; event: EngineEvent; result: TransitionResult }>, now: number): Promise<void> {
+/**
+ * Runs writes to different tables as one statement (data-modifying CTEs, each run once and to the
+ * end whatever the outer query reads): one round trip for what would be several. The writes must
+ * not touch the same rows, as they all see the snapshot from before the statement.
+ */
+async function inOneStatement(tx: Tx, writes: RawBuilder<unknown>[]): Promise<void> {
+  if (writes.length === 0) return;
+  if (writes.length === 1) {
+    await writes[0]!.execute(tx);
+    return;
+  }
+  const ctes = sql.join(writes.map((w, i) => sql`${sql.raw(`w${i}`)} as (${w})`), sql`, `);
+  await sql`with ${ctes} select 1`.execute(tx);
+}
+
+/** The journal entries of every transition, applied or ignored (with why). */
+function journalInsert(done: Array<{ before: Enrollment; event: EngineEvent; result: TransitionResult }>, now: number): RawBuilder<unknown> {
   const payloads = done.map(({ before, event, result }) =>
     JSON.stringify({
       event,
@@ -265,10 +283,10 @@ async function journal(tx: Tx, done: Array<{ before: Enrollment; event: EngineEv
       ...(result.note ? { note: result.note } : {}),
     }),
   );
-  await sql`
+  return sql`
     insert into event (workspace_id, enrollment_id, type, payload, at)
     select u.ws, u.e, u.type, u.payload, ${new Date(now)}
     from unnest(${done.map((d) => d.before.workspaceId)}::uuid[], ${done.map((d) => d.before.id)}::uuid[],
                 ${done.map((d) => (d.result.outcome === 'applied' ? d.event.type : `${d.event.type}.ignored`))}::text[], ${payloads}::jsonb[])
-      as u(ws, e, type, payload)`.execute(tx);
+      as u(ws, e, type, payload)`;
 }

@@ -64,19 +64,15 @@ export class SequenceCache {
     return def;
   }
 
-  /** `get` for several sequences, their versions checked in one query. */
-  async getMany(db: Db | Tx, ids: readonly string[]): Promise<Map<string, SequenceDef>> {
+  /**
+   * The definitions of sequences whose current versions the caller has just read (the service reads
+   * them with the rows it locks): no query for those cached at that version.
+   */
+  async current(db: Db | Tx, versions: ReadonlyMap<string, number>): Promise<Map<string, SequenceDef>> {
     const out = new Map<string, SequenceDef>();
-    if (ids.length === 1) {
-      out.set(ids[0]!, await this.get(db, ids[0]!));
-      return out;
-    }
-    if (ids.length === 0) return out;
-    const versions = await db.selectFrom('sequence').select(['id', 'version']).where('id', 'in', [...ids]).execute();
-    const current = new Map(versions.map((v) => [v.id, v.version]));
-    for (const id of ids) {
+    for (const [id, version] of versions) {
       const hit = this.byId.get(id);
-      out.set(id, hit && hit.version === current.get(id) ? hit.def : await this.get(db, id));
+      out.set(id, hit && hit.version === version ? hit.def : await this.get(db, id));
     }
     return out;
   }

@@ -6,7 +6,7 @@ import { newId } from '../common/ids.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
 import type { FetchedMessage, SyncBatch } from '../mailbox/sync/source.ts';
-import { recordStopLatencies, stopLatencyMs } from '../ops/figures.ts';
+import { stopLatenciesUpdate, stopLatencyMs } from '../ops/figures.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { recogniseUnsubscribeRequest } from '../sending/compose/unsubscribe.ts';
 import { recordSendOutcome } from '../sending/dispatch/health.ts';
@@ -252,7 +252,9 @@ export async function commitBatch(deps: IngestDeps, mailbox: MailboxRef, pb: Pre
     const matches: ThreadMatch[] = inputs.map((i) => matchThread(i, ctx));
     const bySend = await enrollmentsOfSends(tx, mailbox.workspaceId, prepared.flatMap((p) => (p.unsubscribeSend ? [p.unsubscribeSend] : [])));
     const enrollmentOf = prepared.map((p, i) => (p.unsubscribeSend ? (bySend.get(p.unsubscribeSend) ?? null) : enrollmentOfMatch(matches[i]!)));
-    const targets = await loadTargets(tx, [...new Set(enrollmentOf.filter((e): e is string => e !== null))]);
+    // Threading read its sends' enrollments; only those named by an unsubscribe token are left.
+    const targets = new Map(ctx.targets);
+    for (const [id, t] of await loadTargets(tx, [...new Set(enrollmentOf.filter((e): e is string => e !== null && !ctx.targets.has(e)))])) targets.set(id, t);
     const planned = prepared.map((p, i) => plan(deps, mailbox, opts, now, p, matches[i]!, enrollmentOf[i] ? (targets.get(enrollmentOf[i]!) ?? null) : null));
 
     // Stores the rows, then carries out what the stored ones do: a message acts only if its row
@@ -298,16 +300,16 @@ export async function commitBatch(deps: IngestDeps, mailbox: MailboxRef, pb: Pre
       }
     }
     quarantined = await insertQuarantine(tx, quarantine);
-    // The fencing check and the cursor, one statement: the cursor moves only under the lease, and
-    // the lease row stays share-locked until the commit, so no takeover slips in between.
-    if (!(await saveCursor(tx, mailbox.id, batch.cursor, now, { resync: o.countResync === true, fence: o.fence ?? null }))) {
-      throw cadenzaError('CONFLICT', `the sync lease ${o.fence!.resource} moved to another owner; this batch is left to it`, { fenced: true, resource: o.fence!.resource });
-    }
     // Reply-to-stop (ops/figures.ts): measured once, as this transaction ends (its commit follows),
     // stored with the stops and recorded in /metrics as the same numbers.
     const stoppedAt = deps.clock.now();
     for (const a of acted) if (a.receivedAt !== null && stoppedOrPaused(a.applied)) a.stopMs = stopLatencyMs(deps.clock, a.receivedAt, stoppedAt);
-    await recordStopLatencies(tx, acted.flatMap((a) => (a.stopMs === null ? [] : [{ messageRowId: a.rowId, ms: a.stopMs }])));
+    const latencies = stopLatenciesUpdate(acted.flatMap((a) => (a.stopMs === null ? [] : [{ messageRowId: a.rowId, ms: a.stopMs }])));
+    // The fencing check and the cursor (with the latencies, one round trip): the cursor moves only
+    // under the lease, and the lease row stays share-locked until the commit, so no takeover slips in.
+    if (!(await saveCursor(tx, mailbox.id, batch.cursor, now, { resync: o.countResync === true, fence: o.fence ?? null, ...(latencies ? { alsoWrite: [latencies] } : {}) }))) {
+      throw cadenzaError('CONFLICT', `the sync lease ${o.fence!.resource} moved to another owner; this batch is left to it`, { fenced: true, resource: o.fence!.resource });
+    }
   });
   try {
     await attempt(false);

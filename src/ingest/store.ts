@@ -1,9 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { parseWindow } from '../calendar/index.ts';
 import type { EnrollmentState } from '../sequence/model.ts';
 import type { Db, Tx } from '../store/store.ts';
 import type { SyncCursor } from '../mailbox/sync/source.ts';
 import { stillHeld } from '../ops/leases.ts';
+import { oneStatement } from '../store/one-statement.ts';
 import type { EnrollmentTarget } from './act.ts';
 
 /** The ingestion pipeline's SQL: cursors, inbound rows, quarantine, enrollment targets, review queue. */
@@ -116,21 +117,32 @@ export async function loadCursor(db: Db | Tx, mailboxId: string): Promise<SyncCu
 /**
  * Stores the batch's cursor, in the batch's transaction, only while the sync lease is still ours
  * when a fence is given: the lease row is read `for share` in the same statement, so no other owner
- * can take it over until this transaction ends. False when fenced: nothing was written, and the
- * caller rolls the batch back (the new owner replays it from the stored cursor).
+ * can take it over until this transaction ends. False when fenced: the caller rolls the batch back
+ * (the new owner replays it from the stored cursor). `alsoWrite`: the batch's last writes to other
+ * tables, carried in the same round trip (store/one-statement.ts); rolled back with the rest when fenced.
  */
 // -- name: ingest-save-cursor
-export async function saveCursor(tx: Tx, mailboxId: string, cursor: SyncCursor, at: number, o: { resync: boolean; fence: { resource: string; token: number } | null }): Promise<boolean> {
+export async function saveCursor(
+  tx: Tx,
+  mailboxId: string,
+  cursor: SyncCursor,
+  at: number,
+  o: { resync: boolean; fence: { resource: string; token: number } | null; alsoWrite?: ReadonlyArray<RawBuilder<unknown>> },
+): Promise<boolean> {
   const owned = o.fence ? stillHeld(o.fence.resource, o.fence.token, at) : sql`true`;
-  const r = await sql<{ mailbox_id: string }>`
-    insert into mailbox_sync (mailbox_id, cursor, updated_at, resyncs, fence_token)
-    select ${mailboxId}, ${JSON.stringify(cursor)}::jsonb, ${new Date(at)}, ${o.resync ? 1 : 0}, ${o.fence?.token ?? null}::bigint
-    where ${owned}
-    on conflict (mailbox_id) do update set
-      cursor = excluded.cursor, updated_at = excluded.updated_at, last_error = null, last_error_at = null,
-      resyncs = mailbox_sync.resyncs + excluded.resyncs, fence_token = excluded.fence_token
-    returning mailbox_id`.execute(tx);
-  return r.rows.length > 0;
+  const rows = await oneStatement(
+    tx,
+    o.alsoWrite ?? [],
+    sql<{ mailbox_id: string }>`
+      insert into mailbox_sync (mailbox_id, cursor, updated_at, resyncs, fence_token)
+      select ${mailboxId}, ${JSON.stringify(cursor)}::jsonb, ${new Date(at)}, ${o.resync ? 1 : 0}, ${o.fence?.token ?? null}::bigint
+      where ${owned}
+      on conflict (mailbox_id) do update set
+        cursor = excluded.cursor, updated_at = excluded.updated_at, last_error = null, last_error_at = null,
+        resyncs = mailbox_sync.resyncs + excluded.resyncs, fence_token = excluded.fence_token
+      returning mailbox_id`,
+  );
+  return rows.length > 0;
 }
 
 export async function recordSyncError(db: Db, mailboxId: string, error: string, at: number): Promise<void> {
@@ -145,9 +157,10 @@ export async function clearSyncError(db: Db, mailboxId: string): Promise<void> {
   await db.updateTable('mailbox_sync').set({ last_error: null, last_error_at: null }).where('mailbox_id', '=', mailboxId).execute();
 }
 
-interface TargetRow {
-  id: string;
-  workspace_id: string;
+/** What a target is read from: an enrollment (e), its lead (l) and its sequence (s). */
+export interface TargetRow {
+  target_id: string | null;
+  target_workspace_id: string;
   state: EnrollmentState;
   time_zone: string;
   email_norm: string;
@@ -158,37 +171,42 @@ interface TargetRow {
   stop_rules: unknown;
 }
 
+/** The columns of a TargetRow, for a query that joins enrollment e, lead l and sequence s (thread.ts reads them with the sends). */
+export const TARGET_COLUMNS = sql`e.id as target_id, e.workspace_id as target_workspace_id, e.state, e.time_zone, l.email_norm, l.country, l.region, s.send_window, s.settings, s.stop_rules`;
+
 /** The enrollments a batch threads to, with their lead's calendar and their sequence's options. */
 export async function loadTargets(tx: Tx, enrollmentIds: string[]): Promise<Map<string, EnrollmentTarget>> {
   const out = new Map<string, EnrollmentTarget>();
   if (!enrollmentIds.length) return out;
   const r = await sql<TargetRow>`
-    select e.id, e.workspace_id, e.state, e.time_zone, l.email_norm, l.country, l.region, s.send_window, s.settings, s.stop_rules
+    select ${TARGET_COLUMNS}
     from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id
     where e.id = any(${enrollmentIds}::uuid[])`.execute(tx);
-  for (const row of r.rows) {
-    const settings = (row.settings ?? {}) as { skipHolidays?: boolean };
-    const rules = (row.stop_rules ?? {}) as { stopCompanyOnReply?: boolean };
-    let window;
-    try {
-      window = parseWindow(row.send_window as Parameters<typeof parseWindow>[0]);
-    } catch {
-      window = { kind: 'any' as const };
-    }
-    out.set(row.id, {
-      enrollmentId: row.id,
-      workspaceId: row.workspace_id,
-      state: row.state,
-      leadEmail: row.email_norm,
-      zone: row.time_zone,
-      country: row.country,
-      region: row.region,
-      window,
-      skipHolidays: settings.skipHolidays ?? true,
-      stopCompanyOnReply: rules.stopCompanyOnReply === true,
-    });
-  }
+  for (const row of r.rows) out.set(row.target_id!, toTarget(row));
   return out;
+}
+
+export function toTarget(row: TargetRow): EnrollmentTarget {
+  const settings = (row.settings ?? {}) as { skipHolidays?: boolean };
+  const rules = (row.stop_rules ?? {}) as { stopCompanyOnReply?: boolean };
+  let window;
+  try {
+    window = parseWindow(row.send_window as Parameters<typeof parseWindow>[0]);
+  } catch {
+    window = { kind: 'any' as const };
+  }
+  return {
+    enrollmentId: row.target_id!,
+    workspaceId: row.target_workspace_id,
+    state: row.state,
+    leadEmail: row.email_norm,
+    zone: row.time_zone,
+    country: row.country,
+    region: row.region,
+    window,
+    skipHolidays: settings.skipHolidays ?? true,
+    stopCompanyOnReply: rules.stopCompanyOnReply === true,
+  };
 }
 
 /** The enrollments of send requests within the workspace, by request id (for our unsubscribe mailto: tokens). */

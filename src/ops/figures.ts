@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
 
@@ -78,13 +78,19 @@ export function stopLatencyMs(clock: Clock, receivedAt: number, stoppedAt: numbe
 }
 
 /** Stores each stop's latency with its message, in the transaction that stopped it (one statement). */
-// -- name: figures-record-stop-latencies
 export async function recordStopLatencies(tx: Tx, stops: ReadonlyArray<{ messageRowId: string; ms: number }>): Promise<void> {
-  if (stops.length === 0) return;
-  await sql`
+  const update = stopLatenciesUpdate(stops);
+  if (update) await update.execute(tx);
+}
+
+/** The same write as a statement, for a caller that runs it with others in one round trip (null: no stop). */
+// -- name: figures-record-stop-latencies
+export function stopLatenciesUpdate(stops: ReadonlyArray<{ messageRowId: string; ms: number }>): RawBuilder<unknown> | null {
+  if (stops.length === 0) return null;
+  return sql`
     update message m set stop_latency_ms = u.ms
     from unnest(${stops.map((s) => s.messageRowId)}::uuid[], ${stops.map((s) => s.ms)}::int[]) as u(id, ms)
-    where m.id = u.id`.execute(tx);
+    where m.id = u.id`;
 }
 
 /** A span of journal time: [since, until). */

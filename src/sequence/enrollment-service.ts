@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import { cadenzaError } from '../common/errors.ts';
 import type { Random } from '../common/random.ts';
+import { oneStatement } from '../store/one-statement.ts';
 import type { Store, Tx } from '../store/store.ts';
 import type { EnrollmentRow } from '../store/schema.ts';
 import { cancellations, createWork, planEffects } from './effects.ts';
@@ -207,7 +208,7 @@ export class EnrollmentService implements StopEngine {
     );
     const at = new Date(this.deps.clock.now());
     // The new states, the cancelled sends and tasks and the journal: independent tables, one statement.
-    await inOneStatement(tx, [...statesUpdate(changed.map((d) => ({ next: d.result.next, version: d.row.version + 1 })), now), ...cancellations(plan, at), journalInsert(done, now)]);
+    await oneStatement(tx, [...statesUpdate(changed.map((d) => ({ next: d.result.next, version: d.row.version + 1 })), now), ...cancellations(plan, at)], journalInsert(done, now));
     await createWork(tx, plan, at);
     const suppressions = plan.suppressions;
     const applied: Applied[][] = done.map((d) => [{ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }]);
@@ -253,21 +254,6 @@ function statesUpdate(rows: Array<{ next: Enrollment; version: number }>, now: n
                 ${c((e) => e.softBounces)}::int[], ${rows.map((r) => r.version)}::int[])
       as u(id, state, state_reason, waiting_for, next_step_id, last_step_id, last_step_at, done_step_ids, due_at, paused_due_at, soft_bounces, version)
     where e.id = u.id`];
-}
-
-/**
- * Runs writes to different tables as one statement (data-modifying CTEs, each run once and to the
- * end whatever the outer query reads): one round trip for what would be several. The writes must
- * not touch the same rows, as they all see the snapshot from before the statement.
- */
-async function inOneStatement(tx: Tx, writes: RawBuilder<unknown>[]): Promise<void> {
-  if (writes.length === 0) return;
-  if (writes.length === 1) {
-    await writes[0]!.execute(tx);
-    return;
-  }
-  const ctes = sql.join(writes.map((w, i) => sql`${sql.raw(`w${i}`)} as (${w})`), sql`, `);
-  await sql`with ${ctes} select 1`.execute(tx);
 }
 
 /** The journal entries of every transition, applied or ignored (with why). */

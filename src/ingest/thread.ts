@@ -196,8 +196,8 @@ const toRef = (r: RefRow): OutboundRef => ({
 /**
  * The sends a batch's ladder may need, in one statement of three parts: by Message-ID across the
  * workspace, by provider thread id in this mailbox, and this mailbox's sends to the batch's
- * addresses within `recentMs` (a bounded number per address). A part whose keys are empty reads
- * nothing. Newest first within each map, sorted here (a union keeps no order). Each send's
+ * addresses within `recentMs` (a bounded number per address); a part whose keys are empty is left
+ * out. Newest first within each map, sorted here (a union keeps no order). Each send's
  * enrollment comes with it as a target (store.ts TARGET_COLUMNS), so the batch needs no second
  * query for what it threads to.
  */
@@ -210,22 +210,27 @@ export async function loadThreadContext(
   const ctx: LoadedThreadContext = { targets: new Map(), byMessageId: new Map(), byThreadId: new Map(), recentByAddress: new Map() };
   if (!keys.messageIds.length && !keys.threadIds.length && !keys.addresses.length) return ctx;
   const cols = sql`m.message_id, m.mailbox_id, m.enrollment_id, m.send_request_id, m.thread_id, m.subject, l.email_norm as to_norm, m.at, ${TARGET_COLUMNS}`;
-  const r = await sql<RefRow>`
-    select 'id' as kind, ${cols}
-    from message m left join enrollment e on e.id = m.enrollment_id left join lead l on l.id = e.lead_id left join sequence s on s.id = e.sequence_id
-    where m.workspace_id = ${where.workspaceId} and m.direction = 'outbound' and m.message_id = any(${keys.messageIds}::text[])
-    union all
-    select 'thread' as kind, ${cols}
-    from message m left join enrollment e on e.id = m.enrollment_id left join lead l on l.id = e.lead_id left join sequence s on s.id = e.sequence_id
-    where m.mailbox_id = ${where.mailboxId} and m.direction = 'outbound' and m.thread_id = any(${keys.threadIds}::text[])
-    union all
-    -- Through the lead (lead_email index) and its enrollments (message_enrollment index), not a scan of to_addrs.
-    (select 'address' as kind, ${cols}
-     from lead l join enrollment e on e.lead_id = l.id join message m on m.enrollment_id = e.id join sequence s on s.id = e.sequence_id
-     where l.workspace_id = ${where.workspaceId} and l.email_norm = any(${keys.addresses}::text[])
-       and m.mailbox_id = ${where.mailboxId} and m.direction = 'outbound' and m.at >= ${new Date(where.since)}
-     order by m.at desc
-     limit ${50 * Math.max(1, keys.addresses.length)})`.execute(tx);
+  // Only the parts that have keys: planning a join costs more than running it on a handful of rows.
+  const from = sql`from message m left join enrollment e on e.id = m.enrollment_id left join lead l on l.id = e.lead_id left join sequence s on s.id = e.sequence_id`;
+  const parts = [];
+  if (keys.messageIds.length) {
+    parts.push(sql`select 'id' as kind, ${cols} ${from}
+      where m.workspace_id = ${where.workspaceId} and m.direction = 'outbound' and m.message_id = any(${keys.messageIds}::text[])`);
+  }
+  if (keys.threadIds.length) {
+    parts.push(sql`select 'thread' as kind, ${cols} ${from}
+      where m.mailbox_id = ${where.mailboxId} and m.direction = 'outbound' and m.thread_id = any(${keys.threadIds}::text[])`);
+  }
+  if (keys.addresses.length) {
+    // Through the lead (lead_email index) and its enrollments (message_enrollment index), not a scan of to_addrs.
+    parts.push(sql`(select 'address' as kind, ${cols}
+      from lead l join enrollment e on e.lead_id = l.id join message m on m.enrollment_id = e.id join sequence s on s.id = e.sequence_id
+      where l.workspace_id = ${where.workspaceId} and l.email_norm = any(${keys.addresses}::text[])
+        and m.mailbox_id = ${where.mailboxId} and m.direction = 'outbound' and m.at >= ${new Date(where.since)}
+      order by m.at desc
+      limit ${50 * keys.addresses.length})`);
+  }
+  const r = await sql<RefRow>`${sql.join(parts, sql` union all `)}`.execute(tx);
   const rows = r.rows.sort((a, b) => b.at.getTime() - a.at.getTime());
   for (const row of rows) {
     if (row.target_id && !ctx.targets.has(row.target_id)) ctx.targets.set(row.target_id, toTarget(row));

@@ -25,7 +25,7 @@ import type { Db, Tx } from '../store/store.ts';
  *   `stoppedOrPaused`), the time from the server's receipt (IMAP INTERNALDATE, Gmail internalDate,
  *   Graph receivedDateTime) to the end of the ingestion transaction that stopped it, in real
  *   milliseconds (`stopLatencyMs`). Ingestion measures it once and stores it with the stop
- *   (`message.stop_latency_ms`, `recordStopLatencies`); the same number goes into the process's
+ *   (`message.stop_latency_ms`, `stopLatenciesUpdate`); the same number goes into the process's
  *   HDR histogram, `cadenza_reply_to_stop_ms` on /metrics (ops/metrics.ts). The stored figure is
  *   the durable, workspace-scoped one (every process, any window); /metrics is what this process
  *   committed since it started, every workspace together.
@@ -77,13 +77,10 @@ export function stopLatencyMs(clock: Clock, receivedAt: number, stoppedAt: numbe
   return Math.min(MAX_STOP_LATENCY_MS, Math.max(0, Math.round(realSpanMs(clock, stoppedAt - receivedAt))));
 }
 
-/** Stores each stop's latency with its message, in the transaction that stopped it (one statement). */
-export async function recordStopLatencies(tx: Tx, stops: ReadonlyArray<{ messageRowId: string; ms: number }>): Promise<void> {
-  const update = stopLatenciesUpdate(stops);
-  if (update) await update.execute(tx);
-}
-
-/** The same write as a statement, for a caller that runs it with others in one round trip (null: no stop). */
+/**
+ * Stores each stop's latency with its message, in the transaction that stopped it: the statement,
+ * for the caller to run with its others in one round trip (null: no stop).
+ */
 // -- name: figures-record-stop-latencies
 export function stopLatenciesUpdate(stops: ReadonlyArray<{ messageRowId: string; ms: number }>): RawBuilder<unknown> | null {
   if (stops.length === 0) return null;

@@ -1,17 +1,24 @@
 /**
- * Ingestion throughput: how many inbound messages a second one process turns into durable signals.
+ * Ingestion throughput: how many inbound messages a second one process turns into durable signals,
+ * on the production path: the mailbox loop (src/ingest/worker/mailbox-loop.ts) pulling from a
+ * connector, the CPU stages in the prepare pool's worker threads, the next batch prepared while the
+ * current one commits, the real store, the sync lease as the fence in every batch's transaction,
+ * the engine stopping enrollments.
  *
- *   npm run bench -- ingest [--replies=1000] [--batch=100] [--backends=pglite,postgres]
+ *   npm run bench -- ingest [--messages=2000] [--single-messages=400] [--rounds=5] [--batch=100]
+ *                           [--backends=pglite,postgres] [--threads=N]
  *
- * Input: every mail of the corpora (../shared/corpora: bounces, auto-replies, ARF reports) and
- * `--replies` generated replies, each answering one of as many sends recorded beforehand (so each
- * reply threads, acts and stops an enrollment, the expensive path). Two figures:
- *
- *   cpu:   parse (parseMailSafe) + new text + classify (the ladder, no LLM), in memory
- *   store: the whole pipeline (ingestBatch): the CPU stages, then threading, the decision, the
- *          inbound rows, the engine events and the cursor in one transaction per batch
- *
- * The mail comes from memory, not from a server: the IMAP connector is measured by imap-idle.
+ * Input: a realistic mix (bench/lib/mail-mix.ts, built from the shared corpora: replies with HTML
+ * parts, quoted history and signatures, out-of-office notes and bounces answering our sends, other
+ * mail), every answering message against a send recorded beforehand, so each acts on a live
+ * enrollment. The connector yields it from memory (bench/lib/memory-sync.ts); the IMAP connector
+ * is measured by imap-idle. Per backend, two modes: batches of `--batch` and one message per batch
+ * (an IDLE arrival). A warm-up round, then `--rounds` rounds, each on fresh enrollments; reported:
+ * median and min-max msg/s, SQL statements per message (BEGIN/COMMIT not counted), the main
+ * thread's busy time per message (event-loop utilisation: the rest is waiting for the database and
+ * the pool), what acted.
+ * In the same run, the anchor: the CPU stages alone through the same prepare pool, no database.
+ * The machine's load average is printed before and after.
  *
  * With `--mailboxes=N` (or `--mailboxes N`), also reply-to-stop under load, on PostgreSQL and the
  * mail bed: one SyncPool watching N load mailboxes (load0001..@load.test) over IDLE plus one
@@ -20,117 +27,172 @@
  * its enrollment's stop. Memory per watched mailbox is RSS and heap after full collections, minus
  * the same before the pool started, over N + 1.
  */
-import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { performance as perfHooks } from 'node:perf_hooks';
 import { build as buildHistogram } from 'hdr-histogram-js';
 import nodemailer from 'nodemailer';
 import { systemClock } from '../src/common/clock.ts';
 import { newId } from '../src/common/ids.ts';
 import { SyncPool } from '../src/ingest/worker/sync-pool.ts';
+import { MailboxLoop } from '../src/ingest/worker/mailbox-loop.ts';
+import { PreparePool } from '../src/ingest/worker/prepare-pool.ts';
 import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
 import { bedEndpoint, mailBed, resetMailBed, startMailBed } from '../test/mail/mailbed.ts';
+import { CORPORA } from '../test/corpora/location.ts';
 import { collect } from './lib/memory.ts';
 import { seededRandom } from '../src/common/random.ts';
-import { defaultIngestSteps } from '../src/ingest/pipeline-steps.ts';
-import { ingestBatch } from '../src/ingest/pipeline.ts';
-import { replyMail, seedSentSequence } from '../test/ingest/seed-sent-sequence.ts';
+import type { IngestReport } from '../src/ingest/pipeline.ts';
+import { replyMail, seedSentSequence, type SeededSend } from '../test/ingest/seed-sent-sequence.ts';
 import type { FetchedMessage } from '../src/mailbox/sync/source.ts';
+import { Leases } from '../src/ops/leases.ts';
 import { Metrics } from '../src/ops/metrics.ts';
 import { EnrollmentService } from '../src/sequence/enrollment-service.ts';
 import { flag, intFlag } from './lib/args.ts';
 import { bytes, int, round } from './lib/format.ts';
+import { buildMix, describeMix, loadMixSources, type MixMessage, type MixSources } from './lib/mail-mix.ts';
+import { MemorySync } from './lib/memory-sync.ts';
+import { countingStore } from '../test/counting-store.ts';
+import { median } from './lib/stats.ts';
 import { benchStore } from './support/backends.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const corpora = resolve(here, '..', '..', 'shared', 'corpora');
+const MAILBOX = 'rep@cadenza.test';
 
-function corpusMail(): Uint8Array[] {
-  if (!existsSync(corpora)) {
-    console.log(`corpora not found (../shared/corpora): generated replies only`);
-    return [];
-  }
-  const out: Uint8Array[] = [];
-  const walk = (dir: string) => {
-    for (const f of readdirSync(dir)) {
-      const p = join(dir, f);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (f.endsWith('.eml')) out.push(new Uint8Array(readFileSync(p)));
-    }
-  };
-  for (const set of ['sisimai', 'bounceparser', 'autoreply-ext', 'replyparse']) if (existsSync(join(corpora, set))) walk(join(corpora, set));
-  return out;
-}
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 export default async function ingest(args: string[]): Promise<Record<string, unknown>> {
-  const replies = intFlag(args, 'replies', 1000);
+  const batchN = intFlag(args, 'messages', 2000);
+  const singleN = intFlag(args, 'single-messages', 400);
+  const rounds = intFlag(args, 'rounds', 5);
   const batchSize = intFlag(args, 'batch', 100);
   const backends = (flag(args, 'backends') ?? 'pglite,postgres').split(',').filter((b): b is 'pglite' | 'postgres' => b === 'pglite' || b === 'postgres');
-  const corpus = corpusMail();
-  const steps = defaultIngestSteps();
-  const figures: Record<string, unknown> = { corpus_messages: corpus.length, replies, batch: batchSize };
-
-  // CPU only, over the corpora and as many generated replies.
-  const sample = [...corpus, ...Array.from({ length: replies }, (_, i) => new TextEncoder().encode(replyMail({ from: `p${i}@acme.test`, to: 'rep@cadenza.test', inReplyTo: `<s${i}@cadenza.test>`, subject: 'Re: Quick question', body: `Thanks, let's talk.\n\nOn Monday, rep wrote:\n> Hi ${i}`, messageId: `<g${i}@acme.test>` })))];
-  for (let warm = 0; warm < 2; warm++) {
-    const t0 = performance.now();
-    let parsed = 0;
-    for (const raw of sample) {
-      const r = await steps.parse(raw);
-      if (!r.ok) continue;
-      parsed++;
-      await steps.classify(r.mail, steps.newText(r.mail));
-    }
-    const ms = performance.now() - t0;
-    if (warm === 1) {
-      figures.cpu_msgs_per_s = Math.round((sample.length / ms) * 1000);
-      figures.cpu_us_per_msg = round((ms * 1000) / sample.length);
-      console.log(`cpu (parse + new text + classify): ${int(sample.length)} messages (${parsed} parsed) in ${round(ms)} ms: ${int((sample.length / ms) * 1000)} msg/s`);
-    }
-  }
-
-  for (const backend of backends) {
-    const b = await benchStore(backend);
-    try {
-      const random = seededRandom(`bench-ingest-${backend}`);
-      const service = new EnrollmentService({ store: b.store, clock: systemClock, random });
-      const seedStart = performance.now();
-      const leads = Array.from({ length: replies }, (_, i) => `p${i}@acme${i % 50}.test`);
-      const s = await seedSentSequence(b.store, { clock: systemClock, random, service }, { mailboxEmail: 'rep@cadenza.test', leads, tag: 'bench' });
-      console.log(`${backend}: seeded ${int(s.sends.length)} sent enrollments in ${round((performance.now() - seedStart) / 1000)} s`);
-      const messages: FetchedMessage[] = corpus.map((raw, i) => ({ key: `INBOX:1:c${i}`, folder: 'inbox', raw, threadId: null, receivedAt: Date.now() }));
-      s.sends.forEach((x, i) =>
-        messages.push({
-          key: `INBOX:1:r${i}`,
-          folder: 'inbox',
-          raw: new TextEncoder().encode(replyMail({ from: x.leadEmail, to: 'rep@cadenza.test', inReplyTo: x.messageId, subject: `Re: ${x.subject}`, body: `Thanks, let's talk.\n\nOn Monday, rep wrote:\n> Hi`, messageId: `<r${i}@bench.test>` })),
-          threadId: null,
-          receivedAt: Date.now(),
-        }),
-      );
-      // Interleave corpus mail and replies as a real inbox would.
-      messages.sort((a, b2) => (a.key < b2.key ? -1 : 1));
-      const metrics = new Metrics();
-      const deps = { store: b.store, service, clock: systemClock, random, steps, metrics };
+  const figures: Record<string, unknown> = { load_before: load(), rounds, batch: batchSize, messages_batched: batchN, messages_single: singleN };
+  console.log(`load average before: ${figures.load_before}`);
+  const src = loadMixSources(CORPORA);
+  if (!src) throw new Error('the corpora are needed for the mix (../shared/corpora, or CADENZA_CORPORA)');
+  const pool = new PreparePool(flag(args, 'threads') ? { size: intFlag(args, 'threads', 1) } : {});
+  figures.prepare_threads = pool.size;
+  try {
+    // The anchor, in the same run: the CPU stages alone through the same pool.
+    const sample = buildMix(src, batchN, fakeSends(batchN), MAILBOX, seededRandom('mix-sample'));
+    const shape = describeMix(sample);
+    Object.assign(figures, Object.fromEntries(Object.entries(shape).map(([k, v]) => [`mix_${k}`, v])));
+    console.log(`mix: ${JSON.stringify(shape)}`);
+    const cpu: number[] = [];
+    for (let r = 0; r <= rounds; r++) {
       const t0 = performance.now();
-      let acted = 0;
-      for (let i = 0; i < messages.length; i += batchSize) {
-        const r = await ingestBatch(deps, { id: s.mailboxId, workspaceId: s.workspaceId }, { messages: messages.slice(i, i + batchSize), problems: [], cursor: { n: i }, mode: 'incremental' });
-        acted += r.messages.filter((m) => m.action !== 'inbox' && m.action !== 'own').length;
-      }
-      const ms = performance.now() - t0;
-      const rate = Math.round((messages.length / ms) * 1000);
-      figures[`${backend}_msgs_per_s`] = rate;
-      figures[`${backend}_acted`] = acted;
-      console.log(`${backend}: pipeline (cpu + thread + act + store), ${int(messages.length)} messages in batches of ${batchSize}: ${round(ms)} ms, ${int(rate)} msg/s; ${int(acted)} acted on an enrollment`);
-    } finally {
-      await b.drop();
+      await Promise.all(sample.map((m) => pool.prepare(m.raw)));
+      if (r > 0) cpu.push((sample.length / (performance.now() - t0)) * 1000);
     }
+    report(figures, 'cpu_prepare_pool', cpu, `CPU stages alone (parse + new text + classify) in ${pool.size} prepare thread(s)`);
+
+    for (const backend of backends) {
+      const b = await benchStore(backend);
+      try {
+        await runBackend(b.store, backend, src, pool, { batchN, singleN, rounds, batchSize }, figures);
+      } finally {
+        await b.drop();
+      }
+    }
+  } finally {
+    await pool.close();
   }
   const n = mailboxesFlag(args);
   if (n > 0) Object.assign(figures, await underLoad(n, intFlag(args, 'stop-replies', 30)));
+  figures.load_after = load();
+  console.log(`load average after: ${figures.load_after}`);
   return figures;
+}
+
+/** Sends for the CPU sample, which threads nothing. */
+function fakeSends(n: number): SeededSend[] {
+  return Array.from({ length: n }, (_, i) => ({ enrollmentId: '', leadEmail: `p${i}@acme${i % 50}.test`, sendRequestId: '', messageId: `<s${i}@cadenza.test>`, subject: 'Quick question' }));
+}
+
+function report(figures: Record<string, unknown>, key: string, rates: number[], what: string): void {
+  const med = median(rates);
+  figures[`${key}_msgs_per_s`] = Math.round(med);
+  figures[`${key}_min`] = Math.round(Math.min(...rates));
+  figures[`${key}_max`] = Math.round(Math.max(...rates));
+  console.log(`${what}: median ${int(med)} msg/s (min ${int(Math.min(...rates))}, max ${int(Math.max(...rates))}, ${rates.length} rounds)`);
+}
+
+interface Sizes {
+  batchN: number;
+  singleN: number;
+  rounds: number;
+  batchSize: number;
+}
+
+async function runBackend(raw: Awaited<ReturnType<typeof benchStore>>['store'], backend: string, src: MixSources, pool: PreparePool, o: Sizes, figures: Record<string, unknown>): Promise<void> {
+  const counted = countingStore(raw);
+  const store = counted.store;
+  const random = seededRandom(`bench-ingest-${backend}`);
+  const service = new EnrollmentService({ store, clock: systemClock, random });
+  // Every answering message needs a live enrollment of its own: seed for every round (and the warm-up) of both modes.
+  const need = Math.ceil((o.batchN + o.singleN) * (o.rounds + 1) * 0.8);
+  const seedStart = performance.now();
+  const s = await seedSentSequence(store, { clock: systemClock, random, service }, { mailboxEmail: MAILBOX, leads: Array.from({ length: need }, (_, i) => `p${i}@acme${i % 97}.test`), tag: 'bench' });
+  console.log(`${backend}: seeded ${int(s.sends.length)} sent enrollments in ${round((performance.now() - seedStart) / 1000)} s`);
+  const lease = await new Leases(store, systemClock).acquire(`sync:${s.mailboxId}`, 'bench', 3_600_000);
+  if (!lease) throw new Error('the bench could not take its own sync lease');
+  const ingest = { store, service, clock: systemClock, random, steps: pool.steps(), metrics: new Metrics() };
+  let used = 0;
+  for (const [mode, n, size] of [['batched', o.batchN, o.batchSize], ['single', o.singleN, 1]] as const) {
+    const rates: number[] = [];
+    let statements = 0;
+    let messages = 0;
+    // The main thread's busy time (event-loop utilisation): what the pipeline costs there, apart from waiting.
+    let mainMs = 0;
+    const acted = new Map<string, number>();
+    for (let r = 0; r <= o.rounds; r++) {
+      const mix = buildMix(src, n, s.sends.slice(used), MAILBOX, seededRandom(`mix-${backend}-${mode}-${r}`));
+      used += mix.filter((m) => m.answers).length;
+      const run = `${mode}-${r}`;
+      const fetched: FetchedMessage[] = mix.map((m: MixMessage, i) => ({ key: `INBOX:${run}:${i}`, folder: 'inbox', raw: m.raw, threadId: null, receivedAt: Date.now() }));
+      const reports: IngestReport[] = [];
+      let done!: () => void;
+      const all = new Promise<void>((resolve) => (done = resolve));
+      let seen = 0;
+      const loop = new MailboxLoop({
+        ingest,
+        mailbox: { id: s.mailboxId, workspaceId: s.workspaceId, provider: 'smtp_imap' },
+        connector: new MemorySync(fetched, run),
+        fence: { resource: lease.resource, token: lease.token },
+        clock: systemClock,
+        random,
+        reconcileMs: 3_600_000,
+        batchSize: size,
+        onBatch: (report) => {
+          reports.push(report);
+          seen += report.messages.length + report.quarantined;
+          if (seen >= fetched.length) done();
+        },
+      });
+      const before = counted.statements();
+      const elu0 = perfHooks.eventLoopUtilization();
+      const t0 = performance.now();
+      const running = loop.run();
+      await all;
+      const ms = performance.now() - t0;
+      const busy = perfHooks.eventLoopUtilization(elu0).active;
+      const stmts = counted.statements() - before;
+      loop.stop();
+      await running;
+      if (r === 0) continue; // warm-up
+      rates.push((fetched.length / ms) * 1000);
+      mainMs += busy;
+      statements += stmts;
+      messages += fetched.length;
+      for (const rep of reports) for (const m of rep.messages) if (m.inserted && m.enrollmentId) acted.set(m.action, (acted.get(m.action) ?? 0) + 1);
+    }
+    const key = `${backend}_${mode}`;
+    report(figures, key, rates, `${backend}, ${mode === 'batched' ? `batches of ${o.batchSize}` : 'one message per batch'}, ${int(n)} messages a round`);
+    figures[`${key}_statements_per_msg`] = round(statements / messages, 2);
+    figures[`${key}_main_thread_ms_per_msg`] = round(mainMs / messages, 3);
+    figures[`${key}_acted_per_round`] = Object.fromEntries([...acted].map(([k, v]) => [k, Math.round(v / o.rounds)]));
+    console.log(`  ${round(statements / messages, 2)} SQL statements a message; main thread busy ${round(mainMs / messages, 3)} ms a message; acted per round: ${JSON.stringify(figures[`${key}_acted_per_round`])}`);
+  }
 }
 
 function mailboxesFlag(args: string[]): number {

@@ -6,17 +6,16 @@ import { newId } from '../common/ids.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
 import type { FetchedMessage, SyncBatch } from '../mailbox/sync/source.ts';
-import { recordStopLatencies, stopLatencyMs } from '../ops/figures.ts';
-import { holds } from '../ops/leases.ts';
+import { stopLatenciesUpdate, stopLatencyMs } from '../ops/figures.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { recogniseUnsubscribeRequest } from '../sending/compose/unsubscribe.ts';
 import { recordSendOutcome } from '../sending/dispatch/health.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
-import { isTerminal } from '../sequence/model.ts';
+import { isTerminal, type EngineEvent } from '../sequence/model.ts';
 import { suppress, stopCompany } from '../sequence/suppress.ts';
 import type { Store, Tx } from '../store/store.ts';
 import { conditionHolds, decide, defaultActOptions, type ActOptions, type Decision, type EnrollmentTarget, type IngestStep, type TargetOutcome } from './act.ts';
-import { enrollmentOfSend, insertInbound, insertQuarantine, loadTargets, saveCursor, type QuarantineRow } from './store.ts';
+import { enrollmentsOfSends, insertInbound, insertQuarantine, loadTargets, saveCursor, type InboundRow, type QuarantineRow } from './store.ts';
 import { loadThreadContext, matchThread, threadKeys, type ThreadMatch } from './thread.ts';
 import type { Classification, ParsedMail } from './types.ts';
 
@@ -163,10 +162,26 @@ export async function runSteps(steps: Pick<IngestSteps, 'parse' | 'newText' | 'c
   return { ok: true, mail, newText, classification };
 }
 
+/**
+ * A batch after its CPU stages, ready for its transaction (`commitBatch`). Kept apart so that the
+ * mailbox loop (worker/mailbox-loop.ts) prepares the next batch while this one commits.
+ */
+export interface PreparedBatch {
+  batch: SyncBatch;
+  prepared: Prepared[];
+  /** The connector's problems and the messages the stages refused. */
+  quarantine: QuarantineRow[];
+}
+
 export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: SyncBatch, o: { fence?: Fence; countResync?: boolean } = {}): Promise<IngestReport> {
+  return commitBatch(deps, mailbox, await prepareBatch(deps, mailbox, batch), o);
+}
+
+/** The CPU stages of a batch (parse, new text, classify), outside any transaction. */
+export async function prepareBatch(deps: IngestDeps, mailbox: MailboxRef, batch: SyncBatch): Promise<PreparedBatch> {
   const opts = { ...defaultIngestOptions, ...deps.options };
   const receivedAtStart = deps.clock.now();
-  const quarantineBase: QuarantineRow[] = batch.problems.map((p) => ({
+  const quarantine: QuarantineRow[] = batch.problems.map((p) => ({
     id: newId(receivedAtStart, deps.random),
     workspaceId: mailbox.workspaceId,
     mailboxId: mailbox.id,
@@ -184,7 +199,7 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
   for (const [i, f] of batch.messages.entries()) {
     const p = outcomes[i]!;
     if ('reason' in p) {
-      quarantineBase.push({
+      quarantine.push({
         id: newId(receivedAtStart, deps.random),
         workspaceId: mailbox.workspaceId,
         mailboxId: mailbox.id,
@@ -197,106 +212,104 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
       });
     } else prepared.push(p);
   }
+  return { batch, prepared, quarantine };
+}
 
+/** One message of a batch in its transaction: what it threads to, what it does, its row. */
+interface Planned {
+  p: Prepared;
+  target: EnrollmentTarget | null;
+  decision: Decision;
+  /** Null for our own copy or the rep's own mail: never stored as inbound, never acts. */
+  row: InboundRow | null;
+}
+
+/**
+ * The transaction of a prepared batch. Set-based: the thread context (one statement), the targets
+ * (one), the inbound rows (one), the engine events of every message whose decision is one event
+ * (one call of the engine for the lot), the quarantine rows (one), the stop latencies (one), and
+ * the cursor with the fencing check (one). Messages whose decision has more steps (suppressions,
+ * the company stop, a bounce counted against its mailbox) are carried out one by one, in order.
+ */
+export async function commitBatch(deps: IngestDeps, mailbox: MailboxRef, pb: PreparedBatch, o: { fence?: Fence; countResync?: boolean } = {}): Promise<IngestReport> {
+  const opts = { ...defaultIngestOptions, ...deps.options };
+  const { batch, prepared } = pb;
   let messages: IngestedMessage[] = [];
   let applied: Applied[] = [];
   let acted: Acted[] = [];
   let quarantined = 0;
   // Optimistic first: the whole batch in one go. Only if that fails is it retried with a savepoint
-  // per message, so that one poison message is rolled back alone (two more round trips a message,
-  // paid only then).
+  // per message, so that one poison message is rolled back alone (a few more round trips a
+  // message, paid only then).
   const attempt = (guarded: boolean) => deps.store.db.transaction().execute(async (tx) => {
     messages = [];
     applied = [];
     acted = [];
-    const quarantine = [...quarantineBase];
+    const quarantine = [...pb.quarantine];
     const now = deps.clock.now();
-    if (o.fence && !(await holds(tx, o.fence.resource, o.fence.token, now))) {
-      throw cadenzaError('CONFLICT', `the sync lease ${o.fence.resource} moved to another owner; this batch is left to it`, { fenced: true, resource: o.fence.resource });
-    }
     const inputs = prepared.map((p) => ({ mail: p.mail, threadId: p.fetched.threadId, classification: p.classification }));
     const ctx = await loadThreadContext(tx, { workspaceId: mailbox.workspaceId, mailboxId: mailbox.id, since: now - opts.recentSendsMs }, threadKeys(inputs));
     const matches: ThreadMatch[] = inputs.map((i) => matchThread(i, ctx));
-    // One query at a time: a transaction is one connection.
-    const enrollmentOf: Array<string | null> = [];
-    for (const [i, p] of prepared.entries()) enrollmentOf.push(p.unsubscribeSend ? await enrollmentOfSend(tx, mailbox.workspaceId, p.unsubscribeSend) : enrollmentOfMatch(matches[i]!));
-    const targets = await loadTargets(tx, [...new Set(enrollmentOf.filter((e): e is string => e !== null))]);
+    const bySend = await enrollmentsOfSends(tx, mailbox.workspaceId, prepared.flatMap((p) => (p.unsubscribeSend ? [p.unsubscribeSend] : [])));
+    const enrollmentOf = prepared.map((p, i) => (p.unsubscribeSend ? (bySend.get(p.unsubscribeSend) ?? null) : enrollmentOfMatch(matches[i]!)));
+    // Threading read its sends' enrollments; only those named by an unsubscribe token are left.
+    const targets = new Map(ctx.targets);
+    for (const [id, t] of await loadTargets(tx, [...new Set(enrollmentOf.filter((e): e is string => e !== null && !ctx.targets.has(e)))])) targets.set(id, t);
+    const planned = prepared.map((p, i) => plan(deps, mailbox, opts, now, p, matches[i]!, enrollmentOf[i] ? (targets.get(enrollmentOf[i]!) ?? null) : null));
 
-    for (const [i, p] of prepared.entries()) {
-      const m = matches[i]!;
-      const base = { key: p.fetched.key, messageId: p.messageId, label: p.classification.label };
-      if (m.kind === 'own' || p.fetched.folder === 'sent') {
-        // Our own copy (a Sent copy, a Bcc to self) or the rep's own outgoing mail: never a reply.
-        messages.push({ ...base, action: 'own', enrollmentId: null, inserted: false, needsReview: false });
-        continue;
+    // Stores the rows, then carries out what the stored ones do: a message acts only if its row
+    // was inserted now (a replay, a resync's re-yield or a second copy does nothing).
+    const storeAndAct = async (group: Planned[]) => {
+      const rows = firstOfEach(group.flatMap((x) => (x.row ? [x.row] : [])));
+      const inserted = await insertInbound(tx, rows);
+      const acting: Planned[] = [];
+      for (const x of group) {
+        const ok = x.row !== null && inserted.has(x.row.id);
+        messages.push({ key: x.p.fetched.key, messageId: x.p.messageId, label: x.p.classification.label, action: x.decision.action, enrollmentId: x.target?.enrollmentId ?? null, inserted: ok, needsReview: x.decision.needsReview });
+        if (ok && x.target) acting.push(x);
       }
+      const done = await carryOutAll(
+        tx,
+        deps.service,
+        acting.map((x) => ({ c: { workspaceId: mailbox.workspaceId, target: x.target!, messageId: x.p.messageId, source: `message ${x.p.messageId}`, now }, steps: x.decision.steps })),
+      );
+      for (const [i, x] of acting.entries()) {
+        applied.push(...done[i]!.target, ...done[i]!.others);
+        acted.push({ rowId: x.row!.id, receivedAt: x.p.fetched.receivedAt, applied: done[i]!.target, action: x.decision.action, stopMs: null });
+      }
+    };
+    if (!guarded) await storeAndAct(planned);
+    else {
       // One message's failure (a constraint, a bug on odd input) must not block the mailbox behind
       // it forever: it is rolled back alone and quarantined with the reason (promise 8).
-      const handle = async () => {
-        const target = enrollmentOf[i] ? (targets.get(enrollmentOf[i]!) ?? null) : null;
-        const decision = decide(p.classification, target, opts, m.kind === 'matched' ? m.ref.sendRequestId : null);
-        const rowId = newId(now, deps.random);
-        const inserted = await insertInbound(tx, {
-          id: rowId,
-          workspaceId: mailbox.workspaceId,
-          mailboxId: mailbox.id,
-          enrollmentId: target?.enrollmentId ?? null,
-          messageId: p.messageId,
-          inReplyTo: p.mail.inReplyTo,
-          refs: p.mail.references.slice(-50),
-          threadId: p.fetched.threadId,
-          subject: p.mail.subject.slice(0, 1000),
-          fromAddr: p.mail.from?.address || null,
-          toAddrs: p.mail.to.map((a) => a.address).filter(Boolean).slice(0, 50),
-          replyTo: p.mail.replyTo.map((a) => a.address).filter(Boolean).slice(0, 50),
-          ccAddrs: p.mail.cc.map((a) => a.address).filter(Boolean).slice(0, 50),
-          at: p.fetched.receivedAt ?? p.mail.date ?? now,
-          folder: p.fetched.folder,
-          providerKey: p.fetched.key,
-          receivedAt: p.fetched.receivedAt,
-          label: p.classification.label,
-          confidence: clamp01(p.classification.confidence),
-          reason: p.classification.reason.slice(0, 1000),
-          rung: p.classification.rung,
-          intent: p.classification.intent?.intent ?? null,
-          intentConfidence: p.classification.intent?.confidence ?? null,
-          bounce: p.classification.bounce ?? p.classification.feedback ?? null,
-          returnAt: decision.returnAt ?? p.classification.returnDate ?? null,
-          threadVia: p.unsubscribeSend ? 'unsubscribe_token' : m.kind === 'matched' ? m.via : 'none',
-          action: decision.action,
-          newText: p.newText.slice(0, opts.newTextChars),
-          excerpt: p.mail.text.slice(0, opts.excerptChars),
-          needsReview: decision.needsReview,
-        });
-        messages.push({ ...base, action: decision.action, enrollmentId: target?.enrollmentId ?? null, inserted, needsReview: decision.needsReview });
-        if (!inserted || !target) return;
-        const { target: mine, others } = await carryOut(tx, deps.service, { workspaceId: mailbox.workspaceId, target, messageId: p.messageId, source: `message ${p.messageId}`, now }, decision.steps);
-        applied.push(...mine, ...others);
-        acted.push({ rowId, receivedAt: p.fetched.receivedAt, applied: mine, action: decision.action, stopMs: null });
-      };
-      if (!guarded) {
-        await handle();
-        continue;
-      }
-      await sql`savepoint ingest_message`.execute(tx);
-      try {
-        await handle();
-        await sql`release savepoint ingest_message`.execute(tx);
-      } catch (e) {
-        await sql`rollback to savepoint ingest_message`.execute(tx);
-        const at = messages.findIndex((x) => x.key === p.fetched.key);
-        if (at >= 0) messages.splice(at, 1);
-        deps.log?.error({ err: e, mailboxId: mailbox.id, key: p.fetched.key }, 'ingesting a message failed; quarantined');
-        quarantine.push({ id: newId(now, deps.random), workspaceId: mailbox.workspaceId, mailboxId: mailbox.id, providerKey: p.fetched.key, folder: p.fetched.folder, reason: `processing failed: ${(e as Error).message}`, raw: p.fetched.raw.subarray(0, opts.quarantineBytes), rawSize: p.fetched.raw.byteLength, at: now });
+      for (const x of planned) {
+        await sql`savepoint ingest_message`.execute(tx);
+        const before = { messages: messages.length, applied: applied.length, acted: acted.length };
+        try {
+          await storeAndAct([x]);
+          await sql`release savepoint ingest_message`.execute(tx);
+        } catch (e) {
+          await sql`rollback to savepoint ingest_message`.execute(tx);
+          messages.length = before.messages;
+          applied.length = before.applied;
+          acted.length = before.acted;
+          deps.log?.error({ err: e, mailboxId: mailbox.id, key: x.p.fetched.key }, 'ingesting a message failed; quarantined');
+          const f = x.p.fetched;
+          quarantine.push({ id: newId(now, deps.random), workspaceId: mailbox.workspaceId, mailboxId: mailbox.id, providerKey: f.key, folder: f.folder, reason: `processing failed: ${(e as Error).message}`, raw: f.raw.subarray(0, opts.quarantineBytes), rawSize: f.raw.byteLength, at: now });
+        }
       }
     }
     quarantined = await insertQuarantine(tx, quarantine);
-    await saveCursor(tx, mailbox.id, batch.cursor, now, { resync: o.countResync === true, fenceToken: o.fence?.token ?? null });
     // Reply-to-stop (ops/figures.ts): measured once, as this transaction ends (its commit follows),
     // stored with the stops and recorded in /metrics as the same numbers.
     const stoppedAt = deps.clock.now();
     for (const a of acted) if (a.receivedAt !== null && stoppedOrPaused(a.applied)) a.stopMs = stopLatencyMs(deps.clock, a.receivedAt, stoppedAt);
-    await recordStopLatencies(tx, acted.flatMap((a) => (a.stopMs === null ? [] : [{ messageRowId: a.rowId, ms: a.stopMs }])));
+    const latencies = stopLatenciesUpdate(acted.flatMap((a) => (a.stopMs === null ? [] : [{ messageRowId: a.rowId, ms: a.stopMs }])));
+    // The fencing check and the cursor (with the latencies, one round trip): the cursor moves only
+    // under the lease, and the lease row stays share-locked until the commit, so no takeover slips in.
+    if (!(await saveCursor(tx, mailbox.id, batch.cursor, now, { resync: o.countResync === true, fence: o.fence ?? null, ...(latencies ? { alsoWrite: [latencies] } : {}) }))) {
+      throw cadenzaError('CONFLICT', `the sync lease ${o.fence!.resource} moved to another owner; this batch is left to it`, { fenced: true, resource: o.fence!.resource });
+    }
   });
   try {
     await attempt(false);
@@ -309,6 +322,63 @@ export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: 
   deps.service.notify(applied);
   recordMetrics(deps.metrics, messages, quarantined, acted);
   return { messages, quarantined, applied, committedAt };
+}
+
+/** A message's decision and inbound row (pure). */
+function plan(deps: IngestDeps, mailbox: MailboxRef, opts: IngestOptions, now: number, p: Prepared, m: ThreadMatch, target: EnrollmentTarget | null): Planned {
+  if (m.kind === 'own' || p.fetched.folder === 'sent') {
+    // Our own copy (a Sent copy, a Bcc to self) or the rep's own outgoing mail: never a reply.
+    return { p, target: null, decision: { action: 'own', steps: [], needsReview: false, returnAt: null }, row: null };
+  }
+  const decision = decide(p.classification, target, opts, m.kind === 'matched' ? m.ref.sendRequestId : null);
+  const row: InboundRow = {
+    id: newId(now, deps.random),
+    workspaceId: mailbox.workspaceId,
+    mailboxId: mailbox.id,
+    enrollmentId: target?.enrollmentId ?? null,
+    messageId: p.messageId,
+    inReplyTo: p.mail.inReplyTo,
+    refs: p.mail.references.slice(-50),
+    threadId: p.fetched.threadId,
+    subject: p.mail.subject.slice(0, 1000),
+    fromAddr: p.mail.from?.address || null,
+    toAddrs: p.mail.to.map((a) => a.address).filter(Boolean).slice(0, 50),
+    replyTo: p.mail.replyTo.map((a) => a.address).filter(Boolean).slice(0, 50),
+    ccAddrs: p.mail.cc.map((a) => a.address).filter(Boolean).slice(0, 50),
+    at: p.fetched.receivedAt ?? p.mail.date ?? now,
+    folder: p.fetched.folder,
+    providerKey: p.fetched.key,
+    receivedAt: p.fetched.receivedAt,
+    label: p.classification.label,
+    confidence: clamp01(p.classification.confidence),
+    reason: p.classification.reason.slice(0, 1000),
+    rung: p.classification.rung,
+    intent: p.classification.intent?.intent ?? null,
+    intentConfidence: p.classification.intent?.confidence ?? null,
+    bounce: p.classification.bounce ?? p.classification.feedback ?? null,
+    returnAt: decision.returnAt ?? p.classification.returnDate ?? null,
+    threadVia: p.unsubscribeSend ? 'unsubscribe_token' : m.kind === 'matched' ? m.via : 'none',
+    action: decision.action,
+    newText: p.newText.slice(0, opts.newTextChars),
+    excerpt: p.mail.text.slice(0, opts.excerptChars),
+    needsReview: decision.needsReview,
+  };
+  return { p, target, decision, row };
+}
+
+/**
+ * Within one batch, the first row of each copy (provider key) and of each message (Message-ID):
+ * the same reply in INBOX and Junk acts once, as the first of them, as if stored one by one.
+ */
+function firstOfEach(rows: InboundRow[]): InboundRow[] {
+  const keys = new Set<string>();
+  const ids = new Set<string>();
+  return rows.filter((r) => {
+    if (keys.has(r.providerKey) || ids.has(r.messageId)) return false;
+    keys.add(r.providerKey);
+    ids.add(r.messageId);
+    return true;
+  });
 }
 
 /** What carrying out a decision needs besides its steps. */
@@ -342,8 +412,7 @@ export async function carryOut(tx: Tx, service: EnrollmentService, c: CarryOutCo
         }
         break;
       case 'event': {
-        const ev = step.event.type === 'reply' ? { type: 'reply' as const, messageId: c.messageId } : step.event;
-        const applied = await service.applyInTx(tx, c.target.enrollmentId, ev, c.now);
+        const applied = await service.applyInTx(tx, c.target.enrollmentId, eventFor(step.event, c.messageId), c.now);
         if (first === null && applied[0]) first = { applied: applied[0].result.outcome === 'applied', state: applied[0].result.next.state };
         mine.push(...applied);
         break;
@@ -357,6 +426,42 @@ export async function carryOut(tx: Tx, service: EnrollmentService, c: CarryOutCo
     }
   }
   return { target: mine, others };
+}
+
+/**
+ * Carries out many decisions, as if one after the other in the given order, in the caller's
+ * transaction: a run of consecutive decisions that are each one engine event (a reply, an
+ * out-of-office, a pause for review: the bulk of a mailbox's traffic) goes to the engine in one
+ * call (EnrollmentService.applyEachInTx, which applies them in order even where two land on one
+ * enrollment); any other decision ends the run and is carried out alone (carryOut), so that its
+ * suppressions and company stops see every earlier message's effect and none of a later one's.
+ */
+export async function carryOutAll(tx: Tx, service: EnrollmentService, list: ReadonlyArray<{ c: CarryOutContext; steps: readonly IngestStep[] }>): Promise<Array<{ target: Applied[]; others: Applied[] }>> {
+  const out: Array<{ target: Applied[]; others: Applied[] }> = [];
+  let run: Array<{ c: CarryOutContext; event: EngineEvent }> = [];
+  const flush = async () => {
+    if (!run.length) return;
+    // One `now` per run: every context of a batch carries the batch's.
+    const done = await service.applyEachInTx(tx, run.map((r) => ({ enrollmentId: r.c.target.enrollmentId, event: r.event })), run[0]!.c.now);
+    for (const d of done) out.push({ target: d, others: [] });
+    run = [];
+  };
+  for (const { c, steps } of list) {
+    const only = steps.length === 1 && steps[0]!.do === 'event' ? steps[0]! : null;
+    if (only?.do === 'event' && (run.length === 0 || run[0]!.c.now === c.now)) {
+      run.push({ c, event: eventFor(only.event, c.messageId) });
+      continue;
+    }
+    await flush();
+    out.push(await carryOut(tx, service, c, steps));
+  }
+  await flush();
+  return out;
+}
+
+/** A reply event carries the message's Message-ID. */
+function eventFor(e: EngineEvent, messageId: string): EngineEvent {
+  return e.type === 'reply' ? { type: 'reply', messageId } : e;
 }
 
 /** Parse, new text, classify: CPU work, outside the transaction. Returns a quarantine reason on bad input. */

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { normalizeEmail } from '../leads/email.ts';
 import type { Tx } from '../store/store.ts';
+import type { EnrollmentTarget } from './act.ts';
+import { TARGET_COLUMNS, toTarget, type TargetRow } from './store.ts';
 import type { Classification, ParsedMail } from './types.ts';
 
 /**
@@ -18,8 +20,8 @@ import type { Classification, ParsedMail } from './types.ts';
  * A message that matches nothing still goes to the unified inbox; it is never dropped. A message
  * whose own Message-ID is one Cadenza sent is ours (a Sent copy, a Bcc to self): never a reply.
  *
- * The ladder itself (`matchThread`) is pure; `loadThreadContext` gathers, in a few queries per
- * batch, the sends the ladder may need.
+ * The ladder itself (`matchThread`) is pure; `loadThreadContext` gathers, in one query per batch,
+ * the sends the ladder may need.
  */
 
 /** One of Cadenza's outbound messages, as the ladder needs it. */
@@ -48,6 +50,11 @@ export interface ThreadContext {
   byThreadId: Map<string, OutboundRef>;
   /** Newest first. */
   recentByAddress: Map<string, OutboundRef[]>;
+}
+
+/** The context as the store reads it: with the enrollments of its sends, as targets (act.ts). */
+export interface LoadedThreadContext extends ThreadContext {
+  targets: Map<string, EnrollmentTarget>;
 }
 
 export interface ThreadInput {
@@ -163,7 +170,8 @@ export function threadKeys(inputs: ThreadInput[]): { messageIds: string[]; threa
   return { messageIds: [...messageIds], threadIds: [...threadIds], addresses: [...addresses] };
 }
 
-interface RefRow {
+interface RefRow extends TargetRow {
+  kind: 'id' | 'thread' | 'address';
   message_id: string;
   mailbox_id: string | null;
   enrollment_id: string | null;
@@ -186,42 +194,51 @@ const toRef = (r: RefRow): OutboundRef => ({
 });
 
 /**
- * The sends a batch's ladder may need, in three queries: by Message-ID across the workspace, by
- * provider thread id in this mailbox, and this mailbox's sends to the batch's addresses within
- * `recentMs` (newest first, a bounded number per address).
+ * The sends a batch's ladder may need, in one statement of three parts: by Message-ID across the
+ * workspace, by provider thread id in this mailbox, and this mailbox's sends to the batch's
+ * addresses within `recentMs` (a bounded number per address); a part whose keys are empty is left
+ * out. Newest first within each map, sorted here (a union keeps no order). Each send's
+ * enrollment comes with it as a target (store.ts TARGET_COLUMNS), so the batch needs no second
+ * query for what it threads to.
  */
+// -- name: ingest-thread-context
 export async function loadThreadContext(
   tx: Tx,
   where: { workspaceId: string; mailboxId: string; since: number },
   keys: { messageIds: string[]; threadIds: string[]; addresses: string[] },
-): Promise<ThreadContext> {
-  const ctx: ThreadContext = { byMessageId: new Map(), byThreadId: new Map(), recentByAddress: new Map() };
-  const cols = sql`m.message_id, m.mailbox_id, m.enrollment_id, m.send_request_id, m.thread_id, m.subject, l.email_norm as to_norm, m.at`;
+): Promise<LoadedThreadContext> {
+  const ctx: LoadedThreadContext = { targets: new Map(), byMessageId: new Map(), byThreadId: new Map(), recentByAddress: new Map() };
+  if (!keys.messageIds.length && !keys.threadIds.length && !keys.addresses.length) return ctx;
+  const cols = sql`m.message_id, m.mailbox_id, m.enrollment_id, m.send_request_id, m.thread_id, m.subject, l.email_norm as to_norm, m.at, ${TARGET_COLUMNS}`;
+  // Only the parts that have keys: planning a join costs more than running it on a handful of rows.
+  const from = sql`from message m left join enrollment e on e.id = m.enrollment_id left join lead l on l.id = e.lead_id left join sequence s on s.id = e.sequence_id`;
+  const parts = [];
   if (keys.messageIds.length) {
-    const r = await sql<RefRow>`
-      select ${cols}
-      from message m left join enrollment e on e.id = m.enrollment_id left join lead l on l.id = e.lead_id
-      where m.workspace_id = ${where.workspaceId} and m.direction = 'outbound' and m.message_id = any(${keys.messageIds}::text[])`.execute(tx);
-    for (const row of r.rows) ctx.byMessageId.set(row.message_id, toRef(row));
+    parts.push(sql`select 'id' as kind, ${cols} ${from}
+      where m.workspace_id = ${where.workspaceId} and m.direction = 'outbound' and m.message_id = any(${keys.messageIds}::text[])`);
   }
   if (keys.threadIds.length) {
-    const r = await sql<RefRow>`
-      select ${cols}
-      from message m left join enrollment e on e.id = m.enrollment_id left join lead l on l.id = e.lead_id
-      where m.mailbox_id = ${where.mailboxId} and m.direction = 'outbound' and m.thread_id = any(${keys.threadIds}::text[])
-      order by m.at desc`.execute(tx);
-    for (const row of r.rows) if (row.thread_id && !ctx.byThreadId.has(row.thread_id)) ctx.byThreadId.set(row.thread_id, toRef(row));
+    parts.push(sql`select 'thread' as kind, ${cols} ${from}
+      where m.mailbox_id = ${where.mailboxId} and m.direction = 'outbound' and m.thread_id = any(${keys.threadIds}::text[])`);
   }
   if (keys.addresses.length) {
     // Through the lead (lead_email index) and its enrollments (message_enrollment index), not a scan of to_addrs.
-    const r = await sql<RefRow>`
-      select ${cols}
-      from lead l join enrollment e on e.lead_id = l.id join message m on m.enrollment_id = e.id
+    parts.push(sql`(select 'address' as kind, ${cols}
+      from lead l join enrollment e on e.lead_id = l.id join message m on m.enrollment_id = e.id join sequence s on s.id = e.sequence_id
       where l.workspace_id = ${where.workspaceId} and l.email_norm = any(${keys.addresses}::text[])
         and m.mailbox_id = ${where.mailboxId} and m.direction = 'outbound' and m.at >= ${new Date(where.since)}
       order by m.at desc
-      limit ${50 * keys.addresses.length}`.execute(tx);
-    for (const row of r.rows) {
+      limit ${50 * keys.addresses.length})`);
+  }
+  const r = await sql<RefRow>`${sql.join(parts, sql` union all `)}`.execute(tx);
+  const rows = r.rows.sort((a, b) => b.at.getTime() - a.at.getTime());
+  for (const row of rows) {
+    if (row.target_id && !ctx.targets.has(row.target_id)) ctx.targets.set(row.target_id, toTarget(row));
+    if (row.kind === 'id') {
+      if (!ctx.byMessageId.has(row.message_id)) ctx.byMessageId.set(row.message_id, toRef(row));
+    } else if (row.kind === 'thread') {
+      if (row.thread_id && !ctx.byThreadId.has(row.thread_id)) ctx.byThreadId.set(row.thread_id, toRef(row));
+    } else {
       const list = ctx.recentByAddress.get(row.to_norm!) ?? [];
       list.push(toRef(row));
       ctx.recentByAddress.set(row.to_norm!, list);

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
 
@@ -25,7 +25,7 @@ import type { Db, Tx } from '../store/store.ts';
  *   `stoppedOrPaused`), the time from the server's receipt (IMAP INTERNALDATE, Gmail internalDate,
  *   Graph receivedDateTime) to the end of the ingestion transaction that stopped it, in real
  *   milliseconds (`stopLatencyMs`). Ingestion measures it once and stores it with the stop
- *   (`message.stop_latency_ms`, `recordStopLatencies`); the same number goes into the process's
+ *   (`message.stop_latency_ms`, `stopLatenciesUpdate`); the same number goes into the process's
  *   HDR histogram, `cadenza_reply_to_stop_ms` on /metrics (ops/metrics.ts). The stored figure is
  *   the durable, workspace-scoped one (every process, any window); /metrics is what this process
  *   committed since it started, every workspace together.
@@ -77,14 +77,17 @@ export function stopLatencyMs(clock: Clock, receivedAt: number, stoppedAt: numbe
   return Math.min(MAX_STOP_LATENCY_MS, Math.max(0, Math.round(realSpanMs(clock, stoppedAt - receivedAt))));
 }
 
-/** Stores each stop's latency with its message, in the transaction that stopped it (one statement). */
+/**
+ * Stores each stop's latency with its message, in the transaction that stopped it: the statement,
+ * for the caller to run with its others in one round trip (null: no stop).
+ */
 // -- name: figures-record-stop-latencies
-export async function recordStopLatencies(tx: Tx, stops: ReadonlyArray<{ messageRowId: string; ms: number }>): Promise<void> {
-  if (stops.length === 0) return;
-  await sql`
+export function stopLatenciesUpdate(stops: ReadonlyArray<{ messageRowId: string; ms: number }>): RawBuilder<unknown> | null {
+  if (stops.length === 0) return null;
+  return sql`
     update message m set stop_latency_ms = u.ms
     from unnest(${stops.map((s) => s.messageRowId)}::uuid[], ${stops.map((s) => s.ms)}::int[]) as u(id, ms)
-    where m.id = u.id`.execute(tx);
+    where m.id = u.id`;
 }
 
 /** A span of journal time: [since, until). */

@@ -91,7 +91,10 @@ export async function holds(tx: Tx | Db, resource: string, token: number, nowMs:
   return r.rows[0]?.ok === true;
 }
 
-/** holds() as a boolean SQL expression, for a statement that fences its own work (the outbox's claim). */
+/**
+ * holds() as a boolean SQL condition, for a statement that fences its own work, so that check and
+ * write are one statement: the outbox's claim, a sync batch's cursor (ingest/store.ts saveCursor).
+ */
 export function holdsSql(resource: string, token: number, nowMs: number): RawBuilder<boolean> {
   return sql<boolean>`exists (select 1 from lease where resource = ${resource} and token = ${token} and expires_at > ${new Date(nowMs)} for share)`;
 }

@@ -469,7 +469,7 @@ export async function recordSentBatch(deps: OutboxDeps, sends: readonly Recorded
   const marked = await deps.store.db.transaction().execute(async (tx) => {
     const ids = new Set((await markSentSql(sends.map((s) => sentRow(deps, s, now)), 'sent', null, now).execute(tx)).rows.map((r) => r.id));
     const steps = sends.filter((s) => ids.has(s.claim.requestId) && !s.claim.manualResend);
-    applied.push(...(await deps.service.applyEachInTx(tx, steps.map(({ claim, sentAt }) => ({ enrollmentId: claim.enrollmentId, event: { type: 'step_sent', stepId: claim.stepId, at: sentAt, messageId: claim.messageId } as const })), now)));
+    applied.push(...(await deps.service.applyEachInTx(tx, steps.map(({ claim, sentAt }) => ({ enrollmentId: claim.enrollmentId, event: { type: 'step_sent', stepId: claim.stepId, at: sentAt, messageId: claim.messageId } as const })), now)).flat());
     return ids;
   });
   deps.service.notify(applied);

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
@@ -24,38 +24,40 @@ export interface SuppressionAsked extends Suppression {
 }
 
 /**
- * Carries out the effects of a batch of transitions inside their transaction, one set-based
- * statement per kind of effect, so a batch of 500 step-due transitions costs a handful of round
- * trips. Timer effects need no SQL: the enrollment's due_at column, written with its state, is the
- * durable timer. Suppress effects are returned, not written: the service hands them to suppress()
- * (suppress.ts, the one owner of promise 6), which writes the suppression and stops the address's
- * other enrollments through the service itself.
+ * What a batch of transitions' effects ask for, gathered (pure but for the new rows' ids, drawn from
+ * the injected random source). Timer effects need no SQL: the enrollment's due_at column, written
+ * with its state, is the durable timer. Suppress effects are returned for the service to hand to
+ * suppress() (suppress.ts, the one owner of promise 6) once the batch is written and journalled.
  */
-export async function applyEffects(tx: Tx, deps: { clock: Clock; random: Random }, items: EffectItem[]): Promise<SuppressionAsked[]> {
-  const sends: Array<{ id: string; ws: string; e: string; step: string; mb: string | null; variant: string | null; due: string }> = [];
-  const tasks: Array<{ id: string; ws: string; e: string; step: string; kind: string; title: string; due: string }> = [];
-  const cancelSends: string[] = [];
-  const cancelTasks: string[] = [];
-  const suppressions: SuppressionAsked[] = [];
+export interface EffectPlan {
+  sends: Array<{ id: string; ws: string; e: string; step: string; mb: string | null; variant: string | null; due: string }>;
+  tasks: Array<{ id: string; ws: string; e: string; step: string; kind: string; title: string; due: string }>;
+  cancelSends: string[];
+  cancelTasks: string[];
+  suppressions: SuppressionAsked[];
+}
+
+export function planEffects(deps: { clock: Clock; random: Random }, items: EffectItem[]): EffectPlan {
+  const plan: EffectPlan = { sends: [], tasks: [], cancelSends: [], cancelTasks: [], suppressions: [] };
   const now = deps.clock.now();
   for (const it of items) {
     const e = it.enrollment;
     for (const fx of it.effects) {
       switch (fx.type) {
         case 'create_send_request':
-          sends.push({ id: newId(now, deps.random), ws: e.workspaceId, e: e.id, step: fx.stepId, mb: it.mailboxId, variant: pickVariant(it.seq, e.id, fx.stepId), due: iso(fx.dueAt) });
+          plan.sends.push({ id: newId(now, deps.random), ws: e.workspaceId, e: e.id, step: fx.stepId, mb: it.mailboxId, variant: pickVariant(it.seq, e.id, fx.stepId), due: iso(fx.dueAt) });
           break;
         case 'create_task':
-          tasks.push({ id: newId(now, deps.random), ws: e.workspaceId, e: e.id, step: fx.stepId, kind: fx.kind, title: fx.title, due: iso(fx.dueAt) });
+          plan.tasks.push({ id: newId(now, deps.random), ws: e.workspaceId, e: e.id, step: fx.stepId, kind: fx.kind, title: fx.title, due: iso(fx.dueAt) });
           break;
         case 'cancel_send_requests':
-          cancelSends.push(e.id);
+          plan.cancelSends.push(e.id);
           break;
         case 'cancel_tasks':
-          cancelTasks.push(e.id);
+          plan.cancelTasks.push(e.id);
           break;
         case 'suppress':
-          suppressions.push({ workspaceId: e.workspaceId, enrollmentId: e.id, email: it.emailNorm, reason: fx.reason, source: `enrollment:${e.id}` });
+          plan.suppressions.push({ workspaceId: e.workspaceId, enrollmentId: e.id, email: it.emailNorm, reason: fx.reason, source: `enrollment:${e.id}` });
           break;
         case 'schedule_timer':
         case 'cancel_timer':
@@ -63,13 +65,24 @@ export async function applyEffects(tx: Tx, deps: { clock: Clock; random: Random 
       }
     }
   }
-  const at = new Date(now);
-  if (cancelSends.length) {
-    await sql`update send_request set state = 'cancelled', updated_at = ${at} where enrollment_id = any(${cancelSends}::uuid[]) and state = 'queued'`.execute(tx);
-  }
-  if (cancelTasks.length) {
-    await sql`update task set state = 'cancelled' where enrollment_id = any(${cancelTasks}::uuid[]) and state = 'open'`.execute(tx);
-  }
+  return plan;
+}
+
+/**
+ * The cancellations a plan asks for, as statements for the service to run inside its one write of
+ * the batch (enrollment-service.ts writeTransitions): queued send requests and open tasks of the
+ * enrollments that stopped or paused.
+ */
+export function cancellations(plan: EffectPlan, at: Date): RawBuilder<unknown>[] {
+  const out: RawBuilder<unknown>[] = [];
+  if (plan.cancelSends.length) out.push(sql`update send_request set state = 'cancelled', updated_at = ${at} where enrollment_id = any(${plan.cancelSends}::uuid[]) and state = 'queued'`);
+  if (plan.cancelTasks.length) out.push(sql`update task set state = 'cancelled' where enrollment_id = any(${plan.cancelTasks}::uuid[]) and state = 'open'`);
+  return out;
+}
+
+/** Creates the send requests and tasks a plan asks for, one statement per table, after the batch's write. */
+export async function createWork(tx: Tx, plan: EffectPlan, at: Date): Promise<void> {
+  const { sends, tasks } = plan;
   if (sends.length) {
     // The unique (enrollment_id, step_id) key makes a second request impossible (promise 1). A
     // request cancelled before it ever reached a server (a pause) is revived under the same key;
@@ -93,7 +106,6 @@ export async function applyEffects(tx: Tx, deps: { clock: Clock; random: Random 
         as u(id, ws, e, step, kind, title, due)
       on conflict (enrollment_id, step_id) do nothing`.execute(tx);
   }
-  return suppressions;
 }
 
 function col<T, K extends keyof T>(rows: T[], k: K): Array<T[K]> {

@@ -1,10 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../common/clock.ts';
 import { cadenzaError } from '../common/errors.ts';
 import type { Random } from '../common/random.ts';
+import { oneStatement } from '../store/one-statement.ts';
 import type { Store, Tx } from '../store/store.ts';
 import type { EnrollmentRow } from '../store/schema.ts';
-import { applyEffects } from './effects.ts';
+import { cancellations, createWork, planEffects } from './effects.ts';
 import { fromRow } from './enrollment-row.ts';
 import { isTerminal, prospectSignals, type EngineEvent, type Enrollment, type SequenceDef, type TransitionResult } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
@@ -21,8 +22,8 @@ export interface EnrollmentServiceDeps {
   sequences?: SequenceCache;
 }
 
-/** sequence_version: read with the lock, so that a cached definition of that version needs no query of its own. */
-type LoadedRow = EnrollmentRow & { country: string | null; region: string | null; email_norm: string; sequence_version: number | null };
+/** An enrollment row as the service locks it, with its lead's calendar and its sequence's current version. */
+type LoadedRow = EnrollmentRow & { country: string | null; region: string | null; email_norm: string; sequence_version: number };
 
 export interface Applied {
   enrollmentId: string;
@@ -70,17 +71,54 @@ export class EnrollmentService implements StopEngine {
    * further ones are its siblings stopped by a suppression.
    */
   async applyInTx(tx: Tx, enrollmentId: string, event: EngineEvent, now = this.deps.clock.now()): Promise<Applied[]> {
-    let rows = await lockRows(tx, sql`e.id = ${enrollmentId}`, 1, false);
-    if (!rows[0]) throw cadenzaError('NOT_FOUND', `enrollment ${enrollmentId} not found`, { enrollmentId });
-    // The prospect answered a message of a sequence they were since moved out of: the answer is
-    // about them, so it goes to the enrollment that replaced this one (and on, if that was moved
-    // too). Locks follow the move's own order (old, then new), so this cannot deadlock with a move.
-    for (let hop = 0; hop < 32 && prospectSignals.has(event.type) && rows[0]!.state === 'moved' && rows[0]!.moved_to; hop++) {
-      const next = await lockRows(tx, sql`e.id = ${rows[0]!.moved_to}`, 1, false);
-      if (!next[0]) break;
-      rows = next;
+    return (await this.applyEachInTx(tx, [{ enrollmentId, event }], now))[0]!;
+  }
+
+  /**
+   * `applyInTx` for many enrollments at once, inside the caller's transaction: the rows locked in
+   * one statement (id order, the order every batch takes its locks in), the transitions written,
+   * their effects carried out and journalled with one statement per kind of write. Returns, per
+   * item and in order, what `applyInTx` returns for it (its own transition first, then any siblings
+   * its suppress effect stopped). Items are applied as if one after the other: two that land on
+   * the same enrollment (the same id twice, or a signal passed on along a move to one already in
+   * the list) are split into successive commits, the later one seeing the earlier's state.
+   */
+  async applyEachInTx(tx: Tx, items: ReadonlyArray<{ enrollmentId: string; event: EngineEvent }>, now = this.deps.clock.now()): Promise<Applied[][]> {
+    if (items.length === 0) return [];
+    const ids = [...new Set(items.map((i) => i.enrollmentId))];
+    const locked = new Map((await lockRows(tx, sql`e.id = any(${ids}::uuid[])`, ids.length, false, true)).map((r) => [r.id, r]));
+    const resolved: LoadedRow[] = [];
+    for (const { enrollmentId, event } of items) {
+      const first = locked.get(enrollmentId);
+      if (!first) throw cadenzaError('NOT_FOUND', `enrollment ${enrollmentId} not found`, { enrollmentId });
+      let row: LoadedRow = first;
+      // The prospect answered a message of a sequence they were since moved out of: the answer is
+      // about them, so it goes to the enrollment that replaced this one (and on, if that was moved
+      // too). Locks follow the move's own order (old, then new), so this cannot deadlock with a move.
+      for (let hop = 0; hop < 32 && prospectSignals.has(event.type) && row.state === 'moved' && row.moved_to; hop++) {
+        const next: LoadedRow | undefined = locked.get(row.moved_to) ?? (await lockRows(tx, sql`e.id = ${row.moved_to}`, 1, false))[0];
+        if (!next) break;
+        locked.set(next.id, next);
+        row = next;
+      }
+      resolved.push(row);
     }
-    return this.commit(tx, rows.map((row) => ({ row, event })), now);
+    const out: Applied[][] = [];
+    // Successive commits, each holding an enrollment at most once; a later one re-reads its rows.
+    for (let start = 0; start < items.length; ) {
+      const seen = new Set<string>();
+      let end = start;
+      while (end < items.length && !seen.has(resolved[end]!.id)) seen.add(resolved[end++]!.id);
+      const rows = start === 0 ? resolved.slice(start, end) : await this.reread(tx, resolved.slice(start, end));
+      out.push(...(await this.commit(tx, rows.map((row, i) => ({ row, event: items[start + i]!.event })), now)));
+      start = end;
+    }
+    return out;
+  }
+
+  private async reread(tx: Tx, rows: LoadedRow[]): Promise<LoadedRow[]> {
+    const fresh = new Map((await lockRows(tx, sql`e.id = any(${rows.map((r) => r.id)}::uuid[])`, rows.length, false, true)).map((r) => [r.id, r]));
+    return rows.map((r) => fresh.get(r.id)!);
   }
 
   /**
@@ -90,20 +128,9 @@ export class EnrollmentService implements StopEngine {
    * along moves; its effects never suppress, so this never calls suppress() back.
    */
   async stopEachInTx(tx: Tx, enrollmentIds: readonly string[], reason: string, now = this.deps.clock.now()): Promise<Applied[]> {
-    return this.applyEachInTx(tx, enrollmentIds.map((enrollmentId) => ({ enrollmentId, event: { type: 'stop', reason } as const })), now);
-  }
-
-  /**
-   * Applies each event to its enrollment inside the caller's transaction, as one batch: rows locked
-   * in id order (the order every batch takes its locks in, so two batches cannot deadlock), one
-   * write and one journal statement for all. Not for a prospect's signal (nothing is passed on
-   * along moves): a stop, or the outbox's step_sent for a batch of recorded sends.
-   */
-  async applyEachInTx(tx: Tx, items: ReadonlyArray<{ enrollmentId: string; event: EngineEvent }>, now = this.deps.clock.now()): Promise<Applied[]> {
-    if (items.length === 0) return [];
-    const events = new Map(items.map((i) => [i.enrollmentId, i.event]));
-    const rows = await lockRows(tx, sql`e.id = any(${[...events.keys()]}::uuid[])`, events.size, false, true);
-    return this.commit(tx, rows.map((row) => ({ row, event: events.get(row.id)! })), now);
+    if (enrollmentIds.length === 0) return [];
+    const rows = await lockRows(tx, sql`e.id = any(${[...enrollmentIds]}::uuid[])`, enrollmentIds.length, false, true);
+    return (await this.commit(tx, rows.map((row) => ({ row, event: { type: 'stop', reason } as const })), now)).flat();
   }
 
   /** Applies one event to many enrollments, each in its own transaction (a failure stops only that one). */
@@ -129,7 +156,7 @@ export class EnrollmentService implements StopEngine {
     let applied: Applied[] = [];
     await this.deps.store.db.transaction().execute(async (tx) => {
       const rows = await lockRows(tx, sql`e.due_at <= ${new Date(now)} and e.state in ('active', 'paused')`, limit, true);
-      applied = await this.commit(tx, rows.map((row) => ({ row, event: row.state === 'paused' ? ({ type: 'resume' } as const) : ({ type: 'step_due' } as const) })), now);
+      applied = (await this.commit(tx, rows.map((row) => ({ row, event: row.state === 'paused' ? ({ type: 'resume' } as const) : ({ type: 'step_due' } as const) })), now)).flat();
     });
     this.notify(applied);
     return applied;
@@ -145,7 +172,7 @@ export class EnrollmentService implements StopEngine {
       await this.deps.store.db.transaction().execute(async (tx) => {
         const rows = await lockRows(tx, sql`e.sequence_id = ${sequenceId} and e.state in ('active', 'paused') and e.id > ${after}`, batch, false, true);
         last = rows[rows.length - 1]?.id;
-        applied = await this.commit(tx, rows.map((row) => ({ row, event: { type: 'sequence_edited' } as const })), this.deps.clock.now());
+        applied = (await this.commit(tx, rows.map((row) => ({ row, event: { type: 'sequence_edited' } as const })), this.deps.clock.now())).flat();
       });
       this.notify(applied);
       changed += applied.filter((a) => a.result.outcome === 'applied').length;
@@ -165,29 +192,32 @@ export class EnrollmentService implements StopEngine {
     if (changes.length) for (const fn of this.listeners) fn(changes);
   }
 
-  private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent }>, now: number): Promise<Applied[]> {
+  /** Per item, in order: its own transition, then the siblings its suppress effect stopped. */
+  private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent }>, now: number): Promise<Applied[][]> {
     if (items.length === 0) return [];
-    const seqs = new Map<string, SequenceDef>();
-    for (const { row } of items) if (!seqs.has(row.sequence_id)) seqs.set(row.sequence_id, await this.sequences.get(tx, row.sequence_id, row.sequence_version));
+    const seqs = await this.sequences.current(tx, new Map(items.map((i) => [i.row.sequence_id, i.row.sequence_version])));
     const done = items.map(({ row, event }) => {
       const seq = seqs.get(row.sequence_id)!;
       const before = fromRow(row, { country: row.country, region: row.region });
       return { row, event, seq, before, result: transition(before, event, now, seq) };
     });
     const changed = done.filter((d) => d.result.outcome === 'applied');
-    await writeStates(tx, changed.map((d) => ({ next: d.result.next, version: d.row.version + 1 })), now);
-    const suppressions = await applyEffects(
-      tx,
+    const plan = planEffects(
       this.deps,
       changed.map((d) => ({ enrollment: d.result.next, seq: d.seq, mailboxId: d.row.mailbox_id, emailNorm: d.row.email_norm, effects: d.result.effects })),
     );
-    await journal(tx, done, now);
-    const applied: Applied[] = done.map((d) => ({ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }));
+    const at = new Date(this.deps.clock.now());
+    // The new states, the cancelled sends and tasks and the journal: independent tables, one statement.
+    await oneStatement(tx, [...statesUpdate(changed.map((d) => ({ next: d.result.next, version: d.row.version + 1 })), now), ...cancellations(plan, at)], journalInsert(done, now));
+    await createWork(tx, plan, at);
+    const suppressions = plan.suppressions;
+    const applied: Applied[][] = done.map((d) => [{ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }]);
+    const index = new Map(done.map((d, i) => [d.row.id, i]));
     // One opt-out is everywhere (promise 6): suppress() writes the address's suppression and stops
     // its other enrollments through this service, in the same transaction. The enrollment whose
     // transition asked is spared: it is written and journalled above.
     for (const s of suppressions) {
-      applied.push(...(await suppress(tx, this, s.workspaceId, [s], { now, spare: [s.enrollmentId] })).applied);
+      applied[index.get(s.enrollmentId)!]!.push(...(await suppress(tx, this, s.workspaceId, [s], { now, spare: [s.enrollmentId] })).applied);
     }
     return applied;
   }
@@ -198,8 +228,8 @@ async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, sk
   // same rows in the same order on every run (a simulation replays exactly from its seed).
   const order = byId ? sql`e.id` : sql`e.due_at, e.id`;
   const r = await sql<LoadedRow>`
-    select e.*, l.country, l.region, l.email_norm, (select s.version from sequence s where s.id = e.sequence_id) as sequence_version
-    from enrollment e join lead l on l.id = e.lead_id
+    select e.*, l.country, l.region, l.email_norm, s.version as sequence_version
+    from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id
     where ${where}
     order by ${order}
     limit ${limit}
@@ -207,12 +237,12 @@ async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, sk
   return r.rows;
 }
 
-/** Writes the new states of a batch of enrollments in one statement. */
-async function writeStates(tx: Tx, rows: Array<{ next: Enrollment; version: number }>, now: number): Promise<void> {
-  if (rows.length === 0) return;
+/** The update of a batch of enrollments' new states (none when nothing changed). */
+function statesUpdate(rows: Array<{ next: Enrollment; version: number }>, now: number): RawBuilder<unknown>[] {
+  if (rows.length === 0) return [];
   const c = <T>(f: (e: Enrollment) => T) => rows.map((r) => f(r.next));
   const ts = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  await sql`
+  return [sql`
     update enrollment e set
       state = u.state, state_reason = u.state_reason, waiting_for = u.waiting_for,
       next_step_id = u.next_step_id, last_step_id = u.last_step_id, last_step_at = u.last_step_at,
@@ -223,11 +253,11 @@ async function writeStates(tx: Tx, rows: Array<{ next: Enrollment; version: numb
                 ${c((e) => `{${e.doneStepIds.join(',')}}`)}::text[], ${c((e) => ts(e.dueAt))}::timestamptz[], ${c((e) => ts(e.pausedDueAt))}::timestamptz[],
                 ${c((e) => e.softBounces)}::int[], ${rows.map((r) => r.version)}::int[])
       as u(id, state, state_reason, waiting_for, next_step_id, last_step_id, last_step_at, done_step_ids, due_at, paused_due_at, soft_bounces, version)
-    where e.id = u.id`.execute(tx);
+    where e.id = u.id`];
 }
 
-/** Appends every transition, applied or ignored (with why), to the journal in one statement. */
-async function journal(tx: Tx, done: Array<{ before: Enrollment; event: EngineEvent; result: TransitionResult }>, now: number): Promise<void> {
+/** The journal entries of every transition, applied or ignored (with why). */
+function journalInsert(done: Array<{ before: Enrollment; event: EngineEvent; result: TransitionResult }>, now: number): RawBuilder<unknown> {
   const payloads = done.map(({ before, event, result }) =>
     JSON.stringify({
       event,
@@ -239,10 +269,10 @@ async function journal(tx: Tx, done: Array<{ before: Enrollment; event: EngineEv
       ...(result.note ? { note: result.note } : {}),
     }),
   );
-  await sql`
+  return sql`
     insert into event (workspace_id, enrollment_id, type, payload, at)
     select u.ws, u.e, u.type, u.payload, ${new Date(now)}
     from unnest(${done.map((d) => d.before.workspaceId)}::uuid[], ${done.map((d) => d.before.id)}::uuid[],
                 ${done.map((d) => (d.result.outcome === 'applied' ? d.event.type : `${d.event.type}.ignored`))}::text[], ${payloads}::jsonb[])
-      as u(ws, e, type, payload)`.execute(tx);
+      as u(ws, e, type, payload)`;
 }

@@ -70,6 +70,16 @@ export class SequenceCache {
     return def;
   }
 
+  /**
+   * The definitions of sequences whose current versions the caller has just read (the service reads
+   * them with the rows it locks): no query for those cached at that version.
+   */
+  async current(db: Db | Tx, versions: ReadonlyMap<string, number>): Promise<Map<string, SequenceDef>> {
+    const out = new Map<string, SequenceDef>();
+    for (const [id, version] of versions) out.set(id, await this.get(db, id, version));
+    return out;
+  }
+
   invalidate(id: string): void {
     this.byId.delete(id);
   }

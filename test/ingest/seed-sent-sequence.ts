@@ -53,13 +53,11 @@ export async function seedSentSequence(store: Store, deps: { clock: Clock; rando
     .values({ id: mailboxId, workspace_id: workspaceId, email: o.mailboxEmail, provider: o.provider ?? 'smtp_imap', settings: JSON.stringify(o.settings ?? {}), time_zone: 'UTC' })
     .execute();
   if (o.credential) await o.credential.vault.put(workspaceId, mailboxId, { kind: 'password', username: o.credential.username, password: o.credential.password });
-  const leadIds: string[] = [];
-  for (const email of o.leads) {
-    const id = newId(clock.now(), random);
-    leadIds.push(id);
+  const leadIds = o.leads.map(() => newId(clock.now(), random));
+  for (let i = 0; i < o.leads.length; i += 1000) {
     await store.db
       .insertInto('lead')
-      .values({ id, workspace_id: workspaceId, email, email_norm: email.toLowerCase(), first_name: 'Pat', time_zone: o.zone ?? 'UTC', country: o.country ?? null })
+      .values(o.leads.slice(i, i + 1000).map((email, j) => ({ id: leadIds[i + j]!, workspace_id: workspaceId, email, email_norm: email.toLowerCase(), first_name: 'Pat', time_zone: o.zone ?? 'UTC', country: o.country ?? null })))
       .execute();
   }
   const def = validateDefinition({
@@ -77,25 +75,30 @@ export async function seedSentSequence(store: Store, deps: { clock: Clock; rando
   });
   const seq = await applyDefinition(store, { clock, random }, workspaceId, def);
   await bulkEnroll(store, { clock, random }, { workspaceId, sequenceId: seq.sequenceId, leadIds });
-  await service.fireDue(10_000);
+  while ((await service.fireDue(5_000)).length > 0);
   const rows = await sql<{ id: string; enrollment_id: string; step_id: string; email_norm: string }>`
     select r.id, r.enrollment_id, r.step_id, l.email_norm
     from send_request r join enrollment e on e.id = r.enrollment_id join lead l on l.id = e.lead_id
     where r.workspace_id = ${workspaceId} and r.state = 'queued'`.execute(store.db);
   const sends: SeededSend[] = [];
-  for (const r of rows.rows) {
-    const messageId = `<${newId(clock.now(), random)}@${o.mailboxEmail.split('@')[1]}>`;
+  // Recorded in chunks, each in one transaction, set-based (benchmarks seed thousands).
+  for (let i = 0; i < rows.rows.length; i += 500) {
+    const chunk = rows.rows.slice(i, i + 500).map((r) => ({ ...r, messageId: `<${newId(clock.now(), random)}@${o.mailboxEmail.split('@')[1]}>` }));
     const subject = `Quick question ${o.tag}`;
     const at = clock.now();
     await store.db.transaction().execute(async (tx) => {
-      await tx.updateTable('send_request').set({ state: 'sent', message_id: messageId, updated_at: new Date(at) }).where('id', '=', r.id).execute();
+      await sql`
+        update send_request r set state = 'sent', message_id = u.message_id, updated_at = ${new Date(at)}
+        from unnest(${chunk.map((r) => r.id)}::uuid[], ${chunk.map((r) => r.messageId)}::text[]) as u(id, message_id)
+        where r.id = u.id`.execute(tx);
       await tx
         .insertInto('message')
-        .values({ id: newId(at, random), workspace_id: workspaceId, mailbox_id: mailboxId, enrollment_id: r.enrollment_id, send_request_id: r.id, direction: 'outbound', message_id: messageId, subject, from_addr: o.mailboxEmail, to_addrs: [r.email_norm], at: new Date(at) })
+        .values(chunk.map((r) => ({ id: newId(at, random), workspace_id: workspaceId, mailbox_id: mailboxId, enrollment_id: r.enrollment_id, send_request_id: r.id, direction: 'outbound' as const, message_id: r.messageId, subject, from_addr: o.mailboxEmail, to_addrs: [r.email_norm], at: new Date(at) })))
         .execute();
-      service.notify(await service.applyInTx(tx, r.enrollment_id, { type: 'step_sent', stepId: r.step_id, at, messageId }, at));
+      const applied = await service.applyEachInTx(tx, chunk.map((r) => ({ enrollmentId: r.enrollment_id, event: { type: 'step_sent' as const, stepId: r.step_id, at, messageId: r.messageId } })), at);
+      service.notify(applied.flat());
     });
-    sends.push({ enrollmentId: r.enrollment_id, leadEmail: r.email_norm, sendRequestId: r.id, messageId, subject });
+    for (const r of chunk) sends.push({ enrollmentId: r.enrollment_id, leadEmail: r.email_norm, sendRequestId: r.id, messageId: r.messageId, subject });
   }
   return { workspaceId, mailboxId, sequenceId: seq.sequenceId, sends };
 }

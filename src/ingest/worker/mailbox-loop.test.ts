@@ -5,7 +5,7 @@ import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { SimClock } from '../../sim/sim-clock.ts';
 import { freshStore, type TestStore } from '../../../test/stores.ts';
 import { parseMail } from '../parse/parse-mail.ts';
-import type { IngestDeps } from '../pipeline.ts';
+import { runSteps, type IngestDeps } from '../pipeline.ts';
 import { replyMail, seedSentSequence, type Seeded } from '../../../test/ingest/seed-sent-sequence.ts';
 import { MailboxLoop } from './mailbox-loop.ts';
 
@@ -116,5 +116,30 @@ describe('MailboxLoop', () => {
     expect(batches.at(-1)).toBe(1);
     expect((await store.db.selectFrom('mailbox_sync').select('cursor').where('mailbox_id', '=', s.mailboxId).executeTakeFirstOrThrow()).cursor).toEqual({ uid: 42 });
     expect((await store.db.selectFrom('enrollment').select('state').where('id', '=', s.sends[0]!.enrollmentId).executeTakeFirstOrThrow()).state).toBe('replied');
+  });
+
+  it('prepares the next batch while the current one commits, and commits in the connector order', async () => {
+    const sync = new ScriptedSync();
+    const log: string[] = [];
+    const mail = (id: string) => new TextEncoder().encode(replyMail({ from: 'x@elsewhere.test', to: 'rep@cadenza.test', subject: 'Hello', body: 'hi', messageId: `<${id}@elsewhere.test>` }));
+    for (const [i, id] of ['p1', 'p2', 'p3'].entries()) sync.pending.push({ messages: [{ key: `k-${id}`, folder: 'inbox', raw: mail(id), threadId: null, receivedAt: clock.now() }], problems: [], cursor: { uid: 100 + i }, mode: 'incremental' });
+    const steps = deps.steps;
+    const ingest: IngestDeps = {
+      ...deps,
+      steps: {
+        ...steps,
+        prepare: async (raw) => {
+          log.push(`prepare ${/Message-ID: <(\w+)@/.exec(new TextDecoder().decode(raw))![1]}`);
+          return runSteps(steps, raw);
+        },
+      },
+    };
+    const loop = new MailboxLoop({ ingest, mailbox: { id: s.mailboxId, workspaceId: s.workspaceId, provider: 'smtp_imap' }, connector: sync, clock, random: seededRandom(2), reconcileMs: 15 * 60_000, onBatch: (r) => log.push(`commit ${r.messages[0]!.messageId.slice(1, 3)}`) });
+    const running = loop.run();
+    while (log.length < 6) await tick();
+    loop.stop();
+    await running;
+    expect(log).toEqual(['prepare p1', 'prepare p2', 'commit p1', 'prepare p3', 'commit p2', 'commit p3']);
+    expect((await store.db.selectFrom('mailbox_sync').select('cursor').where('mailbox_id', '=', s.mailboxId).executeTakeFirstOrThrow()).cursor).toEqual({ uid: 102 });
   });
 });

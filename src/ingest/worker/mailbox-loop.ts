@@ -5,9 +5,16 @@ import type { Random } from '../../common/random.ts';
 import { BackoffSchedule, type BackoffPolicy } from '../../common/backoff.ts';
 import type { MailboxSync, WatchHandle } from '../../mailbox/sync/source.ts';
 import type { Metrics } from '../../ops/metrics.ts';
-import { ingestBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef } from '../pipeline.ts';
+import { commitBatch, prepareBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef, type PreparedBatch } from '../pipeline.ts';
 import { clearSyncError, loadCursor, recordSyncError } from '../store.ts';
 import type { Gate } from './gate.ts';
+
+/**
+ * How many messages a loop prepares ahead of the batch committing, in whole batches (at least one):
+ * enough that one-message batches (IDLE arrivals) keep the prepare pool busy, no more than one
+ * batch of 100 so that memory stays at two batches a mailbox.
+ */
+export const PREPARE_AHEAD = 100;
 
 export interface MailboxLoopOptions {
   ingest: IngestDeps;
@@ -129,19 +136,58 @@ export class MailboxLoop {
     return this.o.gate ? this.o.gate.run(fn, urgent) : fn();
   }
 
+  /**
+   * One pull, pipelined: while a batch's transaction runs, the next batches are fetched and their
+   * CPU stages run in the prepare pool (up to PREPARE_AHEAD messages' worth of batches, at least
+   * one), so the database and the parser work at the same time. Commits stay in the connector's
+   * order, one at a time, each with its own cursor (promise 5); a batch prepared ahead and not
+   * committed (stop, a lost lease, a failed commit) is simply pulled again from the stored cursor.
+   */
   private async pullOnce(): Promise<void> {
-    const cursor = await loadCursor(this.o.ingest.store.db, this.o.mailbox.id);
+    const { ingest, mailbox } = this.o;
+    const cursor = await loadCursor(ingest.store.db, mailbox.id);
+    const batches = this.o.connector
+      .pull(cursor, {
+        signal: this.abort.signal,
+        ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
+        ...(this.o.resyncWindowMs ? { resyncWindowMs: this.o.resyncWindowMs } : {}),
+      })
+      [Symbol.asyncIterator]();
+    const depth = Math.max(1, Math.floor(PREPARE_AHEAD / (this.o.batchSize ?? PREPARE_AHEAD)));
+    const ahead: Array<Promise<PreparedBatch | null>> = [];
+    let exhausted = false;
+    const fill = () => {
+      while (!exhausted && ahead.length < depth) {
+        // The generator answers its next() calls in order: the k-th promise holds the k-th batch.
+        const next = batches.next().then((n) => {
+          if (n.done) {
+            exhausted = true;
+            return null;
+          }
+          return prepareBatch(ingest, mailbox, n.value);
+        });
+        // Settled either way when the loop leaves early; the reason is the commit's, not this one's.
+        next.catch(() => undefined);
+        ahead.push(next);
+      }
+    };
     let resyncCounted = false;
-    for await (const batch of this.o.connector.pull(cursor, {
-      signal: this.abort.signal,
-      ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
-      ...(this.o.resyncWindowMs ? { resyncWindowMs: this.o.resyncWindowMs } : {}),
-    })) {
-      const countResync: boolean = batch.mode === 'resync' && !resyncCounted;
-      resyncCounted ||= countResync;
-      const report = await ingestBatch(this.o.ingest, this.o.mailbox, batch, { ...(this.o.fence ? { fence: this.o.fence } : {}), countResync });
-      this.o.onBatch?.(report);
-      if (this.stopping) return;
+    try {
+      fill();
+      for (;;) {
+        const current = await ahead.shift()!;
+        if (!current) return;
+        fill();
+        const countResync: boolean = current.batch.mode === 'resync' && !resyncCounted;
+        resyncCounted ||= countResync;
+        const report = await commitBatch(ingest, mailbox, current, { ...(this.o.fence ? { fence: this.o.fence } : {}), countResync });
+        this.o.onBatch?.(report);
+        if (this.stopping) return;
+      }
+    } finally {
+      // Ends the connector's pull once its fetches in flight settle (stop aborts them); batches
+      // being prepared ahead are left to finish in the pool and dropped.
+      await batches.return?.().catch(() => undefined);
     }
   }
 

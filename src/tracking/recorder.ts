@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Store } from '../store/store.ts';
-import { BatchWriter, type BatchWriterOptions, type BatchWriterStats } from './batch-writer.ts';
+import { BatchWriter, type BatchWriterOptions, type BatchWriterStats, type WaitOutcome } from './batch-writer.ts';
 import { classifyClick, classifyOpen } from './classify.ts';
 import { insertTrackingEvents, type TrackingRow } from './sql/insert-tracking-events.ts';
 import { sendTimes } from './sql/send-times.ts';
@@ -31,7 +31,7 @@ interface Hit {
   recentOtherLinks: ReadonlyArray<{ linkIndex: number; agoMs: number }>;
 }
 
-export type RecorderOptions = Partial<Pick<BatchWriterOptions<unknown>, 'maxBatch' | 'flushMs' | 'maxQueue' | 'maxAttempts' | 'retryMs'>>;
+export type RecorderOptions = Partial<Pick<BatchWriterOptions<unknown>, 'maxBatch' | 'flushMs' | 'maxQueue' | 'maxAttempts' | 'retryMs' | 'waitMs'>>;
 
 export interface RecorderDeps {
   store: Store;
@@ -57,11 +57,13 @@ const SENT_CACHE_MAX = 50_000;
 const DROP_LOG_EVERY_MS = 10_000;
 
 /**
- * Records opens and clicks without waiting for the database: each request's facts are queued
- * (batch-writer.ts) and, per batch, opens' tokens are unsealed, the send times looked up (and
- * kept), each hit classified (classify.ts) with its delay since the send, and the batch inserted
- * in one statement. Doing all of that at write time keeps the request path free of queries and
- * of most of the CPU. Memory: at most maxQueue hits (100,000 by default, a few hundred bytes each).
+ * Records opens and clicks in group-committed batches (batch-writer.ts, addAndWait): each
+ * request's facts are queued and the request is answered once its batch has committed, so an
+ * answered open or click is in the database (the rule and its bounds: batch-writer.ts). Per batch,
+ * opens' tokens are unsealed, the send times looked up (and kept), each hit classified
+ * (classify.ts) with its delay since the send, and the batch inserted in one statement: the
+ * request path itself runs no query and little CPU. Memory: at most maxQueue hits (100,000 by
+ * default, a few hundred bytes each).
  */
 export class TrackingRecorder {
   private readonly writer: BatchWriter<Hit>;
@@ -89,13 +91,13 @@ export class TrackingRecorder {
    * of CPU in the middle of request handling and about 6 µs in a run of unseals (warm caches), which
    * is most of the pixel's cost over a bare route. A token that does not open is dropped then.
    */
-  recordOpen(sealed: string, req: RequestFacts): boolean {
-    return this.writer.add({ kind: 'open', sealed, ws: '', sr: '', url: null, linkIndex: null, ...this.facts(req), recentOtherLinks: NO_CLICKS });
+  recordOpen(sealed: string, req: RequestFacts): Promise<WaitOutcome> {
+    return this.writer.addAndWait({ kind: 'open', sealed, ws: '', sr: '', url: null, linkIndex: null, ...this.facts(req), recentOtherLinks: NO_CLICKS });
   }
 
-  recordClick(token: ClickToken, req: RequestFacts): boolean {
+  recordClick(token: ClickToken, req: RequestFacts): Promise<WaitOutcome> {
     const f = this.facts(req);
-    return this.writer.add({ kind: 'click', sealed: null, ws: token.ws, sr: token.sr, url: token.u, linkIndex: token.i, ...f, recentOtherLinks: this.noteClick(token.sr, token.i, f.at) });
+    return this.writer.addAndWait({ kind: 'click', sealed: null, ws: token.ws, sr: token.sr, url: token.u, linkIndex: token.i, ...f, recentOtherLinks: this.noteClick(token.sr, token.i, f.at) });
   }
 
   /** Resolves when no batch is being written (one started by size or by the timer has finished). */

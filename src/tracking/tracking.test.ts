@@ -145,8 +145,7 @@ describe.each(testBackends())('tracking endpoints on %s', (backend) => {
     // Apple Mail Privacy Protection's proxy, on another Host (a custom tracking domain is a CNAME).
     const mpp = await srv.inject({ url: path(s.links.pixelUrl()), headers: { host: 'cadenza.example', 'user-agent': 'Mozilla/5.0' }, remoteAddress: '17.58.1.2' });
     expect(mpp.statusCode).toBe(200);
-    expect(await events()).toEqual([]); // batched, not yet written
-    await recorder.flush();
+    // Answered only once its batch committed: both are rows already, no flush needed.
     const rows = await events();
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatchObject({
@@ -393,31 +392,40 @@ describe.each(testBackends())('tracking endpoints on %s', (backend) => {
     expect(await honourUnsubscribe({ store, service, clock }, { workspaceId: world.workspaceId, sendRequestId: '00000000-0000-7000-8000-000000000000', source: 'x' })).toEqual({ outcome: 'not_found' });
   });
 
-  it('writes events in batches: on size, on time (the injected clock), and on close, losing none', async () => {
-    const srv = await setup({ maxBatch: 5, flushMs: 2 * SEC });
+  it('answers an open or click only once its batch has committed; concurrent requests share a batch; a failing database is answered anyway and retried', async () => {
+    const srv = await setup({ maxBatch: 1000, flushMs: 60 * MIN, retryMs: 2 * SEC });
     const s = sendOf(world.leadIds[0]!);
-    const hit = () => srv.inject({ url: path(s.links.pixelUrl()), headers: { 'user-agent': CHROME } });
-    for (let i = 0; i < 4; i++) await hit();
-    await recorder.idle();
-    expect(await events()).toHaveLength(0);
-    await hit(); // the fifth: a full batch goes at once
-    await recorder.idle();
-    expect(await events()).toHaveLength(5);
+    const open = () => srv.inject({ url: path(s.links.pixelUrl()), headers: { 'user-agent': CHROME } });
+    const click = (i: number) => srv.inject({ url: path(s.links.clickUrl(`https://a.example/${i}`, i)!), headers: { 'user-agent': CHROME } });
+    expect((await open()).statusCode).toBe(200);
+    expect(await events()).toHaveLength(1); // no flush, no timer: written before the answer
+    expect((await click(0)).statusCode).toBe(302);
+    expect(await events()).toHaveLength(2);
+    expect(recorder.stats()).toMatchObject({ batches: 2, written: 2, unconfirmed: 0 });
 
-    await hit();
-    await hit();
-    clock.advance(2 * SEC - 1);
-    await recorder.idle();
-    expect(await events()).toHaveLength(5);
-    clock.advance(1); // flushMs after the first of the two
-    await recorder.idle();
-    expect(await events()).toHaveLength(7);
-
-    for (let i = 0; i < 3; i++) await hit();
-    await srv.close(); // the server's close flushes the rest
-    app = undefined;
+    // Eight at once: answered after the batch that holds them all.
+    const answers = await Promise.all([open(), open(), open(), open(), click(1), click(2), click(3), click(4)]);
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 302, 302, 302, 302]);
     expect(await events()).toHaveLength(10);
-    expect(recorder.stats()).toMatchObject({ queued: 0, written: 10, dropped: 0, failed: 0 });
+    expect(recorder.stats().batches).toBeLessThanOrEqual(4); // the pixels in one batch, the clicks (unsealed a turn later) in another
+
+    // The database refuses the write: the request is answered anyway ('pending'), the event stays
+    // queued and is written by the retry, on the injected clock.
+    await sql`alter table tracking_event rename to tracking_event_away`.execute(store.db);
+    expect((await open()).statusCode).toBe(200);
+    expect(recorder.stats()).toMatchObject({ queued: 1, errors: 1, unconfirmed: 1 });
+    expect((await click(5)).statusCode).toBe(302); // while backing off: answered at once, queued behind it
+    expect(recorder.stats()).toMatchObject({ queued: 2, unconfirmed: 2 });
+    await sql`alter table tracking_event_away rename to tracking_event`.execute(store.db);
+    expect(await events()).toHaveLength(10);
+    clock.advance(2 * SEC);
+    await recorder.idle();
+    expect(await events()).toHaveLength(12);
+
+    // Close writes whatever is still queued, and leaves no timer behind.
+    await srv.close();
+    app = undefined;
+    expect(recorder.stats()).toMatchObject({ queued: 0, written: 12, dropped: 0, failed: 0 });
     expect(clock.nextTimerAt()).toBeUndefined();
   });
 

@@ -57,13 +57,19 @@ const SENT_CACHE_MAX = 50_000;
 const DROP_LOG_EVERY_MS = 10_000;
 
 /**
- * Records opens and clicks in group-committed batches (batch-writer.ts, addAndWait): each
- * request's facts are queued and the request is answered once its batch has committed, so an
- * answered open or click is in the database (the rule and its bounds: batch-writer.ts). Per batch,
- * opens' tokens are unsealed, the send times looked up (and kept), each hit classified
+ * Records opens and clicks in batches (batch-writer.ts), by two rules:
+ *   - A click is group-committed (addAndWait): the redirect is answered once the click's batch
+ *     has committed, so an answered click is in the database (unless the database was failing or
+ *     slower than waitMs at that moment: then it is retried from memory, batch-writer.ts).
+ *   - An open is written behind (add): the GIF is answered at once and the open written with the
+ *     next batch (maxBatch or flushMs, 1 s by default, and on close). A process that dies loses
+ *     the opens of its last second. Opens are the noisy signal (image proxies fetch every pixel,
+ *     and most opens are theirs) and the image must never wait; a click is a person's intent,
+ *     acted on by reps, reports and webhooks.
+ * Per batch, opens' tokens are unsealed, the send times looked up (and kept), each hit classified
  * (classify.ts) with its delay since the send, and the batch inserted in one statement: the
- * request path itself runs no query and little CPU. Memory: at most maxQueue hits (100,000 by
- * default, a few hundred bytes each).
+ * request path itself runs no query. Memory: at most maxQueue hits (100,000 by default, a few
+ * hundred bytes each).
  */
 export class TrackingRecorder {
   private readonly writer: BatchWriter<Hit>;
@@ -91,8 +97,8 @@ export class TrackingRecorder {
    * of CPU in the middle of request handling and about 6 µs in a run of unseals (warm caches), which
    * is most of the pixel's cost over a bare route. A token that does not open is dropped then.
    */
-  recordOpen(sealed: string, req: RequestFacts): Promise<WaitOutcome> {
-    return this.writer.addAndWait({ kind: 'open', sealed, ws: '', sr: '', url: null, linkIndex: null, ...this.facts(req), recentOtherLinks: NO_CLICKS });
+  recordOpen(sealed: string, req: RequestFacts): boolean {
+    return this.writer.add({ kind: 'open', sealed, ws: '', sr: '', url: null, linkIndex: null, ...this.facts(req), recentOtherLinks: NO_CLICKS });
   }
 
   recordClick(token: ClickToken, req: RequestFacts): Promise<WaitOutcome> {
@@ -175,8 +181,13 @@ export class TrackingRecorder {
         continue;
       }
       const t = openToken(this.deps.key, h.sealed, 'o');
-      if (t) hits.push({ ...h, sealed: null, ws: t.ws, sr: t.sr });
-      else this.invalid++;
+      if (t) {
+        // The hit is the writer's alone now: filled in place rather than copied.
+        h.sealed = null;
+        h.ws = t.ws;
+        h.sr = t.sr;
+        hits.push(h);
+      } else this.invalid++;
     }
     if (hits.length === 0) return;
     const unknown = [...new Set(hits.map((h) => h.sr))].filter((sr) => !this.sentAt.has(sr));

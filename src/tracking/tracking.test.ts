@@ -145,7 +145,8 @@ describe.each(testBackends())('tracking endpoints on %s', (backend) => {
     // Apple Mail Privacy Protection's proxy, on another Host (a custom tracking domain is a CNAME).
     const mpp = await srv.inject({ url: path(s.links.pixelUrl()), headers: { host: 'cadenza.example', 'user-agent': 'Mozilla/5.0' }, remoteAddress: '17.58.1.2' });
     expect(mpp.statusCode).toBe(200);
-    // Answered only once its batch committed: both are rows already, no flush needed.
+    expect(await events()).toEqual([]); // written behind, not yet written
+    await recorder.flush();
     const rows = await events();
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatchObject({
@@ -392,40 +393,52 @@ describe.each(testBackends())('tracking endpoints on %s', (backend) => {
     expect(await honourUnsubscribe({ store, service, clock }, { workspaceId: world.workspaceId, sendRequestId: '00000000-0000-7000-8000-000000000000', source: 'x' })).toEqual({ outcome: 'not_found' });
   });
 
-  it('answers an open or click only once its batch has committed; concurrent requests share a batch; a failing database is answered anyway and retried', async () => {
-    const srv = await setup({ maxBatch: 1000, flushMs: 60 * MIN, retryMs: 2 * SEC });
+  it('answers a click only once its batch has committed (concurrent clicks share a batch; a failing database is answered anyway and retried); writes opens behind', async () => {
+    const srv = await setup({ maxBatch: 5, flushMs: 2 * SEC, retryMs: 2 * SEC });
     const s = sendOf(world.leadIds[0]!);
     const open = () => srv.inject({ url: path(s.links.pixelUrl()), headers: { 'user-agent': CHROME } });
     const click = (i: number) => srv.inject({ url: path(s.links.clickUrl(`https://a.example/${i}`, i)!), headers: { 'user-agent': CHROME } });
-    expect((await open()).statusCode).toBe(200);
-    expect(await events()).toHaveLength(1); // no flush, no timer: written before the answer
     expect((await click(0)).statusCode).toBe(302);
-    expect(await events()).toHaveLength(2);
-    expect(recorder.stats()).toMatchObject({ batches: 2, written: 2, unconfirmed: 0 });
+    expect(await events()).toHaveLength(1); // no flush, no timer: written before the answer
+    expect(recorder.stats()).toMatchObject({ batches: 1, written: 1, unconfirmed: 0 });
 
-    // Eight at once: answered after the batch that holds them all.
-    const answers = await Promise.all([open(), open(), open(), open(), click(1), click(2), click(3), click(4)]);
-    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 302, 302, 302, 302]);
-    expect(await events()).toHaveLength(10);
-    expect(recorder.stats().batches).toBeLessThanOrEqual(4); // the pixels in one batch, the clicks (unsealed a turn later) in another
+    // Four at once: answered after the batch that holds them all.
+    const answers = await Promise.all([click(1), click(2), click(3), click(4)]);
+    expect(answers.map((a) => a.statusCode)).toEqual([302, 302, 302, 302]);
+    expect(await events()).toHaveLength(5);
+    expect(recorder.stats()).toMatchObject({ batches: 2, written: 5 });
 
-    // The database refuses the write: the request is answered anyway ('pending'), the event stays
-    // queued and is written by the retry, on the injected clock.
-    await sql`alter table tracking_event rename to tracking_event_away`.execute(store.db);
-    expect((await open()).statusCode).toBe(200);
-    expect(recorder.stats()).toMatchObject({ queued: 1, errors: 1, unconfirmed: 1 });
-    expect((await click(5)).statusCode).toBe(302); // while backing off: answered at once, queued behind it
-    expect(recorder.stats()).toMatchObject({ queued: 2, unconfirmed: 2 });
-    await sql`alter table tracking_event_away rename to tracking_event`.execute(store.db);
+    // Opens are written behind: on size (maxBatch), on time (flushMs, the injected clock), on close.
+    for (let i = 0; i < 4; i++) expect((await open()).statusCode).toBe(200);
+    await recorder.idle();
+    expect(await events()).toHaveLength(5);
+    await open(); // the fifth: a full batch goes at once
+    await recorder.idle();
     expect(await events()).toHaveLength(10);
+    await open();
     clock.advance(2 * SEC);
     await recorder.idle();
-    expect(await events()).toHaveLength(12);
+    expect(await events()).toHaveLength(11);
+
+    // The database refuses the write: the click is answered anyway ('pending'), the event stays
+    // queued and is written by the retry, on the injected clock.
+    await sql`alter table tracking_event rename to tracking_event_away`.execute(store.db);
+    expect((await click(5)).statusCode).toBe(302);
+    expect(recorder.stats()).toMatchObject({ queued: 1, errors: 1, unconfirmed: 1 });
+    expect((await click(6)).statusCode).toBe(302); // while backing off: answered at once, queued behind it
+    expect(recorder.stats()).toMatchObject({ queued: 2, unconfirmed: 2 });
+    await sql`alter table tracking_event_away rename to tracking_event`.execute(store.db);
+    expect(await events()).toHaveLength(11);
+    clock.advance(2 * SEC);
+    await recorder.idle();
+    expect(await events()).toHaveLength(13);
 
     // Close writes whatever is still queued, and leaves no timer behind.
+    await open();
     await srv.close();
     app = undefined;
-    expect(recorder.stats()).toMatchObject({ queued: 0, written: 12, dropped: 0, failed: 0 });
+    expect(await events()).toHaveLength(14);
+    expect(recorder.stats()).toMatchObject({ queued: 0, written: 14, dropped: 0, failed: 0 });
     expect(clock.nextTimerAt()).toBeUndefined();
   });
 

@@ -18,17 +18,13 @@ const pixelHeaders = {
 /**
  * GET /t/o/<token>.gif — the open pixel. Always answers the GIF, even for a bad token: a broken image
  * in a message would show the recipient that something is being tracked, and tells a prober
- * nothing. Only a genuine token is recorded (checked when its batch is written). The GIF goes out
- * once the open's batch has committed (group commit, recorder.ts), or sooner if the database is
- * failing or slow (batch-writer.ts waitMs): the image never breaks because of the database.
+ * nothing. Only a genuine token is recorded (checked when its batch is written), and recording
+ * never waits for the database.
  */
 export function pixelRoute(scope: FastifyInstance, ctx: { recorder: TrackingRecorder }): void {
   scope.get('/t/o/*', { schema: { params: gifParams }, attachValidation: true }, (req: TokenRequest, reply) => {
-    if (req.validationError) {
-      reply.headers(pixelHeaders).send(PIXEL_GIF);
-      return;
-    }
     // Token-shaped (the schema said so): queued still sealed, opened with its batch (recorder.ts).
-    void ctx.recorder.recordOpen(req.params['*'].slice(0, -4), facts(req)).then(() => reply.headers(pixelHeaders).send(PIXEL_GIF));
+    if (!req.validationError) ctx.recorder.recordOpen(req.params['*'].slice(0, -4), facts(req));
+    reply.headers(pixelHeaders).send(PIXEL_GIF);
   });
 }

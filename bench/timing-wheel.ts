@@ -1,29 +1,31 @@
 /**
- * Timing wheel vs an indexed binary heap vs Node's setTimeout, on the scheduler's load: N timers
- * (default 1,000,000) due uniformly over the next hour, most of them cancelled before they fire
- * (the prospect replied).
+ * Timing wheel vs an indexed binary heap (and Node's setTimeout), on the scheduler's load: timers
+ * due uniformly over the next hour, most of them cancelled before they fire (the prospect replied),
+ * at each size from 10,000 to --max pending timers (10,000,000 by default: the full run needs about
+ * 2 GB of memory; --max=1000000 for a quick one).
  *
- *   npm run bench -- timing-wheel [--n=1000000] [--rounds=3] [--step-ms=1000] [--seed=42]
- *                                 [--churn-pending=n/5] [--churn-seconds=300]
+ *   npm run bench -- timing-wheel [--max=10000000] [--min=10000] [--rounds=3] [--step-ms=1000] [--seed=42]
+ *                                 [--churn-pending=200000] [--churn-seconds=300]
  *
- * Per structure: insert ns/op (N inserts into a new, empty queue, growing from its default
- * capacity), cancel ns/op (all N cancelled in random order), bytes per pending timer (heapUsed +
- * external retained after full GCs, divided by N; numeric keys; typed arrays' ArrayBuffers count in
- * `external`; measured on a separate build, so no forced GC runs inside the timed rounds), and the
- * cancel-heavy mix: insert N, cancel 90% in random order, then advance through the hour in step-ms
- * steps firing the rest, timed phase by phase and reported per timer (each phase's time / N). The random
- * cancel order is laid out before the clock starts (ids copied into a shuffled array), so the timed
- * loop measures the queue's cancel, not the caller's random lookup of the id; the same for all
- * three. setTimeout is measured for insert and cancel only (unref'd; nothing waits an hour).
- * Figures are medians over the rounds, after a warm-up round; the order of wheel and heap alternates
- * between rounds, and setTimeout runs after both (its million Timeout objects would slow them).
- * Each timed loop sits inline between two clock reads, not in a closure handed to a timing helper:
- * inside a closure every queue call reads the queue and the arrays from the closure's context,
- * which was measured to add about 10 ns per cancel and per advanced timer, for both queues alike.
+ * At each size N, the cancel-heavy mix: insert N into a new queue, cancel 90% in random order,
+ * advance through the hour in step-ms steps firing the rest. Reported per operation: insert (per
+ * insert), cancel (per cancel), fire (the advance phase per fired timer), and the whole mix per
+ * timer; sizes below a million repeat the mix on new queues until it covers about a million
+ * timers. Wheel and heap run in the same rounds (bench/lib/rounds.ts: interleaved, the first one
+ * alternating), each figure the median over the rounds with its min–max, the heap/wheel ratio
+ * taken within each round. Times are the process's CPU time (process.cpuUsage around each phase,
+ * GC threads included), not wall time: on a shared machine wall time includes the neighbours'
+ * slices. Bytes per pending timer (heapUsed + external retained after full GCs, numeric keys) and
+ * advance() latency (wall clock, one separate pass) are measured at each size outside the rounds.
+ * The cancel order is laid out before the clock starts (ids copied into a shuffled array), so
+ * the timed loop measures the queue's cancel, not the caller's random lookup of the id. Each timed
+ * loop sits inline between two clock reads, not in a closure handed to a timing helper: inside a
+ * closure every queue call reads the queue and the arrays from the closure's context, which was
+ * measured to add about 10 ns per cancel and per advanced timer, for both queues alike.
  *
  * The second cancel-heavy scenario, reschedule churn, is the scheduler's steady state rather than
- * one burst (src/sequence/scheduler.ts, its defaults): --churn-pending timers (default n / 5, the
- * scheduler's 200k cap at the default n) keyed by enrollment-id strings, due within a 10-minute
+ * one burst (src/sequence/scheduler.ts, its defaults): --churn-pending timers (default 200,000,
+ * the scheduler's cap) keyed by enrollment-id strings, due within a 10-minute
  * horizon, wheel tick 250 ms. Each second: timers whose prospect replied are cancelled (90% of all
  * timers, each at a random moment before it is due; a tenth of those are rescheduled instead,
  * cancel + insert within the horizon), new ones arrive at the horizon's edge, and the clock
@@ -34,7 +36,7 @@
  * whole sequence is generated before the clock starts (cancels name the insert whose id they
  * cancel) and replayed on each queue; the figure is the replay's time per operation, the caller's
  * id lookup (ids[i], a random read) included, and the same replay on a queue that does nothing is
- * reported as the harness's share.
+ * reported as the harness's share. setTimeout runs last, at up to a million timers.
  */
 import { newId } from '../src/common/ids.ts';
 import { seededRandom, type Random } from '../src/common/random.ts';
@@ -46,7 +48,7 @@ import { bytes, duration, int, ratio, round, table } from './lib/format.ts';
 import { gcAvailable, retainedBy } from './lib/memory.ts';
 import { describeLoad, interleavedRounds, loadFigures, machineLoad, showSpread, spread, spreadFigures, type Figures, type RoundsResult } from './lib/rounds.ts';
 import { median, percentile } from './lib/stats.ts';
-import { nowNs } from './lib/time.ts';
+import { cpuNs, nowNs } from './lib/time.ts';
 
 const HOUR_MS = 3_600_000;
 const CANCEL_SHARE = 0.9;
@@ -212,7 +214,7 @@ function replayChurn(q: TimerQueue<string>, t: ChurnTrace, keys: string[], ids: 
   let fired = 0;
   let inserted = 0;
   let cancelled = 0;
-  const t0 = nowNs();
+  const t0 = cpuNs();
   for (let k = 0; k < t.length; k++) {
     const code = codes[k]!;
     if (code === OP_INSERT) ids[inserted++] = q.insert(args[k]!, keys[entity[k]!]!);
@@ -224,7 +226,7 @@ function replayChurn(q: TimerQueue<string>, t: ChurnTrace, keys: string[], ids: 
       fired += out.length;
     }
   }
-  const ns = Number(nowNs() - t0);
+  const ns = cpuNs() - t0;
   if (!(q instanceof NullQueue) && (cancelled !== t.cancels || fired !== t.fires || q.size !== t.pendingAtEnd)) {
     throw new Error(`churn replay: cancelled ${cancelled}/${t.cancels}, fired ${fired}/${t.fires}, pending ${q.size}/${t.pendingAtEnd}`);
   }
@@ -288,38 +290,34 @@ function workload(random: Random, n: number, stepMs: number): Workload {
  * The cancel-heavy mix at one size, repeated `reps` times on a new queue each time (small sizes
  * repeat so that each figure covers about a million timers): insert N, cancel 90% in random order,
  * advance through the hour in stepMs steps firing the rest. Each phase is timed inline, between
- * two clock reads (see the header). Per operation: insert (per insert), cancel (per cancel),
- * fire (the advance phase per fired timer: it also sweeps the cancelled entries), and the whole
- * mix per timer.
+ * two readings of the process's CPU time (see the header). Per operation: insert (per insert),
+ * cancel (per cancel), fire (the advance phase per fired timer: it also sweeps the cancelled
+ * entries and walks the empty slots), and the whole mix per timer.
  */
 function cancelHeavy(make: () => TimerQueue<number>, w: Workload, reps: number): Figures {
   const { n, deadlines, ids, cancelIds, order } = w;
   const toCancel = Math.floor(n * CANCEL_SHARE);
-  const advanceNs: number[] = [];
   const out: number[] = [];
   let insertNs = 0;
   let cancelNs = 0;
   let firingNs = 0;
   for (let rep = 0; rep < reps; rep++) {
     let fired = 0;
-    advanceNs.length = 0;
     const q = make();
-    let t0 = nowNs();
+    let t0 = cpuNs();
     for (let i = 0; i < n; i++) ids[i] = q.insert(deadlines[i]!, i);
-    insertNs += Number(nowNs() - t0);
+    insertNs += cpuNs() - t0;
     for (let j = 0; j < toCancel; j++) cancelIds[j] = ids[order[j]!]!;
-    t0 = nowNs();
+    t0 = cpuNs();
     for (let j = 0; j < toCancel; j++) q.cancel(cancelIds[j]!);
-    cancelNs += Number(nowNs() - t0);
-    t0 = nowNs();
+    cancelNs += cpuNs() - t0;
+    t0 = cpuNs();
     for (let now = START_MS + w.stepMs; now < START_MS + HOUR_MS + w.stepMs; now += w.stepMs) {
       out.length = 0;
-      const a = nowNs();
       q.advance(now, out);
-      advanceNs.push(Number(nowNs() - a));
       fired += out.length;
     }
-    firingNs += Number(nowNs() - t0);
+    firingNs += cpuNs() - t0;
     if (fired !== n - toCancel || q.size !== 0) throw new Error(`fired ${fired}, expected ${n - toCancel}`);
   }
   const timers = n * reps;
@@ -328,9 +326,24 @@ function cancelHeavy(make: () => TimerQueue<number>, w: Workload, reps: number):
     cancel_ns: cancelNs / (toCancel * reps),
     fire_ns: firingNs / ((n - toCancel) * reps),
     mix_ns_per_timer: (insertNs + cancelNs + firingNs) / timers,
-    advance_p99_us: percentile(advanceNs, 99) / 1e3,
-    advance_max_us: Math.max(...advanceNs) / 1e3,
   };
+}
+
+/** The same mix once, each advance() call timed on the wall clock (its latency), apart from the figures above. */
+function advanceLatency(make: () => TimerQueue<number>, w: Workload): { p99Us: number; maxUs: number } {
+  const q = make();
+  for (let i = 0; i < w.n; i++) w.ids[i] = q.insert(w.deadlines[i]!, i);
+  const toCancel = Math.floor(w.n * CANCEL_SHARE);
+  for (let j = 0; j < toCancel; j++) q.cancel(w.ids[w.order[j]!]!);
+  const out: number[] = [];
+  const ns: number[] = [];
+  for (let now = START_MS + w.stepMs; now < START_MS + HOUR_MS + w.stepMs; now += w.stepMs) {
+    out.length = 0;
+    const a = nowNs();
+    q.advance(now, out);
+    ns.push(Number(nowNs() - a));
+  }
+  return { p99Us: percentile(ns, 99) / 1e3, maxUs: Math.max(...ns) / 1e3 };
 }
 
 /** Bytes retained per pending timer at size N: a separate build, so forced GCs stay out of the timed rounds. */
@@ -350,16 +363,16 @@ function setTimeoutInsertAndCancel(w: Workload, handles: (NodeJS.Timeout | null)
   const noop = () => undefined;
   let insertNs = 0;
   const { delta } = retainedBy(() => {
-    const t0 = nowNs();
+    const t0 = cpuNs();
     for (let i = 0; i < n; i++) handles[i] = setTimeout(noop, deadlines[i]! - START_MS).unref();
-    insertNs = Number(nowNs() - t0);
+    insertNs = cpuNs() - t0;
     return handles;
   });
   // Synchronous from insert to here: the event loop never turns, so none of them can fire.
   for (let j = 0; j < n; j++) inOrder[j] = handles[order[j]!]!;
-  const t0 = nowNs();
+  const t0 = cpuNs();
   for (let j = 0; j < n; j++) clearTimeout(inOrder[j]!);
-  const cancelNs = Number(nowNs() - t0);
+  const cancelNs = cpuNs() - t0;
   handles.fill(null);
   inOrder.fill(null);
   return { insert_ns: insertNs / n, cancel_ns: cancelNs / n, bytes_per_timer: delta.bytes / n };
@@ -377,6 +390,8 @@ interface SizeResult {
   reps: number;
   r: RoundsResult<Structure>;
   bytes: Record<Structure, number>;
+  /** advance() call latency, wall clock, p99 and max (one pass). */
+  latency: Record<Structure, { p99Us: number; maxUs: number }>;
 }
 
 /** One churn scenario replayed on wheel, heap and the null queue in interleaved rounds. */
@@ -466,7 +481,8 @@ export default async function timingWheelBench(args: string[]): Promise<Record<s
         ),
     });
     const bytesOf = { wheel: bytesPerTimer(makers.wheel, w), heap: bytesPerTimer(makers.heap, w) };
-    results.push({ n, reps, r, bytes: bytesOf });
+    const latency = { wheel: advanceLatency(makers.wheel, w), heap: advanceLatency(makers.heap, w) };
+    results.push({ n, reps, r, bytes: bytesOf, latency });
   }
 
   // String keys at the largest size: the wheel stores a pointer per key; the strings exist anyway
@@ -566,7 +582,8 @@ export default async function timingWheelBench(args: string[]): Promise<Record<s
     const k = x.n >= 1e6 ? `${x.n / 1e6}m` : `${x.n / 1e3}k`;
     for (const s of STRUCTURES) {
       for (const f of ['insert_ns', 'cancel_ns', 'fire_ns', 'mix_ns_per_timer']) Object.assign(figures, spreadFigures(`${s}_${k}_${f}`, x.r.spread(s, f)));
-      figures[`${s}_${k}_advance_max_us`] = round(x.r.spread(s, 'advance_max_us').median);
+      figures[`${s}_${k}_advance_p99_us`] = round(x.latency[s].p99Us);
+      figures[`${s}_${k}_advance_max_us`] = round(x.latency[s].maxUs);
       figures[`${s}_${k}_bytes_per_timer`] = round(x.bytes[s]);
     }
     Object.assign(figures, spreadFigures(`ratio_heap_over_wheel_${k}_mix`, x.r.ratio('heap', 'wheel', 'mix_ns_per_timer'), 2));

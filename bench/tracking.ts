@@ -65,6 +65,8 @@ interface Sample {
   /** CPU microseconds used so far by the database backends of the bench database (PostgreSQL), or null. */
   dbUs: number | null;
   eventsWritten: number;
+  /** Batches the recorder has written so far. */
+  batches: number;
   dropped: number;
   failed: number;
 }
@@ -161,7 +163,7 @@ async function listen(b: BenchStore, sends: number): Promise<void> {
         const dbUs = await dbCpuUs(b.store);
         const n = await sql<{ n: number }>`select count(*)::int as n from tracking_event`.execute(b.store.db);
         const s = recorder.stats();
-        process.send!({ type: 'sample', serverUs: cpu.user + cpu.system, dbUs, eventsWritten: n.rows[0]!.n, dropped: s.dropped, failed: s.failed } satisfies Sample);
+        process.send!({ type: 'sample', serverUs: cpu.user + cpu.system, dbUs, eventsWritten: n.rows[0]!.n, batches: s.batches, dropped: s.dropped, failed: s.failed } satisfies Sample);
       } else if (m.type === 'close') {
         await shutdown();
         process.send!({ type: 'closed' }, () => process.exit(0));
@@ -271,6 +273,7 @@ export default async function trackingBench(args: string[]): Promise<Record<stri
           db_us_per_req: after.dbUs !== null && before.dbUs !== null ? (after.dbUs - before.dbUs) / n : 0,
           server_db_us_per_req: (after.serverUs - before.serverUs + (after.dbUs !== null && before.dbUs !== null ? after.dbUs - before.dbUs : 0)) / n,
           loadgen_us_per_req: (gen.user + gen.system) / n,
+          events_per_batch: after.batches > before.batches ? events / (after.batches - before.batches) : 0,
         };
       };
       const res = await interleavedRounds({
@@ -291,13 +294,15 @@ export default async function trackingBench(args: string[]): Promise<Record<stri
         console.log(
           `${backend.padEnd(8)} ${c.padEnd(6)} CPU/req: server ${showSpread(sp('server_us_per_req'), us)}` +
             `${backend === 'postgres' ? `, database ${showSpread(sp('db_us_per_req'), us)}` : ''}, load generator ${us(sp('loadgen_us_per_req').median)}; ` +
-            `${showSpread(sp('rps'), int)} req/s, p99 ${sp('p99_ms').median} ms`,
+            `${showSpread(sp('rps'), int)} req/s, p99 ${sp('p99_ms').median} ms` +
+            `${c === 'bare' ? '' : `, ${int(sp('events_per_batch').median)} events per batch`}`,
         );
         Object.assign(figures, spreadFigures(`${backend}_${c}_server_us_per_req`, sp('server_us_per_req')));
         if (backend === 'postgres') Object.assign(figures, spreadFigures(`${backend}_${c}_db_us_per_req`, sp('db_us_per_req')));
         figures[`${backend}_${c}_loadgen_us_per_req`] = round1(sp('loadgen_us_per_req').median);
         figures[`${backend}_${c}_rps`] = Math.round(sp('rps').median);
         figures[`${backend}_${c}_p99_ms`] = sp('p99_ms').median;
+        if (c !== 'bare') figures[`${backend}_${c}_events_per_batch`] = Math.round(sp('events_per_batch').median);
       }
       if (cases.includes('bare')) {
         const shares: number[] = [];

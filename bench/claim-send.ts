@@ -40,7 +40,7 @@ import { SentRecorder } from '../src/sending/sent-recorder.ts';
 import type { Store } from '../src/store/store.ts';
 import { graphileRound } from './lib/graphile-anchor.ts';
 import { postgresCpuMs, processCpuMs } from './lib/cpu.ts';
-import { formatSpread, load1, spread } from './lib/rounds.ts';
+import { describeLoad, loadFigures, machineLoad, showSpread, spread } from './lib/rounds.ts';
 import { startSmtpSink, type SmtpSink } from './lib/smtp-sink.ts';
 import { countStatements } from './lib/statement-count.ts';
 import { benchStore, flag } from './support/backends.ts';
@@ -191,14 +191,17 @@ async function checkExactlyOnce(store: Store, world: World, n: number, handed: {
   if (problems.length) throw new Error(`exactly-once broken: ${problems.join('; ')}`);
 }
 
+const whole = (x: number) => Math.round(x).toLocaleString('en-US');
+
 export default async function claimSendBench(args: string[]): Promise<Record<string, unknown>> {
   const n = Number(flag(args, 'n', '2000'));
   const rounds = Number(flag(args, 'rounds', '3'));
   const concurrency = Number(flag(args, 'concurrency', '4'));
   const backends = flag(args, 'backends', 'postgres,pglite').split(',') as Array<'pglite' | 'postgres'>;
   const transports = flag(args, 'transports', 'noop,smtp').split(',') as TransportName[];
-  const figures: Record<string, unknown> = { sends_per_round: n, rounds, concurrency, load_before: load1() };
-  console.log(`load average (1 min) before: ${figures.load_before}; ${n} sends a round, ${rounds} rounds, concurrency ${concurrency}`);
+  const before = machineLoad();
+  const figures: Record<string, unknown> = { sends_per_round: n, rounds, concurrency };
+  console.log(`before: ${describeLoad(before)}; ${n} sends a round, ${rounds} rounds, concurrency ${concurrency}`);
   const sink = await startSmtpSink();
   try {
     for (const backend of backends) {
@@ -224,7 +227,7 @@ export default async function claimSendBench(args: string[]): Promise<Record<str
       for (const [t, rs] of results) {
         const s = spread(rs.map((r) => r.sendsPerS));
         const st = spread(rs.map((r) => r.statementsPerSend));
-        console.log(`${backend} ${t}: ${formatSpread(s)} sends/s (median, min–max), ${st.median.toFixed(1)} statements a send`);
+        console.log(`${backend} ${t}: ${showSpread(s, whole)} sends/s (median, min–max), ${st.median.toFixed(1)} statements a send`);
         figures[`${backend}_${t}_sends_per_s`] = Math.round(s.median);
         figures[`${backend}_${t}_sends_per_s_min`] = Math.round(s.min);
         figures[`${backend}_${t}_sends_per_s_max`] = Math.round(s.max);
@@ -235,14 +238,14 @@ export default async function claimSendBench(args: string[]): Promise<Record<str
       }
       if (anchor.length) {
         const a = spread(anchor);
-        console.log(`${backend} graphile-worker 0.17 (default mode, concurrency ${concurrency}): ${formatSpread(a)} jobs/s`);
+        console.log(`${backend} graphile-worker 0.17 (default mode, concurrency ${concurrency}): ${showSpread(a, whole)} jobs/s`);
         figures[`${backend}_graphile_jobs_per_s`] = Math.round(a.median);
         figures[`${backend}_graphile_jobs_per_s_min`] = Math.round(a.min);
         figures[`${backend}_graphile_jobs_per_s_max`] = Math.round(a.max);
         const noop = results.get('noop');
         if (noop) {
           const ratio = spread(noop.map((r, i) => r.sendsPerS / anchor[i]!));
-          console.log(`${backend} no-op sends against graphile-worker jobs, round by round: ${formatSpread(ratio, 2)}`);
+          console.log(`${backend} no-op sends against graphile-worker jobs, round by round: ${showSpread(ratio, (x) => x.toFixed(2))}`);
           figures[`${backend}_noop_vs_graphile`] = Math.round(ratio.median * 100) / 100;
         }
       }
@@ -250,7 +253,7 @@ export default async function claimSendBench(args: string[]): Promise<Record<str
   } finally {
     await sink.close();
   }
-  figures.load_after = load1();
-  console.log(`load average (1 min) after: ${figures.load_after}`);
-  return figures;
+  const after = machineLoad();
+  console.log(`after: ${describeLoad(after)}`);
+  return { ...figures, ...loadFigures(before, after) };
 }

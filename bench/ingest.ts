@@ -28,7 +28,6 @@
  * the same before the pool started, over N + 1.
  */
 import { randomBytes } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { performance as perfHooks } from 'node:perf_hooks';
 import { build as buildHistogram } from 'hdr-histogram-js';
 import nodemailer from 'nodemailer';
@@ -50,6 +49,7 @@ import { Metrics } from '../src/ops/metrics.ts';
 import { EnrollmentService } from '../src/sequence/enrollment-service.ts';
 import { flag, intFlag } from './lib/args.ts';
 import { bytes, int, round } from './lib/format.ts';
+import { describeLoad, loadFigures, machineLoad } from './lib/rounds.ts';
 import { buildMix, describeMix, loadMixSources, type MixMessage, type MixSources } from './lib/mail-mix.ts';
 import { MemorySync } from './lib/memory-sync.ts';
 import { countingStore } from '../test/counting-store.ts';
@@ -58,7 +58,6 @@ import { benchStore } from './support/backends.ts';
 
 const MAILBOX = 'rep@cadenza.test';
 
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 export default async function ingest(args: string[]): Promise<Record<string, unknown>> {
   const batchN = intFlag(args, 'messages', 2000);
@@ -66,8 +65,9 @@ export default async function ingest(args: string[]): Promise<Record<string, unk
   const rounds = intFlag(args, 'rounds', 5);
   const batchSize = intFlag(args, 'batch', 100);
   const backends = (flag(args, 'backends') ?? 'pglite,postgres').split(',').filter((b): b is 'pglite' | 'postgres' => b === 'pglite' || b === 'postgres');
-  const figures: Record<string, unknown> = { load_before: load(), rounds, batch: batchSize, messages_batched: batchN, messages_single: singleN };
-  console.log(`load average before: ${figures.load_before}`);
+  const before = machineLoad();
+  const figures: Record<string, unknown> = { rounds, batch: batchSize, messages_batched: batchN, messages_single: singleN };
+  console.log(`before: ${describeLoad(before)}`);
   const src = loadMixSources(CORPORA);
   if (!src) throw new Error('the corpora are needed for the mix (../shared/corpora, or CADENZA_CORPORA)');
   const pool = new PreparePool(flag(args, 'threads') ? { size: intFlag(args, 'threads', 1) } : {});
@@ -99,8 +99,9 @@ export default async function ingest(args: string[]): Promise<Record<string, unk
   }
   const n = mailboxesFlag(args);
   if (n > 0) Object.assign(figures, await underLoad(n, intFlag(args, 'stop-replies', 30)));
-  figures.load_after = load();
-  console.log(`load average after: ${figures.load_after}`);
+  const after = machineLoad();
+  console.log(`after: ${describeLoad(after)}`);
+  Object.assign(figures, loadFigures(before, after));
   return figures;
 }
 

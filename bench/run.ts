@@ -12,7 +12,10 @@
  *   - The runner prints, as the LAST line of stdout, `{"bench": NAME, ...figures}`, so a script can
  *     take `npm run bench -- NAME | tail -n 1`.
  *   - Shared helpers live in bench/lib/: time.ts (process.hrtime.bigint), stats.ts (percentile),
- *     format.ts (numbers for people), memory.ts (retained bytes after full GCs), args.ts (flags).
+ *     format.ts (numbers for people), memory.ts (retained bytes after full GCs), args.ts (flags),
+ *     rounds.ts (figures that hold up: the machine's load before and after, interleaved rounds,
+ *     median and min–max, ratios to an anchor taken round by round). Every benchmark prints the
+ *     load before and after and reports medians with their spread (rounds.ts).
  *
  * Memory figures need global.gc, so the runner re-executes itself once under `node --expose-gc`
  * with tsx's loader flags (process.execArgv) kept. Exit status: 0 on success (and for the list),

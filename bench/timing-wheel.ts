@@ -1,29 +1,31 @@
 /**
- * Timing wheel vs an indexed binary heap vs Node's setTimeout, on the scheduler's load: N timers
- * (default 1,000,000) due uniformly over the next hour, most of them cancelled before they fire
- * (the prospect replied).
+ * Timing wheel vs an indexed binary heap (and Node's setTimeout), on the scheduler's load: timers
+ * due uniformly over the next hour, most of them cancelled before they fire (the prospect replied),
+ * at each size from 10,000 to --max pending timers (10,000,000 by default: the full run needs about
+ * 2 GB of memory; --max=1000000 for a quick one).
  *
- *   npm run bench -- timing-wheel [--n=1000000] [--rounds=3] [--step-ms=1000] [--seed=42]
- *                                 [--churn-pending=n/5] [--churn-seconds=300]
+ *   npm run bench -- timing-wheel [--max=10000000] [--min=10000] [--rounds=3] [--step-ms=1000] [--seed=42]
+ *                                 [--churn-pending=200000] [--churn-seconds=300]
  *
- * Per structure: insert ns/op (N inserts into a new, empty queue, growing from its default
- * capacity), cancel ns/op (all N cancelled in random order), bytes per pending timer (heapUsed +
- * external retained after full GCs, divided by N; numeric keys; typed arrays' ArrayBuffers count in
- * `external`; measured on a separate build, so no forced GC runs inside the timed rounds), and the
- * cancel-heavy mix: insert N, cancel 90% in random order, then advance through the hour in step-ms
- * steps firing the rest, timed phase by phase and reported per timer (each phase's time / N). The random
- * cancel order is laid out before the clock starts (ids copied into a shuffled array), so the timed
- * loop measures the queue's cancel, not the caller's random lookup of the id; the same for all
- * three. setTimeout is measured for insert and cancel only (unref'd; nothing waits an hour).
- * Figures are medians over the rounds, after a warm-up round; the order of wheel and heap alternates
- * between rounds, and setTimeout runs after both (its million Timeout objects would slow them).
- * Each timed loop sits inline between two clock reads, not in a closure handed to a timing helper:
- * inside a closure every queue call reads the queue and the arrays from the closure's context,
- * which was measured to add about 10 ns per cancel and per advanced timer, for both queues alike.
+ * At each size N, the cancel-heavy mix: insert N into a new queue, cancel 90% in random order,
+ * advance through the hour in step-ms steps firing the rest. Reported per operation: insert (per
+ * insert), cancel (per cancel), fire (the advance phase per fired timer), and the whole mix per
+ * timer; sizes below a million repeat the mix on new queues until it covers about a million
+ * timers. Wheel and heap run in the same rounds (bench/lib/rounds.ts: interleaved, the first one
+ * alternating), each figure the median over the rounds with its min–max, the heap/wheel ratio
+ * taken within each round. Times are the process's CPU time (process.cpuUsage around each phase,
+ * GC threads included), not wall time: on a shared machine wall time includes the neighbours'
+ * slices. Bytes per pending timer (heapUsed + external retained after full GCs, numeric keys) and
+ * advance() latency (wall clock, one separate pass) are measured at each size outside the rounds.
+ * The cancel order is laid out before the clock starts (ids copied into a shuffled array), so
+ * the timed loop measures the queue's cancel, not the caller's random lookup of the id. Each timed
+ * loop sits inline between two clock reads, not in a closure handed to a timing helper: inside a
+ * closure every queue call reads the queue and the arrays from the closure's context, which was
+ * measured to add about 10 ns per cancel and per advanced timer, for both queues alike.
  *
  * The second cancel-heavy scenario, reschedule churn, is the scheduler's steady state rather than
- * one burst (src/sequence/scheduler.ts, its defaults): --churn-pending timers (default n / 5, the
- * scheduler's 200k cap at the default n) keyed by enrollment-id strings, due within a 10-minute
+ * one burst (src/sequence/scheduler.ts, its defaults): --churn-pending timers (default 200,000,
+ * the scheduler's cap) keyed by enrollment-id strings, due within a 10-minute
  * horizon, wheel tick 250 ms. Each second: timers whose prospect replied are cancelled (90% of all
  * timers, each at a random moment before it is due; a tenth of those are rescheduled instead,
  * cancel + insert within the horizon), new ones arrive at the horizon's edge, and the clock
@@ -34,7 +36,7 @@
  * whole sequence is generated before the clock starts (cancels name the insert whose id they
  * cancel) and replayed on each queue; the figure is the replay's time per operation, the caller's
  * id lookup (ids[i], a random read) included, and the same replay on a queue that does nothing is
- * reported as the harness's share.
+ * reported as the harness's share. setTimeout runs last, at up to a million timers.
  */
 import { newId } from '../src/common/ids.ts';
 import { seededRandom, type Random } from '../src/common/random.ts';
@@ -44,8 +46,9 @@ import { TimingWheel } from '../src/sequence/timers/timing-wheel.ts';
 import { flag, intFlag } from './lib/args.ts';
 import { bytes, duration, int, ratio, round, table } from './lib/format.ts';
 import { gcAvailable, retainedBy } from './lib/memory.ts';
+import { describeLoad, interleavedRounds, loadFigures, machineLoad, showSpread, spread, spreadFigures, type Figures, type RoundsResult } from './lib/rounds.ts';
 import { median, percentile } from './lib/stats.ts';
-import { nowNs } from './lib/time.ts';
+import { cpuNs, nowNs } from './lib/time.ts';
 
 const HOUR_MS = 3_600_000;
 const CANCEL_SHARE = 0.9;
@@ -211,7 +214,7 @@ function replayChurn(q: TimerQueue<string>, t: ChurnTrace, keys: string[], ids: 
   let fired = 0;
   let inserted = 0;
   let cancelled = 0;
-  const t0 = nowNs();
+  const t0 = cpuNs();
   for (let k = 0; k < t.length; k++) {
     const code = codes[k]!;
     if (code === OP_INSERT) ids[inserted++] = q.insert(args[k]!, keys[entity[k]!]!);
@@ -223,7 +226,7 @@ function replayChurn(q: TimerQueue<string>, t: ChurnTrace, keys: string[], ids: 
       fired += out.length;
     }
   }
-  const ns = Number(nowNs() - t0);
+  const ns = cpuNs() - t0;
   if (!(q instanceof NullQueue) && (cancelled !== t.cancels || fired !== t.fires || q.size !== t.pendingAtEnd)) {
     throw new Error(`churn replay: cancelled ${cancelled}/${t.cancels}, fired ${fired}/${t.fires}, pending ${q.size}/${t.pendingAtEnd}`);
   }
@@ -256,58 +259,94 @@ class NullQueue implements TimerQueue<string> {
   }
 }
 
+/** One size's load: N deadlines uniform over the hour and a random cancel order, made before any clock starts. */
 interface Workload {
   n: number;
   deadlines: Float64Array;
   /** A random permutation of 0..n-1: the cancel order. */
   order: Int32Array;
-  /** Caller-side storage for ids, allocated before any memory baseline (it is not the queue's). */
+  /** Caller-side storage for ids (not the queue's memory). */
   ids: Float64Array;
-  /** ids[order[j]] at j: the cancel sequence, filled between the timed phases. */
+  /** ids[order[j]] at j: the cancel sequence, laid out between the timed phases. */
   cancelIds: Float64Array;
   stepMs: number;
 }
 
-interface QueueFigures {
-  insertNs: number;
-  cancelNs: number;
-  bytesPerTimer: number;
-  mixedNsPerTimer: number;
-  /** The mix's three phases, each divided by N (not by the operations in the phase). */
-  mixedInsertNsPerTimer: number;
-  mixedCancelNsPerTimer: number;
-  mixedAdvanceNsPerTimer: number;
-  advanceP99Us: number;
-  advanceMaxUs: number;
-}
-
-/** Lays out the ids of timers 0..count-1 in the cancel order; returns how many there are. */
-function shuffleIds(w: Workload, count: number): number {
-  let c = 0;
-  for (let j = 0; j < w.n; j++) {
-    const i = w.order[j]!;
-    if (i < count) w.cancelIds[c++] = w.ids[i]!;
+function workload(random: Random, n: number, stepMs: number): Workload {
+  const deadlines = new Float64Array(n);
+  for (let i = 0; i < n; i++) deadlines[i] = START_MS + Math.floor(random.next() * HOUR_MS);
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  for (let i = n - 1; i > 0; i--) {
+    const j = random.int(0, i);
+    const t = order[i]!;
+    order[i] = order[j]!;
+    order[j] = t;
   }
-  return c;
+  return { n, deadlines, order, ids: new Float64Array(n), cancelIds: new Float64Array(n), stepMs };
 }
 
-function insertAndCancel(make: () => TimerQueue<number>, w: Workload, count: number) {
-  const { deadlines, ids, cancelIds } = w;
+/**
+ * The cancel-heavy mix at one size, repeated `reps` times on a new queue each time (small sizes
+ * repeat so that each figure covers about a million timers): insert N, cancel 90% in random order,
+ * advance through the hour in stepMs steps firing the rest. Each phase is timed inline, between
+ * two readings of the process's CPU time (see the header). Per operation: insert (per insert),
+ * cancel (per cancel), fire (the advance phase per fired timer: it also sweeps the cancelled
+ * entries and walks the empty slots), and the whole mix per timer.
+ */
+function cancelHeavy(make: () => TimerQueue<number>, w: Workload, reps: number): Figures {
+  const { n, deadlines, ids, cancelIds, order } = w;
+  const toCancel = Math.floor(n * CANCEL_SHARE);
+  const out: number[] = [];
+  let insertNs = 0;
+  let cancelNs = 0;
+  let firingNs = 0;
+  for (let rep = 0; rep < reps; rep++) {
+    let fired = 0;
+    const q = make();
+    let t0 = cpuNs();
+    for (let i = 0; i < n; i++) ids[i] = q.insert(deadlines[i]!, i);
+    insertNs += cpuNs() - t0;
+    for (let j = 0; j < toCancel; j++) cancelIds[j] = ids[order[j]!]!;
+    t0 = cpuNs();
+    for (let j = 0; j < toCancel; j++) q.cancel(cancelIds[j]!);
+    cancelNs += cpuNs() - t0;
+    t0 = cpuNs();
+    for (let now = START_MS + w.stepMs; now < START_MS + HOUR_MS + w.stepMs; now += w.stepMs) {
+      out.length = 0;
+      q.advance(now, out);
+      fired += out.length;
+    }
+    firingNs += cpuNs() - t0;
+    if (fired !== n - toCancel || q.size !== 0) throw new Error(`fired ${fired}, expected ${n - toCancel}`);
+  }
+  const timers = n * reps;
+  return {
+    insert_ns: insertNs / timers,
+    cancel_ns: cancelNs / (toCancel * reps),
+    fire_ns: firingNs / ((n - toCancel) * reps),
+    mix_ns_per_timer: (insertNs + cancelNs + firingNs) / timers,
+  };
+}
+
+/** The same mix once, each advance() call timed on the wall clock (its latency), apart from the figures above. */
+function advanceLatency(make: () => TimerQueue<number>, w: Workload): { p99Us: number; maxUs: number } {
   const q = make();
-  let t0 = nowNs();
-  for (let i = 0; i < count; i++) ids[i] = q.insert(deadlines[i]!, i);
-  const insertNs = Number(nowNs() - t0);
-  if (q.size !== count) throw new Error(`expected ${count} pending, got ${q.size}`);
-  shuffleIds(w, count);
-  let cancelled = 0;
-  t0 = nowNs();
-  for (let j = 0; j < count; j++) if (q.cancel(cancelIds[j]!)) cancelled++;
-  const cancelNs = Number(nowNs() - t0);
-  if (cancelled !== count || q.size !== 0) throw new Error(`cancelled ${cancelled} of ${count}`);
-  return { insertNs: insertNs / count, cancelNs: cancelNs / count };
+  for (let i = 0; i < w.n; i++) w.ids[i] = q.insert(w.deadlines[i]!, i);
+  const toCancel = Math.floor(w.n * CANCEL_SHARE);
+  for (let j = 0; j < toCancel; j++) q.cancel(w.ids[w.order[j]!]!);
+  const out: number[] = [];
+  const ns: number[] = [];
+  for (let now = START_MS + w.stepMs; now < START_MS + HOUR_MS + w.stepMs; now += w.stepMs) {
+    out.length = 0;
+    const a = nowNs();
+    q.advance(now, out);
+    ns.push(Number(nowNs() - a));
+  }
+  return { p99Us: percentile(ns, 99) / 1e3, maxUs: Math.max(...ns) / 1e3 };
 }
 
-/** Bytes retained per pending timer: a separate build, so forced GCs stay out of the timed rounds. */
+/** Bytes retained per pending timer at size N: a separate build, so forced GCs stay out of the timed rounds. */
 function bytesPerTimer(make: () => TimerQueue<number>, w: Workload): number {
   const { value: q, delta } = retainedBy(() => {
     const q = make();
@@ -319,77 +358,44 @@ function bytesPerTimer(make: () => TimerQueue<number>, w: Workload): number {
   return delta.bytes / w.n;
 }
 
-function cancelHeavy(make: () => TimerQueue<number>, w: Workload, count: number) {
-  const { deadlines, ids, cancelIds } = w;
-  const toCancel = Math.floor(count * CANCEL_SHARE);
-  const advanceNs: number[] = [];
-  const out: number[] = [];
-  let fired = 0;
-  const q = make();
-  let t0 = nowNs();
-  for (let i = 0; i < count; i++) ids[i] = q.insert(deadlines[i]!, i);
-  const insertNs = Number(nowNs() - t0);
-  shuffleIds(w, count);
-  t0 = nowNs();
-  for (let j = 0; j < toCancel; j++) q.cancel(cancelIds[j]!);
-  const cancelNs = Number(nowNs() - t0);
-  t0 = nowNs();
-  for (let now = START_MS + w.stepMs; now < START_MS + HOUR_MS + w.stepMs; now += w.stepMs) {
-    out.length = 0;
-    const a = nowNs();
-    q.advance(now, out);
-    advanceNs.push(Number(nowNs() - a));
-    fired += out.length;
-  }
-  const firingNs = Number(nowNs() - t0);
-  const totalNs = insertNs + cancelNs + firingNs;
-  if (fired !== count - toCancel || q.size !== 0) throw new Error(`fired ${fired}, expected ${count - toCancel}`);
-  return {
-    mixedNsPerTimer: totalNs / count,
-    mixedInsertNsPerTimer: insertNs / count,
-    mixedCancelNsPerTimer: cancelNs / count,
-    mixedAdvanceNsPerTimer: firingNs / count,
-    advanceP99Us: percentile(advanceNs, 99) / 1e3,
-    advanceMaxUs: Math.max(...advanceNs) / 1e3,
-  };
-}
-
-function setTimeoutInsertAndCancel(w: Workload, count: number, handles: (NodeJS.Timeout | null)[], inOrder: (NodeJS.Timeout | null)[]) {
-  const { deadlines, order } = w;
+function setTimeoutInsertAndCancel(w: Workload, handles: (NodeJS.Timeout | null)[], inOrder: (NodeJS.Timeout | null)[]): Figures {
+  const { deadlines, order, n } = w;
   const noop = () => undefined;
   let insertNs = 0;
   const { delta } = retainedBy(() => {
-    const t0 = nowNs();
-    for (let i = 0; i < count; i++) handles[i] = setTimeout(noop, deadlines[i]! - START_MS).unref();
-    insertNs = Number(nowNs() - t0);
+    const t0 = cpuNs();
+    for (let i = 0; i < n; i++) handles[i] = setTimeout(noop, deadlines[i]! - START_MS).unref();
+    insertNs = cpuNs() - t0;
     return handles;
   });
   // Synchronous from insert to here: the event loop never turns, so none of them can fire.
-  let c = 0;
-  for (let j = 0; j < w.n; j++) {
-    const i = order[j]!;
-    if (i < count) inOrder[c++] = handles[i]!;
-  }
-  const t0 = nowNs();
-  for (let j = 0; j < count; j++) clearTimeout(inOrder[j]!);
-  const cancelNs = Number(nowNs() - t0);
+  for (let j = 0; j < n; j++) inOrder[j] = handles[order[j]!]!;
+  const t0 = cpuNs();
+  for (let j = 0; j < n; j++) clearTimeout(inOrder[j]!);
+  const cancelNs = cpuNs() - t0;
   handles.fill(null);
   inOrder.fill(null);
-  return { insertNs: insertNs / count, cancelNs: cancelNs / count, bytesPerTimer: delta.bytes / count };
+  return { insert_ns: insertNs / n, cancel_ns: cancelNs / n, bytes_per_timer: delta.bytes / n };
 }
 
-interface ChurnFigures {
-  ops: number;
-  inserts: number;
-  cancels: number;
-  fires: number;
-  wheel: number;
-  heap: number;
-  harness: number;
+type Structure = 'wheel' | 'heap';
+const STRUCTURES: readonly Structure[] = ['wheel', 'heap'];
+const makers: Record<Structure, () => TimerQueue<number>> = {
+  wheel: () => new TimingWheel<number>({ startMs: START_MS }),
+  heap: () => new BinaryHeapTimers<number>(),
+};
+
+interface SizeResult {
+  n: number;
+  reps: number;
+  r: RoundsResult<Structure>;
+  bytes: Record<Structure, number>;
+  /** advance() call latency, wall clock, p99 and max (one pass). */
+  latency: Record<Structure, { p99Us: number; maxUs: number }>;
 }
 
-/** Generates one churn sequence and replays it on wheel, heap and the null queue; medians of ns per operation. */
-function runChurn(random: Random, pending: number, seconds: number, refill: boolean, rounds: number): ChurnFigures {
+/** One churn scenario replayed on wheel, heap and the null queue in interleaved rounds. */
+async function runChurn(random: Random, pending: number, seconds: number, refill: boolean, rounds: number) {
   const trace = churnTrace(random.fork('trace'), pending, seconds, refill);
   const warmTrace = churnTrace(random.fork('warm'), Math.max(1, Math.floor(pending / 10)), 60, refill);
   const keyRandom = random.fork('keys');
@@ -398,7 +404,7 @@ function runChurn(random: Random, pending: number, seconds: number, refill: bool
     Buffer.from(newId(START_MS, keyRandom), 'latin1').toString('latin1'),
   );
   const ids = new Float64Array(Math.max(trace.inserts, warmTrace.inserts));
-  const makers: Record<'wheel' | 'heap' | 'harness', () => TimerQueue<string>> = {
+  const churnMakers: Record<Structure | 'harness', () => TimerQueue<string>> = {
     wheel: () => new TimingWheel<string>({ startMs: START_MS, tickMs: CHURN_TICK_MS }),
     heap: () => new BinaryHeapTimers<string>(),
     harness: () => new NullQueue(),
@@ -409,246 +415,205 @@ function runChurn(random: Random, pending: number, seconds: number, refill: bool
       `${int(trace.length)} operations: ${int(trace.inserts)} inserts, ${int(trace.cancels)} cancels, ` +
       `${int(trace.advances)} advances firing ${int(trace.fires)}`,
   );
-  for (const make of Object.values(makers)) replayChurn(make(), warmTrace, keys, ids);
-  const ns: Record<'wheel' | 'heap' | 'harness', number[]> = { wheel: [], heap: [], harness: [] };
-  for (let r = 0; r < rounds; r++) {
-    for (const name of r % 2 === 0 ? (['wheel', 'heap', 'harness'] as const) : (['heap', 'wheel', 'harness'] as const)) {
-      ns[name].push(replayChurn(makers[name](), trace, keys, ids));
-    }
-    console.log(
-      `churn round ${r + 1}: wheel ${duration(ns.wheel[r]!)}/op, heap ${duration(ns.heap[r]!)}/op ` +
-        `(${ratio(ns.heap[r]! / ns.wheel[r]!)}), harness ${duration(ns.harness[r]!)}/op`,
-    );
-  }
-  return {
-    ops: trace.length,
-    inserts: trace.inserts,
-    cancels: trace.cancels,
-    fires: trace.fires,
-    wheel: median(ns.wheel),
-    heap: median(ns.heap),
-    harness: median(ns.harness),
-  };
+  for (const make of Object.values(churnMakers)) replayChurn(make(), warmTrace, keys, ids);
+  const r = await interleavedRounds({
+    rounds,
+    cases: ['wheel', 'heap', 'harness'] as const,
+    warmup: false,
+    run: (c) => ({ ns_per_op: replayChurn(churnMakers[c](), trace, keys, ids) }),
+    onRound: (i, f) =>
+      console.log(
+        `churn round ${i + 1}: wheel ${duration(f.wheel.ns_per_op!)}/op, heap ${duration(f.heap.ns_per_op!)}/op ` +
+          `(${ratio(f.heap.ns_per_op! / f.wheel.ns_per_op!)}), harness ${duration(f.harness.ns_per_op!)}/op`,
+      ),
+  });
+  const net = (c: Structure) => r.values(c, 'ns_per_op').map((v, i) => v - r.values('harness', 'ns_per_op')[i]!);
+  const netRatio = spread(net('heap').map((v, i) => v / net('wheel')[i]!));
+  return { trace, r, netRatio };
 }
 
+/** Sizes 10k, 100k, 1M, ... up to max (max itself included). */
+function sizesUpTo(min: number, max: number): number[] {
+  const out: number[] = [];
+  for (let n = min; n < max; n *= 10) out.push(n);
+  out.push(max);
+  return out;
+}
+
+const ns = (x: number) => duration(x);
+
 export default async function timingWheelBench(args: string[]): Promise<Record<string, unknown>> {
-  const n = intFlag(args, 'n', 1_000_000);
+  const max = intFlag(args, 'max', 10_000_000);
+  const min = Math.min(intFlag(args, 'min', 10_000), max);
   const rounds = intFlag(args, 'rounds', 3);
   const stepMs = intFlag(args, 'step-ms', 1000);
   const seed = flag(args, 'seed') ?? '42';
+  const churnPending = intFlag(args, 'churn-pending', 200_000);
+  const churnSeconds = intFlag(args, 'churn-seconds', 300);
   const random = seededRandom(seed);
-  const deadlines = new Float64Array(n);
-  for (let i = 0; i < n; i++) deadlines[i] = START_MS + Math.floor(random.next() * HOUR_MS);
-  const order = new Int32Array(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  for (let i = n - 1; i > 0; i--) {
-    const j = random.int(0, i);
-    const t = order[i]!;
-    order[i] = order[j]!;
-    order[j] = t;
-  }
-  const w: Workload = { n, deadlines, order, ids: new Float64Array(n), cancelIds: new Float64Array(n), stepMs };
-
-  const makers: Record<'wheel' | 'heap', () => TimerQueue<number>> = {
-    wheel: () => new TimingWheel<number>({ startMs: START_MS }),
-    heap: () => new BinaryHeapTimers<number>(),
-  };
+  const sizes = sizesUpTo(min, max);
+  const loadBefore = machineLoad();
   console.log(
-    `timing-wheel: n=${int(n)}, deadlines uniform over 1 h, cancel-heavy mix cancels ${CANCEL_SHARE * 100}%, ` +
-      `advance every ${stepMs} ms; wheel tick 100 ms, 3 levels x 256 slots; ${rounds} rounds after a warm-up; ` +
-      `node ${process.version}, gc ${gcAvailable() ? 'exposed' : 'NOT exposed (bytes are NaN)'}`,
+    `timing-wheel: sizes ${sizes.map(int).join(', ')} pending timers, deadlines uniform over 1 h, cancel-heavy mix cancels ` +
+      `${CANCEL_SHARE * 100}%, advance every ${stepMs} ms; wheel tick 100 ms, 3 levels x 256 slots; ${rounds} interleaved rounds ` +
+      `per size; node ${process.version}, gc ${gcAvailable() ? 'exposed' : 'NOT exposed (bytes are NaN)'}\n${describeLoad(loadBefore)} before`,
   );
-  if (n < 1_000_000) console.log('note: below the default n one GC pause or scheduler hiccup can swamp a round; bytes below 100,000 are noise');
 
-  // Warm-up: the same code paths on a tenth of the load, so the rounds measure optimised code.
-  const warm = Math.max(1, Math.floor(n / 10));
-  for (const make of Object.values(makers)) {
-    insertAndCancel(make, w, warm);
-    cancelHeavy(make, w, warm);
+  // Warm-up: the same code paths on 100,000 timers, so the rounds measure optimised code.
+  const warm = workload(random.fork('warm'), Math.min(100_000, max), stepMs);
+  for (const s of STRUCTURES) cancelHeavy(makers[s], warm, 2);
+
+  const results: SizeResult[] = [];
+  for (const n of sizes) {
+    const w = workload(random.fork(`n${n}`), n, stepMs);
+    // Each figure covers at least about a million timers, so a small size is not one GC pause.
+    const reps = Math.max(1, Math.round(1_000_000 / n));
+    const r = await interleavedRounds({
+      rounds,
+      cases: STRUCTURES,
+      warmup: false,
+      run: (s) => cancelHeavy(makers[s], w, reps),
+      onRound: (i, f) =>
+        console.log(
+          `n=${int(n)} round ${i + 1}: mix wheel ${ns(f.wheel.mix_ns_per_timer!)}/timer, heap ${ns(f.heap.mix_ns_per_timer!)}/timer ` +
+            `(${ratio(f.heap.mix_ns_per_timer! / f.wheel.mix_ns_per_timer!)}); insert ${ns(f.wheel.insert_ns!)} vs ${ns(f.heap.insert_ns!)}, ` +
+            `cancel ${ns(f.wheel.cancel_ns!)} vs ${ns(f.heap.cancel_ns!)}, fire ${ns(f.wheel.fire_ns!)} vs ${ns(f.heap.fire_ns!)}`,
+        ),
+    });
+    const bytesOf = { wheel: bytesPerTimer(makers.wheel, w), heap: bytesPerTimer(makers.heap, w) };
+    const latency = { wheel: advanceLatency(makers.wheel, w), heap: advanceLatency(makers.heap, w) };
+    results.push({ n, reps, r, bytes: bytesOf, latency });
   }
 
-  const runs: Record<'wheel' | 'heap', QueueFigures[]> = { wheel: [], heap: [] };
-  for (let r = 0; r < rounds; r++) {
-    for (const name of r % 2 === 0 ? (['wheel', 'heap'] as const) : (['heap', 'wheel'] as const)) {
-      runs[name].push({ ...insertAndCancel(makers[name], w, n), ...cancelHeavy(makers[name], w, n), bytesPerTimer: 0 });
-    }
-    const [wr, hr] = [runs.wheel[r]!, runs.heap[r]!];
-    console.log(
-      `round ${r + 1}: cancel-heavy mix wheel ${duration(wr.mixedNsPerTimer)}/timer, heap ${duration(hr.mixedNsPerTimer)}/timer ` +
-        `(${ratio(hr.mixedNsPerTimer / wr.mixedNsPerTimer)}); insert wheel ${duration(wr.insertNs)}, heap ${duration(hr.insertNs)}; ` +
-        `cancel wheel ${duration(wr.cancelNs)}, heap ${duration(hr.cancelNs)}`,
-    );
-  }
-
-  // Memory after the timed rounds, each structure built once more and measured after full GCs.
-  for (const name of ['wheel', 'heap'] as const) {
-    const bytes = bytesPerTimer(makers[name], w);
-    for (const run of runs[name]) run.bytesPerTimer = bytes;
-  }
-  const med = (xs: QueueFigures[], k: keyof QueueFigures) => median(xs.map((x) => x[k]));
-  const wheel = {
-    insert: med(runs.wheel, 'insertNs'),
-    cancel: med(runs.wheel, 'cancelNs'),
-    bytes: med(runs.wheel, 'bytesPerTimer'),
-    mixed: med(runs.wheel, 'mixedNsPerTimer'),
-    mixInsert: med(runs.wheel, 'mixedInsertNsPerTimer'),
-    mixCancel: med(runs.wheel, 'mixedCancelNsPerTimer'),
-    mixAdvance: med(runs.wheel, 'mixedAdvanceNsPerTimer'),
-    p99: med(runs.wheel, 'advanceP99Us'),
-    max: med(runs.wheel, 'advanceMaxUs'),
-  };
-  const heap = {
-    insert: med(runs.heap, 'insertNs'),
-    cancel: med(runs.heap, 'cancelNs'),
-    bytes: med(runs.heap, 'bytesPerTimer'),
-    mixed: med(runs.heap, 'mixedNsPerTimer'),
-    mixInsert: med(runs.heap, 'mixedInsertNsPerTimer'),
-    mixCancel: med(runs.heap, 'mixedCancelNsPerTimer'),
-    mixAdvance: med(runs.heap, 'mixedAdvanceNsPerTimer'),
-    p99: med(runs.heap, 'advanceP99Us'),
-    max: med(runs.heap, 'advanceMaxUs'),
-  };
-  // String keys: the wheel stores a pointer per key; the strings exist anyway (the enrollment ids
-  // the scheduler holds), so they are made before the baseline and not counted. Their own size is
-  // reported next to it for context. Measured last: a second key type would make the JIT see a
-  // polymorphic keys array in the rounds above.
-  // Flat strings, as a database driver would hand them over (newId builds them by concatenation).
-  const strings = retainedBy(() =>
-    Array.from({ length: n }, () => Buffer.from(newId(START_MS, random), 'latin1').toString('latin1')),
-  );
+  // String keys at the largest size: the wheel stores a pointer per key; the strings exist anyway
+  // (the enrollment ids the scheduler holds), so they are made before the baseline and not counted.
+  // Measured after the numeric rounds: a second key type would make the JIT see a polymorphic keys
+  // array in them.
+  const big = Math.min(max, 1_000_000);
+  const bigW = workload(random.fork('strings'), big, stepMs);
+  const strings = retainedBy(() => Array.from({ length: big }, () => Buffer.from(newId(START_MS, random), 'latin1').toString('latin1')));
   const stringKeyed = retainedBy(() => {
     const q = new TimingWheel<string>({ startMs: START_MS });
-    for (let i = 0; i < n; i++) q.insert(deadlines[i]!, strings.value[i]!);
+    for (let i = 0; i < big; i++) q.insert(bigW.deadlines[i]!, strings.value[i]!);
     return q;
   });
-  const wheelStringBytes = stringKeyed.delta.bytes / n;
-  const uuidStringBytes = strings.delta.bytes / n;
+  const wheelStringBytes = stringKeyed.delta.bytes / big;
+  const uuidStringBytes = strings.delta.bytes / big;
   stringKeyed.value.clear();
 
-  // Reschedule churn, string keys: after the numeric rounds for the same reason as the memory
-  // figure above. Twice: as Scheduler.refill works today (every pending timer re-placed every
-  // 30 s), and with replies, reschedules and arrivals only.
-  const churnPending = intFlag(args, 'churn-pending', Math.max(1, Math.floor(n / 5)));
-  const churnSeconds = intFlag(args, 'churn-seconds', 300);
-  const churnWith = runChurn(random.fork('churn'), churnPending, churnSeconds, true, rounds);
-  const churnWithout = runChurn(random.fork('churn-no-refill'), churnPending, churnSeconds, false, rounds);
+  // Reschedule churn, string keys (the scheduler's steady state, its 200k cap by default): with the
+  // refill as Scheduler.refill works today, and with replies, reschedules and arrivals only.
+  const churnWith = await runChurn(random.fork('churn'), churnPending, churnSeconds, true, rounds);
+  const churnWithout = await runChurn(random.fork('churn-no-refill'), churnPending, churnSeconds, false, rounds);
 
-  // setTimeout last: a million Timeout objects leave the process's heap and Node's timer lists in a
-  // state that slows whatever is measured after them.
-  const handles: (NodeJS.Timeout | null)[] = Array.from({ length: n }, () => null);
-  const inOrder: (NodeJS.Timeout | null)[] = Array.from({ length: n }, () => null);
-  setTimeoutInsertAndCancel(w, warm, handles, inOrder);
-  const st: { insertNs: number; cancelNs: number; bytesPerTimer: number }[] = [];
-  for (let r = 0; r < rounds; r++) {
-    st.push(setTimeoutInsertAndCancel(w, n, handles, inOrder));
-    console.log(`setTimeout round ${r + 1}: insert ${duration(st[r]!.insertNs)}, clearTimeout ${duration(st[r]!.cancelNs)}`);
-  }
-  const timeout = {
-    insert: median(st.map((x) => x.insertNs)),
-    cancel: median(st.map((x) => x.cancelNs)),
-    bytes: median(st.map((x) => x.bytesPerTimer)),
+  // setTimeout last, at up to a million timers: its Timeout objects leave the process's heap and
+  // Node's timer lists in a state that slows whatever is measured after them.
+  const handles: (NodeJS.Timeout | null)[] = Array.from({ length: big }, () => null);
+  const inOrder: (NodeJS.Timeout | null)[] = Array.from({ length: big }, () => null);
+  setTimeoutInsertAndCancel(workload(random.fork('st-warm'), Math.max(1, Math.floor(big / 10)), stepMs), handles, inOrder);
+  const stRuns: Figures[] = [];
+  for (let i = 0; i < rounds; i++) stRuns.push(setTimeoutInsertAndCancel(bigW, handles, inOrder));
+  const st = {
+    insert: spread(stRuns.map((f) => f.insert_ns!)),
+    cancel: spread(stRuns.map((f) => f.cancel_ns!)),
+    bytes: median(stRuns.map((f) => f.bytes_per_timer!)),
   };
-  const stPair = timeout.insert + timeout.cancel;
-  const wheelPair = wheel.insert + wheel.cancel;
+  const loadAfter = machineLoad();
+
+  // The table: per size, medians (and the heap/wheel ratio's spread over the rounds).
+  const med = (x: SizeResult, s: Structure, f: string) => x.r.spread(s, f).median;
   console.log(
     '\n' +
       table([
-        ['', 'insert', 'cancel', 'insert+cancel', 'mix (ins/cancel/advance)', 'advance p99', 'advance max', 'bytes/timer'],
-        ...(
-          [
-            ['timing wheel', wheel],
-            ['binary heap', heap],
-          ] as const
-        ).map(([label, f]) => [
-          label,
-          duration(f.insert),
-          duration(f.cancel),
-          duration(f.insert + f.cancel),
-          `${duration(f.mixed)} (${f.mixInsert.toFixed(0)}/${f.mixCancel.toFixed(0)}/${f.mixAdvance.toFixed(0)})`,
-          duration(f.p99 * 1e3),
-          duration(f.max * 1e3),
-          f.bytes.toFixed(1),
+        ['pending', 'wheel insert', 'cancel', 'fire', 'mix/timer', 'bytes', 'heap insert', 'cancel', 'fire', 'mix/timer', 'bytes', 'heap/wheel, mix'],
+        ...results.map((x) => [
+          int(x.n),
+          ns(med(x, 'wheel', 'insert_ns')),
+          ns(med(x, 'wheel', 'cancel_ns')),
+          ns(med(x, 'wheel', 'fire_ns')),
+          ns(med(x, 'wheel', 'mix_ns_per_timer')),
+          x.bytes.wheel.toFixed(1),
+          ns(med(x, 'heap', 'insert_ns')),
+          ns(med(x, 'heap', 'cancel_ns')),
+          ns(med(x, 'heap', 'fire_ns')),
+          ns(med(x, 'heap', 'mix_ns_per_timer')),
+          x.bytes.heap.toFixed(1),
+          showSpread(x.r.ratio('heap', 'wheel', 'mix_ns_per_timer'), ratio),
         ]),
-        ['setTimeout', duration(timeout.insert), duration(timeout.cancel), duration(stPair), '-', '-', '-', timeout.bytes.toFixed(1)],
       ]),
   );
+  const flatness = (f: string) => {
+    const v = results.map((x) => med(x, 'wheel', f));
+    return Math.max(...v) / Math.min(...v);
+  };
+  const flat = { insert: flatness('insert_ns'), cancel: flatness('cancel_ns'), fire: flatness('fire_ns'), mix: flatness('mix_ns_per_timer') };
+  const largest = results[results.length - 1]!;
+  const mixRatio = largest.r.ratio('heap', 'wheel', 'mix_ns_per_timer');
+  const maxBytes = Math.max(...results.map((x) => x.bytes.wheel));
   console.log(
-    `\nwheel vs heap: insert ${ratio(heap.insert / wheel.insert)}, cancel ${ratio(heap.cancel / wheel.cancel)}, ` +
-      `cancel-heavy mix ${ratio(heap.mixed / wheel.mixed)} faster (target >= 5x)`,
+    `\nwheel flatness (slowest size / fastest, target <= 1.5x): insert ${ratio(flat.insert)}, cancel ${ratio(flat.cancel)}, ` +
+      `fire ${ratio(flat.fire)}, mix ${ratio(flat.mix)}`,
+  );
+  console.log(`cancel-heavy mix at ${int(largest.n)}: heap / wheel ${showSpread(mixRatio, ratio)} (target >= 5x at 10,000,000)`);
+  console.log(
+    `wheel bytes per pending timer: at most ${maxBytes.toFixed(1)} with numeric keys (target < 100), ` +
+      `${wheelStringBytes.toFixed(1)} with string keys at ${int(big)} not counting the strings (a 36-char UUID string is ${bytes(uuidStringBytes)} more, the caller's)`,
   );
   for (const [label, c] of [
     ['refill every 30 s', churnWith],
     ['no refill', churnWithout],
   ] as const) {
     console.log(
-      `reschedule churn, ${label}: wheel ${duration(c.wheel)}/op, heap ${duration(c.heap)}/op, harness ${duration(c.harness)}/op: ` +
-        `${ratio(c.heap / c.wheel)} faster, ${ratio((c.heap - c.harness) / (c.wheel - c.harness))} without the harness`,
+      `reschedule churn, ${label}: wheel ${showSpread(c.r.spread('wheel', 'ns_per_op'), ns)}/op, heap ${showSpread(c.r.spread('heap', 'ns_per_op'), ns)}/op, ` +
+        `harness ${ns(c.r.spread('harness', 'ns_per_op').median)}/op: heap / wheel ${showSpread(c.r.ratio('heap', 'wheel', 'ns_per_op'), ratio)}, ` +
+        `${showSpread(c.netRatio, ratio)} without the harness`,
     );
   }
-  console.log(`wheel vs setTimeout: insert+cancel ${ratio(stPair / wheelPair)} faster, ${ratio(timeout.bytes / wheel.bytes)} less memory`);
+  const wheelAt = results.find((x) => x.n === big) ?? largest;
+  const wheelPair = med(wheelAt, 'wheel', 'insert_ns') + med(wheelAt, 'wheel', 'cancel_ns');
   console.log(
-    `wheel bytes per pending timer: ${wheel.bytes.toFixed(1)} with numeric keys (target < 100), ` +
-      `${wheelStringBytes.toFixed(1)} with string keys not counting the strings (a 36-char UUID string is ${bytes(uuidStringBytes)} more, the caller's)`,
+    `setTimeout at ${int(big)}: insert ${showSpread(st.insert, ns)}, clearTimeout ${showSpread(st.cancel, ns)}, ${st.bytes.toFixed(1)} bytes/timer; ` +
+      `insert+cancel ${ratio((st.insert.median + st.cancel.median) / wheelPair)} the wheel's`,
   );
+  console.log(`${describeLoad(loadAfter)} after`);
 
-  return {
-    n,
-    rounds,
-    step_ms: stepMs,
-    node: process.version,
-    wheel_insert_ns: round(wheel.insert),
-    wheel_cancel_ns: round(wheel.cancel),
-    wheel_mixed_ns_per_timer: round(wheel.mixed),
-    wheel_mixed_insert_phase_ns_per_timer: round(wheel.mixInsert),
-    wheel_mixed_cancel_phase_ns_per_timer: round(wheel.mixCancel),
-    wheel_mixed_advance_phase_ns_per_timer: round(wheel.mixAdvance),
-    wheel_advance_p99_us: round(wheel.p99),
-    wheel_advance_max_us: round(wheel.max),
-    wheel_bytes_per_timer: round(wheel.bytes),
+  const figures: Record<string, unknown> = { max, rounds, step_ms: stepMs, node: process.version, ...loadFigures(loadBefore, loadAfter) };
+  for (const x of results) {
+    const k = x.n >= 1e6 ? `${x.n / 1e6}m` : `${x.n / 1e3}k`;
+    for (const s of STRUCTURES) {
+      for (const f of ['insert_ns', 'cancel_ns', 'fire_ns', 'mix_ns_per_timer']) Object.assign(figures, spreadFigures(`${s}_${k}_${f}`, x.r.spread(s, f)));
+      figures[`${s}_${k}_advance_p99_us`] = round(x.latency[s].p99Us);
+      figures[`${s}_${k}_advance_max_us`] = round(x.latency[s].maxUs);
+      figures[`${s}_${k}_bytes_per_timer`] = round(x.bytes[s]);
+    }
+    Object.assign(figures, spreadFigures(`ratio_heap_over_wheel_${k}_mix`, x.r.ratio('heap', 'wheel', 'mix_ns_per_timer'), 2));
+  }
+  Object.assign(figures, {
+    wheel_flatness_insert: round(flat.insert, 2),
+    wheel_flatness_cancel: round(flat.cancel, 2),
+    wheel_flatness_fire: round(flat.fire, 2),
+    wheel_flatness_mix: round(flat.mix, 2),
     wheel_bytes_per_timer_string_keys_excluding_strings: round(wheelStringBytes),
     uuid_string_bytes: round(uuidStringBytes),
-    heap_insert_ns: round(heap.insert),
-    heap_cancel_ns: round(heap.cancel),
-    heap_mixed_ns_per_timer: round(heap.mixed),
-    heap_mixed_insert_phase_ns_per_timer: round(heap.mixInsert),
-    heap_mixed_cancel_phase_ns_per_timer: round(heap.mixCancel),
-    heap_mixed_advance_phase_ns_per_timer: round(heap.mixAdvance),
-    heap_advance_p99_us: round(heap.p99),
-    heap_advance_max_us: round(heap.max),
-    heap_bytes_per_timer: round(heap.bytes),
-    settimeout_insert_ns: round(timeout.insert),
-    settimeout_cancel_ns: round(timeout.cancel),
-    settimeout_insert_cancel_ns: round(stPair),
-    settimeout_bytes_per_timer: round(timeout.bytes),
-    ratio_heap_over_wheel_insert: round(heap.insert / wheel.insert, 2),
-    ratio_heap_over_wheel_cancel: round(heap.cancel / wheel.cancel, 2),
-    ratio_heap_over_wheel_mixed: round(heap.mixed / wheel.mixed, 2),
     churn_pending: churnPending,
     churn_seconds: churnSeconds,
-    churn_refill_ops: churnWith.ops,
-    churn_refill_inserts: churnWith.inserts,
-    churn_refill_cancels: churnWith.cancels,
-    churn_refill_fires: churnWith.fires,
-    wheel_churn_refill_ns_per_op: round(churnWith.wheel),
-    heap_churn_refill_ns_per_op: round(churnWith.heap),
-    harness_churn_refill_ns_per_op: round(churnWith.harness),
-    ratio_heap_over_wheel_churn_refill: round(churnWith.heap / churnWith.wheel, 2),
-    ratio_heap_over_wheel_churn_refill_excluding_harness: round((churnWith.heap - churnWith.harness) / (churnWith.wheel - churnWith.harness), 2),
-    churn_no_refill_ops: churnWithout.ops,
-    churn_no_refill_inserts: churnWithout.inserts,
-    churn_no_refill_cancels: churnWithout.cancels,
-    churn_no_refill_fires: churnWithout.fires,
-    wheel_churn_no_refill_ns_per_op: round(churnWithout.wheel),
-    heap_churn_no_refill_ns_per_op: round(churnWithout.heap),
-    harness_churn_no_refill_ns_per_op: round(churnWithout.harness),
-    ratio_heap_over_wheel_churn_no_refill: round(churnWithout.heap / churnWithout.wheel, 2),
-    ratio_heap_over_wheel_churn_no_refill_excluding_harness: round(
-      (churnWithout.heap - churnWithout.harness) / (churnWithout.wheel - churnWithout.harness),
-      2,
-    ),
-    ratio_settimeout_over_wheel_insert_cancel: round(stPair / wheelPair, 2),
-    ratio_settimeout_over_wheel_bytes: round(timeout.bytes / wheel.bytes, 2),
-    target_mixed_5x_met: heap.mixed / wheel.mixed >= 5,
-    target_bytes_under_100_met: wheel.bytes < 100,
-  };
+    churn_refill_ops: churnWith.trace.length,
+    churn_no_refill_ops: churnWithout.trace.length,
+    ...spreadFigures('wheel_churn_refill_ns_per_op', churnWith.r.spread('wheel', 'ns_per_op')),
+    ...spreadFigures('heap_churn_refill_ns_per_op', churnWith.r.spread('heap', 'ns_per_op')),
+    harness_churn_refill_ns_per_op: round(churnWith.r.spread('harness', 'ns_per_op').median),
+    ...spreadFigures('ratio_heap_over_wheel_churn_refill', churnWith.r.ratio('heap', 'wheel', 'ns_per_op'), 2),
+    ...spreadFigures('wheel_churn_no_refill_ns_per_op', churnWithout.r.spread('wheel', 'ns_per_op')),
+    ...spreadFigures('heap_churn_no_refill_ns_per_op', churnWithout.r.spread('heap', 'ns_per_op')),
+    harness_churn_no_refill_ns_per_op: round(churnWithout.r.spread('harness', 'ns_per_op').median),
+    ...spreadFigures('ratio_heap_over_wheel_churn_no_refill', churnWithout.r.ratio('heap', 'wheel', 'ns_per_op'), 2),
+    settimeout_n: big,
+    ...spreadFigures('settimeout_insert_ns', st.insert),
+    ...spreadFigures('settimeout_cancel_ns', st.cancel),
+    settimeout_bytes_per_timer: round(st.bytes),
+    target_flat_1_5x_met: Math.max(flat.insert, flat.cancel, flat.fire, flat.mix) <= 1.5,
+    target_mixed_5x_met: largest.n >= 10_000_000 && mixRatio.median >= 5,
+    target_bytes_under_100_met: maxBytes < 100,
+  });
+  return figures;
 }

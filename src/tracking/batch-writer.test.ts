@@ -66,6 +66,76 @@ describe('BatchWriter', () => {
     await w.close();
   });
 
+  it('group commit: addAndWait resolves once its batch has committed; what arrives meanwhile shares the next batch', async () => {
+    const clock = new SimClock(0);
+    const writes: Array<() => void> = [];
+    const batches: number[][] = [];
+    const w = new BatchWriter<number>({
+      clock,
+      maxBatch: 100,
+      flushMs: 60_000,
+      write: async (b) => {
+        await new Promise<void>((r) => writes.push(r)); // each write waits for the test
+        batches.push([...b]);
+      },
+    });
+    /** Waits (turns of the event loop, never the clock) until the writer has started its n-th write. */
+    const started = async (n: number) => {
+      for (let i = 0; i < 10 && writes.length < n; i++) await settle();
+      expect(writes.length).toBe(n);
+    };
+    const first = w.addAndWait(1);
+    await started(1); // the next turn starts the batch: no flushMs, no timer
+    const more = [w.addAndWait(2), w.addAndWait(3), w.addAndWait(4)];
+    let firstDone: string | null = null;
+    void first.then((o) => (firstDone = o));
+    await settle();
+    expect(firstDone).toBeNull(); // not committed yet, not answered
+    writes[0]!();
+    expect(await first).toBe('written');
+    expect(batches).toEqual([[1]]);
+    await started(2);
+    writes[1]!(); // the three that arrived during the first write went together
+    expect(await Promise.all(more)).toEqual(['written', 'written', 'written']);
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+    expect(w.stats()).toMatchObject({ written: 4, batches: 2, unconfirmed: 0 });
+    expect(clock.nextTimerAt()).toBeUndefined();
+    await w.close();
+  });
+
+  it('group commit never holds a request on the database: pending after a failure, during the backoff, or after waitMs; the items are written later', async () => {
+    const clock = new SimClock(0);
+    const s = sink({ failTimes: 1 });
+    const w = new BatchWriter<number>({ clock, write: s.write, flushMs: 60_000, retryMs: 1000, waitMs: 500 });
+    expect(await w.addAndWait(1)).toBe('pending'); // its first attempt failed
+    expect(await w.addAndWait(2)).toBe('pending'); // backing off: answered at once
+    expect(w.stats()).toMatchObject({ queued: 2, errors: 1, unconfirmed: 2 });
+    await w.idle(); // the failed attempt has armed its retry
+    clock.advance(1000);
+    await w.idle();
+    expect(s.all()).toEqual([1, 2]);
+
+    // A write that hangs: the waiter is answered after waitMs, the write still lands.
+    let release: (() => void) | null = null;
+    const slow = new BatchWriter<number>({ clock, waitMs: 500, write: () => new Promise<void>((r) => (release = r)) });
+    const p = slow.addAndWait(7);
+    await settle();
+    clock.advance(499);
+    let outcome: string | null = null;
+    void p.then((o) => (outcome = o));
+    await settle();
+    expect(outcome).toBeNull();
+    clock.advance(1);
+    expect(await p).toBe('pending');
+    release!();
+    await slow.idle();
+    expect(slow.stats()).toMatchObject({ written: 1, unconfirmed: 1 });
+    await slow.close();
+    expect(await slow.addAndWait(8)).toBe('dropped');
+    await w.close();
+    expect(clock.nextTimerAt()).toBeUndefined();
+  });
+
   it('writes everything on close, in batches, in order, and leaves no timer behind', async () => {
     const clock = new SimClock(0);
     const s = sink();

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Store } from '../store/store.ts';
-import { BatchWriter, type BatchWriterOptions, type BatchWriterStats } from './batch-writer.ts';
+import { BatchWriter, type BatchWriterOptions, type BatchWriterStats, type WaitOutcome } from './batch-writer.ts';
 import { classifyClick, classifyOpen } from './classify.ts';
 import { insertTrackingEvents, type TrackingRow } from './sql/insert-tracking-events.ts';
 import { sendTimes } from './sql/send-times.ts';
@@ -31,7 +31,7 @@ interface Hit {
   recentOtherLinks: ReadonlyArray<{ linkIndex: number; agoMs: number }>;
 }
 
-export type RecorderOptions = Partial<Pick<BatchWriterOptions<unknown>, 'maxBatch' | 'flushMs' | 'maxQueue' | 'maxAttempts' | 'retryMs'>>;
+export type RecorderOptions = Partial<Pick<BatchWriterOptions<unknown>, 'maxBatch' | 'flushMs' | 'maxQueue' | 'maxAttempts' | 'retryMs' | 'waitMs'>>;
 
 export interface RecorderDeps {
   store: Store;
@@ -57,11 +57,19 @@ const SENT_CACHE_MAX = 50_000;
 const DROP_LOG_EVERY_MS = 10_000;
 
 /**
- * Records opens and clicks without waiting for the database: each request's facts are queued
- * (batch-writer.ts) and, per batch, opens' tokens are unsealed, the send times looked up (and
- * kept), each hit classified (classify.ts) with its delay since the send, and the batch inserted
- * in one statement. Doing all of that at write time keeps the request path free of queries and
- * of most of the CPU. Memory: at most maxQueue hits (100,000 by default, a few hundred bytes each).
+ * Records opens and clicks in batches (batch-writer.ts), by two rules:
+ *   - A click is group-committed (addAndWait): the redirect is answered once the click's batch
+ *     has committed, so an answered click is in the database (unless the database was failing or
+ *     slower than waitMs at that moment: then it is retried from memory, batch-writer.ts).
+ *   - An open is written behind (add): the GIF is answered at once and the open written with the
+ *     next batch (maxBatch or flushMs, 1 s by default, and on close). A process that dies loses
+ *     the opens of its last second. Opens are the noisy signal (image proxies fetch every pixel,
+ *     and most opens are theirs) and the image must never wait; a click is a person's intent,
+ *     acted on by reps, reports and webhooks.
+ * Per batch, opens' tokens are unsealed, the send times looked up (and kept), each hit classified
+ * (classify.ts) with its delay since the send, and the batch inserted in one statement: the
+ * request path itself runs no query. Memory: at most maxQueue hits (100,000 by default, a few
+ * hundred bytes each).
  */
 export class TrackingRecorder {
   private readonly writer: BatchWriter<Hit>;
@@ -93,9 +101,9 @@ export class TrackingRecorder {
     return this.writer.add({ kind: 'open', sealed, ws: '', sr: '', url: null, linkIndex: null, ...this.facts(req), recentOtherLinks: NO_CLICKS });
   }
 
-  recordClick(token: ClickToken, req: RequestFacts): boolean {
+  recordClick(token: ClickToken, req: RequestFacts): Promise<WaitOutcome> {
     const f = this.facts(req);
-    return this.writer.add({ kind: 'click', sealed: null, ws: token.ws, sr: token.sr, url: token.u, linkIndex: token.i, ...f, recentOtherLinks: this.noteClick(token.sr, token.i, f.at) });
+    return this.writer.addAndWait({ kind: 'click', sealed: null, ws: token.ws, sr: token.sr, url: token.u, linkIndex: token.i, ...f, recentOtherLinks: this.noteClick(token.sr, token.i, f.at) });
   }
 
   /** Resolves when no batch is being written (one started by size or by the timer has finished). */
@@ -173,8 +181,13 @@ export class TrackingRecorder {
         continue;
       }
       const t = openToken(this.deps.key, h.sealed, 'o');
-      if (t) hits.push({ ...h, sealed: null, ws: t.ws, sr: t.sr });
-      else this.invalid++;
+      if (t) {
+        // The hit is the writer's alone now: filled in place rather than copied.
+        h.sealed = null;
+        h.ws = t.ws;
+        h.sr = t.sr;
+        hits.push(h);
+      } else this.invalid++;
     }
     if (hits.length === 0) return;
     const unknown = [...new Set(hits.map((h) => h.sr))].filter((sr) => !this.sentAt.has(sr));

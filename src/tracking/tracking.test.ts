@@ -145,7 +145,7 @@ describe.each(testBackends())('tracking endpoints on %s', (backend) => {
     // Apple Mail Privacy Protection's proxy, on another Host (a custom tracking domain is a CNAME).
     const mpp = await srv.inject({ url: path(s.links.pixelUrl()), headers: { host: 'cadenza.example', 'user-agent': 'Mozilla/5.0' }, remoteAddress: '17.58.1.2' });
     expect(mpp.statusCode).toBe(200);
-    expect(await events()).toEqual([]); // batched, not yet written
+    expect(await events()).toEqual([]); // written behind, not yet written
     await recorder.flush();
     const rows = await events();
     expect(rows).toHaveLength(2);
@@ -393,31 +393,52 @@ describe.each(testBackends())('tracking endpoints on %s', (backend) => {
     expect(await honourUnsubscribe({ store, service, clock }, { workspaceId: world.workspaceId, sendRequestId: '00000000-0000-7000-8000-000000000000', source: 'x' })).toEqual({ outcome: 'not_found' });
   });
 
-  it('writes events in batches: on size, on time (the injected clock), and on close, losing none', async () => {
-    const srv = await setup({ maxBatch: 5, flushMs: 2 * SEC });
+  it('answers a click only once its batch has committed (concurrent clicks share a batch; a failing database is answered anyway and retried); writes opens behind', async () => {
+    const srv = await setup({ maxBatch: 5, flushMs: 2 * SEC, retryMs: 2 * SEC });
     const s = sendOf(world.leadIds[0]!);
-    const hit = () => srv.inject({ url: path(s.links.pixelUrl()), headers: { 'user-agent': CHROME } });
-    for (let i = 0; i < 4; i++) await hit();
-    await recorder.idle();
-    expect(await events()).toHaveLength(0);
-    await hit(); // the fifth: a full batch goes at once
+    const open = () => srv.inject({ url: path(s.links.pixelUrl()), headers: { 'user-agent': CHROME } });
+    const click = (i: number) => srv.inject({ url: path(s.links.clickUrl(`https://a.example/${i}`, i)!), headers: { 'user-agent': CHROME } });
+    expect((await click(0)).statusCode).toBe(302);
+    expect(await events()).toHaveLength(1); // no flush, no timer: written before the answer
+    expect(recorder.stats()).toMatchObject({ batches: 1, written: 1, unconfirmed: 0 });
+
+    // Four at once: answered after the batch that holds them all.
+    const answers = await Promise.all([click(1), click(2), click(3), click(4)]);
+    expect(answers.map((a) => a.statusCode)).toEqual([302, 302, 302, 302]);
+    expect(await events()).toHaveLength(5);
+    expect(recorder.stats()).toMatchObject({ batches: 2, written: 5 });
+
+    // Opens are written behind: on size (maxBatch), on time (flushMs, the injected clock), on close.
+    for (let i = 0; i < 4; i++) expect((await open()).statusCode).toBe(200);
     await recorder.idle();
     expect(await events()).toHaveLength(5);
-
-    await hit();
-    await hit();
-    clock.advance(2 * SEC - 1);
+    await open(); // the fifth: a full batch goes at once
     await recorder.idle();
-    expect(await events()).toHaveLength(5);
-    clock.advance(1); // flushMs after the first of the two
-    await recorder.idle();
-    expect(await events()).toHaveLength(7);
-
-    for (let i = 0; i < 3; i++) await hit();
-    await srv.close(); // the server's close flushes the rest
-    app = undefined;
     expect(await events()).toHaveLength(10);
-    expect(recorder.stats()).toMatchObject({ queued: 0, written: 10, dropped: 0, failed: 0 });
+    await open();
+    clock.advance(2 * SEC);
+    await recorder.idle();
+    expect(await events()).toHaveLength(11);
+
+    // The database refuses the write: the click is answered anyway ('pending'), the event stays
+    // queued and is written by the retry, on the injected clock.
+    await sql`alter table tracking_event rename to tracking_event_away`.execute(store.db);
+    expect((await click(5)).statusCode).toBe(302);
+    expect(recorder.stats()).toMatchObject({ queued: 1, errors: 1, unconfirmed: 1 });
+    expect((await click(6)).statusCode).toBe(302); // while backing off: answered at once, queued behind it
+    expect(recorder.stats()).toMatchObject({ queued: 2, unconfirmed: 2 });
+    await sql`alter table tracking_event_away rename to tracking_event`.execute(store.db);
+    expect(await events()).toHaveLength(11);
+    clock.advance(2 * SEC);
+    await recorder.idle();
+    expect(await events()).toHaveLength(13);
+
+    // Close writes whatever is still queued, and leaves no timer behind.
+    await open();
+    await srv.close();
+    app = undefined;
+    expect(await events()).toHaveLength(14);
+    expect(recorder.stats()).toMatchObject({ queued: 0, written: 14, dropped: 0, failed: 0 });
     expect(clock.nextTimerAt()).toBeUndefined();
   });
 

@@ -17,8 +17,9 @@ export function clickRoute(scope: FastifyInstance, ctx: { key: Buffer; recorder:
       sendNotFound(c.reply);
       return;
     }
-    ctx.recorder.recordClick(t, c.facts);
-    c.reply.code(302).headers({ location: t.u, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).send();
+    // Answered once the click's batch has committed (or the database failed or was slow: the
+    // redirect never waits long for it, batch-writer.ts).
+    void ctx.recorder.recordClick(t, c.facts).then(() => c.reply.code(302).headers({ location: t.u, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).send());
   });
   scope.get('/t/c/*', { schema: { params: tokenParams } }, (req: TokenRequest, reply) => {
     runs.add({ token: req.params['*'], facts: facts(req), reply });

@@ -25,14 +25,16 @@ export interface TrackingRow {
 // The enrollment comes from the send request as it is now. An event whose workspace is gone is
 // dropped (the join), and one whose send request is gone keeps its workspace with no send (the left
 // join): a batch never fails because someone deleted a lead meanwhile. Ids follow arrival order
-// (with ordinality), whatever join order the planner picks.
+// (with ordinality), whatever join order the planner picks. Times go as epoch milliseconds (a Date
+// and its ISO string per row cost the server more than to_timestamp costs the database; the
+// microseconds to_timestamp keeps hold every millisecond exactly).
 const insertSql = (json: string) => sql<{ n: number }>`
   with ins as (
     insert into tracking_event (workspace_id, send_request_id, enrollment_id, kind, url, link_index, method, user_agent, ip, delay_ms, verdict, confidence, reason, at)
-    select u.ws, r.id, r.enrollment_id, u.kind, u.url, u.link_index, u.method, u.ua, u.ip, u.delay_ms, u.verdict, u.confidence, u.reason, u.at
+    select u.ws, r.id, r.enrollment_id, u.kind, u.url, u.link_index, u.method, u.ua, u.ip, u.delay_ms, u.verdict, u.confidence, u.reason, to_timestamp(u.at_ms / 1000)
       from rows from (json_to_recordset(${json}::json) as (ws uuid, sr uuid, kind text, url text, link_index int, method text, ua text, ip inet,
-                                                            delay_ms bigint, verdict text, confidence real, reason text, at timestamptz))
-           with ordinality as u(ws, sr, kind, url, link_index, method, ua, ip, delay_ms, verdict, confidence, reason, at, ord)
+                                                            delay_ms bigint, verdict text, confidence real, reason text, at_ms double precision))
+           with ordinality as u(ws, sr, kind, url, link_index, method, ua, ip, delay_ms, verdict, confidence, reason, at_ms, ord)
       join workspace w on w.id = u.ws
       left join send_request r on r.id = u.sr and r.workspace_id = u.ws
      order by u.ord
@@ -55,7 +57,7 @@ function toJson(rows: readonly TrackingRow[]): string {
       verdict: r.verdict,
       confidence: r.confidence,
       reason: r.reason,
-      at: new Date(r.at).toISOString(),
+      at_ms: r.at,
     })),
   );
 }

@@ -31,6 +31,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
 import nodemailer from 'nodemailer';
 import { systemClock } from '../src/common/clock.ts';
@@ -211,6 +212,9 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
     console.log(`memory per watched mailbox: JS heap + external ${bytes(heapPer)}, RSS ${bytes(rssPer)} (process RSS ${bytes(after.rss)}, heap + external ${bytes(after.heap)})`);
     if (procs) console.log(`Dovecot: ${procs.imap} imap processes, ${procs.hibernate} imap-hibernate, ${procs.login} imap-login; their memory (PSS) ${bytes(procs.pssBytes)}, ${bytes(procs.pssBytes / n)} per watched mailbox`);
 
+    // The main thread's delay while the rounds run: a late timer or socket read is late mail.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     const smtp = nodemailer.createTransport({ host: mailBed.host, port: mailBed.injectPort, secure: false, ignoreTLS: true, pool: true, maxConnections: 4 });
     const perRoundFigures: Array<{ push: Histogram; pull: Histogram; commit: Histogram; lost: number }> = [];
     try {
@@ -259,7 +263,10 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
       }
     } finally {
       smtp.close();
+      loopDelay.disable();
     }
+    const loopP99 = loopDelay.percentile(99) / 1e6;
+    const loopMax = loopDelay.max / 1e6;
 
     const errors = (await metrics.syncErrors.get()).values.reduce((a, v) => a + v.value, 0);
     const stopStart = performance.now();
@@ -281,6 +288,7 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
     for (const [label, pick] of lines) console.log(`  ${label.padEnd(30)} p50 ${spreadText(over(pick, 50))} ms, p99 ${spreadText(over(pick, 99))} ms, max ${spreadText(over(pick, 'max'))} ms`);
     const lost = perRoundFigures.reduce((a, f) => a + f.lost, 0);
     const loadAfter = loadavg()[0]!;
+    console.log(`  event-loop delay during the rounds: p99 ${round(loopP99)} ms, max ${round(loopMax)} ms`);
     console.log(`  lost ${lost}; sync errors ${errors}; pool stopped in ${round(stopMs)} ms; sockets left open ${leftSockets} (the store's own included)`);
     console.log(`load average after: ${load()}`);
 
@@ -306,6 +314,8 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
       ...fig('commit_p50', over((f) => f.commit, 50)),
       ...fig('commit_p99', over((f) => f.commit, 99)),
       ...fig('commit_max', over((f) => f.commit, 'max')),
+      event_loop_p99_ms: round(loopP99),
+      event_loop_max_ms: round(loopMax),
       lost,
       sync_errors: errors,
       stop_ms: round(stopMs),

@@ -126,8 +126,16 @@ export class LeaseBalancer<M extends { id: string }> {
     // cannot start does not make the pass run every heartbeat.
     let parked = 0;
     try {
-      for (const [id, lease] of [...this.held]) {
-        const renewed = await this.leases.renew(lease, this.ttlMs);
+      const holding = [...this.held];
+      const renewals = await this.leases.renewAll(
+        holding.map(([, lease]) => lease),
+        this.ttlMs,
+      );
+      for (let i = 0; i < holding.length; i++) {
+        const [id] = holding[i]!;
+        const renewed = renewals[i]!;
+        // Released meanwhile (a loop that ended while the renewal ran): nothing to keep or stop.
+        if (!this.held.has(id)) continue;
         if (renewed) this.held.set(id, renewed);
         else {
           this.held.delete(id);

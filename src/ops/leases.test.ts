@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimClock } from '../sim/sim-clock.ts';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
-import { holds, Leases } from './leases.ts';
+import { holds, Leases, type Lease } from './leases.ts';
 
 describe.each(testBackends())('leases on %s', (backend) => {
   let store: TestStore;
@@ -49,6 +49,36 @@ describe.each(testBackends())('leases on %s', (backend) => {
     expect(won!.token).toBeGreaterThan(dead!.token);
     expect(await holds(store.db, 'mailbox:2', dead!.token, clock.now())).toBe(false);
     expect(await leases.renew(dead!, 60_000)).toBeNull();
+  });
+
+  it('renews many leases in one call, in the order given, and answers null for each one lost', async () => {
+    const clock = new SimClock(Date.UTC(2026, 0, 1));
+    const leases = new Leases(store, clock);
+    // Past one chunk of the set-based renewal (500), so that the answers of two statements line up.
+    const mine = [];
+    for (let i = 0; i < 503; i++) mine.push((await leases.acquire(`sync:many-${i}`, 'proc-a', 30_000))!);
+    clock.advance(31_000);
+    const taken = await leases.acquire('sync:many-7', 'proc-b', 30_000); // expired and taken over
+    const released = mine[501]!;
+    await leases.release(released);
+    const renewed = await leases.renewAll(mine, 30_000);
+    expect(renewed).toHaveLength(503);
+    // All had expired (the clock moved past them): only a lease still live is renewed.
+    expect(renewed.every((l) => l === null)).toBe(true);
+
+    clock.advance(1_000);
+    const live = [];
+    for (let i = 0; i < 503; i++) live.push(await leases.acquire(`sync:many-${i}`, 'proc-a', 30_000));
+    expect(live[7]).toBeNull(); // proc-b holds it
+    const held = live.filter((l): l is Lease => l !== null);
+    clock.advance(20_000);
+    await leases.release(held[500]!);
+    const again = await leases.renewAll(held, 30_000);
+    expect(again.map((l) => l?.resource ?? null)).toEqual(held.map((l, i) => (i === 500 ? null : l.resource)));
+    expect(again[0]!.expiresAt).toBe(clock.now() + 30_000);
+    expect(again[0]!.token).toBe(held[0]!.token);
+    expect(await holds(store.db, held[501]!.resource, held[501]!.token, clock.now() + 25_000)).toBe(true);
+    expect(await holds(store.db, taken!.resource, taken!.token, clock.now())).toBe(true);
   });
 
   it('lets exactly one of many concurrent acquirers win', async () => {

@@ -4,7 +4,7 @@
  * mailboxes of the bed's Dovecot over IDLE in this one process, on a temporary PostgreSQL database,
  * while mail is injected by SMTP into random ones.
  *
- *   npm run bench -- imap-idle [--mailboxes=2000] [--rounds=3] [--messages=200] [--rate=20] [--gate=32] [--seed=1]
+ *   npm run bench -- imap-idle [--mailboxes=2000] [--rounds=3] [--messages=200] [--rate=20] [--gate=32] [--seed=1] [--heap-census]
  *
  * The mailboxes are the bed's idle00001..@idle.test (test/mail/mailbed.sh, MAILBED_IDLE_USERS):
  * no other test or benchmark reads them. Figures:
@@ -20,6 +20,9 @@
  *     Dovecot waits 500 ms after a change before it tells an idling session (NOTIFY_DELAY_MSECS,
  *     lib-storage/mailbox-watch.c), and Postfix's queue takes 100-300 ms: the floor of these
  *     figures. A message not committed within 30 s is counted as lost.
+ * `--heap-census` adds what each watched mailbox holds in the JS heap, by kind (bench/lib/heap-census.ts:
+ * two heap snapshots, before the pool starts and once all are watched); use it with a few hundred
+ * mailboxes, a snapshot of a larger heap takes minutes and gigabytes.
  * The timings come from a thin wrapper around each mailbox's real connector (connectorFor), which
  * only notes the time when the connector's push and pull pass a message through.
  *
@@ -45,6 +48,7 @@ import { EnrollmentService } from '../src/sequence/enrollment-service.ts';
 import { idleUser, mailBed, startMailBed } from '../test/mail/mailbed.ts';
 import { flag, intFlag } from './lib/args.ts';
 import { bytes, int, round } from './lib/format.ts';
+import { censusGrowth, heapCensus, type Census } from './lib/heap-census.ts';
 import { collect, gcAvailable } from './lib/memory.ts';
 import { spread, spreadText, type Spread } from './lib/stats.ts';
 import { benchStore } from './support/backends.ts';
@@ -117,6 +121,7 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
   const perRound = intFlag(args, 'messages', 200);
   const rate = intFlag(args, 'rate', 20);
   const gate = intFlag(args, 'gate', 32);
+  const census = args.includes('--heap-census');
   const random = seededRandom(flag(args, 'seed') ?? '1');
   if (n > mailBed.idleUsers) throw new Error(`--mailboxes: the bed has ${mailBed.idleUsers} idle mailboxes (MAILBED_IDLE_USERS)`);
   const fds = openFileLimit();
@@ -185,6 +190,7 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
     // The pool's fixed part (its worker threads loading the pipeline) is not per mailbox.
     await sleep(3_000);
     const before = memory();
+    const censusBefore: Census | null = census ? await heapCensus() : null;
     const synced = async () =>
       Number((await store.db.selectFrom('mailbox_sync').select((eb) => eb.fn.countAll<number>().as('c')).where('cursor', 'is not', null).executeTakeFirstOrThrow()).c);
     const t0 = performance.now();
@@ -210,6 +216,10 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
     const heapPer = (after.heap - before.heap) / n;
     const rssPer = (after.rss - before.rss) / n;
     console.log(`memory per watched mailbox: JS heap + external ${bytes(heapPer)}, RSS ${bytes(rssPer)} (process RSS ${bytes(after.rss)}, heap + external ${bytes(after.heap)})`);
+    if (censusBefore) {
+      console.log('JS heap per watched mailbox, by kind (count, shallow bytes):');
+      for (const [kind, count, size] of censusGrowth(censusBefore, await heapCensus(), n)) console.log(`  ${kind.slice(0, 60).padEnd(60)} ${count.toFixed(1).padStart(7)} ${bytes(size).padStart(10)}`);
+    }
     if (procs) console.log(`Dovecot: ${procs.imap} imap processes, ${procs.hibernate} imap-hibernate, ${procs.login} imap-login; their memory (PSS) ${bytes(procs.pssBytes)}, ${bytes(procs.pssBytes / n)} per watched mailbox`);
 
     // The main thread's delay while the rounds run: a late timer or socket read is late mail.

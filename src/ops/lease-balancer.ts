@@ -6,6 +6,9 @@ import { planShare } from './fair-share.ts';
 import { Leases, type Lease } from './leases.ts';
 import { Membership, type MembershipOptions } from './membership.ts';
 
+/** Mailboxes taken in one statement, and started side by side, in a balance pass. */
+const TAKE_CHUNK = 100;
+
 /**
  * What a pool (sender-pool.ts, ingest/worker/sync-pool.ts) does with the mailboxes the balancer
  * gives it. The pool runs one loop per mailbox; the balancer owns the leases.
@@ -164,19 +167,35 @@ export class LeaseBalancer<M extends { id: string }> {
         this.o.worker.handOver(id);
       }
       const byId = new Map(rows.map((m) => [m.id, m]));
-      for (const id of plan.take) {
-        if (this.stopped || this.held.size - this.leaving.size + parked >= plan.quota) break;
-        const lease = await this.leases.acquire(`${this.o.prefix}${id}`, this.o.owner, this.ttlMs, view.gone);
-        if (!lease) continue;
-        this.held.set(id, lease);
-        const started = await this.o.worker.start(byId.get(id)!, lease).catch((e: unknown) => {
-          this.log?.error({ err: e, mailboxId: id }, 'cannot start work on a mailbox');
-          return 'release' as const;
-        });
-        if (started === 'started') continue;
-        this.held.delete(id);
-        if (started === 'release') await this.leases.release(lease);
-        else parked++;
+      // In chunks: one statement takes a chunk's leases, and its mailboxes start side by side
+      // (10,000 mailboxes one lease and one start at a time took minutes to get going).
+      for (let next = 0; next < plan.take.length && !this.stopped; ) {
+        const room = plan.quota - (this.held.size - this.leaving.size + parked);
+        if (room <= 0) break;
+        const chunk = plan.take.slice(next, next + Math.min(room, TAKE_CHUNK));
+        next += chunk.length;
+        const got = await this.leases.acquireAll(
+          chunk.map((id) => `${this.o.prefix}${id}`),
+          this.o.owner,
+          this.ttlMs,
+          view.gone,
+        );
+        const outcomes = await Promise.all(
+          chunk.map(async (id) => {
+            const lease = got.get(`${this.o.prefix}${id}`);
+            if (!lease) return 'none' as const;
+            this.held.set(id, lease);
+            const started = await this.o.worker.start(byId.get(id)!, lease).catch((e: unknown) => {
+              this.log?.error({ err: e, mailboxId: id }, 'cannot start work on a mailbox');
+              return 'release' as const;
+            });
+            if (started === 'started') return started;
+            this.held.delete(id);
+            if (started === 'release') await this.leases.release(lease);
+            return started;
+          }),
+        );
+        parked += outcomes.filter((o) => o === 'keep').length;
       }
       under = this.held.size - this.leaving.size + parked < plan.quota;
     } catch (e) {

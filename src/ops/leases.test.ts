@@ -51,6 +51,25 @@ describe.each(testBackends())('leases on %s', (backend) => {
     expect(await leases.renew(dead!, 60_000)).toBeNull();
   });
 
+  it('takes many leases in one call: the free, the expired and its own; not one a live owner holds', async () => {
+    const clock = new SimClock(Date.UTC(2026, 0, 1));
+    const leases = new Leases(store, clock);
+    const live = await leases.acquire('sync:all-b', 'proc-b', 60_000);
+    const expired = await leases.acquire('sync:all-c', 'proc-c', 10_000);
+    const mine = await leases.acquire('sync:all-d', 'proc-a', 60_000);
+    clock.advance(20_000);
+    const got = await leases.acquireAll(['sync:all-d', 'sync:all-a', 'sync:all-b', 'sync:all-c'], 'proc-a', 60_000);
+    expect([...got.keys()].sort()).toEqual(['sync:all-a', 'sync:all-c', 'sync:all-d']);
+    expect(got.get('sync:all-d')!.token).toBe(mine!.token); // already ours: renewed, same token
+    expect(got.get('sync:all-c')!.token).toBeGreaterThan(expired!.token);
+    expect(got.get('sync:all-a')!.expiresAt).toBe(clock.now() + 60_000);
+    expect(await holds(store.db, 'sync:all-b', live!.token, clock.now())).toBe(true);
+    expect(await holds(store.db, 'sync:all-c', expired!.token, clock.now())).toBe(false);
+    // Proven gone: its live lease is taken over, with a new token.
+    const taken = await leases.acquireAll(['sync:all-b'], 'proc-a', 60_000, ['proc-b']);
+    expect(taken.get('sync:all-b')!.token).toBeGreaterThan(live!.token);
+  });
+
   it('renews many leases in one call, in the order given, and answers null for each one lost', async () => {
     const clock = new SimClock(Date.UTC(2026, 0, 1));
     const leases = new Leases(store, clock);

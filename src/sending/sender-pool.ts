@@ -23,6 +23,8 @@ export interface SenderPoolOptions extends PoolTuning {
   publicUrl: string;
   /** This process's name in the lease table. */
   owner?: string;
+  /** Only these mailboxes (tests and benchmarks that share a database with others). */
+  mailboxIds?: string[];
   /** How long an idle mailbox waits before looking at its queue again. */
   idlePollMs?: number;
   /** How often unknown sends are looked for in the Sent folder. */

@@ -191,6 +191,10 @@ info_log_path = $DC_LOG
 
 ssl = no
 disable_plaintext_auth = no
+# Cadenza: a reload (any checkout's "mailbed.sh start" with a different configuration) keeps the
+# IMAP sessions it finds: with the default (yes) the master kills the old configuration's
+# processes a minute after a reload, every IDLE connection of a running benchmark or test with them.
+shutdown_clients = no
 auth_mechanisms = plain login
 auth_username_format = %Lu
 # Cadenza: no 2 s penalty after a wrong password (the wrong-password test would wait for it)

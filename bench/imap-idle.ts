@@ -39,7 +39,7 @@ import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
 import nodemailer from 'nodemailer';
 import { systemClock } from '../src/common/clock.ts';
 import { seededRandom } from '../src/common/random.ts';
-import { SyncPool } from '../src/ingest/worker/sync-pool.ts';
+import type { SyncPool } from '../src/ingest/worker/sync-pool.ts';
 import { createConnector } from '../src/mailbox/connectors/registry.ts';
 import type { MailboxSync } from '../src/mailbox/sync/source.ts';
 import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
@@ -52,7 +52,7 @@ import { censusGrowth, heapCensus, type Census } from './lib/heap-census.ts';
 import { collect, gcAvailable } from './lib/memory.ts';
 import { spread, spreadText, type Spread } from './lib/stats.ts';
 import { benchStore } from './support/backends.ts';
-import { connectBedMailboxes } from './support/bed-mailboxes.ts';
+import { benchSyncPool, connectBedMailboxes, watchedCount } from './support/bed-mailboxes.ts';
 
 interface Pending {
   id: string;
@@ -146,17 +146,14 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
     console.log(`${int(n)} mailboxes connected (rows + sealed credentials) in ${round((performance.now() - t00) / 1000, 1)} s`);
 
     const metrics = new Metrics();
-    pool = new SyncPool({
+    pool = benchSyncPool({
       store,
       service,
-      clock: systemClock,
       random,
       vault,
       metrics,
       mailboxIds,
       connectConcurrency: gate,
-      // Earlier runs' mail in these mailboxes is not this run's business.
-      resyncWindowMs: 60_000,
       connectorFor: (m, deps) => observed(m.email, createConnector(m, deps, ['sync'])),
       onBatch: (_mailboxId, r) => {
         const now = performance.now();
@@ -191,8 +188,7 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
     await sleep(3_000);
     const before = memory();
     const censusBefore: Census | null = census ? await heapCensus() : null;
-    const synced = async () =>
-      Number((await store.db.selectFrom('mailbox_sync').select((eb) => eb.fn.countAll<number>().as('c')).where('cursor', 'is not', null).executeTakeFirstOrThrow()).c);
+    const synced = () => watchedCount(store);
     const t0 = performance.now();
     await pool.start();
     let lastReport = t0;

@@ -32,7 +32,7 @@ import nodemailer from 'nodemailer';
 import { systemClock } from '../src/common/clock.ts';
 import { newId } from '../src/common/ids.ts';
 import { seededRandom } from '../src/common/random.ts';
-import { SyncPool } from '../src/ingest/worker/sync-pool.ts';
+import type { SyncPool } from '../src/ingest/worker/sync-pool.ts';
 import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
 import { Metrics } from '../src/ops/metrics.ts';
 import { applyDefinition } from '../src/sequence/apply-definition.ts';
@@ -48,7 +48,7 @@ import { int, round } from './lib/format.ts';
 import { startSmtpSink } from './lib/smtp-sink.ts';
 import { spread, spreadText } from './lib/stats.ts';
 import { benchStore } from './support/backends.ts';
-import { connectBedMailboxes } from './support/bed-mailboxes.ts';
+import { benchSyncPool, connectBedMailboxes, watchedCount } from './support/bed-mailboxes.ts';
 
 const pacing = { dayStart: '00:05', dayEnd: '23:55', dayJitterMinutes: 0, workDays: [1, 2, 3, 4, 5, 6, 7], lunch: null, gapMinutes: [1 / 6, 1 / 6], spreadDay: false, hourlyCeiling: [1000, 1000], pickupMinutes: 0 };
 const GAP_S = 10;
@@ -130,15 +130,13 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
     const committed = new Map<string, (at: number, action: string) => void>();
     let ingested = 0;
     const metrics = new Metrics();
-    syncPool = new SyncPool({
+    syncPool = benchSyncPool({
       store,
       service,
-      clock: systemClock,
       random,
       vault,
       metrics,
       mailboxIds: [...watchedIds, hot.mailboxId],
-      resyncWindowMs: 60_000,
       onBatch: (_id, r) => {
         const at = performance.now();
         for (const m of r.messages) {
@@ -163,8 +161,7 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
     });
     const ready = performance.now();
     await syncPool.start();
-    const synced = async () => Number((await store.db.selectFrom('mailbox_sync').select((eb) => eb.fn.countAll<number>().as('c')).where('cursor', 'is not', null).executeTakeFirstOrThrow()).c);
-    while ((await synced()) < watched + 1 && performance.now() - ready < 600_000) await sleep(500);
+    while ((await watchedCount(store)) < watched + 1 && performance.now() - ready < 600_000) await sleep(500);
     console.log(`sync role: ${watched + 1} mailboxes watched in ${round((performance.now() - ready) / 1000, 1)} s`);
     await senderPool.start();
 

@@ -1,4 +1,6 @@
+import { systemClock } from '../../src/common/clock.ts';
 import { newId } from '../../src/common/ids.ts';
+import { SyncPool, type SyncPoolOptions } from '../../src/ingest/worker/sync-pool.ts';
 import type { Random } from '../../src/common/random.ts';
 import type { Vault } from '../../src/mailbox/vault.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -29,4 +31,17 @@ export async function connectBedMailboxes(store: Store, vault: Vault, random: Ra
     }),
   );
   return { workspaceId, mailboxIds };
+}
+
+/**
+ * The sync role as the benchmarks run it on bed mailboxes: the system clock, and first pulls that
+ * look back 1 minute (earlier runs' mail in these mailboxes is not this run's business).
+ */
+export function benchSyncPool(o: Omit<SyncPoolOptions, 'clock'>): SyncPool {
+  return new SyncPool({ clock: systemClock, resyncWindowMs: 60_000, ...o });
+}
+
+/** Mailboxes of this database with a stored cursor: watched (the loop opens its watch first) and pulled once. */
+export async function watchedCount(store: Store): Promise<number> {
+  return Number((await store.db.selectFrom('mailbox_sync').select((eb) => eb.fn.countAll<number>().as('c')).where('cursor', 'is not', null).executeTakeFirstOrThrow()).c);
 }

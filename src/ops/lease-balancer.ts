@@ -67,6 +67,8 @@ export class LeaseBalancer<M extends { id: string }> {
   private readonly held = new Map<string, Lease>();
   private readonly leaving = new Set<string>();
   private stopped = false;
+  /** When the held leases were last renewed (clock time). */
+  private renewedAt = 0;
   private timer: TimerHandle | undefined;
   private balancing: Promise<void> = Promise.resolve();
   // One pass at a time (two would both take the same new mailbox), and a storm of nudges costs two.
@@ -120,6 +122,29 @@ export class LeaseBalancer<M extends { id: string }> {
     this.o.pool.announce?.();
   }
 
+  /** Renews every lease held (one statement per 500); one that cannot be renewed is lost and its work stopped. */
+  private async renewHeld(): Promise<void> {
+    this.renewedAt = this.o.clock.now();
+    const holding = [...this.held];
+    const renewals = await this.leases.renewAll(
+      holding.map(([, lease]) => lease),
+      this.ttlMs,
+    );
+    for (let i = 0; i < holding.length; i++) {
+      const [id] = holding[i]!;
+      const renewed = renewals[i]!;
+      // Released meanwhile (a loop that ended while the renewal ran): nothing to keep or stop.
+      if (!this.held.has(id)) continue;
+      if (renewed) this.held.set(id, renewed);
+      else {
+        this.held.delete(id);
+        this.leaving.delete(id);
+        this.log?.warn({ mailboxId: id, role: this.o.role }, 'lost the lease on a mailbox; stopping its loop');
+        this.o.worker.lost(id);
+      }
+    }
+  }
+
   private async once(): Promise<void> {
     if (this.stopped) return;
     // A nudged pass restarts the period, so that there is one timer, not one per nudge.
@@ -129,24 +154,7 @@ export class LeaseBalancer<M extends { id: string }> {
     // cannot start does not make the pass run every heartbeat.
     let parked = 0;
     try {
-      const holding = [...this.held];
-      const renewals = await this.leases.renewAll(
-        holding.map(([, lease]) => lease),
-        this.ttlMs,
-      );
-      for (let i = 0; i < holding.length; i++) {
-        const [id] = holding[i]!;
-        const renewed = renewals[i]!;
-        // Released meanwhile (a loop that ended while the renewal ran): nothing to keep or stop.
-        if (!this.held.has(id)) continue;
-        if (renewed) this.held.set(id, renewed);
-        else {
-          this.held.delete(id);
-          this.leaving.delete(id);
-          this.log?.warn({ mailboxId: id, role: this.o.role }, 'lost the lease on a mailbox; stopping its loop');
-          this.o.worker.lost(id);
-        }
-      }
+      await this.renewHeld();
       const rows = await this.o.worker.eligible();
       const view = await this.membership.view();
       const gone = new Set(view.gone);
@@ -172,6 +180,9 @@ export class LeaseBalancer<M extends { id: string }> {
       for (let next = 0; next < plan.take.length && !this.stopped; ) {
         const room = plan.quota - (this.held.size - this.leaving.size + parked);
         if (room <= 0) break;
+        // A long pass (thousands of mailboxes starting on a busy machine) renews what it took
+        // first before those leases run out: the next pass may be a TTL away.
+        if (this.o.clock.now() - this.renewedAt >= this.ttlMs / 3) await this.renewHeld();
         const chunk = plan.take.slice(next, next + Math.min(room, TAKE_CHUNK));
         next += chunk.length;
         const got = await this.leases.acquireAll(

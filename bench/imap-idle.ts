@@ -37,6 +37,7 @@ import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
 import nodemailer from 'nodemailer';
+import { pino } from 'pino';
 import { systemClock } from '../src/common/clock.ts';
 import { seededRandom } from '../src/common/random.ts';
 import type { SyncPool } from '../src/ingest/worker/sync-pool.ts';
@@ -148,7 +149,17 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
     console.log(`${int(n)} mailboxes connected (rows + sealed credentials) in ${round((performance.now() - t00) / 1000, 1)} s`);
 
     const metrics = new Metrics();
+    // What the loops' failures were (each is followed by a reconnect after backoff): counted by message.
+    const failures = new Map<string, number>();
+    const log = pino({ level: 'warn' }, {
+      write(line: string) {
+        const e = JSON.parse(line) as { msg?: string; err?: unknown };
+        const why = `${e.msg ?? ''}: ${typeof e.err === 'string' ? e.err : ((e.err as { message?: string })?.message ?? '')}`.replace(/\d+/g, 'N').slice(0, 140);
+        failures.set(why, (failures.get(why) ?? 0) + 1);
+      },
+    });
     pool = benchSyncPool({
+      log,
       store,
       service,
       random,
@@ -314,6 +325,7 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
     const loadAfter = loadavg()[0]!;
     console.log(`  event-loop delay during the rounds: p99 ${round(loopP99)} ms, max ${round(loopMax)} ms`);
     console.log(`  lost ${lost}; sync errors ${errors}; pool stopped in ${round(stopMs)} ms; sockets left open ${leftSockets} (the store's own included)`);
+    for (const [why, count] of [...failures].sort((a, b) => b[1] - a[1]).slice(0, 5)) console.log(`  warnings: ${count} x ${why}`);
     console.log(`load average after: ${load()}`);
 
     const fig = (key: string, s: Spread) => ({ [`${key}_ms`]: s.median, [`${key}_min_ms`]: s.min, [`${key}_max_ms`]: s.max });

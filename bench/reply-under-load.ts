@@ -229,8 +229,8 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
     // Exactly once: each request recorded sent reached the sink once.
     const recorded = Number((await store.db.selectFrom('send_request').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', ws).where('state', '=', 'sent').executeTakeFirstOrThrow()).n);
     const twice = [...sink.messageIds.values()].filter((c) => c > 1).length;
-    const stopped = Number((await store.db.selectFrom('enrollment').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', hot.workspaceId).where('state', '=', 'stopped').executeTakeFirstOrThrow()).n);
-    console.log(`exactly once: ${int(recorded)} recorded sent, ${int(sink.received)} received by the sink, ${twice} Message-IDs twice; ${stopped} of ${replyNo} replied enrollments stopped`);
+    const stopped = Number((await store.db.selectFrom('enrollment').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', hot.workspaceId).where('state', '=', 'replied').executeTakeFirstOrThrow()).n);
+    console.log(`exactly once: ${int(recorded)} recorded sent, ${int(sink.received)} received by the sink, ${twice} Message-IDs twice; ${stopped} of ${replyNo} replied enrollments stopped (state replied)`);
     if (recorded !== sink.received || twice > 0) throw new Error(`exactly-once broken: ${recorded} recorded, ${sink.received} received, ${twice} twice`);
 
     const sp = (pick: (f: (typeof perRound)[number]) => number) => spread(perRound.map(pick));
@@ -265,6 +265,7 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
       stop_p99_max_ms: p99.max,
       stop_max_ms: max.median,
       missed,
+      replied_enrollments: stopped,
       recorded_sent: recorded,
       sink_received: sink.received,
       duplicates: twice,

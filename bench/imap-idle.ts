@@ -1,85 +1,87 @@
 /**
- * The IMAP connector under load: one process watching N mailboxes over IDLE on the bed's Dovecot
- * (load0001..@load.test, test/mail/mailbed.sh; one imap process per session, or hibernated
- * sessions with MAILBED_IMAP_HIBERNATE=3s), then mail delivered to random mailboxes at a steady
- * rate. It also reports Dovecot's side: its IMAP processes and their memory (PSS).
+ * Watched mailboxes: the sync role (ingest/worker/sync-pool.ts, the production pool: leases,
+ * MailboxLoop per mailbox, the connect gate, the smtp_imap connector from the registry) watching N
+ * mailboxes of the bed's Dovecot over IDLE in this one process, on a temporary PostgreSQL database,
+ * while mail is injected by SMTP into random ones.
  *
- *   npm run bench -- imap-idle [--mailboxes=2000] [--messages=600] [--rate=20] [--concurrency=25] [--seed=1]
- *   (`--mailboxes 2000` works too)
+ *   npm run bench -- imap-idle [--mailboxes=2000] [--rounds=3] [--messages=200] [--rate=20] [--gate=32] [--seed=1] [--heap-census]
  *
- * Figures:
- *   - memory per watched mailbox: RSS and JS heap (+ external) after full collections, minus the
- *     same before any connection, divided by N (the sync object, its IDLE connection and imapflow's
- *     state; the pull connections are closed by then);
- *   - per message, from its delivery (the LMTP 250 for that recipient: the message is in the
- *     mailbox) to changed() (IDLE EXISTS) and to the pull that yields it, in HDR histograms
- *     (hdr-histogram-js): p50, p99, max. Dovecot waits 500 ms after a change for more before it
- *     tells an idling session (NOTIFY_DELAY_MSECS, lib-storage/mailbox-watch.c) unless the session
- *     was hibernated (a woken session reports at once), which sets the floor of these figures.
- *     Messages whose changed() never came within 30 s are listed and counted as `lost` (a push
- *     the server never sent; the worker's poll would find them).
+ * The mailboxes are the bed's idle00001..@idle.test (test/mail/mailbed.sh, MAILBED_IDLE_USERS):
+ * no other test or benchmark reads them. Figures:
+ *   - time until all N are watched: from the pool's start until every mailbox has its IDLE open
+ *     and its first pull committed (its cursor stored; the loop opens the watch before that pull);
+ *   - memory per watched mailbox, Cadenza side: JS heap + external (and RSS apart), after full
+ *     collections, minus the same after the pool was built (its worker threads up) and before it
+ *     started, over N; and Dovecot's side (its imap processes' PSS);
+ *   - per message, from just before the SMTP injection (Postfix, then LMTP into Dovecot) to the
+ *     IDLE push (changed()), to the pull that yields it, and to the commit of its batch (the
+ *     pipeline's transaction: the message is in the inbox, a reply has stopped its enrollment);
+ *     HDR histograms per round, p50 / p99 / max, with the median and spread over the rounds.
+ *     Dovecot waits 500 ms after a change before it tells an idling session (NOTIFY_DELAY_MSECS,
+ *     lib-storage/mailbox-watch.c), and Postfix's queue takes 100-300 ms: the floor of these
+ *     figures. A message not committed within 30 s is counted as lost.
+ * `--heap-census` adds what each watched mailbox holds in the JS heap, by kind (bench/lib/heap-census.ts:
+ * two heap snapshots, before the pool starts and once all are watched); use it with a few hundred
+ * mailboxes, a snapshot of a larger heap takes minutes and gigabytes.
+ * The timings come from a thin wrapper around each mailbox's real connector (connectorFor), which
+ * only notes the time when the connector's push and pull pass a message through.
  *
- * The delivery → stop pipeline (parse, thread, classify, store) is bench/ingest.ts; this is the
- * connector level. Everything it opens is closed at the end, so it can run again at once; earlier
- * runs' messages stay in the load mailboxes and are skipped (first pulls look back 1 minute).
+ * 10,000 mailboxes need the process's open-file limit above 10,000 (bench/run.ts raises the soft
+ * limit to the hard one) and the bed's Dovecot limits (mailbed.sh, "IDLE load"). Everything it
+ * opens is closed at the end (the sockets left open are counted). Mail of earlier runs stays in the
+ * mailboxes and is skipped: the first pull looks back 1 minute.
  */
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
 import nodemailer from 'nodemailer';
+import { pino } from 'pino';
+import { systemClock } from '../src/common/clock.ts';
 import { seededRandom } from '../src/common/random.ts';
-import { createImapSync } from '../src/mailbox/sync/imap-sync.ts';
-import type { MailboxSync, SyncCursor, WatchHandle } from '../src/mailbox/sync/source.ts';
-import { bedEndpoint, mailBed, startMailBed } from '../test/mail/mailbed.ts';
+import type { SyncPool } from '../src/ingest/worker/sync-pool.ts';
+import { createConnector } from '../src/mailbox/connectors/registry.ts';
+import type { MailboxSync } from '../src/mailbox/sync/source.ts';
+import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
+import { Metrics } from '../src/ops/metrics.ts';
+import { EnrollmentService } from '../src/sequence/enrollment-service.ts';
+import { idleUser, mailBed, startMailBed } from '../test/mail/mailbed.ts';
 import { flag, intFlag } from './lib/args.ts';
-import { bytes, round } from './lib/format.ts';
+import { bytes, int, round } from './lib/format.ts';
+import { censusGrowth, heapCensus, type Census } from './lib/heap-census.ts';
 import { collect, gcAvailable } from './lib/memory.ts';
-
-const LMTP_PORT = 10024;
-
-interface Box {
-  user: string;
-  sync: MailboxSync;
-  cursor: SyncCursor | null;
-  watch: WatchHandle | null;
-  pulling: boolean;
-  again: boolean;
-}
+import { spread, spreadText, type Spread } from './lib/stats.ts';
+import { benchStore } from './support/backends.ts';
+import { benchSyncPool, connectBedMailboxes, watchedCount } from './support/bed-mailboxes.ts';
 
 interface Pending {
+  id: string;
   user: string;
-  deliveredAt: number | null;
+  injectedAt: number;
   changedAt: number | null;
-  yieldedAt: number | null;
+  pulledAt: number | null;
+  committedAt: number | null;
 }
 
-/** `--name value` as well as `--name=value`. */
-function normalize(args: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (/^--[a-z-]+$/.test(a) && i + 1 < args.length && !args[i + 1]!.startsWith('--')) out.push(`${a}=${args[++i]}`);
-    else out.push(a);
-  }
-  return out;
-}
-
-async function pool<T>(items: T[], concurrency: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i]!, i);
-      }
-    }),
-  );
-}
+const hist = (): Histogram => buildHistogram({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000, numberOfSignificantValueDigits: 3 });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 function memory(): { rss: number; heap: number } {
   collect();
   const m = process.memoryUsage();
   return { rss: m.rss, heap: m.heapUsed + m.external };
+}
+
+/** The soft limit on open files (Linux /proc), or null elsewhere. */
+function openFileLimit(): number | null {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Dovecot's IMAP processes and their proportional memory (PSS, Linux /proc), or null elsewhere. */
@@ -108,178 +110,260 @@ function dovecotProcesses(): { imap: number; hibernate: number; login: number; p
   }
 }
 
-const hist = (): Histogram => buildHistogram({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000, numberOfSignificantValueDigits: 3 });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The Message-ID in a raw message's header (the bench's own, so a plain match will do). */
+function messageIdOf(raw: Uint8Array): string | undefined {
+  const head = Buffer.from(raw.buffer, raw.byteOffset, Math.min(raw.length, 8192)).toString('latin1');
+  return /^Message-ID:\s*(\S+)/im.exec(head)?.[1];
+}
 
-export default async function imapIdle(rawArgs: string[]): Promise<Record<string, unknown>> {
-  const args = normalize(rawArgs);
+export default async function imapIdle(args: string[]): Promise<Record<string, unknown>> {
   const n = intFlag(args, 'mailboxes', 2000);
-  const messages = intFlag(args, 'messages', 600);
+  const rounds = intFlag(args, 'rounds', 3);
+  const perRound = intFlag(args, 'messages', 200);
   const rate = intFlag(args, 'rate', 20);
-  const concurrency = intFlag(args, 'concurrency', 25);
+  const gate = intFlag(args, 'gate', 32);
+  const census = args.includes('--heap-census');
   const random = seededRandom(flag(args, 'seed') ?? '1');
-  if (n > 2000) throw new Error('--mailboxes: the bed has 2,000 load mailboxes (MAILBED_LOAD_USERS)');
+  if (n > mailBed.idleUsers) throw new Error(`--mailboxes: the bed has ${mailBed.idleUsers} idle mailboxes (MAILBED_IDLE_USERS)`);
+  const fds = openFileLimit();
+  if (fds !== null && fds < n + 1000) throw new Error(`open-file limit ${fds} is too low for ${n} watched mailboxes (one socket each, plus pulls): raise the hard limit (ulimit -Hn) to ${n + 1000} or more`);
   if (!gcAvailable()) console.log('(no global.gc: memory figures are rough)');
+  const loadBefore = loadavg()[0]!;
+  console.log(`load average before: ${load()}; ${n} mailboxes, ${rounds} rounds of ${perRound} messages at ${rate}/s, connect gate ${gate}`);
   await startMailBed();
 
-  const users = Array.from({ length: n }, (_, i) => `load${String(i + 1).padStart(4, '0')}@load.test`);
+  const b = await benchStore('postgres');
+  const users = Array.from({ length: n }, (_, i) => idleUser(i + 1));
   const pending = new Map<string, Pending>();
-  /** Messages sent to a mailbox whose changed() has not come yet. */
-  const waiting = new Map<string, Pending[]>();
-  const toChanged = hist();
-  const toYield = hist();
-  let failures = 0;
-  let changedCalls = 0;
+  /** Mailboxes whose IDLE watch is open now. */
+  const watching = new Set<string>();
+  /** Messages injected into a mailbox whose IDLE push has not come yet. */
+  const awaitingPush = new Map<string, Pending[]>();
+  let pool: SyncPool | null = null;
+  try {
+    const store = b.store;
+    const vault = new Vault(store, localKeyWrapper(randomBytes(32)));
+    const service = new EnrollmentService({ store, clock: systemClock, random });
+    const t00 = performance.now();
+    const { mailboxIds } = await connectBedMailboxes(store, vault, random, users);
+    console.log(`${int(n)} mailboxes connected (rows + sealed credentials) in ${round((performance.now() - t00) / 1000, 1)} s`);
 
-  const boxes: Box[] = users.map((user) => ({
-    user,
-    sync: createImapSync({
-      account: { endpoint: bedEndpoint('imap'), username: user, auth: { kind: 'password', password: 'pass' }, timeouts: { connectMs: 30_000, greetingMs: 30_000, socketMs: 60_000 } },
-      random: random.fork(user),
-    }),
-    cursor: null,
-    watch: null,
-    pulling: false,
-    again: false,
-  }));
-
-  const pullNow = async (box: Box): Promise<void> => {
-    if (box.pulling) {
-      box.again = true;
-      return;
-    }
-    box.pulling = true;
-    try {
-      do {
-        box.again = false;
-        for await (const batch of box.sync.pull(box.cursor, { resyncWindowMs: 60_000 })) {
+    const metrics = new Metrics();
+    // What the loops' failures were (each is followed by a reconnect after backoff): counted by message.
+    const failures = new Map<string, number>();
+    const log = pino({ level: 'warn' }, {
+      write(line: string) {
+        const e = JSON.parse(line) as { msg?: string; err?: unknown };
+        const why = `${e.msg ?? ''}: ${typeof e.err === 'string' ? e.err : ((e.err as { message?: string })?.message ?? '')}`.replace(/\d+/g, 'N').slice(0, 140);
+        failures.set(why, (failures.get(why) ?? 0) + 1);
+      },
+    });
+    pool = benchSyncPool({
+      log,
+      store,
+      service,
+      random,
+      vault,
+      metrics,
+      mailboxIds,
+      connectConcurrency: gate,
+      connectorFor: (m, deps) => observed(m.email, createConnector(m, deps, ['sync'])),
+      onBatch: (_mailboxId, r) => {
+        const now = performance.now();
+        for (const m of r.messages) {
+          const p = pending.get(m.messageId ?? '');
+          if (p && p.committedAt === null) p.committedAt = now;
+        }
+      },
+    });
+    const observed = (user: string, c: MailboxSync): MailboxSync => ({
+      async *pull(cursor, options) {
+        for await (const batch of c.pull(cursor, options)) {
           const now = performance.now();
           for (const m of batch.messages) {
-            const id = /^Message-ID:\s*(\S+)/im.exec(Buffer.from(m.raw).toString('latin1'))?.[1];
-            const p = id ? pending.get(id) : undefined;
-            if (p && p.yieldedAt === null) p.yieldedAt = now;
+            const p = pending.get(messageIdOf(m.raw) ?? '');
+            if (p && p.pulledAt === null) p.pulledAt = now;
           }
-          box.cursor = batch.cursor;
+          yield batch;
         }
-      } while (box.again);
-    } catch (e) {
-      failures++;
-      console.log(`pull ${box.user} failed: ${(e as Error).message}`);
+      },
+      async watch(changed, failed) {
+        const h = await c.watch!(
+          () => {
+            const now = performance.now();
+            for (const p of awaitingPush.get(user) ?? []) if (p.changedAt === null) p.changedAt = now;
+            awaitingPush.delete(user);
+            changed();
+          },
+          (e) => {
+            watching.delete(user);
+            failed(e);
+          },
+        );
+        watching.add(user);
+        return {
+          close: async () => {
+            watching.delete(user);
+            await h.close();
+          },
+        };
+      },
+      close: () => c.close(),
+    });
+
+    // The pool's fixed part (its worker threads loading the pipeline) is not per mailbox.
+    await sleep(3_000);
+    const before = memory();
+    const censusBefore: Census | null = census ? await heapCensus() : null;
+    const synced = () => watchedCount(store);
+    const t0 = performance.now();
+    await pool.start();
+    let lastReport = t0;
+    let ready = await synced();
+    let allWatchedS: number | null = null;
+    while ((ready < n || watching.size < n) && performance.now() - t0 < 1_800_000) {
+      await sleep(500);
+      ready = await synced();
+      if (allWatchedS === null && watching.size >= n) allWatchedS = (performance.now() - t0) / 1000;
+      if (performance.now() - lastReport >= 10_000) {
+        lastReport = performance.now();
+        console.log(`  ${round((lastReport - t0) / 1000, 0)} s: ${int(pool.mailboxes.length)} loops, ${int(watching.size)} watching, ${int(ready)} pulled once; load ${load()}`);
+      }
+    }
+    const readyS = (performance.now() - t0) / 1000;
+    const errorsAtReady = (await metrics.syncErrors.get()).values.reduce((a, v) => a + v.value, 0);
+    console.log(`all ${int(n)} watching (IDLE open) after ${allWatchedS === null ? 'never' : `${round(allWatchedS, 1)} s`}, and pulled once after ${round(readyS, 1)} s (${int(ready)} with a cursor; ${errorsAtReady} sync errors on the way)`);
+    if (ready < n || allWatchedS === null) throw new Error(`only ${watching.size} watching and ${ready} pulled of ${n} mailboxes after 30 minutes`);
+
+    await sleep(5_000);
+    const after = memory();
+    const procs = dovecotProcesses();
+    const heapPer = (after.heap - before.heap) / n;
+    const rssPer = (after.rss - before.rss) / n;
+    console.log(`memory per watched mailbox: JS heap + external ${bytes(heapPer)}, RSS ${bytes(rssPer)} (process RSS ${bytes(after.rss)}, heap + external ${bytes(after.heap)})`);
+    if (censusBefore) {
+      console.log('JS heap per watched mailbox, by kind (count, shallow bytes):');
+      for (const [kind, count, size] of censusGrowth(censusBefore, await heapCensus(), n)) console.log(`  ${kind.slice(0, 60).padEnd(60)} ${count.toFixed(1).padStart(7)} ${bytes(size).padStart(10)}`);
+    }
+    if (procs) console.log(`Dovecot: ${procs.imap} imap processes, ${procs.hibernate} imap-hibernate, ${procs.login} imap-login; their memory (PSS) ${bytes(procs.pssBytes)}, ${bytes(procs.pssBytes / n)} per watched mailbox`);
+
+    // The main thread's delay while the rounds run: a late timer or socket read is late mail.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    const smtp = nodemailer.createTransport({ host: mailBed.host, port: mailBed.injectPort, secure: false, ignoreTLS: true, pool: true, maxConnections: 4 });
+    const perRoundFigures: Array<{ push: Histogram; pull: Histogram; commit: Histogram; lost: number }> = [];
+    try {
+      for (let r = 0; r < rounds; r++) {
+        const mine: Pending[] = [];
+        const start = performance.now();
+        const sends: Promise<void>[] = [];
+        for (let i = 0; i < perRound; i++) {
+          const wait = start + (i * 1000) / rate - performance.now();
+          if (wait > 0) await sleep(wait);
+          const user = users[random.int(0, n - 1)]!;
+          const id = `<${randomUUID()}@idle-bench.test>`;
+          const p: Pending = { id, user, injectedAt: performance.now(), changedAt: null, pulledAt: null, committedAt: null };
+          pending.set(id, p);
+          mine.push(p);
+          awaitingPush.set(user, [...(awaitingPush.get(user) ?? []), p]);
+          const raw = `From: prospect@example.test\r\nTo: ${user}\r\nSubject: re: bench\r\nMessage-ID: ${id}\r\n\r\nhello\r\n`;
+          sends.push(
+            smtp.sendMail({ envelope: { from: 'prospect@example.test', to: [user] }, raw }).then(
+              () => undefined,
+              (e: Error) => {
+                pending.delete(id);
+                mine.splice(mine.indexOf(p), 1);
+                console.log(`injection to ${user} failed: ${e.message}`);
+              },
+            ),
+          );
+        }
+        await Promise.all(sends);
+        const deadline = performance.now() + 30_000;
+        while (mine.some((p) => p.committedAt === null) && performance.now() < deadline) await sleep(50);
+        const f = { push: hist(), pull: hist(), commit: hist(), lost: 0 };
+        for (const p of mine) {
+          if (p.committedAt === null) {
+            f.lost++;
+            console.log(`  not committed within 30 s: to ${p.user} (push: ${p.changedAt !== null}, pulled: ${p.pulledAt !== null})`);
+            continue;
+          }
+          f.commit.recordValue(Math.max(1, Math.round(p.committedAt - p.injectedAt)));
+          if (p.pulledAt !== null) f.pull.recordValue(Math.max(1, Math.round(p.pulledAt - p.injectedAt)));
+          if (p.changedAt !== null) f.push.recordValue(Math.max(1, Math.round(p.changedAt - p.injectedAt)));
+        }
+        perRoundFigures.push(f);
+        console.log(`round ${r + 1}: ${mine.length} injected, ${f.lost} lost; injection -> push ${pcts(f.push)}; -> pull ${pcts(f.pull)}; -> commit ${pcts(f.commit)}; load ${load()}`);
+        for (const p of mine) pending.delete(p.id);
+      }
     } finally {
-      box.pulling = false;
+      smtp.close();
+      loopDelay.disable();
     }
-  };
+    const loopP99 = loopDelay.percentile(99) / 1e6;
+    const loopMax = loopDelay.max / 1e6;
 
-  const before = memory();
-  const t0 = performance.now();
-  // First pulls: each mailbox's cursor, as the worker would have stored it.
-  await pool(boxes, concurrency, (b) => pullNow(b));
-  const t1 = performance.now();
-  console.log(`first pull of ${n} mailboxes: ${round((t1 - t0) / 1000, 1)} s`);
+    const errors = (await metrics.syncErrors.get()).values.reduce((a, v) => a + v.value, 0);
+    const stopStart = performance.now();
+    await pool.stop();
+    pool = null;
+    const stopMs = performance.now() - stopStart;
+    for (let i = 0; i < 100 && process.getActiveResourcesInfo().includes('TCPSocketWrap'); i++) await sleep(50);
+    // The store's own connections are still open until drop(): count IMAP sockets only by what stays past the pool.
+    const leftSockets = process.getActiveResourcesInfo().filter((x) => x === 'TCPSocketWrap').length;
 
-  await pool(boxes, concurrency, async (b) => {
-    b.watch = await b.sync.watch!(
-      () => {
-        changedCalls++;
-        const now = performance.now();
-        for (const p of waiting.get(b.user) ?? []) if (p.changedAt === null) p.changedAt = now;
-        waiting.delete(b.user);
-        void pullNow(b);
-      },
-      (e) => {
-        failures++;
-        console.log(`watch ${b.user} failed: ${(e as Error).message}`);
-      },
-    );
-  });
-  const t2 = performance.now();
-  console.log(`${n} IDLE watches open in ${round((t2 - t1) / 1000, 1)} s`);
-  await sleep(5_000); // Dovecot hibernates them after imap_hibernate_timeout (3 s)
-  const after = memory();
-  const procs = dovecotProcesses();
-  const rssPer = (after.rss - before.rss) / n;
-  const heapPer = (after.heap - before.heap) / n;
-  console.log(`memory per watched mailbox: RSS ${bytes(rssPer)}, heap+external ${bytes(heapPer)} (process RSS ${bytes(after.rss)})`);
-  if (procs) console.log(`Dovecot: ${procs.imap} imap processes, ${procs.hibernate} imap-hibernate, ${procs.login} imap-login; their memory (PSS) ${bytes(procs.pssBytes)}, ${bytes(procs.pssBytes / n)} per watched mailbox`);
+    const over = (pick: (f: (typeof perRoundFigures)[number]) => Histogram, p: number | 'max'): Spread =>
+      spread(perRoundFigures.map((f) => (pick(f).totalCount === 0 ? NaN : p === 'max' ? pick(f).maxValue : pick(f).getValueAtPercentile(p))));
+    const lines: Array<[string, (f: (typeof perRoundFigures)[number]) => Histogram]> = [
+      ['injection -> IDLE push', (f) => f.push],
+      ['injection -> pull yields it', (f) => f.pull],
+      ['injection -> batch committed', (f) => f.commit],
+    ];
+    console.log(`\n${int(n)} watched mailboxes, ${rounds} rounds (median (min–max) over rounds):`);
+    for (const [label, pick] of lines) console.log(`  ${label.padEnd(30)} p50 ${spreadText(over(pick, 50))} ms, p99 ${spreadText(over(pick, 99))} ms, max ${spreadText(over(pick, 'max'))} ms`);
+    const lost = perRoundFigures.reduce((a, f) => a + f.lost, 0);
+    const loadAfter = loadavg()[0]!;
+    console.log(`  event-loop delay during the rounds: p99 ${round(loopP99)} ms, max ${round(loopMax)} ms`);
+    console.log(`  lost ${lost}; sync errors ${errors}; pool stopped in ${round(stopMs)} ms; sockets left open ${leftSockets} (the store's own included)`);
+    for (const [why, count] of [...failures].sort((a, b) => b[1] - a[1]).slice(0, 5)) console.log(`  warnings: ${count} x ${why}`);
+    console.log(`load average after: ${load()}`);
 
-  // Steady delivery over LMTP, straight into Dovecot: the 250 for the recipient means "in the mailbox".
-  const lmtp = nodemailer.createTransport({ host: mailBed.host, port: LMTP_PORT, lmtp: true, secure: false, ignoreTLS: true, pool: true, maxConnections: 4 } as nodemailer.TransportOptions);
-  const interval = 1000 / rate;
-  const sends: Promise<void>[] = [];
-  const start = performance.now();
-  for (let i = 0; i < messages; i++) {
-    const due = start + i * interval;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    const box = boxes[random.int(0, n - 1)]!;
-    const id = `<${randomUUID()}@bench.test>`;
-    const p: Pending = { user: box.user, deliveredAt: null, changedAt: null, yieldedAt: null };
-    pending.set(id, p);
-    waiting.set(box.user, [...(waiting.get(box.user) ?? []), p]);
-    const raw = `From: prospect@example.test\r\nTo: ${box.user}\r\nSubject: re: bench\r\nMessage-ID: ${id}\r\n\r\nhello\r\n`;
-    sends.push(
-      lmtp.sendMail({ envelope: { from: 'prospect@example.test', to: [box.user] }, raw }).then(
-        () => {
-          p.deliveredAt = performance.now();
-        },
-        (e: Error) => {
-          pending.delete(id);
-          console.log(`delivery to ${box.user} failed: ${e.message}`);
-        },
-      ),
-    );
+    const fig = (key: string, s: Spread) => ({ [`${key}_ms`]: s.median, [`${key}_min_ms`]: s.min, [`${key}_max_ms`]: s.max });
+    return {
+      mailboxes: n,
+      rounds,
+      messages_per_round: perRound,
+      rate_per_s: rate,
+      gate,
+      load_before: round(loadBefore, 2),
+      load_after: round(loadAfter, 2),
+      watch_all_s: round(allWatchedS, 1),
+      pulled_all_s: round(readyS, 1),
+      heap_bytes_per_mailbox: Math.round(heapPer),
+      rss_bytes_per_mailbox: Math.round(rssPer),
+      dovecot_imap_processes: procs?.imap ?? null,
+      dovecot_pss_bytes_per_mailbox: procs ? Math.round(procs.pssBytes / n) : null,
+      ...fig('push_p50', over((f) => f.push, 50)),
+      ...fig('push_p99', over((f) => f.push, 99)),
+      ...fig('pull_p50', over((f) => f.pull, 50)),
+      ...fig('pull_p99', over((f) => f.pull, 99)),
+      ...fig('pull_max', over((f) => f.pull, 'max')),
+      ...fig('commit_p50', over((f) => f.commit, 50)),
+      ...fig('commit_p99', over((f) => f.commit, 99)),
+      ...fig('commit_max', over((f) => f.commit, 'max')),
+      event_loop_p99_ms: round(loopP99),
+      event_loop_max_ms: round(loopMax),
+      lost,
+      sync_errors: errors,
+      stop_ms: round(stopMs),
+      sockets_left: leftSockets,
+    };
+  } finally {
+    await pool?.stop().catch(() => undefined);
+    await b.drop();
   }
-  await Promise.all(sends);
-  const sendSeconds = (performance.now() - start) / 1000;
-  const deadline = performance.now() + 30_000;
-  while ([...pending.values()].some((p) => p.yieldedAt === null) && performance.now() < deadline) await sleep(50);
-  lmtp.close();
+}
 
-  let lost = 0;
-  for (const [id, p] of pending) {
-    if (p.yieldedAt === null || p.deliveredAt === null) {
-      lost++;
-      console.log(`not yielded: ${id} to ${p.user} (delivered: ${p.deliveredAt !== null}, changed() after it: ${p.changedAt !== null})`);
-      continue;
-    }
-    // A pull can finish before our LMTP client reads its 250: that counts as 0.
-    toYield.recordValue(Math.max(1, Math.round(p.yieldedAt - p.deliveredAt)));
-    if (p.changedAt !== null) toChanged.recordValue(Math.max(1, Math.round(p.changedAt - p.deliveredAt)));
-  }
-
-  const closeStart = performance.now();
-  await pool(boxes, 100, async (b) => {
-    await b.watch?.close();
-    await b.sync.close();
-  });
-  const closeMs = performance.now() - closeStart;
-  for (let i = 0; i < 100 && process.getActiveResourcesInfo().includes('TCPSocketWrap'); i++) await sleep(50);
-  const leftSockets = process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
-
-  const q = (h: Histogram, p: number) => (h.totalCount ? h.getValueAtPercentile(p) : NaN);
-  console.log(`delivered ${pending.size} messages at ${round(pending.size / sendSeconds, 1)}/s to ${n} mailboxes; ${lost} not yielded within 30 s; ${failures} watch/pull failures`);
-  console.log(`delivery -> changed():      p50 ${q(toChanged, 50)} ms, p99 ${q(toChanged, 99)} ms, max ${toChanged.maxValue} ms (${toChanged.totalCount})`);
-  console.log(`delivery -> pull yields it: p50 ${q(toYield, 50)} ms, p99 ${q(toYield, 99)} ms, max ${toYield.maxValue} ms (${toYield.totalCount})`);
-  console.log(`closed everything in ${round(closeMs)} ms; sockets left open: ${leftSockets}`);
-
-  return {
-    mailboxes: n,
-    messages: pending.size,
-    rate_per_s: round(pending.size / sendSeconds, 1),
-    open_watches_s: round((t2 - t1) / 1000, 1),
-    rss_bytes_per_mailbox: Math.round(rssPer),
-    heap_bytes_per_mailbox: Math.round(heapPer),
-    dovecot_imap_processes: procs?.imap ?? null,
-    dovecot_pss_bytes_per_mailbox: procs ? Math.round(procs.pssBytes / n) : null,
-    changed_p50_ms: q(toChanged, 50),
-    changed_p99_ms: q(toChanged, 99),
-    changed_max_ms: toChanged.maxValue,
-    yield_p50_ms: q(toYield, 50),
-    yield_p99_ms: q(toYield, 99),
-    yield_max_ms: toYield.maxValue,
-    lost,
-    failures,
-    changed_calls: changedCalls,
-    sockets_left: leftSockets,
-  };
+function pcts(h: Histogram): string {
+  return h.totalCount ? `p50 ${h.getValueAtPercentile(50)} / p99 ${h.getValueAtPercentile(99)} / max ${h.maxValue} ms` : 'none';
 }

@@ -18,7 +18,8 @@
  *     load before and after and reports medians with their spread (rounds.ts).
  *
  * Memory figures need global.gc, so the runner re-executes itself once under `node --expose-gc`
- * with tsx's loader flags (process.execArgv) kept. Exit status: 0 on success (and for the list),
+ * with tsx's loader flags (process.execArgv) kept, and with the soft open-file limit raised to the
+ * hard one. Exit status: 0 on success (and for the list),
  * 1 on an unknown name or a failing benchmark.
  */
 import { spawnSync } from 'node:child_process';
@@ -58,11 +59,13 @@ async function main(argv: string[]): Promise<number> {
 
   if (typeof (globalThis as { gc?: unknown }).gc !== 'function' && process.env[REEXEC_ENV] !== '1') {
     // process.execArgv holds tsx's --require/--import loader flags, so the child runs TypeScript too.
-    const child = spawnSync(
-      process.execPath,
-      [...process.execArgv, '--expose-gc', fileURLToPath(import.meta.url), ...argv],
-      { stdio: 'inherit', env: { ...process.env, [REEXEC_ENV]: '1' } },
-    );
+    const node = [process.execPath, ...process.execArgv, '--expose-gc', fileURLToPath(import.meta.url), ...argv];
+    // Through a shell where there is one: the soft limit on open files goes up to the hard one
+    // (imap-idle holds a socket per watched mailbox; the soft default is often 1,024).
+    const child =
+      process.platform === 'win32'
+        ? spawnSync(node[0]!, node.slice(1), { stdio: 'inherit', env: { ...process.env, [REEXEC_ENV]: '1' } })
+        : spawnSync('/bin/sh', ['-c', 'ulimit -S -n "$(ulimit -H -n)" 2>/dev/null; exec "$@"', 'sh', ...node], { stdio: 'inherit', env: { ...process.env, [REEXEC_ENV]: '1' } });
     if (child.error) throw child.error;
     return child.status ?? 1;
   }

@@ -11,3 +11,21 @@ export function percentile(values: ArrayLike<number>, p: number): number {
 export function median(values: ArrayLike<number>): number {
   return percentile(values, 50);
 }
+
+/** Median and spread of a figure over a benchmark's rounds. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export function spread(values: ArrayLike<number>): Spread {
+  const v = Array.from(values).filter((x) => Number.isFinite(x));
+  return { median: median(v), min: v.length ? Math.min(...v) : Number.NaN, max: v.length ? Math.max(...v) : Number.NaN };
+}
+
+/** "640 (598–702)": the median, then the spread over the rounds. */
+export function spreadText(s: Spread, digits = 0): string {
+  const f = (x: number) => (Number.isFinite(x) ? x.toFixed(digits) : String(x));
+  return `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
+}

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../common/clock.ts';
 import { isCadenzaError } from '../common/errors.ts';
@@ -105,8 +106,9 @@ export class MailboxPool<C extends { close(): Promise<void> }, W extends Mailbox
       store: o.store,
       clock: o.clock,
       // A pool limited to some mailboxes (tests, benchmarks sharing a database) shares them only
-      // with pools limited the same way, not with every process of its role on the database.
-      role: o.mailboxIds ? `${role.name}:${[...o.mailboxIds].sort().join(',')}` : role.name,
+      // with pools limited the same way, not with every process of its role on the database. The
+      // set is named by its digest: thousands of ids would not fit the membership table's index.
+      role: o.mailboxIds ? `${role.name}:${createHash('sha256').update([...o.mailboxIds].sort().join(',')).digest('hex').slice(0, 32)}` : role.name,
       prefix: role.prefix,
       owner: this.owner,
       pool: o,

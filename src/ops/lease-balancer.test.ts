@@ -26,6 +26,38 @@ describe.each(testBackends())('lease balancer on %s', (backend) => {
     await store.destroy();
   });
 
+  it('keeps the leases it took first while a long first pass still starts the rest (thousands of mailboxes on a busy machine)', async () => {
+    const clock = new SimClock(T0);
+    const ids = Array.from({ length: 250 }, (_, i) => `long-${String(i).padStart(3, '0')}`);
+    const lost: string[] = [];
+    const balancer = new LeaseBalancer<{ id: string }>({
+      store,
+      clock,
+      role: 'long-pass',
+      prefix: 'long:',
+      owner: 'long-owner',
+      pool: { leaseTtlMs: 60_000, membership: { heartbeatMs: HEARTBEAT } },
+      worker: {
+        eligible: async () => ids.map((id) => ({ id })),
+        // Each start takes 300 ms of the clock: a chunk of 100 started side by side costs 30 s, so
+        // the pass outlives the first chunk's 60 s leases.
+        start: async () => {
+          clock.advance(300);
+          return 'started';
+        },
+        lost: (id) => void lost.push(id),
+        handOver: () => undefined,
+      },
+    });
+    await balancer.start();
+    await balancer.halt();
+    expect(clock.now() - T0).toBeGreaterThan(60_000);
+    expect(lost).toEqual([]);
+    const live = await store.db.selectFrom('lease').select(['resource', 'token']).where('resource', 'like', 'long:%').where('expires_at', '>', new Date(clock.now())).execute();
+    expect(live).toHaveLength(250);
+    expect(await holds(store.db, live[0]!.resource, Number(live[0]!.token), clock.now())).toBe(true);
+  });
+
   interface Pool {
     name: string;
     clock: SimClock;

@@ -6,6 +6,9 @@ import { planShare } from './fair-share.ts';
 import { Leases, type Lease } from './leases.ts';
 import { Membership, type MembershipOptions } from './membership.ts';
 
+/** Mailboxes taken in one statement, and started side by side, in a balance pass. */
+const TAKE_CHUNK = 100;
+
 /**
  * What a pool (sender-pool.ts, ingest/worker/sync-pool.ts) does with the mailboxes the balancer
  * gives it. The pool runs one loop per mailbox; the balancer owns the leases.
@@ -64,6 +67,8 @@ export class LeaseBalancer<M extends { id: string }> {
   private readonly held = new Map<string, Lease>();
   private readonly leaving = new Set<string>();
   private stopped = false;
+  /** When the held leases were last renewed (clock time). */
+  private renewedAt = 0;
   private timer: TimerHandle | undefined;
   private balancing: Promise<void> = Promise.resolve();
   // One pass at a time (two would both take the same new mailbox), and a storm of nudges costs two.
@@ -117,6 +122,29 @@ export class LeaseBalancer<M extends { id: string }> {
     this.o.pool.announce?.();
   }
 
+  /** Renews every lease held (one statement per 500); one that cannot be renewed is lost and its work stopped. */
+  private async renewHeld(): Promise<void> {
+    this.renewedAt = this.o.clock.now();
+    const holding = [...this.held];
+    const renewals = await this.leases.renewAll(
+      holding.map(([, lease]) => lease),
+      this.ttlMs,
+    );
+    for (let i = 0; i < holding.length; i++) {
+      const [id] = holding[i]!;
+      const renewed = renewals[i]!;
+      // Released meanwhile (a loop that ended while the renewal ran): nothing to keep or stop.
+      if (!this.held.has(id)) continue;
+      if (renewed) this.held.set(id, renewed);
+      else {
+        this.held.delete(id);
+        this.leaving.delete(id);
+        this.log?.warn({ mailboxId: id, role: this.o.role }, 'lost the lease on a mailbox; stopping its loop');
+        this.o.worker.lost(id);
+      }
+    }
+  }
+
   private async once(): Promise<void> {
     if (this.stopped) return;
     // A nudged pass restarts the period, so that there is one timer, not one per nudge.
@@ -126,16 +154,7 @@ export class LeaseBalancer<M extends { id: string }> {
     // cannot start does not make the pass run every heartbeat.
     let parked = 0;
     try {
-      for (const [id, lease] of [...this.held]) {
-        const renewed = await this.leases.renew(lease, this.ttlMs);
-        if (renewed) this.held.set(id, renewed);
-        else {
-          this.held.delete(id);
-          this.leaving.delete(id);
-          this.log?.warn({ mailboxId: id, role: this.o.role }, 'lost the lease on a mailbox; stopping its loop');
-          this.o.worker.lost(id);
-        }
-      }
+      await this.renewHeld();
       const rows = await this.o.worker.eligible();
       const view = await this.membership.view();
       const gone = new Set(view.gone);
@@ -156,19 +175,38 @@ export class LeaseBalancer<M extends { id: string }> {
         this.o.worker.handOver(id);
       }
       const byId = new Map(rows.map((m) => [m.id, m]));
-      for (const id of plan.take) {
-        if (this.stopped || this.held.size - this.leaving.size + parked >= plan.quota) break;
-        const lease = await this.leases.acquire(`${this.o.prefix}${id}`, this.o.owner, this.ttlMs, view.gone);
-        if (!lease) continue;
-        this.held.set(id, lease);
-        const started = await this.o.worker.start(byId.get(id)!, lease).catch((e: unknown) => {
-          this.log?.error({ err: e, mailboxId: id }, 'cannot start work on a mailbox');
-          return 'release' as const;
-        });
-        if (started === 'started') continue;
-        this.held.delete(id);
-        if (started === 'release') await this.leases.release(lease);
-        else parked++;
+      // In chunks: one statement takes a chunk's leases, and its mailboxes start side by side
+      // (10,000 mailboxes one lease and one start at a time took minutes to get going).
+      for (let next = 0; next < plan.take.length && !this.stopped; ) {
+        const room = plan.quota - (this.held.size - this.leaving.size + parked);
+        if (room <= 0) break;
+        // A long pass (thousands of mailboxes starting on a busy machine) renews what it took
+        // first before those leases run out: the next pass may be a TTL away.
+        if (this.o.clock.now() - this.renewedAt >= this.ttlMs / 3) await this.renewHeld();
+        const chunk = plan.take.slice(next, next + Math.min(room, TAKE_CHUNK));
+        next += chunk.length;
+        const got = await this.leases.acquireAll(
+          chunk.map((id) => `${this.o.prefix}${id}`),
+          this.o.owner,
+          this.ttlMs,
+          view.gone,
+        );
+        const outcomes = await Promise.all(
+          chunk.map(async (id) => {
+            const lease = got.get(`${this.o.prefix}${id}`);
+            if (!lease) return 'none' as const;
+            this.held.set(id, lease);
+            const started = await this.o.worker.start(byId.get(id)!, lease).catch((e: unknown) => {
+              this.log?.error({ err: e, mailboxId: id }, 'cannot start work on a mailbox');
+              return 'release' as const;
+            });
+            if (started === 'started') return started;
+            this.held.delete(id);
+            if (started === 'release') await this.leases.release(lease);
+            return started;
+          }),
+        );
+        parked += outcomes.filter((o) => o === 'keep').length;
       }
       under = this.held.size - this.leaving.size + parked < plan.quota;
     } catch (e) {

@@ -24,6 +24,8 @@ export interface SenderPoolOptions extends PoolTuning {
   publicUrl: string;
   /** This process's name in the lease table. */
   owner?: string;
+  /** Only these mailboxes (tests and benchmarks that share a database with others). */
+  mailboxIds?: string[];
   /** How long an idle mailbox waits before looking at its queue again. */
   idlePollMs?: number;
   /** The day planner's periodic pass (dispatch/dispatcher.ts; default 30 s); nudges plan at once whatever it is. */

@@ -18,8 +18,9 @@
 #   LMTP            ${LMTP_PORT:-10024}        Dovecot delivery (Postfix virtual_transport)
 # Users (user:password), MAILBED_USERS overrides:
 #   alice@example.test:alicepass bob@example.test:bobpass p1..p5@prospects.test:pass
-#   (and, below, sync1..100@inbox.test, load0001..2000@load.test, noimap@inbox.test: all "pass")
-# Cadenza: 2,000+ IDLE connections at once (bench/imap-idle.ts): see "IDLE load" in the Dovecot
+#   (and, below, sync1..100@inbox.test, load0001..2000@load.test, idle00001..10000@idle.test,
+#   noimap@inbox.test: all "pass")
+# Cadenza: 10,000+ IDLE connections at once (bench/imap-idle.ts): see "IDLE load" in the Dovecot
 # configuration below; MAILBED_IMAP_HIBERNATE=3s turns Dovecot's hibernation of idle sessions on.
 # Cadenza: Sent copies. Mail SUBMITTED (port 10587) by a user is also filed into that user's Sent
 # folder by the server, as Gmail, Outlook and most hosted providers do, except for the users listed
@@ -40,9 +41,14 @@ MAILBED_CLIENT_SENT=${MAILBED_CLIENT_SENT:-"bob@example.test $(for i in $(seq 81
 # Mailboxes for the sync tests: sync1..sync100@inbox.test (password "pass"; 81..100 file no Sent copy
 # of their own, see above); a test file takes its own numbers so files never read each other's mail. And MAILBED_LOAD_USERS (default 2000)
 # mailboxes load0001..@load.test (password "pass") for the IDLE load benchmark; they are left out of
-# a reset with no argument (2,000 doveadm calls).
+# a reset with no argument (2,000 doveadm calls). MAILBED_IDLE_USERS (default 10000) mailboxes
+# idle00001..@idle.test (password "pass") are the IDLE benchmark's own (bench/imap-idle.ts), so
+# that its 10,000 watches and its mail never touch the mailboxes other benchmarks read; also left
+# out of a reset with no argument. Neither set is created on disk here: Dovecot creates a maildir
+# at its first login.
 for i in $(seq 1 100); do MAILBED_USERS="$MAILBED_USERS sync$i@inbox.test:pass"; done
 MAILBED_LOAD_USERS=${MAILBED_LOAD_USERS:-2000}
+MAILBED_IDLE_USERS=${MAILBED_IDLE_USERS:-10000}
 MAILBED_IMAP_HIBERNATE=${MAILBED_IMAP_HIBERNATE:-0}
 NOIMAP_USER=noimap@inbox.test
 NOIMAP_REASON=IMAP-access-is-disabled-for-this-account
@@ -135,10 +141,10 @@ cmd_start() {
   # Cadenza: each IDLE session watches its mailbox with an inotify instance owned by the vmail
   # user, and a hibernated session keeps it; past the kernel's default of 128 instances per user,
   # Dovecot disables inotify for the next sessions and they poll every mailbox_idle_check_interval
-  # (30 s): the IDLE load benchmark's 2,000 sessions need more.
+  # (30 s): the IDLE benchmark's 10,000 sessions (and the tests' beside them) need more.
   local inotify=/proc/sys/fs/inotify/max_user_instances
-  if [ -r $inotify ] && [ "$(cat $inotify)" -lt 8192 ]; then
-    { echo 8192 > $inotify; } 2>/dev/null || echo "mailbed: cannot raise $inotify (IDLE past 128 sessions will poll)" >&2
+  if [ -r $inotify ] && [ "$(cat $inotify)" -lt 16384 ]; then
+    { echo 16384 > $inotify; } 2>/dev/null || echo "mailbed: cannot raise $inotify (IDLE sessions past $(cat $inotify) will poll every 30 s)" >&2
   fi
   getent group vmail >/dev/null || groupadd --system vmail
   getent passwd vmail >/dev/null || useradd --system --gid vmail --home-dir "$MAIL_ROOT" \
@@ -158,6 +164,10 @@ cmd_start() {
   if [ "$MAILBED_LOAD_USERS" -gt 0 ]; then
     for i in $(seq -f '%04g' 1 "$MAILBED_LOAD_USERS"); do echo "load$i@load.test:{PLAIN}pass"; done >> "$DC_DIR/users.new"
     domains="$domains load.test"
+  fi
+  if [ "$MAILBED_IDLE_USERS" -gt 0 ]; then
+    for i in $(seq -f '%05g' 1 "$MAILBED_IDLE_USERS"); do echo "idle$i@idle.test:{PLAIN}pass"; done >> "$DC_DIR/users.new"
+    domains="$domains idle.test"
   fi
   # Cadenza: $NOIMAP_USER (password "pass") signs in with the right password and is then refused,
   # like a Gmail account whose IMAP access is switched off (the connection test's "IMAP
@@ -181,6 +191,10 @@ info_log_path = $DC_LOG
 
 ssl = no
 disable_plaintext_auth = no
+# Cadenza: a reload (any checkout's "mailbed.sh start" with a different configuration) keeps the
+# IMAP sessions it finds: with the default (yes) the master kills the old configuration's
+# processes a minute after a reload, every IDLE connection of a running benchmark or test with them.
+shutdown_clients = no
 auth_mechanisms = plain login
 auth_username_format = %Lu
 # Cadenza: no 2 s penalty after a wrong password (the wrong-password test would wait for it)
@@ -270,8 +284,10 @@ protocol imap {
   mail_max_userip_connections = 100
 }
 
-# Cadenza: IDLE load. The benchmark (bench/imap-idle.ts) holds 2,000+ connections from 127.0.0.1,
-# one imap process each (client_limit 1): 1.0 GiB of memory (PSS) for 2,000, measured.
+# Cadenza: IDLE load. The benchmark (bench/imap-idle.ts) holds up to 10,000 connections from
+# 127.0.0.1, one imap process each (client_limit 1, Dovecot's advice for mail processes): 1.0 GiB
+# of memory (PSS) for 2,000, measured, about 5 GiB for 10,000. process_limit leaves room for the
+# pulls and the tests beside them.
 # Hibernation (MAILBED_IMAP_HIBERNATE=3s) hands a connection that has sat in IDLE that long to
 # imap-hibernate, which keeps only its socket and state (18 MiB for all 2,000) and wakes an imap
 # process when mail arrives. It is off by default because Dovecot 2.3.19 then lost 4 of 600 IDLE
@@ -284,22 +300,24 @@ protocol imap {
 # to imap-master, which must therefore belong to it.
 imap_hibernate_timeout = $MAILBED_IMAP_HIBERNATE
 service imap {
-  process_limit = 4096
+  process_limit = 12288
   unix_listener imap-master {
     user = \$default_internal_user
   }
   extra_groups = \$default_internal_group
 }
 service imap-hibernate {
-  client_limit = 8192
+  client_limit = 16384
   unix_listener imap-hibernate {
     mode = 0660
     group = \$default_internal_group
   }
 }
-# Every imap process is a client of anvil, auth, stats...; their default cap (1,000) would refuse
-# the 1,001st connection.
-default_client_limit = 8192
+# Every imap process is a client of anvil (the per-user connection count) and stats; their
+# default cap (1,000) would refuse the 1,001st connection. Each such connection is a descriptor
+# in anvil and stats: the master's ulimit -n (raised below when the hard limit allows) must be
+# above this.
+default_client_limit = 16384
 protocol lmtp {
   postmaster_address = postmaster@example.test
 }
@@ -320,6 +338,7 @@ CONFEOF
   {
     for ent in $MAILBED_USERS; do echo "${ent%%:*} OK"; done
     [ "$MAILBED_LOAD_USERS" -gt 0 ] && for i in $(seq -f '%04g' 1 "$MAILBED_LOAD_USERS"); do echo "load$i@load.test OK"; done
+    [ "$MAILBED_IDLE_USERS" -gt 0 ] && for i in $(seq -f '%05g' 1 "$MAILBED_IDLE_USERS"); do echo "idle$i@idle.test OK"; done
     echo "@$LATE_BOUNCE_DOMAIN OK"
   } > "$PF_DIR/vmailbox.new"
   install_if_changed "$PF_DIR/vmailbox.new" "$PF_DIR/vmailbox" && pf_changed=1 || true
@@ -454,7 +473,7 @@ CONFEOF
   else
     # Cadenza: one descriptor per IDLE connection in imap-hibernate and imap-login, plus the
     # master's own (the IDLE load benchmark); a reload keeps the limit the master started with.
-    ulimit -n 65536 2>/dev/null || true
+    ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
     # 9>&-: the daemons must not inherit the lock's descriptor, or they would hold the lock forever
     dovecot -c "$DC_CONF" 9>&-
   fi

@@ -35,7 +35,15 @@ export const mailBed = {
   prospects: [1, 2, 3, 4, 5].map((n) => ({ user: `p${n}@prospects.test`, pass: 'pass' })),
   /** Accepted at RCPT, bounced by LMTP afterwards: a DSN goes to the sender. */
   lateBounceDomain: 'bounce.test',
+  /** idle00001..idle10000@idle.test (password "pass"): the IDLE benchmark's own mailboxes (idleUser). */
+  idleUsers: 10_000,
 } as const;
+
+/** The i-th (1-based) of the bed's IDLE benchmark mailboxes: idle00001@idle.test …, password "pass". */
+export function idleUser(i: number): string {
+  if (!Number.isInteger(i) || i < 1 || i > mailBed.idleUsers) throw new Error(`the bed has idle users 1..${mailBed.idleUsers} (MAILBED_IDLE_USERS in mailbed.sh), not ${i}`);
+  return `idle${String(i).padStart(5, '0')}@idle.test`;
+}
 
 /** mailbox.settings-style endpoints of the bed. STARTTLS with the bed's self-signed certificate, or plain. */
 export function bedEndpoint(kind: 'smtp' | 'imap', security: Endpoint['security'] = kind === 'smtp' ? 'starttls' : 'none'): Endpoint {

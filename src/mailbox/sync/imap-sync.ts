@@ -83,6 +83,8 @@ class ImapSync implements MailboxSync {
   private readonly maxBatchBytes: number;
   private readonly open = new Set<ImapFlow>();
   private readonly watches = new Set<WatchHandle>();
+  /** The Junk folder's path as the server's LIST gave it (null: none); undefined until looked up. */
+  private junkFound: string | null | undefined;
 
   constructor(private readonly options: ImapSyncOptions) {
     this.clock = options.clock ?? systemClock;
@@ -118,6 +120,7 @@ class ImapSync implements MailboxSync {
       }
       healthy = true;
     } catch (e) {
+      this.junkFound = undefined;
       if (signal?.aborted) throw abortError(signal);
       throw isCadenzaError(e) ? e : imapError(e, 'sync');
     } finally {
@@ -131,7 +134,9 @@ class ImapSync implements MailboxSync {
   /** INBOX, then the Junk folder when the account has one. */
   private async folders(client: ImapFlow): Promise<Array<{ role: SyncRole; path: string }>> {
     const out: Array<{ role: SyncRole; path: string }> = [{ role: 'inbox', path: 'INBOX' }];
-    const junk = this.options.account.folders?.junk ?? (await findSpecialFolders(client)).junk;
+    // The LIST that finds Junk is one round trip of every pull (each IDLE push is a pull): the
+    // answer is kept until a pull fails (a renamed or deleted folder fails its EXAMINE).
+    const junk = this.options.account.folders?.junk ?? (this.junkFound ??= (await findSpecialFolders(client)).junk);
     if (junk && junk.toUpperCase() !== 'INBOX') out.push({ role: 'junk', path: junk });
     return out;
   }

@@ -76,25 +76,45 @@ export function crashingStore(store: Store, plugin: CrashPlugin): Store {
   return { ...store, db: store.db.withPlugin(plugin) };
 }
 
-/** The leading text of a raw `sql` statement ('' for builder queries). */
-function rawText(node: RootOperationNode): string {
-  if (node.kind !== 'RawNode') return '';
-  return (node as unknown as { sqlFragments: readonly string[] }).sqlFragments[0] ?? '';
+type Node = { kind: string };
+
+/** The table an INSERT node writes ('' when it has none). */
+function insertTable(node: Node): string {
+  return (node as { into?: { table?: { identifier?: { name?: string } } } }).into?.table?.identifier?.name ?? '';
 }
 
-/** True for a statement that writes (INSERT, UPDATE, DELETE, TRUNCATE), built or raw. */
+/**
+ * The text of a raw `sql` statement with the statements and fragments nested in it (a `with …`
+ * whose writes are raw statements of their own, store/one-statement.ts), so that a write inside a
+ * CTE is seen; a nested query built with Kysely reads as its verb (and an INSERT's table), any
+ * other node as `?`.
+ */
+function rawText(node: Node): string {
+  if (node.kind === 'InsertQueryNode') return ` insert into ${insertTable(node)} `;
+  if (node.kind === 'UpdateQueryNode') return ' update ? set ';
+  if (node.kind === 'DeleteQueryNode') return ' delete from ? ';
+  if (node.kind !== 'RawNode') return ' ? ';
+  const { sqlFragments, parameters } = node as unknown as { sqlFragments: readonly string[]; parameters: readonly Node[] };
+  return sqlFragments.map((f, i) => f + (i < parameters.length ? rawText(parameters[i]!) : '')).join('');
+}
+
+/** True for a statement that writes (INSERT, UPDATE, DELETE, TRUNCATE, also inside a CTE), built or raw. */
 export function isWrite(node: RootOperationNode): boolean {
   if (node.kind === 'InsertQueryNode' || node.kind === 'UpdateQueryNode' || node.kind === 'DeleteQueryNode') return true;
-  return /^\s*(insert|update|delete|truncate)\b/i.test(rawText(node));
+  if (node.kind !== 'RawNode') return false;
+  const text = rawText(node);
+  // A write at the top, or a data-modifying CTE (`w0 as (update …)`).
+  return /^\s*(insert|update|delete|truncate)\b/i.test(text) || /\bas\s*\(\s*(insert|update|delete)\b/i.test(text);
 }
 
-/** True for an INSERT into the named table, built or raw (a predicate for CrashPlugin.armWhen). */
+/**
+ * True for an INSERT into the named table, built or raw, also where it is one CTE of a larger
+ * statement (a predicate for CrashPlugin.armWhen: the crash comes before the whole statement).
+ */
 export function insertInto(table: string): (node: RootOperationNode) => boolean {
-  const raw = new RegExp(`^\\s*insert\\s+into\\s+${table}\\b`, 'i');
+  const raw = new RegExp(`\\binsert\\s+into\\s+"?${table}"?(\\s|\\()`, 'i');
   return (node) => {
-    if (node.kind === 'RawNode') return raw.test(rawText(node));
-    if (node.kind !== 'InsertQueryNode') return false;
-    const into = (node as { into?: { table?: { identifier?: { name?: string } } } }).into;
-    return into?.table?.identifier?.name === table;
+    if (node.kind === 'InsertQueryNode') return insertTable(node) === table;
+    return node.kind === 'RawNode' && raw.test(rawText(node));
   };
 }

@@ -194,14 +194,17 @@ export class SenderPool {
         }
       } catch (e) {
         this.o.log?.error({ err: e, mailboxId: r.sender.mailboxId }, 'sender step failed');
-        await this.o.clock.sleep(idle);
+        r.woken = false;
+        await this.idle(r, idle);
       }
     }
   }
 
   /** Sleeps up to ms, or until the dispatcher planned this mailbox or the pool stops. */
   private idle(r: SendLoop, ms: number): Promise<void> {
-    if (r.woken) return Promise.resolve();
+    // Stopping: a stop() that came while the loop was busy has already spent its wake (and the
+    // loop reset `woken` before its step), so the wait would last its full time on a stop.
+    if (r.woken || r.stopping) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         timer.cancel();

@@ -33,7 +33,6 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
 import nodemailer from 'nodemailer';
@@ -47,6 +46,7 @@ import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
 import { Metrics } from '../src/ops/metrics.ts';
 import { EnrollmentService } from '../src/sequence/enrollment-service.ts';
 import { idleUser, mailBed, startMailBed } from '../test/mail/mailbed.ts';
+import { describeLoad, machineLoad } from './lib/rounds.ts';
 import { flag, intFlag } from './lib/args.ts';
 import { bytes, int, round } from './lib/format.ts';
 import { censusGrowth, heapCensus, type Census } from './lib/heap-census.ts';
@@ -66,7 +66,8 @@ interface Pending {
 
 const hist = (): Histogram => buildHistogram({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000, numberOfSignificantValueDigits: 3 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+// The load average as every benchmark prints it (bench/lib/rounds.ts).
+const load = () => describeLoad(machineLoad());
 
 function memory(): { rss: number; heap: number } {
   collect();
@@ -128,7 +129,7 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
   const fds = openFileLimit();
   if (fds !== null && fds < n + 1000) throw new Error(`open-file limit ${fds} is too low for ${n} watched mailboxes (one socket each, plus pulls): raise the hard limit (ulimit -Hn) to ${n + 1000} or more`);
   if (!gcAvailable()) console.log('(no global.gc: memory figures are rough)');
-  const loadBefore = loadavg()[0]!;
+  const loadBefore = machineLoad().one;
   console.log(`load average before: ${load()}; ${n} mailboxes, ${rounds} rounds of ${perRound} messages at ${rate}/s, connect gate ${gate}`);
   await startMailBed();
 
@@ -322,7 +323,7 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
     console.log(`\n${int(n)} watched mailboxes, ${rounds} rounds (median (min–max) over rounds):`);
     for (const [label, pick] of lines) console.log(`  ${label.padEnd(30)} p50 ${spreadText(over(pick, 50))} ms, p99 ${spreadText(over(pick, 99))} ms, max ${spreadText(over(pick, 'max'))} ms`);
     const lost = perRoundFigures.reduce((a, f) => a + f.lost, 0);
-    const loadAfter = loadavg()[0]!;
+    const loadAfter = machineLoad().one;
     console.log(`  event-loop delay during the rounds: p99 ${round(loopP99)} ms, max ${round(loopMax)} ms`);
     console.log(`  lost ${lost}; sync errors ${errors}; pool stopped in ${round(stopMs)} ms; sockets left open ${leftSockets} (the store's own included)`);
     for (const [why, count] of [...failures].sort((a, b) => b[1] - a[1]).slice(0, 5)) console.log(`  warnings: ${count} x ${why}`);

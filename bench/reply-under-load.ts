@@ -25,7 +25,6 @@
  * The day is the whole UTC day (00:05-23:55): a run across midnight UTC pauses sending for 10 minutes.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
 import nodemailer from 'nodemailer';
@@ -43,6 +42,7 @@ import { trackingKey } from '../src/sending/compose/tracking.ts';
 import { SenderPool } from '../src/sending/sender-pool.ts';
 import { replyMail, seedSentSequence } from '../test/ingest/seed-sent-sequence.ts';
 import { bedEndpoint, idleUser, mailBed, startMailBed } from '../test/mail/mailbed.ts';
+import { describeLoad, machineLoad } from './lib/rounds.ts';
 import { intFlag } from './lib/args.ts';
 import { int, round } from './lib/format.ts';
 import { startSmtpSink } from './lib/smtp-sink.ts';
@@ -54,7 +54,8 @@ const pacing = { dayStart: '00:05', dayEnd: '23:55', dayJitterMinutes: 0, workDa
 const GAP_S = 10;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+// The load average as every benchmark prints it (bench/lib/rounds.ts).
+const load = () => describeLoad(machineLoad());
 const hist = (): Histogram => buildHistogram({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000, numberOfSignificantValueDigits: 3 });
 
 export default async function replyUnderLoad(args: string[]): Promise<Record<string, unknown>> {
@@ -66,7 +67,7 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
   const rounds = intFlag(args, 'rounds', 3);
   const HOT = idleUser(mailBed.idleUsers);
   if (watched >= mailBed.idleUsers) throw new Error(`--watched: at most ${mailBed.idleUsers - 1} (the last idle mailbox takes the replies)`);
-  const loadBefore = loadavg()[0]!;
+  const loadBefore = machineLoad().one;
   console.log(`load average before: ${load()}; ${senders} senders (up to ${senders / GAP_S} sends/s), ${watched} watched mailboxes with ${ingestRate} msg/s injected, ${repliesPerRound} replies a round, ${rounds} rounds of ${roundS} s`);
   await startMailBed();
   const b = await benchStore('postgres');
@@ -250,7 +251,7 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
       rounds,
       round_s: roundS,
       load_before: round(loadBefore, 2),
-      load_after: round(loadavg()[0]!, 2),
+      load_after: round(machineLoad().one, 2),
       sends_per_s: round(sends.median, 1),
       sends_per_s_min: round(sends.min, 1),
       sends_per_s_max: round(sends.max, 1),

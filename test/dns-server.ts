@@ -3,11 +3,13 @@ import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import dnsPacket from 'dns-packet';
 
 /**
- * A small authoritative DNS server for tests, on loopback only: answers TXT questions from a
- * table, over UDP and TCP (c-ares retries over TCP when an answer is truncated) on the same port.
- * A name in the table answers its records; `servfail` names answer SERVFAIL; anything else
- * NXDOMAIN. Long TXT values are served split into 255-octet strings, as real zones hold them, so
- * the code under test must join them.
+ * A small authoritative DNS server for tests, on loopback only: answers TXT, A, AAAA, MX and CNAME
+ * questions from a table, over UDP and TCP (c-ares retries over TCP when an answer is truncated) on
+ * the same port. A name in the table answers its records (a name with records of other types only:
+ * NOERROR with no answer, as real zones do); a CNAME is followed within the table, its target's
+ * records answered after it; `servfail` names answer SERVFAIL; `delay` holds a name's answers back
+ * (a slow or dead server); anything else NXDOMAIN. Long TXT values are served split into 255-octet
+ * strings, as real zones hold them, so the code under test must join them.
  */
 
 export interface TestDnsServer {
@@ -19,7 +21,15 @@ export interface TestDnsServer {
   setTxt(name: string, records: string[]): void;
   /** Sets the A records (IPv4 addresses) of a name: a mail host that resolves to them. */
   setA(name: string, addresses: string[]): void;
+  /** Sets the AAAA records (IPv6 addresses) of a name. */
+  setAaaa(name: string, addresses: string[]): void;
+  /** Sets the MX records of a name; `[{ exchange: '.', priority: 0 }]` is a null MX (RFC 7505). */
+  setMx(name: string, records: Array<{ exchange: string; priority: number }>): void;
+  /** Makes a name an alias of another (or, with null, removes the alias). */
+  setCname(name: string, target: string | null): void;
   servfail(name: string): void;
+  /** Answers questions for a name only after `ms` (0 to answer at once again). */
+  delay(name: string, ms: number): void;
   /** Questions received, for assertions. */
   queries: Array<{ name: string; type: string; transport: 'udp' | 'tcp' }>;
   close(): Promise<void>;
@@ -30,7 +40,11 @@ const RCODE = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3 } as const;
 export async function startTestDnsServer(): Promise<TestDnsServer> {
   const txt = new Map<string, string[]>();
   const a = new Map<string, string[]>();
+  const aaaa = new Map<string, string[]>();
+  const mx = new Map<string, Array<{ exchange: string; priority: number }>>();
+  const cname = new Map<string, string>();
   const failing = new Set<string>();
+  const delays = new Map<string, number>();
   const queries: TestDnsServer['queries'] = [];
   const key = (n: string) => n.toLowerCase().replace(/\.$/, '');
 
@@ -47,24 +61,56 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     const question = q.questions?.[0];
     if (!question) return null;
     queries.push({ name: question.name, type: question.type, transport });
-    const name = key(question.name);
+    let name = key(question.name);
     let rcode: number = RCODE.NOERROR;
     const answers: dnsPacket.Answer[] = [];
+    // Follow aliases inside the table (bounded, so a loop in a test's table ends).
+    for (let hops = 0; hops < 8 && cname.has(name) && question.type !== 'CNAME'; hops++) {
+      const target = cname.get(name)!;
+      answers.push({ type: 'CNAME', class: 'IN', name, ttl: 60, data: target });
+      name = key(target);
+    }
+    const known = (n: string) => txt.has(n) || a.has(n) || aaaa.has(n) || mx.has(n) || cname.has(n);
     if (failing.has(name)) rcode = RCODE.SERVFAIL;
-    else if (!txt.has(name) && !a.has(name)) rcode = RCODE.NXDOMAIN;
+    else if (!known(name)) rcode = answers.length ? RCODE.NOERROR : RCODE.NXDOMAIN;
     else if (question.type === 'A') {
-      for (const address of a.get(name) ?? []) answers.push({ type: 'A', class: 'IN', name: question.name, ttl: 1, data: address });
+      for (const address of a.get(name) ?? []) answers.push({ type: 'A', class: 'IN', name, ttl: 1, data: address });
+    } else if (question.type === 'AAAA') {
+      for (const address of aaaa.get(name) ?? []) answers.push({ type: 'AAAA', class: 'IN', name, ttl: 1, data: address });
+    } else if (question.type === 'MX') {
+      for (const r of mx.get(name) ?? []) answers.push({ type: 'MX', class: 'IN', name, ttl: 60, data: { preference: r.priority, exchange: r.exchange } });
+    } else if (question.type === 'CNAME' && cname.has(name)) {
+      answers.push({ type: 'CNAME', class: 'IN', name, ttl: 60, data: cname.get(name)! });
     } else if (question.type === 'TXT' && txt.has(name)) {
       for (const value of txt.get(name)!) {
         const chunks: string[] = [];
         for (let i = 0; i < value.length; i += 255) chunks.push(value.slice(i, i + 255));
-        answers.push({ type: 'TXT', class: 'IN', name: question.name, ttl: 60, data: chunks.length ? chunks : [''] });
+        answers.push({ type: 'TXT', class: 'IN', name, ttl: 60, data: chunks.length ? chunks : [''] });
       }
     }
     const full = dnsPacket.encode({ id: q.id ?? 0, type: 'response', flags: FLAGS | rcode, questions: [question], answers });
     if (transport === 'tcp' || full.length <= 512) return full;
     // Too big for plain UDP (RFC 1035 §4.2.1): no answers and TC set, so the client asks again over TCP.
     return dnsPacket.encode({ id: q.id ?? 0, type: 'response', flags: FLAGS | dnsPacket.TRUNCATED_RESPONSE | rcode, questions: [question] });
+  };
+
+  /** Runs `reply` now, or after the delay set for the packet's name. */
+  const pending = new Set<NodeJS.Timeout>();
+  let closed = false;
+  const later = (packet: Buffer, reply: () => void) => {
+    let ms = 0;
+    try {
+      const name = dnsPacket.decode(packet).questions?.[0]?.name;
+      if (name) ms = delays.get(key(name)) ?? 0;
+    } catch {
+      /* answer() drops what does not decode */
+    }
+    if (ms <= 0) return reply();
+    const t = setTimeout(() => {
+      pending.delete(t);
+      reply();
+    }, ms);
+    pending.add(t);
   };
 
   const sockets = new Set<TcpSocket>();
@@ -78,14 +124,16 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
       // Each message is preceded by its length in two octets (RFC 1035 §4.2.2).
       while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
         const len = buf.readUInt16BE(0);
-        const out = answer(buf.subarray(2, 2 + len), 'tcp');
+        const packet = buf.subarray(2, 2 + len);
         buf = buf.subarray(2 + len);
-        if (out) {
+        later(packet, () => {
+          const out = answer(packet, 'tcp');
+          if (!out || sock.destroyed) return;
           const framed = Buffer.alloc(2 + out.length);
           framed.writeUInt16BE(out.length, 0);
           out.copy(framed, 2);
           sock.write(framed);
-        }
+        });
       }
     });
   };
@@ -95,8 +143,10 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
   for (let attempt = 0; ; attempt++) {
     const udp: Socket = createSocket('udp4');
     udp.on('message', (msg, rinfo) => {
-      const out = answer(msg, 'udp');
-      if (out) udp.send(out, rinfo.port, rinfo.address);
+      later(msg, () => {
+        const out = answer(msg, 'udp');
+        if (out && !closed) udp.send(out, rinfo.port, rinfo.address);
+      });
     });
     await new Promise<void>((resolve, reject) => {
       udp.once('error', reject);
@@ -126,11 +176,26 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
       setA(name, addresses) {
         a.set(key(name), [...addresses]);
       },
+      setAaaa(name, addresses) {
+        aaaa.set(key(name), [...addresses]);
+      },
+      setMx(name, records) {
+        mx.set(key(name), records.map((r) => ({ ...r })));
+      },
+      setCname(name, target) {
+        if (target === null) cname.delete(key(name));
+        else cname.set(key(name), target);
+      },
       servfail(name) {
         failing.add(key(name));
       },
+      delay(name, ms) {
+        delays.set(key(name), ms);
+      },
       queries,
       async close() {
+        closed = true;
+        for (const t of pending) clearTimeout(t);
         for (const s of sockets) s.destroy();
         await Promise.all([new Promise<void>((r) => udp.close(() => r())), new Promise<void>((r) => tcp.close(() => r()))]);
       },

@@ -82,6 +82,8 @@ export class DomainMonitor {
   private timer: TimerHandle | null = null;
   private running: Promise<void> | null = null;
   private stopped = true;
+  /** stop() was called: a pass in progress ends after the domain in hand. */
+  private stopping = false;
   private readonly leases: Leases;
 
   constructor(private readonly d: DomainMonitorDeps) {
@@ -91,11 +93,13 @@ export class DomainMonitor {
   /** First pass now (domains never checked, or past their age), then every `everyMs`. */
   start(): void {
     this.stopped = false;
+    this.stopping = false;
     this.schedule(0);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     this.timer?.cancel();
     this.timer = null;
     await this.running;
@@ -128,7 +132,7 @@ export class DomainMonitor {
         await forgetDomains(this.d.store.db, workspaceId, targets);
         const last = await lastChecked(this.d.store.db, workspaceId);
         for (const t of targets) {
-          if (this.stopped) return checked;
+          if (this.stopping) return checked;
           const at = last.get(`${t.purpose}:${t.domain}`);
           if (at && this.d.clock.now() - at.getTime() < maxAge) continue;
           await checkAndStore(this.d, workspaceId, t);

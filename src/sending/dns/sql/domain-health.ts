@@ -154,6 +154,7 @@ export async function markAlertsSeen(db: Db, workspaceId: string, upToId: number
     .set({ seen_at: at })
     .where('workspace_id', '=', workspaceId)
     .where('id', '<=', upToId)
+    .where('from_status', 'is not', null)
     .where('seen_at', 'is', null)
     .executeTakeFirst();
   return Number(r.numUpdatedRows);

@@ -8,7 +8,7 @@ import type { BlocklistZones } from './blocklist.ts';
 import type { DomainResolver } from './check.ts';
 import { checkDomain, type DomainHealth, type DomainTarget } from './domain-health.ts';
 import { normaliseDomain } from './records.ts';
-import { domainStatusCounts, forgetDomains, lastChecked, saveDomainHealth, sendingDomainsOf, workspacesWithDomains, type HealthChange } from './sql/domain-health.ts';
+import { domainStatusCounts, forgetDomains, lastChecked, saveDomainHealth, sendingDomainsOf, storedDomainHealth, workspacesWithDomains, type HealthChange } from './sql/domain-health.ts';
 
 /**
  * Keeps each workspace's domain health current: a check now (a person's re-check, through the API)
@@ -148,4 +148,25 @@ export class DomainMonitor {
       if (lease) await this.leases.release(lease);
     }
   }
+}
+
+export interface DomainListEntry {
+  domain: string;
+  purpose: 'sending' | 'tracking';
+  /** null: not checked yet (a mailbox added since the last pass). */
+  verdict: 'ok' | 'broken' | 'unknown' | null;
+  status: 'ok' | 'broken' | null;
+  checks: DomainHealth['checks'];
+  checkedAt: Date | null;
+  changedAt: Date | null;
+}
+
+/** The workspace's domains now (its mailboxes' and its tracking host), each with its last stored check. */
+export async function listDomainHealth(store: Store, workspaceId: string, publicHost: string): Promise<DomainListEntry[]> {
+  const [targets, stored] = await Promise.all([domainTargets(store, workspaceId, publicHost), storedDomainHealth(store.db, workspaceId)]);
+  const by = new Map(stored.map((s) => [`${s.purpose}:${s.domain}`, s]));
+  return targets.map((t) => {
+    const s = by.get(`${t.purpose}:${t.domain}`);
+    return { domain: t.domain, purpose: t.purpose, verdict: s?.verdict ?? null, status: s?.status ?? null, checks: s?.checks ?? [], checkedAt: s?.checkedAt ?? null, changedAt: s?.changedAt ?? null };
+  });
 }

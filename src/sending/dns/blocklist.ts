@@ -33,10 +33,10 @@ export const DEFAULT_BLOCKLISTS: BlocklistZones = { ip: ['zen.spamhaus.org'], do
 
 export const NO_BLOCKLISTS: BlocklistZones = { ip: [], domain: [] };
 
-/** Parses a comma-separated list of zones (CADENZA_DNSBL_IP_ZONES…); empty means none. */
-export function parseZones(value: string, what: string): string[] {
+/** Parses a comma-separated list of zones (CADENZA_DNSBL_IP_ZONES, --blocklist); empty means none. */
+export function parseZones(value: string, what: string, code: 'CONFIG_INVALID' | 'INVALID_INPUT' = 'CONFIG_INVALID'): string[] {
   const zones = value.split(',').map((z) => z.trim().toLowerCase().replace(/\.$/, '')).filter(Boolean);
-  for (const z of zones) if (!isHostname(z)) throw cadenzaError('CONFIG_INVALID', `${what}: '${z}' is not a DNS zone name`, { zone: z });
+  for (const z of zones) if (!isHostname(z)) throw cadenzaError(code, `${what}: '${z}' is not a DNS zone name`, { zone: z });
   return zones;
 }
 

@@ -233,6 +233,20 @@ async function checkBlocklists(resolver: DomainResolver, domain: string, address
   );
 }
 
+/**
+ * MX and the blocklists: where replies go, and whether the domain or its mail hosts (MX hosts and
+ * `smtpHosts`) are listed. Shared by checkDomain and `cadenza dns --check`.
+ */
+export async function checkMailHosts(
+  resolver: DomainResolver,
+  domain: string,
+  o: { providers?: readonly Provider[]; smtpHosts?: readonly string[]; blocklists: BlocklistZones; maxAddresses?: number },
+): Promise<{ mx: DomainCheck; blocklists: DomainCheck[] }> {
+  const mx = await checkMx(resolver, domain, o.providers ?? []);
+  const addresses = o.blocklists.ip.length ? await addressesOf(resolver, [...(o.smtpHosts ?? []), ...mx.hosts], o.maxAddresses ?? 8) : [];
+  return { mx: mx.check, blocklists: await checkBlocklists(resolver, domain, addresses, o.blocklists) };
+}
+
 /** broken beats unknown beats ok; a refused blocklist query is neither a failure nor a pass. */
 export function verdictOf(checks: readonly DomainCheck[]): DomainVerdict {
   if (checks.some((c) => c.status === 'missing' || c.status === 'differs' || c.status === 'listed')) return 'broken';
@@ -249,18 +263,16 @@ export async function checkDomain(target: DomainTarget, resolver: DomainResolver
   const selectors = selectorsFor(target.providers, target.selector ?? DEFAULT_SELECTOR);
   const first = selectors[0]?.selector ?? target.selector ?? DEFAULT_SELECTOR;
   const plan = planFor(target.domain, target.providers, first);
-  const [records, extraDkim, mx] = await Promise.all([
+  const [records, extraDkim, hosts] = await Promise.all([
     checkRecords(plan, resolver),
     Promise.all(selectors.slice(1).map(async (s) => (await checkRecords({ ...plan, selector: s.selector }, resolver, { kinds: ['dkim'] }))[0]!)),
-    checkMx(resolver, plan.domain, target.providers),
+    checkMailHosts(resolver, plan.domain, { providers: target.providers, smtpHosts: target.smtpHosts, blocklists: o.blocklists, ...(o.maxAddresses ? { maxAddresses: o.maxAddresses } : {}) }),
   ]);
   const fallback = new Map(selectors.map((s) => [`${s.selector}._domainkey.${plan.domain}`, s.publish(plan.domain)]));
   // SMTP mailboxes only: the SPF include is the mail host's own, which Cadenza cannot know.
   fallback.set(plan.domain, { type: 'TXT', name: plan.domain, value: 'v=spf1 include:<your mail host> ~all', note: "your mail host's documentation names its SPF include" });
   const checks: DomainCheck[] = [];
   for (const c of [...records.slice(0, 2), ...extraDkim, ...records.slice(2)]) checks.push(fromRecordCheck(c, fallback.get(c.name)));
-  checks.push(mx.check);
-  const addresses = await addressesOf(resolver, [...target.smtpHosts, ...mx.hosts], o.maxAddresses ?? 8);
-  checks.push(...(await checkBlocklists(resolver, plan.domain, addresses, o.blocklists)));
+  checks.push(hosts.mx, ...hosts.blocklists);
   return { domain: plan.domain, purpose: 'sending', verdict: verdictOf(checks), checks };
 }

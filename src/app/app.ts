@@ -257,6 +257,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
           settings: domainSettings,
           log,
           owner: newId(clock.now(), random),
+          ...(o.domains?.everyMs ? { everyMs: o.domains.everyMs } : {}),
           onCounts: (c) => {
             for (const [status, n] of Object.entries(c)) metrics.sendingDomains.set({ status }, n);
           },

@@ -8,6 +8,8 @@ export interface DomainCheckConfig {
   /** IP[:port] of the DNS server to ask; absent: the system's. */
   resolver?: string;
   blocklists: BlocklistZones;
+  /** How often the daily pass looks for domains due (default 1 h; tests make it short). */
+  everyMs?: number;
 }
 
 /** Reads the CADENZA_DNS_* settings; a bad resolver or zone refuses the start with what is wrong. */

@@ -58,6 +58,7 @@ describe('checkDomain against a DNS server on loopback', () => {
     expect(by(h.checks, 'spf').publish!.value).toBe('v=spf1 include:mail.other.test include:_spf.google.com -all');
     expect(by(h.checks, 'dkim').differences).toEqual(['p= is empty: the key is revoked (RFC 6376 §3.6.1)']);
     expect(by(h.checks, 'dmarc').differences[0]).toMatch(/no rua=/);
+    expect(by(h.checks, 'dmarc').publish!.value).toBe(`v=DMARC1; p=none; rua=mailto:dmarc@${domain}`);
     expect(by(h.checks, 'mx').differences[0]).toMatch(/null MX \(RFC 7505\)/);
     expect(by(h.checks, 'mx').published).toEqual(['0 .']);
   });
@@ -72,6 +73,12 @@ describe('checkDomain against a DNS server on loopback', () => {
     expect(dkim[1]!.publish).toMatchObject({ type: 'CNAME', value: `selector2-${domain.replace(/\./g, '-')}._domainkey.<tenant>.onmicrosoft.com` });
     expect(dkim[2]!.publish!.note).toMatch(/--selector s2026 --generate-key/);
     expect(by(h.checks, 'mx').publish).toEqual({ type: 'MX', name: domain, value: `0 ${domain.replace(/\./g, '-')}.mail.protection.outlook.com` });
+  });
+
+  it('DMARC at reject without reports: the fix adds rua and keeps the policy', async () => {
+    dns.setTxt(`_dmarc.${domain}`, ['v=DMARC1; p=reject; pct=100;']);
+    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS });
+    expect(by(h.checks, 'dmarc').publish).toEqual({ type: 'TXT', name: `_dmarc.${domain}`, value: `v=DMARC1; p=reject; pct=100; rua=mailto:dmarc@${domain}` });
   });
 
   it('a SERVFAIL is an error and the verdict unknown, never broken', async () => {

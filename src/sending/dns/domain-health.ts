@@ -108,10 +108,20 @@ function statusOf(c: RecordCheck): CheckStatus {
   return c.status === 'matches' || c.status === 'present' ? 'ok' : c.status;
 }
 
+/**
+ * A DMARC record that lacks only its reports: the same record with rua added, so that fixing it
+ * never loosens a policy already at quarantine or reject.
+ */
+function dmarcWithReports(c: RecordCheck, domain: string): string | undefined {
+  if (c.kind !== 'dmarc' || c.published.length !== 1 || c.differences.length !== 1 || !/^no rua=/.test(c.differences[0]!)) return undefined;
+  const record = c.published[0]!.trim();
+  return `${record.endsWith(';') ? record.slice(0, -1).trimEnd() : record}; rua=mailto:dmarc@${domain}`;
+}
+
 /** The record check's answer in this file's terms, with the record to publish. */
-function fromRecordCheck(c: RecordCheck, publish: PublishRecord | undefined): DomainCheck {
+function fromRecordCheck(c: RecordCheck, publish: PublishRecord | undefined, domain: string): DomainCheck {
   const status = statusOf(c);
-  const value = c.suggestion ?? c.expected;
+  const value = c.suggestion ?? dmarcWithReports(c, domain) ?? c.expected;
   const out: DomainCheck = { kind: c.kind, name: c.name, status, published: c.published, differences: c.differences };
   if (status !== 'ok' && status !== 'error') {
     if (c.kind !== 'dkim' && value) out.publish = { type: 'TXT', name: c.name, value };
@@ -272,7 +282,7 @@ export async function checkDomain(target: DomainTarget, resolver: DomainResolver
   // SMTP mailboxes only: the SPF include is the mail host's own, which Cadenza cannot know.
   fallback.set(plan.domain, { type: 'TXT', name: plan.domain, value: 'v=spf1 include:<your mail host> ~all', note: "your mail host's documentation names its SPF include" });
   const checks: DomainCheck[] = [];
-  for (const c of [...records.slice(0, 2), ...extraDkim, ...records.slice(2)]) checks.push(fromRecordCheck(c, fallback.get(c.name)));
+  for (const c of [...records.slice(0, 2), ...extraDkim, ...records.slice(2)]) checks.push(fromRecordCheck(c, fallback.get(c.name), plan.domain));
   checks.push(hosts.mx, ...hosts.blocklists);
   return { domain: plan.domain, purpose: 'sending', verdict: verdictOf(checks), checks };
 }

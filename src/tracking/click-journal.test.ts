@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -26,6 +26,9 @@ describe('click journal', () => {
     const [name] = segments(dir);
     expect(lines(dir, name!)).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
     expect(journal.unsettled()).toBe(3);
+    // Addresses and user agents: nobody but the process's account may read them.
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, name!)).mode & 0o077).toBe(0);
     await journal.close();
     // Nothing settled: the segment stays for the next start.
     expect(segments(dir)).toEqual([name]);

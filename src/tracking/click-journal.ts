@@ -1,5 +1,6 @@
-import { mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ensurePrivateDir } from '../common/private-files.ts';
 
 /**
  * An append-only local journal of clicks, group-committed: the click redirect is answered once its
@@ -57,7 +58,8 @@ export class ClickJournal {
    * segment after them.
    */
   static async open(dir: string): Promise<{ journal: ClickJournal; replayed: Replayed[] }> {
-    await mkdir(dir, { recursive: true });
+    // Clicks carry addresses and user agents (personal data): the journal is the process account's alone.
+    ensurePrivateDir(dir);
     const names = (await readdir(dir)).filter((f) => NAME.test(f)).sort();
     const replayed: Replayed[] = [];
     let last = 0;

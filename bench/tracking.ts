@@ -69,6 +69,9 @@ interface Sample {
   eventsWritten: number;
   /** Batches the recorder has written so far. */
   batches: number;
+  /** The click journal's group writes so far, and the clicks they carried (0 without a journal). */
+  journalWrites: number;
+  journalRecords: number;
   dropped: number;
   failed: number;
 }
@@ -168,7 +171,7 @@ async function listen(b: BenchStore, sends: number, journal: boolean): Promise<v
         const dbUs = await dbCpuUs(b.store);
         const n = await sql<{ n: number }>`select count(*)::int as n from tracking_event`.execute(b.store.db);
         const s = recorder.stats();
-        process.send!({ type: 'sample', serverUs: cpu.user + cpu.system, dbUs, eventsWritten: n.rows[0]!.n, batches: s.batches, dropped: s.dropped, failed: s.failed } satisfies Sample);
+        process.send!({ type: 'sample', serverUs: cpu.user + cpu.system, dbUs, eventsWritten: n.rows[0]!.n, batches: s.batches, journalWrites: s.journalWrites, journalRecords: s.journalRecords, dropped: s.dropped, failed: s.failed } satisfies Sample);
       } else if (m.type === 'close') {
         await shutdown();
         process.send!({ type: 'closed' }, () => process.exit(0));
@@ -280,6 +283,7 @@ export default async function trackingBench(args: string[]): Promise<Record<stri
           server_db_us_per_req: (after.serverUs - before.serverUs + (after.dbUs !== null && before.dbUs !== null ? after.dbUs - before.dbUs : 0)) / n,
           loadgen_us_per_req: (gen.user + gen.system) / n,
           events_per_batch: after.batches > before.batches ? events / (after.batches - before.batches) : 0,
+          clicks_per_journal_write: after.journalWrites > before.journalWrites ? (after.journalRecords - before.journalRecords) / (after.journalWrites - before.journalWrites) : 0,
         };
       };
       const res = await interleavedRounds({
@@ -301,7 +305,8 @@ export default async function trackingBench(args: string[]): Promise<Record<stri
           `${backend.padEnd(8)} ${c.padEnd(6)} CPU/req: server ${showSpread(sp('server_us_per_req'), us)}` +
             `${backend === 'postgres' ? `, database ${showSpread(sp('db_us_per_req'), us)}` : ''}, load generator ${us(sp('loadgen_us_per_req').median)}; ` +
             `${showSpread(sp('rps'), int)} req/s, p99 ${sp('p99_ms').median} ms` +
-            `${c === 'bare' ? '' : `, ${int(sp('events_per_batch').median)} events per batch`}`,
+            `${c === 'bare' ? '' : `, ${int(sp('events_per_batch').median)} events per batch`}` +
+            `${c === 'click' && journal ? `, ${round1(sp('clicks_per_journal_write').median)} clicks per journal write` : ''}`,
         );
         Object.assign(figures, spreadFigures(`${backend}_${c}_server_us_per_req`, sp('server_us_per_req')));
         if (backend === 'postgres') Object.assign(figures, spreadFigures(`${backend}_${c}_db_us_per_req`, sp('db_us_per_req')));
@@ -309,6 +314,7 @@ export default async function trackingBench(args: string[]): Promise<Record<stri
         figures[`${backend}_${c}_rps`] = Math.round(sp('rps').median);
         figures[`${backend}_${c}_p99_ms`] = sp('p99_ms').median;
         if (c !== 'bare') figures[`${backend}_${c}_events_per_batch`] = Math.round(sp('events_per_batch').median);
+        if (c === 'click' && journal) figures[`${backend}_click_clicks_per_journal_write`] = round1(sp('clicks_per_journal_write').median);
       }
       if (cases.includes('bare')) {
         const shares: number[] = [];

@@ -25,7 +25,7 @@ describe('click journal', () => {
     expect(new Set(segs).size).toBe(1);
     const [name] = segments(dir);
     expect(lines(dir, name!)).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
-    expect(journal.unsettled()).toBe(3);
+    expect(journal.stats()).toEqual({ unsettled: 3, writes: 1, records: 3 });
     // Addresses and user agents: nobody but the process's account may read them.
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, name!)).mode & 0o077).toBe(0);

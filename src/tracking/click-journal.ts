@@ -45,6 +45,9 @@ export class ClickJournal {
   /** Records appended (durable) and not yet settled, by segment. */
   private readonly outstanding = new Map<number, number>();
   private segmentRecords = 0;
+  /** Group writes (write + fdatasync) and the records they carried, for stats. */
+  private writes = 0;
+  private records = 0;
 
   private constructor(
     private readonly dir: string,
@@ -109,11 +112,11 @@ export class ClickJournal {
     if (left <= 0 && segment !== this.segment) void this.release(segment);
   }
 
-  /** Records on disk and not yet settled (for stats and tests). */
-  unsettled(): number {
-    let n = 0;
-    for (const v of this.outstanding.values()) n += v;
-    return n;
+  /** Records on disk and not yet settled; group writes made and the records they carried (for stats and tests). */
+  stats(): { unsettled: number; writes: number; records: number } {
+    let unsettled = 0;
+    for (const v of this.outstanding.values()) unsettled += v;
+    return { unsettled, writes: this.writes, records: this.records };
   }
 
   /** Waits for the write in flight, then closes; the current segment is deleted if nothing in it is outstanding. */
@@ -147,6 +150,8 @@ export class ClickJournal {
       await this.fh.write(lines.join(''));
       await this.fh.datasync();
       this.segmentRecords += lines.length;
+      this.writes++;
+      this.records += lines.length;
       this.outstanding.set(seg, (this.outstanding.get(seg) ?? 0) + lines.length);
       for (const w of waiters) w.resolve(seg);
     } catch (e) {

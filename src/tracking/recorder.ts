@@ -186,8 +186,10 @@ export class TrackingRecorder {
   }
 
   /** The batch writer's counters, and how many queued opens had a token that did not open. */
-  stats(): BatchWriterStats & { invalid: number; journaled: number } {
-    return { ...this.writer.stats(), invalid: this.invalid, journaled: this.journal?.unsettled() ?? 0 };
+  /** journaled: clicks in the journal not yet in the database; journalWrites: its group writes so far (clicks per write = journalRecords / journalWrites). */
+  stats(): BatchWriterStats & { invalid: number; journaled: number; journalWrites: number; journalRecords: number } {
+    const j = this.journal?.stats();
+    return { ...this.writer.stats(), invalid: this.invalid, journaled: j?.unsettled ?? 0, journalWrites: j?.writes ?? 0, journalRecords: j?.records ?? 0 };
   }
 
   private facts(req: RequestFacts): { method: string; userAgent: string | null; ip: string | null; at: number } {

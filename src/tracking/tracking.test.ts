@@ -491,6 +491,18 @@ describe.each(testBackends())('tracking endpoints on %s', (backend) => {
       await again.srv.close();
       expect(await events()).toHaveLength(5);
       expect(readdirSync(dir)).toEqual([]);
+
+      // A journal that refuses to write (here: closed under the recorder) costs the click nothing:
+      // it is committed to the database before its answer instead.
+      const last = await restart(dir);
+      try {
+        await (last.rec as unknown as { journal: { close(): Promise<void> } }).journal.close();
+        expect((await click(5, last.srv)).statusCode).toBe(302);
+        expect(await events()).toHaveLength(6);
+        expect(last.rec.stats()).toMatchObject({ written: 1, queued: 0 });
+      } finally {
+        await last.srv.close();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,7 +14,12 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 const segments = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
-const lines = (dir: string, name: string) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean);
+/** A segment's records: its lines up to the first NUL (the zeros it was made with). */
+const written = (dir: string, name: string) => {
+  const bytes = readFileSync(join(dir, name));
+  return bytes.toString('utf8', 0, bytes.indexOf(0));
+};
+const lines = (dir: string, name: string) => written(dir, name).split('\n').filter(Boolean);
 
 describe('click journal', () => {
   it('resolves an append once its line is on disk; appends of one turn share one write', async () => {
@@ -25,6 +30,8 @@ describe('click journal', () => {
     expect(new Set(segs).size).toBe(1);
     const [name] = segments(dir);
     expect(lines(dir, name!)).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
+    // Made full of zeros and written over: a sync flushes data, not a new file size.
+    expect(statSync(join(dir, name!)).size).toBe(4 * 1024 * 1024);
     expect(journal.stats()).toEqual({ unsettled: 3, writes: 1, records: 3 });
     // Addresses and user agents: nobody but the process's account may read them.
     expect(statSync(dir).mode & 0o777).toBe(0o700);
@@ -41,7 +48,10 @@ describe('click journal', () => {
     await first.journal.append({ n: 2 });
     // A crash: the journal is never closed, and the last write was cut in the middle of a line.
     const [name] = segments(dir);
-    appendFileSync(join(dir, name!), '{"n":3,"u":"htt');
+    // Written over the zeros right after the last record, as the next group's write would be.
+    const fd = openSync(join(dir, name!), 'r+');
+    writeSync(fd, '{"n":3,"u":"htt', Buffer.byteLength(written(dir, name!)));
+    closeSync(fd);
 
     const second = await ClickJournal.open(dir);
     expect(second.replayed).toEqual([{ segment: seg, records: [{ n: 1 }, { n: 2 }], skipped: 1 }]);

@@ -16,6 +16,13 @@ import { ensurePrivateDir } from '../common/private-files.ts';
  * committed, and a segment that is no longer the one being appended to and has nothing
  * outstanding is deleted. A segment is closed for appends after SEGMENT_RECORDS records.
  *
+ * Each segment is written full of zeros (and synced) when it is opened, and records are written
+ * over the zeros at increasing offsets: an fdatasync then flushes only the data, where an append
+ * that grows the file also commits its new size through the file system's journal. Measured on
+ * ext4 (groups of 25 lines): 60–85 µs of CPU and 0.2–0.3 ms per group over zeros, against
+ * 125–280 µs and 0.4–4 ms appending (docs/benchmarks.md). A segment's records end at its first
+ * NUL byte.
+ *
  * A crash leaves segments behind: open() reads them back (replay) and they are written again, the
  * recorder skipping a click already in the database (a crash between a batch's commit and its
  * settle). A torn last line (a write cut by the crash) was never acknowledged, since a record is
@@ -25,6 +32,8 @@ import { ensurePrivateDir } from '../common/private-files.ts';
 
 /** Records per segment before the next one is opened (a few MB of JSON). */
 const SEGMENT_RECORDS = 10_000;
+/** Bytes of zeros a segment is made with: room for SEGMENT_RECORDS records of about 400 bytes; a larger group gets a segment its size. */
+const SEGMENT_BYTES = 4 * 1024 * 1024;
 const NAME = /^clicks-(\d{12})\.jsonl$/;
 
 const segmentName = (n: number) => `clicks-${String(n).padStart(12, '0')}.jsonl`;
@@ -45,6 +54,8 @@ export class ClickJournal {
   /** Records appended (durable) and not yet settled, by segment. */
   private readonly outstanding = new Map<number, number>();
   private segmentRecords = 0;
+  /** Where the next group is written in the current segment, and the segment's size. */
+  private offset = 0;
   /** Group writes (write + fdatasync) and the records they carried, for stats. */
   private writes = 0;
   private records = 0;
@@ -53,6 +64,7 @@ export class ClickJournal {
     private readonly dir: string,
     private fh: FileHandle,
     private segment: number,
+    private size: number,
   ) {}
 
   /**
@@ -71,7 +83,9 @@ export class ClickJournal {
       last = Math.max(last, segment);
       const records: unknown[] = [];
       let skipped = 0;
-      for (const line of (await readFile(join(dir, name), 'utf8')).split('\n')) {
+      const bytes = await readFile(join(dir, name));
+      const end = bytes.indexOf(0);
+      for (const line of bytes.toString('utf8', 0, end < 0 ? bytes.length : end).split('\n')) {
         if (line === '') continue;
         try {
           records.push(JSON.parse(line));
@@ -82,7 +96,7 @@ export class ClickJournal {
       replayed.push({ segment, records, skipped });
     }
     const segment = last + 1;
-    const journal = new ClickJournal(dir, await openSegment(dir, segment), segment);
+    const journal = new ClickJournal(dir, await openSegment(dir, segment, SEGMENT_BYTES), segment, SEGMENT_BYTES);
     for (const r of replayed) {
       journal.outstanding.set(r.segment, r.records.length);
       if (r.records.length === 0) await journal.release(r.segment);
@@ -145,10 +159,12 @@ export class ClickJournal {
     this.lines = [];
     this.waiters = [];
     try {
-      if (this.segmentRecords >= SEGMENT_RECORDS) await this.rotate();
+      const data = Buffer.from(lines.join(''), 'utf8');
+      if (this.segmentRecords >= SEGMENT_RECORDS || this.offset + data.length > this.size) await this.rotate(data.length);
       const seg = this.segment;
-      await this.fh.write(lines.join(''));
+      await this.fh.write(data, 0, data.length, this.offset);
       await this.fh.datasync();
+      this.offset += data.length;
       this.segmentRecords += lines.length;
       this.writes++;
       this.records += lines.length;
@@ -162,13 +178,16 @@ export class ClickJournal {
     }
   }
 
-  private async rotate(): Promise<void> {
+  private async rotate(groupBytes: number): Promise<void> {
     const old = this.segment;
-    const fh = await openSegment(this.dir, old + 1);
+    const size = Math.max(SEGMENT_BYTES, groupBytes);
+    const fh = await openSegment(this.dir, old + 1, size);
     await this.fh.close();
     this.fh = fh;
     this.segment = old + 1;
+    this.size = size;
     this.segmentRecords = 0;
+    this.offset = 0;
     if ((this.outstanding.get(old) ?? 0) <= 0) await this.release(old);
   }
 
@@ -178,9 +197,11 @@ export class ClickJournal {
   }
 }
 
-/** A new segment file, with the directory synced so that the file itself survives a crash. */
-async function openSegment(dir: string, segment: number): Promise<FileHandle> {
-  const fh = await open(join(dir, segmentName(segment)), 'a', 0o600);
+/** A new segment file of `size` zero bytes, synced with its directory so that the file and its size survive a crash. */
+async function openSegment(dir: string, segment: number, size: number): Promise<FileHandle> {
+  const fh = await open(join(dir, segmentName(segment)), 'w', 0o600);
+  await fh.write(Buffer.alloc(size), 0, size, 0);
+  await fh.sync();
   const d = await open(dir, 'r');
   try {
     await d.datasync();

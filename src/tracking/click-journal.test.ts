@@ -17,7 +17,8 @@ const segments = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.js
 /** A segment's records: its lines up to the first NUL (the zeros it was made with). */
 const written = (dir: string, name: string) => {
   const bytes = readFileSync(join(dir, name));
-  return bytes.toString('utf8', 0, bytes.indexOf(0));
+  const end = bytes.indexOf(0);
+  return bytes.toString('utf8', 0, end < 0 ? bytes.length : end);
 };
 const lines = (dir: string, name: string) => written(dir, name).split('\n').filter(Boolean);
 
@@ -85,6 +86,25 @@ describe('click journal', () => {
     journal.settle(later);
     await journal.close();
     expect(segments(dir)).toEqual([]);
+  });
+
+  it('gives a group larger than a segment a segment of its own size, and reads it back whole', async () => {
+    const dir = freshDir();
+    const { journal } = await ClickJournal.open(dir);
+    const first = await journal.append({ n: 0 });
+    const big = 'x'.repeat(3000);
+    const segs = await Promise.all(Array.from({ length: 1500 }, (_, n) => journal.append({ n, big }))); // about 4.5 MB in one group
+    expect(new Set(segs)).toEqual(new Set([first + 1]));
+    const name = segments(dir).at(-1)!;
+    expect(lines(dir, name)).toHaveLength(1500);
+    expect(statSync(join(dir, name)).size).toBeGreaterThan(4 * 1024 * 1024);
+    const again = await ClickJournal.open(dir);
+    expect(again.replayed.map((r) => [r.segment, r.records.length, r.skipped])).toEqual([
+      [first, 1, 0],
+      [first + 1, 1500, 0],
+    ]);
+    await again.journal.close();
+    await journal.close();
   });
 
   it('rejects appends after close; at open, deletes an empty segment and leaves other files alone', async () => {

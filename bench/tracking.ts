@@ -6,7 +6,7 @@
  * (bare's CPU per request / the route's).
  *
  *   npm run bench -- tracking [--duration=5] [--rounds=5] [--connections=50] [--backends=pglite,postgres]
- *                             [--sends=50000] [--cases=bare,pixel,click] [--cpu-prof=DIR]
+ *                             [--sends=50000] [--cases=bare,pixel,click] [--cpu-prof=DIR] [--journal=on|off]
  *
  * Processes: the server (Fastify with registerTracking, on 127.0.0.1, an ephemeral port) runs in a
  * child process; the load generator (autocannon) runs in this one, and its CPU is reported apart.
@@ -29,7 +29,9 @@
  * V8 CPU profile into DIR (open it in Chrome's DevTools); --cases narrows the run for profiling.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
@@ -67,6 +69,9 @@ interface Sample {
   eventsWritten: number;
   /** Batches the recorder has written so far. */
   batches: number;
+  /** The click journal's group writes so far, and the clicks they carried (0 without a journal). */
+  journalWrites: number;
+  journalRecords: number;
   dropped: number;
   failed: number;
 }
@@ -99,17 +104,17 @@ async function dbCpuUs(store: Store): Promise<number | null> {
 }
 
 /** The child: a store with `sends` sent requests, and the server with the tracking routes and a bare one. */
-async function serve(backend: Backend, sends: number): Promise<void> {
+async function serve(backend: Backend, sends: number, journal: boolean): Promise<void> {
   const b = await benchStore(backend);
   try {
-    await listen(b, sends);
+    await listen(b, sends, journal);
   } catch (e) {
     await b.drop(); // a failed start leaves no database behind
     throw e;
   }
 }
 
-async function listen(b: BenchStore, sends: number): Promise<void> {
+async function listen(b: BenchStore, sends: number, journal: boolean): Promise<void> {
   const clock = systemClock;
   const random = seededRandom(11);
   const { workspaceId, leadIds } = await seedLeads(b.store, sends, clock.now(), random);
@@ -125,7 +130,10 @@ async function listen(b: BenchStore, sends: number): Promise<void> {
 
   const key = trackingKey(Buffer.alloc(32, 3));
   const app = buildServer({ store: b.store, clock, version: 'bench' });
-  const recorder = registerTracking(app, { store: b.store, service, clock, key });
+  // The click journal on this machine's temporary disk, as `cadenza start` keeps it in its data folder.
+  const journalDir = journal ? mkdtempSync(join(tmpdir(), 'cadenza-click-journal-')) : undefined;
+  if (journalDir) app.addHook('onClose', async () => rmSync(journalDir, { recursive: true, force: true }));
+  const recorder = registerTracking(app, { store: b.store, service, clock, key, ...(journalDir ? { journalDir } : {}) });
   // The baseline: the same 43 bytes and headers for the same URLs (the pixel's, under another
   // prefix), without token, validation or recording.
   app.get('/bench/bare/*', (_req, reply) => {
@@ -163,7 +171,7 @@ async function listen(b: BenchStore, sends: number): Promise<void> {
         const dbUs = await dbCpuUs(b.store);
         const n = await sql<{ n: number }>`select count(*)::int as n from tracking_event`.execute(b.store.db);
         const s = recorder.stats();
-        process.send!({ type: 'sample', serverUs: cpu.user + cpu.system, dbUs, eventsWritten: n.rows[0]!.n, batches: s.batches, dropped: s.dropped, failed: s.failed } satisfies Sample);
+        process.send!({ type: 'sample', serverUs: cpu.user + cpu.system, dbUs, eventsWritten: n.rows[0]!.n, batches: s.batches, journalWrites: s.journalWrites, journalRecords: s.journalRecords, dropped: s.dropped, failed: s.failed } satisfies Sample);
       } else if (m.type === 'close') {
         await shutdown();
         process.send!({ type: 'closed' }, () => process.exit(0));
@@ -225,18 +233,19 @@ export default async function trackingBench(args: string[]): Promise<Record<stri
   const backends = flag(args, 'backends', 'pglite,postgres').split(',') as Backend[];
   const cases = CASES.filter((c) => flag(args, 'cases', CASES.join(',')).split(',').includes(c));
   const profileDir = flag(args, 'cpu-prof', '');
+  const journal = flag(args, 'journal', 'on') !== 'off';
   if (!(seconds > 0 && seconds <= 60)) throw new Error('--duration must be in (0, 60] seconds');
   if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 20)) throw new Error('--rounds must be an integer in [1, 20]');
   if (!(Number.isInteger(sends) && sends >= 1)) throw new Error('--sends must be a positive integer');
   const loadBefore = machineLoad();
-  console.log(`tracking: ${backends.join(', ')}; ${rounds} rounds of ${cases.join(', ')}, ${seconds} s each, ${connections} connections, ${int(sends)} sends\n${describeLoad(loadBefore)} before`);
-  const figures: Record<string, unknown> = { duration_s: seconds, rounds, connections, sends };
+  console.log(`tracking: ${backends.join(', ')}; ${rounds} rounds of ${cases.join(', ')}, ${seconds} s each, ${connections} connections, ${int(sends)} sends, clicks ${journal ? 'journaled (answered once on local disk)' : 'committed to the database before the answer'}\n${describeLoad(loadBefore)} before`);
+  const figures: Record<string, unknown> = { duration_s: seconds, rounds, connections, sends, click_journal: journal };
   const met: boolean[] = [];
 
   for (const backend of backends) {
     const child = fork(fileURLToPath(import.meta.url), [], {
       execArgv: ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
-      env: { ...process.env, [SERVER_ENV]: JSON.stringify({ backend, sends }) },
+      env: { ...process.env, [SERVER_ENV]: JSON.stringify({ backend, sends, journal }) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     try {
@@ -274,6 +283,7 @@ export default async function trackingBench(args: string[]): Promise<Record<stri
           server_db_us_per_req: (after.serverUs - before.serverUs + (after.dbUs !== null && before.dbUs !== null ? after.dbUs - before.dbUs : 0)) / n,
           loadgen_us_per_req: (gen.user + gen.system) / n,
           events_per_batch: after.batches > before.batches ? events / (after.batches - before.batches) : 0,
+          clicks_per_journal_write: after.journalWrites > before.journalWrites ? (after.journalRecords - before.journalRecords) / (after.journalWrites - before.journalWrites) : 0,
         };
       };
       const res = await interleavedRounds({
@@ -295,7 +305,8 @@ export default async function trackingBench(args: string[]): Promise<Record<stri
           `${backend.padEnd(8)} ${c.padEnd(6)} CPU/req: server ${showSpread(sp('server_us_per_req'), us)}` +
             `${backend === 'postgres' ? `, database ${showSpread(sp('db_us_per_req'), us)}` : ''}, load generator ${us(sp('loadgen_us_per_req').median)}; ` +
             `${showSpread(sp('rps'), int)} req/s, p99 ${sp('p99_ms').median} ms` +
-            `${c === 'bare' ? '' : `, ${int(sp('events_per_batch').median)} events per batch`}`,
+            `${c === 'bare' ? '' : `, ${int(sp('events_per_batch').median)} events per batch`}` +
+            `${c === 'click' && journal ? `, ${round1(sp('clicks_per_journal_write').median)} clicks per journal write` : ''}`,
         );
         Object.assign(figures, spreadFigures(`${backend}_${c}_server_us_per_req`, sp('server_us_per_req')));
         if (backend === 'postgres') Object.assign(figures, spreadFigures(`${backend}_${c}_db_us_per_req`, sp('db_us_per_req')));
@@ -303,6 +314,7 @@ export default async function trackingBench(args: string[]): Promise<Record<stri
         figures[`${backend}_${c}_rps`] = Math.round(sp('rps').median);
         figures[`${backend}_${c}_p99_ms`] = sp('p99_ms').median;
         if (c !== 'bare') figures[`${backend}_${c}_events_per_batch`] = Math.round(sp('events_per_batch').median);
+        if (c === 'click' && journal) figures[`${backend}_click_clicks_per_journal_write`] = round1(sp('clicks_per_journal_write').median);
       }
       if (cases.includes('bare')) {
         const shares: number[] = [];
@@ -351,8 +363,8 @@ function pct(x: number): string {
 }
 
 if (process.env[SERVER_ENV] && process.send) {
-  const d = JSON.parse(process.env[SERVER_ENV]) as { backend: Backend; sends: number };
-  serve(d.backend, d.sends).catch((e: unknown) => {
+  const d = JSON.parse(process.env[SERVER_ENV]) as { backend: Backend; sends: number; journal: boolean };
+  serve(d.backend, d.sends, d.journal).catch((e: unknown) => {
     console.error(e);
     process.exit(1);
   });

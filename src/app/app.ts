@@ -72,6 +72,8 @@ export interface AppOptions {
   polls?: { refillEveryMs?: number; planEveryMs?: number };
   /** GET /metrics needs this bearer token (CADENZA_METRICS_TOKEN); absent: /metrics is public. */
   metricsToken?: string;
+  /** The click journal's directory (CADENZA_CLICK_JOURNAL_DIR); absent: <dataDir>/click-journal on the embedded store, none on PostgreSQL. */
+  clickJournalDir?: string;
   /** How long a stop lets HTTP requests in progress finish before their connections are cut; default 10 s. */
   drainMs?: number;
   /**
@@ -334,7 +336,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.webhooks = webhooks;
     webhooks.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
-    app.server = buildServer({ store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log },
+    app.server = buildServer({ store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
       api: { random, vault, service, connectors, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
@@ -350,4 +352,10 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     );
   }
   return app;
+}
+
+/** Where clicks are journaled (src/tracking/click-journal.ts): one process owns the embedded store's data folder, so its journal can live there. */
+function clickJournal(o: AppOptions): { journalDir?: string } {
+  if (o.clickJournalDir) return { journalDir: o.clickJournalDir };
+  return o.databaseUrl ? {} : { journalDir: `${o.dataDir.replace(/\/+$/, '')}/click-journal` };
 }

@@ -61,6 +61,13 @@ const schema = z.object({
   /** GET /metrics answers only with `Authorization: Bearer <this>` (docs/security.md); unset: /metrics is public. At least 16 characters. Never logged. */
   CADENZA_METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   /**
+   * A directory of this process's own for the click journal (docs/tracking.md): a click is answered
+   * once it is on local disk and written to the database behind. Unset: <data dir>/click-journal on
+   * the embedded store; on PostgreSQL none (each click committed to the database before its answer),
+   * since several processes must not share one.
+   */
+  CADENZA_CLICK_JOURNAL_DIR: z.string().min(1).optional(),
+  /**
    * Which proxies' X-Forwarded-For to believe for the client's address (Fastify's trustProxy),
    * for deployments behind a reverse proxy (docs/security.md "Identity and access"): false (the
    * default: the TCP peer is the client), true (every hop; only when nothing reaches Cadenza but

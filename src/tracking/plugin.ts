@@ -20,6 +20,13 @@ export interface TrackingDeps {
   batch?: RecorderOptions;
   /** A recorder of the caller's (it then closes it); by default one is made and closed with the server. */
   recorder?: TrackingRecorder;
+  /**
+   * A directory of this process's own for the click journal (click-journal.ts): a click is then
+   * answered once it is on local disk, and written to the database behind. Opened (and what a
+   * previous process left replayed) when the server is ready. Without it, a click is answered once
+   * its batch has committed to the database.
+   */
+  journalDir?: string;
 }
 
 /** Far above an RFC 8058 body (26 bytes) or our form's; anything larger is not an unsubscribe. */
@@ -33,6 +40,12 @@ const BODY_LIMIT = 16 * 1024;
 export function registerTracking(app: FastifyInstance, deps: TrackingDeps): TrackingRecorder {
   const recorder = deps.recorder ?? new TrackingRecorder({ store: deps.store, clock: deps.clock, key: deps.key, ...(deps.log ? { log: deps.log } : {}), ...(deps.batch ? { batch: deps.batch } : {}) });
   if (!deps.recorder) app.addHook('onClose', async () => recorder.close());
+  const journalDir = deps.journalDir;
+  if (journalDir !== undefined) {
+    app.addHook('onReady', async () => {
+      await recorder.openJournal(journalDir);
+    });
+  }
 
   void app.register(async (scope) => {
     // One-click POSTs come urlencoded or multipart, and a confused client may send anything: take

@@ -3,10 +3,11 @@ import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Store } from '../store/store.ts';
 import { BatchWriter, type BatchWriterOptions, type BatchWriterStats, type WaitOutcome } from './batch-writer.ts';
+import { ClickJournal } from './click-journal.ts';
 import { classifyClick, classifyOpen } from './classify.ts';
 import { insertTrackingEvents, type TrackingRow } from './sql/insert-tracking-events.ts';
 import { sendTimes } from './sql/send-times.ts';
-import { openToken, type ClickToken } from './tokens.ts';
+import { openToken, UUID, type ClickToken } from './tokens.ts';
 
 /** What an HTTP request tells about who made it. */
 export interface RequestFacts {
@@ -29,7 +30,14 @@ interface Hit {
   ip: string | null;
   at: number;
   recentOtherLinks: ReadonlyArray<{ linkIndex: number; agoMs: number }>;
+  /** The click journal's segment holding this hit, settled once it is written; -1 when not journaled. */
+  seg: number;
+  /** Read back from the journal at start: it may already be in the database (see click-journal.ts). */
+  replayed: boolean;
 }
+
+/** How a click was made durable before its answer: in the local journal, or the database's outcome. */
+export type ClickOutcome = WaitOutcome | 'journaled';
 
 export type RecorderOptions = Partial<Pick<BatchWriterOptions<unknown>, 'maxBatch' | 'flushMs' | 'maxQueue' | 'maxAttempts' | 'retryMs' | 'waitMs'>>;
 
@@ -78,6 +86,7 @@ export class TrackingRecorder {
   /** Send time by send request, so that a busy message's opens cost no lookup after the first batch. */
   private readonly sentAt = new Map<string, number>();
   private invalid = 0;
+  private journal: ClickJournal | null = null;
   private lastDropLog = -Infinity;
   private droppedSinceLog = 0;
 
@@ -98,12 +107,58 @@ export class TrackingRecorder {
    * is most of the pixel's cost over a bare route. A token that does not open is dropped then.
    */
   recordOpen(sealed: string, req: RequestFacts): boolean {
-    return this.writer.add({ kind: 'open', sealed, ws: '', sr: '', url: null, linkIndex: null, ...this.facts(req), recentOtherLinks: NO_CLICKS });
+    return this.writer.add({ kind: 'open', sealed, ws: '', sr: '', url: null, linkIndex: null, ...this.facts(req), recentOtherLinks: NO_CLICKS, seg: -1, replayed: false });
   }
 
-  recordClick(token: ClickToken, req: RequestFacts): Promise<WaitOutcome> {
+  /**
+   * Resolves once the click is durable: in the click journal when one is open (then written to the
+   * database behind, like opens), else committed to the database (group commit, batch-writer.ts).
+   * A journal that fails to write falls back to the database for that click.
+   */
+  async recordClick(token: ClickToken, req: RequestFacts): Promise<ClickOutcome> {
     const f = this.facts(req);
-    return this.writer.addAndWait({ kind: 'click', sealed: null, ws: token.ws, sr: token.sr, url: token.u, linkIndex: token.i, ...f, recentOtherLinks: this.noteClick(token.sr, token.i, f.at) });
+    const hit: Hit = { kind: 'click', sealed: null, ws: token.ws, sr: token.sr, url: token.u, linkIndex: token.i, ...f, recentOtherLinks: this.noteClick(token.sr, token.i, f.at), seg: -1, replayed: false };
+    const journal = this.journal;
+    if (journal) {
+      try {
+        hit.seg = await journal.append(journalRecord(hit));
+      } catch (err) {
+        this.deps.log?.error({ err }, 'click journal write failed; the click is committed to the database instead');
+        return this.writer.addAndWait(hit);
+      }
+      // Queue full: the click stays in the journal, unsettled, and is written at the next start.
+      this.writer.add(hit);
+      return 'journaled';
+    }
+    return this.writer.addAndWait(hit);
+  }
+
+  /**
+   * Opens the click journal in dir (see click-journal.ts): clicks a previous process journaled and
+   * did not write to the database are queued again, and from now on a click is answered once it is
+   * in the journal. Call before serving (registerTracking does, on the server's ready).
+   */
+  async openJournal(dir: string): Promise<{ replayed: number; skipped: number }> {
+    const { journal, replayed } = await ClickJournal.open(dir);
+    let n = 0;
+    let skipped = 0;
+    for (const seg of replayed) {
+      skipped += seg.skipped;
+      for (const r of seg.records) {
+        const hit = fromJournal(r, seg.segment);
+        if (hit) {
+          // Queued even past maxQueue would be refused: the segment then stays for the next start.
+          if (this.writer.add(hit)) n++;
+        } else {
+          skipped++;
+          journal.settle(seg.segment);
+        }
+      }
+    }
+    if (n > 0 || skipped > 0) this.deps.log?.warn({ replayed: n, skipped }, 'click journal replayed: clicks answered before a stop are written now');
+    this.journal = journal;
+    if (n > 0) await this.writer.flush();
+    return { replayed: n, skipped };
   }
 
   /** Resolves when no batch is being written (one started by size or by the timer has finished). */
@@ -119,12 +174,22 @@ export class TrackingRecorder {
   /** Stops taking events and writes what is queued (the server's onClose calls it). */
   close(): Promise<void> {
     this.recent.clear();
-    return this.writer.close().finally(() => this.sentAt.clear());
+    // The journal stays open while the writer's last batches go: each settles its clicks in it.
+    return this.writer
+      .close()
+      .then(async () => {
+        const journal = this.journal;
+        this.journal = null;
+        await journal?.close();
+      })
+      .finally(() => this.sentAt.clear());
   }
 
   /** The batch writer's counters, and how many queued opens had a token that did not open. */
-  stats(): BatchWriterStats & { invalid: number } {
-    return { ...this.writer.stats(), invalid: this.invalid };
+  /** journaled: clicks in the journal not yet in the database; journalWrites: its group writes so far (clicks per write = journalRecords / journalWrites). */
+  stats(): BatchWriterStats & { invalid: number; journaled: number; journalWrites: number; journalRecords: number } {
+    const j = this.journal?.stats();
+    return { ...this.writer.stats(), invalid: this.invalid, journaled: j?.unsettled ?? 0, journalWrites: j?.writes ?? 0, journalRecords: j?.records ?? 0 };
   }
 
   private facts(req: RequestFacts): { method: string; userAgent: string | null; ip: string | null; at: number } {
@@ -196,7 +261,7 @@ export class TrackingRecorder {
       if (this.sentAt.size >= SENT_CACHE_MAX) this.sentAt.delete(this.sentAt.keys().next().value!);
       this.sentAt.set(sr, at);
     }
-    const rows: TrackingRow[] = hits.map((h) => {
+    const toRow = (h: Hit): TrackingRow => {
       const sent = this.sentAt.get(h.sr);
       const delayMs = sent === undefined ? null : h.at - sent;
       const evidence = { method: h.method, userAgent: h.userAgent, ip: h.ip, delayMs };
@@ -216,7 +281,37 @@ export class TrackingRecorder {
         reason: c.reason,
         at: h.at,
       };
-    });
-    await insertTrackingEvents(this.deps.store.db, rows);
+    };
+    const fresh = hits.filter((h) => !h.replayed);
+    const replayed = hits.filter((h) => h.replayed);
+    await insertTrackingEvents(this.deps.store.db, fresh.map(toRow));
+    // Only clicks read back from a journal can be in the database already (a crash between their
+    // batch's commit and its settle): those are written unless the same click is there.
+    if (replayed.length > 0) await insertTrackingEvents(this.deps.store.db, replayed.map(toRow), { skipExisting: true });
+    const journal = this.journal;
+    if (journal) {
+      for (const h of hits) {
+        if (h.seg < 0) continue;
+        journal.settle(h.seg);
+        h.seg = -1; // settled once, even if a later attempt writes the batch again
+      }
+    }
   }
+}
+
+/** A click as its journal line: what is needed to classify and insert it later. */
+function journalRecord(h: Hit): unknown {
+  return { ws: h.ws, sr: h.sr, u: h.url, i: h.linkIndex, m: h.method, ua: h.userAgent, ip: h.ip, at: h.at, o: h.recentOtherLinks };
+}
+
+/** A journal line back into a click, checked as a token would be (the file is ours, but a bad line must not fail a batch); null if malformed. */
+function fromJournal(r: unknown, seg: number): Hit | null {
+  if (r === null || typeof r !== 'object') return null;
+  const o = r as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  if (typeof o.ws !== 'string' || !UUID.test(o.ws) || typeof o.sr !== 'string' || !UUID.test(o.sr)) return null;
+  if (typeof o.u !== 'string' || !Number.isSafeInteger(o.i) || typeof o.m !== 'string' || typeof o.at !== 'number' || !Number.isFinite(o.at)) return null;
+  const ip = str(o.ip);
+  const others = Array.isArray(o.o) ? o.o.filter((x): x is { linkIndex: number; agoMs: number } => typeof x?.linkIndex === 'number' && typeof x?.agoMs === 'number') : [];
+  return { kind: 'click', sealed: null, ws: o.ws, sr: o.sr, url: o.u, linkIndex: o.i as number, method: o.m, userAgent: str(o.ua), ip: ip !== null && isIP(ip) ? ip : null, at: o.at, recentOtherLinks: others, seg, replayed: true };
 }

@@ -18,7 +18,7 @@ export type ClickToken = { k: 'c'; ws: string; sr: string; u: string; i: number 
 export type UnsubscribeToken = { k: 'u'; ws: string; sr: string };
 export type TrackingToken = OpenToken | ClickToken | UnsubscribeToken;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * A link's index is stored in an integer column: a larger one is a broken composer, not a link.
  * (A destination's length needs no limit of its own: unseal refuses tokens over 4,096 characters,

@@ -1,4 +1,7 @@
 import fc from 'fast-check';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -80,7 +83,7 @@ describe.each(testBackends())('tracking endpoints on %s', (backend) => {
    * Three leads, each enrolled in two sequences; every first step sent through the outbox at T0 + 1 s
    * (so each send has its message row and time); then the tracking server.
    */
-  async function setup(batch: RecorderOptions = { maxBatch: 1000, flushMs: 60 * MIN }) {
+  async function setup(batch: RecorderOptions = { maxBatch: 1000, flushMs: 60 * MIN }, journalDir?: string) {
     await sql`truncate table workspace, event cascade`.execute(store.db);
     clock = new SimClock(T0);
     world = await makeWorld(store, { leads: 3, mailboxes: 1, nowMs: T0, random, zones: ['UTC'], countries: [null] });
@@ -114,9 +117,17 @@ describe.each(testBackends())('tracking endpoints on %s', (backend) => {
     expect(sends.length).toBe(6);
     expect(new Set(sends.map((s) => s.sequenceId))).toEqual(new Set(seqIds));
     app = buildServer({ store, clock, version: 'test' });
-    recorder = registerTracking(app, { store, service, clock, key, batch });
+    recorder = registerTracking(app, { store, service, clock, key, batch, ...(journalDir ? { journalDir } : {}) });
     await app.ready();
     return app;
+  }
+
+  /** A second server on the same store and world, as after a restart. */
+  async function restart(journalDir: string) {
+    const srv = buildServer({ store, clock, version: 'test' });
+    const rec = registerTracking(srv, { store, service, clock, key, batch: { maxBatch: 1000, flushMs: 60 * MIN }, journalDir });
+    await srv.ready();
+    return { srv, rec };
   }
 
   const sendOf = (leadId: string, sequenceId?: string) => sends.find((s) => s.leadId === leadId && (!sequenceId || s.sequenceId === sequenceId))!;
@@ -440,6 +451,61 @@ describe.each(testBackends())('tracking endpoints on %s', (backend) => {
     expect(await events()).toHaveLength(14);
     expect(recorder.stats()).toMatchObject({ queued: 0, written: 14, dropped: 0, failed: 0 });
     expect(clock.nextTimerAt()).toBeUndefined();
+  });
+
+  it('with a click journal: answers a click once it is on local disk, writes it behind, and after a crash writes every answered click exactly once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cadenza-tracking-journal-'));
+    try {
+      const srv = await setup(undefined, dir);
+      const s = sendOf(world.leadIds[0]!);
+      const click = (i: number, on = srv) => on.inject({ url: path(s.links.clickUrl(`https://a.example/${i}`, i)!), headers: { 'user-agent': CHROME } });
+      expect((await click(0)).statusCode).toBe(302);
+      expect(await events()).toHaveLength(0); // journaled, not yet written
+      expect(recorder.stats()).toMatchObject({ queued: 1, journaled: 1 });
+      const answers = await Promise.all([click(1), click(2)]);
+      expect(answers.map((a) => a.headers.location)).toEqual(['https://a.example/1', 'https://a.example/2']);
+      await recorder.flush();
+      expect(await events()).toHaveLength(3);
+      expect(recorder.stats()).toMatchObject({ queued: 0, journaled: 0, written: 3 });
+
+      // One more click answered, then the process dies before writing it: the journal still holds
+      // it, and the three already written (their segment is the one being appended to).
+      clock.advance(SEC);
+      expect((await click(3)).statusCode).toBe(302);
+      app = undefined; // never closed: a crash
+      const after = await restart(dir);
+      try {
+        const rows = await events();
+        expect(rows.map((r) => [r.kind, r.link_index, r.url, r.send_request_id])).toEqual([0, 1, 2, 3].map((i) => ['click', i, `https://a.example/${i}`, s.requestId]));
+        expect(rows[3]!.enrollment_id).toBe(s.enrollmentId);
+        expect(after.rec.stats()).toMatchObject({ written: 4, journaled: 0 });
+        // The restarted server journals its own clicks, and a clean stop leaves the journal empty.
+        expect((await click(4, after.srv)).statusCode).toBe(302);
+      } finally {
+        await after.srv.close();
+      }
+      expect(await events()).toHaveLength(5);
+      // Every segment written and settled: deleted, the crashed process's included.
+      expect(readdirSync(dir)).toEqual([]);
+      const again = await restart(dir);
+      await again.srv.close();
+      expect(await events()).toHaveLength(5);
+      expect(readdirSync(dir)).toEqual([]);
+
+      // A journal that refuses to write (here: closed under the recorder) costs the click nothing:
+      // it is committed to the database before its answer instead.
+      const last = await restart(dir);
+      try {
+        await (last.rec as unknown as { journal: { close(): Promise<void> } }).journal.close();
+        expect((await click(5, last.srv)).statusCode).toBe(302);
+        expect(await events()).toHaveLength(6);
+        expect(last.rec.stats()).toMatchObject({ written: 1, queued: 0 });
+      } finally {
+        await last.srv.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('never crashes on hostile paths, tokens, methods and bodies, and writes nothing for them', async () => {

@@ -52,6 +52,7 @@ export function register(program: Command): void {
         ...(domains ? { domains } : {}),
         webhooks: { allowPrivate: cfg.CADENZA_WEBHOOK_ALLOW_PRIVATE },
         ...(cfg.CADENZA_METRICS_TOKEN ? { metricsToken: cfg.CADENZA_METRICS_TOKEN } : {}),
+        ...(cfg.CADENZA_CLICK_JOURNAL_DIR ? { clickJournalDir: cfg.CADENZA_CLICK_JOURNAL_DIR } : {}),
         trustProxy: cfg.CADENZA_TRUST_PROXY,
         sending: {
           ...(cfg.CADENZA_UNKNOWN_GRACE_MS !== undefined ? { unknownGraceMs: cfg.CADENZA_UNKNOWN_GRACE_MS } : {}),

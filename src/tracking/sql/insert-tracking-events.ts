@@ -28,7 +28,14 @@ export interface TrackingRow {
 // (with ordinality), whatever join order the planner picks. Times go as epoch milliseconds (a Date
 // and its ISO string per row cost the server more than to_timestamp costs the database; the
 // microseconds to_timestamp keeps hold every millisecond exactly).
-const insertSql = (json: string) => sql<{ n: number }>`
+// With skipExisting (clicks read back from the click journal, which may have been committed just
+// before a crash): a row whose click is already there (same workspace, send, kind, link and
+// instant, to the microsecond) is skipped, found through the (workspace_id, at) index.
+const skipExistingSql = sql`
+     where not exists (select 1 from tracking_event e
+                        where e.workspace_id = u.ws and e.at = to_timestamp(u.at_ms / 1000) and e.kind = u.kind
+                          and e.send_request_id is not distinct from r.id and e.link_index is not distinct from u.link_index)`;
+const insertSql = (json: string, skipExisting: boolean) => sql<{ n: number }>`
   with ins as (
     insert into tracking_event (workspace_id, send_request_id, enrollment_id, kind, url, link_index, method, user_agent, ip, delay_ms, verdict, confidence, reason, at)
     select u.ws, r.id, r.enrollment_id, u.kind, u.url, u.link_index, u.method, u.ua, u.ip, u.delay_ms, u.verdict, u.confidence, u.reason, to_timestamp(u.at_ms / 1000)
@@ -37,6 +44,7 @@ const insertSql = (json: string) => sql<{ n: number }>`
            with ordinality as u(ws, sr, kind, url, link_index, method, ua, ip, delay_ms, verdict, confidence, reason, at_ms, ord)
       join workspace w on w.id = u.ws
       left join send_request r on r.id = u.sr and r.workspace_id = u.ws
+     ${skipExisting ? skipExistingSql : sql``}
      order by u.ord
     returning 1
   )
@@ -63,9 +71,9 @@ function toJson(rows: readonly TrackingRow[]): string {
 }
 
 /** Inserts the rows; returns how many were kept (rows of deleted workspaces are not). */
-export async function insertTrackingEvents(db: Db | Tx, rows: readonly TrackingRow[]): Promise<number> {
+export async function insertTrackingEvents(db: Db | Tx, rows: readonly TrackingRow[], opts: { skipExisting?: boolean } = {}): Promise<number> {
   if (rows.length === 0) return 0;
-  const r = await insertSql(toJson(rows)).execute(db);
+  const r = await insertSql(toJson(rows), opts.skipExisting === true).execute(db);
   return r.rows[0]?.n ?? 0;
 }
 

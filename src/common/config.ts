@@ -79,6 +79,23 @@ const schema = z.object({
       c.addIssue({ code: 'custom', message: 'true, false, a number of hops, or comma-separated proxy addresses or CIDRs such as 10.0.0.0/8' });
       return z.NEVER;
     }),
+  /**
+   * Custom tracking hosts with certificates issued on demand (docs/deliverability.md "Custom
+   * tracking domains"): the HTTPS port they are served on (443 in production); unset: off.
+   */
+  CADENZA_TRACKING_HTTPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** The address that port listens on; unset: HOST. */
+  CADENZA_TRACKING_HTTPS_HOST: z.string().min(1).optional(),
+  /** The name customers' tracking hosts are CNAMEs to; unset: the host of CADENZA_PUBLIC_URL. */
+  CADENZA_PUBLIC_HOST: z.string().regex(/^[A-Za-z0-9.-]+$/, 'a host name such as track.cadenza.example.com').optional(),
+  /** The ACME CA's directory; unset: Let's Encrypt's production directory. */
+  CADENZA_ACME_DIRECTORY_URL: z.string().url().default('https://acme-v02.api.letsencrypt.org/directory'),
+  /** A PEM file of a CA to trust for the directory's TLS besides the system's (a private CA); unset: the system's only. */
+  CADENZA_ACME_CA_FILE: z.string().min(1).optional(),
+  /** The ACME account's contact address (the CA's expiry notices). */
+  CADENZA_ACME_EMAIL: z.string().email().optional(),
+  /** DNS servers for the CNAME check, comma-separated HOST or HOST:PORT; unset: the system's. */
+  CADENZA_DNS_SERVERS: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { request, type IncomingMessage } from 'node:https';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -109,7 +109,8 @@ export function fetchText(url: string, ca: string): Promise<string> {
   });
 }
 
-async function freePorts(n: number): Promise<number[]> {
+/** Free loopback ports now (the caller binds them soon after: a test's ports, not a guarantee). */
+export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((resolve) => {
       const s = createServer();

@@ -55,12 +55,11 @@ export class AcmeIssuer {
       backoffAttempts: settings.pollAttempts ?? 10,
     });
     configureHttp(client, { ...(settings.directoryCa ? { ca: settings.directoryCa } : {}), timeoutMs: settings.requestTimeoutMs ?? 30_000 });
+    if (!accountUrl) await this.register(client);
     const certKey = await acme.crypto.createPrivateEcdsaKey();
     const [, csr] = await acme.crypto.createCsr({ commonName: host, altNames: [host] }, certKey);
     const certPem = await client.auto({
       csr,
-      ...(settings.email ? { email: settings.email } : {}),
-      termsOfServiceAgreed: true,
       challengePriority: ['http-01'],
       // acme-client's own check would fetch the token through this machine's resolver and port
       // 80; the CA's validation is the one that counts, and it reports its failure in words.
@@ -72,8 +71,24 @@ export class AcmeIssuer {
         await deleteChallenge(db, challenge.token, clock.now());
       },
     });
-    if (!accountUrl) await setAcmeAccountUrl(db, settings.directoryUrl, client.getAccountUrl());
     return { certPem, keyPem: certKey.toString('utf8') };
+  }
+
+  /**
+   * Registers the account key (RFC 8555 7.3) and stores the account's URL, before any order, so
+   * that a later issuance skips registration. The key may already be registered (an earlier
+   * attempt registered it and stopped before storing the URL): the CA then answers 200 with the
+   * URL, and acme-client follows with an account update that some CAs refuse as empty; the URL
+   * is known all the same, and that is all we need.
+   */
+  private async register(client: acme.Client): Promise<void> {
+    const { db, settings } = this.deps;
+    try {
+      await client.createAccount({ termsOfServiceAgreed: true, ...(settings.email ? { contact: [`mailto:${settings.email}`] } : {}) });
+    } catch (e) {
+      if (!hasAccountUrl(client)) throw e;
+    }
+    await setAcmeAccountUrl(db, settings.directoryUrl, client.getAccountUrl());
   }
 
   /** The installation's account key for this directory, made and stored wrapped on first use. */
@@ -86,6 +101,15 @@ export class AcmeIssuer {
       row = (await acmeAccount(db, settings.directoryUrl))!;
     }
     return { key: wrapper.unwrap(row.wrappedKey, context), accountUrl: row.accountUrl };
+  }
+}
+
+function hasAccountUrl(client: acme.Client): boolean {
+  try {
+    client.getAccountUrl();
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request } from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
@@ -11,7 +10,7 @@ import { createLogger } from '../../common/logger.ts';
 import { readMasterKey } from '../../common/secrets.ts';
 import { trackingKey, trackingLinks } from '../../sending/compose/tracking.ts';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
-import { pebbleInstalled, startPebble, type Pebble } from '../../../test/acme/pebble.ts';
+import { freePorts, pebbleInstalled, startPebble, type Pebble } from '../../../test/acme/pebble.ts';
 import { domainOfWorkspace, makeDue, setDomain } from './sql/tracking-domain.ts';
 
 /**
@@ -34,12 +33,12 @@ describe.skipIf(!pebbleInstalled() && !process.env.CI)('custom tracking domain w
 
   beforeAll(async () => {
     dns = await startTestDnsServer();
-    const port = await freePort();
-    pebble = await startPebble({ dnsServer: dns.address, httpPort: port });
+    const [port] = await freePorts(1);
+    pebble = await startPebble({ dnsServer: dns.address, httpPort: port! });
     dir = mkdtempSync(join(tmpdir(), 'cadenza-acme-'));
     app = await startApp({
       dataDir: dir,
-      port,
+      port: port!,
       host: '127.0.0.1',
       roles: ['api'],
       log: createLogger({ level: 'silent' }),
@@ -142,15 +141,5 @@ function plainStatus(base: string, path: string, host: string): Promise<number> 
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end();
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
   });
 }

@@ -9,10 +9,12 @@ import { freePorts, pebbleInstalled, startPebble, type Pebble } from '../../../t
 import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
 import { freshStore, type TestStore } from '../../../test/stores.ts';
 import { AcmeIssuer } from './acme-issuer.ts';
+import { leafValidity, openCertificate } from './certificates.ts';
 import { challengeRoute } from './challenge-route.ts';
 import { dnsResolver } from './cname-check.ts';
 import { DomainJob } from './domain-job.ts';
 import { backoffMs, DNS_RECHECK_MS, renewAt } from './policy.ts';
+import { putChallenge } from './sql/acme.ts';
 import { domainOfWorkspace, setDomain } from './sql/tracking-domain.ts';
 
 /**
@@ -95,6 +97,13 @@ describe.skipIf(!pebbleInstalled() && !process.env.CI)('tracking domain job', ()
     expect(row.attempts).toBe(0);
     expect(row.nextAttemptAt).toBe(renewAt(row.notBefore!, row.notAfter!));
 
+    // Sealed to its host and workspace: the pair opens for this host only, and names it.
+    const pair = await openCertificate(vault, ws, host, row.sealedCert!);
+    expect(pair.keyPem).toContain('PRIVATE KEY');
+    expect(leafValidity(pair.certPem, host)).toEqual({ notBefore: row.notBefore, notAfter: row.notAfter });
+    await expect(openCertificate(vault, ws, 'other.shop.test', row.sealedCert!)).rejects.toThrow(/failed to decrypt/);
+    expect(() => leafValidity(pair.certPem, 'other.shop.test')).toThrow(/does not name it/);
+
     // Not before that instant; at it, a new certificate.
     clock.advanceTo(row.nextAttemptAt - 1);
     expect(await j.runOnce()).toEqual([]);
@@ -111,6 +120,18 @@ describe.skipIf(!pebbleInstalled() && !process.env.CI)('tracking domain job', ()
     // …until the certificate's end: then the host is failed, and links stop using it.
     clock.advanceTo(renewed.notAfter!);
     expect(await j.runOnce()).toEqual([{ host, state: 'failed', reason: expect.stringContaining('expired before it could be renewed') }]);
+  });
+
+  it('answers a challenge only for its token on its host, while it is in flight', async () => {
+    const token = 'A'.repeat(43);
+    await putChallenge(store.db, { token, keyAuthorization: `${token}.thumb`, host: 'a.shop.test', expiresAt: clock.now() + 60_000 });
+    const ask = (path: string, host: string) => web.inject({ method: 'GET', url: path, headers: { host } });
+    const ok = await ask(`/.well-known/acme-challenge/${token}`, 'a.shop.test:80');
+    expect([ok.statusCode, ok.body]).toEqual([200, `${token}.thumb`]);
+    expect((await ask(`/.well-known/acme-challenge/${token}`, 'b.shop.test')).statusCode).toBe(404);
+    expect((await ask('/.well-known/acme-challenge/not%20a%20token', 'a.shop.test')).statusCode).toBe(404);
+    clock.advance(60_000);
+    expect((await ask(`/.well-known/acme-challenge/${token}`, 'a.shop.test')).statusCode).toBe(404);
   });
 
   it('one process at a time: a pass finds the lease held by another and does nothing', async () => {

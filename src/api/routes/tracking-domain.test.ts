@@ -53,13 +53,21 @@ describe.each(testBackends())('tracking domain routes (%s)', (backend) => {
     expect(taken.json().error.message).toContain('another workspace');
   });
 
+  it('a new host replaces the old one, pending again', async () => {
+    const r = await owner.call('PUT', url(), { host: 'links.customer.test' });
+    expect(r.json()).toMatchObject({ host: 'links.customer.test', state: 'pending_dns', certificate: null });
+    expect(nudges).toBe(2);
+    // The old name is free for another workspace now.
+    expect((await otherOwner.call('PUT', `/api/workspaces/${other}/tracking-domain`, { host: 'track.customer.test' })).statusCode).toBe(200);
+  });
+
   it('only an admin changes it; verify makes it due now; delete removes it', async () => {
     expect((await member.call('PUT', url(), { host: 'other.customer.test' })).statusCode).toBe(403);
     expect((await member.call('DELETE', url())).statusCode).toBe(403);
     const v = await owner.call('POST', `${url()}/verify`);
     expect(v.statusCode).toBe(202);
     expect(Date.parse(v.json().nextCheckAt)).toBeLessThanOrEqual(Date.now());
-    expect(nudges).toBe(2);
+    expect(nudges).toBe(4);
     expect((await owner.call('DELETE', url())).json()).toEqual({ removed: true });
     expect((await owner.call('DELETE', url())).json()).toEqual({ removed: false });
     expect((await owner.call('POST', `${url()}/verify`)).statusCode).toBe(404);

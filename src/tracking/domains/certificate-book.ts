@@ -3,7 +3,7 @@ import type { Clock, TimerHandle } from '../../common/clock.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Db } from '../../store/store.ts';
 import { openCertificate, type SecretSealer } from './certificates.ts';
-import { domainByHost, servingVersions } from './sql/tracking-domain.ts';
+import { domainByHost, hostVersions } from './sql/tracking-domain.ts';
 
 /**
  * The certificates this process serves, by host, for the HTTPS listener's SNICallback. Read from
@@ -13,6 +13,8 @@ import { domainByHost, servingVersions } from './sql/tracking-domain.ts';
  */
 export class CertificateBook {
   private readonly contexts = new Map<string, { version: number; context: SecureContext }>();
+  /** Every custom host, with a certificate or not yet. */
+  private known = new Set<string>();
   private timer: TimerHandle | undefined;
   private refreshing: Promise<void> | undefined;
   private closed = false;
@@ -26,11 +28,12 @@ export class CertificateBook {
     else cb(new Error(`no certificate for ${servername.slice(0, 253)}`));
   };
 
-  /** Hosts served now (the host guard answers only tracking routes on them). */
-  has(host: string): boolean {
-    return this.contexts.has(host);
+  /** A workspace's custom host, served or not yet (the host guard answers only tracking routes on them). */
+  isCustomHost(host: string): boolean {
+    return this.known.has(host);
   }
 
+  /** Hosts whose certificate is served now. */
   hosts(): string[] {
     return [...this.contexts.keys()];
   }
@@ -61,9 +64,11 @@ export class CertificateBook {
 
   private async load(): Promise<void> {
     const { db, vault, log } = this.deps;
-    const serving = await servingVersions(db);
+    const all = await hostVersions(db);
+    this.known = new Set(all.map((h) => h.host));
     const seen = new Set<string>();
-    for (const s of serving) {
+    for (const s of all) {
+      if (!s.serving) continue;
       seen.add(s.host);
       if (this.contexts.get(s.host)?.version === s.certVersion) continue;
       const row = await domainByHost(db, s.host);

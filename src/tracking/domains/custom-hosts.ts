@@ -79,7 +79,7 @@ export class CustomHosts {
 
   /** On the app, before it listens: the challenge route and the guard of custom hosts. */
   register(app: FastifyInstance): void {
-    customHostGuard(app, (host) => this.book.has(host), (socket) => this.listener?.owns(socket) ?? false);
+    customHostGuard(app, (host) => this.book.isCustomHost(host), (socket) => this.listener?.owns(socket) ?? false);
     challengeRoute(app, { db: this.db, clock: this.clock });
   }
 

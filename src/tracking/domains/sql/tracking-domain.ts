@@ -115,11 +115,13 @@ export async function storeCertificate(
   return Number(r.numAffectedRows ?? 0n) > 0;
 }
 
-// -- name: serving-versions
-// What the HTTPS listeners compare with what they hold: host, workspace and version of each
-// certificate that may be served. Cheap (no sealed bytes), read every few seconds.
-export async function servingVersions(db: Db | Tx): Promise<Array<{ host: string; workspaceId: string; certVersion: number }>> {
-  const r = await sql<{ host: string; workspace_id: string; cert_version: number }>`
-    select host, workspace_id, cert_version from tracking_domain where state in ('active', 'renewing') and sealed_cert is not null`.execute(db);
-  return r.rows.map((x) => ({ host: x.host, workspaceId: x.workspace_id, certVersion: Number(x.cert_version) }));
+// -- name: host-versions
+// What the HTTPS listeners compare with what they hold: every custom host (the guard keeps the
+// app's own routes off all of them, serving or not), and whether its certificate may be served,
+// with its version. Cheap (no sealed bytes), read every few seconds.
+export async function hostVersions(db: Db | Tx): Promise<Array<{ host: string; workspaceId: string; certVersion: number; serving: boolean }>> {
+  const r = await sql<{ host: string; workspace_id: string; cert_version: number; serving: boolean }>`
+    select host, workspace_id, cert_version, (state in ('active', 'renewing') and sealed_cert is not null) as serving
+      from tracking_domain`.execute(db);
+  return r.rows.map((x) => ({ host: x.host, workspaceId: x.workspace_id, certVersion: Number(x.cert_version), serving: x.serving }));
 }

@@ -7,7 +7,7 @@ import { SimClock } from '../../sim/sim-clock.ts';
 import { ensureDefaultWorkspace } from '../../workspace/workspaces.ts';
 import { freePorts, pebbleInstalled, startPebble, type Pebble } from '../../../test/acme/pebble.ts';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
-import { freshStore, type TestStore } from '../../../test/stores.ts';
+import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
 import { AcmeIssuer } from './acme-issuer.ts';
 import { leafValidity, openCertificate } from './certificates.ts';
 import { challengeRoute } from './challenge-route.ts';
@@ -24,7 +24,7 @@ import { domainOfWorkspace, setDomain } from './sql/tracking-domain.ts';
  */
 const PUBLIC = 'cadenza.test';
 
-describe.skipIf(!pebbleInstalled() && !process.env.CI)('tracking domain job', () => {
+describe.skipIf(!pebbleInstalled() && !process.env.CI).each(testBackends())('tracking domain job (%s)', (backend) => {
   let dns: TestDnsServer;
   let pebble: Pebble;
   let store: TestStore;
@@ -38,7 +38,7 @@ describe.skipIf(!pebbleInstalled() && !process.env.CI)('tracking domain job', ()
     dns = await startTestDnsServer();
     const [httpPort] = await freePorts(1);
     pebble = await startPebble({ dnsServer: dns.address, httpPort: httpPort! });
-    store = await freshStore('pglite');
+    store = await freshStore(backend);
     clock = new SimClock(Date.now());
     // The challenge answered where Pebble validates: 127.0.0.1 only, so a name resolving to
     // 127.0.0.2 is a host that does not reach us.

@@ -4,7 +4,7 @@ import acme from 'acme-client';
 import type { Clock } from '../../common/clock.ts';
 import type { Db } from '../../store/store.ts';
 import type { CertificatePair } from './certificates.ts';
-import { acmeAccount, deleteChallenge, insertAcmeAccount, putChallenge, setAcmeAccountUrl } from './sql/acme.ts';
+import { acmeAccount, deleteChallenge, insertAcmeAccount, putChallenge, replaceAcmeAccount, setAcmeAccountUrl } from './sql/acme.ts';
 
 /**
  * Obtains a certificate for one host from an ACME CA (RFC 8555) with acme-client, answering the
@@ -100,7 +100,16 @@ export class AcmeIssuer {
       await insertAcmeAccount(db, settings.directoryUrl, wrapper.wrap(await acme.crypto.createPrivateEcdsaKey(), context));
       row = (await acmeAccount(db, settings.directoryUrl))!;
     }
-    return { key: wrapper.unwrap(row.wrappedKey, context), accountUrl: row.accountUrl };
+    try {
+      return { key: wrapper.unwrap(row.wrappedKey, context), accountUrl: row.accountUrl };
+    } catch {
+      // The master key was rotated (`cadenza keys rotate` rewraps the workspaces' data keys, not
+      // this one) or replaced. An ACME account holds nothing a certificate depends on: register a
+      // new one rather than fail every issuance from now on.
+      await replaceAcmeAccount(db, settings.directoryUrl, wrapper.wrap(await acme.crypto.createPrivateEcdsaKey(), context));
+      row = (await acmeAccount(db, settings.directoryUrl))!;
+      return { key: wrapper.unwrap(row.wrappedKey, context), accountUrl: null };
+    }
   }
 }
 

@@ -14,7 +14,7 @@ import { challengeRoute } from './challenge-route.ts';
 import { dnsResolver } from './cname-check.ts';
 import { DomainJob } from './domain-job.ts';
 import { backoffMs, DNS_RECHECK_MS, renewAt } from './policy.ts';
-import { putChallenge } from './sql/acme.ts';
+import { acmeAccount, putChallenge } from './sql/acme.ts';
 import { domainOfWorkspace, setDomain } from './sql/tracking-domain.ts';
 
 /**
@@ -132,6 +132,21 @@ describe.skipIf(!pebbleInstalled() && !process.env.CI).each(testBackends())('tra
     expect((await ask('/.well-known/acme-challenge/not%20a%20token', 'a.shop.test')).statusCode).toBe(404);
     clock.advance(60_000);
     expect((await ask(`/.well-known/acme-challenge/${token}`, 'a.shop.test')).statusCode).toBe(404);
+  });
+
+  it('after a master key change, registers a new ACME account instead of failing every issuance', async () => {
+    const before = (await acmeAccount(store.db, pebble.directoryUrl))!;
+    expect(before.accountUrl).toMatch(/^https:/);
+    dns.setCname('rotated.shop.test', PUBLIC);
+    dns.setA(PUBLIC, ['127.0.0.1']);
+    const other = localKeyWrapper(Buffer.alloc(32, 9));
+    const issuer = new AcmeIssuer({ db: store.db, wrapper: other, clock, settings: { directoryUrl: pebble.directoryUrl, directoryCa: pebble.directoryCa, pollMinMs: 100, pollAttempts: 5 } });
+    const pair = await issuer.issue('rotated.shop.test');
+    expect(leafValidity(pair.certPem, 'rotated.shop.test').notAfter).toBeGreaterThan(Date.now());
+    const after = (await acmeAccount(store.db, pebble.directoryUrl))!;
+    expect(after.accountUrl).toMatch(/^https:/);
+    expect(after.accountUrl).not.toBe(before.accountUrl);
+    expect(() => other.unwrap(after.wrappedKey, `acme-account:${pebble.directoryUrl}`)).not.toThrow();
   });
 
   it('one process at a time: a pass finds the lease held by another and does nothing', async () => {

@@ -15,6 +15,12 @@ export async function insertAcmeAccount(db: Db | Tx, directoryUrl: string, wrapp
   await sql`insert into acme_account (directory_url, wrapped_key) values (${directoryUrl}, ${wrappedKey}) on conflict (directory_url) do nothing`.execute(db);
 }
 
+// -- name: replace-acme-account
+// A new key for the directory, its URL forgotten (the key stored no longer unwraps).
+export async function replaceAcmeAccount(db: Db | Tx, directoryUrl: string, wrappedKey: Buffer): Promise<void> {
+  await sql`update acme_account set wrapped_key = ${wrappedKey}, account_url = null where directory_url = ${directoryUrl}`.execute(db);
+}
+
 // -- name: set-acme-account-url
 export async function setAcmeAccountUrl(db: Db | Tx, directoryUrl: string, accountUrl: string): Promise<void> {
   await sql`update acme_account set account_url = ${accountUrl} where directory_url = ${directoryUrl}`.execute(db);

@@ -320,7 +320,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       ? new CustomHosts(o.trackingDomains, { store, clock, vault, wrapper: localKeyWrapper(master), owner: `api:${newId(clock.now(), random)}`, log })
       : undefined;
     app.customHosts = customHosts;
-    const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => void customHosts.job.nudge() } } : {};
+    const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log },
       api: { random, vault, service, connectors, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, ...trackingDomains },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),

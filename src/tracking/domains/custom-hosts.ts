@@ -83,6 +83,15 @@ export class CustomHosts {
     challengeRoute(app, { db: this.db, clock: this.clock });
   }
 
+  /**
+   * A host was set or asked to be verified (the API): the guard knows it at once, and the job
+   * runs a pass now instead of at its next minute.
+   */
+  nudge(): void {
+    void this.book.refresh().catch(() => undefined);
+    void this.job.nudge();
+  }
+
   /** After the app listens: certificates loaded, the HTTPS port open, the job running. */
   async start(app: FastifyInstance): Promise<{ httpsPort: number }> {
     await this.book.start();

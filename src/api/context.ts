@@ -52,6 +52,8 @@ export interface ApiContext {
   domains?: DomainHealthSettings;
   /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
   demo?: DemoControl;
+  /** Custom tracking hosts (src/tracking/domains): the name they must be a CNAME to, and a nudge for the job that verifies and issues; absent: the tracking-domain routes refuse. */
+  trackingDomains?: { publicHost: string; nudge(): void };
   /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/sending/mailbox-removal.ts). */
   oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
 }

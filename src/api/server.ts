@@ -38,6 +38,8 @@ export interface ApiDeps {
   metrics?: Metrics;
   /** When set, GET /metrics needs `Authorization: Bearer <token>` (CADENZA_METRICS_TOKEN); unset: public. */
   metricsToken?: string;
+  /** Custom tracking hosts (src/tracking/domains): the ACME challenge route and the guard that lets only tracking routes answer on them. */
+  customHosts?: { register(app: FastifyInstance): void };
   /** The /api routes (src/api/routes), with /openapi.json and /docs; absent: not served. */
   api?: Omit<ApiContext, 'store' | 'clock'>;
 }
@@ -65,6 +67,8 @@ export function buildServer(deps: ApiDeps): FastifyInstance {
   });
   registerSecurityHeaders(app);
   boundUnreadBodies(app);
+  // Before any route, so the guard's hook covers them all.
+  deps.customHosts?.register(app);
   // First, and every route after it once it has loaded (app.after), so that the OpenAPI document
   // sees them all: a route added before @fastify/swagger's onRoute hook exists would be missing.
   registerDocs(app, deps.version);

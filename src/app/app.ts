@@ -41,6 +41,7 @@ import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { domainHealthSettings, type DomainCheckConfig } from '../sending/dns/health-settings.ts';
+import { CustomHosts, type CustomHostSettings } from '../tracking/domains/custom-hosts.ts';
 
 // Re-exported for the callers that knew it here.
 export { version };
@@ -82,6 +83,8 @@ export interface AppOptions {
    * that start an app ask no DNS server unless they give one).
    */
   domains?: DomainCheckConfig;
+  /** Custom tracking hosts with ACME certificates (CADENZA_TRACKING_HTTPS_PORT…, trackingDomainSettings); absent: off. */
+  trackingDomains?: CustomHostSettings;
   /** The Gmail and Graph APIs' base URLs replaced (the emulators in tests). */
   providerBaseUrls?: { gmail?: string; graph?: string };
   clock?: Clock;
@@ -109,6 +112,9 @@ export interface RunningApp {
    * file in the data folder that holds it (src/api/auth/setup-token.ts). `cadenza start` prints it.
    */
   setupToken?: { token: string; file: string };
+  /** Custom tracking hosts (api role with trackingDomains): the job, the certificates served, the HTTPS port. */
+  customHosts?: CustomHosts;
+  trackingHttpsPort?: number;
   /** Where the API listens (listen-addresses.ts). */
   listening?: Listening;
   /** Graceful stop: no new work, finish what is in progress, close the store. */
@@ -188,6 +194,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         const d = await drainServer(app.server, o.drainMs ?? 10_000);
         if (d.forced) log.warn({ deadlineMs: o.drainMs ?? 10_000 }, 'stop: HTTP requests still open at the deadline were cut');
       }
+      await app.customHosts?.stop();
       await app.webhooks?.stop();
       await pushBus?.close();
       await app.scheduler?.stop();
@@ -336,12 +343,23 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.webhooks = webhooks;
     webhooks.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
-    app.server = buildServer({ store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { random, vault, service, connectors, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+    // Custom tracking hosts: the API processes answer their challenges and serve them; the job
+    // runs in each, under one lease.
+    const customHosts = o.trackingDomains
+      ? new CustomHosts(o.trackingDomains, { store, clock, vault, wrapper: localKeyWrapper(master), owner: `api:${newId(clock.now(), random)}`, log })
+      : undefined;
+    app.customHosts = customHosts;
+    const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
+    app.server = buildServer({ ...(customHosts ? { customHosts } : {}), store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
+      api: { random, vault, service, connectors, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });
     app.url = await app.server.listen({ port: o.port, host: o.host });
+    if (customHosts) {
+      app.trackingHttpsPort = (await customHosts.start(app.server)).httpsPort;
+      log.info({ port: app.trackingHttpsPort, publicHost: o.trackingDomains!.publicHost }, 'custom tracking hosts: HTTPS listening');
+    }
     // Each address it is bound to, and a URL for each that others can use: on a wildcard host
     // (0.0.0.0, ::) that is every interface, not the loopback URL listen() answers.
     const where = describeListening(app.server.addresses().filter((a) => typeof a !== 'string'), networkInterfaces());

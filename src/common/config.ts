@@ -87,8 +87,8 @@ const schema = z.object({
       return z.NEVER;
     }),
   /**
-   * Domain health (docs/deliverability.md "Domain health"): the DNS server every check asks, as
-   * IP[:port] (unset: the system's resolvers); `off` in CADENZA_DOMAIN_CHECKS stops the daily
+   * The DNS server every DNS check asks (domain health, the tracking host's CNAME, list hygiene),
+   * as IP[:port] (unset: the system's resolvers). Domain health (docs/deliverability.md): `off` in CADENZA_DOMAIN_CHECKS stops the daily
    * re-check and the re-check button. The blocklist zones are comma-separated; unset: Spamhaus ZEN
    * (addresses) and DBL (domains), whose free use has terms (see the docs); empty: none.
    */
@@ -96,6 +96,21 @@ const schema = z.object({
   CADENZA_DOMAIN_CHECKS: z.enum(['on', 'off']).default('on'),
   CADENZA_DNSBL_IP_ZONES: z.string().optional(),
   CADENZA_DNSBL_DOMAIN_ZONES: z.string().optional(),
+  /**
+   * Custom tracking hosts with certificates issued on demand (docs/deliverability.md "Custom
+   * tracking domains"): the HTTPS port they are served on (443 in production); unset: off.
+   */
+  CADENZA_TRACKING_HTTPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** The address that port listens on; unset: HOST. */
+  CADENZA_TRACKING_HTTPS_HOST: z.string().min(1).optional(),
+  /** The name customers' tracking hosts are CNAMEs to; unset: the host of CADENZA_PUBLIC_URL. */
+  CADENZA_PUBLIC_HOST: z.string().regex(/^[A-Za-z0-9.-]+$/, 'a host name such as track.cadenza.example.com').optional(),
+  /** The ACME CA's directory; unset: Let's Encrypt's production directory. */
+  CADENZA_ACME_DIRECTORY_URL: z.string().url().default('https://acme-v02.api.letsencrypt.org/directory'),
+  /** A PEM file of a CA to trust for the directory's TLS besides the system's (a private CA); unset: the system's only. */
+  CADENZA_ACME_CA_FILE: z.string().min(1).optional(),
+  /** The ACME account's contact address (the CA's expiry notices). */
+  CADENZA_ACME_EMAIL: z.string().email().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -50,7 +50,7 @@ describe('sequence tracking settings, from sequence apply to the composed messag
   });
 
   /** Applies the definition, enrolls one lead, fires its first step and composes the claimed send. */
-  async function composeFirstSend(tracking: Record<string, boolean>) {
+  async function composeFirstSend(tracking: Record<string, boolean>, setup?: (workspaceId: string) => Promise<void>) {
     await sql`truncate table workspace, event cascade`.execute(store.db);
     const clock = new SimClock(T0);
     const world = await makeWorld(store, { leads: 1, mailboxes: 1, nowMs: T0, random, zones: ['UTC'], countries: [null] });
@@ -60,6 +60,7 @@ describe('sequence tracking settings, from sequence apply to the composed messag
     while ((await service.fireDue(100)).length) {
       /* drain */
     }
+    await setup?.(world.workspaceId);
     const deps: OutboxDeps = { store, service, clock, random };
     const r = await claimNext(deps, world.mailboxIds[0]!);
     if (r.kind !== 'claimed') throw new Error(`expected a claim, got ${r.kind}`);
@@ -90,6 +91,21 @@ describe('sequence tracking settings, from sequence apply to the composed messag
     // The text part is the template as rendered: the destination in clear, no redirect.
     expect(parsed.text).toContain('our pricing: https://acme.test/pricing?plan=team');
     expect(parsed.text).not.toMatch(/\/t\/[oc]\//);
+  });
+
+  it("links use the workspace's custom tracking host while it has a certificate (active, renewing), else the settings' domain", async () => {
+    const hostIn = async (state: string | null) =>
+      (
+        await composeFirstSend({ track_clicks: true }, async (ws) => {
+          await sql`update workspace set settings = settings || '{"trackingDomain":"proxy.acme.test"}'::jsonb where id = ${ws}`.execute(store.db);
+          if (state) await sql`insert into tracking_domain (workspace_id, host, state, next_attempt_at) values (${ws}, 'track.acme.test', ${state}, now())`.execute(store.db);
+        })
+      ).material.tracking.trackingDomain;
+    expect(await hostIn('active')).toBe('track.acme.test');
+    expect(await hostIn('renewing')).toBe('track.acme.test');
+    expect(await hostIn('pending_dns')).toBe('proxy.acme.test');
+    expect(await hostIn('failed')).toBe('proxy.acme.test');
+    expect(await hostIn(null)).toBe('proxy.acme.test');
   });
 
   it('with clicks only: rewritten links and no pixel', async () => {

@@ -31,14 +31,16 @@ export function senderValues(m: { email: string; display_name: string | null }):
 
 // -- name: send-material
 // The variant chosen at planning time (or the step's first live variant), the lead, the mailbox,
-// the sequence's and workspace's settings, and the enrollment's earlier outbound messages (oldest
-// first): one statement a send.
+// the sequence's and workspace's settings, the workspace's custom tracking host while it has a
+// valid certificate (0034_tracking_domains.sql), and the enrollment's earlier outbound messages
+// (oldest first): one statement a send.
 const materialSql = (claim: Claim) => sql<LeadRow & {
   has_variant: boolean | null;
   subject: string | null;
   body: string | null;
   seq_settings: unknown;
   ws_settings: unknown;
+  tracking_host: string | null;
   mailbox_email: string;
   display_name: string | null;
   earlier: Array<{ message_id: string; subject: string | null; thread_id: string | null }> | null;
@@ -46,6 +48,7 @@ const materialSql = (claim: Claim) => sql<LeadRow & {
   select v.has_variant, v.subject, v.body,
          l.email, l.first_name, l.last_name, l.company, l.title, l.phone, l.country, l.region, l.custom,
          s.settings as seq_settings, w.settings as ws_settings, m.email as mailbox_email, m.display_name,
+         (select td.host from tracking_domain td where td.workspace_id = e.workspace_id and td.state in ('active', 'renewing')) as tracking_host,
          (select json_agg(json_build_object('message_id', o.message_id, 'subject', o.subject, 'thread_id', o.thread_id) order by o.at, o.id)
           from message o where o.enrollment_id = e.id and o.direction = 'outbound') as earlier
   from enrollment e
@@ -77,6 +80,6 @@ export async function loadSendMaterial(db: Db | Tx, claim: Claim): Promise<SendM
     thread: earlier.length
       ? { messageIds: earlier.map((m) => m.message_id), firstSubject: earlier[0]!.subject ?? '', threadId: earlier.find((m) => m.thread_id)?.thread_id ?? null }
       : null,
-    tracking: { opens: !!seq.trackOpens, clicks: !!seq.trackClicks, trackingDomain: ws.trackingDomain ?? null },
+    tracking: { opens: !!seq.trackOpens, clicks: !!seq.trackClicks, trackingDomain: row.tracking_host ?? ws.trackingDomain ?? null },
   };
 }

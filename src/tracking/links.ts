@@ -6,7 +6,9 @@ import { cadenzaError } from '../common/errors.ts';
  * (`settings.trackingDomain`, e.g. `links.acme.com`, a CNAME to this server) so that links carry
  * its own name instead of Cadenza's: better for deliverability and trust. The server answers the
  * tracking routes for any Host, so nothing else is needed on our side once the CNAME (and a TLS
- * certificate for it, at the reverse proxy) exists.
+ * certificate for it, at the reverse proxy) exists. A custom tracking host set through the
+ * tracking-domain API (domains/) gets its certificate from Cadenza itself, and, once active, is
+ * what the sender uses (sending/send-context.ts) before this setting.
  */
 
 // A DNS host name of at least two labels (RFC 1123), lowercase ASCII (an IDN in its A-label form).

@@ -596,6 +596,22 @@ export type Suppression = {
   createdAt: string;
 };
 
+export type TrackingHost = {
+  host: string;
+  /** pending_dns → issuing → active → renewing; failed with a reason */
+  state: "pending_dns" | "issuing" | "active" | "renewing" | "failed";
+  /** Why the host is not (or soon not) serving, in plain words */
+  reason: string | null;
+  /** The name the host must be a CNAME to */
+  cnameTarget: string;
+  certificate: {
+    notBefore: string;
+    notAfter: string;
+  } | null;
+  /** When the host is checked next (verify, issue, renew or retry) */
+  nextCheckAt: string;
+};
+
 export type WebhookDelivery = {
   id: number;
   /** The same on every attempt: deduplicate on it */
@@ -745,6 +761,52 @@ export interface ApiRoutes {
       auditRetentionDays?: number;
     };
     response: WorkspaceSettings;
+    status: 200;
+  };
+  /** The workspace's custom tracking host and its certificate's state, or null (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/tracking-domain": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      domain: TrackingHost | null;
+    };
+    status: 200;
+  };
+  /** Set the custom tracking host (admin): a CNAME to this server, then a certificate is obtained (access: admin of the workspace) */
+  "PUT /api/workspaces/:workspaceId/tracking-domain": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      host: string;
+    };
+    response: TrackingHost;
+    status: 200;
+  };
+  /** Check the CNAME and obtain the certificate now (admin), instead of at the next periodic check (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/tracking-domain/verify": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: TrackingHost;
+    status: 202;
+  };
+  /** Remove the custom tracking host (admin): links use the public URL again, its certificate is forgotten (access: admin of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/tracking-domain": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      removed: boolean;
+    };
     status: 200;
   };
   /** The workspace's members and their roles (access: member of the workspace) */

@@ -17,6 +17,7 @@ import { sequenceRoutes } from './sequences.ts';
 import { suppressionRoutes } from './suppressions.ts';
 import { taskRoutes } from './tasks.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { trackingDomainRoutes } from './tracking-domain.ts';
 import { workspaceRoutes } from './workspace.ts';
 
 /**
@@ -27,6 +28,7 @@ import { workspaceRoutes } from './workspace.ts';
 export const apiRoutes: readonly ApiRoute[] = [
   ...authRoutes,
   ...workspaceRoutes,
+  ...trackingDomainRoutes,
   ...memberRoutes,
   ...invitationRoutes,
   ...apiKeyRoutes,

@@ -7,6 +7,7 @@ import { pushSettingsFrom } from '../../mailbox/sync/push-settings.ts';
 import { systemMailerSettingsFrom } from '../../api/system-mailer.ts';
 import { createLogger } from '../../common/logger.ts';
 import { globals } from '../context.ts';
+import { trackingDomainSettingsFrom } from '../../tracking/domains/settings.ts';
 
 /**
  * What the first start prints: until the first account exists, setup asks for this token, so
@@ -38,7 +39,9 @@ export function register(program: Command): void {
       const mailer = systemMailerSettingsFrom(cfg);
       const domains = domainCheckConfigFrom(cfg);
       const log = createLogger();
+      const trackingDomains = trackingDomainSettingsFrom(cfg);
       const app = await startApp({
+        ...(trackingDomains ? { trackingDomains } : {}),
         log,
         databaseUrl: g.databaseUrl ?? cfg.DATABASE_URL,
         dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR,

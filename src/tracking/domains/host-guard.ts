@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import { requestHost } from './challenge-route.ts';
+
+/**
+ * On a workspace's custom tracking host only the tracking routes (pixel, click, unsubscribe) and
+ * the ACME challenge answer: the host is the customer's name, and the sign-in page, the API or the
+ * web app under it would be ours passing as theirs (phishing, cookies scoped to their domain).
+ * Everything arriving on the HTTPS tracking listener is on such a host (it has no certificate of
+ * its own), and on the app's port a Host that is a known custom host is treated the same.
+ */
+const ALLOWED = /^\/(?:t\/[ocu]\/|\.well-known\/acme-challenge\/)/;
+
+export function customHostGuard(app: FastifyInstance, isCustomHost: (host: string) => boolean, onTrackingListener: (socket: unknown) => boolean): void {
+  app.addHook('onRequest', async (req, reply) => {
+    if (ALLOWED.test(req.url)) return;
+    const host = requestHost(req.headers.host);
+    if (onTrackingListener(req.raw.socket) || (host !== undefined && isCustomHost(host))) {
+      return reply.code(404).type('text/plain; charset=utf-8').send('not found\n');
+    }
+  });
+}

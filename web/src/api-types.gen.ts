@@ -153,7 +153,7 @@ export type DomainCheck = {
   /** The DNS name asked */
   name: string;
   /** refused: the blocklist refused the query (not a listing); error: the lookup failed */
-  status: "ok" | "missing" | "differs" | "listed" | "refused" | "error";
+  status: "ok" | "missing" | "differs" | "listed" | "refused" | "unchecked" | "error";
   /** What the name publishes now (TXT values, MX as "priority host", CNAME targets, blocklist codes) */
   published: string[];
   /** What is wrong, in words */
@@ -653,6 +653,8 @@ export type WorkspaceSettings = {
   trackingDomain: string | null;
   /** Days the audit log keeps an event (default 365) */
   auditRetentionDays: number;
+  /** The DKIM selector SMTP mailboxes' mail is signed with (their host's), for the Domains checks; null: not checked */
+  dkimSelector: string | null;
 };
 
 /** Every API route by `METHOD /path`: params, query and body as the server takes them, the answer as it sends it. */
@@ -759,6 +761,7 @@ export interface ApiRoutes {
       holidaysCountry?: string | null;
       trackingDomain?: string | null;
       auditRetentionDays?: number;
+      dkimSelector?: string | null;
     };
     response: WorkspaceSettings;
     status: 200;

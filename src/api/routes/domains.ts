@@ -11,7 +11,7 @@ import { defineRoute, workspaceParams } from '../http/route.ts';
  * a re-check now; the alerts (a domain that broke or recovered) and marking them read.
  */
 
-const checkStatus = z.enum(['ok', 'missing', 'differs', 'listed', 'refused', 'error']);
+const checkStatus = z.enum(['ok', 'missing', 'differs', 'listed', 'refused', 'unchecked', 'error']);
 
 const domainCheck = z
   .object({

@@ -18,12 +18,20 @@ describe.each(testBackends())('workspace settings routes (%s)', (backend) => {
   it('reads and changes time zone, holidays country and tracking domain', async () => {
     const r = await owner.call('PATCH', `/api/workspaces/${ws}/settings`, { timeZone: 'America/New_York', holidaysCountry: 'US', trackingDomain: 'Links.Acme.com' });
     expect(r.statusCode).toBe(200);
-    expect(r.json()).toEqual({ id: ws, name: 'A', timeZone: 'America/New_York', holidaysCountry: 'US', trackingDomain: 'links.acme.com', auditRetentionDays: 365 });
+    expect(r.json()).toEqual({ id: ws, name: 'A', timeZone: 'America/New_York', holidaysCountry: 'US', trackingDomain: 'links.acme.com', auditRetentionDays: 365, dkimSelector: null });
     const cleared = await owner.call('PATCH', `/api/workspaces/${ws}/settings`, { trackingDomain: null });
     expect(cleared.json().trackingDomain).toBeNull();
     const w = await h.store.db.selectFrom('workspace').select(['settings', 'country']).where('id', '=', ws).executeTakeFirstOrThrow();
     expect(w).toEqual({ settings: {}, country: 'US' });
     expect((await owner.call('GET', `/api/workspaces/${ws}/settings`)).json().timeZone).toBe('America/New_York');
+  });
+
+  it("sets and clears the DKIM selector of the workspace's SMTP mailboxes, refusing one that is not a DNS label", async () => {
+    expect((await owner.call('PATCH', `/api/workspaces/${ws}/settings`, { dkimSelector: 'S2026' })).json().dkimSelector).toBe('s2026');
+    const bad = await owner.call('PATCH', `/api/workspaces/${ws}/settings`, { dkimSelector: 'x; p=' });
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.stringify(bad.json())).toMatch(/dkimSelector/);
+    expect((await owner.call('PATCH', `/api/workspaces/${ws}/settings`, { dkimSelector: null })).json().dkimSelector).toBeNull();
   });
 
   it('refuses an unknown time zone, a bad country code and a bad tracking domain, naming the field', async () => {

@@ -16,13 +16,21 @@ const settingsBody = z
     holidaysCountry: z.string().nullable().describe('ISO 3166-1 alpha-2; business days skip its public holidays'),
     trackingDomain: z.string().nullable().describe('A CNAME to this server used in tracking links, or null for the public URL'),
     auditRetentionDays: z.number().int().describe(`Days the audit log keeps an event (default ${DEFAULT_AUDIT_RETENTION_DAYS})`),
+    dkimSelector: z.string().nullable().describe("The DKIM selector SMTP mailboxes' mail is signed with (their host's), for the Domains checks; null: not checked"),
   })
   .meta({ id: 'WorkspaceSettings' });
+
+/** A DKIM selector: one or more DNS labels (RFC 6376 §3.1), lower-cased. */
+const dkimSelector = z
+  .string()
+  .max(63)
+  .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'a DKIM selector such as s1 or google (letters, digits, hyphens, dots)')
+  .transform((v) => v.toLowerCase());
 
 async function readSettings(db: import('../../store/store.ts').Db, workspaceId: string): Promise<z.output<typeof settingsBody>> {
   const w = await workspaceRow(db, workspaceId);
   if (!w) throw cadenzaError('NOT_FOUND', 'no such workspace');
-  const s = w.settings as { trackingDomain?: unknown };
+  const s = w.settings as { trackingDomain?: unknown; dkimSelector?: unknown };
   return {
     id: w.id,
     name: w.name,
@@ -30,6 +38,7 @@ async function readSettings(db: import('../../store/store.ts').Db, workspaceId: 
     holidaysCountry: w.country,
     trackingDomain: typeof s.trackingDomain === 'string' ? s.trackingDomain : null,
     auditRetentionDays: auditRetentionDays(w.settings as Record<string, unknown>),
+    dkimSelector: typeof s.dkimSelector === 'string' ? s.dkimSelector : null,
   };
 }
 
@@ -77,6 +86,7 @@ export const workspaceRoutes = [
         holidaysCountry: z.string().regex(/^[A-Z]{2}$/, 'an ISO 3166-1 alpha-2 code such as FR').nullable(),
         trackingDomain: z.string().max(253).nullable(),
         auditRetentionDays: z.number().int().min(MIN_AUDIT_RETENTION_DAYS).max(MAX_AUDIT_RETENTION_DAYS),
+        dkimSelector: dkimSelector.nullable(),
       })
       .partial(),
     example: () => ({ body: { timeZone: 'Europe/Paris' } }),
@@ -97,6 +107,8 @@ export const workspaceRoutes = [
         }
       }
       if (body.auditRetentionDays !== undefined) settingsPatch = { ...settingsPatch, auditRetentionDays: body.auditRetentionDays };
+      // null removes it (jsonb_strip_nulls): SMTP domains' DKIM goes back to 'unchecked'.
+      if (body.dkimSelector !== undefined) settingsPatch = { ...settingsPatch, dkimSelector: body.dkimSelector };
       const before = await readSettings(ctx.store.db, ws.workspaceId);
       // A null trackingDomain is removed, so senders fall back to the public URL.
       await updateWorkspace(ctx.store.db, ws.workspaceId, set, settingsPatch);

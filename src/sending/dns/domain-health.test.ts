@@ -75,6 +75,20 @@ describe('checkDomain against a DNS server on loopback', () => {
     expect(by(h.checks, 'mx').publish).toEqual({ type: 'MX', name: domain, value: `0 ${domain.replace(/\./g, '-')}.mail.protection.outlook.com` });
   });
 
+  it("SMTP mailboxes with no selector given: DKIM is 'unchecked' (the host's selector cannot be guessed), and the verdict is not broken for it", async () => {
+    dns.setTxt(domain, ['v=spf1 include:mail.host.test ~all']);
+    dns.setTxt(`_dmarc.${domain}`, [`v=DMARC1; p=none; rua=mailto:dmarc@${domain}`]);
+    dns.setMx(domain, [{ exchange: `mx.${domain}`, priority: 10 }]);
+    dns.setA(`mx.${domain}`, ['127.0.0.7']);
+    const h = await checkDomain({ purpose: 'sending', domain, providers: ['smtp_imap'], smtpHosts: [] }, resolver, { blocklists: NO_BLOCKLISTS });
+    const dkim = h.checks.filter((c) => c.kind === 'dkim');
+    expect(dkim).toHaveLength(1);
+    expect(dkim[0]).toMatchObject({ status: 'unchecked', name: `<selector>._domainkey.${domain}` });
+    expect(dkim[0]!.differences[0]).toMatch(/Settings \(DKIM selector\)/);
+    expect(h.checks.filter((c) => c.status !== 'ok' && c.status !== 'unchecked').map((c) => `${c.kind}:${c.status}`)).toEqual([]);
+    expect(h.verdict).toBe('ok');
+  });
+
   it('DMARC at reject without reports: the fix adds rua and keeps the policy', async () => {
     dns.setTxt(`_dmarc.${domain}`, ['v=DMARC1; p=reject; pct=100;']);
     const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS });

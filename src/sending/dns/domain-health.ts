@@ -22,7 +22,11 @@ export type DomainTarget =
       providers: readonly Provider[];
       /** The SMTP hosts of its SMTP mailboxes: the servers its mail leaves from (their IPs go to the IP lists). */
       smtpHosts: readonly string[];
-      /** The selector Cadenza's relay signs with (default 'cadenza'), for SMTP mailboxes. */
+      /**
+       * The selector an SMTP mailbox's mail is signed with (workspace setting dkimSelector): the
+       * mail host's, or Cadenza's relay's. Unset, DKIM of an SMTP-only domain is 'unchecked':
+       * a host's selector cannot be guessed, and calling it missing would be a false alarm.
+       */
       selector?: string;
     }
   | {
@@ -41,9 +45,10 @@ export type CheckKind = 'spf' | 'dkim' | 'dmarc' | 'mx' | 'tracking' | 'blocklis
  *   differs   published, but wrong (differences say how)
  *   listed    on a blocklist
  *   refused   the blocklist refused to answer (not a listing; the check could not be made)
+ *   unchecked Cadenza does not know what to look up (an SMTP host's DKIM selector): not a failure
  *   error     the lookup failed (timeout, SERVFAIL): nothing is known
  */
-export type CheckStatus = 'ok' | 'missing' | 'differs' | 'listed' | 'refused' | 'error';
+export type CheckStatus = 'ok' | 'missing' | 'differs' | 'listed' | 'refused' | 'unchecked' | 'error';
 
 export interface PublishRecord {
   type: 'TXT' | 'CNAME' | 'MX';
@@ -141,10 +146,11 @@ function planFor(domain: string, providers: readonly Provider[], selector: strin
 }
 
 /** The DKIM selectors to look at: the providers' and, for SMTP mailboxes, the one Cadenza signs with. */
-function selectorsFor(providers: readonly Provider[], own: string): Array<{ selector: string; publish: (domain: string) => PublishRecord }> {
+function selectorsFor(providers: readonly Provider[], own: string | undefined): Array<{ selector: string; publish: (domain: string) => PublishRecord }> {
   const out: Array<{ selector: string; publish: (domain: string) => PublishRecord }> = [];
   for (const p of new Set(providers)) {
     if (p === 'smtp_imap') {
+      if (own === undefined) continue;
       out.push({ selector: own, publish: (d) => ({ type: 'TXT', name: `${own}._domainkey.${d}`, value: 'v=DKIM1; k=rsa; p=<public key>', note: `cadenza dns ${d} --selector ${own} --generate-key FILE prints the record with a new key` }) });
     } else {
       const info = PROVIDERS[p];
@@ -160,6 +166,19 @@ function selectorsFor(providers: readonly Provider[], own: string): Array<{ sele
     }
   }
   return out;
+}
+
+/** DKIM of SMTP mailboxes whose host's selector the workspace has not given. */
+function uncheckedDkim(domain: string): DomainCheck {
+  return {
+    kind: 'dkim',
+    name: `<selector>._domainkey.${domain}`,
+    status: 'unchecked',
+    published: [],
+    differences: [
+      "your SMTP mailboxes' mail is signed by their mail host, with a selector Cadenza cannot guess: set it in Settings (DKIM selector) to have it checked; the host's documentation names it, or read s= in the DKIM-Signature of a message you sent",
+    ],
+  };
 }
 
 type Lookup<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -270,8 +289,10 @@ export async function checkDomain(target: DomainTarget, resolver: DomainResolver
     const checks = [await checkTracking(resolver, target.domain, target.cnameTarget)];
     return { domain: target.domain, purpose: 'tracking', verdict: verdictOf(checks), checks };
   }
-  const selectors = selectorsFor(target.providers, target.selector ?? DEFAULT_SELECTOR);
-  const first = selectors[0]?.selector ?? target.selector ?? DEFAULT_SELECTOR;
+  const selectors = selectorsFor(target.providers, target.selector);
+  // An SMTP mailbox whose host's selector is not known: its DKIM cannot be looked up.
+  const smtpUnknown = target.providers.includes('smtp_imap') && target.selector === undefined;
+  const first = selectors[0]?.selector ?? DEFAULT_SELECTOR;
   const plan = planFor(target.domain, target.providers, first);
   const [records, extraDkim, hosts] = await Promise.all([
     checkRecords(plan, resolver),
@@ -282,7 +303,10 @@ export async function checkDomain(target: DomainTarget, resolver: DomainResolver
   // SMTP mailboxes only: the SPF include is the mail host's own, which Cadenza cannot know.
   fallback.set(plan.domain, { type: 'TXT', name: plan.domain, value: 'v=spf1 include:<your mail host> ~all', note: "your mail host's documentation names its SPF include" });
   const checks: DomainCheck[] = [];
-  for (const c of [...records.slice(0, 2), ...extraDkim, ...records.slice(2)]) checks.push(fromRecordCheck(c, fallback.get(c.name), plan.domain));
+  const dkim = selectors.length ? [records[1]!, ...extraDkim] : [];
+  for (const c of [records[0]!, ...dkim]) checks.push(fromRecordCheck(c, fallback.get(c.name), plan.domain));
+  if (smtpUnknown) checks.push(uncheckedDkim(plan.domain));
+  for (const c of records.slice(2)) checks.push(fromRecordCheck(c, fallback.get(c.name), plan.domain));
   checks.push(hosts.mx, ...hosts.blocklists);
   return { domain: plan.domain, purpose: 'sending', verdict: verdictOf(checks), checks };
 }

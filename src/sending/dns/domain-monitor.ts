@@ -60,7 +60,7 @@ export async function checkAndStore(d: Pick<DomainMonitorDeps, 'store' | 'clock'
   const health = await checkDomain(target, d.settings.resolver, { blocklists: d.settings.blocklists });
   const change = await saveDomainHealth(d.store.db, workspaceId, health, new Date(d.clock.now()));
   if (change?.alert) {
-    const failing = health.checks.filter((c) => c.status !== 'ok' && c.status !== 'error' && c.status !== 'refused').map((c) => `${c.kind} ${c.status}`);
+    const failing = health.checks.filter((c) => c.status !== 'ok' && c.status !== 'error' && c.status !== 'refused' && c.status !== 'unchecked').map((c) => `${c.kind} ${c.status}`);
     d.log?.warn({ workspaceId, domain: health.domain, purpose: health.purpose, from: change.from, to: change.to, failing }, `domain ${health.domain}: ${change.from} → ${change.to}`);
   }
   if (change) d.onChange?.(workspaceId, health.domain, change);

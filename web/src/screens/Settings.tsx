@@ -32,12 +32,12 @@ export function Settings({ workspaceId }: ScreenProps) {
 
 function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boolean }) {
   const s = useLoad(() => api<WorkspaceSettings>('GET', ws(workspaceId, 'settings')), [workspaceId]);
-  const [f, setF] = useState({ name: '', timeZone: '', holidaysCountry: '', trackingDomain: '', auditRetentionDays: '' });
+  const [f, setF] = useState({ name: '', timeZone: '', holidaysCountry: '', trackingDomain: '', auditRetentionDays: '', dkimSelector: '' });
   const [error, setError] = useState<string>();
   const [saved, setSaved] = useState<string>();
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    if (s.data) setF({ name: s.data.name, timeZone: s.data.timeZone, holidaysCountry: s.data.holidaysCountry ?? '', trackingDomain: s.data.trackingDomain ?? '', auditRetentionDays: String(s.data.auditRetentionDays) });
+    if (s.data) setF({ name: s.data.name, timeZone: s.data.timeZone, holidaysCountry: s.data.holidaysCountry ?? '', trackingDomain: s.data.trackingDomain ?? '', auditRetentionDays: String(s.data.auditRetentionDays), dkimSelector: s.data.dkimSelector ?? '' });
   }, [s.data]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -51,6 +51,7 @@ function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boo
         holidaysCountry: f.holidaysCountry.trim() ? f.holidaysCountry.trim().toUpperCase() : null,
         trackingDomain: f.trackingDomain.trim() || null,
         auditRetentionDays: Number(f.auditRetentionDays),
+        dkimSelector: f.dkimSelector.trim() || null,
       });
       setSaved('Settings saved.');
     } catch (err) {
@@ -76,6 +77,9 @@ function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boo
         </Field>
         <Field label="Tracking domain" hint="A CNAME to this server for open and click links; empty: the server's public URL.">
           <input value={f.trackingDomain} onChange={text('trackingDomain')} />
+        </Field>
+        <Field label="DKIM selector" hint="The selector your SMTP mailboxes' host signs with (s= in a sent message's DKIM-Signature), so Domains can check DKIM. Empty: not checked.">
+          <input value={f.dkimSelector} onChange={text('dkimSelector')} maxLength={63} />
         </Field>
         <Field label="Audit retention (days)" hint="How long the audit log keeps an event: 30 to 3650 days.">
           <input type="number" required min={30} max={3650} value={f.auditRetentionDays} onChange={text('auditRetentionDays')} />

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
-import { statementName } from './prepared-statements.ts';
+import { statementName, UNNAMED } from './prepared-statements.ts';
 import { openStore, type Store } from './store.ts';
 
 // PGlite has no pool and no named statements to keep: this is the PostgreSQL pool's behaviour.
@@ -116,8 +116,10 @@ describe.skipIf(!testBackends().includes('postgres'))('named prepared statements
       await sql`delete from plan_d where id = ${1}`.execute(tx);
     });
     expect((await sql`select count(*)::int as n from plan_d`.execute(s.db)).rows).toEqual([{ n: 1 }]);
+    // A statement marked to be planned with its values on every call.
+    expect((await sql`${sql.raw(UNNAMED)} select count(*)::int as n from plan_d where id = ${2}`.execute(s.db)).rows).toEqual([{ n: 1 }]);
     const held = await prepared(s);
-    // The delete and the counts: the DDL script, BEGIN and COMMIT are not prepared.
+    // The delete and the counts: the DDL script, BEGIN, COMMIT and the marked statement are not prepared.
     expect(held.length).toBe(3);
   });
 });

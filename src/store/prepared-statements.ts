@@ -22,13 +22,18 @@ import type pg from 'pg';
  *   the caller, whose transaction retry starts over, on a statement prepared afresh.
  * - Only queries and writes are named; DDL, transaction control (followed here, for the retry) and
  *   text without parameters that may hold several statements (only the simple protocol runs those)
- *   go through unnamed, as before.
+ *   go through unnamed, as before. So does a statement that starts with the comment UNNAMED: one
+ *   whose generic plan (PostgreSQL's choice after five runs of a prepared statement) is worse
+ *   than planning it with each call's values; say why beside it.
  */
 
 /** How many evicted statements are deallocated together. */
 const EVICT_BATCH = 16;
 
 const PLAN_CHANGED = 'cached plan must not change result type';
+
+/** The opening of a statement that must be planned with its values on every call (see above). */
+export const UNNAMED = '/* unnamed */';
 
 /** Only queries and writes are prepared: DDL, session and transaction statements gain nothing. */
 const PREPARABLE = /^\s*\(?\s*(select|insert|update|delete|with|values|merge)\b/i;

@@ -3,7 +3,9 @@
  * sender process at a fixed concurrency, against graphile-worker's no-op jobs on the same database
  * in the same run.
  *
- *   npm run bench -- claim-send [--n=2000] [--rounds=3] [--concurrency=4] [--backends=postgres,pglite] [--transports=noop,smtp]
+ *   npm run bench -- claim-send [--n=2000] [--rounds=3] [--concurrency=4] [--backends=postgres,pglite] [--transports=noop,smtp] [--prepared=256]
+ *
+ * `--prepared=0` sends every statement unnamed (parsed and planned on each call), as before issue 13.
  *
  * What one send is here: MailboxSender.step() as the sender pool calls it (sender-pool.ts), with
  * the pool's settings: paced claims (the request's planned slot, reserveSlot's bucket, window and
@@ -39,11 +41,11 @@ import { MailboxSender } from '../src/sending/mailbox-sender.ts';
 import { SentRecorder } from '../src/sending/sent-recorder.ts';
 import type { Store } from '../src/store/store.ts';
 import { graphileRound } from './lib/graphile-anchor.ts';
-import { postgresCpuMs, processCpuMs } from './lib/cpu.ts';
+import { cpuBetween, databaseCpu, processCpuMs } from './lib/cpu.ts';
 import { describeLoad, loadFigures, machineLoad, showSpread, spread } from './lib/rounds.ts';
 import { startSmtpSink, type SmtpSink } from './lib/smtp-sink.ts';
 import { countStatements } from './lib/statement-count.ts';
-import { benchStore, flag } from './support/backends.ts';
+import { benchStore, flag, preparedFlag } from './support/backends.ts';
 
 type TransportName = 'noop' | 'smtp';
 
@@ -146,11 +148,12 @@ async function cadenzaRound(store: Store, n: number, concurrency: number, round:
     recorder,
     trackingKey: key, publicUrl: 'https://cadenza.bench.test', pauseMailbox: async () => undefined,
   }));
+  // This database's backends only (a shared server's other clients are not counted).
+  const pg0 = await databaseCpu(store);
   const statements = countStatements();
   let next = 0;
   const s0 = statements.read();
   const cpu0 = processCpuMs();
-  const pg0 = store.backend === 'postgres' ? postgresCpuMs() : null;
   const t0 = process.hrtime.bigint();
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < senders.length) {
@@ -162,8 +165,8 @@ async function cadenzaRound(store: Store, n: number, concurrency: number, round:
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const stmts = statements.read() - s0;
   const nodeCpuMs = (processCpuMs() - cpu0) / n;
-  const pg1 = pg0 === null ? null : postgresCpuMs();
-  const pgCpuMs = pg0 === null || pg1 === null ? null : (pg1 - pg0) / n;
+  const pgUsed = cpuBetween(pg0, await databaseCpu(store));
+  const pgCpuMs = pgUsed === null ? null : pgUsed / n;
   await Promise.all(transports.map((t) => t.close()));
   await checkExactlyOnce(store, world, n, transport === 'noop' ? { handed: [...seen.values()].reduce((a, x) => a + x, 0), distinct: seen.size, max: Math.max(...seen.values()) } : { handed: sink.received - receivedBefore, distinct: n, max: 1 });
   return { sendsPerS: n / seconds, statementsPerSend: stmts / n, nodeCpuMs, pgCpuMs };
@@ -200,12 +203,12 @@ export default async function claimSendBench(args: string[]): Promise<Record<str
   const backends = flag(args, 'backends', 'postgres,pglite').split(',') as Array<'pglite' | 'postgres'>;
   const transports = flag(args, 'transports', 'noop,smtp').split(',') as TransportName[];
   const before = machineLoad();
-  const figures: Record<string, unknown> = { sends_per_round: n, rounds, concurrency };
+  const figures: Record<string, unknown> = { sends_per_round: n, rounds, concurrency, prepared: preparedFlag(args).preparedStatements ?? 'default' };
   console.log(`before: ${describeLoad(before)}; ${n} sends a round, ${rounds} rounds, concurrency ${concurrency}`);
   const sink = await startSmtpSink();
   try {
     for (const backend of backends) {
-      const b = await benchStore(backend);
+      const b = await benchStore(backend, preparedFlag(args));
       const results = new Map<string, RoundResult[]>();
       const anchor: number[] = [];
       try {

@@ -6,7 +6,7 @@
  * the engine stopping enrollments.
  *
  *   npm run bench -- ingest [--messages=2000] [--single-messages=400] [--rounds=5] [--batch=100]
- *                           [--backends=pglite,postgres] [--threads=N]
+ *                           [--backends=pglite,postgres] [--threads=N] [--prepared=256]
  *
  * Input: a realistic mix (bench/lib/mail-mix.ts, built from the shared corpora: replies with HTML
  * parts, quoted history and signatures, out-of-office notes and bounces answering our sends, other
@@ -40,6 +40,7 @@ import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
 import { bedEndpoint, mailBed, resetMailBed, startMailBed } from '../test/mail/mailbed.ts';
 import { CORPORA } from '../test/corpora/location.ts';
 import { collect } from './lib/memory.ts';
+import { cpuBetween, databaseCpu } from './lib/cpu.ts';
 import { seededRandom } from '../src/common/random.ts';
 import type { IngestReport } from '../src/ingest/pipeline.ts';
 import { replyMail, seedSentSequence, type SeededSend } from '../test/ingest/seed-sent-sequence.ts';
@@ -54,7 +55,7 @@ import { buildMix, describeMix, loadMixSources, type MixMessage, type MixSources
 import { MemorySync } from './lib/memory-sync.ts';
 import { countingStore } from '../test/counting-store.ts';
 import { median } from './lib/stats.ts';
-import { benchStore } from './support/backends.ts';
+import { benchStore, preparedFlag } from './support/backends.ts';
 
 const MAILBOX = 'rep@cadenza.test';
 
@@ -66,7 +67,7 @@ export default async function ingest(args: string[]): Promise<Record<string, unk
   const batchSize = intFlag(args, 'batch', 100);
   const backends = (flag(args, 'backends') ?? 'pglite,postgres').split(',').filter((b): b is 'pglite' | 'postgres' => b === 'pglite' || b === 'postgres');
   const before = machineLoad();
-  const figures: Record<string, unknown> = { rounds, batch: batchSize, messages_batched: batchN, messages_single: singleN };
+  const figures: Record<string, unknown> = { rounds, batch: batchSize, messages_batched: batchN, messages_single: singleN, prepared: preparedFlag(args).preparedStatements ?? 'default' };
   console.log(`before: ${describeLoad(before)}`);
   const src = loadMixSources(CORPORA);
   if (!src) throw new Error('the corpora are needed for the mix (../shared/corpora, or CADENZA_CORPORA)');
@@ -87,7 +88,7 @@ export default async function ingest(args: string[]): Promise<Record<string, unk
     report(figures, 'cpu_prepare_pool', cpu, `CPU stages alone (parse + new text + classify) in ${pool.size} prepare thread(s)`);
 
     for (const backend of backends) {
-      const b = await benchStore(backend);
+      const b = await benchStore(backend, preparedFlag(args));
       try {
         await runBackend(b.store, backend, src, pool, { batchN, singleN, rounds, batchSize }, figures);
       } finally {
@@ -145,6 +146,8 @@ async function runBackend(raw: Awaited<ReturnType<typeof benchStore>>['store'], 
     let messages = 0;
     // The main thread's busy time (event-loop utilisation): what the pipeline costs there, apart from waiting.
     let mainMs = 0;
+    // The CPU of this database's PostgreSQL backends (lib/cpu.ts databaseCpu), null on PGlite.
+    let pgMs: number | null = backend === 'postgres' ? 0 : null;
     const acted = new Map<string, number>();
     for (let r = 0; r <= o.rounds; r++) {
       const mix = buildMix(src, n, s.sends.slice(used), MAILBOX, seededRandom(`mix-${backend}-${mode}-${r}`));
@@ -170,6 +173,7 @@ async function runBackend(raw: Awaited<ReturnType<typeof benchStore>>['store'], 
           if (seen >= fetched.length) done();
         },
       });
+      const pg0 = pgMs === null ? null : await databaseCpu(raw);
       const before = counted.statements();
       const elu0 = perfHooks.eventLoopUtilization();
       const t0 = performance.now();
@@ -178,11 +182,13 @@ async function runBackend(raw: Awaited<ReturnType<typeof benchStore>>['store'], 
       const ms = performance.now() - t0;
       const busy = perfHooks.eventLoopUtilization(elu0).active;
       const stmts = counted.statements() - before;
+      const pgUsed = pg0 === null ? null : cpuBetween(pg0, await databaseCpu(raw));
       loop.stop();
       await running;
       if (r === 0) continue; // warm-up
       rates.push((fetched.length / ms) * 1000);
       mainMs += busy;
+      if (pgMs !== null) pgMs = pgUsed === null ? null : pgMs + pgUsed;
       statements += stmts;
       messages += fetched.length;
       for (const rep of reports) for (const m of rep.messages) if (m.inserted && m.enrollmentId) acted.set(m.action, (acted.get(m.action) ?? 0) + 1);
@@ -191,8 +197,9 @@ async function runBackend(raw: Awaited<ReturnType<typeof benchStore>>['store'], 
     report(figures, key, rates, `${backend}, ${mode === 'batched' ? `batches of ${o.batchSize}` : 'one message per batch'}, ${int(n)} messages a round`);
     figures[`${key}_statements_per_msg`] = round(statements / messages, 2);
     figures[`${key}_main_thread_ms_per_msg`] = round(mainMs / messages, 3);
+    if (pgMs !== null) figures[`${key}_pg_cpu_ms_per_msg`] = round(pgMs / messages, 3);
     figures[`${key}_acted_per_round`] = Object.fromEntries([...acted].map(([k, v]) => [k, Math.round(v / o.rounds)]));
-    console.log(`  ${round(statements / messages, 2)} SQL statements a message; main thread busy ${round(mainMs / messages, 3)} ms a message; acted per round: ${JSON.stringify(figures[`${key}_acted_per_round`])}`);
+    console.log(`  ${round(statements / messages, 2)} SQL statements a message; main thread busy ${round(mainMs / messages, 3)} ms a message${pgMs === null ? '' : `; PostgreSQL CPU ${round(pgMs / messages, 3)} ms a message`}; acted per round: ${JSON.stringify(figures[`${key}_acted_per_round`])}`);
   }
 }
 

@@ -18,7 +18,11 @@ export interface BenchStore {
 
 const adminUrl = process.env.CADENZA_BENCH_PG_URL ?? process.env.CADENZA_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-export async function benchStore(backend: 'pglite' | 'postgres'): Promise<BenchStore> {
+/**
+ * `preparedStatements`: PostgreSQL's named statements per connection (store.ts; 0 = every
+ * statement unnamed, parsed and planned each time, as before issue 13), for a bench's `--prepared`.
+ */
+export async function benchStore(backend: 'pglite' | 'postgres', opts: { preparedStatements?: number } = {}): Promise<BenchStore> {
   if (backend === 'pglite') {
     const dir = mkdtempSync(join(tmpdir(), 'cadenza-bench-'));
     const store = await openStore({ dataDir: dir });
@@ -37,7 +41,7 @@ export async function benchStore(backend: 'pglite' | 'postgres'): Promise<BenchS
   await admin.query(`create database ${name}`);
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
-  const store = await openStore({ databaseUrl: u.toString(), poolSize: 4 });
+  const store = await openStore({ databaseUrl: u.toString(), poolSize: 4, ...(opts.preparedStatements === undefined ? {} : { preparedStatements: opts.preparedStatements }) });
   await migrate(store);
   return {
     store,
@@ -48,6 +52,15 @@ export async function benchStore(backend: 'pglite' | 'postgres'): Promise<BenchS
       await admin.end();
     },
   };
+}
+
+/** `--prepared=N`: named statements per PostgreSQL connection (default: the store's); 0 sends them unnamed. */
+export function preparedFlag(args: string[]): { preparedStatements?: number } {
+  const raw = flag(args, 'prepared', '');
+  if (raw === '') return {};
+  const v = Number(raw);
+  if (!Number.isSafeInteger(v) || v < 0) throw new Error(`--prepared must be a whole number >= 0, got ${raw}`);
+  return { preparedStatements: v };
 }
 
 /** Parses `--name=value` flags. */

@@ -212,7 +212,9 @@ export function toTarget(row: TargetRow): EnrollmentTarget {
 /** The enrollments of send requests within the workspace, by request id (for our unsubscribe mailto: tokens). */
 export async function enrollmentsOfSends(tx: Tx, workspaceId: string, sendRequestIds: readonly string[]): Promise<Map<string, string>> {
   if (sendRequestIds.length === 0) return new Map();
-  const r = await tx.selectFrom('send_request').select(['id', 'enrollment_id']).where('id', 'in', [...new Set(sendRequestIds)]).where('workspace_id', '=', workspaceId).execute();
+  // One array parameter, not an IN list: the text stays the same for any count (one prepared statement).
+  const ids = [...new Set(sendRequestIds)];
+  const r = await tx.selectFrom('send_request').select(['id', 'enrollment_id']).where(sql<boolean>`id = any(${ids}::uuid[])`).where('workspace_id', '=', workspaceId).execute();
   return new Map(r.map((x) => [x.id, x.enrollment_id]));
 }
 

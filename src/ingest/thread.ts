@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { normalizeEmail } from '../leads/email.ts';
 import type { Tx } from '../store/store.ts';
+import { UNNAMED } from '../store/prepared-statements.ts';
 import type { EnrollmentTarget } from './act.ts';
 import { TARGET_COLUMNS, toTarget, type TargetRow } from './store.ts';
 import type { Classification, ParsedMail } from './types.ts';
@@ -230,7 +231,9 @@ export async function loadThreadContext(
       order by m.at desc
       limit ${50 * keys.addresses.length})`);
   }
-  const r = await sql<RefRow>`${sql.join(parts, sql` union all `)}`.execute(tx);
+  // Planned with its values each time: its generic plan (arrays and a limit of unknown size) cost
+  // more server CPU than planning it, one message a batch (docs/benchmarks.md, "Ingestion").
+  const r = await sql<RefRow>`${sql.raw(UNNAMED)} ${sql.join(parts, sql` union all `)}`.execute(tx);
   const rows = r.rows.sort((a, b) => b.at.getTime() - a.at.getTime());
   for (const row of rows) {
     if (row.target_id && !ctx.targets.has(row.target_id)) ctx.targets.set(row.target_id, toTarget(row));

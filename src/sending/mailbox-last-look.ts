@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Logger } from '../common/logger.ts';
+import type { Db } from '../store/store.ts';
 import { deferClaim, type Claim, type OutboxDeps } from './outbox.ts';
 import type { Transport } from '../mailbox/connectors/connector.ts';
 import type { RecentMail, RecentMailResult } from '../mailbox/connectors/outcomes.ts';
@@ -81,7 +82,8 @@ export function judgeLook(found: { kind: 'unread'; count: number } | { kind: 'cl
   return { kind: 'defer', retryAt: now + p.failedLookDeferMs, reason: `mailbox last look failed (${found.reason}); deferred briefly` };
 }
 
-interface LookContext {
+/** What the look needs from the store; the sender reads it with the send's material (send-context.ts). */
+export interface LookContext {
   email: string;
   last_step_at: Date | null;
   created_at: Date;
@@ -90,6 +92,7 @@ interface LookContext {
 }
 
 // -- name: last-look-context
+// (The sender reads the same in its send-material statement, send-context.ts.)
 // The lead's address, when the previous step was done, our latest Message-IDs to this enrollment,
 // and whether the lead ever wrote to this mailbox (inbound rows are the pipeline's).
 const contextSql = (claim: Claim) => sql<LookContext>`
@@ -111,6 +114,11 @@ const readSql = (mailboxId: string, keys: string[], ids: string[]) => sql<{ prov
   union all
   select provider_key, null from quarantine where mailbox_id = ${mailboxId} and provider_key = any(${keys}::text[])`;
 
+/** What the look reads from the store for a claim; undefined when the enrollment is gone. */
+export async function readLookContext(db: Db, claim: Claim): Promise<LookContext | undefined> {
+  return (await contextSql(claim).execute(db)).rows[0];
+}
+
 export interface MailboxLastLookDeps extends OutboxDeps {
   transport: Pick<Transport, 'recentMailFrom'>;
   /** Asks the sync role to pull this mailbox now (SyncPool.poke, here or through the bus). */
@@ -131,8 +139,9 @@ export class MailboxLastLook {
    * Looks, and either lets the claim go on (send) or defers it (the claim is given back, due again
    * at retryAt, and the mailbox's sync is nudged). The caller must not send after a defer.
    */
-  async check(claim: Claim): Promise<LookVerdict & { looked: boolean }> {
-    const ctx = (await contextSql(claim).execute(this.d.store.db)).rows[0];
+  async check(claim: Claim, read?: LookContext): Promise<LookVerdict & { looked: boolean }> {
+    // Given when the caller read it in its own statement (one round trip fewer a send).
+    const ctx = read ?? (await readLookContext(this.d.store.db, claim));
     if (!ctx) return { kind: 'send', note: 'enrollment gone (the outbox re-check refuses it)', boundReached: false, looked: false };
     const isFollowUp = ctx.last_step_at !== null;
     if (!isFollowUp && !ctx.has_written) return { kind: 'send', note: 'first step to a lead who never wrote', boundReached: false, looked: false };

@@ -112,7 +112,7 @@ export class MailboxSender {
 
     // The mailbox itself, before the database re-check (mailbox-last-look.ts: a reply already in
     // the mailbox but not yet read by the sync defers the step; the pipeline then decides).
-    const glance = await this.mailboxLook.check(claim);
+    const glance = await this.mailboxLook.check(claim, material.look);
     if (glance.kind === 'defer') return { kind: 'deferred', claim, reason: glance.reason };
 
     const look = await lastLook(d, claim);

@@ -14,6 +14,7 @@ import { prepareEmail } from './compose/prepare.ts';
 import { openTrackingToken } from './compose/tracking.ts';
 import { claimNext, type OutboxDeps } from './outbox.ts';
 import { loadSendMaterial } from './send-context.ts';
+import { readLookContext } from './mailbox-last-look.ts';
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0);
 const key = randomBytes(32);
@@ -123,5 +124,20 @@ describe('sequence tracking settings, from sequence apply to the composed messag
     expect(parsed.html).toBeUndefined();
     expect(email.raw.toString('latin1')).not.toMatch(/\/t\/[oc]\//);
     expect(email.listUnsubscribe.listUnsubscribe).toMatch(/^<https:\/\/links\.acme\.test\/t\/u\//);
+  });
+  it("reads the mailbox last look's context in the material statement, as the look's own read sees it", async () => {
+    const { material, requestId } = await composeFirstSend({});
+    const r = await store.db.selectFrom('send_request').select(['workspace_id', 'enrollment_id', 'mailbox_id', 'step_id', 'variant_id', 'message_id']).where('id', '=', requestId).executeTakeFirstOrThrow();
+    const claim = { requestId, enrollmentId: r.enrollment_id, mailboxId: r.mailbox_id!, stepId: r.step_id, variantId: r.variant_id } as Parameters<typeof loadSendMaterial>[1];
+    // A first step to a lead who never wrote: nothing of ours yet, nothing from them.
+    expect(material.look).toEqual(await readLookContext(store.db, claim));
+    expect(material.look).toMatchObject({ ours: null, has_written: false, last_step_at: null });
+    // Then six sends of ours (newest first, five of them) and a message from the lead to this mailbox.
+    const lead = material.lead.email;
+    const rows = Array.from({ length: 6 }, (_, i) => ({ id: `00000000-0000-7000-8000-${String(900 + i).padStart(12, '0')}`, workspace_id: r.workspace_id, mailbox_id: r.mailbox_id, enrollment_id: r.enrollment_id, direction: 'outbound' as const, message_id: `<ours${i}@acme.test>`, at: new Date(T0 - (10 - i) * 60_000) }));
+    await store.db.insertInto('message').values([...rows, { id: '00000000-0000-7000-8000-000000000999', workspace_id: r.workspace_id, mailbox_id: r.mailbox_id, direction: 'inbound', message_id: '<theirs@lead.test>', from_addr: lead.toUpperCase(), at: new Date(T0) }]).execute();
+    const again = await loadSendMaterial(store.db, claim);
+    expect(again.look).toEqual(await readLookContext(store.db, claim));
+    expect(again.look).toMatchObject({ ours: ['<ours5@acme.test>', '<ours4@acme.test>', '<ours3@acme.test>', '<ours2@acme.test>', '<ours1@acme.test>'], has_written: true });
   });
 });

@@ -5,6 +5,7 @@ import type { Tx, Db } from '../store/store.ts';
 import type { EmailTemplate } from '../sequence/template/render.ts';
 import type { LeadValues, SenderValues } from '../sequence/template/variables.ts';
 import type { ThreadContext } from './compose/threading.ts';
+import type { LookContext } from './mailbox-last-look.ts';
 import type { Claim } from './outbox.ts';
 
 /** Everything composing needs for one claimed request, read in one round of queries. */
@@ -14,6 +15,8 @@ export interface SendMaterial {
   sender: SenderValues;
   thread: ThreadContext | null;
   tracking: { opens: boolean; clicks: boolean; trackingDomain: string | null };
+  /** What the mailbox last look reads (mailbox-last-look.ts contextSql), read here in the same statement. */
+  look: LookContext;
 }
 
 type LeadRow = Pick<LeadValues, 'email' | 'first_name' | 'last_name' | 'company' | 'title' | 'phone' | 'country' | 'region'> & { custom: unknown };
@@ -33,7 +36,8 @@ export function senderValues(m: { email: string; display_name: string | null }):
 // The variant chosen at planning time (or the step's first live variant), the lead, the mailbox,
 // the sequence's and workspace's settings, the workspace's custom tracking host while it has a
 // valid certificate (0034_tracking_domains.sql), and the enrollment's earlier outbound messages
-// (oldest first): one statement a send.
+// (oldest first); with them what the mailbox last look reads (its last-look-context: when the
+// previous step was done, whether the lead ever wrote to this mailbox): one statement a send.
 const materialSql = (claim: Claim) => sql<LeadRow & {
   has_variant: boolean | null;
   subject: string | null;
@@ -44,13 +48,19 @@ const materialSql = (claim: Claim) => sql<LeadRow & {
   mailbox_email: string;
   display_name: string | null;
   earlier: Array<{ message_id: string; subject: string | null; thread_id: string | null }> | null;
+  last_step_at: Date | null;
+  created_at: Date;
+  has_written: boolean;
 }>`
   select v.has_variant, v.subject, v.body,
          l.email, l.first_name, l.last_name, l.company, l.title, l.phone, l.country, l.region, l.custom,
          s.settings as seq_settings, w.settings as ws_settings, m.email as mailbox_email, m.display_name,
          (select td.host from tracking_domain td where td.workspace_id = e.workspace_id and td.state in ('active', 'renewing')) as tracking_host,
          (select json_agg(json_build_object('message_id', o.message_id, 'subject', o.subject, 'thread_id', o.thread_id) order by o.at, o.id)
-          from message o where o.enrollment_id = e.id and o.direction = 'outbound') as earlier
+          from message o where o.enrollment_id = e.id and o.direction = 'outbound') as earlier,
+         e.last_step_at, e.created_at,
+         exists (select 1 from message i
+                 where i.mailbox_id = ${claim.mailboxId} and i.direction = 'inbound' and lower(i.from_addr) = l.email_norm) as has_written
   from enrollment e
   join lead l on l.id = e.lead_id
   join sequence s on s.id = e.sequence_id
@@ -81,5 +91,7 @@ export async function loadSendMaterial(db: Db | Tx, claim: Claim): Promise<SendM
       ? { messageIds: earlier.map((m) => m.message_id), firstSubject: earlier[0]!.subject ?? '', threadId: earlier.find((m) => m.thread_id)?.thread_id ?? null }
       : null,
     tracking: { opens: !!seq.trackOpens, clicks: !!seq.trackClicks, trackingDomain: row.tracking_host ?? ws.trackingDomain ?? null },
+    // Our latest five Message-IDs to this enrollment, newest first, as last-look-context reads them.
+    look: { email: row.email, last_step_at: row.last_step_at, created_at: row.created_at, ours: earlier.length ? earlier.slice(-5).reverse().map((m) => m.message_id) : null, has_written: row.has_written },
   };
 }

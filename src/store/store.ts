@@ -5,6 +5,7 @@ import pg from 'pg';
 import { cadenzaError } from '../common/errors.ts';
 import { lockEmbeddedDir } from './embedded-lock.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
+import { preparingPool } from './prepared-statements.ts';
 import { ensurePrivateDir, restrictTree } from '../common/private-files.ts';
 import type { Database } from './schema.ts';
 
@@ -34,10 +35,16 @@ export interface StoreOptions {
   dataDir?: string | undefined;
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /**
+   * PostgreSQL: how many named prepared statements each connection keeps (prepared-statements.ts);
+   * 0 sends every statement unnamed (parsed and planned on every call). Default 256: every
+   * statement of the hot paths, with room for the rest.
+   */
+  preparedStatements?: number;
 }
 
 export async function openStore(opts: StoreOptions): Promise<Store> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10, opts.preparedStatements ?? 256);
   return openPGlite(opts.dataDir);
 }
 
@@ -93,7 +100,7 @@ const pgTypes = {
   },
 } as pg.CustomTypesConfig;
 
-async function openPostgres(url: string, poolSize: number): Promise<Store> {
+async function openPostgres(url: string, poolSize: number, preparedStatements: number): Promise<Store> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, types: pgTypes });
   // An idle client's error (server restart, failover) must not crash the process: the pool drops
   // that client and the next query gets a new one.
@@ -105,7 +112,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Store> {
     await pool.end().catch(() => undefined);
     throw cadenzaError('STORE_UNAVAILABLE', `cannot connect to PostgreSQL: ${(e as Error).message}`);
   }
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements > 0 ? preparingPool(pool, preparedStatements) : pool }) });
   return {
     backend: 'postgres',
     db,

@@ -23,7 +23,8 @@ const MAX_TARGET = 200;
 
 async function mailboxIn(db: Conn, workspaceId: string, mailboxId: string): Promise<void> {
   const mb = await db.selectFrom('mailbox').select('id').where('id', '=', mailboxId).where('workspace_id', '=', workspaceId).where('removed_at', 'is', null).executeTakeFirst();
-  if (!mb) throw cadenzaError('NOT_FOUND', `mailbox ${mailboxId} not found`, { mailboxId });
+  // The id is not echoed: the caller may have guessed another workspace's.
+  if (!mb) throw cadenzaError('NOT_FOUND', 'no such mailbox in this workspace');
 }
 
 export async function getWarmup(db: Conn, workspaceId: string, mailboxId: string): Promise<WarmupMembership> {

@@ -562,6 +562,12 @@ export type WarmupPlacement = {
   receipts30: number;
   capFactor: number;
   capReason: string | null;
+  /** The last 30 UTC days, oldest first */
+  days: {
+    day: string;
+    inbox: number;
+    junk: number;
+  }[];
 };
 
 export type WebhookDelivery = {

@@ -34,7 +34,9 @@ describe.each(testBackends())('warmup opt-in and placement (%s)', (backend) => {
     const on = await rep.call('PUT', own, { enabled: true, target: 25 });
     expect(on.statusCode).toBe(200);
     expect(on.json()).toMatchObject({ enabled: true, target: 25, pool: 'default', capReason: null });
-    expect((await rep.call('GET', `${own}/placement`)).json()).toEqual({ share7: null, share30: null, receipts7: 0, receipts30: 0, capFactor: 1, capReason: null });
+    const placement = (await rep.call('GET', `${own}/placement`)).json();
+    expect(placement).toMatchObject({ share7: null, share30: null, receipts7: 0, receipts30: 0, capFactor: 1, capReason: null });
+    expect(placement.days).toHaveLength(30);
     expect((await rep.call('PUT', own, { enabled: true, target: 0 })).statusCode).toBe(400);
     expect((await rep.call('PUT', `/api/workspaces/${ws}/mailboxes/${ownersMailbox.mailboxId}/warmup`, { enabled: true })).statusCode).toBe(403);
     expect((await owner.call('PUT', `/api/workspaces/${ws}/mailboxes/${ownersMailbox.mailboxId}/warmup`, { enabled: true })).json()).toMatchObject({ enabled: true, target: 30 });

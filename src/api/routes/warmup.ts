@@ -31,6 +31,7 @@ const placement = z
     receipts30: z.number().int(),
     capFactor: z.number(),
     capReason: z.string().nullable(),
+    days: z.array(z.object({ day: z.string(), inbox: z.number().int(), junk: z.number().int() })).describe('The last 30 UTC days, oldest first'),
   })
   .meta({ id: 'WarmupPlacement' });
 

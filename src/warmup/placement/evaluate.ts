@@ -30,10 +30,37 @@ export async function placementCounts(db: Conn, mailboxId: string, now: number):
   return (await countsSql(mailboxId, now).execute(db)).rows[0]!;
 }
 
-/** The placement the API shows (7 and 30 days) with the member's current cap factor and reason. */
-export async function placementView(db: Conn, mailboxId: string, now: number): Promise<Placement & { capFactor: number; capReason: string | null }> {
+// -- name: placement-days
+// Receipts per UTC day over the last 30 days, for the chart.
+const daysSql = (mailboxId: string, now: number) => sql<{ day: string; inbox: number; junk: number }>`
+  select to_char(received_at at time zone 'UTC', 'YYYY-MM-DD') as day,
+    count(*) filter (where received_folder = 'inbox')::int as inbox,
+    count(*) filter (where received_folder = 'junk')::int as junk
+  from warmup_mail
+  where sender_mailbox_id = ${mailboxId} and received_folder is not null
+    and received_at >= ${new Date(now - 30 * DAY)} and received_at < ${new Date(now)}
+  group by 1 order by 1`;
+
+export interface PlacementDay {
+  day: string;
+  inbox: number;
+  junk: number;
+}
+
+/** The last 30 UTC days, oldest first, a day without receipts as zeros. */
+export async function placementDays(db: Conn, mailboxId: string, now: number): Promise<PlacementDay[]> {
+  const got = new Map((await daysSql(mailboxId, now).execute(db)).rows.map((r) => [r.day, r]));
+  return Array.from({ length: 30 }, (_, i) => {
+    const day = new Date(now - (29 - i) * DAY).toISOString().slice(0, 10);
+    const r = got.get(day);
+    return { day, inbox: r?.inbox ?? 0, junk: r?.junk ?? 0 };
+  });
+}
+
+/** The placement the API shows (7 and 30 days, and per day) with the member's current cap factor and reason. */
+export async function placementView(db: Conn, mailboxId: string, now: number): Promise<Placement & { capFactor: number; capReason: string | null; days: PlacementDay[] }> {
   const member = await db.selectFrom('warmup_member').select(['cap_factor', 'cap_reason']).where('mailbox_id', '=', mailboxId).executeTakeFirst();
-  return { ...placementOf(await placementCounts(db, mailboxId, now)), capFactor: member?.cap_factor ?? 1, capReason: member?.cap_reason ?? null };
+  return { ...placementOf(await placementCounts(db, mailboxId, now)), capFactor: member?.cap_factor ?? 1, capReason: member?.cap_reason ?? null, days: await placementDays(db, mailboxId, now) };
 }
 
 export interface PlacementResult extends PlacementVerdict {

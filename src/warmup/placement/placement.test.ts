@@ -71,7 +71,15 @@ describe.each(testBackends())('warmup membership and placement on %s', (backend)
     await receipts([['inbox', 1], ['junk', 2], ['inbox', 10], ['inbox', 29], ['junk', 31]]);
     // The mail in junk was rescued to the inbox and read again by a resync: still junk.
     await recordWarmupReceipt(store.db, { pool: 'default', kind: 'first', messageId: '<m1@a.example>', senderAddress: 'rep@a.example', receiverMailboxId: mb, receiverAddress: 'x@b.example', folder: 'inbox', at: T - DAY }, random);
-    expect(await placementView(store.db, mb, T)).toEqual({ share7: 0.5, share30: 0.75, receipts7: 2, receipts30: 4, capFactor: 1, capReason: null });
+    const view = await placementView(store.db, mb, T);
+    expect(view).toMatchObject({ share7: 0.5, share30: 0.75, receipts7: 2, receipts30: 4, capFactor: 1, capReason: null });
+    expect(view.days).toHaveLength(30);
+    expect(view.days.filter((d) => d.inbox + d.junk > 0)).toEqual([
+      { day: '2026-11-03', inbox: 1, junk: 0 },
+      { day: '2026-11-22', inbox: 1, junk: 0 },
+      { day: '2026-11-30', inbox: 0, junk: 1 },
+      { day: '2026-12-01', inbox: 1, junk: 0 },
+    ]);
     // A remote sender's mail has no row yet: the receipt makes one.
     await recordWarmupReceipt(store.db, { pool: 'default', kind: 'first', messageId: '<remote@c.example>', senderAddress: 'peer@c.example', receiverMailboxId: mb, receiverAddress: 'rep@a.example', folder: 'inbox', at: T }, random);
     expect(await store.db.selectFrom('warmup_mail').select('received_folder').where('message_id', '=', '<remote@c.example>').executeTakeFirst()).toEqual({ received_folder: 'inbox' });

@@ -10,6 +10,7 @@ import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import type { SystemMailer } from './system-mailer.ts';
 import type { LoginLimit } from './auth/login-limiter.ts';
+import type { DomainHealthSettings } from '../sending/dns/domain-monitor.ts';
 
 /** What API handlers use; built once by the server and injected, never reached as a global. */
 export interface ApiContext {
@@ -47,6 +48,8 @@ export interface ApiContext {
   replySettle?: Partial<SettlePolicy>;
   /** Sends invitations (CADENZA_SMTP_URL); absent: the API returns each invitation's link for the admin to pass on. */
   mailer?: SystemMailer;
+  /** Domain checks (resolver, blocklists, the tracking CNAME's target); absent: the re-check route refuses. */
+  domains?: DomainHealthSettings;
   /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
   demo?: DemoControl;
   /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/sending/mailbox-removal.ts). */

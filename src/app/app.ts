@@ -39,6 +39,8 @@ import { version } from '../common/version.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
+import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
+import { domainHealthSettings, type DomainCheckConfig } from '../sending/dns/health-settings.ts';
 
 // Re-exported for the callers that knew it here.
 export { version };
@@ -72,6 +74,12 @@ export interface AppOptions {
   metricsToken?: string;
   /** How long a stop lets HTTP requests in progress finish before their connections are cut; default 10 s. */
   drainMs?: number;
+  /**
+   * Domain health checks (CADENZA_DNS_RESOLVER, CADENZA_DNSBL_*: sending/dns/health-settings.ts):
+   * the scheduler role's daily re-check and the API's re-check button. Absent: both off (tests
+   * that start an app ask no DNS server unless they give one).
+   */
+  domains?: DomainCheckConfig;
   /** The Gmail and Graph APIs' base URLs replaced (the emulators in tests). */
   providerBaseUrls?: { gmail?: string; graph?: string };
   clock?: Clock;
@@ -83,6 +91,8 @@ export interface RunningApp {
   store: Store;
   server?: FastifyInstance;
   scheduler?: Scheduler;
+  /** The daily domain re-check (scheduler role, with `domains` given). */
+  domains?: DomainMonitor;
   senders?: SenderPool;
   syncs?: SyncPool;
   webhooks?: WebhookDispatcher;
@@ -170,7 +180,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
       // finish and commit the batch in flight.
-      await Promise.all([app.senders?.stop(), app.syncs?.stop()]);
+      await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop()]);
       // Bounded: a request that hangs (a stalled upload) is cut at the deadline (api/http/drain.ts).
       if (app.server) {
         const d = await drainServer(app.server, o.drainMs ?? 10_000);
@@ -183,6 +193,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     },
   };
   const service = new EnrollmentService({ store, clock: world, random });
+  const domainSettings = o.domains ? domainHealthSettings(o.domains, o.publicUrl ?? `http://localhost:${o.port}`) : undefined;
   // One token provider per process: senders, sync loops and the connect routes share its cache.
   const vault = new Vault(store, localKeyWrapper(master));
   // Webhook secrets stored in clear before 0013 are sealed by the first process holding the master key.
@@ -238,6 +249,21 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     if (o.roles.includes('scheduler')) {
       app.scheduler = new Scheduler({ store, service, clock, log, onFired: () => nudges.nudge('requests'), ...(o.polls?.refillEveryMs !== undefined ? { refillEveryMs: o.polls.refillEveryMs } : {}) });
       await app.scheduler.start();
+      // The daily domain re-check: every scheduler process runs the timer, the lease picks one.
+      if (domainSettings) {
+        app.domains = new DomainMonitor({
+          store,
+          clock,
+          settings: domainSettings,
+          log,
+          owner: newId(clock.now(), random),
+          ...(o.domains?.everyMs ? { everyMs: o.domains.everyMs } : {}),
+          onCounts: (c) => {
+            for (const [status, n] of Object.entries(c)) metrics.sendingDomains.set({ status }, n);
+          },
+        });
+        app.domains.start();
+      }
     }
     if (o.roles.includes('sender')) {
       app.senders = new SenderPool({
@@ -282,8 +308,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     }
   };
   const stopRoles = async () => {
-    await Promise.all([app.senders?.stop(), app.syncs?.stop()]);
+    await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop()]);
     await app.scheduler?.stop();
+    app.domains = undefined;
     app.senders = undefined;
     app.syncs = undefined;
     app.scheduler = undefined;
@@ -308,7 +335,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     webhooks.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
     app.server = buildServer({ store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log },
-      api: { random, vault, service, connectors, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+      api: { random, vault, service, connectors, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

@@ -79,6 +79,16 @@ const schema = z.object({
       c.addIssue({ code: 'custom', message: 'true, false, a number of hops, or comma-separated proxy addresses or CIDRs such as 10.0.0.0/8' });
       return z.NEVER;
     }),
+  /**
+   * Domain health (docs/deliverability.md "Domain health"): the DNS server every check asks, as
+   * IP[:port] (unset: the system's resolvers); `off` in CADENZA_DOMAIN_CHECKS stops the daily
+   * re-check and the re-check button. The blocklist zones are comma-separated; unset: Spamhaus ZEN
+   * (addresses) and DBL (domains), whose free use has terms (see the docs); empty: none.
+   */
+  CADENZA_DNS_RESOLVER: z.string().min(1).optional(),
+  CADENZA_DOMAIN_CHECKS: z.enum(['on', 'off']).default('on'),
+  CADENZA_DNSBL_IP_ZONES: z.string().optional(),
+  CADENZA_DNSBL_DOMAIN_ZONES: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -28,6 +28,7 @@ export class Metrics {
   readonly sends: Counter<'outcome'>;
   readonly syncedMailboxes: Gauge;
   readonly pushBusLost: Counter;
+  readonly sendingDomains: Gauge<'status'>;
   private readonly latencies = new Map<string, Histogram>();
 
   constructor() {
@@ -39,6 +40,8 @@ export class Metrics {
     this.sends = new Counter({ name: 'cadenza_sends_total', help: 'Send attempts by outcome, in this process (the sent figure users see is the journal\'s: GET …/analytics, cadenza status)', labelNames: ['outcome'], registers: [this.registry] });
     this.syncedMailboxes = new Gauge({ name: 'cadenza_synced_mailboxes', help: 'Mailboxes this process syncs (holds the lease of)', registers: [this.registry] });
     this.pushBusLost = new Counter({ name: 'cadenza_push_bus_connection_lost_total', help: 'LISTEN connections of the push bus lost (each followed by a reconnect and a catch-up of every work pass)', registers: [this.registry] });
+    // Set by the process that ran the last daily domain pass (sending/dns/domain-monitor.ts); the others show none.
+    this.sendingDomains = new Gauge({ name: 'cadenza_domains', help: 'Domains (sending domains and tracking hosts, every workspace) by health status after the last daily check: ok, broken, unknown (never judged)', labelNames: ['status'], registers: [this.registry] });
     this.latency('cadenza_reply_to_stop_ms', 'Reply-to-stop in real ms of the inbound messages that stopped or paused their enrollment, committed by this process since it started: end of the stopping transaction minus server receipt (IMAP: 1 s resolution). The durable per-workspace figure: GET …/analytics replyToStop');
   }
 

@@ -110,7 +110,7 @@ describeMailBed('two processes on one PostgreSQL share the mailboxes', () => {
       dirs.push(dataDir);
       const c = spawn(process.execPath, [tsxCli, join(root, 'src', 'cli', 'main.ts'), 'start', '--roles', 'scheduler,sender,sync'], {
         cwd: root,
-        env: { ...process.env, DATABASE_URL: store.url!, CADENZA_DATA_DIR: dataDir, CADENZA_MASTER_KEY: master.toString('base64'), CADENZA_PUBLIC_URL: 'https://cadenza.example.test', CADENZA_ROLES: 'scheduler,sender,sync' },
+        env: { ...process.env, DATABASE_URL: store.url!, CADENZA_DATA_DIR: dataDir, CADENZA_MASTER_KEY: master.toString('base64'), CADENZA_PUBLIC_URL: 'https://cadenza.example.test', CADENZA_ROLES: 'scheduler,sender,sync', CADENZA_DOMAIN_CHECKS: 'off' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       children.push(c);

@@ -668,6 +668,36 @@ export interface Database {
 }
 // --- end lead imports
 
+// --- domain health (0031_domain_health.sql; owned by src/sending/dns)
+export interface DomainHealthTable {
+  workspace_id: string;
+  domain: string;
+  purpose: 'sending' | 'tracking';
+  verdict: 'ok' | 'broken' | 'unknown';
+  /** The last verdict that said something: ok or broken (null before one). */
+  status: 'ok' | 'broken' | null;
+  checks: Json<unknown[]>;
+  checked_at: Timestamp;
+  changed_at: Timestamp | null;
+}
+
+export interface DomainHealthChangeTable {
+  id: Generated<number>;
+  workspace_id: string;
+  domain: string;
+  purpose: 'sending' | 'tracking';
+  from_status: 'ok' | 'broken' | null;
+  to_status: 'ok' | 'broken';
+  failing: DefaultJson<unknown[]>;
+  at: Timestamp;
+  seen_at: Timestamp | null;
+}
+
+export interface Database {
+  domain_health: DomainHealthTable;
+  domain_health_change: DomainHealthChangeTable;
+}
+// --- end domain health
 // --- warmup network (migrations/0032_warmup.sql; owned by src/warmup/)
 export interface WarmupMemberTable {
   mailbox_id: string;

@@ -130,6 +130,10 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
       await page.getByRole('button', { name: 'Add mailbox' }).click();
       await audit(page, '06-mailbox-connect', found, walk);
 
+      await go('Domains');
+      await page.locator('.domains-table').getByText('Sending domain').first().waitFor();
+      await audit(page, '06b-domains', found, walk);
+
       await go('Sequences');
       await page.getByRole('link', { name: 'Outbound Q3' }).waitFor();
       await audit(page, '07-sequences', found, walk);

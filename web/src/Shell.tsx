@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Me } from './api.ts';
 import { navigate } from './router.ts';
 import { Analytics } from './screens/Analytics.tsx';
+import { Domains } from './screens/Domains.tsx';
 import { Inbox } from './screens/Inbox.tsx';
 import { Leads } from './screens/Leads.tsx';
 import { Mailboxes } from './screens/Mailboxes.tsx';
@@ -17,6 +18,7 @@ const screens = [
   { path: '/sequences', label: 'Sequences', Screen: Sequences },
   { path: '/leads', label: 'Leads', Screen: Leads },
   { path: '/mailboxes', label: 'Mailboxes', Screen: Mailboxes },
+  { path: '/domains', label: 'Domains', Screen: Domains },
   { path: '/tasks', label: 'Tasks', Screen: Tasks },
   { path: '/analytics', label: 'Analytics', Screen: Analytics },
   { path: '/settings', label: 'Settings', Screen: Settings },

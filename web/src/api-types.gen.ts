@@ -118,6 +118,60 @@ export type DemoStatus = {
   }[];
 };
 
+export type Domain = {
+  domain: string;
+  /** sending: a mailbox's domain; tracking: the workspace's tracking host */
+  purpose: "sending" | "tracking";
+  /** The last check: broken (a record missing or wrong, or listed), unknown (lookups failed), null (not checked yet) */
+  verdict: "ok" | "broken" | "unknown" | null;
+  /** The last verdict that was not unknown: what alerts compare */
+  status: "ok" | "broken" | null;
+  checks: DomainCheck[];
+  checkedAt: string | null;
+  /** When the status last changed */
+  changedAt: string | null;
+};
+
+export type DomainAlert = {
+  id: number;
+  domain: string;
+  purpose: "sending" | "tracking";
+  from: "ok" | "broken";
+  to: "ok" | "broken";
+  failing: {
+    kind: string;
+    name: string;
+    status: string;
+    differences: string[];
+  }[];
+  at: string;
+  seen: boolean;
+};
+
+export type DomainCheck = {
+  kind: "spf" | "dkim" | "dmarc" | "mx" | "tracking" | "blocklist";
+  /** The DNS name asked */
+  name: string;
+  /** refused: the blocklist refused the query (not a listing); error: the lookup failed */
+  status: "ok" | "missing" | "differs" | "listed" | "refused" | "error";
+  /** What the name publishes now (TXT values, MX as "priority host", CNAME targets, blocklist codes) */
+  published: string[];
+  /** What is wrong, in words */
+  differences: string[];
+  /** The exact record to publish to fix it */
+  publish?: {
+    type: "TXT" | "CNAME" | "MX";
+    name: string;
+    value: string;
+    /** Where to get a value Cadenza cannot know (a provider's DKIM key) */
+    note?: string;
+  };
+  /** Blocklist checks: the list */
+  zone?: string;
+  /** Blocklist checks: the domain or mail host address looked up */
+  target?: string;
+};
+
 export type Enrollment = {
   id: string;
   sequenceId: string;
@@ -961,7 +1015,7 @@ export interface ApiRoutes {
     body: {
       /** https (http and private addresses only where the installation allows them) */
       url: string;
-      events: ("reply" | "bounce" | "unsubscribe" | "sent" | "opened" | "clicked" | "task.due")[];
+      events: ("reply" | "bounce" | "unsubscribe" | "sent" | "opened" | "clicked" | "task.due" | "domain.health_changed")[];
       description?: string;
     };
     response: {
@@ -1170,6 +1224,61 @@ export interface ApiRoutes {
     query: Record<string, never>;
     body: never;
     response: Mailbox;
+    status: 200;
+  };
+  /** The workspace's sending domains and tracking host, each with its SPF, DKIM, DMARC, MX, tracking CNAME and blocklist checks and the exact records to publish (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/domains": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      domains: Domain[];
+      /** Alerts not yet marked read */
+      unseenAlerts: number;
+      /** false: this server makes no DNS checks (CADENZA_DOMAIN_CHECKS=off); results shown are stored ones */
+      checksEnabled: boolean;
+    };
+    status: 200;
+  };
+  /** Check one of the workspace's domains now and store the result (rate-limited: 10 a minute per client) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/domains/recheck": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** A mailbox's domain or the tracking host */
+      domain: string;
+    };
+    response: Domain;
+    status: 200;
+  };
+  /** Domains that broke or recovered, newest first (the last 100) (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/domains/alerts": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      alerts: DomainAlert[];
+    };
+    status: 200;
+  };
+  /** Mark the alerts up to an id read (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/domains/alerts/seen": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      upToId: number;
+    };
+    response: {
+      marked: number;
+    };
     status: 200;
   };
   /** The workspace's pacing defaults for its mailboxes (caps, ramp, gaps, working days and hours, lunch, human timing) (access: member of the workspace) */

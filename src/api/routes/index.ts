@@ -4,6 +4,7 @@ import { auditRoutes } from './audit.ts';
 import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
 import { demoRoutes } from './demo.ts';
+import { domainRoutes } from './domains.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { inboxRoutes } from './inbox.ts';
 import { invitationRoutes } from './invitations.ts';
@@ -33,6 +34,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...auditRoutes,
   ...webhookRoutes,
   ...mailboxRoutes,
+  ...domainRoutes,
   ...pacingRoutes,
   ...warmupRoutes,
   ...leadRoutes,

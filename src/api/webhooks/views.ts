@@ -2,7 +2,7 @@
 // here rather than keep its own copy.
 
 /** The events an endpoint may subscribe to; the triggers in 0009_webhooks.sql emit them. */
-export const webhookEvents = ['reply', 'bounce', 'unsubscribe', 'sent', 'opened', 'clicked', 'task.due'] as const;
+export const webhookEvents = ['reply', 'bounce', 'unsubscribe', 'sent', 'opened', 'clicked', 'task.due', 'domain.health_changed'] as const;
 export type WebhookEvent = (typeof webhookEvents)[number];
 
 /** An endpoint as the routes show it: never its secret. */

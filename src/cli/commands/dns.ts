@@ -2,14 +2,18 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { cadenzaError } from '../../common/errors.ts';
 import { generateDkimKey } from '../../sending/compose/dkim.ts';
-import { checkRecords, dnsResolver, type RecordCheck, type TxtResolver } from '../../sending/dns/check.ts';
+import { parseZones } from '../../sending/dns/blocklist.ts';
+import { checkRecords, dnsResolver, type DomainResolver, type RecordCheck } from '../../sending/dns/check.ts';
+import { checkMailHosts, type DomainCheck } from '../../sending/dns/domain-health.ts';
 import { DEFAULT_SELECTOR, sendingRecords, type RecordSpec } from '../../sending/dns/records.ts';
 import { globals, output } from '../context.ts';
 
 /**
  * `cadenza dns DOMAIN`: the SPF, DKIM and DMARC records a custom sending domain publishes for
  * Cadenza's relay; with --check, what is published, record by record. With --check the exit code is
- * 0 only when every record matches, so a setup script can wait on it.
+ * 0 only when every record matches (and the domain is on none of the blocklists given), so a
+ * setup script can wait on it. The checks are the Domains screen's (sending/dns/check.ts and
+ * domain-health.ts): MX is reported too, and --blocklist / --domain-blocklist ask those lists.
  */
 
 export interface DnsOptions {
@@ -22,6 +26,10 @@ export interface DnsOptions {
   check?: boolean;
   resolver?: string;
   timeout?: string;
+  /** IP blocklist zones (the MX hosts' addresses are looked up in them). */
+  blocklist?: string[];
+  /** Domain blocklist zones (the domain is looked up in them). */
+  domainBlocklist?: string[];
 }
 
 export interface DnsReport {
@@ -32,7 +40,11 @@ export interface DnsReport {
   /** The file a new private key was written to (--generate-key). */
   generatedKey?: string;
   check?: RecordCheck[];
-  /** With --check: every record matches. */
+  /** With --check: the MX records (a null MX, RFC 7505, is named). */
+  mx?: DomainCheck;
+  /** With --check and blocklist zones: one check per list and target. */
+  blocklists?: DomainCheck[];
+  /** With --check: every record matches and no blocklist lists the domain or its mail hosts. */
   ok?: boolean;
 }
 
@@ -58,13 +70,14 @@ function writeNewKey(file: string): string {
 }
 
 /** The command's work without printing: used by the action and by tests. */
-export async function runDns(domain: string, o: DnsOptions, resolver?: TxtResolver): Promise<DnsReport> {
+export async function runDns(domain: string, o: DnsOptions, resolver?: DomainResolver): Promise<DnsReport> {
   if (o.dkimKey && o.generateKey) throw cadenzaError('INVALID_INPUT', 'give either --dkim-key or --generate-key, not both');
   const timeoutMs = o.timeout === undefined ? 5000 : Number(o.timeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw cadenzaError('INVALID_INPUT', `--timeout is milliseconds between 1 and 60000, got '${o.timeout}'`);
   const plan = (dkimKey: string | null) => sendingRecords({ domain, selector: o.selector, relayHost: o.relayHost, relayIps: o.relayIp ?? [], rua: o.rua, dkimKey });
   // Every other argument is checked before a key is generated, so a typo leaves no key file behind.
   const resolve = o.check ? (resolver ?? dnsResolver({ ...(o.resolver ? { server: o.resolver } : {}), timeoutMs })) : undefined;
+  const blocklists = { ip: parseZones((o.blocklist ?? []).join(','), '--blocklist', 'INVALID_INPUT'), domain: parseZones((o.domainBlocklist ?? []).join(','), '--domain-blocklist', 'INVALID_INPUT') };
   plan(null);
   const key = o.dkimKey ? readKey(o.dkimKey) : o.generateKey ? writeNewKey(o.generateKey) : null;
   const p = plan(key);
@@ -76,8 +89,11 @@ export async function runDns(domain: string, o: DnsOptions, resolver?: TxtResolv
     ...(o.generateKey ? { generatedKey: o.generateKey } : {}),
   };
   if (resolve) {
-    report.check = await checkRecords(p, resolve, { ruaGiven: o.rua !== undefined });
-    report.ok = report.check.every((c) => c.status === 'matches');
+    const [check, hosts] = await Promise.all([checkRecords(p, resolve, { ruaGiven: o.rua !== undefined }), checkMailHosts(resolve, p.domain, { blocklists })]);
+    report.check = check;
+    report.mx = hosts.mx;
+    if (hosts.blocklists.length) report.blocklists = hosts.blocklists;
+    report.ok = check.every((c) => c.status === 'matches') && hosts.blocklists.every((b) => b.status !== 'listed');
   }
   return report;
 }
@@ -102,6 +118,15 @@ export function formatDns(r: DnsReport): string {
       if (c.suggestion) lines.push(`         publish: ${c.suggestion}`);
       else if (c.status === 'missing' && c.expected) lines.push(`         publish: ${c.expected}`);
     }
+    if (r.mx) {
+      lines.push(`${label('mx')} ${r.mx.status.padEnd(8)}  ${r.mx.name}`);
+      for (const p of r.mx.published) lines.push(`         found:   ${p}`);
+      for (const d of r.mx.differences) lines.push(`         - ${d}`);
+    }
+    for (const b of r.blocklists ?? []) {
+      lines.push(`${label('list')} ${b.status.padEnd(8)}  ${b.target} on ${b.zone}`);
+      for (const d of b.differences) lines.push(`         - ${d}`);
+    }
     lines.push('', r.ok ? 'All records match.' : 'Not all records match (DNS changes can take up to the record TTL to show).');
   }
   return lines.join('\n');
@@ -122,6 +147,8 @@ export function register(program: Command): void {
     .option('--check', 'look the records up and report each as missing, matches or differs (exit 1 unless all match)')
     .option('--resolver <host:port>', "DNS server to ask, by IP address (default: the system's)")
     .option('--timeout <ms>', 'timeout of each DNS query', '5000')
+    .option('--blocklist <zone>', 'with --check: an IP blocklist zone to look the mail hosts up in, e.g. zen.spamhaus.org (repeatable)', collect, [])
+    .option('--domain-blocklist <zone>', 'with --check: a domain blocklist zone to look the domain up in, e.g. dbl.spamhaus.org (repeatable)', collect, [])
     .action(async (domain: string, o: DnsOptions, cmd: Command) => {
       const g = globals(cmd);
       const report = await runDns(domain, o);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig, parseRoles } from '../../common/config.ts';
 import { startApp } from '../../app/app.ts';
+import { domainCheckConfigFrom } from '../../sending/dns/health-settings.ts';
 import { oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
 import { pushSettingsFrom } from '../../mailbox/sync/push-settings.ts';
 import { systemMailerSettingsFrom } from '../../api/system-mailer.ts';
@@ -35,6 +36,7 @@ export function register(program: Command): void {
       const cfg = loadConfig();
       const push = pushSettingsFrom(cfg);
       const mailer = systemMailerSettingsFrom(cfg);
+      const domains = domainCheckConfigFrom(cfg);
       const log = createLogger();
       const app = await startApp({
         log,
@@ -47,6 +49,7 @@ export function register(program: Command): void {
         oauth: oauthSettingsFrom(cfg),
         ...(push ? { push } : {}),
         ...(mailer ? { mailer } : {}),
+        ...(domains ? { domains } : {}),
         webhooks: { allowPrivate: cfg.CADENZA_WEBHOOK_ALLOW_PRIVATE },
         ...(cfg.CADENZA_METRICS_TOKEN ? { metricsToken: cfg.CADENZA_METRICS_TOKEN } : {}),
         trustProxy: cfg.CADENZA_TRUST_PROXY,

@@ -30,9 +30,21 @@ export interface RecordCheck {
   suggestion?: string;
 }
 
-/** The one DNS question the check asks. The default is node:dns; tests point it at a local server. */
+/** The one DNS question the record check asks. The default is node:dns; tests point it at a local server. */
 export interface TxtResolver {
   resolveTxt(name: string): Promise<string[][]>;
+}
+
+/**
+ * Every question the domain health check asks (domain-health.ts): TXT for the records, MX, A and
+ * AAAA for the mail hosts and the blocklists, CNAME for the tracking host. One interface, so all of
+ * it goes through the one configured server.
+ */
+export interface DomainResolver extends TxtResolver {
+  resolveMx(name: string): Promise<Array<{ exchange: string; priority: number }>>;
+  resolve4(name: string): Promise<string[]>;
+  resolve6(name: string): Promise<string[]>;
+  resolveCname(name: string): Promise<string[]>;
 }
 
 export interface ResolverOptions {
@@ -52,14 +64,20 @@ export function parseResolverAddress(s: string): { host: string; port: number } 
   return { host, port };
 }
 
-export function dnsResolver(o: ResolverOptions = {}): TxtResolver {
+export function dnsResolver(o: ResolverOptions = {}): DomainResolver {
   // tries: 2 — one retransmission over UDP; a check that waits longer is worse than one that says "error".
   const r = new Resolver({ timeout: o.timeoutMs ?? 5000, tries: 2 });
   if (o.server) {
     const { host, port } = parseResolverAddress(o.server);
     r.setServers([isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`]);
   }
-  return { resolveTxt: (name) => r.resolveTxt(name) };
+  return {
+    resolveTxt: (name) => r.resolveTxt(name),
+    resolveMx: (name) => r.resolveMx(name),
+    resolve4: (name) => r.resolve4(name),
+    resolve6: (name) => r.resolve6(name),
+    resolveCname: (name) => r.resolveCname(name),
+  };
 }
 
 type Lookup = { ok: true; records: string[] } | { ok: false; error: string };
@@ -149,14 +167,17 @@ function checkDmarc(plan: SendingDomainPlan, found: string[], ruaGiven: boolean)
   return { ...base, status: differences.length ? 'differs' : 'matches', differences };
 }
 
-/** Looks up the three records and compares each; lookups run in parallel. */
-export async function checkRecords(plan: SendingDomainPlan, resolver: TxtResolver, opts: { ruaGiven?: boolean } = {}): Promise<RecordCheck[]> {
+/**
+ * Looks up the records and compares each; lookups run in parallel. `kinds` narrows the check (the
+ * domain health check asks DKIM alone for a second selector).
+ */
+export async function checkRecords(plan: SendingDomainPlan, resolver: TxtResolver, opts: { ruaGiven?: boolean; kinds?: RecordKind[] } = {}): Promise<RecordCheck[]> {
   const names: Record<RecordKind, string> = {
     spf: plan.domain,
     dkim: `${plan.selector}._domainkey.${plan.domain}`,
     dmarc: `_dmarc.${plan.domain}`,
   };
-  const kinds: RecordKind[] = ['spf', 'dkim', 'dmarc'];
+  const kinds: RecordKind[] = opts.kinds ?? ['spf', 'dkim', 'dmarc'];
   const results = await Promise.all(kinds.map((k) => lookup(resolver, names[k])));
   return kinds.map((kind, i) => {
     const r = results[i]!;

@@ -96,6 +96,30 @@ describe('cadenza dns', () => {
     expect(r.stdout).toContain('Not all records match');
   });
 
+  it('--check reports MX (a null MX named) and the blocklists given: a listing fails the check, a refused query does not', async () => {
+    const plan = sendingRecords({ domain: 'listed.test', relayIps: ['192.0.2.1'], dkimKey: key.privateKeyPem });
+    for (const rec of plan.records) dns.setTxt(rec.name, [rec.value]);
+    dns.setMx('listed.test', [{ exchange: 'mx.listed.test', priority: 10 }]);
+    dns.setA('mx.listed.test', ['192.0.2.25']);
+    dns.setA('25.2.0.192.ip.bl.test', ['127.255.255.254']);
+    const args = ['dns', 'listed.test', '--relay-ip', '192.0.2.1', '--dkim-key', join(dir, 'dkim.pem'), '--check', '--resolver', dns.address, '--blocklist', 'ip.bl.test', '--domain-blocklist', 'dbl.bl.test'];
+    const clean = await cadenza(['--json', ...args]);
+    expect(clean.code).toBe(0);
+    expect(clean.json()).toMatchObject({ ok: true, mx: { status: 'ok', published: ['10 mx.listed.test'] } });
+    expect(clean.json().blocklists.map((b: { zone: string; status: string }) => `${b.zone}:${b.status}`).sort()).toEqual(['dbl.bl.test:ok', 'ip.bl.test:refused']);
+    dns.setA('listed.test.dbl.bl.test', ['127.0.1.2']);
+    const listed = await cadenza(args);
+    expect(listed.code).toBe(1);
+    expect(listed.stdout).toContain('LIST   listed    listed.test on dbl.bl.test\n         - listed.test is listed on dbl.bl.test: DBL: a spam domain');
+    expect(listed.stdout).toMatch(/LIST {3}refused {3}192\.0\.2\.25 on ip\.bl\.test\n {9}- the list refused the query: it came through a public or open resolver/);
+    dns.setMx('nomail.test', [{ exchange: '.', priority: 0 }]);
+    const nullMx = await cadenza(['dns', 'nomail.test', '--check', '--resolver', dns.address]);
+    expect(nullMx.stdout).toContain('MX     differs   nomail.test\n         found:   0 .\n         - null MX (RFC 7505)');
+    const bad = await cadenza([...args, '--blocklist', 'not a zone']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--blocklist: 'not a zone' is not a DNS zone name/);
+  });
+
   it('--generate-key writes a new private key (mode 0600) and never overwrites one', async () => {
     const file = join(dir, 'new.pem');
     const r = await cadenza(['--json', 'dns', 'gamma.test', '--generate-key', file]);

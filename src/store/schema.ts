@@ -698,3 +698,35 @@ export interface Database {
   domain_health_change: DomainHealthChangeTable;
 }
 // --- end domain health
+// --- warmup network (migrations/0032_warmup.sql; owned by src/warmup/)
+export interface WarmupMemberTable {
+  mailbox_id: string;
+  workspace_id: string;
+  pool: Generated<string>;
+  target: Generated<number>;
+  joined_at: Timestamp;
+  cap_factor: Generated<number>;
+  cap_reason: string | null;
+}
+export interface WarmupMailTable {
+  id: string;
+  pool: string;
+  kind: 'first' | 'reply';
+  message_id: string;
+  in_reply_to: string | null;
+  sender_mailbox_id: string | null;
+  sender_address: string;
+  receiver_mailbox_id: string | null;
+  receiver_address: string;
+  planned_at: Timestamp;
+  sent_at: Timestamp | null;
+  received_at: Timestamp | null;
+  received_folder: 'inbox' | 'junk' | null;
+  rescued_at: Timestamp | null;
+  replied_at: Timestamp | null;
+}
+export interface Database {
+  warmup_member: WarmupMemberTable;
+  warmup_mail: WarmupMailTable;
+}
+// --- end warmup network

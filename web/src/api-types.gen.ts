@@ -612,6 +612,34 @@ export type TrackingHost = {
   nextCheckAt: string;
 };
 
+export type WarmupMembership = {
+  mailboxId: string;
+  enabled: boolean;
+  pool: string | null;
+  /** The daily warmup volume the ramp rises to */
+  target: number | null;
+  joinedAt: string | null;
+  /** 1, or below 1 while placement is low: the mailbox's daily cap is multiplied by it */
+  capFactor: number;
+  capReason: string | null;
+};
+
+export type WarmupPlacement = {
+  /** Inbox share over 7 days; null with no receipts */
+  share7: number | null;
+  share30: number | null;
+  receipts7: number;
+  receipts30: number;
+  capFactor: number;
+  capReason: string | null;
+  /** The last 30 UTC days, oldest first */
+  days: {
+    day: string;
+    inbox: number;
+    junk: number;
+  }[];
+};
+
 export type WebhookDelivery = {
   id: number;
   /** The same on every attempt: deduplicate on it */
@@ -1408,6 +1436,42 @@ export interface ApiRoutes {
       reset?: ("dailyCap" | "hourlyCap" | "ramp" | "dayStart" | "dayEnd" | "dayJitterMinutes" | "workDays" | "lunch" | "gapMinutes" | "spreadDay" | "hourlyCeiling" | "pickupMinutes")[];
     };
     response: Pacing;
+    status: 200;
+  };
+  /** Whether the mailbox takes part in the warmup network, its target, and the cap factor placement set (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/mailboxes/:mailboxId/warmup": {
+    params: {
+      workspaceId: string;
+      mailboxId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: WarmupMembership;
+    status: 200;
+  };
+  /** Opt the mailbox in or out of the warmup network (its owner, or an admin); target is the daily warmup volume (1–200) (access: member of the workspace) */
+  "PUT /api/workspaces/:workspaceId/mailboxes/:mailboxId/warmup": {
+    params: {
+      workspaceId: string;
+      mailboxId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      enabled: boolean;
+      target?: number;
+    };
+    response: WarmupMembership;
+    status: 200;
+  };
+  /** The mailbox's warmup placement: the share of its warmup mail found in the inbox over 7 and 30 days (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/mailboxes/:mailboxId/warmup/placement": {
+    params: {
+      workspaceId: string;
+      mailboxId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: WarmupPlacement;
     status: 200;
   };
   /** Leads, newest first, paged by a cursor, optionally matching a search in email, name or company, a country, a sequence and an enrollment state (access: member of the workspace) */

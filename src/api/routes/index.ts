@@ -12,6 +12,7 @@ import { leadImportRoutes } from './lead-imports.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
 import { pacingRoutes } from './pacing.ts';
+import { warmupRoutes } from './warmup.ts';
 import { memberRoutes } from './members.ts';
 import { sequenceRoutes } from './sequences.ts';
 import { suppressionRoutes } from './suppressions.ts';
@@ -37,6 +38,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...mailboxRoutes,
   ...domainRoutes,
   ...pacingRoutes,
+  ...warmupRoutes,
   ...leadRoutes,
   ...leadImportRoutes,
   ...sequenceRoutes,

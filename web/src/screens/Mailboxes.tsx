@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api, call, ApiError, errorMessage, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import { PacingForm } from './PacingForm.tsx';
+import { WarmupPanel } from './WarmupPanel.tsx';
 import type { ConnectionReport, Mailbox, MailboxRemoval } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, Meter, PageHeader, SubmitButton, TableHead } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
@@ -47,6 +48,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
   };
   const [removing, setRemoving] = useState<Mailbox>();
   const [pacingOf, setPacingOf] = useState<Mailbox>();
+  const [warmupOf, setWarmupOf] = useState<Mailbox>();
   const [notice, setNotice] = useState<string>();
   const [oauth] = useState(oauthOutcome);
   useEffect(() => {
@@ -154,6 +156,9 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
                       <button type="button" className="btn btn-quiet" onClick={() => setPacingOf(pacingOf?.id === m.id ? undefined : m)} aria-expanded={pacingOf?.id === m.id} aria-label={`Pacing of ${m.email}`}>
                         Pacing
                       </button>
+                      <button type="button" className="btn btn-quiet" onClick={() => setWarmupOf(warmupOf?.id === m.id ? undefined : m)} aria-expanded={warmupOf?.id === m.id} aria-label={`Warmup of ${m.email}`}>
+                        Warmup
+                      </button>
                       <button type="button" className="btn btn-quiet" onClick={() => setRemoving(m)} aria-label={`Remove mailbox ${m.email}`}>
                         Remove
                       </button>
@@ -182,6 +187,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
           </tbody>
         </table>
       )}
+      {warmupOf && <WarmupPanel key={warmupOf.id} url={ws(workspaceId, `mailboxes/${warmupOf.id}/warmup`)} email={warmupOf.email} canEdit />}
       {pacingOf && <PacingForm key={pacingOf.id} url={ws(workspaceId, `mailboxes/${pacingOf.id}/pacing`)} title={`Pacing of ${pacingOf.email}`} canEdit inheritsFrom="the workspace's pacing defaults (Settings)" />}
     </>
   );

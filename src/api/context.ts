@@ -8,6 +8,7 @@ import type { ConnectorSetup } from '../mailbox/connectors/connector.ts';
 import type { SettlePolicy } from '../sending/reply.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
+import type { HygieneChecker } from '../leads/hygiene/checker.ts';
 import type { SystemMailer } from './system-mailer.ts';
 import type { LoginLimit } from './auth/login-limiter.ts';
 
@@ -49,6 +50,11 @@ export interface ApiContext {
   mailer?: SystemMailer;
   /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
   demo?: DemoControl;
+  /**
+   * List hygiene (src/leads/hygiene/): checks imported leads and leads enrolled unchecked, on the
+   * configured DNS server (CADENZA_DNS_SERVER). Absent: nothing is checked (leads keep no verdict).
+   */
+  hygiene?: HygieneChecker;
   /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/sending/mailbox-removal.ts). */
   oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseResolverAddress } from './dns-resolver.ts';
 import { cadenzaError } from './errors.ts';
 
 /** Every setting in one place, read from the environment once, with its default and its check. */
@@ -79,6 +80,23 @@ const schema = z.object({
       c.addIssue({ code: 'custom', message: 'true, false, a number of hops, or comma-separated proxy addresses or CIDRs such as 10.0.0.0/8' });
       return z.NEVER;
     }),
+  /**
+   * The DNS server list hygiene asks for MX, A and AAAA records (docs/deliverability.md "List
+   * hygiene"), 'HOST:PORT' or 'HOST' with HOST an IP address; unset: the system's resolvers.
+   */
+  CADENZA_DNS_SERVER: z
+    .string()
+    .optional()
+    .superRefine((v, c) => {
+      if (v === undefined) return;
+      try {
+        parseResolverAddress(v);
+      } catch (e) {
+        c.addIssue({ code: 'custom', message: (e as Error).message });
+      }
+    }),
+  /** List hygiene on imported and enrolled leads (docs/deliverability.md); off: leads are not checked and keep no verdict. */
+  CADENZA_LIST_HYGIENE: z.enum(['on', 'off']).default('on'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

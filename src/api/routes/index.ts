@@ -7,6 +7,7 @@ import { demoRoutes } from './demo.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { inboxRoutes } from './inbox.ts';
 import { invitationRoutes } from './invitations.ts';
+import { leadHygieneRoutes } from './lead-hygiene.ts';
 import { leadImportRoutes } from './lead-imports.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
@@ -33,6 +34,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...webhookRoutes,
   ...mailboxRoutes,
   ...pacingRoutes,
+  ...leadHygieneRoutes,
   ...leadRoutes,
   ...leadImportRoutes,
   ...sequenceRoutes,

@@ -50,6 +50,7 @@ export function register(program: Command): void {
         webhooks: { allowPrivate: cfg.CADENZA_WEBHOOK_ALLOW_PRIVATE },
         ...(cfg.CADENZA_METRICS_TOKEN ? { metricsToken: cfg.CADENZA_METRICS_TOKEN } : {}),
         trustProxy: cfg.CADENZA_TRUST_PROXY,
+        ...(cfg.CADENZA_LIST_HYGIENE === 'on' ? { hygiene: cfg.CADENZA_DNS_SERVER ? { dnsServer: cfg.CADENZA_DNS_SERVER } : {} } : {}),
         sending: {
           ...(cfg.CADENZA_UNKNOWN_GRACE_MS !== undefined ? { unknownGraceMs: cfg.CADENZA_UNKNOWN_GRACE_MS } : {}),
           ...(cfg.CADENZA_SENDER_RESOLVE_EVERY_MS !== undefined ? { resolveEveryMs: cfg.CADENZA_SENDER_RESOLVE_EVERY_MS } : {}),

@@ -161,6 +161,11 @@ export type EnrollmentSend = {
   updatedAt: string;
 };
 
+export type HygieneReason = {
+  code: string;
+  message: string;
+};
+
 export type ImportReport = {
   rowsRead: number;
   imported: number;
@@ -269,10 +274,7 @@ export type Lead = {
   hygiene: {
     verdict: "valid" | "risky" | "invalid";
     /** Worst first (docs/deliverability.md "List hygiene") */
-    reasons: {
-      code: string;
-      message: string;
-    }[];
+    reasons: HygieneReason[];
     checkedAt: string;
     /** A risky lead: null while it waits in the review queue */
     review: "approved" | "rejected" | null;
@@ -515,10 +517,7 @@ export type ReviewLead = {
   firstName: string | null;
   lastName: string | null;
   company: string | null;
-  reasons: {
-    code: string;
-    message: string;
-  }[];
+  reasons: HygieneReason[];
   checkedAt: string;
 };
 
@@ -1314,8 +1313,8 @@ export interface ApiRoutes {
     };
     response: {
       decided: number;
-      /** Ids left alone: not risky, or not a lead of this workspace */
-      notRisky: string[];
+      /** Distinct ids left alone: not risky, or not a lead of this workspace */
+      notRisky: number;
     };
     status: 200;
   };

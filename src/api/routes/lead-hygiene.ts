@@ -9,17 +9,11 @@ import { decideReview, reviewQueue, reviewQueueCount, type ReviewRow } from '../
 import { audit } from '../audit/actor.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+import { hygieneReason, leadBody } from './leads.ts';
 
-const reviewLead = z
-  .object({
-    id: z.uuid(),
-    email: z.string(),
-    firstName: z.string().nullable(),
-    lastName: z.string().nullable(),
-    company: z.string().nullable(),
-    reasons: z.array(z.object({ code: z.string(), message: z.string() })),
-    checkedAt: z.string(),
-  })
+const reviewLead = leadBody
+  .pick({ id: true, email: true, firstName: true, lastName: true, company: true })
+  .extend({ reasons: z.array(hygieneReason), checkedAt: z.string() })
   .meta({ id: 'ReviewLead' });
 
 const toReviewLead = (r: ReviewRow): z.output<typeof reviewLead> => ({
@@ -94,12 +88,15 @@ export const leadHygieneRoutes = [
     params: workspaceParams({}),
     body: z.object({ leadIds: z.array(z.uuid()).min(1).max(MAX_IDS), decision: z.enum(['approve', 'reject']) }),
     example: (ids) => ({ body: { leadIds: [ids.leadId ?? '00000000-0000-4000-8000-000000000000'], decision: 'approve' as const } }),
-    response: z.object({ decided: z.number().int(), notRisky: z.array(z.uuid()).describe('Ids left alone: not risky, or not a lead of this workspace') }),
+    response: z.object({
+      decided: z.number().int(),
+      // A count, not the ids: an id of another workspace is not echoed back as if it meant something here.
+      notRisky: z.number().int().describe('Distinct ids left alone: not risky, or not a lead of this workspace'),
+    }),
     handler: async ({ ctx, ws, body }) => {
       const decision = body.decision === 'approve' ? 'approved' : 'rejected';
       const decided = await decideReview(ctx.store.db, ws.workspaceId, body.leadIds, decision, ws.userId, new Date(ctx.clock.now()));
-      const done = new Set(decided);
-      return { decided: decided.length, notRisky: [...new Set(body.leadIds)].filter((id) => !done.has(id)) };
+      return { decided: decided.length, notRisky: new Set(body.leadIds).size - decided.length };
     },
   }),
   defineRoute({

@@ -19,7 +19,10 @@ function targetText(t: ColumnTarget): string {
   return t.kind === 'field' ? t.field : t.kind === 'custom' ? `custom.${t.name}` : '-';
 }
 
-const leadBody = z
+/** One reason of a list-hygiene verdict (src/leads/hygiene/reasons.ts). */
+export const hygieneReason = z.object({ code: z.string(), message: z.string() }).meta({ id: 'HygieneReason' });
+
+export const leadBody = z
   .object({
     id: z.uuid(),
     email: z.string(),
@@ -34,7 +37,7 @@ const leadBody = z
     hygiene: z
       .object({
         verdict: z.enum(VERDICTS),
-        reasons: z.array(z.object({ code: z.string(), message: z.string() })).describe('Worst first (docs/deliverability.md "List hygiene")'),
+        reasons: z.array(hygieneReason).describe('Worst first (docs/deliverability.md "List hygiene")'),
         checkedAt: z.string(),
         review: z.enum(['approved', 'rejected']).nullable().describe('A risky lead: null while it waits in the review queue'),
       })

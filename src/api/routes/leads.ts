@@ -117,7 +117,7 @@ export const leadRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/leads',
-    summary: 'Leads, newest first, paged by a cursor, optionally matching a search in email, name or company, a country, a sequence and an enrollment state',
+    summary: 'Leads, newest first, paged by a cursor, optionally matching a search in email, name or company, a country, a sequence, an enrollment state and a list-hygiene verdict',
     tags: ['leads'],
     access: { workspace: 'member' },
     params: workspaceParams({}),

@@ -1,4 +1,5 @@
 import type { Clock } from '../../common/clock.ts';
+import type { Config } from '../../common/config.ts';
 import { nodeResolver, type ResolverOptions } from '../../common/dns-resolver.ts';
 import type { Db, Tx } from '../../store/store.ts';
 import { leadsToCheck, writeVerdicts, type VerdictRow } from '../sql/hygiene.ts';
@@ -26,6 +27,12 @@ export class HygieneChecker {
   constructor(resolver: MailDomainResolver, readonly clock: Clock, o: HygieneCheckerOptions = {}) {
     this.domains = new MailDomainCache({ ...o, resolver, clock });
     this.concurrency = Math.max(1, o.concurrency ?? 16);
+  }
+
+  /** The checker the configuration asks for (CADENZA_LIST_HYGIENE, CADENZA_DNS_SERVER), or none when it is off. */
+  static fromConfig(cfg: Pick<Config, 'CADENZA_LIST_HYGIENE' | 'CADENZA_DNS_SERVER'>, clock: Clock): HygieneChecker | undefined {
+    if (cfg.CADENZA_LIST_HYGIENE === 'off') return undefined;
+    return HygieneChecker.withResolver(cfg.CADENZA_DNS_SERVER ? { server: cfg.CADENZA_DNS_SERVER } : {}, clock);
   }
 
   /** A checker on node:dns pointed at `dns.server` (or the system's resolvers). */

@@ -136,12 +136,13 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
           <thead>
             <tr>
               <th scope="col">Email</th>
+              {/* Beside the email, so a phone sees the verdict without scrolling the table. */}
+              <th scope="col">Address</th>
               <th scope="col">Name</th>
               <th scope="col">Company</th>
               <th scope="col">Title</th>
               <th scope="col">Country</th>
               <th scope="col">Time zone</th>
-              <th scope="col">Address</th>
             </tr>
           </thead>
           <tbody>
@@ -152,14 +153,14 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
                     {l.email}
                   </a>
                 </td>
+                <td>
+                  <Hygiene lead={l} onReview={(d) => void review(l.id, d)} />
+                </td>
                 <td>{[l.firstName, l.lastName].filter(Boolean).join(' ')}</td>
                 <td>{l.company}</td>
                 <td>{l.title}</td>
                 <td>{l.country}</td>
                 <td>{l.timeZone}</td>
-                <td>
-                  <Hygiene lead={l} onReview={(d) => void review(l.id, d)} />
-                </td>
               </tr>
             ))}
           </tbody>
@@ -179,7 +180,7 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
 
 const VERDICT_BADGE = { valid: 'badge-ok', risky: 'badge-warn', invalid: 'badge-bad' } as const;
 
-/** The address check's verdict, its reasons on hover and for screen readers, and the review of a risky lead. */
+/** The address check's verdict, its reasons (in short; each in full on hover), and the review of a risky lead. */
 function Hygiene({ lead, onReview }: { lead: Lead; onReview: (d: 'approve' | 'reject') => void }) {
   const h = lead.hygiene;
   if (!h) return <span className="badge badge-muted">not checked</span>;
@@ -190,7 +191,7 @@ function Hygiene({ lead, onReview }: { lead: Lead; onReview: (d: 'approve' | 're
       <span className={`badge ${h.review === 'rejected' ? 'badge-bad' : VERDICT_BADGE[h.verdict]}`} title={why || undefined}>
         {label}
       </span>
-      {why && <span className="sr-only">: {why}</span>}
+      {h.reasons.length > 0 && <span className="muted small">{h.reasons.map((r) => r.code.replace(/_/g, ' ')).join(', ')}</span>}
       {h.verdict === 'risky' && h.review === null && (
         <>
           {' '}

@@ -111,6 +111,20 @@ describe.each(testBackends())('list hygiene on %s', (backend) => {
     dns.delay('slow.test', 3000);
   });
 
+  it('before enrolling, leads never checked and leads whose DNS did not answer are checked (again)', async () => {
+    dns.setMx('flaky.test', [{ exchange: 'mail.flaky.test', priority: 10 }]);
+    dns.delay('flaky.test', 3000);
+    const { workspaceId, ids } = await setup(['ann@flaky.test', 'ben@mx.test', 'info@mx.test']);
+    await checker.checkLeads(store.db, workspaceId, ids.slice(0, 2));
+    expect((await leadRow(ids[0]!)).hygiene_verdict).toBe('risky');
+    dns.delay('flaky.test', 0);
+    // A checker whose cache has not remembered the outage (another process, or a minute later).
+    const fresh = new HygieneChecker(resolver, systemClock, { timeoutMs: 1000 });
+    const r = await fresh.checkLeads(store.db, workspaceId, ids, { onlyUnchecked: true });
+    expect(r.rows.map((x) => [x.id, x.verdict])).toEqual(expect.arrayContaining([[ids[0], 'valid'], [ids[2], 'risky']]));
+    expect(r.rows.map((x) => x.id)).not.toContain(ids[1]); // valid already: not asked again
+  });
+
   it('leads of another workspace are neither checked nor decided', async () => {
     const a = await setup(['info@mx.test']);
     const b = await setup(['other@mx.test']);

@@ -57,7 +57,7 @@ export class HygieneChecker {
 
   /**
    * Checks the workspace's leads among `ids` and writes their verdicts; with onlyUnchecked, only
-   * those never checked. Pass the store, not a transaction: the DNS questions are asked between the
+   * those never checked, or risky because DNS did not answer last time (and not decided on). Pass the store, not a transaction: the DNS questions are asked between the
    * read and the write, and a transaction must not wait on them. Returns the counts by verdict.
    */
   async checkLeads(db: Db | Tx, workspaceId: string, ids: readonly string[], o: { onlyUnchecked?: boolean } = {}): Promise<{ counts: VerdictCounts; rows: VerdictRow[] }> {

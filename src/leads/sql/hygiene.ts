@@ -15,15 +15,19 @@ export interface LeadToCheck {
   history: 'hard_bounce' | 'complaint' | null;
 }
 
-/** The workspace's leads among these ids, with their bounce/complaint history (suppression, promise 6). */
-export async function leadsToCheck(db: Db | Tx, workspaceId: string, ids: readonly string[], onlyUnchecked = false): Promise<LeadToCheck[]> {
+/**
+ * The workspace's leads among these ids, with their bounce/complaint history (suppression, promise
+ * 6). With `due`, only those that need a check: never checked, or risky only because DNS did not
+ * answer last time and not yet decided on (the outage may be over).
+ */
+export async function leadsToCheck(db: Db | Tx, workspaceId: string, ids: readonly string[], due = false): Promise<LeadToCheck[]> {
   if (ids.length === 0) return [];
   const r = await sql<LeadToCheck>`
     select l.id, l.email, case when s.reason in ('hard_bounce', 'complaint') then s.reason end as history
       from lead l
       left join suppression s on s.workspace_id = l.workspace_id and s.email_norm = l.email_norm
      where l.workspace_id = ${workspaceId}::uuid and l.id = any(${[...ids]}::uuid[])
-       ${onlyUnchecked ? sql`and l.hygiene_verdict is null` : sql``}`.execute(db);
+       ${due ? sql`and (l.hygiene_verdict is null or (l.hygiene_verdict = 'risky' and l.hygiene_review is null and l.hygiene_reasons @> '[{"code": "domain_unchecked"}]'::jsonb))` : sql``}`.execute(db);
   return r.rows;
 }
 

@@ -107,8 +107,9 @@ export const sequenceRoutes = [
       if (!sequenceId) throw cadenzaError('NOT_FOUND', 'no such sequence');
       const leadIds = 'leadIds' in body ? body.leadIds : await leadIdsNotIn(ctx.store.db, ws.workspaceId, sequenceId);
       if (leadIds.length === 0) return { enrolled: 0, invalid: 0, held: 0, refused: [] };
-      // Every enrolled address is checked: leads never checked (created before hygiene, or by hand) are checked now.
-      await ctx.hygiene?.checkLeads(ctx.store.db, ws.workspaceId, leadIds, { onlyUnchecked: true });
+      // Every enrolled address is checked: leads never checked (created before hygiene, or by hand), and those
+      // whose DNS did not answer last time, are checked now.
+      await ctx.hygiene?.checkLeads(ctx.store.db, ws.workspaceId, leadIds, { onlyDue: true });
       const r = await bulkEnroll(ctx.store, { clock: ctx.clock, random: ctx.random }, { workspaceId: ws.workspaceId, sequenceId, leadIds });
       // The first step is usually due now: the scheduler and dispatcher need not wait for their polls.
       if (r.enrolled > 0) ctx.workDue?.();

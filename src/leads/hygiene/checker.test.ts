@@ -120,7 +120,7 @@ describe.each(testBackends())('list hygiene on %s', (backend) => {
     dns.delay('flaky.test', 0);
     // A checker whose cache has not remembered the outage (another process, or a minute later).
     const fresh = new HygieneChecker(resolver, systemClock, { timeoutMs: 1000 });
-    const r = await fresh.checkLeads(store.db, workspaceId, ids, { onlyUnchecked: true });
+    const r = await fresh.checkLeads(store.db, workspaceId, ids, { onlyDue: true });
     expect(r.rows.map((x) => [x.id, x.verdict])).toEqual(expect.arrayContaining([[ids[0], 'valid'], [ids[2], 'risky']]));
     expect(r.rows.map((x) => x.id)).not.toContain(ids[1]); // valid already: not asked again
   });

@@ -56,12 +56,12 @@ export class HygieneChecker {
   }
 
   /**
-   * Checks the workspace's leads among `ids` and writes their verdicts; with onlyUnchecked, only
+   * Checks the workspace's leads among `ids` and writes their verdicts; with onlyDue, only
    * those never checked, or risky because DNS did not answer last time (and not decided on). Pass the store, not a transaction: the DNS questions are asked between the
    * read and the write, and a transaction must not wait on them. Returns the counts by verdict.
    */
-  async checkLeads(db: Db | Tx, workspaceId: string, ids: readonly string[], o: { onlyUnchecked?: boolean } = {}): Promise<{ counts: VerdictCounts; rows: VerdictRow[] }> {
-    const leads = await leadsToCheck(db, workspaceId, ids, o.onlyUnchecked ?? false);
+  async checkLeads(db: Db | Tx, workspaceId: string, ids: readonly string[], o: { onlyDue?: boolean } = {}): Promise<{ counts: VerdictCounts; rows: VerdictRow[] }> {
+    const leads = await leadsToCheck(db, workspaceId, ids, o.onlyDue ?? false);
     const history = new Map<string, AddressHistory>();
     for (const l of leads) {
       const p = parseAddress(l.email);

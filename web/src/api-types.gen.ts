@@ -1334,7 +1334,7 @@ export interface ApiRoutes {
     };
     status: 200;
   };
-  /** Leads, newest first, paged by a cursor, optionally matching a search in email, name or company, a country, a sequence and an enrollment state (access: member of the workspace) */
+  /** Leads, newest first, paged by a cursor, optionally matching a search in email, name or company, a country, a sequence, an enrollment state and a list-hygiene verdict (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/leads": {
     params: {
       workspaceId: string;

@@ -8,6 +8,7 @@ import type { ConnectorSetup } from '../mailbox/connectors/connector.ts';
 import type { SettlePolicy } from '../sending/reply.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
+import type { HygieneChecker } from '../leads/hygiene/checker.ts';
 import type { SystemMailer } from './system-mailer.ts';
 import type { LoginLimit } from './auth/login-limiter.ts';
 import type { DomainHealthSettings } from '../sending/dns/domain-monitor.ts';
@@ -54,6 +55,11 @@ export interface ApiContext {
   demo?: DemoControl;
   /** Custom tracking hosts (src/tracking/domains): the name they must be a CNAME to, and a nudge for the job that verifies and issues; absent: the tracking-domain routes refuse. */
   trackingDomains?: { publicHost: string; nudge(): void };
+  /**
+   * List hygiene (src/leads/hygiene/): checks imported leads and leads enrolled unchecked, on the
+   * configured DNS server (CADENZA_DNS_RESOLVER). Absent: nothing is checked (leads keep no verdict).
+   */
+  hygiene?: HygieneChecker;
   /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/sending/mailbox-removal.ts). */
   oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
 }

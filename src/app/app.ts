@@ -42,6 +42,7 @@ import { purgeAuditLog } from '../api/audit/retention.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { domainHealthSettings, type DomainCheckConfig } from '../sending/dns/health-settings.ts';
 import { CustomHosts, type CustomHostSettings } from '../tracking/domains/custom-hosts.ts';
+import { HygieneChecker } from '../leads/hygiene/checker.ts';
 
 // Re-exported for the callers that knew it here.
 export { version };
@@ -60,6 +61,12 @@ export interface AppOptions {
   push?: PushSettings;
   /** Webhooks out: loopback and private destinations allowed (CADENZA_WEBHOOK_ALLOW_PRIVATE). */
   webhooks?: { allowPrivate: boolean; pollMs?: number };
+  /**
+   * List hygiene of imported and enrolled leads (src/leads/hygiene/) on this DNS server
+   * (CADENZA_DNS_RESOLVER; absent: the system's resolvers). Absent: off (tests that do not ask for it
+   * never reach a resolver).
+   */
+  hygiene?: { dnsServer?: string };
   /** Behind a reverse proxy: whose X-Forwarded-For to believe (CADENZA_TRUST_PROXY); absent: none. */
   trustProxy?: boolean | number | string[];
   /** Cadenza's own SMTP account for invitations (CADENZA_SMTP_URL, CADENZA_MAIL_FROM); absent: links are shown to copy. */
@@ -351,7 +358,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { random, vault, service, connectors, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+      api: { random, vault, service, connectors, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseResolverAddress } from './dns-resolver.ts';
 import { cadenzaError } from './errors.ts';
 
 /** Every setting in one place, read from the environment once, with its default and its check. */
@@ -92,7 +93,17 @@ const schema = z.object({
    * re-check and the re-check button. The blocklist zones are comma-separated; unset: Spamhaus ZEN
    * (addresses) and DBL (domains), whose free use has terms (see the docs); empty: none.
    */
-  CADENZA_DNS_RESOLVER: z.string().min(1).optional(),
+  CADENZA_DNS_RESOLVER: z
+    .string()
+    .optional()
+    .superRefine((v, c) => {
+      if (v === undefined) return;
+      try {
+        parseResolverAddress(v);
+      } catch (e) {
+        c.addIssue({ code: 'custom', message: (e as Error).message });
+      }
+    }),
   CADENZA_DOMAIN_CHECKS: z.enum(['on', 'off']).default('on'),
   CADENZA_DNSBL_IP_ZONES: z.string().optional(),
   CADENZA_DNSBL_DOMAIN_ZONES: z.string().optional(),
@@ -111,6 +122,8 @@ const schema = z.object({
   CADENZA_ACME_CA_FILE: z.string().min(1).optional(),
   /** The ACME account's contact address (the CA's expiry notices). */
   CADENZA_ACME_EMAIL: z.string().email().optional(),
+  /** List hygiene on imported and enrolled leads (docs/deliverability.md "List hygiene"); off: leads are not checked and keep no verdict. */
+  CADENZA_LIST_HYGIENE: z.enum(['on', 'off']).default('on'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -19,6 +19,7 @@ import { importLeads, type ImportBatch } from './import.ts';
 import { csvRecord } from '../common/csv-write.ts';
 import { rejectRecord } from './reject-file.ts';
 import { REJECT_FILE_COLUMNS } from './headers.ts';
+import type { HygieneChecker } from './hygiene/checker.ts';
 
 export interface ImportJobSpec {
   workspaceId: string;
@@ -45,6 +46,8 @@ export interface ImportJobDeps {
   random: Random;
   /** Enrollments were written: wake the scheduler (src/ops/work-nudge.ts), as the enroll route does. */
   workDue?: () => void;
+  /** List hygiene: each batch's written leads are checked before they are enrolled; absent: not checked. */
+  hygiene?: HygieneChecker;
 }
 
 /** A running job that made no progress for this long is dead: its process stopped, or its upload stalled. */
@@ -105,9 +108,18 @@ export async function runImportJob(deps: ImportJobDeps, jobId: string, spec: Imp
   const db = deps.store.db;
   const now = () => new Date(deps.clock.now());
   const enroll = { enrolled: 0, skipped: 0, byReason: {} as Record<string, number> };
+  const hygiene = { valid: 0, risky: 0, invalid: 0 };
   const onBatch = async (b: ImportBatch) => {
     const s = b.settled;
     let enrolledNow = 0;
+    if (deps.hygiene && b.leadIds.length > 0) {
+      // Before the batch's transaction, which must not wait on DNS; the verdicts are written here,
+      // so the enrollment below skips the invalid leads and holds the risky ones.
+      const c = (await deps.hygiene.checkLeads(db, spec.workspaceId, b.leadIds)).counts;
+      hygiene.valid += c.valid;
+      hygiene.risky += c.risky;
+      hygiene.invalid += c.invalid;
+    }
     const status = await db.transaction().execute(async (tx) => {
       for (let i = 0; i < b.rejects.length; i += REJECT_INSERT_ROWS) {
         await tx
@@ -137,6 +149,9 @@ export async function runImportJob(deps: ImportJobDeps, jobId: string, spec: Imp
           warnings: s.warnings,
           rejects_by_reason: JSON.stringify(s.rejectsByReason),
           warnings_by_reason: JSON.stringify(s.warningsByReason),
+          hygiene_valid: hygiene.valid,
+          hygiene_risky: hygiene.risky,
+          hygiene_invalid: hygiene.invalid,
           bytes_read: b.bytesRead,
           updated_at: now(),
         })

@@ -10,12 +10,21 @@ import { SequenceCache } from './sequence-repo.ts';
 import { transition } from './transition.ts';
 import { assignMailboxes } from '../mailbox/pacing/assign-mailboxes.ts';
 
-export type RefusalReason = 'suppressed' | 'already_enrolled' | 'not_found' | 'sequence_not_active' | 'cannot_plan';
+/**
+ * Why a lead was not enrolled. invalid_address: list hygiene found the address undeliverable, or a
+ * member rejected it on review; held_for_review: hygiene found it risky and no one approved it yet
+ * (src/leads/hygiene/, migration 0030). A lead never checked is enrolled as before.
+ */
+export type RefusalReason = 'suppressed' | 'already_enrolled' | 'not_found' | 'sequence_not_active' | 'cannot_plan' | 'invalid_address' | 'held_for_review';
 
 export interface EnrollResult {
   sequenceId: string;
   enrolled: number;
   refused: Array<{ leadId: string; email?: string; reason: RefusalReason; detail?: string }>;
+  /** Of the refused: leads skipped because hygiene found them invalid (or they were rejected on review). */
+  invalid: number;
+  /** Of the refused: risky leads held until a member approves them. */
+  held: number;
   durationMs: number;
 }
 
@@ -50,6 +59,9 @@ interface Candidate {
   region: string | null;
   suppressed: string | null;
   enrolled: boolean;
+  hygiene_verdict: 'valid' | 'risky' | 'invalid' | null;
+  hygiene_review: 'approved' | 'rejected' | null;
+  hygiene_reasons: Array<{ code: string; message: string }>;
 }
 
 /**
@@ -64,7 +76,7 @@ export async function bulkEnroll(store: Store, deps: EnrollDeps, opts: BulkEnrol
   await store.db.transaction().execute(async (tx) => {
     out = await enrollInTx(tx, deps, opts);
   });
-  return { sequenceId: out.sequenceId, enrolled: out.enrolled, refused: out.refused, durationMs: out.durationMs };
+  return { sequenceId: out.sequenceId, enrolled: out.enrolled, refused: out.refused, invalid: out.invalid, held: out.held, durationMs: out.durationMs };
 }
 
 type EnrollDeps = { clock: Clock; random: Random; sequences?: SequenceCache };
@@ -80,7 +92,15 @@ export async function enrollInTx(tx: Tx, deps: EnrollDeps, opts: BulkEnrollOptio
   const chunkSize = opts.chunkSize ?? 5000;
   const refused: EnrollResult['refused'] = [];
   const created: Enrollment[] = [];
-  const result = () => ({ sequenceId: opts.sequenceId, enrolled: created.length, refused, created, durationMs: deps.clock.now() - started });
+  const result = () => ({
+    sequenceId: opts.sequenceId,
+    enrolled: created.length,
+    refused,
+    invalid: refused.filter((r) => r.reason === 'invalid_address').length,
+    held: refused.filter((r) => r.reason === 'held_for_review').length,
+    created,
+    durationMs: deps.clock.now() - started,
+  });
   const seqRow = await tx.selectFrom('sequence').select(['status', 'workspace_id']).where('id', '=', opts.sequenceId).executeTakeFirst();
   if (!seqRow || seqRow.workspace_id !== opts.workspaceId) throw cadenzaError('NOT_FOUND', `sequence ${opts.sequenceId} not found in this workspace`);
   if (seqRow.status !== 'active') {
@@ -112,6 +132,11 @@ export async function enrollInTx(tx: Tx, deps: EnrollDeps, opts: BulkEnrollOptio
       }
       if (c.enrolled) {
         refused.push({ leadId: c.id, email: c.email, reason: 'already_enrolled' });
+        continue;
+      }
+      const hygiene = hygieneRefusal(c);
+      if (hygiene) {
+        refused.push({ leadId: c.id, email: c.email, ...hygiene });
         continue;
       }
       const mb = kept.get(c.id) ?? assigned[rotated];
@@ -188,9 +213,19 @@ async function keptMailboxes(tx: Tx, sequenceId: string, keep: ReadonlyMap<strin
   return out;
 }
 
+/** List hygiene's word on a candidate (migration 0030): invalid or rejected leads are skipped, risky unapproved ones held. */
+function hygieneRefusal(c: Candidate): { reason: RefusalReason; detail: string } | null {
+  const why = c.hygiene_reasons.map((r) => r.message).join('; ');
+  if (c.hygiene_verdict === 'invalid') return { reason: 'invalid_address', detail: why };
+  if (c.hygiene_verdict === 'risky' && c.hygiene_review === 'rejected') return { reason: 'invalid_address', detail: `rejected on review (${why})` };
+  if (c.hygiene_verdict === 'risky' && c.hygiene_review !== 'approved') return { reason: 'held_for_review', detail: why };
+  return null;
+}
+
 async function candidates(tx: Tx, workspaceId: string, sequenceId: string, ids: string[]): Promise<Candidate[]> {
   const r = await sql<Candidate>`
     select l.id, l.email, l.time_zone, l.country, l.region, s.reason as suppressed,
+           l.hygiene_verdict, l.hygiene_review, l.hygiene_reasons,
            exists (select 1 from enrollment e where e.sequence_id = ${sequenceId} and e.lead_id = l.id) as enrolled
     from lead l
     left join suppression s on s.workspace_id = l.workspace_id and s.email_norm = l.email_norm

@@ -66,6 +66,13 @@ export interface LeadTable {
   updated_at: DefaultTimestamp;
   /** Generated (migration 0011): lower-cased email, name and company for the trigram search. */
   search_text: GeneratedAlways<string>;
+  /** List hygiene (migration 0030, src/leads/hygiene/): null until checked. */
+  hygiene_verdict: 'valid' | 'risky' | 'invalid' | null;
+  hygiene_reasons: DefaultJson<Array<{ code: string; message: string }>>;
+  hygiene_checked_at: Timestamp | null;
+  hygiene_review: 'approved' | 'rejected' | null;
+  hygiene_reviewed_at: Timestamp | null;
+  hygiene_reviewed_by: string | null;
 }
 
 export interface SequenceTable {
@@ -650,6 +657,10 @@ export interface LeadImportTable {
   enrolled: Generated<number>;
   enroll_skipped: Generated<number>;
   enroll_skipped_by_reason: DefaultJson<Record<string, number>>;
+  /** Migration 0030: the written leads by hygiene verdict. */
+  hygiene_valid: Generated<number>;
+  hygiene_risky: Generated<number>;
+  hygiene_invalid: Generated<number>;
 }
 
 export interface LeadImportRejectTable {

@@ -215,6 +215,11 @@ export type EnrollmentSend = {
   updatedAt: string;
 };
 
+export type HygieneReason = {
+  code: string;
+  message: string;
+};
+
 export type ImportReport = {
   rowsRead: number;
   imported: number;
@@ -234,6 +239,12 @@ export type ImportReport = {
     /** A field, custom.<name>, or '-' (left out) */
     target: string;
   }[];
+  /** The written leads by list-hygiene verdict; null when hygiene is off */
+  hygiene: {
+    valid: number;
+    risky: number;
+    invalid: number;
+  } | null;
   durationMs: number;
 };
 
@@ -313,6 +324,15 @@ export type Lead = {
   country: string | null;
   timeZone: string | null;
   custom: Record<string, string>;
+  /** List hygiene: null until the address is checked (at import, or when it is enrolled) */
+  hygiene: {
+    verdict: "valid" | "risky" | "invalid";
+    /** Worst first (docs/deliverability.md "List hygiene") */
+    reasons: HygieneReason[];
+    checkedAt: string;
+    /** A risky lead: null while it waits in the review queue */
+    review: "approved" | "rejected" | null;
+  } | null;
 };
 
 export type LeadImport = {
@@ -346,8 +366,14 @@ export type LeadImport = {
   enrolled: number;
   /** Leads written but not enrolled: see enrollSkippedByReason */
   enrollSkipped: number;
-  /** already_enrolled, suppressed, cannot_plan, sequence_not_active (paused meanwhile)… */
+  /** already_enrolled, suppressed, cannot_plan, sequence_not_active (paused meanwhile), invalid_address, held_for_review… */
   enrollSkippedByReason: Record<string, number>;
+  /** The inserted and updated leads by list-hygiene verdict (docs/deliverability.md): invalid are not enrolled, risky wait in the review queue */
+  hygiene: {
+    valid: number;
+    risky: number;
+    invalid: number;
+  };
   error: string | null;
   createdAt: string;
   updatedAt: string;
@@ -537,6 +563,16 @@ export type Pacing = {
     hourlyCeiling: [number, number];
     pickupMinutes: number;
   };
+};
+
+export type ReviewLead = {
+  id: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  company: string | null;
+  reasons: HygieneReason[];
+  checkedAt: string;
 };
 
 export type Sequence = {
@@ -1474,7 +1510,69 @@ export interface ApiRoutes {
     response: WarmupPlacement;
     status: 200;
   };
-  /** Leads, newest first, paged by a cursor, optionally matching a search in email, name or company, a country, a sequence and an enrollment state (access: member of the workspace) */
+  /** The review queue: leads list hygiene found risky (role account, domain not checkable) and no one decided on yet, newest first (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/leads/review": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      /** From the previous page's nextCursor */
+      cursor?: string;
+      limit?: number;
+    };
+    body: never;
+    response: {
+      leads: ReviewLead[];
+      nextCursor: string | null;
+      /** Leads in the queue (all pages) */
+      waiting: number;
+    };
+    status: 200;
+  };
+  /** The review queue as CSV (email, first_name, last_name, company, reasons, checked_at) (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/leads/review/export": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: string;
+    status: 200;
+  };
+  /** Decide on risky leads: approve (they may be enrolled) or reject (they are never enrolled); leads that are not risky are left alone (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/leads/review": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      leadIds: string[];
+      decision: "approve" | "reject";
+    };
+    response: {
+      decided: number;
+      /** Distinct ids left alone: not risky, or not a lead of this workspace */
+      notRisky: number;
+    };
+    status: 200;
+  };
+  /** Check leads' addresses again now (syntax, MX/A, disposable domain, role account, bounces and complaints) and store the verdicts (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/leads/hygiene/check": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      leadIds: string[];
+    };
+    response: {
+      valid: number;
+      risky: number;
+      invalid: number;
+    };
+    status: 200;
+  };
+  /** Leads, newest first, paged by a cursor, optionally matching a search in email, name or company, a country, a sequence, an enrollment state and a list-hygiene verdict (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/leads": {
     params: {
       workspaceId: string;
@@ -1488,6 +1586,8 @@ export interface ApiRoutes {
       sequenceId?: string;
       /** Only leads with an enrollment in this state (in sequenceId when given); none: leads not enrolled (in sequenceId when given) */
       state?: "active" | "paused" | "replied" | "bounced" | "unsubscribed" | "finished" | "stopped" | "failed" | "moved" | "none";
+      /** List hygiene: valid, risky, invalid; review: risky and waiting for a decision; unchecked: never checked */
+      verdict?: "valid" | "risky" | "invalid" | "review" | "unchecked";
       /** From the previous page's nextCursor */
       cursor?: string;
       limit?: number;
@@ -1785,6 +1885,10 @@ export interface ApiRoutes {
     };
     response: {
       enrolled: number;
+      /** Leads skipped: list hygiene found the address invalid, or it was rejected on review (reason invalid_address) */
+      invalid: number;
+      /** Risky leads held until approved in the review queue (reason held_for_review) */
+      held: number;
       refused: {
         leadId: string;
         email?: string;
@@ -1919,7 +2023,7 @@ export interface ApiRoutes {
         enrollmentId: string;
         outcome: "moved" | "skipped";
         newEnrollmentId?: string;
-        reason?: "not_found" | "not_live" | "same_sequence" | "suppressed" | "already_enrolled" | "sequence_not_active" | "cannot_plan";
+        reason?: "not_found" | "not_live" | "same_sequence" | "suppressed" | "already_enrolled" | "sequence_not_active" | "cannot_plan" | "invalid_address" | "held_for_review";
         detail?: string;
       }[];
     };

@@ -84,7 +84,7 @@ const moveTarget = {
   startAtStep: z.string().min(1).max(64).optional().describe("Key of the step to start at (default the first); the steps before it are skipped. Its delay counts from the move, as a first step's does"),
 };
 
-const refusal = z.enum(['not_found', 'not_live', 'same_sequence', 'suppressed', 'already_enrolled', 'sequence_not_active', 'cannot_plan']);
+const refusal = z.enum(['not_found', 'not_live', 'same_sequence', 'suppressed', 'already_enrolled', 'sequence_not_active', 'cannot_plan', 'invalid_address', 'held_for_review']);
 
 /** A single move's refusal as an error: the same reasons a bulk move reports per row. */
 const refusalCode: Record<MoveRefusal, ErrorCode> = {
@@ -95,6 +95,8 @@ const refusalCode: Record<MoveRefusal, ErrorCode> = {
   already_enrolled: 'ALREADY_ENROLLED',
   sequence_not_active: 'CONFLICT',
   cannot_plan: 'CONFLICT',
+  invalid_address: 'CONFLICT',
+  held_for_review: 'CONFLICT',
 };
 
 const refusalText: Record<MoveRefusal, string> = {
@@ -105,6 +107,8 @@ const refusalText: Record<MoveRefusal, string> = {
   already_enrolled: 'the lead is already in the target sequence (a lead is enrolled in a sequence once)',
   sequence_not_active: 'the target sequence is not active; launch it first',
   cannot_plan: "the target sequence's calendar cannot plan this lead",
+  invalid_address: "list hygiene found the lead's address undeliverable (or it was rejected on review)",
+  held_for_review: "list hygiene found the lead's address risky: approve it in the review queue first",
 };
 
 const moveDeps = (ctx: ApiContext) => ({ store: ctx.store, clock: ctx.clock, random: ctx.random, service: enrollmentService(ctx) });

@@ -8,6 +8,7 @@ import { domainRoutes } from './domains.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { inboxRoutes } from './inbox.ts';
 import { invitationRoutes } from './invitations.ts';
+import { leadHygieneRoutes } from './lead-hygiene.ts';
 import { leadImportRoutes } from './lead-imports.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
@@ -39,6 +40,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...domainRoutes,
   ...pacingRoutes,
   ...warmupRoutes,
+  ...leadHygieneRoutes,
   ...leadRoutes,
   ...leadImportRoutes,
   ...sequenceRoutes,

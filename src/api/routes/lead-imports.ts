@@ -36,7 +36,10 @@ const importJob = z
     enrollSequenceId: z.uuid().nullable().describe('The sequence the inserted and updated leads are enrolled in, batch by batch; null when none was chosen'),
     enrolled: z.number().int().describe('Leads enrolled in enrollSequenceId so far'),
     enrollSkipped: z.number().int().describe('Leads written but not enrolled: see enrollSkippedByReason'),
-    enrollSkippedByReason: z.record(z.string(), z.number().int()).describe('already_enrolled, suppressed, cannot_plan, sequence_not_active (paused meanwhile)…'),
+    enrollSkippedByReason: z.record(z.string(), z.number().int()).describe('already_enrolled, suppressed, cannot_plan, sequence_not_active (paused meanwhile), invalid_address, held_for_review…'),
+    hygiene: z
+      .object({ valid: z.number().int(), risky: z.number().int(), invalid: z.number().int() })
+      .describe('The inserted and updated leads by list-hygiene verdict (docs/deliverability.md): invalid are not enrolled, risky wait in the review queue'),
     error: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -71,6 +74,7 @@ function toJob(r: ImportJobRow): z.output<typeof importJob> {
     enrolled: r.enrolled,
     enrollSkipped: r.enroll_skipped,
     enrollSkippedByReason: r.enroll_skipped_by_reason,
+    hygiene: { valid: r.hygiene_valid, risky: r.hygiene_risky, invalid: r.hygiene_invalid },
     error: r.error,
     createdAt: new Date(r.created_at).toISOString(),
     updatedAt: new Date(r.updated_at).toISOString(),
@@ -133,7 +137,7 @@ export const leadImportRoutes = [
         totalBytes: Number.isFinite(declared) && declared > 0 ? declared : null,
         enrollSequenceId: query.enrollSequenceId ?? null,
       };
-      const deps = { store: ctx.store, clock: ctx.clock, random: ctx.random, ...(ctx.workDue ? { workDue: ctx.workDue } : {}) };
+      const deps = { store: ctx.store, clock: ctx.clock, random: ctx.random, ...(ctx.workDue ? { workDue: ctx.workDue } : {}), ...(ctx.hygiene ? { hygiene: ctx.hygiene } : {}) };
       const jobId = await createImportJob(deps, spec);
       try {
         await runImportJob(deps, jobId, spec, body as AsyncIterable<Buffer>);

@@ -11,13 +11,18 @@ import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { inboxReader } from '../auth/inbox-scope.ts';
 import type { EnrollmentState } from '../../sequence/model.ts';
+import { VERDICTS, type Verdict } from '../../leads/hygiene/reasons.ts';
+import { LEAD_HYGIENE_FILTERS } from '../../leads/sql/list-leads.ts';
 
 /** A column's target as the mapping names it: a field, custom.<name>, or '-'. */
 function targetText(t: ColumnTarget): string {
   return t.kind === 'field' ? t.field : t.kind === 'custom' ? `custom.${t.name}` : '-';
 }
 
-const leadBody = z
+/** One reason of a list-hygiene verdict (src/leads/hygiene/reasons.ts). */
+export const hygieneReason = z.object({ code: z.string(), message: z.string() }).meta({ id: 'HygieneReason' });
+
+export const leadBody = z
   .object({
     id: z.uuid(),
     email: z.string(),
@@ -29,6 +34,15 @@ const leadBody = z
     country: z.string().nullable(),
     timeZone: z.string().nullable(),
     custom: z.record(z.string(), z.string()),
+    hygiene: z
+      .object({
+        verdict: z.enum(VERDICTS),
+        reasons: z.array(hygieneReason).describe('Worst first (docs/deliverability.md "List hygiene")'),
+        checkedAt: z.string(),
+        review: z.enum(['approved', 'rejected']).nullable().describe('A risky lead: null while it waits in the review queue'),
+      })
+      .nullable()
+      .describe('List hygiene: null until the address is checked (at import, or when it is enrolled)'),
   })
   .meta({ id: 'Lead' });
 
@@ -46,6 +60,10 @@ function toLead(l: {
   country: string | null;
   time_zone: string | null;
   custom: unknown;
+  hygiene_verdict: Verdict | null;
+  hygiene_reasons: Array<{ code: string; message: string }>;
+  hygiene_checked_at: Date | null;
+  hygiene_review: 'approved' | 'rejected' | null;
 }): z.output<typeof leadBody> {
   return {
     id: l.id,
@@ -58,6 +76,10 @@ function toLead(l: {
     country: l.country,
     timeZone: l.time_zone,
     custom: (l.custom ?? {}) as Record<string, string>,
+    hygiene:
+      l.hygiene_verdict === null
+        ? null
+        : { verdict: l.hygiene_verdict, reasons: l.hygiene_reasons, checkedAt: new Date(l.hygiene_checked_at ?? 0).toISOString(), review: l.hygiene_review },
   };
 }
 
@@ -95,7 +117,7 @@ export const leadRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/leads',
-    summary: 'Leads, newest first, paged by a cursor, optionally matching a search in email, name or company, a country, a sequence and an enrollment state',
+    summary: 'Leads, newest first, paged by a cursor, optionally matching a search in email, name or company, a country, a sequence, an enrollment state and a list-hygiene verdict',
     tags: ['leads'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
@@ -111,6 +133,10 @@ export const leadRoutes = [
         .enum(LEAD_FILTER_STATES)
         .optional()
         .describe('Only leads with an enrollment in this state (in sequenceId when given); none: leads not enrolled (in sequenceId when given)'),
+      verdict: z
+        .enum(LEAD_HYGIENE_FILTERS)
+        .optional()
+        .describe('List hygiene: valid, risky, invalid; review: risky and waiting for a decision; unchecked: never checked'),
       ...pageQuery,
     }),
     example: () => ({ query: { search: 'acme', country: 'FR', state: 'active' as const, limit: 50 } }),
@@ -122,7 +148,7 @@ export const leadRoutes = [
     }),
     handler: async ({ ctx, ws, query }) => {
       const after = decodeCursor(query.cursor);
-      const filter = { search: query.search, country: query.country?.toUpperCase(), sequenceId: query.sequenceId, state: query.state };
+      const filter = { search: query.search, country: query.country?.toUpperCase(), sequenceId: query.sequenceId, state: query.state, verdict: query.verdict };
       const { leads: found, matches: n } = await listLeads(ctx.store.db, ws.workspaceId, filter, after, query.limit + 1, TOTAL_CAP);
       const p = page(found, query.limit, (r) => ({ at: new Date(r.created_at), id: r.id }));
       return {
@@ -157,11 +183,25 @@ export const leadRoutes = [
         warnings: z.number().int(),
         issues: z.array(z.object({ kind: z.string(), line: z.number().int(), reason: z.string(), message: z.string() })),
         columns: z.array(z.object({ header: z.string(), target: z.string().describe("A field, custom.<name>, or '-' (left out)") })),
+        hygiene: z
+          .object({ valid: z.number().int(), risky: z.number().int(), invalid: z.number().int() })
+          .nullable()
+          .describe('The written leads by list-hygiene verdict; null when hygiene is off'),
         durationMs: z.number(),
       })
       .meta({ id: 'ImportReport' }),
     handler: async ({ ctx, ws, body }) => {
+      const checker = ctx.hygiene;
+      const hygiene = checker ? { valid: 0, risky: 0, invalid: 0 } : null;
       const r = await importLeads(ctx.store, {
+        ...(checker && hygiene
+          ? {
+              onBatch: async (b) => {
+                const c = (await checker.checkLeads(ctx.store.db, ws.workspaceId, b.leadIds)).counts;
+                for (const k of VERDICTS) hygiene[k] += c[k];
+              },
+            }
+          : {}),
         workspaceId: ws.workspaceId,
         input: Readable.from([Buffer.from(body.csv, 'utf8')]),
         ...(body.mapping ? { mapping: body.mapping } : {}),
@@ -179,6 +219,7 @@ export const leadRoutes = [
         warnings: r.warnings,
         issues: r.issues.map((i) => ({ kind: i.kind, line: i.line, reason: i.reason, message: i.message })),
         columns: r.columns.map((c) => ({ header: c.header, target: targetText(c.target) })),
+        hygiene,
         durationMs: r.durationMs,
       };
     },

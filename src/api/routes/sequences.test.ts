@@ -67,8 +67,8 @@ describe.each(testBackends())('sequence routes (%s)', (backend) => {
   it('enrolls every lead not yet enrolled, once', async () => {
     const seq = (await b.call('GET', `${base}/sequences`)).json().sequences[0];
     const first = (await b.call('POST', `${base}/sequences/${seq.id}/enroll`, { all: true })).json();
-    expect(first).toEqual({ enrolled: 2, refused: [] });
-    expect((await b.call('POST', `${base}/sequences/${seq.id}/enroll`, { all: true })).json()).toEqual({ enrolled: 0, refused: [] });
+    expect(first).toEqual({ enrolled: 2, invalid: 0, held: 0, refused: [] });
+    expect((await b.call('POST', `${base}/sequences/${seq.id}/enroll`, { all: true })).json()).toEqual({ enrolled: 0, invalid: 0, held: 0, refused: [] });
     const again = (await b.call('POST', `${base}/sequences/${seq.id}/enroll`, { leadIds: [leadId] })).json();
     expect(again.refused).toEqual([expect.objectContaining({ leadId, reason: 'already_enrolled' })]);
     expect((await b.call('GET', `${base}/sequences`)).json().sequences[0].active).toBe(2);

@@ -98,17 +98,22 @@ export const sequenceRoutes = [
     example: (ids) => ({ body: { leadIds: [ids.leadId ?? '00000000-0000-4000-8000-000000000000'] } }),
     response: z.object({
       enrolled: z.number().int(),
+      invalid: z.number().int().describe('Leads skipped: list hygiene found the address invalid, or it was rejected on review (reason invalid_address)'),
+      held: z.number().int().describe('Risky leads held until approved in the review queue (reason held_for_review)'),
       refused: z.array(z.object({ leadId: z.string(), email: z.string().optional(), reason: z.string(), detail: z.string().optional() })),
     }),
     handler: async ({ ctx, ws, params, body }) => {
       const sequenceId = await findSequenceId(ctx.store.db, ws.workspaceId, params.sequenceId);
       if (!sequenceId) throw cadenzaError('NOT_FOUND', 'no such sequence');
       const leadIds = 'leadIds' in body ? body.leadIds : await leadIdsNotIn(ctx.store.db, ws.workspaceId, sequenceId);
-      if (leadIds.length === 0) return { enrolled: 0, refused: [] };
+      if (leadIds.length === 0) return { enrolled: 0, invalid: 0, held: 0, refused: [] };
+      // Every enrolled address is checked: leads never checked (created before hygiene, or by hand), and those
+      // whose DNS did not answer last time, are checked now.
+      await ctx.hygiene?.checkLeads(ctx.store.db, ws.workspaceId, leadIds, { onlyDue: true });
       const r = await bulkEnroll(ctx.store, { clock: ctx.clock, random: ctx.random }, { workspaceId: ws.workspaceId, sequenceId, leadIds });
       // The first step is usually due now: the scheduler and dispatcher need not wait for their polls.
       if (r.enrolled > 0) ctx.workDue?.();
-      return { enrolled: r.enrolled, refused: r.refused };
+      return { enrolled: r.enrolled, invalid: r.invalid, held: r.held, refused: r.refused };
     },
   }),
   defineRoute({

@@ -1,6 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { loadConfig } from '../../common/config.ts';
 import { csvRecord } from '../../common/csv-write.ts';
+import { HygieneChecker } from '../../leads/hygiene/checker.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
@@ -37,6 +39,8 @@ export function register(program: Command): void {
         const sequenceId = await sequenceIdByKey(store.db, w.id, o.sequence);
         if (!sequenceId) throw cadenzaError('NOT_FOUND', `sequence '${o.sequence}' not found (see \`cadenza sequence list\`)`);
         const { ids, unknown } = await selectLeads(store, w.id, o);
+        // Every enrolled address is checked: the leads never checked, or whose DNS did not answer last time, are checked now (docs/deliverability.md).
+        await HygieneChecker.fromConfig(loadConfig(), deps.clock)?.checkLeads(store.db, w.id, ids, { onlyDue: true });
         const bar = progressBar(!g.json, 'enrolling');
         const r = await bulkEnroll(store, deps, { workspaceId: w.id, sequenceId, leadIds: ids, onProgress: (d, t) => bar.update(d, t) });
         bar.stop();

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { cadenzaError } from '../../common/errors.ts';
+import { loadConfig } from '../../common/config.ts';
+import { HygieneChecker } from '../../leads/hygiene/checker.ts';
 import { importLeads } from '../../leads/import.ts';
 import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { deps, globals, output, withStore } from '../context.ts';
@@ -25,7 +27,20 @@ export function register(program: Command): void {
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
         const bar = progressBar(!g.json, 'importing');
+        // List hygiene on each batch's written leads (docs/deliverability.md), as the API's import does.
+        const checker = HygieneChecker.fromConfig(loadConfig(), deps.clock);
+        const hygiene = { valid: 0, risky: 0, invalid: 0 };
         const r = await importLeads(store, {
+          ...(checker
+            ? {
+                onBatch: async (b) => {
+                  const c = (await checker.checkLeads(store.db, w.id, b.leadIds)).counts;
+                  hygiene.valid += c.valid;
+                  hygiene.risky += c.risky;
+                  hygiene.invalid += c.invalid;
+                },
+              }
+            : {}),
           workspaceId: w.id,
           input: file,
           ...(Object.keys(mapping).length ? { mapping } : {}),
@@ -37,9 +52,10 @@ export function register(program: Command): void {
         });
         bar.stop();
         const { issues, ...summary } = r;
-        output(g, { ...summary, issues: issues.slice(0, 20), rejectFile: r.rejected ? rejectFile : null }, () =>
+        output(g, { ...summary, issues: issues.slice(0, 20), rejectFile: r.rejected ? rejectFile : null, hygiene: checker ? hygiene : null }, () =>
           [
             `read ${r.rowsRead} row(s) in ${(r.durationMs / 1000).toFixed(1)} s: ${r.imported} imported, ${r.updated} updated, ${r.unchanged} unchanged, ${r.rejected} rejected`,
+            checker ? `  address check: ${hygiene.valid} valid, ${hygiene.risky} to review, ${hygiene.invalid} invalid (never enrolled)` : '',
             ...Object.entries(r.rejectsByReason).map(([k, n]) => `  rejected ${n}: ${k.replace(/_/g, ' ')}`),
             ...Object.entries(r.warningsByReason).map(([k, n]) => `  warning ${n}: ${k.replace(/_/g, ' ')} (imported without it)`),
             r.rejected ? `rejected rows and reasons: ${rejectFile}` : '',

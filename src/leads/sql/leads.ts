@@ -10,7 +10,7 @@ import type { Db } from '../../store/store.ts';
 import type { LeadColumns } from '../lead-fields.ts';
 
 /** The columns a person sees of a lead (no search text, no timestamps). */
-export const LEAD_VIEW_COLUMNS = ['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone', 'custom'] as const;
+export const LEAD_VIEW_COLUMNS = ['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone', 'custom', 'hygiene_verdict', 'hygiene_reasons', 'hygiene_checked_at', 'hygiene_review'] as const;
 export type LeadView = Pick<Selectable<LeadTable>, (typeof LEAD_VIEW_COLUMNS)[number]>;
 
 /** Custom fields as a person sends them: a string sets one, null removes it. */

@@ -15,7 +15,12 @@ export interface LeadFilter {
   sequenceId?: string | undefined;
   /** Only leads with an enrollment in this state; 'none': leads not enrolled (in sequenceId, when given). */
   state?: EnrollmentState | 'none' | undefined;
+  /** List hygiene (migration 0030): a verdict, 'review' (risky, no decision yet) or 'unchecked'. */
+  verdict?: LeadHygieneFilter | undefined;
 }
+
+export const LEAD_HYGIENE_FILTERS = ['valid', 'risky', 'invalid', 'review', 'unchecked'] as const;
+export type LeadHygieneFilter = (typeof LEAD_HYGIENE_FILTERS)[number];
 
 /**
  * The workspace's leads matching the filter, newest first (created_at, then id), at most `limit`
@@ -28,6 +33,9 @@ export async function listLeads(db: Db, workspaceId: string, f: LeadFilter, afte
   // search_text is lower-cased email, name and company (migration 0011) under a trigram index.
   if (s) q = q.where('search_text', 'ilike', `%${s.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
   if (f.country) q = q.where('country', '=', f.country);
+  if (f.verdict === 'unchecked') q = q.where('hygiene_verdict', 'is', null);
+  else if (f.verdict === 'review') q = q.where('hygiene_verdict', '=', 'risky').where('hygiene_review', 'is', null);
+  else if (f.verdict) q = q.where('hygiene_verdict', '=', f.verdict);
   const { sequenceId, state } = f;
   if (sequenceId || state) {
     // One probe of enrollment (lead_id, state) or (sequence_id, lead_id) per candidate lead.

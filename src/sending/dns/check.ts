@@ -1,6 +1,4 @@
-import { Resolver } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import { cadenzaError } from '../../common/errors.ts';
+import { nodeResolver, type ResolverOptions } from '../../common/dns-resolver.ts';
 import { parseTags, type RecordKind, type SendingDomainPlan } from './records.ts';
 
 /**
@@ -47,30 +45,11 @@ export interface DomainResolver extends TxtResolver {
   resolveCname(name: string): Promise<string[]>;
 }
 
-export interface ResolverOptions {
-  /** 'HOST:PORT', '[V6]:PORT' or 'HOST' (port 53); HOST is an IP address. Default: the system's resolvers. */
-  server?: string;
-  timeoutMs?: number;
-}
-
-/** Parses --resolver; throws INVALID_INPUT for anything but an IP address with an optional port. */
-export function parseResolverAddress(s: string): { host: string; port: number } {
-  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(s) ?? /^([^:]+)(?::(\d+))?$/.exec(s) ?? (isIP(s) === 6 ? [s, s, undefined] : null);
-  const host = m?.[1];
-  const port = m?.[2] === undefined ? 53 : Number(m[2]);
-  if (!host || isIP(host) === 0 || !Number.isInteger(port) || port < 1 || port > 65535) {
-    throw cadenzaError('INVALID_INPUT', `resolver '${s}' must be an IP address with an optional port (127.0.0.1:5353, [::1]:53)`, { resolver: s });
-  }
-  return { host, port };
-}
+export type { ResolverOptions } from '../../common/dns-resolver.ts';
+export { parseResolverAddress } from '../../common/dns-resolver.ts';
 
 export function dnsResolver(o: ResolverOptions = {}): DomainResolver {
-  // tries: 2 — one retransmission over UDP; a check that waits longer is worse than one that says "error".
-  const r = new Resolver({ timeout: o.timeoutMs ?? 5000, tries: 2 });
-  if (o.server) {
-    const { host, port } = parseResolverAddress(o.server);
-    r.setServers([isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`]);
-  }
+  const r = nodeResolver(o);
   return {
     resolveTxt: (name) => r.resolveTxt(name),
     resolveMx: (name) => r.resolveMx(name),

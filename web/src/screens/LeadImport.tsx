@@ -359,6 +359,14 @@ function ImportProgress({ workspaceId, job, onCancel }: { workspaceId: string; j
           {job.enrollSequenceId ? ` ${job.enrolled} enrolled in the sequence, ${job.enrollSkipped} not enrolled.` : ''}
         </p>
       )}
+      {job.hygiene.valid + job.hygiene.risky + job.hygiene.invalid > 0 && (
+        <p className="small" aria-label="Address check">
+          Address check: <span className="badge badge-ok">{job.hygiene.valid.toLocaleString('en')} valid</span>{' '}
+          <span className="badge badge-warn">{job.hygiene.risky.toLocaleString('en')} to review</span>{' '}
+          <span className="badge badge-bad">{job.hygiene.invalid.toLocaleString('en')} invalid</span>
+          {job.hygiene.invalid > 0 ? ' · invalid addresses are never enrolled' : ''}
+        </p>
+      )}
       {job.warnings > 0 && (
         <div className="note note-warn" role="status">
           <p>

@@ -18,7 +18,8 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
   const [query, setQuery] = useState('');
   // Filters (GET …/leads country, sequenceId, state): the menus apply at once, the country with the search.
   const [country, setCountry] = useState('');
-  const [filters, setFilters] = useState({ country: '', sequenceId: '', state: '' });
+  const [filters, setFilters] = useState({ country: '', sequenceId: '', state: '', verdict: '' });
+  const [reviewError, setReviewError] = useState<string>();
   const sequences = useLoad(() => api<{ sequences: SequenceSummary[] }>('GET', ws(workspaceId, 'sequences')), [workspaceId]);
   const filterQs = Object.entries(filters)
     .filter(([, v]) => v)
@@ -38,6 +39,16 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
   }, [workspaceId]);
   const leads = [...(list.data?.leads ?? []), ...(later?.leads ?? [])];
   const nextCursor = later ? later.nextCursor : (list.data?.nextCursor ?? null);
+  /** A risky lead approved (it may be enrolled) or rejected (never enrolled): the list is read again. */
+  const review = async (leadId: string, decision: 'approve' | 'reject') => {
+    setReviewError(undefined);
+    try {
+      await api('POST', ws(workspaceId, 'leads/review'), { leadIds: [leadId], decision });
+      list.reload();
+    } catch (e) {
+      setReviewError(errorMessage(e));
+    }
+  };
   const more = async () => {
     if (!nextCursor) return;
     setLater({ leads: later?.leads ?? [], nextCursor, busy: true });
@@ -99,15 +110,34 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
             </option>
           ))}
         </select>
+        <label className="sr-only" htmlFor="lead-verdict">
+          Address check
+        </label>
+        <select id="lead-verdict" value={filters.verdict} onChange={(e) => setFilters({ ...filters, verdict: e.target.value })}>
+          <option value="">Any address check</option>
+          <option value="review">To review</option>
+          <option value="valid">Valid</option>
+          <option value="risky">Risky</option>
+          <option value="invalid">Invalid</option>
+          <option value="unchecked">Not checked</option>
+        </select>
         <span className="muted small">{list.data ? countText(list.data) : ''}</span>
+        {filters.verdict === 'review' && (
+          <a className="small" href={`/api/workspaces/${workspaceId}/leads/review/export`} download>
+            Export to CSV
+          </a>
+        )}
       </form>
       <ErrorNote error={list.error} />
+      <ErrorNote error={reviewError} />
       {!list.loading && leads.length === 0 && <Empty>{query || filterQs ? 'No lead matches.' : 'No leads yet. Import a CSV to start.'}</Empty>}
       {leads.length > 0 && (
         <table className="table">
           <thead>
             <tr>
               <th scope="col">Email</th>
+              {/* Beside the email, so a phone sees the verdict without scrolling the table. */}
+              <th scope="col">Address</th>
               <th scope="col">Name</th>
               <th scope="col">Company</th>
               <th scope="col">Title</th>
@@ -122,6 +152,9 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
                   <a href={`/leads/${l.id}`} onClick={(e) => (e.preventDefault(), navigate(`/leads/${l.id}`))}>
                     {l.email}
                   </a>
+                </td>
+                <td>
+                  <Hygiene lead={l} onReview={(d) => void review(l.id, d)} />
                 </td>
                 <td>{[l.firstName, l.lastName].filter(Boolean).join(' ')}</td>
                 <td>{l.company}</td>
@@ -142,6 +175,35 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
         </div>
       )}
     </>
+  );
+}
+
+const VERDICT_BADGE = { valid: 'badge-ok', risky: 'badge-warn', invalid: 'badge-bad' } as const;
+
+/** The address check's verdict, its reasons (in short; each in full on hover), and the review of a risky lead. */
+function Hygiene({ lead, onReview }: { lead: Lead; onReview: (d: 'approve' | 'reject') => void }) {
+  const h = lead.hygiene;
+  if (!h) return <span className="badge badge-muted">not checked</span>;
+  const why = h.reasons.map((r) => r.message).join('; ');
+  const label = h.verdict === 'risky' ? (h.review === 'approved' ? 'approved' : h.review === 'rejected' ? 'rejected' : 'to review') : h.verdict;
+  return (
+    <span className="hygiene">
+      <span className={`badge ${h.review === 'rejected' ? 'badge-bad' : VERDICT_BADGE[h.verdict]}`} title={why || undefined}>
+        {label}
+      </span>
+      {h.reasons.length > 0 && <span className="muted small">{h.reasons.map((r) => r.code.replace(/_/g, ' ')).join(', ')}</span>}
+      {h.verdict === 'risky' && h.review === null && (
+        <>
+          {' '}
+          <button type="button" className="btn btn-quiet" aria-label={`Approve ${lead.email}`} onClick={() => onReview('approve')}>
+            Approve
+          </button>
+          <button type="button" className="btn btn-quiet" aria-label={`Reject ${lead.email}`} onClick={() => onReview('reject')}>
+            Reject
+          </button>
+        </>
+      )}
+    </span>
   );
 }
 

@@ -51,7 +51,7 @@ export function rspamdScorer(o: RspamdOptions): ContentScorer {
       const signal = opts?.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
       let text: string;
       try {
-        const res = await fetch(`${base}/checkv2`, { method: 'POST', body: new Uint8Array(raw.buffer, raw.byteOffset, raw.length), signal, headers: { 'content-type': 'message/rfc822', pass: 'all' } });
+        const res = await fetch(`${base}/checkv2`, { method: 'POST', body: new Blob([Uint8Array.from(raw)]), signal, headers: { 'content-type': 'message/rfc822', pass: 'all' } });
         text = await res.text();
         if (!res.ok) return { status: 'unavailable', scorer: 'rspamd', reason: `rspamd answered HTTP ${res.status}` };
       } catch (e) {

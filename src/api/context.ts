@@ -5,6 +5,7 @@ import type { OAuthClients } from '../mailbox/oauth/client.ts';
 import type { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import type { Vault } from '../mailbox/vault.ts';
 import type { ConnectorSetup } from '../mailbox/connectors/connector.ts';
+import type { ContentScorer } from '../sending/content-check/rspamd-scorer.ts';
 import type { SettlePolicy } from '../sending/reply.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
@@ -47,6 +48,12 @@ export interface ApiContext {
   replySettle?: Partial<SettlePolicy>;
   /** Sends invitations (CADENZA_SMTP_URL); absent: the API returns each invitation's link for the admin to pass on. */
   mailer?: SystemMailer;
+  /**
+   * The spam filter the content check asks (rspamd's /checkv2, CADENZA_RSPAMD_URL); absent: rspamd's
+   * packaged address on this machine (127.0.0.1:11333), "not installed" when nothing listens there;
+   * null: no scorer (Cadenza's own checks only).
+   */
+  contentScorer?: ContentScorer | null;
   /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
   demo?: DemoControl;
   /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/sending/mailbox-removal.ts). */

@@ -39,6 +39,7 @@ import { version } from '../common/version.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
+import { rspamdScorer } from '../sending/content-check/rspamd-scorer.ts';
 
 // Re-exported for the callers that knew it here.
 export { version };
@@ -51,6 +52,8 @@ export interface AppOptions {
   roles: Role[];
   /** The URL recipients reach for unsubscribe and tracking links (CADENZA_PUBLIC_URL). */
   publicUrl?: string;
+  /** The rspamd the content check asks (CADENZA_RSPAMD_URL); absent: its packaged address on this machine. */
+  rspamdUrl?: string;
   /** OAuth clients for Google and Microsoft mailboxes (config CADENZA_GOOGLE_* / CADENZA_MICROSOFT_*). */
   oauth?: OAuthSettings;
   /** Push for Gmail and Graph mailboxes (pushSettingsFrom: CADENZA_PUSH_SECRET…); absent: they are polled. */
@@ -308,7 +311,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     webhooks.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
     app.server = buildServer({ store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log },
-      api: { random, vault, service, connectors, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+      api: { ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, connectors, oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

@@ -67,7 +67,7 @@ export function startFilterBed(): Promise<void> {
 
 export function imapAccount(n: number): ImapAccount {
   const u = filterBed.user(n);
-  return { endpoint: { host: filterBed.host, port: filterBed.imapPort, security: 'none' }, username: u.user, auth: { kind: 'password', password: u.pass } };
+  return { endpoint: { host: filterBed.host, port: filterBed.imapPort, security: 'none', allowSelfSigned: false }, username: u.user, auth: { kind: 'password', password: u.pass } };
 }
 
 /** Hands a message to the filter bed's MX; resolves once Postfix accepted it (after the milter's verdict). */

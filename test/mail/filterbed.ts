@@ -5,6 +5,8 @@ import { promisify } from 'node:util';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import { composeEmail } from '../../src/sending/compose/compose.ts';
+import { dkimRecordName, dkimTxtValue, generateDkimKey, type DkimKey } from '../../src/sending/compose/dkim.ts';
+import { startTestDnsServer, type TestDnsServer } from '../dns-server.ts';
 import { trackingLinks } from '../../src/sending/compose/tracking.ts';
 import { imapFolderActions } from '../../src/mailbox/connectors/smtp-imap/folder-actions.ts';
 import { imapMessageKey } from '../../src/mailbox/imap/message-key.ts';
@@ -29,6 +31,8 @@ export const filterBed = {
   host: '127.0.0.1',
   mxPort: 10027,
   imapPort: 10144,
+  /** rspamd's resolver (filterbed.sh RSPAMD_DNS_PORT): a test's DNS server here answers its lookups. */
+  dnsPort: 10053,
   /** rspamd's scanner (HTTP /checkv2): the content check's CADENZA_RSPAMD_URL on the bed. */
   scannerUrl: 'http://127.0.0.1:10333',
   user: (n: number) => ({ user: `junk${n}@filtered.test`, pass: 'pass' }),
@@ -80,12 +84,30 @@ export async function deliver(raw: Buffer, from: string, to: string): Promise<vo
   }
 }
 
+/**
+ * The sender domain authenticated, as a real one publishes it: a DNS server on rspamd's resolver
+ * port answers SPF (v=spf1 ip4:127.0.0.1 -all: the bed's MX sees mail from loopback), the DKIM
+ * key and DMARC p=reject for sender.test; composeKind then signs with that key. Only one process
+ * can hold the port: close() it when done.
+ */
+export async function authenticateSender(): Promise<{ dns: TestDnsServer; dkim: DkimKey }> {
+  const dns = await startTestDnsServer({ port: filterBed.dnsPort });
+  const pair = generateDkimKey(2048);
+  const dkim: DkimKey = { domain: 'sender.test', selector: 'cadenza', privateKey: pair.privateKeyPem };
+  dns.setTxt('sender.test', ['v=spf1 ip4:127.0.0.1 -all']);
+  dns.setTxt(dkimRecordName(dkim.selector, dkim.domain), [dkimTxtValue(pair.publicKeyPem)]);
+  dns.setTxt('_dmarc.sender.test', ['v=DMARC1; p=reject']);
+  return { dns, dkim };
+}
+
 export interface Placement {
   folder: 'INBOX' | 'Junk';
   /** The sync-style key of the copy (folder:uidvalidity:uid), for FolderActions. */
   key: string;
   /** rspamd's verdict as delivered: "Yes, score=11.70" / "No, score=0.00". */
   spamStatus: string | null;
+  /** rspamd's X-Spamd-Result: every rule that ran, unfolded. */
+  spamdResult: string | null;
 }
 
 /** Where each of these messages is now (waits up to waitMs for all of them to be delivered). */
@@ -106,11 +128,13 @@ export async function placesOf(n: number, messageIds: string[], waitMs = 10_000)
           const uidValidity = c.mailbox ? c.mailbox.uidValidity : 0n;
           const uids = await c.search({ all: true }, { uid: true });
           if (uids && uids.length) {
-            for await (const m of c.fetch(uids, { uid: true, envelope: true, headers: ['x-spam-status'] }, { uid: true })) {
+            for await (const m of c.fetch(uids, { uid: true, envelope: true, headers: ['x-spam-status', 'x-spamd-result'] }, { uid: true })) {
               const id = m.envelope?.messageId;
               if (!id || !wanted.has(id)) continue;
-              const status = m.headers ? /x-spam-status:\s*(.*)/i.exec(m.headers.toString('latin1'))?.[1]?.trim() ?? null : null;
-              out.set(id, { folder, key: imapMessageKey(folder, uidValidity, m.uid), spamStatus: status });
+              const h = m.headers ? m.headers.toString('latin1').replace(/\r?\n[ \t]+/g, ' ') : '';
+              const status = /x-spam-status:[ \t]*([^\r\n]*)/i.exec(h)?.[1]?.trim() ?? null;
+              const result = /x-spamd-result:[ \t]*([^\r\n]*)/i.exec(h)?.[1]?.trim() ?? null;
+              out.set(id, { folder, key: imapMessageKey(folder, uidValidity, m.uid), spamStatus: status, spamdResult: result });
             }
           }
         } finally {
@@ -150,10 +174,10 @@ export function kindContent(kind: ContentKind): { subject: string; text: string;
 const SENDER = 'alice@sender.test';
 const TRACKING_KEY = randomBytes(32);
 
-export async function composeKind(kind: ContentKind, to: string, tag: string): Promise<{ raw: Buffer; messageId: string }> {
+export async function composeKind(kind: ContentKind, to: string, tag: string, dkim: DkimKey | null = null): Promise<{ raw: Buffer; messageId: string }> {
   const messageId = `<${kind}-${tag}@sender.test>`;
   const links = trackingLinks({ key: TRACKING_KEY, baseUrl: 'https://t.sender.test', workspaceId: 'ws-placement', sendRequestId: tag });
-  const email = await composeEmail({ messageId, date: Date.now(), from: { address: SENDER, name: 'Alice Sender' }, to: { address: to, name: 'Sam Lead' }, content: { ...kindContent(kind), subject: kindContent(kind).subject }, links });
+  const email = await composeEmail({ messageId, date: Date.now(), from: { address: SENDER, name: 'Alice Sender' }, to: { address: to, name: 'Sam Lead' }, content: { ...kindContent(kind), subject: kindContent(kind).subject }, links, dkim });
   return { raw: email.raw, messageId };
 }
 
@@ -168,6 +192,8 @@ export interface PlacementFigures {
   rescueMs: number;
   /** The spam statuses seen (one per message). */
   statuses: string[];
+  /** rspamd's rule lists (X-Spamd-Result), one per message. */
+  results: string[];
 }
 
 /**
@@ -175,12 +201,12 @@ export interface PlacementFigures {
  * share, rescues every copy in Junk with the IMAP connector's folder action (moveToInbox, as the
  * warmup does), and measures again.
  */
-export async function measurePlacement(kind: ContentKind, n: number, count: number): Promise<PlacementFigures> {
+export async function measurePlacement(kind: ContentKind, n: number, count: number, dkim: DkimKey | null = null): Promise<PlacementFigures> {
   const to = filterBed.user(n).user;
   const ids: string[] = [];
   const tag = randomBytes(4).toString('hex');
   for (let i = 0; i < count; i++) {
-    const m = await composeKind(kind, to, `${tag}-${i}`);
+    const m = await composeKind(kind, to, `${tag}-${i}`, dkim);
     await deliver(m.raw, SENDER, to);
     ids.push(m.messageId);
   }
@@ -199,5 +225,5 @@ export async function measurePlacement(kind: ContentKind, n: number, count: numb
   await actions.close?.();
   const after = await placesOf(n, ids, 2_000);
   const inboxShare = (m: Map<string, Placement>) => [...m.values()].filter((p) => p.folder === 'INBOX').length / ids.length;
-  return { sent: ids.length, inboxBefore: inboxShare(before), inboxAfter: inboxShare(after), rescued, rescueMs, statuses: [...before.values()].map((p) => p.spamStatus ?? '') };
+  return { sent: ids.length, inboxBefore: inboxShare(before), inboxAfter: inboxShare(after), rescued, rescueMs, statuses: [...before.values()].map((p) => p.spamStatus ?? ''), results: [...before.values()].map((p) => p.spamdResult ?? '') };
 }

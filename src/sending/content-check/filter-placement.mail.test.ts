@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { filterBed, filterBedSkipReason, kindContent, measurePlacement, startFilterBed } from '../../../test/mail/filterbed.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticateSender, filterBed, filterBedSkipReason, kindContent, measurePlacement, startFilterBed } from '../../../test/mail/filterbed.ts';
 import { checkStepContent } from './check.ts';
 import { rspamdScorer } from './rspamd-scorer.ts';
 
@@ -13,14 +13,24 @@ import { rspamdScorer } from './rspamd-scorer.ts';
  */
 const reason = filterBedSkipReason();
 (reason ? describe.skip : describe)(`placement on a real spam filter${reason ? ` (skipped: ${reason})` : ''}`, () => {
-  beforeAll(() => startFilterBed(), 300_000);
+  let auth: Awaited<ReturnType<typeof authenticateSender>>;
+  beforeAll(async () => {
+    await startFilterBed();
+    // SPF, DKIM and DMARC of sender.test, answered to rspamd by this test's DNS server.
+    auth = await authenticateSender();
+  }, 300_000);
+  afterAll(() => auth?.dns.close());
 
-  it('ham lands in INBOX; spammy content in Junk, and the IMAP rescue moves it back', async () => {
-    const ham = await measurePlacement('ham', 1, 2);
+  it('authenticated plain mail lands in INBOX; spammy content in Junk, and the IMAP rescue moves it back', async () => {
+    const ham = await measurePlacement('ham', 1, 2, auth.dkim);
     expect(ham).toMatchObject({ sent: 2, inboxBefore: 1, inboxAfter: 1, rescued: 0 });
     for (const s of ham.statuses) expect(s).toMatch(/^No, score=/);
+    // The filter saw the sender authenticated, through the DNS answers of this test only.
+    for (const r of ham.results) for (const sym of ['R_SPF_ALLOW', 'R_DKIM_ALLOW', 'DMARC_POLICY_ALLOW']) expect(r).toContain(sym);
+    expect(auth.dns.queries.map((q) => q.name)).toEqual(expect.arrayContaining(['sender.test', 'cadenza._domainkey.sender.test', '_dmarc.sender.test']));
 
-    const spammy = await measurePlacement('spammy', 1, 2);
+    // Authenticated, and still spam: content alone sends it to Junk.
+    const spammy = await measurePlacement('spammy', 1, 2, auth.dkim);
     expect(spammy).toMatchObject({ sent: 2, inboxBefore: 0, inboxAfter: 1, rescued: 2 });
     for (const s of spammy.statuses) expect(s).toMatch(/^Yes, score=\d/);
   }, 30_000);

@@ -16,7 +16,7 @@
 #   filterbed.sh [start]   install rspamd + dovecot-sieve (if missing), configure, start; ~50 ms
 #                          when it already runs with this configuration
 #   filterbed.sh status    exit 0 only if all three run (and rspamd answers)
-#   filterbed.sh reset     expunge every filter-bed mailbox
+#   filterbed.sh reset [USER…]  expunge the given filter-bed mailboxes (default: all of them)
 #   filterbed.sh stop      stop rspamd, Postfix and Dovecot of the filter bed
 #
 # No network: rspamd listens on loopback only, its resolver is 127.0.0.1:${RSPAMD_DNS_PORT:-10053}
@@ -419,7 +419,11 @@ case "${1:-start}" in
   start) cmd_start ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
-  reset) for i in $(seq 1 "$FILTER_USERS"); do doveadm -c "$DC_CONF" expunge -u "junk$i@$FILTERED_DOMAIN" mailbox '*' all 2>/dev/null || true; done ;;
+  reset)
+    shift
+    users="$*"; [ -n "$users" ] || users=$(for i in $(seq 1 "$FILTER_USERS"); do printf 'junk%s@%s ' "$i" "$FILTERED_DOMAIN"; done)
+    for u in $users; do doveadm -c "$DC_CONF" expunge -u "$u" mailbox '*' all 2>/dev/null || true; done
+    echo "filterbed: emptied $users" ;;
   restart) cmd_stop; cmd_start ;;
-  *) echo "usage: $0 [start|stop|status|restart]" >&2; exit 2 ;;
+  *) echo "usage: $0 [start|stop|status|restart|reset [USER...]]" >&2; exit 2 ;;
 esac

@@ -69,6 +69,11 @@ export function startFilterBed(): Promise<void> {
   return started;
 }
 
+/** Empties these filter-bed users' folders (a test's own users, at its start). */
+export async function resetFilterBed(users: number[]): Promise<void> {
+  await run('bash', [FILTERBED_SCRIPT, 'reset', ...users.map((n) => filterBed.user(n).user)], { timeout: 60_000 });
+}
+
 export function imapAccount(n: number): ImapAccount {
   const u = filterBed.user(n);
   return { endpoint: { host: filterBed.host, port: filterBed.imapPort, security: 'none', allowSelfSigned: false }, username: u.user, auth: { kind: 'password', password: u.pass } };
@@ -93,7 +98,8 @@ export async function deliver(raw: Buffer, from: string, to: string): Promise<vo
 export async function authenticateSender(): Promise<{ dns: TestDnsServer; dkim: DkimKey }> {
   const dns = await startTestDnsServer({ port: filterBed.dnsPort });
   const pair = generateDkimKey(2048);
-  const dkim: DkimKey = { domain: 'sender.test', selector: 'cadenza', privateKey: pair.privateKeyPem };
+  // A selector of its own per run: rspamd caches DKIM keys (a day), and each run makes a new key.
+  const dkim: DkimKey = { domain: 'sender.test', selector: `cadenza${randomBytes(4).toString('hex')}`, privateKey: pair.privateKeyPem };
   dns.setTxt('sender.test', ['v=spf1 ip4:127.0.0.1 -all']);
   dns.setTxt(dkimRecordName(dkim.selector, dkim.domain), [dkimTxtValue(pair.publicKeyPem)]);
   dns.setTxt('_dmarc.sender.test', ['v=DMARC1; p=reject']);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticateSender, filterBed, filterBedSkipReason, kindContent, measurePlacement, startFilterBed } from '../../../test/mail/filterbed.ts';
+import { authenticateSender, filterBed, resetFilterBed, filterBedSkipReason, kindContent, measurePlacement, startFilterBed } from '../../../test/mail/filterbed.ts';
 import { checkStepContent } from './check.ts';
 import { rspamdScorer } from './rspamd-scorer.ts';
 
@@ -16,6 +16,7 @@ const reason = filterBedSkipReason();
   let auth: Awaited<ReturnType<typeof authenticateSender>>;
   beforeAll(async () => {
     await startFilterBed();
+    await resetFilterBed([1]);
     // SPF, DKIM and DMARC of sender.test, answered to rspamd by this test's DNS server.
     auth = await authenticateSender();
   }, 300_000);
@@ -27,7 +28,7 @@ const reason = filterBedSkipReason();
     for (const s of ham.statuses) expect(s).toMatch(/^No, score=/);
     // The filter saw the sender authenticated, through the DNS answers of this test only.
     for (const r of ham.results) for (const sym of ['R_SPF_ALLOW', 'R_DKIM_ALLOW', 'DMARC_POLICY_ALLOW']) expect(r).toContain(sym);
-    expect(auth.dns.queries.map((q) => q.name)).toEqual(expect.arrayContaining(['sender.test', 'cadenza._domainkey.sender.test', '_dmarc.sender.test']));
+    expect(auth.dns.queries.map((q) => q.name)).toEqual(expect.arrayContaining([`${auth.dkim.selector}._domainkey.sender.test`]));
 
     // Authenticated, and still spam: content alone sends it to Junk.
     const spammy = await measurePlacement('spammy', 1, 2, auth.dkim);

@@ -20,7 +20,7 @@
 #   filterbed.sh stop      stop rspamd, Postfix and Dovecot of the filter bed
 #
 # No network: rspamd listens on loopback only, its resolver is 127.0.0.1:${RSPAMD_DNS_PORT:-10053}
-# (a test's DNS server there, or nothing: every lookup fails at once), and every module that asks
+# (a test's DNS server there, or nothing: every lookup fails within 0.5 s), and every module that asks
 # outside resolvers (RBLs, SURBL, ASN, email lists), a fuzzy server or a remote map is off. No
 # Redis: Bayes, reputation, greylisting and neural are therefore inactive, which keeps the verdict
 # a pure function of the message (the same content always scores the same).
@@ -29,7 +29,6 @@ set -eu
 FILTERED_PORT=${FILTERED_PORT:-10027}
 RSPAMD_MILTER_PORT=${RSPAMD_MILTER_PORT:-10332}
 RSPAMD_PORT=${RSPAMD_PORT:-10333}
-RSPAMD_CONTROLLER_PORT=${RSPAMD_CONTROLLER_PORT:-10334}
 RSPAMD_DNS_PORT=${RSPAMD_DNS_PORT:-10053}
 FILTERED_DOMAIN=filtered.test
 

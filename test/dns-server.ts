@@ -37,7 +37,11 @@ export interface TestDnsServer {
 
 const RCODE = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3 } as const;
 
-export async function startTestDnsServer(): Promise<TestDnsServer> {
+/**
+ * `port`: listen there (UDP and TCP) instead of a free port, for a resolver whose address is fixed
+ * in its configuration (the spam-filter bed's rspamd, 127.0.0.1:10053); EADDRINUSE if it is taken.
+ */
+export async function startTestDnsServer(opts: { port?: number } = {}): Promise<TestDnsServer> {
   const txt = new Map<string, string[]>();
   const a = new Map<string, string[]>();
   const aaaa = new Map<string, string[]>();
@@ -150,12 +154,12 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     });
     await new Promise<void>((resolve, reject) => {
       udp.once('error', reject);
-      udp.bind(0, '127.0.0.1', () => resolve());
+      udp.bind(opts.port ?? 0, '127.0.0.1', () => resolve());
     });
     const port = udp.address().port;
     const tcp: Server = createServer(serveTcp);
     const listened = await new Promise<boolean>((resolve, reject) => {
-      tcp.once('error', (e: NodeJS.ErrnoException) => (e.code === 'EADDRINUSE' && attempt < 5 ? resolve(false) : reject(e)));
+      tcp.once('error', (e: NodeJS.ErrnoException) => (e.code === 'EADDRINUSE' && attempt < 5 && opts.port === undefined ? resolve(false) : reject(e)));
       tcp.listen(port, '127.0.0.1', () => resolve(true));
     });
     if (!listened) {

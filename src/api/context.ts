@@ -5,6 +5,7 @@ import type { OAuthClients } from '../mailbox/oauth/client.ts';
 import type { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import type { Vault } from '../mailbox/vault.ts';
 import type { ConnectorSetup } from '../mailbox/connectors/connector.ts';
+import type { ContentScorer } from '../sending/content-check/rspamd-scorer.ts';
 import type { SettlePolicy } from '../sending/reply.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
@@ -51,6 +52,12 @@ export interface ApiContext {
   mailer?: SystemMailer;
   /** Domain checks (resolver, blocklists, the tracking CNAME's target); absent: the re-check route refuses. */
   domains?: DomainHealthSettings;
+  /**
+   * The spam filter the content check asks (rspamd's /checkv2, CADENZA_RSPAMD_URL); absent: rspamd's
+   * packaged address on this machine (127.0.0.1:11333), "not installed" when nothing listens there;
+   * null: no scorer (Cadenza's own checks only).
+   */
+  contentScorer?: ContentScorer | null;
   /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
   demo?: DemoControl;
   /** Custom tracking hosts (src/tracking/domains): the name they must be a CNAME to, and a nudge for the job that verifies and issues; absent: the tracking-domain routes refuse. */

@@ -43,6 +43,7 @@ import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { domainHealthSettings, type DomainCheckConfig } from '../sending/dns/health-settings.ts';
 import { CustomHosts, type CustomHostSettings } from '../tracking/domains/custom-hosts.ts';
 import { HygieneChecker } from '../leads/hygiene/checker.ts';
+import { rspamdScorer } from '../sending/content-check/rspamd-scorer.ts';
 
 // Re-exported for the callers that knew it here.
 export { version };
@@ -55,6 +56,8 @@ export interface AppOptions {
   roles: Role[];
   /** The URL recipients reach for unsubscribe and tracking links (CADENZA_PUBLIC_URL). */
   publicUrl?: string;
+  /** The rspamd the content check asks (CADENZA_RSPAMD_URL); absent: its packaged address on this machine. */
+  rspamdUrl?: string;
   /** OAuth clients for Google and Microsoft mailboxes (config CADENZA_GOOGLE_* / CADENZA_MICROSOFT_*). */
   oauth?: OAuthSettings;
   /** Push for Gmail and Graph mailboxes (pushSettingsFrom: CADENZA_PUSH_SECRET…); absent: they are polled. */
@@ -358,7 +361,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { random, vault, service, connectors, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+      api: { ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, connectors, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

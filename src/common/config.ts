@@ -26,6 +26,8 @@ const schema = z.object({
   CADENZA_SENDER_LEASE_TTL_MS: z.coerce.number().int().min(1000).optional(),
   /** Where recipients reach this installation (unsubscribe and tracking links); https in production. */
   CADENZA_PUBLIC_URL: z.string().url().optional(),
+  /** The local rspamd the content check asks (docs/deliverability.md "Content check"), e.g. http://127.0.0.1:11333; unset: that address, "not installed" when nothing listens. */
+  CADENZA_RSPAMD_URL: z.string().url().optional(),
   /** OAuth 2 clients for connecting Google and Microsoft mailboxes (docs/mailboxes.md); unset: that provider is off. */
   CADENZA_GOOGLE_CLIENT_ID: z.string().min(1).optional(),
   CADENZA_GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),

@@ -1926,6 +1926,58 @@ export interface ApiRoutes {
     };
     status: 200;
   };
+  /** Check an email step's content before launch: rendered for a sample lead, Cadenza's checks (links, images, tracking domain, text part, capitals, spam phrases, unsubscribe) and the local spam filter's score with its rule hits (rspamd at CADENZA_RSPAMD_URL) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/sequences/:sequenceId/steps/:stepKey/content-check": {
+    params: {
+      workspaceId: string;
+      sequenceId: string;
+      stepKey: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** The lead to render for; default: the oldest lead of the workspace */
+      leadId?: string;
+      /** The variant key; default: the first */
+      variant?: string;
+    };
+    response: {
+      step: string;
+      variant: string;
+      /** The sample lead it was rendered for; null: the workspace has no lead, a made-up one was used */
+      lead: {
+        id: string | null;
+        email: string;
+      } | null;
+      /** false: the template does not render for this lead (see problem) */
+      rendered: boolean;
+      problem: string | null;
+      subject: string | null;
+      /** The worst of Cadenza's findings */
+      level: "ok" | "warn" | "bad" | null;
+      findings: {
+        code: string;
+        level: "ok" | "warn" | "bad";
+        message: string;
+      }[];
+      score: {
+        status: "scored" | "not_installed" | "unavailable" | "not_configured";
+        scorer?: string;
+        reason?: string;
+        score?: number;
+        /** The score from which the filter files it as spam */
+        threshold?: number;
+        action?: string;
+        spam?: boolean;
+        hits?: {
+          symbol: string;
+          score: number;
+          explanation: string;
+          options: string[];
+        }[];
+      } | null;
+    };
+    status: 200;
+  };
   /** Enrollments, newest first, by sequence, lead or state (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/enrollments": {
     params: {

@@ -54,6 +54,7 @@ export type StepDraft = Omit<SequenceStep, 'variantKey' | 'weight'> & Partial<Pi
 /** A sequence in the editor: GET's answer (a new one has no id or version yet), and the warnings of the last PUT. */
 export type SequenceDetail = Omit<Sequence, 'steps' | 'id' | 'version'> & { id: string; version?: number; steps: StepDraft[]; warnings?: string[] };
 export type EnrollResult = ApiResponse<'POST /api/workspaces/:workspaceId/sequences/:sequenceId/enroll'>;
+export type ContentCheckResult = ApiResponse<'POST /api/workspaces/:workspaceId/sequences/:sequenceId/steps/:stepKey/content-check'>;
 
 /** Why an enrollment cannot progress until a person acts (src/sequence/blocked.ts). */
 export type Blocked = NonNullable<Enrollment['blocked']>;

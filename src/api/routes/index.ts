@@ -3,6 +3,7 @@ import { apiKeyRoutes } from './api-keys.ts';
 import { auditRoutes } from './audit.ts';
 import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
+import { contentCheckRoutes } from './content-check.ts';
 import { demoRoutes } from './demo.ts';
 import { domainRoutes } from './domains.ts';
 import { enrollmentRoutes } from './enrollments.ts';
@@ -44,6 +45,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...leadRoutes,
   ...leadImportRoutes,
   ...sequenceRoutes,
+  ...contentCheckRoutes,
   ...enrollmentRoutes,
   ...inboxRoutes,
   ...suppressionRoutes,

@@ -49,6 +49,7 @@ export function register(program: Command): void {
         host: opts.host ?? cfg.HOST,
         roles: parseRoles(opts.roles ?? cfg.CADENZA_ROLES),
         ...(cfg.CADENZA_PUBLIC_URL ? { publicUrl: cfg.CADENZA_PUBLIC_URL } : {}),
+        ...(cfg.CADENZA_RSPAMD_URL ? { rspamdUrl: cfg.CADENZA_RSPAMD_URL } : {}),
         oauth: oauthSettingsFrom(cfg),
         ...(push ? { push } : {}),
         ...(mailer ? { mailer } : {}),

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { api, call, ApiError, errorMessage, ws } from '../api.ts';
 import { navigate } from '../router.ts';
 import type { ScreenProps } from '../Shell.tsx';
-import type { ApiResponse, EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft, StopRules } from '../types.ts';
+import type { ApiResponse, ContentCheckResult, EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft, StopRules } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { SequenceEnrollments } from './MoveEnrollments.tsx';
@@ -323,6 +323,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
               {saved}
             </p>
           )}
+          {seq.id && <ContentCheck workspaceId={workspaceId} sequenceId={seq.id} steps={seq.steps} />}
           {seq.id && <Launch workspaceId={workspaceId} sequenceId={seq.id} active={seq.status === 'active'} onEnrolled={() => setEnrolledAt((n) => n + 1)} />}
           {seq.id && <SequenceEnrollments workspaceId={workspaceId} sequenceId={seq.id} refresh={enrolledAt} />}
         </div>
@@ -466,6 +467,83 @@ function Preview({ workspaceId, step, what, leads, pool }: { workspaceId: string
         </div>
       )}
     </aside>
+  );
+}
+
+const levelTone = { ok: 'ok', warn: 'warn', bad: 'bad' } as const;
+
+/**
+ * "Check content", before launch: the saved step rendered for a sample lead, scored by the local
+ * spam filter (rspamd) with its rules in plain words, and Cadenza's own findings.
+ */
+function ContentCheck({ workspaceId, sequenceId, steps }: { workspaceId: string; sequenceId: string; steps: StepDraft[] }) {
+  const emailSteps = steps.filter((s) => s.type === 'email');
+  const [stepKey, setStepKey] = useState(emailSteps[0]?.key ?? '');
+  const [result, setResult] = useState<ContentCheckResult>();
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  if (emailSteps.length === 0) return null;
+  const check = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      setResult(await call('POST /api/workspaces/:workspaceId/sequences/:sequenceId/steps/:stepKey/content-check', ws(workspaceId, `sequences/${sequenceId}/steps/${encodeURIComponent(stepKey)}/content-check`), {}));
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const score = result?.score;
+  return (
+    <section className="card stack" aria-label="Check content">
+      <h2>Check content</h2>
+      <p className="muted">The saved step, rendered for a sample lead, judged by the spam filter on this server and by Cadenza's checks. Save first to check your latest edits.</p>
+      <div className="row">
+        <Field label="Step">
+          <select value={stepKey} onChange={(e) => setStepKey(e.target.value)}>
+            {emailSteps.map((s) => (
+              <option key={s.key} value={s.key}>
+                {s.key}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <button type="button" className="btn" disabled={busy || !stepKey} onClick={check}>
+          {busy ? 'Checking…' : 'Check content'}
+        </button>
+      </div>
+      <ErrorNote error={error} />
+      {result && !result.rendered && <p className="note note-warn">This step does not render for {result.lead?.email ?? 'the sample lead'}: {result.problem}</p>}
+      {result?.rendered && (
+        <div role="status" className="stack">
+          {score?.status === 'scored' ? (
+            <p>
+              Spam score <strong>{score.score}</strong> of {score.threshold} (filed as spam from {score.threshold}):{' '}
+              <Badge tone={score.spam ? 'bad' : 'ok'}>{score.spam ? 'likely Junk' : 'likely inbox'}</Badge>
+            </p>
+          ) : (
+            <p className="muted">No spam score: {score?.reason ?? 'no scorer'}.</p>
+          )}
+          {score?.status === 'scored' && (score.hits?.length ?? 0) > 0 && (
+            <ul className="small" aria-label="Spam filter rules">
+              {score.hits!.map((h) => (
+                <li key={h.symbol}>
+                  <strong>{h.score > 0 ? `+${h.score}` : h.score}</strong> {h.explanation} <span className="muted">({h.symbol})</span>
+                </li>
+              ))}
+            </ul>
+          )}
+          <ul className="small" aria-label="Cadenza's checks">
+            {result.findings.map((f, i) => (
+              <li key={`${f.code}-${i}`}>
+                <Badge tone={levelTone[f.level]}>{f.level}</Badge> {f.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </section>
   );
 }
 

@@ -34,6 +34,7 @@ import nodemailer from 'nodemailer';
 import { systemClock } from '../src/common/clock.ts';
 import { newId } from '../src/common/ids.ts';
 import { seededRandom } from '../src/common/random.ts';
+import type { IngestReport } from '../src/ingest/pipeline.ts';
 import type { SyncPool } from '../src/ingest/worker/sync-pool.ts';
 import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
 import { Metrics } from '../src/ops/metrics.ts';
@@ -135,7 +136,7 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
     const hot = await seedSentSequence(store, { clock: systemClock, random, service }, { mailboxEmail: HOT, leads: replyLeads, tag, settings: { imap: bedEndpoint('imap') }, credential: { vault, username: HOT, password: 'pass' } });
     console.log(`seeded ${int(leadIds.length)} enrollments on ${senders} senders, ${watched} + 1 watched mailboxes, ${replyLeads.length} sends to reply to, in ${round((performance.now() - t0) / 1000, 1)} s`);
 
-    const committed = new Map<string, (at: number, action: string) => void>();
+    const committed = new Map<string, (at: number, action: string, r: IngestReport) => void>();
     // Each reply's stages (performance.now()): the hot mailbox's IDLE push after its injection,
     // the pull that yielded it (and which pull), the commit.
     interface Stages { injectedAt: number; pushedAt: number | null; pulledAt: number | null; via: PullKind | null }
@@ -169,7 +170,7 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
         const at = performance.now();
         for (const m of r.messages) {
           ingested++;
-          committed.get(m.messageId)?.(at, m.action);
+          committed.get(m.messageId)?.(at, m.action, r);
         }
       },
     });
@@ -193,7 +194,7 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
     console.log(`sync role: ${watched + 1} mailboxes watched in ${round((performance.now() - ready) / 1000, 1)} s`);
     await senderPool.start();
 
-    const perRound: Array<{ sendsPerS: number; ingestedPerS: number; stop: Histogram; toPush: Histogram; toPull: Histogram; toCommit: Histogram; onWatch: number; missed: number }> = [];
+    const perRound: Array<{ sendsPerS: number; ingestedPerS: number; stop: Histogram; toPush: Histogram; toPull: Histogram; toCommit: Histogram; toPrepared: Histogram; toStarted: Histogram; inTx: Histogram; onWatch: number; missed: number }> = [];
     let replyNo = 0;
     for (let r = 0; r < rounds; r++) {
       const start = performance.now();
@@ -203,6 +204,9 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
       const toPush = hist();
       const toPull = hist();
       const toCommit = hist();
+      const toPrepared = hist();
+      const toStarted = hist();
+      const inTx = hist();
       let onWatch = 0;
       let missed = 0;
       const waits: Promise<void>[] = [];
@@ -233,7 +237,7 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
                 console.log(`  reply ${messageId} not committed within 30 s`);
                 resolve();
               }, 30_000);
-              committed.set(messageId, (at, action) => {
+              committed.set(messageId, (at, action, report) => {
                 clearTimeout(timer);
                 committed.delete(messageId);
                 if (action === 'reply') {
@@ -246,7 +250,15 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
                     toPush.recordValue(Math.max(1, Math.round(st.pushedAt - injectedAt)));
                     toPull.recordValue(Math.max(1, Math.round(st.pulledAt - st.pushedAt)));
                   }
-                  if (st.pulledAt !== null) toCommit.recordValue(Math.max(1, Math.round(at - st.pulledAt)));
+                  if (st.pulledAt !== null) {
+                    toCommit.recordValue(Math.max(1, Math.round(at - st.pulledAt)));
+                    // The batch's own timeline (wall clock ms, to this clock): CPU stages in the
+                    // prepare pool, waiting for the loop's previous commit, the transaction.
+                    const perf = (wallMs: number) => wallMs - performance.timeOrigin;
+                    toPrepared.recordValue(Math.max(1, Math.round(perf(report.preparedAt) - st.pulledAt)));
+                    toStarted.recordValue(Math.max(1, Math.round(report.startedAt - report.preparedAt)));
+                    inTx.recordValue(Math.max(1, Math.round(report.committedAt - report.startedAt)));
+                  }
                   if (st.via === 'watch') onWatch++;
                 } else {
                   missed++;
@@ -261,14 +273,14 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
         await sleep(10);
       }
       const seconds = (performance.now() - start) / 1000;
-      const f = { sendsPerS: (sent - sent0) / seconds, ingestedPerS: (ingested - ingested0) / seconds, stop, toPush, toPull, toCommit, onWatch: 0, missed: 0 };
+      const f = { sendsPerS: (sent - sent0) / seconds, ingestedPerS: (ingested - ingested0) / seconds, stop, toPush, toPull, toCommit, toPrepared, toStarted, inTx, onWatch: 0, missed: 0 };
       await Promise.all(waits);
       f.missed = missed;
       f.onWatch = onWatch;
       perRound.push(f);
       const pp = (h: Histogram) => (h.totalCount ? `${h.getValueAtPercentile(50)} / ${h.getValueAtPercentile(99)}` : '-');
       console.log(`round ${r + 1}: ${round(f.sendsPerS, 1)} sends/s, ${round(f.ingestedPerS, 1)} messages ingested/s; reply -> stop p50 ${stop.getValueAtPercentile(50)} / p99 ${stop.getValueAtPercentile(99)} / max ${stop.maxValue} ms (${stop.totalCount}, missed ${missed}); load ${load()}`);
-      console.log(`  stages p50 / p99 ms: injection -> push ${pp(toPush)}, push -> pulled ${pp(toPull)}, pulled -> committed ${pp(toCommit)}; ${onWatch} of ${stop.totalCount} pulled on the watch connection`);
+      console.log(`  stages p50 / p99 ms: injection -> push ${pp(toPush)}, push -> pulled ${pp(toPull)}, pulled -> committed ${pp(toCommit)} (prepared ${pp(toPrepared)}, waiting for the previous commit ${pp(toStarted)}, transaction ${pp(inTx)}); ${onWatch} of ${stop.totalCount} pulled on the watch connection`);
     }
 
     await senderPool.stop();
@@ -294,6 +306,9 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
       ['injection -> IDLE push', 'push', (f) => f.toPush],
       ['push -> the pull yields it', 'pull', (f) => f.toPull],
       ['pulled -> stop committed', 'commit', (f) => f.toCommit],
+      ['  pulled -> prepared', 'prepare', (f) => f.toPrepared],
+      ['  prepared -> tx begins', 'queue', (f) => f.toStarted],
+      ['  the transaction', 'tx', (f) => f.inTx],
     ];
     const onWatch = perRound.reduce((a, f) => a + f.onWatch, 0);
     console.log(`\nreply stages, median (min–max) over rounds; ${onWatch} of ${perRound.reduce((a, f) => a + f.stop.totalCount, 0)} replies pulled on the watch connection:`);

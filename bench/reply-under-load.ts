@@ -47,7 +47,7 @@ import { SenderPool } from '../src/sending/sender-pool.ts';
 import { replyMail, seedSentSequence } from '../test/ingest/seed-sent-sequence.ts';
 import { bedEndpoint, idleUser, mailBed, startMailBed } from '../test/mail/mailbed.ts';
 import { describeLoad, machineLoad } from './lib/rounds.ts';
-import { intFlag } from './lib/args.ts';
+import { flag, intFlag } from './lib/args.ts';
 import { int, round } from './lib/format.ts';
 import { startSmtpSink } from './lib/smtp-sink.ts';
 import { spread, spreadText } from './lib/stats.ts';
@@ -72,7 +72,9 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
   const roundS = intFlag(args, 'round-s', 60);
   const rounds = intFlag(args, 'rounds', 3);
   // 0: every push pulled on a new connection, as before issue 13 (the comparison, same machine).
-  const watchPull = intFlag(args, 'watch-pull', 1) !== 0;
+  const watchPullFlag = flag(args, 'watch-pull') ?? '1';
+  if (watchPullFlag !== '0' && watchPullFlag !== '1') throw new Error(`--watch-pull must be 0 or 1, got ${watchPullFlag}`);
+  const watchPull = watchPullFlag === '1';
   const HOT = idleUser(mailBed.idleUsers);
   if (watched >= mailBed.idleUsers) throw new Error(`--watched: at most ${mailBed.idleUsers - 1} (the last idle mailbox takes the replies)`);
   const loadBefore = machineLoad().one;

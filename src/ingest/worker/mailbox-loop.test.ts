@@ -50,6 +50,7 @@ class WatchPullSync extends ScriptedSync {
   log: string[] = [];
   watchPullFails = 0;
   watchPending: SyncBatch[] = [];
+  watchCursors: Array<SyncCursor | null> = [];
   override async *pull(cursor: SyncCursor | null): AsyncIterable<SyncBatch> {
     this.log.push('full');
     yield* super.pull(cursor);
@@ -65,6 +66,7 @@ class WatchPullSync extends ScriptedSync {
       },
       async *pull(cursor: SyncCursor | null) {
         self.log.push(open ? 'watch' : 'watch (closed)');
+        self.watchCursors.push(cursor);
         if (self.watchPullFails > 0) {
           self.watchPullFails--;
           // As the IMAP watch does: the broken connection fails the watch, then the pull throws.
@@ -193,28 +195,39 @@ describe('MailboxLoop', () => {
     expect(sync.log).toEqual(['full', 'watch']);
     expect((await store.db.selectFrom('mailbox_sync').select('cursor').where('mailbox_id', '=', s.mailboxId).executeTakeFirstOrThrow()).cursor).toEqual({ uid: 7 });
 
-    // A poke from outside (a last look, the push bus) may be about Junk: a full pull.
+    // A poke from outside (a last look, the push bus) may be about Junk: a full pull, from the
+    // cursor the loop committed.
     loop.poke();
     await tick();
     expect(sync.log).toEqual(['full', 'watch', 'full']);
+    expect(sync.pulls.at(-1)).toEqual({ uid: 7 });
+
+    // The loop keeps the cursor it committed (only the lease holder writes it): a push's pull does
+    // not read it from the store. Changed behind its back, the store's is read after the backoff of a failure.
+    await store.db.updateTable('mailbox_sync').set({ cursor: JSON.stringify({ uid: 8 }) }).where('mailbox_id', '=', s.mailboxId).execute();
+    sync.changed!();
+    await tick();
+    expect(sync.watchCursors.at(-1)).toEqual({ uid: 7 });
 
     // The reconciliation pull is full even when a watch push comes at the same moment.
     clock.advance(15 * 60_000);
     sync.changed!();
     await tick();
-    expect(sync.log).toEqual(['full', 'watch', 'full', 'full']);
+    expect(sync.log).toEqual(['full', 'watch', 'full', 'watch', 'full']);
 
     // The watch connection breaks during its pull: the push is pulled at once the full way, and the
     // watch comes back only after the backoff (then a full pull, as after any failure).
     sync.watchPullFails = 1;
     sync.changed!();
     await tick();
-    expect(sync.log).toEqual(['full', 'watch', 'full', 'full', 'watch', 'full']);
+    expect(sync.log).toEqual(['full', 'watch', 'full', 'watch', 'full', 'watch', 'full']);
     expect(sync.watches).toBe(1);
+    expect(sync.pulls.at(-1)).toEqual({ uid: 7 });
     clock.advance(10_001);
     await tick();
     expect(sync.watches).toBe(2);
-    expect(sync.log).toEqual(['full', 'watch', 'full', 'full', 'watch', 'full', 'full']);
+    expect(sync.pulls.at(-1)).toEqual({ uid: 8 });
+    expect(sync.log).toEqual(['full', 'watch', 'full', 'watch', 'full', 'watch', 'full', 'full']);
     sync.changed!();
     await tick();
     expect(sync.log.at(-1)).toBe('watch');

@@ -69,6 +69,14 @@ export class MailboxLoop {
   private onStop: (() => void) | null = null;
   private watch: WatchHandle | null = null;
   private watchError: unknown = null;
+  /**
+   * The cursor this loop last committed, which is what the store holds: only the lease holder
+   * writes it, and a commit under a lost lease is refused (the loop ends). Undefined: read it from
+   * the store: the first pull, after a commit that failed (it may or may not have landed), and
+   * after any failure the loop backs off from. A pull asked for by a push then waits for no read
+   * of its own in the database's queue.
+   */
+  private cursor: SyncCursor | null | undefined = undefined;
   private readonly abort = new AbortController();
   /** Why the loop ended: 'stopped', or 'fenced' when the lease moved to another owner. */
   ended: 'stopped' | 'fenced' | null = null;
@@ -142,6 +150,7 @@ export class MailboxLoop {
             return;
           }
           if (this.stopping) break;
+          this.cursor = undefined;
           await this.failed(e);
           // Pushes do not cut a backoff short (a flapping watch would reconnect at once); stop does.
           await this.pause(backoff.next());
@@ -171,7 +180,8 @@ export class MailboxLoop {
    */
   private async pullOnce(source: (cursor: SyncCursor | null, options: PullOptions) => AsyncIterable<SyncBatch> = (c, o) => this.o.connector.pull(c, o)): Promise<void> {
     const { ingest, mailbox } = this.o;
-    const cursor = await loadCursor(ingest.store.db, mailbox.id);
+    const cursor = this.cursor !== undefined ? this.cursor : await loadCursor(ingest.store.db, mailbox.id);
+    this.cursor = cursor;
     const batches = source(cursor, {
       signal: this.abort.signal,
       ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
@@ -209,7 +219,9 @@ export class MailboxLoop {
         fill();
         const countResync: boolean = current.batch.mode === 'resync' && !resyncCounted;
         resyncCounted ||= countResync;
+        this.cursor = undefined;
         const report = await commitBatch(ingest, mailbox, current, { ...(this.o.fence ? { fence: this.o.fence } : {}), countResync });
+        this.cursor = current.batch.cursor;
         this.o.onBatch?.(report);
         if (this.stopping) return;
       }

@@ -48,8 +48,8 @@ import type { FetchedMessage, FetchProblem, MailboxSync, PullOptions, SyncBatch,
  * is left to the full pull. Junk is not watched by default: a second IDLE per mailbox doubles the
  * connections for a folder that rarely holds replies, so the worker's reconciliation pull (and
  * the pull a sender's last look asks for) covers it; `watchJunk: true` opens a second IDLE for it
- * instead, and its pushes pull it on that connection. NOTIFY (RFC 5465) would do both on one connection, but
- * imapflow does not speak it and few servers besides Dovecot offer it.
+ * instead, and its pushes pull it on that connection. NOTIFY (RFC 5465) would do both on one
+ * connection, but imapflow does not speak it and few servers besides Dovecot offer it.
  */
 export interface ImapSyncOptions {
   account: ImapAccount;

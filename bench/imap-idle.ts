@@ -23,8 +23,9 @@
  * `--heap-census` adds what each watched mailbox holds in the JS heap, by kind (bench/lib/heap-census.ts:
  * two heap snapshots, before the pool starts and once all are watched); use it with a few hundred
  * mailboxes, a snapshot of a larger heap takes minutes and gigabytes.
- * The timings come from a thin wrapper around each mailbox's real connector (connectorFor), which
- * only notes the time when the connector's push and pull pass a message through.
+ * The timings come from a thin wrapper around each mailbox's real connector (connectorFor,
+ * bench/support/observed-sync.ts), which only notes the time when the connector's push and pull
+ * pass a message through, and which pull it was (on the watch's connection, or a full one).
  *
  * 10,000 mailboxes need the process's open-file limit above 10,000 (bench/run.ts raises the soft
  * limit to the hard one) and the bed's Dovecot limits (mailbed.sh, "IDLE load"). Everything it
@@ -54,6 +55,7 @@ import { collect, gcAvailable } from './lib/memory.ts';
 import { spread, spreadText, type Spread } from './lib/stats.ts';
 import { benchStore } from './support/backends.ts';
 import { benchSyncPool, connectBedMailboxes, watchedCount } from './support/bed-mailboxes.ts';
+import { observedSync, type SyncObserver } from './support/observed-sync.ts';
 
 interface Pending {
   id: string;
@@ -109,12 +111,6 @@ function dovecotProcesses(): { imap: number; hibernate: number; login: number; p
   } catch {
     return null;
   }
-}
-
-/** The Message-ID in a raw message's header (the bench's own, so a plain match will do). */
-function messageIdOf(raw: Uint8Array): string | undefined {
-  const head = Buffer.from(raw.buffer, raw.byteOffset, Math.min(raw.length, 8192)).toString('latin1');
-  return /^Message-ID:\s*(\S+)/im.exec(head)?.[1];
 }
 
 export default async function imapIdle(args: string[]): Promise<Record<string, unknown>> {
@@ -177,40 +173,25 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
         }
       },
     });
-    const observed = (user: string, c: MailboxSync): MailboxSync => ({
-      async *pull(cursor, options) {
-        for await (const batch of c.pull(cursor, options)) {
-          const now = performance.now();
-          for (const m of batch.messages) {
-            const p = pending.get(messageIdOf(m.raw) ?? '');
-            if (p && p.pulledAt === null) p.pulledAt = now;
-          }
-          yield batch;
+    let pulledOnWatch = 0;
+    const observer: SyncObserver = {
+      pushed(user, at) {
+        for (const p of awaitingPush.get(user) ?? []) if (p.changedAt === null) p.changedAt = at;
+        awaitingPush.delete(user);
+      },
+      pulled(messageId, at, via) {
+        const p = pending.get(messageId);
+        if (p && p.pulledAt === null) {
+          p.pulledAt = at;
+          if (via === 'watch') pulledOnWatch++;
         }
       },
-      async watch(changed, failed) {
-        const h = await c.watch!(
-          () => {
-            const now = performance.now();
-            for (const p of awaitingPush.get(user) ?? []) if (p.changedAt === null) p.changedAt = now;
-            awaitingPush.delete(user);
-            changed();
-          },
-          (e) => {
-            watching.delete(user);
-            failed(e);
-          },
-        );
-        watching.add(user);
-        return {
-          close: async () => {
-            watching.delete(user);
-            await h.close();
-          },
-        };
+      watching(user, open) {
+        if (open) watching.add(user);
+        else watching.delete(user);
       },
-      close: () => c.close(),
-    });
+    };
+    const observed = (user: string, c: MailboxSync): MailboxSync => observedSync(user, c, observer);
 
     // The pool's fixed part (its worker threads loading the pipeline) is not per mailbox.
     await sleep(3_000);
@@ -325,6 +306,7 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
     const lost = perRoundFigures.reduce((a, f) => a + f.lost, 0);
     const loadAfter = machineLoad().one;
     console.log(`  event-loop delay during the rounds: p99 ${round(loopP99)} ms, max ${round(loopMax)} ms`);
+    console.log(`  pulled on the watch connection: ${int(pulledOnWatch)} of ${int(perRoundFigures.reduce((a, f) => a + f.pull.totalCount, 0))} messages (the rest by a full pull on a new connection)`);
     console.log(`  lost ${lost}; sync errors ${errors}; pool stopped in ${round(stopMs)} ms; sockets left open ${leftSockets} (the store's own included)`);
     for (const [why, count] of [...failures].sort((a, b) => b[1] - a[1]).slice(0, 5)) console.log(`  warnings: ${count} x ${why}`);
     console.log(`load average after: ${load()}`);
@@ -340,6 +322,7 @@ export default async function imapIdle(args: string[]): Promise<Record<string, u
       load_after: round(loadAfter, 2),
       watch_all_s: round(allWatchedS, 1),
       pulled_all_s: round(readyS, 1),
+      pulled_on_watch: pulledOnWatch,
       heap_bytes_per_mailbox: Math.round(heapPer),
       rss_bytes_per_mailbox: Math.round(rssPer),
       dovecot_imap_processes: procs?.imap ?? null,

@@ -6,7 +6,7 @@
  * replies to recorded sends are injected on the bed; each reply is timed from just before its SMTP
  * injection to the commit of the batch that stopped its enrollment (promise 3's figure).
  *
- *   npm run bench -- reply-under-load [--senders=500] [--watched=500] [--ingest-rate=50] [--replies=20] [--round-s=60] [--rounds=3]
+ *   npm run bench -- reply-under-load [--senders=500] [--watched=500] [--ingest-rate=50] [--replies=20] [--round-s=60] [--rounds=3] [--watch-pull=0]
  *
  * - Sending: `--senders` mailboxes (SMTP to the sink, bench/lib/smtp-sink.ts, which greets at once;
  *   the server files the Sent copy), each with a pacing of one send per 10 s (the smallest gap
@@ -18,7 +18,10 @@
  * - Replies: `--replies` per round, evenly spread over the round, each to one send recorded in the
  *   bed mailbox idle10000@idle.test (watched too), from the lead, threaded by In-Reply-To.
  * Each round reports the sends/s the pool reached, the ingested messages/s, and reply-to-stop
- * p50 / p99 / max; then the median and spread over rounds. After the run, exactly once: every
+ * p50 / p99 / max, and each reply's stages (injection -> IDLE push -> the pull yields it -> the
+ * stop committed, from a wrapper around the hot mailbox's connector, bench/support/observed-sync.ts);
+ * then the median and spread over rounds. `--watch-pull=0` pulls every push on a new connection,
+ * as before issue 13 (pushes pulled on the watch's own connection is the default). After the run, exactly once: every
  * request recorded sent reached the sink once, no Message-ID twice. The load average is printed
  * before and after. (The machine's two cores also carry PostgreSQL, Postfix and Dovecot.)
  *
@@ -31,6 +34,7 @@ import nodemailer from 'nodemailer';
 import { systemClock } from '../src/common/clock.ts';
 import { newId } from '../src/common/ids.ts';
 import { seededRandom } from '../src/common/random.ts';
+import type { IngestReport } from '../src/ingest/pipeline.ts';
 import type { SyncPool } from '../src/ingest/worker/sync-pool.ts';
 import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
 import { Metrics } from '../src/ops/metrics.ts';
@@ -43,12 +47,14 @@ import { SenderPool } from '../src/sending/sender-pool.ts';
 import { replyMail, seedSentSequence } from '../test/ingest/seed-sent-sequence.ts';
 import { bedEndpoint, idleUser, mailBed, startMailBed } from '../test/mail/mailbed.ts';
 import { describeLoad, machineLoad } from './lib/rounds.ts';
-import { intFlag } from './lib/args.ts';
+import { flag, intFlag } from './lib/args.ts';
 import { int, round } from './lib/format.ts';
 import { startSmtpSink } from './lib/smtp-sink.ts';
 import { spread, spreadText } from './lib/stats.ts';
 import { benchStore } from './support/backends.ts';
 import { benchSyncPool, connectBedMailboxes, watchedCount } from './support/bed-mailboxes.ts';
+import { observedSync, quietObserver, type PullKind } from './support/observed-sync.ts';
+import { createConnector } from '../src/mailbox/connectors/registry.ts';
 
 const pacing = { dayStart: '00:05', dayEnd: '23:55', dayJitterMinutes: 0, workDays: [1, 2, 3, 4, 5, 6, 7], lunch: null, gapMinutes: [1 / 6, 1 / 6], spreadDay: false, hourlyCeiling: [1000, 1000], pickupMinutes: 0 };
 const GAP_S = 10;
@@ -65,10 +71,14 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
   const repliesPerRound = intFlag(args, 'replies', 20);
   const roundS = intFlag(args, 'round-s', 60);
   const rounds = intFlag(args, 'rounds', 3);
+  // 0: every push pulled on a new connection, as before issue 13 (the comparison, same machine).
+  const watchPullFlag = flag(args, 'watch-pull') ?? '1';
+  if (watchPullFlag !== '0' && watchPullFlag !== '1') throw new Error(`--watch-pull must be 0 or 1, got ${watchPullFlag}`);
+  const watchPull = watchPullFlag === '1';
   const HOT = idleUser(mailBed.idleUsers);
   if (watched >= mailBed.idleUsers) throw new Error(`--watched: at most ${mailBed.idleUsers - 1} (the last idle mailbox takes the replies)`);
   const loadBefore = machineLoad().one;
-  console.log(`load average before: ${load()}; ${senders} senders (up to ${senders / GAP_S} sends/s), ${watched} watched mailboxes with ${ingestRate} msg/s injected, ${repliesPerRound} replies a round, ${rounds} rounds of ${roundS} s`);
+  console.log(`load average before: ${load()}; pushes pulled ${watchPull ? 'on the watch connection' : 'on a new connection (--watch-pull=0)'}; ${senders} senders (up to ${senders / GAP_S} sends/s), ${watched} watched mailboxes with ${ingestRate} msg/s injected, ${repliesPerRound} replies a round, ${rounds} rounds of ${roundS} s`);
   await startMailBed();
   const b = await benchStore('postgres');
   const sink = await startSmtpSink();
@@ -128,7 +138,12 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
     const hot = await seedSentSequence(store, { clock: systemClock, random, service }, { mailboxEmail: HOT, leads: replyLeads, tag, settings: { imap: bedEndpoint('imap') }, credential: { vault, username: HOT, password: 'pass' } });
     console.log(`seeded ${int(leadIds.length)} enrollments on ${senders} senders, ${watched} + 1 watched mailboxes, ${replyLeads.length} sends to reply to, in ${round((performance.now() - t0) / 1000, 1)} s`);
 
-    const committed = new Map<string, (at: number, action: string) => void>();
+    const committed = new Map<string, (at: number, action: string, r: IngestReport) => void>();
+    // Each reply's stages (performance.now()): the hot mailbox's IDLE push after its injection,
+    // the pull that yielded it (and which pull), the commit.
+    interface Stages { injectedAt: number; pushedAt: number | null; pulledAt: number | null; via: PullKind | null }
+    const stages = new Map<string, Stages>();
+    let awaitingPush: Stages[] = [];
     let ingested = 0;
     const metrics = new Metrics();
     syncPool = benchSyncPool({
@@ -138,11 +153,26 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
       vault,
       metrics,
       mailboxIds: [...watchedIds, hot.mailboxId],
+      connectorFor: (m, deps) => {
+        const c = createConnector(m, deps, ['sync']);
+        if (m.id !== hot.mailboxId) return watchPull ? c : observedSync(m.email, c, quietObserver, { watchPull });
+        return observedSync(HOT, c, {
+          pushed(_user, at) {
+            for (const st of awaitingPush) st.pushedAt = at;
+            awaitingPush = [];
+          },
+          pulled(messageId, at, via) {
+            const st = stages.get(messageId);
+            if (st && st.pulledAt === null) Object.assign(st, { pulledAt: at, via });
+          },
+          watching() {},
+        }, { watchPull });
+      },
       onBatch: (_id, r) => {
         const at = performance.now();
         for (const m of r.messages) {
           ingested++;
-          committed.get(m.messageId)?.(at, m.action);
+          committed.get(m.messageId)?.(at, m.action, r);
         }
       },
     });
@@ -166,13 +196,20 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
     console.log(`sync role: ${watched + 1} mailboxes watched in ${round((performance.now() - ready) / 1000, 1)} s`);
     await senderPool.start();
 
-    const perRound: Array<{ sendsPerS: number; ingestedPerS: number; stop: Histogram; missed: number }> = [];
+    const perRound: Array<{ sendsPerS: number; ingestedPerS: number; stop: Histogram; toPush: Histogram; toPull: Histogram; toCommit: Histogram; toPrepared: Histogram; toStarted: Histogram; inTx: Histogram; onWatch: number; missed: number }> = [];
     let replyNo = 0;
     for (let r = 0; r < rounds; r++) {
       const start = performance.now();
       const sent0 = sent;
       const ingested0 = ingested;
       const stop = hist();
+      const toPush = hist();
+      const toPull = hist();
+      const toCommit = hist();
+      const toPrepared = hist();
+      const toStarted = hist();
+      const inTx = hist();
+      let onWatch = 0;
       let missed = 0;
       const waits: Promise<void>[] = [];
       let streamed = 0;
@@ -191,6 +228,9 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
           const x = hot.sends[replyNo++]!;
           const messageId = `<reply-${replyNo}-${tag}@prospects.test>`;
           const injectedAt = performance.now();
+          const st: Stages = { injectedAt, pushedAt: null, pulledAt: null, via: null };
+          stages.set(messageId, st);
+          awaitingPush.push(st);
           waits.push(
             new Promise<void>((resolve) => {
               const timer = setTimeout(() => {
@@ -199,11 +239,30 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
                 console.log(`  reply ${messageId} not committed within 30 s`);
                 resolve();
               }, 30_000);
-              committed.set(messageId, (at, action) => {
+              committed.set(messageId, (at, action, report) => {
                 clearTimeout(timer);
                 committed.delete(messageId);
-                if (action === 'reply') stop.recordValue(Math.max(1, Math.round(at - injectedAt)));
-                else {
+                if (action === 'reply') {
+                  stop.recordValue(Math.max(1, Math.round(at - injectedAt)));
+                  // Per stage: injection -> push (Postfix, LMTP, Dovecot's notify delay), push ->
+                  // the pull yields it (the pull's wait and round trips), -> the commit (prepare
+                  // pool, then the batch's transaction). A reply pulled by a pull it did not push
+                  // (another push or a reconciliation) counts its push stage as absent.
+                  if (st.pushedAt !== null && st.pulledAt !== null && st.pushedAt <= st.pulledAt) {
+                    toPush.recordValue(Math.max(1, Math.round(st.pushedAt - injectedAt)));
+                    toPull.recordValue(Math.max(1, Math.round(st.pulledAt - st.pushedAt)));
+                  }
+                  if (st.pulledAt !== null) {
+                    toCommit.recordValue(Math.max(1, Math.round(at - st.pulledAt)));
+                    // The batch's own timeline (wall clock ms, to this clock): CPU stages in the
+                    // prepare pool, waiting for the loop's previous commit, the transaction.
+                    const perf = (wallMs: number) => wallMs - performance.timeOrigin;
+                    toPrepared.recordValue(Math.max(1, Math.round(perf(report.preparedAt) - st.pulledAt)));
+                    toStarted.recordValue(Math.max(1, Math.round(report.startedAt - report.preparedAt)));
+                    inTx.recordValue(Math.max(1, Math.round(report.committedAt - report.startedAt)));
+                  }
+                  if (st.via === 'watch') onWatch++;
+                } else {
                   missed++;
                   console.log(`  reply ${messageId} was ingested as ${action}, not a reply`);
                 }
@@ -216,11 +275,14 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
         await sleep(10);
       }
       const seconds = (performance.now() - start) / 1000;
-      const f = { sendsPerS: (sent - sent0) / seconds, ingestedPerS: (ingested - ingested0) / seconds, stop, missed: 0 };
+      const f = { sendsPerS: (sent - sent0) / seconds, ingestedPerS: (ingested - ingested0) / seconds, stop, toPush, toPull, toCommit, toPrepared, toStarted, inTx, onWatch: 0, missed: 0 };
       await Promise.all(waits);
       f.missed = missed;
+      f.onWatch = onWatch;
       perRound.push(f);
+      const pp = (h: Histogram) => (h.totalCount ? `${h.getValueAtPercentile(50)} / ${h.getValueAtPercentile(99)}` : '-');
       console.log(`round ${r + 1}: ${round(f.sendsPerS, 1)} sends/s, ${round(f.ingestedPerS, 1)} messages ingested/s; reply -> stop p50 ${stop.getValueAtPercentile(50)} / p99 ${stop.getValueAtPercentile(99)} / max ${stop.maxValue} ms (${stop.totalCount}, missed ${missed}); load ${load()}`);
+      console.log(`  stages p50 / p99 ms: injection -> push ${pp(toPush)}, push -> pulled ${pp(toPull)}, pulled -> committed ${pp(toCommit)} (prepared ${pp(toPrepared)}, waiting for the previous commit ${pp(toStarted)}, transaction ${pp(inTx)}); ${onWatch} of ${stop.totalCount} pulled on the watch connection`);
     }
 
     await senderPool.stop();
@@ -241,11 +303,24 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
     const sends = sp((f) => f.sendsPerS);
     const ing = sp((f) => f.ingestedPerS);
     const missed = perRound.reduce((a, f) => a + f.missed, 0);
+    const stage = (pick: (f: (typeof perRound)[number]) => Histogram, p: number) => sp((f) => (pick(f).totalCount ? pick(f).getValueAtPercentile(p) : NaN));
+    const stageLines: Array<[string, string, (f: (typeof perRound)[number]) => Histogram]> = [
+      ['injection -> IDLE push', 'push', (f) => f.toPush],
+      ['push -> the pull yields it', 'pull', (f) => f.toPull],
+      ['pulled -> stop committed', 'commit', (f) => f.toCommit],
+      ['  pulled -> prepared', 'prepare', (f) => f.toPrepared],
+      ['  prepared -> tx begins', 'queue', (f) => f.toStarted],
+      ['  the transaction', 'tx', (f) => f.inTx],
+    ];
+    const onWatch = perRound.reduce((a, f) => a + f.onWatch, 0);
+    console.log(`\nreply stages, median (min–max) over rounds; ${onWatch} of ${perRound.reduce((a, f) => a + f.stop.totalCount, 0)} replies pulled on the watch connection:`);
+    for (const [label, , pick] of stageLines) console.log(`  ${label.padEnd(28)} p50 ${spreadText(stage(pick, 50))} ms, p99 ${spreadText(stage(pick, 99))} ms`);
     console.log(`\nmedian (min–max) over ${rounds} rounds: sends/s ${spreadText(sends, 1)}, ingested/s ${spreadText(ing, 1)}; reply -> stop p50 ${spreadText(p50)} ms, p99 ${spreadText(p99)} ms, max ${spreadText(max)} ms; missed ${missed}`);
     console.log(`load average after: ${load()}`);
     return {
       senders,
       watched,
+      watch_pull: watchPull,
       ingest_rate_per_s: ingestRate,
       replies: replyNo,
       rounds,
@@ -265,6 +340,8 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
       stop_p99_min_ms: p99.min,
       stop_p99_max_ms: p99.max,
       stop_max_ms: max.median,
+      ...Object.fromEntries(stageLines.flatMap(([, key, pick]) => [[`${key}_p50_ms`, stage(pick, 50).median], [`${key}_p99_ms`, stage(pick, 99).median]])),
+      pulled_on_watch: onWatch,
       missed,
       replied_enrollments: stopped,
       recorded_sent: recorded,

@@ -125,6 +125,12 @@ export interface IngestReport {
   quarantined: number;
   /** Every engine transition the batch applied (already notified). */
   applied: Applied[];
+  /**
+   * The batch's timeline (the deps' clock, ms): its CPU stages done, its transaction begun (after
+   * the loop's previous batch committed), committed. For profiles: what a stop waited for.
+   */
+  preparedAt: number;
+  startedAt: number;
   committedAt: number;
 }
 
@@ -171,6 +177,8 @@ export interface PreparedBatch {
   prepared: Prepared[];
   /** The connector's problems and the messages the stages refused. */
   quarantine: QuarantineRow[];
+  /** When the CPU stages ended (the deps' clock). */
+  preparedAt: number;
 }
 
 export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: SyncBatch, o: { fence?: Fence; countResync?: boolean } = {}): Promise<IngestReport> {
@@ -212,7 +220,7 @@ export async function prepareBatch(deps: IngestDeps, mailbox: MailboxRef, batch:
       });
     } else prepared.push(p);
   }
-  return { batch, prepared, quarantine };
+  return { batch, prepared, quarantine, preparedAt: deps.clock.now() };
 }
 
 /** One message of a batch in its transaction: what it threads to, what it does, its row. */
@@ -233,6 +241,7 @@ interface Planned {
  */
 export async function commitBatch(deps: IngestDeps, mailbox: MailboxRef, pb: PreparedBatch, o: { fence?: Fence; countResync?: boolean } = {}): Promise<IngestReport> {
   const opts = { ...defaultIngestOptions, ...deps.options };
+  const startedAt = deps.clock.now();
   const { batch, prepared } = pb;
   let messages: IngestedMessage[] = [];
   let applied: Applied[] = [];
@@ -321,7 +330,7 @@ export async function commitBatch(deps: IngestDeps, mailbox: MailboxRef, pb: Pre
   const committedAt = deps.clock.now();
   deps.service.notify(applied);
   recordMetrics(deps.metrics, messages, quarantined, acted);
-  return { messages, quarantined, applied, committedAt };
+  return { messages, quarantined, applied, preparedAt: pb.preparedAt, startedAt, committedAt };
 }
 
 /** A message's decision and inbound row (pure). */

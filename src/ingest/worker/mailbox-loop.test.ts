@@ -45,6 +45,41 @@ class ScriptedSync implements MailboxSync {
   async close(): Promise<void> {}
 }
 
+/** A connector whose watch offers its own pull (as IMAP IDLE does): which pull ran is recorded. */
+class WatchPullSync extends ScriptedSync {
+  log: string[] = [];
+  watchPullFails = 0;
+  watchPending: SyncBatch[] = [];
+  watchCursors: Array<SyncCursor | null> = [];
+  override async *pull(cursor: SyncCursor | null): AsyncIterable<SyncBatch> {
+    this.log.push('full');
+    yield* super.pull(cursor);
+  }
+  override async watch(changed: () => void, failed: (e: unknown) => void): Promise<WatchHandle> {
+    const handle = await super.watch(changed, failed);
+    const self = this;
+    let open = true;
+    return {
+      close: async () => {
+        open = false;
+        await handle.close();
+      },
+      async *pull(cursor: SyncCursor | null) {
+        self.log.push(open ? 'watch' : 'watch (closed)');
+        self.watchCursors.push(cursor);
+        if (self.watchPullFails > 0) {
+          self.watchPullFails--;
+          // As the IMAP watch does: the broken connection fails the watch, then the pull throws.
+          failed(new Error('watch connection reset'));
+          throw new Error('watch connection reset');
+        }
+        expect(cursor).not.toBeNull();
+        yield* self.watchPending.splice(0);
+      },
+    };
+  }
+}
+
 const tick = () => new Promise((r) => setTimeout(r, 20));
 const T0 = Date.UTC(2026, 5, 1, 9);
 
@@ -141,5 +176,62 @@ describe('MailboxLoop', () => {
     await running;
     expect(log).toEqual(['prepare p1', 'prepare p2', 'commit p1', 'prepare p3', 'commit p2', 'commit p3']);
     expect((await store.db.selectFrom('mailbox_sync').select('cursor').where('mailbox_id', '=', s.mailboxId).executeTakeFirstOrThrow()).cursor).toEqual({ uid: 102 });
+  });
+
+  it('pulls on the watch connection for the watch pushes only, and falls back to a full pull when it fails', async () => {
+    const sync = new WatchPullSync();
+    const loop = new MailboxLoop({ ingest: deps, mailbox: { id: s.mailboxId, workspaceId: s.workspaceId, provider: 'smtp_imap' }, connector: sync, clock, random: seededRandom(3), reconcileMs: 15 * 60_000, backoff: { baseMs: 10_000, capMs: 60_000 } });
+    const running = loop.run();
+    await tick();
+    // The first pull is full (it stores the first cursor, every folder).
+    expect(sync.log).toEqual(['full']);
+
+    // Two watch pushes: one pull, on the watch connection; it commits its batch and cursor.
+    const raw = new TextEncoder().encode(replyMail({ from: 'a@acme.test', to: 'rep@cadenza.test', subject: 'Hello again', body: 'hi', messageId: '<w1@acme.test>' }));
+    sync.watchPending.push({ messages: [{ key: 'w1', folder: 'inbox', raw, threadId: null, receivedAt: clock.now() }], problems: [], cursor: { uid: 7 }, mode: 'incremental' });
+    sync.changed!();
+    sync.changed!();
+    await tick();
+    expect(sync.log).toEqual(['full', 'watch']);
+    expect((await store.db.selectFrom('mailbox_sync').select('cursor').where('mailbox_id', '=', s.mailboxId).executeTakeFirstOrThrow()).cursor).toEqual({ uid: 7 });
+
+    // A poke from outside (a last look, the push bus) may be about Junk: a full pull, from the
+    // cursor the loop committed.
+    loop.poke();
+    await tick();
+    expect(sync.log).toEqual(['full', 'watch', 'full']);
+    expect(sync.pulls.at(-1)).toEqual({ uid: 7 });
+
+    // The loop keeps the cursor it committed (only the lease holder writes it): a push's pull does
+    // not read it from the store. Changed behind its back, the store's is read after the backoff of a failure.
+    await store.db.updateTable('mailbox_sync').set({ cursor: JSON.stringify({ uid: 8 }) }).where('mailbox_id', '=', s.mailboxId).execute();
+    sync.changed!();
+    await tick();
+    expect(sync.watchCursors.at(-1)).toEqual({ uid: 7 });
+
+    // The reconciliation pull is full even when a watch push comes at the same moment.
+    clock.advance(15 * 60_000);
+    sync.changed!();
+    await tick();
+    expect(sync.log).toEqual(['full', 'watch', 'full', 'watch', 'full']);
+
+    // The watch connection breaks during its pull: the push is pulled at once the full way, and the
+    // watch comes back only after the backoff (then a full pull, as after any failure).
+    sync.watchPullFails = 1;
+    sync.changed!();
+    await tick();
+    expect(sync.log).toEqual(['full', 'watch', 'full', 'watch', 'full', 'watch', 'full']);
+    expect(sync.watches).toBe(1);
+    expect(sync.pulls.at(-1)).toEqual({ uid: 7 });
+    clock.advance(10_001);
+    await tick();
+    expect(sync.watches).toBe(2);
+    expect(sync.pulls.at(-1)).toEqual({ uid: 8 });
+    expect(sync.log).toEqual(['full', 'watch', 'full', 'watch', 'full', 'watch', 'full', 'full']);
+    sync.changed!();
+    await tick();
+    expect(sync.log.at(-1)).toBe('watch');
+    loop.stop();
+    await running;
   });
 });

@@ -3,7 +3,7 @@ import { isCadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
 import { BackoffSchedule, type BackoffPolicy } from '../../common/backoff.ts';
-import type { MailboxSync, WatchHandle } from '../../mailbox/sync/source.ts';
+import type { MailboxSync, PullOptions, SyncBatch, SyncCursor, WatchHandle } from '../../mailbox/sync/source.ts';
 import type { Metrics } from '../../ops/metrics.ts';
 import { commitBatch, prepareBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef, type PreparedBatch } from '../pipeline.ts';
 import { clearSyncError, loadCursor, recordSyncError } from '../store.ts';
@@ -46,28 +46,53 @@ export interface MailboxLoopOptions {
  * Every wait is "signal or timeout" (STYLE habit 5): a wait ends on a push, on stop, or at its
  * deadline, whichever comes first.
  *
+ * Two kinds of pull. A push from the watch asks only for what the watch covers: when the watch
+ * offers it (`WatchHandle.pull`, IMAP IDLE), that pull runs on the watch's own connection, without
+ * the connect gate (it opens nothing), so a reply is fetched without a connect, a LOGIN and a
+ * server process of its own. Everything else is a full pull (every folder, a new connection,
+ * through the gate): the first, the reconciliation, a poke from outside (a sender's last look
+ * found mail, possibly in Junk; a relayed Gmail or Graph notification), the one after a failure.
+ * If the pull on the watch's connection fails, the watch has failed with it: the push's pull is
+ * made at once the full way, and the watch is reconnected after the backoff like any failed watch.
+ *
  * Stop: no new pull; a batch in flight is ingested and committed first (the pull's network
  * operations are aborted, the batch already in hand is not), then the connector is closed.
  */
 export class MailboxLoop {
   private dirty = true;
   /** The next pull was asked for by a push: it passes reconnects and first syncs at the gate. */
-  private pushed = false;
+  private urgent = false;
+  /** The next pull must be a full one (see the class comment): only the watch's own pushes leave it false. */
+  private full = true;
   private stopping = false;
   private wake: (() => void) | null = null;
   private onStop: (() => void) | null = null;
   private watch: WatchHandle | null = null;
   private watchError: unknown = null;
+  /**
+   * The cursor this loop last committed, which is what the store holds: only the lease holder
+   * writes it, and a commit under a lost lease is refused (the loop ends). Undefined: read it from
+   * the store: the first pull, after a commit that failed (it may or may not have landed), and
+   * after any failure the loop backs off from. A pull asked for by a push then waits for no read
+   * of its own in the database's queue.
+   */
+  private cursor: SyncCursor | null | undefined = undefined;
   private readonly abort = new AbortController();
   /** Why the loop ended: 'stopped', or 'fenced' when the lease moved to another owner. */
   ended: 'stopped' | 'fenced' | null = null;
 
   constructor(private readonly o: MailboxLoopOptions) {}
 
-  /** A push: something may have arrived. */
+  /** A push from outside the watch (a last look, the push bus): something may have arrived, in any folder. */
   poke(): void {
+    this.full = true;
+    this.pushed();
+  }
+
+  /** The watch's push: something arrived in a folder it watches. */
+  private pushed(): void {
     this.dirty = true;
-    this.pushed = true;
+    this.urgent = true;
     this.wake?.();
   }
 
@@ -93,7 +118,7 @@ export class MailboxLoop {
             const watch = this.o.connector.watch.bind(this.o.connector);
             this.watch = await this.gated(() =>
               watch(
-                () => this.poke(),
+                () => this.pushed(),
                 (e) => {
                   this.watchError = e ?? new Error('watch failed');
                   this.wake?.();
@@ -102,11 +127,18 @@ export class MailboxLoop {
             );
           }
           if (this.dirty || this.o.clock.now() >= nextReconcile) {
+            const onWatch = this.watch?.pull && !this.full && this.o.clock.now() < nextReconcile ? this.watch : null;
             this.dirty = false;
-            const urgent = this.pushed;
-            this.pushed = false;
-            await this.gated(() => this.pullOnce(), urgent);
-            nextReconcile = this.o.clock.now() + this.o.reconcileMs;
+            this.full = false;
+            const urgent = this.urgent;
+            this.urgent = false;
+            const pulledOnWatch = onWatch ? await this.pullOnWatch(onWatch) : false;
+            if (!pulledOnWatch) {
+              await this.gated(() => this.pullFull(), urgent);
+              nextReconcile = this.o.clock.now() + this.o.reconcileMs;
+            }
+            // After a fallback the watch's failure is still to be waited out: the backoff stays.
+            if (onWatch && !pulledOnWatch) continue;
             if (backoff.failures > 0) await clearSyncError(this.o.ingest.store.db, this.o.mailbox.id);
             backoff.reset();
           }
@@ -118,11 +150,13 @@ export class MailboxLoop {
             return;
           }
           if (this.stopping) break;
+          this.cursor = undefined;
           await this.failed(e);
           // Pushes do not cut a backoff short (a flapping watch would reconnect at once); stop does.
           await this.pause(backoff.next());
-          // The watch may have missed a push while it was down: pull once it is back.
+          // The watch may have missed a push while it was down: pull everything once it is back.
           this.dirty = true;
+          this.full = true;
         }
       }
       this.ended = 'stopped';
@@ -142,24 +176,29 @@ export class MailboxLoop {
    * one), so the database and the parser work at the same time. Commits stay in the connector's
    * order, one at a time, each with its own cursor (promise 5); a batch prepared ahead and not
    * committed (stop, a lost lease, a failed commit) is simply pulled again from the stored cursor.
+   * The connector's errors come out as SourceFailure, so that the caller can tell them apart.
    */
-  private async pullOnce(): Promise<void> {
+  private async pullOnce(source: (cursor: SyncCursor | null, options: PullOptions) => AsyncIterable<SyncBatch> = (c, o) => this.o.connector.pull(c, o)): Promise<void> {
     const { ingest, mailbox } = this.o;
-    const cursor = await loadCursor(ingest.store.db, mailbox.id);
-    const batches = this.o.connector
-      .pull(cursor, {
-        signal: this.abort.signal,
-        ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
-        ...(this.o.resyncWindowMs ? { resyncWindowMs: this.o.resyncWindowMs } : {}),
-      })
-      [Symbol.asyncIterator]();
+    const cursor = this.cursor !== undefined ? this.cursor : await loadCursor(ingest.store.db, mailbox.id);
+    this.cursor = cursor;
+    const batches = source(cursor, {
+      signal: this.abort.signal,
+      ...(this.o.batchSize ? { batchSize: this.o.batchSize } : {}),
+      ...(this.o.resyncWindowMs ? { resyncWindowMs: this.o.resyncWindowMs } : {}),
+    })[Symbol.asyncIterator]();
     const depth = Math.max(1, Math.floor(PREPARE_AHEAD / (this.o.batchSize ?? PREPARE_AHEAD)));
     const ahead: Array<Promise<PreparedBatch | null>> = [];
     let exhausted = false;
     const fill = () => {
       while (!exhausted && ahead.length < depth) {
         // The generator answers its next() calls in order: the k-th promise holds the k-th batch.
-        const next = batches.next().then((n) => {
+        const next = batches.next().then(
+          (n) => n,
+          (e: unknown) => {
+            throw new SourceFailure(e);
+          },
+        ).then((n) => {
           if (n.done) {
             exhausted = true;
             return null;
@@ -180,7 +219,9 @@ export class MailboxLoop {
         fill();
         const countResync: boolean = current.batch.mode === 'resync' && !resyncCounted;
         resyncCounted ||= countResync;
+        this.cursor = undefined;
         const report = await commitBatch(ingest, mailbox, current, { ...(this.o.fence ? { fence: this.o.fence } : {}), countResync });
+        this.cursor = current.batch.cursor;
         this.o.onBatch?.(report);
         if (this.stopping) return;
       }
@@ -188,6 +229,35 @@ export class MailboxLoop {
       // Ends the connector's pull once its fetches in flight settle (stop aborts them); batches
       // being prepared ahead are left to finish in the pool and dropped.
       await batches.return?.().catch(() => undefined);
+    }
+  }
+
+  /** Every folder, on a new connection; errors as the connector threw them. */
+  private async pullFull(): Promise<void> {
+    try {
+      await this.pullOnce();
+    } catch (e) {
+      throw e instanceof SourceFailure ? e.cause : e;
+    }
+  }
+
+  /**
+   * The pull a watch push asked for, on the watch's connection. False when that connection failed
+   * before the pull was done: the watch has failed with it (its error is kept for the loop, which
+   * reconnects after the backoff) and the caller makes the pull the full way now, so the push is
+   * not kept waiting for the backoff. Any other failure (a commit, a lost lease) is thrown as from
+   * a full pull.
+   */
+  private async pullOnWatch(watch: WatchHandle): Promise<boolean> {
+    try {
+      await this.pullOnce((cursor, options) => watch.pull!(cursor, options));
+      return true;
+    } catch (e) {
+      if (!(e instanceof SourceFailure) || this.stopping) throw e instanceof SourceFailure ? e.cause : e;
+      this.o.log?.info({ mailboxId: this.o.mailbox.id, err: e.cause instanceof Error ? e.cause.message : String(e.cause) }, 'pull on the watch connection failed; pulling on a new connection');
+      this.watchError ??= e.cause ?? new Error('watch failed');
+      await this.closeWatch();
+      return false;
     }
   }
 
@@ -233,5 +303,12 @@ export class MailboxLoop {
       this.wake = done;
       timer = this.o.clock.setTimer(Math.max(0, at - this.o.clock.now()), done);
     });
+  }
+}
+
+/** An error of the connector's pull (fetching), as opposed to the pipeline's (preparing, committing). */
+class SourceFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
   }
 }

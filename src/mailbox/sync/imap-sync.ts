@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../../common/clock.ts';
 import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
 import { systemRandom, type Random } from '../../common/random.ts';
-import type { ImapAccount } from '../imap/account.ts';
+import { defaultImapTimeouts, type ImapAccount } from '../imap/account.ts';
 import { connectImap } from '../imap/connect.ts';
 import { imapError } from '../imap/errors.ts';
 import { imapMessageKey } from '../imap/message-key.ts';
@@ -19,7 +19,7 @@ import {
   type OpenedFolder,
   type SyncRole,
 } from './imap-cursor.ts';
-import { watchImapFolder, type ImapWatchOptions } from './imap-watch.ts';
+import { watchImapFolder, type ImapFolderWatch, type ImapWatchOptions } from './imap-watch.ts';
 import type { FetchedMessage, FetchProblem, MailboxSync, PullOptions, SyncBatch, SyncCursor, WatchHandle } from './source.ts';
 
 /**
@@ -43,11 +43,13 @@ import type { FetchedMessage, FetchProblem, MailboxSync, PullOptions, SyncBatch,
  *   - Each batch's cursor covers exactly what was yielded so far, so a crash after batch k
  *     replays from batch k+1.
  *
- * Push (watch): IDLE on INBOX on a connection of its own (imap-watch.ts). Junk is not watched by
- * default: a second IDLE per mailbox doubles the connections for a folder that rarely holds
- * replies, so the worker's reconciliation poll (every few minutes) pulls it; `watchJunk: true`
- * opens a second IDLE for it instead. NOTIFY (RFC 5465) would do both on one connection, but
- * imapflow does not speak it and few servers besides Dovecot offer it.
+ * Push (watch): IDLE on INBOX on a connection of its own (imap-watch.ts). The pull a push asks for
+ * runs on that connection (WatchHandle.pull, `pullWatched`): no connect, LOGIN or LIST, and Junk
+ * is left to the full pull. Junk is not watched by default: a second IDLE per mailbox doubles the
+ * connections for a folder that rarely holds replies, so the worker's reconciliation pull (and
+ * the pull a sender's last look asks for) covers it; `watchJunk: true` opens a second IDLE for it
+ * instead, and its pushes pull it on that connection. NOTIFY (RFC 5465) would do both on one
+ * connection, but imapflow does not speak it and few servers besides Dovecot offer it.
  */
 export interface ImapSyncOptions {
   account: ImapAccount;
@@ -241,19 +243,20 @@ class ImapSync implements MailboxSync {
   }
 
   async watch(changed: () => void, failed: (error: unknown) => void): Promise<WatchHandle> {
-    const folders = ['INBOX'];
+    const folders: Array<{ role: SyncRole; path: string }> = [{ role: 'inbox', path: 'INBOX' }];
     if (this.options.watchJunk) {
       const junk = this.options.account.folders?.junk ?? (await this.junkPath());
-      if (junk) folders.push(junk);
+      if (junk) folders.push({ role: 'junk', path: junk });
     }
-    const handles: WatchHandle[] = [];
+    const handles: Array<{ role: SyncRole; watch: ImapFolderWatch }> = [];
     let done = false;
     const handle: WatchHandle = {
       close: async () => {
         done = true;
         this.watches.delete(handle);
-        await Promise.all(handles.map((h) => h.close()));
+        await Promise.all(handles.map((h) => h.watch.close()));
       },
+      pull: (cursor, options) => this.pullWatched(handles, cursor, options),
     };
     // One failure ends the whole watch (the worker reconnects it as one).
     const onFailed = (e: unknown) => {
@@ -262,24 +265,73 @@ class ImapSync implements MailboxSync {
       failed(e);
     };
     try {
-      for (const path of folders) {
-        handles.push(
-          await watchImapFolder(this.options.account, path, {
-            clock: this.clock,
-            random: this.random,
-            ...(this.options.logger ? { logger: this.options.logger } : {}),
-            flow: this.flow(),
-            ...this.options.watch,
-          }, changed, onFailed),
-        );
+      for (const { role, path } of folders) {
+        const watch = await watchImapFolder(this.options.account, path, {
+          clock: this.clock,
+          random: this.random,
+          ...(this.options.logger ? { logger: this.options.logger } : {}),
+          flow: this.flow(),
+          ...this.options.watch,
+        }, changed, onFailed);
+        handles.push({ role, watch });
       }
     } catch (e) {
       done = true;
-      await Promise.all(handles.map((h) => h.close()));
+      await Promise.all(handles.map((h) => h.watch.close()));
       throw e;
     }
     this.watches.add(handle);
     return handle;
+  }
+
+  /**
+   * The pull a push asked for, on the watches' own connections (WatchHandle.pull): each watched
+   * folder as `pull` does it (EXAMINE with QRESYNC, UID FETCH n:* CHANGEDSINCE, the bodies), the
+   * cursor's other folders untouched. Each step has the account's socket timeout as its deadline
+   * (the watch's own socket timeout is minutes long, set past the heartbeat): a server that stalls
+   * fails the watch, which closes the connection, so the step throws and the worker falls back to a
+   * pull on a new connection. The deadline does not run while a batch waits for its commit.
+   */
+  private async *pullWatched(watches: ReadonlyArray<{ role: SyncRole; watch: ImapFolderWatch }>, cursor: SyncCursor | null, options: PullOptions = {}): AsyncIterable<SyncBatch> {
+    const signal = options.signal;
+    const batchSize = Math.max(1, options.batchSize ?? defaultBatchSize);
+    const windowMs = options.resyncWindowMs ?? defaultResyncWindowMs;
+    throwIfAborted(signal);
+    const state = parseImapCursor(cursor);
+    const stepMs = this.options.account.timeouts?.socketMs ?? defaultImapTimeouts.socketMs;
+    // Stop (the worker's abort) must not wait for a command in flight: the watch is closing anyway.
+    const onAbort = () => {
+      for (const { watch } of watches) watch.fail(abortError(signal!));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (const { role, watch } of watches) {
+        throwIfAborted(signal);
+        const batches = this.pullFolder(watch.connection(), state, role, watch.path, { batchSize, windowMs, ...(signal ? { signal } : {}) })[Symbol.asyncIterator]();
+        for (;;) {
+          const deadline = this.clock.setTimer(stepMs, () =>
+            watch.fail(cadenzaError('MAILBOX_UNAVAILABLE', `IMAP pull on the watch of ${watch.path}: no answer within ${stepMs} ms`, { doing: 'pull on the watch', folder: watch.path })),
+          );
+          let next: IteratorResult<SyncBatch>;
+          try {
+            next = await batches.next();
+          } finally {
+            deadline.cancel();
+          }
+          if (next.done) break;
+          yield next.value;
+        }
+      }
+    } catch (e) {
+      if (signal?.aborted) throw abortError(signal);
+      const err = isCadenzaError(e) ? e : imapError(e, 'sync on the watch connection');
+      // A command that failed on a connection still open (a NO, a parse error) leaves the session
+      // in a state we did not choose: the watch ends and is rebuilt, as after a broken connection.
+      for (const { watch } of watches) watch.fail(err);
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
   }
 
   private async junkPath(): Promise<string | null> {

@@ -21,6 +21,12 @@ import type { WatchHandle } from './source.ts';
  * first); no answer within `heartbeatTimeoutMs` means the connection is dead: it is destroyed and
  * `failed(err)` is called. A close or error from the connection does the same. `failed` is called
  * at most once, and never after close(); reconnecting (with backoff.ts) is the caller's.
+ *
+ * The pull a push asks for can run on this very connection (`connection()`, imap-sync.ts): it is
+ * logged in with the folder examined, so the pull is EXAMINE + UID FETCH with no connect, LOGIN or
+ * server process of its own. imapflow ends IDLE with DONE before the first command and resumes it
+ * once the connection is free again (auto-IDLE, no delay). A command on it that breaks (`fail`)
+ * fails the whole watch, so the caller's reconnect-with-backoff takes over.
  */
 export interface ImapWatchOptions {
   heartbeatMs: number;
@@ -43,13 +49,22 @@ export interface ImapWatchDeps extends Partial<ImapWatchOptions> {
   flow?: Partial<ImapFlowOptions>;
 }
 
+/** One folder's watch, with its connection lent to the pulls its pushes ask for. */
+export interface ImapFolderWatch extends WatchHandle {
+  readonly path: string;
+  /** The watch's connection while it is healthy; MAILBOX_UNAVAILABLE once it failed or closed. */
+  connection(): ImapFlow;
+  /** Destroys the connection and reports `error` to `failed` (once): a command on it broke or stalled. */
+  fail(error: unknown): void;
+}
+
 export async function watchImapFolder(
   account: ImapAccount,
   path: string,
   deps: ImapWatchDeps,
   changed: () => void,
   failed: (error: unknown) => void,
-): Promise<WatchHandle> {
+): Promise<ImapFolderWatch> {
   const o: ImapWatchOptions = {
     heartbeatMs: deps.heartbeatMs ?? defaultImapWatchOptions.heartbeatMs,
     heartbeatTimeoutMs: deps.heartbeatTimeoutMs ?? defaultImapWatchOptions.heartbeatTimeoutMs,
@@ -119,6 +134,12 @@ export async function watchImapFolder(
   schedule();
 
   return {
+    path,
+    connection() {
+      if (closed || !client.usable) throw cadenzaError('MAILBOX_UNAVAILABLE', `IMAP watch on ${path}: the connection is not usable`, { doing: 'pull on the watch', folder: path });
+      return client;
+    },
+    fail,
     async close() {
       if (closed) return;
       closed = true;

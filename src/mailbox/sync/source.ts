@@ -11,7 +11,9 @@
  * replays the batch (processing is idempotent by mailbox + Message-ID / provider key), it never
  * skips one.
  *
- * Push (`watch`) only says "something changed, pull now"; it never carries messages.
+ * Push (`watch`) only says "something changed, pull now"; it never carries messages. A watch that
+ * holds a connection of its own (IMAP IDLE) may also offer `WatchHandle.pull`: the same pull, of
+ * the folders it watches, on that connection, so that the pull a push asks for opens nothing.
  */
 
 /** Where a fetched message was found, in the provider's words (for the unified inbox and dedup). */
@@ -66,6 +68,14 @@ export interface PullOptions {
 export interface WatchHandle {
   /** Stops watching and closes what it opened. */
   close(): Promise<void>;
+  /**
+   * Pulls the folders this watch covers (IMAP: INBOX, and Junk with `watchJunk`) on the watch's own
+   * connection, from `cursor`; the cursor's other folders are carried as they are, left to the
+   * next `MailboxSync.pull`. Batches and cursors as `pull` (promise 5). It throws when the watch's
+   * connection is not usable or breaks, and then the watch has failed too: the caller pulls the
+   * ordinary way and reconnects the watch.
+   */
+  pull?(cursor: SyncCursor | null, options?: PullOptions): AsyncIterable<SyncBatch>;
 }
 
 export interface MailboxSync {

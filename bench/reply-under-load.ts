@@ -75,12 +75,14 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
   const watchPullFlag = flag(args, 'watch-pull') ?? '1';
   if (watchPullFlag !== '0' && watchPullFlag !== '1') throw new Error(`--watch-pull must be 0 or 1, got ${watchPullFlag}`);
   const watchPull = watchPullFlag === '1';
+  // PostgreSQL connections shared by the sender loops and the sync role: the production default.
+  const poolSize = intFlag(args, 'pool', 10);
   const HOT = idleUser(mailBed.idleUsers);
   if (watched >= mailBed.idleUsers) throw new Error(`--watched: at most ${mailBed.idleUsers - 1} (the last idle mailbox takes the replies)`);
   const loadBefore = machineLoad().one;
-  console.log(`load average before: ${load()}; pushes pulled ${watchPull ? 'on the watch connection' : 'on a new connection (--watch-pull=0)'}; ${senders} senders (up to ${senders / GAP_S} sends/s), ${watched} watched mailboxes with ${ingestRate} msg/s injected, ${repliesPerRound} replies a round, ${rounds} rounds of ${roundS} s`);
+  console.log(`load average before: ${load()}; pushes pulled ${watchPull ? 'on the watch connection' : 'on a new connection (--watch-pull=0)'}; ${senders} senders (up to ${senders / GAP_S} sends/s), ${watched} watched mailboxes with ${ingestRate} msg/s injected, ${repliesPerRound} replies a round, ${rounds} rounds of ${roundS} s, ${poolSize} PostgreSQL connections`);
   await startMailBed();
-  const b = await benchStore('postgres');
+  const b = await benchStore('postgres', { poolSize });
   const sink = await startSmtpSink();
   const smtp = nodemailer.createTransport({ host: mailBed.host, port: mailBed.injectPort, secure: false, ignoreTLS: true, pool: true, maxConnections: 4 });
   let senderPool: SenderPool | null = null;
@@ -321,6 +323,7 @@ export default async function replyUnderLoad(args: string[]): Promise<Record<str
       senders,
       watched,
       watch_pull: watchPull,
+      pool_size: poolSize,
       ingest_rate_per_s: ingestRate,
       replies: replyNo,
       rounds,

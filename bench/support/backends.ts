@@ -21,8 +21,9 @@ const adminUrl = process.env.CADENZA_BENCH_PG_URL ?? process.env.CADENZA_TEST_PG
 /**
  * `preparedStatements`: PostgreSQL's named statements per connection (store.ts; 0 = every
  * statement unnamed, parsed and planned each time, as before issue 13), for a bench's `--prepared`.
+ * `poolSize`: PostgreSQL connections (default 4, the benches' own; `cadenza start` opens 10).
  */
-export async function benchStore(backend: 'pglite' | 'postgres', opts: { preparedStatements?: number } = {}): Promise<BenchStore> {
+export async function benchStore(backend: 'pglite' | 'postgres', opts: { preparedStatements?: number; poolSize?: number } = {}): Promise<BenchStore> {
   if (backend === 'pglite') {
     const dir = mkdtempSync(join(tmpdir(), 'cadenza-bench-'));
     const store = await openStore({ dataDir: dir });
@@ -41,7 +42,7 @@ export async function benchStore(backend: 'pglite' | 'postgres', opts: { prepare
   await admin.query(`create database ${name}`);
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
-  const store = await openStore({ databaseUrl: u.toString(), poolSize: 4, ...(opts.preparedStatements === undefined ? {} : { preparedStatements: opts.preparedStatements }) });
+  const store = await openStore({ databaseUrl: u.toString(), poolSize: opts.poolSize ?? 4, ...(opts.preparedStatements === undefined ? {} : { preparedStatements: opts.preparedStatements }) });
   await migrate(store);
   return {
     store,

@@ -735,6 +735,12 @@ export interface WarmupMailTable {
   received_folder: 'inbox' | 'junk' | null;
   rescued_at: Timestamp | null;
   replied_at: Timestamp | null;
+  // 0036_warmup_send.sql
+  claimed_at: Timestamp | null;
+  send_note: string | null;
+  reply_subject: string | null;
+  reply_to_name: string | null;
+  language: 'en' | 'de' | 'fr' | 'es' | null;
 }
 export interface Database {
   warmup_member: WarmupMemberTable;

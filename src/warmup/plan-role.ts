@@ -18,6 +18,7 @@ import type { Random } from '../common/random.ts';
 import { MailboxBucket } from '../mailbox/pacing/bucket.ts';
 import { blockedReason, toMailboxPacing, type PacedMailboxRow } from '../mailbox/pacing/mailbox.ts';
 import { Leases } from '../ops/leases.ts';
+import { usageSql } from '../sending/dispatch/sql.ts';
 import type { Store } from '../store/store.ts';
 import { planWarmupDay } from './plan/planner.ts';
 import type { WarmupMember, WarmupPlan } from './plan/types.ts';
@@ -44,14 +45,9 @@ const membersSql = (pool: string) => sql<MemberRow>`
   where wm.pool = ${pool} and m.removed_at is null
   order by m.id`;
 
-// -- name: warmup-member-usage
-// Each member's counted sends since `since` (campaign and warmup: one bucket), and its campaign
-// sends the dispatcher planned from `now` on.
-const usageSql = (ids: string[], since: number) => sql<{ mailbox_id: string; claimed_at: Date }>`
-  select mailbox_id, claimed_at from send_request
-  where mailbox_id = any(${ids}::uuid[]) and claimed_at >= ${new Date(since)} and state in ('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')
-  union all
-  select sender_mailbox_id as mailbox_id, claimed_at from warmup_mail where sender_mailbox_id = any(${ids}::uuid[]) and claimed_at >= ${new Date(since)}`;
+// -- name: warmup-member-planned
+// Each member's campaign sends the dispatcher planned from `from` on. (Its counted sends, campaign
+// and warmup in one bucket, are dispatch's usageSql.)
 const plannedSql = (ids: string[], from: number, to: number) => sql<{ mailbox_id: string; send_at: Date }>`
   select mailbox_id, send_at from send_request
   where mailbox_id = any(${ids}::uuid[]) and state = 'queued' and send_at >= ${new Date(from)} and send_at < ${new Date(to)}`;

@@ -25,6 +25,7 @@ import { MailboxBucket } from '../../mailbox/pacing/bucket.ts';
 import { blockedReason, toMailboxPacing, type PacedMailboxRow } from '../../mailbox/pacing/mailbox.ts';
 import type { Transport } from '../../mailbox/connectors/connector.ts';
 import { holdsSql } from '../../ops/leases.ts';
+import { usageSql } from '../../sending/dispatch/sql.ts';
 import type { Store } from '../../store/store.ts';
 import type { WarmupLanguage } from '../text/generate.ts';
 import { composeWarmup } from './compose.ts';
@@ -85,14 +86,6 @@ const dueSql = (id: string, now: number) => sql<DueRow>`
   order by x.planned_at limit 1
   for update of x skip locked`;
 
-// -- name: warmup-usage
-// Every counted send of the mailbox (campaign claims by COUNTED_STATES, warmup claims): one bucket.
-const usageSql = (id: string, since: number) => sql<{ claimed_at: Date }>`
-  select claimed_at from send_request
-  where mailbox_id = ${id} and claimed_at >= ${new Date(since)} and state in ('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')
-  union all
-  select claimed_at from warmup_mail where sender_mailbox_id = ${id} and claimed_at >= ${new Date(since)}`;
-
 type Claim = { kind: 'claimed'; row: DueRow } | Exclude<WarmupStep, { kind: 'sent' | 'failed' }>;
 
 async function claim(d: WarmupSendDeps, mailboxId: string, now: number): Promise<Claim> {
@@ -106,7 +99,8 @@ async function claim(d: WarmupSendDeps, mailboxId: string, now: number): Promise
     if (!row) return { kind: 'idle' };
     let bucket: MailboxBucket;
     try {
-      const counted = (await usageSql(mailboxId, now - 2 * DAY_MS).execute(tx)).rows.map((u) => u.claimed_at.getTime());
+      // Every counted send of the mailbox, campaign and warmup: one bucket (dispatch sql.ts).
+      const counted = (await usageSql([mailboxId], now - 2 * DAY_MS).execute(tx)).rows.map((u) => u.claimed_at.getTime());
       bucket = new MailboxBucket(toMailboxPacing(mb, { time_zone: mb.ws_zone, settings: mb.ws_settings }), counted);
     } catch (e) {
       if (!isCadenzaError(e)) throw e;

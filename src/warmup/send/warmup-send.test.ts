@@ -7,7 +7,7 @@
  * verifier.
  */
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../../common/random.ts';
 import { SimClock } from '../../sim/sim-clock.ts';
 import { Leases } from '../../ops/leases.ts';
@@ -17,7 +17,7 @@ import type { SendOutcome } from '../../mailbox/connectors/outcomes.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
 import { allDay, claimAndSend, markSent, seed } from '../../../test/dispatch/seed.ts';
 import { setWarmup } from '../membership.ts';
-import { planWarmupPools, WARMUP_PLAN_LEASE } from '../plan-role.ts';
+import { planWarmupPools, WARMUP_PLAN_LEASE, WarmupPlanRole } from '../plan-role.ts';
 import { warmupFieldsOf } from '../receive/receive.ts';
 import { verifyWarmup } from '../text/marker.ts';
 import { scheduleWarmupReply } from './replies.ts';
@@ -156,5 +156,30 @@ describe.each(testBackends())('warmup sending on %s', (backend) => {
     expect(text).toContain('Subject: Re: Quick hello');
     const read = (await warmupFieldsOf(transport.sent[1]!.raw))!;
     expect(verifyWarmup(KEY, { body: read.body }, read.fields)).toEqual({ warmup: true, language: 'de' });
+  });
+
+  it('the role plans each new day on its hourly tick, once', async () => {
+    const clock = new SimClock(Date.UTC(2026, 5, 4, 5, 0));
+    const role = new WarmupPlanRole({ store, clock, random: seededRandom(6), owner: 'me', everyMs: 3_600_000 });
+    const firstsOn = async (day: number) =>
+      (await sql<{ n: number }>`select count(*)::int as n from warmup_mail where kind = 'first' and pool = 'default' and planned_at >= ${new Date(day)} and planned_at < ${new Date(day + DAY)}`.execute(store.db)).rows[0]!.n;
+    const thu = Date.UTC(2026, 5, 4);
+    // A fresh history: the pool's four members paired on Tuesday, and a pair waits 7 days.
+    await sql`delete from warmup_mail`.execute(store.db);
+    role.start();
+    await vi.waitFor(async () => expect(await firstsOn(thu)).toBeGreaterThan(0));
+    const n = await firstsOn(thu);
+    const tick = async () => {
+      clock.advance(3_600_000);
+      await new Promise((r) => setTimeout(r, 30));
+    };
+    // Hourly ticks the same day add nothing.
+    for (let h = 0; h < 10; h++) await tick();
+    expect(await firstsOn(thu)).toBe(n);
+    // The first tick of Friday plans Friday (Thursday's pairs forgotten here, or the cooldown would leave none).
+    await sql`delete from warmup_mail`.execute(store.db);
+    clock.advanceTo(thu + DAY + 5 * 3_600_000);
+    await vi.waitFor(async () => expect(await firstsOn(thu + DAY)).toBeGreaterThan(0));
+    role.stop();
   });
 });

@@ -742,8 +742,17 @@ export interface WarmupMailTable {
   reply_to_name: string | null;
   language: 'en' | 'de' | 'fr' | 'es' | null;
 }
+// 0036_warmup_send.sql
+export interface WarmupPlanDayTable {
+  pool: string;
+  day: string;
+  planned_at: Timestamp;
+  sends: number;
+  shortfall: Generated<unknown>;
+}
 export interface Database {
   warmup_member: WarmupMemberTable;
   warmup_mail: WarmupMailTable;
+  warmup_plan_day: WarmupPlanDayTable;
 }
 // --- end warmup network

@@ -1,8 +1,9 @@
 /**
  * The periodic planning role: once a day per installation, each pool's day plan. One process
- * plans: it holds the `warmup-plan` lease (ops/leases.ts) for the pass. A pool whose day already
- * has planned first mails is not planned again (a restart, a second tick), so the day's plan is
- * written once.
+ * plans: it holds the `warmup-plan` lease (ops/leases.ts) for the pass. The plan and its record in
+ * warmup_plan_day (sends, shortfall) are written in one transaction, and a pool whose day has a
+ * record is not planned again (a restart, the next tick), so a day is planned once, even when its
+ * plan is empty.
  *
  * The pool is assembled from the opted-in members' mailboxes as pacing sees them: the working day
  * of today (window), minimum gap, daily cap (ramp and placement cap factor included) less what the
@@ -133,9 +134,9 @@ export async function planWarmupPools(d: PlanRoleDeps): Promise<PoolDay[] | null
     const pools = (await sql<{ pool: string }>`select distinct pool from warmup_member order by pool`.execute(d.store.db)).rows.map((r) => r.pool);
     const out: PoolDay[] = [];
     for (const pool of pools) {
-      const done = await sql<{ n: number }>`select count(*)::int as n from warmup_mail where pool = ${pool} and kind = 'first' and sender_mailbox_id is not null
-        and planned_at >= ${new Date(dayStart)} and planned_at < ${new Date(dayStart + DAY_MS)}`.execute(d.store.db);
-      if ((done.rows[0]?.n ?? 0) > 0) {
+      const day = new Date(dayStart).toISOString().slice(0, 10);
+      const done = await d.store.db.selectFrom('warmup_plan_day').select('day').where('pool', '=', pool).where('day', '=', day).executeTakeFirst();
+      if (done) {
         out.push({ pool, skipped: 'already planned' });
         continue;
       }
@@ -143,10 +144,24 @@ export async function planWarmupPools(d: PlanRoleDeps): Promise<PoolDay[] | null
       const recent = await recentPairs(d.store.db, pool, dayStart, 7);
       const plan = planWarmupDay({ members, recentPairs: recent }, d.random.fork(`warmup:${pool}:${dayStart}`));
       const addresses = new Map((await sql<{ id: string; email: string }>`select m.id, m.email from mailbox m join warmup_member wm on wm.mailbox_id = m.id where wm.pool = ${pool}`.execute(d.store.db)).rows.map((r) => [r.id, { address: r.email, mailboxId: r.id }]));
-      await d.store.db.transaction().execute(async (tx) => {
+      const short = plan.shortfall.filter((s) => s.planned < s.wanted);
+      const wrote = await d.store.db.transaction().execute(async (tx) => {
+        const mine = await tx
+          .insertInto('warmup_plan_day')
+          .values({ pool, day, planned_at: new Date(now), sends: plan.sends.length, shortfall: JSON.stringify(short) })
+          .onConflict((oc) => oc.columns(['pool', 'day']).doNothing())
+          .returning('pool')
+          .executeTakeFirst();
+        // Another planner's record came first (its lease expired mid-pass): its plan stands.
+        if (!mine) return false;
         await writeDayPlan(tx, pool, plan.sends, addresses, d.random);
+        return true;
       });
-      d.log?.info({ pool, planned: plan.sends.length, short: plan.shortfall.filter((s) => s.planned < s.wanted).length }, 'warmup day planned');
+      if (!wrote) {
+        out.push({ pool, skipped: 'already planned' });
+        continue;
+      }
+      d.log?.info({ pool, planned: plan.sends.length, short: short.length }, 'warmup day planned');
       out.push({ pool, planned: plan.sends.length, shortfall: plan.shortfall });
     }
     return out;

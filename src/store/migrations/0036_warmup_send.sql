@@ -18,3 +18,16 @@ alter table warmup_mail
 create index warmup_mail_due on warmup_mail (sender_mailbox_id, planned_at) where claimed_at is null and sent_at is null;
 -- Its claimed mail in the bucket's window (dispatch usage, reserve usage).
 create index warmup_mail_claimed on warmup_mail (sender_mailbox_id, claimed_at) where claimed_at is not null;
+
+-- The planning role's record of each pool's planned day (warmup/plan-role.ts): a day is planned
+-- once, even when its plan is empty (a small pool whose pairs all wait their cooldown), and what
+-- the plan fell short of is kept for a person to read.
+create table warmup_plan_day (
+  pool        text not null,
+  day         date not null,
+  planned_at  timestamptz not null,
+  sends       integer not null,
+  -- Senders that got fewer than they wanted: [{ id, wanted, planned }].
+  shortfall   jsonb not null default '[]',
+  primary key (pool, day)
+);

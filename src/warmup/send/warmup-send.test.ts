@@ -94,6 +94,8 @@ describe.each(testBackends())('warmup sending on %s', (backend) => {
       for (let i = 1; i < mine.length; i++) expect(mine[i]! - mine[i - 1]!).toBeGreaterThanOrEqual(GAP_MIN);
       for (const t of mine) expect(t).toBeGreaterThanOrEqual(TUE_0500_UTC);
     }
+    const record = await store.db.selectFrom('warmup_plan_day').selectAll().executeTakeFirstOrThrow();
+    expect(record).toMatchObject({ pool: 'default', sends: rows.length });
     // A second pass the same day (another tick, a restart) plans nothing more.
     expect(await planWarmupPools({ store, clock, random, owner: 'me' })).toEqual([{ pool: 'default', skipped: 'already planned' }]);
   });
@@ -166,6 +168,7 @@ describe.each(testBackends())('warmup sending on %s', (backend) => {
     const thu = Date.UTC(2026, 5, 4);
     // A fresh history: the pool's four members paired on Tuesday, and a pair waits 7 days.
     await sql`delete from warmup_mail`.execute(store.db);
+    await sql`delete from warmup_plan_day`.execute(store.db);
     role.start();
     await vi.waitFor(async () => expect(await firstsOn(thu)).toBeGreaterThan(0));
     const n = await firstsOn(thu);

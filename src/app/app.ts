@@ -40,6 +40,9 @@ import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-maile
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
+import { WarmupPlanRole } from '../warmup/plan-role.ts';
+import { sendDueWarmup } from '../warmup/send/warmup-sender.ts';
+import { warmupPoolKey } from '../warmup/text/marker.ts';
 import { domainHealthSettings, type DomainCheckConfig } from '../sending/dns/health-settings.ts';
 import { CustomHosts, type CustomHostSettings } from '../tracking/domains/custom-hosts.ts';
 import { HygieneChecker } from '../leads/hygiene/checker.ts';
@@ -108,6 +111,8 @@ export interface RunningApp {
   scheduler?: Scheduler;
   /** The daily domain re-check (scheduler role, with `domains` given). */
   domains?: DomainMonitor;
+  /** The warmup network's daily planning (scheduler role; one process plans, under a lease). */
+  warmupPlan?: WarmupPlanRole;
   senders?: SenderPool;
   syncs?: SyncPool;
   webhooks?: WebhookDispatcher;
@@ -198,7 +203,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
       // finish and commit the batch in flight.
-      await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop()]);
+      await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop()]);
       // Bounded: a request that hangs (a stalled upload) is cut at the deadline (api/http/drain.ts).
       if (app.server) {
         const d = await drainServer(app.server, o.drainMs ?? 10_000);
@@ -283,6 +288,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         });
         app.domains.start();
       }
+      app.warmupPlan = new WarmupPlanRole({ store, clock, random, log, owner: newId(clock.now(), random) });
+      app.warmupPlan.start();
     }
     if (o.roles.includes('sender')) {
       app.senders = new SenderPool({
@@ -303,6 +310,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         announce: () => nudges.nudge('mailboxes'),
         // The mailbox last look found a lead's mail the sync has not read: pull that mailbox now.
         pullMailbox: (id) => nudges.pull(id),
+        // Warmup mail goes out through the same mailbox sender and bucket, after campaign mail.
+        extraStepFor: ({ transport, fence, pauseMailbox }) => (id) => sendDueWarmup({ store, clock, transport, fence, pauseMailbox, keyFor: (pool) => warmupPoolKey(master, pool) }, id),
         // Every step that reached a server or a verdict, by outcome (idle loops are not counted).
         onStep: (_mailboxId, r) => {
           if (r.kind !== 'idle') metrics.sends.inc({ outcome: r.kind });
@@ -327,7 +336,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     }
   };
   const stopRoles = async () => {
-    await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop()]);
+    await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop()]);
     await app.scheduler?.stop();
     app.domains = undefined;
     app.senders = undefined;

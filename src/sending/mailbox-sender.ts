@@ -39,7 +39,17 @@ export interface MailboxSenderDeps extends OutboxDeps {
   /** The process's group commit for accepted sends (sent-recorder.ts); absent: each send on its own (recordSent). */
   recorder?: SentRecorder;
   log?: Logger;
+  /**
+   * The mailbox's other mail under the same bucket (warmup/send/warmup-sender.ts, injected by the
+   * runtime): tried when the campaign queue has nothing to send now, so campaign mail goes first.
+   * It claims under the same mailbox lock and counts in the same usage, so both together keep
+   * the daily cap and gaps.
+   */
+  extraStep?: (mailboxId: string) => Promise<ExtraStepResult>;
 }
+
+/** What an injected extra step did: 'idle' when it had nothing it could send now. */
+export type ExtraStepResult = { kind: 'idle' | 'paced' | 'fenced' } | { kind: 'sent' | 'failed'; id: string; reason?: string };
 
 export type StepResult =
   | { kind: 'idle' }
@@ -51,7 +61,9 @@ export type StepResult =
   | { kind: 'unknown'; claim: Claim }
   /** The mailbox last look found mail from the lead the sync has not read: back to the queue, due again shortly. */
   | { kind: 'deferred'; claim: Claim; reason: string }
-  | { kind: 'mailbox_paused'; reason: string };
+  | { kind: 'mailbox_paused'; reason: string }
+  /** The extra step (warmup) sent or tried one of its mails. */
+  | { kind: 'extra'; result: ExtraStepResult };
 
 /**
  * Sends one mailbox's queue, one message at a time: claim (outbox), compose, last look, hand to
@@ -86,7 +98,11 @@ export class MailboxSender {
   async step(): Promise<StepResult> {
     const d = this.deps;
     const r = await claimNext(d, this.mailboxId);
-    if (r.kind === 'empty' || r.kind === 'paced') return { kind: 'idle' };
+    if (r.kind === 'empty' || r.kind === 'paced') {
+      const x = d.extraStep ? await d.extraStep(this.mailboxId) : { kind: 'idle' as const };
+      if (x.kind === 'fenced') return { kind: 'fenced' };
+      return x.kind === 'sent' || x.kind === 'failed' ? { kind: 'extra', result: x } : { kind: 'idle' };
+    }
     if (r.kind === 'fenced') return { kind: 'fenced' };
     if (r.kind === 'refused') return { kind: 'refused', reason: r.reason };
     const claim = r.claim;

@@ -10,7 +10,7 @@ import type { Lease } from '../ops/leases.ts';
 import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import { Dispatcher, nextSendAt, recordSendOutcome } from './dispatch/index.ts';
-import { MailboxSender, type StepResult } from './mailbox-sender.ts';
+import { MailboxSender, type MailboxSenderDeps, type StepResult } from './mailbox-sender.ts';
 import { SentRecorder } from './sent-recorder.ts';
 import type { RetryPolicy } from './outbox.ts';
 
@@ -37,6 +37,12 @@ export interface SenderPoolOptions extends PoolTuning {
   connectors?: ConnectorSetup;
   /** Builds a mailbox's sending part in place of the registry (tests: fakes). */
   transportFor?: (mailbox: MailboxRow, deps: ConnectorDeps) => Transport;
+  /**
+   * The mailbox's other mail sent under its bucket when the campaign queue has nothing due
+   * (the runtime passes the warmup sender, warmup/send/warmup-sender.ts), built per owned mailbox
+   * with its transport and lease.
+   */
+  extraStepFor?: (c: { transport: Transport; fence: { resource: string; token: number }; pauseMailbox: (id: string, reason: string) => Promise<void> }) => MailboxSenderDeps['extraStep'];
   log?: Logger;
   onStep?: (mailboxId: string, r: StepResult) => void;
   /** Asks the sync role to pull a mailbox now: the mailbox last look found unread mail from a lead (mailbox-last-look.ts). */
@@ -137,6 +143,8 @@ export class SenderPool {
   }
 
   private launch(m: PoolMailbox, transport: Transport, lease: Lease): SendLoop {
+    const fence = { resource: lease.resource, token: lease.token };
+    const extraStep = this.o.extraStepFor?.({ transport, fence, pauseMailbox: (id, reason) => this.pauseMailbox(id, reason) });
     const sender = new MailboxSender(m.id, {
       store: this.o.store,
       service: this.o.service,
@@ -152,6 +160,7 @@ export class SenderPool {
       pauseMailbox: (id, reason) => this.pauseMailbox(id, reason),
       ...(this.o.pullMailbox ? { pullMailbox: this.o.pullMailbox } : {}),
       ...(this.o.log ? { log: this.o.log } : {}),
+      ...(extraStep ? { extraStep } : {}),
     });
     const r = new SendLoop(sender);
     r.done = this.loop(r);

@@ -735,9 +735,24 @@ export interface WarmupMailTable {
   received_folder: 'inbox' | 'junk' | null;
   rescued_at: Timestamp | null;
   replied_at: Timestamp | null;
+  // 0036_warmup_send.sql
+  claimed_at: Timestamp | null;
+  send_note: string | null;
+  reply_subject: string | null;
+  reply_to_name: string | null;
+  language: 'en' | 'de' | 'fr' | 'es' | null;
+}
+// 0036_warmup_send.sql
+export interface WarmupPlanDayTable {
+  pool: string;
+  day: string;
+  planned_at: Timestamp;
+  sends: number;
+  shortfall: Generated<unknown>;
 }
 export interface Database {
   warmup_member: WarmupMemberTable;
   warmup_mail: WarmupMailTable;
+  warmup_plan_day: WarmupPlanDayTable;
 }
 // --- end warmup network

@@ -28,6 +28,13 @@ export interface MailboxPacing {
   ramp: Ramp | null;
   rampStartedAt: number | null;
   pacing: CompiledPacing;
+  /**
+   * The warmup placement's cap factor (warmup_member.cap_factor, below 1 when placement dropped):
+   * the day's cap, ramp included, is multiplied by it (rounded down, at least 1 while the cap is),
+   * and a refusal at the cap says so with capReason.
+   */
+  capFactor?: number;
+  capReason?: string;
 }
 
 export type SendCheck = { ok: true; day: number } | { ok: false; reason: string; retryAt: number };
@@ -65,7 +72,9 @@ export class MailboxBucket {
 
   /** The daily cap on local day `day`, ramp included. */
   cap(day: number): number {
-    return dailyCapOn(this.mb.dailyCap, this.mb.ramp, this.rampStartDay, day);
+    const cap = dailyCapOn(this.mb.dailyCap, this.mb.ramp, this.rampStartDay, day);
+    const f = this.mb.capFactor ?? 1;
+    return f < 1 && cap > 0 ? Math.max(1, Math.floor(cap * f)) : cap;
   }
 
   sentOn(day: number): number {
@@ -175,7 +184,10 @@ export class MailboxBucket {
     if (now < plan.start || now >= plan.end) return { ok: false, reason: `outside the mailbox's working day of ${date}`, retryAt: retry() };
     if (plan.lunch && now >= plan.lunch.start && now < plan.lunch.end) return { ok: false, reason: `the mailbox's lunch break`, retryAt: retry() };
     const cap = this.cap(d);
-    if (this.sentOn(d) >= cap) return { ok: false, reason: `daily cap reached (${this.sentOn(d)} of ${cap} on ${date})`, retryAt: retry() };
+    if (this.sentOn(d) >= cap) {
+      const scaled = (this.mb.capFactor ?? 1) < 1 ? `, cap × ${this.mb.capFactor} for ${this.mb.capReason ?? 'warmup placement'}` : '';
+      return { ok: false, reason: `daily cap reached (${this.sentOn(d)} of ${cap} on ${date}${scaled})`, retryAt: retry() };
+    }
     const n = this.inHour(now);
     if (n >= plan.hourlyCeiling) return { ok: false, reason: `hourly ceiling reached (${n} of ${plan.hourlyCeiling} in the last hour)`, retryAt: retry() };
     const last = this.last;

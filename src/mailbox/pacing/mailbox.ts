@@ -22,6 +22,9 @@ export interface MailboxFields {
   settings: unknown;
   health: string;
   health_reason: string | null;
+  /** warmup_member.cap_factor (placement health): the daily cap is multiplied by it; null or absent: 1. */
+  cap_factor?: number | null;
+  cap_reason?: string | null;
 }
 
 export interface WorkspaceFields {
@@ -45,6 +48,8 @@ export interface PacedMailboxRow {
   ws_zone: string | null;
   ws_settings: unknown;
   ws_cap: number | null;
+  cap_factor: number | null;
+  cap_reason: string | null;
 }
 
 function pacingOf(settings: unknown): unknown {
@@ -75,10 +80,13 @@ export function toMailboxPacing(m: MailboxFields, ws: WorkspaceFields): MailboxP
   if (m.hourly_cap !== null && (!Number.isInteger(m.hourly_cap) || m.hourly_cap < 0)) {
     throw cadenzaError('INVALID_INPUT', `${where}: hourly_cap must be an integer >= 0`, { mailboxId: m.id });
   }
+  const capFactor = m.cap_factor ?? 1;
+  if (!(capFactor > 0 && capFactor <= 1)) throw cadenzaError('INVALID_INPUT', `${where}: warmup cap factor must be in (0, 1]`, { mailboxId: m.id });
   return {
     id: m.id,
     zone: resolveZone({ mailbox: m.time_zone, workspace: ws.time_zone }).zone,
     ...effectiveCaps(m, ws.settings),
+    ...(capFactor < 1 ? { capFactor, capReason: m.cap_reason ?? 'warmup placement' } : {}),
     rampStartedAt: (m.ramp_started_at ?? m.created_at ?? null)?.getTime() ?? null,
     pacing: compilePacing(resolvePacingSettings(pacingOf(ws.settings), pacingOf(m.settings), `${where} settings.pacing`)),
   };

@@ -176,6 +176,22 @@ describe('bucket check (claim time)', () => {
     expect(b.check(at('2026-06-02T00:30'), until)).toMatchObject({ ok: true });
     expect(b.sentOn(b.days.dayOf(at('2026-06-02T00:30')))).toBe(0);
   });
+
+  it('halves the daily cap of a mailbox whose warmup placement warned (cap factor 0.5), and says so', () => {
+    const settings = { pacing: { dayStart: '09:00', dayEnd: '17:00', dayJitterMinutes: 0, lunch: null, gapMinutes: [10, 12] } };
+    const warned = mailbox({ daily_cap: 5, settings, cap_factor: 0.5, cap_reason: 'warmup placement 70% over 7 days' });
+    const day = new LocalDays(NY).dayOf(at('2026-06-01T10:00'));
+    expect(new MailboxBucket(warned).cap(day)).toBe(2);
+    const b = new MailboxBucket(warned, [at('2026-06-01T10:00'), at('2026-06-01T11:00')]);
+    expect(b.check(at('2026-06-01T12:00'), until)).toMatchObject({ ok: false, reason: 'daily cap reached (2 of 2 on 2026-06-01, cap × 0.5 for warmup placement 70% over 7 days)' });
+    // Factor 1 (placement recovered) or no membership: the cap as set.
+    expect(new MailboxBucket(mailbox({ daily_cap: 5, settings, cap_factor: 1 })).cap(day)).toBe(5);
+    expect(new MailboxBucket(mailbox({ daily_cap: 5, settings, cap_factor: null })).cap(day)).toBe(5);
+    // A cap of 1 halved still sends one; a cap of 0 stays 0.
+    expect(new MailboxBucket(mailbox({ daily_cap: 1, settings, cap_factor: 0.5 })).cap(day)).toBe(1);
+    expect(new MailboxBucket(mailbox({ daily_cap: 0, settings, cap_factor: 0.5 })).cap(day)).toBe(0);
+    expect(() => mailbox({ cap_factor: 2 })).toThrow(/cap factor must be in/);
+  });
 });
 
 describe('planner, by example', () => {

@@ -8,8 +8,9 @@
  * turns; inserts that reference the mailbox are not blocked), rebuilds the mailbox's bucket from
  * the sends the store counts (sql.ts, COUNTED_STATES), and checks, at `now`:
  *   - the mailbox is sendable (health ok or warning);
- *   - inside its working day, not at lunch; under its daily cap (its local day, ramp included),
- *     the day's rolling-hour ceiling, and at least the minimum gap after its last send;
+ *   - inside its working day, not at lunch; under its daily cap (its local day, ramp included,
+ *     times the warmup placement's cap factor), the day's rolling-hour ceiling, and at least the
+ *     minimum gap after its last send; its warmup mail counts as sends (warmup_mail.claimed_at);
  *   - inside the prospect's send window (a claim made late must not send at night);
  *   - under the sequence's and the workspace's daily caps (their local day), counted under an
  *     advisory lock per workspace, since mailboxes of one workspace are claimed by many processes.
@@ -56,6 +57,7 @@ export interface ReserveRow extends Omit<MailboxRow, 'id'> {
 export const reserveColumns = sql`r.id as request_id, r.state as request_state, r.mailbox_id, r.workspace_id, e.time_zone as enrollment_zone, l.country, l.region,
          e.sequence_id, s.send_window, s.settings as seq_settings, s.daily_cap as seq_cap,
          m.daily_cap, m.hourly_cap, m.ramp, m.ramp_started_at, m.created_at, m.time_zone, m.settings, m.health, m.health_reason,
+         (select wm.cap_factor from warmup_member wm where wm.mailbox_id = m.id) as cap_factor, (select wm.cap_reason from warmup_member wm where wm.mailbox_id = m.id) as cap_reason,
          w.time_zone as ws_zone, w.settings as ws_settings, w.daily_cap as ws_cap`;
 
 // -- name: reserve-load
@@ -74,7 +76,9 @@ const loadSql = (requestId: string) => sql<ReserveRow>`
 const usageSql = (mailboxId: string, requestId: string, since: number) => sql<{ claimed_at: Date }>`
   select claimed_at from send_request
   where mailbox_id = ${mailboxId} and claimed_at >= ${new Date(since)} and id <> ${requestId}
-    and state in ('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')`;
+    and state in ('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')
+  union all
+  select claimed_at from warmup_mail where sender_mailbox_id = ${mailboxId} and claimed_at >= ${new Date(since)}`;
 
 // -- name: reserve-shared-usage
 const sharedUsageSql = (workspaceId: string, sequenceId: string, requestId: string, from: number, to: number) => sql<{ ws: number; seq: number }>`

@@ -20,8 +20,10 @@ export const RESERVE_LOCK = 0x0cade2;
 // -- name: plan-mailboxes
 export const mailboxesSql = (ids: string[]) => sql<MailboxRow>`
   select m.id, m.workspace_id, m.daily_cap, m.hourly_cap, m.ramp, m.ramp_started_at, m.created_at, m.time_zone, m.settings,
-         m.health, m.health_reason, w.time_zone as ws_zone, w.settings as ws_settings, w.daily_cap as ws_cap
+         m.health, m.health_reason, w.time_zone as ws_zone, w.settings as ws_settings, w.daily_cap as ws_cap,
+         wm.cap_factor, wm.cap_reason
   from mailbox m join workspace w on w.id = m.workspace_id
+  left join warmup_member wm on wm.mailbox_id = m.id
   where m.id = any(${ids}::uuid[])`;
 
 // -- name: mailbox-workspaces
@@ -37,11 +39,15 @@ export const capWorkspaceMailboxesSql = (workspaceIds: string[]) => sql<{ id: st
 
 // -- name: mailbox-usage
 // The counted sends of the mailboxes since `since` (the planner needs yesterday's too: the gap and
-// the rolling hour reach across midnight).
+// the rolling hour reach across midnight). A claimed warmup mail counts like a campaign send: warmup
+// and campaigns share the mailbox's bucket (warmup/send/).
 export const usageSql = (ids: string[], since: number) => sql<{ mailbox_id: string; claimed_at: Date }>`
   select mailbox_id, claimed_at from send_request
   where mailbox_id = any(${ids}::uuid[]) and claimed_at >= ${new Date(since)}
-    and state in ('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')`;
+    and state in ('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')
+  union all
+  select sender_mailbox_id as mailbox_id, claimed_at from warmup_mail
+  where sender_mailbox_id = any(${ids}::uuid[]) and claimed_at >= ${new Date(since)}`;
 
 // -- name: workspace-usage
 // Counted sends of whole workspaces since `since`, with their sequence: the shared caps.

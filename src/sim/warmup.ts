@@ -122,11 +122,11 @@ export async function pullWarmupBatch(
 /** The two invariants above, for one batch just ingested. */
 export async function checkWarmupBatch(store: Store, b: WarmupBatch, report: IngestReport, moved: Set<string>): Promise<void> {
   const w = b.warmup;
-  if (!report.warmup.includes(w.key)) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} in mailbox ${b.mailboxId} was not taken aside by the receiving side`);
   const rows = await store.db.selectFrom('message').select(['id', 'enrollment_id']).where('message_id', '=', w.messageId).execute();
   if (rows.length > 0) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} has a message row (inbox view, analytics, webhooks): ${JSON.stringify(rows)}`);
   const events = await sql<{ n: number }>`select count(*)::int as n from event where at >= ${new Date(b.at)} and payload::text like ${`%${w.messageId}%`}`.execute(store.db);
   if (Number(events.rows[0]?.n ?? 0) > 0) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} reached the engine's journal`);
+  if (!report.warmup.includes(w.key)) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} in mailbox ${b.mailboxId} was not taken aside by the receiving side`);
   const mail = await store.db.selectFrom('warmup_mail').select(['received_folder', 'receiver_mailbox_id']).where('message_id', '=', w.messageId).executeTakeFirst();
   if (mail?.received_folder !== w.folder || mail.receiver_mailbox_id !== b.mailboxId) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} landed in ${w.folder} of ${b.mailboxId} but its placement reads ${JSON.stringify(mail ?? null)}`);
   if (w.folder === 'junk' && !moved.has(w.key)) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} was left in junk`);

@@ -18,6 +18,7 @@ import { openMasterKey } from '../mailbox/master-key.ts';
 import { ensurePrivateDir } from '../common/private-files.ts';
 import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import { trackingKey } from '../sending/compose/tracking.ts';
+import { warmupRecogniser } from '../warmup/receive/recogniser.ts';
 import { SenderPool } from '../sending/sender-pool.ts';
 import { OAuthClients, type OAuthSettings } from '../mailbox/oauth/client.ts';
 import { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
@@ -328,6 +329,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         vault,
         connectors,
         trackingKey: trackingKey(master),
+        // Warmup mail is taken aside (recorded, rescued, flagged, read) before anything user-facing.
+        warmup: warmupRecogniser({ db: store.db, master, clock, random, log }),
         metrics,
         log,
         announce: () => nudges.nudge('mailboxes'),

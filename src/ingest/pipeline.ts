@@ -5,6 +5,7 @@ import { cadenzaError, isCadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
+import type { FolderActions } from '../mailbox/connectors/connector.ts';
 import type { FetchedMessage, SyncBatch } from '../mailbox/sync/source.ts';
 import { stopLatenciesUpdate, stopLatencyMs } from '../ops/figures.ts';
 import type { Metrics } from '../ops/metrics.ts';
@@ -24,6 +25,8 @@ import type { Classification, ParsedMail } from './types.ts';
  *
  *   outside any transaction (CPU):  parse (quarantine on failure) → new text → classify, in the
  *                                   sync role's worker pool under a deadline (quarantine: timeout)
+ *                                   → the warmup network's receiving side takes its mail
+ *                                   (WarmupRecogniser), which goes no further
  *   in ONE transaction:             fencing check → thread → decide (act.ts) → insert inbound rows
  *                                   (dedup) → carry out the decision's steps (carryOut: suppressions,
  *                                   engine events, company stop, bounce health) → quarantine rows →
@@ -69,6 +72,19 @@ export function forMainThread(p: PreparedMail): PreparedMail {
   return { ...p, mail: { ...p.mail, text: cut(p.mail.text), html: null, parts: [], headers: [] }, newText: cut(p.newText) };
 }
 
+/** The folder actions the warmup receiving side uses (the mailbox's connector, when it has them). */
+export type WarmupFolders = Pick<FolderActions, 'moveToInbox' | 'flag' | 'markRead'>;
+
+/**
+ * The warmup network's receiving side (warmup/receive/recogniser.ts), injected by the composition
+ * root so that ingest does not import warmup. Given a batch's parsed messages, it answers which are
+ * warmup mail, having recorded and acted on them; the pipeline drops those before anything
+ * user-facing (no inbound row, so no inbox view, analytics, webhook, CRM activity or signal).
+ */
+export interface WarmupRecogniser {
+  take(mailbox: MailboxRef, messages: ReadonlyArray<{ fetched: FetchedMessage; from: string | null }>, folders: WarmupFolders | null): Promise<Set<number>>;
+}
+
 export interface IngestDeps {
   store: Store;
   service: EnrollmentService;
@@ -80,6 +96,8 @@ export interface IngestDeps {
   metrics?: Metrics;
   log?: Logger;
   options?: Partial<IngestOptions>;
+  /** Absent: no warmup network here, every message goes on. */
+  warmup?: WarmupRecogniser;
 }
 
 export interface IngestOptions extends ActOptions {
@@ -131,6 +149,8 @@ export interface IngestReport {
    */
   preparedAt: number;
   startedAt: number;
+  /** Provider keys of the warmup mail the receiving side took (recorded, acted on, nowhere else). */
+  warmup: string[];
   committedAt: number;
 }
 
@@ -179,14 +199,21 @@ export interface PreparedBatch {
   quarantine: QuarantineRow[];
   /** When the CPU stages ended (the deps' clock). */
   preparedAt: number;
+  /** Provider keys of the warmup mail taken out of `prepared`. */
+  warmup: string[];
 }
 
-export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: SyncBatch, o: { fence?: Fence; countResync?: boolean } = {}): Promise<IngestReport> {
-  return commitBatch(deps, mailbox, await prepareBatch(deps, mailbox, batch), o);
+export async function ingestBatch(deps: IngestDeps, mailbox: MailboxRef, batch: SyncBatch, o: { fence?: Fence; countResync?: boolean; folders?: WarmupFolders | null } = {}): Promise<IngestReport> {
+  return commitBatch(deps, mailbox, await prepareBatch(deps, mailbox, batch, { folders: o.folders ?? null }), o);
 }
 
-/** The CPU stages of a batch (parse, new text, classify), outside any transaction. */
-export async function prepareBatch(deps: IngestDeps, mailbox: MailboxRef, batch: SyncBatch): Promise<PreparedBatch> {
+/**
+ * The CPU stages of a batch (parse, new text, classify), outside any transaction, then the warmup
+ * receiving side (its folder actions are network calls: never inside the batch's transaction).
+ * Its receipts are idempotent (the first folder recorded wins), so a batch replayed after a failed
+ * commit records nothing twice.
+ */
+export async function prepareBatch(deps: IngestDeps, mailbox: MailboxRef, batch: SyncBatch, o: { folders?: WarmupFolders | null } = {}): Promise<PreparedBatch> {
   const opts = { ...defaultIngestOptions, ...deps.options };
   const receivedAtStart = deps.clock.now();
   const quarantine: QuarantineRow[] = batch.problems.map((p) => ({
@@ -220,7 +247,11 @@ export async function prepareBatch(deps: IngestDeps, mailbox: MailboxRef, batch:
       });
     } else prepared.push(p);
   }
-  return { batch, prepared, quarantine, preparedAt: deps.clock.now() };
+  const preparedAt = deps.clock.now();
+  if (!deps.warmup || prepared.length === 0) return { batch, prepared, quarantine, preparedAt, warmup: [] };
+  const taken = await deps.warmup.take(mailbox, prepared.map((p) => ({ fetched: p.fetched, from: p.mail.from?.address || null })), o.folders ?? null);
+  if (taken.size === 0) return { batch, prepared, quarantine, preparedAt, warmup: [] };
+  return { batch, prepared: prepared.filter((_, i) => !taken.has(i)), quarantine, preparedAt, warmup: prepared.filter((_, i) => taken.has(i)).map((p) => p.fetched.key) };
 }
 
 /** One message of a batch in its transaction: what it threads to, what it does, its row. */
@@ -330,7 +361,7 @@ export async function commitBatch(deps: IngestDeps, mailbox: MailboxRef, pb: Pre
   const committedAt = deps.clock.now();
   deps.service.notify(applied);
   recordMetrics(deps.metrics, messages, quarantined, acted);
-  return { messages, quarantined, applied, preparedAt: pb.preparedAt, startedAt, committedAt };
+  return { messages, quarantined, applied, warmup: pb.warmup, preparedAt: pb.preparedAt, startedAt, committedAt };
 }
 
 /** A message's decision and inbound row (pure). */

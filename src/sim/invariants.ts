@@ -45,7 +45,11 @@ export type InvariantName =
   | 'pacing'
   | 'reply-beats-follow-up'
   | 'possibly-sent-never-retried'
-  | 'no-task-after-stop';
+  | 'no-task-after-stop'
+  /** sim/warmup.ts: warmup mail is taken aside, recorded, and reaches nothing user-facing. */
+  | 'warmup-hidden'
+  /** sim/warmup.ts: mail a person wrote is never taken for warmup. */
+  | 'reply-not-warmup';
 
 export class InvariantViolation extends Error {
   readonly code = 'SIM_INVARIANT';

@@ -30,6 +30,8 @@ describe('deterministic simulation', () => {
     const s = r.stats;
     expect(s.deliveries).toBeGreaterThan(SEEDS);
     expect(s.replies).toBeGreaterThan(0);
+    expect(s.warmupReceived).toBeGreaterThan(0);
+    expect(s.warmupPeopleMail).toBeGreaterThan(0);
     expect(s.bounces).toBeGreaterThan(0);
     expect(s.outOfOffice).toBeGreaterThan(0);
     expect(s.pauses).toBeGreaterThan(0);
@@ -91,6 +93,8 @@ describe('deterministic simulation', () => {
     // Promise 6 kept by its owner only: a suppression that stops nothing leaves a live enrollment
     // on a suppressed address (or an open task of one).
     ['bypass-suppress', 'opt-out|no-task-after-stop'],
+    // The pipeline without the warmup receiving side: the warmup mail gets an inbox row.
+    ['no-warmup-recogniser', 'warmup-hidden'],
   ])('catches a planted fault (%s) as %s, names the seed and step, and the replay fails identically', async (inject, invariant) => {
     const world = inject === 'no-mailbox-look' ? race : small;
     const f = await firstFailure({ ...world, inject }, 1, 40);

@@ -35,6 +35,7 @@ import { defaultLastLookPolicy, MailboxLastLook } from '../sending/mailbox-last-
 import { defaultRates, reactToEmail, type ProspectRates, type Signal } from './prospects.ts';
 import { SimClock } from './sim-clock.ts';
 import { openSimStore } from './sim-store.ts';
+import { checkWarmupBatch, joinWarmupPool, pullWarmupBatch } from './warmup.ts';
 import { applied, buildWorld, editDefinition, pickStart, removedSteps, toDefinition, type RawDefinition, type SimWorld } from './world.ts';
 
 /**
@@ -75,6 +76,8 @@ export type Injection =
   | 'no-mailbox-look'
   /** The senders claim by due time, without the dispatcher's instants or the mailbox's bucket. */
   | 'unpaced'
+  /** The sync pipeline runs without the warmup receiving side: warmup mail reaches the inbox. */
+  | 'no-warmup-recogniser'
   /**
    * A prospect's opt-out (an unsubscribe, a hard bounce) written straight into the suppression
    * table, bypassing suppress() (sequence/suppress.ts): the address is suppressed and none of its
@@ -125,6 +128,9 @@ export interface SimStats {
   /** Dispatcher passes that planned at least one mailbox. */
   dispatchPasses: number;
   replies: number;
+  /** Warmup mails the receiving side took aside, and mails people wrote in the same batches. */
+  warmupReceived: number;
+  warmupPeopleMail: number;
   bounces: number;
   outOfOffice: number;
   unsubscribes: number;
@@ -232,6 +238,8 @@ type Action =
   | { t: 'tasks' }
   | { t: 'edit'; seq: number; raw?: RawDefinition; ops?: string[] }
   | { t: 'enroll'; seq: number; share: number }
+  /** A mailbox's sync pulls warmup mail beside mail people wrote (sim/warmup.ts). */
+  | { t: 'inbound'; mailboxId: string }
   | { t: 'crash' };
 
 /** What a process holds in memory; a crash loses all of it. */
@@ -319,10 +327,13 @@ class Run {
   private step = 0;
   private injected = false;
   private replyCount = 0;
+  /** Its own stream, so that the warmup batches leave every other draw of a seed as it was. */
+  private readonly warmupRandom: Random;
+  private warmupCount = 0;
   private editKeys = 0;
   private lastWrites = -1;
   private readonly stats: SimStats = {
-    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, bounces: 0,
+    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, bounces: 0,
     outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0, groupRecords: 0, groupRecordedSends: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
@@ -343,12 +354,14 @@ class Run {
     this.clock = new SimClock(this.start);
     this.rates = { ...defaultRates, ...opts.rates };
     this.faultRate = opts.faultRate ?? 1;
+    this.warmupRandom = this.root.fork('warmup');
   }
 
   async run(): Promise<SimResult> {
     await sql`truncate table workspace, event restart identity cascade`.execute(this.store.db);
     const worldRandom = this.root.fork('world');
     this.world = await buildWorld(this.store, { clock: this.clock, random: worldRandom }, { leads: this.opts.enrollments ?? 12 });
+    await joinWarmupPool(this.store, this.clock, this.warmupRandom, this.world.mailboxes.map((m) => ({ id: m.id, workspaceId: this.world.workspaceId })));
     // Each mailbox's transport and Sent-copy setting, rotating with the seed so every mode is run.
     this.world.mailboxes.forEach((m, i) => this.server.setMode(m.id, sentModes[(i + this.opts.seed) % sentModes.length]!));
     this.checker = new InvariantChecker(this.store, this.server, this.world.mailboxes.map((m) => m.pacing));
@@ -386,6 +399,9 @@ class Run {
     this.agenda.add(this.start + r.int(HOUR, 10 * HOUR), { t: 'tasks' });
     this.agenda.add(this.start + r.int(DAY, 6 * DAY), { t: 'edit', seq: r.int(0, this.world.sequences.length - 1) });
     const weeks = (this.end - this.start) / (7 * DAY);
+    // Warmup mail: about two batches a week into each mailbox.
+    const w = this.warmupRandom;
+    for (const m of this.world.mailboxes) for (let i = Math.max(1, Math.round(2 * weeks)); i > 0; i--) this.agenda.add(this.start + w.int(0, this.end - this.start), { t: 'inbound', mailboxId: m.id });
     const crashes = Math.round(faults.randomCrashesPerWeek * weeks * this.faultRate * (0.5 + r.next()));
     for (let i = 0; i < crashes; i++) this.agenda.add(this.start + r.int(0, this.end - this.start), { t: 'crash' });
   }
@@ -516,6 +532,8 @@ class Run {
         return this.edit(a);
       case 'enroll':
         return this.enroll(a);
+      case 'inbound':
+        return this.inbound(a.mailboxId);
       case 'crash':
         this.stats.crashes.anywhere++;
         this.restart('anywhere');
@@ -801,6 +819,36 @@ class Run {
     this.countSignal(ev);
     await this.maybeSendAfterStop(a.enrollmentId, res.next.state);
     return `${ev.type}${a.attempt ? ` (again, #${a.attempt})` : ''} for ${a.enrollmentId} -> ${res.outcome} ${res.next.state}${res.note ? ` (${res.note})` : ''}`;
+  }
+
+  /**
+   * A mailbox's sync pulls warmup mail beside a peer's note and, half the time, a prospect's reply
+   * to one of its recorded sends, through the real pipeline; then the warmup invariants.
+   */
+  private async inbound(mailboxId: string): Promise<string> {
+    const w = this.warmupRandom;
+    const m = this.world.mailboxes.find((x) => x.id === mailboxId)!;
+    const n = ++this.warmupCount;
+    let replyTo: { messageId: string; enrollmentId: string; from: string } | null = null;
+    const mine = this.server.deliveries.filter((d) => d.mailboxId === mailboxId);
+    if (mine.length > 0 && w.next() < 0.5) {
+      const d = mine[w.int(0, mine.length - 1)]!;
+      // Only a send recorded as sent is threaded by its Message-ID (a reply to one still in flight is the outbox's business).
+      const recorded = await this.store.db.selectFrom('message').select('id').where('message_id', '=', d.messageId).where('direction', '=', 'outbound').executeTakeFirst();
+      if (recorded) replyTo = { messageId: d.messageId, enrollmentId: d.enrollmentId, from: d.to };
+    }
+    const { batch, report, moved } = await pullWarmupBatch(
+      { store: this.proc.store, service: this.proc.service, clock: this.clock, random: w, recognise: this.opts.inject !== 'no-warmup-recogniser' },
+      { id: m.id, workspaceId: this.world.workspaceId, email: m.email },
+      n,
+      replyTo,
+    );
+    this.proc.service.notify(report.applied);
+    this.stats.warmupReceived += report.warmup.length;
+    this.stats.warmupPeopleMail += batch.human.length;
+    for (const x of report.messages) if (x.inserted && x.action === 'reply') this.stats.replies++;
+    await checkWarmupBatch(this.store, batch, report, moved);
+    return `inbound ${n} to ${mailboxId.slice(-4)}: warmup ${batch.warmup.messageId} in ${batch.warmup.folder}${replyTo ? `, reply for ${replyTo.enrollmentId}` : ''}, ${batch.human.length} written by people -> ${report.warmup.length} taken aside, ${report.messages.map((x) => x.action).join(' ')}`;
   }
 
   /** A reply lands in the mailbox now; the sync reads it later (a crash then loses the read, and it is read again). */

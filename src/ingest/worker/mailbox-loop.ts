@@ -5,7 +5,8 @@ import type { Random } from '../../common/random.ts';
 import { BackoffSchedule, type BackoffPolicy } from '../../common/backoff.ts';
 import type { MailboxSync, PullOptions, SyncBatch, SyncCursor, WatchHandle } from '../../mailbox/sync/source.ts';
 import type { Metrics } from '../../ops/metrics.ts';
-import { commitBatch, prepareBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef, type PreparedBatch } from '../pipeline.ts';
+import type { MailboxConnector } from '../../mailbox/connectors/connector.ts';
+import { commitBatch, prepareBatch, type Fence, type IngestDeps, type IngestReport, type MailboxRef, type PreparedBatch, type WarmupFolders } from '../pipeline.ts';
 import { clearSyncError, loadCursor, recordSyncError } from '../store.ts';
 import type { Gate } from './gate.ts';
 
@@ -203,7 +204,7 @@ export class MailboxLoop {
             exhausted = true;
             return null;
           }
-          return prepareBatch(ingest, mailbox, n.value);
+          return prepareBatch(ingest, mailbox, n.value, { folders: foldersOf(this.o.connector) });
         });
         // Settled either way when the loop leaves early; the reason is the commit's, not this one's.
         next.catch(() => undefined);
@@ -311,4 +312,14 @@ class SourceFailure extends Error {
   constructor(override readonly cause: unknown) {
     super(cause instanceof Error ? cause.message : String(cause));
   }
+}
+
+/**
+ * The connector's folder actions for the warmup receiving side, when it has them: the pools build
+ * a whole MailboxConnector (registry.ts) whose `lacks('folders')` says whether they work with this
+ * mailbox's settings; a bare sync part (tests, emulators) has none.
+ */
+export function foldersOf(connector: MailboxSync): WarmupFolders | null {
+  const c = connector as Partial<MailboxConnector>;
+  return typeof c.lacks === 'function' && c.lacks('folders') === null && c.moveToInbox && c.flag && c.markRead ? (c as WarmupFolders) : null;
 }

@@ -11,7 +11,7 @@ import type { Lease } from '../../ops/leases.ts';
 import type { Metrics } from '../../ops/metrics.ts';
 import type { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import type { Store } from '../../store/store.ts';
-import type { IngestDeps, IngestOptions, IngestReport, IngestSteps } from '../pipeline.ts';
+import type { IngestDeps, IngestOptions, IngestReport, IngestSteps, WarmupRecogniser } from '../pipeline.ts';
 import { Gate } from './gate.ts';
 import { MailboxLoop } from './mailbox-loop.ts';
 import { PreparePool, type PreparePoolOptions } from './prepare-pool.ts';
@@ -40,6 +40,8 @@ export interface SyncPoolOptions extends PoolTuning {
   /** The worker pool that parses and classifies off the main thread (ignored when `steps` is given). */
   prepare?: PreparePoolOptions;
   ingestOptions?: Partial<IngestOptions>;
+  /** The warmup network's receiving side (the composition root wires warmup/receive/recogniser.ts). */
+  warmup?: WarmupRecogniser;
   /** What this process knows for building connectors (mailbox/connectors/registry.ts): token source, API base URLs, push. */
   connectors?: ConnectorSetup;
   /** Builds a mailbox's sync part in place of the registry (tests: fakes and emulators). */
@@ -110,6 +112,7 @@ export class SyncPool {
       ...(o.metrics ? { metrics: o.metrics } : {}),
       ...(o.log ? { log: o.log } : {}),
       ...(o.ingestOptions ? { options: o.ingestOptions } : {}),
+      ...(o.warmup ? { warmup: o.warmup } : {}),
     };
   }
 

@@ -49,7 +49,7 @@ export type ReceiveResult =
       /** What each folder action answered, in order (a failed one is reported, the others still run). */
       actions: Array<{ action: 'moveToInbox' | 'flag' | 'markRead'; result: FolderActionResult | { status: 'failed'; message: string } }>;
       /** The reply to send, or null: its fields are the mail's, turned around. */
-      reply: { at: number; to: string; toName: string; inReplyTo: string } | null;
+      reply: { at: number; to: string; toName: string; inReplyTo: string; subject: string } | null;
     };
 
 const firstName = (name: string | undefined) => (name ?? '').trim().split(/\s+/)[0] ?? '';
@@ -110,6 +110,6 @@ export async function receiveWarmup(msg: FetchedMessage, receiver: WarmupReceive
     kind,
     folder: msg.folder,
     actions,
-    reply: replyAt === null ? null : { at: replyAt, to: f.from, toName: f.fromName, inReplyTo: f.messageId },
+    reply: replyAt === null ? null : { at: replyAt, to: f.from, toName: f.fromName, inReplyTo: f.messageId, subject: read.subject },
   };
 }

@@ -1,0 +1,139 @@
+/**
+ * Warmup mail in the simulation: the run's mailboxes and one peer (a mailbox of another workspace)
+ * form a warmup pool, and now and then a mailbox's sync pulls a batch that mixes a warmup mail
+ * from the peer (in the inbox or in junk, as a filter left it) with mail a person wrote: a human
+ * note from the peer itself (a pool member, so it is verified and must fail) and a prospect's reply
+ * to one of the mailbox's delivered steps. The batch goes through the real ingestion pipeline with
+ * the real receiving side (warmup/receive/recogniser.ts), as the composition root wires them.
+ *
+ * Checked after each batch (checkWarmupBatch):
+ *  warmup-hidden     the warmup mail is taken aside: its placement recorded as the folder it landed
+ *                    in, no message row (so no inbox view, analytics, webhook or CRM activity), no
+ *                    engine event, and a junk one moved to the inbox;
+ *  reply-not-warmup  mail a person wrote is never taken for warmup: it has its message row, and a
+ *                    prospect's reply is threaded to its enrollment.
+ */
+import { sql } from 'kysely';
+import { newId } from '../common/ids.ts';
+import type { Random } from '../common/random.ts';
+import { ingestBatch, type IngestDeps, type IngestReport, type WarmupFolders } from '../ingest/pipeline.ts';
+import { parseMail } from '../ingest/parse/parse-mail.ts';
+import type { Classification } from '../ingest/types.ts';
+import type { SyncBatch } from '../mailbox/sync/source.ts';
+import type { EnrollmentService } from '../sequence/enrollment-service.ts';
+import type { Store } from '../store/store.ts';
+import { setWarmup } from '../warmup/membership.ts';
+import { warmupRecogniser } from '../warmup/receive/recogniser.ts';
+import { warmupPoolKey, writeWarmup } from '../warmup/text/marker.ts';
+import { InvariantViolation } from './invariants.ts';
+import type { SimClock } from './sim-clock.ts';
+
+export const PEER = 'peer@warmup-peer.test';
+/** The simulated installation's master key: the pool's key is derived from it, as in the runtime. */
+const MASTER = Buffer.alloc(32, 0x5a);
+const KEY = warmupPoolKey(MASTER, 'default');
+
+/** The peer (its own workspace) and every mailbox of the run join the pool. */
+export async function joinWarmupPool(store: Store, clock: SimClock, random: Random, mailboxes: ReadonlyArray<{ id: string; workspaceId: string }>): Promise<void> {
+  const ws = newId(clock.now(), random);
+  await store.db.insertInto('workspace').values({ id: ws, name: 'warmup peer', time_zone: 'UTC' }).execute();
+  const peer = newId(clock.now(), random);
+  await store.db.insertInto('mailbox').values({ id: peer, workspace_id: ws, email: PEER, provider: 'smtp_imap', settings: JSON.stringify({}), time_zone: 'UTC' }).execute();
+  await setWarmup(store.db, ws, peer, { enabled: true }, clock.now());
+  for (const m of mailboxes) await setWarmup(store.db, m.workspaceId, m.id, { enabled: true }, clock.now());
+}
+
+/** What one batch holds, to check against what the pipeline did. */
+export interface WarmupBatch {
+  mailboxId: string;
+  at: number;
+  warmup: { key: string; messageId: string; folder: 'inbox' | 'junk' };
+  human: Array<{ key: string; messageId: string; enrollmentId: string | null }>;
+}
+
+const human: Classification = { label: 'human_reply', confidence: 0.9, reason: 'simulated: a person wrote it', rung: 'default' };
+
+function raw(h: { from: string; fromName: string; to: string; toName: string; subject: string; messageId: string; inReplyTo?: string; at: number; body: string }): Uint8Array {
+  const lines = [
+    `From: ${h.fromName} <${h.from}>`,
+    `To: ${h.toName} <${h.to}>`,
+    `Subject: ${h.subject}`,
+    `Message-ID: ${h.messageId}`,
+    ...(h.inReplyTo ? [`In-Reply-To: ${h.inReplyTo}`, `References: ${h.inReplyTo}`] : []),
+    `Date: ${new Date(h.at).toUTCString().replace('GMT', '+0000')}`,
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    h.body,
+  ];
+  return new TextEncoder().encode(lines.join('\r\n'));
+}
+
+/**
+ * Pulls one batch into `mailbox`: a warmup mail from the peer, maybe a human note from the peer,
+ * maybe a prospect's reply to `replyTo` (a delivered step of this mailbox). `recognise: false` is
+ * the planted fault: the pipeline runs without the receiving side.
+ */
+export async function pullWarmupBatch(
+  d: { store: Store; service: EnrollmentService; clock: SimClock; random: Random; recognise: boolean },
+  mailbox: { id: string; workspaceId: string; email: string },
+  n: number,
+  replyTo: { messageId: string; enrollmentId: string; from: string } | null,
+): Promise<{ batch: WarmupBatch; report: IngestReport; moved: Set<string> }> {
+  const r = d.random;
+  const now = d.clock.now();
+  const folder = r.next() < 0.3 ? 'junk' : 'inbox';
+  const wid = `<warmup-${n}@warmup-peer.test>`;
+  const text = writeWarmup(KEY, (['en', 'de', 'fr', 'es'] as const)[r.int(0, 3)]!, { from: PEER, to: mailbox.email, messageId: wid, fromName: 'Robin', toName: 'Sam' });
+  const messages: SyncBatch['messages'] = [{ key: `${folder}:${n}:1`, folder, raw: raw({ from: PEER, fromName: 'Robin Peer', to: mailbox.email, toName: 'Sam Rep', subject: text.subject ?? '', messageId: wid, at: now, body: text.body }), threadId: null, receivedAt: now }];
+  const batch: WarmupBatch = { mailboxId: mailbox.id, at: now, warmup: { key: messages[0]!.key, messageId: wid, folder }, human: [] };
+  if (r.next() < 0.5) {
+    const id = `<note-${n}@warmup-peer.test>`;
+    messages.push({ key: `inbox:${n}:2`, folder: 'inbox', raw: raw({ from: PEER, fromName: 'Robin Peer', to: mailbox.email, toName: 'Sam Rep', subject: 'Lunch on Friday?', messageId: id, at: now, body: 'Hi Sam,\r\n\r\nlunch on Friday at the usual place? Robin' }), threadId: null, receivedAt: now });
+    batch.human.push({ key: `inbox:${n}:2`, messageId: id, enrollmentId: null });
+  }
+  if (replyTo) {
+    const id = `<sim-reply-${n}@prospect.test>`;
+    messages.push({ key: `inbox:${n}:3`, folder: 'inbox', raw: raw({ from: replyTo.from, fromName: 'Pat Prospect', to: mailbox.email, toName: 'Sam Rep', subject: 'Re: your note', messageId: id, inReplyTo: replyTo.messageId, at: now, body: 'Thanks, happy to talk next week.' }), threadId: null, receivedAt: now });
+    batch.human.push({ key: `inbox:${n}:3`, messageId: id, enrollmentId: replyTo.enrollmentId });
+  }
+  // Shuffled: warmup mail is not always first.
+  for (let i = messages.length - 1; i > 0; i--) {
+    const j = r.int(0, i);
+    [messages[i], messages[j]] = [messages[j]!, messages[i]!];
+  }
+  const moved = new Set<string>();
+  const folders: WarmupFolders = {
+    moveToInbox: async (key) => (moved.add(key), { status: 'done', key: `moved:${key}` }),
+    flag: async () => ({ status: 'done', key: null }),
+    markRead: async () => ({ status: 'done', key: null }),
+  };
+  const deps: IngestDeps = {
+    store: d.store,
+    service: d.service,
+    clock: d.clock,
+    random: r,
+    steps: { parse: async (b) => ({ ok: true, mail: await parseMail(b) }), newText: (m) => m.text, classify: () => human },
+    ...(d.recognise ? { warmup: warmupRecogniser({ db: d.store.db, master: MASTER, clock: d.clock, random: r, reply: { share: 0.3 } }) } : {}),
+  };
+  const report = await ingestBatch(deps, { id: mailbox.id, workspaceId: mailbox.workspaceId }, { messages, problems: [], cursor: { warmup: n }, mode: 'incremental' }, { folders });
+  return { batch, report, moved };
+}
+
+/** The two invariants above, for one batch just ingested. */
+export async function checkWarmupBatch(store: Store, b: WarmupBatch, report: IngestReport, moved: Set<string>): Promise<void> {
+  const w = b.warmup;
+  const rows = await store.db.selectFrom('message').select(['id', 'enrollment_id']).where('message_id', '=', w.messageId).execute();
+  if (rows.length > 0) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} has a message row (inbox view, analytics, webhooks): ${JSON.stringify(rows)}`);
+  const events = await sql<{ n: number }>`select count(*)::int as n from event where at >= ${new Date(b.at)} and payload::text like ${`%${w.messageId}%`}`.execute(store.db);
+  if (Number(events.rows[0]?.n ?? 0) > 0) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} reached the engine's journal`);
+  if (!report.warmup.includes(w.key)) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} in mailbox ${b.mailboxId} was not taken aside by the receiving side`);
+  const mail = await store.db.selectFrom('warmup_mail').select(['received_folder', 'receiver_mailbox_id']).where('message_id', '=', w.messageId).executeTakeFirst();
+  if (mail?.received_folder !== w.folder || mail.receiver_mailbox_id !== b.mailboxId) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} landed in ${w.folder} of ${b.mailboxId} but its placement reads ${JSON.stringify(mail ?? null)}`);
+  if (w.folder === 'junk' && !moved.has(w.key)) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} was left in junk`);
+  for (const h of b.human) {
+    if (report.warmup.includes(h.key)) throw new InvariantViolation('reply-not-warmup', `mail a person wrote (${h.messageId}) was taken for warmup`);
+    const row = await store.db.selectFrom('message').select('enrollment_id').where('message_id', '=', h.messageId).where('mailbox_id', '=', b.mailboxId).executeTakeFirst();
+    if (!row) throw new InvariantViolation('reply-not-warmup', `mail a person wrote (${h.messageId}) has no message row: it is missing from the inbox`);
+    if (h.enrollmentId !== null && row.enrollment_id !== h.enrollmentId) throw new InvariantViolation('reply-not-warmup', `prospect's reply ${h.messageId} is threaded to ${row.enrollment_id}, not its enrollment ${h.enrollmentId}`);
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The warmup network's receiving side as the sync pipeline sees it (ingest/pipeline.ts
+ * `WarmupRecogniser`, wired by the composition root): of one pulled batch, which messages are the
+ * pool's warmup mail. Those are recorded (their folder: the sender's placement), acted on through
+ * the mailbox's folder actions, and answered for a share (a planned reply row the sending side
+ * sends); the pipeline then drops them, so they reach no inbox view, analytics, webhook, CRM or
+ * enrollment signal.
+ *
+ * Cheap for the common case, a human reply: one indexed lookup per batch finds whether the
+ * receiving mailbox is a member and which of the batch's senders are members of its pool; only
+ * mail from those is parsed and verified (bounded: receive.ts, marker.ts).
+ */
+import { sql } from 'kysely';
+import type { Clock } from '../../common/clock.ts';
+import type { Logger } from '../../common/logger.ts';
+import type { Random } from '../../common/random.ts';
+import type { FolderActions } from '../../mailbox/connectors/connector.ts';
+import type { FetchedMessage } from '../../mailbox/sync/source.ts';
+import type { Conn } from '../../store/in-tx.ts';
+import { recordWarmupReceipt } from '../membership.ts';
+import { warmupPoolKey } from '../text/marker.ts';
+import { receiveWarmup, type ReceiveResult } from './receive.ts';
+import { defaultReplyDelay, type ReplyTiming } from './reply-time.ts';
+import { scheduleWarmupReply } from '../send/replies.ts';
+
+export interface RecogniserDeps {
+  db: Conn;
+  /** The installation's master key: each pool's key is derived from it (marker.ts). */
+  master: Buffer;
+  clock: Clock;
+  random: Random;
+  /** The share of first mails answered and its delays; `working` is the receiver's hours (default: always). */
+  reply?: Partial<ReplyTiming>;
+  log?: Logger;
+}
+
+export interface RecogniserMailbox {
+  id: string;
+  workspaceId: string;
+}
+
+export interface RecogniserInput {
+  fetched: FetchedMessage;
+  /** The parsed From address (null when it had none): the early bail-out reads only this. */
+  from: string | null;
+}
+
+/** The default share of first mails a receiver answers. */
+export const DEFAULT_REPLY_SHARE = 0.3;
+
+/** Folder actions where the mailbox's connector has none: each answers `unavailable`, the mail is still recorded and hidden. */
+const noFolders: Pick<FolderActions, 'moveToInbox' | 'flag' | 'markRead'> = {
+  moveToInbox: async () => ({ status: 'unavailable', reason: 'this mailbox has no folder actions' }),
+  flag: async () => ({ status: 'unavailable', reason: 'this mailbox has no folder actions' }),
+  markRead: async () => ({ status: 'unavailable', reason: 'this mailbox has no folder actions' }),
+};
+
+interface MemberRow {
+  email: string;
+  pool: string;
+  mailbox_id: string;
+}
+
+export function warmupRecogniser(d: RecogniserDeps) {
+  const keys = new Map<string, Buffer>();
+  const keyOf = (pool: string) => {
+    let k = keys.get(pool);
+    if (!k) keys.set(pool, (k = warmupPoolKey(d.master, pool)));
+    return k;
+  };
+  const timing: ReplyTiming = { share: DEFAULT_REPLY_SHARE, ...defaultReplyDelay, working: () => true, ...d.reply };
+  return {
+    /**
+     * The indexes (into `messages`) of the warmup mail among them, each recorded and acted on by
+     * now. One lookup for the batch; nothing else runs unless a sender is a member of the
+     * receiver's pool.
+     */
+    async take(mailbox: RecogniserMailbox, messages: readonly RecogniserInput[], folders: Pick<FolderActions, 'moveToInbox' | 'flag' | 'markRead'> | null): Promise<Set<number>> {
+      const out = new Set<number>();
+      const senders = [...new Set(messages.flatMap((m) => (m.from && (m.fetched.folder === 'inbox' || m.fetched.folder === 'junk') ? [m.from.toLowerCase()] : [])))];
+      if (senders.length === 0) return out;
+      const rows = await sql<MemberRow>`
+        select lower(m.email) as email, w.pool, w.mailbox_id
+        from warmup_member w join mailbox m on m.id = w.mailbox_id
+        where m.removed_at is null and (w.mailbox_id = ${mailbox.id} or lower(m.email) in (${sql.join(senders)}))`.execute(d.db);
+      const me = rows.rows.find((r) => r.mailbox_id === mailbox.id);
+      if (!me) return out; // the receiving mailbox takes no part: nothing of this batch is warmup
+      const members = new Map(rows.rows.filter((r) => r.pool === me.pool && r.mailbox_id !== mailbox.id).map((r) => [r.email, r.mailbox_id]));
+      for (const [i, m] of messages.entries()) {
+        if (!m.from || !members.has(m.from.toLowerCase())) continue;
+        const now = d.clock.now();
+        const r: ReceiveResult = await receiveWarmup(
+          m.fetched,
+          { mailboxId: mailbox.id, address: me.email },
+          { key: keyOf(me.pool), pool: me.pool, folders: folders ?? noFolders, record: (x) => recordWarmupReceipt(d.db, x, d.random), reply: timing, random: d.random },
+          now,
+        );
+        if (!r.warmup) continue;
+        out.add(i);
+        const failed = r.actions.filter((a) => a.result.status !== 'done');
+        if (failed.length) d.log?.warn({ mailboxId: mailbox.id, key: m.fetched.key, failed }, 'warmup folder actions did not all succeed');
+        // The sending side (send/warmup-sender.ts) sends the planned row from this mailbox.
+        if (r.reply) await scheduleWarmupReply(d.db, { pool: me.pool, senderMailboxId: mailbox.id, senderAddress: me.email, to: r.reply.to, toName: r.reply.toName, inReplyTo: r.reply.inReplyTo, subject: r.reply.subject, language: r.language, at: r.reply.at }, d.random);
+      }
+      return out;
+    },
+  };
+}
+
+export type WarmupRecogniserImpl = ReturnType<typeof warmupRecogniser>;

@@ -2,7 +2,6 @@
  * The warmup text: varied enough that no phrase recurs (a filter could learn a recurring phrase),
  * and marked so that only the pool's key writes and recognises it.
  */
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../common/random.ts';
 import type { WarmupFields } from './choices.ts';
@@ -12,13 +11,16 @@ import { verifyWarmup, warmupPoolKey, writeWarmup } from './marker.ts';
 const KEY = warmupPoolKey(Buffer.alloc(32, 7), 'pool-1');
 const NAMES = ['Anna', 'Ben', 'Carla', 'David', 'Elif', 'Farid', 'Greta', 'Hugo', 'Inés', 'Jonas', 'Kira', 'Luis', 'Mia', 'Noah', 'Olga', 'Zoë'];
 
+/** A Message-ID from the seeded stream, so a run is replayable (the text is a function of it). */
+const idOf = (r: ReturnType<typeof seededRandom>, domain: string) => `<${Array.from({ length: 4 }, () => r.int(0, 0xffffff).toString(16).padStart(6, '0')).join('')}@${domain}>`;
+
 function fieldsFor(i: number, reply: boolean): WarmupFields {
   const r = seededRandom(i);
   return {
     from: `${NAMES[r.int(0, 15)]!.toLowerCase()}@sender${r.int(0, 99)}.example`,
     to: `${NAMES[r.int(0, 15)]!.toLowerCase()}@receiver${r.int(0, 99)}.example`,
-    messageId: `<${randomBytes(12).toString('hex')}@sender.example>`,
-    ...(reply ? { inReplyTo: `<${randomBytes(12).toString('hex')}@receiver.example>` } : {}),
+    messageId: idOf(r, 'sender.example'),
+    ...(reply ? { inReplyTo: idOf(r, 'receiver.example') } : {}),
     fromName: NAMES[r.int(0, 15)]!,
     toName: NAMES[r.int(0, 15)]!,
   };
@@ -100,7 +102,8 @@ describe('the warmup marker', () => {
       { subject: t.subject, body: [...w.slice(0, 5), 'really', ...w.slice(5)].join(' ') },
       { subject: t.subject, body: w.filter((_, i) => i !== 6).join(' ') },
       { subject: t.subject, body: t.body.split('\n\n').reverse().join('\n\n') },
-      { subject: `${t.subject!} `.replace(/\w+/, 'Hello'), body: t.body },
+      // The subject's first word replaced by another (never by itself, which would change nothing).
+      { subject: t.subject!.replace(/\w+/, (w) => (w === 'Hello' ? 'Greetings' : 'Hello')), body: t.body },
       { subject: t.subject, body: `${t.body}\n\nSent from my phone` },
     ];
     for (const m of changed) expect(verifyWarmup(KEY, m, f).warmup).toBe(false);

@@ -90,7 +90,7 @@ export const de: Corpus = {
     '{Klingt nach|Das klingt nach} {einer|} {vollen|turbulenten|intensiven} {Zeit|Woche}{,| -} {bei uns|hier} {ist es|läuft es} {ähnlich|genauso}.',
     '{Bei uns|Hier|In unserem Team} {ist alles|läuft alles|geht alles} {gut|ruhig|im grünen Bereich|seinen Gang}{,|;} {das Übliche|nichts Besonderes|viel Alltag|wenig Neues}.',
     '{Das|Dieses|So ein} Gefühl {kenne ich|kennen wir|kenne ich gut|ist mir vertraut}{,| -} {unser|mein} <quarter> {sieht|fühlt sich} {ähnlich|genauso} {aus|an}.',
-    '{Klingt|Das klingt|Hört sich} {nach einem|wie ein|ganz nach einem} {guten|schönen|vernünftigen} {Plan|Vorhaben|Schritt} {an|}{,| -} {viel Erfolg|gutes Gelingen|toi toi toi}.',
+    '{Klingt|Das klingt|Hört sich} {nach einem|wie ein|ganz nach einem|sehr nach einem|ziemlich nach einem} {guten|schönen|vernünftigen} {Plan|Vorhaben|Schritt} {an|}{,| -} {viel Erfolg|gutes Gelingen|toi toi toi}.',
     '{Ja|Gern|Sehr gern}{,|!} {ein|ein kurzes} <talk> {wäre|klingt} {gut|prima|sinnvoll} {nächste Woche|demnächst|irgendwann}.',
     '{Freut mich|Schön}{,| -} {dass|zu hören, dass} {das|dein|Ihr} {Projekt|Team|Launch} {gut läuft|vorankommt|gelungen ist}.',
     '{Viel Spaß|Gute Reise|Viel Erfolg} {auf|bei|mit} {der|deiner|Ihrer} {Reise|Konferenz|Schulung}{!|.} {Ich bin|Bin|Da bin ich} {ein bisschen|etwas|fast} {neidisch|eifersüchtig}.',

@@ -93,7 +93,7 @@ export const en: Corpus = {
     '{Any|Got any} {news|updates|plans} {on your side|from your end|lately}?',
     '{Would|Could} {a|we have a} {short|quick} <talk> {next week|sometime soon|work for you}?',
     '{How is|How\'s} {the|your} {new|} {office|team|role|quarter} {treating you|going|working out}?',
-    '{Did|Have} you {manage|get} {to|} {take|had} {a|some} {break|time off|holiday} {recently|this year|}?',
+    '{Did you {manage|get} to take|Have you {managed|been able} to take|Were you able to take} {a {short|proper|} break|some time off|a {short|proper|} holiday} {recently|this year|}?',
   ],
   closings: [
     '{Let me know|Tell me} {how|what} {it goes|you think|you\'re up to}.',

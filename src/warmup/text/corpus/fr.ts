@@ -50,7 +50,7 @@ export const fr: Corpus = {
     '{Quelqu\'un|Une collègue|Un collègue} a {apporté|fait} {un gâteau|des biscuits|des croissants} {au bureau|pour l\'équipe} {ce matin|aujourd\'hui}{,| -} {le moral|l\'ambiance} {est|reste} {au beau fixe|excellent|au top}.',
     '{La semaine prochaine|En fin de mois|Bientôt|Dans quinze jours}, {je pars|je serai|je file} {à|en} {une conférence|un atelier|une visite client|un salon}.',
     '{Nous avons|On a} {bientôt|prochainement|dans deux semaines} {un|notre} {séminaire|dîner d\'équipe|pot de fin d\'année|repas de service} {prévu|au programme|en préparation}{,| -} {ça promet|ça devrait être} <nice>.',
-    '{Je lis|J\'écoute} <now> {un|une} {bon|long|passionnant} {livre|podcast|série} sur {la négociation|l\'histoire|le design|le management}.',
+    '{Je lis <now> un {bon|long|passionnant} livre|J\'écoute <now> un {bon|long|passionnant} podcast|Je regarde <now> une {bonne|longue|passionnante} série} sur {la négociation|l\'histoire|le design|le management}.',
     '{Notre|Ma} {machine à café|imprimante} {a rendu l\'âme|est tombée en panne|a lâché|fait grève} {cette semaine|hier|lundi}{,| -} {on|je} {improvise|se débrouille|attend la nouvelle}.',
     '{Deux nouvelles personnes ont|Une nouvelle collègue a|Un nouveau collègue a} rejoint {notre|l\'} <team> {récemment|ce mois-ci}{,| -} {ça fait|c\'est} {du bien|un vrai soulagement|une aide précieuse}.',
     '{Je pense|Je crois|À mon avis} {qu\'on|que nous} {finirons|bouclerons|terminerons} {le|ce} {projet|chantier|cycle} {avant|d\'ici} {vendredi|la fin du mois|les fêtes}.',

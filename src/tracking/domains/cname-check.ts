@@ -1,4 +1,4 @@
-import { Resolver } from 'node:dns/promises';
+import { nodeResolver } from '../../common/dns-resolver.ts';
 
 /**
  * Is the customer's host a CNAME to this installation's public host? Checked before every
@@ -13,12 +13,12 @@ export interface CnameResolver {
 }
 
 /**
- * node's resolver (c-ares), on the given servers ('127.0.0.1:5353') or the system's, with a
- * deadline: 2 s a try, 2 tries, so a dead server answers in seconds and never holds the job.
+ * The configured resolver (CADENZA_DNS_RESOLVER: one address, '127.0.0.1:5353') or the system's,
+ * built the one way Cadenza builds them (common/dns-resolver.ts), with a deadline of 2 s a try so a
+ * dead server answers in seconds and never holds the job.
  */
 export function dnsResolver(servers?: readonly string[]): CnameResolver {
-  const r = new Resolver({ timeout: 2000, tries: 2 });
-  if (servers?.length) r.setServers([...servers]);
+  const r = nodeResolver({ ...(servers?.[0] ? { server: servers[0] } : {}), timeoutMs: 2000 });
   return { resolveCname: (host) => r.resolveCname(host) };
 }
 

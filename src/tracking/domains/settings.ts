@@ -20,7 +20,8 @@ export function trackingDomainSettingsFrom(cfg: Config): CustomHostSettings | un
       throw cadenzaError('CONFIG_INVALID', `CADENZA_ACME_CA_FILE ${cfg.CADENZA_ACME_CA_FILE} cannot be read`);
     }
   }
-  const dnsServers = cfg.CADENZA_DNS_RESOLVER?.split(',').map((s) => s.trim()).filter(Boolean);
+  // One address, checked by the config (parseResolverAddress).
+  const dnsServers = cfg.CADENZA_DNS_RESOLVER ? [cfg.CADENZA_DNS_RESOLVER] : undefined;
   return {
     httpsPort: cfg.CADENZA_TRACKING_HTTPS_PORT,
     httpsHost: cfg.CADENZA_TRACKING_HTTPS_HOST ?? cfg.HOST,

@@ -4,7 +4,8 @@
  * like any other (warmup-sender.ts): its Message-ID fixed now, In-Reply-To the mail it answers,
  * the subject and the name it greets kept, since the text is regenerated from them at send time.
  * Scheduling the same answer twice (a resync reads the mail again) plans one reply: a mail is
- * answered once (`in_reply_to` of the same pool, checked in the insert).
+ * answered once: the unique index on a pool's replies by `in_reply_to` (0044) makes a second
+ * insert a no-op, even from two syncs racing on the same mail.
  */
 import { sql } from 'kysely';
 import { newId } from '../../common/ids.ts';
@@ -33,7 +34,7 @@ const replySql = (r: WarmupReplyPlan, id: string, messageId: string) => sql<{ id
   select ${id}, ${r.pool}, 'reply', ${messageId}, ${r.inReplyTo}, ${r.senderMailboxId}, ${r.senderAddress},
          (select sender_mailbox_id from warmup_mail where message_id = ${r.inReplyTo}), ${r.to},
          ${new Date(r.at)}, ${r.subject}, ${r.toName}, ${r.language}
-  where not exists (select 1 from warmup_mail where pool = ${r.pool} and kind = 'reply' and in_reply_to = ${r.inReplyTo})
+  on conflict (pool, in_reply_to) where kind = 'reply' do nothing
   returning id`;
 
 /** Plans the reply; returns its id, or null when that mail already has one. */

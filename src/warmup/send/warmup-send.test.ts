@@ -153,6 +153,10 @@ describe.each(testBackends())('warmup sending on %s', (backend) => {
     const random = seededRandom(4);
     expect(await scheduleWarmupReply(store.db, plan, random)).not.toBeNull();
     expect(await scheduleWarmupReply(store.db, plan, random)).toBeNull();
+    // Syncs racing on one mail (on PostgreSQL, separate connections): still one reply planned.
+    const raced = await Promise.all(Array.from({ length: 8 }, (_, i) => scheduleWarmupReply(store.db, { ...plan, inReplyTo: `<raced-${first.message_id}>` }, seededRandom(100 + i))));
+    expect(raced.filter((r) => r !== null)).toHaveLength(1);
+    await sql`delete from warmup_mail where in_reply_to = ${`<raced-${first.message_id}>`}`.execute(store.db);
     const clock = new SimClock(at + MIN);
     const transport = new Recorder();
     transport.answer = 'transient';

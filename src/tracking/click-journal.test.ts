@@ -1,4 +1,5 @@
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -117,7 +118,20 @@ describe('click journal', () => {
     writeFileSync(join(dir, 'notes.txt'), 'x');
     const again = await ClickJournal.open(dir);
     expect(again.replayed).toEqual([{ segment: 7, records: [], skipped: 0 }]);
-    expect(readdirSync(dir).sort()).toEqual(['clicks-000000000008.jsonl', 'notes.txt']);
+    expect(readdirSync(dir).sort()).toEqual(['clicks-000000000008.jsonl', 'journal.lock', 'notes.txt']);
     await again.journal.close();
+  });
+
+  it('holds its folder: a second live process is refused, a dead holder\'s lock is taken over, close lets go', async () => {
+    const dir = freshDir();
+    // The parent process is alive and is not this one: it stands for another Cadenza.
+    writeFileSync(join(dir, 'journal.lock'), `${process.ppid}\n`);
+    await expect(ClickJournal.open(dir)).rejects.toThrow(/in use by process \d+.*its own journal folder/);
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    writeFileSync(join(dir, 'journal.lock'), `${dead}\n`);
+    const { journal } = await ClickJournal.open(dir);
+    expect(readFileSync(join(dir, 'journal.lock'), 'utf8').trim()).toBe(String(process.pid));
+    await journal.close();
+    expect(readdirSync(dir)).not.toContain('journal.lock');
   });
 });

@@ -1,5 +1,7 @@
 import { open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cadenzaError } from '../common/errors.ts';
+import { takePidLock } from '../common/pid-lock.ts';
 import { ensurePrivateDir } from '../common/private-files.ts';
 
 /**
@@ -27,7 +29,8 @@ import { ensurePrivateDir } from '../common/private-files.ts';
  * recorder skipping a click already in the database (a crash between a batch's commit and its
  * settle). A torn last line (a write cut by the crash) was never acknowledged, since a record is
  * acknowledged only after fdatasync: it is skipped. One journal directory per process: two
- * processes appending to one directory would replay each other's segments.
+ * processes appending to one directory would replay each other's segments, so the directory is held
+ * by a lock file (`journal.lock`, the holder's pid) and a second live process is refused.
  */
 
 /** Records per segment before the next one is opened (a few MB of JSON). */
@@ -51,6 +54,7 @@ export class ClickJournal {
   private writing = false;
   private scheduled = false;
   private closed = false;
+  private unlock: () => void = () => undefined;
   /** Records appended (durable) and not yet settled, by segment. */
   private readonly outstanding = new Map<number, number>();
   private segmentRecords = 0;
@@ -75,6 +79,10 @@ export class ClickJournal {
   static async open(dir: string): Promise<{ journal: ClickJournal; replayed: Replayed[] }> {
     // Clicks carry addresses and user agents (personal data): the journal is the process account's alone.
     ensurePrivateDir(dir);
+    const lockFile = join(dir, 'journal.lock');
+    const unlock = takePidLock(lockFile, (holder) =>
+      cadenzaError('CONFIG_INVALID', `the click journal ${dir} is in use by process ${holder}: each Cadenza process needs its own journal folder (CADENZA_CLICK_JOURNAL_DIR). If no Cadenza runs, remove ${lockFile}.`, { holder, lockFile }),
+    );
     const names = (await readdir(dir)).filter((f) => NAME.test(f)).sort();
     const replayed: Replayed[] = [];
     let last = 0;
@@ -97,6 +105,7 @@ export class ClickJournal {
     }
     const segment = last + 1;
     const journal = new ClickJournal(dir, await openSegment(dir, segment, SEGMENT_BYTES), segment, SEGMENT_BYTES);
+    journal.unlock = unlock;
     for (const r of replayed) {
       journal.outstanding.set(r.segment, r.records.length);
       if (r.records.length === 0) await journal.release(r.segment);
@@ -139,6 +148,7 @@ export class ClickJournal {
     this.closed = true;
     await this.fh.close();
     if ((this.outstanding.get(this.segment) ?? 0) <= 0) await this.release(this.segment);
+    this.unlock();
   }
 
   private schedule(): void {

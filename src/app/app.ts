@@ -89,6 +89,8 @@ export interface AppOptions {
   metricsToken?: string;
   /** The click journal's directory (CADENZA_CLICK_JOURNAL_DIR); absent: <dataDir>/click-journal on the embedded store, none on PostgreSQL. */
   clickJournalDir?: string;
+  /** PostgreSQL: named prepared statements per connection (CADENZA_PG_PREPARED_STATEMENTS); absent: the store's default. */
+  preparedStatements?: number;
   /** How long a stop lets HTTP requests in progress finish before their connections are cut; default 10 s. */
   drainMs?: number;
   /**
@@ -144,7 +146,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   const log = o.log ?? createLogger();
   // The data folder holds master.key and the embedded database: the account's own (0700).
   if (!o.databaseUrl) ensurePrivateDir(o.dataDir);
-  const store = await openStore({ databaseUrl: o.databaseUrl, dataDir: o.databaseUrl ? undefined : embeddedDbDir(o.dataDir) });
+  const store = await openStore({ databaseUrl: o.databaseUrl, dataDir: o.databaseUrl ? undefined : embeddedDbDir(o.dataDir), ...(o.preparedStatements !== undefined ? { preparedStatements: o.preparedStatements } : {}) });
   const m = await migrate(store);
   if (m.applied.length) log.info({ applied: m.applied }, 'migrations applied');
   await ensureDefaultWorkspace(store, { clock, random });

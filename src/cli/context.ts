@@ -31,7 +31,7 @@ export async function withStore<T>(g: GlobalOptions, fn: (store: Store) => Promi
   const cfg = loadConfig();
   const databaseUrl = g.databaseUrl ?? cfg.DATABASE_URL;
   if (!databaseUrl) ensurePrivateDir(g.dataDir ?? cfg.CADENZA_DATA_DIR);
-  const store = await openCommandStore({ databaseUrl, dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR });
+  const store = await openCommandStore({ databaseUrl, dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR, preparedStatements: cfg.CADENZA_PG_PREPARED_STATEMENTS });
   try {
     if (opts.migrate !== false) {
       await migrate(store);

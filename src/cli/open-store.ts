@@ -9,9 +9,9 @@ import type { Store } from '../store/store.ts';
  * here, or, while a running `cadenza start` holds it, that server's store through the endpoint it
  * publishes beside the folder (store/remote/server.ts). The command's code is the same either way.
  */
-export async function openCommandStore(o: { databaseUrl?: string | undefined; dataDir: string }): Promise<Store> {
+export async function openCommandStore(o: { databaseUrl?: string | undefined; dataDir: string; preparedStatements?: number }): Promise<Store> {
   // Loaded only when opened here: a command served by the running server never loads PGlite.
-  const local = () => import('../store/store.ts').then((m) => m.openStore(o.databaseUrl ? { databaseUrl: o.databaseUrl } : { dataDir: embeddedDbDir(o.dataDir) }));
+  const local = () => import('../store/store.ts').then((m) => m.openStore(o.databaseUrl ? { databaseUrl: o.databaseUrl, ...(o.preparedStatements !== undefined ? { preparedStatements: o.preparedStatements } : {}) } : { dataDir: embeddedDbDir(o.dataDir) }));
   if (o.databaseUrl) return local();
   const dbDir = embeddedDbDir(o.dataDir);
   const holder = embeddedHolder(dbDir);

@@ -71,6 +71,13 @@ const schema = z.object({
    */
   CADENZA_CLICK_JOURNAL_DIR: z.string().min(1).optional(),
   /**
+   * PostgreSQL: named prepared statements kept per connection (store/prepared-statements.ts);
+   * 0 sends every statement unnamed. Set 0 behind a pooler in transaction mode that does not
+   * track protocol-level prepared statements (PgBouncer before 1.21, or 1.21+ without
+   * max_prepared_statements): a statement prepared on one server connection is unknown on another.
+   */
+  CADENZA_PG_PREPARED_STATEMENTS: z.coerce.number().int().min(0).max(4096).default(256),
+  /**
    * Which proxies' X-Forwarded-For to believe for the client's address (Fastify's trustProxy),
    * for deployments behind a reverse proxy (docs/security.md "Identity and access"): false (the
    * default: the TCP peer is the client), true (every hop; only when nothing reaches Cadenza but

@@ -40,6 +40,12 @@ describe.skipIf(!testBackends().includes('postgres'))('named prepared statements
     expect(r.rows).toEqual([{ n: 3 }]);
   });
 
+  it('with capacity 0 (CADENZA_PG_PREPARED_STATEMENTS=0, for a pooler in transaction mode) prepares nothing by name', async () => {
+    const s = await open(0);
+    for (let i = 0; i < 5; i++) expect((await distinct(i).execute(s.db)).rows).toEqual([{ v: 2 * i }]);
+    expect(await prepared(s)).toEqual([]);
+  });
+
   it('keeps at most capacity statements on the server, plus one group waiting to be deallocated', async () => {
     const s = await open(4);
     for (let i = 0; i < 100; i++) expect((await distinct(i).execute(s.db)).rows).toEqual([{ v: 2 * i }]);

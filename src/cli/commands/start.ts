@@ -58,6 +58,7 @@ export function register(program: Command): void {
         ...(cfg.CADENZA_METRICS_TOKEN ? { metricsToken: cfg.CADENZA_METRICS_TOKEN } : {}),
         ...(cfg.CADENZA_CLICK_JOURNAL_DIR ? { clickJournalDir: cfg.CADENZA_CLICK_JOURNAL_DIR } : {}),
         trustProxy: cfg.CADENZA_TRUST_PROXY,
+        preparedStatements: cfg.CADENZA_PG_PREPARED_STATEMENTS,
         ...(cfg.CADENZA_LIST_HYGIENE === 'on' ? { hygiene: cfg.CADENZA_DNS_RESOLVER ? { dnsServer: cfg.CADENZA_DNS_RESOLVER } : {} } : {}),
         sending: {
           ...(cfg.CADENZA_UNKNOWN_GRACE_MS !== undefined ? { unknownGraceMs: cfg.CADENZA_UNKNOWN_GRACE_MS } : {}),

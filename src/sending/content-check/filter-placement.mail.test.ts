@@ -60,5 +60,8 @@ const reason = filterBedSkipReason();
     if (!ham.rendered || ham.score.status !== 'scored') throw new Error(`not scored: ${JSON.stringify(ham)}`);
     expect(ham.score.spam).toBe(false);
     expect(ham.level).toBe('ok');
+    // Content alone: neither a made-up connection nor the unsigned rendering's SPF/DKIM/DMARC weighs.
+    expect(ham.score.score).toBeLessThan(1);
+    for (const s of [...ham.score.hits, ...spam.score.hits]) expect(s.symbol).not.toMatch(/^(HFILTER_|R_SPF_|R_DKIM_|DMARC_)/);
   }, 30_000);
 });

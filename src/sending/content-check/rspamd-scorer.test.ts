@@ -62,9 +62,9 @@ describe('rspamd scorer', () => {
     const url = await serve((req, res) => {
       let b = '';
       req.on('data', (c) => (b += c));
-      req.on('end', () => { got = `${req.method} ${req.url} ${b}`; res.setHeader('content-type', 'application/json'); res.end(ANSWER); });
+      req.on('end', () => { got = `${req.method} ${req.url} ${req.headers.settings} ${b}`; res.setHeader('content-type', 'application/json'); res.end(ANSWER); });
     });
     expect(await rspamdScorer({ url: `${url}/` }).score(Buffer.from('Subject: hi\r\n\r\nbody'))).toMatchObject({ status: 'scored', score: 11.7 });
-    expect(got).toBe('POST /checkv2 Subject: hi\r\n\r\nbody');
+    expect(got).toBe('POST /checkv2 {"groups_disabled":["hfilter","policies"]} Subject: hi\r\n\r\nbody');
   });
 });

@@ -165,6 +165,32 @@ export async function ownerFixture(backend: 'pglite' | 'postgres'): Promise<Owne
   return { h, ws: w.workspaceId, owner, g };
 }
 
+/** An owner and a rep (a plain member), each signed in with a mailbox of their own: for who-may-change-whose-mailbox tests. */
+export interface OwnerAndRep {
+  h: ApiHarness;
+  ws: string;
+  owner: Browser;
+  rep: Browser;
+  ownersMailbox: ObjectIds;
+  repsMailbox: ObjectIds;
+}
+
+export async function ownerAndRep(backend: 'pglite' | 'postgres'): Promise<OwnerAndRep> {
+  const h = await apiHarness(backend);
+  const w = await seedWorkspace(h.store, 'A', 'owner@example.test');
+  const accountId = newId(Date.now(), seededRandom('rep-account'));
+  await h.store.db.insertInto('account').values({ id: accountId, email: 'rep@example.test', name: 'rep', password_hash: await hashPassword('member password 1') }).execute();
+  const repUser = await addMembership(h.store.db, { clock: systemClock, random: seededRandom('m') }, { accountId, workspaceId: w.workspaceId, email: 'rep@example.test', name: 'rep', role: 'member' });
+  return {
+    h,
+    ws: w.workspaceId,
+    ownersMailbox: await seedGraph(h.store, w.workspaceId, 'o', w.userId),
+    repsMailbox: await seedGraph(h.store, w.workspaceId, 'r', repUser),
+    owner: await login(h.app, 'owner@example.test', w.password),
+    rep: await login(h.app, 'rep@example.test', 'member password 1'),
+  };
+}
+
 /**
  * A new person joins a workspace as a member of `role`, the one way there is: `by` (an admin)
  * invites the address, and the invitee signs up through the link with a name and a password.

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiHarness, login, seedGraph, seedWorkspace, type ApiHarness, type Browser, type ObjectIds } from '../../../test/api.ts';
+import { ownerAndRep, type ApiHarness, type Browser, type ObjectIds } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
-import { systemClock } from '../../common/clock.ts';
-import { seededRandom } from '../../common/random.ts';
-import { addMembership } from '../auth/accounts.ts';
-import { hashPassword } from '../auth/passwords.ts';
 
 describe.each(testBackends())('warmup opt-in and placement (%s)', (backend) => {
   let h: ApiHarness;
@@ -15,16 +11,7 @@ describe.each(testBackends())('warmup opt-in and placement (%s)', (backend) => {
   let repsMailbox: ObjectIds;
 
   beforeAll(async () => {
-    h = await apiHarness(backend);
-    const w = await seedWorkspace(h.store, 'A', 'owner@example.test');
-    ws = w.workspaceId;
-    const accountId = '03a228f2-0000-7000-8000-0000000000f1';
-    await h.store.db.insertInto('account').values({ id: accountId, email: 'rep@example.test', name: 'rep', password_hash: await hashPassword('member password 1') }).execute();
-    const repUser = await addMembership(h.store.db, { clock: systemClock, random: seededRandom('m') }, { accountId, workspaceId: ws, email: 'rep@example.test', name: 'rep', role: 'member' });
-    ownersMailbox = await seedGraph(h.store, ws, 'o', w.userId);
-    repsMailbox = await seedGraph(h.store, ws, 'r', repUser);
-    owner = await login(h.app, 'owner@example.test', w.password);
-    rep = await login(h.app, 'rep@example.test', 'member password 1');
+    ({ h, ws, owner, rep, ownersMailbox, repsMailbox } = await ownerAndRep(backend));
   }, 60_000);
   afterAll(async () => h?.close());
 

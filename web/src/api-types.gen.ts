@@ -149,7 +149,8 @@ export type DomainAlert = {
 };
 
 export type DomainCheck = {
-  kind: "spf" | "dkim" | "dmarc" | "mx" | "tracking" | "blocklist";
+  /** certificate: a custom tracking host's TLS certificate (issued, ending soon, renewal failing) */
+  kind: "spf" | "dkim" | "dmarc" | "mx" | "tracking" | "certificate" | "blocklist";
   /** The DNS name asked */
   name: string;
   /** refused: the blocklist refused the query (not a listing); error: the lookup failed */

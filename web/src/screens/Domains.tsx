@@ -15,7 +15,7 @@ import { useLoad, usePoll } from '../ui/use-load.ts';
 
 const verdictTone = { ok: 'ok', broken: 'bad', unknown: 'warn' } as const;
 const checkTone: Record<DomainCheck['status'], 'ok' | 'warn' | 'bad' | 'muted'> = { ok: 'ok', missing: 'bad', differs: 'bad', listed: 'bad', refused: 'warn', unchecked: 'muted', error: 'warn' };
-const KIND: Record<DomainCheck['kind'], string> = { spf: 'SPF', dkim: 'DKIM', dmarc: 'DMARC', mx: 'MX', tracking: 'CNAME', blocklist: 'Blocklist' };
+const KIND: Record<DomainCheck['kind'], string> = { spf: 'SPF', dkim: 'DKIM', dmarc: 'DMARC', mx: 'MX', tracking: 'CNAME', certificate: 'Certificate', blocklist: 'Blocklist' };
 
 /** One chip per kind: the worst status among that kind's checks (DKIM has one per selector, blocklists one per list and address). */
 function chips(d: Domain): Array<{ kind: DomainCheck['kind']; status: DomainCheck['status']; count: number }> {

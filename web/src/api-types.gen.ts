@@ -641,9 +641,12 @@ export type TrackingHost = {
   reason: string | null;
   /** The name the host must be a CNAME to */
   cnameTarget: string;
+  /** The certificate served (or last served); null before the first issuance */
   certificate: {
     notBefore: string;
     notAfter: string;
+    /** When it was stored: its issuance or last renewal */
+    issuedAt: string | null;
   } | null;
   /** When the host is checked next (verify, issue, renew or retry) */
   nextCheckAt: string;
@@ -840,6 +843,10 @@ export interface ApiRoutes {
     body: never;
     response: {
       domain: TrackingHost | null;
+      /** Custom tracking hosts are on on this server (CADENZA_TRACKING_HTTPS_PORT); off, a host cannot be set */
+      enabled: boolean;
+      /** The name a host must be a CNAME to; null when off */
+      cnameTarget: string | null;
     };
     status: 200;
   };

@@ -14,7 +14,8 @@ export interface TrackingHostView {
   reason: string | null;
   /** The name the host must be a CNAME to. */
   cnameTarget: string;
-  certificate: { notBefore: string; notAfter: string } | null;
+  /** The certificate served (or last served): its validity, and when it was stored (issued or renewed). */
+  certificate: { notBefore: string; notAfter: string; issuedAt: string | null } | null;
   /** When the job looks at the host next (verify, issue, renew, or try again). */
   nextCheckAt: string;
 }
@@ -25,7 +26,10 @@ export function hostView(row: DomainRow, publicHost: string): TrackingHostView {
     state: row.state,
     reason: row.reason,
     cnameTarget: publicHost,
-    certificate: row.notBefore !== null && row.notAfter !== null ? { notBefore: new Date(row.notBefore).toISOString(), notAfter: new Date(row.notAfter).toISOString() } : null,
+    certificate:
+      row.notBefore !== null && row.notAfter !== null
+        ? { notBefore: new Date(row.notBefore).toISOString(), notAfter: new Date(row.notAfter).toISOString(), issuedAt: row.issuedAt === null ? null : new Date(row.issuedAt).toISOString() }
+        : null,
     nextCheckAt: new Date(row.nextAttemptAt).toISOString(),
   };
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../../store/store.ts';
 import { checkTrackingDomain } from '../links.ts';
-import type { DomainState } from './policy.ts';
+import { SERVING_STATES, type DomainState } from './policy.ts';
 import { domainOfWorkspace, makeDue, removeDomain, setDomain, type DomainRow } from './sql/tracking-domain.ts';
 
 /**
@@ -67,4 +67,15 @@ export async function verifyTrackingHost(db: Db, workspaceId: string, now: numbe
   if (!(await domainOfWorkspace(db, workspaceId))) return undefined;
   await makeDue(db, workspaceId, now);
   return domainOfWorkspace(db, workspaceId);
+}
+
+/**
+ * Which tracking host a workspace's links use now, as the sender decides it (send-context.ts reads
+ * the same in SQL): its custom host while it serves a certificate, else settings.trackingDomain,
+ * else none (the public URL). `waiting` is a custom host set but not serving yet, with why.
+ */
+export function linkHost(row: DomainRow | undefined, settingsDomain: string | null): { host: string | null; serving: boolean; waiting: { host: string; why: string } | null } {
+  if (row && SERVING_STATES.includes(row.state)) return { host: row.host, serving: true, waiting: null };
+  const waiting = row ? { host: row.host, why: row.reason ?? (row.state === 'pending_dns' ? 'its CNAME is not verified yet' : 'its certificate is not issued yet') } : null;
+  return { host: settingsDomain, serving: false, waiting };
 }

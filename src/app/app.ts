@@ -220,7 +220,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     },
   };
   const service = new EnrollmentService({ store, clock: world, random });
-  const domainSettings = o.domains ? domainHealthSettings(o.domains, o.publicUrl ?? `http://localhost:${o.port}`) : undefined;
+  const domainSettings = o.domains ? domainHealthSettings(o.domains, o.publicUrl ?? `http://localhost:${o.port}`, o.trackingDomains?.publicHost) : undefined;
   // One token provider per process: senders, sync loops and the connect routes share its cache.
   const vault = new Vault(store, localKeyWrapper(master));
   // Webhook secrets stored in clear before 0013 are sealed by the first process holding the master key.

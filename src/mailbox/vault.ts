@@ -79,23 +79,29 @@ export class Vault {
 
   /**
    * Rewraps every workspace data key with a new master key, in one transaction. Everything sealed
-   * with a data key (mailbox credentials, webhook signing secrets) stays as it is and opens with
-   * the rewrapped key.
+   * with a data key (mailbox credentials, webhook signing secrets, tracking hosts' certificates)
+   * stays as it is and opens with the rewrapped key.
    */
   static async rotateMaster(store: Store, from: KeyWrapper, to: KeyWrapper): Promise<{ rewrapped: number }> {
-    return store.db.transaction().execute(async (tx) => {
-      const rows = await tx.selectFrom('workspace_key').selectAll().forUpdate().execute();
-      for (const r of rows) {
-        if (r.master_fingerprint === to.fingerprint()) continue;
-        const dataKey = from.unwrap(r.wrapped_key, `workspace:${r.workspace_id}`);
-        await tx
-          .updateTable('workspace_key')
-          .set({ wrapped_key: to.wrap(dataKey, `workspace:${r.workspace_id}`), master_fingerprint: to.fingerprint(), rotated_at: new Date() })
-          .where('workspace_id', '=', r.workspace_id)
-          .execute();
-      }
-      return { rewrapped: rows.filter((r) => r.master_fingerprint !== to.fingerprint()).length };
-    });
+    return store.db.transaction().execute((tx) => Vault.rewrapDataKeys(tx, from, to));
+  }
+
+  /**
+   * rotateMaster's work inside the caller's transaction, so that `cadenza keys rotate` rewraps the
+   * data keys and the other keys the master key wraps (the ACME account's) all or none.
+   */
+  static async rewrapDataKeys(tx: Tx, from: KeyWrapper, to: KeyWrapper): Promise<{ rewrapped: number }> {
+    const rows = await tx.selectFrom('workspace_key').selectAll().forUpdate().execute();
+    for (const r of rows) {
+      if (r.master_fingerprint === to.fingerprint()) continue;
+      const dataKey = from.unwrap(r.wrapped_key, `workspace:${r.workspace_id}`);
+      await tx
+        .updateTable('workspace_key')
+        .set({ wrapped_key: to.wrap(dataKey, `workspace:${r.workspace_id}`), master_fingerprint: to.fingerprint(), rotated_at: new Date() })
+        .where('workspace_id', '=', r.workspace_id)
+        .execute();
+    }
+    return { rewrapped: rows.filter((r) => r.master_fingerprint !== to.fingerprint()).length };
   }
 
   private async dataKey(workspaceId: string, tx?: Tx): Promise<Buffer> {

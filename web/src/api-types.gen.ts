@@ -149,7 +149,8 @@ export type DomainAlert = {
 };
 
 export type DomainCheck = {
-  kind: "spf" | "dkim" | "dmarc" | "mx" | "tracking" | "blocklist";
+  /** certificate: a custom tracking host's TLS certificate (issued, ending soon, renewal failing) */
+  kind: "spf" | "dkim" | "dmarc" | "mx" | "tracking" | "certificate" | "blocklist";
   /** The DNS name asked */
   name: string;
   /** refused: the blocklist refused the query (not a listing); error: the lookup failed */
@@ -640,9 +641,12 @@ export type TrackingHost = {
   reason: string | null;
   /** The name the host must be a CNAME to */
   cnameTarget: string;
+  /** The certificate served (or last served); null before the first issuance */
   certificate: {
     notBefore: string;
     notAfter: string;
+    /** When it was stored: its issuance or last renewal */
+    issuedAt: string | null;
   } | null;
   /** When the host is checked next (verify, issue, renew or retry) */
   nextCheckAt: string;
@@ -839,6 +843,10 @@ export interface ApiRoutes {
     body: never;
     response: {
       domain: TrackingHost | null;
+      /** Custom tracking hosts are on on this server (CADENZA_TRACKING_HTTPS_PORT); off, a host cannot be set */
+      enabled: boolean;
+      /** The name a host must be a CNAME to; null when off */
+      cnameTarget: string | null;
     };
     status: 200;
   };

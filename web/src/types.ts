@@ -30,6 +30,7 @@ export type {
   Me,
   Member,
   Pacing,
+  TrackingHost,
   WebhookDelivery,
   WebhookEndpoint,
   WorkspaceSettings,

@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { rspamdScorer } from '../../sending/content-check/rspamd-scorer.ts';
+import { domainOfWorkspace, removeDomain, setDomain, storeCertificate } from '../../tracking/domains/sql/tracking-domain.ts';
 
 /** A loopback port nobody listens on (taken, then released). */
 async function closedPort(): Promise<number> {
@@ -48,6 +49,19 @@ describe('content check route (pglite)', () => {
     // Open tracking on Cadenza's own address: the one warning.
     expect(j.findings.filter((f: { level: string }) => f.level !== 'ok')).toEqual([{ code: 'tracking_domain', level: 'warn', message: expect.stringMatching(/open pixel/) }]);
     expect(j.level).toBe('warn');
+  });
+
+  it('agrees with the sender on a custom tracking host: a warning while it is not active, ok once its certificate is issued', async () => {
+    const workspaceId = base.split('/').pop()!;
+    const now = Date.now();
+    expect(await setDomain(h.store.db, workspaceId, 'track.check.test', now)).toBe('set');
+    const finding = async () => (await b.call('POST', `${base}/sequences/${sequenceId}/steps/plain/content-check`, {})).json().findings.find((f: { code: string }) => f.code === 'tracking_domain');
+    expect(await finding()).toEqual({ code: 'tracking_domain', level: 'warn', message: expect.stringContaining('your tracking host track.check.test is not active (its CNAME is not verified yet)') });
+    const row = (await domainOfWorkspace(h.store.db, workspaceId))!;
+    expect(await storeCertificate(h.store.db, row, { sealed: Buffer.from('sealed'), notBefore: now, notAfter: now + 90 * 86_400_000, nextAttemptAt: now + 60 * 86_400_000 }, now)).toBe(true);
+    expect(await finding()).toEqual({ code: 'tracking_domain', level: 'ok', message: 'an open pixel on your own tracking domain track.check.test' });
+    await removeDomain(h.store.db, workspaceId);
+    expect((await finding()).level).toBe('warn');
   });
 
   it('flags spammy content', async () => {

@@ -6,6 +6,7 @@ import { leadValues, senderValues } from '../../sending/send-context.ts';
 import { loadDefinition } from '../../sequence/definition-document.ts';
 import { findLead, oldestLeads } from '../../leads/sql/leads.ts';
 import { poolMailboxes } from '../../mailbox/sql/mailboxes.ts';
+import { linkHost, trackingHost } from '../../tracking/domains/hosts.ts';
 import { trackingBaseUrl } from '../../tracking/links.ts';
 import { workspaceRow } from '../../workspace/workspace-row.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -73,13 +74,22 @@ export const contentCheckRoutes = [
       const sender = mailbox ? senderValues(mailbox) : { email: 'rep@example.com', name: 'Sample Rep' };
       const wsRow = await workspaceRow(ctx.store.db, ws.workspaceId);
       const custom = wsRow?.settings && typeof wsRow.settings === 'object' ? (wsRow.settings as Record<string, unknown>).trackingDomain : null;
+      // The host the sender would put in links now: the custom host only while it serves a certificate.
+      const links = linkHost(await trackingHost(ctx.store.db, ws.workspaceId), typeof custom === 'string' && custom ? custom : null);
       const r = await checkStepContent({
         workspaceId: ws.workspaceId,
         stepId: step.key,
         template: { subject: variant.subject, text: variant.body },
         lead: leadRow ? leadValues(leadRow) : SAMPLE_LEAD,
         sender: { ...sender, email: sender.email ?? 'rep@example.com' },
-        tracking: { key: CHECK_TRACKING_KEY, baseUrl: trackingBaseUrl(wsRow ?? {}, ctx.publicUrl), customDomain: typeof custom === 'string' && custom ? custom : null, opens: def.tracking.opens, clicks: def.tracking.clicks },
+        tracking: {
+          key: CHECK_TRACKING_KEY,
+          baseUrl: links.serving ? `https://${links.host}` : trackingBaseUrl(wsRow ?? {}, ctx.publicUrl),
+          customDomain: links.host,
+          waiting: links.waiting,
+          opens: def.tracking.opens,
+          clicks: def.tracking.clicks,
+        },
         now: ctx.clock.now(),
         scorer: ctx.contentScorer === undefined ? rspamdScorer({ url: RSPAMD_DEFAULT_URL, timeoutMs: 5_000 }) : ctx.contentScorer,
       });

@@ -15,7 +15,7 @@ const checkStatus = z.enum(['ok', 'missing', 'differs', 'listed', 'refused', 'un
 
 const domainCheck = z
   .object({
-    kind: z.enum(['spf', 'dkim', 'dmarc', 'mx', 'tracking', 'blocklist']),
+    kind: z.enum(['spf', 'dkim', 'dmarc', 'mx', 'tracking', 'certificate', 'blocklist']).describe("certificate: a custom tracking host's TLS certificate (issued, ending soon, renewal failing)"),
     name: z.string().describe('The DNS name asked'),
     status: checkStatus.describe('refused: the blocklist refused the query (not a listing); error: the lookup failed'),
     published: z.array(z.string()).describe('What the name publishes now (TXT values, MX as "priority host", CNAME targets, blocklist codes)'),

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, joinByInvitation, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
+import { domainOfWorkspace, storeCertificate } from '../../tracking/domains/sql/tracking-domain.ts';
 
 describe.each(testBackends())('tracking domain routes (%s)', (backend) => {
   let h: ApiHarness;
@@ -26,7 +27,7 @@ describe.each(testBackends())('tracking domain routes (%s)', (backend) => {
   const url = () => `/api/workspaces/${ws}/tracking-domain`;
 
   it('sets a host pending its CNAME, shows it, and nudges the job once', async () => {
-    expect((await owner.call('GET', url())).json()).toEqual({ domain: null });
+    expect((await owner.call('GET', url())).json()).toEqual({ domain: null, enabled: true, cnameTarget: 'cadenza.test' });
     const r = await owner.call('PUT', url(), { host: ' Track.Customer.TEST. ' });
     expect(r.statusCode).toBe(200);
     expect(r.json()).toMatchObject({ host: 'track.customer.test', state: 'pending_dns', reason: null, cnameTarget: 'cadenza.test', certificate: null });
@@ -59,6 +60,17 @@ describe.each(testBackends())('tracking domain routes (%s)', (backend) => {
     expect(nudges).toBe(2);
     // The old name is free for another workspace now.
     expect((await otherOwner.call('PUT', `/api/workspaces/${other}/tracking-domain`, { host: 'track.customer.test' })).statusCode).toBe(200);
+  });
+
+  it('shows the certificate once stored: its validity and when it was issued or last renewed', async () => {
+    const row = (await domainOfWorkspace(h.store.db, ws))!;
+    const at = Date.UTC(2026, 4, 1);
+    expect(await storeCertificate(h.store.db, row, { sealed: Buffer.from('sealed'), notBefore: at, notAfter: at + 90 * 86_400_000, nextAttemptAt: at + 60 * 86_400_000 }, at + 5000)).toBe(true);
+    expect((await member.call('GET', url())).json().domain).toMatchObject({
+      host: 'links.customer.test',
+      state: 'active',
+      certificate: { notBefore: '2026-05-01T00:00:00.000Z', notAfter: '2026-07-30T00:00:00.000Z', issuedAt: '2026-05-01T00:00:05.000Z' },
+    });
   });
 
   it('only an admin changes it; verify makes it due now; delete removes it', async () => {

@@ -16,7 +16,10 @@ const hostBody = z
     state: z.enum(DOMAIN_STATES).describe('pending_dns → issuing → active → renewing; failed with a reason'),
     reason: z.string().nullable().describe('Why the host is not (or soon not) serving, in plain words'),
     cnameTarget: z.string().describe('The name the host must be a CNAME to'),
-    certificate: z.object({ notBefore: z.string(), notAfter: z.string() }).nullable(),
+    certificate: z
+      .object({ notBefore: z.string(), notAfter: z.string(), issuedAt: z.string().nullable().describe('When it was stored: its issuance or last renewal') })
+      .nullable()
+      .describe('The certificate served (or last served); null before the first issuance'),
     nextCheckAt: z.string().describe('When the host is checked next (verify, issue, renew or retry)'),
   })
   .meta({ id: 'TrackingHost' });
@@ -36,10 +39,15 @@ export const trackingDomainRoutes = [
     tags: ['tracking'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
-    response: z.object({ domain: hostBody.nullable() }),
+    response: z.object({
+      domain: hostBody.nullable(),
+      enabled: z.boolean().describe('Custom tracking hosts are on on this server (CADENZA_TRACKING_HTTPS_PORT); off, a host cannot be set'),
+      cnameTarget: z.string().nullable().describe('The name a host must be a CNAME to; null when off'),
+    }),
     handler: async ({ ctx, ws }) => {
       const row = await trackingHost(ctx.store.db, ws.workspaceId);
-      return { domain: row ? hostView(row, ctx.trackingDomains?.publicHost ?? '') : null };
+      const publicHost = ctx.trackingDomains?.publicHost ?? null;
+      return { domain: row ? hostView(row, publicHost ?? '') : null, enabled: publicHost !== null, cnameTarget: publicHost };
     },
   }),
   defineRoute({

@@ -8,24 +8,36 @@ import { decodeMasterKey, keyFingerprint, masterKeyLocation, readMasterKey } fro
 import { checkKeyAgainstStore, keyProblem } from '../../mailbox/master-key.ts';
 import { sealLegacyWebhookSecrets } from '../../api/webhooks/secrets.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
+import { rewrapAccountKeys } from '../../tracking/domains/account-keys.ts';
 import type { Store } from '../../store/store.ts';
 import { globals, masterKey, output, withStore } from '../context.ts';
 
 /**
  * What `cadenza keys rotate` does to the store. A webhook secret still in clear (0013, upgraded
  * but never started since) is sealed first, under the current key, so that the rotation covers it
- * like every other sealed secret; then the data keys are rewrapped.
+ * like every other sealed secret; then, in one transaction, the workspaces' data keys (what they
+ * seal is not touched: credentials, webhook secrets, tracking certificates) and the ACME account
+ * keys, which the master key wraps directly, are rewrapped.
  */
-export async function rotateMasterKey(store: Store, current: Buffer, next: Buffer): Promise<{ rewrapped: number; sealed: number }> {
+export async function rotateMasterKey(
+  store: Store,
+  current: Buffer,
+  next: Buffer,
+): Promise<{ rewrapped: number; sealed: number; acmeAccounts: { rewrapped: number; unreadable: string[] } }> {
   const sealed = await sealLegacyWebhookSecrets(store, new Vault(store, localKeyWrapper(current)));
-  return { ...(await Vault.rotateMaster(store, localKeyWrapper(current), localKeyWrapper(next))), sealed };
+  const [from, to] = [localKeyWrapper(current), localKeyWrapper(next)];
+  return store.db.transaction().execute(async (tx) => {
+    const keys = await Vault.rewrapDataKeys(tx, from, to);
+    const acme = await rewrapAccountKeys(tx, from, to);
+    return { ...keys, sealed, acmeAccounts: { rewrapped: acme.rewrapped, unreadable: acme.unreadable } };
+  });
 }
 
 export function register(program: Command): void {
   const keys = program.command('keys');
   keys
     .command('rotate')
-    .description('rewrap every workspace data key with a new master key (what they seal, mailbox credentials and webhook signing secrets, is not re-encrypted)')
+    .description('rewrap every workspace data key and the ACME account keys with a new master key (what the data keys seal, mailbox credentials, webhook signing secrets and tracking certificates, is not re-encrypted)')
     .option('--new-key-file <file>', 'the new key (32 bytes, base64); default: generate one')
     .action(async (o: { newKeyFile?: string }, cmd: Command) => {
       const g = globals(cmd);
@@ -56,7 +68,9 @@ export function register(program: Command): void {
           where = `the new key was written to ${out}: point CADENZA_MASTER_KEY_FILE (or CADENZA_MASTER_KEY) at it before the next start`;
         } else where = `point CADENZA_MASTER_KEY_FILE (or CADENZA_MASTER_KEY) at ${o.newKeyFile} before the next start`;
       }
-      output(g, { ...r, fingerprint: keyFingerprint(next) }, () => `rewrapped ${r.rewrapped} workspace key(s); ${where}`);
+      const acme = r.acmeAccounts.rewrapped ? ` and ${r.acmeAccounts.rewrapped} ACME account key(s)` : '';
+      const stale = r.acmeAccounts.unreadable.length ? ` (the ACME account of ${r.acmeAccounts.unreadable.join(', ')} was wrapped by an older key and is replaced at the next issuance)` : '';
+      output(g, { ...r, fingerprint: keyFingerprint(next) }, () => `rewrapped ${r.rewrapped} workspace key(s)${acme}${stale}; ${where}`);
     });
   keys
     .command('verify')

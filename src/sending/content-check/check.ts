@@ -20,7 +20,7 @@ export interface ContentCheckRequest {
   template: EmailTemplate;
   lead: LeadValues;
   sender: SenderValues & { email: string };
-  tracking: { key: Buffer; baseUrl: string; customDomain: string | null; opens: boolean; clicks: boolean };
+  tracking: { key: Buffer; baseUrl: string; customDomain: string | null; waiting?: { host: string; why: string } | null; opens: boolean; clicks: boolean };
   /** Epoch ms, from the injected clock (the Date header). */
   now: number;
   scorer: ContentScorer | null;
@@ -60,7 +60,7 @@ export async function checkStepContent(r: ContentCheckRequest): Promise<ContentC
     subject: email.subject,
     text: rendered.text,
     html: rendered.html ?? null,
-    tracking: { opens: r.tracking.opens, clicks: r.tracking.clicks, customDomain: r.tracking.customDomain },
+    tracking: { opens: r.tracking.opens, clicks: r.tracking.clicks, customDomain: r.tracking.customDomain, waiting: r.tracking.waiting ?? null },
     listUnsubscribe: !!email.listUnsubscribe.listUnsubscribe,
     unsubscribeUrl: links.unsubscribeUrl,
   });

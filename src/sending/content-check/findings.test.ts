@@ -41,6 +41,9 @@ describe('content findings', () => {
   it('tracking on the shared address is a warning, on a custom domain fine; no List-Unsubscribe is bad', () => {
     expect(level({ ...plain, tracking: { opens: true, clicks: false, customDomain: null } }, 'tracking_domain')).toEqual(['warn']);
     expect(level({ ...plain, tracking: { opens: true, clicks: true, customDomain: 'links.acme.test' } }, 'tracking_domain')).toEqual(['ok']);
+    // A custom host set but not serving yet: links are on the shared address, and the finding says why.
+    const waiting = contentFindings({ ...plain, tracking: { opens: true, clicks: false, customDomain: null, waiting: { host: 't.acme.test', why: 'its CNAME is not verified yet' } } }).find((f) => f.code === 'tracking_domain')!;
+    expect(waiting).toMatchObject({ level: 'warn', message: expect.stringContaining('your tracking host t.acme.test is not active (its CNAME is not verified yet)') });
     expect(level({ ...plain, listUnsubscribe: false }, 'unsubscribe')).toEqual(['bad']);
   });
 

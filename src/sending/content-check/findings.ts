@@ -28,7 +28,11 @@ export interface ContentCheckInput {
   text: string;
   html: string | null;
   /** Opens and clicks as the sequence sends them. */
-  tracking: { opens: boolean; clicks: boolean; customDomain: string | null };
+  /**
+   * customDomain: the tracking host links use (the custom host while it serves, else
+   * settings.trackingDomain); waiting: a custom host set but not serving yet, and why.
+   */
+  tracking: { opens: boolean; clicks: boolean; customDomain: string | null; waiting?: { host: string; why: string } | null };
   /** The List-Unsubscribe header is present (composeEmail always adds it). */
   listUnsubscribe: boolean;
   /** This email's unsubscribe URL, to recognise an opt-out link in the body. */
@@ -113,7 +117,9 @@ export function contentFindings(i: ContentCheckInput): Finding[] {
     out.push(
       i.tracking.customDomain
         ? { code: 'tracking_domain', level: 'ok', message: `${what} on your own tracking domain ${i.tracking.customDomain}` }
-        : { code: 'tracking_domain', level: 'warn', message: `${what} on Cadenza's shared address, not a tracking domain of your own: set a custom tracking domain, or turn tracking off (plain links deliver best)` },
+        : i.tracking.waiting
+          ? { code: 'tracking_domain', level: 'warn', message: `${what} on Cadenza's shared address for now: your tracking host ${i.tracking.waiting.host} is not active (${i.tracking.waiting.why}); links use it once its certificate is issued (Domains)` }
+          : { code: 'tracking_domain', level: 'warn', message: `${what} on Cadenza's shared address, not a tracking domain of your own: set a custom tracking domain, or turn tracking off (plain links deliver best)` },
     );
   } else {
     out.push({ code: 'tracking_domain', level: 'ok', message: 'no open or click tracking: nothing rewritten' });

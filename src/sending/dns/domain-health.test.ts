@@ -4,6 +4,8 @@ import { dnsResolver, type DomainResolver } from './check.ts';
 import { checkDomain, type DomainCheck, type DomainTarget } from './domain-health.ts';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
 
+const NOW = Date.UTC(2026, 5, 1);
+
 /** Every record kind of a domain's health against a DNS server on loopback: ok, missing, differs. */
 describe('checkDomain against a DNS server on loopback', () => {
   let dns: TestDnsServer;
@@ -31,7 +33,7 @@ describe('checkDomain against a DNS server on loopback', () => {
 
   it('a domain set up right is ok, each check ok', async () => {
     publishGoogle();
-    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS });
+    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS, now: NOW });
     expect(h.verdict).toBe('ok');
     expect(h.checks.map((c) => `${c.kind}:${c.status}`)).toEqual(['spf:ok', 'dkim:ok', 'dmarc:ok', 'mx:ok']);
     expect(h.checks.every((c) => c.publish === undefined)).toBe(true);
@@ -39,7 +41,7 @@ describe('checkDomain against a DNS server on loopback', () => {
   });
 
   it('nothing published: each record missing, with the exact record to publish', async () => {
-    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS });
+    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS, now: NOW });
     expect(h.verdict).toBe('broken');
     expect(h.checks.map((c) => `${c.kind}:${c.status}`)).toEqual(['spf:missing', 'dkim:missing', 'dmarc:missing', 'mx:missing']);
     expect(by(h.checks, 'spf').publish).toEqual({ type: 'TXT', name: domain, value: 'v=spf1 include:_spf.google.com ~all' });
@@ -53,7 +55,7 @@ describe('checkDomain against a DNS server on loopback', () => {
     dns.setTxt(`google._domainkey.${domain}`, ['v=DKIM1; k=rsa; p=']);
     dns.setTxt(`_dmarc.${domain}`, ['v=DMARC1; p=none']);
     dns.setMx(domain, [{ exchange: '.', priority: 0 }]);
-    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS });
+    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS, now: NOW });
     expect(h.checks.map((c) => `${c.kind}:${c.status}`)).toEqual(['spf:differs', 'dkim:differs', 'dmarc:differs', 'mx:differs']);
     expect(by(h.checks, 'spf').publish!.value).toBe('v=spf1 include:mail.other.test include:_spf.google.com -all');
     expect(by(h.checks, 'dkim').differences).toEqual(['p= is empty: the key is revoked (RFC 6376 §3.6.1)']);
@@ -67,7 +69,7 @@ describe('checkDomain against a DNS server on loopback', () => {
     dns.setTxt(domain, ['v=spf1 include:spf.protection.outlook.com ~all']);
     dns.setCname(`selector1._domainkey.${domain}`, `selector1-x._domainkey.t.onmicrosoft.test`);
     dns.setTxt('selector1-x._domainkey.t.onmicrosoft.test', ['v=DKIM1; k=rsa; p=AAAA']);
-    const h = await checkDomain({ purpose: 'sending', domain, providers: ['graph', 'smtp_imap'], smtpHosts: [], selector: 's2026' }, resolver, { blocklists: NO_BLOCKLISTS });
+    const h = await checkDomain({ purpose: 'sending', domain, providers: ['graph', 'smtp_imap'], smtpHosts: [], selector: 's2026' }, resolver, { blocklists: NO_BLOCKLISTS, now: NOW });
     const dkim = h.checks.filter((c) => c.kind === 'dkim');
     expect(dkim.map((c) => `${c.name}:${c.status}`)).toEqual([`selector1._domainkey.${domain}:ok`, `selector2._domainkey.${domain}:missing`, `s2026._domainkey.${domain}:missing`]);
     expect(dkim[1]!.publish).toMatchObject({ type: 'CNAME', value: `selector2-${domain.replace(/\./g, '-')}._domainkey.<tenant>.onmicrosoft.com` });
@@ -80,7 +82,7 @@ describe('checkDomain against a DNS server on loopback', () => {
     dns.setTxt(`_dmarc.${domain}`, [`v=DMARC1; p=none; rua=mailto:dmarc@${domain}`]);
     dns.setMx(domain, [{ exchange: `mx.${domain}`, priority: 10 }]);
     dns.setA(`mx.${domain}`, ['127.0.0.7']);
-    const h = await checkDomain({ purpose: 'sending', domain, providers: ['smtp_imap'], smtpHosts: [] }, resolver, { blocklists: NO_BLOCKLISTS });
+    const h = await checkDomain({ purpose: 'sending', domain, providers: ['smtp_imap'], smtpHosts: [] }, resolver, { blocklists: NO_BLOCKLISTS, now: NOW });
     const dkim = h.checks.filter((c) => c.kind === 'dkim');
     expect(dkim).toHaveLength(1);
     expect(dkim[0]).toMatchObject({ status: 'unchecked', name: `<selector>._domainkey.${domain}` });
@@ -91,14 +93,14 @@ describe('checkDomain against a DNS server on loopback', () => {
 
   it('DMARC at reject without reports: the fix adds rua and keeps the policy', async () => {
     dns.setTxt(`_dmarc.${domain}`, ['v=DMARC1; p=reject; pct=100;']);
-    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS });
+    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS, now: NOW });
     expect(by(h.checks, 'dmarc').publish).toEqual({ type: 'TXT', name: `_dmarc.${domain}`, value: `v=DMARC1; p=reject; pct=100; rua=mailto:dmarc@${domain}` });
   });
 
   it('a SERVFAIL is an error and the verdict unknown, never broken', async () => {
     publishGoogle();
     dns.servfail(`_dmarc.${domain}`);
-    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS });
+    const h = await checkDomain(gmail(), resolver, { blocklists: NO_BLOCKLISTS, now: NOW });
     expect(by(h.checks, 'dmarc').status).toBe('error');
     expect(h.verdict).toBe('unknown');
   });
@@ -106,13 +108,13 @@ describe('checkDomain against a DNS server on loopback', () => {
   it('tracking host: CNAME to the public host ok, missing, or pointing elsewhere', async () => {
     const t = (host: string): DomainTarget => ({ purpose: 'tracking', domain: host, cnameTarget: 'app.cadenza.test' });
     dns.setCname(`links.${domain}`, 'app.cadenza.test');
-    expect((await checkDomain(t(`links.${domain}`), resolver, { blocklists: NO_BLOCKLISTS })).checks).toEqual([
+    expect((await checkDomain(t(`links.${domain}`), resolver, { blocklists: NO_BLOCKLISTS, now: NOW })).checks).toEqual([
       { kind: 'tracking', name: `links.${domain}`, status: 'ok', published: ['app.cadenza.test'], differences: [] },
     ]);
-    const missing = await checkDomain(t(`go.${domain}`), resolver, { blocklists: NO_BLOCKLISTS });
+    const missing = await checkDomain(t(`go.${domain}`), resolver, { blocklists: NO_BLOCKLISTS, now: NOW });
     expect(missing.checks[0]).toMatchObject({ status: 'missing', publish: { type: 'CNAME', name: `go.${domain}`, value: 'app.cadenza.test' } });
     dns.setCname(`t.${domain}`, 'old-host.test');
-    const differs = await checkDomain(t(`t.${domain}`), resolver, { blocklists: NO_BLOCKLISTS });
+    const differs = await checkDomain(t(`t.${domain}`), resolver, { blocklists: NO_BLOCKLISTS, now: NOW });
     expect(differs.verdict).toBe('broken');
     expect(differs.checks[0]).toMatchObject({ status: 'differs', differences: ['points to old-host.test, not to app.cadenza.test'] });
   });
@@ -129,7 +131,7 @@ describe('checkDomain against a DNS server on loopback', () => {
     dns.setA('7.100.51.198.zen.bl.test', ['127.0.0.4']);
     for (const ip of ['10.2.0.192', '7.100.51.198']) dns.setA(`${ip}.refusing.bl.test`, ['127.255.255.254']);
     dns.setA(`${blocklistQueryName('2001:db8::1', 'refusing.bl.test')}`, ['127.255.255.254']);
-    const h = await checkDomain({ purpose: 'sending', domain, providers: ['gmail', 'smtp_imap'], smtpHosts: [`smtp.${domain}`] }, resolver, { blocklists: zones });
+    const h = await checkDomain({ purpose: 'sending', domain, providers: ['gmail', 'smtp_imap'], smtpHosts: [`smtp.${domain}`] }, resolver, { blocklists: zones, now: NOW });
     const bl = h.checks.filter((c) => c.kind === 'blocklist').map((c) => `${c.zone} ${c.target} ${c.status}`).sort();
     expect(bl).toEqual([
       `dbl.bl.test ${domain} listed`,
@@ -150,7 +152,7 @@ describe('checkDomain against a DNS server on loopback', () => {
   it('a refused blocklist query alone leaves the domain ok', async () => {
     publishGoogle();
     dns.setA(`${domain}.dbl.bl.test`, ['127.255.255.255']);
-    const h = await checkDomain(gmail(), resolver, { blocklists: { ip: [], domain: ['dbl.bl.test'] } });
+    const h = await checkDomain(gmail(), resolver, { blocklists: { ip: [], domain: ['dbl.bl.test'] }, now: NOW });
     expect(h.verdict).toBe('ok');
     expect(h.checks.at(-1)).toMatchObject({ kind: 'blocklist', status: 'refused', differences: ['the list refused the query: too many queries from this resolver'] });
   });

@@ -1,12 +1,13 @@
 import { isIP } from 'node:net';
 import { queryBlocklist, type BlocklistZones } from './blocklist.ts';
+import { certificateCheck, type CertificateFacts } from './certificate-check.ts';
 import { checkRecords, type DomainResolver, type RecordCheck } from './check.ts';
 import { DEFAULT_SELECTOR, sendingRecords, splitTxt, type SendingDomainPlan } from './records.ts';
 
 /**
  * The health of one domain, every check in one pass: for a sending domain SPF, DKIM (each
  * selector its mailboxes are signed with), DMARC, MX and its place on DNS blocklists; for the
- * workspace's tracking host, its CNAME. Each check says what was found, what is wrong and the exact
+ * workspace's tracking host, its CNAME and, for a custom host, its certificate. Each check says what was found, what is wrong and the exact
  * record to publish. The SPF/DKIM/DMARC comparison is check.ts's (the `cadenza dns --check` code);
  * this file adds the other record kinds and the verdict. No storage here: domain-monitor.ts stores
  * the result and raises alerts.
@@ -31,13 +32,15 @@ export type DomainTarget =
     }
   | {
       purpose: 'tracking';
-      /** The workspace's tracking host (settings.trackingDomain). */
+      /** The workspace's tracking host: its custom host (tracking_domain), or settings.trackingDomain. */
       domain: string;
-      /** The host it must be a CNAME of: the host of Cadenza's public URL. */
+      /** The host it must be a CNAME of: the public host (CADENZA_PUBLIC_HOST, else the public URL's). */
       cnameTarget: string;
+      /** A custom host's certificate as the ACME job left it; absent: TLS is not Cadenza's (settings.trackingDomain). */
+      certificate?: CertificateFacts;
     };
 
-export type CheckKind = 'spf' | 'dkim' | 'dmarc' | 'mx' | 'tracking' | 'blocklist';
+export type CheckKind = 'spf' | 'dkim' | 'dmarc' | 'mx' | 'tracking' | 'certificate' | 'blocklist';
 
 /**
  *   ok        as it should be
@@ -87,6 +90,8 @@ export interface DomainCheckOptions {
   blocklists: BlocklistZones;
   /** At most this many mail host addresses go to the IP lists (default 8): a pass stays bounded. */
   maxAddresses?: number;
+  /** The instant of the check (the injected clock's): a tracking certificate's expiry is judged at it. */
+  now: number;
 }
 
 /**
@@ -287,6 +292,7 @@ export function verdictOf(checks: readonly DomainCheck[]): DomainVerdict {
 export async function checkDomain(target: DomainTarget, resolver: DomainResolver, o: DomainCheckOptions): Promise<DomainHealth> {
   if (target.purpose === 'tracking') {
     const checks = [await checkTracking(resolver, target.domain, target.cnameTarget)];
+    if (target.certificate) checks.push(certificateCheck(target.domain, target.certificate, o.now));
     return { domain: target.domain, purpose: 'tracking', verdict: verdictOf(checks), checks };
   }
   const selectors = selectorsFor(target.providers, target.selector);

@@ -1,7 +1,8 @@
 /**
  * The daily domain re-check on a simulated clock, against a real store and a DNS server on
  * loopback: a domain that breaks raises exactly one alert (a change row and one webhook delivery),
- * its recovery exactly one more, a resolver outage none; one process does the pass (the lease).
+ * its recovery exactly one more, a resolver outage none; one process does the pass (the lease). A
+ * custom tracking host's CNAME and certificate (renewal failing, end near) are checked the same way.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,8 +14,10 @@ import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server
 import { dnsResolver } from './check.ts';
 import { DOMAIN_HEALTH_LEASE, DomainMonitor, recheckDomain, type DomainHealthSettings } from './domain-monitor.ts';
 import { domainAlerts, markAlertsSeen, storedDomainHealth } from './sql/domain-health.ts';
+import { domainOfWorkspace, removeDomain, setDomain, storeCertificate, updateState } from '../../tracking/domains/sql/tracking-domain.ts';
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const T = Date.UTC(2026, 5, 1, 6, 0);
 const WS = '00000000-0000-4000-8000-0000000000a1';
 const OTHER = '00000000-0000-4000-8000-0000000000b2';
@@ -121,6 +124,54 @@ describe.each(testBackends())('daily domain re-check on %s', (backend) => {
 
     expect(await markAlertsSeen(store.db, WS, alerts[0]!.id, new Date(clock.now()))).toBe(3);
     expect((await domainAlerts(store.db, WS, 10)).every((a) => a.seenAt !== null)).toBe(true);
+  });
+
+  it('the custom tracking host (ACME): CNAME and certificate checked daily; a failing renewal and a near end alert once each', async () => {
+    const clock = new SimClock(T);
+    const host = `track.${domain}`;
+    dns.setCname(host, 'app.cadenza.test');
+    expect(await setDomain(store.db, WS, host, T)).toBe('set');
+    const issue = async (notAfter: number) => {
+      const row = (await domainOfWorkspace(store.db, WS))!;
+      expect(await storeCertificate(store.db, row, { sealed: Buffer.from('sealed'), notBefore: clock.now(), notAfter, nextAttemptAt: notAfter - 30 * DAY }, clock.now())).toBe(true);
+    };
+    await issue(T + 90 * DAY);
+    const monitor = new DomainMonitor({ store, clock, settings, owner: 'p1' });
+    await monitor.runOnce();
+    const custom = () => storedDomainHealth(store.db, WS).then((all) => all.find((h) => h.domain === host)!);
+    // Beside the settings' tracking host (another name, TLS not ours): both are checked.
+    expect((await storedDomainHealth(store.db, WS)).map((h) => `${h.purpose}:${h.domain}:${h.verdict}`)).toEqual([`sending:${domain}:ok`, `tracking:links.${domain}:ok`, `tracking:${host}:ok`]);
+    expect((await custom()).checks.map((c) => `${c.kind}:${c.status}`)).toEqual(['tracking:ok', 'certificate:ok']);
+
+    // The renewal fails (the CA refuses): the host still serves, but the health is broken, one alert.
+    const renewing = (await domainOfWorkspace(store.db, WS))!;
+    await updateState(store.db, renewing, { state: 'renewing', reason: 'the certificate authority did not issue a certificate: rate limited', attempts: 3, nextAttemptAt: clock.now() + HOUR }, clock.now());
+    clock.advance(24 * HOUR);
+    await monitor.runOnce();
+    let alerts = await domainAlerts(store.db, WS, 10);
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatchObject({ domain: host, purpose: 'tracking', from: 'ok', to: 'broken', failing: [{ kind: 'certificate', status: 'differs', differences: [expect.stringContaining('renewal is failing: the certificate authority'), expect.any(String)] }] });
+    expect((await deliveries()).map((h) => h.payload)).toEqual([expect.objectContaining({ domain: host, purpose: 'tracking', from: 'ok', to: 'broken' })]);
+
+    // Renewed: one recovery alert.
+    await issue(clock.now() + 90 * DAY);
+    clock.advance(24 * HOUR);
+    await monitor.runOnce();
+    alerts = await domainAlerts(store.db, WS, 10);
+    expect(alerts.map((a) => `${a.domain}:${a.to}`)).toEqual([`${host}:ok`, `${host}:broken`]);
+
+    // Then no renewal for 80 days and no failure recorded (the job stopped): broken 14 days before the end.
+    clock.advance(77 * DAY);
+    await monitor.runOnce();
+    expect((await custom()).checks.find((c) => c.kind === 'certificate')).toMatchObject({ status: 'differs', differences: [expect.stringMatching(/ends in 1[0-4] day\(s\)/), expect.any(String)] });
+    expect(await domainAlerts(store.db, WS, 10)).toHaveLength(3);
+
+    // The host removed: forgotten at the next pass; a re-check of it is refused.
+    await removeDomain(store.db, WS);
+    clock.advance(24 * HOUR);
+    await monitor.runOnce();
+    expect((await storedDomainHealth(store.db, WS)).map((h) => h.domain)).toEqual([domain, `links.${domain}`]);
+    expect(isCadenzaError(await recheckDomain({ store, clock, settings }, WS, host).catch((x: unknown) => x), 'NOT_FOUND')).toBe(true);
   });
 
   it('the timer runs the pass on the simulated clock; a second process finds the lease held and checks nothing', async () => {

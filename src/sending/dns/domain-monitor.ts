@@ -3,6 +3,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
 import { Leases, type Lease } from '../../ops/leases.ts';
 import type { Store } from '../../store/store.ts';
+import { domainOfWorkspace } from '../../tracking/domains/sql/tracking-domain.ts';
 import { workspaceRow } from '../../workspace/workspace-row.ts';
 import type { BlocklistZones } from './blocklist.ts';
 import type { DomainResolver } from './check.ts';
@@ -45,19 +46,25 @@ export interface DomainMonitorDeps {
 export const DOMAIN_HEALTH_LEASE = 'domain-health';
 const LEASE_TTL_MS = 10 * 60_000;
 
-/** What the workspace's domains are now: its mailboxes' domains, and its tracking host. */
+/**
+ * What the workspace's domains are now: its mailboxes' domains, and its tracking hosts: the custom
+ * host with its ACME certificate (tracking_domain), and settings.trackingDomain (TLS terminated by
+ * the installation's own proxy) when it names another host.
+ */
 export async function domainTargets(store: Store, workspaceId: string, publicHost: string): Promise<DomainTarget[]> {
-  const ws = await workspaceRow(store.db, workspaceId);
+  const [ws, custom] = await Promise.all([workspaceRow(store.db, workspaceId), domainOfWorkspace(store.db, workspaceId)]);
   const settings = (ws?.settings ?? {}) as { trackingDomain?: unknown; dkimSelector?: unknown };
   const selector = typeof settings.dkimSelector === 'string' ? settings.dkimSelector : undefined;
   const targets: DomainTarget[] = (await sendingDomainsOf(store.db, workspaceId)).map((d) => ({ purpose: 'sending', domain: d.domain, providers: d.providers, smtpHosts: d.smtpHosts, ...(selector ? { selector } : {}) }));
-  if (typeof settings.trackingDomain === 'string' && settings.trackingDomain) targets.push({ purpose: 'tracking', domain: settings.trackingDomain.toLowerCase(), cnameTarget: publicHost });
+  if (custom) targets.push({ purpose: 'tracking', domain: custom.host, cnameTarget: publicHost, certificate: { state: custom.state, reason: custom.reason, notAfter: custom.notAfter } });
+  const legacy = typeof settings.trackingDomain === 'string' && settings.trackingDomain ? settings.trackingDomain.toLowerCase() : undefined;
+  if (legacy && legacy !== custom?.host) targets.push({ purpose: 'tracking', domain: legacy, cnameTarget: publicHost });
   return targets;
 }
 
 /** Checks one target and stores the result; answers the health and the change it made, if any. */
 export async function checkAndStore(d: Pick<DomainMonitorDeps, 'store' | 'clock' | 'settings' | 'log' | 'onChange'>, workspaceId: string, target: DomainTarget): Promise<{ health: DomainHealth; change: HealthChange | null }> {
-  const health = await checkDomain(target, d.settings.resolver, { blocklists: d.settings.blocklists });
+  const health = await checkDomain(target, d.settings.resolver, { blocklists: d.settings.blocklists, now: d.clock.now() });
   const change = await saveDomainHealth(d.store.db, workspaceId, health, new Date(d.clock.now()));
   if (change?.alert) {
     const failing = health.checks.filter((c) => c.status !== 'ok' && c.status !== 'error' && c.status !== 'refused' && c.status !== 'unchecked').map((c) => `${c.kind} ${c.status}`);

@@ -25,12 +25,16 @@ export function domainCheckConfigFrom(cfg: Pick<Config, 'CADENZA_DNS_RESOLVER' |
   };
 }
 
-/** The checks' settings for a process: one resolver, the zones, and the host tracking CNAMEs point to. */
-export function domainHealthSettings(c: DomainCheckConfig, publicUrl: string): DomainHealthSettings {
+/**
+ * The checks' settings for a process: one resolver, the zones, and the host tracking CNAMEs point
+ * to: the custom tracking hosts' public host when they are on (CADENZA_PUBLIC_HOST), else the
+ * public URL's host.
+ */
+export function domainHealthSettings(c: DomainCheckConfig, publicUrl: string, trackingPublicHost?: string): DomainHealthSettings {
   return {
     // 3 s per query, one retry: a pass over many domains must not hang on a dead server.
     resolver: dnsResolver({ ...(c.resolver ? { server: c.resolver } : {}), timeoutMs: 3000 }),
     blocklists: c.blocklists,
-    publicHost: new URL(publicUrl).hostname,
+    publicHost: trackingPublicHost ?? new URL(publicUrl).hostname,
   };
 }

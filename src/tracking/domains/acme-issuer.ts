@@ -3,6 +3,7 @@ import { rootCertificates } from 'node:tls';
 import acme from 'acme-client';
 import type { Clock } from '../../common/clock.ts';
 import type { Db } from '../../store/store.ts';
+import { accountKeyContext, type AccountKeyWrapper } from './account-keys.ts';
 import type { CertificatePair } from './certificates.ts';
 import { acmeAccount, deleteChallenge, insertAcmeAccount, putChallenge, replaceAcmeAccount, setAcmeAccountUrl } from './sql/acme.ts';
 
@@ -26,12 +27,6 @@ export interface AcmeSettings {
   pollAttempts?: number;
   /** Each request to the CA ends after this long (default 30 s): a silent CA must not hold the job. */
   requestTimeoutMs?: number;
-}
-
-/** Wraps the account key with the master key (mailbox/vault.ts's KeyWrapper). */
-export interface AccountKeyWrapper {
-  wrap(key: Buffer, context: string): Buffer;
-  unwrap(wrapped: Buffer, context: string): Buffer;
 }
 
 /** A challenge stays answerable this long at most; a crash leaves nothing longer. */
@@ -94,7 +89,7 @@ export class AcmeIssuer {
   /** The installation's account key for this directory, made and stored wrapped on first use. */
   private async account(): Promise<{ key: Buffer; accountUrl: string | null }> {
     const { db, wrapper, settings } = this.deps;
-    const context = `acme-account:${settings.directoryUrl}`;
+    const context = accountKeyContext(settings.directoryUrl);
     let row = await acmeAccount(db, settings.directoryUrl);
     if (!row) {
       await insertAcmeAccount(db, settings.directoryUrl, wrapper.wrap(await acme.crypto.createPrivateEcdsaKey(), context));
@@ -103,9 +98,9 @@ export class AcmeIssuer {
     try {
       return { key: wrapper.unwrap(row.wrappedKey, context), accountUrl: row.accountUrl };
     } catch {
-      // The master key was rotated (`cadenza keys rotate` rewraps the workspaces' data keys, not
-      // this one) or replaced. An ACME account holds nothing a certificate depends on: register a
-      // new one rather than fail every issuance from now on.
+      // The master key was replaced without `cadenza keys rotate` (which rewraps this key too,
+      // account-keys.ts), or the row predates rotations rewrapping it. An ACME account holds
+      // nothing a certificate depends on: register a new one rather than fail every issuance.
       await replaceAcmeAccount(db, settings.directoryUrl, wrapper.wrap(await acme.crypto.createPrivateEcdsaKey(), context));
       row = (await acmeAccount(db, settings.directoryUrl))!;
       return { key: wrapper.unwrap(row.wrappedKey, context), accountUrl: null };

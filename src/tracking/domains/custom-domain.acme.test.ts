@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request } from 'node:https';
@@ -6,18 +7,29 @@ import { join } from 'node:path';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../app/app.ts';
+import { rotateMasterKey } from '../../cli/commands/keys.ts';
+import { systemClock } from '../../common/clock.ts';
 import { createLogger } from '../../common/logger.ts';
 import { readMasterKey } from '../../common/secrets.ts';
+import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
+import { Leases } from '../../ops/leases.ts';
 import { trackingKey, trackingLinks } from '../../sending/compose/tracking.ts';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
 import { freePorts, pebbleInstalled, startPebble, type Pebble } from '../../../test/acme/pebble.ts';
+import { accountKeyContext } from './account-keys.ts';
+import { AcmeIssuer } from './acme-issuer.ts';
+import { CertificateBook } from './certificate-book.ts';
+import { dnsResolver } from './cname-check.ts';
+import { DomainJob } from './domain-job.ts';
+import { acmeAccount } from './sql/acme.ts';
 import { domainOfWorkspace, makeDue, setDomain } from './sql/tracking-domain.ts';
 
 /**
  * End to end against Pebble on loopback: a workspace's host is set, its CNAME published in the
  * test's DNS server, verified, a certificate issued over a real HTTP-01 validation (Pebble fetches
  * the token from the app's port), then the pixel and a click fetched over HTTPS with SNI for that
- * host, verified against Pebble's issuing root; a forced renewal is served without a restart.
+ * host, verified against Pebble's issuing root; a forced renewal is served without a restart; after
+ * a master key rotation the certificate still loads and renewal keeps the same ACME account.
  * Pebble is installed by .ci/run; without it (a developer's machine) the file is skipped.
  */
 const HOST = 'track.customer.test';
@@ -113,6 +125,46 @@ describe.skipIf(!pebbleInstalled() && !process.env.CI)('custom tracking domain w
     expect(again.status).toBe(200);
     expect(again.cert.serialNumber).not.toBe(pixel.cert.serialNumber);
     expect(again.cert.subjectaltname).toBe(`DNS:${HOST}`);
+  });
+
+  // After the test above: the host is active, the account registered.
+  it('after `cadenza keys rotate`, loads the stored certificate and renews with the same ACME account', async () => {
+    const db = app.store.db;
+    const current = readMasterKey({ dataDir: dir })!;
+    const next = randomBytes(32);
+    const account = (await acmeAccount(db, pebble.directoryUrl))!;
+    expect(account.accountUrl).toMatch(/^https:/);
+    const rotated = await rotateMasterKey(app.store, current, next);
+    expect(rotated.acmeAccounts).toEqual({ rewrapped: 1, unreadable: [] });
+
+    // A process started with the new key: the book loads the certificate stored before the rotation.
+    const vault = new Vault(app.store, localKeyWrapper(next));
+    const book = new CertificateBook({ db, vault, clock: systemClock });
+    await book.refresh();
+    expect(book.hosts()).toEqual([HOST]);
+
+    // Its job renews through Pebble with the rewrapped account key: no new registration.
+    const job = new DomainJob({
+      db,
+      leases: new Leases(app.store, systemClock),
+      owner: 'rotated',
+      clock: systemClock,
+      resolver: dnsResolver([dns.address]),
+      publicHost: PUBLIC_HOST,
+      issuer: new AcmeIssuer({ db, wrapper: localKeyWrapper(next), settings: { directoryUrl: pebble.directoryUrl, directoryCa: pebble.directoryCa, pollMinMs: 100 }, clock: systemClock }),
+      vault,
+    });
+    const before = (await domainOfWorkspace(db, workspaceId))!;
+    await makeDue(db, workspaceId, Date.now());
+    expect(await job.runOnce()).toEqual([{ host: HOST, state: 'active', reason: null }]);
+    const after = (await domainOfWorkspace(db, workspaceId))!;
+    expect(after.certVersion).toBeGreaterThan(before.certVersion);
+    const still = (await acmeAccount(db, pebble.directoryUrl))!;
+    expect(still.accountUrl).toBe(account.accountUrl);
+    expect(localKeyWrapper(next).unwrap(still.wrappedKey, accountKeyContext(pebble.directoryUrl))).toEqual(localKeyWrapper(current).unwrap(account.wrappedKey, accountKeyContext(pebble.directoryUrl)));
+    await book.refresh();
+    expect(book.hosts()).toEqual([HOST]);
+    book.close();
   });
 });
 

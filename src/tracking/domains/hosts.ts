@@ -1,6 +1,6 @@
 import type { Db } from '../../store/store.ts';
 import { checkTrackingDomain } from '../links.ts';
-import type { DomainState } from './policy.ts';
+import { SERVING_STATES, type DomainState } from './policy.ts';
 import { domainOfWorkspace, makeDue, removeDomain, setDomain, type DomainRow } from './sql/tracking-domain.ts';
 
 /**
@@ -14,7 +14,8 @@ export interface TrackingHostView {
   reason: string | null;
   /** The name the host must be a CNAME to. */
   cnameTarget: string;
-  certificate: { notBefore: string; notAfter: string } | null;
+  /** The certificate served (or last served): its validity, and when it was stored (issued or renewed). */
+  certificate: { notBefore: string; notAfter: string; issuedAt: string | null } | null;
   /** When the job looks at the host next (verify, issue, renew, or try again). */
   nextCheckAt: string;
 }
@@ -25,7 +26,10 @@ export function hostView(row: DomainRow, publicHost: string): TrackingHostView {
     state: row.state,
     reason: row.reason,
     cnameTarget: publicHost,
-    certificate: row.notBefore !== null && row.notAfter !== null ? { notBefore: new Date(row.notBefore).toISOString(), notAfter: new Date(row.notAfter).toISOString() } : null,
+    certificate:
+      row.notBefore !== null && row.notAfter !== null
+        ? { notBefore: new Date(row.notBefore).toISOString(), notAfter: new Date(row.notAfter).toISOString(), issuedAt: row.issuedAt === null ? null : new Date(row.issuedAt).toISOString() }
+        : null,
     nextCheckAt: new Date(row.nextAttemptAt).toISOString(),
   };
 }
@@ -63,4 +67,15 @@ export async function verifyTrackingHost(db: Db, workspaceId: string, now: numbe
   if (!(await domainOfWorkspace(db, workspaceId))) return undefined;
   await makeDue(db, workspaceId, now);
   return domainOfWorkspace(db, workspaceId);
+}
+
+/**
+ * Which tracking host a workspace's links use now, as the sender decides it (send-context.ts reads
+ * the same in SQL): its custom host while it serves a certificate, else settings.trackingDomain,
+ * else none (the public URL). `waiting` is a custom host set but not serving yet, with why.
+ */
+export function linkHost(row: DomainRow | undefined, settingsDomain: string | null): { host: string | null; serving: boolean; waiting: { host: string; why: string } | null } {
+  if (row && SERVING_STATES.includes(row.state)) return { host: row.host, serving: true, waiting: null };
+  const waiting = row ? { host: row.host, why: row.reason ?? (row.state === 'pending_dns' ? 'its CNAME is not verified yet' : 'its certificate is not issued yet') } : null;
+  return { host: settingsDomain, serving: false, waiting };
 }

@@ -5,6 +5,7 @@ import type { Domain, DomainAlert, DomainCheck } from '../types.ts';
 import { CopyField } from '../ui/CopyField.tsx';
 import { Badge, Empty, ErrorNote, PageHeader, TableHead, when } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
+import { TrackingHostPanel } from './TrackingHost.tsx';
 
 /**
  * Domains (issue 14): each domain the workspace sends from, and its tracking host, with a chip per
@@ -15,7 +16,7 @@ import { useLoad, usePoll } from '../ui/use-load.ts';
 
 const verdictTone = { ok: 'ok', broken: 'bad', unknown: 'warn' } as const;
 const checkTone: Record<DomainCheck['status'], 'ok' | 'warn' | 'bad' | 'muted'> = { ok: 'ok', missing: 'bad', differs: 'bad', listed: 'bad', refused: 'warn', unchecked: 'muted', error: 'warn' };
-const KIND: Record<DomainCheck['kind'], string> = { spf: 'SPF', dkim: 'DKIM', dmarc: 'DMARC', mx: 'MX', tracking: 'CNAME', blocklist: 'Blocklist' };
+const KIND: Record<DomainCheck['kind'], string> = { spf: 'SPF', dkim: 'DKIM', dmarc: 'DMARC', mx: 'MX', tracking: 'CNAME', certificate: 'Certificate', blocklist: 'Blocklist' };
 
 /** One chip per kind: the worst status among that kind's checks (DKIM has one per selector, blocklists one per list and address). */
 function chips(d: Domain): Array<{ kind: DomainCheck['kind']; status: DomainCheck['status']; count: number }> {
@@ -141,6 +142,7 @@ export function Domains({ workspaceId }: ScreenProps) {
       {!enabled && <p className="note">Domain checks are off on this server: the results shown are the last ones stored.</p>}
       <Alerts alerts={alerts.data?.alerts ?? []} onSeen={() => void seen()} />
       <ErrorNote error={list.error ?? alerts.error ?? error} />
+      <TrackingHostPanel workspaceId={workspaceId} />
       {!list.loading && domains.length === 0 && <Empty>No domain yet: connect a mailbox, and its domain is checked here.</Empty>}
       {domains.length > 0 && (
         <>

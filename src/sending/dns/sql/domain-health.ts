@@ -36,11 +36,12 @@ export async function sendingDomainsOf(db: Db, workspaceId: string): Promise<Sen
   return [...by.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([domain, d]) => ({ domain, providers: [...d.providers].sort(), smtpHosts: [...d.smtpHosts].sort() }));
 }
 
-/** Workspaces with at least one live mailbox or a tracking host: the daily pass looks at these. */
+/** Workspaces with at least one live mailbox or a tracking host (custom or in settings): the daily pass looks at these. */
 export async function workspacesWithDomains(db: Db): Promise<string[]> {
   const r = await sql<{ id: string }>`
     select w.id from workspace w
     where exists (select 1 from mailbox m where m.workspace_id = w.id and m.removed_at is null)
+       or exists (select 1 from tracking_domain t where t.workspace_id = w.id)
        or w.settings ? 'trackingDomain'
     order by w.id`.execute(db);
   return r.rows.map((x) => x.id);

@@ -47,3 +47,16 @@ export async function challengeAnswer(db: Db | Tx, token: string, host: string, 
 export async function deleteChallenge(db: Db | Tx, token: string, now: number): Promise<void> {
   await sql`delete from acme_challenge where token = ${token} or expires_at <= ${new Date(now)}`.execute(db);
 }
+
+// -- name: acme-accounts-for-update
+// Every directory's account, locked for a master key rotation.
+export async function acmeAccountsForUpdate(tx: Tx): Promise<Array<{ directoryUrl: string; wrappedKey: Buffer }>> {
+  const r = await sql<{ directory_url: string; wrapped_key: Uint8Array }>`select directory_url, wrapped_key from acme_account order by directory_url for update`.execute(tx);
+  return r.rows.map((x) => ({ directoryUrl: x.directory_url, wrappedKey: Buffer.from(x.wrapped_key) }));
+}
+
+// -- name: rewrap-acme-account
+// The same key wrapped by another master key: the account and its URL stay.
+export async function rewrapAcmeAccount(tx: Tx, directoryUrl: string, wrappedKey: Buffer): Promise<void> {
+  await sql`update acme_account set wrapped_key = ${wrappedKey} where directory_url = ${directoryUrl}`.execute(tx);
+}

@@ -14,12 +14,14 @@ export interface DomainRow {
   notBefore: number | null;
   notAfter: number | null;
   certVersion: number;
+  /** When the current certificate was stored (issued or last renewed); 0041. */
+  issuedAt: number | null;
   updatedAt: number;
 }
 
 type Raw = {
   workspace_id: string; host: string; state: DomainState; reason: string | null; attempts: number; next_attempt_at: Date;
-  sealed_cert: Buffer | Uint8Array | null; not_before: Date | null; not_after: Date | null; cert_version: number; updated_at: Date;
+  sealed_cert: Buffer | Uint8Array | null; not_before: Date | null; not_after: Date | null; cert_version: number; issued_at: Date | null; updated_at: Date;
 };
 
 const ms = (d: Date | null) => (d === null ? null : new Date(d).getTime());
@@ -27,7 +29,7 @@ function fromRaw(r: Raw): DomainRow {
   return {
     workspaceId: r.workspace_id, host: r.host, state: r.state, reason: r.reason, attempts: Number(r.attempts),
     nextAttemptAt: ms(r.next_attempt_at)!, sealedCert: r.sealed_cert === null ? null : Buffer.from(r.sealed_cert),
-    notBefore: ms(r.not_before), notAfter: ms(r.not_after), certVersion: Number(r.cert_version), updatedAt: ms(r.updated_at)!,
+    notBefore: ms(r.not_before), notAfter: ms(r.not_after), certVersion: Number(r.cert_version), issuedAt: ms(r.issued_at), updatedAt: ms(r.updated_at)!,
   };
 }
 
@@ -57,7 +59,7 @@ export async function setDomain(db: Db | Tx, workspaceId: string, host: string, 
       insert into tracking_domain (workspace_id, host, state, next_attempt_at, created_at, updated_at)
       values (${workspaceId}, ${host}, 'pending_dns', ${at}, ${at}, ${at})
       on conflict (workspace_id) do update set host = excluded.host, state = 'pending_dns', reason = null, attempts = 0,
-        next_attempt_at = excluded.next_attempt_at, sealed_cert = null, not_before = null, not_after = null,
+        next_attempt_at = excluded.next_attempt_at, sealed_cert = null, not_before = null, not_after = null, issued_at = null,
         cert_version = tracking_domain.cert_version + 1, updated_at = excluded.updated_at`.execute(db);
   } catch (e) {
     if ((e as { code?: string }).code === '23505') return 'taken';
@@ -109,7 +111,7 @@ export async function storeCertificate(
 ): Promise<boolean> {
   const r = await sql`
     update tracking_domain set state = 'active', reason = null, attempts = 0, sealed_cert = ${cert.sealed},
-      not_before = ${new Date(cert.notBefore)}, not_after = ${new Date(cert.notAfter)}, cert_version = cert_version + 1,
+      not_before = ${new Date(cert.notBefore)}, not_after = ${new Date(cert.notAfter)}, cert_version = cert_version + 1, issued_at = ${new Date(now)},
       next_attempt_at = ${new Date(cert.nextAttemptAt)}, updated_at = ${new Date(now)}
     where workspace_id = ${d.workspaceId} and host = ${d.host} and cert_version = ${d.certVersion}`.execute(db);
   return Number(r.numAffectedRows ?? 0n) > 0;

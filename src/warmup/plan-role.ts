@@ -54,7 +54,7 @@ const plannedSql = (ids: string[], from: number, to: number) => sql<{ mailbox_id
   where mailbox_id = any(${ids}::uuid[]) and state = 'queued' and send_at >= ${new Date(from)} and send_at < ${new Date(to)}`;
 
 /** Warmup's provider labels from the connector kinds (an SMTP/IMAP host is 'other' until hosts are told apart). */
-const PROVIDER: Record<string, string> = { gmail: 'google', graph: 'microsoft', smtp_imap: 'other' };
+export const PROVIDER: Record<string, string> = { gmail: 'google', graph: 'microsoft', smtp_imap: 'other' };
 
 /** The pool as the planner sees it at `now` (pure reads; no writes). */
 export async function assemblePool(store: Store, pool: string, now: number, log?: Logger): Promise<WarmupMember[]> {

@@ -18,12 +18,12 @@ import { newId } from '../../common/ids.ts';
 import type { Random } from '../../common/random.ts';
 import { inTx, type Conn } from '../../store/in-tx.ts';
 import { defaultWarmupPlanConfig } from '../plan/types.ts';
+import { PROVIDER } from '../plan-role.ts';
 import { STALE_MS } from '../send/warmup-sender.ts';
 import type { Peer } from './peers.ts';
 import type { ExchangeAnswer, ExchangeRequest, PlacementReport, RemoteMember, ScheduledSend } from './wire.ts';
 
 const DAY = 86_400_000;
-const PROVIDER: Record<string, string> = { gmail: 'google', graph: 'microsoft', smtp_imap: 'other' };
 
 /** What a member offers a peer a day: what it would accept from its own pool (ramp.ts receiveLimit at full volume). */
 export function offeredCapacity(target: number): number {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +48,9 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   const importSpec = { workspaceId, createdBy: memberId, fileName: `leads-${tag}.csv`, mapping: {}, onDuplicate: 'skip' as const, encoding: 'auto' as const, totalBytes: null };
   graph.importId = await createImportJob({ store: h.store, clock: systemClock, random }, importSpec);
   await runImportJob({ store: h.store, clock: systemClock, random }, graph.importId, importSpec, Readable.from([Buffer.from(`email\nnot-an-address-${tag}\n`)]));
+  // A warmup peer (another installation's public card), for …/warmup/peers/:peerId.
+  graph.peerId = id();
+  await db.insertInto('warmup_peer').values({ id: graph.peerId, workspace_id: workspaceId, name: `peer-${tag}`, url: `https://peer-${tag}.example.com`, sign_key: randomBytes(32).toString('base64'), agree_key: randomBytes(32).toString('base64'), state: 'pending', added_at: new Date() }).execute();
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', ...graph };
 }

@@ -13,6 +13,7 @@ import type { HygieneChecker } from '../leads/hygiene/checker.ts';
 import type { SystemMailer } from './system-mailer.ts';
 import type { LoginLimit } from './auth/login-limiter.ts';
 import type { DomainHealthSettings } from '../sending/dns/domain-monitor.ts';
+import type { FederationIdentity } from '../warmup/federation/identity.ts';
 
 /** What API handlers use; built once by the server and injected, never reached as a global. */
 export interface ApiContext {
@@ -69,6 +70,8 @@ export interface ApiContext {
   hygiene?: HygieneChecker;
   /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/sending/mailbox-removal.ts). */
   oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
+  /** Warmup federation (src/warmup/federation/): this installation's identity; absent: the peer routes refuse. */
+  federation?: { identity: FederationIdentity };
 }
 
 export const defaultAuthSettings = {

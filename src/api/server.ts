@@ -10,6 +10,7 @@ import { registerTracking, type TrackingDeps } from '../tracking/index.ts';
 import { registerOAuthRoutes, type OAuthRoutesDeps } from '../mailbox/oauth/routes.ts';
 import type { PushRegistry } from '../mailbox/sync/push-registry.ts';
 import { gmailPushRoutes, graphPushRoutes } from '../mailbox/sync/push-routes.ts';
+import { federationRoutes, type FederationRouteDeps } from '../warmup/federation/routes.ts';
 import { registerApi } from './api.ts';
 import { oauthCaller } from './auth/oauth-caller.ts';
 import type { ApiContext } from './context.ts';
@@ -40,6 +41,8 @@ export interface ApiDeps {
   metricsToken?: string;
   /** Custom tracking hosts (src/tracking/domains): the ACME challenge route and the guard that lets only tracking routes answer on them. */
   customHosts?: { register(app: FastifyInstance): void };
+  /** Warmup federation's signed ends: /federation/card and /federation/v1/* (src/warmup/federation/routes.ts); absent: not served. */
+  federation?: Omit<FederationRouteDeps, 'store' | 'clock'>;
   /** The /api routes (src/api/routes), with /openapi.json and /docs; absent: not served. */
   api?: Omit<ApiContext, 'store' | 'clock'>;
 }
@@ -93,6 +96,9 @@ function registerRoutes(app: FastifyInstance, deps: ApiDeps): void {
     void app.register(gmailPushRoutes, { registry: deps.push.registry, verificationToken: deps.push.verificationToken });
     void app.register(graphPushRoutes, { registry: deps.push.registry });
   }
+
+  // Signed by the peer installation, on the real clock (a demo's time would put every signature outside the window).
+  if (deps.federation) void app.register(federationRoutes, { store: deps.store, clock: deps.api?.realClock ?? deps.clock, ...deps.federation });
 
   const metrics = deps.metrics;
   if (metrics) {

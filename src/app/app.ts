@@ -44,6 +44,8 @@ import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
 import { sendDueWarmup } from '../warmup/send/warmup-sender.ts';
 import { warmupPoolKey } from '../warmup/text/marker.ts';
+import { federationIdentity, pairKey } from '../warmup/federation/identity.ts';
+import { FederationRole } from '../warmup/federation/federation-role.ts';
 import { domainHealthSettings, type DomainCheckConfig } from '../sending/dns/health-settings.ts';
 import { CustomHosts, type CustomHostSettings } from '../tracking/domains/custom-hosts.ts';
 import { HygieneChecker } from '../leads/hygiene/checker.ts';
@@ -101,6 +103,12 @@ export interface AppOptions {
   domains?: DomainCheckConfig;
   /** Custom tracking hosts with ACME certificates (CADENZA_TRACKING_HTTPS_PORT…, trackingDomainSettings); absent: off. */
   trackingDomains?: CustomHostSettings;
+  /**
+   * Warmup federation (src/warmup/federation/): this installation's name on its card
+   * (CADENZA_FEDERATION_NAME; default: the public URL's host) and how often the scheduler role
+   * exchanges with every peer (CADENZA_FEDERATION_EVERY_MS; default 10 min).
+   */
+  federation?: { name?: string; everyMs?: number };
   /** The Gmail and Graph APIs' base URLs replaced (the emulators in tests). */
   providerBaseUrls?: { gmail?: string; graph?: string };
   clock?: Clock;
@@ -116,6 +124,8 @@ export interface RunningApp {
   domains?: DomainMonitor;
   /** The warmup network's daily planning (scheduler role; one process plans, under a lease). */
   warmupPlan?: WarmupPlanRole;
+  /** Warmup federation's exchange with peer installations (scheduler role; one process at a time, under a lease). */
+  federation?: FederationRole;
   senders?: SenderPool;
   syncs?: SyncPool;
   webhooks?: WebhookDispatcher;
@@ -206,7 +216,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
       // finish and commit the batch in flight.
-      await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop()]);
+      await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop()]);
       // Bounded: a request that hangs (a stalled upload) is cut at the deadline (api/http/drain.ts).
       if (app.server) {
         const d = await drainServer(app.server, o.drainMs ?? 10_000);
@@ -220,7 +230,11 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     },
   };
   const service = new EnrollmentService({ store, clock: world, random });
-  const domainSettings = o.domains ? domainHealthSettings(o.domains, o.publicUrl ?? `http://localhost:${o.port}`, o.trackingDomains?.publicHost) : undefined;
+  // The federation identity is derived from the master key (nothing stored): the card, the signing key, the pair keys.
+  const publicUrl = o.publicUrl ?? `http://localhost:${o.port}`;
+  const federation = federationIdentity(master, publicUrl, o.federation?.name ?? new URL(publicUrl).host);
+  const warmupKey = (pool: string, peer?: { signKey: string; agreeKey: string }) => (peer ? pairKey(federation, peer) : warmupPoolKey(master, pool));
+  const domainSettings = o.domains ? domainHealthSettings(o.domains, publicUrl, o.trackingDomains?.publicHost) : undefined;
   // One token provider per process: senders, sync loops and the connect routes share its cache.
   const vault = new Vault(store, localKeyWrapper(master));
   // Webhook secrets stored in clear before 0013 are sealed by the first process holding the master key.
@@ -293,6 +307,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       }
       app.warmupPlan = new WarmupPlanRole({ store, clock, random, log, owner: newId(clock.now(), random) });
       app.warmupPlan.start();
+      app.federation = new FederationRole({ store, clock, identity: federation, log, owner: newId(clock.now(), random), ...(o.federation?.everyMs ? { everyMs: o.federation.everyMs } : {}) });
+      app.federation.start();
     }
     if (o.roles.includes('sender')) {
       app.senders = new SenderPool({
@@ -314,7 +330,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         // The mailbox last look found a lead's mail the sync has not read: pull that mailbox now.
         pullMailbox: (id) => nudges.pull(id),
         // Warmup mail goes out through the same mailbox sender and bucket, after campaign mail.
-        extraStepFor: ({ transport, fence, pauseMailbox }) => (id) => sendDueWarmup({ store, clock, transport, fence, pauseMailbox, keyFor: (pool) => warmupPoolKey(master, pool) }, id),
+        extraStepFor: ({ transport, fence, pauseMailbox }) => (id) => sendDueWarmup({ store, clock, transport, fence, pauseMailbox, keyFor: warmupKey }, id),
         // Every step that reached a server or a verdict, by outcome (idle loops are not counted).
         onStep: (_mailboxId, r) => {
           if (r.kind !== 'idle') metrics.sends.inc({ outcome: r.kind });
@@ -332,7 +348,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         connectors,
         trackingKey: trackingKey(master),
         // Warmup mail is taken aside (recorded, rescued, flagged, read) before anything user-facing.
-        warmup: warmupRecogniser({ db: store.db, master, clock, random, log }),
+        warmup: warmupRecogniser({ db: store.db, master, clock, random, log, federation }),
         metrics,
         log,
         announce: () => nudges.nudge('mailboxes'),
@@ -341,9 +357,10 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     }
   };
   const stopRoles = async () => {
-    await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop()]);
+    await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop()]);
     await app.scheduler?.stop();
     app.domains = undefined;
+    app.federation = undefined;
     app.senders = undefined;
     app.syncs = undefined;
     app.scheduler = undefined;
@@ -374,8 +391,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       : undefined;
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
-    app.server = buildServer({ ...(customHosts ? { customHosts } : {}), store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, connectors, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() } },
+    app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
+      api: { ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, connectors, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

@@ -61,6 +61,10 @@ const schema = z.object({
   CADENZA_SMTP_URL: z.string().regex(/^smtps?:\/\/[^/]/, 'an smtp:// or smtps:// URL such as smtp://user:pass@mail.example.com:587').optional(),
   /** The From of those emails, e.g. "Cadenza <cadenza@example.com>"; unset: the SMTP user, when it is an address. */
   CADENZA_MAIL_FROM: z.string().min(3).optional(),
+  /** This installation's name on its warmup federation card (docs/deliverability.md "Federation"); unset: the public URL's host. */
+  CADENZA_FEDERATION_NAME: z.string().min(1).max(100).optional(),
+  /** How often the scheduler role exchanges members, schedules and placement with each warmup peer, in ms (default 600000). */
+  CADENZA_FEDERATION_EVERY_MS: z.coerce.number().int().min(10_000).max(86_400_000).optional(),
   /** GET /metrics answers only with `Authorization: Bearer <this>` (docs/security.md); unset: /metrics is public. At least 16 characters. Never logged. */
   CADENZA_METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   /**

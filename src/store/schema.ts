@@ -741,6 +741,10 @@ export interface WarmupMailTable {
   reply_subject: string | null;
   reply_to_name: string | null;
   language: 'en' | 'de' | 'fr' | 'es' | null;
+  // 0038_warmup_federation.sql
+  peer_id: string | null;
+  peer_accepted_at: Timestamp | null;
+  reported_at: Timestamp | null;
 }
 // 0036_warmup_send.sql
 export interface WarmupPlanDayTable {
@@ -754,5 +758,43 @@ export interface Database {
   warmup_member: WarmupMemberTable;
   warmup_mail: WarmupMailTable;
   warmup_plan_day: WarmupPlanDayTable;
+  warmup_peer: WarmupPeerTable;
+  warmup_remote_member: WarmupRemoteMemberTable;
+  warmup_peer_nonce: WarmupPeerNonceTable;
+}
+// 0038_warmup_federation.sql
+export interface WarmupPeerTable {
+  id: string;
+  workspace_id: string;
+  pool: Generated<string>;
+  name: string;
+  url: string;
+  sign_key: string;
+  agree_key: string;
+  state: 'pending' | 'active' | 'left';
+  added_at: Timestamp;
+  activated_at: Timestamp | null;
+  left_at: Timestamp | null;
+  left_by: 'us' | 'peer' | null;
+  exchanged_at: Timestamp | null;
+  failures: Generated<number>;
+  retry_at: Timestamp | null;
+  last_error: string | null;
+}
+export interface WarmupRemoteMemberTable {
+  peer_id: string;
+  address: string;
+  provider: string;
+  domain: string;
+  time_zone: string;
+  day_start: string;
+  day_end: string;
+  capacity: number;
+  updated_at: Timestamp;
+}
+export interface WarmupPeerNonceTable {
+  peer_id: string;
+  nonce: string;
+  seen_at: Timestamp;
 }
 // --- end warmup network

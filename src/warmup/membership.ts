@@ -65,6 +65,8 @@ export interface WarmupReceipt {
   receiverAddress: string;
   folder: 'inbox' | 'junk';
   at: number;
+  /** The peer installation whose member sent it (federation/): its placement is reported back. */
+  peerId?: string;
 }
 
 // -- name: record-warmup-receipt
@@ -72,8 +74,8 @@ export interface WarmupReceipt {
 // first receipt wins: a resync that reads the mail again (after it was moved to the inbox) must
 // not turn a junk placement into an inbox one.
 const receiptSql = (r: WarmupReceipt, id: string) => sql`
-  insert into warmup_mail (id, pool, kind, message_id, in_reply_to, sender_address, receiver_mailbox_id, receiver_address, planned_at, received_at, received_folder)
-  values (${id}, ${r.pool}, ${r.kind}, ${r.messageId}, ${r.inReplyTo ?? null}, ${r.senderAddress}, ${r.receiverMailboxId}, ${r.receiverAddress}, ${new Date(r.at)}, ${new Date(r.at)}, ${r.folder})
+  insert into warmup_mail (id, pool, kind, message_id, in_reply_to, sender_address, receiver_mailbox_id, receiver_address, planned_at, received_at, received_folder, peer_id)
+  values (${id}, ${r.pool}, ${r.kind}, ${r.messageId}, ${r.inReplyTo ?? null}, ${r.senderAddress}, ${r.receiverMailboxId}, ${r.receiverAddress}, ${new Date(r.at)}, ${new Date(r.at)}, ${r.folder}, ${r.peerId ?? null})
   on conflict (message_id) do update
     set received_at = excluded.received_at, received_folder = excluded.received_folder, receiver_mailbox_id = excluded.receiver_mailbox_id
     where warmup_mail.received_folder is null`;

@@ -54,7 +54,7 @@ const plannedSql = (ids: string[], from: number, to: number) => sql<{ mailbox_id
   where mailbox_id = any(${ids}::uuid[]) and state = 'queued' and send_at >= ${new Date(from)} and send_at < ${new Date(to)}`;
 
 /** Warmup's provider labels from the connector kinds (an SMTP/IMAP host is 'other' until hosts are told apart). */
-const PROVIDER: Record<string, string> = { gmail: 'google', graph: 'microsoft', smtp_imap: 'other' };
+export const PROVIDER: Record<string, string> = { gmail: 'google', graph: 'microsoft', smtp_imap: 'other' };
 
 /** The pool as the planner sees it at `now` (pure reads; no writes). */
 export async function assemblePool(store: Store, pool: string, now: number, log?: Logger): Promise<WarmupMember[]> {
@@ -97,6 +97,35 @@ export async function assemblePool(store: Store, pool: string, now: number, log?
       busy: busy.sort((a, b) => a - b),
       minGapMs: bucket.mb.pacing.gapMinMs,
     });
+  }
+  const locals = new Set(rows.map((r) => r.email.toLowerCase()));
+  for (const r of await remoteMembers(store, pool, now)) if (!locals.has(r.id)) out.push(r);
+  return out;
+}
+
+// -- name: warmup-pool-remote-members
+// The members active peers offered this pool, with what we already planned to each today (their
+// offered capacity is per UTC day: exchange.ts counts it so on their side).
+const remoteSql = (pool: string, dayStart: number) => sql<{ address: string; provider: string; domain: string; capacity: number; peer_id: string; planned: number }>`
+  select r.address, r.provider, r.domain, r.capacity, r.peer_id,
+         (select count(*)::int from warmup_mail x where x.peer_id = r.peer_id and lower(x.receiver_address) = r.address and x.kind = 'first'
+            and x.sender_mailbox_id is not null and x.planned_at >= ${new Date(dayStart)} and x.planned_at < ${new Date(dayStart + DAY_MS)}) as planned
+  from warmup_remote_member r join warmup_peer p on p.id = r.peer_id
+  where p.pool = ${pool} and p.state = 'active'
+  order by r.address`;
+
+/**
+ * A peer's member as the planner sees it: a receiver only (no credentials here), of its own
+ * workspace label (one per peer), up to the capacity it offered less what is already planned to it today.
+ */
+async function remoteMembers(store: Store, pool: string, now: number): Promise<Array<WarmupMember & { peerId: string }>> {
+  const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
+  const seen = new Set<string>();
+  const out: Array<WarmupMember & { peerId: string }> = [];
+  for (const r of (await remoteSql(pool, dayStart).execute(store.db)).rows) {
+    if (seen.has(r.address)) continue; // two peers listing one address: the first keeps it
+    seen.add(r.address);
+    out.push({ id: r.address, peerId: r.peer_id, provider: r.provider, domain: r.domain, workspace: `peer:${r.peer_id}`, canSend: false, rampDay: 0, target: Math.max(1, r.capacity), remainingCap: 0, window: { start: now, end: now }, busy: [], minGapMs: 0, receiveLimit: Math.max(0, r.capacity - r.planned) });
   }
   return out;
 }
@@ -143,7 +172,8 @@ export async function planWarmupPools(d: PlanRoleDeps): Promise<PoolDay[] | null
       const members = await assemblePool(d.store, pool, now, d.log);
       const recent = await recentPairs(d.store.db, pool, dayStart, 7);
       const plan = planWarmupDay({ members, recentPairs: recent }, d.random.fork(`warmup:${pool}:${dayStart}`));
-      const addresses = new Map((await sql<{ id: string; email: string }>`select m.id, m.email from mailbox m join warmup_member wm on wm.mailbox_id = m.id where wm.pool = ${pool}`.execute(d.store.db)).rows.map((r) => [r.id, { address: r.email, mailboxId: r.id }]));
+      const addresses = new Map<string, { address: string; mailboxId: string | null; peerId?: string }>((await sql<{ id: string; email: string }>`select m.id, m.email from mailbox m join warmup_member wm on wm.mailbox_id = m.id where wm.pool = ${pool}`.execute(d.store.db)).rows.map((r) => [r.id, { address: r.email, mailboxId: r.id }]));
+      for (const m of members) if ('peerId' in m && typeof m.peerId === 'string') addresses.set(m.id, { address: m.id, mailboxId: null, peerId: m.peerId });
       const short = plan.shortfall.filter((s) => s.planned < s.wanted);
       const wrote = await d.store.db.transaction().execute(async (tx) => {
         const mine = await tx

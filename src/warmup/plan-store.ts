@@ -4,7 +4,8 @@
  * fixed now, as the outbox fixes a send's before any server is reached, so the text, which is
  * the MAC of the Message-ID, is the same whenever the send is made or retried).
  *
- * A member's id in the planner is its mailbox id, or for a remote member its address.
+ * A member's id in the planner is its mailbox id, or for a remote member (a peer's, federation/)
+ * its address.
  */
 import { sql } from 'kysely';
 import { newId } from '../common/ids.ts';
@@ -32,7 +33,7 @@ export async function recentPairs(db: Conn, pool: string, dayStart: number, days
 
 export interface PlanAddresses {
   /** Member id → its address and, for a local member, its mailbox id. */
-  get(id: string): { address: string; mailboxId: string | null } | undefined;
+  get(id: string): { address: string; mailboxId: string | null; peerId?: string } | undefined;
 }
 
 /** Writes a day's plan as planned first mails; returns their ids. A send whose member is unknown is an error. */
@@ -53,6 +54,8 @@ export async function writeDayPlan(db: Conn, pool: string, sends: readonly Plann
       receiver_mailbox_id: to.mailboxId,
       receiver_address: to.address,
       planned_at: new Date(s.at),
+      // Mail to a peer's member names the peer: its key writes it, and the peer must accept it first (federation/exchange.ts).
+      peer_id: to.peerId ?? null,
     };
   });
   // In chunks: one statement's parameters stay far below PostgreSQL's 65,535.

@@ -216,6 +216,16 @@ export type EnrollmentSend = {
   updatedAt: string;
 };
 
+export type FederationCard = {
+  /** The base URL the peer reaches this installation at (CADENZA_PUBLIC_URL) */
+  url: string;
+  name: string;
+  /** Ed25519 public key, 32 bytes in base64 */
+  signKey: string;
+  /** X25519 public key, 32 bytes in base64 */
+  agreeKey: string;
+};
+
 export type HygieneReason = {
   code: string;
   message: string;
@@ -662,6 +672,37 @@ export type WarmupMembership = {
   /** 1, or below 1 while placement is low: the mailbox's daily cap is multiplied by it */
   capFactor: number;
   capReason: string | null;
+};
+
+export type WarmupPeer = {
+  id: string;
+  pool: string;
+  name: string;
+  url: string;
+  signKey: string;
+  agreeKey: string;
+  /** pending until the peer has added this installation too; left is final */
+  state: "pending" | "active" | "left";
+  addedAt: string;
+  activatedAt: string | null;
+  leftAt: string | null;
+  leftBy: "us" | "peer" | null;
+  exchangedAt: string | null;
+  /** Failed exchanges since the last good one */
+  failures: number;
+  retryAt: string | null;
+  lastError: string | null;
+  /** Members the peer offered at the last exchange */
+  remoteMembers: number;
+};
+
+export type WarmupPeerExchange = {
+  ok: boolean;
+  accepted?: number;
+  refused?: number;
+  members?: number;
+  ended?: boolean;
+  error?: string;
 };
 
 export type WarmupPlacement = {
@@ -1516,6 +1557,68 @@ export interface ApiRoutes {
     query: Record<string, never>;
     body: never;
     response: WarmupPlacement;
+    status: 200;
+  };
+  /** This installation's federation card: what a peer's operator adds (also public at /federation/card) (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/warmup/federation/card": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: FederationCard;
+    status: 200;
+  };
+  /** The workspace's warmup peers (other installations whose pools it joined) (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/warmup/peers": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      peers: WarmupPeer[];
+    };
+    status: 200;
+  };
+  /** Add a peer installation by its card; pending until its operator adds this installation's card too (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/warmup/peers": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      card: {
+        url: string;
+        name: string;
+        signKey: string;
+        agreeKey: string;
+      };
+      pool?: string;
+    };
+    response: WarmupPeer;
+    status: 201;
+  };
+  /** End a peering at once: nothing more is planned or sent to its members, the peer is told, its requests are refused (access: admin of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/warmup/peers/:peerId": {
+    params: {
+      workspaceId: string;
+      peerId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: WarmupPeer;
+    status: 200;
+  };
+  /** Exchange members, schedules and placement with the peer now (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/warmup/peers/:peerId/exchange": {
+    params: {
+      workspaceId: string;
+      peerId: string;
+    };
+    query: Record<string, never>;
+    body: Record<string, never>;
+    response: WarmupPeerExchange;
     status: 200;
   };
   /** The review queue: leads list hygiene found risky (role account, domain not checkable) and no one decided on yet, newest first (access: member of the workspace) */

@@ -15,6 +15,7 @@ import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
 import { pacingRoutes } from './pacing.ts';
 import { warmupRoutes } from './warmup.ts';
+import { warmupPeerRoutes } from './warmup-peers.ts';
 import { memberRoutes } from './members.ts';
 import { sequenceRoutes } from './sequences.ts';
 import { suppressionRoutes } from './suppressions.ts';
@@ -41,6 +42,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...domainRoutes,
   ...pacingRoutes,
   ...warmupRoutes,
+  ...warmupPeerRoutes,
   ...leadHygieneRoutes,
   ...leadRoutes,
   ...leadImportRoutes,

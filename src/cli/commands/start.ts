@@ -56,6 +56,7 @@ export function register(program: Command): void {
         ...(domains ? { domains } : {}),
         webhooks: { allowPrivate: cfg.CADENZA_WEBHOOK_ALLOW_PRIVATE },
         ...(cfg.CADENZA_METRICS_TOKEN ? { metricsToken: cfg.CADENZA_METRICS_TOKEN } : {}),
+        federation: { ...(cfg.CADENZA_FEDERATION_NAME ? { name: cfg.CADENZA_FEDERATION_NAME } : {}), ...(cfg.CADENZA_FEDERATION_EVERY_MS ? { everyMs: cfg.CADENZA_FEDERATION_EVERY_MS } : {}) },
         ...(cfg.CADENZA_CLICK_JOURNAL_DIR ? { clickJournalDir: cfg.CADENZA_CLICK_JOURNAL_DIR } : {}),
         trustProxy: cfg.CADENZA_TRUST_PROXY,
         preparedStatements: cfg.CADENZA_PG_PREPARED_STATEMENTS,

@@ -22,6 +22,8 @@ import { warmupPoolKey } from '../text/marker.ts';
 import { receiveWarmup, type ReceiveResult } from './receive.ts';
 import { defaultReplyDelay, type ReplyTiming } from './reply-time.ts';
 import { scheduleWarmupReply } from '../send/replies.ts';
+import { pairKey, type FederationIdentity } from '../federation/identity.ts';
+import { LEFT_GRACE_MS } from '../federation/peers.ts';
 
 export interface RecogniserDeps {
   db: Conn;
@@ -32,6 +34,13 @@ export interface RecogniserDeps {
   /** The share of first mails answered and its delays; `working` is the receiver's hours (default: always). */
   reply?: Partial<ReplyTiming>;
   log?: Logger;
+  /**
+   * This installation's federation identity: mail from a peer installation's member (one its
+   * last exchange listed, for the receiving mailbox's workspace and pool) is verified with the
+   * pair key. A peering that ended is still recognised for LEFT_GRACE_MS (mail in flight), without
+   * a reply. Absent: only this installation's members are recognised.
+   */
+  federation?: FederationIdentity;
 }
 
 export interface RecogniserMailbox {
@@ -61,6 +70,17 @@ interface MemberRow {
   mailbox_id: string;
 }
 
+interface RemoteRow {
+  email: string;
+  peer_id: string;
+  sign_key: string;
+  agree_key: string;
+  state: 'active' | 'left';
+}
+
+/** Whose mail a sender's is: this installation's pool, or a peer's (its pair key; replies only while active). */
+type Source = { key: Buffer; peerId?: string; replies: boolean };
+
 export function warmupRecogniser(d: RecogniserDeps) {
   const keys = new Map<string, Buffer>();
   const keyOf = (pool: string) => {
@@ -85,14 +105,30 @@ export function warmupRecogniser(d: RecogniserDeps) {
         where m.removed_at is null and (w.mailbox_id = ${mailbox.id} or lower(m.email) in (${sql.join(senders)}))`.execute(d.db);
       const me = rows.rows.find((r) => r.mailbox_id === mailbox.id);
       if (!me) return out; // the receiving mailbox takes no part: nothing of this batch is warmup
-      const members = new Map(rows.rows.filter((r) => r.pool === me.pool && r.mailbox_id !== mailbox.id).map((r) => [r.email, r.mailbox_id]));
+      const sources = new Map<string, Source>(rows.rows.filter((r) => r.pool === me.pool && r.mailbox_id !== mailbox.id).map((r) => [r.email, { key: keyOf(me.pool), replies: true }]));
+      const strangers = senders.filter((s) => !sources.has(s));
+      if (d.federation && strangers.length) {
+        const fed = d.federation;
+        const remote = await sql<RemoteRow>`
+          select lower(r.address) as email, p.id as peer_id, p.sign_key, p.agree_key, p.state
+          from warmup_remote_member r join warmup_peer p on p.id = r.peer_id
+          where p.workspace_id = ${mailbox.workspaceId} and p.pool = ${me.pool} and lower(r.address) in (${sql.join(strangers)})
+            and (p.state = 'active' or (p.state = 'left' and p.left_at > ${new Date(d.clock.now() - LEFT_GRACE_MS)}))`.execute(d.db);
+        for (const r of remote.rows) {
+          if (sources.has(r.email) && r.state !== 'active') continue;
+          let k = keys.get(`peer:${r.peer_id}`);
+          if (!k) keys.set(`peer:${r.peer_id}`, (k = pairKey(fed, { signKey: r.sign_key, agreeKey: r.agree_key })));
+          sources.set(r.email, { key: k, peerId: r.peer_id, replies: r.state === 'active' });
+        }
+      }
       for (const [i, m] of messages.entries()) {
-        if (!m.from || !members.has(m.from.toLowerCase())) continue;
+        const source = m.from ? sources.get(m.from.toLowerCase()) : undefined;
+        if (!source) continue;
         const now = d.clock.now();
         const r: ReceiveResult = await receiveWarmup(
           m.fetched,
           { mailboxId: mailbox.id, address: me.email },
-          { key: keyOf(me.pool), pool: me.pool, folders: folders ?? noFolders, record: (x) => recordWarmupReceipt(d.db, x, d.random), reply: timing, random: d.random },
+          { key: source.key, pool: me.pool, folders: folders ?? noFolders, record: (x) => recordWarmupReceipt(d.db, source.peerId ? { ...x, peerId: source.peerId } : x, d.random), reply: timing, random: d.random },
           now,
         );
         if (!r.warmup) continue;
@@ -100,7 +136,7 @@ export function warmupRecogniser(d: RecogniserDeps) {
         const failed = r.actions.filter((a) => a.result.status !== 'done');
         if (failed.length) d.log?.warn({ mailboxId: mailbox.id, key: m.fetched.key, failed }, 'warmup folder actions did not all succeed');
         // The sending side (send/warmup-sender.ts) sends the planned row from this mailbox.
-        if (r.reply) await scheduleWarmupReply(d.db, { pool: me.pool, senderMailboxId: mailbox.id, senderAddress: me.email, to: r.reply.to, toName: r.reply.toName, inReplyTo: r.reply.inReplyTo, subject: r.reply.subject, language: r.language, at: r.reply.at }, d.random);
+        if (r.reply && source.replies) await scheduleWarmupReply(d.db, { pool: me.pool, senderMailboxId: mailbox.id, senderAddress: me.email, to: r.reply.to, toName: r.reply.toName, inReplyTo: r.reply.inReplyTo, subject: r.reply.subject, language: r.language, at: r.reply.at, ...(source.peerId ? { peerId: source.peerId } : {}) }, d.random);
       }
       return out;
     },

@@ -25,15 +25,17 @@ export interface WarmupReplyPlan {
   subject: string;
   language: WarmupLanguage;
   at: number;
+  /** The first mail came from a peer installation's member (federation/): the reply goes back with the pair key. */
+  peerId?: string;
 }
 
 // -- name: warmup-schedule-reply
 const replySql = (r: WarmupReplyPlan, id: string, messageId: string) => sql<{ id: string }>`
   insert into warmup_mail (id, pool, kind, message_id, in_reply_to, sender_mailbox_id, sender_address, receiver_mailbox_id, receiver_address,
-                           planned_at, reply_subject, reply_to_name, language)
+                           planned_at, reply_subject, reply_to_name, language, peer_id)
   select ${id}, ${r.pool}, 'reply', ${messageId}, ${r.inReplyTo}, ${r.senderMailboxId}, ${r.senderAddress},
          (select sender_mailbox_id from warmup_mail where message_id = ${r.inReplyTo}), ${r.to},
-         ${new Date(r.at)}, ${r.subject}, ${r.toName}, ${r.language}
+         ${new Date(r.at)}, ${r.subject}, ${r.toName}, ${r.language}, ${r.peerId ?? null}
   on conflict (pool, in_reply_to) where kind = 'reply' do nothing
   returning id`;
 

@@ -39,8 +39,11 @@ export interface WarmupSendDeps {
   store: Store;
   clock: Clock;
   transport: Pick<Transport, 'send'>;
-  /** The pool's key (text/marker.ts warmupPoolKey). */
-  keyFor(pool: string): Buffer;
+  /**
+   * The key the mail is written with: the pool's (text/marker.ts warmupPoolKey), or for mail to a
+   * peer installation's member the pair key of the two (federation/identity.ts pairKey).
+   */
+  keyFor(pool: string, peer?: { signKey: string; agreeKey: string }): Buffer;
   fence?: { resource: string; token: number };
   pauseMailbox?: (mailboxId: string, reason: string) => Promise<void>;
 }
@@ -65,6 +68,8 @@ interface DueRow {
   language: WarmupLanguage | null;
   sender_name: string | null;
   receiver_name: string | null;
+  peer_sign_key: string | null;
+  peer_agree_key: string | null;
 }
 
 // -- name: warmup-claim-mailbox
@@ -77,12 +82,16 @@ const mailboxSql = (id: string) => sql<PacedMailboxRow & { email: string; displa
 
 // -- name: warmup-due
 // The earliest due, unclaimed mail of the sender; a receiver's name from its mailbox when it is ours.
+// Mail to a peer installation's member goes only while the peering is active (checked here, in the
+// claim: nothing goes once it ended), and a first mail only once the peer accepted it.
 const dueSql = (id: string, now: number) => sql<DueRow>`
   select x.id, x.pool, x.kind, x.message_id, x.in_reply_to, x.sender_address, x.receiver_address, x.reply_subject, x.reply_to_name, x.language,
-         s.display_name as sender_name, r.display_name as receiver_name
+         s.display_name as sender_name, r.display_name as receiver_name, p.sign_key as peer_sign_key, p.agree_key as peer_agree_key
   from warmup_mail x join mailbox s on s.id = x.sender_mailbox_id left join mailbox r on r.id = x.receiver_mailbox_id
+    left join warmup_peer p on p.id = x.peer_id
   where x.sender_mailbox_id = ${id} and x.claimed_at is null and x.sent_at is null
     and x.planned_at <= ${new Date(now)} and x.planned_at > ${new Date(now - STALE_MS)}
+    and (x.peer_id is null or (p.state = 'active' and (x.kind = 'reply' or x.peer_accepted_at is not null)))
   order by x.planned_at limit 1
   for update of x skip locked`;
 
@@ -126,7 +135,8 @@ export async function sendDueWarmup(d: WarmupSendDeps, mailboxId: string): Promi
   const note = (id: string, text: string) => sql`update warmup_mail set send_note = ${text} where id = ${id}`.execute(db);
   let mail: Awaited<ReturnType<typeof composeWarmup>>;
   try {
-    mail = await composeWarmup(d.keyFor(row.pool), {
+    const peer = row.peer_sign_key && row.peer_agree_key ? { signKey: row.peer_sign_key, agreeKey: row.peer_agree_key } : undefined;
+    mail = await composeWarmup(d.keyFor(row.pool, peer), {
       messageId: row.message_id,
       ...(row.in_reply_to ? { inReplyTo: row.in_reply_to, answeredSubject: row.reply_subject ?? '' } : {}),
       from: { address: row.sender_address, name: row.sender_name ?? '' },

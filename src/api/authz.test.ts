@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { federationIdentity } from '../warmup/federation/identity.ts';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -99,7 +100,8 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
   let bSecrets: string[];
 
   beforeAll(async () => {
-    h = await apiHarness(backend);
+    // With a federation identity, so the warmup peer routes answer in the own workspace.
+    h = await apiHarness(backend, { federation: { identity: federationIdentity(randomBytes(32), 'https://a.example.test', 'A') } });
     const wa = await seedWorkspace(h.store, 'A', 'owner-a@example.test');
     const wb = await seedWorkspace(h.store, 'B', 'owner-b@example.test');
     a = await seedObjects(h, wa.workspaceId, 'a');

@@ -112,8 +112,8 @@ export const warmupPeerRoutes = [
     response: peer,
     handler: async (c) => {
       const { ctx, ws, params } = c;
-      const f = federation(ctx);
       const p = await getPeer(ctx.store.db, ws.workspaceId, params.peerId);
+      const f = federation(ctx);
       const wasLive = await endPeering(ctx.store.db, p.id, 'us', f.clock.now());
       // After the end is committed: a notice that does not arrive changes nothing here.
       if (wasLive && p.state === 'active') await sendLeave(f, p);
@@ -132,8 +132,8 @@ export const warmupPeerRoutes = [
     example: () => ({ body: {} }),
     response: exchangeOutcome,
     handler: async ({ ctx, ws, params }) => {
-      const f = federation(ctx);
       const p = await getPeer(ctx.store.db, ws.workspaceId, params.peerId);
+      const f = federation(ctx);
       if (p.state === 'left') throw cadenzaError('CONFLICT', 'this peering has ended; add the peer again to start a new one');
       const { peerId: _id, ...r } = await exchangeWith(f, p);
       return r;

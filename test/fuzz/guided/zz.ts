@@ -1,0 +1,21 @@
+import { PreciseCoverage } from './coverage.ts';
+import { TARGETS } from './targets.ts';
+import { mutateInput } from './mutate.ts';
+import { seededRandom } from '../../../src/common/random.ts';
+const t = TARGETS.gmail!;
+const cov = new PreciseCoverage(t.sources);
+const seeds = t.seeds();
+const session = (cov as any).session;
+let n = 0; const rnd = seededRandom(1);
+let t0 = performance.now();
+for (let i = 0; i < 300; i++) t.run(seeds[i % seeds.length]!.bytes);
+console.log('run ms', (performance.now() - t0) / 300);
+t0 = performance.now();
+for (let i = 0; i < 300; i++) mutateInput(seeds[i % seeds.length]!.bytes, rnd, { corpus: seeds.map(s => s.bytes), dictionary: t.dictionary, kind: 'json', maxBytes: 1e6 });
+console.log('mutate ms', (performance.now() - t0) / 300);
+t0 = performance.now();
+for (let i = 0; i < 100; i++) { let r: any; session.post('Profiler.takePreciseCoverage', (e: any, x: any) => { r = x; }); n = r.result.length; }
+console.log('take ms', (performance.now() - t0) / 100, 'scripts', n);
+t0 = performance.now();
+for (let i = 0; i < 100; i++) cov.take();
+console.log('take+filter ms', (performance.now() - t0) / 100);

@@ -62,7 +62,7 @@ export async function runGuidedCli(argv: string[]): Promise<number> {
     console.log(
       JSON.stringify({
         target, seed, seconds: Number((s.fuzzMs / 1000).toFixed(1)), execs: s.execs, execsPerSecond: s.execsPerSecond,
-        seeds: s.seeds, seedBlocks: s.seedBlocks, regressionBlocks: s.regressionBlocks, blocks: s.blocks, knownBlocks: s.knownBlocks,
+        seeds: s.seeds, seedBlocks: s.seedBlocks, blocks: s.blocks, knownBlocks: s.knownBlocks,
         corpus: s.corpus, found: s.found, saved: r.saved.length, crashes: r.crashes.length, hangs: r.hangs.length, slowestMs: Math.round(s.slowestMs), restarts: r.restarts,
       }),
     );

@@ -31,6 +31,13 @@ export class BlockMap {
   private readonly universe = new Map<string, Map<string, [number, number]>>();
   private readonly reached = new Set<string>();
 
+  /** A map that knows the blocks this one learned but has reached none (to measure a fixed set of inputs against them). */
+  sameBlocks(): BlockMap {
+    const m = new BlockMap();
+    for (const [k, v] of this.universe) m.universe.set(k, new Map(v));
+    return m;
+  }
+
   /** Blocks ever reached. */
   get size(): number {
     return this.reached.size;

@@ -111,9 +111,10 @@ export async function runGuided(o: GuidedOptions): Promise<GuidedResult> {
           let savedAs: string | null = null;
           if (f.kind === 'new_coverage') {
             found.push({ name: `found-${inputId(f.input)}`, bytes: f.input });
-            if (o.saveCorpus && f.input.length <= o.keepMaxBytes && keptBytes + f.input.length <= o.keepTotalBytes) {
+            const file = path.join(keepDir, inputId(f.input));
+            if (o.saveCorpus && f.input.length <= o.keepMaxBytes && keptBytes + f.input.length <= o.keepTotalBytes && !existsSync(file)) {
               mkdirSync(keepDir, { recursive: true });
-              savedAs = path.join(keepDir, inputId(f.input));
+              savedAs = file;
               writeFileSync(savedAs, f.input);
               keptBytes += f.input.length;
               result.saved.push(savedAs);

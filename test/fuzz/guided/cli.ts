@@ -51,7 +51,7 @@ export async function runGuidedCli(argv: string[]): Promise<number> {
       keepTotalBytes: 48 * 1024,
       findingsDir: values.findings!,
       onProgress: (s) =>
-        process.stderr.write(`\r${target}: ${s.execs} execs (${s.execsPerSecond}/s), blocks ${s.seedBlocks} seeds → ${s.blocks}, corpus ${s.corpus}, crashes ${s.crashes}, hangs ${s.hangs}   `),
+        process.stderr.write(`\r${target}: ${s.execs} execs (${s.execsPerSecond}/s), blocks ${s.regressionBlocks} at start → ${s.blocks}, corpus ${s.corpus}, crashes ${s.crashes}, hangs ${s.hangs}   `),
       onFinding: (f, file) => {
         if (f.kind === 'crash') process.stderr.write(`\nCRASH ${file} (${f.mutations.join('+')}): ${f.problem.split('\n').slice(0, 3).join(' | ')}\n`);
         if (f.kind === 'hang') process.stderr.write(`\nHANG ${file} (${Math.round(f.ms)} ms, ${f.mutations.join('+')})\n`);

@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCadenzaError } from '../../../src/common/errors.ts';
 import { CORPUS_DIR, loadRegression, runGuided } from './campaign.ts';
@@ -67,7 +70,7 @@ describe('the coverage-guided fuzzer', () => {
 
   it('runs a target in its worker thread and reports the figures', async () => {
     const r = await runGuided({
-      target: 'gmail', seed: 1, seconds: 2, hangMs: 2_000, watchdogMs: 10_000, maxInputBytes: 1 << 16,
+      target: 'gmail', seed: 1, seconds: 1, hangMs: 2_000, watchdogMs: 10_000, maxInputBytes: 1 << 16,
       corpusDir: CORPUS_DIR, saveCorpus: false, keepMaxBytes: 0, keepTotalBytes: 0, findingsDir: '.scratch/fuzz-findings-test',
     });
     expect(r.stats.execs).toBeGreaterThan(0);
@@ -75,6 +78,22 @@ describe('the coverage-guided fuzzer', () => {
     expect(r.stats.blocks).toBeGreaterThanOrEqual(r.stats.seedBlocks);
     expect(r.crashes).toEqual([]);
     expect(r.hangs).toEqual([]);
+  }, 60_000);
+
+  it('ends a thread whose run never returns, saves the input as a hang and goes on in a fresh thread', async () => {
+    const findings = mkdtempSync(path.join(tmpdir(), 'fuzz-findings-'));
+    try {
+      const r = await runGuided({
+        target: 'spin', targetModule: new URL('./toy-targets.ts', import.meta.url), seed: 1, seconds: 6, hangMs: 300, watchdogMs: 1_000,
+        maxInputBytes: 256, corpusDir: CORPUS_DIR, saveCorpus: false, keepMaxBytes: 0, keepTotalBytes: 0, findingsDir: findings,
+      });
+      expect(r.hangs.length).toBeGreaterThan(0);
+      expect(r.restarts).toBeGreaterThan(0);
+      const saved = readFileSync(r.hangs[0]!.file);
+      expect(saved[0]).toBe(0x58);
+    } finally {
+      rmSync(findings, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('counts a block reached when its function ran and no count-0 range of the run covers it', () => {

@@ -1,8 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PreciseCoverage } from './coverage.ts';
 import { runEngine, type EngineOptions, type EngineStats, type Finding } from './engine.ts';
-import type { Seed } from './targets.ts';
-import { TARGETS } from './targets.ts';
+import type { FuzzTarget, Seed } from './targets.ts';
 
 /**
  * The fuzzer's thread: its own isolate, so precise coverage lists only the target's modules (not
@@ -11,6 +10,8 @@ import { TARGETS } from './targets.ts';
  */
 export interface ThreadData {
   target: string;
+  /** The module whose `TARGETS` names the target; targets.ts when absent. */
+  targetModule?: string;
   seed: number;
   durationMs: number;
   maxExecs?: number;
@@ -24,6 +25,7 @@ export interface ThreadData {
 export type ThreadMessage = { kind: 'finding'; finding: Finding } | { kind: 'progress'; stats: EngineStats } | { kind: 'done'; stats: EngineStats };
 
 const d = workerData as ThreadData;
+const { TARGETS } = (await import(d.targetModule ?? './targets.ts')) as { TARGETS: Record<string, FuzzTarget> };
 const target = TARGETS[d.target]!;
 const started = new Float64Array(d.shared, 0, 1);
 const length = new Int32Array(d.shared, 8, 1);

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { runCampaign, type CampaignStats } from './campaign.ts';
+import { runGuidedCli } from './guided/cli.ts';
 import { heapUsedAfterGc } from './heap.ts';
 import { loadSeeds } from './seeds.ts';
 
@@ -7,7 +8,15 @@ import { loadSeeds } from './seeds.ts';
  * The long fuzzing run: `npm run fuzz -- --iterations 20000 [--seed 7] [--only I] [--budget-ms 3000]`.
  * Prints a progress line, then the figures; exits 1 on any failure, naming the seed and iteration
  * that replay it.
+ *
+ * With `--coverage` the coverage-guided fuzzer runs instead (guided/cli.ts):
+ * `npm run fuzz -- --coverage --target mime|dsn|ooo|unsubscribe|threading|gmail|graph|all --seconds 60`.
  */
+if (process.argv.includes('--coverage')) {
+  process.exitCode = await runGuidedCli(process.argv.slice(2));
+  process.exit(process.exitCode);
+}
+
 const { values } = parseArgs({
   options: {
     iterations: { type: 'string', default: '2000' },

@@ -54,7 +54,7 @@ export function listHistory(ctx: GmailContext, input: HistoryInput, opts: { sign
   });
 }
 
-function readHistoryPage(v: unknown): { ok: true; value: HistoryPage } | { ok: false; reason: string } {
+export function readHistoryPage(v: unknown): { ok: true; value: HistoryPage } | { ok: false; reason: string } {
   const j = v as { history?: unknown; nextPageToken?: unknown; historyId?: unknown } | undefined;
   if (!j || typeof j !== 'object') return { ok: false, reason: 'history answer is not a JSON object' };
   if (typeof j.historyId !== 'string' || !/^\d+$/.test(j.historyId)) return { ok: false, reason: 'history answer without a historyId' };

@@ -1,4 +1,4 @@
-import { callApi, type ApiResult } from '../call.ts';
+import { callApi, type ApiResult, type Parsed } from '../call.ts';
 import { jsonBody } from '../http.ts';
 import type { GmailContext } from './api.ts';
 import { parseGmailError, gmailRetryAfter } from './errors.ts';
@@ -34,26 +34,29 @@ export function listMessages(ctx: GmailContext, input: ListInput, opts: { signal
     method: 'GET',
     url,
     signal: opts.signal,
-    parseOk: (_s, _h, b) => {
-      const j = jsonBody(b) as { messages?: unknown; nextPageToken?: unknown; resultSizeEstimate?: unknown } | undefined;
-      if (!j || typeof j !== 'object') return { ok: false, reason: 'list answer is not a JSON object' };
-      if (j.messages !== undefined && !Array.isArray(j.messages)) return { ok: false, reason: 'list answer: messages is not an array' };
-      const messages: GmailMessageRef[] = [];
-      for (const m of (j.messages as unknown[] | undefined) ?? []) {
-        const ref = readRef(m);
-        if (!ref) return { ok: false, reason: 'list answer: a message without id/threadId' };
-        messages.push(ref);
-      }
-      return {
-        ok: true,
-        value: {
-          messages,
-          nextPageToken: typeof j.nextPageToken === 'string' && j.nextPageToken !== '' ? j.nextPageToken : null,
-          resultSizeEstimate: typeof j.resultSizeEstimate === 'number' ? j.resultSizeEstimate : null,
-        },
-      };
-    },
+    parseOk: (_s, _h, b) => readListPage(b),
     parseError: parseGmailError,
     retryAfter: gmailRetryAfter,
   });
+}
+
+/** The answer of users.messages.list (exported for the fuzzer: a provider answer is untrusted input). */
+export function readListPage(b: Buffer): Parsed<ListPage> {
+  const j = jsonBody(b) as { messages?: unknown; nextPageToken?: unknown; resultSizeEstimate?: unknown } | undefined;
+  if (!j || typeof j !== 'object') return { ok: false, reason: 'list answer is not a JSON object' };
+  if (j.messages !== undefined && !Array.isArray(j.messages)) return { ok: false, reason: 'list answer: messages is not an array' };
+  const messages: GmailMessageRef[] = [];
+  for (const m of (j.messages as unknown[] | undefined) ?? []) {
+    const ref = readRef(m);
+    if (!ref) return { ok: false, reason: 'list answer: a message without id/threadId' };
+    messages.push(ref);
+  }
+  return {
+    ok: true,
+    value: {
+      messages,
+      nextPageToken: typeof j.nextPageToken === 'string' && j.nextPageToken !== '' ? j.nextPageToken : null,
+      resultSizeEstimate: typeof j.resultSizeEstimate === 'number' ? j.resultSizeEstimate : null,
+    },
+  };
 }

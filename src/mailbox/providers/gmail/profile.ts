@@ -1,4 +1,4 @@
-import { callApi, type ApiResult } from '../call.ts';
+import { callApi, type ApiResult, type Parsed } from '../call.ts';
 import { jsonBody } from '../http.ts';
 import type { GmailContext } from './api.ts';
 import { parseGmailError, gmailRetryAfter } from './errors.ts';
@@ -15,14 +15,17 @@ export function getProfile(ctx: GmailContext, opts: { signal?: AbortSignal } = {
     method: 'GET',
     url: new URL('profile', ctx.userBase),
     signal: opts.signal,
-    parseOk: (_s, _h, b) => {
-      const j = jsonBody(b) as { emailAddress?: unknown; historyId?: unknown } | undefined;
-      if (!j || typeof j !== 'object' || typeof j.historyId !== 'string' || !/^\d+$/.test(j.historyId)) {
-        return { ok: false, reason: 'profile answer without a historyId' };
-      }
-      return { ok: true, value: { emailAddress: typeof j.emailAddress === 'string' ? j.emailAddress : '', historyId: j.historyId } };
-    },
+    parseOk: (_s, _h, b) => readProfile(b),
     parseError: parseGmailError,
     retryAfter: gmailRetryAfter,
   });
+}
+
+/** The answer of users.getProfile. */
+export function readProfile(b: Buffer): Parsed<GmailProfile> {
+  const j = jsonBody(b) as { emailAddress?: unknown; historyId?: unknown } | undefined;
+  if (!j || typeof j !== 'object' || typeof j.historyId !== 'string' || !/^\d+$/.test(j.historyId)) {
+    return { ok: false, reason: 'profile answer without a historyId' };
+  }
+  return { ok: true, value: { emailAddress: typeof j.emailAddress === 'string' ? j.emailAddress : '', historyId: j.historyId } };
 }

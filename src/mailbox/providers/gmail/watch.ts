@@ -1,4 +1,4 @@
-import { callApi, type ApiResult } from '../call.ts';
+import { callApi, type ApiResult, type Parsed } from '../call.ts';
 import { jsonBody } from '../http.ts';
 import type { GmailContext } from './api.ts';
 import { parseGmailError, gmailRetryAfter } from './errors.ts';
@@ -27,13 +27,16 @@ export function watchMailbox(ctx: GmailContext, input: WatchInput, opts: { signa
     headers: { 'content-type': 'application/json; charset=utf-8' },
     body: Buffer.from(JSON.stringify(input), 'utf8'),
     signal: opts.signal,
-    parseOk: (_s, _h, b) => {
-      const j = jsonBody(b) as { historyId?: unknown; expiration?: unknown } | undefined;
-      const exp = typeof j?.expiration === 'string' || typeof j?.expiration === 'number' ? Number(j.expiration) : NaN;
-      if (!j || typeof j.historyId !== 'string' || !Number.isFinite(exp)) return { ok: false, reason: 'watch answer without historyId/expiration' };
-      return { ok: true, value: { historyId: j.historyId, expiration: exp } };
-    },
+    parseOk: (_s, _h, b) => readWatchAnswer(b),
     parseError: parseGmailError,
     retryAfter: gmailRetryAfter,
   });
+}
+
+/** The answer of users.watch. */
+export function readWatchAnswer(b: Buffer): Parsed<WatchAnswer> {
+  const j = jsonBody(b) as { historyId?: unknown; expiration?: unknown } | undefined;
+  const exp = typeof j?.expiration === 'string' || typeof j?.expiration === 'number' ? Number(j.expiration) : NaN;
+  if (!j || typeof j.historyId !== 'string' || !Number.isFinite(exp)) return { ok: false, reason: 'watch answer without historyId/expiration' };
+  return { ok: true, value: { historyId: j.historyId, expiration: exp } };
 }

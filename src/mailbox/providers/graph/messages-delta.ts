@@ -1,4 +1,4 @@
-import { callApi, type ApiResult } from '../call.ts';
+import { callApi, type ApiResult, type Parsed } from '../call.ts';
 import { jsonBody } from '../http.ts';
 import type { GraphContext } from './api.ts';
 import { graphRetryAfter, parseGraphError } from './errors.ts';
@@ -51,20 +51,7 @@ export function deltaPage(
     url: input.url,
     headers: prefer ? { prefer } : {},
     signal: opts.signal,
-    parseOk: (_s, _h, b) => {
-      const j = jsonBody(b) as { value?: unknown; '@odata.nextLink'?: unknown; '@odata.deltaLink'?: unknown } | undefined;
-      if (!j || typeof j !== 'object' || !Array.isArray(j.value)) return { ok: false, reason: 'delta answer without a value array' };
-      const items: DeltaItem[] = [];
-      for (const v of j.value) {
-        const o = v as { id?: unknown; '@removed'?: unknown } | null;
-        if (!o || typeof o.id !== 'string' || o.id === '') return { ok: false, reason: 'delta answer: an item without an id' };
-        items.push({ id: o.id, removed: o['@removed'] !== undefined, message: o['@removed'] !== undefined ? null : readGraphMessage(o) });
-      }
-      const next = typeof j['@odata.nextLink'] === 'string' ? j['@odata.nextLink'] : null;
-      const delta = typeof j['@odata.deltaLink'] === 'string' ? j['@odata.deltaLink'] : null;
-      if (next === null && delta === null) return { ok: false, reason: 'delta answer with neither a nextLink nor a deltaLink' };
-      return { ok: true, value: { items, nextLink: next, deltaLink: delta } };
-    },
+    parseOk: (_s, _h, b) => readDeltaPage(b),
     parseError: parseGraphError,
     retryAfter: graphRetryAfter,
   });
@@ -77,4 +64,18 @@ export function isDeltaExpired(status: number, codes: string[]): boolean {
   return status === 410 || (status >= 400 && status < 500 && codes.some((c) => expiredCodes.has(c.toLowerCase())));
 }
 
-
+/** One page of a delta answer: items, then a nextLink or (on the last page) a deltaLink. */
+export function readDeltaPage(b: Buffer): Parsed<DeltaPage> {
+  const j = jsonBody(b) as { value?: unknown; '@odata.nextLink'?: unknown; '@odata.deltaLink'?: unknown } | undefined;
+  if (!j || typeof j !== 'object' || !Array.isArray(j.value)) return { ok: false, reason: 'delta answer without a value array' };
+  const items: DeltaItem[] = [];
+  for (const v of j.value) {
+    const o = v as { id?: unknown; '@removed'?: unknown } | null;
+    if (!o || typeof o.id !== 'string' || o.id === '') return { ok: false, reason: 'delta answer: an item without an id' };
+    items.push({ id: o.id, removed: o['@removed'] !== undefined, message: o['@removed'] !== undefined ? null : readGraphMessage(o) });
+  }
+  const next = typeof j['@odata.nextLink'] === 'string' ? j['@odata.nextLink'] : null;
+  const delta = typeof j['@odata.deltaLink'] === 'string' ? j['@odata.deltaLink'] : null;
+  if (next === null && delta === null) return { ok: false, reason: 'delta answer with neither a nextLink nor a deltaLink' };
+  return { ok: true, value: { items, nextLink: next, deltaLink: delta } };
+}

@@ -1,4 +1,4 @@
-import { callApi, type ApiResult } from '../call.ts';
+import { callApi, type ApiResult, type Parsed } from '../call.ts';
 import { jsonBody } from '../http.ts';
 import type { GraphContext } from './api.ts';
 import { graphRetryAfter, parseGraphError } from './errors.ts';
@@ -40,19 +40,22 @@ export function listMessages(ctx: GraphContext, input: ListInput, opts: { signal
     url,
     headers: input.immutableIds ? { prefer: 'IdType="ImmutableId"' } : {},
     signal: opts.signal,
-    parseOk: (_s, _h, b) => {
-      const j = jsonBody(b) as { value?: unknown; '@odata.nextLink'?: unknown } | undefined;
-      if (!j || typeof j !== 'object' || !Array.isArray(j.value)) return { ok: false, reason: 'list answer without a value array' };
-      const messages: GraphMessage[] = [];
-      for (const v of j.value) {
-        const m = readGraphMessage(v);
-        if (!m) return { ok: false, reason: 'list answer: a message without an id' };
-        messages.push(m);
-      }
-      const next = j['@odata.nextLink'];
-      return { ok: true, value: { messages, nextLink: typeof next === 'string' ? next : null } };
-    },
+    parseOk: (_s, _h, b) => readMessagePage(b),
     parseError: parseGraphError,
     retryAfter: graphRetryAfter,
   });
+}
+
+/** One page of a message list answer. */
+export function readMessagePage(b: Buffer): Parsed<ListPage> {
+  const j = jsonBody(b) as { value?: unknown; '@odata.nextLink'?: unknown } | undefined;
+  if (!j || typeof j !== 'object' || !Array.isArray(j.value)) return { ok: false, reason: 'list answer without a value array' };
+  const messages: GraphMessage[] = [];
+  for (const v of j.value) {
+    const m = readGraphMessage(v);
+    if (!m) return { ok: false, reason: 'list answer: a message without an id' };
+    messages.push(m);
+  }
+  const next = j['@odata.nextLink'];
+  return { ok: true, value: { messages, nextLink: typeof next === 'string' ? next : null } };
 }

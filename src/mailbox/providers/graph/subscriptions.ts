@@ -25,7 +25,7 @@ export interface GraphSubscription {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function readSubscription(b: Buffer): { ok: true; value: GraphSubscription } | { ok: false; reason: string } {
+export function readSubscription(b: Buffer): { ok: true; value: GraphSubscription } | { ok: false; reason: string } {
   const j = jsonBody(b) as { id?: unknown; expirationDateTime?: unknown } | undefined;
   const exp = typeof j?.expirationDateTime === 'string' ? Date.parse(j.expirationDateTime) : NaN;
   if (!j || typeof j.id !== 'string' || !Number.isFinite(exp)) return { ok: false, reason: 'subscription answer without id/expirationDateTime' };

@@ -70,6 +70,17 @@ export class MailboxBucket {
     return p;
   }
 
+  /**
+   * Whether instant t is inside the mailbox's working hours: its working day of t's local date, not
+   * at lunch. Caps, the hourly ceiling and gaps aside: the hours a person behind the mailbox is at
+   * work (the warmup receiver answers in them, warmup/receive/recogniser.ts).
+   */
+  working(t: number): boolean {
+    const plan = this.plan(this.days.dayOf(t));
+    if (plan === null || t < plan.start || t >= plan.end) return false;
+    return !(plan.lunch && t >= plan.lunch.start && t < plan.lunch.end);
+  }
+
   /** The daily cap on local day `day`, ramp included. */
   cap(day: number): number {
     const cap = dailyCapOn(this.mb.dailyCap, this.mb.ramp, this.rampStartDay, day);

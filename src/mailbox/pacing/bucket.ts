@@ -37,6 +37,16 @@ export interface MailboxPacing {
   capReason?: string;
 }
 
+/**
+ * A cap under the warmup placement's factor: rounded down, but at least 1 while the cap is (a
+ * lowered mailbox keeps sending a little, so its placement can recover). The one formula for
+ * pacing and for the mailbox list.
+ */
+export function scaledCap(cap: number, factor: number | null | undefined): number {
+  const f = factor ?? 1;
+  return f < 1 && cap > 0 ? Math.max(1, Math.floor(cap * f)) : cap;
+}
+
 export type SendCheck = { ok: true; day: number } | { ok: false; reason: string; retryAt: number };
 
 /** nextOpen gives up after this many steps; each step moves forward by at least a millisecond, in practice by a day part. */
@@ -83,9 +93,7 @@ export class MailboxBucket {
 
   /** The daily cap on local day `day`, ramp included. */
   cap(day: number): number {
-    const cap = dailyCapOn(this.mb.dailyCap, this.mb.ramp, this.rampStartDay, day);
-    const f = this.mb.capFactor ?? 1;
-    return f < 1 && cap > 0 ? Math.max(1, Math.floor(cap * f)) : cap;
+    return scaledCap(dailyCapOn(this.mb.dailyCap, this.mb.ramp, this.rampStartDay, day), this.mb.capFactor);
   }
 
   sentOn(day: number): number {

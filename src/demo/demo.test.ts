@@ -14,7 +14,7 @@ import { assertStoreFreeForDemo, startDemo, type DemoRun } from './run-demo.ts';
  * (bounded for a loaded 2-core machine) until each kind was seen.
  */
 const RATE = 4 * 3600;
-const BOUND_MS = 120_000;
+const BOUND_MS = 180_000;
 
 describe('cadenza demo (short run on PGlite)', () => {
   let store: TestStore;
@@ -82,7 +82,10 @@ describe('cadenza demo (short run on PGlite)', () => {
       .flatMap((m) => run!.providers.graph.mailbox(m.email).messages.filter((x) => x.folder === 'sentitems').map((x) => x.internetMessageId));
     expect(gmailSent.length).toBeGreaterThan(0);
     expect(graphSent.length).toBeGreaterThan(0);
-    expect([...gmailSent, ...graphSent].sort()).toEqual(sent.map((x) => x.message_id).sort());
+    // The reps' warmup mail is in their Sent folders too, sent through the same connectors.
+    const warmupSent = new Set((await one<{ message_id: string }>(sql`select message_id from warmup_mail where sent_at is not null`)).map((w) => w.message_id));
+    expect([...gmailSent, ...graphSent].filter((id) => !warmupSent.has(id)).sort()).toEqual(sent.map((x) => x.message_id).sort());
+    expect([...gmailSent, ...graphSent].some((id) => warmupSent.has(id))).toBe(true);
     expect(run.providers.gmail.requests.some((r) => r.route === 'messages.send' && r.outcome === 200)).toBe(true);
     expect(run.providers.graph.requests.some((r) => r.route === 'sendMail' && r.outcome === 202)).toBe(true);
 

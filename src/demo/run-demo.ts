@@ -115,13 +115,13 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
     audience?.received(m);
     delivery?.received(m);
   });
-  const parts: { scheduler?: Scheduler; senders?: SenderPool; syncs?: SyncPool; warmupPlan?: WarmupPlanRole } = {};
+  const parts: { scheduler?: Scheduler; senders?: SenderPool; syncs?: SyncPool; peerSyncs?: SyncPool; warmupPlan?: WarmupPlanRole } = {};
   let stopping: Promise<void> | undefined;
   const stopParts = () =>
     (stopping ??= (async () => {
       await Promise.all([audience?.stop(), delivery?.stop()]);
       parts.warmupPlan?.stop();
-      await Promise.all([parts.senders?.stop(), parts.syncs?.stop()]);
+      await Promise.all([parts.senders?.stop(), parts.syncs?.stop(), parts.peerSyncs?.stop()]);
       await parts.scheduler?.stop();
       await providers.close();
     })());
@@ -182,27 +182,36 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
       extraStepFor: warmupExtraStep({ store, clock, master }),
       ...(log ? { log } : {}),
     });
-    parts.syncs = new SyncPool({
-      store,
-      service,
-      clock,
-      random: random.fork('syncs'),
-      vault,
-      trackingKey: tracking,
-      mailboxIds: network.map((m) => m.id),
-      leaseTtlMs: real(30_000),
-      // No push endpoint in the demo: the reconciliation pull, every quarter of a real second, finds replies.
-      reconcileMs: real(250),
-      connectors,
-      // Warmup mail is taken aside (recorded, rescued, flagged, read, a share answered) before anything user-facing.
-      warmup: warmupRecogniser({ db: store.db, master, clock, random: random.fork('warmup-receive'), ...(log ? { log } : {}) }),
-      ...(o.metrics ? { metrics: o.metrics } : {}),
-      ...(log ? { log } : {}),
-    });
+    // One sync pool per pace: the reps' inboxes, where prospects answer, every quarter of a real
+    // second; the warmup peers', where only warmup mail lands, every second (PGlite serves one
+    // query at a time: polling them as often would slow the reps' reply-to-stop).
+    const recogniser = warmupRecogniser({ db: store.db, master, clock, random: random.fork('warmup-receive'), ...(log ? { log } : {}) });
+    const reps = new Set(workspace.mailboxes.map((m) => m.id));
+    const syncPool = (ids: string[], everyRealMs: number, name: string) =>
+      new SyncPool({
+        store,
+        service,
+        clock,
+        random: random.fork(name),
+        vault,
+        trackingKey: tracking,
+        mailboxIds: ids,
+        leaseTtlMs: real(30_000),
+        // No push endpoint in the demo: the reconciliation pull finds replies.
+        reconcileMs: real(everyRealMs),
+        connectors,
+        // Warmup mail is taken aside (recorded, rescued, flagged, read, a share answered) before anything user-facing.
+        warmup: recogniser,
+        ...(o.metrics ? { metrics: o.metrics } : {}),
+        ...(log ? { log } : {}),
+      });
+    parts.syncs = syncPool([...reps], 250, 'syncs');
+    parts.peerSyncs = syncPool(network.filter((m) => !reps.has(m.id)).map((m) => m.id), 1000, 'peer-syncs');
+    await parts.peerSyncs.start();
     await parts.syncs.start();
     await parts.senders.start();
-    // The day's warmup plan: at once, then each simulated hour looks whether a new UTC day needs one.
-    parts.warmupPlan = new WarmupPlanRole({ store, clock, random: random.fork('warmup-plan'), owner: newId(clock.now(), random), ...(log ? { log } : {}) });
+    // The day's warmup plan: at once, then each real second looks whether a new UTC day needs one.
+    parts.warmupPlan = new WarmupPlanRole({ store, clock, random: random.fork('warmup-plan'), owner: newId(clock.now(), random), everyMs: real(1000), ...(log ? { log } : {}) });
     parts.warmupPlan.start();
 
     const a = audience;

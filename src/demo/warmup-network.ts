@@ -7,7 +7,7 @@ import type { Vault } from '../mailbox/vault.ts';
 import type { Store } from '../store/store.ts';
 import { setWarmup } from '../warmup/membership.ts';
 import type { EmulatedProvider, SentMail } from './emulated-providers.ts';
-import { demoPacing, type DemoRep } from './workspace.ts';
+import { addDemoMailbox, demoPacing, type DemoRep } from './workspace.ts';
 
 /**
  * The demo's warmup network. The planner never pairs two mailboxes of one workspace or one domain,
@@ -57,12 +57,7 @@ export async function joinDemoNetwork(
       .insertInto('workspace')
       .values({ id: workspaceId, name: `Warmup network: ${company[0]!.toUpperCase()}${company.slice(1)}`, time_zone: peer.zone, settings: JSON.stringify({ demo: true, pacing: demoPacing }) })
       .execute();
-    const mailboxId = id();
-    await store.db
-      .insertInto('mailbox')
-      .values({ id: mailboxId, workspace_id: workspaceId, email: peer.email, display_name: peer.name, provider: peer.provider, daily_cap: 200, time_zone: peer.zone, settings: JSON.stringify({}) })
-      .execute();
-    await vault.put(workspaceId, mailboxId, { kind: 'oauth', accessToken: o.tokenFor(peer), scope: 'mail' });
+    const mailboxId = await addDemoMailbox(store, vault, id(), workspaceId, peer, 200, o.tokenFor(peer));
     members.push({ id: mailboxId, workspaceId, email: peer.email, provider: peer.provider });
   }
   for (const m of members) await setWarmup(store.db, m.workspaceId, m.id, { enabled: true, target: 40 }, now);

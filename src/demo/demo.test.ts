@@ -83,7 +83,7 @@ describe('cadenza demo (short run on PGlite)', () => {
     expect(gmailSent.length).toBeGreaterThan(0);
     expect(graphSent.length).toBeGreaterThan(0);
     // The reps' warmup mail is in their Sent folders too, sent through the same connectors.
-    const warmupSent = new Set((await one<{ message_id: string }>(sql`select message_id from warmup_mail where sent_at is not null`)).map((w) => w.message_id));
+    const warmupSent = new Set<string | null>((await one<{ message_id: string }>(sql`select message_id from warmup_mail where sent_at is not null`)).map((w) => w.message_id));
     expect([...gmailSent, ...graphSent].filter((id) => !warmupSent.has(id)).sort()).toEqual(sent.map((x) => x.message_id).sort());
     expect([...gmailSent, ...graphSent].some((id) => warmupSent.has(id))).toBe(true);
     expect(run.providers.gmail.requests.some((r) => r.route === 'messages.send' && r.outcome === 200)).toBe(true);

@@ -42,7 +42,7 @@ import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
-import { sendDueWarmup } from '../warmup/send/warmup-sender.ts';
+import { warmupExtraStep } from '../warmup/send/warmup-sender.ts';
 import { warmupPoolKey } from '../warmup/text/marker.ts';
 import { federationIdentity, pairKey } from '../warmup/federation/identity.ts';
 import { FederationRole } from '../warmup/federation/federation-role.ts';
@@ -330,7 +330,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         // The mailbox last look found a lead's mail the sync has not read: pull that mailbox now.
         pullMailbox: (id) => nudges.pull(id),
         // Warmup mail goes out through the same mailbox sender and bucket, after campaign mail.
-        extraStepFor: ({ transport, fence, pauseMailbox }) => (id) => sendDueWarmup({ store, clock, transport, fence, pauseMailbox, keyFor: warmupKey }, id),
+        extraStepFor: warmupExtraStep({ store, clock, keyFor: warmupKey }),
         // Every step that reached a server or a verdict, by outcome (idle loops are not counted).
         onStep: (_mailboxId, r) => {
           if (r.kind !== 'idle') metrics.sends.inc({ outcome: r.kind });

@@ -7,7 +7,8 @@ import type { AccessTokenProvider } from '../mailbox/access-token.ts';
  * Google's and Microsoft's mail APIs for the demo: the same emulators the tests use (src/sim/emulators,
  * imported, not copied), started in-process on loopback with the demo's clock, so the real Gmail
  * and Graph connectors send and sync against them unchanged. The demo watches what reaches each
- * rep's Sent folder to let the simulated prospects react.
+ * rep's Sent folder to let the simulated prospects react (and to hand warmup mail to the network's
+ * other members, warmup-network.ts).
  */
 export type EmulatedProvider = 'gmail' | 'graph';
 
@@ -24,8 +25,8 @@ export interface EmulatedProviders {
   /** What an OAuth grant gives: an access token, and a fresh one when the connector asks for a refresh. */
   tokenProvider(provider: EmulatedProvider, address: string, current: string | undefined): AccessTokenProvider;
   issueToken(provider: EmulatedProvider, address: string): string;
-  /** Mail from outside arriving in the rep's inbox, threaded by its headers as the provider does. */
-  deliver(provider: EmulatedProvider, to: string, raw: Buffer): Promise<void>;
+  /** Mail from outside arriving in the rep's inbox (or junk, as a filter may leave it), threaded by its headers as the provider does. */
+  deliver(provider: EmulatedProvider, to: string, raw: Buffer, opts?: { junk?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,9 +71,9 @@ export async function startEmulatedProviders(clock: Clock, onSent: (m: SentMail)
         return token;
       };
     },
-    async deliver(provider, to, raw) {
-      if (provider === 'gmail') await gmail.deliver(to, raw);
-      else await graph.deliver(to, raw);
+    async deliver(provider, to, raw, opts) {
+      if (provider === 'gmail') await gmail.deliver(to, raw, opts?.junk ? { spam: true } : undefined);
+      else await graph.deliver(to, raw, opts?.junk ? { folder: 'junkemail' } : undefined);
     },
     async close() {
       await Promise.all([gmail.close(), graph.close()]);

@@ -17,12 +17,20 @@ import { AcceleratedClock } from './demo-clock.ts';
 import { startEmulatedProviders, type EmulatedProvider, type EmulatedProviders } from './emulated-providers.ts';
 import { readProgress, type DemoProgress } from './progress.ts';
 import { fillDemoWorkspace, type DemoWorkspace } from './workspace.ts';
+import { joinDemoNetwork, NetworkDelivery, type NetworkMember } from './warmup-network.ts';
+import { WarmupPlanRole } from '../warmup/plan-role.ts';
+import { warmupRecogniser } from '../warmup/receive/recogniser.ts';
+import { warmupExtraStep } from '../warmup/send/warmup-sender.ts';
+import { warmupPoolKey } from '../warmup/text/marker.ts';
+import { newId } from '../common/ids.ts';
 
 /**
  * The demo: a workspace filled with mailboxes on the Gmail and Graph emulators, a few hundred leads
  * across time zones and two sequences, run by the real scheduler, sender pool, sync pool and
  * ingestion pipeline on an accelerated clock, while simulated prospects reply, bounce, go on
- * holiday and unsubscribe by mail. Nothing writes an enrollment's state but the engine: a reply
+ * holiday and unsubscribe by mail. The reps also take part in a warmup network with four mailboxes
+ * of other companies (warmup-network.ts): planned, sent, received and answered by the real warmup
+ * parts. Nothing writes an enrollment's state but the engine: a reply
  * reaches the store only by being delivered to an emulated inbox, pulled by the sync connector,
  * parsed, threaded and classified.
  *
@@ -56,6 +64,12 @@ export interface DemoRun {
   scheduler: Scheduler;
   senders: SenderPool;
   syncs: SyncPool;
+  /** The warmup network's daily planning. */
+  warmupPlan: WarmupPlanRole;
+  /** The warmup pool: the reps and the four peers of other workspaces. */
+  network: NetworkMember[];
+  /** Warmup mail the emulated providers delivered so far, by folder. */
+  warmupDelivered: NetworkDelivery['delivered'];
   /** What the simulated prospects sent back so far, by kind. */
   reactions: AudienceCounts;
   progress(): Promise<DemoProgress>;
@@ -97,13 +111,18 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
   await ensureEventPartitions(store, clock.now());
 
   let audience: Audience | undefined;
-  const providers = await startEmulatedProviders(clock, (m) => audience?.received(m));
-  const parts: { scheduler?: Scheduler; senders?: SenderPool; syncs?: SyncPool } = {};
+  let delivery: NetworkDelivery | undefined;
+  const providers = await startEmulatedProviders(clock, (m) => {
+    audience?.received(m);
+    delivery?.received(m);
+  });
+  const parts: { scheduler?: Scheduler; senders?: SenderPool; syncs?: SyncPool; peerSyncs?: SyncPool; warmupPlan?: WarmupPlanRole } = {};
   let stopping: Promise<void> | undefined;
   const stopParts = () =>
     (stopping ??= (async () => {
-      await audience?.stop();
-      await Promise.all([parts.senders?.stop(), parts.syncs?.stop()]);
+      await Promise.all([audience?.stop(), delivery?.stop()]);
+      parts.warmupPlan?.stop();
+      await Promise.all([parts.senders?.stop(), parts.syncs?.stop(), parts.peerSyncs?.stop()]);
       await parts.scheduler?.stop();
       await providers.close();
     })());
@@ -119,7 +138,16 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
         return providers.issueToken(rep.provider, rep.email);
       },
     });
-    const providerOf = new Map(workspace.mailboxes.map((m) => [m.id, m.provider]));
+    const network = await joinDemoNetwork(store, vault, { clock, random: random.fork('network') }, {
+      reps: workspace.mailboxes,
+      workspaceId: workspace.workspaceId,
+      tokenFor: (rep) => {
+        providers.addMailbox(rep.provider, rep.email);
+        return providers.issueToken(rep.provider, rep.email);
+      },
+    });
+    delivery = new NetworkDelivery({ random: random.fork('network-delivery'), deliver: (p, to, raw, opts) => providers.deliver(p, to, raw, opts), ...(log ? { log } : {}) }, network);
+    const providerOf = new Map(network.map((m) => [m.id, m.provider]));
     const members = workspace.sequences.flatMap((s) =>
       s.leads.map((l) => ({ email: l.email, firstName: l.firstName, lastName: l.lastName, company: l.company, persona: workspace.personas.get(l.email)!, emails: s.emails })),
     );
@@ -151,25 +179,41 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
       idlePollMs: real(250),
       resolveEveryMs: real(5_000),
       connectors,
+      // Warmup mail goes out through the same mailbox sender and bucket, after campaign mail (as app.ts wires it).
+      extraStepFor: warmupExtraStep({ store, clock, keyFor: (pool) => warmupPoolKey(master, pool) }),
       ...(log ? { log } : {}),
     });
-    parts.syncs = new SyncPool({
-      store,
-      service,
-      clock,
-      random: random.fork('syncs'),
-      vault,
-      trackingKey: tracking,
-      mailboxIds: workspace.mailboxes.map((m) => m.id),
-      leaseTtlMs: real(30_000),
-      // No push endpoint in the demo: the reconciliation pull, every quarter of a real second, finds replies.
-      reconcileMs: real(250),
-      connectors,
-      ...(o.metrics ? { metrics: o.metrics } : {}),
-      ...(log ? { log } : {}),
-    });
+    // One sync pool per pace: the reps' inboxes, where prospects answer, every quarter of a real
+    // second; the warmup peers', where only warmup mail lands, every second (PGlite serves one
+    // query at a time: polling them as often would slow the reps' reply-to-stop).
+    const recogniser = warmupRecogniser({ db: store.db, master, clock, random: random.fork('warmup-receive'), ...(log ? { log } : {}) });
+    const reps = new Set(workspace.mailboxes.map((m) => m.id));
+    const syncPool = (ids: string[], everyRealMs: number, name: string) =>
+      new SyncPool({
+        store,
+        service,
+        clock,
+        random: random.fork(name),
+        vault,
+        trackingKey: tracking,
+        mailboxIds: ids,
+        leaseTtlMs: real(30_000),
+        // No push endpoint in the demo: the reconciliation pull finds replies.
+        reconcileMs: real(everyRealMs),
+        connectors,
+        // Warmup mail is taken aside (recorded, rescued, flagged, read, a share answered) before anything user-facing.
+        warmup: recogniser,
+        ...(o.metrics ? { metrics: o.metrics } : {}),
+        ...(log ? { log } : {}),
+      });
+    parts.syncs = syncPool([...reps], 250, 'syncs');
+    parts.peerSyncs = syncPool(network.filter((m) => !reps.has(m.id)).map((m) => m.id), 1000, 'peer-syncs');
+    await parts.peerSyncs.start();
     await parts.syncs.start();
     await parts.senders.start();
+    // The day's warmup plan: at once, then each real second looks whether a new UTC day needs one.
+    parts.warmupPlan = new WarmupPlanRole({ store, clock, random: random.fork('warmup-plan'), owner: newId(clock.now(), random), everyMs: real(1000), ...(log ? { log } : {}) });
+    parts.warmupPlan.start();
 
     const a = audience;
     return {
@@ -180,16 +224,20 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
       scheduler: parts.scheduler,
       senders: parts.senders,
       syncs: parts.syncs,
+      warmupPlan: parts.warmupPlan,
+      network,
+      warmupDelivered: delivery.delivered,
       reactions: a.delivered,
       progress: () => readProgress(store, workspace.workspaceId, clock.now()),
       stop: stopParts,
       async retire() {
         const live = await store.db.selectFrom('enrollment').select('id').where('workspace_id', '=', workspace.workspaceId).where('state', 'in', ['active', 'paused']).execute();
         for (const e of live) await service.apply(e.id, { type: 'stop', reason: 'demo ended' });
+        // The reps and the warmup network's peers (their own workspaces).
         await store.db
           .updateTable('mailbox')
           .set({ health: 'error', health_reason: 'A demo mailbox: its pretend Gmail or Microsoft 365 ran only while the demo did, so it can no longer send or receive. Remove it when you are done with the demo.' })
-          .where('workspace_id', '=', workspace.workspaceId)
+          .where('id', 'in', network.map((m) => m.id))
           .execute();
         return { stopped: live.length };
       },

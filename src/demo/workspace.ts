@@ -111,6 +111,16 @@ export interface FillOptions {
   tokenFor: (rep: DemoRep) => string;
 }
 
+/** A demo mailbox on an emulated provider: its row, and its OAuth grant's token sealed in the vault. */
+export async function addDemoMailbox(store: Store, vault: Vault, mailboxId: string, workspaceId: string, rep: DemoRep, dailyCap: number, accessToken: string): Promise<string> {
+  await store.db
+    .insertInto('mailbox')
+    .values({ id: mailboxId, workspace_id: workspaceId, email: rep.email, display_name: rep.name, provider: rep.provider, daily_cap: dailyCap, time_zone: rep.zone, settings: JSON.stringify({}) })
+    .execute();
+  await vault.put(workspaceId, mailboxId, { kind: 'oauth', accessToken, scope: 'mail' });
+  return mailboxId;
+}
+
 export async function fillDemoWorkspace(store: Store, vault: Vault, deps: { clock: Clock; random: Random }, o: FillOptions): Promise<DemoWorkspace> {
   const { clock } = deps;
   const r = deps.random;
@@ -131,15 +141,7 @@ export async function fillDemoWorkspace(store: Store, vault: Vault, deps: { cloc
   }
 
   const mailboxes: DemoWorkspace['mailboxes'] = [];
-  for (const rep of demoReps) {
-    const mailboxId = id();
-    await store.db
-      .insertInto('mailbox')
-      .values({ id: mailboxId, workspace_id: workspaceId, email: rep.email, display_name: rep.name, provider: rep.provider, daily_cap: 1000, time_zone: rep.zone, settings: JSON.stringify({}) })
-      .execute();
-    await vault.put(workspaceId, mailboxId, { kind: 'oauth', accessToken: o.tokenFor(rep), scope: 'mail' });
-    mailboxes.push({ ...rep, id: mailboxId });
-  }
+  for (const rep of demoReps) mailboxes.push({ ...rep, id: await addDemoMailbox(store, vault, id(), workspaceId, rep, 1000, o.tokenFor(rep)) });
 
   const leads = generateLeads(r.fork('people'), o.leads);
   const imported = await importLeads(store, { workspaceId, input: Readable.from([leadsCsv(leads)]), clock, random: r.fork('import') });

@@ -24,6 +24,7 @@ import type { Store } from '../store/store.ts';
 import { planWarmupDay } from './plan/planner.ts';
 import type { WarmupMember, WarmupPlan } from './plan/types.ts';
 import { recentPairs, writeDayPlan } from './plan-store.ts';
+import { warmupProvider } from './provider.ts';
 
 const DAY_MS = 86_400_000;
 export const WARMUP_PLAN_LEASE = 'warmup-plan';
@@ -32,6 +33,8 @@ const LEASE_TTL_MS = 10 * 60_000;
 interface MemberRow extends PacedMailboxRow {
   email: string;
   provider: string;
+  /** The domain's last domain-health checks (sending/dns): its MX check says where its mail is hosted. */
+  domain_checks: unknown;
   pool: string;
   target: number;
   joined_at: Date;
@@ -41,8 +44,9 @@ interface MemberRow extends PacedMailboxRow {
 const membersSql = (pool: string) => sql<MemberRow>`
   select m.id, m.workspace_id, m.email, m.provider, m.daily_cap, m.hourly_cap, m.ramp, m.ramp_started_at, m.created_at, m.time_zone, m.settings,
          m.health, m.health_reason, w.time_zone as ws_zone, w.settings as ws_settings, w.daily_cap as ws_cap,
-         wm.cap_factor, wm.cap_reason, wm.pool, wm.target, wm.joined_at
+         wm.cap_factor, wm.cap_reason, wm.pool, wm.target, wm.joined_at, dh.checks as domain_checks
   from warmup_member wm join mailbox m on m.id = wm.mailbox_id join workspace w on w.id = m.workspace_id
+  left join domain_health dh on dh.workspace_id = m.workspace_id and dh.purpose = 'sending' and dh.domain = lower(split_part(m.email, '@', 2))
   where wm.pool = ${pool} and m.removed_at is null
   order by m.id`;
 
@@ -53,8 +57,24 @@ const plannedSql = (ids: string[], from: number, to: number) => sql<{ mailbox_id
   select mailbox_id, send_at from send_request
   where mailbox_id = any(${ids}::uuid[]) and state = 'queued' and send_at >= ${new Date(from)} and send_at < ${new Date(to)}`;
 
-/** Warmup's provider labels from the connector kinds (an SMTP/IMAP host is 'other' until hosts are told apart). */
-export const PROVIDER: Record<string, string> = { gmail: 'google', graph: 'microsoft', smtp_imap: 'other' };
+/**
+ * A member's provider label (provider.ts) from its connector, its SMTP/IMAP hosts and its domain's
+ * MX: the planner's pool and the federation's offer to peers say the same.
+ */
+export function memberProvider(r: { provider: string; settings: unknown; domain_checks: unknown }, domain: string): string {
+  const settings = (r.settings ?? {}) as { smtp?: { host?: unknown; port?: unknown }; imap?: { host?: unknown; port?: unknown } };
+  const endpoint = (e: { host?: unknown; port?: unknown } | undefined) =>
+    e && typeof e === 'object' ? { host: typeof e.host === 'string' ? e.host : null, port: typeof e.port === 'number' ? e.port : null } : null;
+  return warmupProvider({ kind: r.provider, domain, smtp: endpoint(settings.smtp), imap: endpoint(settings.imap), mx: mxOf(r.domain_checks) }).label;
+}
+
+/** The MX exchanges of a stored domain-health check ('10 mx.example.com' each, best first), [] when none. */
+function mxOf(checks: unknown): string[] {
+  if (!Array.isArray(checks)) return [];
+  const mx = checks.find((c): c is { kind: 'mx'; status: string; published: unknown } => !!c && typeof c === 'object' && (c as { kind?: unknown }).kind === 'mx');
+  if (!mx || mx.status !== 'ok' || !Array.isArray(mx.published)) return [];
+  return mx.published.flatMap((p) => (typeof p === 'string' ? [p.trim().split(/\s+/).pop() ?? ''] : [])).filter((h) => h !== '');
+}
 
 /** The pool as the planner sees it at `now` (pure reads; no writes). */
 export async function assemblePool(store: Store, pool: string, now: number, log?: Logger): Promise<WarmupMember[]> {
@@ -84,10 +104,11 @@ export async function assemblePool(store: Store, pool: string, now: number, log?
     const busy = [...(counted.get(r.id) ?? []).filter((t) => bucket.days.dayOf(t) === day), ...campaign];
     // A lunch break is busy time too: placed as sends at its edges and middle, the gap keeps warmup out of it.
     if (wd?.lunch) for (let t = wd.lunch.start; t <= wd.lunch.end; t += Math.max(1, bucket.mb.pacing.gapMinMs)) busy.push(t);
+    const domain = r.email.slice(r.email.lastIndexOf('@') + 1).toLowerCase();
     out.push({
       id: r.id,
-      provider: PROVIDER[r.provider] ?? 'other',
-      domain: r.email.slice(r.email.lastIndexOf('@') + 1).toLowerCase(),
+      provider: memberProvider(r, domain),
+      domain,
       workspace: r.workspace_id,
       canSend: true,
       rampDay: Math.max(0, Math.floor((now - r.joined_at.getTime()) / DAY_MS)),

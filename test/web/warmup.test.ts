@@ -6,7 +6,8 @@ import { webSuite } from './harness.ts';
 /**
  * The warmup panel of the Mailboxes screen in headless Chromium against the real app: the owner
  * opens a mailbox's Warmup panel, opts it in, and reads its placement (7 and 30 days) and the
- * 30-day chart of warmup mail in the inbox and in junk. Screenshot warmup-01-panel.
+ * 30-day chart of warmup mail in the inbox and in junk; then, placement having halved its cap, the
+ * list shows the cap in force and why. Screenshots warmup-01-panel, warmup-02-halved-cap.
  */
 const skip = chromiumSkipReason();
 const DAY = 86_400_000;
@@ -57,6 +58,16 @@ describe.skipIf(skip !== null)(`warmup panel${skip ? ` (skipped: ${skip})` : ''}
     expect(await panel.getByRole('img', { name: /Warmup mail in the inbox/ }).count()).toBe(1);
     await screenshot(page, 'warmup-01-panel');
     expect(await blockingViolations(page, 'the warmup panel')).toEqual([]);
+
+    // Placement halved its cap: the list shows the cap in force and why (screenshot warmup-02-halved-cap).
+    const reason = 'warmup placement: 62% of 40 warmup mails in the inbox over 7 days, below 80%: daily cap × 0.5';
+    await db.updateTable('warmup_member').set({ cap_factor: 0.5, cap_reason: reason }).where('mailbox_id', '=', mailboxId).execute();
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Mailboxes' }).waitFor();
+    const row = page.getByRole('row', { name: /wren@acme\.test/ });
+    await row.getByText('15/day (halved:').waitFor();
+    expect(await row.textContent()).toContain(`15/day (halved: ${reason})`);
+    await screenshot(page, 'warmup-02-halved-cap');
     expect(web.errors).toEqual([]);
   }, 120_000);
 });

@@ -402,8 +402,14 @@ export type Mailbox = {
   /** What Cadenza changed or found about the mailbox's setup (a wrong serverSavesSent switched off: src/sending/sent-copy-check.ts) */
   warnings: string[];
   dailyCap: number;
-  /** Today's cap after the ramp */
+  /** Today's cap after the ramp and the warmup cap factor: what pacing lets through today */
   todayCap: number;
+  /** The daily cap after the warmup cap factor (ramp aside): dailyCap unless warmup placement lowered it */
+  effectiveDailyCap: number;
+  /** Warmup placement's factor on the daily cap: 1, or below 1 (0.5) while placement is low */
+  capFactor: number;
+  /** Why the cap is lowered (the placement that did it); null when capFactor is 1 */
+  capReason: string | null;
   /** Sends claimed since the start of the mailbox's local day */
   sentToday: number;
   /** Ramp progress; null once ramped up or without a ramp */

@@ -11,6 +11,7 @@ import { parseMailboxSettings } from '../../mailbox/settings.ts';
 import { checkMailEndpoints } from '../../mailbox/mail-hosts.ts';
 import { dailyCapOn } from '../../mailbox/pacing/ramp.ts';
 import { effectiveCaps } from '../../mailbox/pacing/mailbox.ts';
+import { scaledCap } from '../../mailbox/pacing/bucket.ts';
 import { resolvePacingSettings } from '../../mailbox/pacing/settings.ts';
 import { isValidZone } from '../../calendar/index.ts';
 import type { ApiContext } from '../context.ts';
@@ -35,7 +36,10 @@ const mailboxBody = z
     healthReason: z.string().nullable().describe('Why the mailbox is paused or warned (bounce rate, auth failure…)'),
     warnings: z.array(z.string()).describe("What Cadenza changed or found about the mailbox's setup (a wrong serverSavesSent switched off: src/sending/sent-copy-check.ts)"),
     dailyCap: z.number().int(),
-    todayCap: z.number().int().describe("Today's cap after the ramp"),
+    todayCap: z.number().int().describe("Today's cap after the ramp and the warmup cap factor: what pacing lets through today"),
+    effectiveDailyCap: z.number().int().describe('The daily cap after the warmup cap factor (ramp aside): dailyCap unless warmup placement lowered it'),
+    capFactor: z.number().describe("Warmup placement's factor on the daily cap: 1, or below 1 (0.5) while placement is low"),
+    capReason: z.string().nullable().describe('Why the cap is lowered (the placement that did it); null when capFactor is 1'),
     sentToday: z.number().int().describe("Sends claimed since the start of the mailbox's local day"),
     ramp: z.object({ day: z.number().int(), days: z.number().int() }).nullable().describe('Ramp progress; null once ramped up or without a ramp'),
     syncError: z.string().nullable(),
@@ -81,6 +85,8 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
     // Health as the person needs it: the stored verdict (bounces, a pause), or what is failing now.
     const health = mailboxHealth({ health: m.health, healthReason: m.health_reason, settings: m.settings, syncError: m.last_error, sendError: await lastSendError(ctx.store.db, m.id) });
     const v = verificationOf(m.settings);
+    // Placement's factor, as pacing applies it (MailboxBucket.cap): a lowered cap is shown with why.
+    const capFactor = m.cap_factor !== null && m.cap_factor < 1 ? m.cap_factor : 1;
     out.push({
       id: m.id,
       email: m.email,
@@ -91,7 +97,10 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
       verification: v === null || v.state === 'verified' ? 'verified' : v.state === 'skipped' ? 'not_verified' : 'failed',
       warnings: [(m.settings as { sentCopyCheck?: { warning?: string } } | null)?.sentCopyCheck?.warning].filter((w): w is string => typeof w === 'string'),
       dailyCap,
-      todayCap: dailyCapOn(dailyCap, ramp, startDay, today),
+      todayCap: scaledCap(dailyCapOn(dailyCap, ramp, startDay, today), capFactor),
+      effectiveDailyCap: scaledCap(dailyCap, capFactor),
+      capFactor,
+      capReason: capFactor < 1 ? (m.cap_reason ?? 'warmup placement') : null,
       sentToday: sent,
       ramp: progress,
       syncError: m.last_error,

@@ -29,4 +29,18 @@ describe.each(testBackends())('warmup opt-in and placement (%s)', (backend) => {
     expect((await owner.call('PUT', `/api/workspaces/${ws}/mailboxes/${ownersMailbox.mailboxId}/warmup`, { enabled: true })).json()).toMatchObject({ enabled: true, target: 30 });
     expect((await rep.call('PUT', own, { enabled: false })).json()).toMatchObject({ enabled: false });
   });
+
+  it('the mailbox list shows the cap placement lowered, and why; the other mailbox its full cap', async () => {
+    const reason = 'warmup placement: 62% of 40 warmup mails in the inbox over 7 days (91% over 30), below 80%: daily cap × 0.5';
+    await h.store.db.updateTable('warmup_member').set({ cap_factor: 0.5, cap_reason: reason }).where('mailbox_id', '=', ownersMailbox.mailboxId!).execute();
+    const list = (await owner.call('GET', `/api/workspaces/${ws}/mailboxes`)).json<{ mailboxes: Array<Record<string, unknown>> }>().mailboxes;
+    const lowered = list.find((m) => m.id === ownersMailbox.mailboxId);
+    const full = list.find((m) => m.id === repsMailbox.mailboxId);
+    expect(lowered).toMatchObject({ dailyCap: 30, effectiveDailyCap: 15, todayCap: 15, capFactor: 0.5, capReason: reason });
+    expect(full).toMatchObject({ dailyCap: 30, effectiveDailyCap: 30, todayCap: 30, capFactor: 1, capReason: null });
+    // Placement recovered: the factor back at 1, the full cap and no reason.
+    await h.store.db.updateTable('warmup_member').set({ cap_factor: 1, cap_reason: null }).where('mailbox_id', '=', ownersMailbox.mailboxId!).execute();
+    const one = (await owner.call('GET', `/api/workspaces/${ws}/mailboxes`)).json<{ mailboxes: Array<Record<string, unknown>> }>().mailboxes.find((m) => m.id === ownersMailbox.mailboxId);
+    expect(one).toMatchObject({ effectiveDailyCap: 30, todayCap: 30, capFactor: 1, capReason: null });
+  });
 });

@@ -37,6 +37,16 @@ export interface MailboxPacing {
   capReason?: string;
 }
 
+/**
+ * A cap under the warmup placement's factor: rounded down, but at least 1 while the cap is (a
+ * lowered mailbox keeps sending a little, so its placement can recover). The one formula for
+ * pacing and for the mailbox list.
+ */
+export function scaledCap(cap: number, factor: number | null | undefined): number {
+  const f = factor ?? 1;
+  return f < 1 && cap > 0 ? Math.max(1, Math.floor(cap * f)) : cap;
+}
+
 export type SendCheck = { ok: true; day: number } | { ok: false; reason: string; retryAt: number };
 
 /** nextOpen gives up after this many steps; each step moves forward by at least a millisecond, in practice by a day part. */
@@ -70,11 +80,20 @@ export class MailboxBucket {
     return p;
   }
 
+  /**
+   * Whether instant t is inside the mailbox's working hours: its working day of t's local date, not
+   * at lunch. Caps, the hourly ceiling and gaps aside: the hours a person behind the mailbox is at
+   * work (the warmup receiver answers in them, warmup/receive/recogniser.ts).
+   */
+  working(t: number): boolean {
+    const plan = this.plan(this.days.dayOf(t));
+    if (plan === null || t < plan.start || t >= plan.end) return false;
+    return !(plan.lunch && t >= plan.lunch.start && t < plan.lunch.end);
+  }
+
   /** The daily cap on local day `day`, ramp included. */
   cap(day: number): number {
-    const cap = dailyCapOn(this.mb.dailyCap, this.mb.ramp, this.rampStartDay, day);
-    const f = this.mb.capFactor ?? 1;
-    return f < 1 && cap > 0 ? Math.max(1, Math.floor(cap * f)) : cap;
+    return scaledCap(dailyCapOn(this.mb.dailyCap, this.mb.ramp, this.rampStartDay, day), this.mb.capFactor);
   }
 
   sentOn(day: number): number {

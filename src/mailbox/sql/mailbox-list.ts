@@ -2,7 +2,8 @@ import type { Db } from '../../store/store.ts';
 
 /**
  * The workspace's live mailboxes as the mailbox list shows them (the API and `cadenza mailbox
- * list`), by address, with their sync's last error; and the workspace's zone and settings, which
+ * list`), by address, with their sync's last error and their warmup cap factor (placement, its
+ * reason); and the workspace's zone and settings, which
  * give a mailbox without its own its time zone and caps (mailbox/pacing/mailbox.ts). `onlyId`: that
  * one mailbox.
  */
@@ -11,7 +12,8 @@ export async function listMailboxRows(db: Db, workspaceId: string, onlyId?: stri
   let q = db
     .selectFrom('mailbox as m')
     .leftJoin('mailbox_sync as s', 's.mailbox_id', 'm.id')
-    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.hourly_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 'm.settings', 's.last_error', 's.last_error_at'])
+    .leftJoin('warmup_member as wm', 'wm.mailbox_id', 'm.id')
+    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.hourly_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 'm.settings', 's.last_error', 's.last_error_at', 'wm.cap_factor', 'wm.cap_reason'])
     .where('m.workspace_id', '=', workspaceId)
     .where('m.removed_at', 'is', null)
     .orderBy('m.email');

@@ -18,7 +18,7 @@ import { newId } from '../../common/ids.ts';
 import type { Random } from '../../common/random.ts';
 import { inTx, type Conn } from '../../store/in-tx.ts';
 import { defaultWarmupPlanConfig } from '../plan/types.ts';
-import { PROVIDER } from '../plan-role.ts';
+import { memberProvider } from '../plan-role.ts';
 import { STALE_MS } from '../send/warmup-sender.ts';
 import type { Peer } from './peers.ts';
 import type { ExchangeAnswer, ExchangeRequest, PlacementReport, RemoteMember, ScheduledSend } from './wire.ts';
@@ -33,11 +33,12 @@ export function offeredCapacity(target: number): number {
 
 // -- name: warmup-federation-offer
 // The workspace's members in the peering's pool, with the zone and working hours they keep.
-const offerSql = (peer: Peer) => sql<{ email: string; provider: string; zone: string; day_start: string | null; day_end: string | null; target: number }>`
-  select lower(m.email) as email, m.provider, coalesce(m.time_zone, w.time_zone, 'UTC') as zone,
+const offerSql = (peer: Peer) => sql<{ email: string; provider: string; settings: unknown; domain_checks: unknown; zone: string; day_start: string | null; day_end: string | null; target: number }>`
+  select lower(m.email) as email, m.provider, m.settings, dh.checks as domain_checks, coalesce(m.time_zone, w.time_zone, 'UTC') as zone,
          coalesce(m.settings->'pacing'->>'dayStart', w.settings->'pacing'->>'dayStart') as day_start,
          coalesce(m.settings->'pacing'->>'dayEnd', w.settings->'pacing'->>'dayEnd') as day_end, wm.target
   from warmup_member wm join mailbox m on m.id = wm.mailbox_id join workspace w on w.id = m.workspace_id
+  left join domain_health dh on dh.workspace_id = m.workspace_id and dh.purpose = 'sending' and dh.domain = lower(split_part(m.email, '@', 2))
   where wm.workspace_id = ${peer.workspaceId} and wm.pool = ${peer.pool} and m.removed_at is null and m.health not in ('paused', 'error')
   order by m.email limit 2000`;
 
@@ -45,7 +46,7 @@ export async function offerFor(db: Conn, peer: Peer): Promise<RemoteMember[]> {
   const hhmm = (s: string | null, d: string) => (s && /^([01]\d|2[0-3]):[0-5]\d$/.test(s) ? s : d);
   return (await offerSql(peer).execute(db)).rows.map((r) => ({
     address: r.email,
-    provider: PROVIDER[r.provider] ?? 'other',
+    provider: memberProvider(r, r.email.slice(r.email.lastIndexOf('@') + 1)),
     domain: r.email.slice(r.email.lastIndexOf('@') + 1),
     timeZone: r.zone,
     dayStart: hhmm(r.day_start, '09:00'),

@@ -100,7 +100,7 @@ describeMailBed('warmup federation: two installations on loopback', () => {
     const mine = all.filter((m) => Buffer.from(m.raw).toString('latin1').includes(messageId));
     expect(mine).toHaveLength(1);
     const from = (await PostalMime.parse(mine[0]!.raw)).from?.address ?? null;
-    const rec = warmupRecogniser({ db: x.store.db, master: x.master, clock, random, federation: x.identity, reply: { share: 1, minDelayMs: 0, maxDelayMs: 1, working: () => true } });
+    const rec = warmupRecogniser({ db: x.store.db, master: x.master, clock, random, federation: x.identity, reply: { share: 1, minDelayMs: 0, maxDelayMs: 1 } });
     const taken = await rec.take({ id: x.mailboxId, workspaceId: x.workspaceId }, [{ fetched: mine[0]!, from }], c);
     return { taken: taken.has(0) };
   }

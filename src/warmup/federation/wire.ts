@@ -45,7 +45,8 @@ const instant = z.number().int().min(0).max(8.64e15);
 
 export const remoteMember = z.strictObject({
   address,
-  provider: z.string().regex(/^[a-z0-9-]{1,32}$/, 'a provider label (a-z, 0-9, -)'),
+  // provider.ts's labels: 'google', 'zoho', … or 'self:example.com' / 'host:example.net'.
+  provider: z.string().regex(/^[a-z0-9][a-z0-9.:-]{0,127}$/, 'a provider label (a-z, 0-9, dots, colons and dashes)'),
   domain: z.string().max(253).regex(/^[a-z0-9.-]+$/, 'a lower-case domain'),
   timeZone: zone,
   dayStart: hhmm,

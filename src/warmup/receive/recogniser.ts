@@ -12,10 +12,14 @@
  */
 import { sql } from 'kysely';
 import type { Clock } from '../../common/clock.ts';
+import { isCadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { Random } from '../../common/random.ts';
 import type { FolderActions } from '../../mailbox/connectors/connector.ts';
+import { MailboxBucket } from '../../mailbox/pacing/bucket.ts';
+import { toMailboxPacing } from '../../mailbox/pacing/mailbox.ts';
 import type { FetchedMessage } from '../../mailbox/sync/source.ts';
+import { mailboxesSql } from '../../sending/dispatch/sql.ts';
 import type { Conn } from '../../store/in-tx.ts';
 import { recordWarmupReceipt } from '../membership.ts';
 import { warmupPoolKey } from '../text/marker.ts';
@@ -31,8 +35,11 @@ export interface RecogniserDeps {
   master: Buffer;
   clock: Clock;
   random: Random;
-  /** The share of first mails answered and its delays; `working` is the receiver's hours (default: always). */
-  reply?: Partial<ReplyTiming>;
+  /**
+   * The share of first mails answered and its delays. When a person would answer is not set here:
+   * it is the receiving mailbox's own working hours, as pacing decides them (workingHours below).
+   */
+  reply?: Partial<Omit<ReplyTiming, 'working'>>;
   log?: Logger;
   /**
    * This installation's federation identity: mail from a peer installation's member (one its
@@ -88,7 +95,7 @@ export function warmupRecogniser(d: RecogniserDeps) {
     if (!k) keys.set(pool, (k = warmupPoolKey(d.master, pool)));
     return k;
   };
-  const timing: ReplyTiming = { share: DEFAULT_REPLY_SHARE, ...defaultReplyDelay, working: () => true, ...d.reply };
+  const timing: Omit<ReplyTiming, 'working'> = { share: DEFAULT_REPLY_SHARE, ...defaultReplyDelay, ...d.reply };
   return {
     /**
      * The indexes (into `messages`) of the warmup mail among them, each recorded and acted on by
@@ -121,14 +128,16 @@ export function warmupRecogniser(d: RecogniserDeps) {
           sources.set(r.email, { key: k, peerId: r.peer_id, replies: r.state === 'active' });
         }
       }
+      let working: ReplyTiming['working'] | undefined;
       for (const [i, m] of messages.entries()) {
         const source = m.from ? sources.get(m.from.toLowerCase()) : undefined;
         if (!source) continue;
+        working ??= await workingHours(d, mailbox.id);
         const now = d.clock.now();
         const r: ReceiveResult = await receiveWarmup(
           m.fetched,
           { mailboxId: mailbox.id, address: me.email },
-          { key: source.key, pool: me.pool, folders: folders ?? noFolders, record: (x) => recordWarmupReceipt(d.db, source.peerId ? { ...x, peerId: source.peerId } : x, d.random), reply: timing, random: d.random },
+          { key: source.key, pool: me.pool, folders: folders ?? noFolders, record: (x) => recordWarmupReceipt(d.db, source.peerId ? { ...x, peerId: source.peerId } : x, d.random), reply: { ...timing, working }, random: d.random },
           now,
         );
         if (!r.warmup) continue;
@@ -141,6 +150,26 @@ export function warmupRecogniser(d: RecogniserDeps) {
       return out;
     },
   };
+}
+
+/**
+ * The receiving mailbox's working hours, read as pacing reads them for its sends (its zone, else
+ * its workspace's; its working days, day start and end, lunch: MailboxBucket.working), so a person
+ * answers when the mailbox would be at work and never at 23:00 its time. A mailbox whose pacing
+ * settings cannot be read has no hours: its warmup mail is still recorded and acted on, unanswered
+ * (its sender could not send the reply either).
+ */
+async function workingHours(d: RecogniserDeps, mailboxId: string): Promise<ReplyTiming['working']> {
+  const row = (await mailboxesSql([mailboxId]).execute(d.db)).rows[0];
+  if (!row) return () => false;
+  try {
+    const bucket = new MailboxBucket(toMailboxPacing(row, { time_zone: row.ws_zone, settings: row.ws_settings }));
+    return (t) => bucket.working(t);
+  } catch (e) {
+    if (!isCadenzaError(e)) throw e;
+    d.log?.warn({ mailboxId, err: e.message }, 'warmup: no reply planned, the mailbox pacing settings are invalid');
+    return () => false;
+  }
 }
 
 export type WarmupRecogniserImpl = ReturnType<typeof warmupRecogniser>;

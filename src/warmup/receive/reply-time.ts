@@ -27,6 +27,11 @@ export function replyTime(receivedAt: number, timing: ReplyTiming, random: Rando
   if (timing.working(t)) return t;
   // The next working quarter hour, then a few minutes into it, so replies do not all land on :00.
   t = Math.ceil(t / QUARTER) * QUARTER;
-  for (const end = t + WEEK; t < end; t += QUARTER) if (timing.working(t)) return t + Math.floor(random.next() * 10 * 60_000);
+  for (const end = t + WEEK; t < end; t += QUARTER) {
+    if (!timing.working(t)) continue;
+    // A few minutes in, unless that leaves the hours (a working day that ends at this quarter).
+    const later = t + Math.floor(random.next() * 10 * 60_000);
+    return timing.working(later) ? later : t;
+  }
   return null;
 }

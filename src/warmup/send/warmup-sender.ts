@@ -28,6 +28,7 @@ import { holdsSql } from '../../ops/leases.ts';
 import { usageSql } from '../../sending/dispatch/sql.ts';
 import type { Store } from '../../store/store.ts';
 import type { WarmupLanguage } from '../text/generate.ts';
+import { warmupPoolKey } from '../text/marker.ts';
 import { composeWarmup } from './compose.ts';
 
 const DAY_MS = 86_400_000;
@@ -123,6 +124,16 @@ async function claim(d: WarmupSendDeps, mailboxId: string, now: number): Promise
     const got = await sql`update warmup_mail set claimed_at = ${new Date(now)}, send_note = null where id = ${row.id} and claimed_at is null returning id`.execute(tx);
     return got.rows.length ? { kind: 'claimed', row } : { kind: 'idle' };
   });
+}
+
+/**
+ * The sender pool's extra step (sending/sender-pool.ts `extraStepFor`): a mailbox's due warmup
+ * mail, sent with the mailbox's transport and lease, each pool's key derived from the
+ * installation's master key. What the composition root and the demo wire.
+ */
+export function warmupExtraStep(d: Pick<WarmupSendDeps, 'store' | 'clock' | 'keyFor'>) {
+  return (c: { transport: Pick<Transport, 'send'>; fence: { resource: string; token: number }; pauseMailbox: (id: string, reason: string) => Promise<void> }) => (mailboxId: string) =>
+    sendDueWarmup({ store: d.store, clock: d.clock, transport: c.transport, fence: c.fence, pauseMailbox: c.pauseMailbox, keyFor: d.keyFor }, mailboxId);
 }
 
 /** Sends at most one due warmup mail of the mailbox, if its bucket allows it now. */

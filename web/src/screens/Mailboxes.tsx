@@ -106,7 +106,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
       {!list.loading && mailboxes.length === 0 && <Empty>No mailbox yet. Add the mailbox your sequences send from.</Empty>}
       {mailboxes.length > 0 && (
         <table className="table">
-          <TableHead columns={['Mailbox', 'Health', 'Sent today', 'Ramp']} />
+          <TableHead columns={['Mailbox', 'Health', 'Sent today', 'Cap and ramp']} />
           <tbody>
             {mailboxes.map((m) => {
               const rep = reports[m.id];
@@ -138,7 +138,10 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
                   <td style={{ minWidth: 160 }}>
                     <Meter value={m.sentToday} max={m.todayCap} label={`Sent today of today's cap for ${m.email}`} />
                   </td>
-                  <td>{m.ramp ? `day ${m.ramp.day} of ${m.ramp.days}` : <span className="muted">full cap ({m.dailyCap}/day)</span>}</td>
+                  <td>
+                    {m.ramp ? `day ${m.ramp.day} of ${m.ramp.days}` : m.capFactor < 1 ? null : <span className="muted">full cap ({m.dailyCap}/day)</span>}
+                    {m.capFactor < 1 && <CapLowered m={m} />}
+                  </td>
                   <td className="actions">
                     <div className="row">
                       <button type="button" className="btn" onClick={() => test(m.id)}>
@@ -190,6 +193,16 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
       {warmupOf && <WarmupPanel key={warmupOf.id} url={ws(workspaceId, `mailboxes/${warmupOf.id}/warmup`)} email={warmupOf.email} canEdit />}
       {pacingOf && <PacingForm key={pacingOf.id} url={ws(workspaceId, `mailboxes/${pacingOf.id}/pacing`)} title={`Pacing of ${pacingOf.email}`} canEdit inheritsFrom="the workspace's pacing defaults (Settings)" />}
     </>
+  );
+}
+
+/** A daily cap warmup placement lowered: the cap in force, and why (the placement that did it). */
+function CapLowered({ m }: { m: Mailbox }) {
+  const how = m.capFactor === 0.5 ? 'halved' : `× ${m.capFactor}`;
+  return (
+    <div className="small text-warn">
+      {m.effectiveDailyCap}/day ({how}: {m.capReason ?? 'warmup placement'})
+    </div>
   );
 }
 

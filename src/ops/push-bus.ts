@@ -5,6 +5,8 @@ import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
 import { BackoffSchedule } from '../common/backoff.ts';
 import type { Store } from '../store/store.ts';
+import { connectWritable } from '../store/pg-failover.ts';
+import { parsePgHosts } from '../store/pg-hosts.ts';
 import type { Metrics } from './metrics.ts';
 
 /**
@@ -57,9 +59,12 @@ export async function postgresPushBus(o: {
   const backoff = new BackoffSchedule(o.random);
 
   let lostSinceListen = false;
+  const hosts = parsePgHosts(o.databaseUrl);
 
   const connect = async (): Promise<void> => {
-    const c = new pg.Client({ connectionString: o.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    // LISTEN runs only on a primary: with several hosts, the one that takes writes (pg-failover.ts);
+    // one round over the hosts, the backoff below is the wait.
+    const c = await connectWritable(hosts, { keepAlive: true, keepAliveInitialDelayMillis: 10_000 }, 0);
     c.on('notification', (n) => {
       if (n.channel !== CHANNEL || !n.payload) return;
       let m: PushMessage;
@@ -82,7 +87,6 @@ export async function postgresPushBus(o: {
     };
     c.on('error', lost);
     c.on('end', () => lost());
-    await c.connect();
     await c.query(`listen ${CHANNEL}`);
     if (closed) {
       await c.end();

@@ -12,8 +12,6 @@ import {
   markUnknown,
   recordBounce,
   recordFailure,
-  recordSent,
-  recordSentWithBounces,
   recoverInFlight,
   releaseClaim,
   resolveUnknown,
@@ -23,6 +21,7 @@ import {
 } from './outbox.ts';
 import type { Transport } from '../mailbox/connectors/connector.ts';
 import type { SendOutcome } from '../mailbox/connectors/outcomes.ts';
+import { recordAccepted } from './record-accepted.ts';
 
 export interface MailboxSenderDeps extends OutboxDeps {
   service: EnrollmentService;
@@ -46,6 +45,8 @@ export interface MailboxSenderDeps extends OutboxDeps {
    * the daily cap and gaps.
    */
   extraStep?: (mailboxId: string) => Promise<ExtraStepResult>;
+  /** How long the record of an accepted send is retried through a failover (record-accepted.ts). */
+  recordRetryMs?: number;
 }
 
 /** What an injected extra step did: 'idle' when it had nothing it could send now. */
@@ -138,10 +139,7 @@ export class MailboxSender {
     switch (outcome.kind) {
       case 'accepted': {
         const details = { ...email.sent, threadId: outcome.threadId ?? email.threadId };
-        // The send and the bounces of recipients refused beside it: one transaction.
-        if (outcome.bounced.length) await recordSentWithBounces(d, claim, d.clock.now(), details, outcome.bounced);
-        else if (d.recorder) await d.recorder.record({ claim, sentAt: d.clock.now(), details });
-        else await recordSent(d, claim, d.clock.now(), details);
+        await recordAccepted(d, claim, d.clock.now(), details, outcome.bounced);
         return { kind: 'sent', claim };
       }
       case 'bounce': {

@@ -539,10 +539,12 @@ export async function markUnknown(deps: OutboxDeps, claim: Claim, reason: string
 }
 
 // -- name: recover-in-flight
-const recoverSql = (mailboxId: string, now: number) => sql<{ id: string }>`
+// Fenced like the claim: a loop that recovers after an error (sender-pool.ts) may have lost the
+// mailbox meanwhile, and must not turn its successor's sends in flight into unknowns.
+const recoverSql = (mailboxId: string, now: number, fence: OutboxDeps['fence']) => sql<{ id: string }>`
   update send_request set state = 'unknown', last_error = 'sender stopped while the request was in flight',
          updated_at = ${new Date(now)}
-  where mailbox_id = ${mailboxId} and state = 'in_flight'
+  where mailbox_id = ${mailboxId} and state = 'in_flight' and ${fence ? holdsSql(fence.resource, fence.token, now) : sql`true`}
   returning id`;
 
 /**
@@ -551,7 +553,7 @@ const recoverSql = (mailboxId: string, now: number) => sql<{ id: string }>`
  * become unknown. Only the owner of the mailbox may call this. Returns how many.
  */
 export async function recoverInFlight(deps: OutboxDeps, mailboxId: string): Promise<number> {
-  return (await recoverSql(mailboxId, deps.clock.now()).execute(deps.store.db)).rows.length;
+  return (await recoverSql(mailboxId, deps.clock.now(), deps.fence).execute(deps.store.db)).rows.length;
 }
 
 // -- name: list-unknown

@@ -57,6 +57,13 @@ class SendLoop implements MailboxWork {
   wake?: () => void;
   /** Woken while busy: the next idle wait is skipped (what it was woken for may be after its last look). */
   woken = false;
+  /**
+   * A step failed with an error (the database went away mid-step, a failover): what it had claimed
+   * may be in flight in the database with nobody sending it, or may have been handed over with
+   * its record lost. Before the next claim, the loop does what a new owner does (recover): such
+   * requests become unknown, settled from the Sent folder, never queued again on a guess.
+   */
+  recoverFirst = false;
 
   constructor(readonly sender: MailboxSender) {}
 
@@ -189,6 +196,10 @@ export class SenderPool {
           // next balance pass launches it again with a transport built from the new setting.
           if (settled.sentCopyCheck === 'switched') return;
         }
+        if (r.recoverFirst) {
+          await r.sender.recover();
+          r.recoverFirst = false;
+        }
         r.woken = false;
         const res = await r.sender.step();
         this.o.onStep?.(r.sender.mailboxId, res);
@@ -203,6 +214,7 @@ export class SenderPool {
         }
       } catch (e) {
         this.o.log?.error({ err: e, mailboxId: r.sender.mailboxId }, 'sender step failed');
+        r.recoverFirst = true;
         r.woken = false;
         await this.idle(r, idle);
       }

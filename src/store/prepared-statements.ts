@@ -157,7 +157,7 @@ class PreparingClient {
  * A Kysely pool over a `pg` pool whose connections prepare what they run (capacity statements
  * each). The same wrapper is returned for the same connection, so its cache lives as long as it.
  */
-export function preparingPool(pool: pg.Pool, capacity: number): PostgresPool {
+export function preparingPool(pool: { connect(): Promise<pg.PoolClient>; end(): Promise<void> }, capacity: number): PostgresPool {
   const wrappers = new WeakMap<pg.PoolClient, PreparingClient>();
   return {
     async connect(): Promise<PostgresPoolClient> {

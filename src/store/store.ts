@@ -5,6 +5,8 @@ import pg from 'pg';
 import { cadenzaError } from '../common/errors.ts';
 import { lockEmbeddedDir } from './embedded-lock.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
+import { connectWritable, FailoverPool } from './pg-failover.ts';
+import { parsePgHosts } from './pg-hosts.ts';
 import { preparingPool } from './prepared-statements.ts';
 import { ensurePrivateDir, restrictTree } from '../common/private-files.ts';
 import type { Database } from './schema.ts';
@@ -41,10 +43,16 @@ export interface StoreOptions {
    * statement of the hot paths, with room for the rest.
    */
   preparedStatements?: number;
+  /**
+   * PostgreSQL: how long a new connection keeps looking for a host that takes writes (the URL
+   * may name several: pg-hosts.ts) before the store answers STORE_UNAVAILABLE. It spans a
+   * failover (the primary gone, the standby not yet promoted). Default 30 s.
+   */
+  failoverWaitMs?: number;
 }
 
 export async function openStore(opts: StoreOptions): Promise<Store> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10, opts.preparedStatements ?? 256);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolSize ?? 10, opts.preparedStatements ?? 256, opts.failoverWaitMs ?? 30_000);
   return openPGlite(opts.dataDir);
 }
 
@@ -100,11 +108,10 @@ const pgTypes = {
   },
 } as pg.CustomTypesConfig;
 
-async function openPostgres(url: string, poolSize: number, preparedStatements: number): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types: pgTypes });
-  // An idle client's error (server restart, failover) must not crash the process: the pool drops
-  // that client and the next query gets a new one.
-  pool.on('error', () => undefined);
+async function openPostgres(url: string, poolSize: number, preparedStatements: number, failoverWaitMs: number): Promise<Store> {
+  // One host or several (a primary and its standbys): connections go to the one that takes writes.
+  const hosts = parsePgHosts(url);
+  const pool = new FailoverPool(hosts, { max: poolSize, types: pgTypes, waitMs: failoverWaitMs });
   try {
     const c = await pool.connect();
     c.release();
@@ -132,9 +139,7 @@ async function openPostgres(url: string, poolSize: number, preparedStatements: n
     async withExclusiveLock(key, fn) {
       // A client of its own, outside the pool: holding a pool slot while fn needs the pool would
       // deadlock a small pool.
-      const c = new pg.Client({ connectionString: url });
-      c.on('error', () => undefined);
-      await c.connect();
+      const c = await connectWritable(hosts, {}, failoverWaitMs);
       try {
         await c.query('select pg_advisory_lock($1)', [key]);
         return await fn();

@@ -78,10 +78,10 @@ const importRejects: PurgeStatement = (ws, cutoff, limit) => sql`
                                 limit ${limit})
   returning 1 as n`;
 
-/** What each retention kind purges, as named counts in the purge's report. */
+/** What each retention kind purges, as named counts in the purge's report; whole messages before their text, which they take with them. */
 export const PURGES = {
-  messageBodiesDays: { message_bodies: messageBodies, quarantine_raw: quarantineRaw },
   messagesDays: { messages, quarantine, reply_requests: replyRequests },
+  messageBodiesDays: { message_bodies: messageBodies, quarantine_raw: quarantineRaw },
   eventsDays: { events, tracking_events: trackingEvents, webhook_deliveries: webhookDeliveries },
   importRejectsDays: { import_rejects: importRejects },
 } as const satisfies Record<string, Record<string, PurgeStatement>>;

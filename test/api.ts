@@ -2,7 +2,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { systemClock } from '../src/common/clock.ts';
 import { seededRandom } from '../src/common/random.ts';
 import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
-import { erasureKey } from '../src/privacy/erasure-key.ts';
+import { erasureKey } from '../src/common/erasure-key.ts';
 import { addMembership } from '../src/api/auth/accounts.ts';
 import { hashPassword } from '../src/api/auth/passwords.ts';
 import { issueSetupToken } from '../src/api/auth/setup-token.ts';

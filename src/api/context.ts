@@ -11,7 +11,7 @@ import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import type { HygieneChecker } from '../leads/hygiene/checker.ts';
 import type { SystemMailer } from './system-mailer.ts';
-import type { ErasureKey } from '../privacy/erasure-key.ts';
+import type { ErasureKey } from '../common/erasure-key.ts';
 import type { LoginLimit } from './auth/login-limiter.ts';
 import type { DomainHealthSettings } from '../sending/dns/domain-monitor.ts';
 
@@ -69,7 +69,7 @@ export interface ApiContext {
    */
   hygiene?: HygieneChecker;
   /**
-   * The erasure key (privacy/erasure-key.ts, derived from the master key): erasure writes an
+   * The erasure key (common/erasure-key.ts, derived from the master key): erasure writes an
    * address's keyed hash with it, and imports and new leads are checked against those hashes.
    * Absent: the erasure route refuses and erased addresses are not recognised.
    */

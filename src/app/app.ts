@@ -43,7 +43,7 @@ import { purgeAuditLog } from '../api/audit/retention.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
 import { PrivacyPurgeRole } from '../privacy/purge-role.ts';
-import { erasureKey } from '../privacy/erasure-key.ts';
+import { erasureKey } from '../common/erasure-key.ts';
 import { sendDueWarmup } from '../warmup/send/warmup-sender.ts';
 import { warmupPoolKey } from '../warmup/text/marker.ts';
 import { domainHealthSettings, type DomainCheckConfig } from '../sending/dns/health-settings.ts';

@@ -1,5 +1,5 @@
 import { cadenzaError } from '../common/errors.ts';
-import type { ErasureKey } from '../privacy/erasure-key.ts';
+import type { ErasureKey } from '../common/erasure-key.ts';
 import type { Db } from '../store/store.ts';
 import { findSuppressed } from './sql/find-suppressed.ts';
 

@@ -16,7 +16,7 @@ import type { LeadImportStatus } from '../store/schema.ts';
 import type { Db, Store, Tx } from '../store/store.ts';
 import type { EncodingChoice } from './csv-source.ts';
 import { importLeads, type ImportBatch } from './import.ts';
-import type { ErasureKey } from '../privacy/erasure-key.ts';
+import type { ErasureKey } from '../common/erasure-key.ts';
 import { csvRecord } from '../common/csv-write.ts';
 import { rejectRecord } from './reject-file.ts';
 import { REJECT_FILE_COLUMNS } from './headers.ts';

@@ -31,7 +31,7 @@ import type { ImportIssue, RejectReason, WarningReason } from './reasons.ts';
 import { RejectFile, type RejectRow } from './reject-file.ts';
 import { checkRow, type LeadValues } from './row.ts';
 import { findSuppressed } from './sql/find-suppressed.ts';
-import type { ErasureKey } from '../privacy/erasure-key.ts';
+import type { ErasureKey } from '../common/erasure-key.ts';
 import { upsertLeads, type LeadInsert } from './sql/insert-leads.ts';
 
 /** What became of the rows read so far. */
@@ -66,7 +66,7 @@ export interface ImportOptions {
   /** Where to write the rejected rows (created or truncated; written even when nothing is rejected). */
   rejectFile?: string;
   /**
-   * The erasure key (privacy/erasure-key.ts): rows whose address was erased from the workspace are
+   * The erasure key (common/erasure-key.ts): rows whose address was erased from the workspace are
    * refused. Absent: only the plain suppression list is checked.
    */
   erasure?: ErasureKey;

@@ -3,7 +3,7 @@ import { cadenzaError } from '../common/errors.ts';
 import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { eraseSuppression } from '../sequence/suppress.ts';
 import type { Store } from '../store/store.ts';
-import { erasedMarker, type ErasureKey } from './erasure-key.ts';
+import { erasedMarker, type ErasureKey } from '../common/erasure-key.ts';
 import { PERSONAL_TABLES } from './sql/personal-data.ts';
 import { findSubject } from './subject.ts';
 

@@ -1,6 +1,6 @@
 import { csvRecord } from '../common/csv-write.ts';
 import type { Db } from '../store/store.ts';
-import { erasedMarker, type ErasureKey } from './erasure-key.ts';
+import { erasedMarker, type ErasureKey } from '../common/erasure-key.ts';
 import { PERSONAL_TABLES } from './sql/personal-data.ts';
 import { findSubject } from './subject.ts';
 

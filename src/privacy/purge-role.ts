@@ -8,7 +8,7 @@
 import type { Clock, TimerHandle } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
 import { Leases, type Lease } from '../ops/leases.ts';
-import type { Store } from '../store/store.ts';
+import type { Db, Store } from '../store/store.ts';
 import { purgeExpiredData, type PurgeReport } from './purge.ts';
 
 export const PRIVACY_PURGE_LEASE = 'privacy-purge';
@@ -73,6 +73,12 @@ export async function runNightlyPurge(d: PurgeRoleDeps, stopping: () => boolean 
   }
 }
 
+/** The last day a purge completed, for the retention settings' page. */
+export async function lastPurgeDay(db: Db): Promise<{ day: string; finishedAt: Date; counts: Record<string, number> } | null> {
+  const last = await db.selectFrom('privacy_purge_day').selectAll().orderBy('day', 'desc').limit(1).executeTakeFirst();
+  return last ? { day: dayText(last.day as unknown), finishedAt: last.finished_at, counts: last.counts as Record<string, number> } : null;
+}
+
 async function dayDone(store: Store, day: string): Promise<boolean> {
   return !!(await store.db.selectFrom('privacy_purge_day').select('day').where('day', '=', day).executeTakeFirst());
 }
@@ -102,4 +108,9 @@ export class PrivacyPurgeRole {
         if (!this.stopped) this.timer = this.d.clock.setTimer(this.d.everyMs ?? 3_600_000, () => this.tick());
       });
   }
+}
+
+/** A date column as YYYY-MM-DD: PostgreSQL's driver reads `date` as a Date at local midnight, PGlite as text. */
+function dayText(d: unknown): string {
+  return d instanceof Date ? `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}` : String(d).slice(0, 10);
 }

@@ -79,7 +79,7 @@ export const ERASED_STOP_REASON = 'person erased';
 
 /**
  * A person erased (privacy/erase.ts): their enrollments stop, as for any suppression, and their row
- * of the list, if any, is replaced by `marker` (a keyed hash of the address, privacy/erasure-key.ts)
+ * of the list, if any, is replaced by `marker` (a keyed hash of the address, common/erasure-key.ts)
  * with the reason 'erased', so promise 6 outlives the address. In the caller's transaction, before
  * it deletes the person's data: the stops come first, so nothing is claimed for them afterwards.
  */

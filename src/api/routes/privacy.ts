@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { checkEmail } from '../../leads/email.ts';
-import { erasedMarker, type ErasureKey } from '../../privacy/erasure-key.ts';
+import { erasedMarker, type ErasureKey } from '../../common/erasure-key.ts';
 import { eraseSubject } from '../../privacy/erase.ts';
 import { EXPORT_SECTIONS, exportSubject, sectionCsv } from '../../privacy/export.ts';
 import { changeRetention, MAX_RETENTION_DAYS, RETENTION_KINDS, retentionOf, type RetentionKind } from '../../privacy/retention.ts';
+import { lastPurgeDay } from '../../privacy/purge-role.ts';
 import { updateWorkspace, workspaceRow } from '../../workspace/workspace-row.ts';
 import { audit } from '../audit/actor.ts';
 import { enrollmentService, realClock, type ApiContext } from '../context.ts';
@@ -35,11 +36,8 @@ const exportBody = z
 async function readRetention(db: Db, workspaceId: string): Promise<z.output<typeof retentionBody>> {
   const w = await workspaceRow(db, workspaceId);
   if (!w) throw cadenzaError('NOT_FOUND', 'no such workspace');
-  const last = await db.selectFrom('privacy_purge_day').selectAll().orderBy('day', 'desc').limit(1).executeTakeFirst();
-  return {
-    ...retentionOf(w.settings as Record<string, unknown>),
-    lastPurge: last ? { day: String(last.day).slice(0, 10), finishedAt: last.finished_at.toISOString(), counts: last.counts as Record<string, number> } : null,
-  };
+  const last = await lastPurgeDay(db);
+  return { ...retentionOf(w.settings as Record<string, unknown>), lastPurge: last ? { ...last, finishedAt: last.finishedAt.toISOString() } : null };
 }
 
 /** The audit log names the person by the keyed hash, never the address: the log is kept longer than some of the data. */

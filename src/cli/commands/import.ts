@@ -3,7 +3,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { loadConfig } from '../../common/config.ts';
 import { HygieneChecker } from '../../leads/hygiene/checker.ts';
 import { importLeads } from '../../leads/import.ts';
-import { erasureKey } from '../../privacy/erasure-key.ts';
+import { erasureKey } from '../../common/erasure-key.ts';
 import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { deps, globals, masterKey, output, withStore } from '../context.ts';
 import { progressBar } from '../progress.ts';

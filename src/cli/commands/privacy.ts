@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cadenzaError } from '../../common/errors.ts';
 import { recordAudit } from '../../api/audit/audit-log.ts';
-import { erasedMarker, erasureKey } from '../../privacy/erasure-key.ts';
+import { erasedMarker, erasureKey } from '../../common/erasure-key.ts';
 import { eraseSubject } from '../../privacy/erase.ts';
 import { exportSubject, sectionCsv } from '../../privacy/export.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';

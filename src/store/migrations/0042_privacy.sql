@@ -1,7 +1,7 @@
 -- Privacy (issue 15, src/privacy/): retention, subject access export, erasure.
 --
 -- Erasure keeps no address: the person's row in the suppression list is replaced by a keyed hash
--- of the normalised address ('erased:' and the hex HMAC, src/privacy/erasure-key.ts) with the
+-- of the normalised address ('erased:' and the hex HMAC, src/common/erasure-key.ts) with the
 -- reason 'erased', so a later import or lead of the same address is refused although the address
 -- itself is gone. The key is derived from the master key and never stored here.
 alter table suppression drop constraint suppression_reason_check;

@@ -2,6 +2,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { systemClock } from '../src/common/clock.ts';
 import { seededRandom } from '../src/common/random.ts';
 import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
+import { erasureKey } from '../src/common/erasure-key.ts';
 import { addMembership } from '../src/api/auth/accounts.ts';
 import { hashPassword } from '../src/api/auth/passwords.ts';
 import { issueSetupToken } from '../src/api/auth/setup-token.ts';
@@ -31,6 +32,7 @@ export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<A
   const ctx = {
     random,
     vault: new Vault(store, localKeyWrapper(Buffer.alloc(32, 7))),
+    erasure: erasureKey(Buffer.alloc(32, 7)),
     publicUrl: 'http://localhost:8080',
     ...defaultAuthSettings,
     ...over,

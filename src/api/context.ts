@@ -11,6 +11,7 @@ import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import type { HygieneChecker } from '../leads/hygiene/checker.ts';
 import type { SystemMailer } from './system-mailer.ts';
+import type { ErasureKey } from '../common/erasure-key.ts';
 import type { LoginLimit } from './auth/login-limiter.ts';
 import type { DomainHealthSettings } from '../sending/dns/domain-monitor.ts';
 import type { FederationIdentity } from '../warmup/federation/identity.ts';
@@ -68,6 +69,12 @@ export interface ApiContext {
    * configured DNS server (CADENZA_DNS_RESOLVER). Absent: nothing is checked (leads keep no verdict).
    */
   hygiene?: HygieneChecker;
+  /**
+   * The erasure key (common/erasure-key.ts, derived from the master key): erasure writes an
+   * address's keyed hash with it, and imports and new leads are checked against those hashes.
+   * Absent: the erasure route refuses and erased addresses are not recognised.
+   */
+  erasure?: ErasureKey;
   /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/sending/mailbox-removal.ts). */
   oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
   /** Warmup federation (src/warmup/federation/): this installation's identity; absent: the peer routes refuse. */

@@ -43,6 +43,8 @@ import { purgeAuditLog } from '../api/audit/retention.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
 import { warmupExtraStep } from '../warmup/send/warmup-sender.ts';
+import { PrivacyPurgeRole } from '../privacy/purge-role.ts';
+import { erasureKey } from '../common/erasure-key.ts';
 import { warmupPoolKey } from '../warmup/text/marker.ts';
 import { federationIdentity, pairKey } from '../warmup/federation/identity.ts';
 import { FederationRole } from '../warmup/federation/federation-role.ts';
@@ -126,6 +128,8 @@ export interface RunningApp {
   warmupPlan?: WarmupPlanRole;
   /** Warmup federation's exchange with peer installations (scheduler role; one process at a time, under a lease). */
   federation?: FederationRole;
+  /** The nightly purge of data past its workspace's retention (scheduler role; one process purges, under a lease). */
+  privacyPurge?: PrivacyPurgeRole;
   senders?: SenderPool;
   syncs?: SyncPool;
   webhooks?: WebhookDispatcher;
@@ -216,7 +220,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
       // finish and commit the batch in flight.
-      await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop()]);
+      await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
       // Bounded: a request that hangs (a stalled upload) is cut at the deadline (api/http/drain.ts).
       if (app.server) {
         const d = await drainServer(app.server, o.drainMs ?? 10_000);
@@ -309,6 +313,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       app.warmupPlan.start();
       app.federation = new FederationRole({ store, clock, identity: federation, log, owner: newId(clock.now(), random), ...(o.federation?.everyMs ? { everyMs: o.federation.everyMs } : {}) });
       app.federation.start();
+      app.privacyPurge = new PrivacyPurgeRole({ store, clock, log, owner: newId(clock.now(), random) });
+      app.privacyPurge.start();
     }
     if (o.roles.includes('sender')) {
       app.senders = new SenderPool({
@@ -357,7 +363,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     }
   };
   const stopRoles = async () => {
-    await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop()]);
+    await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
     await app.scheduler?.stop();
     app.domains = undefined;
     app.federation = undefined;
@@ -392,7 +398,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, connectors, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
+      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, connectors, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

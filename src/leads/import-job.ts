@@ -16,6 +16,7 @@ import type { LeadImportStatus } from '../store/schema.ts';
 import type { Db, Store, Tx } from '../store/store.ts';
 import type { EncodingChoice } from './csv-source.ts';
 import { importLeads, type ImportBatch } from './import.ts';
+import type { ErasureKey } from '../common/erasure-key.ts';
 import { csvRecord } from '../common/csv-write.ts';
 import { rejectRecord } from './reject-file.ts';
 import { REJECT_FILE_COLUMNS } from './headers.ts';
@@ -48,6 +49,8 @@ export interface ImportJobDeps {
   workDue?: () => void;
   /** List hygiene: each batch's written leads are checked before they are enrolled; absent: not checked. */
   hygiene?: HygieneChecker;
+  /** Rows whose address was erased are refused (import.ts ImportOptions.erasure). */
+  erasure?: ErasureKey;
 }
 
 /** A running job that made no progress for this long is dead: its process stopped, or its upload stalled. */
@@ -185,6 +188,7 @@ export async function runImportJob(deps: ImportJobDeps, jobId: string, spec: Imp
       mapping: spec.mapping,
       onDuplicate: spec.onDuplicate,
       encoding: spec.encoding,
+      ...(deps.erasure ? { erasure: deps.erasure } : {}),
       clock: deps.clock,
       random: deps.random,
       onHeader: async (h) => {

@@ -31,6 +31,7 @@ import type { ImportIssue, RejectReason, WarningReason } from './reasons.ts';
 import { RejectFile, type RejectRow } from './reject-file.ts';
 import { checkRow, type LeadValues } from './row.ts';
 import { findSuppressed } from './sql/find-suppressed.ts';
+import type { ErasureKey } from '../common/erasure-key.ts';
 import { upsertLeads, type LeadInsert } from './sql/insert-leads.ts';
 
 /** What became of the rows read so far. */
@@ -64,6 +65,11 @@ export interface ImportOptions {
   onDuplicate?: 'skip' | 'update';
   /** Where to write the rejected rows (created or truncated; written even when nothing is rejected). */
   rejectFile?: string;
+  /**
+   * The erasure key (common/erasure-key.ts): rows whose address was erased from the workspace are
+   * refused. Absent: only the plain suppression list is checked.
+   */
+  erasure?: ErasureKey;
   /** Rows per database round trip; default 1000, at most MAX_BATCH_SIZE. */
   batchSize?: number;
   /**
@@ -258,11 +264,13 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
     /** The window's database half: suppression, then the upsert. */
     const writeBatch = async (w: Window) => {
       if (w.pending.length > 0) {
-        const suppressed = await findSuppressed(store.db, workspaceId, w.pending.map((p) => p.lead.email_norm));
+        const suppressed = await findSuppressed(store.db, workspaceId, w.pending.map((p) => p.lead.email_norm), opts.erasure);
         const writing: Pending[] = [];
         for (const p of w.pending) {
           const why = suppressed.get(p.lead.email_norm);
           if (why === undefined) writing.push(p);
+          // Neither the row nor the address in the message: a reject is stored, and erasure promised the address is not.
+          else if (why === 'erased') rejectRow(w, { line: p.line, fields: null, reason: 'erased', message: 'this address was erased from the workspace at its owner\'s request and cannot be imported again' });
           else rejectRow(w, { line: p.line, fields: p.fields, reason: 'suppressed', message: `${p.lead.email_norm} is suppressed in this workspace (${why})` });
         }
         const now = new Date(clock.now());

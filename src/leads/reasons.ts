@@ -13,6 +13,7 @@ export const rejectReasons = {
   invalid_country: 'The country is neither an ISO 3166-1 alpha-2 code nor a country name Cadenza knows.',
   duplicate_in_file: 'An earlier valid row of the same file has the same email; the first one wins.',
   suppressed: 'The address is suppressed in this workspace (hard bounce, unsubscribe, complaint, manual).',
+  erased: 'The address was erased from this workspace at its owner\'s request (its keyed hash is in the suppression list); the row is not kept, so the address is not stored again.',
   duplicate: 'A lead with this email already exists in the workspace (onDuplicate: skip).',
 } as const;
 export type RejectReason = keyof typeof rejectReasons;

@@ -15,6 +15,7 @@ import { deleteSuppression, insertSuppressions, liveEnrollmentsOfCompany, stoppa
  * | ingestion (ingest/act.ts decisions)    | a bounce's failed recipients, an opt-out reply, a complaint (ARF), soft bounces past the limit |
  * | tracking (tracking/unsubscribe.ts)     | the one-click unsubscribe (RFC 8058), its page, our mailto:       |
  * | the API (leads/suppression.ts)         | one address by hand, or an imported suppression list              |
+ * | erasure (privacy/erase.ts)             | a person erased: the address replaced by its keyed hash (eraseSuppression) |
  *
  * The stops go through the engine (`StopEngine`, the enrollment service), so each stopped
  * enrollment's state, journal entry, cancelled sends and cancelled tasks follow as for any stop.
@@ -71,6 +72,23 @@ export async function suppress(
   const ids = await stoppableEnrollmentsOf(tx, workspaceId, [...new Set(suppressions.map((s) => s.email))], o.spare ?? []);
   const applied = await engine.stopEachInTx(tx, ids, SUPPRESSED_STOP_REASON, o.now);
   return { added, stopped: ended(applied), applied };
+}
+
+/** Why an erasure stops an enrollment (journalled as the stop's reason; the journal row is then deleted with the rest). */
+export const ERASED_STOP_REASON = 'person erased';
+
+/**
+ * A person erased (privacy/erase.ts): their enrollments stop, as for any suppression, and their row
+ * of the list, if any, is replaced by `marker` (a keyed hash of the address, common/erasure-key.ts)
+ * with the reason 'erased', so promise 6 outlives the address. In the caller's transaction, before
+ * it deletes the person's data: the stops come first, so nothing is claimed for them afterwards.
+ */
+export async function eraseSuppression(tx: Tx, engine: StopEngine, workspaceId: string, emailNorm: string, marker: string, now: number): Promise<Applied[]> {
+  const ids = await stoppableEnrollmentsOf(tx, workspaceId, [emailNorm], []);
+  const applied = await engine.stopEachInTx(tx, ids, ERASED_STOP_REASON, now);
+  await deleteSuppression(tx, workspaceId, emailNorm);
+  await insertSuppressions(tx, workspaceId, [{ email: marker, reason: 'erased', source: 'erasure' }], now);
+  return applied;
 }
 
 /**

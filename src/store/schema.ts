@@ -217,7 +217,8 @@ export interface EventTable {
   at: Timestamp;
 }
 
-export type SuppressionReason = 'hard_bounce' | 'unsubscribe' | 'complaint' | 'manual';
+/** 'erased': the row's email_norm is a keyed hash of an erased person's address (migration 0042, src/privacy/). */
+export type SuppressionReason = 'hard_bounce' | 'unsubscribe' | 'complaint' | 'manual' | 'erased';
 
 export interface SuppressionTable {
   workspace_id: string;
@@ -754,7 +755,15 @@ export interface WarmupPlanDayTable {
   sends: number;
   shortfall: Generated<unknown>;
 }
+/** Migration 0042: a UTC day the privacy purge completed (src/privacy/purge-role.ts). */
+export interface PrivacyPurgeDayTable {
+  day: string;
+  started_at: Timestamp;
+  finished_at: Timestamp;
+  counts: Generated<unknown>;
+}
 export interface Database {
+  privacy_purge_day: PrivacyPurgeDayTable;
   warmup_member: WarmupMemberTable;
   warmup_mail: WarmupMailTable;
   warmup_plan_day: WarmupPlanDayTable;

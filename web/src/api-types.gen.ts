@@ -64,7 +64,7 @@ export type ApiKey = {
 export type AuditEvent = {
   id: string;
   at: string;
-  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed */
+  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased */
   action: string;
   actorKind: "session" | "api_key" | "system" | "anonymous";
   /** The actor as it read at the time: a member's address, an API key's name and prefix, Cadenza */
@@ -214,6 +214,12 @@ export type EnrollmentSend = {
   /** A resend asked for by hand */
   manualResend: boolean;
   updatedAt: string;
+};
+
+export type Erasure = {
+  marker: string;
+  stopped: number;
+  deleted: Record<string, number>;
 };
 
 export type FederationCard = {
@@ -582,6 +588,23 @@ export type Pacing = {
   };
 };
 
+export type Retention = {
+  /** Message text: a reply's new text and excerpt, and a quarantined message's raw bytes (the message's headers stay) */
+  messageBodiesDays: number | null;
+  /** Whole messages (headers, addresses, subject), quarantined messages and replies sent from the inbox */
+  messagesDays: number | null;
+  /** Events: the enrollments' journal, opens, clicks and unsubscribes, and webhook deliveries done */
+  eventsDays: number | null;
+  /** The rows an import rejected (kept for the import's reject report) */
+  importRejectsDays: number | null;
+  /** The nightly purge's last completed day (every workspace's) */
+  lastPurge: {
+    day: string;
+    finishedAt: string;
+    counts: Record<string, number>;
+  } | null;
+};
+
 export type ReviewLead = {
   id: string;
   email: string;
@@ -642,9 +665,20 @@ export type Sequence = {
   version: number;
 };
 
-export type Suppression = {
+export type SubjectExport = {
   email: string;
-  reason: "hard_bounce" | "unsubscribe" | "complaint" | "manual";
+  workspaceId: string;
+  exportedAt: string;
+  /** The address was erased from this workspace (only its keyed hash remains) */
+  erased: boolean;
+  /** One array of rows per place data is kept: leads, enrollments, sends, tasks, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail */
+  sections: Record<string, Record<string, unknown>[]>;
+};
+
+export type Suppression = {
+  /** The address, or 'erased:' and a keyed hash for a person erased at their request */
+  email: string;
+  reason: "hard_bounce" | "unsubscribe" | "complaint" | "manual" | "erased";
   source: string | null;
   createdAt: string;
 };
@@ -2346,7 +2380,7 @@ export interface ApiRoutes {
     query: {
       /** Addresses containing this text */
       q?: string;
-      reason?: "hard_bounce" | "unsubscribe" | "complaint" | "manual";
+      reason?: "hard_bounce" | "unsubscribe" | "complaint" | "manual" | "erased";
       /** The previous page's nextAfter */
       after?: string;
       limit?: number;
@@ -2418,6 +2452,72 @@ export interface ApiRoutes {
     response: {
       ok: true;
     };
+    status: 200;
+  };
+  /** How long the workspace keeps personal data, per kind (null: until deleted) (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/privacy/retention": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: Retention;
+    status: 200;
+  };
+  /** Change the retention (admin); the nightly purge applies it (access: admin of the workspace) */
+  "PATCH /api/workspaces/:workspaceId/privacy/retention": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      messageBodiesDays?: number | null;
+      messagesDays?: number | null;
+      eventsDays?: number | null;
+      importRejectsDays?: number | null;
+    };
+    response: Retention;
+    status: 200;
+  };
+  /** Subject access export: everything stored about one address in this workspace (admin) (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/privacy/export": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      email: string;
+    };
+    response: SubjectExport;
+    status: 200;
+  };
+  /** The subject access export (as POST), or one section as CSV with format=csv (admin) (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/privacy/export": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      email: string;
+      format?: "json" | "csv";
+      /** With format=csv: the section to write */
+      section?: "leads" | "enrollments" | "sends" | "tasks" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail";
+    };
+    body: never;
+    response: SubjectExport | string;
+    status: 200;
+  };
+  /** Erase a person: stop their enrollments, delete their data, keep a keyed hash so they are never mailed again (admin) (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/privacy/erase": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      email: string;
+      /** Erasure cannot be undone */
+      confirm: true;
+    };
+    response: Erasure;
     status: 200;
   };
   /** Call and manual tasks, soonest due first (access: member of the workspace) */

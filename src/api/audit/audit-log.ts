@@ -24,6 +24,8 @@ export const AUDIT_ACTIONS = [
   'mailbox.removed',
   'export.downloaded',
   'settings.changed',
+  'privacy.exported',
+  'privacy.erased',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

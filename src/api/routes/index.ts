@@ -19,6 +19,7 @@ import { warmupPeerRoutes } from './warmup-peers.ts';
 import { memberRoutes } from './members.ts';
 import { sequenceRoutes } from './sequences.ts';
 import { suppressionRoutes } from './suppressions.ts';
+import { privacyRoutes } from './privacy.ts';
 import { taskRoutes } from './tasks.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { trackingDomainRoutes } from './tracking-domain.ts';
@@ -51,6 +52,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...enrollmentRoutes,
   ...inboxRoutes,
   ...suppressionRoutes,
+  ...privacyRoutes,
   ...taskRoutes,
   ...analyticsRoutes,
   ...demoRoutes,

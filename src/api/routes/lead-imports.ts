@@ -137,7 +137,7 @@ export const leadImportRoutes = [
         totalBytes: Number.isFinite(declared) && declared > 0 ? declared : null,
         enrollSequenceId: query.enrollSequenceId ?? null,
       };
-      const deps = { store: ctx.store, clock: ctx.clock, random: ctx.random, ...(ctx.workDue ? { workDue: ctx.workDue } : {}), ...(ctx.hygiene ? { hygiene: ctx.hygiene } : {}) };
+      const deps = { store: ctx.store, clock: ctx.clock, random: ctx.random, ...(ctx.workDue ? { workDue: ctx.workDue } : {}), ...(ctx.hygiene ? { hygiene: ctx.hygiene } : {}), ...(ctx.erasure ? { erasure: ctx.erasure } : {}) };
       const jobId = await createImportJob(deps, spec);
       try {
         await runImportJob(deps, jobId, spec, body as AsyncIterable<Buffer>);

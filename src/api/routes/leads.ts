@@ -4,6 +4,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { importLeads, type ColumnTarget } from '../../leads/index.ts';
 import { leadColumns } from '../../leads/lead-fields.ts';
 import { deleteLead, findLead, insertLead, updateLead } from '../../leads/sql/leads.ts';
+import { refuseErased } from '../../leads/erased.ts';
 import { listLeads } from '../../leads/sql/list-leads.ts';
 import { leadEnrollments, timelineSources } from '../../leads/sql/lead-timeline.ts';
 import { newId } from '../../common/ids.ts';
@@ -206,6 +207,7 @@ export const leadRoutes = [
         input: Readable.from([Buffer.from(body.csv, 'utf8')]),
         ...(body.mapping ? { mapping: body.mapping } : {}),
         onDuplicate: body.onDuplicate,
+        ...(ctx.erasure ? { erasure: ctx.erasure } : {}),
         clock: ctx.clock,
         random: ctx.random,
       });
@@ -287,6 +289,7 @@ export const leadRoutes = [
     response: leadBody,
     handler: async ({ ctx, ws, body }) => {
       const cols = leadColumns(body);
+      await refuseErased(ctx.store.db, ws.workspaceId, cols.email_norm!, ctx.erasure);
       const id = newId(ctx.clock.now(), ctx.random);
       const row = await insertLead(ctx.store.db, { id, workspaceId: ws.workspaceId, cols: { ...cols, email: cols.email!, email_norm: cols.email_norm! }, custom: body.custom });
       return toLead(row);
@@ -304,6 +307,7 @@ export const leadRoutes = [
     response: leadBody,
     handler: async ({ ctx, ws, params, body }) => {
       const cols = leadColumns(body);
+      if (cols.email_norm) await refuseErased(ctx.store.db, ws.workspaceId, cols.email_norm, ctx.erasure);
       const row = await updateLead(ctx.store.db, { workspaceId: ws.workspaceId, leadId: params.leadId, cols, custom: body.custom, now: new Date(ctx.clock.now()) });
       if (!row) throw cadenzaError('NOT_FOUND', 'no such lead');
       return toLead(row);

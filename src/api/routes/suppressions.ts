@@ -10,8 +10,11 @@ import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 const reason = z.enum(['hard_bounce', 'unsubscribe', 'complaint', 'manual']);
+// 'erased' is listed, never set here: its row holds a keyed hash of an erased person's address
+// instead of the address (src/privacy/erase.ts).
+const listedReason = z.enum([...reason.options, 'erased']);
 const suppression = z
-  .object({ email: z.string(), reason, source: z.string().nullable(), createdAt: z.iso.datetime() })
+  .object({ email: z.string().describe("The address, or 'erased:' and a keyed hash for a person erased at their request"), reason: listedReason, source: z.string().nullable(), createdAt: z.iso.datetime() })
   .meta({ id: 'Suppression' });
 
 // Import bodies are bounded: a list past this size is split by the client.
@@ -33,7 +36,7 @@ export const suppressionRoutes = [
     params: workspaceParams({}),
     query: z.object({
       q: z.string().max(320).optional().describe('Addresses containing this text'),
-      reason: reason.optional(),
+      reason: listedReason.optional(),
       after: z.string().max(320).optional().describe("The previous page's nextAfter"),
       limit: z.coerce.number().int().min(1).max(500).default(100),
     }),

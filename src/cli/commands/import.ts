@@ -3,8 +3,9 @@ import { cadenzaError } from '../../common/errors.ts';
 import { loadConfig } from '../../common/config.ts';
 import { HygieneChecker } from '../../leads/hygiene/checker.ts';
 import { importLeads } from '../../leads/import.ts';
+import { erasureKey } from '../../common/erasure-key.ts';
 import { resolveWorkspace } from '../../workspace/workspaces.ts';
-import { deps, globals, output, withStore } from '../context.ts';
+import { deps, globals, masterKey, output, withStore } from '../context.ts';
 import { progressBar } from '../progress.ts';
 
 export function register(program: Command): void {
@@ -43,6 +44,8 @@ export function register(program: Command): void {
             : {}),
           workspaceId: w.id,
           input: file,
+          // Addresses erased from the workspace are refused, as in the API's import.
+          erasure: erasureKey(await masterKey(g, store)),
           ...(Object.keys(mapping).length ? { mapping } : {}),
           onDuplicate: o.onDuplicate as 'skip' | 'update',
           rejectFile,

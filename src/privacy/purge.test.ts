@@ -1,0 +1,98 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
+import { SimClock } from '../sim/sim-clock.ts';
+import { Leases } from '../ops/leases.ts';
+import { purgeExpiredData } from './purge.ts';
+import { PRIVACY_PURGE_LEASE, runNightlyPurge } from './purge-role.ts';
+
+const DAY = 86_400_000;
+// 2026-03-10 03:00 UTC: past the purge's hour.
+const T = Date.UTC(2026, 2, 10, 3);
+const WS = '00000000-0000-4000-8000-0000000003a1';
+const KEEP = '00000000-0000-4000-8000-0000000003a2';
+const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+describe.each(testBackends())('privacy purge (%s)', (backend) => {
+  let store: TestStore;
+
+  beforeAll(async () => {
+    store = await freshStore(backend);
+    const db = store.db;
+    await sql`truncate table workspace cascade`.execute(db);
+    const retention = { messageBodiesDays: 30, messagesDays: 60, eventsDays: 30, importRejectsDays: 7 };
+    await db.insertInto('workspace').values([{ id: WS, name: 'purged', settings: JSON.stringify({ retention }) }, { id: KEEP, name: 'kept' }]).execute();
+    let n = 1;
+    for (const ws of [WS, KEEP]) {
+      // Messages 100, 40 and 1 days old, each with its text.
+      for (const age of [100, 40, 1]) {
+        await db.insertInto('message').values({ id: id(n++), workspace_id: ws, direction: 'inbound', message_id: `<m${n}@t>`, at: new Date(T - age * DAY), new_text: `text ${age}`, excerpt: `ex ${age}` }).execute();
+      }
+      for (const age of [100, 40, 1]) {
+        await db.insertInto('event').values({ workspace_id: ws, enrollment_id: null, type: 'note', payload: '{}', at: new Date(T - age * DAY) }).execute();
+        await db.insertInto('tracking_event').values({ workspace_id: ws, kind: 'open', at: new Date(T - age * DAY) }).execute();
+      }
+      const ep = id(n++);
+      await db.insertInto('webhook_endpoint').values({ id: ep, workspace_id: ws, url: 'https://h.test', events: ['reply'], legacy_secret: 's' }).execute();
+      await db.insertInto('webhook_delivery').values([
+        { endpoint_id: ep, workspace_id: ws, event_id: 'done', event_type: 'reply', payload: '{}', state: 'delivered', next_attempt_at: new Date(T - 90 * DAY), created_at: new Date(T - 90 * DAY) },
+        { endpoint_id: ep, workspace_id: ws, event_id: 'pending', event_type: 'reply', payload: '{}', state: 'pending', next_attempt_at: new Date(T), created_at: new Date(T - 90 * DAY) },
+      ]).execute();
+      const imp = id(n++);
+      await db.insertInto('lead_import').values({ id: imp, workspace_id: ws, on_duplicate: 'skip', status: 'done', created_at: new Date(T - 10 * DAY) }).execute();
+      await db.insertInto('lead_import_reject').values({ import_id: imp, workspace_id: ws, line: 2, reason: 'duplicate', message: 'dup', raw: 'a@b.test' }).execute();
+    }
+  }, 60_000);
+  afterAll(async () => store?.destroy());
+
+  const count = async (table: 'message' | 'event' | 'tracking_event' | 'webhook_delivery' | 'lead_import_reject', ws: string) =>
+    Number((await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where workspace_id = ${ws}::uuid`.execute(store.db)).rows[0]!.n);
+
+  it('removes what is past each retention, in bounded batches, and nothing of a workspace that keeps everything', async () => {
+    const clock = new SimClock(T);
+    const r = await purgeExpiredData(store, clock, { batchSize: 1 });
+    expect(r.stopped).toBe(false);
+    expect(r.counts).toEqual({ message_bodies: 1, messages: 1, events: 2, tracking_events: 2, webhook_deliveries: 1, import_rejects: 1 });
+    // One row per statement, and one more statement per kind to find the end.
+    expect(r.batches).toBeGreaterThanOrEqual(8);
+    const msgs = await store.db.selectFrom('message').select(['at', 'new_text', 'excerpt']).where('workspace_id', '=', WS).orderBy('at').execute();
+    expect(msgs.map((m) => [Math.round((T - m.at.getTime()) / DAY), m.new_text, m.excerpt])).toEqual([
+      [40, null, null],
+      [1, 'text 1', 'ex 1'],
+    ]);
+    expect(await count('event', WS)).toBe(1);
+    expect(await count('tracking_event', WS)).toBe(1);
+    const left = await store.db.selectFrom('webhook_delivery').select('event_id').where('workspace_id', '=', WS).execute();
+    expect(left.map((d) => d.event_id)).toEqual(['pending']);
+    expect(await count('lead_import_reject', WS)).toBe(0);
+    for (const t of ['message', 'event', 'tracking_event'] as const) expect(await count(t, KEEP)).toBe(3);
+    expect(await count('webhook_delivery', KEEP)).toBe(2);
+    expect(await count('lead_import_reject', KEEP)).toBe(1);
+    // Again at once: nothing more to do.
+    expect((await purgeExpiredData(store, clock)).counts).toEqual({});
+  });
+
+  it('stops between batches when asked', async () => {
+    const r = await purgeExpiredData(store, new SimClock(T), { stopping: () => true });
+    expect(r).toEqual({ counts: {}, batches: 0, stopped: true });
+  });
+
+  it('runs once a UTC day, after its hour, under the lease', async () => {
+    const clock = new SimClock(T - 2 * 3_600_000); // 01:00
+    const d = { store, clock, owner: 'p1' };
+    expect(await runNightlyPurge(d)).toEqual({ day: '2026-03-10', skipped: 'not yet' });
+    clock.advanceTo(T);
+    const first = await runNightlyPurge(d);
+    expect(first).toMatchObject({ day: '2026-03-10', report: { stopped: false } });
+    expect(await runNightlyPurge({ ...d, owner: 'p2' })).toEqual({ day: '2026-03-10', skipped: 'done' });
+    const row = await store.db.selectFrom('privacy_purge_day').selectAll().executeTakeFirstOrThrow();
+    expect(String(row.day).slice(0, 10) === '2026-03-10' || (row.day as unknown) instanceof Date).toBe(true);
+    // The next day, another process holds the lease: this one leaves the pass to it.
+    clock.advanceTo(T + DAY);
+    const held = await new Leases(store, clock).acquire(PRIVACY_PURGE_LEASE, 'p2', 60_000);
+    expect(held).not.toBeNull();
+    expect(await runNightlyPurge(d)).toEqual({ day: '2026-03-11', skipped: 'lease held' });
+    await new Leases(store, clock).release(held!);
+    expect(await runNightlyPurge(d)).toMatchObject({ day: '2026-03-11', report: {} });
+  });
+});

@@ -141,7 +141,9 @@ export const privacyRoutes = [
     access: { workspace: 'admin' },
     params: workspaceParams({}),
     body: z.object({ email: emailField, confirm: z.literal(true).describe('Erasure cannot be undone') }),
-    example: () => ({ body: { email: 'lead-a@prospects.test', confirm: true as const } }),
+    // Not a seeded lead: the authorization test calls every route with its example, and an erasure
+    // of a lead the later tests read would remove it under them.
+    example: () => ({ body: { email: 'erase-me@prospects.test', confirm: true as const } }),
     response: z.object({ marker: z.string(), stopped: z.number().int(), deleted: z.record(z.string(), z.number().int()) }).meta({ id: 'Erasure' }),
     handler: async (c) => {
       const { ctx, ws, body } = c;

@@ -207,4 +207,5 @@ export const ADDRESS_COLUMNS_ELSEWHERE: Record<string, string> = {
   'login_failure.email_norm': 'The sign-in limiter counts failed attempts per address within its window (api/auth/login-limiter.ts); not a workspace\'s data',
   'oauth_flow.login_hint': 'The mailbox being connected during an OAuth flow, which expires in minutes',
   'api_key.created_by_label': "The member who created the key (their address or name), shown beside the key",
+  'warmup_remote_member.address': "A warmup mailbox of a peer installation (federation): that installation's own sender, never a prospect; replaced at each exchange and deleted when the peering ends",
 };

@@ -44,6 +44,17 @@ describe('restart policy', () => {
     expect(d).toMatchObject({ kind: 'give-up', reason: 'it ended 6 times in a row, each within 60 s of its start' });
   });
 
+  it('a clean exit (status 0 after a drain of that child alone) is restarted at the first delay and not counted', () => {
+    let h = freshHistory;
+    for (let i = 0; i < 3; i++) h = afterCrash(h, 0, 10, policy).history;
+    for (let i = 0; i < 10; i++) {
+      const d = afterCrash(h, 0, 10, policy, true);
+      expect(d).toEqual({ kind: 'restart', delayMs: 1_000, history: { fastCrashes: 3 } });
+      h = d.history;
+    }
+    expect(afterCrash(h, 0, 10, policy)).toMatchObject({ kind: 'restart', delayMs: 8_000 });
+  });
+
   it('a clock that went backwards counts as a fast crash, not a negative uptime', () => {
     expect(afterCrash(freshHistory, 5_000, 1_000, policy)).toMatchObject({ kind: 'restart', delayMs: 1_000 });
   });

@@ -37,8 +37,14 @@ export type RestartDecision =
   | { kind: 'restart'; delayMs: number; history: RestartHistory }
   | { kind: 'give-up'; reason: string; history: RestartHistory };
 
-/** The child started at `startedAt` ended on its own at `endedAt`: restart it after a delay, or give up. */
-export function afterCrash(history: RestartHistory, startedAt: number, endedAt: number, policy: RestartPolicy = defaultRestartPolicy): RestartDecision {
+/**
+ * The child started at `startedAt` ended on its own at `endedAt`: restart it after a delay, or give
+ * up. `clean`: it exited with status 0, after a drain someone asked of it alone (a SIGTERM to the
+ * child, not to the supervisor): restarted after the first delay, and not counted as a crash, so
+ * that an operator draining one role now and then never makes the supervisor give up.
+ */
+export function afterCrash(history: RestartHistory, startedAt: number, endedAt: number, policy: RestartPolicy = defaultRestartPolicy, clean = false): RestartDecision {
+  if (clean) return { kind: 'restart', delayMs: policy.baseMs, history };
   const upMs = Math.max(0, endedAt - startedAt);
   const fastCrashes = upMs >= policy.stableMs ? 1 : history.fastCrashes + 1;
   const next = { fastCrashes };

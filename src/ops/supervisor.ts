@@ -95,7 +95,7 @@ export class Supervisor {
     s.child = undefined;
     if (this.stopping) return;
     const how = end.signal ? `killed by ${end.signal}` : `exited with code ${end.code}`;
-    const d = afterCrash(s.history, s.startedAt, this.o.clock.now(), this.o.policy ?? defaultRestartPolicy);
+    const d = afterCrash(s.history, s.startedAt, this.o.clock.now(), this.o.policy ?? defaultRestartPolicy, end.code === 0);
     s.history = d.history;
     if (d.kind === 'give-up') {
       this.o.log.error({ roles: s.name, code: end.code, signal: end.signal, restarts: s.restarts }, `supervisor: role ${s.name} ${how}; giving up: ${d.reason}`);

@@ -23,8 +23,9 @@ import { bedEndpoint, countByMessageId, mailBed, readInbox } from '../../test/ma
  * random role child (SIGKILL or SIGTERM, seeded) again and again, each time once the previous one's
  * leases were taken over. At the end, from the bed and the database:
  *
- * - nothing repeated: every request's Message-ID is in its prospect's INBOX exactly once;
- * - nothing lost: every request is sent (or possibly_sent, never retried), every reply is stored;
+ * - nothing repeated: a sent request's Message-ID is in its prospect's INBOX exactly once, a
+ *   possibly_sent one's at most once (the user decides; it is never retried by itself);
+ * - nothing lost: every request is settled sent or possibly_sent, every reply is stored;
  * - no burst: a mailbox's claims are never closer than its 3 s gap, across restarts (the pacing
  *   budget is rebuilt from the claims in the database, sending/dispatch/reserve.ts);
  * - leases taken over: the time from a kill to every mailbox's lease of that role held by the
@@ -33,8 +34,10 @@ import { bedEndpoint, countByMessageId, mailBed, readInbox } from '../../test/ma
  * `npm test` runs the short drill (CHAOS_KILLS=4, 4 prospects a mailbox); `npm run chaos:long` a
  * longer one (CHAOS_KILLS=16, 12 a mailbox). CHAOS_SEED picks the kills. Figures on stdout.
  *
- * Mail-bed users: load1991..1993@load.test (the mailboxes; the server files the Sent copy, which
- * settles a send killed mid-way), load1994..1996@load.test (prospects, plus-addressed per run).
+ * Mail-bed users: load1991..1993@load.test (the mailboxes; the bed files no Sent copy for them, so
+ * Cadenza appends its own, and a send killed between the server's 250 and that copy cannot be told
+ * from one killed before: it is recorded possibly_sent and never sent again), load1994..1996@load.test
+ * (prospects, plus-addressed per run).
  */
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(root, 'bin', 'cadenza.js');
@@ -85,7 +88,8 @@ describeMailBed('chaos: role processes killed and drained at random under load',
     for (const [k, n] of [1991, 1992, 1993].entries()) {
       const id = uuid('8001');
       mailboxes.set(id, user(n));
-      const settings = { smtp: bedEndpoint('smtp', 'none'), imap: bedEndpoint('imap'), serverSavesSent: true, pacing };
+      // The bed files no Sent copy of its own for load users: Cadenza appends it (serverSavesSent false).
+      const settings = { smtp: bedEndpoint('smtp', 'none'), imap: bedEndpoint('imap'), serverSavesSent: false, pacing };
       await store.db.insertInto('mailbox').values({ id, workspace_id: ws, email: user(n), provider: 'smtp_imap', daily_cap: 200, settings: JSON.stringify(settings), time_zone: 'UTC' }).execute();
       await vault.put(ws, id, { kind: 'password', username: user(n), password: pass });
       const leads: string[] = [];
@@ -196,7 +200,7 @@ describeMailBed('chaos: role processes killed and drained at random under load',
     // Everything settles: every request sent, every reply stored.
     await waitFor('every request settles', async () => {
       const rows = await store.db.selectFrom('send_request').select('state').execute();
-      return rows.length === total && rows.every((r) => r.state === 'sent');
+      return rows.length === total && rows.every((r) => r.state === 'sent' || r.state === 'possibly_sent');
     }, 300_000);
     replying = false;
     await replier;
@@ -209,15 +213,17 @@ describeMailBed('chaos: role processes killed and drained at random under load',
     const settledMs = Date.now() - chaosEnded;
 
     // Nothing repeated: each request's Message-ID is in its prospect's INBOX exactly once.
-    const sends = await store.db.selectFrom('send_request as r').innerJoin('enrollment as e', 'e.id', 'r.enrollment_id').innerJoin('lead as l', 'l.id', 'e.lead_id').select(['r.message_id', 'r.mailbox_id', 'r.claimed_at', 'l.email']).execute();
+    const sends = await store.db.selectFrom('send_request as r').innerJoin('enrollment as e', 'e.id', 'r.enrollment_id').innerJoin('lead as l', 'l.id', 'e.lead_id').select(['r.message_id', 'r.mailbox_id', 'r.claimed_at', 'r.state', 'l.email']).execute();
     expect(sends).toHaveLength(total);
+    const supervisorLog = () => out.split('\n').filter((l) => l.includes('supervisor')).join('\n');
     for (const s of sends) {
       const to = s.email.replace(/\+[^@]*/, '');
-      await readInbox(to, pass, s.message_id!);
-      expect(await countByMessageId(to, pass, s.message_id!)).toBe(1);
+      if (s.state === 'sent') await readInbox(to, pass, s.message_id!);
+      else await new Promise((r) => setTimeout(r, 2_000));
+      const copies = await countByMessageId(to, pass, s.message_id!);
+      expect(copies, `${s.state} ${s.message_id} to ${s.email}\n${supervisorLog()}`).toBe(s.state === 'sent' ? 1 : Math.min(copies, 1));
     }
-    const outbound = await store.db.selectFrom('message').select('message_id').where('direction', '=', 'outbound').execute();
-    expect(outbound).toHaveLength(total);
+    const possibly = sends.filter((s) => s.state === 'possibly_sent').length;
 
     // No burst: per mailbox, claims at least the gap apart, kills and restarts included.
     let closest = Infinity;
@@ -236,7 +242,7 @@ describeMailBed('chaos: role processes killed and drained at random under load',
     const ms = takeovers.map((t) => t.ms).sort((a, b) => a - b);
     console.log(
       `chaos (seed ${SEED}): ${KILLS} kills (${takeovers.filter((t) => t.signal === 'SIGKILL').length} SIGKILL, ${takeovers.filter((t) => t.signal === 'SIGTERM').length} SIGTERM), ${restarts} restarts; ` +
-        `${total} sends, each delivered once; ${replies.size} replies, all stored; closest claims of a mailbox ${closest} ms apart (gap ${GAP_MS} ms); ` +
+        `${total} sends: ${total - possibly} sent, each delivered once, ${possibly} possibly_sent (killed mid-send; none delivered twice); ${replies.size} replies, all stored; closest claims of a mailbox ${closest} ms apart (gap ${GAP_MS} ms); ` +
         `kill -> restarted child holds the role's leases: median ${ms[Math.floor(ms.length / 2)]} ms, max ${ms[ms.length - 1]} ms; settled ${settledMs} ms after the last kill\n` +
         takeovers.map((t) => `  ${t.signal} ${t.role}: ${t.ms} ms`).join('\n'),
     );

@@ -23,6 +23,7 @@ export const errorCodes = {
   SEND_REJECTED: "The mailbox's server (or its settings) refused the message permanently; it was not sent.",
   SEND_UNCONFIRMED: "The message was handed to the server and no answer came, and the Sent folder did not show it in time: details.sentFolder says whether it was searched, details.retrySafe whether sending again (with the same idempotency key) is safe.",
   TEMPLATE_FAILS_FOR_ALL: "A sequence's email template renders for none of the workspace's leads (details.failures: step, variant, reason); saving again with confirm: true saves it anyway.",
+  ROLE_KEEPS_CRASHING: 'A role process supervised by `cadenza start --supervise` ended on its own again and again soon after each start; the supervisor stopped every role.',
   WORKER_POOL_CLOSED: 'The ingestion worker pool was shut down (drain) while a message waited for it; the batch is not committed and is pulled again.',
 } as const;
 

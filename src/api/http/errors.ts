@@ -42,6 +42,7 @@ export const statusForCode: Record<ErrorCode, number> = {
   SEND_UNCONFIRMED: 502,
   STORE_UNAVAILABLE: 503,
   WORKER_POOL_CLOSED: 503,
+  ROLE_KEEPS_CRASHING: 500,
 };
 
 /** Statuses Fastify itself raises before a handler runs (bad JSON, wrong media type, body too large). */

@@ -8,6 +8,11 @@ import { systemMailerSettingsFrom } from '../../api/system-mailer.ts';
 import { createLogger } from '../../common/logger.ts';
 import { globals } from '../context.ts';
 import { trackingDomainSettingsFrom } from '../../tracking/domains/settings.ts';
+import { systemClock } from '../../common/clock.ts';
+import { cadenzaError } from '../../common/errors.ts';
+import { Supervisor } from '../../ops/supervisor.ts';
+import { spawnRoleProcess } from '../../ops/role-process.ts';
+import { systemdNotifier } from '../../ops/sd-notify.ts';
 
 /**
  * What the first start prints: until the first account exists, setup asks for this token, so
@@ -32,9 +37,23 @@ export function register(program: Command): void {
     .option('--port <n>', 'port to listen on (env PORT, default 8080)')
     .option('--host <addr>', 'address to listen on (env HOST, default 127.0.0.1, this machine only; 0.0.0.0 for every interface)')
     .option('--roles <list>', 'comma-separated roles to run: api, scheduler, sender, sync (env CADENZA_ROLES)')
-    .action(async (opts: { port?: string; host?: string; roles?: string }, cmd: Command) => {
+    .option('--supervise', 'run the roles in child processes (one per role on PostgreSQL, one on the embedded store) and restart one that crashes, with back-off')
+    .action(async (opts: { port?: string; host?: string; roles?: string; supervise?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       const cfg = loadConfig();
+      if (opts.supervise) {
+        const databaseUrl = g.databaseUrl ?? cfg.DATABASE_URL;
+        const roles = parseRoles(opts.roles ?? cfg.CADENZA_ROLES);
+        const port = opts.port ?? String(cfg.PORT);
+        const host = opts.host ?? cfg.HOST;
+        await supervise({
+          // The embedded store serves one process: there the one child runs every role.
+          groups: databaseUrl ? roles.map((r) => [r]) : [roles],
+          env: { ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), CADENZA_DATA_DIR: g.dataDir ?? cfg.CADENZA_DATA_DIR },
+          args: (rs) => (rs.includes('api') ? ['--port', port, '--host', host] : []),
+        });
+        return;
+      }
       const push = pushSettingsFrom(cfg);
       const mailer = systemMailerSettingsFrom(cfg);
       const domains = domainCheckConfigFrom(cfg);
@@ -69,6 +88,9 @@ export function register(program: Command): void {
       });
       if (g.json) process.stdout.write(`${JSON.stringify({ url: app.url, backend: app.store.backend })}\n`);
       if (app.setupToken) process.stderr.write(setupBanner(app.url ?? '', app.setupToken));
+      // Under systemd (Type=notify): ready now, and the watchdog fed while the event loop turns.
+      const notifier = systemdNotifier(process.env, systemClock, log);
+      notifier?.ready();
       await new Promise<void>((resolve) => {
         // This process is the server: bin/cadenza.js runs the command in its own process and
         // `npm start` execs it, so a signal sent to any process of the chain (npm forwards
@@ -80,6 +102,7 @@ export function register(program: Command): void {
         const stop = (signal: NodeJS.Signals) => {
           if (stopping) return;
           stopping = true;
+          notifier?.stopping();
           log.info({ signal }, `${signal}: draining (no new work; what is in flight finishes), then stopping`);
           void app.stop().then(
             () => {
@@ -97,4 +120,22 @@ export function register(program: Command): void {
         process.on('SIGINT', stop);
       });
     });
+}
+
+/** `cadenza start --supervise`: the children run, restarted on a crash, until a signal drains them (ops/supervisor.ts). */
+async function supervise(o: { groups: string[][]; env: NodeJS.ProcessEnv; args: (roles: string[]) => string[] }): Promise<void> {
+  const log = createLogger({ name: 'supervisor' });
+  const supervisor = new Supervisor({ groups: o.groups, spawn: (roles) => spawnRoleProcess(roles, { env: o.env, args: o.args }), clock: systemClock, log });
+  // Between a crash and its restart no child may be running (the embedded store's one child), and
+  // the clock's timers do not hold the process: this handle does, until the end.
+  const hold = setInterval(() => undefined, 60_000);
+  const stop = (signal: NodeJS.Signals) => void supervisor.stop(`${signal}`);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  supervisor.start();
+  const end = await supervisor.done;
+  clearInterval(hold);
+  if (end.kind === 'gave-up') {
+    throw cadenzaError('ROLE_KEEPS_CRASHING', `role ${end.roles} keeps crashing (${end.reason}); every role is stopped. The role's own log lines above say why.`, { roles: end.roles });
+  }
 }

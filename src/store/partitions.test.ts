@@ -35,4 +35,9 @@ describe.each(testBackends())('event partitions on %s', (backend) => {
     const r = await ensureEventPartitions(store, Date.UTC(2031, 4, 1), 0);
     expect(r).toEqual({ created: [], skipped: ['event_2031_05'] });
   });
+  it('processes starting together create each month once, and none fails', async () => {
+    const now = Date.UTC(2033, 2, 10);
+    const all = await Promise.all(Array.from({ length: 6 }, () => ensureEventPartitions(store, now)));
+    expect(all.flatMap((r) => r.created).sort()).toEqual(['event_2033_03', 'event_2033_04', 'event_2033_05']);
+  });
 });

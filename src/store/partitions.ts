@@ -8,7 +8,16 @@ import type { Store } from './store.ts';
  * rows in the default partition is left there (PostgreSQL refuses to create a partition that would
  * take rows from the default one) and reported.
  */
-export async function ensureEventPartitions(store: Store, nowMs: number, ahead = 2): Promise<{ created: string[]; skipped: string[] }> {
+export function ensureEventPartitions(store: Store, nowMs: number, ahead = 2): Promise<{ created: string[]; skipped: string[] }> {
+  // Processes starting together (a supervisor's role children) would otherwise race from the
+  // pg_class check to the create: "if not exists" does not cover a concurrent create of a
+  // partition, and the loser failed with 'relation "event_…" already exists'.
+  return store.withExclusiveLock(PARTITION_LOCK, () => ensure(store, nowMs, ahead));
+}
+
+const PARTITION_LOCK = 0x0cade0b;
+
+async function ensure(store: Store, nowMs: number, ahead: number): Promise<{ created: string[]; skipped: string[] }> {
   const created: string[] = [];
   const skipped: string[] = [];
   const d = new Date(nowMs);

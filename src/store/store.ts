@@ -57,6 +57,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
 }
 
 async function openPGlite(dataDir: string | undefined): Promise<Store> {
+  const held = new Map<number, Promise<void>>();
   if (dataDir) {
     // The database files are the account's own: the folder is 0700, so nobody else reaches what
     // is inside; the files themselves lose group and other permissions at open and at close
@@ -88,8 +89,18 @@ async function openPGlite(dataDir: string | undefined): Promise<Store> {
         });
       });
     },
-    async withExclusiveLock(_key, fn) {
-      return fn();
+    // One process holds the embedded database, so the lock is this process's own: callers with
+    // the same key run one after another (a check-then-create must not interleave with another).
+    async withExclusiveLock(key, fn) {
+      const before = held.get(key) ?? Promise.resolve();
+      const run = before.then(fn, fn);
+      const tail = run.then(() => undefined, () => undefined);
+      held.set(key, tail);
+      try {
+        return await run;
+      } finally {
+        if (held.get(key) === tail) held.delete(key);
+      }
     },
     async close() {
       await db.destroy();

@@ -25,7 +25,7 @@ export interface BatchResult {
 
 export function emptyStats(): SimStats {
   return {
-    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, bounces: 0,
+    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, warmupFromPeer: 0, peerLeaves: 0, bounces: 0,
     outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0, groupRecords: 0, groupRecordedSends: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
@@ -73,7 +73,7 @@ export function formatSummary(r: BatchResult): string {
     `refused: at claim ${s.refusedAtClaim}, at the last look ${s.refusedAtLastLook}; transport: transient ${s.transientFailures}, permanent ${s.permanentFailures}, unknown ${s.unknownOutcomes} (found in Sent ${s.unknownFound}, possibly sent ${s.unknownPossiblySent}, requeued ${s.unknownRequeued}), bounces at RCPT ${s.bouncesAtRcpt}; group commits of accepted sends ${s.groupRecords} (${s.groupRecordedSends} sends)`,
     `interleavings: signals or rep actions between a claim and its send ${s.interleaved}, replies exactly at a due time ${s.repliesAtDue}, replies in the mailbox just before a due time ${s.repliesLandedBeforeDue} (sends deferred by the mailbox last look ${s.deferredAtMailboxLook})`,
     `signals: replies ${s.replies}, bounces ${s.bounces}, out-of-office ${s.outOfOffice}, unsubscribes ${s.unsubscribes}, meetings ${s.meetings}`,
-    `warmup: ${s.warmupReceived} warmup mails taken aside, ${s.warmupPeopleMail} mails people wrote in the same batches (none taken for warmup)`,
+    `warmup: ${s.warmupReceived} warmup mails taken aside, ${s.warmupPeopleMail} mails people wrote in the same batches (none taken for warmup); ${s.warmupFromPeer} from a federation peer's member, ${s.peerLeaves} peerings ended`,
     `reps: pauses ${s.pauses}, resumes ${s.resumes}, stops ${s.stops}, moves to another sequence ${s.moves}, tasks completed ${s.tasksCompleted}; sequence edits ${s.edits}`,
     `crashes ${s.crashes.total}: in a transaction ${s.crashes.inTransaction}, between claim and send ${s.crashes.claimToSend}, between the Sent copy or handover and the answer ${s.crashes.copyToAnswer}, between acceptance and record ${s.crashes.sendToRecord}, anywhere ${s.crashes.anywhere}`,
     `invariant checks ${s.checks}`,

@@ -49,7 +49,9 @@ export type InvariantName =
   /** sim/warmup.ts: warmup mail is taken aside, recorded, and reaches nothing user-facing. */
   | 'warmup-hidden'
   /** sim/warmup.ts: mail a person wrote is never taken for warmup. */
-  | 'reply-not-warmup';
+  | 'reply-not-warmup'
+  /** sim/warmup.ts: once a federation peer left, nothing of ours to its members waits to be sent, and its mail in flight gets no reply. */
+  | 'peer-left-quiet';
 
 export class InvariantViolation extends Error {
   readonly code = 'SIM_INVARIANT';

@@ -32,6 +32,7 @@ describe('deterministic simulation', () => {
     expect(s.replies).toBeGreaterThan(0);
     expect(s.warmupReceived).toBeGreaterThan(0);
     expect(s.warmupPeopleMail).toBeGreaterThan(0);
+    expect(s.warmupFromPeer).toBeGreaterThan(0);
     expect(s.bounces).toBeGreaterThan(0);
     expect(s.outOfOffice).toBeGreaterThan(0);
     expect(s.pauses).toBeGreaterThan(0);

@@ -35,7 +35,7 @@ import { defaultLastLookPolicy, MailboxLastLook } from '../sending/mailbox-last-
 import { defaultRates, reactToEmail, type ProspectRates, type Signal } from './prospects.ts';
 import { SimClock } from './sim-clock.ts';
 import { openSimStore } from './sim-store.ts';
-import { checkWarmupBatch, joinWarmupPool, pullWarmupBatch } from './warmup.ts';
+import { checkWarmupBatch, FAR, joinWarmupPool, pullWarmupBatch } from './warmup.ts';
 import { applied, buildWorld, editDefinition, pickStart, removedSteps, toDefinition, type RawDefinition, type SimWorld } from './world.ts';
 
 /**
@@ -131,6 +131,9 @@ export interface SimStats {
   /** Warmup mails the receiving side took aside, and mails people wrote in the same batches. */
   warmupReceived: number;
   warmupPeopleMail: number;
+  /** Warmup mail from a federation peer's member, and peerings ended (sim/warmup.ts). */
+  warmupFromPeer: number;
+  peerLeaves: number;
   bounces: number;
   outOfOffice: number;
   unsubscribes: number;
@@ -333,7 +336,7 @@ class Run {
   private editKeys = 0;
   private lastWrites = -1;
   private readonly stats: SimStats = {
-    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, bounces: 0,
+    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, warmupFromPeer: 0, peerLeaves: 0, bounces: 0,
     outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0, groupRecords: 0, groupRecordedSends: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
@@ -846,6 +849,8 @@ class Run {
     this.proc.service.notify(report.applied);
     this.stats.warmupReceived += report.warmup.length;
     this.stats.warmupPeopleMail += batch.human.length;
+    if (batch.warmup.from === FAR) this.stats.warmupFromPeer++;
+    if (batch.peer?.leftAt === this.clock.now()) this.stats.peerLeaves++;
     for (const x of report.messages) if (x.inserted && x.action === 'reply') this.stats.replies++;
     await checkWarmupBatch(this.store, batch, report, moved);
     return `inbound ${n} to ${mailboxId.slice(-4)}: warmup ${batch.warmup.messageId} in ${batch.warmup.folder}${replyTo ? `, reply for ${replyTo.enrollmentId}` : ''}, ${batch.human.length} written by people -> ${report.warmup.length} taken aside, ${report.messages.map((x) => x.action).join(' ')}`;

@@ -12,6 +12,11 @@
  *                    engine event, and a junk one moved to the inbox;
  *  reply-not-warmup  mail a person wrote is never taken for warmup: it has its message row, and a
  *                    prospect's reply is threaded to its enrollment.
+ *  peer-left-quiet   federation: a peer installation's member also writes (its mail marked with the
+ *                    pair key both installations derive), and the peer leaves at a random batch;
+ *                    from then on nothing of ours to its members waits unsent (planned mail
+ *                    cancelled), and its mail still in flight (within the grace) is taken aside
+ *                    without a reply. After the grace it sends no more.
  */
 import { sql } from 'kysely';
 import { newId } from '../common/ids.ts';
@@ -22,6 +27,8 @@ import type { Classification } from '../ingest/types.ts';
 import type { SyncBatch } from '../mailbox/sync/source.ts';
 import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
+import { federationIdentity, pairKey } from '../warmup/federation/identity.ts';
+import { endPeering, LEFT_GRACE_MS } from '../warmup/federation/peers.ts';
 import { setWarmup } from '../warmup/membership.ts';
 import { warmupRecogniser } from '../warmup/receive/recogniser.ts';
 import { warmupPoolKey, writeWarmup } from '../warmup/text/marker.ts';
@@ -32,6 +39,12 @@ export const PEER = 'peer@warmup-peer.test';
 /** The simulated installation's master key: the pool's key is derived from it, as in the runtime. */
 const MASTER = Buffer.alloc(32, 0x5a);
 const KEY = warmupPoolKey(MASTER, 'default');
+/** This installation's federation identity and a peer installation's, with one member of its pool. */
+const OURS = federationIdentity(MASTER, 'https://cadenza.sim.test', 'sim');
+const REMOTE = federationIdentity(Buffer.alloc(32, 0x6b), 'https://remote.sim.test', 'remote');
+export const FAR = 'far@remote-peer.test';
+/** What the peer marks its mail with: the pair key, derived on its side from our card. */
+const FAR_KEY = pairKey(REMOTE, OURS.card);
 
 /** The peer (its own workspace) and every mailbox of the run join the pool. */
 export async function joinWarmupPool(store: Store, clock: SimClock, random: Random, mailboxes: ReadonlyArray<{ id: string; workspaceId: string }>): Promise<void> {
@@ -41,13 +54,21 @@ export async function joinWarmupPool(store: Store, clock: SimClock, random: Rand
   await store.db.insertInto('mailbox').values({ id: peer, workspace_id: ws, email: PEER, provider: 'smtp_imap', settings: JSON.stringify({}), time_zone: 'UTC' }).execute();
   await setWarmup(store.db, ws, peer, { enabled: true }, clock.now());
   for (const m of mailboxes) await setWarmup(store.db, m.workspaceId, m.id, { enabled: true }, clock.now());
+  // The run's workspace peered with another installation (both sides added each other: active).
+  const workspaceId = mailboxes[0]?.workspaceId;
+  if (!workspaceId) return;
+  const peerId = newId(clock.now(), random);
+  await store.db.insertInto('warmup_peer').values({ id: peerId, workspace_id: workspaceId, name: REMOTE.card.name, url: REMOTE.card.url, sign_key: REMOTE.card.signKey, agree_key: REMOTE.card.agreeKey, state: 'active', added_at: new Date(clock.now()), activated_at: new Date(clock.now()) }).execute();
+  await store.db.insertInto('warmup_remote_member').values({ peer_id: peerId, address: FAR, provider: 'zoho', domain: 'remote-peer.test', time_zone: 'UTC', day_start: '09:00', day_end: '17:00', capacity: 20, updated_at: new Date(clock.now()) }).execute();
 }
 
 /** What one batch holds, to check against what the pipeline did. */
 export interface WarmupBatch {
   mailboxId: string;
   at: number;
-  warmup: { key: string; messageId: string; folder: 'inbox' | 'junk' };
+  warmup: { key: string; messageId: string; folder: 'inbox' | 'junk'; from: string };
+  /** The federation peer: its id, and when it left (null while active). */
+  peer: { id: string; leftAt: number | null } | null;
   human: Array<{ key: string; messageId: string; enrollmentId: string | null }>;
 }
 
@@ -82,10 +103,20 @@ export async function pullWarmupBatch(
   const r = d.random;
   const now = d.clock.now();
   const folder = r.next() < 0.3 ? 'junk' : 'inbox';
-  const wid = `<warmup-${n}@warmup-peer.test>`;
-  const text = writeWarmup(KEY, (['en', 'de', 'fr', 'es'] as const)[r.int(0, 3)]!, { from: PEER, to: mailbox.email, messageId: wid, fromName: 'Robin', toName: 'Sam' });
-  const messages: SyncBatch['messages'] = [{ key: `${folder}:${n}:1`, folder, raw: raw({ from: PEER, fromName: 'Robin Peer', to: mailbox.email, toName: 'Sam Rep', subject: text.subject ?? '', messageId: wid, at: now, body: text.body }), threadId: null, receivedAt: now }];
-  const batch: WarmupBatch = { mailboxId: mailbox.id, at: now, warmup: { key: messages[0]!.key, messageId: wid, folder }, human: [] };
+  // The federation peer: it may leave now (either side can, at once); its member writes while the
+  // peering is active or its mail is still in flight (the grace), else the local peer writes.
+  const p = await d.store.db.selectFrom('warmup_peer').select(['id', 'state', 'left_at']).where('workspace_id', '=', mailbox.workspaceId).executeTakeFirst();
+  let peer = p ? { id: p.id, leftAt: p.left_at ? p.left_at.getTime() : null } : null;
+  if (peer && peer.leftAt === null && r.next() < 0.04) {
+    await endPeering(d.store.db, peer.id, r.next() < 0.5 ? 'us' : 'peer', now);
+    peer = { id: peer.id, leftAt: now };
+  }
+  const remote = peer !== null && (peer.leftAt === null || now - peer.leftAt < LEFT_GRACE_MS) && r.next() < 0.4;
+  const from = remote ? FAR : PEER;
+  const wid = `<warmup-${n}@${remote ? 'remote-peer.test' : 'warmup-peer.test'}>`;
+  const text = writeWarmup(remote ? FAR_KEY : KEY, (['en', 'de', 'fr', 'es'] as const)[r.int(0, 3)]!, { from, to: mailbox.email, messageId: wid, fromName: 'Robin', toName: 'Sam' });
+  const messages: SyncBatch['messages'] = [{ key: `${folder}:${n}:1`, folder, raw: raw({ from, fromName: 'Robin Peer', to: mailbox.email, toName: 'Sam Rep', subject: text.subject ?? '', messageId: wid, at: now, body: text.body }), threadId: null, receivedAt: now }];
+  const batch: WarmupBatch = { mailboxId: mailbox.id, at: now, warmup: { key: messages[0]!.key, messageId: wid, folder, from }, peer, human: [] };
   if (r.next() < 0.5) {
     const id = `<note-${n}@warmup-peer.test>`;
     messages.push({ key: `inbox:${n}:2`, folder: 'inbox', raw: raw({ from: PEER, fromName: 'Robin Peer', to: mailbox.email, toName: 'Sam Rep', subject: 'Lunch on Friday?', messageId: id, at: now, body: 'Hi Sam,\r\n\r\nlunch on Friday at the usual place? Robin' }), threadId: null, receivedAt: now });
@@ -113,7 +144,7 @@ export async function pullWarmupBatch(
     clock: d.clock,
     random: r,
     steps: { parse: async (b) => ({ ok: true, mail: await parseMail(b) }), newText: (m) => m.text, classify: () => human },
-    ...(d.recognise ? { warmup: warmupRecogniser({ db: d.store.db, master: MASTER, clock: d.clock, random: r, reply: { share: 0.3 } }) } : {}),
+    ...(d.recognise ? { warmup: warmupRecogniser({ db: d.store.db, master: MASTER, clock: d.clock, random: r, federation: OURS, reply: { share: 0.3 } }) } : {}),
   };
   const report = await ingestBatch(deps, { id: mailbox.id, workspaceId: mailbox.workspaceId }, { messages, problems: [], cursor: { warmup: n }, mode: 'incremental' }, { folders });
   return { batch, report, moved };
@@ -130,6 +161,15 @@ export async function checkWarmupBatch(store: Store, b: WarmupBatch, report: Ing
   const mail = await store.db.selectFrom('warmup_mail').select(['received_folder', 'receiver_mailbox_id']).where('message_id', '=', w.messageId).executeTakeFirst();
   if (mail?.received_folder !== w.folder || mail.receiver_mailbox_id !== b.mailboxId) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} landed in ${w.folder} of ${b.mailboxId} but its placement reads ${JSON.stringify(mail ?? null)}`);
   if (w.folder === 'junk' && !moved.has(w.key)) throw new InvariantViolation('warmup-hidden', `warmup mail ${w.messageId} was left in junk`);
+  if (b.peer?.leftAt != null) {
+    const waiting = await sql<{ message_id: string }>`
+      select message_id from warmup_mail where peer_id = ${b.peer.id} and sender_mailbox_id is not null and sent_at is null and claimed_at is null`.execute(store.db);
+    if (waiting.rows.length) throw new InvariantViolation('peer-left-quiet', `the peer left at ${new Date(b.peer.leftAt).toISOString()} but mail to its members still waits: ${waiting.rows.map((x) => x.message_id).join(', ')}`);
+    if (w.from === FAR) {
+      const replies = await store.db.selectFrom('warmup_mail').select('message_id').where('kind', '=', 'reply').where('in_reply_to', '=', w.messageId).execute();
+      if (replies.length) throw new InvariantViolation('peer-left-quiet', `a reply was planned to ${w.messageId}, mail of a peer that left`);
+    }
+  }
   for (const h of b.human) {
     if (report.warmup.includes(h.key)) throw new InvariantViolation('reply-not-warmup', `mail a person wrote (${h.messageId}) was taken for warmup`);
     const row = await store.db.selectFrom('message').select('enrollment_id').where('message_id', '=', h.messageId).where('mailbox_id', '=', b.mailboxId).executeTakeFirst();

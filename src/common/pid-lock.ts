@@ -3,12 +3,20 @@ import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:f
 /**
  * A folder held by one process: a lock file (the holder's pid) taken with O_EXCL. Another live
  * process is refused (the caller words why); a file left by a process that is gone (killed,
- * crashed) is taken over. The same process may take it again (a test reopening its folder): that
- * is the caller's own sequencing, not a second program.
+ * crashed) is taken over. The same process may take it again (a test reopening its folder, or a
+ * handle that was dropped without closing): that is the caller's own sequencing, not a second
+ * program, and whichever handle is released first removes the file.
  *
  * Returns the release, to call once the folder is no longer written.
  */
 export function takePidLock(path: string, refuse: (holder: number) => Error): () => void {
+  const release = () => {
+    try {
+      if (Number.parseInt(readFileSync(path, 'utf8'), 10) === process.pid) unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  };
   for (let attempt = 0; attempt < 2; attempt++) {
     let fd: number;
     try {
@@ -16,7 +24,7 @@ export function takePidLock(path: string, refuse: (holder: number) => Error): ()
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const holder = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-      if (holder === process.pid) return () => undefined;
+      if (holder === process.pid) return release;
       if (Number.isInteger(holder) && holder > 0 && alive(holder)) throw refuse(holder);
       try {
         unlinkSync(path);
@@ -27,13 +35,7 @@ export function takePidLock(path: string, refuse: (holder: number) => Error): ()
     }
     writeSync(fd, `${process.pid}\n`);
     closeSync(fd);
-    return () => {
-      try {
-        if (Number.parseInt(readFileSync(path, 'utf8'), 10) === process.pid) unlinkSync(path);
-      } catch {
-        // already gone
-      }
-    };
+    return release;
   }
   throw new Error(`cannot take the lock ${path}: another process takes and drops it in a loop`);
 }

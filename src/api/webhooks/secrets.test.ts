@@ -96,7 +96,7 @@ describe('webhook secrets from before 0013: sealed by the first start, rotated w
 
     // cadenza keys rotate: the data keys are rewrapped; the sealed secret opens with the new master key only.
     const next = Buffer.alloc(32, 12);
-    expect(await rotateMasterKey(store, MASTER, next)).toEqual({ rewrapped: 2, sealed: 1 });
+    expect(await rotateMasterKey(store, MASTER, next)).toEqual({ rewrapped: 2, sealed: 1, acmeAccounts: { rewrapped: 0, unreadable: [] } });
     const after = await deliverOnce(store, new Vault(store, localKeyWrapper(next)), rx, ws, ep);
     expect(verify(after.got[0]!.signature, after.got[0]!.body, secret, Date.now()).ok).toBe(true);
     const after2 = await deliverOnce(store, new Vault(store, localKeyWrapper(next)), rx, ws2, ep2);

@@ -387,6 +387,17 @@ interface OpenedInput {
   close(): Promise<void>;
 }
 
+/** Opens an input file for reading, or says in plain words why it cannot be (INVALID_INPUT). */
+export async function openInputFile(input: string): Promise<FileHandle> {
+  try {
+    return await open(input, 'r');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    throw cadenzaError('INVALID_INPUT', `cannot open the input file ${input}: ${why}`, { path: input, code });
+  }
+}
+
 async function openInput(input: NodeJS.ReadableStream | string): Promise<OpenedInput> {
   if (typeof input !== 'string') {
     if (input === null || typeof input !== 'object' || typeof (input as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] !== 'function') {
@@ -395,14 +406,7 @@ async function openInput(input: NodeJS.ReadableStream | string): Promise<OpenedI
     // The caller's stream: stopped (through its iterator) when the import stops reading early.
     return { stream: input as AsyncIterable<Buffer | string>, close: async () => undefined };
   }
-  let fh: FileHandle;
-  try {
-    fh = await open(input, 'r');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
-    throw cadenzaError('INVALID_INPUT', `cannot open the input file ${input}: ${why}`, { path: input, code });
-  }
+  const fh = await openInputFile(input);
   let size: number;
   try {
     const st = await fh.stat();

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { cadenzaError } from '../../common/errors.ts';
 import { loadConfig } from '../../common/config.ts';
 import { HygieneChecker } from '../../leads/hygiene/checker.ts';
-import { importLeads } from '../../leads/import.ts';
+import { importLeads, openInputFile } from '../../leads/import.ts';
 import { erasureKey } from '../../common/erasure-key.ts';
 import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { deps, globals, masterKey, output, withStore } from '../context.ts';
@@ -27,6 +27,8 @@ export function register(program: Command): void {
       const rejectFile = o.rejects ?? `${file.replace(/\.csv$/i, '')}.rejects.csv`;
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
+        // The file before the master key: a missing input is the error to report, whatever the key.
+        await (await openInputFile(file)).close();
         const bar = progressBar(!g.json, 'importing');
         // List hygiene on each batch's written leads (docs/deliverability.md), as the API's import does.
         const checker = HygieneChecker.fromConfig(loadConfig(), deps.clock);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import type { ApiContext } from '../context.ts';
 import { exchangeWith, sendLeave } from '../../warmup/federation/federation-role.ts';
-import { addPeer, endPeering, getPeer, listPeers, type Peer } from '../../warmup/federation/peers.ts';
+import { addPeer, endPeering, getPeer, listPeers, remoteMemberCount, type Peer } from '../../warmup/federation/peers.ts';
 import { federationCard } from '../../warmup/federation/wire.ts';
 import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -50,9 +50,9 @@ const exchangeOutcome = z
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 async function view(ctx: ApiContext, p: Peer): Promise<z.output<typeof peer>> {
-  const n = await ctx.store.db.selectFrom('warmup_remote_member').select((eb) => eb.fn.countAll<number>().as('n')).where('peer_id', '=', p.id).executeTakeFirst();
+  const n = await remoteMemberCount(ctx.store.db, p.id);
   const { workspaceId: _ws, ...rest } = p;
-  return { ...rest, addedAt: p.addedAt.toISOString(), activatedAt: iso(p.activatedAt), leftAt: iso(p.leftAt), exchangedAt: iso(p.exchangedAt), retryAt: iso(p.retryAt), remoteMembers: Number(n?.n ?? 0) };
+  return { ...rest, addedAt: p.addedAt.toISOString(), activatedAt: iso(p.activatedAt), leftAt: iso(p.leftAt), exchangedAt: iso(p.exchangedAt), retryAt: iso(p.retryAt), remoteMembers: n };
 }
 
 function federation(ctx: ApiContext) {

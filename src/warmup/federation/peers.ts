@@ -87,6 +87,12 @@ export async function addPeer(db: Conn, workspaceId: string, card: FederationCar
   return getPeer(db, workspaceId, id);
 }
 
+/** How many members the peer's last exchange offered. */
+export async function remoteMemberCount(db: Conn, peerId: string): Promise<number> {
+  const n = await db.selectFrom('warmup_remote_member').select((eb) => eb.fn.countAll<number>().as('n')).where('peer_id', '=', peerId).executeTakeFirst();
+  return Number(n?.n ?? 0);
+}
+
 /** A signed request between us succeeded: a pending peering becomes active. */
 export async function activatePeer(db: Conn, peerId: string, now: number): Promise<void> {
   await db.updateTable('warmup_peer').set({ state: 'active', activated_at: new Date(now) }).where('id', '=', peerId).where('state', '=', 'pending').execute();

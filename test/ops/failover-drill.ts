@@ -178,8 +178,18 @@ export async function runFailoverDrill(o: DrillOptions): Promise<DrillReport> {
     const promotedAt = Date.now();
     log(`promoted node_b ${promotedAt - killedAt} ms after the kill`);
 
-    // Cadenza's first commit on the new primary: a request settled, or its lease renewed.
+    // Cadenza's first commit on the new primary: a request settled, a lease renewed or its membership
+    // heartbeat (every 3 s). The short drill may have sent everything before the kill, so the watch
+    // goes on until that first commit is seen, not only until every request is settled.
     let resumeMs: number | null = null;
+    const latestWrite = async (table: 'lease' | 'member', column: 'renewed_at' | 'heartbeat_at') => {
+      const row = await db
+        .selectFrom(table)
+        .select((eb) => eb.fn.max(column as never).as('at'))
+        .executeTakeFirst()
+        .catch(() => undefined);
+      return row?.at ? new Date(row.at as unknown as string).getTime() : 0;
+    };
     const final = new Set(['sent', 'possibly_sent', 'failed', 'cancelled']);
     const settleBy = Date.now() + 60_000 + o.leadsPerMailbox * 75_000;
     let after = await requests();
@@ -187,12 +197,10 @@ export async function runFailoverDrill(o: DrillOptions): Promise<DrillReport> {
       after = await requests();
       if (resumeMs === null) {
         const latest = Math.max(...after.map((r) => r.updated_at.getTime()));
-        const lease = await db.selectFrom('lease').select((eb) => eb.fn.max('renewed_at').as('at')).executeTakeFirst().catch(() => undefined);
-        const renewed = lease?.at ? new Date(lease.at as unknown as string).getTime() : 0;
-        const first = Math.max(latest, renewed);
+        const first = Math.max(latest, await latestWrite('lease', 'renewed_at'), await latestWrite('member', 'heartbeat_at'));
         if (first > promotedAt) resumeMs = first - killedAt;
       }
-      if (after.every((r) => final.has(r.state))) break;
+      if (resumeMs !== null && after.every((r) => final.has(r.state))) break;
       await sleep(100);
     }
     const settledMs = Date.now() - killedAt;

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { call, errorMessage } from '../api.ts';
 import type { WarmupMembership, WarmupPlacement } from '../api-types.gen.ts';
 import { DailyChart } from '../ui/charts.tsx';
@@ -15,10 +15,17 @@ export function WarmupPanel({ url, email, canEdit }: { url: string; email: strin
   const placement = useLoad(() => call('GET /api/workspaces/:workspaceId/mailboxes/:mailboxId/warmup/placement', `${url}/placement`), [url]);
   const [error, setError] = useState<string>();
   const [target, setTarget] = useState('');
+  // The toggle shows the choice at once, disabled while the server has not answered, until the
+  // membership is read again; on an error it falls back to what the server holds.
+  const [pending, setPending] = useState<boolean>();
+  const [saving, setSaving] = useState(false);
   const m: WarmupMembership | undefined = membership.data;
+  useEffect(() => setPending(undefined), [m]);
   const p: WarmupPlacement | undefined = placement.data;
   const save = async (enabled: boolean) => {
     setError(undefined);
+    setPending(enabled);
+    setSaving(true);
     try {
       const t = Number(target);
       await call('PUT /api/workspaces/:workspaceId/mailboxes/:mailboxId/warmup', url, { enabled, ...(target.trim() !== '' && Number.isInteger(t) ? { target: t } : {}) });
@@ -26,6 +33,9 @@ export function WarmupPanel({ url, email, canEdit }: { url: string; email: strin
       placement.reload();
     } catch (e) {
       setError(errorMessage(e));
+      setPending(undefined);
+    } finally {
+      setSaving(false);
     }
   };
   const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${Math.round(x * 100)}%`);
@@ -36,7 +46,7 @@ export function WarmupPanel({ url, email, canEdit }: { url: string; email: strin
       {m && (
         <div className="row">
           <label>
-            <input type="checkbox" checked={m.enabled} disabled={!canEdit} onChange={(e) => save(e.target.checked)} /> Take part in the warmup network
+            <input type="checkbox" checked={pending ?? m.enabled} disabled={!canEdit || saving} onChange={(e) => save(e.target.checked)} /> Take part in the warmup network
           </label>
           <label>
             Daily target{' '}

@@ -8,7 +8,7 @@ import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
 import { makeWorld, type World } from '../../test/fixtures/world.ts';
 import { applyDefinition } from '../sequence/apply-definition.ts';
 import { bulkEnroll } from '../sequence/bulk-enroll.ts';
-import { validateDefinition } from '../sequence/definition.ts';
+import { twoEmailsDefinition } from '../../test/fixtures/two-emails.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import {
   claimNext,
@@ -33,18 +33,7 @@ import { SentRecorder } from './sent-recorder.ts';
 const T0 = Date.UTC(2026, 5, 1, 12, 0); // Monday 1 June 2026
 const MIN = 60_000;
 
-const def = validateDefinition({
-  key: 'seq',
-  name: 'Seq',
-  window: 'any',
-  holidays: false,
-  jitter_minutes: 0,
-  mailboxes: ['rep0@acme.test'],
-  steps: [
-    { key: 'intro', type: 'email', delay: '0 minutes', subject: 'Hi', body: 'Hello' },
-    { key: 'bump', type: 'email', delay: '2 days', body: 'Bump' },
-  ],
-});
+const def = twoEmailsDefinition();
 
 describe('retryDelay', () => {
   it('grows exponentially with the attempts, is capped, and jitters within [half, full)', () => {

@@ -9,24 +9,13 @@ import { PgCommitProxy } from '../../test/ops/pg-commit-proxy.ts';
 import { makeWorld } from '../../test/fixtures/world.ts';
 import { applyDefinition } from '../sequence/apply-definition.ts';
 import { bulkEnroll } from '../sequence/bulk-enroll.ts';
-import { validateDefinition } from '../sequence/definition.ts';
+import { twoEmailsDefinition } from '../../test/fixtures/two-emails.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { claimNext, recordSent, recoverInFlight, type Claim, type OutboxDeps } from './outbox.ts';
 import { recordAccepted } from './record-accepted.ts';
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0);
-const def = validateDefinition({
-  key: 'seq',
-  name: 'Seq',
-  window: 'any',
-  holidays: false,
-  jitter_minutes: 0,
-  mailboxes: ['rep0@acme.test'],
-  steps: [
-    { key: 'intro', type: 'email', delay: '0 minutes', subject: 'Hi', body: 'Hello' },
-    { key: 'bump', type: 'email', delay: '2 days', body: 'Bump' },
-  ],
-});
+const def = twoEmailsDefinition();
 
 // A COMMIT whose answer is lost (the primary dies, the network cuts) may have committed: the
 // record of an accepted send treats it as unknown and re-reads, never as "not done". The proxy

@@ -12,7 +12,7 @@ import { MAX_TOKEN_LENGTH, seal } from '../common/sealed-token.ts';
 import { claimNext, recordSent, type OutboxDeps } from '../sending/outbox.ts';
 import { applyDefinition } from '../sequence/apply-definition.ts';
 import { bulkEnroll } from '../sequence/bulk-enroll.ts';
-import { validateDefinition } from '../sequence/definition.ts';
+import { twoEmailsDefinition } from '../../test/fixtures/two-emails.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import { SimClock } from '../sim/sim-clock.ts';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
@@ -29,19 +29,7 @@ const MIN = 60 * SEC;
 const key = trackingKey(Buffer.alloc(32, 7));
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
 
-const defFor = (k: string) =>
-  validateDefinition({
-    key: k,
-    name: k,
-    window: 'any',
-    holidays: false,
-    jitter_minutes: 0,
-    mailboxes: ['rep0@acme.test'],
-    steps: [
-      { key: 'intro', type: 'email', delay: '0 minutes', subject: 'Hi', body: 'Hello' },
-      { key: 'bump', type: 'email', delay: '2 days', body: 'Bump' },
-    ],
-  });
+const defFor = (k: string) => twoEmailsDefinition(k);
 
 /** A send of the world: the request, its lead and enrollment, and its links under a custom domain. */
 interface Send {

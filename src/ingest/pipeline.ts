@@ -49,7 +49,8 @@ export interface IngestSteps {
    * (worker/prepare-pool.ts) runs them off the main thread under a deadline. Without it, the
    * three above run here, one after the other (runSteps in pipeline-steps.ts).
    */
-  prepare?(raw: Uint8Array): Promise<PreparedMail>;
+  /** `key`: the mailbox's workspace, whose turn the message waits in where the stages are shared. */
+  prepare?(raw: Uint8Array, key?: string): Promise<PreparedMail>;
 }
 
 /** What the CPU stages make of one message: a parsed and classified mail, or a quarantine reason. */
@@ -506,7 +507,7 @@ function eventFor(e: EngineEvent, messageId: string): EngineEvent {
 
 /** Parse, new text, classify: CPU work, outside the transaction. Returns a quarantine reason on bad input. */
 async function prepare(deps: IngestDeps, mailbox: MailboxRef, f: FetchedMessage): Promise<Prepared | { reason: string }> {
-  const r = deps.steps.prepare ? await deps.steps.prepare(f.raw) : await runSteps(deps.steps, f.raw);
+  const r = deps.steps.prepare ? await deps.steps.prepare(f.raw, mailbox.workspaceId) : await runSteps(deps.steps, f.raw);
   if (!r.ok) return { reason: r.reason };
   const { mail, newText } = r;
   let classification = r.classification;

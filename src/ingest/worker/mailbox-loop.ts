@@ -107,6 +107,8 @@ export class MailboxLoop {
   async run(): Promise<void> {
     const backoff = new BackoffSchedule(this.o.random, this.o.backoff);
     let nextReconcile = 0;
+    // Known to the gate for as long as it runs: while another workspace is, neither takes every place.
+    const unregister = this.o.gate?.register(this.o.mailbox.workspaceId);
     try {
       while (!this.stopping) {
         try {
@@ -162,13 +164,14 @@ export class MailboxLoop {
       }
       this.ended = 'stopped';
     } finally {
+      unregister?.();
       await this.closeWatch();
       await this.o.connector.close().catch(() => undefined);
     }
   }
 
   private gated<T>(fn: () => Promise<T>, urgent = false): Promise<T> {
-    return this.o.gate ? this.o.gate.run(fn, urgent) : fn();
+    return this.o.gate ? this.o.gate.run(fn, { urgent, key: this.o.mailbox.workspaceId }) : fn();
   }
 
   /**

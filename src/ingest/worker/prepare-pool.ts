@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { cadenzaError } from '../../common/errors.ts';
 import type { Logger } from '../../common/logger.ts';
+import { FairQueue } from '../../ops/fair-queue.ts';
 import type { IngestSteps, PreparedMail } from '../pipeline.ts';
 import type { ThreadData, ThreadReply, ThreadTask } from './prepare-thread.ts';
 
@@ -58,7 +59,8 @@ export class PreparePool {
   readonly size: number;
   readonly deadlineMs: number;
   private readonly slots: Slot[] = [];
-  private readonly queue: Task[] = [];
+  /** Waiting messages by workspace, served in turn: one workspace's first sync of 20,000 messages does not hold another's reply behind it. */
+  private readonly queue = new FairQueue<Task>();
   private nextId = 1;
   private closed = false;
   private idleWaiters: Array<() => void> = [];
@@ -86,13 +88,14 @@ export class PreparePool {
     const refuse = () => {
       throw new Error('the prepare pool runs the stages together: call prepare()');
     };
-    return { parse: refuse, newText: refuse, classify: refuse, prepare: (raw) => this.prepare(raw) };
+    return { parse: refuse, newText: refuse, classify: refuse, prepare: (raw, key) => this.prepare(raw, key) };
   }
 
-  prepare(raw: Uint8Array): Promise<PreparedMail> {
+  /** `key`: whose turn the message waits in (the mailbox's workspace). */
+  prepare(raw: Uint8Array, key = ''): Promise<PreparedMail> {
     if (this.closed) return Promise.reject(cadenzaError('WORKER_POOL_CLOSED', 'the ingestion worker pool is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ raw, resolve, reject });
+      this.queue.push(key, { raw, resolve, reject });
       this.dispatch();
       this.updateRefs();
     });
@@ -105,7 +108,7 @@ export class PreparePool {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const t of this.queue.splice(0)) t.reject(cadenzaError('WORKER_POOL_CLOSED', 'the ingestion worker pool was closed'));
+    for (const t of this.queue.drain()) t.reject(cadenzaError('WORKER_POOL_CLOSED', 'the ingestion worker pool was closed'));
     await new Promise<void>((r) => {
       this.idleWaiters.push(r);
       this.checkIdle();
@@ -165,7 +168,7 @@ export class PreparePool {
     for (const slot of this.slots) {
       if (!this.queue.length) return;
       if (slot.busy || !slot.ready) continue;
-      const task = this.queue.shift()!;
+      const task = this.queue.shift()!.item;
       const id = this.nextId++;
       const timer = setTimeout(() => this.timedOut(slot), this.deadlineMs);
       slot.busy = { id, task, timer, started: performance.now() };
@@ -189,7 +192,7 @@ export class PreparePool {
       // The thread could not even load: not the message's fault. The waiting batch fails (and is
       // retried after the loop's backoff); a new thread is tried a second later, not in a loop.
       this.o.log?.error({ reason }, 'an ingestion worker failed to start');
-      for (const t of this.queue.splice(0)) t.reject(new Error(`the ingestion worker failed to start: ${reason}`));
+      for (const t of this.queue.drain()) t.reject(new Error(`the ingestion worker failed to start: ${reason}`));
       this.slots.splice(this.slots.indexOf(slot), 1);
       setTimeout(() => {
         if (!this.closed) this.slots.push(this.spawn());

@@ -1,0 +1,86 @@
+/**
+ * A working day on one process (issue 15, "Scale-out and isolation"): `--mailboxes` Gmail
+ * mailboxes on the emulator, `--sends` emails of three-step sequences over a day compressed on an
+ * accelerated clock, replies through the day and a storm at 13:00 (test/ops/day-load.ts: the
+ * scheduler, sender pool and sync pool as `cadenza start` runs them, push over loopback, a
+ * temporary PostgreSQL database).
+ *
+ *   npm run bench -- day-load [--mailboxes=10000] [--sends=300000] [--rate=60] [--reply-share=0.05] [--storm=N]
+ *
+ * The full day (10,000 mailboxes, 300,000 sends) needs the sends' real rate, sends / (the day's
+ * sending hours / rate), to fit one process: at rate 60 that is about 100 sends a real second.
+ * Prints the figures and, from this process's CPU and the database's per send, the processes a
+ * day of 300,000 sends (and 3 million) needs at 70% of a core each.
+ */
+import { flag, intFlag } from './lib/args.ts';
+import { describeLoad, loadFigures, machineLoad } from './lib/rounds.ts';
+import { benchStore } from './support/backends.ts';
+import { runDayLoad } from '../test/ops/day-load.ts';
+
+export default async function dayLoad(args: string[]): Promise<Record<string, unknown>> {
+  const mailboxes = intFlag(args, 'mailboxes', 10_000);
+  const sends = intFlag(args, 'sends', 300_000);
+  const rate = intFlag(args, 'rate', 60);
+  const replyShare = Number(flag(args, 'reply-share') ?? 0.05);
+  const stormFlag = flag(args, 'storm');
+  const before = machineLoad();
+  console.log(`day load: ${mailboxes} mailboxes, ${sends} sends, clock x${rate}; ${describeLoad(before)}`);
+  const s = await benchStore('postgres', { poolSize: 10 });
+  try {
+    let last = 0;
+    const r = await runDayLoad({
+      store: s.store,
+      mailboxes,
+      sends,
+      rate,
+      replyShare,
+      ...(stormFlag ? { storm: Number(stormFlag) } : {}),
+      onProgress: (line) => {
+        if (performance.now() - last < 10_000 && !line.startsWith('seeded')) return;
+        last = performance.now();
+        console.log(`  ${line}`);
+      },
+    });
+    const after = machineLoad();
+    const cpuPerSendMs = (r.processCpuSeconds * 1000) / Math.max(1, r.sent);
+    const dbPerSendMs = r.databaseCpuSeconds === null ? null : (r.databaseCpuSeconds * 1000) / Math.max(1, r.sent);
+    // 300,000 sends over a working day of about 8.7 hours, with a morning peak twice the average.
+    const peakPerS = (n: number) => (2 * n) / (8.7 * 3600);
+    const processes = (n: number) => Math.max(1, Math.ceil((peakPerS(n) * cpuPerSendMs) / 1000 / 0.7));
+    console.log(`sent ${r.sent} of ${r.sendsPlanned} planned (${r.leads} leads; replied leads get only their first email), ${r.unsettled} unsettled, ${r.duplicates} Message-IDs twice, ${r.followUpsAfterReply} follow-ups after a reply`);
+    console.log(`replies ${r.replies}, stopped ${r.repliesStopped}: reply-to-stop p50 ${r.replyToStop.p50} ms, p99 ${r.replyToStop.p99} ms, max ${r.replyToStop.max} ms; storm of ${r.stormReplies}: p50 ${r.stormReplyToStop.p50} ms, p99 ${r.stormReplyToStop.p99} ms, max ${r.stormReplyToStop.max} ms`);
+    console.log(`slowest replies: ${r.slowestReplies.map((x) => `${x.ms} ms (delivered ${x.at}, ${x.atRealS} s in)`).join('; ')}`);
+    console.log(`planned slot -> sent (simulated minutes): p50 ${r.slotToSentMin.p50}, p99 ${r.slotToSentMin.p99}, max ${r.slotToSentMin.max}`);
+    console.log(`real ${r.realSeconds.toFixed(0)} s (seeding ${r.seedSeconds.toFixed(0)} s before); this process ${r.processCpuSeconds.toFixed(0)} s CPU (${cpuPerSendMs.toFixed(1)} ms a send, emulator and push route included), database ${r.databaseCpuSeconds?.toFixed(0) ?? '?'} s CPU (${dbPerSendMs?.toFixed(1) ?? '?'} ms a send); peak RSS ${r.peakRssMiB} MiB; ${r.peakSendsPerRealSecond} sends a real second at the 95th percentile`);
+    console.log(`processes at 70% of a core: ${processes(300_000)} for 300,000 sends a day, ${processes(3_000_000)} for 3,000,000 (CPU per send as measured, the morning peak twice the average)`);
+    console.log(describeLoad(after));
+    return {
+      mailboxes,
+      sends_planned: r.sendsPlanned,
+      sent: r.sent,
+      unsettled: r.unsettled,
+      duplicates: r.duplicates,
+      follow_ups_after_reply: r.followUpsAfterReply,
+      replies: r.replies,
+      replies_stopped: r.repliesStopped,
+      reply_to_stop_p50_ms: r.replyToStop.p50,
+      reply_to_stop_p99_ms: r.replyToStop.p99,
+      reply_to_stop_max_ms: r.replyToStop.max,
+      storm_replies: r.stormReplies,
+      storm_p50_ms: r.stormReplyToStop.p50,
+      storm_p99_ms: r.stormReplyToStop.p99,
+      slot_to_sent_p50_min: r.slotToSentMin.p50,
+      slot_to_sent_p99_min: r.slotToSentMin.p99,
+      real_s: Math.round(r.realSeconds),
+      cpu_ms_per_send: Math.round(cpuPerSendMs * 10) / 10,
+      db_cpu_ms_per_send: dbPerSendMs === null ? null : Math.round(dbPerSendMs * 10) / 10,
+      peak_rss_mib: r.peakRssMiB,
+      processes_300k: processes(300_000),
+      processes_3m: processes(3_000_000),
+      rate,
+      ...loadFigures(before, after),
+    };
+  } finally {
+    await s.drop();
+  }
+}

@@ -15,6 +15,7 @@
 import { flag, intFlag } from './lib/args.ts';
 import { describeLoad, loadFigures, machineLoad } from './lib/rounds.ts';
 import { benchStore } from './support/backends.ts';
+import { createLogger } from '../src/common/logger.ts';
 import { runDayLoad } from '../test/ops/day-load.ts';
 
 export default async function dayLoad(args: string[]): Promise<Record<string, unknown>> {
@@ -34,6 +35,8 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
       sends,
       rate,
       replyShare,
+      // The roles' warnings and errors (a sync that cannot keep up says so here).
+      log: createLogger({ level: flag(args, 'log-level') ?? 'warn', name: 'day-load' }),
       ...(stormFlag ? { storm: Number(stormFlag) } : {}),
       onProgress: (line) => {
         if (performance.now() - last < 10_000 && !line.startsWith('seeded')) return;
@@ -51,6 +54,7 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
     console.log(`replies ${r.replies}, stopped ${r.repliesStopped}: reply-to-stop p50 ${r.replyToStop.p50} ms, p99 ${r.replyToStop.p99} ms, max ${r.replyToStop.max} ms; storm of ${r.stormReplies}: p50 ${r.stormReplyToStop.p50} ms, p99 ${r.stormReplyToStop.p99} ms, max ${r.stormReplyToStop.max} ms`);
     console.log(`slowest replies: ${r.slowestReplies.map((x) => `${x.ms} ms (delivered ${x.at}, ${x.atRealS} s in)`).join('; ')}`);
     console.log(`planned slot -> sent (simulated minutes): p50 ${r.slotToSentMin.p50}, p99 ${r.slotToSentMin.p99}, max ${r.slotToSentMin.max}`);
+    console.log(`every mailbox's first sync: ${r.syncedMailboxes} of ${mailboxes} after ${r.syncAllSeconds.toFixed(0)} s`);
     console.log(`real ${r.realSeconds.toFixed(0)} s (seeding ${r.seedSeconds.toFixed(0)} s before); this process ${r.processCpuSeconds.toFixed(0)} s CPU (${cpuPerSendMs.toFixed(1)} ms a send, emulator and push route included), database ${r.databaseCpuSeconds?.toFixed(0) ?? '?'} s CPU (${dbPerSendMs?.toFixed(1) ?? '?'} ms a send); peak RSS ${r.peakRssMiB} MiB; ${r.peakSendsPerRealSecond} sends a real second at the 95th percentile`);
     console.log(`processes at 70% of a core: ${processes(300_000)} for 300,000 sends a day, ${processes(3_000_000)} for 3,000,000 (CPU per send as measured, the morning peak twice the average)`);
     console.log(describeLoad(after));
@@ -72,6 +76,8 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
       slot_to_sent_p50_min: r.slotToSentMin.p50,
       slot_to_sent_p99_min: r.slotToSentMin.p99,
       real_s: Math.round(r.realSeconds),
+      sync_all_s: Math.round(r.syncAllSeconds),
+      synced_mailboxes: r.syncedMailboxes,
       cpu_ms_per_send: Math.round(cpuPerSendMs * 10) / 10,
       db_cpu_ms_per_send: dbPerSendMs === null ? null : Math.round(dbPerSendMs * 10) / 10,
       peak_rss_mib: r.peakRssMiB,

@@ -20,6 +20,7 @@ import { validateDefinition } from '../../src/sequence/definition.ts';
 import { EnrollmentService } from '../../src/sequence/enrollment-service.ts';
 import { Scheduler } from '../../src/sequence/scheduler.ts';
 import { ensureEventPartitions } from '../../src/store/partitions.ts';
+import type { Logger } from '../../src/common/logger.ts';
 import type { Store } from '../../src/store/store.ts';
 import { cpuBetween, databaseCpu } from '../../bench/lib/cpu.ts';
 import { replyMail } from '../ingest/seed-sent-sequence.ts';
@@ -30,8 +31,8 @@ import { replyMail } from '../ingest/seed-sent-sequence.ts';
  * users.watch with Pub/Sub push to the push route on loopback, history.list) in workspaces of 100,
  * each workspace one three-email sequence (a follow-up 2 hours after each email) over its
  * mailboxes, enough leads for `sends` emails; the scheduler, the sender pool (day planner, paced
- * claims, leases) and the sync pool (push, pipeline) run on an accelerated clock from 07:00 UTC on
- * a weekday to 19:00, under the default pacing (a working day of 08:40-17:20 with jitter and lunch,
+ * claims, leases) and the sync pool (push, pipeline) run on an accelerated clock from 05:00 UTC on
+ * a weekday to 19:00 (the sync pool first, the senders once every mailbox is synced), under the default pacing (a working day of 08:40-17:20 with jitter and lunch,
  * gaps of 8-15 minutes stretched over the day, 30 a day per mailbox).
  *
  * The prospects: a share reply to their first email after 10 minutes to 3 hours; at 13:00 a storm
@@ -59,6 +60,8 @@ export interface DayLoadOptions {
   seed?: string;
   /** Called every real second with a line of progress. */
   onProgress?: (line: string) => void;
+  /** The pools' logger (warnings and errors of the sender and sync roles). */
+  log?: Logger;
 }
 
 export interface DayLoadResult {
@@ -81,6 +84,9 @@ export interface DayLoadResult {
   slotToSentMin: { p50: number; p99: number; max: number };
   realSeconds: number;
   seedSeconds: number;
+  /** From the sync pool's start to every mailbox's first sync (real s; 600 when not all were done). */
+  syncAllSeconds: number;
+  syncedMailboxes: number;
   processCpuSeconds: number;
   databaseCpuSeconds: number | null;
   peakRssMiB: number;
@@ -91,9 +97,9 @@ export interface DayLoadResult {
 const HOUR = 3_600_000;
 const WORKSPACE_SIZE = 100;
 
-/** The next weekday (Monday to Friday) at 07:00 UTC from `now`. */
-function nextWorkday7(now: number): number {
-  let t = Math.floor(now / 86_400_000) * 86_400_000 + 7 * HOUR;
+/** The next weekday (Monday to Friday) at 05:00 UTC from `now`. */
+function nextWorkdayMorning(now: number): number {
+  let t = Math.floor(now / 86_400_000) * 86_400_000 + 5 * HOUR;
   if (t <= now) t += 86_400_000;
   while ([0, 6].includes(new Date(t).getUTCDay())) t += 86_400_000;
   return t;
@@ -114,7 +120,7 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
   const rate = o.rate ?? 60;
   const seed = o.seed ?? 'day-load';
   const random: Random = seededRandom(seed);
-  const start = nextWorkday7(Date.now());
+  const start = nextWorkdayMorning(Date.now());
   const clock = new AcceleratedClock(start, rate);
   const real = (ms: number) => clock.realMs(ms);
   const leadsPerMailbox = Math.max(1, Math.round(o.sends / 3 / o.mailboxes));
@@ -131,6 +137,7 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
   const h = histogram();
   const hs = histogram();
   let stopping = false;
+  let pendingReplies = 0;
   const slowest: Array<{ ms: number; atRealS: number; at: string }> = [];
   const sentPerRealSecond: number[] = [];
   let sentThisSecond = 0;
@@ -163,7 +170,11 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
     const x = { lead, mailbox: m.mailbox, messageId: id, subject };
     firstTo.push(x);
     if (random.next() < replyShare) {
-      const t = clock.setTimer(10 * 60_000 + random.next() * (3 * HOUR - 10 * 60_000), () => void deliverReply(x, false).catch(() => undefined));
+      pendingReplies++;
+      const t = clock.setTimer(10 * 60_000 + random.next() * (3 * HOUR - 10 * 60_000), () => {
+        pendingReplies--;
+        void deliverReply(x, false).catch(() => undefined);
+      });
       timers.push(t);
     }
   });
@@ -172,11 +183,18 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
   let senders: SenderPool | undefined;
   let syncs: SyncPool | undefined;
   let scheduler: Scheduler | undefined;
+  let synced = 0;
   const rssTimer = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
     sentPerRealSecond.push(sentThisSecond);
     sentThisSecond = 0;
-    o.onProgress?.(`${new Date(clock.now()).toISOString().slice(11, 16)} UTC  sent ${sentIds.size}  replies ${replyAt.size} (stopped ${h.totalCount})  rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`);
+    void store.db
+      .selectFrom('mailbox_sync')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('cursor', 'is not', null)
+      .executeTakeFirst()
+      .then((r) => void (synced = Number(r?.n ?? 0)), () => undefined);
+    o.onProgress?.(`${new Date(clock.now()).toISOString().slice(11, 16)} UTC  sent ${sentIds.size}  synced mailboxes ${synced}  replies ${replyAt.size} (stopped ${h.totalCount + hs.totalCount})  rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`);
   }, 1000);
   let peakRss = process.memoryUsage().rss;
   try {
@@ -250,6 +268,7 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
       leaseTtlMs: real(60_000),
       reconcileMs: real(15 * 60_000),
       connectors,
+      ...(o.log ? { log: o.log } : {}),
       onBatch: (_mailboxId, report) => {
         const now = performance.now();
         for (const m of report.messages) {
@@ -275,13 +294,20 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
       resolveEveryMs: real(60_000),
       planEveryMs: real(10_000),
       connectors,
+      ...(o.log ? { log: o.log } : {}),
     });
+    // The sync role first, as a process that has run for a while has its watches and cursors: the
+    // day starts once every mailbox is synced (or after 10 real minutes, the time it took being a
+    // figure of its own), three simulated hours before the working day.
     await syncs.start();
+    const syncStarted = performance.now();
+    while (synced < o.mailboxes && performance.now() - syncStarted < 600_000) await new Promise((r) => setTimeout(r, 1000));
+    const syncAllSeconds = (performance.now() - syncStarted) / 1000;
     await senders.start();
 
     // The storm at 13:00, then the day runs out at 19:00.
-    const stormAt = start + 6 * HOUR;
-    const endAt = start + 12 * HOUR;
+    const stormAt = start + 8 * HOUR;
+    const endAt = start + 14 * HOUR;
     let stormed = false;
     while (clock.now() < endAt) {
       if (!stormed && clock.now() >= stormAt) {
@@ -292,6 +318,16 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
         await Promise.all(chosen.map((x) => deliverReply(x, true)));
       }
       await new Promise((r) => setTimeout(r, 200));
+      // The day's work is done early when nothing is left to send before its end, no reply is
+      // still to come, and every reply delivered was taken.
+      if (stormed && pendingReplies === 0 && h.totalCount + hs.totalCount >= replyAt.size) {
+        const left = await store.db
+          .selectFrom('send_request')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where((eb) => eb.or([eb('state', 'in', ['in_flight', 'unknown']), eb.and([eb('state', '=', 'queued'), eb.or([eb('send_at', 'is', null), eb('send_at', '<', new Date(endAt))])])]))
+          .executeTakeFirstOrThrow();
+        if (Number(left.n) === 0) break;
+      }
     }
     stopping = true;
     for (const t of timers) t.cancel();
@@ -337,6 +373,8 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
       slotToSentMin: figures(hl),
       realSeconds,
       seedSeconds,
+      syncAllSeconds,
+      syncedMailboxes: synced,
       processCpuSeconds: (cpu.user + cpu.system) / 1e6,
       databaseCpuSeconds: dbCpu === null ? null : dbCpu / 1000,
       peakRssMiB: Math.round(peakRss / 2 ** 20),

@@ -32,8 +32,9 @@ import { replyMail } from '../ingest/seed-sent-sequence.ts';
  * each workspace one three-email sequence (a follow-up 2 hours after each email) over its
  * mailboxes, enough leads for `sends` emails; the scheduler, the sender pool (day planner, paced
  * claims, leases) and the sync pool (push, pipeline) run on an accelerated clock from 05:00 UTC on
- * a weekday to 19:00 (the sync pool first, the senders once every mailbox is synced), under the default pacing (a working day of 08:40-17:20 with jitter and lunch,
- * gaps of 8-15 minutes stretched over the day, 30 a day per mailbox).
+ * a weekday to 19:00 (the sync pool first, the senders once every mailbox is synced), under the
+ * default pacing (a working day of 08:40-17:20 with jitter and lunch, gaps of 8-15 minutes
+ * stretched over the day, 30 a day per mailbox).
  *
  * The prospects: a share reply to their first email after 10 minutes to 3 hours; at 13:00 a storm
  * of `storm` replies arrives at once. Each reply is timed from its delivery to the emulator to the

@@ -152,7 +152,7 @@ function retiredCas(dir: string): Array<{ name: string; file: string; pem: strin
 function writeTrust(dir: string, nowMs: number): string[] {
   const f = caFiles(dir);
   const pem = readFileSync(f.cert, 'utf8');
-  const cas = trustedCas({ pem, info: readCert(pem) }, retiredCas(dir), nowMs);
+  const cas = trustedCas({ name: 'ca', file: f.cert, pem, info: readCert(pem) }, retiredCas(dir), nowMs);
   writeFileSync(`${f.trust}.new`, cas.map((c) => c.pem.trim()).join('\n') + '\n', { mode: 0o644 });
   renameSync(`${f.trust}.new`, f.trust);
   return cas.map((c) => c.info.serial);

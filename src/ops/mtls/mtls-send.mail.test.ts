@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../store/migrate.ts';
 import { openStore } from '../../store/store.ts';
@@ -48,8 +49,12 @@ describeMailBed('mutual TLS between the role processes and PostgreSQL', () => {
 
     it('each role on its own certificate: the email reaches the prospect and their reply stops the enrollment', async () => {
       const { urls } = await database();
-      const f = await launchFirstSend({ roleUrls: urls, rep: REP, prospect: PROSPECT, password: 'pass', reply: true });
+      // Every warning and error the four roles log, to find a write refused on the way.
+      const lines: string[] = [];
+      const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+      const f = await launchFirstSend({ roleUrls: urls, rep: REP, prospect: PROSPECT, password: 'pass', reply: true, log });
       process.stdout.write(`mtls launch: ${JSON.stringify(f)}\n`);
+      expect(lines.filter((l) => /permission denied|42501/.test(l))).toEqual([]);
       expect(f.deliveredMs, JSON.stringify(f)).toBeLessThan(30_000);
       expect(f.replyIngestedMs, JSON.stringify(f)).toBeLessThan(30_000);
     }, 240_000);

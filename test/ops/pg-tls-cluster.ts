@@ -26,6 +26,8 @@ export interface TlsCluster {
   /** Issues a client certificate certs/<name>.crt for the CN `name`. */
   issueClient(name: string): Promise<void>;
   admin<T>(database: string, fn: (c: pg.Client) => Promise<T>): Promise<T>;
+  /** Copies the CA folder's trust.pem and server certificate to the server again and reloads it (after `ca rotate`, `ca retire`). */
+  reloadTls(): void;
   stop(): void;
 }
 
@@ -66,11 +68,14 @@ export async function startTlsCluster(port: number): Promise<TlsCluster> {
   runPg('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync']);
   const f = caFiles(caDir);
   // The server's own copies, owned by the account that runs it (PostgreSQL checks the key's owner and mode).
-  for (const [from, to] of [[join(f.certs, 'server.crt'), 'server.crt'], [join(f.certs, 'server.key'), 'server.key'], [f.trust, 'root.crt']] as const) {
-    copyFileSync(from, join(data, to));
-    chmodSync(join(data, to), 0o600);
-    if (asRoot) execFileSync('chown', ['postgres:postgres', join(data, to)]);
-  }
+  const installTls = () => {
+    for (const [from, to] of [[join(f.certs, 'server.crt'), 'server.crt'], [join(f.certs, 'server.key'), 'server.key'], [f.trust, 'root.crt']] as const) {
+      copyFileSync(from, join(data, to));
+      chmodSync(join(data, to), 0o600);
+      if (asRoot) execFileSync('chown', ['postgres:postgres', join(data, to)]);
+    }
+  };
+  installTls();
   appendFileSync(
     join(data, 'postgresql.conf'),
     ['ssl = on', "ssl_cert_file = 'server.crt'", "ssl_key_file = 'server.key'", "ssl_ca_file = 'root.crt'", "listen_addresses = '127.0.0.1'", 'fsync = off', 'max_connections = 100', ''].join('\n'),
@@ -101,6 +106,11 @@ export async function startTlsCluster(port: number): Promise<TlsCluster> {
       } finally {
         await c.end();
       }
+    },
+    reloadTls() {
+      installTls();
+      // A reload re-reads the SSL files for new connections (PostgreSQL 10+); open ones keep theirs.
+      runPg('pg_ctl', ['-D', data, 'reload']);
     },
     stop() {
       try {

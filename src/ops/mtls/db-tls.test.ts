@@ -17,6 +17,7 @@ import { makeWorld } from '../../../test/fixtures/world.ts';
 import { twoEmailsDefinition } from '../../../test/fixtures/two-emails.ts';
 import { startTlsCluster, tlsClusterSkipReason, type TlsCluster } from '../../../test/ops/pg-tls-cluster.ts';
 import { applyGrants } from './apply-grants.ts';
+import { retire, rotate } from './ca-folder.ts';
 import { createCa, issueLeaf, validFor } from './certificates.ts';
 import { DB_ROLES } from './db-grants.ts';
 
@@ -151,5 +152,41 @@ describe.skipIf(skip !== undefined)(`mutual TLS and least privilege on PostgreSQ
 
     // No role may change the schema.
     for (const s of [api, scheduler, sender, sync]) await expect(sql`create table intruder (x int)`.execute(s.db)).rejects.toMatchObject({ code: '42501' });
+  }, 30_000);
+});
+
+describe.skipIf(skip !== undefined)(`a CA rotation on PostgreSQL${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let cluster: TlsCluster;
+  beforeAll(async () => {
+    cluster = await startTlsCluster(PORT + 2);
+    await cluster.issueClient('cadenza_api');
+    await cluster.admin('postgres', (c) => c.query('create role cadenza_api login'));
+  }, 60_000);
+  afterAll(() => cluster?.stop());
+
+  const connects = async (url: string) =>
+    openStore({ databaseUrl: url, failoverWaitMs: 1_000 }).then(
+      async (s) => {
+        await s.close();
+        return 'connected';
+      },
+      (e: Error) => e.message,
+    );
+
+  it('keeps the old CA trusted until retire: old and new certificates both connect during the rotation, only the new ones after', async () => {
+    const old = { crt: join(cluster.caDir, 'old-api.crt'), key: join(cluster.caDir, 'old-api.key') };
+    writeFileSync(old.crt, readFileSync(join(cluster.caDir, 'certs', 'cadenza_api.crt')));
+    writeFileSync(old.key, readFileSync(join(cluster.caDir, 'certs', 'cadenza_api.key')), { mode: 0o600 });
+    const r = await rotate(cluster.caDir, { withinDays: 30, newCa: true, caDays: 30, nowMs: Date.now() });
+    expect(r.trusted).toHaveLength(2);
+    expect(r.plan.reissue.map((x) => x.name).sort()).toEqual(['cadenza_api', 'postgres', 'server']);
+    cluster.reloadTls();
+    // A role still on the old CA's certificate and old trust file, and one already on the new: both in.
+    expect(await connects(cluster.url('cadenza_api', 'postgres', old))).toBe('connected');
+    expect(await connects(cluster.url('cadenza_api', 'postgres'))).toBe('connected');
+    retire(cluster.caDir, Date.now());
+    cluster.reloadTls();
+    expect(await connects(cluster.url('cadenza_api', 'postgres'))).toBe('connected');
+    expect(await connects(cluster.url('cadenza_api', 'postgres', old))).toMatch(/does not trust this process's client certificate/);
   }, 30_000);
 });

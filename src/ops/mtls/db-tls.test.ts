@@ -139,7 +139,7 @@ describe.skipIf(skip !== undefined)(`mutual TLS and least privilege on PostgreSQ
 
     // The API cannot read the sealed credential; the sender can, and opens it.
     await expect(sql`select ciphertext from mailbox_credential`.execute(api.db)).rejects.toMatchObject({ code: '42501', message: expect.stringMatching(/permission denied for table mailbox_credential/) });
-    await expect(new Vault(api, wrapper).get(world.mailboxIds[0]!)).rejects.toMatchObject({ code: '42501' });
+    await expect(new Vault(api, wrapper).get(world.mailboxIds[0]!)).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringMatching(/may not read mailbox credentials/) });
     await expect(sql`select ciphertext from mailbox_credential`.execute(scheduler.db)).rejects.toMatchObject({ code: '42501' });
     expect(await new Vault(sender, wrapper).get(world.mailboxIds[0]!)).toEqual({ kind: 'password', username: 'rep0', password: 'secret' });
 

@@ -1,13 +1,16 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../store/migrate.ts';
 import { DB_ROLES, grantStatements, RESTRICTED } from './db-grants.ts';
 
 describe('least-privilege grants', () => {
-  const all = loadMigrations().map((m) => m.sql).join('\n');
+  // The migrations, and migrate.ts, which creates schema_migration itself.
+  const all = [...loadMigrations().map((m) => m.sql), readFileSync(join(import.meta.dirname, '..', '..', 'store', 'migrate.ts'), 'utf8')].join('\n');
 
   it('every table and column the rules restrict exists in the migrations (a rename must update the rules)', () => {
     for (const [table, rule] of Object.entries(RESTRICTED)) {
-      expect(all, table).toMatch(new RegExp(`create table ${table} \\(`));
+      expect(all, table).toMatch(new RegExp(`create table (if not exists )?${table} \\(`));
       for (const cols of Object.values(rule.columns ?? {})) for (const c of Object.values(cols).flat()) expect(all, `${table}.${c}`).toMatch(new RegExp(`\\b${c}\\b`));
     }
   });

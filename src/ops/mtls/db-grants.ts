@@ -19,6 +19,7 @@ import type { Role } from '../../common/config.ts';
  *                         mailboxes: sender and sync. The API stores credentials (connect, OAuth
  *                         callback) and deletes them (mailbox removal) but may not read one back;
  *                         the scheduler neither reads nor writes them.
+ *   schema_migration      read only: migrations are the owner's.
  *   cadenza_create_event_partition(timestamptz)
  *                         the one piece of DDL the roles run (store/partitions.ts), through this
  *                         SECURITY DEFINER function of the schema's owner (migration 0040).
@@ -45,6 +46,8 @@ interface TableRule {
 const RW = ['select', 'insert', 'update', 'delete'];
 
 export const RESTRICTED: Record<string, TableRule> = {
+  // Migrations are the owner's (`cadenza migrate`): a role reads which are applied, at start.
+  schema_migration: { table: { api: ['select'], scheduler: ['select'], sender: ['select'], sync: ['select'] } },
   send_request: {
     table: { api: ['select', 'update', 'delete'], scheduler: RW, sender: ['select', 'update', 'delete'], sync: ['select', 'update', 'delete'] },
   },

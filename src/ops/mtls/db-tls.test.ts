@@ -150,8 +150,11 @@ describe.skipIf(skip !== undefined)(`mutual TLS and least privilege on PostgreSQ
     expect(await recordSent(deps, claim.claim, clock.now(), { subject: 'Hi' })).toBe(true);
     expect((await owner.db.selectFrom('send_request').select('state').where('id', '=', request.id).executeTakeFirstOrThrow()).state).toBe('sent');
 
-    // No role may change the schema.
-    for (const s of [api, scheduler, sender, sync]) await expect(sql`create table intruder (x int)`.execute(s.db)).rejects.toMatchObject({ code: '42501' });
+    // No role may change the schema, nor mark a migration applied.
+    for (const s of [api, scheduler, sender, sync]) {
+      await expect(sql`create table intruder (x int)`.execute(s.db)).rejects.toMatchObject({ code: '42501' });
+      await expect(sql`insert into schema_migration (version, name) values (9999, 'intruder')`.execute(s.db)).rejects.toMatchObject({ code: '42501' });
+    }
   }, 30_000);
 });
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,14 +30,25 @@ describeMailBed('mutual TLS between the role processes and PostgreSQL', () => {
   describe.skipIf(skip !== undefined)(`on a cluster that admits only client certificates${skip ? ` (skipped: ${skip})` : ''}`, () => {
     let cluster: TlsCluster;
     let n = 0;
-    /** A fresh database, migrated by the owner and granted as `cadenza db grants` does; each role's URL. */
-    const database = async () => {
+    /**
+     * A fresh database, migrated by the owner and granted (in this process, or with the commands
+     * the operator runs: `cadenza migrate` and `cadenza db grants` over the superuser's certificate); each role's URL.
+     */
+    const database = async (o: { viaCli?: boolean } = {}) => {
       const name = `cadenza_${++n}`;
       await cluster.admin('postgres', (c) => c.query(`create database ${name}`));
-      const owner = await openStore({ databaseUrl: cluster.url('postgres', name), poolSize: 2 });
-      await migrate(owner);
-      await owner.close();
-      await cluster.admin(name, (c) => applyGrants(c));
+      if (o.viaCli) {
+        for (const args of [['migrate'], ['db', 'grants']]) {
+          const r = spawnSync(process.execPath, [cli, '--database-url', cluster.url('postgres', name), ...args], { cwd: root, env: userEnv, encoding: 'utf8', timeout: 120_000 });
+          expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+          process.stdout.write(r.stdout);
+        }
+      } else {
+        const owner = await openStore({ databaseUrl: cluster.url('postgres', name), poolSize: 2 });
+        await migrate(owner);
+        await owner.close();
+        await cluster.admin(name, (c) => applyGrants(c));
+      }
       return { name, urls: { api: cluster.url(DB_ROLES.api, name), scheduler: cluster.url(DB_ROLES.scheduler, name), sender: cluster.url(DB_ROLES.sender, name), sync: cluster.url(DB_ROLES.sync, name) } };
     };
 
@@ -60,7 +72,7 @@ describeMailBed('mutual TLS between the role processes and PostgreSQL', () => {
     }, 240_000);
 
     it('cadenza start --supervise: every role child logs in as its own role with its own certificate', async () => {
-      const { name, urls } = await database();
+      const { name, urls } = await database({ viaCli: true });
       const dir = mkdtempSync(join(tmpdir(), 'cadenza-mtls-supervise-'));
       const env = {
         ...userEnv,

@@ -12,6 +12,8 @@ describe("a role process's database URL", () => {
     expect(roleDatabaseUrl(['scheduler'], cfg)).toBe(shared);
     expect(roleDatabaseUrl(['sender'], cfg, 'postgres://x@y/z')).toBe('postgres://x@y/z');
     expect(roleDatabaseUrl(['api'], {})).toBeUndefined();
+    // Not the embedded store for one role while the others are on PostgreSQL.
+    expect(() => roleDatabaseUrl(['scheduler'], { CADENZA_DATABASE_URL_SENDER: sender })).toThrow(/role scheduler has no database URL while others have one: set CADENZA_DATABASE_URL_SCHEDULER or DATABASE_URL/);
   });
 
   it('refuses roles with different URLs in one process, saying how to run them', () => {

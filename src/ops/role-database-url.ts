@@ -29,7 +29,12 @@ export function roleDatabaseUrl(roles: readonly Role[], cfg: RoleUrls, explicit?
   if (urls.size > 1) {
     throw cadenzaError('CONFIG_INVALID', `roles ${roles.join(', ')} have different database URLs (${roles.map((r) => KEY[r]).join(', ')}), so they cannot run in one process: run them with --supervise, or start one process per role`);
   }
-  return [...urls][0];
+  const url = [...urls][0];
+  // Some roles on PostgreSQL and this one on the embedded store would be two installations.
+  if (url === undefined && anyDatabaseUrl(cfg)) {
+    throw cadenzaError('CONFIG_INVALID', `role ${roles.join(', ')} has no database URL while others have one: set ${roles.map((r) => KEY[r]).join(', ')} or DATABASE_URL`);
+  }
+  return url;
 }
 
 /** Whether any role URL is set: then PostgreSQL is in use even without DATABASE_URL. */

@@ -47,12 +47,15 @@ export function register(program: Command): void {
         const postgres = Boolean(g.databaseUrl) || anyDatabaseUrl(cfg);
         const port = opts.port ?? String(cfg.PORT);
         const host = opts.host ?? cfg.HOST;
+        // The embedded store serves one process: there the one child runs every role.
+        const groups = postgres ? roles.map((r) => [r]) : [roles];
+        // Each child its own URL: its database user and its certificate (ops/role-database-url.ts),
+        // resolved before any child starts, so a missing one is refused here and not at a restart.
+        const urls = new Map(groups.map((rs) => [rs.join(','), postgres ? roleDatabaseUrl(rs, cfg, g.databaseUrl) : undefined]));
         await supervise({
-          // The embedded store serves one process: there the one child runs every role.
-          groups: postgres ? roles.map((r) => [r]) : [roles],
-          // Each child its own URL: its database user and its certificate (ops/role-database-url.ts).
+          groups,
           env: (rs) => {
-            const url = postgres ? roleDatabaseUrl(rs, cfg, g.databaseUrl) : undefined;
+            const url = urls.get(rs.join(','));
             return { ...(url ? roleUrlEnv(rs, url) : {}), CADENZA_DATA_DIR: g.dataDir ?? cfg.CADENZA_DATA_DIR };
           },
           args: (rs) => (rs.includes('api') ? ['--port', port, '--host', host] : []),

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -53,7 +53,11 @@ function runPg(cmd: string, args: string[]): void {
 }
 
 export async function startTlsCluster(port: number): Promise<TlsCluster> {
+  // A cluster a crashed run left on this port is stopped first: its folder is noted beside the temp folder.
+  const note = join(tmpdir(), `cadenza-pg-tls-${port}.dir`);
+  if (existsSync(note)) stopCluster(readFileSync(note, 'utf8').trim());
   const dir = mkdtempSync(join(tmpdir(), 'cadenza-pg-tls-'));
+  writeFileSync(note, dir);
   const data = join(dir, 'data');
   const caDir = join(dir, 'ca');
   const now = Date.now();
@@ -113,13 +117,20 @@ export async function startTlsCluster(port: number): Promise<TlsCluster> {
       runPg('pg_ctl', ['-D', data, 'reload']);
     },
     stop() {
-      try {
-        runPg('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
-      } catch {
-        // already stopped
-      }
-      rmSync(dir, { recursive: true, force: true });
+      stopCluster(dir);
+      rmSync(note, { force: true });
     },
   };
   return cluster;
+}
+
+function stopCluster(dir: string): void {
+  if (existsSync(join(dir, 'data', 'postmaster.pid'))) {
+    try {
+      runPg('pg_ctl', ['-D', join(dir, 'data'), '-m', 'immediate', '-w', 'stop']);
+    } catch {
+      // already stopped
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
 }

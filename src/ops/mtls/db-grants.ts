@@ -20,6 +20,8 @@ import type { Role } from '../../common/config.ts';
  *                         callback) and deletes them (mailbox removal) but may not read one back;
  *                         the scheduler neither reads nor writes them.
  *   schema_migration      read only: migrations are the owner's.
+ *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
+ *   setup_token           the API's alone (API_ONLY below).
  *   cadenza_create_event_partition(timestamptz)
  *                         the one piece of DDL the roles run (store/partitions.ts), through this
  *                         SECURITY DEFINER function of the schema's owner (migration 0040).
@@ -45,7 +47,15 @@ interface TableRule {
 
 const RW = ['select', 'insert', 'update', 'delete'];
 
+/**
+ * Sign-in and identity: written and read only by src/api/auth/ (and privacy's export and erasure,
+ * which run in the API or as the owner's command). No other role reads them: a sender or sync
+ * process taken over cannot mint an API key, a session or an account, nor list them.
+ */
+const API_ONLY = ['account', 'account_device', 'api_key', 'app_user', 'auth_session', 'invitation', 'login_failure', 'setup_token'];
+
 export const RESTRICTED: Record<string, TableRule> = {
+  ...Object.fromEntries(API_ONLY.map((t) => [t, { table: { api: ['select', 'insert', 'update', 'delete'] } }])),
   // Migrations are the owner's (`cadenza migrate`): a role reads which are applied, at start.
   schema_migration: { table: { api: ['select'], scheduler: ['select'], sender: ['select'], sync: ['select'] } },
   send_request: {

@@ -150,6 +150,11 @@ describe.skipIf(skip !== undefined)(`mutual TLS and least privilege on PostgreSQ
     expect(await recordSent(deps, claim.claim, clock.now(), { subject: 'Hi' })).toBe(true);
     expect((await owner.db.selectFrom('send_request').select('state').where('id', '=', request.id).executeTakeFirstOrThrow()).state).toBe('sent');
 
+    // Sign-in is the API's alone: no other role lists API keys or mints one.
+    for (const s of [scheduler, sender, sync]) {
+      await expect(sql`select key_hash from api_key`.execute(s.db)).rejects.toMatchObject({ code: '42501', message: expect.stringMatching(/permission denied for table api_key/) });
+      await expect(sql`insert into api_key (id, workspace_id, name, prefix, key_hash, role) values (gen_random_uuid(), ${world.workspaceId}, 'x', 'x', 'x', 'admin')`.execute(s.db)).rejects.toMatchObject({ code: '42501' });
+    }
     // No role may change the schema, nor mark a migration applied.
     for (const s of [api, scheduler, sender, sync]) {
       await expect(sql`create table intruder (x int)`.execute(s.db)).rejects.toMatchObject({ code: '42501' });

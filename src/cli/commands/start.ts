@@ -66,11 +66,17 @@ export function register(program: Command): void {
       const mailer = systemMailerSettingsFrom(cfg);
       const domains = domainCheckConfigFrom(cfg);
       const log = createLogger();
+      const databaseUrl = roleDatabaseUrl(roles, cfg, g.databaseUrl);
+      // Only a URL with a client certificate loads the X.509 reader: a plain start pays nothing for it.
+      if (databaseUrl?.includes('sslcert=')) {
+        const expiring = (await import('../../ops/mtls/cert-expiry.ts')).clientCertExpiry(databaseUrl, systemClock.now());
+        if (expiring) log.warn({ roles }, expiring);
+      }
       const trackingDomains = trackingDomainSettingsFrom(cfg);
       const app = await startApp({
         ...(trackingDomains ? { trackingDomains } : {}),
         log,
-        databaseUrl: roleDatabaseUrl(roles, cfg, g.databaseUrl),
+        databaseUrl,
         dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR,
         port: opts.port !== undefined ? Number(opts.port) : cfg.PORT,
         host: opts.host ?? cfg.HOST,

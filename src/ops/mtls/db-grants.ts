@@ -13,7 +13,7 @@ import type { Role } from '../../common/config.ts';
  *                         EnrollmentService.fireDue. The other roles update requests (the sender
  *                         claims and records them, the sync role and the API cancel or pause them,
  *                         the API resends by hand), so UPDATE stays theirs; but marking one 'sent'
- *                         is the sender's alone, enforced by the trigger of migration 0040 (a column
+ *                         (or 'possibly_sent') is the sender's alone, enforced by the trigger of migration 0040 (a column
  *                         grant cannot restrict a value).
  *   mailbox_credential    the sealed credential (ciphertext) is read by the processes that open
  *                         mailboxes: sender and sync. The API stores credentials (connect, OAuth

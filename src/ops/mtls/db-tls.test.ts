@@ -133,7 +133,9 @@ describe.skipIf(skip !== undefined)(`mutual TLS and least privilege on PostgreSQ
 
     // The API cannot mark it sent (nor can the scheduler or the sync role); it may still cancel or pause it.
     for (const s of [api, scheduler, sync]) {
-      await expect(sql`update send_request set state = 'sent' where id = ${request.id}`.execute(s.db)).rejects.toMatchObject({ code: '42501', message: expect.stringMatching(/only the sender role \(cadenza_sender\) may mark a send request sent/) });
+      for (const state of ['sent', 'possibly_sent']) {
+        await expect(sql`update send_request set state = ${state} where id = ${request.id}`.execute(s.db)).rejects.toMatchObject({ code: '42501', message: expect.stringMatching(new RegExp(`only the sender role \\(cadenza_sender\\) may mark a send request ${state}`)) });
+      }
     }
     await sql`update send_request set plan_note = 'checked by the API' where id = ${request.id}`.execute(api.db);
 

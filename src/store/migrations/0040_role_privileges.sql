@@ -22,7 +22,8 @@ end
 $$;
 revoke all on function cadenza_create_event_partition(timestamptz) from public;
 
--- Only the sender marks a send request sent (promise 1 has one owner). Column grants cannot say
+-- Only the sender marks a send request sent, or possibly sent (promise 1 has one owner: the
+-- outbox's mark-sent, sending/outbox.ts). Column grants cannot say
 -- "this value only", so a trigger does, once the least-privilege roles exist (cadenza_sender made
 -- by `cadenza db grants`): the table's owner (migrations, the embedded store, a one-role
 -- installation) and members of cadenza_sender pass; any other role gets permission denied.
@@ -30,7 +31,7 @@ create or replace function send_request_sent_by_sender() returns trigger
 language plpgsql
 as $$
 begin
-  if tg_op = 'UPDATE' and old.state = 'sent' then
+  if tg_op = 'UPDATE' and old.state = new.state then
     return new;
   end if;
   if pg_has_role(current_user, (select relowner from pg_class where oid = tg_relid), 'MEMBER') then
@@ -42,9 +43,9 @@ begin
   if pg_has_role(current_user, 'cadenza_sender', 'MEMBER') then
     return new;
   end if;
-  raise exception 'permission denied: only the sender role (cadenza_sender) may mark a send request sent, and this session is %', current_user
+  raise exception 'permission denied: only the sender role (cadenza_sender) may mark a send request %, and this session is %', new.state, current_user
     using errcode = 'insufficient_privilege';
 end
 $$;
 create trigger send_request_sent_by_sender before insert or update of state on send_request
-  for each row when (new.state = 'sent') execute function send_request_sent_by_sender();
+  for each row when (new.state in ('sent', 'possibly_sent')) execute function send_request_sent_by_sender();

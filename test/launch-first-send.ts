@@ -38,6 +38,11 @@ export interface LaunchOptions {
   databaseUrl?: string;
   /** API in one app, the other roles in another (two processes' worth of connections and buses). PostgreSQL only. */
   split?: boolean;
+  /**
+   * One app per role, each on its own URL (its database user and client certificate: least
+   * privilege, docs/security.md). The schema is migrated and granted beforehand by the owner.
+   */
+  roleUrls?: Record<'api' | 'scheduler' | 'sender' | 'sync', string>;
   rep: string;
   prospect: string;
   password: string;
@@ -85,9 +90,11 @@ export async function launchFirstSend(o: LaunchOptions): Promise<LaunchFigures> 
   const common = { databaseUrl: o.databaseUrl, dataDir: dir, port: 0, host: '127.0.0.1', log, polls: { refillEveryMs: POLLS_APART_MS, planEveryMs: POLLS_APART_MS } };
   const apps: RunningApp[] = [];
   try {
-    const api = await startApp({ ...common, roles: o.split ? ['api'] : ['api', 'scheduler', 'sender', 'sync'] });
+    const urls = o.roleUrls;
+    const api = await startApp({ ...common, ...(urls ? { databaseUrl: urls.api } : {}), roles: o.split || urls ? ['api'] : ['api', 'scheduler', 'sender', 'sync'] });
     apps.push(api);
     if (o.split) apps.push(await startApp({ ...common, roles: ['scheduler', 'sender', 'sync'] }));
+    if (urls) for (const role of ['scheduler', 'sender', 'sync'] as const) apps.push(await startApp({ ...common, databaseUrl: urls[role], roles: [role] }));
     const base = api.url!;
 
     const setup = await fetch(`${base}/api/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ setupToken: api.setupToken!.token, email: 'owner@launch.test', password: 'a long enough password', workspaceName: 'Launch' }) });

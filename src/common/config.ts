@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { parseResolverAddress } from './dns-resolver.ts';
 import { cadenzaError } from './errors.ts';
 
+const pgUrl = z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL');
+
 /** Every setting in one place, read from the environment once, with its default and its check. */
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -12,6 +14,15 @@ const schema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL')
     .optional(),
+  /**
+   * Each role's own PostgreSQL URL under least privilege (ops/role-database-url.ts): its database
+   * user and, in the query, sslmode=verify-full, sslrootcert, sslcert and sslkey (docs/security.md
+   * "Database connections"). Unset: DATABASE_URL.
+   */
+  CADENZA_DATABASE_URL_API: pgUrl.optional(),
+  CADENZA_DATABASE_URL_SCHEDULER: pgUrl.optional(),
+  CADENZA_DATABASE_URL_SENDER: pgUrl.optional(),
+  CADENZA_DATABASE_URL_SYNC: pgUrl.optional(),
   CADENZA_DATA_DIR: z.string().default('./data'),
   CADENZA_ROLES: z.string().default('api,scheduler,sender,sync'),
   /**

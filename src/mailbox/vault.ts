@@ -57,7 +57,14 @@ export class Vault {
       .innerJoin('mailbox as m', 'm.id', 'c.mailbox_id')
       .select(['c.ciphertext', 'm.workspace_id'])
       .where('c.mailbox_id', '=', mailboxId)
-      .executeTakeFirst();
+      .executeTakeFirst()
+      .catch((e: unknown) => {
+        // Least privilege (docs/security.md "Database connections"): the API's database role may store a credential, never read one back.
+        if ((e as { code?: string }).code === '42501') {
+          throw cadenzaError('FORBIDDEN', "this process's database role may not read mailbox credentials (least privilege: only the sender and sync roles may); what needs one runs in those roles", { mailboxId });
+        }
+        throw e;
+      });
     if (!row) return undefined;
     const key = await this.dataKey(row.workspace_id);
     return JSON.parse(gcmOpen(key, row.ciphertext, `mailbox:${mailboxId}`, 'a stored credential failed to decrypt').toString('utf8')) as Credential;

@@ -33,9 +33,14 @@ export interface MigrateResult {
  */
 export async function migrate(store: Store, migrations = loadMigrations()): Promise<MigrateResult> {
   return store.withExclusiveLock(MIGRATION_LOCK, async () => {
-    await store.runScript(
-      `create table if not exists schema_migration (version integer primary key, name text not null, applied_at timestamptz not null default now())`,
-    );
+    // A role process under least privilege (docs/security.md) may create nothing: with every
+    // migration applied, no DDL is sent at all, and a pending one fails saying who must apply it.
+    const table = await sql<{ t: string | null }>`select to_regclass('schema_migration')::text as t`.execute(store.db);
+    if (!table.rows[0]?.t) {
+      await store.runScript(
+        `create table if not exists schema_migration (version integer primary key, name text not null, applied_at timestamptz not null default now())`,
+      );
+    }
     const done = await sql<{ version: number }>`select version from schema_migration`.execute(store.db);
     const have = new Set(done.rows.map((r) => r.version));
     const applied: string[] = [];
@@ -44,7 +49,9 @@ export async function migrate(store: Store, migrations = loadMigrations()): Prom
       try {
         await store.runScript(`${m.sql}\n;insert into schema_migration (version, name) values (${m.version}, '${m.name}');`);
       } catch (e) {
-        throw cadenzaError('MIGRATION_FAILED', `migration ${m.name} failed: ${(e as Error).message}`, { migration: m.name });
+        const denied = (e as { code?: string }).code === '42501';
+        const hint = denied ? ' (this database role may not change the schema: run `cadenza migrate` as the database owner, then `cadenza db grants`)' : '';
+        throw cadenzaError('MIGRATION_FAILED', `migration ${m.name} failed: ${(e as Error).message}${hint}`, { migration: m.name });
       }
       applied.push(m.name);
     }

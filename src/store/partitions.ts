@@ -32,9 +32,8 @@ async function ensure(store: Store, nowMs: number, ahead: number): Promise<{ cre
       skipped.push(name);
       continue;
     }
-    await sql
-      .raw(`create table if not exists ${name} partition of event for values from ('${from.toISOString()}') to ('${to.toISOString()}')`)
-      .execute(store.db);
+    // Through the owner's function (migration 0040): a role process is not the table's owner.
+    await sql`select cadenza_create_event_partition(${from})`.execute(store.db);
     created.push(name);
   }
   return { created, skipped };

@@ -7,6 +7,7 @@ import { lockEmbeddedDir } from './embedded-lock.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
 import { connectWritable, FailoverPool } from './pg-failover.ts';
 import { parsePgHosts } from './pg-hosts.ts';
+import { explainConnectFailure } from './pg-tls-errors.ts';
 import { preparingPool } from './prepared-statements.ts';
 import { ensurePrivateDir, restrictTree } from '../common/private-files.ts';
 import type { Database } from './schema.ts';
@@ -128,7 +129,7 @@ async function openPostgres(url: string, poolSize: number, preparedStatements: n
     c.release();
   } catch (e) {
     await pool.end().catch(() => undefined);
-    throw cadenzaError('STORE_UNAVAILABLE', `cannot connect to PostgreSQL: ${(e as Error).message}`);
+    throw cadenzaError('STORE_UNAVAILABLE', `cannot connect to PostgreSQL: ${explainConnectFailure(e)}`);
   }
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements > 0 ? preparingPool(pool, preparedStatements) : pool }) });
   return {

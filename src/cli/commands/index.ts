@@ -25,6 +25,8 @@ export const commands: readonly CommandEntry[] = [
   { usage: 'mailbox', description: "reps' sending mailboxes: add, connect (Google, Microsoft) and list", load: () => import('./mailbox.ts') },
   { usage: 'warmup', description: 'the warmup network: peers (federation with other Cadenza installations): card, list, add, exchange, remove', load: () => import('./warmup.ts') },
   { usage: 'privacy', description: 'privacy: export everything stored about one address, or erase a person (docs/privacy.md)', load: () => import('./privacy.ts') },
+  { usage: 'ca', description: 'the private CA for TLS between the role processes and PostgreSQL: init, issue (client CN = database role), rotate, retire, list', load: () => import('./ca.ts') },
+  { usage: 'db', description: 'PostgreSQL administration as the superuser: the least-privilege roles and grants of the role processes', load: () => import('./db.ts') },
   { usage: 'keys', description: 'the master key that protects stored credentials', load: () => import('./keys.ts') },
   { usage: 'dns [options] <domain>', description: "DNS records (SPF, DKIM, DMARC) for sending from a custom domain through Cadenza's relay; --check compares them with what is published", load: () => import('./dns.ts') },
   { usage: 'classify <files...>', description: 'classify mail files (.eml): reply, auto-reply, bounce (recipient, status, hard/soft), feedback…; one JSON line per file', load: () => import('./classify.ts') },

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { loadConfig, parseRoles } from '../../common/config.ts';
+import { loadConfig, parseRoles, type Role } from '../../common/config.ts';
+import { anyDatabaseUrl, roleDatabaseUrl, roleUrlEnv } from '../../ops/role-database-url.ts';
 import { startApp } from '../../app/app.ts';
 import { domainCheckConfigFrom } from '../../sending/dns/health-settings.ts';
 import { oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
@@ -41,15 +42,22 @@ export function register(program: Command): void {
     .action(async (opts: { port?: string; host?: string; roles?: string; supervise?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       const cfg = loadConfig();
+      const roles = parseRoles(opts.roles ?? cfg.CADENZA_ROLES);
       if (opts.supervise) {
-        const databaseUrl = g.databaseUrl ?? cfg.DATABASE_URL;
-        const roles = parseRoles(opts.roles ?? cfg.CADENZA_ROLES);
+        const postgres = Boolean(g.databaseUrl) || anyDatabaseUrl(cfg);
         const port = opts.port ?? String(cfg.PORT);
         const host = opts.host ?? cfg.HOST;
+        // The embedded store serves one process: there the one child runs every role.
+        const groups = postgres ? roles.map((r) => [r]) : [roles];
+        // Each child its own URL: its database user and its certificate (ops/role-database-url.ts),
+        // resolved before any child starts, so a missing one is refused here and not at a restart.
+        const urls = new Map(groups.map((rs) => [rs.join(','), postgres ? roleDatabaseUrl(rs, cfg, g.databaseUrl) : undefined]));
         await supervise({
-          // The embedded store serves one process: there the one child runs every role.
-          groups: databaseUrl ? roles.map((r) => [r]) : [roles],
-          env: { ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), CADENZA_DATA_DIR: g.dataDir ?? cfg.CADENZA_DATA_DIR },
+          groups,
+          env: (rs) => {
+            const url = urls.get(rs.join(','));
+            return { ...(url ? roleUrlEnv(rs, url) : {}), CADENZA_DATA_DIR: g.dataDir ?? cfg.CADENZA_DATA_DIR };
+          },
           args: (rs) => (rs.includes('api') ? ['--port', port, '--host', host] : []),
         });
         return;
@@ -58,15 +66,21 @@ export function register(program: Command): void {
       const mailer = systemMailerSettingsFrom(cfg);
       const domains = domainCheckConfigFrom(cfg);
       const log = createLogger();
+      const databaseUrl = roleDatabaseUrl(roles, cfg, g.databaseUrl);
+      // Only a URL with a client certificate loads the X.509 reader: a plain start pays nothing for it.
+      if (databaseUrl?.includes('sslcert=')) {
+        const expiring = (await import('../../ops/mtls/cert-expiry.ts')).clientCertExpiry(databaseUrl, systemClock.now());
+        if (expiring) log.warn({ roles }, expiring);
+      }
       const trackingDomains = trackingDomainSettingsFrom(cfg);
       const app = await startApp({
         ...(trackingDomains ? { trackingDomains } : {}),
         log,
-        databaseUrl: g.databaseUrl ?? cfg.DATABASE_URL,
+        databaseUrl,
         dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR,
         port: opts.port !== undefined ? Number(opts.port) : cfg.PORT,
         host: opts.host ?? cfg.HOST,
-        roles: parseRoles(opts.roles ?? cfg.CADENZA_ROLES),
+        roles,
         ...(cfg.CADENZA_PUBLIC_URL ? { publicUrl: cfg.CADENZA_PUBLIC_URL } : {}),
         ...(cfg.CADENZA_RSPAMD_URL ? { rspamdUrl: cfg.CADENZA_RSPAMD_URL } : {}),
         oauth: oauthSettingsFrom(cfg),
@@ -123,9 +137,9 @@ export function register(program: Command): void {
 }
 
 /** `cadenza start --supervise`: the children run, restarted on a crash, until a signal drains them (ops/supervisor.ts). */
-async function supervise(o: { groups: string[][]; env: NodeJS.ProcessEnv; args: (roles: string[]) => string[] }): Promise<void> {
+async function supervise(o: { groups: Role[][]; env: (roles: Role[]) => NodeJS.ProcessEnv; args: (roles: string[]) => string[] }): Promise<void> {
   const log = createLogger({ name: 'supervisor' });
-  const supervisor = new Supervisor({ groups: o.groups, spawn: (roles) => spawnRoleProcess(roles, { env: o.env, args: o.args }), clock: systemClock, log });
+  const supervisor = new Supervisor({ groups: o.groups, spawn: (roles) => spawnRoleProcess(roles, { env: o.env(roles as Role[]), args: o.args }), clock: systemClock, log });
   // Between a crash and its restart no child may be running (the embedded store's one child), and
   // the clock's timers do not hold the process: this handle does, until the end.
   const hold = setInterval(() => undefined, 60_000);

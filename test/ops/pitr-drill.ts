@@ -131,7 +131,8 @@ async function inboxIds(address: string, tag: string): Promise<Map<string, numbe
 }
 
 export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport> {
-  const log = o.log ?? (() => undefined);
+  const t0 = Date.now();
+  const log = (line: string) => o.log?.(`[${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}`);
   const env = { ...process.env, PG_PITR_DIR: o.pitrDir, PG_PITR_PORT: String(o.port) };
   const pg = (...args: string[]) => run(pitrScript, args, { env, timeout: 300_000 });
   const master = randomBytes(32);
@@ -222,6 +223,8 @@ export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport
     const wrongIds = await addLeads(o.wrongLeads, 'wrong');
     await bulkEnroll(store, deps, { workspaceId: ws, sequenceId: outreach.sequenceId, leadIds: sendingIds });
     await bulkEnroll(store, deps, { workspaceId: ws, sequenceId: nurture.sequenceId, leadIds: nurtureIds });
+    // The intros' send requests now, so that they are due before anything the bad action adds.
+    await new EnrollmentService({ store, ...deps }).fireDue(10_000);
     const goodEnrollments = new Set((await db.selectFrom('enrollment').select('id').where('workspace_id', '=', ws).execute()).map((r) => r.id));
     const outreachStepCount = o.followUp ? 2 : 1;
 
@@ -265,6 +268,7 @@ export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport
       await moveEnrollments({ store, ...deps, service }, { workspaceId: ws, sequenceId: outreach.sequenceId, enrollmentIds: nurtureEnrollments.slice(i, i + 1000) });
     }
     await bulkEnroll(store, deps, { workspaceId: ws, sequenceId: outreach.sequenceId, leadIds: wrongIds });
+    log('bad bulk action done; Cadenza sends on');
     await waitSent(sentAtPoint.length + o.sentAfterBadAction, 'after the bad action', 180_000);
     await stopCadenza();
     const lost = await sentRequests();
@@ -323,6 +327,8 @@ export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport
       await sleep(250);
     }
     const settleMs = Date.now() - s0;
+    // A few seconds more: a step the reconcile missed would be claimed again now.
+    await sleep(3_000);
     await stopCadenza();
     const unsettled = (await rdb.selectFrom('send_request').select(['enrollment_id', 'step_id', 'state', 'last_error']).where('state', 'not in', ['sent', 'possibly_sent']).execute()).map(
       (r) => `${r.enrollment_id}/${r.step_id} ${r.state} ${r.last_error ?? ''}`,

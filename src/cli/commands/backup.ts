@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { cadenzaError } from '../../common/errors.ts';
-import { backupArgs, infoArgs, runPgBackRest, summariseInfo, type BackupType, type StanzaSummary } from '../../ops/pitr/pgbackrest.ts';
+import { backupArgs, infoArgs, summariseInfo, type BackupType, type StanzaSummary } from '../../ops/pitr/pgbackrest.ts';
+import { runPgBackRest } from '../../ops/pitr/run-pgbackrest.ts';
 import { deps, globals, output } from '../context.ts';
 import { pgBackRestOptions, pgBackRestTarget } from './pitr-options.ts';
 

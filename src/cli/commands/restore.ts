@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { restoreArgs, runPgBackRest } from '../../ops/pitr/pgbackrest.ts';
+import { restoreArgs } from '../../ops/pitr/pgbackrest.ts';
+import { runPgBackRest } from '../../ops/pitr/run-pgbackrest.ts';
 import { parseTargetTime } from '../../ops/pitr/target-time.ts';
 import { deps, globals, output } from '../context.ts';
 import { pgBackRestOptions, pgBackRestTarget } from './pitr-options.ts';

@@ -49,7 +49,8 @@ describeMailBed('the Sent folder since an instant over IMAP on the bed', () => {
   }, 30_000);
 
   it('a server it cannot reach is an answer, never "nothing was sent"', async () => {
-    const t = createSmtpTransport({ smtp: bedEndpoint('smtp', 'none'), imap: { host: '127.0.0.1', port: 1, security: 'none' }, username: USER, auth: { kind: 'password', password: PASS }, serverSavesSent: true }, { clock: systemClock });
+    // 5569: a loopback port nothing listens on (this test's own range).
+    const t = createSmtpTransport({ smtp: bedEndpoint('smtp', 'none'), imap: { ...bedEndpoint('imap'), port: 5569 }, username: USER, auth: { kind: 'password', password: PASS }, serverSavesSent: true }, { clock: systemClock });
     try {
       expect(await t.sentSince!(Date.now() - 60_000)).toMatchObject({ status: 'unavailable' });
     } finally {

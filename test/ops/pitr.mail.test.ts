@@ -35,7 +35,8 @@ if (skip) {
       expect(r.restored.wrongListEnrollments, why).toBe(0);
       expect(r.restored.movedEnrollments, why).toBe(0);
       expect(r.goodSentAfterRestorePoint, why).toBeGreaterThan(0);
-      expect(r.reconciled.recorded, why).toBe(r.goodSentAfterRestorePoint);
+      // At least those (a send whose commit straddled the restore point is reconciled too).
+      expect(r.reconciled.recorded, why).toBeGreaterThanOrEqual(r.goodSentAfterRestorePoint);
       expect(r.missed, why).toEqual([]);
       expect(r.duplicates, why).toEqual([]);
       expect(r.unsettled, why).toEqual([]);

@@ -5,6 +5,7 @@ import { holdsSql } from '../ops/leases.ts';
 import { reserveColumns, reserveLoaded, type ReserveRow } from './dispatch/reserve.ts';
 import type { Random } from '../common/random.ts';
 import { recordSendOutcome } from './dispatch/health.ts';
+import { messageIdDomain, stepMessageId } from './step-message-id.ts';
 import type { RecipientBounce, SentProof } from '../mailbox/connectors/outcomes.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { EngineEvent, TransitionResult } from '../sequence/model.ts';
@@ -42,7 +43,9 @@ import type { Store, Tx } from '../store/store.ts';
  *                  queued again. Trusted for an SMTP mailbox only once one of its confirmed sends
  *                  was seen filed by the server (sent-copy-check.ts); before that, possibly_sent.
  *   null           (claimed before migration 0019) absence proves nothing → possibly_sent.
- * A retry goes under the SAME Message-ID, so that receivers and a later search see one message.
+ * A retry goes under the SAME Message-ID, so that receivers and a later search see one message:
+ * a step's Message-ID is a function of its key (step-message-id.ts), which is also what lets a
+ * database restored to an earlier time recognise the steps it lost (reconcile-sent.ts).
  * A possibly_sent request is never retried automatically: the enrollment continued as if it had
  * been sent (step_sent, the next step threads on its Message-ID) and the user sees it, with
  * resendByHand to send it once more (same Message-ID: a receiver that got it dedupes).
@@ -227,7 +230,8 @@ const claimNextSql = (mailboxId: string, now: number, paced: boolean, fence: Out
 
 // -- name: claim
 // Only a queued request is claimed (the row lock above makes the check race-free). A Message-ID
-// given on an earlier attempt is kept: a copy may exist under it.
+// given on an earlier attempt is kept: a copy may exist under it (one claimed before step
+// Message-IDs were derived from the key, step-message-id.ts, keeps its random one).
 // The proof is the rule of the transport that is about to send it (a mailbox's setting may change).
 // A paced claim's reservation is granted here too (claimed_at: from now on it counts, reserve.ts).
 const markClaimedSql = (id: string, messageId: string, proof: SentProof | null, now: number, granted: boolean) => sql<{ message_id: string; attempts: number }>`
@@ -284,11 +288,13 @@ function refusal(r: Recheck | undefined, stepId: string, manualResend = false): 
   return null;
 }
 
-/** '<id@domain>' with the mailbox's domain (RFC 5322 §3.6.4; the domain part names the sender's host). */
+/**
+ * '<id@domain>' with the mailbox's domain (RFC 5322 §3.6.4; the domain part names the sender's
+ * host), a fresh id: for messages that are not a sequence step (replies from the inbox). A step's
+ * Message-ID comes from its key instead (step-message-id.ts).
+ */
 export function makeMessageId(mailboxEmail: string, nowMs: number, random: Random): string {
-  const at = mailboxEmail.lastIndexOf('@');
-  const domain = at >= 0 ? mailboxEmail.slice(at + 1).toLowerCase() : 'cadenza.invalid';
-  return `<${newId(nowMs, random)}@${domain}>`;
+  return `<${newId(nowMs, random)}@${messageIdDomain(mailboxEmail)}>`;
 }
 
 /**
@@ -320,7 +326,7 @@ export async function claimNext(deps: OutboxDeps, mailboxId: string): Promise<Cl
       if (!slot.granted) return { kind: 'paced', requestId: req.id, reason: slot.reason, retryAt: slot.retryAt };
     }
     const proof = deps.proof ?? null;
-    const claimed = (await markClaimedSql(req.id, makeMessageId(check.mailbox_email!, now, deps.random), proof, now, paced).execute(tx)).rows[0]!;
+    const claimed = (await markClaimedSql(req.id, stepMessageId(check.mailbox_email!, req.enrollment_id, req.step_id), proof, now, paced).execute(tx)).rows[0]!;
     return {
       kind: 'claimed',
       claim: {

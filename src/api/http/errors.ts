@@ -43,6 +43,7 @@ export const statusForCode: Record<ErrorCode, number> = {
   STORE_UNAVAILABLE: 503,
   WORKER_POOL_CLOSED: 503,
   ROLE_KEEPS_CRASHING: 500,
+  BACKUP_FAILED: 500,
 };
 
 /** Statuses Fastify itself raises before a handler runs (bad JSON, wrong media type, body too large). */

@@ -46,6 +46,10 @@ export function assembleConnector(p: ConnectorParts): MailboxConnector {
     send: (raw, envelope, ctx) => transport().send(raw, envelope, ctx),
     findSent: (messageId, opts) => transport().findSent(messageId, opts),
     recentMailFrom: (q) => transport().recentMailFrom(q),
+    sentSince: async (since) => {
+      const t = transport();
+      return t.sentSince ? t.sentSince(since) : { status: 'unavailable', reason: `listing the Sent folder of a ${p.mailbox.provider} mailbox is not supported yet` };
+    },
     pull: (cursor, options) => sync().pull(cursor, options),
     ...(watch ? { watch } : {}),
     moveToInbox: (key, opts) => folders().moveToInbox(key, opts),

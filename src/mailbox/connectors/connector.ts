@@ -6,7 +6,7 @@ import type { AccessTokenProvider } from '../access-token.ts';
 import type { PushRegistry } from '../sync/push-registry.ts';
 import type { MailboxSync } from '../sync/source.ts';
 import type { Credential } from '../vault.ts';
-import type { Envelope, FindSentResult, FolderActionResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome, SentProof } from './outcomes.ts';
+import type { Envelope, FindSentResult, FolderActionResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome, SentProof, SentSinceResult } from './outcomes.ts';
 import type { SmtpTimeouts } from './smtp-imap/smtp-timeouts.ts';
 
 /**
@@ -54,6 +54,12 @@ export interface Transport {
   send(raw: Buffer, envelope: Envelope, ctx: SendContext): Promise<SendOutcome>;
   /** Looks for messageId ('<id@domain>') in the mailbox's Sent folder. Never throws for network or provider trouble. */
   findSent(messageId: string, opts?: { signal?: AbortSignal }): Promise<FindSentResult>;
+  /**
+   * Every copy in the mailbox's Sent folder stored since `since` (ms): what `cadenza reconcile-sent`
+   * reads after a point-in-time restore (sending/reconcile-sent.ts). SMTP/IMAP only so far; a
+   * transport without it is reported as unable to reconcile. Never throws for network or provider trouble.
+   */
+  sentSince?(since: number): Promise<SentSinceResult>;
   /** Releases connections and timers. Idempotent. */
   close(): Promise<void>;
 }
@@ -83,6 +89,8 @@ export type Ability = 'send' | 'sync' | 'folders';
 
 export interface MailboxConnector extends Transport, MailboxSync, FolderActions {
   readonly provider: Provider;
+  /** Transport.sentSince, always there: a transport without it answers 'unavailable' with the reason (assemble.ts). */
+  sentSince(since: number): Promise<SentSinceResult>;
   /** Why `ability` cannot work with this mailbox's settings, or null when it can. Calling a lacking part throws CONFIG_INVALID. */
   lacks(ability: Ability): string | null;
   /** Closes every part. Idempotent. */

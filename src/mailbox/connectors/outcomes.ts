@@ -209,6 +209,20 @@ export interface RecentMail {
 
 export type RecentMailResult = { status: 'ok'; messages: RecentMail[] } | { status: 'unavailable'; reason: string };
 
+/** One copy in a mailbox's Sent folder, as Transport.sentSince lists it. */
+export interface SentFolderCopy {
+  messageId: string;
+  /** When the server stored it (IMAP INTERNALDATE), when known. */
+  sentAt: number | null;
+  to: string[];
+  subject: string | null;
+  inReplyTo: string | null;
+  /** A copy written before the handover and never settled (PENDING_KEYWORD): it may not have gone out. */
+  pending: boolean;
+}
+
+export type SentSinceResult = { status: 'ok'; copies: SentFolderCopy[] } | { status: 'unavailable'; reason: string };
+
 /**
  * What a folder action (connector.ts FolderActions: move to the inbox, flag, mark read) says,
  * without throwing for anything the network or the provider does:

@@ -1,5 +1,6 @@
 import type { ImapFlow } from 'imapflow';
 import { imapError } from './errors.ts';
+import { uidSearch, withExamined } from './examine.ts';
 import { assertMessageId, sameMessageId } from './message-id.ts';
 
 export interface FoundMessage {
@@ -21,21 +22,8 @@ export interface FoundMessage {
  */
 export async function findByMessageId(client: ImapFlow, folder: string, messageId: string): Promise<FoundMessage[]> {
   assertMessageId(messageId);
-  let lock;
-  try {
-    lock = await client.getMailboxLock(folder, { readOnly: true });
-  } catch (e) {
-    throw imapError(e, `EXAMINE ${folder}`);
-  }
-  try {
-    let uids: number[] | false | undefined;
-    try {
-      uids = await client.search({ header: { 'message-id': messageId } }, { uid: true });
-    } catch (e) {
-      throw imapError(e, `UID SEARCH in ${folder}`);
-    }
-    // imapflow answers false (not an exception) when the command failed.
-    if (!Array.isArray(uids)) throw imapError(new Error('the search failed'), `UID SEARCH in ${folder}`);
+  return withExamined(client, folder, async () => {
+    const uids = await uidSearch(client, folder, { header: { 'message-id': messageId } });
     if (uids.length === 0) return [];
     const found: FoundMessage[] = [];
     try {
@@ -48,7 +36,5 @@ export async function findByMessageId(client: ImapFlow, folder: string, messageI
       throw imapError(e, `UID FETCH in ${folder}`);
     }
     return found.sort((a, b) => a.uid - b.uid);
-  } finally {
-    lock.release();
-  }
+  });
 }

@@ -5,6 +5,7 @@
  *   find-by-message-id.ts  findByMessageId: UID SEARCH HEADER Message-ID, exact matches only
  *   append-to-sent.ts      appendToSent: APPEND the sent bytes to Sent, \Seen, dated when sent
  *   search-recent-mail.ts  searchRecentMail: the sender's mailbox last look (NOOP, UID SEARCH FROM/HEADER, FETCH)
+ *   list-sent-since.ts     listSentSince: the Sent folder since an instant (UID SEARCH SINCE, FETCH), for reconcile-sent
  *   warm-connection.ts     WarmImap: one connection kept open between uses, replaced once when the server dropped it
  *   message-key.ts         imapMessageKey / parseImapMessageKey: 'INBOX:<uidvalidity>:<uid>', the sync's key of a copy
  *   open-message.ts        withMessage: SELECT a key's folder, check its UIDVALIDITY and UID, act on it
@@ -22,6 +23,7 @@ export { chooseFolder, findFolder, findSpecialFolders, type ListedFolder } from 
 export { findByMessageId, type FoundMessage } from './find-by-message-id.ts';
 export { appendToSent, type AppendedCopy } from './append-to-sent.ts';
 export { searchRecentMail } from './search-recent-mail.ts';
+export { listSentSince } from './list-sent-since.ts';
 export { WarmImap, type WarmImapOptions } from './warm-connection.ts';
 export { imapMessageKey, parseImapMessageKey, type ImapMessageAt } from './message-key.ts';
 export { withMessage } from './open-message.ts';

@@ -1,6 +1,7 @@
 import type { ImapFlow, SearchObject } from 'imapflow';
 import type { RecentMail, RecentMailQuery } from '../connectors/outcomes.ts';
 import { imapError } from './errors.ts';
+import { uidSearch, withExamined } from './examine.ts';
 import { assertMessageId } from './message-id.ts';
 import { imapMessageKey } from './message-key.ts';
 
@@ -26,13 +27,7 @@ const MAX_HITS = 20;
  */
 export async function searchRecentMail(client: ImapFlow, folder: string, q: Pick<RecentMailQuery, 'from' | 'threadedOn' | 'since'>): Promise<RecentMail[]> {
   for (const id of q.threadedOn) assertMessageId(id);
-  let lock;
-  try {
-    lock = await client.getMailboxLock(folder, { readOnly: true });
-  } catch (e) {
-    throw imapError(e, `EXAMINE ${folder}`);
-  }
-  try {
+  return withExamined(client, folder, async () => {
     try {
       await client.noop();
     } catch (e) {
@@ -40,13 +35,7 @@ export async function searchRecentMail(client: ImapFlow, folder: string, q: Pick
     }
     const any: SearchObject[] = [{ from: q.from }];
     for (const id of q.threadedOn) any.push({ header: { 'in-reply-to': id } }, { header: { references: id } });
-    let uids: number[] | false | undefined;
-    try {
-      uids = await client.search({ since: new Date(q.since), or: any }, { uid: true });
-    } catch (e) {
-      throw imapError(e, `UID SEARCH in ${folder}`);
-    }
-    if (!Array.isArray(uids)) throw imapError(new Error('the search failed'), `UID SEARCH in ${folder}`);
+    const uids = await uidSearch(client, folder, { since: new Date(q.since), or: any });
     if (uids.length === 0) return [];
     const wanted = [...uids].sort((a, b) => a - b).slice(-MAX_HITS);
     const uidValidity = client.mailbox ? client.mailbox.uidValidity : 0n;
@@ -61,7 +50,5 @@ export async function searchRecentMail(client: ImapFlow, folder: string, q: Pick
     }
     // INTERNALDATE has whole seconds: a message of the same second as `since` stays in.
     return out.filter((m) => m.receivedAt === null || m.receivedAt >= Math.floor(q.since / 1000) * 1000);
-  } finally {
-    lock.release();
-  }
+  });
 }

@@ -12,6 +12,7 @@ import { appendToSent, type AppendedCopy } from '../../imap/append-to-sent.ts';
 import { settleSentCopy } from '../../imap/settle-sent-copy.ts';
 import { findByMessageId } from '../../imap/find-by-message-id.ts';
 import { searchRecentMail } from '../../imap/search-recent-mail.ts';
+import { listSentSince } from '../../imap/list-sent-since.ts';
 import { findFolder } from '../../imap/special-folders.ts';
 import { WarmImap } from '../../imap/warm-connection.ts';
 import { assertMessageId } from '../../imap/message-id.ts';
@@ -29,6 +30,7 @@ import {
   type SendOutcome,
   type SendPhase,
   type SentCopy,
+  type SentSinceResult,
   type SentProof,
 } from '../outcomes.ts';
 import { smtpLogin } from './login.ts';
@@ -209,6 +211,17 @@ class SmtpTransport implements Transport {
       return { status: 'found', sentAt: dates.length ? Math.min(...dates) : null, ...(settled.length ? {} : { pending: true }) };
     } catch (e) {
       if (isCadenzaError(e, 'INVALID_INPUT')) throw e;
+      return { status: 'unavailable', reason: errorSummary(e).message };
+    }
+  }
+
+  /** The Sent folder since an instant, on a connection of its own (list-sent-since.ts). */
+  async sentSince(since: number): Promise<SentSinceResult> {
+    if (!this.config.imap) return { status: 'unavailable', reason: 'the mailbox has no IMAP settings to read its Sent folder' };
+    try {
+      const copies = await withImap(this.imapAccount(), async (client) => listSentSince(client, await findFolder(client, 'sent', this.config), since));
+      return { status: 'ok', copies };
+    } catch (e) {
       return { status: 'unavailable', reason: errorSummary(e).message };
     }
   }

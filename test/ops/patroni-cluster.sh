@@ -18,6 +18,8 @@
 #                                  synchronous standby; idempotent (starts only what is not running)
 #   patroni-cluster.sh status      each node: Patroni's role and state, from its REST API
 #   patroni-cluster.sh leader      the name of the node that is primary now
+#   patroni-cluster.sh wait        waits (120 s at most) for a leader and a synchronous standby
+#   patroni-cluster.sh nodes       one line per node: name, PostgreSQL host:port, REST API URL
 #   patroni-cluster.sh url         the multi-host DATABASE_URL (target_session_attrs=read-write)
 #   patroni-cluster.sh kill NODE   SIGKILL of the node's Patroni and postmaster (a crashed machine)
 #   patroni-cluster.sh cut NODE    the node's link down (packets dropped)
@@ -141,6 +143,8 @@ bootstrap:
         wal_level: replica
         hot_standby: 'on'
         wal_log_hints: 'on'
+        # The drills time Cadenza's first commit on the new primary by pg_xact_commit_timestamp.
+        track_commit_timestamp: 'on'
         max_wal_senders: 8
         max_replication_slots: 8
         wal_keep_size: 256MB
@@ -314,10 +318,12 @@ case "${1:-}" in
   status) cmd_status ;;
   leader) leader || { echo "no leader" >&2; exit 1; } ;;
   url) cmd_url ;;
+  wait) wait_ready ;;
+  nodes) for n in $(nodes); do echo "$n $(ip_of "$n"):$(pg_port_of "$n") http://$(ip_of "$n"):$(rest_port_of "$n")"; done ;;
   kill) cmd_kill "${2:?kill NODE}" ;;
   cut) num_of "${2:?cut NODE}" >/dev/null && cmd_cut "$2" ;;
   heal) num_of "${2:?heal NODE}" >/dev/null && cmd_heal "$2" ;;
   stop) cmd_stop ;;
   destroy) cmd_destroy ;;
-  *) echo "usage: $0 start|status|leader|url|kill NODE|cut NODE|heal NODE|stop|destroy" >&2; exit 2 ;;
+  *) echo "usage: $0 start|status|leader|wait|nodes|url|kill NODE|cut NODE|heal NODE|stop|destroy" >&2; exit 2 ;;
 esac

@@ -18,6 +18,8 @@ import type pg from 'pg';
  * knows, and the pool drops that client. The caller's retry then finds the new primary
  * (pg-failover.ts). A COMMIT failed this way may have committed: callers already treat a lost
  * COMMIT answer as "maybe" (docs/operations.md, "Replication and failover").
+ * These are deadlines on real sockets, so they run on real time (as pg's own connect timeout
+ * does), not on the injected Clock.
  */
 export interface StallOptions {
   /** How long a statement waits for an answer before its server is probed. */

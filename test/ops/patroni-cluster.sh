@@ -303,7 +303,20 @@ cmd_stop() {
 }
 
 cmd_destroy() {
-  [ -d "$DIR" ] && cmd_stop
+  # Nothing is kept, so nothing needs a clean shutdown: SIGKILL (a node that is cut off would spend
+  # its retry_timeout trying to release its leader key in etcd).
+  local node pid
+  if [ -d "$DIR" ]; then
+    for node in $(nodes); do
+      pid=$(patroni_pid "$node")
+      [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+      pid=$(head -1 "$DIR/$node/data/postmaster.pid" 2>/dev/null || true)
+      [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+    done
+    alive "$DIR/etcd.pid" && kill -KILL "$(cat "$DIR/etcd.pid")" 2>/dev/null || true
+    # A killed postmaster's backends leave when they notice; the data folder goes anyway.
+    sleep 0.2
+  fi
   local n
   for n in 1 2 3; do
     ip link del "$NS-h$n" 2>/dev/null || true

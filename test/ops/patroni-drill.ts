@@ -91,6 +91,7 @@ export async function patroniTools(): Promise<string | null> {
   }
 }
 
+const stamp = () => new Date().toISOString().slice(11, 23);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class Cluster {
@@ -119,12 +120,13 @@ class Cluster {
 }
 
 export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDrillReport> {
-  const log = o.log ?? (() => undefined);
+  const log = (line: string) => o.log?.(`${stamp()} ${line}`);
   const cluster = new Cluster({ ...process.env, PATRONI_DIR: o.clusterDir, PATRONI_TTL: String(o.ttl) });
   log('cluster: fresh etcd + two Patroni nodes (synchronous_mode)');
   await cluster.sh('destroy');
   await cluster.sh('start');
   const url = await cluster.sh('url');
+  log('cluster: a leader and its synchronous standby');
   const nodes = await cluster.nodes();
   const senders = SENDERS.slice(0, o.mailboxes);
   await resetMailBed([...senders, ...PROSPECTS].map(bedUser));
@@ -217,12 +219,14 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
       await sleep(250);
     }
     const settledMs = Date.now() - lastFaultAt;
+    log(`settled: ${after.length} requests, ${storedIds.size} of ${prospects.replies.length} replies stored`);
     await sleep(1_500); // late deliveries land before counting
     await prospects.stop();
     after = await drillRequests(store);
     storedIds = await stored();
 
     const verdict = await checkDeliveries(after, [...sentBeforeAll]);
+    log('deliveries counted in the prospects\' INBOXes');
     const lostReplies: string[] = [];
     const notStopped: string[] = [];
     const followUpsAfterReply: string[] = [];
@@ -246,9 +250,14 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
     return { sends: seed.sends, rounds, replies: prospects.replies.length, settledMs, ...verdict, lostReplies, notStopped, followUpsAfterReply, output: cadenza.output() };
   } finally {
     await prospects?.stop().catch(() => undefined);
-    await cadenza?.stop();
+    if (cadenza) {
+      const t0 = Date.now();
+      const how = await cadenza.stop();
+      log(how === 'exited' ? `cadenza stopped on SIGTERM in ${Date.now() - t0} ms` : 'cadenza did not stop within 10 s of SIGTERM: killed');
+    }
     await store?.close().catch(() => undefined);
     await cluster.sh('destroy').catch(() => undefined);
+    log('cluster destroyed');
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -13,8 +13,8 @@ export interface CadenzaChild {
   readonly process: ChildProcess;
   /** Its stdout and stderr so far. */
   output(): string;
-  /** SIGTERM, then SIGKILL after 10 s. */
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after 10 s; says which ended it. */
+  stop(): Promise<'exited' | 'killed'>;
 }
 
 export function startCadenza(o: { databaseUrl: string; roles: string[]; master: Buffer; dataDir: string }): CadenzaChild {
@@ -43,11 +43,14 @@ export function startCadenza(o: { databaseUrl: string; roles: string[]; master: 
     process: child,
     output: () => output,
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return 'exited';
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (child.exitCode !== null || child.signalCode !== null) return 'exited';
+      child.kill('SIGKILL');
+      await exited;
+      return 'killed';
     },
   };
 }

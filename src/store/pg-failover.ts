@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { cadenzaError } from '../common/errors.ts';
 import type { PgHosts } from './pg-hosts.ts';
-import { DEFAULT_STALL, watchStalledQueries, type StallOptions } from './stalled-query.ts';
+import { DEFAULT_STALL, destroySocket, watchStalledQueries, type StallOptions } from './stalled-query.ts';
 import { isTransientStoreError } from './transient.ts';
 
 /**
@@ -69,7 +69,7 @@ export class FailoverPool {
   async connect(): Promise<pg.PoolClient> {
     const { k, value } = await untilWritable(this.hosts, this.current, this.o.waitMs, () => this.ended, async (k) => {
       const c = await this.pools[k]!.connect();
-      return (await this.accept(c)) ? c : null;
+      return (await this.accept(c, k)) ? c : null;
     });
     if (k !== this.current) this.moveTo(k);
     return value;
@@ -81,14 +81,15 @@ export class FailoverPool {
   }
 
   /** Checks a new connection once: may it be used (target_session_attrs)? A refused one is closed. */
-  private async accept(c: pg.PoolClient): Promise<boolean> {
+  private async accept(c: pg.PoolClient, k: number): Promise<boolean> {
     if (this.readOnly.has(c)) {
       c.release(true);
       return false;
     }
     if (this.accepted.has(c)) return true;
     // Before the first statement: the read-only check itself may be the one that hangs.
-    watchStalledQueries(c, this.o.stall ?? DEFAULT_STALL);
+    const pool = this.pools[k]!;
+    watchStalledQueries(c, this.o.stall ?? DEFAULT_STALL, () => this.serverGone(k, pool));
     if (this.hosts.readWrite) {
       let ro: boolean;
       try {
@@ -126,6 +127,22 @@ export class FailoverPool {
       }
       return r;
     };
+  }
+
+  /**
+   * A statement found host k gone (stalled-query.ts: cut off, no answer to a new connection). Its
+   * other connections, idle ones included, would each hang for the same wait before failing, one
+   * checkout after another (a pool of 10: over a minute): they are all dropped now, and the next
+   * connection tries the next host first.
+   */
+  private serverGone(k: number, pool: pg.Pool): void {
+    if (this.pools[k] !== pool) return; // already dropped
+    this.pools[k] = this.poolFor(this.hosts.urls[k]!);
+    if (this.current === k) this.current = (k + 1) % this.pools.length;
+    const gone = Object.assign(new Error(`connection to PostgreSQL at ${this.hosts.names[k]} dropped: another statement found that server gone`), { code: 'ETIMEDOUT' });
+    // pg-pool keeps every client, idle or checked out, in _clients.
+    for (const c of (pool as unknown as { _clients: pg.Client[] })._clients ?? []) destroySocket(c, gone);
+    void pool.end().catch(() => undefined);
   }
 
   /** The primary moved: idle connections to the old one are closed (they may still answer, read-only). */

@@ -25,12 +25,15 @@ describe.skipIf(!testBackends().includes('postgres'))('a statement on a server c
     }
   });
 
-  it('cut under a statement: it fails as a lost connection (transient) within check + probe, and the pool connects again once the path is back', async () => {
+  it('cut under a statement: it fails as a lost connection (transient) within check + probe, the idle connections on that path go with it, and the pool connects again once the path is back', async () => {
     const relay = await startBlackholeRelay(target);
     const url = `postgres://${live.username}@127.0.0.1:${relay.port}${live.pathname}`;
     const pool = new FailoverPool(parsePgHosts(url), { max: 2, types: pg.types, waitMs: 2_000, stall });
     try {
       const slow = await pool.connect();
+      // A second connection, idle in the pool when the cut comes: it must go with the first.
+      const idle = await pool.connect();
+      idle.release();
       // A live server that is merely slow: probed several times, answers, the statement completes.
       expect((await slow.query('select pg_sleep(1.2), 1 as one')).rows[0].one).toBe(1);
       const pending = slow.query('select pg_sleep(10)');
@@ -46,6 +49,7 @@ describe.skipIf(!testBackends().includes('postgres'))('a statement on a server c
       expect(isTransientStoreError(e)).toBe(true);
       expect(took).toBeLessThan(2_000);
       relay.restore();
+      // The idle connection on the cut path was dropped with the failed one: this is a new one.
       const again = await pool.connect();
       expect((await again.query('select 2 as two')).rows[0].two).toBe(2);
       again.release();
@@ -53,5 +57,5 @@ describe.skipIf(!testBackends().includes('postgres'))('a statement on a server c
       await pool.end();
       await relay.close();
     }
-  });
+  }, 15_000);
 });

@@ -54,8 +54,10 @@ export function serverAnswers(host: string, port: number, timeoutMs: number): Pr
 /**
  * Watches every statement of client `c` as described above; the watch ends with the client. A
  * client on a Unix socket is left alone: no network lies between it and its server.
+ * onServerGone: the server was found gone (after this client's socket was destroyed), so that the
+ * caller can drop the other connections to it at once rather than each after its own wait.
  */
-export function watchStalledQueries(c: pg.Client | pg.PoolClient, o: StallOptions = DEFAULT_STALL): void {
+export function watchStalledQueries(c: pg.Client | pg.PoolClient, o: StallOptions = DEFAULT_STALL, onServerGone?: () => void): void {
   const { host, port } = c as unknown as { host: string; port: number };
   if (!host || host.startsWith('/')) return;
   const query = c.query.bind(c) as (...a: unknown[]) => unknown;
@@ -71,6 +73,7 @@ export function watchStalledQueries(c: pg.Client | pg.PoolClient, o: StallOption
           if (up) return check();
           const e = Object.assign(new Error(`connection to PostgreSQL at ${host}:${port} lost: a statement had no answer for ${o.checkAfterMs} ms and the server does not answer a new connection (network cut?)`), { code: 'ETIMEDOUT' });
           destroySocket(c, e);
+          onServerGone?.();
         });
       }, o.checkAfterMs);
       timer.unref();
@@ -86,7 +89,7 @@ export function watchStalledQueries(c: pg.Client | pg.PoolClient, o: StallOption
 }
 
 /** node-postgres keeps the socket at client.connection.stream; destroying it fails what is pending. */
-function destroySocket(c: pg.ClientBase, e: Error): void {
+export function destroySocket(c: pg.ClientBase, e: Error): void {
   const stream = (c as unknown as { connection?: { stream?: net.Socket } }).connection?.stream;
   stream?.destroy(e);
 }

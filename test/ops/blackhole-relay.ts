@@ -5,7 +5,8 @@ import net from 'node:net';
  * connection, open or new, forwards nothing either way and is never closed, and a new connection
  * is accepted but never answered. That is what a client sees of a network cut (packets dropped, no
  * reset), without namespaces; patroni-cluster.sh's `cut` is the real one. restore() forwards again
- * on new connections. close() destroys every socket.
+ * on new connections only: the ones that were cut stay silent, as a peer that gave up on them
+ * would. close() destroys every socket.
  */
 export interface BlackholeRelay {
   readonly port: number;
@@ -16,6 +17,7 @@ export interface BlackholeRelay {
 
 export async function startBlackholeRelay(target: { host: string; port: number }): Promise<BlackholeRelay> {
   const sockets = new Set<net.Socket>();
+  const frozen = new WeakSet<net.Socket>();
   let holed = false;
   const track = (s: net.Socket) => {
     sockets.add(s);
@@ -24,13 +26,16 @@ export async function startBlackholeRelay(target: { host: string; port: number }
   };
   const server = net.createServer((client) => {
     track(client);
-    if (holed) return; // accepted, never answered
+    if (holed) {
+      frozen.add(client); // accepted, never answered
+      return;
+    }
     const upstream = net.connect(target);
     track(upstream);
     const forward = (from: net.Socket, to: net.Socket) => {
-      from.on('data', (b: Buffer) => void (holed || to.write(b)));
+      from.on('data', (b: Buffer) => void (frozen.has(from) || to.write(b)));
       // A close is forwarded only while the path is up: a cut path carries no FIN either.
-      from.on('close', () => void (holed || to.destroy()));
+      from.on('close', () => void (frozen.has(from) || to.destroy()));
     };
     forward(client, upstream);
     forward(upstream, client);
@@ -43,6 +48,7 @@ export async function startBlackholeRelay(target: { host: string; port: number }
     port: (server.address() as net.AddressInfo).port,
     blackhole() {
       holed = true;
+      for (const s of sockets) frozen.add(s);
     },
     restore() {
       holed = false;

@@ -156,12 +156,6 @@ bootstrap:
     - encoding: UTF8
     - locale: C.UTF-8
     - data-checksums
-  pg_hba:
-    - local all all trust
-    - host all all $NET.0/24 trust
-    - host all all 127.0.0.1/32 trust
-    - host replication all $NET.0/24 trust
-    - host replication all 127.0.0.1/32 trust
 postgresql:
   listen: $ip,127.0.0.1:$pgp
   connect_address: $ip:$pgp
@@ -178,6 +172,7 @@ postgresql:
       username: postgres
   parameters:
     unix_socket_directories: $DIR/$node
+  # Trust on the cluster's own network only (a drill; a real cluster sets passwords or certificates).
   pg_hba:
     - local all all trust
     - host all all $NET.0/24 trust

@@ -20,6 +20,8 @@ if (skip) {
       const r = await runPatroniDrill({ mailboxes: 4, leadsPerMailbox: 1, faults: ['cut'], followUpMinutes: 1, waitForFollowUps: false, ttl: 8, clusterDir: join(tmpdir(), `cadenza-patroni-${process.pid}`) });
       const { output, ...figures } = r;
       const why = `${JSON.stringify(figures, null, 1)}\n${output}`;
+      const x = r.rounds[0]!;
+      console.log(`patroni drill (short): cut of ${x.node}, promoted after ${x.promotedMs} ms, Cadenza's first commit after ${x.resumeMs} ms; ${r.sends} sends, ${r.replies} replies`);
       expect(r.duplicates, why).toEqual([]);
       expect(r.forgotten, why).toEqual([]);
       expect(r.unsettled, why).toEqual([]);

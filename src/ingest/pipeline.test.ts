@@ -86,6 +86,23 @@ for (const backend of testBackends()) {
       expect(deps.metrics!.summary().count).toBe(1);
     });
 
+    // Found by the Patroni drill (test/ops/patroni-drill.ts): after a network cut of the primary,
+    // the record of a send accepted just before waited for the new primary while the sync already
+    // read the prospect's reply; threaded only by the message table, the reply matched nothing and
+    // the follow-up went out.
+    it('a reply to a send whose record has not committed (request in flight, no outbound row yet) still stops its enrollment', async () => {
+      const f = await seedSentSequence(store, { clock, random, service }, { mailboxEmail: 'rep9@cadenza.test', leads: ['early@flight.test'], tag: 'f' });
+      const x = f.sends[0]!;
+      await store.db.deleteFrom('message').where('message_id', '=', x.messageId).execute();
+      await store.db.updateTable('send_request').set({ state: 'in_flight' }).where('id', '=', x.sendRequestId).execute();
+      const raw = replyMail({ from: x.leadEmail, to: 'rep9@cadenza.test', inReplyTo: x.messageId, subject: `Re: ${x.subject}`, body: 'Yes, call me.', messageId: '<early-reply@flight.test>' });
+      const r = await ingestBatch(deps, { id: f.mailboxId, workspaceId: f.workspaceId }, batch([{ raw }]));
+      expect(r.messages).toMatchObject([{ action: 'reply', enrollmentId: x.enrollmentId, inserted: true }]);
+      expect((await state(x.enrollmentId)).state).toBe('replied');
+      const row = await store.db.selectFrom('message').select(['enrollment_id', 'thread_via']).where('message_id', '=', '<early-reply@flight.test>').executeTakeFirstOrThrow();
+      expect(row).toEqual({ enrollment_id: x.enrollmentId, thread_via: 'in_reply_to' });
+    });
+
     it('our own sent copy is never a reply; a message matching nothing goes to the inbox; a stranger never stops anyone', async () => {
       const a = send('lead1@acme.test');
       const own = replyMail({ from: 'rep@cadenza.test', to: a.leadEmail, subject: a.subject, body: 'Hi Pat', messageId: a.messageId });

@@ -218,6 +218,15 @@ export async function loadThreadContext(
     parts.push(sql`select 'id' as kind, ${cols} ${from}
       where m.workspace_id = ${where.workspaceId} and m.direction = 'outbound' and m.message_id = any(${keys.messageIds}::text[])`);
   }
+  if (keys.messageIds.length) {
+    // A send whose record has not committed yet: its request carries the Message-ID from the claim
+    // on. After a failover the record waits for the new primary while the sync, on its own
+    // connections, may already read the reply; threaded only by the message table, that reply
+    // would match nothing and its enrollment would go on to the follow-up.
+    parts.push(sql`select 'id' as kind, r.message_id, r.mailbox_id, r.enrollment_id, r.id as send_request_id, null::text as thread_id, null::text as subject, l.email_norm as to_norm, coalesce(r.claimed_at, r.updated_at) as at, ${TARGET_COLUMNS}
+      from send_request r join enrollment e on e.id = r.enrollment_id join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id
+      where r.workspace_id = ${where.workspaceId} and r.message_id = any(${keys.messageIds}::text[]) and r.state in ('in_flight', 'unknown', 'possibly_sent')`);
+  }
   if (keys.threadIds.length) {
     parts.push(sql`select 'thread' as kind, ${cols} ${from}
       where m.mailbox_id = ${where.mailboxId} and m.direction = 'outbound' and m.thread_id = any(${keys.threadIds}::text[])`);

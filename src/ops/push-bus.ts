@@ -40,8 +40,15 @@ const CHANNEL = 'cadenza_push';
  *
  * The connection is a plain pg.Client, not a pool member, so no idle timeout closes it; TCP
  * keepalive makes a peer that vanished (a failover, a NAT or firewall dropping an idle flow)
- * show as an error instead of a listener that silently hears nothing.
+ * show as an error instead of a listener that silently hears nothing. Keepalive alone is slow:
+ * Node sets only its first delay, and Linux then probes every 75 s, 9 times (11 minutes). So the
+ * listener also sends `select 1` every HEARTBEAT_MS: on a primary cut off from the network that
+ * statement goes unanswered, stalled-query.ts finds the server gone and destroys the connection,
+ * and the bus listens again on the new primary within seconds.
  */
+const HEARTBEAT_MS = 5_000;
+/** close() waits this long for the server's goodbye, then drops the socket (a cut-off server sends none). */
+const CLOSE_WAIT_MS = 2_000;
 export async function postgresPushBus(o: {
   databaseUrl: string;
   store: Store;
@@ -56,6 +63,7 @@ export async function postgresPushBus(o: {
   let client: pg.Client | null = null;
   let closed = false;
   let retry: TimerHandle | null = null;
+  let heartbeat: TimerHandle | null = null;
   const backoff = new BackoffSchedule(o.random);
 
   let lostSinceListen = false;
@@ -89,11 +97,21 @@ export async function postgresPushBus(o: {
     c.on('end', () => lost());
     await c.query(`listen ${CHANNEL}`);
     if (closed) {
-      await c.end();
+      await endWithin(c, o.clock, CLOSE_WAIT_MS);
       return;
     }
     client = c;
     backoff.reset();
+    const beat = () => {
+      heartbeat = o.clock.setTimer(HEARTBEAT_MS, () => {
+        if (client !== c) return;
+        // A failure is reported by the connection's 'error' (lost, above); the next beat is set here.
+        c.query('select 1').catch(() => undefined);
+        beat();
+      });
+    };
+    heartbeat?.cancel();
+    beat();
     if (lostSinceListen) {
       lostSinceListen = false;
       o.log?.info('push bus listening again; catching up on what it may have missed');
@@ -120,11 +138,23 @@ export async function postgresPushBus(o: {
     async close() {
       closed = true;
       retry?.cancel();
+      heartbeat?.cancel();
       const c = client;
       client = null;
-      await c?.end().catch(() => undefined);
+      if (c) await endWithin(c, o.clock, CLOSE_WAIT_MS);
     },
   };
+}
+
+/** Ends the connection politely, or drops its socket when the server does not answer in time. */
+async function endWithin(c: pg.Client, clock: Clock, ms: number): Promise<void> {
+  let timer: TimerHandle | undefined;
+  const late = new Promise<'late'>((r) => {
+    timer = clock.setTimer(ms, () => r('late'));
+  });
+  const how = await Promise.race([c.end().then(() => 'ended' as const, () => 'ended' as const), late]);
+  timer?.cancel();
+  if (how === 'late') (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }
 
 /**

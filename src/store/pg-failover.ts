@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { cadenzaError } from '../common/errors.ts';
 import type { PgHosts } from './pg-hosts.ts';
+import { DEFAULT_STALL, destroySocket, watchStalledQueries, type StallOptions } from './stalled-query.ts';
 import { isTransientStoreError } from './transient.ts';
 
 /**
@@ -19,8 +20,10 @@ import { isTransientStoreError } from './transient.ts';
  * so waiting here is always safe, and every caller gets it without a retry of its own. What
  * failed after a connection was made is the caller's to judge (transient.ts).
  *
- * Not done: a connection that stays open to a server that is cut off (no reset, no refusal)
- * waits for TCP keepalive to notice; pg has no statement-level deadline configured here.
+ * A connection that stays open to a server that is cut off (packets dropped, no reset) would
+ * hang its statement for TCP's ~15 minutes: every connection here is watched by stalled-query.ts,
+ * which fails a statement unanswered for `stall.checkAfterMs` once its server no longer answers a
+ * new connection either, so the caller's retry moves on to the new primary.
  */
 export interface FailoverOptions {
   /** Connections per host pool (only the primary's is used in steady state). */
@@ -30,6 +33,8 @@ export interface FailoverOptions {
   waitMs: number;
   /** One host's connection attempt gives up after this (a host that drops packets). */
   connectTimeoutMs?: number;
+  /** When a statement without an answer gets its server probed (stalled-query.ts). */
+  stall?: StallOptions;
 }
 
 export class FailoverPool {
@@ -64,7 +69,7 @@ export class FailoverPool {
   async connect(): Promise<pg.PoolClient> {
     const { k, value } = await untilWritable(this.hosts, this.current, this.o.waitMs, () => this.ended, async (k) => {
       const c = await this.pools[k]!.connect();
-      return (await this.accept(c)) ? c : null;
+      return (await this.accept(c, k)) ? c : null;
     });
     if (k !== this.current) this.moveTo(k);
     return value;
@@ -76,12 +81,15 @@ export class FailoverPool {
   }
 
   /** Checks a new connection once: may it be used (target_session_attrs)? A refused one is closed. */
-  private async accept(c: pg.PoolClient): Promise<boolean> {
+  private async accept(c: pg.PoolClient, k: number): Promise<boolean> {
     if (this.readOnly.has(c)) {
       c.release(true);
       return false;
     }
     if (this.accepted.has(c)) return true;
+    // Before the first statement: the read-only check itself may be the one that hangs.
+    const pool = this.pools[k]!;
+    watchStalledQueries(c, this.o.stall ?? DEFAULT_STALL, () => this.serverGone(k, pool));
     if (this.hosts.readWrite) {
       let ro: boolean;
       try {
@@ -119,6 +127,22 @@ export class FailoverPool {
       }
       return r;
     };
+  }
+
+  /**
+   * A statement found host k gone (stalled-query.ts: cut off, no answer to a new connection). Its
+   * other connections, idle ones included, would each hang for the same wait before failing, one
+   * checkout after another (a pool of 10: over a minute): they are all dropped now, and the next
+   * connection tries the next host first.
+   */
+  private serverGone(k: number, pool: pg.Pool): void {
+    if (this.pools[k] !== pool) return; // already dropped
+    this.pools[k] = this.poolFor(this.hosts.urls[k]!);
+    if (this.current === k) this.current = (k + 1) % this.pools.length;
+    const gone = Object.assign(new Error(`connection to PostgreSQL at ${this.hosts.names[k]} dropped: another statement found that server gone`), { code: 'ETIMEDOUT' });
+    // pg-pool keeps every client, idle or checked out, in _clients.
+    for (const c of (pool as unknown as { _clients: pg.Client[] })._clients ?? []) destroySocket(c, gone);
+    void pool.end().catch(() => undefined);
   }
 
   /** The primary moved: idle connections to the old one are closed (they may still answer, read-only). */
@@ -172,12 +196,15 @@ async function untilWritable<T>(hosts: PgHosts, start: number, waitMs: number, e
  * One client of its own (outside any pool: an advisory lock's session, a LISTEN) on a host that
  * takes writes, under the same rule as FailoverPool.
  */
-export async function connectWritable(hosts: PgHosts, config: Omit<pg.ClientConfig, 'connectionString'>, waitMs: number): Promise<pg.Client> {
+export async function connectWritable(hosts: PgHosts, config: Omit<pg.ClientConfig, 'connectionString'>, waitMs: number, stall: StallOptions = DEFAULT_STALL): Promise<pg.Client> {
   const { value } = await untilWritable(hosts, 0, waitMs, () => false, async (k) => {
-    const c = new pg.Client({ ...config, connectionString: hosts.urls[k] });
+    // A host cut off answers no SYN: without a connect timeout, each try would wait for the
+    // kernel's SYN retries (about two minutes) before the next host is asked.
+    const c = new pg.Client({ connectionTimeoutMillis: 5_000, ...config, connectionString: hosts.urls[k] });
     c.on('error', () => undefined);
     try {
       await c.connect();
+      watchStalledQueries(c, stall);
       if (hosts.readWrite && (await isReadOnly(c))) {
         await c.end().catch(() => undefined);
         return null;

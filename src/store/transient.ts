@@ -15,8 +15,10 @@ import { isCadenzaError } from '../common/errors.ts';
  */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
 const SQLSTATES = new Set(['57P01', '57P02', '57P03', '40001', '40P01', '25006']);
-// node-postgres reports a socket closed under a query with these messages and no code.
-const LOST = /Connection terminated|connection .*(?:ended|closed)|Client has encountered a connection error/i;
+// node-postgres reports a socket closed under a query with these messages and no code; and a
+// connection attempt that ran out of time ("timeout expired" from pg.Client, "timeout exceeded when
+// trying to connect" from pg-pool): a host cut off answers no SYN, and the next host must be tried.
+const LOST = /Connection terminated|connection .*(?:ended|closed)|Client has encountered a connection error|^timeout expired$|timeout exceeded when trying to connect/i;
 
 export function isTransientStoreError(e: unknown): boolean {
   if (isCadenzaError(e, 'STORE_UNAVAILABLE')) return true;

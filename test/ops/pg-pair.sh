@@ -70,6 +70,8 @@ wal_sender_timeout = 5s
 wal_receiver_status_interval = 1s
 wal_receiver_timeout = 5s
 max_connections = 200
+# The drills time Cadenza's first commit on the promoted node by pg_xact_commit_timestamp.
+track_commit_timestamp = on
 EOF
   cat >"$data/pg_hba.conf" <<EOF
 local all all trust

@@ -1,0 +1,337 @@
+#!/usr/bin/env bash
+# A Patroni cluster for the automatic-failover drill (docs/operations.md, "Automatic failover with
+# Patroni"): one etcd and two (or three) PostgreSQL nodes, each managed by its own Patroni, with
+# synchronous_mode on. Needs root (network namespaces); the servers run as the `postgres` account.
+#
+# Each node (Patroni + PostgreSQL) lives in a network namespace of its own, joined by a veth pair
+# to a bridge in the root namespace, where etcd and Cadenza run:
+#
+#     root namespace: bridge PATRONI_BRIDGE  PATRONI_NET.1   etcd :PATRONI_ETCD_PORT
+#        ├─ veth ─ namespace <prefix>1: node1 PATRONI_NET.11  PostgreSQL :5581  REST :8581
+#        └─ veth ─ namespace <prefix>2: node2 PATRONI_NET.12  PostgreSQL :5582  REST :8582
+#
+# `cut NODE` sets the root end of the node's veth down: its packets are dropped, nothing answers
+# with a reset, so every connection to it hangs, as when a switch or a cable fails. That is the
+# case a plain SIGKILL never shows (the kernel resets a dead process's connections at once).
+#
+#   patroni-cluster.sh start       network, etcd, every node's Patroni; waits for a leader and a
+#                                  synchronous standby; idempotent (starts only what is not running)
+#   patroni-cluster.sh status      each node: Patroni's role and state, from its REST API
+#   patroni-cluster.sh leader      the name of the node that is primary now
+#   patroni-cluster.sh wait        waits (120 s at most) for a leader and a synchronous standby
+#   patroni-cluster.sh nodes       one line per node: name, PostgreSQL host:port, REST API URL
+#   patroni-cluster.sh url         the multi-host DATABASE_URL (target_session_attrs=read-write)
+#   patroni-cluster.sh kill NODE   SIGKILL of the node's Patroni and postmaster (a crashed machine)
+#   patroni-cluster.sh cut NODE    the node's link down (packets dropped)
+#   patroni-cluster.sh heal NODE   link up again; a killed node's Patroni is started again. It
+#                                  rejoins as a standby (pg_rewind, or a fresh copy if that fails)
+#   patroni-cluster.sh stop        stops every Patroni (and its PostgreSQL) and etcd
+#   patroni-cluster.sh destroy     stop, remove the namespaces, the bridge and PATRONI_DIR
+#
+# Settings: PATRONI_DIR (default $TMPDIR/cadenza-patroni), PATRONI_NODES (2 or 3),
+# PATRONI_NET (first three octets, default 10.231.58), PATRONI_PG_PORT / PATRONI_REST_PORT (node N
+# uses base+N: 5581…, 8581…), PATRONI_ETCD_PORT (23790; peers on +1), PATRONI_TTL (leader key's
+# lifetime in seconds, default 12: how long a dead primary holds its place), PATRONI_NS_PREFIX.
+set -euo pipefail
+
+DIR=${PATRONI_DIR:-${TMPDIR:-/tmp}/cadenza-patroni}
+NODES=${PATRONI_NODES:-2}
+NET=${PATRONI_NET:-10.231.58}
+PG_BASE=${PATRONI_PG_PORT:-5580}
+REST_BASE=${PATRONI_REST_PORT:-8580}
+ETCD_PORT=${PATRONI_ETCD_PORT:-23790}
+TTL=${PATRONI_TTL:-12}
+NS=${PATRONI_NS_PREFIX:-czpat}
+BRIDGE=${PATRONI_BRIDGE:-${NS}-br}
+BIN=${PG_BIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
+SCOPE=cadenza
+
+[ "$(id -u)" = 0 ] || { echo "patroni-cluster.sh needs root: it makes network namespaces" >&2; exit 1; }
+case "$NODES" in 2 | 3) ;; *) echo "PATRONI_NODES must be 2 or 3" >&2; exit 2 ;; esac
+
+nodes() { seq 1 "$NODES" | sed 's/^/node/'; }
+num_of() {
+  case "$1" in node[1-3]) local n=${1#node}; [ "$n" -le "$NODES" ] && { echo "$n"; return; } ;; esac
+  echo "unknown node '$1' ($(nodes | tr '\n' ' '))" >&2
+  exit 2
+}
+ip_of() { echo "$NET.$((10 + $(num_of "$1")))"; }
+pg_port_of() { echo $((PG_BASE + $(num_of "$1"))); }
+rest_port_of() { echo $((REST_BASE + $(num_of "$1"))); }
+ns_of() { echo "$NS$(num_of "$1")"; }
+host_if_of() { echo "$NS-h$(num_of "$1")"; }
+as_pg() { runuser -u postgres -- "$@"; }
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# The Patroni process itself (python3, under runuser and setsid), by its command line.
+patroni_pid() { pgrep -u postgres -f "python3 [^ ]*patroni $DIR/$1/patroni.yml" | head -1; }
+node_alive() { [ -n "$(patroni_pid "$1")" ]; }
+rest() { curl -s --max-time 2 "http://$(ip_of "$1"):$(rest_port_of "$1")/$2" 2>/dev/null || true; }
+# Patroni's health checks: 200 where the node is what the path names (primary, sync standby).
+rest_is() { [ "$(curl -s -o /dev/null --max-time 2 -w '%{http_code}' "http://$(ip_of "$1"):$(rest_port_of "$1")/$2" 2>/dev/null)" = 200 ]; }
+etcd_url() { echo "http://$NET.1:$ETCD_PORT"; }
+
+net_up() {
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+    ip link add "$BRIDGE" type bridge
+    ip addr add "$NET.1/24" dev "$BRIDGE"
+  fi
+  ip link set "$BRIDGE" up
+  local node ns hif
+  for node in $(nodes); do
+    ns=$(ns_of "$node") hif=$(host_if_of "$node")
+    ip netns list | grep -qx "$ns\( .*\)\?" || ip netns add "$ns"
+    if ! ip link show "$hif" >/dev/null 2>&1; then
+      ip link add "$hif" type veth peer name "$NS-n$(num_of "$node")"
+      ip link set "$NS-n$(num_of "$node")" netns "$ns"
+      ip -n "$ns" link set "$NS-n$(num_of "$node")" name eth0
+      ip -n "$ns" addr add "$(ip_of "$node")/24" dev eth0
+      ip link set "$hif" master "$BRIDGE"
+    fi
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set eth0 up
+    ip link set "$hif" up
+  done
+}
+
+start_etcd() {
+  alive "$DIR/etcd.pid" && return 0
+  mkdir -p "$DIR/etcd"
+  chmod 0700 "$DIR/etcd"
+  # v3 API only (Patroni's etcd3 DCS); heartbeat and election as on a LAN.
+  setsid etcd --name cadenza-etcd --data-dir "$DIR/etcd" \
+    --listen-client-urls "$(etcd_url),http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "$(etcd_url)" \
+    --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
+    --initial-cluster "cadenza-etcd=http://127.0.0.1:$((ETCD_PORT + 1))" --enable-v2=false \
+    --heartbeat-interval 100 --election-timeout 1000 >"$DIR/etcd.log" 2>&1 </dev/null &
+  echo $! >"$DIR/etcd.pid"
+  for _ in $(seq 1 100); do
+    curl -s --max-time 1 "http://127.0.0.1:$ETCD_PORT/health" | grep -q '"health":"true"' && return 0
+    sleep 0.1
+  done
+  echo "etcd did not start: see $DIR/etcd.log" >&2
+  return 1
+}
+
+# Patroni's YAML for one node. synchronous_mode: a COMMIT returns once the synchronous standby has
+# it, and Patroni promotes only that standby, so a committed "sent" survives the failover. Not
+# strict: alone, the new primary takes writes without a standby (availability first, as pg-pair.sh's
+# promote does); synchronous_mode_strict would stop writes until a standby joins.
+write_config() {
+  local node=$1 data ip pgp rp
+  data="$DIR/$node/data" ip=$(ip_of "$node") pgp=$(pg_port_of "$node") rp=$(rest_port_of "$node")
+  cat >"$DIR/$node/patroni.yml" <<EOF
+scope: $SCOPE
+name: $node
+log:
+  level: INFO
+restapi:
+  listen: $ip:$rp
+  connect_address: $ip:$rp
+etcd3:
+  hosts: $NET.1:$ETCD_PORT
+bootstrap:
+  dcs:
+    ttl: $TTL
+    loop_wait: 2
+    retry_timeout: $(((TTL - 2) / 2))
+    maximum_lag_on_failover: 1048576
+    synchronous_mode: true
+    synchronous_mode_strict: false
+    postgresql:
+      use_pg_rewind: true
+      parameters:
+        wal_level: replica
+        hot_standby: 'on'
+        wal_log_hints: 'on'
+        # The drills time Cadenza's first commit on the new primary by pg_xact_commit_timestamp.
+        track_commit_timestamp: 'on'
+        max_wal_senders: 8
+        max_replication_slots: 8
+        wal_keep_size: 256MB
+        max_connections: 200
+        wal_sender_timeout: 5s
+        wal_receiver_timeout: 5s
+        wal_receiver_status_interval: 1s
+  initdb:
+    - encoding: UTF8
+    - locale: C.UTF-8
+    - data-checksums
+postgresql:
+  listen: $ip,127.0.0.1:$pgp
+  connect_address: $ip:$pgp
+  data_dir: $data
+  bin_dir: $BIN
+  pgpass: $DIR/$node/pgpass
+  remove_data_directory_on_rewind_failure: true
+  authentication:
+    superuser:
+      username: postgres
+    replication:
+      username: postgres
+    rewind:
+      username: postgres
+  parameters:
+    unix_socket_directories: $DIR/$node
+  # Trust on the cluster's own network only (a drill; a real cluster sets passwords or certificates).
+  pg_hba:
+    - local all all trust
+    - host all all $NET.0/24 trust
+    - host all all 127.0.0.1/32 trust
+    - host replication all $NET.0/24 trust
+    - host replication all 127.0.0.1/32 trust
+tags:
+  nofailover: false
+  noloadbalance: false
+  clonefrom: false
+EOF
+  chown postgres: "$DIR/$node/patroni.yml"
+}
+
+start_node() {
+  local node=$1
+  node_alive "$node" && return 0
+  mkdir -p "$DIR/$node"
+  chown postgres: "$DIR/$node"
+  chmod 0700 "$DIR/$node"
+  write_config "$node"
+  # A postmaster left from a SIGKILLed Patroni would be adopted, but one whose Patroni is gone is
+  # a primary nobody manages: stop it before Patroni starts again.
+  if [ -f "$DIR/$node/data/postmaster.pid" ]; then
+    ip netns exec "$(ns_of "$node")" runuser -u postgres -- "$BIN/pg_ctl" -D "$DIR/$node/data" -m immediate stop >/dev/null 2>&1 || true
+  fi
+  ip netns exec "$(ns_of "$node")" runuser -u postgres -- setsid patroni "$DIR/$node/patroni.yml" >>"$DIR/$node/patroni.log" 2>&1 </dev/null &
+}
+
+
+leader() {
+  local node
+  for node in $(nodes); do rest_is "$node" primary && { echo "$node"; return 0; }; done
+  return 1
+}
+sync_standby() {
+  local node
+  for node in $(nodes); do rest_is "$node" synchronous && { echo "$node"; return 0; }; done
+  return 1
+}
+
+wait_ready() {
+  local i
+  for i in $(seq 1 600); do
+    if leader >/dev/null && sync_standby >/dev/null; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  echo "no leader with a synchronous standby after 120 s: see $DIR/node*/patroni.log" >&2
+  return 1
+}
+
+cmd_start() {
+  mkdir -p "$DIR"
+  chmod 0755 "$DIR"
+  net_up
+  start_etcd
+  local node
+  for node in $(nodes); do start_node "$node"; done
+  wait_ready
+  cmd_status
+}
+
+cmd_status() {
+  local node role
+  for node in $(nodes); do
+    role=$(rest "$node" patroni | grep -o '"role": *"[a-z_]*"' | head -1 | sed 's/.*"\([a-z_]*\)"$/\1/' || true)
+    echo "$node $(ip_of "$node"):$(pg_port_of "$node") ${role:-unreachable}$([ "$(ip -br link show "$(host_if_of "$node")" 2>/dev/null | awk '{print $2}')" = DOWN ] && echo ' (cut)')"
+  done
+  curl -s --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" >/dev/null && echo "etcd $(etcd_url) up" || echo "etcd down"
+}
+
+cmd_url() {
+  local hosts="" node
+  for node in $(nodes); do hosts="$hosts${hosts:+,}$(ip_of "$node"):$(pg_port_of "$node")"; done
+  echo "postgres://postgres@$hosts/postgres?target_session_attrs=read-write"
+}
+
+cmd_kill() {
+  local node=$1 ppid pmpid
+  num_of "$node" >/dev/null
+  ppid=$(patroni_pid "$node" || true)
+  pmpid=$(head -1 "$DIR/$node/data/postmaster.pid" 2>/dev/null || true)
+  # Patroni first: alive, it would restart the postmaster and keep its leader key.
+  [ -n "$ppid" ] && kill -KILL "$ppid" 2>/dev/null || true
+  [ -n "$pmpid" ] && kill -KILL "$pmpid" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    ip netns exec "$(ns_of "$node")" "$BIN/pg_isready" -q -h "$(ip_of "$node")" -p "$(pg_port_of "$node")" || break
+    sleep 0.05
+  done
+  echo "$node killed (patroni ${ppid:-none}, postmaster ${pmpid:-none})"
+}
+
+cmd_cut() { ip link set "$(host_if_of "$1")" down; echo "$1 cut off"; }
+
+cmd_heal() {
+  local node=$1
+  ip link set "$(host_if_of "$node")" up
+  [ -f "$DIR/$node/patroni.yml" ] && start_node "$node"
+  echo "$node healed"
+}
+
+cmd_stop() {
+  local node pid
+  for node in $(nodes); do
+    pid=$(patroni_pid "$node")
+    if [ -n "$pid" ]; then
+      # SIGTERM: Patroni stops PostgreSQL (fast) and releases its leader key.
+      kill -TERM "$pid" 2>/dev/null || true
+      for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    if [ -f "$DIR/$node/data/postmaster.pid" ]; then
+      as_pg "$BIN/pg_ctl" -D "$DIR/$node/data" -m immediate stop >/dev/null 2>&1 || true
+    fi
+  done
+  if alive "$DIR/etcd.pid"; then
+    kill -TERM "$(cat "$DIR/etcd.pid")"
+    for _ in $(seq 1 50); do alive "$DIR/etcd.pid" || break; sleep 0.1; done
+  fi
+  rm -f "$DIR/etcd.pid"
+}
+
+cmd_destroy() {
+  # Nothing is kept, so nothing needs a clean shutdown: SIGKILL (a node that is cut off would spend
+  # its retry_timeout trying to release its leader key in etcd).
+  local node pid
+  if [ -d "$DIR" ]; then
+    for node in $(nodes); do
+      pid=$(patroni_pid "$node")
+      [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+      pid=$(head -1 "$DIR/$node/data/postmaster.pid" 2>/dev/null || true)
+      [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+    done
+    alive "$DIR/etcd.pid" && kill -KILL "$(cat "$DIR/etcd.pid")" 2>/dev/null || true
+    # A killed postmaster's backends leave when they notice; the data folder goes anyway.
+    sleep 0.2
+  fi
+  local n
+  for n in 1 2 3; do
+    ip link del "$NS-h$n" 2>/dev/null || true
+    ip netns del "$NS$n" 2>/dev/null || true
+  done
+  ip link del "$BRIDGE" 2>/dev/null || true
+  rm -rf "$DIR"
+}
+
+case "${1:-}" in
+  start) cmd_start ;;
+  status) cmd_status ;;
+  leader) leader || { echo "no leader" >&2; exit 1; } ;;
+  url) cmd_url ;;
+  wait) wait_ready ;;
+  nodes) for n in $(nodes); do echo "$n $(ip_of "$n"):$(pg_port_of "$n") http://$(ip_of "$n"):$(rest_port_of "$n")"; done ;;
+  kill) cmd_kill "${2:?kill NODE}" ;;
+  cut) num_of "${2:?cut NODE}" >/dev/null && cmd_cut "$2" ;;
+  heal) num_of "${2:?heal NODE}" >/dev/null && cmd_heal "$2" ;;
+  stop) cmd_stop ;;
+  destroy) cmd_destroy ;;
+  *) echo "usage: $0 start|status|leader|wait|nodes|url|kill NODE|cut NODE|heal NODE|stop|destroy" >&2; exit 2 ;;
+esac

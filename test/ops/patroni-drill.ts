@@ -1,0 +1,289 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { migrate } from '../../src/store/migrate.ts';
+import { openStore, type Store } from '../../src/store/store.ts';
+import { resetMailBed } from '../mail/mailbed.ts';
+import { startCadenza, type CadenzaChild } from './drill/cadenza-child.ts';
+import { startProspectReplies, type ProspectReplies } from './drill/prospect-replies.ts';
+import { bedUser, seedDrill } from './drill/seed.ts';
+import { checkDeliveries, drillRequests, firstCommitAfter, settledStates, type DrillRequest } from './drill/verdict.ts';
+
+/**
+ * The automatic-failover drill (docs/operations.md, "Automatic failover with Patroni"): a Patroni
+ * cluster (patroni-cluster.sh: etcd and two PostgreSQL nodes with synchronous_mode, each node in a
+ * network namespace of its own), `cadenza start --roles scheduler,sender,sync` on the multi-host
+ * URL, sends under way on the mail bed and the prospects replying to what they receive, then one
+ * fault per round, nobody promoting by hand:
+ *   kill  SIGKILL of the primary's Patroni and postmaster (a crashed machine);
+ *   cut   the primary's link down: packets dropped, connections hang instead of failing.
+ * Between rounds the faulty node comes back (heal) and rejoins as the synchronous standby.
+ *
+ * Verdict: the checks of drill/verdict.ts (no step sent twice, none forgotten, all settled), and
+ * for the replies: every reply sent during the drill is stored, its enrollment stopped, and no
+ * follow-up went out after it. Figures per round: fault → Patroni's promotion, fault → Cadenza's
+ * first commit on the new primary (resume).
+ *
+ * Mail-bed users: sync67–70 and 72–75 send (the server files the Sent copy), the prospects are
+ * plus-addresses of sync79, 80, 86, 87; the drill empties their folders first.
+ */
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const clusterScript = join(root, 'test', 'ops', 'patroni-cluster.sh');
+const run = promisify(execFile);
+const SENDERS = [67, 68, 69, 70, 72, 73, 74, 75];
+const PROSPECTS = [79, 80, 86, 87];
+
+export type Fault = 'kill' | 'cut';
+
+export interface PatroniDrillOptions {
+  /** 1..8 sending mailboxes. */
+  mailboxes: number;
+  leadsPerMailbox: number;
+  /** One round per fault, in order. */
+  faults: Fault[];
+  /** The follow-up's delay in minutes; the drill waits past it when waitForFollowUps. */
+  followUpMinutes: number;
+  waitForFollowUps: boolean;
+  clusterDir: string;
+  /** Patroni's leader TTL (s): how long a dead primary holds its place. */
+  ttl: number;
+  log?: (line: string) => void;
+}
+
+export interface RoundReport {
+  fault: Fault;
+  node: string;
+  sentBefore: number;
+  inFlight: number;
+  /** Fault → another node answers as primary (Patroni promoted it). */
+  promotedMs: number | null;
+  /** Fault → Cadenza's first commit on the new primary. */
+  resumeMs: number | null;
+  /** Replies sent by prospects from 10 s before the fault to the resume. */
+  repliesAround: number;
+}
+
+export interface PatroniDrillReport {
+  sends: number;
+  rounds: RoundReport[];
+  replies: number;
+  /** Last fault → every request settled and every reply stored. */
+  settledMs: number;
+  duplicates: string[];
+  forgotten: string[];
+  unsettled: string[];
+  lostReplies: string[];
+  notStopped: string[];
+  followUpsAfterReply: string[];
+  output: string;
+}
+
+export async function patroniTools(): Promise<string | null> {
+  if (process.getuid?.() !== 0) return 'the Patroni drill needs root (network namespaces)';
+  try {
+    await run('bash', ['-c', 'command -v patroni && command -v etcd && command -v ip && command -v curl && (command -v pg_ctl || test -x "$(pg_config --bindir)/pg_ctl")']);
+    return null;
+  } catch {
+    return 'patroni, etcd, ip (iproute2), curl or the PostgreSQL server binaries are not installed';
+  }
+}
+
+const stamp = () => new Date().toISOString().slice(11, 23);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+class Cluster {
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
+  async sh(...args: string[]): Promise<string> {
+    return (await run(clusterScript, args, { env: this.env, maxBuffer: 1 << 20 })).stdout.trim();
+  }
+  /** Each node's name and REST URL. */
+  async nodes(): Promise<Array<{ name: string; rest: string }>> {
+    return (await this.sh('nodes')).split('\n').map((l) => {
+      const [name, , rest] = l.split(' ');
+      return { name: name!, rest: rest! };
+    });
+  }
+  /** The node whose Patroni answers 200 on /primary now, if any (each asked with a short timeout). */
+  async leader(nodes: Array<{ name: string; rest: string }>): Promise<string | null> {
+    const answers = await Promise.all(
+      nodes.map((n) =>
+        fetch(`${n.rest}/primary`, { signal: AbortSignal.timeout(700) })
+          .then((r) => (r.status === 200 ? n.name : null))
+          .catch(() => null),
+      ),
+    );
+    return answers.find((a) => a !== null) ?? null;
+  }
+}
+
+export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDrillReport> {
+  const log = (line: string) => o.log?.(`${stamp()} ${line}`);
+  const cluster = new Cluster({ ...process.env, PATRONI_DIR: o.clusterDir, PATRONI_TTL: String(o.ttl) });
+  log('cluster: fresh etcd + two Patroni nodes (synchronous_mode)');
+  await cluster.sh('destroy');
+  await cluster.sh('start');
+  const url = await cluster.sh('url');
+  log('cluster: a leader and its synchronous standby');
+  const nodes = await cluster.nodes();
+  const senders = SENDERS.slice(0, o.mailboxes);
+  await resetMailBed([...senders, ...PROSPECTS].map(bedUser));
+  const dataDir = mkdtempSync(join(tmpdir(), 'cadenza-patroni-drill-'));
+  let store: Store | null = null;
+  let cadenza: CadenzaChild | null = null;
+  let prospects: ProspectReplies | null = null;
+  try {
+    store = await openStore({ databaseUrl: url, poolSize: 4, failoverWaitMs: 120_000 });
+    await migrate(store);
+    const seed = await seedDrill(store, { senders, prospects: PROSPECTS, leadsPerMailbox: o.leadsPerMailbox, followUpAfter: `${o.followUpMinutes} minutes` });
+    prospects = await startProspectReplies({ prospects: PROSPECTS, tag: seed.tag });
+    log(`cadenza: start --roles scheduler,sender,sync on ${url}`);
+    cadenza = startCadenza({ databaseUrl: url, roles: ['scheduler', 'sender', 'sync'], master: seed.master, dataDir });
+    const firstSteps = (rs: DrillRequest[]) => rs.filter((r) => r.step_key === 'intro');
+
+    const rounds: RoundReport[] = [];
+    const sentBeforeAll = new Set<string>();
+    let lastFaultAt = Date.now();
+    for (const [i, fault] of o.faults.entries()) {
+      // Each fault comes while sends are under way: round i once i/(rounds+1) of them are recorded.
+      const threshold = Math.max(1, Math.floor(((i + 1) * seed.sends) / (o.faults.length + 1)));
+      const until = Date.now() + 150_000;
+      let before = firstSteps(await drillRequests(store));
+      while (before.filter((r) => r.state === 'sent').length < threshold) {
+        if (Date.now() > until) throw new Error(`round ${i + 1}: fewer than ${threshold} sends within 150 s:\n${cadenza.output()}`);
+        await sleep(50);
+        before = firstSteps(await drillRequests(store));
+      }
+      const node = await cluster.leader(nodes);
+      if (!node) throw new Error(`round ${i + 1}: no primary to fault`);
+      const sentBefore = before.filter((r) => r.state === 'sent').map((r) => r.id);
+      for (const id of sentBefore) sentBeforeAll.add(id);
+      await cluster.sh(fault, node);
+      // The fault is complete once the script returns (the processes gone, the link down): commits
+      // on the old primary until then are replicated, so the clock starts here.
+      const faultAt = Date.now();
+      lastFaultAt = faultAt;
+      const inFlight = before.filter((r) => r.state === 'in_flight').length;
+      log(`round ${i + 1}: ${fault} of the primary ${node} with ${sentBefore.length} of ${seed.sends} sent (${inFlight} in flight)`);
+
+      let promotedMs: number | null = null;
+      let resumeMs: number | null = null;
+      const watchUntil = Date.now() + 120_000;
+      while (Date.now() < watchUntil && (promotedMs === null || resumeMs === null)) {
+        if (promotedMs === null) {
+          const now = await cluster.leader(nodes);
+          if (now && now !== node) {
+            promotedMs = Date.now() - faultAt;
+            log(`round ${i + 1}: Patroni promoted ${now} ${promotedMs} ms after the ${fault}`);
+          }
+        } else {
+          // Read from the new primary (the store follows it): a commit after the fault was made
+          // there, since the old primary is dead or cut off. The drill itself writes nothing.
+          const first = await firstCommitAfter(store, faultAt).catch(() => null);
+          if (first !== null) {
+            resumeMs = first - faultAt;
+            log(`round ${i + 1}: Cadenza's first commit on the new primary ${resumeMs} ms after the ${fault}`);
+          }
+        }
+        await sleep(100);
+      }
+      const repliesAround = prospects.replies.filter((r) => r.at >= faultAt - 10_000 && r.at <= faultAt + (resumeMs ?? 0)).length;
+      rounds.push({ fault, node, sentBefore: sentBefore.length, inFlight, promotedMs, resumeMs, repliesAround });
+      // The faulty node comes back as the synchronous standby before the next round.
+      if (i < o.faults.length - 1) {
+        await cluster.sh('heal', node);
+        await cluster.sh('wait');
+        log(`round ${i + 1}: ${node} back as a standby`);
+      }
+    }
+
+    // Settle: every request final, every reply stored; past the follow-ups' due time when asked.
+    const followUpsDue = Date.now() + (o.waitForFollowUps ? o.followUpMinutes * 60_000 + 20_000 : 0);
+    const settleBy = Date.now() + 120_000 + o.leadsPerMailbox * 75_000 + (o.waitForFollowUps ? o.followUpMinutes * 60_000 : 0);
+    let after = await drillRequests(store);
+    const stored = async () => {
+      const ids = prospects!.replies.map((r) => r.messageId);
+      if (ids.length === 0) return new Set<string>();
+      const rows = await store!.db.selectFrom('message').select('message_id').where('direction', '=', 'inbound').where('message_id', 'in', ids).execute();
+      return new Set(rows.map((r) => r.message_id));
+    };
+    let storedIds = await stored();
+    while (Date.now() < settleBy) {
+      after = await drillRequests(store);
+      storedIds = await stored();
+      const delivered = firstSteps(after).filter((r) => r.state === 'sent').length;
+      const allReplied = prospects.replies.length >= delivered && storedIds.size === prospects.replies.length;
+      if (after.every((r) => settledStates.has(r.state)) && allReplied && Date.now() >= followUpsDue) break;
+      await sleep(250);
+    }
+    const settledMs = Date.now() - lastFaultAt;
+    log(`settled: ${after.length} requests, ${storedIds.size} of ${prospects.replies.length} replies stored`);
+    await sleep(1_500); // late deliveries land before counting
+    await prospects.stop();
+    after = await drillRequests(store);
+    storedIds = await stored();
+
+    const verdict = await checkDeliveries(after, [...sentBeforeAll]);
+    log('deliveries counted in the prospects\' INBOXes');
+    const lostReplies: string[] = [];
+    const notStopped: string[] = [];
+    const followUpsAfterReply: string[] = [];
+    for (const r of prospects.replies) {
+      if (!storedIds.has(r.messageId)) lostReplies.push(`${r.messageId} from ${r.from} not stored`);
+      const sent = after.find((x) => x.message_id === r.inReplyTo);
+      if (!sent) {
+        lostReplies.push(`${r.messageId} answers ${r.inReplyTo}, which no request sent`);
+        continue;
+      }
+      const e = await store.db.selectFrom('enrollment').select(['state', 'due_at']).where('id', '=', sent.enrollment_id).executeTakeFirstOrThrow();
+      if (e.state !== 'replied') notStopped.push(`${sent.email}: enrollment ${e.state} after its reply ${r.messageId}`);
+      for (const f of after.filter((x) => x.enrollment_id === sent.enrollment_id && x.step_key !== 'intro' && x.state !== 'cancelled')) {
+        followUpsAfterReply.push(`${sent.email}: follow-up ${f.state}`);
+      }
+    }
+    for (const id of prospects.followUps) followUpsAfterReply.push(`follow-up ${id} reached its prospect`);
+    for (const e of prospects.errors) lostReplies.push(`prospect loop failed: ${e}`);
+    const delivered = firstSteps(after).filter((r) => r.state === 'sent' || r.state === 'possibly_sent').length;
+    if (prospects.replies.length < delivered) lostReplies.push(`${delivered} first emails sent, only ${prospects.replies.length} answered by the prospects (delivery or the prospects' loop)`);
+    return { sends: seed.sends, rounds, replies: prospects.replies.length, settledMs, ...verdict, lostReplies, notStopped, followUpsAfterReply, output: cadenza.output() };
+  } finally {
+    await prospects?.stop().catch(() => undefined);
+    if (cadenza) {
+      const t0 = Date.now();
+      const how = await cadenza.stop();
+      log(how === 'exited' ? `cadenza stopped on SIGTERM in ${Date.now() - t0} ms` : 'cadenza did not stop within 10 s of SIGTERM: killed');
+    }
+    await store?.close().catch(() => undefined);
+    await cluster.sh('destroy').catch(() => undefined);
+    log('cluster destroyed');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// `npm run drill:patroni`: the full drill, its figures printed, the JSON line last.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const skip = await patroniTools();
+  if (skip) {
+    console.error(`drill skipped: ${skip}`);
+    process.exit(2);
+  }
+  const r = await runPatroniDrill({
+    mailboxes: Number(process.env.DRILL_MAILBOXES ?? 8),
+    leadsPerMailbox: Number(process.env.DRILL_LEADS ?? 2),
+    faults: (process.env.DRILL_FAULTS ?? 'kill,cut').split(',') as Fault[],
+    followUpMinutes: Number(process.env.DRILL_FOLLOW_UP_MINUTES ?? 2),
+    waitForFollowUps: process.env.DRILL_WAIT_FOLLOW_UPS !== '0',
+    clusterDir: process.env.PATRONI_DIR ?? join(tmpdir(), 'cadenza-patroni-drill'),
+    ttl: Number(process.env.PATRONI_TTL ?? 12),
+    log: (l) => console.log(l),
+  });
+  const { output, ...figures } = r;
+  const ok = [r.duplicates, r.forgotten, r.unsettled, r.lostReplies, r.notStopped, r.followUpsAfterReply].every((l) => l.length === 0) && r.rounds.every((x) => x.resumeMs !== null);
+  if (!ok) console.log(output);
+  for (const x of r.rounds) console.log(`${x.fault} of ${x.node}: ${x.sentBefore} sent and ${x.inFlight} in flight at the fault, promoted after ${x.promotedMs} ms, Cadenza resumed after ${x.resumeMs} ms, ${x.repliesAround} replies under way`);
+  console.log(`${r.sends} sends, ${r.replies} replies; settled ${r.settledMs} ms after the last fault; duplicates ${r.duplicates.length}, forgotten ${r.forgotten.length}, unsettled ${r.unsettled.length}, lost replies ${r.lostReplies.length}, not stopped ${r.notStopped.length}, follow-ups after a reply ${r.followUpsAfterReply.length}`);
+  console.log(JSON.stringify({ ok, ...figures }));
+  process.exit(ok ? 0 : 1);
+}

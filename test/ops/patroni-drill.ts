@@ -85,9 +85,17 @@ export async function patroniTools(): Promise<string | null> {
   if (process.getuid?.() !== 0) return 'the Patroni drill needs root (network namespaces)';
   try {
     await run('bash', ['-c', 'command -v patroni && command -v etcd && command -v ip && command -v curl && (command -v pg_ctl || test -x "$(pg_config --bindir)/pg_ctl")']);
-    return null;
   } catch {
     return 'patroni, etcd, ip (iproute2), curl or the PostgreSQL server binaries are not installed';
+  }
+  // A container may run as root without the right to make network namespaces (CAP_SYS_ADMIN).
+  const probe = `czprobe${process.pid}`;
+  try {
+    await run('ip', ['netns', 'add', probe]);
+    await run('ip', ['netns', 'del', probe]);
+    return null;
+  } catch (e) {
+    return `this machine does not allow network namespaces (ip netns add: ${(e as { stderr?: string }).stderr?.trim() || String(e)})`;
   }
 }
 

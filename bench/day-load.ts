@@ -50,7 +50,7 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
     // 300,000 sends over a working day of about 8.7 hours, with a morning peak twice the average.
     const peakPerS = (n: number) => (2 * n) / (8.7 * 3600);
     const processes = (n: number) => Math.max(1, Math.ceil((peakPerS(n) * cpuPerSendMs) / 1000 / 0.7));
-    console.log(`sent ${r.sent} of ${r.sendsPlanned} planned (${r.leads} leads; replied leads get only their first email), ${r.unsettled} unsettled, ${r.duplicates} Message-IDs twice, ${r.followUpsAfterReply} follow-ups after a reply`);
+    console.log(`sent ${r.sent} of ${r.sendsPlanned} planned (${r.leads} leads; replied leads get only their first email), ${r.unsettled} unsettled, ${r.duplicates} Message-IDs twice, ${r.followUpsAfterReply} follow-ups recorded after a reply was stored, ${r.sentAfterReplyMs.length} emails reached Sent after the reply was in the mailbox (${r.sentAfterReplyMs.filter((x) => x >= 1000).length} of them 1 s or more after; the latest ${Math.max(0, ...r.sentAfterReplyMs)} ms after)`);
     console.log(`replies ${r.replies}, stopped ${r.repliesStopped}: reply-to-stop p50 ${r.replyToStop.p50} ms, p99 ${r.replyToStop.p99} ms, max ${r.replyToStop.max} ms; storm of ${r.stormReplies}: p50 ${r.stormReplyToStop.p50} ms, p99 ${r.stormReplyToStop.p99} ms, max ${r.stormReplyToStop.max} ms`);
     console.log(`slowest replies: ${r.slowestReplies.map((x) => `${x.ms} ms (delivered ${x.at}, ${x.atRealS} s in)`).join('; ')}`);
     console.log(`planned slot -> sent (simulated minutes): p50 ${r.slotToSentMin.p50}, p99 ${r.slotToSentMin.p99}, max ${r.slotToSentMin.max}`);
@@ -65,6 +65,8 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
       unsettled: r.unsettled,
       duplicates: r.duplicates,
       follow_ups_after_reply: r.followUpsAfterReply,
+      sent_after_reply_in_mailbox: r.sentAfterReplyMs.length,
+      sent_1s_after_reply_in_mailbox: r.sentAfterReplyMs.filter((x) => x >= 1000).length,
       replies: r.replies,
       replies_stopped: r.repliesStopped,
       reply_to_stop_p50_ms: r.replyToStop.p50,

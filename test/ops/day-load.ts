@@ -74,6 +74,13 @@ export interface DayLoadResult {
   unsettled: number;
   duplicates: number;
   followUpsAfterReply: number;
+  /**
+   * For each email of ours that reached Sent after the prospect's reply was delivered to the
+   * mailbox (before Cadenza read it, too), how long after (real ms). One already handed to the
+   * provider when the reply landed is the race no sender can close; one sent seconds later is a
+   * follow-up after a reply.
+   */
+  sentAfterReplyMs: number[];
   replies: number;
   repliesStopped: number;
   stormReplies: number;
@@ -134,6 +141,9 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
   let duplicates = 0;
   const firstTo: Array<{ lead: string; mailbox: string; messageId: string; subject: string }> = [];
   const replyAt = new Map<string, number>();
+  /** Lead → when their reply was delivered to the mailbox (real ms): any of our mail to them after it is a follow-up after a reply. */
+  const repliedLeads = new Map<string, number>();
+  const sentAfterReplyMs: number[] = [];
   const storm = new Set<string>();
   const h = histogram();
   const hs = histogram();
@@ -155,6 +165,7 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
     if (inStorm) storm.add(id);
     replyAt.set(id, performance.now());
     await providers.deliver('gmail', x.mailbox, raw);
+    repliedLeads.set(x.lead, performance.now());
   };
 
   providers = await startEmulatedProviders(clock, (m) => {
@@ -165,9 +176,12 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
     if (n > 1) duplicates++;
     sentThisSecond++;
     const subject = header(m.raw, 'Subject') ?? '';
-    if (/^re:/i.test(subject)) return;
     const to = /<([^>]+)>|([^\s,]+@[^\s,]+)/.exec(header(m.raw, 'To') ?? '');
     const lead = (to?.[1] ?? to?.[2] ?? '').toLowerCase();
+    // Reached Sent after the prospect's reply was in the mailbox (the promise users fear most).
+    const repliedAt = repliedLeads.get(lead);
+    if (repliedAt !== undefined) sentAfterReplyMs.push(Math.round(performance.now() - repliedAt));
+    if (/^re:/i.test(subject)) return;
     const x = { lead, mailbox: m.mailbox, messageId: id, subject };
     firstTo.push(x);
     if (random.next() < replyShare) {
@@ -365,6 +379,7 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
       unsettled: Number(unsettled.n),
       duplicates,
       followUpsAfterReply: after.rows[0]!.n,
+      sentAfterReplyMs,
       replies: replyAt.size,
       repliesStopped: h.totalCount + hs.totalCount,
       stormReplies: storm.size,

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { Role } from '../../common/config.ts';
 
 /**
@@ -77,7 +78,8 @@ export interface GrantInput {
   owner: string;
 }
 
-const id = (s: string) => `"${s.replace(/"/g, '""')}"`;
+/** A quoted SQL identifier, as libpq quotes one (node-postgres's own escapeIdentifier). */
+const id = (s: string) => pg.escapeIdentifier(s);
 
 export function grantStatements(i: GrantInput): string[] {
   const out: string[] = [];

@@ -1,12 +1,15 @@
 import { openStore } from '../src/store/store.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { pgUrlFor, retryWhileInUse, templateName, testBackends, withAdmin } from './pg-admin.ts';
+import { ensurePgliteTemplate } from './pglite-template.ts';
 
 /**
  * Builds the migrated PostgreSQL template once per run (graphile-worker's pattern): each test file
  * then clones it, which takes milliseconds instead of a migration run.
  */
 export default async function setup(): Promise<() => Promise<void>> {
+  // PGlite's counterpart, built here once rather than by the first test files at the same time.
+  if (testBackends().includes('pglite')) await ensurePgliteTemplate();
   if (!testBackends().includes('postgres')) return async () => undefined;
   const tpl = templateName();
   await withAdmin(async (c) => {

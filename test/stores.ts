@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { openStore, type Store } from '../src/store/store.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { pgUrlFor, retryWhileInUse, templateName, testBackends, withAdmin } from './pg-admin.ts';
+import { migratedPgliteDump } from './pglite-template.ts';
 
 export { testBackends };
 
@@ -13,12 +14,14 @@ export interface TestStore extends Store {
 }
 
 /**
- * A fresh, migrated store on the given backend: PGlite in memory, or a PostgreSQL database cloned
- * from the migrated template. Each call is isolated from every other.
+ * A fresh, migrated store on the given backend: PGlite in memory loaded from the migrated dump
+ * (pglite-template.ts), or a PostgreSQL database cloned from the migrated template. Each call is isolated from every other.
  */
 export async function freshStore(backend: 'pglite' | 'postgres', opts: { poolSize?: number } = {}): Promise<TestStore> {
   if (backend === 'pglite') {
-    const store = await openStore({});
+    const store = await openStore({ startFrom: await migratedPgliteDump() });
+    // The dump is migrated; this applies nothing unless a migration was added since (then the
+    // template's name changes and it is rebuilt) — and checks that it was.
     await migrate(store);
     return { ...store, destroy: () => store.close() };
   }

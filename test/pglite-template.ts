@@ -6,6 +6,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { loadMigrations, migrate } from '../src/store/migrate.ts';
 import { openStore } from '../src/store/store.ts';
+import { embeddedDbDir } from '../src/common/config.ts';
+import { ensurePrivateDir } from '../src/common/private-files.ts';
 
 /**
  * The migrated PGlite template: the PGlite counterpart of the PostgreSQL template database
@@ -59,4 +61,18 @@ let loaded: Promise<Blob> | undefined;
 export function migratedPgliteDump(): Promise<Blob> {
   loaded ??= ensurePgliteTemplate().then((file) => new Blob([readFileSync(file)]));
   return loaded;
+}
+
+/**
+ * Puts a migrated database into a new data folder's embedded store (`<dataDir>/db`), so that a
+ * server or command a test starts there opens it as it would an installation's, without a new
+ * cluster and the migrations first. The folder must not hold a database yet.
+ */
+export async function seedDataDir(dataDir: string): Promise<void> {
+  const dump = await migratedPgliteDump();
+  // Private, as the server makes it (private-files.ts); PGlite makes only the last folder.
+  ensurePrivateDir(dataDir);
+  const pglite = new PGlite(embeddedDbDir(dataDir), { extensions: { pg_trgm }, loadDataDir: dump });
+  await pglite.waitReady;
+  await pglite.close();
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli, spawnLogged, userEnv } from './server-process.ts';
+import { cli, seededDataDir, spawnLogged, userEnv } from './server-process.ts';
 
 interface RunningLine {
   listening: string[];
@@ -19,7 +19,7 @@ describe('where `cadenza start` says it listens', { timeout: 300_000 }, () => {
     const env = { ...userEnv };
     delete env.HOST;
     if (host) env.HOST = host;
-    const p = spawnLogged(process.execPath, [cli, '--data-dir', join(dir, name), 'start', '--port', '0', '--roles', 'api'], { env });
+    const p = spawnLogged(process.execPath, [cli, '--data-dir', await seededDataDir(join(dir, name)), 'start', '--port', '0', '--roles', 'api'], { env });
     try {
       await p.waitFor('cadenza is running');
       const line = JSON.parse(p.log().split('\n').find((l) => l.includes('cadenza is running'))!) as RunningLine & { msg: string };

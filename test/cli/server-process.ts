@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { embeddedDbDir } from '../../src/common/config.ts';
+import { seedDataDir } from '../pglite-template.ts';
 
 export const root = join(import.meta.dirname, '..', '..');
 export const cli = join(root, 'bin', 'cadenza.js');
@@ -33,8 +36,19 @@ export function spawnLogged(command: string, args: string[], opts: SpawnOptions 
   };
 }
 
-/** `cadenza start` on a folder of its own, on loopback and a free port, once it serves. */
+/**
+ * A new data folder with its embedded store already migrated (from the test template): what a
+ * server start there is tested for is the same, and it skips PGlite's new cluster and the
+ * migrations, the slowest part of a first start. A folder that holds a store is left as it is.
+ */
+export async function seededDataDir(dataDir: string): Promise<string> {
+  if (!existsSync(embeddedDbDir(dataDir))) await seedDataDir(dataDir);
+  return dataDir;
+}
+
+/** `cadenza start` on a folder of its own (seeded when new), on loopback and a free port, once it serves. */
 export async function startServer(dataDir: string, extra: string[] = [], opts: SpawnOptions = {}): Promise<Logged> {
+  await seededDataDir(dataDir);
   const p = spawnLogged(process.execPath, [cli, '--data-dir', dataDir, 'start', '--port', '0', '--host', '127.0.0.1', ...extra], opts);
   await p.waitFor('cadenza is running');
   return p;

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli, root, spawnLogged, userEnv } from './server-process.ts';
+import { cli, root, seededDataDir, spawnLogged, userEnv } from './server-process.ts';
 
 /** The process and its descendants, parent first (npm → its child → …). */
 function chain(pid: number): number[] {
@@ -42,7 +42,7 @@ describe.each(Object.keys(starters) as Array<keyof typeof starters>)('stopping %
 
   it.each(['SIGTERM', 'SIGINT'] as const)('%s to any process of the chain drains the server and ends the whole chain', async (signal) => {
     for (let position = 0; ; position++) {
-      const data = join(dir, `${signal}-${position}`);
+      const data = await seededDataDir(join(dir, `${signal}-${position}`));
       const { command, args } = starters[starter](data);
       const p = spawnLogged(command, args, { cwd: root, env: { ...userEnv, npm_config_update_notifier: 'false' } });
       let pids = [p.child.pid!];

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { cli, root, spawnLogged, userEnv } from './server-process.ts';
+import { cli, root, seededDataDir, spawnLogged, userEnv } from './server-process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cadenza-supervise-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -13,7 +13,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
  * holder's lock over and serves again; SIGTERM to the supervisor drains the child and frees the lock.
  */
 it('on the embedded store, restarts its one child after a SIGKILL and drains it on SIGTERM', { timeout: 600_000 }, async () => {
-  const data = join(dir, 'data');
+  const data = await seededDataDir(join(dir, 'data'));
   const p = spawnLogged(process.execPath, [cli, '--data-dir', data, 'start', '--supervise', '--port', '0', '--host', '127.0.0.1'], { cwd: root, env: userEnv });
   const exited = new Promise<number | null>((r) => p.child.once('exit', (code) => r(code)));
   try {

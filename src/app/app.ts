@@ -244,9 +244,12 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   const domainSettings = o.domains ? domainHealthSettings(o.domains, publicUrl, o.trackingDomains?.publicHost) : undefined;
   // One token provider per process: senders, sync loops and the connect routes share its cache.
   const vault = new Vault(store, localKeyWrapper(master));
-  // Webhook secrets stored in clear before 0013 are sealed by the first process holding the master key.
-  const sealed = await sealLegacyWebhookSecrets(store, vault);
-  if (sealed) log.info({ sealed }, 'webhook signing secrets sealed');
+  // Webhook secrets stored in clear before 0013 are sealed by the first API process (the webhooks'
+  // owner: under least privilege no other role may read them, src/ops/mtls/db-grants.ts).
+  if (o.roles.includes('api')) {
+    const sealed = await sealLegacyWebhookSecrets(store, vault);
+    if (sealed) log.info({ sealed }, 'webhook signing secrets sealed');
+  }
   const oauthClients = new OAuthClients(o.oauth ?? {}, { clock });
   const mailboxTokens = new MailboxTokens({ store, vault, clients: oauthClients, clock, random, log });
   // One push registry per process, shared by the push routes and the sync connectors. On

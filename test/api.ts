@@ -12,6 +12,8 @@ import { buildServer, type ApiDeps } from '../src/api/server.ts';
 import { SESSION_COOKIE } from '../src/api/auth/sessions.ts';
 import type { Store } from '../src/store/store.ts';
 import { freshStore, type TestStore } from './stores.ts';
+import { CredentialTaskRunner, type TaskRunnerOptions } from '../src/sending/credential-tasks/task-runner.ts';
+import { WorkNudges } from '../src/ops/work-nudge.ts';
 import { applyDefinition } from '../src/sequence/apply-definition.ts';
 import { bulkEnroll } from '../src/sequence/bulk-enroll.ts';
 import { validateDefinition } from '../src/sequence/definition.ts';
@@ -26,19 +28,33 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<ApiContext> = {}, server: Pick<ApiDeps, 'trustProxy'> = {}): Promise<ApiHarness> {
+/**
+ * `sender`: how the harness's in-process sender role carries out credential tasks (a mailbox
+ * test, a reply from the inbox, a revocation: src/sending/credential-tasks/), as `cadenza start`
+ * runs it beside the API; `sender: false` runs none (the API then answers SENDER_UNAVAILABLE).
+ */
+export type HarnessSender = false | Partial<Pick<TaskRunnerOptions, 'replySettle' | 'oauthClients' | 'revocation' | 'connectors'>>;
+
+export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<ApiContext> = {}, server: Pick<ApiDeps, 'trustProxy'> & { sender?: HarnessSender } = {}): Promise<ApiHarness> {
   const store = await freshStore(backend);
   const random = seededRandom(`api-${backend}`);
+  const vault = over.vault ?? new Vault(store, localKeyWrapper(Buffer.alloc(32, 7)));
+  const nudges = new WorkNudges({ origin: 'harness' });
+  const { sender, ...deps } = server;
+  const runner = sender === false ? undefined : new CredentialTaskRunner({ store, clock: systemClock, random, vault, owner: `tasks:harness-${backend}`, onDone: (id) => nudges.taskDone(id), ...sender });
+  nudges.on('credentials', () => void runner?.nudge());
   const ctx = {
     random,
-    vault: new Vault(store, localKeyWrapper(Buffer.alloc(32, 7))),
+    vault,
     erasure: erasureKey(Buffer.alloc(32, 7)),
     publicUrl: 'http://localhost:8080',
+    credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn: (id: string) => void) => nudges.onTaskDone(fn) } },
     ...defaultAuthSettings,
     ...over,
   };
-  const app = buildServer({ store, clock: systemClock, version: 'test', api: ctx, ...server });
+  const app = buildServer({ store, clock: systemClock, version: 'test', api: ctx, ...deps });
   await app.ready();
+  await runner?.start();
   const setupToken = (await issueSetupToken(store)) ?? '';
   return {
     app,
@@ -46,6 +62,7 @@ export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<A
     ctx,
     setupToken,
     async close() {
+      await runner?.stop();
       await app.close();
       await store.destroy();
     },

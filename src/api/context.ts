@@ -4,9 +4,9 @@ import type { Random } from '../common/random.ts';
 import type { OAuthClients } from '../mailbox/oauth/client.ts';
 import type { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import type { Vault } from '../mailbox/vault.ts';
-import type { ConnectorSetup } from '../mailbox/connectors/connector.ts';
 import type { ContentScorer } from '../sending/content-check/rspamd-scorer.ts';
-import type { SettlePolicy } from '../sending/reply.ts';
+import type { AskDeps, TaskSignals } from '../sending/credential-tasks/ask-task.ts';
+import type { WaitLimits } from '../sending/credential-tasks/task-policy.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import type { HygieneChecker } from '../leads/hygiene/checker.ts';
@@ -46,10 +46,14 @@ export interface ApiContext {
   mailboxesChanged?: () => void;
   /** Webhooks out (src/api/webhooks): private destinations allowed, and the dispatcher to wake for a test event. */
   webhooks?: { allowPrivate: boolean; nudge?: () => void };
-  /** How this process builds mailbox connectors (token source, API base URLs), for replies sent from the inbox; absent: the registry's defaults. */
-  connectors?: ConnectorSetup;
-  /** How long a reply whose hand-over broke is looked for in the Sent folder (sending/reply.ts); absent: the defaults. */
-  replySettle?: Partial<SettlePolicy>;
+  /**
+   * Testing a stored password and replying from the inbox open a mailbox credential, which only the
+   * sender role does (least privilege): the routes write a credential task and wait for a sender's
+   * answer (src/sending/credential-tasks/). `signals`: the work nudge that wakes the runners and
+   * the "done" that ends the wait (app.ts); absent: the wait reads the task every few seconds.
+   * `limits`: the waits (task-policy.ts defaultWaitLimits).
+   */
+  credentialTasks?: { signals?: TaskSignals; limits?: WaitLimits };
   /** Sends invitations (CADENZA_SMTP_URL); absent: the API returns each invitation's link for the admin to pass on. */
   mailer?: SystemMailer;
   /** Domain checks (resolver, blocklists, the tracking CNAME's target); absent: the re-check route refuses. */
@@ -75,7 +79,7 @@ export interface ApiContext {
    * Absent: the erasure route refuses and erased addresses are not recognised.
    */
   erasure?: ErasureKey;
-  /** The OAuth clients and token cache: a removed mailbox's grant is revoked and forgotten (src/sending/mailbox-removal.ts). */
+  /** The OAuth token cache: a removed mailbox's tokens are forgotten (src/sending/mailbox-removal.ts; its grant is revoked by the sender role). */
   oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
   /** Warmup federation (src/warmup/federation/): this installation's identity; absent: the peer routes refuse. */
   federation?: { identity: FederationIdentity };
@@ -94,4 +98,11 @@ export function realClock(ctx: ApiContext): Clock {
 /** The process's enrollment service, or one of its own for a server built without the scheduler (tests). */
 export function enrollmentService(ctx: ApiContext): EnrollmentService {
   return ctx.service ?? new EnrollmentService({ store: ctx.store, clock: ctx.clock, random: ctx.random });
+}
+
+/** What a route that needs a mailbox credential asks the sender role with (sending/credential-tasks/ask-task.ts). */
+export function credentialAsk(ctx: ApiContext): AskDeps {
+  const c = ctx.credentialTasks;
+  // Real time: a wait for a sender is not stretched or squeezed by a demo's clock.
+  return { db: ctx.store.db, clock: realClock(ctx), random: ctx.random, ...(c?.signals ? { signals: c.signals } : {}), ...(c?.limits ? { limits: c.limits } : {}) };
 }

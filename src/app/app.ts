@@ -20,6 +20,7 @@ import { localKeyWrapper, Vault } from '../mailbox/vault.ts';
 import { trackingKey } from '../sending/compose/tracking.ts';
 import { warmupRecogniser } from '../warmup/receive/recogniser.ts';
 import { SenderPool } from '../sending/sender-pool.ts';
+import { CredentialTaskRunner } from '../sending/credential-tasks/task-runner.ts';
 import { OAuthClients, type OAuthSettings } from '../mailbox/oauth/client.ts';
 import { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
@@ -131,6 +132,8 @@ export interface RunningApp {
   /** The nightly purge of data past its workspace's retention (scheduler role; one process purges, under a lease). */
   privacyPurge?: PrivacyPurgeRole;
   senders?: SenderPool;
+  /** The sender role's credential tasks: mailbox tests, inbox replies and grant revocations the API asks for. */
+  credentialTasks?: CredentialTaskRunner;
   syncs?: SyncPool;
   webhooks?: WebhookDispatcher;
   /** This process's push registry (absent: push off). */
@@ -220,7 +223,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
       // finish and commit the batch in flight.
-      await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
+      await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
       // Bounded: a request that hangs (a stalled upload) is cut at the deadline (api/http/drain.ts).
       if (app.server) {
         const d = await drainServer(app.server, o.drainMs ?? 10_000);
@@ -241,9 +244,12 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   const domainSettings = o.domains ? domainHealthSettings(o.domains, publicUrl, o.trackingDomains?.publicHost) : undefined;
   // One token provider per process: senders, sync loops and the connect routes share its cache.
   const vault = new Vault(store, localKeyWrapper(master));
-  // Webhook secrets stored in clear before 0013 are sealed by the first process holding the master key.
-  const sealed = await sealLegacyWebhookSecrets(store, vault);
-  if (sealed) log.info({ sealed }, 'webhook signing secrets sealed');
+  // Webhook secrets stored in clear before 0013 are sealed by the first API process (the webhooks'
+  // owner: under least privilege no other role may read them, src/ops/mtls/db-grants.ts).
+  if (o.roles.includes('api')) {
+    const sealed = await sealLegacyWebhookSecrets(store, vault);
+    if (sealed) log.info({ sealed }, 'webhook signing secrets sealed');
+  }
   const oauthClients = new OAuthClients(o.oauth ?? {}, { clock });
   const mailboxTokens = new MailboxTokens({ store, vault, clients: oauthClients, clock, random, log });
   // One push registry per process, shared by the push routes and the sync connectors. On
@@ -265,6 +271,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   nudges = new WorkNudges({ origin: newId(clock.now(), random), ...(pushBus ? { bus: pushBus } : {}), onError: (e) => log.warn({ err: e }, 'work nudge: publish failed') });
   nudges.on('enrollments', () => void app.scheduler?.nudge());
   nudges.on('requests', () => void app.senders?.nudge());
+  nudges.on('credentials', () => void app.credentialTasks?.nudge());
   // A mailbox connected or resumed: its sender and sync loop start now, not at the next 20 s balance;
   // a resumed mailbox's parked queue is planned after the balance, so its new loop is woken.
   nudges.onPull((mailboxId) => void app.syncs?.poke(mailboxId));
@@ -343,6 +350,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         },
       });
       await app.senders.start();
+      // What needs a mailbox credential and is asked for elsewhere (the API): one owner, here.
+      app.credentialTasks = new CredentialTaskRunner({ store, clock, random, vault, connectors, oauthClients, log, owner: `tasks:${newId(clock.now(), random)}`, onDone: (id) => nudges.taskDone(id) });
+      await app.credentialTasks.start();
     }
     if (o.roles.includes('sync')) {
       app.syncs = new SyncPool({
@@ -363,8 +373,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     }
   };
   const stopRoles = async () => {
-    await Promise.all([app.senders?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
+    await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
     await app.scheduler?.stop();
+    app.credentialTasks = undefined;
     app.domains = undefined;
     app.federation = undefined;
     app.senders = undefined;
@@ -398,7 +409,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, connectors, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
+      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

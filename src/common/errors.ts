@@ -25,6 +25,7 @@ export const errorCodes = {
   TEMPLATE_FAILS_FOR_ALL: "A sequence's email template renders for none of the workspace's leads (details.failures: step, variant, reason); saving again with confirm: true saves it anyway.",
   ROLE_KEEPS_CRASHING: 'A role process supervised by `cadenza start --supervise` ended on its own again and again soon after each start; the supervisor stopped every role.',
   BACKUP_FAILED: 'pgBackRest refused or failed a backup, a restore or a listing of the backups; the message is its own reason (a running server, a missing stanza, an unreachable repository).',
+  SENDER_UNAVAILABLE: 'What was asked needs a mailbox credential, opened only by the sender role (least privilege), and no sender process took it: none is running, or none took it in time. Nothing was done.',
   WORKER_POOL_CLOSED: 'The ingestion worker pool was shut down (drain) while a message waited for it; the batch is not committed and is pulled again.',
 } as const;
 

@@ -66,8 +66,16 @@ export class Vault {
         throw e;
       });
     if (!row) return undefined;
-    const key = await this.dataKey(row.workspace_id);
-    return JSON.parse(gcmOpen(key, row.ciphertext, `mailbox:${mailboxId}`, 'a stored credential failed to decrypt').toString('utf8')) as Credential;
+    return this.openCredential(row.workspace_id, mailboxId, row.ciphertext);
+  }
+
+  /**
+   * A credential as put() sealed it, from wherever it now lies: mailbox_credential, or a
+   * revocation task the credential's deletion moved it into (sending/credential-tasks/).
+   */
+  async openCredential(workspaceId: string, mailboxId: string, sealed: Buffer): Promise<Credential> {
+    const key = await this.dataKey(workspaceId);
+    return JSON.parse(gcmOpen(key, sealed, `mailbox:${mailboxId}`, 'a stored credential failed to decrypt').toString('utf8')) as Credential;
   }
 
   /**

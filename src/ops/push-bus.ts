@@ -17,9 +17,11 @@ export type PushMessage =
   | { origin: string; kind: 'gmail'; emailAddress: string }
   | { origin: string; kind: 'graph'; clientState: string; subscriptionId: string; lifecycleEvent?: string }
   /** Work became due now (work-nudge.ts): the same bus wakes the scheduler and dispatcher of other processes. */
-  | { origin: string; kind: 'work'; work: 'enrollments' | 'requests' | 'mailboxes' }
+  | { origin: string; kind: 'work'; work: 'enrollments' | 'requests' | 'mailboxes' | 'credentials' }
   /** Pull this mailbox now (the sender's mailbox last look found mail the sync has not read): its sync owner pulls. */
-  | { origin: string; kind: 'pull'; mailboxId: string };
+  | { origin: string; kind: 'pull'; mailboxId: string }
+  /** A credential task was carried out (sending/credential-tasks/): the process whose request waits for it answers now. */
+  | { origin: string; kind: 'task_done'; taskId: string };
 
 export interface PushBus {
   publish(message: PushMessage): Promise<void>;

@@ -1,5 +1,5 @@
 import { coalesce } from '../common/coalesce.ts';
-import type { PushBus } from './push-bus.ts';
+import type { PushBus, PushMessage } from './push-bus.ts';
 
 /**
  * What became due now:
@@ -10,9 +10,13 @@ import type { PushBus } from './push-bus.ts';
  *                instead of at its next 30 s pass;
  *   mailboxes    a mailbox was connected, resumed or given new credentials: the sender and sync
  *                pools should take its leases at once instead of at their next 20 s balance (and
- *                the dispatcher plan a resumed mailbox's parked queue).
+ *                the dispatcher plan a resumed mailbox's parked queue);
+ *   credentials  a credential task was written (a mailbox test, a reply from the inbox, a grant to
+ *                revoke: sending/credential-tasks/): the sender role's task runner takes it now.
+ *
+ * And, the other way, a task done: the API request waiting for that task answers at once.
  */
-export type WorkKind = 'enrollments' | 'requests' | 'mailboxes';
+export type WorkKind = 'enrollments' | 'requests' | 'mailboxes' | 'credentials';
 
 /**
  * Nudges remove polling latency, nothing else: a nudged pass is the same pass the timers run, so
@@ -27,14 +31,16 @@ export type WorkKind = 'enrollments' | 'requests' | 'mailboxes';
 export class WorkNudges {
   private readonly listeners = new Map<WorkKind, Set<() => void>>();
   private readonly pullListeners = new Set<(mailboxId: string) => void>();
+  private readonly doneListeners = new Set<(taskId: string) => void>();
   private readonly publish: Record<WorkKind, () => Promise<void>>;
 
   constructor(private readonly o: { origin: string; bus?: PushBus; onError?: (e: unknown) => void }) {
     const publish = (work: WorkKind) => coalesce(async () => o.bus?.publish({ origin: o.origin, kind: 'work', work }), o.onError);
-    this.publish = { enrollments: publish('enrollments'), requests: publish('requests'), mailboxes: publish('mailboxes') };
+    this.publish = { enrollments: publish('enrollments'), requests: publish('requests'), mailboxes: publish('mailboxes'), credentials: publish('credentials') };
     o.bus?.subscribe((m) => {
       if (m.kind === 'work' && m.origin !== o.origin) this.tell(m.work);
       if (m.kind === 'pull' && m.origin !== o.origin) for (const fn of this.pullListeners) fn(m.mailboxId);
+      if (m.kind === 'task_done' && m.origin !== o.origin) for (const fn of this.doneListeners) fn(m.taskId);
     });
   }
 
@@ -44,13 +50,29 @@ export class WorkNudges {
    * happens only on such a hit, and a pull already in flight absorbs a second one (MailboxLoop).
    */
   pull(mailboxId: string): void {
-    for (const fn of this.pullListeners) fn(mailboxId);
-    if (this.o.bus) void this.o.bus.publish({ origin: this.o.origin, kind: 'pull', mailboxId }).catch((e: unknown) => this.o.onError?.(e));
+    this.announce(this.pullListeners, mailboxId, { origin: this.o.origin, kind: 'pull', mailboxId });
   }
 
   onPull(fn: (mailboxId: string) => void): () => void {
-    this.pullListeners.add(fn);
-    return () => this.pullListeners.delete(fn);
+    return listen(this.pullListeners, fn);
+  }
+
+  /**
+   * A credential task was carried out: the request waiting for it, here or in another process,
+   * answers now. Not coalesced: one per task, and each names its own.
+   */
+  taskDone(taskId: string): void {
+    this.announce(this.doneListeners, taskId, { origin: this.o.origin, kind: 'task_done', taskId });
+  }
+
+  onTaskDone(fn: (taskId: string) => void): () => void {
+    return listen(this.doneListeners, fn);
+  }
+
+  /** One named event: this process's listeners at once, the others' through the bus. */
+  private announce(listeners: Set<(id: string) => void>, id: string, m: PushMessage): void {
+    for (const fn of listeners) fn(id);
+    if (this.o.bus) void this.o.bus.publish(m).catch((e: unknown) => this.o.onError?.(e));
   }
 
   /** Work of this kind is due now: wake this process's listeners, and other processes'. */
@@ -64,7 +86,7 @@ export class WorkNudges {
    * processes may have been lost meanwhile; the passes they would have run run now.
    */
   catchUp(): void {
-    for (const work of ['enrollments', 'requests', 'mailboxes'] as const) this.tell(work);
+    for (const work of ['enrollments', 'requests', 'mailboxes', 'credentials'] as const) this.tell(work);
   }
 
   on(work: WorkKind, fn: () => void): () => void {
@@ -77,4 +99,9 @@ export class WorkNudges {
   private tell(work: WorkKind): void {
     for (const fn of this.listeners.get(work) ?? []) fn();
   }
+}
+
+function listen(set: Set<(id: string) => void>, fn: (id: string) => void): () => void {
+  set.add(fn);
+  return () => set.delete(fn);
 }

@@ -1,15 +1,11 @@
 import { sql } from 'kysely';
-import * as oauth from 'oauth4webapi';
 import type { Clock } from '../common/clock.ts';
 import { cadenzaError, isCadenzaError } from '../common/errors.ts';
 import type { Logger } from '../common/logger.ts';
 import { assignMailboxes, chooseMailbox } from '../mailbox/pacing/assign-mailboxes.ts';
 import type { Applied, EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store, Tx } from '../store/store.ts';
-import type { OAuthClients } from '../mailbox/oauth/client.ts';
 import type { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
-import { parseMailboxSettings } from '../mailbox/settings.ts';
-import type { Credential, Vault } from '../mailbox/vault.ts';
 
 /**
  * Removing a mailbox (a rep leaves, an address is retired). A soft delete, in one transaction:
@@ -38,10 +34,11 @@ import type { Credential, Vault } from '../mailbox/vault.ts';
  *      stays and points at it; the API shows it as a removed mailbox. Its address can be connected
  *      again, as a new mailbox.
  *
- * After the commit, an OAuth refresh token is revoked at the provider when the provider offers
- * revocation (Google: RFC 7009 revocation_endpoint; Microsoft publishes none). Best effort: an
- * unreachable provider is reported, never a reason to fail the removal (the grant is already
- * gone from Cadenza).
+ * An OAuth grant is revoked at the provider by the sender role, never here: deleting the
+ * credential moves its sealed token into a revocation task in the same transaction (a trigger,
+ * 0046_credential_task.sql), which a sender carries out after the commit and retries with backoff
+ * while the provider does not answer (sending/credential-tasks/). The removal never waits for it,
+ * and the process removing (the API, which may not read credentials) never opens the token.
  *
  * A dry run runs the same transaction and rolls it back: the preview and the removal cannot
  * disagree on what they count.
@@ -53,9 +50,7 @@ export interface RemovalDeps {
   store: Store;
   clock: Clock;
   service: EnrollmentService;
-  vault?: Vault;
-  /** For revoking an OAuth grant; absent: not revoked (reported as 'unsupported'). */
-  oauthClients?: OAuthClients;
+  /** This process's OAuth token cache: the removed mailbox's tokens are forgotten. */
   tokens?: MailboxTokens;
   log?: Logger;
 }
@@ -85,8 +80,8 @@ export interface RemovalReport {
   inFlightSends: number;
   /** The credential was erased (or would be, in a dry run). */
   credentialErased: boolean;
-  /** Revocation at the provider: not an OAuth mailbox, done, the provider has none, or it failed (best effort). */
-  revocation: 'none' | 'revoked' | 'unsupported' | 'failed';
+  /** Revocation at the provider: not an OAuth mailbox, or a task the sender role carries out (file comment). */
+  revocation: 'none' | 'pending';
 }
 
 export const REMOVED_REASON = 'removed';
@@ -124,13 +119,11 @@ const liveEnrollmentsSql = (mailboxId: string) => sql<LiveEnrollment>`
   for update of e`;
 
 export async function removeMailbox(deps: RemovalDeps, req: RemovalRequest): Promise<RemovalReport> {
-  // Read before the transaction: the vault reads outside it, and PGlite has one connection.
-  const credential = await deps.vault?.get(req.mailboxId).catch(() => undefined);
   let applied: Applied[] = [];
   let report: RemovalReport;
   try {
     report = await deps.store.db.transaction().execute(async (tx) => {
-      const r = await removeInTx(tx, deps, req, credential);
+      const r = await removeInTx(tx, deps, req);
       applied = r.applied;
       if (req.dryRun) throw new DryRun(r.report);
       return r.report;
@@ -141,7 +134,6 @@ export async function removeMailbox(deps: RemovalDeps, req: RemovalRequest): Pro
   }
   deps.service.notify(applied);
   deps.tokens?.forget(req.mailboxId);
-  report.revocation = await revoke(deps, req.mailboxId, credential);
   deps.log?.info(
     { mailboxId: req.mailboxId, reassigned: report.reassigned.length, paused: report.paused.length, revocation: report.revocation },
     'mailbox removed',
@@ -149,7 +141,7 @@ export async function removeMailbox(deps: RemovalDeps, req: RemovalRequest): Pro
   return report;
 }
 
-async function removeInTx(tx: Tx, deps: RemovalDeps, req: RemovalRequest, credential: Credential | undefined): Promise<{ report: RemovalReport; applied: Applied[] }> {
+async function removeInTx(tx: Tx, deps: RemovalDeps, req: RemovalRequest): Promise<{ report: RemovalReport; applied: Applied[] }> {
   const now = deps.clock.now();
   const mb = await tx
     .selectFrom('mailbox')
@@ -242,7 +234,8 @@ async function removeInTx(tx: Tx, deps: RemovalDeps, req: RemovalRequest, creden
     .set({ removed_at: new Date(now), removed_by: req.by, health: 'paused', health_reason: REMOVED_REASON })
     .where('id', '=', mb.id)
     .execute();
-  const erased = await tx.deleteFrom('mailbox_credential').where('mailbox_id', '=', mb.id).executeTakeFirst();
+  // Its kind only (the API's grants allow no more): an OAuth grant leaves a revocation task behind.
+  const erased = await tx.deleteFrom('mailbox_credential').where('mailbox_id', '=', mb.id).returning('kind').executeTakeFirst();
 
   return {
     applied,
@@ -255,8 +248,8 @@ async function removeInTx(tx: Tx, deps: RemovalDeps, req: RemovalRequest, creden
       cancelledSends: Number(queued.n),
       unknownSends: Number(counts.unknown),
       inFlightSends: inFlight,
-      credentialErased: Number(erased.numDeletedRows) > 0 || credential !== undefined,
-      revocation: 'none',
+      credentialErased: erased !== undefined,
+      revocation: erased?.kind === 'oauth' ? 'pending' : 'none',
     },
   };
 }
@@ -269,32 +262,6 @@ function groupBy<T>(items: T[], key: (t: T) => string, value: (t: T) => string):
     else m.set(key(it), [value(it)]);
   }
   return m;
-}
-
-/** Revokes the refresh token (RFC 7009) where the provider offers it; never throws. */
-async function revoke(deps: RemovalDeps, mailboxId: string, credential: Credential | undefined): Promise<RemovalReport['revocation']> {
-  if (credential?.kind !== 'oauth') return 'none';
-  const row = await deps.store.db.selectFrom('mailbox').select(['provider', 'settings']).where('id', '=', mailboxId).executeTakeFirst();
-  const settings = parseMailboxSettings(row?.settings);
-  const provider = settings.oauth?.provider ?? (row?.provider === 'gmail' ? 'google' : row?.provider === 'graph' ? 'microsoft' : undefined);
-  if (!provider || !deps.oauthClients) return 'unsupported';
-  try {
-    const client = await deps.oauthClients.get(provider);
-    if (!client.as.revocation_endpoint) return 'unsupported';
-    // The refresh token: revoking it ends the grant, and its access tokens with it (Google).
-    const token = credential.refreshToken ?? credential.accessToken;
-    const ro = client.requestOptions();
-    try {
-      const res = await oauth.revocationRequest(client.as, client.client, client.auth, token, ro);
-      await oauth.processRevocationResponse(res);
-    } finally {
-      ro.cancel();
-    }
-    return 'revoked';
-  } catch (e) {
-    deps.log?.warn({ mailboxId, provider, err: isCadenzaError(e) ? e.code : (e as Error).message }, 'could not revoke the OAuth grant of a removed mailbox');
-    return 'failed';
-  }
 }
 
 /**

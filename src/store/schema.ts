@@ -591,6 +591,30 @@ export interface Database {
 }
 // --- end inbox replies
 
+// --- credential tasks (0046_credential_task.sql; owned by src/sending/credential-tasks/)
+export type CredentialTaskKind = 'test' | 'reply' | 'revoke';
+export type CredentialTaskState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+export interface CredentialTaskTable {
+  id: string;
+  workspace_id: string;
+  mailbox_id: string;
+  kind: CredentialTaskKind;
+  input: DefaultJson;
+  sealed: Buffer | null;
+  state: ColumnType<CredentialTaskState, CredentialTaskState | undefined, CredentialTaskState>;
+  result: unknown | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  run_after: DefaultTimestamp;
+  claimed_until: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: DefaultTimestamp;
+}
+
+export interface Database {
+  credential_task: CredentialTaskTable;
+}
+// --- end credential tasks
+
 // --- invitations (migrations/0014_invitations.sql; owned by src/api/auth/invitations.ts)
 export interface InvitationTable {
   id: string;

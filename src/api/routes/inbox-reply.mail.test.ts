@@ -65,7 +65,7 @@ describe.skipIf(mailBedSkipReason() !== null)('POST /inbox/messages/:messageId/r
   beforeAll(async () => {
     await startMailBed();
     proxy = await startFaultProxy({ host: mailBed.host, port: mailBed.submissionPort });
-    h = await apiHarness('pglite', { replySettle: { windowMs: 4_000, pollMs: 200 } });
+    h = await apiHarness('pglite', {}, { sender: { replySettle: { windowMs: 4_000, pollMs: 200 } } });
     const w = await seedWorkspace(h.store, 'Reply', 'owner-reply@example.test');
     workspaceId = w.workspaceId;
     owner = await login(h.app, 'owner-reply@example.test', w.password);

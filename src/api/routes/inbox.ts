@@ -3,8 +3,9 @@ import { cadenzaError } from '../../common/errors.ts';
 import { PERSON_LABELS, reclassify } from '../../ingest/reclassify.ts';
 import { findInboundMessage, listInbox, messageWithThread } from '../../ingest/sql/inbox.ts';
 import { inboxReader } from '../auth/inbox-scope.ts';
-import { sendReply } from '../../sending/reply.ts';
-import { enrollmentService } from '../context.ts';
+import type { ReplyRequest, ReplySent } from '../../sending/reply.ts';
+import { askCredentialTask } from '../../sending/credential-tasks/ask-task.ts';
+import { credentialAsk, enrollmentService } from '../context.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
@@ -147,18 +148,18 @@ export const inboxRoutes = [
       // Only a message the caller may read may be answered, and a member answers only from their own mailboxes.
       const seen = await findInboundMessage(ctx.store.db, ws.workspaceId, inboxReader(ws), params.messageId);
       if (!seen) throw cadenzaError('NOT_FOUND', 'no such inbound message in this workspace');
-      if (!ctx.vault) throw cadenzaError('CONFIG_INVALID', 'this server has no credential vault; it cannot send');
-      return sendReply(
-        { db: ctx.store.db, clock: ctx.clock, random: ctx.random, vault: ctx.vault, ...(ctx.connectors ? { connectors: ctx.connectors } : {}), ...(ctx.replySettle ? { settle: ctx.replySettle } : {}) },
-        {
-          workspaceId: ws.workspaceId,
-          messageRowId: params.messageId,
-          text: body.text,
-          replyAll: body.replyAll,
-          idempotencyKey: body.idempotencyKey ?? null,
-          ...(ws.role === 'member' ? { ownerUserId: ws.userId } : {}),
-        },
-      );
+      if (!seen.mailbox_id) throw cadenzaError('NOT_FOUND', 'no inbound message with a mailbox in this workspace');
+      // The reply is sent by the sender role, which alone opens the mailbox's credential (least
+      // privilege): sending/credential-tasks/reply-task.ts runs sendReply there, its idempotency
+      // key and Sent-folder settling unchanged; this waits for its answer.
+      const input: Omit<ReplyRequest, 'workspaceId'> = {
+        messageRowId: params.messageId,
+        text: body.text,
+        replyAll: body.replyAll,
+        idempotencyKey: body.idempotencyKey ?? null,
+        ...(ws.role === 'member' ? { ownerUserId: ws.userId } : {}),
+      };
+      return (await askCredentialTask(credentialAsk(ctx), { workspaceId: ws.workspaceId, mailboxId: seen.mailbox_id, kind: 'reply', input: { ...input } })) as ReplySent;
     },
   }),
 ];

@@ -2,8 +2,7 @@ import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
-import { testConnection } from '../../mailbox/imap/test-connection.ts';
-import { checkLines, recordVerification, verifyBeforeAdding } from '../../mailbox/verify-mailbox.ts';
+import { verifyBeforeAdding } from '../../mailbox/verify-mailbox.ts';
 import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
 import { pauseMailbox, resumeMailbox } from '../../mailbox/health/pause.ts';
 import { verificationOf } from '../../mailbox/verification.ts';
@@ -20,6 +19,9 @@ import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { enrollmentService } from '../context.ts';
 import { removeMailbox } from '../../sending/mailbox-removal.ts';
+import { askCredentialTask } from '../../sending/credential-tasks/ask-task.ts';
+import type { ConnectionTestAnswer } from '../../sending/credential-tasks/test-task.ts';
+import { credentialAsk } from '../context.ts';
 import { listMailboxRows } from '../../mailbox/sql/mailbox-list.ts';
 import { findMailbox, insertMailbox, mailboxAddresses, updateMailbox, type MailboxChange } from '../../mailbox/sql/mailboxes.ts';
 import { sendsClaimedSince } from '../../sending/sql/sends-claimed.ts';
@@ -131,7 +133,9 @@ const removalBody = z
     unknownSends: z.number().int().describe('Sends whose fate is unknown: kept as they are, never sent again'),
     inFlightSends: z.number().int().describe('Sends being handed to the server now; a removal waits for them (409)'),
     credentialErased: z.boolean(),
-    revocation: z.enum(['none', 'revoked', 'unsupported', 'failed']).describe('OAuth grant revoked at the provider: none (not OAuth), revoked, unsupported (no revocation endpoint), failed (best effort)'),
+    revocation: z
+      .enum(['none', 'pending'])
+      .describe('OAuth grant to revoke at the provider: none (not OAuth), pending (the sender role revokes it from a durable task, retried with backoff while the provider does not answer; the removal never waits for it)'),
   })
   .meta({ id: 'MailboxRemoval' });
 
@@ -244,20 +248,9 @@ export const mailboxRoutes = [
     handler: async ({ ctx, ws, params }) => {
       const row = await findMailbox(ctx.store.db, ws.workspaceId, params.mailboxId);
       if (!row) throw cadenzaError('NOT_FOUND', 'no such mailbox');
-      const settings = parseMailboxSettings(row.settings);
-      const credential = await ctx.vault?.get(row.id);
-      if (!credential || credential.kind !== 'password') {
-        throw cadenzaError('INVALID_INPUT', `mailbox ${row.email} has no stored password to test with (OAuth mailboxes are tested with \`cadenza mailbox test\`)`);
-      }
-      const r = await testConnection({
-        username: credential.username || row.email,
-        auth: { kind: 'password', password: credential.password },
-        ...(settings.imap ? { imap: settings.imap } : {}),
-        ...(settings.smtp ? { smtp: settings.smtp } : {}),
-      });
-      // The result is the mailbox's verification from now on (a skipped test is made good, a failure shown).
-      await recordVerification(ctx.store.db, row.id, r, ctx.clock.now());
-      return { ok: r.ok, checks: checkLines(r) };
+      // The stored password is opened by the sender role only (least privilege): it runs the test
+      // (sending/credential-tasks/test-task.ts) and records the verification; this waits for it.
+      return (await askCredentialTask(credentialAsk(ctx), { workspaceId: ws.workspaceId, mailboxId: row.id, kind: 'test' })) as ConnectionTestAnswer;
     },
   }),
   defineRoute({
@@ -334,7 +327,7 @@ export const mailboxRoutes = [
       const { ctx, ws, params, query } = c;
       await ownMailbox(ctx, ws, params.mailboxId);
       const r = await removeMailbox(
-        { store: ctx.store, clock: ctx.clock, service: enrollmentService(ctx), ...(ctx.vault ? { vault: ctx.vault } : {}), ...(ctx.oauth ? { oauthClients: ctx.oauth.clients, ...(ctx.oauth.tokens ? { tokens: ctx.oauth.tokens } : {}) } : {}) },
+        { store: ctx.store, clock: ctx.clock, service: enrollmentService(ctx), ...(ctx.oauth?.tokens ? { tokens: ctx.oauth.tokens } : {}) },
         { workspaceId: ws.workspaceId, mailboxId: params.mailboxId, by: ws.userId, enrollments: query.enrollments, dryRun: query.dryRun === 'true' },
       );
       // Moved requests are to be planned on their new mailboxes now, not at the next poll.
@@ -342,6 +335,8 @@ export const mailboxRoutes = [
       // The pools' lease pass runs now, here and in other processes: the renewal of the deleted
       // leases fails, so the mailbox's sender and sync loops end and its connections close.
       if (!r.dryRun) ctx.mailboxesChanged?.();
+      // An OAuth grant to revoke is a task now (its credential's deletion wrote it): a sender takes it.
+      if (r.revocation === 'pending') ctx.credentialTasks?.signals?.nudge();
       if (!r.dryRun) await audit(c, { action: 'mailbox.removed', target: r.email, detail: { mailboxId: r.mailboxId, reassigned: r.reassigned.length, paused: r.paused.length } });
       const counts = new Map<string, number>();
       for (const x of r.reassigned) counts.set(x.toMailboxId, (counts.get(x.toMailboxId) ?? 0) + 1);

@@ -15,6 +15,7 @@ import { consent } from '../../sim/emulators/oauth/browser.ts';
 import { startOAuthEmulator, type OAuthEmulator } from '../../sim/emulators/oauth/emulator.ts';
 import { localKeyWrapper, Vault } from '../vault.ts';
 import { OAuthClients } from './client.ts';
+import { CredentialTaskRunner } from '../../sending/credential-tasks/task-runner.ts';
 
 const publicUrl = 'https://cadenza.acme.test';
 const client = { id: 'cadenza-web', secret: 'web-secret', redirectUris: [`${publicUrl}/oauth/callback`] };
@@ -32,13 +33,14 @@ describe.each(testBackends())('OAuth routes (/oauth/:provider/start, /oauth/call
   let repUserId: string;
   let apiKey: string;
   let vault: Vault;
+  let clients: OAuthClients;
 
   beforeAll(async () => {
     store = await freshStore(backend);
     const random = seededRandom(`oauth-routes-${backend}`);
     emu = await startOAuthEmulator({ flavour: 'google', clients: [client], users: [{ email: 'rep@acme.test' }, { email: 'boss@acme.test' }] });
     vault = new Vault(store, localKeyWrapper(randomBytes(32)));
-    const clients = new OAuthClients({ google: { clientId: client.id, clientSecret: client.secret, discoveryBase: emu.issuer } });
+    clients = new OAuthClients({ google: { clientId: client.id, clientSecret: client.secret, discoveryBase: emu.issuer } });
     app = buildServer({
       store,
       clock: systemClock,
@@ -163,25 +165,56 @@ describe.each(testBackends())('OAuth routes (/oauth/:provider/start, /oauth/call
     expect(denied.json()).toMatchObject({ error: 'MAILBOX_AUTH_FAILED', message: expect.stringContaining('access_denied') });
   });
 
-  it("removing an OAuth mailbox revokes its grant at the provider; a provider that does not answer does not stop the removal", async () => {
+  it("removing an OAuth mailbox leaves its grant to the sender role, which revokes it at the provider, retrying one that does not answer; the removal never waits", async () => {
     const mailboxOf = async (email: string) => (await store.db.selectFrom('mailbox').select('id').where('workspace_id', '=', wsA).where('email', '=', email).executeTakeFirstOrThrow()).id;
     const repsMailbox = await mailboxOf('rep@acme.test');
     const grant = await vault.get(repsMailbox);
     if (grant?.kind !== 'oauth') throw new Error('expected an OAuth grant');
     expect(emu.introspect(grant.accessToken)).toBeDefined();
+    const bossMailbox = await mailboxOf('boss@acme.test');
+    const bossGrant = await vault.get(bossMailbox);
+    if (bossGrant?.kind !== 'oauth') throw new Error('expected an OAuth grant');
+
+    // No sender runs yet: both removals answer at once, the credentials erased, the revocations left as tasks.
     const removed = await rep.call('DELETE', `/api/workspaces/${wsA}/mailboxes/${repsMailbox}`);
     expect(removed.statusCode).toBe(200);
-    expect(removed.json()).toMatchObject({ credentialErased: true, revocation: 'revoked' });
-    // Revoking the refresh token ends the grant: its access token is dead at the provider too.
-    expect(emu.introspect(grant.accessToken)).toBeUndefined();
+    expect(removed.json()).toMatchObject({ credentialErased: true, revocation: 'pending' });
     expect(await vault.get(repsMailbox)).toBeUndefined();
-
-    const bossMailbox = await mailboxOf('boss@acme.test');
+    expect(emu.introspect(grant.accessToken)).toBeDefined();
+    // The provider fails the first revocation it is sent (the first task claimed: rep's, the older).
     emu.faults.inject('revoke', { kind: 'respond', status: 503, body: { error: 'backendError' } });
     const r = await ownerA.call('DELETE', `/api/workspaces/${wsA}/mailboxes/${bossMailbox}`);
     expect(r.statusCode).toBe(200);
-    expect(r.json()).toMatchObject({ credentialErased: true, revocation: 'failed' });
+    expect(r.json()).toMatchObject({ credentialErased: true, revocation: 'pending' });
+    const tasks = () => store.db.selectFrom('credential_task').select(['mailbox_id', 'state', 'attempts', 'sealed']).where('kind', '=', 'revoke').orderBy('created_at').execute();
+    expect((await tasks()).map((t) => [t.mailbox_id, t.state, t.sealed !== null])).toEqual([[repsMailbox, 'queued', true], [bossMailbox, 'queued', true]]);
+
+    // The sender role's runner (here in this process, one task at a time) carries them out.
+    const done: string[] = [];
+    let allDone!: () => void;
+    const finished = new Promise<void>((resolve) => (allDone = resolve));
+    const runner = new CredentialTaskRunner({
+      store, clock: systemClock, random: seededRandom('revoke-runner'), vault, oauthClients: clients, owner: 'tasks:revoke-test', concurrency: 1,
+      revocation: { baseMs: 50, capMs: 50, maxAttempts: 3 },
+      onDone: (id) => {
+        done.push(id);
+        if (done.length === 2) allDone();
+      },
+    });
+    await runner.start();
+    try {
+      await finished;
+    } finally {
+      await runner.stop();
+    }
     expect(emu.faults.pending()).toBe(0);
-    expect(await vault.get(bossMailbox)).toBeUndefined();
-  });
+    // Both grants are dead at the provider, the first after one retry; nothing sealed is kept.
+    expect(emu.introspect(grant.accessToken)).toBeUndefined();
+    expect(emu.introspect(bossGrant.accessToken)).toBeUndefined();
+    const after = await store.db.selectFrom('credential_task').select(['mailbox_id', 'state', 'attempts', 'sealed', 'result']).where('kind', '=', 'revoke').orderBy('created_at').execute();
+    expect(after.map((t) => [t.mailbox_id, t.state, t.attempts, t.sealed, t.result])).toEqual([
+      [repsMailbox, 'done', 2, null, { ok: true, value: 'revoked' }],
+      [bossMailbox, 'done', 1, null, { ok: true, value: 'revoked' }],
+    ]);
+  }, 30_000);
 });

@@ -16,13 +16,33 @@ describe('least-privilege grants', () => {
   });
 
   it('only the scheduler inserts send requests; the API reads no ciphertext; every other table is read-write for every role', () => {
-    const sql = grantStatements({ database: 'cadenza', schema: 'public', tables: ['send_request', 'mailbox_credential', 'lead'], owner: 'owner' });
+    const sql = grantStatements({ database: 'cadenza', schema: 'public', tables: ['send_request', 'mailbox_credential', 'enrollment'], owner: 'owner' });
     const inserts = sql.filter((s) => /^grant [^;]*insert[^;]* on "public"."send_request"/.test(s));
     expect(inserts).toEqual([`grant select, insert, update, delete on "public"."send_request" to "${DB_ROLES.scheduler}"`]);
     const apiCredential = sql.filter((s) => s.includes('"mailbox_credential"') && s.endsWith(`"${DB_ROLES.api}"`));
     expect(apiCredential.join('\n')).not.toMatch(/select[^(]*on|select \([^)]*ciphertext/);
-    expect(sql).toContain(`grant select, insert, update, delete on "public"."lead" to ${Object.values(DB_ROLES).map((r) => `"${r}"`).join(', ')}`);
+    expect(sql).toContain(`grant select, insert, update, delete on "public"."enrollment" to ${Object.values(DB_ROLES).map((r) => `"${r}"`).join(', ')}`);
     // From nothing on every run: what the rules no longer grant is taken away.
-    expect(sql.findIndex((s) => s.startsWith('revoke all on all tables'))).toBeLessThan(sql.findIndex((s) => s.includes('"lead"')));
+    expect(sql.findIndex((s) => s.startsWith('revoke all on all tables'))).toBeLessThan(sql.findIndex((s) => s.includes('"enrollment"')));
+  });
+
+  it('definitions are written by the API alone; webhook secrets and revoked tokens stay out of the other roles’ reach', () => {
+    const tables = ['lead', 'sequence', 'step', 'variant', 'sequence_mailbox', 'webhook_endpoint', 'webhook_delivery', 'credential_task'];
+    const sql = grantStatements({ database: 'cadenza', schema: 'public', tables, owner: 'owner' });
+    const to = (role: keyof typeof DB_ROLES, table: string) => sql.filter((s) => s.includes(`on "public"."${table}" to "${DB_ROLES[role]}"`));
+    for (const t of ['lead', 'sequence', 'step', 'variant', 'sequence_mailbox']) {
+      expect(to('api', t)).toEqual([`grant select, insert, update, delete on "public"."${t}" to "${DB_ROLES.api}"`]);
+      for (const r of ['scheduler', 'sender', 'sync'] as const) expect(to(r, t)).toEqual([`grant select on "public"."${t}" to "${DB_ROLES[r]}"`]);
+    }
+    // What the webhook triggers read of an endpoint, never its URL nor its sealed secrets.
+    for (const r of ['scheduler', 'sender', 'sync'] as const) {
+      expect(to(r, 'webhook_endpoint')).toEqual([`grant select ("id", "workspace_id", "events", "disabled_at") on "public"."webhook_endpoint" to "${DB_ROLES[r]}"`]);
+    }
+    expect(to('sync', 'webhook_delivery')).toEqual([`grant insert on "public"."webhook_delivery" to "${DB_ROLES.sync}"`]);
+    // Credential tasks: the API asks and reads answers, never `sealed`; only the sender carries them out.
+    expect(to('api', 'credential_task').join('\n')).not.toMatch(/sealed/);
+    expect(to('scheduler', 'credential_task')).toEqual([]);
+    expect(to('sync', 'credential_task')).toEqual([]);
+    expect(to('sender', 'credential_task')).toEqual([`grant select, insert, update, delete on "public"."credential_task" to "${DB_ROLES.sender}"`]);
   });
 });

@@ -20,6 +20,24 @@ import type { Role } from '../../common/config.ts';
  *                         mailboxes: sender and sync. The API stores credentials (connect, OAuth
  *                         callback) and deletes them (mailbox removal) but may not read one back;
  *                         the scheduler neither reads nor writes them.
+ *   credential_task       mailbox tests, inbox replies and grant revocations the API asks for and
+ *                         the sender carries out (sending/credential-tasks/): the API writes a task
+ *                         (and a credential's deletion writes a revocation, by trigger, with the
+ *                         API's rights), reads its state and answer, and withdraws it; it never
+ *                         reads `sealed` (a revoked grant's token). The sender reads and writes
+ *                         them all; the scheduler and the sync role have no business there.
+ *   sequence, step, variant, sequence_mailbox, lead
+ *                         definitions, written only where people define them: apply-definition.ts,
+ *                         the lead routes and imports, a mailbox's removal, privacy erasure, all in
+ *                         the API. The scheduler, the sender and the sync role read them (a step's
+ *                         template, a lead's zone and address, a sequence's pool), never write.
+ *   webhook_endpoint      the API's (routes, the dispatcher, sealing legacy secrets: app.ts runs it
+ *                         in the API role). The other roles write journal entries, tasks and domain
+ *                         alerts, whose triggers (0009, 0031) read an endpoint's id, workspace,
+ *                         events and disabled_at with the writer's rights: those columns only, never
+ *                         the URL or the sealed signing secrets.
+ *   webhook_delivery      the dispatcher's (API); those triggers insert into it from every role;
+ *                         the scheduler's privacy purge reads and deletes old ones.
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -55,6 +73,12 @@ const RW = ['select', 'insert', 'update', 'delete'];
  */
 const API_ONLY = ['account', 'account_device', 'api_key', 'app_user', 'auth_session', 'invitation', 'login_failure', 'setup_token'];
 
+/** Written by the API alone (file comment), read by every role. */
+const DEFINITIONS = ['lead', 'sequence', 'sequence_mailbox', 'step', 'variant'];
+
+/** What the webhook triggers (0009_webhooks.sql, 0031_domain_health.sql) read of an endpoint. */
+const WEBHOOK_TRIGGER_COLUMNS = ['id', 'workspace_id', 'events', 'disabled_at'];
+
 export const RESTRICTED: Record<string, TableRule> = {
   ...Object.fromEntries(API_ONLY.map((t) => [t, { table: { api: ['select', 'insert', 'update', 'delete'] } }])),
   // Migrations are the owner's (`cadenza migrate`): a role reads which are applied, at start.
@@ -62,6 +86,21 @@ export const RESTRICTED: Record<string, TableRule> = {
   send_request: {
     table: { api: ['select', 'update', 'delete'], scheduler: RW, sender: ['select', 'update', 'delete'], sync: ['select', 'update', 'delete'] },
   },
+  credential_task: {
+    table: { api: ['insert'], sender: RW },
+    columns: {
+      api: {
+        select: ['id', 'workspace_id', 'mailbox_id', 'kind', 'input', 'state', 'result', 'attempts', 'run_after', 'claimed_until', 'created_at', 'updated_at'],
+        update: ['state', 'updated_at'],
+      },
+    },
+  },
+  ...Object.fromEntries(DEFINITIONS.map((t) => [t, { table: { api: RW, scheduler: ['select'], sender: ['select'], sync: ['select'] } }])),
+  webhook_endpoint: {
+    table: { api: RW },
+    columns: { scheduler: { select: WEBHOOK_TRIGGER_COLUMNS }, sender: { select: WEBHOOK_TRIGGER_COLUMNS }, sync: { select: WEBHOOK_TRIGGER_COLUMNS } },
+  },
+  webhook_delivery: { table: { api: RW, scheduler: ['select', 'insert', 'delete'], sender: ['insert'], sync: ['insert'] } },
   mailbox_credential: {
     table: { api: ['insert', 'delete'], sender: RW, sync: RW },
     // vault.put's upsert reads the conflict column and updates the rest; nothing reads ciphertext.

@@ -2,7 +2,7 @@ import type { Clock } from '../common/clock.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
 import type { MailboxRow } from '../mailbox/connectors/connector.ts';
-import type { SentFolderCopy, SentSinceResult } from '../mailbox/connectors/outcomes.ts';
+import type { SentFolderCopy, SentPageHandler, SentSinceResult } from '../mailbox/connectors/outcomes.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import { recordSentCopy, stepKeysOfWorkspace, type StepKey } from './sql/reconcile-sent.ts';
@@ -37,12 +37,12 @@ export interface ReconcileDeps {
   clock: Clock;
   random: Random;
   /** The Sent-folder reader of a mailbox (its connector's sentSince), closed after use. */
-  sentFolderOf(mailbox: MailboxRow): Promise<{ sentSince(since: number): Promise<SentSinceResult>; close(): Promise<void> }>;
+  sentFolderOf(mailbox: MailboxRow): Promise<{ sentSince(since: number, onPage: SentPageHandler): Promise<SentSinceResult>; close(): Promise<void> }>;
 }
 
 export interface MailboxReconciled {
   email: string;
-  /** Copies in Sent since the restore point. */
+  /** Copies in Sent since the restore point (read before the listing stopped, when it did). */
   copies: number;
   recorded: number;
   /** Not read: why (the run then exits non-zero; run it again once the mailbox answers). */
@@ -89,66 +89,87 @@ export async function reconcileSent(deps: ReconcileDeps, o: { since: number; wor
   for (const m of mailboxes) {
     const line: MailboxReconciled = { email: m.email, copies: 0, recorded: 0 };
     report.mailboxes.push(line);
+    let keys = keysOf.get(m.workspace_id);
+    if (!keys) keysOf.set(m.workspace_id, (keys = keysByLocalPart(await stepKeysOfWorkspace(deps.store.db, m.workspace_id))));
+    const stepKeys = keys;
+    // Each page is recorded before the next is read: a Sent folder of any size, one page in memory.
+    const onPage = async (copies: SentFolderCopy[]) => {
+      for (const { copy, key } of matchCopies(copies, stepKeys)) {
+        if (!key) {
+          report.unmatched++;
+          continue;
+        }
+        await recordCopy(deps, service, report, line, m, copy, key);
+      }
+    };
     let listed: SentSinceResult;
     try {
       const folder = await deps.sentFolderOf(m);
       try {
-        listed = await folder.sentSince(o.since);
+        listed = await folder.sentSince(o.since, onPage);
       } finally {
         await folder.close();
       }
     } catch (e) {
-      listed = { status: 'unavailable', reason: (e as Error).message };
+      listed = { status: 'unavailable', reason: (e as Error).message, copies: 0 };
     }
     if (listed.status !== 'ok') {
+      // What was read before the listing stopped is recorded; a second run reads the rest.
       line.unavailable = listed.reason;
+      line.copies = listed.copies;
       continue;
     }
-    line.copies = listed.copies.length;
-    let keys = keysOf.get(m.workspace_id);
-    if (!keys) keysOf.set(m.workspace_id, (keys = keysByLocalPart(await stepKeysOfWorkspace(deps.store.db, m.workspace_id))));
-    for (const { copy, key } of matchCopies(listed.copies, keys)) {
-      if (!key) {
-        report.unmatched++;
-        continue;
-      }
-      const now = deps.clock.now();
-      const state = copy.pending ? 'possibly_sent' : 'sent';
-      const at = copy.sentAt ?? now;
-      const applied = await deps.store.db.transaction().execute(async (tx) => {
-        const r = await recordSentCopy(tx, {
-          requestId: newId(now, deps.random),
-          rowId: newId(now, deps.random),
-          workspaceId: key.workspaceId,
-          mailboxId: m.id,
-          enrollmentId: key.enrollmentId,
-          stepId: key.stepId,
-          messageId: copy.messageId,
-          state,
-          at: new Date(at),
-          subject: copy.subject,
-          inReplyTo: copy.inReplyTo,
-          from: m.email,
-          to: copy.to.length ? copy.to : [key.leadEmail],
-          note: `reconciled from the Sent folder of ${m.email} after a restore`,
-          now: new Date(now),
-        });
-        if (r.outcome === 'already') return r;
-        await service.applyInTx(tx, key.enrollmentId, { type: 'step_sent', stepId: key.stepId, at, messageId: copy.messageId }, now);
-        return r;
-      });
-      if (applied.outcome === 'already') {
-        report.alreadyRecorded++;
-        if (applied.messageId !== null && applied.messageId !== copy.messageId) {
-          report.conflicts.push(`enrollment ${key.enrollmentId} step ${key.stepId}: recorded as ${applied.messageId}, Sent also holds ${copy.messageId}`);
-        }
-        continue;
-      }
-      line.recorded++;
-      report.recorded++;
-      if (state === 'possibly_sent') report.possiblySent++;
-    }
+    line.copies = listed.copies + listed.withoutMessageId;
+    // A copy without a Message-ID is no step of Cadenza's, which always writes one.
+    report.unmatched += listed.withoutMessageId;
   }
   report.durationMs = deps.clock.now() - started;
   return report;
+}
+
+/** Records one copy as the send of its step, exactly as the outbox would have (or finds it already recorded). */
+async function recordCopy(
+  deps: ReconcileDeps,
+  service: EnrollmentService,
+  report: ReconcileReport,
+  line: MailboxReconciled,
+  m: { id: string; email: string },
+  copy: SentFolderCopy,
+  key: StepKey,
+): Promise<void> {
+  const now = deps.clock.now();
+  const state = copy.pending ? 'possibly_sent' : 'sent';
+  const at = copy.sentAt ?? now;
+  const applied = await deps.store.db.transaction().execute(async (tx) => {
+    const r = await recordSentCopy(tx, {
+      requestId: newId(now, deps.random),
+      rowId: newId(now, deps.random),
+      workspaceId: key.workspaceId,
+      mailboxId: m.id,
+      enrollmentId: key.enrollmentId,
+      stepId: key.stepId,
+      messageId: copy.messageId,
+      state,
+      at: new Date(at),
+      subject: copy.subject,
+      inReplyTo: copy.inReplyTo,
+      from: m.email,
+      to: copy.to.length ? copy.to : [key.leadEmail],
+      note: `reconciled from the Sent folder of ${m.email} after a restore`,
+      now: new Date(now),
+    });
+    if (r.outcome === 'already') return r;
+    await service.applyInTx(tx, key.enrollmentId, { type: 'step_sent', stepId: key.stepId, at, messageId: copy.messageId }, now);
+    return r;
+  });
+  if (applied.outcome === 'already') {
+    report.alreadyRecorded++;
+    if (applied.messageId !== null && applied.messageId !== copy.messageId) {
+      report.conflicts.push(`enrollment ${key.enrollmentId} step ${key.stepId}: recorded as ${applied.messageId}, Sent also holds ${copy.messageId}`);
+    }
+    return;
+  }
+  line.recorded++;
+  report.recorded++;
+  if (state === 'possibly_sent') report.possiblySent++;
 }

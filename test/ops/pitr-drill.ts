@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { ImapFlow } from 'imapflow';
+import nodemailer from 'nodemailer';
 import { sql } from 'kysely';
 import { seededRandom } from '../../src/common/random.ts';
 import { systemClock } from '../../src/common/clock.ts';
@@ -16,7 +17,9 @@ import { validateDefinition } from '../../src/sequence/definition.ts';
 import { EnrollmentService } from '../../src/sequence/enrollment-service.ts';
 import { moveEnrollments } from '../../src/sequence/move.ts';
 import { migrate } from '../../src/store/migrate.ts';
+import { stepMessageId } from '../../src/sending/step-message-id.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
+import { replyMail } from '../ingest/seed-sent-sequence.ts';
 import { bedEndpoint, mailBed } from '../mail/mailbed.ts';
 
 /**
@@ -37,10 +40,19 @@ import { bedEndpoint, mailBed } from '../mail/mailbed.ts';
  *      restore point, PostgreSQL started (replay, promote), `cadenza reconcile-sent --since` it,
  *      Cadenza started again until every outreach step is settled.
  *
+ * With `replies`, the sync role runs too (from before the restore point, so that each mailbox's
+ * cursor is in the data the restore brings back), and that many prospects answer their intro after
+ * the restore point: the lost database stops those enrollments, the restore brings them back active
+ * with the intro unrecorded and the cursors from before the replies; reconcile-sent records the
+ * intro and plans the follow-up; the sync, pulling from the restored cursor, reads the reply again
+ * and stops the enrollment. The follow-up must never be sent (the sender's last look and the
+ * re-check in its claim stand between a due follow-up and a reply the sync has not read yet).
+ *
  * Verdict: the restored data is the restore point's (nurture enrollments all back and waiting,
  * no wrong-list enrollment); every good step that went out after the restore point is recorded
  * sent by the reconcile; no Message-ID twice in any prospect INBOX (a step's Message-ID is derived
- * from its key, so a step sent again would show as a twin); every outreach step ends sent.
+ * from its key, so a step sent again would show as a twin); every outreach step ends sent, but
+ * the follow-ups of the prospects who replied, which are never sent (nor in their INBOX).
  *
  * Mail-bed users: sync57..60 (the mailboxes; the server files their Sent copies), prospects are
  * plus-addresses of sync61..63, tagged per run.
@@ -53,6 +65,15 @@ const pass = 'pass';
 const user = (n: number) => `sync${n}@inbox.test`;
 const prospectUsers = [61, 62, 63];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Until `check` answers something other than null/false, or `withinMs` passes (then its last answer). */
+async function poll<T>(check: () => Promise<T>, withinMs: number): Promise<T> {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    const v = await check();
+    if (v || Date.now() > until) return v;
+    await sleep(200);
+  }
+}
 
 export interface PitrDrillOptions {
   /** 1..4 mailboxes (sync57..60). */
@@ -68,6 +89,8 @@ export interface PitrDrillOptions {
   sentAfterBadAction: number;
   pitrDir: string;
   port: number;
+  /** Prospects who answer their intro after the restore point (needs `followUp`; runs the sync role). */
+  replies?: number;
   /** The control run: no reconcile after the restore (the steps sent after the restore point then go twice). */
   skipReconcile?: boolean;
   log?: (line: string) => void;
@@ -83,6 +106,14 @@ export interface PitrDrillReport {
   /** Steps the bad action's enrollments sent before Cadenza was stopped (delivered; no restore can unsend them). */
   badActionSends: number;
   reconciled: { recorded: number; possiblySent: number; alreadyRecorded: number; unmatched: number; conflicts: number };
+  /**
+   * The replies that arrived between the restore point and the restore: sent; stopped in the lost
+   * database; cursors the restored data holds (one per mailbox: the sync starts again from before
+   * the replies); replying enrollments stopped again after the restore, and how long after Cadenza
+   * started the last one was; their follow-ups sent (send requests sent, or found in the prospect's
+   * INBOX): must be none.
+   */
+  replies: { sent: number; stoppedBeforeRestore: number; restoredCursors: number; stoppedAfterRestore: number; restopMs: number | null; followUpsSent: string[] };
   /** Good steps sent after the restore point that the reconcile did not record. */
   missed: string[];
   duplicates: string[];
@@ -156,21 +187,26 @@ export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport
     return r.stdout;
   };
   const asUser = process.getuid?.() === 0 ? ['--as-user', 'postgres'] : [];
-  let child: ChildProcess | null = null;
-  const startCadenza = (url: string) => {
-    const c = spawn(process.execPath, ['--import', tsxLoader, join(root, 'src', 'cli', 'main.ts'), 'start', '--roles', 'scheduler,sender'], { cwd: root, env: cadenzaEnv(url), stdio: ['ignore', 'pipe', 'pipe'] });
+  const children: ChildProcess[] = [];
+  const startCadenza = (url: string, roles = 'scheduler,sender') => {
+    const c = spawn(process.execPath, ['--import', tsxLoader, join(root, 'src', 'cli', 'main.ts'), 'start', '--roles', roles], { cwd: root, env: cadenzaEnv(url), stdio: ['ignore', 'pipe', 'pipe'] });
     c.stdout!.on('data', (b: Buffer) => void (output += b.toString()));
     c.stderr!.on('data', (b: Buffer) => void (output += b.toString()));
-    return c;
+    children.push(c);
   };
   const stopCadenza = async () => {
-    const c = child;
-    child = null;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return;
-    c.kill('SIGTERM');
-    await Promise.race([new Promise((r) => c.once('exit', r)), sleep(20_000)]);
-    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    const running = children.splice(0);
+    await Promise.all(
+      running.map(async (c) => {
+        if (c.exitCode !== null || c.signalCode !== null) return;
+        c.kill('SIGTERM');
+        await Promise.race([new Promise((r) => c.once('exit', r)), sleep(20_000)]);
+        if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      }),
+    );
   };
+  const replying = o.replies ?? 0;
+  if (replying > 0 && !o.followUp) throw new Error('replies need a follow-up step to be worth checking (followUp: true)');
   let store: Store | null = null;
 
   try {
@@ -227,6 +263,9 @@ export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport
     await new EnrollmentService({ store, ...deps }).fireDue(10_000);
     const goodEnrollments = new Set((await db.selectFrom('enrollment').select('id').where('workspace_id', '=', ws).execute()).map((r) => r.id));
     const outreachStepCount = o.followUp ? 2 : 1;
+    const followStepId = o.followUp
+      ? (await db.selectFrom('step').select('id').where('sequence_id', '=', outreach.sequenceId).where('key', '=', 'bump').executeTakeFirstOrThrow()).id
+      : null;
 
     log('cadenza backup (full)');
     const b0 = Date.now();
@@ -250,8 +289,19 @@ export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport
       }
     };
 
+    if (replying > 0) {
+      // The sync first, alone, until every mailbox has a cursor: the restore point then falls after
+      // them, and the restore brings back cursors from before the replies.
+      log('cadenza start --roles sync, until every mailbox has a cursor');
+      startCadenza(url, 'sync');
+      const cursors = await poll(async () => {
+        const n = (await db.selectFrom('mailbox_sync').select('mailbox_id').where('cursor', 'is not', null).execute()).length;
+        return n >= o.mailboxes ? n : 0;
+      }, 120_000);
+      if (!cursors) throw new Error(`the sync stored no cursor for every mailbox within 120 s\n${output}`);
+    }
     log('cadenza start --roles scheduler,sender');
-    child = startCadenza(url);
+    startCadenza(url);
     await waitSent(o.sentBeforeRestorePoint, 'before the restore point', 120_000);
     // The restore point: a whole second after the last commit seen, so that the instant falls
     // between commits (a time target stops at the first commit after it).
@@ -260,6 +310,43 @@ export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport
     await sleep(1_100);
     const sentAtPoint = await sentRequests();
     log(`restore point ${new Date(restorePoint).toISOString()} (${sentAtPoint.length} steps sent before it)`);
+
+    // Prospects answer intros sent after the restore point, and the (lost) database stops them.
+    const replied: Array<{ enrollmentId: string; mailbox: string; reply: string }> = [];
+    if (replying > 0) {
+      const smtp = nodemailer.createTransport({ host: mailBed.host, port: mailBed.injectPort, secure: false, ignoreTLS: true });
+      try {
+        const intros = await poll(async () => {
+          const rows = await db
+            .selectFrom('send_request as r')
+            .innerJoin('mailbox as m', 'm.id', 'r.mailbox_id')
+            .innerJoin('enrollment as e', 'e.id', 'r.enrollment_id')
+            .innerJoin('lead as l', 'l.id', 'e.lead_id')
+            .select(['r.enrollment_id', 'r.message_id', 'r.updated_at', 'm.email as mailbox', 'l.email as lead'])
+            .where('r.workspace_id', '=', ws)
+            .where('r.state', '=', 'sent')
+            .where('r.step_id', '!=', followStepId!)
+            .execute();
+          const after = rows.filter((r) => goodEnrollments.has(r.enrollment_id) && r.updated_at.getTime() > restorePoint);
+          return after.length >= replying ? after.slice(0, replying) : null;
+        }, 120_000);
+        if (!intros) throw new Error(`fewer than ${replying} intros sent after the restore point within 120 s\n${output}`);
+        for (const i of intros) {
+          const reply = `<reply-${i.enrollment_id}-${tag}@inbox.test>`;
+          const raw = replyMail({ from: i.lead, to: i.mailbox, inReplyTo: i.message_id!, subject: `Re: Hello ${tag}`, body: 'Thanks, not now.\n\n> Hi', messageId: reply });
+          await smtp.sendMail({ envelope: { from: i.lead, to: [i.mailbox] }, raw });
+          replied.push({ enrollmentId: i.enrollment_id, mailbox: i.mailbox, reply });
+        }
+      } finally {
+        smtp.close();
+      }
+      log(`${replied.length} prospects replied after the restore point`);
+    }
+    const stoppedCount = async (database: Store['db']) =>
+      replied.length === 0
+        ? 0
+        : (await database.selectFrom('enrollment').select('id').where('id', 'in', replied.map((r) => r.enrollmentId)).where('state', '=', 'replied').execute()).length;
+    const stoppedBeforeRestore = replied.length ? await poll(async () => ((await stoppedCount(db)) >= replied.length ? replied.length : 0), 60_000) || (await stoppedCount(db)) : 0;
 
     log(`bad bulk action: ${nurtureIds.length} nurture enrollments moved to outreach at step one, wrong list of ${wrongIds.length} enrolled`);
     const service = new EnrollmentService({ store, ...deps });
@@ -277,6 +364,7 @@ export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport
     log(`stopped Cadenza: ${goodAfter.length} good steps and ${badActionSends} of the bad action's sent after the restore point`);
     await store.close();
     store = null;
+    if (replied.length) log(`the lost database had ${stoppedBeforeRestore} of ${replied.length} replying enrollments stopped`);
 
     const stopAt = Date.now();
     await pg('stop');
@@ -315,29 +403,46 @@ export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport
       .filter((g) => !after.some((a) => a.enrollment_id === g.enrollment_id && a.step_id === g.step_id && (a.state === 'sent' || a.state === 'possibly_sent') && a.message_id === g.message_id))
       .map((g) => `${g.enrollment_id}/${g.step_id} ${g.message_id}`);
 
+    const restoredCursors = (await rdb.selectFrom('mailbox_sync').select('mailbox_id').where('cursor', 'is not', null).execute()).length;
+
     log('cadenza start again, until every outreach step is settled');
     const s0 = Date.now();
-    child = startCadenza(url);
-    const target = o.mailboxes * o.sendingLeads * outreachStepCount;
+    startCadenza(url, replying > 0 ? 'scheduler,sender,sync' : 'scheduler,sender');
+    // The follow-ups of the prospects who replied are never sent.
+    const target = o.mailboxes * o.sendingLeads * outreachStepCount - replied.length;
+    let restopMs: number | null = null;
     const settleBy = Date.now() + 60_000 + (o.followUp ? 90_000 : 0) + target * 3_000;
     let settled = await rdb.selectFrom('send_request').select(['state']).where('workspace_id', '=', ws).execute();
     while (Date.now() < settleBy) {
       settled = await rdb.selectFrom('send_request').select(['state']).where('workspace_id', '=', ws).execute();
-      if (settled.filter((r) => r.state === 'sent' || r.state === 'possibly_sent').length >= target) break;
+      if (restopMs === null && replied.length && (await stoppedCount(rdb)) >= replied.length) restopMs = Date.now() - s0;
+      if (settled.filter((r) => r.state === 'sent' || r.state === 'possibly_sent').length >= target && (restopMs !== null || !replied.length)) break;
       await sleep(250);
     }
     const settleMs = Date.now() - s0;
     // A few seconds more: a step the reconcile missed would be claimed again now.
     await sleep(3_000);
     await stopCadenza();
-    const unsettled = (await rdb.selectFrom('send_request').select(['enrollment_id', 'step_id', 'state', 'last_error']).where('state', 'not in', ['sent', 'possibly_sent']).execute()).map(
-      (r) => `${r.enrollment_id}/${r.step_id} ${r.state} ${r.last_error ?? ''}`,
-    );
+    const repliedIds = new Set(replied.map((r) => r.enrollmentId));
+    const requests = await rdb.selectFrom('send_request').select(['enrollment_id', 'step_id', 'state', 'last_error', 'message_id']).execute();
+    const unsettled = requests
+      // A replying enrollment's follow-up may have been queued before the reply was read again: cancelled is its right end.
+      .filter((r) => r.state !== 'sent' && r.state !== 'possibly_sent' && !(repliedIds.has(r.enrollment_id) && r.step_id === followStepId && r.state === 'cancelled'))
+      .map((r) => `${r.enrollment_id}/${r.step_id} ${r.state} ${r.last_error ?? ''}`);
+    const stoppedAfterRestore = await stoppedCount(rdb);
+    const followUpsSent = requests
+      .filter((r) => repliedIds.has(r.enrollment_id) && r.step_id === followStepId && (r.state === 'sent' || r.state === 'possibly_sent' || r.state === 'unknown'))
+      .map((r) => `${r.enrollment_id} ${r.state} ${r.message_id ?? ''}`);
     await sleep(1_500); // late deliveries land before counting
 
     const duplicates: string[] = [];
+    const followUpIds = new Map(replied.map((r) => [stepMessageId(r.mailbox, r.enrollmentId, followStepId!), r.enrollmentId]));
     for (const n of prospectUsers) {
-      for (const [id, copies] of await inboxIds(user(n), tag)) if (copies > 1) duplicates.push(`${user(n)} ${id} x${copies}`);
+      for (const [id, copies] of await inboxIds(user(n), tag)) {
+        if (copies > 1) duplicates.push(`${user(n)} ${id} x${copies}`);
+        // Whatever the database says, a follow-up in the INBOX of a prospect who replied is the defect.
+        if (followUpIds.has(id) && !followUpsSent.some((f) => f.startsWith(followUpIds.get(id)!))) followUpsSent.push(`${followUpIds.get(id)} in the INBOX ${id}`);
+      }
     }
     return {
       restorePoint: when,
@@ -346,6 +451,7 @@ export async function runPitrDrill(o: PitrDrillOptions): Promise<PitrDrillReport
       goodSentAfterRestorePoint: goodAfter.length,
       badActionSends,
       reconciled: { recorded: rec.recorded, possiblySent: rec.possiblySent, alreadyRecorded: rec.alreadyRecorded, unmatched: rec.unmatched, conflicts: rec.conflicts.length },
+      replies: { sent: replied.length, stoppedBeforeRestore, restoredCursors, stoppedAfterRestore, restopMs, followUpsSent },
       missed,
       duplicates,
       unsettled,
@@ -378,16 +484,25 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     sentAfterBadAction: Number(process.env.DRILL_AFTER ?? 8),
     pitrDir: process.env.PG_PITR_DIR ?? join(tmpdir(), 'cadenza-pitr-drill'),
     port: Number(process.env.PG_PITR_PORT ?? 5561),
+    replies: Number(process.env.DRILL_REPLIES ?? 2),
     skipReconcile: process.env.DRILL_SKIP_RECONCILE === '1',
     log: (l) => console.log(l),
   };
   const r = await runPitrDrill(o);
   const { output, ...figures } = r;
-  const ok = r.duplicates.length === 0 && r.missed.length === 0 && r.unsettled.length === 0 && r.restored.wrongListEnrollments === 0 && r.restored.nurtureWaiting === o.nurtureLeads;
+  const ok =
+    r.duplicates.length === 0 &&
+    r.missed.length === 0 &&
+    r.unsettled.length === 0 &&
+    r.restored.wrongListEnrollments === 0 &&
+    r.restored.nurtureWaiting === o.nurtureLeads &&
+    r.replies.followUpsSent.length === 0 &&
+    r.replies.stoppedAfterRestore === r.replies.sent;
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   console.log(`
 data restored: ${r.restored.rows.enrollment} enrollments (${r.restored.nurtureWaiting} nurture enrollments waiting again, ${r.restored.wrongListEnrollments} of the wrong list, ${r.restored.movedEnrollments} moved), ${r.restored.rows.lead} leads, ${r.restored.rows.send_request} send requests, ${r.restored.rows.message} messages
 steps sent after the restore point: ${r.goodSentAfterRestorePoint} good (reconciled: ${r.reconciled.recorded}, missed: ${r.missed.length}), ${r.badActionSends} by the bad action (${r.reconciled.unmatched} copies of no restored step)
+replies after the restore point: ${r.replies.sent} (stopped before the restore: ${r.replies.stoppedBeforeRestore}; cursors restored: ${r.replies.restoredCursors}; stopped again after it: ${r.replies.stoppedAfterRestore}${r.replies.restopMs === null ? '' : `, ${s(r.replies.restopMs)} after Cadenza started`}); follow-ups sent to them: ${r.replies.followUpsSent.length}
 duplicates (a Message-ID twice in a prospect INBOX): ${r.duplicates.length}; outreach steps unsettled: ${r.unsettled.length} of ${r.outreachSteps}
 time: backup ${s(r.backupMs)}; stop → restored and open ${s(r.timings.stopToRestoredMs)} (pgbackrest restore ${s(r.timings.restoreMs)}); reconcile ${s(r.timings.reconcileMs)}; recovery in all ${s(r.timings.recoveryMs)}`);
   if (!ok) console.log(output);

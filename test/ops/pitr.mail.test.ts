@@ -5,9 +5,10 @@ import { describeMailBed } from '../mail/describe-mail-bed.ts';
 import { pitrTools, runPitrDrill } from './pitr-drill.ts';
 
 /**
- * The point-in-time recovery drill, short (2 mailboxes, one lead each, one email; 300 nurture
- * enrollments moved and 200 wrong-list leads enrolled by the bad action): restore to the point
- * before the bad action, reconcile-sent, Cadenza again. The full one with its figures:
+ * The point-in-time recovery drill, short (2 mailboxes, one lead each, an intro and a follow-up a
+ * minute later; 300 nurture enrollments moved and 200 wrong-list leads enrolled by the bad action;
+ * one prospect answers its intro after the restore point): restore to the point before the bad
+ * action, reconcile-sent, Cadenza again (with the sync role, from the restored cursors). The full one with its figures:
  * `npm run drill:pitr` (pitr-drill.ts).
  */
 const skip = await pitrTools();
@@ -15,11 +16,12 @@ if (skip) {
   describe.skip(`point-in-time recovery drill (skipped: ${skip})`, () => undefined);
 } else {
   describeMailBed('point-in-time recovery drill: restore before a bad bulk action, reconcile with the Sent folders', () => {
-    it('the bad action is undone, the steps sent after the restore point are recorded and none is sent twice', async () => {
+    it('the bad action is undone, the steps sent after the restore point are recorded and none is sent twice; a reply after the restore point is read again and its follow-up never sent', async () => {
       const r = await runPitrDrill({
         mailboxes: 2,
         sendingLeads: 1,
-        followUp: false,
+        followUp: true,
+        replies: 1,
         nurtureLeads: 300,
         wrongLeads: 200,
         // The restore point as Cadenza starts, before its first send: every good step is sent after
@@ -40,6 +42,12 @@ if (skip) {
       expect(r.missed, why).toEqual([]);
       expect(r.duplicates, why).toEqual([]);
       expect(r.unsettled, why).toEqual([]);
-    }, 240_000);
+      // The reply that arrived between the restore point and the restore.
+      expect(r.replies.sent, why).toBe(1);
+      expect(r.replies.stoppedBeforeRestore, why).toBe(1);
+      expect(r.replies.restoredCursors, why).toBe(2);
+      expect(r.replies.stoppedAfterRestore, why).toBe(1);
+      expect(r.replies.followUpsSent, why).toEqual([]);
+    }, 360_000);
   });
 }

@@ -46,9 +46,9 @@ export function assembleConnector(p: ConnectorParts): MailboxConnector {
     send: (raw, envelope, ctx) => transport().send(raw, envelope, ctx),
     findSent: (messageId, opts) => transport().findSent(messageId, opts),
     recentMailFrom: (q) => transport().recentMailFrom(q),
-    sentSince: async (since) => {
+    sentSince: async (since, onPage) => {
       const t = transport();
-      return t.sentSince ? t.sentSince(since) : { status: 'unavailable', reason: `listing the Sent folder of a ${p.mailbox.provider} mailbox is not supported yet` };
+      return t.sentSince ? t.sentSince(since, onPage) : { status: 'unavailable', reason: `listing the Sent folder of a ${p.mailbox.provider} mailbox is not supported`, copies: 0 };
     },
     pull: (cursor, options) => sync().pull(cursor, options),
     ...(watch ? { watch } : {}),

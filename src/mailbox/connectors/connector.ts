@@ -6,7 +6,7 @@ import type { AccessTokenProvider } from '../access-token.ts';
 import type { PushRegistry } from '../sync/push-registry.ts';
 import type { MailboxSync } from '../sync/source.ts';
 import type { Credential } from '../vault.ts';
-import type { Envelope, FindSentResult, FolderActionResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome, SentProof, SentSinceResult } from './outcomes.ts';
+import type { Envelope, FindSentResult, FolderActionResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome, SentPageHandler, SentProof, SentSinceResult } from './outcomes.ts';
 import type { SmtpTimeouts } from './smtp-imap/smtp-timeouts.ts';
 
 /**
@@ -55,11 +55,15 @@ export interface Transport {
   /** Looks for messageId ('<id@domain>') in the mailbox's Sent folder. Never throws for network or provider trouble. */
   findSent(messageId: string, opts?: { signal?: AbortSignal }): Promise<FindSentResult>;
   /**
-   * Every copy in the mailbox's Sent folder stored since `since` (ms): what `cadenza reconcile-sent`
-   * reads after a point-in-time restore (sending/reconcile-sent.ts). SMTP/IMAP only so far; a
-   * transport without it is reported as unable to reconcile. Never throws for network or provider trouble.
+   * Every copy in the mailbox's Sent folder stored or sent since `since` (ms), handed to `onPage` a
+   * page at a time (the next page is read once the handler is done): what `cadenza reconcile-sent`
+   * reads after a point-in-time restore (sending/reconcile-sent.ts). IMAP: UID SEARCH SINCE over the
+   * Sent folder; Gmail: messages.list `labelIds=SENT` `after:` and messages.get format=metadata;
+   * Graph: `mailFolders/sentitems/messages` `$filter=sentDateTime ge`, following @odata.nextLink.
+   * A transport without it is reported as unable to reconcile. Never throws for network or
+   * provider trouble; rethrows what the handler throws.
    */
-  sentSince?(since: number): Promise<SentSinceResult>;
+  sentSince?(since: number, onPage: SentPageHandler): Promise<SentSinceResult>;
   /** Releases connections and timers. Idempotent. */
   close(): Promise<void>;
 }
@@ -90,7 +94,7 @@ export type Ability = 'send' | 'sync' | 'folders';
 export interface MailboxConnector extends Transport, MailboxSync, FolderActions {
   readonly provider: Provider;
   /** Transport.sentSince, always there: a transport without it answers 'unavailable' with the reason (assemble.ts). */
-  sentSince(since: number): Promise<SentSinceResult>;
+  sentSince(since: number, onPage: SentPageHandler): Promise<SentSinceResult>;
   /** Why `ability` cannot work with this mailbox's settings, or null when it can. Calling a lacking part throws CONFIG_INVALID. */
   lacks(ability: Ability): string | null;
   /** Closes every part. Idempotent. */

@@ -212,16 +212,33 @@ export type RecentMailResult = { status: 'ok'; messages: RecentMail[] } | { stat
 /** One copy in a mailbox's Sent folder, as Transport.sentSince lists it. */
 export interface SentFolderCopy {
   messageId: string;
-  /** When the server stored it (IMAP INTERNALDATE), when known. */
+  /** When the server stored or sent it (IMAP INTERNALDATE, Gmail internalDate, Graph sentDateTime), when known. */
   sentAt: number | null;
   to: string[];
   subject: string | null;
+  /** Its In-Reply-To header (IMAP, Gmail); Graph lists no such property, so null there. */
   inReplyTo: string | null;
   /** A copy written before the handover and never settled (PENDING_KEYWORD): it may not have gone out. */
   pending: boolean;
 }
 
-export type SentSinceResult = { status: 'ok'; copies: SentFolderCopy[] } | { status: 'unavailable'; reason: string };
+/**
+ * Takes one page of a Sent-folder listing (Transport.sentSince). The listing waits for it before
+ * reading the next page, so a Sent folder of any size is held one page at a time. A handler that
+ * throws ends the listing with its error (it is the caller's failure, not the mailbox's).
+ */
+export type SentPageHandler = (copies: SentFolderCopy[]) => Promise<void>;
+
+/**
+ * What a Sent-folder listing read. ok: every page was handed over; `copies` counts the copies
+ * handed over, `withoutMessageId` those left out because they carry no Message-ID (none is a
+ * step of Cadenza's, which always writes one). unavailable: the listing stopped (connection,
+ * grant, a rate limit longer than the reader waits): the pages before it were handed over, the
+ * rest were not read; ask again later, and never read it as "nothing else was sent".
+ */
+export type SentSinceResult =
+  | { status: 'ok'; copies: number; withoutMessageId: number }
+  | { status: 'unavailable'; reason: string; copies: number };
 
 /**
  * What a folder action (connector.ts FolderActions: move to the inbox, flag, mark read) says,

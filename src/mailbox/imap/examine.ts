@@ -7,16 +7,20 @@ import { imapError } from './errors.ts';
  * MAILBOX_FOLDER_NOT_FOUND) when the folder cannot be opened.
  */
 export async function withExamined<T>(client: ImapFlow, folder: string, fn: () => Promise<T>): Promise<T> {
-  let lock;
-  try {
-    lock = await client.getMailboxLock(folder, { readOnly: true });
-  } catch (e) {
-    throw imapError(e, `EXAMINE ${folder}`);
-  }
+  const lock = await examine(client, folder);
   try {
     return await fn();
   } finally {
     lock.release();
+  }
+}
+
+/** Opens `folder` read-only (EXAMINE) and holds it until the lock is released; throws as withExamined does. */
+export async function examine(client: ImapFlow, folder: string): Promise<{ release(): void }> {
+  try {
+    return await client.getMailboxLock(folder, { readOnly: true });
+  } catch (e) {
+    throw imapError(e, `EXAMINE ${folder}`);
   }
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { systemClock } from '../../common/clock.ts';
 import { createSmtpTransport } from '../connectors/smtp-imap/smtp-transport.ts';
-import { PENDING_KEYWORD } from '../connectors/outcomes.ts';
+import { PENDING_KEYWORD, type SentFolderCopy } from '../connectors/outcomes.ts';
 import { describeMailBed } from '../../../test/mail/describe-mail-bed.ts';
 import { bedEndpoint, resetMailBed } from '../../../test/mail/mailbed.ts';
 import { appendToSent } from './append-to-sent.ts';
@@ -38,9 +38,9 @@ describeMailBed('the Sent folder since an instant over IMAP on the bed', () => {
       await appendToSent(c, raw(`<new-${tag}@inbox.test>`, 'b@prospects.test'), { sentAt: new Date(now) });
       await appendToSent(c, raw(`<pending-${tag}@inbox.test>`, 'c@prospects.test'), { sentAt: new Date(now), keywords: [PENDING_KEYWORD] });
     });
-    const r = await transport.sentSince!(now - 60_000);
-    expect(r.status, JSON.stringify(r)).toBe('ok');
-    const copies = r.status === 'ok' ? r.copies : [];
+    const copies: SentFolderCopy[] = [];
+    const r = await transport.sentSince!(now - 60_000, async (page) => void copies.push(...page));
+    expect(r, JSON.stringify(r)).toEqual({ status: 'ok', copies: 2, withoutMessageId: 0 });
     expect(copies.map((c) => [c.messageId, c.to, c.subject, c.pending])).toEqual([
       [`<new-${tag}@inbox.test>`, ['b@prospects.test'], `Step ${tag}`, false],
       [`<pending-${tag}@inbox.test>`, ['c@prospects.test'], `Step ${tag}`, true],
@@ -52,7 +52,7 @@ describeMailBed('the Sent folder since an instant over IMAP on the bed', () => {
     // 5569: a loopback port nothing listens on (this test's own range).
     const t = createSmtpTransport({ smtp: bedEndpoint('smtp', 'none'), imap: { ...bedEndpoint('imap'), port: 5569 }, username: USER, auth: { kind: 'password', password: PASS }, serverSavesSent: true }, { clock: systemClock });
     try {
-      expect(await t.sentSince!(Date.now() - 60_000)).toMatchObject({ status: 'unavailable' });
+      expect(await t.sentSince!(Date.now() - 60_000, async () => undefined)).toMatchObject({ status: 'unavailable', copies: 0 });
     } finally {
       await t.close();
     }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock, type TimerHandle } from '../../common/clock.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import type { ApiFailure, TokenSource } from '../providers/call.ts';
-import { graphApi, type GraphApi } from '../providers/graph/api.ts';
+import { graphApi, isServiceLink, type GraphApi } from '../providers/graph/api.ts';
 import { isDeltaExpired } from '../providers/graph/messages-delta.ts';
 import { mapLimit } from './map-limit.ts';
 import type { PushRegistry } from './push-registry.ts';
@@ -153,13 +153,9 @@ export class GraphSync implements MailboxSync {
   }
 
   private ours(link: string): boolean {
-    try {
-      const u = new URL(link);
-      return u.origin === this.api.serviceRoot.origin && u.pathname.startsWith(this.api.serviceRoot.pathname);
-    } catch {
-      return false;
-    }
+    return isServiceLink(this.api.serviceRoot, link);
   }
+
 
   private async fetch(id: string, folder: FolderRole, threadId: string | null, receivedAt: number | null, signal: AbortSignal | undefined): Promise<FetchedMessage | FetchProblem | null> {
     throwIfAborted(signal, 'Graph $value');

@@ -8,7 +8,10 @@ import { checkOutgoing } from '../../providers/outgoing-check.ts';
 import { byStatus, nonHttpOutcome, oversize, recipientRefused } from '../../providers/send-outcome.ts';
 import type { AccessTokenProvider } from '../../access-token.ts';
 import type { Transport } from '../connector.ts';
-import type { Envelope, FindSentResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome } from '../outcomes.ts';
+import { defaultRetryPolicy, type RetryPolicy } from '../../sync/retry.ts';
+import type { Envelope, FindSentResult, RecentMailQuery, RecentMailResult, SendContext, SendOutcome, SentPageHandler, SentSinceResult } from '../outcomes.ts';
+import { handSentPages } from '../sent-pages.ts';
+import { graphSentPages } from './sent-since.ts';
 
 /**
  * The sending part of a Microsoft 365 mailbox's connector (../connector.ts
@@ -49,6 +52,10 @@ export interface GraphTransportOptions {
   clock?: Clock;
   /** Deadline of one HTTP exchange, connection to last byte. */
   timeoutMs?: number;
+  /** How sentSince retries each request (default: the sync connectors' policy, mailbox/sync/retry.ts). */
+  retry?: RetryPolicy;
+  /** sentSince's page size (default 100). */
+  sentPageSize?: number;
 }
 
 /** Codes that say the mailbox or the grant cannot send, whatever the message. */
@@ -74,14 +81,16 @@ export class GraphTransport implements Transport {
   /** Graph files the copy itself: a draft from the 202 on, then Sent Items after submission. */
   readonly sentProof = 'provider_copy' as const;
   private readonly api: GraphApi;
+  private readonly clock: Clock;
   private closed = false;
 
-  constructor(opts: GraphTransportOptions) {
+  constructor(private readonly opts: GraphTransportOptions) {
+    this.clock = opts.clock ?? systemClock;
     this.api = graphApi({
       baseUrl: opts.baseUrl,
       user: opts.user,
       tokens: opts.tokens,
-      clock: opts.clock ?? systemClock,
+      clock: this.clock,
       timeoutMs: opts.timeoutMs ?? 30_000,
     });
   }
@@ -151,6 +160,16 @@ export class GraphTransport implements Transport {
     );
     if (!r.ok) return { status: 'unavailable', reason: describeFailure(r.failure, 'Graph') };
     return { status: 'ok', messages: r.value.messages.map((m) => ({ key: m.id, messageId: m.internetMessageId, receivedAt: m.receivedAt })) };
+  }
+
+  /** Sent Items since an instant, page by page (sent-since.ts). */
+  async sentSince(since: number, onPage: SentPageHandler): Promise<SentSinceResult> {
+    const pages = graphSentPages(this.api, since, {
+      clock: this.clock,
+      policy: this.opts.retry ?? defaultRetryPolicy,
+      pageSize: Math.min(1000, Math.max(1, this.opts.sentPageSize ?? 100)),
+    });
+    return handSentPages(pages, onPage);
   }
 
   async close(): Promise<void> {

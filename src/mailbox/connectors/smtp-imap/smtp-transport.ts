@@ -13,6 +13,7 @@ import { settleSentCopy } from '../../imap/settle-sent-copy.ts';
 import { findByMessageId } from '../../imap/find-by-message-id.ts';
 import { searchRecentMail } from '../../imap/search-recent-mail.ts';
 import { listSentSince } from '../../imap/list-sent-since.ts';
+import { handSentPages } from '../sent-pages.ts';
 import { findFolder } from '../../imap/special-folders.ts';
 import { WarmImap } from '../../imap/warm-connection.ts';
 import { assertMessageId } from '../../imap/message-id.ts';
@@ -30,6 +31,7 @@ import {
   type SendOutcome,
   type SendPhase,
   type SentCopy,
+  type SentPageHandler,
   type SentSinceResult,
   type SentProof,
 } from '../outcomes.ts';
@@ -215,14 +217,24 @@ class SmtpTransport implements Transport {
     }
   }
 
-  /** The Sent folder since an instant, on a connection of its own (list-sent-since.ts). */
-  async sentSince(since: number): Promise<SentSinceResult> {
-    if (!this.config.imap) return { status: 'unavailable', reason: 'the mailbox has no IMAP settings to read its Sent folder' };
+  /** The Sent folder since an instant, page by page, on a connection of its own (list-sent-since.ts). */
+  async sentSince(since: number, onPage: SentPageHandler): Promise<SentSinceResult> {
+    if (!this.config.imap) return { status: 'unavailable', reason: 'the mailbox has no IMAP settings to read its Sent folder', copies: 0 };
+    // The handler's own failure passes through withImap too; it is told apart from the mailbox's.
+    let handlerFailed = false;
+    const guarded: SentPageHandler = async (copies) => {
+      try {
+        await onPage(copies);
+      } catch (e) {
+        handlerFailed = true;
+        throw e;
+      }
+    };
     try {
-      const copies = await withImap(this.imapAccount(), async (client) => listSentSince(client, await findFolder(client, 'sent', this.config), since));
-      return { status: 'ok', copies };
+      return await withImap(this.imapAccount(), async (client) => handSentPages(listSentSince(client, await findFolder(client, 'sent', this.config), since), guarded));
     } catch (e) {
-      return { status: 'unavailable', reason: errorSummary(e).message };
+      if (handlerFailed) throw e;
+      return { status: 'unavailable', reason: errorSummary(e).message, copies: 0 };
     }
   }
 

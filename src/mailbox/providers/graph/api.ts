@@ -5,7 +5,7 @@ import { updateMessage } from './message-update.ts';
 import { getMimeContent } from './message-value.ts';
 import { deltaPage, deltaStartUrl } from './messages-delta.ts';
 import { getMessage } from './messages-get.ts';
-import { listMessages } from './messages-list.ts';
+import { listMessages, listNextPage } from './messages-list.ts';
 import { sendMail } from './send-mail.ts';
 import { createSubscription, deleteSubscription, renewSubscription } from './subscriptions.ts';
 
@@ -51,6 +51,7 @@ export function graphApi(cfg: GraphApiConfig) {
   return {
     sendMail: sendMail.bind(null, ctx),
     list: listMessages.bind(null, ctx),
+    listNext: listNextPage.bind(null, ctx),
     get: getMessage.bind(null, ctx),
     move: moveMessage.bind(null, ctx),
     update: updateMessage.bind(null, ctx),
@@ -65,3 +66,17 @@ export function graphApi(cfg: GraphApiConfig) {
 }
 
 export type GraphApi = ReturnType<typeof graphApi>;
+
+/**
+ * True when `link` (an @odata.nextLink or deltaLink from an answer) points under the service root
+ * the API was built with. Links are followed with the mailbox's bearer token, so one to another
+ * host is never called.
+ */
+export function isServiceLink(serviceRoot: URL, link: string): boolean {
+  try {
+    const u = new URL(link);
+    return u.origin === serviceRoot.origin && u.pathname.startsWith(serviceRoot.pathname);
+  } catch {
+    return false;
+  }
+}

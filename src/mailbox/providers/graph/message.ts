@@ -15,6 +15,8 @@ export interface GraphMessage {
   sentAt: number | null;
   receivedAt: number | null;
   subject: string | null;
+  /** toRecipients' addresses (empty when not selected). */
+  to: string[];
 }
 
 export function readGraphMessage(v: unknown): GraphMessage | null {
@@ -35,6 +37,7 @@ export function readGraphMessage(v: unknown): GraphMessage | null {
     sentAt: time(o.sentDateTime),
     receivedAt: time(o.receivedDateTime),
     subject: str(o.subject),
+    to: Array.isArray(o.toRecipients) ? o.toRecipients.map((r) => str((r as { emailAddress?: { address?: unknown } } | null)?.emailAddress?.address)).filter((a): a is string => !!a) : [],
   };
 }
 

@@ -46,6 +46,23 @@ export function listMessages(ctx: GraphContext, input: ListInput, opts: { signal
   });
 }
 
+/**
+ * The next page of a list: its `@odata.nextLink`, called as it is (Graph encodes the query and
+ * the position in it). The caller checks that the link is Graph's own before calling it, since
+ * the bearer token goes with it. The Prefer header is sent again: it is not part of the link.
+ */
+export function listNextPage(ctx: GraphContext, input: { url: URL; immutableIds?: boolean }, opts: { signal?: AbortSignal } = {}): Promise<ApiResult<ListPage>> {
+  return callApi(ctx, {
+    method: 'GET',
+    url: input.url,
+    headers: input.immutableIds ? { prefer: 'IdType="ImmutableId"' } : {},
+    signal: opts.signal,
+    parseOk: (_s, _h, b) => readMessagePage(b),
+    parseError: parseGraphError,
+    retryAfter: graphRetryAfter,
+  });
+}
+
 /** One page of a message list answer. */
 export function readMessagePage(b: Buffer): Parsed<ListPage> {
   const j = jsonBody(b) as { value?: unknown; '@odata.nextLink'?: unknown } | undefined;

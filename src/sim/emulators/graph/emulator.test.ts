@@ -108,6 +108,19 @@ describe('Graph emulator', () => {
     expect(p2['@odata.nextLink']).toBeUndefined();
   });
 
+  it("OData reads the query as RFC 3986: '+' in a $filter is a plus, not a space; a nextLink keeps the filter percent-encoded", async () => {
+    const at = new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    expect((await call('GET', `me/mailFolders/sentitems/messages?$filter=sentDateTime+ge+${at}`)).status).toBe(400);
+    for (let i = 0; i < 3; i++) await send(mime(`<s${i}@contoso.test>`));
+    const p1 = await call('GET', `me/mailFolders/sentitems/messages?$filter=${encodeURIComponent(`sentDateTime ge ${at}`)}&$top=2`);
+    expect(p1.json.value).toHaveLength(2);
+    const next: string = p1.json['@odata.nextLink'];
+    expect(next).not.toContain('+');
+    expect(next).toContain('$skip=2');
+    const p2 = await fetch(next, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.json());
+    expect(p2.value).toHaveLength(1);
+  });
+
   it('/users/{upn} reaches the same mailbox; another user is ErrorAccessDenied; faults go through the same door', async () => {
     await call('POST', `users/${encodeURIComponent(REP)}/sendMail`, { body: mime('<u@contoso.test>').toString('base64'), type: 'text/plain' });
     expect(emu.mailbox(REP).byInternetMessageId('<u@contoso.test>')).toHaveLength(1);

@@ -18,7 +18,8 @@ export interface GraphStoredMessage {
   folder: FolderName;
   raw: Buffer;
   parsed: ParsedMessage;
-  internetMessageId: string;
+  /** Exchange gives every message one; null only where a test files an item without (an answer the connector must survive). */
+  internetMessageId: string | null;
   conversationId: string;
   isDraft: boolean;
   isRead: boolean;
@@ -105,7 +106,7 @@ export class GraphMailbox {
     const refs = new Set([...(p.inReplyTo ? [p.inReplyTo] : []), ...p.references]);
     for (let i = this.messages.length - 1; i >= 0; i--) {
       const m = this.messages[i]!;
-      if (refs.has(m.internetMessageId)) return m.conversationId;
+      if (m.internetMessageId !== null && refs.has(m.internetMessageId)) return m.conversationId;
     }
     return `AAQkAD${b64(`conv:${this.address}:${++this.conversations}`)}`;
   }

@@ -43,7 +43,10 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: GraphRouteConte
       const q = req.query;
       const folder = byFolder ? resolveFolder(req.params.folder ?? '') : null;
       if (byFolder && folder === null) return graphErrors.itemNotFound();
-      const filter = q.$filter === undefined ? null : parseFilter(q.$filter, props);
+      // OData reads the query string as RFC 3986 does: '+' is a plus, not a space (form encoding
+      // is not OData's), so $filter is taken from the raw URL, not from the form-decoded query.
+      const rawFilter = rawQueryParam(req.url, '$filter');
+      const filter = rawFilter === undefined ? null : parseFilter(rawFilter, props);
       if (filter && !filter.ok) return graphErrors.badRequest(filter.message);
       const select = parseSelect(q.$select, props);
       if (!select.ok) return graphErrors.badRequest(select.message);
@@ -63,9 +66,9 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: GraphRouteConte
         value: page.map((x) => pick(x.json, select.props)),
       };
       if (skip + top < all.length) {
-        const next = new URL(req.url, origin(req));
-        next.searchParams.set('$skip', String(skip + top));
-        body['@odata.nextLink'] = next.toString();
+        // The request's own options with the next $skip, percent-encoded as Graph writes its links.
+        const options = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1).split('&').filter((p) => p !== '' && !p.startsWith('$skip=')) : [];
+        body['@odata.nextLink'] = `${origin(req)}${req.url.split('?')[0]}?${[...options, `$skip=${skip + top}`].join('&')}`;
       }
       return withPreference({ status: 200, body }, immutable);
     });
@@ -190,3 +193,22 @@ export function pick(json: Record<string, unknown>, select: string[] | null): Re
   return out;
 }
 
+/** A query parameter as it is in the URL, percent-decoded only (no '+' for space). */
+export function rawQueryParam(url: string, name: string): string | undefined {
+  const query = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
+  for (const part of query.split('&')) {
+    const eq = part.indexOf('=');
+    const key = eq < 0 ? part : part.slice(0, eq);
+    if (safeDecode(key) !== name) continue;
+    return safeDecode(eq < 0 ? '' : part.slice(eq + 1));
+  }
+  return undefined;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

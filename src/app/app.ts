@@ -42,7 +42,7 @@ import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
-import { warmupExtraStep } from '../warmup/send/warmup-sender.ts';
+import { warmupDueAt, warmupExtraStep } from '../warmup/send/warmup-sender.ts';
 import { PrivacyPurgeRole } from '../privacy/purge-role.ts';
 import { erasureKey } from '../common/erasure-key.ts';
 import { warmupPoolKey } from '../warmup/text/marker.ts';
@@ -337,6 +337,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         pullMailbox: (id) => nudges.pull(id),
         // Warmup mail goes out through the same mailbox sender and bucket, after campaign mail.
         extraStepFor: warmupExtraStep({ store, clock, keyFor: warmupKey }),
+        extraDueAt: warmupDueAt({ store, clock }),
         // Every step that reached a server or a verdict, by outcome (idle loops are not counted).
         onStep: (_mailboxId, r) => {
           if (r.kind !== 'idle') metrics.sends.inc({ outcome: r.kind });

@@ -43,6 +43,12 @@ export interface SenderPoolOptions extends PoolTuning {
    * with its transport and lease.
    */
   extraStepFor?: (c: { transport: Transport; fence: { resource: string; token: number }; pauseMailbox: (id: string, reason: string) => Promise<void> }) => MailboxSenderDeps['extraStep'];
+  /**
+   * When the mailbox's next other mail is planned (null: none; warmup/send/warmup-sender.ts
+   * warmupDueAt). Given with extraStepFor, an idle loop reads it beside its campaign queue's next
+   * slot and claims only when one of them is due; without it, every wake tries both claims.
+   */
+  extraDueAt?: (mailboxId: string) => Promise<number | null>;
   log?: Logger;
   onStep?: (mailboxId: string, r: StepResult) => void;
   /** Asks the sync role to pull a mailbox now: the mailbox last look found unread mail from a lead (mailbox-last-look.ts). */
@@ -177,12 +183,12 @@ export class SenderPool {
   private async loop(r: SendLoop): Promise<void> {
     const idle = this.o.idlePollMs ?? 5_000;
     const resolveEvery = this.o.resolveEveryMs ?? 60_000;
-    // Without other mail to try (warmup), the campaign queue is the only work: a wake first reads
-    // the mailbox's next planned instant (one indexed read) and claims only when a send is due, so
-    // that the wakes of idle mailboxes (the poll, the planner's nudges) do not each cost a claim
-    // transaction, a health read and that read again: five round trips, most of the statements
-    // of a day at 10,000 mailboxes (docs/benchmarks.md, "A working day").
-    const probeFirst = !this.o.extraStepFor;
+    // A wake first reads the mailbox's next planned instants (campaign queue, and other mail when
+    // its reader is given: one indexed read each) and claims only when one is due, so that the
+    // wakes of idle mailboxes (the poll, the planner's nudges) do not each cost the claim
+    // transactions, a health read and the next-slot read: five round trips (ten with warmup), most
+    // of the statements of a day at 10,000 mailboxes (docs/benchmarks.md, "A working day").
+    const probeFirst = !this.o.extraStepFor || !!this.o.extraDueAt;
     await r.sender.recover();
     let nextResolve = 0;
     while (!r.stopping && !this.stopped) {
@@ -210,7 +216,7 @@ export class SenderPool {
         }
         r.woken = false;
         if (probeFirst) {
-          const next = await nextSendAt(this.o.store.db, r.sender.mailboxId);
+          const next = await this.nextDue(r.sender.mailboxId);
           if (next === null || next > this.o.clock.now()) {
             await this.idle(r, this.untilNext(next, idle));
             continue;
@@ -225,7 +231,7 @@ export class SenderPool {
           // Wake for the next planned send (sends leave at their planned instant), or poll. After a
           // due probe this is rare (the request was refused by the bucket and re-planned, or its
           // enrollment was locked): the wait of at least 50 ms keeps it from spinning.
-          const next = await nextSendAt(this.o.store.db, r.sender.mailboxId);
+          const next = probeFirst ? await this.nextDue(r.sender.mailboxId) : await nextSendAt(this.o.store.db, r.sender.mailboxId);
           await this.idle(r, next === null ? idle : Math.max(50, this.untilNext(next, idle)));
         }
       } catch (e) {
@@ -235,6 +241,12 @@ export class SenderPool {
         await this.idle(r, idle);
       }
     }
+  }
+
+  /** The earliest of the mailbox's next planned campaign send and next other mail (null: neither). */
+  private async nextDue(mailboxId: string): Promise<number | null> {
+    const [campaign, extra] = await Promise.all([nextSendAt(this.o.store.db, mailboxId), this.o.extraDueAt?.(mailboxId) ?? null]);
+    return campaign === null ? extra : extra === null ? campaign : Math.min(campaign, extra);
   }
 
   /** How long to sleep for a next planned send at `next` (null: none), the poll `idle` at most. */

@@ -268,6 +268,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   // A mailbox connected or resumed: its sender and sync loop start now, not at the next 20 s balance;
   // a resumed mailbox's parked queue is planned after the balance, so its new loop is woken.
   nudges.onPull((mailboxId) => void app.syncs?.poke(mailboxId));
+  // Slots planned by another process's dispatcher: this process's loops for those mailboxes wake.
+  nudges.onPlanned((mailboxIds) => app.senders?.wake(mailboxIds));
   nudges.on('mailboxes', () => {
     void app.senders?.balance().then(() => app.senders?.nudge());
     void app.syncs?.balance();
@@ -335,6 +337,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         announce: () => nudges.nudge('mailboxes'),
         // The mailbox last look found a lead's mail the sync has not read: pull that mailbox now.
         pullMailbox: (id) => nudges.pull(id),
+        onPlanned: (ids) => nudges.planned(ids),
         // Warmup mail goes out through the same mailbox sender and bucket, after campaign mail.
         extraStepFor: warmupExtraStep({ store, clock, keyFor: warmupKey }),
         extraDueAt: warmupDueAt({ store, clock }),

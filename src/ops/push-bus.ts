@@ -19,7 +19,9 @@ export type PushMessage =
   /** Work became due now (work-nudge.ts): the same bus wakes the scheduler and dispatcher of other processes. */
   | { origin: string; kind: 'work'; work: 'enrollments' | 'requests' | 'mailboxes' }
   /** Pull this mailbox now (the sender's mailbox last look found mail the sync has not read): its sync owner pulls. */
-  | { origin: string; kind: 'pull'; mailboxId: string };
+  | { origin: string; kind: 'pull'; mailboxId: string }
+  /** A dispatcher gave these mailboxes new slots (work-nudge.ts): their send loops, wherever they run, read their next slot now. */
+  | { origin: string; kind: 'planned'; mailboxIds: string[] };
 
 export interface PushBus {
   publish(message: PushMessage): Promise<void>;

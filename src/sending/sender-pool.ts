@@ -51,6 +51,8 @@ export interface SenderPoolOptions extends PoolTuning {
   extraDueAt?: (mailboxId: string) => Promise<number | null>;
   log?: Logger;
   onStep?: (mailboxId: string, r: StepResult) => void;
+  /** After a planning pass of this process's dispatcher: the mailboxes it gave slots (app.ts tells the other processes, whose loops they may be). */
+  onPlanned?: (mailboxIds: string[]) => void;
   /** Asks the sync role to pull a mailbox now: the mailbox last look found unread mail from a lead (mailbox-last-look.ts). */
   pullMailbox?: (mailboxId: string) => void;
 }
@@ -129,11 +131,17 @@ export class SenderPool {
       ...(this.o.log ? { log: this.o.log } : {}),
       // A new slot may be sooner than the idle poll: the mailbox's loop looks at its queue now.
       onPlanned: (ids) => {
-        for (const id of ids) this.pool.work(id)?.nudge();
+        this.wake(ids);
+        this.o.onPlanned?.(ids);
       },
     });
     await this.dispatcher.start();
     await this.pool.start();
+  }
+
+  /** These mailboxes have new slots (planned here or in another process): the loops this process runs for them read their next slot now. */
+  wake(mailboxIds: string[]): void {
+    for (const id of mailboxIds) this.pool.work(id)?.nudge();
   }
 
   /** Send requests were queued now: plan them at once (pacing still sets their slots). */

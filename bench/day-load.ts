@@ -6,6 +6,12 @@
  * temporary PostgreSQL database).
  *
  *   npm run bench -- day-load [--mailboxes=10000] [--sends=300000] [--rate=60] [--reply-share=0.05] [--storm=N]
+ *                             [--processes=N | --workers=sync,sender,sender+sync] [--pool=10]
+ *
+ * --processes=N runs N child processes each with the sender and sync roles; --workers lists the
+ * children and their roles ('+' joins two). This process then keeps the emulator, the push route
+ * and the scheduler; the children share the mailboxes through leases with fencing and the push
+ * bus (test/ops/day-load-worker.ts). --pool: PostgreSQL connections per process (default 10).
  *
  * The full day (10,000 mailboxes, 300,000 sends) needs the sends' real rate, sends / (the day's
  * sending hours / rate), to fit one process: at rate 60 that is about 100 sends a real second.
@@ -24,9 +30,23 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
   const rate = intFlag(args, 'rate', 60);
   const replyShare = Number(flag(args, 'reply-share') ?? 0.05);
   const stormFlag = flag(args, 'storm');
+  const pool = intFlag(args, 'pool', 10);
+  const processesFlag = flag(args, 'processes');
+  const workersFlag = flag(args, 'workers');
+  const workers: Array<Array<'sender' | 'sync'>> | undefined = workersFlag
+    ? workersFlag.split(',').map((w) =>
+        w.split('+').map((r) => {
+          if (r !== 'sender' && r !== 'sync') throw new Error(`--workers: a process's roles are sender, sync or sender+sync, got ${r}`);
+          return r;
+        }),
+      )
+    : processesFlag
+      ? Array.from({ length: Number(processesFlag) }, () => ['sender', 'sync'] as Array<'sender' | 'sync'>)
+      : undefined;
   const before = machineLoad();
-  console.log(`day load: ${mailboxes} mailboxes, ${sends} sends, clock x${rate}; ${describeLoad(before)}`);
-  const s = await benchStore('postgres', { poolSize: 10 });
+  const layout = workers ? `${workers.length} role processes (${workers.map((w) => w.join('+')).join(', ')}) beside this one (emulator, push route, scheduler)` : 'one process';
+  console.log(`day load: ${mailboxes} mailboxes, ${sends} sends, clock x${rate}, ${layout}, ${pool} PostgreSQL connections a process; ${describeLoad(before)}`);
+  const s = await benchStore('postgres', { poolSize: pool });
   try {
     let last = 0;
     const r = await runDayLoad({
@@ -38,6 +58,7 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
       // The roles' warnings and errors (a sync that cannot keep up says so here).
       log: createLogger({ level: flag(args, 'log-level') ?? 'warn', name: 'day-load' }),
       ...(stormFlag ? { storm: Number(stormFlag) } : {}),
+      ...(workers ? { workers, databaseUrl: s.url!, workerPoolSize: pool, workerLogLevel: flag(args, 'log-level') ?? 'warn' } : {}),
       onProgress: (line) => {
         if (performance.now() - last < 10_000 && !line.startsWith('seeded')) return;
         last = performance.now();
@@ -45,7 +66,9 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
       },
     });
     const after = machineLoad();
-    const cpuPerSendMs = (r.processCpuSeconds * 1000) / Math.max(1, r.sent);
+    // Every process of the run (the children too when the roles are split).
+    const allCpuSeconds = r.processes.reduce((a, p) => a + p.cpuSeconds, 0);
+    const cpuPerSendMs = (allCpuSeconds * 1000) / Math.max(1, r.sent);
     const dbPerSendMs = r.databaseCpuSeconds === null ? null : (r.databaseCpuSeconds * 1000) / Math.max(1, r.sent);
     // 300,000 sends over a working day of about 8.7 hours, with a morning peak twice the average.
     const peakPerS = (n: number) => (2 * n) / (8.7 * 3600);
@@ -55,7 +78,8 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
     console.log(`slowest replies: ${r.slowestReplies.map((x) => `${x.ms} ms (delivered ${x.at}, ${x.atRealS} s in)`).join('; ')}`);
     console.log(`planned slot -> sent (simulated minutes): p50 ${r.slotToSentMin.p50}, p99 ${r.slotToSentMin.p99}, max ${r.slotToSentMin.max}`);
     console.log(`every mailbox's first sync: ${r.syncedMailboxes} of ${mailboxes} after ${r.syncAllSeconds.toFixed(0)} s`);
-    console.log(`real ${r.realSeconds.toFixed(0)} s (seeding ${r.seedSeconds.toFixed(0)} s before); this process ${r.processCpuSeconds.toFixed(0)} s CPU (${cpuPerSendMs.toFixed(1)} ms a send, emulator and push route included), database ${r.databaseCpuSeconds?.toFixed(0) ?? '?'} s CPU (${dbPerSendMs?.toFixed(1) ?? '?'} ms a send); peak RSS ${r.peakRssMiB} MiB; ${r.peakSendsPerRealSecond} sends a real second at the 95th percentile`);
+    console.log(`real ${r.realSeconds.toFixed(0)} s (seeding ${r.seedSeconds.toFixed(0)} s before); processes ${allCpuSeconds.toFixed(0)} s CPU (${cpuPerSendMs.toFixed(1)} ms a send, emulator and push route included), database ${r.databaseCpuSeconds?.toFixed(0) ?? '?'} s CPU (${dbPerSendMs?.toFixed(1) ?? '?'} ms a send); peak RSS ${r.peakRssMiB} MiB; ${r.peakSendsPerRealSecond} sends a real second at the 95th percentile`);
+    for (const p of r.processes) console.log(`  process ${p.name} (${p.roles.join(', ')}): ${p.cpuSeconds.toFixed(0)} s CPU (${((p.cpuSeconds * 1000) / Math.max(1, r.sent)).toFixed(1)} ms a send, ${((100 * p.cpuSeconds) / r.realSeconds).toFixed(0)}% of a core), peak RSS ${p.peakRssMiB} MiB`);
     console.log(`processes at 70% of a core: ${processes(300_000)} for 300,000 sends a day, ${processes(3_000_000)} for 3,000,000 (CPU per send as measured, the morning peak twice the average)`);
     console.log(describeLoad(after));
     return {
@@ -83,6 +107,9 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
       cpu_ms_per_send: Math.round(cpuPerSendMs * 10) / 10,
       db_cpu_ms_per_send: dbPerSendMs === null ? null : Math.round(dbPerSendMs * 10) / 10,
       peak_rss_mib: r.peakRssMiB,
+      role_processes: workers?.length ?? 0,
+      processes: r.processes.map((p) => ({ name: p.name, cpu_s: Math.round(p.cpuSeconds), rss_mib: p.peakRssMiB })),
+      pool,
       processes_300k: processes(300_000),
       processes_3m: processes(3_000_000),
       rate,

@@ -43,7 +43,7 @@ import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
-import { warmupExtraStep } from '../warmup/send/warmup-sender.ts';
+import { warmupDueAt, warmupExtraStep } from '../warmup/send/warmup-sender.ts';
 import { PrivacyPurgeRole } from '../privacy/purge-role.ts';
 import { erasureKey } from '../common/erasure-key.ts';
 import { warmupPoolKey } from '../warmup/text/marker.ts';
@@ -275,6 +275,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   // A mailbox connected or resumed: its sender and sync loop start now, not at the next 20 s balance;
   // a resumed mailbox's parked queue is planned after the balance, so its new loop is woken.
   nudges.onPull((mailboxId) => void app.syncs?.poke(mailboxId));
+  // Slots planned by another process's dispatcher: this process's loops for those mailboxes wake.
+  nudges.onPlanned((mailboxIds) => app.senders?.wake(mailboxIds));
   nudges.on('mailboxes', () => {
     void app.senders?.balance().then(() => app.senders?.nudge());
     void app.syncs?.balance();
@@ -342,8 +344,10 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         announce: () => nudges.nudge('mailboxes'),
         // The mailbox last look found a lead's mail the sync has not read: pull that mailbox now.
         pullMailbox: (id) => nudges.pull(id),
+        onPlanned: (ids) => nudges.planned(ids),
         // Warmup mail goes out through the same mailbox sender and bucket, after campaign mail.
         extraStepFor: warmupExtraStep({ store, clock, keyFor: warmupKey }),
+        extraDueAt: warmupDueAt({ store, clock }),
         // Every step that reached a server or a verdict, by outcome (idle loops are not counted).
         onStep: (_mailboxId, r) => {
           if (r.kind !== 'idle') metrics.sends.inc({ outcome: r.kind });

@@ -20,7 +20,7 @@ import { fillDemoWorkspace, type DemoWorkspace } from './workspace.ts';
 import { joinDemoNetwork, NetworkDelivery, type NetworkMember } from './warmup-network.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
 import { warmupRecogniser } from '../warmup/receive/recogniser.ts';
-import { warmupExtraStep } from '../warmup/send/warmup-sender.ts';
+import { warmupDueAt, warmupExtraStep } from '../warmup/send/warmup-sender.ts';
 import { warmupPoolKey } from '../warmup/text/marker.ts';
 import { newId } from '../common/ids.ts';
 
@@ -181,6 +181,7 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
       connectors,
       // Warmup mail goes out through the same mailbox sender and bucket, after campaign mail (as app.ts wires it).
       extraStepFor: warmupExtraStep({ store, clock, keyFor: (pool) => warmupPoolKey(master, pool) }),
+      extraDueAt: warmupDueAt({ store, clock }),
       ...(log ? { log } : {}),
     });
     // One sync pool per pace: the reps' inboxes, where prospects answer, every quarter of a real

@@ -21,7 +21,9 @@ export type PushMessage =
   /** Pull this mailbox now (the sender's mailbox last look found mail the sync has not read): its sync owner pulls. */
   | { origin: string; kind: 'pull'; mailboxId: string }
   /** A credential task was carried out (sending/credential-tasks/): the process whose request waits for it answers now. */
-  | { origin: string; kind: 'task_done'; taskId: string };
+  | { origin: string; kind: 'task_done'; taskId: string }
+  /** A dispatcher gave these mailboxes new slots (work-nudge.ts): their send loops, wherever they run, read their next slot now. */
+  | { origin: string; kind: 'planned'; mailboxIds: string[] };
 
 export interface PushBus {
   publish(message: PushMessage): Promise<void>;

@@ -114,4 +114,21 @@ describe.skipIf(!testBackends().includes('postgres'))('work nudges between proce
     expect(heard.apiEnrollments).toBe(10_000);
     expect(heard.workerRequests).toBe(0);
   });
+
+  it("carry a dispatcher's planned mailboxes to the other process, in messages NOTIFY accepts", async () => {
+    const sender = new WorkNudges({ origin: 'sender-a', bus: a });
+    const other = new WorkNudges({ origin: 'sender-b', bus: b });
+    const own: string[][] = [];
+    const heard: string[] = [];
+    sender.onPlanned((ids) => own.push(ids));
+    other.onPlanned((ids) => heard.push(...ids));
+    // 1,000 mailbox ids: one payload would pass NOTIFY's 8,000 bytes.
+    const ids = Array.from({ length: 1_000 }, (_, i) => `00000000-0000-7000-8000-${String(i).padStart(12, '0')}`);
+    sender.planned(ids);
+    const until = Date.now() + 5_000;
+    while (heard.length < ids.length && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(heard.sort()).toEqual(ids);
+    // The publisher's own loops were woken by its pool: its own messages are not heard back.
+    expect(own).toEqual([]);
+  });
 });

@@ -18,6 +18,9 @@ import type { PushBus, PushMessage } from './push-bus.ts';
  */
 export type WorkKind = 'enrollments' | 'requests' | 'mailboxes' | 'credentials';
 
+/** Mailbox ids per 'planned' message: 150 UUIDs in JSON are about 6,000 bytes. */
+const PLANNED_CHUNK = 150;
+
 /**
  * Nudges remove polling latency, nothing else: a nudged pass is the same pass the timers run, so
  * caps, gaps and working windows still decide when a message leaves. This process's listeners hear
@@ -32,6 +35,7 @@ export class WorkNudges {
   private readonly listeners = new Map<WorkKind, Set<() => void>>();
   private readonly pullListeners = new Set<(mailboxId: string) => void>();
   private readonly doneListeners = new Set<(taskId: string) => void>();
+  private readonly plannedListeners = new Set<(mailboxIds: string[]) => void>();
   private readonly publish: Record<WorkKind, () => Promise<void>>;
 
   constructor(private readonly o: { origin: string; bus?: PushBus; onError?: (e: unknown) => void }) {
@@ -41,6 +45,7 @@ export class WorkNudges {
       if (m.kind === 'work' && m.origin !== o.origin) this.tell(m.work);
       if (m.kind === 'pull' && m.origin !== o.origin) for (const fn of this.pullListeners) fn(m.mailboxId);
       if (m.kind === 'task_done' && m.origin !== o.origin) for (const fn of this.doneListeners) fn(m.taskId);
+      if (m.kind === 'planned' && m.origin !== o.origin) for (const fn of this.plannedListeners) fn(m.mailboxIds);
     });
   }
 
@@ -51,6 +56,24 @@ export class WorkNudges {
    */
   pull(mailboxId: string): void {
     this.announce(this.pullListeners, mailboxId, { origin: this.o.origin, kind: 'pull', mailboxId });
+  }
+
+  /**
+   * A dispatcher here gave these mailboxes new slots: the processes that own their send loops wake
+   * them (this process's own loops were woken by its pool). Without it, a loop owned elsewhere
+   * would see a slot sooner than its wait only at its next poll. In messages of PLANNED_CHUNK ids,
+   * under NOTIFY's 8,000-byte payload.
+   */
+  planned(mailboxIds: string[]): void {
+    if (!this.o.bus) return;
+    for (let i = 0; i < mailboxIds.length; i += PLANNED_CHUNK) {
+      void this.o.bus.publish({ origin: this.o.origin, kind: 'planned', mailboxIds: mailboxIds.slice(i, i + PLANNED_CHUNK) }).catch((e: unknown) => this.o.onError?.(e));
+    }
+  }
+
+  onPlanned(fn: (mailboxIds: string[]) => void): () => void {
+    this.plannedListeners.add(fn);
+    return () => this.plannedListeners.delete(fn);
   }
 
   onPull(fn: (mailboxId: string) => void): () => void {

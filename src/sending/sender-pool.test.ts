@@ -122,6 +122,21 @@ describe.each(testBackends())('the sender pool on %s', (backend) => {
     expect(p.mailboxes).toEqual([mb]);
   }, 60_000);
 
+  // docs/benchmarks.md, "A working day": at 10,000 mailboxes the wakes of idle loops (the poll,
+  // the planner's nudges) were most of the day's statements, each a claim transaction.
+  it('an idle mailbox wakes on its poll without claiming: a claim only when a send is due', async () => {
+    const { clock, transport, options } = await workspace({});
+    const steps: string[] = [];
+    const p = (pool = new SenderPool({ ...options, onStep: (_id, r) => void steps.push(r.kind) }));
+    await p.start();
+    await run(clock, 60_000, () => steps.length > 0);
+    expect(transport.sent).toHaveLength(1);
+    expect(steps).toEqual(['sent']);
+    // A minute of polls every second with nothing queued: no step at all.
+    await run(clock, 60_000);
+    expect(steps).toEqual(['sent']);
+  }, 60_000);
+
   // Regression: launch called transports[provider] itself, past createTransport's guard, so such a
   // mailbox was paused as "cannot send: transports[mb.provider] is not a function".
   it("pauses a mailbox whose provider this version does not know, naming it, and sends nothing", async () => {

@@ -43,8 +43,16 @@ export interface SenderPoolOptions extends PoolTuning {
    * with its transport and lease.
    */
   extraStepFor?: (c: { transport: Transport; fence: { resource: string; token: number }; pauseMailbox: (id: string, reason: string) => Promise<void> }) => MailboxSenderDeps['extraStep'];
+  /**
+   * When the mailbox's next other mail is planned (null: none; warmup/send/warmup-sender.ts
+   * warmupDueAt). Given with extraStepFor, an idle loop reads it beside its campaign queue's next
+   * slot and claims only when one of them is due; without it, every wake tries both claims.
+   */
+  extraDueAt?: (mailboxId: string) => Promise<number | null>;
   log?: Logger;
   onStep?: (mailboxId: string, r: StepResult) => void;
+  /** After a planning pass of this process's dispatcher: the mailboxes it gave slots (app.ts tells the other processes, whose loops they may be). */
+  onPlanned?: (mailboxIds: string[]) => void;
   /** Asks the sync role to pull a mailbox now: the mailbox last look found unread mail from a lead (mailbox-last-look.ts). */
   pullMailbox?: (mailboxId: string) => void;
 }
@@ -123,11 +131,17 @@ export class SenderPool {
       ...(this.o.log ? { log: this.o.log } : {}),
       // A new slot may be sooner than the idle poll: the mailbox's loop looks at its queue now.
       onPlanned: (ids) => {
-        for (const id of ids) this.pool.work(id)?.nudge();
+        this.wake(ids);
+        this.o.onPlanned?.(ids);
       },
     });
     await this.dispatcher.start();
     await this.pool.start();
+  }
+
+  /** These mailboxes have new slots (planned here or in another process): the loops this process runs for them read their next slot now. */
+  wake(mailboxIds: string[]): void {
+    for (const id of mailboxIds) this.pool.work(id)?.nudge();
   }
 
   /** Send requests were queued now: plan them at once (pacing still sets their slots). */
@@ -177,19 +191,27 @@ export class SenderPool {
   private async loop(r: SendLoop): Promise<void> {
     const idle = this.o.idlePollMs ?? 5_000;
     const resolveEvery = this.o.resolveEveryMs ?? 60_000;
+    // A wake first reads the mailbox's next planned instants (campaign queue, and other mail when
+    // its reader is given: one indexed read each) and claims only when one is due, so that the
+    // wakes of idle mailboxes (the poll, the planner's nudges) do not each cost the claim
+    // transactions, a health read and the next-slot read: five round trips (ten with warmup), most
+    // of the statements of a day at 10,000 mailboxes (docs/benchmarks.md, "A working day").
+    const probeFirst = !this.o.extraStepFor || !!this.o.extraDueAt;
     await r.sender.recover();
     let nextResolve = 0;
     while (!r.stopping && !this.stopped) {
       try {
-        // A paused mailbox is held but inert: no claim (the claim would refuse it anyway) and no
-        // search of its Sent folder, whose login may be the very thing refused. Resumed, the
-        // dispatcher plans its queue and wakes this loop.
-        if (await isPaused(this.o.store.db, r.sender.mailboxId)) {
+        const resolveDue = this.o.clock.now() >= nextResolve;
+        // A paused mailbox is held but inert: no search of its Sent folder, whose login may be the
+        // very thing refused, and no other mail. Its campaign claims are refused anyway (reserve.ts
+        // parks them), so the probe alone needs no health read. Resumed, the dispatcher plans its
+        // queue and wakes this loop.
+        if ((resolveDue || !probeFirst) && (await isPaused(this.o.store.db, r.sender.mailboxId))) {
           r.woken = false;
           await this.idle(r, idle);
           continue;
         }
-        if (this.o.clock.now() >= nextResolve) {
+        if (resolveDue) {
           const settled = await r.sender.resolveUnknowns();
           nextResolve = this.o.clock.now() + resolveEvery;
           // serverSavesSent was wrong (sent-copy-check.ts): give the mailbox back, so that the
@@ -201,16 +223,24 @@ export class SenderPool {
           r.recoverFirst = false;
         }
         r.woken = false;
+        if (probeFirst) {
+          const next = await this.nextDue(r.sender.mailboxId);
+          if (next === null || next > this.o.clock.now()) {
+            await this.idle(r, this.untilNext(next, idle));
+            continue;
+          }
+        }
         const res = await r.sender.step();
         this.o.onStep?.(r.sender.mailboxId, res);
         // The lease moved on: the next owner sends. A mailbox paused now (its credentials were
         // refused) keeps its loop: its claims are refused until a person resumes it.
         if (res.kind === 'fenced') return;
         if (res.kind === 'idle' || res.kind === 'mailbox_paused') {
-          // Wake for the next planned send (sends leave at their planned instant), or poll.
-          const next = await nextSendAt(this.o.store.db, r.sender.mailboxId);
-          const wait = next === null ? idle : Math.min(idle, Math.max(50, next - this.o.clock.now()));
-          await this.idle(r, wait);
+          // Wake for the next planned send (sends leave at their planned instant), or poll. After a
+          // due probe this is rare (the request was refused by the bucket and re-planned, or its
+          // enrollment was locked): the wait of at least 50 ms keeps it from spinning.
+          const next = probeFirst ? await this.nextDue(r.sender.mailboxId) : await nextSendAt(this.o.store.db, r.sender.mailboxId);
+          await this.idle(r, next === null ? idle : Math.max(50, this.untilNext(next, idle)));
         }
       } catch (e) {
         this.o.log?.error({ err: e, mailboxId: r.sender.mailboxId }, 'sender step failed');
@@ -219,6 +249,17 @@ export class SenderPool {
         await this.idle(r, idle);
       }
     }
+  }
+
+  /** The earliest of the mailbox's next planned campaign send and next other mail (null: neither). */
+  private async nextDue(mailboxId: string): Promise<number | null> {
+    const [campaign, extra] = await Promise.all([nextSendAt(this.o.store.db, mailboxId), this.o.extraDueAt?.(mailboxId) ?? null]);
+    return campaign === null ? extra : extra === null ? campaign : Math.min(campaign, extra);
+  }
+
+  /** How long to sleep for a next planned send at `next` (null: none), the poll `idle` at most. */
+  private untilNext(next: number | null, idle: number): number {
+    return next === null ? idle : Math.min(idle, Math.max(0, next - this.o.clock.now()));
   }
 
   /** Sleeps up to ms, or until the dispatcher planned this mailbox or the pool stops. */

@@ -1,4 +1,6 @@
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { build as buildHistogram, type Histogram } from 'hdr-histogram-js';
@@ -10,9 +12,11 @@ import { addDemoMailbox } from '../../src/demo/workspace.ts';
 import { SyncPool } from '../../src/ingest/worker/sync-pool.ts';
 import type { ConnectorSetup } from '../../src/mailbox/connectors/connector.ts';
 import { PushRegistry } from '../../src/mailbox/sync/push-registry.ts';
+import { RelayedPushRegistry } from '../../src/mailbox/sync/push-relay.ts';
+import { postgresPushBus, type PushBus } from '../../src/ops/push-bus.ts';
+import { WorkNudges } from '../../src/ops/work-nudge.ts';
 import { gmailPushRoutes } from '../../src/mailbox/sync/push-routes.ts';
 import { localKeyWrapper, Vault } from '../../src/mailbox/vault.ts';
-import { trackingKey } from '../../src/sending/compose/tracking.ts';
 import { SenderPool } from '../../src/sending/sender-pool.ts';
 import { applyDefinition } from '../../src/sequence/apply-definition.ts';
 import { bulkEnroll } from '../../src/sequence/bulk-enroll.ts';
@@ -24,6 +28,8 @@ import type { Logger } from '../../src/common/logger.ts';
 import type { Store } from '../../src/store/store.ts';
 import { cpuBetween, databaseCpu } from '../../bench/lib/cpu.ts';
 import { replyMail } from '../ingest/seed-sent-sequence.ts';
+import { roleDeps, senderTuning, syncTuning } from './day-load-roles.ts';
+import type { ToParent, ToWorker, WorkerSettings } from './day-load-worker.ts';
 
 /**
  * A working day of an installation on one process, on the production parts: `mailboxes` Gmail
@@ -63,6 +69,26 @@ export interface DayLoadOptions {
   onProgress?: (line: string) => void;
   /** The pools' logger (warnings and errors of the sender and sync roles). */
   log?: Logger;
+  /**
+   * The roles split over child processes (day-load-worker.ts), one entry per process with its
+   * roles: this process then keeps the emulator, the push route and the scheduler, and the
+   * children share the mailboxes through leases and the push bus. Needs `databaseUrl`.
+   */
+  workers?: Array<Array<'sender' | 'sync'>>;
+  /** The store's database, for the children (PostgreSQL only). */
+  databaseUrl?: string;
+  /** PostgreSQL connections of each child (default 10, as `cadenza start`). */
+  workerPoolSize?: number;
+  /** The children's log level (default 'warn'). */
+  workerLogLevel?: string;
+}
+
+/** One process of the run: CPU and peak RSS; the parent is the emulator, push route and scheduler. */
+export interface ProcessFigures {
+  name: string;
+  roles: string[];
+  cpuSeconds: number;
+  peakRssMiB: number;
 }
 
 export interface DayLoadResult {
@@ -100,6 +126,8 @@ export interface DayLoadResult {
   peakRssMiB: number;
   /** Sends a real second at the busiest simulated hour. */
   peakSendsPerRealSecond: number;
+  /** With `workers`: each child, and this process ('parent'); without: this process alone. */
+  processes: ProcessFigures[];
 }
 
 const HOUR = 3_600_000;
@@ -163,7 +191,8 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
     const id = header(raw, 'Message-ID')!;
     if (replyAt.has(id)) return;
     if (inStorm) storm.add(id);
-    replyAt.set(id, performance.now());
+    // Wall time: the stop is committed in another process when the roles are split.
+    replyAt.set(id, Date.now());
     await providers.deliver('gmail', x.mailbox, raw);
     repliedLeads.set(x.lead, performance.now());
   };
@@ -193,7 +222,25 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
       timers.push(t);
     }
   });
-  const registry = new PushRegistry();
+  // Split over processes, as app.ts wires it: the push route relays to the mailbox's sync owner,
+  // the scheduler's fired steps wake every dispatcher, over LISTEN/NOTIFY.
+  if (o.workers && !o.databaseUrl) throw new Error('day load: workers need the database URL');
+  const bus: PushBus | undefined = o.workers ? await postgresPushBus({ databaseUrl: o.databaseUrl!, store, clock, random: random.fork('bus') }) : undefined;
+  const nudges = bus ? new WorkNudges({ origin: 'day-load-parent', bus }) : undefined;
+  const pushSecret = `s${tag}`;
+  const registry = bus ? new RelayedPushRegistry(bus, { origin: 'day-load-parent:push', secret: pushSecret }) : new PushRegistry();
+  const children: Array<{ child: ChildProcess; ready: Promise<void>; stats: Promise<ProcessFigures | null> }> = [];
+  /** Records a reply's stop, committed at wall time `at`. */
+  const stopped = (messageId: string, at: number) => {
+    const t = replyAt.get(messageId);
+    if (t === undefined) return false;
+    const ms = Math.max(1, Math.round(at - t));
+    (storm.has(messageId) ? hs : h).recordValue(ms);
+    slowest.push({ ms, atRealS: Math.round((t - runStartedWall) / 100) / 10, at: new Date(clock.now()).toISOString().slice(11, 16) });
+    slowest.sort((a, b) => b.ms - a.ms).splice(3);
+    return true;
+  };
+  let runStartedWall = Date.now();
   const api: FastifyInstance = Fastify();
   let senders: SenderPool | undefined;
   let syncs: SyncPool | undefined;
@@ -265,60 +312,82 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
       tokens: (mailbox, credential) => providers!.tokenProvider('gmail', mailbox.email, credential.accessToken),
       baseUrls: { gmail: providers.gmail.baseUrl, graph: providers.graph.baseUrl },
       httpTimeoutMs: real(30_000),
-      push: { registry, secret: `s${tag}`, gmailTopic: 'projects/load/topics/gmail' },
+      push: { registry, secret: pushSecret, gmailTopic: 'projects/load/topics/gmail' },
     };
+    for (const [i, roles] of (o.workers ?? []).entries()) {
+      const settings: WorkerSettings = {
+        name: `w${i}-${roles.join('+')}`,
+        roles,
+        databaseUrl: o.databaseUrl!,
+        poolSize: o.workerPoolSize ?? 10,
+        masterHex: master.toString('hex'),
+        pushSecret,
+        gmailTopic: 'projects/load/topics/gmail',
+        baseUrls: { gmail: providers.gmail.baseUrl, graph: providers.graph.baseUrl },
+        simAt: clock.now(),
+        wallAt: Date.now(),
+        rate,
+        seed,
+        logLevel: o.workerLogLevel ?? 'warn',
+      };
+      const child = fork(fileURLToPath(new URL('./day-load-worker.ts', import.meta.url)), [], {
+        env: { ...process.env, CADENZA_DAY_LOAD_WORKER: JSON.stringify(settings) },
+        execArgv: process.execArgv.filter((a) => !a.startsWith('--cpu-prof') || process.env.CADENZA_DAY_LOAD_PROFILE_WORKERS === '1'),
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      let readyFn!: () => void;
+      let statsFn!: (f: ProcessFigures | null) => void;
+      const ready = new Promise<void>((r) => (readyFn = r));
+      const stats = new Promise<ProcessFigures | null>((r) => (statsFn = r));
+      child.on('message', (m: ToParent) => {
+        if (m.t === 'ready') readyFn();
+        else if (m.t === 'token') child.send({ t: 'token', id: m.id, token: providers!.issueToken('gmail', m.address) } satisfies ToWorker);
+        else if (m.t === 'replies') for (const id of m.ids) stopped(id, m.at);
+        else if (m.t === 'stats') statsFn({ name: m.name, roles: m.roles, cpuSeconds: m.cpuSeconds, peakRssMiB: m.peakRssMiB });
+      });
+      child.once('exit', (code) => {
+        readyFn();
+        statsFn(null);
+        if (code) o.onProgress?.(`worker ${settings.name} exited with ${code}`);
+      });
+      children.push({ child, ready, stats });
+    }
+    await Promise.all(children.map((c) => c.ready));
     const cpu0 = process.cpuUsage();
     const db0 = await databaseCpu(store);
     const runStarted = performance.now();
+    runStartedWall = Date.now();
     // As app.ts wires it: steps the scheduler fired are planned at once (a nudge), not at the planner's next pass.
-    scheduler = new Scheduler({ store, service, clock, horizonMs: real(10_000), refillEveryMs: real(2_000), tickMs: real(20), onFired: () => void senders?.nudge() });
+    scheduler = new Scheduler({ store, service, clock, horizonMs: real(10_000), refillEveryMs: real(2_000), tickMs: real(20), onFired: () => (nudges ? nudges.nudge('requests') : void senders?.nudge()) });
     await scheduler.start();
+    // In this process, or (workers) in the children.
+    if (!o.workers) {
     syncs = new SyncPool({
-      store,
-      service,
-      clock,
+      ...roleDeps({ store, service, clock, vault, master, connectors }),
       random: random.fork('sync'),
-      vault,
-      trackingKey: trackingKey(master),
-      leaseTtlMs: real(60_000),
-      reconcileMs: real(15 * 60_000),
-      connectors,
+      ...syncTuning(clock),
       ...(o.log ? { log: o.log } : {}),
       onBatch: (_mailboxId, report) => {
-        const now = performance.now();
-        for (const m of report.messages) {
-          const at = replyAt.get(m.messageId);
-          if (at === undefined || m.action !== 'reply' || !m.inserted) continue;
-          const ms = Math.max(1, Math.round(now - at));
-          (storm.has(m.messageId) ? hs : h).recordValue(ms);
-          slowest.push({ ms, atRealS: Math.round((at - runStarted) / 100) / 10, at: new Date(clock.now()).toISOString().slice(11, 16) });
-          slowest.sort((a, b) => b.ms - a.ms).splice(3);
-        }
+        const now = Date.now();
+        for (const m of report.messages) if (m.action === 'reply' && m.inserted) stopped(m.messageId, now);
       },
     });
     senders = new SenderPool({
-      store,
-      service,
-      clock,
+      ...roleDeps({ store, service, clock, vault, master, connectors }),
       random: random.fork('senders'),
-      vault,
-      trackingKey: trackingKey(master),
-      publicUrl: 'http://localhost:8080',
-      leaseTtlMs: real(60_000),
-      idlePollMs: real(30_000),
-      resolveEveryMs: real(60_000),
-      planEveryMs: real(10_000),
-      connectors,
+      ...senderTuning(clock),
       ...(o.log ? { log: o.log } : {}),
     });
+    }
     // The sync role first, as a process that has run for a while has its watches and cursors: the
     // day starts once every mailbox is synced (or after 10 real minutes, the time it took being a
     // figure of its own), three simulated hours before the working day.
-    await syncs.start();
+    await syncs?.start();
     const syncStarted = performance.now();
     while (synced < o.mailboxes && performance.now() - syncStarted < 600_000) await new Promise((r) => setTimeout(r, 1000));
     const syncAllSeconds = (performance.now() - syncStarted) / 1000;
-    await senders.start();
+    if (o.workers) for (const c of children) c.child.send({ t: 'senders' } satisfies ToWorker);
+    else await senders?.start();
 
     // The storm at 13:00, then the day runs out at 19:00.
     const stormAt = start + 8 * HOUR;
@@ -348,12 +417,16 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
     for (const t of timers) t.cancel();
     // Replies delivered last get a few real seconds to be taken.
     for (let i = 0; i < 50 && h.totalCount + hs.totalCount < replyAt.size; i++) await new Promise((r) => setTimeout(r, 200));
-    await senders.stop();
-    await syncs.stop();
+    // The children's backends are counted before they exit (a backend takes its count with it).
+    const dbAfter = o.workers ? await databaseCpu(store) : null;
+    for (const c of children) c.child.send({ t: 'stop' } satisfies ToWorker);
+    const childFigures = (await Promise.all(children.map((c) => c.stats))).filter((f): f is ProcessFigures => f !== null);
+    await senders?.stop();
+    await syncs?.stop();
     await scheduler.stop();
     const realSeconds = (performance.now() - runStarted) / 1000;
     const cpu = process.cpuUsage(cpu0);
-    const dbCpu = cpuBetween(db0, await databaseCpu(store));
+    const dbCpu = cpuBetween(db0, dbAfter ?? (await databaseCpu(store)));
 
     const slot = (
       await sql<{ late_ms: number }>`
@@ -396,6 +469,7 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
       peakRssMiB: Math.round(peakRss / 2 ** 20),
       // The 95th percentile of the real seconds: a peak that one burst does not make.
       peakSendsPerRealSecond: busiest.length ? busiest[Math.floor(busiest.length / 20)]! : 0,
+      processes: [{ name: 'parent', roles: o.workers ? ['emulator', 'push route', 'scheduler'] : ['emulator', 'push route', 'scheduler', 'sender', 'sync'], cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssMiB: Math.round(peakRss / 2 ** 20) }, ...childFigures],
     };
   } finally {
     clearInterval(rssTimer);
@@ -404,7 +478,9 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
     await senders?.stop().catch(() => undefined);
     await syncs?.stop().catch(() => undefined);
     await scheduler?.stop().catch(() => undefined);
+    for (const c of children) if (c.child.exitCode === null) c.child.kill('SIGTERM');
     await providers.close();
     await api.close();
+    await bus?.close();
   }
 }

@@ -67,7 +67,7 @@ export class RelayedPushRegistry extends PushRegistry {
 
   /** A message from the bus: only the local watchers are told (never published again). */
   private receive(m: PushMessage): void {
-    if (m.origin === this.o.origin || m.kind === 'work' || m.kind === 'pull' || m.kind === 'task_done') return;
+    if (m.origin === this.o.origin || m.kind === 'work' || m.kind === 'pull' || m.kind === 'task_done' || m.kind === 'planned') return;
     if (m.kind === 'gmail') {
       super.gmailNotified(m.emailAddress);
       return;

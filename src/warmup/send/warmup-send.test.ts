@@ -22,7 +22,7 @@ import { planWarmupPools, WARMUP_PLAN_LEASE, WarmupPlanRole } from '../plan-role
 import { warmupFieldsOf } from '../receive/receive.ts';
 import { verifyWarmup } from '../text/marker.ts';
 import { scheduleWarmupReply } from './replies.ts';
-import { sendDueWarmup } from './warmup-sender.ts';
+import { sendDueWarmup, warmupDueAt } from './warmup-sender.ts';
 
 const MIN = 60_000;
 const DAY = 86_400_000;
@@ -114,14 +114,24 @@ describe.each(testBackends())('warmup sending on %s', (backend) => {
     const extra = [9, 12, 16].map((h) => ({ sender: ids[0]!, receiver: ids[2]!, at: Math.floor(TUE_0500_UTC / DAY) * DAY + h * 3_600_000 }));
     await writeDayPlan(store.db, 'default', extra, members, seededRandom(11));
     // Every mailbox, every 3 minutes of the rest of the day: its campaign claim first, then warmup.
+    // The idle send loop's reader (warmupDueAt) must say due whenever a warmup mail goes out: a
+    // loop that trusted a later instant would leave it unsent.
     const end = Math.floor(TUE_0500_UTC / DAY) * DAY + DAY;
+    const dueAt = warmupDueAt({ store, clock });
+    const sentWhenDue: boolean[] = [];
     for (let now = clock.now(); now < end; now += 3 * MIN) {
       clock.advanceTo(now);
       for (const id of ids) {
         await claimAndSend(store, id, now);
-        await sendDueWarmup({ store, clock, transport, keyFor: () => KEY }, id);
+        const due = await dueAt(id);
+        const step = await sendDueWarmup({ store, clock, transport, keyFor: () => KEY }, id);
+        if (step.kind === 'sent' || step.kind === 'failed') sentWhenDue.push(due !== null && due <= now);
       }
     }
+    expect(sentWhenDue.length).toBeGreaterThan(0);
+    expect(sentWhenDue.every(Boolean)).toBe(true);
+    // Once the day's mail is out (or stale), nothing is due for anyone.
+    for (const id of ids) expect(await dueAt(id)).toBeNull();
     const claims = (await sql<{ mailbox_id: string; at: Date }>`
       select mailbox_id, claimed_at as at from send_request where claimed_at is not null
       union all select sender_mailbox_id, claimed_at from warmup_mail where claimed_at is not null`.execute(store.db)).rows;

@@ -85,14 +85,17 @@ const mailboxSql = (id: string) => sql<PacedMailboxRow & { email: string; displa
 // The earliest due, unclaimed mail of the sender; a receiver's name from its mailbox when it is ours.
 // Mail to a peer installation's member goes only while the peering is active (checked here, in the
 // claim: nothing goes once it ended), and a first mail only once the peer accepted it.
+/** The mailbox's warmup mail that may still go out (not claimed, not sent, not stale, its peer ready), over x and p. */
+const sendable = (id: string, now: number) => sql`
+  x.sender_mailbox_id = ${id} and x.claimed_at is null and x.sent_at is null and x.planned_at > ${new Date(now - STALE_MS)}
+    and (x.peer_id is null or (p.state = 'active' and (x.kind = 'reply' or x.peer_accepted_at is not null)))`;
+
 const dueSql = (id: string, now: number) => sql<DueRow>`
   select x.id, x.pool, x.kind, x.message_id, x.in_reply_to, x.sender_address, x.receiver_address, x.reply_subject, x.reply_to_name, x.language,
          s.display_name as sender_name, r.display_name as receiver_name, p.sign_key as peer_sign_key, p.agree_key as peer_agree_key
   from warmup_mail x join mailbox s on s.id = x.sender_mailbox_id left join mailbox r on r.id = x.receiver_mailbox_id
     left join warmup_peer p on p.id = x.peer_id
-  where x.sender_mailbox_id = ${id} and x.claimed_at is null and x.sent_at is null
-    and x.planned_at <= ${new Date(now)} and x.planned_at > ${new Date(now - STALE_MS)}
-    and (x.peer_id is null or (p.state = 'active' and (x.kind = 'reply' or x.peer_accepted_at is not null)))
+  where ${sendable(id, now)} and x.planned_at <= ${new Date(now)}
   order by x.planned_at limit 1
   for update of x skip locked`;
 
@@ -134,6 +137,21 @@ async function claim(d: WarmupSendDeps, mailboxId: string, now: number): Promise
 export function warmupExtraStep(d: Pick<WarmupSendDeps, 'store' | 'clock' | 'keyFor'>) {
   return (c: { transport: Pick<Transport, 'send'>; fence: { resource: string; token: number }; pauseMailbox: (id: string, reason: string) => Promise<void> }) => (mailboxId: string) =>
     sendDueWarmup({ store: d.store, clock: d.clock, transport: c.transport, fence: c.fence, pauseMailbox: c.pauseMailbox, keyFor: d.keyFor }, mailboxId);
+}
+
+// -- name: warmup-next
+const nextSql = (id: string, now: number) => sql<{ at: Date | null }>`
+  select min(x.planned_at) as at from warmup_mail x left join warmup_peer p on p.id = x.peer_id where ${sendable(id, now)}`;
+
+/**
+ * The sender pool's `extraDueAt` (sending/sender-pool.ts): when the mailbox's next warmup mail is
+ * planned (null: none), so that an idle send loop claims only when something is due.
+ */
+export function warmupDueAt(d: Pick<WarmupSendDeps, 'store' | 'clock'>) {
+  return async (mailboxId: string): Promise<number | null> => {
+    const at = (await nextSql(mailboxId, d.clock.now()).execute(d.store.db)).rows[0]?.at;
+    return at ? new Date(at).getTime() : null;
+  };
 }
 
 /** Sends at most one due warmup mail of the mailbox, if its bucket allows it now. */

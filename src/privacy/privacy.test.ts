@@ -146,4 +146,24 @@ describe.each(testBackends())('subject access export and erasure (%s)', (backend
     expect(log).toHaveLength(1);
     expect(log[0]!.target).toBe(e.marker);
   });
+
+  it("retention: members read it with the last purge's counts of their own workspace only; admins change it", async () => {
+    const url = `/api/workspaces/${ws}/privacy/retention`;
+    const other = '00000000-0000-4000-8000-0000000000f1';
+    await h.store.db
+      .insertInto('privacy_purge_day')
+      .values({ day: '2026-03-10', started_at: new Date('2026-03-10T02:00:00Z'), finished_at: new Date('2026-03-10T02:01:00Z'), counts: JSON.stringify({ messages: 7 }), workspace_counts: JSON.stringify({ [ws]: { messages: 2 }, [other]: { messages: 5 } }) })
+      .execute();
+    const member = await joinByInvitation(h.app, owner, ws, 'reader@example.test', 'member');
+    const read = await member.call('GET', url);
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toEqual({ messageBodiesDays: null, messagesDays: null, eventsDays: null, importRejectsDays: null, lastPurge: { day: '2026-03-10', finishedAt: '2026-03-10T02:01:00.000Z', counts: { messages: 2 } } });
+    expect((await member.call('PATCH', url, { eventsDays: 90 })).statusCode).toBe(403);
+    const changed = await owner.call('PATCH', url, { messageBodiesDays: 30, messagesDays: 365, eventsDays: null });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.json()).toMatchObject({ messageBodiesDays: 30, messagesDays: 365, eventsDays: null, importRejectsDays: null });
+    const refused = await owner.call('PATCH', url, { messageBodiesDays: 400 });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.message).toContain('cannot be longer than messagesDays');
+  });
 });

@@ -63,7 +63,7 @@ export async function runNightlyPurge(d: PurgeRoleDeps, stopping: () => boolean 
     if (report.stopped) return { day, skipped: 'stopped' };
     await d.store.db
       .insertInto('privacy_purge_day')
-      .values({ day, started_at: new Date(now), finished_at: new Date(d.clock.now()), counts: JSON.stringify(report.counts) })
+      .values({ day, started_at: new Date(now), finished_at: new Date(d.clock.now()), counts: JSON.stringify(report.counts), workspace_counts: JSON.stringify(report.byWorkspace) })
       .onConflict((oc) => oc.column('day').doNothing())
       .execute();
     d.log?.info({ day, counts: report.counts, batches: report.batches }, 'privacy purge: data past its retention removed');
@@ -73,10 +73,15 @@ export async function runNightlyPurge(d: PurgeRoleDeps, stopping: () => boolean 
   }
 }
 
-/** The last day a purge completed, for the retention settings' page. */
-export async function lastPurgeDay(db: Db): Promise<{ day: string; finishedAt: Date; counts: Record<string, number> } | null> {
-  const last = await db.selectFrom('privacy_purge_day').selectAll().orderBy('day', 'desc').limit(1).executeTakeFirst();
-  return last ? { day: dayText(last.day as unknown), finishedAt: last.finished_at, counts: last.counts as Record<string, number> } : null;
+/**
+ * The last day a purge completed, for one workspace's retention settings: when, and what it removed
+ * of that workspace's data only (null: that day was purged before counts were kept per workspace).
+ */
+export async function lastPurgeDay(db: Db, workspaceId: string): Promise<{ day: string; finishedAt: Date; counts: Record<string, number> | null } | null> {
+  const last = await db.selectFrom('privacy_purge_day').select(['day', 'finished_at', 'workspace_counts']).orderBy('day', 'desc').limit(1).executeTakeFirst();
+  if (!last) return null;
+  const byWorkspace = last.workspace_counts as Record<string, Record<string, number>> | null;
+  return { day: dayText(last.day as unknown), finishedAt: last.finished_at, counts: byWorkspace ? (byWorkspace[workspaceId] ?? {}) : null };
 }
 
 async function dayDone(store: Store, day: string): Promise<boolean> {

@@ -4,7 +4,7 @@ import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
 import { SimClock } from '../sim/sim-clock.ts';
 import { Leases } from '../ops/leases.ts';
 import { purgeExpiredData } from './purge.ts';
-import { PRIVACY_PURGE_LEASE, runNightlyPurge } from './purge-role.ts';
+import { lastPurgeDay, PRIVACY_PURGE_LEASE, runNightlyPurge } from './purge-role.ts';
 
 const DAY = 86_400_000;
 // 2026-03-10 03:00 UTC: past the purge's hour.
@@ -53,6 +53,8 @@ describe.each(testBackends())('privacy purge (%s)', (backend) => {
     const r = await purgeExpiredData(store, clock, { batchSize: 1 });
     expect(r.stopped).toBe(false);
     expect(r.counts).toEqual({ message_bodies: 1, messages: 1, events: 2, tracking_events: 2, webhook_deliveries: 1, import_rejects: 1 });
+    // All of it the purged workspace's: the one that keeps everything has no entry.
+    expect(r.byWorkspace).toEqual({ [WS]: r.counts });
     // One row per statement, and one more statement per kind to find the end.
     expect(r.batches).toBeGreaterThanOrEqual(8);
     const msgs = await store.db.selectFrom('message').select(['at', 'new_text', 'excerpt']).where('workspace_id', '=', WS).orderBy('at').execute();
@@ -74,7 +76,7 @@ describe.each(testBackends())('privacy purge (%s)', (backend) => {
 
   it('stops between batches when asked', async () => {
     const r = await purgeExpiredData(store, new SimClock(T), { stopping: () => true });
-    expect(r).toEqual({ counts: {}, batches: 0, stopped: true });
+    expect(r).toEqual({ counts: {}, byWorkspace: {}, batches: 0, stopped: true });
   });
 
   it('runs once a UTC day, after its hour, under the lease', async () => {
@@ -87,6 +89,14 @@ describe.each(testBackends())('privacy purge (%s)', (backend) => {
     expect(await runNightlyPurge({ ...d, owner: 'p2' })).toEqual({ day: '2026-03-10', skipped: 'done' });
     const row = await store.db.selectFrom('privacy_purge_day').selectAll().executeTakeFirstOrThrow();
     expect(String(row.day).slice(0, 10) === '2026-03-10' || (row.day as unknown) instanceof Date).toBe(true);
+    // Each workspace reads its own counts of the day, never another's (the data was purged by the first test: nothing left).
+    expect(await lastPurgeDay(store.db, WS)).toMatchObject({ day: '2026-03-10', counts: {} });
+    await store.db.updateTable('privacy_purge_day').set({ workspace_counts: JSON.stringify({ [WS]: { messages: 3 } }) }).execute();
+    expect((await lastPurgeDay(store.db, WS))?.counts).toEqual({ messages: 3 });
+    expect((await lastPurgeDay(store.db, KEEP))?.counts).toEqual({});
+    // A day recorded before counts were kept per workspace says it does not know.
+    await store.db.updateTable('privacy_purge_day').set({ workspace_counts: null }).execute();
+    expect((await lastPurgeDay(store.db, WS))?.counts).toBeNull();
     // The next day, another process holds the lease: this one leaves the pass to it.
     clock.advanceTo(T + DAY);
     const held = await new Leases(store, clock).acquire(PRIVACY_PURGE_LEASE, 'p2', 60_000);

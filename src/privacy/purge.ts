@@ -15,6 +15,8 @@ export interface PurgeOptions {
 export interface PurgeReport {
   /** Rows deleted or cleared, by what (message_bodies, events, …), over every workspace. */
   counts: Record<string, number>;
+  /** The same by workspace id (a workspace with nothing removed is left out): what its admins are shown. */
+  byWorkspace: Record<string, Record<string, number>>;
   /** Statements run (each one batch). */
   batches: number;
   /** The pass stopped early (stopping() said so). */
@@ -28,7 +30,7 @@ export interface PurgeReport {
  */
 export async function purgeExpiredData(store: Store, clock: Clock, o: PurgeOptions = {}): Promise<PurgeReport> {
   const limit = o.batchSize ?? PURGE_BATCH;
-  const report: PurgeReport = { counts: {}, batches: 0, stopped: false };
+  const report: PurgeReport = { counts: {}, byWorkspace: {}, batches: 0, stopped: false };
   const workspaces = await store.db.selectFrom('workspace').select(['id', 'settings']).orderBy('id').execute();
   for (const w of workspaces) {
     const cut = cutoffs(retentionOf(w.settings as Record<string, unknown>), clock.now());
@@ -40,7 +42,11 @@ export async function purgeExpiredData(store: Store, clock: Clock, o: PurgeOptio
           if (o.stopping?.()) return { ...report, stopped: true };
           const n = (await stmt(w.id, cutoff, limit).execute(store.db)).rows.length;
           report.batches++;
-          if (n) report.counts[name] = (report.counts[name] ?? 0) + n;
+          if (n) {
+            report.counts[name] = (report.counts[name] ?? 0) + n;
+            const mine = (report.byWorkspace[w.id] ??= {});
+            mine[name] = (mine[name] ?? 0) + n;
+          }
           if (n < limit) break;
         }
       }

@@ -597,11 +597,13 @@ export type Retention = {
   eventsDays: number | null;
   /** The rows an import rejected (kept for the import's reject report) */
   importRejectsDays: number | null;
-  /** The nightly purge's last completed day (every workspace's) */
+  /** The nightly purge's last completed day (null: it has not run yet) */
   lastPurge: {
+    /** The UTC day (YYYY-MM-DD) */
     day: string;
     finishedAt: string;
-    counts: Record<string, number>;
+    /** Rows this workspace's purge removed or cleared, by kind ({} none); null: that day was purged before counts were kept per workspace */
+    counts: Record<string, number> | null;
   } | null;
 };
 

@@ -19,7 +19,14 @@ const retentionBody = z
     messagesDays: days.describe(RETENTION_KINDS.messagesDays.what),
     eventsDays: days.describe(RETENTION_KINDS.eventsDays.what),
     importRejectsDays: days.describe(RETENTION_KINDS.importRejectsDays.what),
-    lastPurge: z.object({ day: z.string(), finishedAt: z.iso.datetime(), counts: z.record(z.string(), z.number()) }).nullable().describe("The nightly purge's last completed day (every workspace's)"),
+    lastPurge: z
+      .object({
+        day: z.string().describe('The UTC day (YYYY-MM-DD)'),
+        finishedAt: z.iso.datetime(),
+        counts: z.record(z.string(), z.number()).nullable().describe("Rows this workspace's purge removed or cleared, by kind ({} none); null: that day was purged before counts were kept per workspace"),
+      })
+      .nullable()
+      .describe("The nightly purge's last completed day (null: it has not run yet)"),
   })
   .meta({ id: 'Retention' });
 
@@ -36,7 +43,7 @@ const exportBody = z
 async function readRetention(db: Db, workspaceId: string): Promise<z.output<typeof retentionBody>> {
   const w = await workspaceRow(db, workspaceId);
   if (!w) throw cadenzaError('NOT_FOUND', 'no such workspace');
-  const last = await lastPurgeDay(db);
+  const last = await lastPurgeDay(db, workspaceId);
   return { ...retentionOf(w.settings as Record<string, unknown>), lastPurge: last ? { ...last, finishedAt: last.finishedAt.toISOString() } : null };
 }
 

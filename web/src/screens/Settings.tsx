@@ -2,12 +2,13 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api, call, errorMessage, ws, type Me } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import type { Member, WorkspaceSettings } from '../types.ts';
-import { Badge, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
+import { Badge, ErrorNote, Field, PageHeader, SettingsFormEnd } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { ApiKeys } from './ApiKeys.tsx';
 import { AuditLog } from './AuditLog.tsx';
 import { Invitations } from './Invitations.tsx';
 import { PacingForm } from './PacingForm.tsx';
+import { Privacy } from './Privacy.tsx';
 import { Webhooks } from './Webhooks.tsx';
 
 /** The workspace's settings and its people; admins change them, members read them. */
@@ -25,6 +26,7 @@ export function Settings({ workspaceId }: ScreenProps) {
       {admin && role && <Invitations workspaceId={workspaceId} role={role} />}
       {admin && <ApiKeys workspaceId={workspaceId} />}
       {admin && <Webhooks workspaceId={workspaceId} />}
+      {role && <Privacy workspaceId={workspaceId} admin={admin} />}
       {admin && <AuditLog workspaceId={workspaceId} />}
     </>
   );
@@ -85,21 +87,11 @@ function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boo
           <input type="number" required min={30} max={3650} value={f.auditRetentionDays} onChange={text('auditRetentionDays')} />
         </Field>
       </fieldset>
-      <ErrorNote error={error} />
-      {saved && (
-        <p className="note note-ok" role="status">
-          {saved}
-        </p>
-      )}
-      {admin ? (
-        <div>
-          <button type="submit" className="btn btn-primary" disabled={busy || !s.data}>
-            {busy ? 'Saving…' : 'Save settings'}
-          </button>
-        </div>
-      ) : (
-        <p className="muted small">Only an owner or an admin changes these.</p>
-      )}
+      <SettingsFormEnd error={error} saved={saved} canEdit={admin}>
+        <button type="submit" className="btn btn-primary" disabled={busy || !s.data}>
+          {busy ? 'Saving…' : 'Save settings'}
+        </button>
+      </SettingsFormEnd>
     </form>
   );
 }

@@ -53,7 +53,7 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
       <form className="stack" onSubmit={submit}>
         <div className="row" style={{ alignItems: 'flex-end' }}>
           <Field label="Endpoint URL" hint="https; signed with Cadenza-Signature">
-            <input type="url" required value={f.url} onChange={(e) => setF({ ...f, url: e.target.value })} style={{ minWidth: '28em' }} />
+            <input type="url" required value={f.url} onChange={(e) => setF({ ...f, url: e.target.value })} className="input-wide" />
           </Field>
           <Field label="Description">
             <input value={f.description} maxLength={200} onChange={(e) => setF({ ...f, description: e.target.value })} />

@@ -21,7 +21,7 @@ export function CopyField({ label, value, copyLabel, children }: { label: string
   return (
     <div className="row">
       <Field label={label}>
-        <input ref={input} readOnly value={value} onFocus={(e) => e.target.select()} style={{ minWidth: '32em' }} />
+        <input ref={input} readOnly value={value} onFocus={(e) => e.target.select()} className="input-wide" />
       </Field>
       <button type="button" className="btn" onClick={() => void copy()} style={{ alignSelf: 'flex-end' }}>
         {copied ? 'Copied' : copyLabel}

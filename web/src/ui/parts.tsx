@@ -107,3 +107,21 @@ export function duration(ms: number | null | undefined): string {
   const days = ms / 86_400_000;
   return `${days.toFixed(1).replace(/\.0$/, '')} days`;
 }
+
+/**
+ * The end of a settings form: its error, what was saved, and the save button for an owner or an
+ * admin; a member, who reads the form disabled, is told who changes it instead.
+ */
+export function SettingsFormEnd({ error, saved, canEdit, children }: { error: string | undefined; saved: string | undefined; canEdit: boolean; children: ReactNode }) {
+  return (
+    <>
+      <ErrorNote error={error} />
+      {saved && (
+        <p className="note note-ok" role="status">
+          {saved}
+        </p>
+      )}
+      {canEdit ? <div>{children}</div> : <p className="muted small">Only an owner or an admin changes these.</p>}
+    </>
+  );
+}

@@ -785,7 +785,7 @@ export interface PrivacyPurgeDayTable {
   started_at: Timestamp;
   finished_at: Timestamp;
   counts: Generated<unknown>;
-  /** Migration 0046: the counts by workspace id; null on days purged before it. */
+  /** Migration 0047: the counts by workspace id; null on days purged before it. */
   workspace_counts: unknown | null;
 }
 export interface Database {

@@ -453,8 +453,8 @@ export type MailboxRemoval = {
   /** Sends being handed to the server now; a removal waits for them (409) */
   inFlightSends: number;
   credentialErased: boolean;
-  /** OAuth grant revoked at the provider: none (not OAuth), revoked, unsupported (no revocation endpoint), failed (best effort) */
-  revocation: "none" | "revoked" | "unsupported" | "failed";
+  /** OAuth grant to revoke at the provider: none (not OAuth), pending (the sender role revokes it from a durable task, retried with backoff while the provider does not answer; the removal never waits for it) */
+  revocation: "none" | "pending";
 };
 
 export type Me = {

@@ -243,7 +243,8 @@ function RemoveMailbox({ workspaceId, mailbox, onClose }: { workspaceId: string;
     try {
       const r = await api<MailboxRemoval>('DELETE', url(false));
       const parts = [r.reassigned ? `${plural(r.reassigned, 'enrollment')} moved` : '', r.paused ? `${plural(r.paused, 'enrollment')} paused` : ''].filter(Boolean);
-      const grant = r.revocation === 'failed' ? ' Google did not answer the revocation: remove Cadenza from the account’s connected apps.' : '';
+      // The grant is revoked by the sender role after the removal (sending/credential-tasks/), retried there.
+      const grant = r.revocation === 'pending' ? ' Its access to the account is being revoked.' : '';
       onClose(`Removed ${r.email}${parts.length ? `: ${parts.join(', ')}` : ''}.${grant}`);
     } catch (e) {
       setError(e instanceof ApiError && e.status === 409 ? `${e.message}.` : errorMessage(e));

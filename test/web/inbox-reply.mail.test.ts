@@ -9,7 +9,7 @@ import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
 
 /**
- * The inbox's reply box in headless Chromium, against the real app (API and sync roles) and the
+ * The inbox's reply box in headless Chromium, against the real app (API, sync and sender roles) and the
  * real Postfix + Dovecot: sync22 writes to the rep's mailbox sync23 with a Reply-To; sync ingests
  * it; the rep opens it in the unified inbox and answers with the keyboard only (j to select, r to
  * reply, typing, Ctrl+Enter twice as an impatient person would); the answer lands once in sync22's
@@ -43,7 +43,8 @@ async function apiSession(base: string, setupToken: string) {
 
 describeMailBed('inbox reply box in Chromium', () => {
   describe.skipIf(skip !== null)(`keyboard-only reply from the unified inbox${skip ? ` (skipped: ${skip})` : ''}`, () => {
-    const web = webSuite({ prefix: 'reply', roles: ['api', 'sync'], startTimeout: 180_000 });
+    // The reply is sent by the sender role (sending/credential-tasks/): without one the API answers 503.
+    const web = webSuite({ prefix: 'reply', roles: ['api', 'sync', 'sender'], startTimeout: 180_000 });
     const { errors: pageErrors } = web;
     let page: Page;
     beforeAll(async () => {

@@ -163,6 +163,44 @@ describe.skipIf(skip !== undefined)(`mutual TLS and least privilege on PostgreSQ
       await expect(sql`insert into schema_migration (version, name) values (9999, 'intruder')`.execute(s.db)).rejects.toMatchObject({ code: '42501' });
     }
   }, 30_000);
+
+  it('table by table: only the API writes definitions and reads webhook URLs and secrets; credential tasks keep the revoked token from the API and out of the scheduler’s and sync’s reach', async () => {
+    const [api, scheduler, sender, sync] = [await open(roleUrl('api')), await open(roleUrl('scheduler')), await open(roleUrl('sender')), await open(roleUrl('sync'))];
+    const owner = stores[0]!;
+    const random = seededRandom(16);
+    const world = await makeWorld(owner, { leads: 1, mailboxes: 1, nowMs: T0, random, zones: ['UTC'], countries: [null] });
+    const denied = { code: '42501' };
+    // Definitions: every role reads them; only the API writes them.
+    for (const s of [scheduler, sender, sync]) {
+      expect((await sql<{ n: number }>`select count(*)::int as n from lead where workspace_id = ${world.workspaceId}`.execute(s.db)).rows[0]!.n).toBe(1);
+      await expect(sql`update lead set first_name = 'Mallory' where workspace_id = ${world.workspaceId}`.execute(s.db)).rejects.toMatchObject({ ...denied, message: expect.stringMatching(/permission denied for table lead/) });
+      await expect(sql`insert into lead (id, workspace_id, email, email_norm) values (gen_random_uuid(), ${world.workspaceId}, 'x@example.test', 'x@example.test')`.execute(s.db)).rejects.toMatchObject(denied);
+      await expect(sql`delete from sequence`.execute(s.db)).rejects.toMatchObject({ ...denied, message: expect.stringMatching(/permission denied for table sequence/) });
+      await expect(sql`update step set delay_amount = 0`.execute(s.db)).rejects.toMatchObject(denied);
+    }
+    await sql`update lead set first_name = 'Pat' where workspace_id = ${world.workspaceId}`.execute(api.db);
+
+    // Webhook endpoints: the triggers' columns for the others, never the URL nor the sealed secrets.
+    const endpoint = crypto.randomUUID();
+    await sql`insert into webhook_endpoint (id, workspace_id, url, events, secret_sealed) values (${endpoint}, ${world.workspaceId}, 'https://hooks.example.test/x', ${['reply']}, ${Buffer.from('sealed')})`.execute(api.db);
+    for (const s of [scheduler, sender, sync]) {
+      expect((await sql<{ id: string }>`select id, workspace_id, events, disabled_at from webhook_endpoint`.execute(s.db)).rows.map((r) => r.id)).toEqual([endpoint]);
+      await expect(sql`select url from webhook_endpoint`.execute(s.db)).rejects.toMatchObject({ ...denied, message: expect.stringMatching(/permission denied for table webhook_endpoint/) });
+      await expect(sql`select secret_sealed from webhook_endpoint`.execute(s.db)).rejects.toMatchObject(denied);
+      await expect(sql`update webhook_endpoint set url = 'https://attacker.example.test/'`.execute(s.db)).rejects.toMatchObject(denied);
+    }
+    // Deliveries: the sender and sync journal one (the triggers), and do not read the payloads back.
+    for (const s of [sender, sync]) await expect(sql`select payload from webhook_delivery`.execute(s.db)).rejects.toMatchObject(denied);
+
+    // Credential tasks: the API asks and reads the answer, never `sealed`; the sender does the work.
+    const task = crypto.randomUUID();
+    await sql`insert into credential_task (id, workspace_id, mailbox_id, kind, input) values (${task}, ${world.workspaceId}, ${world.mailboxIds[0]!}, 'test', ${JSON.stringify({})})`.execute(api.db);
+    expect((await sql<{ state: string }>`select state from credential_task where id = ${task}`.execute(api.db)).rows[0]!.state).toBe('queued');
+    await expect(sql`select sealed from credential_task`.execute(api.db)).rejects.toMatchObject({ ...denied, message: expect.stringMatching(/permission denied for table credential_task/) });
+    await expect(sql`update credential_task set result = ${JSON.stringify({ ok: true })} where id = ${task}`.execute(api.db)).rejects.toMatchObject(denied);
+    for (const s of [scheduler, sync]) await expect(sql`select id from credential_task`.execute(s.db)).rejects.toMatchObject(denied);
+    await sql`update credential_task set state = 'done', result = ${JSON.stringify({ ok: true })} where id = ${task}`.execute(sender.db);
+  }, 30_000);
 });
 
 describe.skipIf(skip !== undefined)(`a CA rotation on PostgreSQL${skip ? ` (skipped: ${skip})` : ''}`, () => {

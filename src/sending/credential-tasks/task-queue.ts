@@ -125,3 +125,13 @@ export async function nextDue(db: Db): Promise<number | undefined> {
   const r = await db.selectFrom('credential_task').select((eb) => eb.fn.min('run_after').as('at')).where('state', '=', 'queued').executeTakeFirst();
   return r?.at ? new Date(r.at as Date | string).getTime() : undefined;
 }
+
+/**
+ * Tasks that ended before `before`: their answers were read long ago (an asker waits a minute at
+ * most). What is left of them is an outcome (no text, no token: finishTask erased those), kept a
+ * week for whoever looks into a removal's revocation, then deleted.
+ */
+export async function purgeFinished(db: Db, before: number): Promise<number> {
+  const r = await db.deleteFrom('credential_task').where('state', 'in', ['done', 'failed', 'cancelled']).where('updated_at', '<', new Date(before)).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

@@ -7,7 +7,7 @@ import { runReply } from './reply-task.ts';
 import { runRevocation } from './revoke-task.ts';
 import { defaultRevocationPolicy, nextRevocation, type RevocationPolicy } from './task-policy.ts';
 import type { TaskContext } from './task-context.ts';
-import { claimTask, finishTask, nextDue, recoverStale, retryTask, RUNNER_ROLE, type ClaimedTask, type TaskOutcome } from './task-queue.ts';
+import { claimTask, finishTask, nextDue, purgeFinished, recoverStale, retryTask, RUNNER_ROLE, type ClaimedTask, type TaskOutcome } from './task-queue.ts';
 import { runConnectionTest } from './test-task.ts';
 
 /**
@@ -35,6 +35,9 @@ export interface TaskRunnerOptions extends TaskContext {
 
 /** A running task's claim: far past any task's own deadlines (a reply's 20 s settle, a test's timeouts). */
 const CLAIM_FOR_MS = 10 * 60_000;
+/** Ended tasks are kept this long (task-queue.ts purgeFinished), looked for at most once an hour. */
+const KEEP_FINISHED_MS = 7 * 86_400_000;
+const PURGE_EVERY_MS = 3_600_000;
 
 const kinds: Record<ClaimedTask['kind'], (c: TaskContext, t: ClaimedTask) => Promise<unknown>> = {
   test: (c, t) => runConnectionTest(c, { workspaceId: t.workspace_id, mailboxId: t.mailbox_id }),
@@ -50,6 +53,7 @@ export class CredentialTaskRunner {
   private readonly pass: () => Promise<void>;
   private timer: TimerHandle | undefined;
   private stopped = false;
+  private lastPurge = Number.NEGATIVE_INFINITY;
   private current: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: TaskRunnerOptions) {
@@ -83,6 +87,11 @@ export class CredentialTaskRunner {
     const db = this.o.store.db;
     const r = await recoverStale(db, this.o.clock.now());
     if (r.requeued || r.failed) this.o.log?.warn(r, 'credential tasks left running by a stopped process: tests and revocations queued again, replies failed');
+    const now = this.o.clock.now();
+    if (now - this.lastPurge >= PURGE_EVERY_MS) {
+      this.lastPurge = now;
+      await purgeFinished(db, now - KEEP_FINISHED_MS);
+    }
     await Promise.all(Array.from({ length: this.o.concurrency ?? 4 }, () => this.drain()));
     if (this.stopped) return;
     const due = await nextDue(db);

@@ -9,13 +9,14 @@ describe('judgeLook: the mailbox last look decides send or defer', () => {
     expect(judgeLook({ kind: 'clear' }, { unread: 0, failed: 0 }, T, p)).toMatchObject({ kind: 'send' });
   });
 
-  it('unread mail from the lead defers by deferMs, up to maxDeferrals, then the step goes (a hit the sync never reads cannot hold it forever)', () => {
-    for (let n = 0; n < p.maxDeferrals; n++) expect(judgeLook({ kind: 'unread', count: 1 }, { unread: n, failed: 0 }, T, p)).toEqual({ kind: 'defer', retryAt: T + p.deferMs, reason: expect.stringContaining('not yet read') });
-    expect(judgeLook({ kind: 'unread', count: 1 }, { unread: p.maxDeferrals, failed: 0 }, T, p)).toMatchObject({ kind: 'send', note: expect.stringContaining('after 5 deferrals') });
+  it('unread mail from the lead holds the step for as long as it is unread: 2 s, 4 s, 8 s … up to 5 min, never sent on a guess', () => {
+    const waits = Array.from({ length: 12 }, (_, n) => judgeLook({ kind: 'unread', count: 1 }, { unread: n, failed: 0 }, T, p)).map((v) => (v.kind === 'defer' ? (v.retryAt - T) / 1000 : v.kind));
+    expect(waits).toEqual([2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300, 300]);
+    expect(judgeLook({ kind: 'unread', count: 1 }, { unread: 10_000, failed: 0 }, T, p)).toMatchObject({ kind: 'defer', retryAt: T + 300_000, reason: expect.stringContaining('the sync role may be behind or stopped') });
   });
 
   it('a failed look defers briefly (fail safe), bounded by maxFailedLooks, and its count is its own', () => {
-    expect(judgeLook({ kind: 'failed', reason: 'ECONNREFUSED' }, { unread: p.maxDeferrals, failed: 0 }, T, p)).toEqual({ kind: 'defer', retryAt: T + p.failedLookDeferMs, reason: expect.stringContaining('ECONNREFUSED') });
+    expect(judgeLook({ kind: 'failed', reason: 'ECONNREFUSED' }, { unread: 5, failed: 0 }, T, p)).toEqual({ kind: 'defer', retryAt: T + p.failedLookDeferMs, reason: expect.stringContaining('ECONNREFUSED') });
     expect(judgeLook({ kind: 'failed', reason: 'ECONNREFUSED' }, { unread: 0, failed: p.maxFailedLooks }, T, p)).toMatchObject({ kind: 'send' });
   });
 });

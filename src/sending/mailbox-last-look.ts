@@ -27,9 +27,16 @@ import type { RecentMail, RecentMailResult } from '../mailbox/connectors/outcome
  * (deferClaim: back to the queue untouched, due in `deferMs`) and asks the sync role to pull this
  * mailbox now; the pipeline then decides: a reply stops the enrollment, an out-of-office pauses
  * it, and anything else (a newsletter from the lead, a note the classifier keeps in the inbox)
- * lets the next claim go out, since by then it has been read. A hit the pipeline never reads (a
- * message in the trash, where the Gmail search also looks; the sync role down) cannot hold the
- * step forever: after `maxDeferrals` deferrals of one request the step goes.
+ * lets the next claim go out, since by then it has been read.
+ *
+ * Unread mail from the lead holds the step for as long as it stays unread, the deferrals growing
+ * from `deferMs` to `maxDeferMs`: never sent on a guess. It used to go after 5 deferrals (10 s),
+ * and a sync role behind by more than that (a saturated machine: day-load at 10,000 mailboxes,
+ * reply-to-stop p99 96 s) sent follow-ups to leads whose replies sat in the mailbox. What still
+ * holds a step: the sync role down or far behind (the step goes, or stops, once it has read the
+ * mail), and a message the sync never reads (the lead's mail in the trash, which Gmail's search
+ * includes): after `holdAlertMs` the sender logs it as an error, and the request's last error says
+ * why it waits; a person stops the enrollment or moves the message back to the inbox.
  *
  * When the look itself fails (connection refused, timeout, a provider 5xx) the send is deferred
  * too, by `failedLookDeferMs`, at most `maxFailedLooks` times for a request, then it goes: the look
@@ -45,8 +52,10 @@ import type { RecentMail, RecentMailResult } from '../mailbox/connectors/outcome
 export interface LastLookPolicy {
   /** A deferred step is claimed again after this long: the pull and the pipeline take ~0.6 s (p50). */
   deferMs: number;
-  /** Deferrals of one request for unread mail before it goes anyway. */
-  maxDeferrals: number;
+  /** Each further deferral for unread mail doubles, up to this. */
+  maxDeferMs: number;
+  /** Held this long for unread mail, the sender says so as an error (once per request). */
+  holdAlertMs: number;
   /** A failed look defers by this long… */
   failedLookDeferMs: number;
   /** …at most this many times for one request. */
@@ -55,17 +64,19 @@ export interface LastLookPolicy {
   skewMs: number;
 }
 
-export const defaultLastLookPolicy: LastLookPolicy = { deferMs: 2_000, maxDeferrals: 5, failedLookDeferMs: 5_000, maxFailedLooks: 3, skewMs: 60_000 };
+export const defaultLastLookPolicy: LastLookPolicy = { deferMs: 2_000, maxDeferMs: 5 * 60_000, holdAlertMs: 30 * 60_000, failedLookDeferMs: 5_000, maxFailedLooks: 3, skewMs: 60_000 };
 
 export type LookVerdict =
-  /** boundReached: sent although the look found unread mail or failed, because the deferral bound was spent. */
+  /** boundReached: sent although the look failed, because the bound on failed looks was spent. */
   | { kind: 'send'; note: string; boundReached: boolean }
   | { kind: 'defer'; retryAt: number; reason: string };
 
-/** How many times a request was deferred so far, by cause. */
+/** How many times a request was deferred so far, by cause; since when for unread mail, and whether that was said. */
 export interface Deferrals {
   unread: number;
   failed: number;
+  heldSince?: number;
+  alerted?: boolean;
 }
 
 /**
@@ -75,8 +86,9 @@ export interface Deferrals {
 export function judgeLook(found: { kind: 'unread'; count: number } | { kind: 'clear' } | { kind: 'failed'; reason: string }, so: Deferrals, now: number, p: LastLookPolicy): LookVerdict {
   if (found.kind === 'clear') return { kind: 'send', note: 'nothing unread from the lead', boundReached: false };
   if (found.kind === 'unread') {
-    if (so.unread >= p.maxDeferrals) return { kind: 'send', note: `${found.count} unread message(s) from the lead still unread by the sync after ${so.unread} deferrals; sending`, boundReached: true };
-    return { kind: 'defer', retryAt: now + p.deferMs, reason: `mailbox last look: ${found.count} message(s) from the lead not yet read by the sync; deferred for the pipeline to decide` };
+    const wait = Math.min(p.maxDeferMs, p.deferMs * 2 ** Math.min(so.unread, 30));
+    const held = so.unread === 0 ? '' : ` (held ${so.unread + 1} times: the sync role may be behind or stopped, or the message is where it does not read, such as the trash)`;
+    return { kind: 'defer', retryAt: now + wait, reason: `mailbox last look: ${found.count} message(s) from the lead not yet read by the sync; held for the pipeline to decide${held}` };
   }
   if (so.failed >= p.maxFailedLooks) return { kind: 'send', note: `mailbox last look failed ${so.failed + 1} times (${found.reason}); sending`, boundReached: true };
   return { kind: 'defer', retryAt: now + p.failedLookDeferMs, reason: `mailbox last look failed (${found.reason}); deferred briefly` };
@@ -162,7 +174,13 @@ export class MailboxLastLook {
       if (found.kind !== 'clear') this.d.log?.warn({ requestId: claim.requestId, mailboxId: claim.mailboxId, note: v.note }, 'mailbox last look: sending after the deferral bound');
       return { ...v, looked: true };
     }
-    this.deferrals.set(claim.requestId, found.kind === 'unread' ? { ...so, unread: so.unread + 1 } : { ...so, failed: so.failed + 1 });
+    const now = this.d.clock.now();
+    const next: Deferrals = found.kind === 'unread' ? { ...so, unread: so.unread + 1, heldSince: so.heldSince ?? now } : { ...so, failed: so.failed + 1 };
+    if (found.kind === 'unread' && !next.alerted && now - next.heldSince! >= this.policy.holdAlertMs) {
+      next.alerted = true;
+      this.d.log?.error({ requestId: claim.requestId, mailboxId: claim.mailboxId, enrollmentId: claim.enrollmentId, heldMinutes: Math.round((now - next.heldSince!) / 60_000), unread: unread.map((m) => m.key) }, 'mailbox last look: a step held for mail from the lead that the sync has not read (is the sync role running? is the message in the trash?)');
+    }
+    this.deferrals.set(claim.requestId, next);
     await deferClaim(this.d, claim, v.reason, v.retryAt);
     if (found.kind === 'unread') this.d.pullMailbox?.(claim.mailboxId);
     this.d.log?.info({ requestId: claim.requestId, mailboxId: claim.mailboxId, unread: unread.map((m) => m.key), reason: v.reason }, 'mailbox last look: step deferred');

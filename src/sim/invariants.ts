@@ -24,7 +24,7 @@ import { pacingViolation, refusalViolation, type SimPacing } from './pacing-chec
  *                     a budget is refused by sends that count (pacing-check.ts).
  *  9 reply-beats-follow-up  no step is handed over after a reply that was in the mailbox (landed
  *                     since the previous step) when the sender took its mailbox last look, unless
- *                     the look's deferral bound was spent (the sync never read it in time).
+ *                     the look itself failed and its bound on failed looks was spent.
  * 10 possibly-sent-never-retried  a request settled as possibly_sent (its send may have gone and
  *                     nothing proves otherwise) is never claimed again, except by a resend by hand.
  * and, once the run has drained (finalCheck):

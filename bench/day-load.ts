@@ -6,7 +6,10 @@
  * temporary PostgreSQL database).
  *
  *   npm run bench -- day-load [--mailboxes=10000] [--sends=300000] [--rate=60] [--reply-share=0.05] [--storm=N]
- *                             [--processes=N | --workers=sync,sender,sender+sync] [--pool=10]
+ *                             [--processes=N | --workers=sync,sender,sender+sync] [--pool=10] [--window=7-11]
+ *
+ * --window=FROM-UNTIL runs only those UTC hours of the simulated day (default 5-19): the morning's
+ * peak at a clock this machine can hold, when the whole day at that clock would take hours.
  *
  * --processes=N runs N child processes each with the sender and sync roles; --workers lists the
  * children and their roles ('+' joins two). This process then keeps the emulator, the push route
@@ -31,6 +34,10 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
   const replyShare = Number(flag(args, 'reply-share') ?? 0.05);
   const stormFlag = flag(args, 'storm');
   const pool = intFlag(args, 'pool', 10);
+  const windowFlag = flag(args, 'window');
+  const windowMatch = windowFlag === undefined ? null : /^(\d{1,2})-(\d{1,2})$/.exec(windowFlag);
+  if (windowFlag !== undefined && !windowMatch) throw new Error(`--window: UTC hours FROM-UNTIL of the simulated day, e.g. 7-11; got ${windowFlag}`);
+  const window = windowMatch ? { fromHour: Number(windowMatch[1]), untilHour: Number(windowMatch[2]) } : undefined;
   const processesFlag = flag(args, 'processes');
   const workersFlag = flag(args, 'workers');
   const workers: Array<Array<'sender' | 'sync'>> | undefined = workersFlag
@@ -45,7 +52,7 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
       : undefined;
   const before = machineLoad();
   const layout = workers ? `${workers.length} role processes (${workers.map((w) => w.join('+')).join(', ')}) beside this one (emulator, push route, scheduler)` : 'one process';
-  console.log(`day load: ${mailboxes} mailboxes, ${sends} sends, clock x${rate}, ${layout}, ${pool} PostgreSQL connections a process; ${describeLoad(before)}`);
+  console.log(`day load: ${mailboxes} mailboxes, ${sends} sends${window ? ` (the day's plan; run ${window.fromHour}:00 to ${window.untilHour}:00 UTC)` : ''}, clock x${rate}, ${layout}, ${pool} PostgreSQL connections a process; ${describeLoad(before)}`);
   const s = await benchStore('postgres', { poolSize: pool });
   try {
     let last = 0;
@@ -55,6 +62,7 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
       sends,
       rate,
       replyShare,
+      ...(window ? { window } : {}),
       // The roles' warnings and errors (a sync that cannot keep up says so here).
       log: createLogger({ level: flag(args, 'log-level') ?? 'warn', name: 'day-load' }),
       ...(stormFlag ? { storm: Number(stormFlag) } : {}),
@@ -74,6 +82,7 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
     const peakPerS = (n: number) => (2 * n) / (8.7 * 3600);
     const processes = (n: number) => Math.max(1, Math.ceil((peakPerS(n) * cpuPerSendMs) / 1000 / 0.7));
     console.log(`sent ${r.sent} of ${r.sendsPlanned} planned (${r.leads} leads; replied leads get only their first email), ${r.unsettled} unsettled, ${r.duplicates} Message-IDs twice, ${r.followUpsAfterReply} follow-ups recorded after a reply was stored, ${r.sentAfterReplyMs.length} emails reached Sent after the reply was in the mailbox (${r.sentAfterReplyMs.filter((x) => x >= 1000).length} of them 1 s or more after; the latest ${Math.max(0, ...r.sentAfterReplyMs)} ms after)`);
+    for (const x of r.suspects) console.log(`  ${x.copies > 1 ? `twice (${x.gapMs} ms apart)` : 'unsettled'}: ${x.messageId} ${x.state}, ${x.attempts} attempts, proof ${x.proof ?? '-'}, last error: ${x.lastError ?? '-'}`);
     console.log(`replies ${r.replies}, stopped ${r.repliesStopped}: reply-to-stop p50 ${r.replyToStop.p50} ms, p99 ${r.replyToStop.p99} ms, max ${r.replyToStop.max} ms; storm of ${r.stormReplies}: p50 ${r.stormReplyToStop.p50} ms, p99 ${r.stormReplyToStop.p99} ms, max ${r.stormReplyToStop.max} ms`);
     console.log(`slowest replies: ${r.slowestReplies.map((x) => `${x.ms} ms (delivered ${x.at}, ${x.atRealS} s in)`).join('; ')}`);
     console.log(`planned slot -> sent (simulated minutes): p50 ${r.slotToSentMin.p50}, p99 ${r.slotToSentMin.p99}, max ${r.slotToSentMin.max}`);

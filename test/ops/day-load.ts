@@ -60,6 +60,13 @@ export interface DayLoadOptions {
   sends: number;
   /** Simulated ms per real ms (default 60: the 12-hour day in 12 real minutes). */
   rate?: number;
+  /**
+   * The part of the day run (UTC hours on the simulated clock; default 5 to 19: the sync's start
+   * three hours before the mailboxes' 08:00, and the whole sending day). A window of the morning
+   * measures the peak hours at a clock slow enough for this machine; sends planned after its end
+   * are left queued (sendsPlanned counts the whole day's).
+   */
+  window?: { fromHour: number; untilHour: number };
   /** Share of leads that reply to their first email (default 0.05). */
   replyShare?: number;
   /** Replies delivered at once at 13:00 (default 1% of the leads). */
@@ -99,6 +106,12 @@ export interface DayLoadResult {
   /** Requests left in flight or unknown after the pools stopped (each should be settled). */
   unsettled: number;
   duplicates: number;
+  /**
+   * The requests behind Message-IDs that reached Sent twice, and those left unsettled (20 at most
+   * each): their state, attempts, last error and the real ms between the two copies, so that a
+   * duplicate says which path sent it again.
+   */
+  suspects: Array<{ messageId: string; copies: number; gapMs: number | null; state: string; attempts: number; lastError: string | null; proof: string | null }>;
   followUpsAfterReply: number;
   /**
    * For each email of ours that reached Sent after the prospect's reply was delivered to the
@@ -133,9 +146,9 @@ export interface DayLoadResult {
 const HOUR = 3_600_000;
 const WORKSPACE_SIZE = 100;
 
-/** The next weekday (Monday to Friday) at 05:00 UTC from `now`. */
-function nextWorkdayMorning(now: number): number {
-  let t = Math.floor(now / 86_400_000) * 86_400_000 + 5 * HOUR;
+/** The next weekday (Monday to Friday) at `hour` UTC from `now`. */
+function nextWorkdayMorning(now: number, hour: number): number {
+  let t = Math.floor(now / 86_400_000) * 86_400_000 + hour * HOUR;
   if (t <= now) t += 86_400_000;
   while ([0, 6].includes(new Date(t).getUTCDay())) t += 86_400_000;
   return t;
@@ -156,7 +169,10 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
   const rate = o.rate ?? 60;
   const seed = o.seed ?? 'day-load';
   const random: Random = seededRandom(seed);
-  const start = nextWorkdayMorning(Date.now());
+  const fromHour = o.window?.fromHour ?? 5;
+  const untilHour = o.window?.untilHour ?? 19;
+  if (!(fromHour >= 0 && fromHour < untilHour && untilHour <= 24)) throw new Error(`day load: the window must run forwards within the day, got ${fromHour}:00 to ${untilHour}:00`);
+  const start = nextWorkdayMorning(Date.now(), fromHour);
   const clock = new AcceleratedClock(start, rate);
   const real = (ms: number) => clock.realMs(ms);
   const leadsPerMailbox = Math.max(1, Math.round(o.sends / 3 / o.mailboxes));
@@ -166,6 +182,9 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
   await ensureEventPartitions(store, clock.now());
 
   const sentIds = new Map<string, number>();
+  /** Real ms of each Message-ID's first copy in Sent, for the gap to a second one. */
+  const firstSentAt = new Map<string, number>();
+  const secondGap = new Map<string, number>();
   let duplicates = 0;
   const firstTo: Array<{ lead: string; mailbox: string; messageId: string; subject: string }> = [];
   const replyAt = new Map<string, number>();
@@ -202,6 +221,8 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
     if (!id) return;
     const n = (sentIds.get(id) ?? 0) + 1;
     sentIds.set(id, n);
+    if (n === 1) firstSentAt.set(id, performance.now());
+    else if (n === 2) secondGap.set(id, Math.round(performance.now() - firstSentAt.get(id)!));
     if (n > 1) duplicates++;
     sentThisSecond++;
     const subject = header(m.raw, 'Subject') ?? '';
@@ -389,9 +410,12 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
     if (o.workers) for (const c of children) c.child.send({ t: 'senders' } satisfies ToWorker);
     else await senders?.start();
 
-    // The storm at 13:00, then the day runs out at 19:00.
-    const stormAt = start + 8 * HOUR;
-    const endAt = start + 14 * HOUR;
+    // The storm at 13:00 (or, in a window that ends sooner, halfway through its sending hours),
+    // then the day runs out at 19:00 (or the window's end).
+    const day = start - fromHour * HOUR;
+    const stormHour = untilHour > 13 ? 13 : (Math.max(fromHour, 8) + untilHour) / 2;
+    const stormAt = day + stormHour * HOUR;
+    const endAt = day + untilHour * HOUR;
     let stormed = false;
     while (clock.now() < endAt) {
       if (!stormed && clock.now() >= stormAt) {
@@ -443,6 +467,14 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
       where m.direction = 'outbound' and m.at > e.at`.execute(store.db);
     const sent = await store.db.selectFrom('send_request').select((eb) => eb.fn.countAll<number>().as('n')).where('state', '=', 'sent').executeTakeFirstOrThrow();
     const unsettled = await store.db.selectFrom('send_request').select((eb) => eb.fn.countAll<number>().as('n')).where('state', 'in', ['in_flight', 'unknown']).executeTakeFirstOrThrow();
+    const twice = [...secondGap.keys()].slice(0, 20);
+    const suspectRows = await store.db
+      .selectFrom('send_request')
+      .select(['message_id', 'state', 'attempts', 'last_error', 'proof'])
+      .where((eb) => eb.or([eb('message_id', 'in', twice.length ? twice : ['<none>']), eb('state', 'in', ['in_flight', 'unknown'])]))
+      .limit(40)
+      .execute();
+    const suspects = suspectRows.map((r) => ({ messageId: r.message_id ?? '', copies: sentIds.get(r.message_id ?? '') ?? 0, gapMs: secondGap.get(r.message_id ?? '') ?? null, state: r.state, attempts: r.attempts, lastError: r.last_error, proof: r.proof }));
     const busiest = [...sentPerRealSecond].sort((a, b) => b - a);
     return {
       mailboxes: o.mailboxes,
@@ -451,6 +483,7 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
       sent: Number(sent.n),
       unsettled: Number(unsettled.n),
       duplicates,
+      suspects,
       followUpsAfterReply: after.rows[0]!.n,
       sentAfterReplyMs,
       replies: replyAt.size,

@@ -152,6 +152,8 @@ export async function runImportJob(deps: ImportJobDeps, jobId: string, spec: Imp
           warnings: s.warnings,
           rejects_by_reason: JSON.stringify(s.rejectsByReason),
           warnings_by_reason: JSON.stringify(s.warningsByReason),
+          phones_flagged: s.phonesFlagged,
+          phones_flagged_by_reason: JSON.stringify(s.phonesFlaggedByReason),
           hygiene_valid: hygiene.valid,
           hygiene_risky: hygiene.risky,
           hygiene_invalid: hygiene.invalid,

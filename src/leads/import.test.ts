@@ -230,6 +230,51 @@ describe.each(testBackends())('importLeads on %s', (backend) => {
     expect(added).toMatchObject({ email: 'new@example.com', created_at: new Date(T0 + 60_000) });
   });
 
+  it('keeps each number as written, with its E.164 form; a flagged number is imported with its reason and counted by reason', async () => {
+    const ws = await workspace();
+    await store.db.updateTable('workspace').set({ country: 'US' }).where('id', '=', ws).execute();
+    const r = await run(
+      ws,
+      bytes(
+        'email,phone,country\n' +
+          'gb@example.com,020 7946 0958,GB\n' +
+          // No country of its own: read in the workspace's (US); the extension is kept in the original.
+          'us@example.com,Phone: (213) 373-4253 ext. 12,\n' +
+          'short@example.com,123,DE\n' +
+          // A country with no numbering plan in the metadata (Antarctica): the workspace's reads the number.
+          'aq@example.com,2133734253,AQ\n' +
+          'none@example.com,,FR\n',
+      ),
+    );
+    expect(r).toMatchObject({ imported: 5, rejected: 0, phonesFlagged: 1, phonesFlaggedByReason: { too_short: 1 } });
+    const byEmail = new Map((await leads(ws)).map((l) => [l.email, l]));
+    expect(byEmail.get('gb@example.com')).toMatchObject({ phone: '020 7946 0958', phone_e164: '+442079460958', phone_status: 'valid', phone_reason: null });
+    expect(byEmail.get('us@example.com')).toMatchObject({ phone: 'Phone: (213) 373-4253 ext. 12', phone_e164: '+12133734253', phone_status: 'valid' });
+    expect(byEmail.get('short@example.com')).toMatchObject({ phone: '123', phone_e164: null, phone_status: 'flagged', phone_reason: 'too short for DE' });
+    expect(byEmail.get('aq@example.com')).toMatchObject({ phone_e164: '+12133734253', phone_status: 'valid' });
+    expect(byEmail.get('none@example.com')).toMatchObject({ phone: null, phone_e164: null, phone_status: null, phone_reason: null });
+  });
+
+  it("onDuplicate 'update' reads a new number in the stored country, and the stored number in a new country", async () => {
+    const ws = await workspace();
+    await store.db.updateTable('workspace').set({ country: 'US' }).where('id', '=', ws).execute();
+    await run(ws, bytes('email,phone,country\nfr@example.com,01 23 45 67 89,FR\nmove@example.com,06 12 34 56 78,FR\nkeep@example.com,06 12 34 56 78,FR\n'));
+    const r = await run(
+      ws,
+      // fr: a new number, no country column value: read in FR (stored), not the workspace's US.
+      // move: a new country, no number: the stored French number read in GB is of a GB length, in no GB range.
+      // keep: neither: the stored verdict stays, and the row changes nothing.
+      bytes('email,phone,country,first_name\nfr@example.com,06 98 76 54 32,,\nmove@example.com,,GB,\nkeep@example.com,,,\n'),
+      { onDuplicate: 'update' },
+    );
+    expect(r).toMatchObject({ updated: 2, unchanged: 1, phonesFlagged: 1 });
+    const [fr, keep, move] = await leads(ws);
+    expect(fr).toMatchObject({ phone: '06 98 76 54 32', country: 'FR', phone_e164: '+33698765432', phone_status: 'valid' });
+    expect(move).toMatchObject({ phone: '06 12 34 56 78', country: 'GB', phone_status: 'flagged', phone_e164: '+44612345678' });
+    expect(move!.phone_reason).toMatch(/^possible but not valid: .*GB/);
+    expect(keep).toMatchObject({ phone_e164: '+33612345678', phone_status: 'valid' });
+  });
+
   it('takes ids from the injected random source and times from the injected clock', async () => {
     const ws = await workspace();
     await run(ws, bytes('email\na@example.com\n'), { random: seededRandom('ids'), clock: fixedClock(T0 + 5) });
@@ -321,6 +366,7 @@ describe.each(testBackends())('importLeads on %s', (backend) => {
       unchanged: r.unchanged,
       rejected: r.rejected,
       warnings: r.warnings,
+      phonesFlagged: r.phonesFlagged,
       bytesRead: statSync(path).size,
       totalBytes: statSync(path).size,
     });

@@ -29,8 +29,10 @@ import { REJECT_FILE_COLUMNS, resolveColumns, type ResolvedColumn } from './head
 import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, MAX_COLUMNS, MAX_ISSUE_SAMPLES } from './limits.ts';
 import type { ImportIssue, RejectReason, WarningReason } from './reasons.ts';
 import { RejectFile, type RejectRow } from './reject-file.ts';
-import { checkRow, type LeadValues } from './row.ts';
+import { phoneVerdict, type PhoneFlagCode } from './phone.ts';
+import { checkRow, type LeadRow } from './row.ts';
 import { findSuppressed } from './sql/find-suppressed.ts';
+import { storedPhones } from './sql/stored-phones.ts';
 import type { ErasureKey } from '../common/erasure-key.ts';
 import { upsertLeads, type LeadInsert } from './sql/insert-leads.ts';
 
@@ -43,6 +45,8 @@ export interface RowCounts {
   unchanged: number;
   rejected: number;
   warnings: number;
+  /** Rows written (imported, updated or unchanged) whose phone number is flagged (phone.ts); never rejected for it. */
+  phonesFlagged: number;
 }
 
 export interface ImportProgress extends RowCounts {
@@ -110,6 +114,8 @@ export interface SettledCounts extends RowCounts {
   rejectsByReason: Record<string, number>;
   /** Rows written with a value dropped, per WarningReason. */
   warningsByReason: Record<string, number>;
+  /** Rows written with a flagged phone number, per PhoneFlagCode (phone.ts). */
+  phonesFlaggedByReason: Record<string, number>;
 }
 
 export interface ImportBatch {
@@ -132,6 +138,12 @@ export interface ImportResult {
   /** Rows written (imported, updated or unchanged) with a value dropped (invalid_time_zone). */
   warnings: number;
   warningsByReason: Record<string, number>;
+  /**
+   * Rows written whose phone number is flagged, per PhoneFlagCode (phone.ts: too_short, not_valid,
+   * no_country…); each lead keeps its number as written, with phone_status 'flagged' and the reason.
+   */
+  phonesFlagged: number;
+  phonesFlaggedByReason: Record<string, number>;
   /** The first MAX_ISSUE_SAMPLES rejects and warnings. */
   issues: ImportIssue[];
   /** What each column fed. */
@@ -146,9 +158,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 interface Pending {
   line: number;
   fields: readonly string[];
-  lead: LeadValues;
+  lead: LeadRow;
   /** Counted only if the row is written: a warning is about a lead, not a rejected row. */
   warnings: Array<{ reason: WarningReason; message: string }>;
+  /** Likewise: the flag of the number the lead has once written. */
+  phoneFlag: PhoneFlagCode | null;
 }
 
 type WindowReject = RejectRow & { reason: RejectReason };
@@ -159,11 +173,13 @@ interface Window {
   pending: Pending[];
   rejects: WindowReject[];
   warnings: ImportIssue[];
+  /** The flags of the written rows' numbers. */
+  phoneFlags: PhoneFlagCode[];
   /** Leads inserted or updated once the window is written. */
   written: string[];
 }
 
-const newWindow = (): Window => ({ rows: 0, pending: [], rejects: [], warnings: [], written: [] });
+const newWindow = (): Window => ({ rows: 0, pending: [], rejects: [], warnings: [], phoneFlags: [], written: [] });
 
 export async function importLeads(store: Store, opts: ImportOptions): Promise<ImportResult> {
   const clock = opts.clock ?? systemClock;
@@ -174,7 +190,7 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
   checkOptions(opts, mode, batchSize);
 
-  const ws = await store.db.selectFrom('workspace').select('id').where('id', '=', workspaceId).executeTakeFirst();
+  const ws = await store.db.selectFrom('workspace').select(['id', 'country']).where('id', '=', workspaceId).executeTakeFirst();
   if (!ws) throw cadenzaError('NOT_FOUND', `workspace ${workspaceId} does not exist`, { workspaceId });
 
   const input = await openInput(opts.input);
@@ -201,12 +217,13 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
     if (opts.rejectFile !== undefined) rejects = await RejectFile.open(opts.rejectFile, headers, copied, src.delimiter, src.hadBom);
     await opts.onHeader?.({ headers: headers.slice(0, copied), columns, delimiter: src.delimiter, encoding: src.encoding, hadBom: src.hadBom });
 
-    const counts = { rowsRead: 0, imported: 0, updated: 0, unchanged: 0, rejected: 0, warnings: 0 };
+    const counts = { rowsRead: 0, imported: 0, updated: 0, unchanged: 0, rejected: 0, warnings: 0, phonesFlagged: 0 };
     const rejectsByReason: Record<string, number> = {};
     const warningsByReason: Record<string, number> = {};
+    const phonesFlaggedByReason: Record<string, number> = {};
     const samples: ImportIssue[] = [];
     // Counted per flushed window, unlike `counts`, which also holds the rows of the window being read.
-    const settled: SettledCounts = { rowsRead: 0, imported: 0, updated: 0, unchanged: 0, rejected: 0, warnings: 0, rejectsByReason: {}, warningsByReason: {} };
+    const settled: SettledCounts = { rowsRead: 0, imported: 0, updated: 0, unchanged: 0, rejected: 0, warnings: 0, phonesFlagged: 0, rejectsByReason: {}, warningsByReason: {}, phonesFlaggedByReason: {} };
     /** email_norm → the line of its first valid row. */
     const seen = new Map<string, number>();
 
@@ -219,6 +236,11 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
       counts.warnings++;
       warningsByReason[reason] = (warningsByReason[reason] ?? 0) + 1;
       win.warnings.push({ kind: 'warning', line, reason, message });
+    };
+    const flagPhone = (win: Window, code: PhoneFlagCode) => {
+      counts.phonesFlagged++;
+      phonesFlaggedByReason[code] = (phonesFlaggedByReason[code] ?? 0) + 1;
+      win.phoneFlags.push(code);
     };
     const report = () =>
       opts.onProgress?.({ ...counts, bytesRead: src!.bytesRead(), ...(input.totalBytes !== undefined ? { totalBytes: input.totalBytes } : {}) });
@@ -257,8 +279,37 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
       settled.unchanged = counts.unchanged;
       for (const r of w.rejects) settled.rejectsByReason[r.reason] = (settled.rejectsByReason[r.reason] ?? 0) + 1;
       for (const x of w.warnings) settled.warningsByReason[x.reason] = (settled.warningsByReason[x.reason] ?? 0) + 1;
-      await opts.onBatch?.({ settled: { ...settled, rejectsByReason: { ...settled.rejectsByReason }, warningsByReason: { ...settled.warningsByReason } }, rejects: w.rejects, leadIds: w.written, bytesRead: src!.bytesRead() });
+      settled.phonesFlagged += w.phoneFlags.length;
+      for (const code of w.phoneFlags) settled.phonesFlaggedByReason[code] = (settled.phonesFlaggedByReason[code] ?? 0) + 1;
+      await opts.onBatch?.({
+        settled: { ...settled, rejectsByReason: { ...settled.rejectsByReason }, warningsByReason: { ...settled.warningsByReason }, phonesFlaggedByReason: { ...settled.phonesFlaggedByReason } },
+        rejects: w.rejects,
+        leadIds: w.written,
+        bytesRead: src!.bytesRead(),
+      });
       report();
+    };
+
+    /**
+     * onDuplicate 'update' and a row that gives only one of number and country: the number is read
+     * in the lead's country, so the other half is the stored lead's (read just before the upsert;
+     * a change to the same lead between the two is the later write's). Without a stored lead, the
+     * row's own verdict stands.
+     */
+    const completePhones = async (writing: Pending[]) => {
+      const half = writing.filter((p) => (p.lead.phone === null) !== (p.lead.country === null));
+      if (half.length === 0) return;
+      const stored = await storedPhones(store.db, workspaceId, half.map((p) => p.lead.email_norm));
+      for (const p of half) {
+        const s = stored.get(p.lead.email_norm);
+        if (!s) continue;
+        const phone = p.lead.phone ?? s.phone;
+        // A country-only row over a lead without a number: nothing to read (the nulls keep the stored columns).
+        if (phone === null) continue;
+        const v = phoneVerdict(phone, p.lead.country ?? s.country, ws.country);
+        Object.assign(p.lead, v.columns);
+        p.phoneFlag = v.code;
+      }
     };
 
     /** The window's database half: suppression, then the upsert. */
@@ -273,6 +324,7 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
           else if (why === 'erased') rejectRow(w, { line: p.line, fields: null, reason: 'erased', message: 'this address was erased from the workspace at its owner\'s request and cannot be imported again' });
           else rejectRow(w, { line: p.line, fields: p.fields, reason: 'suppressed', message: `${p.lead.email_norm} is suppressed in this workspace (${why})` });
         }
+        if (mode === 'update') await completePhones(writing);
         const now = new Date(clock.now());
         const rows: LeadInsert[] = writing.map((p) => ({ id: newId(now.getTime(), random), ...p.lead, custom: JSON.stringify(p.lead.custom) }));
         const written = new Map((await upsertLeads(store.db, workspaceId, now, rows, mode)).map((r) => [r.email_norm, r]));
@@ -288,6 +340,7 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
           else if (inserted === false) counts.updated++;
           else counts.unchanged++;
           for (const x of p.warnings) warn(w, p.line, x.reason, x.message);
+          if (p.phoneFlag) flagPhone(w, p.phoneFlag);
         }
       }
     };
@@ -311,7 +364,7 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
       } else {
         // A reject file is Cadenza's own CSV: its formula-looking cells carry the ' it added (common/csv-write.ts).
         const fields = fromRejectFile ? item.fields.map(restoreFormulaText) : item.fields;
-        const r = checkRow(fields, columns);
+        const r = checkRow(fields, columns, ws.country);
         if (!r.ok) {
           rejectRow(current, { line: item.line, fields, reason: r.reason, message: r.message });
         } else {
@@ -325,7 +378,7 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
             });
           } else {
             seen.set(r.lead.email_norm, item.line);
-            current.pending.push({ line: item.line, fields: item.fields, lead: r.lead, warnings: r.warnings });
+            current.pending.push({ line: item.line, fields: item.fields, lead: r.lead, warnings: r.warnings, phoneFlag: r.phoneFlag });
           }
         }
       }
@@ -341,6 +394,7 @@ export async function importLeads(store: Store, opts: ImportOptions): Promise<Im
       ...counts,
       rejectsByReason,
       warningsByReason,
+      phonesFlaggedByReason,
       issues: samples,
       columns,
       delimiter: src.delimiter,

@@ -59,8 +59,12 @@ describe('checkRow', () => {
         region: null,
         time_zone: 'Europe/Berlin',
         custom: { notes: 'line 1\nline 2' },
+        phone_e164: null,
+        phone_status: null,
+        phone_reason: null,
       },
       warnings: [],
+      phoneFlag: null,
     });
     const nfd = checkRow(['a@b.co', 'Zoe\u0308', '', '', '', ''], cols);
     expect(nfd.ok && nfd.lead.first_name).toBe('Zoë');

@@ -6,6 +6,7 @@ import { normalizeCountry } from './country.ts';
 import { checkEmail } from './email.ts';
 import type { LeadField, ResolvedColumn } from './headers.ts';
 import { MAX_CUSTOM_VALUE_CHARS, MAX_FIELD_CHARS } from './limits.ts';
+import { phoneVerdict, type PhoneColumns, type PhoneFlagCode } from './phone.ts';
 import type { RejectReason, WarningReason } from './reasons.ts';
 import { normalizeTimeZone } from './time-zone.ts';
 
@@ -23,8 +24,17 @@ export interface LeadValues {
   custom: Record<string, string>;
 }
 
+/** A checked row: its lead's values, and the E.164 form and verdict of its number (phone.ts). */
+export type LeadRow = LeadValues & PhoneColumns;
+
 export type RowCheck =
-  | { ok: true; lead: LeadValues; warnings: Array<{ reason: WarningReason; message: string }> }
+  | {
+      ok: true;
+      lead: LeadRow;
+      warnings: Array<{ reason: WarningReason; message: string }>;
+      /** Why the number is flagged; the row is imported all the same. Null: valid, or no number. */
+      phoneFlag: PhoneFlagCode | null;
+    }
   | { ok: false; reason: RejectReason; message: string };
 
 // C0 controls but tab and line breaks, DEL, C1 controls. PostgreSQL text cannot hold U+0000 at all.
@@ -48,7 +58,11 @@ export function show(v: string): string {
 
 const reject = (reason: RejectReason, message: string): RowCheck => ({ ok: false, reason, message });
 
-export function checkRow(fields: readonly string[], columns: readonly ResolvedColumn[]): RowCheck {
+/**
+ * `workspaceCountry` reads a national phone number on a row without a country of its own (phone.ts);
+ * a number that cannot be read is flagged with its reason, never a reason to refuse the row.
+ */
+export function checkRow(fields: readonly string[], columns: readonly ResolvedColumn[], workspaceCountry: string | null = null): RowCheck {
   const values: Partial<Record<LeadField, string>> = {};
   const custom: Record<string, string> = {};
   const headerOf: Partial<Record<LeadField, string>> = {};
@@ -115,6 +129,9 @@ export function checkRow(fields: readonly string[], columns: readonly ResolvedCo
     }
   }
 
+  const phone = values.phone ?? null;
+  const verdict = phoneVerdict(phone, country, workspaceCountry);
+
   return {
     ok: true,
     lead: {
@@ -124,12 +141,14 @@ export function checkRow(fields: readonly string[], columns: readonly ResolvedCo
       last_name: values.last_name ?? null,
       company: values.company ?? null,
       title: values.title ?? null,
-      phone: values.phone ?? null,
+      phone,
       country,
       region: values.region ?? null,
       time_zone: timeZone,
       custom,
+      ...verdict.columns,
     },
     warnings,
+    phoneFlag: verdict.code,
   };
 }

@@ -73,6 +73,10 @@ export interface LeadTable {
   hygiene_review: 'approved' | 'rejected' | null;
   hygiene_reviewed_at: Timestamp | null;
   hygiene_reviewed_by: string | null;
+  /** Migration 0048 (src/leads/phone.ts): `phone` in E.164, and its verdict; all null without a number. */
+  phone_e164: string | null;
+  phone_status: 'valid' | 'flagged' | null;
+  phone_reason: string | null;
 }
 
 export interface SequenceTable {
@@ -686,6 +690,9 @@ export interface LeadImportTable {
   hygiene_valid: Generated<number>;
   hygiene_risky: Generated<number>;
   hygiene_invalid: Generated<number>;
+  /** Migration 0048: the written leads whose number was flagged, and their count per reason code. */
+  phones_flagged: Generated<number>;
+  phones_flagged_by_reason: DefaultJson<Record<string, number>>;
 }
 
 export interface LeadImportRejectTable {

@@ -245,6 +245,10 @@ export type ImportReport = {
   rejected: number;
   rejectsByReason: Record<string, number>;
   warnings: number;
+  /** Leads written whose phone number is flagged: imported all the same, the reason on the lead (phoneReason) */
+  phonesFlagged: number;
+  /** By reason code: empty, text_too_long, not_a_number, no_country, unknown_calling_code, too_short, too_long, invalid_length, not_valid (src/leads/phone.ts) */
+  phonesFlaggedByReason: Record<string, number>;
   issues: {
     kind: string;
     line: number;
@@ -337,7 +341,14 @@ export type Lead = {
   lastName: string | null;
   company: string | null;
   title: string | null;
+  /** As written */
   phone: string | null;
+  /** The number in E.164 ('+' and digits, no extension), read in the lead's country, else the workspace's; null when it has none or none could be found */
+  phoneE164: string | null;
+  /** null when the lead has no number (or it was written before numbers were checked) */
+  phoneStatus: "valid" | "flagged" | null;
+  /** Why the number is flagged, in plain words ("too short for GB", "possible but not valid: …") */
+  phoneReason: string | null;
   country: string | null;
   timeZone: string | null;
   custom: Record<string, string>;
@@ -376,6 +387,10 @@ export type LeadImport = {
   /** invalid_time_zone: imported without its time zone (src/leads/reasons.ts) */
   warningsByReason: Record<string, number>;
   rejectsByReason: Record<string, number>;
+  /** Leads written whose phone number is flagged: imported all the same, the reason on the lead (phoneReason) */
+  phonesFlagged: number;
+  /** By reason code: empty, text_too_long, not_a_number, no_country, unknown_calling_code, too_short, too_long, invalid_length, not_valid (src/leads/phone.ts) */
+  phonesFlaggedByReason: Record<string, number>;
   rowsPerSecond: number | null;
   /** The sequence the inserted and updated leads are enrolled in, batch by batch; null when none was chosen */
   enrollSequenceId: string | null;

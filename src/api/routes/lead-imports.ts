@@ -10,6 +10,7 @@ import { findImportJob, recentImportJobs, type ImportJobRow } from '../../leads/
 import type { ApiContext } from '../context.ts';
 import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+import { phonesFlaggedFields } from './leads.ts';
 
 /** 100 MB: a 200k-row export with a dozen columns is 30–60 MB. The JSON import route stays under 1 MB bodies. */
 export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
@@ -32,6 +33,7 @@ const importJob = z
     warnings: z.number().int().describe('Rows imported with a value dropped'),
     warningsByReason: z.record(z.string(), z.number().int()).describe('invalid_time_zone: imported without its time zone (src/leads/reasons.ts)'),
     rejectsByReason: z.record(z.string(), z.number().int()),
+    ...phonesFlaggedFields,
     rowsPerSecond: z.number().nullable(),
     enrollSequenceId: z.uuid().nullable().describe('The sequence the inserted and updated leads are enrolled in, batch by batch; null when none was chosen'),
     enrolled: z.number().int().describe('Leads enrolled in enrollSequenceId so far'),
@@ -69,6 +71,8 @@ function toJob(r: ImportJobRow): z.output<typeof importJob> {
     warnings: r.warnings,
     warningsByReason: r.warnings_by_reason,
     rejectsByReason: r.rejects_by_reason,
+    phonesFlagged: r.phones_flagged,
+    phonesFlaggedByReason: r.phones_flagged_by_reason,
     rowsPerSecond: seconds > 0 ? Math.round(r.rows_read / seconds) : null,
     enrollSequenceId: r.enroll_sequence_id,
     enrolled: r.enrolled,

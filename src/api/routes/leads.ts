@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { importLeads, type ColumnTarget } from '../../leads/index.ts';
 import { leadColumns } from '../../leads/lead-fields.ts';
+import { phoneFlagCodes } from '../../leads/phone.ts';
 import { deleteLead, findLead, insertLead, updateLead } from '../../leads/sql/leads.ts';
 import { refuseErased } from '../../leads/erased.ts';
 import { listLeads } from '../../leads/sql/list-leads.ts';
@@ -31,7 +32,10 @@ export const leadBody = z
     lastName: z.string().nullable(),
     company: z.string().nullable(),
     title: z.string().nullable(),
-    phone: z.string().nullable(),
+    phone: z.string().nullable().describe('As written'),
+    phoneE164: z.string().nullable().describe("The number in E.164 ('+' and digits, no extension), read in the lead's country, else the workspace's; null when it has none or none could be found"),
+    phoneStatus: z.enum(['valid', 'flagged']).nullable().describe('null when the lead has no number (or it was written before numbers were checked)'),
+    phoneReason: z.string().nullable().describe('Why the number is flagged, in plain words ("too short for GB", "possible but not valid: …")'),
     country: z.string().nullable(),
     timeZone: z.string().nullable(),
     custom: z.record(z.string(), z.string()),
@@ -47,6 +51,14 @@ export const leadBody = z
   })
   .meta({ id: 'Lead' });
 
+/** An import's flagged numbers (src/leads/phone.ts): the JSON import's report and an import job's. */
+export const phonesFlaggedFields = {
+  phonesFlagged: z.number().int().describe('Leads written whose phone number is flagged: imported all the same, the reason on the lead (phoneReason)'),
+  phonesFlaggedByReason: z
+    .record(z.string(), z.number().int())
+    .describe(`By reason code: ${Object.keys(phoneFlagCodes).join(', ')} (src/leads/phone.ts)`),
+};
+
 /** A CSV sent in the request body: the web app's import reads the file in the browser. 20 MB is ~100k leads. */
 const MAX_CSV_CHARS = 20 * 1024 * 1024;
 
@@ -58,6 +70,9 @@ function toLead(l: {
   company: string | null;
   title: string | null;
   phone: string | null;
+  phone_e164: string | null;
+  phone_status: 'valid' | 'flagged' | null;
+  phone_reason: string | null;
   country: string | null;
   time_zone: string | null;
   custom: unknown;
@@ -74,6 +89,9 @@ function toLead(l: {
     company: l.company,
     title: l.title,
     phone: l.phone,
+    phoneE164: l.phone_e164,
+    phoneStatus: l.phone_status,
+    phoneReason: l.phone_reason,
     country: l.country,
     timeZone: l.time_zone,
     custom: (l.custom ?? {}) as Record<string, string>,
@@ -182,6 +200,7 @@ export const leadRoutes = [
         rejected: z.number().int(),
         rejectsByReason: z.record(z.string(), z.number()),
         warnings: z.number().int(),
+        ...phonesFlaggedFields,
         issues: z.array(z.object({ kind: z.string(), line: z.number().int(), reason: z.string(), message: z.string() })),
         columns: z.array(z.object({ header: z.string(), target: z.string().describe("A field, custom.<name>, or '-' (left out)") })),
         hygiene: z
@@ -219,6 +238,8 @@ export const leadRoutes = [
         rejected: r.rejected,
         rejectsByReason: r.rejectsByReason,
         warnings: r.warnings,
+        phonesFlagged: r.phonesFlagged,
+        phonesFlaggedByReason: r.phonesFlaggedByReason,
         issues: r.issues.map((i) => ({ kind: i.kind, line: i.line, reason: i.reason, message: i.message })),
         columns: r.columns.map((c) => ({ header: c.header, target: targetText(c.target) })),
         hygiene,

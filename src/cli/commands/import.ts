@@ -63,6 +63,7 @@ export function register(program: Command): void {
             checker ? `  address check: ${hygiene.valid} valid, ${hygiene.risky} to review, ${hygiene.invalid} invalid (never enrolled)` : '',
             ...Object.entries(r.rejectsByReason).map(([k, n]) => `  rejected ${n}: ${k.replace(/_/g, ' ')}`),
             ...Object.entries(r.warningsByReason).map(([k, n]) => `  warning ${n}: ${k.replace(/_/g, ' ')} (imported without it)`),
+            ...Object.entries(r.phonesFlaggedByReason).map(([k, n]) => `  phone flagged ${n}: ${k.replace(/_/g, ' ')} (imported with the number as written)`),
             r.rejected ? `rejected rows and reasons: ${rejectFile}` : '',
           ]
             .filter(Boolean)

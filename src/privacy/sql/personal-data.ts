@@ -69,7 +69,7 @@ export const PERSONAL_TABLES: readonly PersonalTable[] = [
     // search_text is the other columns again, lower-cased for search.
     find: (db, s) =>
       rows(
-        sql`select id, email, email_norm, first_name, last_name, company, title, phone, country, region, time_zone, custom,
+        sql`select id, email, email_norm, first_name, last_name, company, title, phone, phone_e164, phone_status, phone_reason, country, region, time_zone, custom,
                    hygiene_verdict, hygiene_reasons, hygiene_checked_at, hygiene_review, hygiene_reviewed_at, created_at, updated_at
               from lead where id = any(${s.leadIds}::uuid[]) order by created_at, id`,
         db,

@@ -379,6 +379,20 @@ function ImportProgress({ workspaceId, job, onCancel }: { workspaceId: string; j
           </ul>
         </div>
       )}
+      {job.phonesFlagged > 0 && (
+        <div className="note note-warn" role="status">
+          <p>
+            {job.phonesFlagged.toLocaleString('en')} {job.phonesFlagged === 1 ? 'lead was' : 'leads were'} imported with a phone number flagged as wrong or unlikely (kept as written, with the reason on the lead):
+          </p>
+          <ul className="small" aria-label="Phone numbers flagged">
+            {Object.entries(job.phonesFlaggedByReason).map(([reason, n]) => (
+              <li key={reason}>
+                {reason.replace(/_/g, ' ')}: {n}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {job.enrollSkipped > 0 && (
         <ul className="small" aria-label="Why leads were not enrolled">
           {Object.entries(job.enrollSkippedByReason).map(([reason, n]) => (

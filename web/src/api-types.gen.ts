@@ -247,7 +247,7 @@ export type ImportReport = {
   warnings: number;
   /** Leads written whose phone number is flagged: imported all the same, the reason on the lead (phoneReason) */
   phonesFlagged: number;
-  /** By reason code: empty, text_too_long, not_a_number, no_country, unknown_calling_code, too_short, too_long, invalid_length, not_valid (src/leads/phone.ts) */
+  /** By reason code: empty, text_too_long, not_a_number, several_numbers, no_country, unknown_calling_code, too_short, too_long, invalid_length, not_valid (src/leads/phone.ts) */
   phonesFlaggedByReason: Record<string, number>;
   issues: {
     kind: string;
@@ -389,7 +389,7 @@ export type LeadImport = {
   rejectsByReason: Record<string, number>;
   /** Leads written whose phone number is flagged: imported all the same, the reason on the lead (phoneReason) */
   phonesFlagged: number;
-  /** By reason code: empty, text_too_long, not_a_number, no_country, unknown_calling_code, too_short, too_long, invalid_length, not_valid (src/leads/phone.ts) */
+  /** By reason code: empty, text_too_long, not_a_number, several_numbers, no_country, unknown_calling_code, too_short, too_long, invalid_length, not_valid (src/leads/phone.ts) */
   phonesFlaggedByReason: Record<string, number>;
   rowsPerSecond: number | null;
   /** The sequence the inserted and updated leads are enrolled in, batch by batch; null when none was chosen */

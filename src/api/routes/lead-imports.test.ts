@@ -76,6 +76,18 @@ describe.each(testBackends())('lead import jobs (%s)', (backend) => {
     expect(out[5]).toContain('"""broken@acme.test,Quote,Acme,blue"');
   });
 
+  it('imports a lead with a flagged number all the same, counting flagged numbers by reason (the job and the JSON import)', async () => {
+    const r = await upload('email,phone,country\nshort.phone@acme.test,123,GB\nlondon.phone@acme.test,+44 20 7946 0958,\ntwo.phones@acme.test,"+44 20 7946 0958, mobile +44 7911 123456",GB\n');
+    expect(r.statusCode, r.body).toBe(201);
+    expect(r.json()).toMatchObject({ status: 'done', inserted: 3, rejected: 0, phonesFlagged: 2, phonesFlaggedByReason: { too_short: 1, several_numbers: 1 } });
+    expect((await b.call('GET', `${base}/leads/imports/${r.json().id}`)).json()).toMatchObject({ phonesFlagged: 2, phonesFlaggedByReason: { too_short: 1, several_numbers: 1 } });
+    const json = await b.call('POST', `${base}/leads/import`, { csv: 'email,phone\nno.country@acme.test,020 7946 0958\n' });
+    // The workspace has no country and neither has the row: the number is kept, flagged.
+    expect(json.json()).toMatchObject({ imported: 1, rejected: 0, phonesFlagged: 1, phonesFlaggedByReason: { no_country: 1 } });
+    const lead = await h.store.db.selectFrom('lead').select(['phone', 'phone_e164', 'phone_status', 'phone_reason']).where('email_norm', '=', 'no.country@acme.test').executeTakeFirstOrThrow();
+    expect(lead).toEqual({ phone: '020 7946 0958', phone_e164: null, phone_status: 'flagged', phone_reason: 'no country: write it with +<country code>, or give the lead or the workspace a country' });
+  });
+
   it('imports a file over 1 MB (the JSON route refuses it) in batches', async () => {
     const rows = ['email,first_name,company,title,notes'];
     for (let i = 0; i < 12_000; i++) rows.push(`big${i}@bulk.test,First${i},Company ${i % 97},Head of Things,${'x'.repeat(40)}`);

@@ -7,4 +7,6 @@ export { LEAD_FIELDS, matchHeader, resolveColumns, type ColumnTarget, type LeadF
 export { checkEmail, normalizeEmail, type EmailCheck } from './email.ts';
 export { normalizeCountry } from './country.ts';
 export { normalizeTimeZone } from './time-zone.ts';
+export { normalizePhone, phoneFlagCodes, type PhoneFlagCode, type PhoneType, type PhoneVerdict } from './phone.ts';
+export { matchLeadByPhone, MAX_PHONE_MATCHES, type PhoneMatch } from './match-phone.ts';
 export { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from './limits.ts';

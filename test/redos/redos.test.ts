@@ -8,7 +8,7 @@ import { regexesIn, sourceFiles, type FoundRegex } from './extract.ts';
  * A scan of the source for regular expressions that can take super-linear time (ReDoS) on the
  * code that reads untrusted input: inbound mail (src/ingest), what the sending side reads back
  * (src/sending/compose: unsubscribe tokens; src/sequence/template and src/common/html.ts: templates)
- * and provider answers (src/mailbox/sync).
+ * provider answers (src/mailbox/sync), and imported phone numbers (src/leads/phone.ts).
  * recheck decides each pattern (its native binary when the platform's package is installed, its
  * JavaScript build otherwise; both ship in the npm packages, nothing is downloaded). A pattern it
  * finds vulnerable, cannot decide, or cannot see (built at run time) must be in allowed.ts with
@@ -16,7 +16,7 @@ import { regexesIn, sourceFiles, type FoundRegex } from './extract.ts';
  */
 const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Folders, and single files of a folder that otherwise reads nothing untrusted. */
-const DIRS = ['src/ingest', 'src/sending/compose', 'src/sequence/template', 'src/common/html.ts', 'src/mailbox/sync'];
+const DIRS = ['src/ingest', 'src/sending/compose', 'src/sequence/template', 'src/common/html.ts', 'src/mailbox/sync', 'src/leads/phone.ts'];
 
 function backend(): 'native' | 'pure' {
   try {

@@ -103,20 +103,44 @@ const country = fc.oneof(fc.constant(null), fc.constantFrom('US', 'GB', 'DE', 'F
 
 describe('normalizePhone on arbitrary strings', () => {
   it('never throws, always answers a verdict, and stays fast', () => {
-    let slowest = 0;
+    normalizePhone('+1 213 373 4253', null); // the metadata's first use is not the input's cost
+    let slowest = { ms: 0, args: ['', null, null] as [string, string | null, string | null] };
     fc.assert(
       fc.property(anyText, country, country, (text, lead, ws) => {
         const t0 = performance.now();
         const v = normalizePhone(text, lead, ws);
-        slowest = Math.max(slowest, performance.now() - t0);
+        const ms = performance.now() - t0;
+        if (ms > slowest.ms) slowest = { ms, args: [text, lead, ws] };
         expect(['valid', 'flagged']).toContain(v.status);
         expect(v.status === 'valid' ? v.reason === null && v.code === null : typeof v.reason === 'string' && v.reason !== '').toBe(true);
         if (v.e164 !== null) expect(v.e164).toMatch(/^\+[1-9]\d{1,16}$/);
       }),
       { numRuns: 2000 },
     );
-    // One number is tens of microseconds; 50 ms leaves room for a loaded machine's pauses, not for a runaway pattern.
-    expect(slowest).toBeLessThan(50);
+    // The slowest input timed again, its best of five: a collection or a neighbour's burst on a
+    // loaded machine can stretch any one call, a super-linear pattern stretches every call of it.
+    // One number is tens of microseconds; 20 ms would be a thousand times that.
+    const again = Array.from({ length: 5 }, () => {
+      const t0 = performance.now();
+      normalizePhone(...slowest.args);
+      return performance.now() - t0;
+    });
+    expect(Math.min(...again), JSON.stringify(slowest.args)).toBeLessThan(20);
+  });
+
+  it('reads hostile texts of the longest length it accepts in bounded time', () => {
+    const n = MAX_PHONE_TEXT_CHARS;
+    const hostile = ['1'.repeat(n), '1-'.repeat(n / 2), '+('.repeat(n / 2), 'ext'.repeat(n / 3), '1 x'.repeat(n / 3), '00'.repeat(n / 2), '\u202c'.repeat(n), '+1 213 373 4253 / '.repeat(n / 18), '\u202c'.repeat(100_000)];
+    for (const text of hostile) {
+      const best = Math.min(
+        ...Array.from({ length: 3 }, () => {
+          const t0 = performance.now();
+          expect(normalizePhone(text, 'US').status).toBe('flagged');
+          return performance.now() - t0;
+        }),
+      );
+      expect(best, JSON.stringify(text.slice(0, 40))).toBeLessThan(20);
+    }
   });
 
   it('gives a valid E.164 number back as itself, valid, whatever the country it is read in', () => {

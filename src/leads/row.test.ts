@@ -94,4 +94,15 @@ describe('checkRow', () => {
     const r = checkRow(['a@b.co', '', '', 'Eastern Time', '', ''], cols);
     expect(r).toMatchObject({ ok: true, lead: { time_zone: null }, warnings: [{ reason: 'invalid_time_zone' }] });
   });
+  it("keeps the number as written beside its E.164 form, read in the row's country, else the workspace's; a flagged one never refuses the row", () => {
+    const phoneCols = resolveColumns(['Email', 'Phone', 'Country'], {});
+    expect(checkRow(['a@b.co', '  030 901820 ', 'Germany'], phoneCols, 'US')).toMatchObject({
+      ok: true,
+      lead: { phone: '030 901820', country: 'DE', phone_e164: '+4930901820', phone_status: 'valid', phone_reason: null },
+      phoneFlag: null,
+    });
+    expect(checkRow(['a@b.co', '(213) 373-4253', ''], phoneCols, 'US')).toMatchObject({ ok: true, lead: { country: null, phone_e164: '+12133734253', phone_status: 'valid' } });
+    expect(checkRow(['a@b.co', '(213) 373-4253', ''], phoneCols)).toMatchObject({ ok: true, lead: { phone_e164: null, phone_status: 'flagged' }, phoneFlag: 'no_country' });
+    expect(checkRow(['a@b.co', '123', 'GB'], phoneCols)).toMatchObject({ ok: true, lead: { phone: '123', phone_status: 'flagged', phone_reason: 'too short for GB' }, phoneFlag: 'too_short', warnings: [] });
+  });
 });

@@ -154,7 +154,7 @@ export function normalizePhone(raw: string, leadCountry: string | null, workspac
     return refused(e.message, text, leadCountry, country);
   }
   // The library reads one number from the text; a second one after it ('+44 20 7946 0958, mobile
-  // +44 7700 900123') would be dropped without a word. Searched for only when the text has more
+  // +44 7911 123456') would be dropped without a word. Searched for only when the text has more
   // digits than the number found can account for (its calling code, a national or international
   // prefix, the extension), so the common case pays nothing.
   const accounted = found.countryCallingCode.length + found.nationalNumber.length + (found.ext?.length ?? 0) + SLACK_DIGITS;

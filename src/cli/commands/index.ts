@@ -18,6 +18,7 @@ export const commands: readonly CommandEntry[] = [
   { usage: 'migrate', description: 'apply pending database migrations (start does this too)', load: () => import('./migrate.ts') },
   { usage: 'import [options] <file>', description: 'import leads from a CSV file: columns matched by name or --map, each row validated, rejected rows written with their reason', load: () => import('./import.ts') },
   { usage: 'sequence', description: 'sequences: apply a definition file, export one, list', load: () => import('./sequence.ts') },
+  { usage: 'phones', description: "leads' phone numbers: recheck reads stored numbers again (E.164 form, or flagged with a reason)", load: () => import('./phones.ts') },
   { usage: 'enroll [options]', description: 'enroll leads in a sequence in one operation; suppressed or already-enrolled leads are refused with a reason', load: () => import('./enroll.ts') },
   { usage: 'enrollments', description: 'enrollments: list them, or show one with its steps and journal', load: () => import('./enrollments.ts') },
   { usage: 'status [options]', description: 'what Cadenza holds and what is coming: leads, enrollments by state, the outbox, timers due soon', load: () => import('./status.ts') },

@@ -216,6 +216,7 @@ function plural(n: number, one: string, many = `${one}s`): string {
  */
 function RemoveMailbox({ workspaceId, mailbox, onClose }: { workspaceId: string; mailbox: Mailbox; onClose: (done?: string) => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
   const [policy, setPolicy] = useState<'reassign' | 'pause'>('reassign');
   const [preview, setPreview] = useState<MailboxRemoval>();
   const [error, setError] = useState<string>();
@@ -224,6 +225,9 @@ function RemoveMailbox({ workspaceId, mailbox, onClose }: { workspaceId: string;
   useEffect(() => {
     const d = dialog.current;
     if (d && !d.open) d.showModal();
+    // Cancel has the focus, so that Enter pressed by habit removes nothing (React's autoFocus runs
+    // on mount, and showModal() then moves the focus to the first control: EraseSubject.tsx).
+    cancel.current?.focus();
   }, []);
   useEffect(() => {
     let live = true;
@@ -290,7 +294,7 @@ function RemoveMailbox({ workspaceId, mailbox, onClose }: { workspaceId: string;
           <button type="button" className="btn btn-danger" onClick={remove} disabled={busy || !preview}>
             {busy ? 'Removing…' : 'Remove mailbox'}
           </button>
-          <button type="button" className="btn" onClick={() => dialog.current?.close()} autoFocus>
+          <button type="button" className="btn" ref={cancel} onClick={() => dialog.current?.close()}>
             Cancel
           </button>
         </div>

@@ -52,6 +52,9 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   // A warmup peer (another installation's public card), for …/warmup/peers/:peerId.
   graph.peerId = id();
   await db.insertInto('warmup_peer').values({ id: graph.peerId, workspace_id: workspaceId, name: `peer-${tag}`, url: `https://peer-${tag}.example.com`, sign_key: randomBytes(32).toString('base64'), agree_key: randomBytes(32).toString('base64'), state: 'pending', added_at: new Date() }).execute();
+  // A call to the seeded lead, for …/calls/:callId and its progress and outcome.
+  graph.callId = id();
+  await db.insertInto('phone_call').values({ id: graph.callId, workspace_id: workspaceId, lead_id: graph.leadId!, direction: 'outbound', source: 'dialer', remote_e164: '+14155550123' }).execute();
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', ...graph };
 }

@@ -41,6 +41,8 @@ import { version } from '../common/version.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
+import { runEvery } from '../common/periodic.ts';
+import { sweepCalls } from '../dialer/calls.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
 import { warmupDueAt, warmupExtraStep } from '../warmup/send/warmup-sender.ts';
@@ -190,17 +192,17 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   };
   scheduleMaintenance();
   // The audit log's retention (src/api/audit/retention.ts): now, then every 6 hours.
-  let auditPurge: TimerHandle | undefined;
-  let purging: Promise<void> = Promise.resolve();
-  const purgeAudit = () => {
-    purging = purgeAuditLog(store, clock)
-      .then((r) => r.deleted && log.info({ deleted: r.deleted }, 'audit events past their retention purged'))
-      .catch((e: unknown) => log.error({ err: e }, 'audit log purge failed'))
-      .then(() => {
-        auditPurge = clock.setTimer(6 * 3_600_000, purgeAudit);
-      });
-  };
-  if (o.roles.includes('api')) purgeAudit();
+  const auditPurge = o.roles.includes('api')
+    ? runEvery(
+        clock,
+        6 * 3_600_000,
+        async () => {
+          const r = await purgeAuditLog(store, clock);
+          if (r.deleted) log.info({ deleted: r.deleted }, 'audit events past their retention purged');
+        },
+        (e) => log.error({ err: e }, 'audit log purge failed'),
+      )
+    : undefined;
 
   const metrics = new Metrics();
   let demo: DemoControl | undefined;
@@ -216,9 +218,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       maintenance?.cancel();
       // Commands beside the server first: one in flight is told the server stopped.
       await endpoint?.close();
-      // A purge in progress ends before the store closes, and schedules nothing after.
-      await purging;
-      auditPurge?.cancel();
+      // A purge or sweep in progress ends before the store closes, and schedules nothing after.
+      await auditPurge?.stop();
+      await callSweep?.stop();
       // A demo ends first: it resumes the roles it suspended, which then stop below.
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
@@ -237,6 +239,19 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     },
   };
   const service = new EnrollmentService({ store, clock: world, random });
+  // Calls whose softphone went silent end as dropped; calls left without an outcome get the one
+  // their end suggested (src/dialer/calls.ts): every minute, in the API role that owns the calls.
+  const callSweep = o.roles.includes('api')
+    ? runEvery(
+        clock,
+        60_000,
+        async () => {
+          const r = await sweepCalls({ store, clock: world, random, service });
+          if (r.dropped || r.autoLogged) log.info(r, 'calls swept');
+        },
+        (e) => log.error({ err: e }, 'call sweep failed'),
+      )
+    : undefined;
   // The federation identity is derived from the master key (nothing stored): the card, the signing key, the pair keys.
   const publicUrl = o.publicUrl ?? `http://localhost:${o.port}`;
   const federation = federationIdentity(master, publicUrl, o.federation?.name ?? new URL(publicUrl).host);

@@ -26,6 +26,8 @@ export const errorCodes = {
   ROLE_KEEPS_CRASHING: 'A role process supervised by `cadenza start --supervise` ended on its own again and again soon after each start; the supervisor stopped every role.',
   BACKUP_FAILED: 'pgBackRest refused or failed a backup, a restore or a listing of the backups; the message is its own reason (a running server, a missing stanza, an unreachable repository).',
   SENDER_UNAVAILABLE: 'What was asked needs a mailbox credential, opened only by the sender role (least privilege), and no sender process took it: none is running, or none took it in time. Nothing was done.',
+  NOT_DIALLABLE: "The lead has no number that can be dialled (none, or none with an E.164 form); details.reason says why.",
+  OUTSIDE_CALLING_HOURS: "It is night where the lead is (outside 08:00-21:00 in the lead's zone); details.local gives the lead's time. Dial with allowOutsideHours to call anyway.",
   WORKER_POOL_CLOSED: 'The ingestion worker pool was shut down (drain) while a message waited for it; the batch is not committed and is pulled again.',
 } as const;
 

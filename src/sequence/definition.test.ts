@@ -121,3 +121,19 @@ describe('placing steps after an edit', () => {
     );
   });
 });
+
+describe('call step retry rules', () => {
+  const call = (retry: unknown) => ({ ...base, steps: [...base.steps, { key: 'c', type: 'call', retry }] });
+
+  it('reads attempts, delay and outcomes, with the defaults a demanding rep expects', () => {
+    expect(validateDefinition(call({ attempts: 2, after: '3 hours', on: ['busy', 'no_answer', 'busy'] })).steps[1]!.config.retry).toEqual({ attempts: 2, after: { amount: 3, unit: 'hours' }, on: ['busy', 'no_answer'] });
+    expect(validateDefinition(call({ attempts: 1 })).steps[1]!.config.retry).toEqual({ attempts: 1, after: { amount: 1, unit: 'business_days' }, on: ['no_answer', 'voicemail', 'busy'] });
+  });
+
+  it('refuses a retry on a step that is not a call, an unknown outcome and a bad delay, saying where', () => {
+    const bad = { ...base, steps: [...base.steps, { key: 'm', type: 'manual', retry: { attempts: 1 } }, { key: 'c', type: 'call', retry: { attempts: 1, after: 'soon' } }] };
+    expect(() => validateDefinition(bad)).toThrow(/steps\.1 \(m\): only call steps have a retry rule[\s\S]*steps\.2 \(c\)\.retry\.after: invalid delay "soon"/);
+    expect(() => validateDefinition(call({ attempts: 1, on: ['connected'] }))).toThrow(/steps\.1\.retry\.on\.0/);
+    expect(() => validateDefinition(call({ attempts: 0 }))).toThrow(/steps\.1\.retry\.attempts/);
+  });
+});

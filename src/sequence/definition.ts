@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { cadenzaError } from '../common/errors.ts';
 import { parseWindow, type Delay, type SendWindow } from '../calendar/index.ts';
 import { templateProblems } from './template/validate.ts';
+import { retryableCallOutcomes, type CallRetry } from './model.ts';
 
 /**
  * The file a user writes to create or update a sequence (`cadenza sequence apply FILE`, YAML or
@@ -73,6 +74,15 @@ export const stepSchema = z
     title: z.string().max(500).optional(),
     notes: z.string().max(10_000).optional(),
     wait_for_task: z.boolean().optional(),
+    /** Call steps: try the call again after these outcomes (default: no answer, voicemail, busy). */
+    retry: z
+      .object({
+        attempts: z.number().int().min(1).max(10),
+        after: z.unknown().default('1 business day'),
+        on: z.array(z.enum(retryableCallOutcomes as [string, ...string[]])).min(1).default([...retryableCallOutcomes]),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -113,7 +123,7 @@ export interface StepDefinition {
   kind: 'email' | 'call' | 'manual' | 'wait';
   delay: Delay;
   variants: Array<{ key: string; subject: string | null; body: string; weight: number }>;
-  config: { title?: string; notes?: string; waitForTask?: boolean };
+  config: { title?: string; notes?: string; waitForTask?: boolean; retry?: CallRetry };
 }
 
 export interface SequenceDefinition {
@@ -172,6 +182,15 @@ export function validateDefinition(input: unknown): SequenceDefinition {
     } else if (s.body !== undefined || s.variants !== undefined || s.subject !== undefined) {
       problems.push(`${where}: only email steps have a subject, body or variants`);
     }
+    let retry: CallRetry | undefined;
+    if (s.retry) {
+      if (s.type !== 'call') problems.push(`${where}: only call steps have a retry rule`);
+      try {
+        retry = { attempts: s.retry.attempts, after: parseDelay(s.retry.after), on: [...new Set(s.retry.on)] as CallRetry['on'] };
+      } catch (e) {
+        problems.push(`${where}.retry.after: ${(e as Error).message}`);
+      }
+    }
     steps.push({
       key: s.key,
       kind: s.type,
@@ -182,6 +201,7 @@ export function validateDefinition(input: unknown): SequenceDefinition {
         ...(s.title?.trim() ? { title: s.title } : {}),
         ...(s.notes?.trim() ? { notes: s.notes } : {}),
         ...(s.wait_for_task !== undefined ? { waitForTask: s.wait_for_task } : {}),
+        ...(retry ? { retry } : {}),
       },
     });
   });

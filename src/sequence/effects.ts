@@ -34,11 +34,13 @@ export interface EffectPlan {
   tasks: Array<{ id: string; ws: string; e: string; step: string; kind: string; title: string; due: string }>;
   cancelSends: string[];
   cancelTasks: string[];
+  /** Open tasks that come due again (a call retried). */
+  reschedules: Array<{ e: string; step: string; due: string }>;
   suppressions: SuppressionAsked[];
 }
 
 export function planEffects(deps: { clock: Clock; random: Random }, items: EffectItem[]): EffectPlan {
-  const plan: EffectPlan = { sends: [], tasks: [], cancelSends: [], cancelTasks: [], suppressions: [] };
+  const plan: EffectPlan = { sends: [], tasks: [], cancelSends: [], cancelTasks: [], reschedules: [], suppressions: [] };
   const now = deps.clock.now();
   for (const it of items) {
     const e = it.enrollment;
@@ -55,6 +57,9 @@ export function planEffects(deps: { clock: Clock; random: Random }, items: Effec
           break;
         case 'cancel_tasks':
           plan.cancelTasks.push(e.id);
+          break;
+        case 'reschedule_task':
+          plan.reschedules.push({ e: e.id, step: fx.stepId, due: iso(fx.dueAt) });
           break;
         case 'suppress':
           plan.suppressions.push({ workspaceId: e.workspaceId, enrollmentId: e.id, email: it.emailNorm, reason: fx.reason, source: `enrollment:${e.id}` });
@@ -80,9 +85,10 @@ export function cancellations(plan: EffectPlan, at: Date): RawBuilder<unknown>[]
   return out;
 }
 
-/** Creates the send requests and tasks a plan asks for, one statement per table, after the batch's write. */
+/** Creates the send requests and tasks a plan asks for (and moves the tasks it reschedules), one statement per table, after the batch's write. */
 export async function createWork(tx: Tx, plan: EffectPlan, at: Date): Promise<void> {
   const { sends, tasks } = plan;
+  await rescheduleTasks(tx, plan);
   if (sends.length) {
     // The unique (enrollment_id, step_id) key makes a second request impossible (promise 1). A
     // request cancelled before it ever reached a server (a pause) is revived under the same key;
@@ -106,6 +112,16 @@ export async function createWork(tx: Tx, plan: EffectPlan, at: Date): Promise<vo
         as u(id, ws, e, step, kind, title, due)
       on conflict (enrollment_id, step_id) do nothing`.execute(tx);
   }
+}
+
+/** Moves the due time of the open tasks a plan reschedules (a call to try again); a closed task stays closed. */
+async function rescheduleTasks(tx: Tx, plan: EffectPlan): Promise<void> {
+  const r = plan.reschedules;
+  if (!r.length) return;
+  await sql`
+    update task set due_at = u.due
+    from unnest(${col(r, 'e')}::uuid[], ${col(r, 'step')}::uuid[], ${col(r, 'due')}::timestamptz[]) as u(e, step, due)
+    where task.enrollment_id = u.e and task.step_id = u.step and task.state = 'open'`.execute(tx);
 }
 
 function col<T, K extends keyof T>(rows: T[], k: K): Array<T[K]> {

@@ -17,6 +17,8 @@ export interface StepDef {
   /** For call and manual steps: the sequence waits until the task is completed (default true). */
   waitForTask?: boolean;
   title?: string;
+  /** For call steps: which outcomes try the call again, how many more times, and after what delay. */
+  retry?: CallRetry;
   /** Live A/B variants of an email step, with their weights. */
   variants?: Array<{ id: string; weight: number }>;
 }
@@ -89,7 +91,21 @@ export interface Enrollment {
   enrolledAt: number;
 }
 
-export type CallOutcome = 'connected' | 'no_answer' | 'voicemail' | 'wrong_number' | 'meeting_booked' | 'not_interested';
+export type CallOutcome = 'connected' | 'no_answer' | 'voicemail' | 'busy' | 'wrong_number' | 'meeting_booked' | 'not_interested';
+
+/** The outcomes of a call that reached nobody, which a call step may try again. */
+export type RetryableCallOutcome = 'no_answer' | 'voicemail' | 'busy';
+export const retryableCallOutcomes: readonly RetryableCallOutcome[] = ['no_answer', 'voicemail', 'busy'];
+
+/**
+ * A call step's retry rule: after one of `on`, the same task comes due again `after` later (in the
+ * lead's calling window), up to `attempts` more tries; then the sequence moves on as after any call.
+ */
+export interface CallRetry {
+  attempts: number;
+  after: Delay;
+  on: RetryableCallOutcome[];
+}
 
 export type EngineEvent =
   | { type: 'enrolled' }
@@ -101,7 +117,8 @@ export type EngineEvent =
   | { type: 'out_of_office'; returnAt?: number }
   | { type: 'unsubscribe'; source?: string }
   | { type: 'meeting_booked' }
-  | { type: 'call_outcome'; stepId: string; outcome: CallOutcome }
+  /** `attempt`: which try of the task this call was (1 for the first; the retry rule counts them). */
+  | { type: 'call_outcome'; stepId: string; outcome: CallOutcome; attempt?: number }
   | { type: 'task_completed'; stepId: string; outcome?: 'done' | 'skipped' }
   | { type: 'pause'; until?: number; reason?: string }
   | { type: 'resume' }
@@ -125,6 +142,8 @@ export type Effect =
   | { type: 'cancel_send_requests' }
   | { type: 'create_task'; stepId: string; kind: 'call' | 'manual'; dueAt: number; title: string }
   | { type: 'cancel_tasks' }
+  /** The step's open task comes due again (a call retried); the enrollment keeps waiting for it. */
+  | { type: 'reschedule_task'; stepId: string; dueAt: number }
   | { type: 'schedule_timer'; at: number }
   | { type: 'cancel_timer' }
   | { type: 'suppress'; reason: 'hard_bounce' | 'unsubscribe' };

@@ -1,5 +1,5 @@
 import { parseWindow } from '../calendar/index.ts';
-import { defaultStopRules, type SequenceDef, type StepDef, type StopRules } from './model.ts';
+import { defaultStopRules, type CallRetry, type SequenceDef, type StepDef, type StopRules } from './model.ts';
 import type { Db, Tx } from '../store/store.ts';
 import type { SequenceRow, StepRow, VariantRow } from '../store/schema.ts';
 import { cadenzaError } from '../common/errors.ts';
@@ -26,7 +26,7 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
       .slice()
       .sort((a, b) => a.position - b.position)
       .map((s): StepDef => {
-        const cfg = (s.config ?? {}) as { waitForTask?: boolean; title?: string };
+        const cfg = (s.config ?? {}) as { waitForTask?: boolean; title?: string; retry?: CallRetry };
         return {
           id: s.id,
           key: s.key,
@@ -36,6 +36,7 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
           archived: s.archived_at !== null,
           ...(cfg.waitForTask !== undefined ? { waitForTask: cfg.waitForTask } : {}),
           ...(cfg.title !== undefined ? { title: cfg.title } : {}),
+          ...(s.kind === 'call' && cfg.retry ? { retry: cfg.retry } : {}),
           variants: variants.filter((v) => v.step_id === s.id && v.archived_at === null).map((v) => ({ id: v.id, weight: v.weight })),
         };
       }),

@@ -11,6 +11,8 @@ import {
   defaultStopRules,
   isTerminal,
   terminalStates,
+  retryableCallOutcomes,
+  type CallRetry,
   type Effect,
   type EngineEvent,
   type EngineEventType,
@@ -310,8 +312,14 @@ interface StepSpec {
   kind: StepKind;
   delay: Delay;
   waitForTask: boolean;
+  /** Call steps only (mk drops it elsewhere): retried after no answer, voicemail or busy. */
+  retry: CallRetry | null;
 }
-const stepSpecArb: fc.Arbitrary<StepSpec> = fc.record({ kind: fc.constantFrom<StepKind>('email', 'email', 'call', 'manual', 'wait'), delay: delayArb, waitForTask: fc.boolean() });
+const retryArb: fc.Arbitrary<CallRetry | null> = fc.option(
+  fc.record({ attempts: fc.integer({ min: 1, max: 3 }), after: delayArb, on: fc.subarray([...retryableCallOutcomes], { minLength: 1 }) }),
+  { nil: null },
+);
+const stepSpecArb: fc.Arbitrary<StepSpec> = fc.record({ kind: fc.constantFrom<StepKind>('email', 'email', 'call', 'manual', 'wait'), delay: delayArb, waitForTask: fc.boolean(), retry: retryArb });
 
 type Op =
   | { op: 'advance'; ms: number }
@@ -330,7 +338,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.constant<Op>({ op: 'claim' }) },
   { weight: 4, arbitrary: fc.constant<Op>({ op: 'send' }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('transport_failed' as const), permanent: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('complete_task' as const), call: fc.boolean(), outcome: fc.nat(5) }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('complete_task' as const), call: fc.boolean(), outcome: fc.nat(6) }) },
   {
     weight: 8,
     arbitrary: fc.record({
@@ -383,12 +391,15 @@ function runScenario(sc: Scenario): void {
     delay: s.delay,
     archived: false,
     waitForTask: s.waitForTask,
+    ...(s.kind === 'call' && s.retry ? { retry: s.retry } : {}),
   });
   let seq = sequence(sc.steps.map(mk), { window: sc.window, skipHolidays: sc.skipHolidays, jitterMinutes: sc.jitterMinutes });
   let now = T0 + sc.startOffset;
   let e = enrollment({ zone: sc.zone, country: sc.country[0], region: sc.country[1], enrolledAt: now });
   const requests = new Map<string, RequestState>();
   const tasks = new Map<string, 'open' | 'done' | 'cancelled'>();
+  /** Calls logged per call task, as the calls route counts them into the event's `attempt`. */
+  const attempts = new Map<string, number>();
   const sentSteps: string[] = [];
   const trail: string[] = [];
 
@@ -438,6 +449,20 @@ function runScenario(sc: Scenario): void {
         expect(isTerminal(r.next.state), why()).toBe(false);
         expect(fx.at, why()).toBe(r.next.dueAt);
         break;
+      case 'reschedule_task': {
+        // Only the call just logged is tried again, only for a retryable outcome, within the step's
+        // attempts, at an allowed time no earlier than now; the task reopens (the route keeps it open).
+        const st = seq.steps.find((x) => x.id === fx.stepId);
+        expect(st?.kind, why()).toBe('call');
+        expect(st?.retry, why()).toBeDefined();
+        expect(attempts.get(fx.stepId)!, why()).toBeLessThanOrEqual(st!.retry!.attempts);
+        expect(tasks.get(fx.stepId), why()).toBe('done');
+        expect(fx.dueAt, why()).toBeGreaterThanOrEqual(now);
+        expect(isAllowed(fx.dueAt, calendarFor(seq, before)), why()).toBe(true);
+        expect(r.next, why()).toBe(before);
+        tasks.set(fx.stepId, 'open');
+        break;
+      }
       case 'cancel_timer':
       case 'suppress':
         break;
@@ -515,9 +540,15 @@ function runScenario(sc: Scenario): void {
         const t = [...tasks].find(([, v]) => v === 'open');
         if (!t) break;
         tasks.set(t[0], 'done');
-        const outcomes = ['connected', 'no_answer', 'voicemail', 'wrong_number', 'meeting_booked', 'not_interested'] as const;
+        const outcomes = ['connected', 'no_answer', 'voicemail', 'busy', 'wrong_number', 'meeting_booked', 'not_interested'] as const;
         const kind = seq.steps.find((s) => s.id === t[0])!.kind;
-        apply(kind === 'call' ? { type: 'call_outcome', stepId: t[0], outcome: outcomes[o.outcome]! } : { type: 'task_completed', stepId: t[0] });
+        const attempt = (attempts.get(t[0]) ?? 0) + 1;
+        attempts.set(t[0], attempt);
+        const before = e;
+        const r = apply(kind === 'call' ? { type: 'call_outcome', stepId: t[0], outcome: outcomes[o.outcome]!, attempt } : { type: 'task_completed', stepId: t[0] });
+        // A wrong number ends the enrollment: nothing more is sent or called on its strength.
+        if (kind === 'call' && outcomes[o.outcome] === 'wrong_number' && !isTerminal(before.state)) expect(e.state).toBe('stopped');
+        if (r.effects.some((f) => f.type === 'reschedule_task')) expect(tasks.get(t[0])).toBe('open');
         break;
       }
       case 'signal': {
@@ -588,5 +619,41 @@ describe('transition: properties over random event streams', () => {
         }
       }),
     );
+  });
+});
+
+describe('transition: call outcomes', () => {
+  const retry: CallRetry = { attempts: 2, after: { amount: 2, unit: 'hours' }, on: ['no_answer', 'busy'] };
+  const callSeq = sequence([step(0, 'email', { amount: 0, unit: 'minutes' }), step(1, 'call', { amount: 1, unit: 'days' }, { retry }), step(2, 'email', { amount: 2, unit: 'days' })], {
+    window: { kind: 'hours', days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' },
+  });
+  const [c0, c1, c2] = callSeq.steps as [StepDef, StepDef, StepDef];
+  const waiting = enrollment({ waitingFor: 'task', nextStepId: c1.id, lastStepId: c0.id, lastStepAt: T0 - DAY, doneStepIds: [c0.id] });
+  const at = T0 + 4 * HOUR; // Monday 16:00 UTC: two hours later is after 17:00, so Tuesday 09:00
+
+  it('tries a call again after a retryable outcome, in the calling window, while attempts remain', () => {
+    const r1 = transition(waiting, { type: 'call_outcome', stepId: c1.id, outcome: 'no_answer', attempt: 1 }, at, callSeq);
+    expect(r1.next).toBe(waiting);
+    expect(r1.effects).toEqual([{ type: 'reschedule_task', stepId: c1.id, dueAt: Date.UTC(2026, 5, 2, 9, 0) }]);
+    expect(r1.note).toBe('call: no_answer; try 2 of 3');
+    const r2 = transition(waiting, { type: 'call_outcome', stepId: c1.id, outcome: 'busy', attempt: 2 }, at, callSeq);
+    expect(r2.effects[0]).toMatchObject({ type: 'reschedule_task' });
+    // The third try was the last: the sequence moves on to its next step.
+    const r3 = transition(waiting, { type: 'call_outcome', stepId: c1.id, outcome: 'no_answer', attempt: 3 }, at, callSeq);
+    expect(r3.next).toMatchObject({ state: 'active', waitingFor: 'timer', nextStepId: c2.id, doneStepIds: [c0.id, c1.id] });
+  });
+
+  it('moves on after an outcome the rule does not name (voicemail here) and after a connected call', () => {
+    for (const outcome of ['voicemail', 'connected'] as const) {
+      const r = transition(waiting, { type: 'call_outcome', stepId: c1.id, outcome, attempt: 1 }, at, callSeq);
+      expect(r.next).toMatchObject({ waitingFor: 'timer', nextStepId: c2.id });
+      expect(r.effects.some((f) => f.type === 'reschedule_task')).toBe(false);
+    }
+  });
+
+  it('stops on a wrong number or no interest, finishes on a meeting booked', () => {
+    expect(transition(waiting, { type: 'call_outcome', stepId: c1.id, outcome: 'wrong_number' }, at, callSeq).next).toMatchObject({ state: 'stopped', stateReason: 'wrong number (call)' });
+    expect(transition(waiting, { type: 'call_outcome', stepId: c1.id, outcome: 'not_interested' }, at, callSeq).next).toMatchObject({ state: 'stopped' });
+    expect(transition(waiting, { type: 'call_outcome', stepId: c1.id, outcome: 'meeting_booked' }, at, callSeq).next).toMatchObject({ state: 'finished' });
   });
 });

@@ -1,4 +1,4 @@
-import type { Effect, EngineEvent, Enrollment, SequenceDef, StepDef, TransitionResult } from './model.ts';
+import type { CallOutcome, CallRetry, Effect, EngineEvent, Enrollment, SequenceDef, StepDef, TransitionResult } from './model.ts';
 import { isTerminal } from './model.ts';
 import { dueTime, findStep, nextStep } from './plan.ts';
 
@@ -99,6 +99,15 @@ function step(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): Tr
       if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
       if (ev.outcome === 'meeting_booked' && seq.stopRules.onMeetingBooked === 'finish') return stopAs(e, 'finished', 'meeting booked on a call');
       if (ev.outcome === 'not_interested') return stopAs(e, 'stopped', 'not interested (call)');
+      // The number reaches someone else: no later step should call or mail on the strength of it.
+      if (ev.outcome === 'wrong_number') return stopAs(e, 'stopped', 'wrong number (call)');
+      const retry = retryOf(seq, ev.stepId, ev.outcome, ev.attempt ?? 1);
+      if (retry) {
+        const step = findStep(seq, ev.stepId)!;
+        const attempt = ev.attempt ?? 1;
+        const at = dueTime(seq, e, { ...step, delay: retry.after }, now, now, `${step.id}:retry:${attempt}`);
+        return applied(e, [{ type: 'reschedule_task', stepId: step.id, dueAt: at }], `call: ${ev.outcome}; try ${attempt + 1} of ${retry.attempts + 1}`);
+      }
       return completeTask(e, ev.stepId, now, seq, `call: ${ev.outcome}`);
     }
 
@@ -173,6 +182,13 @@ function completeTask(e: Enrollment, stepId: string, now: number, seq: SequenceD
   if (e.state === 'paused') return applied({ ...done, waitingFor: null, nextStepId: null }, [], `${note}; continues on resume`);
   const [next, effects] = planFrom(done, seq, now, now);
   return applied(next, effects, note);
+}
+
+/** The step's retry rule when this outcome of this try calls for another try, else undefined. */
+function retryOf(seq: SequenceDef, stepId: string, outcome: CallOutcome, attempt: number): CallRetry | undefined {
+  const r = findStep(seq, stepId)?.retry;
+  if (!r || !(r.on as readonly string[]).includes(outcome) || attempt > r.attempts) return undefined;
+  return r;
 }
 
 function markDone(e: Enrollment, stepId: string, at: number): Enrollment {

@@ -19,6 +19,8 @@ import { pacingViolation, refusalViolation, type SimPacing } from './pacing-chec
  * 11 no-task-after-stop  no open call or manual task on an enrollment that ended by a reply, bounce,
  *                     opt-out, stop, failure or move, nor on any enrollment of a suppressed
  *                     address: the stop cancels open tasks as it cancels queued sends.
+ *12 call-tries       a call task is called at most 1 + its step's retry attempts times (once with no
+ *                     rule), counted from the journal, and its own counter of tries agrees.
  *  8 pacing           each mailbox's counted sends keep its daily cap (its local day, ramp
  *                     included), hourly ceiling, minimum gap and working days; a claim refused for
  *                     a budget is refused by sends that count (pacing-check.ts).
@@ -46,6 +48,7 @@ export type InvariantName =
   | 'reply-beats-follow-up'
   | 'possibly-sent-never-retried'
   | 'no-task-after-stop'
+  | 'call-tries'
   /** sim/warmup.ts: warmup mail is taken aside, recorded, and reaches nothing user-facing. */
   | 'warmup-hidden'
   /** sim/warmup.ts: mail a person wrote is never taken for warmup. */
@@ -233,6 +236,7 @@ export class InvariantChecker {
       from task t join enrollment e on e.id = t.enrollment_id join lead l on l.id = e.lead_id
       where t.state = 'open' and (e.state in ${sql.raw(stoppedStates)}
         or exists (select 1 from suppression s where s.workspace_id = l.workspace_id and s.email_norm = l.email_norm))
+
       union all
       -- not checks: when the next timer and each mailbox's next queued send fall due
       select 'timer', json_build_object('at', min(due_at)) from enrollment where state in ('active', 'paused') and due_at is not null
@@ -299,9 +303,29 @@ export class InvariantChecker {
   }
 
   /** After the run has drained: the records agree with the Sent folders and nothing is left pending. */
+  /**
+   * 12: a call task's tries counted from the journal (each call outcome the engine was given is one,
+   * applied or not), never more than its step's retry rule allows, and the task's own counter, which
+   * the rule reads, agreeing with them.
+   */
+  private async checkCallTries(): Promise<void> {
+    this.checks++;
+    const bad = await sql<{ task: string; attempts: number; tries: number; allowed: number }>`
+      select t.id as task, t.attempts, x.tries, 1 + coalesce((st.config->'retry'->>'attempts')::int, 0) as allowed
+      from task t join step st on st.id = t.step_id
+      cross join lateral (select count(*)::int as tries from event ev
+                          where ev.enrollment_id = t.enrollment_id and ev.type in ('call_outcome', 'call_outcome.ignored')
+                            and ev.payload->'event'->>'stepId' = t.step_id::text) x
+      where t.kind = 'call' and (x.tries <> t.attempts or x.tries > 1 + coalesce((st.config->'retry'->>'attempts')::int, 0))
+      limit 1`.execute(this.store.db);
+    const b = bad.rows[0];
+    if (b) throw new InvariantViolation('call-tries', `call task ${b.task} was called ${b.tries} times (its counter says ${b.attempts}); its retry rule allows ${b.allowed}`);
+  }
+
   async finalCheck(): Promise<void> {
     await this.checkDeliveries();
     await this.checkStore(-Infinity);
+    await this.checkCallTries();
     this.checks += 2;
     const reqs = await this.store.db.selectFrom('send_request').select(['id', 'state', 'message_id']).execute();
     const byId = new Map(reqs.map((r) => [r.id, r]));

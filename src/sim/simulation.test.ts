@@ -96,6 +96,8 @@ describe('deterministic simulation', () => {
     ['bypass-suppress', 'opt-out|no-task-after-stop'],
     // The pipeline without the warmup receiving side: the warmup mail gets an inbox row.
     ['no-warmup-recogniser', 'warmup-hidden'],
+    // Calls tried again without counting: a no-answer lead is rung for ever.
+    ['uncounted-calls', 'call-tries'],
   ])('catches a planted fault (%s) as %s, names the seed and step, and the replay fails identically', async (inject, invariant) => {
     const world = inject === 'no-mailbox-look' ? race : small;
     const f = await firstFailure({ ...world, inject }, 1, 40);

@@ -6,6 +6,7 @@ import { applyDefinition } from '../sequence/apply-definition.ts';
 import { bulkEnroll } from '../sequence/bulk-enroll.ts';
 import { EnrollmentService, type Applied } from '../sequence/enrollment-service.ts';
 import type { CallOutcome, EngineEvent, TransitionResult } from '../sequence/model.ts';
+import { recordTaskOutcome, type TaskOutcome, type TaskOutcomeResult } from '../sequence/task-outcome.ts';
 import { newId } from '../common/ids.ts';
 import { moveEnrollment } from '../sequence/move.ts';
 import { insertSuppressions } from '../sequence/sql/suppression.ts';
@@ -64,6 +65,8 @@ const DAY = 24 * HOUR;
 
 /** A fault planted on purpose, to prove that the checker catches it. */
 export type Injection =
+  /** A call task's count of tries is lost before each outcome: a step's retry rule never runs out. */
+  | 'uncounted-calls'
   /** The transport hands the first message over twice. */
   | 'duplicate-delivery'
   /** A rogue sender delivers for an enrollment right after its reply is recorded. */
@@ -1009,26 +1012,24 @@ class Run {
     const done: string[] = [];
     for (const t of open) {
       if (r.next() < 0.4) continue;
-      const outcomes: CallOutcome[] = ['connected', 'connected', 'no_answer', 'no_answer', 'voicemail', 'wrong_number', 'meeting_booked', 'not_interested'];
-      const outcome = t.kind === 'call' ? outcomes[r.int(0, outcomes.length - 1)]! : r.next() < 0.8 ? 'done' : 'skipped';
-      const ev: EngineEvent = t.kind === 'call' ? { type: 'call_outcome', stepId: t.step_id, outcome: outcome as CallOutcome } : { type: 'task_completed', stepId: t.step_id, outcome: outcome as 'done' | 'skipped' };
+      const outcomes: CallOutcome[] = ['connected', 'connected', 'no_answer', 'no_answer', 'voicemail', 'busy', 'wrong_number', 'meeting_booked', 'not_interested'];
+      const outcome: TaskOutcome = t.kind === 'call' ? outcomes[r.int(0, outcomes.length - 1)]! : r.next() < 0.8 ? 'done' : 'skipped';
       this.armMaybe(faults.crashInSignal, 6, 'completing a task');
-      await this.completeTask(t.id, t.enrollment_id, outcome, ev);
+      const res = await this.completeTask(t.id, t.enrollment_id, t.step_id, t.kind, outcome);
       this.stats.tasksCompleted++;
-      done.push(`${t.kind} ${outcome}`);
+      done.push(`${t.kind} ${outcome}${res?.retryAt ? ` (try ${res.attempt + 1} at ${iso(res.retryAt.getTime())})` : ''}`);
     }
     return `tasks: ${open.length} open, ${done.join(', ') || 'none completed'}`;
   }
 
-  /** The task row and the engine's event in one transaction, as the task API does. */
-  private async completeTask(taskId: string, enrollmentId: string, outcome: string, ev: EngineEvent): Promise<void> {
+  /** The task's outcome as the task and call routes give it (sequence/task-outcome.ts), in one transaction. */
+  private async completeTask(taskId: string, enrollmentId: string, stepId: string, kind: 'call' | 'manual', outcome: TaskOutcome): Promise<TaskOutcomeResult | null> {
     const now = this.clock.now();
-    const applied: Applied[] = [];
-    await this.proc.store.db.transaction().execute(async (tx) => {
-      await tx.updateTable('task').set({ state: outcome === 'skipped' ? 'skipped' : 'done', outcome, completed_at: new Date(now) }).where('id', '=', taskId).where('state', '=', 'open').execute();
-      applied.push(...(await this.proc.service.applyInTx(tx, enrollmentId, ev, now)));
-    });
-    this.proc.service.notify(applied);
+    // Planted fault: the task's count of tries is lost before each outcome, so a retry rule never runs out.
+    if (this.opts.inject === 'uncounted-calls') await this.proc.store.db.updateTable('task').set({ attempts: 0 }).where('id', '=', taskId).execute();
+    const r = await this.proc.store.db.transaction().execute((tx) => recordTaskOutcome(tx, this.proc.service, { id: taskId, kind, enrollmentId, stepId }, outcome, now));
+    if (r) this.proc.service.notify(r.applied);
+    return r;
   }
 
   /** A user edits a running sequence (steps added, removed, restored, reordered, delays changed). */

@@ -135,7 +135,10 @@ export function randomStep(r: Random, key: string): RawStep {
     }
     return { key, type: 'email', delay, subject: `Subject ${key}`, body: `Body ${key}` };
   }
-  if (x < 0.68) return { key, type: 'call', delay, title: `Call (${key})`, wait_for_task: r.next() < 0.7 };
+  if (x < 0.68) {
+    const retry = r.next() < 0.5 ? { retry: { attempts: r.int(1, 3), after: r.next() < 0.5 ? `${r.int(1, 6)} hours` : `${r.int(1, 2)} business days` } } : {};
+    return { key, type: 'call', delay, title: `Call (${key})`, wait_for_task: r.next() < 0.7, ...retry };
+  }
   if (x < 0.8) return { key, type: 'manual', delay, title: `Task (${key})`, wait_for_task: r.next() < 0.7 };
   return { key, type: 'wait', delay };
 }

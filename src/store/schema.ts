@@ -210,6 +210,38 @@ export interface TaskTable {
   due_at: Timestamp;
   completed_at: Timestamp | null;
   created_at: CreatedAt;
+  /** Calls logged on a call task (migration 0049): the step's retry rule counts tries by it. */
+  attempts: Generated<number>;
+}
+
+export type PhoneCallState = 'dialing' | 'ringing' | 'answered' | 'ended';
+export type PhoneCallOutcome = 'connected' | 'voicemail' | 'no_answer' | 'busy' | 'wrong_number' | 'meeting_booked' | 'not_interested' | 'dropped';
+
+/** One call a rep placed or took (migration 0049, src/dialer/). */
+export interface PhoneCallTable {
+  id: string;
+  workspace_id: string;
+  lead_id: string | null;
+  task_id: string | null;
+  enrollment_id: string | null;
+  placed_by: string | null;
+  direction: 'outbound' | 'inbound';
+  source: 'dialer' | 'logged';
+  remote_e164: string | null;
+  state: Generated<PhoneCallState>;
+  outcome: PhoneCallOutcome | null;
+  suggested: 'connected' | 'no_answer' | 'busy' | 'dropped' | null;
+  notes: string | null;
+  sip_call_id: string | null;
+  end_cause: string | null;
+  attempt: Generated<number>;
+  ringing_at: Timestamp | null;
+  answered_at: Timestamp | null;
+  ended_at: Timestamp | null;
+  duration_ms: number | null;
+  outcome_at: Timestamp | null;
+  seen_at: DefaultTimestamp;
+  created_at: CreatedAt;
 }
 
 export interface EventTable {
@@ -439,6 +471,7 @@ export interface Database {
   send_request: SendRequestTable;
   message: MessageTable;
   task: TaskTable;
+  phone_call: PhoneCallTable;
   event: EventTable;
   suppression: SuppressionTable;
   tracking_event: TrackingEventTable;

@@ -82,6 +82,32 @@ export type AuditLogPage = {
   nextBefore: string | null;
 };
 
+export type Call = {
+  id: string;
+  direction: "outbound" | "inbound";
+  /** 'logged': dialled elsewhere, outcome logged on the task */
+  source: "dialer" | "logged";
+  state: "dialing" | "ringing" | "answered" | "ended";
+  /** The rep's outcome; 'dropped' when the call ended abnormally */
+  outcome: "connected" | "voicemail" | "no_answer" | "busy" | "wrong_number" | "meeting_booked" | "not_interested" | "dropped" | null;
+  /** What the end suggests; given as the outcome 30 minutes after the end if nobody gives one */
+  suggested: "connected" | "no_answer" | "busy" | "dropped" | null;
+  /** The remote number, E.164 */
+  number: string | null;
+  leadId: string | null;
+  taskId: string | null;
+  enrollmentId: string | null;
+  notes: string | null;
+  endCause: string | null;
+  attempt: number;
+  startedAt: string;
+  ringingAt: string | null;
+  answeredAt: string | null;
+  endedAt: string | null;
+  /** From answer to end */
+  durationMs: number | null;
+};
+
 export type ConnectionReport = {
   ok: boolean;
   checks: {
@@ -669,6 +695,13 @@ export type Sequence = {
     title?: string;
     notes?: string;
     waitForTask?: boolean;
+    /** Call steps: try the call again after these outcomes, up to `attempts` more times */
+    retry?: {
+      attempts: number;
+      /** e.g. "2 hours", "1 business day" */
+      after: string;
+      on: ("no_answer" | "voicemail" | "busy")[];
+    };
     /** An email step's other variants (A/B tests), sent by weight against the first */
     variants: {
       key: string;
@@ -688,7 +721,7 @@ export type SubjectExport = {
   exportedAt: string;
   /** The address was erased from this workspace (only its keyed hash remains) */
   erased: boolean;
-  /** One array of rows per place data is kept: leads, enrollments, sends, tasks, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail */
+  /** One array of rows per place data is kept: leads, enrollments, sends, tasks, calls, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail */
   sections: Record<string, Record<string, unknown>[]>;
 };
 
@@ -1222,7 +1255,7 @@ export interface ApiRoutes {
     body: {
       /** https (http and private addresses only where the installation allows them) */
       url: string;
-      events: ("reply" | "bounce" | "unsubscribe" | "sent" | "opened" | "clicked" | "task.due" | "domain.health_changed")[];
+      events: ("reply" | "bounce" | "unsubscribe" | "sent" | "opened" | "clicked" | "task.due" | "call.logged" | "domain.health_changed")[];
       description?: string;
     };
     response: {
@@ -1786,7 +1819,7 @@ export interface ApiRoutes {
     response: ImportReport;
     status: 200;
   };
-  /** A lead and its timeline, newest first: the engine's journal, emails sent and received, opens and clicks (human or automatic), tasks (access: member of the workspace) */
+  /** A lead and its timeline, newest first: the engine's journal, emails sent and received, opens and clicks (human or automatic), tasks, calls (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/leads/:leadId": {
     params: {
       workspaceId: string;
@@ -1805,8 +1838,8 @@ export interface ApiRoutes {
       }[];
       timeline: {
         at: string;
-        kind: "event" | "sent" | "received" | "open" | "click" | "task";
-        /** The journal event type, message subject, task title or link */
+        kind: "event" | "sent" | "received" | "open" | "click" | "task" | "call";
+        /** The journal event type, message subject, task title, link, or the call and its length */
         what: string;
         /** Label and confidence, state change, human/automatic verdict of an open… */
         detail: string | null;
@@ -2017,6 +2050,13 @@ export interface ApiRoutes {
         title?: string;
         notes?: string;
         waitForTask?: boolean;
+        /** Call steps: try the call again after these outcomes, up to `attempts` more times */
+        retry?: {
+          attempts: number;
+          /** e.g. "2 hours", "1 business day" */
+          after?: string;
+          on?: ("no_answer" | "voicemail" | "busy")[];
+        };
         /** An email step's other variants (A/B tests), sent by weight against the first */
         variants?: {
           key: string;
@@ -2517,7 +2557,7 @@ export interface ApiRoutes {
       email: string;
       format?: "json" | "csv";
       /** With format=csv: the section to write */
-      section?: "leads" | "enrollments" | "sends" | "tasks" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail";
+      section?: "leads" | "enrollments" | "sends" | "tasks" | "calls" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail";
     };
     body: never;
     response: SubjectExport | string;
@@ -2571,10 +2611,128 @@ export interface ApiRoutes {
     };
     query: Record<string, never>;
     body: {
-      outcome: "done" | "skipped" | "connected" | "no_answer" | "voicemail" | "wrong_number" | "meeting_booked" | "not_interested";
+      outcome: "done" | "skipped" | "connected" | "voicemail" | "no_answer" | "busy" | "wrong_number" | "meeting_booked" | "not_interested";
+      /** A call task's notes, kept on the call's record */
+      notes?: string;
+      /** How long a call dialled elsewhere lasted */
+      durationSeconds?: number;
     };
     response: {
       ok: true;
+      state: "open" | "done" | "skipped";
+      /** A call tried again per the step's retry rule: when it comes due */
+      retryAt: string | null;
+    };
+    status: 200;
+  };
+  /** Open the record of a call before dialling: from a call task (its lead) or a lead; refuses a lead with no diallable number, and the lead's night unless allowOutsideHours (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/calls": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      taskId?: string;
+      leadId?: string;
+      allowOutsideHours?: boolean;
+    };
+    response: {
+      call: Call;
+    };
+    status: 201;
+  };
+  /** The softphone's report: ringing, answered, alive (every 20 s while on the call) or ended with a cause; a stale or repeated report changes nothing (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/calls/:callId/progress": {
+    params: {
+      workspaceId: string;
+      callId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      event: "ringing" | "answered" | "alive" | "ended";
+      /** Why it ended (required with ended) */
+      cause?: "hangup" | "busy" | "no_answer" | "rejected" | "unavailable" | "canceled" | "media_lost" | "connection_lost" | "failed";
+      sipCallId?: string;
+    };
+    response: {
+      call: Call;
+      ignored: string | null;
+    };
+    status: 200;
+  };
+  /** The rep's outcome of a call, once: the call task's enrollment moves on, tries the call again per the step's retry rule, or stops (wrong number, not interested) or finishes (meeting booked) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/calls/:callId/outcome": {
+    params: {
+      workspaceId: string;
+      callId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      outcome: "connected" | "voicemail" | "no_answer" | "busy" | "wrong_number" | "meeting_booked" | "not_interested";
+      notes?: string;
+    };
+    response: {
+      call: Call;
+      /** The call task after the outcome: open again with retryAt when the step's retry rule tries again */
+      task: {
+        state: "open" | "done" | "skipped";
+        attempt: number;
+        retryAt: string | null;
+      } | null;
+    };
+    status: 200;
+  };
+  /** An incoming call, as the softphone sees it ring: its record, and the leads the caller's number matches (the first the best guess) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/calls/inbound": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** The caller's number as the trunk gives it */
+      from: string;
+    };
+    response: {
+      call: Call;
+      caller: {
+        e164: string | null;
+        reason: string | null;
+      };
+      leads: {
+        id: string;
+        email: string;
+        name: string | null;
+        company: string | null;
+      }[];
+      more: boolean;
+    };
+    status: 201;
+  };
+  /** Calls, newest first: the workspace's, or one lead's (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/calls": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      leadId?: string;
+      limit?: number;
+    };
+    body: never;
+    response: {
+      calls: Call[];
+    };
+    status: 200;
+  };
+  /** One call (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/calls/:callId": {
+    params: {
+      workspaceId: string;
+      callId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      call: Call;
     };
     status: 200;
   };

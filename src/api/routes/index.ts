@@ -1,6 +1,7 @@
 import type { ApiRoute } from '../http/route.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { auditRoutes } from './audit.ts';
+import { callRoutes } from './calls.ts';
 import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
 import { contentCheckRoutes } from './content-check.ts';
@@ -54,6 +55,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...suppressionRoutes,
   ...privacyRoutes,
   ...taskRoutes,
+  ...callRoutes,
   ...analyticsRoutes,
   ...demoRoutes,
 ];

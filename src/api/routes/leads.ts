@@ -7,7 +7,7 @@ import { phoneFlagCodes } from '../../leads/phone.ts';
 import { deleteLead, findLead, insertLead, updateLead } from '../../leads/sql/leads.ts';
 import { refuseErased } from '../../leads/erased.ts';
 import { listLeads } from '../../leads/sql/list-leads.ts';
-import { leadEnrollments, timelineSources } from '../../leads/sql/lead-timeline.ts';
+import { leadCalls, leadEnrollments, timelineSources } from '../../leads/sql/lead-timeline.ts';
 import { newId } from '../../common/ids.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -123,11 +123,18 @@ const leadInput = z.object({
 
 const timelineEntry = z.object({
   at: z.string(),
-  kind: z.enum(['event', 'sent', 'received', 'open', 'click', 'task']),
-  what: z.string().describe('The journal event type, message subject, task title or link'),
+  kind: z.enum(['event', 'sent', 'received', 'open', 'click', 'task', 'call']),
+  what: z.string().describe('The journal event type, message subject, task title, link, or the call and its length'),
   detail: z.string().nullable().describe('Label and confidence, state change, human/automatic verdict of an open…'),
   sequenceName: z.string().nullable(),
 });
+
+/** "Outbound call, 2 min 14 s", "Inbound call", "Outbound call (logged)". */
+function callTitle(c: { direction: string; source: string; duration_ms: number | null }): string {
+  const d = c.duration_ms;
+  const length = d === null ? '' : d < 60_000 ? `, ${Math.round(d / 1000)} s` : `, ${Math.floor(d / 60_000)} min ${Math.round((d % 60_000) / 1000)} s`;
+  return `${c.direction === 'inbound' ? 'Inbound' : 'Outbound'} call${c.source === 'logged' ? ' (logged)' : ''}${length}`;
+}
 
 /** An enrollment state to filter leads by, or none: not enrolled. */
 const LEAD_FILTER_STATES = ['active', 'paused', 'replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed', 'moved', 'none'] as const satisfies readonly (EnrollmentState | 'none')[];
@@ -250,7 +257,7 @@ export const leadRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/leads/:leadId',
-    summary: "A lead and its timeline, newest first: the engine's journal, emails sent and received, opens and clicks (human or automatic), tasks",
+    summary: "A lead and its timeline, newest first: the engine's journal, emails sent and received, opens and clicks (human or automatic), tasks, calls",
     tags: ['leads'],
     access: { workspace: 'member' },
     params: workspaceParams({ leadId: z.uuid() }),
@@ -292,6 +299,11 @@ export const leadRoutes = [
         for (const t of tasks) {
           out.push({ at: iso(t.completed_at ?? t.due_at), kind: 'task', what: t.title, detail: t.state === 'open' ? `${t.kind}, due` : `${t.kind}, ${t.outcome ?? t.state}`, sequenceName: seqOf.get(t.enrollment_id) ?? null });
         }
+      }
+      // Calls are the lead's, whether or not a sequence placed them (an incoming call, a call from the lead's page).
+      for (const c of await leadCalls(db, ws.workspaceId, lead.id)) {
+        const words = c.outcome ? c.outcome.replace('_', ' ') : c.state === 'ended' ? 'no outcome yet' : c.state;
+        out.push({ at: iso(c.created_at), kind: 'call', what: callTitle(c), detail: c.notes ? `${words}: ${c.notes}` : words, sequenceName: seqOf.get(c.enrollment_id ?? '') ?? null });
       }
       out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
       return { lead: toLead(lead), enrollments: enrollments.map((e) => ({ id: e.id, sequenceId: e.sequence_id, sequenceName: e.name, state: e.state, reason: e.state_reason })), timeline: out };

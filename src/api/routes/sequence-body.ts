@@ -44,6 +44,15 @@ export const stepBody = z.object({
   title: st.title,
   notes: st.notes,
   waitForTask: st.wait_for_task,
+  retry: z
+    .object({
+      attempts: z.number().int().min(1).max(10),
+      after: z.string().max(100).default('1 business day').describe('e.g. "2 hours", "1 business day"'),
+      on: z.array(z.enum(['no_answer', 'voicemail', 'busy'])).min(1).default(['no_answer', 'voicemail', 'busy']),
+    })
+    .strict()
+    .optional()
+    .describe('Call steps: try the call again after these outcomes, up to `attempts` more times'),
   variants: z.array(variantBody).max(10).default([]).describe("An email step's other variants (A/B tests), sent by weight against the first"),
 });
 
@@ -91,6 +100,7 @@ export function bodyToDocument(b: SequenceBody): DefinitionDocument {
         ...(s.title !== undefined ? { title: s.title } : {}),
         ...(s.notes !== undefined ? { notes: s.notes } : {}),
         ...(s.waitForTask !== undefined ? { wait_for_task: s.waitForTask } : {}),
+        ...(s.retry ? { retry: s.retry } : {}),
       };
     }),
   };
@@ -124,6 +134,7 @@ export function definitionToBody(def: SequenceDefinition & { id: string; version
         ...(s.config.title !== undefined ? { title: s.config.title } : {}),
         ...(s.config.notes !== undefined ? { notes: s.config.notes } : {}),
         ...(s.config.waitForTask !== undefined ? { waitForTask: s.config.waitForTask } : {}),
+        ...(s.config.retry ? { retry: { attempts: s.config.retry.attempts, after: formatDelay(s.config.retry.after), on: s.config.retry.on } } : {}),
         variants: others.map((v) => ({ key: v.key, subject: v.subject ?? '', body: v.body, weight: v.weight })),
       };
     }),

@@ -47,6 +47,8 @@ function emailStep(first: boolean) {
 }
 
 const taskFields = fc.record({ title: safeText, notes: safeText, wait_for_task: fc.boolean() }, { requiredKeys: [] });
+const callRetry = fc.record({ attempts: fc.integer({ min: 1, max: 10 }), after: delay, on: fc.subarray(['no_answer', 'voicemail', 'busy'], { minLength: 1 }) });
+const callFields = fc.record({ title: safeText, notes: safeText, wait_for_task: fc.boolean(), retry: callRetry }, { requiredKeys: [] });
 
 const steps = fc.integer({ min: 1, max: 5 }).chain((n) =>
   fc.tuple(
@@ -54,7 +56,7 @@ const steps = fc.integer({ min: 1, max: 5 }).chain((n) =>
       fc
         .tuple(i === 0 ? fc.constant('email' as const) : fc.constantFrom('email' as const, 'call' as const, 'manual' as const, 'wait' as const), delay)
         .chain(([type, d]) =>
-          (type === 'email' ? fc.tuple(emailStep(i === 0), fc.record({ notes: safeText }, { requiredKeys: [] })) : fc.tuple(fc.constant({}), taskFields)).map(([content, extra]) => ({ key: `s${i}`, type, delay: d, ...content, ...extra })),
+          (type === 'email' ? fc.tuple(emailStep(i === 0), fc.record({ notes: safeText }, { requiredKeys: [] })) : fc.tuple(fc.constant({}), type === 'call' ? callFields : taskFields)).map(([content, extra]) => ({ key: `s${i}`, type, delay: d, ...content, ...extra })),
         ),
     ),
   ),

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { enrollmentService } from '../context.ts';
-import type { CallOutcome } from '../../sequence/model.ts';
-import { findTask, listTasks, recordTaskOutcome } from '../../sequence/sql/tasks.ts';
+import { findTask, listTasks } from '../../sequence/sql/tasks.ts';
+import { recordTaskOutcome } from '../../sequence/task-outcome.ts';
+import { logTaskCall } from '../../dialer/calls.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+import { CALL_OUTCOMES } from './calls.ts';
 
-const CALL_OUTCOMES = ['connected', 'no_answer', 'voicemail', 'wrong_number', 'meeting_booked', 'not_interested'] as const satisfies readonly CallOutcome[];
 
 export const taskRoutes = [
   defineRoute({
@@ -57,20 +58,32 @@ export const taskRoutes = [
     tags: ['tasks'],
     access: { workspace: 'member' },
     params: workspaceParams({ taskId: z.uuid() }),
-    body: z.object({ outcome: z.enum(['done', 'skipped', ...CALL_OUTCOMES]) }),
+    body: z.object({
+      outcome: z.enum(['done', 'skipped', ...CALL_OUTCOMES]),
+      notes: z.string().max(10_000).optional().describe("A call task's notes, kept on the call's record"),
+      durationSeconds: z.number().int().min(0).max(86_400).optional().describe('How long a call dialled elsewhere lasted'),
+    }),
     example: () => ({ body: { outcome: 'done' as const } }),
-    response: z.object({ ok: z.literal(true) }),
+    response: z.object({ ok: z.literal(true), state: z.enum(['open', 'done', 'skipped']), retryAt: z.string().nullable().describe("A call tried again per the step's retry rule: when it comes due") }),
     handler: async ({ ctx, ws, params, body }) => {
       const t = await findTask(ctx.store.db, ws.workspaceId, params.taskId);
       if (!t) throw cadenzaError('NOT_FOUND', 'no such task');
       if (t.state !== 'open') throw cadenzaError('INVALID_TRANSITION', `the task is already ${t.state}`);
-      const svc = enrollmentService(ctx);
+      const service = enrollmentService(ctx);
       const o = body.outcome;
-      if (t.kind === 'call' && o !== 'done' && o !== 'skipped') await svc.apply(t.enrollment_id, { type: 'call_outcome', stepId: t.step_id, outcome: o });
-      else await svc.apply(t.enrollment_id, { type: 'task_completed', stepId: t.step_id, outcome: o === 'skipped' ? 'skipped' : 'done' });
-      // The engine closes the task when it moves the enrollment on; record the outcome either way.
-      await recordTaskOutcome(ctx.store.db, t.id, o, new Date(ctx.clock.now()));
-      return { ok: true as const };
+      let result: { state: 'open' | 'done' | 'skipped'; retryAt: Date | null } | null;
+      if (t.kind === 'call' && o !== 'done' && o !== 'skipped') {
+        // A call dialled from another phone: its record is kept like a dialled one's (source 'logged').
+        const deps = { store: ctx.store, clock: ctx.clock, random: ctx.random, service };
+        result = (await logTaskCall(deps, ws.workspaceId, ws.userId, t.id, o, body.notes?.trim() ? body.notes : null, body.durationSeconds !== undefined ? body.durationSeconds * 1000 : null))?.task ?? null;
+      } else {
+        const now = ctx.clock.now();
+        const r = await ctx.store.db.transaction().execute((tx) => recordTaskOutcome(tx, service, { id: t.id, kind: t.kind, enrollmentId: t.enrollment_id, stepId: t.step_id }, o, now));
+        if (r) service.notify(r.applied);
+        result = r;
+      }
+      if (!result) throw cadenzaError('INVALID_TRANSITION', 'the task was completed meanwhile');
+      return { ok: true as const, state: result.state, retryAt: result.retryAt ? result.retryAt.toISOString() : null };
     },
   }),
 ];

@@ -44,3 +44,15 @@ export async function timelineSources(db: Db, workspaceId: string, enrollmentIds
   ]);
   return { events, messages, tracking, tasks };
 }
+
+/** The lead's calls, newest first, at most 200 (the timeline shows recent history). */
+export async function leadCalls(db: Db, workspaceId: string, leadId: string) {
+  return db
+    .selectFrom('phone_call')
+    .select(['direction', 'source', 'state', 'outcome', 'notes', 'duration_ms', 'enrollment_id', 'created_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('lead_id', '=', leadId)
+    .orderBy('created_at', 'desc')
+    .limit(200)
+    .execute();
+}

@@ -27,7 +27,7 @@ describe('least-privilege grants', () => {
   });
 
   it('definitions are written by the API alone; webhook secrets and revoked tokens stay out of the other roles’ reach', () => {
-    const tables = ['lead', 'sequence', 'step', 'variant', 'sequence_mailbox', 'webhook_endpoint', 'webhook_delivery', 'credential_task'];
+    const tables = ['lead', 'sequence', 'step', 'variant', 'sequence_mailbox', 'webhook_endpoint', 'webhook_delivery', 'credential_task', 'phone_call'];
     const sql = grantStatements({ database: 'cadenza', schema: 'public', tables, owner: 'owner' });
     const to = (role: keyof typeof DB_ROLES, table: string) => sql.filter((s) => s.includes(`on "public"."${table}" to "${DB_ROLES[role]}"`));
     for (const t of ['lead', 'sequence', 'step', 'variant', 'sequence_mailbox']) {
@@ -42,6 +42,9 @@ describe('least-privilege grants', () => {
     // Credential tasks: the API asks and reads answers, never `sealed`; only the sender carries them out.
     expect(to('api', 'credential_task').join('\n')).not.toMatch(/sealed/);
     expect(to('scheduler', 'credential_task')).toEqual([]);
+    // Calls (a lead's number, notes, history): the API's alone.
+    expect(to('api', 'phone_call')).toEqual([`grant select, insert, update, delete on "public"."phone_call" to "${DB_ROLES.api}"`]);
+    for (const r of ['scheduler', 'sender', 'sync'] as const) expect(to(r, 'phone_call')).toEqual([]);
     expect(to('sync', 'credential_task')).toEqual([]);
     expect(to('sender', 'credential_task')).toEqual([`grant select, insert, update, delete on "public"."credential_task" to "${DB_ROLES.sender}"`]);
   });

@@ -38,6 +38,9 @@ import type { Role } from '../../common/config.ts';
  *                         the URL or the sealed signing secrets.
  *   webhook_delivery      the dispatcher's (API); those triggers insert into it from every role;
  *                         the scheduler's privacy purge reads and deletes old ones.
+ *   phone_call            calls, the API's alone: the call routes write them and the API role's
+ *                         sweep closes them (src/dialer/calls.ts); no other role reads a lead's
+ *                         number, notes or call history.
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -101,6 +104,7 @@ export const RESTRICTED: Record<string, TableRule> = {
     columns: { scheduler: { select: WEBHOOK_TRIGGER_COLUMNS }, sender: { select: WEBHOOK_TRIGGER_COLUMNS }, sync: { select: WEBHOOK_TRIGGER_COLUMNS } },
   },
   webhook_delivery: { table: { api: RW, scheduler: ['select', 'insert', 'delete'], sender: ['insert'], sync: ['insert'] } },
+  phone_call: { table: { api: RW } },
   mailbox_credential: {
     table: { api: ['insert', 'delete'], sender: RW, sync: RW },
     // vault.put's upsert reads the conflict column and updates the rest; nothing reads ciphertext.

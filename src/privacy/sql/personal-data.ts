@@ -80,6 +80,8 @@ export const PERSONAL_TABLES: readonly PersonalTable[] = [
   { section: 'enrollments', table: 'enrollment', addressColumns: [], find: (db, s) => rows(ofEnrollments('enrollment', s), db), erasure: 'cascade' },
   { section: 'sends', table: 'send_request', addressColumns: [], find: (db, s) => rows(ofEnrollments('send_request', s), db), erasure: 'cascade' },
   { section: 'tasks', table: 'task', addressColumns: [], find: (db, s) => rows(ofEnrollments('task', s), db), erasure: 'cascade' },
+  // The lead's calls (number, notes, outcome), placed from a task or not; they go with the lead.
+  { section: 'calls', table: 'phone_call', addressColumns: [], find: (db, s) => rows(sql`select * from phone_call where lead_id = any(${s.leadIds}::uuid[]) order by created_at, id`, db), erasure: 'cascade' },
   {
     section: 'messages',
     table: 'message',

@@ -22,18 +22,3 @@ export async function listTasks(db: Db, workspaceId: string, state: TaskState, l
 export async function findTask(db: Db, workspaceId: string, taskId: string) {
   return db.selectFrom('task').select(['id', 'kind', 'state', 'enrollment_id', 'step_id']).where('workspace_id', '=', workspaceId).where('id', '=', taskId).executeTakeFirst();
 }
-
-/**
- * Records a person's outcome on a task after the engine moved its enrollment on: a task the engine
- * left open is closed (skipped, or done), and the outcome is kept either way (the engine closes the
- * task itself when it moves the enrollment on, without the outcome).
- */
-export async function recordTaskOutcome(db: Db, taskId: string, outcome: string, now: Date): Promise<void> {
-  await db
-    .updateTable('task')
-    .set({ state: outcome === 'skipped' ? 'skipped' : 'done', outcome, completed_at: now })
-    .where('id', '=', taskId)
-    .where('state', '=', 'open')
-    .execute();
-  await db.updateTable('task').set({ outcome }).where('id', '=', taskId).execute();
-}

@@ -5,6 +5,7 @@ import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
 import { contentCheckRoutes } from './content-check.ts';
 import { demoRoutes } from './demo.ts';
+import { dialerRoutes } from './dialer.ts';
 import { domainRoutes } from './domains.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { inboxRoutes } from './inbox.ts';
@@ -54,6 +55,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...suppressionRoutes,
   ...privacyRoutes,
   ...taskRoutes,
+  ...dialerRoutes,
   ...analyticsRoutes,
   ...demoRoutes,
 ];

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { carrier, deskPhone, sippCounts, sippMessages, telBedSkipReason } from './telbed.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { carrier, deskPhone, sippCounts, sippMessages, stopAllSipp, telBedSkipReason } from './telbed.ts';
 
 /**
  * SIP signalling through the bed's Kamailio with sipp at both ends: a rep's desk phone over UDP
@@ -10,6 +10,8 @@ import { carrier, deskPhone, sippCounts, sippMessages, telBedSkipReason } from '
 const skip = telBedSkipReason();
 
 describe.skipIf(skip !== null)(`SIP through Kamailio, sipp at both ends${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  afterEach(stopAllSipp);
+
   it('sets a call up and tears it down; the ACK reaches the carrier, which retransmits nothing', async () => {
     const uas = carrier('uas-answer-echo.xml', { echo: true });
     await new Promise((r) => setTimeout(r, 300));

@@ -94,10 +94,21 @@ export interface SippRun {
   stop(): void;
 }
 
-/** One sipp process in WORK_DIR; `name` prefixes its trace files. */
+const running = new Set<ChildProcess>();
+
+/** Kills every sipp still running (a failed test's carrier would hold the trunk port for the next). */
+export async function stopAllSipp(): Promise<void> {
+  const left = [...running];
+  for (const p of left) p.kill('SIGKILL');
+  await Promise.all(left.map((p) => (p.exitCode === null && p.signalCode === null ? new Promise((r) => p.once('exit', r)) : undefined)));
+}
+
+/** One sipp process in WORK_DIR, with its message trace and counts (-trace_msg, -trace_counts) there. */
 export function sipp(args: string[], opts: { timeoutMs?: number } = {}): SippRun {
   mkdirSync(WORK_DIR, { recursive: true });
   const proc = spawn('sipp', [...args, '-nostdin', '-trace_err', '-trace_msg', '-trace_counts'], { cwd: WORK_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(proc);
+  proc.once('exit', () => running.delete(proc));
   let output = '';
   proc.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (output += d.toString()));

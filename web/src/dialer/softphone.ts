@@ -1,5 +1,8 @@
 import { C, UA, WebSocketInterface, debug as jssipDebug } from 'jssip';
-import type { EndEvent, RTCSession } from 'jssip/lib/RTCSession';
+
+/** Derived from UA: the root module exports neither type, and a subpath import does not resolve under Node's resolution (the server's type check follows the tests' imports here). */
+type RTCSession = ReturnType<UA['call']>;
+type EndEvent = { cause?: string; originator?: string; message?: unknown };
 
 /** UA is an EventEmitter (npm 'events'), whose types the web build does not load. */
 type Emitter = { on(event: string, listener: (e: never) => void): void };

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CallProgressEvent, DialerConfig } from '../../web/src/dialer/softphone.ts';
 import { CHROMIUM, chromiumSkipReason } from '../web/chromium.ts';
 import { rtpengineCounts } from './ng.ts';
-import { BED, TONES, WORK_DIR, bedCredentials, carrier, makeAudio, telBed, telBedSkipReason, stopAllSipp, type SippRun } from './telbed.ts';
+import { BED, TONES, WORK_DIR, bedCredentials, carrier, makeAudio, telBed, telBedSkipReason, inboundCall, stopAllSipp, type SippRun } from './telbed.ts';
 
 /**
  * The browser softphone end to end: headless Chromium loads a page with the web app's softphone
@@ -27,7 +27,7 @@ declare global {
     cadenza: {
       Softphone: typeof import('../../web/src/dialer/softphone.ts').Softphone;
       toneLevels(stream: MediaStream, hz: number[], ms: number): Promise<number[]>;
-      waitForTone(stream: MediaStream, hz: number, timeoutMs: number, minDb?: number): Promise<number>;
+      waitForTone(stream: MediaStream, hz: number, timeoutMs: number, minDb?: number, holdMs?: number): Promise<number>;
     };
   }
 }
@@ -85,7 +85,7 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     console.log(`softphone figures: ${JSON.stringify(figures)}`);
   });
 
-  async function phonePage(userId: string, opts: { relay?: boolean } = {}): Promise<{ page: Page; config: DialerConfig }> {
+  async function phonePage(userId: string, opts: { relay?: boolean; autoAnswer?: boolean } = {}): Promise<{ page: Page; config: DialerConfig }> {
     const page = await browser.newPage();
     page.on('console', (m) => {
       if (m.type() === 'error') console.log(`[browser] ${m.text()}`);
@@ -93,12 +93,25 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     await page.goto(url);
     const config = bedCredentials(userId);
     await page.evaluate(
-      async ({ config, relay }) => {
-        const p = new window.cadenza.Softphone(config, { iceTransportPolicy: relay ? 'relay' : 'all', mediaTimeoutMs: 5000 });
+      async ({ config, relay, autoAnswer }) => {
+        const w = window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call; from: string };
+        window.__events = [];
+        const p = new window.cadenza.Softphone(config, {
+          iceTransportPolicy: relay ? 'relay' : 'all',
+          mediaTimeoutMs: 5000,
+          ...(autoAnswer
+            ? {
+                onIncoming: (incoming) => {
+                  w.from = incoming.from;
+                  w.call = incoming.answer((e) => window.__events.push(e));
+                },
+              }
+            : {}),
+        });
         (window as unknown as { phone: typeof p }).phone = p;
         await p.register();
       },
-      { config, relay: opts.relay ?? false },
+      { config, relay: opts.relay ?? false, autoAnswer: opts.autoAnswer ?? false },
     );
     return { page, config };
   }
@@ -221,6 +234,40 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     await page.evaluate(() => (window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.hangup());
     expect(await waitEvent(page, 'ended')).toMatchObject({ cause: 'cancelled' });
     expect((await uas.done).code).toBe(0);
+    await page.close();
+  });
+
+  it('an incoming call from the trunk reaches the registered browser, which answers; the carrier hangs up', async () => {
+    const { page } = await phonePage('rep-browser-7', { autoAnswer: true });
+    const uac = inboundCall('rep-browser-7');
+    await waitEvent(page, 'answered');
+    expect(await page.evaluate(() => (window as unknown as { from: string }).from)).toBe('+15550109999');
+    await page.waitForTimeout(2000);
+    const [echoed] = await page.evaluate(
+      ({ a }) => window.cadenza.toneLevels((window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.remoteStream!, [a], 1000),
+      { a: TONES.browserHz },
+    );
+    expect(echoed).toBeGreaterThan(30);
+    const ended = await waitEvent(page, 'ended');
+    expect(ended.cause).toBe('remote_hangup');
+    const r = await uac.done;
+    expect(r.code, r.output).toBe(0);
+    await page.close();
+  });
+
+  it('voicemail: the greeting, then the beep', async () => {
+    const uas = carrier('uas-voicemail.xml');
+    const { page } = await phonePage('rep-browser-8');
+    await dial(page, '+15550100009');
+    await waitEvent(page, 'answered');
+    const ms = await page.evaluate(
+      ({ hz }) => window.cadenza.waitForTone((window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.remoteStream!, hz, 15_000, 30, 200),
+      { hz: TONES.beepHz },
+    );
+    // The greeting is spoken first (espeak-ng, a few seconds), so the beep comes late, not at once.
+    figures.voicemailBeepAfterAnswerMs = Math.round(ms);
+    expect(ms).toBeGreaterThan(2000);
+    await hangupAndWait(page, uas);
     await page.close();
   });
 

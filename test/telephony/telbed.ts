@@ -144,6 +144,14 @@ export function deskPhone(scenario: string, number: string, userId: string, opts
   );
 }
 
+/** The carrier calling a rep: a sipp UAC from the trunk's address (127.0.0.1) that echoes the rep's audio. */
+export function inboundCall(userId: string, opts: { timeoutMs?: number } = {}): SippRun {
+  return sipp(
+    [`127.0.0.1:${BED.sipUdpPort}`, '-sf', join(SIPP_DIR, 'uac-inbound.xml'), '-i', '127.0.0.1', '-p', String(BED.trunkPort + 1), '-mi', '127.0.0.1', '-mp', '26200', '-rtp_echo', '-key', 'rep', userId, '-key', 'domain', BED.domain, '-m', '1'],
+    opts,
+  );
+}
+
 /** sipp's -trace_counts CSV of the latest run of a scenario: the last row as column -> number. */
 export function sippCounts(scenario: string, pid: number): Record<string, number> {
   const base = scenario.replace(/\.xml$/, '');

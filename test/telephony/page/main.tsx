@@ -16,7 +16,7 @@ declare global {
       Softphone: typeof Softphone;
       dialString: typeof dialString;
       toneLevels(stream: MediaStream, hz: number[], ms: number): Promise<number[]>;
-      waitForTone(stream: MediaStream, hz: number, timeoutMs: number, minDb?: number): Promise<number>;
+      waitForTone(stream: MediaStream, hz: number, timeoutMs: number, minDb?: number, holdMs?: number): Promise<number>;
     };
   }
 }
@@ -61,17 +61,30 @@ async function toneLevels(stream: MediaStream, hz: number[], ms: number): Promis
   return sums.map((s) => s / Math.max(1, n));
 }
 
-/** Milliseconds until the tone rises `minDb` above the median (polled every 5 ms), or -1. */
-async function waitForTone(stream: MediaStream, hz: number, timeoutMs: number, minDb = 30): Promise<number> {
+/**
+ * Milliseconds until a pure tone at `hz` is heard: `minDb` above the spectrum's median and 20 dB above
+ * the spectrum at 0.8 hz and 1.2 hz (speech, with its dense harmonics, fails that), held for `holdMs`
+ * (polled every 5 ms); -1 when it never is.
+ */
+async function waitForTone(stream: MediaStream, hz: number, timeoutMs: number, minDb = 30, holdMs = 0): Promise<number> {
   const a = analyser(stream);
   const buf = new Float32Array(a.node.frequencyBinCount);
-  const b = a.binOf(hz);
+  const at = (f: number) => {
+    const b = a.binOf(f);
+    return Math.max(buf[b - 1] ?? -200, buf[b]!, buf[b + 1] ?? -200);
+  };
   const t0 = performance.now();
+  let since: number | undefined;
   while (performance.now() - t0 < timeoutMs) {
     a.node.getFloatFrequencyData(buf);
     const sorted = Array.from(buf).filter(Number.isFinite).sort((x, y) => x - y);
     const median = sorted[Math.floor(sorted.length / 2)] ?? -200;
-    if (Math.max(buf[b - 1]!, buf[b]!, buf[b + 1]!) - median >= minDb) return performance.now() - t0;
+    const level = at(hz);
+    const pure = level - median >= minDb && level - at(hz * 0.8) >= 20 && level - at(hz * 1.2) >= 20;
+    if (pure) {
+      since ??= performance.now();
+      if (performance.now() - since >= holdMs) return since - t0;
+    } else since = undefined;
     await new Promise((r) => setTimeout(r, 5));
   }
   return -1;

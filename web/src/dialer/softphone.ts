@@ -51,6 +51,16 @@ export interface SoftphoneOptions {
   audio?: HTMLAudioElement;
   /** JsSIP's own debug log in the console. */
   debug?: boolean;
+  /** A call to this rep from the carrier (Kamailio found this registration); absent: incoming calls are declined (486). */
+  onIncoming?: (call: IncomingCall) => void;
+}
+
+export interface IncomingCall {
+  /** The caller's number or SIP user. */
+  readonly from: string;
+  readonly sipCallId: string | undefined;
+  answer(onProgress?: (e: CallProgressEvent) => void): Call;
+  decline(): void;
 }
 
 export interface CallStats {
@@ -151,6 +161,18 @@ export class Softphone {
       session_timers: false,
       user_agent: 'Cadenza softphone',
     });
+    (this.ua as unknown as Emitter).on('newRTCSession', ((e: { originator: string; session: RTCSession; request: { call_id?: string; from?: { uri?: { user?: string } } } }) => {
+      if (e.originator !== 'remote') return;
+      const session = e.session;
+      const onIncoming = this.options.onIncoming;
+      if (!onIncoming) return session.terminate({ status_code: 486, reason_phrase: 'Busy Here' });
+      onIncoming({
+        from: e.request.from?.uri?.user ?? 'unknown',
+        sipCallId: e.request.call_id,
+        answer: (onProgress = () => {}) => this.wire(e.request.from?.uri?.user ?? 'unknown', onProgress, session),
+        decline: () => session.terminate({ status_code: 486, reason_phrase: 'Busy Here' }),
+      });
+    }) as (e: never) => void);
     this.registeredOnce = new Promise((resolve, reject) => {
       const ua = this.ua as unknown as Emitter;
       ua.on('registered', () => resolve());
@@ -172,7 +194,12 @@ export class Softphone {
 
   /** Calls a number through the carrier; onProgress hears ringing, answered and ended. */
   call(number: string, onProgress: (e: CallProgressEvent) => void = () => {}): Call {
-    const target = `sip:${dialString(number)}@${this.domain}`;
+    return this.wire(number, onProgress);
+  }
+
+  /** An outgoing call (no `incoming`), or an incoming one being answered: media, events, watchdog. */
+  private wire(number: string, onProgress: (e: CallProgressEvent) => void, incoming?: RTCSession): Call {
+    const target = incoming ? '' : `sip:${dialString(number)}@${this.domain}`;
     const pcConfig: RTCConfiguration = {
       iceServers: this.config.iceServers.map((s) => ({ urls: s.urls, ...(s.username ? { username: s.username } : {}), ...(s.credential ? { credential: s.credential } : {}) })),
       iceTransportPolicy: this.options.iceTransportPolicy ?? 'all',
@@ -272,32 +299,39 @@ export class Softphone {
       });
     };
 
-    session = this.ua.call(target, {
-      mediaConstraints: { audio: true, video: false },
-      pcConfig,
-      rtcOfferConstraints: { offerToReceiveAudio: true, offerToReceiveVideo: false },
-      eventHandlers: {
-        peerconnection: (e: { peerconnection: RTCPeerConnection }) => attach(e.peerconnection),
-        progress: () => emit({ event: 'ringing', at: now(), sipCallId: callId() }),
-        confirmed: () => {
-          answered = true;
-          emit({ event: 'answered', at: now(), sipCallId: callId() });
-          startWatchdog();
-        },
-        ended: (e: { cause?: string; originator?: string }) =>
-          emit({ event: 'ended', at: now(), sipCallId: callId(), cause: localCause ?? causeOf(e.cause, e.originator) }),
-        failed: (e: EndEvent) => {
-          const status = (e.message as { status_code?: number } | undefined)?.status_code;
-          emit({
-            event: 'ended',
-            at: now(),
-            sipCallId: callId(),
-            cause: localCause ?? (answered ? 'media_lost' : causeOf(e.cause, e.originator)),
-            ...(status ? { status } : {}),
-          });
-        },
+    const handlers = {
+      peerconnection: (e: { peerconnection: RTCPeerConnection }) => attach(e.peerconnection),
+      progress: () => emit({ event: 'ringing', at: now(), sipCallId: callId() }),
+      confirmed: () => {
+        answered = true;
+        emit({ event: 'answered', at: now(), sipCallId: callId() });
+        startWatchdog();
       },
-    });
+      ended: (e: { cause?: string; originator?: string }) =>
+        emit({ event: 'ended', at: now(), sipCallId: callId(), cause: localCause ?? causeOf(e.cause, e.originator) }),
+      failed: (e: EndEvent) => {
+        const status = (e.message as { status_code?: number } | undefined)?.status_code;
+        emit({
+          event: 'ended',
+          at: now(),
+          sipCallId: callId(),
+          cause: localCause ?? (answered ? 'media_lost' : causeOf(e.cause, e.originator)),
+          ...(status ? { status } : {}),
+        });
+      },
+    };
+    if (incoming) {
+      session = incoming;
+      for (const [name, fn] of Object.entries(handlers)) (incoming as unknown as Emitter).on(name, fn as (e: never) => void);
+      incoming.answer({ mediaConstraints: { audio: true, video: false }, pcConfig });
+    } else {
+      session = this.ua.call(target, {
+        mediaConstraints: { audio: true, video: false },
+        pcConfig,
+        rtcOfferConstraints: { offerToReceiveAudio: true, offerToReceiveVideo: false },
+        eventHandlers: handlers,
+      });
+    }
     // The peer connection exists once call() returns (outgoing calls make it at once).
     if (session.connection) attach(session.connection as RTCPeerConnection);
 

@@ -1,16 +1,10 @@
-import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { extname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import react from '@vitejs/plugin-react';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { build } from 'vite';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CallProgressEvent, DialerConfig } from '../../web/src/dialer/softphone.ts';
-import { CHROMIUM, chromiumSkipReason } from '../web/chromium.ts';
+import { chromiumSkipReason } from '../web/chromium.ts';
+import { softphoneBrowser } from './browser.ts';
 import { rtpengineCounts } from './ng.ts';
-import { BED, TONES, WORK_DIR, bedCredentials, carrier, makeAudio, telBed, telBedSkipReason, inboundCall, stopAllSipp, type SippRun } from './telbed.ts';
+import { TONES, bedCredentials, carrier, telBed, telBedSkipReason, inboundCall, stopAllSipp, type SippRun } from './telbed.ts';
 
 /**
  * The browser softphone end to end: headless Chromium loads a page with the web app's softphone
@@ -33,55 +27,23 @@ declare global {
 }
 
 const skip = telBedSkipReason() ?? chromiumSkipReason();
-const PAGE_SRC = fileURLToPath(new URL('./page/', import.meta.url));
-const PAGE_OUT = join(WORK_DIR, 'page');
 const RTP_NG_PORT = Number(process.env.RTP_NG_PORT ?? 25223);
-
-async function buildPage(): Promise<void> {
-  await build({ configFile: false, root: PAGE_SRC, plugins: [react()], logLevel: 'warn', build: { outDir: PAGE_OUT, emptyOutDir: true, minify: false } });
-}
-
-function serve(dir: string): Promise<Server> {
-  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
-  const server = createServer((req, res) => {
-    const path = normalize(join(dir, (req.url ?? '/').split('?')[0]!.replace(/\/$/, '/index.html')));
-    if (!path.startsWith(dir) || !existsSync(path) || !statSync(path).isFile()) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': types[extname(path)] ?? 'application/octet-stream' });
-    createReadStream(path).pipe(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
 
 describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengine and coturn${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let browser: Browser;
-  let server: Server;
   let url: string;
+  let closeBrowser: (() => Promise<void>) | undefined;
   const figures: Record<string, number | string> = {};
 
   beforeAll(async () => {
-    const { browserWav } = await makeAudio();
-    mkdirSync(PAGE_OUT, { recursive: true });
-    await buildPage();
-    server = await serve(PAGE_OUT);
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-dev-shm-usage',
-        '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream', `--use-file-for-fake-audio-capture=${browserWav}`,
-        '--autoplay-policy=no-user-gesture-required',
-        // The bed's WSS certificate is self-signed (telbed.sh); only this test's browser accepts it.
-        '--ignore-certificate-errors',
-      ],
-    });
+    const b = await softphoneBrowser();
+    browser = b.browser;
+    url = b.url;
+    closeBrowser = b.close;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+    await closeBrowser?.();
     console.log(`softphone figures: ${JSON.stringify(figures)}`);
   });
 

@@ -1,3 +1,9 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { carrier, deskPhone, sippCounts, sippMessages, stopAllSipp, telBedSkipReason } from './telbed.ts';
 
@@ -64,5 +70,18 @@ describe.skipIf(skip !== null)(`SIP through Kamailio, sipp at both ends${skip ? 
     const msgs = sippMessages('uac-call.xml', uac.proc.pid!);
     expect(msgs.match(/^SIP\/2\.0 407/gm)?.length).toBeGreaterThanOrEqual(2);
     expect(msgs).not.toMatch(/^SIP\/2\.0 (100|180|200)/m);
+  });
+
+  it("the production template with kamailio-local.cfg.example's values passes Kamailio's own check (the Origin allowlist branch included)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kamailio-example-'));
+    try {
+      const tpl = fileURLToPath(new URL('../../deploy/telephony/', import.meta.url));
+      copyFileSync(join(tpl, 'kamailio.cfg'), join(dir, 'kamailio.cfg'));
+      copyFileSync(join(tpl, 'kamailio-local.cfg.example'), join(dir, 'kamailio-local.cfg'));
+      const { stdout, stderr } = await promisify(execFile)('kamailio', ['-c', '-f', join(dir, 'kamailio.cfg')], { timeout: 20_000 });
+      expect(stdout + stderr).toMatch(/tls: 203\.0\.113\.10 \[203\.0\.113\.10\]:8443/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -7,6 +7,12 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * Name a test `*.mail.test.ts` to put it there from anywhere in src/ or test/.
  */
 const mailTests = ['test/mail/**/*.test.ts', 'src/**/*.mail.test.ts', 'test/**/*.mail.test.ts'];
+/**
+ * Tests that need the telephony bed (Kamailio, rtpengine, coturn: test/telephony/telbed.sh). Their
+ * own project for the same reason, one file at a time: every file's "carrier" (sipp) listens on the
+ * bed's one trunk address.
+ */
+const telephonyTests = ['test/telephony/**/*.test.ts'];
 
 export default defineConfig({
   test: {
@@ -25,7 +31,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'bench/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...mailTests],
+          exclude: [...configDefaults.exclude, ...mailTests, ...telephonyTests],
           globalSetup: ['test/global-setup.ts'],
           sequence: { groupOrder: 0 },
         },
@@ -40,6 +46,16 @@ export default defineConfig({
           // it uses (resetMailBed) without pulling mail from under another file.
           fileParallelism: false,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'telephony',
+          include: telephonyTests,
+          globalSetup: ['test/global-setup.ts', 'test/telephony/global-setup.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

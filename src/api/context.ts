@@ -15,6 +15,7 @@ import type { ErasureKey } from '../common/erasure-key.ts';
 import type { LoginLimit } from './auth/login-limiter.ts';
 import type { DomainHealthSettings } from '../sending/dns/domain-monitor.ts';
 import type { FederationIdentity } from '../warmup/federation/identity.ts';
+import type { SipCredentialSettings } from '../dialer/sip-credentials.ts';
 
 /** What API handlers use; built once by the server and injected, never reached as a global. */
 export interface ApiContext {
@@ -83,6 +84,8 @@ export interface ApiContext {
   oauth?: { clients: OAuthClients; tokens?: MailboxTokens };
   /** Warmup federation (src/warmup/federation/): this installation's identity; absent: the peer routes refuse. */
   federation?: { identity: FederationIdentity };
+  /** The browser softphone (src/dialer/settings.ts): where it registers and the secrets its credentials are signed with; absent: off. */
+  dialer?: SipCredentialSettings;
 }
 
 export const defaultAuthSettings = {

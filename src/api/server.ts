@@ -18,6 +18,7 @@ import { registerDocs } from './http/docs.ts';
 import { loggedCause } from './http/logged-cause.ts';
 import { SERVER_TIMEOUTS } from './http/drain.ts';
 import { registerSecurityHeaders } from './http/security-headers.ts';
+import { sipWsOrigin } from '../dialer/settings.ts';
 import { boundUnreadBodies } from './http/unread-body.ts';
 import { registerWebApp } from './static.ts';
 
@@ -68,7 +69,7 @@ export function buildServer(deps: ApiDeps): FastifyInstance {
   app.addHook('onResponse', async (req, reply) => {
     if (reply.statusCode >= 500 && !loggedCause.has(req)) req.log.error({ reqId: req.id, method: req.method, url: req.url.split('?', 1)[0], status: reply.statusCode }, 'request failed');
   });
-  registerSecurityHeaders(app);
+  registerSecurityHeaders(app, { connectOrigins: deps.api?.dialer ? [sipWsOrigin(deps.api.dialer.wsUrl)] : [] });
   boundUnreadBodies(app);
   // Before any route, so the guard's hook covers them all.
   deps.customHosts?.register(app);

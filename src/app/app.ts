@@ -55,6 +55,7 @@ import { domainHealthSettings, type DomainCheckConfig } from '../sending/dns/hea
 import { CustomHosts, type CustomHostSettings } from '../tracking/domains/custom-hosts.ts';
 import { HygieneChecker } from '../leads/hygiene/checker.ts';
 import { rspamdScorer } from '../sending/content-check/rspamd-scorer.ts';
+import type { SipCredentialSettings } from '../dialer/sip-credentials.ts';
 
 // Re-exported for the callers that knew it here.
 export { version };
@@ -108,6 +109,8 @@ export interface AppOptions {
   domains?: DomainCheckConfig;
   /** Custom tracking hosts with ACME certificates (CADENZA_TRACKING_HTTPS_PORT…, trackingDomainSettings); absent: off. */
   trackingDomains?: CustomHostSettings;
+  /** The browser softphone (CADENZA_SIP_*, CADENZA_TURN_*: dialer/settings.ts); absent: off. */
+  dialer?: SipCredentialSettings;
   /**
    * Warmup federation (src/warmup/federation/): this installation's name on its card
    * (CADENZA_FEDERATION_NAME; default: the public URL's host) and how often the scheduler role
@@ -428,7 +431,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
+      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

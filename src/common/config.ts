@@ -148,6 +148,19 @@ const schema = z.object({
   CADENZA_ACME_EMAIL: z.string().email().optional(),
   /** List hygiene on imported and enrolled leads (docs/deliverability.md "List hygiene"); off: leads are not checked and keep no verdict. */
   CADENZA_LIST_HYGIENE: z.enum(['on', 'off']).default('on'),
+  /**
+   * The browser softphone (docs/dialer.md): the wss:// URL of Kamailio's WebSocket listener, the SIP
+   * domain reps register in, and auth_ephemeral's shared secret. All three set: the dialer is on;
+   * none: off (GET …/dialer/config answers enabled: false); some: a configuration error.
+   */
+  CADENZA_SIP_WS_URL: z.string().regex(/^wss?:\/\/[^/\s]+\/?[^\s]*$/, 'a wss:// URL such as wss://sip.example.com:8443').optional(),
+  CADENZA_SIP_DOMAIN: z.string().regex(/^[A-Za-z0-9.-]+$/, 'a domain such as sip.example.com').optional(),
+  CADENZA_SIP_SECRET: z.string().min(16, 'at least 16 characters').optional(),
+  /** TURN and STUN URLs for browsers, comma-separated (turn:host:3478?transport=udp,turns:host:443?transport=tcp); and coturn's static-auth-secret. */
+  CADENZA_TURN_URLS: z.string().regex(/^((turns?|stun):[^,\s]+)(,\s*(turns?|stun):[^,\s]+)*$/, 'turn:, turns: or stun: URLs separated by commas').optional(),
+  CADENZA_TURN_SECRET: z.string().min(16, 'at least 16 characters').optional(),
+  /** How long an issued SIP/TURN credential works, in seconds (default 8 h: a working day; the softphone asks for a new one before). */
+  CADENZA_SIP_CREDENTIAL_TTL_S: z.coerce.number().int().min(300).max(7 * 86_400).default(28_800),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -2736,6 +2736,31 @@ export interface ApiRoutes {
     };
     status: 200;
   };
+  /** The browser softphone's settings: where to register and a time-limited SIP and TURN credential for the caller (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/dialer/config": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      enabled: true;
+      wsUrl: string;
+      sipUri: string;
+      authorizationUser: string;
+      password: string;
+      expiresAt: string;
+      iceServers: {
+        urls: string[];
+        username?: string;
+        credential?: string;
+      }[];
+    } | {
+      enabled: false;
+      reason: string;
+    };
+    status: 200;
+  };
   /** Sends, replies, bounces and unsubscribes per UTC day, the per-step funnel and variants over the same window, and reply-to-stop latency percentiles (real ms) (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics": {
     params: {

@@ -6,6 +6,7 @@ import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
 import { contentCheckRoutes } from './content-check.ts';
 import { demoRoutes } from './demo.ts';
+import { dialerRoutes } from './dialer.ts';
 import { domainRoutes } from './domains.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { inboxRoutes } from './inbox.ts';
@@ -56,6 +57,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...privacyRoutes,
   ...taskRoutes,
   ...callRoutes,
+  ...dialerRoutes,
   ...analyticsRoutes,
   ...demoRoutes,
 ];

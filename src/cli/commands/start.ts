@@ -9,6 +9,7 @@ import { systemMailerSettingsFrom } from '../../api/system-mailer.ts';
 import { createLogger } from '../../common/logger.ts';
 import { globals } from '../context.ts';
 import { trackingDomainSettingsFrom } from '../../tracking/domains/settings.ts';
+import { dialerSettingsFrom } from '../../dialer/settings.ts';
 import { systemClock } from '../../common/clock.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { Supervisor } from '../../ops/supervisor.ts';
@@ -73,7 +74,9 @@ export function register(program: Command): void {
         if (expiring) log.warn({ roles }, expiring);
       }
       const trackingDomains = trackingDomainSettingsFrom(cfg);
+      const dialer = dialerSettingsFrom(cfg);
       const app = await startApp({
+        ...(dialer ? { dialer } : {}),
         ...(trackingDomains ? { trackingDomains } : {}),
         log,
         databaseUrl,

@@ -6,8 +6,8 @@ import { useLoad } from '../ui/use-load.ts';
 import { EnrollmentSends } from './EnrollmentSends.tsx';
 import { MoveEnrollment, stateTone } from './MoveEnrollments.tsx';
 
-const kindText = { event: 'Sequence', sent: 'Sent', received: 'Received', open: 'Open', click: 'Click', task: 'Task' } as const;
-const kindTone = { event: 'muted', sent: 'info', received: 'ok', open: 'muted', click: 'muted', task: 'warn' } as const;
+const kindText = { event: 'Sequence', sent: 'Sent', received: 'Received', open: 'Open', click: 'Click', task: 'Task', call: 'Call' } as const;
+const kindTone = { event: 'muted', sent: 'info', received: 'ok', open: 'muted', click: 'muted', task: 'warn', call: 'info' } as const;
 
 /** One lead: their fields, their enrollments and everything that happened to them, newest first. */
 export function LeadPage({ workspaceId, leadId }: { workspaceId: string; leadId: string }) {

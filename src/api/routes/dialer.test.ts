@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
+import { testBackends } from '../../../test/stores.ts';
+import { systemClock } from '../../common/clock.ts';
+import { ephemeralCredential } from '../../dialer/sip-credentials.ts';
+
+const NOW = Date.UTC(2026, 2, 2, 8, 0, 0);
+const fixedClock = { ...systemClock, now: () => NOW };
+const DIALER = {
+  wsUrl: 'wss://sip.example.com:8443/ws',
+  domain: 'sip.example.com',
+  sipSecret: 'the sip shared secret',
+  turnUrls: ['turn:turn.example.com:3478?transport=udp'],
+  turnSecret: 'the turn shared secret',
+  ttlSeconds: 3600,
+};
+
+describe.each(testBackends())('GET /api/workspaces/:id/dialer/config (%s)', (backend) => {
+  let on: ApiHarness;
+  let off: ApiHarness;
+  let rep: Browser;
+  let repOff: Browser;
+  let ws: string;
+  let wsOff: string;
+  let userId: string;
+
+  beforeAll(async () => {
+    on = await apiHarness(backend, { dialer: DIALER, realClock: fixedClock });
+    const s = await seedWorkspace(on.store, 'Dialer Co', 'rep@example.test');
+    ws = s.workspaceId;
+    userId = s.userId;
+    rep = await login(on.app, 'rep@example.test', s.password);
+    off = await apiHarness(backend);
+    const t = await seedWorkspace(off.store, 'No Phones Co', 'rep@example.test');
+    wsOff = t.workspaceId;
+    repOff = await login(off.app, 'rep@example.test', t.password);
+  }, 60_000);
+  afterAll(async () => {
+    await on?.close();
+    await off?.close();
+  });
+
+  it('issues the member a SIP and a TURN credential valid for the configured time', async () => {
+    const r = await rep.call('GET', `/api/workspaces/${ws}/dialer/config`);
+    expect(r.statusCode, r.body).toBe(200);
+    const expiry = NOW / 1000 + 3600;
+    expect(r.json()).toEqual({
+      enabled: true,
+      wsUrl: DIALER.wsUrl,
+      sipUri: `sip:${userId}@sip.example.com`,
+      authorizationUser: `${expiry}:${userId}`,
+      password: ephemeralCredential(DIALER.sipSecret, userId, expiry).password,
+      expiresAt: '2026-03-02T09:00:00.000Z',
+      iceServers: [{ urls: DIALER.turnUrls, username: `${expiry}:${userId}`, credential: ephemeralCredential(DIALER.turnSecret, userId, expiry).password }],
+    });
+    expect(r.headers['cache-control'] ?? '').not.toMatch(/public/);
+  });
+
+  it("lets the web app connect to exactly the SIP WebSocket's origin, no other wss: host", async () => {
+    const page = await on.app.inject({ method: 'GET', url: '/' });
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toMatch(/connect-src 'self' wss:\/\/sip\.example\.com:8443(;|$)/);
+    expect(csp).not.toMatch(/wss:(\s|;|$)/);
+    const plain = await off.app.inject({ method: 'GET', url: '/' });
+    expect(String(plain.headers['content-security-policy'])).toMatch(/connect-src 'self';/);
+  });
+
+  it('answers enabled: false with the reason when the server has no dialer', async () => {
+    const r = await repOff.call('GET', `/api/workspaces/${wsOff}/dialer/config`);
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toEqual({ enabled: false, reason: expect.stringMatching(/CADENZA_SIP_WS_URL/) });
+  });
+
+  it('is for members of the workspace only', async () => {
+    const anon = await on.app.inject({ method: 'GET', url: `/api/workspaces/${ws}/dialer/config` });
+    expect(anon.statusCode).toBe(401);
+    const other = await repOff.call('GET', `/api/workspaces/${ws}/dialer/config`);
+    expect([401, 403, 404]).toContain(other.statusCode);
+  });
+});

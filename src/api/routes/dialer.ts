@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { issueSipCredentials } from '../../dialer/sip-credentials.ts';
+import { realClock } from '../context.ts';
+import { defineRoute, workspaceParams } from '../http/route.ts';
+
+const enabled = z.object({
+  enabled: z.literal(true),
+  wsUrl: z.string(),
+  sipUri: z.string(),
+  authorizationUser: z.string(),
+  password: z.string(),
+  expiresAt: z.string(),
+  iceServers: z.array(z.object({ urls: z.array(z.string()), username: z.string().optional(), credential: z.string().optional() })),
+});
+const disabled = z.object({ enabled: z.literal(false), reason: z.string() });
+
+export const dialerRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/dialer/config',
+    summary: "The browser softphone's settings: where to register and a time-limited SIP and TURN credential for the caller",
+    tags: ['dialer'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    response: z.union([enabled, disabled]),
+    handler: async ({ ctx, ws }) => {
+      if (!ctx.dialer) return { enabled: false as const, reason: 'the dialer is off on this server (CADENZA_SIP_WS_URL, CADENZA_SIP_DOMAIN and CADENZA_SIP_SECRET are not set)' };
+      // A credential names a person: an API key has no phone.
+      if (!ws.userId) return { enabled: false as const, reason: 'an API key has no SIP identity: sign in as a member' };
+      // Real time: a demo's accelerated clock would issue credentials that expire at once or never.
+      return { enabled: true as const, ...issueSipCredentials(ctx.dialer, ws.userId, realClock(ctx).now()) };
+    },
+  }),
+];

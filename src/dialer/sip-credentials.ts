@@ -1,0 +1,79 @@
+import { createHmac } from 'node:crypto';
+
+/**
+ * Ephemeral credentials for the browser softphone (docs/dialer.md): the "TURN REST API" scheme
+ * (draft-uberti-behave-turn-rest-00) that coturn checks with `use-auth-secret` and Kamailio's
+ * auth_ephemeral module checks for SIP. The username is `expiry:userId` (expiry in Unix seconds),
+ * the password base64(HMAC-SHA1(secret, username)). Nothing is stored on either server: whoever
+ * holds the shared secret can check a credential, and it expires by itself.
+ *
+ * Pure: the clock is a parameter, and the secrets come from the caller (config), never logged.
+ */
+export interface SipCredentialSettings {
+  /** wss:// URL of Kamailio's WebSocket listener (RFC 7118). */
+  wsUrl: string;
+  /** The SIP domain reps register in. */
+  domain: string;
+  /** Kamailio's auth_ephemeral secret. */
+  sipSecret: string;
+  /** turn: / turns: / stun: URLs offered to the browser (may be empty). */
+  turnUrls: readonly string[];
+  /** coturn's static-auth-secret; absent: the TURN URLs are offered without credentials (stun: only). */
+  turnSecret?: string;
+  /** How long a credential is valid, in seconds. */
+  ttlSeconds: number;
+}
+
+export interface IceServer {
+  urls: string[];
+  username?: string;
+  credential?: string;
+}
+
+export interface SipCredentials {
+  wsUrl: string;
+  /** sip:userId@domain: the rep's address of record. */
+  sipUri: string;
+  /** The digest username: `expiry:userId`. */
+  authorizationUser: string;
+  password: string;
+  /** When the credential stops working (ISO 8601). */
+  expiresAt: string;
+  iceServers: IceServer[];
+}
+
+/** `expiry:userId` and its password, as coturn and auth_ephemeral compute them. */
+export function ephemeralCredential(secret: string, userId: string, expiresAtSeconds: number): { username: string; password: string } {
+  const username = `${expiresAtSeconds}:${userId}`;
+  return { username, password: createHmac('sha1', secret).update(username).digest('base64') };
+}
+
+/**
+ * A SIP user part is limited (RFC 3261 user = unreserved / escaped / user-unreserved); Cadenza's
+ * user ids are UUIDs, and the colon would break the `expiry:userId` username, so anything else is refused.
+ */
+export function isSipUserId(userId: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(userId);
+}
+
+export function issueSipCredentials(settings: SipCredentialSettings, userId: string, nowMs: number): SipCredentials {
+  if (!isSipUserId(userId)) throw new Error(`not a SIP user id: ${JSON.stringify(userId)}`);
+  const expiry = Math.floor(nowMs / 1000) + settings.ttlSeconds;
+  const sip = ephemeralCredential(settings.sipSecret, userId, expiry);
+  const iceServers: IceServer[] = [];
+  const turn = settings.turnUrls.filter((u) => /^turns?:/.test(u));
+  const stun = settings.turnUrls.filter((u) => /^stun:/.test(u));
+  if (turn.length && settings.turnSecret) {
+    const t = ephemeralCredential(settings.turnSecret, userId, expiry);
+    iceServers.push({ urls: turn, username: t.username, credential: t.password });
+  }
+  if (stun.length) iceServers.push({ urls: stun });
+  return {
+    wsUrl: settings.wsUrl,
+    sipUri: `sip:${userId}@${settings.domain}`,
+    authorizationUser: sip.username,
+    password: sip.password,
+    expiresAt: new Date(expiry * 1000).toISOString(),
+    iceServers,
+  };
+}

@@ -1,0 +1,299 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { CallProgressEvent, DialerConfig } from '../../web/src/dialer/softphone.ts';
+import { chromiumSkipReason } from '../web/chromium.ts';
+import { softphoneBrowser } from './browser.ts';
+import { rtpengineCounts } from './ng.ts';
+import { TONES, bedCredentials, carrier, telBed, telBedSkipReason, inboundCall, stopAllSipp, type SippRun } from './telbed.ts';
+
+/**
+ * The browser softphone end to end: headless Chromium loads a page with the web app's softphone
+ * module and CallPanel (bundled by Vite, test/telephony/page/), registers over WSS with Kamailio
+ * using credentials from the API's own function, and calls through rtpengine to sipp playing the
+ * carrier. Chromium's microphone is a 600 Hz tone made by sox; the carrier plays 1000 Hz.
+ * Each figure measured is printed (call setup, media round trip).
+ */
+declare global {
+  interface Window {
+    __config?: DialerConfig;
+    __number?: string;
+    __events: CallProgressEvent[];
+    cadenza: {
+      Softphone: typeof import('../../web/src/dialer/softphone.ts').Softphone;
+      toneLevels(stream: MediaStream, hz: number[], ms: number): Promise<number[]>;
+      waitForTone(stream: MediaStream, hz: number, timeoutMs: number, minDb?: number, holdMs?: number): Promise<number>;
+    };
+  }
+}
+
+const skip = telBedSkipReason() ?? chromiumSkipReason();
+const RTP_NG_PORT = Number(process.env.RTP_NG_PORT ?? 25223);
+
+describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengine and coturn${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let browser: Browser;
+  let url: string;
+  let closeBrowser: (() => Promise<void>) | undefined;
+  const figures: Record<string, number | string> = {};
+
+  beforeAll(async () => {
+    const b = await softphoneBrowser();
+    browser = b.browser;
+    url = b.url;
+    closeBrowser = b.close;
+  }, 120_000);
+
+  afterAll(async () => {
+    await closeBrowser?.();
+    console.log(`softphone figures: ${JSON.stringify(figures)}`);
+  });
+
+  async function phonePage(userId: string, opts: { relay?: boolean; autoAnswer?: boolean } = {}): Promise<{ page: Page; config: DialerConfig }> {
+    const page = await browser.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') console.log(`[browser] ${m.text()}`);
+    });
+    await page.goto(url);
+    const config = bedCredentials(userId);
+    await page.evaluate(
+      async ({ config, relay, autoAnswer }) => {
+        const w = window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call; from: string };
+        window.__events = [];
+        const p = new window.cadenza.Softphone(config, {
+          iceTransportPolicy: relay ? 'relay' : 'all',
+          mediaTimeoutMs: 5000,
+          ...(autoAnswer
+            ? {
+                onIncoming: (incoming) => {
+                  w.from = incoming.from;
+                  w.call = incoming.answer((e) => window.__events.push(e));
+                },
+              }
+            : {}),
+        });
+        (window as unknown as { phone: typeof p }).phone = p;
+        await p.register();
+      },
+      { config, relay: opts.relay ?? false, autoAnswer: opts.autoAnswer ?? false },
+    );
+    return { page, config };
+  }
+
+  /** Starts a call in the page; its events collect in window.__events, the call in window.call. */
+  async function dial(page: Page, number: string): Promise<void> {
+    await page.evaluate((number) => {
+      const w = window as unknown as { phone: import('../../web/src/dialer/softphone.ts').Softphone; call: import('../../web/src/dialer/softphone.ts').Call; t0: number };
+      w.t0 = performance.now();
+      window.__events = [];
+      w.call = w.phone.call(number, (e) => window.__events.push({ ...e, ms: performance.now() - w.t0 } as CallProgressEvent));
+    }, number);
+  }
+
+  async function waitEvent(page: Page, event: CallProgressEvent['event'], timeoutMs = 15_000): Promise<CallProgressEvent & { ms: number }> {
+    await page.waitForFunction((event) => window.__events.some((e) => e.event === event), event, { timeout: timeoutMs });
+    return (await page.evaluate((event) => window.__events.find((e) => e.event === event), event)) as CallProgressEvent & { ms: number };
+  }
+
+  const stats = (page: Page) => page.evaluate(() => (window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.stats());
+
+  async function hangupAndWait(page: Page, uas: SippRun): Promise<void> {
+    await page.evaluate(() => (window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.hangup());
+    await waitEvent(page, 'ended');
+    const r = await uas.done;
+    expect(r.code, r.output).toBe(0);
+  }
+
+  afterEach(stopAllSipp);
+
+  it('registers over WSS, calls, hears the prospect: media both ways through rtpengine, the tone received is the tone played', async () => {
+    const uas = carrier('uas-answer-play.xml');
+    const { page } = await phonePage('rep-browser-1');
+    await dial(page, '+1 555 010 0001');
+    const ringing = await waitEvent(page, 'ringing');
+    const answered = await waitEvent(page, 'answered');
+    figures.setupToRingingMs = Math.round(ringing.ms);
+    figures.setupToAnsweredMs = Math.round(answered.ms);
+    expect(ringing.sipCallId).toBeTruthy();
+    await page.waitForTimeout(3000);
+    // The prospect's 1000 Hz tone stands far above the spectrum's median; the rep's own 600 Hz does not come back.
+    const [prospect, own] = await page.evaluate(
+      ({ a, b }) => window.cadenza.toneLevels((window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.remoteStream!, [a, b], 1000),
+      { a: TONES.prospectHz, b: TONES.browserHz },
+    );
+    figures.prospectToneDb = Math.round(prospect!);
+    expect(prospect).toBeGreaterThan(30);
+    expect(own).toBeLessThan(prospect! - 20);
+    const s = await stats(page);
+    figures.browserPacketsSent = s.packetsSent;
+    figures.browserPacketsReceived = s.packetsReceived;
+    expect(s.packetsSent).toBeGreaterThan(100);
+    expect(s.packetsReceived).toBeGreaterThan(100);
+    expect(s.codec).toMatch(/PCMU/i);
+    // rtpengine's own count, both legs: the browser's (SRTP) and the carrier's (RTP).
+    const rtp = await rtpengineCounts(RTP_NG_PORT, ringing.sipCallId!);
+    expect(rtp.result).toBe('ok');
+    figures.rtpengineLegPackets = rtp.legs.map((l) => l.packets).join('/');
+    expect(rtp.legs.length).toBe(2);
+    for (const leg of rtp.legs) expect(leg.packets).toBeGreaterThan(100);
+    // DTMF as RFC 4733 events and mute change nothing in the call's state.
+    await page.evaluate(() => (window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.sendDtmf('12#'));
+    await hangupAndWait(page, uas);
+    const ended = await waitEvent(page, 'ended');
+    expect(ended.cause).toBe('local_hangup');
+    await page.close();
+  });
+
+  it('echo: the carrier sends back what it hears; the rep hears their own tone, and the media round trip is measured', async () => {
+    const uas = carrier('uas-answer-echo.xml', { echo: true });
+    const { page } = await phonePage('rep-browser-2');
+    await dial(page, '+15550100002');
+    await waitEvent(page, 'answered');
+    await page.waitForTimeout(2000);
+    const [echoed] = await page.evaluate(
+      ({ a }) => window.cadenza.toneLevels((window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.remoteStream!, [a], 1000),
+      { a: TONES.browserHz },
+    );
+    expect(echoed).toBeGreaterThan(30);
+    // Mouth to ear and back: mute, wait for silence, unmute, time until the tone returns.
+    const rtts: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const ms = await page.evaluate(async ({ hz }) => {
+        const call = (window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call;
+        call.setMuted(true);
+        await new Promise((r) => setTimeout(r, 800));
+        call.setMuted(false);
+        return window.cadenza.waitForTone(call.remoteStream!, hz, 3000);
+      }, { hz: TONES.browserHz });
+      rtts.push(Math.round(ms));
+    }
+    figures.echoRoundTripMs = rtts.join('/');
+    for (const r of rtts) expect(r).toBeGreaterThan(0);
+    const s = await stats(page);
+    if (s.roundTripMs !== undefined) figures.iceRttMs = Math.round(s.roundTripMs * 10) / 10;
+    await hangupAndWait(page, uas);
+    await page.close();
+  });
+
+  it('busy and no answer reach the browser with their causes', async () => {
+    const { page } = await phonePage('rep-browser-3');
+    let uas = carrier('uas-busy.xml');
+    await dial(page, '+15550100003');
+    const busy = await waitEvent(page, 'ended');
+    expect(busy).toMatchObject({ cause: 'busy', status: 486 });
+    expect((await uas.done).code).toBe(0);
+
+    uas = carrier('uas-noanswer.xml');
+    await dial(page, '+15550100004');
+    await waitEvent(page, 'ringing');
+    const rangOut = await waitEvent(page, 'ended', 10_000);
+    expect(rangOut).toMatchObject({ cause: 'unavailable', status: 480 });
+    expect(rangOut.ms).toBeGreaterThan(3500);
+    expect((await uas.done).code).toBe(0);
+
+    // The rep gives up while it rings: CANCEL, 487 from the carrier, the browser says cancelled.
+    uas = carrier('uas-noanswer.xml');
+    await dial(page, '+15550100005');
+    await waitEvent(page, 'ringing');
+    await page.evaluate(() => (window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.hangup());
+    expect(await waitEvent(page, 'ended')).toMatchObject({ cause: 'cancelled' });
+    expect((await uas.done).code).toBe(0);
+    await page.close();
+  });
+
+  it('an incoming call from the trunk reaches the registered browser, which answers; the carrier hangs up', async () => {
+    const { page } = await phonePage('rep-browser-7', { autoAnswer: true });
+    const uac = inboundCall('rep-browser-7');
+    await waitEvent(page, 'answered');
+    expect(await page.evaluate(() => (window as unknown as { from: string }).from)).toBe('+15550109999');
+    await page.waitForTimeout(2000);
+    const [echoed] = await page.evaluate(
+      ({ a }) => window.cadenza.toneLevels((window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.remoteStream!, [a], 1000),
+      { a: TONES.browserHz },
+    );
+    expect(echoed).toBeGreaterThan(30);
+    const ended = await waitEvent(page, 'ended');
+    expect(ended.cause).toBe('remote_hangup');
+    const r = await uac.done;
+    expect(r.code, r.output).toBe(0);
+    await page.close();
+  });
+
+  it('voicemail: the greeting, then the beep', async () => {
+    const uas = carrier('uas-voicemail.xml');
+    const { page } = await phonePage('rep-browser-8');
+    await dial(page, '+15550100009');
+    await waitEvent(page, 'answered');
+    const ms = await page.evaluate(
+      ({ hz }) => window.cadenza.waitForTone((window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.remoteStream!, hz, 15_000, 30, 200),
+      { hz: TONES.beepHz },
+    );
+    // The greeting is spoken first (espeak-ng, a few seconds), so the beep comes late, not at once.
+    figures.voicemailBeepAfterAnswerMs = Math.round(ms);
+    expect(ms).toBeGreaterThan(2000);
+    await hangupAndWait(page, uas);
+    await page.close();
+  });
+
+  it('relay only: media through coturn with a TURN credential from the same secret scheme', async () => {
+    const uas = carrier('uas-answer-play.xml');
+    const { page } = await phonePage('rep-browser-4', { relay: true });
+    await dial(page, '+15550100006');
+    await waitEvent(page, 'answered');
+    await page.waitForTimeout(2500);
+    const s = await stats(page);
+    expect(s.localCandidateType).toBe('relay');
+    expect(s.packetsSent).toBeGreaterThan(50);
+    expect(s.packetsReceived).toBeGreaterThan(50);
+    figures.relayPacketsReceived = s.packetsReceived;
+    await hangupAndWait(page, uas);
+    await page.close();
+  });
+
+  it('the CallPanel: Call, ringing, in call with a timer, Mute, Hang up, with accessible names', async () => {
+    const uas = carrier('uas-answer-play.xml');
+    const page = await browser.newPage();
+    await page.addInitScript(
+      ({ config, number }) => {
+        window.__config = config;
+        window.__number = number;
+      },
+      { config: bedCredentials('rep-browser-5'), number: '+15550100007' },
+    );
+    await page.goto(url);
+    const group = page.getByRole('group', { name: 'Phone call to +15550100007' });
+    await group.getByRole('status').filter({ hasText: 'Ready' }).waitFor();
+    const t0 = Date.now();
+    await group.getByRole('button', { name: 'Call +15550100007' }).click();
+    await page.waitForFunction(() => window.__events.some((e) => e.event === 'ringing'));
+    figures.panelClickToRingingMs = Date.now() - t0;
+    await group.getByRole('status').filter({ hasText: /In call \d:\d\d/ }).waitFor();
+    const mute = group.getByRole('button', { name: 'Mute the microphone' });
+    await mute.click();
+    expect(await group.getByRole('button', { name: 'Unmute the microphone' }).getAttribute('aria-pressed')).toBe('true');
+    await group.getByRole('button', { name: 'Hang up the call to +15550100007' }).click();
+    await group.getByRole('status').filter({ hasText: 'Call ended' }).waitFor();
+    const events = await page.evaluate(() => window.__events.map((e) => e.event + (e.cause ? `:${e.cause}` : '')));
+    expect(events).toEqual(['ringing', 'answered', 'ended:local_hangup']);
+    expect((await uas.done).code).toBe(0);
+    await page.close();
+  });
+
+  it('rtpengine dies mid-call: the browser hangs up with cause media_lost', async () => {
+    const uas = carrier('uas-answer-play.xml', { timeoutMs: 40_000 });
+    const { page } = await phonePage('rep-browser-6');
+    await dial(page, '+15550100008');
+    await waitEvent(page, 'answered');
+    await page.waitForTimeout(1500);
+    const killedAt = Date.now();
+    await telBed('stop-rtpengine');
+    try {
+      const ended = await waitEvent(page, 'ended', 20_000);
+      figures.mediaLostDetectedMs = Date.now() - killedAt;
+      expect(ended.cause).toBe('media_lost');
+    } finally {
+      await telBed('start-rtpengine');
+      uas.stop();
+      await uas.done;
+      await page.close();
+    }
+  });
+});

@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { build } from 'vite';
-import { CHROMIUM } from '../web/chromium.ts';
+import { launchChromium } from '../web/chromium.ts';
 import { WORK_DIR, makeAudio } from './telbed.ts';
 
 /**
@@ -38,21 +38,22 @@ function serve(dir: string): Promise<Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-export async function softphoneBrowser(): Promise<SoftphoneBrowser> {
+/** Chromium's flags for a rep: the sox-made tone as its microphone, and the bed's test certificate accepted. */
+export async function softphoneChromiumArgs(): Promise<string[]> {
   const { browserWav } = await makeAudio();
+  return [
+    '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream', `--use-file-for-fake-audio-capture=${browserWav}`,
+    '--autoplay-policy=no-user-gesture-required',
+    // The bed's WSS certificate is self-signed (telbed.sh); only this browser accepts it.
+    '--ignore-certificate-errors',
+  ];
+}
+
+export async function softphoneBrowser(): Promise<SoftphoneBrowser> {
   mkdirSync(PAGE_OUT, { recursive: true });
   await build({ configFile: false, root: PAGE_SRC, plugins: [react()], logLevel: 'warn', build: { outDir: PAGE_OUT, emptyOutDir: true, minify: false } });
   const server = await serve(PAGE_OUT);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-dev-shm-usage',
-      '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream', `--use-file-for-fake-audio-capture=${browserWav}`,
-      '--autoplay-policy=no-user-gesture-required',
-      // The bed's WSS certificate is self-signed (telbed.sh); only this browser accepts it.
-      '--ignore-certificate-errors',
-    ],
-  });
+  const browser = await launchChromium(await softphoneChromiumArgs());
   return {
     browser,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,

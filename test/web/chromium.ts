@@ -15,10 +15,11 @@ export function chromiumSkipReason(): string | null {
   return `no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CADENZA_CHROMIUM)`;
 }
 
-export function launchChromium(): Promise<Browser> {
+/** `extraArgs`: more flags for one suite (the dialer's fake microphone and its test certificate). */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-dev-shm-usage'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-dev-shm-usage', ...extraArgs],
   });
 }
 

@@ -26,6 +26,8 @@ export interface WebSuiteOptions {
   appOptions?: (publicUrl: string) => Partial<AppOptions> | Promise<Partial<AppOptions>>;
   /** Milliseconds for the start (the build, the app, Chromium). */
   startTimeout?: number;
+  /** More Chromium flags, made once the suite starts (a fake microphone's file, say). */
+  chromiumArgs?: () => Promise<string[]>;
 }
 
 export interface SetupOwner {
@@ -74,7 +76,7 @@ export function webSuite(o: WebSuiteOptions): WebSuite {
     const publicUrl = `http://127.0.0.1:${port}`;
     const more = (await o.appOptions?.(publicUrl)) ?? {};
     app = await startApp({ databaseUrl: store?.url, dataDir: dir, port, host: '127.0.0.1', publicUrl, roles: o.roles, log: createLogger({ level: (process.env.CADENZA_TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent' }), ...more });
-    browser = await launchChromium();
+    browser = await launchChromium((await o.chromiumArgs?.()) ?? []);
   }, o.startTimeout ?? 120_000);
 
   afterAll(async () => {

@@ -2595,9 +2595,16 @@ export interface ApiRoutes {
         title: string;
         notes: string | null;
         dueAt: string;
+        leadId: string;
         leadEmail: string;
         leadName: string | null;
+        company: string | null;
+        /** As written */
         phone: string | null;
+        /** What the dialer dials; null when the number cannot be read */
+        phoneE164: string | null;
+        /** Calls logged on this task so far */
+        attempts: number;
         sequenceName: string;
       }[];
     };

@@ -10,7 +10,7 @@ export async function listTasks(db: Db, workspaceId: string, state: TaskState, l
     .innerJoin('enrollment as e', 'e.id', 't.enrollment_id')
     .innerJoin('lead as l', 'l.id', 'e.lead_id')
     .innerJoin('sequence as s', 's.id', 'e.sequence_id')
-    .select(['t.id', 't.kind', 't.state', 't.title', 't.notes', 't.due_at', 'l.email', 'l.first_name', 'l.last_name', 'l.phone', 's.name'])
+    .select(['t.id', 't.kind', 't.state', 't.title', 't.notes', 't.due_at', 't.attempts', 'l.id as lead_id', 'l.email', 'l.first_name', 'l.last_name', 'l.company', 'l.phone', 'l.phone_e164', 's.name'])
     .where('t.workspace_id', '=', workspaceId)
     .where('t.state', '=', state)
     .orderBy('t.due_at')

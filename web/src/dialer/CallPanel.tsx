@@ -17,6 +17,11 @@ export interface CallPanelProps {
   iceTransportPolicy?: SoftphoneOptions['iceTransportPolicy'];
   /** Where the credential comes from; default: the dialer/config route. Tests give their own. */
   loadConfig?: () => Promise<DialerConfig | { enabled: false; reason: string }>;
+  /**
+   * Runs after the click and before the phone rings (the call's record is opened there); when it
+   * throws, nothing is dialled and its message is shown (no number to dial, the lead's night).
+   */
+  beforeDial?: () => Promise<void>;
 }
 
 type PanelState =
@@ -26,7 +31,8 @@ type PanelState =
   | { kind: 'calling' }
   | { kind: 'ringing' }
   | { kind: 'in_call'; since: number }
-  | { kind: 'ended'; cause: string };
+  | { kind: 'ended'; cause: string }
+  | { kind: 'refused'; reason: string };
 
 const CAUSE_TEXT: Record<string, string> = {
   local_hangup: 'Call ended',
@@ -48,7 +54,7 @@ function clock(ms: number): string {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
-export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy, loadConfig }: CallPanelProps) {
+export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy, loadConfig, beforeDial }: CallPanelProps) {
   const [state, setState] = useState<PanelState>({ kind: 'loading' });
   const [muted, setMuted] = useState(false);
   const [tick, setTick] = useState(0);
@@ -91,11 +97,17 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
     return () => clearInterval(t);
   }, [state.kind]);
 
-  const start = () => {
+  const start = async () => {
     const p = phone.current;
     if (!p) return;
     setMuted(false);
     setState({ kind: 'calling' });
+    try {
+      await beforeDial?.();
+    } catch (e) {
+      setState({ kind: 'refused', reason: e instanceof Error ? e.message : String(e) });
+      return;
+    }
     try {
       current.current = p.call(number, (e) => {
         if (e.event === 'ringing') setState((s) => (s.kind === 'calling' ? { kind: 'ringing' } : s));
@@ -142,6 +154,9 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
     case 'ended':
       status = CAUSE_TEXT[state.cause] ?? `Call failed (${state.cause})`;
       break;
+    case 'refused':
+      status = `Not dialled: ${state.reason}`;
+      break;
   }
   void tick;
 
@@ -152,7 +167,7 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
           Hang up
         </button>
       ) : (
-        <button type="button" className="btn btn-primary" onClick={start} disabled={state.kind !== 'ready' && state.kind !== 'ended'} aria-label={`Call ${number}`}>
+        <button type="button" className="btn btn-primary" onClick={() => void start()} disabled={state.kind !== 'ready' && state.kind !== 'ended' && state.kind !== 'refused'} aria-label={`Call ${number}`}>
           Call
         </button>
       )}

@@ -4,6 +4,7 @@ import type { ScreenProps } from '../Shell.tsx';
 import type { ApiBody, Task } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { PowerDialer } from './PowerDialer.tsx';
 
 /** What a rep can record (POST …/tasks/{id}/complete): a call's outcome moves the enrollment on, or stops it on a booked meeting. */
 type Outcome = ApiBody<'POST /api/workspaces/:workspaceId/tasks/:taskId/complete'>['outcome'];
@@ -13,6 +14,7 @@ const OUTCOMES: Record<Task['kind'], [Outcome, string][]> = {
     ['connected', 'Connected'],
     ['no_answer', 'No answer'],
     ['voicemail', 'Voicemail'],
+    ['busy', 'Busy'],
     ['wrong_number', 'Wrong number'],
     ['meeting_booked', 'Meeting booked (ends the sequence)'],
     ['not_interested', 'Not interested'],
@@ -44,6 +46,8 @@ export function Tasks({ workspaceId }: ScreenProps) {
   const endOfToday = startOfToday.getTime() + 86_400_000;
   const today = tasks.filter((t) => Date.parse(t.dueAt) < endOfToday);
   const later = tasks.filter((t) => Date.parse(t.dueAt) >= endOfToday);
+  // The power dialer works through the calls due now, oldest first (the list's order).
+  const callsDue = tasks.filter((t) => t.kind === 'call' && Date.parse(t.dueAt) <= Date.now());
   const table = (rows: Task[], caption: string) => (
     <table className="table">
       <caption className="sr-only">{caption}</caption>
@@ -103,6 +107,7 @@ export function Tasks({ workspaceId }: ScreenProps) {
     <>
       <PageHeader title="Tasks" />
       <ErrorNote error={list.error ?? error} />
+      {callsDue.length > 0 && <PowerDialer workspaceId={workspaceId} tasks={callsDue} onLogged={list.reload} />}
       {!list.loading && tasks.length === 0 && <Empty>No open task. Call and manual steps of your sequences land here on their day.</Empty>}
       {tasks.length > 0 && (
         <section className="stack" aria-labelledby="tasks-today">

@@ -66,8 +66,12 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
   const loader = useRef(loadConfig);
   loader.current = loadConfig;
 
+  // Bumped shortly before the credential expires: the effect below fetches a fresh one and registers again.
+  const [generation, setGeneration] = useState(0);
+
   useEffect(() => {
     let gone = false;
+    let renew: ReturnType<typeof setTimeout> | undefined;
     const load = loader.current ?? (() => apiCall('GET /api/workspaces/:workspaceId/dialer/config', ws(workspaceId, 'dialer/config')));
     void (async () => {
       try {
@@ -77,18 +81,26 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
         const p = new Softphone(cfg as DialerConfig, iceTransportPolicy ? { iceTransportPolicy } : {});
         phone.current = p;
         await p.register();
-        if (!gone) setState({ kind: 'ready' });
+        if (gone) return;
+        setState((s) => (s.kind === 'loading' ? { kind: 'ready' } : s));
+        // A minute before the credential expires (never a live call's: wait for its end), fetch a new one.
+        const due = Date.parse((cfg as DialerConfig).expiresAt) - Date.now() - 60_000;
+        const later = (ms: number) => {
+          renew = setTimeout(() => (current.current ? later(30_000) : setGeneration((g) => g + 1)), Math.max(30_000, ms));
+        };
+        if (Number.isFinite(due)) later(due);
       } catch (e) {
         if (!gone) setState({ kind: 'off', reason: e instanceof Error ? e.message : String(e) });
       }
     })();
     return () => {
       gone = true;
+      if (renew !== undefined) clearTimeout(renew);
       current.current?.hangup();
       phone.current?.stop();
       phone.current = null;
     };
-  }, [workspaceId, iceTransportPolicy]);
+  }, [workspaceId, iceTransportPolicy, generation]);
 
   // The call timer: once a second while in a call.
   useEffect(() => {

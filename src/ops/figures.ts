@@ -308,6 +308,38 @@ export async function replyToStop(db: Db, workspaceId: string, span: Span): Prom
   return { count, p50Ms, p90Ms, p99Ms };
 }
 
+export const CALL_FIGURE_OUTCOMES = ['connected', 'voicemail', 'no_answer', 'busy', 'wrong_number', 'meeting_booked', 'not_interested', 'dropped', 'unlogged'] as const;
+
+/** Calls placed or taken in a window (by when they began), by the outcome they were given. */
+export interface CallFigures {
+  calls: number;
+  /** Per outcome given ('dropped' included); a call with no outcome yet is `unlogged`. */
+  outcomes: Record<(typeof CALL_FIGURE_OUTCOMES)[number], number>;
+  /** Answered calls and their talk time (answer to end), in ms. */
+  answered: number;
+  talkMs: number;
+}
+
+// -- name: figures-calls
+export async function callFigures(db: Db, workspaceId: string, span: Span): Promise<CallFigures> {
+  const rows = await sql<{ outcome: string | null; n: number; answered: number; talk: number }>`
+    select outcome, count(*)::int as n, count(answered_at)::int as answered, coalesce(sum(duration_ms), 0)::bigint as talk
+    from phone_call
+    where workspace_id = ${workspaceId} and created_at >= ${span.since} and created_at < ${span.until}
+    group by outcome`.execute(db);
+  const outcomes = Object.fromEntries(CALL_FIGURE_OUTCOMES.map((k) => [k, 0])) as CallFigures['outcomes'];
+  let calls = 0;
+  let answered = 0;
+  let talkMs = 0;
+  for (const r of rows.rows) {
+    calls += r.n;
+    answered += r.answered;
+    talkMs += Number(r.talk);
+    outcomes[(r.outcome ?? 'unlogged') as keyof CallFigures['outcomes']] += r.n;
+  }
+  return { calls, outcomes, answered, talkMs };
+}
+
 /** The headline of a window, as the Analytics screen's totals and `cadenza status` show it. */
 export interface Headline {
   window: Window;

@@ -37,6 +37,23 @@ export type Analytics = {
     sent: number;
     replied: number;
   }[];
+  /** Calls begun in the window, by outcome (unlogged: none given yet), answered ones and their talk time */
+  calls: {
+    calls: number;
+    outcomes: {
+      connected: number;
+      voicemail: number;
+      no_answer: number;
+      busy: number;
+      wrong_number: number;
+      meeting_booked: number;
+      not_interested: number;
+      dropped: number;
+      unlogged: number;
+    };
+    answered: number;
+    talkMs: number;
+  };
   /** Inbound messages received in the window that stopped or paused their enrollment, and the nearest-rank percentiles of the time from the server's receipt to the stop, in real milliseconds even on a demo's accelerated clock (ops/figures.ts) */
   replyToStop: {
     count: number;
@@ -2768,7 +2785,7 @@ export interface ApiRoutes {
     };
     status: 200;
   };
-  /** Sends, replies, bounces and unsubscribes per UTC day, the per-step funnel and variants over the same window, and reply-to-stop latency percentiles (real ms) (access: member of the workspace) */
+  /** Sends, replies, bounces and unsubscribes per UTC day, the per-step funnel and variants over the same window, calls by outcome, and reply-to-stop latency percentiles (real ms) (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics": {
     params: {
       workspaceId: string;

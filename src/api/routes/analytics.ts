@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
-import { figuresWindow, funnel, headline, perMailbox, variantsAllTime } from '../../ops/figures.ts';
+import { CALL_FIGURE_OUTCOMES, callFigures, figuresWindow, funnel, headline, perMailbox, variantsAllTime } from '../../ops/figures.ts';
 
 /**
  * The Analytics routes: every figure here is defined, and computed, in ops/figures.ts (what counts,
@@ -12,7 +12,7 @@ export const analyticsRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/analytics',
-    summary: 'Sends, replies, bounces and unsubscribes per UTC day, the per-step funnel and variants over the same window, and reply-to-stop latency percentiles (real ms)',
+    summary: 'Sends, replies, bounces and unsubscribes per UTC day, the per-step funnel and variants over the same window, calls by outcome, and reply-to-stop latency percentiles (real ms)',
     tags: ['analytics'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
@@ -29,6 +29,14 @@ export const analyticsRoutes = [
         variants: z
           .array(z.object({ sequenceName: z.string(), stepKey: z.string(), variantKey: z.string(), sent: z.number().int(), replied: z.number().int() }))
           .describe('Email steps with more than one variant: sends of each in the window, and the replies credited to it'),
+        calls: z
+          .object({
+            calls: z.number().int(),
+            outcomes: z.object(Object.fromEntries(CALL_FIGURE_OUTCOMES.map((k) => [k, z.number().int()])) as Record<(typeof CALL_FIGURE_OUTCOMES)[number], z.ZodNumber>),
+            answered: z.number().int(),
+            talkMs: z.number().int(),
+          })
+          .describe('Calls begun in the window, by outcome (unlogged: none given yet), answered ones and their talk time'),
         replyToStop: z.object({ count: z.number().int(), p50Ms: z.number().nullable(), p90Ms: z.number().nullable(), p99Ms: z.number().nullable() }).describe('Inbound messages received in the window that stopped or paused their enrollment, and the nearest-rank percentiles of the time from the server\'s receipt to the stop, in real milliseconds even on a demo\'s accelerated clock (ops/figures.ts)'),
       })
       .meta({ id: 'Analytics' }),
@@ -39,6 +47,7 @@ export const analyticsRoutes = [
         totals: h.totals,
         days: h.days,
         ...(await funnel(ctx.store.db, ws.workspaceId, h.window, h.totals.replies)),
+        calls: await callFigures(ctx.store.db, ws.workspaceId, h.window),
         replyToStop: h.replyToStop,
       };
     },

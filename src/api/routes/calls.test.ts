@@ -169,4 +169,16 @@ describe.each(testBackends())('call routes (%s)', (backend) => {
     const calls = (await b.call('GET', `${base}/calls?leadId=00000000-0000-4000-8000-0000000000c1`)).json().calls;
     expect(calls.map((c: { source: string; outcome: string }) => `${c.source} ${c.outcome}`)).toEqual(['dialer wrong_number', 'logged busy']);
   });
+
+  it('analytics count the calls of the period by outcome, with answered calls and talk time', async () => {
+    const a = (await b.call('GET', `${base}/analytics?days=7`)).json().calls;
+    const listed = (await b.call('GET', `${base}/calls?limit=500`)).json().calls as Array<{ outcome: string | null; answeredAt: string | null; durationMs: number | null }>;
+    expect(a.calls).toBe(listed.length);
+    const by = (o: string | null) => listed.filter((c) => c.outcome === o).length;
+    expect(a.outcomes).toMatchObject({ connected: by('connected'), busy: by('busy'), no_answer: by('no_answer'), wrong_number: by('wrong_number'), dropped: by('dropped'), unlogged: by(null) });
+    expect(Object.values(a.outcomes as Record<string, number>).reduce((x, y) => x + y, 0)).toBe(a.calls);
+    expect(a.answered).toBe(listed.filter((c) => c.answeredAt !== null).length);
+    expect(a.talkMs).toBe(listed.reduce((t, c) => t + (c.durationMs ?? 0), 0));
+    expect(a.outcomes.connected).toBeGreaterThanOrEqual(2);
+  });
 });

@@ -41,6 +41,19 @@ function ReplyRateTable({ label, empty, rows }: { label: string; empty: string; 
   );
 }
 
+
+/** The call outcomes in the order a sales lead reads them. */
+const CALL_OUTCOME_ROWS = [
+  ['connected', 'Connected'],
+  ['meeting_booked', 'Meeting booked'],
+  ['voicemail', 'Voicemail'],
+  ['no_answer', 'No answer'],
+  ['busy', 'Busy'],
+  ['not_interested', 'Not interested'],
+  ['wrong_number', 'Wrong number'],
+  ['dropped', 'Dropped'],
+  ['unlogged', 'No outcome yet'],
+] as const;
 export function Analytics({ workspaceId }: ScreenProps) {
   const a = useLoad(() => api<Data>('GET', ws(workspaceId, 'analytics?days=30')), [workspaceId]);
   const boxes = useLoad(() => api<{ mailboxes: MailboxFigures[] }>('GET', ws(workspaceId, 'analytics/mailboxes?days=30')), [workspaceId]);
@@ -129,6 +142,31 @@ export function Analytics({ workspaceId }: ScreenProps) {
                     </tbody>
                   </table>
                 )}
+              </section>
+            )}
+            {d.calls.calls > 0 && (
+              <section className="card">
+                <h2>Calls</h2>
+                <p className="muted small">
+                  {d.calls.calls} calls begun in the period, {d.calls.answered} answered, {duration(d.calls.talkMs)} talking.
+                </p>
+                <table className="table" data-testid="call-outcomes">
+                  <caption className="sr-only">Calls by outcome</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Outcome</th>
+                      <th scope="col">Calls</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {CALL_OUTCOME_ROWS.filter(([k]) => d.calls.outcomes[k] > 0).map(([k, label]) => (
+                      <tr key={k}>
+                        <td>{label}</td>
+                        <td>{d.calls.outcomes[k]}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
               </section>
             )}
             <section className="card">

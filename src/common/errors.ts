@@ -27,6 +27,8 @@ export const errorCodes = {
   BACKUP_FAILED: 'pgBackRest refused or failed a backup, a restore or a listing of the backups; the message is its own reason (a running server, a missing stanza, an unreachable repository).',
   SENDER_UNAVAILABLE: 'What was asked needs a mailbox credential, opened only by the sender role (least privilege), and no sender process took it: none is running, or none took it in time. Nothing was done.',
   WORKER_POOL_CLOSED: 'The ingestion worker pool was shut down (drain) while a message waited for it; the batch is not committed and is pulled again.',
+  RECORDING_INVALID: 'A call recording could not be transcribed as given (not a WAV, an unsupported encoding or sample rate, truncated, too long or too large); details.reason says which. Retrying does not help.',
+  TRANSCRIPTION_MODEL_INVALID: 'The configured speech model could not be loaded (a file missing, unreadable, or not a streaming transducer sherpa-onnx accepts); details name the file.',
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;

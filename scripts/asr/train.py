@@ -24,6 +24,7 @@ begins a new word.
 """
 
 import argparse
+import copy
 import io
 import json
 import math
@@ -290,7 +291,9 @@ def main():
     ap.add_argument("--joiner-dim", type=int, default=128)
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--ctc-weight", type=float, default=0.5)
+    ap.add_argument("--resume", action="store_true", help="continue from the last epoch's checkpoint in --cache")
+    ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--cache", default="data/asr-corpus", help="where the synthesized corpus is cached (git-ignored)")
     ap.add_argument("--max-minutes", type=float, default=25.0, help="stop training after this long")
     args = ap.parse_args()
@@ -320,17 +323,36 @@ def main():
     encoder = Encoder(args.d_model, args.layers, args.joiner_dim, mean, std)
     decoder = Decoder(V, 64, args.joiner_dim)
     joiner = Joiner(args.joiner_dim, V)
-    params = list(encoder.parameters()) + list(decoder.parameters()) + list(joiner.parameters())
+    # Training aid, not exported: a CTC head on the encoder. Word-level transducers trained from
+    # scratch on a small corpus sit for many epochs on the decoder's "language model" plateau,
+    # emitting nothing; the CTC loss makes the encoder align words to audio from the start.
+    ctc_head = nn.Linear(args.joiner_dim, V)
+    params = list(encoder.parameters()) + list(decoder.parameters()) + list(joiner.parameters()) + list(ctc_head.parameters())
     print(f"parameters: {sum(p.numel() for p in params):,}", flush=True)
     opt = torch.optim.Adam(params, lr=args.lr)
 
     data = [(pad_frames(f), torch.tensor([index[w] for w in t.split()])) for t, f in train]
     data.sort(key=lambda d: d[0].shape[0])
     batches = [data[i:i + args.batch] for i in range(0, len(data), args.batch)]
+    rng.shuffle(batches)  # the same draws as before; epoch 1 then runs them sorted
+    batches.sort(key=lambda b: b[0][0].shape[0])
     t_start = time.time()
-    for epoch in range(args.epochs):
+    best, best_state = 2.0, None
+    start_epoch = 0
+    ckpt = os.path.join(args.cache, f"checkpoint-{args.seed}.pt")
+    if args.resume and os.path.exists(ckpt):
+        state = torch.load(ckpt)
+        for m, st in zip((encoder, decoder, joiner, ctc_head), state["models"]):
+            m.load_state_dict(st)
+        opt.load_state_dict(state["opt"])
+        start_epoch, best = state["epoch"], state["best"]
+        best_state = state["best_state"]
+        print(f"resumed after epoch {start_epoch}", flush=True)
+    for epoch in range(start_epoch, args.epochs):
         encoder.train(); decoder.train(); joiner.train()
-        rng.shuffle(batches)
+        # Shortest utterances first in the first epoch (SortaGrad): alignment starts sooner.
+        if epoch > 0:
+            rng.shuffle(batches)
         total = 0.0
         for batch in batches:
             B = len(batch)
@@ -347,6 +369,9 @@ def main():
             dec = decoder(decoder_contexts(y, ylen).reshape(-1, CONTEXT_SIZE)).reshape(B, U + 1, -1)
             logits = joiner(enc.unsqueeze(2), dec.unsqueeze(1))
             loss = torchaudio.functional.rnnt_loss(logits, y.int(), xlen, ylen, blank=BLANK, reduction="mean")
+            ctc_logp = torch.log_softmax(ctc_head(enc), -1).transpose(0, 1)
+            ctc = nn.functional.ctc_loss(ctc_logp, y, xlen, ylen, blank=BLANK, reduction="sum", zero_infinity=True) / B
+            loss = loss + args.ctc_weight * ctc
             opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(params, 5.0)
@@ -363,10 +388,23 @@ def main():
             errs += e; words += n
         elapsed = (time.time() - t_start) / 60
         print(f"epoch {epoch + 1}: loss {total / len(batches):.3f}, held-out WER {errs / words:.3f} (40 utts), {elapsed:.1f} min", flush=True)
+        if errs / words <= best:
+            best = errs / words
+            best_state = [copy.deepcopy(m.state_dict()) for m in (encoder, decoder, joiner)]
+        torch.save({"models": [m.state_dict() for m in (encoder, decoder, joiner, ctc_head)], "opt": opt.state_dict(),
+                    "epoch": epoch + 1, "best": best, "best_state": best_state}, ckpt)
+        if os.path.exists(os.path.join(args.cache, "STOP")):
+            print("stop file found; stopping", flush=True)
+            break
         if elapsed > args.max_minutes:
             print("time budget reached; stopping", flush=True)
             break
 
+    # Keep the epoch that did best on the first 40 held-out utterances (all 120 are reported).
+    if best_state is not None:
+        for m, st in zip((encoder, decoder, joiner), best_state):
+            m.load_state_dict(st)
+    encoder.eval(); decoder.eval(); joiner.eval()
     errs = words = 0
     for text, f in heldout:
         hyp = " ".join(VOCAB[k - 1] for k in greedy(encoder, decoder, joiner, f))

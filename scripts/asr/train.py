@@ -278,6 +278,25 @@ def export(encoder, decoder, joiner, out_dir, vocab_size, joiner_dim):
     })
     add_meta(dec_path, {"vocab_size": vocab_size, "context_size": CONTEXT_SIZE})
     add_meta(join_path, {"joiner_dim": joiner_dim})
+    always_emits(join_path, os.path.join(out_dir, "always-emits", "joiner.onnx"), vocab_size)
+
+
+def always_emits(src, dst, vocab_size, token=5):
+    """A copy of the joiner whose output bias makes one token win every frame. With it the tests
+    see sherpa-onnx emit a word each 40 ms whatever the model has learned, so the token, timestamp
+    and turn handling is checked on the real runtime even for a model that recognizes nothing."""
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load(src)
+    for init in m.graph.initializer:
+        a = numpy_helper.to_array(init)
+        if a.ndim == 1 and a.shape[0] == vocab_size:
+            b = a.copy()
+            b[token] += 100.0
+            init.CopyFrom(numpy_helper.from_array(b, init.name))
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    onnx.save(m, dst)
 
 
 def main():

@@ -13,6 +13,10 @@ describe('tokensToWords', () => {
     ]);
   });
 
+  it('reads the mark as sherpa-onnx returns it: a leading space', () => {
+    expect(tokensToWords([' call', ' me', ' ba', 'ck'], [0, 0.04, 0.08, 0.12]).map((w) => w.word)).toEqual(['call', 'me', 'back']);
+  });
+
   it('takes a first piece without the mark as a word, and ignores timestamps missing', () => {
     expect(tokensToWords(['yes', '\u2581no'], [0.1])).toEqual([{ word: 'yes', startMs: 100, endMs: 140 }]);
     expect(tokensToWords([], [])).toEqual([]);

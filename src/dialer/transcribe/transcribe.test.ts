@@ -128,6 +128,37 @@ describe('transcribeCall on the fixture model', () => {
   });
 });
 
+// The fixture's joiner with its output bias set so that token 5 ("cadenza") wins every encoder
+// frame (scripts/asr/train.py, always_emits): sherpa-onnx then emits one word per 40 ms whatever
+// the model learned, which checks the tokens, the timestamps, the legs and the turns on the real
+// runtime even while the fixture recognizes nothing.
+describe('transcribeCall with a joiner that always emits "cadenza"', () => {
+  let dir: string;
+  let model: LoadedModel;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cadenza-asr-emit-'));
+    for (const f of ['encoder.onnx', 'decoder.onnx', 'tokens.txt']) copyFileSync(join(FIXTURE, f), join(dir, f));
+    copyFileSync(join(FIXTURE, 'always-emits', 'joiner.onnx'), join(dir, 'joiner.onnx'));
+    model = await loadModel({ dir });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('gives a word every 40 ms on each leg, in leg time, clamped to the leg, interleaved into turns', async () => {
+    // Two silent legs of 4 s at 8 kHz: the biased joiner emits regardless.
+    const n = 8000 * 4;
+    const rep = new Float32Array(n);
+    const prospect = new Float32Array(n);
+    const t = await transcribeCall(model, { kind: 'stereo', wav: encodeWav(8000, [rep, prospect]) }, { maxPauseMs: 100 });
+    const repWords = t.words.filter((w) => w.speaker === 'rep');
+    expect(repWords.length).toBeGreaterThan(90); // 4 s of audio + padding, one word per 40 ms frame
+    expect(new Set(t.words.map((w) => w.word))).toEqual(new Set(['cadenza']));
+    expect(repWords.slice(0, 3).map((w) => [w.startMs, w.endMs])).toEqual([[0, 40], [40, 80], [80, 120]]);
+    expect(Math.max(...t.words.map((w) => w.endMs))).toBeLessThanOrEqual(4000); // clamped to the leg
+    // Both legs emit at the same instants; the turns interleave word by word, rep first on each tie.
+    expect(t.turns.slice(0, 4).map((x) => x.speaker)).toEqual(['rep', 'prospect', 'rep', 'prospect']);
+  });
+});
+
 describe('loadModel', () => {
   it('names the missing folder or file', async () => {
     expect(await reason(loadModel({ dir: join(tmpdir(), 'no-such-model-folder') }))).toBe('TRANSCRIPTION_MODEL_INVALID:');

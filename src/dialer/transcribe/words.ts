@@ -3,7 +3,8 @@
  *
  * sherpa-onnx reports, for each emitted token, the time of the encoder frame that emitted it
  * (frame index x 10 ms x subsampling 4). Tokens follow sentencepiece's convention: a token that
- * starts with U+2581 begins a new word, any other token continues the current one. Byte-level BPE
+ * starts with U+2581 begins a new word, any other token continues the current one; sherpa-onnx
+ * hands the mark back as a leading space, which counts the same. Byte-level BPE
  * and CJK character models are not handled here; Cadenza configures an English BPE model.
  *
  * A transducer emits a word once it has heard (most of) it, so emission times run late by up to a
@@ -27,8 +28,9 @@ export function tokensToWords(tokens: readonly string[], timestampsSec: readonly
   for (let i = 0; i < n; i++) {
     const token = tokens[i]!;
     const ms = Math.round(timestampsSec[i]! * 1000);
-    const marked = token.startsWith(WORD_START);
-    const piece = marked ? token.slice(WORD_START.length) : token;
+    // sherpa-onnx's symbol table already turns the mark into a space (" hello"); tokens.txt has it.
+    const marked = token.startsWith(WORD_START) || token.startsWith(' ');
+    const piece = marked ? token.slice(1) : token;
     if (marked || pending) {
       // A lone word mark (sentencepiece splits rare words so): the next piece starts the word.
       pending = piece === '';

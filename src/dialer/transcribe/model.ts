@@ -125,7 +125,9 @@ async function probe(files: ModelFiles, numThreads: number, timeoutMs: number): 
   });
   let out = '';
   let err = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()).length);
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
   child.stderr.on('data', (b: Buffer) => {
     if (err.length < 8192) err += b.toString();
   });

@@ -47,6 +47,8 @@ export const statusForCode: Record<ErrorCode, number> = {
   SENDER_UNAVAILABLE: 503,
   ROLE_KEEPS_CRASHING: 500,
   BACKUP_FAILED: 500,
+  RECORDING_INVALID: 422,
+  TRANSCRIPTION_MODEL_INVALID: 500,
 };
 
 /** Statuses Fastify itself raises before a handler runs (bad JSON, wrong media type, body too large). */

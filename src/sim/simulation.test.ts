@@ -4,10 +4,10 @@ import { openSimStore, type SimStore } from './sim-store.ts';
 import { replay, runSeed, SimulationFailure, type Injection, type SimOptions } from './simulation.ts';
 
 /**
- * CI's share of the simulation: a hundred and twenty small seeds on one in-memory PGlite (truncated
+ * CI's share of the simulation: eighty small seeds on one in-memory PGlite (truncated
  * between seeds). CADENZA_SIM_SEEDS changes how many; `npm run sim -- --seeds 1000` is the long run.
  */
-const SEEDS = Number(process.env.CADENZA_SIM_SEEDS ?? 120);
+const SEEDS = Number(process.env.CADENZA_SIM_SEEDS ?? 80);
 const small = { enrollments: 5, days: 5 } as const;
 // The mailbox-look race needs follow-ups claimed some seconds before their handover; five leads rarely give one.
 const race = { enrollments: 12 } as const;

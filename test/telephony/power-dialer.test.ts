@@ -10,6 +10,7 @@ import { chromiumSkipReason, screenshot } from '../web/chromium.ts';
 import { webSuite } from '../web/harness.ts';
 import { softphoneChromiumArgs } from './browser.ts';
 import { BED, carrier, stopAllSipp, telBedSkipReason } from './telbed.ts';
+import { zoneAtHour } from '../zone-at-hour.ts';
 
 /**
  * The rep's day in the real web app: the Tasks screen's power dialer over the telephony bed. A
@@ -21,11 +22,6 @@ import { BED, carrier, stopAllSipp, telBedSkipReason } from './telbed.ts';
  */
 const skip = telBedSkipReason() ?? chromiumSkipReason();
 
-/** A fixed-offset zone where it is midday now, so the lead's calling hours allow the call. */
-function middayZone(): string {
-  const off = (((12 - new Date().getUTCHours()) % 24) + 36) % 24 - 12;
-  return off === 0 ? 'Etc/UTC' : `Etc/GMT${off > 0 ? '-' : '+'}${Math.abs(off)}`;
-}
 
 describe.skipIf(skip !== null)(`the power dialer in the web app${skip ? ` (skipped: ${skip})` : ''}`, () => {
   const web = webSuite({
@@ -43,7 +39,8 @@ describe.skipIf(skip !== null)(`the power dialer in the web app${skip ? ` (skipp
     page = await web.newPage();
     await web.setupOwner(page, { email: 'rep@dial.test', password: 'a long enough password', workspace: 'Dial Co' });
     workspaceId = (await db().selectFrom('workspace').select('id').executeTakeFirstOrThrow()).id;
-    const zone = middayZone();
+    // Midday where the leads are, so their calling hours allow the calls.
+    const zone = zoneAtHour(12);
     for (const [i, [name, id]] of Object.entries(leads).entries()) {
       const email = `${name}@prospect.test`;
       await db()

@@ -5,12 +5,8 @@ import { sweepCalls } from '../../dialer/calls.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
+import { zoneAtHour } from '../../../test/zone-at-hour.ts';
 
-/** A fixed-offset zone where it is `hour` o'clock now (Etc/GMT-2 is two hours ahead of UTC). */
-function zoneAtHour(hour: number): string {
-  const off = (((hour - new Date().getUTCHours()) % 24) + 36) % 24 - 12;
-  return off === 0 ? 'Etc/UTC' : `Etc/GMT${off > 0 ? '-' : '+'}${Math.abs(off)}`;
-}
 
 describe.each(testBackends())('call routes (%s)', (backend) => {
   let h: ApiHarness;

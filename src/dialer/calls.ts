@@ -194,37 +194,38 @@ export interface LoggedOutcome {
  */
 export async function logCallOutcome(deps: CallDeps, workspaceId: string, callId: string, outcome: RepCallOutcome, notes: string | null, by: 'rep' | 'sweep' = 'rep'): Promise<LoggedOutcome> {
   const now = deps.clock.now();
-  let applied: TaskOutcomeResult['applied'] = [];
-  const out = await deps.store.db.transaction().execute(async (tx) => {
-    const c = await lockCall(tx, workspaceId, callId);
-    // The sweep only fills in what nobody gave, even if a rep gave it a moment ago.
-    if (by === 'sweep' && c.outcome !== null) return { call: c, task: null };
-    if (c.outcome !== null && c.outcome !== 'dropped') {
-      if (c.outcome === outcome) return { call: c, task: null };
-      throw cadenzaError('CONFLICT', `this call was already logged as ${c.outcome}`, { outcome: c.outcome });
-    }
-    let end: Partial<ReturnType<typeof changeSet>> = {};
-    if (c.state !== 'ended') {
-      const r = applyProgress(times(c), { event: 'ended', at: now, cause: 'hangup' });
-      if (!('ignored' in r)) end = changeSet({ ...r.change, outcome: null }, now);
-    }
-    const call = await tx
-      .updateTable('phone_call')
-      .set({ ...end, outcome, outcome_at: new Date(now), ...(notes !== null ? { notes } : {}) })
-      .where('id', '=', c.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    if (outcome === 'wrong_number' && c.lead_id && c.remote_e164) await flagWrongNumber(tx, c.lead_id, c.remote_e164, now);
-    let task: TaskOutcomeResult | null = null;
-    if (c.task_id && c.enrollment_id) {
-      const t = await tx.selectFrom('task').select(['id', 'kind', 'enrollment_id', 'step_id']).where('id', '=', c.task_id).executeTakeFirst();
-      if (t) task = await recordTaskOutcome(tx, deps.service, { id: t.id, kind: t.kind, enrollmentId: t.enrollment_id, stepId: t.step_id }, outcome, now);
-      if (task) applied = task.applied;
-    }
-    return { call, task };
-  });
-  deps.service.notify(applied);
+  const out = await deps.store.db.transaction().execute((tx) => logOutcomeIn(tx, deps, workspaceId, callId, outcome, notes, by, now));
+  deps.service.notify(out.task?.applied ?? []);
   return out;
+}
+
+/** logCallOutcome inside the caller's transaction; the caller notifies the service once it commits. */
+async function logOutcomeIn(tx: Tx, deps: CallDeps, workspaceId: string, callId: string, outcome: RepCallOutcome, notes: string | null, by: 'rep' | 'sweep', now: number): Promise<LoggedOutcome> {
+  const c = await lockCall(tx, workspaceId, callId);
+  // The sweep only fills in what nobody gave, even if a rep gave it a moment ago.
+  if (by === 'sweep' && c.outcome !== null) return { call: c, task: null };
+  if (c.outcome !== null && c.outcome !== 'dropped') {
+    if (c.outcome === outcome) return { call: c, task: null };
+    throw cadenzaError('CONFLICT', `this call was already logged as ${c.outcome}`, { outcome: c.outcome });
+  }
+  let end: Partial<ReturnType<typeof changeSet>> = {};
+  if (c.state !== 'ended') {
+    const r = applyProgress(times(c), { event: 'ended', at: now, cause: 'hangup' });
+    if (!('ignored' in r)) end = changeSet({ ...r.change, outcome: null }, now);
+  }
+  const call = await tx
+    .updateTable('phone_call')
+    .set({ ...end, outcome, outcome_at: new Date(now), ...(notes !== null ? { notes } : {}) })
+    .where('id', '=', c.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  if (outcome === 'wrong_number' && c.lead_id && c.remote_e164) await flagWrongNumber(tx, c.lead_id, c.remote_e164, now);
+  let task: TaskOutcomeResult | null = null;
+  if (c.task_id && c.enrollment_id) {
+    const t = await tx.selectFrom('task').select(['id', 'kind', 'enrollment_id', 'step_id']).where('id', '=', c.task_id).executeTakeFirst();
+    if (t) task = await recordTaskOutcome(tx, deps.service, { id: t.id, kind: t.kind, enrollmentId: t.enrollment_id, stepId: t.step_id }, outcome, now);
+  }
+  return { call, task };
 }
 
 /** A rep reached someone else on this number: the lead's number is flagged (only if it is still that number). */
@@ -239,38 +240,46 @@ async function flagWrongNumber(tx: Tx, leadId: string, e164: string, now: number
  */
 export async function logTaskCall(deps: CallDeps, workspaceId: string, userId: string | null, taskId: string, outcome: RepCallOutcome, notes: string | null, durationMs: number | null): Promise<LoggedOutcome | null> {
   const now = deps.clock.now();
-  const t = await deps.store.db
-    .selectFrom('task')
-    .innerJoin('enrollment', 'enrollment.id', 'task.enrollment_id')
-    .innerJoin('lead', 'lead.id', 'enrollment.lead_id')
-    .select(['task.id', 'task.state', 'task.kind', 'task.attempts', 'task.enrollment_id', 'enrollment.lead_id', 'lead.phone_e164'])
-    .where('task.workspace_id', '=', workspaceId)
-    .where('task.id', '=', taskId)
-    .executeTakeFirst();
-  if (!t) throw cadenzaError('NOT_FOUND', 'no such task');
-  if (t.state !== 'open') return null;
-  const id = newId(now, deps.random);
-  await deps.store.db
-    .insertInto('phone_call')
-    .values({
-      id,
-      workspace_id: workspaceId,
-      lead_id: t.lead_id,
-      task_id: t.id,
-      enrollment_id: t.enrollment_id,
-      placed_by: userId,
-      direction: 'outbound',
-      source: 'logged',
-      remote_e164: t.phone_e164,
-      state: 'ended',
-      attempt: t.attempts + 1,
-      ended_at: new Date(now),
-      duration_ms: durationMs,
-      seen_at: new Date(now),
-      created_at: new Date(now),
-    })
-    .execute();
-  return logCallOutcome(deps, workspaceId, id, outcome, notes);
+  // One transaction for the record and its outcome: a crash between the two would leave an ended
+  // call with no outcome and no suggestion, which the sweep never looks at again. The task row is
+  // locked so that a double click logs one call, not two.
+  const out = await deps.store.db.transaction().execute(async (tx) => {
+    const t = await tx
+      .selectFrom('task')
+      .innerJoin('enrollment', 'enrollment.id', 'task.enrollment_id')
+      .innerJoin('lead', 'lead.id', 'enrollment.lead_id')
+      .select(['task.id', 'task.state', 'task.attempts', 'task.enrollment_id', 'enrollment.lead_id', 'lead.phone_e164'])
+      .where('task.workspace_id', '=', workspaceId)
+      .where('task.id', '=', taskId)
+      .forUpdate('task')
+      .executeTakeFirst();
+    if (!t) throw cadenzaError('NOT_FOUND', 'no such task');
+    if (t.state !== 'open') return null;
+    const id = newId(now, deps.random);
+    await tx
+      .insertInto('phone_call')
+      .values({
+        id,
+        workspace_id: workspaceId,
+        lead_id: t.lead_id,
+        task_id: t.id,
+        enrollment_id: t.enrollment_id,
+        placed_by: userId,
+        direction: 'outbound',
+        source: 'logged',
+        remote_e164: t.phone_e164,
+        state: 'ended',
+        attempt: t.attempts + 1,
+        ended_at: new Date(now),
+        duration_ms: durationMs,
+        seen_at: new Date(now),
+        created_at: new Date(now),
+      })
+      .execute();
+    return logOutcomeIn(tx, deps, workspaceId, id, outcome, notes, 'rep', now);
+  });
+  if (out) deps.service.notify(out.task?.applied ?? []);
+  return out;
 }
 
 export interface SweepResult {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from '../../common/clock.ts';
 import { seededRandom } from '../../common/random.ts';
-import { sweepCalls } from '../../dialer/calls.ts';
+import { logTaskCall, sweepCalls } from '../../dialer/calls.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { apiHarness, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
@@ -164,6 +164,28 @@ describe.each(testBackends())('call routes (%s)', (backend) => {
     expect(lead.phone_reason).toMatch(/^wrong number: a call on \d{4}-\d\d-\d\d reached someone else$/);
     const calls = (await b.call('GET', `${base}/calls?leadId=00000000-0000-4000-8000-0000000000c1`)).json().calls;
     expect(calls.map((c: { source: string; outcome: string }) => `${c.source} ${c.outcome}`)).toEqual(['dialer wrong_number', 'logged busy']);
+  });
+
+  it('a call logged by hand is written with its outcome or not at all', async () => {
+    const seqId = (await db().selectFrom('sequence').select('id').where('key', '=', 'calls').executeTakeFirstOrThrow()).id;
+    await db().insertInto('lead').values({ id: '00000000-0000-4000-8000-0000000000c2', workspace_id: workspaceId, email: 'dee@acme.test', email_norm: 'dee@acme.test', phone: '+33 1 99 88 77 65', phone_e164: '+33199887765', phone_status: 'valid', time_zone: zoneAtHour(12) }).execute();
+    await b.call('POST', `${base}/sequences/${seqId}/enroll`, { leadIds: ['00000000-0000-4000-8000-0000000000c2'] });
+    await service().fireDue(100);
+    const task = (await b.call('GET', `${base}/tasks`)).json().tasks.find((t: { leadEmail: string }) => t.leadEmail === 'dee@acme.test');
+    // The enrollment's event fails after the call's record is written (a crash, a lost connection):
+    // the record goes with it, so no ended call is left that nobody gave an outcome.
+    const failing = service();
+    failing.applyInTx = async () => {
+      throw new Error('connection lost');
+    };
+    const deps = { store: h.store, clock: systemClock, random: seededRandom('log'), service: failing };
+    await expect(logTaskCall(deps, workspaceId, null, task.id, 'no_answer', null, 0)).rejects.toThrow('connection lost');
+    expect(await db().selectFrom('phone_call').select('id').where('task_id', '=', task.id).execute()).toEqual([]);
+    // Two logs at once are two tries in turn, never two records of the same try.
+    const ok = { ...deps, service: service() };
+    await Promise.all([logTaskCall(ok, workspaceId, null, task.id, 'no_answer', null, 0), logTaskCall(ok, workspaceId, null, task.id, 'no_answer', null, 0)]);
+    const tries = await db().selectFrom('phone_call').select('attempt').where('task_id', '=', task.id).orderBy('attempt').execute();
+    expect(tries.map((c) => c.attempt)).toEqual([1, 2]);
   });
 
   it('analytics count the calls of the period by outcome, with answered calls and talk time', async () => {

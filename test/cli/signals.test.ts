@@ -41,7 +41,8 @@ describe.each(Object.keys(starters) as Array<keyof typeof starters>)('stopping %
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it.each(['SIGTERM', 'SIGINT'] as const)('%s to any process of the chain drains the server and ends the whole chain', async (signal) => {
-    for (let position = 0; ; position++) {
+    // Each position of the chain in turn; the chain's length is known from the first start.
+    for (let position = 0, length = 1; position < length; position++) {
       const data = await seededDataDir(join(dir, `${signal}-${position}`));
       const { command, args } = starters[starter](data);
       const p = spawnLogged(command, args, { cwd: root, env: { ...userEnv, npm_config_update_notifier: 'false' } });
@@ -49,9 +50,9 @@ describe.each(Object.keys(starters) as Array<keyof typeof starters>)('stopping %
       try {
         await p.waitFor('cadenza is running');
         pids = chain(p.child.pid!);
+        length = pids.length;
         // The server is the process that holds the folder.
         expect(pids).toContain(Number(readFileSync(join(data, 'db.lock'), 'utf8')));
-        if (position >= pids.length) break;
         process.kill(pids[position]!, signal);
         const end = Date.now() + 60_000;
         while (!pids.every(gone) || existsSync(join(data, 'db.lock'))) {

@@ -141,6 +141,9 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
     };
   }, [workspaceId, iceTransportPolicy, generation]);
 
+  // The next task's number: the last call's ending is no longer news (the phone stays registered).
+  useEffect(() => setState((s) => (s.kind === 'ended' || s.kind === 'refused' ? { kind: 'ready' } : s)), [number]);
+
   // The call timer: once a second while in a call or a voicemail plays.
   useEffect(() => {
     if (state.kind !== 'in_call' && drops.length === 0) return;

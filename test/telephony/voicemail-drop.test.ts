@@ -9,10 +9,9 @@ import { bulkEnroll } from '../../src/sequence/bulk-enroll.ts';
 import { validateDefinition } from '../../src/sequence/definition.ts';
 import { EnrollmentService } from '../../src/sequence/enrollment-service.ts';
 import { chromiumSkipReason, screenshot } from '../web/chromium.ts';
-import { webSuite } from '../web/harness.ts';
-import { softphoneChromiumArgs } from './browser.ts';
+import { dialerWebSuite } from './browser.ts';
 import { rtpengineCounts } from './ng.ts';
-import { BED, WORK_DIR, carrier, inboundCall, stopAllSipp, telBedSkipReason } from './telbed.ts';
+import { WORK_DIR, carrier, inboundCall, stopAllSipp, telBedSkipReason } from './telbed.ts';
 import { zoneAtHour } from '../zone-at-hour.ts';
 
 /**
@@ -30,12 +29,7 @@ const skip = telBedSkipReason() ?? chromiumSkipReason();
 const RTP_NG_PORT = Number(process.env.RTP_NG_PORT ?? 25223);
 
 describe.skipIf(skip !== null)(`voicemail drop and incoming calls in the web app${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  const web = webSuite({
-    prefix: 'vmdrop',
-    roles: ['api'],
-    chromiumArgs: softphoneChromiumArgs,
-    appOptions: () => ({ dialer: { wsUrl: BED.wssUrl, domain: BED.domain, sipSecret: BED.sipSecret, turnUrls: [BED.turnUrl], turnSecret: BED.turnSecret, ttlSeconds: 3600 } }),
-  });
+  const web = dialerWebSuite('vmdrop');
   let page: Page;
   let workspaceId: string;
   const db = () => web.app.store.db;

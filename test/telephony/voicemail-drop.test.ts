@@ -23,7 +23,8 @@ import { zoneAtHour } from '../zone-at-hour.ts';
  *    rep places the next call while the clip still plays; the softphone hangs up the first call
  *    itself when the clip ends.
  * 2. The carrier calls the rep: the panel names the lead the number matches, the rep answers and
- *    logs an outcome. Screenshots voicemail-drop-01..02.
+ *    logs an outcome; a caller who gives up while it rings leaves a missed call. Screenshots
+ *    voicemail-drop-01..02.
  */
 const skip = telBedSkipReason() ?? chromiumSkipReason();
 const RTP_NG_PORT = Number(process.env.RTP_NG_PORT ?? 25223);
@@ -177,10 +178,30 @@ describe.skipIf(skip !== null)(`voicemail drop and incoming calls in the web app
       expect(inbound.answered_at).not.toBeNull();
       const r = await uac.done;
       expect(r.code, r.output).toBe(0);
-      expect(web.errors).toEqual([]);
     } finally {
       uac.stop();
       await stopAllSipp();
     }
   }, 90_000);
+
+  it('an incoming call the caller gives up on while it rings is recorded as missed', async () => {
+    const rep = await db().selectFrom('app_user').select('id').where('email', '=', 'rep@vmdrop.test').executeTakeFirstOrThrow();
+    const uac = inboundCall(rep.id, { scenario: 'uac-inbound-cancel.xml', timeoutMs: 30_000 });
+    try {
+      const card = page.getByRole('region', { name: 'Incoming call' });
+      await card.getByText('Cyrus Caller').waitFor({ timeout: 20_000 });
+      await card.getByText('Missed call').waitFor({ timeout: 15_000 });
+      const r = await uac.done;
+      expect(r.code, r.output).toBe(0);
+      await card.getByRole('button', { name: 'Dismiss' }).click();
+      await card.waitFor({ state: 'detached' });
+      const inbound = (await callsOf(leads.cy)).filter((c) => c.direction === 'inbound');
+      expect(inbound).toHaveLength(2);
+      expect(inbound[1]).toMatchObject({ state: 'ended', answered_at: null, end_cause: 'canceled', suggested: 'no_answer', placed_by: rep.id });
+      expect(web.errors).toEqual([]);
+    } finally {
+      uac.stop();
+      await stopAllSipp();
+    }
+  }, 60_000);
 });

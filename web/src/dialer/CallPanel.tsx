@@ -83,6 +83,8 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
   // Voicemails playing into calls the rep has left: shown beside the panel's own call, never as it.
   const [drops, setDrops] = useState<DropView[]>([]);
   const dropping = useRef(0);
+  // Each playing drop's end: the phone is stopped only after them (the last call of the queue was dropped and the dialer closes).
+  const playing = useRef(new Set<Promise<void>>());
   // The loader is read when the panel mounts: a new function each render must not register again.
   const loader = useRef(loadConfig);
   loader.current = loadConfig;
@@ -136,7 +138,8 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
       gone = true;
       if (renew !== undefined) clearTimeout(renew);
       current.current?.hangup();
-      phone.current?.stop();
+      const p = phone.current;
+      void Promise.all([...playing.current]).then(() => p?.stop());
       phone.current = null;
     };
   }, [workspaceId, iceTransportPolicy, generation]);
@@ -198,7 +201,9 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
       const view: DropView = { number: c.number, startedAt: d.startedAt, clipMs: d.durationMs };
       setDrops((ds) => [...ds, view]);
       onDropped?.(d);
+      playing.current.add(d.finished);
       void d.finished.then(() => {
+        playing.current.delete(d.finished);
         dropping.current--;
         setDrops((ds) => ds.filter((x) => x !== view));
       });

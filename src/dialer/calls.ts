@@ -107,7 +107,7 @@ export async function startCall(deps: CallDeps, s: StartCall): Promise<PhoneCall
  * An incoming call the telephony side announces: its record, and the leads its number matches (the
  * first the best guess), a national number read in the workspace's country.
  */
-export async function inboundCall(deps: CallDeps, workspaceId: string, from: string): Promise<{ call: PhoneCallRow; match: PhoneMatch }> {
+export async function inboundCall(deps: CallDeps, workspaceId: string, from: string, userId: string | null = null): Promise<{ call: PhoneCallRow; match: PhoneMatch }> {
   const ws = await workspaceRow(deps.store.db, workspaceId);
   const match = await matchLeadByPhone(deps.store.db, workspaceId, from, ws?.country ?? null);
   const now = deps.clock.now();
@@ -117,6 +117,8 @@ export async function inboundCall(deps: CallDeps, workspaceId: string, from: str
       id: newId(now, deps.random),
       workspace_id: workspaceId,
       lead_id: match.leads[0]?.id ?? null,
+      // The rep whose browser rang (Kamailio routes a call to the registration its request URI names).
+      placed_by: userId,
       direction: 'inbound',
       source: 'dialer',
       remote_e164: match.caller.e164,

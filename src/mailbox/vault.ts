@@ -87,6 +87,16 @@ export class Vault {
     return gcmSeal(await this.dataKey(workspaceId, tx), Buffer.from(plaintext, 'utf8'), context);
   }
 
+  /** seal() for bytes: a blob of the workspace's personal data (a rep's recorded voicemail) rather than a secret string. */
+  async sealBytes(workspaceId: string, context: string, plaintext: Buffer, tx?: Tx): Promise<Buffer> {
+    return gcmSeal(await this.dataKey(workspaceId, tx), plaintext, context);
+  }
+
+  /** Opens what sealBytes() sealed, with the same workspace and context. */
+  async openBytes(workspaceId: string, context: string, sealed: Buffer): Promise<Buffer> {
+    return gcmOpen(await this.dataKey(workspaceId), sealed, context, `a sealed ${context.split(':')[0]} blob failed to decrypt`);
+  }
+
   /** Opens what seal() sealed, with the same workspace and context. */
   async open(workspaceId: string, context: string, sealed: Buffer): Promise<string> {
     return gcmOpen(await this.dataKey(workspaceId), sealed, context, `a sealed ${context.split(':')[0]} secret failed to decrypt`).toString('utf8');

@@ -873,3 +873,18 @@ export interface WarmupPeerNonceTable {
   seen_at: Timestamp;
 }
 // --- end warmup network
+
+/** A rep's recorded voicemail message, sealed (migration 0051, src/dialer/voicemail.ts). */
+export interface RepVoicemailTable {
+  user_id: string;
+  workspace_id: string;
+  audio: Buffer;
+  mime_type: string;
+  duration_ms: number;
+  bytes: number;
+  updated_at: DefaultTimestamp;
+}
+
+export interface Database {
+  rep_voicemail: RepVoicemailTable;
+}

@@ -144,10 +144,10 @@ export function deskPhone(scenario: string, number: string, userId: string, opts
   );
 }
 
-/** The carrier calling a rep: a sipp UAC from the trunk's address (127.0.0.1) that echoes the rep's audio. */
-export function inboundCall(userId: string, opts: { timeoutMs?: number } = {}): SippRun {
+/** The carrier calling a rep: a sipp UAC from the trunk's address (127.0.0.1) that echoes the rep's audio (or, uac-inbound-cancel.xml, gives up while it rings). */
+export function inboundCall(userId: string, opts: { timeoutMs?: number; scenario?: 'uac-inbound.xml' | 'uac-inbound-cancel.xml' } = {}): SippRun {
   return sipp(
-    [`127.0.0.1:${BED.sipUdpPort}`, '-sf', join(SIPP_DIR, 'uac-inbound.xml'), '-i', '127.0.0.1', '-p', String(BED.trunkPort + 1), '-mi', '127.0.0.1', '-mp', '26200', '-rtp_echo', '-key', 'rep', userId, '-key', 'domain', BED.domain, '-m', '1'],
+    [`127.0.0.1:${BED.sipUdpPort}`, '-sf', join(SIPP_DIR, opts.scenario ?? 'uac-inbound.xml'), '-i', '127.0.0.1', '-p', String(BED.trunkPort + 1), '-mi', '127.0.0.1', '-mp', '26200', '-rtp_echo', '-key', 'rep', userId, '-key', 'domain', BED.domain, '-m', '1'],
     opts,
   );
 }

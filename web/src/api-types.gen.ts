@@ -123,6 +123,8 @@ export type Call = {
   endedAt: string | null;
   /** From answer to end */
   durationMs: number | null;
+  /** An incoming call that ended without being answered (the caller gave up, or the rep declined) */
+  missed: boolean;
 };
 
 export type ConnectionReport = {
@@ -767,6 +769,13 @@ export type TrackingHost = {
   } | null;
   /** When the host is checked next (verify, issue, renew or retry) */
   nextCheckAt: string;
+};
+
+export type VoicemailClip = {
+  mimeType: "audio/webm" | "audio/ogg" | "audio/wav" | "audio/mpeg";
+  durationMs: number;
+  bytes: number;
+  updatedAt: string;
 };
 
 export type WarmupMembership = {
@@ -2782,6 +2791,56 @@ export interface ApiRoutes {
     } | {
       enabled: false;
       reason: string;
+    };
+    status: 200;
+  };
+  /** The caller's recorded voicemail message with its audio (base64), or null when they have none (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/dialer/voicemail": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      voicemail: {
+        mimeType: "audio/webm" | "audio/ogg" | "audio/wav" | "audio/mpeg";
+        durationMs: number;
+        bytes: number;
+        updatedAt: string;
+        /** The clip, base64 */
+        audio: string;
+      } | null;
+    };
+    status: 200;
+  };
+  /** Record (or replace) the caller's voicemail message: WebM/Opus, Ogg, WAV or MP3, at most 512 KB and 60 s; stored encrypted (access: member of the workspace) */
+  "PUT /api/workspaces/:workspaceId/dialer/voicemail": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** The recording's type as the browser gives it (audio/webm;codecs=opus) */
+      mimeType: string;
+      /** The clip's length as the browser measured it (a WAV file's header is believed instead) */
+      durationMs: number;
+      /** The clip, base64 */
+      audio: string;
+    };
+    response: {
+      voicemail: VoicemailClip;
+    };
+    status: 200;
+  };
+  /** Delete the caller's voicemail message (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/dialer/voicemail": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      deleted: boolean;
     };
     status: 200;
   };

@@ -28,6 +28,7 @@ const callView = z
     answeredAt: z.string().nullable(),
     endedAt: z.string().nullable(),
     durationMs: z.number().int().nullable().describe('From answer to end'),
+    missed: z.boolean().describe('An incoming call that ended without being answered (the caller gave up, or the rep declined)'),
   })
   .meta({ id: 'Call' });
 
@@ -53,6 +54,7 @@ function toView(c: PhoneCallRow): z.output<typeof callView> {
     answeredAt: iso(c.answered_at),
     endedAt: iso(c.ended_at),
     durationMs: c.duration_ms,
+    missed: c.direction === 'inbound' && c.state === 'ended' && c.answered_at === null,
   };
 }
 
@@ -145,7 +147,7 @@ export const callRoutes = [
       more: z.boolean(),
     }),
     handler: async ({ ctx, ws, body }) => {
-      const { call, match } = await inboundCall(deps(ctx), ws.workspaceId, body.from);
+      const { call, match } = await inboundCall(deps(ctx), ws.workspaceId, body.from, ws.userId);
       return {
         call: toView(call),
         caller: { e164: match.caller.e164, reason: match.caller.status === 'flagged' ? match.caller.reason : null },

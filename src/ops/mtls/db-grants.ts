@@ -41,6 +41,8 @@ import type { Role } from '../../common/config.ts';
  *   phone_call            calls, the API's alone: the call routes write them and the API role's
  *                         sweep closes them (src/dialer/calls.ts); no other role reads a lead's
  *                         number, notes or call history.
+ *   rep_voicemail         reps' recorded voicemail messages (sealed), the API's alone: only the
+ *                         voicemail routes read or write them.
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -105,6 +107,7 @@ export const RESTRICTED: Record<string, TableRule> = {
   },
   webhook_delivery: { table: { api: RW, scheduler: ['select', 'insert', 'delete'], sender: ['insert'], sync: ['insert'] } },
   phone_call: { table: { api: RW } },
+  rep_voicemail: { table: { api: RW } },
   mailbox_credential: {
     table: { api: ['insert', 'delete'], sender: RW, sync: RW },
     // vault.put's upsert reads the conflict column and updates the rest; nothing reads ciphertext.

@@ -2792,7 +2792,7 @@ export interface ApiRoutes {
     query: Record<string, never>;
     body: never;
     response: {
-      deleted: boolean;
+      deleted: true;
     };
     status: 200;
   };

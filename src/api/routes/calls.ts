@@ -220,11 +220,11 @@ export const callRoutes = [
     tags: ['calls'],
     access: { workspace: 'admin' },
     params: workspaceParams({ callId: z.uuid() }),
-    response: z.object({ deleted: z.boolean() }),
+    response: z.object({ deleted: z.literal(true) }),
     handler: async (c) => {
-      const deleted = await deleteRecording(c.ctx.store, c.ws.workspaceId, c.params.callId);
-      if (deleted) await audit(c, { action: 'recording.deleted', target: `call:${c.params.callId}`, detail: {} });
-      return { deleted };
+      if (!(await deleteRecording(c.ctx.store, c.ws.workspaceId, c.params.callId))) throw cadenzaError('NOT_FOUND', 'this call has no recording');
+      await audit(c, { action: 'recording.deleted', target: `call:${c.params.callId}`, detail: {} });
+      return { deleted: true as const };
     },
   }),
 ];

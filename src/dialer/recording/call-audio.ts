@@ -114,16 +114,17 @@ export function callAudio(meta: Pick<CallMetadata, 'fromCaller' | 'fromCallee'>,
 }
 
 /**
- * Mixes the consent announcement into the start of both channels: rtpengine plays it to both
- * sides from its own media player (Kamailio's rtpengine_play_media at the answer), and its pcap
- * holds only what it received, so the stored recording gets it here, as both sides heard it.
+ * Mixes the consent announcement into the start of the prospect's channel: rtpengine plays it to
+ * the prospect from its own media player (Kamailio's play_media at the ACK, deploy/telephony), and
+ * its pcap holds only what it received, so the stored recording gets it here, as the prospect
+ * heard it. The rep's channel is left as recorded (the rep is told in the web app, not by audio).
  */
 export function withAnnouncement(audio: CallAudio, announcement: Float32Array): CallAudio {
   const length = Math.max(audio.channels[0].length, announcement.length);
-  const channels = audio.channels.map((c) => {
+  const channels = audio.channels.map((c, ch) => {
     const out = new Float32Array(length);
     out.set(c);
-    for (let i = 0; i < announcement.length; i++) out[i] = Math.max(-1, Math.min(1, out[i]! + announcement[i]!));
+    if (ch === 1) for (let i = 0; i < announcement.length; i++) out[i] = Math.max(-1, Math.min(1, out[i]! + announcement[i]!));
     return out;
   }) as [Float32Array, Float32Array];
   return { ...audio, channels, durationMs: (length / SAMPLE_RATE) * 1000 };

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { call as apiCall, ws } from '../api.ts';
+import { Badge } from '../ui/parts.tsx';
 import { Softphone, type Call, type CallProgressEvent, type DialerConfig, type SoftphoneOptions } from './softphone.ts';
 
 /**
@@ -68,6 +69,9 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
 
   // Bumped shortly before the credential expires: the effect below fetches a fresh one and registers again.
   const [generation, setGeneration] = useState(0);
+  // The credential says whether the workspace records calls; the prospect hears the announcement,
+  // the rep sees it here (rtpengine's player is not sent towards the browser, docs/dialer.md).
+  const [recorded, setRecorded] = useState(false);
 
   useEffect(() => {
     let gone = false;
@@ -78,6 +82,7 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
         const cfg = await load();
         if (gone) return;
         if ('enabled' in cfg && cfg.enabled === false) return setState({ kind: 'off', reason: cfg.reason });
+        setRecorded((cfg as { recorded?: boolean }).recorded === true);
         const p = new Softphone(cfg as DialerConfig, iceTransportPolicy ? { iceTransportPolicy } : {});
         phone.current = p;
         await p.register();
@@ -189,6 +194,7 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
       <span className="muted small" role="status" aria-live="polite">
         {status}
       </span>
+      {recorded && <Badge tone="warn">Calls are recorded</Badge>}
     </div>
   );
 }

@@ -87,19 +87,23 @@ export class Vault {
     return gcmSeal(await this.dataKey(workspaceId, tx), Buffer.from(plaintext, 'utf8'), context);
   }
 
-  /** seal() for bytes: a blob of the workspace's personal data (a rep's recorded voicemail) rather than a secret string. */
-  async sealBytes(workspaceId: string, context: string, plaintext: Buffer, tx?: Tx): Promise<Buffer> {
+  /** Opens what seal() sealed, with the same workspace and context. */
+  async open(workspaceId: string, context: string, sealed: Buffer): Promise<string> {
+    return gcmOpen(await this.dataKey(workspaceId), sealed, context, `a sealed ${context.split(':')[0]} secret failed to decrypt`).toString('utf8');
+  }
+
+  /**
+   * seal() for bytes (a call recording's audio, dialer/recording/; a rep's voicemail message,
+   * dialer/voicemail.ts): personal data rather than a secret, with the same data key and the same
+   * binding of `context` as associated data, without a detour through a string.
+   */
+  async sealBytes(workspaceId: string, context: string, plaintext: Uint8Array, tx?: Tx): Promise<Buffer> {
     return gcmSeal(await this.dataKey(workspaceId, tx), plaintext, context);
   }
 
   /** Opens what sealBytes() sealed, with the same workspace and context. */
   async openBytes(workspaceId: string, context: string, sealed: Buffer): Promise<Buffer> {
     return gcmOpen(await this.dataKey(workspaceId), sealed, context, `a sealed ${context.split(':')[0]} blob failed to decrypt`);
-  }
-
-  /** Opens what seal() sealed, with the same workspace and context. */
-  async open(workspaceId: string, context: string, sealed: Buffer): Promise<string> {
-    return gcmOpen(await this.dataKey(workspaceId), sealed, context, `a sealed ${context.split(':')[0]} secret failed to decrypt`).toString('utf8');
   }
 
   /**
@@ -149,7 +153,7 @@ export class Vault {
   }
 }
 
-function gcmSeal(key: Buffer, plaintext: Buffer, aad: string): Buffer {
+function gcmSeal(key: Buffer, plaintext: Uint8Array, aad: string): Buffer {
   const nonce = randomBytes(12);
   const c = createCipheriv('aes-256-gcm', key, nonce);
   c.setAAD(Buffer.from(aad, 'utf8'));

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { call as apiCall, ws } from '../api.ts';
+import { Badge } from '../ui/parts.tsx';
 import { Softphone, type Call, type CallProgressEvent, type DialerConfig, type IncomingCall, type SoftphoneOptions, type VoicemailDrop } from './softphone.ts';
 import { dropStatus, mayDrop, type DropView } from './voicemail-drop.ts';
 
@@ -91,6 +92,9 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
 
   // Bumped shortly before the credential expires: the effect below fetches a fresh one and registers again.
   const [generation, setGeneration] = useState(0);
+  // The credential says whether the workspace records calls; the prospect hears the announcement,
+  // the rep sees it here (rtpengine's player is not sent towards the browser, docs/dialer.md).
+  const [recorded, setRecorded] = useState(false);
 
   useEffect(() => {
     let gone = false;
@@ -101,6 +105,7 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
         const cfg = await load();
         if (gone) return;
         if ('enabled' in cfg && cfg.enabled === false) return setState({ kind: 'off', reason: cfg.reason });
+        setRecorded((cfg as { recorded?: boolean }).recorded === true);
         const p = new Softphone(cfg as DialerConfig, {
           ...(iceTransportPolicy ? { iceTransportPolicy } : {}),
           onIncoming: (incoming) => {
@@ -273,6 +278,7 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
       <span className="muted small" role="status" aria-live="polite">
         {status}
       </span>
+      {recorded && <Badge tone="warn">Calls are recorded</Badge>}
       {drops.map((d) => (
         <span key={d.startedAt} className="muted small" data-dropping={d.number}>
           {dropStatus(d, Date.now())}

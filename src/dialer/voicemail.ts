@@ -1,5 +1,6 @@
 import type { Clock } from '../common/clock.ts';
 import { cadenzaError } from '../common/errors.ts';
+import type { BytesSealer } from '../mailbox/vault.ts';
 import type { Db } from '../store/store.ts';
 import { checkClip, type ClipType } from './voicemail-clip.ts';
 
@@ -10,16 +11,10 @@ import { checkClip, type ClipType } from './voicemail-clip.ts';
  * server never decodes it.
  */
 
-/** What this module needs of the vault (src/mailbox/vault.ts implements it). */
-export interface ClipSealer {
-  sealBytes(workspaceId: string, context: string, plaintext: Buffer): Promise<Buffer>;
-  openBytes(workspaceId: string, context: string, sealed: Buffer): Promise<Buffer>;
-}
-
 export interface VoicemailDeps {
   db: Db;
   clock: Clock;
-  sealer: ClipSealer;
+  sealer: BytesSealer;
 }
 
 export interface VoicemailMeta {

@@ -31,6 +31,9 @@ export type Credential =
   | { kind: 'password'; username: string; password: string }
   | { kind: 'oauth'; accessToken: string; refreshToken?: string; expiresAt?: number; scope?: string };
 
+/** What a keeper of sealed personal data needs of the vault (call recordings, voicemail messages): tests give a stand-in. */
+export type BytesSealer = Pick<Vault, 'sealBytes' | 'openBytes'>;
+
 export class Vault {
   private readonly cache = new Map<string, Buffer>();
 

@@ -2,6 +2,7 @@ import { readFile, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../../common/clock.ts';
 import { CadenzaError, cadenzaError } from '../../common/errors.ts';
+import type { BytesSealer } from '../../mailbox/vault.ts';
 import type { Store } from '../../store/store.ts';
 import { encodeWav, parseWav } from '../transcribe/wav.ts';
 import { callAudio, SAMPLE_RATE, withAnnouncement } from './call-audio.ts';
@@ -22,15 +23,10 @@ import { recordingSettings } from './settings.ts';
  * one with no matching call yet waits `graceMs` for the softphone's report. Each pass handles at
  * most `limit` files, each bounded in size, so a pass takes bounded time.
  */
-export interface RecordingSealer {
-  sealBytes(workspaceId: string, context: string, plaintext: Uint8Array): Promise<Buffer>;
-  openBytes(workspaceId: string, context: string, sealed: Buffer): Promise<Buffer>;
-}
-
 export interface IngestDeps {
   store: Store;
   clock: Clock;
-  sealer: RecordingSealer;
+  sealer: BytesSealer;
   /** rtpengine's recording-dir. */
   spoolDir: string;
   /** The consent announcement's samples at 8 kHz (loadAnnouncement), mixed into the start of each recording; null: none configured. */
@@ -139,7 +135,7 @@ export async function purgeRecordings(store: Store, clock: Clock): Promise<numbe
 }
 
 /** A call's recording as WAV bytes, or undefined when it has none (another workspace's is not found). */
-export async function openRecording(store: Store, sealer: RecordingSealer, workspaceId: string, callId: string): Promise<Buffer | undefined> {
+export async function openRecording(store: Store, sealer: BytesSealer, workspaceId: string, callId: string): Promise<Buffer | undefined> {
   const r = await store.db.selectFrom('phone_call_recording').select('sealed').where('workspace_id', '=', workspaceId).where('call_id', '=', callId).executeTakeFirst();
   return r ? sealer.openBytes(workspaceId, recordingContext(callId), r.sealed) : undefined;
 }

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { federationIdentity } from '../warmup/federation/identity.ts';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
+import { recordingContext } from '../dialer/recording/ingest.ts';
+import { encodeWav } from '../dialer/transcribe/wav.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, login, seedGraph, seedWorkspace, type ApiHarness, type Browser } from '../../test/api.ts';
 import { testBackends } from '../../test/stores.ts';
@@ -55,6 +57,9 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   // A call to the seeded lead, for …/calls/:callId and its progress and outcome.
   graph.callId = id();
   await db.insertInto('phone_call').values({ id: graph.callId, workspace_id: workspaceId, lead_id: graph.leadId!, direction: 'outbound', source: 'dialer', remote_e164: '+14155550123' }).execute();
+  // Its recording, for …/calls/:callId/recording (a sealed WAV of a tenth of a second of silence).
+  const wav = encodeWav(8000, [new Float32Array(800), new Float32Array(800)]);
+  await db.insertInto('phone_call_recording').values({ call_id: graph.callId, workspace_id: workspaceId, sealed: await h.ctx.vault!.sealBytes(workspaceId, recordingContext(graph.callId), wav), duration_ms: 100, bytes: wav.length, announced: false }).execute();
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', ...graph };
 }

@@ -43,6 +43,7 @@ import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { runEvery } from '../common/periodic.ts';
 import { sweepCalls } from '../dialer/calls.ts';
+import { ingestRecordings, loadAnnouncement, purgeRecordings } from '../dialer/recording/ingest.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
 import { warmupDueAt, warmupExtraStep } from '../warmup/send/warmup-sender.ts';
@@ -111,6 +112,8 @@ export interface AppOptions {
   trackingDomains?: CustomHostSettings;
   /** The browser softphone (CADENZA_SIP_*, CADENZA_TURN_*: dialer/settings.ts); absent: off. */
   dialer?: SipCredentialSettings;
+  /** Call recording's spool (rtpengine's recording-dir) and consent announcement (CADENZA_RECORDING_*); absent: nothing ingested. */
+  recording?: { spoolDir: string; announcementFile?: string };
   /**
    * Warmup federation (src/warmup/federation/): this installation's name on its card
    * (CADENZA_FEDERATION_NAME; default: the public URL's host) and how often the scheduler role
@@ -224,6 +227,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       // A purge or sweep in progress ends before the store closes, and schedules nothing after.
       await auditPurge?.stop();
       await callSweep?.stop();
+      await recordings?.stop();
       // A demo ends first: it resumes the roles it suspended, which then stop below.
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
@@ -255,6 +259,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         (e) => log.error({ err: e }, 'call sweep failed'),
       )
     : undefined;
+  // Recorded calls (src/dialer/recording/): the spool every 10 s, the retention purge with it.
+  // Declared before the vault below is built, started after it.
+  let recordings: { stop(): Promise<void> } | undefined;
   // The federation identity is derived from the master key (nothing stored): the card, the signing key, the pair keys.
   const publicUrl = o.publicUrl ?? `http://localhost:${o.port}`;
   const federation = federationIdentity(master, publicUrl, o.federation?.name ?? new URL(publicUrl).host);
@@ -267,6 +274,28 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   if (o.roles.includes('api')) {
     const sealed = await sealLegacyWebhookSecrets(store, vault);
     if (sealed) log.info({ sealed }, 'webhook signing secrets sealed');
+  }
+  if (o.roles.includes('api')) {
+    // The consent announcement is read once: a missing or wrong file refuses the start, not each call.
+    const announcement = o.recording?.announcementFile ? await loadAnnouncement(o.recording.announcementFile) : null;
+    const spool = o.recording ? { store, clock, sealer: vault, spoolDir: o.recording.spoolDir, announcement } : undefined;
+    let lastPurge = -Infinity;
+    recordings = runEvery(
+      clock,
+      10_000,
+      async () => {
+        if (spool) {
+          const r = await ingestRecordings(spool);
+          if (r.stored.length || r.quarantined.length) log.info({ stored: r.stored.length, quarantined: r.quarantined }, 'call recordings ingested');
+        }
+        if (clock.now() - lastPurge >= 6 * 3_600_000) {
+          lastPurge = clock.now();
+          const deleted = await purgeRecordings(store, clock);
+          if (deleted) log.info({ deleted }, 'call recordings past their retention purged');
+        }
+      },
+      (e) => log.error({ err: e }, 'call recording ingestion failed'),
+    );
   }
   const oauthClients = new OAuthClients(o.oauth ?? {}, { clock });
   const mailboxTokens = new MailboxTokens({ store, vault, clients: oauthClients, clock, random, log });

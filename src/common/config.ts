@@ -161,6 +161,10 @@ const schema = z.object({
   CADENZA_TURN_SECRET: z.string().min(16, 'at least 16 characters').optional(),
   /** How long an issued SIP/TURN credential works, in seconds (default 8 h: a working day; the softphone asks for a new one before). */
   CADENZA_SIP_CREDENTIAL_TTL_S: z.coerce.number().int().min(300).max(7 * 86_400).default(28_800),
+  /** rtpengine's recording-dir (its pcaps/ and metadata/): the API role ingests recorded calls from it and deletes what it took (src/dialer/recording/). */
+  CADENZA_RECORDING_SPOOL: z.string().min(1).optional(),
+  /** The consent announcement rtpengine plays on recorded calls (8 kHz WAV, Kamailio's RECORDING_ANNOUNCEMENT): mixed into each stored recording, which rtpengine's pcap lacks. */
+  CADENZA_RECORDING_ANNOUNCEMENT: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -30,6 +30,7 @@ export const errorCodes = {
   OUTSIDE_CALLING_HOURS: "It is night where the lead is (outside 08:00-21:00 in the lead's zone); details.local gives the lead's time. Dial with allowOutsideHours to call anyway.",
   WORKER_POOL_CLOSED: 'The ingestion worker pool was shut down (drain) while a message waited for it; the batch is not committed and is pulled again.',
   RECORDING_INVALID: 'A call recording could not be transcribed as given (not a WAV, an unsupported encoding or sample rate, truncated, too long or too large); details.reason says which. Retrying does not help.',
+  CAPTURE_INVALID: "A call's packet capture (rtpengine's pcap and metadata) could not be turned into a recording: not a pcap, truncated, no G.711 audio, too long; details.reason says which. The spool files are quarantined, never retried.",
   TRANSCRIPTION_MODEL_INVALID: 'The configured speech model could not be loaded (a file missing, unreadable, or not a streaming transducer sherpa-onnx accepts); details name the file.',
 } as const;
 

@@ -107,7 +107,7 @@ export async function startCall(deps: CallDeps, s: StartCall): Promise<PhoneCall
  * An incoming call the telephony side announces: its record, and the leads its number matches (the
  * first the best guess), a national number read in the workspace's country.
  */
-export async function inboundCall(deps: CallDeps, workspaceId: string, from: string): Promise<{ call: PhoneCallRow; match: PhoneMatch }> {
+export async function inboundCall(deps: CallDeps, workspaceId: string, from: string, userId: string | null = null): Promise<{ call: PhoneCallRow; match: PhoneMatch }> {
   const ws = await workspaceRow(deps.store.db, workspaceId);
   const match = await matchLeadByPhone(deps.store.db, workspaceId, from, ws?.country ?? null);
   const now = deps.clock.now();
@@ -117,6 +117,8 @@ export async function inboundCall(deps: CallDeps, workspaceId: string, from: str
       id: newId(now, deps.random),
       workspace_id: workspaceId,
       lead_id: match.leads[0]?.id ?? null,
+      // The rep whose browser rang (Kamailio routes a call to the registration its request URI names).
+      placed_by: userId,
       direction: 'inbound',
       source: 'dialer',
       remote_e164: match.caller.e164,
@@ -130,16 +132,28 @@ export async function inboundCall(deps: CallDeps, workspaceId: string, from: str
   return { call, match };
 }
 
+/** A call with its recording's size and age when it has one (the sealed audio stays in the table). */
+export type CallWithRecording = PhoneCallRow & { rec_ms: number | null; rec_bytes: number | null; rec_at: Date | null };
+
+function callsWithRecording(db: Db, workspaceId: string) {
+  return db
+    .selectFrom('phone_call')
+    .leftJoin('phone_call_recording as r', 'r.call_id', 'phone_call.id')
+    .selectAll('phone_call')
+    .select(['r.duration_ms as rec_ms', 'r.bytes as rec_bytes', 'r.created_at as rec_at'])
+    .where('phone_call.workspace_id', '=', workspaceId);
+}
+
 /** The workspace's calls, newest first, or one lead's. */
-export async function listCalls(db: Db, workspaceId: string, leadId: string | undefined, limit: number): Promise<PhoneCallRow[]> {
-  let q = db.selectFrom('phone_call').selectAll().where('workspace_id', '=', workspaceId);
-  if (leadId) q = q.where('lead_id', '=', leadId);
-  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+export async function listCalls(db: Db, workspaceId: string, leadId: string | undefined, limit: number): Promise<CallWithRecording[]> {
+  let q = callsWithRecording(db, workspaceId);
+  if (leadId) q = q.where('phone_call.lead_id', '=', leadId);
+  return q.orderBy('phone_call.created_at', 'desc').orderBy('phone_call.id', 'desc').limit(limit).execute();
 }
 
 /** One of the workspace's calls (another workspace's is not found). */
-export async function findCall(db: Db, workspaceId: string, callId: string): Promise<PhoneCallRow | undefined> {
-  return db.selectFrom('phone_call').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', callId).executeTakeFirst();
+export async function findCall(db: Db, workspaceId: string, callId: string): Promise<CallWithRecording | undefined> {
+  return callsWithRecording(db, workspaceId).where('phone_call.id', '=', callId).executeTakeFirst();
 }
 
 async function lockCall(tx: Tx, workspaceId: string, callId: string): Promise<PhoneCallRow> {

@@ -50,4 +50,13 @@ describe('ephemeral SIP and TURN credentials', () => {
   it('refuses a user id that would break the username or the SIP URI', () => {
     for (const bad of ['', 'a:b', 'a@b', 'a b', 'x'.repeat(200)]) expect(() => issueSipCredentials(SETTINGS, bad, NOW)).toThrow(/not a SIP user id/);
   });
+
+  it("a recorded workspace's credential signs ':rec' into the username; the SIP identity and TURN stay the user's", () => {
+    const plain = issueSipCredentials(SETTINGS, 'bob', NOW);
+    const rec = issueSipCredentials(SETTINGS, 'bob', NOW, { record: true });
+    expect(rec.authorizationUser).toBe(`${plain.authorizationUser}:rec`);
+    expect(rec.password).toBe(createHmac('sha1', SETTINGS.sipSecret).update(rec.authorizationUser).digest('base64'));
+    expect(rec.password).not.toBe(plain.password);
+    expect([rec.sipUri, rec.iceServers]).toEqual([plain.sipUri, plain.iceServers]);
+  });
 });

@@ -44,6 +44,8 @@ export interface SipCredentials {
 
 /** `expiry:userId` and its password, as coturn and auth_ephemeral compute them. */
 export function ephemeralCredential(secret: string, userId: string, expiresAtSeconds: number): { username: string; password: string } {
+  // auth_ephemeral's username_format 1 (timestamp first): it reads the expiry up to the first colon
+  // and signs the whole username, so a `:rec` after the user id is covered by the HMAC.
   const username = `${expiresAtSeconds}:${userId}`;
   return { username, password: createHmac('sha1', secret).update(username).digest('base64') };
 }
@@ -56,10 +58,25 @@ export function isSipUserId(userId: string): boolean {
   return /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(userId);
 }
 
-export function issueSipCredentials(settings: SipCredentialSettings, userId: string, nowMs: number): SipCredentials {
+/**
+ * The suffix of a SIP digest username whose calls rtpengine records (`expiry:userId:rec`). It is
+ * inside the HMAC, so only Cadenza, which reads the workspace's setting when it issues the
+ * credential, decides it; the browser can neither add nor remove it. Kamailio reads it after
+ * auth_ephemeral checked the credential (deploy/telephony/kamailio.cfg, route AUTH). The SIP
+ * identity (the From and To user) stays the plain userId, so registration and incoming calls do
+ * not depend on the setting.
+ */
+export const RECORD_SUFFIX = ':rec';
+
+export interface IssueOptions {
+  /** The workspace records calls (dialer/recording/settings.ts). */
+  record?: boolean;
+}
+
+export function issueSipCredentials(settings: SipCredentialSettings, userId: string, nowMs: number, o: IssueOptions = {}): SipCredentials {
   if (!isSipUserId(userId)) throw new Error(`not a SIP user id: ${JSON.stringify(userId)}`);
   const expiry = Math.floor(nowMs / 1000) + settings.ttlSeconds;
-  const sip = ephemeralCredential(settings.sipSecret, userId, expiry);
+  const sip = ephemeralCredential(settings.sipSecret, o.record ? `${userId}${RECORD_SUFFIX}` : userId, expiry);
   const iceServers: IceServer[] = [];
   const turn = settings.turnUrls.filter((u) => /^turns?:/.test(u));
   const stun = settings.turnUrls.filter((u) => /^stun:/.test(u));

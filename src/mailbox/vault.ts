@@ -31,6 +31,9 @@ export type Credential =
   | { kind: 'password'; username: string; password: string }
   | { kind: 'oauth'; accessToken: string; refreshToken?: string; expiresAt?: number; scope?: string };
 
+/** What a keeper of sealed personal data needs of the vault (call recordings, voicemail messages): tests give a stand-in. */
+export type BytesSealer = Pick<Vault, 'sealBytes' | 'openBytes'>;
+
 export class Vault {
   private readonly cache = new Map<string, Buffer>();
 
@@ -93,6 +96,20 @@ export class Vault {
   }
 
   /**
+   * seal() for bytes (a call recording's audio, dialer/recording/; a rep's voicemail message,
+   * dialer/voicemail.ts): personal data rather than a secret, with the same data key and the same
+   * binding of `context` as associated data, without a detour through a string.
+   */
+  async sealBytes(workspaceId: string, context: string, plaintext: Uint8Array, tx?: Tx): Promise<Buffer> {
+    return gcmSeal(await this.dataKey(workspaceId, tx), plaintext, context);
+  }
+
+  /** Opens what sealBytes() sealed, with the same workspace and context. */
+  async openBytes(workspaceId: string, context: string, sealed: Buffer): Promise<Buffer> {
+    return gcmOpen(await this.dataKey(workspaceId), sealed, context, `a sealed ${context.split(':')[0]} blob failed to decrypt`);
+  }
+
+  /**
    * Rewraps every workspace data key with a new master key, in one transaction. Everything sealed
    * with a data key (mailbox credentials, webhook signing secrets, tracking hosts' certificates)
    * stays as it is and opens with the rewrapped key.
@@ -139,7 +156,7 @@ export class Vault {
   }
 }
 
-function gcmSeal(key: Buffer, plaintext: Buffer, aad: string): Buffer {
+function gcmSeal(key: Buffer, plaintext: Uint8Array, aad: string): Buffer {
   const nonce = randomBytes(12);
   const c = createCipheriv('aes-256-gcm', key, nonce);
   c.setAAD(Buffer.from(aad, 'utf8'));

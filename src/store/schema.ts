@@ -244,6 +244,28 @@ export interface PhoneCallTable {
   created_at: CreatedAt;
 }
 
+/** A call's recording (migration 0050, src/dialer/recording/): the 2-channel WAV, sealed with the workspace's data key. */
+export interface PhoneCallRecordingTable {
+  call_id: string;
+  workspace_id: string;
+  sealed: Buffer;
+  duration_ms: number;
+  bytes: number;
+  announced: boolean;
+  created_at: CreatedAt;
+}
+
+/** A capture the recording ingester could not store (migration 0050): why, never the audio. */
+export interface CallCaptureQuarantineTable {
+  id: Generated<number>;
+  sip_call_id: string;
+  workspace_id: string | null;
+  call_id: string | null;
+  reason: string;
+  message: string;
+  at: Timestamp;
+}
+
 export interface EventTable {
   id: Generated<number>;
   workspace_id: string;
@@ -472,6 +494,8 @@ export interface Database {
   message: MessageTable;
   task: TaskTable;
   phone_call: PhoneCallTable;
+  phone_call_recording: PhoneCallRecordingTable;
+  call_capture_quarantine: CallCaptureQuarantineTable;
   event: EventTable;
   suppression: SuppressionTable;
   tracking_event: TrackingEventTable;
@@ -873,3 +897,18 @@ export interface WarmupPeerNonceTable {
   seen_at: Timestamp;
 }
 // --- end warmup network
+
+/** A rep's recorded voicemail message, sealed (migration 0051, src/dialer/voicemail.ts). */
+export interface RepVoicemailTable {
+  user_id: string;
+  workspace_id: string;
+  audio: Buffer;
+  mime_type: string;
+  duration_ms: number;
+  bytes: number;
+  updated_at: DefaultTimestamp;
+}
+
+export interface Database {
+  rep_voicemail: RepVoicemailTable;
+}

@@ -7,7 +7,8 @@ import react from '@vitejs/plugin-react';
 import type { Browser } from 'playwright-core';
 import { build } from 'vite';
 import { launchChromium } from '../web/chromium.ts';
-import { WORK_DIR, makeAudio } from './telbed.ts';
+import { webSuite } from '../web/harness.ts';
+import { BED, WORK_DIR, makeAudio } from './telbed.ts';
 
 /**
  * The softphone's page for tests and the call-setup bench: test/telephony/page/ (the web app's own
@@ -62,4 +63,14 @@ export async function softphoneBrowser(): Promise<SoftphoneBrowser> {
       await new Promise((r) => server.close(r));
     },
   };
+}
+
+/** The real web app (API role) with its dialer pointed at the bed, and a Chromium whose microphone is the sox tone: the Tasks screen's tests. */
+export function dialerWebSuite(prefix: string) {
+  return webSuite({
+    prefix,
+    roles: ['api'],
+    chromiumArgs: softphoneChromiumArgs,
+    appOptions: () => ({ dialer: { wsUrl: BED.wssUrl, domain: BED.domain, sipSecret: BED.sipSecret, turnUrls: [BED.turnUrl], turnSecret: BED.turnSecret, ttlSeconds: 3600 } }),
+  });
 }

@@ -7,9 +7,8 @@ import { bulkEnroll } from '../../src/sequence/bulk-enroll.ts';
 import { validateDefinition } from '../../src/sequence/definition.ts';
 import { EnrollmentService } from '../../src/sequence/enrollment-service.ts';
 import { chromiumSkipReason, screenshot } from '../web/chromium.ts';
-import { webSuite } from '../web/harness.ts';
-import { softphoneChromiumArgs } from './browser.ts';
-import { BED, carrier, stopAllSipp, telBedSkipReason } from './telbed.ts';
+import { dialerWebSuite } from './browser.ts';
+import { carrier, stopAllSipp, telBedSkipReason } from './telbed.ts';
 import { zoneAtHour } from '../zone-at-hour.ts';
 
 /**
@@ -24,12 +23,7 @@ const skip = telBedSkipReason() ?? chromiumSkipReason();
 
 
 describe.skipIf(skip !== null)(`the power dialer in the web app${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  const web = webSuite({
-    prefix: 'dialer',
-    roles: ['api'],
-    chromiumArgs: softphoneChromiumArgs,
-    appOptions: () => ({ dialer: { wsUrl: BED.wssUrl, domain: BED.domain, sipSecret: BED.sipSecret, turnUrls: [BED.turnUrl], turnSecret: BED.turnSecret, ttlSeconds: 3600 } }),
-  });
+  const web = dialerWebSuite('dialer');
   let page: Page;
   let workspaceId: string;
   const db = () => web.app.store.db;

@@ -4,7 +4,16 @@ import type { CallProgressEvent, DialerConfig } from '../../web/src/dialer/softp
 import { chromiumSkipReason } from '../web/chromium.ts';
 import { softphoneBrowser } from './browser.ts';
 import { rtpengineCounts } from './ng.ts';
-import { TONES, bedCredentials, carrier, telBed, telBedSkipReason, inboundCall, stopAllSipp, type SippRun } from './telbed.ts';
+import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { systemClock } from '../../src/common/clock.ts';
+import { ingestRecordings, loadAnnouncement, openRecording } from '../../src/dialer/recording/ingest.ts';
+import { parseWav } from '../../src/dialer/transcribe/wav.ts';
+import { Vault, localKeyWrapper } from '../../src/mailbox/vault.ts';
+import { seedWorkspace } from '../api.ts';
+import { freshStore } from '../stores.ts';
+import { TONES, bedCredentials, bedEnv, carrier, telBed, telBedSkipReason, inboundCall, stopAllSipp, type SippRun } from './telbed.ts';
 
 /**
  * The browser softphone end to end: headless Chromium loads a page with the web app's softphone
@@ -47,13 +56,13 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     console.log(`softphone figures: ${JSON.stringify(figures)}`);
   });
 
-  async function phonePage(userId: string, opts: { relay?: boolean; autoAnswer?: boolean } = {}): Promise<{ page: Page; config: DialerConfig }> {
+  async function phonePage(userId: string, opts: { relay?: boolean; autoAnswer?: boolean; record?: boolean } = {}): Promise<{ page: Page; config: DialerConfig }> {
     const page = await browser.newPage();
     page.on('console', (m) => {
       if (m.type() === 'error') console.log(`[browser] ${m.text()}`);
     });
     await page.goto(url);
-    const config = bedCredentials(userId);
+    const config = bedCredentials(userId, { record: opts.record ?? false });
     await page.evaluate(
       async ({ config, relay, autoAnswer }) => {
         const w = window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call; from: string };
@@ -277,6 +286,72 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     await page.close();
   });
 
+  it("a recorded call: rtpengine records it and plays the consent announcement to the prospect; the stored recording holds the announcement, the rep and the prospect; an unrecorded call leaves nothing", async () => {
+    const env = await bedEnv();
+    const store = await freshStore('pglite');
+    try {
+      const w = await seedWorkspace(store, 'Rec Co', 'rep@rec.test');
+      await store.db.updateTable('workspace').set({ settings: JSON.stringify({ callRecording: true }) }).where('id', '=', w.workspaceId).execute();
+      const vault = new Vault(store, localKeyWrapper(Buffer.alloc(32, 9)));
+      const announcement = await loadAnnouncement(env.RECORDING_ANNOUNCEMENT!);
+      const ingest = () => ingestRecordings({ store, clock: systemClock, sealer: vault, spoolDir: env.RECORDING_DIR!, announcement }, { graceMs: 60_000 });
+      const placeCall = async (record: boolean, number: string): Promise<string> => {
+        const uas = carrier('uas-answer-play.xml');
+        const { page } = await phonePage(w.userId, { record });
+        await dial(page, number);
+        const ringing = await waitEvent(page, 'ringing');
+        await waitEvent(page, 'answered');
+        // The rep's line is not cut by the announcement played to the prospect: the prospect's
+        // tone (held 600 ms) reaches the browser soon after the answer, recorded or not.
+        const toneAfterMs = await page.evaluate(({ hz }) => window.cadenza.waitForTone((window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.remoteStream!, hz, 10_000, 30, 600), { hz: TONES.prospectHz });
+        toneDelays.push(Math.round(toneAfterMs));
+        // Longer than the announcement (2.9 s), so the recording has the line after it too.
+        await page.waitForTimeout(5000);
+        await hangupAndWait(page, uas);
+        await page.close();
+        await store.db.insertInto('phone_call').values({ id: randomUUID(), workspace_id: w.workspaceId, placed_by: w.userId, direction: 'outbound', source: 'dialer', state: 'ended', sip_call_id: ringing.sipCallId! }).execute();
+        return ringing.sipCallId!;
+      };
+
+      const toneDelays: number[] = [];
+      const plainId = await placeCall(false, '+15550100021');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(readdirSync(join(env.RECORDING_DIR!, 'pcaps')).filter((f) => f.startsWith(encodeURIComponent(plainId)))).toEqual([]);
+
+      const recordedId = await placeCall(true, '+15550100022');
+      figures.prospectToneAfterAnswerMs = toneDelays.join('/');
+      for (const d of toneDelays) expect(d).toBeGreaterThan(0);
+      let stored: string[] = [];
+      for (let i = 0; i < 20 && stored.length === 0; i++) {
+        stored = (await ingest()).stored;
+        if (!stored.length) await new Promise((r) => setTimeout(r, 250));
+      }
+      const call = await store.db.selectFrom('phone_call').select('id').where('sip_call_id', '=', recordedId).executeTakeFirstOrThrow();
+      expect(stored).toEqual([call.id]);
+      const wav = parseWav(new Uint8Array((await openRecording(store, vault, w.workspaceId, call.id))!));
+      figures.recordingMs = Math.round(wav.durationMs);
+      expect(wav.channels.length).toBe(2);
+      const [rep, prospect] = wav.channels as [Float32Array, Float32Array];
+      const a = announcement.length;
+      // The announcement is the start of the prospect's channel, where rtpengine played it (under
+      // the prospect's own tone, sipp playing on), and not in the rep's.
+      const [inProspect, inRep] = [correlation(prospect.subarray(0, a), announcement), correlation(rep.subarray(0, a), announcement)];
+      figures.announcementCorrelation = `${inProspect.toFixed(2)}/${inRep.toFixed(2)}`;
+      expect(inProspect).toBeGreaterThan(0.2);
+      expect(Math.abs(inRep)).toBeLessThan(0.05);
+      // After it, the prospect's channel carries the carrier's 1000 Hz and the rep's the browser's 600 Hz.
+      const rest = (x: Float32Array) => x.subarray(a + 4000, Math.min(x.length, a + 12000));
+      const [p1000, p600] = [toneEnergy(rest(prospect), TONES.prospectHz), toneEnergy(rest(prospect), TONES.browserHz)];
+      const [r600, r1000] = [toneEnergy(rest(rep), TONES.browserHz), toneEnergy(rest(rep), TONES.prospectHz)];
+      figures.recordingToneRatios = `${Math.round(p1000 / p600)}/${Math.round(r600 / r1000)}`;
+      expect(p1000).toBeGreaterThan(100 * p600);
+      expect(r600).toBeGreaterThan(100 * r1000);
+      expect(await store.db.selectFrom('phone_call_recording').select('call_id').execute()).toEqual([{ call_id: call.id }]);
+    } finally {
+      await store.close();
+    }
+  }, 90_000);
+
   it('rtpengine dies mid-call: the browser hangs up with cause media_lost', async () => {
     const uas = carrier('uas-answer-play.xml', { timeoutMs: 40_000 });
     const { page } = await phonePage('rep-browser-6');
@@ -297,3 +372,20 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     }
   });
 });
+
+/** Normalised correlation of two equal-length signals (1: the same up to scale). */
+function correlation(x: Float32Array, y: Float32Array): number {
+  let xy = 0;
+  let xx = 0;
+  let yy = 0;
+  for (let i = 0; i < Math.min(x.length, y.length); i++) [xy, xx, yy] = [xy + x[i]! * y[i]!, xx + x[i]! * x[i]!, yy + y[i]! * y[i]!];
+  return xy / Math.sqrt(xx * yy || 1);
+}
+
+/** The energy at one frequency in 8 kHz samples (Goertzel). */
+function toneEnergy(x: Float32Array, hz: number): number {
+  const k = 2 * Math.cos((2 * Math.PI * hz) / 8000);
+  let [s1, s2] = [0, 0];
+  for (const v of x) [s1, s2] = [v + k * s1 - s2, s1];
+  return s1 * s1 + s2 * s2 - k * s1 * s2;
+}

@@ -3,7 +3,7 @@
 # rtpengine (userspace media relay, WebRTC <-> plain RTP) and coturn (TURN), all on loopback only,
 # each run from deploy/telephony/'s production templates with the bed's values filled in.
 # Each daemon writes its own pid file in the state folder. Debian 12 packages (installed by .ci/run): kamailio kamailio-websocket-modules kamailio-tls-modules
-# kamailio-autheph-modules rtpengine-daemon coturn. Run as any user; nothing is written outside
+# kamailio-autheph-modules rtpengine-daemon coturn (and espeak-ng, sox for the consent announcement). Run as any user; nothing is written outside
 # the state folder.
 #
 #   telbed.sh [start]   render, make the TLS certificate, start the three daemons; a no-op when they
@@ -71,9 +71,17 @@ render() {
     echo "#!define TLS_CERT_FILE \"$DIR/tls/cert.pem\""
     echo "#!define TLS_KEY_FILE \"$DIR/tls/key.pem\""
     echo "#!define SIP_SECRET \"$TELBED_SIP_SECRET\""
+    echo "#!substdef \"!RECORDING_ANNOUNCEMENT!$DIR/consent.wav!g\""
   } >"$DIR/kamailio-local.cfg"
   chmod 600 "$DIR/kamailio-local.cfg"
-  RTP_INTERFACE=127.0.0.1 RTP_NG_LISTEN="127.0.0.1:$RTP_NG_PORT" RTP_PORT_MIN=$RTP_PORT_MIN RTP_PORT_MAX=$RTP_PORT_MAX \
+  # Recorded calls' pcaps and metadata (rtpengine's recording-dir), and the consent announcement
+  # rtpengine plays, spoken by espeak-ng at 8 kHz (what a carrier leg carries).
+  mkdir -p "$DIR/recordings"
+  if [ ! -f "$DIR/consent.wav" ]; then
+    espeak-ng -w "$DIR/consent-raw.wav" "This call is recorded for quality and training." \
+      && sox "$DIR/consent-raw.wav" -r 8000 -c 1 -b 16 "$DIR/consent.wav" && rm -f "$DIR/consent-raw.wav"
+  fi
+  RTP_RECORDING_DIR="$DIR/recordings" RTP_INTERFACE=127.0.0.1 RTP_NG_LISTEN="127.0.0.1:$RTP_NG_PORT" RTP_PORT_MIN=$RTP_PORT_MIN RTP_PORT_MAX=$RTP_PORT_MAX \
     RTP_LOG_LEVEL=$([ "$TELBED_DEBUG" = 1 ] && echo 7 || echo 5) \
     envsubst <"$TPL/rtpengine.conf" >"$DIR/rtpengine.conf"
   TURN_LISTEN_IP=127.0.0.1 TURN_PORT=$TURN_PORT TURN_RELAY_IP=127.0.0.1 TURN_EXTERNAL_IP_LINE="# (no external-ip: loopback bed)" \
@@ -90,6 +98,8 @@ SIP_WSS_URL=wss://127.0.0.1:$SIP_WSS_PORT
 TRUNK_HOST=$TRUNK_HOST
 RTP_NG_PORT=$RTP_NG_PORT
 TURN_URL=turn:127.0.0.1:$TURN_PORT?transport=udp
+RECORDING_DIR=$DIR/recordings
+RECORDING_ANNOUNCEMENT=$DIR/consent.wav
 EOF
 }
 
@@ -134,7 +144,7 @@ status() {
 }
 
 start() {
-  need kamailio kamailio; need rtpengine rtpengine-daemon; need turnserver coturn; need openssl openssl; need envsubst gettext-base
+  need kamailio kamailio; need rtpengine rtpengine-daemon; need turnserver coturn; need openssl openssl; need envsubst gettext-base; need espeak-ng espeak-ng; need sox sox
   [ -f /usr/lib/x86_64-linux-gnu/kamailio/modules/auth_ephemeral.so ] || [ -n "$(find /usr/lib -name auth_ephemeral.so -print -quit 2>/dev/null)" ] \
     || { echo "telbed: Kamailio's auth_ephemeral module is missing (apt-get install -y --no-install-recommends kamailio-autheph-modules)" >&2; exit 3; }
   render

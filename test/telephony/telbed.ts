@@ -57,12 +57,19 @@ export async function telBed(command: 'start' | 'stop' | 'status' | 'stop-rtpeng
 }
 
 /** Credentials for a rep, issued with the bed's secrets by the API's own function. */
-export function bedCredentials(userId: string, opts: { ws?: 'ws' | 'wss'; nowMs?: number; ttlSeconds?: number } = {}): SipCredentials {
+export function bedCredentials(userId: string, opts: { ws?: 'ws' | 'wss'; nowMs?: number; ttlSeconds?: number; record?: boolean } = {}): SipCredentials {
   return issueSipCredentials(
     { wsUrl: opts.ws === 'ws' ? BED.wsUrl : BED.wssUrl, domain: BED.domain, sipSecret: BED.sipSecret, turnUrls: [BED.turnUrl], turnSecret: BED.turnSecret, ttlSeconds: opts.ttlSeconds ?? 3600 },
     userId,
     opts.nowMs ?? Date.now(),
+    { record: opts.record ?? false },
   );
+}
+
+/** The running bed's values from its env file (telbed.sh status): RECORDING_DIR, RECORDING_ANNOUNCEMENT… */
+export async function bedEnv(): Promise<Record<string, string>> {
+  const out = await telBed('status');
+  return Object.fromEntries(out.split('\n').filter((l) => /^[A-Z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
 }
 
 /** The tones the end-to-end tests listen for. */
@@ -144,10 +151,10 @@ export function deskPhone(scenario: string, number: string, userId: string, opts
   );
 }
 
-/** The carrier calling a rep: a sipp UAC from the trunk's address (127.0.0.1) that echoes the rep's audio. */
-export function inboundCall(userId: string, opts: { timeoutMs?: number } = {}): SippRun {
+/** The carrier calling a rep: a sipp UAC from the trunk's address (127.0.0.1) that echoes the rep's audio (or, uac-inbound-cancel.xml, gives up while it rings). */
+export function inboundCall(userId: string, opts: { timeoutMs?: number; scenario?: 'uac-inbound.xml' | 'uac-inbound-cancel.xml' } = {}): SippRun {
   return sipp(
-    [`127.0.0.1:${BED.sipUdpPort}`, '-sf', join(SIPP_DIR, 'uac-inbound.xml'), '-i', '127.0.0.1', '-p', String(BED.trunkPort + 1), '-mi', '127.0.0.1', '-mp', '26200', '-rtp_echo', '-key', 'rep', userId, '-key', 'domain', BED.domain, '-m', '1'],
+    [`127.0.0.1:${BED.sipUdpPort}`, '-sf', join(SIPP_DIR, opts.scenario ?? 'uac-inbound.xml'), '-i', '127.0.0.1', '-p', String(BED.trunkPort + 1), '-mi', '127.0.0.1', '-mp', '26200', '-rtp_echo', '-key', 'rep', userId, '-key', 'domain', BED.domain, '-m', '1'],
     opts,
   );
 }

@@ -81,7 +81,7 @@ export type ApiKey = {
 export type AuditEvent = {
   id: string;
   at: string;
-  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased */
+  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted */
   action: string;
   actorKind: "session" | "api_key" | "system" | "anonymous";
   /** The actor as it read at the time: a member's address, an API key's name and prefix, Cadenza */
@@ -123,6 +123,14 @@ export type Call = {
   endedAt: string | null;
   /** From answer to end */
   durationMs: number | null;
+  /** An incoming call that ended without being answered (the caller gave up, or the rep declined) */
+  missed: boolean;
+  /** The stored recording (GET …/calls/{callId}/recording plays it), or null */
+  recording: {
+    durationMs: number;
+    bytes: number;
+    createdAt: string;
+  } | null;
 };
 
 export type ConnectionReport = {
@@ -769,6 +777,13 @@ export type TrackingHost = {
   nextCheckAt: string;
 };
 
+export type VoicemailClip = {
+  mimeType: "audio/webm" | "audio/ogg" | "audio/wav" | "audio/mpeg";
+  durationMs: number;
+  bytes: number;
+  updatedAt: string;
+};
+
 export type WarmupMembership = {
   mailboxId: string;
   enabled: boolean;
@@ -871,6 +886,10 @@ export type WorkspaceSettings = {
   auditRetentionDays: number;
   /** The DKIM selector SMTP mailboxes' mail is signed with (their host's), for the Domains checks; null: not checked */
   dkimSelector: string | null;
+  /** Calls placed from the softphone are recorded, with a consent announcement to both sides (default off) */
+  callRecording: boolean;
+  /** Days a call recording is kept (default 90) */
+  callRecordingRetentionDays: number;
 };
 
 /** Every API route by `METHOD /path`: params, query and body as the server takes them, the answer as it sends it. */
@@ -978,6 +997,8 @@ export interface ApiRoutes {
       trackingDomain?: string | null;
       auditRetentionDays?: number;
       dkimSelector?: string | null;
+      callRecording?: boolean;
+      callRecordingRetentionDays?: number;
     };
     response: WorkspaceSettings;
     status: 200;
@@ -2760,6 +2781,30 @@ export interface ApiRoutes {
     };
     status: 200;
   };
+  /** The call's recording, a 2-channel 8 kHz WAV (channel 1 the rep, channel 2 the prospect), opened from its sealed copy; 404 when it has none (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/calls/:callId/recording": {
+    params: {
+      workspaceId: string;
+      callId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: string;
+    status: 200;
+  };
+  /** Delete the call's recording (admin); the call's record stays (access: admin of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/calls/:callId/recording": {
+    params: {
+      workspaceId: string;
+      callId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      deleted: true;
+    };
+    status: 200;
+  };
   /** The browser softphone's settings: where to register and a time-limited SIP and TURN credential for the caller (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/dialer/config": {
     params: {
@@ -2774,6 +2819,8 @@ export interface ApiRoutes {
       authorizationUser: string;
       password: string;
       expiresAt: string;
+      /** Calls placed with this credential are recorded (the workspace's callRecording): Kamailio reads it from the signed username, the browser cannot change it */
+      recorded: boolean;
       iceServers: {
         urls: string[];
         username?: string;
@@ -2782,6 +2829,56 @@ export interface ApiRoutes {
     } | {
       enabled: false;
       reason: string;
+    };
+    status: 200;
+  };
+  /** The caller's recorded voicemail message with its audio (base64), or null when they have none (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/dialer/voicemail": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      voicemail: {
+        mimeType: "audio/webm" | "audio/ogg" | "audio/wav" | "audio/mpeg";
+        durationMs: number;
+        bytes: number;
+        updatedAt: string;
+        /** The clip, base64 */
+        audio: string;
+      } | null;
+    };
+    status: 200;
+  };
+  /** Record (or replace) the caller's voicemail message: WebM/Opus, Ogg, WAV or MP3, at most 512 KB and 60 s; stored encrypted (access: member of the workspace) */
+  "PUT /api/workspaces/:workspaceId/dialer/voicemail": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** The recording's type as the browser gives it (audio/webm;codecs=opus) */
+      mimeType: string;
+      /** The clip's length as the browser measured it (a WAV file's header is believed instead) */
+      durationMs: number;
+      /** The clip, base64 */
+      audio: string;
+    };
+    response: {
+      voicemail: VoicemailClip;
+    };
+    status: 200;
+  };
+  /** Delete the caller's voicemail message (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/dialer/voicemail": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      deleted: boolean;
     };
     status: 200;
   };

@@ -26,6 +26,8 @@ export const AUDIT_ACTIONS = [
   'settings.changed',
   'privacy.exported',
   'privacy.erased',
+  'recording.played',
+  'recording.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -48,6 +48,7 @@ export const statusForCode: Record<ErrorCode, number> = {
   ROLE_KEEPS_CRASHING: 500,
   BACKUP_FAILED: 500,
   RECORDING_INVALID: 422,
+  CAPTURE_INVALID: 422,
   TRANSCRIPTION_MODEL_INVALID: 500,
 };
 

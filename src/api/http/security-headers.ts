@@ -18,6 +18,8 @@ export function webAppCspWith(connectOrigins: readonly string[]): string {
     "style-src 'self'",
     "img-src 'self' data:",
     "font-src 'self'",
+    // The rep listens back to their recorded voicemail message (web/src/dialer/VoicemailRecorder.tsx): an object URL of the recording.
+    "media-src 'self' blob:",
     ["connect-src 'self'", ...connectOrigins].join(' '),
     "object-src 'none'",
     "base-uri 'none'",

@@ -144,7 +144,16 @@ describe.each(testBackends())('call routes (%s)', (backend) => {
     expect(r.statusCode, r.body).toBe(201);
     expect(r.json()).toMatchObject({ caller: { e164: '+33123456789', reason: null }, leads: [{ email: 'ana@acme.test', name: 'Ana' }], more: false, call: { direction: 'inbound', state: 'ringing', leadId: await leadId('ana@acme.test') } });
     const nobody = (await b.call('POST', `${base}/calls/inbound`, { from: 'anonymous' })).json();
-    expect(nobody).toMatchObject({ caller: { e164: null }, leads: [], call: { leadId: null } });
+    expect(nobody).toMatchObject({ caller: { e164: null }, leads: [], call: { leadId: null, missed: false } });
+    // Declined (or the caller gave up) before an answer: recorded as a missed incoming call.
+    const declined = await b.call('POST', `${base}/calls/${nobody.call.id}/progress`, { event: 'ended', cause: 'rejected' });
+    expect(declined.json().call).toMatchObject({ state: 'ended', missed: true, answeredAt: null, suggested: 'no_answer' });
+    // Answered, then logged like an outgoing call.
+    const taken = r.json().call;
+    await b.call('POST', `${base}/calls/${taken.id}/progress`, { event: 'answered' });
+    await b.call('POST', `${base}/calls/${taken.id}/progress`, { event: 'ended', cause: 'hangup' });
+    const logged = await b.call('POST', `${base}/calls/${taken.id}/outcome`, { outcome: 'connected', notes: 'called back about pricing' });
+    expect(logged.json().call).toMatchObject({ direction: 'inbound', outcome: 'connected', missed: false, notes: 'called back about pricing' });
   });
 
   it('a wrong number stops the enrollment and flags the number; a call logged on the task by hand keeps a record', async () => {

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { endCauses } from '../../dialer/call-progress.ts';
+import { deleteRecording, openRecording } from '../../dialer/recording/ingest.ts';
+import { audit } from '../audit/actor.ts';
 import { findCall, inboundCall, listCalls, logCallOutcome, reportProgress, startCall, type CallDeps, type PhoneCallRow } from '../../dialer/calls.ts';
 import type { CallOutcome } from '../../sequence/model.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
@@ -28,12 +30,17 @@ const callView = z
     answeredAt: z.string().nullable(),
     endedAt: z.string().nullable(),
     durationMs: z.number().int().nullable().describe('From answer to end'),
+    missed: z.boolean().describe('An incoming call that ended without being answered (the caller gave up, or the rep declined)'),
+    recording: z
+      .object({ durationMs: z.number().int(), bytes: z.number().int(), createdAt: z.string() })
+      .nullable()
+      .describe('The stored recording (GET …/calls/{callId}/recording plays it), or null'),
   })
   .meta({ id: 'Call' });
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 
-function toView(c: PhoneCallRow): z.output<typeof callView> {
+function toView(c: PhoneCallRow & { rec_ms?: number | null; rec_bytes?: number | null; rec_at?: Date | null }): z.output<typeof callView> {
   return {
     id: c.id,
     direction: c.direction,
@@ -53,7 +60,14 @@ function toView(c: PhoneCallRow): z.output<typeof callView> {
     answeredAt: iso(c.answered_at),
     endedAt: iso(c.ended_at),
     durationMs: c.duration_ms,
+    missed: c.direction === 'inbound' && c.state === 'ended' && c.answered_at === null,
+    recording: c.rec_ms != null && c.rec_at ? { durationMs: c.rec_ms, bytes: c.rec_bytes ?? 0, createdAt: c.rec_at.toISOString() } : null,
   };
+}
+
+function vaultOf(ctx: ApiContext) {
+  if (!ctx.vault) throw cadenzaError('CONFIG_INVALID', 'this server has no vault to open recordings with');
+  return ctx.vault;
 }
 
 function deps(ctx: ApiContext): CallDeps {
@@ -145,7 +159,7 @@ export const callRoutes = [
       more: z.boolean(),
     }),
     handler: async ({ ctx, ws, body }) => {
-      const { call, match } = await inboundCall(deps(ctx), ws.workspaceId, body.from);
+      const { call, match } = await inboundCall(deps(ctx), ws.workspaceId, body.from, ws.userId);
       return {
         call: toView(call),
         caller: { e164: match.caller.e164, reason: match.caller.status === 'flagged' ? match.caller.reason : null },
@@ -180,6 +194,39 @@ export const callRoutes = [
       const c = await findCall(ctx.store.db, ws.workspaceId, params.callId);
       if (!c) throw cadenzaError('NOT_FOUND', 'no such call');
       return { call: toView(c) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/calls/:callId/recording',
+    summary: "The call's recording, a 2-channel 8 kHz WAV (channel 1 the rep, channel 2 the prospect), opened from its sealed copy; 404 when it has none",
+    tags: ['calls'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ callId: z.uuid() }),
+    response: z.string().describe('audio/wav'),
+    handler: async (c) => {
+      const { ctx, ws, params, reply } = c;
+      const wav = await openRecording(ctx.store, vaultOf(ctx), ws.workspaceId, params.callId);
+      if (!wav) throw cadenzaError('NOT_FOUND', 'this call has no recording');
+      // Who listened to which call is personal data too: each play is in the audit log.
+      await audit(c, { action: 'recording.played', target: `call:${params.callId}`, detail: {} });
+      reply.type('audio/wav').header('cache-control', 'private, no-store');
+      // A Buffer goes out as is (Fastify serialises only objects); the schema names what it is.
+      return wav as unknown as string;
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/api/workspaces/:workspaceId/calls/:callId/recording',
+    summary: "Delete the call's recording (admin); the call's record stays",
+    tags: ['calls'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({ callId: z.uuid() }),
+    response: z.object({ deleted: z.literal(true) }),
+    handler: async (c) => {
+      if (!(await deleteRecording(c.ctx.store, c.ws.workspaceId, c.params.callId))) throw cadenzaError('NOT_FOUND', 'this call has no recording');
+      await audit(c, { action: 'recording.deleted', target: `call:${c.params.callId}`, detail: {} });
+      return { deleted: true as const };
     },
   }),
 ];

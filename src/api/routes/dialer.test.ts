@@ -46,6 +46,7 @@ describe.each(testBackends())('GET /api/workspaces/:id/dialer/config (%s)', (bac
     const expiry = NOW / 1000 + 3600;
     expect(r.json()).toEqual({
       enabled: true,
+      recorded: false,
       wsUrl: DIALER.wsUrl,
       sipUri: `sip:${userId}@sip.example.com`,
       authorizationUser: `${expiry}:${userId}`,
@@ -54,6 +55,19 @@ describe.each(testBackends())('GET /api/workspaces/:id/dialer/config (%s)', (bac
       iceServers: [{ urls: DIALER.turnUrls, username: `${expiry}:${userId}`, credential: ephemeralCredential(DIALER.turnSecret, userId, expiry).password }],
     });
     expect(r.headers['cache-control'] ?? '').not.toMatch(/public/);
+  });
+
+  it("signs the recording flag into the username when the workspace records calls, so the browser cannot change it", async () => {
+    await on.store.db.updateTable('workspace').set({ settings: JSON.stringify({ callRecording: true }) }).where('id', '=', ws).execute();
+    try {
+      const r = (await rep.call('GET', `/api/workspaces/${ws}/dialer/config`)).json();
+      const expiry = NOW / 1000 + 3600;
+      expect(r).toMatchObject({ recorded: true, authorizationUser: `${expiry}:${userId}:rec`, password: ephemeralCredential(DIALER.sipSecret, `${userId}:rec`, expiry).password, sipUri: `sip:${userId}@sip.example.com` });
+      // TURN has no business with recording: its credential is the plain one.
+      expect(r.iceServers[0].username).toBe(`${expiry}:${userId}`);
+    } finally {
+      await on.store.db.updateTable('workspace').set({ settings: JSON.stringify({}) }).where('id', '=', ws).execute();
+    }
   });
 
   it("lets the web app connect to exactly the SIP WebSocket's origin, no other wss: host", async () => {

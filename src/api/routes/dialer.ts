@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { recordingSettings } from '../../dialer/recording/settings.ts';
 import { issueSipCredentials } from '../../dialer/sip-credentials.ts';
+import { workspaceRow } from '../../workspace/workspace-row.ts';
 import { realClock } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
@@ -10,6 +12,7 @@ const enabled = z.object({
   authorizationUser: z.string(),
   password: z.string(),
   expiresAt: z.string(),
+  recorded: z.boolean().describe("Calls placed with this credential are recorded (the workspace's callRecording): Kamailio reads it from the signed username, the browser cannot change it"),
   iceServers: z.array(z.object({ urls: z.array(z.string()), username: z.string().optional(), credential: z.string().optional() })),
 });
 const disabled = z.object({ enabled: z.literal(false), reason: z.string() });
@@ -28,7 +31,10 @@ export const dialerRoutes = [
       // A credential names a person: an API key has no phone.
       if (!ws.userId) return { enabled: false as const, reason: 'an API key has no SIP identity: sign in as a member' };
       // Real time: a demo's accelerated clock would issue credentials that expire at once or never.
-      return { enabled: true as const, ...issueSipCredentials(ctx.dialer, ws.userId, realClock(ctx).now()) };
+      // Recording is decided here, when the credential is signed, not by the browser.
+      const row = await workspaceRow(ctx.store.db, ws.workspaceId);
+      const record = recordingSettings((row?.settings ?? {}) as Record<string, unknown>).enabled;
+      return { enabled: true as const, recorded: record, ...issueSipCredentials(ctx.dialer, ws.userId, realClock(ctx).now(), { record }) };
     },
   }),
 ];

@@ -7,6 +7,7 @@ import { analyticsRoutes } from './analytics.ts';
 import { contentCheckRoutes } from './content-check.ts';
 import { demoRoutes } from './demo.ts';
 import { dialerRoutes } from './dialer.ts';
+import { voicemailRoutes } from './voicemail.ts';
 import { domainRoutes } from './domains.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { inboxRoutes } from './inbox.ts';
@@ -58,6 +59,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...taskRoutes,
   ...callRoutes,
   ...dialerRoutes,
+  ...voicemailRoutes,
   ...analyticsRoutes,
   ...demoRoutes,
 ];

@@ -18,7 +18,7 @@ describe.each(testBackends())('workspace settings routes (%s)', (backend) => {
   it('reads and changes time zone, holidays country and tracking domain', async () => {
     const r = await owner.call('PATCH', `/api/workspaces/${ws}/settings`, { timeZone: 'America/New_York', holidaysCountry: 'US', trackingDomain: 'Links.Acme.com' });
     expect(r.statusCode).toBe(200);
-    expect(r.json()).toEqual({ id: ws, name: 'A', timeZone: 'America/New_York', holidaysCountry: 'US', trackingDomain: 'links.acme.com', auditRetentionDays: 365, dkimSelector: null });
+    expect(r.json()).toEqual({ id: ws, name: 'A', timeZone: 'America/New_York', holidaysCountry: 'US', trackingDomain: 'links.acme.com', auditRetentionDays: 365, dkimSelector: null, callRecording: false, callRecordingRetentionDays: 90 });
     const cleared = await owner.call('PATCH', `/api/workspaces/${ws}/settings`, { trackingDomain: null });
     expect(cleared.json().trackingDomain).toBeNull();
     const w = await h.store.db.selectFrom('workspace').select(['settings', 'country']).where('id', '=', ws).executeTakeFirstOrThrow();

@@ -7,6 +7,7 @@ import { updateWorkspace, workspaceRow } from '../../workspace/workspace-row.ts'
 import { audit } from '../audit/actor.ts';
 import { auditRetentionDays, DEFAULT_AUDIT_RETENTION_DAYS, MAX_AUDIT_RETENTION_DAYS, MIN_AUDIT_RETENTION_DAYS } from '../audit/retention.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+import { DEFAULT_RECORDING_RETENTION_DAYS, MAX_RECORDING_RETENTION_DAYS, MIN_RECORDING_RETENTION_DAYS, recordingSettings } from '../../dialer/recording/settings.ts';
 
 const settingsBody = z
   .object({
@@ -17,6 +18,8 @@ const settingsBody = z
     trackingDomain: z.string().nullable().describe('A CNAME to this server used in tracking links, or null for the public URL'),
     auditRetentionDays: z.number().int().describe(`Days the audit log keeps an event (default ${DEFAULT_AUDIT_RETENTION_DAYS})`),
     dkimSelector: z.string().nullable().describe("The DKIM selector SMTP mailboxes' mail is signed with (their host's), for the Domains checks; null: not checked"),
+    callRecording: z.boolean().describe('Calls placed from the softphone are recorded, with a consent announcement to both sides (default off)'),
+    callRecordingRetentionDays: z.number().int().describe(`Days a call recording is kept (default ${DEFAULT_RECORDING_RETENTION_DAYS})`),
   })
   .meta({ id: 'WorkspaceSettings' });
 
@@ -26,6 +29,11 @@ const dkimSelector = z
   .max(63)
   .regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'a DKIM selector such as s1 or google (letters, digits, hyphens, dots)')
   .transform((v) => v.toLowerCase());
+
+function recordingView(settings: Record<string, unknown>): { callRecording: boolean; callRecordingRetentionDays: number } {
+  const r = recordingSettings(settings);
+  return { callRecording: r.enabled, callRecordingRetentionDays: r.retentionDays };
+}
 
 async function readSettings(db: import('../../store/store.ts').Db, workspaceId: string): Promise<z.output<typeof settingsBody>> {
   const w = await workspaceRow(db, workspaceId);
@@ -39,6 +47,7 @@ async function readSettings(db: import('../../store/store.ts').Db, workspaceId: 
     trackingDomain: typeof s.trackingDomain === 'string' ? s.trackingDomain : null,
     auditRetentionDays: auditRetentionDays(w.settings as Record<string, unknown>),
     dkimSelector: typeof s.dkimSelector === 'string' ? s.dkimSelector : null,
+    ...recordingView(w.settings as Record<string, unknown>),
   };
 }
 
@@ -87,6 +96,8 @@ export const workspaceRoutes = [
         trackingDomain: z.string().max(253).nullable(),
         auditRetentionDays: z.number().int().min(MIN_AUDIT_RETENTION_DAYS).max(MAX_AUDIT_RETENTION_DAYS),
         dkimSelector: dkimSelector.nullable(),
+        callRecording: z.boolean(),
+        callRecordingRetentionDays: z.number().int().min(MIN_RECORDING_RETENTION_DAYS).max(MAX_RECORDING_RETENTION_DAYS),
       })
       .partial(),
     example: () => ({ body: { timeZone: 'Europe/Paris' } }),
@@ -109,6 +120,9 @@ export const workspaceRoutes = [
       if (body.auditRetentionDays !== undefined) settingsPatch = { ...settingsPatch, auditRetentionDays: body.auditRetentionDays };
       // null removes it (jsonb_strip_nulls): SMTP domains' DKIM goes back to 'unchecked'.
       if (body.dkimSelector !== undefined) settingsPatch = { ...settingsPatch, dkimSelector: body.dkimSelector };
+      // Takes effect with the next SIP credential each softphone fetches (at most CADENZA_SIP_CREDENTIAL_TTL_S).
+      if (body.callRecording !== undefined) settingsPatch = { ...settingsPatch, callRecording: body.callRecording };
+      if (body.callRecordingRetentionDays !== undefined) settingsPatch = { ...settingsPatch, callRecordingRetentionDays: body.callRecordingRetentionDays };
       const before = await readSettings(ctx.store.db, ws.workspaceId);
       // A null trackingDomain is removed, so senders fall back to the public URL.
       await updateWorkspace(ctx.store.db, ws.workspaceId, set, settingsPatch);

@@ -77,6 +77,7 @@ export function register(program: Command): void {
       const dialer = dialerSettingsFrom(cfg);
       const app = await startApp({
         ...(dialer ? { dialer } : {}),
+        ...(cfg.CADENZA_RECORDING_SPOOL ? { recording: { spoolDir: cfg.CADENZA_RECORDING_SPOOL, ...(cfg.CADENZA_RECORDING_ANNOUNCEMENT ? { announcementFile: cfg.CADENZA_RECORDING_ANNOUNCEMENT } : {}) } } : {}),
         ...(trackingDomains ? { trackingDomains } : {}),
         log,
         databaseUrl,

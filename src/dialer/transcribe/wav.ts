@@ -179,9 +179,9 @@ export function encodeWav(sampleRate: number, channels: readonly Float32Array[])
   return bytes;
 }
 
-// G.711 expansion tables (ITU-T G.711), built once.
-const MULAW = new Float32Array(256);
-const ALAW = new Float32Array(256);
+// G.711 expansion tables (ITU-T G.711), built once; the recording ingester decodes RTP with them too.
+export const MULAW = new Float32Array(256);
+export const ALAW = new Float32Array(256);
 for (let i = 0; i < 256; i++) {
   const u = ~i & 0xff;
   const t = (((u & 0x0f) << 3) + 0x84) << ((u & 0x70) >> 4);

@@ -41,6 +41,12 @@ import type { Role } from '../../common/config.ts';
  *   phone_call            calls, the API's alone: the call routes write them and the API role's
  *                         sweep closes them (src/dialer/calls.ts); no other role reads a lead's
  *                         number, notes or call history.
+ *   rep_voicemail         reps' recorded voicemail messages (sealed), the API's alone: only the
+ *                         voicemail routes read or write them.
+ *   phone_call_recording, call_capture_quarantine
+ *                         call recordings (sealed audio) and the captures that could not become
+ *                         one: the API's alone, like the calls (its ingester and purge write them,
+ *                         its routes play and delete them).
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -105,6 +111,9 @@ export const RESTRICTED: Record<string, TableRule> = {
   },
   webhook_delivery: { table: { api: RW, scheduler: ['select', 'insert', 'delete'], sender: ['insert'], sync: ['insert'] } },
   phone_call: { table: { api: RW } },
+  rep_voicemail: { table: { api: RW } },
+  phone_call_recording: { table: { api: RW } },
+  call_capture_quarantine: { table: { api: RW } },
   mailbox_credential: {
     table: { api: ['insert', 'delete'], sender: RW, sync: RW },
     // vault.put's upsert reads the conflict column and updates the rest; nothing reads ciphertext.

@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
 import { call as apiCall, ws } from '../api.ts';
-import { Softphone, type Call, type CallProgressEvent, type DialerConfig, type SoftphoneOptions } from './softphone.ts';
+import { Badge } from '../ui/parts.tsx';
+import { Softphone, type Call, type CallProgressEvent, type DialerConfig, type IncomingCall, type SoftphoneOptions, type VoicemailDrop } from './softphone.ts';
+import { dropStatus, mayDrop, type DropView } from './voicemail-drop.ts';
 
 /**
  * Call / Hang up / Mute for one number, with the call's state and a timer (docs/dialer.md). The
@@ -22,6 +24,18 @@ export interface CallPanelProps {
    * throws, nothing is dialled and its message is shown (no number to dial, the lead's night).
    */
   beforeDial?: () => Promise<void>;
+  /** The rep's recorded message (decoded from GET …/dialer/voicemail); absent: no Drop voicemail button. */
+  voicemail?: { clip: ArrayBuffer; durationMs: number } | null;
+  /**
+   * The clip started playing into the call: the call is no longer this panel's (its later events
+   * are not reported through onProgress), and the parent logs it as voicemail and moves on.
+   */
+  onDropped?: (drop: VoicemailDrop) => void;
+  /**
+   * A call to this rep rings. Answering through the given object makes it the panel's call (Hang
+   * up, Mute, timer). Absent, or while the panel has a call in progress: declined as busy (486).
+   */
+  onIncoming?: (incoming: IncomingCall) => void;
 }
 
 type PanelState =
@@ -49,12 +63,15 @@ const CAUSE_TEXT: Record<string, string> = {
   no_microphone: 'No microphone access',
 };
 
+/** Calls handed to a voicemail drop: their later events are the drop's, not the panel's. */
+const dropped = new WeakSet<object>();
+
 function clock(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
-export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy, loadConfig, beforeDial }: CallPanelProps) {
+export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy, loadConfig, beforeDial, voicemail, onDropped, onIncoming }: CallPanelProps) {
   const [state, setState] = useState<PanelState>({ kind: 'loading' });
   const [muted, setMuted] = useState(false);
   const [tick, setTick] = useState(0);
@@ -62,12 +79,22 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
   const current = useRef<Call | null>(null);
   const progress = useRef(onProgress);
   progress.current = onProgress;
+  const incomingRef = useRef(onIncoming);
+  incomingRef.current = onIncoming;
+  // Voicemails playing into calls the rep has left: shown beside the panel's own call, never as it.
+  const [drops, setDrops] = useState<DropView[]>([]);
+  const dropping = useRef(0);
+  // Each playing drop's end: the phone is stopped only after them (the last call of the queue was dropped and the dialer closes).
+  const playing = useRef(new Set<Promise<void>>());
   // The loader is read when the panel mounts: a new function each render must not register again.
   const loader = useRef(loadConfig);
   loader.current = loadConfig;
 
   // Bumped shortly before the credential expires: the effect below fetches a fresh one and registers again.
   const [generation, setGeneration] = useState(0);
+  // The credential says whether the workspace records calls; the prospect hears the announcement,
+  // the rep sees it here (rtpengine's player is not sent towards the browser, docs/dialer.md).
+  const [recorded, setRecorded] = useState(false);
 
   useEffect(() => {
     let gone = false;
@@ -78,7 +105,25 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
         const cfg = await load();
         if (gone) return;
         if ('enabled' in cfg && cfg.enabled === false) return setState({ kind: 'off', reason: cfg.reason });
-        const p = new Softphone(cfg as DialerConfig, iceTransportPolicy ? { iceTransportPolicy } : {});
+        setRecorded((cfg as { recorded?: boolean }).recorded === true);
+        const p = new Softphone(cfg as DialerConfig, {
+          ...(iceTransportPolicy ? { iceTransportPolicy } : {}),
+          onIncoming: (incoming) => {
+            const take = incomingRef.current;
+            if (!take || current.current) return incoming.decline();
+            take({
+              ...incoming,
+              gone: incoming.gone,
+              decline: () => incoming.decline(),
+              answer: (report = () => {}) => {
+                setMuted(false);
+                const c = incoming.answer(follow(() => c, report));
+                current.current = c;
+                return c;
+              },
+            });
+          },
+        });
         phone.current = p;
         await p.register();
         if (gone) return;
@@ -86,7 +131,8 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
         // A minute before the credential expires (never a live call's: wait for its end), fetch a new one.
         const due = Date.parse((cfg as DialerConfig).expiresAt) - Date.now() - 60_000;
         const later = (ms: number) => {
-          renew = setTimeout(() => (current.current ? later(30_000) : setGeneration((g) => g + 1)), Math.max(30_000, ms));
+          // Re-registering stops the phone: never under a live call or a voicemail still playing.
+          renew = setTimeout(() => (current.current || dropping.current > 0 ? later(30_000) : setGeneration((g) => g + 1)), Math.max(30_000, ms));
         };
         if (Number.isFinite(due)) later(due);
       } catch (e) {
@@ -97,17 +143,36 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
       gone = true;
       if (renew !== undefined) clearTimeout(renew);
       current.current?.hangup();
-      phone.current?.stop();
+      const p = phone.current;
+      void Promise.all([...playing.current]).then(() => p?.stop());
       phone.current = null;
     };
   }, [workspaceId, iceTransportPolicy, generation]);
 
-  // The call timer: once a second while in a call.
+  // The next task's number: the last call's ending is no longer news (the phone stays registered).
+  useEffect(() => setState((s) => (s.kind === 'ended' || s.kind === 'refused' ? { kind: 'ready' } : s)), [number]);
+
+  // The call timer: once a second while in a call or a voicemail plays.
   useEffect(() => {
-    if (state.kind !== 'in_call') return;
+    if (state.kind !== 'in_call' && drops.length === 0) return;
     const t = setInterval(() => setTick((n) => n + 1), 1000);
     return () => clearInterval(t);
-  }, [state.kind]);
+  }, [state.kind, drops.length]);
+
+  /** A call's progress into the panel's state and to the parent, until the call is dropped to voicemail and so no longer the panel's. */
+  function follow(call: () => Call | null, report: (e: CallProgressEvent) => void) {
+    return (e: CallProgressEvent) => {
+      const c = call();
+      if (c && dropped.has(c)) return;
+      if (e.event === 'ringing') setState((s) => (s.kind === 'calling' ? { kind: 'ringing' } : s));
+      else if (e.event === 'answered') setState({ kind: 'in_call', since: Date.now() });
+      else {
+        current.current = null;
+        setState({ kind: 'ended', cause: e.cause ?? 'failed' });
+      }
+      report(e);
+    };
+  }
 
   const start = async () => {
     const p = phone.current;
@@ -121,20 +186,38 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
       return;
     }
     try {
-      current.current = p.call(number, (e) => {
-        if (e.event === 'ringing') setState((s) => (s.kind === 'calling' ? { kind: 'ringing' } : s));
-        else if (e.event === 'answered') setState({ kind: 'in_call', since: Date.now() });
-        else {
-          current.current = null;
-          setState({ kind: 'ended', cause: e.cause ?? 'failed' });
-        }
-        progress.current?.(e);
-      });
+      const c: Call = p.call(number, follow(() => c, (e) => progress.current?.(e)));
+      current.current = c;
     } catch (e) {
       setState({ kind: 'ended', cause: e instanceof Error ? e.message : 'failed' });
     }
   };
   const hangup = () => current.current?.hangup();
+  const drop = async () => {
+    const c = current.current;
+    if (!c || !voicemail || !mayDrop({ answered: state.kind === 'in_call', hasClip: true, dropping: false }).ok) return;
+    // From here the call is the drop's: the panel is free for the next call at once.
+    dropped.add(c);
+    current.current = null;
+    setState({ kind: 'ready' });
+    dropping.current++;
+    try {
+      const d = await c.dropVoicemail(voicemail.clip);
+      const view: DropView = { number: c.number, startedAt: d.startedAt, clipMs: d.durationMs };
+      setDrops((ds) => [...ds, view]);
+      onDropped?.(d);
+      playing.current.add(d.finished);
+      void d.finished.then(() => {
+        playing.current.delete(d.finished);
+        dropping.current--;
+        setDrops((ds) => ds.filter((x) => x !== view));
+      });
+    } catch (e) {
+      dropping.current--;
+      c.hangup();
+      setState({ kind: 'refused', reason: `the voicemail could not play: ${e instanceof Error ? e.message : String(e)}` });
+    }
+  };
   const toggleMute = () => {
     const c = current.current;
     if (!c) return;
@@ -142,6 +225,7 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
     setMuted(!muted);
   };
 
+  const dropCheck = mayDrop({ answered: state.kind === 'in_call', hasClip: Boolean(voicemail), dropping: false });
   const inCall = state.kind === 'calling' || state.kind === 'ringing' || state.kind === 'in_call';
   let status: string;
   switch (state.kind) {
@@ -175,20 +259,31 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
   return (
     <div className="call-panel row" role="group" aria-label={`Phone call to ${number}`} data-state={state.kind}>
       {inCall ? (
-        <button type="button" className="btn btn-danger" onClick={hangup} aria-label={`Hang up the call to ${number}`}>
+        <button type="button" className="btn btn-danger" onClick={hangup} aria-label={`Hang up the call to ${current.current?.number ?? number}`}>
           Hang up
         </button>
       ) : (
-        <button type="button" className="btn btn-primary" onClick={() => void start()} disabled={state.kind !== 'ready' && state.kind !== 'ended' && state.kind !== 'refused'} aria-label={`Call ${number}`}>
+        <button type="button" className="btn btn-primary" onClick={() => void start()} disabled={!number || (state.kind !== 'ready' && state.kind !== 'ended' && state.kind !== 'refused')} aria-label={`Call ${number}`}>
           Call
         </button>
       )}
       <button type="button" className="btn" onClick={toggleMute} disabled={state.kind !== 'in_call'} aria-pressed={muted} aria-label={muted ? 'Unmute the microphone' : 'Mute the microphone'}>
         {muted ? 'Unmute' : 'Mute'}
       </button>
+      {voicemail !== undefined && (
+        <button type="button" className="btn" onClick={() => void drop()} disabled={!dropCheck.ok} title={dropCheck.ok ? undefined : dropCheck.text} aria-keyshortcuts="v" data-drop="voicemail">
+          Drop voicemail
+        </button>
+      )}
       <span className="muted small" role="status" aria-live="polite">
         {status}
       </span>
+      {recorded && <Badge tone="warn">Calls are recorded</Badge>}
+      {drops.map((d) => (
+        <span key={d.startedAt} className="muted small" data-dropping={d.number}>
+          {dropStatus(d, Date.now())}
+        </span>
+      ))}
     </div>
   );
 }

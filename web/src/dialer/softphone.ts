@@ -1,4 +1,5 @@
 import { C, UA, WebSocketInterface, debug as jssipDebug } from 'jssip';
+import { DROP_TAIL_MS, MAX_DROP_MS, dropDeadline } from './voicemail-drop.ts';
 
 /** Derived from UA: the root module exports neither type, and a subpath import does not resolve under Node's resolution (the server's type check follows the tests' imports here). */
 type RTCSession = ReturnType<UA['call']>;
@@ -61,6 +62,21 @@ export interface IncomingCall {
   readonly sipCallId: string | undefined;
   answer(onProgress?: (e: CallProgressEvent) => void): Call;
   decline(): void;
+  /**
+   * Resolves with the cause when the call ends before it is answered: 'cancelled' when the caller
+   * gave up, 'rejected' after decline(). Never resolves once answered (the call's own events say).
+   */
+  readonly gone: Promise<string>;
+}
+
+/** A recorded message playing into a call in place of the microphone (Call.dropVoicemail). */
+export interface VoicemailDrop {
+  /** How long the clip plays (capped at MAX_DROP_MS). */
+  readonly durationMs: number;
+  /** Performance-clock-free start instant (Date.now()), for the panel's countdown. */
+  readonly startedAt: number;
+  /** Resolves once the clip ended and the softphone hung up, or the other side hung up first. */
+  readonly finished: Promise<void>;
 }
 
 export interface CallStats {
@@ -92,6 +108,13 @@ export interface Call {
   setMuted(muted: boolean): void;
   readonly muted: boolean;
   stats(): Promise<CallStats>;
+  /**
+   * Voicemail drop: decodes the clip and sends it into the call in place of the microphone
+   * (RTCRtpSender.replaceTrack with an AudioContext MediaStreamDestination), stops the microphone
+   * and the call's playback on this side, and hangs up by itself when the clip has played. The
+   * softphone can place another call meanwhile: each call is its own JsSIP session.
+   */
+  dropVoicemail(clip: ArrayBuffer): Promise<VoicemailDrop>;
 }
 
 /** A dialled number as a SIP user part: digits, an optional leading +, nothing else (spaces, dashes and dots dropped). */
@@ -166,10 +189,20 @@ export class Softphone {
       const session = e.session;
       const onIncoming = this.options.onIncoming;
       if (!onIncoming) return session.terminate({ status_code: 486, reason_phrase: 'Busy Here' });
+      let answered = false;
+      const gone = new Promise<string>((resolve) =>
+        (session as unknown as Emitter).on('failed', ((f: EndEvent) => {
+          if (!answered) resolve(causeOf(f.cause, f.originator));
+        }) as (e: never) => void),
+      );
       onIncoming({
+        gone,
         from: e.request.from?.uri?.user ?? 'unknown',
         sipCallId: e.request.call_id,
-        answer: (onProgress = () => {}) => this.wire(e.request.from?.uri?.user ?? 'unknown', onProgress, session),
+        answer: (onProgress = () => {}) => {
+          answered = true;
+          return this.wire(e.request.from?.uri?.user ?? 'unknown', onProgress, session);
+        },
         decline: () => session.terminate({ status_code: 486, reason_phrase: 'Busy Here' }),
       });
     }) as (e: never) => void);
@@ -212,6 +245,7 @@ export class Softphone {
     let muted = false;
     let ended = false;
     let answered = false;
+    let dropping = false;
     let localCause: string | undefined;
     let watchdog: ReturnType<typeof setInterval> | undefined;
     let resolveEnded!: (e: CallProgressEvent) => void;
@@ -272,7 +306,9 @@ export class Softphone {
       let lastChange = Date.now();
       watchdog = setInterval(() => {
         void stats().then((s) => {
-          if (ended) return;
+          // While a voicemail drop plays, the voicemail box may send nothing at all (it records): no
+          // inbound audio is expected, and the drop's own deadline ends the call.
+          if (ended || dropping) return;
           const t = Date.now();
           if (s.packetsReceived !== lastPackets) {
             lastPackets = s.packetsReceived;
@@ -335,8 +371,65 @@ export class Softphone {
     // The peer connection exists once call() returns (outgoing calls make it at once).
     if (session.connection) attach(session.connection as RTCPeerConnection);
 
+    const dropVoicemail = async (clip: ArrayBuffer): Promise<VoicemailDrop> => {
+      const conn = pc();
+      if (ended || !conn || !session?.isEstablished()) throw new Error('a voicemail can be dropped only into an answered call');
+      if (dropping) throw new Error('a voicemail is already playing into this call');
+      dropping = true;
+      const ctx = new AudioContext();
+      const buffer = await ctx.decodeAudioData(clip.slice(0));
+      const dest = ctx.createMediaStreamDestination();
+      const src = ctx.createBufferSource();
+      src.buffer = buffer;
+      src.connect(dest);
+      const sender = conn.getSenders().find((x) => x.track?.kind === 'audio') ?? conn.getSenders()[0];
+      if (!sender) throw new Error('the call has no audio sender');
+      const mic = sender.track;
+      await sender.replaceTrack(dest.stream.getAudioTracks()[0]!);
+      // The rep's voice is cut from the call, and the rep stops hearing it: they are on the next call.
+      mic?.stop();
+      if (this.audio.srcObject === remoteStream) this.audio.srcObject = null;
+      const durationMs = Math.min(buffer.duration * 1000, MAX_DROP_MS);
+      const startedAt = Date.now();
+      let finish!: () => void;
+      const finished = new Promise<void>((r) => (finish = r));
+      let over = false;
+      const close = () => {
+        if (over) return;
+        over = true;
+        clearTimeout(deadline);
+        try {
+          src.stop();
+        } catch {
+          // already stopped
+        }
+        void ctx.close().catch(() => {});
+        finish();
+      };
+      let playedOnce = false;
+      const played = () => {
+        if (playedOnce) return;
+        playedOnce = true;
+        // The tail lets the far end's jitter buffer play the last word before the BYE.
+        setTimeout(() => {
+          if (!ended && session) {
+            localCause = 'local_hangup';
+            session.terminate();
+          }
+          close();
+        }, DROP_TAIL_MS);
+      };
+      src.onended = played;
+      const deadline = setTimeout(played, dropDeadline(0, durationMs) - DROP_TAIL_MS);
+      void endedP.then(close);
+      await ctx.resume();
+      src.start(0, 0, durationMs / 1000);
+      return { durationMs, startedAt, finished };
+    };
+
     return {
       number,
+      dropVoicemail,
       get sipCallId() {
         return callId();
       },

@@ -3,6 +3,7 @@ import { navigate } from '../router.ts';
 import type { LeadDetail } from '../types.ts';
 import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { CallRecordings } from '../dialer/CallRecordings.tsx';
 import { EnrollmentSends } from './EnrollmentSends.tsx';
 import { MoveEnrollment, stateTone } from './MoveEnrollments.tsx';
 
@@ -40,6 +41,7 @@ export function LeadPage({ workspaceId, leadId }: { workspaceId: string; leadId:
               </ol>
             )}
           </section>
+          <CallRecordings workspaceId={workspaceId} leadId={leadId} />
           <aside className="card stack" aria-label="Lead">
             <dl className="facts">
               <dt>Email</dt>

@@ -2,6 +2,10 @@ import { useMemo, useRef, useState } from 'react';
 import { api, call, errorMessage, ws } from '../api.ts';
 import { CallRecord, type CallView } from '../dialer/call-record.ts';
 import { CallPanel } from '../dialer/CallPanel.tsx';
+import { IncomingCallCard, type InboundMatch, type InboundPhase } from '../dialer/IncomingCallCard.tsx';
+import type { IncomingCall } from '../dialer/softphone.ts';
+import { clipBytes, dropNote } from '../dialer/voicemail-drop.ts';
+import { VoicemailRecorder } from '../dialer/VoicemailRecorder.tsx';
 import type { ApiBody, ApiResponse, Task } from '../types.ts';
 import { Badge, ErrorNote, when } from '../ui/parts.tsx';
 import { useScreenShortcuts, useShortcuts } from '../ui/shortcuts.tsx';
@@ -27,6 +31,7 @@ const shortcuts = {
     { key: 'c', what: 'Call the lead' },
     { key: '1 … 7', what: 'Log the outcome (Connected, Voicemail, No answer, Busy, Wrong number, Meeting booked, Not interested) and go to the next call' },
     { key: 'n', what: 'Next call, leaving this one open' },
+    { key: 'v', what: 'Drop your recorded voicemail into the call, log it as Voicemail and go to the next call while it plays' },
   ],
 };
 
@@ -46,6 +51,12 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
   const panel = useRef<HTMLDivElement>(null);
   const task = tasks.length ? tasks[index % tasks.length] : undefined;
   useScreenShortcuts(shortcuts);
+  const saved = useLoad(() => call('GET /api/workspaces/:workspaceId/dialer/voicemail', ws(workspaceId, 'dialer/voicemail')), [workspaceId]);
+  const clip = saved.data?.voicemail;
+  const voicemail = useMemo(() => (clip ? { clip: clipBytes(clip.audio), durationMs: clip.durationMs } : null), [clip]);
+  // A call to the rep: its record (opened when it rings), the server's match, and where it stands.
+  const [inbound, setInbound] = useState<{ incoming: IncomingCall; match?: InboundMatch; phase: InboundPhase }>();
+  const inboundRecord = useRef<Promise<CallRecord> | null>(null);
 
   const lead = useLoad(() => (task ? api<LeadPage>('GET', ws(workspaceId, `leads/${task.leadId}`)) : Promise.resolve(undefined)), [workspaceId, task?.leadId]);
   const emails = useMemo(() => (lead.data?.timeline ?? []).filter((e) => e.kind === 'sent' || e.kind === 'received').slice(0, 3), [lead.data]);
@@ -74,12 +85,52 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
     }
   };
 
-  const log = async (outcome: Outcome) => {
+  const onIncoming = (incoming: IncomingCall) => {
+    const rec = call('POST /api/workspaces/:workspaceId/calls/inbound', ws(workspaceId, 'calls/inbound'), { from: incoming.from }).then((r) => {
+      setInbound((cur) => (cur?.incoming === incoming ? { ...cur, match: r } : cur));
+      return new CallRecord(workspaceId, r.call.id);
+    });
+    rec.catch((e: unknown) => setError(errorMessage(e)));
+    inboundRecord.current = rec;
+    setInbound({ incoming, phase: 'ringing' });
+    // Declined, or the caller gave up: the record ends unanswered, which the server calls missed.
+    void incoming.gone.then((cause) => {
+      void rec.then((r) => r.report({ event: 'ended', at: new Date().toISOString(), cause }));
+      setInbound((cur) => (cur?.incoming === incoming ? { ...cur, phase: 'missed' } : cur));
+    });
+  };
+  const answer = () => {
+    const cur = inbound;
+    const rec = inboundRecord.current;
+    if (!cur || !rec) return;
+    setNotes('');
+    cur.incoming.answer((e) => {
+      void rec.then((r) => r.report(e));
+      if (e.event === 'answered') setInbound((c) => (c?.incoming === cur.incoming ? { ...c, phase: 'answered' } : c));
+      if (e.event === 'ended') setInbound((c) => (c?.incoming === cur.incoming ? { ...c, phase: 'ended' } : c));
+    });
+  };
+  const dismissInbound = () => {
+    inboundRecord.current = null;
+    setInbound(undefined);
+  };
+  /** An answered incoming call is logged, not the task's. */
+  const inboundLive = inbound && (inbound.phase === 'answered' || inbound.phase === 'ended');
+
+  const log = async (outcome: Outcome, note?: string) => {
     if (!task || busy) return;
     setBusy(true);
     setError(undefined);
-    const text = notes.trim() ? notes : undefined;
+    const text = note ?? (notes.trim() ? notes : undefined);
     try {
+      if (inboundLive && inboundRecord.current) {
+        const r = await inboundRecord.current;
+        await call('POST /api/workspaces/:workspaceId/calls/:callId/outcome', ws(workspaceId, `calls/${r.id}/outcome`), { outcome, ...(text ? { notes: text } : {}) });
+        r.stop();
+        dismissInbound();
+        setNotes('');
+        return;
+      }
       if (record.current) {
         await call('POST /api/workspaces/:workspaceId/calls/:callId/outcome', ws(workspaceId, `calls/${record.current.id}/outcome`), { outcome, ...(text ? { notes: text } : {}) });
       } else {
@@ -104,6 +155,10 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
       next();
       return true;
     }
+    if (key === 'v') {
+      panel.current?.querySelector<HTMLButtonElement>('button[data-drop="voicemail"]:not([disabled])')?.click();
+      return true;
+    }
     const n = Number(key);
     if (Number.isInteger(n) && n >= 1 && n <= CALL_OUTCOMES.length) {
       void log(CALL_OUTCOMES[n - 1]![0]);
@@ -113,7 +168,7 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
   });
 
   if (!task) return null;
-  const live = callView && callView.state !== 'ended';
+  const live = (callView && callView.state !== 'ended') || inbound?.phase === 'answered';
   const suggested = callView?.state === 'ended' ? callView.suggested : null;
   return (
     <section className="stack" aria-labelledby="dialer-title">
@@ -124,6 +179,17 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
         </span>
       </div>
       <ErrorNote error={error ?? lead.error} />
+      {inbound && (
+        <IncomingCallCard
+          workspaceId={workspaceId}
+          from={inbound.incoming.from}
+          match={inbound.match}
+          phase={inbound.phase}
+          onAnswer={answer}
+          onDecline={() => inbound.incoming.decline()}
+          onDismiss={dismissInbound}
+        />
+      )}
       <div className="grid-2 dialer">
         <div className="card stack" aria-label="The lead">
           <div>
@@ -151,7 +217,17 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
           )}
         </div>
         <div className="card stack" ref={panel}>
-          {task.phoneE164 && <CallPanel key={task.id} workspaceId={workspaceId} number={task.phoneE164} beforeDial={beforeDial} onProgress={(e) => void record.current?.report(e)} />}
+          {/* One panel for every task: its phone outlives a task, so a dropped voicemail plays on while the next call is placed. */}
+          <CallPanel
+            workspaceId={workspaceId}
+            number={task.phoneE164 ?? ''}
+            beforeDial={beforeDial}
+            onProgress={(e) => void record.current?.report(e)}
+            voicemail={voicemail}
+            onDropped={(d) => void log('voicemail', dropNote(d.durationMs, notes))}
+            onIncoming={onIncoming}
+          />
+          <VoicemailRecorder workspaceId={workspaceId} saved={clip} onSaved={saved.reload} />
           <label className="stack">
             <span>Notes</span>
             <textarea rows={4} value={notes} onChange={(e) => setNotes(e.target.value)} maxLength={10_000} />

@@ -34,12 +34,12 @@ export function Settings({ workspaceId }: ScreenProps) {
 
 function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boolean }) {
   const s = useLoad(() => api<WorkspaceSettings>('GET', ws(workspaceId, 'settings')), [workspaceId]);
-  const [f, setF] = useState({ name: '', timeZone: '', holidaysCountry: '', trackingDomain: '', auditRetentionDays: '', dkimSelector: '' });
+  const [f, setF] = useState({ name: '', timeZone: '', holidaysCountry: '', trackingDomain: '', auditRetentionDays: '', dkimSelector: '', callRecording: false, callRecordingRetentionDays: '' });
   const [error, setError] = useState<string>();
   const [saved, setSaved] = useState<string>();
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    if (s.data) setF({ name: s.data.name, timeZone: s.data.timeZone, holidaysCountry: s.data.holidaysCountry ?? '', trackingDomain: s.data.trackingDomain ?? '', auditRetentionDays: String(s.data.auditRetentionDays), dkimSelector: s.data.dkimSelector ?? '' });
+    if (s.data) setF({ name: s.data.name, timeZone: s.data.timeZone, holidaysCountry: s.data.holidaysCountry ?? '', trackingDomain: s.data.trackingDomain ?? '', auditRetentionDays: String(s.data.auditRetentionDays), dkimSelector: s.data.dkimSelector ?? '', callRecording: s.data.callRecording, callRecordingRetentionDays: String(s.data.callRecordingRetentionDays) });
   }, [s.data]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -54,6 +54,8 @@ function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boo
         trackingDomain: f.trackingDomain.trim() || null,
         auditRetentionDays: Number(f.auditRetentionDays),
         dkimSelector: f.dkimSelector.trim() || null,
+        callRecording: f.callRecording,
+        callRecordingRetentionDays: Number(f.callRecordingRetentionDays),
       });
       setSaved('Settings saved.');
     } catch (err) {
@@ -62,7 +64,7 @@ function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boo
       setBusy(false);
     }
   };
-  const text = (k: keyof typeof f) => (e: React.ChangeEvent<HTMLInputElement>) => setF({ ...f, [k]: e.target.value });
+  const text = (k: Exclude<keyof typeof f, 'callRecording'>) => (e: React.ChangeEvent<HTMLInputElement>) => setF({ ...f, [k]: e.target.value });
   return (
     <form className="card stack" onSubmit={submit} aria-labelledby="settings-workspace">
       <h2 id="settings-workspace">Workspace</h2>
@@ -85,6 +87,12 @@ function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boo
         </Field>
         <Field label="Audit retention (days)" hint="How long the audit log keeps an event: 30 to 3650 days.">
           <input type="number" required min={30} max={3650} value={f.auditRetentionDays} onChange={text('auditRetentionDays')} />
+        </Field>
+        <Field label="Record calls" hint="Softphone calls are recorded and the prospect hears a consent announcement; check the law where you call (docs/dialer.md). Applies to credentials issued after saving.">
+          <input type="checkbox" checked={f.callRecording} onChange={(e) => setF({ ...f, callRecording: e.target.checked })} />
+        </Field>
+        <Field label="Call recording retention (days)" hint="How long a recording is kept: 1 to 3650 days.">
+          <input type="number" required min={1} max={3650} value={f.callRecordingRetentionDays} onChange={text('callRecordingRetentionDays')} />
         </Field>
       </fieldset>
       <SettingsFormEnd error={error} saved={saved} canEdit={admin}>

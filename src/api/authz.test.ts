@@ -3,6 +3,7 @@ import { federationIdentity } from '../warmup/federation/identity.ts';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { recordingContext } from '../dialer/recording/ingest.ts';
+import { enqueueTranscript } from '../dialer/transcribe/queue.ts';
 import { encodeWav } from '../dialer/transcribe/wav.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, login, seedGraph, seedWorkspace, type ApiHarness, type Browser } from '../../test/api.ts';
@@ -60,6 +61,8 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   // Its recording, for …/calls/:callId/recording (a sealed WAV of a tenth of a second of silence).
   const wav = encodeWav(8000, [new Float32Array(800), new Float32Array(800)]);
   await db.insertInto('phone_call_recording').values({ call_id: graph.callId, workspace_id: workspaceId, sealed: await h.ctx.vault!.sealBytes(workspaceId, recordingContext(graph.callId), wav), duration_ms: 100, bytes: wav.length, announced: false }).execute();
+  // And its transcription job, for …/calls/:callId/transcript.
+  await enqueueTranscript(db, graph.callId, workspaceId, Date.now());
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', ...graph };
 }

@@ -44,6 +44,9 @@ import { purgeAuditLog } from '../api/audit/retention.ts';
 import { runEvery } from '../common/periodic.ts';
 import { sweepCalls } from '../dialer/calls.ts';
 import { ingestRecordings, loadAnnouncement, purgeRecordings } from '../dialer/recording/ingest.ts';
+import { loadModel, type TranscriptionModelConfig } from '../dialer/transcribe/model.ts';
+import { transcribeCall } from '../dialer/transcribe/transcribe.ts';
+import { TranscriptionWorker } from '../dialer/transcribe/worker.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
 import { warmupDueAt, warmupExtraStep } from '../warmup/send/warmup-sender.ts';
@@ -114,6 +117,12 @@ export interface AppOptions {
   dialer?: SipCredentialSettings;
   /** Call recording's spool (rtpengine's recording-dir) and consent announcement (CADENZA_RECORDING_*); absent: nothing ingested. */
   recording?: { spoolDir: string; announcementFile?: string };
+  /**
+   * Call transcription (CADENZA_TRANSCRIPTION_*: src/dialer/transcribe/): the streaming transducer
+   * the API role loads at its start (a bad model refuses the start) and transcribes each stored
+   * recording with, after the call record is saved. Absent: recordings are kept untranscribed.
+   */
+  transcription?: TranscriptionModelConfig;
   /**
    * Warmup federation (src/warmup/federation/): this installation's name on its card
    * (CADENZA_FEDERATION_NAME; default: the public URL's host) and how often the scheduler role
@@ -228,6 +237,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await auditPurge?.stop();
       await callSweep?.stop();
       await recordings?.stop();
+      await transcriber?.stop();
       // A demo ends first: it resumes the roles it suspended, which then stop below.
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
@@ -262,6 +272,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   // Recorded calls (src/dialer/recording/): the spool every 10 s, the retention purge with it.
   // Declared before the vault below is built, started after it.
   let recordings: { stop(): Promise<void> } | undefined;
+  let transcriber: TranscriptionWorker | undefined;
   // The federation identity is derived from the master key (nothing stored): the card, the signing key, the pair keys.
   const publicUrl = o.publicUrl ?? `http://localhost:${o.port}`;
   const federation = federationIdentity(master, publicUrl, o.federation?.name ?? new URL(publicUrl).host);
@@ -278,7 +289,22 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   if (o.roles.includes('api')) {
     // The consent announcement is read once: a missing or wrong file refuses the start, not each call.
     const announcement = o.recording?.announcementFile ? await loadAnnouncement(o.recording.announcementFile) : null;
-    const spool = o.recording ? { store, clock, sealer: vault, spoolDir: o.recording.spoolDir, announcement } : undefined;
+    // The speech model is loaded (and probed in a child) once, here: a bad one refuses the start.
+    if (o.transcription) {
+      const model = await loadModel(o.transcription);
+      log.info({ model: model.id }, 'call transcription on');
+      transcriber = new TranscriptionWorker({
+        store,
+        clock,
+        sealer: vault,
+        transcribe: (wav) => transcribeCall(model, { kind: 'stereo', wav }),
+        owner: `transcriber:${newId(clock.now(), random)}`,
+        log,
+        onResult: (result) => metrics.transcriptions.inc({ result }),
+      });
+      transcriber.start();
+    }
+    const spool = o.recording ? { store, clock, sealer: vault, spoolDir: o.recording.spoolDir, announcement, transcribes: transcriber !== undefined } : undefined;
     let lastPurge = -Infinity;
     recordings = runEvery(
       clock,
@@ -287,6 +313,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         if (spool) {
           const r = await ingestRecordings(spool);
           if (r.stored.length || r.quarantined.length) log.info({ stored: r.stored.length, quarantined: r.quarantined }, 'call recordings ingested');
+          if (r.stored.length) transcriber?.nudge();
         }
         if (clock.now() - lastPurge >= 6 * 3_600_000) {
           lastPurge = clock.now();
@@ -460,7 +487,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
+      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...(transcriber ? { transcripts: { nudge: () => transcriber?.nudge() } } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

@@ -165,6 +165,18 @@ const schema = z.object({
   CADENZA_RECORDING_SPOOL: z.string().min(1).optional(),
   /** The consent announcement rtpengine plays on recorded calls (8 kHz WAV, Kamailio's RECORDING_ANNOUNCEMENT): mixed into each stored recording, which rtpengine's pcap lacks. */
   CADENZA_RECORDING_ANNOUNCEMENT: z.string().min(1).optional(),
+  /**
+   * Call transcription (docs/transcription.md): the folder of a streaming transducer (encoder,
+   * decoder, joiner, tokens.txt) the API role loads at its start; absent: recordings are kept
+   * untranscribed. The file names are needed only where the folder holds several candidates
+   * (a release with fp32 and int8 files).
+   */
+  CADENZA_TRANSCRIPTION_MODEL: z.string().min(1).optional(),
+  CADENZA_TRANSCRIPTION_ENCODER: z.string().min(1).optional(),
+  CADENZA_TRANSCRIPTION_DECODER: z.string().min(1).optional(),
+  CADENZA_TRANSCRIPTION_JOINER: z.string().min(1).optional(),
+  /** Threads the speech model decodes with (one job at a time per process). */
+  CADENZA_TRANSCRIPTION_THREADS: z.coerce.number().int().min(1).max(32).default(1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

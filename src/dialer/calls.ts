@@ -133,14 +133,22 @@ export async function inboundCall(deps: CallDeps, workspaceId: string, from: str
 }
 
 /** A call with its recording's size and age when it has one (the sealed audio stays in the table). */
-export type CallWithRecording = PhoneCallRow & { rec_ms: number | null; rec_bytes: number | null; rec_at: Date | null };
+export type CallWithRecording = PhoneCallRow & {
+  rec_ms: number | null;
+  rec_bytes: number | null;
+  rec_at: Date | null;
+  /** The recording's transcription, when it has a job (src/dialer/transcribe/queue.ts). */
+  tr_state: 'pending' | 'running' | 'done' | 'failed' | null;
+  tr_error: string | null;
+};
 
 function callsWithRecording(db: Db, workspaceId: string) {
   return db
     .selectFrom('phone_call')
     .leftJoin('phone_call_recording as r', 'r.call_id', 'phone_call.id')
+    .leftJoin('call_transcript as t', 't.call_id', 'phone_call.id')
     .selectAll('phone_call')
-    .select(['r.duration_ms as rec_ms', 'r.bytes as rec_bytes', 'r.created_at as rec_at'])
+    .select(['r.duration_ms as rec_ms', 'r.bytes as rec_bytes', 'r.created_at as rec_at', 't.state as tr_state', 't.error_message as tr_error'])
     .where('phone_call.workspace_id', '=', workspaceId);
 }
 

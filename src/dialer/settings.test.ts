@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../common/config.ts';
-import { dialerSettingsFrom, sipWsOrigin } from './settings.ts';
+import { dialerSettingsFrom, sipWsOrigin, transcriptionSettingsFrom } from './settings.ts';
 
 const SIP = { CADENZA_SIP_WS_URL: 'wss://sip.example.com:8443', CADENZA_SIP_DOMAIN: 'sip.example.com', CADENZA_SIP_SECRET: 'sixteen-chars-or-more' };
 
@@ -23,5 +23,20 @@ describe('dialer settings from the environment', () => {
 
   it('gives the CSP the WebSocket origin only', () => {
     expect(sipWsOrigin('wss://sip.example.com:8443/ws?x=1')).toBe('wss://sip.example.com:8443');
+  });
+});
+
+describe('call transcription settings from the environment', () => {
+  it('is off without a model folder; on with one, one thread by default, file names only when given', () => {
+    expect(transcriptionSettingsFrom(loadConfig({}))).toBeUndefined();
+    expect(transcriptionSettingsFrom(loadConfig({ CADENZA_TRANSCRIPTION_MODEL: '/srv/asr/zipformer' }))).toEqual({ dir: '/srv/asr/zipformer', numThreads: 1 });
+    expect(
+      transcriptionSettingsFrom(loadConfig({ CADENZA_TRANSCRIPTION_MODEL: '/srv/asr/zipformer', CADENZA_TRANSCRIPTION_ENCODER: 'encoder.int8.onnx', CADENZA_TRANSCRIPTION_JOINER: 'joiner.int8.onnx', CADENZA_TRANSCRIPTION_THREADS: '4' })),
+    ).toEqual({ dir: '/srv/asr/zipformer', numThreads: 4, encoder: 'encoder.int8.onnx', joiner: 'joiner.int8.onnx' });
+  });
+
+  it('refuses file names without the folder, and a thread count out of range', () => {
+    expect(() => transcriptionSettingsFrom(loadConfig({ CADENZA_TRANSCRIPTION_ENCODER: 'encoder.int8.onnx' }))).toThrow(/set the folder too/);
+    expect(() => loadConfig({ CADENZA_TRANSCRIPTION_MODEL: '/m', CADENZA_TRANSCRIPTION_THREADS: '0' })).toThrow(/CADENZA_TRANSCRIPTION_THREADS/);
   });
 });

@@ -1,6 +1,7 @@
 import type { Config } from '../common/config.ts';
 import { cadenzaError } from '../common/errors.ts';
 import type { SipCredentialSettings } from './sip-credentials.ts';
+import type { TranscriptionModelConfig } from './transcribe/model.ts';
 
 /**
  * The dialer's settings from the configuration (common/config.ts): on when CADENZA_SIP_WS_URL,
@@ -34,4 +35,22 @@ export function dialerSettingsFrom(cfg: Config): SipCredentialSettings | undefin
 export function sipWsOrigin(wsUrl: string): string {
   const u = new URL(wsUrl);
   return `${u.protocol}//${u.host}`;
+}
+
+/**
+ * Call transcription's model from the configuration: CADENZA_TRANSCRIPTION_MODEL is the folder;
+ * the file names only where it holds several. Absent: undefined (recordings stay untranscribed).
+ * File names without the folder are a configuration error, not a silent "off".
+ */
+export function transcriptionSettingsFrom(cfg: Config): TranscriptionModelConfig | undefined {
+  const files = { encoder: cfg.CADENZA_TRANSCRIPTION_ENCODER, decoder: cfg.CADENZA_TRANSCRIPTION_DECODER, joiner: cfg.CADENZA_TRANSCRIPTION_JOINER };
+  if (!cfg.CADENZA_TRANSCRIPTION_MODEL) {
+    if (Object.values(files).some((v) => v !== undefined)) throw cadenzaError('CONFIG_INVALID', 'CADENZA_TRANSCRIPTION_ENCODER, _DECODER and _JOINER name files in CADENZA_TRANSCRIPTION_MODEL: set the folder too');
+    return undefined;
+  }
+  return {
+    dir: cfg.CADENZA_TRANSCRIPTION_MODEL,
+    numThreads: cfg.CADENZA_TRANSCRIPTION_THREADS,
+    ...Object.fromEntries(Object.entries(files).filter(([, v]) => v !== undefined)),
+  };
 }

@@ -29,6 +29,7 @@ export class Metrics {
   readonly syncedMailboxes: Gauge;
   readonly pushBusLost: Counter;
   readonly sendingDomains: Gauge<'status'>;
+  readonly transcriptions: Counter<'result'>;
   private readonly latencies = new Map<string, Histogram>();
 
   constructor() {
@@ -42,6 +43,7 @@ export class Metrics {
     this.pushBusLost = new Counter({ name: 'cadenza_push_bus_connection_lost_total', help: 'LISTEN connections of the push bus lost (each followed by a reconnect and a catch-up of every work pass)', registers: [this.registry] });
     // Set by the process that ran the last daily domain pass (sending/dns/domain-monitor.ts); the others show none.
     this.sendingDomains = new Gauge({ name: 'cadenza_domains', help: 'Domains (sending domains and tracking hosts, every workspace) by health status after the last daily check: ok, broken, unknown (never judged)', labelNames: ['status'], registers: [this.registry] });
+    this.transcriptions = new Counter({ name: 'cadenza_call_transcriptions_total', help: "Call transcription jobs by how they ended in this process: done, retry (failed, tried again later), failed (for good), lost (the recording was deleted meanwhile, or another worker took the job over)", labelNames: ['result'], registers: [this.registry] });
     this.latency('cadenza_reply_to_stop_ms', 'Reply-to-stop in real ms of the inbound messages that stopped or paused their enrollment, committed by this process since it started: end of the stopping transaction minus server receipt (IMAP: 1 s resolution). The durable per-workspace figure: GET …/analytics replyToStop');
   }
 

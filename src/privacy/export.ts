@@ -3,6 +3,8 @@ import type { Db } from '../store/store.ts';
 import { erasedMarker, type ErasureKey } from '../common/erasure-key.ts';
 import { PERSONAL_TABLES } from './sql/personal-data.ts';
 import { findSubject } from './subject.ts';
+import { TRANSCRIPT_SECTION, transcriptsOfLeads } from '../dialer/transcribe/queue.ts';
+import type { BytesSealer } from '../mailbox/vault.ts';
 
 /**
  * The subject access export: everything the workspace stores about one address, one section per
@@ -18,10 +20,13 @@ export interface SubjectExport {
   sections: Record<string, Array<Record<string, unknown>>>;
 }
 
-export async function exportSubject(db: Db, workspaceId: string, email: string, o: { now: number; key?: ErasureKey }): Promise<SubjectExport> {
+export async function exportSubject(db: Db, workspaceId: string, email: string, o: { now: number; key?: ErasureKey; sealer?: BytesSealer }): Promise<SubjectExport> {
   const s = await findSubject(db, workspaceId, email);
   const sections: SubjectExport['sections'] = {};
   for (const t of PERSONAL_TABLES) sections[t.section] = (await t.find(db, s)).map(plain);
+  // What was said on the person's recorded calls, opened from the sealed copies (the audio itself
+  // is played or downloaded per call: GET …/calls/{id}/recording). Without the vault: not listed.
+  if (o.sealer) sections[TRANSCRIPT_SECTION] = await transcriptsOfLeads(db, o.sealer, workspaceId, s.leadIds);
   let erased = false;
   if (o.key) {
     const marker = erasedMarker(o.key, workspaceId, s.email);
@@ -42,7 +47,7 @@ function plain(row: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-export const EXPORT_SECTIONS = PERSONAL_TABLES.map((t) => t.section);
+export const EXPORT_SECTIONS = [...PERSONAL_TABLES.map((t) => t.section), TRANSCRIPT_SECTION];
 
 /** One section as CSV (RFC 4180, a header of the union of its rows' columns; objects and arrays as JSON). */
 export function sectionCsv(rows: ReadonlyArray<Record<string, unknown>>): string {

@@ -255,6 +255,24 @@ export interface PhoneCallRecordingTable {
   created_at: CreatedAt;
 }
 
+/** A recorded call's transcription job and result (migration 0052, src/dialer/transcribe/queue.ts). */
+export interface CallTranscriptTable {
+  call_id: string;
+  workspace_id: string;
+  state: Generated<'pending' | 'running' | 'done' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  lease_owner: string | null;
+  lease_until: Date | null;
+  transcript: Buffer | null;
+  model: string | null;
+  word_count: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: CreatedAt;
+  updated_at: Generated<Date>;
+}
+
 /** A capture the recording ingester could not store (migration 0050): why, never the audio. */
 export interface CallCaptureQuarantineTable {
   id: Generated<number>;
@@ -496,6 +514,7 @@ export interface Database {
   phone_call: PhoneCallTable;
   phone_call_recording: PhoneCallRecordingTable;
   call_capture_quarantine: CallCaptureQuarantineTable;
+  call_transcript: CallTranscriptTable;
   event: EventTable;
   suppression: SuppressionTable;
   tracking_event: TrackingEventTable;

@@ -81,7 +81,7 @@ export type ApiKey = {
 export type AuditEvent = {
   id: string;
   at: string;
-  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted */
+  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested */
   action: string;
   actorKind: "session" | "api_key" | "system" | "anonymous";
   /** The actor as it read at the time: a member's address, an API key's name and prefix, Cadenza */
@@ -130,6 +130,42 @@ export type Call = {
     durationMs: number;
     bytes: number;
     createdAt: string;
+  } | null;
+  /** The recording's transcription (GET …/calls/{callId}/transcript reads it), or null when none was queued */
+  transcript: {
+    state: "pending" | "running" | "done" | "failed";
+    /** The last failure, in plain words */
+    error: string | null;
+  } | null;
+};
+
+export type CallTranscript = {
+  /** pending: waiting for its (next) attempt; failed: for good, until transcribed again by hand */
+  state: "pending" | "running" | "done" | "failed";
+  attempts: number;
+  nextAttemptAt: string | null;
+  /** The speech model that made it: folder name @ the encoder file's SHA-256 prefix */
+  model: string | null;
+  error: {
+    code: string;
+    message: string;
+  } | null;
+  updatedAt: string;
+  /** Words with times (from the start of the recording) and speaker turns; only when done */
+  result: {
+    words: {
+      speaker: "rep" | "prospect";
+      word: string;
+      startMs: number;
+      endMs: number;
+    }[];
+    turns: {
+      speaker: "rep" | "prospect";
+      startMs: number;
+      endMs: number;
+      text: string;
+    }[];
+    durationMs: number;
   } | null;
 };
 
@@ -2804,6 +2840,32 @@ export interface ApiRoutes {
       deleted: true;
     };
     status: 200;
+  };
+  /** The recording's transcript: its state, and when done the words with times and the speaker turns (opened from the sealed copy); 404 when none was queued (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/calls/:callId/transcript": {
+    params: {
+      workspaceId: string;
+      callId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      transcript: CallTranscript;
+    };
+    status: 200;
+  };
+  /** Transcribe the call's recording (again): a failed transcript is tried anew, a done one redone (with the model now configured); one in progress is left to finish. 404 without a recording; CONFLICT where this server does not transcribe (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/calls/:callId/transcript": {
+    params: {
+      workspaceId: string;
+      callId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      queued: true;
+    };
+    status: 202;
   };
   /** The browser softphone's settings: where to register and a time-limited SIP and TURN credential for the caller (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/dialer/config": {

@@ -28,6 +28,8 @@ export const AUDIT_ACTIONS = [
   'privacy.erased',
   'recording.played',
   'recording.deleted',
+  'transcript.read',
+  'transcript.requested',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

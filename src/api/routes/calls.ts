@@ -3,7 +3,8 @@ import { cadenzaError } from '../../common/errors.ts';
 import { endCauses } from '../../dialer/call-progress.ts';
 import { deleteRecording, openRecording } from '../../dialer/recording/ingest.ts';
 import { audit } from '../audit/actor.ts';
-import { findCall, inboundCall, listCalls, logCallOutcome, reportProgress, startCall, type CallDeps, type PhoneCallRow } from '../../dialer/calls.ts';
+import { findCall, inboundCall, listCalls, logCallOutcome, reportProgress, startCall, type CallDeps, type CallWithRecording, type PhoneCallRow } from '../../dialer/calls.ts';
+import { readTranscript, requeueTranscript } from '../../dialer/transcribe/queue.ts';
 import type { CallOutcome } from '../../sequence/model.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -35,12 +36,35 @@ const callView = z
       .object({ durationMs: z.number().int(), bytes: z.number().int(), createdAt: z.string() })
       .nullable()
       .describe('The stored recording (GET …/calls/{callId}/recording plays it), or null'),
+    transcript: z
+      .object({ state: z.enum(['pending', 'running', 'done', 'failed']), error: z.string().nullable().describe('The last failure, in plain words') })
+      .nullable()
+      .describe("The recording's transcription (GET …/calls/{callId}/transcript reads it), or null when none was queued"),
   })
   .meta({ id: 'Call' });
 
+const transcriptView = z
+  .object({
+    state: z.enum(['pending', 'running', 'done', 'failed']).describe('pending: waiting for its (next) attempt; failed: for good, until transcribed again by hand'),
+    attempts: z.number().int(),
+    nextAttemptAt: z.string().nullable(),
+    model: z.string().nullable().describe('The speech model that made it: folder name @ the encoder file\'s SHA-256 prefix'),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    updatedAt: z.string(),
+    result: z
+      .object({
+        words: z.array(z.object({ speaker: z.enum(['rep', 'prospect']), word: z.string(), startMs: z.number(), endMs: z.number() })),
+        turns: z.array(z.object({ speaker: z.enum(['rep', 'prospect']), startMs: z.number(), endMs: z.number(), text: z.string() })),
+        durationMs: z.number(),
+      })
+      .nullable()
+      .describe('Words with times (from the start of the recording) and speaker turns; only when done'),
+  })
+  .meta({ id: 'CallTranscript' });
+
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 
-function toView(c: PhoneCallRow & { rec_ms?: number | null; rec_bytes?: number | null; rec_at?: Date | null }): z.output<typeof callView> {
+function toView(c: PhoneCallRow & Partial<Pick<CallWithRecording, 'rec_ms' | 'rec_bytes' | 'rec_at' | 'tr_state' | 'tr_error'>>): z.output<typeof callView> {
   return {
     id: c.id,
     direction: c.direction,
@@ -62,6 +86,7 @@ function toView(c: PhoneCallRow & { rec_ms?: number | null; rec_bytes?: number |
     durationMs: c.duration_ms,
     missed: c.direction === 'inbound' && c.state === 'ended' && c.answered_at === null,
     recording: c.rec_ms != null && c.rec_at ? { durationMs: c.rec_ms, bytes: c.rec_bytes ?? 0, createdAt: c.rec_at.toISOString() } : null,
+    transcript: c.tr_state ? { state: c.tr_state, error: c.tr_state === 'done' ? null : (c.tr_error ?? null) } : null,
   };
 }
 
@@ -227,6 +252,42 @@ export const callRoutes = [
       if (!(await deleteRecording(c.ctx.store, c.ws.workspaceId, c.params.callId))) throw cadenzaError('NOT_FOUND', 'this call has no recording');
       await audit(c, { action: 'recording.deleted', target: `call:${c.params.callId}`, detail: {} });
       return { deleted: true as const };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/calls/:callId/transcript',
+    summary: "The recording's transcript: its state, and when done the words with times and the speaker turns (opened from the sealed copy); 404 when none was queued",
+    tags: ['calls'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ callId: z.uuid() }),
+    response: z.object({ transcript: transcriptView }),
+    handler: async (c) => {
+      const { ctx, ws, params } = c;
+      const t = await readTranscript(ctx.store.db, vaultOf(ctx), ws.workspaceId, params.callId);
+      if (!t) throw cadenzaError('NOT_FOUND', "this call's recording has no transcript");
+      // What was said on a call is read as a recording is played: each read is in the audit log.
+      if (t.result) await audit(c, { action: 'transcript.read', target: `call:${params.callId}`, detail: {} });
+      return { transcript: t };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/calls/:callId/transcript',
+    summary: "Transcribe the call's recording (again): a failed transcript is tried anew, a done one redone (with the model now configured); one in progress is left to finish. 404 without a recording; CONFLICT where this server does not transcribe",
+    tags: ['calls'],
+    access: { workspace: 'member' },
+    status: 202,
+    params: workspaceParams({ callId: z.uuid() }),
+    response: z.object({ queued: z.literal(true) }),
+    handler: async (c) => {
+      const { ctx, ws, params } = c;
+      const r = await requeueTranscript(ctx.store.db, ws.workspaceId, params.callId, ctx.clock.now(), ctx.transcripts !== undefined);
+      if (r === 'no_recording') throw cadenzaError('NOT_FOUND', 'this call has no recording');
+      if (r === 'not_transcribing') throw cadenzaError('CONFLICT', 'this server does not transcribe calls (CADENZA_TRANSCRIPTION_MODEL is not set)');
+      await audit(c, { action: 'transcript.requested', target: `call:${params.callId}`, detail: {} });
+      ctx.transcripts?.nudge();
+      return { queued: true as const };
     },
   }),
 ];

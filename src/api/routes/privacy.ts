@@ -109,7 +109,7 @@ export const privacyRoutes = [
     response: exportBody,
     handler: async (c) => {
       const { ctx, ws, body } = c;
-      const out = await exportSubject(ctx.store.db, ws.workspaceId, body.email, { now: realClock(ctx).now(), ...(ctx.erasure ? { key: ctx.erasure } : {}) });
+      const out = await exportSubject(ctx.store.db, ws.workspaceId, body.email, { now: realClock(ctx).now(), ...(ctx.erasure ? { key: ctx.erasure } : {}), ...(ctx.vault ? { sealer: ctx.vault } : {}) });
       const rows = Object.values(out.sections).reduce((n, s) => n + s.length, 0);
       await audit(c, { action: 'privacy.exported', target: auditTarget(ctx, ws.workspaceId, body.email), detail: { rows } });
       return out;
@@ -132,7 +132,7 @@ export const privacyRoutes = [
     handler: async (c) => {
       const { ctx, ws, query, reply } = c;
       if (query.format === 'csv' && !query.section) throw cadenzaError('INVALID_INPUT', `format=csv needs a section: one of ${EXPORT_SECTIONS.join(', ')}`, { field: 'section' });
-      const out = await exportSubject(ctx.store.db, ws.workspaceId, query.email, { now: realClock(ctx).now(), ...(ctx.erasure ? { key: ctx.erasure } : {}) });
+      const out = await exportSubject(ctx.store.db, ws.workspaceId, query.email, { now: realClock(ctx).now(), ...(ctx.erasure ? { key: ctx.erasure } : {}), ...(ctx.vault ? { sealer: ctx.vault } : {}) });
       const rows = Object.values(out.sections).reduce((n, s) => n + s.length, 0);
       await audit(c, { action: 'privacy.exported', target: auditTarget(ctx, ws.workspaceId, query.email), detail: { rows, ...(query.section ? { section: query.section } : {}) } });
       if (query.format === 'json') return out;

@@ -6,6 +6,7 @@ import { recordAudit } from '../../api/audit/audit-log.ts';
 import { erasedMarker, erasureKey } from '../../common/erasure-key.ts';
 import { eraseSubject } from '../../privacy/erase.ts';
 import { exportSubject, sectionCsv } from '../../privacy/export.ts';
+import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { deps, globals, masterKey, nudgeRunning, output, withStore } from '../context.ts';
@@ -24,8 +25,9 @@ export function register(program: Command): void {
       const g = globals(cmd);
       await withStore(g, async (store) => {
         const w = await resolveWorkspace(store, o.workspace);
-        const key = erasureKey(await masterKey(g, store));
-        const x = await exportSubject(store.db, w.id, email, { now: deps.clock.now(), key });
+        const master = await masterKey(g, store);
+        const key = erasureKey(master);
+        const x = await exportSubject(store.db, w.id, email, { now: deps.clock.now(), key, sealer: new Vault(store, localKeyWrapper(master)) });
         await recordAudit(store.db, deps, { workspaceId: w.id, action: 'privacy.exported', actor: CLI_ACTOR, target: erasedMarker(key, w.id, x.email), detail: { via: 'cli' } });
         if (!o.out) return void process.stdout.write(`${JSON.stringify(x, null, 2)}\n`);
         mkdirSync(o.out, { recursive: true, mode: 0o700 });

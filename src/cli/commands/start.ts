@@ -9,7 +9,7 @@ import { systemMailerSettingsFrom } from '../../api/system-mailer.ts';
 import { createLogger } from '../../common/logger.ts';
 import { globals } from '../context.ts';
 import { trackingDomainSettingsFrom } from '../../tracking/domains/settings.ts';
-import { dialerSettingsFrom } from '../../dialer/settings.ts';
+import { dialerSettingsFrom, transcriptionSettingsFrom } from '../../dialer/settings.ts';
 import { systemClock } from '../../common/clock.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { Supervisor } from '../../ops/supervisor.ts';
@@ -75,10 +75,12 @@ export function register(program: Command): void {
       }
       const trackingDomains = trackingDomainSettingsFrom(cfg);
       const dialer = dialerSettingsFrom(cfg);
+      const transcription = transcriptionSettingsFrom(cfg);
       const app = await startApp({
         ...(dialer ? { dialer } : {}),
         ...(cfg.CADENZA_RECORDING_SPOOL ? { recording: { spoolDir: cfg.CADENZA_RECORDING_SPOOL, ...(cfg.CADENZA_RECORDING_ANNOUNCEMENT ? { announcementFile: cfg.CADENZA_RECORDING_ANNOUNCEMENT } : {}) } } : {}),
         ...(trackingDomains ? { trackingDomains } : {}),
+        ...(transcription ? { transcription } : {}),
         log,
         databaseUrl,
         dataDir: g.dataDir ?? cfg.CADENZA_DATA_DIR,

@@ -2,6 +2,9 @@
  * Captures as rtpengine writes them (pcap with LINKTYPE_RAW, and its metadata file), built in
  * memory for the recording tests: the parsers' fixtures and the ingester's spool.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 export interface FixturePacket {
   tsUs: number;
   /** The sender's port and rtpengine's port it arrived on (127.0.0.1 both). */
@@ -71,4 +74,18 @@ export function leg(o: { seconds: number; startUs: number; sport: number; dport:
   const out: FixturePacket[] = [];
   for (let i = 0; i < o.seconds * 50; i++) out.push({ tsUs: o.startUs + i * 20_000, sport: o.sport, dport: o.dport, payload: rtpPacket(0, i, i * 160, o.ssrc, new Uint8Array(160).fill(o.byte)) });
   return out;
+}
+
+/**
+ * A finished call's capture in an rtpengine spool (its pcaps/ and metadata/ folders, made if
+ * missing), as the ingester finds it: the rep's 2 s leg, and the prospect's 2 s from 1 s in, so
+ * the call lasts 3 s. `tag` makes the file names unique per call.
+ */
+export function writeCapture(spoolDir: string, sipCallId: string, rep: string | null, tag: number): void {
+  const stem = `${encodeURIComponent(sipCallId)}-0123456789abcde${tag % 10}`;
+  mkdirSync(join(spoolDir, 'pcaps'), { recursive: true });
+  mkdirSync(join(spoolDir, 'metadata'), { recursive: true });
+  const packets = [...leg({ seconds: 2, startUs: 1e12, sport: 40000, dport: 30020, ssrc: 1, byte: 0x20 }), ...leg({ seconds: 2, startUs: 1e12 + 1e6, sport: 40002, dport: 30000, ssrc: 2, byte: 0xa0 })];
+  writeFileSync(join(spoolDir, 'pcaps', `${stem}.pcap`), pcapFile(packets));
+  writeFileSync(join(spoolDir, 'metadata', `rtpengine-meta-${stem}.txt`), metadataText(`${spoolDir}/pcaps/${stem}.pcap`, 30000, 30020, rep));
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../../common/clock.ts';
 import { CadenzaError, cadenzaError } from '../../common/errors.ts';
 import type { BytesSealer } from '../../mailbox/vault.ts';
 import type { Store } from '../../store/store.ts';
+import { enqueueTranscript } from '../transcribe/queue.ts';
 import { encodeWav, parseWav } from '../transcribe/wav.ts';
 import { callAudio, SAMPLE_RATE, withAnnouncement } from './call-audio.ts';
 import { metadataFileName, parseMetadata } from './metadata.ts';
@@ -31,6 +32,8 @@ export interface IngestDeps {
   spoolDir: string;
   /** The consent announcement's samples at 8 kHz (loadAnnouncement), mixed into the start of each recording; null: none configured. */
   announcement: Float32Array | null;
+  /** This server transcribes (CADENZA_TRANSCRIPTION_MODEL): each stored recording gets its job in the same transaction. */
+  transcribes?: boolean;
 }
 
 export interface IngestOptions {
@@ -94,11 +97,15 @@ export async function ingestRecordings(deps: IngestDeps, o: IngestOptions = {}):
       if (deps.announcement) audio = withAnnouncement(audio, deps.announcement);
       const wav = encodeWav(SAMPLE_RATE, audio.channels);
       const sealed = await deps.sealer.sealBytes(call.workspace_id, recordingContext(call.id), wav);
-      await deps.store.db
-        .insertInto('phone_call_recording')
-        .values({ call_id: call.id, workspace_id: call.workspace_id, sealed, duration_ms: Math.round(audio.durationMs), bytes: wav.length, announced: deps.announcement !== null, created_at: new Date(deps.clock.now()) })
-        .onConflict((oc) => oc.column('call_id').doNothing())
-        .execute();
+      const stored = call;
+      await deps.store.db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('phone_call_recording')
+          .values({ call_id: stored.id, workspace_id: stored.workspace_id, sealed, duration_ms: Math.round(audio.durationMs), bytes: wav.length, announced: deps.announcement !== null, created_at: new Date(deps.clock.now()) })
+          .onConflict((oc) => oc.column('call_id').doNothing())
+          .execute();
+        if (deps.transcribes) await enqueueTranscript(tx, stored.id, stored.workspace_id, deps.clock.now());
+      });
       result.stored.push(call.id);
     } catch (e) {
       const invalid = e instanceof CadenzaError && e.code === 'CAPTURE_INVALID';

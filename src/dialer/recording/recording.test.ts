@@ -7,7 +7,7 @@ import { testBackends } from '../../../test/stores.ts';
 import { systemClock } from '../../common/clock.ts';
 import type { Vault } from '../../mailbox/vault.ts';
 import { parseWav } from '../transcribe/wav.ts';
-import { leg, metadataText, pcapFile } from './capture-fixture.ts';
+import { writeCapture } from './capture-fixture.ts';
 import { ingestRecordings, purgeRecordings } from './ingest.ts';
 
 /**
@@ -30,10 +30,7 @@ describe.each(testBackends())('call recordings (%s)', (backend) => {
     const sipCallId = `call-${++n}@browser.invalid`;
     const callId = `00000000-0000-4000-8000-0000000000${String(n).padStart(2, '0')}`;
     await h.store.db.insertInto('phone_call').values({ id: callId, workspace_id: workspaceId, placed_by: userId, direction: 'outbound', source: 'dialer', state: 'ended', sip_call_id: sipCallId }).execute();
-    const stem = `${encodeURIComponent(sipCallId)}-0123456789abcde${n % 10}`;
-    const packets = [...leg({ seconds: 2, startUs: 1e12, sport: 40000, dport: 30020, ssrc: 1, byte: 0x20 }), ...leg({ seconds: 2, startUs: 1e12 + 1e6, sport: 40002, dport: 30000, ssrc: 2, byte: 0xa0 })];
-    writeFileSync(join(spool, 'pcaps', `${stem}.pcap`), pcapFile(packets));
-    writeFileSync(join(spool, 'metadata', `rtpengine-meta-${stem}.txt`), metadataText(`${spool}/pcaps/${stem}.pcap`, 30000, 30020, rep));
+    writeCapture(spool, sipCallId, rep, n);
     return { callId, sipCallId };
   }
   const spoolFiles = () => [...readdirSync(join(spool, 'pcaps')), ...readdirSync(join(spool, 'metadata'))];
@@ -86,6 +83,20 @@ describe.each(testBackends())('call recordings (%s)', (backend) => {
     expect((await b.call('DELETE', `${base}/calls/${callId}/recording`)).json()).toEqual({ deleted: true });
     expect((await b.call('DELETE', `${base}/calls/${callId}/recording`)).statusCode).toBe(404);
     expect((await b.call('GET', `${base}/calls/${callId}/recording`)).statusCode).toBe(404);
+  });
+
+  it('writes the transcription job with the recording where this server transcribes, and none where it does not', async () => {
+    const { callId } = await recordedCall(userId);
+    const r = await ingestRecordings({ store: h.store, clock: systemClock, sealer: h.ctx.vault as Vault, spoolDir: spool, announcement: null, transcribes: true }, { graceMs: 0 });
+    expect(r.stored).toEqual([callId]);
+    expect(await h.store.db.selectFrom('call_transcript').select(['state', 'attempts']).where('call_id', '=', callId).executeTakeFirst()).toEqual({ state: 'pending', attempts: 0 });
+    expect((await b.call('GET', `${base}/calls/${callId}`)).json().call.transcript).toEqual({ state: 'pending', error: null });
+    const other = await recordedCall(userId);
+    await ingest();
+    expect(await h.store.db.selectFrom('call_transcript').select('state').where('call_id', '=', other.callId).executeTakeFirst()).toBeUndefined();
+    // Asking for a transcript of a server that does not transcribe says so, in plain words.
+    const asked = await b.call('POST', `${base}/calls/${other.callId}/transcript`);
+    expect([asked.statusCode, asked.json().error.message]).toEqual([409, 'this server does not transcribe calls (CADENZA_TRANSCRIPTION_MODEL is not set)']);
   });
 
   it('quarantines a capture whose authenticated rep is not the rep of the call the Call-ID names', async () => {

@@ -124,7 +124,8 @@ export async function transcribeLeg(
   stream.inputFinished();
   while (recognizer.isReady(stream)) recognizer.decode(stream);
   const result = recognizer.getResult(stream);
-  const legMs = (samples.length / sampleRate) * 1000;
+  // Whole milliseconds, as the transcript's durationMs is, so no word ends after the call.
+  const legMs = Math.round((samples.length / sampleRate) * 1000);
   // A word emitted in the tail padding still belongs to the leg: clamp it to the leg's end.
   return tokensToWords(result.tokens, result.timestamps).map((w) => ({
     word: w.word,

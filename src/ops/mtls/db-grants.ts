@@ -43,10 +43,11 @@ import type { Role } from '../../common/config.ts';
  *                         number, notes or call history.
  *   rep_voicemail         reps' recorded voicemail messages (sealed), the API's alone: only the
  *                         voicemail routes read or write them.
- *   phone_call_recording, call_capture_quarantine
- *                         call recordings (sealed audio) and the captures that could not become
- *                         one: the API's alone, like the calls (its ingester and purge write them,
- *                         its routes play and delete them).
+ *   phone_call_recording, call_capture_quarantine, call_transcript
+ *                         call recordings (sealed audio), the captures that could not become
+ *                         one, and the recordings' transcripts (sealed): the API's alone, like the
+ *                         calls (its ingester, transcriber and purge write them, its routes play,
+ *                         show and delete them).
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -114,6 +115,7 @@ export const RESTRICTED: Record<string, TableRule> = {
   rep_voicemail: { table: { api: RW } },
   phone_call_recording: { table: { api: RW } },
   call_capture_quarantine: { table: { api: RW } },
+  call_transcript: { table: { api: RW } },
   mailbox_credential: {
     table: { api: ['insert', 'delete'], sender: RW, sync: RW },
     // vault.put's upsert reads the conflict column and updates the rest; nothing reads ciphertext.

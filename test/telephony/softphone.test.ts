@@ -286,25 +286,80 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     await page.close();
   });
 
-  it("a recorded call: rtpengine records it and plays the consent announcement to the prospect; the stored recording holds the announcement, the rep and the prospect; an unrecorded call leaves nothing", async () => {
+  /** A workspace that records calls, in a fresh store, and the ingester reading the bed's spool into it. */
+  async function recordingWorkspace() {
     const env = await bedEnv();
     const store = await freshStore('pglite');
+    const w = await seedWorkspace(store, 'Rec Co', 'rep@rec.test');
+    await store.db.updateTable('workspace').set({ settings: JSON.stringify({ callRecording: true }) }).where('id', '=', w.workspaceId).execute();
+    const vault = new Vault(store, localKeyWrapper(Buffer.alloc(32, 9)));
+    const announcement = await loadAnnouncement(env.RECORDING_ANNOUNCEMENT!);
+    /**
+     * Ingests until a recording is stored (rtpengine writes the files as the call ends), up to 5 s.
+     * `mixAnnouncement: false` stores the legs as captured, without the announcement the ingester
+     * mixes in, so a test can see what the carrier itself sent back.
+     */
+    const ingestStored = async (mixAnnouncement = true): Promise<string[]> => {
+      let stored: string[] = [];
+      for (let i = 0; i < 20 && stored.length === 0; i++) {
+        stored = (await ingestRecordings({ store, clock: systemClock, sealer: vault, spoolDir: env.RECORDING_DIR!, announcement: mixAnnouncement ? announcement : null }, { graceMs: 60_000 })).stored;
+        if (!stored.length) await new Promise((r) => setTimeout(r, 250));
+      }
+      return stored;
+    };
+    const channelsOf = async (callId: string) => parseWav(new Uint8Array((await openRecording(store, vault, w.workspaceId, callId))!));
+    /** The stored recording's two channels, checked: the rep's is channel 0, the prospect's channel 1. */
+    const expectChannels = async (callId: string, label: string): Promise<void> => {
+      const wav = await channelsOf(callId);
+      figures[`${label}RecordingMs`] = Math.round(wav.durationMs);
+      expect(wav.channels.length).toBe(2);
+      const [rep, prospect] = wav.channels as [Float32Array, Float32Array];
+      const a = announcement.length;
+      // The announcement is the start of the prospect's channel, where rtpengine played it (under
+      // the prospect's own tone, sipp playing on), and not in the rep's.
+      const [inProspect, inRep] = [correlation(prospect.subarray(0, a), announcement), correlation(rep.subarray(0, a), announcement)];
+      figures[`${label}AnnouncementCorrelation`] = `${inProspect.toFixed(2)}/${inRep.toFixed(2)}`;
+      expect(inProspect).toBeGreaterThan(0.2);
+      expect(Math.abs(inRep)).toBeLessThan(0.05);
+      // After it, the prospect's channel carries the carrier's 1000 Hz and the rep's the browser's 600 Hz.
+      const rest = (x: Float32Array) => x.subarray(a + 4000, Math.min(x.length, a + 12000));
+      const [p1000, p600] = [toneEnergy(rest(prospect), TONES.prospectHz), toneEnergy(rest(prospect), TONES.browserHz)];
+      const [r600, r1000] = [toneEnergy(rest(rep), TONES.browserHz), toneEnergy(rest(rep), TONES.prospectHz)];
+      figures[`${label}RecordingToneRatios`] = `${Math.round(p1000 / p600)}/${Math.round(r600 / r1000)}`;
+      expect(p1000).toBeGreaterThan(100 * p600);
+      expect(r600).toBeGreaterThan(100 * r1000);
+    };
+    /**
+     * The capture of a call whose prospect echoed what it heard, stored as it came (nothing mixed
+     * in): the announcement in the prospect's channel is the one rtpengine played to the carrier,
+     * sent back; the rep's channel has none of it.
+     */
+    const expectAnnouncementEchoed = async (callId: string, label: string): Promise<void> => {
+      expect(await ingestStored(false)).toEqual([callId]);
+      const [rep, prospect] = (await channelsOf(callId)).channels as [Float32Array, Float32Array];
+      const [inProspect, inRep] = [bestCorrelation(prospect, announcement, 8000), bestCorrelation(rep, announcement, 8000)];
+      figures[`${label}EchoedAnnouncement`] = `${inProspect.correlation.toFixed(2)} at ${Math.round(inProspect.lag / 8)} ms/${inRep.correlation.toFixed(2)}`;
+      expect(inProspect.correlation).toBeGreaterThan(0.3);
+      expect(inRep.correlation).toBeLessThan(0.1);
+    };
+    return { env, store, w, ingestStored, expectChannels, expectAnnouncementEchoed };
+  }
+
+  it("a recorded call: rtpengine records it and plays the consent announcement to the prospect, who hears it; the stored recording holds the announcement, the rep and the prospect; an unrecorded call leaves nothing", async () => {
+    const { env, store, w, ingestStored, expectChannels, expectAnnouncementEchoed } = await recordingWorkspace();
     try {
-      const w = await seedWorkspace(store, 'Rec Co', 'rep@rec.test');
-      await store.db.updateTable('workspace').set({ settings: JSON.stringify({ callRecording: true }) }).where('id', '=', w.workspaceId).execute();
-      const vault = new Vault(store, localKeyWrapper(Buffer.alloc(32, 9)));
-      const announcement = await loadAnnouncement(env.RECORDING_ANNOUNCEMENT!);
-      const ingest = () => ingestRecordings({ store, clock: systemClock, sealer: vault, spoolDir: env.RECORDING_DIR!, announcement }, { graceMs: 60_000 });
-      const placeCall = async (record: boolean, number: string): Promise<string> => {
-        const uas = carrier('uas-answer-play.xml');
+      const placeCall = async (record: boolean, number: string, echo = false): Promise<string> => {
+        const uas = echo ? carrier('uas-answer-echo.xml', { echo: true }) : carrier('uas-answer-play.xml');
         const { page } = await phonePage(w.userId, { record });
         await dial(page, number);
         const ringing = await waitEvent(page, 'ringing');
         await waitEvent(page, 'answered');
-        // The rep's line is not cut by the announcement played to the prospect: the prospect's
-        // tone (held 600 ms) reaches the browser soon after the answer, recorded or not.
-        const toneAfterMs = await page.evaluate(({ hz }) => window.cadenza.waitForTone((window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.remoteStream!, hz, 10_000, 30, 600), { hz: TONES.prospectHz });
-        toneDelays.push(Math.round(toneAfterMs));
+        if (!echo) {
+          // The rep's line is not cut by the announcement played to the prospect: the prospect's
+          // tone (held 600 ms) reaches the browser soon after the answer, recorded or not.
+          const toneAfterMs = await page.evaluate(({ hz }) => window.cadenza.waitForTone((window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.remoteStream!, hz, 10_000, 30, 600), { hz: TONES.prospectHz });
+          toneDelays.push(Math.round(toneAfterMs));
+        }
         // Longer than the announcement (2.9 s), so the recording has the line after it too.
         await page.waitForTimeout(5000);
         await hangupAndWait(page, uas);
@@ -321,32 +376,44 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
       const recordedId = await placeCall(true, '+15550100022');
       figures.prospectToneAfterAnswerMs = toneDelays.join('/');
       for (const d of toneDelays) expect(d).toBeGreaterThan(0);
-      let stored: string[] = [];
-      for (let i = 0; i < 20 && stored.length === 0; i++) {
-        stored = (await ingest()).stored;
-        if (!stored.length) await new Promise((r) => setTimeout(r, 250));
-      }
+      const stored = await ingestStored();
       const call = await store.db.selectFrom('phone_call').select('id').where('sip_call_id', '=', recordedId).executeTakeFirstOrThrow();
       expect(stored).toEqual([call.id]);
-      const wav = parseWav(new Uint8Array((await openRecording(store, vault, w.workspaceId, call.id))!));
-      figures.recordingMs = Math.round(wav.durationMs);
-      expect(wav.channels.length).toBe(2);
-      const [rep, prospect] = wav.channels as [Float32Array, Float32Array];
-      const a = announcement.length;
-      // The announcement is the start of the prospect's channel, where rtpengine played it (under
-      // the prospect's own tone, sipp playing on), and not in the rep's.
-      const [inProspect, inRep] = [correlation(prospect.subarray(0, a), announcement), correlation(rep.subarray(0, a), announcement)];
-      figures.announcementCorrelation = `${inProspect.toFixed(2)}/${inRep.toFixed(2)}`;
-      expect(inProspect).toBeGreaterThan(0.2);
-      expect(Math.abs(inRep)).toBeLessThan(0.05);
-      // After it, the prospect's channel carries the carrier's 1000 Hz and the rep's the browser's 600 Hz.
-      const rest = (x: Float32Array) => x.subarray(a + 4000, Math.min(x.length, a + 12000));
-      const [p1000, p600] = [toneEnergy(rest(prospect), TONES.prospectHz), toneEnergy(rest(prospect), TONES.browserHz)];
-      const [r600, r1000] = [toneEnergy(rest(rep), TONES.browserHz), toneEnergy(rest(rep), TONES.prospectHz)];
-      figures.recordingToneRatios = `${Math.round(p1000 / p600)}/${Math.round(r600 / r1000)}`;
-      expect(p1000).toBeGreaterThan(100 * p600);
-      expect(r600).toBeGreaterThan(100 * r1000);
+      await expectChannels(call.id, 'outbound');
       expect(await store.db.selectFrom('phone_call_recording').select('call_id').execute()).toEqual([{ call_id: call.id }]);
+
+      // The prospect heard the announcement: a carrier that echoes sends it back.
+      const echoedId = await placeCall(true, '+15550100023', true);
+      const echoed = await store.db.selectFrom('phone_call').select('id').where('sip_call_id', '=', echoedId).executeTakeFirstOrThrow();
+      await expectAnnouncementEchoed(echoed.id, 'outbound');
+    } finally {
+      await store.close();
+    }
+  }, 90_000);
+
+  it('a recorded incoming call: a rep registered with a recording credential is recorded when the carrier calls in; the announcement reaches the caller, the rep is channel 0', async () => {
+    const { store, w, ingestStored, expectChannels, expectAnnouncementEchoed } = await recordingWorkspace();
+    /** The carrier calls the rep, who answers; the carrier hangs up; the call is recorded as the softphone would report it. */
+    const callIn = async (scenario: 'uac-inbound.xml' | 'uac-inbound-play.xml'): Promise<string> => {
+      const { page } = await phonePage(w.userId, { autoAnswer: true, record: true });
+      const uac = inboundCall(w.userId, { scenario });
+      const answered = await waitEvent(page, 'answered');
+      expect(await waitEvent(page, 'ended', 20_000)).toMatchObject({ cause: 'remote_hangup' });
+      const r = await uac.done;
+      expect(r.code, r.output).toBe(0);
+      await page.close();
+      const id = randomUUID();
+      await store.db.insertInto('phone_call').values({ id, workspace_id: w.workspaceId, placed_by: w.userId, direction: 'inbound', source: 'dialer', state: 'ended', sip_call_id: answered.sipCallId! }).execute();
+      return id;
+    };
+    try {
+      // The prospect plays its tone for 6 s: the channels are the rep's and the prospect's.
+      const played = await callIn('uac-inbound-play.xml');
+      expect(await ingestStored()).toEqual([played]);
+      await expectChannels(played, 'inbound');
+
+      // The prospect heard the announcement: a carrier that echoes sends it back.
+      await expectAnnouncementEchoed(await callIn('uac-inbound.xml'), 'inbound');
     } finally {
       await store.close();
     }
@@ -380,6 +447,16 @@ function correlation(x: Float32Array, y: Float32Array): number {
   let yy = 0;
   for (let i = 0; i < Math.min(x.length, y.length); i++) [xy, xx, yy] = [xy + x[i]! * y[i]!, xx + x[i]! * x[i]!, yy + y[i]! * y[i]!];
   return xy / Math.sqrt(xx * yy || 1);
+}
+
+/** The highest correlation of `y` with `x` starting at any of the first `maxLag` samples of `x`. */
+function bestCorrelation(x: Float32Array, y: Float32Array, maxLag: number): { correlation: number; lag: number } {
+  let best = { correlation: -Infinity, lag: 0 };
+  for (let lag = 0; lag <= Math.min(maxLag, x.length - 1); lag++) {
+    const c = correlation(x.subarray(lag, lag + y.length), y);
+    if (c > best.correlation) best = { correlation: c, lag };
+  }
+  return best;
 }
 
 /** The energy at one frequency in 8 kHz samples (Goertzel). */

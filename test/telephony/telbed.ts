@@ -151,10 +151,16 @@ export function deskPhone(scenario: string, number: string, userId: string, opts
   );
 }
 
-/** The carrier calling a rep: a sipp UAC from the trunk's address (127.0.0.1) that echoes the rep's audio (or, uac-inbound-cancel.xml, gives up while it rings). */
-export function inboundCall(userId: string, opts: { timeoutMs?: number; scenario?: 'uac-inbound.xml' | 'uac-inbound-cancel.xml' } = {}): SippRun {
+/**
+ * The carrier calling a rep: a sipp UAC from the trunk's address (127.0.0.1) that echoes the rep's
+ * audio (or, uac-inbound-cancel.xml, gives up while it rings; uac-inbound-play.xml, plays the
+ * prospect's tone instead of echoing).
+ */
+export function inboundCall(userId: string, opts: { timeoutMs?: number; scenario?: 'uac-inbound.xml' | 'uac-inbound-cancel.xml' | 'uac-inbound-play.xml' } = {}): SippRun {
+  const scenario = opts.scenario ?? 'uac-inbound.xml';
+  const echo = scenario === 'uac-inbound-play.xml' ? [] : ['-rtp_echo'];
   return sipp(
-    [`127.0.0.1:${BED.sipUdpPort}`, '-sf', join(SIPP_DIR, opts.scenario ?? 'uac-inbound.xml'), '-i', '127.0.0.1', '-p', String(BED.trunkPort + 1), '-mi', '127.0.0.1', '-mp', '26200', '-rtp_echo', '-key', 'rep', userId, '-key', 'domain', BED.domain, '-m', '1'],
+    [`127.0.0.1:${BED.sipUdpPort}`, '-sf', join(SIPP_DIR, scenario), '-i', '127.0.0.1', '-p', String(BED.trunkPort + 1), '-mi', '127.0.0.1', '-mp', '26200', ...echo, '-key', 'rep', userId, '-key', 'domain', BED.domain, '-m', '1'],
     opts,
   );
 }

@@ -61,16 +61,25 @@ export function parseRtp(b: Uint8Array): Rtp | null {
   return { pt, ssrc: view.getUint32(8, false), ts: view.getUint32(4, false), payload: b.subarray(at, end) };
 }
 
-export function callAudio(meta: Pick<CallMetadata, 'fromCaller' | 'fromCallee'>, datagrams: readonly UdpDatagram[], limits: AudioLimits = DEFAULT_AUDIO_LIMITS): CallAudio {
+/**
+ * `repSide`: who the rep is in the SIP dialog. The caller for a call the rep placed; the callee for
+ * an incoming call, where the prospect's carrier sent the INVITE.
+ */
+export function callAudio(meta: Pick<CallMetadata, 'fromCaller' | 'fromCallee'>, datagrams: readonly UdpDatagram[], limits: AudioLimits = DEFAULT_AUDIO_LIMITS, repSide: 'caller' | 'callee' = 'caller'): CallAudio {
+  const [repPorts, prospectPorts] = repSide === 'caller' ? [meta.fromCaller, meta.fromCallee] : [meta.fromCallee, meta.fromCaller];
   const legOf = (dst: string): 0 | 1 | null => {
     const port = Number(dst.slice(dst.lastIndexOf(':') + 1));
-    return meta.fromCaller.includes(port) ? 0 : meta.fromCallee.includes(port) ? 1 : null;
+    return repPorts.includes(port) ? 0 : prospectPorts.includes(port) ? 1 : null;
   };
   const maxSamples = (limits.maxDurationMs / 1000) * SAMPLE_RATE;
   const startUs = datagrams.reduce((m, d) => Math.min(m, d.tsUs), Infinity);
   // Frames to write: [leg, sample offset, payload, law]; the timeline is sized once they are known.
   const frames: { leg: 0 | 1; at: number; payload: Uint8Array; table: Float32Array }[] = [];
   const anchors = new Map<string, { ts: number; at: number }>();
+  // A packet received twice (same source, same timestamp) is written once; two sources on one leg
+  // at once (a carrier's second stream, or what it sends back of rtpengine's own player) are mixed,
+  // as the side heard them, not written over each other.
+  const written = new Set<string>();
   const other = [0, 0];
   const packets: [number, number] = [0, 0];
   let length = 0;
@@ -94,6 +103,8 @@ export function callAudio(meta: Pick<CallMetadata, 'fromCaller' | 'fromCallee'>,
     let delta = (rtp.ts - anchor.ts) >>> 0;
     if (delta > 0x80000000) delta -= 0x100000000;
     const at = anchor.at + delta;
+    if (written.has(`${key}:${rtp.ts}`)) continue;
+    written.add(`${key}:${rtp.ts}`);
     if (at < 0 || at + rtp.payload.length > maxSamples) {
       throw refuseCapture('too_long', `The call's audio runs past ${limits.maxDurationMs / 1000} s.`, { maxDurationMs: limits.maxDurationMs });
     }
@@ -108,8 +119,9 @@ export function callAudio(meta: Pick<CallMetadata, 'fromCaller' | 'fromCallee'>,
   const channels: [Float32Array, Float32Array] = [new Float32Array(length), new Float32Array(length)];
   for (const f of frames) {
     const ch = channels[f.leg];
-    for (let i = 0; i < f.payload.length; i++) ch[f.at + i] = f.table[f.payload[i]!]!;
+    for (let i = 0; i < f.payload.length; i++) ch[f.at + i] = ch[f.at + i]! + f.table[f.payload[i]!]!;
   }
+  for (const ch of channels) for (let i = 0; i < ch.length; i++) ch[i] = Math.max(-1, Math.min(1, ch[i]!));
   return { channels, durationMs: (length / SAMPLE_RATE) * 1000, startUs, packets };
 }
 

@@ -65,6 +65,18 @@ describe('pcap and RTP', () => {
     expect(energy(a.channels[1], 3200, 3360)).toBeGreaterThan(0.01);
   });
 
+  it('writes a packet received twice once, and mixes two sources heard on one leg at the same time', () => {
+    const one = leg({ seconds: 1, startUs: 0, sport: 1, dport: 30000, ssrc: 4, byte: 0xe0 });
+    const alone = callAudio(meta, parsePcap(pcapFile(one)).datagrams);
+    const twice = callAudio(meta, parsePcap(pcapFile([...one, ...one.map((p) => ({ ...p, tsUs: p.tsUs + 5_000 }))])).datagrams);
+    expect(twice.channels[1]).toEqual(alone.channels[1]);
+    // A second stream (another SSRC) over the same second: both are in the channel, summed.
+    const other = leg({ seconds: 1, startUs: 0, sport: 1, dport: 30000, ssrc: 5, byte: 0xe0 });
+    const mixed = callAudio(meta, parsePcap(pcapFile([...one, ...other])).datagrams);
+    expect(mixed.channels[1][100]).toBeCloseTo(2 * alone.channels[1][100]!, 6);
+    expect(Math.max(...mixed.channels[1].map(Math.abs))).toBeLessThanOrEqual(1);
+  });
+
   it('skips RTCP and DTMF, refuses a call with no G.711 audio, and one in another codec with that reason', () => {
     expect(parseRtp(new Uint8Array([0x80, 200, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]))).toBeNull();
     const opus = [{ tsUs: 0, sport: 1, dport: 30000, payload: rtpPacket(111, 0, 0, 1, new Uint8Array(40)) }, { tsUs: 0, sport: 1, dport: 30000, payload: rtpPacket(18, 0, 0, 1, new Uint8Array(20)) }];

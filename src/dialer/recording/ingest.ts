@@ -73,10 +73,10 @@ export async function ingestRecordings(deps: IngestDeps, o: IngestOptions = {}):
   for (const name of names.slice(0, o.limit ?? 20)) {
     const named = metadataFileName(name)!;
     const files = [join(metaDir, name), join(deps.spoolDir, 'pcaps', named.pcapName)];
-    let call: { id: string; workspace_id: string; placed_by: string | null } | undefined;
+    let call: { id: string; workspace_id: string; placed_by: string | null; direction: 'outbound' | 'inbound' } | undefined;
     try {
       const meta = parseMetadata(name, await readFile(files[0]!, 'utf8'));
-      call = await deps.store.db.selectFrom('phone_call').select(['id', 'workspace_id', 'placed_by']).where('sip_call_id', '=', meta.callId).orderBy('created_at', 'desc').executeTakeFirst();
+      call = await deps.store.db.selectFrom('phone_call').select(['id', 'workspace_id', 'placed_by', 'direction']).where('sip_call_id', '=', meta.callId).orderBy('created_at', 'desc').executeTakeFirst();
       if (!call) {
         const age = deps.clock.now() - (await stat(files[0]!)).mtimeMs;
         if (age < graceMs) {
@@ -93,7 +93,8 @@ export async function ingestRecordings(deps: IngestDeps, o: IngestOptions = {}):
       const max = o.maxPcapBytes ?? 300 * 1024 * 1024;
       if (size > max) throw refuseCapture('too_long', `The capture is ${size} bytes; the limit is ${max}.`, { bytes: size });
       const capture = parsePcap(new Uint8Array(await readFile(files[1]!)));
-      let audio = callAudio(meta, capture.datagrams);
+      // An incoming call's INVITE came from the prospect's carrier: the rep is the callee.
+      let audio = callAudio(meta, capture.datagrams, undefined, call.direction === 'inbound' ? 'callee' : 'caller');
       if (deps.announcement) audio = withAnnouncement(audio, deps.announcement);
       const wav = encodeWav(SAMPLE_RATE, audio.channels);
       const sealed = await deps.sealer.sealBytes(call.workspace_id, recordingContext(call.id), wav);

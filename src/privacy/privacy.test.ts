@@ -157,7 +157,7 @@ describe.each(testBackends())('subject access export and erasure (%s)', (backend
     const member = await joinByInvitation(h.app, owner, ws, 'reader@example.test', 'member');
     const read = await member.call('GET', url);
     expect(read.statusCode).toBe(200);
-    expect(read.json()).toEqual({ messageBodiesDays: null, messagesDays: null, eventsDays: null, importRejectsDays: null, lastPurge: { day: '2026-03-10', finishedAt: '2026-03-10T02:01:00.000Z', counts: { messages: 2 } } });
+    expect(read.json()).toEqual({ messageBodiesDays: null, messagesDays: null, eventsDays: null, importRejectsDays: null, unmatchedCallsDays: null, lastPurge: { day: '2026-03-10', finishedAt: '2026-03-10T02:01:00.000Z', counts: { messages: 2 } } });
     expect((await member.call('PATCH', url, { eventsDays: 90 })).statusCode).toBe(403);
     const changed = await owner.call('PATCH', url, { messageBodiesDays: 30, messagesDays: 365, eventsDays: null });
     expect(changed.statusCode).toBe(200);

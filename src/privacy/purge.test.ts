@@ -20,7 +20,7 @@ describe.each(testBackends())('privacy purge (%s)', (backend) => {
     store = await freshStore(backend);
     const db = store.db;
     await sql`truncate table workspace cascade`.execute(db);
-    const retention = { messageBodiesDays: 30, messagesDays: 60, eventsDays: 30, importRejectsDays: 7 };
+    const retention = { messageBodiesDays: 30, messagesDays: 60, eventsDays: 30, importRejectsDays: 7, unmatchedCallsDays: 30 };
     await db.insertInto('workspace').values([{ id: WS, name: 'purged', settings: JSON.stringify({ retention }) }, { id: KEEP, name: 'kept' }]).execute();
     let n = 1;
     for (const ws of [WS, KEEP]) {
@@ -41,18 +41,37 @@ describe.each(testBackends())('privacy purge (%s)', (backend) => {
       const imp = id(n++);
       await db.insertInto('lead_import').values({ id: imp, workspace_id: ws, on_duplicate: 'skip', status: 'done', created_at: new Date(T - 10 * DAY) }).execute();
       await db.insertInto('lead_import_reject').values({ import_id: imp, workspace_id: ws, line: 2, reason: 'duplicate', message: 'dup', raw: 'a@b.test' }).execute();
+      // Calls 40 days old: one from a number no lead has (with its recording and transcript), one
+      // of a lead, one with no lead still live; and one with no lead from yesterday.
+      const lead = id(n++);
+      await db.insertInto('lead').values({ id: lead, workspace_id: ws, email: `lead${n}@p.test`, email_norm: `lead${n}@p.test` }).execute();
+      const call = (over: Partial<{ lead_id: string; state: 'ringing' | 'ended' }>, age: number) => {
+        const c = id(n++);
+        return db
+          .insertInto('phone_call')
+          .values({ id: c, workspace_id: ws, direction: 'inbound', source: 'dialer', state: 'ended', remote_e164: '+15550100', created_at: new Date(T - age * DAY), ...over })
+          .execute()
+          .then(() => c);
+      };
+      const unmatched = await call({}, 40);
+      await db.insertInto('phone_call_recording').values({ call_id: unmatched, workspace_id: ws, sealed: Buffer.from('x'), duration_ms: 1000, bytes: 1, announced: true, created_at: new Date(T - 40 * DAY) }).execute();
+      await db.insertInto('call_transcript').values({ call_id: unmatched, workspace_id: ws, next_attempt_at: new Date(T - 40 * DAY) }).execute();
+      await call({ lead_id: lead }, 40);
+      await call({ state: 'ringing' }, 40);
+      await call({}, 1);
+      for (const age of [40, 1]) await db.insertInto('call_capture_quarantine').values({ sip_call_id: `c${age}`, workspace_id: ws, reason: 'no_call', message: 'no call', at: new Date(T - age * DAY) }).execute();
     }
   }, 60_000);
   afterAll(async () => store?.destroy());
 
-  const count = async (table: 'message' | 'event' | 'tracking_event' | 'webhook_delivery' | 'lead_import_reject', ws: string) =>
+  const count = async (table: 'message' | 'event' | 'tracking_event' | 'webhook_delivery' | 'lead_import_reject' | 'phone_call' | 'phone_call_recording' | 'call_transcript' | 'call_capture_quarantine', ws: string) =>
     Number((await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where workspace_id = ${ws}::uuid`.execute(store.db)).rows[0]!.n);
 
   it('removes what is past each retention, in bounded batches, and nothing of a workspace that keeps everything', async () => {
     const clock = new SimClock(T);
     const r = await purgeExpiredData(store, clock, { batchSize: 1 });
     expect(r.stopped).toBe(false);
-    expect(r.counts).toEqual({ message_bodies: 1, messages: 1, events: 2, tracking_events: 2, webhook_deliveries: 1, import_rejects: 1 });
+    expect(r.counts).toEqual({ message_bodies: 1, messages: 1, events: 2, tracking_events: 2, webhook_deliveries: 1, import_rejects: 1, unmatched_calls: 1, capture_quarantine: 1 });
     // All of it the purged workspace's: the one that keeps everything has no entry.
     expect(r.byWorkspace).toEqual({ [WS]: r.counts });
     // One row per statement, and one more statement per kind to find the end.
@@ -67,6 +86,19 @@ describe.each(testBackends())('privacy purge (%s)', (backend) => {
     const left = await store.db.selectFrom('webhook_delivery').select('event_id').where('workspace_id', '=', WS).execute();
     expect(left.map((d) => d.event_id)).toEqual(['pending']);
     expect(await count('lead_import_reject', WS)).toBe(0);
+    // The old call with no lead went with its recording and transcript; the lead's call, the live
+    // call and yesterday's stay.
+    const calls = await store.db.selectFrom('phone_call').select(['lead_id', 'state', 'created_at']).where('workspace_id', '=', WS).orderBy('created_at').orderBy('state').execute();
+    expect(calls.map((c) => [Math.round((T - c.created_at.getTime()) / DAY), c.lead_id !== null, c.state])).toEqual([
+      [40, true, 'ended'],
+      [40, false, 'ringing'],
+      [1, false, 'ended'],
+    ]);
+    for (const t of ['phone_call_recording', 'call_transcript'] as const) expect(await count(t, WS)).toBe(0);
+    expect(await count('call_capture_quarantine', WS)).toBe(1);
+    expect(await count('phone_call', KEEP)).toBe(4);
+    for (const t of ['phone_call_recording', 'call_transcript'] as const) expect(await count(t, KEEP)).toBe(1);
+    expect(await count('call_capture_quarantine', KEEP)).toBe(2);
     for (const t of ['message', 'event', 'tracking_event'] as const) expect(await count(t, KEEP)).toBe(3);
     expect(await count('webhook_delivery', KEEP)).toBe(2);
     expect(await count('lead_import_reject', KEEP)).toBe(1);

@@ -26,11 +26,16 @@ export const RETENTION_KINDS = {
     min: 1,
     what: "The rows an import rejected (kept for the import's reject report)",
   },
+  // A week at least: a rep back from a few days off still finds who called while they were away.
+  unmatchedCallsDays: {
+    min: 7,
+    what: "Calls with no lead (an incoming call from a number no lead has): the number, times and notes, with their recording and transcript; and the call captures that could not become a recording",
+  },
 } as const;
 export type RetentionKind = keyof typeof RETENTION_KINDS;
 export type Retention = Record<RetentionKind, number | null>;
 export const MAX_RETENTION_DAYS = 3650;
-export const KEEP_EVERYTHING: Retention = { messageBodiesDays: null, messagesDays: null, eventsDays: null, importRejectsDays: null };
+export const KEEP_EVERYTHING: Retention = { messageBodiesDays: null, messagesDays: null, eventsDays: null, importRejectsDays: null, unmatchedCallsDays: null };
 
 /** The workspace's retention from its settings json; a value that is not a valid number of days (hand-edited) keeps the data. */
 export function retentionOf(settings: Record<string, unknown>): Retention {
@@ -77,5 +82,5 @@ export function changeRetention(current: Retention, change: Partial<Record<Reten
 /** The cutoff instants of `now` for one workspace: data older than each is due (null: kept). */
 export function cutoffs(r: Retention, now: number): Record<RetentionKind, Date | null> {
   const at = (d: number | null) => (d === null ? null : new Date(now - d * 86_400_000));
-  return { messageBodiesDays: at(r.messageBodiesDays), messagesDays: at(r.messagesDays), eventsDays: at(r.eventsDays), importRejectsDays: at(r.importRejectsDays) };
+  return Object.fromEntries((Object.keys(RETENTION_KINDS) as RetentionKind[]).map((k) => [k, at(r[k])])) as Record<RetentionKind, Date | null>;
 }

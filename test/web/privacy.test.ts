@@ -59,7 +59,7 @@ describe.skipIf(skip !== null)(`privacy in settings${skip ? ` (skipped: ${skip})
     const kind = (name: string) => card.getByRole('group', { name });
 
     // Retention: everything kept until now; text longer than its messages is refused in the form's words.
-    for (const k of ['Message text', 'Whole messages', 'Events', 'Rejected import rows']) {
+    for (const k of ['Message text', 'Whole messages', 'Events', 'Rejected import rows', 'Calls with no lead']) {
       expect(await kind(k).getByRole('checkbox', { name: 'Keep until deleted' }).isChecked(), k).toBe(true);
       expect(await kind(k).getByLabel('Delete after (days)').isDisabled(), k).toBe(true);
     }
@@ -69,16 +69,18 @@ describe.skipIf(skip !== null)(`privacy in settings${skip ? ` (skipped: ${skip})
     expect(await kind('Whole messages').getByLabel('Delete after (days)').inputValue()).toBe('365');
     await kind('Rejected import rows').getByRole('checkbox', { name: 'Keep until deleted' }).uncheck();
     await kind('Rejected import rows').getByLabel('Delete after (days)').fill('1');
+    await kind('Calls with no lead').getByRole('checkbox', { name: 'Keep until deleted' }).uncheck();
+    expect(await kind('Calls with no lead').getByLabel('Delete after (days)').inputValue()).toBe('90');
     await card.getByRole('button', { name: 'Save retention' }).click();
     await card.getByRole('alert').filter({ hasText: 'Message text: cannot be longer than whole messages (365)' }).waitFor();
     expect((await apiFromPage(page, 'GET', '/api/workspaces/:ws/privacy/retention')).json).toMatchObject({ messageBodiesDays: null, messagesDays: null });
     await kind('Message text').getByLabel('Delete after (days)').fill('90');
     await card.getByRole('button', { name: 'Save retention' }).click();
     await card.getByText('Retention saved.').waitFor();
-    expect((await apiFromPage(page, 'GET', '/api/workspaces/:ws/privacy/retention')).json).toMatchObject({ messageBodiesDays: 90, messagesDays: 365, eventsDays: null, importRejectsDays: 1 });
+    expect((await apiFromPage(page, 'GET', '/api/workspaces/:ws/privacy/retention')).json).toMatchObject({ messageBodiesDays: 90, messagesDays: 365, eventsDays: null, importRejectsDays: 1, unmatchedCallsDays: 90 });
     const stored = await db.selectFrom('workspace').select('settings').where('id', '=', wsId).executeTakeFirstOrThrow();
     // As the purge reads it from the store.
-    expect(retentionOf(stored.settings as Record<string, unknown>)).toEqual({ messageBodiesDays: 90, messagesDays: 365, eventsDays: null, importRejectsDays: 1 });
+    expect(retentionOf(stored.settings as Record<string, unknown>)).toEqual({ messageBodiesDays: 90, messagesDays: 365, eventsDays: null, importRejectsDays: 1, unmatchedCallsDays: 90 });
     await card.locator('#privacy-retention').scrollIntoViewIfNeeded();
     await screenshot(page, 'privacy-01-retention-1440');
     const a11y = await blockingViolations(page, 'settings with privacy');

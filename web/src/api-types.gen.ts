@@ -699,6 +699,8 @@ export type Retention = {
   eventsDays: number | null;
   /** The rows an import rejected (kept for the import's reject report) */
   importRejectsDays: number | null;
+  /** Calls with no lead (an incoming call from a number no lead has): the number, times and notes, with their recording and transcript; and the call captures that could not become a recording */
+  unmatchedCallsDays: number | null;
   /** The nightly purge's last completed day (null: it has not run yet) */
   lastPurge: {
     /** The UTC day (YYYY-MM-DD) */
@@ -2606,6 +2608,7 @@ export interface ApiRoutes {
       messagesDays?: number | null;
       eventsDays?: number | null;
       importRejectsDays?: number | null;
+      unmatchedCallsDays?: number | null;
     };
     response: Retention;
     status: 200;

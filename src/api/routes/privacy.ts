@@ -19,6 +19,7 @@ const retentionBody = z
     messagesDays: days.describe(RETENTION_KINDS.messagesDays.what),
     eventsDays: days.describe(RETENTION_KINDS.eventsDays.what),
     importRejectsDays: days.describe(RETENTION_KINDS.importRejectsDays.what),
+    unmatchedCallsDays: days.describe(RETENTION_KINDS.unmatchedCallsDays.what),
     lastPurge: z
       .object({
         day: z.string().describe('The UTC day (YYYY-MM-DD)'),

@@ -78,10 +78,27 @@ const importRejects: PurgeStatement = (ws, cutoff, limit) => sql`
                                 limit ${limit})
   returning 1 as n`;
 
+// -- name: purge-unmatched-calls
+// Calls no lead owns (a lead's calls go with the lead), ended ones only: a call still ringing or
+// talking is left to finish. Its recording and transcript go with it (foreign keys, on delete cascade).
+const unmatchedCalls: PurgeStatement = (ws, cutoff, limit) => sql`
+  delete from phone_call
+   where id in (select id from phone_call
+                 where workspace_id = ${ws}::uuid and created_at < ${cutoff} and lead_id is null and state = 'ended'
+                 limit ${limit})
+  returning 1 as n`;
+
+// -- name: purge-capture-quarantine
+const captureQuarantine: PurgeStatement = (ws, cutoff, limit) => sql`
+  delete from call_capture_quarantine
+   where id in (select id from call_capture_quarantine where workspace_id = ${ws}::uuid and at < ${cutoff} limit ${limit})
+  returning 1 as n`;
+
 /** What each retention kind purges, as named counts in the purge's report; whole messages before their text, which they take with them. */
 export const PURGES = {
   messagesDays: { messages, quarantine, reply_requests: replyRequests },
   messageBodiesDays: { message_bodies: messageBodies, quarantine_raw: quarantineRaw },
   eventsDays: { events, tracking_events: trackingEvents, webhook_deliveries: webhookDeliveries },
   importRejectsDays: { import_rejects: importRejects },
+  unmatchedCallsDays: { unmatched_calls: unmatchedCalls, capture_quarantine: captureQuarantine },
 } as const satisfies Record<string, Record<string, PurgeStatement>>;

@@ -28,6 +28,12 @@ const KINDS: Array<{ key: RetentionKind; legend: string; hint: string; suggested
   },
   { key: 'eventsDays', legend: 'Events', hint: "The enrollments' journal, opens, clicks and unsubscribes, and the webhook deliveries made.", suggested: 365 },
   { key: 'importRejectsDays', legend: 'Rejected import rows', hint: "The raw rows an import refused, kept for the import's rejects report.", suggested: 30 },
+  {
+    key: 'unmatchedCallsDays',
+    legend: 'Calls with no lead',
+    hint: "Incoming calls from numbers no lead has: the number, times and notes, with the call's recording and transcript. A lead's calls stay as long as the lead.",
+    suggested: 90,
+  },
 ];
 const LEGEND = Object.fromEntries(KINDS.map((k) => [k.key, k.legend])) as Record<RetentionKind, string>;
 
@@ -45,7 +51,7 @@ function formOf(r: RetentionSettings): Form {
 function refusal(e: unknown): string {
   const fields = e instanceof ApiError ? (e.details.fields as Record<string, string> | undefined) : undefined;
   if (!fields) return errorMessage(e);
-  const words = (s: string) => s.replace(/\b(messageBodiesDays|messagesDays|eventsDays|importRejectsDays)\b/g, (k) => LEGEND[k as RetentionKind].toLowerCase());
+  const words = (s: string) => s.replace(new RegExp(`\\b(${KINDS.map((k) => k.key).join('|')})\\b`, 'g'), (k) => LEGEND[k as RetentionKind].toLowerCase());
   return Object.entries(fields)
     .map(([k, problem]) => `${LEGEND[k as RetentionKind] ?? k}: ${words(problem)}`)
     .join('\n');

@@ -1,17 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshStore, testBackends, type TestStore } from '../stores.ts';
+import { cadenza } from './cadenza-process.ts';
 
 const root = join(import.meta.dirname, '..', '..');
-
-/** Runs the real `cadenza` command in a child process, as a user would. */
-function cadenza(args: string[], opts: { cwd: string; env?: Record<string, string> }) {
-  const r = spawnSync(process.execPath, [join(root, 'bin', 'cadenza.js'), ...args], { cwd: opts.cwd, encoding: 'utf8', env: { ...process.env, ...opts.env }, timeout: 60_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) as Record<string, any> };
-}
 
 // Each command is a new process (tsx + the store's start-up): generous timeouts on a loaded machine.
 describe.each(testBackends())('the cadenza command on %s', { timeout: 240_000 }, (backend) => {

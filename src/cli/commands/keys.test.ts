@@ -1,25 +1,20 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cadenza as run } from '../../../test/cli/cadenza-process.ts';
 import { embeddedDbDir } from '../../common/config.ts';
 import { keyFingerprint } from '../../common/secrets.ts';
 import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { migrate } from '../../store/migrate.ts';
 import { openStore } from '../../store/store.ts';
 
-const root = join(import.meta.dirname, '..', '..', '..');
-
 describe('cadenza keys verify', () => {
   let dir: string;
   const key = randomBytes(32);
-  const cadenza = (args: string[], masterKey: Buffer) => {
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL')), CADENZA_MASTER_KEY: masterKey.toString('base64') };
-    const r = spawnSync(process.execPath, [join(root, 'bin', 'cadenza.js'), '--data-dir', join(dir, 'data'), ...args], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 });
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-  };
+  const cadenza = (args: string[], masterKey: Buffer) =>
+    run(['--data-dir', join(dir, 'data'), ...args], { cwd: dir, embedded: true, env: { CADENZA_MASTER_KEY: masterKey.toString('base64') } });
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cadenza-keys-'));
     const store = await openStore({ dataDir: embeddedDbDir(join(dir, 'data')) });

@@ -181,6 +181,13 @@ describe.skipIf(!espeakAvailable() && !process.env.CI).each(testBackends())('the
     expect(new Set(t.turns.map((x: { speaker: string }) => x.speaker))).toEqual(new Set(['rep', 'prospect']));
     const csv = await b.call('GET', `${base}/privacy/export?email=ann%40prospects.test&format=csv&section=call_transcripts`);
     expect(csv.body.split(/\r?\n/)[0]).toBe('call_id,call_started_at,model,transcribed_at,turns');
+    // The recording is listed, never its sealed bytes, with where its audio is downloaded from; that address plays it.
+    const [r, ...others] = x.json().sections.call_recordings;
+    expect(others).toEqual([]);
+    expect(r).toEqual({ call_id: callId, duration_ms: 4000, bytes: wav.length, announced: false, created_at: expect.any(String), audio: `${base}/calls/${callId}/recording` });
+    const audio = await b.call('GET', r.audio);
+    expect(audio.statusCode).toBe(200);
+    expect(audio.rawPayload.subarray(0, 4).toString()).toBe('RIFF');
   });
 
   it('goes with its recording: deleting the recording deletes the transcript', async () => {

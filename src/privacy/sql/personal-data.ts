@@ -82,6 +82,22 @@ export const PERSONAL_TABLES: readonly PersonalTable[] = [
   { section: 'tasks', table: 'task', addressColumns: [], find: (db, s) => rows(ofEnrollments('task', s), db), erasure: 'cascade' },
   // The lead's calls (number, notes, outcome), placed from a task or not; they go with the lead.
   { section: 'calls', table: 'phone_call', addressColumns: [], find: (db, s) => rows(sql`select * from phone_call where lead_id = any(${s.leadIds}::uuid[]) order by created_at, id`, db), erasure: 'cascade' },
+  // Their recordings, listed without the sealed audio (a call can last an hour): `audio` is where an
+  // admin downloads each one as a WAV file, opened from its sealed copy. They go with their call.
+  {
+    section: 'call_recordings',
+    table: 'phone_call_recording',
+    addressColumns: [],
+    find: (db, s) =>
+      rows(
+        sql`select r.call_id, r.duration_ms, r.bytes, r.announced, r.created_at,
+                   '/api/workspaces/' || r.workspace_id || '/calls/' || r.call_id || '/recording' as audio
+              from phone_call_recording r join phone_call c on c.id = r.call_id
+             where c.lead_id = any(${s.leadIds}::uuid[]) order by r.created_at, r.call_id`,
+        db,
+      ),
+    erasure: 'cascade',
+  },
   {
     section: 'messages',
     table: 'message',

@@ -1,14 +1,14 @@
 /**
  * Synthetic two-leg calls for the transcription tests and bench: espeak-ng speaks a short
  * scripted call in the closed vocabulary of the test model (test/fixtures/asr), the rep on one
- * leg and the prospect on the other, at 8 kHz as a phone line would carry it. Not used in
- * production; it needs the espeak-ng binary and sherpa-onnx's resampler.
+ * leg and the prospect on the other, at 8 kHz in the 300-3400 Hz band, as a phone line carries
+ * it (sox makes the band; the test model was trained on that band only, see
+ * docs/transcription.md). Not used in production; it needs the espeak-ng and sox binaries.
  *
  * The voices are ones the test model never heard in training (en-029 with the m4/f3 variants,
  * see scripts/asr/train.py), so a WER measured here is on held-out speakers.
  */
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { seededRandom } from '../../common/random.js';
 import { parseWav } from './wav.js';
 import type { Speaker } from './turns.js';
@@ -41,7 +41,7 @@ export const HELD_OUT_VOICES: Record<Speaker, Voice> = {
 };
 
 export function espeakAvailable(): boolean {
-  return spawnSync('espeak-ng', ['--version'], { stdio: 'ignore' }).status === 0;
+  return spawnSync('espeak-ng', ['--version'], { stdio: 'ignore' }).status === 0 && spawnSync('sox', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
 const NAMES = ['alice', 'bob', 'maria', 'james', 'priya', 'chen'];
@@ -67,15 +67,13 @@ export function callScript(seed: number): { speaker: Speaker; text: string }[] {
   ];
 }
 
-type Resampler = { resample(x: Float32Array): Float32Array; flush(x: Float32Array): Float32Array };
-const require = createRequire(import.meta.url);
-
 function speak(text: string, v: Voice): Float32Array {
   const r = spawnSync('espeak-ng', ['-v', v.voice, '-s', String(v.speed), '-p', String(v.pitch), '--stdout', text], { maxBuffer: 64 * 1024 * 1024 });
   if (r.status !== 0) throw new Error(`espeak-ng failed: ${r.stderr.toString()}`);
-  const wav = parseWav(r.stdout, { sampleRates: [22050, 16000, 24000], maxChannels: 1, maxBytes: 64 * 1024 * 1024, maxDurationMs: 60_000 });
-  const { LinearResampler } = require('sherpa-onnx-node') as { LinearResampler: new (a: number, b: number) => Resampler };
-  return new LinearResampler(wav.sampleRate, CALL_RATE).flush(wav.channels[0]!);
+  // The phone band: 8 kHz, 300-3400 Hz.
+  const line = spawnSync('sox', ['-t', 'wav', '-', '-t', 'wav', '-e', 'signed-integer', '-b', '16', '-c', '1', '-', 'rate', String(CALL_RATE), 'sinc', '300-3400'], { input: r.stdout, maxBuffer: 64 * 1024 * 1024 });
+  if (line.status !== 0) throw new Error(`sox failed: ${line.stderr.toString()}`);
+  return parseWav(line.stdout, { sampleRates: [CALL_RATE], maxChannels: 1, maxBytes: 64 * 1024 * 1024, maxDurationMs: 60_000 }).channels[0]!;
 }
 
 /** Speaks the script turn by turn: each line on its speaker's leg, silence on the other. */

@@ -35,7 +35,7 @@ export const RETENTION_KINDS = {
 export type RetentionKind = keyof typeof RETENTION_KINDS;
 export type Retention = Record<RetentionKind, number | null>;
 export const MAX_RETENTION_DAYS = 3650;
-export const KEEP_EVERYTHING: Retention = { messageBodiesDays: null, messagesDays: null, eventsDays: null, importRejectsDays: null, unmatchedCallsDays: null };
+export const KEEP_EVERYTHING: Retention = Object.fromEntries(Object.keys(RETENTION_KINDS).map((k) => [k, null])) as Retention;
 
 /** The workspace's retention from its settings json; a value that is not a valid number of days (hand-edited) keeps the data. */
 export function retentionOf(settings: Record<string, unknown>): Retention {

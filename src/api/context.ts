@@ -86,6 +86,8 @@ export interface ApiContext {
   federation?: { identity: FederationIdentity };
   /** The browser softphone (src/dialer/settings.ts): where it registers and the secrets its credentials are signed with; absent: off. */
   dialer?: SipCredentialSettings;
+  /** The consent announcement's WAV (CADENZA_RECORDING_ANNOUNCEMENT), served to reps' browsers (GET …/dialer/announcement); absent: none. */
+  consentAnnouncement?: Uint8Array;
   /** Call transcription runs in this process (src/dialer/transcribe/worker.ts): wakes its worker for a job queued again; absent: transcribing again is refused. */
   transcripts?: { nudge(): void };
 }

@@ -43,7 +43,7 @@ import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { runEvery } from '../common/periodic.ts';
 import { sweepCalls } from '../dialer/calls.ts';
-import { ingestRecordings, loadAnnouncement, purgeRecordings } from '../dialer/recording/ingest.ts';
+import { ingestRecordings, purgeRecordings, readAnnouncement } from '../dialer/recording/ingest.ts';
 import { loadModel, type TranscriptionModelConfig } from '../dialer/transcribe/model.ts';
 import { transcribeCall } from '../dialer/transcribe/transcribe.ts';
 import { TranscriptionWorker } from '../dialer/transcribe/worker.ts';
@@ -273,6 +273,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   // Declared before the vault below is built, started after it.
   let recordings: { stop(): Promise<void> } | undefined;
   let transcriber: TranscriptionWorker | undefined;
+  let consentAnnouncement: Uint8Array | undefined;
   // The federation identity is derived from the master key (nothing stored): the card, the signing key, the pair keys.
   const publicUrl = o.publicUrl ?? `http://localhost:${o.port}`;
   const federation = federationIdentity(master, publicUrl, o.federation?.name ?? new URL(publicUrl).host);
@@ -288,7 +289,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   }
   if (o.roles.includes('api')) {
     // The consent announcement is read once: a missing or wrong file refuses the start, not each call.
-    const announcement = o.recording?.announcementFile ? await loadAnnouncement(o.recording.announcementFile) : null;
+    const read = o.recording?.announcementFile ? await readAnnouncement(o.recording.announcementFile) : null;
+    const announcement = read?.samples ?? null;
+    consentAnnouncement = read?.file;
     // The speech model is loaded (and probed in a child) once, here: a bad one refuses the start.
     if (o.transcription) {
       const model = await loadModel(o.transcription);
@@ -487,7 +490,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...(transcriber ? { transcripts: { nudge: () => transcriber?.nudge() } } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
+      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...(consentAnnouncement ? { consentAnnouncement } : {}), ...(transcriber ? { transcripts: { nudge: () => transcriber?.nudge() } } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

@@ -6,6 +6,7 @@ import { softphoneBrowser } from './browser.ts';
 import { rtpengineCounts } from './ng.ts';
 import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock } from '../../src/common/clock.ts';
 import { ingestRecordings, loadAnnouncement, openRecording } from '../../src/dialer/recording/ingest.ts';
@@ -26,6 +27,7 @@ declare global {
   interface Window {
     __config?: DialerConfig;
     __number?: string;
+    __announcement?: string;
     __events: CallProgressEvent[];
     cadenza: {
       Softphone: typeof import('../../web/src/dialer/softphone.ts').Softphone;
@@ -63,13 +65,16 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     });
     await page.goto(url);
     const config = bedCredentials(userId, { record: opts.record ?? false });
+    // A recorded call's rep hears the announcement from the browser (what CallPanel passes, from GET …/dialer/announcement).
+    const announcement = opts.record ? await announcementBase64() : null;
     await page.evaluate(
-      async ({ config, relay, autoAnswer }) => {
+      async ({ config, relay, autoAnswer, announcement }) => {
         const w = window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call; from: string };
         window.__events = [];
         const p = new window.cadenza.Softphone(config, {
           iceTransportPolicy: relay ? 'relay' : 'all',
           mediaTimeoutMs: 5000,
+          ...(announcement ? { announcement: Uint8Array.from(atob(announcement), (ch) => ch.charCodeAt(0)).buffer } : {}),
           ...(autoAnswer
             ? {
                 onIncoming: (incoming) => {
@@ -82,10 +87,18 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
         (window as unknown as { phone: typeof p }).phone = p;
         await p.register();
       },
-      { config, relay: opts.relay ?? false, autoAnswer: opts.autoAnswer ?? false },
+      { config, relay: opts.relay ?? false, autoAnswer: opts.autoAnswer ?? false, announcement },
     );
     return { page, config };
   }
+
+  /** The bed's consent announcement (the WAV rtpengine plays), as the API serves it. */
+  async function announcementBase64(): Promise<string> {
+    return (await readFile((await bedEnv()).RECORDING_ANNOUNCEMENT!)).toString('base64');
+  }
+
+  /** What the rep's browser played of the consent announcement (Call.announced), once it finished. */
+  const announcedToRep = (page: Page) => page.evaluate(() => (window as unknown as { call: import('../../web/src/dialer/softphone.ts').Call }).call.announced);
 
   /** Starts a call in the page; its events collect in window.__events, the call in window.call. */
   async function dial(page: Page, number: string): Promise<void> {
@@ -286,6 +299,31 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     await page.close();
   });
 
+  it('the CallPanel of a workspace that records: the badge, and the consent announcement played to the rep on answer', async () => {
+    const uas = carrier('uas-answer-play.xml');
+    const page = await browser.newPage();
+    await page.addInitScript(
+      ({ config, number, announcement }) => {
+        window.__config = config;
+        window.__number = number;
+        window.__announcement = announcement;
+      },
+      { config: { ...bedCredentials('rep-browser-6', { record: true }), recorded: true }, number: '+15550100008', announcement: await announcementBase64() },
+    );
+    await page.goto(url);
+    const group = page.getByRole('group', { name: 'Phone call to +15550100008' });
+    await group.getByRole('status').filter({ hasText: 'Ready' }).waitFor();
+    await group.getByText('Calls are recorded').waitFor();
+    await group.getByRole('button', { name: 'Call +15550100008' }).click();
+    await group.getByText('Announcing the recording…').waitFor();
+    await group.locator('[data-announcement="played"]').waitFor({ timeout: 10_000 });
+    await group.getByText('Calls are recorded').waitFor();
+    await group.getByRole('button', { name: 'Hang up the call to +15550100008' }).click();
+    await group.getByRole('status').filter({ hasText: 'Call ended' }).waitFor();
+    expect((await uas.done).code).toBe(0);
+    await page.close();
+  });
+
   /** A workspace that records calls, in a fresh store, and the ingester reading the bed's spool into it. */
   async function recordingWorkspace() {
     const env = await bedEnv();
@@ -362,6 +400,13 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
         }
         // Longer than the announcement (2.9 s), so the recording has the line after it too.
         await page.waitForTimeout(5000);
+        // The rep heard the announcement too, from the browser, whole and audible; nothing when not recorded.
+        const heard = await announcedToRep(page);
+        if (record) {
+          expect(heard!.durationMs).toBeGreaterThan(2500);
+          expect(heard!.levelDb).toBeGreaterThan(-35);
+          figures.announcementToRep = `${Math.round(heard!.durationMs)} ms at ${heard!.levelDb.toFixed(1)} dBFS`;
+        } else expect(heard).toBeNull();
         await hangupAndWait(page, uas);
         await page.close();
         await store.db.insertInto('phone_call').values({ id: randomUUID(), workspace_id: w.workspaceId, placed_by: w.userId, direction: 'outbound', source: 'dialer', state: 'ended', sip_call_id: ringing.sipCallId! }).execute();
@@ -398,6 +443,10 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
       const { page } = await phonePage(w.userId, { autoAnswer: true, record: true });
       const uac = inboundCall(w.userId, { scenario });
       const answered = await waitEvent(page, 'answered');
+      // The rep who answered hears the announcement the caller hears.
+      const heard = await announcedToRep(page);
+      expect(heard!.durationMs).toBeGreaterThan(2500);
+      expect(heard!.levelDb).toBeGreaterThan(-35);
       expect(await waitEvent(page, 'ended', 20_000)).toMatchObject({ cause: 'remote_hangup' });
       const r = await uac.done;
       expect(r.code, r.output).toBe(0);

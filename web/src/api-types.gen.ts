@@ -2897,6 +2897,16 @@ export interface ApiRoutes {
     };
     status: 200;
   };
+  /** The consent announcement (WAV) of recorded calls: the prospect hears it from the media relay, the rep's browser plays the same file on answer; 404 when none is configured (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/dialer/announcement": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: string;
+    status: 200;
+  };
   /** The caller's recorded voicemail message with its audio (base64), or null when they have none (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/dialer/voicemail": {
     params: {

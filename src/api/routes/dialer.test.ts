@@ -15,6 +15,9 @@ const DIALER = {
   ttlSeconds: 3600,
 };
 
+/** Any bytes do for the route: it serves the file start validated (src/dialer/recording/ingest.ts readAnnouncement). */
+const ANNOUNCEMENT = new Uint8Array([0x52, 0x49, 0x46, 0x46, 1, 2, 3, 4]);
+
 describe.each(testBackends())('GET /api/workspaces/:id/dialer/config (%s)', (backend) => {
   let on: ApiHarness;
   let off: ApiHarness;
@@ -25,7 +28,7 @@ describe.each(testBackends())('GET /api/workspaces/:id/dialer/config (%s)', (bac
   let userId: string;
 
   beforeAll(async () => {
-    on = await apiHarness(backend, { dialer: DIALER, realClock: fixedClock });
+    on = await apiHarness(backend, { dialer: DIALER, realClock: fixedClock, consentAnnouncement: ANNOUNCEMENT });
     const s = await seedWorkspace(on.store, 'Dialer Co', 'rep@example.test');
     ws = s.workspaceId;
     userId = s.userId;
@@ -86,9 +89,22 @@ describe.each(testBackends())('GET /api/workspaces/:id/dialer/config (%s)', (bac
   });
 
   it('is for members of the workspace only', async () => {
-    const anon = await on.app.inject({ method: 'GET', url: `/api/workspaces/${ws}/dialer/config` });
-    expect(anon.statusCode).toBe(401);
-    const other = await repOff.call('GET', `/api/workspaces/${ws}/dialer/config`);
-    expect([401, 403, 404]).toContain(other.statusCode);
+    for (const path of ['dialer/config', 'dialer/announcement']) {
+      const anon = await on.app.inject({ method: 'GET', url: `/api/workspaces/${ws}/${path}` });
+      expect(anon.statusCode).toBe(401);
+      const other = await repOff.call('GET', `/api/workspaces/${ws}/${path}`);
+      expect([401, 403, 404]).toContain(other.statusCode);
+    }
+  });
+
+  it("serves the consent announcement the rep's browser plays on a recorded call, the very file the media relay plays; 404 when the server has none", async () => {
+    const r = await rep.call('GET', `/api/workspaces/${ws}/dialer/announcement`);
+    expect(r.statusCode).toBe(200);
+    expect(r.headers['content-type']).toBe('audio/wav');
+    expect(new Uint8Array(r.rawPayload)).toEqual(ANNOUNCEMENT);
+    expect(r.headers['cache-control']).toMatch(/^private/);
+    const none = await repOff.call('GET', `/api/workspaces/${wsOff}/dialer/announcement`);
+    expect(none.statusCode).toBe(404);
+    expect(none.json().error.message).toMatch(/CADENZA_RECORDING_ANNOUNCEMENT/);
   });
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { recordingSettings } from '../../dialer/recording/settings.ts';
 import { issueSipCredentials } from '../../dialer/sip-credentials.ts';
+import { cadenzaError } from '../../common/errors.ts';
 import { workspaceRow } from '../../workspace/workspace-row.ts';
 import { realClock } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -35,6 +36,21 @@ export const dialerRoutes = [
       const row = await workspaceRow(ctx.store.db, ws.workspaceId);
       const record = recordingSettings((row?.settings ?? {}) as Record<string, unknown>).enabled;
       return { enabled: true as const, recorded: record, ...issueSipCredentials(ctx.dialer, ws.userId, realClock(ctx).now(), { record }) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/dialer/announcement',
+    summary: "The consent announcement (WAV) of recorded calls: the prospect hears it from the media relay, the rep's browser plays the same file on answer; 404 when none is configured",
+    tags: ['dialer'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    response: z.string().describe('audio/wav'),
+    handler: async ({ ctx, reply }) => {
+      if (!ctx.consentAnnouncement) throw cadenzaError('NOT_FOUND', 'no consent announcement is configured on this server (CADENZA_RECORDING_ANNOUNCEMENT)');
+      // The same file for every workspace and call: cacheable by the browser for a day.
+      reply.type('audio/wav').header('cache-control', 'private, max-age=86400');
+      return Buffer.from(ctx.consentAnnouncement) as unknown as string;
     },
   }),
 ];

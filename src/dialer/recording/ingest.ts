@@ -51,11 +51,20 @@ export interface IngestResult {
 
 export const recordingContext = (callId: string) => `recording:${callId}`;
 
-/** The consent announcement (a WAV, the very file rtpengine plays) as 8 kHz samples for the mix. */
-export async function loadAnnouncement(path: string): Promise<Float32Array> {
-  const wav = parseWav(new Uint8Array(await readFile(path)));
+/**
+ * The consent announcement, the very WAV rtpengine plays: its bytes (the reps' browsers play the
+ * same file, GET …/dialer/announcement) and its 8 kHz samples (mixed into each recording).
+ */
+export async function readAnnouncement(path: string): Promise<{ file: Uint8Array; samples: Float32Array }> {
+  const file = new Uint8Array(await readFile(path));
+  const wav = parseWav(file);
   if (wav.sampleRate !== SAMPLE_RATE) throw cadenzaError('CONFIG_INVALID', `the consent announcement ${path} is ${wav.sampleRate} Hz; make it 8000 Hz (sox IN -r 8000 -c 1 OUT.wav)`);
-  return wav.channels[0]!;
+  return { file, samples: wav.channels[0]! };
+}
+
+/** The consent announcement's 8 kHz samples, for the mix. */
+export async function loadAnnouncement(path: string): Promise<Float32Array> {
+  return (await readAnnouncement(path)).samples;
 }
 
 export async function ingestRecordings(deps: IngestDeps, o: IngestOptions = {}): Promise<IngestResult> {

@@ -11,6 +11,8 @@ declare global {
   interface Window {
     __config?: DialerConfig;
     __number?: string;
+    /** The consent announcement (base64 WAV) CallPanel's loader gives, for a recorded config. */
+    __announcement?: string;
     __events: CallProgressEvent[];
     cadenza: {
       Softphone: typeof Softphone;
@@ -96,6 +98,12 @@ window.cadenza = { Softphone, dialString, toneLevels, waitForTone };
 if (window.__config && window.__number) {
   const config = window.__config;
   createRoot(document.getElementById('root')!).render(
-    <CallPanel workspaceId="test" number={window.__number} loadConfig={async () => config} onProgress={(e) => window.__events.push(e)} />,
+    <CallPanel
+      workspaceId="test"
+      number={window.__number}
+      loadConfig={async () => config}
+      loadAnnouncement={async () => (window.__announcement ? Uint8Array.from(atob(window.__announcement), (ch) => ch.charCodeAt(0)).buffer : null)}
+      onProgress={(e) => window.__events.push(e)}
+    />,
   );
 }

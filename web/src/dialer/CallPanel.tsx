@@ -19,6 +19,8 @@ export interface CallPanelProps {
   iceTransportPolicy?: SoftphoneOptions['iceTransportPolicy'];
   /** Where the credential comes from; default: the dialer/config route. Tests give their own. */
   loadConfig?: () => Promise<DialerConfig | { enabled: false; reason: string }>;
+  /** The consent announcement's WAV, asked for only when the credential records; default: the dialer/announcement route (null when the server has none). */
+  loadAnnouncement?: () => Promise<ArrayBuffer | null>;
   /**
    * Runs after the click and before the phone rings (the call's record is opened there); when it
    * throws, nothing is dialled and its message is shown (no number to dial, the lead's night).
@@ -71,7 +73,15 @@ function clock(ms: number): string {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
-export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy, loadConfig, beforeDial, voicemail, onDropped, onIncoming }: CallPanelProps) {
+/** GET …/dialer/announcement as bytes; null when the server has none (404). */
+async function fetchAnnouncement(workspaceId: string): Promise<ArrayBuffer | null> {
+  const res = await fetch(ws(workspaceId, 'dialer/announcement'), { credentials: 'same-origin' });
+  if (res.status === 404) return null;
+  if (!res.ok) throw new Error(`the consent announcement could not be loaded (HTTP ${res.status})`);
+  return res.arrayBuffer();
+}
+
+export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy, loadConfig, loadAnnouncement, beforeDial, voicemail, onDropped, onIncoming }: CallPanelProps) {
   const [state, setState] = useState<PanelState>({ kind: 'loading' });
   const [muted, setMuted] = useState(false);
   const [tick, setTick] = useState(0);
@@ -89,11 +99,16 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
   // The loader is read when the panel mounts: a new function each render must not register again.
   const loader = useRef(loadConfig);
   loader.current = loadConfig;
+  const announcementLoader = useRef(loadAnnouncement);
+  announcementLoader.current = loadAnnouncement;
+  // The announcement playing to the rep at the start of a recorded call (shown beside the badge).
+  const [announcing, setAnnouncing] = useState(false);
+  const [announced, setAnnounced] = useState(false);
 
   // Bumped shortly before the credential expires: the effect below fetches a fresh one and registers again.
   const [generation, setGeneration] = useState(0);
-  // The credential says whether the workspace records calls; the prospect hears the announcement,
-  // the rep sees it here (rtpengine's player is not sent towards the browser, docs/dialer.md).
+  // The credential says whether the workspace records calls; the prospect hears the announcement
+  // from rtpengine, the rep from this browser (softphone's `announcement`), and sees the badge.
   const [recorded, setRecorded] = useState(false);
 
   useEffect(() => {
@@ -105,9 +120,14 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
         const cfg = await load();
         if (gone) return;
         if ('enabled' in cfg && cfg.enabled === false) return setState({ kind: 'off', reason: cfg.reason });
-        setRecorded((cfg as { recorded?: boolean }).recorded === true);
+        const records = (cfg as { recorded?: boolean }).recorded === true;
+        setRecorded(records);
+        // A recorded call with no announcement for the rep still goes on: the badge tells them.
+        const announcement = records ? await (announcementLoader.current ?? (() => fetchAnnouncement(workspaceId)))().catch(() => null) : null;
+        if (gone) return;
         const p = new Softphone(cfg as DialerConfig, {
           ...(iceTransportPolicy ? { iceTransportPolicy } : {}),
+          ...(announcement ? { announcement } : {}),
           onIncoming: (incoming) => {
             const take = incomingRef.current;
             if (!take || current.current) return incoming.decline();
@@ -165,7 +185,16 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
       const c = call();
       if (c && dropped.has(c)) return;
       if (e.event === 'ringing') setState((s) => (s.kind === 'calling' ? { kind: 'ringing' } : s));
-      else if (e.event === 'answered') setState({ kind: 'in_call', since: Date.now() });
+      else if (e.event === 'answered') {
+        setState({ kind: 'in_call', since: Date.now() });
+        if (c) {
+          setAnnouncing(true);
+          void c.announced.then((played) => {
+            setAnnouncing(false);
+            if (played) setAnnounced(true);
+          });
+        }
+      }
       else {
         current.current = null;
         setState({ kind: 'ended', cause: e.cause ?? 'failed' });
@@ -278,7 +307,11 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
       <span className="muted small" role="status" aria-live="polite">
         {status}
       </span>
-      {recorded && <Badge tone="warn">Calls are recorded</Badge>}
+      {recorded && (
+        <span data-announcement={announcing ? 'playing' : announced ? 'played' : 'none'}>
+          <Badge tone="warn">{announcing ? 'Announcing the recording…' : 'Calls are recorded'}</Badge>
+        </span>
+      )}
       {drops.map((d) => (
         <span key={d.startedAt} className="muted small" data-dropping={d.number}>
           {dropStatus(d, Date.now())}

@@ -1,4 +1,5 @@
 import { C, UA, WebSocketInterface, debug as jssipDebug } from 'jssip';
+import { playAnnouncement, type AnnouncementPlayback } from './consent-announcement.ts';
 import { DROP_TAIL_MS, MAX_DROP_MS, dropDeadline } from './voicemail-drop.ts';
 
 /** Derived from UA: the root module exports neither type, and a subpath import does not resolve under Node's resolution (the server's type check follows the tests' imports here). */
@@ -54,6 +55,12 @@ export interface SoftphoneOptions {
   debug?: boolean;
   /** A call to this rep from the carrier (Kamailio found this registration); absent: incoming calls are declined (486). */
   onIncoming?: (call: IncomingCall) => void;
+  /**
+   * The consent announcement (a WAV's bytes, GET …/dialer/announcement) the rep hears when a call
+   * is answered: give it when the credential records calls (its `recorded`), whose prospect hears
+   * the same file from rtpengine at that moment (consent-announcement.ts). Absent: nothing plays.
+   */
+  announcement?: ArrayBuffer;
 }
 
 export interface IncomingCall {
@@ -100,6 +107,12 @@ export interface Call {
   /** The remote party's audio, once media flows. */
   readonly remoteStream: MediaStream | undefined;
   readonly peerConnection: RTCPeerConnection | undefined;
+  /**
+   * The consent announcement played to the rep on answer (SoftphoneOptions.announcement): resolves
+   * when it finished, with how long and how loud; null when none played (an unrecorded call, or
+   * the browser could not decode it).
+   */
+  readonly announced: Promise<AnnouncementPlayback | null>;
   /** Resolves with the 'ended' event. */
   readonly ended: Promise<CallProgressEvent>;
   hangup(): void;
@@ -247,6 +260,7 @@ export class Softphone {
     let answered = false;
     let dropping = false;
     let localCause: string | undefined;
+    let announced: Promise<AnnouncementPlayback | null> = Promise.resolve(null);
     let watchdog: ReturnType<typeof setInterval> | undefined;
     let resolveEnded!: (e: CallProgressEvent) => void;
     const endedP = new Promise<CallProgressEvent>((r) => (resolveEnded = r));
@@ -340,6 +354,8 @@ export class Softphone {
       progress: () => emit({ event: 'ringing', at: now(), sipCallId: callId() }),
       confirmed: () => {
         answered = true;
+        const clip = this.options.announcement;
+        if (clip) announced = playAnnouncement(clip, endedP).catch(() => null);
         emit({ event: 'answered', at: now(), sipCallId: callId() });
         startWatchdog();
       },
@@ -438,6 +454,9 @@ export class Softphone {
       },
       get peerConnection() {
         return pc();
+      },
+      get announced() {
+        return announced;
       },
       ended: endedP,
       hangup: () => {

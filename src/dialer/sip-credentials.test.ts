@@ -59,4 +59,15 @@ describe('ephemeral SIP and TURN credentials', () => {
     expect(rec.password).not.toBe(plain.password);
     expect([rec.sipUri, rec.iceServers]).toEqual([plain.sipUri, plain.iceServers]);
   });
+
+  it("signs the rep's trunk number last, after ':rec' when there is one; refuses what is not E.164", () => {
+    const plain = issueSipCredentials(SETTINGS, 'bob', NOW);
+    const numbered = issueSipCredentials(SETTINGS, 'bob', NOW, { phoneNumber: '+442079460123' });
+    expect(numbered.authorizationUser).toBe(`${plain.authorizationUser}:+442079460123`);
+    expect(issueSipCredentials(SETTINGS, 'bob', NOW, { record: true, phoneNumber: '+442079460123' }).authorizationUser).toBe(`${plain.authorizationUser}:rec:+442079460123`);
+    expect(numbered.password).toBe(createHmac('sha1', SETTINGS.sipSecret).update(numbered.authorizationUser).digest('base64'));
+    expect([numbered.sipUri, numbered.iceServers]).toEqual([plain.sipUri, plain.iceServers]);
+    expect(issueSipCredentials(SETTINGS, 'bob', NOW, { phoneNumber: null }).authorizationUser).toBe(plain.authorizationUser);
+    for (const bad of ['442079460123', '+0442079460123', '+44 20', '+44:1']) expect(() => issueSipCredentials(SETTINGS, 'bob', NOW, { phoneNumber: bad })).toThrow(/E\.164/);
+  });
 });

@@ -34,7 +34,7 @@ export interface SipCredentials {
   wsUrl: string;
   /** sip:userId@domain: the rep's address of record. */
   sipUri: string;
-  /** The digest username: `expiry:userId`. */
+  /** The digest username: `expiry:userId`, with `:rec` and `:+E164` when the options give them. */
   authorizationUser: string;
   password: string;
   /** When the credential stops working (ISO 8601). */
@@ -64,19 +64,34 @@ export function isSipUserId(userId: string): boolean {
  * credential, decides it; the browser can neither add nor remove it. Kamailio reads it after
  * auth_ephemeral checked the credential (deploy/telephony/kamailio.cfg, route AUTH). The SIP
  * identity (the From and To user) stays the plain userId, so registration and incoming calls do
- * not depend on the setting.
+ * not depend on the setting (nor on the rep's number, signed after it: IssueOptions.phoneNumber).
  */
 export const RECORD_SUFFIX = ':rec';
 
 export interface IssueOptions {
   /** The workspace records calls (dialer/recording/settings.ts). */
   record?: boolean;
+  /**
+   * The rep's number on the trunk (E.164, rep-number.ts), signed in as the username's last part
+   * (`expiry:userId[:rec]:+E164`): Kamailio puts it in the From and P-Asserted-Identity of the
+   * calls they place (their caller ID) and sends incoming calls to that DID to their browser. In
+   * the HMAC, so a browser cannot call as another rep's number or claim another rep's DID.
+   */
+  phoneNumber?: string | null;
+}
+
+const E164 = /^\+[1-9][0-9]{6,14}$/;
+
+/** The digest username's part after the expiry: `userId`, then `:rec` and `:+E164` when given. */
+export function signedUser(userId: string, o: IssueOptions = {}): string {
+  if (o.phoneNumber && !E164.test(o.phoneNumber)) throw new Error(`not an E.164 number: ${JSON.stringify(o.phoneNumber)}`);
+  return `${userId}${o.record ? RECORD_SUFFIX : ''}${o.phoneNumber ? `:${o.phoneNumber}` : ''}`;
 }
 
 export function issueSipCredentials(settings: SipCredentialSettings, userId: string, nowMs: number, o: IssueOptions = {}): SipCredentials {
   if (!isSipUserId(userId)) throw new Error(`not a SIP user id: ${JSON.stringify(userId)}`);
   const expiry = Math.floor(nowMs / 1000) + settings.ttlSeconds;
-  const sip = ephemeralCredential(settings.sipSecret, o.record ? `${userId}${RECORD_SUFFIX}` : userId, expiry);
+  const sip = ephemeralCredential(settings.sipSecret, signedUser(userId, o), expiry);
   const iceServers: IceServer[] = [];
   const turn = settings.turnUrls.filter((u) => /^turns?:/.test(u));
   const stun = settings.turnUrls.filter((u) => /^stun:/.test(u));

@@ -217,6 +217,11 @@ export interface TaskTable {
 export type PhoneCallState = 'dialing' | 'ringing' | 'answered' | 'ended';
 export type PhoneCallOutcome = 'connected' | 'voicemail' | 'no_answer' | 'busy' | 'wrong_number' | 'meeting_booked' | 'not_interested' | 'dropped';
 
+/** The rep's number on the SIP trunk (migration 0053, src/dialer/rep-number.ts): caller ID out, DID in. */
+export interface AppUserTable {
+  phone_number: Generated<string | null>;
+}
+
 /** One call a rep placed or took (migration 0049, src/dialer/). */
 export interface PhoneCallTable {
   id: string;

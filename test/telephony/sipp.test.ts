@@ -40,6 +40,37 @@ describe.skipIf(skip !== null)(`SIP through Kamailio, sipp at both ends${skip ? 
     expect(msgs).toMatch(/^m=audio 30[0-4]\d\d RTP\/AVP 0/m);
   });
 
+  it("caller ID: a rep with a trunk number calls out as that number (From and P-Asserted-Identity, from the signed credential only); the rep's side keeps its own From", async () => {
+    const uas = carrier('uas-answer-echo.xml', { echo: true });
+    await new Promise((r) => setTimeout(r, 300));
+    // The desk phone claims someone else's number in a P-Asserted-Identity of its own: dropped.
+    const uac = deskPhone('uac-call.xml', '15550001112', 'rep-sipp-5', { phoneNumber: '+442079460123', header: 'P-Asserted-Identity: <sip:+15559999999@sip.telbed.test>' });
+    const [a, b] = await Promise.all([uac.done, uas.done]);
+    expect(a.code, a.output).toBe(0);
+    expect(b.code, b.output).toBe(0);
+    const atCarrier = sippMessages('uas-answer-echo.xml', uas.proc.pid!);
+    const invite = atCarrier.slice(atCarrier.indexOf('INVITE sip:'));
+    const headers = invite.slice(0, invite.search(/\r?\n\r?\n/));
+    expect(headers).toMatch(/^From: <sip:\+442079460123@sip\.telbed\.test>;tag=/m);
+    expect(headers.match(/^P-Asserted-Identity: .*$/gm)).toEqual(['P-Asserted-Identity: <sip:+442079460123@sip.telbed.test>']);
+    expect(headers).not.toMatch(/^(From|P-Asserted-Identity): .*rep-sipp-5/m);
+    // What comes back to the phone carries the From it sent (uac restores it), so its dialog holds.
+    const atPhone = sippMessages('uac-call.xml', uac.proc.pid!);
+    const ok = atPhone.slice(atPhone.lastIndexOf('SIP/2.0 200 OK'));
+    expect(ok).toMatch(/^From: <sip:rep-sipp-5@sip\.telbed\.test>;tag=/m);
+
+    // A credential without a number: the From stays the user, and no claimed identity gets through.
+    const uas2 = carrier('uas-answer-echo.xml', { echo: true });
+    await new Promise((r) => setTimeout(r, 300));
+    const plain = deskPhone('uac-call.xml', '15550001113', 'rep-sipp-6', { header: 'P-Asserted-Identity: <sip:+15559999999@sip.telbed.test>' });
+    const [c, d] = await Promise.all([plain.done, uas2.done]);
+    expect(c.code, c.output).toBe(0);
+    expect(d.code, d.output).toBe(0);
+    const second = sippMessages('uas-answer-echo.xml', uas2.proc.pid!);
+    const invite2 = second.slice(second.indexOf('INVITE sip:'));
+    expect(invite2.slice(0, invite2.search(/\r?\n\r?\n/))).not.toMatch(/P-Asserted-Identity|\+15559999999/);
+  });
+
   it('a busy line gives the caller 486', async () => {
     const uas = carrier('uas-busy.xml');
     await new Promise((r) => setTimeout(r, 300));

@@ -14,7 +14,7 @@ import { parseWav } from '../../src/dialer/transcribe/wav.ts';
 import { Vault, localKeyWrapper } from '../../src/mailbox/vault.ts';
 import { seedWorkspace } from '../api.ts';
 import { freshStore } from '../stores.ts';
-import { TONES, bedCredentials, bedEnv, carrier, telBed, telBedSkipReason, inboundCall, stopAllSipp, type SippRun } from './telbed.ts';
+import { TONES, bedCredentials, bedEnv, carrier, telBed, telBedSkipReason, inboundCall, sippMessages, stopAllSipp, type SippRun } from './telbed.ts';
 
 /**
  * The browser softphone end to end: headless Chromium loads a page with the web app's softphone
@@ -58,13 +58,13 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     console.log(`softphone figures: ${JSON.stringify(figures)}`);
   });
 
-  async function phonePage(userId: string, opts: { relay?: boolean; autoAnswer?: boolean; record?: boolean } = {}): Promise<{ page: Page; config: DialerConfig }> {
+  async function phonePage(userId: string, opts: { relay?: boolean; autoAnswer?: boolean; record?: boolean; phoneNumber?: string } = {}): Promise<{ page: Page; config: DialerConfig }> {
     const page = await browser.newPage();
     page.on('console', (m) => {
       if (m.type() === 'error') console.log(`[browser] ${m.text()}`);
     });
     await page.goto(url);
-    const config = bedCredentials(userId, { record: opts.record ?? false });
+    const config = bedCredentials(userId, { record: opts.record ?? false, ...(opts.phoneNumber ? { phoneNumber: opts.phoneNumber } : {}) });
     // A recorded call's rep hears the announcement from the browser (what CallPanel passes, from GET …/dialer/announcement).
     const announcement = opts.record ? await announcementBase64() : null;
     await page.evaluate(
@@ -239,6 +239,27 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     await page.close();
   });
 
+  it("a call to a rep's DID rings that rep's browser, from either of the carrier's addresses; an unknown DID gets 404, and the same INVITE from an address that is not the carrier's is challenged, never delivered", async () => {
+    const { page } = await phonePage('rep-browser-12', { autoAnswer: true, phoneNumber: '+442079460155' });
+    // The carrier's second signalling address (telbed.sh TRUNK_SOURCE_NETS), the number without its '+', as carriers often send it.
+    const uac = inboundCall('442079460155', { sourceIp: '127.0.0.4' });
+    await waitEvent(page, 'answered');
+    expect(await waitEvent(page, 'ended', 20_000)).toMatchObject({ cause: 'remote_hangup' });
+    const r = await uac.done;
+    expect(r.code, r.output).toBe(0);
+    await page.close();
+
+    const unknown = inboundCall('+442079460156', { timeoutMs: 5_000 });
+    expect((await unknown.done).code).not.toBe(0);
+    expect(sippMessages('uac-inbound.xml', unknown.proc.pid!)).toMatch(/^SIP\/2\.0 404 Not Found: no rep has this number/m);
+
+    const stranger = inboundCall('+442079460155', { sourceIp: '127.0.0.3', timeoutMs: 5_000 });
+    expect((await stranger.done).code).not.toBe(0);
+    const msgs = sippMessages('uac-inbound.xml', stranger.proc.pid!);
+    expect(msgs).toMatch(/^SIP\/2\.0 407/m);
+    expect(msgs).not.toMatch(/^SIP\/2\.0 (180|200)/m);
+  }, 60_000);
+
   it('voicemail: the greeting, then the beep', async () => {
     const uas = carrier('uas-voicemail.xml');
     const { page } = await phonePage('rep-browser-8');
@@ -299,7 +320,7 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
     await page.close();
   });
 
-  it('the CallPanel of a workspace that records: the badge, and the consent announcement played to the rep on answer', async () => {
+  it('the CallPanel of a workspace that records, for a rep with a number: the caller ID, the badge, and the consent announcement played to the rep on answer', async () => {
     const uas = carrier('uas-answer-play.xml');
     const page = await browser.newPage();
     await page.addInitScript(
@@ -308,12 +329,13 @@ describe.skipIf(skip !== null)(`the browser softphone through Kamailio, rtpengin
         window.__number = number;
         window.__announcement = announcement;
       },
-      { config: { ...bedCredentials('rep-browser-6', { record: true }), recorded: true }, number: '+15550100008', announcement: await announcementBase64() },
+      { config: { ...bedCredentials('rep-browser-6', { record: true, phoneNumber: '+442079460166' }), recorded: true, phoneNumber: '+442079460166' }, number: '+15550100008', announcement: await announcementBase64() },
     );
     await page.goto(url);
     const group = page.getByRole('group', { name: 'Phone call to +15550100008' });
     await group.getByRole('status').filter({ hasText: 'Ready' }).waitFor();
     await group.getByText('Calls are recorded').waitFor();
+    await group.getByText('Caller ID +442079460166').waitFor();
     await group.getByRole('button', { name: 'Call +15550100008' }).click();
     await group.getByText('Announcing the recording…').waitFor();
     await group.locator('[data-announcement="played"]').waitFor({ timeout: 10_000 });

@@ -31,7 +31,8 @@ SIP_UDP_PORT=${SIP_UDP_PORT:-25060}
 SIP_WS_PORT=${SIP_WS_PORT:-25066}
 SIP_WSS_PORT=${SIP_WSS_PORT:-25067}
 TRUNK_HOST=${TRUNK_HOST:-127.0.0.1:25070}
-TRUNK_SOURCE_IP=${TRUNK_SOURCE_IP:-127.0.0.1}
+# The carrier's signalling addresses: two, as a carrier has (tests call in from each).
+TRUNK_SOURCE_NETS=${TRUNK_SOURCE_NETS:-127.0.0.1/32,127.0.0.4/32}
 RTP_NG_PORT=${RTP_NG_PORT:-25223}
 RTP_PORT_MIN=${RTP_PORT_MIN:-30000}
 RTP_PORT_MAX=${RTP_PORT_MAX:-30499}
@@ -66,7 +67,7 @@ render() {
     echo "#!substdef \"!SIP_WSS_PORT!$SIP_WSS_PORT!g\""
     echo "#!substdef \"!SIP_DOMAIN!$SIP_DOMAIN!g\""
     echo "#!substdef \"!TRUNK_HOST!$TRUNK_HOST!g\""
-    echo "#!substdef \"!TRUNK_SOURCE_IP!$TRUNK_SOURCE_IP!g\""
+    echo "#!substdef \"!TRUNK_SOURCE_NETS!$TRUNK_SOURCE_NETS!g\""
     echo "#!define RTPENGINE_SOCK \"udp:127.0.0.1:$RTP_NG_PORT\""
     echo "#!define TLS_CERT_FILE \"$DIR/tls/cert.pem\""
     echo "#!define TLS_KEY_FILE \"$DIR/tls/key.pem\""

@@ -57,12 +57,12 @@ export async function telBed(command: 'start' | 'stop' | 'status' | 'stop-rtpeng
 }
 
 /** Credentials for a rep, issued with the bed's secrets by the API's own function. */
-export function bedCredentials(userId: string, opts: { ws?: 'ws' | 'wss'; nowMs?: number; ttlSeconds?: number; record?: boolean } = {}): SipCredentials {
+export function bedCredentials(userId: string, opts: { ws?: 'ws' | 'wss'; nowMs?: number; ttlSeconds?: number; record?: boolean; phoneNumber?: string } = {}): SipCredentials {
   return issueSipCredentials(
     { wsUrl: opts.ws === 'ws' ? BED.wsUrl : BED.wssUrl, domain: BED.domain, sipSecret: BED.sipSecret, turnUrls: [BED.turnUrl], turnSecret: BED.turnSecret, ttlSeconds: opts.ttlSeconds ?? 3600 },
     userId,
     opts.nowMs ?? Date.now(),
-    { record: opts.record ?? false },
+    { record: opts.record ?? false, phoneNumber: opts.phoneNumber ?? null },
   );
 }
 
@@ -139,13 +139,18 @@ export function carrier(scenario: string, opts: { calls?: number; echo?: boolean
   return sipp(args, opts);
 }
 
-/** A rep's desk phone over UDP from 127.0.0.2 (not the trunk's address), authenticating with ephemeral credentials. */
-export function deskPhone(scenario: string, number: string, userId: string, opts: { timeoutMs?: number; issuedAtMs?: number } = {}): SippRun {
-  const c = bedCredentials(userId, { nowMs: opts.issuedAtMs });
+/**
+ * A rep's desk phone over UDP from 127.0.0.2 (not the trunk's address), authenticating with
+ * ephemeral credentials (with the rep's trunk number signed in when given). `header` is one more
+ * header line in its INVITEs (uac-call.xml's [header]), e.g. a caller ID it has no right to claim.
+ */
+export function deskPhone(scenario: string, number: string, userId: string, opts: { timeoutMs?: number; issuedAtMs?: number; phoneNumber?: string; header?: string } = {}): SippRun {
+  const c = bedCredentials(userId, { nowMs: opts.issuedAtMs, ...(opts.phoneNumber ? { phoneNumber: opts.phoneNumber } : {}) });
   return sipp(
     [
       `127.0.0.1:${BED.sipUdpPort}`, '-sf', join(SIPP_DIR, scenario), '-i', '127.0.0.2', '-p', '25080', '-mi', '127.0.0.2', '-mp', '26100',
-      '-s', number, '-key', 'rep', userId, '-key', 'domain', BED.domain, '-au', c.authorizationUser, '-ap', c.password, '-m', '1',
+      '-s', number, '-key', 'rep', userId, '-key', 'domain', BED.domain, '-key', 'header', opts.header ?? 'Subject: a desk phone call',
+      '-au', c.authorizationUser, '-ap', c.password, '-m', '1',
     ],
     opts,
   );
@@ -156,11 +161,13 @@ export function deskPhone(scenario: string, number: string, userId: string, opts
  * audio (or, uac-inbound-cancel.xml, gives up while it rings; uac-inbound-play.xml, plays the
  * prospect's tone instead of echoing).
  */
-export function inboundCall(userId: string, opts: { timeoutMs?: number; scenario?: 'uac-inbound.xml' | 'uac-inbound-cancel.xml' | 'uac-inbound-play.xml' } = {}): SippRun {
+export function inboundCall(to: string, opts: { timeoutMs?: number; scenario?: 'uac-inbound.xml' | 'uac-inbound-cancel.xml' | 'uac-inbound-play.xml'; sourceIp?: string } = {}): SippRun {
   const scenario = opts.scenario ?? 'uac-inbound.xml';
   const echo = scenario === 'uac-inbound-play.xml' ? [] : ['-rtp_echo'];
+  // `to` is the request URI's user: a rep's user id, or a DID. The carrier's second address (127.0.0.4, telbed.sh TRUNK_SOURCE_NETS) or any other.
+  const ip = opts.sourceIp ?? '127.0.0.1';
   return sipp(
-    [`127.0.0.1:${BED.sipUdpPort}`, '-sf', join(SIPP_DIR, scenario), '-i', '127.0.0.1', '-p', String(BED.trunkPort + 1), '-mi', '127.0.0.1', '-mp', '26200', ...echo, '-key', 'rep', userId, '-key', 'domain', BED.domain, '-m', '1'],
+    [`127.0.0.1:${BED.sipUdpPort}`, '-sf', join(SIPP_DIR, scenario), '-i', ip, '-p', String(BED.trunkPort + 1), '-mi', ip, '-mp', '26200', ...echo, '-key', 'rep', to, '-key', 'domain', BED.domain, '-m', '1'],
     opts,
   );
 }

@@ -12,8 +12,8 @@ const skip = chromiumSkipReason();
 const OWNER = { email: 'audrey@cadenza.test', password: 'a long enough password', workspace: 'Audited' };
 
 describe.skipIf(skip !== null)(`the audit log in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  // The wrong password's 401 is logged by the browser all the same.
-  const web = webSuite({ prefix: 'web-audit', roles: ['api'], expectedConsole: /status of 401/ });
+  // The wrong password's 401 and the refused phone number's 400 are logged by the browser all the same.
+  const web = webSuite({ prefix: 'web-audit', roles: ['api'], expectedConsole: /status of (401|400)/ });
 
   it('shows sign-ins and changes with who did them, filters them, and lists API keys with their creator', async () => {
     const { errors } = web;
@@ -43,6 +43,15 @@ describe.skipIf(skip !== null)(`the audit log in Chromium${skip ? ` (skipped: ${
       return r.status;
     });
     expect(made).toBe(201);
+
+    // The owner gives themselves a trunk number: a national one is refused with the reason, then the international one is kept as E.164.
+    const phone = page.getByLabel(`Phone number of ${OWNER.email}`, { exact: true });
+    await phone.fill('020 7946 0123');
+    await page.getByRole('button', { name: `Save the phone number of ${OWNER.email}` }).click();
+    await page.getByRole('alert').filter({ hasText: 'international form' }).waitFor();
+    await phone.fill('+44 20 7946 0123');
+    await page.getByRole('button', { name: `Save the phone number of ${OWNER.email}` }).click();
+    await expect.poll(() => phone.inputValue()).toBe('+442079460123');
     await page.reload();
 
     const keys = page.getByRole('table', { name: 'API keys' });
@@ -53,6 +62,7 @@ describe.skipIf(skip !== null)(`the audit log in Chromium${skip ? ` (skipped: ${
     await log.getByRole('row').filter({ hasText: 'Sign-in failed' }).waitFor();
     await log.getByRole('row').filter({ hasText: 'Settings changed' }).filter({ hasText: OWNER.email }).waitFor();
     await log.getByRole('row').filter({ hasText: 'API key created' }).waitFor();
+    await log.getByRole('row').filter({ hasText: 'Phone number changed' }).waitFor();
     await page.locator('#settings-audit').scrollIntoViewIfNeeded();
     await screenshot(page, 'audit-01-log');
 

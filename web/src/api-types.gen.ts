@@ -81,7 +81,7 @@ export type ApiKey = {
 export type AuditEvent = {
   id: string;
   at: string;
-  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested */
+  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested */
   action: string;
   actorKind: "session" | "api_key" | "system" | "anonymous";
   /** The actor as it read at the time: a member's address, an API key's name and prefix, Cadenza */
@@ -582,6 +582,8 @@ export type Member = {
   /** own: a member reads only their mailboxes' replies; all: every mailbox's */
   inboxScope: "own" | "all";
   canSignIn: boolean;
+  /** Their number on the SIP trunk (E.164): the caller ID of the calls they place and the DID whose incoming calls ring their browser; null: the trunk's default caller ID (docs/dialer.md) */
+  phoneNumber: string | null;
 };
 
 export type MemberRemoved = {
@@ -1120,7 +1122,7 @@ export interface ApiRoutes {
     response: InvitationCreated;
     status: 201;
   };
-  /** Change a member's role or inbox scope (admin; only an owner makes or unmakes owners) (access: admin of the workspace) */
+  /** Change a member's role, inbox scope or phone number (admin; only an owner makes or unmakes owners) (access: admin of the workspace) */
   "PATCH /api/workspaces/:workspaceId/members/:memberId": {
     params: {
       workspaceId: string;
@@ -1130,6 +1132,8 @@ export interface ApiRoutes {
     body: {
       role?: "owner" | "admin" | "member";
       inboxScope?: "own" | "all";
+      /** The member's number on the SIP trunk, in international form (+ and the calling code); null removes it. Their next phone credential carries it */
+      phoneNumber?: string | null;
     };
     response: Member;
     status: 200;
@@ -2886,6 +2890,8 @@ export interface ApiRoutes {
       expiresAt: string;
       /** Calls placed with this credential are recorded (the workspace's callRecording): Kamailio reads it from the signed username, the browser cannot change it */
       recorded: boolean;
+      /** The rep's number on the trunk (E.164), signed into the username: the caller ID their calls show and the DID that rings them; null: the trunk's default */
+      phoneNumber: string | null;
       iceServers: {
         urls: string[];
         username?: string;

@@ -15,6 +15,7 @@ export const AUDIT_ACTIONS = [
   'member.added',
   'member.removed',
   'member.role_changed',
+  'member.phone_number_changed',
   'api_key.created',
   'api_key.revoked',
   'invitation.sent',

@@ -15,9 +15,11 @@ export interface MemberRow {
   inbox_scope: 'own' | 'all';
   /** null: a workspace user without an account (a mailbox owner from the CLI), who cannot sign in. */
   account_id: string | null;
+  /** Their number on the SIP trunk (E.164, src/dialer/rep-number.ts), or null. */
+  phone_number: string | null;
 }
 
-const MEMBER_COLUMNS = ['u.id', 'u.email', 'u.name', 'u.role', 'u.inbox_scope', 'u.account_id'] as const;
+const MEMBER_COLUMNS = ['u.id', 'u.email', 'u.name', 'u.role', 'u.inbox_scope', 'u.account_id', 'u.phone_number'] as const;
 
 /** The workspace's members, oldest first. */
 export async function listMembers(db: Db, workspaceId: string): Promise<MemberRow[]> {
@@ -29,13 +31,19 @@ export async function findMember(db: Db, workspaceId: string, memberId: string):
   return db.selectFrom('app_user as u').select(MEMBER_COLUMNS).where('u.id', '=', memberId).where('u.workspace_id', '=', workspaceId).executeTakeFirst();
 }
 
-/** Sets the member's role and inbox scope, those given. */
-export async function changeMember(db: Db, memberId: string, change: { role?: Role | undefined; inboxScope?: 'own' | 'all' | undefined }): Promise<void> {
-  await db
-    .updateTable('app_user')
-    .set({ ...(change.role ? { role: change.role } : {}), ...(change.inboxScope ? { inbox_scope: change.inboxScope } : {}) })
-    .where('id', '=', memberId)
-    .execute();
+/**
+ * Sets the member's role, inbox scope and trunk number, those given (phoneNumber null clears it).
+ * CONFLICT when the number is another member's, in any workspace: one trunk serves them all.
+ */
+export async function changeMember(db: Db, memberId: string, change: { role?: Role | undefined; inboxScope?: 'own' | 'all' | undefined; phoneNumber?: string | null | undefined }): Promise<void> {
+  const set = { ...(change.role ? { role: change.role } : {}), ...(change.inboxScope ? { inbox_scope: change.inboxScope } : {}), ...(change.phoneNumber !== undefined ? { phone_number: change.phoneNumber } : {}) };
+  if (Object.keys(set).length === 0) return;
+  try {
+    await db.updateTable('app_user').set(set).where('id', '=', memberId).execute();
+  } catch (e) {
+    if ((e as { code?: string }).code === '23505') throw cadenzaError('CONFLICT', `${change.phoneNumber} is already the number of another member (a number rings one person)`, { field: 'phoneNumber' });
+    throw e;
+  }
 }
 
 /** Removes the member; their mailboxes stay, unassigned, and the keys they made lose their creator (revoke them first). */

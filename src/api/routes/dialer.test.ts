@@ -50,6 +50,7 @@ describe.each(testBackends())('GET /api/workspaces/:id/dialer/config (%s)', (bac
     expect(r.json()).toEqual({
       enabled: true,
       recorded: false,
+      phoneNumber: null,
       wsUrl: DIALER.wsUrl,
       sipUri: `sip:${userId}@sip.example.com`,
       authorizationUser: `${expiry}:${userId}`,
@@ -70,6 +71,17 @@ describe.each(testBackends())('GET /api/workspaces/:id/dialer/config (%s)', (bac
       expect(r.iceServers[0].username).toBe(`${expiry}:${userId}`);
     } finally {
       await on.store.db.updateTable('workspace').set({ settings: JSON.stringify({}) }).where('id', '=', ws).execute();
+    }
+  });
+
+  it("signs the rep's trunk number into the username once an admin set it, and says it", async () => {
+    await on.store.db.updateTable('app_user').set({ phone_number: '+442079460199' }).where('id', '=', userId).execute();
+    try {
+      const r = (await rep.call('GET', `/api/workspaces/${ws}/dialer/config`)).json();
+      expect(r.phoneNumber).toBe('+442079460199');
+      expect(r.authorizationUser).toBe(`${NOW / 1000 + 3600}:${userId}:+442079460199`);
+    } finally {
+      await on.store.db.updateTable('app_user').set({ phone_number: null }).where('id', '=', userId).execute();
     }
   });
 

@@ -3,6 +3,7 @@ import { recordingSettings } from '../../dialer/recording/settings.ts';
 import { issueSipCredentials } from '../../dialer/sip-credentials.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { workspaceRow } from '../../workspace/workspace-row.ts';
+import { findMember } from '../auth/members.ts';
 import { realClock } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
@@ -14,6 +15,7 @@ const enabled = z.object({
   password: z.string(),
   expiresAt: z.string(),
   recorded: z.boolean().describe("Calls placed with this credential are recorded (the workspace's callRecording): Kamailio reads it from the signed username, the browser cannot change it"),
+  phoneNumber: z.string().nullable().describe("The rep's number on the trunk (E.164), signed into the username: the caller ID their calls show and the DID that rings them; null: the trunk's default"),
   iceServers: z.array(z.object({ urls: z.array(z.string()), username: z.string().optional(), credential: z.string().optional() })),
 });
 const disabled = z.object({ enabled: z.literal(false), reason: z.string() });
@@ -35,7 +37,8 @@ export const dialerRoutes = [
       // Recording is decided here, when the credential is signed, not by the browser.
       const row = await workspaceRow(ctx.store.db, ws.workspaceId);
       const record = recordingSettings((row?.settings ?? {}) as Record<string, unknown>).enabled;
-      return { enabled: true as const, recorded: record, ...issueSipCredentials(ctx.dialer, ws.userId, realClock(ctx).now(), { record }) };
+      const phoneNumber = (await findMember(ctx.store.db, ws.workspaceId, ws.userId))?.phone_number ?? null;
+      return { enabled: true as const, recorded: record, phoneNumber, ...issueSipCredentials(ctx.dialer, ws.userId, realClock(ctx).now(), { record, phoneNumber }) };
     },
   }),
   defineRoute({

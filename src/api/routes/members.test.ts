@@ -105,6 +105,33 @@ describe.each(testBackends())('members: joining, leaving and what a member leave
     const lookup = await h.app.inject({ method: 'POST', url: '/api/invitations/lookup', payload: { token: tokenOf(inv.json().link) } });
     expect(lookup.json().error.details.reason).toBe('revoked');
   });
+
+  it("an admin gives a member their trunk number (caller ID and DID): stored as E.164, audited, unique across workspaces, refused with the reason when it is no number, cleared with null; a member cannot set it", async () => {
+    const rep = await joinByInvitation(h.app, victim, good, 'rep-with-phone@example.test', 'member');
+    const members = async (ws: string, by: Browser) => (await by.call('GET', `/api/workspaces/${ws}/members`)).json().members as { id: string; email: string; phoneNumber: string | null }[];
+    const repId = (await members(good, victim)).find((m) => m.email === 'rep-with-phone@example.test')!.id;
+    expect((await members(good, victim)).find((m) => m.id === repId)!.phoneNumber).toBeNull();
+
+    const set = await victim.call('PATCH', `/api/workspaces/${good}/members/${repId}`, { phoneNumber: '+44 20 7946 0123' });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json().phoneNumber).toBe('+442079460123');
+    const audited = (await victim.call('GET', `/api/workspaces/${good}/audit-log?action=member.phone_number_changed`)).json();
+    expect(JSON.stringify(audited)).toContain('+442079460123');
+
+    // A number rings one person: another workspace's member cannot take it.
+    const malloryId = (await members(evil, mallory))[0]!.id;
+    const taken = await mallory.call('PATCH', `/api/workspaces/${evil}/members/${malloryId}`, { phoneNumber: '+442079460123' });
+    expect(taken.statusCode).toBe(409);
+    expect(taken.json().error.message).toMatch(/already the number of another member/);
+
+    const bad = await victim.call('PATCH', `/api/workspaces/${good}/members/${repId}`, { phoneNumber: '020 7946 0123' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.message).toMatch(/international form/);
+    expect((await rep.call('PATCH', `/api/workspaces/${good}/members/${repId}`, { phoneNumber: '+442079460124' })).statusCode).toBe(403);
+
+    expect((await victim.call('PATCH', `/api/workspaces/${good}/members/${repId}`, { phoneNumber: null })).json().phoneNumber).toBeNull();
+    expect((await mallory.call('PATCH', `/api/workspaces/${evil}/members/${malloryId}`, { phoneNumber: '+442079460123' })).statusCode).toBe(200);
+  });
 });
 
 describe.each(testBackends())('members added with a system mailer: the link goes to the address, not to the admin (%s)', (backend) => {

@@ -4,6 +4,7 @@ import { audit } from '../audit/actor.ts';
 import { roleAtLeast } from '../auth/access.ts';
 import { capAtRole, revokeWhatTheyLeft } from '../auth/member-departure.ts';
 import { changeMember, deleteMember, findMember, keepAnOwner, listMembers, type MemberRow } from '../auth/members.ts';
+import { repNumber } from '../../dialer/rep-number.ts';
 import { realClock } from '../context.ts';
 import { defineRoute, workspaceParams, type RouteContext } from '../http/route.ts';
 import { invitationCreated, sendInvitation } from './invitations.ts';
@@ -17,10 +18,11 @@ const member = z
     role,
     inboxScope: z.enum(['own', 'all']).describe("own: a member reads only their mailboxes' replies; all: every mailbox's"),
     canSignIn: z.boolean(),
+    phoneNumber: z.string().nullable().describe("Their number on the SIP trunk (E.164): the caller ID of the calls they place and the DID whose incoming calls ring their browser; null: the trunk's default caller ID (docs/dialer.md)"),
   })
   .meta({ id: 'Member' });
 
-const toMember = (r: MemberRow): z.output<typeof member> => ({ id: r.id, email: r.email, name: r.name, role: r.role, inboxScope: r.inbox_scope, canSignIn: r.account_id !== null });
+const toMember = (r: MemberRow): z.output<typeof member> => ({ id: r.id, email: r.email, name: r.name, role: r.role, inboxScope: r.inbox_scope, canSignIn: r.account_id !== null, phoneNumber: r.phone_number });
 
 export const memberRoutes = [
   defineRoute({
@@ -63,11 +65,17 @@ export const memberRoutes = [
   defineRoute({
     method: 'PATCH',
     url: '/api/workspaces/:workspaceId/members/:memberId',
-    summary: "Change a member's role or inbox scope (admin; only an owner makes or unmakes owners)",
+    summary: "Change a member's role, inbox scope or phone number (admin; only an owner makes or unmakes owners)",
     tags: ['members'],
     access: { workspace: 'admin' },
     params: workspaceParams({ memberId: z.uuid() }),
-    body: z.object({ role, inboxScope: z.enum(['own', 'all']) }).partial(),
+    body: z
+      .object({
+        role,
+        inboxScope: z.enum(['own', 'all']),
+        phoneNumber: z.string().max(64).nullable().describe("The member's number on the SIP trunk, in international form (+ and the calling code); null removes it. Their next phone credential carries it"),
+      })
+      .partial(),
     example: () => ({ body: { inboxScope: 'all' as const } }),
     response: member,
     handler: async (c) => {
@@ -78,8 +86,17 @@ export const memberRoutes = [
       if (body.role && (target.role === 'owner' || body.role === 'owner') && ws.role !== 'owner') throw cadenzaError('FORBIDDEN', 'only an owner changes who is an owner');
       if (body.role && target.role === 'owner' && body.role !== 'owner') await keepAnOwner(db, ws.workspaceId, target.id);
       const roleChanged = body.role !== undefined && body.role !== target.role;
+      let phoneNumber: string | null | undefined;
+      if (typeof body.phoneNumber === 'string') {
+        const v = repNumber(body.phoneNumber);
+        if (!v.ok) throw cadenzaError('INVALID_INPUT', `phoneNumber: ${v.reason}`, { field: 'phoneNumber' });
+        phoneNumber = v.e164;
+      } else phoneNumber = body.phoneNumber;
       await db.transaction().execute(async (tx) => {
-        await changeMember(tx, target.id, body);
+        await changeMember(tx, target.id, { role: body.role, inboxScope: body.inboxScope, phoneNumber });
+        if (phoneNumber !== undefined && phoneNumber !== target.phone_number) {
+          await audit(c, { action: 'member.phone_number_changed', target: target.email, detail: { from: target.phone_number, to: phoneNumber } }, tx);
+        }
         if (!roleChanged) return;
         // Downward only: what they made keeps within what they may now do.
         const left = roleAtLeast(target.role, body.role!) ? await capAtRole(tx, { workspaceId: ws.workspaceId, userId: target.id, role: body.role!, now: new Date(realClock(ctx).now()) }) : undefined;

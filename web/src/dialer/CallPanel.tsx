@@ -110,6 +110,8 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
   // The credential says whether the workspace records calls; the prospect hears the announcement
   // from rtpengine, the rep from this browser (softphone's `announcement`), and sees the badge.
   const [recorded, setRecorded] = useState(false);
+  // The rep's number on the trunk, signed into the credential: what the prospect's phone shows.
+  const [callerId, setCallerId] = useState<string | null>(null);
 
   useEffect(() => {
     let gone = false;
@@ -122,6 +124,7 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
         if ('enabled' in cfg && cfg.enabled === false) return setState({ kind: 'off', reason: cfg.reason });
         const records = (cfg as { recorded?: boolean }).recorded === true;
         setRecorded(records);
+        setCallerId((cfg as { phoneNumber?: string | null }).phoneNumber ?? null);
         // A recorded call with no announcement for the rep still goes on: the badge tells them.
         const announcement = records ? await (announcementLoader.current ?? (() => fetchAnnouncement(workspaceId)))().catch(() => null) : null;
         if (gone) return;
@@ -307,6 +310,7 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
       <span className="muted small" role="status" aria-live="polite">
         {status}
       </span>
+      {callerId && <span className="muted small">Caller ID {callerId}</span>}
       {recorded && (
         <span data-announcement={announcing ? 'playing' : announced ? 'played' : 'none'}>
           <Badge tone="warn">{announcing ? 'Announcing the recording…' : 'Calls are recorded'}</Badge>

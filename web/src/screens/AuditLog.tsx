@@ -22,6 +22,7 @@ const WORDS: Record<string, string> = {
   'member.added': 'Member added',
   'member.removed': 'Member removed',
   'member.role_changed': 'Role changed',
+  'member.phone_number_changed': 'Phone number changed',
   'api_key.created': 'API key created',
   'api_key.revoked': 'API key revoked',
   'invitation.sent': 'Invitation sent',

@@ -107,13 +107,15 @@ function WorkspaceForm({ workspaceId, admin }: { workspaceId: string; admin: boo
 function Members({ workspaceId, admin, owner }: { workspaceId: string; admin: boolean; owner: boolean }) {
   const list = useLoad(() => api<{ members: Member[] }>('GET', ws(workspaceId, 'members')), [workspaceId]);
   const [error, setError] = useState<string>();
-  const change = async (m: Member, patch: Partial<Pick<Member, 'role' | 'inboxScope'>>) => {
+  const change = async (m: Member, patch: Partial<Pick<Member, 'role' | 'inboxScope' | 'phoneNumber'>>): Promise<boolean> => {
     setError(undefined);
     try {
       await call('PATCH /api/workspaces/:workspaceId/members/:memberId', ws(workspaceId, `members/${m.id}`), patch);
       list.reload();
+      return true;
     } catch (e) {
       setError(errorMessage(e));
+      return false;
     }
   };
   const members = list.data?.members ?? [];
@@ -121,6 +123,7 @@ function Members({ workspaceId, admin, owner }: { workspaceId: string; admin: bo
     <section className="card stack" aria-labelledby="settings-members">
       <h2 id="settings-members">Members</h2>
       <p className="muted small" style={{ margin: 0 }}>A member reads the replies of their own mailboxes only, unless their inbox is set to every mailbox; admins and owners read all.</p>
+      <p className="muted small" style={{ margin: 0 }}>A phone number is the member's number on your SIP trunk: the caller ID of the calls they place, and calls to it ring their browser. Write it as the carrier gave it, with + and the country code.</p>
       <ErrorNote error={list.error ?? error} />
       {members.length > 0 && (
         <table className="table">
@@ -129,6 +132,7 @@ function Members({ workspaceId, admin, owner }: { workspaceId: string; admin: bo
               <th scope="col">Person</th>
               <th scope="col">Role</th>
               <th scope="col">Inbox</th>
+              <th scope="col">Phone number</th>
             </tr>
           </thead>
           <tbody>
@@ -166,6 +170,7 @@ function Members({ workspaceId, admin, owner }: { workspaceId: string; admin: bo
                       'their own mailboxes'
                     )}
                   </td>
+                  <td>{admin ? <PhoneNumberField member={m} who={who} save={(phoneNumber) => change(m, { phoneNumber })} /> : (m.phoneNumber ?? <span className="muted">none</span>)}</td>
                 </tr>
               );
             })}
@@ -173,5 +178,31 @@ function Members({ workspaceId, admin, owner }: { workspaceId: string; admin: bo
         </table>
       )}
     </section>
+  );
+}
+
+/** A member's trunk number: saved on Enter or Save, cleared by saving it empty. */
+function PhoneNumberField({ member, who, save }: { member: Member; who: string; save: (phoneNumber: string | null) => Promise<boolean> }) {
+  const [value, setValue] = useState(member.phoneNumber ?? '');
+  const [busy, setBusy] = useState(false);
+  useEffect(() => setValue(member.phoneNumber ?? ''), [member.phoneNumber]);
+  const changed = value.trim() !== (member.phoneNumber ?? '');
+  return (
+    <form
+      className="row"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!changed) return;
+        setBusy(true);
+        void save(value.trim() === '' ? null : value.trim()).finally(() => setBusy(false));
+      }}
+    >
+      <input type="tel" value={value} onChange={(e) => setValue(e.target.value)} placeholder="+44 20 7946 0123" aria-label={`Phone number of ${who}`} autoComplete="off" maxLength={64} style={{ maxWidth: '12rem' }} />
+      {changed && (
+        <button type="submit" className="btn" disabled={busy} aria-label={`Save the phone number of ${who}`}>
+          {busy ? 'Saving…' : 'Save'}
+        </button>
+      )}
+    </form>
   );
 }

@@ -112,7 +112,8 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
 
   beforeAll(async () => {
     // With a federation identity, so the warmup peer routes answer in the own workspace.
-    h = await apiHarness(backend, { federation: { identity: federationIdentity(randomBytes(32), 'https://a.example.test', 'A') } });
+    // A consent announcement configured, so that its GET answers 200 like every other.
+    h = await apiHarness(backend, { federation: { identity: federationIdentity(randomBytes(32), 'https://a.example.test', 'A') }, consentAnnouncement: new Uint8Array([0x52, 0x49, 0x46, 0x46]) });
     const wa = await seedWorkspace(h.store, 'A', 'owner-a@example.test');
     const wb = await seedWorkspace(h.store, 'B', 'owner-b@example.test');
     a = await seedObjects(h, wa.workspaceId, 'a');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { carrier, deskPhone, sippCounts, sippMessages, stopAllSipp, telBedSkipReason } from './telbed.ts';
+import { BED, carrier, deskPhone, sippCounts, sippMessages, stopAllSipp, telBedSkipReason } from './telbed.ts';
 
 /**
  * SIP signalling through the bed's Kamailio with sipp at both ends: a rep's desk phone over UDP
@@ -69,6 +69,34 @@ describe.skipIf(skip !== null)(`SIP through Kamailio, sipp at both ends${skip ? 
     const second = sippMessages('uas-answer-echo.xml', uas2.proc.pid!);
     const invite2 = second.slice(second.indexOf('INVITE sip:'));
     expect(invite2.slice(0, invite2.search(/\r?\n\r?\n/))).not.toMatch(/P-Asserted-Identity|\+15559999999/);
+  });
+
+  it("a credential trunk: the carrier's challenge is answered with the trunk's credentials, once; wrong credentials end in 503 for the rep, never a loop", async () => {
+    const trunk = { trunk_user: BED.trunkUser, trunk_password: BED.trunkPassword };
+    const uas = carrier('uas-auth-answer.xml', { echo: true, keys: trunk });
+    await new Promise((r) => setTimeout(r, 300));
+    const uac = deskPhone('uac-call.xml', '15550001114', 'rep-sipp-7', { phoneNumber: '+442079460177' });
+    const [a, b] = await Promise.all([uac.done, uas.done]);
+    expect(a.code, a.output).toBe(0);
+    expect(b.code, b.output).toBe(0);
+    const atCarrier = sippMessages('uas-auth-answer.xml', uas.proc.pid!);
+    // Two INVITEs reached the carrier: the second with the trunk's digest, still with the rep's caller ID and rtpengine's media.
+    const invites = atCarrier.split(/^(?=INVITE sip:)/m).slice(1);
+    expect(invites.length).toBe(2);
+    expect(invites[1]).toMatch(new RegExp(`^Authorization: Digest username="${BED.trunkUser}", realm="carrier\\.telbed\\.test"`, 'm'));
+    expect(invites[1]).toMatch(/^From: <sip:\+442079460177@/m);
+    expect(invites[1]).toMatch(/^m=audio 30[0-4]\d\d RTP\/AVP/m);
+    expect(sippCounts('uac-call.xml', uac.proc.pid!)['8_200_Recv']).toBe(1);
+
+    // The carrier does not know these credentials: challenged again, and the rep gets 503.
+    const wrong = carrier('uas-auth-answer.xml', { echo: true, keys: { ...trunk, trunk_password: 'not-the-password' } });
+    await new Promise((r) => setTimeout(r, 300));
+    const refused = deskPhone('uac-call.xml', '15550001115', 'rep-sipp-8', { timeoutMs: 8_000 });
+    const [c, d] = await Promise.all([refused.done, wrong.done]);
+    expect(c.code).not.toBe(0);
+    expect(d.code, d.output).toBe(0);
+    expect(sippMessages('uac-call.xml', refused.proc.pid!)).toMatch(/^SIP\/2\.0 503 Service Unavailable: the carrier refused the trunk's credentials/m);
+    expect(sippMessages('uas-auth-answer.xml', wrong.proc.pid!).split(/^(?=INVITE sip:)/m).length - 1).toBe(2);
   });
 
   it('a busy line gives the caller 486', async () => {

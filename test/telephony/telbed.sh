@@ -33,6 +33,9 @@ SIP_WSS_PORT=${SIP_WSS_PORT:-25067}
 TRUNK_HOST=${TRUNK_HOST:-127.0.0.1:25070}
 # The carrier's signalling addresses: two, as a carrier has (tests call in from each).
 TRUNK_SOURCE_NETS=${TRUNK_SOURCE_NETS:-127.0.0.1/32,127.0.0.4/32}
+# The carrier's credentials for a trunk that challenges INVITEs (test/telephony/sipp/uas-auth-answer.xml).
+TRUNK_AUTH_USER=${TRUNK_AUTH_USER:-cadenza-trunk}
+TRUNK_AUTH_PASSWORD=${TRUNK_AUTH_PASSWORD:-telbed-trunk-password}
 RTP_NG_PORT=${RTP_NG_PORT:-25223}
 RTP_PORT_MIN=${RTP_PORT_MIN:-30000}
 RTP_PORT_MAX=${RTP_PORT_MAX:-30499}
@@ -68,6 +71,10 @@ render() {
     echo "#!substdef \"!SIP_DOMAIN!$SIP_DOMAIN!g\""
     echo "#!substdef \"!TRUNK_HOST!$TRUNK_HOST!g\""
     echo "#!substdef \"!TRUNK_SOURCE_NETS!$TRUNK_SOURCE_NETS!g\""
+    # The carrier's credentials, for the scenarios that challenge (uas-auth-answer.xml).
+    echo "#!substdef \"!TRUNK_AUTH_USER!$TRUNK_AUTH_USER!g\""
+    echo "#!substdef \"!TRUNK_AUTH_REALM!carrier.telbed.test!g\""
+    echo "#!substdef \"!TRUNK_AUTH_PASSWORD!$TRUNK_AUTH_PASSWORD!g\""
     echo "#!define RTPENGINE_SOCK \"udp:127.0.0.1:$RTP_NG_PORT\""
     echo "#!define TLS_CERT_FILE \"$DIR/tls/cert.pem\""
     echo "#!define TLS_KEY_FILE \"$DIR/tls/key.pem\""

@@ -27,6 +27,9 @@ export const BED = {
   turnUrl: `turn:127.0.0.1:${process.env.TURN_PORT ?? 25478}?transport=udp`,
   sipSecret: process.env.TELBED_SIP_SECRET ?? 'telbed-sip-secret-for-tests-only',
   turnSecret: process.env.TELBED_TURN_SECRET ?? 'telbed-turn-secret-for-tests-only',
+  /** The carrier's credentials Kamailio answers a challenge with (telbed.sh TRUNK_AUTH_*). */
+  trunkUser: process.env.TRUNK_AUTH_USER ?? 'cadenza-trunk',
+  trunkPassword: process.env.TRUNK_AUTH_PASSWORD ?? 'telbed-trunk-password',
 };
 
 const BINARIES: [string, string][] = [
@@ -130,10 +133,11 @@ export function sipp(args: string[], opts: { timeoutMs?: number } = {}): SippRun
 }
 
 /** The carrier: a sipp UAS at the bed's trunk address playing one scenario of test/telephony/sipp/. */
-export function carrier(scenario: string, opts: { calls?: number; echo?: boolean; mediaPort?: number; timeoutMs?: number } = {}): SippRun {
+export function carrier(scenario: string, opts: { calls?: number; echo?: boolean; mediaPort?: number; timeoutMs?: number; keys?: Record<string, string> } = {}): SippRun {
   const args = [
     '-sf', join(SIPP_DIR, scenario), '-i', '127.0.0.1', '-p', String(BED.trunkPort),
     '-mi', '127.0.0.1', '-mp', String(opts.mediaPort ?? 26000), '-m', String(opts.calls ?? 1),
+    ...Object.entries(opts.keys ?? {}).flatMap(([k, v]) => ['-key', k, v]),
   ];
   if (opts.echo) args.push('-rtp_echo');
   return sipp(args, opts);

@@ -204,4 +204,38 @@ describe.skipIf(skip !== null)(`voicemail drop and incoming calls in the web app
       await stopAllSipp();
     }
   }, 60_000);
+
+  it('away from the power dialer, an incoming call rings in the dock on any screen; the rep answers there and logs its outcome', async () => {
+    const rep = await db().selectFrom('app_user').select('id').where('email', '=', 'rep@vmdrop.test').executeTakeFirstOrThrow();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Leads', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Leads' }).waitFor();
+    expect(await page.getByRole('region', { name: 'Power dialer' }).count()).toBe(0);
+    // The dock's phone registered (hidden until a call rings), the dialer's is gone.
+    const dock = page.locator('aside[aria-label="Phone"]');
+    await dock.locator('.call-panel[data-state="ready"]').waitFor({ state: 'attached', timeout: 20_000 });
+    expect(await dock.isHidden()).toBe(true);
+    const uac = inboundCall(rep.id, { timeoutMs: 40_000 });
+    try {
+      const card = dock.getByRole('region', { name: 'Incoming call' });
+      await card.getByText('Cyrus Caller').waitFor({ timeout: 20_000 });
+      await screenshot(page, 'voicemail-drop-03-dock');
+      await card.getByRole('button', { name: `Answer the call from ${phones.cy}` }).click();
+      await card.getByText('In call with').waitFor({ timeout: 10_000 });
+      await dock.getByRole('button', { name: /^Hang up/ }).waitFor();
+      await card.getByText('Call ended').waitFor({ timeout: 15_000 });
+      await dock.getByLabel('Notes').fill('Rang back from the leads list');
+      await dock.getByRole('button', { name: 'Connected' }).click();
+      await dock.waitFor({ state: 'hidden', timeout: 10_000 });
+      const inbound = (await callsOf(leads.cy)).filter((c) => c.direction === 'inbound');
+      expect(inbound).toHaveLength(3);
+      expect(inbound[2]).toMatchObject({ state: 'ended', outcome: 'connected', notes: 'Rang back from the leads list', placed_by: rep.id });
+      expect(inbound[2]!.answered_at).not.toBeNull();
+      const r = await uac.done;
+      expect(r.code, r.output).toBe(0);
+      expect(web.errors).toEqual([]);
+    } finally {
+      uac.stop();
+      await stopAllSipp();
+    }
+  }, 90_000);
 });

@@ -12,6 +12,7 @@ import { Settings } from './screens/Settings.tsx';
 import { Tasks } from './screens/Tasks.tsx';
 import { DemoBanner } from './ui/DemoBanner.tsx';
 import { isTyping, ShortcutsContext, ShortcutsDialog, type ShortcutGroup, type ShortcutsHelp } from './ui/shortcuts.tsx';
+import { IncomingCallDock, IncomingCallsProvider } from './dialer/IncomingCallDock.tsx';
 
 const screens = [
   { path: '/inbox', label: 'Inbox', Screen: Inbox },
@@ -137,73 +138,77 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
   }, [current, creating]);
   return (
     <ShortcutsContext.Provider value={shortcuts.help}>
-      <div className="shell">
-        <a className="skip" href="#main">
-          Skip to content
-        </a>
-        <nav className="nav" aria-label="Main">
-          <div className="brand">Cadenza</div>
-          {me.workspaces.length > 1 ? (
-            <label className="field nav-ws">
-              <span className="field-label">Workspace</span>
-              <select value={workspaceId} onChange={(e) => choose(e.target.value)}>
-                {me.workspaces.map((w) => (
-                  <option key={w.id} value={w.id}>
-                    {w.name}
-                  </option>
-                ))}
-              </select>
-            </label>
-          ) : (
-            <div className="nav-ws muted">{me.workspaces[0]?.name}</div>
-          )}
-          <a className="nav-new small" href="/workspaces/new" aria-current={creating ? 'page' : undefined} onClick={follow('/workspaces/new')}>
-            New workspace
+      <IncomingCallsProvider>
+        <div className="shell">
+          <a className="skip" href="#main">
+            Skip to content
           </a>
-          <ul>
-            {screens.map((s) => (
-              <li key={s.path}>
-                <a
-                  href={s.path}
-                  aria-current={s === current && !creating ? 'page' : undefined}
-                  onClick={follow(s.path)}
-                >
-                  {s.label}
+          <nav className="nav" aria-label="Main">
+            <div className="brand">Cadenza</div>
+            {me.workspaces.length > 1 ? (
+              <label className="field nav-ws">
+                <span className="field-label">Workspace</span>
+                <select value={workspaceId} onChange={(e) => choose(e.target.value)}>
+                  {me.workspaces.map((w) => (
+                    <option key={w.id} value={w.id}>
+                      {w.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            ) : (
+              <div className="nav-ws muted">{me.workspaces[0]?.name}</div>
+            )}
+            <a className="nav-new small" href="/workspaces/new" aria-current={creating ? 'page' : undefined} onClick={follow('/workspaces/new')}>
+              New workspace
+            </a>
+            <ul>
+              {screens.map((s) => (
+                <li key={s.path}>
+                  <a
+                    href={s.path}
+                    aria-current={s === current && !creating ? 'page' : undefined}
+                    onClick={follow(s.path)}
+                  >
+                    {s.label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+            <div className="nav-foot">
+              <div className="muted small">{me.account.email}</div>
+              <button type="button" className="btn btn-quiet" onClick={onSignOut}>
+                Sign out
+              </button>
+            </div>
+          </nav>
+          <main id="main" className="main" tabIndex={-1} ref={mainRef}>
+            {workspaceId && <DemoBanner workspaceId={workspaceId} start={startDemo && workspaceId === me.workspaces[0]?.id} />}
+            {creating ? (
+              <NewWorkspace
+                onCreated={async (id) => {
+                  await onMeChanged();
+                  choose(id);
+                  navigate('/settings');
+                }}
+              />
+            ) : workspaceId ? (
+              <current.Screen key={workspaceId + current.path} workspaceId={workspaceId} sub={sub} />
+            ) : (
+              <p>
+                You belong to no workspace yet.{' '}
+                <a href="/workspaces/new" onClick={follow('/workspaces/new')}>
+                  Create one
                 </a>
-              </li>
-            ))}
-          </ul>
-          <div className="nav-foot">
-            <div className="muted small">{me.account.email}</div>
-            <button type="button" className="btn btn-quiet" onClick={onSignOut}>
-              Sign out
-            </button>
-          </div>
-        </nav>
-        <main id="main" className="main" tabIndex={-1} ref={mainRef}>
-          {workspaceId && <DemoBanner workspaceId={workspaceId} start={startDemo && workspaceId === me.workspaces[0]?.id} />}
-          {creating ? (
-            <NewWorkspace
-              onCreated={async (id) => {
-                await onMeChanged();
-                choose(id);
-                navigate('/settings');
-              }}
-            />
-          ) : workspaceId ? (
-            <current.Screen key={workspaceId + current.path} workspaceId={workspaceId} sub={sub} />
-          ) : (
-            <p>
-              You belong to no workspace yet.{' '}
-              <a href="/workspaces/new" onClick={follow('/workspaces/new')}>
-                Create one
-              </a>
-              , or open an invitation link.
-            </p>
-          )}
-        </main>
-        {shortcuts.dialog}
-      </div>
+                , or open an invitation link.
+              </p>
+            )}
+          </main>
+          {/* Incoming calls ring on every screen; the power dialer takes them over while it is open. */}
+          {workspaceId && !creating && <IncomingCallDock key={workspaceId} workspaceId={workspaceId} />}
+          {shortcuts.dialog}
+        </div>
+      </IncomingCallsProvider>
     </ShortcutsContext.Provider>
   );
 }

@@ -38,6 +38,8 @@ export interface CallPanelProps {
    * up, Mute, timer). Absent, or while the panel has a call in progress: declined as busy (486).
    */
   onIncoming?: (incoming: IncomingCall) => void;
+  /** Only answers calls (the app's dock): no Call button, Hang up and Mute for the answered call. */
+  receiveOnly?: boolean;
 }
 
 type PanelState =
@@ -81,7 +83,7 @@ async function fetchAnnouncement(workspaceId: string): Promise<ArrayBuffer | nul
   return res.arrayBuffer();
 }
 
-export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy, loadConfig, loadAnnouncement, beforeDial, voicemail, onDropped, onIncoming }: CallPanelProps) {
+export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy, loadConfig, loadAnnouncement, beforeDial, voicemail, onDropped, onIncoming, receiveOnly }: CallPanelProps) {
   const [state, setState] = useState<PanelState>({ kind: 'loading' });
   const [muted, setMuted] = useState(false);
   const [tick, setTick] = useState(0);
@@ -289,19 +291,21 @@ export function CallPanel({ workspaceId, number, onProgress, iceTransportPolicy,
   void tick;
 
   return (
-    <div className="call-panel row" role="group" aria-label={`Phone call to ${number}`} data-state={state.kind}>
+    <div className="call-panel row" role="group" aria-label={receiveOnly ? 'Phone' : `Phone call to ${number}`} data-state={state.kind}>
       {inCall ? (
         <button type="button" className="btn btn-danger" onClick={hangup} aria-label={`Hang up the call to ${current.current?.number ?? number}`}>
           Hang up
         </button>
-      ) : (
+      ) : receiveOnly ? null : (
         <button type="button" className="btn btn-primary" onClick={() => void start()} disabled={!number || (state.kind !== 'ready' && state.kind !== 'ended' && state.kind !== 'refused')} aria-label={`Call ${number}`}>
           Call
         </button>
       )}
-      <button type="button" className="btn" onClick={toggleMute} disabled={state.kind !== 'in_call'} aria-pressed={muted} aria-label={muted ? 'Unmute the microphone' : 'Mute the microphone'}>
+      {(!receiveOnly || state.kind === 'in_call') && (
+        <button type="button" className="btn" onClick={toggleMute} disabled={state.kind !== 'in_call'} aria-pressed={muted} aria-label={muted ? 'Unmute the microphone' : 'Mute the microphone'}>
         {muted ? 'Unmute' : 'Mute'}
       </button>
+      )}
       {voicemail !== undefined && (
         <button type="button" className="btn" onClick={() => void drop()} disabled={!dropCheck.ok} title={dropCheck.ok ? undefined : dropCheck.text} aria-keyshortcuts="v" data-drop="voicemail">
           Drop voicemail

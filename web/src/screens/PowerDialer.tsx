@@ -2,28 +2,17 @@ import { useMemo, useRef, useState } from 'react';
 import { api, call, errorMessage, ws } from '../api.ts';
 import { CallRecord, type CallView } from '../dialer/call-record.ts';
 import { CallPanel } from '../dialer/CallPanel.tsx';
-import { IncomingCallCard, type InboundMatch, type InboundPhase } from '../dialer/IncomingCallCard.tsx';
-import type { IncomingCall } from '../dialer/softphone.ts';
+import { useClaimIncoming } from '../dialer/IncomingCallDock.tsx';
+import { IncomingCallCard } from '../dialer/IncomingCallCard.tsx';
+import { CALL_OUTCOMES, useInboundCall, type Outcome } from '../dialer/use-inbound-call.ts';
 import { clipBytes, dropNote } from '../dialer/voicemail-drop.ts';
 import { VoicemailRecorder } from '../dialer/VoicemailRecorder.tsx';
-import type { ApiBody, ApiResponse, Task } from '../types.ts';
+import type { ApiResponse, Task } from '../types.ts';
 import { Badge, ErrorNote, when } from '../ui/parts.tsx';
 import { useScreenShortcuts, useShortcuts } from '../ui/shortcuts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
-type Outcome = ApiBody<'POST /api/workspaces/:workspaceId/calls/:callId/outcome'>['outcome'];
 type LeadPage = ApiResponse<'GET /api/workspaces/:workspaceId/leads/:leadId'>;
-
-/** The outcomes a rep gives on hang-up, in key order (1–7). */
-export const CALL_OUTCOMES: [Outcome, string][] = [
-  ['connected', 'Connected'],
-  ['voicemail', 'Voicemail'],
-  ['no_answer', 'No answer'],
-  ['busy', 'Busy'],
-  ['wrong_number', 'Wrong number (stops the sequence)'],
-  ['meeting_booked', 'Meeting booked (ends the sequence)'],
-  ['not_interested', 'Not interested (stops the sequence)'],
-];
 
 const shortcuts = {
   title: 'Power dialer',
@@ -54,9 +43,10 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
   const saved = useLoad(() => call('GET /api/workspaces/:workspaceId/dialer/voicemail', ws(workspaceId, 'dialer/voicemail')), [workspaceId]);
   const clip = saved.data?.voicemail;
   const voicemail = useMemo(() => (clip ? { clip: clipBytes(clip.audio), durationMs: clip.durationMs } : null), [clip]);
-  // A call to the rep: its record (opened when it rings), the server's match, and where it stands.
-  const [inbound, setInbound] = useState<{ incoming: IncomingCall; match?: InboundMatch; phase: InboundPhase }>();
-  const inboundRecord = useRef<Promise<CallRecord> | null>(null);
+  // A call to the rep while the dialer is open rings here (elsewhere in the app, IncomingCallDock).
+  const inboundCall = useInboundCall(workspaceId, setError);
+  const { inbound } = inboundCall;
+  useClaimIncoming();
 
   const lead = useLoad(() => (task ? api<LeadPage>('GET', ws(workspaceId, `leads/${task.leadId}`)) : Promise.resolve(undefined)), [workspaceId, task?.leadId]);
   const emails = useMemo(() => (lead.data?.timeline ?? []).filter((e) => e.kind === 'sent' || e.kind === 'received').slice(0, 3), [lead.data]);
@@ -85,37 +75,8 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
     }
   };
 
-  const onIncoming = (incoming: IncomingCall) => {
-    const rec = call('POST /api/workspaces/:workspaceId/calls/inbound', ws(workspaceId, 'calls/inbound'), { from: incoming.from }).then((r) => {
-      setInbound((cur) => (cur?.incoming === incoming ? { ...cur, match: r } : cur));
-      return new CallRecord(workspaceId, r.call.id);
-    });
-    rec.catch((e: unknown) => setError(errorMessage(e)));
-    inboundRecord.current = rec;
-    setInbound({ incoming, phase: 'ringing' });
-    // Declined, or the caller gave up: the record ends unanswered, which the server calls missed.
-    void incoming.gone.then((cause) => {
-      void rec.then((r) => r.report({ event: 'ended', at: new Date().toISOString(), cause }));
-      setInbound((cur) => (cur?.incoming === incoming ? { ...cur, phase: 'missed' } : cur));
-    });
-  };
-  const answer = () => {
-    const cur = inbound;
-    const rec = inboundRecord.current;
-    if (!cur || !rec) return;
-    setNotes('');
-    cur.incoming.answer((e) => {
-      void rec.then((r) => r.report(e));
-      if (e.event === 'answered') setInbound((c) => (c?.incoming === cur.incoming ? { ...c, phase: 'answered' } : c));
-      if (e.event === 'ended') setInbound((c) => (c?.incoming === cur.incoming ? { ...c, phase: 'ended' } : c));
-    });
-  };
-  const dismissInbound = () => {
-    inboundRecord.current = null;
-    setInbound(undefined);
-  };
   /** An answered incoming call is logged, not the task's. */
-  const inboundLive = inbound && (inbound.phase === 'answered' || inbound.phase === 'ended');
+  const inboundLive = inboundCall.live;
 
   const log = async (outcome: Outcome, note?: string) => {
     if (!task || busy) return;
@@ -123,11 +84,8 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
     setError(undefined);
     const text = note ?? (notes.trim() ? notes : undefined);
     try {
-      if (inboundLive && inboundRecord.current) {
-        const r = await inboundRecord.current;
-        await call('POST /api/workspaces/:workspaceId/calls/:callId/outcome', ws(workspaceId, `calls/${r.id}/outcome`), { outcome, ...(text ? { notes: text } : {}) });
-        r.stop();
-        dismissInbound();
+      if (inboundLive) {
+        await inboundCall.logOutcome(outcome, text);
         setNotes('');
         return;
       }
@@ -185,9 +143,12 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
           from={inbound.incoming.from}
           match={inbound.match}
           phase={inbound.phase}
-          onAnswer={answer}
-          onDecline={() => inbound.incoming.decline()}
-          onDismiss={dismissInbound}
+          onAnswer={() => {
+            setNotes('');
+            inboundCall.answer();
+          }}
+          onDecline={inboundCall.decline}
+          onDismiss={inboundCall.dismiss}
         />
       )}
       <div className="grid-2 dialer">
@@ -225,7 +186,7 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
             onProgress={(e) => void record.current?.report(e)}
             voicemail={voicemail}
             onDropped={(d) => void log('voicemail', dropNote(d.durationMs, notes))}
-            onIncoming={onIncoming}
+            onIncoming={inboundCall.onIncoming}
           />
           <VoicemailRecorder workspaceId={workspaceId} saved={clip} onSaved={saved.reload} />
           <label className="stack">

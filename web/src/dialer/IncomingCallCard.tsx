@@ -3,6 +3,7 @@ import { api, ws } from '../api.ts';
 import type { ApiResponse } from '../types.ts';
 import { when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import type { useInboundCall } from './use-inbound-call.ts';
 
 export type InboundMatch = ApiResponse<'POST /api/workspaces/:workspaceId/calls/inbound'>;
 type LeadPage = ApiResponse<'GET /api/workspaces/:workspaceId/leads/:leadId'>;
@@ -69,5 +70,25 @@ export function IncomingCallCard({ workspaceId, from, match, phase, onAnswer, on
         )}
       </div>
     </section>
+  );
+}
+
+/** The card of the call useInboundCall follows, if one rings or was answered; `beforeAnswer` clears the notes of the screen. */
+export function InboundCallCard({ workspaceId, call, beforeAnswer }: { workspaceId: string; call: ReturnType<typeof useInboundCall>; beforeAnswer: () => void }) {
+  const { inbound } = call;
+  if (!inbound) return null;
+  return (
+    <IncomingCallCard
+      workspaceId={workspaceId}
+      from={inbound.incoming.from}
+      match={inbound.match}
+      phase={inbound.phase}
+      onAnswer={() => {
+        beforeAnswer();
+        call.answer();
+      }}
+      onDecline={call.decline}
+      onDismiss={call.dismiss}
+    />
   );
 }

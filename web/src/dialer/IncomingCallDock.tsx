@@ -1,6 +1,6 @@
 import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
 import { CallPanel } from './CallPanel.tsx';
-import { IncomingCallCard } from './IncomingCallCard.tsx';
+import { InboundCallCard } from './IncomingCallCard.tsx';
 import { CALL_OUTCOMES, useInboundCall } from './use-inbound-call.ts';
 
 /**
@@ -50,20 +50,7 @@ export function IncomingCallDock({ workspaceId }: { workspaceId: string }) {
   };
   return (
     <aside className="incoming-dock stack" aria-label="Phone" hidden={!inbound}>
-      {inbound && (
-        <IncomingCallCard
-          workspaceId={workspaceId}
-          from={inbound.incoming.from}
-          match={inbound.match}
-          phase={inbound.phase}
-          onAnswer={() => {
-            setNotes('');
-            inboundCall.answer();
-          }}
-          onDecline={inboundCall.decline}
-          onDismiss={inboundCall.dismiss}
-        />
-      )}
+      <InboundCallCard workspaceId={workspaceId} call={inboundCall} beforeAnswer={() => setNotes('')} />
       {/* The phone: registered while the dock is mounted; its Hang up and Mute serve the answered call (nothing is dialled from here). */}
       <CallPanel workspaceId={workspaceId} number="" receiveOnly onIncoming={inboundCall.onIncoming} />
       {error && (

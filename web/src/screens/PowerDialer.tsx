@@ -3,7 +3,7 @@ import { api, call, errorMessage, ws } from '../api.ts';
 import { CallRecord, type CallView } from '../dialer/call-record.ts';
 import { CallPanel } from '../dialer/CallPanel.tsx';
 import { useClaimIncoming } from '../dialer/IncomingCallDock.tsx';
-import { IncomingCallCard } from '../dialer/IncomingCallCard.tsx';
+import { InboundCallCard } from '../dialer/IncomingCallCard.tsx';
 import { CALL_OUTCOMES, useInboundCall, type Outcome } from '../dialer/use-inbound-call.ts';
 import { clipBytes, dropNote } from '../dialer/voicemail-drop.ts';
 import { VoicemailRecorder } from '../dialer/VoicemailRecorder.tsx';
@@ -137,20 +137,7 @@ export function PowerDialer({ workspaceId, tasks, onLogged }: { workspaceId: str
         </span>
       </div>
       <ErrorNote error={error ?? lead.error} />
-      {inbound && (
-        <IncomingCallCard
-          workspaceId={workspaceId}
-          from={inbound.incoming.from}
-          match={inbound.match}
-          phase={inbound.phase}
-          onAnswer={() => {
-            setNotes('');
-            inboundCall.answer();
-          }}
-          onDecline={inboundCall.decline}
-          onDismiss={inboundCall.dismiss}
-        />
-      )}
+      <InboundCallCard workspaceId={workspaceId} call={inboundCall} beforeAnswer={() => setNotes('')} />
       <div className="grid-2 dialer">
         <div className="card stack" aria-label="The lead">
           <div>

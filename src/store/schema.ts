@@ -217,6 +217,42 @@ export interface TaskTable {
 export type PhoneCallState = 'dialing' | 'ringing' | 'answered' | 'ended';
 export type PhoneCallOutcome = 'connected' | 'voicemail' | 'no_answer' | 'busy' | 'wrong_number' | 'meeting_booked' | 'not_interested' | 'dropped';
 
+/** A workspace's connection to a CRM (migration 0054, src/crm/). */
+export interface CrmConnectionTable {
+  id: string;
+  workspace_id: string;
+  kind: 'hubspot' | 'salesforce' | 'pipedrive' | 'twenty';
+  base_url: string;
+  credentials: Buffer;
+  activities: Generated<string[]>;
+  state: Generated<'active' | 'paused'>;
+  paused_reason: string | null;
+  prepared_at: Timestamp | null;
+  lease_owner: string | null;
+  lease_until: Timestamp | null;
+  created_at: CreatedAt;
+}
+
+/** One fact to write to one CRM connection, once (migration 0054, src/crm/outbox.ts). */
+export interface CrmActivityTable {
+  id: Generated<number>;
+  connection_id: string;
+  workspace_id: string;
+  external_id: string;
+  kind: string;
+  lead_id: string | null;
+  email: string;
+  payload: DefaultJson<unknown>;
+  occurred_at: Timestamp;
+  state: Generated<'pending' | 'written' | 'skipped' | 'rejected'>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  crm_id: string | null;
+  last_error: string | null;
+  written_at: Timestamp | null;
+  created_at: CreatedAt;
+}
+
 /** The rep's number on the SIP trunk (migration 0053, src/dialer/rep-number.ts): caller ID out, DID in. */
 export interface AppUserTable {
   phone_number: Generated<string | null>;
@@ -517,6 +553,8 @@ export interface Database {
   message: MessageTable;
   task: TaskTable;
   phone_call: PhoneCallTable;
+  crm_connection: CrmConnectionTable;
+  crm_activity: CrmActivityTable;
   phone_call_recording: PhoneCallRecordingTable;
   call_capture_quarantine: CallCaptureQuarantineTable;
   call_transcript: CallTranscriptTable;

@@ -48,6 +48,10 @@ import type { Role } from '../../common/config.ts';
  *                         one, and the recordings' transcripts (sealed): the API's alone, like the
  *                         calls (its ingester, transcriber and purge write them, its routes play,
  *                         show and delete them).
+ *   crm_connection, crm_activity
+ *                         CRM sync: the API's (routes and the writer, which alone opens the sealed
+ *                         credentials); the other roles' facts queue activities through triggers,
+ *                         which read a connection's id, workspace and activity kinds and insert.
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -89,6 +93,9 @@ const DEFINITIONS = ['lead', 'sequence', 'sequence_mailbox', 'step', 'variant'];
 /** What the webhook triggers (0009_webhooks.sql, 0031_domain_health.sql) read of an endpoint. */
 const WEBHOOK_TRIGGER_COLUMNS = ['id', 'workspace_id', 'events', 'disabled_at'];
 
+/** What the CRM triggers (0054_crm.sql) read of a connection: never its credentials. */
+const CRM_TRIGGER_COLUMNS = ['id', 'workspace_id', 'activities'];
+
 export const RESTRICTED: Record<string, TableRule> = {
   ...Object.fromEntries(API_ONLY.map((t) => [t, { table: { api: ['select', 'insert', 'update', 'delete'] } }])),
   // Migrations are the owner's (`cadenza migrate`): a role reads which are applied, at start.
@@ -111,6 +118,14 @@ export const RESTRICTED: Record<string, TableRule> = {
     columns: { scheduler: { select: WEBHOOK_TRIGGER_COLUMNS }, sender: { select: WEBHOOK_TRIGGER_COLUMNS }, sync: { select: WEBHOOK_TRIGGER_COLUMNS } },
   },
   webhook_delivery: { table: { api: RW, scheduler: ['select', 'insert', 'delete'], sender: ['insert'], sync: ['insert'] } },
+  // CRM sync (0054_crm.sql): the API role's (its routes, and the writer that holds the sealed
+  // credentials); the other roles' facts queue activities through the triggers, which read which
+  // connections want them and insert.
+  crm_connection: {
+    table: { api: RW },
+    columns: { scheduler: { select: CRM_TRIGGER_COLUMNS }, sender: { select: CRM_TRIGGER_COLUMNS }, sync: { select: CRM_TRIGGER_COLUMNS } },
+  },
+  crm_activity: { table: { api: RW, scheduler: ['insert'], sender: ['insert'], sync: ['insert'] } },
   phone_call: { table: { api: RW } },
   rep_voicemail: { table: { api: RW } },
   phone_call_recording: { table: { api: RW } },

@@ -138,6 +138,15 @@ export const PERSONAL_TABLES: readonly PersonalTable[] = [
     find: (db, s) => rows(sql`select email_norm, reason, source, created_at from suppression where workspace_id = ${s.workspaceId}::uuid and email_norm = ${s.email}`, db),
     erasure: 'marker',
   },
+  // Facts queued for the workspace's CRMs (0054_crm.sql): the address, the activity and whether it
+  // was written (the CRM keeps its own copy: erasure there is the CRM's). They go with the lead.
+  {
+    section: 'crm_activities',
+    table: 'crm_activity',
+    addressColumns: ['email'],
+    find: (db, s) => rows(sql`select id, connection_id, external_id, kind, email, payload, occurred_at, state, crm_id, written_at from crm_activity where workspace_id = ${s.workspaceId}::uuid and (lead_id = any(${s.leadIds}::uuid[]) or lower(email) = ${s.email}) order by id`, db),
+    erasure: 'cascade',
+  },
   {
     section: 'webhook_deliveries',
     table: 'webhook_delivery',

@@ -1,0 +1,40 @@
+/**
+ * A CRM's request limit, kept exactly: at most `requests` in any window of `windowMs` (HubSpot's
+ * "100 per 10 seconds" is a rolling window, and so is the check a soak test makes of the emulator's
+ * log). A log of the last `requests` request times, not a token bucket: a bucket refilled
+ * continuously lets `requests + 1` through in some window of exactly `windowMs`.
+ *
+ * Pure: the caller passes the time (the writer's clock, simulated in tests).
+ */
+export class RequestWindow {
+  private readonly times: number[] = [];
+
+  constructor(
+    readonly requests: number,
+    readonly windowMs: number,
+  ) {
+    if (!Number.isInteger(requests) || requests < 1) throw new Error(`requests must be a positive integer, got ${requests}`);
+    if (!(windowMs > 0)) throw new Error(`windowMs must be positive, got ${windowMs}`);
+  }
+
+  /** The earliest time (≥ now) at which `n` more requests fit in the window. */
+  earliest(n: number, now: number): number {
+    if (n > this.requests) throw new Error(`${n} requests can never fit in a window of ${this.requests}`);
+    this.forget(now);
+    const over = this.times.length + n - this.requests;
+    // The window must first lose its `over` oldest requests: the (over-1)th leaves at its time + window.
+    return over <= 0 ? now : Math.max(now, this.times[over - 1]! + this.windowMs);
+  }
+
+  /** Counts `n` requests made at `now` (call only when earliest(n, now) <= now). */
+  take(n: number, now: number): void {
+    if (this.earliest(n, now) > now) throw new Error(`taking ${n} requests at ${now} would exceed ${this.requests} per ${this.windowMs} ms`);
+    for (let i = 0; i < n; i++) this.times.push(now);
+  }
+
+  private forget(now: number): void {
+    let drop = 0;
+    while (drop < this.times.length && this.times[drop]! <= now - this.windowMs) drop++;
+    if (drop) this.times.splice(0, drop);
+  }
+}

@@ -1,0 +1,78 @@
+import { sql } from 'kysely';
+import type { Db } from '../../store/store.ts';
+import type { CrmWriteResult } from '../connector.ts';
+
+/** A claimed outbox row (0054_crm.sql crm_activity) with what the activity's words need. */
+export interface ClaimedActivity {
+  id: number;
+  external_id: string;
+  kind: string;
+  email: string;
+  payload: Record<string, unknown>;
+  occurred_at: Date;
+  attempts: number;
+  /** A sent or replied email's subject, from the message the journal entry names; null otherwise. */
+  subject: string | null;
+  sequence_name: string | null;
+}
+
+/**
+ * Claims up to `limit` due activities of one connection, oldest first: `for update skip locked`, so
+ * two writers never hold the same row, and the claim moves next_attempt_at to `leaseUntil`, so a
+ * writer that dies mid-batch leaves its rows to the next after that. Each claim counts an attempt.
+ */
+export async function claimDue(db: Db, connectionId: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedActivity[]> {
+  const r = await sql<ClaimedActivity>`
+    with due as (
+      select id from crm_activity
+      where connection_id = ${connectionId} and state = 'pending' and next_attempt_at <= ${now}
+      order by next_attempt_at, id
+      limit ${limit}
+      for update skip locked
+    ), claimed as (
+      update crm_activity a set next_attempt_at = ${leaseUntil}, attempts = a.attempts + 1
+      from due where a.id = due.id
+      returning a.id, a.external_id, a.kind, a.email, a.payload, a.occurred_at, a.attempts
+    )
+    select c.*, m.subject, s.name as sequence_name
+    from claimed c
+    join crm_activity a on a.id = c.id
+    left join enrollment e on e.id = (a.payload ->> 'enrollmentId')::uuid
+    left join sequence s on s.id = e.sequence_id
+    left join lateral (
+      select subject from message
+      where workspace_id = a.workspace_id and message_id = a.payload -> 'detail' ->> 'messageId'
+      limit 1
+    ) m on a.kind in ('email_sent', 'email_replied')
+    order by c.id`.execute(db);
+  return r.rows.map((row) => ({ ...row, id: Number(row.id) }));
+}
+
+/** Records each result: written (with the CRM's id), skipped (no such contact) or rejected (with the CRM's reason). */
+export async function settle(db: Db, ids: ReadonlyMap<string, number>, results: readonly CrmWriteResult[], now: Date): Promise<void> {
+  for (const r of results) {
+    const id = ids.get(r.externalId);
+    if (id === undefined) continue;
+    const set =
+      r.status === 'written'
+        ? { state: 'written' as const, crm_id: r.crmId, written_at: now, last_error: null }
+        : r.status === 'no_contact'
+          ? { state: 'skipped' as const, last_error: 'no contact with this address in the CRM' }
+          : { state: 'rejected' as const, last_error: r.error.slice(0, 2000) };
+    await db.updateTable('crm_activity').set(set).where('id', '=', id).where('state', '=', 'pending').execute();
+  }
+}
+
+/** Puts claimed activities back for a later attempt, with the reason. */
+export async function retryAt(db: Db, ids: readonly number[], at: Date, error: string): Promise<void> {
+  if (!ids.length) return;
+  await db.updateTable('crm_activity').set({ next_attempt_at: at, last_error: error.slice(0, 2000) }).where('id', 'in', ids).where('state', '=', 'pending').execute();
+}
+
+/** The connection's outbox at a glance, for the sync status screen and metrics. */
+export async function outboxCounts(db: Db, connectionId: string): Promise<Record<'pending' | 'written' | 'skipped' | 'rejected', number>> {
+  const rows = await db.selectFrom('crm_activity').select(['state', db.fn.countAll<string>().as('n')]).where('connection_id', '=', connectionId).groupBy('state').execute();
+  const out = { pending: 0, written: 0, skipped: 0, rejected: 0 };
+  for (const r of rows) out[r.state] = Number(r.n);
+  return out;
+}

@@ -1,0 +1,142 @@
+import { sql } from 'kysely';
+import { backoffDelay, type BackoffPolicy } from '../common/backoff.ts';
+import type { Clock } from '../common/clock.ts';
+import type { Logger } from '../common/logger.ts';
+import type { Random } from '../common/random.ts';
+import type { Store } from '../store/store.ts';
+import { toCrmActivity } from './activity.ts';
+import { CrmAuthError, CrmTransientError, type CrmConnector } from './connector.ts';
+import { RequestWindow } from './request-window.ts';
+import { claimDue, retryAt, settle } from './sql/activities.ts';
+
+/**
+ * Writes each connection's outbox (0054_crm.sql crm_activity) to its CRM, exactly once per fact
+ * (docs/crm.md "Activities out"):
+ *
+ * - one writer per connection at a time (a lease on the connection row), so the CRM's request
+ *   limit is counted in one place: a batch starts only when the requests it may make fit in the
+ *   CRM's window (RequestWindow), so the writer never causes a 429 by itself;
+ * - a batch is claimed with a lease; the connector finds by external id what an earlier attempt
+ *   wrote before its answer was lost, so a retry never writes twice;
+ * - a transient failure (outage, 5xx, 429, timeout) puts the whole connection on hold for the
+ *   CRM's Retry-After or a jittered exponential backoff: during an outage of hours it probes now
+ *   and then instead of hammering, and when the CRM is back the outbox drains at the limit's pace,
+ *   never in a flood; nothing is given up (only a missing contact or the CRM's refusal is final);
+ * - refused credentials pause the connection with the reason; the outbox keeps filling.
+ */
+export interface CrmWriterOptions {
+  store: Store;
+  clock: Clock;
+  random: Random;
+  /** This process's name in the connection leases. */
+  owner: string;
+  /** The connector of a connection (opens its sealed credentials). */
+  connectorFor(connectionId: string): Promise<CrmConnector>;
+  log?: Logger;
+  /** A claimed batch or a connection lease is another writer's to take after this long (default 2 min). */
+  leaseMs?: number;
+  /** Holds after transient failures (default 5 s doubling to 30 min, full jitter). */
+  backoff?: BackoffPolicy;
+}
+
+export const defaultCrmBackoff: BackoffPolicy = { baseMs: 5_000, capMs: 30 * 60_000 };
+
+export interface DrainResult {
+  written: number;
+  skipped: number;
+  rejected: number;
+  /** Batches that failed for now. */
+  failures: number;
+  /** When this connection has due work again or may continue; null when its outbox is empty. */
+  nextAt: number | null;
+}
+
+interface ConnectionState {
+  window: RequestWindow;
+  holdUntil: number;
+  failures: number;
+}
+
+export class CrmWriter {
+  private readonly state = new Map<string, ConnectionState>();
+  private readonly leaseMs: number;
+  private readonly backoff: BackoffPolicy;
+
+  constructor(private readonly o: CrmWriterOptions) {
+    this.leaseMs = o.leaseMs ?? 120_000;
+    this.backoff = o.backoff ?? defaultCrmBackoff;
+  }
+
+  /** Takes or renews the lease on the connection; false when another writer holds it or it is paused. */
+  private async lease(connectionId: string): Promise<boolean> {
+    const now = new Date(this.o.clock.now());
+    const r = await this.o.store.db
+      .updateTable('crm_connection')
+      .set({ lease_owner: this.o.owner, lease_until: new Date(now.getTime() + this.leaseMs) })
+      .where('id', '=', connectionId)
+      .where('state', '=', 'active')
+      .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', this.o.owner), eb('lease_until', '<', now)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Writes what is due for one connection, batch after batch, until its outbox is empty, the CRM's
+   * window is full, or the CRM failed; says when to come back.
+   */
+  async drain(connectionId: string): Promise<DrainResult> {
+    const out: DrainResult = { written: 0, skipped: 0, rejected: 0, failures: 0, nextAt: null };
+    const { clock, store } = this.o;
+    if (!(await this.lease(connectionId))) return { ...out, nextAt: clock.now() + this.leaseMs };
+    const connector = await this.o.connectorFor(connectionId);
+    const limits = connector.limits;
+    let st = this.state.get(connectionId);
+    if (!st) this.state.set(connectionId, (st = { window: new RequestWindow(limits.requests, limits.windowMs), holdUntil: 0, failures: 0 }));
+    for (;;) {
+      const now = clock.now();
+      if (st.holdUntil > now) return { ...out, nextAt: st.holdUntil };
+      const fits = st.window.earliest(limits.requestsPerBatch, now);
+      if (fits > now) return { ...out, nextAt: fits };
+      const rows = await claimDue(store.db, connectionId, new Date(now), new Date(now + this.leaseMs), limits.maxBatch);
+      if (!rows.length) return { ...out, nextAt: await this.nextDue(connectionId) };
+      // Reserved before the first request: the worst case of this batch is counted in the window.
+      st.window.take(limits.requestsPerBatch, now);
+      const ids = new Map(rows.map((r) => [r.external_id, r.id]));
+      try {
+        const results = await connector.writeActivities(rows.map(toCrmActivity));
+        await settle(store.db, ids, results, new Date(clock.now()));
+        const answered = new Set(results.map((r) => r.externalId));
+        // An activity the connector gave no result for is retried (never dropped).
+        const missing = rows.filter((r) => !answered.has(r.external_id)).map((r) => r.id);
+        await retryAt(store.db, missing, new Date(clock.now()), 'the CRM gave no answer for this activity');
+        for (const r of results) {
+          if (r.status === 'written') out.written++;
+          else if (r.status === 'no_contact') out.skipped++;
+          else out.rejected++;
+        }
+        st.failures = 0;
+      } catch (e) {
+        out.failures++;
+        const message = e instanceof Error ? e.message : String(e);
+        if (e instanceof CrmAuthError) {
+          await retryAt(store.db, rows.map((r) => r.id), new Date(clock.now()), message);
+          await store.db.updateTable('crm_connection').set({ state: 'paused', paused_reason: message, lease_owner: null, lease_until: null }).where('id', '=', connectionId).execute();
+          this.o.log?.warn({ connectionId, err: message }, 'CRM connection paused: its credentials were refused');
+          return { ...out, nextAt: null };
+        }
+        const retryAfter = e instanceof CrmTransientError ? (e.retryAfterMs ?? 0) : 0;
+        const hold = Math.max(retryAfter, backoffDelay(st.failures++, this.o.random, this.backoff));
+        st.holdUntil = clock.now() + hold;
+        await retryAt(store.db, rows.map((r) => r.id), new Date(st.holdUntil), message);
+        if (!(e instanceof CrmTransientError)) this.o.log?.error({ connectionId, err: e }, 'CRM write failed unexpectedly; retried later');
+        return { ...out, nextAt: st.holdUntil };
+      }
+    }
+  }
+
+  private async nextDue(connectionId: string): Promise<number | null> {
+    const r = await sql<{ at: Date | null }>`select min(next_attempt_at) as at from crm_activity where connection_id = ${connectionId} and state = 'pending'`.execute(this.o.store.db);
+    const at = r.rows[0]?.at;
+    return at ? new Date(at).getTime() : null;
+  }
+}

@@ -63,6 +63,9 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   await db.insertInto('phone_call_recording').values({ call_id: graph.callId, workspace_id: workspaceId, sealed: await h.ctx.vault!.sealBytes(workspaceId, recordingContext(graph.callId), wav), duration_ms: 100, bytes: wav.length, announced: false }).execute();
   // And its transcription job, for …/calls/:callId/transcript.
   await enqueueTranscript(db, graph.callId, workspaceId, Date.now());
+  // A CRM connection, for …/crm/connections/:connectionId.
+  graph.connectionId = id();
+  await db.insertInto('crm_connection').values({ id: graph.connectionId, workspace_id: workspaceId, kind: 'hubspot', base_url: 'https://api.hubapi.com', credentials: await h.ctx.vault!.seal(workspaceId, `crm:${graph.connectionId}`, 'pat-secret-token') }).execute();
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', ...graph };
 }

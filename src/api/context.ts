@@ -88,6 +88,8 @@ export interface ApiContext {
   dialer?: SipCredentialSettings;
   /** The consent announcement's WAV (CADENZA_RECORDING_ANNOUNCEMENT), served to reps' browsers (GET …/dialer/announcement); absent: none. */
   consentAnnouncement?: Uint8Array;
+  /** The CRM writer runs in this process (src/crm/writer.ts): wakes it after a connection changed; absent: it finds the change on its next round. */
+  crm?: { nudge(): void };
   /** Call transcription runs in this process (src/dialer/transcribe/worker.ts): wakes its worker for a job queued again; absent: transcribing again is refused. */
   transcripts?: { nudge(): void };
 }

@@ -24,6 +24,7 @@ import { CredentialTaskRunner } from '../sending/credential-tasks/task-runner.ts
 import { OAuthClients, type OAuthSettings } from '../mailbox/oauth/client.ts';
 import { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
+import { CrmSync } from '../crm/crm-sync.ts';
 import { WebhookDispatcher } from '../api/webhooks/dispatcher.ts';
 import { sealLegacyWebhookSecrets } from '../api/webhooks/secrets.ts';
 import { newId } from '../common/ids.ts';
@@ -153,6 +154,8 @@ export interface RunningApp {
   credentialTasks?: CredentialTaskRunner;
   syncs?: SyncPool;
   webhooks?: WebhookDispatcher;
+  /** The CRM writer loop (src/crm/crm-sync.ts), in the API role. */
+  crm?: CrmSync;
   /** This process's push registry (absent: push off). */
   push?: PushRegistry;
   metrics: Metrics;
@@ -250,6 +253,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       }
       await app.customHosts?.stop();
       await app.webhooks?.stop();
+      await app.crm?.stop();
       await pushBus?.close();
       await app.scheduler?.stop();
       await store.close();
@@ -481,6 +485,10 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     const webhooks = new WebhookDispatcher({ store, clock, random, log, secrets: vault, allowPrivate: o.webhooks?.allowPrivate ?? false, ...(o.webhooks?.pollMs ? { pollMs: o.webhooks.pollMs } : {}) });
     app.webhooks = webhooks;
     webhooks.start();
+    // CRM activities are written by the API processes too; one writer per connection at a time (a lease).
+    const crm = new CrmSync({ store, clock, random, log, sealer: vault, owner: `crm:${newId(clock.now(), random)}` });
+    app.crm = crm;
+    crm.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
     // Custom tracking hosts: the API processes answer their challenges and serve them; the job
     // runs in each, under one lease.
@@ -490,7 +498,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...(consentAnnouncement ? { consentAnnouncement } : {}), ...(transcriber ? { transcripts: { nudge: () => transcriber?.nudge() } } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, federation: { identity: federation } },
+      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...(consentAnnouncement ? { consentAnnouncement } : {}), ...(transcriber ? { transcripts: { nudge: () => transcriber?.nudge() } } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, crm: { nudge: () => crm.nudge() }, federation: { identity: federation } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

@@ -30,8 +30,8 @@ export interface CrmWriterOptions {
   random: Random;
   /** This process's name in the connection leases. */
   owner: string;
-  /** The connector of a connection (opens its sealed credentials). */
-  connectorFor(connectionId: string): Promise<CrmConnector>;
+  /** The connector of a connection (opens its sealed credentials), and whether the CRM was set up for it already. */
+  connectorFor(connectionId: string): Promise<{ connector: CrmConnector; prepared: boolean }>;
   log?: Logger;
   /** A claimed batch or a connection lease is another writer's to take after this long (default 2 min). */
   leaseMs?: number;
@@ -88,10 +88,20 @@ export class CrmWriter {
     const out: DrainResult = { written: 0, skipped: 0, rejected: 0, failures: 0, nextAt: null };
     const { clock, store } = this.o;
     if (!(await this.lease(connectionId))) return { ...out, nextAt: clock.now() + this.leaseMs };
-    const connector = await this.o.connectorFor(connectionId);
+    const { connector, prepared } = await this.o.connectorFor(connectionId);
     const limits = connector.limits;
     let st = this.state.get(connectionId);
     if (!st) this.state.set(connectionId, (st = { window: new RequestWindow(limits.requests, limits.windowMs), holdUntil: 0, failures: 0 }));
+    if (!prepared) {
+      if (st.holdUntil > clock.now()) return { ...out, nextAt: st.holdUntil };
+      try {
+        await connector.prepare();
+        await store.db.updateTable('crm_connection').set({ prepared_at: new Date(clock.now()) }).where('id', '=', connectionId).execute();
+      } catch (e) {
+        out.failures++;
+        return { ...out, nextAt: await this.failed(connectionId, st, e, []) };
+      }
+    }
     for (;;) {
       const now = clock.now();
       if (st.holdUntil > now) return { ...out, nextAt: st.holdUntil };
@@ -117,21 +127,30 @@ export class CrmWriter {
         st.failures = 0;
       } catch (e) {
         out.failures++;
-        const message = e instanceof Error ? e.message : String(e);
-        if (e instanceof CrmAuthError) {
-          await retryAt(store.db, rows.map((r) => r.id), new Date(clock.now()), message);
-          await store.db.updateTable('crm_connection').set({ state: 'paused', paused_reason: message, lease_owner: null, lease_until: null }).where('id', '=', connectionId).execute();
-          this.o.log?.warn({ connectionId, err: message }, 'CRM connection paused: its credentials were refused');
-          return { ...out, nextAt: null };
-        }
-        const retryAfter = e instanceof CrmTransientError ? (e.retryAfterMs ?? 0) : 0;
-        const hold = Math.max(retryAfter, backoffDelay(st.failures++, this.o.random, this.backoff));
-        st.holdUntil = clock.now() + hold;
-        await retryAt(store.db, rows.map((r) => r.id), new Date(st.holdUntil), message);
-        if (!(e instanceof CrmTransientError)) this.o.log?.error({ connectionId, err: e }, 'CRM write failed unexpectedly; retried later');
-        return { ...out, nextAt: st.holdUntil };
+        return { ...out, nextAt: await this.failed(connectionId, st, e, rows.map((r) => r.id)) };
       }
     }
+  }
+
+  /**
+   * A request that failed: refused credentials pause the connection (its claimed activities are
+   * due again at once, for when it resumes); anything else holds the connection for the CRM's
+   * Retry-After or a jittered backoff, and its claimed activities with it. Says when to come back.
+   */
+  private async failed(connectionId: string, st: ConnectionState, e: unknown, claimed: number[]): Promise<number | null> {
+    const { clock, store } = this.o;
+    const message = e instanceof Error ? e.message : String(e);
+    if (e instanceof CrmAuthError) {
+      await retryAt(store.db, claimed, new Date(clock.now()), message);
+      await store.db.updateTable('crm_connection').set({ state: 'paused', paused_reason: message, lease_owner: null, lease_until: null }).where('id', '=', connectionId).execute();
+      this.o.log?.warn({ connectionId, err: message }, 'CRM connection paused: its credentials were refused');
+      return null;
+    }
+    const retryAfter = e instanceof CrmTransientError ? (e.retryAfterMs ?? 0) : 0;
+    st.holdUntil = clock.now() + Math.max(retryAfter, backoffDelay(st.failures++, this.o.random, this.backoff));
+    await retryAt(store.db, claimed, new Date(st.holdUntil), message);
+    if (!(e instanceof CrmTransientError)) this.o.log?.error({ connectionId, err: e }, 'CRM write failed unexpectedly; retried later');
+    return st.holdUntil;
   }
 
   private async nextDue(connectionId: string): Promise<number | null> {

@@ -81,7 +81,7 @@ export type ApiKey = {
 export type AuditEvent = {
   id: string;
   at: string;
-  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested */
+  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected */
   action: string;
   actorKind: "session" | "api_key" | "system" | "anonymous";
   /** The actor as it read at the time: a member's address, an API key's name and prefix, Cadenza */
@@ -178,6 +178,30 @@ export type ConnectionReport = {
     /** What the server said, for a disclosure */
     detail: string | null;
   }[];
+};
+
+export type CrmConnection = {
+  id: string;
+  kind: "hubspot" | "salesforce" | "pipedrive" | "twenty";
+  baseUrl: string;
+  /** The activity kinds written to this CRM */
+  activities: string[];
+  state: "active" | "paused";
+  /** Why it is paused (its token was refused or revoked, or an admin paused it); activities keep queueing and are written once it is active again */
+  pausedReason: string | null;
+  /** When Cadenza set the CRM up (its custom property for activity ids); null until the first write */
+  preparedAt: string | null;
+  createdAt: string;
+  outbox: {
+    pending: number;
+    written: number;
+    /** No contact with that address in the CRM */
+    skipped: number;
+    /** Refused by the CRM for good; lastError says why */
+    rejected: number;
+  };
+  lastError: string | null;
+  lastWrittenAt: string | null;
 };
 
 export type DemoStatus = {
@@ -1415,6 +1439,65 @@ export interface ApiRoutes {
       eventId: string;
     };
     status: 202;
+  };
+  /** The workspace's CRM connections with their sync status (never their tokens) (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/crm/connections": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      connections: CrmConnection[];
+      /** The CRMs this server has a connector for */
+      available: string[];
+    };
+    status: 200;
+  };
+  /** Connect a CRM with its API token (admin): stored sealed with the workspace's key; activities are written from now on (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/crm/connections": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      kind: "hubspot" | "salesforce" | "pipedrive" | "twenty";
+      /** The CRM's API address; default the CRM's own (a self-hosted Twenty's, or Salesforce's instance, must be given) */
+      baseUrl?: string;
+      /** A private app token (HubSpot), an API key (Twenty, Pipedrive) or an access token */
+      token: string;
+      activities?: ("email_sent" | "email_opened" | "email_clicked" | "email_replied" | "email_bounced" | "unsubscribed" | "call" | "task_completed")[];
+    };
+    response: CrmConnection;
+    status: 201;
+  };
+  /** Change what a CRM connection writes, pause or resume it, or give it a new token (which resumes it) (admin) (access: admin of the workspace) */
+  "PATCH /api/workspaces/:workspaceId/crm/connections/:connectionId": {
+    params: {
+      workspaceId: string;
+      connectionId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      activities?: ("email_sent" | "email_opened" | "email_clicked" | "email_replied" | "email_bounced" | "unsubscribed" | "call" | "task_completed")[];
+      state?: "active" | "paused";
+      token?: string;
+    };
+    response: CrmConnection;
+    status: 200;
+  };
+  /** Disconnect a CRM (admin): its token and its outbox are deleted; what was written stays in the CRM (access: admin of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/crm/connections/:connectionId": {
+    params: {
+      workspaceId: string;
+      connectionId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      deleted: true;
+    };
+    status: 200;
   };
   /** The workspace's mailboxes with health, today's sends against the cap, and ramp progress (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/mailboxes": {

@@ -31,6 +31,9 @@ export const AUDIT_ACTIONS = [
   'recording.deleted',
   'transcript.read',
   'transcript.requested',
+  'crm.connected',
+  'crm.changed',
+  'crm.disconnected',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

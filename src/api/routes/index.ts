@@ -25,6 +25,7 @@ import { suppressionRoutes } from './suppressions.ts';
 import { privacyRoutes } from './privacy.ts';
 import { taskRoutes } from './tasks.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { crmRoutes } from './crm.ts';
 import { trackingDomainRoutes } from './tracking-domain.ts';
 import { workspaceRoutes } from './workspace.ts';
 
@@ -42,6 +43,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...apiKeyRoutes,
   ...auditRoutes,
   ...webhookRoutes,
+  ...crmRoutes,
   ...mailboxRoutes,
   ...domainRoutes,
   ...pacingRoutes,

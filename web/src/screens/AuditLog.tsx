@@ -32,6 +32,9 @@ const WORDS: Record<string, string> = {
   'mailbox.removed': 'Mailbox removed',
   'export.downloaded': 'Export downloaded',
   'settings.changed': 'Settings changed',
+  'crm.connected': 'CRM connected',
+  'crm.changed': 'CRM connection changed',
+  'crm.disconnected': 'CRM disconnected',
 };
 
 type Filter = { action: string; actor: string; from: string; to: string };

@@ -1,0 +1,72 @@
+import type { Clock } from '../common/clock.ts';
+import type { Logger } from '../common/logger.ts';
+import { runEvery, type Periodic } from '../common/periodic.ts';
+import type { Random } from '../common/random.ts';
+import type { Store } from '../store/store.ts';
+import { openConnection, type TokenSealer } from './connections.ts';
+import { makeConnector } from './connectors.ts';
+import { CrmWriter, type DrainResult } from './writer.ts';
+
+/**
+ * The API role's CRM sync loop (docs/crm.md): every `pollMs`, each active connection whose time
+ * has come is drained by the writer, which says when to come back (its outbox empty: the next
+ * poll; the CRM's window full or the CRM failing: later). nudge() looks again at once, e.g. after
+ * an admin resumed a connection.
+ */
+export interface CrmSyncOptions {
+  store: Store;
+  clock: Clock;
+  random: Random;
+  owner: string;
+  sealer: TokenSealer;
+  log?: Logger;
+  pollMs?: number;
+  onDrained?: (connectionId: string, r: DrainResult) => void;
+}
+
+export class CrmSync {
+  readonly writer: CrmWriter;
+  private readonly due = new Map<string, number>();
+  private loop: Periodic | undefined;
+  private readonly pollMs: number;
+
+  constructor(private readonly o: CrmSyncOptions) {
+    this.pollMs = o.pollMs ?? 2_000;
+    this.writer = new CrmWriter({
+      store: o.store,
+      clock: o.clock,
+      random: o.random,
+      owner: o.owner,
+      ...(o.log ? { log: o.log } : {}),
+      connectorFor: async (id) => {
+        const c = await openConnection(o.store.db, o.sealer, id);
+        return { connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token }), prepared: c.prepared };
+      },
+    });
+  }
+
+  /** One pass over the active connections. */
+  async round(): Promise<void> {
+    const now = this.o.clock.now();
+    const active = await this.o.store.db.selectFrom('crm_connection').select('id').where('state', '=', 'active').execute();
+    for (const { id } of active) {
+      if ((this.due.get(id) ?? 0) > now) continue;
+      const r = await this.writer.drain(id);
+      this.o.onDrained?.(id, r);
+      this.due.set(id, r.nextAt !== null && r.nextAt > now ? r.nextAt : now + this.pollMs);
+    }
+  }
+
+  start(): void {
+    this.loop ??= runEvery(this.o.clock, this.pollMs, () => this.round(), (e) => this.o.log?.error({ err: e }, 'CRM sync round failed'));
+  }
+
+  nudge(): void {
+    this.due.clear();
+  }
+
+  async stop(): Promise<void> {
+    await this.loop?.stop();
+    this.loop = undefined;
+  }
+}

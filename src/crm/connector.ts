@@ -108,3 +108,122 @@ export interface CrmConnector {
    */
   writeActivities(batch: readonly CrmActivity[]): Promise<CrmWriteResult[]>;
 }
+
+/*
+ * Changes in (docs/crm.md "Changes in"). The CRM owns contacts, owners and deals; Cadenza reads
+ * their changes from a resume position (a cursor) that the sync stores only after the changes are
+ * stored, the same rule as mailbox cursors. The optional methods below are what a connector offers
+ * for it; a connector without them only writes activities.
+ */
+
+/** A contact (person) as the CRM holds it, in Cadenza's words. */
+export interface CrmContact {
+  /** The CRM's id of the record. */
+  crmId: string;
+  /** The primary address, lower-cased; null when the record has none. */
+  email: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  company: string | null;
+  title: string | null;
+  phone: string | null;
+  /** The email of the CRM user who owns the record (matched to a Cadenza member by address). */
+  ownerEmail: string | null;
+  /** HubSpot's lifecycle stage, Salesforce's lead status, Pipedrive's label… as the CRM names it. */
+  lifecycleStage: string | null;
+  /** The CRM's "do not contact" / "email opt out" / "unsubscribed" flag. */
+  doNotContact: boolean;
+  /** When the CRM last changed the record (ISO 8601). */
+  updatedAt: string;
+  /** The CRM user (id) who made that change, when the CRM says; the connection's own user's changes are ignored. */
+  updatedBy?: string | null;
+  /** Deleted (or archived / merged away) in the CRM. */
+  deleted?: boolean;
+}
+
+/** A deal (opportunity) as the CRM holds it: what the stop rules look at. */
+export interface CrmDeal {
+  crmId: string;
+  name: string;
+  /** The stage's id and label as the CRM names them (e.g. "appointmentscheduled", "Closed Won"). */
+  stage: string;
+  stageLabel?: string | null;
+  /** The addresses of the contacts the deal is associated with, lower-cased. */
+  contactEmails: string[];
+  ownerEmail: string | null;
+  createdAt: string;
+  updatedAt: string;
+  updatedBy?: string | null;
+  deleted?: boolean;
+}
+
+/** One page of changes, oldest first, and the position to resume after them. */
+export interface CrmChangePage {
+  contacts: CrmContact[];
+  deals: CrmDeal[];
+  /** Opaque; stored by the sync once these changes are stored, and given back to the next call. */
+  cursor: string;
+  /** More changes are waiting now (call again at once). */
+  more: boolean;
+}
+
+/**
+ * The cursor is older than the CRM keeps its changes (Salesforce CDC's 72 h, a window past the
+ * 30 days of getUpdated, an expired sync token): the sync starts a bounded full resync (cursor null),
+ * deduplicated against what it holds.
+ */
+export class CrmCursorExpiredError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CrmCursorExpiredError';
+  }
+}
+
+/** A list, view, filter or report in the CRM that sequences can enroll from. */
+export interface CrmList {
+  id: string;
+  name: string;
+  /** How many members the CRM says it has, when it says. */
+  size?: number | null;
+}
+
+export interface CrmListPage {
+  contacts: CrmContact[];
+  /** Null on the last page. */
+  next: string | null;
+}
+
+export interface CrmChangeReader {
+  /**
+   * Changes to contacts and deals after `cursor` (null: from the start, a full sync), at most about
+   * `limit` records. Records may repeat across pages (the sync deduplicates by crmId and
+   * updatedAt); none may be skipped. Throws CrmCursorExpiredError, CrmTransientError, CrmAuthError.
+   */
+  readChanges(cursor: string | null, limit: number): Promise<CrmChangePage>;
+  /** The CRM user id this connection acts as, so that its own changes are recognised and ignored. */
+  integrationUserId(): Promise<string | null>;
+  /** The lists (views, filters) a sequence can enroll from. */
+  lists(): Promise<CrmList[]>;
+  /** One page of a list's members. */
+  listMembers(listId: string, page: string | null): Promise<CrmListPage>;
+}
+
+/** Whether a connector reads changes (and lists) as well as writing activities. */
+export function readsChanges(c: CrmConnector): c is CrmConnector & CrmChangeReader {
+  return typeof (c as Partial<CrmChangeReader>).readChanges === 'function';
+}
+
+/**
+ * Field ownership, the out half (docs/crm.md "Field ownership"): the contact fields Cadenza owns on
+ * a connection (by default its sequence state and last activity) are written to the CRM's contact
+ * as custom properties/fields that prepare() created. Keys are Cadenza's field names
+ * (`cadenzaSequenceStatus`, `cadenzaLastActivityAt`, or a contact field the admin gave to Cadenza);
+ * null clears the field.
+ */
+export interface CrmFieldWriter {
+  writeContactFields(updates: ReadonlyArray<{ crmId: string; fields: Readonly<Record<string, string | null>> }>): Promise<void>;
+}
+
+export function writesFields(c: CrmConnector): c is CrmConnector & CrmFieldWriter {
+  return typeof (c as Partial<CrmFieldWriter>).writeContactFields === 'function';
+}

@@ -1,16 +1,24 @@
+import type { Clock } from '../common/clock.ts';
 import type { CrmConnector, CrmKind } from './connector.ts';
+import { HubSpotConnector } from './hubspot/connector.ts';
+import { TwentyConnector } from './twenty/connector.ts';
 
 /** What a connector is made from: the connection's API address and its opened token. */
 export interface ConnectorInput {
   baseUrl: string;
   token: string;
+  /** Paces the connector's own waits (the system clock in production, a SimClock in tests). */
+  clock?: Clock;
 }
 
 /**
  * The CRMs this version can connect, each with its connector (src/crm/<kind>/). A kind missing
  * here is refused when an admin tries to connect it, with the list of those available.
  */
-const FACTORIES: Partial<Record<CrmKind, (i: ConnectorInput) => CrmConnector>> = {};
+const FACTORIES: Partial<Record<CrmKind, (i: ConnectorInput) => CrmConnector>> = {
+  hubspot: (i) => new HubSpotConnector({ baseUrl: i.baseUrl, token: () => i.token, ...(i.clock ? { clock: i.clock } : {}) }),
+  twenty: (i) => new TwentyConnector({ baseUrl: i.baseUrl, apiKey: () => i.token, ...(i.clock ? { clock: i.clock } : {}) }),
+};
 
 export const connectorKinds: ReadonlySet<CrmKind> = new Set(Object.keys(FACTORIES) as CrmKind[]);
 

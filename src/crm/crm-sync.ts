@@ -40,7 +40,7 @@ export class CrmSync {
       ...(o.log ? { log: o.log } : {}),
       connectorFor: async (id) => {
         const c = await openConnection(o.store.db, o.sealer, id);
-        return { connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token }), prepared: c.prepared };
+        return { connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, clock: o.clock }), prepared: c.prepared };
       },
     });
   }

@@ -4,6 +4,7 @@ import { runEvery, type Periodic } from '../common/periodic.ts';
 import type { Random } from '../common/random.ts';
 import type { Store } from '../store/store.ts';
 import { openConnection, type TokenSealer } from './connections.ts';
+import type { CrmConnector } from './connector.ts';
 import { makeConnector } from './connectors.ts';
 import { CrmWriter, type DrainResult } from './writer.ts';
 
@@ -24,14 +25,18 @@ export interface CrmSyncOptions {
   onDrained?: (connectionId: string, r: DrainResult) => void;
 }
 
+/** How often the loop looks at the connections (the writer says when one needs it sooner or later). */
+export const CRM_POLL_MS = 2_000;
+
 export class CrmSync {
   readonly writer: CrmWriter;
   private readonly due = new Map<string, number>();
+  private readonly connectors = new Map<string, { key: string; connector: CrmConnector }>();
   private loop: Periodic | undefined;
   private readonly pollMs: number;
 
   constructor(private readonly o: CrmSyncOptions) {
-    this.pollMs = o.pollMs ?? 2_000;
+    this.pollMs = o.pollMs ?? CRM_POLL_MS;
     this.writer = new CrmWriter({
       store: o.store,
       clock: o.clock,
@@ -40,7 +45,12 @@ export class CrmSync {
       ...(o.log ? { log: o.log } : {}),
       connectorFor: async (id) => {
         const c = await openConnection(o.store.db, o.sealer, id);
-        return { connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, clock: o.clock }), prepared: c.prepared };
+        // One connector per connection for as long as its address and token stay the same: it
+        // keeps its own pacing (HubSpot's searches per second) across drains.
+        const key = `${c.kind}\n${c.baseUrl}\n${c.token}`;
+        let cached = this.connectors.get(id);
+        if (cached?.key !== key) this.connectors.set(id, (cached = { key, connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, clock: o.clock }) }));
+        return { connector: cached.connector, prepared: c.prepared };
       },
     });
   }

@@ -10,9 +10,11 @@ import { webSuite } from './harness.ts';
  * admin sees every CRM kind (those without a connector as coming), is told a refused address in
  * plain words, connects HubSpot with a token issued by the emulator, pauses it (two activities
  * queue and show as pending on the screen's own refresh), resumes it (one written to the contact
- * the emulator has, one skipped: no contact), changes the activities written, replaces the token,
- * reads the card on a phone, and disconnects behind a dialog. No API answer carries a token.
- * axe at 1440×900, on the dialog and at 390×844. Screenshots integrations-01..05.
+ * the emulator has, one skipped: no contact); the token revoked, the connection pauses itself and
+ * says so in words, and a replaced token resumes it; then changes the activities written, reads
+ * the card on a phone, and disconnects behind a dialog. No API answer carries a token. axe at
+ * 1440×900 (paused, written, token refused, the dialog) and at 390×844. Screenshots
+ * integrations-01..05.
  */
 const skip = chromiumSkipReason();
 
@@ -116,6 +118,33 @@ describe.skipIf(skip !== null)(`integrations in settings${skip ? ` (skipped: ${s
     await screenshot(page, 'integrations-02-written-1440');
     expect(await blockingViolations(page, 'integrations, written, 1440')).toEqual([]);
 
+    // The token revoked in HubSpot: the next write is refused, the connection pauses and says why.
+    emu.tokens.expire(token);
+    await web.app.store.db
+      .insertInto('crm_activity')
+      .values({ connection_id: conn.id, workspace_id: conn.workspace_id, external_id: 'cadenza:tracking:902', kind: 'email_clicked', email: 'known@prospects.test', payload: JSON.stringify({ url: 'https://acme.test/pricing', verdict: 'human' }), occurred_at: at, next_attempt_at: at })
+      .execute();
+    await card.getByText('paused', { exact: true }).waitFor({ timeout: 20_000 });
+    await card.getByText('HubSpot refused the token (revoked, expired, or missing a permission). Replace the token to resume.').waitFor();
+    await card.getByText('What the CRM said').click();
+    await card.getByText(/HubSpot answered 401/).waitFor();
+    expect(await count(card, 'Pending').textContent()).toBe('1');
+    await screenshot(page, 'integrations-03-token-refused-1440');
+    expect(await blockingViolations(page, 'integrations, token refused, 1440')).toEqual([]);
+
+    // A new token: typed into a password field, sent once; the connection resumes with it.
+    const next = emu.tokens.issue('portal');
+    await card.getByRole('button', { name: 'Replace token' }).click();
+    const field = card.getByLabel('New token for HubSpot');
+    expect(await field.getAttribute('type')).toBe('password');
+    await field.fill(next);
+    await card.getByRole('button', { name: 'Save token' }).click();
+    await section.getByText("HubSpot's token replaced; the connection is active.").waitFor();
+    await field.waitFor({ state: 'detached' });
+    await card.getByText('active', { exact: true }).waitFor();
+    await expect.poll(() => count(card, 'Written').textContent(), { timeout: 25_000 }).toBe('2');
+    expect(emu.records('notes')).toHaveLength(2);
+
     // Fewer activities: calls and tasks no longer go to HubSpot.
     await card.getByRole('button', { name: 'Change activities' }).click();
     const edit = card.getByRole('group', { name: 'Activities written to HubSpot' });
@@ -124,17 +153,6 @@ describe.skipIf(skip !== null)(`integrations in settings${skip ? ` (skipped: ${s
     await card.getByRole('button', { name: 'Save activities' }).click();
     await card.getByText('Writes: Emails sent, Opens, Link clicks, Replies, Bounces, Unsubscribes').waitFor();
     expect((await web.app.store.db.selectFrom('crm_connection').select('activities').executeTakeFirstOrThrow()).activities).toEqual(['email_sent', 'email_opened', 'email_clicked', 'email_replied', 'email_bounced', 'unsubscribed']);
-
-    // A new token: typed into a password field, sent once.
-    const next = emu.tokens.issue('portal');
-    await card.getByRole('button', { name: 'Replace token' }).click();
-    const field = card.getByLabel('New token for HubSpot');
-    expect(await field.getAttribute('type')).toBe('password');
-    await field.fill(next);
-    await screenshot(page, 'integrations-03-replace-token-1440');
-    await card.getByRole('button', { name: 'Save token' }).click();
-    await section.getByText("HubSpot's token replaced; the connection is active.").waitFor();
-    await field.waitFor({ state: 'detached' });
 
     // On a phone: one column, nothing wider than the screen.
     const phone = await web.newPage({ viewport: { width: 390, height: 844 }, isMobile: true });

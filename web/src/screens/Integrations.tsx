@@ -86,12 +86,13 @@ function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string
     }
   };
   const paused = c.pausedReason ? crmProblem(c.pausedReason, name) : undefined;
-  const lastError = c.lastError ? crmProblem(c.lastError, name) : undefined;
+  // Refused credentials are both the pause's reason and the queued activities' last error: said once.
+  const lastError = c.lastError && !(c.state === 'paused' && c.lastError === c.pausedReason) ? crmProblem(c.lastError, name) : undefined;
   return (
     <article className="crm-card stack" aria-labelledby={headingId}>
       <div className="row crm-head">
         <span className={`crm-mark crm-mark-${c.kind}`} aria-hidden="true">
-          {name.slice(0, 2)}
+          {monogram(name)}
         </span>
         <h3 id={headingId}>{name}</h3>
         {c.state === 'active' ? <Badge tone="ok">active</Badge> : <Badge tone="warn">paused</Badge>}
@@ -99,9 +100,7 @@ function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string
       <div className="muted small crm-address">
         {c.baseUrl} · connected {when(c.createdAt)} · {c.preparedAt ? `set up in ${name} ${when(c.preparedAt)}` : `set up in ${name} at the first write`}
       </div>
-      {c.state === 'paused' && paused && (
-        <Problem className="note note-warn" lead="Paused:" problem={paused} />
-      )}
+      {c.state === 'paused' && paused && <Problem className="note note-warn" lead={paused.words.startsWith('Paused') ? '' : 'Paused:'} problem={paused} />}
       <dl className="crm-outbox" aria-label={`Activities for ${name}`}>
         <Count label="Pending" value={c.outbox.pending} />
         <Count label="Written" value={c.outbox.written} />
@@ -167,6 +166,12 @@ function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string
   );
 }
 
+/** The CRM's badge in place of its logo: its capitals (HubSpot: HS), else its first letter. */
+function monogram(name: string): string {
+  const caps = name.replace(/[^A-Z]/g, '');
+  return caps.length >= 2 ? caps.slice(0, 2) : name.charAt(0).toUpperCase();
+}
+
 function Count({ label, value, bad }: { label: string; value: number; bad?: boolean }) {
   return (
     <div>
@@ -180,7 +185,8 @@ function Count({ label, value, bad }: { label: string; value: number; bad?: bool
 function Problem({ className, lead, problem }: { className: string; lead: string; problem: { words: string; said?: string } }) {
   return (
     <div className={className}>
-      <span className="strong">{lead}</span> {problem.words}
+      {lead && <span className="strong">{lead} </span>}
+      {problem.words}
       {problem.said && (
         <details>
           <summary>What the CRM said</summary>
@@ -304,8 +310,8 @@ function ConfirmDisconnect({ workspaceId, c, name, onClose }: { workspaceId: str
       <div className="stack">
         <h2 id={titleId}>Disconnect {name}?</h2>
         <p style={{ margin: 0 }}>
-          Cadenza forgets the token and drops the {c.outbox.pending.toLocaleString()} {c.outbox.pending === 1 ? 'activity' : 'activities'} not written yet. What was written stays in {name}.
-          Connecting again starts from new activities.
+          Cadenza forgets the token{c.outbox.pending > 0 ? ` and drops the ${c.outbox.pending.toLocaleString()} ${c.outbox.pending === 1 ? 'activity' : 'activities'} not written yet` : ''}. What was
+          written stays in {name}. Connecting again starts from new activities.
         </p>
         <div className="row">
           <button type="button" className="btn btn-danger" onClick={() => void disconnect()} disabled={busy}>

@@ -129,6 +129,8 @@ describe.skipIf(skip !== null)(`integrations in settings${skip ? ` (skipped: ${s
     await card.getByText('What the CRM said').click();
     await card.getByText(/HubSpot answered 401/).waitFor();
     expect(await count(card, 'Pending').textContent()).toBe('1');
+    // "Resumed" no longer holds: withdrawn.
+    expect(await section.getByText('HubSpot resumed').count()).toBe(0);
     await screenshot(page, 'integrations-03-token-refused-1440');
     expect(await blockingViolations(page, 'integrations, token refused, 1440')).toEqual([]);
 

@@ -23,8 +23,11 @@ type Activity = NonNullable<ConnectBody['activities']>[number];
 export function Integrations({ workspaceId }: { workspaceId: string }) {
   const list = useLoad(() => call('GET /api/workspaces/:workspaceId/crm/connections', ws(workspaceId, 'crm/connections')), [workspaceId]);
   usePoll(list.reload, REFRESH_MS);
-  const [done, setDone] = useState<string>();
+  // What the last change did; one that left a connection active or paused is withdrawn once the
+  // connection is no longer so (a revoked token pauses it a moment after "resumed").
+  const [done, setDone] = useState<Done>();
   const connections = list.data?.connections ?? [];
+  const shown = done && (!done.id || connections.find((c) => c.id === done.id)?.state === done.state) ? done.text : undefined;
   return (
     <section className="card stack" aria-labelledby="settings-integrations">
       <h2 id="settings-integrations">Integrations</h2>
@@ -33,9 +36,9 @@ export function Integrations({ workspaceId }: { workspaceId: string }) {
         written once it is active again.
       </p>
       <ErrorNote error={list.error} />
-      {done && (
+      {shown && (
         <p className="note note-ok" role="status">
-          {done}
+          {shown}
         </p>
       )}
       {list.data && connections.length === 0 && <Empty>No CRM connected yet.</Empty>}
@@ -54,7 +57,7 @@ export function Integrations({ workspaceId }: { workspaceId: string }) {
           available={list.data.available}
           connected={connections.map((c) => c.kind)}
           onConnected={(c) => {
-            setDone(`Connected ${crmName(c.kind)}: activities are written from now on.`);
+            setDone({ text: `Connected ${crmName(c.kind)}: activities are written from now on.` });
             list.reload();
           }}
         />
@@ -63,19 +66,21 @@ export function Integrations({ workspaceId }: { workspaceId: string }) {
   );
 }
 
-function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string; c: CrmConnection; changed: () => void; said: (what: string | undefined) => void }) {
+type Done = { text: string; id?: string; state?: CrmConnection['state'] };
+
+function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string; c: CrmConnection; changed: () => void; said: (what: Done | undefined) => void }) {
   const name = crmName(c.kind);
   const headingId = `crm-${c.id}`;
   const [open, setOpen] = useState<'activities' | 'token' | 'disconnect'>();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
-  const patch = async (body: ApiBody<'PATCH /api/workspaces/:workspaceId/crm/connections/:connectionId'>, words: string): Promise<boolean> => {
+  const patch = async (body: ApiBody<'PATCH /api/workspaces/:workspaceId/crm/connections/:connectionId'>, text: string, state: CrmConnection['state']): Promise<boolean> => {
     setBusy(true);
     setError(undefined);
     said(undefined);
     try {
       await call('PATCH /api/workspaces/:workspaceId/crm/connections/:connectionId', ws(workspaceId, `crm/connections/${c.id}`), body);
-      said(words);
+      said({ text, id: c.id, state });
       changed();
       return true;
     } catch (e) {
@@ -118,11 +123,11 @@ function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string
       <ErrorNote error={error} />
       <div className="row">
         {c.state === 'active' ? (
-          <button type="button" className="btn" disabled={busy} onClick={() => void patch({ state: 'paused' }, `${name} paused: activities queue until you resume it.`)}>
+          <button type="button" className="btn" disabled={busy} onClick={() => void patch({ state: 'paused' }, `${name} paused: activities queue until you resume it.`, 'paused')}>
             Pause
           </button>
         ) : (
-          <button type="button" className="btn" disabled={busy} onClick={() => void patch({ state: 'active' }, `${name} resumed: the queued activities are written now.`)}>
+          <button type="button" className="btn" disabled={busy} onClick={() => void patch({ state: 'active' }, `${name} resumed: the queued activities are written now.`, 'active')}>
             Resume
           </button>
         )}
@@ -142,11 +147,11 @@ function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string
           initial={c.activities}
           busy={busy}
           onCancel={() => setOpen(undefined)}
-          onSave={async (activities) => (await patch({ activities: activities as Activity[] }, `${name} now writes: ${activities.map(activityName).join(', ')}.`)) && setOpen(undefined)}
+          onSave={async (activities) => (await patch({ activities: activities as Activity[] }, `${name} now writes: ${activities.map(activityName).join(', ')}.`, c.state)) && setOpen(undefined)}
         />
       )}
       {open === 'token' && (
-        <TokenForm kind={c.kind} name={name} busy={busy} onCancel={() => setOpen(undefined)} onSave={async (token) => (await patch({ token }, `${name}'s token replaced; the connection is active.`)) && setOpen(undefined)} />
+        <TokenForm kind={c.kind} name={name} busy={busy} onCancel={() => setOpen(undefined)} onSave={async (token) => (await patch({ token }, `${name}'s token replaced; the connection is active.`, 'active')) && setOpen(undefined)} />
       )}
       {open === 'disconnect' && (
         <ConfirmDisconnect
@@ -156,7 +161,7 @@ function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string
           onClose={(outcome) => {
             setOpen(undefined);
             if (outcome === 'done') {
-              said(`${name} disconnected. What was written stays in ${name}.`);
+              said({ text: `${name} disconnected. What was written stays in ${name}.` });
               changed();
             } else if (outcome) setError(outcome.error);
           }}

@@ -11,7 +11,8 @@ import { CrmAuthError, CrmTransientError } from '../connector.ts';
  *   401, 403                   CrmAuthError ("unauthorized access": a wrong, regenerated or revoked
  *                              token; 403: the user may not do this)
  *   429                        CrmTransientError, waiting: Retry-After when sent; else, when the
- *                              daily token budget is spent (x-daily-requests-left: 0), until the
+ *                              daily token budget is spent (x-daily-requests-left: 0, or the burst
+ *                              window has room: x-ratelimit-remaining > 0), until the
  *                              next UTC midnight (the budget resets "at the start of the next day";
  *                              that the day is UTC's is unverified); else x-ratelimit-reset seconds
  *                              (the 2-second burst window)
@@ -116,7 +117,10 @@ export class PipedriveClient {
     const now = this.clock.now();
     const asked = parseRetryAfter(h.get('retry-after'), now);
     if (asked !== null) return asked;
-    if (h.get('x-daily-requests-left') === '0') return 86_400_000 - (now % 86_400_000);
+    // Not the burst window (it has room left, or the day's budget shows none): the daily budget,
+    // which resets at the start of the next day. A budget can refuse with tokens left, fewer than the request costs.
+    const burstRoom = Number(h.get('x-ratelimit-remaining'));
+    if (h.get('x-daily-requests-left') === '0' || (Number.isFinite(burstRoom) && burstRoom > 0)) return 86_400_000 - (now % 86_400_000);
     const reset = Number(h.get('x-ratelimit-reset'));
     // The burst window is 2 seconds: a missing or garbled reset waits one whole window.
     return Number.isFinite(reset) && reset > 0 ? reset * 1000 : 2000;

@@ -4,6 +4,7 @@ import { pipedriveErrors } from '../../sim/emulators/pipedrive/errors.ts';
 import { startPipedriveEmulator, type PipedriveEmulator, type PipedriveEmulatorOptions } from '../../sim/emulators/pipedrive/emulator.ts';
 import { CrmAuthError, CrmCursorExpiredError, CrmTransientError, type CrmActivity } from '../connector.ts';
 import { makeConnector } from '../connectors.ts';
+import { RequestWindow } from '../request-window.ts';
 import { PipedriveConnector } from './connector.ts';
 
 /**
@@ -124,6 +125,26 @@ describe('Pipedrive connector', () => {
     expect(emu.requestCounts()['activities.create']).toBe(3);
   });
 
+  it("paced as the writer paces it (limits in a RequestWindow), batches never meet the documented burst or search limits", async () => {
+    // The documented Essential limits (20 per 2 s, search 10 per 2 s) on the emulator's clock, which only the pacing moves.
+    const crm = await setup({ emulator: { apiTokenBurst: 20, searchBurst: 10 } });
+    const window = new RequestWindow(crm.limits.requests, crm.limits.windowMs);
+    for (let b = 0; b < 6; b++) {
+      const batch = Array.from({ length: crm.limits.maxBatch }, (_, i) => {
+        const email = `p${b}-${i}@acme.test`;
+        emu.addPerson({ email });
+        return activity(b * 10 + i, 'email_sent', { email });
+      });
+      clock.advanceTo(window.earliest(crm.limits.requestsPerBatch, clock.now()));
+      window.take(crm.limits.requestsPerBatch, clock.now());
+      expect((await crm.writeActivities(batch)).every((r) => r.status === 'written')).toBe(true);
+    }
+    expect(emu.activities()).toHaveLength(30);
+    expect(emu.rateStats()).toMatchObject({ refused: 0 });
+    expect(emu.rateStats().peakPerWindow).toBeLessThanOrEqual(20);
+    expect(emu.rateStats().peakSearchesPerWindow).toBeLessThanOrEqual(10);
+  });
+
   it('an activity Pipedrive refuses (400) is rejected with its reason; the rest is written', async () => {
     const crm = await setup();
     emu.addPerson({ email: ANA });
@@ -230,6 +251,24 @@ describe('Pipedrive connector', () => {
     expect(emu.log.filter((r) => r.route === 'persons.list' && r.url.includes('updated_since=')).length).toBeGreaterThanOrEqual(3);
 
     await expect(crm.readChanges('garbage', 4)).rejects.toBeInstanceOf(CrmCursorExpiredError);
+  });
+
+  it('readChanges: many changes in one second, read one at a time, each delivered exactly once', async () => {
+    const crm = await setup();
+    const ids = Array.from({ length: 7 }, (_, i) => emu.addPerson({ email: `s${i}@acme.test` }));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i < 20; i++) {
+      const page = await crm.readChanges(cursor, 1);
+      seen.push(...page.contacts.map((c) => c.crmId));
+      cursor = page.cursor;
+      if (!page.more) break;
+    }
+    expect(seen).toEqual(ids.map(String));
+    // A later change to one of them is a new update time: read again.
+    clock.advance(1000);
+    emu.updatePerson(ids[3]!, { job_title: 'VP' });
+    expect((await crm.readChanges(cursor, 1)).contacts.map((c) => [c.crmId, c.title])).toEqual([[String(ids[3]), 'VP']]);
   });
 
   it('integrationUserId is the token user; lists are people filters; members come page by page', async () => {

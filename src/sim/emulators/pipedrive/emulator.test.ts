@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emulatorTestKit } from '../../../../test/emulators/kit.ts';
 import { startPipedriveEmulator } from './emulator.ts';
+import { pipedriveErrors } from './errors.ts';
 
 /**
  * The emulator's own promises, over HTTP: Pipedrive's auth answers, request shapes it refuses,
@@ -104,6 +105,24 @@ describe('Pipedrive emulator', () => {
     expect(spent.headers.get('x-daily-requests-left')).toBe(String(kit.emu.rateStats().dailyTokensLeft));
     expect(spent.json.error).toContain('Daily');
     expect(kit.emu.rateStats().peakPerWindow).toBe(21);
+  });
+
+  it('outage() answers 503, slow() holds each answer for that long on the clock, faults by route name', async () => {
+    kit.emu.outage(T0 + 1000);
+    expect((await kit.send('GET', api('/v1/users/me'))).status).toBe(503);
+    kit.clock.advance(1000);
+    kit.emu.slow(500);
+    let answered = false;
+    const pending = kit.send('GET', api('/v1/users/me')).then((r) => ((answered = true), r));
+    while (kit.emu.log.length < 2) await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(answered).toBe(false);
+    kit.clock.advance(500);
+    expect((await pending).status).toBe(200);
+    kit.emu.slow(0);
+    kit.emu.faults.inject('users.me', { kind: 'respond', ...pipedriveErrors.internal() });
+    expect((await kit.send('GET', api('/v1/users/me'))).status).toBe(500);
+    expect(kit.emu.log.map((r) => r.outcome)).toEqual([503, 200, 500]);
   });
 
   it('filters of people and persons by filter_id', async () => {

@@ -11,15 +11,21 @@ import type { PipedriveClient, Query } from './client.ts';
  * the newest update_time delivered (the overlap) and skips what it already delivered (the
  * dedupe): the position keeps `since` and the keys `<id>@<update_time>` of what was delivered
  * within the overlap. A record changed again has a new key and is delivered again. Nothing is
- * skipped whatever Pipedrive's order among equal update_times; a record may repeat only when more
- * than `maxSeen` changes fall within one overlap window (the oldest keys are dropped then: the
+ * skipped whatever Pipedrive's order among equal update_times.
+ *
+ * When more than `maxSeen` changes fall within one overlap window (a bulk edit), the oldest keys
+ * are dropped and the next read starts at the oldest key kept (`floor`) instead of a full overlap
+ * earlier: re-reading what was dropped would fill every page with repeats and never move on. The
+ * cost is a shorter overlap while it lasts; records of the floor's own second may repeat (the
  * sync deduplicates by crmId and updatedAt).
  */
 export interface StreamPosition {
   /** The newest update_time delivered (epoch ms), null before the first. */
   since: number | null;
-  /** `<id>@<update_time ms>` of what was delivered at or after since - overlap. */
+  /** `<id>@<update_time ms>` of what was delivered at or after the read's start. */
   seen: string[];
+  /** Set when `seen` was cut short: reads start no earlier than this (epoch ms). */
+  floor?: number | null;
 }
 
 export interface ChangeCursor {
@@ -44,7 +50,7 @@ export function encodeCursor(c: ChangeCursor): string {
 export function decodeCursor(s: string): ChangeCursor {
   try {
     const c = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as ChangeCursor;
-    const ok = (p: StreamPosition | undefined) => !!p && (p.since === null || Number.isFinite(p.since)) && Array.isArray(p.seen);
+    const ok = (p: StreamPosition | undefined) => !!p && (p.since === null || Number.isFinite(p.since)) && Array.isArray(p.seen) && (p.floor == null || Number.isFinite(p.floor));
     if (c?.v === 1 && ok(c.persons) && ok(c.deals)) return c;
   } catch {
     // fall through
@@ -64,7 +70,7 @@ export async function readStream<T extends { id: number; update_time: string }>(
   const records: T[] = [];
   let more = false;
   let cursor: string | undefined;
-  const since = pos.since === null ? undefined : rfc3339(Math.floor((pos.since - overlapMs) / 1000) * 1000);
+  const since = pos.since === null ? undefined : rfc3339(readStart(pos.since, pos.floor ?? null, overlapMs));
   for (let page = 0; ; page++) {
     if (page === maxPages) {
       more = true;
@@ -85,8 +91,20 @@ export async function readStream<T extends { id: number; update_time: string }>(
   }
   let newest = pos.since;
   for (const r of records) newest = Math.max(newest ?? -Infinity, Date.parse(r.update_time));
-  const keep = newest === null ? [] : [...pos.seen, ...records.map(keyOf)].filter((k) => Number(k.split('@')[1]) >= newest! - overlapMs);
-  return { records, pos: { since: newest, seen: keep.slice(-maxSeen) }, more };
+  if (newest === null) return { records, pos: { since: null, seen: [] }, more };
+  // Only keys the next read can meet are kept: those at or after where it will start.
+  const start = readStart(newest, pos.floor ?? null, overlapMs);
+  const timeOf = (k: string) => Number(k.split('@')[1]);
+  const keep = [...pos.seen, ...records.map(keyOf)].filter((k) => timeOf(k) >= start).sort((a, b) => timeOf(a) - timeOf(b));
+  if (keep.length <= maxSeen) return { records, pos: { since: newest, seen: keep, floor: pos.floor != null && pos.floor > start ? pos.floor : null }, more };
+  const kept = keep.slice(-maxSeen);
+  return { records, pos: { since: newest, seen: kept, floor: timeOf(kept[0]!) }, more };
+}
+
+/** Where a read after `since` starts: the overlap before it, in Pipedrive's whole seconds, not before the floor. */
+function readStart(since: number, floor: number | null, overlapMs: number): number {
+  const start = Math.floor((since - overlapMs) / 1000) * 1000;
+  return floor !== null && floor > start ? floor : start;
 }
 
 function keyOf(r: { id: number; update_time: string }): string {

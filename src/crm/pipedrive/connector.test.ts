@@ -271,6 +271,28 @@ describe('Pipedrive connector', () => {
     expect((await crm.readChanges(cursor, 1)).contacts.map((c) => [c.crmId, c.title])).toEqual([[String(ids[3]), 'VP']]);
   });
 
+  it('readChanges: a bulk edit of more changes than the cursor remembers is read to the end, nothing skipped', async () => {
+    const crm = await setup();
+    const ids: number[] = [];
+    for (let second = 0; second < 3; second++) {
+      for (let i = 0; i < 800; i++) ids.push(emu.addPerson({ email: `bulk${second}-${i}@acme.test` }));
+      clock.advance(1000);
+    }
+    const seen = new Map<string, number>();
+    let cursor: string | null = null;
+    let calls = 0;
+    for (let more = true; more && calls < 20; calls++) {
+      const page = await crm.readChanges(cursor, 1000);
+      for (const c of page.contacts) seen.set(c.crmId, (seen.get(c.crmId) ?? 0) + 1);
+      cursor = page.cursor;
+      more = page.more;
+    }
+    expect(calls).toBeLessThan(20);
+    expect([...seen.keys()].sort()).toEqual(ids.map(String).sort());
+    // The cursor stays bounded however large the edit.
+    expect(cursor!.length).toBeLessThan(100_000);
+  });
+
   it('integrationUserId is the token user; lists are people filters; members come page by page', async () => {
     const crm = await setup();
     expect(await crm.integrationUserId()).toBe(String(emu.userId('integration@acme.test')));

@@ -145,6 +145,14 @@ describe('Pipedrive connector', () => {
     expect(emu.rateStats().peakSearchesPerWindow).toBeLessThanOrEqual(10);
   });
 
+  it('the same externalId twice in one batch is one fact: written once, answered for each', async () => {
+    const crm = await setup();
+    emu.addPerson({ email: ANA });
+    const r = await crm.writeActivities([activity(1, 'email_sent'), activity(1, 'email_sent')]);
+    expect(emu.activities()).toHaveLength(1);
+    expect(r).toEqual([0, 1].map(() => ({ externalId: 'cadenza:event:1', status: 'written', crmId: String(emu.activities()[0]!.id) })));
+  });
+
   it('an activity Pipedrive refuses (400) is rejected with its reason; the rest is written', async () => {
     const crm = await setup();
     emu.addPerson({ email: ANA });

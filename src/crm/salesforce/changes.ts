@@ -15,8 +15,9 @@ import { dateTime, inChunks, parseDateTime, queryAll, quote, type Row } from './
  * about `maxSeen` pairs per object: past that, the stretch is shortened (a read never skips, it
  * may only repeat, which the sync's dedupe absorbs).
  *
- * Paging: `ORDER BY SystemModstamp, Id` with `LIMIT seen + budget`: the seen pairs all sort within
- * the window read, so a read that hits the LIMIT has `budget` new records, and `more` is set.
+ * Paging: `ORDER BY SystemModstamp, Id` with `LIMIT seen + budget + 1`: the seen pairs all sort
+ * within the window read, so a read with a row past `seen + budget` has given `budget` new records
+ * and has more waiting (`more`); that last row is left for the next read.
  *
  * Expiry: a cursor last used more than 30 days ago is refused (CrmCursorExpiredError), the window
  * Salesforce keeps deleted records retrievable (getDeleted / queryAll: 30 days at most, the
@@ -73,7 +74,10 @@ export async function readChanges(client: SalesforceClient, cursorText: string |
 async function readObject(client: SalesforceClient, object: string, fields: string, pos: Position, budget: number, overlapMs: number): Promise<{ rows: Row[]; position: Position; full: boolean }> {
   const seen = new Set(pos.seen);
   const take = seen.size + budget;
-  const read = await queryAll(client, `SELECT ${fields} FROM ${object} WHERE SystemModstamp >= ${dateTime(pos.from)} ORDER BY SystemModstamp, Id LIMIT ${take}`);
+  // One row past `take` says whether more are waiting; it is left for the next read.
+  const read = await queryAll(client, `SELECT ${fields} FROM ${object} WHERE SystemModstamp >= ${dateTime(pos.from)} ORDER BY SystemModstamp, Id LIMIT ${take + 1}`);
+  const full = read.length > take;
+  if (full) read.pop();
   const pairs = new Map<string, number>(pos.seen.map((p) => [p, Number(p.slice(p.lastIndexOf('@') + 1))]));
   const fresh: Row[] = [];
   for (const r of read) {
@@ -82,7 +86,7 @@ async function readObject(client: SalesforceClient, object: string, fields: stri
     if (!seen.has(pair)) fresh.push(r);
     pairs.set(pair, ms);
   }
-  return { rows: fresh, position: nextPosition(pos.from, pairs, overlapMs), full: read.length >= take };
+  return { rows: fresh, position: nextPosition(pos.from, pairs, overlapMs), full };
 }
 
 /** The next read's start (overlapMs before the newest stamp) and the pairs it must not give again. */

@@ -61,6 +61,8 @@ export interface SalesforceEmulator {
   addCustomField(object: SObjectName, def: Pick<FieldDef, 'name' | 'type'> & Partial<FieldDef>): void;
   /** Adds a Contact list view whose members `filter` picks; returns its id (00B…). */
   addListView(v: { label: string; developerName: string; filter: (c: SRecord) => boolean }): string;
+  /** Adds a validation rule: `check` sees the record as it would be saved and answers an error message, or null to let it pass. */
+  addValidationRule(object: SObjectName, check: (r: Record<string, unknown>) => string | null): void;
   records(object: SObjectName): SRecord[];
   /** Calls counted in the rolling 24 h, the allocation, and calls refused for it. */
   apiUsage(): { used: number; max: number; refused: number };
@@ -161,6 +163,9 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
       const id = store.newId('00B');
       store.listViews.push({ id, sobjectType: 'Contact', ...v });
       return id;
+    },
+    addValidationRule(object, check) {
+      store.validationRules.push({ object, check });
     },
     records: (object) => store.all(object),
     apiUsage: () => ({ used: allocation.used(clock.now()), max: allocation.max, refused: allocation.refused }),

@@ -39,8 +39,18 @@ export const keyPrefix: Record<SObjectName, string> = { User: '005', Account: '0
 
 const sys = (name: string, type: FieldType, extra: Partial<FieldDef> = {}): FieldDef => ({ name, type, createable: false, updateable: false, nillable: false, ...extra });
 const rw = (name: string, type: FieldType, extra: Partial<FieldDef> = {}): FieldDef => ({ name, type, createable: true, updateable: true, nillable: true, ...extra });
-const userRef = (name: string, relationshipName: string, writable = false): FieldDef =>
-  ({ name, type: 'reference', length: 18, referenceTo: ['User'], relationshipName, createable: writable, updateable: writable, nillable: false });
+/** A lookup to a user; a writable one (OwnerId) left out of a create defaults to the acting user (defaultValue null marks "the platform fills it"). */
+const userRef = (name: string, relationshipName: string, writable = false): FieldDef => ({
+  name,
+  type: 'reference',
+  length: 18,
+  referenceTo: ['User'],
+  relationshipName,
+  createable: writable,
+  updateable: writable,
+  nillable: false,
+  ...(writable ? { defaultValue: null } : {}),
+});
 
 /** What every object carries: its id, audit fields and SystemModstamp (set by the platform, never writable). */
 const audit: FieldDef[] = [

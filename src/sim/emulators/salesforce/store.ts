@@ -29,6 +29,8 @@ export class SalesforceStore {
   private readonly records = new Map<SObjectName, SRecord[]>();
   private seq = 0;
   readonly listViews: ListViewDef[] = [];
+  /** Validation rules an admin added: each sees the record as it would be saved, and answers its error message or null. */
+  readonly validationRules: Array<{ object: SObjectName; check: (r: Record<string, unknown>) => string | null }> = [];
 
   constructor(
     private readonly clock: Clock,

@@ -37,7 +37,8 @@ export function registerSObjectRoutes(app: FastifyInstance, ctx: SalesforceRoute
         const { attributes: _ignored, ...fields } = body as Record<string, unknown>;
         const checked = checkRecord(ctx.store, o, fields, 'update');
         if ('whole' in checked) return checked.whole;
-        if (checked.errors.length) return { status: 400, body: checked.errors };
+        const errors = checked.errors.length ? checked.errors : validationErrors(ctx.store, o, { ...rec, ...checked.values });
+        if (errors.length) return { status: 400, body: errors };
         ctx.store.update(o, rec.Id, checked.values, userId);
         return { status: 204 };
       }),
@@ -85,7 +86,8 @@ function upsert(store: SalesforceStore, object: SObjectName, fieldName: string, 
     const { [keyEntry![0]]: _key, ...rest } = fields;
     const checked = checkRecord(store, object, existing ? rest : fields, existing ? 'update' : 'create');
     if ('whole' in checked) return checked.whole;
-    plans.push({ errors: checked.errors, values: checked.values, existing, key: key.toLowerCase() });
+    const ruleErrors = checked.errors.length ? [] : validationErrors(store, object, { ...(existing ?? {}), ...checked.values });
+    plans.push({ errors: [...checked.errors, ...ruleErrors], values: checked.values, existing, key: key.toLowerCase() });
   }
   // The same external id twice in one request: both refused (text unverified).
   const counts = new Map<string, number>();
@@ -111,6 +113,15 @@ function upsert(store: SalesforceStore, object: SObjectName, fieldName: string, 
     return { id: rec.Id, success: true, errors: [], created: true };
   });
   return { status: 200, body: results };
+}
+
+/** An admin's validation rules (Setup → Validation Rules): FIELD_CUSTOM_VALIDATION_EXCEPTION with the rule's message. */
+function validationErrors(store: SalesforceStore, object: SObjectName, record: Record<string, unknown>): SfError[] {
+  return store.validationRules
+    .filter((r) => r.object === object)
+    .map((r) => r.check(record))
+    .filter((m): m is string => m !== null)
+    .map((message) => ({ errorCode: 'FIELD_CUSTOM_VALIDATION_EXCEPTION', message, fields: [] }));
 }
 
 /** DescribeSObjectResult, the parts a client reads (name, keyPrefix, fields with their properties). */

@@ -171,6 +171,43 @@ describe('Salesforce connector: activities', () => {
     for (const secret of [refreshToken, emu.client.secret]) expect((e as Error).message).not.toContain(secret);
   });
 
+  it('two calls meeting an ended session share one refresh; a second 401 after a fresh token, or another 403, is CrmAuthError', async () => {
+    const crm = await setup();
+    addContact(ANA);
+    emu.expireSessions();
+    const both = await Promise.all([crm.writeActivities([activity(1, 'email_sent')]), crm.writeActivities([activity(2, 'email_sent')])]);
+    expect(both.map((r) => r[0]!.status)).toEqual(['written', 'written']);
+    expect(emu.requestCounts()['oauth.token']).toBe(2);
+
+    emu.faults.inject('query', { kind: 'respond', ...sfErrors.invalidSession() }, 2);
+    await expect(crm.writeActivities([activity(3, 'email_sent')])).rejects.toThrow(/401 INVALID_SESSION_ID .*again after a new access token/);
+    emu.faults.inject('query', { kind: 'respond', status: 403, body: [{ message: 'The REST API is not enabled for this Organization.', errorCode: 'API_DISABLED_FOR_ORG' }] });
+    await expect(crm.writeActivities([activity(3, 'email_sent')])).rejects.toBeInstanceOf(CrmAuthError);
+  });
+
+  it('requestsPerBatch holds for the worst batch: 200 addresses of 80 characters, every one percent-encoded, each query URL within 16,384 bytes', async () => {
+    const crm = await setup();
+    const batch = Array.from({ length: 200 }, (_, i) => {
+      const local = `${'+'.repeat(64)}${String(i).padStart(3, '0')}`;
+      return activity(i, 'email_sent', { email: `${local}@${'x'.repeat(80 - local.length - 6)}.test` });
+    });
+    expect(batch.every((a) => a.email.length === 80)).toBe(true);
+    const before = emu.log.length;
+    const results = await crm.writeActivities(batch);
+    expect(new Set(results.map((r) => r.status))).toEqual(new Set(['no_contact']));
+    const made = emu.log.slice(before);
+    expect(made.length).toBeLessThanOrEqual(crm.limits.requestsPerBatch);
+    expect(made.filter((r) => r.route === 'query').length).toBeGreaterThan(2);
+    for (const r of made) expect(Buffer.byteLength(r.url)).toBeLessThan(16_384);
+  });
+
+  it("an upsert answer that does not account for every record is transient (the retry finds what was written)", async () => {
+    const crm = await setup();
+    addContact(ANA);
+    emu.faults.inject('composite.upsert', { kind: 'respond', status: 200, body: [] });
+    await expect(crm.writeActivities([activity(1, 'email_sent')])).rejects.toThrow("Salesforce's upsert answer did not account for cadenza:event:1");
+  });
+
   it("the org's daily allocation spent is transient with an estimated wait; calls work again once the rolling 24 h let some go", async () => {
     const crm = await setup({ emulator: { dailyApiLimit: 2000 } });
     addContact(ANA);

@@ -152,6 +152,10 @@ describe('Salesforce connector: activities', () => {
     const [r] = await unprepared.writeActivities([activity(4, 'email_sent')]);
     expect(r).toMatchObject({ status: 'rejected' });
     expect((r as { error: string }).error).toContain('Provided external ID field does not exist or is not accessible: Cadenza_Activity_Id__c');
+
+    emu.faults.inject('query', { kind: 'respond', ...sfErrors.invalidField('Email', 'Contact') });
+    const [lookup] = await unprepared.writeActivities([activity(5, 'email_sent')]);
+    expect((lookup as { error: string }).error).toMatch(/^Salesforce refused the lookup of the addresses: INVALID_FIELD: No such column 'Email'/);
   });
 
   it('an ended session is refreshed once and the request sent again; a revoked grant is CrmAuthError without secrets in the message', async () => {

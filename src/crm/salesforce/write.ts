@@ -33,9 +33,17 @@ export async function writeTasks(client: SalesforceClient, batch: readonly CrmAc
   const pending = new Map<string, { a: CrmActivity; whoId: string }>();
 
   const addresses = [...new Set(batch.map((a) => a.email.trim().toLowerCase()).filter((e) => e !== '' && e.length <= maxEmailLength))];
-  const who: Who = await findPeople(client, 'Contact', addresses, '');
-  const left = addresses.filter((e) => !who.has(e));
-  if (left.length) for (const [e, id] of await findPeople(client, 'Lead', left, ' AND IsConverted = false')) who.set(e, id);
+  let who: Who;
+  try {
+    who = await findPeople(client, 'Contact', addresses, '');
+    const left = addresses.filter((e) => !who.has(e));
+    if (left.length) for (const [e, id] of await findPeople(client, 'Lead', left, ' AND IsConverted = false')) who.set(e, id);
+  } catch (e) {
+    // A lookup refused for good (the integration user may not read Contact or Lead, or Email):
+    // asking again gets the same, so the batch is rejected with the reason.
+    if (!(e instanceof SalesforceRefusal)) throw e;
+    return batch.map((a) => ({ externalId: a.externalId, status: 'rejected', error: `Salesforce refused the lookup of the addresses: ${e.message}` }));
+  }
 
   for (const a of batch) {
     const whoId = who.get(a.email.trim().toLowerCase());

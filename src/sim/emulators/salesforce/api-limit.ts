@@ -14,6 +14,8 @@ export const dayMs = 24 * 3_600_000;
 
 export class ApiAllocation {
   private times: number[] = [];
+  /** Every counted call's time, for peak(); a test's run is short enough to keep them all. */
+  private history: number[] = [];
   refused = 0;
 
   constructor(readonly max: number) {}
@@ -26,7 +28,19 @@ export class ApiAllocation {
       return false;
     }
     this.times.push(now);
+    this.history.push(now);
     return true;
+  }
+
+  /** The most calls counted within any `windowMs` (a soak test checks a connector's share against it). */
+  peak(windowMs: number): number {
+    let best = 0;
+    let start = 0;
+    for (let end = 0; end < this.history.length; end++) {
+      while (this.history[start]! <= this.history[end]! - windowMs) start++;
+      best = Math.max(best, end - start + 1);
+    }
+    return best;
   }
 
   used(now: number): number {

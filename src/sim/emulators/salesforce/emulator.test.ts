@@ -112,6 +112,17 @@ describe('Salesforce emulator: API allocation, versions, outages', () => {
     clock.advanceTo(T0 + 24 * 3_600_000);
     expect((await call('GET', `${v}/sobjects/Task/describe`)).headers.get('sforce-limit-info')).toBe('api-usage=3/3');
     expect(emu.apiUsage()).toEqual({ used: 3, max: 3, refused: 1 });
+    expect([emu.apiPeak(3_600_000), emu.apiPeak(2 * 3_600_000)]).toEqual([2, 3]);
+  });
+
+  it('slow() holds every answer for that long on the emulator clock', async () => {
+    emu.slow(1000);
+    const pending = call('GET', `${v}/sobjects/Task/describe`);
+    // Wait (without sleeping) until the request is parked on the clock, then move the clock.
+    while (clock.nextTimerAt() === undefined) await new Promise((r) => setImmediate(r));
+    expect(clock.nextTimerAt()).toBe(T0 + 1000);
+    clock.advanceTo(T0 + 1000);
+    expect((await pending).status).toBe(200);
   });
 
   it('an unserved version or resource is 404 NOT_FOUND; an outage is a 503 page', async () => {

@@ -66,6 +66,8 @@ export interface SalesforceEmulator {
   records(object: SObjectName): SRecord[];
   /** Calls counted in the rolling 24 h, the allocation, and calls refused for it. */
   apiUsage(): { used: number; max: number; refused: number };
+  /** The most calls this emulator counted within any `windowMs` (e.g. an hour, the connector's window). */
+  apiPeak(windowMs: number): number;
   /** Counts `n` calls by other integrations of the org, now (to bring the allocation near its end). */
   spendApi(n: number): void;
   /** How many requests each route got (route names as for faults), refused ones included. */
@@ -169,6 +171,7 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
     },
     records: (object) => store.all(object),
     apiUsage: () => ({ used: allocation.used(clock.now()), max: allocation.max, refused: allocation.refused }),
+    apiPeak: (windowMs) => allocation.peak(windowMs),
     spendApi: (n) => allocation.spend(n, clock.now()),
     requestCounts() {
       const out: Record<string, number> = {};

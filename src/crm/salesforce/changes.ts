@@ -19,10 +19,14 @@ import { dateTime, inChunks, parseDateTime, queryAll, quote, type Row } from './
  * within the window read, so a read with a row past `seen + budget` has given `budget` new records
  * and has more waiting (`more`); that last row is left for the next read.
  *
- * Expiry: a cursor last used more than 30 days ago is refused (CrmCursorExpiredError), the window
- * Salesforce keeps deleted records retrievable (getDeleted / queryAll: 30 days at most, the
- * Recycle Bin 15): past it the sync must resync in full. Deletions themselves are not read yet
- * (SOQL skips deleted rows; getDeleted is a SOAP call and queryAll a separate resource).
+ * Deletions: the reads go through the queryAll resource, which also returns deleted records
+ * (IsDeleted = true, a new SystemModstamp) while they are in the Recycle Bin (15 days); they are
+ * given with `deleted: true`. Records merged away are deleted records too.
+ *
+ * Expiry: a cursor last used more than 30 days ago is refused (CrmCursorExpiredError), the longest
+ * Salesforce keeps deletions retrievable at all (getDeleted's 30 days): past it the sync must
+ * resync in full. A deletion emptied from the Recycle Bin before the next read (a cursor more than
+ * 15 days old, or a bin emptied by hand) is missed.
  *
  * A change to an OpportunityContactRole alone does not change its Opportunity's SystemModstamp
  * (unverified), so a contact added to a deal shows with the deal's next change.
@@ -46,14 +50,16 @@ interface Cursor {
 }
 
 export const contactFields = 'Id, Email, FirstName, LastName, Title, Phone, HasOptedOutOfEmail, Account.Name, Owner.Email, SystemModstamp, LastModifiedById';
-const dealFields = 'Id, Name, StageName, Owner.Email, CreatedDate, SystemModstamp, LastModifiedById';
+/** Change reads add IsDeleted: they go through queryAll, which returns deleted records too. */
+const contactChangeFields = `${contactFields}, IsDeleted`;
+const dealFields = 'Id, Name, StageName, Owner.Email, CreatedDate, SystemModstamp, LastModifiedById, IsDeleted';
 
 export async function readChanges(client: SalesforceClient, cursorText: string | null, limit: number, now: number, overlapMs: number): Promise<CrmChangePage> {
   const cursor = cursorText === null ? { v: 1 as const, at: now, contacts: { from: 0, seen: [] }, deals: { from: 0, seen: [] } } : decode(cursorText);
   if (now - cursor.at > cursorTtlMs) throw new CrmCursorExpiredError(`Salesforce: the cursor was made ${new Date(cursor.at).toISOString()}, more than 30 days ago`);
   const budget = Math.max(1, limit);
 
-  const c = await readObject(client, 'Contact', contactFields, cursor.contacts, budget, overlapMs);
+  const c = await readObject(client, 'Contact', contactChangeFields, cursor.contacts, budget, overlapMs);
   const contacts = c.rows.map(toContact);
   let deals: CrmDeal[] = [];
   let d = { rows: [] as Row[], position: cursor.deals, full: false };
@@ -75,7 +81,7 @@ async function readObject(client: SalesforceClient, object: string, fields: stri
   const seen = new Set(pos.seen);
   const take = seen.size + budget;
   // One row past `take` says whether more are waiting; it is left for the next read.
-  const read = await queryAll(client, `SELECT ${fields} FROM ${object} WHERE SystemModstamp >= ${dateTime(pos.from)} ORDER BY SystemModstamp, Id LIMIT ${take + 1}`);
+  const read = await queryAll(client, `SELECT ${fields} FROM ${object} WHERE SystemModstamp >= ${dateTime(pos.from)} ORDER BY SystemModstamp, Id LIMIT ${take + 1}`, true);
   const full = read.length > take;
   if (full) read.pop();
   const pairs = new Map<string, number>(pos.seen.map((p) => [p, Number(p.slice(p.lastIndexOf('@') + 1))]));
@@ -123,6 +129,7 @@ async function withContactEmails(client: SalesforceClient, rows: Row[]): Promise
     createdAt: iso(r.CreatedDate),
     updatedAt: iso(r.SystemModstamp),
     updatedBy: r.LastModifiedById ?? null,
+    ...(r.IsDeleted === true ? { deleted: true } : {}),
   }));
 }
 
@@ -141,6 +148,7 @@ export function toContact(r: Row): CrmContact {
     doNotContact: r.HasOptedOutOfEmail === true,
     updatedAt: iso(r.SystemModstamp),
     updatedBy: r.LastModifiedById ?? null,
+    ...(r.IsDeleted === true ? { deleted: true } : {}),
   };
 }
 

@@ -316,6 +316,21 @@ describe('Salesforce connector: changes, lists, fields', () => {
     expect((await crm.readChanges(third.cursor, 100)).contacts).toEqual([]);
   });
 
+  it('a contact or deal deleted in Salesforce comes as deleted (queryAll, while in the Recycle Bin)', async () => {
+    const crm = await setup();
+    const a = addContact('a@acme.test');
+    const opp = emu.add('Opportunity', { Name: 'Deal', StageName: 'Prospecting', CloseDate: '2026-03-01' });
+    const first = await crm.readChanges(null, 100);
+    expect(first.contacts.map((c) => c.deleted)).toEqual([undefined]);
+    clock.advanceTo(T0 + MIN);
+    emu.remove('Contact', a);
+    emu.remove('Opportunity', opp);
+    const second = await crm.readChanges(first.cursor, 100);
+    expect(second.contacts.map((c) => [c.crmId, c.deleted, c.updatedAt])).toEqual([[a, true, new Date(T0 + MIN).toISOString()]]);
+    expect(second.deals.map((d) => [d.crmId, d.deleted])).toEqual([[opp, true]]);
+    expect(emu.requestCounts().queryAll).toBeGreaterThan(0);
+  });
+
   it('a cursor last used more than 30 days ago, or not one of its own, is expired', async () => {
     const crm = await setup();
     const page = await crm.readChanges(null, 10);

@@ -48,10 +48,13 @@ export function worstChunks(n: number, maxLength: number): number {
 
 export type Row = Record<string, any> & { Id: string };
 
-/** Every row of a query, following nextRecordsUrl. */
-export async function queryAll(client: SalesforceClient, soql: string): Promise<Row[]> {
+/**
+ * Every row of a query, following nextRecordsUrl. `withDeleted` asks the queryAll resource, which
+ * also returns deleted records still in the Recycle Bin (IsDeleted = true).
+ */
+export async function queryAll(client: SalesforceClient, soql: string, withDeleted = false): Promise<Row[]> {
   const rows: Row[] = [];
-  let answer = await client.request('GET', '/query', { q: soql });
+  let answer = await client.request('GET', withDeleted ? '/queryAll' : '/query', { q: soql });
   for (;;) {
     rows.push(...((answer.body?.records ?? []) as Row[]));
     const next = answer.body?.nextRecordsUrl;

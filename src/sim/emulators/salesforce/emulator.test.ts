@@ -179,6 +179,18 @@ describe('Salesforce emulator: SOQL', () => {
     expect((await soql('SELECT Id, Who.Name FROM Task')).json[0].errorCode).toBe('INVALID_FIELD');
   });
 
+  it('deleted records: left out of query, found by queryAll with IsDeleted while in the Recycle Bin (15 days)', async () => {
+    await start({ sessionTtlMs: 30 * 24 * 3_600_000 });
+    const c = emu.add('Contact', { LastName: 'Gone' });
+    emu.remove('Contact', c);
+    expect((await soql('SELECT Id FROM Contact')).json.totalSize).toBe(0);
+    const all = await call('GET', `${v}/queryAll?q=${encodeURIComponent('SELECT Id, IsDeleted FROM Contact')}`);
+    expect(all.json.records).toMatchObject([{ Id: c, IsDeleted: true }]);
+    expect((await call('PATCH', `${v}/sobjects/Contact/${c}`, { Title: 'x' })).json[0].errorCode).toBe('ENTITY_IS_DELETED');
+    clock.advanceTo(T0 + 15 * 24 * 3_600_000);
+    expect((await call('GET', `${v}/queryAll?q=${encodeURIComponent('SELECT Id FROM Contact')}`)).json.totalSize).toBe(0);
+  });
+
   it('pages by nextRecordsUrl; a query locator unused for 15 minutes is INVALID_QUERY_LOCATOR', async () => {
     await start({ queryBatchSize: 2 });
     for (let i = 0; i < 5; i++) emu.add('Contact', { LastName: `c${i}` });

@@ -57,6 +57,8 @@ export interface SalesforceEmulator {
   add(object: Exclude<SObjectName, 'User'>, fields: Record<string, unknown>, by?: string): string;
   /** Changes a record as a person would (bumps SystemModstamp, LastModifiedById = `by`). */
   update(object: Exclude<SObjectName, 'User'>, id: string, fields: Record<string, unknown>, by?: string): void;
+  /** Deletes a record as a person would: to the Recycle Bin (queryAll finds it for 15 days). */
+  remove(object: Exclude<SObjectName, 'User'>, id: string, by?: string): void;
   /** Adds a custom field as an admin would in Setup (Task custom fields are Activity fields in an org). */
   addCustomField(object: SObjectName, def: Pick<FieldDef, 'name' | 'type'> & Partial<FieldDef>): void;
   /** Adds a Contact list view whose members `filter` picks; returns its id (00B…). */
@@ -156,6 +158,9 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
     add: (object, fields, by = admin) => store.create(object, fields, by).Id,
     update(object, id, fields, by = admin) {
       store.update(object, id, fields, by);
+    },
+    remove(object, id, by = admin) {
+      store.remove(object, id, by);
     },
     addCustomField(object, def) {
       store.schema.addCustom(object, def);

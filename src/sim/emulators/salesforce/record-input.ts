@@ -84,7 +84,7 @@ function valueProblem(store: SalesforceStore, f: FieldDef, v: unknown): SfError 
     if (!/^[A-Za-z0-9]{15}(?:[A-Za-z0-5]{3})?$/.test(s)) return { errorCode: 'MALFORMED_ID', message: `${f.name}: id value of incorrect type: ${s}`, fields: [f.name] };
     if (!target || !f.referenceTo?.includes(target)) return { errorCode: 'FIELD_INTEGRITY_EXCEPTION', message: `${f.name}: id value of incorrect type: ${s}`, fields: [f.name] };
     const rec = store.get(target, s);
-    if (!rec) return { errorCode: 'INVALID_CROSS_REFERENCE_KEY', message: 'invalid cross reference id', fields: [f.name] };
+    if (!rec || rec.IsDeleted === true) return { errorCode: 'INVALID_CROSS_REFERENCE_KEY', message: 'invalid cross reference id', fields: [f.name] };
     // A converted lead takes no new activities (unverified text).
     if (target === 'Lead' && rec.IsConverted === true) return { errorCode: 'FIELD_INTEGRITY_EXCEPTION', message: `${f.name}: converted lead: ${s}`, fields: [f.name] };
   }

@@ -18,6 +18,8 @@ import type { SalesforceStore, SRecord } from './store.ts';
  * MALFORMED_QUERY, a loud gap rather than a wrong answer. An unknown object is INVALID_TYPE, an
  * unknown field INVALID_FIELD; a dateTime literal in quotes and a filter on a long text area are
  * refused as Salesforce refuses them.
+ *
+ * Deleted records are left out, except through queryAll while they are in the Recycle Bin.
  */
 
 type Literal = { kind: 'string'; value: string } | { kind: 'number'; value: number } | { kind: 'boolean'; value: boolean } | { kind: 'null' } | { kind: 'datetime'; value: number; text: string } | { kind: 'date'; value: string };
@@ -274,9 +276,16 @@ function sobjectCase(name: string): SObjectName | undefined {
   return hit && isSObjectName(hit) ? hit : undefined;
 }
 
-/** Runs a parsed query: the matching records, in order, each shaped as the REST API answers them. */
-export function runSoql(store: SalesforceStore, q: SoqlQuery, apiBase: string): Array<Record<string, unknown>> {
-  let rows = store.all(q.object).filter((r) => r.IsDeleted !== true && q.where.every((c) => matches(r, c)));
+/** How long a deleted record stays in the Recycle Bin, where queryAll still finds it (documented: 15 days). */
+export const recycleBinMs = 15 * 24 * 3_600_000;
+
+/**
+ * Runs a parsed query: the matching records, in order, each shaped as the REST API answers them.
+ * `allRows` (the queryAll resource) includes deleted records still in the Recycle Bin.
+ */
+export function runSoql(store: SalesforceStore, q: SoqlQuery, apiBase: string, allRows: { now: number } | null = null): Array<Record<string, unknown>> {
+  const visible = (r: SRecord) => r.IsDeleted !== true || (allRows !== null && parseSfDateTime(r.SystemModstamp) > allRows.now - recycleBinMs);
+  let rows = store.all(q.object).filter((r) => visible(r) && q.where.every((c) => matches(r, c)));
   if (q.orderBy.length) {
     rows = [...rows].sort((a, b) => {
       for (const o of q.orderBy) {

@@ -69,6 +69,11 @@ export class SalesforceStore {
     return rec;
   }
 
+  /** Moves a record to the Recycle Bin: IsDeleted, stamped as a change by `by`. */
+  remove(object: SObjectName, id: string, by: string): void {
+    this.update(object, id, { IsDeleted: true }, by);
+  }
+
   update(object: SObjectName, id: string, fields: Record<string, unknown>, by: string): SRecord {
     const rec = this.get(object, id);
     if (!rec) throw new Error(`update: no ${object} ${id}`);

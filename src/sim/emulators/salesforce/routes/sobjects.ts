@@ -32,6 +32,7 @@ export function registerSObjectRoutes(app: FastifyInstance, ctx: SalesforceRoute
       forObject(req.params.version, req.params.object, (o) => {
         const rec = ctx.store.get(o, req.params.id);
         if (!rec) return sfErrors.notFound();
+        if (rec.IsDeleted === true) return sfError(404, 'ENTITY_IS_DELETED', 'entity is deleted');
         const body = jsonBody(req);
         if (!body || Array.isArray(body)) return sfErrors.jsonParser('Cannot deserialize instance of sObject from a body that is not a JSON object');
         const { attributes: _ignored, ...fields } = body as Record<string, unknown>;
@@ -82,7 +83,7 @@ function upsert(store: SalesforceStore, object: SObjectName, fieldName: string, 
       continue;
     }
     // External ids compare without regard to case unless the field is "case sensitive" (default: not).
-    const existing = store.all(object).find((x) => typeof x[ext.name] === 'string' && (x[ext.name] as string).toLowerCase() === key.toLowerCase());
+    const existing = store.all(object).find((x) => x.IsDeleted !== true && typeof x[ext.name] === 'string' && (x[ext.name] as string).toLowerCase() === key.toLowerCase());
     const { [keyEntry![0]]: _key, ...rest } = fields;
     const checked = checkRecord(store, object, existing ? rest : fields, existing ? 'update' : 'create');
     if ('whole' in checked) return checked.whole;

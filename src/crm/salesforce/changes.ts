@@ -3,8 +3,8 @@ import type { SalesforceClient } from './client.ts';
 import { dateTime, inChunks, parseDateTime, queryAll, quote, type Row } from './soql.ts';
 
 /**
- * Changes in, by polling SystemModstamp (SOQL), for Contacts and Opportunities; each deal's contact
- * addresses from its OpportunityContactRoles. Change Data Capture would push the same; it needs the
+ * Changes in, by polling SystemModstamp (SOQL), for Contacts, Leads and Opportunities; each deal's
+ * contact addresses from its OpportunityContactRoles. Change Data Capture would push the same; it needs the
  * Streaming API (CometD / Pub/Sub API over gRPC) and is not used here.
  *
  * Why an overlap: SystemModstamp is stamped when a transaction writes, and the transaction becomes
@@ -41,39 +41,52 @@ interface Position {
   seen: string[];
 }
 
+/** The objects read, in this order: each takes what budget those before it left. */
+const streams = ['contacts', 'leads', 'deals'] as const;
+type Stream = (typeof streams)[number];
+
 interface Cursor {
   v: 1;
   /** When the cursor was made (ms). */
   at: number;
   contacts: Position;
+  leads: Position;
   deals: Position;
 }
 
 export const contactFields = 'Id, Email, FirstName, LastName, Title, Phone, HasOptedOutOfEmail, Account.Name, Owner.Email, SystemModstamp, LastModifiedById';
 /** Change reads add IsDeleted: they go through queryAll, which returns deleted records too. */
-const contactChangeFields = `${contactFields}, IsDeleted`;
-const dealFields = 'Id, Name, StageName, Owner.Email, CreatedDate, SystemModstamp, LastModifiedById, IsDeleted';
+const fieldsOf: Record<Stream, { object: string; fields: string }> = {
+  contacts: { object: 'Contact', fields: `${contactFields}, IsDeleted` },
+  leads: { object: 'Lead', fields: 'Id, Email, FirstName, LastName, Company, Title, Phone, Status, HasOptedOutOfEmail, IsConverted, Owner.Email, SystemModstamp, LastModifiedById, IsDeleted' },
+  deals: { object: 'Opportunity', fields: 'Id, Name, StageName, Owner.Email, CreatedDate, SystemModstamp, LastModifiedById, IsDeleted' },
+};
 
 export async function readChanges(client: SalesforceClient, cursorText: string | null, limit: number, now: number, overlapMs: number): Promise<CrmChangePage> {
-  const cursor = cursorText === null ? { v: 1 as const, at: now, contacts: { from: 0, seen: [] }, deals: { from: 0, seen: [] } } : decode(cursorText);
+  const start: Position = { from: 0, seen: [] };
+  const cursor: Cursor = cursorText === null ? { v: 1, at: now, contacts: start, leads: start, deals: start } : decode(cursorText);
   if (now - cursor.at > cursorTtlMs) throw new CrmCursorExpiredError(`Salesforce: the cursor was made ${new Date(cursor.at).toISOString()}, more than 30 days ago`);
-  const budget = Math.max(1, limit);
-
-  const c = await readObject(client, 'Contact', contactChangeFields, cursor.contacts, budget, overlapMs);
-  const contacts = c.rows.map(toContact);
-  let deals: CrmDeal[] = [];
-  let d = { rows: [] as Row[], position: cursor.deals, full: false };
-  // Deals take what budget the contacts left; none left: they wait for the next call.
-  const left = budget - c.rows.length;
-  if (left > 0) {
-    d = await readObject(client, 'Opportunity', dealFields, cursor.deals, left, overlapMs);
-    deals = await withContactEmails(client, d.rows);
+  let left = Math.max(1, limit);
+  let more = false;
+  const next: Cursor = { ...cursor, at: now };
+  const rows: Record<Stream, Row[]> = { contacts: [], leads: [], deals: [] };
+  for (const stream of streams) {
+    // No budget left: this object waits for the next call.
+    if (left <= 0) {
+      more = true;
+      break;
+    }
+    const r = await readObject(client, fieldsOf[stream].object, fieldsOf[stream].fields, cursor[stream], left, overlapMs);
+    rows[stream] = r.rows;
+    next[stream] = r.position;
+    left -= r.rows.length;
+    more ||= r.full;
   }
   return {
-    contacts,
-    deals,
-    cursor: encode({ v: 1, at: now, contacts: c.position, deals: d.position }),
-    more: c.full || d.full || left <= 0,
+    contacts: [...rows.contacts.map(toContact), ...rows.leads.map(leadToContact)],
+    deals: await withContactEmails(client, rows.deals),
+    cursor: encode(next),
+    more,
   };
 }
 
@@ -110,6 +123,7 @@ function nextPosition(from: number, pairs: Map<string, number>, overlapMs: numbe
 }
 
 async function withContactEmails(client: SalesforceClient, rows: Row[]): Promise<CrmDeal[]> {
+  if (rows.length === 0) return [];
   const emails = new Map<string, Set<string>>();
   for (const chunk of inChunks(rows.map((r) => r.Id))) {
     for (const role of await queryAll(client, `SELECT OpportunityId, Contact.Email FROM OpportunityContactRole WHERE OpportunityId IN (${chunk.map(quote).join(', ')})`)) {
@@ -152,6 +166,29 @@ export function toContact(r: Row): CrmContact {
   };
 }
 
+/**
+ * A Lead is a person too (Leads are where most prospects start in Salesforce): its Status is the
+ * lifecycle stage. A converted lead has become a Contact (which comes as a contact change of its
+ * own), so the lead is given as gone, like a merged record.
+ */
+function leadToContact(r: Row): CrmContact {
+  return {
+    crmId: r.Id,
+    email: lower(r.Email),
+    firstName: r.FirstName ?? null,
+    lastName: r.LastName ?? null,
+    company: r.Company ?? null,
+    title: r.Title ?? null,
+    phone: r.Phone ?? null,
+    ownerEmail: lower(r.Owner?.Email),
+    lifecycleStage: r.Status ?? null,
+    doNotContact: r.HasOptedOutOfEmail === true,
+    updatedAt: iso(r.SystemModstamp),
+    updatedBy: r.LastModifiedById ?? null,
+    ...(r.IsDeleted === true || r.IsConverted === true ? { deleted: true } : {}),
+  };
+}
+
 const lower = (v: unknown): string | null => (typeof v === 'string' && v ? v.toLowerCase() : null);
 const iso = (v: unknown): string => new Date(parseDateTime(v)).toISOString();
 
@@ -168,6 +205,6 @@ function decode(text: string): Cursor {
   }
   const ok = (p: Position | undefined) => !!p && typeof p.from === 'number' && Array.isArray(p.seen);
   // An unreadable cursor (another connector's, a version this code does not know) starts a full resync, as an expired one does.
-  if (!c || c.v !== 1 || typeof c.at !== 'number' || !ok(c.contacts) || !ok(c.deals)) throw new CrmCursorExpiredError('Salesforce: the cursor is not one this connector made');
+  if (!c || c.v !== 1 || typeof c.at !== 'number' || !streams.every((k) => ok(c[k]))) throw new CrmCursorExpiredError('Salesforce: the cursor is not one this connector made');
   return c;
 }

@@ -316,6 +316,37 @@ describe('Salesforce connector: changes, lists, fields', () => {
     expect((await crm.readChanges(third.cursor, 100)).contacts).toEqual([]);
   });
 
+  it('leads are people too: their status is the lifecycle stage; a converted lead is gone (its contact comes on its own)', async () => {
+    const crm = await setup();
+    const owner = emu.addUser({ email: 'rep@acme.test' });
+    const lead = emu.add('Lead', { FirstName: 'Bo', LastName: 'Lee', Company: 'Bo Inc', Email: 'Bo@Lead.test', Status: 'Working - Contacted', OwnerId: owner });
+    const first = await crm.readChanges(null, 10);
+    expect(first.contacts).toEqual([
+      {
+        crmId: lead,
+        email: 'bo@lead.test',
+        firstName: 'Bo',
+        lastName: 'Lee',
+        company: 'Bo Inc',
+        title: null,
+        phone: null,
+        ownerEmail: 'rep@acme.test',
+        lifecycleStage: 'Working - Contacted',
+        doNotContact: false,
+        updatedAt: new Date(T0).toISOString(),
+        updatedBy: emu.records('User')[0]!.Id,
+      },
+    ]);
+    clock.advanceTo(T0 + MIN);
+    emu.update('Lead', lead, { IsConverted: true, Status: 'Closed - Converted' });
+    const contact = addContact('bo@lead.test');
+    const second = await crm.readChanges(first.cursor, 10);
+    expect(second.contacts.map((c) => [c.crmId, c.deleted ?? false])).toEqual([
+      [contact, false],
+      [lead, true],
+    ]);
+  });
+
   it('a contact or deal deleted in Salesforce comes as deleted (queryAll, while in the Recycle Bin)', async () => {
     const crm = await setup();
     const a = addContact('a@acme.test');

@@ -14,8 +14,8 @@ import { maxEmailLength, maxRecords, writeTasks } from './write.ts';
  * one completed Task on the Contact (else the open Lead) with the prospect's address, upserted by
  * the external-id field Cadenza_Activity_Id__c (write.ts, tasks.ts): a retry after a lost answer
  * updates the Task it wrote instead of writing another. Changes in (changes.ts) poll Contacts,
- * Leads and Opportunities by SystemModstamp (deletions included); lists are Contact list views (lists.ts); Cadenza-owned fields
- * are written to the Contact (fields.ts).
+ * Leads and Opportunities by SystemModstamp (deletions included); lists are Contact list views
+ * (lists.ts); Cadenza-owned fields are written to the Contact (fields.ts).
  *
  * Limits. Salesforce counts calls per org over a rolling 24 h (Enterprise Edition: 100,000 plus
  * 1,000 per user license), shared by every integration of the org. Cadenza takes a share of it,

@@ -362,6 +362,23 @@ describe('Salesforce connector: changes, lists, fields', () => {
     expect(emu.requestCounts().queryAll).toBeGreaterThan(0);
   });
 
+  it('a bulk update stamping hundreds of records alike is read through page by page, each record once', async () => {
+    const crm = await setup();
+    const ids = Array.from({ length: 450 }, (_, i) => addContact(`bulk${i}@acme.test`));
+    const got: string[] = [];
+    let cursor: string | null = null;
+    let calls = 0;
+    for (let more = true; more; calls++) {
+      const page = await crm.readChanges(cursor, 100);
+      expect(page.contacts.length).toBeLessThanOrEqual(100);
+      got.push(...page.contacts.map((c) => c.crmId));
+      cursor = page.cursor;
+      more = page.more;
+    }
+    expect(calls).toBe(5);
+    expect(got).toEqual([...ids].sort());
+  });
+
   it('a cursor last used more than 30 days ago, or not one of its own, is expired', async () => {
     const crm = await setup();
     const page = await crm.readChanges(null, 10);

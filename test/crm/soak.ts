@@ -26,11 +26,22 @@ import { ACTIVITY_ID_PROPERTY } from '../../src/crm/hubspot/engagements.ts';
 import { startTwentyEmulator, twentyDocumentedLimits } from '../../src/sim/emulators/twenty/emulator.ts';
 import { twentyErrors } from '../../src/sim/emulators/twenty/errors.ts';
 import { externalIdField } from '../../src/crm/twenty/activity-records.ts';
+import { startPipedriveEmulator } from '../../src/sim/emulators/pipedrive/emulator.ts';
+import { pipedriveErrors } from '../../src/sim/emulators/pipedrive/errors.ts';
+import { startSalesforceEmulator } from '../../src/sim/emulators/salesforce/emulator.ts';
+import { sfErrors } from '../../src/sim/emulators/salesforce/errors.ts';
 import { SimClock } from '../../src/sim/sim-clock.ts';
 import type { Store } from '../../src/store/store.ts';
 
-export type SoakKind = 'hubspot' | 'twenty';
-export const SOAK_KINDS: readonly SoakKind[] = ['hubspot', 'twenty'];
+export type SoakKind = 'hubspot' | 'salesforce' | 'pipedrive' | 'twenty';
+export const SOAK_KINDS: readonly SoakKind[] = ['hubspot', 'salesforce', 'pipedrive', 'twenty'];
+
+/**
+ * Pipedrive's daily token budget is 30,000 per seat times the plan's multiplier (its rate-limit
+ * page); one activity costs about 35 tokens (a search, a list and a create). The soak's company has
+ * 10 seats on a multiplier of 7, so the budget is not what paces it (the burst limit is).
+ */
+const PIPEDRIVE_SOAK_TOKENS = 30_000 * 7 * 10;
 
 export interface CrmSoakOptions {
   store: Store;
@@ -118,7 +129,10 @@ interface SoakCrm {
   addContact(email: string): void;
   /** External ids of the activity records the CRM holds, one entry per record. */
   externalIds(): string[];
-  peakPerWindow(): number;
+  /** The most requests the CRM saw in one window of `windowMs` (the connector's limit's window). */
+  peakPerWindow(windowMs: number): number;
+  /** Requests the CRM refused for its limits (its own count, faults aside), when it keeps one. */
+  refused?(): number;
   /** Every answer's status, in order. */
   outcomes(): Array<number | string>;
   outage(untilMs: number): void;
@@ -138,10 +152,46 @@ async function startCrm(kind: SoakKind, clock: SimClock): Promise<SoakCrm> {
       addContact: (email) => void emu.addContact({ email }),
       externalIds: () => types.flatMap((t) => emu.records(t).map((r) => String(r.properties[ACTIVITY_ID_PROPERTY])).filter((x) => x !== 'undefined')),
       peakPerWindow: () => emu.rateStats().peakPerWindow,
+      refused: () => emu.rateStats().refused,
       outcomes: () => emu.log.map((r) => r.outcome),
       outage: (until) => emu.outage(until),
       loseNextAnswer: () => emu.faults.inject('emails.batchCreate', { kind: 'drop', after: 'processing' }),
       inject429: () => emu.faults.inject('contacts.search', { kind: 'respond', ...hubspotErrors.tenSecondly('portal', { 'retry-after': '10' }) }),
+      close: emu.close,
+    };
+  }
+  if (kind === 'pipedrive') {
+    const emu = await startPipedriveEmulator({ clock, dailyTokens: PIPEDRIVE_SOAK_TOKENS });
+    return {
+      baseUrl: emu.baseUrl,
+      token: emu.tokens.issue('integration@acme.test'),
+      addContact: (email) => void emu.addPerson({ email }),
+      externalIds: () => emu.activities().map((a) => /Cadenza activity id: ([A-Za-z0-9:._-]{1,100})/.exec(a.note ?? '')?.[1] ?? 'none'),
+      peakPerWindow: () => emu.rateStats().peakPerWindow,
+      refused: () => emu.rateStats().refused,
+      outcomes: () => emu.log.map((r) => r.outcome),
+      outage: (until) => emu.outage(until),
+      loseNextAnswer: () => emu.faults.inject('activities.create', { kind: 'drop', after: 'processing' }),
+      inject429: () => emu.faults.inject('persons.search', { kind: 'respond', ...pipedriveErrors.tooManyRequests({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '2' }) }),
+      close: emu.close,
+    };
+  }
+  if (kind === 'salesforce') {
+    const emu = await startSalesforceEmulator({ clock });
+    // The admin's setup (docs/providers/salesforce.md): the External ID field on Task.
+    emu.addCustomField('Task', { name: 'Cadenza_Activity_Id__c', type: 'string', length: 100, externalId: true, unique: true });
+    const account = emu.addAccount('Prospects');
+    return {
+      baseUrl: emu.baseUrl,
+      token: JSON.stringify({ refreshToken: emu.authorize(), clientId: emu.client.id, clientSecret: emu.client.secret }),
+      addContact: (email) => void emu.add('Contact', { LastName: email.split('@')[0], Email: email, AccountId: account }),
+      externalIds: () => emu.records('Task').map((t) => String(t.Cadenza_Activity_Id__c)),
+      peakPerWindow: (windowMs) => emu.apiPeak(windowMs),
+      refused: () => emu.apiUsage().refused,
+      outcomes: () => emu.log.map((r) => r.outcome),
+      outage: (until) => emu.outage(until),
+      loseNextAnswer: () => emu.faults.inject('composite.upsert', { kind: 'drop', after: 'processing' }),
+      inject429: () => emu.faults.inject('query', { kind: 'respond', ...sfErrors.requestLimitExceeded() }),
       close: emu.close,
     };
   }
@@ -251,6 +301,7 @@ export async function runCrmSoak(o: CrmSoakOptions): Promise<CrmSoakResult> {
     let lostAnswersInjected = 0;
     let injected429 = 0;
     let settled = 0;
+    let drains = 0;
     for (;;) {
       if (!outageSet && clock.now() >= outageFrom) {
         crm.outage(outageUntil);
@@ -258,16 +309,20 @@ export async function runCrmSoak(o: CrmSoakOptions): Promise<CrmSoakResult> {
       }
       // Faults are queued only while the CRM is up: an outage answers before them, and they would pile up.
       const down = clock.now() >= outageFrom && clock.now() < outageUntil;
-      if (!down && random.next() < lostRate) {
+      // The first batch loses its answer and the second is refused with a 429 whatever the rates
+      // (unless a rate is 0), so even a short run goes through both.
+      drains++;
+      if (!down && lostRate > 0 && (drains === 1 || random.next() < lostRate)) {
         crm.loseNextAnswer();
         lostAnswersInjected++;
       }
-      if (!down && random.next() < rate429) {
+      if (!down && rate429 > 0 && (drains === 2 || random.next() < rate429)) {
         crm.inject429();
         injected429++;
       }
       const r = await drive(clock, writer.drain(connectionId));
       settled += r.written + r.skipped + r.rejected;
+      if (process.env.SOAK_DEBUG) console.log(new Date(clock.now()).toISOString(), JSON.stringify(r), r.nextAt ? new Date(r.nextAt).toISOString() : null);
       o.progress?.(settled, o.activities);
       if (r.nextAt === null) break;
       // The sync loop (crm-sync.ts) looks every CRM_POLL_MS and drains a connection once the time
@@ -314,8 +369,8 @@ export async function runCrmSoak(o: CrmSoakOptions): Promise<CrmSoakResult> {
       lost,
       duplicated,
       limit: { requests: limits.requests, windowMs: limits.windowMs },
-      peakPerWindow: crm.peakPerWindow(),
-      refusedForLimit: outcomes.filter((x) => x === 429).length - injected429,
+      peakPerWindow: crm.peakPerWindow(limits.windowMs),
+      refusedForLimit: crm.refused ? crm.refused() : outcomes.filter((x) => x === 429).length - injected429,
       requests: outcomes.length,
       outageProbes: outage.hours > 0 ? outcomes.filter((x) => x === 503).length : 0,
       lostAnswersInjected,

@@ -62,6 +62,16 @@ describe('TwentyConnector readChanges', () => {
     expect(second.contacts.every((x) => x.updatedAt === iso(T0 + 10_001))).toBe(true);
   });
 
+  it('microseconds in one millisecond, in the opposite order to the ids (PostgreSQL keeps microseconds): a page cut inside it loses none', async () => {
+    const ids = Array.from({ length: 10 }, (_, i) => emu.addPerson({ email: `u${i}@x.test` }));
+    // Hostile fixture: the later the id, the earlier the microsecond, so that time order and id order disagree.
+    ids.forEach((id, i) => (emu.store.get('people', id)!.updatedAt = `2026-03-02T09:00:00.000${String(900 - i * 10).padStart(3, '0')}Z`));
+    const c = connector();
+    const r = await drain(c, null, 16);
+    expect(new Set(r.contacts.map((x) => x.crmId))).toEqual(new Set(ids));
+    expect(r.contacts).toHaveLength(10);
+  });
+
   it('overlap: a change committed late with an earlier updatedAt is read; what was reported is not reported again', async () => {
     const a = emu.addPerson({ email: 'a@x.test' });
     const b = emu.addPerson({ email: 'b@x.test' });

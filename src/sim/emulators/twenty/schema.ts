@@ -1,12 +1,13 @@
 /**
- * The part of Twenty's data model the emulator serves: the standard objects people, notes, tasks,
- * noteTargets and taskTargets with the fields their workspace entities declare
- * (twenty-server modules/{person,note,task}/standard-objects/*.workspace-entity.ts), and the custom
+ * The part of Twenty's data model the emulator serves: the standard objects people, companies,
+ * workspaceMembers, opportunities, notes, tasks, noteTargets and taskTargets with the fields (a
+ * subset) their workspace entities declare (twenty-server
+ * modules/<object>/standard-objects/*.workspace-entity.ts), and the custom
  * fields a client adds through the metadata API. Every workspace has its own generated API, so the
  * REST paths are the objects' plural names (`/rest/notes`) and record keys are the field names.
  *
  * A field's type decides what a create may put in it and what a filter may compare; composite
- * types (EMAILS, FULL_NAME, RICH_TEXT_V2, ACTOR) are JSON objects with fixed sub-fields and are
+ * types (EMAILS, FULL_NAME, RICH_TEXT_V2, ACTOR, PHONES, CURRENCY) are JSON objects with fixed sub-fields and are
  * filtered by `field.subField`.
  */
 export type FieldType =

@@ -9,7 +9,7 @@ import { firstDataValue, type TwentyClient } from './client.ts';
 export interface ObjectInfo {
   id: string;
   nameSingular: string;
-  fields: Array<{ id: string; name: string; type: string }>;
+  fields: Array<{ id: string; name: string; type: string; options: Array<{ value: string; label: string }> }>;
 }
 
 export interface Objects {
@@ -28,8 +28,18 @@ export async function objectsMetadata(client: TwentyClient): Promise<Objects> {
       return {
         id: o.id,
         nameSingular: name,
-        fields: fields.filter((f) => typeof f.id === 'string' && typeof f.name === 'string').map((f) => ({ id: f.id as string, name: f.name as string, type: String(f.type) })),
+        fields: fields
+          .filter((f) => typeof f.id === 'string' && typeof f.name === 'string')
+          .map((f) => ({ id: f.id as string, name: f.name as string, type: String(f.type), options: optionsOf(f.options) })),
       };
     },
   };
+}
+
+/** A SELECT field's options ({value, label}); none for other fields. */
+function optionsOf(v: unknown): Array<{ value: string; label: string }> {
+  if (!Array.isArray(v)) return [];
+  return (v as Array<Record<string, unknown>>)
+    .filter((o) => typeof o?.value === 'string')
+    .map((o) => ({ value: o.value as string, label: typeof o.label === 'string' ? o.label : (o.value as string) }));
 }

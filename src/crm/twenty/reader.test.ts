@@ -119,7 +119,7 @@ describe('TwentyConnector readChanges', () => {
       },
     ]);
     expect(r.deals).toEqual([
-      { crmId: deal, name: 'Acme pilot', stage: 'PROPOSAL', contactEmails: ['jane@acme.test'], ownerEmail: 'ann@seller.test', createdAt: iso(T0), updatedAt: iso(T0), updatedBy: `member:${ann}`, deleted: false },
+      { crmId: deal, name: 'Acme pilot', stage: 'PROPOSAL', stageLabel: 'Proposal', contactEmails: ['jane@acme.test'], ownerEmail: 'ann@seller.test', createdAt: iso(T0), updatedAt: iso(T0), updatedBy: `member:${ann}`, deleted: false },
     ]);
   });
 

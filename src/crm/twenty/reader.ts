@@ -21,7 +21,8 @@ import { toContacts, toDeals } from './records.ts';
  * version of a record it holds. A record destroyed outright (REST DELETE without soft_delete, or
  * emptied from the trash) leaves nothing to read: it is not reported.
  *
- * Typical cost: 4 to 8 list requests, plus one per related object looked up (records.ts).
+ * Typical cost: 4 to 8 list requests, plus one per related object looked up and one for the
+ * stage labels when there are deals (records.ts).
  */
 export interface ReaderOptions {
   overlapMs: number;

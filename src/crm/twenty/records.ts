@@ -1,12 +1,14 @@
 import type { CrmContact, CrmDeal } from '../connector.ts';
 import { actorKey } from './actor.ts';
 import { inFilter, type Page, type TwentyClient } from './client.ts';
+import { objectsMetadata } from './metadata.ts';
 
 /**
  * Twenty records in Cadenza's words (CrmContact, CrmDeal), with what they point at looked up in
  * one request per object: a person's company (its name, and its accountOwner, a workspace member,
  * whose userEmail is the owner: Twenty's person has no owner of its own), an opportunity's
- * pointOfContact (a person: its address) and owner (a member).
+ * pointOfContact (a person: its address) and owner (a member), and the stage labels from the
+ * opportunity object's metadata.
  *
  * Twenty has no standard lifecycle stage or do-not-contact field on a person: lifecycleStage is
  * null and doNotContact false (a workspace's custom field for either is not read).
@@ -41,15 +43,21 @@ export async function toContacts(client: TwentyClient, people: readonly Row[]): 
 export async function toDeals(client: TwentyClient, opportunities: readonly Row[]): Promise<CrmDeal[]> {
   const contacts = await byIds(client, 'people', opportunities.map((o) => o.pointOfContactId));
   const owners = await byIds(client, 'workspaceMembers', opportunities.map((o) => o.ownerId));
+  // A workspace may rename or add stages: their labels are the stage field's options.
+  const labels = new Map<string, string>();
+  if (opportunities.length > 0) {
+    const stage = (await objectsMetadata(client)).get('opportunity').fields.find((f) => f.name === 'stage');
+    for (const o of stage?.options ?? []) labels.set(o.value, o.label);
+  }
   return opportunities.map((o) => {
     const contact = typeof o.pointOfContactId === 'string' ? contacts.get(o.pointOfContactId) : undefined;
     const email = contact ? emailOf(contact) : null;
     return {
       crmId: o.id,
       name: text(o.name) ?? '',
-      // Twenty's stage is a SELECT: its value (NEW, …, CUSTOMER) is the id; the label is in the
-      // field's metadata options, not read here.
+      // Twenty's stage is a SELECT: its value (NEW, …, CUSTOMER) is the id, the option's label the label.
       stage: typeof o.stage === 'string' ? o.stage : '',
+      stageLabel: typeof o.stage === 'string' ? (labels.get(o.stage) ?? null) : null,
       contactEmails: email ? [email] : [],
       ownerEmail: memberEmail(typeof o.ownerId === 'string' ? owners.get(o.ownerId) : undefined),
       createdAt: String(o.createdAt),

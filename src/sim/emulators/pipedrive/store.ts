@@ -105,6 +105,22 @@ export class PipedriveStore {
   readonly deals: Deal[] = [];
   readonly stages: Stage[] = [];
   readonly activities: Activity[] = [];
+  /** Activities by participant, so listing one person's stays cheap with tens of thousands stored. */
+  private readonly activitiesOf = new Map<number, Activity[]>();
+
+  addActivity(a: Activity): void {
+    this.activities.push(a);
+    for (const id of new Set(a.participants.map((p) => p.person_id))) {
+      const list = this.activitiesOf.get(id);
+      if (list) list.push(a);
+      else this.activitiesOf.set(id, [a]);
+    }
+  }
+
+  /** A person's activities, oldest first. */
+  activitiesOfPerson(personId: number): readonly Activity[] {
+    return this.activitiesOf.get(personId) ?? [];
+  }
   readonly personFields: PersonField[] = [];
   readonly filters: PeopleFilter[] = [];
   private nextId: Record<string, number> = {};

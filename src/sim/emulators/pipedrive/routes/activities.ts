@@ -37,7 +37,7 @@ export function registerActivityRoutes(app: FastifyInstance, ctx: PipedriveRoute
       if (!body) return pipedriveErrors.badRequestV2('The body must be a JSON object');
       const a = parseActivity(ctx.store, body, userId);
       if (isReply(a)) return a;
-      ctx.store.activities.push(a);
+      ctx.store.addActivity(a);
       ctx.store.touch('activity', 'create', userId, a, null);
       return { status: 200, body: { success: true, data: activityView(a) } };
     }),
@@ -47,9 +47,11 @@ export function registerActivityRoutes(app: FastifyInstance, ctx: PipedriveRoute
     ctx.run('activities.list', req, reply, { api: 'v2', kind: 'list' }, () => {
       const q = strictQuery(req, ['person_id', 'owner_id', 'done', ...listParams]);
       if (isReply(q)) return q;
-      let list = ctx.store.activities;
-      if (q.person_id !== undefined) list = list.filter((a) => a.participants.some((p) => p.person_id === intParam(q.person_id)));
-      if (q.owner_id !== undefined) list = list.filter((a) => a.owner_id === intParam(q.owner_id));
+      let list: readonly Activity[] = q.person_id !== undefined ? ctx.store.activitiesOfPerson(intParam(q.person_id) ?? -1) : ctx.store.activities;
+      if (q.owner_id !== undefined) {
+        const owner = intParam(q.owner_id);
+        list = list.filter((a) => a.owner_id === owner);
+      }
       if (q.done !== undefined) {
         if (q.done !== 'true' && q.done !== 'false') return pipedriveErrors.badRequestV2(`Invalid done '${q.done}'`);
         list = list.filter((a) => a.done === (q.done === 'true'));

@@ -99,9 +99,9 @@ export class ChangeReader {
         .executeTakeFirstOrThrow();
       let userId = row.integration_user_id;
       if (userId === null && !this.asked.has(connectionId)) {
-        // Asked once per process: a CRM that names no user for the token will not start to.
-        this.asked.add(connectionId);
         userId = await connector.integrationUserId();
+        // Asked once per process once answered: a CRM that names no user for the token will not start to.
+        this.asked.add(connectionId);
         if (userId !== null) await store.db.updateTable('crm_connection').set({ integration_user_id: userId }).where('id', '=', connectionId).execute();
       }
       const ctx: ConnectionContext = {

@@ -3,22 +3,15 @@ import { cadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
 import type { Db } from '../store/store.ts';
-import type { CrmActivityKind, CrmKind } from './connector.ts';
+import type { CrmKind } from './connector.ts';
+import { CRM_ACTIVITY_KINDS } from './kinds.ts';
 
 /**
  * A workspace's CRM connections (0054_crm.sql crm_connection): made by an admin with the CRM's API
  * token, which is sealed with the workspace's data key at once and opened only by the writer
  * (connectorFor); shown with their sync status, never with the token.
  */
-export const CRM_KINDS: readonly CrmKind[] = ['hubspot', 'salesforce', 'pipedrive', 'twenty'];
-export const CRM_ACTIVITY_KINDS: readonly CrmActivityKind[] = ['email_sent', 'email_opened', 'email_clicked', 'email_replied', 'email_bounced', 'unsubscribed', 'call', 'task_completed'];
-
-/** Where each CRM's API is when the admin gives no address (Salesforce's is the org's own instance; Twenty's a self-hosted one's or its cloud). */
-export const DEFAULT_BASE_URLS: Partial<Record<CrmKind, string>> = {
-  hubspot: 'https://api.hubapi.com',
-  pipedrive: 'https://api.pipedrive.com',
-  twenty: 'https://api.twenty.com',
-};
+export { CRM_ACTIVITY_KINDS, CRM_KINDS, DEFAULT_BASE_URLS } from './kinds.ts';
 
 export interface TokenSealer {
   seal(workspaceId: string, context: string, plaintext: string): Promise<Buffer>;

@@ -1,6 +1,8 @@
 import type { Clock } from '../common/clock.ts';
 import type { CrmConnector, CrmKind } from './connector.ts';
 import { HubSpotConnector } from './hubspot/connector.ts';
+import { PipedriveConnector } from './pipedrive/connector.ts';
+import { SalesforceConnector } from './salesforce/connector.ts';
 import { TwentyConnector } from './twenty/connector.ts';
 
 /** What a connector is made from: the connection's API address and its opened token. */
@@ -17,6 +19,9 @@ export interface ConnectorInput {
  */
 const FACTORIES: Partial<Record<CrmKind, (i: ConnectorInput) => CrmConnector>> = {
   hubspot: (i) => new HubSpotConnector({ baseUrl: i.baseUrl, token: () => i.token, ...(i.clock ? { clock: i.clock } : {}) }),
+  pipedrive: (i) => new PipedriveConnector({ baseUrl: i.baseUrl, token: () => i.token, ...(i.clock ? { clock: i.clock } : {}) }),
+  // The base URL is the org's My Domain URL (no default: the admin gives it); the token is the JSON of src/crm/salesforce/credentials.ts.
+  salesforce: (i) => new SalesforceConnector({ baseUrl: i.baseUrl, token: i.token, ...(i.clock ? { clock: i.clock } : {}) }),
   twenty: (i) => new TwentyConnector({ baseUrl: i.baseUrl, apiKey: () => i.token, ...(i.clock ? { clock: i.clock } : {}) }),
 };
 

@@ -7,6 +7,7 @@ import type { StopEngine } from '../sequence/suppress.ts';
 import type { Store } from '../store/store.ts';
 import { ChangeReader, type ReadResult } from './change-reader.ts';
 import { openConnection, type TokenSealer } from './connections.ts';
+import type { CrmConnector } from './connector.ts';
 import { makeConnector } from './connectors.ts';
 import { CrmWriter, type DrainResult } from './writer.ts';
 
@@ -33,25 +34,26 @@ export interface CrmSyncOptions {
   onRead?: (connectionId: string, r: ReadResult) => void;
 }
 
+/** How often the loop looks at the connections (the writer says when one needs it sooner or later). */
+export const CRM_POLL_MS = 2_000;
+
 export class CrmSync {
   readonly writer: CrmWriter;
   readonly reader: ChangeReader | undefined;
   private readonly due = new Map<string, number>();
+  private readonly connectors = new Map<string, { key: string; connector: CrmConnector }>();
   private loop: Periodic | undefined;
   private readonly pollMs: number;
 
   constructor(private readonly o: CrmSyncOptions) {
-    this.pollMs = o.pollMs ?? 2_000;
+    this.pollMs = o.pollMs ?? CRM_POLL_MS;
     this.writer = new CrmWriter({
       store: o.store,
       clock: o.clock,
       random: o.random,
       owner: o.owner,
       ...(o.log ? { log: o.log } : {}),
-      connectorFor: async (id) => {
-        const c = await openConnection(o.store.db, o.sealer, id);
-        return { connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, clock: o.clock }), prepared: c.prepared };
-      },
+      connectorFor: (id) => this.connectorFor(id),
     });
     if (o.engine) {
       this.reader = new ChangeReader({
@@ -62,12 +64,20 @@ export class CrmSync {
         engine: o.engine,
         ...(o.log ? { log: o.log } : {}),
         ...(o.onEnrolled ? { onEnrolled: o.onEnrolled } : {}),
-        connectorFor: async (id) => {
-          const c = await openConnection(o.store.db, o.sealer, id);
-          return makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, clock: o.clock });
-        },
+        // The writer's connector: reads and writes share its pacing.
+        connectorFor: async (id) => (await this.connectorFor(id)).connector,
       });
     }
+  }
+
+  private async connectorFor(id: string): Promise<{ connector: CrmConnector; prepared: boolean }> {
+    const c = await openConnection(this.o.store.db, this.o.sealer, id);
+    // One connector per connection for as long as its address and token stay the same: it
+    // keeps its own pacing (HubSpot's searches per second) across drains.
+    const key = `${c.kind}\n${c.baseUrl}\n${c.token}`;
+    let cached = this.connectors.get(id);
+    if (cached?.key !== key) this.connectors.set(id, (cached = { key, connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, clock: this.o.clock }) }));
+    return { connector: cached.connector, prepared: c.prepared };
   }
 
   /** One pass over the active connections. */

@@ -2,7 +2,8 @@
  * Field ownership (docs/crm.md "Field ownership"): each contact field synced with a CRM has one
  * owner per connection. The CRM's fields flow in and are never written by Cadenza; Cadenza's flow
  * out and are never taken from the CRM; a CRM-side edit of a Cadenza-owned field is logged as a
- * conflict, not flipped. Shared by the sync and the web app's Integrations screen.
+ * conflict, not flipped. Shared by the sync and the web app's Integrations screen (docs/web.md
+ * "Integrations"): a plain module with no imports, so both read the same.
  */
 export type FieldOwner = 'crm' | 'cadenza';
 
@@ -21,9 +22,10 @@ export const SYNCED_FIELDS = [
 ] as const;
 
 export type SyncedField = (typeof SYNCED_FIELDS)[number];
+export type FieldOwners = Readonly<Record<SyncedField, FieldOwner>>;
 
 /** Identity and ownership come from the CRM (its system of record); sequence state and last activity from Cadenza. */
-export const DEFAULT_FIELD_OWNERS: Readonly<Record<SyncedField, FieldOwner>> = {
+export const DEFAULT_FIELD_OWNERS: FieldOwners = {
   email: 'crm',
   firstName: 'crm',
   lastName: 'crm',

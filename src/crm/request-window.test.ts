@@ -33,4 +33,36 @@ describe('RequestWindow: at most N requests in any window', () => {
       }),
     );
   });
+
+  it('property: requests that arrive while a batch runs, counted at its end (restamp), never put more than N in any window at the CRM', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 10, max: 500 }), fc.array(fc.tuple(fc.integer({ min: 0, max: 300 }), fc.array(fc.integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 9 })), { maxLength: 40 }), (n, windowMs, batches) => {
+        const w = new RequestWindow(n, windowMs);
+        // What the CRM counts: each request when it arrives, spread over the batch's run.
+        const arrivals: number[] = [];
+        let now = 0;
+        for (const [gap, delays] of batches) {
+          const k = Math.min(delays.length, n);
+          const start = w.earliest(k, now + gap);
+          w.take(k, start);
+          let t = start;
+          for (const d of delays.slice(0, k)) arrivals.push((t += d));
+          now = t;
+          w.restamp(k, start, now);
+        }
+        for (const t of arrivals) expect(arrivals.filter((x) => x >= t && x < t + windowMs).length).toBeLessThanOrEqual(n);
+      }),
+    );
+  });
+
+  it('restamp moves only the last batch\'s requests, and never back in time', () => {
+    const w = new RequestWindow(4, 1000);
+    w.take(2, 0);
+    w.take(2, 100);
+    w.restamp(2, 100, 900);
+    // The two of t=0 leave at 1000, the batch counted at 900 stays until 1900.
+    expect(w.earliest(2, 1000)).toBe(1000);
+    expect(w.earliest(3, 1000)).toBe(1900);
+    expect(() => w.restamp(1, 900, 800)).toThrow(/back in time/);
+  });
 });

@@ -32,6 +32,18 @@ export class RequestWindow {
     for (let i = 0; i < n; i++) this.times.push(now);
   }
 
+  /**
+   * Moves the `n` requests counted at `from` (the last taken) to `to`: a batch's requests are
+   * reserved when it starts, but the CRM counts each when it arrives, which may be seconds later
+   * (HubSpot's searches are paced at 4 a second). Counting them all at the batch's end keeps the
+   * window at least as full as the CRM's own count, so the next batch never tips it over.
+   */
+  restamp(n: number, from: number, to: number): void {
+    if (to < from) throw new Error(`cannot restamp back in time (${from} -> ${to})`);
+    let moved = 0;
+    for (let i = this.times.length - 1; i >= 0 && moved < n && this.times[i] === from; i--, moved++) this.times[i] = to;
+  }
+
   private forget(now: number): void {
     let drop = 0;
     while (drop < this.times.length && this.times[drop]! <= now - this.windowMs) drop++;

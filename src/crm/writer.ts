@@ -5,7 +5,7 @@ import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
 import type { Store } from '../store/store.ts';
 import { toCrmActivity } from './activity.ts';
-import { CrmAuthError, CrmTransientError, type CrmConnector } from './connector.ts';
+import { CrmAuthError, CrmTransientError, type CrmConnector, type CrmWriteResult } from './connector.ts';
 import { RequestWindow } from './request-window.ts';
 import { claimDue, retryAt, settle } from './sql/activities.ts';
 
@@ -35,11 +35,11 @@ export interface CrmWriterOptions {
   log?: Logger;
   /** A claimed batch or a connection lease is another writer's to take after this long (default 2 min). */
   leaseMs?: number;
-  /** Holds after transient failures (default 5 s doubling to 30 min, full jitter). */
+  /** Holds after transient failures (default 5 s doubling to 5 min, full jitter: an outage of hours is probed about 24 times an hour, and writing resumes within minutes of its end). */
   backoff?: BackoffPolicy;
 }
 
-export const defaultCrmBackoff: BackoffPolicy = { baseMs: 5_000, capMs: 30 * 60_000 };
+export const defaultCrmBackoff: BackoffPolicy = { baseMs: 5_000, capMs: 5 * 60_000 };
 
 export interface DrainResult {
   written: number;
@@ -112,23 +112,27 @@ export class CrmWriter {
       // Reserved before the first request: the worst case of this batch is counted in the window.
       st.window.take(limits.requestsPerBatch, now);
       const ids = new Map(rows.map((r) => [r.external_id, r.id]));
+      let results: CrmWriteResult[];
       try {
-        const results = await connector.writeActivities(rows.map(toCrmActivity));
-        await settle(store.db, ids, results, new Date(clock.now()));
-        const answered = new Set(results.map((r) => r.externalId));
-        // An activity the connector gave no result for is retried (never dropped).
-        const missing = rows.filter((r) => !answered.has(r.external_id)).map((r) => r.id);
-        await retryAt(store.db, missing, new Date(clock.now()), 'the CRM gave no answer for this activity');
-        for (const r of results) {
-          if (r.status === 'written') out.written++;
-          else if (r.status === 'no_contact') out.skipped++;
-          else out.rejected++;
-        }
-        st.failures = 0;
+        results = await connector.writeActivities(rows.map(toCrmActivity));
       } catch (e) {
+        st.window.restamp(limits.requestsPerBatch, now, clock.now());
         out.failures++;
         return { ...out, nextAt: await this.failed(connectionId, st, e, rows.map((r) => r.id)) };
       }
+      // The CRM counted each request when it arrived, up to now.
+      st.window.restamp(limits.requestsPerBatch, now, clock.now());
+      await settle(store.db, ids, results, new Date(clock.now()));
+      const answered = new Set(results.map((r) => r.externalId));
+      // An activity the connector gave no result for is retried (never dropped).
+      const missing = rows.filter((r) => !answered.has(r.external_id)).map((r) => r.id);
+      await retryAt(store.db, missing, new Date(clock.now()), 'the CRM gave no answer for this activity');
+      for (const r of results) {
+        if (r.status === 'written') out.written++;
+        else if (r.status === 'no_contact') out.skipped++;
+        else out.rejected++;
+      }
+      st.failures = 0;
     }
   }
 

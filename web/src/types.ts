@@ -11,6 +11,7 @@ export type {
   AuditEvent,
   ApiKey,
   ConnectionReport,
+  CrmConnection,
   DemoStatus,
   Domain,
   DomainAlert,

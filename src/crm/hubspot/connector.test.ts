@@ -4,6 +4,7 @@ import { hubspotErrors } from '../../sim/emulators/hubspot/errors.ts';
 import { startHubSpotEmulator, type HubSpotEmulator, type HubSpotEmulatorOptions } from '../../sim/emulators/hubspot/emulator.ts';
 import { CrmAuthError, CrmTransientError, type CrmActivity } from '../connector.ts';
 import { HubSpotConnector } from './connector.ts';
+import { SEARCH_SETTLE_MS } from './http.ts';
 
 /**
  * The HubSpot connector against the HubSpot emulator over loopback: what it writes (object types,
@@ -165,11 +166,13 @@ describe('HubSpot connector', () => {
     expect(emu.requestCounts()).toMatchObject({ 'contacts.search': 1, 'calls.search': 1 });
   });
 
-  it('an outage, a 5xx, a hang past the timeout and a closed connection are transient', async () => {
+  it('an outage, a 5xx, a hang past the timeout and a closed connection are transient, retried after search has settled', async () => {
     const crm = await setup({ timeoutMs: 300, searchesPerSecond: 50, emulator: { searchesPerSecond: 50 } });
     emu.addContact({ email: ANA });
     emu.outage(Date.now() + 60_000);
     await expect(crm.writeActivities([activity(1, 'call')])).rejects.toThrow(/HubSpot answered 503/);
+    // Any of these may have written: the retry must come when search shows what was.
+    await expect(crm.writeActivities([activity(1, 'call')])).rejects.toMatchObject({ retryAfterMs: SEARCH_SETTLE_MS });
     emu.outage(0);
     emu.faults.inject('calls.search', { kind: 'respond', ...hubspotErrors.internal() });
     await expect(crm.writeActivities([activity(1, 'call')])).rejects.toThrow(/500 INTERNAL_ERROR/);

@@ -15,10 +15,17 @@ import { CrmAuthError, CrmTransientError } from '../connector.ts';
  *   5xx, 477, anything else   → CrmTransientError, after Retry-After when given (477 documents one)
  *   no answer, a timeout      → CrmTransientError: the request may or may not have been acted on
  *
+ * A failure that may have written (no answer, a 5xx) is retried no sooner than SEARCH_SETTLE_MS:
+ * the retry finds what the lost attempt wrote by searching for it, and HubSpot documents that a
+ * new record takes "a few moments" to show in search.
+ *
  * Statuses the caller names in `accept` (a 400 it turns into `rejected`, a 409 "already there")
  * come back as answers, like a 2xx. The token goes only into the Authorization header, never into
  * an error's message.
  */
+
+/** How long a new record may take to show in search (documented "a few moments"; 10 s assumed, unverified). */
+export const SEARCH_SETTLE_MS = 10_000;
 
 export interface HubSpotAnswer {
   status: number;
@@ -61,7 +68,7 @@ async function hubspotRequest(o: HubSpotHttpOptions, method: 'GET' | 'POST', pat
     text = await res.text();
   } catch (e) {
     const timedOut = e instanceof Error && e.name === 'TimeoutError';
-    throw new CrmTransientError(timedOut ? `HubSpot gave no answer within ${o.timeoutMs} ms (${method} ${redact(path)})` : `HubSpot unreachable (${method} ${redact(path)}): ${causeOf(e)}`);
+    throw new CrmTransientError(timedOut ? `HubSpot gave no answer within ${o.timeoutMs} ms (${method} ${redact(path)})` : `HubSpot unreachable (${method} ${redact(path)}): ${causeOf(e)}`, SEARCH_SETTLE_MS);
   }
   const json = parseJson(text);
   const ok = status >= 200 && status < 300;
@@ -80,7 +87,7 @@ export function failure(status: number, headers: Headers, body: any, nowMs: numb
   const what = `HubSpot answered ${status}${body?.category ? ` ${body.category}` : ''} to ${method} ${path}${body?.message ? `: ${body.message}` : ''}`;
   if (status === 401 || status === 403) return new CrmAuthError(what);
   const retryAfter = parseRetryAfter(headers.get('retry-after'), nowMs);
-  if (retryAfter !== null) return new CrmTransientError(what, retryAfter);
+  if (retryAfter !== null) return new CrmTransientError(what, status >= 500 ? Math.max(retryAfter, SEARCH_SETTLE_MS) : retryAfter);
   if (status === 429) {
     if (body?.policyName === 'SECONDLY') return new CrmTransientError(what, 1000);
     // The daily count resets at midnight in the account's time zone, which the answer does not say.
@@ -89,7 +96,7 @@ export function failure(status: number, headers: Headers, body: any, nowMs: numb
     return new CrmTransientError(what, interval > 0 ? interval : 10_000);
   }
   if (status === 423) return new CrmTransientError(what, 2000);
-  return new CrmTransientError(what);
+  return new CrmTransientError(what, status >= 500 ? SEARCH_SETTLE_MS : undefined);
 }
 
 const invalid = Symbol('invalid JSON');

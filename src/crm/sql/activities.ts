@@ -48,19 +48,26 @@ export async function claimDue(db: Db, connectionId: string, now: Date, leaseUnt
   return r.rows.map((row) => ({ ...row, id: Number(row.id) }));
 }
 
-/** Records each result: written (with the CRM's id), skipped (no such contact) or rejected (with the CRM's reason). */
+/**
+ * Records each result in one statement per batch: written (with the CRM's id), skipped (no such
+ * contact) or rejected (with the CRM's reason). Only rows still pending change.
+ */
 export async function settle(db: Db, ids: ReadonlyMap<string, number>, results: readonly CrmWriteResult[], now: Date): Promise<void> {
+  const rows: Array<{ id: string; state: string; crmId: string | null; error: string | null }> = [];
   for (const r of results) {
     const id = ids.get(r.externalId);
     if (id === undefined) continue;
-    const set =
-      r.status === 'written'
-        ? { state: 'written' as const, crm_id: r.crmId, written_at: now, last_error: null }
-        : r.status === 'no_contact'
-          ? { state: 'skipped' as const, last_error: 'no contact with this address in the CRM' }
-          : { state: 'rejected' as const, last_error: r.error.slice(0, 2000) };
-    await db.updateTable('crm_activity').set(set).where('id', '=', id).where('state', '=', 'pending').execute();
+    if (r.status === 'written') rows.push({ id: String(id), state: 'written', crmId: r.crmId, error: null });
+    else if (r.status === 'no_contact') rows.push({ id: String(id), state: 'skipped', crmId: null, error: 'no contact with this address in the CRM' });
+    else rows.push({ id: String(id), state: 'rejected', crmId: null, error: r.error.slice(0, 2000) });
   }
+  if (!rows.length) return;
+  await sql`
+    update crm_activity a
+    set state = u.state, crm_id = u.crm_id, last_error = u.error,
+        written_at = case when u.state = 'written' then ${now}::timestamptz else a.written_at end
+    from unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.state)}::text[], ${rows.map((r) => r.crmId)}::text[], ${rows.map((r) => r.error)}::text[]) as u(id, state, crm_id, error)
+    where a.id = u.id and a.state = 'pending'`.execute(db);
 }
 
 /** Puts claimed activities back for a later attempt, with the reason. */

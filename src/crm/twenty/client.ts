@@ -80,6 +80,22 @@ export class TwentyClient {
     throw new CrmTransientError(`Twenty: more than ${maxPages} pages of ${plural} for ${filter}`);
   }
 
+  /**
+   * One page of a list: GET /rest/<plural> with `filter`, `order_by` and `starting_after` when
+   * given, at depth 0. Twenty's answer: {data: {<plural>: [...]}, pageInfo: {hasNextPage, endCursor}}.
+   */
+  async listPage(plural: string, q: { filter?: string; orderBy?: string; limit: number; after?: string | null }): Promise<{ records: Page['records']; hasNextPage: boolean; endCursor: string | null }> {
+    const query: Record<string, string> = { limit: String(q.limit), depth: '0' };
+    if (q.filter) query.filter = q.filter;
+    if (q.orderBy) query.order_by = q.orderBy;
+    if (q.after) query.starting_after = q.after;
+    const body = await this.request('GET', `/rest/${plural}`, query);
+    const records = (body as { data?: Record<string, unknown> })?.data?.[plural];
+    if (!Array.isArray(records)) throw new CrmTransientError(`Twenty: the ${plural} list answer has no data.${plural}`);
+    const info = (body as { pageInfo?: Page['pageInfo'] }).pageInfo;
+    return { records: records as Page['records'], hasNextPage: info?.hasNextPage === true, endCursor: info?.endCursor ?? null };
+  }
+
   /** POST /rest/batch/<plural>: the created records (answer: {data: {create<Plural>: [...]}}). */
   async createMany(plural: string, inputs: readonly Record<string, unknown>[]): Promise<Page['records']> {
     const created = firstDataValue(await this.request('POST', `/rest/batch/${plural}`, {}, inputs));
@@ -94,7 +110,7 @@ export class TwentyClient {
     return { id: created.id };
   }
 
-  async request(method: 'GET' | 'POST', path: string, query: Record<string, string> = {}, body?: unknown): Promise<unknown> {
+  async request(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, query: Record<string, string> = {}, body?: unknown): Promise<unknown> {
     const url = new URL(this.base + path);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
     const key = await this.opts.apiKey();

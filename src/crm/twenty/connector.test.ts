@@ -58,20 +58,23 @@ describe('TwentyConnector', () => {
     expect(connector({ rateLimit: { requests: 300, windowMs: 60_000 } }).limits.requests).toBe(300);
   });
 
-  it('prepare creates cadenzaActivityId on notes and tasks through the metadata API, and may run again', async () => {
+  it('prepare creates cadenzaActivityId on notes and tasks and the two Cadenza-owned person fields through the metadata API, and may run again', async () => {
     const c = connector();
     await c.prepare();
     await c.prepare();
     expect(emu.store.objects.get('notes')!.fields.get('cadenzaActivityId')).toMatchObject({ type: 'TEXT', isCustom: true });
     expect(emu.store.objects.get('tasks')!.fields.get('cadenzaActivityId')).toMatchObject({ type: 'TEXT', isCustom: true });
-    expect(routes()).toEqual([
-      'metadata.objects.list 200',
-      'metadata.fields.create 201',
-      'metadata.fields.create 201',
-      'metadata.objects.list 200',
-      'metadata.fields.create 400',
-      'metadata.fields.create 400',
-    ]);
+    expect(emu.store.objects.get('people')!.fields.get('cadenzaSequenceStatus')).toMatchObject({ type: 'TEXT', isCustom: true });
+    expect(emu.store.objects.get('people')!.fields.get('cadenzaLastActivityAt')).toMatchObject({ type: 'DATE_TIME', isCustom: true });
+    // The second run sees the fields in the objects' metadata and creates none.
+    expect(routes()).toEqual(['metadata.objects.list 200', ...Array(4).fill('metadata.fields.create 201'), 'metadata.objects.list 200']);
+  });
+
+  it('prepare: a field created between the list and the create (Twenty: "Field already exists") is fine', async () => {
+    emu.faults.inject('metadata.fields.create', { kind: 'respond', ...twentyErrors.badRequest('Field already exists') });
+    await connector().prepare();
+    expect(emu.store.objects.get('notes')!.fields.has('cadenzaActivityId')).toBe(false);
+    expect(emu.store.objects.get('people')!.fields.has('cadenzaLastActivityAt')).toBe(true);
   });
 
   it('every kind written once, as the right object with its fields, attached to the person; again: found, not written twice', async () => {
@@ -167,12 +170,13 @@ describe('TwentyConnector', () => {
     await expect(c.writeActivities([activity('email_sent', 1)])).rejects.toMatchObject({ name: 'CrmTransientError', retryAfterMs: 7_000 });
 
     await emu.close();
-    await start({ rateLimit: { requests: 3, windowMs: 60_000 } });
+    // prepare() takes 5 requests; the write's first passes, its second meets the 429.
+    await start({ rateLimit: { requests: 6, windowMs: 60_000 } });
     const limited = await prepared();
     const err = await limited.writeActivities([activity('email_sent', 1)]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CrmTransientError);
     expect(err).toMatchObject({ retryAfterMs: 5_400 });
-    expect((err as Error).message).toContain('429 Limit reached (3 tokens per 60000 ms)');
+    expect((err as Error).message).toContain('429 Limit reached (6 tokens per 60000 ms)');
   });
 
   it('an outage (503) and a hung request are transient', async () => {

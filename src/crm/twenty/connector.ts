@@ -1,8 +1,23 @@
 import type { Clock } from '../../common/clock.ts';
-import { CrmTransientError, type CrmActivity, type CrmConnector, type CrmLimits, type CrmWriteResult } from '../connector.ts';
+import {
+  CrmTransientError,
+  type CrmActivity,
+  type CrmChangePage,
+  type CrmChangeReader,
+  type CrmConnector,
+  type CrmFieldWriter,
+  type CrmLimits,
+  type CrmList,
+  type CrmListPage,
+  type CrmWriteResult,
+} from '../connector.ts';
 import { activityInput, externalIdField, objectFor, type ActivityObject } from './activity-records.ts';
 import { TwentyClient, TwentyRefusal, filterable, inFilter, listPageSize } from './client.ts';
-import { ensureExternalIdField } from './prepare.ts';
+import { OwnActor } from './actor.ts';
+import { writeTwentyContactFields } from './fields.ts';
+import { twentyListMembers, twentyLists } from './lists.ts';
+import { ensureCustomFields } from './prepare.ts';
+import { readTwentyChanges } from './reader.ts';
 
 /**
  * The Twenty CRM connector (twenty.com, open source; REST API per docs.twenty.com). Activities
@@ -33,6 +48,9 @@ import { ensureExternalIdField } from './prepare.ts';
  * Addresses are compared lowercased (Twenty stores them so). Only a person's primary email is
  * matched: Twenty's additionalEmails is a JSON list, and filtering inside it over REST is
  * unverified.
+ *
+ * Changes in: readChanges (reader.ts), integrationUserId (actor.ts), lists and listMembers
+ * (lists.ts: saved views), writeContactFields (fields.ts).
  */
 export interface TwentyConnectorOptions {
   /** https://api.twenty.com (Twenty Cloud) or a self-hosted server's URL. */
@@ -43,22 +61,34 @@ export interface TwentyConnectorOptions {
   clock?: Clock;
   /** The workspace's API rate limit (default the documented 100 per minute; a self-hosted server sets its own). */
   rateLimit?: { requests: number; windowMs: number };
+  /**
+   * The API key's name as created in Twenty (Settings → APIs & Webhooks): Twenty stamps it on every
+   * record the key writes (updatedBy.name), which is how its own changes are recognised. Absent:
+   * learned from the first write's answer, and integrationUserId() is null until then.
+   */
+  apiKeyName?: string;
+  /** How far back each change read reaches past the newest change seen (default 60 s): changes committed late. */
+  changeOverlapMs?: number;
 }
 
 /** Documented: at most 60 records per batch create (docs.twenty.com, "Batch size: 60 records per call"). */
 const twentyBatchMax = 60;
 const requestsPerBatch = 9;
 
-export class TwentyConnector implements CrmConnector {
+export class TwentyConnector implements CrmConnector, CrmChangeReader, CrmFieldWriter {
   readonly kind = 'twenty' as const;
   readonly limits: CrmLimits;
   private readonly client: TwentyClient;
+  private readonly own: OwnActor;
+  private readonly overlapMs: number;
 
   constructor(opts: TwentyConnectorOptions) {
     const rate = opts.rateLimit ?? { requests: 100, windowMs: 60_000 };
     // One list page must hold a whole batch's people and records (one page = one request).
     const maxBatch = Math.min(twentyBatchMax, listPageSize);
     this.limits = { maxBatch, requests: rate.requests, windowMs: rate.windowMs, requestsPerBatch };
+    this.own = new OwnActor(opts.apiKeyName);
+    this.overlapMs = opts.changeOverlapMs ?? 60_000;
     this.client = new TwentyClient({
       baseUrl: opts.baseUrl,
       apiKey: opts.apiKey,
@@ -70,7 +100,28 @@ export class TwentyConnector implements CrmConnector {
   }
 
   prepare(): Promise<void> {
-    return ensureExternalIdField(this.client);
+    return ensureCustomFields(this.client);
+  }
+
+  readChanges(cursor: string | null, limit: number): Promise<CrmChangePage> {
+    // seenMax bounds the cursor: about 60 bytes per change remembered within the overlap.
+    return readTwentyChanges(this.client, cursor, limit, { overlapMs: this.overlapMs, seenMax: 500 });
+  }
+
+  async integrationUserId(): Promise<string | null> {
+    return this.own.get();
+  }
+
+  lists(): Promise<CrmList[]> {
+    return twentyLists(this.client);
+  }
+
+  listMembers(listId: string, page: string | null): Promise<CrmListPage> {
+    return twentyListMembers(this.client, listId, page);
+  }
+
+  writeContactFields(updates: ReadonlyArray<{ crmId: string; fields: Readonly<Record<string, string | null>> }>): Promise<void> {
+    return writeTwentyContactFields(this.client, this.own, updates);
   }
 
   async writeActivities(batch: readonly CrmActivity[]): Promise<CrmWriteResult[]> {
@@ -182,7 +233,11 @@ export class TwentyConnector implements CrmConnector {
     const out = new Map<string, string | { error: string }>();
     if (items.length === 0) return out;
     try {
-      for (const r of await this.client.createMany(plural, items.map((i) => i.input))) out.set(keyOf(r), r.id);
+      for (const r of await this.client.createMany(plural, items.map((i) => i.input))) {
+        out.set(keyOf(r), r.id);
+        // What Twenty stamped on a record this key just created names the key (actor.ts).
+        this.own.learnFrom(r, 'createdBy');
+      }
     } catch (e) {
       if (!(e instanceof TwentyRefusal)) throw e;
       return this.createOneByOne(plural, items, find);

@@ -6,6 +6,7 @@ import { Badge, ErrorNote, Field, PageHeader, SettingsFormEnd } from '../ui/part
 import { useLoad } from '../ui/use-load.ts';
 import { ApiKeys } from './ApiKeys.tsx';
 import { AuditLog } from './AuditLog.tsx';
+import { Integrations } from './Integrations.tsx';
 import { Invitations } from './Invitations.tsx';
 import { PacingForm } from './PacingForm.tsx';
 import { Privacy } from './Privacy.tsx';
@@ -26,6 +27,7 @@ export function Settings({ workspaceId }: ScreenProps) {
       {admin && role && <Invitations workspaceId={workspaceId} role={role} />}
       {admin && <ApiKeys workspaceId={workspaceId} />}
       {admin && <Webhooks workspaceId={workspaceId} />}
+      {admin && <Integrations workspaceId={workspaceId} />}
       {role && <Privacy workspaceId={workspaceId} admin={admin} />}
       {admin && <AuditLog workspaceId={workspaceId} />}
     </>

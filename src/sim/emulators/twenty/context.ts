@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { EmulatorReply } from '../server.ts';
+import type { Actor } from './actor.ts';
 import type { TwentyStore } from './store.ts';
 
 /** What every Twenty route group gets: the store, and `run` (outage, API key, rate limit, faults, then the handler). */
@@ -9,7 +10,8 @@ export interface TwentyRouteContext {
   pageSize: { default: number; max: number };
   /** The most records one /rest/batch/<object> create takes. */
   batchMax: number;
-  run(route: string, req: FastifyRequest, reply: FastifyReply, handler: () => EmulatorReply): Promise<FastifyReply>;
+  /** The handler gets the actor of the request's API key: what its writes stamp as createdBy / updatedBy. */
+  run(route: string, req: FastifyRequest, reply: FastifyReply, handler: (actor: Actor) => EmulatorReply): Promise<FastifyReply>;
 }
 
 /** One value of a query parameter (the first when it is repeated). */

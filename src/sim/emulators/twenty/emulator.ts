@@ -3,12 +3,15 @@ import { FaultInjector } from '../faults.ts';
 import { runRoute, startEmulatorServer, type EmulatorReply, type RequestRecord } from '../server.ts';
 import { TokenRegistry } from '../tokens.ts';
 import type { TwentyRouteContext } from './context.ts';
+import { apiKeyActor, memberActor, type Actor } from './actor.ts';
 import { twentyErrors } from './errors.ts';
 import { RateLimiter, type RateLimit } from './rate-limit.ts';
 import type { StoredRecord } from './record-input.ts';
 import { registerMetadataRoutes } from './routes/metadata.ts';
 import { registerRecordRoutes } from './routes/records.ts';
+import { registerViewRoutes } from './routes/views.ts';
 import { TwentyStore } from './store.ts';
+import type { ViewFilterOperand } from './views.ts';
 
 /**
  * The Twenty CRM emulator: one workspace served over Twenty's REST API (`/rest/…` for records,
@@ -18,8 +21,13 @@ import { TwentyStore } from './store.ts';
  *
  * Every request goes through, in order: an outage (503 until the given instant), the API key
  * (Bearer; none → 403, unknown → 401, expired → 401), the workspace's rate limit (429), a queued
- * fault (faults.ts), then the route: records (routes/records.ts) and metadata
- * (routes/metadata.ts). Time comes from the injected clock.
+ * fault (faults.ts), then the route: records (routes/records.ts), metadata (routes/metadata.ts)
+ * and views (routes/views.ts). Time comes from the injected clock.
+ *
+ * An API key's writes are stamped with the actor {source: 'API', name: <the key's name>}; the
+ * key's name here is the user it was issued for (`tokens.issue('Cadenza')`, lowercased by the
+ * registry). The helpers below stand for what people do in Twenty's app: they write as a
+ * workspace member (source MANUAL) when given one (`by`), else as an unnamed MANUAL actor.
  */
 export interface TwentyEmulatorOptions {
   clock?: Clock;
@@ -48,7 +56,17 @@ export interface TwentyEmulator {
   /** Every request, in order, with what it got. */
   requests: RequestRecord[];
   /** A person, as a user would have created them in Twenty; returns its id. */
-  addPerson(p: { email: string; firstName?: string; lastName?: string }): string;
+  addPerson(p: { email: string; firstName?: string; lastName?: string; jobTitle?: string; phone?: string; companyId?: string; by?: string }): string;
+  /** A workspace member (a user of the workspace); returns its id. */
+  addMember(m: { email: string; firstName?: string; lastName?: string }): string;
+  addCompany(c: { name: string; accountOwnerId?: string; by?: string }): string;
+  addOpportunity(o: { name: string; stage?: string; pointOfContactId?: string; companyId?: string; ownerId?: string; amountMicros?: number; by?: string }): string;
+  /** A change made in the app: the fields given, updatedAt now, updatedBy the member `by` (or an unnamed one). */
+  edit(plural: string, id: string, patch: Record<string, unknown>, by?: string): void;
+  /** A delete in the app: soft (the record goes to the trash, deletedAt set). */
+  trash(plural: string, id: string): void;
+  /** A saved view on an object, with its filters naming fields by name (their metadata ids are looked up). */
+  addView(v: { name: string; object: string; filters: Array<{ field: string; operand: ViewFilterOperand; value: unknown; subFieldName?: string; viewFilterGroupId?: string }> }): string;
   /** Every note and task with its targets, oldest first. */
   activities(): TwentyActivityRecord[];
   /** For a soak test: requests per route name, and the most requests accepted within any rate window. */
@@ -84,12 +102,29 @@ export async function startTwentyEmulator(opts: TwentyEmulatorOptions = {}): Pro
         if (!limiter.take(clock.now())) return twentyErrors.tooManyRequests(limit!.requests, limit!.windowMs);
         return null;
       };
-      return runRoute({ faults, log }, route, req, reply, guard, handler);
+      const actor = () => {
+        const t = tokens.check(req.headers.authorization);
+        return apiKeyActor(t.ok ? t.user : '');
+      };
+      return runRoute({ faults, log }, route, req, reply, guard, () => handler(actor()));
     },
+  };
+
+  const actorOf = (memberId?: string): Actor => {
+    if (memberId === undefined) return { source: 'MANUAL', workspaceMemberId: null, name: '', context: {} };
+    const m = store.get('workspaceMembers', memberId);
+    if (!m) throw new Error(`twenty emulator: no workspace member ${memberId}`);
+    return memberActor(m);
+  };
+  const seed = (plural: string, input: Record<string, unknown>, by?: string): string => {
+    const r = store.create(plural, [input], actorOf(by));
+    if (!r.ok) throw new Error(`twenty emulator: add to ${plural}: ${r.message}`);
+    return r.records[0]!.id;
   };
 
   const server = await startEmulatorServer((app) => {
     registerMetadataRoutes(app, ctx);
+    registerViewRoutes(app, ctx);
     registerRecordRoutes(app, ctx);
     app.setNotFoundHandler((req, reply) => reply.code(404).send(twentyErrors.notImplemented(`${req.method} ${req.url.split('?')[0]}`).body));
   });
@@ -101,9 +136,40 @@ export async function startTwentyEmulator(opts: TwentyEmulatorOptions = {}): Pro
     faults,
     requests: log,
     addPerson(p) {
-      const r = store.create('people', [{ emails: { primaryEmail: p.email }, name: { firstName: p.firstName ?? '', lastName: p.lastName ?? '' } }]);
-      if (!r.ok) throw new Error(`twenty emulator: addPerson: ${r.message}`);
-      return r.records[0]!.id;
+      return seed('people', {
+        emails: { primaryEmail: p.email },
+        name: { firstName: p.firstName ?? '', lastName: p.lastName ?? '' },
+        ...(p.jobTitle !== undefined ? { jobTitle: p.jobTitle } : {}),
+        ...(p.phone !== undefined ? { phones: { primaryPhoneNumber: p.phone } } : {}),
+        ...(p.companyId !== undefined ? { companyId: p.companyId } : {}),
+      }, p.by);
+    },
+    addMember(m) {
+      return seed('workspaceMembers', { userEmail: m.email.toLowerCase(), name: { firstName: m.firstName ?? '', lastName: m.lastName ?? '' } });
+    },
+    addCompany(c) {
+      return seed('companies', { name: c.name, ...(c.accountOwnerId ? { accountOwnerId: c.accountOwnerId } : {}) }, c.by);
+    },
+    addOpportunity(o) {
+      const { by, amountMicros, ...rest } = o;
+      return seed('opportunities', { ...rest, ...(amountMicros !== undefined ? { amount: { amountMicros, currencyCode: 'USD' } } : {}) }, by);
+    },
+    edit(plural, id, patch, by) {
+      const r = store.update(plural, id, patch, actorOf(by));
+      if (!r.ok) throw new Error(`twenty emulator: edit ${plural} ${id}: ${r.message}`);
+    },
+    trash(plural, id) {
+      if (!store.remove(plural, id, true)) throw new Error(`twenty emulator: trash ${plural} ${id}: no such live record`);
+    },
+    addView(v) {
+      const obj = store.objects.get(v.object);
+      if (!obj) throw new Error(`twenty emulator: addView: no object ${v.object}`);
+      const filters = v.filters.map(({ field, ...f }) => {
+        const def = obj.fields.get(field);
+        if (!def?.id) throw new Error(`twenty emulator: addView: ${v.object} has no field ${field}`);
+        return { ...f, fieldMetadataId: def.id };
+      });
+      return store.views.add({ name: v.name, objectMetadataId: obj.id }, filters).id;
     },
     activities() {
       const of = (object: 'note' | 'task'): TwentyActivityRecord[] => {

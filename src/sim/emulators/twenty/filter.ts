@@ -116,6 +116,18 @@ export function checkFilterFields(node: FilterNode, obj: ObjectDef): void {
   }
 }
 
+/**
+ * Whether a predicate on deletedAt sits anywhere in the and/or/not tree: Twenty then lists
+ * soft-deleted records too (GraphqlQueryParser.checkForDeletedAtFilter, which looks only through
+ * conjunctions), so `deletedAt[is]:NOT_NULL` lists the trash.
+ */
+export function mentionsDeletedAt(node: FilterNode): boolean {
+  if ('and' in node) return node.and.some(mentionsDeletedAt);
+  if ('or' in node) return node.or.some(mentionsDeletedAt);
+  if ('not' in node) return mentionsDeletedAt(node.not);
+  return node.path[0] === 'deletedAt';
+}
+
 export function matches(node: FilterNode, record: Record<string, unknown>, obj: ObjectDef): boolean {
   if ('and' in node) return node.and.every((n) => matches(n, record, obj));
   if ('or' in node) return node.or.some((n) => matches(n, record, obj));

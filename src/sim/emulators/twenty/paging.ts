@@ -1,11 +1,13 @@
+import { compareKeys, keyValues, type SortKey } from './order.ts';
+
 /**
  * Cursor pagination of a REST list, as Twenty's OpenAPI describes it: `limit`, `starting_after`
  * and `ending_before` take the `startCursor` / `endCursor` of a previous answer's `pageInfo`
  * ({hasNextPage, hasPreviousPage, startCursor, endCursor}), and every page carries the filter's
  * `totalCount`. Both cursors at once is a 400 (Twenty's metadata REST test says so; for records,
- * unverified). Twenty's cursors are base64 JSON of the sort key; here the list is sorted by id
- * (Twenty adds id as the last sort key, add-default-order-by-id.util.ts), so the cursor holds the
- * id. A cursor that does not decode is a 400 (the text is unverified).
+ * unverified). Twenty's cursors are base64 JSON of the sort keys' values; so are these:
+ * the `order_by` keys' values and the id (Twenty adds id as the last sort key,
+ * add-default-order-by-id.util.ts). A cursor that does not decode is a 400 (the text is unverified).
  */
 export interface PageInfo {
   hasNextPage: boolean;
@@ -16,14 +18,14 @@ export interface PageInfo {
 
 export class PagingError extends Error {}
 
-export function encodeCursor(id: string): string {
-  return Buffer.from(JSON.stringify({ id })).toString('base64');
+export function encodeCursor(values: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(values)).toString('base64');
 }
 
-function decodeCursor(cursor: string): string {
+function decodeCursor(cursor: string): Record<string, unknown> {
   try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64').toString('utf8')) as { id?: unknown };
-    if (typeof v?.id === 'string') return v.id;
+    const v = JSON.parse(Buffer.from(cursor, 'base64').toString('utf8')) as Record<string, unknown>;
+    if (typeof v?.id === 'string') return v;
   } catch {
     // fall through
   }
@@ -41,22 +43,24 @@ export function parseLimit(raw: string | undefined, defaultLimit: number, maxLim
   return Math.min(Math.floor(n), maxLimit);
 }
 
-/** One page of `sorted` (ascending by id). */
-export function page<T extends { id: string }>(
+/** One page of `sorted` (ascending under `keys`, then id). */
+export function page<T extends Record<string, unknown> & { id: string }>(
   sorted: readonly T[],
+  keys: readonly SortKey[],
   opts: { limit: number; startingAfter?: string; endingBefore?: string },
 ): { records: T[]; pageInfo: PageInfo } {
   if (opts.startingAfter && opts.endingBefore) throw new PagingError('starting_after and ending_before cannot be used together');
+  const cmp = (r: T, cursor: Record<string, unknown>) => compareKeys(keyValues(r, keys), cursor, keys);
   let from = 0;
   let to = sorted.length;
   if (opts.startingAfter) {
     const after = decodeCursor(opts.startingAfter);
-    from = sorted.findIndex((r) => r.id > after);
+    from = sorted.findIndex((r) => cmp(r, after) > 0);
     if (from < 0) from = sorted.length;
     to = Math.min(sorted.length, from + opts.limit);
   } else if (opts.endingBefore) {
     const before = decodeCursor(opts.endingBefore);
-    to = sorted.findIndex((r) => r.id >= before);
+    to = sorted.findIndex((r) => cmp(r, before) >= 0);
     if (to < 0) to = sorted.length;
     from = Math.max(0, to - opts.limit);
   } else {
@@ -68,8 +72,8 @@ export function page<T extends { id: string }>(
     pageInfo: {
       hasNextPage: to < sorted.length,
       hasPreviousPage: from > 0,
-      startCursor: records.length ? encodeCursor(records[0]!.id) : null,
-      endCursor: records.length ? encodeCursor(records[records.length - 1]!.id) : null,
+      startCursor: records.length ? encodeCursor(keyValues(records[0]!, keys)) : null,
+      endCursor: records.length ? encodeCursor(keyValues(records[records.length - 1]!, keys)) : null,
     },
   };
 }

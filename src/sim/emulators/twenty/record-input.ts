@@ -1,3 +1,4 @@
+import type { Actor } from './actor.ts';
 import type { FieldDef, ObjectDef } from './schema.ts';
 
 /**
@@ -18,6 +19,8 @@ export interface InputContext {
   newId(): string;
   nowIso: string;
   position: number;
+  /** Who writes: stamped into createdBy (unless given) and updatedBy (actor.ts). */
+  actor: Actor;
 }
 
 const uuidRe = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -39,6 +42,24 @@ export function recordFromInput(obj: ObjectDef, input: unknown, ctx: InputContex
   if (record.id === '' || record.id === undefined || record.id === null) record.id = ctx.newId();
   for (const f of obj.fields.values()) if (!(f.name in record)) record[f.name] = defaultValue(obj, f, ctx);
   return { ok: true, record };
+}
+
+/**
+ * The fields of an update body (PATCH /rest/<plural>/<id>), checked as a create's are; what it does
+ * not name keeps its value. id and the server's fields may not be given.
+ */
+export function patchFromInput(obj: ObjectDef, input: unknown, ctx: InputContext): { ok: true; patch: Record<string, unknown> } | { ok: false; message: string } {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, message: 'Body must be an object' };
+  const patch: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(input as Record<string, unknown>)) {
+    const f = obj.fields.get(key);
+    if (!f) return { ok: false, message: `Object ${obj.nameSingular} doesn't have any "${key}" field.` };
+    if (f.system || key === 'createdBy') return { ok: false, message: `Field "${key}" of ${obj.nameSingular} is set by the server and cannot be given` };
+    const checked = checkValue(obj, f, value, ctx);
+    if (typeof checked === 'string') return { ok: false, message: checked };
+    patch[key] = checked.value;
+  }
+  return { ok: true, patch };
 }
 
 function fail(message: string): InputResult {
@@ -96,7 +117,22 @@ function checkValue(obj: ObjectDef, f: FieldDef, v: unknown, ctx: InputContext):
     case 'ACTOR': {
       const o = composite(v, ['source', 'workspaceMemberId', 'name', 'context']);
       if (!o) return bad();
-      return { value: { ...apiActor(), ...o } };
+      return { value: { ...ctx.actor, ...o } };
+    }
+    case 'PHONES': {
+      const o = composite(v, ['primaryPhoneNumber', 'primaryPhoneCountryCode', 'primaryPhoneCallingCode', 'additionalPhones']);
+      if (!o) return bad();
+      const { additionalPhones, ...rest } = o;
+      if (!stringsOrNull(rest)) return bad();
+      return { value: { primaryPhoneNumber: rest.primaryPhoneNumber ?? '', primaryPhoneCountryCode: rest.primaryPhoneCountryCode ?? '', primaryPhoneCallingCode: rest.primaryPhoneCallingCode ?? '', additionalPhones: additionalPhones ?? null } };
+    }
+    case 'CURRENCY': {
+      const o = composite(v, ['amountMicros', 'currencyCode']);
+      if (!o) return bad();
+      const micros = o.amountMicros ?? null;
+      if (micros !== null && !(typeof micros === 'number' && Number.isFinite(micros))) return bad();
+      if (o.currencyCode !== undefined && o.currencyCode !== null && typeof o.currencyCode !== 'string') return bad();
+      return { value: { amountMicros: micros, currencyCode: o.currencyCode ?? '' } };
     }
   }
 }
@@ -110,11 +146,6 @@ function stringsOrNull(o: Record<string, unknown>): boolean {
   return Object.values(o).every((x) => x === null || typeof x === 'string');
 }
 
-/** createdBy of a record an API key writes (Twenty: source API, no workspace member). */
-function apiActor() {
-  return { source: 'API', workspaceMemberId: null, name: 'API key', context: {} };
-}
-
 function defaultValue(obj: ObjectDef, f: FieldDef, ctx: InputContext): unknown {
   switch (f.name) {
     case 'createdAt':
@@ -123,7 +154,7 @@ function defaultValue(obj: ObjectDef, f: FieldDef, ctx: InputContext): unknown {
     case 'position':
       return ctx.position;
     case 'updatedBy':
-      return apiActor();
+      return ctx.actor;
   }
   switch (f.type) {
     case 'TEXT':
@@ -135,7 +166,11 @@ function defaultValue(obj: ObjectDef, f: FieldDef, ctx: InputContext): unknown {
     case 'RICH_TEXT_V2':
       return { blocknote: null, markdown: null };
     case 'ACTOR':
-      return apiActor();
+      return ctx.actor;
+    case 'PHONES':
+      return { primaryPhoneNumber: '', primaryPhoneCountryCode: '', primaryPhoneCallingCode: '', additionalPhones: null };
+    case 'CURRENCY':
+      return { amountMicros: null, currencyCode: '' };
     case 'SELECT':
       // Twenty's task status defaults to TODO (unverified for other selects; none here).
       return obj.nameSingular === 'task' && f.name === 'status' ? 'TODO' : null;

@@ -1,12 +1,13 @@
 /**
- * The part of Twenty's data model the emulator serves: the standard objects people, notes, tasks,
- * noteTargets and taskTargets with the fields their workspace entities declare
- * (twenty-server modules/{person,note,task}/standard-objects/*.workspace-entity.ts), and the custom
+ * The part of Twenty's data model the emulator serves: the standard objects people, companies,
+ * workspaceMembers, opportunities, notes, tasks, noteTargets and taskTargets with the fields (a
+ * subset) their workspace entities declare (twenty-server
+ * modules/<object>/standard-objects/*.workspace-entity.ts), and the custom
  * fields a client adds through the metadata API. Every workspace has its own generated API, so the
  * REST paths are the objects' plural names (`/rest/notes`) and record keys are the field names.
  *
  * A field's type decides what a create may put in it and what a filter may compare; composite
- * types (EMAILS, FULL_NAME, RICH_TEXT_V2, ACTOR) are JSON objects with fixed sub-fields and are
+ * types (EMAILS, FULL_NAME, RICH_TEXT_V2, ACTOR, PHONES, CURRENCY) are JSON objects with fixed sub-fields and are
  * filtered by `field.subField`.
  */
 export type FieldType =
@@ -21,6 +22,8 @@ export type FieldType =
   | 'FULL_NAME'
   | 'RICH_TEXT_V2'
   | 'ACTOR'
+  | 'PHONES'
+  | 'CURRENCY'
   /** A many-to-one relation's join column (`noteId`, `personId`): a UUID of a record of `target`. */
   | 'RELATION_ID';
 
@@ -34,7 +37,7 @@ export interface FieldDef {
   target?: string;
   isCustom?: boolean;
   label?: string;
-  /** Metadata id, for the fields created through the metadata API. */
+  /** Metadata id (GET /rest/metadata/objects lists it; a view filter names its field by it). */
   id?: string;
   createdAt?: string;
 }
@@ -55,6 +58,8 @@ export const compositeSubFields: Partial<Record<FieldType, readonly string[]>> =
   FULL_NAME: ['firstName', 'lastName'],
   RICH_TEXT_V2: ['blocknote', 'markdown'],
   ACTOR: ['source', 'workspaceMemberId', 'name', 'context'],
+  PHONES: ['primaryPhoneNumber', 'primaryPhoneCountryCode', 'primaryPhoneCallingCode', 'additionalPhones'],
+  CURRENCY: ['amountMicros', 'currencyCode'],
 };
 
 const base: FieldDef[] = [
@@ -70,6 +75,18 @@ const base: FieldDef[] = [
 /** Task status options as Twenty seeds them (task.workspace-entity: TODO, IN_PROGRESS, DONE). */
 export const taskStatuses = ['TODO', 'IN_PROGRESS', 'DONE'] as const;
 
+/**
+ * Opportunity stages as Twenty seeds them (opportunity.workspace-entity: NEW, SCREENING, MEETING,
+ * PROPOSAL, CUSTOMER), with their labels. A workspace may edit the options; here they are fixed.
+ */
+export const opportunityStages = [
+  { value: 'NEW', label: 'New' },
+  { value: 'SCREENING', label: 'Screening' },
+  { value: 'MEETING', label: 'Meeting' },
+  { value: 'PROPOSAL', label: 'Proposal' },
+  { value: 'CUSTOMER', label: 'Customer' },
+] as const;
+
 function object(id: string, singular: string, plural: string, label: [string, string], fields: FieldDef[], isSystem = false): ObjectDef {
   return {
     id,
@@ -78,7 +95,9 @@ function object(id: string, singular: string, plural: string, label: [string, st
     labelSingular: label[0],
     labelPlural: label[1],
     isSystem,
-    fields: new Map([...base, ...fields].map((f) => [f.name, f])),
+    // Standard fields get stable metadata ids derived from the object's, so that a view filter can
+    // name one (Twenty's are random UUIDs).
+    fields: new Map([...base, ...fields].map((f, i) => [f.name, { ...f, id: `${id.slice(0, 9)}${id.slice(-4)}-4000-8000-${String(i + 1).padStart(12, '0')}` }])),
   };
 }
 
@@ -96,6 +115,10 @@ export function standardObjects(): ObjectDef[] {
       { name: 'emails', type: 'EMAILS' },
       { name: 'jobTitle', type: 'TEXT' },
       { name: 'city', type: 'TEXT' },
+      { name: 'phones', type: 'PHONES' },
+      // person.workspace-entity: a person belongs to one company; it has no owner of its own (the
+      // company's accountOwner is the nearest).
+      { name: 'companyId', type: 'RELATION_ID', target: 'companies' },
     ]),
     object('20202020-0000-4000-8000-00000000e002', 'note', 'notes', ['Note', 'Notes'], [
       { name: 'title', type: 'TEXT' },
@@ -109,6 +132,27 @@ export function standardObjects(): ObjectDef[] {
       // assigneeId points at a workspace member; none exist here, so only null is accepted.
       { name: 'assigneeId', type: 'RELATION_ID', target: 'workspaceMembers' },
     ]),
+    object('20202020-0000-4000-8000-00000000e006', 'company', 'companies', ['Company', 'Companies'], [
+      { name: 'name', type: 'TEXT' },
+      // company.workspace-entity: accountOwner, a workspace member.
+      { name: 'accountOwnerId', type: 'RELATION_ID', target: 'workspaceMembers' },
+    ]),
+    // Workspace members are the workspace's users: Twenty creates them when a user joins; a client
+    // only reads them (the emulator does not refuse a create, which Twenty's permissions may).
+    object('20202020-0000-4000-8000-00000000e007', 'workspaceMember', 'workspaceMembers', ['Workspace Member', 'Workspace Members'], [
+      { name: 'name', type: 'FULL_NAME' },
+      { name: 'userEmail', type: 'TEXT' },
+      { name: 'userId', type: 'UUID' },
+    ], true),
+    object('20202020-0000-4000-8000-00000000e008', 'opportunity', 'opportunities', ['Opportunity', 'Opportunities'], [
+      { name: 'name', type: 'TEXT' },
+      { name: 'amount', type: 'CURRENCY' },
+      { name: 'closeDate', type: 'DATE_TIME' },
+      { name: 'stage', type: 'SELECT', options: opportunityStages.map((o) => o.value) },
+      { name: 'pointOfContactId', type: 'RELATION_ID', target: 'people' },
+      { name: 'companyId', type: 'RELATION_ID', target: 'companies' },
+      { name: 'ownerId', type: 'RELATION_ID', target: 'workspaceMembers' },
+    ]),
     object('20202020-0000-4000-8000-00000000e004', 'noteTarget', 'noteTargets', ['Note Target', 'Note Targets'], targets('note'), true),
     object('20202020-0000-4000-8000-00000000e005', 'taskTarget', 'taskTargets', ['Task Target', 'Task Targets'], targets('task'), true),
   ];
@@ -116,9 +160,6 @@ export function standardObjects(): ObjectDef[] {
 
 /** Standard objects of Twenty this emulator does not serve: asked for, they are a loud gap, not "not found". */
 export const unservedStandardObjects = new Set([
-  'companies',
-  'opportunities',
-  'workspaceMembers',
   'attachments',
   'favorites',
   'timelineActivities',

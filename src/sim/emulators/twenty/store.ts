@@ -1,14 +1,22 @@
 import type { Clock } from '../../../common/clock.ts';
-import { checkFilterFields, matches, parseFilter } from './filter.ts';
+import type { Actor } from './actor.ts';
+import { checkFilterFields, matches, mentionsDeletedAt, parseFilter, type FilterNode } from './filter.ts';
+import { compareKeys, keyValues, parseOrderBy } from './order.ts';
 import { page, type PageInfo } from './paging.ts';
-import { recordFromInput, type InputContext, type InputResult, type StoredRecord } from './record-input.ts';
+import { patchFromInput, recordFromInput, type InputContext, type InputResult, type StoredRecord } from './record-input.ts';
 import { creatableFieldTypes, standardObjects, type FieldDef, type FieldType, type ObjectDef } from './schema.ts';
+import { ViewStore } from './views.ts';
 
 /**
  * One Twenty workspace in memory: its objects (standard ones and the custom fields added to
  * them) and their records. No idempotency, as in Twenty: the same body created twice is two
  * records. A batch create is all or nothing (Twenty inserts the batch in one statement; that a
  * failure leaves none of it is unverified).
+ *
+ * Every write stamps its actor (actor.ts): createdBy and updatedBy on a create, updatedBy on an
+ * update, and updatedAt = the clock's now on both. A delete is soft (deletedAt set, the record kept
+ * and hidden from lists) or a destroy (gone). Whether a soft delete also moves updatedAt is
+ * unverified: here it does not, so a reader that wants deletes asks for deletedAt.
  */
 export type CreateResult = { ok: true; records: StoredRecord[] } | { ok: false; message: string };
 
@@ -16,8 +24,10 @@ export class TwentyStore {
   readonly objects = new Map<string, ObjectDef>();
   private readonly rows = new Map<string, Map<string, StoredRecord>>();
   private seq = 0;
+  readonly views: ViewStore;
 
   constructor(private readonly clock: Clock) {
+    this.views = new ViewStore(() => this.newId());
     for (const o of standardObjects()) {
       this.objects.set(o.namePlural, o);
       this.rows.set(o.namePlural, new Map());
@@ -41,13 +51,13 @@ export class TwentyStore {
     return this.rows.get(plural)?.get(id);
   }
 
-  create(plural: string, inputs: readonly unknown[]): CreateResult {
+  create(plural: string, inputs: readonly unknown[], actor: Actor): CreateResult {
     const obj = this.objects.get(plural)!;
     const table = this.rows.get(plural)!;
     const made: StoredRecord[] = [];
     const ids = new Set<string>();
     for (const input of inputs) {
-      const r: InputResult = recordFromInput(obj, input, this.inputContext(made.length));
+      const r: InputResult = recordFromInput(obj, input, this.inputContext(made.length, actor));
       if (!r.ok) return r;
       // The integration test's text for an id that exists (rest-api-core-create-many).
       if (table.has(r.record.id) || ids.has(r.record.id)) return { ok: false, message: `A duplicate entry was detected: ${obj.nameSingular} ${r.record.id} already exists` };
@@ -62,15 +72,49 @@ export class TwentyStore {
    * The records matching a REST `filter`, one page of them, and how many match in all. Throws
    * FilterError or PagingError (a 400) for a filter or a cursor Twenty would refuse.
    */
-  list(plural: string, q: { filter?: string; limit: number; startingAfter?: string; endingBefore?: string }): { records: StoredRecord[]; totalCount: number; pageInfo: PageInfo } {
+  list(
+    plural: string,
+    q: { filter?: string; orderBy?: string; limit: number; startingAfter?: string; endingBefore?: string },
+  ): { records: StoredRecord[]; totalCount: number; pageInfo: PageInfo } {
     const obj = this.objects.get(plural)!;
-    let all = this.records(plural);
+    let node: FilterNode | null = null;
     if (q.filter !== undefined && q.filter !== '') {
-      const node = parseFilter(q.filter);
+      node = parseFilter(q.filter);
       checkFilterFields(node, obj);
-      all = all.filter((r) => matches(node, r, obj));
     }
-    return { ...page(all, q), totalCount: all.length };
+    const keys = parseOrderBy(q.orderBy, obj);
+    // Soft-deleted records are left out unless the filter names deletedAt anywhere: Twenty's
+    // GraphqlQueryParser.applyDeletedAtToBuilder then lists with deleted rows (withDeleted).
+    const withDeleted = node !== null && mentionsDeletedAt(node);
+    const all = this.records(plural)
+      .filter((r) => withDeleted || r.deletedAt === null || r.deletedAt === undefined)
+      .filter((r) => node === null || matches(node, r, obj))
+      .sort((a, b) => compareKeys(keyValues(a, keys), keyValues(b, keys), keys));
+    return { ...page(all, keys, q), totalCount: all.length };
+  }
+
+  /**
+   * PATCH /rest/<plural>/<id>: the fields given, then updatedAt and updatedBy. A soft-deleted or
+   * missing record is not found (Twenty's update looks among live records; unverified text).
+   */
+  update(plural: string, id: string, input: unknown, actor: Actor): { ok: true; record: StoredRecord } | { ok: false; status: 400 | 404; message: string } {
+    const obj = this.objects.get(plural)!;
+    const r = this.rows.get(plural)!.get(id.toLowerCase());
+    if (!r || r.deletedAt) return { ok: false, status: 404, message: `Record ${id} not found` };
+    const p = patchFromInput(obj, input, this.inputContext(0, actor));
+    if (!p.ok) return { ok: false, status: 400, message: p.message };
+    Object.assign(r, p.patch, { updatedAt: new Date(this.clock.now()).toISOString(), updatedBy: actor });
+    return { ok: true, record: r };
+  }
+
+  /** DELETE: soft (deletedAt = now; the record stays for the trash) or a destroy. */
+  remove(plural: string, id: string, soft: boolean): StoredRecord | null {
+    const table = this.rows.get(plural)!;
+    const r = table.get(id.toLowerCase());
+    if (!r || (soft && r.deletedAt)) return null;
+    if (soft) r.deletedAt = new Date(this.clock.now()).toISOString();
+    else table.delete(r.id);
+    return r;
   }
 
   /**
@@ -100,8 +144,9 @@ export class TwentyStore {
     return { ok: true, field, object: obj };
   }
 
-  private inputContext(offset: number): InputContext {
+  private inputContext(offset: number, actor: Actor): InputContext {
     return {
+      actor,
       exists: (plural, id) => this.rows.get(plural)?.has(id) ?? false,
       newId: () => this.newId(),
       nowIso: new Date(this.clock.now()).toISOString(),

@@ -1,13 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { TwentyRouteContext } from '../context.ts';
 import { twentyErrors } from '../errors.ts';
-import type { FieldDef, ObjectDef } from '../schema.ts';
+import { opportunityStages, type FieldDef, type ObjectDef } from '../schema.ts';
 
 /**
  * Twenty's metadata REST API (docs.twenty.com: "/rest/metadata/ … create, modify or delete objects
  * and fields"), the part a client needs to add a custom field:
  *
- *   GET  /rest/metadata/objects   → 200 {data: {objects: [...]}, pageInfo, totalCount}
+ *   GET  /rest/metadata/objects   → 200 {data: {objects: [...]}, pageInfo, totalCount}; each
+ *                                 object with its `fields` ({id, name, type, label, isCustom,
+ *                                 options}), as Twenty's metadata answers nest them (that the
+ *                                 REST answer nests them too is unverified)
  *   POST /rest/metadata/fields    {objectMetadataId, type, name, label, description?, icon?}
  *                                 → 201 {data: {createOneField: {...}}}; a name the object
  *                                 already has → 400
@@ -56,7 +59,22 @@ function objectShape(o: ObjectDef) {
     isCustom: false,
     isActive: true,
     isSystem: o.isSystem,
+    fields: [...o.fields.values()].map((f) => ({
+      id: f.id,
+      name: f.name,
+      type: f.type === 'RELATION_ID' ? 'UUID' : f.type,
+      label: f.label ?? f.name,
+      isCustom: f.isCustom ?? false,
+      isSystem: f.system ?? false,
+      // SELECT options as Twenty lists them ({value, label}); the labels here are the values,
+      // except the opportunity stages, whose seeded labels schema.ts keeps.
+      options: f.options ? f.options.map((value, position) => ({ value, label: optionLabel(o, value), position })) : null,
+    })),
   };
+}
+
+function optionLabel(o: ObjectDef, value: string): string {
+  return o.nameSingular === 'opportunity' ? (opportunityStages.find((s) => s.value === value)?.label ?? value) : value;
 }
 
 function fieldShape(f: FieldDef, o: ObjectDef, input: Record<string, unknown>) {

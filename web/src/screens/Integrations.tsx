@@ -1,0 +1,425 @@
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { CRM_ACTIVITY_KINDS, CRM_KINDS, DEFAULT_BASE_URLS } from '../../../src/crm/kinds.ts';
+import { SYNCED_FIELDS, DEFAULT_FIELD_OWNERS, type FieldOwners } from '../../../src/crm/field-ownership.ts';
+import { call, errorMessage, ws } from '../api.ts';
+import type { ApiBody, CrmConnection } from '../types.ts';
+import { Badge, Empty, ErrorNote, Field, SubmitButton, when } from '../ui/parts.tsx';
+import { useLoad, usePoll } from '../ui/use-load.ts';
+import { activityName, crmName, crmProblem, FIELD_NAMES, TOKEN_HINTS } from './crm-words.ts';
+
+/** How often the status is read again while the screen is open: the writer drains every few seconds. */
+const REFRESH_MS = 10_000;
+
+type ConnectBody = ApiBody<'POST /api/workspaces/:workspaceId/crm/connections'>;
+type Activity = NonNullable<ConnectBody['activities']>[number];
+
+/**
+ * Settings → Integrations (admins): the workspace's CRM connections with their sync status, read
+ * again every 10 s (the outbox's counts, the last write, the last error in plain words); pause,
+ * resume, the activities written, a new token, disconnect; and the form that connects a CRM. Every
+ * kind the server knows is listed; one it has no connector for reads "coming" (docs/web.md
+ * "Integrations"). The token is sent once and never shown again: the API never returns it.
+ */
+export function Integrations({ workspaceId }: { workspaceId: string }) {
+  const list = useLoad(() => call('GET /api/workspaces/:workspaceId/crm/connections', ws(workspaceId, 'crm/connections')), [workspaceId]);
+  usePoll(list.reload, REFRESH_MS);
+  // What the last change did; one that left a connection active or paused is withdrawn once the
+  // connection is no longer so (a revoked token pauses it a moment after "resumed").
+  const [done, setDone] = useState<Done>();
+  const connections = list.data?.connections ?? [];
+  const shown = done && (!done.id || connections.find((c) => c.id === done.id)?.state === done.state) ? done.text : undefined;
+  return (
+    <section className="card stack" aria-labelledby="settings-integrations">
+      <h2 id="settings-integrations">Integrations</h2>
+      <p className="muted small" style={{ margin: 0 }}>
+        Cadenza writes each lead's emails, opens, clicks, replies, calls and tasks to the contact with the same address in your CRM. Activities queue while a connection is paused and are
+        written once it is active again.
+      </p>
+      <ErrorNote error={list.error} />
+      {shown && (
+        <p className="note note-ok" role="status">
+          {shown}
+        </p>
+      )}
+      {list.data && connections.length === 0 && <Empty>No CRM connected yet.</Empty>}
+      {connections.length > 0 && (
+        <ul className="crm-list" aria-label="CRM connections">
+          {connections.map((c) => (
+            <li key={c.id}>
+              <ConnectionCard workspaceId={workspaceId} c={c} changed={list.reload} said={setDone} />
+            </li>
+          ))}
+        </ul>
+      )}
+      {list.data && (
+        <ConnectForm
+          workspaceId={workspaceId}
+          available={list.data.available}
+          connected={connections.map((c) => c.kind)}
+          onConnected={(c) => {
+            setDone({ text: `Connected ${crmName(c.kind)}: activities are written from now on.` });
+            list.reload();
+          }}
+        />
+      )}
+    </section>
+  );
+}
+
+type Done = { text: string; id?: string; state?: CrmConnection['state'] };
+
+function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string; c: CrmConnection; changed: () => void; said: (what: Done | undefined) => void }) {
+  const name = crmName(c.kind);
+  const headingId = `crm-${c.id}`;
+  const [open, setOpen] = useState<'activities' | 'token' | 'disconnect'>();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const patch = async (body: ApiBody<'PATCH /api/workspaces/:workspaceId/crm/connections/:connectionId'>, text: string, state: CrmConnection['state']): Promise<boolean> => {
+    setBusy(true);
+    setError(undefined);
+    said(undefined);
+    try {
+      await call('PATCH /api/workspaces/:workspaceId/crm/connections/:connectionId', ws(workspaceId, `crm/connections/${c.id}`), body);
+      said({ text, id: c.id, state });
+      changed();
+      return true;
+    } catch (e) {
+      setError(errorMessage(e));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  const paused = c.pausedReason ? crmProblem(c.pausedReason, name) : undefined;
+  // Refused credentials are both the pause's reason and the queued activities' last error: said once.
+  const lastError = c.lastError && !(c.state === 'paused' && c.lastError === c.pausedReason) ? crmProblem(c.lastError, name) : undefined;
+  return (
+    <article className="crm-card stack" aria-labelledby={headingId}>
+      <div className="row crm-head">
+        <span className={`crm-mark crm-mark-${c.kind}`} aria-hidden="true">
+          {monogram(name)}
+        </span>
+        <h3 id={headingId}>{name}</h3>
+        {c.state === 'active' ? <Badge tone="ok">active</Badge> : <Badge tone="warn">paused</Badge>}
+      </div>
+      <div className="muted small crm-address">
+        {c.baseUrl} · connected {when(c.createdAt)} · {c.preparedAt ? `set up in ${name} ${when(c.preparedAt)}` : `set up in ${name} at the first write`}
+      </div>
+      {c.state === 'paused' && paused && <Problem className="note note-warn" lead={paused.words.startsWith('Paused') ? '' : 'Paused:'} problem={paused} />}
+      <dl className="crm-outbox" aria-label={`Activities for ${name}`}>
+        <Count label="Pending" value={c.outbox.pending} />
+        <Count label="Written" value={c.outbox.written} />
+        <Count label="Skipped: no contact" value={c.outbox.skipped} />
+        <Count label="Rejected" value={c.outbox.rejected} bad={c.outbox.rejected > 0} />
+      </dl>
+      <p className="small" style={{ margin: 0 }}>
+        Last written: {c.lastWrittenAt ? when(c.lastWrittenAt) : <span className="muted">nothing yet</span>}
+      </p>
+      {lastError && <Problem className="small" lead="Last error:" problem={lastError} />}
+      <p className="small" style={{ margin: 0 }}>
+        Writes: {c.activities.length === CRM_ACTIVITY_KINDS.length ? 'every activity' : c.activities.map(activityName).join(', ')}
+      </p>
+      <FieldOwnership crm={name} owners={DEFAULT_FIELD_OWNERS} />
+      <ErrorNote error={error} />
+      <div className="row">
+        {c.state === 'active' ? (
+          <button type="button" className="btn" disabled={busy} onClick={() => void patch({ state: 'paused' }, `${name} paused: activities queue until you resume it.`, 'paused')}>
+            Pause
+          </button>
+        ) : (
+          <button type="button" className="btn" disabled={busy} onClick={() => void patch({ state: 'active' }, `${name} resumed: the queued activities are written now.`, 'active')}>
+            Resume
+          </button>
+        )}
+        <button type="button" className="btn btn-quiet" aria-expanded={open === 'activities'} onClick={() => setOpen(open === 'activities' ? undefined : 'activities')}>
+          Change activities
+        </button>
+        <button type="button" className="btn btn-quiet" aria-expanded={open === 'token'} onClick={() => setOpen(open === 'token' ? undefined : 'token')}>
+          Replace token
+        </button>
+        <button type="button" className="btn btn-danger-quiet" onClick={() => setOpen('disconnect')}>
+          Disconnect
+        </button>
+      </div>
+      {open === 'activities' && (
+        <ActivitiesForm
+          name={name}
+          initial={c.activities}
+          busy={busy}
+          onCancel={() => setOpen(undefined)}
+          onSave={async (activities) => (await patch({ activities: activities as Activity[] }, `${name} now writes: ${activities.map(activityName).join(', ')}.`, c.state)) && setOpen(undefined)}
+        />
+      )}
+      {open === 'token' && (
+        <TokenForm kind={c.kind} name={name} busy={busy} onCancel={() => setOpen(undefined)} onSave={async (token) => (await patch({ token }, `${name}'s token replaced; the connection is active.`, 'active')) && setOpen(undefined)} />
+      )}
+      {open === 'disconnect' && (
+        <ConfirmDisconnect
+          workspaceId={workspaceId}
+          c={c}
+          name={name}
+          onClose={(outcome) => {
+            setOpen(undefined);
+            if (outcome === 'done') {
+              said({ text: `${name} disconnected. What was written stays in ${name}.` });
+              changed();
+            } else if (outcome) setError(outcome.error);
+          }}
+        />
+      )}
+    </article>
+  );
+}
+
+/** The CRM's badge in place of its logo: its capitals (HubSpot: HS), else its first letter. */
+function monogram(name: string): string {
+  const caps = name.replace(/[^A-Z]/g, '');
+  return caps.length >= 2 ? caps.slice(0, 2) : name.charAt(0).toUpperCase();
+}
+
+function Count({ label, value, bad }: { label: string; value: number; bad?: boolean }) {
+  return (
+    <div>
+      <dt>{label}</dt>
+      <dd className={bad ? 'text-bad' : undefined}>{value.toLocaleString()}</dd>
+    </div>
+  );
+}
+
+/** A problem in plain words; what the CRM answered, behind a disclosure ("Plain words first", docs/web.md). */
+function Problem({ className, lead, problem }: { className: string; lead: string; problem: { words: string; said?: string } }) {
+  return (
+    <div className={className}>
+      {lead && <span className="strong">{lead} </span>}
+      {problem.words}
+      {problem.said && (
+        <details>
+          <summary>What the CRM said</summary>
+          <span className="small">{problem.said}</span>
+        </details>
+      )}
+    </div>
+  );
+}
+
+/**
+ * Which side owns each synced contact field: a function of the map alone, so that when the API
+ * serves a connection's own map the card passes it here instead of DEFAULT_FIELD_OWNERS.
+ */
+function FieldOwnership({ crm, owners }: { crm: string; owners: FieldOwners }) {
+  const of = (side: 'crm' | 'cadenza') => SYNCED_FIELDS.filter((f) => owners[f] === side).map((f) => FIELD_NAMES[f]);
+  return (
+    <div className="crm-owners">
+      <h4>Field ownership</h4>
+      <p className="muted small">Each field is written by its owner only; a change from the other side is logged as a conflict, never copied back.</p>
+      <dl>
+        <div>
+          <dt>{crm} owns</dt>
+          <dd>{of('crm').join(', ') || 'no field'}</dd>
+        </div>
+        <div>
+          <dt>Cadenza owns</dt>
+          <dd>{of('cadenza').join(', ') || 'no field'}</dd>
+        </div>
+      </dl>
+    </div>
+  );
+}
+
+function ActivityChecks({ legend, value, onChange }: { legend: string; value: string[]; onChange: (v: string[]) => void }) {
+  return (
+    <fieldset className="crm-activities">
+      <legend>{legend}</legend>
+      {CRM_ACTIVITY_KINDS.map((k) => (
+        <label key={k} className="check small">
+          <input type="checkbox" checked={value.includes(k)} onChange={(e) => onChange(e.target.checked ? [...value, k] : value.filter((x) => x !== k))} /> {activityName(k)}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+function ActivitiesForm({ name, initial, busy, onSave, onCancel }: { name: string; initial: string[]; busy: boolean; onSave: (a: string[]) => Promise<unknown>; onCancel: () => void }) {
+  const [value, setValue] = useState(initial);
+  return (
+    <form
+      className="stack"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void onSave(CRM_ACTIVITY_KINDS.filter((k) => value.includes(k)));
+      }}
+    >
+      <ActivityChecks legend={`Activities written to ${name}`} value={value} onChange={setValue} />
+      {value.length === 0 && <p className="small text-warn">Choose at least one, or pause the connection.</p>}
+      <div className="row">
+        <SubmitButton busy={busy} busyText="Saving…" disabled={value.length === 0}>
+          Save activities
+        </SubmitButton>
+        <button type="button" className="btn" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function TokenForm({ kind, name, busy, onSave, onCancel }: { kind: string; name: string; busy: boolean; onSave: (token: string) => Promise<unknown>; onCancel: () => void }) {
+  const [token, setToken] = useState('');
+  return (
+    <form
+      className="stack"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void onSave(token.trim());
+      }}
+    >
+      <Field label={`New token for ${name}`} hint={`${TOKEN_HINTS[kind] ?? ''} Stored encrypted, never shown again; a paused connection resumes with it.`.trim()}>
+        <input type="password" required autoComplete="off" maxLength={4000} value={token} onChange={(e) => setToken(e.target.value)} className="input-wide" />
+      </Field>
+      <div className="row">
+        <SubmitButton busy={busy} busyText="Saving…" disabled={!token.trim()}>
+          Save token
+        </SubmitButton>
+        <button type="button" className="btn" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Disconnecting deletes the token and the queue: a modal dialog, focus on Cancel (as EraseSubject.tsx). */
+function ConfirmDisconnect({ workspaceId, c, name, onClose }: { workspaceId: string; c: CrmConnection; name: string; onClose: (outcome?: 'done' | { error: string }) => void }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
+  const outcome = useRef<'done' | { error: string }>(undefined);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    const d = dialog.current;
+    if (d && !d.open) d.showModal();
+    cancel.current?.focus();
+  }, []);
+  const disconnect = async () => {
+    setBusy(true);
+    try {
+      await call('DELETE /api/workspaces/:workspaceId/crm/connections/:connectionId', ws(workspaceId, `crm/connections/${c.id}`));
+      outcome.current = 'done';
+    } catch (e) {
+      outcome.current = { error: errorMessage(e) };
+    }
+    dialog.current?.close();
+  };
+  const titleId = `crm-disconnect-${c.id}`;
+  return (
+    <dialog ref={dialog} className="dialog" aria-labelledby={titleId} onCancel={(e) => busy && e.preventDefault()} onClose={() => onClose(outcome.current)}>
+      <div className="stack">
+        <h2 id={titleId}>Disconnect {name}?</h2>
+        <p style={{ margin: 0 }}>
+          Cadenza forgets the token{c.outbox.pending > 0 ? ` and drops the ${c.outbox.pending.toLocaleString()} ${c.outbox.pending === 1 ? 'activity' : 'activities'} not written yet` : ''}. What was
+          written stays in {name}. Connecting again starts from new activities.
+        </p>
+        <div className="row">
+          <button type="button" className="btn btn-danger" onClick={() => void disconnect()} disabled={busy}>
+            {busy ? 'Disconnecting…' : `Disconnect ${name}`}
+          </button>
+          <button ref={cancel} type="button" className="btn" onClick={() => dialog.current?.close()} disabled={busy}>
+            Cancel
+          </button>
+        </div>
+      </div>
+    </dialog>
+  );
+}
+
+/** The API's refusal of a connection in the form's words (the address is checked by the webhook destination rules). */
+function connectError(e: unknown): string {
+  const m = errorMessage(e).replace(/a webhook URL/g, 'the API address').replace(/^Base url: /, 'API address: ');
+  return m.charAt(0).toUpperCase() + m.slice(1);
+}
+
+function ConnectForm({ workspaceId, available, connected, onConnected }: { workspaceId: string; available: string[]; connected: string[]; onConnected: (c: CrmConnection) => void }) {
+  // Every kind the server names, then any it has a connector for that this app does not know yet.
+  const kinds = [...CRM_KINDS, ...available.filter((k) => !(CRM_KINDS as readonly string[]).includes(k))];
+  const can = (k: string) => available.includes(k) && !connected.includes(k);
+  const first = kinds.find(can) ?? '';
+  const [kind, setKind] = useState(first);
+  const [baseUrl, setBaseUrl] = useState(DEFAULT_BASE_URLS[first as keyof typeof DEFAULT_BASE_URLS] ?? '');
+  const [token, setToken] = useState('');
+  const [activities, setActivities] = useState<string[]>([...CRM_ACTIVITY_KINDS]);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  // A connection made or removed elsewhere: keep the choice on a kind that can still be connected.
+  useEffect(() => {
+    if (!can(kind)) choose(first);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [first]);
+  const choose = (k: string) => {
+    setKind(k);
+    setBaseUrl(DEFAULT_BASE_URLS[k as keyof typeof DEFAULT_BASE_URLS] ?? '');
+    setError(undefined);
+  };
+  const name = kind ? crmName(kind) : 'a CRM';
+  const coming = kinds.filter((k) => !available.includes(k));
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const made = await call('POST /api/workspaces/:workspaceId/crm/connections', ws(workspaceId, 'crm/connections'), {
+        kind: kind as ConnectBody['kind'],
+        token: token.trim(),
+        ...(baseUrl.trim() ? { baseUrl: baseUrl.trim() } : {}),
+        activities: CRM_ACTIVITY_KINDS.filter((k) => activities.includes(k)),
+      });
+      setToken('');
+      onConnected(made);
+    } catch (err) {
+      setError(connectError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const urlHint =
+    kind === 'salesforce'
+      ? "Your org's instance URL, e.g. https://yourcompany.my.salesforce.com (required)."
+      : kind === 'twenty'
+        ? "Twenty's cloud, or your self-hosted Twenty's address."
+        : `${name}'s API; change it only for a proxy or a test account.`;
+  return (
+    <form className="stack crm-connect" onSubmit={submit} aria-labelledby="crm-connect-title">
+      <h3 id="crm-connect-title">Connect a CRM</h3>
+      {coming.length > 0 && <p className="muted small">Coming in a later version: {coming.map(crmName).join(', ')}.</p>}
+      {!first ? (
+        <p className="muted small">{available.length === 0 ? 'No CRM can be connected on this version.' : 'Every CRM available here is connected.'}</p>
+      ) : (
+        <>
+          <div className="grid-2">
+            <Field label="CRM">
+              <select value={kind} onChange={(e) => choose(e.target.value)}>
+                {kinds.map((k) => (
+                  <option key={k} value={k} disabled={!can(k)}>
+                    {crmName(k)}
+                    {!available.includes(k) ? ' (coming)' : connected.includes(k) ? ' (connected)' : ''}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <Field label="API address" hint={urlHint}>
+              <input type="url" required={!DEFAULT_BASE_URLS[kind as keyof typeof DEFAULT_BASE_URLS]} value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder={kind === 'salesforce' ? 'https://yourcompany.my.salesforce.com' : undefined} />
+            </Field>
+          </div>
+          <Field label={kind === 'salesforce' ? 'Credential (JSON)' : 'Token'} hint={`${TOKEN_HINTS[kind] ?? 'The API token.'} Stored encrypted, never shown again.`}>
+            <input type="password" required autoComplete="off" maxLength={4000} value={token} onChange={(e) => setToken(e.target.value)} className="input-wide" />
+          </Field>
+          <ActivityChecks legend="Activities to write" value={activities} onChange={setActivities} />
+          <ErrorNote error={error} />
+          <div>
+            <SubmitButton busy={busy} busyText="Connecting…" disabled={activities.length === 0}>
+              Connect {name}
+            </SubmitButton>
+          </div>
+        </>
+      )}
+    </form>
+  );
+}

@@ -73,6 +73,17 @@ function fieldsOf(c: CrmContact): Record<string, unknown> {
   return f;
 }
 
+/**
+ * Whether two values of a field are the same: a date-time Cadenza wrote may come back in another
+ * spelling of the same instant (no milliseconds, an offset), which is no edit.
+ */
+function same(field: string, a: string | null, b: string | null): boolean {
+  if (a === b) return true;
+  if (field !== 'cadenzaLastActivityAt' || a === null || b === null) return false;
+  const [x, y] = [Date.parse(a), Date.parse(b)];
+  return Number.isFinite(x) && x === y;
+}
+
 const asText = (v: unknown): string | null => (v === undefined || v === null ? null : String(v));
 const addressOf = (email: string | null): string | null => (email ? (normalizeEmail(email) ?? email.toLowerCase()) : null);
 
@@ -126,7 +137,7 @@ export async function storePage(tx: Tx, engine: StopEngine, c: ConnectionContext
       const written = prev?.cadenza_written[field];
       const crmValue = asText(fields[field]);
       // No baseline until Cadenza wrote the field; an unchanged CRM value was judged when it was read.
-      if (written === undefined || crmValue === written || (before && asText(before[field]) === crmValue)) continue;
+      if (written === undefined || same(field, crmValue, written) || (before && same(field, asText(before[field]), crmValue))) continue;
       const logged = await insertConflict(tx, {
         connectionId: c.connectionId,
         workspaceId: c.workspaceId,

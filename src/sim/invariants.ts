@@ -54,7 +54,13 @@ export type InvariantName =
   /** sim/warmup.ts: mail a person wrote is never taken for warmup. */
   | 'reply-not-warmup'
   /** sim/warmup.ts: once a federation peer left, nothing of ours to its members waits to be sent, and its mail in flight gets no reply. */
-  | 'peer-left-quiet';
+  | 'peer-left-quiet'
+  /** sim/crm.ts: no activity is in the CRM twice. */
+  | 'crm-once'
+  /** sim/crm.ts: the CRM's request limit is never exceeded. */
+  | 'crm-limit'
+  /** sim/crm.ts: at the end, every activity is written (for a CRM contact) or skipped (for anyone else). */
+  | 'crm-nothing-lost';
 
 export class InvariantViolation extends Error {
   readonly code = 'SIM_INVARIANT';

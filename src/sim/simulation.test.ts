@@ -52,6 +52,10 @@ describe('deterministic simulation', () => {
     // Pacing ran: the dispatcher planned, and some claims were refused by a bucket and planned again.
     expect(s.dispatchPasses).toBeGreaterThan(SEEDS / 2);
     expect(s.pacedRefusals).toBeGreaterThan(0);
+    // Issue 17: the CRM sync wrote through lost answers, outages and crashes.
+    expect(s.crmWritten).toBeGreaterThan(SEEDS);
+    expect(s.crmLostAnswers).toBeGreaterThan(0);
+    expect(s.crmOutages).toBeGreaterThan(0);
     expect(s.checks).toBeGreaterThan(SEEDS * 20);
   }, 600_000);
 
@@ -98,6 +102,8 @@ describe('deterministic simulation', () => {
     ['no-warmup-recogniser', 'warmup-hidden'],
     // Calls tried again without counting: a no-answer lead is rung for ever.
     ['uncounted-calls', 'call-tries'],
+    // An unknown outcome taken for done: an activity the CRM never got is recorded as written.
+    ['crm-swallow-errors', 'crm-nothing-lost'],
   ])('catches a planted fault (%s) as %s, names the seed and step, and the replay fails identically', async (inject, invariant) => {
     const world = inject === 'no-mailbox-look' ? race : small;
     const f = await firstFailure({ ...world, inject }, 1, 40);

@@ -37,6 +37,8 @@ import { defaultRates, reactToEmail, type ProspectRates, type Signal } from './p
 import { SimClock } from './sim-clock.ts';
 import { openSimStore } from './sim-store.ts';
 import { checkWarmupBatch, FAR, joinWarmupPool, pullWarmupBatch } from './warmup.ts';
+import { SimCrm } from './crm.ts';
+import type { CrmWriter } from '../crm/writer.ts';
 import { applied, buildWorld, editDefinition, pickStart, removedSteps, toDefinition, type RawDefinition, type SimWorld } from './world.ts';
 
 /**
@@ -91,7 +93,12 @@ export type Injection =
    * The design before issue 10: a Cadenza-written Sent copy (smtp_cadenza) is appended only after
    * the server's 250, yet its absence is read as proof: a crash between the two sends twice.
    */
-  | 'copy-after-answer';
+  | 'copy-after-answer'
+  /**
+   * The CRM connector answers "written" when its request failed (an outage, a lost answer): an
+   * unknown outcome taken for done, so an activity the CRM never got is never written.
+   */
+  | 'crm-swallow-errors';
 
 export interface SimOptions {
   seed: number;
@@ -171,6 +178,11 @@ export interface SimStats {
     sendToRecord: number;
     anywhere: number;
   };
+  /** CRM sync (sim/crm.ts): activities queued and written, answers the CRM lost after acting, its outages. */
+  crmActivities: number;
+  crmWritten: number;
+  crmLostAnswers: number;
+  crmOutages: number;
   checks: number;
 }
 
@@ -217,7 +229,12 @@ const faults = {
   timeoutBeforeHandover: 0.02,
   timeoutAfterHandover: 0.03,
   randomCrashesPerWeek: 1.5,
+  /** A crash in the CRM writer's statements (its lease, claim, settle), maybe after the CRM wrote. */
+  crashInCrm: 0.03,
 };
+
+/** How often the CRM sync looks while its outbox is empty (the real loop looks every 2 s; hours suffice here: the outbox waits, and a batch is bigger). */
+const CRM_IDLE_MS = [6 * HOUR, 12 * HOUR] as const;
 
 const policy: Partial<RetryPolicy> = { baseMs: 2 * MIN, maxMs: 4 * HOUR, maxAttempts: 5, unknownGraceMs: 15 * MIN };
 /** How often the dispatcher looks for queues to plan (dispatch/dispatcher.ts everyMs). */
@@ -246,6 +263,8 @@ type Action =
   | { t: 'enroll'; seq: number; share: number }
   /** A mailbox's sync pulls warmup mail beside mail people wrote (sim/warmup.ts). */
   | { t: 'inbound'; mailboxId: string }
+  /** The CRM sync drains the outbox (sim/crm.ts). */
+  | { t: 'crm' }
   | { t: 'crash' };
 
 /** What a process holds in memory; a crash loses all of it. */
@@ -258,6 +277,8 @@ class Process {
   private readonly looks = new Map<string, MailboxLastLook>();
   /** Mailboxes whose in-flight requests this process has not yet taken over (recoverInFlight). */
   readonly recovering: Set<string>;
+  /** The CRM writer of this process (its request window and lease owner die with it). */
+  crmWriter!: CrmWriter;
 
   constructor(
     readonly epoch: number,
@@ -336,13 +357,16 @@ class Run {
   /** Its own stream, so that the warmup batches leave every other draw of a seed as it was. */
   private readonly warmupRandom: Random;
   private warmupCount = 0;
+  /** Its own stream too: the CRM's contacts, faults and timing. */
+  private readonly crmRandom: Random;
+  private crm!: SimCrm;
   private editKeys = 0;
   private lastWrites = -1;
   private readonly stats: SimStats = {
     steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, warmupFromPeer: 0, peerLeaves: 0, bounces: 0,
     outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0, groupRecords: 0, groupRecordedSends: 0,
-    crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, checks: 0,
+    crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, crmActivities: 0, crmWritten: 0, crmLostAnswers: 0, crmOutages: 0, checks: 0,
   };
 
   constructor(
@@ -361,6 +385,7 @@ class Run {
     this.rates = { ...defaultRates, ...opts.rates };
     this.faultRate = opts.faultRate ?? 1;
     this.warmupRandom = this.root.fork('warmup');
+    this.crmRandom = this.root.fork('crm');
   }
 
   async run(): Promise<SimResult> {
@@ -370,6 +395,7 @@ class Run {
     await joinWarmupPool(this.store, this.clock, this.warmupRandom, this.world.mailboxes.map((m) => ({ id: m.id, workspaceId: this.world.workspaceId })));
     // Each mailbox's transport and Sent-copy setting, rotating with the seed so every mode is run.
     this.world.mailboxes.forEach((m, i) => this.server.setMode(m.id, sentModes[(i + this.opts.seed) % sentModes.length]!));
+    this.crm = await SimCrm.start(this.store, this.clock, this.crmRandom, this.world.workspaceId, this.world.leads.map((l) => l.email), this.opts.inject === 'crm-swallow-errors');
     this.checker = new InvariantChecker(this.store, this.server, this.world.mailboxes.map((m) => m.pacing));
     this.trace(`world ${this.world.mailboxes.length} mailboxes, ${this.world.leads.length} leads, ${this.world.sequences.length} sequences, start ${iso(this.start)}`);
     this.restart('start', false);
@@ -379,7 +405,12 @@ class Run {
       await this.drain();
     } catch (e) {
       throw this.failure(e);
+    } finally {
+      await this.crm.close();
     }
+    this.stats.crmActivities = await this.crm.queued(this.store);
+    this.stats.crmLostAnswers = this.crm.lostAnswers;
+    this.stats.crmOutages = this.crm.outages;
     this.stats.checks = this.checker.checks;
     this.stats.steps = this.step;
     await this.digestStore();
@@ -462,9 +493,11 @@ class Run {
     const epoch = this.proc ? this.proc.epoch + 1 : 0;
     if (crashed) this.stats.crashes.total++;
     this.plugin.disarm();
-    this.agenda.dropWhere((a) => a.t === 'send' || a.t === 'record' || a.t === 'scheduler' || a.t === 'sender' || a.t === 'dispatch');
+    this.agenda.dropWhere((a) => a.t === 'send' || a.t === 'record' || a.t === 'scheduler' || a.t === 'sender' || a.t === 'dispatch' || a.t === 'crm');
     this.proc = new Process(epoch, this.store, this.plugin, this.clock, this.root.fork(`process:${epoch}`), this.world.mailboxes.map((m) => m.id), this.opts.inject === 'unpaced');
+    this.proc.crmWriter = this.crm.writer(this.proc.store, epoch);
     const now = this.clock.now();
+    this.agenda.wake('crm', now + this.crmRandom.int(0, MIN), { t: 'crm' });
     this.agenda.wake('scheduler', now + this.ops.int(0, MIN), { t: 'scheduler' });
     this.agenda.wake('dispatch', now + this.ops.int(0, DISPATCH_EVERY_MS), { t: 'dispatch' });
     for (const m of this.world.mailboxes) this.agenda.wake(`sender:${m.id}`, now + this.ops.int(0, 2 * MIN), { t: 'sender', mailboxId: m.id });
@@ -540,11 +573,26 @@ class Run {
         return this.enroll(a);
       case 'inbound':
         return this.inbound(a.mailboxId);
+      case 'crm':
+        return this.crmStep();
       case 'crash':
         this.stats.crashes.anywhere++;
         this.restart('anywhere');
         return 'crash';
     }
+  }
+
+  private async crmStep(): Promise<string> {
+    const r = this.crmRandom;
+    if (r.next() < faults.crashInCrm * this.faultRate) this.plugin.armAfter(r.int(1, 6), 'CRM writer');
+    const res = await this.crm.step(this.proc.crmWriter, this.faultRate);
+    this.stats.crmWritten += res.written;
+    this.crm.check();
+    const now = this.clock.now();
+    // The real loop looks every 2 s and drains once the writer's time has come.
+    const at = res.nextAt === null ? now + r.int(...CRM_IDLE_MS) : Math.max(res.nextAt, now + 2000);
+    if (at <= this.end) this.agenda.wake('crm', at, { t: 'crm' });
+    return res.line;
   }
 
   private async runScheduler(): Promise<string> {
@@ -1094,6 +1142,17 @@ class Run {
       this.clock.advance(grace + 1);
     }
     await this.checker.finalCheck();
+    // The CRM is back and the sync writes the rest of its outbox.
+    this.crm.endOutage();
+    for (let i = 0; i < 500; i++) {
+      this.step++;
+      const res = await this.crm.step(this.proc.crmWriter, 0);
+      this.stats.crmWritten += res.written;
+      await this.afterStep(`drain ${res.line}`);
+      if (res.nextAt === null) break;
+      this.clock.advanceTo(Math.max(res.nextAt, this.clock.now() + 2000));
+    }
+    await this.crm.finalCheck(this.store);
   }
 
   /** The final store, in a stable order, into the digest: same seed, same rows. */

@@ -27,6 +27,10 @@ export interface ListViewDef {
 export class SalesforceStore {
   readonly schema = new Schema();
   private readonly records = new Map<SObjectName, SRecord[]>();
+  /** Records by their 15-character id, so a soak of tens of thousands stays linear. */
+  private readonly byId = new Map<string, SRecord>();
+  /** Per object and field, records by the field's lower-cased text value (external-id lookups), built on first use. */
+  private readonly byField = new Map<string, Map<string, SRecord[]>>();
   private seq = 0;
   readonly listViews: ListViewDef[] = [];
   /** Validation rules an admin added: each sees the record as it would be saved, and answers its error message or null. */
@@ -48,8 +52,48 @@ export class SalesforceStore {
   }
 
   get(object: SObjectName, id: string): SRecord | undefined {
-    const id15 = id.slice(0, 15);
-    return this.all(object).find((r) => r.Id.slice(0, 15) === id15);
+    const r = this.byId.get(id.slice(0, 15));
+    return r && this.objectOf(r.Id) === object ? r : undefined;
+  }
+
+  /** The records whose `field` holds `value`, compared without regard to case (as external ids are by default). */
+  withValue(object: SObjectName, field: string, value: string): SRecord[] {
+    return this.fieldIndex(object, field).get(value.toLowerCase()) ?? [];
+  }
+
+  private fieldIndex(object: SObjectName, field: string): Map<string, SRecord[]> {
+    const k = `${object}.${field}`;
+    let idx = this.byField.get(k);
+    if (!idx) {
+      this.byField.set(k, (idx = new Map()));
+      for (const r of this.all(object)) this.indexOne(idx, r, field);
+    }
+    return idx;
+  }
+
+  private indexOne(idx: Map<string, SRecord[]>, r: SRecord, field: string): void {
+    const v = r[field];
+    if (typeof v !== 'string') return;
+    const key = v.toLowerCase();
+    const list = idx.get(key);
+    if (list) list.push(r);
+    else idx.set(key, [r]);
+  }
+
+  /** Keeps the field indexes of `object` true after `r` was created or changed (`before`: its values until now). */
+  private reindex(object: SObjectName, r: SRecord, before: Record<string, unknown> | null): void {
+    for (const [k, idx] of this.byField) {
+      if (!k.startsWith(`${object}.`)) continue;
+      const field = k.slice(object.length + 1);
+      if (before && before[field] === r[field]) continue;
+      const old = before?.[field];
+      if (typeof old === 'string') {
+        const list = idx.get(old.toLowerCase())?.filter((x) => x !== r);
+        if (list?.length) idx.set(old.toLowerCase(), list);
+        else idx.delete(old.toLowerCase());
+      }
+      this.indexOne(idx, r, field);
+    }
   }
 
   /** The object an id belongs to, by its key prefix. */
@@ -65,7 +109,11 @@ export class SalesforceStore {
     Object.assign(rec, fields, { IsDeleted: false, CreatedDate: now, CreatedById: by, LastModifiedDate: now, LastModifiedById: by, SystemModstamp: now });
     if (object === 'User') for (const k of ['IsDeleted', 'CreatedDate', 'CreatedById', 'LastModifiedDate', 'LastModifiedById']) delete rec[k];
     if ('OwnerId' in rec && rec.OwnerId === null) rec.OwnerId = by;
-    this.records.set(object, [...this.all(object), rec]);
+    let list = this.records.get(object);
+    if (!list) this.records.set(object, (list = []));
+    list.push(rec);
+    this.byId.set(rec.Id.slice(0, 15), rec);
+    this.reindex(object, rec, null);
     return rec;
   }
 
@@ -78,7 +126,9 @@ export class SalesforceStore {
     const rec = this.get(object, id);
     if (!rec) throw new Error(`update: no ${object} ${id}`);
     const now = sfDateTime(this.clock.now());
+    const before = { ...rec };
     Object.assign(rec, fields, { LastModifiedDate: now, LastModifiedById: by, SystemModstamp: now });
+    this.reindex(object, rec, before);
     return rec;
   }
 }

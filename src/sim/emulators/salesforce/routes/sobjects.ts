@@ -83,7 +83,7 @@ function upsert(store: SalesforceStore, object: SObjectName, fieldName: string, 
       continue;
     }
     // External ids compare without regard to case unless the field is "case sensitive" (default: not).
-    const existing = store.all(object).find((x) => x.IsDeleted !== true && typeof x[ext.name] === 'string' && (x[ext.name] as string).toLowerCase() === key.toLowerCase());
+    const existing = store.withValue(object, ext.name, key).find((x) => x.IsDeleted !== true);
     const { [keyEntry![0]]: _key, ...rest } = fields;
     const checked = checkRecord(store, object, existing ? rest : fields, existing ? 'update' : 'create');
     if ('whole' in checked) return checked.whole;

@@ -21,6 +21,10 @@ import { apiRoutes } from './routes/index.ts';
 import { applyDefinition } from '../sequence/apply-definition.ts';
 import { validateDefinition } from '../sequence/definition.ts';
 import { createEndpoint } from './webhooks/endpoints.ts';
+import { startHubSpotEmulator, type HubSpotEmulator } from '../sim/emulators/hubspot/emulator.ts';
+
+/** The CRM the fixtures' connections talk to (…/crm/connections/:connectionId/lists reads it): HubSpot's emulator, on loopback. */
+let hubspot: HubSpotEmulator | undefined;
 
 /** A mailbox password in the vault: no answer may ever contain it (promise 7). */
 const STORED_PASSWORD = 'vault-only-mailbox-password';
@@ -65,7 +69,11 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   await enqueueTranscript(db, graph.callId, workspaceId, Date.now());
   // A CRM connection, for …/crm/connections/:connectionId.
   graph.connectionId = id();
-  await db.insertInto('crm_connection').values({ id: graph.connectionId, workspace_id: workspaceId, kind: 'hubspot', base_url: 'https://api.hubapi.com', credentials: await h.ctx.vault!.seal(workspaceId, `crm:${graph.connectionId}`, 'pat-secret-token') }).execute();
+  hubspot ??= await startHubSpotEmulator();
+  await db
+    .insertInto('crm_connection')
+    .values({ id: graph.connectionId, workspace_id: workspaceId, kind: 'hubspot', base_url: hubspot.baseUrl, credentials: await h.ctx.vault!.seal(workspaceId, `crm:${graph.connectionId}`, hubspot.tokens.issue(`portal-${tag}`)) })
+    .execute();
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', ...graph };
 }
@@ -128,7 +136,11 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
     // (The step key is a name both seeded sequences use, 'intro': not B's data.)
     bSecrets = [...Object.entries(b).filter(([k]) => k !== 'stepKey').map(([, v]) => v), 'owner-b@example.test', 'member-b@example.test', 'lead-b@prospects.test', 'rep-b@example.test', 'invitee-b@example.test', 'gone-b@prospects.test', 'maybe later (b)', 'not-an-address-b', 'leads-b.csv'];
   }, 60_000);
-  afterAll(async () => h?.close());
+  afterAll(async () => {
+    await h?.close();
+    await hubspot?.close();
+    hubspot = undefined;
+  });
 
   it('covers every registered /api route, and each is in the OpenAPI document', async () => {
     expect(workspaceRoutes.length).toBeGreaterThan(5);

@@ -486,7 +486,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.webhooks = webhooks;
     webhooks.start();
     // CRM activities are written by the API processes too; one writer per connection at a time (a lease).
-    const crm = new CrmSync({ store, clock, random, log, sealer: vault, owner: `crm:${newId(clock.now(), random)}` });
+    const crm = new CrmSync({ store, clock, random, log, sealer: vault, owner: `crm:${newId(clock.now(), random)}`, engine: service, onEnrolled: () => nudges.nudge('enrollments') });
     app.crm = crm;
     crm.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;

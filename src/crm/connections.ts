@@ -34,6 +34,18 @@ export interface ConnectionView {
   /** The most recent error of an activity still pending or rejected, for the status screen. */
   lastError: string | null;
   lastWrittenAt: string | null;
+  /** Changes in (change-reader.ts): where the reader stands. */
+  changes: {
+    /** When the cursor last advanced (null: never read). */
+    cursorAt: string | null;
+    /** The newest CRM change read. */
+    lastChangeAt: string | null;
+    /** The reader's last failure, until a round succeeds. */
+    readError: string | null;
+    /** Mirrored contacts, and conflicts logged. */
+    contacts: number;
+    conflicts: number;
+  };
 }
 
 export async function createConnection(
@@ -72,8 +84,16 @@ export async function listConnections(db: Db, workspaceId: string, connectionId?
     rejected: string;
     last_error: string | null;
     last_written_at: Date | null;
+    change_cursor_at: Date | null;
+    last_change_at: Date | null;
+    read_error: string | null;
+    contacts: string;
+    conflicts: string;
   }>`
     select c.id, c.kind, c.base_url, c.activities, c.state, c.paused_reason, c.prepared_at, c.created_at,
+           c.change_cursor_at, c.last_change_at, c.read_error,
+           (select count(*) from crm_contact m where m.connection_id = c.id) as contacts,
+           (select count(*) from crm_conflict k where k.connection_id = c.id) as conflicts,
            count(*) filter (where a.state = 'pending') as pending, count(*) filter (where a.state = 'written') as written,
            count(*) filter (where a.state = 'skipped') as skipped, count(*) filter (where a.state = 'rejected') as rejected,
            (select last_error from crm_activity x where x.connection_id = c.id and x.state in ('pending', 'rejected') and x.last_error is not null order by x.next_attempt_at desc limit 1) as last_error,
@@ -96,6 +116,7 @@ export async function listConnections(db: Db, workspaceId: string, connectionId?
     outbox: { pending: Number(c.pending), written: Number(c.written), skipped: Number(c.skipped), rejected: Number(c.rejected) },
     lastError: c.last_error,
     lastWrittenAt: iso(c.last_written_at),
+    changes: { cursorAt: iso(c.change_cursor_at), lastChangeAt: iso(c.last_change_at), readError: c.read_error, contacts: Number(c.contacts), conflicts: Number(c.conflicts) },
   }));
 }
 

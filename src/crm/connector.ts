@@ -139,6 +139,13 @@ export interface CrmContact {
   updatedBy?: string | null;
   /** Deleted (or archived / merged away) in the CRM. */
   deleted?: boolean;
+  /**
+   * The CRM's copies of Cadenza's own fields (the custom properties prepare() made), when the
+   * connector reads them: the sync compares them with what it last wrote, to log a person's edit
+   * of a Cadenza-owned field as a conflict. Absent: not read (no conflict can be seen).
+   */
+  cadenzaSequenceStatus?: string | null;
+  cadenzaLastActivityAt?: string | null;
 }
 
 /** A deal (opportunity) as the CRM holds it: what the stop rules look at. */

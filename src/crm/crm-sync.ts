@@ -2,7 +2,10 @@ import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
 import { runEvery, type Periodic } from '../common/periodic.ts';
 import type { Random } from '../common/random.ts';
+import type { Applied } from '../sequence/enrollment-service.ts';
+import type { StopEngine } from '../sequence/suppress.ts';
 import type { Store } from '../store/store.ts';
+import { ChangeReader, type ReadResult } from './change-reader.ts';
 import { openConnection, type TokenSealer } from './connections.ts';
 import type { CrmConnector } from './connector.ts';
 import { makeConnector } from './connectors.ts';
@@ -10,7 +13,8 @@ import { CrmWriter, type DrainResult } from './writer.ts';
 
 /**
  * The API role's CRM sync loop (docs/crm.md): every `pollMs`, each active connection whose time
- * has come is drained by the writer, which says when to come back (its outbox empty: the next
+ * has come is drained by the writer, then read by the change reader when its CRM reads changes
+ * (change-reader.ts); each says when to come back (its outbox empty: the next
  * poll; the CRM's window full or the CRM failing: later). nudge() looks again at once, e.g. after
  * an admin resumed a connection.
  */
@@ -23,6 +27,11 @@ export interface CrmSyncOptions {
   log?: Logger;
   pollMs?: number;
   onDrained?: (connectionId: string, r: DrainResult) => void;
+  /** The enrollment engine: with it, connections whose CRM reads changes are read too (change-reader.ts). */
+  engine?: StopEngine & { notify(applied: Applied[]): void };
+  /** After a list enrollment enrolled someone (the scheduler's nudge). */
+  onEnrolled?: () => void;
+  onRead?: (connectionId: string, r: ReadResult) => void;
 }
 
 /** How often the loop looks at the connections (the writer says when one needs it sooner or later). */
@@ -30,6 +39,7 @@ export const CRM_POLL_MS = 2_000;
 
 export class CrmSync {
   readonly writer: CrmWriter;
+  readonly reader: ChangeReader | undefined;
   private readonly due = new Map<string, number>();
   private readonly connectors = new Map<string, { key: string; connector: CrmConnector }>();
   private loop: Periodic | undefined;
@@ -43,16 +53,31 @@ export class CrmSync {
       random: o.random,
       owner: o.owner,
       ...(o.log ? { log: o.log } : {}),
-      connectorFor: async (id) => {
-        const c = await openConnection(o.store.db, o.sealer, id);
-        // One connector per connection for as long as its address and token stay the same: it
-        // keeps its own pacing (HubSpot's searches per second) across drains.
-        const key = `${c.kind}\n${c.baseUrl}\n${c.token}`;
-        let cached = this.connectors.get(id);
-        if (cached?.key !== key) this.connectors.set(id, (cached = { key, connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, clock: o.clock }) }));
-        return { connector: cached.connector, prepared: c.prepared };
-      },
+      connectorFor: (id) => this.connectorFor(id),
     });
+    if (o.engine) {
+      this.reader = new ChangeReader({
+        store: o.store,
+        clock: o.clock,
+        random: o.random,
+        owner: o.owner,
+        engine: o.engine,
+        ...(o.log ? { log: o.log } : {}),
+        ...(o.onEnrolled ? { onEnrolled: o.onEnrolled } : {}),
+        // The writer's connector: reads and writes share its pacing.
+        connectorFor: async (id) => (await this.connectorFor(id)).connector,
+      });
+    }
+  }
+
+  private async connectorFor(id: string): Promise<{ connector: CrmConnector; prepared: boolean }> {
+    const c = await openConnection(this.o.store.db, this.o.sealer, id);
+    // One connector per connection for as long as its address and token stay the same: it
+    // keeps its own pacing (HubSpot's searches per second) across drains.
+    const key = `${c.kind}\n${c.baseUrl}\n${c.token}`;
+    let cached = this.connectors.get(id);
+    if (cached?.key !== key) this.connectors.set(id, (cached = { key, connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, clock: this.o.clock }) }));
+    return { connector: cached.connector, prepared: c.prepared };
   }
 
   /** One pass over the active connections. */
@@ -63,7 +88,14 @@ export class CrmSync {
       if ((this.due.get(id) ?? 0) > now) continue;
       const r = await this.writer.drain(id);
       this.o.onDrained?.(id, r);
-      this.due.set(id, r.nextAt !== null && r.nextAt > now ? r.nextAt : now + this.pollMs);
+      let next = r.nextAt !== null && r.nextAt > now ? r.nextAt : now + this.pollMs;
+      // Changes in, in the same round (a paused connection is left alone by both).
+      if (this.reader) {
+        const read = await this.reader.read(id);
+        this.o.onRead?.(id, read);
+        next = Math.min(next, read.nextAt !== null && read.nextAt > now ? read.nextAt : now + this.pollMs);
+      }
+      this.due.set(id, next);
     }
   }
 

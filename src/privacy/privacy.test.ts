@@ -74,6 +74,16 @@ describe.each(testBackends())('subject access export and erasure (%s)', (backend
     await db.insertInto('quarantine').values({ id: '00000000-0000-4000-8000-0000000000e3', workspace_id: ws, mailbox_id: g.mailboxId!, provider_key: 'q1', reason: 'too large', raw: Buffer.from(`From: Ann <${ADDRESS}>\r\n\r\n\xff`, 'latin1'), at: now }).execute();
     await db.insertInto('audit_event').values({ id: '00000000-0000-4000-8000-0000000000e4', workspace_id: ws, at: now, action: 'export.downloaded', actor_kind: 'system', actor_label: 'Cadenza', target: `lead ${ADDRESS}`, detail: '{}' }).execute();
     await db.insertInto('lead').values({ id: '00000000-0000-4000-8000-0000000000e5', workspace_id: ws, email: NEIGHBOUR, email_norm: NEIGHBOUR }).execute();
+    // What a CRM connection read of the person (0055): the mirrored contact, a deal naming them and
+    // their neighbour, a conflict on their record, and the list that enrolled them.
+    const crm = '00000000-0000-4000-8000-0000000000e6';
+    await db.insertInto('crm_connection').values({ id: crm, workspace_id: ws, kind: 'hubspot', base_url: 'http://127.0.0.1:1', credentials: Buffer.from('sealed') }).execute();
+    await db.insertInto('crm_contact').values({ connection_id: crm, workspace_id: ws, crm_id: '51001', email: ADDRESS, lead_id: g.leadId!, fields: JSON.stringify({ email: ADDRESS, firstName: 'Ann' }), updated_at: now }).execute();
+    await db.insertInto('crm_deal').values({ connection_id: crm, workspace_id: ws, crm_id: '51002', name: 'Pilot', stage: 'appointmentscheduled', contact_emails: [ADDRESS, NEIGHBOUR], owner_email: null, created_at: now, updated_at: now }).execute();
+    await db.insertInto('crm_conflict').values({ connection_id: crm, workspace_id: ws, crm_id: '51001', email: ADDRESS, field: 'cadenzaSequenceStatus', crm_value: 'x', cadenza_value: 'active', crm_updated_at: now }).execute();
+    const le = '00000000-0000-4000-8000-0000000000e7';
+    await db.insertInto('crm_list_enrollment').values({ id: le, connection_id: crm, workspace_id: ws, list_id: '1', list_name: 'Q1', sequence_id: g.sequenceId!, mode: 'once' }).execute();
+    await db.insertInto('crm_list_member').values({ list_enrollment_id: le, crm_id: '51001', lead_id: g.leadId!, outcome: 'enrolled' }).execute();
   }, 60_000);
   afterAll(async () => h?.close());
 
@@ -119,7 +129,10 @@ describe.each(testBackends())('subject access export and erasure (%s)', (backend
     const e = r.json<{ marker: string; stopped: number; deleted: Record<string, number> }>();
     expect(e.marker).toMatch(/^erased:[0-9a-f]{64}$/);
     expect(e.stopped).toBe(1);
-    expect(e.deleted).toMatchObject({ leads: 1, messages: 1, webhook_deliveries: 1, import_rejects: 1, quarantined_messages: 1, audit_log: 1 });
+    expect(e.deleted).toMatchObject({ leads: 1, messages: 1, webhook_deliveries: 1, import_rejects: 1, quarantined_messages: 1, audit_log: 1, crm_contacts: 1, crm_deals: 1, crm_conflicts: 1 });
+    // The deal stays the company's, without the person; the neighbour's address stays on it.
+    expect(await h.store.db.selectFrom('crm_deal').select('contact_emails').execute()).toEqual([{ contact_emails: [NEIGHBOUR] }]);
+    expect(await h.store.db.selectFrom('crm_list_member').selectAll().execute()).toEqual([]);
     expect(await holders(h.store.db, ADDRESS)).toEqual([]);
     expect(await h.store.db.selectFrom('enrollment').select('id').where('id', '=', g.enrollmentId!).execute()).toEqual([]);
     const sup = await h.store.db.selectFrom('suppression').select(['email_norm', 'reason']).where('workspace_id', '=', ws).where('reason', '=', 'erased').execute();

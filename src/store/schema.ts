@@ -231,6 +231,88 @@ export interface CrmConnectionTable {
   lease_owner: string | null;
   lease_until: Timestamp | null;
   created_at: CreatedAt;
+  /** Changes in (migration 0055, src/crm/change-reader.ts): the reader's resume position, stored with what it covers. */
+  change_cursor: string | null;
+  change_cursor_at: Timestamp | null;
+  last_change_at: Timestamp | null;
+  read_error: string | null;
+  /** Overrides of DEFAULT_FIELD_OWNERS (src/crm/field-ownership.ts). */
+  field_owners: DefaultJson<Record<string, 'crm' | 'cadenza'>>;
+  /** Overrides of the stop rules' defaults (src/crm/stop-rules.ts). */
+  stop_rules: DefaultJson<Record<string, unknown>>;
+  integration_user_id: string | null;
+}
+
+/** The mirror of a CRM contact (migration 0055, src/crm/change-reader.ts). */
+export interface CrmContactTable {
+  connection_id: string;
+  crm_id: string;
+  workspace_id: string;
+  email: string | null;
+  lead_id: string | null;
+  fields: Json<Record<string, unknown>>;
+  updated_at: Timestamp;
+  updated_by: string | null;
+  cadenza_written: DefaultJson<Record<string, string | null>>;
+  cadenza_pending: Json<Record<string, string | null>> | null;
+  read_at: DefaultTimestamp;
+}
+
+/** The mirror of a CRM deal (migration 0055). */
+export interface CrmDealTable {
+  connection_id: string;
+  crm_id: string;
+  workspace_id: string;
+  name: string;
+  stage: string;
+  contact_emails: Generated<string[]>;
+  owner_email: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  read_at: DefaultTimestamp;
+}
+
+/** A CRM-side edit of a Cadenza-owned field, logged and not applied (migration 0055). */
+export interface CrmConflictTable {
+  id: Generated<number>;
+  connection_id: string;
+  workspace_id: string;
+  crm_id: string;
+  email: string | null;
+  field: string;
+  crm_value: string | null;
+  cadenza_value: string | null;
+  crm_updated_at: Timestamp;
+  crm_updated_by: string | null;
+  at: DefaultTimestamp;
+}
+
+/** A CRM list enrolled in a sequence, once or continuously (migration 0055, src/crm/list-enroll.ts). */
+export interface CrmListEnrollmentTable {
+  id: string;
+  connection_id: string;
+  workspace_id: string;
+  list_id: string;
+  list_name: string;
+  sequence_id: string;
+  mode: 'once' | 'continuous';
+  state: Generated<'active' | 'done' | 'stopped'>;
+  next_page: string | null;
+  enrolled: Generated<number>;
+  refused: Generated<number>;
+  last_run_at: Timestamp | null;
+  last_error: string | null;
+  created_by: string | null;
+  created_at: CreatedAt;
+}
+
+/** A list member a list enrollment handled, once (migration 0055). */
+export interface CrmListMemberTable {
+  list_enrollment_id: string;
+  crm_id: string;
+  lead_id: string | null;
+  outcome: string;
+  at: DefaultTimestamp;
 }
 
 /** One fact to write to one CRM connection, once (migration 0054, src/crm/outbox.ts). */
@@ -555,6 +637,11 @@ export interface Database {
   phone_call: PhoneCallTable;
   crm_connection: CrmConnectionTable;
   crm_activity: CrmActivityTable;
+  crm_contact: CrmContactTable;
+  crm_deal: CrmDealTable;
+  crm_conflict: CrmConflictTable;
+  crm_list_enrollment: CrmListEnrollmentTable;
+  crm_list_member: CrmListMemberTable;
   phone_call_recording: PhoneCallRecordingTable;
   call_capture_quarantine: CallCaptureQuarantineTable;
   call_transcript: CallTranscriptTable;

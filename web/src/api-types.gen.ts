@@ -81,7 +81,7 @@ export type ApiKey = {
 export type AuditEvent = {
   id: string;
   at: string;
-  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected */
+  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected, crm.settings_changed, crm.list_enrolled */
   action: string;
   actorKind: "session" | "api_key" | "system" | "anonymous";
   /** The actor as it read at the time: a member's address, an API key's name and prefix, Cadenza */
@@ -180,6 +180,38 @@ export type ConnectionReport = {
   }[];
 };
 
+export type CrmChangeSettings = {
+  /** Who owns each synced field: the CRM (flows in, never written) or Cadenza (flows out, a CRM edit is a conflict) */
+  fieldOwners: Record<string, "crm" | "cadenza">;
+  /** Fields whose owner cannot change */
+  fixedFields: string[];
+  stopRules: {
+    /** The CRM's do-not-contact flag suppresses the address and stops its enrollments */
+    doNotContact: boolean;
+    /** A deal created (after the connection was made) for the contact stops its enrollments */
+    dealCreated: boolean;
+    /** A deal moved into one of these stages (the CRM's stage ids) stops its contacts' enrollments */
+    dealStages: string[];
+    /** The record's owner changed */
+    ownerChanged: "stop" | "ignore";
+    /** The lifecycle stage became one of these (e.g. customer) */
+    lifecycleStages: string[];
+  };
+};
+
+export type CrmConflict = {
+  id: number;
+  crmId: string;
+  email: string | null;
+  field: string;
+  crmValue: string | null;
+  /** What Cadenza last wrote */
+  cadenzaValue: string | null;
+  crmUpdatedAt: string;
+  crmUpdatedBy: string | null;
+  at: string;
+};
+
 export type CrmConnection = {
   id: string;
   kind: "hubspot" | "salesforce" | "pipedrive" | "twenty";
@@ -202,6 +234,33 @@ export type CrmConnection = {
   };
   lastError: string | null;
   lastWrittenAt: string | null;
+  /** Changes in: where the reader stands */
+  changes: {
+    /** When the change cursor last advanced; null until the first changes are read */
+    cursorAt: string | null;
+    /** The newest CRM change read (the sync position) */
+    lastChangeAt: string | null;
+    /** The change reader's last failure, until a round succeeds */
+    readError: string | null;
+    /** CRM contacts mirrored */
+    contacts: number;
+    /** CRM-side edits of Cadenza-owned fields logged */
+    conflicts: number;
+  };
+};
+
+export type CrmListEnrollment = {
+  id: string;
+  listId: string;
+  listName: string;
+  sequenceId: string;
+  mode: "once" | "continuous";
+  state: "active" | "done" | "stopped";
+  enrolled: number;
+  /** Members not enrolled: already enrolled, suppressed, no or an invalid address… */
+  refused: number;
+  lastRunAt: string | null;
+  lastError: string | null;
 };
 
 export type DemoStatus = {
@@ -810,7 +869,7 @@ export type SubjectExport = {
   exportedAt: string;
   /** The address was erased from this workspace (only its keyed hash remains) */
   erased: boolean;
-  /** One array of rows per place data is kept: leads, enrollments, sends, tasks, calls, call_recordings, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, crm_activities, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail, call_transcripts */
+  /** One array of rows per place data is kept: leads, enrollments, sends, tasks, calls, call_recordings, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, crm_activities, crm_contacts, crm_deals, crm_conflicts, crm_list_members, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail, call_transcripts */
   sections: Record<string, Record<string, unknown>[]>;
 };
 
@@ -1498,6 +1557,104 @@ export interface ApiRoutes {
       deleted: true;
     };
     status: 200;
+  };
+  /** A CRM connection's field-ownership map and stop rules (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/crm/connections/:connectionId/settings": {
+    params: {
+      workspaceId: string;
+      connectionId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: CrmChangeSettings;
+    status: 200;
+  };
+  /** Change who owns which field, or the stop rules, of a CRM connection (admin; the fixed fields' owners cannot change) (access: admin of the workspace) */
+  "PATCH /api/workspaces/:workspaceId/crm/connections/:connectionId/settings": {
+    params: {
+      workspaceId: string;
+      connectionId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Field → owner; the fields: email, firstName, lastName, company, title, phone, ownerEmail, lifecycleStage, doNotContact, cadenzaSequenceStatus, cadenzaLastActivityAt */
+      fieldOwners?: Record<string, "crm" | "cadenza">;
+      stopRules?: {
+        /** The CRM's do-not-contact flag suppresses the address and stops its enrollments */
+        doNotContact?: boolean;
+        /** A deal created (after the connection was made) for the contact stops its enrollments */
+        dealCreated?: boolean;
+        /** A deal moved into one of these stages (the CRM's stage ids) stops its contacts' enrollments */
+        dealStages?: string[];
+        /** The record's owner changed */
+        ownerChanged?: "stop" | "ignore";
+        /** The lifecycle stage became one of these (e.g. customer) */
+        lifecycleStages?: string[];
+      };
+    };
+    response: CrmChangeSettings;
+    status: 200;
+  };
+  /** CRM-side edits of Cadenza-owned fields, newest first: logged, not applied (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/crm/connections/:connectionId/conflicts": {
+    params: {
+      workspaceId: string;
+      connectionId: string;
+    };
+    query: {
+      limit?: number;
+      before?: number;
+    };
+    body: never;
+    response: {
+      conflicts: CrmConflict[];
+    };
+    status: 200;
+  };
+  /** The CRM's contact lists a sequence can enroll from (read from the CRM now) (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/crm/connections/:connectionId/lists": {
+    params: {
+      workspaceId: string;
+      connectionId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      lists: {
+        id: string;
+        name: string;
+        size: number | null;
+      }[];
+    };
+    status: 200;
+  };
+  /** A CRM connection's list enrollments and what came of them (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/crm/connections/:connectionId/list-enrollments": {
+    params: {
+      workspaceId: string;
+      connectionId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      listEnrollments: CrmListEnrollment[];
+    };
+    status: 200;
+  };
+  /** Enroll a CRM list's members in a sequence (admin): once, or continuously as members join; members without a lead become leads; nobody is enrolled twice (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/crm/connections/:connectionId/list-enrollments": {
+    params: {
+      workspaceId: string;
+      connectionId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      listId: string;
+      sequenceId: string;
+      mode?: "once" | "continuous";
+    };
+    response: CrmListEnrollment;
+    status: 201;
   };
   /** The workspace's mailboxes with health, today's sends against the cap, and ramp progress (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/mailboxes": {
@@ -2721,7 +2878,7 @@ export interface ApiRoutes {
       email: string;
       format?: "json" | "csv";
       /** With format=csv: the section to write */
-      section?: "leads" | "enrollments" | "sends" | "tasks" | "calls" | "call_recordings" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "crm_activities" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail" | "call_transcripts";
+      section?: "leads" | "enrollments" | "sends" | "tasks" | "calls" | "call_recordings" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "crm_activities" | "crm_contacts" | "crm_deals" | "crm_conflicts" | "crm_list_members" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail" | "call_transcripts";
     };
     body: never;
     response: SubjectExport | string;

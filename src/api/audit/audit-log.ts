@@ -34,6 +34,8 @@ export const AUDIT_ACTIONS = [
   'crm.connected',
   'crm.changed',
   'crm.disconnected',
+  'crm.settings_changed',
+  'crm.list_enrolled',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -20,6 +20,15 @@ const connection = z
     outbox: z.object({ pending: z.number().int(), written: z.number().int(), skipped: z.number().int().describe('No contact with that address in the CRM'), rejected: z.number().int().describe('Refused by the CRM for good; lastError says why') }),
     lastError: z.string().nullable(),
     lastWrittenAt: z.iso.datetime().nullable(),
+    changes: z
+      .object({
+        cursorAt: z.iso.datetime().nullable().describe('When the change cursor last advanced; null until the first changes are read'),
+        lastChangeAt: z.iso.datetime().nullable().describe('The newest CRM change read (the sync position)'),
+        readError: z.string().nullable().describe("The change reader's last failure, until a round succeeds"),
+        contacts: z.number().int().describe('CRM contacts mirrored'),
+        conflicts: z.number().int().describe('CRM-side edits of Cadenza-owned fields logged'),
+      })
+      .describe('Changes in: where the reader stands'),
   })
   .meta({ id: 'CrmConnection' });
 

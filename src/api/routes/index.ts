@@ -26,6 +26,7 @@ import { privacyRoutes } from './privacy.ts';
 import { taskRoutes } from './tasks.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { crmRoutes } from './crm.ts';
+import { crmChangeRoutes } from './crm-changes.ts';
 import { trackingDomainRoutes } from './tracking-domain.ts';
 import { workspaceRoutes } from './workspace.ts';
 
@@ -44,6 +45,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...auditRoutes,
   ...webhookRoutes,
   ...crmRoutes,
+  ...crmChangeRoutes,
   ...mailboxRoutes,
   ...domainRoutes,
   ...pacingRoutes,

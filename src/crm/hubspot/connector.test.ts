@@ -51,13 +51,16 @@ const everyKind: CrmActivity[] = [
 ];
 
 describe('HubSpot connector', () => {
-  it('prepare creates the cadenza group and cadenza_activity_id on each engagement type, and may run again', async () => {
+  it('prepare creates the cadenza group and cadenza_activity_id on each engagement type, and the two Cadenza-owned contact properties, and may run again', async () => {
     const crm = await setup();
     await crm.prepare();
     for (const type of ['notes', 'emails', 'calls', 'tasks'] as const) {
       expect(emu.store.property(type, 'cadenza_activity_id')).toMatchObject({ type: 'string', fieldType: 'text', groupName: 'cadenza', custom: true });
     }
-    expect(emu.log.map((r) => r.outcome)).toEqual([...Array(8).fill(201), ...Array(8).fill(409)]);
+    expect(emu.store.property('contacts', 'cadenza_sequence_status')).toMatchObject({ type: 'string', groupName: 'cadenza', custom: true });
+    expect(emu.store.property('contacts', 'cadenza_last_activity_at')).toMatchObject({ type: 'datetime', groupName: 'cadenza', custom: true });
+    // 4 × (group + property), then the contacts' group and its two properties.
+    expect(emu.log.map((r) => r.outcome)).toEqual([...Array(11).fill(201), ...Array(11).fill(409)]);
   });
 
   it('writes every kind once, as the right engagement with its properties and the contact association; an unknown address is no_contact', async () => {
@@ -111,7 +114,7 @@ describe('HubSpot connector', () => {
     // One contacts search, one search and one batch create per engagement type; the fifth search
     // waited for the per-second limit instead of meeting a 429.
     expect(emu.requestCounts()).toMatchObject({ 'contacts.search': 1, 'emails.search': 1, 'emails.batchCreate': 1, 'notes.search': 1, 'notes.batchCreate': 1 });
-    expect(emu.log.length - 8).toBeLessThanOrEqual(crm.limits.requestsPerBatch);
+    expect(emu.log.length - 11).toBeLessThanOrEqual(crm.limits.requestsPerBatch);
     expect(emu.rateStats().refused).toBe(0);
     expect(emu.rateStats().peakSearchesPerSecond).toBeLessThanOrEqual(4);
   });
@@ -154,8 +157,8 @@ describe('HubSpot connector', () => {
     expect(secondly).toMatchObject({ retryAfterMs: 1000 });
     expect((secondly as Error).message).toContain('You have reached your secondly limit.');
 
-    // prepare's 8 requests and one search fill a window of 9: the next request waits the window out.
-    crm = await setup({ emulator: { clock: new SimClock(Date.UTC(2026, 0, 5)), requestsPerWindow: 9 } });
+    // prepare's 11 requests and one search fill a window of 12: the next request waits the window out.
+    crm = await setup({ emulator: { clock: new SimClock(Date.UTC(2026, 0, 5)), requestsPerWindow: 12 } });
     emu.addContact({ email: ANA });
     const window = await crm.writeActivities([activity(1, 'call')]).catch((e: unknown) => e);
     expect(window).toMatchObject({ name: 'CrmTransientError', retryAfterMs: 10_000 });

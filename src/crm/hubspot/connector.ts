@@ -1,7 +1,22 @@
 import { systemClock, type Clock } from '../../common/clock.ts';
-import { CrmTransientError, type CrmActivity, type CrmConnector, type CrmLimits, type CrmWriteResult } from '../connector.ts';
+import {
+  CrmTransientError,
+  type CrmActivity,
+  type CrmChangePage,
+  type CrmChangeReader,
+  type CrmConnector,
+  type CrmFieldWriter,
+  type CrmLimits,
+  type CrmList,
+  type CrmListPage,
+  type CrmWriteResult,
+} from '../connector.ts';
+import { HubSpotChanges } from './changes.ts';
+import { LAST_ACTIVITY_PROPERTY, SEQUENCE_STATUS_PROPERTY, WRITABLE } from './contact-fields.ts';
 import { ACTIVITY_ID_PROPERTY, activityKey, contactAssociationTypeId, engagementFor, engagementTypes, type EngagementType } from './engagements.ts';
-import { hubspotPost, type HubSpotHttpOptions } from './http.ts';
+import { hubspotGet, hubspotPost, type HubSpotHttpOptions } from './http.ts';
+import { hubspotListMembers, hubspotLists } from './lists.ts';
+import { HubSpotOwners } from './owners.ts';
 import { SearchPacer } from './search-pacer.ts';
 
 /**
@@ -33,6 +48,8 @@ export interface HubSpotConnectorOptions {
   clock?: Clock;
   /** Search requests per second (documented 5; default 4). */
   searchesPerSecond?: number;
+  /** How far back each new change scan starts, for writes HubSpot's search saw late (changes.ts; default 5 min). */
+  changeOverlapMs?: number;
 }
 
 /** HubSpot's batch and search limits: 100 inputs per batch create, 100 results per search page. */
@@ -48,21 +65,94 @@ interface Pending {
 
 type Found = { ok: true; records: Array<{ id: string; properties: Record<string, string | null> }> } | { ok: false; error: string };
 
-export class HubSpotConnector implements CrmConnector {
+export class HubSpotConnector implements CrmConnector, CrmChangeReader, CrmFieldWriter {
   readonly kind = 'hubspot' as const;
   /** Private apps: 100 requests per rolling 10 s (Free/Starter; 190 on Professional and Enterprise). */
   readonly limits: CrmLimits = { maxBatch, requests: 100, windowMs: 10_000, requestsPerBatch: 1 + 2 * engagementTypes.length };
   private readonly http: HubSpotHttpOptions;
   private readonly pacer: SearchPacer;
+  private readonly owners: HubSpotOwners;
+  private readonly changes: HubSpotChanges;
+  private userId: string | null | undefined;
 
   constructor(opts: HubSpotConnectorOptions) {
     const clock = opts.clock ?? systemClock;
     this.http = { baseUrl: opts.baseUrl ?? 'https://api.hubapi.com', token: opts.token, timeoutMs: opts.timeoutMs ?? 20_000, clock };
     this.pacer = new SearchPacer(clock, opts.searchesPerSecond ?? 4);
+    this.owners = new HubSpotOwners(this.http);
+    this.changes = new HubSpotChanges(this.http, this.pacer, this.owners, opts.changeOverlapMs !== undefined ? { overlapMs: opts.changeOverlapMs } : {});
   }
 
-  /** Creates the `cadenza` property group and cadenza_activity_id on each engagement type; a 409 means it is there. */
+  /**
+   * Creates the `cadenza` property group and cadenza_activity_id on each engagement type, and on
+   * contacts the two fields Cadenza owns (its sequence status and last activity); a 409 means it is there.
+   */
   async prepare(): Promise<void> {
+    await this.prepareActivityIds();
+    await this.ensureGroup('contacts');
+    await this.ensureProperty('contacts', { name: SEQUENCE_STATUS_PROPERTY, label: 'Cadenza sequence status', type: 'string', fieldType: 'text', description: "Set by Cadenza: the contact's sequence state (active, paused, replied, stopped, finished…)." });
+    await this.ensureProperty('contacts', { name: LAST_ACTIVITY_PROPERTY, label: 'Cadenza last activity', type: 'datetime', fieldType: 'date', description: 'Set by Cadenza: when Cadenza last emailed, called or heard from the contact.' });
+  }
+
+  private async ensureGroup(type: string): Promise<void> {
+    const group = await hubspotPost(this.http, `/crm/v3/properties/${type}/groups`, { name: GROUP, label: 'Cadenza' }, [400, 409]);
+    if (group.status === 400) throw new Error(`HubSpot refused the '${GROUP}' property group on ${type}: ${messageOf(group.body)}`);
+  }
+
+  private async ensureProperty(type: string, p: { name: string; label: string; type: string; fieldType: string; description: string }): Promise<void> {
+    const prop = await hubspotPost(this.http, `/crm/v3/properties/${type}`, { ...p, groupName: GROUP }, [400, 409]);
+    if (prop.status === 400) throw new Error(`HubSpot refused the ${p.name} property on ${type}: ${messageOf(prop.body)}`);
+  }
+
+  readChanges(cursor: string | null, limit: number): Promise<CrmChangePage> {
+    return this.changes.read(cursor, limit);
+  }
+
+  /**
+   * The user this token acts as, from the token's metadata (GET /oauth/v1/access-tokens/{token},
+   * documented for OAuth access tokens): its `user_id` is what hs_updated_by_user_id holds for this
+   * connection's own writes. A token HubSpot gives no metadata for (a 404 or 400, as a private app's
+   * may) has none: null, and the sync falls back on comparing Cadenza's fields with what it wrote.
+   */
+  async integrationUserId(): Promise<string | null> {
+    if (this.userId !== undefined) return this.userId;
+    const token = await this.http.token();
+    const answer = await hubspotGet(this.http, `/oauth/v1/access-tokens/${encodeURIComponent(token)}`, [400, 404]);
+    this.userId = answer.status === 200 && answer.body?.user_id != null ? String(answer.body.user_id) : null;
+    return this.userId;
+  }
+
+  lists(): Promise<CrmList[]> {
+    return hubspotLists(this.http);
+  }
+
+  listMembers(listId: string, page: string | null): Promise<CrmListPage> {
+    return hubspotListMembers(this.http, this.owners, listId, page);
+  }
+
+  /**
+   * Sets Cadenza-owned fields on contacts, 100 per batch update (null clears: HubSpot's empty
+   * string). A field HubSpot has no writable property for is refused before anything is sent.
+   */
+  async writeContactFields(updates: ReadonlyArray<{ crmId: string; fields: Readonly<Record<string, string | null>> }>): Promise<void> {
+    const inputs = updates.map((u) => ({
+      id: u.crmId,
+      properties: Object.fromEntries(
+        Object.entries(u.fields).map(([field, value]) => {
+          const property = WRITABLE[field];
+          if (!property) throw new RangeError(`HubSpot has no writable contact property for the field ${field}`);
+          return [property, value ?? ''];
+        }),
+      ),
+    }));
+    for (let i = 0; i < inputs.length; i += maxBatch) {
+      const answer = await hubspotPost(this.http, '/crm/v3/objects/contacts/batch/update', { inputs: inputs.slice(i, i + maxBatch) }, [400]);
+      // Refused values are the caller's to see (a stage the account lacks); the rest of the batch is not written either (all or nothing).
+      if (answer.status === 400) throw new Error(`HubSpot refused the contact field update: ${messageOf(answer.body)}`);
+    }
+  }
+
+  private async prepareActivityIds(): Promise<void> {
     for (const type of engagementTypes) {
       const group = await hubspotPost(this.http, `/crm/v3/properties/${type}/groups`, { name: GROUP, label: 'Cadenza' }, [400, 409]);
       if (group.status === 400) throw new Error(`HubSpot refused the '${GROUP}' property group on ${type}: ${messageOf(group.body)}`);

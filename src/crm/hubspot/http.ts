@@ -3,7 +3,7 @@ import { parseRetryAfter } from '../../mailbox/providers/retry-after.ts';
 import { CrmAuthError, CrmTransientError } from '../connector.ts';
 
 /**
- * One POST to HubSpot's API, and what its failures mean to the writer (error-handling and
+ * One request (POST or GET) to HubSpot's API, and what its failures mean to the writer (error-handling and
  * usage-guidelines pages):
  *
  *   401, 403                  the token is refused or lacks a scope → CrmAuthError (the connection pauses)
@@ -42,16 +42,25 @@ export interface HubSpotHttpOptions {
   clock: Clock;
 }
 
-export async function hubspotPost(o: HubSpotHttpOptions, path: string, body: unknown, accept: readonly number[] = []): Promise<HubSpotAnswer> {
+export function hubspotPost(o: HubSpotHttpOptions, path: string, body: unknown, accept: readonly number[] = []): Promise<HubSpotAnswer> {
+  return hubspotRequest(o, 'POST', path, body, accept);
+}
+
+/** A GET (owners, list memberships, token metadata), with the same meaning of failures. */
+export function hubspotGet(o: HubSpotHttpOptions, path: string, accept: readonly number[] = []): Promise<HubSpotAnswer> {
+  return hubspotRequest(o, 'GET', path, undefined, accept);
+}
+
+async function hubspotRequest(o: HubSpotHttpOptions, method: 'GET' | 'POST', path: string, body: unknown, accept: readonly number[]): Promise<HubSpotAnswer> {
   const token = await o.token();
   let status: number;
   let headers: Headers;
   let text: string;
   try {
     const res = await fetch(new URL(path, o.baseUrl), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(body),
+      method,
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+      ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
       signal: AbortSignal.timeout(o.timeoutMs),
     });
     status = res.status;
@@ -59,18 +68,23 @@ export async function hubspotPost(o: HubSpotHttpOptions, path: string, body: unk
     text = await res.text();
   } catch (e) {
     const timedOut = e instanceof Error && e.name === 'TimeoutError';
-    throw new CrmTransientError(timedOut ? `HubSpot gave no answer within ${o.timeoutMs} ms (POST ${path})` : `HubSpot unreachable (POST ${path}): ${causeOf(e)}`, SEARCH_SETTLE_MS);
+    throw new CrmTransientError(timedOut ? `HubSpot gave no answer within ${o.timeoutMs} ms (${method} ${redact(path)})` : `HubSpot unreachable (${method} ${redact(path)}): ${causeOf(e)}`, SEARCH_SETTLE_MS);
   }
   const json = parseJson(text);
   const ok = status >= 200 && status < 300;
-  if (ok && json === invalid) throw new CrmTransientError(`HubSpot answered ${status} to POST ${path} with a body that is not JSON`);
+  if (ok && json === invalid) throw new CrmTransientError(`HubSpot answered ${status} to ${method} ${redact(path)} with a body that is not JSON`);
   if (ok || accept.includes(status)) return { status, body: json === invalid ? undefined : json };
-  throw failure(status, headers, json === invalid ? undefined : json, o.clock.now(), path);
+  throw failure(status, headers, json === invalid ? undefined : json, o.clock.now(), redact(path), method);
+}
+
+/** The token-metadata path carries the token: never in a message. */
+function redact(path: string): string {
+  return path.replace(/^\/oauth\/v1\/access-tokens\/.*/, '/oauth/v1/access-tokens/…');
 }
 
 /** The error for an answer the caller did not accept. */
-export function failure(status: number, headers: Headers, body: any, nowMs: number, path: string): Error {
-  const what = `HubSpot answered ${status}${body?.category ? ` ${body.category}` : ''} to POST ${path}${body?.message ? `: ${body.message}` : ''}`;
+export function failure(status: number, headers: Headers, body: any, nowMs: number, path: string, method = 'POST'): Error {
+  const what = `HubSpot answered ${status}${body?.category ? ` ${body.category}` : ''} to ${method} ${path}${body?.message ? `: ${body.message}` : ''}`;
   if (status === 401 || status === 403) return new CrmAuthError(what);
   const retryAfter = parseRetryAfter(headers.get('retry-after'), nowMs);
   if (retryAfter !== null) return new CrmTransientError(what, status >= 500 ? Math.max(retryAfter, SEARCH_SETTLE_MS) : retryAfter);

@@ -52,6 +52,10 @@ import type { Role } from '../../common/config.ts';
  *                         CRM sync: the API's (routes and the writer, which alone opens the sealed
  *                         credentials); the other roles' facts queue activities through triggers,
  *                         which read a connection's id, workspace and activity kinds and insert.
+ *   crm_contact, crm_deal, crm_conflict, crm_list_enrollment, crm_list_member
+ *                         changes in (0055): the API's (the reader runs in the API role); the
+ *                         journal trigger of the other roles' engine writes reads a mirrored
+ *                         contact's lead and queues its Cadenza-owned fields (cadenza_pending).
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -96,6 +100,9 @@ const WEBHOOK_TRIGGER_COLUMNS = ['id', 'workspace_id', 'events', 'disabled_at'];
 /** What the CRM triggers (0054_crm.sql) read of a connection: never its credentials. */
 const CRM_TRIGGER_COLUMNS = ['id', 'workspace_id', 'activities'];
 
+/** What the journal trigger of 0055 reads and writes of a mirrored contact. */
+const CRM_FIELDS_TRIGGER = { select: ['lead_id', 'cadenza_pending'], update: ['cadenza_pending'] };
+
 export const RESTRICTED: Record<string, TableRule> = {
   ...Object.fromEntries(API_ONLY.map((t) => [t, { table: { api: ['select', 'insert', 'update', 'delete'] } }])),
   // Migrations are the owner's (`cadenza migrate`): a role reads which are applied, at start.
@@ -126,6 +133,11 @@ export const RESTRICTED: Record<string, TableRule> = {
     columns: { scheduler: { select: CRM_TRIGGER_COLUMNS }, sender: { select: CRM_TRIGGER_COLUMNS }, sync: { select: CRM_TRIGGER_COLUMNS } },
   },
   crm_activity: { table: { api: RW, scheduler: ['insert'], sender: ['insert'], sync: ['insert'] } },
+  crm_contact: { table: { api: RW }, columns: { scheduler: CRM_FIELDS_TRIGGER, sender: CRM_FIELDS_TRIGGER, sync: CRM_FIELDS_TRIGGER } },
+  crm_deal: { table: { api: RW } },
+  crm_conflict: { table: { api: RW } },
+  crm_list_enrollment: { table: { api: RW } },
+  crm_list_member: { table: { api: RW } },
   phone_call: { table: { api: RW } },
   rep_voicemail: { table: { api: RW } },
   phone_call_recording: { table: { api: RW } },

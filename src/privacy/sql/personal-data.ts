@@ -147,6 +147,43 @@ export const PERSONAL_TABLES: readonly PersonalTable[] = [
     find: (db, s) => rows(sql`select id, connection_id, external_id, kind, email, payload, occurred_at, state, crm_id, written_at from crm_activity where workspace_id = ${s.workspaceId}::uuid and (lead_id = any(${s.leadIds}::uuid[]) or lower(email) = ${s.email}) order by id`, db),
     erasure: 'cascade',
   },
+  // Changes in (0055_crm_changes.sql): the CRM's copy of the person as Cadenza last read it, the
+  // deals naming their address, the conflicts logged on their record and the lists that enrolled
+  // them. The CRM keeps its own records (erasure there is the CRM's): a later change of the
+  // record in the CRM is read again, and the suppression marker keeps the person from sequences.
+  {
+    section: 'crm_contacts',
+    table: 'crm_contact',
+    addressColumns: ['email'],
+    find: (db, s) => rows(sql`select connection_id, crm_id, email, fields, updated_at, updated_by, cadenza_written, read_at from crm_contact where workspace_id = ${s.workspaceId}::uuid and (lead_id = any(${s.leadIds}::uuid[]) or email = ${s.email}) order by connection_id, crm_id`, db),
+    erasure: 'delete',
+    del: (tx, s) => count(sql`delete from crm_contact where workspace_id = ${s.workspaceId}::uuid and (lead_id = any(${s.leadIds}::uuid[]) or email = ${s.email}) returning 1`, tx),
+  },
+  {
+    section: 'crm_deals',
+    table: 'crm_deal',
+    addressColumns: ['contact_emails', 'owner_email'],
+    // Their own address only: the deal's other contacts are other people.
+    find: (db, s) => rows(sql`select connection_id, crm_id, name, stage, ${s.email}::text as contact_email, created_at, updated_at from crm_deal where workspace_id = ${s.workspaceId}::uuid and ${s.email} = any(contact_emails) order by connection_id, crm_id`, db),
+    erasure: 'delete',
+    // The deal is the company's; only the person's address leaves it.
+    del: (tx, s) => count(sql`update crm_deal set contact_emails = array_remove(contact_emails, ${s.email}) where workspace_id = ${s.workspaceId}::uuid and ${s.email} = any(contact_emails) returning 1`, tx),
+  },
+  {
+    section: 'crm_conflicts',
+    table: 'crm_conflict',
+    addressColumns: ['email'],
+    find: (db, s) => rows(sql`select id, connection_id, crm_id, email, field, crm_value, cadenza_value, crm_updated_at, crm_updated_by, at from crm_conflict where workspace_id = ${s.workspaceId}::uuid and email = ${s.email} order by id`, db),
+    erasure: 'delete',
+    del: (tx, s) => count(sql`delete from crm_conflict where workspace_id = ${s.workspaceId}::uuid and email = ${s.email} returning 1`, tx),
+  },
+  {
+    section: 'crm_list_members',
+    table: 'crm_list_member',
+    addressColumns: [],
+    find: (db, s) => rows(sql`select m.list_enrollment_id, e.list_name, m.crm_id, m.outcome, m.at from crm_list_member m join crm_list_enrollment e on e.id = m.list_enrollment_id where e.workspace_id = ${s.workspaceId}::uuid and m.lead_id = any(${s.leadIds}::uuid[]) order by m.at`, db),
+    erasure: 'cascade',
+  },
   {
     section: 'webhook_deliveries',
     table: 'webhook_delivery',

@@ -7,15 +7,20 @@ import type { HubSpotStore } from './store.ts';
 /** What every HubSpot route group gets: the store, and `run` (outage, token, rate limits, faults, then the handler). */
 export interface HubSpotRouteContext {
   store: HubSpotStore;
-  /** How old a record must be before search finds it (search.ts). */
-  searchLagMs: number;
+  /** The most results one query pages through (documented 10,000; search.ts). */
+  searchMaxResults: number;
+  /** The HubSpot user id the request's token acts as (what hs_updated_by_user_id records for its writes). */
+  userIdOf(req: FastifyRequest): string;
   run(
     route: string,
     req: FastifyRequest,
     reply: FastifyReply,
     handler: () => EmulatorReply,
-    /** Search endpoints: their own per-second limit, and no rate-limit headers on the answer. */
-    opts?: { search?: boolean },
+    /**
+     * search: the search endpoints' own per-second limit, and no rate-limit headers on the answer;
+     * noAuth: a route whose path carries the token (token metadata) and takes no Authorization header.
+     */
+    opts?: { search?: boolean; noAuth?: boolean },
   ): Promise<FastifyReply>;
 }
 

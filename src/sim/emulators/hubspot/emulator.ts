@@ -5,21 +5,31 @@ import { TokenRegistry } from '../tokens.ts';
 import type { HubSpotRouteContext } from './context.ts';
 import { hubspotErrors } from './errors.ts';
 import { rateLimitHeaders, RollingWindow } from './rate-limit.ts';
+import { registerAssociationRoutes } from './routes/associations.ts';
+import { registerListRoutes, type ContactList } from './routes/lists.ts';
 import { registerObjectRoutes } from './routes/objects.ts';
+import { registerOwnerRoutes, type Owner } from './routes/owners.ts';
 import { registerPropertyRoutes } from './routes/properties.ts';
+import { registerTokenInfoRoute } from './routes/token-info.ts';
+import { searchLimits } from './search.ts';
+import { dealToContact } from './schema.ts';
 import type { EngagementType } from './schema.ts';
 import { HubSpotStore, type CrmRecord } from './store.ts';
 
 /**
  * HubSpot's CRM API (v3, as developers.hubspot.com documents it) on loopback, for the CRM sync
- * connector (src/crm/hubspot/): contacts, the notes, emails, calls and tasks engagements (create,
- * batch create, search), custom properties, private-app bearer tokens, the documented rate limits
- * with their 429 bodies and headers, and fault injection. One account ("portal") per emulator;
- * one per test or test file; close() it.
+ * connector (src/crm/hubspot/): contacts, deals, the notes, emails, calls and tasks engagements
+ * (create, batch create, batch read, batch update, search), custom properties, owners, contact
+ * lists and their memberships, v4 association reads, token metadata, private-app bearer tokens,
+ * the documented rate limits with their 429 bodies and headers, and fault injection. One account
+ * ("portal") per emulator; one per test or test file; close() it.
  *
- * Route groups, one file each under routes/: objects (create, batch create, search) and
- * properties (create a property, create a group). The order of checks on every request: an
- * outage (503), the token (401), the rate limits (429), a queued fault, then the route.
+ * Route groups, one file each under routes/: objects, properties, owners, lists, associations and
+ * token-info. The order of checks on every request: an outage (503), the token (401), the rate
+ * limits (429), a queued fault, then the route.
+ *
+ * Every write stamps the record's modify date and hs_updated_by_user_id: the token's user through
+ * the API, the `by` a test gives for a person's change (updateContact, updateDeal).
  */
 export interface HubSpotEmulatorOptions {
   /** Stamps records and drives the rate limits; a SimClock makes both exact. */
@@ -29,8 +39,16 @@ export interface HubSpotEmulatorOptions {
   windowMs?: number;
   /** Search requests per rolling second per app (documented 5; default 4, what Cadenza plans for). */
   searchesPerSecond?: number;
-  /** A record shows in search results only this long after it was written (documented: "a few moments"; default 0). */
+  /** A write shows in search results only this long after it was made (documented: "a few moments"; default 0). */
   searchLagMs?: number;
+  /** The most results one search query pages through (documented 10,000); smaller to test a client's window moves. */
+  searchMaxResults?: number;
+}
+
+/** Who made a change, and how long this one takes to reach search (default the emulator's lag). */
+export interface ChangeOptions {
+  by?: string;
+  lagMs?: number;
 }
 
 export interface HubSpotEmulator {
@@ -43,9 +61,23 @@ export interface HubSpotEmulator {
   /** Every request, in order, with what it was answered. */
   log: RequestRecord[];
   /** Seeds a contact as if a person had added it in HubSpot; returns its id. */
-  addContact(properties: { email: string; firstname?: string; lastname?: string }): string;
-  /** The engagement records of one type, with their properties and associations, in creation order. */
-  records(type: EngagementType): CrmRecord[];
+  addContact(properties: { email: string; firstname?: string; lastname?: string } & Record<string, string>, o?: ChangeOptions): string;
+  /** A person's change to a contact in HubSpot (an empty string clears a property). */
+  updateContact(id: string, properties: Record<string, string>, o?: ChangeOptions): void;
+  /** Seeds a deal associated with the contacts; returns its id. */
+  addDeal(properties: { dealname: string; dealstage: string } & Record<string, string>, contactIds: readonly string[], o?: ChangeOptions): string;
+  updateDeal(id: string, properties: Record<string, string>, o?: ChangeOptions): void;
+  /** Adds an owner (a HubSpot user); returns its owner id. */
+  addOwner(o: { email: string; firstName?: string; lastName?: string }): Owner;
+  /** Makes a contact list; members added with addToList. */
+  addList(name: string, processingType?: 'MANUAL' | 'DYNAMIC'): string;
+  addToList(listId: string, contactIds: readonly string[]): void;
+  /** The HubSpot user id a token's user (as issued: `tokens.issue(user)`) acts as. */
+  userIdOf(user: string): string;
+  /** Changes the search lag from now on (writes already made keep theirs). */
+  setSearchLag(ms: number): void;
+  /** The records of one type, with their properties and associations, in creation order. */
+  records(type: EngagementType | 'contacts' | 'deals'): CrmRecord[];
   /** How many requests each route got (route names as for faults), refused ones included. */
   requestCounts(): Record<string, number>;
   /**
@@ -78,15 +110,30 @@ export async function startHubSpotEmulator(opts: HubSpotEmulatorOptions = {}): P
   };
   let outageUntil = -Infinity;
   let delayMs = 0;
+  store.searchLagMs = opts.searchLagMs ?? 0;
+  // Each app user (a token's user) is a HubSpot user with a numeric id; people's ids come from owners.
+  const userIds = new Map<string, string>();
+  const userIdOf = (user: string) => {
+    const u = user.toLowerCase();
+    if (!userIds.has(u)) userIds.set(u, String(9_100_000 + userIds.size + 1));
+    return userIds.get(u)!;
+  };
+  const owners: Owner[] = [];
+  const lists: ContactList[] = [];
 
   const ctx: HubSpotRouteContext = {
     store,
-    searchLagMs: opts.searchLagMs ?? 0,
+    searchMaxResults: opts.searchMaxResults ?? searchLimits.maxResults,
+    userIdOf(req) {
+      const t = tokens.check(req.headers.authorization);
+      return t.ok ? userIdOf(t.user) : '0';
+    },
     run(route, req, reply, handler, o = {}) {
       let headers: Record<string, string> = {};
       const guard = (): EmulatorReply | null => {
         const now = clock.now();
         if (now < outageUntil) return hubspotErrors.unavailable();
+        if (o.noAuth) return null;
         const t = tokens.check(req.headers.authorization);
         if (!t.ok) return t.why === 'expired' ? hubspotErrors.expiredAuthentication() : hubspotErrors.invalidAuthentication();
         const l = limitsOf(t.user);
@@ -107,6 +154,13 @@ export async function startHubSpotEmulator(opts: HubSpotEmulatorOptions = {}): P
   const server = await startEmulatorServer((app) => {
     registerObjectRoutes(app, ctx);
     registerPropertyRoutes(app, ctx);
+    registerOwnerRoutes(app, ctx, () => owners);
+    registerListRoutes(app, ctx, () => lists);
+    registerAssociationRoutes(app, ctx);
+    registerTokenInfoRoute(app, ctx, (token) => {
+      const t = tokens.check(`Bearer ${token}`);
+      return t.ok ? { userId: userIdOf(t.user), hubId: 4_400_001 } : null;
+    });
     app.setNotFoundHandler((_req, reply) => reply.code(404).send(hubspotErrors.notFound().body));
   });
 
@@ -116,10 +170,39 @@ export async function startHubSpotEmulator(opts: HubSpotEmulatorOptions = {}): P
     faults,
     store,
     log,
-    addContact(properties) {
+    addContact(properties, o = {}) {
       const existing = store.contactByEmail(properties.email);
       if (existing) throw new Error(`addContact: ${properties.email} exists (id ${existing.id})`);
-      return store.create('contacts', { ...properties }).id;
+      return store.create('contacts', { ...properties }, [], o).id;
+    },
+    updateContact(id, properties, o = {}) {
+      if (!store.update('contacts', id, properties, o)) throw new Error(`updateContact: no contact ${id}`);
+    },
+    addDeal(properties, contactIds, o = {}) {
+      const associations = contactIds.map((toId) => ({ toObjectType: 'contacts' as const, toId, associationCategory: 'HUBSPOT_DEFINED', associationTypeId: dealToContact }));
+      return store.create('deals', { pipeline: 'default', ...properties }, associations, o).id;
+    },
+    updateDeal(id, properties, o = {}) {
+      if (!store.update('deals', id, properties, o)) throw new Error(`updateDeal: no deal ${id}`);
+    },
+    addOwner(o) {
+      const owner: Owner = { id: String(70_000 + owners.length + 1), email: o.email.toLowerCase(), firstName: o.firstName ?? '', lastName: o.lastName ?? '', userId: 8_100_000 + owners.length + 1 };
+      owners.push(owner);
+      return owner;
+    },
+    addList(name, processingType = 'MANUAL') {
+      const listId = String(lists.length + 1);
+      lists.push({ listId, name, processingType, members: [] });
+      return listId;
+    },
+    addToList(listId, contactIds) {
+      const list = lists.find((l) => l.listId === listId);
+      if (!list) throw new Error(`addToList: no list ${listId}`);
+      for (const id of contactIds) if (!list.members.some((m) => m.recordId === id)) list.members.push({ recordId: id, at: clock.now() });
+    },
+    userIdOf,
+    setSearchLag(ms) {
+      store.searchLagMs = ms;
     },
     records: (type) => store.all(type),
     requestCounts() {

@@ -10,9 +10,9 @@
  * readings of the docs, so that a wrong id in one is caught by the other.
  */
 
-export const objectTypes = ['contacts', 'notes', 'emails', 'calls', 'tasks'] as const;
+export const objectTypes = ['contacts', 'deals', 'notes', 'emails', 'calls', 'tasks'] as const;
 export type ObjectType = (typeof objectTypes)[number];
-export type EngagementType = Exclude<ObjectType, 'contacts'>;
+export type EngagementType = Exclude<ObjectType, 'contacts' | 'deals'>;
 
 export function isObjectType(s: string): s is ObjectType {
   return (objectTypes as readonly string[]).includes(s);
@@ -45,6 +45,7 @@ export interface PropertyDef {
  */
 export const defaultGroup: Record<ObjectType, string> = {
   contacts: 'contactinformation',
+  deals: 'dealinformation',
   notes: 'noteinformation',
   emails: 'emailinformation',
   calls: 'callinformation',
@@ -57,9 +58,13 @@ export const defaultGroup: Record<ObjectType, string> = {
  */
 export const engagementToContact: Record<EngagementType, number> = { notes: 202, emails: 198, calls: 194, tasks: 204 };
 
+/** Deal to contact (HUBSPOT_DEFINED), as the associations guide lists it: 3 (contact to deal is 4). */
+export const dealToContact = 3;
+
 /** The properties HubSpot itself sets on every record: its id and the create and modify dates. */
 export const systemProperties: Record<ObjectType, { created: string; modified: string }> = {
   contacts: { created: 'createdate', modified: 'lastmodifieddate' },
+  deals: { created: 'createdate', modified: 'hs_lastmodifieddate' },
   notes: { created: 'hs_createdate', modified: 'hs_lastmodifieddate' },
   emails: { created: 'hs_createdate', modified: 'hs_lastmodifieddate' },
   calls: { created: 'hs_createdate', modified: 'hs_lastmodifieddate' },
@@ -69,6 +74,7 @@ export const systemProperties: Record<ObjectType, { created: string; modified: s
 /** Properties a search returns when it names none (the search guide's defaults per object). */
 export const defaultSearchProperties: Record<ObjectType, readonly string[]> = {
   contacts: ['createdate', 'email', 'firstname', 'hs_object_id', 'lastmodifieddate', 'lastname'],
+  deals: ['amount', 'closedate', 'createdate', 'dealname', 'dealstage', 'hs_lastmodifieddate', 'hs_object_id', 'pipeline'],
   notes: ['hs_createdate', 'hs_lastmodifieddate', 'hs_object_id'],
   emails: ['hs_createdate', 'hs_lastmodifieddate', 'hs_object_id'],
   calls: ['hs_createdate', 'hs_lastmodifieddate', 'hs_object_id'],
@@ -78,6 +84,8 @@ export const defaultSearchProperties: Record<ObjectType, readonly string[]> = {
 /** Documented as "Required" on create for every engagement: where it sits on the timeline. */
 export const requiredOnCreate: Record<ObjectType, readonly string[]> = {
   contacts: [],
+  // The deals guide: dealname, dealstage and (with more than one pipeline) pipeline are required.
+  deals: ['dealname', 'dealstage'],
   notes: ['hs_timestamp'],
   emails: ['hs_timestamp'],
   calls: ['hs_timestamp'],
@@ -91,7 +99,14 @@ const text = (name: string): Spec => [name, 'string'];
 const common: Spec[] = [['hs_timestamp', 'datetime'], text('hubspot_owner_id'), text('hs_attachment_ids')];
 
 const specs: Record<ObjectType, Spec[]> = {
-  contacts: ['email', 'firstname', 'lastname', 'phone', 'company', 'jobtitle', 'website', 'hubspot_owner_id'].map(text),
+  contacts: [
+    ...['email', 'firstname', 'lastname', 'phone', 'company', 'jobtitle', 'website', 'hubspot_owner_id'].map(text),
+    ['lifecyclestage', 'enumeration', ['subscriber', 'lead', 'marketingqualifiedlead', 'salesqualifiedlead', 'opportunity', 'customer', 'evangelist', 'other']],
+    // "Unsubscribed from all email": what the CRM sync reads as do-not-contact.
+    ['hs_email_optout', 'bool'],
+  ],
+  // Stages are the account's pipelines' (the default pipeline's ids, or any an admin made): any string.
+  deals: [text('dealname'), text('dealstage'), text('pipeline'), ['amount', 'number'], ['closedate', 'datetime'], text('hubspot_owner_id')],
   notes: [...common, text('hs_note_body')],
   emails: [
     ...common,
@@ -153,7 +168,9 @@ export function defaultProperties(type: ObjectType): Map<string, PropertyDef> {
     add({ name, label: name, type: t, fieldType: fieldTypeOf[t], groupName: defaultGroup[type], ...(options ? { options } : {}) });
   }
   const sys = systemProperties[type];
-  for (const [name, t] of [[sys.created, 'datetime'], [sys.modified, 'datetime'], ['hs_object_id', 'number']] as const) {
+  // hs_updated_by_user_id: the user whose change was the last (documented on every object as
+  // "Updated by user ID"; set by HubSpot, here from the token or the test's `by`).
+  for (const [name, t] of [[sys.created, 'datetime'], [sys.modified, 'datetime'], ['hs_object_id', 'number'], ['hs_updated_by_user_id', 'number']] as const) {
     add({ name, label: name, type: t, fieldType: fieldTypeOf[t], groupName: defaultGroup[type], readOnly: true });
   }
   return out;

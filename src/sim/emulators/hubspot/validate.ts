@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { EmulatorReply } from '../server.ts';
 import { hubspotErrors, type PropertyProblem } from './errors.ts';
-import { engagementToContact, requiredOnCreate, type ObjectType } from './schema.ts';
+import { dealToContact, engagementToContact, requiredOnCreate, type ObjectType } from './schema.ts';
 import type { CrmAssociation, HubSpotStore } from './store.ts';
 
 /**
@@ -53,7 +53,8 @@ export type Checked = { ok: true; properties: Record<string, string>; associatio
 /** HubSpot's limit on a single-line text value (65,536 characters, as the notes guide states for hs_note_body). */
 const maxTextLength = 65_536;
 
-export function checkCreate(store: HubSpotStore, type: ObjectType, input: CreateInput): Checked {
+/** `partial`: an update, where the properties required on create may be left out. */
+export function checkCreate(store: HubSpotStore, type: ObjectType, input: CreateInput, o: { partial?: boolean } = {}): Checked {
   const properties: Record<string, string> = {};
   const problems: PropertyProblem[] = [];
   for (const [name, raw] of Object.entries(input.properties)) {
@@ -64,14 +65,14 @@ export function checkCreate(store: HubSpotStore, type: ObjectType, input: Create
     else properties[name] = v;
   }
   if (problems.length > 0) return { ok: false, reply: hubspotErrors.propertyValues(problems) };
-  const missing = requiredOnCreate[type].filter((n) => properties[n] === undefined || properties[n] === '');
+  const missing = o.partial ? [] : requiredOnCreate[type].filter((n) => properties[n] === undefined || properties[n] === '');
   if (missing.length > 0) return { ok: false, reply: hubspotErrors.requiredMissing(type.slice(0, -1).toUpperCase(), missing) };
   const associations: CrmAssociation[] = [];
   for (const a of input.associations ?? []) {
     const toId = String(a.to.id);
     for (const t of a.types) {
-      // Only engagement-to-contact is emulated; every other pairing is a loud gap, never a silent yes.
-      const expected = type === 'contacts' ? undefined : engagementToContact[type];
+      // Only engagement-to-contact and deal-to-contact are emulated; every other pairing is a loud gap, never a silent yes.
+      const expected = type === 'contacts' ? undefined : type === 'deals' ? dealToContact : engagementToContact[type];
       if (t.associationCategory !== 'HUBSPOT_DEFINED' || t.associationTypeId !== expected) {
         return { ok: false, reply: hubspotErrors.validation(`Invalid association type: ${t.associationCategory} ${t.associationTypeId} from ${type} (emulator: only ${type} to contacts, HUBSPOT_DEFINED ${expected ?? 'none'})`) };
       }

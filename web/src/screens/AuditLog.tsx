@@ -35,6 +35,8 @@ const WORDS: Record<string, string> = {
   'crm.connected': 'CRM connected',
   'crm.changed': 'CRM connection changed',
   'crm.disconnected': 'CRM disconnected',
+  'crm.settings_changed': 'CRM field ownership or stop rules changed',
+  'crm.list_enrolled': 'CRM list enrolled in a sequence',
 };
 
 type Filter = { action: string; actor: string; from: string; to: string };

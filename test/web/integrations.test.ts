@@ -1,20 +1,25 @@
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubSpotEmulator, type HubSpotEmulator } from '../../src/sim/emulators/hubspot/emulator.ts';
+import { systemClock } from '../../src/common/clock.ts';
+import { seededRandom } from '../../src/common/random.ts';
+import { applyDefinition } from '../../src/sequence/apply-definition.ts';
+import { validateDefinition } from '../../src/sequence/definition.ts';
 import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
 
 /**
  * Settings → Integrations in headless Chromium against the real app and the HubSpot emulator: an
- * admin sees every CRM kind (those without a connector as coming), is told a refused address in
+ * admin sees every CRM kind, is told a refused address in
  * plain words, connects HubSpot with a token issued by the emulator, pauses it (two activities
  * queue and show as pending on the screen's own refresh), resumes it (one written to the contact
  * the emulator has, one skipped: no contact); the token revoked, the connection pauses itself and
  * says so in words, and a replaced token resumes it; then changes the activities written, reads
- * the card on a phone, and disconnects behind a dialog. No API answer carries a token. axe at
+ * the card on a phone, gives a field to Cadenza and switches a stop rule off, enrolls a HubSpot
+ * list in a sequence (its member becomes a lead and is enrolled), and disconnects behind a dialog. No API answer carries a token. axe at
  * 1440×900 (paused, written, token refused, the dialog) and at 390×844. Screenshots
- * integrations-01..05.
+ * integrations-01..06.
  */
 const skip = chromiumSkipReason();
 
@@ -46,11 +51,10 @@ describe.skipIf(skip !== null)(`integrations in settings${skip ? ` (skipped: ${s
     const section = page.getByRole('region', { name: 'Integrations' });
     await section.getByText('No CRM connected yet.').waitFor();
 
-    // Every kind is offered; those this version has no connector for are named and cannot be chosen.
+    // Every kind this version has a connector for is offered (one without would read "coming").
     const crm = section.getByLabel('CRM', { exact: true });
-    expect(await crm.locator('option').allTextContents()).toEqual(['HubSpot', 'Salesforce (coming)', 'Pipedrive (coming)', 'Twenty']);
-    expect(await crm.locator('option[disabled]').allTextContents()).toEqual(['Salesforce (coming)', 'Pipedrive (coming)']);
-    await section.getByText('Coming in a later version: Salesforce, Pipedrive.').waitFor();
+    expect(await crm.locator('option').allTextContents()).toEqual(['HubSpot', 'Salesforce', 'Pipedrive', 'Twenty']);
+    expect(await crm.locator('option[disabled]').count()).toBe(0);
     const address = section.getByLabel('API address');
     expect(await address.inputValue()).toBe('https://api.hubapi.com');
     await crm.selectOption('twenty');
@@ -75,7 +79,8 @@ describe.skipIf(skip !== null)(`integrations in settings${skip ? ` (skipped: ${s
     await card.getByText('HubSpot owns').waitFor();
     expect(await card.locator('.crm-owners dd').allTextContents()).toEqual(['Email, First name, Last name, Company, Title, Phone, Owner, Lifecycle stage, Do not contact', 'Sequence status, Last activity']);
     // HubSpot can be connected once per workspace: the form moves on to what is left.
-    expect(await crm.inputValue()).toBe('twenty');
+    expect(await crm.inputValue()).toBe('salesforce');
+    await crm.selectOption('twenty');
     expect(await crm.locator('option[disabled]').allTextContents()).toContain('HubSpot (connected)');
     expect(await section.getByLabel('Token').inputValue()).toBe('');
 
@@ -85,7 +90,7 @@ describe.skipIf(skip !== null)(`integrations in settings${skip ? ` (skipped: ${s
     await card.getByText('Paused by an admin.').waitFor();
     const conn = await web.app.store.db.selectFrom('crm_connection').select(['id', 'workspace_id', 'state']).executeTakeFirstOrThrow();
     expect(conn.state).toBe('paused');
-    emu.addContact({ email: 'known@prospects.test', firstname: 'Known' });
+    const known = emu.addContact({ email: 'known@prospects.test', firstname: 'Known' });
     const at = new Date();
     await web.app.store.db
       .insertInto('crm_activity')
@@ -169,6 +174,40 @@ describe.skipIf(skip !== null)(`integrations in settings${skip ? ` (skipped: ${s
     await screenshot(phone, 'integrations-04-phone-390');
     expect(await blockingViolations(phone, 'integrations, 390')).toEqual([]);
     await phone.close();
+
+    // Field ownership as the API serves it: the title given to Cadenza (the address cannot move),
+    // and a stop rule switched off.
+    await card.getByRole('button', { name: 'Change ownership or stop rules' }).click();
+    expect(await card.locator(`#crm-${conn.id}-email`).isDisabled()).toBe(true);
+    await card.locator(`#crm-${conn.id}-title`).selectOption('cadenza');
+    await card.getByRole('checkbox', { name: /a deal is created for them/ }).uncheck();
+    await card.getByRole('button', { name: 'Save ownership and stop rules' }).click();
+    await card.getByRole('button', { name: 'Change ownership or stop rules' }).waitFor();
+    expect(await card.locator('.crm-owners dd').allTextContents()).toEqual(['Email, First name, Last name, Company, Phone, Owner, Lifecycle stage, Do not contact', 'Title, Sequence status, Last activity']);
+    expect(await card.getByText(/Stops a lead's sequences when:/).textContent()).not.toContain('a deal is created');
+    const settings = await web.app.store.db.selectFrom('crm_connection').selectAll().where('id', '=', conn.id).executeTakeFirstOrThrow();
+    expect(JSON.stringify(settings)).toContain('"title":"cadenza"');
+
+    // Enroll from a HubSpot list: its member (a contact HubSpot has) becomes a lead in the sequence, once.
+    const def = validateDefinition({ key: 'q4', name: 'Q4 outbound', window: 'Mon-Fri 08:00-18:00', steps: [{ key: 'intro', type: 'email', subject: 'Hi', body: 'Hello' }] });
+    const { sequenceId } = await applyDefinition(web.app.store, { clock: systemClock, random: seededRandom('web-integrations') }, conn.workspace_id, def);
+    const listId = emu.addList('Q4 targets');
+    emu.addToList(listId, [known]);
+    await card.getByRole('button', { name: 'Enroll a list…' }).click();
+    await card.getByLabel('HubSpot list', { exact: true }).selectOption(listId);
+    await card.getByLabel('Sequence', { exact: true }).selectOption(sequenceId);
+    await card.getByRole('radio', { name: /Continuously/ }).check();
+    await card.getByRole('button', { name: 'Enroll the list' }).click();
+    await card.getByText('Q4 targets: its members are enrolled now and as they join.').waitFor();
+    await card.getByRole('list', { name: 'Lists enrolled from HubSpot' }).getByText('Q4 targets').waitFor();
+    const enrolled = () =>
+      web.app.store.db.selectFrom('enrollment').innerJoin('lead', 'lead.id', 'enrollment.lead_id').select('lead.email').where('enrollment.sequence_id', '=', sequenceId).execute();
+    await expect.poll(async () => (await enrolled()).map((e) => e.email), { timeout: 20_000 }).toEqual(['known@prospects.test']);
+    // What came of it shows on the screen's own refresh.
+    await card.getByText('1 enrolled').waitFor({ timeout: 15_000 });
+    await screenshot(page, 'integrations-06-list-enroll-1440');
+    expect(await blockingViolations(page, 'integrations, list enroll, 1440')).toEqual([]);
+    await card.getByRole('button', { name: 'Close' }).click();
 
     // Disconnecting asks first, with the focus on Cancel; cancelling keeps it.
     await card.getByRole('button', { name: 'Disconnect' }).click();

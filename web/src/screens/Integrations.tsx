@@ -1,11 +1,12 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { CRM_ACTIVITY_KINDS, CRM_KINDS, DEFAULT_BASE_URLS } from '../../../src/crm/kinds.ts';
-import { SYNCED_FIELDS, DEFAULT_FIELD_OWNERS, type FieldOwners } from '../../../src/crm/field-ownership.ts';
 import { call, errorMessage, ws } from '../api.ts';
 import type { ApiBody, CrmConnection } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, SubmitButton, when } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
-import { activityName, crmName, crmProblem, FIELD_NAMES, TOKEN_HINTS } from './crm-words.ts';
+import { CrmListEnroll } from './CrmListEnroll.tsx';
+import { CrmSettings } from './CrmSettings.tsx';
+import { activityName, crmName, crmProblem, TOKEN_HINTS } from './crm-words.ts';
 
 /** How often the status is read again while the screen is open: the writer drains every few seconds. */
 const REFRESH_MS = 10_000;
@@ -119,7 +120,8 @@ function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string
       <p className="small" style={{ margin: 0 }}>
         Writes: {c.activities.length === CRM_ACTIVITY_KINDS.length ? 'every activity' : c.activities.map(activityName).join(', ')}
       </p>
-      <FieldOwnership crm={name} owners={DEFAULT_FIELD_OWNERS} />
+      <CrmSettings workspaceId={workspaceId} connectionId={c.id} crm={name} />
+      <CrmListEnroll workspaceId={workspaceId} connectionId={c.id} crm={name} />
       <ErrorNote error={error} />
       <div className="row">
         {c.state === 'active' ? (
@@ -198,30 +200,6 @@ function Problem({ className, lead, problem }: { className: string; lead: string
           <span className="small">{problem.said}</span>
         </details>
       )}
-    </div>
-  );
-}
-
-/**
- * Which side owns each synced contact field: a function of the map alone, so that when the API
- * serves a connection's own map the card passes it here instead of DEFAULT_FIELD_OWNERS.
- */
-function FieldOwnership({ crm, owners }: { crm: string; owners: FieldOwners }) {
-  const of = (side: 'crm' | 'cadenza') => SYNCED_FIELDS.filter((f) => owners[f] === side).map((f) => FIELD_NAMES[f]);
-  return (
-    <div className="crm-owners">
-      <h4>Field ownership</h4>
-      <p className="muted small">Each field is written by its owner only; a change from the other side is logged as a conflict, never copied back.</p>
-      <dl>
-        <div>
-          <dt>{crm} owns</dt>
-          <dd>{of('crm').join(', ') || 'no field'}</dd>
-        </div>
-        <div>
-          <dt>Cadenza owns</dt>
-          <dd>{of('cadenza').join(', ') || 'no field'}</dd>
-        </div>
-      </dl>
     </div>
   );
 }

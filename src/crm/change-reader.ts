@@ -6,7 +6,7 @@ import type { Applied } from '../sequence/enrollment-service.ts';
 import type { StopEngine } from '../sequence/suppress.ts';
 import type { Store } from '../store/store.ts';
 import { storePage, type ConnectionContext } from './apply-changes.ts';
-import { CrmAuthError, CrmCursorExpiredError, CrmTransientError, readsChanges, writesFields, type CrmConnector } from './connector.ts';
+import { CrmAuthError, CrmCursorExpiredError, CrmTransientError, readsChanges, writesFields, type CrmConnector, type CrmLimits } from './connector.ts';
 import { writeOwnedFields } from './fields-out.ts';
 import { runListEnrollments } from './list-enroll.ts';
 import { effectiveOwners } from './ownership.ts';
@@ -48,6 +48,12 @@ export interface ChangeReaderOptions {
   listEveryMs?: number;
   /** Called after list enrollments made enrollments (the scheduler's nudge). */
   onEnrolled?: () => void;
+  /**
+   * The CRM's request limit shared with the writer (CrmWriter.reserve): each readChanges page, and
+   * the field writes and list reads after them, first take the connector's worst case of a batch
+   * (limits.requestsPerBatch, an estimate for a read). Absent: reads are not counted.
+   */
+  reserve?: (connectionId: string, limits: CrmLimits, n: number) => { ok: true; done: () => void } | { ok: false; at: number };
 }
 
 export interface ReadResult {
@@ -114,11 +120,16 @@ export class ChangeReader {
         rules: effectiveStopRules(row.stop_rules),
       };
       let cursor = row.change_cursor;
+      // Requests of the CRM's limit, taken before each step; none left: come back when they fit.
+      const take = () => this.o.reserve?.(connectionId, connector.limits, connector.limits.requestsPerBatch) ?? { ok: true as const, done: () => undefined };
       for (let n = 0; n < (this.o.maxPages ?? 50); n++) {
+        const slot = take();
+        if (!slot.ok) return { ...out, nextAt: slot.at };
         let page;
         try {
           page = await connector.readChanges(cursor, this.o.pageLimit ?? 100);
         } catch (e) {
+          slot.done();
           if (!(e instanceof CrmCursorExpiredError) || cursor === null) throw e;
           // The full resync: from nothing, each page deduplicated against the mirror.
           this.o.log?.warn({ connectionId, err: e.message }, 'CRM change cursor expired: full resync');
@@ -126,6 +137,7 @@ export class ChangeReader {
           cursor = null;
           continue;
         }
+        slot.done();
         const done = await store.db.transaction().execute((tx) => storePage(tx, this.o.engine, ctx, page, clock.now()));
         this.o.engine.notify(done.applied);
         cursor = page.cursor;
@@ -135,8 +147,14 @@ export class ChangeReader {
         out.conflicts += done.stored.conflicts;
         if (!page.more) break;
       }
-      if (writesFields(connector)) out.fieldsWritten = await writeOwnedFields(store.db, connectionId, connector, ctx.owners);
-      out.enrolled = await runListEnrollments({ db: store.db, clock, random: this.o.random, ...(this.o.listEveryMs !== undefined ? { everyMs: this.o.listEveryMs } : {}) }, connectionId, connector);
+      const after = take();
+      if (!after.ok) return { ...out, nextAt: after.at };
+      try {
+        if (writesFields(connector)) out.fieldsWritten = await writeOwnedFields(store.db, connectionId, connector, ctx.owners);
+        out.enrolled = await runListEnrollments({ db: store.db, clock, random: this.o.random, ...(this.o.listEveryMs !== undefined ? { everyMs: this.o.listEveryMs } : {}) }, connectionId, connector);
+      } finally {
+        after.done();
+      }
       if (out.enrolled > 0) this.o.onEnrolled?.();
       this.hold.set(connectionId, { until: 0, failures: 0 });
       return { ...out, nextAt: clock.now() };

@@ -26,6 +26,8 @@ export interface CrmSyncOptions {
   sealer: TokenSealer;
   log?: Logger;
   pollMs?: number;
+  /** How often a caught-up connection's changes are read (default CRM_READ_EVERY_MS). */
+  readEveryMs?: number;
   onDrained?: (connectionId: string, r: DrainResult) => void;
   /** The enrollment engine: with it, connections whose CRM reads changes are read too (change-reader.ts). */
   engine?: StopEngine & { notify(applied: Applied[]): void };
@@ -36,17 +38,23 @@ export interface CrmSyncOptions {
 
 /** How often the loop looks at the connections (the writer says when one needs it sooner or later). */
 export const CRM_POLL_MS = 2_000;
+/** How often a caught-up connection's changes are read (a CRM change stops a sequence within about this). */
+export const CRM_READ_EVERY_MS = 30_000;
 
 export class CrmSync {
   readonly writer: CrmWriter;
   readonly reader: ChangeReader | undefined;
   private readonly due = new Map<string, number>();
+  /** When each connection's changes are read next: caught up, after readEveryMs (the writer keeps its own pace). */
+  private readonly readDue = new Map<string, number>();
+  private readonly readEveryMs: number;
   private readonly connectors = new Map<string, { key: string; connector: CrmConnector }>();
   private loop: Periodic | undefined;
   private readonly pollMs: number;
 
   constructor(private readonly o: CrmSyncOptions) {
     this.pollMs = o.pollMs ?? CRM_POLL_MS;
+    this.readEveryMs = o.readEveryMs ?? CRM_READ_EVERY_MS;
     this.writer = new CrmWriter({
       store: o.store,
       clock: o.clock,
@@ -64,8 +72,9 @@ export class CrmSync {
         engine: o.engine,
         ...(o.log ? { log: o.log } : {}),
         ...(o.onEnrolled ? { onEnrolled: o.onEnrolled } : {}),
-        // The writer's connector: reads and writes share its pacing.
+        // The writer's connector and request window: reads and writes share the CRM's limits.
         connectorFor: async (id) => (await this.connectorFor(id)).connector,
+        reserve: (id, limits, n) => this.writer.reserve(id, limits, n),
       });
     }
   }
@@ -89,11 +98,14 @@ export class CrmSync {
       const r = await this.writer.drain(id);
       this.o.onDrained?.(id, r);
       let next = r.nextAt !== null && r.nextAt > now ? r.nextAt : now + this.pollMs;
-      // Changes in, in the same round (a paused connection is left alone by both).
-      if (this.reader) {
+      // Changes in, in the same round (a paused connection is left alone by both), once caught up
+      // only every readEveryMs: a read costs requests of the same limit the activities need.
+      if (this.reader && (this.readDue.get(id) ?? 0) <= now) {
         const read = await this.reader.read(id);
         this.o.onRead?.(id, read);
-        next = Math.min(next, read.nextAt !== null && read.nextAt > now ? read.nextAt : now + this.pollMs);
+        const readNext = read.nextAt !== null && read.nextAt > now ? read.nextAt : now + this.readEveryMs;
+        this.readDue.set(id, readNext);
+        next = Math.min(next, readNext);
       }
       this.due.set(id, next);
     }
@@ -105,6 +117,7 @@ export class CrmSync {
 
   nudge(): void {
     this.due.clear();
+    this.readDue.clear();
   }
 
   async stop(): Promise<void> {

@@ -5,7 +5,7 @@ import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
 import type { Store } from '../store/store.ts';
 import { toCrmActivity } from './activity.ts';
-import { CrmAuthError, CrmTransientError, type CrmConnector, type CrmWriteResult } from './connector.ts';
+import { CrmAuthError, CrmTransientError, type CrmConnector, type CrmLimits, type CrmWriteResult } from './connector.ts';
 import { RequestWindow } from './request-window.ts';
 import { claimDue, retryAt, settle } from './sql/activities.ts';
 
@@ -67,6 +67,28 @@ export class CrmWriter {
     this.backoff = o.backoff ?? defaultCrmBackoff;
   }
 
+  private stateOf(connectionId: string, limits: CrmLimits): ConnectionState {
+    let st = this.state.get(connectionId);
+    if (!st) this.state.set(connectionId, (st = { window: new RequestWindow(limits.requests, limits.windowMs), holdUntil: 0, failures: 0 }));
+    return st;
+  }
+
+  /**
+   * The connection's request window for another user of the CRM's limit in this process (the
+   * change reader): takes `n` requests now and answers a `done` that counts them at their end, as a
+   * batch's are; or answers when they will fit. So reading changes and writing activities share one
+   * count of the CRM's limit.
+   */
+  reserve(connectionId: string, limits: CrmLimits, n: number): { ok: true; done: () => void } | { ok: false; at: number } {
+    const st = this.stateOf(connectionId, limits);
+    const now = this.o.clock.now();
+    const k = Math.min(n, limits.requests);
+    const fits = Math.max(st.window.earliest(k, now), st.holdUntil);
+    if (fits > now) return { ok: false, at: fits };
+    st.window.take(k, now);
+    return { ok: true, done: () => st.window.restamp(k, now, this.o.clock.now()) };
+  }
+
   /** Takes or renews the lease on the connection; false when another writer holds it or it is paused. */
   private async lease(connectionId: string): Promise<boolean> {
     const now = new Date(this.o.clock.now());
@@ -90,8 +112,7 @@ export class CrmWriter {
     if (!(await this.lease(connectionId))) return { ...out, nextAt: clock.now() + this.leaseMs };
     const { connector, prepared } = await this.o.connectorFor(connectionId);
     const limits = connector.limits;
-    let st = this.state.get(connectionId);
-    if (!st) this.state.set(connectionId, (st = { window: new RequestWindow(limits.requests, limits.windowMs), holdUntil: 0, failures: 0 }));
+    const st = this.stateOf(connectionId, limits);
     if (!prepared) {
       if (st.holdUntil > clock.now()) return { ...out, nextAt: st.holdUntil };
       try {

@@ -24,6 +24,7 @@ import { CredentialTaskRunner } from '../sending/credential-tasks/task-runner.ts
 import { OAuthClients, type OAuthSettings } from '../mailbox/oauth/client.ts';
 import { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
+import { callMediaReader } from '../crm/call-media.ts';
 import { CrmSync } from '../crm/crm-sync.ts';
 import { WebhookDispatcher } from '../api/webhooks/dispatcher.ts';
 import { sealLegacyWebhookSecrets } from '../api/webhooks/secrets.ts';
@@ -486,7 +487,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.webhooks = webhooks;
     webhooks.start();
     // CRM activities are written by the API processes too; one writer per connection at a time (a lease).
-    const crm = new CrmSync({ store, clock, random, log, sealer: vault, owner: `crm:${newId(clock.now(), random)}`, engine: service, onEnrolled: () => nudges.nudge('enrollments') });
+    const crm = new CrmSync({ store, clock, random, log, sealer: vault, owner: `crm:${newId(clock.now(), random)}`, engine: service, onEnrolled: () => nudges.nudge('enrollments'), callMedia: callMediaReader({ publicUrl, sealer: vault }) });
     app.crm = crm;
     crm.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;

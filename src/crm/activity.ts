@@ -1,17 +1,19 @@
 import type { CrmActivity, CrmActivityKind } from './connector.ts';
+import type { CallMedia } from './call-media.ts';
 import type { ClaimedActivity } from './sql/activities.ts';
 
 /**
  * A queued fact in the CRM's words (docs/crm.md "Activities"): one line and a short text a sales
  * rep reads in the contact's timeline. Pure: everything comes from the outbox row (0054_crm.sql
- * payloads) and what the claim joined to it (the message's subject, the sequence's name).
+ * payloads), what the claim joined to it (the message's subject, the sequence's name) and a call's
+ * media (call-media.ts).
  */
 const KINDS: ReadonlySet<string> = new Set<CrmActivityKind>(['email_sent', 'email_opened', 'email_clicked', 'email_replied', 'email_bounced', 'unsubscribed', 'call', 'task_completed']);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length ? v : undefined);
 const MAX_BODY = 4000;
 
-export function toCrmActivity(row: ClaimedActivity): CrmActivity {
+export function toCrmActivity(row: ClaimedActivity, media: CallMedia = {}): CrmActivity {
   if (!KINDS.has(row.kind)) throw new Error(`not a CRM activity kind: ${row.kind}`);
   const kind = row.kind as CrmActivityKind;
   const p = row.payload;
@@ -46,7 +48,7 @@ export function toCrmActivity(row: ClaimedActivity): CrmActivity {
         ...base,
         title: `${direction === 'inbound' ? 'Incoming call' : 'Call'}: ${outcome.replace('_', ' ')}`,
         body: (str(p.notes) ?? '').slice(0, MAX_BODY),
-        call: { direction, outcome, durationSeconds },
+        call: { direction, outcome, durationSeconds, ...(media.recordingUrl ? { recordingUrl: media.recordingUrl } : {}), ...(media.transcript ? { transcript: media.transcript } : {}) },
       };
     }
   }

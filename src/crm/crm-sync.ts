@@ -9,7 +9,7 @@ import { ChangeReader, type ReadResult } from './change-reader.ts';
 import { openConnection, type TokenSealer } from './connections.ts';
 import type { CrmConnector } from './connector.ts';
 import { makeConnector } from './connectors.ts';
-import { CrmWriter, type DrainResult } from './writer.ts';
+import { CrmWriter, type CrmWriterOptions, type DrainResult } from './writer.ts';
 
 /**
  * The API role's CRM sync loop (docs/crm.md): every `pollMs`, each active connection whose time
@@ -34,6 +34,8 @@ export interface CrmSyncOptions {
   /** After a list enrollment enrolled someone (the scheduler's nudge). */
   onEnrolled?: () => void;
   onRead?: (connectionId: string, r: ReadResult) => void;
+  /** A call activity's recording link and transcript (call-media.ts); absent: calls go without them. */
+  callMedia?: CrmWriterOptions['callMedia'];
 }
 
 /** How often the loop looks at the connections (the writer says when one needs it sooner or later). */
@@ -62,6 +64,7 @@ export class CrmSync {
       owner: o.owner,
       ...(o.log ? { log: o.log } : {}),
       connectorFor: (id) => this.connectorFor(id),
+      ...(o.callMedia ? { callMedia: o.callMedia } : {}),
     });
     if (o.engine) {
       this.reader = new ChangeReader({
@@ -97,7 +100,9 @@ export class CrmSync {
       if ((this.due.get(id) ?? 0) > now) continue;
       const r = await this.writer.drain(id);
       this.o.onDrained?.(id, r);
-      let next = r.nextAt !== null && r.nextAt > now ? r.nextAt : now + this.pollMs;
+      // Held (the CRM's window, a failure): not before nextAt. Otherwise new activities may come any
+      // time: at the latest at the next poll.
+      let next = r.nextAt !== null && r.nextAt > now ? (r.held ? r.nextAt : Math.min(r.nextAt, now + this.pollMs)) : now + this.pollMs;
       // Changes in, in the same round (a paused connection is left alone by both), once caught up
       // only every readEveryMs: a read costs requests of the same limit the activities need.
       if (this.reader && (this.readDue.get(id) ?? 0) <= now) {

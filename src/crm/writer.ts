@@ -5,9 +5,10 @@ import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
 import type { Store } from '../store/store.ts';
 import { toCrmActivity } from './activity.ts';
+import type { CallMedia } from './call-media.ts';
 import { CrmAuthError, CrmTransientError, type CrmConnector, type CrmLimits, type CrmWriteResult } from './connector.ts';
 import { RequestWindow } from './request-window.ts';
-import { claimDue, retryAt, settle } from './sql/activities.ts';
+import { claimDue, retryAt, settle, type ClaimedActivity } from './sql/activities.ts';
 
 /**
  * Writes each connection's outbox (0054_crm.sql crm_activity) to its CRM, exactly once per fact
@@ -35,6 +36,8 @@ export interface CrmWriterOptions {
   log?: Logger;
   /** A claimed batch or a connection lease is another writer's to take after this long (default 2 min). */
   leaseMs?: number;
+  /** A call's recording link and transcript (call-media.ts); absent: calls go without them. */
+  callMedia?: (row: ClaimedActivity) => Promise<CallMedia>;
   /** Holds after transient failures (default 5 s doubling to 5 min, full jitter: an outage of hours is probed about 24 times an hour, and writing resumes within minutes of its end). */
   backoff?: BackoffPolicy;
 }
@@ -49,6 +52,12 @@ export interface DrainResult {
   failures: number;
   /** When this connection has due work again or may continue; null when its outbox is empty. */
   nextAt: number | null;
+  /**
+   * The CRM's window, a failure's hold or another writer's lease keeps this connection until
+   * nextAt. Otherwise nextAt is only when the earliest waiting activity (a call's, waiting for its
+   * recording) is due, and a new activity may come before: the sync looks again at its poll.
+   */
+  held: boolean;
 }
 
 interface ConnectionState {
@@ -107,7 +116,7 @@ export class CrmWriter {
    * window is full, or the CRM failed; says when to come back.
    */
   async drain(connectionId: string): Promise<DrainResult> {
-    const out: DrainResult = { written: 0, skipped: 0, rejected: 0, failures: 0, nextAt: null };
+    const out: DrainResult = { written: 0, skipped: 0, rejected: 0, failures: 0, nextAt: null, held: true };
     const { clock, store } = this.o;
     if (!(await this.lease(connectionId))) return { ...out, nextAt: clock.now() + this.leaseMs };
     const { connector, prepared } = await this.o.connectorFor(connectionId);
@@ -129,13 +138,13 @@ export class CrmWriter {
       const fits = st.window.earliest(limits.requestsPerBatch, now);
       if (fits > now) return { ...out, nextAt: fits };
       const rows = await claimDue(store.db, connectionId, new Date(now), new Date(now + this.leaseMs), limits.maxBatch);
-      if (!rows.length) return { ...out, nextAt: await this.nextDue(connectionId) };
+      if (!rows.length) return { ...out, nextAt: await this.nextDue(connectionId), held: false };
       // Reserved before the first request: the worst case of this batch is counted in the window.
       st.window.take(limits.requestsPerBatch, now);
       const ids = new Map(rows.map((r) => [r.external_id, r.id]));
       let results: CrmWriteResult[];
       try {
-        results = await connector.writeActivities(rows.map(toCrmActivity));
+        results = await connector.writeActivities(await Promise.all(rows.map(async (r) => toCrmActivity(r, await this.callMedia(r)))));
       } catch (e) {
         st.window.restamp(limits.requestsPerBatch, now, clock.now());
         out.failures++;
@@ -176,6 +185,17 @@ export class CrmWriter {
     await retryAt(store.db, claimed, new Date(st.holdUntil), message);
     if (!(e instanceof CrmTransientError)) this.o.log?.error({ connectionId, err: e }, 'CRM write failed unexpectedly; retried later');
     return st.holdUntil;
+  }
+
+  /** A call's media; one that cannot be read (a transcript that does not open) goes without, logged, rather than holding the call's activity forever. */
+  private async callMedia(row: ClaimedActivity): Promise<CallMedia> {
+    if (row.kind !== 'call' || !this.o.callMedia) return {};
+    try {
+      return await this.o.callMedia(row);
+    } catch (e) {
+      this.o.log?.warn({ activityId: row.id, err: e instanceof Error ? e.message : String(e) }, 'a call activity goes to the CRM without its recording link and transcript: they could not be read');
+      return {};
+    }
   }
 
   private async nextDue(connectionId: string): Promise<number | null> {

@@ -5,6 +5,7 @@ import type { CrmWriteResult } from '../connector.ts';
 /** A claimed outbox row (0054_crm.sql crm_activity) with what the activity's words need. */
 export interface ClaimedActivity {
   id: number;
+  workspace_id: string;
   external_id: string;
   kind: string;
   email: string;
@@ -14,6 +15,10 @@ export interface ClaimedActivity {
   /** A sent or replied email's subject, from the message the journal entry names; null otherwise. */
   subject: string | null;
   sequence_name: string | null;
+  /** A call's lead (its page plays the recording), whether the call was recorded, and its transcript when done (sealed, 0052's). */
+  lead_id: string | null;
+  recorded: boolean;
+  transcript: Buffer | null;
 }
 
 /**
@@ -32,9 +37,10 @@ export async function claimDue(db: Db, connectionId: string, now: Date, leaseUnt
     ), claimed as (
       update crm_activity a set next_attempt_at = ${leaseUntil}, attempts = a.attempts + 1
       from due where a.id = due.id
-      returning a.id, a.external_id, a.kind, a.email, a.payload, a.occurred_at, a.attempts
+      returning a.id, a.workspace_id, a.external_id, a.kind, a.email, a.payload, a.occurred_at, a.attempts, a.lead_id
     )
-    select c.*, m.subject, s.name as sequence_name
+    select c.*, m.subject, s.name as sequence_name,
+           (r.call_id is not null) as recorded, t.transcript
     from claimed c
     join crm_activity a on a.id = c.id
     left join enrollment e on e.id = (a.payload ->> 'enrollmentId')::uuid
@@ -44,8 +50,10 @@ export async function claimDue(db: Db, connectionId: string, now: Date, leaseUnt
       where workspace_id = a.workspace_id and message_id = a.payload -> 'detail' ->> 'messageId'
       limit 1
     ) m on a.kind in ('email_sent', 'email_replied')
+    left join phone_call_recording r on a.kind = 'call' and r.call_id = (a.payload ->> 'callId')::uuid
+    left join call_transcript t on t.call_id = r.call_id and t.state = 'done'
     order by c.id`.execute(db);
-  return r.rows.map((row) => ({ ...row, id: Number(row.id) }));
+  return r.rows.map((row) => ({ ...row, id: Number(row.id), recorded: row.recorded === true, transcript: row.transcript ? Buffer.from(row.transcript) : null }));
 }
 
 /**

@@ -48,7 +48,8 @@ function RecordedCallItem({ workspaceId, c, onChange }: { workspaceId: string; c
     void a.play().catch(() => undefined);
   };
   return (
-    <li className="stack">
+    // The anchor a CRM's call activity links to (src/crm/call-media.ts).
+    <li className="stack" id={`call-${c.id}`}>
       <span className="small">
         {when(c.startedAt)} · {c.number ?? 'unknown number'} · {Math.round(c.recording!.durationMs / 1000)} s{c.outcome ? ` · ${c.outcome.replace(/_/g, ' ')}` : ''}
       </span>

@@ -113,6 +113,7 @@ export class CrmSync {
         next = Math.min(next, readNext);
       }
       this.due.set(id, next);
+      await this.writer.saveWindow(id);
     }
   }
 

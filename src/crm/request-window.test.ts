@@ -65,4 +65,20 @@ describe('RequestWindow: at most N requests in any window', () => {
     expect(w.earliest(3, 1000)).toBe(1900);
     expect(() => w.restamp(1, 900, 800)).toThrow(/back in time/);
   });
+  it('property: a window restored from its snapshot (another writer taking over) answers as the original would; bad entries are ignored', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 500 }), fc.array(fc.tuple(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 1, max: 6 })), { maxLength: 40 }), fc.integer({ min: 0, max: 600 }), (n, windowMs, arrivals, later) => {
+        const w = new RequestWindow(n, windowMs);
+        let now = 0;
+        for (const [gap, want] of arrivals) {
+          const k = Math.min(want, n);
+          now = w.earliest(k, now + gap);
+          w.take(k, now);
+        }
+        const copy = new RequestWindow(n, windowMs);
+        copy.absorb([...w.snapshot(now), ['x', 1], [5, 0], null], now);
+        for (let k = 1; k <= n; k++) expect(copy.earliest(k, now + later)).toBe(w.earliest(k, now + later));
+      }),
+    );
+  });
 });

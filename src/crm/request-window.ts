@@ -44,6 +44,36 @@ export class RequestWindow {
     for (let i = this.times.length - 1; i >= 0 && moved < n && this.times[i] === from; i--, moved++) this.times[i] = to;
   }
 
+  /** The requests still in the window at `now`, run-length encoded oldest first: [[time, requests], …]. */
+  snapshot(now: number): Array<[number, number]> {
+    this.forget(now);
+    const out: Array<[number, number]> = [];
+    for (const t of this.times) {
+      const last = out[out.length - 1];
+      if (last && last[0] === t) last[1]++;
+      else out.push([t, 1]);
+    }
+    return out;
+  }
+
+  /**
+   * Counts the requests of another process's snapshot too (a writer taking a connection over):
+   * merged in time order (two writers that overlapped may together hold more than `requests`:
+   * all are kept, so the next fits only when enough have left). Entries that are not [finite
+   * time, positive integer] are ignored, since the snapshot comes from the database.
+   */
+  absorb(snapshot: unknown, now: number): void {
+    if (!Array.isArray(snapshot)) return;
+    const more: number[] = [];
+    for (const e of snapshot) {
+      if (!Array.isArray(e) || !Number.isFinite(e[0]) || !Number.isInteger(e[1]) || e[1] < 1) continue;
+      for (let i = 0; i < Math.min(e[1], this.requests); i++) more.push(e[0]);
+    }
+    this.times.push(...more);
+    this.times.sort((a, b) => a - b);
+    this.forget(now);
+  }
+
   private forget(now: number): void {
     let drop = 0;
     while (drop < this.times.length && this.times[drop]! <= now - this.windowMs) drop++;

@@ -64,6 +64,8 @@ interface ConnectionState {
   window: RequestWindow;
   holdUntil: number;
   failures: number;
+  /** The window as last stored (saveWindow), to write only a change. */
+  saved?: string;
 }
 
 export class CrmWriter {
@@ -98,8 +100,12 @@ export class CrmWriter {
     return { ok: true, done: () => st.window.restamp(k, now, this.o.clock.now()) };
   }
 
-  /** Takes or renews the lease on the connection; false when another writer holds it or it is paused. */
-  private async lease(connectionId: string): Promise<boolean> {
+  /**
+   * Takes or renews the lease on the connection; false when another writer holds it or it is
+   * paused. Answers the request window the last writer stored (saveWindow), for a writer that has
+   * none of its own yet.
+   */
+  private async lease(connectionId: string): Promise<{ window: unknown } | false> {
     const now = new Date(this.o.clock.now());
     const r = await this.o.store.db
       .updateTable('crm_connection')
@@ -107,8 +113,24 @@ export class CrmWriter {
       .where('id', '=', connectionId)
       .where('state', '=', 'active')
       .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', this.o.owner), eb('lease_until', '<', now)]))
+      .returning('request_window')
       .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+    return r ? { window: r.request_window } : false;
+  }
+
+  /**
+   * Stores the connection's request window (migration 0057) while this writer holds the lease, so
+   * that a process taking the connection over (after a crash or a deploy) counts the requests
+   * already made in the window instead of starting empty. Called by the sync after each round of
+   * the connection (the writer's batches and the reader's pages); written only when it changed.
+   */
+  async saveWindow(connectionId: string): Promise<void> {
+    const st = this.state.get(connectionId);
+    if (!st) return;
+    const snapshot = JSON.stringify(st.window.snapshot(this.o.clock.now()));
+    if (snapshot === st.saved) return;
+    await this.o.store.db.updateTable('crm_connection').set({ request_window: snapshot }).where('id', '=', connectionId).where('lease_owner', '=', this.o.owner).execute();
+    st.saved = snapshot;
   }
 
   /**
@@ -118,10 +140,17 @@ export class CrmWriter {
   async drain(connectionId: string): Promise<DrainResult> {
     const out: DrainResult = { written: 0, skipped: 0, rejected: 0, failures: 0, nextAt: null, held: true };
     const { clock, store } = this.o;
-    if (!(await this.lease(connectionId))) return { ...out, nextAt: clock.now() + this.leaseMs };
+    const leased = await this.lease(connectionId);
+    if (!leased) return { ...out, nextAt: clock.now() + this.leaseMs };
     const { connector, prepared } = await this.o.connectorFor(connectionId);
     const limits = connector.limits;
     const st = this.stateOf(connectionId, limits);
+    // Another writer stored the window since this one did (it had the connection meanwhile): its
+    // requests are still in the CRM's window. Counting one of ours twice this way only waits longer.
+    if (leased.window && JSON.stringify(leased.window) !== st.saved) {
+      st.window.absorb(leased.window, clock.now());
+      st.saved = JSON.stringify(leased.window);
+    }
     if (!prepared) {
       if (st.holdUntil > clock.now()) return { ...out, nextAt: st.holdUntil };
       try {

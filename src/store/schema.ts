@@ -241,6 +241,8 @@ export interface CrmConnectionTable {
   /** Overrides of the stop rules' defaults (src/crm/stop-rules.ts). */
   stop_rules: DefaultJson<Record<string, unknown>>;
   integration_user_id: string | null;
+  /** The CRM's request window as the writer last stored it (migration 0057): [[time ms, requests], …]. */
+  request_window: Json<Array<[number, number]>> | null;
 }
 
 /** The mirror of a CRM contact (migration 0055, src/crm/change-reader.ts). */

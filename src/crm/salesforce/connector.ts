@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../../common/clock.ts';
 import type { CrmActivity, CrmChangePage, CrmChangeReader, CrmConnector, CrmFieldWriter, CrmLimits, CrmList, CrmListPage, CrmWriteResult } from '../connector.ts';
-import { readChanges } from './changes.ts';
+import { pollChanges } from './poll.ts';
 import { SalesforceClient } from './client.ts';
 import { parseCredentials } from './credentials.ts';
 import { writeContactFields } from './fields.ts';
@@ -72,7 +72,7 @@ export class SalesforceConnector implements CrmConnector, CrmChangeReader, CrmFi
   }
 
   readChanges(cursor: string | null, limit: number): Promise<CrmChangePage> {
-    return readChanges(this.client, cursor, limit, this.clock.now(), this.overlapMs);
+    return pollChanges(this.client, cursor, limit, this.clock.now(), this.overlapMs);
   }
 
   integrationUserId(): Promise<string | null> {

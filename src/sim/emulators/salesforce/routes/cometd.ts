@@ -64,7 +64,8 @@ export function registerCometdRoutes(app: FastifyInstance, ctx: CometdRouteConte
     const verb = String(messages[0]?.channel ?? '').replace(/^\/meta\//, '') || 'unknown';
     return ctx.run(`cometd.${verb}`, req, reply, async (userId) => {
       const m = /^(\d+)\.0$/.exec(req.params.version);
-      if (!m || Number(m[1]) < 44 || Number(m[1]) > 62) return { status: 404, body: [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }] };
+      // The versions the REST routes serve (context.ts): an unknown one is 404 there too.
+      if (!m || Number(m[1]) < 46 || Number(m[1]) > 62) return { status: 404, body: [{ errorCode: 'NOT_FOUND', message: 'The requested resource does not exist' }] };
       if (messages.length === 0) return { status: 400, body: [{ successful: false, error: '400::Bad request: no Bayeux message' }] };
       const out: unknown[] = [];
       for (const msg of messages) out.push(...(await handle(msg, userId)));

@@ -82,9 +82,12 @@ export class SalesforceClient {
     return (this.session ?? (await this.refresh())).userId;
   }
 
-  /** A call under /services/data/vXX.X (`path` starts after it), or a full path from an answer (nextRecordsUrl). */
-  async request(method: 'GET' | 'PATCH', path: string, query: Record<string, string> = {}, body?: unknown): Promise<{ status: number; body: any }> {
-    const full = path.startsWith('/services/') ? path : `/services/data/${apiVersion}${path}`;
+  /**
+   * A call under /services/data/vXX.X (`path` starts after it), or a full path: one from an answer
+   * (nextRecordsUrl), or the Streaming API's /cometd/XX.X (cometd.ts), which takes the same session.
+   */
+  async request(method: 'GET' | 'PATCH' | 'POST', path: string, query: Record<string, string> = {}, body?: unknown): Promise<{ status: number; body: any }> {
+    const full = path.startsWith('/services/') || path.startsWith('/cometd/') ? path : `/services/data/${apiVersion}${path}`;
     let session = this.session ?? (await this.refresh());
     for (let attempt = 0; ; attempt++) {
       const url = new URL(session.instanceUrl.replace(/\/+$/, '') + full);

@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../../common/clock.ts';
 import type { CrmActivity, CrmChangePage, CrmChangeReader, CrmConnector, CrmFieldWriter, CrmLimits, CrmList, CrmListPage, CrmWriteResult } from '../connector.ts';
-import { readChanges } from './changes.ts';
+import { SalesforceChanges } from './cdc.ts';
 import { SalesforceClient } from './client.ts';
 import { parseCredentials } from './credentials.ts';
 import { writeContactFields } from './fields.ts';
@@ -13,8 +13,9 @@ import { maxEmailLength, maxRecords, writeTasks } from './write.ts';
  * CRM sync to Salesforce (REST API v60.0, a connected app's OAuth refresh token). Each activity is
  * one completed Task on the Contact (else the open Lead) with the prospect's address, upserted by
  * the external-id field Cadenza_Activity_Id__c (write.ts, tasks.ts): a retry after a lost answer
- * updates the Task it wrote instead of writing another. Changes in (changes.ts) poll Contacts,
- * Leads and Opportunities by SystemModstamp (deletions included); lists are Contact list views
+ * updates the Task it wrote instead of writing another. Changes in to Contacts, Leads and
+ * Opportunities come from Change Data Capture where the org has it (cdc.ts), else by polling
+ * SystemModstamp (poll.ts; deletions included); lists are Contact list views
  * (lists.ts); Cadenza-owned fields are written to the Contact (fields.ts).
  *
  * Limits. Salesforce counts calls per org over a rolling 24 h (Enterprise Edition: 100,000 plus
@@ -39,8 +40,10 @@ export interface SalesforceConnectorOptions {
   dailyApiCalls?: number;
   /** The part of it Cadenza may use (default 0.2). */
   apiShare?: number;
-  /** How far back each change read starts from the newest stamp seen (default 5 minutes; changes.ts). */
+  /** How far back each change read starts from the newest stamp seen (default 5 minutes; poll.ts, cdc.ts). */
   overlapMs?: number;
+  /** Read changes by Change Data Capture where the org offers it (default true; cdc.ts); false: poll only. */
+  changeDataCapture?: boolean;
 }
 
 export class SalesforceConnector implements CrmConnector, CrmChangeReader, CrmFieldWriter {
@@ -48,7 +51,7 @@ export class SalesforceConnector implements CrmConnector, CrmChangeReader, CrmFi
   readonly limits: CrmLimits;
   private readonly client: SalesforceClient;
   private readonly clock: Clock;
-  private readonly overlapMs: number;
+  private readonly changes: SalesforceChanges;
 
   constructor(opts: SalesforceConnectorOptions) {
     const lookups = worstChunks(maxRecords, maxEmailLength);
@@ -57,8 +60,8 @@ export class SalesforceConnector implements CrmConnector, CrmChangeReader, CrmFi
     if (perHour < requestsPerBatch) throw new Error(`Salesforce: a share of ${perHour} API calls an hour is less than one batch needs (${requestsPerBatch})`);
     this.limits = { maxBatch: maxRecords, requests: perHour, windowMs: 3_600_000, requestsPerBatch };
     this.clock = opts.clock ?? systemClock;
-    this.overlapMs = opts.overlapMs ?? 5 * 60_000;
     this.client = new SalesforceClient({ baseUrl: opts.baseUrl, credentials: parseCredentials(opts.token), timeoutMs: opts.timeoutMs, clock: this.clock, requestsPerBatch });
+    this.changes = new SalesforceChanges({ client: this.client, now: () => this.clock.now(), overlapMs: opts.overlapMs ?? 5 * 60_000, changeDataCapture: opts.changeDataCapture });
   }
 
   prepare(): Promise<void> {
@@ -72,7 +75,7 @@ export class SalesforceConnector implements CrmConnector, CrmChangeReader, CrmFi
   }
 
   readChanges(cursor: string | null, limit: number): Promise<CrmChangePage> {
-    return readChanges(this.client, cursor, limit, this.clock.now(), this.overlapMs);
+    return this.changes.read(cursor, limit);
   }
 
   integrationUserId(): Promise<string | null> {

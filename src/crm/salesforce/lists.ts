@@ -1,6 +1,6 @@
 import type { CrmList, CrmListPage } from '../connector.ts';
 import type { SalesforceClient } from './client.ts';
-import { contactFields, toContact } from './changes.ts';
+import { contactFields, toContact } from './records.ts';
 import { inChunks, queryAll, quote } from './soql.ts';
 
 /**

@@ -2,8 +2,10 @@ import { systemClock, type Clock } from '../../../common/clock.ts';
 import { FaultInjector } from '../faults.ts';
 import { runRoute, startEmulatorServer, type EmulatorReply, type RequestRecord } from '../server.ts';
 import { ApiAllocation } from './api-limit.ts';
+import { cdcEntities, ChangeEventLog, type ChangeEvent, type ChangeType } from './change-events.ts';
 import type { SalesforceRouteContext } from './context.ts';
 import { sfErrors } from './errors.ts';
+import { registerCometdRoutes } from './routes/cometd.ts';
 import { registerListViewRoutes } from './routes/listviews.ts';
 import { registerOAuthRoutes } from './routes/oauth.ts';
 import { registerQueryRoutes } from './routes/query.ts';
@@ -17,7 +19,8 @@ import { SalesforceStore, type SRecord } from './store.ts';
  * loopback, for the CRM connector (src/crm/salesforce/): the OAuth refresh-token flow and revoke
  * on the org's host, SOQL queries (the subset in soql.ts) with nextRecordsUrl paging, describe,
  * record update, sObject Collections upsert by external id, Contact list views, the rolling 24-hour
- * API allocation with its Sforce-Limit-Info header, and fault injection. The base URL is the org's
+ * API allocation with its Sforce-Limit-Info header, Change Data Capture over the Streaming API's
+ * CometD endpoint (change-events.ts, routes/cometd.ts; when the org enables it), and fault injection. The base URL is the org's
  * instance URL (https://MyDomain.my.salesforce.com in an org). One org per emulator; close() it.
  *
  * The order of checks on every /services/data request: an outage (503), the session (401
@@ -32,6 +35,13 @@ export interface SalesforceEmulatorOptions {
   sessionTtlMs?: number;
   /** Rows per query answer before nextRecordsUrl (default 2000, Salesforce's default batch). */
   queryBatchSize?: number;
+  /**
+   * Change Data Capture: the entities an admin selected (true: Contact, Lead, Opportunity,
+   * OpportunityContactRole). Default off: the org's subscribers get "channel does not exist".
+   */
+  changeDataCapture?: boolean | { entities: SObjectName[] };
+  /** Events in one CometD connect answer at most (default 100; Salesforce's batch size is not documented). */
+  eventsPerConnect?: number;
 }
 
 export interface SalesforceEmulator {
@@ -78,6 +88,15 @@ export interface SalesforceEmulator {
   outage(untilMs: number): void;
   /** Delays every answer by `ms` of the emulator's clock before processing (0: none). */
   slow(ms: number): void;
+  /** The change events kept on the bus now (72 h on the emulator's clock), oldest first. */
+  changeEvents(): ChangeEvent[];
+  /**
+   * Changes a record as `update` does but without its change event: a GAP event (`type`, default
+   * GAP_UPDATE) stands for it, as when Salesforce cannot build the event. GAP_OVERFLOW carries no ids.
+   */
+  updateWithGap(object: Exclude<SObjectName, 'User'>, ids: string[], fields: Record<string, unknown>, type?: Extract<ChangeType, `GAP_${string}`>, by?: string): void;
+  /** The next `times` CometD connect answers that carry events carry each twice (Salesforce may deliver an event more than once). */
+  duplicateEvents(times?: number): void;
   close(): Promise<void>;
 }
 
@@ -85,6 +104,10 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
   const clock = opts.clock ?? systemClock;
   const orgId = '00D5g000004EMUL';
   const store = new SalesforceStore(clock, `${orgId}EAA`);
+  const cdc = opts.changeDataCapture === true ? cdcEntities : opts.changeDataCapture ? opts.changeDataCapture.entities : [];
+  const bus = new ChangeEventLog(clock, new Set(cdc));
+  store.onWrite = (w) => bus.record(w);
+  let duplicates = 0;
   const sessions = new Sessions(store.orgId, opts.sessionTtlMs ?? 2 * 3_600_000);
   const allocation = new ApiAllocation(opts.dailyApiLimit ?? 100_000);
   const faults = new FaultInjector();
@@ -136,6 +159,23 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
     registerQueryRoutes(app, ctx);
     registerSObjectRoutes(app, ctx);
     registerListViewRoutes(app, ctx);
+    registerCometdRoutes(app, {
+      bus,
+      clock,
+      eventsPerConnect: opts.eventsPerConnect ?? 100,
+      takeDuplicate: () => duplicates > 0 && duplicates-- > 0,
+      run: (route, req, reply, handler) => {
+        let userId = '';
+        const guard = (): EmulatorReply | null => {
+          if (clock.now() < outageUntil) return sfErrors.unavailable();
+          const s = sessions.check(req.headers.authorization, clock.now());
+          if (!s.ok) return { status: 401, body: [{ channel: '/meta/handshake', successful: false, error: '401::Authentication invalid', advice: { reconnect: 'none' } }] };
+          userId = s.userId;
+          return null;
+        };
+        return runRoute({ faults, log }, route, req, reply, guard, () => slowly(() => handler(userId)));
+      },
+    });
     app.setNotFoundHandler((_req, reply) => reply.code(404).send(sfErrors.notFound().body));
   });
   origin = server.origin;
@@ -188,6 +228,19 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
     },
     slow(ms) {
       delayMs = ms;
+    },
+    changeEvents: () => [...bus.retained()],
+    updateWithGap(object, ids, fields, type = 'GAP_UPDATE', by = admin) {
+      bus.silent = true;
+      try {
+        for (const id of ids) store.update(object, id, fields, by);
+      } finally {
+        bus.silent = false;
+      }
+      bus.gap(object, ids, type, by);
+    },
+    duplicateEvents(times = 1) {
+      duplicates += times;
     },
     close: server.close,
   };

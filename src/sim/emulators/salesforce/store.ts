@@ -24,6 +24,15 @@ export interface ListViewDef {
   filter: (c: SRecord) => boolean;
 }
 
+/** A write as the platform commits it: what Change Data Capture (change-events.ts) turns into an event. */
+export interface StoreWrite {
+  object: SObjectName;
+  record: SRecord;
+  /** The record's values before the write; null for a create. */
+  before: Record<string, unknown> | null;
+  by: string;
+}
+
 export class SalesforceStore {
   readonly schema = new Schema();
   private readonly records = new Map<SObjectName, SRecord[]>();
@@ -35,6 +44,8 @@ export class SalesforceStore {
   readonly listViews: ListViewDef[] = [];
   /** Validation rules an admin added: each sees the record as it would be saved, and answers its error message or null. */
   readonly validationRules: Array<{ object: SObjectName; check: (r: Record<string, unknown>) => string | null }> = [];
+  /** Told of every committed create and update (the change event log listens). */
+  onWrite: ((w: StoreWrite) => void) | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -114,6 +125,7 @@ export class SalesforceStore {
     list.push(rec);
     this.byId.set(rec.Id.slice(0, 15), rec);
     this.reindex(object, rec, null);
+    this.onWrite?.({ object, record: rec, before: null, by });
     return rec;
   }
 
@@ -129,6 +141,7 @@ export class SalesforceStore {
     const before = { ...rec };
     Object.assign(rec, fields, { LastModifiedDate: now, LastModifiedById: by, SystemModstamp: now });
     this.reindex(object, rec, before);
+    this.onWrite?.({ object, record: rec, before, by });
     return rec;
   }
 }

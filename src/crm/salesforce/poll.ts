@@ -1,11 +1,13 @@
-import { CrmCursorExpiredError, type CrmChangePage, type CrmContact, type CrmDeal } from '../connector.ts';
+import { CrmCursorExpiredError, type CrmChangePage } from '../connector.ts';
 import type { SalesforceClient } from './client.ts';
-import { dateTime, inChunks, parseDateTime, queryAll, quote, type Row } from './soql.ts';
+import { fieldsOf, streams, toRecords, type Stream } from './records.ts';
+import { dateTime, parseDateTime, queryAll, type Row } from './soql.ts';
 
 /**
  * Changes in, by polling SystemModstamp (SOQL), for Contacts, Leads and Opportunities; each deal's
- * contact addresses from its OpportunityContactRoles. Change Data Capture would push the same; it needs the
- * Streaming API (CometD / Pub/Sub API over gRPC) and is not used here.
+ * contact addresses from its OpportunityContactRoles. Where the org has Change Data Capture, cdc.ts
+ * reads by it and comes here for a full sync, a gap, or a replay id older than the events kept; its
+ * cursor wraps this one (a cursor of this shape alone is one from before CDC, read as a poll's).
  *
  * Why an overlap: SystemModstamp is stamped when a transaction writes, and the transaction becomes
  * visible when it commits, later. A record stamped just before the last one read may appear only
@@ -41,10 +43,6 @@ interface Position {
   seen: string[];
 }
 
-/** The objects read, in this order: each takes what budget those before it left. */
-const streams = ['contacts', 'leads', 'deals'] as const;
-type Stream = (typeof streams)[number];
-
 interface Cursor {
   v: 1;
   /** When the cursor was made (ms). */
@@ -54,15 +52,21 @@ interface Cursor {
   deals: Position;
 }
 
-export const contactFields = 'Id, Email, FirstName, LastName, Title, Phone, HasOptedOutOfEmail, Account.Name, Owner.Email, SystemModstamp, LastModifiedById';
-/** Change reads add IsDeleted: they go through queryAll, which returns deleted records too. */
-const fieldsOf: Record<Stream, { object: string; fields: string }> = {
-  contacts: { object: 'Contact', fields: `${contactFields}, IsDeleted` },
-  leads: { object: 'Lead', fields: 'Id, Email, FirstName, LastName, Company, Title, Phone, Status, HasOptedOutOfEmail, IsConverted, Owner.Email, SystemModstamp, LastModifiedById, IsDeleted' },
-  deals: { object: 'Opportunity', fields: 'Id, Name, StageName, Owner.Email, CreatedDate, SystemModstamp, LastModifiedById, IsDeleted' },
-};
+/** A poll's cursor that reads every object from `from` (ms) on, as if made at `now`. */
+export function pollCursorFrom(from: number, now: number): string {
+  const p: Position = { from: Math.max(0, from), seen: [] };
+  return encode({ v: 1, at: now, contacts: p, leads: p, deals: { ...p } });
+}
 
-export async function readChanges(client: SalesforceClient, cursorText: string | null, limit: number, now: number, overlapMs: number): Promise<CrmChangePage> {
+/** The earliest stamp a poll's cursor reads from (ms), and when it was last read; null for a full sync. */
+export function pollPosition(text: string | null): { from: number; at: number } | null {
+  if (text === null) return null;
+  const c = decode(text);
+  return { from: Math.min(...streams.map((s) => c[s].from)), at: c.at };
+}
+
+/** The objects read, in streams' order: each takes what budget those before it left. */
+export async function pollChanges(client: SalesforceClient, cursorText: string | null, limit: number, now: number, overlapMs: number): Promise<CrmChangePage> {
   const start: Position = { from: 0, seen: [] };
   const cursor: Cursor = cursorText === null ? { v: 1, at: now, contacts: start, leads: start, deals: start } : decode(cursorText);
   if (now - cursor.at > cursorTtlMs) throw new CrmCursorExpiredError(`Salesforce: the cursor was made ${new Date(cursor.at).toISOString()}, more than 30 days ago`);
@@ -82,12 +86,7 @@ export async function readChanges(client: SalesforceClient, cursorText: string |
     left -= r.rows.length;
     more ||= r.full;
   }
-  return {
-    contacts: [...rows.contacts.map(toContact), ...rows.leads.map(leadToContact)],
-    deals: await withContactEmails(client, rows.deals),
-    cursor: encode(next),
-    more,
-  };
+  return { ...(await toRecords(client, rows)), cursor: encode(next), more };
 }
 
 async function readObject(client: SalesforceClient, object: string, fields: string, pos: Position, budget: number, overlapMs: number): Promise<{ rows: Row[]; position: Position; full: boolean }> {
@@ -121,76 +120,6 @@ function nextPosition(from: number, pairs: Map<string, number>, overlapMs: numbe
   }
   return { from: start, seen: kept.map(([p]) => p) };
 }
-
-async function withContactEmails(client: SalesforceClient, rows: Row[]): Promise<CrmDeal[]> {
-  if (rows.length === 0) return [];
-  const emails = new Map<string, Set<string>>();
-  for (const chunk of inChunks(rows.map((r) => r.Id))) {
-    for (const role of await queryAll(client, `SELECT OpportunityId, Contact.Email FROM OpportunityContactRole WHERE OpportunityId IN (${chunk.map(quote).join(', ')})`)) {
-      const e = role.Contact?.Email;
-      if (typeof e !== 'string' || !e) continue;
-      const key = String(role.OpportunityId).slice(0, 15);
-      emails.set(key, (emails.get(key) ?? new Set()).add(e.toLowerCase()));
-    }
-  }
-  return rows.map((r) => ({
-    crmId: r.Id,
-    name: String(r.Name ?? ''),
-    stage: String(r.StageName ?? ''),
-    stageLabel: r.StageName ?? null,
-    contactEmails: [...(emails.get(r.Id.slice(0, 15)) ?? [])].sort(),
-    ownerEmail: lower(r.Owner?.Email),
-    createdAt: iso(r.CreatedDate),
-    updatedAt: iso(r.SystemModstamp),
-    updatedBy: r.LastModifiedById ?? null,
-    ...(r.IsDeleted === true ? { deleted: true } : {}),
-  }));
-}
-
-/** A Contact row (contactFields) in Cadenza's words; Contacts have no lead status, so no lifecycle stage. */
-export function toContact(r: Row): CrmContact {
-  return {
-    crmId: r.Id,
-    email: lower(r.Email),
-    firstName: r.FirstName ?? null,
-    lastName: r.LastName ?? null,
-    company: r.Account?.Name ?? null,
-    title: r.Title ?? null,
-    phone: r.Phone ?? null,
-    ownerEmail: lower(r.Owner?.Email),
-    lifecycleStage: null,
-    doNotContact: r.HasOptedOutOfEmail === true,
-    updatedAt: iso(r.SystemModstamp),
-    updatedBy: r.LastModifiedById ?? null,
-    ...(r.IsDeleted === true ? { deleted: true } : {}),
-  };
-}
-
-/**
- * A Lead is a person too (Leads are where most prospects start in Salesforce): its Status is the
- * lifecycle stage. A converted lead has become a Contact (which comes as a contact change of its
- * own), so the lead is given as gone, like a merged record.
- */
-function leadToContact(r: Row): CrmContact {
-  return {
-    crmId: r.Id,
-    email: lower(r.Email),
-    firstName: r.FirstName ?? null,
-    lastName: r.LastName ?? null,
-    company: r.Company ?? null,
-    title: r.Title ?? null,
-    phone: r.Phone ?? null,
-    ownerEmail: lower(r.Owner?.Email),
-    lifecycleStage: r.Status ?? null,
-    doNotContact: r.HasOptedOutOfEmail === true,
-    updatedAt: iso(r.SystemModstamp),
-    updatedBy: r.LastModifiedById ?? null,
-    ...(r.IsDeleted === true || r.IsConverted === true ? { deleted: true } : {}),
-  };
-}
-
-const lower = (v: unknown): string | null => (typeof v === 'string' && v ? v.toLowerCase() : null);
-const iso = (v: unknown): string => new Date(parseDateTime(v)).toISOString();
 
 function encode(c: Cursor): string {
   return Buffer.from(JSON.stringify(c)).toString('base64url');

@@ -107,6 +107,12 @@ export interface CrmConnector {
    * per activity, in any order. Throws CrmTransientError or CrmAuthError for the whole batch.
    */
   writeActivities(batch: readonly CrmActivity[]): Promise<CrmWriteResult[]>;
+  /**
+   * The requests made so far that count against the CRM's limit (a counter). With it, the writer
+   * counts what a batch really made instead of its worst case (limits.requestsPerBatch), which it
+   * still reserves before the batch starts. Absent: the worst case is counted.
+   */
+  requestsMade?(): number;
 }
 
 /*

@@ -55,6 +55,41 @@ describe('RequestWindow: at most N requests in any window', () => {
     );
   });
 
+  it('property: batches that reserve their worst case and are settled with what they really made (settle) never put more than N in any window at the CRM, and free the rest', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 10, max: 500 }), fc.array(fc.tuple(fc.integer({ min: 0, max: 300 }), fc.array(fc.integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 9 }), fc.integer({ min: 1, max: 9 })), { maxLength: 40 }), (n, windowMs, batches) => {
+        const w = new RequestWindow(n, windowMs);
+        const arrivals: number[] = [];
+        let now = 0;
+        for (const [gap, delays, worst] of batches) {
+          const reserved = Math.min(worst, n);
+          const used = Math.min(delays.length, reserved);
+          const start = w.earliest(reserved, now + gap);
+          w.take(reserved, start);
+          let t = start;
+          for (const d of delays.slice(0, used)) arrivals.push((t += d));
+          now = t;
+          w.settle(reserved, used, start, now);
+        }
+        for (const t of arrivals) expect(arrivals.filter((x) => x >= t && x < t + windowMs).length).toBeLessThanOrEqual(n);
+        // Never fewer counted than the CRM still holds in its window.
+        expect(w.snapshot(now).reduce((a, [, k]) => a + k, 0)).toBeGreaterThanOrEqual(arrivals.filter((x) => x > now - windowMs).length);
+      }),
+    );
+  });
+
+  it('settle frees what a batch reserved and did not make, and counts what it made beyond its reservation', () => {
+    const w = new RequestWindow(12, 1000);
+    w.take(12, 0);
+    expect(w.earliest(1, 5)).toBe(1000);
+    w.settle(12, 3, 0, 5);
+    expect(w.snapshot(5)).toEqual([[5, 3]]);
+    expect(w.earliest(9, 5)).toBe(5);
+    w.take(2, 6);
+    w.settle(2, 4, 6, 7);
+    expect(w.snapshot(7)).toEqual([[5, 3], [7, 4]]);
+  });
+
   it('restamp moves only the last batch\'s requests, and never back in time', () => {
     const w = new RequestWindow(4, 1000);
     w.take(2, 0);

@@ -44,6 +44,23 @@ export class RequestWindow {
     for (let i = this.times.length - 1; i >= 0 && moved < n && this.times[i] === from; i--, moved++) this.times[i] = to;
   }
 
+  /**
+   * Settles a batch that reserved `reserved` requests at `from` (take) and really made `used`,
+   * counted by the CRM up to `to`: the used ones move to `to` (as restamp), the unused rest leaves
+   * the window, and any made beyond the reservation are counted at `to` too (the CRM counted them;
+   * only a connector that exceeds its own worst case makes any).
+   */
+  settle(reserved: number, used: number, from: number, to: number): void {
+    this.restamp(reserved, from, to);
+    let unused = reserved - used;
+    for (let i = this.times.length - 1; i >= 0 && unused > 0; i--) {
+      if (this.times[i] !== to) break;
+      this.times.splice(i, 1);
+      unused--;
+    }
+    for (let i = 0; i < used - reserved; i++) this.times.push(to);
+  }
+
   /** The requests still in the window at `now`, run-length encoded oldest first: [[time, requests], …]. */
   snapshot(now: number): Array<[number, number]> {
     this.forget(now);

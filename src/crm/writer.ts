@@ -171,16 +171,20 @@ export class CrmWriter {
       // Reserved before the first request: the worst case of this batch is counted in the window.
       st.window.take(limits.requestsPerBatch, now);
       const ids = new Map(rows.map((r) => [r.external_id, r.id]));
+      const activities = await Promise.all(rows.map(async (r) => toCrmActivity(r, await this.callMedia(r))));
+      const before = connector.requestsMade?.();
+      // The CRM counted each request when it arrived, up to now: the batch's count at its end, and
+      // what it really made where the connector counts them (the unused rest of the worst case freed).
+      const counted = () => st.window.settle(limits.requestsPerBatch, before === undefined ? limits.requestsPerBatch : connector.requestsMade!() - before, now, clock.now());
       let results: CrmWriteResult[];
       try {
-        results = await connector.writeActivities(await Promise.all(rows.map(async (r) => toCrmActivity(r, await this.callMedia(r)))));
+        results = await connector.writeActivities(activities);
       } catch (e) {
-        st.window.restamp(limits.requestsPerBatch, now, clock.now());
+        counted();
         out.failures++;
         return { ...out, nextAt: await this.failed(connectionId, st, e, rows.map((r) => r.id)) };
       }
-      // The CRM counted each request when it arrived, up to now.
-      st.window.restamp(limits.requestsPerBatch, now, clock.now());
+      counted();
       await settle(store.db, ids, results, new Date(clock.now()));
       const answered = new Set(results.map((r) => r.externalId));
       // An activity the connector gave no result for is retried (never dropped).

@@ -69,6 +69,8 @@ export class SalesforceClient {
   private readonly timeoutMs: number;
   private session: Session | null = null;
   private refreshing: Promise<Session> | null = null;
+  /** REST calls made so far (each counts against the org's API allocation; the Streaming API's do not). */
+  requests = 0;
   /** The allocation the last answer's Sforce-Limit-Info gave (api-usage=N/M). */
   usage: { used: number; max: number } | null = null;
 
@@ -92,6 +94,7 @@ export class SalesforceClient {
     for (let attempt = 0; ; attempt++) {
       const url = new URL(session.instanceUrl.replace(/\/+$/, '') + full);
       for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+      if (!full.startsWith('/cometd/')) this.requests++;
       const res = await this.fetch(url, {
         method,
         headers: { authorization: `Bearer ${session.accessToken}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },

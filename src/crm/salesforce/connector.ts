@@ -73,6 +73,10 @@ export class SalesforceConnector implements CrmConnector, CrmChangeReader, CrmFi
     if (batch.length === 0) return Promise.resolve([]);
     return writeTasks(this.client, batch);
   }
+  requestsMade(): number {
+    return this.client.requests;
+  }
+
 
   readChanges(cursor: string | null, limit: number): Promise<CrmChangePage> {
     return this.changes.read(cursor, limit);

@@ -927,6 +927,15 @@ export type Sequence = {
       body: string;
       weight: number;
     }[];
+    /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
+    experiment?: {
+      replyWindowDays?: number;
+      outcome?: "replied" | "positive" | "meetings";
+      alpha?: number;
+      minSamplePerArm?: number;
+      tau?: number;
+      autoWinner?: boolean;
+    };
   }[];
   id: string;
   version: number;
@@ -2454,6 +2463,15 @@ export interface ApiRoutes {
           body: string;
           weight?: number;
         }[];
+        /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
+        experiment?: {
+          replyWindowDays?: number;
+          outcome?: "replied" | "positive" | "meetings";
+          alpha?: number;
+          minSamplePerArm?: number;
+          tau?: number;
+          autoWinner?: boolean;
+        };
       }[];
       /** Save even if an email template renders for none of the leads (else 409 TEMPLATE_FAILS_FOR_ALL) */
       confirm?: boolean;

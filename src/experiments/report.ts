@@ -37,6 +37,8 @@ export interface ExperimentReport {
   srm: Verdict['srm'];
   /** The arm the data declare the winner now, if any. */
   winner: string | null;
+  /** The winner recorded for new enrollments (auto-winner.ts), if one was. */
+  declared: StoredExperiment['declared'];
   reason: string;
 }
 
@@ -98,5 +100,6 @@ export function experimentReport(exp: StoredExperiment, rows: readonly ExposureR
     srm: v.srm,
     winner: v.winner === null ? null : arms[v.winner]!.id,
     reason: v.reason,
+    declared: exp.declared,
   };
 }

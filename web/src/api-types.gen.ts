@@ -459,6 +459,13 @@ export type Experiment = {
   /** The winning variant by the data now, if any */
   winner: string | null;
   reason: string;
+  /** The automatic winner recorded (settings.autoWinner): every enrollment from `at` on gets it; earlier ones keep their arm */
+  declared: {
+    variantId: string;
+    at: string;
+    pValue: number;
+    reason: string;
+  } | null;
 };
 
 export type FederationCard = {

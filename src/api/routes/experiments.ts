@@ -46,6 +46,10 @@ const experiment = z
     srm: z.object({ chiSquare: z.number(), pValue: z.number(), mismatch: z.boolean() }).describe('Sample-ratio check of the exposures against the weights (alarm at p < 0.001)'),
     winner: z.uuid().nullable().describe('The winning variant by the data now, if any'),
     reason: z.string(),
+    declared: z
+      .object({ variantId: z.uuid(), at: z.string(), pValue: z.number(), reason: z.string() })
+      .nullable()
+      .describe('The automatic winner recorded (settings.autoWinner): every enrollment from `at` on gets it; earlier ones keep their arm'),
   })
   .meta({ id: 'Experiment' });
 

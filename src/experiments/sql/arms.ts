@@ -4,6 +4,7 @@
  */
 import type { Db } from '../../store/store.ts';
 import type { ExperimentSettings } from '../settings.ts';
+import { winnersOf } from './winners.ts';
 
 export interface StoredExperiment {
   stepId: string;
@@ -11,6 +12,8 @@ export interface StoredExperiment {
   stepPosition: number;
   settings: Partial<ExperimentSettings> | undefined;
   variants: Array<{ id: string; key: string; weight: number; archived: boolean }>;
+  /** The winner declared for it (auto-winner.ts), if any. */
+  declared: { variantId: string; at: string; pValue: number; reason: string } | null;
 }
 
 // -- name: experiments-of-sequence
@@ -32,11 +35,17 @@ export async function storedExperiments(db: Db, workspaceId: string, sequenceId:
     .where('step_id', 'in', steps.map((s) => s.id))
     .orderBy('key')
     .execute();
+  const winners = await winnersOf(db, steps.map((s) => s.id));
   return steps.map((s) => ({
     stepId: s.id,
     stepKey: s.key,
     stepPosition: s.position,
     settings: ((s.config ?? {}) as { experiment?: Partial<ExperimentSettings> }).experiment,
     variants: variants.filter((v) => v.step_id === s.id).map((v) => ({ id: v.id, key: v.key, weight: v.weight, archived: v.archived_at !== null })),
+    declared: declaredOf(winners.find((w) => w.step_id === s.id)),
   }));
+}
+
+function declaredOf(w: Awaited<ReturnType<typeof winnersOf>>[number] | undefined): StoredExperiment['declared'] {
+  return w ? { variantId: w.variant_id, at: new Date(w.declared_at).toISOString(), pValue: Number(w.p_value), reason: w.reason } : null;
 }

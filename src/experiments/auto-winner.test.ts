@@ -89,4 +89,27 @@ describe.each(testBackends())('automatic winner (%s)', (backend) => {
     expect(new Set(before)).toEqual(new Set([variantIds.a, variantIds.b]));
     for (let i = 0; i < 50; i++) expect(pickVariant(seq, { id: newId(clock.now(), random), enrolledAt: clock.now() + i }, stepId)).toBe(variantIds.b);
   });
+
+  it('keeps enrollments made after the declaration out of the figures and the ratio check', async () => {
+    clock.advance(60_000);
+    const now = clock.now();
+    const leadIds = Array.from({ length: 60 }, () => newId(now, random));
+    await sql`insert into lead (id, workspace_id, email, email_norm) select u.id, ${workspaceId}, u.e, u.e from unnest(${leadIds}::uuid[], ${leadIds.map((_, i) => `late${i}@aw${i}.test`)}::text[]) as u(id, e)`.execute(store.db);
+    await bulkEnroll(store, { clock, random }, { workspaceId, sequenceId, leadIds });
+    const service = new EnrollmentService({ store, clock, random });
+    clock.advance(60_000);
+    while ((await service.fireDue(500)).length > 0);
+    const late = await store.db.selectFrom('send_request as r').innerJoin('enrollment as e', 'e.id', 'r.enrollment_id').select(['r.enrollment_id', 'r.variant_id']).where('e.lead_id', 'in', leadIds).execute();
+    // The engine's own path: every new enrollment's send request carries the winner.
+    expect(late.map((r) => r.variant_id)).toEqual(leadIds.map(() => variantIds.b));
+    await store.db
+      .insertInto('event')
+      .values(late.map((r) => ({ workspace_id: workspaceId, enrollment_id: r.enrollment_id, type: 'step_sent', at: new Date(clock.now()), payload: JSON.stringify({ event: { type: 'step_sent', stepId } }) })))
+      .execute();
+    const [x] = await sequenceExperiments(store.db, workspaceId, sequenceId, clock.now());
+    const b = x!.arms.find((a) => a.variantId === variantIds.b)!;
+    expect(b.afterWinner).toBe(60);
+    expect(x!.arms.reduce((n, a) => n + a.exposures, 0)).toBe(200);
+    expect(x!.srm.mismatch).toBe(false);
+  });
 });

@@ -17,8 +17,10 @@ export interface ArmReport {
   variantKey: string;
   weight: number;
   archived: boolean;
-  /** Every send of the arm so far. */
+  /** Every send of the arm so far to enrollments in the experiment. */
   exposures: number;
+  /** Sends to enrollments made after the declared winner (all to the winner; outside the experiment). */
+  afterWinner: number;
   /** Sends whose reply window has closed: the rates' denominator. */
   closed: number;
   outcomes: Record<Outcome, number>;
@@ -45,8 +47,10 @@ export interface ExperimentReport {
 /** A step is an experiment when it has two or more arms: live variants, or archived ones that were sent. */
 export function experimentReport(exp: StoredExperiment, rows: readonly ExposureRow[]): ExperimentReport | null {
   const settings = settingsOf(exp.settings);
-  const mine = rows.filter((r) => r.stepId === exp.stepId);
-  const sent = new Set(mine.map((r) => r.variantId));
+  const all = rows.filter((r) => r.stepId === exp.stepId);
+  // Enrollments after a declared winner were sent it by decision: they would skew the rates and the ratio check.
+  const mine = all.filter((r) => !r.afterWinner);
+  const sent = new Set(all.map((r) => r.variantId));
   const arms = exp.variants.filter((v) => !v.archived || sent.has(v.id));
   if (arms.length < 2) return null;
   const index = new Map(arms.map((a, i) => [a.id, i]));
@@ -89,6 +93,7 @@ export function experimentReport(exp: StoredExperiment, rows: readonly ExposureR
         weight: a.weight,
         archived: a.archived,
         exposures: exposures[i]!,
+        afterWinner: all.filter((r) => r.afterWinner && r.variantId === a.id).reduce((n, r) => n + r.exposures, 0),
         closed: c.n,
         outcomes: { replied: c.replied, positive: c.positive, meetings: c.meetings },
         rates: { replied: wilson(c.replied, c.n, level), positive: wilson(c.positive, c.n, level), meetings: wilson(c.meetings, c.n, level) },

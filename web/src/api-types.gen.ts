@@ -412,6 +412,8 @@ export type Experiment = {
     archived: boolean;
     /** Sends of this arm so far (the arm its send request carried) */
     exposures: number;
+    /** Sends to enrollments made after the declared winner: they got it by decision and are not in the figures here */
+    afterWinner: number;
     /** Sends whose reply window has closed: the denominator of the rates */
     closed: number;
     /** Closed sends with the outcome inside their window */

@@ -32,6 +32,7 @@ const experiment = z
         weight: z.number().int(),
         archived: z.boolean(),
         exposures: z.number().int().describe('Sends of this arm so far (the arm its send request carried)'),
+        afterWinner: z.number().int().describe('Sends to enrollments made after the declared winner: they got it by decision and are not in the figures here'),
         closed: z.number().int().describe('Sends whose reply window has closed: the denominator of the rates'),
         outcomes: perOutcome(z.number().int()).describe('Closed sends with the outcome inside their window'),
         rates: perOutcome(interval).describe('Rate per closed send with its Wilson interval at level 1 − α'),

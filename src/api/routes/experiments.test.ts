@@ -89,6 +89,17 @@ describe.each(testBackends())('experiments: exposures and outcomes in the window
     expect(x.srm.mismatch).toBe(false);
   });
 
+  it('adding a variant later changes no exposure already recorded', async () => {
+    const got = (await b.call('GET', `${base}/sequences/${sequenceId}`)).json();
+    got.steps[0].variants.push({ key: 'c', subject: 'Hey', body: 'Hey {{first_name}}', weight: 1 });
+    const put = await b.call('PUT', `${base}/sequences`, got);
+    expect(put.statusCode, put.body).toBe(200);
+    const r = await b.call('GET', `${base}/sequences/${sequenceId}/experiments`);
+    const arms = Object.fromEntries(r.json().experiments[0].arms.map((a: { variantKey: string }) => [a.variantKey, a]));
+    expect([arms.a.exposures, arms.b.exposures, arms.c.exposures]).toEqual([2, 2, 0]);
+    expect(arms.a.outcomes.replied).toBe(1);
+  });
+
   it("answers 404 for another workspace's sequence", async () => {
     const w2 = await seedWorkspace(h.store, 'Other Co', 'owner@other.test');
     const b2 = await login(h.app, 'owner@other.test', w2.password);

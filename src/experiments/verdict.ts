@@ -34,7 +34,7 @@ export interface ArmVerdict {
   closed: ArmCounts;
   rate: RateInterval;
   /** Against the control (null for the control itself). */
-  comparison: (Omit<MsprtState, 'looks' | 'logLambda'> & { significant: boolean; crossedAtLook: number | null }) | null;
+  comparison: (Omit<MsprtState, 'looks' | 'logLambda'> & { significant: boolean }) | null;
 }
 
 export interface Verdict {
@@ -60,14 +60,12 @@ export function experimentVerdict(looks: readonly (readonly ArmCounts[])[], expo
   const comparisonAlpha = k > 1 ? o.alpha / (k - 1) : o.alpha;
   const level = o.level ?? 1 - o.alpha;
   const states: MsprtState[] = Array.from({ length: k }, () => initialState);
-  const crossed: Array<number | null> = Array.from({ length: k }, () => null);
-  looks.forEach((look, t) => {
-    if (!look.every((c) => c.n >= o.minSamplePerArm)) return;
+  for (const look of looks) {
+    if (!look.every((c) => c.n >= o.minSamplePerArm)) continue;
     for (let i = 1; i < k; i++) {
       states[i] = msprtLook(states[i]!, look[0]!, look[i]!, { alpha: comparisonAlpha, ...(o.tau !== undefined ? { tau: o.tau } : {}) });
-      if (crossed[i] === null && states[i]!.pValue <= comparisonAlpha) crossed[i] = t;
     }
-  });
+  }
   const arms: ArmVerdict[] = last.map((c, i) => ({
     index: i,
     closed: c,
@@ -75,7 +73,7 @@ export function experimentVerdict(looks: readonly (readonly ArmCounts[])[], expo
     comparison:
       i === 0
         ? null
-        : { pValue: states[i]!.pValue, low: states[i]!.low, high: states[i]!.high, difference: states[i]!.difference, significant: states[i]!.pValue <= comparisonAlpha, crossedAtLook: crossed[i]! },
+        : { pValue: states[i]!.pValue, low: states[i]!.low, high: states[i]!.high, difference: states[i]!.difference, significant: states[i]!.pValue <= comparisonAlpha },
   }));
   const minSampleReached = k > 1 && last.every((c) => c.n >= o.minSamplePerArm);
   const srm = sampleRatioMismatch(exposures, weights);

@@ -85,7 +85,7 @@ function ExperimentTable({ x }: { x: Experiment }) {
       )}
       {x.declared && (
         <p className="note note-ok" role="status">
-          Winner declared {new Date(x.declared.at).toLocaleDateString()}: every new enrollment gets {x.arms.find((a) => a.variantId === x.declared!.variantId)?.variantKey}; those enrolled before keep their variant.
+          Winner declared {new Date(x.declared.at).toLocaleDateString()}: every new enrollment gets {x.arms.find((a) => a.variantId === x.declared!.variantId)?.variantKey}; those enrolled before keep their variant ({x.arms.reduce((n, a) => n + a.afterWinner, 0)} sent since, not counted above).
         </p>
       )}
     </div>

@@ -45,6 +45,7 @@ import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { runEvery } from '../common/periodic.ts';
 import { sweepCalls } from '../dialer/calls.ts';
+import { settleWinners } from '../experiments/auto-winner.ts';
 import { ingestRecordings, purgeRecordings, readAnnouncement } from '../dialer/recording/ingest.ts';
 import { loadModel, type TranscriptionModelConfig } from '../dialer/transcribe/model.ts';
 import { transcribeCall } from '../dialer/transcribe/transcribe.ts';
@@ -240,6 +241,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       // A purge or sweep in progress ends before the store closes, and schedules nothing after.
       await auditPurge?.stop();
       await callSweep?.stop();
+      await experimentWinners?.stop();
       await recordings?.stop();
       await transcriber?.stop();
       // A demo ends first: it resumes the roles it suspended, which then stop below.
@@ -272,6 +274,20 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
           if (r.dropped || r.autoLogged) log.info(r, 'calls swept');
         },
         (e) => log.error({ err: e }, 'call sweep failed'),
+      )
+    : undefined;
+  // Experiments that ask for an automatic winner get it once the verdict has one (src/experiments/
+  // auto-winner.ts), in the API role that owns definitions. Outcomes count only once a send's reply
+  // window has closed, days later: every 15 minutes is far quicker than the data move.
+  const experimentWinners = o.roles.includes('api')
+    ? runEvery(
+        clock,
+        15 * 60_000,
+        async () => {
+          const declared = await settleWinners({ store, clock: world });
+          if (declared.length) log.info({ declared }, 'experiment winners declared');
+        },
+        (e) => log.error({ err: e }, 'experiment winners failed'),
       )
     : undefined;
   // Recorded calls (src/dialer/recording/): the spool every 10 s, the retention purge with it.

@@ -422,3 +422,80 @@ export async function variantsAllTime(db: Db, workspaceId: string, sequenceId?: 
   }
   return [...byVariant.values()].sort((a, b) => a.sequenceName.localeCompare(b.sequenceName) || a.stepPosition - b.stepPosition || a.variantKey.localeCompare(b.variantKey));
 }
+
+/** One experiment arm's exposures grouped by the UTC day their reply window closed (null: still open). */
+export interface ExposureRow {
+  stepId: string;
+  variantId: string;
+  /** 'YYYY-MM-DD' of the window's close, null while it is open at `now`. */
+  closedDay: string | null;
+  /** Enrolled at or after the experiment's declared winner: sent the winner by decision, not by the experiment's draw. */
+  afterWinner: boolean;
+  exposures: number;
+  /** Of those, the ones with the outcome inside the window (counted only once the window closed). */
+  replied: number;
+  positive: number;
+  meetings: number;
+}
+
+/**
+ * Experiment exposures and their outcomes in the reply window (src/experiments/, docs/experiments.md):
+ *
+ * - **exposure**: an enrollment's first applied `step_sent` of the experiment's step, with the
+ *   variant its send request carried: the arm actually sent, never one recomputed.
+ * - **in the window**: an outcome at or after the send and before the send plus the step's reply
+ *   window. Each exposure gets the same window, so an arm started earlier has no longer to collect
+ *   replies, and a reply that comes after a later step's email still counts for the arm.
+ * - **replied**: a journalled `reply`, applied or ignored (a reply to an enrollment already stopped
+ *   for another reason is still the prospect's answer); **positive**: an inbound message of the
+ *   enrollment whose intent is `interested`, by the server's receipt; **meetings**: a journalled
+ *   `meeting_booked`, applied or ignored (a meeting after the reply that stopped the enrollment).
+ *
+ * An exposure enters the rates only once its window has closed at `now`; until then it is counted
+ * in `exposures` with a null `closedDay` (the ratio check uses every exposure). Enrollments made
+ * after a declared winner (experiment_winner) are marked `afterWinner`: they are no longer part of
+ * the experiment.
+ */
+// -- name: figures-experiment-exposures
+export async function experimentExposures(db: Db, workspaceId: string, sequenceId: string, windows: ReadonlyArray<{ stepId: string; days: number }>, now: Date): Promise<ExposureRow[]> {
+  if (windows.length === 0) return [];
+  const r = await sql<{ step_id: string; variant_id: string; closed_day: string | null; after_winner: boolean; n: number; replied: number; positive: number; meetings: number }>`
+    with win as (
+      select * from unnest(${windows.map((w) => w.stepId)}::uuid[], ${windows.map((w) => w.days)}::int[]) as w(step_id, days)
+    ), sent as (
+      select e.enrollment_id, (e.payload->'event'->>'stepId')::uuid as step_id, min(e.at) as sent_at
+      from event e join enrollment n on n.id = e.enrollment_id
+      where e.workspace_id = ${workspaceId} and n.sequence_id = ${sequenceId} and e.type = 'step_sent'
+        and (e.payload->'event'->>'stepId')::uuid in (select step_id from win)
+      group by 1, 2
+    ), exposure as (
+      select s.enrollment_id, s.step_id, r.variant_id, s.sent_at, s.sent_at + make_interval(days => w.days) as closes_at,
+        coalesce(n.created_at >= d.declared_at, false) as after_winner
+      from sent s join win w on w.step_id = s.step_id
+      join send_request r on r.enrollment_id = s.enrollment_id and r.step_id = s.step_id
+      join enrollment n on n.id = s.enrollment_id
+      left join experiment_winner d on d.step_id = s.step_id
+      where r.variant_id is not null
+    ), judged as (
+      select x.step_id, x.variant_id, x.after_winner,
+        case when x.closes_at <= ${now} then to_char(date_trunc('day', x.closes_at at time zone 'UTC'), 'YYYY-MM-DD') end as closed_day,
+        exists (select 1 from event o where o.enrollment_id = x.enrollment_id and o.type in ('reply', 'reply.ignored') and o.at >= x.sent_at and o.at < x.closes_at) as replied,
+        exists (select 1 from message m where m.enrollment_id = x.enrollment_id and m.direction = 'inbound' and m.intent = 'interested'
+                  and coalesce(m.received_at, m.at) >= x.sent_at and coalesce(m.received_at, m.at) < x.closes_at) as positive,
+        exists (select 1 from event o where o.enrollment_id = x.enrollment_id and o.type in ('meeting_booked', 'meeting_booked.ignored') and o.at >= x.sent_at and o.at < x.closes_at) as meeting
+      from exposure x
+    )
+    select step_id, variant_id, closed_day, after_winner, count(*)::int as n,
+      (count(*) filter (where replied))::int as replied, (count(*) filter (where positive))::int as positive, (count(*) filter (where meeting))::int as meetings
+    from judged group by 1, 2, 3, 4 order by 1, 2, 3, 4`.execute(db);
+  return r.rows.map((x) => ({
+    stepId: x.step_id,
+    variantId: x.variant_id,
+    closedDay: x.closed_day,
+    afterWinner: x.after_winner,
+    exposures: Number(x.n),
+    replied: Number(x.replied),
+    positive: Number(x.positive),
+    meetings: Number(x.meetings),
+  }));
+}

@@ -1,4 +1,5 @@
 import { formatWindow, parseWindow, type Delay } from '../calendar/index.ts';
+import { toDocument as experimentToDocument } from '../experiments/settings.ts';
 import type { DefinitionDocument, SequenceDefinition, StepDefinition } from './definition.ts';
 import type { StopRules } from './model.ts';
 import type { SequenceSettings } from './sequence-repo.ts';
@@ -36,6 +37,7 @@ function stepDocument(s: StepDefinition): NonNullable<DefinitionDocument['steps'
     ...(s.config.notes !== undefined ? { notes: s.config.notes } : {}),
     ...(s.config.waitForTask !== undefined ? { wait_for_task: s.config.waitForTask } : {}),
     ...(s.config.retry ? { retry: { attempts: s.config.retry.attempts, after: formatDelay(s.config.retry.after), on: s.config.retry.on } } : {}),
+    ...(s.config.experiment ? { experiment: experimentToDocument(s.config.experiment) } : {}),
   };
 }
 
@@ -99,6 +101,7 @@ export async function loadDefinition(db: Db | Tx, workspaceId: string, sequenceI
           ...(cfg.notes !== undefined ? { notes: cfg.notes } : {}),
           ...(cfg.waitForTask !== undefined ? { waitForTask: cfg.waitForTask } : {}),
           ...(cfg.retry ? { retry: cfg.retry } : {}),
+          ...(cfg.experiment ? { experiment: cfg.experiment } : {}),
         },
       };
     }),

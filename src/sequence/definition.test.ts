@@ -137,3 +137,24 @@ describe('call step retry rules', () => {
     expect(() => validateDefinition(call({ attempts: 0 }))).toThrow(/steps\.1\.retry\.attempts/);
   });
 });
+
+describe('experiment settings in a definition', () => {
+  it('keeps the settings of an email step in its config, in the model’s names', () => {
+    const d = validateDefinition({ ...base, steps: [{ ...base.steps[0], experiment: { reply_window_days: 7, auto_winner: true } }] });
+    expect(d.steps[0]!.config.experiment).toEqual({ replyWindowDays: 7, autoWinner: true });
+  });
+
+  it('refuses them on other steps and refuses unknown or out-of-range settings', () => {
+    const bad = (steps: unknown[]) => {
+      try {
+        validateDefinition({ ...base, steps });
+      } catch (e) {
+        return isCadenzaError(e) ? e.message : String(e);
+      }
+      return 'accepted';
+    };
+    expect(bad([base.steps[0], { key: 'c', type: 'call', experiment: {} }])).toMatch(/only email steps have an experiment/);
+    expect(bad([{ ...base.steps[0], experiment: { alpha: 0.5 } }])).toMatch(/alpha/);
+    expect(bad([{ ...base.steps[0], experiment: { window: 3 } }])).toMatch(/experiment/);
+  });
+});

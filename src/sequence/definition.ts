@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { experimentSchema, fromDocument as experimentFromDocument, type ExperimentSettings } from '../experiments/settings.ts';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { cadenzaError } from '../common/errors.ts';
@@ -74,6 +75,8 @@ export const stepSchema = z
     title: z.string().max(500).optional(),
     notes: z.string().max(10_000).optional(),
     wait_for_task: z.boolean().optional(),
+    /** Email steps with variants: the A/B experiment's settings (experiments/settings.ts). */
+    experiment: experimentSchema.optional(),
     /** Call steps: try the call again after these outcomes (default: no answer, voicemail, busy). */
     retry: z
       .object({
@@ -123,7 +126,7 @@ export interface StepDefinition {
   kind: 'email' | 'call' | 'manual' | 'wait';
   delay: Delay;
   variants: Array<{ key: string; subject: string | null; body: string; weight: number }>;
-  config: { title?: string; notes?: string; waitForTask?: boolean; retry?: CallRetry };
+  config: { title?: string; notes?: string; waitForTask?: boolean; retry?: CallRetry; experiment?: Partial<ExperimentSettings> };
 }
 
 export interface SequenceDefinition {
@@ -182,6 +185,7 @@ export function validateDefinition(input: unknown): SequenceDefinition {
     } else if (s.body !== undefined || s.variants !== undefined || s.subject !== undefined) {
       problems.push(`${where}: only email steps have a subject, body or variants`);
     }
+    if (s.experiment && s.type !== 'email') problems.push(`${where}: only email steps have an experiment`);
     let retry: CallRetry | undefined;
     if (s.retry) {
       if (s.type !== 'call') problems.push(`${where}: only call steps have a retry rule`);
@@ -202,6 +206,7 @@ export function validateDefinition(input: unknown): SequenceDefinition {
         ...(s.notes?.trim() ? { notes: s.notes } : {}),
         ...(s.wait_for_task !== undefined ? { waitForTask: s.wait_for_task } : {}),
         ...(retry ? { retry } : {}),
+        ...(s.experiment ? { experiment: experimentFromDocument(s.experiment) } : {}),
       },
     });
   });

@@ -4,7 +4,7 @@ import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
 import type { Tx } from '../store/store.ts';
 import type { Effect, Enrollment, SequenceDef } from './model.ts';
-import { jitterFor } from './plan.ts';
+import { armFor } from '../experiments/assignment.ts';
 import type { Suppression } from './suppress.ts';
 
 /** One applied transition whose effects are to be carried out. */
@@ -47,7 +47,7 @@ export function planEffects(deps: { clock: Clock; random: Random }, items: Effec
     for (const fx of it.effects) {
       switch (fx.type) {
         case 'create_send_request':
-          plan.sends.push({ id: newId(now, deps.random), ws: e.workspaceId, e: e.id, step: fx.stepId, mb: it.mailboxId, variant: pickVariant(it.seq, e.id, fx.stepId), due: iso(fx.dueAt) });
+          plan.sends.push({ id: newId(now, deps.random), ws: e.workspaceId, e: e.id, step: fx.stepId, mb: it.mailboxId, variant: pickVariant(it.seq, e, fx.stepId), due: iso(fx.dueAt) });
           break;
         case 'create_task':
           plan.tasks.push({ id: newId(now, deps.random), ws: e.workspaceId, e: e.id, step: fx.stepId, kind: fx.kind, title: fx.title, due: iso(fx.dueAt) });
@@ -132,16 +132,13 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** Weighted choice of an email step's variant, stable for the enrollment. */
-export function pickVariant(seq: SequenceDef, enrollmentId: string, stepId: string): string | null {
+/**
+ * The variant of an email step this enrollment is sent: the step's experiment arm (the experiment
+ * is the step, its arms the live variants; experiments/assignment.ts). Called once, when the send
+ * request is created; the request keeps it, so a later edit of the variants never changes what an
+ * enrollment already queued or was sent.
+ */
+export function pickVariant(seq: SequenceDef, e: Pick<Enrollment, 'id' | 'enrolledAt'>, stepId: string): string | null {
   const step = seq.steps.find((s) => s.id === stepId);
-  const vs = (step?.variants ?? []).filter((v) => v.weight > 0);
-  if (vs.length === 0) return null;
-  const total = vs.reduce((a, v) => a + v.weight, 0);
-  let x = jitterFor(enrollmentId, `${stepId}:variant`) * total;
-  for (const v of vs) {
-    x -= v.weight;
-    if (x < 0) return v.id;
-  }
-  return vs[vs.length - 1]!.id;
+  return armFor(stepId, e, step?.variants ?? [], step?.winner ?? null);
 }

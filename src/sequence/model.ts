@@ -21,6 +21,8 @@ export interface StepDef {
   retry?: CallRetry;
   /** Live A/B variants of an email step, with their weights. */
   variants?: Array<{ id: string; weight: number }>;
+  /** The variant declared the experiment's winner: enrollments from `since` (epoch ms) on all get it (experiments/assignment.ts). */
+  winner?: { armId: string; since: number } | null;
 }
 
 export interface StopRules {

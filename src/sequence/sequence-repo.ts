@@ -1,7 +1,7 @@
 import { parseWindow } from '../calendar/index.ts';
 import { defaultStopRules, type CallRetry, type SequenceDef, type StepDef, type StopRules } from './model.ts';
 import type { Db, Tx } from '../store/store.ts';
-import type { SequenceRow, StepRow, VariantRow } from '../store/schema.ts';
+import type { ExperimentWinnerRow, SequenceRow, StepRow, VariantRow } from '../store/schema.ts';
 import { cadenzaError } from '../common/errors.ts';
 
 /** Sequence settings kept in `sequence.settings`. */
@@ -13,7 +13,7 @@ export interface SequenceSettings {
   trackClicks?: boolean;
 }
 
-export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: VariantRow[] = []): SequenceDef {
+export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: VariantRow[] = [], winners: ExperimentWinnerRow[] = []): SequenceDef {
   const settings = (row.settings ?? {}) as SequenceSettings;
   return {
     id: row.id,
@@ -38,9 +38,15 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
           ...(cfg.title !== undefined ? { title: cfg.title } : {}),
           ...(s.kind === 'call' && cfg.retry ? { retry: cfg.retry } : {}),
           variants: variants.filter((v) => v.step_id === s.id && v.archived_at === null).map((v) => ({ id: v.id, weight: v.weight })),
+          ...winnerOf(winners, s.id),
         };
       }),
   };
+}
+
+function winnerOf(winners: ExperimentWinnerRow[], stepId: string): Pick<StepDef, 'winner'> {
+  const w = winners.find((x) => x.step_id === stepId);
+  return w ? { winner: { armId: w.variant_id, since: new Date(w.declared_at).getTime() } } : {};
 }
 
 /**
@@ -66,7 +72,9 @@ export class SequenceCache {
     const variants = steps.length
       ? await db.selectFrom('variant').selectAll().where('step_id', 'in', steps.map((s) => s.id)).execute()
       : [];
-    const def = toSequenceDef(row, steps, variants);
+    // An experiment's declared winner bumps the sequence's version too (experiments/sql/winners.ts).
+    const winners = steps.length ? await db.selectFrom('experiment_winner').selectAll().where('step_id', 'in', steps.map((s) => s.id)).execute() : [];
+    const def = toSequenceDef(row, steps, variants, winners);
     this.byId.set(id, { version: row.version, def });
     return def;
   }

@@ -125,6 +125,15 @@ export interface VariantTable {
   created_at: CreatedAt;
 }
 
+/** 0058_experiment_winner.sql: an experiment's declared winner (src/experiments/auto-winner.ts). */
+export interface ExperimentWinnerTable {
+  step_id: string;
+  variant_id: string;
+  declared_at: Timestamp;
+  p_value: number;
+  reason: string;
+}
+
 export type EnrollmentStateName =
   | 'active'
   | 'paused'
@@ -632,6 +641,7 @@ export interface Database {
   sequence_mailbox: SequenceMailboxTable;
   step: StepTable;
   variant: VariantTable;
+  experiment_winner: ExperimentWinnerTable;
   enrollment: EnrollmentTable;
   send_request: SendRequestTable;
   message: MessageTable;
@@ -657,6 +667,7 @@ export type StepRow = Selectable<StepTable>;
 export type SequenceRow = Selectable<SequenceTable>;
 export type LeadRow = Selectable<LeadTable>;
 export type VariantRow = Selectable<VariantTable>;
+export type ExperimentWinnerRow = Selectable<ExperimentWinnerTable>;
 export type NewLead = Insertable<LeadTable>;
 export type EnrollmentUpdate = Updateable<EnrollmentTable>;
 

@@ -392,6 +392,84 @@ export type Erasure = {
   deleted: Record<string, number>;
 };
 
+export type Experiment = {
+  stepId: string;
+  stepKey: string;
+  settings: {
+    replyWindowDays: number;
+    /** The outcome the test judges on; all three are reported */
+    outcome: "replied" | "positive" | "meetings";
+    alpha: number;
+    minSamplePerArm: number;
+    /** Standard deviation of the mSPRT normal mixture, in rate units */
+    tau: number;
+    autoWinner: boolean;
+  };
+  arms: {
+    variantId: string;
+    variantKey: string;
+    weight: number;
+    archived: boolean;
+    /** Sends of this arm so far (the arm its send request carried) */
+    exposures: number;
+    /** Sends to enrollments made after the declared winner: they got it by decision and are not in the figures here */
+    afterWinner: number;
+    /** Sends whose reply window has closed: the denominator of the rates */
+    closed: number;
+    /** Closed sends with the outcome inside their window */
+    outcomes: {
+      replied: number;
+      positive: number;
+      meetings: number;
+    };
+    /** Rate per closed send with its Wilson interval at level 1 − α */
+    rates: {
+      replied: {
+        rate: number | null;
+        low: number;
+        high: number;
+      };
+      positive: {
+        rate: number | null;
+        low: number;
+        high: number;
+      };
+      meetings: {
+        rate: number | null;
+        low: number;
+        high: number;
+      };
+    };
+    /** Against the control (the first arm): rate difference, its always-valid confidence sequence and the mSPRT always-valid p-value; null for the control */
+    comparison: {
+      difference: number;
+      low: number;
+      high: number;
+      pValue: number;
+      significant: boolean;
+    } | null;
+  }[];
+  minSampleReached: boolean;
+  /** α divided among the comparisons with the control */
+  comparisonAlpha: number;
+  /** Sample-ratio check of the exposures against the weights (alarm at p < 0.001) */
+  srm: {
+    chiSquare: number;
+    pValue: number;
+    mismatch: boolean;
+  };
+  /** The winning variant by the data now, if any */
+  winner: string | null;
+  reason: string;
+  /** The automatic winner recorded (settings.autoWinner): every enrollment from `at` on gets it; earlier ones keep their arm */
+  declared: {
+    variantId: string;
+    at: string;
+    pValue: number;
+    reason: string;
+  } | null;
+};
+
 export type FederationCard = {
   /** The base URL the peer reaches this installation at (CADENZA_PUBLIC_URL) */
   url: string;
@@ -858,6 +936,15 @@ export type Sequence = {
       body: string;
       weight: number;
     }[];
+    /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
+    experiment?: {
+      replyWindowDays?: number;
+      outcome?: "replied" | "positive" | "meetings";
+      alpha?: number;
+      minSamplePerArm?: number;
+      tau?: number;
+      autoWinner?: boolean;
+    };
   }[];
   id: string;
   version: number;
@@ -2385,6 +2472,15 @@ export interface ApiRoutes {
           body: string;
           weight?: number;
         }[];
+        /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
+        experiment?: {
+          replyWindowDays?: number;
+          outcome?: "replied" | "positive" | "meetings";
+          alpha?: number;
+          minSamplePerArm?: number;
+          tau?: number;
+          autoWinner?: boolean;
+        };
       }[];
       /** Save even if an email template renders for none of the leads (else 409 TEMPLATE_FAILS_FOR_ALL) */
       confirm?: boolean;
@@ -3258,6 +3354,20 @@ export interface ApiRoutes {
         bounceRate: number | null;
         replies: number;
       }[];
+    };
+    status: 200;
+  };
+  /** A sequence's A/B experiments: per arm its exposures, outcomes inside the reply window, rates with intervals, and the always-valid sequential test against the control (mSPRT), the minimum sample, the sample-ratio check and the winner if any (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/sequences/:sequenceId/experiments": {
+    params: {
+      workspaceId: string;
+      sequenceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      asOf: string;
+      experiments: Experiment[];
     };
     status: 200;
   };

@@ -10,6 +10,7 @@ import { dialerRoutes } from './dialer.ts';
 import { voicemailRoutes } from './voicemail.ts';
 import { domainRoutes } from './domains.ts';
 import { enrollmentRoutes } from './enrollments.ts';
+import { experimentRoutes } from './experiments.ts';
 import { inboxRoutes } from './inbox.ts';
 import { invitationRoutes } from './invitations.ts';
 import { leadHygieneRoutes } from './lead-hygiene.ts';
@@ -65,5 +66,6 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...dialerRoutes,
   ...voicemailRoutes,
   ...analyticsRoutes,
+  ...experimentRoutes,
   ...demoRoutes,
 ];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { experimentSchema, toDocument as experimentToDocument } from '../../experiments/settings.ts';
 import { definitionSchema, stepSchema, stopRulesSchema, type DefinitionDocument, type SequenceDefinition } from '../../sequence/definition.ts';
 import { formatDelay, stopRuleKeys } from '../../sequence/definition-document.ts';
 import { formatWindow } from '../../calendar/index.ts';
@@ -33,6 +34,13 @@ export const stopRulesBody = z
 
 const variantBody = z.object({ key: variant.key, subject: z.string().max(998).describe("'' keeps the step's subject"), body: variant.body, weight: variant.weight });
 
+/** The experiment settings of the file (experiments/settings.ts) in the API's names; each left out takes its default. */
+const ex = experimentSchema.shape;
+const experimentBody = z
+  .object({ replyWindowDays: ex.reply_window_days, outcome: ex.outcome, alpha: ex.alpha, minSamplePerArm: ex.min_sample_per_arm, tau: ex.tau, autoWinner: ex.auto_winner })
+  .strict()
+  .describe('Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md');
+
 export const stepBody = z.object({
   key: st.key,
   type: st.type,
@@ -54,6 +62,7 @@ export const stepBody = z.object({
     .optional()
     .describe('Call steps: try the call again after these outcomes, up to `attempts` more times'),
   variants: z.array(variantBody).max(10).default([]).describe("An email step's other variants (A/B tests), sent by weight against the first"),
+  experiment: experimentBody.optional(),
 });
 
 export const sequenceInput = z.object({
@@ -101,6 +110,7 @@ export function bodyToDocument(b: SequenceBody): DefinitionDocument {
         ...(s.notes !== undefined ? { notes: s.notes } : {}),
         ...(s.waitForTask !== undefined ? { wait_for_task: s.waitForTask } : {}),
         ...(s.retry ? { retry: s.retry } : {}),
+        ...(s.experiment ? { experiment: experimentToDocument(s.experiment) } : {}),
       };
     }),
   };
@@ -136,6 +146,7 @@ export function definitionToBody(def: SequenceDefinition & { id: string; version
         ...(s.config.waitForTask !== undefined ? { waitForTask: s.config.waitForTask } : {}),
         ...(s.config.retry ? { retry: { attempts: s.config.retry.attempts, after: formatDelay(s.config.retry.after), on: s.config.retry.on } } : {}),
         variants: others.map((v) => ({ key: v.key, subject: v.subject ?? '', body: v.body, weight: v.weight })),
+        ...(s.config.experiment ? { experiment: s.config.experiment } : {}),
       };
     }),
   };

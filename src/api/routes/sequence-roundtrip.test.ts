@@ -48,6 +48,11 @@ function emailStep(first: boolean) {
 
 const taskFields = fc.record({ title: safeText, notes: safeText, wait_for_task: fc.boolean() }, { requiredKeys: [] });
 const callRetry = fc.record({ attempts: fc.integer({ min: 1, max: 10 }), after: delay, on: fc.subarray(['no_answer', 'voicemail', 'busy'], { minLength: 1 }) });
+// The A/B experiment's settings on email steps (experiments/settings.ts), any subset of them.
+const experimentFields = fc.record(
+  { reply_window_days: fc.integer({ min: 1, max: 90 }), outcome: fc.constantFrom('replied' as const, 'positive' as const, 'meetings' as const), alpha: fc.constantFrom(0.01, 0.05, 0.1), min_sample_per_arm: fc.integer({ min: 50, max: 5000 }), tau: fc.constantFrom(0.01, 0.03, 0.05), auto_winner: fc.boolean() },
+  { requiredKeys: [] },
+);
 const callFields = fc.record({ title: safeText, notes: safeText, wait_for_task: fc.boolean(), retry: callRetry }, { requiredKeys: [] });
 
 const steps = fc.integer({ min: 1, max: 5 }).chain((n) =>
@@ -56,7 +61,7 @@ const steps = fc.integer({ min: 1, max: 5 }).chain((n) =>
       fc
         .tuple(i === 0 ? fc.constant('email' as const) : fc.constantFrom('email' as const, 'call' as const, 'manual' as const, 'wait' as const), delay)
         .chain(([type, d]) =>
-          (type === 'email' ? fc.tuple(emailStep(i === 0), fc.record({ notes: safeText }, { requiredKeys: [] })) : fc.tuple(fc.constant({}), type === 'call' ? callFields : taskFields)).map(([content, extra]) => ({ key: `s${i}`, type, delay: d, ...content, ...extra })),
+          (type === 'email' ? fc.tuple(emailStep(i === 0), fc.record({ notes: safeText, experiment: experimentFields }, { requiredKeys: [] })) : fc.tuple(fc.constant({}), type === 'call' ? callFields : taskFields)).map(([content, extra]) => ({ key: `s${i}`, type, delay: d, ...content, ...extra })),
         ),
     ),
   ),

@@ -26,8 +26,9 @@ import type { Role } from '../../common/config.ts';
  *                         API's rights), reads its state and answer, and withdraws it; it never
  *                         reads `sealed` (a revoked grant's token). The sender reads and writes
  *                         them all; the scheduler and the sync role have no business there.
- *   sequence, step, variant, sequence_mailbox, lead
- *                         definitions, written only where people define them: apply-definition.ts,
+ *   sequence, step, variant, sequence_mailbox, lead, experiment_winner
+ *                         definitions (and an experiment's declared winner, which the API role's
+ *                         auto-winner writes with a bump of its sequence's version), written only where people define them: apply-definition.ts,
  *                         the lead routes and imports, a mailbox's removal, privacy erasure, all in
  *                         the API. The scheduler, the sender and the sync role read them (a step's
  *                         template, a lead's zone and address, a sequence's pool), never write.
@@ -92,7 +93,7 @@ const RW = ['select', 'insert', 'update', 'delete'];
 const API_ONLY = ['account', 'account_device', 'api_key', 'app_user', 'auth_session', 'invitation', 'login_failure', 'setup_token'];
 
 /** Written by the API alone (file comment), read by every role. */
-const DEFINITIONS = ['lead', 'sequence', 'sequence_mailbox', 'step', 'variant'];
+const DEFINITIONS = ['lead', 'sequence', 'sequence_mailbox', 'step', 'variant', 'experiment_winner'];
 
 /** What the webhook triggers (0009_webhooks.sql, 0031_domain_health.sql) read of an endpoint. */
 const WEBHOOK_TRIGGER_COLUMNS = ['id', 'workspace_id', 'events', 'disabled_at'];

@@ -5,6 +5,7 @@ import type { ScreenProps } from '../Shell.tsx';
 import type { ApiResponse, ContentCheckResult, EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft, StopRules } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { ExperimentsPanel } from './ExperimentsPanel.tsx';
 import { SequenceEnrollments } from './MoveEnrollments.tsx';
 
 const statusTone = { draft: 'muted', active: 'ok', paused: 'warn', archived: 'muted' } as const;
@@ -325,6 +326,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
           )}
           {seq.id && <ContentCheck workspaceId={workspaceId} sequenceId={seq.id} steps={seq.steps} />}
           {seq.id && <Launch workspaceId={workspaceId} sequenceId={seq.id} active={seq.status === 'active'} onEnrolled={() => setEnrolledAt((n) => n + 1)} />}
+          {seq.id && <ExperimentsPanel workspaceId={workspaceId} sequenceId={seq.id} />}
           {seq.id && <SequenceEnrollments workspaceId={workspaceId} sequenceId={seq.id} refresh={enrolledAt} />}
         </div>
         <Preview workspaceId={workspaceId} step={previewDraft(seq.steps[previewStep], previewVariant)} what={previewWhat(seq.steps[previewStep], previewStep, previewVariant)} leads={leads.data?.leads ?? []} pool={pool} />

@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { DateTime, IANAZone } from 'luxon';
 import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
 
@@ -44,8 +45,6 @@ import type { Db, Tx } from '../store/store.ts';
  * /metrics' other counters (`cadenza_sends_total`, `cadenza_ingest_actions_total`) count attempts
  * and decisions in one process, not these figures.
  */
-
-const DAY_MS = 86_400_000;
 
 /** The percentiles every reply-to-stop figure reports (the API, status, the demo, /metrics). */
 export const REPLY_TO_STOP_PERCENTILES = [50, 90, 99] as const;
@@ -99,63 +98,139 @@ export interface Span {
 /** Everything the journal holds (the demo's progress, the all-time reply rate per variant). */
 export const ALL_TIME: Span = { since: new Date(0), until: new Date(Date.UTC(9999, 11, 31)) };
 
-/** The window of the figures: `days` whole UTC days, the last one holding `asOf`. */
+/** The window of the figures: `days` whole days in `zone`, the last one holding `asOf`. */
 export interface Window extends Span {
   days: number;
-  /** The first day, in days since the epoch. */
-  firstDay: number;
+  /** The IANA time zone whose calendar days the figures are counted by ('UTC' unless asked). */
+  zone: string;
+  /** The window's days, 'YYYY-MM-DD' in `zone`, oldest first. */
+  dayKeys: string[];
   asOf: number;
 }
 
-// -- name: figures-window
-export async function figuresWindow(db: Db, workspaceId: string, now: number, days: number): Promise<Window> {
-  const r = await sql<{ latest: Date | null }>`select max(at) as latest from event where workspace_id = ${workspaceId}`.execute(db);
-  const latest = r.rows[0]?.latest ? new Date(r.rows[0].latest).getTime() : null;
-  const asOf = latest !== null && latest > now ? latest : now;
-  const lastDay = Math.floor(asOf / DAY_MS);
-  const firstDay = lastDay - days + 1;
-  return { days, firstDay, since: new Date(firstDay * DAY_MS), until: new Date((lastDay + 1) * DAY_MS), asOf };
+/**
+ * `days` whole calendar days of `zone`, the last one holding `asOf`. A day runs from one local
+ * midnight to the next, so a day on which the clocks change lasts 23 or 25 hours (luxon's calendar
+ * arithmetic; PostgreSQL's `at time zone` buckets by the same rule).
+ */
+export function calendarWindow(asOf: number, days: number, zone: string): Window {
+  const lastDay = DateTime.fromMillis(asOf, { zone }).startOf('day');
+  if (!lastDay.isValid) throw new Error(`unknown time zone: ${zone}`);
+  const firstDay = lastDay.minus({ days: days - 1 });
+  const dayKeys = Array.from({ length: days }, (_, i) => firstDay.plus({ days: i }).toISODate()!);
+  return { days, zone, dayKeys, since: firstDay.toJSDate(), until: lastDay.plus({ days: 1 }).toJSDate(), asOf };
 }
 
-export interface DayCounts {
-  day: string;
-  sends: number;
-  replies: number;
-  bounces: number;
-  unsubscribes: number;
+/** The `days` calendar days just before `w`: the period a window is compared with. */
+export function precedingWindow(w: Window): Window {
+  return calendarWindow(w.since.getTime() - 1, w.days, w.zone);
 }
-export type Totals = Omit<DayCounts, 'day'>;
+
+/** Whether `zone` names a time zone both the figures' calendar and PostgreSQL know by its IANA name. */
+export function isKnownZone(zone: string): boolean {
+  return IANAZone.isValidZone(zone);
+}
+
+// -- name: figures-window
+export async function figuresWindow(db: Db, workspaceId: string, now: number, days: number, zone = 'UTC'): Promise<Window> {
+  const r = await sql<{ latest: Date | null }>`select max(at) as latest from event where workspace_id = ${workspaceId}`.execute(db);
+  const latest = r.rows[0]?.latest ? new Date(r.rows[0].latest).getTime() : null;
+  return calendarWindow(latest !== null && latest > now ? latest : now, days, zone);
+}
+
+/** The series of the per-day figures, in the order they are shown and exported. */
+export const DAY_SERIES = ['sends', 'opened', 'openedAutomatically', 'clicked', 'replies', 'positiveReplies', 'meetings', 'bounces', 'unsubscribes'] as const;
+export type DaySeries = (typeof DAY_SERIES)[number];
+export type Totals = Record<DaySeries, number>;
+export type DayCounts = { day: string } & Totals;
 
 /** Whether a step id (text) is an email step: only emails count as sends. */
 function emailStep(stepIdText: ReturnType<typeof sql>) {
   return sql`exists (select 1 from step k where k.id = (${stepIdText})::uuid and k.kind = 'email')`;
 }
 
-/** Sends, replies, bounces and unsubscribes per UTC day of the window, every day listed. */
+/**
+ * Whether journal row `e` is a meeting booked: the prospect's `meeting_booked`, or a call given the
+ * outcome `meeting_booked`, applied or ignored (a meeting on a sequence that meetings do not stop, or
+ * after the reply that stopped it, is still a meeting). Analytics and experiments both count by it.
+ */
+export function isMeeting(e: ReturnType<typeof sql>) {
+  return sql`(${e}.type in ('meeting_booked', 'meeting_booked.ignored')
+    or (${e}.type in ('call_outcome', 'call_outcome.ignored') and ${e}.payload->'event'->>'outcome' = 'meeting_booked'))`;
+}
+
+/** The tracking verdicts of a machine rather than a person: an image proxy's fetch, a link scanner's click. */
+const AUTOMATIC_VERDICTS = sql`('proxy', 'scanner')`;
+
+/**
+ * Every per-day series of the window, each counted on the day (in the window's zone) it happened:
+ *
+ * - **sends, replies, bounces, unsubscribes**: the journal's applied `step_sent` (email steps),
+ *   `reply`, `bounce`, `unsubscribe` (the definitions at the top of this file);
+ * - **opened**: emails (send requests) opened by a person as far as the tracker can tell (verdict
+ *   human or unknown), on the day of their first such open; **openedAutomatically**: emails whose
+ *   tracking image an image proxy or scanner fetched, on the day of the first such fetch (an email
+ *   can be in both: a proxy fetches it at delivery, the prospect opens it later);
+ * - **clicked**: emails with a link followed by a person (not a link scanner), on the first such day;
+ * - **positiveReplies**: enrollments whose prospect wrote a reply classified `interested`, on the
+ *   day the first one was received (the server's receipt);
+ * - **meetings**: `isMeeting` journal rows.
+ */
 // -- name: figures-per-day
 export async function perDay(db: Db, workspaceId: string, w: Window): Promise<DayCounts[]> {
-  const counts = await sql<{ day: string; type: string; n: number }>`
-    select to_char(date_trunc('day', at at time zone 'UTC'), 'YYYY-MM-DD') as day, type, count(*)::int as n
-    from event
-    where workspace_id = ${workspaceId} and at >= ${w.since} and at < ${w.until}
-      and type in ('step_sent', 'reply', 'bounce', 'unsubscribe')
-      and (type <> 'step_sent' or ${emailStep(sql`(payload->'event'->>'stepId')`)})
-    group by 1, 2`.execute(db);
-  const days = Array.from({ length: w.days }, (_, i) => ({ day: new Date((w.firstDay + i) * DAY_MS).toISOString().slice(0, 10), sends: 0, replies: 0, bounces: 0, unsubscribes: 0 }));
+  const day = (at: ReturnType<typeof sql>) => sql`to_char(${at} at time zone ${w.zone}, 'YYYY-MM-DD')`;
+  const inWindow = (at: ReturnType<typeof sql>) => sql`${at} >= ${w.since} and ${at} < ${w.until}`;
+  const counts = await sql<{ day: string; series: DaySeries; n: number }>`
+    select ${day(sql`e.at`)} as day,
+      case when ${isMeeting(sql`e`)} then 'meetings' else
+        case e.type when 'step_sent' then 'sends' when 'reply' then 'replies' when 'bounce' then 'bounces' else 'unsubscribes' end end as series,
+      count(*)::int as n
+    from event e
+    where e.workspace_id = ${workspaceId} and ${inWindow(sql`e.at`)}
+      and (e.type in ('reply', 'bounce', 'unsubscribe')
+        or (e.type = 'step_sent' and ${emailStep(sql`(e.payload->'event'->>'stepId')`)})
+        or ${isMeeting(sql`e`)})
+    group by 1, 2
+    union all
+    select ${day(sql`first_at`)}, series, count(*)::int
+    from (
+      select t.send_request_id,
+        case when t.kind = 'click' then 'clicked' when t.verdict in ${AUTOMATIC_VERDICTS} then 'openedAutomatically' else 'opened' end as series,
+        min(t.at) as first_at
+      from tracking_event t
+      where t.workspace_id = ${workspaceId} and t.send_request_id is not null and t.kind in ('open', 'click')
+        and not (t.kind = 'click' and t.verdict in ${AUTOMATIC_VERDICTS})
+      group by 1, 2
+    ) firsts
+    where ${inWindow(sql`first_at`)}
+    group by 1, 2
+    union all
+    select ${day(sql`first_at`)}, 'positiveReplies', count(*)::int
+    from (
+      select m.enrollment_id, min(coalesce(m.received_at, m.at)) as first_at
+      from message m
+      where m.workspace_id = ${workspaceId} and m.direction = 'inbound' and m.intent = 'interested' and m.enrollment_id is not null
+      group by 1
+    ) firsts
+    where ${inWindow(sql`first_at`)}
+    group by 1`.execute(db);
+  const days = w.dayKeys.map((d) => ({ day: d, ...zeroTotals() }));
   const byDay = new Map(days.map((d) => [d.day, d]));
-  const field = { step_sent: 'sends', reply: 'replies', bounce: 'bounces', unsubscribe: 'unsubscribes' } as const;
   for (const c of counts.rows) {
     const d = byDay.get(c.day);
-    const f = field[c.type as keyof typeof field];
-    if (d && f) d[f] += Number(c.n);
+    if (d) d[c.series] += Number(c.n);
   }
   return days;
 }
 
+function zeroTotals(): Totals {
+  return Object.fromEntries(DAY_SERIES.map((k) => [k, 0])) as Totals;
+}
+
 /** The headline figures: the sums of the days. */
 export function totalsOf(days: readonly DayCounts[]): Totals {
-  const t: Totals = { sends: 0, replies: 0, bounces: 0, unsubscribes: 0 };
-  for (const d of days) for (const k of Object.keys(t) as Array<keyof Totals>) t[k] += d[k];
+  const t = zeroTotals();
+  for (const d of days) for (const k of DAY_SERIES) t[k] += d[k];
   return t;
 }
 
@@ -345,13 +420,22 @@ export interface Headline {
   window: Window;
   days: DayCounts[];
   totals: Totals;
+  /** The same number of days just before the window, for "compared with the previous period". */
+  previous: { window: Window; totals: Totals };
   replyToStop: ReplyToStop;
 }
 
-export async function headline(db: Db, workspaceId: string, now: number, days: number): Promise<Headline> {
-  const window = await figuresWindow(db, workspaceId, now, days);
+export async function headline(db: Db, workspaceId: string, now: number, days: number, zone = 'UTC'): Promise<Headline> {
+  const window = await figuresWindow(db, workspaceId, now, days, zone);
   const perDays = await perDay(db, workspaceId, window);
-  return { window, days: perDays, totals: totalsOf(perDays), replyToStop: await replyToStop(db, workspaceId, window) };
+  const before = precedingWindow(window);
+  return {
+    window,
+    days: perDays,
+    totals: totalsOf(perDays),
+    previous: { window: before, totals: totalsOf(await perDay(db, workspaceId, before)) },
+    replyToStop: await replyToStop(db, workspaceId, window),
+  };
 }
 
 export interface FunnelStep {
@@ -448,8 +532,8 @@ export interface ExposureRow {
  *   replies, and a reply that comes after a later step's email still counts for the arm.
  * - **replied**: a journalled `reply`, applied or ignored (a reply to an enrollment already stopped
  *   for another reason is still the prospect's answer); **positive**: an inbound message of the
- *   enrollment whose intent is `interested`, by the server's receipt; **meetings**: a journalled
- *   `meeting_booked`, applied or ignored (a meeting after the reply that stopped the enrollment).
+ *   enrollment whose intent is `interested`, by the server's receipt; **meetings**: `isMeeting`
+ *   (a meeting booked, or a call given that outcome, applied or ignored).
  *
  * An exposure enters the rates only once its window has closed at `now`; until then it is counted
  * in `exposures` with a null `closedDay` (the ratio check uses every exposure). Enrollments made
@@ -482,7 +566,7 @@ export async function experimentExposures(db: Db, workspaceId: string, sequenceI
         exists (select 1 from event o where o.enrollment_id = x.enrollment_id and o.type in ('reply', 'reply.ignored') and o.at >= x.sent_at and o.at < x.closes_at) as replied,
         exists (select 1 from message m where m.enrollment_id = x.enrollment_id and m.direction = 'inbound' and m.intent = 'interested'
                   and coalesce(m.received_at, m.at) >= x.sent_at and coalesce(m.received_at, m.at) < x.closes_at) as positive,
-        exists (select 1 from event o where o.enrollment_id = x.enrollment_id and o.type in ('meeting_booked', 'meeting_booked.ignored') and o.at >= x.sent_at and o.at < x.closes_at) as meeting
+        exists (select 1 from event o where o.enrollment_id = x.enrollment_id and ${isMeeting(sql`o`)} and o.at >= x.sent_at and o.at < x.closes_at) as meeting
       from exposure x
     )
     select step_id, variant_id, closed_day, after_winner, count(*)::int as n,

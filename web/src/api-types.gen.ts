@@ -3,21 +3,54 @@
 // schemas make (src/api/web-types/web-types.test.ts). Names: the schemas given .meta({ id }).
 
 export type Analytics = {
-  /** The window ends with this instant's UTC day: the later of now and the latest journal entry (a demo runs its clock ahead of the real date) */
+  /** The window ends with this instant's day in `zone`: the later of now and the latest journal entry (a demo runs its clock ahead of the real date) */
   asOf: string;
+  zone: string;
+  /** The window's first local midnight and the one after its last day */
+  window: {
+    since: string;
+    until: string;
+  };
   /** The sums of days[]: the headline figures */
   totals: {
     sends: number;
+    opened: number;
+    openedAutomatically: number;
+    clicked: number;
     replies: number;
+    positiveReplies: number;
+    meetings: number;
     bounces: number;
     unsubscribes: number;
   };
+  /** The same number of days just before the window, for comparison */
+  previous: {
+    since: string;
+    until: string;
+    totals: {
+      sends: number;
+      opened: number;
+      openedAutomatically: number;
+      clicked: number;
+      replies: number;
+      positiveReplies: number;
+      meetings: number;
+      bounces: number;
+      unsubscribes: number;
+    };
+  };
   days: {
-    day: string;
     sends: number;
+    opened: number;
+    openedAutomatically: number;
+    clicked: number;
     replies: number;
+    positiveReplies: number;
+    meetings: number;
     bounces: number;
     unsubscribes: number;
+    /** YYYY-MM-DD in zone */
+    day: string;
   }[];
   /** Per email step, over the same window: sends, and replies credited to the last email sent before them */
   funnel: {
@@ -3299,16 +3332,32 @@ export interface ApiRoutes {
     };
     status: 200;
   };
-  /** Sends, replies, bounces and unsubscribes per UTC day, the per-step funnel and variants over the same window, calls by outcome, and reply-to-stop latency percentiles (real ms) (access: member of the workspace) */
+  /** Sends, opens (by a person and automatic), clicks, replies, positive replies, meetings, bounces and unsubscribes per day of the chosen time zone, the totals and those of the period before, the per-step funnel and variants over the same window, calls by outcome, and reply-to-stop latency percentiles (real ms) (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics": {
     params: {
       workspaceId: string;
     };
     query: {
       days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
     };
     body: never;
     response: Analytics;
+    status: 200;
+  };
+  /** The per-day figures of GET …/analytics as CSV: one row per day of the chosen time zone, one column per series (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/days.csv": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+    };
+    body: never;
+    response: string;
     status: 200;
   };
   /** Reply rate per variant over the whole journal: sends of each variant, and the replies credited to it (it was the last email the prospect got before replying) (access: member of the workspace) */
@@ -3340,6 +3389,8 @@ export interface ApiRoutes {
     };
     query: {
       days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
     };
     body: never;
     response: {

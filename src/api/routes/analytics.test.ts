@@ -72,7 +72,8 @@ describe.each(testBackends())('analytics: one definition, one clock (%s)', (back
     const r = await b.call('GET', `${base}/analytics?days=30`);
     expect(r.statusCode, r.body).toBe(200);
     const a = r.json();
-    expect(a.totals).toEqual({ sends: 3, replies: 2, bounces: 0, unsubscribes: 0 });
+    expect(a.totals).toEqual({ sends: 3, opened: 0, openedAutomatically: 0, clicked: 0, replies: 2, positiveReplies: 0, meetings: 0, bounces: 0, unsubscribes: 0 });
+    expect(a.previous.totals.sends).toBe(0);
     const sum = (k: 'sends' | 'replies') => a.days.reduce((n: number, d: Record<string, number>) => n + d[k]!, 0);
     expect([sum('sends'), sum('replies')]).toEqual([3, 2]);
     expect(a.funnel).toEqual([

@@ -1,7 +1,24 @@
 import { z } from 'zod';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
-import { CALL_FIGURE_OUTCOMES, callFigures, figuresWindow, funnel, headline, perMailbox, variantsAllTime } from '../../ops/figures.ts';
+import { csvRecord } from '../../common/csv-write.ts';
+import { CALL_FIGURE_OUTCOMES, callFigures, DAY_SERIES, figuresWindow, funnel, headline, isKnownZone, perMailbox, variantsAllTime, type Window } from '../../ops/figures.ts';
+
+/** Per-day counts of every series (ops/figures.ts perDay says what each counts). */
+const seriesCounts = z.object(Object.fromEntries(DAY_SERIES.map((k) => [k, z.number().int()])) as Record<(typeof DAY_SERIES)[number], z.ZodNumber>);
+
+/** The window and the calendar the figures are counted in: `days` whole days of `zone`. */
+const windowQuery = z.object({
+  days: z.coerce.number().int().min(1).max(366).default(30),
+  zone: z
+    .string()
+    .max(64)
+    .default('UTC')
+    .refine(isKnownZone, { message: 'zone must be an IANA time zone name, such as Europe/Berlin or America/New_York' })
+    .describe('The IANA time zone whose calendar days the figures are counted by (default UTC)'),
+});
+
+const spanOf = (w: Window) => ({ since: w.since.toISOString(), until: w.until.toISOString() });
 
 /**
  * The Analytics routes: every figure here is defined, and computed, in ops/figures.ts (what counts,
@@ -12,16 +29,19 @@ export const analyticsRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/analytics',
-    summary: 'Sends, replies, bounces and unsubscribes per UTC day, the per-step funnel and variants over the same window, calls by outcome, and reply-to-stop latency percentiles (real ms)',
+    summary: 'Sends, opens (by a person and automatic), clicks, replies, positive replies, meetings, bounces and unsubscribes per day of the chosen time zone, the totals and those of the period before, the per-step funnel and variants over the same window, calls by outcome, and reply-to-stop latency percentiles (real ms)',
     tags: ['analytics'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
-    query: z.object({ days: z.coerce.number().int().min(1).max(366).default(30) }),
+    query: windowQuery,
     response: z
       .object({
-        asOf: z.string().describe('The window ends with this instant\'s UTC day: the later of now and the latest journal entry (a demo runs its clock ahead of the real date)'),
-        totals: z.object({ sends: z.number().int(), replies: z.number().int(), bounces: z.number().int(), unsubscribes: z.number().int() }).describe('The sums of days[]: the headline figures'),
-        days: z.array(z.object({ day: z.string(), sends: z.number().int(), replies: z.number().int(), bounces: z.number().int(), unsubscribes: z.number().int() })),
+        asOf: z.string().describe('The window ends with this instant\'s day in `zone`: the later of now and the latest journal entry (a demo runs its clock ahead of the real date)'),
+        zone: z.string(),
+        window: z.object({ since: z.string(), until: z.string() }).describe('The window\'s first local midnight and the one after its last day'),
+        totals: seriesCounts.describe('The sums of days[]: the headline figures'),
+        previous: z.object({ since: z.string(), until: z.string(), totals: seriesCounts }).describe('The same number of days just before the window, for comparison'),
+        days: z.array(seriesCounts.extend({ day: z.string().describe('YYYY-MM-DD in zone') })),
         funnel: z
           .array(z.object({ sequenceName: z.string(), stepKey: z.string(), removed: z.boolean(), sent: z.number().int(), replied: z.number().int() }))
           .describe('Per email step, over the same window: sends, and replies credited to the last email sent before them'),
@@ -41,15 +61,35 @@ export const analyticsRoutes = [
       })
       .meta({ id: 'Analytics' }),
     handler: async ({ ctx, ws, query }) => {
-      const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days);
+      const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone);
       return {
         asOf: new Date(h.window.asOf).toISOString(),
+        zone: h.window.zone,
+        window: spanOf(h.window),
         totals: h.totals,
+        previous: { ...spanOf(h.previous.window), totals: h.previous.totals },
         days: h.days,
         ...(await funnel(ctx.store.db, ws.workspaceId, h.window, h.totals.replies)),
         calls: await callFigures(ctx.store.db, ws.workspaceId, h.window),
         replyToStop: h.replyToStop,
       };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/analytics/days.csv',
+    summary: 'The per-day figures of GET …/analytics as CSV: one row per day of the chosen time zone, one column per series',
+    tags: ['analytics'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: windowQuery,
+    response: z.string().describe('text/csv'),
+    handler: async ({ ctx, ws, query, reply }) => {
+      const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone);
+      const lines = [csvRecord(['day', ...DAY_SERIES]), ...h.days.map((d) => csvRecord([d.day, ...DAY_SERIES.map((k) => String(d[k]))]))];
+      const name = `analytics-${h.days[0]!.day}-to-${h.days.at(-1)!.day}.csv`;
+      reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`);
+      return lines.join('');
     },
   }),
   defineRoute({
@@ -83,7 +123,7 @@ export const analyticsRoutes = [
     tags: ['analytics'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
-    query: z.object({ days: z.coerce.number().int().min(1).max(90).default(7) }),
+    query: z.object({ days: z.coerce.number().int().min(1).max(90).default(7), zone: windowQuery.shape.zone }),
     response: z.object({
       mailboxes: z.array(
         z.object({
@@ -94,7 +134,7 @@ export const analyticsRoutes = [
     }),
     handler: async ({ ctx, ws, query }) => {
       // The same window and definitions as GET …/analytics (ops/figures.ts): sends by the mailbox of their request, replies by the mailbox of the email they are credited to.
-      const w = await figuresWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days);
+      const w = await figuresWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone);
       const rows = await perMailbox(ctx.store.db, ws.workspaceId, w);
       const mailboxes = [];
       for (const r of rows) {

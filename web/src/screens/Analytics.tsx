@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import { api, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import type { Analytics as Data, MailboxFigures } from '../types.ts';
@@ -5,12 +6,53 @@ import { Badge, duration, ErrorNote, PageHeader } from '../ui/parts.tsx';
 import { DailyChart } from '../ui/charts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
-const SERIES = [
+/** What reached the prospects, per day. */
+const DELIVERY = [
   { key: 'sends', label: 'Sends', color: 'var(--c-primary)' },
-  { key: 'replies', label: 'Replies', color: 'var(--c-ok)' },
   { key: 'bounces', label: 'Bounces', color: 'var(--c-bad)' },
   { key: 'unsubscribes', label: 'Unsubscribes', color: 'var(--c-warn)' },
 ] as const;
+
+/** What the prospects did, per day: opens by a person apart from those an image proxy made. */
+const ENGAGEMENT = [
+  { key: 'opened', label: 'Opened by a person', color: '#6b46c1' },
+  { key: 'openedAutomatically', label: 'Opened automatically', color: '#a0aec0' },
+  { key: 'clicked', label: 'Clicked', color: '#dd6b20' },
+  { key: 'replies', label: 'Replies', color: 'var(--c-ok)' },
+  { key: 'positiveReplies', label: 'Interested replies', color: '#2c7a7b' },
+  { key: 'meetings', label: 'Meetings', color: '#b7791f' },
+] as const;
+
+/** The headline cards, in the order a sales lead reads them; `hint` says what is counted. */
+const KPIS = [
+  { key: 'sends', label: 'Sends', hint: 'email steps sent' },
+  { key: 'opened', label: 'Opened', hint: 'emails opened by a person (image proxies apart)' },
+  { key: 'clicked', label: 'Clicked', hint: 'emails with a link followed by a person' },
+  { key: 'replies', label: 'Replies', hint: 'prospects who replied' },
+  { key: 'positiveReplies', label: 'Interested', hint: 'prospects whose reply reads as interested' },
+  { key: 'meetings', label: 'Meetings', hint: 'meetings booked' },
+  { key: 'bounces', label: 'Bounces', hint: 'hard and soft', lowerIsBetter: true },
+  { key: 'unsubscribes', label: 'Unsubscribes', hint: 'opt-outs', lowerIsBetter: true },
+] as const;
+
+const PERIODS = [7, 30, 90] as const;
+
+/** The browser's own time zone: the figures are counted in the calendar of whoever reads them unless they choose. */
+const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+
+/** Every zone the browser knows (the server refuses one PostgreSQL does not), the reader's first. */
+function allZones(chosen: string): string[] {
+  const known = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+  return [...new Set([browserZone(), 'UTC', chosen, ...known])];
+}
+
+/** The change from the previous period in words, and whether it went up. */
+function change(now: number, before: number, days: number): { text: string; tone: 'up' | 'down' | 'same' } {
+  if (before === 0) return now === 0 ? { text: 'none in either period', tone: 'same' } : { text: `none in the ${days} days before`, tone: 'up' };
+  const pct = Math.round(((now - before) / before) * 100);
+  const vs = ` vs ${before.toLocaleString()} before`;
+  return pct === 0 ? { text: `no change${vs}`, tone: 'same' } : { text: `${pct > 0 ? '+' : '−'}${Math.abs(pct)}%${vs}`, tone: pct > 0 ? 'up' : 'down' };
+}
 
 const healthTone = (h: string) => (h === 'ok' ? 'ok' : h === 'warning' ? 'warn' : 'bad');
 
@@ -55,35 +97,80 @@ const CALL_OUTCOME_ROWS = [
   ['unlogged', 'No outcome yet'],
 ] as const;
 export function Analytics({ workspaceId }: ScreenProps) {
-  const a = useLoad(() => api<Data>('GET', ws(workspaceId, 'analytics?days=30')), [workspaceId]);
-  const boxes = useLoad(() => api<{ mailboxes: MailboxFigures[] }>('GET', ws(workspaceId, 'analytics/mailboxes?days=30')), [workspaceId]);
+  const [days, setDays] = useState<(typeof PERIODS)[number]>(30);
+  const [zone, setZone] = useState(browserZone);
+  const query = `days=${days}&zone=${encodeURIComponent(zone)}`;
+  const a = useLoad(() => api<Data>('GET', ws(workspaceId, `analytics?${query}`)), [workspaceId, query]);
+  const boxes = useLoad(() => api<{ mailboxes: MailboxFigures[] }>('GET', ws(workspaceId, `analytics/mailboxes?days=${Math.min(days, 90)}&zone=${encodeURIComponent(zone)}`)), [workspaceId, query]);
   const d = a.data;
   // The window ends with the latest work: after a demo, whose clock ran ahead of the real date, it says so.
   const asOf = d ? new Date(d.asOf) : null;
   const ahead = asOf !== null && asOf.getTime() > Date.now() + 60_000;
-  const period = asOf ? `30 days to ${asOf.toLocaleDateString(undefined, { month: 'short', day: 'numeric', year: 'numeric' })}` : '30 days';
+  const lastDay = d?.days.at(-1)?.day;
+  const period = lastDay ? `${days} days to ${new Date(`${lastDay}T12:00:00Z`).toLocaleDateString(undefined, { month: 'short', day: 'numeric', year: 'numeric', timeZone: 'UTC' })}` : `${days} days`;
+  const zones = allZones(zone);
   return (
     <>
       <PageHeader title="Analytics" />
+      <div className="toolbar" role="group" aria-label="Period and time zone">
+        <label>
+          Period{' '}
+          <select value={days} onChange={(e) => setDays(Number(e.target.value) as (typeof PERIODS)[number])} data-testid="analytics-days">
+            {PERIODS.map((p) => (
+              <option key={p} value={p}>
+                Last {p} days
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Days counted in{' '}
+          <select value={zone} onChange={(e) => setZone(e.target.value)} data-testid="analytics-zone">
+            {zones.map((z) => (
+              <option key={z} value={z}>
+                {z === browserZone() ? `${z} (yours)` : z}
+              </option>
+            ))}
+          </select>
+        </label>
+        <a className="btn btn-quiet" href={ws(workspaceId, `analytics/days.csv?${query}`)} download data-testid="analytics-csv">
+          Download the days as CSV
+        </a>
+      </div>
       <ErrorNote error={a.error ?? boxes.error} />
       {d && (
         <div className="stack">
           <p className="muted small" data-testid="analytics-period">
-            Every figure on this page covers the {period}{ahead ? ' (a demo ran its clock ahead of today)' : ''}: a send is an email step sent, and each
-            reply counts once, for the last email sent before it.
+            Every figure on this page covers the {period}{ahead ? ' (a demo ran its clock ahead of today)' : ''}, each day midnight to midnight in {d.zone}, and is
+            compared with the {days} days before. A send is an email step sent; each reply counts once, for the last email sent before it; an email counts as opened
+            when a person opened it, not when an image proxy fetched it (those are shown apart).
           </p>
           <section className="kpis" aria-label={period}>
-            {SERIES.map((s) => (
-              <div key={s.key} className="card kpi">
-                <div className="kpi-value" data-testid={`kpi-${s.key}`}>{d.totals[s.key]}</div>
-                <div className="muted small">{s.label}, 30 days</div>
-              </div>
-            ))}
+            {KPIS.map((k) => {
+              const c = change(d.totals[k.key], d.previous.totals[k.key], days);
+              // Fewer bounces is better news, more replies too: the colour says which.
+              const tone = c.tone === 'same' ? '' : (c.tone === 'up') !== ('lowerIsBetter' in k) ? 'kpi-better' : 'kpi-worse';
+              return (
+                <div key={k.key} className="card kpi" title={k.hint}>
+                  <div className="kpi-value" data-testid={`kpi-${k.key}`}>{d.totals[k.key].toLocaleString()}</div>
+                  <div className="muted small">{k.label}</div>
+                  <div className={`small kpi-change ${tone}`} data-testid={`kpi-change-${k.key}`}>
+                    {c.text}
+                  </div>
+                </div>
+              );
+            })}
           </section>
-          <section className="card">
-            <h2>Per day</h2>
-            <DailyChart days={d.days} series={SERIES} />
-          </section>
+          <div className="grid-2">
+            <section className="card">
+              <h2>Sent per day</h2>
+              <DailyChart days={d.days} series={DELIVERY} />
+            </section>
+            <section className="card">
+              <h2>What prospects did, per day</h2>
+              <DailyChart days={d.days} series={ENGAGEMENT} />
+            </section>
+          </div>
           <div className="grid-2">
             <section className="card">
               <h2>Per-step funnel</h2>

@@ -6,6 +6,9 @@ import { crmOAuthAppsFrom } from '../../crm/oauth/apps.ts';
 import { parseOAuthCredential } from '../../crm/oauth/credential.ts';
 import { startHubSpotEmulator, type HubSpotEmulator } from '../../sim/emulators/hubspot/emulator.ts';
 import { startPipedriveEmulator, type PipedriveEmulator } from '../../sim/emulators/pipedrive/emulator.ts';
+import { startSalesforceEmulator, type SalesforceEmulator } from '../../sim/emulators/salesforce/emulator.ts';
+import { makeConnector } from '../../crm/connectors.ts';
+import { parseCredentials } from '../../crm/salesforce/credentials.ts';
 
 /**
  * Connecting a CRM with OAuth through the API (crm/oauth/flow.ts, api/crm-oauth-callback.ts)
@@ -21,6 +24,7 @@ describe.each(testBackends())('CRM OAuth connect (%s)', (backend) => {
   let h: ApiHarness;
   let hub: HubSpotEmulator;
   let pd: PipedriveEmulator;
+  let sf: SalesforceEmulator;
   let ws: string;
   let owner: Browser;
   let rep: Browser;
@@ -30,6 +34,7 @@ describe.each(testBackends())('CRM OAuth connect (%s)', (backend) => {
     const clients = [{ id: 'cadenza-app', secret: 'app-secret', redirectUris: [CALLBACK] }];
     hub = await startHubSpotEmulator({ oauthClients: clients });
     pd = await startPipedriveEmulator({ oauthClients: clients });
+    sf = await startSalesforceEmulator({ callbackUrls: [CALLBACK] });
     const apps = crmOAuthAppsFrom({
       CADENZA_HUBSPOT_CLIENT_ID: 'cadenza-app',
       CADENZA_HUBSPOT_CLIENT_SECRET: 'app-secret',
@@ -37,6 +42,9 @@ describe.each(testBackends())('CRM OAuth connect (%s)', (backend) => {
       CADENZA_PIPEDRIVE_CLIENT_ID: 'cadenza-app',
       CADENZA_PIPEDRIVE_CLIENT_SECRET: 'app-secret',
       CADENZA_PIPEDRIVE_OAUTH_URL: pd.baseUrl,
+      CADENZA_SALESFORCE_CLIENT_ID: sf.client.id,
+      CADENZA_SALESFORCE_CLIENT_SECRET: sf.client.secret,
+      CADENZA_SALESFORCE_LOGIN_URL: sf.baseUrl,
     });
     h = await apiHarness(backend, { crmOAuth: apps, webhooks: { allowPrivate: true } });
     const w = await seedWorkspace(h.store, 'Acme', 'owner@example.test');
@@ -50,6 +58,7 @@ describe.each(testBackends())('CRM OAuth connect (%s)', (backend) => {
     await h?.close();
     await hub?.close();
     await pd?.close();
+    await sf?.close();
   });
 
   const start = (who: Browser, kind: string, body: object = {}, workspace = ws) => who.call('POST', `/api/workspaces/${workspace}/crm/oauth/${kind}/start`, body);
@@ -71,13 +80,11 @@ describe.each(testBackends())('CRM OAuth connect (%s)', (backend) => {
 
   it('lists the CRMs with an OAuth app; only an admin of the workspace, signed in, may start', async () => {
     const list = await owner.call('GET', `/api/workspaces/${ws}/crm/connections`);
-    expect(list.json().oauth).toEqual(['hubspot', 'pipedrive']);
+    expect(list.json().oauth).toEqual(['hubspot', 'pipedrive', 'salesforce']);
     const asRep = await start(rep, 'hubspot');
     expect([asRep.statusCode, asRep.json().error.code]).toEqual([403, 'FORBIDDEN']);
     const elsewhere = await start(otherAdmin, 'hubspot');
     expect(elsewhere.statusCode).toBe(404);
-    const noApp = await start(owner, 'salesforce');
-    expect([noApp.statusCode, noApp.json().error.code]).toEqual([500, 'CONFIG_INVALID']);
     const unknown = await start(owner, 'twenty');
     expect(unknown.statusCode).toBe(400);
     const key = await owner.call('POST', `/api/workspaces/${ws}/api-keys`, { name: 'ci', role: 'admin' });
@@ -166,5 +173,25 @@ describe.each(testBackends())('CRM OAuth connect (%s)', (backend) => {
     const cred = parseOAuthCredential((await openConnection(h.store.db, h.ctx.vault!, c.id)).token)!;
     expect(cred).toMatchObject({ oauth: 'pipedrive', clientAuth: 'basic' });
     expect(pd.tokens.check(`Bearer ${cred.accessToken}`)).toMatchObject({ ok: true, user: 'integration@acme.test' });
+  });
+
+  it('Salesforce: PKCE S256, the instance from the answer, the credential the connector refreshes from; a declined consent in plain words', async () => {
+    sf.denyNext();
+    const declined = landed(await callback(owner, await consent((await start(owner, 'salesforce')).json().url)));
+    expect(declined.get('crmError')).toBe('Salesforce access was not granted (you declined, or your Salesforce account may not install apps)');
+    const url = new URL((await start(owner, 'salesforce')).json().url);
+    expect(url.origin + url.pathname).toBe(`${sf.baseUrl}/services/oauth2/authorize`);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(url.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
+    expect(url.searchParams.get('scope')).toBe('api refresh_token');
+    const ok = landed(await callback(owner, await consent(url.href)));
+    expect(ok.get('crmConnected')).toBe('salesforce');
+    const c = (await owner.call('GET', `/api/workspaces/${ws}/crm/connections`)).json().connections.find((x: { kind: string }) => x.kind === 'salesforce');
+    expect(c).toMatchObject({ baseUrl: sf.baseUrl, state: 'active' });
+    const opened = await openConnection(h.store.db, h.ctx.vault!, c.id);
+    expect(parseCredentials(opened.token)).toMatchObject({ clientId: sf.client.id, instanceUrl: sf.baseUrl, refreshToken: expect.stringMatching(/^5Aep861/) });
+    // The connector's own refresh-token flow takes the grant: it acts as the user who consented.
+    const crm = makeConnector('salesforce', { baseUrl: opened.baseUrl, token: opened.token });
+    expect(await (crm as unknown as { integrationUserId(): Promise<string | null> }).integrationUserId()).toBe(sf.integrationUserId);
   });
 });

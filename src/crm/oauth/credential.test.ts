@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startHubSpotEmulator, type HubSpotEmulator } from '../../sim/emulators/hubspot/emulator.ts';
 import { startPipedriveEmulator, type PipedriveEmulator } from '../../sim/emulators/pipedrive/emulator.ts';
 import { SimClock } from '../../sim/sim-clock.ts';
-import { CrmAuthError, type CrmActivity } from '../connector.ts';
+import { CrmAuthError, CrmTransientError, type CrmActivity } from '../connector.ts';
 import { makeConnector } from '../connectors.ts';
 import { parseOAuthCredential, REFRESH_MARGIN_MS, type OAuthCredential } from './credential.ts';
 import { tokenRequest, type TokenClient } from './token-endpoint.ts';
@@ -90,9 +90,22 @@ describe('OAuth CRM tokens', () => {
     expect(saved).toHaveLength(1);
     const stored = parseOAuthCredential(saved[0]!)!;
     expect(stored.refreshToken).not.toBe(cred.refreshToken);
+    // The store failing after a rotation: the request fails for now, the new grant is kept and stored at the next request.
+    let down = true;
+    const kept: string[] = [];
+    const flaky = makeConnector('pipedrive', { baseUrl: pd.baseUrl, token: saved[0]!, clock, saveToken: async (t) => { if (down) throw new Error('store unavailable'); kept.push(t); } });
+    clock.advance(3599_000);
+    const failed = await flaky.writeActivities([activity(3, 'ana@acme.test')]).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(CrmTransientError);
+    down = false;
+    expect((await flaky.writeActivities([activity(3, 'ana@acme.test')])).map((r) => r.status)).toEqual(['written']);
+    expect(kept).toHaveLength(1);
+    expect(parseOAuthCredential(kept[0]!)!.refreshToken).not.toBe(stored.refreshToken);
+    expect(pd.oauth.tokenRequests.filter((g) => g === 'refresh_token')).toHaveLength(2);
+
     const old = await tokenRequest(client, { grant_type: 'refresh_token', refresh_token: cred.refreshToken }, { clock });
     expect(old).toMatchObject({ ok: false, kind: 'refused', error: expect.stringMatching(/^400 invalid_grant/) });
-    const fresh = await tokenRequest(client, { grant_type: 'refresh_token', refresh_token: stored.refreshToken }, { clock });
+    const fresh = await tokenRequest(client, { grant_type: 'refresh_token', refresh_token: parseOAuthCredential(kept[0]!)!.refreshToken }, { clock });
     expect(fresh.ok).toBe(true);
   });
 

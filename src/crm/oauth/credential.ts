@@ -52,6 +52,8 @@ const labels = { hubspot: 'HubSpot', pipedrive: 'Pipedrive' } as const;
  */
 export class RefreshingToken {
   private refreshing: Promise<string> | null = null;
+  /** A refresh the store refused: stored before the token is used again. */
+  private unsaved = false;
   private readonly clock: Clock;
 
   constructor(
@@ -61,8 +63,9 @@ export class RefreshingToken {
     this.clock = o.clock ?? systemClock;
   }
 
-  get(): Promise<string> {
-    if (this.clock.now() < this.cred.expiresAt - REFRESH_MARGIN_MS) return Promise.resolve(this.cred.accessToken);
+  async get(): Promise<string> {
+    if (this.unsaved) await this.store();
+    if (this.clock.now() < this.cred.expiresAt - REFRESH_MARGIN_MS) return this.cred.accessToken;
     this.refreshing ??= this.refresh().finally(() => {
       this.refreshing = null;
     });
@@ -84,9 +87,20 @@ export class RefreshingToken {
       refreshToken: r.answer.refreshToken ?? this.cred.refreshToken,
       expiresAt: this.clock.now() + (r.answer.expiresIn ?? 1800) * 1000,
     };
-    // Stored before use: a rotated refresh token lost here would be the grant lost.
-    await this.o.save?.(JSON.stringify(next));
+    // Kept in memory first, then stored before use: when the store fails, the rotated refresh
+    // token (the old one is dead now) is not lost with it; the next call stores it again.
     this.cred = next;
+    this.unsaved = true;
+    await this.store();
     return next.accessToken;
+  }
+
+  private async store(): Promise<void> {
+    try {
+      await this.o.save?.(JSON.stringify(this.cred));
+      this.unsaved = false;
+    } catch (e) {
+      throw new CrmTransientError(`the refreshed ${labels[this.cred.oauth]} token could not be stored (${(e as Error).message}); kept in memory and stored at the next request`);
+    }
   }
 }

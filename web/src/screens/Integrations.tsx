@@ -124,9 +124,10 @@ function ConnectionCard({ workspaceId, c, oauth, changed, said }: { workspaceId:
       setBusy(false);
     }
   };
-  const paused = c.pausedReason ? crmProblem(c.pausedReason, name) : undefined;
+  const problem = c.pausedReason ? crmProblem(c.pausedReason, name) : undefined;
   // Paused because the CRM refused its credentials, and this server can ask the CRM again: one click re-authorizes.
-  const reauthorize = oauth && c.state === 'paused' && paused?.refused === true;
+  const reauthorize = oauth && c.state === 'paused' && problem?.refused === true;
+  const paused = problem && reauthorize ? { ...problem, words: problem.words.replace('Replace the token to resume.', `Re-authorize ${name} (or replace the token) to resume.`) } : problem;
   const reauthorizeNow = async () => {
     setBusy(true);
     setError(undefined);

@@ -75,7 +75,8 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
     .values({ id: graph.connectionId, workspace_id: workspaceId, kind: 'hubspot', base_url: hubspot.baseUrl, credentials: await h.ctx.vault!.seal(workspaceId, `crm:${graph.connectionId}`, hubspot.tokens.issue(`portal-${tag}`)) })
     .execute();
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
-  return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', ...graph };
+  // kind: a CRM's OAuth start (POST …/crm/oauth/:kind/start).
+  return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', kind: 'hubspot', ...graph };
 }
 
 /** Every row of every table that has a workspace_id, for one workspace: what must not change. */
@@ -134,7 +135,7 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
     keyA = (await createApiKey(h.store.db, { clock: systemClock, random: seededRandom('k') }, { workspaceId: wa.workspaceId, name: 'script', role: 'admin', createdBy: null })).key;
     // What an answer to A must never contain: B's ids and addresses.
     // (The step key is a name both seeded sequences use, 'intro': not B's data.)
-    bSecrets = [...Object.entries(b).filter(([k]) => k !== 'stepKey').map(([, v]) => v), 'owner-b@example.test', 'member-b@example.test', 'lead-b@prospects.test', 'rep-b@example.test', 'invitee-b@example.test', 'gone-b@prospects.test', 'maybe later (b)', 'not-an-address-b', 'leads-b.csv'];
+    bSecrets = [...Object.entries(b).filter(([k]) => k !== 'stepKey' && k !== 'kind').map(([, v]) => v), 'owner-b@example.test', 'member-b@example.test', 'lead-b@prospects.test', 'rep-b@example.test', 'invitee-b@example.test', 'gone-b@prospects.test', 'maybe later (b)', 'not-an-address-b', 'leads-b.csv'];
   }, 60_000);
   afterAll(async () => {
     await h?.close();
@@ -186,7 +187,8 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
       // A's own workspace in the URL, B's objects in the path and the body.
       const crossIds = { ...b, workspaceId: a.workspaceId! };
       const mixed = await ownerA.call(r.method, urlFor(r, crossIds) + queryString(ex.query), ex.body);
-      const namesObject = /:(?!workspaceId)[A-Za-z]+/.test(r.url);
+      // A CRM's kind (…/crm/oauth/:kind/start) names no object of B's.
+      const namesObject = /:(?!workspaceId|kind\b)[A-Za-z]+/.test(r.url);
       if (namesObject) expect([403, 404], `B's object via A's URL: ${r.method} ${r.url} → ${mixed.statusCode} ${mixed.body}`).toContain(mixed.statusCode);
       for (const s of bSecrets.filter((x) => x !== a.workspaceId)) expect(mixed.body, `${r.method} ${r.url} answered with B's data`).not.toContain(s);
     }

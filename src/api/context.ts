@@ -9,6 +9,7 @@ import type { AskDeps, TaskSignals } from '../sending/credential-tasks/ask-task.
 import type { WaitLimits } from '../sending/credential-tasks/task-policy.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
+import type { CrmOAuthApps } from '../crm/oauth/apps.ts';
 import type { HygieneChecker } from '../leads/hygiene/checker.ts';
 import type { SystemMailer } from './system-mailer.ts';
 import type { ErasureKey } from '../common/erasure-key.ts';
@@ -88,6 +89,8 @@ export interface ApiContext {
   dialer?: SipCredentialSettings;
   /** The consent announcement's WAV (CADENZA_RECORDING_ANNOUNCEMENT), served to reps' browsers (GET …/dialer/announcement); absent: none. */
   consentAnnouncement?: Uint8Array;
+  /** The CRMs' OAuth apps (src/crm/oauth/apps.ts, CADENZA_<CRM>_CLIENT_ID / _SECRET): "Connect with …" for each; absent: tokens only. */
+  crmOAuth?: CrmOAuthApps;
   /** The CRM writer runs in this process (src/crm/writer.ts): wakes it after a connection changed; absent: it finds the change on its next round. */
   crm?: { nudge(): void };
   /** Call transcription runs in this process (src/dialer/transcribe/worker.ts): wakes its worker for a job queued again; absent: transcribing again is refused. */

@@ -13,6 +13,7 @@ import { gmailPushRoutes, graphPushRoutes } from '../mailbox/sync/push-routes.ts
 import { federationRoutes, type FederationRouteDeps } from '../warmup/federation/routes.ts';
 import { registerApi } from './api.ts';
 import { oauthCaller } from './auth/oauth-caller.ts';
+import { registerCrmOAuthCallback } from './crm-oauth-callback.ts';
 import type { ApiContext } from './context.ts';
 import { registerDocs } from './http/docs.ts';
 import { loggedCause } from './http/logged-cause.ts';
@@ -81,7 +82,11 @@ export function buildServer(deps: ApiDeps): FastifyInstance {
 }
 
 function registerRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  if (deps.api) registerApi(app, { store: deps.store, clock: deps.clock, ...deps.api });
+  if (deps.api) {
+    registerApi(app, { store: deps.store, clock: deps.clock, ...deps.api });
+    // Where the CRMs' consent pages send the admin back (crm/oauth/flow.ts), known by the session cookie.
+    registerCrmOAuthCallback(app, { store: deps.store, clock: deps.clock, ...deps.api });
+  }
 
   if (deps.tracking) registerTracking(app, { store: deps.store, clock: deps.clock, ...deps.tracking });
   if (deps.oauth) {

@@ -26,6 +26,7 @@ import { MailboxTokens } from '../mailbox/oauth/mailbox-tokens.ts';
 import { SyncPool } from '../ingest/worker/sync-pool.ts';
 import { callMediaReader } from '../crm/call-media.ts';
 import { CrmSync } from '../crm/crm-sync.ts';
+import type { CrmOAuthApps } from '../crm/oauth/apps.ts';
 import { WebhookDispatcher } from '../api/webhooks/dispatcher.ts';
 import { sealLegacyWebhookSecrets } from '../api/webhooks/secrets.ts';
 import { newId } from '../common/ids.ts';
@@ -79,6 +80,8 @@ export interface AppOptions {
   rspamdUrl?: string;
   /** OAuth clients for Google and Microsoft mailboxes (config CADENZA_GOOGLE_* / CADENZA_MICROSOFT_*). */
   oauth?: OAuthSettings;
+  /** OAuth apps for connecting CRMs (config CADENZA_HUBSPOT_* / _SALESFORCE_* / _PIPEDRIVE_*; src/crm/oauth/apps.ts). */
+  crmOAuth?: CrmOAuthApps;
   /** Push for Gmail and Graph mailboxes (pushSettingsFrom: CADENZA_PUSH_SECRET…); absent: they are polled. */
   push?: PushSettings;
   /** Webhooks out: loopback and private destinations allowed (CADENZA_WEBHOOK_ALLOW_PRIVATE). */
@@ -515,7 +518,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
-      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...(consentAnnouncement ? { consentAnnouncement } : {}), ...(transcriber ? { transcripts: { nudge: () => transcriber?.nudge() } } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, crm: { nudge: () => crm.nudge() }, federation: { identity: federation } },
+      api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...(consentAnnouncement ? { consentAnnouncement } : {}), ...(transcriber ? { transcripts: { nudge: () => transcriber?.nudge() } } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, crm: { nudge: () => crm.nudge() }, ...(o.crmOAuth ? { crmOAuth: o.crmOAuth } : {}), federation: { identity: federation } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },
     });

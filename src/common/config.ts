@@ -50,6 +50,24 @@ const schema = z.object({
   CADENZA_GOOGLE_ISSUER: z.string().url().optional(),
   /** Microsoft's login host (https://login.microsoftonline.com) replaced, read by discovery per tenant: the emulator in tests. */
   CADENZA_MICROSOFT_LOGIN_URL: z.string().url().optional(),
+  /**
+   * OAuth 2 apps for connecting CRMs from Settings → Integrations (docs/crm.md "Connecting"); a CRM
+   * whose id and secret are both set shows "Connect with …"; unset, it is connected with a pasted
+   * token. Secrets are never logged. The _OAUTH_URL / _LOGIN_URL replace the CRM's own hosts: its
+   * emulator in tests.
+   */
+  CADENZA_HUBSPOT_CLIENT_ID: z.string().min(1).optional(),
+  CADENZA_HUBSPOT_CLIENT_SECRET: z.string().min(1).optional(),
+  /** Replaces both https://app.hubspot.com (the consent page) and https://api.hubapi.com (the token endpoint). */
+  CADENZA_HUBSPOT_OAUTH_URL: z.string().url().optional(),
+  CADENZA_SALESFORCE_CLIENT_ID: z.string().min(1).optional(),
+  CADENZA_SALESFORCE_CLIENT_SECRET: z.string().min(1).optional(),
+  /** Salesforce's login host (consent and code exchange); a sandbox's is https://test.salesforce.com. */
+  CADENZA_SALESFORCE_LOGIN_URL: z.string().url().default('https://login.salesforce.com'),
+  CADENZA_PIPEDRIVE_CLIENT_ID: z.string().min(1).optional(),
+  CADENZA_PIPEDRIVE_CLIENT_SECRET: z.string().min(1).optional(),
+  /** Replaces https://oauth.pipedrive.com (consent and token endpoint). */
+  CADENZA_PIPEDRIVE_OAUTH_URL: z.string().url().optional(),
   /** The optional LLM rung of reply classification (docs/classification.md); unset: off. Never logged. */
   CADENZA_ANTHROPIC_API_KEY: z.string().min(1).optional(),
   /** The model the LLM rung asks; unset: claude-sonnet-4-5. */

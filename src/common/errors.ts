@@ -15,6 +15,7 @@ export const errorCodes = {
   CONFIG_INVALID: 'The configuration is invalid.',
   MAILBOX_UNAVAILABLE: "The mailbox's server could not be reached or did not answer as expected (connection, TLS, timeout, protocol).",
   MAILBOX_AUTH_FAILED: "The mailbox's server refused its credentials (password, app password or OAuth token).",
+  CRM_AUTH_FAILED: 'Connecting a CRM with OAuth failed: the consent was refused, the sign-in (state) was unknown, used, expired or started by someone else, or the CRM refused the authorization code; the message says which in plain words.',
   MAIL_MALFORMED: 'The message could not be parsed safely (empty, too large, binary, too many parts or headers, too deep, too slow); it is quarantined with the reason.',
   UNAUTHENTICATED: 'The call needs a signed-in session or an API key, and has neither (or it expired).',
   FORBIDDEN: 'The caller is signed in but may not do this (role too low, or the CSRF token is missing or wrong).',

@@ -125,7 +125,7 @@ export async function updateConnection(
   d: { db: Db; sealer: TokenSealer },
   workspaceId: string,
   connectionId: string,
-  change: { activities?: readonly string[]; state?: 'active' | 'paused'; token?: string },
+  change: { activities?: readonly string[]; state?: 'active' | 'paused'; token?: string; baseUrl?: string },
 ): Promise<void> {
   const found = await d.db.selectFrom('crm_connection').select('id').where('id', '=', connectionId).where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (!found) throw cadenzaError('NOT_FOUND', 'no such CRM connection in this workspace');
@@ -139,8 +139,42 @@ export async function updateConnection(
       ...(activities ? { activities } : {}),
       ...(state ? { state, paused_reason: state === 'active' ? null : 'paused by an admin' } : {}),
       ...(change.token !== undefined ? { credentials: await d.sealer.seal(workspaceId, tokenContext(connectionId), change.token), prepared_at: null } : {}),
+      ...(change.baseUrl !== undefined ? { base_url: change.baseUrl } : {}),
     })
     .where('id', '=', connectionId)
+    .execute();
+}
+
+/**
+ * An OAuth consent's outcome (oauth/flow.ts): the workspace's connection to that CRM gets the new
+ * grant and address and is resumed (a re-authorization after a refused or revoked grant), or is
+ * created when there is none.
+ */
+export async function connectOrReauthorize(
+  d: { db: Db; random: Random; now: number; sealer: TokenSealer },
+  input: { workspaceId: string; kind: CrmKind; baseUrl: string; token: string },
+): Promise<{ id: string; created: boolean }> {
+  const existing = await d.db.selectFrom('crm_connection').select('id').where('workspace_id', '=', input.workspaceId).where('kind', '=', input.kind).executeTakeFirst();
+  if (existing) {
+    await updateConnection(d, input.workspaceId, existing.id, { token: input.token, baseUrl: input.baseUrl });
+    return { id: existing.id, created: false };
+  }
+  return { id: await createConnection(d, input), created: true };
+}
+
+/**
+ * A refreshed OAuth credential (oauth/credential.ts), sealed again in place. Only while the
+ * connection still holds `previous`: an admin's new token or a re-authorization that came in
+ * between is not overwritten by a refresh of the old grant.
+ */
+export async function saveCredential(d: { db: Db; sealer: TokenSealer }, connectionId: string, previous: string, next: string): Promise<void> {
+  const c = await d.db.selectFrom('crm_connection').select(['workspace_id', 'credentials']).where('id', '=', connectionId).executeTakeFirst();
+  if (!c || (await d.sealer.open(c.workspace_id, tokenContext(connectionId), c.credentials)) !== previous) return;
+  await d.db
+    .updateTable('crm_connection')
+    .set({ credentials: await d.sealer.seal(c.workspace_id, tokenContext(connectionId), next) })
+    .where('id', '=', connectionId)
+    .where('credentials', '=', c.credentials)
     .execute();
 }
 

@@ -6,7 +6,7 @@ import type { Applied } from '../sequence/enrollment-service.ts';
 import type { StopEngine } from '../sequence/suppress.ts';
 import type { Store } from '../store/store.ts';
 import { ChangeReader, type ReadResult } from './change-reader.ts';
-import { openConnection, type TokenSealer } from './connections.ts';
+import { openConnection, saveCredential, type TokenSealer } from './connections.ts';
 import type { CrmConnector } from './connector.ts';
 import { makeConnector } from './connectors.ts';
 import { CrmWriter, type CrmWriterOptions, type DrainResult } from './writer.ts';
@@ -88,7 +88,15 @@ export class CrmSync {
     // keeps its own pacing (HubSpot's searches per second) across drains.
     const key = `${c.kind}\n${c.baseUrl}\n${c.token}`;
     let cached = this.connectors.get(id);
-    if (cached?.key !== key) this.connectors.set(id, (cached = { key, connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, clock: this.o.clock }) }));
+    if (cached?.key !== key) {
+      // An OAuth grant's refreshes are stored as they happen (oauth/credential.ts): each compared with the last stored.
+      let stored = c.token;
+      const saveToken = async (next: string) => {
+        await saveCredential({ db: this.o.store.db, sealer: this.o.sealer }, id, stored, next);
+        stored = next;
+      };
+      this.connectors.set(id, (cached = { key, connector: makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, clock: this.o.clock, saveToken }) }));
+    }
     return { connector: cached.connector, prepared: c.prepared };
   }
 

@@ -605,12 +605,17 @@ export interface Database {
 export interface OAuthFlowTable {
   state: string;
   workspace_id: string;
-  provider: 'google' | 'microsoft';
-  mode: 'api' | 'imap';
+  /** A mailbox provider, or a CRM's kind (0059_crm_oauth.sql). */
+  provider: 'google' | 'microsoft' | 'hubspot' | 'salesforce' | 'pipedrive';
+  /** 'crm' for a CRM connect flow. */
+  mode: 'api' | 'imap' | 'crm';
   redirect_uri: string;
   code_verifier: string;
-  nonce: string;
+  /** Null for a CRM flow (no ID token to bind). */
+  nonce: string | null;
   login_hint: string | null;
+  /** A CRM flow's API address, when the token answer names none (0059). */
+  base_url: string | null;
   created_at: CreatedAt;
   expires_at: Timestamp;
   used_at: Timestamp | null;

@@ -1630,6 +1630,8 @@ export interface ApiRoutes {
       connections: CrmConnection[];
       /** The CRMs this server has a connector for */
       available: string[];
+      /** The CRMs this server has an OAuth app for (CADENZA_<CRM>_CLIENT_ID): connected with POST …/crm/oauth/{kind}/start, the pasted token staying the alternative */
+      oauth: ("hubspot" | "pipedrive" | "salesforce")[];
     };
     status: 200;
   };
@@ -1649,6 +1651,25 @@ export interface ApiRoutes {
     };
     response: CrmConnection;
     status: 201;
+  };
+  /** Start connecting (or re-authorizing) a CRM with OAuth (admin, signed in): returns the CRM's consent page to send the browser to; the CRM sends it back to /oauth/crm/callback (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/crm/oauth/:kind/start": {
+    params: {
+      workspaceId: string;
+      kind: "hubspot" | "pipedrive" | "salesforce";
+    };
+    query: Record<string, never>;
+    body: {
+      /** HubSpot: the API address (default https://api.hubapi.com); Salesforce and Pipedrive name their own in the token answer */
+      baseUrl?: string;
+    };
+    response: {
+      /** The CRM's consent page, with state (and PKCE where the CRM supports it) */
+      url: string;
+      /** The flow is good until then (10 minutes), once */
+      expiresAt: string;
+    };
+    status: 200;
   };
   /** Change what a CRM connection writes, pause or resume it, or give it a new token (which resumes it) (admin) (access: admin of the workspace) */
   "PATCH /api/workspaces/:workspaceId/crm/connections/:connectionId": {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
-import { openConnection } from '../../crm/connections.ts';
+import { openConnection, saveCredential } from '../../crm/connections.ts';
 import { readsChanges } from '../../crm/connector.ts';
 import { makeConnector } from '../../crm/connectors.ts';
 import { SYNCED_FIELDS } from '../../crm/field-ownership.ts';
@@ -68,7 +68,9 @@ async function readerOf(ctx: ApiContext, workspaceId: string, connectionId: stri
   if (!ctx.vault) throw cadenzaError('CONFIG_INVALID', 'this server has no vault (master key) to open CRM tokens with');
   const c = await openConnection(ctx.store.db, ctx.vault, connectionId).catch(() => null);
   if (!c || c.workspaceId !== workspaceId) throw cadenzaError('NOT_FOUND', 'no such CRM connection in this workspace');
-  const connector = makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token });
+  const vault = ctx.vault;
+  // A refresh made here is stored like the writer's (a rotated Pipedrive refresh token must not be lost).
+  const connector = makeConnector(c.kind, { baseUrl: c.baseUrl, token: c.token, saveToken: (next) => saveCredential({ db: ctx.store.db, sealer: vault }, connectionId, c.token, next) });
   if (!readsChanges(connector)) throw cadenzaError('INVALID_INPUT', `the ${c.kind} connector of this version reads no lists`);
   return connector;
 }

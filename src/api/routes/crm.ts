@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { CRM_ACTIVITY_KINDS, CRM_KINDS, DEFAULT_BASE_URLS, createConnection, deleteConnection, listConnections, updateConnection } from '../../crm/connections.ts';
 import { connectorKinds } from '../../crm/connectors.ts';
+import { OAUTH_CRMS, type OAuthCrm } from '../../crm/oauth/apps.ts';
+import { startCrmAuthorization } from '../../crm/oauth/flow.ts';
 import { checkEndpointUrl } from '../webhooks/destination.ts';
+import { secretHash } from '../auth/tokens.ts';
+import { crmCallbackUri, crmOAuthDeps } from '../crm-oauth-callback.ts';
 import { realClock, type ApiContext } from '../context.ts';
 import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -48,8 +52,12 @@ export const crmRoutes = [
     tags: ['crm'],
     access: { workspace: 'admin' },
     params: workspaceParams({}),
-    response: z.object({ connections: z.array(connection), available: z.array(z.string()).describe('The CRMs this server has a connector for') }),
-    handler: async ({ ctx, ws }) => ({ connections: await listConnections(ctx.store.db, ws.workspaceId), available: [...connectorKinds] }),
+    response: z.object({
+      connections: z.array(connection),
+      available: z.array(z.string()).describe('The CRMs this server has a connector for'),
+      oauth: z.array(z.enum(OAUTH_CRMS as [OAuthCrm, ...OAuthCrm[]])).describe("The CRMs this server has an OAuth app for (CADENZA_<CRM>_CLIENT_ID): connected with POST …/crm/oauth/{kind}/start, the pasted token staying the alternative"),
+    }),
+    handler: async ({ ctx, ws }) => ({ connections: await listConnections(ctx.store.db, ws.workspaceId), available: [...connectorKinds], oauth: OAUTH_CRMS.filter((k) => ctx.crmOAuth?.[k]) }),
   }),
   defineRoute({
     method: 'POST',
@@ -80,6 +88,34 @@ export const crmRoutes = [
       );
       await audit(c, { action: 'crm.connected', target: `crm:${id}`, detail: { kind: body.kind, baseUrl: url.origin } });
       return (await listConnections(ctx.store.db, ws.workspaceId, id))[0]!;
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/crm/oauth/:kind/start',
+    summary: "Start connecting (or re-authorizing) a CRM with OAuth (admin, signed in): returns the CRM's consent page to send the browser to; the CRM sends it back to /oauth/crm/callback",
+    tags: ['crm'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({ kind: z.enum(OAUTH_CRMS as [OAuthCrm, ...OAuthCrm[]]) }),
+    body: z.object({
+      baseUrl: z.string().max(2000).optional().describe("HubSpot: the API address (default https://api.hubapi.com); Salesforce and Pipedrive name their own in the token answer"),
+    }),
+    example: () => ({ params: { kind: 'hubspot' as const }, body: {} }),
+    response: z.object({ url: z.string().describe("The CRM's consent page, with state (and PKCE where the CRM supports it)"), expiresAt: z.iso.datetime().describe('The flow is good until then (10 minutes), once') }),
+    handler: async (c) => {
+      const { ctx, ws, params, body, principal } = c;
+      // The consent comes back to a browser: only the session that started it may finish it.
+      if (principal?.kind !== 'session' || !ws.userId) throw cadenzaError('FORBIDDEN', 'a CRM is connected with OAuth by a signed-in admin in the web app, not with an API key; with a key, connect with a token');
+      const checkUrl = (u: string) => checkEndpointUrl(u, { allowPrivate: ctx.webhooks?.allowPrivate ?? false }).href;
+      const started = await startCrmAuthorization(crmOAuthDeps(ctx), {
+        workspaceId: ws.workspaceId,
+        userId: ws.userId,
+        sessionHash: secretHash(principal.sessionToken),
+        kind: params.kind,
+        redirectUri: crmCallbackUri(ctx),
+        ...(body.baseUrl ? { baseUrl: checkUrl(body.baseUrl).replace(/\/$/, '') } : {}),
+      });
+      return { url: started.url.href, expiresAt: new Date(started.expiresAt).toISOString() };
     },
   }),
   defineRoute({

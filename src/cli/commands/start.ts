@@ -4,6 +4,7 @@ import { anyDatabaseUrl, roleDatabaseUrl, roleUrlEnv } from '../../ops/role-data
 import { startApp } from '../../app/app.ts';
 import { domainCheckConfigFrom } from '../../sending/dns/health-settings.ts';
 import { oauthSettingsFrom } from '../../mailbox/oauth/client.ts';
+import { crmOAuthAppsFrom } from '../../crm/oauth/apps.ts';
 import { pushSettingsFrom } from '../../mailbox/sync/push-settings.ts';
 import { systemMailerSettingsFrom } from '../../api/system-mailer.ts';
 import { createLogger } from '../../common/logger.ts';
@@ -90,6 +91,7 @@ export function register(program: Command): void {
         ...(cfg.CADENZA_PUBLIC_URL ? { publicUrl: cfg.CADENZA_PUBLIC_URL } : {}),
         ...(cfg.CADENZA_RSPAMD_URL ? { rspamdUrl: cfg.CADENZA_RSPAMD_URL } : {}),
         oauth: oauthSettingsFrom(cfg),
+        crmOAuth: crmOAuthAppsFrom(cfg),
         ...(push ? { push } : {}),
         ...(mailer ? { mailer } : {}),
         ...(domains ? { domains } : {}),

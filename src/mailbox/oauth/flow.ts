@@ -9,9 +9,9 @@ import type { Store } from '../../store/store.ts';
 import { parseMailboxSettings } from '../settings.ts';
 import type { Vault } from '../vault.ts';
 import type { OAuthClients } from './client.ts';
-import { consumeFlow, purgeFlows, saveFlow } from './flow-store.ts';
+import { consumeFlow, purgeFlows, saveFlow, type FlowRow } from './flow-store.ts';
 import type { MailboxTokens } from './mailbox-tokens.ts';
-import type { OAuthMode, OAuthProviderName } from './providers.ts';
+import { isOAuthMode, isOAuthProviderName, type OAuthMode, type OAuthProviderName } from './providers.ts';
 import { classifyTokenFailure } from './token-errors.ts';
 
 /**
@@ -126,7 +126,7 @@ export async function startAuthorization(deps: OAuthFlowDeps, req: StartRequest)
 export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSearchParams, opts: CompleteOptions = {}): Promise<Connected> {
   const state = callback.get('state');
   if (!state) throw cadenzaError('INVALID_INPUT', 'the callback has no state parameter', { field: 'state' });
-  const consumed = await consumeFlow(deps.store.db, state, deps.clock.now(), opts.sessionHash);
+  const consumed = await consumeFlow(deps.store.db, state, deps.clock.now(), opts.sessionHash, MAILBOX_PROVIDERS);
   if (!consumed.ok) {
     if (consumed.reason === 'other_session') {
       throw cadenzaError('FORBIDDEN', 'this sign-in was started by someone else, or in another browser session; start the connection again from your Mailboxes screen', { field: 'state', reason: consumed.reason });
@@ -138,7 +138,7 @@ export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSe
     }[consumed.reason];
     throw cadenzaError('INVALID_INPUT', why, { field: 'state', reason: consumed.reason });
   }
-  const flow = consumed.flow;
+  const flow = mailboxFlow(consumed.flow);
   const client = await deps.clients.get(flow.provider);
   const label = client.profile.label;
 
@@ -233,6 +233,14 @@ export async function completeAuthorization(deps: OAuthFlowDeps, callback: URLSe
   deps.mailboxChanged?.();
   deps.log?.info({ mailboxId: result.mailboxId, provider: flow.provider, mode: flow.mode, created: result.created }, 'mailbox connected with OAuth');
   return { ...result, email, workspaceId: flow.workspace_id, userId: flow.user_id, provider: kind.provider, oauthProvider: flow.provider, mode: flow.mode };
+}
+
+const MAILBOX_PROVIDERS = ['google', 'microsoft'] as const;
+
+/** A flow consumed with MAILBOX_PROVIDERS, as the mailbox flow's types say it is (a mailbox flow always has its nonce and mode). */
+function mailboxFlow(f: FlowRow): FlowRow & { provider: OAuthProviderName; mode: OAuthMode; nonce: string } {
+  if (!isOAuthProviderName(f.provider) || !isOAuthMode(f.mode) || f.nonce === null) throw new Error(`oauth_flow ${f.provider}/${f.mode} is not a mailbox flow`);
+  return f as FlowRow & { provider: OAuthProviderName; mode: OAuthMode; nonce: string };
 }
 
 /**

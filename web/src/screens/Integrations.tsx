@@ -12,6 +12,28 @@ import { activityName, crmName, crmProblem, TOKEN_HINTS } from './crm-words.ts';
 const REFRESH_MS = 10_000;
 
 type ConnectBody = ApiBody<'POST /api/workspaces/:workspaceId/crm/connections'>;
+type OAuthKind = NonNullable<Parameters<typeof oauthStartPath>[1]>;
+
+const oauthStartPath = (workspaceId: string, kind: 'hubspot' | 'pipedrive' | 'salesforce') => ws(workspaceId, `crm/oauth/${kind}/start`);
+
+/** Where the CRM OAuth callback sends the browser back (src/api/crm-oauth-callback.ts): ?crmConnected=kind[&reauthorized=1] or ?crmError=words. */
+function oauthOutcome(): Done | { error: string } | undefined {
+  const q = new URLSearchParams(location.search);
+  const kind = q.get('crmConnected');
+  if (kind) return { text: q.get('reauthorized') ? `${crmName(kind)} re-authorized: the connection is active and the queued activities are written now.` : `Connected ${crmName(kind)}: activities are written from now on.` };
+  const error = q.get('crmError');
+  return error ? { error: `The CRM was not connected: ${error}` } : undefined;
+}
+
+/**
+ * Connecting with OAuth: the server starts the flow for this signed-in admin (state bound to their
+ * session) and answers the CRM's consent page, where the browser goes; the CRM sends it back to
+ * the callback, which lands here with the outcome.
+ */
+async function startOAuth(workspaceId: string, kind: OAuthKind, baseUrl?: string): Promise<void> {
+  const started = await call('POST /api/workspaces/:workspaceId/crm/oauth/:kind/start', oauthStartPath(workspaceId, kind), baseUrl ? { baseUrl } : {});
+  location.assign(started.url);
+}
 type Activity = NonNullable<ConnectBody['activities']>[number];
 
 /**
@@ -27,7 +49,16 @@ export function Integrations({ workspaceId }: { workspaceId: string }) {
   // What the last change did; one that left a connection active or paused is withdrawn once the
   // connection is no longer so (a revoked token pauses it a moment after "resumed").
   const [done, setDone] = useState<Done>();
+  // The OAuth callback's outcome, read once: the address is cleaned so a reload does not say it again.
+  const [outcome] = useState(oauthOutcome);
+  useEffect(() => {
+    if (!outcome) return;
+    if ('text' in outcome) setDone(outcome);
+    history.replaceState(null, '', location.pathname);
+    document.getElementById('settings-integrations')?.scrollIntoView();
+  }, [outcome]);
   const connections = list.data?.connections ?? [];
+  const oauth = list.data?.oauth ?? [];
   const shown = done && (!done.id || connections.find((c) => c.id === done.id)?.state === done.state) ? done.text : undefined;
   return (
     <section className="card stack" aria-labelledby="settings-integrations">
@@ -37,6 +68,7 @@ export function Integrations({ workspaceId }: { workspaceId: string }) {
         written once it is active again.
       </p>
       <ErrorNote error={list.error} />
+      <ErrorNote error={outcome && 'error' in outcome ? outcome.error : undefined} />
       {shown && (
         <p className="note note-ok" role="status">
           {shown}
@@ -47,7 +79,7 @@ export function Integrations({ workspaceId }: { workspaceId: string }) {
         <ul className="crm-list" aria-label="CRM connections">
           {connections.map((c) => (
             <li key={c.id}>
-              <ConnectionCard workspaceId={workspaceId} c={c} changed={list.reload} said={setDone} />
+              <ConnectionCard workspaceId={workspaceId} c={c} oauth={oauth.includes(c.kind as OAuthKind)} changed={list.reload} said={setDone} />
             </li>
           ))}
         </ul>
@@ -56,6 +88,7 @@ export function Integrations({ workspaceId }: { workspaceId: string }) {
         <ConnectForm
           workspaceId={workspaceId}
           available={list.data.available}
+          oauth={oauth}
           connected={connections.map((c) => c.kind)}
           onConnected={(c) => {
             setDone({ text: `Connected ${crmName(c.kind)}: activities are written from now on.` });
@@ -69,7 +102,7 @@ export function Integrations({ workspaceId }: { workspaceId: string }) {
 
 type Done = { text: string; id?: string; state?: CrmConnection['state'] };
 
-function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string; c: CrmConnection; changed: () => void; said: (what: Done | undefined) => void }) {
+function ConnectionCard({ workspaceId, c, oauth, changed, said }: { workspaceId: string; c: CrmConnection; oauth: boolean; changed: () => void; said: (what: Done | undefined) => void }) {
   const name = crmName(c.kind);
   const headingId = `crm-${c.id}`;
   const [open, setOpen] = useState<'activities' | 'token' | 'disconnect'>();
@@ -91,7 +124,20 @@ function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string
       setBusy(false);
     }
   };
-  const paused = c.pausedReason ? crmProblem(c.pausedReason, name) : undefined;
+  const problem = c.pausedReason ? crmProblem(c.pausedReason, name) : undefined;
+  // Paused because the CRM refused its credentials, and this server can ask the CRM again: one click re-authorizes.
+  const reauthorize = oauth && c.state === 'paused' && problem?.refused === true;
+  const paused = problem && reauthorize ? { ...problem, words: problem.words.replace('Replace the token to resume.', `Re-authorize ${name} (or replace the token) to resume.`) } : problem;
+  const reauthorizeNow = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await startOAuth(workspaceId, c.kind as OAuthKind, c.kind === 'hubspot' ? c.baseUrl : undefined);
+    } catch (e) {
+      setError(errorMessage(e));
+      setBusy(false);
+    }
+  };
   // Refused credentials are both the pause's reason and the queued activities' last error: said once.
   const lastError = c.lastError && !(c.state === 'paused' && c.lastError === c.pausedReason) ? crmProblem(c.lastError, name) : undefined;
   return (
@@ -124,6 +170,11 @@ function ConnectionCard({ workspaceId, c, changed, said }: { workspaceId: string
       <CrmListEnroll workspaceId={workspaceId} connectionId={c.id} crm={name} />
       <ErrorNote error={error} />
       <div className="row">
+        {reauthorize && (
+          <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void reauthorizeNow()}>
+            Re-authorize {name}
+          </button>
+        )}
         {c.state === 'active' ? (
           <button type="button" className="btn" disabled={busy} onClick={() => void patch({ state: 'paused' }, `${name} paused: activities queue until you resume it.`, 'paused')}>
             Pause
@@ -315,7 +366,7 @@ function connectError(e: unknown): string {
   return m.charAt(0).toUpperCase() + m.slice(1);
 }
 
-function ConnectForm({ workspaceId, available, connected, onConnected }: { workspaceId: string; available: string[]; connected: string[]; onConnected: (c: CrmConnection) => void }) {
+function ConnectForm({ workspaceId, available, oauth, connected, onConnected }: { workspaceId: string; available: string[]; oauth: OAuthKind[]; connected: string[]; onConnected: (c: CrmConnection) => void }) {
   // Every kind the server names, then any it has a connector for that this app does not know yet.
   const kinds = [...CRM_KINDS, ...available.filter((k) => !(CRM_KINDS as readonly string[]).includes(k))];
   const can = (k: string) => available.includes(k) && !connected.includes(k);
@@ -337,6 +388,18 @@ function ConnectForm({ workspaceId, available, connected, onConnected }: { works
     setError(undefined);
   };
   const name = kind ? crmName(kind) : 'a CRM';
+  const withOAuth = oauth.includes(kind as OAuthKind);
+  const connectWithOAuth = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      // HubSpot's answer names no API address: the one in the form (its default, or a proxy's) goes with the flow.
+      await startOAuth(workspaceId, kind as OAuthKind, kind === 'hubspot' && baseUrl.trim() ? baseUrl.trim() : undefined);
+    } catch (err) {
+      setError(connectError(err));
+      setBusy(false);
+    }
+  };
   const coming = kinds.filter((k) => !available.includes(k));
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -382,18 +445,30 @@ function ConnectForm({ workspaceId, available, connected, onConnected }: { works
                 ))}
               </select>
             </Field>
-            <Field label="API address" hint={urlHint}>
-              <input type="url" required={!DEFAULT_BASE_URLS[kind as keyof typeof DEFAULT_BASE_URLS]} value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder={kind === 'salesforce' ? 'https://yourcompany.my.salesforce.com' : undefined} />
+            <Field label="API address" hint={withOAuth && kind !== 'hubspot' ? `With “Connect with ${name}”, ${name} tells Cadenza its address. ${urlHint}` : urlHint}>
+              <input type="url" required={!withOAuth && !DEFAULT_BASE_URLS[kind as keyof typeof DEFAULT_BASE_URLS]} value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder={kind === 'salesforce' ? 'https://yourcompany.my.salesforce.com' : undefined} />
             </Field>
           </div>
-          <Field label={kind === 'salesforce' ? 'Credential (JSON)' : 'Token'} hint={`${TOKEN_HINTS[kind] ?? 'The API token.'} Stored encrypted, never shown again.`}>
+          {withOAuth && (
+            <div className="stack">
+              <div>
+                <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void connectWithOAuth()}>
+                  Connect with {name}
+                </button>
+              </div>
+              <p className="muted small" style={{ margin: 0 }}>
+                You sign in to {name} and allow Cadenza; nothing to copy. Every activity is written; change which afterwards. Or paste a token below.
+              </p>
+            </div>
+          )}
+          <Field label={withOAuth ? `Or connect with a token` : kind === 'salesforce' ? 'Credential (JSON)' : 'Token'} hint={`${TOKEN_HINTS[kind] ?? 'The API token.'} Stored encrypted, never shown again.`}>
             <input type="password" required autoComplete="off" maxLength={4000} value={token} onChange={(e) => setToken(e.target.value)} className="input-wide" />
           </Field>
           <ActivityChecks legend="Activities to write" value={activities} onChange={setActivities} />
           <ErrorNote error={error} />
           <div>
             <SubmitButton busy={busy} busyText="Connecting…" disabled={activities.length === 0}>
-              Connect {name}
+              {withOAuth ? `Connect ${name} with the token` : `Connect ${name}`}
             </SubmitButton>
           </div>
         </>

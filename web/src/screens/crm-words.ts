@@ -55,10 +55,13 @@ export const FIELD_NAMES: Record<SyncedField, string> = {
  * message, or 'paused by an admin'), in a sentence that says what happens next. `said` is the
  * CRM's own answer, shown behind a disclosure; undefined when the words are the whole story.
  */
-export function crmProblem(message: string, crm: string): { words: string; said?: string } {
+export function crmProblem(message: string, crm: string): { words: string; said?: string; refused?: boolean } {
   if (message === 'paused by an admin') return { words: 'Paused by an admin.' };
+  // An OAuth grant whose refresh the CRM refused (src/crm/oauth/credential.ts, Salesforce's client): only a new consent helps.
+  if (/must re-authorize|must reconnect|token endpoint answered 4\d\d/.test(message))
+    return { words: `${crm} no longer accepts Cadenza's access (the app was removed, or the grant was revoked or expired). Re-authorize ${crm} to resume.`, said: message, refused: true };
   if (/no contact with this address/.test(message)) return { words: `No ${crm} contact has the lead's address.` };
-  if (/\b(401|403)\b/.test(message)) return { words: `${crm} refused the token (revoked, expired, or missing a permission). Replace the token to resume.`, said: message };
+  if (/\b(401|403)\b/.test(message)) return { words: `${crm} refused the token (revoked, expired, or missing a permission). Replace the token to resume.`, said: message, refused: true };
   if (/\b429\b/.test(message)) return { words: `${crm}'s request limit was reached: Cadenza waits and tries again.`, said: message };
   if (/\b5\d\d\b|unreachable|gave no answer|not JSON|did not account|answered without|answered no/.test(message))
     return { words: `${crm} could not be reached or failed to answer: Cadenza tries again.`, said: message };

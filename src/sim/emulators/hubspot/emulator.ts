@@ -8,6 +8,9 @@ import { rateLimitHeaders, RollingWindow } from './rate-limit.ts';
 import { registerAssociationRoutes } from './routes/associations.ts';
 import { registerListRoutes, type ContactList } from './routes/lists.ts';
 import { registerObjectRoutes } from './routes/objects.ts';
+import { registerHubSpotOAuthRoutes } from './routes/oauth.ts';
+import { CrmOAuthApp } from '../oauth/crm-app.ts';
+import type { Client } from '../oauth/grants.ts';
 import { registerOwnerRoutes, type Owner } from './routes/owners.ts';
 import { registerPropertyRoutes } from './routes/properties.ts';
 import { registerTokenInfoRoute } from './routes/token-info.ts';
@@ -43,6 +46,10 @@ export interface HubSpotEmulatorOptions {
   searchLagMs?: number;
   /** The most results one search query pages through (documented 10,000); smaller to test a client's window moves. */
   searchMaxResults?: number;
+  /** Public apps that may ask for consent (routes/oauth.ts); their tokens act as the user 'portal'. */
+  oauthClients?: Client[];
+  /** An OAuth access token's lifetime (documented 1800 s). */
+  accessTokenTtlS?: number;
 }
 
 /** Who made a change, and how long this one takes to reach search (default the emulator's lag). */
@@ -56,6 +63,8 @@ export interface HubSpotEmulator {
   baseUrl: string;
   /** A test issues the private app's token: `emu.tokens.issue('portal')`; `expire` it for the 401. */
   tokens: TokenRegistry;
+  /** The public apps' OAuth (routes/oauth.ts): `denyNext()`, `revokeAll()` (the app uninstalled), `tokenRequests`. */
+  oauth: CrmOAuthApp;
   faults: FaultInjector;
   store: HubSpotStore;
   /** Every request, in order, with what it was answered. */
@@ -96,6 +105,7 @@ export async function startHubSpotEmulator(opts: HubSpotEmulatorOptions = {}): P
   const clock = opts.clock ?? systemClock;
   const store = new HubSpotStore(clock);
   const tokens = new TokenRegistry('pat-na1-emu');
+  const oauth = new CrmOAuthApp({ audience: 'hubspot', registry: tokens, clients: opts.oauthClients ?? [], clock, ttlS: opts.accessTokenTtlS ?? 1800, rotates: false, user: () => ({ email: 'portal', sub: 'portal' }) });
   const faults = new FaultInjector();
   const log: RequestRecord[] = [];
   // One pair of limits per app (the token's user): a new token for the same app shares them.
@@ -157,6 +167,7 @@ export async function startHubSpotEmulator(opts: HubSpotEmulatorOptions = {}): P
     registerOwnerRoutes(app, ctx, () => owners);
     registerListRoutes(app, ctx, () => lists);
     registerAssociationRoutes(app, ctx);
+    registerHubSpotOAuthRoutes(app, ctx, oauth);
     registerTokenInfoRoute(app, ctx, (token) => {
       const t = tokens.check(`Bearer ${token}`);
       return t.ok ? { userId: userIdOf(t.user), hubId: 4_400_001 } : null;
@@ -167,6 +178,7 @@ export async function startHubSpotEmulator(opts: HubSpotEmulatorOptions = {}): P
   return {
     baseUrl: server.origin,
     tokens,
+    oauth,
     faults,
     store,
     log,
@@ -224,6 +236,9 @@ export async function startHubSpotEmulator(opts: HubSpotEmulatorOptions = {}): P
     slow(ms) {
       delayMs = ms;
     },
-    close: server.close,
+    async close() {
+      oauth.close();
+      await server.close();
+    },
   };
 }

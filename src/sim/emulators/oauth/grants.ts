@@ -15,8 +15,8 @@ import type { TokenRegistry } from '../tokens.ts';
  *   rotates), unless the test asks otherwise.
  */
 
-/** Who accepts a token: the mail APIs, and the IMAP/SMTP servers of each provider. */
-export type Audience = 'gmail' | 'graph' | 'google-imap' | 'outlook-imap';
+/** Who accepts a token: the mail APIs, the IMAP/SMTP servers of each provider, and the CRM APIs (crm-app.ts). */
+export type Audience = 'gmail' | 'graph' | 'google-imap' | 'outlook-imap' | 'hubspot' | 'pipedrive';
 
 export interface Client {
   id: string;
@@ -36,7 +36,8 @@ export interface Code {
   code: string;
   clientId: string;
   redirectUri: string;
-  challenge: string;
+  /** PKCE S256; undefined where the provider documents none (HubSpot, Pipedrive). */
+  challenge: string | undefined;
   scopes: string[];
   nonce: string | undefined;
   /** Google: access_type=offline asks for a refresh token. */

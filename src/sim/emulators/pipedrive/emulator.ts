@@ -9,6 +9,9 @@ import { registerActivityRoutes } from './routes/activities.ts';
 import { registerDealRoutes } from './routes/deals.ts';
 import { registerMetaRoutes } from './routes/meta.ts';
 import { registerPersonRoutes } from './routes/persons.ts';
+import { registerPipedriveOAuthRoutes } from './routes/oauth.ts';
+import { CrmOAuthApp } from '../oauth/crm-app.ts';
+import type { Client } from '../oauth/grants.ts';
 import { PipedriveStore, type Activity, type Deal, type Person } from './store.ts';
 import { WebhookDispatcher, registerWebhookRoutes, type Delivery, type WebhookFault } from './webhooks.ts';
 
@@ -39,6 +42,10 @@ export interface PipedriveEmulatorOptions {
   users?: Array<{ name: string; email: string }>;
   /** Waits before a webhook redelivery (Pipedrive waits seconds to minutes; tests need milliseconds). */
   webhookRetryDelaysMs?: number[];
+  /** Marketplace apps that may ask for consent (routes/oauth.ts); their tokens act as the first user. */
+  oauthClients?: Client[];
+  /** An OAuth access token's lifetime (documented 3599 s). */
+  accessTokenTtlS?: number;
 }
 
 export interface PipedriveEmulator {
@@ -47,6 +54,8 @@ export interface PipedriveEmulator {
   store: PipedriveStore;
   /** Tokens: `tokens.issue(userEmail)` is that user's API token (or OAuth token); `tokens.expire(t)` revokes it. */
   tokens: TokenRegistry;
+  /** The Marketplace apps' OAuth (routes/oauth.ts): `denyNext()`, `revokeAll()` (the app uninstalled), `tokenRequests`. */
+  oauth: CrmOAuthApp;
   faults: FaultInjector;
   log: RequestRecord[];
   companyId: number;
@@ -84,6 +93,16 @@ export async function startPipedriveEmulator(opts: PipedriveEmulatorOptions = {}
   const companyId = 7001;
   for (const u of opts.users ?? [{ name: 'Integration', email: 'integration@acme.test' }]) store.addUser(u.name, u.email);
   const tokens = new TokenRegistry('pd-emu');
+  const oauth = new CrmOAuthApp({
+    audience: 'pipedrive',
+    registry: tokens,
+    clients: opts.oauthClients ?? [],
+    clock,
+    ttlS: opts.accessTokenTtlS ?? 3599,
+    rotates: true,
+    user: () => ({ email: store.users[0]!.email, sub: String(store.users[0]!.id) }),
+  });
+  let origin = '';
   const faults = new FaultInjector();
   const log: RequestRecord[] = [];
   const budget = new DailyBudget(opts.dailyTokens ?? 30_000);
@@ -143,8 +162,12 @@ export async function startPipedriveEmulator(opts: PipedriveEmulatorOptions = {}
     registerActivityRoutes(app, ctx);
     registerMetaRoutes(app, ctx, companyId);
     registerWebhookRoutes(app, ctx, dispatcher);
+    // oauth.pipedrive.com: no API token, no rate limits of the API.
+    registerPipedriveOAuthRoutes(app, (route, req, reply, handler) => runRoute({ faults, log }, route, req, reply, () => null, handler), oauth, () => origin);
     app.setNotFoundHandler((req, reply) => reply.code(404).send(pipedriveErrors.notImplemented(`${req.method} ${req.url.split('?')[0]}`).body));
   });
+
+  origin = server.origin;
 
   const userId = (email?: string): number => {
     if (email === undefined) return store.users[0]!.id;
@@ -157,6 +180,7 @@ export async function startPipedriveEmulator(opts: PipedriveEmulatorOptions = {}
     baseUrl: server.origin,
     store,
     tokens,
+    oauth,
     faults,
     log,
     companyId,
@@ -245,6 +269,7 @@ export async function startPipedriveEmulator(opts: PipedriveEmulatorOptions = {}
       delayMs = ms;
     },
     async close() {
+      oauth.close();
       await dispatcher.close();
       await server.close();
     },

@@ -42,13 +42,17 @@ export interface SalesforceEmulatorOptions {
   changeDataCapture?: boolean | { entities: SObjectName[] };
   /** Events in one CometD connect answer at most (default 100; Salesforce's batch size is not documented). */
   eventsPerConnect?: number;
+  /** The connected app's callback URLs (routes/oauth.ts authorize); none: the web server flow is refused. */
+  callbackUrls?: string[];
 }
 
 export interface SalesforceEmulator {
   /** The org's instance URL, in place of https://MyDomain.my.salesforce.com. */
   baseUrl: string;
   /** The connected app (consumer key and secret) Cadenza is registered as. */
-  client: { id: string; secret: string };
+  client: { id: string; secret: string; callbackUrls: readonly string[] };
+  /** The admin declines on the next consent page (the web server flow, routes/oauth.ts). */
+  denyNext(error?: string): void;
   /** The user the connection acts as (an integration user), and the org's id. */
   integrationUserId: string;
   orgId: string;
@@ -112,7 +116,8 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
   const allocation = new ApiAllocation(opts.dailyApiLimit ?? 100_000);
   const faults = new FaultInjector();
   const log: RequestRecord[] = [];
-  const client = { id: '3MVG9emulatorConsumerKey', secret: 'emulator-consumer-secret' };
+  const client = { id: '3MVG9emulatorConsumerKey', secret: 'emulator-consumer-secret', callbackUrls: opts.callbackUrls ?? [] };
+  const denials: string[] = [];
   let origin = '';
   let outageUntil = -Infinity;
   let delayMs = 0;
@@ -152,6 +157,8 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
       store,
       sessions,
       clients: [client],
+      consentingUserId: integrationUserId,
+      denials,
       now: () => clock.now(),
       origin: () => origin,
       run: (route, req, reply, handler) => runRoute({ faults, log }, route, req, reply, () => (clock.now() < outageUntil ? sfErrors.unavailable() : null), () => slowly(handler)),
@@ -189,6 +196,7 @@ export async function startSalesforceEmulator(opts: SalesforceEmulatorOptions = 
     faults,
     log,
     authorize: (userId = integrationUserId) => sessions.grant(client.id, userId),
+    denyNext: (error = 'access_denied') => void denials.push(error),
     expireSessions: () => sessions.expireAll(),
     revoke(token) {
       if (!sessions.revoke(token)) throw new Error('revoke: unknown token');

@@ -50,7 +50,8 @@ export const sfErrors = {
 
 /** OAuth endpoint errors (RFC 6749 §5.2 shape; the descriptions are the ones Salesforce's docs and forums show). */
 export const oauthErrors = {
-  invalidGrant: (): EmulatorReply => ({ status: 400, body: { error: 'invalid_grant', error_description: 'expired access/refresh token' } }),
+  invalidGrant: (description = 'expired access/refresh token'): EmulatorReply => ({ status: 400, body: { error: 'invalid_grant', error_description: description } }),
+  redirectUriMismatch: (): EmulatorReply => ({ status: 400, body: { error: 'redirect_uri_mismatch', error_description: 'redirect_uri must match configuration' } }),
   invalidClientId: (): EmulatorReply => ({ status: 400, body: { error: 'invalid_client_id', error_description: 'client identifier invalid' } }),
   invalidClient: (): EmulatorReply => ({ status: 400, body: { error: 'invalid_client', error_description: 'invalid client credentials' } }),
   unsupportedGrantType: (): EmulatorReply => ({ status: 400, body: { error: 'unsupported_grant_type', error_description: 'grant type not supported' } }),

@@ -30,6 +30,16 @@ const DAYS = 28;
 
 type Fact = { series: DaySeries | null; at: number };
 
+/** The days the clocks change in the window, and the day after each (its midnight ends the short or long day). */
+const CHANGES = [
+  ['Europe/Berlin', '2036-10-26'],
+  ['Europe/Berlin', '2036-10-27'],
+  ['America/New_York', '2036-11-02'],
+  ['America/New_York', '2036-11-03'],
+  ['Australia/Lord_Howe', '2036-10-05'],
+  ['Australia/Lord_Howe', '2036-10-06'],
+] as const;
+
 describe.each(testBackends())('analytics in the calendar of any time zone (%s)', (backend) => {
   let h: ApiHarness;
   let b: Browser;
@@ -121,10 +131,10 @@ describe.each(testBackends())('analytics in the calendar of any time zone (%s)',
       const midnight = DateTime.fromISO(date, { zone }).startOf('day').toMillis();
       return log.filter((f) => f.series && Math.abs(f.at - midnight) < HOUR).length;
     };
-    expect(near('Europe/Berlin', '2036-10-26')).toBeGreaterThan(0);
-    expect(near('Europe/Berlin', '2036-10-27')).toBeGreaterThan(0);
-    expect(near('America/New_York', '2036-11-02')).toBeGreaterThan(0);
-    expect(near('America/New_York', '2036-11-03')).toBeGreaterThan(0);
+    for (const [zone, date] of CHANGES) expect(near(zone, date), `${zone} ${date}`).toBeGreaterThan(0);
+    // The changes are where the test says they are: a 25-hour day in Berlin and New York, 23.5 hours on Lord Howe.
+    const hours = (zone: string, date: string) => DateTime.fromISO(date, { zone }).startOf('day').plus({ days: 1 }).diff(DateTime.fromISO(date, { zone }).startOf('day'), 'hours').hours;
+    expect([hours('Europe/Berlin', '2036-10-26'), hours('America/New_York', '2036-11-02'), hours('Australia/Lord_Howe', '2036-10-05')]).toEqual([25, 25, 23.5]);
   });
 
   it('refuses a zone it does not know, in plain words', async () => {
@@ -171,6 +181,14 @@ function buildWorld(random: Random, people: number): World {
     w.truth.push({ series: counts, at });
   };
   for (let i = 0; i < 400; i++) journal('step_sent', 'sends', { step: 'intro' });
+  // And, whatever the seed, sends 20 minutes either side of the midnights that begin and end the days the clocks change.
+  for (const [zone, date] of CHANGES) {
+    const midnight = DateTime.fromISO(date, { zone }).startOf('day').toMillis();
+    for (const at of [midnight - 20 * 60_000, midnight + 20 * 60_000]) {
+      w.journal.push({ who: random.int(0, people - 1), type: 'step_sent', at, step: 'intro' });
+      w.truth.push({ series: 'sends', at });
+    }
+  }
   for (let i = 0; i < 60; i++) journal('step_sent', null, { step: 'call' });
   for (let i = 0; i < 120; i++) journal('reply', 'replies');
   for (let i = 0; i < 40; i++) journal('reply.ignored', null);

@@ -201,7 +201,7 @@ describeMailBed('web app journey in Chromium', () => {
       await go('Tasks');
       await screenshot(page, '13-tasks');
       await go('Analytics');
-      await page.getByText('Sends, 30 days').waitFor();
+      await page.getByTestId('kpi-sends').waitFor();
       await screenshot(page, '14-analytics');
       expect(pageErrors).toEqual([]);
       // Test artefact: how long the person waited at each stage (polled, so within ~1 s and ~5 s).

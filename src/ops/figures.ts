@@ -138,6 +138,16 @@ export async function figuresWindow(db: Db, workspaceId: string, now: number, da
   return calendarWindow(latest !== null && latest > now ? latest : now, days, zone);
 }
 
+/** Figures of one sequence only (its enrollments' facts); none: the whole workspace. */
+export interface SequenceFilter {
+  sequenceId?: string;
+}
+
+/** `and <enrollmentId> is one of the sequence's enrollments`, or nothing without a sequence. */
+function ofSequence(o: SequenceFilter, enrollmentId: ReturnType<typeof sql>) {
+  return o.sequenceId ? sql`and ${enrollmentId} in (select id from enrollment where sequence_id = ${o.sequenceId})` : sql``;
+}
+
 /** The series of the per-day figures, in the order they are shown and exported. */
 export const DAY_SERIES = ['sends', 'opened', 'openedAutomatically', 'clicked', 'replies', 'positiveReplies', 'meetings', 'bounces', 'unsubscribes'] as const;
 export type DaySeries = (typeof DAY_SERIES)[number];
@@ -177,7 +187,7 @@ const AUTOMATIC_VERDICTS = sql`('proxy', 'scanner')`;
  * - **meetings**: `isMeeting` journal rows.
  */
 // -- name: figures-per-day
-export async function perDay(db: Db, workspaceId: string, w: Window): Promise<DayCounts[]> {
+export async function perDay(db: Db, workspaceId: string, w: Window, o: SequenceFilter = {}): Promise<DayCounts[]> {
   const day = (at: ReturnType<typeof sql>) => sql`to_char(${at} at time zone ${w.zone}, 'YYYY-MM-DD')`;
   const inWindow = (at: ReturnType<typeof sql>) => sql`${at} >= ${w.since} and ${at} < ${w.until}`;
   const counts = await sql<{ day: string; series: DaySeries; n: number }>`
@@ -186,7 +196,7 @@ export async function perDay(db: Db, workspaceId: string, w: Window): Promise<Da
         case e.type when 'step_sent' then 'sends' when 'reply' then 'replies' when 'bounce' then 'bounces' else 'unsubscribes' end end as series,
       count(*)::int as n
     from event e
-    where e.workspace_id = ${workspaceId} and ${inWindow(sql`e.at`)}
+    where e.workspace_id = ${workspaceId} and ${inWindow(sql`e.at`)} ${ofSequence(o, sql`e.enrollment_id`)}
       and (e.type in ('reply', 'bounce', 'unsubscribe')
         or (e.type = 'step_sent' and ${emailStep(sql`(e.payload->'event'->>'stepId')`)})
         or ${isMeeting(sql`e`)})
@@ -198,7 +208,7 @@ export async function perDay(db: Db, workspaceId: string, w: Window): Promise<Da
         case when t.kind = 'click' then 'clicked' when t.verdict in ${AUTOMATIC_VERDICTS} then 'openedAutomatically' else 'opened' end as series,
         min(t.at) as first_at
       from tracking_event t
-      where t.workspace_id = ${workspaceId} and t.send_request_id is not null and t.kind in ('open', 'click')
+      where t.workspace_id = ${workspaceId} and t.send_request_id is not null and t.kind in ('open', 'click') ${ofSequence(o, sql`t.enrollment_id`)}
         and not (t.kind = 'click' and t.verdict in ${AUTOMATIC_VERDICTS})
       group by 1, 2
     ) firsts
@@ -209,7 +219,7 @@ export async function perDay(db: Db, workspaceId: string, w: Window): Promise<Da
     from (
       select m.enrollment_id, min(coalesce(m.received_at, m.at)) as first_at
       from message m
-      where m.workspace_id = ${workspaceId} and m.direction = 'inbound' and m.intent = 'interested' and m.enrollment_id is not null
+      where m.workspace_id = ${workspaceId} and m.direction = 'inbound' and m.intent = 'interested' and m.enrollment_id is not null ${ofSequence(o, sql`m.enrollment_id`)}
       group by 1
     ) firsts
     where ${inWindow(sql`first_at`)}
@@ -305,7 +315,7 @@ export async function emailSteps(db: Db, workspaceId: string) {
   return db
     .selectFrom('step as st')
     .innerJoin('sequence as s', 's.id', 'st.sequence_id')
-    .select(['s.name', 'st.key', 'st.id'])
+    .select(['s.id as sequence_id', 's.name', 'st.key', 'st.id'])
     .where('s.workspace_id', '=', workspaceId)
     .where('st.archived_at', 'is', null)
     .where('st.kind', '=', 'email')
@@ -317,8 +327,8 @@ export async function emailSteps(db: Db, workspaceId: string) {
 /** The variants of email steps with more than one live variant (the A/B comparison's rows). */
 // -- name: figures-compared-variants
 export async function comparedVariants(db: Db, workspaceId: string) {
-  const r = await sql<{ sequence_name: string; step_key: string; step_id: string; variant_key: string }>`
-    select s.name as sequence_name, st.key as step_key, st.id as step_id, v.key as variant_key
+  const r = await sql<{ sequence_id: string; sequence_name: string; step_key: string; step_id: string; variant_key: string }>`
+    select s.id as sequence_id, s.name as sequence_name, st.key as step_key, st.id as step_id, v.key as variant_key
     from variant v join step st on st.id = v.step_id join sequence s on s.id = st.sequence_id
     where s.workspace_id = ${workspaceId} and v.archived_at is null and st.archived_at is null
       and (select count(*) from variant o where o.step_id = v.step_id and o.archived_at is null) > 1
@@ -371,11 +381,12 @@ export async function mailboxBounces(db: Db, workspaceId: string, span: Span): P
  * many, and the latency at each percentile's nearest rank (every stop is ranked, however many).
  */
 // -- name: figures-reply-to-stop
-export async function replyToStop(db: Db, workspaceId: string, span: Span): Promise<ReplyToStop> {
+export async function replyToStop(db: Db, workspaceId: string, span: Span, o: SequenceFilter = {}): Promise<ReplyToStop> {
   const stops = sql`
     from message
     where workspace_id = ${workspaceId} and direction = 'inbound' and stop_latency_ms is not null
-      and coalesce(received_at, at) >= ${span.since} and coalesce(received_at, at) < ${span.until}`;
+      and coalesce(received_at, at) >= ${span.since} and coalesce(received_at, at) < ${span.until}
+      ${ofSequence(o, sql`enrollment_id`)}`;
   const count = Number((await sql<{ n: number }>`select count(*)::int as n ${stops}`.execute(db)).rows[0]?.n ?? 0);
   const at = async (p: number) =>
     count === 0 ? null : Number((await sql<{ ms: number }>`select stop_latency_ms as ms ${stops} order by stop_latency_ms offset ${nearestRank(count, p) - 1} limit 1`.execute(db)).rows[0]!.ms);
@@ -396,11 +407,13 @@ export interface CallFigures {
 }
 
 // -- name: figures-calls
-export async function callFigures(db: Db, workspaceId: string, span: Span): Promise<CallFigures> {
+export async function callFigures(db: Db, workspaceId: string, span: Span, o: SequenceFilter = {}): Promise<CallFigures> {
+  // One sequence's calls are its enrollments' (a call made outside a sequence belongs to none).
   const rows = await sql<{ outcome: string | null; n: number; answered: number; talk: number }>`
     select outcome, count(*)::int as n, count(answered_at)::int as answered, coalesce(sum(duration_ms), 0)::bigint as talk
     from phone_call
     where workspace_id = ${workspaceId} and created_at >= ${span.since} and created_at < ${span.until}
+      ${ofSequence(o, sql`enrollment_id`)}
     group by outcome`.execute(db);
   const outcomes = Object.fromEntries(CALL_FIGURE_OUTCOMES.map((k) => [k, 0])) as CallFigures['outcomes'];
   let calls = 0;
@@ -425,16 +438,16 @@ export interface Headline {
   replyToStop: ReplyToStop;
 }
 
-export async function headline(db: Db, workspaceId: string, now: number, days: number, zone = 'UTC'): Promise<Headline> {
+export async function headline(db: Db, workspaceId: string, now: number, days: number, zone = 'UTC', o: SequenceFilter = {}): Promise<Headline> {
   const window = await figuresWindow(db, workspaceId, now, days, zone);
-  const perDays = await perDay(db, workspaceId, window);
+  const perDays = await perDay(db, workspaceId, window, o);
   const before = precedingWindow(window);
   return {
     window,
     days: perDays,
     totals: totalsOf(perDays),
-    previous: { window: before, totals: totalsOf(await perDay(db, workspaceId, before)) },
-    replyToStop: await replyToStop(db, workspaceId, window),
+    previous: { window: before, totals: totalsOf(await perDay(db, workspaceId, before, o)) },
+    replyToStop: await replyToStop(db, workspaceId, window, o),
   };
 }
 
@@ -461,10 +474,11 @@ export interface VariantFigures {
  * email (the funnel's `replied` plus these is the headline's replies).
  */
 // -- name: figures-funnel
-export async function funnel(db: Db, workspaceId: string, w: Window, replies: number): Promise<{ funnel: FunnelStep[]; variants: VariantFigures[]; unattributedReplies: number }> {
-  const rows = await perStep(db, workspaceId, w);
-  const steps = new Map((await emailSteps(db, workspaceId)).map((st) => [st.id, { sequenceName: st.name, stepKey: st.key, removed: false, sent: 0, replied: 0 }]));
-  const variants = new Map((await comparedVariants(db, workspaceId)).map((v) => [`${v.step_id}:${v.variant_key}`, { sequenceName: v.sequence_name, stepKey: v.step_key, variantKey: v.variant_key, sent: 0, replied: 0 }]));
+export async function funnel(db: Db, workspaceId: string, w: Window, replies: number, o: SequenceFilter = {}): Promise<{ funnel: FunnelStep[]; variants: VariantFigures[]; unattributedReplies: number }> {
+  const rows = await perStep(db, workspaceId, w, o);
+  const mine = (x: { sequence_id: string }) => !o.sequenceId || x.sequence_id === o.sequenceId;
+  const steps = new Map((await emailSteps(db, workspaceId)).filter(mine).map((st) => [st.id, { sequenceName: st.name, stepKey: st.key, removed: false, sent: 0, replied: 0 }]));
+  const variants = new Map((await comparedVariants(db, workspaceId)).filter(mine).map((v) => [`${v.step_id}:${v.variant_key}`, { sequenceName: v.sequence_name, stepKey: v.step_key, variantKey: v.variant_key, sent: 0, replied: 0 }]));
   for (const r of rows) {
     let f = steps.get(r.stepId);
     if (!f) steps.set(r.stepId, (f = { sequenceName: r.sequenceName, stepKey: r.stepKey, removed: true, sent: 0, replied: 0 }));

@@ -71,6 +71,16 @@ describe.skipIf(skip !== null)(`analytics screen${skip ? ` (skipped: ${skip})` :
     await expect.poll(() => sendsOn(utcDay)).toBe(1);
     expect(await sendsOn(berlinDay)).toBe(0);
 
+    // One sequence's figures (the API's test counts a sequence's own; here another one has none of these).
+    await applyDefinition(app.store, { clock: systemClock, random }, ws.id, validateDefinition({ key: 'other', name: 'Other', window: 'any', steps: [{ key: 'hello', type: 'email', subject: 'Hello', body: 'Hello' }] }));
+    await page.reload();
+    await page.getByTestId('analytics-zone').selectOption('UTC');
+    await page.getByTestId('analytics-sequence').selectOption({ label: 'Other' });
+    await expect.poll(() => page.getByTestId('kpi-sends').textContent()).toBe('0');
+    expect(await page.getByTestId('analytics-csv').getAttribute('href')).toMatch(/sequenceId=/);
+    await page.getByTestId('analytics-sequence').selectOption({ label: 'All sequences' });
+    await expect.poll(() => page.getByTestId('kpi-sends').textContent()).toBe('3');
+
     // The CSV is the same days, in the chosen zone.
     const href = await page.getByTestId('analytics-csv').getAttribute('href');
     expect(href).toMatch(/zone=UTC/);

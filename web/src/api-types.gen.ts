@@ -3362,6 +3362,8 @@ export interface ApiRoutes {
       days?: number;
       /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
       zone?: string;
+      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
+      sequenceId?: string;
     };
     body: never;
     response: Analytics;
@@ -3376,6 +3378,8 @@ export interface ApiRoutes {
       days?: number;
       /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
       zone?: string;
+      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
+      sequenceId?: string;
     };
     body: never;
     response: string;

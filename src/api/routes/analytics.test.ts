@@ -85,4 +85,21 @@ describe.each(testBackends())('analytics: one definition, one clock (%s)', (back
     expect(a.days.at(-1).day).toBe(new Date(ahead + 9 * HOUR).toISOString().slice(0, 10));
     expect(a.replyToStop).toEqual({ count: 2, p50Ms: 300, p90Ms: 1200, p99Ms: 1200 });
   });
+
+  it("counts one sequence's figures when asked: its enrollments' facts and its steps only", async () => {
+    const other = await b.call('PUT', `${base}/sequences`, { key: 'other', name: 'Other', window: 'any', steps: [{ key: 'hello', type: 'email', delay: '0 minutes', subject: 'Hello', body: 'Hello', title: '' }] });
+    expect(other.statusCode, other.body).toBe(200);
+    const outboundId = (await h.store.db.selectFrom('sequence').select('id').where('key', '=', 'outbound').executeTakeFirstOrThrow()).id;
+    const whole = (await b.call('GET', `${base}/analytics?days=30`)).json();
+    const outbound = (await b.call('GET', `${base}/analytics?days=30&sequenceId=${outboundId}`)).json();
+    expect(outbound.totals).toEqual(whole.totals);
+    expect(outbound.funnel.map((f: { stepKey: string }) => f.stepKey)).toEqual(['intro', 'bump']);
+    expect(outbound.replyToStop.count).toBe(2);
+    const none = (await b.call('GET', `${base}/analytics?days=30&sequenceId=${other.json().sequenceId}`)).json();
+    expect(none.totals.sends + none.totals.replies).toBe(0);
+    expect(none.funnel).toEqual([{ sequenceName: 'Other', stepKey: 'hello', removed: false, sent: 0, replied: 0 }]);
+    expect(none.replyToStop.count).toBe(0);
+    const csv = await b.call('GET', `${base}/analytics/days.csv?days=30&sequenceId=${other.json().sequenceId}`);
+    expect(csv.body.trimEnd().split('\r\n').slice(1).every((l: string) => /^\d{4}-\d{2}-\d{2}(,0)+$/.test(l))).toBe(true);
+  });
 });

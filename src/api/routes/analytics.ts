@@ -16,6 +16,7 @@ const windowQuery = z.object({
     .default('UTC')
     .refine(isKnownZone, { message: 'zone must be an IANA time zone name, such as Europe/Berlin or America/New_York' })
     .describe('The IANA time zone whose calendar days the figures are counted by (default UTC)'),
+  sequenceId: z.uuid().optional().describe("One sequence's figures (its enrollments' facts, its steps); none: the whole workspace"),
 });
 
 const spanOf = (w: Window) => ({ since: w.since.toISOString(), until: w.until.toISOString() });
@@ -61,7 +62,8 @@ export const analyticsRoutes = [
       })
       .meta({ id: 'Analytics' }),
     handler: async ({ ctx, ws, query }) => {
-      const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone);
+      const only = { sequenceId: query.sequenceId };
+      const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone, only);
       return {
         asOf: new Date(h.window.asOf).toISOString(),
         zone: h.window.zone,
@@ -69,8 +71,8 @@ export const analyticsRoutes = [
         totals: h.totals,
         previous: { ...spanOf(h.previous.window), totals: h.previous.totals },
         days: h.days,
-        ...(await funnel(ctx.store.db, ws.workspaceId, h.window, h.totals.replies)),
-        calls: await callFigures(ctx.store.db, ws.workspaceId, h.window),
+        ...(await funnel(ctx.store.db, ws.workspaceId, h.window, h.totals.replies, only)),
+        calls: await callFigures(ctx.store.db, ws.workspaceId, h.window, only),
         replyToStop: h.replyToStop,
       };
     },
@@ -85,7 +87,7 @@ export const analyticsRoutes = [
     query: windowQuery,
     response: z.string().describe('text/csv'),
     handler: async ({ ctx, ws, query, reply }) => {
-      const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone);
+      const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone, { sequenceId: query.sequenceId });
       const lines = [csvRecord(['day', ...DAY_SERIES]), ...h.days.map((d) => csvRecord([d.day, ...DAY_SERIES.map((k) => String(d[k]))]))];
       const name = `analytics-${h.days[0]!.day}-to-${h.days.at(-1)!.day}.csv`;
       reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`);

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, ws } from '../api.ts';
 import type { ScreenProps } from '../Shell.tsx';
-import type { Analytics as Data, MailboxFigures } from '../types.ts';
+import type { Analytics as Data, MailboxFigures, SequenceSummary } from '../types.ts';
 import { Badge, duration, ErrorNote, PageHeader } from '../ui/parts.tsx';
 import { DailyChart } from '../ui/charts.tsx';
 import { useLoad } from '../ui/use-load.ts';
@@ -99,7 +99,9 @@ const CALL_OUTCOME_ROWS = [
 export function Analytics({ workspaceId }: ScreenProps) {
   const [days, setDays] = useState<(typeof PERIODS)[number]>(30);
   const [zone, setZone] = useState(browserZone);
-  const query = `days=${days}&zone=${encodeURIComponent(zone)}`;
+  const [sequenceId, setSequenceId] = useState('');
+  const query = `days=${days}&zone=${encodeURIComponent(zone)}${sequenceId ? `&sequenceId=${sequenceId}` : ''}`;
+  const sequences = useLoad(() => api<{ sequences: SequenceSummary[] }>('GET', ws(workspaceId, 'sequences')), [workspaceId]);
   const a = useLoad(() => api<Data>('GET', ws(workspaceId, `analytics?${query}`)), [workspaceId, query]);
   const boxes = useLoad(() => api<{ mailboxes: MailboxFigures[] }>('GET', ws(workspaceId, `analytics/mailboxes?days=${Math.min(days, 90)}&zone=${encodeURIComponent(zone)}`)), [workspaceId, query]);
   const d = a.data;
@@ -119,6 +121,17 @@ export function Analytics({ workspaceId }: ScreenProps) {
             {PERIODS.map((p) => (
               <option key={p} value={p}>
                 Last {p} days
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Sequence{' '}
+          <select value={sequenceId} onChange={(e) => setSequenceId(e.target.value)} data-testid="analytics-sequence">
+            <option value="">All sequences</option>
+            {(sequences.data?.sequences ?? []).map((q) => (
+              <option key={q.id} value={q.id}>
+                {q.name}
               </option>
             ))}
           </select>
@@ -196,7 +209,7 @@ export function Analytics({ workspaceId }: ScreenProps) {
             </section>
             {boxes.data && (
               <section className="card">
-                <h2>Per mailbox, 30 days</h2>
+                <h2>Per mailbox, {Math.min(days, 90)} days{sequenceId ? " (every sequence)" : ""}</h2>
                 {boxes.data.mailboxes.length === 0 ? (
                   <p className="muted">No mailbox yet.</p>
                 ) : (

@@ -172,6 +172,21 @@ export function isMeeting(e: ReturnType<typeof sql>) {
 /** The tracking verdicts of a machine rather than a person: an image proxy's fetch, a link scanner's click. */
 const AUTOMATIC_VERDICTS = sql`('proxy', 'scanner')`;
 
+/** Whether tracking row `t` counts at all: an open or click of a known email, a scanner's click never. */
+function countedTracking(t: ReturnType<typeof sql>) {
+  return sql`(${t}.send_request_id is not null and ${t}.kind in ('open', 'click') and not (${t}.kind = 'click' and ${t}.verdict in ${AUTOMATIC_VERDICTS}))`;
+}
+
+/** The series a counted tracking row belongs to. */
+function trackingSeries(t: ReturnType<typeof sql>) {
+  return sql`(case when ${t}.kind = 'click' then 'clicked' when ${t}.verdict in ${AUTOMATIC_VERDICTS} then 'openedAutomatically' else 'opened' end)`;
+}
+
+/** Whether message `m` is a prospect's reply classified interested (a positive reply). */
+function positiveReply(m: ReturnType<typeof sql>) {
+  return sql`(${m}.direction = 'inbound' and ${m}.intent = 'interested' and ${m}.enrollment_id is not null)`;
+}
+
 /**
  * Every per-day series of the window, each counted on the day (in the window's zone) it happened:
  *
@@ -202,27 +217,33 @@ export async function perDay(db: Db, workspaceId: string, w: Window, o: Sequence
         or ${isMeeting(sql`e`)})
     group by 1, 2
     union all
-    select ${day(sql`first_at`)}, series, count(*)::int
+    select ${day(sql`f.first_at`)}, f.series, count(*)::int
     from (
-      select t.send_request_id,
-        case when t.kind = 'click' then 'clicked' when t.verdict in ${AUTOMATIC_VERDICTS} then 'openedAutomatically' else 'opened' end as series,
-        min(t.at) as first_at
+      select t.enrollment_id, t.send_request_id, ${trackingSeries(sql`t`)} as series, min(t.at) as first_at
       from tracking_event t
-      where t.workspace_id = ${workspaceId} and t.send_request_id is not null and t.kind in ('open', 'click') ${ofSequence(o, sql`t.enrollment_id`)}
-        and not (t.kind = 'click' and t.verdict in ${AUTOMATIC_VERDICTS})
-      group by 1, 2
-    ) firsts
-    where ${inWindow(sql`first_at`)}
+      where t.workspace_id = ${workspaceId} and ${inWindow(sql`t.at`)} and ${countedTracking(sql`t`)} ${ofSequence(o, sql`t.enrollment_id`)}
+      group by 1, 2, 3
+    ) f
+    -- The email's first of its kind only: none before the window (found through the enrollment's index).
+    where not exists (
+      select 1 from tracking_event p
+      where p.enrollment_id = f.enrollment_id and p.at < ${w.since} and p.send_request_id = f.send_request_id
+        and ${countedTracking(sql`p`)} and ${trackingSeries(sql`p`)} = f.series)
+      and (f.enrollment_id is not null or not exists (
+      select 1 from tracking_event p
+      where p.workspace_id = ${workspaceId} and p.enrollment_id is null and p.at < ${w.since} and p.send_request_id = f.send_request_id
+        and ${countedTracking(sql`p`)} and ${trackingSeries(sql`p`)} = f.series))
     group by 1, 2
     union all
-    select ${day(sql`first_at`)}, 'positiveReplies', count(*)::int
+    select ${day(sql`f.first_at`)}, 'positiveReplies', count(*)::int
     from (
       select m.enrollment_id, min(coalesce(m.received_at, m.at)) as first_at
       from message m
-      where m.workspace_id = ${workspaceId} and m.direction = 'inbound' and m.intent = 'interested' and m.enrollment_id is not null ${ofSequence(o, sql`m.enrollment_id`)}
+      where m.workspace_id = ${workspaceId} and ${positiveReply(sql`m`)} and ${inWindow(sql`coalesce(m.received_at, m.at)`)} ${ofSequence(o, sql`m.enrollment_id`)}
       group by 1
-    ) firsts
-    where ${inWindow(sql`first_at`)}
+    ) f
+    -- The enrollment's first interested reply only.
+    where not exists (select 1 from message p where p.enrollment_id = f.enrollment_id and ${positiveReply(sql`p`)} and coalesce(p.received_at, p.at) < ${w.since})
     group by 1`.execute(db);
   const days = w.dayKeys.map((d) => ({ day: d, ...zeroTotals() }));
   const byDay = new Map(days.map((d) => [d.day, d]));

@@ -155,9 +155,11 @@ export class CrmSync {
       // only every readEveryMs (reconcileEveryMs while its webhooks wake it): a read costs requests
       // of the same limit the activities need.
       if (this.reader && readDue) {
-        this.wakes.set(id, wake);
         const read = await this.reader.read(id);
         this.o.onRead?.(id, read);
+        // The wake is spent by a read that read the pages; one that only finished the last read's
+        // field writes leaves it for the next round.
+        if (!read.pagesSkipped) this.wakes.set(id, wake);
         const hooked = c.hook_verified_at !== null && now - new Date(c.hook_verified_at).getTime() < HOOK_FRESH_MS;
         this.readDue.set(id, read.nextAt !== null && read.nextAt > now ? read.nextAt : now + (hooked ? this.reconcileEveryMs : this.readEveryMs));
       }

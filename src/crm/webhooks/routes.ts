@@ -11,6 +11,7 @@ import { receiveHook, type HookOutcome } from './receiver.ts';
  * bytes) and bounded: a delivery over `bodyLimit` is refused (413) before it is read whole.
  *
  *   verified                   204: the connection's reader is woken; nothing in the body is used
+ *                              (but Pipedrive's author: Cadenza's own writes wake nothing, receiver.ts)
  *   signature or auth wrong    401, counted (onOutcome), never a wake; the CRM retries, which a
  *                              wrong secret does not make right
  *   no such connection, or one that takes no webhooks

@@ -10,6 +10,7 @@ import { registerTracking, type TrackingDeps } from '../tracking/index.ts';
 import { registerOAuthRoutes, type OAuthRoutesDeps } from '../mailbox/oauth/routes.ts';
 import type { PushRegistry } from '../mailbox/sync/push-registry.ts';
 import { gmailPushRoutes, graphPushRoutes } from '../mailbox/sync/push-routes.ts';
+import { crmHookRoutes, type CrmHookRouteOptions } from '../crm/webhooks/routes.ts';
 import { federationRoutes, type FederationRouteDeps } from '../warmup/federation/routes.ts';
 import { registerApi } from './api.ts';
 import { oauthCaller } from './auth/oauth-caller.ts';
@@ -37,6 +38,8 @@ export interface ApiDeps {
   oauth?: OAuthRoutesDeps;
   /** Gmail (Pub/Sub) and Graph push notifications: POST /push/gmail and /push/graph (src/mailbox/sync/push-routes.ts). */
   push?: { registry: PushRegistry; verificationToken: string };
+  /** CRM webhooks as triggers: POST /hooks/crm/:connectionId (src/crm/webhooks/routes.ts); absent: CRMs are polled only. */
+  crmHooks?: Omit<CrmHookRouteOptions, 'db' | 'clock'>;
   /** Served as Prometheus text on GET /metrics. */
   metrics?: Metrics;
   /** When set, GET /metrics needs `Authorization: Bearer <token>` (CADENZA_METRICS_TOKEN); unset: public. */
@@ -102,6 +105,9 @@ function registerRoutes(app: FastifyInstance, deps: ApiDeps): void {
     void app.register(gmailPushRoutes, { registry: deps.push.registry, verificationToken: deps.push.verificationToken });
     void app.register(graphPushRoutes, { registry: deps.push.registry });
   }
+
+  // Verified per connection, on the real clock (HubSpot's timestamps are real time).
+  if (deps.crmHooks) void app.register(crmHookRoutes, { db: deps.store.db, clock: deps.api?.realClock ?? deps.clock, ...deps.crmHooks });
 
   // Signed by the peer installation, on the real clock (a demo's time would put every signature outside the window).
   if (deps.federation) void app.register(federationRoutes, { store: deps.store, clock: deps.api?.realClock ?? deps.clock, ...deps.federation });

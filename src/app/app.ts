@@ -506,7 +506,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.webhooks = webhooks;
     webhooks.start();
     // CRM activities are written by the API processes too; one writer per connection at a time (a lease).
-    const crm = new CrmSync({ store, clock, random, log, sealer: vault, owner: `crm:${newId(clock.now(), random)}`, engine: service, onEnrolled: () => nudges.nudge('enrollments'), callMedia: callMediaReader({ publicUrl, sealer: vault }) });
+    const crm = new CrmSync({ store, clock, random, log, sealer: vault, owner: `crm:${newId(clock.now(), random)}`, engine: service, ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}), onEnrolled: () => nudges.nudge('enrollments'), callMedia: callMediaReader({ publicUrl, sealer: vault }) });
     app.crm = crm;
     crm.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
@@ -517,7 +517,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       : undefined;
     app.customHosts = customHosts;
     const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
-    app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) },
+    app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) }, crmHooks: { sealer: vault, publicUrl, onOutcome: (result) => metrics.crmHooks.inc({ result }) },
       api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...(consentAnnouncement ? { consentAnnouncement } : {}), ...(transcriber ? { transcripts: { nudge: () => transcriber?.nudge() } } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, crm: { nudge: () => crm.nudge() }, ...(o.crmOAuth ? { crmOAuth: o.crmOAuth } : {}), federation: { identity: federation } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),
       oauth: { store, vault, clients: oauthClients, clock, random, tokens: mailboxTokens, log, mailboxChanged: () => nudges.nudge('mailboxes'), ...(o.publicUrl ? { publicUrl: o.publicUrl } : {}) },

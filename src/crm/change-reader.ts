@@ -66,6 +66,8 @@ export interface ReadResult {
   enrolled: number;
   resynced: boolean;
   failed: boolean;
+  /** This read only finished the last one's field writes and list reads (afterPending): changes since were not read. */
+  pagesSkipped: boolean;
   /** When this connection's reading may go on; null when it paused. */
   nextAt: number | null;
 }
@@ -73,6 +75,13 @@ export interface ReadResult {
 export class ChangeReader {
   private readonly hold = new Map<string, { until: number; failures: number }>();
   private readonly asked = new Set<string>();
+  /**
+   * Connections whose pages were read but whose field writes and list reads did not fit the CRM's
+   * window: the next read does those first, without reading pages again. Otherwise a CRM whose
+   * window holds less than two batches' worst case (Pipedrive: 20 per 2 s, 15 a batch) would read a
+   * page every round, never reach its field writes, and never count as caught up.
+   */
+  private readonly afterPending = new Set<string>();
 
   constructor(private readonly o: ChangeReaderOptions) {}
 
@@ -91,7 +100,7 @@ export class ChangeReader {
   /** One round for one connection; a connector that reads no changes has nothing to do here. */
   async read(connectionId: string): Promise<ReadResult> {
     const { clock, store } = this.o;
-    const out: ReadResult = { pages: 0, changes: 0, stopped: 0, conflicts: 0, fieldsWritten: 0, enrolled: 0, resynced: false, failed: false, nextAt: null };
+    const out: ReadResult = { pages: 0, changes: 0, stopped: 0, conflicts: 0, fieldsWritten: 0, enrolled: 0, resynced: false, failed: false, pagesSkipped: false, nextAt: null };
     const h = this.hold.get(connectionId) ?? { until: 0, failures: 0 };
     if (h.until > clock.now()) return { ...out, nextAt: h.until };
     if (!(await this.lease(connectionId))) return { ...out, nextAt: clock.now() + (this.o.leaseMs ?? 120_000) };
@@ -122,7 +131,8 @@ export class ChangeReader {
       let cursor = row.change_cursor;
       // Requests of the CRM's limit, taken before each step; none left: come back when they fit.
       const take = () => this.o.reserve?.(connectionId, connector.limits, connector.limits.requestsPerBatch) ?? { ok: true as const, done: () => undefined };
-      for (let n = 0; n < (this.o.maxPages ?? 50); n++) {
+      out.pagesSkipped = this.afterPending.has(connectionId);
+      for (let n = 0; n < (out.pagesSkipped ? 0 : (this.o.maxPages ?? 50)); n++) {
         const slot = take();
         if (!slot.ok) return { ...out, nextAt: slot.at };
         let page;
@@ -148,7 +158,11 @@ export class ChangeReader {
         if (!page.more) break;
       }
       const after = take();
-      if (!after.ok) return { ...out, nextAt: after.at };
+      if (!after.ok) {
+        this.afterPending.add(connectionId);
+        return { ...out, nextAt: after.at };
+      }
+      this.afterPending.delete(connectionId);
       try {
         if (writesFields(connector)) out.fieldsWritten = await writeOwnedFields(store.db, connectionId, connector, ctx.owners);
         out.enrolled = await runListEnrollments({ db: store.db, clock, random: this.o.random, ...(this.o.listEveryMs !== undefined ? { everyMs: this.o.listEveryMs } : {}) }, connectionId, connector);

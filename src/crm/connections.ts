@@ -138,6 +138,8 @@ export async function updateConnection(
     .set({
       ...(activities ? { activities } : {}),
       ...(state ? { state, paused_reason: state === 'active' ? null : 'paused by an admin' } : {}),
+      // Resumed or given a new token: its webhooks are registered again (the old ones deleted first: webhooks/register.ts).
+      ...(state === 'active' ? { hooks_registered_at: null } : {}),
       ...(change.token !== undefined ? { credentials: await d.sealer.seal(workspaceId, tokenContext(connectionId), change.token), prepared_at: null } : {}),
       ...(change.baseUrl !== undefined ? { base_url: change.baseUrl } : {}),
     })

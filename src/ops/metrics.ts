@@ -30,6 +30,7 @@ export class Metrics {
   readonly pushBusLost: Counter;
   readonly sendingDomains: Gauge<'status'>;
   readonly transcriptions: Counter<'result'>;
+  readonly crmHooks: Counter<'result'>;
   private readonly latencies = new Map<string, Histogram>();
 
   constructor() {
@@ -44,6 +45,7 @@ export class Metrics {
     // Set by the process that ran the last daily domain pass (sending/dns/domain-monitor.ts); the others show none.
     this.sendingDomains = new Gauge({ name: 'cadenza_domains', help: 'Domains (sending domains and tracking hosts, every workspace) by health status after the last daily check: ok, broken, unknown (never judged)', labelNames: ['status'], registers: [this.registry] });
     this.transcriptions = new Counter({ name: 'cadenza_call_transcriptions_total', help: "Call transcription jobs by how they ended in this process: done, retry (failed, tried again later), failed (for good), lost (the recording was deleted meanwhile, or another worker took the job over)", labelNames: ['result'], registers: [this.registry] });
+    this.crmHooks = new Counter({ name: 'cadenza_crm_webhooks_total', help: 'CRM webhook deliveries received by this process (POST /hooks/crm/:id): woken (verified, the connection read soon), own (verified, Cadenza\'s own write coming back: no read), refused (signature or credentials wrong: 401), unknown (no such connection or none taking webhooks: 404)', labelNames: ['result'], registers: [this.registry] });
     this.latency('cadenza_reply_to_stop_ms', 'Reply-to-stop in real ms of the inbound messages that stopped or paused their enrollment, committed by this process since it started: end of the stopping transaction minus server receipt (IMAP: 1 s resolution). The durable per-workspace figure: GET …/analytics replyToStop');
   }
 

@@ -252,6 +252,16 @@ export interface CrmConnectionTable {
   integration_user_id: string | null;
   /** The CRM's request window as the writer last stored it (migration 0057): [[time ms, requests], …]. */
   request_window: Json<Array<[number, number]>> | null;
+  /** Webhooks as triggers (migration 0060, src/crm/webhooks/): the sealed secret deliveries are verified with. */
+  hook_secret: Buffer | null;
+  /** The ids of the webhooks Cadenza registered with the CRM (Pipedrive). */
+  hook_ids: Json<string[]> | null;
+  hooks_registered_at: Timestamp | null;
+  hook_error: string | null;
+  /** The last verified delivery: while recent, the connection is read on the reconcile interval. */
+  hook_verified_at: Timestamp | null;
+  /** Bumped by each verified delivery; a sync loop that sees it move reads the connection. */
+  wake_seq: Generated<number>;
 }
 
 /** The mirror of a CRM contact (migration 0055, src/crm/change-reader.ts). */

@@ -70,7 +70,11 @@ export class PipedriveClient {
     return this.request('PATCH', path, {}, body);
   }
 
-  async request(method: 'GET' | 'POST' | 'PATCH', path: string, query: Query = {}, body?: unknown): Promise<any> {
+  delete(path: string): Promise<any> {
+    return this.request('DELETE', path);
+  }
+
+  async request(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, query: Query = {}, body?: unknown): Promise<any> {
     const url = new URL(this.base + path);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     const token = await this.opts.token();

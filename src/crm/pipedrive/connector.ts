@@ -67,6 +67,29 @@ export class PipedriveConnector implements CrmConnector, CrmChangeReader, CrmFie
     this.overlapMs = opts.overlapMs ?? 60_000;
   }
 
+  /**
+   * Webhooks v2 for persons and deals, every action (developers.pipedrive.com "Webhooks v2"): each
+   * delivery only wakes the change reader (src/crm/webhooks/), which reads by update_time as ever.
+   * Activities are left out: they are Cadenza's own writes.
+   */
+  async registerWebhooks(url: string, auth: { user: string; password: string }): Promise<string[]> {
+    const ids: string[] = [];
+    for (const object of ['person', 'deal']) {
+      const r = await this.client.post('/v1/webhooks', { subscription_url: url, event_action: '*', event_object: object, http_auth_user: auth.user, http_auth_password: auth.password, version: '2.0' });
+      ids.push(String(r.data.id));
+    }
+    return ids;
+  }
+
+  async deleteWebhook(id: string): Promise<void> {
+    try {
+      await this.client.delete(`/v1/webhooks/${encodeURIComponent(id)}`);
+    } catch (e) {
+      // Deleted in Pipedrive already (by an admin, or with its user): nothing left to do.
+      if (!(e instanceof PipedriveRefusal && e.status === 404)) throw e;
+    }
+  }
+
   /** Creates Cadenza's person fields when missing (activities need nothing: their marker is in the note). */
   prepare(): Promise<void> {
     return ensurePersonFields(this.client);

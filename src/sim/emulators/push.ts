@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { closableSleep } from './closable-sleep.ts';
 
 /**
  * Outgoing push for the emulators: Gmail's Pub/Sub push deliveries and Graph's change
@@ -96,14 +97,7 @@ export class PushDispatcher {
 
   /** False when the dispatcher closed during the wait. */
   private sleep(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      if (this.closed) return resolve(false);
-      const t = setTimeout(() => {
-        this.timers.delete(t);
-        resolve(!this.closed);
-      }, ms);
-      this.timers.add(t);
-    });
+    return closableSleep(this.timers, () => this.closed, ms);
   }
 }
 

@@ -18,6 +18,7 @@ import { searchLimits } from './search.ts';
 import { dealToContact } from './schema.ts';
 import type { EngagementType } from './schema.ts';
 import { HubSpotStore, type CrmRecord } from './store.ts';
+import { HubSpotWebhooks } from './webhooks.ts';
 
 /**
  * HubSpot's CRM API (v3, as developers.hubspot.com documents it) on loopback, for the CRM sync
@@ -50,6 +51,9 @@ export interface HubSpotEmulatorOptions {
   oauthClients?: Client[];
   /** An OAuth access token's lifetime (documented 1800 s). */
   accessTokenTtlS?: number;
+  /** Waits before a webhook redelivery, and a 'delay' fault's wait (HubSpot's are seconds to minutes; tests need milliseconds). */
+  webhookRetryDelaysMs?: number[];
+  webhookDelayMs?: number;
 }
 
 /** Who made a change, and how long this one takes to reach search (default the emulator's lag). */
@@ -94,6 +98,8 @@ export interface HubSpotEmulator {
    * refused or not; and how many the limits refused. Within the limits: peak ≤ the limit, refused 0.
    */
   rateStats(): { peakPerWindow: number; peakSearchesPerSecond: number; refused: number };
+  /** The app's webhooks (webhooks.ts): configure({url, clientSecret}) as the app's admin does; faults; idle(). */
+  webhooks: Pick<HubSpotWebhooks, 'configure' | 'inject' | 'deliveries' | 'idle'>;
   /** Answers every request 503 until the clock reaches `untilMs`. */
   outage(untilMs: number): void;
   /** Delays every answer by `ms` of the emulator's clock before processing (0: none). */
@@ -121,6 +127,8 @@ export async function startHubSpotEmulator(opts: HubSpotEmulatorOptions = {}): P
   let outageUntil = -Infinity;
   let delayMs = 0;
   store.searchLagMs = opts.searchLagMs ?? 0;
+  const webhooks = new HubSpotWebhooks(4_400_001, systemClock, { ...(opts.webhookRetryDelaysMs ? { retryDelaysMs: opts.webhookRetryDelaysMs } : {}), ...(opts.webhookDelayMs !== undefined ? { delayMs: opts.webhookDelayMs } : {}) });
+  store.listener = (r, action, properties) => webhooks.changed(r, action, properties);
   // Each app user (a token's user) is a HubSpot user with a numeric id; people's ids come from owners.
   const userIds = new Map<string, string>();
   const userIdOf = (user: string) => {
@@ -236,8 +244,10 @@ export async function startHubSpotEmulator(opts: HubSpotEmulatorOptions = {}): P
     slow(ms) {
       delayMs = ms;
     },
+    webhooks,
     async close() {
       oauth.close();
+      await webhooks.close();
       await server.close();
     },
   };

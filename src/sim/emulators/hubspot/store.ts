@@ -45,6 +45,9 @@ export class HubSpotStore {
   /** How long a write takes to reach search (search.ts); the emulator's option, changeable by a test. */
   searchLagMs = 0;
 
+  /** Hears each create and update (the webhooks, hubspot/webhooks.ts), with the properties it was given. */
+  listener: ((r: CrmRecord, action: 'creation' | 'propertyChange', properties: Record<string, string>) => void) | undefined;
+
   constructor(readonly clock: Clock) {
     for (const t of objectTypes) {
       this.records.set(t, new Map());
@@ -65,6 +68,7 @@ export class HubSpotStore {
     const record: CrmRecord = { id, type, properties: props, associations, createdAt: now, updatedAt: now, versions: [] };
     this.index(record, o.lagMs);
     this.of(type).set(id, record);
+    this.listener?.(record, 'creation', properties);
     return record;
   }
 
@@ -90,6 +94,7 @@ export class HubSpotStore {
     r.properties = next;
     r.updatedAt = at;
     this.index(r, o.lagMs);
+    this.listener?.(r, 'propertyChange', properties);
     return r;
   }
 

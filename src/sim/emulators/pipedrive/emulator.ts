@@ -13,7 +13,7 @@ import { registerPipedriveOAuthRoutes } from './routes/oauth.ts';
 import { CrmOAuthApp } from '../oauth/crm-app.ts';
 import type { Client } from '../oauth/grants.ts';
 import { PipedriveStore, type Activity, type Deal, type Person } from './store.ts';
-import { WebhookDispatcher, registerWebhookRoutes, type Delivery, type WebhookFault } from './webhooks.ts';
+import { WebhookDispatcher, registerWebhookRoutes, type Delivery, type Webhook, type WebhookFault } from './webhooks.ts';
 
 /**
  * The Pipedrive emulator: one company served over Pipedrive's REST API (API v2 under /api/v2/ for
@@ -74,7 +74,7 @@ export interface PipedriveEmulator {
   activities(): Activity[];
   /** Custom person field values of a person, by field name. */
   personFieldValues(personId: number): Record<string, unknown>;
-  webhooks: { inject(fault: WebhookFault, times?: number): void; deliveries: Delivery[]; idle(): Promise<void> };
+  webhooks: { inject(fault: WebhookFault, times?: number): void; deliveries: Delivery[]; idle(): Promise<void>; /** The webhooks registered now. */ registered(): Webhook[] };
   requestCounts(): Record<string, number>;
   /** The most requests that arrived in any 2-s window for one token (and for search), what the limits refused, tokens left today. */
   rateStats(): { peakPerWindow: number; peakSearchesPerWindow: number; refused: number; dailyTokensLeft: number };
@@ -247,7 +247,7 @@ export async function startPipedriveEmulator(opts: PipedriveEmulatorOptions = {}
       if (!p) throw new Error(`pipedrive emulator: no person ${personId}`);
       return Object.fromEntries(Object.entries(p.custom_fields).map(([k, v]) => [store.personFieldByKey(k)!.name, v]));
     },
-    webhooks: { inject: (f, n) => dispatcher.inject(f, n), deliveries: dispatcher.deliveries, idle: () => dispatcher.idle() },
+    webhooks: { inject: (f, n) => dispatcher.inject(f, n), deliveries: dispatcher.deliveries, idle: () => dispatcher.idle(), registered: () => [...dispatcher.hooks] },
     requestCounts() {
       const out: Record<string, number> = {};
       for (const r of log) out[r.route] = (out[r.route] ?? 0) + 1;

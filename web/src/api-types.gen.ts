@@ -1682,6 +1682,8 @@ export interface ApiRoutes {
       activities?: ("email_sent" | "email_opened" | "email_clicked" | "email_replied" | "email_bounced" | "unsubscribed" | "call" | "task_completed")[];
       state?: "active" | "paused";
       token?: string;
+      /** HubSpot: the app's client secret, which signs its webhooks (v3) to <public URL>/hooks/crm/<connection id>; sealed, never shown. Null removes it (changes are then polled only). Pipedrive's webhooks are registered by Cadenza itself */
+      webhookSecret?: string | null;
     };
     response: CrmConnection;
     status: 200;

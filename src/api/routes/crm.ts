@@ -4,6 +4,7 @@ import { CRM_ACTIVITY_KINDS, CRM_KINDS, DEFAULT_BASE_URLS, createConnection, del
 import { connectorKinds } from '../../crm/connectors.ts';
 import { OAUTH_CRMS, type OAuthCrm } from '../../crm/oauth/apps.ts';
 import { startCrmAuthorization } from '../../crm/oauth/flow.ts';
+import { setHookSecret } from '../../crm/webhooks/register.ts';
 import { checkEndpointUrl } from '../webhooks/destination.ts';
 import { secretHash } from '../auth/tokens.ts';
 import { crmCallbackUri, crmOAuthDeps } from '../crm-oauth-callback.ts';
@@ -125,13 +126,22 @@ export const crmRoutes = [
     tags: ['crm'],
     access: { workspace: 'admin' },
     params: workspaceParams({ connectionId: z.uuid() }),
-    body: z.object({ activities, state: z.enum(['active', 'paused']), token: z.string().min(1).max(4000) }).partial(),
+    body: z
+      .object({
+        activities,
+        state: z.enum(['active', 'paused']),
+        token: z.string().min(1).max(4000),
+        webhookSecret: z.string().min(1).max(500).nullable().describe("HubSpot: the app's client secret, which signs its webhooks (v3) to <public URL>/hooks/crm/<connection id>; sealed, never shown. Null removes it (changes are then polled only). Pipedrive's webhooks are registered by Cadenza itself"),
+      })
+      .partial(),
     example: () => ({ body: { state: 'active' as const } }),
     response: connection,
     handler: async (c) => {
       const { ctx, ws, params, body } = c;
-      await updateConnection({ db: ctx.store.db, sealer: vaultOf(ctx) }, ws.workspaceId, params.connectionId, body);
-      await audit(c, { action: 'crm.changed', target: `crm:${params.connectionId}`, detail: { ...(body.activities ? { activities: body.activities } : {}), ...(body.state ? { state: body.state } : {}), ...(body.token ? { token: 'replaced' } : {}) } });
+      const { webhookSecret, ...change } = body;
+      await updateConnection({ db: ctx.store.db, sealer: vaultOf(ctx) }, ws.workspaceId, params.connectionId, change);
+      if (webhookSecret !== undefined) await setHookSecret({ db: ctx.store.db, sealer: vaultOf(ctx) }, ws.workspaceId, params.connectionId, webhookSecret);
+      await audit(c, { action: 'crm.changed', target: `crm:${params.connectionId}`, detail: { ...(body.activities ? { activities: body.activities } : {}), ...(body.state ? { state: body.state } : {}), ...(body.token ? { token: 'replaced' } : {}), ...(webhookSecret !== undefined ? { webhookSecret: webhookSecret === null ? 'removed' : 'replaced' } : {}) } });
       ctx.crm?.nudge();
       return (await listConnections(ctx.store.db, ws.workspaceId, params.connectionId))[0]!;
     },

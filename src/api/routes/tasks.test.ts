@@ -72,8 +72,8 @@ describe.each(testBackends())('task and analytics routes (%s)', (backend) => {
     const a = (await b.call('GET', `${base}/analytics?days=7`)).json();
     expect(a.days).toHaveLength(7);
     const today = new Date(now).toISOString().slice(0, 10);
-    expect(a.days[6]).toEqual({ day: today, sends: 1, replies: 1, bounces: 1, unsubscribes: 0 });
-    expect(a.days[5]).toEqual({ day: yesterday.toISOString().slice(0, 10), sends: 1, replies: 0, bounces: 0, unsubscribes: 0 });
+    expect(a.days[6]).toEqual({ day: today, sends: 1, opened: 0, openedAutomatically: 0, clicked: 0, replies: 1, positiveReplies: 0, meetings: 0, bounces: 1, unsubscribes: 0 });
+    expect(a.days[5]).toEqual({ day: yesterday.toISOString().slice(0, 10), sends: 1, opened: 0, openedAutomatically: 0, clicked: 0, replies: 0, positiveReplies: 0, meetings: 0, bounces: 0, unsubscribes: 0 });
     expect(a.funnel).toEqual([{ sequenceName: 'Calls first', stepKey: 'mail', removed: false, sent: 2, replied: 1 }]);
     expect(a.replyToStop).toEqual({ count: 1, p50Ms: 1500, p90Ms: 1500, p99Ms: 1500 });
   });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
 import { csvRecord } from '../../common/csv-write.ts';
-import { CALL_FIGURE_OUTCOMES, callFigures, DAY_SERIES, figuresWindow, funnel, headline, isKnownZone, perMailbox, variantsAllTime, type Window } from '../../ops/figures.ts';
+import { CALL_FIGURE_OUTCOMES, callFigures, DAY_SERIES, figuresWindow, funnel, headline, isKnownZone, perDay, perMailbox, variantsAllTime, type Window } from '../../ops/figures.ts';
 
 /** Per-day counts of every series (ops/figures.ts perDay says what each counts). */
 const seriesCounts = z.object(Object.fromEntries(DAY_SERIES.map((k) => [k, z.number().int()])) as Record<(typeof DAY_SERIES)[number], z.ZodNumber>);
@@ -87,9 +87,11 @@ export const analyticsRoutes = [
     query: windowQuery,
     response: z.string().describe('text/csv'),
     handler: async ({ ctx, ws, query, reply }) => {
-      const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone, { sequenceId: query.sequenceId });
-      const lines = [csvRecord(['day', ...DAY_SERIES]), ...h.days.map((d) => csvRecord([d.day, ...DAY_SERIES.map((k) => String(d[k]))]))];
-      const name = `analytics-${h.days[0]!.day}-to-${h.days.at(-1)!.day}.csv`;
+      // The days alone: the headline's previous period and reply-to-stop are not in the file.
+      const w = await figuresWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone);
+      const days = await perDay(ctx.store.db, ws.workspaceId, w, { sequenceId: query.sequenceId });
+      const lines = [csvRecord(['day', ...DAY_SERIES]), ...days.map((d) => csvRecord([d.day, ...DAY_SERIES.map((k) => String(d[k]))]))];
+      const name = `analytics-${days[0]!.day}-to-${days.at(-1)!.day}.csv`;
       reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`);
       return lines.join('');
     },

@@ -45,6 +45,7 @@ import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-maile
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { runEvery } from '../common/periodic.ts';
+import { foldFigures } from '../ops/figure-rollup.ts';
 import { sweepCalls } from '../dialer/calls.ts';
 import { settleWinners } from '../experiments/auto-winner.ts';
 import { ingestRecordings, purgeRecordings, readAnnouncement } from '../dialer/recording/ingest.ts';
@@ -182,6 +183,9 @@ export interface RunningApp {
 }
 
 /** `cadenza start`: every role the options name, in one process, on one store. */
+/** How often the API folds new analytics facts into buckets (src/ops/figure-rollup.ts). */
+const FIGURE_FOLD_EVERY_MS = 60_000;
+
 export async function startApp(o: AppOptions): Promise<RunningApp> {
   const clock = o.clock ?? systemClock;
   const random = o.random ?? systemRandom();
@@ -226,6 +230,21 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         (e) => log.error({ err: e }, 'audit log purge failed'),
       )
     : undefined;
+  // The analytics rollup (src/ops/figure-rollup.ts): the API's reads stay exact without it, and
+  // fast with it; folded now, then every minute, by the process that serves them.
+  let stopping = false;
+  const figureFold = o.roles.includes('api')
+    ? runEvery(
+        clock,
+        FIGURE_FOLD_EVERY_MS,
+        async () => {
+          const r = await foldFigures(store, { stopping: () => stopping });
+          const rows = r.journal.to - r.journal.from + (r.tracking.to - r.tracking.from);
+          if (rows > 0n) log.debug({ journalThrough: String(r.journal.to), trackingThrough: String(r.tracking.to) }, 'analytics facts folded');
+        },
+        (e) => log.error({ err: e }, 'analytics fold failed'),
+      )
+    : undefined;
 
   const metrics = new Metrics();
   let demo: DemoControl | undefined;
@@ -243,6 +262,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await endpoint?.close();
       // A purge or sweep in progress ends before the store closes, and schedules nothing after.
       await auditPurge?.stop();
+      stopping = true;
+      await figureFold?.stop();
       await callSweep?.stop();
       await experimentWinners?.stop();
       await recordings?.stop();

@@ -2,6 +2,10 @@ import { sql, type RawBuilder } from 'kysely';
 import { DateTime, IANAZone } from 'luxon';
 import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
+import { emailStep, isMeeting, positiveReply } from './figure-facts.ts';
+import { foldPosition, windowFacts } from './figure-rollup.ts';
+
+export { isMeeting };
 
 /**
  * The figures a person sees, each defined once here, and the named queries that compute them from
@@ -154,39 +158,6 @@ export type DaySeries = (typeof DAY_SERIES)[number];
 export type Totals = Record<DaySeries, number>;
 export type DayCounts = { day: string } & Totals;
 
-/** Whether a step id (text) is an email step: only emails count as sends. */
-function emailStep(stepIdText: ReturnType<typeof sql>) {
-  return sql`exists (select 1 from step k where k.id = (${stepIdText})::uuid and k.kind = 'email')`;
-}
-
-/**
- * Whether journal row `e` is a meeting booked: the prospect's `meeting_booked`, or a call given the
- * outcome `meeting_booked`, applied or ignored (a meeting on a sequence that meetings do not stop, or
- * after the reply that stopped it, is still a meeting). Analytics and experiments both count by it.
- */
-export function isMeeting(e: ReturnType<typeof sql>) {
-  return sql`(${e}.type in ('meeting_booked', 'meeting_booked.ignored')
-    or (${e}.type in ('call_outcome', 'call_outcome.ignored') and ${e}.payload->'event'->>'outcome' = 'meeting_booked'))`;
-}
-
-/** The tracking verdicts of a machine rather than a person: an image proxy's fetch, a link scanner's click. */
-const AUTOMATIC_VERDICTS = sql`('proxy', 'scanner')`;
-
-/** Whether tracking row `t` counts at all: an open or click of a known email, a scanner's click never. */
-function countedTracking(t: ReturnType<typeof sql>) {
-  return sql`(${t}.send_request_id is not null and ${t}.kind in ('open', 'click') and not (${t}.kind = 'click' and ${t}.verdict in ${AUTOMATIC_VERDICTS}))`;
-}
-
-/** The series a counted tracking row belongs to. */
-function trackingSeries(t: ReturnType<typeof sql>) {
-  return sql`(case when ${t}.kind = 'click' then 'clicked' when ${t}.verdict in ${AUTOMATIC_VERDICTS} then 'openedAutomatically' else 'opened' end)`;
-}
-
-/** Whether message `m` is a prospect's reply classified interested (a positive reply). */
-function positiveReply(m: ReturnType<typeof sql>) {
-  return sql`(${m}.direction = 'inbound' and ${m}.intent = 'interested' and ${m}.enrollment_id is not null)`;
-}
-
 /**
  * Every per-day series of the window, each counted on the day (in the window's zone) it happened:
  *
@@ -204,42 +175,18 @@ function positiveReply(m: ReturnType<typeof sql>) {
 // -- name: figures-per-day
 export async function perDay(db: Db, workspaceId: string, w: Window, o: SequenceFilter = {}): Promise<DayCounts[]> {
   const day = (at: ReturnType<typeof sql>) => sql`to_char(${at} at time zone ${w.zone}, 'YYYY-MM-DD')`;
-  const inWindow = (at: ReturnType<typeof sql>) => sql`${at} >= ${w.since} and ${at} < ${w.until}`;
+  const facts = windowFacts(await foldPosition(db), workspaceId, w.since, w.until, o.sequenceId ? 's' : 'w', o.sequenceId);
   const counts = await sql<{ day: string; series: DaySeries; n: number }>`
-    select ${day(sql`e.at`)} as day,
-      case when ${isMeeting(sql`e`)} then 'meetings' else
-        case e.type when 'step_sent' then 'sends' when 'reply' then 'replies' when 'bounce' then 'bounces' else 'unsubscribes' end end as series,
-      count(*)::int as n
-    from event e
-    where e.workspace_id = ${workspaceId} and ${inWindow(sql`e.at`)} ${ofSequence(o, sql`e.enrollment_id`)}
-      and (e.type in ('reply', 'bounce', 'unsubscribe')
-        or (e.type = 'step_sent' and ${emailStep(sql`(e.payload->'event'->>'stepId')`)})
-        or ${isMeeting(sql`e`)})
-    group by 1, 2
-    union all
-    select ${day(sql`f.first_at`)}, f.series, count(*)::int
-    from (
-      select t.enrollment_id, t.send_request_id, ${trackingSeries(sql`t`)} as series, min(t.at) as first_at
-      from tracking_event t
-      where t.workspace_id = ${workspaceId} and ${inWindow(sql`t.at`)} and ${countedTracking(sql`t`)} ${ofSequence(o, sql`t.enrollment_id`)}
-      group by 1, 2, 3
-    ) f
-    -- The email's first of its kind only: none before the window (found through the enrollment's index).
-    where not exists (
-      select 1 from tracking_event p
-      where p.enrollment_id = f.enrollment_id and p.at < ${w.since} and p.send_request_id = f.send_request_id
-        and ${countedTracking(sql`p`)} and ${trackingSeries(sql`p`)} = f.series)
-      and (f.enrollment_id is not null or not exists (
-      select 1 from tracking_event p
-      where p.workspace_id = ${workspaceId} and p.enrollment_id is null and p.at < ${w.since} and p.send_request_id = f.send_request_id
-        and ${countedTracking(sql`p`)} and ${trackingSeries(sql`p`)} = f.series))
+    select ${day(sql`f.at`)} as day, f.series, sum(f.n)::int as n
+    from (${facts}) f
+    ${o.sequenceId ? sql`where f.sequence_id = ${o.sequenceId}` : sql``}
     group by 1, 2
     union all
     select ${day(sql`f.first_at`)}, 'positiveReplies', count(*)::int
     from (
       select m.enrollment_id, min(coalesce(m.received_at, m.at)) as first_at
       from message m
-      where m.workspace_id = ${workspaceId} and ${positiveReply(sql`m`)} and ${inWindow(sql`coalesce(m.received_at, m.at)`)} ${ofSequence(o, sql`m.enrollment_id`)}
+      where m.workspace_id = ${workspaceId} and ${positiveReply(sql`m`)} and coalesce(m.received_at, m.at) >= ${w.since} and coalesce(m.received_at, m.at) < ${w.until} ${ofSequence(o, sql`m.enrollment_id`)}
       group by 1
     ) f
     -- The enrollment's first interested reply only.
@@ -288,34 +235,23 @@ export interface StepRow {
 // -- name: figures-per-step
 export async function perStep(db: Db, workspaceId: string, span: Span, o: { sequenceId?: string } = {}): Promise<StepRow[]> {
   const r = await sql<{ sequence_id: string; sequence_name: string; step_key: string; step_id: string; step_position: number; archived: boolean; variant_key: string | null; mailbox_id: string | null; sent: number; replied: number }>`
-    with sends as (
-      select e.enrollment_id, (e.payload->'event'->>'stepId')::uuid as step_id
-      from event e
-      where e.workspace_id = ${workspaceId} and e.type = 'step_sent' and e.at >= ${span.since} and e.at < ${span.until}
-    ), replies as (
-      select (select (s.payload->'event'->>'stepId')::uuid from event s
-               where s.enrollment_id = e.enrollment_id and s.type = 'step_sent' and s.at <= e.at
-                 and ${emailStep(sql`(s.payload->'event'->>'stepId')`)}
-               order by s.at desc, s.id desc limit 1) as step_id,
-             e.enrollment_id
-      from event e
-      where e.workspace_id = ${workspaceId} and e.type = 'reply' and e.at >= ${span.since} and e.at < ${span.until}
-    ), counted as (
-      select enrollment_id, step_id, 1 as sent, 0 as replied from sends
-      union all
-      select enrollment_id, step_id, 0, 1 from replies where step_id is not null
+    with counted as materialized (
+      select f.step_id, f.variant_id, f.mailbox_id,
+        sum(case when f.series = 'sends' then f.n else 0 end) as sent, sum(case when f.series = 'replies' then f.n else 0 end) as replied
+      from (${windowFacts(await foldPosition(db), workspaceId, span.since, span.until, 'x')}) f
+      where f.series in ('sends', 'replies') and f.step_id is not null
+      group by 1, 2, 3
     )
     select q.id as sequence_id, q.name as sequence_name, st.key as step_key, st.id as step_id, st.position as step_position,
-           st.archived_at is not null as archived, v.key as variant_key, r.mailbox_id,
+           st.archived_at is not null as archived, v.key as variant_key, c.mailbox_id,
            sum(c.sent)::int as sent, sum(c.replied)::int as replied
     from counted c
     join step st on st.id = c.step_id and st.kind = 'email'
     join sequence q on q.id = st.sequence_id
-    left join send_request r on r.enrollment_id = c.enrollment_id and r.step_id = c.step_id
-    left join variant v on v.id = r.variant_id
-    ${o.sequenceId ? sql`where q.id = ${o.sequenceId}` : sql``}
-    group by q.id, q.name, q.created_at, st.key, st.id, st.position, st.archived_at, v.key, r.mailbox_id
-    order by q.created_at, st.position, v.key, r.mailbox_id`.execute(db);
+    left join variant v on v.id = c.variant_id
+    where (c.sent <> 0 or c.replied <> 0) ${o.sequenceId ? sql`and q.id = ${o.sequenceId}` : sql``}
+    group by q.id, q.name, q.created_at, st.key, st.id, st.position, st.archived_at, v.key, c.mailbox_id
+    order by q.created_at, st.position, v.key, c.mailbox_id`.execute(db);
   return r.rows.map((x) => ({
     sequenceId: x.sequence_id,
     sequenceName: x.sequence_name,

@@ -1,0 +1,138 @@
+import { sql, type RawBuilder } from 'kysely';
+
+/**
+ * The counted facts of the analytics, one row each: what ops/figures.ts defines (its file comment
+ * says what each series counts), written once here as SQL so that the window's raw count and the
+ * folded buckets (ops/figure-rollup.ts) come from the same text.
+ *
+ * A fact row: (at, workspace_id, sequence_id, step_id, variant_id, mailbox_id, series, n). `n` is
+ * +1, or -1 where a tracking event recorded late moves an email's first open or click earlier
+ * (the fact leaves the time it had and comes at the new one). sequence_id is the enrollment's;
+ * step_id, variant_id and mailbox_id are set for sends, replies credited to an email, opens and clicks.
+ */
+
+type Expr = ReturnType<typeof sql>;
+
+/** The series a journal or tracking fact belongs to (positive replies are read from messages). */
+export const FACT_SERIES = ['sends', 'opened', 'openedAutomatically', 'clicked', 'replies', 'meetings', 'bounces', 'unsubscribes'] as const;
+
+/** Whether a step id (text) is an email step: only emails count as sends. */
+export function emailStep(stepIdText: Expr) {
+  return sql`exists (select 1 from step k where k.id = (${stepIdText})::uuid and k.kind = 'email')`;
+}
+
+/**
+ * Whether journal row `e` is a meeting booked: the prospect's `meeting_booked`, or a call given the
+ * outcome `meeting_booked`, applied or ignored (a meeting on a sequence that meetings do not stop, or
+ * after the reply that stopped it, is still a meeting). Analytics and experiments both count by it.
+ */
+export function isMeeting(e: Expr) {
+  return sql`(${e}.type in ('meeting_booked', 'meeting_booked.ignored')
+    or (${e}.type in ('call_outcome', 'call_outcome.ignored') and ${e}.payload->'event'->>'outcome' = 'meeting_booked'))`;
+}
+
+/** The tracking verdicts of a machine rather than a person: an image proxy's fetch, a link scanner's click. */
+const AUTOMATIC_VERDICTS = sql`('proxy', 'scanner')`;
+
+/** Whether tracking row `t` counts at all: an open or click of a known email, a scanner's click never. */
+export function countedTracking(t: Expr) {
+  return sql`(${t}.send_request_id is not null and ${t}.kind in ('open', 'click') and not (${t}.kind = 'click' and ${t}.verdict in ${AUTOMATIC_VERDICTS}))`;
+}
+
+/** The series a counted tracking row belongs to. */
+export function trackingSeries(t: Expr) {
+  return sql`(case when ${t}.kind = 'click' then 'clicked' when ${t}.verdict in ${AUTOMATIC_VERDICTS} then 'openedAutomatically' else 'opened' end)`;
+}
+
+/** Whether message `m` is a prospect's reply classified interested (a positive reply). */
+export function positiveReply(m: Expr) {
+  return sql`(${m}.direction = 'inbound' and ${m}.intent = 'interested' and ${m}.enrollment_id is not null)`;
+}
+
+/** Which rows of a source: ids in (after, upTo] (upTo null: every later one), times in [since, until). */
+export interface FactRange {
+  /** One workspace, or every workspace (the fold). */
+  workspaceId: string | null;
+  after: Expr | bigint;
+  upTo: bigint | null;
+  since: Date;
+  until: Date;
+}
+
+/** An id bound as SQL: a bigint travels as text (the drivers differ on BigInt parameters). */
+const idOf = (x: Expr | bigint) => (typeof x === 'bigint' ? sql`${x.toString()}::bigint` : x);
+const idRange = (alias: Expr, r: FactRange) => sql`${alias}.id > ${idOf(r.after)} ${r.upTo === null ? sql`` : sql`and ${alias}.id <= ${idOf(r.upTo)}`}`;
+const inSpan = (at: Expr, r: FactRange) => sql`${at} >= ${r.since} and ${at} < ${r.until}`;
+const ofWorkspace = (alias: Expr, r: FactRange) => (r.workspaceId === null ? sql`true` : sql`${alias}.workspace_id = ${r.workspaceId}`);
+
+/**
+ * The journal's facts among rows in the range: applied `step_sent` of an email step (sends, by the
+ * step and its send request's variant and mailbox), `reply` (credited to the last email sent to the
+ * enrollment before it), `bounce`, `unsubscribe`, and meetings (`isMeeting`). A journal row is
+ * written once and never changes, so each fact is +1.
+ */
+export function journalFacts(r: FactRange): RawBuilder<unknown> {
+  return sql`
+    select j.at, j.workspace_id, n.sequence_id, j.step_id, q.variant_id, q.mailbox_id, j.series, 1 as n
+    from (
+      select e.at, e.workspace_id, e.enrollment_id,
+        case when ${isMeeting(sql`e`)} then 'meetings' else
+          case e.type when 'step_sent' then 'sends' when 'reply' then 'replies' when 'bounce' then 'bounces' else 'unsubscribes' end end as series,
+        case when ${isMeeting(sql`e`)} then null
+          when e.type = 'step_sent' then (e.payload->'event'->>'stepId')::uuid
+          when e.type = 'reply' then (
+            select (s.payload->'event'->>'stepId')::uuid from event s
+            where s.enrollment_id = e.enrollment_id and s.type = 'step_sent' and s.at <= e.at and ${emailStep(sql`(s.payload->'event'->>'stepId')`)}
+            order by s.at desc, s.id desc limit 1) end as step_id
+      from event e
+      where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and ${inSpan(sql`e.at`, r)}
+        and (e.type in ('reply', 'bounce', 'unsubscribe')
+          or (e.type = 'step_sent' and ${emailStep(sql`(e.payload->'event'->>'stepId')`)})
+          or ${isMeeting(sql`e`)})
+    ) j
+    left join enrollment n on n.id = j.enrollment_id
+    left join send_request q on j.step_id is not null and q.enrollment_id = j.enrollment_id and q.step_id = j.step_id`;
+}
+
+/**
+ * The tracking facts the range's rows make: an email (send request) counts in a series once, at
+ * its first counted row of that series (opened: by a person as far as the tracker can tell;
+ * openedAutomatically: an image proxy's or scanner's fetch; clicked: a person's click). For each
+ * (email, series) a row in the range touches, the first is taken over the rows up to the range's
+ * end and compared with the first over the rows before it: a new first is +1 at its time, and when
+ * it comes before an earlier-counted first, that one is -1 at its time.
+ *
+ * `touchedInSpan`: only rows inside the time span can touch (true when nothing was counted before
+ * the range, i.e. `after` is 0: a first inside the span is then a row inside the span).
+ */
+export function trackingFacts(r: FactRange, touchedInSpan: boolean): RawBuilder<unknown> {
+  const before = (p: Expr) => sql`${p}.id <= ${idOf(r.after)}`;
+  const upTo = (p: Expr) => (r.upTo === null ? sql`true` : sql`${p}.id <= ${idOf(r.upTo)}`);
+  // The email's rows of the series, found through its enrollment's index (a handful of rows); the
+  // rare row with no enrollment through the workspace's. Two branches, not one condition with a
+  // CASE: an index is used only for a plain equality.
+  const email = (p: Expr, x: Expr) => sql`${p}.send_request_id = ${x}.send_request_id and ${countedTracking(p)} and ${trackingSeries(p)} = ${x}.series`;
+  const firstOf = (x: Expr, bound: Expr, withEnrollment: boolean) => sql`(select min(p.at) from tracking_event p
+    where ${withEnrollment ? sql`p.enrollment_id = ${x}.enrollment_id` : sql`p.workspace_id = ${x}.workspace_id and p.enrollment_id is null`} and ${email(sql`p`, x)} and ${bound})`;
+  return sql`
+    with touched as (
+      select distinct t.workspace_id, t.enrollment_id, t.send_request_id, ${trackingSeries(sql`t`)} as series
+      from tracking_event t
+      where ${ofWorkspace(sql`t`, r)} and ${idRange(sql`t`, r)} and ${countedTracking(sql`t`)} ${touchedInSpan ? sql`and ${inSpan(sql`t.at`, r)}` : sql``}
+    ), firsts as (
+      select x.*, ${firstOf(sql`x`, before(sql`p`), true)} as old_at, ${firstOf(sql`x`, upTo(sql`p`), true)} as new_at
+      from touched x where x.enrollment_id is not null
+      union all
+      select x.*, ${firstOf(sql`x`, before(sql`p`), false)}, ${firstOf(sql`x`, upTo(sql`p`), false)}
+      from touched x where x.enrollment_id is null
+    ), moved as (
+      select new_at as at, workspace_id, enrollment_id, send_request_id, series, 1 as n from firsts where old_at is null or new_at < old_at
+      union all
+      select old_at, workspace_id, enrollment_id, send_request_id, series, -1 from firsts where old_at is not null and new_at < old_at
+    )
+    select m.at, m.workspace_id, n.sequence_id, q.step_id, q.variant_id, q.mailbox_id, m.series, m.n
+    from moved m
+    left join enrollment n on n.id = m.enrollment_id
+    left join send_request q on q.id = m.send_request_id
+    where ${inSpan(sql`m.at`, r)}`;
+}

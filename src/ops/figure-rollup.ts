@@ -1,0 +1,199 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db, Store } from '../store/store.ts';
+import { journalFacts, trackingFacts, type FactRange } from './figure-facts.ts';
+
+/**
+ * The analytics facts folded into buckets (migration 0063), so that a year's window reads a few
+ * thousand rows instead of millions, and stays exact.
+ *
+ * Why exact at every moment: a fold adds the facts of the journal entries and tracking events with
+ * ids in (folded_through, bound] and moves folded_through to bound, in one transaction; a read sums
+ * the buckets of its window and counts, from the source tables, the rows with ids past
+ * folded_through, in one statement (one snapshot). Every fact is thus in exactly one of the two.
+ * The bound is the largest id once every writer holding the table has committed: the fold takes a
+ * SHARE lock (it waits for the inserts under way and holds new ones for that instant), reads
+ * max(id) and lets go, so no row with an id below the bound can appear later. Ids, not times: a
+ * row's time says nothing about when it was committed (a reply received hours ago, a test's
+ * history written today), and a fact's time is only where its bucket is.
+ *
+ * Buckets: a fact's time floored to 15 minutes (every zone's midnight falls on one, so any zone's
+ * days are whole buckets), and, for the per-step detail, UTC days and months too, so that a long
+ * span reads months, then days, then quarter hours at its ends (`units`).
+ *
+ * What a fold keeps that the source may lose: the counts of journal rows and tracking events later
+ * purged by retention or erased with a person stay in the buckets (they are counts, not personal
+ * data: docs/privacy.md). Interested replies are never folded: a person may relabel a reply, so
+ * they are read from messages each time.
+ */
+
+export type Level = 'w' | 's' | 'x';
+type Width = 'q' | 'd' | 'm';
+
+const QUARTER = 15 * 60_000;
+const EPOCH = new Date(Date.UTC(2000, 0, 1));
+
+/** How far each source was folded when a read began (`foldPosition`). */
+export interface FoldPosition {
+  journal: bigint;
+  tracking: bigint;
+}
+
+/**
+ * The fold's position, read before the figures: the read then takes the buckets of folds up to it
+ * and the source rows past it, so a fold that commits in between is counted once, and the planner
+ * sees the bound as a value (a handful of rows past it, not a third of the table).
+ */
+export async function foldPosition(db: Db): Promise<FoldPosition> {
+  const r = await sql<{ source: 'journal' | 'tracking'; at: string }>`select source, folded_through::text as at from figure_fold`.execute(db);
+  const at = (s: string) => BigInt(r.rows.find((x) => x.source === s)?.at ?? '0');
+  return { journal: at('journal'), tracking: at('tracking') };
+}
+
+function isQuarter(d: Date): boolean {
+  return d.getTime() % QUARTER === 0;
+}
+
+/**
+ * A span cut into bucket ranges: quarter hours up to the first UTC midnight, days up to the first
+ * month, months, then days and quarter hours to the end. Both ends must fall on quarter hours.
+ */
+export function units(since: Date, until: Date): Array<{ width: Width; from: Date; to: Date }> {
+  const a = since.getTime();
+  const b = until.getTime();
+  const ceilDay = (t: number) => Math.ceil(t / 86_400_000) * 86_400_000;
+  const floorDay = (t: number) => Math.floor(t / 86_400_000) * 86_400_000;
+  const monthOf = (t: number, up: boolean) => {
+    const d = new Date(t);
+    const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+    return up && start < t ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) : start;
+  };
+  const out: Array<{ width: Width; from: Date; to: Date }> = [];
+  const push = (width: Width, from: number, to: number) => {
+    if (from < to) out.push({ width, from: new Date(from), to: new Date(to) });
+  };
+  const dA = ceilDay(a);
+  const dB = floorDay(b);
+  if (dA >= dB) {
+    push('q', a, b);
+    return out;
+  }
+  const mA = monthOf(dA, true);
+  const mB = monthOf(dB, false);
+  push('q', a, dA);
+  if (mA >= mB) push('d', dA, dB);
+  else {
+    push('d', dA, mA);
+    push('m', mA, mB);
+    push('d', mB, dB);
+  }
+  push('q', dB, b);
+  return out;
+}
+
+/**
+ * Every fact of the workspace in [since, until), as rows (at, sequence_id, step_id, variant_id,
+ * mailbox_id, series, n): the folded buckets of `level` (their start standing for `at`) and the
+ * rows past the fold. Level 'w' and 's' hold quarter hours only (they are read per day of a zone);
+ * 'x' holds sends and credited replies only. A span whose ends are not on quarter hours is read
+ * from the source tables alone.
+ */
+export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date, until: Date, level: Level, sequenceId?: string): RawBuilder<unknown> {
+  const of = (facts: RawBuilder<unknown>) => sql`select at, sequence_id, step_id, variant_id, mailbox_id, series, n from (${facts}) f`;
+  if (!isQuarter(since) || !isQuarter(until)) {
+    const all: FactRange = { workspaceId, after: 0n, upTo: null, since, until };
+    return sql`${of(journalFacts(all))} union all ${of(trackingFacts(all, true))}`;
+  }
+  const tail: FactRange = { workspaceId, after: fold.journal, upTo: null, since, until };
+  const ranges = level === 'x' ? units(since, until) : [{ width: 'q' as const, from: since, to: until }];
+  const inUnits = sql.join(ranges.map((u) => sql`(b.width = ${u.width} and b.bucket >= ${u.from} and b.bucket < ${u.to})`), sql` or `);
+  return sql`
+    select b.bucket as at, b.sequence_id, b.step_id, b.variant_id, b.mailbox_id, b.series, b.n
+    from figure_bucket b
+    where b.workspace_id = ${workspaceId} and b.level = ${level} and (${inUnits}) ${level === 's' && sequenceId ? sql`and b.sequence_id = ${sequenceId}` : sql``}
+      and b.through <= (case b.source when 'journal' then ${fold.journal.toString()}::bigint else ${fold.tracking.toString()}::bigint end)
+    union all ${of(journalFacts(tail))}
+    union all ${of(trackingFacts({ ...tail, after: fold.tracking }, false))}`;
+}
+
+/** Ids folded per transaction: a backlog (the first fold of a large journal) is folded in steps. */
+const CHUNK = 250_000n;
+
+export interface FoldResult {
+  journal: { from: bigint; to: bigint };
+  tracking: { from: bigint; to: bigint };
+}
+
+/**
+ * Folds every committed journal entry and tracking event past the last fold (file comment). Safe
+ * to run from several processes at once: each step locks its source's fold row, and one that finds
+ * it moved on folds only what is left.
+ */
+export async function foldFigures(store: Store, o: { stopping?: () => boolean } = {}): Promise<FoldResult> {
+  const stopping = o.stopping ?? (() => false);
+  return {
+    journal: await foldSource(store, 'journal', 'event', journalFacts, stopping),
+    tracking: await foldSource(store, 'tracking', 'tracking_event', (r) => trackingFacts(r, false), stopping),
+  };
+}
+
+/** `stopping`: asked between steps, so a process shutting down leaves a long backlog to the next fold. */
+async function foldSource(store: Store, source: 'journal' | 'tracking', table: 'event' | 'tracking_event', facts: (r: FactRange) => RawBuilder<unknown>, stopping: () => boolean) {
+  const bound = await store.db.transaction().execute(async (tx) => {
+    // A writer holds ROW EXCLUSIVE from its insert to its commit: SHARE waits for those under way
+    // and holds new ones back for as long as it takes to read max(id). Given up after 5 s (a
+    // long writer): the next fold tries again, and reads stay exact meanwhile.
+    await sql`set local lock_timeout = '5s'`.execute(tx);
+    await sql.raw(`lock table ${table} in share mode`).execute(tx);
+    const r = await sql<{ id: string | null }>`select max(id)::text as id from ${sql.table(table)}`.execute(tx);
+    return BigInt(r.rows[0]?.id ?? '0');
+  });
+  let from: bigint | undefined;
+  let to = 0n;
+  for (;;) {
+    const step = await store.db.transaction().execute(async (tx) => {
+      const r = await sql<{ at: string }>`select folded_through::text as at from figure_fold where source = ${source} for update`.execute(tx);
+      const after = BigInt(r.rows[0]!.at);
+      if (after >= bound) return { after, upTo: after };
+      const upTo = after + CHUNK < bound ? after + CHUNK : bound;
+      await sql`${insertBuckets(facts({ workspaceId: null, after, upTo, since: new Date(0), until: new Date(Date.UTC(9999, 11, 31)) }), source, upTo)}`.execute(tx);
+      await sql`update figure_fold set folded_through = ${upTo.toString()}::bigint where source = ${source}`.execute(tx);
+      return { after, upTo };
+    });
+    from ??= step.after;
+    to = step.upTo;
+    if (step.upTo >= bound || stopping()) break;
+  }
+  return { from: from ?? 0n, to };
+}
+
+/** The facts' counts per bucket, for each level and width (migration 0063 says which hold what). */
+function insertBuckets(facts: RawBuilder<unknown>, source: 'journal' | 'tracking', through: bigint): RawBuilder<unknown> {
+  const q = sql`date_bin('15 minutes', f.at, ${EPOCH}::timestamptz)`;
+  return sql`
+    with f as materialized (${facts}), b as (
+      select f.workspace_id, 'w' as level, 'q' as width, ${q} as bucket, f.series, null::uuid as sequence_id, null::uuid as step_id, null::uuid as variant_id, null::uuid as mailbox_id, sum(f.n)::int as n
+      from f group by 1, 4, 5
+      union all
+      select f.workspace_id, 's', 'q', ${q}, f.series, f.sequence_id, null, null, null, sum(f.n)::int
+      from f where f.sequence_id is not null group by 1, 4, 5, 6
+      union all
+      select f.workspace_id, 'x', w.width,
+        case w.width when 'q' then ${q} when 'd' then date_trunc('day', f.at, 'UTC') else date_trunc('month', f.at, 'UTC') end,
+        f.series, f.sequence_id, f.step_id, f.variant_id, f.mailbox_id, sum(f.n)::int
+      from f cross join (values ('q'), ('d'), ('m')) as w(width)
+      where f.series in ('sends', 'replies') and f.step_id is not null
+      group by 1, 3, 4, 5, 6, 7, 8, 9
+    )
+    insert into figure_bucket (workspace_id, level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id, n, source, through)
+    select workspace_id, level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id, n, ${source}, ${through.toString()}::bigint from b where n <> 0`;
+}
+
+/** Folded rows and the fold's position, for `cadenza status` and the benchmark. */
+export async function foldState(db: Db): Promise<{ buckets: number; journal: bigint; tracking: bigint }> {
+  const r = await sql<{ buckets: number; journal: string; tracking: string }>`
+    select (select count(*) from figure_bucket)::int as buckets,
+      (select folded_through::text from figure_fold where source = 'journal') as journal,
+      (select folded_through::text from figure_fold where source = 'tracking') as tracking`.execute(db);
+  const x = r.rows[0]!;
+  return { buckets: Number(x.buckets), journal: BigInt(x.journal), tracking: BigInt(x.tracking) };
+}

@@ -14,7 +14,7 @@ import { sql, type RawBuilder } from 'kysely';
 type Expr = ReturnType<typeof sql>;
 
 /** The series a journal or tracking fact belongs to (positive replies are read from messages). */
-export const FACT_SERIES = ['sends', 'opened', 'openedAutomatically', 'clicked', 'replies', 'meetings', 'bounces', 'unsubscribes'] as const;
+export const FACT_SERIES = ['sends', 'opened', 'openedAutomatically', 'clicked', 'replies', 'meetings', 'bounces', 'bouncesHard', 'unsubscribes'] as const;
 
 /** Whether a step id (text) is an email step: only emails count as sends. */
 export function emailStep(stepIdText: Expr) {
@@ -66,30 +66,40 @@ const inSpan = (at: Expr, r: FactRange) => sql`${at} >= ${r.since} and ${at} < $
 const ofWorkspace = (alias: Expr, r: FactRange) => (r.workspaceId === null ? sql`true` : sql`${alias}.workspace_id = ${r.workspaceId}`);
 
 /**
+ * The email step last sent to enrollment `enrollmentId` at or before `at`: the email a reply (or a
+ * bounce, an unsubscribe, an interested reply, a meeting) is credited to. Null: none before it.
+ */
+export function lastEmailStepBefore(enrollmentId: Expr, at: Expr) {
+  return sql`(select (s.payload->'event'->>'stepId')::uuid from event s
+               where s.enrollment_id = ${enrollmentId} and s.type = 'step_sent' and s.at <= ${at}
+                 and ${emailStep(sql`(s.payload->'event'->>'stepId')`)}
+               order by s.at desc, s.id desc limit 1)`;
+}
+
+/**
  * The journal's facts among rows in the range: applied `step_sent` of an email step (sends, by the
- * step and its send request's variant and mailbox), `reply` (credited to the last email sent to the
- * enrollment before it), `bounce`, `unsubscribe`, and meetings (`isMeeting`). A journal row is
- * written once and never changes, so each fact is +1.
+ * step and its send request's variant and mailbox), `reply`, `bounce`, `unsubscribe` and meetings
+ * (`isMeeting`), each credited to the last email sent to the enrollment before it (and that email's
+ * variant and mailbox). A hard bounce is also a `bouncesHard` fact (the breakdown splits bounces by
+ * kind; the per-day series leave it out). A journal row is written once and never changes, so
+ * each fact is +1.
  */
 export function journalFacts(r: FactRange): RawBuilder<unknown> {
   return sql`
-    select j.at, j.workspace_id, n.sequence_id, j.step_id, q.variant_id, q.mailbox_id, j.series, 1 as n
+    select j.at, j.workspace_id, n.sequence_id, j.step_id, q.variant_id, q.mailbox_id, x.series, 1 as n
     from (
-      select e.at, e.workspace_id, e.enrollment_id,
+      select e.at, e.workspace_id, e.enrollment_id, e.type,
         case when ${isMeeting(sql`e`)} then 'meetings' else
           case e.type when 'step_sent' then 'sends' when 'reply' then 'replies' when 'bounce' then 'bounces' else 'unsubscribes' end end as series,
-        case when ${isMeeting(sql`e`)} then null
-          when e.type = 'step_sent' then (e.payload->'event'->>'stepId')::uuid
-          when e.type = 'reply' then (
-            select (s.payload->'event'->>'stepId')::uuid from event s
-            where s.enrollment_id = e.enrollment_id and s.type = 'step_sent' and s.at <= e.at and ${emailStep(sql`(s.payload->'event'->>'stepId')`)}
-            order by s.at desc, s.id desc limit 1) end as step_id
+        e.type = 'bounce' and coalesce((e.payload->'event'->>'hard')::boolean, false) as hard,
+        case when e.type = 'step_sent' then (e.payload->'event'->>'stepId')::uuid else ${lastEmailStepBefore(sql`e.enrollment_id`, sql`e.at`)} end as step_id
       from event e
       where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and ${inSpan(sql`e.at`, r)}
         and (e.type in ('reply', 'bounce', 'unsubscribe')
           or (e.type = 'step_sent' and ${emailStep(sql`(e.payload->'event'->>'stepId')`)})
           or ${isMeeting(sql`e`)})
     ) j
+    cross join lateral (select j.series union all select 'bouncesHard' where j.hard) as x(series)
     left join enrollment n on n.id = j.enrollment_id
     left join send_request q on j.step_id is not null and q.enrollment_id = j.enrollment_id and q.step_id = j.step_id`;
 }

@@ -94,7 +94,7 @@ export function units(since: Date, until: Date): Array<{ width: Width; from: Dat
  * Every fact of the workspace in [since, until), as rows (at, sequence_id, step_id, variant_id,
  * mailbox_id, series, n): the folded buckets of `level` (their start standing for `at`) and the
  * rows past the fold. Level 'w' and 's' hold quarter hours only (they are read per day of a zone);
- * 'x' holds sends and credited replies only. A span whose ends are not on quarter hours is read
+ * 'x' holds every fact by the email it is credited to. A span whose ends are not on quarter hours is read
  * from the source tables alone.
  */
 export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date, until: Date, level: Level, sequenceId?: string): RawBuilder<unknown> {
@@ -181,7 +181,6 @@ function insertBuckets(facts: RawBuilder<unknown>, source: 'journal' | 'tracking
         case w.width when 'q' then ${q} when 'd' then date_trunc('day', f.at, 'UTC') else date_trunc('month', f.at, 'UTC') end,
         f.series, f.sequence_id, f.step_id, f.variant_id, f.mailbox_id, sum(f.n)::int
       from f cross join (values ('q'), ('d'), ('m')) as w(width)
-      where f.series in ('sends', 'replies') and f.step_id is not null
       group by 1, 3, 4, 5, 6, 7, 8, 9
     )
     insert into figure_bucket (workspace_id, level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id, n, source, through)

@@ -179,7 +179,7 @@ export async function perDay(db: Db, workspaceId: string, w: Window, o: Sequence
   const counts = await sql<{ day: string; series: DaySeries; n: number }>`
     select ${day(sql`f.at`)} as day, f.series, sum(f.n)::int as n
     from (${facts}) f
-    ${o.sequenceId ? sql`where f.sequence_id = ${o.sequenceId}` : sql``}
+    where f.series <> 'bouncesHard' ${o.sequenceId ? sql`and f.sequence_id = ${o.sequenceId}` : sql``}
     group by 1, 2
     union all
     select ${day(sql`f.first_at`)}, 'positiveReplies', count(*)::int

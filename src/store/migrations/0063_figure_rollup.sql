@@ -8,7 +8,7 @@
 -- zone's midnight is on one), a UTC day or a UTC month; `level` says which facts a row sums:
 --   w  the workspace's, per series, 15-minute buckets;
 --   s  one sequence's, per series, 15-minute buckets;
---   x  sends and credited replies per sequence, step, variant and mailbox, in all three widths.
+--   x  per sequence and the email each fact is credited to (step, variant, mailbox), in all three widths.
 create table figure_bucket (
   workspace_id  uuid not null references workspace(id) on delete cascade,
   level         text not null check (level in ('w', 's', 'x')),

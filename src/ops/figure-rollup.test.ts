@@ -175,8 +175,10 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
         const folded = await perDay(store.db, ws, w, o);
         expect(folded).toEqual(await fromSource((db) => perDay(db, ws, w, o)));
       }
-      const folded = await perStep(store.db, ws, w);
-      expect(folded).toEqual(await fromSource((db) => perStep(db, ws, w)));
+      for (const o of [{}, { sequenceId: seqs[1]! }]) {
+        const folded = await perStep(store.db, ws, w, o);
+        expect(folded).toEqual(await fromSource((db) => perStep(db, ws, w, o)));
+      }
     }
     expect(await perStep(store.db, ws, ALL_TIME)).toEqual(await fromSource((db) => perStep(db, ws, ALL_TIME)));
   }

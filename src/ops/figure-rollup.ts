@@ -94,8 +94,9 @@ export function units(since: Date, until: Date): Array<{ width: Width; from: Dat
  * Every fact of the workspace in [since, until), as rows (at, sequence_id, step_id, variant_id,
  * mailbox_id, series, n): the folded buckets of `level` (their start standing for `at`) and the
  * rows past the fold. Level 'w' and 's' hold quarter hours only (they are read per day of a zone);
- * 'x' holds every fact by the email it is credited to. A span whose ends are not on quarter hours is read
- * from the source tables alone.
+ * 'x' holds every fact by the email it is credited to. `sequenceId` keeps the buckets of one sequence
+ * ('s', 'x'; the caller filters the rows past the fold). A span whose ends are not on quarter hours
+ * is read from the source tables alone.
  */
 export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date, until: Date, level: Level, sequenceId?: string): RawBuilder<unknown> {
   const of = (facts: RawBuilder<unknown>) => sql`select at, sequence_id, step_id, variant_id, mailbox_id, series, n from (${facts}) f`;
@@ -109,7 +110,7 @@ export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date
   return sql`
     select b.bucket as at, b.sequence_id, b.step_id, b.variant_id, b.mailbox_id, b.series, b.n
     from figure_bucket b
-    where b.workspace_id = ${workspaceId} and b.level = ${level} and (${inUnits}) ${level === 's' && sequenceId ? sql`and b.sequence_id = ${sequenceId}` : sql``}
+    where b.workspace_id = ${workspaceId} and b.level = ${level} and (${inUnits}) ${level !== 'w' && sequenceId ? sql`and b.sequence_id = ${sequenceId}` : sql``}
       and b.through <= (case b.source when 'journal' then ${fold.journal.toString()}::bigint else ${fold.tracking.toString()}::bigint end)
     union all ${of(journalFacts(tail))}
     union all ${of(trackingFacts({ ...tail, after: fold.tracking }, false))}`;

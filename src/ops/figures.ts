@@ -238,7 +238,7 @@ export async function perStep(db: Db, workspaceId: string, span: Span, o: { sequ
     with counted as materialized (
       select f.step_id, f.variant_id, f.mailbox_id,
         sum(case when f.series = 'sends' then f.n else 0 end) as sent, sum(case when f.series = 'replies' then f.n else 0 end) as replied
-      from (${windowFacts(await foldPosition(db), workspaceId, span.since, span.until, 'x')}) f
+      from (${windowFacts(await foldPosition(db), workspaceId, span.since, span.until, 'x', o.sequenceId)}) f
       where f.series in ('sends', 'replies') and f.step_id is not null
       group by 1, 2, 3
     )
@@ -397,13 +397,15 @@ export interface Headline {
 
 export async function headline(db: Db, workspaceId: string, now: number, days: number, zone = 'UTC', o: SequenceFilter = {}): Promise<Headline> {
   const window = await figuresWindow(db, workspaceId, now, days, zone);
-  const perDays = await perDay(db, workspaceId, window, o);
   const before = precedingWindow(window);
+  // Both periods in one read (they are contiguous): the rows past the fold are counted once.
+  const both = await perDay(db, workspaceId, calendarWindow(window.asOf, 2 * days, zone), o);
+  const perDays = both.slice(days);
   return {
     window,
     days: perDays,
     totals: totalsOf(perDays),
-    previous: { window: before, totals: totalsOf(await perDay(db, workspaceId, before, o)) },
+    previous: { window: before, totals: totalsOf(both.slice(0, days)) },
     replyToStop: await replyToStop(db, workspaceId, window, o),
   };
 }

@@ -27,6 +27,8 @@ create table figure_bucket (
   through       bigint not null
 );
 create index figure_bucket_read on figure_bucket (workspace_id, level, width, bucket);
+-- One sequence's figures (the Analytics screen's sequence picker).
+create index figure_bucket_sequence on figure_bucket (workspace_id, sequence_id, level, width, bucket) where sequence_id is not null;
 
 -- How far each source is folded: every row with id <= folded_through is in figure_bucket.
 create table figure_fold (

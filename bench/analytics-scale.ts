@@ -146,8 +146,10 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
              ${replyAt}, ${replyAt}, 'inbox', 'human_reply', case when g % 24 = 0 then 'interested' else 'not_now' end, 0.9, 'reply', 'Thanks', 800 + g % 5000
       from generate_series(1, ${n}) g where g % 12 = 0`);
     const t = Date.now();
-    await sql`analyze`.execute(store.db);
-    console.log(`  analyze: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    // The steady state autovacuum keeps a live database in: statistics, and the visibility map that
+    // lets a count by index (the sequence list's) skip the table.
+    await sql`vacuum analyze`.execute(store.db);
+    console.log(`  vacuum analyze: ${((Date.now() - t) / 1000).toFixed(1)} s`);
     const counts = await sql<{ events: number; tracking: number; messages: number }>`
       select (select count(*) from event)::int as events, (select count(*) from tracking_event)::int as tracking, (select count(*) from message)::int as messages`.execute(store.db);
     const c = counts.rows[0]!;
@@ -162,6 +164,8 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
     const folded = await foldFigures(store);
     const foldMs = Date.now() - tf;
     const state = await foldState(store.db);
+    // What autovacuum does after a table grows this much: the planner's statistics of the buckets.
+    await sql`vacuum analyze figure_bucket`.execute(store.db);
     console.log(`first fold: journal ids to ${folded.journal.to}, tracking ids to ${folded.tracking.to}, ${state.buckets.toLocaleString('en')} bucket rows, in ${(foldMs / 1000).toFixed(1)} s`);
     const recent = sql`(${new Date(now)}::timestamptz - (g || ' seconds')::interval)`;
     const pastFold = 2_000;

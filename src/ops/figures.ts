@@ -149,7 +149,9 @@ export interface SequenceFilter {
 
 /** `and <enrollmentId> is one of the sequence's enrollments`, or nothing without a sequence. */
 function ofSequence(o: SequenceFilter, enrollmentId: ReturnType<typeof sql>) {
-  return o.sequenceId ? sql`and ${enrollmentId} in (select id from enrollment where sequence_id = ${o.sequenceId})` : sql``;
+  // Per row, through the enrollment's primary key: the rows a window holds are far fewer than a
+  // sequence's enrollments (a semi-join would hash all of them each time).
+  return o.sequenceId ? sql`and exists (select 1 from enrollment n where n.id = ${enrollmentId} and n.sequence_id = ${o.sequenceId})` : sql``;
 }
 
 /** The series of the per-day figures, in the order they are shown and exported. */
@@ -345,9 +347,11 @@ export async function replyToStop(db: Db, workspaceId: string, span: Span, o: Se
       and coalesce(received_at, at) >= ${span.since} and coalesce(received_at, at) < ${span.until}
       ${ofSequence(o, sql`enrollment_id`)}`;
   const count = Number((await sql<{ n: number }>`select count(*)::int as n ${stops}`.execute(db)).rows[0]?.n ?? 0);
-  const at = async (p: number) =>
-    count === 0 ? null : Number((await sql<{ ms: number }>`select stop_latency_ms as ms ${stops} order by stop_latency_ms offset ${nearestRank(count, p) - 1} limit 1`.execute(db)).rows[0]!.ms);
-  const [p50Ms, p90Ms, p99Ms] = [await at(50), await at(90), await at(99)];
+  // The three ranks in one sorted pass.
+  const ranks = REPLY_TO_STOP_PERCENTILES.map((p) => nearestRank(count, p));
+  const at = count === 0 ? [] : (await sql<{ rn: number; ms: number }>`select rn, ms from (select row_number() over (order by stop_latency_ms) as rn, stop_latency_ms as ms ${stops}) r where rn = any(${ranks}::int[])`.execute(db)).rows;
+  const msAt = (p: number) => (count === 0 ? null : Number(at.find((x) => Number(x.rn) === nearestRank(count, p))!.ms));
+  const [p50Ms, p90Ms, p99Ms] = [msAt(50), msAt(90), msAt(99)];
   return { count, p50Ms, p90Ms, p99Ms };
 }
 

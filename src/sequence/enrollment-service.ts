@@ -247,12 +247,12 @@ function statesUpdate(rows: Array<{ next: Enrollment; version: number }>, now: n
       state = u.state, state_reason = u.state_reason, waiting_for = u.waiting_for,
       next_step_id = u.next_step_id, last_step_id = u.last_step_id, last_step_at = u.last_step_at,
       done_step_ids = u.done_step_ids::uuid[], due_at = u.due_at, paused_due_at = u.paused_due_at,
-      soft_bounces = u.soft_bounces, version = u.version, updated_at = ${new Date(now)}
+      soft_bounces = u.soft_bounces, branch_choices = u.branch_choices, version = u.version, updated_at = ${new Date(now)}
     from unnest(${c((e) => e.id)}::uuid[], ${c((e) => e.state)}::text[], ${c((e) => e.stateReason)}::text[], ${c((e) => e.waitingFor)}::text[],
                 ${c((e) => e.nextStepId)}::uuid[], ${c((e) => e.lastStepId)}::uuid[], ${c((e) => ts(e.lastStepAt))}::timestamptz[],
                 ${c((e) => `{${e.doneStepIds.join(',')}}`)}::text[], ${c((e) => ts(e.dueAt))}::timestamptz[], ${c((e) => ts(e.pausedDueAt))}::timestamptz[],
-                ${c((e) => e.softBounces)}::int[], ${rows.map((r) => r.version)}::int[])
-      as u(id, state, state_reason, waiting_for, next_step_id, last_step_id, last_step_at, done_step_ids, due_at, paused_due_at, soft_bounces, version)
+                ${c((e) => e.softBounces)}::int[], ${c((e) => JSON.stringify(e.branchChoices ?? {}))}::jsonb[], ${rows.map((r) => r.version)}::int[])
+      as u(id, state, state_reason, waiting_for, next_step_id, last_step_id, last_step_at, done_step_ids, due_at, paused_due_at, soft_bounces, branch_choices, version)
     where e.id = u.id`];
 }
 

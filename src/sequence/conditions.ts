@@ -47,18 +47,26 @@ const leaf = z.union([
     .strict(),
 ]);
 
-function level(depth: number): z.ZodType<Condition> {
-  if (depth <= 0) return leaf as z.ZodType<Condition>;
-  const inner = z.lazy(() => level(depth - 1));
-  return z.union([
+// One recursive schema (named, so the web types have one `BranchCondition`), its depth checked apart.
+const recursive: z.ZodType<Condition> = z.lazy(() =>
+  z.union([
     leaf,
-    z.object({ all: z.array(inner).min(1).max(20) }).strict(),
-    z.object({ any: z.array(inner).min(1).max(20) }).strict(),
-    z.object({ not: inner }).strict(),
-  ]) as z.ZodType<Condition>;
-}
+    z.object({ all: z.array(recursive).min(1).max(20) }).strict(),
+    z.object({ any: z.array(recursive).min(1).max(20) }).strict(),
+    z.object({ not: recursive }).strict(),
+  ]),
+) as z.ZodType<Condition>;
 
-export const conditionSchema: z.ZodType<Condition> = level(MAX_CONDITION_DEPTH);
+export const conditionSchema: z.ZodType<Condition> = recursive
+  .refine((c) => depth(c) <= MAX_CONDITION_DEPTH, `all/any/not nest at most ${MAX_CONDITION_DEPTH} deep`)
+  .meta({ id: 'BranchCondition' }) as z.ZodType<Condition>;
+
+function depth(c: Condition): number {
+  if ('all' in c) return 1 + Math.max(...c.all.map(depth));
+  if ('any' in c) return 1 + Math.max(...c.any.map(depth));
+  if ('not' in c) return 1 + depth(c.not);
+  return 0;
+}
 
 /**
  * What the enrollment service knows when a branch comes due, by step id: emails a person opened

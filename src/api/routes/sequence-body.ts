@@ -35,8 +35,10 @@ export const stopRulesBody = z
     onMeetingBooked: sr.on_meeting_booked,
     maxSoftBounces: sr.max_soft_bounces,
     stopCompanyOnReply: sr.stop_company_on_reply,
+    // An object of optional keys rather than a record: the web type generator writes records keyed by strings only.
     onReply: z
-      .partialRecord(z.enum(replyRuleIntents), z.union([z.literal('notify'), moveBody]))
+      .object(Object.fromEntries(replyRuleIntents.map((i) => [i, z.union([z.literal('notify'), moveBody]).optional()])) as Record<(typeof replyRuleIntents)[number], z.ZodOptional<z.ZodUnion<[z.ZodLiteral<'notify'>, typeof moveBody]>>>)
+      .strict()
       .optional()
       .describe("By the reply's intent, besides stopping: 'notify' (a task for the owner) or a move to another sequence"),
   })

@@ -2,6 +2,7 @@
  * Branching sequences (issue 18): the definition's branch steps and reply-intent rules, their
  * validation and export, and the pure engine's choice of an arm, its end and its moves.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { flattenSteps, POSITION_GAP } from './apply-definition.ts';
@@ -302,5 +303,50 @@ describe('the engine at a branch', () => {
   it('enrolled with notBefore: the first step is due no earlier', () => {
     const r = transition(fresh(), { type: 'enrolled', notBefore: T0 + 28 * DAY }, T0, seq);
     expect(r.next.dueAt).toBe(T0 + 28 * DAY);
+  });
+});
+
+describe('never two arms (property)', () => {
+  const base = engineView(load(YAML));
+  type Op = { kind: 'fire'; opened: boolean; clicked: boolean } | { kind: 'send' } | { kind: 'edit'; shuffle: number[]; archive: number };
+
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ kind: fc.constant('fire' as const), opened: fc.boolean(), clicked: fc.boolean() }),
+    fc.constant({ kind: 'send' as const }),
+    fc.record({ kind: fc.constant('edit' as const), shuffle: fc.array(fc.integer({ min: 0, max: 100 }), { minLength: 6, maxLength: 6 }), archive: fc.integer({ min: -1, max: 5 }) }),
+  );
+
+  it('random facts, sends and edits (reordered and removed steps) never run steps of two arms of one branch', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        let seq = base;
+        let now = T0;
+        let e = transition(fresh(), { type: 'enrolled' }, now, seq).next;
+        // The arm each run step belonged to when it ran, by branch.
+        const arms = new Map<string, Set<string>>();
+        for (const o of ops) {
+          if (o.kind === 'fire' && e.waitingFor === 'timer' && e.dueAt !== null) {
+            now = Math.max(now, e.dueAt);
+            e = transition(e, { type: 'step_due', facts: { ...noFacts, openedByPerson: o.opened ? ['id-intro'] : [], clicked: o.clicked ? ['id-intro'] : [] } }, now, seq).next;
+          } else if (o.kind === 'send' && e.waitingFor === 'send' && e.nextStepId) {
+            const s = seq.steps.find((x) => x.id === e.nextStepId)!;
+            if (s.arm) arms.set(s.arm.branchId, (arms.get(s.arm.branchId) ?? new Set()).add(s.arm.key));
+            e = transition(e, { type: 'step_sent', stepId: s.id, at: now }, now, seq).next;
+          } else if (o.kind === 'edit') {
+            // Reorder the arm steps among themselves and maybe remove one step: an arm's steps stay after their branch.
+            const armSteps = seq.steps.filter((x) => x.arm);
+            const positions = armSteps.map((x) => x.position).sort((a, b) => a - b);
+            const order = armSteps.map((x, i) => ({ x, w: o.shuffle[i] ?? 0 })).sort((a, b) => a.w - b.w).map((y) => y.x.id);
+            seq = { ...seq, steps: seq.steps.map((x, i) => ({ ...x, ...(x.arm ? { position: positions[order.indexOf(x.id)]! } : {}), archived: x.archived || i === o.archive + 1 })).sort((a, b) => a.position - b.position) };
+            e = transition(e, { type: 'sequence_edited' }, now, seq).next;
+          }
+          for (const keys of arms.values()) expect(keys.size).toBeLessThanOrEqual(1);
+          if (e.state !== 'active' && e.state !== 'paused') break;
+        }
+        // A chosen arm is never changed.
+        for (const [branch, keys] of arms) expect([...keys]).toEqual([e.branchChoices![branch]]);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -220,6 +220,9 @@ function runStep(e: Enrollment, step: StepDef, now: number, seq: SequenceDef, fa
       const task: Effect = { type: 'create_task', stepId: step.id, kind: step.kind, dueAt: now, title: step.title ?? (step.kind === 'call' ? 'Call' : 'Task') };
       if (step.waitForTask === false) {
         const [next, effects] = planFrom(markDone(e, step.id, now), seq, now, now);
+        // The last step of an arm that moves the lead: the move ends this enrollment as a stop
+        // does (open tasks cancelled), so a task that would not hold it is not opened either.
+        if (next.state === 'moved') return applied(next, effects);
         return applied(next, [task, ...effects]);
       }
       return applied({ ...e, waitingFor: 'task', dueAt: null }, [task]);

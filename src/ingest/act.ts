@@ -166,7 +166,9 @@ export function decide(c: Classification, target: EnrollmentTarget | null, o: Ac
       }
       const domain = target.stopCompanyOnReply ? companyDomain(target.leadEmail) : null;
       const company: IngestStep[] = domain ? [{ do: 'stop_company', domain, exceptEmail: target.leadEmail, reason: `${domain} replied (${target.leadEmail})`, when: 'target_applied' }] : [];
-      return { ...d, action: 'reply', steps: [event({ type: 'reply' }), ...company] };
+      // A sure intent travels with the reply: the sequence's reply rules (stop_rules.on_reply) act on it.
+      const sure = intent && intent.confidence >= o.reviewThreshold ? { intent: intent.intent, from: target.leadEmail } : {};
+      return { ...d, action: 'reply', steps: [event({ type: 'reply', ...sure }), ...company] };
     }
     case 'unsubscribe_request':
       return optOut('unsubscribe', c.reason);

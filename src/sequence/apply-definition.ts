@@ -3,7 +3,7 @@ import { cadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
 import type { Store } from '../store/store.ts';
-import type { SequenceDefinition } from './definition.ts';
+import type { SequenceDefinition, StepDefinition } from './definition.ts';
 import type { SequenceSettings } from './sequence-repo.ts';
 
 /** Live steps stand 10 apart so that a removed step can keep a place between its old neighbours. */
@@ -56,6 +56,23 @@ export function placeSteps(existing: ExistingStep[], liveKeys: string[]): Map<st
 }
 
 /**
+ * A branched definition as the step table keeps it: each arm's steps stand right after their
+ * branch step, arm after arm, then the steps where the arms rejoin. The branch step's config
+ * carries its arms (key, condition, what follows); each arm step's carries its branch and arm, by
+ * key (a key is a step's identity for life). loadDefinition (definition-document.ts) folds them back.
+ */
+export function flattenSteps(steps: StepDefinition[]): Array<Omit<StepDefinition, 'config' | 'branches'> & { config: Record<string, unknown> }> {
+  return steps.flatMap((s) => {
+    const { branches, ...step } = s;
+    if (!branches) return [{ ...step, config: { ...step.config } }];
+    return [
+      { ...step, config: { ...step.config, arms: branches.map((a) => ({ key: a.key, ...(a.when ? { when: a.when } : {}), then: a.then })) } },
+      ...branches.flatMap((a) => a.steps.map(({ branches: _none, ...x }) => ({ ...x, config: { ...x.config, arm: { branch: s.key, key: a.key } } }))),
+    ];
+  });
+}
+
+/**
  * Creates or updates a sequence from a definition in one transaction. Steps are matched by key:
  * new keys are added, missing keys archived (never deleted: send requests and history point at
  * them), a returning key is restored. The version is bumped so caches and running enrollments see
@@ -100,14 +117,15 @@ export async function applyDefinition(
 
     const existing = await tx.selectFrom('step').select(['id', 'key', 'position', 'archived_at']).where('sequence_id', '=', sequenceId).execute();
     const byKey = new Map(existing.map((s) => [s.key, s]));
-    const liveKeys = def.steps.map((s) => s.key);
+    const flat = flattenSteps(def.steps);
+    const liveKeys = flat.map((s) => s.key);
     const positions = placeSteps(
       existing.map((s) => ({ id: s.id, key: s.key, position: s.position, archived: s.archived_at !== null })),
       liveKeys,
     );
     const summary: ApplySummary = { sequenceId, created: !current, version, added: [], updated: [], removed: [], restored: [], mailboxes: def.mailboxes.length };
 
-    for (const s of def.steps) {
+    for (const s of flat) {
       const old = byKey.get(s.key);
       const values = {
         position: positions.get(s.key)!,

@@ -44,6 +44,8 @@ export interface EnrollExtras {
   keepMailbox?: ReadonlyMap<string, string | null>;
   /** The enrollment each lead comes from, written into the new one's journal entry. */
   movedFrom?: ReadonlyMap<string, string>;
+  /** A subsequence (a branch's or reply rule's move): the first step is due no earlier than this instant (epoch ms). */
+  notBefore?: number;
 }
 
 export interface EnrollInTxResult extends EnrollResult {
@@ -161,7 +163,7 @@ export async function enrollInTx(tx: Tx, deps: EnrollDeps, opts: BulkEnrollOptio
         softBounces: 0,
         enrolledAt: now,
       };
-      const planned = transition(e, { type: 'enrolled' }, now, seq).next;
+      const planned = transition(e, opts.notBefore !== undefined ? { type: 'enrolled', notBefore: opts.notBefore } : { type: 'enrolled' }, now, seq).next;
       if (planned.state === 'failed') {
         // e.g. a country or region the holiday calendar does not know: refused, with the reason.
         refused.push({ leadId: c.id, email: c.email, reason: 'cannot_plan', detail: planned.stateReason ?? '' });

@@ -1,7 +1,7 @@
 import { formatWindow, parseWindow, type Delay } from '../calendar/index.ts';
 import { toDocument as experimentToDocument } from '../experiments/settings.ts';
-import type { DefinitionDocument, SequenceDefinition, StepDefinition } from './definition.ts';
-import type { StopRules } from './model.ts';
+import type { ArmDefinition, DefinitionDocument, SequenceDefinition, StepDefinition } from './definition.ts';
+import type { ArmThen, BranchArm, ReplyRule, StopRules } from './model.ts';
 import type { SequenceSettings } from './sequence-repo.ts';
 import type { Db, Tx } from '../store/store.ts';
 
@@ -21,7 +21,37 @@ export function formatDelay(d: Delay): string {
 }
 
 /** Each stop rule's name in the definition's model (camelCase) and in the file (snake_case). */
-export const stopRuleKeys = { onOutOfOffice: 'on_out_of_office', oooDefaultPauseDays: 'ooo_default_pause_days', onMeetingBooked: 'on_meeting_booked', maxSoftBounces: 'max_soft_bounces', stopCompanyOnReply: 'stop_company_on_reply' } as const;
+export const stopRuleKeys = {
+  onOutOfOffice: 'on_out_of_office',
+  oooDefaultPauseDays: 'ooo_default_pause_days',
+  onMeetingBooked: 'on_meeting_booked',
+  maxSoftBounces: 'max_soft_bounces',
+  stopCompanyOnReply: 'stop_company_on_reply',
+  onReply: 'on_reply',
+} as const;
+
+/** A move (an arm's `then`, a reply rule) as the file states it. */
+function moveDocument(m: { moveTo: string; after: Delay }): { move_to: string; after: string } {
+  return { move_to: m.moveTo, after: formatDelay(m.after) };
+}
+
+export function thenDocument(t: ArmThen): 'continue' | 'end' | { move_to: string; after: string } {
+  return typeof t === 'string' ? t : moveDocument(t);
+}
+
+/** The stop rules as the file states them (snake_case; reply rules' delays written out). */
+export function stopRulesDocument(rules: SequenceDefinition['stopRules']): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rules)) {
+    if (v === undefined) continue;
+    if (k === 'onReply') {
+      const r: Record<string, unknown> = {};
+      for (const [intent, rule] of Object.entries(v as Record<string, ReplyRule>)) r[intent] = rule === 'notify' ? rule : moveDocument(rule);
+      out.on_reply = r;
+    } else out[stopRuleKeys[k as keyof typeof stopRuleKeys]] = v;
+  }
+  return out;
+}
 
 function stepDocument(s: StepDefinition): NonNullable<DefinitionDocument['steps']>[number] {
   const only = s.variants.length === 1 ? s.variants[0]! : undefined;
@@ -38,13 +68,15 @@ function stepDocument(s: StepDefinition): NonNullable<DefinitionDocument['steps'
     ...(s.config.waitForTask !== undefined ? { wait_for_task: s.config.waitForTask } : {}),
     ...(s.config.retry ? { retry: { attempts: s.config.retry.attempts, after: formatDelay(s.config.retry.after), on: s.config.retry.on } } : {}),
     ...(s.config.experiment ? { experiment: experimentToDocument(s.config.experiment) } : {}),
+    ...(s.branches
+      ? { branches: s.branches.map((a) => ({ key: a.key, ...(a.when ? { when: a.when } : {}), steps: a.steps.map(stepDocument) as never, then: thenDocument(a.then) })) }
+      : {}),
   };
 }
 
 /** The definition as a file (YAML or JSON) states it, every field written out. */
 export function toDocument(def: SequenceDefinition): DefinitionDocument {
-  const stopRules: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(def.stopRules)) if (v !== undefined) stopRules[stopRuleKeys[k as keyof typeof stopRuleKeys]] = v;
+  const stopRules = stopRulesDocument(def.stopRules);
   return {
     key: def.key,
     name: def.name,
@@ -89,21 +121,49 @@ export async function loadDefinition(db: Db | Tx, workspaceId: string, sequenceI
     tracking: { opens: settings.trackOpens ?? false, clicks: settings.trackClicks ?? false },
     stopRules,
     mailboxes: mailboxes.map((m) => m.email.toLowerCase()),
-    steps: steps.map((st) => {
-      const cfg = (st.config ?? {}) as StepDefinition['config'];
-      return {
-        key: st.key,
-        kind: st.kind,
-        delay: { amount: st.delay_amount, unit: st.delay_unit },
-        variants: variants.filter((v) => v.step_id === st.id).map((v) => ({ key: v.key, subject: v.subject, body: v.body, weight: v.weight })),
-        config: {
-          ...(cfg.title !== undefined ? { title: cfg.title } : {}),
-          ...(cfg.notes !== undefined ? { notes: cfg.notes } : {}),
-          ...(cfg.waitForTask !== undefined ? { waitForTask: cfg.waitForTask } : {}),
-          ...(cfg.retry ? { retry: cfg.retry } : {}),
-          ...(cfg.experiment ? { experiment: cfg.experiment } : {}),
-        },
-      };
-    }),
+    steps: foldSteps(
+      steps.map((st) => {
+        const cfg = (st.config ?? {}) as StepDefinition['config'] & StoredBranchConfig;
+        const step: StepDefinition = {
+          key: st.key,
+          kind: st.kind,
+          delay: { amount: st.delay_amount, unit: st.delay_unit },
+          variants: variants.filter((v) => v.step_id === st.id).map((v) => ({ key: v.key, subject: v.subject, body: v.body, weight: v.weight })),
+          config: {
+            ...(cfg.title !== undefined ? { title: cfg.title } : {}),
+            ...(cfg.notes !== undefined ? { notes: cfg.notes } : {}),
+            ...(cfg.waitForTask !== undefined ? { waitForTask: cfg.waitForTask } : {}),
+            ...(cfg.retry ? { retry: cfg.retry } : {}),
+            ...(cfg.experiment ? { experiment: cfg.experiment } : {}),
+          },
+        };
+        return { step, arms: cfg.arms, arm: cfg.arm };
+      }),
+    ),
   };
+}
+
+/** What apply-definition.ts flattenSteps adds to a step's config: a branch's arms, an arm step's place. */
+export interface StoredBranchConfig {
+  arms?: BranchArm[];
+  arm?: { branch: string; key: string };
+}
+
+/** The live steps in position order folded back into branches: each arm step goes into its arm. */
+function foldSteps(rows: Array<{ step: StepDefinition; arms: BranchArm[] | undefined; arm: { branch: string; key: string } | undefined }>): StepDefinition[] {
+  const out: StepDefinition[] = [];
+  const armsOf = new Map<string, Map<string, ArmDefinition>>();
+  for (const { step, arms, arm } of rows) {
+    const home = arm ? armsOf.get(arm.branch)?.get(arm.key) : undefined;
+    if (home) {
+      home.steps.push(step);
+      continue;
+    }
+    if (step.kind === 'branch') {
+      step.branches = (arms ?? []).map((a) => ({ key: a.key, ...(a.when ? { when: a.when } : {}), then: a.then, steps: [] }));
+      armsOf.set(step.key, new Map(step.branches.map((a) => [a.key, a])));
+    }
+    out.push(step);
+  }
+  return out;
 }

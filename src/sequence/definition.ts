@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { cadenzaError } from '../common/errors.ts';
 import { parseWindow, type Delay, type SendWindow } from '../calendar/index.ts';
 import { templateProblems } from './template/validate.ts';
-import { retryableCallOutcomes, type CallRetry } from './model.ts';
+import { replyRuleIntents, retryableCallOutcomes, type ArmThen, type CallRetry, type ReplyRule, type ReplyRuleIntent } from './model.ts';
+import { conditionSchema, stepRefs, type Condition } from './conditions.ts';
 
 /**
  * The file a user writes to create or update a sequence (`cadenza sequence apply FILE`, YAML or
@@ -13,7 +14,7 @@ import { retryableCallOutcomes, type CallRetry } from './model.ts';
  * step and adding another, so keys are what make edits to a running sequence safe.
  */
 
-const delayPattern = /^\s*(\d+)\s*(minutes?|mins?|m|hours?|h|days?|d|business[ _-]?days?|bd)\s*$/i;
+const delayPattern = /^\s*(\d+)\s*(minutes?|mins?|m|hours?|h|days?|d|business[ _-]?days?|bd|weeks?|w)\s*$/i;
 
 /**
  * The longest wait a step may have, per unit: ten years. Past it no due time is meaningful, and
@@ -41,6 +42,8 @@ function parseDelayShape(input: unknown): Delay {
   }
   if (typeof input === 'string') {
     const m = delayPattern.exec(input);
+    // A week is read as 7 days (the calendar counts days); it is written back as days.
+    if (m && /^w/i.test(m[2]!)) return { amount: Number(m[1]) * 7, unit: 'days' };
     if (m) return { amount: Number(m[1]), unit: normaliseUnit(m[2]!)! };
   }
   throw cadenzaError('INVALID_INPUT', `invalid delay ${JSON.stringify(input)}: use e.g. "30 minutes", "4 hours", "3 days", "2 business days"`, { input });
@@ -64,10 +67,11 @@ const variantSchema = z.object({
   weight: z.number().int().min(0).max(1000).default(1),
 });
 
-export const stepSchema = z
+/** A step as it stands inside a branch arm: any step but a branch (branches are one level deep). */
+export const armStepSchema = z
   .object({
     key,
-    type: z.enum(['email', 'call', 'manual', 'wait']),
+    type: z.enum(['email', 'call', 'manual', 'wait'], 'a step in a branch arm is an email, call, manual or wait step (no branch inside a branch)'),
     delay: z.unknown().default('0 minutes'),
     subject: z.string().max(998).optional(),
     body: z.string().max(100_000).optional(),
@@ -89,6 +93,27 @@ export const stepSchema = z
   })
   .strict();
 
+/** A subsequence: the lead moves to the workspace's sequence `move_to`, its first step due no earlier than `after`. */
+export const moveToSchema = z.object({ move_to: key, after: z.unknown().default('0 days') }).strict();
+
+export const armSchema = z
+  .object({
+    key,
+    /** No `when`: the default arm (at most one, last). */
+    when: conditionSchema.optional(),
+    steps: z.array(armStepSchema).max(20).default([]),
+    then: z.union([z.enum(['continue', 'end']), moveToSchema]).default('continue'),
+  })
+  .strict();
+
+export const stepSchema = armStepSchema
+  .extend({
+    type: z.enum(['email', 'call', 'manual', 'wait', 'branch']),
+    /** Branch steps: the arms, weighed in order when the branch comes due. */
+    branches: z.array(armSchema).min(1).max(8).optional(),
+  })
+  .strict();
+
 export const stopRulesSchema = z
   .object({
     on_out_of_office: z.enum(['pause', 'ignore']).optional(),
@@ -97,6 +122,8 @@ export const stopRulesSchema = z
     max_soft_bounces: z.number().int().min(1).max(20).optional(),
     /** A reply stops the other live enrollments of the same company (email domain; free-mail domains excluded). */
     stop_company_on_reply: z.boolean().optional(),
+    /** By reply intent (ingest's labels): `notify` (a task for the owner) or a move to another sequence. */
+    on_reply: z.partialRecord(z.enum(replyRuleIntents), z.union([z.literal('notify'), moveToSchema])).optional(),
   })
   .strict();
 
@@ -123,10 +150,19 @@ export type DefinitionDocument = z.input<typeof definitionSchema>;
 
 export interface StepDefinition {
   key: string;
-  kind: 'email' | 'call' | 'manual' | 'wait';
+  kind: 'email' | 'call' | 'manual' | 'wait' | 'branch';
   delay: Delay;
   variants: Array<{ key: string; subject: string | null; body: string; weight: number }>;
   config: { title?: string; notes?: string; waitForTask?: boolean; retry?: CallRetry; experiment?: Partial<ExperimentSettings> };
+  /** Branch steps: the arms, each with its own steps (never branches). */
+  branches?: ArmDefinition[];
+}
+
+export interface ArmDefinition {
+  key: string;
+  when?: Condition;
+  then: ArmThen;
+  steps: StepDefinition[];
 }
 
 export interface SequenceDefinition {
@@ -137,7 +173,14 @@ export interface SequenceDefinition {
   skipHolidays: boolean;
   jitterMinutes: number;
   tracking: { opens: boolean; clicks: boolean };
-  stopRules: { onOutOfOffice?: 'pause' | 'ignore'; oooDefaultPauseDays?: number; onMeetingBooked?: 'finish' | 'continue'; maxSoftBounces?: number; stopCompanyOnReply?: boolean };
+  stopRules: {
+    onOutOfOffice?: 'pause' | 'ignore';
+    oooDefaultPauseDays?: number;
+    onMeetingBooked?: 'finish' | 'continue';
+    maxSoftBounces?: number;
+    stopCompanyOnReply?: boolean;
+    onReply?: Partial<Record<ReplyRuleIntent, ReplyRule>>;
+  };
   mailboxes: string[];
   steps: StepDefinition[];
 }
@@ -157,59 +200,58 @@ export function validateDefinition(input: unknown): SequenceDefinition {
   const d = r.data;
   const problems: string[] = [];
   const seen = new Set<string>();
+  // Steps declared so far, in file order, with their kind: a condition may name only these.
+  const before = new Map<string, StepDefinition['kind']>();
   const steps: StepDefinition[] = [];
   d.steps.forEach((s, i) => {
     const where = `steps.${i} (${s.key})`;
-    if (seen.has(s.key)) problems.push(`${where}: duplicate step key`);
-    seen.add(s.key);
-    let delay: Delay = { amount: 0, unit: 'minutes' };
-    try {
-      delay = parseDelay(s.delay);
-    } catch (e) {
-      problems.push(`${where}.delay: ${(e as Error).message}`);
+    const step = checkStep(s, where, i === 0, seen, problems);
+    if (s.type === 'branch') {
+      if (!s.branches?.length) problems.push(`${where}: a branch step needs branches`);
+      step.branches = (s.branches ?? []).map((a, j) => {
+        const at = `${where}.branches.${j} (${a.key})`;
+        if (s.branches!.findIndex((b) => b.key === a.key) !== j) problems.push(`${at}: duplicate arm key`);
+        if (!a.when && j !== s.branches!.length - 1) problems.push(`${at}: the arm without \`when\` (the default) must be the last`);
+        if (a.when) {
+          for (const ref of stepRefs(a.when)) {
+            const kind = before.get(ref.key);
+            if (kind === undefined) problems.push(`${at}.when: no ${ref.needs} step '${ref.key}' before this branch`);
+            else if (kind !== ref.needs) problems.push(`${at}.when: step '${ref.key}' is a ${kind} step; ${ref.needs === 'email' ? 'opened and clicked name an email step' : 'call_outcome names a call step'}`);
+          }
+        }
+        let then: ArmThen = 'continue';
+        if (typeof a.then === 'string') then = a.then;
+        else {
+          try {
+            then = { moveTo: a.then.move_to, after: parseDelay(a.then.after) };
+          } catch (e) {
+            problems.push(`${at}.then.after: ${(e as Error).message}`);
+          }
+          if (a.then.move_to === d.key) problems.push(`${at}.then.move_to: a branch cannot move the lead to the same sequence`);
+        }
+        const armSteps = a.steps.map((x, k) => checkStep(x, `${at}.steps.${k} (${x.key})`, false, seen, problems));
+        return { key: a.key, ...(a.when ? { when: a.when } : {}), then, steps: armSteps };
+      });
+      for (const a of step.branches) for (const x of a.steps) before.set(x.key, x.kind);
+    } else if (s.branches !== undefined) {
+      problems.push(`${where}: only branch steps have branches`);
     }
-    let variants: StepDefinition['variants'] = [];
-    if (s.type === 'email') {
-      if (s.variants?.length) {
-        if (s.body !== undefined) problems.push(`${where}: give either body or variants, not both`);
-        variants = s.variants.map((v) => ({ key: v.key, subject: subjectOf(v.subject), body: v.body, weight: v.weight }));
-        if (new Set(variants.map((v) => v.key)).size !== variants.length) problems.push(`${where}: duplicate variant key`);
-      } else if (!s.body) {
-        problems.push(`${where}: an email step needs a body (or variants)`);
-      } else {
-        variants = [{ key: 'a', subject: subjectOf(s.subject), body: s.body, weight: 1 }];
-      }
-      if (i === 0 && variants.some((v) => !v.subject)) problems.push(`${where}: the first email needs a subject`);
-      // Template syntax and unknown variables are caught here, at apply time, not at send time.
-      variants.forEach((v, j) => problems.push(...templateProblems({ subject: v.subject, text: v.body }, s.variants?.length ? `${where}.variants.${j} (${v.key})` : where)));
-    } else if (s.body !== undefined || s.variants !== undefined || s.subject !== undefined) {
-      problems.push(`${where}: only email steps have a subject, body or variants`);
-    }
-    if (s.experiment && s.type !== 'email') problems.push(`${where}: only email steps have an experiment`);
-    let retry: CallRetry | undefined;
-    if (s.retry) {
-      if (s.type !== 'call') problems.push(`${where}: only call steps have a retry rule`);
-      try {
-        retry = { attempts: s.retry.attempts, after: parseDelay(s.retry.after), on: [...new Set(s.retry.on)] as CallRetry['on'] };
-      } catch (e) {
-        problems.push(`${where}.retry.after: ${(e as Error).message}`);
-      }
-    }
-    steps.push({
-      key: s.key,
-      kind: s.type,
-      delay,
-      variants,
-      config: {
-        // An empty title or note is none (the task then takes its default title), as for subjects.
-        ...(s.title?.trim() ? { title: s.title } : {}),
-        ...(s.notes?.trim() ? { notes: s.notes } : {}),
-        ...(s.wait_for_task !== undefined ? { waitForTask: s.wait_for_task } : {}),
-        ...(retry ? { retry } : {}),
-        ...(s.experiment ? { experiment: experimentFromDocument(s.experiment) } : {}),
-      },
-    });
+    before.set(s.key, s.type);
+    steps.push(step);
   });
+  const onReply: NonNullable<SequenceDefinition['stopRules']['onReply']> = {};
+  for (const [intent, rule] of Object.entries(d.stop_rules.on_reply ?? {})) {
+    if (rule === undefined) continue;
+    if (rule === 'notify') onReply[intent as ReplyRuleIntent] = 'notify';
+    else {
+      try {
+        onReply[intent as ReplyRuleIntent] = { moveTo: rule.move_to, after: parseDelay(rule.after) };
+      } catch (e) {
+        problems.push(`stop_rules.on_reply.${intent}.after: ${(e as Error).message}`);
+      }
+      if (rule.move_to === d.key) problems.push(`stop_rules.on_reply.${intent}.move_to: a reply cannot move the lead to the same sequence`);
+    }
+  }
   let window: SendWindow = { kind: 'any' };
   try {
     window = parseWindow(d.window as Parameters<typeof parseWindow>[0]);
@@ -232,9 +274,67 @@ export function validateDefinition(input: unknown): SequenceDefinition {
       ...(sr.on_meeting_booked ? { onMeetingBooked: sr.on_meeting_booked } : {}),
       ...(sr.max_soft_bounces ? { maxSoftBounces: sr.max_soft_bounces } : {}),
       ...(sr.stop_company_on_reply !== undefined ? { stopCompanyOnReply: sr.stop_company_on_reply } : {}),
+      ...(sr.on_reply !== undefined ? { onReply } : {}),
     },
     mailboxes: d.mailboxes.map((m) => m.toLowerCase()),
     steps,
+  };
+}
+
+type StepInput = z.output<typeof armStepSchema> | z.output<typeof stepSchema>;
+
+/** Checks one step (top level or in an arm) and returns it without its arms; problems are appended. */
+function checkStep(s: StepInput, where: string, first: boolean, seen: Set<string>, problems: string[]): StepDefinition {
+  // Keys are unique across the whole sequence, arm steps included: a key is a step's identity.
+  if (seen.has(s.key)) problems.push(`${where}: duplicate step key`);
+  seen.add(s.key);
+  let delay: Delay = { amount: 0, unit: 'minutes' };
+  try {
+    delay = parseDelay(s.delay);
+  } catch (e) {
+    problems.push(`${where}.delay: ${(e as Error).message}`);
+  }
+  let variants: StepDefinition['variants'] = [];
+  if (s.type === 'email') {
+    if (s.variants?.length) {
+      if (s.body !== undefined) problems.push(`${where}: give either body or variants, not both`);
+      variants = s.variants.map((v) => ({ key: v.key, subject: subjectOf(v.subject), body: v.body, weight: v.weight }));
+      if (new Set(variants.map((v) => v.key)).size !== variants.length) problems.push(`${where}: duplicate variant key`);
+    } else if (!s.body) {
+      problems.push(`${where}: an email step needs a body (or variants)`);
+    } else {
+      variants = [{ key: 'a', subject: subjectOf(s.subject), body: s.body, weight: 1 }];
+    }
+    if (first && variants.some((v) => !v.subject)) problems.push(`${where}: the first email needs a subject`);
+    // Template syntax and unknown variables are caught here, at apply time, not at send time.
+    variants.forEach((v, j) => problems.push(...templateProblems({ subject: v.subject, text: v.body }, s.variants?.length ? `${where}.variants.${j} (${v.key})` : where)));
+  } else if (s.body !== undefined || s.variants !== undefined || s.subject !== undefined) {
+    problems.push(`${where}: only email steps have a subject, body or variants`);
+  }
+  if (s.type === 'branch' && (s.title !== undefined || s.notes !== undefined || s.wait_for_task !== undefined)) problems.push(`${where}: a branch step has no title, notes or wait_for_task`);
+  if (s.experiment && s.type !== 'email') problems.push(`${where}: only email steps have an experiment`);
+  let retry: CallRetry | undefined;
+  if (s.retry) {
+    if (s.type !== 'call') problems.push(`${where}: only call steps have a retry rule`);
+    try {
+      retry = { attempts: s.retry.attempts, after: parseDelay(s.retry.after), on: [...new Set(s.retry.on)] as CallRetry['on'] };
+    } catch (e) {
+      problems.push(`${where}.retry.after: ${(e as Error).message}`);
+    }
+  }
+  return {
+    key: s.key,
+    kind: s.type,
+    delay,
+    variants,
+    config: {
+      // An empty title or note is none (the task then takes its default title), as for subjects.
+      ...(s.title?.trim() ? { title: s.title } : {}),
+      ...(s.notes?.trim() ? { notes: s.notes } : {}),
+      ...(s.wait_for_task !== undefined ? { waitForTask: s.wait_for_task } : {}),
+      ...(retry ? { retry } : {}),
+      ...(s.experiment ? { experiment: experimentFromDocument(s.experiment) } : {}),
+    },
   };
 }
 

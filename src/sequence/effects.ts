@@ -36,11 +36,13 @@ export interface EffectPlan {
   cancelTasks: string[];
   /** Open tasks that come due again (a call retried). */
   reschedules: Array<{ e: string; step: string; due: string }>;
+  /** Tasks for the owner (an interested reply): keyed by the step the reply answered. */
+  notices: Array<{ id: string; ws: string; e: string; step: string; kind: string; title: string; due: string }>;
   suppressions: SuppressionAsked[];
 }
 
 export function planEffects(deps: { clock: Clock; random: Random }, items: EffectItem[]): EffectPlan {
-  const plan: EffectPlan = { sends: [], tasks: [], cancelSends: [], cancelTasks: [], reschedules: [], suppressions: [] };
+  const plan: EffectPlan = { sends: [], tasks: [], cancelSends: [], cancelTasks: [], reschedules: [], notices: [], suppressions: [] };
   const now = deps.clock.now();
   for (const it of items) {
     const e = it.enrollment;
@@ -64,8 +66,15 @@ export function planEffects(deps: { clock: Clock; random: Random }, items: Effec
         case 'suppress':
           plan.suppressions.push({ workspaceId: e.workspaceId, enrollmentId: e.id, email: it.emailNorm, reason: fx.reason, source: `enrollment:${e.id}` });
           break;
+        case 'notify_owner': {
+          const step = e.lastStepId ?? e.nextStepId ?? it.seq.steps[0]?.id;
+          if (step) plan.notices.push({ id: newId(now, deps.random), ws: e.workspaceId, e: e.id, step, kind: 'manual', title: fx.title.slice(0, 500), due: iso(now) });
+          break;
+        }
         case 'schedule_timer':
         case 'cancel_timer':
+        case 'move_to_sequence':
+          // Moves are carried out by the service once the batch is written (enrollment-service.ts).
           break;
       }
     }
@@ -111,6 +120,20 @@ export async function createWork(tx: Tx, plan: EffectPlan, at: Date): Promise<vo
                   ${col(tasks, 'kind')}::text[], ${col(tasks, 'title')}::text[], ${col(tasks, 'due')}::timestamptz[])
         as u(id, ws, e, step, kind, title, due)
       on conflict (enrollment_id, step_id) do nothing`.execute(tx);
+  }
+  const n = plan.notices;
+  if (n.length) {
+    // A task is keyed by (enrollment, step): the step's own task, cancelled by the reply's stop
+    // just before, is reopened as the notice; a step whose task was completed keeps it (no notice).
+    await sql`
+      insert into task (id, workspace_id, enrollment_id, step_id, kind, title, due_at, created_at)
+      select u.id, u.ws, u.e, u.step, u.kind, u.title, u.due, ${at}
+      from unnest(${col(n, 'id')}::uuid[], ${col(n, 'ws')}::uuid[], ${col(n, 'e')}::uuid[], ${col(n, 'step')}::uuid[],
+                  ${col(n, 'kind')}::text[], ${col(n, 'title')}::text[], ${col(n, 'due')}::timestamptz[])
+        as u(id, ws, e, step, kind, title, due)
+      on conflict (enrollment_id, step_id) do update
+        set kind = excluded.kind, title = excluded.title, due_at = excluded.due_at, state = 'open', outcome = null
+        where task.state = 'cancelled'`.execute(tx);
   }
 }
 

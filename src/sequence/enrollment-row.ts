@@ -28,9 +28,16 @@ export function fromRow(r: EnrollmentRow, ctx: EnrollmentContext): Enrollment {
     region: ctx.region,
     softBounces: r.soft_bounces,
     enrolledAt: r.created_at.getTime(),
+    branchChoices: parseChoices(r.branch_choices),
   };
 }
 
 function ms(d: Date | null): number | null {
   return d === null ? null : d.getTime();
+}
+
+/** The jsonb column as PGlite and node-postgres return it (an object), or as text from a raw select. */
+function parseChoices(v: unknown): Record<string, string> {
+  if (typeof v === 'string') return JSON.parse(v) as Record<string, string>;
+  return (v ?? {}) as Record<string, string>;
 }

@@ -7,10 +7,12 @@ import type { Store, Tx } from '../store/store.ts';
 import type { EnrollmentRow } from '../store/schema.ts';
 import { cancellations, createWork, planEffects } from './effects.ts';
 import { fromRow } from './enrollment-row.ts';
-import { isTerminal, prospectSignals, type EngineEvent, type Enrollment, type SequenceDef, type TransitionResult } from './model.ts';
+import { isTerminal, prospectSignals, type Effect, type EngineEvent, type Enrollment, type SequenceDef, type TransitionResult } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
 import { suppress, type StopEngine } from './suppress.ts';
 import { transition } from './transition.ts';
+import { gatherFacts } from './branch-facts.ts';
+import { enrollInTx } from './bulk-enroll.ts';
 
 /** What the scheduler hears after a commit: an enrollment's durable timer changed. */
 export type TimerChange = { enrollmentId: string; dueAt: number | null };
@@ -196,6 +198,13 @@ export class EnrollmentService implements StopEngine {
   private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent }>, now: number): Promise<Applied[][]> {
     if (items.length === 0) return [];
     const seqs = await this.sequences.current(tx, new Map(items.map((i) => [i.row.sequence_id, i.row.sequence_version])));
+    // A step coming due in a sequence with branches may be a branch: its facts are read here, in
+    // the transaction, and carried by the event, so the engine stays free of I/O.
+    const branching = items.filter((i) => i.event.type === 'step_due' && !i.event.facts && seqs.get(i.row.sequence_id)!.steps.some((s) => s.kind === 'branch'));
+    if (branching.length) {
+      const facts = await gatherFacts(tx, branching.map((i) => i.row.id));
+      for (const i of branching) i.event = { type: 'step_due', facts: facts.get(i.row.id)! };
+    }
     const done = items.map(({ row, event }) => {
       const seq = seqs.get(row.sequence_id)!;
       const before = fromRow(row, { country: row.country, region: row.region });
@@ -212,6 +221,9 @@ export class EnrollmentService implements StopEngine {
     await createWork(tx, plan, at);
     const suppressions = plan.suppressions;
     const applied: Applied[][] = done.map((d) => [{ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }]);
+    for (const [i, d] of done.entries()) {
+      for (const fx of d.result.effects) if (fx.type === 'move_to_sequence') applied[i]!.push(...(await moveToSequence(tx, this.deps, this.sequences, d.row, d.result.next.state, fx)));
+    }
     const index = new Map(done.map((d, i) => [d.row.id, i]));
     // One opt-out is everywhere (promise 6): suppress() writes the address's suppression and stops
     // its other enrollments through this service, in the same transaction. The enrollment whose
@@ -221,6 +233,36 @@ export class EnrollmentService implements StopEngine {
     }
     return applied;
   }
+}
+
+/**
+ * A branch arm's or a reply rule's move (effect move_to_sequence): the lead is enrolled in the
+ * workspace's sequence of that key, in this transaction, by the code every enrollment goes through
+ * (suppression, one enrollment per lead and sequence, the target active), keeping its mailbox when
+ * the target's pool has it, its first step due no earlier than `notBefore`. An enrollment the
+ * engine ended 'moved' points at the new one (moved_to), so the prospect's later answers reach it.
+ * A refused move (no such sequence, already enrolled, suppressed) leaves the reason on the old one.
+ */
+async function moveToSequence(tx: Tx, deps: EnrollmentServiceDeps, sequences: SequenceCache, row: LoadedRow, state: Enrollment['state'], fx: Extract<Effect, { type: 'move_to_sequence' }>): Promise<Applied[]> {
+  const target = await tx.selectFrom('sequence').select('id').where('workspace_id', '=', row.workspace_id).where('key', '=', fx.sequenceKey).executeTakeFirst();
+  const refuse = async (why: string) => {
+    await tx.updateTable('enrollment').set({ state_reason: `${fx.reason} (not enrolled: ${why})`.slice(0, 500) }).where('id', '=', row.id).execute();
+    return [];
+  };
+  if (!target) return refuse(`no sequence '${fx.sequenceKey}'`);
+  if (target.id === row.sequence_id) return refuse('same sequence');
+  const enrolled = await enrollInTx(tx, { clock: deps.clock, random: deps.random, sequences }, {
+    workspaceId: row.workspace_id,
+    sequenceId: target.id,
+    leadIds: [row.lead_id],
+    keepMailbox: new Map([[row.lead_id, row.mailbox_id]]),
+    movedFrom: new Map([[row.lead_id, row.id]]),
+    notBefore: fx.notBefore,
+  });
+  const made = enrolled.created[0];
+  if (!made) return refuse(enrolled.refused[0]?.reason ?? 'refused');
+  if (state === 'moved') await tx.updateTable('enrollment').set({ moved_to: made.id }).where('id', '=', row.id).execute();
+  return [{ enrollmentId: made.id, event: { type: 'enrolled', notBefore: fx.notBefore }, result: { outcome: 'applied', next: made, effects: made.dueAt !== null ? [{ type: 'schedule_timer', at: made.dueAt }] : [] }, dueAt: null }];
 }
 
 async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, skipLocked: boolean, byId = false): Promise<LoadedRow[]> {
@@ -247,12 +289,12 @@ function statesUpdate(rows: Array<{ next: Enrollment; version: number }>, now: n
       state = u.state, state_reason = u.state_reason, waiting_for = u.waiting_for,
       next_step_id = u.next_step_id, last_step_id = u.last_step_id, last_step_at = u.last_step_at,
       done_step_ids = u.done_step_ids::uuid[], due_at = u.due_at, paused_due_at = u.paused_due_at,
-      soft_bounces = u.soft_bounces, version = u.version, updated_at = ${new Date(now)}
+      soft_bounces = u.soft_bounces, branch_choices = u.branch_choices, version = u.version, updated_at = ${new Date(now)}
     from unnest(${c((e) => e.id)}::uuid[], ${c((e) => e.state)}::text[], ${c((e) => e.stateReason)}::text[], ${c((e) => e.waitingFor)}::text[],
                 ${c((e) => e.nextStepId)}::uuid[], ${c((e) => e.lastStepId)}::uuid[], ${c((e) => ts(e.lastStepAt))}::timestamptz[],
                 ${c((e) => `{${e.doneStepIds.join(',')}}`)}::text[], ${c((e) => ts(e.dueAt))}::timestamptz[], ${c((e) => ts(e.pausedDueAt))}::timestamptz[],
-                ${c((e) => e.softBounces)}::int[], ${rows.map((r) => r.version)}::int[])
-      as u(id, state, state_reason, waiting_for, next_step_id, last_step_id, last_step_at, done_step_ids, due_at, paused_due_at, soft_bounces, version)
+                ${c((e) => e.softBounces)}::int[], ${c((e) => JSON.stringify(e.branchChoices ?? {}))}::jsonb[], ${rows.map((r) => r.version)}::int[])
+      as u(id, state, state_reason, waiting_for, next_step_id, last_step_id, last_step_at, done_step_ids, due_at, paused_due_at, soft_bounces, branch_choices, version)
     where e.id = u.id`];
 }
 

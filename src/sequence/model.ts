@@ -1,8 +1,25 @@
 import type { Delay, SendWindow } from '../calendar/index.ts';
+import type { BranchFacts, Condition } from './conditions.ts';
 
 /** The engine's view of sequences and enrollments: plain data, no I/O. */
 
-export type StepKind = 'email' | 'call' | 'manual' | 'wait';
+export type StepKind = 'email' | 'call' | 'manual' | 'wait' | 'branch';
+
+/**
+ * What follows an arm's last step: the steps after the branch (rejoin), the end of the enrollment,
+ * or a move to another sequence (a subsequence) whose first step is due no earlier than `after`.
+ */
+export type ArmThen = 'continue' | 'end' | { moveTo: string; after: Delay };
+
+/** One arm of a branch step: chosen when `when` holds (no `when`: the default arm, always last). */
+export interface BranchArm {
+  key: string;
+  when?: Condition;
+  then: ArmThen;
+}
+
+/** The mark in `branchChoices` of a branch where no arm matched: the enrollment went on after it. */
+export const NO_ARM = '(none)';
 
 export interface StepDef {
   /** Stable id: send requests and tasks are keyed by it, never by position. */
@@ -23,7 +40,18 @@ export interface StepDef {
   variants?: Array<{ id: string; weight: number }>;
   /** The variant declared the experiment's winner: enrollments from `since` (epoch ms) on all get it (experiments/assignment.ts). */
   winner?: { armId: string; since: number } | null;
+  /** A branch step's arms, in the order they are weighed. */
+  arms?: BranchArm[];
+  /** A step inside a branch arm: the branch step's id and the arm's key. It runs only in that arm. */
+  arm?: { branchId: string; key: string };
 }
+
+/** A reply intent's rule: 'notify' makes a task for the enrollment's owner; a move enrolls the lead in another sequence. */
+export type ReplyRule = 'notify' | { moveTo: string; after: Delay };
+
+/** The reply intents (ingest/types.ts ReplyIntent) a rule can be given; an unsubscribe reply always opts out. */
+export const replyRuleIntents = ['interested', 'not_interested', 'wrong_person', 'referral', 'question', 'neutral'] as const;
+export type ReplyRuleIntent = (typeof replyRuleIntents)[number];
 
 export interface StopRules {
   /** What an out-of-office reply does: pause until the return date (default) or nothing. */
@@ -36,6 +64,8 @@ export interface StopRules {
   maxSoftBounces: number;
   /** A reply stops the other live enrollments of the lead's company (email domain, free-mail excluded); ingest/act.ts. */
   stopCompanyOnReply?: boolean;
+  /** What a reply of a given intent does besides stopping the enrollment. */
+  onReply?: Partial<Record<ReplyRuleIntent, ReplyRule>>;
 }
 
 export const defaultStopRules: StopRules = {
@@ -91,6 +121,8 @@ export interface Enrollment {
   region: string | null;
   softBounces: number;
   enrolledAt: number;
+  /** The arm chosen at each branch step it passed (by branch step id), or NO_ARM. Decided once. */
+  branchChoices?: Record<string, string>;
 }
 
 export type CallOutcome = 'connected' | 'no_answer' | 'voicemail' | 'busy' | 'wrong_number' | 'meeting_booked' | 'not_interested';
@@ -110,11 +142,14 @@ export interface CallRetry {
 }
 
 export type EngineEvent =
-  | { type: 'enrolled' }
-  | { type: 'step_due' }
+  /** `notBefore`: the first step is due no earlier (a subsequence's `after`). */
+  | { type: 'enrolled'; notBefore?: number }
+  /** `facts`: gathered by the service when the due step is a branch (conditions.ts). */
+  | { type: 'step_due'; facts?: BranchFacts }
   | { type: 'step_sent'; stepId: string; at: number; messageId?: string }
   | { type: 'send_failed'; stepId: string; permanent: boolean; reason: string }
-  | { type: 'reply'; messageId?: string }
+  /** `intent`: the reply's classified intent (ingest), when the classifier was sure of it. */
+  | { type: 'reply'; messageId?: string; intent?: string; from?: string }
   | { type: 'bounce'; hard: boolean; reason?: string }
   | { type: 'out_of_office'; returnAt?: number }
   | { type: 'unsubscribe'; source?: string }
@@ -148,7 +183,11 @@ export type Effect =
   | { type: 'reschedule_task'; stepId: string; dueAt: number }
   | { type: 'schedule_timer'; at: number }
   | { type: 'cancel_timer' }
-  | { type: 'suppress'; reason: 'hard_bounce' | 'unsubscribe' };
+  | { type: 'suppress'; reason: 'hard_bounce' | 'unsubscribe' }
+  /** Enroll the lead in the workspace's sequence `sequenceKey`, its first step due no earlier than `notBefore`; this enrollment ends 'moved'. */
+  | { type: 'move_to_sequence'; sequenceKey: string; notBefore: number; reason: string }
+  /** A task for the enrollment's owner (an interested reply), not tied to a step. */
+  | { type: 'notify_owner'; title: string };
 
 export interface TransitionResult {
   /** 'ignored' when the event does not apply in the current state; the journal still records why. */

@@ -1,5 +1,5 @@
 import { parseWindow } from '../calendar/index.ts';
-import { defaultStopRules, type CallRetry, type SequenceDef, type StepDef, type StopRules } from './model.ts';
+import { defaultStopRules, type BranchArm, type CallRetry, type SequenceDef, type StepDef, type StopRules } from './model.ts';
 import type { Db, Tx } from '../store/store.ts';
 import type { ExperimentWinnerRow, SequenceRow, StepRow, VariantRow } from '../store/schema.ts';
 import { cadenzaError } from '../common/errors.ts';
@@ -15,6 +15,8 @@ export interface SequenceSettings {
 
 export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: VariantRow[] = [], winners: ExperimentWinnerRow[] = []): SequenceDef {
   const settings = (row.settings ?? {}) as SequenceSettings;
+  // An arm step names its branch by key (a key is a step's identity for life); the engine by id.
+  const idByKey = new Map(steps.map((s) => [s.key, s.id]));
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -26,7 +28,8 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
       .slice()
       .sort((a, b) => a.position - b.position)
       .map((s): StepDef => {
-        const cfg = (s.config ?? {}) as { waitForTask?: boolean; title?: string; retry?: CallRetry };
+        const cfg = (s.config ?? {}) as { waitForTask?: boolean; title?: string; retry?: CallRetry; arms?: BranchArm[]; arm?: { branch: string; key: string } };
+        const branchId = cfg.arm ? idByKey.get(cfg.arm.branch) : undefined;
         return {
           id: s.id,
           key: s.key,
@@ -39,6 +42,8 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
           ...(s.kind === 'call' && cfg.retry ? { retry: cfg.retry } : {}),
           variants: variants.filter((v) => v.step_id === s.id && v.archived_at === null).map((v) => ({ id: v.id, weight: v.weight })),
           ...winnerOf(winners, s.id),
+          ...(s.kind === 'branch' ? { arms: cfg.arms ?? [] } : {}),
+          ...(cfg.arm && branchId ? { arm: { branchId, key: cfg.arm.key } } : {}),
         };
       }),
   };

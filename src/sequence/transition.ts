@@ -1,6 +1,8 @@
-import type { CallOutcome, CallRetry, Effect, EngineEvent, Enrollment, SequenceDef, StepDef, TransitionResult } from './model.ts';
-import { isTerminal } from './model.ts';
-import { dueTime, findStep, nextStep } from './plan.ts';
+import type { Delay } from '../calendar/index.ts';
+import { holds, noFacts, type BranchFacts } from './conditions.ts';
+import type { CallOutcome, CallRetry, Effect, EngineEvent, Enrollment, ReplyRuleIntent, SequenceDef, StepDef, TransitionResult } from './model.ts';
+import { isTerminal, NO_ARM } from './model.ts';
+import { armExit, dueTime, findStep, nextStep } from './plan.ts';
 
 const DAY = 86_400_000;
 
@@ -29,10 +31,11 @@ function step(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): Tr
   switch (ev.type) {
     case 'enrolled':
       if (e.state !== 'active' || e.lastStepId || e.waitingFor) return ignore(e, 'already started');
-      return applied(...planFrom(e, seq, e.enrolledAt, now));
+      // A subsequence starts no earlier than its `after`: the first delay counts from then.
+      return applied(...planFrom(e, seq, Math.max(e.enrolledAt, ev.notBefore ?? e.enrolledAt), now));
 
     case 'step_due':
-      return onStepDue(e, now, seq);
+      return onStepDue(e, now, seq, ev.facts);
 
     case 'step_sent': {
       if (e.doneStepIds.includes(ev.stepId)) return ignore(e, 'step already recorded as done');
@@ -58,7 +61,7 @@ function step(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): Tr
     case 'reply':
       // A reply after the last step still counts: the prospect answered the sequence.
       if (isTerminal(e.state) && e.state !== 'finished') return ignore(e, `already ${e.state}`);
-      return stopAs(e, 'replied', ev.messageId ? `reply ${ev.messageId}` : 'reply');
+      return onReply(stopAs(e, 'replied', ev.messageId ? `reply ${ev.messageId}` : 'reply'), ev, now, seq);
 
     case 'bounce': {
       // A bounce of the last step still counts, as a reply does: the enrollment ends bounced, and
@@ -142,21 +145,74 @@ function step(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): Tr
   }
 }
 
-function onStepDue(e: Enrollment, now: number, seq: SequenceDef): TransitionResult {
+function onStepDue(e: Enrollment, now: number, seq: SequenceDef, facts: BranchFacts | undefined): TransitionResult {
   if (e.state !== 'active') return ignore(e, `not active (${e.state})`);
   if (e.waitingFor !== 'timer' || e.dueAt === null) return ignore(e, `waiting for ${e.waitingFor ?? 'nothing'}`);
   if (e.dueAt > now) return ignore(e, 'not due yet');
   let step = findStep(seq, e.nextStepId);
   if (!step || step.archived || e.doneStepIds.includes(step.id)) {
     // The step was removed (or already run) after the timer was set: apply the edit rule now.
+    const exit = armExit(seq, e);
+    if (exit) return leaveArm(e, seq, exit, now);
     step = nextStep(seq, e);
     if (!step) return finish(e);
   }
-  return runStep({ ...e, nextStepId: step.id }, step, now, seq);
+  return runStep({ ...e, nextStepId: step.id }, step, now, seq, facts);
 }
 
-function runStep(e: Enrollment, step: StepDef, now: number, seq: SequenceDef): TransitionResult {
+/**
+ * Decides a branch: the first arm whose condition holds on the facts (an arm without one always
+ * does), or NO_ARM. The choice is recorded once, by branch step id; a branch already decided for
+ * this enrollment keeps its choice. Then the edit rule plans the chosen arm's first step (or, for
+ * NO_ARM, the step after the branch); an empty arm that ends or moves does so at once.
+ */
+function decideBranch(e: Enrollment, step: StepDef, now: number, seq: SequenceDef, facts: BranchFacts): TransitionResult {
+  const idOf = (key: string) => seq.steps.find((s) => s.key === key)?.id;
+  const before = e.branchChoices?.[step.id];
+  const chosen = before ?? (step.arms ?? []).find((a) => !a.when || holds(a.when, facts, idOf))?.key ?? NO_ARM;
+  const decided: Enrollment = { ...markDone(e, step.id, now), branchChoices: { ...e.branchChoices, [step.id]: chosen } };
+  const [next, effects] = planFrom(decided, seq, now, now);
+  return applied(next, effects, `branch ${step.key}: ${chosen === NO_ARM ? 'no arm matched; continues after it' : `arm ${chosen}`}${before !== undefined ? ' (decided before)' : ''}`);
+}
+
+/** The end of an arm that does not rejoin: the enrollment finishes, or moves to another sequence. */
+function leaveArm(e: Enrollment, seq: SequenceDef, exit: NonNullable<ReturnType<typeof armExit>>, now: number): TransitionResult {
+  const where = `arm ${exit.arm.key} of ${exit.branch.key}`;
+  if (exit.then === 'end') return finish(e, `${where} ends the sequence`);
+  const r = stopAs(e, 'moved', `${where} moves to ${exit.then.moveTo}`);
+  r.effects.push(moveEffect(seq, e, exit.branch, exit.then.moveTo, exit.then.after, now, r.next.stateReason!));
+  return r;
+}
+
+/** The move to another sequence: its first step no earlier than `after` from now (in this enrollment's calendar). */
+function moveEffect(seq: SequenceDef, e: Enrollment, anchor: StepDef, sequenceKey: string, after: Delay, now: number, reason: string): Effect {
+  const notBefore = after.amount === 0 ? now : dueTime(seq, e, { ...anchor, delay: after }, now, now, `${anchor.id}:move:${sequenceKey}`);
+  return { type: 'move_to_sequence', sequenceKey, notBefore, reason };
+}
+
+/** A reply's intent rule (stop_rules.on_reply), on top of the stop: a task for the owner, or a move. */
+function onReply(r: TransitionResult, ev: Extract<EngineEvent, { type: 'reply' }>, now: number, seq: SequenceDef): TransitionResult {
+  const rule = ev.intent ? seq.stopRules.onReply?.[ev.intent as ReplyRuleIntent] : undefined;
+  if (!rule) return r;
+  const who = ev.from ?? 'the lead';
+  if (rule === 'notify') {
+    r.effects.push({ type: 'notify_owner', title: `${ev.intent === 'interested' ? 'Interested' : capitalise(ev.intent!.replace(/_/g, ' '))} reply from ${who}: follow up` });
+  } else {
+    const anchor = findStep(seq, r.next.lastStepId) ?? seq.steps[0];
+    if (anchor) r.effects.push(moveEffect(seq, r.next, anchor, rule.moveTo, rule.after, now, `${ev.intent} reply moves to ${rule.moveTo}`));
+  }
+  r.note = `reply (${ev.intent}): ${rule === 'notify' ? 'owner notified' : `moves to ${rule.moveTo}`}`;
+  return r;
+}
+
+function capitalise(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+function runStep(e: Enrollment, step: StepDef, now: number, seq: SequenceDef, facts: BranchFacts = noFacts): TransitionResult {
   switch (step.kind) {
+    case 'branch':
+      return decideBranch(e, step, now, seq, facts);
     case 'email':
       return applied({ ...e, waitingFor: 'send', dueAt: null }, [{ type: 'create_send_request', stepId: step.id, dueAt: now }]);
     case 'call':
@@ -164,6 +220,9 @@ function runStep(e: Enrollment, step: StepDef, now: number, seq: SequenceDef): T
       const task: Effect = { type: 'create_task', stepId: step.id, kind: step.kind, dueAt: now, title: step.title ?? (step.kind === 'call' ? 'Call' : 'Task') };
       if (step.waitForTask === false) {
         const [next, effects] = planFrom(markDone(e, step.id, now), seq, now, now);
+        // The last step of an arm that moves the lead: the move ends this enrollment as a stop
+        // does (open tasks cancelled), so a task that would not hold it is not opened either.
+        if (next.state === 'moved') return applied(next, effects);
         return applied(next, [task, ...effects]);
       }
       return applied({ ...e, waitingFor: 'task', dueAt: null }, [task]);
@@ -197,6 +256,11 @@ function markDone(e: Enrollment, stepId: string, at: number): Enrollment {
 
 /** Chooses the next step by the edit rule and sets its timer, or finishes. */
 function planFrom(e: Enrollment, seq: SequenceDef, from: number, now: number): [Enrollment, Effect[]] {
+  const exit = armExit(seq, e);
+  if (exit) {
+    const r = leaveArm(e, seq, exit, now);
+    return [r.next, r.effects];
+  }
   const step = nextStep(seq, e);
   if (!step) {
     const r = finish(e);
@@ -206,8 +270,8 @@ function planFrom(e: Enrollment, seq: SequenceDef, from: number, now: number): [
   return [{ ...e, state: 'active', waitingFor: 'timer', nextStepId: step.id, dueAt: at, pausedDueAt: null }, [{ type: 'schedule_timer', at }]];
 }
 
-function finish(e: Enrollment): TransitionResult {
-  return applied({ ...e, state: 'finished', stateReason: 'completed every step', waitingFor: null, nextStepId: null, dueAt: null, pausedDueAt: null }, e.dueAt !== null ? [{ type: 'cancel_timer' }] : []);
+function finish(e: Enrollment, reason = 'completed every step'): TransitionResult {
+  return applied({ ...e, state: 'finished', stateReason: reason, waitingFor: null, nextStepId: null, dueAt: null, pausedDueAt: null }, e.dueAt !== null ? [{ type: 'cancel_timer' }] : []);
 }
 
 function stopAs(e: Enrollment, state: Enrollment['state'], reason: string): TransitionResult {
@@ -259,6 +323,9 @@ function resume(e: Enrollment, now: number, seq: SequenceDef): TransitionResult 
 function onEdit(e: Enrollment, now: number, seq: SequenceDef): TransitionResult {
   if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
   if (e.waitingFor === 'send' || e.waitingFor === 'task') return ignore(e, 'current step under way');
+  // The edit removed what was left of the arm it is in: the arm's end applies now.
+  const exit = e.state === 'active' ? armExit(seq, e) : undefined;
+  if (exit) return leaveArm(e, seq, exit, now);
   const want = nextStep(seq, e);
   if (want && want.id === e.nextStepId) return ignore(e, 'next step unchanged');
   if (!want) {

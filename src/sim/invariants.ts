@@ -19,6 +19,7 @@ import { pacingViolation, refusalViolation, type SimPacing } from './pacing-chec
  * 11 no-task-after-stop  no open call or manual task on an enrollment that ended by a reply, bounce,
  *                     opt-out, stop, failure or move, nor on any enrollment of a suppressed
  *                     address: the stop cancels open tasks as it cancels queued sends.
+*13 one-arm        no enrollment has send requests or tasks for steps of two arms of one branch.
  *12 call-tries       a call task is called at most 1 + its step's retry attempts times (once with no
  *                     rule), counted from the journal, and its own counter of tries agrees.
  *  8 pacing           each mailbox's counted sends keep its daily cap (its local day, ramp
@@ -49,6 +50,8 @@ export type InvariantName =
   | 'possibly-sent-never-retried'
   | 'no-task-after-stop'
   | 'call-tries'
+  /** 13: no enrollment runs steps of two arms of one branch (issue 18). */
+  | 'one-arm'
   /** sim/warmup.ts: warmup mail is taken aside, recorded, and reaches nothing user-facing. */
   | 'warmup-hidden'
   /** sim/warmup.ts: mail a person wrote is never taken for warmup. */
@@ -328,10 +331,28 @@ export class InvariantChecker {
     if (b) throw new InvariantViolation('call-tries', `call task ${b.task} was called ${b.tries} times (its counter says ${b.attempts}); its retry rule allows ${b.allowed}`);
   }
 
+  /** 13: the steps an enrollment got work for (send requests, tasks) belong to one arm per branch at most. */
+  private async checkOneArm(): Promise<void> {
+    this.checks++;
+    const bad = await sql<{ e: string; branch: string; arms: string }>`
+      select w.e, w.branch, string_agg(distinct w.arm, ',') as arms
+      from (select r.enrollment_id as e, s.config->'arm'->>'branch' as branch, s.config->'arm'->>'key' as arm
+            from send_request r join step s on s.id = r.step_id where s.config->'arm' is not null
+            union all
+            select t.enrollment_id, s.config->'arm'->>'branch', s.config->'arm'->>'key'
+            from task t join step s on s.id = t.step_id where s.config->'arm' is not null) w
+      group by w.e, w.branch
+      having count(distinct w.arm) > 1
+      limit 1`.execute(this.store.db);
+    const b = bad.rows[0];
+    if (b) throw new InvariantViolation('one-arm', `enrollment ${b.e} ran steps of arms ${b.arms} of branch ${b.branch}`);
+  }
+
   async finalCheck(): Promise<void> {
     await this.checkDeliveries();
     await this.checkStore(-Infinity);
     await this.checkCallTries();
+    await this.checkOneArm();
     this.checks += 2;
     const reqs = await this.store.db.selectFrom('send_request').select(['id', 'state', 'message_id']).execute();
     const byId = new Map(reqs.map((r) => [r.id, r]));

@@ -91,7 +91,10 @@ describe('deterministic simulation', () => {
     ['duplicate-delivery', 'at-most-once'],
     ['send-after-stop', 'never-after-stop'],
     ['lost-enrollment', 'nothing-lost'],
-    ['no-last-look', 'never-after-stop'],
+    // Without the sender's last look, a send goes after a stop already committed (never-after-stop)
+    // or after a reply already in the mailbox but not yet recorded (reply-beats-follow-up); since
+    // the worlds grew branches (issue 18) the first seed to catch it hits the second.
+    ['no-last-look', 'never-after-stop|reply-beats-follow-up'],
     ['no-mailbox-look', 'reply-beats-follow-up'],
     ['unpaced', 'pacing'],
     ['copy-after-answer', 'at-most-once|records-match'],

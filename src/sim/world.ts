@@ -111,7 +111,7 @@ export function randomDelay(r: Random): string {
 }
 
 /** A step in the definition file's form (see sequence/definition.ts). */
-export type RawStep = Record<string, unknown> & { key: string; type: 'email' | 'call' | 'manual' | 'wait' };
+export type RawStep = Record<string, unknown> & { key: string; type: 'email' | 'call' | 'manual' | 'wait' | 'branch' };
 export interface RawDefinition {
   key: string;
   name: string;
@@ -143,10 +143,26 @@ export function randomStep(r: Random, key: string): RawStep {
   return { key, type: 'wait', delay };
 }
 
+export function randomBranch(r: Random, key: string, moveTo: string | null): RawStep {
+  const end = moveTo && r.next() < 0.5 ? { move_to: moveTo, after: `${r.int(0, 2)} days` } : pick(r, ['end', 'continue']);
+  return {
+    key,
+    type: 'branch',
+    delay: randomDelay(r),
+    branches: [
+      { key: 'us', when: { lead: { field: 'country', in: ['US'] } }, steps: [randomStep(r, `${key}-us1`), randomStep(r, `${key}-us2`)].filter((s) => s.type !== 'branch') },
+      { key: 'rest', steps: [randomStep(r, `${key}-rest1`)], then: end },
+    ],
+  };
+}
+
 export function randomDefinition(r: Random, key: string, mailboxEmails: string[]): RawDefinition {
   const steps: RawStep[] = [];
   const n = r.int(2, 6);
   for (let i = 0; i < n; i++) steps.push(randomStep(r, `${key}-s${i}`));
+  // Issue 18: a branch on a lead field (a condition edits cannot invalidate by moving steps), whose
+  // default arm ends the enrollment or moves it to the first sequence (a subsequence).
+  if (r.next() < 0.5) steps.splice(r.int(1, steps.length), 0, randomBranch(r, `${key}-b`, key === 'q0' ? null : 'q0'));
   const mailboxes = mailboxEmails.filter(() => r.next() < 0.6);
   if (mailboxes.length === 0) mailboxes.push(pick(r, mailboxEmails));
   return {

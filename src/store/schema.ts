@@ -98,7 +98,7 @@ export interface SequenceMailboxTable {
   mailbox_id: string;
 }
 
-export type StepKind = 'email' | 'call' | 'manual' | 'wait';
+export type StepKind = 'email' | 'call' | 'manual' | 'wait' | 'branch';
 export type DelayUnit = 'minutes' | 'hours' | 'days' | 'business_days';
 
 export interface StepTable {
@@ -166,6 +166,8 @@ export interface EnrollmentTable {
   version: Generated<number>;
   /** When state = 'moved': the enrollment that replaced this one (migration 0017). */
   moved_to: Generated<string | null>;
+  /** Migration 0061: the arm chosen at each branch step passed, by branch step id (sequence/model.ts NO_ARM: none matched). */
+  branch_choices: DefaultJson<Record<string, string>>;
   created_at: CreatedAt;
   updated_at: DefaultTimestamp;
 }

@@ -132,6 +132,8 @@ export type AuditLogPage = {
   nextBefore: string | null;
 };
 
+export type BranchCondition = __schema0;
+
 export type Call = {
   id: string;
   direction: "outbound" | "inbound";
@@ -936,12 +938,51 @@ export type Sequence = {
     onMeetingBooked?: "finish" | "continue";
     maxSoftBounces?: number;
     stopCompanyOnReply?: boolean;
+    /** By the reply's intent, besides stopping: 'notify' (a task for the owner) or a move to another sequence */
+    onReply?: {
+      interested?: "notify" | {
+        /** The target sequence's key */
+        moveTo: string;
+        /** e.g. "4 weeks" (read as days), "3 days" */
+        after: string;
+      };
+      not_interested?: "notify" | {
+        /** The target sequence's key */
+        moveTo: string;
+        /** e.g. "4 weeks" (read as days), "3 days" */
+        after: string;
+      };
+      wrong_person?: "notify" | {
+        /** The target sequence's key */
+        moveTo: string;
+        /** e.g. "4 weeks" (read as days), "3 days" */
+        after: string;
+      };
+      referral?: "notify" | {
+        /** The target sequence's key */
+        moveTo: string;
+        /** e.g. "4 weeks" (read as days), "3 days" */
+        after: string;
+      };
+      question?: "notify" | {
+        /** The target sequence's key */
+        moveTo: string;
+        /** e.g. "4 weeks" (read as days), "3 days" */
+        after: string;
+      };
+      neutral?: "notify" | {
+        /** The target sequence's key */
+        moveTo: string;
+        /** e.g. "4 weeks" (read as days), "3 days" */
+        after: string;
+      };
+    };
   };
   /** The mailbox pool (addresses); empty: every mailbox of the workspace */
   mailboxes: string[];
   steps: {
     key: string;
-    type: "email" | "call" | "manual" | "wait";
+    type: "email" | "call" | "manual" | "wait" | "branch";
     /** e.g. "2 minutes", "3 days", "2 business days" */
     delay: string;
     /** An email step's first variant; '' in a later step: a reply in the thread */
@@ -978,6 +1019,59 @@ export type Sequence = {
       tau?: number;
       autoWinner?: boolean;
     };
+    /** Branch steps: the arms, weighed in order when the branch comes due (docs/sequences.md) */
+    branches?: {
+      key: string;
+      /** The condition, as in the definition file (snake_case keys); none: the default arm, last */
+      when?: BranchCondition;
+      /** After the arm: rejoin after the branch, end, or move to another sequence */
+      then: "continue" | "end" | {
+        /** The target sequence's key */
+        moveTo: string;
+        /** e.g. "4 weeks" (read as days), "3 days" */
+        after: string;
+      };
+      steps: {
+        key: string;
+        type: "email" | "call" | "manual" | "wait";
+        /** e.g. "2 minutes", "3 days", "2 business days" */
+        delay: string;
+        /** An email step's first variant; '' in a later step: a reply in the thread */
+        subject: string;
+        body: string;
+        /** The first variant's key */
+        variantKey: string;
+        /** The first variant's weight */
+        weight: number;
+        title?: string;
+        notes?: string;
+        waitForTask?: boolean;
+        /** Call steps: try the call again after these outcomes, up to `attempts` more times */
+        retry?: {
+          attempts: number;
+          /** e.g. "2 hours", "1 business day" */
+          after: string;
+          on: ("no_answer" | "voicemail" | "busy")[];
+        };
+        /** An email step's other variants (A/B tests), sent by weight against the first */
+        variants: {
+          key: string;
+          /** '' keeps the step's subject */
+          subject: string;
+          body: string;
+          weight: number;
+        }[];
+        /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
+        experiment?: {
+          replyWindowDays?: number;
+          outcome?: "replied" | "positive" | "meetings";
+          alpha?: number;
+          minSamplePerArm?: number;
+          tau?: number;
+          autoWinner?: boolean;
+        };
+      }[];
+    }[];
   }[];
   id: string;
   version: number;
@@ -1133,6 +1227,31 @@ export type WorkspaceSettings = {
   callRecording: boolean;
   /** Days a call recording is kept (default 90) */
   callRecordingRetentionDays: number;
+};
+
+export type __schema0 = {
+  opened: string;
+} | {
+  clicked: string;
+} | {
+  call_outcome: {
+    step: string;
+    in: ("connected" | "no_answer" | "voicemail" | "busy" | "wrong_number" | "meeting_booked" | "not_interested")[];
+  };
+} | {
+  lead: {
+    field: string;
+    equals?: string;
+    in?: string[];
+    contains?: string;
+    exists?: boolean;
+  };
+} | {
+  all: __schema0[];
+} | {
+  any: __schema0[];
+} | {
+  not: __schema0;
 };
 
 /** Every API route by `METHOD /path`: params, query and body as the server takes them, the answer as it sends it. */
@@ -2495,12 +2614,51 @@ export interface ApiRoutes {
         onMeetingBooked?: "finish" | "continue";
         maxSoftBounces?: number;
         stopCompanyOnReply?: boolean;
+        /** By the reply's intent, besides stopping: 'notify' (a task for the owner) or a move to another sequence */
+        onReply?: {
+          interested?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after?: string;
+          };
+          not_interested?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after?: string;
+          };
+          wrong_person?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after?: string;
+          };
+          referral?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after?: string;
+          };
+          question?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after?: string;
+          };
+          neutral?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after?: string;
+          };
+        };
       };
       /** The mailbox pool (addresses); empty: every mailbox of the workspace */
       mailboxes?: string[];
       steps: {
         key: string;
-        type: "email" | "call" | "manual" | "wait";
+        type: "email" | "call" | "manual" | "wait" | "branch";
         /** e.g. "2 minutes", "3 days", "2 business days" */
         delay?: string;
         /** An email step's first variant; '' in a later step: a reply in the thread */
@@ -2537,6 +2695,59 @@ export interface ApiRoutes {
           tau?: number;
           autoWinner?: boolean;
         };
+        /** Branch steps: the arms, weighed in order when the branch comes due (docs/sequences.md) */
+        branches?: {
+          key: string;
+          /** The condition, as in the definition file (snake_case keys); none: the default arm, last */
+          when?: BranchCondition;
+          /** After the arm: rejoin after the branch, end, or move to another sequence */
+          then?: "continue" | "end" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after?: string;
+          };
+          steps?: {
+            key: string;
+            type: "email" | "call" | "manual" | "wait";
+            /** e.g. "2 minutes", "3 days", "2 business days" */
+            delay?: string;
+            /** An email step's first variant; '' in a later step: a reply in the thread */
+            subject?: string;
+            body?: string;
+            /** The first variant's key */
+            variantKey?: string;
+            /** The first variant's weight */
+            weight?: number;
+            title?: string;
+            notes?: string;
+            waitForTask?: boolean;
+            /** Call steps: try the call again after these outcomes, up to `attempts` more times */
+            retry?: {
+              attempts: number;
+              /** e.g. "2 hours", "1 business day" */
+              after?: string;
+              on?: ("no_answer" | "voicemail" | "busy")[];
+            };
+            /** An email step's other variants (A/B tests), sent by weight against the first */
+            variants?: {
+              key: string;
+              /** '' keeps the step's subject */
+              subject: string;
+              body: string;
+              weight?: number;
+            }[];
+            /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
+            experiment?: {
+              replyWindowDays?: number;
+              outcome?: "replied" | "positive" | "meetings";
+              alpha?: number;
+              minSamplePerArm?: number;
+              tau?: number;
+              autoWinner?: boolean;
+            };
+          }[];
+        }[];
       }[];
       /** Save even if an email template renders for none of the leads (else 409 TEMPLATE_FAILS_FOR_ALL) */
       confirm?: boolean;

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { experimentSchema, toDocument as experimentToDocument } from '../../experiments/settings.ts';
-import { definitionSchema, stepSchema, stopRulesSchema, type DefinitionDocument, type SequenceDefinition } from '../../sequence/definition.ts';
+import { armStepSchema, definitionSchema, stepSchema, stopRulesSchema, type DefinitionDocument, type StepDefinition, type SequenceDefinition } from '../../sequence/definition.ts';
 import { formatDelay, stopRuleKeys } from '../../sequence/definition-document.ts';
+import { conditionSchema } from '../../sequence/conditions.ts';
+import { replyRuleIntents, type ArmThen, type ReplyRule } from '../../sequence/model.ts';
 import { formatWindow } from '../../calendar/index.ts';
 
 /**
@@ -21,6 +23,11 @@ const st = stepSchema.shape;
 const sr = stopRulesSchema.shape;
 const variant = st.variants.unwrap().element.shape;
 
+/** A move to another sequence of the workspace (a branch arm's `then`, a reply rule), its first step due no earlier than `after`. */
+const moveBody = z
+  .object({ moveTo: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/i).describe("The target sequence's key"), after: z.string().max(100).default('0 days').describe('e.g. "4 weeks" (read as days), "3 days"') })
+  .strict();
+
 export const stopRulesBody = z
   .object({
     onOutOfOffice: sr.on_out_of_office,
@@ -28,6 +35,12 @@ export const stopRulesBody = z
     onMeetingBooked: sr.on_meeting_booked,
     maxSoftBounces: sr.max_soft_bounces,
     stopCompanyOnReply: sr.stop_company_on_reply,
+    // An object of optional keys rather than a record: the web type generator writes records keyed by strings only.
+    onReply: z
+      .object(Object.fromEntries(replyRuleIntents.map((i) => [i, z.union([z.literal('notify'), moveBody]).optional()])) as Record<(typeof replyRuleIntents)[number], z.ZodOptional<z.ZodUnion<[z.ZodLiteral<'notify'>, typeof moveBody]>>>)
+      .strict()
+      .optional()
+      .describe("By the reply's intent, besides stopping: 'notify' (a task for the owner) or a move to another sequence"),
   })
   .strict()
   .describe('Rules left out take their defaults: pause on out-of-office (7 days without a return date), finish on a booked meeting, 3 soft bounces');
@@ -41,9 +54,10 @@ const experimentBody = z
   .strict()
   .describe('Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md');
 
-export const stepBody = z.object({
+/** A step inside a branch arm: every field of a step but `branches` (branches are one level deep). */
+export const armStepBody = z.object({
   key: st.key,
-  type: st.type,
+  type: armStepSchema.shape.type,
   delay: z.string().max(100).default('0 minutes').describe('e.g. "2 minutes", "3 days", "2 business days"'),
   subject: z.string().max(998).default('').describe("An email step's first variant; '' in a later step: a reply in the thread"),
   body: z.string().max(100_000).default(''),
@@ -63,6 +77,20 @@ export const stepBody = z.object({
     .describe('Call steps: try the call again after these outcomes, up to `attempts` more times'),
   variants: z.array(variantBody).max(10).default([]).describe("An email step's other variants (A/B tests), sent by weight against the first"),
   experiment: experimentBody.optional(),
+});
+
+export const armBody = z
+  .object({
+    key: st.key,
+    when: conditionSchema.optional().describe('The condition, as in the definition file (snake_case keys); none: the default arm, last'),
+    then: z.union([z.enum(['continue', 'end']), moveBody]).default('continue').describe('After the arm: rejoin after the branch, end, or move to another sequence'),
+    steps: z.array(armStepBody).max(20).default([]),
+  })
+  .strict();
+
+export const stepBody = armStepBody.extend({
+  type: st.type,
+  branches: z.array(armBody).min(1).max(8).optional().describe('Branch steps: the arms, weighed in order when the branch comes due (docs/sequences.md)'),
 });
 
 export const sequenceInput = z.object({
@@ -85,7 +113,14 @@ export const sequenceDetail = sequenceInput.extend({ id: z.uuid(), version: z.nu
 /** The body as a definition file would state it (validateDefinition then checks it as a file). */
 export function bodyToDocument(b: SequenceBody): DefinitionDocument {
   const stopRules: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(b.stopRules)) if (v !== undefined) stopRules[stopRuleKeys[k as keyof typeof stopRuleKeys]] = v;
+  for (const [k, v] of Object.entries(b.stopRules)) {
+    if (v === undefined) continue;
+    if (k === 'onReply') {
+      const r: Record<string, unknown> = {};
+      for (const [intent, rule] of Object.entries(v as Record<string, 'notify' | z.output<typeof moveBody>>)) r[intent] = rule === 'notify' ? rule : { move_to: rule.moveTo, after: rule.after };
+      stopRules.on_reply = r;
+    } else stopRules[stopRuleKeys[k as keyof typeof stopRuleKeys]] = v;
+  }
   return {
     key: b.key,
     name: b.name,
@@ -97,22 +132,36 @@ export function bodyToDocument(b: SequenceBody): DefinitionDocument {
     track_clicks: b.trackClicks,
     stop_rules: stopRules,
     mailboxes: b.mailboxes,
-    steps: b.steps.map((s) => {
-      const plain = s.variants.length === 0 && s.variantKey === 'a' && s.weight === 1;
-      const first = { key: s.variantKey, subject: s.subject, body: s.body, weight: s.weight };
-      return {
-        key: s.key,
-        type: s.type,
-        delay: s.delay,
-        ...(s.type === 'email' && plain ? { subject: s.subject, body: s.body } : {}),
-        ...(s.type === 'email' && !plain ? { variants: [first, ...s.variants] } : {}),
-        ...(s.title !== undefined ? { title: s.title } : {}),
-        ...(s.notes !== undefined ? { notes: s.notes } : {}),
-        ...(s.waitForTask !== undefined ? { wait_for_task: s.waitForTask } : {}),
-        ...(s.retry ? { retry: s.retry } : {}),
-        ...(s.experiment ? { experiment: experimentToDocument(s.experiment) } : {}),
-      };
-    }),
+    steps: b.steps.map((s) => ({
+      ...stepToDocument(s),
+      ...(s.branches
+        ? {
+            branches: s.branches.map((a) => ({
+              key: a.key,
+              ...(a.when ? { when: a.when } : {}),
+              steps: a.steps.map(stepToDocument) as never,
+              then: typeof a.then === 'string' ? a.then : { move_to: a.then.moveTo, after: a.then.after },
+            })),
+          }
+        : {}),
+    })),
+  };
+}
+
+function stepToDocument(s: z.output<typeof armStepBody> | z.output<typeof stepBody>): NonNullable<DefinitionDocument['steps']>[number] {
+  const plain = s.variants.length === 0 && s.variantKey === 'a' && s.weight === 1;
+  const first = { key: s.variantKey, subject: s.subject, body: s.body, weight: s.weight };
+  return {
+    key: s.key,
+    type: s.type,
+    delay: s.delay,
+    ...(s.type === 'email' && plain ? { subject: s.subject, body: s.body } : {}),
+    ...(s.type === 'email' && !plain ? { variants: [first, ...s.variants] } : {}),
+    ...(s.title !== undefined ? { title: s.title } : {}),
+    ...(s.notes !== undefined ? { notes: s.notes } : {}),
+    ...(s.waitForTask !== undefined ? { wait_for_task: s.waitForTask } : {}),
+    ...(s.retry ? { retry: s.retry } : {}),
+    ...(s.experiment ? { experiment: experimentToDocument(s.experiment) } : {}),
   };
 }
 
@@ -129,25 +178,42 @@ export function definitionToBody(def: SequenceDefinition & { id: string; version
     jitterMinutes: def.jitterMinutes,
     trackOpens: def.tracking.opens,
     trackClicks: def.tracking.clicks,
-    stopRules: def.stopRules,
+    stopRules: stopRulesToBody(def.stopRules),
     mailboxes: def.mailboxes,
-    steps: def.steps.map((s) => {
-      const [first, ...others] = s.variants;
-      return {
-        key: s.key,
-        type: s.kind,
-        delay: formatDelay(s.delay),
-        subject: first?.subject ?? '',
-        body: first?.body ?? '',
-        variantKey: first?.key ?? 'a',
-        weight: first?.weight ?? 1,
-        ...(s.config.title !== undefined ? { title: s.config.title } : {}),
-        ...(s.config.notes !== undefined ? { notes: s.config.notes } : {}),
-        ...(s.config.waitForTask !== undefined ? { waitForTask: s.config.waitForTask } : {}),
-        ...(s.config.retry ? { retry: { attempts: s.config.retry.attempts, after: formatDelay(s.config.retry.after), on: s.config.retry.on } } : {}),
-        variants: others.map((v) => ({ key: v.key, subject: v.subject ?? '', body: v.body, weight: v.weight })),
-        ...(s.config.experiment ? { experiment: s.config.experiment } : {}),
-      };
-    }),
+    steps: def.steps.map((s) => ({
+      ...stepToBody(s),
+      ...(s.branches ? { branches: s.branches.map((a) => ({ key: a.key, ...(a.when ? { when: a.when } : {}), then: thenToBody(a.then), steps: a.steps.map(stepToBody) as z.output<typeof armStepBody>[] })) } : {}),
+    })),
+  };
+}
+
+function thenToBody(t: ArmThen): z.output<typeof armBody>['then'] {
+  return typeof t === 'string' ? t : { moveTo: t.moveTo, after: formatDelay(t.after) };
+}
+
+function stopRulesToBody(rules: SequenceDefinition['stopRules']): z.output<typeof stopRulesBody> {
+  const { onReply, ...rest } = rules;
+  if (!onReply) return rest;
+  const r: Record<string, 'notify' | { moveTo: string; after: string }> = {};
+  for (const [intent, rule] of Object.entries(onReply) as Array<[string, ReplyRule]>) r[intent] = rule === 'notify' ? rule : { moveTo: rule.moveTo, after: formatDelay(rule.after) };
+  return { ...rest, onReply: r };
+}
+
+function stepToBody(s: StepDefinition): Omit<z.output<typeof armStepBody>, 'type'> & { type: StepDefinition['kind'] } {
+  const [first, ...others] = s.variants;
+  return {
+    key: s.key,
+    type: s.kind,
+    delay: formatDelay(s.delay),
+    subject: first?.subject ?? '',
+    body: first?.body ?? '',
+    variantKey: first?.key ?? 'a',
+    weight: first?.weight ?? 1,
+    ...(s.config.title !== undefined ? { title: s.config.title } : {}),
+    ...(s.config.notes !== undefined ? { notes: s.config.notes } : {}),
+    ...(s.config.waitForTask !== undefined ? { waitForTask: s.config.waitForTask } : {}),
+    ...(s.config.retry ? { retry: { attempts: s.config.retry.attempts, after: formatDelay(s.config.retry.after), on: s.config.retry.on } } : {}),
+    variants: others.map((v) => ({ key: v.key, subject: v.subject ?? '', body: v.body, weight: v.weight })),
+    ...(s.config.experiment ? { experiment: s.config.experiment } : {}),
   };
 }

@@ -137,6 +137,50 @@ describe.each(testBackends())('sequence round trip through the API (%s)', (backe
     );
   }, 120_000);
 
+  it('a branched definition with reply rules goes YAML → apply → GET → PUT unchanged → export unchanged (issue 18)', async () => {
+    const def0 = validateDefinition(
+      parseYaml(`
+key: branched
+name: Branched
+stop_rules: { on_reply: { interested: notify, not_interested: { move_to: nurture, after: 4 weeks } } }
+steps:
+  - { key: intro, type: email, subject: Hi, body: Hello }
+  - { key: ring, type: call, delay: 1 day, title: Ring }
+  - key: engaged
+    type: branch
+    delay: 2 business days
+    branches:
+      - key: opened
+        when: { any: [{ opened: intro }, { clicked: intro }] }
+        steps: [{ key: a1, type: email, body: Saw it }, { key: a2, type: manual, title: Look them up }]
+      - key: reached
+        when: { all: [{ call_outcome: { step: ring, in: [connected, voicemail] } }, { not: { lead: { field: country, in: [FR] } } }] }
+        steps: []
+        then: end
+      - key: otherwise
+        when: { lead: { field: plan, exists: true } }
+        steps: [{ key: b1, type: email, body: Once more }]
+        then: { move_to: nurture, after: 3 weeks }
+  - { key: breakup, type: email, delay: 3 days, body: Bye }
+`),
+    );
+    const applied = await applyDefinition(h.store, deps, workspaceId, def0);
+    const got = await b.call('GET', `${base}/sequences/${applied.sequenceId}`);
+    expect(got.statusCode, got.body).toBe(200);
+    expect(got.json().steps.map((s: { key: string }) => s.key)).toEqual(['intro', 'ring', 'engaged', 'breakup']);
+    expect(got.json().steps[2].branches[2].then).toEqual({ moveTo: 'nurture', after: '21 days' });
+    expect(got.json().stopRules.onReply).toEqual({ interested: 'notify', not_interested: { moveTo: 'nurture', after: '28 days' } });
+    const put = await b.call('PUT', `${base}/sequences`, got.json());
+    expect(put.statusCode, put.body).toBe(200);
+    const again = await b.call('GET', `${base}/sequences/${applied.sequenceId}`);
+    const { version: _a, ...first } = got.json();
+    const { version: _b, ...second } = again.json();
+    expect(second).toEqual(first);
+    const { id: _id, version: _v, ...def1 } = (await loadDefinition(h.store.db, workspaceId, applied.sequenceId))!;
+    expect(def1).toEqual(def0);
+    expect(validateDefinition(parseYaml(toYaml(toDocument(def1))))).toEqual(def0);
+  });
+
   it('renaming through PUT keeps stop rules, holiday skipping and tracking', async () => {
     const def = validateDefinition(
       parseYaml(`

@@ -17,8 +17,9 @@ import { journalFacts, trackingFacts, type FactRange } from './figure-facts.ts';
  * history written today), and a fact's time is only where its bucket is.
  *
  * Buckets: a fact's time floored to 15 minutes (every zone's midnight falls on one, so any zone's
- * days are whole buckets), and, for the per-step detail, UTC days and months too, so that a long
- * span reads months, then days, then quarter hours at its ends (`units`).
+ * days are whole buckets) and to the hour (read for the zones whose midnights are on the hour), and,
+ * for the per-email detail, to 15 minutes, UTC days and months, so that a long span reads months,
+ * then days, then quarter hours at its ends (`units`).
  *
  * What a fold keeps that the source may lose: the counts of journal rows and tracking events later
  * purged by retention or erased with a person stay in the buckets (they are counts, not personal
@@ -27,9 +28,10 @@ import { journalFacts, trackingFacts, type FactRange } from './figure-facts.ts';
  */
 
 export type Level = 'w' | 's' | 'x';
-type Width = 'q' | 'd' | 'm';
+type Width = 'q' | 'h' | 'd' | 'm';
 
 const QUARTER = 15 * 60_000;
+const HOUR = 60 * 60_000;
 const EPOCH = new Date(Date.UTC(2000, 0, 1));
 
 /** How far each source was folded when a read began (`foldPosition`). */
@@ -93,7 +95,7 @@ export function units(since: Date, until: Date): Array<{ width: Width; from: Dat
 /**
  * Every fact of the workspace in [since, until), as rows (at, sequence_id, step_id, variant_id,
  * mailbox_id, series, n): the folded buckets of `level` (their start standing for `at`) and the
- * rows past the fold. Level 'w' and 's' hold quarter hours only (they are read per day of a zone);
+ * rows past the fold. Level 'w' and 's' hold quarter hours and hours (they are read per day of a zone);
  * 'x' holds every fact by the email it is credited to. `sequenceId` keeps the buckets of one sequence
  * ('s', 'x'; the caller filters the rows past the fold). A span whose ends are not on quarter hours
  * is read from the source tables alone.
@@ -105,7 +107,10 @@ export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date
     return sql`${of(journalFacts(all))} union all ${of(trackingFacts(all, true))}`;
   }
   const tail: FactRange = { workspaceId, after: fold.journal, upTo: null, since, until };
-  const ranges = level === 'x' ? units(since, until) : [{ width: 'q' as const, from: since, to: until }];
+  // Per day of a zone: whole hours where the zone's midnights are on the hour (most zones), a
+  // quarter of the rows; quarter hours for the zones at :30 and :45.
+  const dayWidth: Width = since.getTime() % HOUR === 0 && until.getTime() % HOUR === 0 ? 'h' : 'q';
+  const ranges = level === 'x' ? units(since, until) : [{ width: dayWidth, from: since, to: until }];
   const inUnits = sql.join(ranges.map((u) => sql`(b.width = ${u.width} and b.bucket >= ${u.from} and b.bucket < ${u.to})`), sql` or `);
   return sql`
     select b.bucket as at, b.sequence_id, b.step_id, b.variant_id, b.mailbox_id, b.series, b.n
@@ -172,11 +177,12 @@ function insertBuckets(facts: RawBuilder<unknown>, source: 'journal' | 'tracking
   const q = sql`date_bin('15 minutes', f.at, ${EPOCH}::timestamptz)`;
   return sql`
     with f as materialized (${facts}), b as (
-      select f.workspace_id, 'w' as level, 'q' as width, ${q} as bucket, f.series, null::uuid as sequence_id, null::uuid as step_id, null::uuid as variant_id, null::uuid as mailbox_id, sum(f.n)::int as n
-      from f group by 1, 4, 5
+      select f.workspace_id, 'w' as level, w.width, case w.width when 'q' then ${q} else date_trunc('hour', f.at) end as bucket, f.series,
+        null::uuid as sequence_id, null::uuid as step_id, null::uuid as variant_id, null::uuid as mailbox_id, sum(f.n)::int as n
+      from f cross join (values ('q'), ('h')) as w(width) group by 1, 3, 4, 5
       union all
-      select f.workspace_id, 's', 'q', ${q}, f.series, f.sequence_id, null, null, null, sum(f.n)::int
-      from f where f.sequence_id is not null group by 1, 4, 5, 6
+      select f.workspace_id, 's', w.width, case w.width when 'q' then ${q} else date_trunc('hour', f.at) end, f.series, f.sequence_id, null, null, null, sum(f.n)::int
+      from f cross join (values ('q'), ('h')) as w(width) where f.sequence_id is not null group by 1, 3, 4, 5, 6
       union all
       select f.workspace_id, 'x', w.width,
         case w.width when 'q' then ${q} when 'd' then date_trunc('day', f.at, 'UTC') else date_trunc('month', f.at, 'UTC') end,

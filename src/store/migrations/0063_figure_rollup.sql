@@ -5,14 +5,14 @@
 -- the last fold and at or below a bound every writer has committed (figure_fold); a read sums the
 -- buckets of its window and counts the rows past the bound itself, in the same statement, so the
 -- figures are exact at every moment. Buckets are the fact's time floored to 15 minutes (every time
--- zone's midnight is on one), a UTC day or a UTC month; `level` says which facts a row sums:
---   w  the workspace's, per series, 15-minute buckets;
---   s  one sequence's, per series, 15-minute buckets;
+-- zone's midnight is on one), an hour, a UTC day or a UTC month; `level` says which facts a row sums:
+--   w  the workspace's, per series, 15-minute and hour buckets;
+--   s  one sequence's, per series, 15-minute and hour buckets;
 --   x  per sequence and the email each fact is credited to (step, variant, mailbox), in all three widths.
 create table figure_bucket (
   workspace_id  uuid not null references workspace(id) on delete cascade,
   level         text not null check (level in ('w', 's', 'x')),
-  width         text not null check (width in ('q', 'd', 'm')),
+  width         text not null check (width in ('q', 'h', 'd', 'm')),
   bucket        timestamptz not null,
   series        text not null,
   sequence_id   uuid,

@@ -203,21 +203,42 @@ function positiveReply(m: ReturnType<typeof sql>) {
  */
 // -- name: figures-per-day
 export async function perDay(db: Db, workspaceId: string, w: Window, o: SequenceFilter = {}): Promise<DayCounts[]> {
-  const day = (at: ReturnType<typeof sql>) => sql`to_char(${at} at time zone ${w.zone}, 'YYYY-MM-DD')`;
-  const inWindow = (at: ReturnType<typeof sql>) => sql`${at} >= ${w.since} and ${at} < ${w.until}`;
   const counts = await sql<{ day: string; series: DaySeries; n: number }>`
-    select ${day(sql`e.at`)} as day,
-      case when ${isMeeting(sql`e`)} then 'meetings' else
+    select to_char(x.at at time zone ${w.zone}, 'YYYY-MM-DD') as day, x.series, count(*)::int as n
+    from (${countedFacts(workspaceId, w, o)}) x
+    group by 1, 2`.execute(db);
+  const days = w.dayKeys.map((d) => ({ day: d, ...zeroTotals() }));
+  const byDay = new Map(days.map((d) => [d.day, d]));
+  for (const c of counts.rows) {
+    const d = byDay.get(c.day);
+    if (d) d[c.series] += Number(c.n);
+  }
+  return days;
+}
+
+/**
+ * Every fact the per-day series count in the span, one row each (the definitions above perDay): its
+ * `series`, the instant `at` it counts at, its enrollment (null: a tracking hit of an email whose
+ * enrollment is gone), its email where the fact names one (`send_request_id` of a tracking hit,
+ * `step_id` of a send), and for a bounce whether it was `hard`. perDay buckets these rows by day,
+ * breakdown by step, variant, mailbox, rep or sequence: one definition, so the rows of either sum to
+ * the same headline.
+ */
+function countedFacts(workspaceId: string, w: Span, o: SequenceFilter) {
+  const inWindow = (at: ReturnType<typeof sql>) => sql`${at} >= ${w.since} and ${at} < ${w.until}`;
+  return sql`
+    select case when ${isMeeting(sql`e`)} then 'meetings' else
         case e.type when 'step_sent' then 'sends' when 'reply' then 'replies' when 'bounce' then 'bounces' else 'unsubscribes' end end as series,
-      count(*)::int as n
+      e.at, e.enrollment_id, null::uuid as send_request_id,
+      case when e.type = 'step_sent' then (e.payload->'event'->>'stepId')::uuid end as step_id,
+      case when e.type = 'bounce' then coalesce((e.payload->'event'->>'hard')::boolean, false) end as hard
     from event e
     where e.workspace_id = ${workspaceId} and ${inWindow(sql`e.at`)} ${ofSequence(o, sql`e.enrollment_id`)}
       and (e.type in ('reply', 'bounce', 'unsubscribe')
         or (e.type = 'step_sent' and ${emailStep(sql`(e.payload->'event'->>'stepId')`)})
         or ${isMeeting(sql`e`)})
-    group by 1, 2
     union all
-    select ${day(sql`f.first_at`)}, f.series, count(*)::int
+    select f.series, f.first_at, f.enrollment_id, f.send_request_id, null::uuid, null::boolean
     from (
       select t.enrollment_id, t.send_request_id, ${trackingSeries(sql`t`)} as series, min(t.at) as first_at
       from tracking_event t
@@ -233,9 +254,8 @@ export async function perDay(db: Db, workspaceId: string, w: Window, o: Sequence
       select 1 from tracking_event p
       where p.workspace_id = ${workspaceId} and p.enrollment_id is null and p.at < ${w.since} and p.send_request_id = f.send_request_id
         and ${countedTracking(sql`p`)} and ${trackingSeries(sql`p`)} = f.series))
-    group by 1, 2
     union all
-    select ${day(sql`f.first_at`)}, 'positiveReplies', count(*)::int
+    select 'positiveReplies', f.first_at, f.enrollment_id, null::uuid, null::uuid, null::boolean
     from (
       select m.enrollment_id, min(coalesce(m.received_at, m.at)) as first_at
       from message m
@@ -243,15 +263,18 @@ export async function perDay(db: Db, workspaceId: string, w: Window, o: Sequence
       group by 1
     ) f
     -- The enrollment's first interested reply only.
-    where not exists (select 1 from message p where p.enrollment_id = f.enrollment_id and ${positiveReply(sql`p`)} and coalesce(p.received_at, p.at) < ${w.since})
-    group by 1`.execute(db);
-  const days = w.dayKeys.map((d) => ({ day: d, ...zeroTotals() }));
-  const byDay = new Map(days.map((d) => [d.day, d]));
-  for (const c of counts.rows) {
-    const d = byDay.get(c.day);
-    if (d) d[c.series] += Number(c.n);
-  }
-  return days;
+    where not exists (select 1 from message p where p.enrollment_id = f.enrollment_id and ${positiveReply(sql`p`)} and coalesce(p.received_at, p.at) < ${w.since})`;
+}
+
+/**
+ * The email step last sent to enrollment `enrollmentId` at or before `at`: the one a reply (or a
+ * bounce, an unsubscribe, an interested reply, a meeting) is credited to. Null: none before it.
+ */
+function lastEmailStepBefore(enrollmentId: ReturnType<typeof sql>, at: ReturnType<typeof sql>) {
+  return sql`(select (s.payload->'event'->>'stepId')::uuid from event s
+               where s.enrollment_id = ${enrollmentId} and s.type = 'step_sent' and s.at <= ${at}
+                 and ${emailStep(sql`(s.payload->'event'->>'stepId')`)}
+               order by s.at desc, s.id desc limit 1)`;
 }
 
 function zeroTotals(): Totals {
@@ -259,10 +282,106 @@ function zeroTotals(): Totals {
 }
 
 /** The headline figures: the sums of the days. */
-export function totalsOf(days: readonly DayCounts[]): Totals {
+export function totalsOf(days: readonly Totals[]): Totals {
   const t = zeroTotals();
   for (const d of days) for (const k of DAY_SERIES) t[k] += d[k];
   return t;
+}
+
+/** The rates of a row of figures: each per email sent (null: none sent). */
+export const RATES = ['openRate', 'clickRate', 'replyRate', 'positiveRate', 'meetingRate', 'bounceRate', 'unsubscribeRate'] as const;
+export type Rates = Record<(typeof RATES)[number], number | null>;
+
+export function ratesOf(t: Totals): Rates {
+  const per = (n: number) => (t.sends > 0 ? n / t.sends : null);
+  return {
+    openRate: per(t.opened),
+    clickRate: per(t.clicked),
+    replyRate: per(t.replies),
+    positiveRate: per(t.positiveReplies),
+    meetingRate: per(t.meetings),
+    bounceRate: per(t.bounces),
+    unsubscribeRate: per(t.unsubscribes),
+  };
+}
+
+/** What a breakdown groups the window's figures by. */
+export const BREAKDOWN_BY = ['sequence', 'step', 'variant', 'mailbox', 'rep'] as const;
+export type BreakdownBy = (typeof BREAKDOWN_BY)[number];
+
+export interface BreakdownRow extends Totals {
+  /** The sequence's, step's, variant's, mailbox's or rep's id; null: the facts none of them can be credited to. */
+  key: string | null;
+  label: string;
+  /** `bounces` split by the bounce's kind (the journal's `hard`). */
+  hardBounces: number;
+  softBounces: number;
+}
+
+/** The label of the row of facts that have no sequence, step, variant, mailbox or rep to be credited to. */
+const UNCREDITED: Record<BreakdownBy, string> = {
+  sequence: 'No sequence',
+  step: 'Not credited to an email',
+  variant: 'No variant recorded',
+  mailbox: 'No mailbox recorded',
+  rep: 'No rep (mailbox owned by nobody)',
+};
+
+/**
+ * The window's figures per sequence, email step, variant, mailbox or rep: the same facts perDay
+ * counts (countedFacts), each credited to one email, so that the rows always sum to the headline
+ * (the facts no email can take are one row, key null):
+ *
+ * - a **send** to its own email; an **open or click** to the email it tracked; a **reply, bounce,
+ *   unsubscribe, interested reply or meeting** to the last email sent to the enrollment before it
+ *   (`lastEmailStepBefore`, the rule of the per-step funnel);
+ * - **step, variant, mailbox**: that email's (its send request's; the mailbox, where the request
+ *   recorded none, the enrollment's); **rep**: the member who owns that mailbox (`mailbox.user_id`,
+ *   the mailbox the enrollment sends from); **sequence**: the enrollment's (or, without one, the
+ *   credited step's).
+ */
+// -- name: figures-breakdown
+export async function breakdown(db: Db, workspaceId: string, w: Span, by: BreakdownBy, o: SequenceFilter = {}): Promise<BreakdownRow[]> {
+  const [key, label] = {
+    sequence: [sql`q.id::text`, sql`q.name`],
+    step: [sql`st.id::text`, sql`sq.name || ' / ' || st.key || case when st.archived_at is not null then ' (removed step)' else '' end`],
+    variant: [sql`v.id::text`, sql`sq.name || ' / ' || st.key || ' / ' || upper(v.key)`],
+    mailbox: [sql`m.id::text`, sql`case when m.removed_at is null then m.email else m.email || ' (removed mailbox)' end`],
+    rep: [sql`u.id::text`, sql`coalesce(u.name, u.email)`],
+  }[by];
+  const r = await sql<{ key: string | null; label: string | null; series: DaySeries; hard: boolean | null; n: number }>`
+    with x as (${countedFacts(workspaceId, w, o)}),
+    c as (
+      select x.series, x.hard, coalesce(x.enrollment_id, tr.enrollment_id) as enrollment_id, x.send_request_id,
+        coalesce(x.step_id, tr.step_id, case when x.series <> 'sends' then ${lastEmailStepBefore(sql`x.enrollment_id`, sql`x.at`)} end) as step_id
+      from x left join send_request tr on tr.id = x.send_request_id
+    ),
+    d as (
+      select c.*, coalesce(c.send_request_id,
+        (select r.id from send_request r where r.enrollment_id = c.enrollment_id and r.step_id = c.step_id order by r.created_at desc limit 1)) as request_id
+      from c
+    )
+    select ${key} as key, ${label} as label, d.series, d.hard, count(*)::int as n
+    from d
+    left join send_request r on r.id = d.request_id
+    left join enrollment n on n.id = d.enrollment_id
+    left join step st on st.id = d.step_id
+    left join sequence sq on sq.id = st.sequence_id
+    left join sequence q on q.id = coalesce(n.sequence_id, st.sequence_id)
+    left join variant v on v.id = r.variant_id
+    left join mailbox m on m.id = coalesce(r.mailbox_id, n.mailbox_id)
+    left join app_user u on u.id = m.user_id
+    group by 1, 2, 3, 4`.execute(db);
+  const rows = new Map<string | null, BreakdownRow>();
+  for (const x of r.rows) {
+    let row = rows.get(x.key);
+    if (!row) rows.set(x.key, (row = { key: x.key, label: x.key === null ? UNCREDITED[by] : (x.label ?? ''), ...zeroTotals(), hardBounces: 0, softBounces: 0 }));
+    const n = Number(x.n);
+    row[x.series] += n;
+    if (x.series === 'bounces') row[x.hard ? 'hardBounces' : 'softBounces'] += n;
+  }
+  // Most sends first, then by name; the uncredited facts last.
+  return [...rows.values()].sort((a, b) => (a.key === null ? 1 : 0) - (b.key === null ? 1 : 0) || b.sends - a.sends || a.label.localeCompare(b.label));
 }
 
 export interface StepRow {
@@ -293,10 +412,7 @@ export async function perStep(db: Db, workspaceId: string, span: Span, o: { sequ
       from event e
       where e.workspace_id = ${workspaceId} and e.type = 'step_sent' and e.at >= ${span.since} and e.at < ${span.until}
     ), replies as (
-      select (select (s.payload->'event'->>'stepId')::uuid from event s
-               where s.enrollment_id = e.enrollment_id and s.type = 'step_sent' and s.at <= e.at
-                 and ${emailStep(sql`(s.payload->'event'->>'stepId')`)}
-               order by s.at desc, s.id desc limit 1) as step_id,
+      select ${lastEmailStepBefore(sql`e.enrollment_id`, sql`e.at`)} as step_id,
              e.enrollment_id
       from event e
       where e.workspace_id = ${workspaceId} and e.type = 'reply' and e.at >= ${span.since} and e.at < ${span.until}

@@ -8,7 +8,8 @@ import { sql, type RawBuilder } from 'kysely';
  * A fact row: (at, workspace_id, sequence_id, step_id, variant_id, mailbox_id, series, n). `n` is
  * +1, or -1 where a tracking event recorded late moves an email's first open or click earlier
  * (the fact leaves the time it had and comes at the new one). sequence_id is the enrollment's;
- * step_id, variant_id and mailbox_id are set for sends, replies credited to an email, opens and clicks.
+ * step_id, variant_id and mailbox_id are the email's the fact is credited to (its send request's;
+ * the mailbox, where the request recorded none, the enrollment's).
  */
 
 type Expr = ReturnType<typeof sql>;
@@ -86,7 +87,7 @@ export function lastEmailStepBefore(enrollmentId: Expr, at: Expr) {
  */
 export function journalFacts(r: FactRange): RawBuilder<unknown> {
   return sql`
-    select j.at, j.workspace_id, n.sequence_id, j.step_id, q.variant_id, q.mailbox_id, x.series, 1 as n
+    select j.at, j.workspace_id, n.sequence_id, j.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id) as mailbox_id, x.series, 1 as n
     from (
       select e.at, e.workspace_id, e.enrollment_id, e.type,
         case when ${isMeeting(sql`e`)} then 'meetings' else
@@ -140,7 +141,7 @@ export function trackingFacts(r: FactRange, touchedInSpan: boolean): RawBuilder<
       union all
       select old_at, workspace_id, enrollment_id, send_request_id, series, -1 from firsts where old_at is not null and new_at < old_at
     )
-    select m.at, m.workspace_id, n.sequence_id, q.step_id, q.variant_id, q.mailbox_id, m.series, m.n
+    select m.at, m.workspace_id, n.sequence_id, q.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id) as mailbox_id, m.series, m.n
     from moved m
     left join enrollment n on n.id = m.enrollment_id
     left join send_request q on q.id = m.send_request_id

@@ -5,7 +5,7 @@ import { newId } from '../common/ids.ts';
 import { seededRandom, type Random } from '../common/random.ts';
 import type { Db } from '../store/store.ts';
 import { foldFigures, foldState, units } from './figure-rollup.ts';
-import { ALL_TIME, calendarWindow, perDay, perStep, type Window } from './figures.ts';
+import { ALL_TIME, BREAKDOWN_BY, breakdown, calendarWindow, perDay, perStep, type Window } from './figures.ts';
 
 const DAY = 86_400_000;
 const Q = 15 * 60_000;
@@ -181,6 +181,8 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
       }
     }
     expect(await perStep(store.db, ws, ALL_TIME)).toEqual(await fromSource((db) => perStep(db, ws, ALL_TIME)));
+    const w = windows()[3]!;
+    for (const by of BREAKDOWN_BY) expect(await breakdown(store.db, ws, w, by)).toEqual(await fromSource((db) => breakdown(db, ws, w, by)));
   }
 
   it('agrees with the source rows before any fold, after folds, and with rows past the fold', async () => {

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { DateTime, IANAZone } from 'luxon';
 import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
-import { emailStep, isMeeting, positiveReply } from './figure-facts.ts';
+import { emailStep, isMeeting, lastEmailStepBefore, positiveReply } from './figure-facts.ts';
 import { foldPosition, windowFacts } from './figure-rollup.ts';
 
 export { isMeeting };
@@ -184,15 +184,8 @@ export async function perDay(db: Db, workspaceId: string, w: Window, o: Sequence
     where f.series <> 'bouncesHard' ${o.sequenceId ? sql`and f.sequence_id = ${o.sequenceId}` : sql``}
     group by 1, 2
     union all
-    select ${day(sql`f.first_at`)}, 'positiveReplies', count(*)::int
-    from (
-      select m.enrollment_id, min(coalesce(m.received_at, m.at)) as first_at
-      from message m
-      where m.workspace_id = ${workspaceId} and ${positiveReply(sql`m`)} and coalesce(m.received_at, m.at) >= ${w.since} and coalesce(m.received_at, m.at) < ${w.until} ${ofSequence(o, sql`m.enrollment_id`)}
-      group by 1
-    ) f
-    -- The enrollment's first interested reply only.
-    where not exists (select 1 from message p where p.enrollment_id = f.enrollment_id and ${positiveReply(sql`p`)} and coalesce(p.received_at, p.at) < ${w.since})
+    select ${day(sql`p.at`)}, 'positiveReplies', count(*)::int
+    from (${positiveReplyFacts(workspaceId, w, o)}) p
     group by 1`.execute(db);
   const days = w.dayKeys.map((d) => ({ day: d, ...zeroTotals() }));
   const byDay = new Map(days.map((d) => [d.day, d]));
@@ -203,15 +196,131 @@ export async function perDay(db: Db, workspaceId: string, w: Window, o: Sequence
   return days;
 }
 
+/**
+ * Positive replies in the span, one row each (at, enrollment_id): an enrollment counts at its first
+ * reply classified `interested`, by the server's receipt. Read from the messages each time, never
+ * folded (a person may relabel a reply), through a partial index (migration 0063).
+ */
+function positiveReplyFacts(workspaceId: string, w: Span, o: SequenceFilter) {
+  return sql`
+    select f.first_at as at, f.enrollment_id
+    from (
+      select m.enrollment_id, min(coalesce(m.received_at, m.at)) as first_at
+      from message m
+      where m.workspace_id = ${workspaceId} and ${positiveReply(sql`m`)} and coalesce(m.received_at, m.at) >= ${w.since} and coalesce(m.received_at, m.at) < ${w.until} ${ofSequence(o, sql`m.enrollment_id`)}
+      group by 1
+    ) f
+    -- The enrollment's first interested reply only.
+    where not exists (select 1 from message p where p.enrollment_id = f.enrollment_id and ${positiveReply(sql`p`)} and coalesce(p.received_at, p.at) < ${w.since})`;
+}
+
 function zeroTotals(): Totals {
   return Object.fromEntries(DAY_SERIES.map((k) => [k, 0])) as Totals;
 }
 
 /** The headline figures: the sums of the days. */
-export function totalsOf(days: readonly DayCounts[]): Totals {
+export function totalsOf(days: readonly Totals[]): Totals {
   const t = zeroTotals();
   for (const d of days) for (const k of DAY_SERIES) t[k] += d[k];
   return t;
+}
+
+/** The rates of a row of figures: each per email sent (null: none sent). */
+export const RATES = ['openRate', 'clickRate', 'replyRate', 'positiveRate', 'meetingRate', 'bounceRate', 'unsubscribeRate'] as const;
+export type Rates = Record<(typeof RATES)[number], number | null>;
+
+export function ratesOf(t: Totals): Rates {
+  const per = (n: number) => (t.sends > 0 ? n / t.sends : null);
+  return {
+    openRate: per(t.opened),
+    clickRate: per(t.clicked),
+    replyRate: per(t.replies),
+    positiveRate: per(t.positiveReplies),
+    meetingRate: per(t.meetings),
+    bounceRate: per(t.bounces),
+    unsubscribeRate: per(t.unsubscribes),
+  };
+}
+
+/** What a breakdown groups the window's figures by. */
+export const BREAKDOWN_BY = ['sequence', 'step', 'variant', 'mailbox', 'rep'] as const;
+export type BreakdownBy = (typeof BREAKDOWN_BY)[number];
+
+export interface BreakdownRow extends Totals {
+  /** The sequence's, step's, variant's, mailbox's or rep's id; null: the facts none of them can be credited to. */
+  key: string | null;
+  label: string;
+  /** `bounces` split by the bounce's kind (the journal's `hard`). */
+  hardBounces: number;
+  softBounces: number;
+}
+
+/** The label of the row of facts that have no sequence, step, variant, mailbox or rep to be credited to. */
+const UNCREDITED: Record<BreakdownBy, string> = {
+  sequence: 'No sequence',
+  step: 'Not credited to an email',
+  variant: 'No variant recorded',
+  mailbox: 'No mailbox recorded',
+  rep: 'No rep (mailbox owned by nobody)',
+};
+
+/**
+ * The window's figures per sequence, email step, variant, mailbox or rep: the same facts perDay
+ * counts (ops/figure-facts.ts, read through the rollup), each credited to one email, so that the rows always sum to the headline
+ * (the facts no email can take are one row, key null):
+ *
+ * - a **send** to its own email; an **open or click** to the email it tracked; a **reply, bounce,
+ *   unsubscribe, interested reply or meeting** to the last email sent to the enrollment before it
+ *   (`lastEmailStepBefore`, the rule of the per-step funnel);
+ * - **step, variant, mailbox**: that email's (its send request's; the mailbox, where the request
+ *   recorded none, the enrollment's); **rep**: the member who owns that mailbox (`mailbox.user_id`,
+ *   the mailbox the enrollment sends from); **sequence**: the enrollment's (or, without one, the
+ *   credited step's).
+ */
+// -- name: figures-breakdown
+export async function breakdown(db: Db, workspaceId: string, w: Span, by: BreakdownBy, o: SequenceFilter = {}): Promise<BreakdownRow[]> {
+  const [key, label] = {
+    sequence: [sql`q.id::text`, sql`q.name`],
+    step: [sql`st.id::text`, sql`sq.name || ' / ' || st.key || case when st.archived_at is not null then ' (removed step)' else '' end`],
+    variant: [sql`v.id::text`, sql`sq.name || ' / ' || st.key || ' / ' || upper(v.key)`],
+    mailbox: [sql`m.id::text`, sql`case when m.removed_at is null then m.email else m.email || ' (removed mailbox)' end`],
+    rep: [sql`u.id::text`, sql`coalesce(u.name, u.email)`],
+  }[by];
+  const r = await sql<{ key: string | null; label: string | null; series: DaySeries | 'bouncesHard'; n: number }>`
+    with f as materialized (
+      select x.sequence_id, x.step_id, x.variant_id, x.mailbox_id, x.series, sum(x.n)::int as n
+      from (${windowFacts(await foldPosition(db), workspaceId, w.since, w.until, 'x', o.sequenceId)}) x
+      ${o.sequenceId ? sql`where x.sequence_id = ${o.sequenceId}` : sql``}
+      group by 1, 2, 3, 4, 5
+      union all
+      select n.sequence_id, c.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id), 'positiveReplies', count(*)::int
+      from (select p.enrollment_id, ${lastEmailStepBefore(sql`p.enrollment_id`, sql`p.at`)} as step_id from (${positiveReplyFacts(workspaceId, w, o)}) p) c
+      left join enrollment n on n.id = c.enrollment_id
+      left join send_request q on c.step_id is not null and q.enrollment_id = c.enrollment_id and q.step_id = c.step_id
+      group by 1, 2, 3, 4
+    )
+    select ${key} as key, ${label} as label, f.series, sum(f.n)::int as n
+    from f
+    left join step st on st.id = f.step_id
+    left join sequence sq on sq.id = st.sequence_id
+    left join sequence q on q.id = coalesce(f.sequence_id, st.sequence_id)
+    left join variant v on v.id = f.variant_id
+    left join mailbox m on m.id = f.mailbox_id
+    left join app_user u on u.id = m.user_id
+    group by 1, 2, 3`.execute(db);
+  const rows = new Map<string | null, BreakdownRow>();
+  for (const x of r.rows) {
+    let row = rows.get(x.key);
+    if (!row) rows.set(x.key, (row = { key: x.key, label: x.key === null ? UNCREDITED[by] : (x.label ?? ''), ...zeroTotals(), hardBounces: 0, softBounces: 0 }));
+    const n = Number(x.n);
+    if (x.series === 'bouncesHard') row.hardBounces += n;
+    else row[x.series] += n;
+  }
+  for (const row of rows.values()) {
+    row.softBounces = row.bounces - row.hardBounces;
+  }
+  // Most sends first, then by name; the uncredited facts last.
+  return [...rows.values()].sort((a, b) => (a.key === null ? 1 : 0) - (b.key === null ? 1 : 0) || b.sends - a.sends || a.label.localeCompare(b.label));
 }
 
 export interface StepRow {

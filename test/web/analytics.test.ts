@@ -5,7 +5,8 @@ import { newId } from '../../src/common/ids.ts';
 import { seededRandom } from '../../src/common/random.ts';
 import { applyDefinition } from '../../src/sequence/apply-definition.ts';
 import { validateDefinition } from '../../src/sequence/definition.ts';
-import { chromiumSkipReason } from './chromium.ts';
+import { blockingViolations } from './axe.ts';
+import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
 
 /**
@@ -90,9 +91,34 @@ describe.skipIf(skip !== null)(`analytics screen${skip ? ` (skipped: ${skip})` :
     expect(lines[0]).toBe('day,sends,opened,openedAutomatically,clicked,replies,positiveReplies,meetings,bounces,unsubscribes');
     expect(lines.find((l) => l.startsWith(utcDay))).toMatch(new RegExp(`^${utcDay},1,`));
 
-    // On a phone the page stays inside the screen's width.
-    await page.setViewportSize({ width: 390, height: 844 });
-    await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    // The breakdown: per sequence by default, per step when asked, sortable, and its CSV the same rows.
+    const breakdownCell = (row: string, col: number) => page.getByTestId('breakdown-table').locator('tbody tr', { has: page.locator(`th:text-is("${row}")`) }).locator('td').nth(col).textContent();
+    await expect.poll(() => breakdownCell('Outbound', 0)).toBe('3');
+    await page.getByTestId('breakdown-by').selectOption('step');
+    await expect.poll(() => breakdownCell('Outbound / intro', 0)).toBe('3');
+    // The reply and the meeting came with no email before them in this world: their own row.
+    expect(await breakdownCell('Not credited to an email', 4)).toBe('1');
+    const sends = page.getByTestId('breakdown-table').getByRole('columnheader', { name: 'Sends' });
+    expect(await sends.getAttribute('aria-sort')).toBe('descending');
+    await sends.getByRole('button').click();
+    expect(await sends.getAttribute('aria-sort')).toBe('ascending');
+    expect(await page.getByTestId('breakdown-table').locator('tbody th').first().textContent()).toBe('Not credited to an email');
+    const bhref = await page.getByTestId('breakdown-csv').getAttribute('href');
+    expect(bhref).toMatch(/breakdown\.csv\?by=step&/);
+    const bcsv = (await (await page.request.get(`${app.url}${bhref}`)).text()).trimEnd().split('\r\n');
+    expect(bcsv[0]).toMatch(/^step,id,sends,opened,/);
+    expect(bcsv.find((l) => l.startsWith('Outbound / intro,'))).toMatch(/^Outbound \/ intro,[0-9a-f-]{36},3,/);
+
+    // axe and a screenshot at a laptop's size and a phone's, every table behind a chart open; on the phone the page stays inside the screen's width.
+    for (const summary of await page.locator('details.chart-table summary').all()) if (!(await summary.evaluate((s) => (s.parentElement as HTMLDetailsElement).open))) await summary.click();
+    const found: string[] = [];
+    for (const [width, height] of [[1440, 900], [390, 844]] as const) {
+      await page.setViewportSize({ width, height });
+      await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      found.push(...(await blockingViolations(page, `analytics ${width}`)));
+      await screenshot(page, `analytics-${width}`);
+    }
+    expect(found).toEqual([]);
     expect(web.errors).toEqual([]);
   }, 120_000);
 });

@@ -96,6 +96,51 @@ export type Analytics = {
   };
 };
 
+export type AnalyticsBreakdown = {
+  by: "sequence" | "step" | "variant" | "mailbox" | "rep";
+  zone: string;
+  window: {
+    since: string;
+    until: string;
+  };
+  /** Most sends first; the row with key null (facts with no email before them, or none recorded) last */
+  rows: {
+    sends: number;
+    opened: number;
+    openedAutomatically: number;
+    clicked: number;
+    replies: number;
+    positiveReplies: number;
+    meetings: number;
+    bounces: number;
+    unsubscribes: number;
+    /** The sequence's, step's, variant's, mailbox's or member's id; null: the facts none can be credited to */
+    key: string | null;
+    label: string;
+    hardBounces: number;
+    softBounces: number;
+    openRate: number | null;
+    clickRate: number | null;
+    replyRate: number | null;
+    positiveRate: number | null;
+    meetingRate: number | null;
+    bounceRate: number | null;
+    unsubscribeRate: number | null;
+  }[];
+  /** The rows' sums: GET …/analytics' totals for the same window */
+  totals: {
+    sends: number;
+    opened: number;
+    openedAutomatically: number;
+    clicked: number;
+    replies: number;
+    positiveReplies: number;
+    meetings: number;
+    bounces: number;
+    unsubscribes: number;
+  };
+};
+
 export type ApiKey = {
   id: string;
   name: string;
@@ -3593,6 +3638,42 @@ export interface ApiRoutes {
       zone?: string;
       /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
       sequenceId?: string;
+    };
+    body: never;
+    response: string;
+    status: 200;
+  };
+  /** The window's figures (the series of GET …/analytics, bounces hard and soft, and each rate per email sent) per sequence, email step, variant, mailbox or rep: every fact credited to one email, so the rows sum to the headline (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/breakdown": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
+      sequenceId?: string;
+      /** What each row is: a sequence, an email step, a variant, a mailbox, or a rep (the member who owns the mailbox) */
+      by: "sequence" | "step" | "variant" | "mailbox" | "rep";
+    };
+    body: never;
+    response: AnalyticsBreakdown;
+    status: 200;
+  };
+  /** GET …/analytics/breakdown as CSV: one row per sequence, step, variant, mailbox or rep, one column per figure and rate (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/breakdown.csv": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
+      sequenceId?: string;
+      /** What each row is: a sequence, an email step, a variant, a mailbox, or a rep (the member who owns the mailbox) */
+      by: "sequence" | "step" | "variant" | "mailbox" | "rep";
     };
     body: never;
     response: string;

@@ -50,6 +50,9 @@ export type Analytics = ApiResponse<'GET /api/workspaces/:workspaceId/analytics'
 /** A mailbox's sends, bounces and replies over the analytics window, and its health now. */
 export type MailboxFigures = ApiResponse<'GET /api/workspaces/:workspaceId/analytics/mailboxes'>['mailboxes'][number];
 
+/** The window's figures per sequence, step, variant, mailbox or rep (ops/figures.ts breakdown). */
+export type AnalyticsBreakdown = ApiResponse<'GET /api/workspaces/:workspaceId/analytics/breakdown'>;
+
 export type SequenceSummary = ApiResponse<'GET /api/workspaces/:workspaceId/sequences'>['sequences'][number];
 /** Set rules only; an unset rule takes its default (src/sequence/model.ts defaultStopRules). */
 export type StopRules = Sequence['stopRules'];

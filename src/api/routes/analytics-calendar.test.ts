@@ -125,6 +125,26 @@ describe.each(testBackends())('analytics in the calendar of any time zone (%s)',
     expect(lines.slice(1)).toEqual(a.days.map((d: Record<string, unknown>) => [d.day, ...DAY_SERIES.map((k) => d[k])].join(',')));
   });
 
+  it.each(['sequence', 'step', 'variant', 'mailbox', 'rep'] as const)('breaks the window down by %s into rows that sum to the headline, in two zones, and the CSV says the same', async (by) => {
+    for (const zone of ['UTC', 'America/New_York']) {
+      const q = `days=${DAYS}&zone=${encodeURIComponent(zone)}`;
+      const headline = (await b.call('GET', `${base}/analytics?${q}`)).json();
+      const r = await b.call('GET', `${base}/analytics/breakdown?by=${by}&${q}`);
+      expect(r.statusCode, r.body).toBe(200);
+      const x = r.json();
+      const sum = Object.fromEntries(DAY_SERIES.map((k) => [k, x.rows.reduce((n: number, row: Record<string, number>) => n + row[k]!, 0)]));
+      expect(sum).toEqual(headline.totals);
+      expect(x.totals).toEqual(headline.totals);
+      for (const row of x.rows) expect(row.hardBounces + row.softBounces).toBe(row.bounces);
+      const csv = await b.call('GET', `${base}/analytics/breakdown.csv?by=${by}&${q}`);
+      expect(csv.statusCode).toBe(200);
+      const lines = csv.body.trimEnd().split('\r\n');
+      const head = lines[0]!.split(',');
+      expect(head.slice(0, 2)).toEqual([by, 'id']);
+      expect(lines.slice(1).map((l) => l.split(','))).toEqual(x.rows.map((row: Record<string, unknown>) => [row.label, row.key ?? '', ...head.slice(2).map((k) => (row[k] === null ? '' : String(row[k])))]));
+    }
+  });
+
   it('covers the days the clocks change with facts on both sides of their midnights', () => {
     // The world is only a test of the calendar if facts fall within an hour of the changing days' midnights.
     const near = (zone: string, date: string) => {

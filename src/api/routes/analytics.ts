@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
 import { csvRecord } from '../../common/csv-write.ts';
-import { CALL_FIGURE_OUTCOMES, callFigures, DAY_SERIES, figuresWindow, funnel, headline, isKnownZone, perDay, perMailbox, variantsAllTime, type Window } from '../../ops/figures.ts';
+import { BREAKDOWN_BY, breakdown, CALL_FIGURE_OUTCOMES, callFigures, DAY_SERIES, figuresWindow, funnel, headline, isKnownZone, perDay, perMailbox, RATES, ratesOf, totalsOf, variantsAllTime, type Window } from '../../ops/figures.ts';
 
 /** Per-day counts of every series (ops/figures.ts perDay says what each counts). */
 const seriesCounts = z.object(Object.fromEntries(DAY_SERIES.map((k) => [k, z.number().int()])) as Record<(typeof DAY_SERIES)[number], z.ZodNumber>);
@@ -18,6 +18,28 @@ const windowQuery = z.object({
     .describe('The IANA time zone whose calendar days the figures are counted by (default UTC)'),
   sequenceId: z.uuid().optional().describe("One sequence's figures (its enrollments' facts, its steps); none: the whole workspace"),
 });
+
+const breakdownQuery = windowQuery.extend({
+  by: z.enum(BREAKDOWN_BY).describe('What each row is: a sequence, an email step, a variant, a mailbox, or a rep (the member who owns the mailbox)'),
+});
+
+/** The columns of a breakdown row after its label, in the order the CSV writes them. */
+const BREAKDOWN_COLUMNS = [...DAY_SERIES, 'hardBounces', 'softBounces', ...RATES] as const;
+
+const breakdownRow = seriesCounts.extend({
+  key: z.string().nullable().describe("The sequence's, step's, variant's, mailbox's or member's id; null: the facts none can be credited to"),
+  label: z.string(),
+  hardBounces: z.number().int(),
+  softBounces: z.number().int(),
+  ...(Object.fromEntries(RATES.map((k) => [k, z.number().nullable()])) as Record<(typeof RATES)[number], z.ZodNullable<z.ZodNumber>>),
+});
+
+/** The breakdown of the window (ops/figures.ts breakdown), each row with its rates. */
+async function breakdownOf(ctx: { store: { db: Parameters<typeof breakdown>[0] }; clock: { now(): number } }, workspaceId: string, q: z.infer<typeof breakdownQuery>) {
+  const w = await figuresWindow(ctx.store.db, workspaceId, ctx.clock.now(), q.days, q.zone);
+  const rows = await breakdown(ctx.store.db, workspaceId, w, q.by, { sequenceId: q.sequenceId });
+  return { window: w, rows: rows.map((r) => ({ ...r, ...ratesOf(r) })) };
+}
 
 const spanOf = (w: Window) => ({ since: w.since.toISOString(), until: w.until.toISOString() });
 
@@ -93,6 +115,45 @@ export const analyticsRoutes = [
       const lines = [csvRecord(['day', ...DAY_SERIES]), ...days.map((d) => csvRecord([d.day, ...DAY_SERIES.map((k) => String(d[k]))]))];
       const name = `analytics-${days[0]!.day}-to-${days.at(-1)!.day}.csv`;
       reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`);
+      return lines.join('');
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/analytics/breakdown',
+    summary: "The window's figures (the series of GET …/analytics, bounces hard and soft, and each rate per email sent) per sequence, email step, variant, mailbox or rep: every fact credited to one email, so the rows sum to the headline",
+    tags: ['analytics'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: breakdownQuery,
+    response: z
+      .object({
+        by: z.enum(BREAKDOWN_BY),
+        zone: z.string(),
+        window: z.object({ since: z.string(), until: z.string() }),
+        rows: z.array(breakdownRow).describe('Most sends first; the row with key null (facts with no email before them, or none recorded) last'),
+        totals: seriesCounts.describe("The rows' sums: GET …/analytics' totals for the same window"),
+      })
+      .meta({ id: 'AnalyticsBreakdown' }),
+    handler: async ({ ctx, ws, query }) => {
+      const b = await breakdownOf(ctx, ws.workspaceId, query);
+      return { by: query.by, zone: b.window.zone, window: spanOf(b.window), rows: b.rows, totals: totalsOf(b.rows) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/analytics/breakdown.csv',
+    summary: 'GET …/analytics/breakdown as CSV: one row per sequence, step, variant, mailbox or rep, one column per figure and rate',
+    tags: ['analytics'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: breakdownQuery,
+    response: z.string().describe('text/csv'),
+    handler: async ({ ctx, ws, query, reply }) => {
+      const b = await breakdownOf(ctx, ws.workspaceId, query);
+      const cell = (v: number | null) => (v === null ? '' : String(v));
+      const lines = [csvRecord([query.by, 'id', ...BREAKDOWN_COLUMNS]), ...b.rows.map((r) => csvRecord([r.label, r.key ?? '', ...BREAKDOWN_COLUMNS.map((k) => cell(r[k]))]))];
+      reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="analytics-by-${query.by}-${b.window.dayKeys[0]}-to-${b.window.dayKeys.at(-1)}.csv"`);
       return lines.join('');
     },
   }),

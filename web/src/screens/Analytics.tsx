@@ -4,6 +4,7 @@ import type { ScreenProps } from '../Shell.tsx';
 import type { Analytics as Data, MailboxFigures, SequenceSummary } from '../types.ts';
 import { Badge, duration, ErrorNote, PageHeader } from '../ui/parts.tsx';
 import { DailyChart } from '../ui/charts.tsx';
+import { BreakdownTable } from './AnalyticsBreakdown.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
 /** What reached the prospects, per day. */
@@ -184,6 +185,7 @@ export function Analytics({ workspaceId }: ScreenProps) {
               <DailyChart days={d.days} series={ENGAGEMENT} />
             </section>
           </div>
+          <BreakdownTable workspaceId={workspaceId} query={query} />
           <div className="grid-2">
             <section className="card">
               <h2>Per-step funnel</h2>

@@ -191,6 +191,8 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
       ['analytics_days_csv_30d', `${base}/analytics/days.csv?days=30&zone=UTC`],
       ['analytics_mailboxes_7d', `${base}/analytics/mailboxes?days=7&zone=UTC`],
       ['analytics_variants_all_time', `${base}/analytics/variants`],
+      ['analytics_breakdown_step_30d', `${base}/analytics/breakdown?by=step&days=30&zone=UTC`],
+      ['analytics_breakdown_rep_30d_berlin', `${base}/analytics/breakdown?by=rep&days=30&zone=Europe%2FBerlin`],
     ];
     const ms = new Map(cases.map(([name]) => [name, [] as number[]]));
     // Interleaved: each request round runs every case once, so a burst of load hits all of them alike.

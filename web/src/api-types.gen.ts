@@ -2807,6 +2807,159 @@ export interface ApiRoutes {
     };
     status: 200;
   };
+  /** Read a definition file's YAML (as `cadenza sequence export` writes it) into the editor's body, as PUT takes it; a YAML or definition problem is INVALID_INPUT with every problem in details.problems (each with its line or field path) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/sequences/yaml/parse": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** The YAML text, at most 524288 bytes */
+      yaml: string;
+    };
+    response: {
+      key: string;
+      name: string;
+      status: "draft" | "active" | "paused" | "archived";
+      /** Lead's local send window, e.g. 'Mon-Fri 09:00-17:00' or 'any' */
+      window: string;
+      /** Skip the lead's public holidays */
+      holidays: boolean;
+      /** Random delay added to each send */
+      jitterMinutes: number;
+      trackOpens: boolean;
+      trackClicks: boolean;
+      /** Rules left out take their defaults: pause on out-of-office (7 days without a return date), finish on a booked meeting, 3 soft bounces */
+      stopRules: {
+        onOutOfOffice?: "pause" | "ignore";
+        oooDefaultPauseDays?: number;
+        onMeetingBooked?: "finish" | "continue";
+        maxSoftBounces?: number;
+        stopCompanyOnReply?: boolean;
+      };
+      /** The mailbox pool (addresses); empty: every mailbox of the workspace */
+      mailboxes: string[];
+      steps: {
+        key: string;
+        type: "email" | "call" | "manual" | "wait";
+        /** e.g. "2 minutes", "3 days", "2 business days" */
+        delay: string;
+        /** An email step's first variant; '' in a later step: a reply in the thread */
+        subject: string;
+        body: string;
+        /** The first variant's key */
+        variantKey: string;
+        /** The first variant's weight */
+        weight: number;
+        title?: string;
+        notes?: string;
+        waitForTask?: boolean;
+        /** Call steps: try the call again after these outcomes, up to `attempts` more times */
+        retry?: {
+          attempts: number;
+          /** e.g. "2 hours", "1 business day" */
+          after: string;
+          on: ("no_answer" | "voicemail" | "busy")[];
+        };
+        /** An email step's other variants (A/B tests), sent by weight against the first */
+        variants: {
+          key: string;
+          /** '' keeps the step's subject */
+          subject: string;
+          body: string;
+          weight: number;
+        }[];
+        /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
+        experiment?: {
+          replyWindowDays?: number;
+          outcome?: "replied" | "positive" | "meetings";
+          alpha?: number;
+          minSamplePerArm?: number;
+          tau?: number;
+          autoWinner?: boolean;
+        };
+      }[];
+    };
+    status: 200;
+  };
+  /** The editor's body as the YAML `cadenza sequence export` would write once it is saved; a body that does not validate yet is written as given, with its problems listed (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/sequences/yaml/render": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      body: {
+        key: string;
+        name: string;
+        status?: "draft" | "active" | "paused" | "archived";
+        /** Lead's local send window, e.g. 'Mon-Fri 09:00-17:00' or 'any' */
+        window?: string;
+        /** Skip the lead's public holidays */
+        holidays?: boolean;
+        /** Random delay added to each send */
+        jitterMinutes?: number;
+        trackOpens?: boolean;
+        trackClicks?: boolean;
+        /** Rules left out take their defaults: pause on out-of-office (7 days without a return date), finish on a booked meeting, 3 soft bounces */
+        stopRules?: {
+          onOutOfOffice?: "pause" | "ignore";
+          oooDefaultPauseDays?: number;
+          onMeetingBooked?: "finish" | "continue";
+          maxSoftBounces?: number;
+          stopCompanyOnReply?: boolean;
+        };
+        /** The mailbox pool (addresses); empty: every mailbox of the workspace */
+        mailboxes?: string[];
+        steps: {
+          key: string;
+          type: "email" | "call" | "manual" | "wait";
+          /** e.g. "2 minutes", "3 days", "2 business days" */
+          delay?: string;
+          /** An email step's first variant; '' in a later step: a reply in the thread */
+          subject?: string;
+          body?: string;
+          /** The first variant's key */
+          variantKey?: string;
+          /** The first variant's weight */
+          weight?: number;
+          title?: string;
+          notes?: string;
+          waitForTask?: boolean;
+          /** Call steps: try the call again after these outcomes, up to `attempts` more times */
+          retry?: {
+            attempts: number;
+            /** e.g. "2 hours", "1 business day" */
+            after?: string;
+            on?: ("no_answer" | "voicemail" | "busy")[];
+          };
+          /** An email step's other variants (A/B tests), sent by weight against the first */
+          variants?: {
+            key: string;
+            /** '' keeps the step's subject */
+            subject: string;
+            body: string;
+            weight?: number;
+          }[];
+          /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
+          experiment?: {
+            replyWindowDays?: number;
+            outcome?: "replied" | "positive" | "meetings";
+            alpha?: number;
+            minSamplePerArm?: number;
+            tau?: number;
+            autoWinner?: boolean;
+          };
+        }[];
+      };
+    };
+    response: {
+      yaml: string;
+      /** Empty: the YAML is exactly the export's. Else what PUT would refuse, and the YAML is the body's fields as given (delays as typed) */
+      problems: string[];
+    };
+    status: 200;
+  };
   /** Enroll leads (by id, or every lead not yet in the sequence); each refusal has a reason (access: member of the workspace) */
   "POST /api/workspaces/:workspaceId/sequences/:sequenceId/enroll": {
     params: {

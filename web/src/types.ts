@@ -61,6 +61,33 @@ type SequenceStep = Sequence['steps'][number];
 export type StepDraft = Omit<SequenceStep, 'variantKey' | 'weight'> & Partial<Pick<SequenceStep, 'variantKey' | 'weight'>>;
 /** A sequence in the editor: GET's answer (a new one has no id or version yet), and the warnings of the last PUT. */
 export type SequenceDetail = Omit<Sequence, 'steps' | 'id' | 'version'> & { id: string; version?: number; steps: StepDraft[]; warnings?: string[] };
+
+/*
+ * Branch steps (issue 18), as the API carries them (src/api/routes/sequence-body.ts): conditions in
+ * the definition file's snake_case. Written here until the generated types carry them.
+ */
+export const callOutcomes = ['connected', 'no_answer', 'voicemail', 'busy', 'wrong_number', 'meeting_booked', 'not_interested'] as const;
+export const leadFields = ['email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'region', 'time_zone'] as const;
+export const replyRuleIntents = ['interested', 'not_interested', 'wrong_person', 'referral', 'question', 'neutral'] as const;
+export type Condition =
+  | { opened: string }
+  | { clicked: string }
+  | { call_outcome: { step: string; in: string[] } }
+  | { lead: { field: string; equals?: string; in?: string[]; contains?: string; exists?: boolean } }
+  | { all: Condition[] }
+  | { any: Condition[] }
+  | { not: Condition };
+/** Another sequence of the workspace (by key), its first step due no earlier than `after`. */
+export type MoveTo = { moveTo: string; after: string };
+export type ArmDraft = { key: string; when?: Condition; then: 'continue' | 'end' | MoveTo; steps: StepDraft[] };
+export type BranchDraft = { key: string; type: 'branch'; delay: string; branches: ArmDraft[] };
+/** A step of the flow: an ordinary step, or a branch whose arms hold ordinary steps. */
+export type FlowStep = StepDraft | BranchDraft;
+export type ReplyRules = Partial<Record<(typeof replyRuleIntents)[number], 'notify' | MoveTo>>;
+/** The editor's sequence: steps may be branches, stop rules may carry reply rules. */
+export type SequenceDraft = Omit<SequenceDetail, 'steps' | 'stopRules'> & { steps: FlowStep[]; stopRules: StopRules & { onReply?: ReplyRules } };
+export const isBranch = (s: FlowStep): s is BranchDraft => s.type === 'branch';
+
 export type EnrollResult = ApiResponse<'POST /api/workspaces/:workspaceId/sequences/:sequenceId/enroll'>;
 export type ContentCheckResult = ApiResponse<'POST /api/workspaces/:workspaceId/sequences/:sequenceId/steps/:stepKey/content-check'>;
 

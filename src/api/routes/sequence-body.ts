@@ -167,9 +167,12 @@ function stepToDocument(s: z.output<typeof armStepBody> | z.output<typeof stepBo
 
 /** A stored definition as GET answers it. */
 export function definitionToBody(def: SequenceDefinition & { id: string; version: number }): z.output<typeof sequenceDetail> {
+  return { id: def.id, version: def.version, ...definitionToInput(def) };
+}
+
+/** A definition (stored, or read from a YAML text) in the API's names, as PUT takes it. */
+export function definitionToInput(def: SequenceDefinition): SequenceBody {
   return {
-    id: def.id,
-    version: def.version,
     key: def.key,
     name: def.name,
     status: def.status,

@@ -16,7 +16,10 @@ import { leadIdsNotIn } from '../../leads/sql/lead-ids.ts';
 import { poolMailboxes } from '../../mailbox/sql/mailboxes.ts';
 import { enrollmentService } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
-import { bodyToDocument, definitionToBody, sequenceDetail, sequenceInput } from './sequence-body.ts';
+import { MAX_YAML_BYTES, parseDefinitionYaml, renderDefinitionYaml } from '../../sequence/definition-yaml.ts';
+import { isCadenzaError } from '../../common/errors.ts';
+import { stringify as stringifyYaml } from 'yaml';
+import { bodyToDocument, definitionToBody, definitionToInput, sequenceDetail, sequenceInput } from './sequence-body.ts';
 
 const status = z.enum(['draft', 'active', 'paused', 'archived']);
 
@@ -85,6 +88,43 @@ export const sequenceRoutes = [
       if (replanned > 0) ctx.workDue?.();
       const warnings = gapWarnings(def, await poolGaps(ctx.store.db, ws.workspaceId, def.mailboxes));
       return { sequenceId: summary.sequenceId, created: summary.created, version: summary.version, replanned, warnings };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/sequences/yaml/parse',
+    summary: "Read a definition file's YAML (as `cadenza sequence export` writes it) into the editor's body, as PUT takes it; a YAML or definition problem is INVALID_INPUT with every problem in details.problems (each with its line or field path)",
+    tags: ['sequences'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    // Counted again in bytes by parseDefinitionYaml; this bounds the characters before anything is parsed.
+    body: z.object({ yaml: z.string().max(MAX_YAML_BYTES).describe(`The YAML text, at most ${MAX_YAML_BYTES} bytes`) }),
+    example: () => ({ body: { yaml: "key: intro\nname: Intro\nsteps:\n  - key: s1\n    type: email\n    delay: 0 minutes\n    subject: Hi\n    body: Hello {{first_name}}\n" } }),
+    response: sequenceInput,
+    handler: async ({ body }) => definitionToInput(parseDefinitionYaml(body.yaml)),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/sequences/yaml/render',
+    summary: "The editor's body as the YAML `cadenza sequence export` would write once it is saved; a body that does not validate yet is written as given, with its problems listed",
+    tags: ['sequences'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    body: z.object({ body: sequenceInput }),
+    example: () => ({ body: { body: { key: 'intro', name: 'Intro', steps: [{ key: 's1', type: 'email' as const, delay: '0 minutes', subject: 'Hi', body: 'Hello {{first_name}}', variants: [] }] } } }),
+    response: z.object({
+      yaml: z.string(),
+      problems: z.array(z.string()).describe("Empty: the YAML is exactly the export's. Else what PUT would refuse, and the YAML is the body's fields as given (delays as typed)"),
+    }),
+    handler: async ({ body }) => {
+      const doc = bodyToDocument(body.body);
+      try {
+        return { yaml: renderDefinitionYaml(validateDefinition(doc)), problems: [] };
+      } catch (e) {
+        if (!isCadenzaError(e, 'INVALID_INPUT')) throw e;
+        const problems = Array.isArray(e.details.problems) ? (e.details.problems as string[]) : [e.message];
+        return { yaml: stringifyYaml(doc), problems };
+      }
     },
   }),
   defineRoute({

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { stringify as stringifyYaml } from 'yaml';
 import { cadenzaError } from '../../common/errors.ts';
 import { resolveWorkspace } from '../../workspace/workspaces.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { readDefinitionFile } from '../../sequence/definition.ts';
 import { loadDefinition, toDocument } from '../../sequence/definition-document.ts';
+import { renderDefinitionYaml } from '../../sequence/definition-yaml.ts';
 import { gapWarnings } from '../../sequence/gap-warnings.ts';
 import { poolGaps } from '../../mailbox/pacing/pacing-settings.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
@@ -60,7 +60,7 @@ export function register(program: Command): void {
         if (!def) throw cadenzaError('NOT_FOUND', `no sequence with key '${key}' in workspace ${w.name}`);
         const { id: _id, version: _version, ...definition } = def;
         const doc = toDocument(definition);
-        output(g, doc, () => stringifyYaml(doc).trimEnd());
+        output(g, doc, () => renderDefinitionYaml(definition).trimEnd());
       });
     });
   seq

@@ -2,7 +2,9 @@ import { useEffect, useState } from 'react';
 import { api, call, ApiError, errorMessage, ws } from '../api.ts';
 import { navigate } from '../router.ts';
 import type { ScreenProps } from '../Shell.tsx';
-import type { ApiResponse, ContentCheckResult, EnrollResult, Lead, Mailbox, SequenceDetail, SequenceSummary, StepDraft, StopRules } from '../types.ts';
+import type { ApiBody, ApiResponse, ContentCheckResult, EnrollResult, FlowStep, Lead, Mailbox, MoveTo, ReplyRules, SequenceDraft, SequenceSummary, StepDraft, StopRules } from '../types.ts';
+import { isBranch, replyRuleIntents } from '../types.ts';
+import { BranchCard, Connector, MoveFields, StepCard, freshKey, newBranch, newStep, usedKeys, type StepKind } from './SequenceFlow.tsx';
 import { Badge, Empty, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { ExperimentsPanel } from './ExperimentsPanel.tsx';
@@ -62,16 +64,6 @@ function SequenceList({ workspaceId }: { workspaceId: string }) {
   );
 }
 
-const newStep = (n: number): StepDraft => ({
-  key: `step-${n}`,
-  type: 'email',
-  delay: n === 1 ? '0 minutes' : '3 business days',
-  subject: n === 1 ? 'Quick question, {{first_name | default: "there"}}' : '',
-  body: n === 1 ? '{Hi|Hello} {{first_name | default: "there"}},\n\n' : '',
-  title: '',
-  variants: [],
-});
-
 const keyOf = (name: string) =>
   name
     .toLowerCase()
@@ -79,9 +71,11 @@ const keyOf = (name: string) =>
     .replace(/^-+|-+$/g, '')
     .slice(0, 64) || 'sequence';
 
+type PutBody = ApiBody<'PUT /api/workspaces/:workspaceId/sequences'>;
+
 function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string | undefined }) {
   // A new sequence starts from the definition file's defaults (src/sequence/definition.ts).
-  const [seq, setSeq] = useState<SequenceDetail>({
+  const [seq, setSeq] = useState<SequenceDraft>({
     id: '',
     key: '',
     name: '',
@@ -93,7 +87,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
     trackClicks: false,
     stopRules: {},
     mailboxes: [],
-    steps: [newStep(1)],
+    steps: [newStep('email', 'step-1', true)],
   });
   const [warnings, setWarnings] = useState<string[]>([]);
   const [error, setError] = useState<string>();
@@ -102,32 +96,84 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
   // The server's "this template renders for no lead" answer, held until the person saves anyway or goes back.
   const [unsendable, setUnsendable] = useState<string>();
   const [enrolledAt, setEnrolledAt] = useState(0);
+  // Two views of one draft. The YAML text is the server's (yaml/render), read back by the server
+  // (yaml/parse): the editor never parses YAML itself, so the format has one owner.
+  const [view, setView] = useState<'flow' | 'yaml'>('flow');
+  const [yaml, setYaml] = useState('');
+  const [yamlEdited, setYamlEdited] = useState(false);
+  const [yamlProblems, setYamlProblems] = useState<string[]>([]);
+  const [yamlNote, setYamlNote] = useState<string[]>([]);
   const mailboxes = useLoad(() => api<{ mailboxes: Mailbox[] }>('GET', ws(workspaceId, 'mailboxes')), [workspaceId]);
   const leads = useLoad(() => api<{ leads: Lead[] }>('GET', ws(workspaceId, 'leads?limit=50')), [workspaceId]);
+  const others = useLoad(() => api<{ sequences: SequenceSummary[] }>('GET', ws(workspaceId, 'sequences')), [workspaceId]);
+  const targets = (others.data?.sequences ?? []).filter((x) => x.id !== seq.id).map((x) => ({ key: x.key, name: x.name }));
   const [previewStep, setPreviewStep] = useState(0);
   // -1: the step's own subject and body (variant A); else the index of one of its other variants.
   const [previewVariant, setPreviewVariant] = useState(-1);
   const previewAt = (step: number, variant = -1) => (setPreviewStep(step), setPreviewVariant(variant));
   useEffect(() => {
     if (!id) return;
-    api<SequenceDetail>('GET', ws(workspaceId, `sequences/${id}`))
+    api<SequenceDraft>('GET', ws(workspaceId, `sequences/${id}`))
       .then(setSeq)
       .catch((e: unknown) => setError(errorMessage(e)));
   }, [workspaceId, id]);
 
-  const setStep = (i: number, patch: Partial<StepDraft>) => setSeq({ ...seq, steps: seq.steps.map((s, j) => (j === i ? { ...s, ...patch } : s)) });
+  const setStep = (i: number, patch: Partial<FlowStep>) => setSeq({ ...seq, steps: seq.steps.map((s, j) => (j === i ? ({ ...s, ...patch } as FlowStep) : s)) });
+  const insertStep = (at: number, kind: StepKind) => {
+    const used = usedKeys(seq.steps);
+    const step = kind === 'branch' ? newBranch(seq.steps.slice(0, at), used) : newStep(kind, freshKey('step', used), seq.steps.length === 0);
+    setSeq({ ...seq, steps: [...seq.steps.slice(0, at), step, ...seq.steps.slice(at)] });
+  };
+  /** The draft as PUT and yaml/render take it. */
+  const bodyOf = (d: SequenceDraft) => {
+    const { id: _id, warnings: _w, version: _v, ...definition } = d;
+    return { ...definition, key: d.key || keyOf(d.name), steps: d.steps.map(cleanFlowStep) } as unknown as PutBody;
+  };
+  /** The YAML text read by the server into a draft (the id kept); undefined, with the problems shown, if it does not read. */
+  const readYaml = async (): Promise<SequenceDraft | undefined> => {
+    setYamlProblems([]);
+    try {
+      const body = await call('POST /api/workspaces/:workspaceId/sequences/yaml/parse', ws(workspaceId, 'sequences/yaml/parse'), { yaml });
+      const next = { ...(body as unknown as SequenceDraft), id: seq.id, ...(seq.version !== undefined ? { version: seq.version } : {}) };
+      setSeq(next);
+      setYamlEdited(false);
+      return next;
+    } catch (e) {
+      const problems = e instanceof ApiError && Array.isArray(e.details.problems) ? (e.details.problems as string[]) : [errorMessage(e)];
+      setYamlProblems(problems);
+      return undefined;
+    }
+  };
+  const toYaml = async () => {
+    setError(undefined);
+    try {
+      const r = await call('POST /api/workspaces/:workspaceId/sequences/yaml/render', ws(workspaceId, 'sequences/yaml/render'), { body: bodyOf(seq) });
+      setYaml(r.yaml);
+      setYamlNote(r.problems);
+      setYamlProblems([]);
+      setYamlEdited(false);
+      setView('yaml');
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  const toFlow = async () => {
+    if (!yamlEdited || (await readYaml())) setView('flow');
+  };
   const save = async (confirm = false) => {
     setBusy(true);
     setError(undefined);
     setSaved(undefined);
     setUnsendable(undefined);
     try {
-      const key = seq.key || keyOf(seq.name);
+      // From the YAML view, what is saved is the text as the server reads it.
+      const draft = view === 'yaml' && yamlEdited ? await readYaml() : seq;
+      if (!draft) return;
+      const body = bodyOf(draft);
       // The whole definition goes back, every field GET gave (stop rules, holidays, tracking…): PUT
       // replaces the sequence, and a field left out would take its default (issue 10).
-      const { id: _id, warnings: _w, ...definition } = seq;
-      const r = await call('PUT /api/workspaces/:workspaceId/sequences', ws(workspaceId, 'sequences'), { ...definition, key, steps: seq.steps.map(cleanStep), ...(confirm ? { confirm: true } : {}) });
-      setSeq({ ...seq, key, id: r.sequenceId });
+      const r = await call('PUT /api/workspaces/:workspaceId/sequences', ws(workspaceId, 'sequences'), { ...body, ...(confirm ? { confirm: true } : {}) });
+      setSeq({ ...draft, key: body.key, id: r.sequenceId });
       setWarnings(r.warnings ?? []);
       setSaved(r.created ? 'Sequence created.' : 'Sequence saved; running enrollments follow the new steps.');
       if (!id) history.replaceState(null, '', `/sequences/${r.sequenceId}`);
@@ -139,6 +185,10 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
     }
   };
   const pool = (mailboxes.data?.mailboxes ?? []).filter((m) => seq.mailboxes.length === 0 || seq.mailboxes.includes(m.email));
+  const used = usedKeys(seq.steps);
+  const plainSteps = seq.steps.filter((s): s is StepDraft => !isBranch(s));
+  const previewed = seq.steps[previewStep];
+  const previewedStep = previewed && !isBranch(previewed) ? previewed : undefined;
 
   return (
     <>
@@ -147,153 +197,135 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
           All sequences
         </a>
       </PageHeader>
+      <div className="tabs editor-tabs" role="tablist" aria-label="Editor view">
+        <button type="button" role="tab" className="tab" aria-selected={view === 'flow'} onClick={() => view !== 'flow' && toFlow()}>
+          Flow
+        </button>
+        <button type="button" role="tab" className="tab" aria-selected={view === 'yaml'} onClick={() => view !== 'yaml' && toYaml()}>
+          YAML
+        </button>
+      </div>
       <div className="editor">
         <div className="stack">
-          <section className="card stack" aria-label="Settings">
-            <div className="grid-2">
-              <Field label="Sequence name">
-                <input required value={seq.name} onChange={(e) => setSeq({ ...seq, name: e.target.value })} />
+          {view === 'yaml' && (
+            <section className="card stack" aria-label="YAML">
+              <Field label="Sequence definition (YAML)" hint="As `cadenza sequence export` writes it; `cadenza sequence apply` reads the same file.">
+                <textarea className="yaml" rows={Math.min(40, Math.max(12, yaml.split('\n').length + 1))} spellCheck={false} value={yaml} onChange={(e) => (setYaml(e.target.value), setYamlEdited(true))} />
               </Field>
-              <Field label="Status">
-                <select value={seq.status} onChange={(e) => setSeq({ ...seq, status: e.target.value as SequenceDetail['status'] })}>
-                  <option value="active">Active (sends)</option>
-                  <option value="draft">Draft</option>
-                  <option value="paused">Paused</option>
-                </select>
-              </Field>
-              <Field label="Send window" hint="In the lead's local time, e.g. Mon-Fri 09:00-17:00; 'any' sends at any hour.">
-                <input required value={seq.window} onChange={(e) => setSeq({ ...seq, window: e.target.value })} />
-              </Field>
-              <Field label="Random delay per send (minutes)" hint="Spreads sends so they do not look scheduled; 0 sends on time.">
-                <input type="number" min={0} max={240} value={seq.jitterMinutes} onChange={(e) => setSeq({ ...seq, jitterMinutes: Number(e.target.value) })} />
-              </Field>
-              <fieldset>
-                <legend>Calendar and tracking</legend>
-                <label className="check">
-                  <input type="checkbox" checked={seq.holidays} onChange={(e) => setSeq({ ...seq, holidays: e.target.checked })} /> Skip the lead's public holidays
-                </label>
-                <label className="check">
-                  <input type="checkbox" checked={seq.trackOpens} onChange={(e) => setSeq({ ...seq, trackOpens: e.target.checked })} /> Track opens (a pixel)
-                </label>
-                <label className="check">
-                  <input type="checkbox" checked={seq.trackClicks} onChange={(e) => setSeq({ ...seq, trackClicks: e.target.checked })} /> Track clicks (redirected links)
-                </label>
-              </fieldset>
-              <StopRulesFields rules={seq.stopRules} onChange={(stopRules) => setSeq({ ...seq, stopRules })} />
-              <fieldset>
-                <legend>Sends from</legend>
-                {(mailboxes.data?.mailboxes ?? []).map((m) => (
-                  <label key={m.id} className="check">
-                    <input
-                      type="checkbox"
-                      checked={seq.mailboxes.includes(m.email)}
-                      onChange={(e) => setSeq({ ...seq, mailboxes: e.target.checked ? [...seq.mailboxes, m.email] : seq.mailboxes.filter((x) => x !== m.email) })}
-                    />{' '}
-                    {m.email}
-                  </label>
-                ))}
-                {mailboxes.data?.mailboxes.length === 0 && <p className="muted small">Add a mailbox first.</p>}
-              </fieldset>
-            </div>
-          </section>
-          <ol className="steps">
-            {seq.steps.map((s, i) => (
-              <li key={i} className="card stack" aria-label={`Step ${i + 1}`}>
-                <div className="step-head">
-                  <h2>Step {i + 1}</h2>
-                  <button type="button" className="btn btn-quiet" onClick={() => previewAt(i)} aria-pressed={previewStep === i && previewVariant < 0}>
-                    Preview
-                  </button>
-                  {seq.steps.length > 1 && (
-                    <button type="button" className="btn btn-quiet" onClick={() => setSeq({ ...seq, steps: seq.steps.filter((_, j) => j !== i) })}>
-                      Remove step {i + 1}
-                    </button>
-                  )}
-                </div>
-                <div className="grid-3">
-                  <Field label={`Step ${i + 1} type`}>
-                    <select value={s.type} onChange={(e) => setStep(i, { type: e.target.value as StepDraft['type'] })}>
-                      <option value="email">Email</option>
-                      <option value="call">Call task</option>
-                      <option value="manual">Manual task</option>
-                      <option value="wait">Wait</option>
+              {yamlProblems.length > 0 && (
+                <ul className="note note-error" aria-label="YAML problems">
+                  {yamlProblems.map((p) => (
+                    <li key={p}>{p}</li>
+                  ))}
+                </ul>
+              )}
+              {yamlNote.length > 0 && !yamlEdited && (
+                <ul className="note note-warn" aria-label="Not valid yet">
+                  {yamlNote.map((p) => (
+                    <li key={p}>{p}</li>
+                  ))}
+                </ul>
+              )}
+              <div className="row">
+                <button type="button" className="btn" disabled={!yamlEdited} onClick={() => readYaml()}>
+                  Apply YAML
+                </button>
+                {!yamlEdited && yamlProblems.length === 0 && <span className="muted small">In step with the flow.</span>}
+              </div>
+            </section>
+          )}
+          {view === 'flow' && (
+            <>
+              <section className="card stack" aria-label="Settings">
+                <div className="grid-2">
+                  <Field label="Sequence name">
+                    <input required value={seq.name} onChange={(e) => setSeq({ ...seq, name: e.target.value })} />
+                  </Field>
+                  <Field label="Status">
+                    <select value={seq.status} onChange={(e) => setSeq({ ...seq, status: e.target.value as SequenceDraft['status'] })}>
+                      <option value="active">Active (sends)</option>
+                      <option value="draft">Draft</option>
+                      <option value="paused">Paused</option>
                     </select>
                   </Field>
-                  <Field label={`Step ${i + 1} delay`} hint={i === 0 ? 'After enrollment.' : 'After the previous step.'}>
-                    <input value={s.delay} onChange={(e) => setStep(i, { delay: e.target.value })} />
+                  <Field label="Send window" hint="In the lead's local time, e.g. Mon-Fri 09:00-17:00; 'any' sends at any hour.">
+                    <input required value={seq.window} onChange={(e) => setSeq({ ...seq, window: e.target.value })} />
                   </Field>
-                  <Field label={`Step ${i + 1} key`} hint="Its identity across edits.">
-                    <input value={s.key} onChange={(e) => setStep(i, { key: e.target.value })} />
+                  <Field label="Random delay per send (minutes)" hint="Spreads sends so they do not look scheduled; 0 sends on time.">
+                    <input type="number" min={0} max={240} value={seq.jitterMinutes} onChange={(e) => setSeq({ ...seq, jitterMinutes: Number(e.target.value) })} />
                   </Field>
-                </div>
-                {s.type === 'email' && (
-                  <>
-                    <Field label={`Step ${i + 1} subject`} hint={i > 0 ? 'Empty: a reply in the same thread (Re: the first subject).' : undefined}>
-                      <input value={s.subject} onChange={(e) => setStep(i, { subject: e.target.value })} />
-                    </Field>
-                    <Field label={`Step ${i + 1} body`} hint="Variables: {{first_name}}, {{company}}, {{custom.field}}; filters: {{first_name | default: &quot;there&quot;}}; spintax: {Hi|Hello}.">
-                      <textarea rows={7} value={s.body} onChange={(e) => setStep(i, { body: e.target.value })} onFocus={() => previewAt(i)} />
-                    </Field>
-                    {s.variants.map((v, j) => {
-                      const name = `Step ${i + 1} variant ${v.key.toUpperCase()}`;
-                      const setVariant = (patch: Partial<StepDraft['variants'][number]>) => setStep(i, { variants: s.variants.map((x, k) => (k === j ? { ...x, ...patch } : x)) });
-                      return (
-                        <fieldset key={v.key} className="stack">
-                          <legend>{name}</legend>
-                          <div className="grid-3">
-                            <Field label={`${name} subject`}>
-                              <input value={v.subject} onChange={(e) => setVariant({ subject: e.target.value })} />
-                            </Field>
-                            <Field label={`${name} weight`} hint="Against 1 for the first.">
-                              <input type="number" min={0} max={1000} value={v.weight} onChange={(e) => setVariant({ weight: Number(e.target.value) })} />
-                            </Field>
-                            <div className="row">
-                              <button type="button" className="btn btn-quiet" onClick={() => setStep(i, { variants: s.variants.filter((_, k) => k !== j) })}>
-                                Remove {name}
-                              </button>
-                            </div>
-                          </div>
-                          <Field label={`${name} body`}>
-                            <textarea rows={5} value={v.body} onChange={(e) => setVariant({ body: e.target.value })} onFocus={() => previewAt(i, j)} />
-                          </Field>
-                        </fieldset>
-                      );
-                    })}
-                    <div>
-                      <button
-                        type="button"
-                        className="btn btn-quiet"
-                        onClick={() => {
-                          const used = new Set(['a', ...s.variants.map((v) => v.key)]);
-                          const key = 'bcdefghijk'.split('').find((k) => !used.has(k)) ?? `v${s.variants.length + 2}`;
-                          setStep(i, { variants: [...s.variants, { key, subject: s.subject, body: s.body, weight: 1 }] });
-                        }}
-                      >
-                        Add a variant (A/B test)
-                      </button>
-                    </div>
-                  </>
-                )}
-                {(s.type === 'call' || s.type === 'manual') && (
-                  <>
-                    <Field label={`Step ${i + 1} task title`}>
-                      <input value={s.title ?? ''} onChange={(e) => setStep(i, { title: e.target.value })} />
-                    </Field>
+                  <fieldset>
+                    <legend>Calendar and tracking</legend>
                     <label className="check">
-                      <input type="checkbox" checked={s.waitForTask ?? true} onChange={(e) => setStep(i, { waitForTask: e.target.checked })} /> Step {i + 1}: wait until the task is done
+                      <input type="checkbox" checked={seq.holidays} onChange={(e) => setSeq({ ...seq, holidays: e.target.checked })} /> Skip the lead's public holidays
                     </label>
-                  </>
-                )}
-                <Field label={`Step ${i + 1} notes`} hint="For the person doing the step; not sent.">
-                  <textarea rows={2} value={s.notes ?? ''} onChange={(e) => setStep(i, { notes: e.target.value })} />
-                </Field>
-              </li>
-            ))}
-          </ol>
+                    <label className="check">
+                      <input type="checkbox" checked={seq.trackOpens} onChange={(e) => setSeq({ ...seq, trackOpens: e.target.checked })} /> Track opens (a pixel)
+                    </label>
+                    <label className="check">
+                      <input type="checkbox" checked={seq.trackClicks} onChange={(e) => setSeq({ ...seq, trackClicks: e.target.checked })} /> Track clicks (redirected links)
+                    </label>
+                  </fieldset>
+                  <StopRulesFields rules={seq.stopRules} onChange={(stopRules) => setSeq({ ...seq, stopRules })} sequences={targets} />
+                  <fieldset>
+                    <legend>Sends from</legend>
+                    {(mailboxes.data?.mailboxes ?? []).map((m) => (
+                      <label key={m.id} className="check">
+                        <input
+                          type="checkbox"
+                          checked={seq.mailboxes.includes(m.email)}
+                          onChange={(e) => setSeq({ ...seq, mailboxes: e.target.checked ? [...seq.mailboxes, m.email] : seq.mailboxes.filter((x) => x !== m.email) })}
+                        />{' '}
+                        {m.email}
+                      </label>
+                    ))}
+                    {mailboxes.data?.mailboxes.length === 0 && <p className="muted small">Add a mailbox first.</p>}
+                  </fieldset>
+                </div>
+              </section>
+              <p className="flow-start">Enrolled</p>
+              <ol className="steps flow" aria-label="Steps">
+                {seq.steps.map((s, i) => (
+                  <li key={i} aria-label={`Step ${i + 1}`}>
+                    <Connector name={`step ${i + 1}`} delay={s.delay} first={i === 0} onDelay={(delay) => setStep(i, { delay })} onInsert={(k) => insertStep(i, k)} />
+                    {isBranch(s) ? (
+                      <BranchCard
+                        name={`Step ${i + 1}`}
+                        step={s}
+                        before={seq.steps.slice(0, i)}
+                        onChange={(b) => setSeq({ ...seq, steps: seq.steps.map((x, j) => (j === i ? b : x)) })}
+                        onRemove={() => setSeq({ ...seq, steps: seq.steps.filter((_, j) => j !== i) })}
+                        used={used}
+                        sequences={targets}
+                      />
+                    ) : (
+                      <StepCard
+                        name={`Step ${i + 1}`}
+                        step={s}
+                        first={i === 0}
+                        onChange={(patch) => setStep(i, patch)}
+                        onRemove={seq.steps.length > 1 ? () => setSeq({ ...seq, steps: seq.steps.filter((_, j) => j !== i) }) : undefined}
+                        onPreview={(variant) => previewAt(i, variant)}
+                        previewing={previewStep === i && previewVariant < 0}
+                      />
+                    )}
+                  </li>
+                ))}
+              </ol>
+              <p className="flow-end">End of sequence</p>
+            </>
+          )}
           <div className="row">
-            <button type="button" className="btn" onClick={() => setSeq({ ...seq, steps: [...seq.steps, newStep(seq.steps.length + 1)] })}>
-              Add step
-            </button>
+            {view === 'flow' && (
+              <>
+                <button type="button" className="btn" onClick={() => insertStep(seq.steps.length, 'email')}>
+                  Add step
+                </button>
+                <button type="button" className="btn" onClick={() => insertStep(seq.steps.length, 'branch')}>
+                  Add a branch
+                </button>
+              </>
+            )}
             <button type="button" className="btn btn-primary" disabled={busy} onClick={() => save()}>
               {busy ? 'Saving…' : 'Save sequence'}
             </button>
@@ -324,12 +356,12 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
               {saved}
             </p>
           )}
-          {seq.id && <ContentCheck workspaceId={workspaceId} sequenceId={seq.id} steps={seq.steps} />}
+          {seq.id && <ContentCheck workspaceId={workspaceId} sequenceId={seq.id} steps={plainSteps} />}
           {seq.id && <Launch workspaceId={workspaceId} sequenceId={seq.id} active={seq.status === 'active'} onEnrolled={() => setEnrolledAt((n) => n + 1)} />}
           {seq.id && <ExperimentsPanel workspaceId={workspaceId} sequenceId={seq.id} />}
           {seq.id && <SequenceEnrollments workspaceId={workspaceId} sequenceId={seq.id} refresh={enrolledAt} />}
         </div>
-        <Preview workspaceId={workspaceId} step={previewDraft(seq.steps[previewStep], previewVariant)} what={previewWhat(seq.steps[previewStep], previewStep, previewVariant)} leads={leads.data?.leads ?? []} pool={pool} />
+        <Preview workspaceId={workspaceId} step={previewDraft(previewedStep, previewVariant)} what={previewWhat(previewedStep, previewStep, previewVariant)} leads={leads.data?.leads ?? []} pool={pool} />
       </div>
     </>
   );
@@ -343,15 +375,20 @@ function unsendableText(details: Record<string, unknown>): string {
   return `This email cannot be sent to any of the ${n} leads checked (${which}). Every send of that step would be blocked. Save anyway?`;
 }
 
-/** A step as PUT takes it: an empty title or note is none. */
+/** A step as PUT takes it: an empty title or note is none (in a branch's arms too). */
 function cleanStep(s: StepDraft): StepDraft {
   const { title, notes, ...rest } = s;
   return { ...rest, ...(title?.trim() ? { title } : {}), ...(notes?.trim() ? { notes } : {}) };
 }
 
+function cleanFlowStep(s: FlowStep): FlowStep {
+  return isBranch(s) ? { ...s, branches: s.branches.map((a) => ({ ...a, steps: a.steps.map(cleanStep) })) } : cleanStep(s);
+}
+
 /** The sequence's stop rules; 'Default' leaves a rule unset (the server's default applies). */
-function StopRulesFields({ rules, onChange }: { rules: StopRules; onChange: (r: StopRules) => void }) {
-  const set = <K extends keyof StopRules>(k: K, v: StopRules[K] | undefined) => {
+type DraftRules = SequenceDraft['stopRules'];
+function StopRulesFields({ rules, onChange, sequences }: { rules: DraftRules; onChange: (r: DraftRules) => void; sequences: Array<{ key: string; name: string }> }) {
+  const set = <K extends keyof DraftRules>(k: K, v: DraftRules[K] | undefined) => {
     const next = { ...rules };
     if (v === undefined) delete next[k];
     else next[k] = v;
@@ -384,6 +421,50 @@ function StopRulesFields({ rules, onChange }: { rules: StopRules; onChange: (r: 
       <label className="check">
         <input type="checkbox" checked={rules.stopCompanyOnReply ?? false} onChange={(e) => set('stopCompanyOnReply', e.target.checked || undefined)} /> A reply stops the other leads of the same company
       </label>
+      <ReplyRulesFields rules={rules.onReply ?? {}} onChange={(r) => set('onReply', Object.keys(r).length ? r : undefined)} sequences={sequences} />
+    </fieldset>
+  );
+}
+
+const intentNames: Record<(typeof replyRuleIntents)[number], string> = {
+  interested: 'Interested',
+  not_interested: 'Not interested',
+  wrong_person: 'Wrong person',
+  referral: 'Referral',
+  question: 'Question',
+  neutral: 'Neutral',
+};
+
+/** Besides stopping, what a reply of each intent does: nothing more, a task for the owner, or a move to another sequence. */
+function ReplyRulesFields({ rules, onChange, sequences }: { rules: ReplyRules; onChange: (r: ReplyRules) => void; sequences: Array<{ key: string; name: string }> }) {
+  const set = (intent: keyof ReplyRules, v: 'notify' | MoveTo | undefined) => {
+    const next = { ...rules };
+    if (v === undefined) delete next[intent];
+    else next[intent] = v;
+    onChange(next);
+  };
+  return (
+    <fieldset className="stack">
+      <legend>On a reply, by its intent</legend>
+      {replyRuleIntents.map((intent) => {
+        const r = rules[intent];
+        const label = `On a reply: ${intentNames[intent]}`;
+        return (
+          <div key={intent} className="stack">
+            <Field label={label}>
+              <select
+                value={r === undefined ? '' : r === 'notify' ? 'notify' : 'move'}
+                onChange={(e) => set(intent, e.target.value === '' ? undefined : e.target.value === 'notify' ? 'notify' : { moveTo: sequences[0]?.key ?? '', after: '0 days' })}
+              >
+                <option value="">Stop only</option>
+                <option value="notify">Stop and notify the owner</option>
+                <option value="move">Move to a sequence after…</option>
+              </select>
+            </Field>
+            {typeof r === 'object' && <MoveFields name={label} value={r} onChange={(m) => set(intent, m)} sequences={sequences} />}
+          </div>
+        );
+      })}
     </fieldset>
   );
 }

@@ -2836,12 +2836,51 @@ export interface ApiRoutes {
         onMeetingBooked?: "finish" | "continue";
         maxSoftBounces?: number;
         stopCompanyOnReply?: boolean;
+        /** By the reply's intent, besides stopping: 'notify' (a task for the owner) or a move to another sequence */
+        onReply?: {
+          interested?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after: string;
+          };
+          not_interested?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after: string;
+          };
+          wrong_person?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after: string;
+          };
+          referral?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after: string;
+          };
+          question?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after: string;
+          };
+          neutral?: "notify" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after: string;
+          };
+        };
       };
       /** The mailbox pool (addresses); empty: every mailbox of the workspace */
       mailboxes: string[];
       steps: {
         key: string;
-        type: "email" | "call" | "manual" | "wait";
+        type: "email" | "call" | "manual" | "wait" | "branch";
         /** e.g. "2 minutes", "3 days", "2 business days" */
         delay: string;
         /** An email step's first variant; '' in a later step: a reply in the thread */
@@ -2878,6 +2917,59 @@ export interface ApiRoutes {
           tau?: number;
           autoWinner?: boolean;
         };
+        /** Branch steps: the arms, weighed in order when the branch comes due (docs/sequences.md) */
+        branches?: {
+          key: string;
+          /** The condition, as in the definition file (snake_case keys); none: the default arm, last */
+          when?: BranchCondition;
+          /** After the arm: rejoin after the branch, end, or move to another sequence */
+          then: "continue" | "end" | {
+            /** The target sequence's key */
+            moveTo: string;
+            /** e.g. "4 weeks" (read as days), "3 days" */
+            after: string;
+          };
+          steps: {
+            key: string;
+            type: "email" | "call" | "manual" | "wait";
+            /** e.g. "2 minutes", "3 days", "2 business days" */
+            delay: string;
+            /** An email step's first variant; '' in a later step: a reply in the thread */
+            subject: string;
+            body: string;
+            /** The first variant's key */
+            variantKey: string;
+            /** The first variant's weight */
+            weight: number;
+            title?: string;
+            notes?: string;
+            waitForTask?: boolean;
+            /** Call steps: try the call again after these outcomes, up to `attempts` more times */
+            retry?: {
+              attempts: number;
+              /** e.g. "2 hours", "1 business day" */
+              after: string;
+              on: ("no_answer" | "voicemail" | "busy")[];
+            };
+            /** An email step's other variants (A/B tests), sent by weight against the first */
+            variants: {
+              key: string;
+              /** '' keeps the step's subject */
+              subject: string;
+              body: string;
+              weight: number;
+            }[];
+            /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
+            experiment?: {
+              replyWindowDays?: number;
+              outcome?: "replied" | "positive" | "meetings";
+              alpha?: number;
+              minSamplePerArm?: number;
+              tau?: number;
+              autoWinner?: boolean;
+            };
+          }[];
+        }[];
       }[];
     };
     status: 200;
@@ -2908,12 +3000,51 @@ export interface ApiRoutes {
           onMeetingBooked?: "finish" | "continue";
           maxSoftBounces?: number;
           stopCompanyOnReply?: boolean;
+          /** By the reply's intent, besides stopping: 'notify' (a task for the owner) or a move to another sequence */
+          onReply?: {
+            interested?: "notify" | {
+              /** The target sequence's key */
+              moveTo: string;
+              /** e.g. "4 weeks" (read as days), "3 days" */
+              after?: string;
+            };
+            not_interested?: "notify" | {
+              /** The target sequence's key */
+              moveTo: string;
+              /** e.g. "4 weeks" (read as days), "3 days" */
+              after?: string;
+            };
+            wrong_person?: "notify" | {
+              /** The target sequence's key */
+              moveTo: string;
+              /** e.g. "4 weeks" (read as days), "3 days" */
+              after?: string;
+            };
+            referral?: "notify" | {
+              /** The target sequence's key */
+              moveTo: string;
+              /** e.g. "4 weeks" (read as days), "3 days" */
+              after?: string;
+            };
+            question?: "notify" | {
+              /** The target sequence's key */
+              moveTo: string;
+              /** e.g. "4 weeks" (read as days), "3 days" */
+              after?: string;
+            };
+            neutral?: "notify" | {
+              /** The target sequence's key */
+              moveTo: string;
+              /** e.g. "4 weeks" (read as days), "3 days" */
+              after?: string;
+            };
+          };
         };
         /** The mailbox pool (addresses); empty: every mailbox of the workspace */
         mailboxes?: string[];
         steps: {
           key: string;
-          type: "email" | "call" | "manual" | "wait";
+          type: "email" | "call" | "manual" | "wait" | "branch";
           /** e.g. "2 minutes", "3 days", "2 business days" */
           delay?: string;
           /** An email step's first variant; '' in a later step: a reply in the thread */
@@ -2950,6 +3081,59 @@ export interface ApiRoutes {
             tau?: number;
             autoWinner?: boolean;
           };
+          /** Branch steps: the arms, weighed in order when the branch comes due (docs/sequences.md) */
+          branches?: {
+            key: string;
+            /** The condition, as in the definition file (snake_case keys); none: the default arm, last */
+            when?: BranchCondition;
+            /** After the arm: rejoin after the branch, end, or move to another sequence */
+            then?: "continue" | "end" | {
+              /** The target sequence's key */
+              moveTo: string;
+              /** e.g. "4 weeks" (read as days), "3 days" */
+              after?: string;
+            };
+            steps?: {
+              key: string;
+              type: "email" | "call" | "manual" | "wait";
+              /** e.g. "2 minutes", "3 days", "2 business days" */
+              delay?: string;
+              /** An email step's first variant; '' in a later step: a reply in the thread */
+              subject?: string;
+              body?: string;
+              /** The first variant's key */
+              variantKey?: string;
+              /** The first variant's weight */
+              weight?: number;
+              title?: string;
+              notes?: string;
+              waitForTask?: boolean;
+              /** Call steps: try the call again after these outcomes, up to `attempts` more times */
+              retry?: {
+                attempts: number;
+                /** e.g. "2 hours", "1 business day" */
+                after?: string;
+                on?: ("no_answer" | "voicemail" | "busy")[];
+              };
+              /** An email step's other variants (A/B tests), sent by weight against the first */
+              variants?: {
+                key: string;
+                /** '' keeps the step's subject */
+                subject: string;
+                body: string;
+                weight?: number;
+              }[];
+              /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
+              experiment?: {
+                replyWindowDays?: number;
+                outcome?: "replied" | "positive" | "meetings";
+                alpha?: number;
+                minSamplePerArm?: number;
+                tau?: number;
+                autoWinner?: boolean;
+              };
+            }[];
+          }[];
         }[];
       };
     };

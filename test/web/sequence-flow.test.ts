@@ -10,7 +10,9 @@ import { webSuite } from './harness.ts';
  * against the real app: three steps built in the flow, a delay changed on its connector, seen in
  * the YAML view (the server's rendering, as `cadenza sequence export` writes it), a subject changed
  * in the YAML, seen back in the flow, saved and reloaded. A YAML that does not parse lists its
- * problems with their line. Screenshots and axe at 1440×900 and 390×844.
+ * problems with their line. And a branch built in the flow: its two arms side by side at 1440 px, one
+ * that ends, saved and reloaded as the stored definition says. Screenshots and axe at 1440×900 and
+ * 390×844.
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'flo@cadenza.test', password: 'a long enough password', workspace: 'Flow Co' };
@@ -112,6 +114,49 @@ describe.skipIf(skip !== null)(`the sequence flow editor in Chromium${skip ? ` (
     await page.getByText('Sequence saved').waitFor();
     await expect.poll(async () => (await loadDefinition(app.store.db, ws.id, sequenceId))!.name).toBe('Flow test, from YAML');
 
+    expect(found).toEqual([]);
+    expect(web.errors).toEqual([]);
+  });
+
+  it('builds a branch in the flow: its arms side by side, one that ends, saved and reloaded as the definition says', async () => {
+    const { app } = web;
+    const page = await web.newPage({ viewport: { width: 1440, height: 900 } });
+    await page.goto(app.url);
+    await web.signIn(page, OWNER);
+    await page.goto(`${app.url}/sequences/new`);
+    await page.getByLabel('Sequence name').fill('Branch test');
+    await page.getByRole('button', { name: 'Add step' }).click();
+    await page.getByLabel('Step 2 subject').waitFor();
+    // A branch inserted before step 2: "opened step 1?" with a step of its own, and the default arm.
+    await page.getByRole('button', { name: 'Insert a step before step 2' }).click();
+    await page.getByRole('group', { name: 'Insert before step 2' }).getByRole('button', { name: 'Branch' }).click();
+    const arms = page.getByRole('list', { name: 'Step 2 arms' });
+    await arms.waitFor();
+    expect(await arms.getByRole('listitem', { name: /^Step 2 arm \d$/ }).count()).toBe(2);
+    await page.getByLabel('Step 2 arm 2 then').selectOption('end');
+    await page.getByText('No arm rejoins').waitFor({ state: 'detached' });
+    const found: string[] = [];
+    await audit(page, 'sequence-flow-04-branch', found);
+
+    await page.getByRole('button', { name: 'Save sequence' }).click();
+    await page.getByText('Sequence created.').waitFor();
+    await page.waitForURL(/\/sequences\/[0-9a-f-]{36}$/);
+    const sequenceId = page.url().split('/').pop()!;
+    await page.reload();
+    await arms.waitFor();
+    // Side by side at 1440 px: the second arm to the right of the first, on the same line.
+    const [a1, a2] = [await page.getByRole('listitem', { name: 'Step 2 arm 1', exact: true }).boundingBox(), await page.getByRole('listitem', { name: 'Step 2 arm 2', exact: true }).boundingBox()];
+    expect(a2!.x).toBeGreaterThan(a1!.x + a1!.width - 1);
+    expect(Math.abs(a2!.y - a1!.y)).toBeLessThan(5);
+    expect(await page.getByLabel('Step 2 arm 2 then').inputValue()).toBe('end');
+
+    const ws = await app.store.db.selectFrom('workspace').select('id').where('name', '=', OWNER.workspace).executeTakeFirstOrThrow();
+    const def = (await loadDefinition(app.store.db, ws.id, sequenceId))!;
+    const branch = def.steps.find((s) => s.kind === 'branch')!;
+    expect(branch.branches!.map((b) => [b.key, b.when ?? null, b.then, b.steps.length])).toEqual([
+      ['yes', { opened: 'step-1' }, 'continue', 1],
+      ['otherwise', null, 'end', 0],
+    ]);
     expect(found).toEqual([]);
     expect(web.errors).toEqual([]);
   });

@@ -121,7 +121,7 @@ describe.skipIf(skip !== null)(`the sequence flow editor in Chromium${skip ? ` (
   it('builds a branch in the flow: its arms side by side, one that ends, saved and reloaded as the definition says', async () => {
     const { app } = web;
     const page = await web.newPage({ viewport: { width: 1440, height: 900 } });
-    await page.goto(app.url);
+    await page.goto(app.url!);
     await web.signIn(page, OWNER);
     await page.goto(`${app.url}/sequences/new`);
     await page.getByLabel('Sequence name').fill('Branch test');

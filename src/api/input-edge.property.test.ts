@@ -87,6 +87,12 @@ describe.each(testBackends())('hostile values in every route input (%s)', (backe
       // A delay written in words is a string: the same huge number in it.
       for (const leaf of textual.filter((l) => l.path.at(-1) === 'delay')) {
         const res = await call(r, replaced(ex.body, leaf.path, '99999999999999999999 days'), ex.query);
+        // The YAML view's render writes a draft as typed and lists what is wrong with it (the
+        // editor switches views with a draft not yet valid): the delay must be among its problems.
+        if (r.url.endsWith('/sequences/yaml/render') && res.statusCode === 200) {
+          expect(res.json<{ problems: string[] }>().problems.some((p) => p.includes('invalid delay')), res.body).toBe(true);
+          continue;
+        }
         expect(res.statusCode, `${r.method} ${r.url} body.${leaf.path.join('.')}: ${res.body}`).toBe(400);
       }
     }

@@ -55,7 +55,9 @@ const recursive: z.ZodType<Condition> = z.lazy(() =>
     z.object({ any: z.array(recursive).min(1).max(20) }).strict(),
     z.object({ not: recursive }).strict(),
   ]),
-) as z.ZodType<Condition>;
+  // Named too: the cycle is through this schema, and a cycle through an unnamed one is written as a
+  // $ref the OpenAPI document cannot resolve.
+).meta({ id: 'BranchConditionPart' }) as z.ZodType<Condition>;
 
 export const conditionSchema: z.ZodType<Condition> = recursive
   .refine((c) => depth(c) <= MAX_CONDITION_DEPTH, `all/any/not nest at most ${MAX_CONDITION_DEPTH} deep`)

@@ -177,7 +177,32 @@ export type AuditLogPage = {
   nextBefore: string | null;
 };
 
-export type BranchCondition = __schema0;
+export type BranchCondition = BranchConditionPart;
+
+export type BranchConditionPart = {
+  opened: string;
+} | {
+  clicked: string;
+} | {
+  call_outcome: {
+    step: string;
+    in: ("connected" | "no_answer" | "voicemail" | "busy" | "wrong_number" | "meeting_booked" | "not_interested")[];
+  };
+} | {
+  lead: {
+    field: string;
+    equals?: string;
+    in?: string[];
+    contains?: string;
+    exists?: boolean;
+  };
+} | {
+  all: BranchConditionPart[];
+} | {
+  any: BranchConditionPart[];
+} | {
+  not: BranchConditionPart;
+};
 
 export type Call = {
   id: string;
@@ -1272,31 +1297,6 @@ export type WorkspaceSettings = {
   callRecording: boolean;
   /** Days a call recording is kept (default 90) */
   callRecordingRetentionDays: number;
-};
-
-export type __schema0 = {
-  opened: string;
-} | {
-  clicked: string;
-} | {
-  call_outcome: {
-    step: string;
-    in: ("connected" | "no_answer" | "voicemail" | "busy" | "wrong_number" | "meeting_booked" | "not_interested")[];
-  };
-} | {
-  lead: {
-    field: string;
-    equals?: string;
-    in?: string[];
-    contains?: string;
-    exists?: boolean;
-  };
-} | {
-  all: __schema0[];
-} | {
-  any: __schema0[];
-} | {
-  not: __schema0;
 };
 
 /** Every API route by `METHOD /path`: params, query and body as the server takes them, the answer as it sends it. */

@@ -124,6 +124,7 @@ export const analyticsRoutes = [
     summary: "The window's figures (the series of GET …/analytics, bounces hard and soft, and each rate per email sent) per sequence, email step, variant, mailbox or rep: every fact credited to one email, so the rows sum to the headline",
     tags: ['analytics'],
     access: { workspace: 'member' },
+    example: () => ({ query: { by: 'step' as const } }),
     params: workspaceParams({}),
     query: breakdownQuery,
     response: z
@@ -146,6 +147,7 @@ export const analyticsRoutes = [
     summary: 'GET …/analytics/breakdown as CSV: one row per sequence, step, variant, mailbox or rep, one column per figure and rate',
     tags: ['analytics'],
     access: { workspace: 'member' },
+    example: () => ({ query: { by: 'step' as const } }),
     params: workspaceParams({}),
     query: breakdownQuery,
     response: z.string().describe('text/csv'),

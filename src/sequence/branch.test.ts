@@ -3,6 +3,7 @@
  * validation and export, and the pure engine's choice of an arm, its end and its moves.
  */
 import fc from 'fast-check';
+import { enrollmentFixture } from '../../test/sequence/enrollment-fixture.ts';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { flattenSteps, POSITION_GAP } from './apply-definition.ts';
@@ -68,26 +69,7 @@ function engineView(def: SequenceDefinition): SequenceDef {
 }
 
 function fresh(): Enrollment {
-  return {
-    id: '00000000-0000-7000-8000-00000000e001',
-    workspaceId: 'ws',
-    sequenceId: 'seq',
-    leadId: 'lead',
-    state: 'active',
-    stateReason: null,
-    waitingFor: null,
-    nextStepId: null,
-    lastStepId: null,
-    lastStepAt: null,
-    doneStepIds: [],
-    dueAt: null,
-    pausedDueAt: null,
-    zone: 'UTC',
-    country: null,
-    region: null,
-    softBounces: 0,
-    enrolledAt: T0,
-  };
+  return enrollmentFixture(T0);
 }
 
 /**

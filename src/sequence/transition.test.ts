@@ -4,6 +4,7 @@
  * outbox and the task list that carries out the effects the way effects.ts and the sender do.
  */
 import fc from 'fast-check';
+import { enrollmentFixture } from '../../test/sequence/enrollment-fixture.ts';
 import { describe, expect, it } from 'vitest';
 import { placeSteps, POSITION_GAP } from './apply-definition.ts';
 import { isAllowed, type Delay, type SendWindow, type Weekday } from '../calendar/index.ts';
@@ -40,27 +41,7 @@ function sequence(steps: StepDef[], extra: Partial<SequenceDef> = {}): SequenceD
 }
 
 function enrollment(extra: Partial<Enrollment> = {}): Enrollment {
-  return {
-    id: '00000000-0000-7000-8000-00000000e001',
-    workspaceId: 'ws',
-    sequenceId: 'seq',
-    leadId: 'lead',
-    state: 'active',
-    stateReason: null,
-    waitingFor: null,
-    nextStepId: null,
-    lastStepId: null,
-    lastStepAt: null,
-    doneStepIds: [],
-    dueAt: null,
-    pausedDueAt: null,
-    zone: 'UTC',
-    country: null,
-    region: null,
-    softBounces: 0,
-    enrolledAt: T0,
-    ...extra,
-  };
+  return enrollmentFixture(T0, extra);
 }
 
 const seq3 = sequence([step(0, 'email', { amount: 0, unit: 'minutes' }), step(1, 'call'), step(2, 'email', { amount: 2, unit: 'days' })]);

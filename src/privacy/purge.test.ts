@@ -4,6 +4,7 @@ import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
 import { SimClock } from '../sim/sim-clock.ts';
 import { Leases } from '../ops/leases.ts';
 import { purgeExpiredData } from './purge.ts';
+import { PURGED_OF_SEEDED, SEEDED_RETENTION, seedPurgeableRows } from '../../test/privacy/purgeable-rows.ts';
 import { lastPurgeDay, PRIVACY_PURGE_LEASE, runNightlyPurge } from './purge-role.ts';
 
 const DAY = 86_400_000;
@@ -11,7 +12,6 @@ const DAY = 86_400_000;
 const T = Date.UTC(2026, 2, 10, 3);
 const WS = '00000000-0000-4000-8000-0000000003a1';
 const KEEP = '00000000-0000-4000-8000-0000000003a2';
-const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 describe.each(testBackends())('privacy purge (%s)', (backend) => {
   let store: TestStore;
@@ -20,47 +20,9 @@ describe.each(testBackends())('privacy purge (%s)', (backend) => {
     store = await freshStore(backend);
     const db = store.db;
     await sql`truncate table workspace cascade`.execute(db);
-    const retention = { messageBodiesDays: 30, messagesDays: 60, eventsDays: 30, importRejectsDays: 7, unmatchedCallsDays: 30 };
-    await db.insertInto('workspace').values([{ id: WS, name: 'purged', settings: JSON.stringify({ retention }) }, { id: KEEP, name: 'kept' }]).execute();
+    await db.insertInto('workspace').values([{ id: WS, name: 'purged', settings: JSON.stringify({ retention: SEEDED_RETENTION }) }, { id: KEEP, name: 'kept' }]).execute();
     let n = 1;
-    for (const ws of [WS, KEEP]) {
-      // Messages 100, 40 and 1 days old, each with its text.
-      for (const age of [100, 40, 1]) {
-        await db.insertInto('message').values({ id: id(n++), workspace_id: ws, direction: 'inbound', message_id: `<m${n}@t>`, at: new Date(T - age * DAY), new_text: `text ${age}`, excerpt: `ex ${age}` }).execute();
-      }
-      for (const age of [100, 40, 1]) {
-        await db.insertInto('event').values({ workspace_id: ws, enrollment_id: null, type: 'note', payload: '{}', at: new Date(T - age * DAY) }).execute();
-        await db.insertInto('tracking_event').values({ workspace_id: ws, kind: 'open', at: new Date(T - age * DAY) }).execute();
-      }
-      const ep = id(n++);
-      await db.insertInto('webhook_endpoint').values({ id: ep, workspace_id: ws, url: 'https://h.test', events: ['reply'], legacy_secret: 's' }).execute();
-      await db.insertInto('webhook_delivery').values([
-        { endpoint_id: ep, workspace_id: ws, event_id: 'done', event_type: 'reply', payload: '{}', state: 'delivered', next_attempt_at: new Date(T - 90 * DAY), created_at: new Date(T - 90 * DAY) },
-        { endpoint_id: ep, workspace_id: ws, event_id: 'pending', event_type: 'reply', payload: '{}', state: 'pending', next_attempt_at: new Date(T), created_at: new Date(T - 90 * DAY) },
-      ]).execute();
-      const imp = id(n++);
-      await db.insertInto('lead_import').values({ id: imp, workspace_id: ws, on_duplicate: 'skip', status: 'done', created_at: new Date(T - 10 * DAY) }).execute();
-      await db.insertInto('lead_import_reject').values({ import_id: imp, workspace_id: ws, line: 2, reason: 'duplicate', message: 'dup', raw: 'a@b.test' }).execute();
-      // Calls 40 days old: one from a number no lead has (with its recording and transcript), one
-      // of a lead, one with no lead still live; and one with no lead from yesterday.
-      const lead = id(n++);
-      await db.insertInto('lead').values({ id: lead, workspace_id: ws, email: `lead${n}@p.test`, email_norm: `lead${n}@p.test` }).execute();
-      const call = (over: Partial<{ lead_id: string; state: 'ringing' | 'ended' }>, age: number) => {
-        const c = id(n++);
-        return db
-          .insertInto('phone_call')
-          .values({ id: c, workspace_id: ws, direction: 'inbound', source: 'dialer', state: 'ended', remote_e164: '+15550100', created_at: new Date(T - age * DAY), ...over })
-          .execute()
-          .then(() => c);
-      };
-      const unmatched = await call({}, 40);
-      await db.insertInto('phone_call_recording').values({ call_id: unmatched, workspace_id: ws, sealed: Buffer.from('x'), duration_ms: 1000, bytes: 1, announced: true, created_at: new Date(T - 40 * DAY) }).execute();
-      await db.insertInto('call_transcript').values({ call_id: unmatched, workspace_id: ws, next_attempt_at: new Date(T - 40 * DAY) }).execute();
-      await call({ lead_id: lead }, 40);
-      await call({ state: 'ringing' }, 40);
-      await call({}, 1);
-      for (const age of [40, 1]) await db.insertInto('call_capture_quarantine').values({ sip_call_id: `c${age}`, workspace_id: ws, reason: 'no_call', message: 'no call', at: new Date(T - age * DAY) }).execute();
-    }
+    for (const ws of [WS, KEEP]) n = await seedPurgeableRows(db, ws, T, n);
   }, 60_000);
   afterAll(async () => store?.destroy());
 
@@ -71,7 +33,7 @@ describe.each(testBackends())('privacy purge (%s)', (backend) => {
     const clock = new SimClock(T);
     const r = await purgeExpiredData(store, clock, { batchSize: 1 });
     expect(r.stopped).toBe(false);
-    expect(r.counts).toEqual({ message_bodies: 1, messages: 1, events: 2, tracking_events: 2, webhook_deliveries: 1, import_rejects: 1, unmatched_calls: 1, capture_quarantine: 1 });
+    expect(r.counts).toEqual(PURGED_OF_SEEDED);
     // All of it the purged workspace's: the one that keeps everything has no entry.
     expect(r.byWorkspace).toEqual({ [WS]: r.counts });
     // One row per statement, and one more statement per kind to find the end.

@@ -44,7 +44,9 @@ describe('least-privilege grants', () => {
     expect(to('scheduler', 'credential_task')).toEqual([]);
     // Calls (a lead's number, notes, history): the API's alone.
     expect(to('api', 'phone_call')).toEqual([`grant select, insert, update, delete on "public"."phone_call" to "${DB_ROLES.api}"`]);
-    for (const r of ['scheduler', 'sender', 'sync'] as const) expect(to(r, 'phone_call')).toEqual([]);
+    for (const r of ['sender', 'sync'] as const) expect(to(r, 'phone_call')).toEqual([]);
+    // The scheduler's purge deletes ended calls no lead owns: it reads only the columns that choose them.
+    expect(to('scheduler', 'phone_call')).toEqual([`grant delete on "public"."phone_call" to "${DB_ROLES.scheduler}"`, `grant select ("id", "workspace_id", "created_at", "lead_id", "state") on "public"."phone_call" to "${DB_ROLES.scheduler}"`]);
     expect(to('sync', 'credential_task')).toEqual([]);
     expect(to('sender', 'credential_task')).toEqual([`grant select, insert, update, delete on "public"."credential_task" to "${DB_ROLES.sender}"`]);
   });

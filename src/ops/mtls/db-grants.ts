@@ -57,6 +57,18 @@ import type { Role } from '../../common/config.ts';
  *                         changes in (0055): the API's (the reader runs in the API role); the
  *                         journal trigger of the other roles' engine writes reads a mirrored
  *                         contact's lead and queues its Cadenza-owned fields (cadenza_pending).
+ *   oauth_flow, acme_account, acme_challenge, audit_event, figure_bucket, figure_fold
+ *                         the API's alone: OAuth consent flows (mailbox and CRM routes), the
+ *                         tracking hosts' ACME account and challenges (CustomHosts), the audit log
+ *                         (written by routes, purged by the API's retention timer) and the
+ *                         analytics rollup (the API's minute fold and its reads).
+ *   lead_import, lead_import_reject
+ *                         imports run in the API's requests; the scheduler's nightly purge reads
+ *                         an import's age and state and deletes its rejects past retention.
+ *   privacy_purge_day     the scheduler's record of each nightly purge; the API reads it.
+ *   phone_call, call_capture_quarantine
+ *                         besides the API, the scheduler's purge deletes ended calls no lead owns
+ *                         and old capture failures, reading only the columns that choose them.
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -91,6 +103,9 @@ const RW = ['select', 'insert', 'update', 'delete'];
  * process taken over cannot mint an API key, a session or an account, nor list them.
  */
 const API_ONLY = ['account', 'account_device', 'api_key', 'app_user', 'auth_session', 'invitation', 'login_failure', 'setup_token'];
+
+/** Read and written by the API role's own work only (file comment). */
+const API_WORK = ['oauth_flow', 'acme_account', 'acme_challenge', 'audit_event', 'figure_bucket', 'figure_fold'];
 
 /** Written by the API alone (file comment), read by every role. */
 const DEFINITIONS = ['lead', 'sequence', 'sequence_mailbox', 'step', 'variant', 'experiment_winner'];
@@ -139,10 +154,22 @@ export const RESTRICTED: Record<string, TableRule> = {
   crm_conflict: { table: { api: RW } },
   crm_list_enrollment: { table: { api: RW } },
   crm_list_member: { table: { api: RW } },
-  phone_call: { table: { api: RW } },
+  // The scheduler's nightly purge deletes ended calls no lead owns, past their retention (privacy/
+  // sql/purge.ts): the columns that choose them, never a number, notes or what was said.
+  phone_call: { table: { api: RW, scheduler: ['delete'] }, columns: { scheduler: { select: ['id', 'workspace_id', 'created_at', 'lead_id', 'state'] } } },
   rep_voicemail: { table: { api: RW } },
   phone_call_recording: { table: { api: RW } },
-  call_capture_quarantine: { table: { api: RW } },
+  call_capture_quarantine: { table: { api: RW, scheduler: ['delete'] }, columns: { scheduler: { select: ['id', 'workspace_id', 'at'] } } },
+  // Sign-in and connection flows in progress (mailbox and CRM OAuth), the tracking hosts' ACME
+  // account and challenges, the audit log and the analytics rollup: the API's work alone (its
+  // routes, CustomHosts, the audit retention and the minute's fold in app.ts).
+  ...Object.fromEntries(API_WORK.map((t) => [t, { table: { api: RW } }])),
+  // Imports run in the API's requests; the scheduler's purge deletes rejects past their retention,
+  // chosen by their import's age, and reads nothing of the rows themselves.
+  lead_import: { table: { api: RW }, columns: { scheduler: { select: ['id', 'workspace_id', 'created_at', 'status'] } } },
+  lead_import_reject: { table: { api: RW, scheduler: ['delete'] }, columns: { scheduler: { select: ['import_id', 'line'] } } },
+  // The purge's record of each day: written by the scheduler that ran it, read by the API's settings.
+  privacy_purge_day: { table: { api: ['select'], scheduler: RW } },
   call_transcript: { table: { api: RW } },
   mailbox_credential: {
     table: { api: ['insert', 'delete'], sender: RW, sync: RW },

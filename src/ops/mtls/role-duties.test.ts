@@ -1,0 +1,103 @@
+import pg from 'pg';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
+import { PURGED_OF_SEEDED, SEEDED_RETENTION, seedPurgeableRows } from '../../../test/privacy/purgeable-rows.ts';
+import { openStore, type Store } from '../../store/store.ts';
+import { SimClock } from '../../sim/sim-clock.ts';
+import { seededRandom } from '../../common/random.ts';
+import { EnrollmentService } from '../../sequence/enrollment-service.ts';
+import { runNightlyPurge, lastPurgeDay } from '../../privacy/purge-role.ts';
+import { purgeAuditLog } from '../../api/audit/retention.ts';
+import { recordAudit } from '../../api/audit/audit-log.ts';
+import { foldFigures } from '../figure-rollup.ts';
+import { settleWinners } from '../../experiments/auto-winner.ts';
+import { sweepCalls } from '../../dialer/calls.ts';
+import type { Role } from '../../common/config.ts';
+import { applyGrants } from './apply-grants.ts';
+import { DB_ROLES } from './db-grants.ts';
+
+/**
+ * The periodic duties each role runs (src/app/app.ts), run as that role's database user after
+ * `cadenza db grants`: every grant a duty needs is there, and the tables the grants keep from a
+ * role stay closed to it. db-grants.test.ts checks the statements; this checks them against the
+ * code that runs under them (the nightly purge once ran in the scheduler without the right to
+ * delete the calls it purges). PostgreSQL only: PGlite has one user.
+ */
+const T = Date.UTC(2026, 2, 10, 3);
+const WS = '00000000-0000-4000-8000-0000000004a1';
+
+describe.skipIf(!testBackends().includes('postgres'))("each role's duties under its own grants (postgres)", () => {
+  let owner: TestStore;
+  const as = {} as Record<Role, Store>;
+
+  beforeAll(async () => {
+    owner = await freshStore('postgres', { poolSize: 2 });
+    await sql`truncate table workspace cascade`.execute(owner.db);
+    await owner.db.insertInto('workspace').values({ id: WS, name: 'purged', settings: JSON.stringify({ retention: SEEDED_RETENTION }) }).execute();
+    await seedPurgeableRows(owner.db, WS, T, 1);
+    await recordAudit(owner.db, { clock: new SimClock(T - 400 * 86_400_000), random: seededRandom(1) }, { workspaceId: WS, action: 'settings.changed', actor: { kind: 'system', label: 'Cadenza' }, target: 'workspace', detail: {} });
+    const c = new pg.Client({ connectionString: owner.url });
+    await c.connect();
+    try {
+      await applyGrants(c);
+    } finally {
+      await c.end();
+    }
+    for (const role of Object.keys(DB_ROLES) as Role[]) {
+      const u = new URL(owner.url!);
+      u.username = DB_ROLES[role];
+      as[role] = await openStore({ databaseUrl: u.toString(), poolSize: 2 });
+    }
+  }, 120_000);
+  afterAll(async () => {
+    for (const s of Object.values(as)) await s.close();
+    await owner?.destroy();
+  });
+
+  it("the scheduler's nightly purge removes every kind it purges, calls included", async () => {
+    const r = await runNightlyPurge({ store: as.scheduler, clock: new SimClock(T), owner: 'scheduler-1' });
+    expect(r).toMatchObject({ day: '2026-03-10', report: { counts: PURGED_OF_SEEDED, stopped: false } });
+    // Its other pass, steps falling due (nothing is due here: the statements still meet their grants).
+    expect(await new EnrollmentService({ store: as.scheduler, clock: new SimClock(T), random: seededRandom(4) }).fireDue(50)).toEqual([]);
+    // The API reads the day's counts for the settings screen.
+    expect(await lastPurgeDay(as.api.db, WS)).toMatchObject({ day: '2026-03-10', counts: PURGED_OF_SEEDED });
+  });
+
+  it("the API's duties: the analytics fold, the audit retention, the call sweep, experiment winners", async () => {
+    const clock = new SimClock(T);
+    await foldFigures(as.api);
+    expect((await purgeAuditLog(as.api, clock)).deleted).toBe(1);
+    const service = new EnrollmentService({ store: as.api, clock, random: seededRandom(2) });
+    await sweepCalls({ store: as.api, clock, random: seededRandom(3), service });
+    await settleWinners({ store: as.api, clock });
+  });
+
+  // 42501: insufficient_privilege.
+  const denied = async (role: Role, q: string) => {
+    await expect(sql.raw(q).execute(as[role].db)).rejects.toMatchObject({ code: '42501' });
+  };
+
+  it('keeps what a role has no business with closed to it', async () => {
+    for (const role of ['scheduler', 'sender', 'sync'] as const) {
+      // The audit log, the analytics buckets, sign-in flows and certificates are the API's.
+      await denied(role, 'select count(*) from audit_event');
+      await denied(role, `insert into audit_event (id, workspace_id, at, action, actor_kind, actor_label, target, detail) values (gen_random_uuid(), '${WS}', now(), 'x', 'system', 'x', 'x', '{}')`);
+      await denied(role, 'select count(*) from figure_bucket');
+      await denied(role, 'delete from figure_fold');
+      await denied(role, 'select count(*) from oauth_flow');
+      await denied(role, 'select count(*) from acme_account');
+      await denied(role, 'select count(*) from acme_challenge');
+      await denied(role, `update lead_import set status = 'failed'`);
+    }
+    // Import rows: the scheduler only deletes rejects past their retention.
+    for (const role of ['sender', 'sync'] as const) await denied(role, 'select count(*) from lead_import_reject');
+    await denied('scheduler', `insert into lead_import_reject (import_id, workspace_id, line, reason, message, raw) select id, workspace_id, 9, 'x', 'x', 'x' from lead_import limit 1`);
+    // The purge's record is the scheduler's; the API only reads it.
+    await denied('api', `delete from privacy_purge_day`);
+    for (const role of ['sender', 'sync'] as const) await denied(role, 'select count(*) from privacy_purge_day');
+    // The scheduler deletes expired calls but never reads what was said or who was called beyond that.
+    await denied('scheduler', 'update phone_call set notes = null');
+    await denied('scheduler', 'select count(*) from call_transcript');
+  });
+});

@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # A Patroni cluster for the automatic-failover drill (docs/operations.md, "Automatic failover with
-# Patroni"): one etcd and two (or three) PostgreSQL nodes, each managed by its own Patroni, with
-# synchronous_mode on. Needs root (network namespaces); the servers run as the `postgres` account.
+# Patroni"): two or three PostgreSQL nodes, each managed by its own Patroni, with synchronous_mode
+# on, and etcd. Needs root (network namespaces); the servers run as the `postgres` account.
 #
 # Each node (Patroni + PostgreSQL) lives in a network namespace of its own, joined by a veth pair
-# to a bridge in the root namespace, where etcd and Cadenza run:
+# to a bridge in the root namespace, where Cadenza runs. Where etcd runs (PATRONI_ETCD):
+#   root       one etcd in the root namespace (the default for two nodes);
+#   apart      three members in a namespace of their own, <prefix>e at PATRONI_NET.2 (the default
+#              for three nodes): etcd on machines apart from the database's;
+#   colocated  three nodes only: a member on each node, so a node cut off takes its member with it.
+#              Debian's Patroni (3.0.2) then fails back when the cut heals: the rejoining member
+#              serves its stale leader key, the old primary promotes itself again and the new one
+#              demotes (Patroni issue 3314, fixed in 4.1.0; docs/operations.md). Kept to show it.
 #
-#     root namespace: bridge PATRONI_BRIDGE  PATRONI_NET.1   etcd :PATRONI_ETCD_PORT
-#        ├─ veth ─ namespace <prefix>1: node1 PATRONI_NET.11  PostgreSQL :5581  REST :8581
-#        └─ veth ─ namespace <prefix>2: node2 PATRONI_NET.12  PostgreSQL :5582  REST :8582
+#     root namespace: bridge PATRONI_BRIDGE  PATRONI_NET.1   (root: etcd :PATRONI_ETCD_PORT)
+#        ├─ veth ─ namespace <prefix>1: node1 PATRONI_NET.11  PostgreSQL :5581  REST :8581  (colocated: etcd1)
+#        ├─ veth ─ namespace <prefix>2: node2 PATRONI_NET.12  PostgreSQL :5582  REST :8582  (colocated: etcd2)
+#        ├─ veth ─ namespace <prefix>3: node3 PATRONI_NET.13  PostgreSQL :5583  REST :8583  (colocated: etcd3)
+#        └─ veth ─ namespace <prefix>e: PATRONI_NET.2  (apart: etcd1–3 on :PATRONI_ETCD_PORT, +2, +4)
 #
 # `cut NODE` sets the root end of the node's veth down: its packets are dropped, nothing answers
 # with a reset, so every connection to it hangs, as when a switch or a cable fails. That is the
@@ -21,14 +30,22 @@
 #   patroni-cluster.sh wait        waits (120 s at most) for a leader and a synchronous standby
 #   patroni-cluster.sh nodes       one line per node: name, PostgreSQL host:port, REST API URL
 #   patroni-cluster.sh url         the multi-host DATABASE_URL (target_session_attrs=read-write)
-#   patroni-cluster.sh kill NODE   SIGKILL of the node's Patroni and postmaster (a crashed machine)
+#   patroni-cluster.sh url-of NODE that node's URL alone
+#   patroni-cluster.sh kill NODE   SIGKILL of the node's Patroni and postmaster, and of its etcd
+#                                  member (a crashed machine)
 #   patroni-cluster.sh cut NODE    the node's link down (packets dropped)
-#   patroni-cluster.sh heal NODE   link up again; a killed node's Patroni is started again. It
-#                                  rejoins as a standby (pg_rewind, or a fresh copy if that fails)
+#   patroni-cluster.sh isolate NODE  etcd apart or colocated: the node loses the other nodes and
+#                                  etcd but not the root namespace, where Cadenza runs: a partition
+#                                  that leaves the old primary reachable by its clients and not by
+#                                  etcd's quorum (blackhole routes both ways)
+#   patroni-cluster.sh heal NODE   link up and routes back; a killed node's Patroni (and etcd
+#                                  member) is started again. It rejoins as a standby (pg_rewind, or a
+#                                  fresh copy if that fails)
 #   patroni-cluster.sh stop        stops every Patroni (and its PostgreSQL) and etcd
 #   patroni-cluster.sh destroy     stop, remove the namespaces, the bridge and PATRONI_DIR
 #
-# Settings: PATRONI_DIR (default $TMPDIR/cadenza-patroni), PATRONI_NODES (2 or 3),
+# Settings: PATRONI_DIR (default $TMPDIR/cadenza-patroni), PATRONI_NODES (2 or 3), PATRONI_ETCD
+# (root, apart or colocated: above),
 # PATRONI_NET (first three octets, default 10.231.58), PATRONI_PG_PORT / PATRONI_REST_PORT (node N
 # uses base+N: 5581…, 8581…), PATRONI_ETCD_PORT (23790; peers on +1), PATRONI_TTL (leader key's
 # lifetime in seconds, default 12: how long a dead primary holds its place), PATRONI_NS_PREFIX.
@@ -68,7 +85,34 @@ node_alive() { [ -n "$(patroni_pid "$1")" ]; }
 rest() { curl -s --max-time 2 "http://$(ip_of "$1"):$(rest_port_of "$1")/$2" 2>/dev/null || true; }
 # Patroni's health checks: 200 where the node is what the path names (primary, sync standby).
 rest_is() { [ "$(curl -s -o /dev/null --max-time 2 -w '%{http_code}' "http://$(ip_of "$1"):$(rest_port_of "$1")/$2" 2>/dev/null)" = 200 ]; }
+ETCD=${PATRONI_ETCD:-$([ "$NODES" = 3 ] && echo apart || echo root)}
+case "$ETCD" in root | apart) ;; colocated) [ "$NODES" = 3 ] || { echo "PATRONI_ETCD=colocated needs PATRONI_NODES=3" >&2; exit 2; } ;; *) echo "PATRONI_ETCD must be root, apart or colocated" >&2; exit 2 ;; esac
+colocated() { [ "$ETCD" = colocated ]; }
+apart() { [ "$ETCD" = apart ]; }
+ETCD_NS="${NS}e"
+ETCD_IP="$NET.2"
 etcd_url() { echo "http://$NET.1:$ETCD_PORT"; }
+# Member N (1–3): where it listens for clients and peers.
+member_ip() { if colocated; then ip_of "node$1"; else echo "$ETCD_IP"; fi; }
+member_port() { if colocated; then echo "$ETCD_PORT"; else echo $((ETCD_PORT + 2 * ($1 - 1))); fi; }
+member_ns() { if colocated; then ns_of "node$1"; else echo "$ETCD_NS"; fi; }
+etcd_hosts() {
+  if [ "$ETCD" = root ]; then
+    echo "$NET.1:$ETCD_PORT"
+  else
+    local n hosts=""
+    for n in 1 2 3; do hosts="$hosts${hosts:+,}$(member_ip "$n"):$(member_port "$n")"; done
+    echo "$hosts"
+  fi
+}
+# etcd's health through any member the root namespace reaches.
+etcd_healthy() {
+  local h
+  for h in $(etcd_hosts | tr ',' ' '); do
+    curl -s --max-time 1 "http://$h/health" | grep -q '"health":"true"' && return 0
+  done
+  return 1
+}
 
 net_up() {
   if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
@@ -91,9 +135,51 @@ net_up() {
     ip -n "$ns" link set eth0 up
     ip link set "$hif" up
   done
+  if apart; then
+    ip netns list | grep -qx "$ETCD_NS\( .*\)\?" || ip netns add "$ETCD_NS"
+    if ! ip link show "$NS-he" >/dev/null 2>&1; then
+      ip link add "$NS-he" type veth peer name "$NS-ne"
+      ip link set "$NS-ne" netns "$ETCD_NS"
+      ip -n "$ETCD_NS" link set "$NS-ne" name eth0
+      ip -n "$ETCD_NS" addr add "$ETCD_IP/24" dev eth0
+      ip link set "$NS-he" master "$BRIDGE"
+    fi
+    ip -n "$ETCD_NS" link set lo up
+    ip -n "$ETCD_NS" link set eth0 up
+    ip link set "$NS-he" up
+  fi
+}
+
+# One member of the three-member etcd, in its node's namespace. Its data folder survives a kill, so
+# a member started again rejoins with it (the initial-cluster flags only apply to an empty folder).
+# Pre-vote: a member coming back from a partition with a higher term would otherwise depose the
+# leader (a second of no etcd leader, seen here on heal), which Patroni can take for a failure.
+start_etcd_member() {
+  local n=$1 ip port cluster="" m
+  ip=$(member_ip "$n") port=$(member_port "$n")
+  alive "$DIR/etcd$n.pid" && return 0
+  for m in 1 2 3; do cluster="$cluster${cluster:+,}etcd$m=http://$(member_ip "$m"):$(($(member_port "$m") + 1))"; done
+  mkdir -p "$DIR/etcd$n"
+  chmod 0700 "$DIR/etcd$n"
+  ip netns exec "$(member_ns "$n")" setsid etcd --name "etcd$n" --data-dir "$DIR/etcd$n" \
+    --listen-client-urls "http://$ip:$port" --advertise-client-urls "http://$ip:$port" \
+    --listen-peer-urls "http://$ip:$((port + 1))" --initial-advertise-peer-urls "http://$ip:$((port + 1))" \
+    --initial-cluster "$cluster" --initial-cluster-state new --initial-cluster-token "$SCOPE-etcd" --enable-v2=false --pre-vote \
+    --heartbeat-interval 100 --election-timeout 1000 >>"$DIR/etcd$n.log" 2>&1 </dev/null &
+  echo $! >"$DIR/etcd$n.pid"
 }
 
 start_etcd() {
+  if [ "$ETCD" != root ]; then
+    local n
+    for n in 1 2 3; do start_etcd_member "$n"; done
+    for _ in $(seq 1 200); do
+      etcd_healthy && return 0
+      sleep 0.1
+    done
+    echo "etcd's three members did not form a cluster: see $DIR/etcd*.log" >&2
+    return 1
+  fi
   alive "$DIR/etcd.pid" && return 0
   mkdir -p "$DIR/etcd"
   chmod 0700 "$DIR/etcd"
@@ -128,7 +214,7 @@ restapi:
   listen: $ip:$rp
   connect_address: $ip:$rp
 etcd3:
-  hosts: $NET.1:$ETCD_PORT
+  hosts: $(etcd_hosts)
 bootstrap:
   dcs:
     ttl: $TTL
@@ -243,8 +329,11 @@ cmd_status() {
     role=$(rest "$node" patroni | grep -o '"role": *"[a-z_]*"' | head -1 | sed 's/.*"\([a-z_]*\)"$/\1/' || true)
     echo "$node $(ip_of "$node"):$(pg_port_of "$node") ${role:-unreachable}$([ "$(ip -br link show "$(host_if_of "$node")" 2>/dev/null | awk '{print $2}')" = DOWN ] && echo ' (cut)')"
   done
-  curl -s --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" >/dev/null && echo "etcd $(etcd_url) up" || echo "etcd down"
+  etcd_healthy && echo "etcd $(etcd_hosts) healthy" || echo "etcd down"
 }
+
+# One node's URL alone (the drill reads commit times on the node Patroni promoted).
+cmd_url_of() { echo "postgres://postgres@$(ip_of "$1"):$(pg_port_of "$1")/postgres"; }
 
 cmd_url() {
   local hosts="" node
@@ -260,6 +349,8 @@ cmd_kill() {
   # Patroni first: alive, it would restart the postmaster and keep its leader key.
   [ -n "$ppid" ] && kill -KILL "$ppid" 2>/dev/null || true
   [ -n "$pmpid" ] && kill -KILL "$pmpid" 2>/dev/null || true
+  # The machine's etcd member goes down with it.
+  if colocated && alive "$DIR/etcd$(num_of "$node").pid"; then kill -KILL "$(cat "$DIR/etcd$(num_of "$node").pid")" 2>/dev/null || true; fi
   for _ in $(seq 1 100); do
     ip netns exec "$(ns_of "$node")" "$BIN/pg_isready" -q -h "$(ip_of "$node")" -p "$(pg_port_of "$node")" || break
     sleep 0.05
@@ -269,9 +360,33 @@ cmd_kill() {
 
 cmd_cut() { ip link set "$(host_if_of "$1")" down; echo "$1 cut off"; }
 
+# Blackhole routes between NODE and every other node (and etcd's namespace when apart), both ways
+# (add or del): packets dropped, no reset, as across a failed link between two racks; the root
+# namespace still reaches every node.
+partition() {
+  local op=$1 node=$2 other
+  for other in $(nodes); do
+    [ "$other" = "$node" ] && continue
+    ip -n "$(ns_of "$node")" route "$op" blackhole "$(ip_of "$other")/32" 2>/dev/null || [ "$op" = del ]
+    ip -n "$(ns_of "$other")" route "$op" blackhole "$(ip_of "$node")/32" 2>/dev/null || [ "$op" = del ]
+  done
+  if apart; then
+    ip -n "$(ns_of "$node")" route "$op" blackhole "$ETCD_IP/32" 2>/dev/null || [ "$op" = del ]
+    ip -n "$ETCD_NS" route "$op" blackhole "$(ip_of "$node")/32" 2>/dev/null || [ "$op" = del ]
+  fi
+}
+
+cmd_isolate() {
+  [ "$ETCD" != root ] || { echo "isolate needs etcd apart from the root namespace (PATRONI_NODES=3, PATRONI_ETCD apart or colocated): from the root namespace, where Cadenza runs, etcd stays reachable" >&2; exit 2; }
+  partition add "$1"
+  echo "$1 isolated from the other nodes and etcd (reachable from the root namespace)"
+}
+
 cmd_heal() {
   local node=$1
   ip link set "$(host_if_of "$node")" up
+  partition del "$node"
+  if colocated; then start_etcd_member "$(num_of "$node")"; fi
   [ -f "$DIR/$node/patroni.yml" ] && start_node "$node"
   echo "$node healed"
 }
@@ -290,11 +405,15 @@ cmd_stop() {
       as_pg "$BIN/pg_ctl" -D "$DIR/$node/data" -m immediate stop >/dev/null 2>&1 || true
     fi
   done
-  if alive "$DIR/etcd.pid"; then
-    kill -TERM "$(cat "$DIR/etcd.pid")"
-    for _ in $(seq 1 50); do alive "$DIR/etcd.pid" || break; sleep 0.1; done
-  fi
-  rm -f "$DIR/etcd.pid"
+  local f
+  for f in "$DIR"/etcd*.pid; do
+    [ -f "$f" ] || continue
+    if alive "$f"; then
+      kill -TERM "$(cat "$f")"
+      for _ in $(seq 1 50); do alive "$f" || break; sleep 0.1; done
+    fi
+    rm -f "$f"
+  done
 }
 
 cmd_destroy() {
@@ -308,12 +427,13 @@ cmd_destroy() {
       pid=$(head -1 "$DIR/$node/data/postmaster.pid" 2>/dev/null || true)
       [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
     done
-    alive "$DIR/etcd.pid" && kill -KILL "$(cat "$DIR/etcd.pid")" 2>/dev/null || true
+    local f
+    for f in "$DIR"/etcd*.pid; do alive "$f" && kill -KILL "$(cat "$f")" 2>/dev/null || true; done
     # A killed postmaster's backends leave when they notice; the data folder goes anyway.
     sleep 0.2
   fi
   local n
-  for n in 1 2 3; do
+  for n in 1 2 3 e; do
     ip link del "$NS-h$n" 2>/dev/null || true
     ip netns del "$NS$n" 2>/dev/null || true
   done
@@ -326,12 +446,14 @@ case "${1:-}" in
   status) cmd_status ;;
   leader) leader || { echo "no leader" >&2; exit 1; } ;;
   url) cmd_url ;;
+  url-of) num_of "${2:?url-of NODE}" >/dev/null && cmd_url_of "$2" ;;
   wait) wait_ready ;;
   nodes) for n in $(nodes); do echo "$n $(ip_of "$n"):$(pg_port_of "$n") http://$(ip_of "$n"):$(rest_port_of "$n")"; done ;;
   kill) cmd_kill "${2:?kill NODE}" ;;
   cut) num_of "${2:?cut NODE}" >/dev/null && cmd_cut "$2" ;;
+  isolate) num_of "${2:?isolate NODE}" >/dev/null && cmd_isolate "$2" ;;
   heal) num_of "${2:?heal NODE}" >/dev/null && cmd_heal "$2" ;;
   stop) cmd_stop ;;
   destroy) cmd_destroy ;;
-  *) echo "usage: $0 start|status|leader|wait|nodes|url|kill NODE|cut NODE|heal NODE|stop|destroy" >&2; exit 2 ;;
+  *) echo "usage: $0 start|status|leader|wait|nodes|url|url-of NODE|kill NODE|cut NODE|isolate NODE|heal NODE|stop|destroy" >&2; exit 2 ;;
 esac

@@ -14,12 +14,16 @@ import { checkDeliveries, drillRequests, firstCommitAfter, settledStates, type D
 
 /**
  * The automatic-failover drill (docs/operations.md, "Automatic failover with Patroni"): a Patroni
- * cluster (patroni-cluster.sh: etcd and two PostgreSQL nodes with synchronous_mode, each node in a
- * network namespace of its own), `cadenza start --roles scheduler,sender,sync` on the multi-host
- * URL, sends under way on the mail bed and the prospects replying to what they receive, then one
- * fault per round, nobody promoting by hand:
- *   kill  SIGKILL of the primary's Patroni and postmaster (a crashed machine);
- *   cut   the primary's link down: packets dropped, connections hang instead of failing.
+ * cluster (patroni-cluster.sh: two or three PostgreSQL nodes with synchronous_mode, each node in a
+ * network namespace of its own, and etcd: one beside Cadenza for two nodes, a member on each node
+ * for three), `cadenza start --roles scheduler,sender,sync` on the multi-host URL, sends under way
+ * on the mail bed and the prospects replying to what they receive, then one fault per round,
+ * nobody promoting by hand:
+ *   kill     SIGKILL of the primary's Patroni and postmaster (and etcd member): a crashed machine;
+ *   cut      the primary's link down: packets dropped, connections hang instead of failing;
+ *   isolate  (three nodes) the primary loses the other nodes and etcd's quorum but not Cadenza:
+ *            it keeps its clients' connections until Patroni demotes it (its commits wait on the
+ *            synchronous standby it cannot reach), while the others elect and promote.
  * Between rounds the faulty node comes back (heal) and rejoins as the synchronous standby.
  *
  * Verdict: the checks of drill/verdict.ts (no step sent twice, none forgotten, all settled), and
@@ -36,7 +40,7 @@ const run = promisify(execFile);
 const SENDERS = [67, 68, 69, 70, 72, 73, 74, 75];
 const PROSPECTS = [79, 80, 86, 87];
 
-export type Fault = 'kill' | 'cut';
+export type Fault = 'kill' | 'cut' | 'isolate';
 
 export interface PatroniDrillOptions {
   /** 1..8 sending mailboxes. */
@@ -50,6 +54,8 @@ export interface PatroniDrillOptions {
   clusterDir: string;
   /** Patroni's leader TTL (s): how long a dead primary holds its place. */
   ttl: number;
+  /** 2 (one etcd beside Cadenza) or 3 (a three-member etcd, one member on each node; needed by `isolate`). */
+  nodes?: 2 | 3;
   log?: (line: string) => void;
 }
 
@@ -129,8 +135,9 @@ class Cluster {
 
 export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDrillReport> {
   const log = (line: string) => o.log?.(`${stamp()} ${line}`);
-  const cluster = new Cluster({ ...process.env, PATRONI_DIR: o.clusterDir, PATRONI_TTL: String(o.ttl) });
-  log('cluster: fresh etcd + two Patroni nodes (synchronous_mode)');
+  const nodeCount = o.nodes ?? (o.faults.includes('isolate') ? 3 : 2);
+  const cluster = new Cluster({ ...process.env, PATRONI_DIR: o.clusterDir, PATRONI_TTL: String(o.ttl), PATRONI_NODES: String(nodeCount) });
+  log(`cluster: fresh ${nodeCount === 3 ? 'three-member etcd' : 'etcd'} + ${nodeCount} Patroni nodes (synchronous_mode)`);
   await cluster.sh('destroy');
   await cluster.sh('start');
   const url = await cluster.sh('url');
@@ -178,18 +185,25 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
 
       let promotedMs: number | null = null;
       let resumeMs: number | null = null;
+      let promoted: string | null = null;
+      let newPrimary: Store | null = null;
       const watchUntil = Date.now() + 120_000;
       while (Date.now() < watchUntil && (promotedMs === null || resumeMs === null)) {
         if (promotedMs === null) {
-          const now = await cluster.leader(nodes);
-          if (now && now !== node) {
+          // Another node answering as primary: an isolated old primary still answers too until
+          // Patroni demotes it, so it is left out of the question.
+          const now = await cluster.leader(nodes.filter((n) => n.name !== node));
+          if (now) {
             promotedMs = Date.now() - faultAt;
+            promoted = now;
             log(`round ${i + 1}: Patroni promoted ${now} ${promotedMs} ms after the ${fault}`);
           }
         } else {
-          // Read from the new primary (the store follows it): a commit after the fault was made
-          // there, since the old primary is dead or cut off. The drill itself writes nothing.
-          const first = await firstCommitAfter(store, faultAt).catch(() => null);
+          // Read on the new primary itself: an isolated old primary has commits of its own after
+          // the fault (local, never replicated, rewound when it rejoins) that are not a resume.
+          // The drill itself writes nothing.
+          newPrimary ??= await openStore({ databaseUrl: await cluster.sh('url-of', promoted!), poolSize: 1 });
+          const first = await firstCommitAfter(newPrimary, faultAt).catch(() => null);
           if (first !== null) {
             resumeMs = first - faultAt;
             log(`round ${i + 1}: Cadenza's first commit on the new primary ${resumeMs} ms after the ${fault}`);
@@ -197,6 +211,7 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
         }
         await sleep(100);
       }
+      await newPrimary?.close().catch(() => undefined);
       const repliesAround = prospects.replies.filter((r) => r.at >= faultAt - 10_000 && r.at <= faultAt + (resumeMs ?? 0)).length;
       rounds.push({ fault, node, sentBefore: sentBefore.length, inFlight, promotedMs, resumeMs, repliesAround });
       // The faulty node comes back as the synchronous standby before the next round.
@@ -264,8 +279,11 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
       log(how === 'exited' ? `cadenza stopped on SIGTERM in ${Date.now() - t0} ms` : 'cadenza did not stop within 10 s of SIGTERM: killed');
     }
     await store?.close().catch(() => undefined);
-    await cluster.sh('destroy').catch(() => undefined);
-    log('cluster destroyed');
+    if (process.env.DRILL_KEEP_CLUSTER === '1') log(`cluster kept (DRILL_KEEP_CLUSTER=1): ${o.clusterDir}; patroni-cluster.sh destroy removes it`);
+    else {
+      await cluster.sh('destroy').catch(() => undefined);
+      log('cluster destroyed');
+    }
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
@@ -285,6 +303,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     waitForFollowUps: process.env.DRILL_WAIT_FOLLOW_UPS !== '0',
     clusterDir: process.env.PATRONI_DIR ?? join(tmpdir(), 'cadenza-patroni-drill'),
     ttl: Number(process.env.PATRONI_TTL ?? 12),
+    ...(process.env.PATRONI_NODES ? { nodes: Number(process.env.PATRONI_NODES) as 2 | 3 } : {}),
     log: (l) => console.log(l),
   });
   const { output, ...figures } = r;

@@ -57,6 +57,10 @@ import type { Role } from '../../common/config.ts';
  *                         changes in (0055): the API's (the reader runs in the API role); the
  *                         journal trigger of the other roles' engine writes reads a mirrored
  *                         contact's lead and queues its Cadenza-owned fields (cadenza_pending).
+ *   inbox_state, inbox_read, inbox_label, inbox_message_label, inbox_note, inbox_view
+ *                         the unified inbox's triage (0086, src/inbox/): the API's alone, only
+ *                         the inbox routes read or write them; a message's rows go with it by
+ *                         cascade (run with the table owner's rights), whichever role deletes it.
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -90,6 +94,9 @@ const RW = ['select', 'insert', 'update', 'delete'];
  * which run in the API or as the owner's command). No other role reads them: a sender or sync
  * process taken over cannot mint an API key, a session or an account, nor list them.
  */
+/** The unified inbox's triage, notes and views (0086): the inbox routes' alone. */
+const INBOX = ['inbox_state', 'inbox_read', 'inbox_label', 'inbox_message_label', 'inbox_note', 'inbox_view'];
+
 const API_ONLY = ['account', 'account_device', 'api_key', 'app_user', 'auth_session', 'invitation', 'login_failure', 'setup_token'];
 
 /** Written by the API alone (file comment), read by every role. */
@@ -120,6 +127,7 @@ export const RESTRICTED: Record<string, TableRule> = {
       },
     },
   },
+  ...Object.fromEntries(INBOX.map((t) => [t, { table: { api: RW } }])),
   ...Object.fromEntries(DEFINITIONS.map((t) => [t, { table: { api: RW, scheduler: ['select'], sender: ['select'], sync: ['select'] } }])),
   webhook_endpoint: {
     table: { api: RW },

@@ -176,7 +176,7 @@ describeMailBed('web app journey in Chromium', () => {
 
       // The unified inbox shows it, labelled, with the enrollment stopped.
       await go('Inbox');
-      const item = page.getByRole('listitem').filter({ hasText: `Re: Hello Sam ${tag}` });
+      const item = page.getByRole('list', { name: 'Messages' }).getByRole('listitem').filter({ hasText: `Re: Hello Sam ${tag}` });
       await item.waitFor({ timeout: 90_000 });
       const shownAt = Date.now();
       // Opened, the conversation says what the reply did to the enrollment.

@@ -4,7 +4,7 @@ import { findInboundMessage, type InboxRow } from '../../ingest/sql/inbox.ts';
 import { inboxFilterSchema } from '../../inbox/filter.ts';
 import { applyLabel, createLabel, deleteLabel, findLabel, LABEL_COLORS, listLabels, removeLabel } from '../../inbox/sql/labels.ts';
 import { addNote, deleteNote, findNote } from '../../inbox/sql/notes.ts';
-import { markRead, setTriage } from '../../inbox/sql/triage.ts';
+import { assigneeCanRead, hasRead, markRead, setTriage } from '../../inbox/sql/triage.ts';
 import { deleteView, listViews, saveView } from '../../inbox/sql/views.ts';
 import type { Db } from '../../store/store.ts';
 import type { WorkspaceAccess } from '../auth/access.ts';
@@ -28,20 +28,6 @@ async function readableInbound(db: Db, ws: WorkspaceAccess, messageId: string): 
 function person(ws: WorkspaceAccess, what: string): string {
   if (ws.userId === null) throw cadenzaError('FORBIDDEN', `${what} belong to a person; an API key has none (sign in as the member)`);
   return ws.userId;
-}
-
-/**
- * Whether the member `userId` may read mail of the mailbox: the same rule as the caller's scope
- * (owners, admins and members granted 'all' read every mailbox; other members their own). An
- * assignee who could not open the message could not work it.
- */
-async function assigneeCanRead(db: Db, workspaceId: string, userId: string, mailboxId: string | null): Promise<'ok' | 'not_member' | 'out_of_scope'> {
-  const u = await db.selectFrom('app_user').select(['role', 'inbox_scope']).where('workspace_id', '=', workspaceId).where('id', '=', userId).executeTakeFirst();
-  if (!u) return 'not_member';
-  if (u.role !== 'member' || u.inbox_scope === 'all') return 'ok';
-  if (!mailboxId) return 'out_of_scope';
-  const mb = await db.selectFrom('mailbox').select('user_id').where('id', '=', mailboxId).executeTakeFirst();
-  return mb?.user_id === userId ? 'ok' : 'out_of_scope';
 }
 
 /** Putting a team label on a readable message, or taking it off: the same checks, one act each. */
@@ -104,8 +90,7 @@ export const inboxTriageRoutes = [
       }
       if (body.read !== undefined) await markRead(ctx.store.db, person(ws, 'read marks'), [m.id], body.read, now);
       const st = await setTriage(ctx.store.db, ws.workspaceId, m.id, { assigneeUserId: body.assigneeId, snoozedUntil, done: body.done }, now);
-      const unread =
-        ws.userId === null ? null : !(await ctx.store.db.selectFrom('inbox_read').select('read_at').where('user_id', '=', ws.userId).where('message_id', '=', m.id).executeTakeFirst());
+      const unread = ws.userId === null ? null : !(await hasRead(ctx.store.db, ws.userId, m.id));
       return { unread, assigneeId: st.assignee_user_id, snoozedUntil: st.snoozed_until?.toISOString() ?? null, doneAt: st.done_at?.toISOString() ?? null };
     },
   }),

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { PERSON_LABELS, reclassify } from '../../ingest/reclassify.ts';
-import { findInboundMessage, readableMessages } from '../../ingest/sql/inbox.ts';
+import { findInboundMessage } from '../../ingest/sql/inbox.ts';
 import { inboxFilterSchema } from '../../inbox/filter.ts';
 import { safeReplyHtml, frameCsp, replyFrameDocument } from '../../inbox/reply-html.ts';
-import { listInbox, messageWithThread, type TriagedRow } from '../../inbox/sql/list.ts';
+import { listInbox, messageHtml, messageWithThread, type TriagedRow } from '../../inbox/sql/list.ts';
 import { listNotes } from '../../inbox/sql/notes.ts';
 import { inboxReader } from '../auth/inbox-scope.ts';
 import type { ReplyRequest, ReplySent } from '../../sending/reply.ts';
@@ -124,7 +124,7 @@ export const inboxRoutes = [
     example: () => ({ query: { images: 'false' as const } }),
     response: z.string().describe('text/html'),
     handler: async ({ ctx, ws, params, query, reply }) => {
-      const m = await readableMessages(ctx.store.db, ws.workspaceId, inboxReader(ws)).select('m.body_html').where('m.id', '=', params.messageId).executeTakeFirst();
+      const m = await messageHtml(ctx.store.db, ws.workspaceId, inboxReader(ws), params.messageId);
       if (!m) throw cadenzaError('NOT_FOUND', 'no such message in this workspace');
       const opts = { images: query.images === 'true' };
       reply

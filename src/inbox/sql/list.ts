@@ -83,3 +83,8 @@ export async function messageWithThread(db: Db, workspaceId: string, reader: Mai
   const thread = await t.orderBy('m.at').orderBy('m.id').limit(500).execute();
   return { message, thread };
 }
+
+/** A message's HTML (null: it has none), or undefined when the reader may not read it. */
+export async function messageHtml(db: Db, workspaceId: string, reader: MailReader, messageRowId: string) {
+  return readableMessages(db, workspaceId, reader).select('m.body_html').where('m.id', '=', messageRowId).executeTakeFirst();
+}

@@ -51,7 +51,21 @@ export async function setTriage(db: Db, workspaceId: string, messageId: string, 
     .executeTakeFirstOrThrow();
 }
 
-/** Whether the member may be given work in the workspace (an assignee must be one of its members). */
-export async function isMember(db: Db, workspaceId: string, userId: string): Promise<boolean> {
-  return (await db.selectFrom('app_user').select('id').where('workspace_id', '=', workspaceId).where('id', '=', userId).executeTakeFirst()) !== undefined;
+/** Whether the person has read the message. */
+export async function hasRead(db: Db, userId: string, messageId: string): Promise<boolean> {
+  return (await db.selectFrom('inbox_read').select('read_at').where('user_id', '=', userId).where('message_id', '=', messageId).executeTakeFirst()) !== undefined;
+}
+
+/**
+ * Whether the member `userId` may read mail of the mailbox: the rule of the caller's own scope
+ * (api/auth/access.ts: owners, admins and members granted 'all' read every mailbox; other members
+ * their own). An assignee who could not open the message could not work it.
+ */
+export async function assigneeCanRead(db: Db, workspaceId: string, userId: string, mailboxId: string | null): Promise<'ok' | 'not_member' | 'out_of_scope'> {
+  const u = await db.selectFrom('app_user').select(['role', 'inbox_scope']).where('workspace_id', '=', workspaceId).where('id', '=', userId).executeTakeFirst();
+  if (!u) return 'not_member';
+  if (u.role !== 'member' || u.inbox_scope === 'all') return 'ok';
+  if (!mailboxId) return 'out_of_scope';
+  const mb = await db.selectFrom('mailbox').select('user_id').where('id', '=', mailboxId).executeTakeFirst();
+  return mb?.user_id === userId ? 'ok' : 'out_of_scope';
 }

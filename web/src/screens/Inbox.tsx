@@ -58,7 +58,11 @@ export function Inbox({ workspaceId }: ScreenProps) {
   const [extra, setExtra] = useState<Filters>({});
   const filters = useMemo(() => ({ ...extra, ...tabFilters(tab) }), [extra, tab]);
   const query = filterQuery(filters);
-  const list = useLoad(() => api<{ items: InboxMessage[] }>('GET', ws(workspaceId, `inbox?limit=200&${query}`)), [workspaceId, query]);
+  const list = useLoad(() => api<{ items: InboxMessage[]; nextCursor: string | null }>('GET', ws(workspaceId, `inbox?limit=200&${query}`)), [workspaceId, query]);
+  // Older pages, asked for with "Load older"; the 5 s refresh renews the first page only.
+  const [older, setOlder] = useState<{ items: InboxMessage[]; next: string | null }>({ items: [], next: null });
+  useEffect(() => setOlder({ items: [], next: null }), [query]);
+  const nextCursor = older.items.length ? older.next : (list.data?.nextCursor ?? null);
   const review = useLoad(() => api<{ items: InboxMessage[]; nextCursor: string | null }>('GET', ws(workspaceId, 'inbox?limit=100&needsReview=true')), [workspaceId]);
   const refresh = useCallback(() => (list.reload(), review.reload()), [list.reload, review.reload]);
   usePoll(refresh, 5_000);
@@ -78,7 +82,16 @@ export function Inbox({ workspaceId }: ScreenProps) {
   const [left, setLeft] = useState<ReadonlySet<string>>(new Set());
   const [patched, setPatched] = useState<Record<string, Partial<InboxMessage>>>({});
   useEffect(() => (setLeft(new Set()), setPatched({})), [query]);
-  const messages = (list.data?.items ?? []).filter((m) => !left.has(m.id)).map((m) => ({ ...m, ...patched[m.id] }));
+  const firstPage = list.data?.items ?? [];
+  const onFirst = new Set(firstPage.map((m) => m.id));
+  const messages = [...firstPage, ...older.items.filter((m) => !onFirst.has(m.id))].filter((m) => !left.has(m.id)).map((m) => ({ ...m, ...patched[m.id] }));
+  const loadOlder = async () => {
+    if (!nextCursor) return;
+    await run(async () => {
+      const r = await api<{ items: InboxMessage[]; nextCursor: string | null }>('GET', ws(workspaceId, `inbox?limit=200&${query}&cursor=${encodeURIComponent(nextCursor)}`));
+      setOlder((o) => ({ items: [...o.items, ...r.items], next: r.nextCursor }));
+    });
+  };
   const [selected, setSelected] = useState<string>();
   const current = messages.find((m) => m.id === selected);
   const [opened, setOpened] = useState(false);
@@ -303,6 +316,13 @@ export function Inbox({ workspaceId }: ScreenProps) {
               );
             })}
           </ul>
+          {nextCursor && (
+            <div className="row unibox-more">
+              <button type="button" className="btn btn-quiet" onClick={() => void loadOlder()}>
+                Load older messages
+              </button>
+            </div>
+          )}
         </section>
         <section className="unibox-conversation" aria-label="Conversation">
           {current ? (

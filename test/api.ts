@@ -1,5 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { systemClock } from '../src/common/clock.ts';
+import { systemClock, type Clock } from '../src/common/clock.ts';
 import { seededRandom } from '../src/common/random.ts';
 import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
 import { erasureKey } from '../src/common/erasure-key.ts';
@@ -35,12 +35,16 @@ export interface ApiHarness {
  */
 export type HarnessSender = false | Partial<Pick<TaskRunnerOptions, 'replySettle' | 'oauthClients' | 'revocation' | 'connectors'>>;
 
-export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<ApiContext> = {}, server: Pick<ApiDeps, 'trustProxy'> & { sender?: HarnessSender } = {}): Promise<ApiHarness> {
+export async function apiHarness(
+  backend: 'pglite' | 'postgres',
+  over: Partial<ApiContext> = {},
+  server: Pick<ApiDeps, 'trustProxy'> & { sender?: HarnessSender; clock?: Clock } = {},
+): Promise<ApiHarness> {
   const store = await freshStore(backend);
   const random = seededRandom(`api-${backend}`);
   const vault = over.vault ?? new Vault(store, localKeyWrapper(Buffer.alloc(32, 7)));
   const nudges = new WorkNudges({ origin: 'harness' });
-  const { sender, ...deps } = server;
+  const { sender, clock = systemClock, ...deps } = server;
   const runner = sender === false ? undefined : new CredentialTaskRunner({ store, clock: systemClock, random, vault, owner: `tasks:harness-${backend}`, onDone: (id) => nudges.taskDone(id), ...sender });
   nudges.on('credentials', () => void runner?.nudge());
   const ctx = {
@@ -52,7 +56,7 @@ export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<A
     ...defaultAuthSettings,
     ...over,
   };
-  const app = buildServer({ store, clock: systemClock, version: 'test', api: ctx, ...deps });
+  const app = buildServer({ store, clock, version: 'test', api: ctx, ...deps });
   await app.ready();
   await runner?.start();
   const setupToken = (await issueSetupToken(store)) ?? '';

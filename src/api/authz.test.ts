@@ -74,6 +74,13 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
     .insertInto('crm_connection')
     .values({ id: graph.connectionId, workspace_id: workspaceId, kind: 'hubspot', base_url: hubspot.baseUrl, credentials: await h.ctx.vault!.seal(workspaceId, `crm:${graph.connectionId}`, hubspot.tokens.issue(`portal-${tag}`)) })
     .execute();
+  // A team label, a note on the seeded reply and the member's saved view, for …/inbox/labels/:labelId, …/inbox/notes/:noteId and …/inbox/views/:viewId.
+  graph.labelId = id();
+  await db.insertInto('inbox_label').values({ id: graph.labelId, workspace_id: workspaceId, name: `label-${tag}` }).execute();
+  graph.noteId = id();
+  await db.insertInto('inbox_note').values({ id: graph.noteId, workspace_id: workspaceId, message_id: graph.messageId!, author_user_id: memberId, body: `note ${tag}`, created_at: new Date() }).execute();
+  graph.viewId = id();
+  await db.insertInto('inbox_view').values({ id: graph.viewId, workspace_id: workspaceId, user_id: memberId, name: `view-${tag}`, filters: '{}', created_at: new Date() }).execute();
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   // kind: a CRM's OAuth start (POST …/crm/oauth/:kind/start).
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', kind: 'hubspot', ...graph };

@@ -71,7 +71,7 @@ for (const backend of testBackends()) {
       expect(st.due_at).toBeNull();
       expect(await store.db.selectFrom('send_request').select('id').where('enrollment_id', '=', a.enrollmentId).where('state', '=', 'queued').execute()).toEqual([]);
       const row = await store.db.selectFrom('message').selectAll().where('message_id', '=', '<r0@acme.test>').executeTakeFirstOrThrow();
-      expect(row).toMatchObject({ direction: 'inbound', enrollment_id: a.enrollmentId, thread_via: 'in_reply_to', label: 'human_reply', action: 'reply', new_text: 'Sounds good, call me.' });
+      expect(row).toMatchObject({ direction: 'inbound', enrollment_id: a.enrollmentId, thread_via: 'in_reply_to', label: 'human_reply', action: 'reply', new_text: 'Sounds good, call me.', body_html: null });
       expect((await store.db.selectFrom('mailbox_sync').select('cursor').where('mailbox_id', '=', s.mailboxId).executeTakeFirstOrThrow()).cursor).toEqual({ uid: 10 });
 
       // The same batch again (a crash before the cursor reached the connector), and the same message
@@ -114,6 +114,13 @@ for (const backend of testBackends()) {
       // Reply-To and Cc are kept: the inbox's reply goes to the one and may copy the other.
       expect(row).toEqual({ enrollment_id: null, thread_via: 'none', direction: 'inbound', reply_to: ['desk@else.test'], cc_addrs: ['boss@else.test', 'rep@cadenza.test'] });
       expect(await store.db.selectFrom('message').select('direction').where('message_id', '=', a.messageId).execute()).toEqual([{ direction: 'outbound' }]);
+    });
+
+    it("keeps an HTML reply's markup for the inbox's frame", async () => {
+      const raw = ['From: Kim <kim@elsewhere.test>', 'To: rep@cadenza.test', 'Subject: Brochure', 'Message-ID: <html-1@elsewhere.test>', 'MIME-Version: 1.0', 'Content-Type: text/html; charset=utf-8', '', '<p>See <b>this</b></p><blockquote>old</blockquote>', ''].join('\r\n');
+      await ingestBatch(deps, mb(), batch([{ raw }]));
+      const row = await store.db.selectFrom('message').select(['body_html']).where('message_id', '=', '<html-1@elsewhere.test>').executeTakeFirstOrThrow();
+      expect(row.body_html).toContain('<p>See <b>this</b></p><blockquote>old</blockquote>');
     });
 
     it('threads by sender and normalised subject when In-Reply-To is missing', async () => {

@@ -64,13 +64,21 @@ export type PreparedMail = { ok: true; mail: ParsedMail; newText: string; classi
 export const MAIN_THREAD_TEXT_CHARS = 20_000;
 
 /**
+ * Characters of a reply's HTML kept: the inbox shows it in a sandboxed frame (src/inbox/reply-html.ts).
+ * A reply's new part sits at the top; a longer document is cut (the sanitizer closes what the cut
+ * leaves open) and the frame says so.
+ */
+export const STORED_HTML_CHARS = 100_000;
+
+/**
  * A prepared mail cut to what the pipeline's transaction reads: the envelope fields, the opening
- * of the text and new text; no HTML, parts or headers (the classifier, which needs them, has run).
+ * of the text and new text, the opening of the HTML the inbox shows; no parts or headers (the
+ * classifier, which needs them, has run).
  */
 export function forMainThread(p: PreparedMail): PreparedMail {
   if (!p.ok) return p;
   const cut = (s: string) => (s.length > MAIN_THREAD_TEXT_CHARS ? s.slice(0, MAIN_THREAD_TEXT_CHARS) : s);
-  return { ...p, mail: { ...p.mail, text: cut(p.mail.text), html: null, parts: [], headers: [] }, newText: cut(p.newText) };
+  return { ...p, mail: { ...p.mail, text: cut(p.mail.text), html: p.mail.html ? p.mail.html.slice(0, STORED_HTML_CHARS) : null, parts: [], headers: [] }, newText: cut(p.newText) };
 }
 
 /** The folder actions the warmup receiving side uses (the mailbox's connector, when it has them). */
@@ -402,6 +410,7 @@ function plan(deps: IngestDeps, mailbox: MailboxRef, opts: IngestOptions, now: n
     action: decision.action,
     newText: p.newText.slice(0, opts.newTextChars),
     excerpt: p.mail.text.slice(0, opts.excerptChars),
+    bodyHtml: p.mail.html ? p.mail.html.slice(0, STORED_HTML_CHARS) : null,
     needsReview: decision.needsReview,
   };
   return { p, target, decision, row };

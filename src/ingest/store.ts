@@ -40,6 +40,8 @@ export interface InboundRow {
   action: string;
   newText: string;
   excerpt: string;
+  /** The HTML part, cut (pipeline.ts STORED_HTML_CHARS); null for a plain-text mail. */
+  bodyHtml: string | null;
   needsReview: boolean;
 }
 
@@ -59,16 +61,16 @@ export async function insertInbound(tx: Tx, rows: readonly InboundRow[]): Promis
   const res = await sql<{ id: string }>`
     insert into message (id, workspace_id, mailbox_id, enrollment_id, direction, message_id, in_reply_to, refs, thread_id, subject,
                          from_addr, to_addrs, reply_to, cc_addrs, at, folder, provider_key, received_at, label, confidence, reason, rung, intent,
-                         intent_confidence, bounce, return_at, thread_via, action, new_text, excerpt, needs_review)
+                         intent_confidence, bounce, return_at, thread_via, action, new_text, excerpt, body_html, needs_review)
     select r."id", r."workspaceId", r."mailboxId", r."enrollmentId", 'inbound', r."messageId", r."inReplyTo", r."refs", r."threadId", r."subject",
            r."fromAddr", r."toAddrs", r."replyTo", r."ccAddrs", r."at", r."folder", r."providerKey", r."receivedAt", r."label", r."confidence",
            r."reason", r."rung", r."intent", r."intentConfidence", r."bounce", r."returnAt", r."threadVia", r."action", r."newText", r."excerpt",
-           r."needsReview"
+           r."bodyHtml", r."needsReview"
     from json_to_recordset(${doc}::json) as r("id" uuid, "workspaceId" uuid, "mailboxId" uuid, "enrollmentId" uuid, "messageId" text,
          "inReplyTo" text, "refs" text[], "threadId" text, "subject" text, "fromAddr" text, "toAddrs" text[], "replyTo" text[], "ccAddrs" text[],
          "at" timestamptz, "folder" text, "providerKey" text, "receivedAt" timestamptz, "label" text, "confidence" real, "reason" text,
          "rung" text, "intent" text, "intentConfidence" real, "bounce" jsonb, "returnAt" timestamptz, "threadVia" text, "action" text,
-         "newText" text, "excerpt" text, "needsReview" boolean)
+         "newText" text, "excerpt" text, "bodyHtml" text, "needsReview" boolean)
     on conflict do nothing
     returning id`.execute(tx);
   return new Set(res.rows.map((r) => r.id));

@@ -84,6 +84,14 @@ describe.each(testBackends())('subject access export and erasure (%s)', (backend
     const le = '00000000-0000-4000-8000-0000000000e7';
     await db.insertInto('crm_list_enrollment').values({ id: le, connection_id: crm, workspace_id: ws, list_id: '1', list_name: 'Q1', sequence_id: g.sequenceId!, mode: 'once' }).execute();
     await db.insertInto('crm_list_member').values({ list_enrollment_id: le, crm_id: '51001', lead_id: g.leadId!, outcome: 'enrolled' }).execute();
+    // The inbox (0086): a note on the person's reply, a note on someone else's that names them, one
+    // that does not, and a saved view that searches for them.
+    const me = await db.selectFrom('app_user').select('id').where('workspace_id', '=', ws).executeTakeFirstOrThrow();
+    const other = '00000000-0000-4000-8000-0000000000e8';
+    await db.insertInto('message').values({ id: other, workspace_id: ws, mailbox_id: g.mailboxId!, direction: 'inbound', message_id: '<other@t>', from_addr: 'bo@elsewhere.test', subject: 'Hello', at: now }).execute();
+    const note = (id: string, message: string, body: string) => ({ id, workspace_id: ws, message_id: message, author_user_id: me.id, body, created_at: now });
+    await db.insertInto('inbox_note').values([note('00000000-0000-4000-8000-0000000000f1', g.messageId!, 'Call after Easter'), note('00000000-0000-4000-8000-0000000000f2', other, `Bo's colleague ${ADDRESS} is the buyer`), note('00000000-0000-4000-8000-0000000000f3', other, 'Bo wants a demo')]).execute();
+    await db.insertInto('inbox_view').values({ id: '00000000-0000-4000-8000-0000000000f4', workspace_id: ws, user_id: me.id, name: 'Ann', filters: JSON.stringify({ q: ADDRESS }), created_at: now }).execute();
   }, 60_000);
   afterAll(async () => h?.close());
 
@@ -129,7 +137,8 @@ describe.each(testBackends())('subject access export and erasure (%s)', (backend
     const e = r.json<{ marker: string; stopped: number; deleted: Record<string, number> }>();
     expect(e.marker).toMatch(/^erased:[0-9a-f]{64}$/);
     expect(e.stopped).toBe(1);
-    expect(e.deleted).toMatchObject({ leads: 1, messages: 1, webhook_deliveries: 1, import_rejects: 1, quarantined_messages: 1, audit_log: 1, crm_contacts: 1, crm_deals: 1, crm_conflicts: 1 });
+    expect(e.deleted).toMatchObject({ leads: 1, messages: 1, webhook_deliveries: 1, import_rejects: 1, quarantined_messages: 1, audit_log: 1, crm_contacts: 1, crm_deals: 1, crm_conflicts: 1, inbox_notes: 2, inbox_views: 1 });
+    expect(await h.store.db.selectFrom('inbox_note').select('body').execute()).toEqual([{ body: 'Bo wants a demo' }]);
     // The deal stays the company's, without the person; the neighbour's address stays on it.
     expect(await h.store.db.selectFrom('crm_deal').select('contact_emails').execute()).toEqual([{ contact_emails: [NEIGHBOUR] }]);
     expect(await h.store.db.selectFrom('crm_list_member').selectAll().execute()).toEqual([]);

@@ -12,7 +12,7 @@ import { cadenzaError } from '../common/errors.ts';
 export const RETENTION_KINDS = {
   messageBodiesDays: {
     min: 7,
-    what: "Message text: a reply's new text and excerpt, and a quarantined message's raw bytes (the message's headers stay)",
+    what: "Message text: a reply's new text, excerpt and HTML, and a quarantined message's raw bytes (the message's headers stay)",
   },
   messagesDays: {
     min: 30,

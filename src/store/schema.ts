@@ -1091,3 +1091,69 @@ export interface RepVoicemailTable {
 export interface Database {
   rep_voicemail: RepVoicemailTable;
 }
+
+// --- unified inbox (0086_unified_inbox.sql; owned by src/inbox)
+export interface MessageTable {
+  /** The reply as HTML, cut at ingest; shown only through src/inbox/reply-html.ts. */
+  body_html: string | null;
+}
+
+export interface InboxStateTable {
+  message_id: string;
+  workspace_id: string;
+  assignee_user_id: string | null;
+  snoozed_until: Timestamp | null;
+  done_at: Timestamp | null;
+  updated_at: DefaultTimestamp;
+}
+
+export interface InboxReadTable {
+  message_id: string;
+  user_id: string;
+  read_at: Timestamp;
+}
+
+export type InboxLabelColor = 'gray' | 'blue' | 'green' | 'amber' | 'red' | 'purple';
+
+export interface InboxLabelTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  color: Generated<InboxLabelColor>;
+  created_at: CreatedAt;
+}
+
+export interface InboxMessageLabelTable {
+  message_id: string;
+  label_id: string;
+  added_by: string | null;
+  added_at: Timestamp;
+}
+
+export interface InboxNoteTable {
+  id: string;
+  workspace_id: string;
+  message_id: string;
+  author_user_id: string | null;
+  body: string;
+  created_at: Timestamp;
+}
+
+export interface InboxViewTable {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  name: string;
+  filters: Json<unknown>;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  inbox_state: InboxStateTable;
+  inbox_read: InboxReadTable;
+  inbox_label: InboxLabelTable;
+  inbox_message_label: InboxMessageLabelTable;
+  inbox_note: InboxNoteTable;
+  inbox_view: InboxViewTable;
+}
+// --- end unified inbox

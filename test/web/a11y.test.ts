@@ -9,7 +9,7 @@ import { webSuite } from './harness.ts';
  * Accessibility, measured: every screen of the web app, filled with data, audited by axe-core
  * (WCAG 2.0/2.1/2.2 A and AA rules) at 1280×800 and 1440×900; a serious or critical violation fails.
  * Each screen is also walked with Tab: every control is reached, each shows a focus ring, none
- * holds the focus. Then the inbox is driven from the keyboard alone (j/k, Enter, r, l, e, ?), and
+ * holds the focus. Then the inbox is driven from the keyboard alone (j/k, Enter, Escape, r, c, l, ?), and
  * screens are reached with g then a letter.
  * axe runs from node_modules (test/web/axe.ts): nothing is downloaded.
  */
@@ -122,7 +122,7 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
       await page.getByRole('tab', { name: /Needs review/ }).click();
       await expect.poll(() => page.getByRole('list', { name: 'Messages' }).getByRole('listitem').count()).toBe(2);
       await audit(page, '04-inbox-needs-review', found, false);
-      await page.getByRole('tab', { name: 'All replies' }).click();
+      await page.getByRole('tab', { name: 'Inbox', exact: true }).click();
 
       await go('Mailboxes');
       await page.getByRole('meter').first().waitFor();
@@ -186,7 +186,7 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
     expect(pageErrors).toEqual([]);
   }, 90_000);
 
-  it('works the inbox from the keyboard: j/k select, Enter opens the thread, r replies, e confirms, l relabels, ? lists the keys', async () => {
+  it('works the inbox from the keyboard: j/k select, Enter opens the conversation, r replies, c confirms, l labels, ? lists the keys', async () => {
     const { replyFrom } = await ensureSeeded();
     const found: string[] = [];
     const page = await newPage(VIEWPORTS[0]);
@@ -206,30 +206,32 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
     expect(await items.nth(1).getAttribute('aria-current')).toBe('true');
     expect(await focusedTag()).toBe('li');
 
-    // Enter opens the thread: what the sequence sent, then the answer in full.
+    // Enter opens the conversation beside the list: what the sequence sent, then the answer in full;
+    // focus goes to its heading, and Escape brings it back to the message in the list.
     await page.keyboard.press('Enter');
-    const thread = items.nth(1).getByRole('region', { name: 'Thread' });
+    const thread = page.getByRole('region', { name: 'Conversation' }).getByRole('region', { name: 'Thread' });
     await thread.getByText('Sent', { exact: true }).waitFor();
-    await thread.getByText('Who gave you my address?').waitFor();
-    expect(await items.nth(1).getByRole('button', { name: 'Close thread' }).getAttribute('aria-expanded')).toBe('true');
+    await thread.getByText('Who gave you my address?').first().waitFor();
+    await expect.poll(focusedTag).toBe('h2');
     await audit(page, '14-inbox-thread', found, false);
-    await page.keyboard.press('Enter');
-    await thread.waitFor({ state: 'detached' });
+    await page.keyboard.press('Escape');
+    await expect.poll(focused).toBe(ids[1]);
 
     // r: the reply box of the selected message, focused, so the next keys are the reply.
+    const current = () => page.locator('ul[aria-label="Messages"] > li[aria-current="true"]').getAttribute('data-message-id');
     await page.keyboard.press('r');
     await expect.poll(focusedTag).toBe('textarea');
-    expect(await focused()).toBe(ids[1]);
+    expect(await current()).toBe(ids[1]);
     await page.keyboard.type('just a draft; j and k are letters here');
-    expect(await focused()).toBe(ids[1]);
+    expect(await current()).toBe(ids[1]);
     await page.keyboard.press('Tab'); // to "Send reply": shortcuts work again off the field
     await page.keyboard.press('k');
     expect(await focused()).toBe(ids[0]);
 
-    // e: the first message waits for review as a human reply; e confirms that label.
+    // c: the first message waits for review as a human reply; c confirms that label.
     const reviewTab = page.getByRole('tab', { name: /Needs review/ });
     await expect.poll(() => reviewTab.textContent()).toContain('(2)');
-    await page.keyboard.press('e');
+    await page.keyboard.press('c');
     await expect.poll(() => reviewTab.textContent()).toContain('(1)');
     const reviewed = await web.app.store.db.selectFrom('message').select(['reviewed_at', 'rung']).where('id', '=', ids[0]!).executeTakeFirstOrThrow();
     expect(reviewed.rung).toBe('person');
@@ -242,16 +244,21 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
     await dialog.waitFor();
     // The inbox's keys, then those that work on every screen.
     const anywhere = ['g then i', 'g then l', 'g then s', 'g then m', 'g then t', 'g then a', '?'];
-    expect(await dialog.getByRole('term').allTextContents()).toEqual(['j', 'k', 'Enter', 'r', 'Ctrl+Enter', 'l', 'e', ...anywhere]);
+    expect(await dialog.getByRole('term').allTextContents()).toEqual(['j', 'k', 'Enter', 'e', 'r', 'Ctrl+Enter', 'l', 'u', 's', 'a', 'c', '/', ...anywhere]);
     await audit(page, '15-inbox-shortcuts', found, false);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     expect(await focused()).toBe(ids[0]);
 
-    // l: the relabel menu of the selected message, focused.
+    // l: the label picker of the selected message, its field focused; Escape gives focus back to the message.
     await page.keyboard.press('l');
-    expect(await focusedTag()).toBe('select.relabel');
-    expect(await focused()).toBe(ids[0]);
+    const picker = page.getByRole('dialog', { name: 'Label' });
+    await picker.waitFor();
+    expect(await focusedTag()).toBe('input');
+    await audit(page, '16-inbox-label-picker', found, false);
+    await page.keyboard.press('Escape');
+    await picker.waitFor({ state: 'hidden' });
+    await expect.poll(focused).toBe(ids[0]);
     expect(replyFrom).toBeTruthy();
 
     // g then a letter: another screen, focus on its content. The inbox's own l does not fire on the way.
@@ -273,7 +280,7 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
     await page.keyboard.press('?');
     await dialog.waitFor();
     expect(await dialog.getByRole('term').allTextContents()).toEqual(anywhere);
-    await audit(page, '16-shortcuts-anywhere', found, false);
+    await audit(page, '17-shortcuts-anywhere', found, false);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     // A letter after g that names no screen uses the chord up; the next letter alone is nothing.

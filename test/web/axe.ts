@@ -20,7 +20,10 @@ export interface AxeViolation {
 /** Runs axe in the page; strings, not functions, so that no transpiler helper is shipped into the page. */
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(`${AXE}\n;window.axe = axe;`);
+  // iframes: false: the app's only frames hold an inbox message's HTML, sandboxed so that no script
+  // runs there (axe's included: it would wait for an answer that never comes); that markup is the sender's.
   return page.evaluate(`axe.run(document, {
+    iframes: false,
     runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
     resultTypes: ['violations'],
   }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) })))`);
@@ -32,4 +35,20 @@ export async function blockingViolations(page: Page, moment: string): Promise<st
   return v
     .filter((x) => x.impact === 'serious' || x.impact === 'critical')
     .map((x) => `${moment}: ${x.id} (${x.impact}) ${x.help}: ${x.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/** The viewports every screen is audited and photographed at: desktop and phone. */
+export const AUDIT_VIEWPORTS = [
+  { width: 1440, height: 900, name: 'desktop' },
+  { width: 390, height: 844, name: 'phone' },
+] as const;
+
+/** axe and a screenshot of the page at each of AUDIT_VIEWPORTS (violations added to `found`), then back to 1440×900. */
+export async function auditViewports(page: Page, moment: string, found: string[], shoot: (page: Page, name: string) => Promise<unknown>): Promise<void> {
+  for (const v of AUDIT_VIEWPORTS) {
+    await page.setViewportSize({ width: v.width, height: v.height });
+    found.push(...(await blockingViolations(page, `${moment} at ${v.width}×${v.height}`)));
+    await shoot(page, `${moment}-${v.name}`);
+  }
+  await page.setViewportSize({ width: 1440, height: 900 });
 }

@@ -79,7 +79,7 @@ describeMailBed('inbox reply box in Chromium', () => {
       await web.signIn(page, OWNER);
       // Sync picks the message up and the inbox shows it (it refreshes every 5 s).
       const shownFrom = Date.now();
-      const item = page.locator('li.inbox-item').filter({ hasText: `Pricing question ${tag}` });
+      const item = page.locator('ul[aria-label="Messages"] > li').filter({ hasText: `Pricing question ${tag}` });
       await item.waitFor({ timeout: 90_000 }).catch(async (e: Error) => {
         // Say where it stopped: not fetched by sync, or stored and not shown.
         const rows = await app.store.db.selectFrom('message').select(['direction', 'subject', 'folder', 'label', 'action']).execute();
@@ -99,9 +99,11 @@ describeMailBed('inbox reply box in Chromium', () => {
       }
       expect(await page.evaluate(() => document.activeElement?.getAttribute('data-message-id'))).toBe(ourId);
       await page.keyboard.press('r');
-      const box = item.getByRole('textbox', { name: /Your reply to/ });
+      // The reply box is in the conversation beside the list.
+      const conv = page.getByRole('region', { name: 'Conversation' });
+      const box = conv.getByRole('textbox', { name: /Your reply to/ });
       await expect.poll(() => box.evaluate((el) => el === document.activeElement)).toBe(true);
-      await item.getByText(`To ${REPLY_TO} (the Reply-To of ${PROSPECT})`, { exact: false }).waitFor();
+      await conv.getByText(`To ${REPLY_TO} (the Reply-To of ${PROSPECT})`, { exact: false }).waitFor();
       await page.keyboard.type(`Hi Sam,`);
       await page.keyboard.press('Enter');
       await page.keyboard.press('Enter');
@@ -112,7 +114,7 @@ describeMailBed('inbox reply box in Chromium', () => {
       // Twice, quickly: a double send must not send twice.
       await page.keyboard.press('Control+Enter');
       await page.keyboard.press('Control+Enter');
-      const status = item.getByRole('status');
+      const status = conv.getByRole('status');
       await expect.poll(() => status.textContent(), { timeout: 60_000 }).toContain(`Sent to ${REPLY_TO} from ${REP}: Re: Pricing question ${tag}`);
       // Focus is back on the message's Reply button: the keyboard carries on.
       expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Reply');

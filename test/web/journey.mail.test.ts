@@ -176,10 +176,12 @@ describeMailBed('web app journey in Chromium', () => {
 
       // The unified inbox shows it, labelled, with the enrollment stopped.
       await go('Inbox');
-      const item = page.getByRole('listitem').filter({ hasText: `Re: Hello Sam ${tag}` });
+      const item = page.getByRole('list', { name: 'Messages' }).getByRole('listitem').filter({ hasText: `Re: Hello Sam ${tag}` });
       await item.waitFor({ timeout: 90_000 });
-      await item.getByText('Enrollment stopped: replied').waitFor({ timeout: 30_000 });
       const shownAt = Date.now();
+      // Opened, the conversation says what the reply did to the enrollment.
+      await item.click();
+      await page.getByRole('region', { name: 'Conversation' }).getByText('Enrollment stopped: replied').waitFor({ timeout: 30_000 });
       await expect.poll(() => item.textContent()).toContain('human reply');
       await screenshot(page, '10-inbox-reply');
       const enrollment = await app.store.db.selectFrom('enrollment').select(['state']).executeTakeFirstOrThrow();

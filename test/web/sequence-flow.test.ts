@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { loadDefinition } from '../../src/sequence/definition-document.ts';
-import { blockingViolations } from './axe.ts';
+import { auditViewports } from './axe.ts';
 import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
 
@@ -16,23 +16,12 @@ import { webSuite } from './harness.ts';
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'flo@cadenza.test', password: 'a long enough password', workspace: 'Flow Co' };
-const VIEWPORTS = [
-  { width: 1440, height: 900, name: 'desktop' },
-  { width: 390, height: 844, name: 'phone' },
-] as const;
 
 describe.skipIf(skip !== null)(`the sequence flow editor in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
   // A YAML that does not parse is a 400 the page shows, not an error.
   const web = webSuite({ prefix: 'web-seq-flow', roles: ['api'], expectedConsole: /status of (401|400)/ });
 
-  async function audit(page: Page, moment: string, found: string[]): Promise<void> {
-    for (const v of VIEWPORTS) {
-      await page.setViewportSize({ width: v.width, height: v.height });
-      found.push(...(await blockingViolations(page, `${moment} at ${v.width}×${v.height}`)));
-      await screenshot(page, `${moment}-${v.name}`);
-    }
-    await page.setViewportSize({ width: 1440, height: 900 });
-  }
+  const audit = (page: Page, moment: string, found: string[]) => auditViewports(page, moment, found, screenshot);
 
   it('builds three steps in the flow, edits a delay on its connector, round-trips through the YAML view, saves and reloads', async () => {
     const { app } = web;

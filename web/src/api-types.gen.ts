@@ -648,6 +648,64 @@ export type InboxMessage = {
   action: string | null;
   needsReview: boolean;
   excerpt: string | null;
+  /** The lead's company */
+  company: string | null;
+  leadName: string | null;
+  sequenceId: string | null;
+  sequenceName: string | null;
+  /** The member who owns the mailbox that received it */
+  repId: string | null;
+  /** Not yet read by the caller (read marks are per person) */
+  unread: boolean;
+  assigneeId: string | null;
+  snoozedUntil: string | null;
+  /** Marked done (archived) */
+  doneAt: string | null;
+  /** The team's own labels on it */
+  teamLabels: InboxTeamLabel[];
+};
+
+export type InboxNote = {
+  id: string;
+  body: string;
+  at: string;
+  authorId: string | null;
+  author: string | null;
+};
+
+export type InboxTeamLabel = {
+  id: string;
+  name: string;
+  color: string;
+};
+
+export type InboxView = {
+  id: string;
+  name: string;
+  filters: {
+    /** Search: words of the sender, the subject or the text, each matched as a word prefix ("dana acme" finds dana@acme.test) */
+    q?: string;
+    /** inbox (the default): not done, not snoozed (a snooze that came due is back); snoozed: sleeping now; done: archived */
+    status?: "inbox" | "snoozed" | "done" | "all";
+    /** The classifier's label (human_reply, auto_reply, bounce…) */
+    label?: string;
+    /** The classifier's intent (interested, not_interested, meeting…) */
+    intent?: string;
+    /** One of the team's own labels (GET …/inbox/labels) */
+    teamLabelId?: string;
+    sequenceId?: string;
+    mailboxId?: string;
+    /** The rep (member) owning the mailbox that received it */
+    repId?: string;
+    /** Assigned to this member */
+    assigneeId?: string;
+    /** true: only what the caller has not read; false: only what they have */
+    unread?: "true" | "false";
+    /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
+    needsReview?: "true" | "false";
+    folder?: "inbox" | "junk" | "other";
+  };
+  createdAt: string;
 };
 
 export type Invitation = {
@@ -959,7 +1017,7 @@ export type Pacing = {
 };
 
 export type Retention = {
-  /** Message text: a reply's new text and excerpt, and a quarantined message's raw bytes (the message's headers stay) */
+  /** Message text: a reply's new text, excerpt and HTML, and a quarantined message's raw bytes (the message's headers stay) */
   messageBodiesDays: number | null;
   /** Whole messages (headers, addresses, subject), quarantined messages and replies sent from the inbox */
   messagesDays: number | null;
@@ -1153,7 +1211,7 @@ export type SubjectExport = {
   exportedAt: string;
   /** The address was erased from this workspace (only its keyed hash remains) */
   erased: boolean;
-  /** One array of rows per place data is kept: leads, enrollments, sends, tasks, calls, call_recordings, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, crm_activities, crm_contacts, crm_deals, crm_conflicts, crm_list_members, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail, call_transcripts */
+  /** One array of rows per place data is kept: leads, enrollments, sends, tasks, calls, call_recordings, inbox_notes, inbox_views, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, crm_activities, crm_contacts, crm_deals, crm_conflicts, crm_list_members, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail, call_transcripts */
   sections: Record<string, Record<string, unknown>[]>;
 };
 
@@ -3379,20 +3437,36 @@ export interface ApiRoutes {
     response: EnrollmentSend;
     status: 200;
   };
-  /** The unified inbox: inbound mail across the mailboxes the caller may read, newest first (access: member of the workspace) */
+  /** The unified inbox: inbound mail across the mailboxes the caller may read, newest first, searched and filtered (a saved view is this query) (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/inbox": {
     params: {
       workspaceId: string;
     };
     query: {
-      /** From the previous page's nextCursor */
-      cursor?: string;
-      limit?: number;
-      mailboxId?: string;
+      /** Search: words of the sender, the subject or the text, each matched as a word prefix ("dana acme" finds dana@acme.test) */
+      q?: string;
+      /** inbox (the default): not done, not snoozed (a snooze that came due is back); snoozed: sleeping now; done: archived */
+      status?: "inbox" | "snoozed" | "done" | "all";
+      /** The classifier's label (human_reply, auto_reply, bounce…) */
       label?: string;
+      /** The classifier's intent (interested, not_interested, meeting…) */
+      intent?: string;
+      /** One of the team's own labels (GET …/inbox/labels) */
+      teamLabelId?: string;
+      sequenceId?: string;
+      mailboxId?: string;
+      /** The rep (member) owning the mailbox that received it */
+      repId?: string;
+      /** Assigned to this member */
+      assigneeId?: string;
+      /** true: only what the caller has not read; false: only what they have */
+      unread?: "true" | "false";
       /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
       needsReview?: "true" | "false";
       folder?: "inbox" | "junk" | "other";
+      /** From the previous page's nextCursor */
+      cursor?: string;
+      limit?: number;
     };
     body: never;
     response: {
@@ -3412,6 +3486,12 @@ export interface ApiRoutes {
     response: {
       message: InboxMessage;
       newText: string | null;
+      /** Present when the message has HTML: GET …/frame serves it sanitized, for a sandboxed frame */
+      html: {
+        /** Remote images held back until the reader asks (…/frame?images=true) */
+        blockedImages: number;
+      } | null;
+      notes: InboxNote[];
       thread: {
         id: string;
         mailboxId: string | null;
@@ -3438,9 +3518,40 @@ export interface ApiRoutes {
         action: string | null;
         needsReview: boolean;
         excerpt: string | null;
+        /** The lead's company */
+        company: string | null;
+        leadName: string | null;
+        sequenceId: string | null;
+        sequenceName: string | null;
+        /** The member who owns the mailbox that received it */
+        repId: string | null;
+        /** Not yet read by the caller (read marks are per person) */
+        unread: boolean;
+        assigneeId: string | null;
+        snoozedUntil: string | null;
+        /** Marked done (archived) */
+        doneAt: string | null;
+        /** The team's own labels on it */
+        teamLabels: InboxTeamLabel[];
         direction: "inbound" | "outbound";
+        newText: string | null;
+        hasHtml: boolean;
       }[];
     };
+    status: 200;
+  };
+  /** A message's HTML as a document for a sandboxed frame: rebuilt from an allowlist (no scripts, handlers, forms or frames), the quoted history folded, served with a CSP that forbids scripts and, unless images=true, remote images (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/inbox/messages/:messageId/frame": {
+    params: {
+      workspaceId: string;
+      messageId: string;
+    };
+    query: {
+      /** true: load this message's remote images (they may tell the sender it was read) */
+      images?: "true" | "false";
+    };
+    body: never;
+    response: string;
     status: 200;
   };
   /** Relabel an inbound message; the enrollment follows (stop on a reply, suppress on an opt-out or hard bounce, pause until a return date) (access: member of the workspace) */
@@ -3491,6 +3602,195 @@ export interface ApiRoutes {
       confirmedBy: "server" | "sent_folder";
       /** true: this idempotency key had already sent it; nothing was sent now */
       replayed: boolean;
+    };
+    status: 200;
+  };
+  /** Triage a message: read or unread (for the caller), assign to a teammate (or null), snooze until a time (it comes back to the inbox then; null wakes it), done (archived; false brings it back). Fields left out stay (access: member of the workspace) */
+  "PATCH /api/workspaces/:workspaceId/inbox/messages/:messageId": {
+    params: {
+      workspaceId: string;
+      messageId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      read?: boolean;
+      /** A member who may read this mailbox’s mail */
+      assigneeId?: string | null;
+      /** A time in the future */
+      snoozedUntil?: string | null;
+      done?: boolean;
+    };
+    response: {
+      /** The caller's read mark (null for an API key) */
+      unread: boolean | null;
+      assigneeId: string | null;
+      snoozedUntil: string | null;
+      doneAt: string | null;
+    };
+    status: 200;
+  };
+  /** The team's own inbox labels (beside the classifier's) (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/inbox/labels": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      labels: {
+        id: string;
+        name: string;
+        color: "gray" | "blue" | "green" | "amber" | "red" | "purple";
+      }[];
+    };
+    status: 200;
+  };
+  /** Define a team label (any member); names are unique in the workspace, case aside (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/inbox/labels": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+      color?: "gray" | "blue" | "green" | "amber" | "red" | "purple";
+    };
+    response: {
+      id: string;
+      name: string;
+      color: "gray" | "blue" | "green" | "amber" | "red" | "purple";
+    };
+    status: 201;
+  };
+  /** Delete a team label (admin): it comes off every message (access: admin of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/inbox/labels/:labelId": {
+    params: {
+      workspaceId: string;
+      labelId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
+  /** Put a team label on a message (again: nothing changes) (access: member of the workspace) */
+  "PUT /api/workspaces/:workspaceId/inbox/messages/:messageId/labels/:labelId": {
+    params: {
+      workspaceId: string;
+      messageId: string;
+      labelId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
+  /** Take a team label off a message (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/inbox/messages/:messageId/labels/:labelId": {
+    params: {
+      workspaceId: string;
+      messageId: string;
+      labelId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
+  /** Add an internal note to the conversation (seen by the team, never sent) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/inbox/messages/:messageId/notes": {
+    params: {
+      workspaceId: string;
+      messageId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      body: string;
+    };
+    response: {
+      id: string;
+      body: string;
+      at: string;
+      authorId: string | null;
+    };
+    status: 201;
+  };
+  /** Delete a note: its author, or an admin (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/inbox/notes/:noteId": {
+    params: {
+      workspaceId: string;
+      noteId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
+  /** The caller's saved inbox views (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/inbox/views": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      views: InboxView[];
+    };
+    status: 200;
+  };
+  /** Save a view: a name and the list's filters (GET …/inbox's query), the caller's alone (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/inbox/views": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+      filters: {
+        /** Search: words of the sender, the subject or the text, each matched as a word prefix ("dana acme" finds dana@acme.test) */
+        q?: string;
+        /** inbox (the default): not done, not snoozed (a snooze that came due is back); snoozed: sleeping now; done: archived */
+        status?: "inbox" | "snoozed" | "done" | "all";
+        /** The classifier's label (human_reply, auto_reply, bounce…) */
+        label?: string;
+        /** The classifier's intent (interested, not_interested, meeting…) */
+        intent?: string;
+        /** One of the team's own labels (GET …/inbox/labels) */
+        teamLabelId?: string;
+        sequenceId?: string;
+        mailboxId?: string;
+        /** The rep (member) owning the mailbox that received it */
+        repId?: string;
+        /** Assigned to this member */
+        assigneeId?: string;
+        /** true: only what the caller has not read; false: only what they have */
+        unread?: "true" | "false";
+        /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
+        needsReview?: "true" | "false";
+        folder?: "inbox" | "junk" | "other";
+      };
+    };
+    response: InboxView;
+    status: 201;
+  };
+  /** Delete one of the caller’s saved views (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/inbox/views/:viewId": {
+    params: {
+      workspaceId: string;
+      viewId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
     };
     status: 200;
   };
@@ -3623,7 +3923,7 @@ export interface ApiRoutes {
       email: string;
       format?: "json" | "csv";
       /** With format=csv: the section to write */
-      section?: "leads" | "enrollments" | "sends" | "tasks" | "calls" | "call_recordings" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "crm_activities" | "crm_contacts" | "crm_deals" | "crm_conflicts" | "crm_list_members" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail" | "call_transcripts";
+      section?: "leads" | "enrollments" | "sends" | "tasks" | "calls" | "call_recordings" | "inbox_notes" | "inbox_views" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "crm_activities" | "crm_contacts" | "crm_deals" | "crm_conflicts" | "crm_list_members" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail" | "call_transcripts";
     };
     body: never;
     response: SubjectExport | string;

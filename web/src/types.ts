@@ -102,3 +102,10 @@ export type LeadsPage = ApiResponse<'GET /api/workspaces/:workspaceId/leads'>;
 export type ThreadEntry = ApiResponse<'GET /api/workspaces/:workspaceId/inbox/messages/:messageId'>['thread'][number];
 
 export type Task = ApiResponse<'GET /api/workspaces/:workspaceId/tasks'>['tasks'][number];
+
+/** The unified inbox (GET …/inbox's query, stored as a saved view's filters). */
+export type InboxView = ApiResponse<'GET /api/workspaces/:workspaceId/inbox/views'>['views'][number];
+export type InboxFilters = InboxView['filters'];
+export type InboxDetail = ApiResponse<'GET /api/workspaces/:workspaceId/inbox/messages/:messageId'>;
+export type InboxNote = InboxDetail['notes'][number];
+export type TeamLabel = ApiResponse<'GET /api/workspaces/:workspaceId/inbox/labels'>['labels'][number];

@@ -38,7 +38,8 @@ export function registerSecurityHeaders(app: FastifyInstance, opts: { connectOri
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-frame-options', 'DENY');
+    // The one framed answer (an inbox message's sandboxed HTML, routes/inbox.ts …/frame) says SAMEORIGIN itself.
+    if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
     const path = req.url.split('?', 1)[0]!;
     // A page with a policy of its own (the unsubscribe confirmation: default-src 'none' and its one
     // hashed style, tracking/pages.ts) keeps it: this one is the web app's.

@@ -1,13 +1,19 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { PERSON_LABELS, reclassify } from '../../ingest/reclassify.ts';
-import { findInboundMessage, listInbox, messageWithThread } from '../../ingest/sql/inbox.ts';
+import { findInboundMessage } from '../../ingest/sql/inbox.ts';
+import { inboxFilterSchema } from '../../inbox/filter.ts';
+import { safeReplyHtml, frameCsp, replyFrameDocument } from '../../inbox/reply-html.ts';
+import { listInbox, messageHtml, messageWithThread, type TriagedRow } from '../../inbox/sql/list.ts';
+import { listNotes } from '../../inbox/sql/notes.ts';
 import { inboxReader } from '../auth/inbox-scope.ts';
 import type { ReplyRequest, ReplySent } from '../../sending/reply.ts';
 import { askCredentialTask } from '../../sending/credential-tasks/ask-task.ts';
 import { credentialAsk, enrollmentService } from '../context.ts';
 import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+
+const teamLabel = z.object({ id: z.uuid(), name: z.string(), color: z.string() }).meta({ id: 'InboxTeamLabel' });
 
 const inboxItem = z
   .object({
@@ -32,42 +38,46 @@ const inboxItem = z
     action: z.string().nullable().describe('What was done: reply (enrollment stopped), hard_bounce, out_of_office, unsubscribe, needs_review, inbox…'),
     needsReview: z.boolean(),
     excerpt: z.string().nullable(),
+    company: z.string().nullable().describe("The lead's company"),
+    leadName: z.string().nullable(),
+    sequenceId: z.uuid().nullable(),
+    sequenceName: z.string().nullable(),
+    repId: z.uuid().nullable().describe('The member who owns the mailbox that received it'),
+    unread: z.boolean().describe('Not yet read by the caller (read marks are per person)'),
+    assigneeId: z.uuid().nullable(),
+    snoozedUntil: z.iso.datetime().nullable(),
+    doneAt: z.iso.datetime().nullable().describe('Marked done (archived)'),
+    teamLabels: z.array(teamLabel).describe("The team's own labels on it"),
   })
   .meta({ id: 'InboxMessage' });
 
-type Row = {
-  id: string; mailbox_id: string | null; mailbox_email: string | null; thread_id: string | null; enrollment_id: string | null; lead_id: string | null;
-  from_addr: string | null; reply_to: string[]; to_addrs: string[]; cc_addrs: string[]; subject: string | null; at: Date; folder: string | null; label: string | null; confidence: number | null; reason: string | null;
-  rung: string | null; intent: string | null; action: string | null; needs_review: boolean; excerpt: string | null;
-};
-const toItem = (r: Row): z.output<typeof inboxItem> => ({
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const leadName = (r: TriagedRow) => [r.first_name, r.last_name].filter(Boolean).join(' ') || null;
+const toItem = (r: TriagedRow): z.output<typeof inboxItem> => ({
   id: r.id, mailboxId: r.mailbox_id, mailboxEmail: r.mailbox_email, threadId: r.thread_id, enrollmentId: r.enrollment_id, leadId: r.lead_id,
   from: r.from_addr, replyTo: r.reply_to, to: r.to_addrs, cc: r.cc_addrs, subject: r.subject, at: r.at.toISOString(), folder: r.folder, label: r.label, confidence: r.confidence, reason: r.reason,
   rung: r.rung, intent: r.intent, action: r.action, needsReview: r.needs_review, excerpt: r.excerpt,
+  company: r.company, leadName: leadName(r), sequenceId: r.sequence_id, sequenceName: r.sequence_name, repId: r.rep_id, unread: r.unread,
+  assigneeId: r.assignee_user_id, snoozedUntil: iso(r.snoozed_until), doneAt: iso(r.done_at), teamLabels: r.team_labels,
 });
+
+const note = z.object({ id: z.uuid(), body: z.string(), at: z.iso.datetime(), authorId: z.uuid().nullable(), author: z.string().nullable() }).meta({ id: 'InboxNote' });
 
 export const inboxRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/inbox',
-    summary: 'The unified inbox: inbound mail across the mailboxes the caller may read, newest first',
+    summary: 'The unified inbox: inbound mail across the mailboxes the caller may read, newest first, searched and filtered (a saved view is this query)',
     tags: ['inbox'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
-    query: z.object({
-      ...pageQuery,
-      mailboxId: z.uuid().optional(),
-      label: z.string().max(40).optional(),
-      needsReview: z.enum(['true', 'false']).optional().describe('true: the review queue (verdicts below the confidence line, not yet reviewed)'),
-      folder: z.enum(['inbox', 'junk', 'other']).optional(),
-    }),
-    example: () => ({ query: { limit: 10 } }),
+    query: inboxFilterSchema.extend(pageQuery),
+    example: () => ({ query: { limit: 10, q: 'acme', status: 'inbox' as const, unread: 'true' as const } }),
     response: z.object({ items: z.array(inboxItem), nextCursor: z.string().nullable() }),
     handler: async ({ ctx, ws, query }) => {
-      const after = decodeCursor(query.cursor);
-      const needsReview = query.needsReview === undefined ? undefined : query.needsReview === 'true';
-      const rows = await listInbox(ctx.store.db, ws.workspaceId, inboxReader(ws), { mailboxId: query.mailboxId, label: query.label, folder: query.folder, needsReview, after }, query.limit + 1);
-      const p = page(rows as Row[], query.limit, (r) => ({ at: r.at, id: r.id }));
+      const { cursor, limit, ...filter } = query;
+      const rows = await listInbox(ctx.store.db, ws.workspaceId, inboxReader(ws), ws.userId, filter, new Date(ctx.clock.now()), decodeCursor(cursor), limit + 1);
+      const p = page(rows, limit, (r) => ({ at: r.at, id: r.id }));
       return { items: p.items.map(toItem), nextCursor: p.nextCursor };
     },
   }),
@@ -78,12 +88,52 @@ export const inboxRoutes = [
     tags: ['inbox'],
     access: { workspace: 'member' },
     params: workspaceParams({ messageId: z.uuid() }),
-    response: z.object({ message: inboxItem, newText: z.string().nullable(), thread: z.array(inboxItem.extend({ direction: z.enum(['inbound', 'outbound']) })) }),
+    response: z.object({
+      message: inboxItem,
+      newText: z.string().nullable(),
+      html: z
+        .object({ blockedImages: z.number().int().describe('Remote images held back until the reader asks (…/frame?images=true)') })
+        .nullable()
+        .describe('Present when the message has HTML: GET …/frame serves it sanitized, for a sandboxed frame'),
+      notes: z.array(note),
+      thread: z.array(inboxItem.extend({ direction: z.enum(['inbound', 'outbound']), newText: z.string().nullable(), hasHtml: z.boolean() })),
+    }),
     handler: async ({ ctx, ws, params }) => {
-      const found = await messageWithThread(ctx.store.db, ws.workspaceId, inboxReader(ws), params.messageId);
+      const found = await messageWithThread(ctx.store.db, ws.workspaceId, inboxReader(ws), ws.userId, params.messageId);
       if (!found) throw cadenzaError('NOT_FOUND', 'no such message in this workspace');
       const { message: m, thread } = found;
-      return { message: toItem(m as Row), newText: m.new_text, thread: thread.map((r) => ({ ...toItem(r as Row), direction: r.direction })) };
+      const notes = await listNotes(ctx.store.db, m.id);
+      return {
+        message: toItem(m),
+        newText: m.new_text,
+        html: m.body_html ? { blockedImages: safeReplyHtml(m.body_html, { images: false }).blockedImages } : null,
+        notes: notes.map((n) => ({ id: n.id, body: n.body, at: n.created_at.toISOString(), authorId: n.author_user_id, author: n.author_name ?? n.author_email })),
+        thread: thread.map((r) => ({ ...toItem(r), direction: r.direction, newText: r.new_text, hasHtml: r.body_html !== null })),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/inbox/messages/:messageId/frame',
+    summary:
+      "A message's HTML as a document for a sandboxed frame: rebuilt from an allowlist (no scripts, handlers, forms or frames), the quoted history folded, served with a CSP that forbids scripts and, unless images=true, remote images",
+    tags: ['inbox'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ messageId: z.uuid() }),
+    query: z.object({ images: z.enum(['true', 'false']).default('false').describe("true: load this message's remote images (they may tell the sender it was read)") }),
+    example: () => ({ query: { images: 'false' as const } }),
+    response: z.string().describe('text/html'),
+    handler: async ({ ctx, ws, params, query, reply }) => {
+      const m = await messageHtml(ctx.store.db, ws.workspaceId, inboxReader(ws), params.messageId);
+      if (!m) throw cadenzaError('NOT_FOUND', 'no such message in this workspace');
+      const opts = { images: query.images === 'true' };
+      reply
+        .type('text/html; charset=utf-8')
+        .header('content-security-policy', frameCsp(opts))
+        // Framed by the inbox only (the CSP's frame-ancestors says the same to browsers that read it).
+        .header('x-frame-options', 'SAMEORIGIN')
+        .header('cache-control', 'private, no-store');
+      return replyFrameDocument(m.body_html ?? '', opts);
     },
   }),
   defineRoute({

@@ -12,6 +12,7 @@ import { domainRoutes } from './domains.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { experimentRoutes } from './experiments.ts';
 import { inboxRoutes } from './inbox.ts';
+import { inboxTriageRoutes } from './inbox-triage.ts';
 import { invitationRoutes } from './invitations.ts';
 import { leadHygieneRoutes } from './lead-hygiene.ts';
 import { leadImportRoutes } from './lead-imports.ts';
@@ -59,6 +60,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...contentCheckRoutes,
   ...enrollmentRoutes,
   ...inboxRoutes,
+  ...inboxTriageRoutes,
   ...suppressionRoutes,
   ...privacyRoutes,
   ...taskRoutes,

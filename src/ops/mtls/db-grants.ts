@@ -69,6 +69,10 @@ import type { Role } from '../../common/config.ts';
  *   phone_call, call_capture_quarantine
  *                         besides the API, the scheduler's purge deletes ended calls no lead owns
  *                         and old capture failures, reading only the columns that choose them.
+ *   inbox_state, inbox_read, inbox_label, inbox_message_label, inbox_note, inbox_view
+ *                         the unified inbox's triage (0086, src/inbox/): the API's alone, only
+ *                         the inbox routes read or write them; a message's rows go with it by
+ *                         cascade (run with the table owner's rights), whichever role deletes it.
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -107,6 +111,9 @@ const API_ONLY = ['account', 'account_device', 'api_key', 'app_user', 'auth_sess
 /** Read and written by the API role's own work only (file comment). */
 const API_WORK = ['oauth_flow', 'acme_account', 'acme_challenge', 'audit_event', 'figure_bucket', 'figure_fold'];
 
+/** The unified inbox's triage, notes and views (0086): the inbox routes' alone. */
+const INBOX = ['inbox_state', 'inbox_read', 'inbox_label', 'inbox_message_label', 'inbox_note', 'inbox_view'];
+
 /** Written by the API alone (file comment), read by every role. */
 const DEFINITIONS = ['lead', 'sequence', 'sequence_mailbox', 'step', 'variant', 'experiment_winner'];
 
@@ -135,6 +142,7 @@ export const RESTRICTED: Record<string, TableRule> = {
       },
     },
   },
+  ...Object.fromEntries(INBOX.map((t) => [t, { table: { api: RW } }])),
   ...Object.fromEntries(DEFINITIONS.map((t) => [t, { table: { api: RW, scheduler: ['select'], sender: ['select'], sync: ['select'] } }])),
   webhook_endpoint: {
     table: { api: RW },

@@ -53,8 +53,11 @@ const rows = async (q: RawBuilder<Row>, db: Db) => (await q.execute(db)).rows;
 const count = async (q: RawBuilder<unknown>, tx: Tx) => (await q.execute(tx)).rows.length;
 
 // Text columns of a message that can name or quote the person.
-const messageText = sql`coalesce(from_addr, '') || ' ' || array_to_string(to_addrs || cc_addrs || reply_to, ' ') || ' ' || coalesce(subject, '') || ' ' || coalesce(new_text, '') || ' ' || coalesce(excerpt, '')`;
+const messageText = sql`coalesce(from_addr, '') || ' ' || array_to_string(to_addrs || cc_addrs || reply_to, ' ') || ' ' || coalesce(subject, '') || ' ' || coalesce(new_text, '') || ' ' || coalesce(excerpt, '') || ' ' || coalesce(body_html, '')`;
 const messageWhere = (s: Subject) => sql`workspace_id = ${s.workspaceId}::uuid and (enrollment_id = any(${s.enrollmentIds}::uuid[]) or ${mentions(messageText, s.email)})`;
+
+const noteWhere = (s: Subject) =>
+  sql`workspace_id = ${s.workspaceId}::uuid and (message_id in (select id from message where ${messageWhere(s)}) or ${mentions(sql`body`, s.email)})`;
 
 const ofEnrollments = (table: 'enrollment' | 'send_request' | 'task', s: Subject) =>
   table === 'enrollment'
@@ -97,6 +100,25 @@ export const PERSONAL_TABLES: readonly PersonalTable[] = [
         db,
       ),
     erasure: 'cascade',
+  },
+  {
+    // Notes on the person's conversations, and notes elsewhere that name them (src/inbox/): found
+    // like the messages, and run before the messages go (their cascade would take the first kind).
+    section: 'inbox_notes',
+    table: 'inbox_note',
+    addressColumns: [],
+    find: (db, s) => rows(sql`select * from inbox_note where ${noteWhere(s)} order by created_at, id`, db),
+    erasure: 'delete',
+    del: (tx, s) => count(sql`delete from inbox_note where ${noteWhere(s)} returning 1`, tx),
+  },
+  {
+    // A saved view whose filters name the person (a search for their address).
+    section: 'inbox_views',
+    table: 'inbox_view',
+    addressColumns: [],
+    find: (db, s) => rows(sql`select * from inbox_view where workspace_id = ${s.workspaceId}::uuid and ${mentions(sql`filters::text`, s.email)} order by created_at, id`, db),
+    erasure: 'delete',
+    del: (tx, s) => count(sql`delete from inbox_view where workspace_id = ${s.workspaceId}::uuid and ${mentions(sql`filters::text`, s.email)} returning 1`, tx),
   },
   {
     section: 'messages',

@@ -10,9 +10,9 @@ export type PurgeStatement = (workspaceId: string, cutoff: Date, limit: number) 
 
 // -- name: purge-message-bodies
 const messageBodies: PurgeStatement = (ws, cutoff, limit) => sql`
-  update message set new_text = null, excerpt = null
+  update message set new_text = null, excerpt = null, body_html = null
    where id in (select id from message
-                 where workspace_id = ${ws}::uuid and at < ${cutoff} and (new_text is not null or excerpt is not null)
+                 where workspace_id = ${ws}::uuid and at < ${cutoff} and (new_text is not null or excerpt is not null or body_html is not null)
                  limit ${limit})
   returning 1 as n`;
 

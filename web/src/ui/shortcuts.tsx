@@ -1,4 +1,5 @@
 import { createContext, useContext, useEffect, useId, useRef } from 'react';
+import { useModal } from './dialog.tsx';
 
 export interface Shortcut {
   key: string;
@@ -57,14 +58,8 @@ export function useScreenShortcuts(group: ShortcutGroup): () => void {
  * it on Escape and gives focus back to where it was.
  */
 export function ShortcutsDialog({ open, onClose, groups }: { open: boolean; onClose: () => void; groups: readonly ShortcutGroup[] }) {
-  const ref = useRef<HTMLDialogElement>(null);
+  const ref = useModal(open);
   const titleId = useId();
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal();
-    if (!open && d.open) d.close();
-  }, [open]);
   return (
     <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={onClose}>
       <h2 id={titleId}>Keyboard shortcuts</h2>

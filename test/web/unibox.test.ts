@@ -1,0 +1,251 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/common/clock.ts';
+import { newId } from '../../src/common/ids.ts';
+import { seededRandom } from '../../src/common/random.ts';
+import { seedGraph } from '../api.ts';
+import { auditViewports, blockingViolations } from './axe.ts';
+import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { webSuite } from './harness.ts';
+
+/**
+ * Issue 19: the unified inbox in headless Chromium against the real app. Two panes at 1440 px (a
+ * dense list, the conversation beside it), one at a time at 390 px with a Back control; search;
+ * a reply's hostile HTML in the sandboxed frame, where nothing runs and no remote image loads until
+ * the reader asks (a local "tracker" counts the requests); and a hundred replies triaged with the
+ * keyboard alone (e done, l label, s snooze, a assign, u unread), checked in the database.
+ * Screenshots and axe at 1440×900 and 390×844.
+ */
+const skip = chromiumSkipReason();
+const OWNER = { email: 'uni@cadenza.test', password: 'a long enough password', workspace: 'Unibox Co' };
+const MANY = 100;
+
+describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  const web = webSuite({ prefix: 'web-unibox', roles: ['api'] });
+  /** The "tracker" a hostile reply points its image, script and beacon at: every request is counted. */
+  let tracker: Server;
+  const hits: string[] = [];
+  let trackerUrl = '';
+  let ws = '';
+  let ownerId = '';
+  let hostileId = '';
+  let threadId = '';
+
+  beforeAll(async () => {
+    tracker = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'image/gif' }).end(Buffer.from('R0lGODlhAQABAAAAACw=', 'base64'));
+    });
+    await new Promise<void>((resolve) => tracker.listen(0, '127.0.0.1', resolve));
+    trackerUrl = `http://127.0.0.1:${(tracker.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => new Promise<void>((resolve) => tracker.close(() => resolve())));
+
+  /** The owner's workspace with a sequence conversation, a hostile HTML reply and MANY plain replies. */
+  async function seed(): Promise<void> {
+    const db = web.app.store.db;
+    const owner = await db.selectFrom('app_user').select(['id', 'workspace_id']).where('email', '=', OWNER.email).executeTakeFirstOrThrow();
+    ws = owner.workspace_id;
+    ownerId = owner.id;
+    const g = await seedGraph(web.app.store, ws, 'uni', ownerId);
+    await db.updateTable('lead').set({ company: 'Globex', first_name: 'Dana', last_name: 'Ross' }).where('id', '=', g.leadId!).execute();
+    const random = seededRandom('unibox');
+    const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000);
+    threadId = g.messageId!;
+    // Our step, before their reply: the conversation shows both.
+    await db.insertInto('message').values({ id: newId(systemClock.now(), random), workspace_id: ws, mailbox_id: g.mailboxId!, enrollment_id: g.enrollmentId!, direction: 'outbound', message_id: '<step-uni@example.test>', subject: 'Hi', from_addr: 'rep-uni@example.test', at: at(600), excerpt: 'Hello Dana, worth a call?' }).execute();
+    await db.updateTable('message').set({ new_text: 'Tuesday at 10 works.', excerpt: 'Tuesday at 10 works.\n\nOn Monday, rep wrote:\n> Hello Dana, worth a call?', at: at(1) }).where('id', '=', threadId).execute();
+    hostileId = newId(systemClock.now(), random);
+    await db
+      .insertInto('message')
+      .values({
+        id: hostileId, workspace_id: ws, mailbox_id: g.mailboxId!, direction: 'inbound', message_id: '<hostile@evil.test>', subject: 'Our brochure', from_addr: 'mallory@evil.test', at: at(2),
+        folder: 'inbox', label: 'human_reply', confidence: 0.95, rung: 'rules', action: 'inbox', excerpt: 'Please see the brochure', new_text: 'Please see the brochure',
+        body_html:
+          `<p>Please see <b>the brochure</b>.</p><img src="${trackerUrl}/pixel.gif" alt="tracker"><img src="x" onerror="fetch('${trackerUrl}/onerror')">` +
+          `<script>fetch('${trackerUrl}/script');parent.document.title='pwned'</script><a href="javascript:fetch('${trackerUrl}/js')">click</a>` +
+          `<svg onload="fetch('${trackerUrl}/svg')"></svg><iframe src="${trackerUrl}/frame"></iframe><div style="background:url(${trackerUrl}/css)">styled</div>` +
+          `<div class="gmail_quote">On Monday you wrote:<blockquote>Hello Mallory</blockquote></div>`,
+      })
+      .execute();
+    const rows = Array.from({ length: MANY }, (_, i) => ({
+      id: newId(systemClock.now(), random), workspace_id: ws, mailbox_id: g.mailboxId!, direction: 'inbound' as const, message_id: `<bulk-${i}@prospects.test>`,
+      subject: `Question ${i + 1}`, from_addr: `person${i + 1}@bulk.test`, at: at(10 + i), folder: 'inbox' as const, label: 'human_reply', confidence: 0.95, rung: 'rules', action: 'inbox',
+      intent: i % 3 === 0 ? 'interested' : null, excerpt: `Reply number ${i + 1}`, new_text: `Reply number ${i + 1}`,
+    }));
+    await db.insertInto('message').values(rows).execute();
+  }
+
+  const audit = (page: Page, moment: string, found: string[]) => auditViewports(page, moment, found, screenshot);
+
+  const focusedRow = (page: Page) => page.evaluate<string | null>(`(() => { const li = document.activeElement && document.activeElement.closest('li[data-message-id]'); return li ? li.dataset.messageId : null; })()`);
+
+  it('shows two panes, searches, and renders a hostile reply in the sandboxed frame where nothing runs', async () => {
+    const page = await web.newPage({ viewport: { width: 1440, height: 900 } });
+    await web.setupOwner(page, OWNER);
+    await seed();
+    const found: string[] = [];
+    const rows = page.getByRole('list', { name: 'Messages' }).getByRole('listitem');
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(MANY + 2);
+
+    // The sequence conversation: our step and their reply, the quote folded.
+    await page.keyboard.press('j');
+    expect(await focusedRow(page)).toBe(threadId);
+    const conversation = page.getByRole('region', { name: 'Conversation' });
+    await conversation.getByRole('heading', { name: 'Re: Hi' }).waitFor();
+    const thread = conversation.getByRole('region', { name: 'Thread' });
+    await thread.getByText('Hello Dana, worth a call?').first().waitFor();
+    await thread.getByText('Tuesday at 10 works.', { exact: true }).waitFor();
+    await expect.poll(() => rows.first().getAttribute('aria-label')).toBe('Dana Ross, Globex: Re: Hi');
+    await audit(page, 'unibox-01-two-panes', found);
+
+    // The hostile reply: the frame is sandboxed without scripts; nothing ran, nothing was fetched.
+    await page.keyboard.press('j');
+    expect(await focusedRow(page)).toBe(hostileId);
+    const frameEl = conversation.locator('iframe');
+    await frameEl.waitFor();
+    expect(await frameEl.getAttribute('sandbox')).toBe('allow-popups allow-popups-to-escape-sandbox');
+    const frame = page.frames().find((f) => f.url().includes(`/inbox/messages/${hostileId}/frame`));
+    expect(frame).toBeDefined();
+    await frame!.getByText('the brochure').waitFor();
+    expect(await frame!.locator('script, svg, iframe, [onerror], [onload]').count()).toBe(0);
+    expect(await frame!.locator('details summary').textContent()).toBe('Show quoted history');
+    expect(await frame!.locator('details').getAttribute('open')).toBeNull();
+    await conversation.getByText('1 remote image blocked').waitFor();
+    // The javascript: link lost its address (so it is no link at all).
+    const jsLink = frame!.locator('a', { hasText: 'click' });
+    await jsLink.waitFor();
+    expect(await jsLink.getAttribute('href')).toBeNull();
+    expect(await page.title()).not.toBe('pwned');
+    expect(hits).toEqual([]);
+    await audit(page, 'unibox-02-html-frame', found);
+
+    // Images for this message only, when asked: the tracker sees the pixel, and still no script ran.
+    await conversation.getByRole('button', { name: 'Load images for this message' }).click();
+    await expect.poll(() => hits).toEqual(['/pixel.gif']);
+    expect(await page.title()).not.toBe('pwned');
+
+    // Search: / focuses the box; the list narrows on the server.
+    await rows.first().focus();
+    await page.keyboard.press('/');
+    await page.keyboard.type('mallory brochure');
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.getByLabel('Search the inbox').fill('');
+    await expect.poll(() => rows.count()).toBe(MANY + 2);
+
+    // 390 px: the list, then the conversation on its own with Back; Escape goes back too.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await rows.first().focus();
+    expect(await conversation.isVisible()).toBe(false);
+    await page.keyboard.press('Enter');
+    await conversation.getByRole('heading', { name: 'Re: Hi' }).waitFor();
+    expect(await page.getByRole('region', { name: 'Message list' }).isVisible()).toBe(false);
+    await screenshot(page, 'unibox-03-conversation-phone');
+    found.push(...(await blockingViolations(page, 'unibox-03 conversation at 390×844')));
+    await conversation.getByRole('button', { name: '← Back to the list' }).click();
+    await page.getByRole('region', { name: 'Message list' }).waitFor();
+    expect(await focusedRow(page)).toBe(threadId);
+    await page.keyboard.press('o');
+    await conversation.getByRole('heading', { name: 'Re: Hi' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('region', { name: 'Message list' }).waitFor();
+    expect(found, 'serious or critical axe violations').toEqual([]);
+    expect(web.errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it(`triages ${MANY} replies with the keyboard alone: done, label, snooze, assign, unread`, async () => {
+    const page = await web.newPage({ viewport: { width: 1440, height: 900 } });
+    await page.goto(web.app.url!);
+    await web.signIn(page, OWNER);
+    const rows = page.getByRole('list', { name: 'Messages' }).getByRole('listitem');
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(MANY + 2);
+    const found: string[] = [];
+    // Skip the two conversations of the first test: the bulk replies follow, newest first.
+    await page.keyboard.press('j');
+    await page.keyboard.press('j');
+    await page.keyboard.press('j');
+    const dialog = page.getByRole('dialog');
+    let labelled = 0;
+    let snoozed = 0;
+    let assigned = 0;
+    let unread = 0;
+    const unreadIds: string[] = [];
+    for (let i = 0; i < MANY; i++) {
+      const id = await focusedRow(page);
+      expect(id, `reply ${i}`).not.toBeNull();
+      if (i % 10 === 0) {
+        // l: type a label's name, Enter (the first time defines it).
+        await page.keyboard.press('l');
+        await dialog.getByLabel('Find or create a label').waitFor();
+        if (i === 0) await audit(page, 'unibox-04-label-picker', found);
+        await page.keyboard.type('Follow');
+        if (i === 0) {
+          await dialog.getByRole('button', { name: 'Create “Follow” and put it on' }).waitFor();
+          await page.keyboard.type(' up');
+        } else await dialog.getByRole('button', { name: /Follow up/ }).waitFor();
+        await page.keyboard.press('Enter');
+        await dialog.waitFor({ state: 'hidden' });
+        await expect.poll(() => focusedRow(page)).toBe(id);
+        labelled++;
+      }
+      if (i % 7 === 3) {
+        // a: the first teammate (the owner), Enter.
+        await page.keyboard.press('a');
+        await dialog.getByRole('button', { name: /uni@cadenza.test|Unibox/ }).first().waitFor();
+        await page.keyboard.press('Enter');
+        await dialog.waitFor({ state: 'hidden' });
+        await expect.poll(() => focusedRow(page)).toBe(id);
+        assigned++;
+      }
+      if (i % 9 === 4) {
+        // s: later today, Enter; the reply leaves the inbox and the next one is selected.
+        await page.keyboard.press('s');
+        await dialog.getByRole('button', { name: 'Later today (in 3 hours)' }).waitFor();
+        if (snoozed === 0) await audit(page, 'unibox-05-snooze-picker', found);
+        await page.keyboard.press('Enter');
+        await dialog.waitFor({ state: 'hidden' });
+        snoozed++;
+      } else if (i % 13 === 5) {
+        // u: unread again, and left in the inbox; j moves on.
+        await page.keyboard.press('u');
+        await expect.poll(() => page.locator(`li[data-message-id="${id}"]`).getAttribute('class')).toContain('is-unread');
+        await page.keyboard.press('j');
+        unread++;
+        unreadIds.push(id!);
+      } else {
+        await page.keyboard.press('e');
+      }
+      await expect.poll(() => focusedRow(page), { message: `after reply ${i}` }).not.toBe(id);
+    }
+    const db = web.app.store.db;
+    const bulk = await db
+      .selectFrom('message as m')
+      .leftJoin('inbox_state as s', 's.message_id', 'm.id')
+      .select(['m.id', 's.done_at', 's.snoozed_until', 's.assignee_user_id'])
+      .where('m.workspace_id', '=', ws)
+      .where('m.message_id', 'like', '<bulk-%')
+      .execute();
+    expect(bulk.filter((r) => r.done_at !== null)).toHaveLength(MANY - snoozed - unread);
+    expect(bulk.filter((r) => r.snoozed_until !== null)).toHaveLength(snoozed);
+    expect(bulk.filter((r) => r.assignee_user_id === ownerId)).toHaveLength(assigned);
+    const label = await db.selectFrom('inbox_label').select('id').where('workspace_id', '=', ws).where('name', '=', 'Follow up').executeTakeFirstOrThrow();
+    expect(await db.selectFrom('inbox_message_label').select('message_id').where('label_id', '=', label.id).execute()).toHaveLength(labelled);
+    const readMarks = await db.selectFrom('inbox_read').select('message_id').where('user_id', '=', ownerId).where('message_id', 'in', bulk.map((r) => r.id)).execute();
+    // Done with the last reply, the selection steps back to the one before it still in the list (one
+    // marked unread): shown again, it is read again. Every other one marked unread stays so.
+    const last = await focusedRow(page);
+    const readAgain = unreadIds.filter((x) => x === last);
+    expect(readMarks.filter((r) => unreadIds.includes(r.message_id)).map((r) => r.message_id)).toEqual(readAgain);
+    expect(readMarks).toHaveLength(MANY - unread + readAgain.length);
+    // What is left in the inbox: the two conversations and the replies marked unread.
+    expect(unread).toBeGreaterThan(3);
+    await expect.poll(() => rows.count()).toBe(2 + unread);
+    await screenshot(page, 'unibox-06-after-triage-desktop');
+    expect(found, 'serious or critical axe violations').toEqual([]);
+    expect(web.errors).toEqual([]);
+    await page.close();
+  }, 300_000);
+});

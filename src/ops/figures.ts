@@ -148,7 +148,7 @@ export interface SequenceFilter {
 }
 
 /** `and <enrollmentId> is one of the sequence's enrollments`, or nothing without a sequence. */
-function ofSequence(o: SequenceFilter, enrollmentId: ReturnType<typeof sql>) {
+export function ofSequence(o: SequenceFilter, enrollmentId: ReturnType<typeof sql>) {
   // Per row, through the enrollment's primary key: the rows a window holds are far fewer than a
   // sequence's enrollments (a semi-join would hash all of them each time).
   return o.sequenceId ? sql`and exists (select 1 from enrollment n where n.id = ${enrollmentId} and n.sequence_id = ${o.sequenceId})` : sql``;

@@ -8,7 +8,7 @@ import { BREAKDOWN_BY, breakdown, CALL_FIGURE_OUTCOMES, callFigures, DAY_SERIES,
 const seriesCounts = z.object(Object.fromEntries(DAY_SERIES.map((k) => [k, z.number().int()])) as Record<(typeof DAY_SERIES)[number], z.ZodNumber>);
 
 /** The window and the calendar the figures are counted in: `days` whole days of `zone`. */
-const windowQuery = z.object({
+export const windowQuery = z.object({
   days: z.coerce.number().int().min(1).max(366).default(30),
   zone: z
     .string()

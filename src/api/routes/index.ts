@@ -4,6 +4,7 @@ import { auditRoutes } from './audit.ts';
 import { callRoutes } from './calls.ts';
 import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
+import { analyticsChartRoutes } from './analytics-charts.ts';
 import { contentCheckRoutes } from './content-check.ts';
 import { demoRoutes } from './demo.ts';
 import { dialerRoutes } from './dialer.ts';
@@ -66,6 +67,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...dialerRoutes,
   ...voicemailRoutes,
   ...analyticsRoutes,
+  ...analyticsChartRoutes,
   ...experimentRoutes,
   ...demoRoutes,
 ];

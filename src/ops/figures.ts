@@ -509,7 +509,12 @@ export interface Headline {
 }
 
 export async function headline(db: Db, workspaceId: string, now: number, days: number, zone = 'UTC', o: SequenceFilter = {}): Promise<Headline> {
-  const window = await figuresWindow(db, workspaceId, now, days, zone);
+  return headlineOf(db, workspaceId, await figuresWindow(db, workspaceId, now, days, zone), o);
+}
+
+/** The headline of a window already chosen (the weekly report's: the last whole days). */
+export async function headlineOf(db: Db, workspaceId: string, window: Window, o: SequenceFilter = {}): Promise<Headline> {
+  const { days, zone } = window;
   const before = precedingWindow(window);
   // Both periods in one read (they are contiguous): the rows past the fold are counted once.
   const both = await perDay(db, workspaceId, calendarWindow(window.asOf, 2 * days, zone), o);

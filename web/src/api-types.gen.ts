@@ -1376,6 +1376,34 @@ export type WebhookEndpoint = {
   createdAt: string;
 };
 
+export type WeeklyReport = {
+  enabled: boolean;
+  /** ISO weekday: 1 Monday … 7 Sunday */
+  weekday: number;
+  hour: number;
+  /** The workspace's time zone, which the weekday and hour are in */
+  zone: string;
+  /** Whether this installation can send mail as itself (CADENZA_SMTP_URL); without it no report goes out */
+  mailConfigured: boolean;
+  members: {
+    userId: string;
+    email: string;
+    name: string | null;
+    role: string;
+    optedIn: boolean;
+    /** Opted in, or an owner while nobody has */
+    receives: boolean;
+  }[];
+  /** When the next report goes out (null: off) */
+  next: string | null;
+  last: {
+    week: string;
+    sentAt: string | null;
+    recipients: number | null;
+    error: string | null;
+  } | null;
+};
+
 export type WorkspaceCreated = {
   id: string;
   name: string;
@@ -4228,6 +4256,42 @@ export interface ApiRoutes {
     };
     body: never;
     response: AnalyticsMailboxDays;
+    status: 200;
+  };
+  /** The weekly analytics report by email: on or off, its weekday and hour in the workspace's zone, who receives it, when the next goes out and how the last went (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/weekly-report": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: WeeklyReport;
+    status: 200;
+  };
+  /** Turn the weekly report on or off and choose its weekday and hour in the workspace's zone (admin) (access: admin of the workspace) */
+  "PUT /api/workspaces/:workspaceId/weekly-report": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      enabled: boolean;
+      weekday: number;
+      hour: number;
+    };
+    response: WeeklyReport;
+    status: 200;
+  };
+  /** Ask for the weekly report for yourself, or stop (any member; an API key has no member to subscribe) (access: member of the workspace) */
+  "PUT /api/workspaces/:workspaceId/weekly-report/subscription": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      receive: boolean;
+    };
+    response: WeeklyReport;
     status: 200;
   };
   /** A sequence's A/B experiments: per arm its exposures, outcomes inside the reply window, rates with intervals, and the always-valid sequential test against the control (mSPRT), the minimum sample, the sample-ratio check and the winner if any (access: member of the workspace) */

@@ -56,6 +56,7 @@ export type AnalyticsFunnel = ApiResponse<'GET /api/workspaces/:workspaceId/anal
 export type AnalyticsReplyTimes = ApiResponse<'GET /api/workspaces/:workspaceId/analytics/reply-times'>;
 export type AnalyticsSendHours = ApiResponse<'GET /api/workspaces/:workspaceId/analytics/send-hours'>;
 export type AnalyticsMailboxDays = ApiResponse<'GET /api/workspaces/:workspaceId/analytics/mailbox-days'>;
+export type WeeklyReport = ApiResponse<'GET /api/workspaces/:workspaceId/weekly-report'>;
 
 export type SequenceSummary = ApiResponse<'GET /api/workspaces/:workspaceId/sequences'>['sequences'][number];
 /** Set rules only; an unset rule takes its default (src/sequence/model.ts defaultStopRules). */

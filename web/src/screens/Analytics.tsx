@@ -6,6 +6,7 @@ import { Badge, duration, ErrorNote, PageHeader } from '../ui/parts.tsx';
 import { DailyChart } from '../ui/charts.tsx';
 import { BreakdownTable } from './AnalyticsBreakdown.tsx';
 import { AnalyticsCharts } from './AnalyticsCharts.tsx';
+import { WeeklyReportForm } from './WeeklyReportForm.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
 /** What reached the prospects, per day. */
@@ -289,6 +290,7 @@ export function Analytics({ workspaceId }: ScreenProps) {
               </dl>
             </section>
           </div>
+          <WeeklyReportForm workspaceId={workspaceId} />
         </div>
       )}
     </>

@@ -86,7 +86,8 @@ function SendHours({ data, days }: { data: AnalyticsSendHours; days: number }) {
         <input type="checkbox" checked={byWeekday} onChange={(e) => setByWeekday(e.target.checked)} data-testid="send-hours-weekday" /> Show by weekday
       </label>
       {byWeekday && (
-        <div className="heat-scroll">
+        // Scrolls sideways on a phone: focusable, so a keyboard can scroll it too (axe: scrollable-region-focusable).
+        <div className="heat-scroll" tabIndex={0} role="region" aria-label="Sends and reply rate by weekday and hour">
           <table className="heat" data-testid="send-hours-heat">
             <caption className="sr-only">Reply rate and sends by weekday and hour, in the prospect&rsquo;s time</caption>
             <thead>

@@ -99,19 +99,20 @@ export async function sendHourCells(db: Db, workspaceId: string, span: Span, o: 
       from event e
       where e.workspace_id = ${workspaceId} and ${isEmailSend(sql`e`)} and e.at >= ${span.since} and e.at < ${span.until}
         ${ofSequence(o, sql`e.enrollment_id`)}
-    ), credited as (
-      select r.enrollment_id, r.sent_at as at
-      from (
-        select e.enrollment_id, ${lastEmailSentAtBefore(sql`e.enrollment_id`, sql`e.at`)} as sent_at
-        from event e
-        where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since}
-          ${ofSequence(o, sql`e.enrollment_id`)}
-      ) r
-      where r.sent_at >= ${span.since} and r.sent_at < ${span.until}
+    ), replies as materialized (
+      -- Materialized: the credit lookup runs once per reply found, not inside the scan's filter,
+      -- where the planner costs it for every journal row past the window's start (and PostgreSQL
+      -- would then spend seconds compiling the plan with JIT).
+      select e.enrollment_id, e.at
+      from event e
+      where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since}
+        ${ofSequence(o, sql`e.enrollment_id`)}
+    ), credited as materialized (
+      select r.enrollment_id, ${lastEmailSentAtBefore(sql`r.enrollment_id`, sql`r.at`)} as at from replies r
     ), both_ as (
       select enrollment_id, at, 1 as sends, 0 as replies from sent
       union all
-      select enrollment_id, at, 0, 1 from credited
+      select enrollment_id, at, 0, 1 from credited where at >= ${span.since} and at < ${span.until}
     )
     select extract(isodow from ${local(sql`b.at`)})::int as weekday, extract(hour from ${local(sql`b.at`)})::int as hour,
       sum(b.sends)::int as sends, sum(b.replies)::int as replies

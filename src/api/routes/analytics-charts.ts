@@ -17,7 +17,7 @@ import { windowQuery } from './analytics.ts';
 
 const windowShape = z.object({ since: z.string(), until: z.string() }).describe("The window's first local midnight and the one after its last day");
 
-/** The per-email reads (send hours, mailbox days) read the journal or quarter hours: at most 90 days. */
+/** The reads of the source (reply times, send hours) and of quarter hours (mailbox days): at most 90 days. */
 const shortWindowQuery = windowQuery.extend({ days: z.coerce.number().int().min(1).max(90).default(30) });
 
 type WindowQuery = { days: number; zone: string };
@@ -80,7 +80,7 @@ export const analyticsChartRoutes = [
     path: 'reply-times',
     summary: 'Reply time after send: for the replies in the window, the time since the email each is credited to was sent, in buckets (under 1 h … over 7 days) with the median',
     id: 'AnalyticsReplyTimes',
-    query: windowQuery,
+    query: shortWindowQuery,
     shape: {
       count: z.number().int().describe('Replies with an email before them'),
       noEmailBefore: z.number().int().describe('Replies with no email sent before them (no reply time)'),

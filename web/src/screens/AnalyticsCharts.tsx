@@ -7,6 +7,8 @@ import { useLoad } from '../ui/use-load.ts';
 
 const pct = (v: number | null | undefined) => (v === null || v === undefined ? '—' : `${(v * 100).toFixed(1)}%`);
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+/** The funnel's stages in a word each, under the bars (the list beside the chart says them in full). */
+const STAGE_WORD: Record<string, string> = { sent: 'Sent', delivered: 'Delivered', opened: 'Opened', clicked: 'Clicked', replied: 'Replied', positive: 'Interested', meetings: 'Meetings' };
 
 /**
  * The charts people look at rather than read (issue 18), for the screen's period, zone and
@@ -14,10 +16,10 @@ const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
  * mailbox's health per day. Each is one GET …/analytics/<chart> (docs/api.md "Analytics").
  */
 export function AnalyticsCharts({ workspaceId, query, days }: { workspaceId: string; query: string; days: number }) {
-  // The per-email reads cover at most 90 days (the journal itself, or its quarter hours).
+  // Reply times, send hours and mailbox days cover at most 90 days (the journal itself, or its quarter hours).
   const shortQuery = query.replace(/days=\d+/, `days=${Math.min(days, 90)}`);
   const funnel = useLoad(() => api<AnalyticsFunnel>('GET', ws(workspaceId, `analytics/funnel?${query}`)), [workspaceId, query]);
-  const times = useLoad(() => api<AnalyticsReplyTimes>('GET', ws(workspaceId, `analytics/reply-times?${query}`)), [workspaceId, query]);
+  const times = useLoad(() => api<AnalyticsReplyTimes>('GET', ws(workspaceId, `analytics/reply-times?${shortQuery}`)), [workspaceId, shortQuery]);
   const hours = useLoad(() => api<AnalyticsSendHours>('GET', ws(workspaceId, `analytics/send-hours?${shortQuery}`)), [workspaceId, shortQuery]);
   return (
     <>
@@ -30,7 +32,7 @@ export function AnalyticsCharts({ workspaceId, query, days }: { workspaceId: str
               Each stage counted in the period by when it happened (a reply to an email sent before the period counts), so a stage can outgrow the one before. Delivered is
               sent less bounced.
             </p>
-            <BarChart title="Stage" testId="funnel-chart" categories={funnel.data.stages.map((s) => s.label)} series={[{ label: 'Count', color: 'var(--c-primary)', values: funnel.data.stages.map((s) => s.count) }]} />
+            <BarChart title="Stage" testId="funnel-chart" categories={funnel.data.stages.map((s) => STAGE_WORD[s.key] ?? s.label)} series={[{ label: 'Count', color: 'var(--c-primary)', values: funnel.data.stages.map((s) => s.count) }]} />
             <ol className="funnel-steps" data-testid="funnel-steps">
               {funnel.data.stages.map((s) => (
                 <li key={s.key}>

@@ -193,6 +193,12 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
       ['analytics_variants_all_time', `${base}/analytics/variants`],
       ['analytics_breakdown_step_30d', `${base}/analytics/breakdown?by=step&days=30&zone=UTC`],
       ['analytics_breakdown_rep_30d_berlin', `${base}/analytics/breakdown?by=rep&days=30&zone=Europe%2FBerlin`],
+      // The charts (src/api/routes/analytics-charts.ts): the funnel through the rollup, the others
+      // bounded reads of the source (docs/api.md, "The charts").
+      ['analytics_funnel_30d_one_sequence', `${base}/analytics/funnel?days=30&zone=UTC&sequenceId=${sequenceIds[3]}`],
+      ['analytics_reply_times_30d', `${base}/analytics/reply-times?days=30&zone=UTC`],
+      ['analytics_send_hours_30d', `${base}/analytics/send-hours?days=30&zone=UTC`],
+      ['analytics_mailbox_days_30d', `${base}/analytics/mailbox-days?days=30&zone=UTC`],
     ];
     const ms = new Map(cases.map(([name]) => [name, [] as number[]]));
     // Interleaved: each request round runs every case once, so a burst of load hits all of them alike.

@@ -3,15 +3,23 @@ import SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { cadenzaError } from '../common/errors.ts';
 
 /**
- * Mail Cadenza sends as itself (invitations), not from a rep's mailbox: one SMTP account for the
+ * Mail Cadenza sends as itself (invitations, the weekly report), not from a rep's mailbox: one SMTP account for the
  * whole installation, configured by CADENZA_SMTP_URL and CADENZA_MAIL_FROM. Without one, the API
  * hands the links to the admin instead (docs/api.md "Invitations").
  */
 export interface SystemMailer {
   /** The From address, for messages and for the UI to say where invitations come from. */
   readonly from: string;
-  send(m: { to: string; subject: string; text: string }): Promise<{ messageId: string }>;
+  send(m: SystemMessage): Promise<{ messageId: string }>;
   close(): void;
+}
+
+/** A message Cadenza sends as itself: to one address or several (comma-separated), text, files attached. */
+export interface SystemMessage {
+  to: string;
+  subject: string;
+  text: string;
+  attachments?: Array<{ filename: string; content: string; contentType: string }>;
 }
 
 export interface SystemMailerSettings {
@@ -44,7 +52,7 @@ export function smtpSystemMailer(s: SystemMailerSettings): SystemMailer {
   return {
     from: s.from,
     async send(m) {
-      const info = await transport.sendMail({ from: s.from, to: m.to, subject: m.subject, text: m.text });
+      const info = await transport.sendMail({ from: s.from, to: m.to, subject: m.subject, text: m.text, ...(m.attachments ? { attachments: m.attachments } : {}) });
       return { messageId: info.messageId };
     },
     close: () => transport.close(),

@@ -42,6 +42,7 @@ import { Metrics } from '../ops/metrics.ts';
 import { DemoControl } from '../demo/control.ts';
 import { version } from '../common/version.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
+import { sendDueWeeklyReports, WEEKLY_REPORT_EVERY_MS } from '../api/weekly-report/job.ts';
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { runEvery } from '../common/periodic.ts';
@@ -267,6 +268,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await callSweep?.stop();
       await experimentWinners?.stop();
       await recordings?.stop();
+      await weeklyReports?.stop();
       await transcriber?.stop();
       // A demo ends first: it resumes the roles it suspended, which then stop below.
       await demo?.stop();
@@ -317,6 +319,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   // Recorded calls (src/dialer/recording/): the spool every 10 s, the retention purge with it.
   // Declared before the vault below is built, started after it.
   let recordings: { stop(): Promise<void> } | undefined;
+  let weeklyReports: { stop(): Promise<void> } | undefined;
   let transcriber: TranscriptionWorker | undefined;
   let consentAnnouncement: Uint8Array | undefined;
   // The federation identity is derived from the master key (nothing stored): the card, the signing key, the pair keys.
@@ -531,6 +534,19 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     app.crm = crm;
     crm.start();
     const mailer = o.mailer ? smtpSystemMailer(o.mailer) : undefined;
+    // The weekly report by email (src/api/weekly-report/): every API process with a system mailer
+    // runs the job; the claim of each workspace's ISO week makes it one mail whatever runs it.
+    weeklyReports = mailer
+      ? runEvery(
+          clock,
+          WEEKLY_REPORT_EVERY_MS,
+          async () => {
+            const r = await sendDueWeeklyReports({ store, clock, mailer, owner: `api:${newId(clock.now(), random)}`, appUrl: publicUrl });
+            if (r.sent.length || r.failed.length) log.info({ sent: r.sent, failed: r.failed }, 'weekly reports');
+          },
+          (e) => log.error({ err: e }, 'weekly reports failed'),
+        )
+      : undefined;
     // Custom tracking hosts: the API processes answer their challenges and serve them; the job
     // runs in each, under one lease.
     const customHosts = o.trackingDomains

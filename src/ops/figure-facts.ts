@@ -66,15 +66,38 @@ const idRange = (alias: Expr, r: FactRange) => sql`${alias}.id > ${idOf(r.after)
 const inSpan = (at: Expr, r: FactRange) => sql`${at} >= ${r.since} and ${at} < ${r.until}`;
 const ofWorkspace = (alias: Expr, r: FactRange) => (r.workspaceId === null ? sql`true` : sql`${alias}.workspace_id = ${r.workspaceId}`);
 
+/** Whether journal row `e` is a send: an applied `step_sent` of an email step (the `sends` series). */
+export function isEmailSend(e: Expr) {
+  return sql`(${e}.type = 'step_sent' and ${emailStep(sql`(${e}.payload->'event'->>'stepId')`)})`;
+}
+
 /**
- * The email step last sent to enrollment `enrollmentId` at or before `at`: the email a reply (or a
- * bounce, an unsubscribe, an interested reply, a meeting) is credited to. Null: none before it.
+ * Whether journal row `e` is a reply: an applied `reply`, the enrollment's first (the engine ignores
+ * any later one, journalled as `reply.ignored`): the `replies` series.
  */
-export function lastEmailStepBefore(enrollmentId: Expr, at: Expr) {
-  return sql`(select (s.payload->'event'->>'stepId')::uuid from event s
-               where s.enrollment_id = ${enrollmentId} and s.type = 'step_sent' and s.at <= ${at}
-                 and ${emailStep(sql`(s.payload->'event'->>'stepId')`)}
+export function isReply(e: Expr) {
+  return sql`(${e}.type = 'reply')`;
+}
+
+/**
+ * A column of the email last sent to enrollment `enrollmentId` at or before `at` (its journal row
+ * `s`): the email a reply (or a bounce, an unsubscribe, an interested reply, a meeting) is credited
+ * to. Null: none before it.
+ */
+function lastEmailSend(enrollmentId: Expr, at: Expr, column: Expr) {
+  return sql`(select ${column} from event s
+               where s.enrollment_id = ${enrollmentId} and s.at <= ${at} and ${isEmailSend(sql`s`)}
                order by s.at desc, s.id desc limit 1)`;
+}
+
+/** The step of the email a fact at `at` is credited to (`lastEmailSend`). */
+export function lastEmailStepBefore(enrollmentId: Expr, at: Expr) {
+  return lastEmailSend(enrollmentId, at, sql`(s.payload->'event'->>'stepId')::uuid`);
+}
+
+/** When the email a fact at `at` is credited to was sent (`lastEmailSend`): the reply time's start. */
+export function lastEmailSentAtBefore(enrollmentId: Expr, at: Expr) {
+  return lastEmailSend(enrollmentId, at, sql`s.at`);
 }
 
 /**
@@ -96,9 +119,7 @@ export function journalFacts(r: FactRange): RawBuilder<unknown> {
         case when e.type = 'step_sent' then (e.payload->'event'->>'stepId')::uuid else ${lastEmailStepBefore(sql`e.enrollment_id`, sql`e.at`)} end as step_id
       from event e
       where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and ${inSpan(sql`e.at`, r)}
-        and (e.type in ('reply', 'bounce', 'unsubscribe')
-          or (e.type = 'step_sent' and ${emailStep(sql`(e.payload->'event'->>'stepId')`)})
-          or ${isMeeting(sql`e`)})
+        and (e.type in ('bounce', 'unsubscribe') or ${isReply(sql`e`)} or ${isEmailSend(sql`e`)} or ${isMeeting(sql`e`)})
     ) j
     cross join lateral (select j.series union all select 'bouncesHard' where j.hard) as x(series)
     left join enrollment n on n.id = j.enrollment_id

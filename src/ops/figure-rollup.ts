@@ -96,11 +96,11 @@ export function units(since: Date, until: Date): Array<{ width: Width; from: Dat
  * Every fact of the workspace in [since, until), as rows (at, sequence_id, step_id, variant_id,
  * mailbox_id, series, n): the folded buckets of `level` (their start standing for `at`) and the
  * rows past the fold. Level 'w' and 's' hold quarter hours and hours (they are read per day of a zone);
- * 'x' holds every fact by the email it is credited to. `sequenceId` keeps the buckets of one sequence
+ * 'x' holds every fact by the email it is credited to (`perDay`: read in quarter hours, to be counted per day of a zone). `sequenceId` keeps the buckets of one sequence
  * ('s', 'x'; the caller filters the rows past the fold). A span whose ends are not on quarter hours
  * is read from the source tables alone.
  */
-export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date, until: Date, level: Level, sequenceId?: string): RawBuilder<unknown> {
+export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date, until: Date, level: Level, sequenceId?: string, o: { perDay?: boolean } = {}): RawBuilder<unknown> {
   const of = (facts: RawBuilder<unknown>) => sql`select at, sequence_id, step_id, variant_id, mailbox_id, series, n from (${facts}) f`;
   if (!isQuarter(since) || !isQuarter(until)) {
     const all: FactRange = { workspaceId, after: 0n, upTo: null, since, until };
@@ -110,7 +110,9 @@ export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date
   // Per day of a zone: whole hours where the zone's midnights are on the hour (most zones), a
   // quarter of the rows; quarter hours for the zones at :30 and :45.
   const dayWidth: Width = since.getTime() % HOUR === 0 && until.getTime() % HOUR === 0 ? 'h' : 'q';
-  const ranges = level === 'x' ? units(since, until) : [{ width: dayWidth, from: since, to: until }];
+  // Level 'x' per day of a zone (`perDay`): its quarter hours alone, the only width it holds whose
+  // buckets never straddle a zone's midnight.
+  const ranges = level === 'x' ? (o.perDay ? [{ width: 'q' as Width, from: since, to: until }] : units(since, until)) : [{ width: dayWidth, from: since, to: until }];
   const inUnits = sql.join(ranges.map((u) => sql`(b.width = ${u.width} and b.bucket >= ${u.from} and b.bucket < ${u.to})`), sql` or `);
   return sql`
     select b.bucket as at, b.sequence_id, b.step_id, b.variant_id, b.mailbox_id, b.series, b.n

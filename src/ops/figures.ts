@@ -148,7 +148,7 @@ export interface SequenceFilter {
 }
 
 /** `and <enrollmentId> is one of the sequence's enrollments`, or nothing without a sequence. */
-function ofSequence(o: SequenceFilter, enrollmentId: ReturnType<typeof sql>) {
+export function ofSequence(o: SequenceFilter, enrollmentId: ReturnType<typeof sql>) {
   // Per row, through the enrollment's primary key: the rows a window holds are far fewer than a
   // sequence's enrollments (a semi-join would hash all of them each time).
   return o.sequenceId ? sql`and exists (select 1 from enrollment n where n.id = ${enrollmentId} and n.sequence_id = ${o.sequenceId})` : sql``;
@@ -509,7 +509,12 @@ export interface Headline {
 }
 
 export async function headline(db: Db, workspaceId: string, now: number, days: number, zone = 'UTC', o: SequenceFilter = {}): Promise<Headline> {
-  const window = await figuresWindow(db, workspaceId, now, days, zone);
+  return headlineOf(db, workspaceId, await figuresWindow(db, workspaceId, now, days, zone), o);
+}
+
+/** The headline of a window already chosen (the weekly report's: the last whole days). */
+export async function headlineOf(db: Db, workspaceId: string, window: Window, o: SequenceFilter = {}): Promise<Headline> {
+  const { days, zone } = window;
   const before = precedingWindow(window);
   // Both periods in one read (they are contiguous): the rows past the fold are counted once.
   const both = await perDay(db, workspaceId, calendarWindow(window.asOf, 2 * days, zone), o);

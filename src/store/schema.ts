@@ -1157,3 +1157,35 @@ export interface Database {
   inbox_view: InboxViewTable;
 }
 // --- end unified inbox
+// --- weekly report (migration 0070, src/api/weekly-report/)
+export interface WeeklyReportSettingTable {
+  workspace_id: string;
+  enabled: Generated<boolean>;
+  /** ISO weekday, 1 Monday … 7 Sunday, in the workspace's zone. */
+  weekday: Generated<number>;
+  hour: Generated<number>;
+  updated_at: Timestamp;
+}
+export interface WeeklyReportRecipientTable {
+  workspace_id: string;
+  user_id: string;
+  created_at: Timestamp;
+}
+export interface WeeklyReportRunTable {
+  workspace_id: string;
+  /** 'YYYY-Www' */
+  iso_week: string;
+  claimed_at: Timestamp | null;
+  claimed_by: string | null;
+  attempts: Generated<number>;
+  sent_at: Timestamp | null;
+  recipients: number | null;
+  error: string | null;
+}
+
+export interface Database {
+  weekly_report_setting: WeeklyReportSettingTable;
+  weekly_report_recipient: WeeklyReportRecipientTable;
+  weekly_report_run: WeeklyReportRunTable;
+}
+// --- end weekly report

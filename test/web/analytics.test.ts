@@ -56,8 +56,8 @@ describe.skipIf(skip !== null)(`analytics screen${skip ? ` (skipped: ${skip})` :
     expect(await page.getByTestId('kpi-meetings').textContent()).toBe('1');
     expect(await page.getByTestId('kpi-change-sends').textContent()).toBe("+50% vs 2 before");
     expect(await page.getByTestId('analytics-zone').inputValue()).toBe('Europe/Berlin');
-    // Both per-day charts are drawn by uPlot, on canvases.
-    await expect.poll(() => page.locator('.uplot canvas').count()).toBe(2);
+    // The per-day charts, the funnel, reply times, send hours and mailbox health are drawn by uPlot, on canvases.
+    await expect.poll(() => page.locator('.uplot canvas').count()).toBe(6);
 
     const berlinDay = DateTime.fromMillis(lateSend, { zone: 'Europe/Berlin' }).toISODate()!;
     const utcDay = DateTime.fromMillis(lateSend, { zone: 'UTC' }).toISODate()!;

@@ -141,6 +141,108 @@ export type AnalyticsBreakdown = {
   };
 };
 
+export type AnalyticsFunnel = {
+  zone: string;
+  /** The window's first local midnight and the one after its last day */
+  window: {
+    since: string;
+    until: string;
+  };
+  /** Counted in the window by when each happened (the headline's totals), not per cohort */
+  stages: {
+    key: "sent" | "delivered" | "opened" | "clicked" | "replied" | "positive" | "meetings";
+    label: string;
+    count: number;
+    /** count / the stage before (null: first stage, or none before) */
+    conversion: number | null;
+    /** count / sent */
+    ofSent: number | null;
+  }[];
+};
+
+export type AnalyticsMailboxDays = {
+  zone: string;
+  /** The window's first local midnight and the one after its last day */
+  window: {
+    since: string;
+    until: string;
+  };
+  mailboxes: {
+    id: string;
+    email: string;
+    days: {
+      day: string;
+      sends: number;
+      bounces: number;
+      hardBounces: number;
+      bounceRate: number | null;
+      /** Warmup mail its receivers found in the inbox */
+      inbox: number;
+      /** … and in junk */
+      junk: number;
+    }[];
+  }[];
+};
+
+export type AnalyticsReplyTimes = {
+  zone: string;
+  /** The window's first local midnight and the one after its last day */
+  window: {
+    since: string;
+    until: string;
+  };
+  /** Replies with an email before them */
+  count: number;
+  /** Replies with no email sent before them (no reply time) */
+  noEmailBefore: number;
+  /** Nearest-rank median, ms */
+  medianMs: number | null;
+  buckets: {
+    key: string;
+    label: string;
+    fromMs: number;
+    toMs: number | null;
+    count: number;
+  }[];
+};
+
+export type AnalyticsSendHours = {
+  zone: string;
+  /** The window's first local midnight and the one after its last day */
+  window: {
+    since: string;
+    until: string;
+  };
+  sends: number;
+  /** All 24 hours of the prospect's day, every weekday together */
+  hours: {
+    hour: number;
+    sends: number;
+    replies: number;
+    replyRate: number | null;
+  }[];
+  /** Hours with sends or replies, by weekday */
+  cells: {
+    /** ISO: 1 Monday … 7 Sunday */
+    weekday: number;
+    hour: number;
+    sends: number;
+    replies: number;
+  }[];
+  best: {
+    enough: boolean;
+    /** Sends an hour needs to be compared */
+    minSends: number;
+    hours: {
+      hour: number;
+      sends: number;
+      replies: number;
+      replyRate: number | null;
+    }[];
+    text: string;
+  };
+};
+
 export type ApiKey = {
   id: string;
   name: string;
@@ -1330,6 +1432,34 @@ export type WebhookEndpoint = {
   events: string[];
   description: string | null;
   createdAt: string;
+};
+
+export type WeeklyReport = {
+  enabled: boolean;
+  /** ISO weekday: 1 Monday … 7 Sunday */
+  weekday: number;
+  hour: number;
+  /** The workspace's time zone, which the weekday and hour are in */
+  zone: string;
+  /** Whether this installation can send mail as itself (CADENZA_SMTP_URL); without it no report goes out */
+  mailConfigured: boolean;
+  members: {
+    userId: string;
+    email: string;
+    name: string | null;
+    role: string;
+    optedIn: boolean;
+    /** Opted in, or an owner while nobody has */
+    receives: boolean;
+  }[];
+  /** When the next report goes out (null: off) */
+  next: string | null;
+  last: {
+    week: string;
+    sentAt: string | null;
+    recipients: number | null;
+    error: string | null;
+  } | null;
 };
 
 export type WorkspaceCreated = {
@@ -4362,6 +4492,106 @@ export interface ApiRoutes {
         replies: number;
       }[];
     };
+    status: 200;
+  };
+  /** A sequence's (or the workspace's) funnel over the window: sent, delivered (sent less bounced), opened by a person, clicked, replied, interested replies and meetings, with each stage's conversion from the one before (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/funnel": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
+      sequenceId?: string;
+    };
+    body: never;
+    response: AnalyticsFunnel;
+    status: 200;
+  };
+  /** Reply time after send: for the replies in the window, the time since the email each is credited to was sent, in buckets (under 1 h … over 7 days) with the median (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/reply-times": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
+      sequenceId?: string;
+    };
+    body: never;
+    response: AnalyticsReplyTimes;
+    status: 200;
+  };
+  /** Sends and reply rate by the hour of day (and ISO weekday) in the prospect's time at send (the lead's zone, else the workspace's), and which hours did best when enough sends allow it (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/send-hours": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
+      sequenceId?: string;
+    };
+    body: never;
+    response: AnalyticsSendHours;
+    status: 200;
+  };
+  /** Each mailbox's (or one's) sends, bounces and bounce rate per day of the window, and the inbox or junk placement its warmup mail found (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/mailbox-days": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+      /** One mailbox; none: every mailbox of the workspace */
+      mailboxId?: string;
+    };
+    body: never;
+    response: AnalyticsMailboxDays;
+    status: 200;
+  };
+  /** The weekly analytics report by email: on or off, its weekday and hour in the workspace's zone, who receives it, when the next goes out and how the last went (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/weekly-report": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: WeeklyReport;
+    status: 200;
+  };
+  /** Turn the weekly report on or off and choose its weekday and hour in the workspace's zone (admin) (access: admin of the workspace) */
+  "PUT /api/workspaces/:workspaceId/weekly-report": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      enabled: boolean;
+      weekday: number;
+      hour: number;
+    };
+    response: WeeklyReport;
+    status: 200;
+  };
+  /** Ask for the weekly report for yourself, or stop (any member; an API key has no member to subscribe) (access: member of the workspace) */
+  "PUT /api/workspaces/:workspaceId/weekly-report/subscription": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      receive: boolean;
+    };
+    response: WeeklyReport;
     status: 200;
   };
   /** A sequence's A/B experiments: per arm its exposures, outcomes inside the reply window, rates with intervals, and the always-valid sequential test against the control (mSPRT), the minimum sample, the sample-ratio check and the winner if any (access: member of the workspace) */

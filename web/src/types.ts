@@ -52,6 +52,11 @@ export type MailboxFigures = ApiResponse<'GET /api/workspaces/:workspaceId/analy
 
 /** The window's figures per sequence, step, variant, mailbox or rep (ops/figures.ts breakdown). */
 export type AnalyticsBreakdown = ApiResponse<'GET /api/workspaces/:workspaceId/analytics/breakdown'>;
+export type AnalyticsFunnel = ApiResponse<'GET /api/workspaces/:workspaceId/analytics/funnel'>;
+export type AnalyticsReplyTimes = ApiResponse<'GET /api/workspaces/:workspaceId/analytics/reply-times'>;
+export type AnalyticsSendHours = ApiResponse<'GET /api/workspaces/:workspaceId/analytics/send-hours'>;
+export type AnalyticsMailboxDays = ApiResponse<'GET /api/workspaces/:workspaceId/analytics/mailbox-days'>;
+export type WeeklyReport = ApiResponse<'GET /api/workspaces/:workspaceId/weekly-report'>;
 
 export type SequenceSummary = ApiResponse<'GET /api/workspaces/:workspaceId/sequences'>['sequences'][number];
 /** Set rules only; an unset rule takes its default (src/sequence/model.ts defaultStopRules). */

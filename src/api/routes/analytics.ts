@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
 import { csvRecord } from '../../common/csv-write.ts';
+import { breakdownCsv } from '../../ops/breakdown-csv.ts';
 import { BREAKDOWN_BY, breakdown, CALL_FIGURE_OUTCOMES, callFigures, DAY_SERIES, figuresWindow, funnel, headline, isKnownZone, perDay, perMailbox, RATES, ratesOf, totalsOf, variantsAllTime, type Window } from '../../ops/figures.ts';
 
 /** Per-day counts of every series (ops/figures.ts perDay says what each counts). */
 const seriesCounts = z.object(Object.fromEntries(DAY_SERIES.map((k) => [k, z.number().int()])) as Record<(typeof DAY_SERIES)[number], z.ZodNumber>);
 
 /** The window and the calendar the figures are counted in: `days` whole days of `zone`. */
-const windowQuery = z.object({
+export const windowQuery = z.object({
   days: z.coerce.number().int().min(1).max(366).default(30),
   zone: z
     .string()
@@ -22,9 +23,6 @@ const windowQuery = z.object({
 const breakdownQuery = windowQuery.extend({
   by: z.enum(BREAKDOWN_BY).describe('What each row is: a sequence, an email step, a variant, a mailbox, or a rep (the member who owns the mailbox)'),
 });
-
-/** The columns of a breakdown row after its label, in the order the CSV writes them. */
-const BREAKDOWN_COLUMNS = [...DAY_SERIES, 'hardBounces', 'softBounces', ...RATES] as const;
 
 const breakdownRow = seriesCounts.extend({
   key: z.string().nullable().describe("The sequence's, step's, variant's, mailbox's or member's id; null: the facts none can be credited to"),
@@ -153,10 +151,8 @@ export const analyticsRoutes = [
     response: z.string().describe('text/csv'),
     handler: async ({ ctx, ws, query, reply }) => {
       const b = await breakdownOf(ctx, ws.workspaceId, query);
-      const cell = (v: number | null) => (v === null ? '' : String(v));
-      const lines = [csvRecord([query.by, 'id', ...BREAKDOWN_COLUMNS]), ...b.rows.map((r) => csvRecord([r.label, r.key ?? '', ...BREAKDOWN_COLUMNS.map((k) => cell(r[k]))]))];
       reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="analytics-by-${query.by}-${b.window.dayKeys[0]}-to-${b.window.dayKeys.at(-1)}.csv"`);
-      return lines.join('');
+      return breakdownCsv(query.by, b.rows);
     },
   }),
   defineRoute({

@@ -4,6 +4,8 @@ import { auditRoutes } from './audit.ts';
 import { callRoutes } from './calls.ts';
 import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
+import { analyticsChartRoutes } from './analytics-charts.ts';
+import { weeklyReportRoutes } from './weekly-report.ts';
 import { contentCheckRoutes } from './content-check.ts';
 import { demoRoutes } from './demo.ts';
 import { dialerRoutes } from './dialer.ts';
@@ -68,6 +70,8 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...dialerRoutes,
   ...voicemailRoutes,
   ...analyticsRoutes,
+  ...analyticsChartRoutes,
+  ...weeklyReportRoutes,
   ...experimentRoutes,
   ...demoRoutes,
 ];

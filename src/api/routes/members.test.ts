@@ -1,7 +1,6 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, joinByInvitation, login, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
+import { smtpSink } from '../../../test/mail/smtp-sink.ts';
 import { testBackends } from '../../../test/stores.ts';
 import { smtpSystemMailer } from '../system-mailer.ts';
 
@@ -136,29 +135,18 @@ describe.each(testBackends())('members: joining, leaving and what a member leave
 
 describe.each(testBackends())('members added with a system mailer: the link goes to the address, not to the admin (%s)', (backend) => {
   let h: ApiHarness;
-  let srv: SMTPServer;
+  let sink: Awaited<ReturnType<typeof smtpSink>>;
   let owner: Browser;
   let ws: string;
   /** What the in-process SMTP server received, by recipient. */
   const received = new Map<string, string>();
 
   beforeAll(async () => {
-    srv = new SMTPServer({
-      logger: false,
-      disabledCommands: ['STARTTLS', 'AUTH'],
-      closeTimeout: 50,
-      onData(stream, session, cb) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          for (const rcpt of session.envelope.rcptTo) received.set(rcpt.address.toLowerCase(), Buffer.concat(chunks).toString('utf8'));
-          cb(null);
-        });
-      },
+    sink = await smtpSink((m) => {
+      for (const rcpt of m.to) received.set(rcpt.toLowerCase(), m.raw);
+      return null;
     });
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-    const port = (srv.server.address() as AddressInfo).port;
-    h = await apiHarness(backend, { mailer: smtpSystemMailer({ url: `smtp://127.0.0.1:${port}`, from: 'cadenza@example.test' }), publicUrl: 'https://cadenza.example.test' });
+    h = await apiHarness(backend, { mailer: smtpSystemMailer({ url: sink.url, from: 'cadenza@example.test' }), publicUrl: 'https://cadenza.example.test' });
     const a = await seedWorkspace(h.store, 'Acme', 'owner@example.test');
     ws = a.workspaceId;
     owner = await login(h.app, 'owner@example.test', a.password);
@@ -167,7 +155,7 @@ describe.each(testBackends())('members added with a system mailer: the link goes
   afterAll(async () => {
     h.ctx.mailer?.close();
     await h?.close();
-    await new Promise<void>((r) => srv.close(() => r()));
+    await sink.close();
   });
 
   it('a new address verifies itself by the emailed link; an existing account gets the same answer and mail', async () => {

@@ -42,6 +42,10 @@ import type { Role } from '../../common/config.ts';
  *   phone_call            calls, the API's alone: the call routes write them and the API role's
  *                         sweep closes them (src/dialer/calls.ts); no other role reads a lead's
  *                         number, notes or call history.
+ *   weekly_report_setting, weekly_report_recipient, weekly_report_run
+ *                         the weekly analytics report (api/weekly-report/): the API's alone, its
+ *                         routes and the job that sends it, which runs in the API role because it
+ *                         reads the recipients' addresses (app_user).
  *   rep_voicemail         reps' recorded voicemail messages (sealed), the API's alone: only the
  *                         voicemail routes read or write them.
  *   phone_call_recording, call_capture_quarantine, call_transcript
@@ -165,6 +169,11 @@ export const RESTRICTED: Record<string, TableRule> = {
   // The scheduler's nightly purge deletes ended calls no lead owns, past their retention (privacy/
   // sql/purge.ts): the columns that choose them, never a number, notes or what was said.
   phone_call: { table: { api: RW, scheduler: ['delete'] }, columns: { scheduler: { select: ['id', 'workspace_id', 'created_at', 'lead_id', 'state'] } } },
+  // The weekly report (0070): its settings and recipients are the API's routes', and the job that
+  // sends it runs in the API role (it reads members' addresses, app_user, which is the API's alone).
+  weekly_report_setting: { table: { api: RW } },
+  weekly_report_recipient: { table: { api: RW } },
+  weekly_report_run: { table: { api: RW } },
   rep_voicemail: { table: { api: RW } },
   phone_call_recording: { table: { api: RW } },
   call_capture_quarantine: { table: { api: RW, scheduler: ['delete'] }, columns: { scheduler: { select: ['id', 'workspace_id', 'at'] } } },

@@ -5,6 +5,8 @@ import type { Analytics as Data, MailboxFigures, SequenceSummary } from '../type
 import { Badge, duration, ErrorNote, PageHeader } from '../ui/parts.tsx';
 import { DailyChart } from '../ui/charts.tsx';
 import { BreakdownTable } from './AnalyticsBreakdown.tsx';
+import { AnalyticsCharts } from './AnalyticsCharts.tsx';
+import { WeeklyReportForm } from './WeeklyReportForm.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
 /** What reached the prospects, per day. */
@@ -185,6 +187,7 @@ export function Analytics({ workspaceId }: ScreenProps) {
               <DailyChart days={d.days} series={ENGAGEMENT} />
             </section>
           </div>
+          <AnalyticsCharts workspaceId={workspaceId} query={query} days={days} />
           <BreakdownTable workspaceId={workspaceId} query={query} />
           <div className="grid-2">
             <section className="card">
@@ -287,6 +290,7 @@ export function Analytics({ workspaceId }: ScreenProps) {
               </dl>
             </section>
           </div>
+          <WeeklyReportForm workspaceId={workspaceId} />
         </div>
       )}
     </>

@@ -13,6 +13,7 @@ import { recordAudit } from '../../api/audit/audit-log.ts';
 import { foldFigures } from '../figure-rollup.ts';
 import { settleWinners } from '../../experiments/auto-winner.ts';
 import { sweepCalls } from '../../dialer/calls.ts';
+import { sendDueWeeklyReports } from '../../api/weekly-report/job.ts';
 import type { Role } from '../../common/config.ts';
 import { applyGrants } from './apply-grants.ts';
 import { DB_ROLES } from './db-grants.ts';
@@ -64,13 +65,20 @@ describe.skipIf(!testBackends().includes('postgres'))("each role's duties under 
     expect(await lastPurgeDay(as.api.db, WS)).toMatchObject({ day: '2026-03-10', counts: PURGED_OF_SEEDED });
   });
 
-  it("the API's duties: the analytics fold, the audit retention, the call sweep, experiment winners", async () => {
+  it("the API's duties: the analytics fold, the audit retention, the call sweep, experiment winners, the weekly report", async () => {
     const clock = new SimClock(T);
     await foldFigures(as.api);
     expect((await purgeAuditLog(as.api, clock)).deleted).toBe(1);
     const service = new EnrollmentService({ store: as.api, clock, random: seededRandom(2) });
     await sweepCalls({ store: as.api, clock, random: seededRandom(3), service });
     await settleWinners({ store: as.api, clock });
+    // The weekly report, turned on and due: it reads the owners' addresses (app_user) and claims its week.
+    await owner.db.insertInto('app_user').values({ id: '00000000-0000-4000-8000-0000000004b1', workspace_id: WS, email: 'owner@ws.test', name: 'Owner', role: 'owner' }).execute();
+    await owner.db.insertInto('weekly_report_setting').values({ workspace_id: WS, enabled: true, weekday: 2, hour: 2, updated_at: new Date(T) }).execute();
+    const sent: string[] = [];
+    const r = await sendDueWeeklyReports({ store: as.api, clock, owner: 'api-1', mailer: { from: 'cadenza@ws.test', send: async (m) => (sent.push(m.to), { messageId: '<m@ws.test>' }), close: () => undefined } });
+    expect(r.failed).toEqual([]);
+    expect(sent).toEqual(['owner@ws.test']);
   });
 
   // 42501: insufficient_privilege.

@@ -585,6 +585,21 @@ export type FederationCard = {
   agreeKey: string;
 };
 
+export type GettingStarted = {
+  /** false once every item is done or the checklist was dismissed */
+  visible: boolean;
+  dismissedAt: string | null;
+  items: {
+    key: "mailbox" | "domain" | "leads" | "sequence" | "launch";
+    title: string;
+    done: boolean;
+    /** What is missing, or what was found, in words */
+    detail: string;
+    /** The app's screen that does it */
+    path: string;
+  }[];
+};
+
 export type HygieneReason = {
   code: string;
   message: string;
@@ -1408,6 +1423,26 @@ export interface ApiRoutes {
       callRecordingRetentionDays?: number;
     };
     response: WorkspaceSettings;
+    status: 200;
+  };
+  /** The Getting started checklist: connect a tested mailbox, a verified domain, leads, a sequence with steps, a launch; each ticked from the workspace's state (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/getting-started": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: GettingStarted;
+    status: 200;
+  };
+  /** Hide the checklist for everyone in the workspace (its items still tick themselves) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/getting-started/dismiss": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: Record<string, never>;
+    response: GettingStarted;
     status: 200;
   };
   /** The workspace's custom tracking host and its certificate's state, or null (access: member of the workspace) */

@@ -19,6 +19,7 @@ export type {
   Enrollment,
   EnrollmentSend,
   Erasure,
+  GettingStarted,
   ImportReport,
   InboxMessage,
   Invitation,

@@ -11,6 +11,7 @@ import { voicemailRoutes } from './voicemail.ts';
 import { domainRoutes } from './domains.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { experimentRoutes } from './experiments.ts';
+import { gettingStartedRoutes } from './getting-started.ts';
 import { inboxRoutes } from './inbox.ts';
 import { invitationRoutes } from './invitations.ts';
 import { leadHygieneRoutes } from './lead-hygiene.ts';
@@ -39,6 +40,7 @@ import { workspaceRoutes } from './workspace.ts';
 export const apiRoutes: readonly ApiRoute[] = [
   ...authRoutes,
   ...workspaceRoutes,
+  ...gettingStartedRoutes,
   ...trackingDomainRoutes,
   ...memberRoutes,
   ...invitationRoutes,

@@ -9,6 +9,7 @@ import { Mailboxes } from './screens/Mailboxes.tsx';
 import { NewWorkspace } from './screens/NewWorkspace.tsx';
 import { Sequences } from './screens/Sequences.tsx';
 import { Settings } from './screens/Settings.tsx';
+import { Suppressions } from './screens/Suppressions.tsx';
 import { Tasks } from './screens/Tasks.tsx';
 import { DemoBanner } from './ui/DemoBanner.tsx';
 import { GettingStarted } from './ui/GettingStarted.tsx';
@@ -21,6 +22,7 @@ const screens = [
   { path: '/leads', label: 'Leads', Screen: Leads },
   { path: '/mailboxes', label: 'Mailboxes', Screen: Mailboxes },
   { path: '/domains', label: 'Domains', Screen: Domains },
+  { path: '/suppressions', label: 'Suppressions', Screen: Suppressions },
   { path: '/tasks', label: 'Tasks', Screen: Tasks },
   { path: '/analytics', label: 'Analytics', Screen: Analytics },
   { path: '/settings', label: 'Settings', Screen: Settings },

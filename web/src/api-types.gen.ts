@@ -159,7 +159,7 @@ export type ApiKey = {
 export type AuditEvent = {
   id: string;
   at: string;
-  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected, crm.settings_changed, crm.list_enrolled */
+  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected, crm.settings_changed, crm.list_enrolled, suppression.lifted */
   action: string;
   actorKind: "session" | "api_key" | "system" | "anonymous";
   /** The actor as it read at the time: a member's address, an API key's name and prefix, Cadenza */
@@ -3598,14 +3598,17 @@ export interface ApiRoutes {
     response: string;
     status: 200;
   };
-  /** Lift a suppression (admin): the address may be mailed again; stopped enrollments stay stopped (access: admin of the workspace) */
+  /** Lift a suppression (admin): the address may be mailed again; stopped enrollments stay stopped. Recorded in the audit log (suppression.lifted) with the reason given (access: admin of the workspace) */
   "DELETE /api/workspaces/:workspaceId/suppressions/:email": {
     params: {
       workspaceId: string;
       email: string;
     };
     query: Record<string, never>;
-    body: never;
+    body: {
+      /** Why the address may be mailed again (kept in the audit log) */
+      reason: string;
+    } | null;
     response: {
       ok: true;
     };

@@ -35,6 +35,7 @@ export type {
   Pacing,
   Retention,
   SubjectExport,
+  Suppression,
   TrackingHost,
   WebhookDelivery,
   WebhookEndpoint,

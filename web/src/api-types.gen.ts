@@ -204,6 +204,15 @@ export type BranchConditionPart = {
   not: BranchConditionPart;
 };
 
+export type BulkLeadResult = {
+  /** Leads the target resolved to */
+  leads: number;
+  /** tag, untag, add_to_list, remove_from_list, delete: leads changed (one that had the tag already is not); stop: enrollments stopped; enroll: leads enrolled */
+  changed: number;
+  /** enroll: what the enrollment did, each refusal with its reason */
+  enroll?: EnrollOutcome;
+};
+
 export type Call = {
   id: string;
   direction: "outbound" | "inbound";
@@ -446,6 +455,20 @@ export type DomainCheck = {
   zone?: string;
   /** Blocklist checks: the domain or mail host address looked up */
   target?: string;
+};
+
+export type EnrollOutcome = {
+  enrolled: number;
+  /** Leads skipped: list hygiene found the address invalid, or it was rejected on review (reason invalid_address) */
+  invalid: number;
+  /** Risky leads held until approved in the review queue (reason held_for_review) */
+  held: number;
+  refused: {
+    leadId: string;
+    email?: string;
+    reason: string;
+    detail?: string;
+  }[];
 };
 
 export type Enrollment = {
@@ -780,6 +803,51 @@ export type LeadImport = {
   finishedAt: string | null;
 };
 
+export type LeadList = {
+  id: string;
+  name: string;
+  /** static: the leads put in it; segment: the leads matching its filter now */
+  kind: "static" | "segment";
+  /** Segments: the saved filter */
+  filter: SegmentFilter | null;
+  /** Members, or a segment's matches counted up to 10,000 */
+  leads: number;
+  /** false when a segment has more matches than were counted */
+  leadsExact: boolean;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export type LeadRow = {
+  id: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  company: string | null;
+  title: string | null;
+  /** As written */
+  phone: string | null;
+  /** The number in E.164 ('+' and digits, no extension), read in the lead's country, else the workspace's; null when it has none or none could be found */
+  phoneE164: string | null;
+  /** null when the lead has no number (or it was written before numbers were checked) */
+  phoneStatus: "valid" | "flagged" | null;
+  /** Why the number is flagged, in plain words ("too short for GB", "possible but not valid: …") */
+  phoneReason: string | null;
+  country: string | null;
+  timeZone: string | null;
+  custom: Record<string, string>;
+  /** List hygiene: null until the address is checked (at import, or when it is enrolled) */
+  hygiene: {
+    verdict: "valid" | "risky" | "invalid";
+    /** Worst first (docs/deliverability.md "List hygiene") */
+    reasons: HygieneReason[];
+    checkedAt: string;
+    /** A risky lead: null while it waits in the review queue */
+    review: "approved" | "rejected" | null;
+  } | null;
+  tags: string[];
+};
+
 export type Mailbox = {
   id: string;
   email: string;
@@ -1004,6 +1072,27 @@ export type ReviewLead = {
   checkedAt: string;
 };
 
+export type SegmentFilter = {
+  /** A substring of the email, name or company */
+  search?: string;
+  /** Stored in upper case */
+  country?: string;
+  /** Leads with this tag */
+  tag?: string;
+  /** Leads in this static list */
+  listId?: string;
+  /** With enrolled or state: in this sequence */
+  sequenceId?: string;
+  /** true: enrolled (in sequenceId when given); false: not enrolled there */
+  enrolled?: boolean;
+  /** An enrollment in this state (in sequenceId when given); none: not enrolled */
+  state?: "active" | "paused" | "replied" | "bounced" | "unsubscribed" | "finished" | "stopped" | "failed" | "moved" | "none";
+  /** true: an enrollment of theirs stopped on their reply; false: none did */
+  replied?: boolean;
+  /** The address check: valid, risky, invalid; review: risky and undecided; unchecked */
+  verdict?: "valid" | "risky" | "invalid" | "review" | "unchecked";
+};
+
 export type Sequence = {
   key: string;
   name: string;
@@ -1168,7 +1257,7 @@ export type SubjectExport = {
   exportedAt: string;
   /** The address was erased from this workspace (only its keyed hash remains) */
   erased: boolean;
-  /** One array of rows per place data is kept: leads, enrollments, sends, tasks, calls, call_recordings, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, crm_activities, crm_contacts, crm_deals, crm_conflicts, crm_list_members, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail, call_transcripts */
+  /** One array of rows per place data is kept: leads, lead_lists, lead_tags, enrollments, sends, tasks, calls, call_recordings, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, crm_activities, crm_contacts, crm_deals, crm_conflicts, crm_list_members, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail, call_transcripts */
   sections: Record<string, Record<string, unknown>[]>;
 };
 
@@ -2451,13 +2540,21 @@ export interface ApiRoutes {
       state?: "active" | "paused" | "replied" | "bounced" | "unsubscribed" | "finished" | "stopped" | "failed" | "moved" | "none";
       /** List hygiene: valid, risky, invalid; review: risky and waiting for a decision; unchecked: never checked */
       verdict?: "valid" | "risky" | "invalid" | "review" | "unchecked";
+      /** Only leads with this tag */
+      tag?: string;
+      /** Only a static list's members, or a segment's matches (the segment's own conditions win over these where both name one) */
+      listId?: string;
+      /** Without state: true, enrolled (in sequenceId when given); false, not enrolled there */
+      enrolled?: "true" | "false";
+      /** true: an enrollment of theirs stopped on their reply; false: none did */
+      replied?: "true" | "false";
       /** From the previous page's nextCursor */
       cursor?: string;
       limit?: number;
     };
     body: never;
     response: {
-      leads: Lead[];
+      leads: LeadRow[];
       nextCursor: string | null;
       /** The matches, counted on the first page only (null with a cursor), up to 10,000 */
       total: number | null;
@@ -2568,6 +2665,141 @@ export interface ApiRoutes {
     response: {
       ok: true;
     };
+    status: 200;
+  };
+  /** Lead lists and saved segments, by name, with their size (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/lead-lists": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      lists: LeadList[];
+    };
+    status: 200;
+  };
+  /** Create a static list (empty) or a segment (a saved filter over lead fields and activity) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/lead-lists": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+      kind: "static";
+    } | {
+      name: string;
+      kind: "segment";
+      filter: SegmentFilter;
+    };
+    response: LeadList;
+    status: 201;
+  };
+  /** Rename a list, or change a segment's filter (access: member of the workspace) */
+  "PATCH /api/workspaces/:workspaceId/lead-lists/:listId": {
+    params: {
+      workspaceId: string;
+      listId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name?: string;
+      filter?: SegmentFilter;
+    };
+    response: LeadList;
+    status: 200;
+  };
+  /** Delete a list or segment (its leads stay) (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/lead-lists/:listId": {
+    params: {
+      workspaceId: string;
+      listId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
+  /** The workspace's tags with how many leads have each (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/lead-tags": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      tags: {
+        tag: string;
+        leads: number;
+      }[];
+    };
+    status: 200;
+  };
+  /** One action on many leads (picked, a list, a segment or a filter): tag or untag, add to or remove from a static list, enroll in a sequence (each refusal with its reason), stop their live enrollments, delete (admins) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/leads/bulk": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Which leads */
+      target: {
+        /** Leads picked one by one */
+        leadIds: string[];
+      } | {
+        /** A static list's members, or a segment's matches now */
+        listId: string;
+      } | {
+        /** Every lead the filter matches now */
+        filter: SegmentFilter;
+      };
+      action: {
+        kind: "tag";
+        tag: string;
+      } | {
+        kind: "untag";
+        tag: string;
+      } | {
+        kind: "add_to_list";
+        listId: string;
+      } | {
+        kind: "remove_from_list";
+        listId: string;
+      } | {
+        kind: "enroll";
+        sequenceId: string;
+      } | {
+        kind: "stop";
+      } | {
+        kind: "delete";
+      };
+    };
+    response: BulkLeadResult;
+    status: 200;
+  };
+  /** Leads (picked, a list, a segment or a filter) as CSV: email, names, company, title, phone, country, time zone, tags (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/leads/export": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Which leads */
+      target: {
+        /** Leads picked one by one */
+        leadIds: string[];
+      } | {
+        /** A static list's members, or a segment's matches now */
+        listId: string;
+      } | {
+        /** Every lead the filter matches now */
+        filter: SegmentFilter;
+      };
+    };
+    response: string;
     status: 200;
   };
   /** Import leads from a CSV file sent as the request body (text/csv, up to 100 MB); answers when the import has ended. Poll GET …/leads/imports/{importId} meanwhile (access: member of the workspace) */
@@ -3191,19 +3423,7 @@ export interface ApiRoutes {
     } | {
       all: true;
     };
-    response: {
-      enrolled: number;
-      /** Leads skipped: list hygiene found the address invalid, or it was rejected on review (reason invalid_address) */
-      invalid: number;
-      /** Risky leads held until approved in the review queue (reason held_for_review) */
-      held: number;
-      refused: {
-        leadId: string;
-        email?: string;
-        reason: string;
-        detail?: string;
-      }[];
-    };
+    response: EnrollOutcome;
     status: 200;
   };
   /** Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`) (access: member of the workspace) */
@@ -3661,7 +3881,7 @@ export interface ApiRoutes {
       email: string;
       format?: "json" | "csv";
       /** With format=csv: the section to write */
-      section?: "leads" | "enrollments" | "sends" | "tasks" | "calls" | "call_recordings" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "crm_activities" | "crm_contacts" | "crm_deals" | "crm_conflicts" | "crm_list_members" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail" | "call_transcripts";
+      section?: "leads" | "lead_lists" | "lead_tags" | "enrollments" | "sends" | "tasks" | "calls" | "call_recordings" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "crm_activities" | "crm_contacts" | "crm_deals" | "crm_conflicts" | "crm_list_members" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail" | "call_transcripts";
     };
     body: never;
     response: SubjectExport | string;

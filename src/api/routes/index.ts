@@ -16,6 +16,7 @@ import { inboxRoutes } from './inbox.ts';
 import { invitationRoutes } from './invitations.ts';
 import { leadHygieneRoutes } from './lead-hygiene.ts';
 import { leadImportRoutes } from './lead-imports.ts';
+import { leadListRoutes } from './lead-lists.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
 import { pacingRoutes } from './pacing.ts';
@@ -56,6 +57,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...warmupPeerRoutes,
   ...leadHygieneRoutes,
   ...leadRoutes,
+  ...leadListRoutes,
   ...leadImportRoutes,
   ...sequenceRoutes,
   ...contentCheckRoutes,

@@ -57,6 +57,9 @@ import type { Role } from '../../common/config.ts';
  *                         changes in (0055): the API's (the reader runs in the API role); the
  *                         journal trigger of the other roles' engine writes reads a mirrored
  *                         contact's lead and queues its Cadenza-owned fields (cadenza_pending).
+ *   lead_list, lead_list_member, lead_tag
+ *                         lead lists, segments and tags (0090): the API's alone, written and read
+ *                         by the lead routes; a lead's deletion (API) cascades to them.
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -139,6 +142,9 @@ export const RESTRICTED: Record<string, TableRule> = {
   crm_conflict: { table: { api: RW } },
   crm_list_enrollment: { table: { api: RW } },
   crm_list_member: { table: { api: RW } },
+  lead_list: { table: { api: RW } },
+  lead_list_member: { table: { api: RW } },
+  lead_tag: { table: { api: RW } },
   phone_call: { table: { api: RW } },
   rep_voicemail: { table: { api: RW } },
   phone_call_recording: { table: { api: RW } },

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { blockingViolations } from './axe.ts';
-import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { chromiumSkipReason } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * Issue 19: the Suppression list screen in headless Chromium against the real app: add an address,
@@ -16,16 +15,6 @@ const OWNER = { email: 'supp@cadenza.test', password: 'a long enough password', 
 
 describe.skipIf(skip !== null)(`the suppression list in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
   const web = webSuite({ prefix: 'web-suppressions', roles: ['api'] });
-
-  async function both(page: Page, moment: string, found: string[]): Promise<void> {
-    for (const [w, h] of [[1440, 900], [390, 844]] as const) {
-      await page.setViewportSize({ width: w, height: h });
-      found.push(...(await blockingViolations(page, `${moment} at ${w}×${h}`)));
-      await screenshot(page, `suppressions-${moment}-${w}`);
-      if (w === 390) expect(await page.evaluate(() => document.documentElement.scrollWidth), `${moment} scrolls sideways at 390`).toBeLessThanOrEqual(391);
-    }
-    await page.setViewportSize({ width: 1440, height: 900 });
-  }
 
   it('adds, searches, imports, exports and lifts with a reason', async () => {
     const { app } = web;
@@ -55,7 +44,7 @@ describe.skipIf(skip !== null)(`the suppression list in Chromium${skip ? ` (skip
     await page.getByText('old.csv: 2 addresses read, 2 newly suppressed, 0 running enrollments stopped.').waitFor();
     expect(await imp.getByRole('list', { name: 'Rows that were not addresses' }).innerText()).toMatch(/^Line 3: “not an address”/);
     await table.getByRole('cell', { name: 'di@delta.test', exact: true }).waitFor();
-    await both(page, '01-list', found);
+    await atBothWidths(page, 'suppressions', '01-list', found);
 
     // Search narrows the list.
     await page.getByRole('searchbox', { name: 'Search addresses' }).fill('beta');
@@ -76,7 +65,7 @@ describe.skipIf(skip !== null)(`the suppression list in Chromium${skip ? ` (skip
     await dialog.waitFor();
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     expect(await dialog.getByRole('button', { name: 'Lift suppression' }).isDisabled()).toBe(true);
-    await both(page, '02-lift-dialog', found);
+    await atBothWidths(page, 'suppressions', '02-lift-dialog', found);
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'detached' });
     await table.getByRole('cell', { name: 'ann@acme.test', exact: true }).waitFor();
@@ -88,7 +77,7 @@ describe.skipIf(skip !== null)(`the suppression list in Chromium${skip ? ` (skip
     await table.getByRole('cell', { name: 'ann@acme.test', exact: true }).waitFor({ state: 'detached' });
     const log = await app.store.db.selectFrom('audit_event').select(['target', 'detail', 'actor_label']).where('action', '=', 'suppression.lifted').execute();
     expect(log).toEqual([{ target: 'ann@acme.test', detail: { suppressedFor: 'unsubscribe', reason: 'Asked to hear from us again by phone' }, actor_label: OWNER.email }]);
-    await both(page, '03-lifted', found);
+    await atBothWidths(page, 'suppressions', '03-lifted', found);
     expect(found, 'serious or critical axe violations').toEqual([]);
     expect(web.errors).toEqual([]);
   }, 120_000);

@@ -227,4 +227,19 @@ describe.each(testBackends())('lead lists, tags, segments and bulk actions (%s)'
     expect(await h.store.db.selectFrom('lead_tag').select('tag').where('tag', '=', 'member-was-here').execute()).toEqual([]);
     expect((await owner.call('GET', url('lead-lists'))).json<{ lists: Array<{ name: string; leads: number }> }>().lists.find((l) => l.name === 'To delete')).toMatchObject({ leads: 0 });
   });
+
+  it('a person erased leaves every list and loses their tags; the export lists both first', async () => {
+    const list = (await owner.call('POST', url('lead-lists'), { name: 'Erasure check', kind: 'static' })).json<{ id: string }>();
+    const fr2 = ids.get('fr2')!;
+    await bulk({ leadIds: [fr2] }, { kind: 'add_to_list', listId: list.id });
+    await bulk({ leadIds: [fr2] }, { kind: 'tag', tag: 'to-forget' });
+    const exported = (await owner.call('POST', url('privacy/export'), { email: email('fr2') })).json<{ sections: Record<string, unknown[]> }>();
+    expect(exported.sections.lead_lists).toEqual([expect.objectContaining({ lead_id: fr2, list: 'Erasure check' })]);
+    expect(exported.sections.lead_tags).toEqual([expect.objectContaining({ lead_id: fr2, tag: 'to-forget' })]);
+    const erased = await owner.call('POST', url('privacy/erase'), { email: email('fr2'), confirm: true });
+    expect(erased.statusCode, erased.body).toBe(200);
+    expect(await h.store.db.selectFrom('lead_list_member').select('lead_id').where('lead_id', '=', fr2).execute()).toEqual([]);
+    expect(await h.store.db.selectFrom('lead_tag').select('tag').where('lead_id', '=', fr2).execute()).toEqual([]);
+    expect((await owner.call('GET', url('lead-lists'))).json<{ lists: Array<{ id: string; leads: number }> }>().lists.find((l) => l.id === list.id)).toMatchObject({ leads: 0 });
+  });
 });

@@ -31,7 +31,12 @@ export interface ChecklistItem {
   path: string;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/**
+ * Leads and enrollments are counted up to here (getting-started-facts.ts): the checklist is read
+ * every 10 s by every open app, and a million leads need not be counted for it. Past it, "more than 10,000".
+ */
+export const FACT_CAP = 10_000;
+const plural = (n: number, one: string, many = `${one}s`) => (n > FACT_CAP ? `more than ${FACT_CAP.toLocaleString('en')} ${many}` : `${n} ${n === 1 ? one : many}`);
 
 export function checklistItems(f: ChecklistFacts): ChecklistItem[] {
   return [

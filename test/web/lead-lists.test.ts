@@ -108,6 +108,21 @@ describe.skipIf(skip !== null)(`lead lists and segments in Chromium${skip ? ` (s
     const enrolled = await db.selectFrom('enrollment as e').innerJoin('lead as l', 'l.id', 'e.lead_id').select('l.email').orderBy('l.email').execute();
     expect(enrolled).toEqual([{ email: 'anna@de.test' }, { email: 'ben@de.test' }]);
     await atBothWidths(page, 'lead-lists', '02-segment-enrolled', found);
+
+    // A lead's page: its tags (one added, one removed) and the list it is in.
+    const dora = await db.selectFrom('lead').select('id').where('email', '=', 'dora@fr.test').executeTakeFirstOrThrow();
+    await page.goto(`${app.url}/leads/${dora.id}`);
+    const tagList = page.getByRole('list', { name: 'Tags' });
+    await tagList.waitFor();
+    expect(await tagList.innerText()).toMatch(/^fair/);
+    await page.getByText('Booth visitors').waitFor();
+    await page.getByLabel('New tag').fill('vip');
+    await page.getByRole('button', { name: 'Add tag' }).click();
+    await page.getByRole('button', { name: 'Remove the tag vip' }).waitFor();
+    await page.getByRole('button', { name: 'Remove the tag fair' }).click();
+    await page.getByRole('button', { name: 'Remove the tag fair' }).waitFor({ state: 'detached' });
+    expect(await db.selectFrom('lead_tag').select('tag').where('lead_id', '=', dora.id).execute()).toEqual([{ tag: 'vip' }]);
+    await atBothWidths(page, 'lead-lists', '03-lead-page', found);
     expect(found, 'serious or critical axe violations').toEqual([]);
     expect(web.errors).toEqual([]);
   }, 120_000);

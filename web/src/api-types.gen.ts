@@ -2588,6 +2588,12 @@ export interface ApiRoutes {
     body: never;
     response: {
       lead: Lead;
+      tags: string[];
+      /** The static lists the lead is in */
+      lists: {
+        id: string;
+        name: string;
+      }[];
       enrollments: {
         id: string;
         sequenceId: string;

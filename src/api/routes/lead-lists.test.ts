@@ -141,6 +141,8 @@ describe.each(testBackends())('lead lists, tags, segments and bulk actions (%s)'
     expect((await bulk({ leadIds: picked.slice(0, 2) }, { kind: 'add_to_list', listId: list.id })).json()).toEqual({ leads: 2, changed: 0 });
     expect(await listed(`listId=${list.id}`)).toEqual(['de1', 'fr1', 'us2', 'xx1'].map(email).sort());
     expect((await bulk({ leadIds: [ids.get('xx1')!] }, { kind: 'remove_from_list', listId: list.id })).json()).toEqual({ leads: 1, changed: 1 });
+    // A lead's page names its lists and tags.
+    expect((await owner.call('GET', url(`leads/${ids.get('de1')}`))).json()).toMatchObject({ tags: ['fair'], lists: [{ id: list.id, name: 'Fair 2026' }] });
     // A segment narrowed to the list: its members from DE or FR.
     const seg = (await owner.call('POST', url('lead-lists'), { name: 'Fair EU', kind: 'segment', filter: { listId: list.id, tag: 'fair', country: 'DE' } })).json<{ id: string }>();
     expect(await listed(`listId=${seg.id}`)).toEqual([email('de1')]);

@@ -16,7 +16,7 @@ import type { EnrollmentState } from '../../sequence/model.ts';
 import { VERDICTS, type Verdict } from '../../leads/hygiene/reasons.ts';
 import { LEAD_HYGIENE_FILTERS, type LeadFilter } from '../../leads/sql/list-leads.ts';
 import { tagText } from '../../leads/lists/segment-filter.ts';
-import { tagsOf } from '../../leads/lists/sql/lead-lists.ts';
+import { listsOfLead, tagsOf } from '../../leads/lists/sql/lead-lists.ts';
 import { listFilter } from '../../leads/lists/targets.ts';
 
 /** A column's target as the mapping names it: a field, custom.<name>, or '-'. */
@@ -278,6 +278,8 @@ export const leadRoutes = [
     params: workspaceParams({ leadId: z.uuid() }),
     response: z.object({
       lead: leadBody,
+      tags: z.array(z.string()),
+      lists: z.array(z.object({ id: z.uuid(), name: z.string() })).describe('The static lists the lead is in'),
       enrollments: z.array(z.object({ id: z.uuid(), sequenceId: z.uuid(), sequenceName: z.string(), state: z.string(), reason: z.string().nullable() })),
       timeline: z.array(timelineEntry),
     }),
@@ -321,7 +323,8 @@ export const leadRoutes = [
         out.push({ at: iso(c.created_at), kind: 'call', what: callTitle(c), detail: c.notes ? `${words}: ${c.notes}` : words, sequenceName: seqOf.get(c.enrollment_id ?? '') ?? null });
       }
       out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
-      return { lead: toLead(lead), enrollments: enrollments.map((e) => ({ id: e.id, sequenceId: e.sequence_id, sequenceName: e.name, state: e.state, reason: e.state_reason })), timeline: out };
+      const [tags, lists] = await Promise.all([tagsOf(db, ws.workspaceId, [lead.id]), listsOfLead(db, ws.workspaceId, lead.id)]);
+      return { lead: toLead(lead), tags: tags.get(lead.id) ?? [], lists, enrollments: enrollments.map((e) => ({ id: e.id, sequenceId: e.sequence_id, sequenceName: e.name, state: e.state, reason: e.state_reason })), timeline: out };
     },
   }),
   defineRoute({

@@ -118,3 +118,15 @@ export async function deleteLeads(db: Db, workspaceId: string, leadIds: readonly
   const r = await db.deleteFrom('lead').where('workspace_id', '=', workspaceId).where(anyOf('id', leadIds)).executeTakeFirst();
   return Number(r.numDeletedRows);
 }
+
+/** The static lists a lead is in, by name (a segment's matches are not stored). */
+export function listsOfLead(db: Db, workspaceId: string, leadId: string) {
+  return db
+    .selectFrom('lead_list_member as m')
+    .innerJoin('lead_list as l', 'l.id', 'm.list_id')
+    .select(['l.id', 'l.name'])
+    .where('m.workspace_id', '=', workspaceId)
+    .where('m.lead_id', '=', leadId)
+    .orderBy('l.name')
+    .execute();
+}

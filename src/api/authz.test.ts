@@ -56,6 +56,10 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   const importSpec = { workspaceId, createdBy: memberId, fileName: `leads-${tag}.csv`, mapping: {}, onDuplicate: 'skip' as const, encoding: 'auto' as const, totalBytes: null };
   graph.importId = await createImportJob({ store: h.store, clock: systemClock, random }, importSpec);
   await runImportJob({ store: h.store, clock: systemClock, random }, graph.importId, importSpec, Readable.from([Buffer.from(`email\nnot-an-address-${tag}\n`)]));
+  // A static lead list holding the seeded lead, for …/lead-lists/:listId.
+  graph.listId = id();
+  await db.insertInto('lead_list').values({ id: graph.listId, workspace_id: workspaceId, name: `list-${tag}`, kind: 'static' }).execute();
+  await db.insertInto('lead_list_member').values({ list_id: graph.listId, lead_id: graph.leadId!, workspace_id: workspaceId }).execute();
   // A warmup peer (another installation's public card), for …/warmup/peers/:peerId.
   graph.peerId = id();
   await db.insertInto('warmup_peer').values({ id: graph.peerId, workspace_id: workspaceId, name: `peer-${tag}`, url: `https://peer-${tag}.example.com`, sign_key: randomBytes(32).toString('base64'), agree_key: randomBytes(32).toString('base64'), state: 'pending', added_at: new Date() }).execute();

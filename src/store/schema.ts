@@ -1189,3 +1189,36 @@ export interface Database {
   weekly_report_run: WeeklyReportRunTable;
 }
 // --- end weekly report
+// --- lead lists, tags and segments (0090_lead_lists.sql; owned by src/leads/lists)
+export interface LeadListTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  kind: 'static' | 'segment';
+  /** Segments only: the saved filter (src/leads/lists/segment-filter.ts). */
+  filter: ColumnType<unknown, string | null | undefined, string | null>;
+  created_by: string | null;
+  created_at: CreatedAt;
+  updated_at: DefaultTimestamp;
+}
+
+export interface LeadListMemberTable {
+  list_id: string;
+  lead_id: string;
+  workspace_id: string;
+  added_at: DefaultTimestamp;
+}
+
+export interface LeadTagTable {
+  lead_id: string;
+  workspace_id: string;
+  tag: string;
+  created_at: DefaultTimestamp;
+}
+
+export interface Database {
+  lead_list: LeadListTable;
+  lead_list_member: LeadListMemberTable;
+  lead_tag: LeadTagTable;
+}
+// --- end lead lists

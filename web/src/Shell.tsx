@@ -9,8 +9,10 @@ import { Mailboxes } from './screens/Mailboxes.tsx';
 import { NewWorkspace } from './screens/NewWorkspace.tsx';
 import { Sequences } from './screens/Sequences.tsx';
 import { Settings } from './screens/Settings.tsx';
+import { Suppressions } from './screens/Suppressions.tsx';
 import { Tasks } from './screens/Tasks.tsx';
 import { DemoBanner } from './ui/DemoBanner.tsx';
+import { GettingStarted } from './ui/GettingStarted.tsx';
 import { isTyping, ShortcutsContext, ShortcutsDialog, type ShortcutGroup, type ShortcutsHelp } from './ui/shortcuts.tsx';
 import { IncomingCallDock, IncomingCallsProvider } from './dialer/IncomingCallDock.tsx';
 
@@ -20,6 +22,7 @@ const screens = [
   { path: '/leads', label: 'Leads', Screen: Leads },
   { path: '/mailboxes', label: 'Mailboxes', Screen: Mailboxes },
   { path: '/domains', label: 'Domains', Screen: Domains },
+  { path: '/suppressions', label: 'Suppressions', Screen: Suppressions },
   { path: '/tasks', label: 'Tasks', Screen: Tasks },
   { path: '/analytics', label: 'Analytics', Screen: Analytics },
   { path: '/settings', label: 'Settings', Screen: Settings },
@@ -119,10 +122,12 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
     setWorkspaceId(id);
   };
   const creating = path === '/workspaces/new';
+  const [menuOpen, setMenuOpen] = useState(false);
   // A plain link for keyboard, middle-click and new tabs; a left click navigates in place.
   const follow = (to: string) => (e: React.MouseEvent) => {
     if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
     e.preventDefault();
+    setMenuOpen(false);
     navigate(to);
   };
   const current = screens.find((s) => path === s.path || path.startsWith(s.path + '/')) ?? screens[0];
@@ -143,47 +148,56 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
           <a className="skip" href="#main">
             Skip to content
           </a>
-          <nav className="nav" aria-label="Main">
-            <div className="brand">Cadenza</div>
-            {me.workspaces.length > 1 ? (
-              <label className="field nav-ws">
-                <span className="field-label">Workspace</span>
-                <select value={workspaceId} onChange={(e) => choose(e.target.value)}>
-                  {me.workspaces.map((w) => (
-                    <option key={w.id} value={w.id}>
-                      {w.name}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            ) : (
-              <div className="nav-ws muted">{me.workspaces[0]?.name}</div>
-            )}
-            <a className="nav-new small" href="/workspaces/new" aria-current={creating ? 'page' : undefined} onClick={follow('/workspaces/new')}>
-              New workspace
-            </a>
-            <ul>
-              {screens.map((s) => (
-                <li key={s.path}>
-                  <a
-                    href={s.path}
-                    aria-current={s === current && !creating ? 'page' : undefined}
-                    onClick={follow(s.path)}
-                  >
-                    {s.label}
-                  </a>
-                </li>
-              ))}
-            </ul>
-            <div className="nav-foot">
-              <div className="muted small">{me.account.email}</div>
-              <button type="button" className="btn btn-quiet" onClick={onSignOut}>
-                Sign out
+          <nav className={menuOpen ? 'nav nav-open' : 'nav'} aria-label="Main">
+            <div className="nav-bar">
+              <div className="brand">Cadenza</div>
+              {/* On a phone the navigation folds into this button (styles.css); at desktop widths it is hidden. */}
+              <button type="button" className="btn nav-toggle" aria-expanded={menuOpen} aria-controls="nav-menu" onClick={() => setMenuOpen((o) => !o)}>
+                {menuOpen ? 'Close menu' : 'Menu'}
               </button>
+            </div>
+            <div className="nav-menu" id="nav-menu">
+              {me.workspaces.length > 1 ? (
+                <label className="field nav-ws">
+                  <span className="field-label">Workspace</span>
+                  <select value={workspaceId} onChange={(e) => choose(e.target.value)}>
+                    {me.workspaces.map((w) => (
+                      <option key={w.id} value={w.id}>
+                        {w.name}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              ) : (
+                <div className="nav-ws muted">{me.workspaces[0]?.name}</div>
+              )}
+              <a className="nav-new small" href="/workspaces/new" aria-current={creating ? 'page' : undefined} onClick={follow('/workspaces/new')}>
+                New workspace
+              </a>
+              <ul>
+                {screens.map((s) => (
+                  <li key={s.path}>
+                    <a
+                      href={s.path}
+                      aria-current={s === current && !creating ? 'page' : undefined}
+                      onClick={follow(s.path)}
+                    >
+                      {s.label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+              <div className="nav-foot">
+                <div className="muted small">{me.account.email}</div>
+                <button type="button" className="btn btn-quiet" onClick={onSignOut}>
+                  Sign out
+                </button>
+              </div>
             </div>
           </nav>
           <main id="main" className="main" tabIndex={-1} ref={mainRef}>
             {workspaceId && <DemoBanner workspaceId={workspaceId} start={startDemo && workspaceId === me.workspaces[0]?.id} />}
+            {workspaceId && !creating && current === screens[0] && <GettingStarted key={workspaceId} workspaceId={workspaceId} />}
             {creating ? (
               <NewWorkspace
                 onCreated={async (id) => {

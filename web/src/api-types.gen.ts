@@ -141,108 +141,6 @@ export type AnalyticsBreakdown = {
   };
 };
 
-export type AnalyticsFunnel = {
-  zone: string;
-  /** The window's first local midnight and the one after its last day */
-  window: {
-    since: string;
-    until: string;
-  };
-  /** Counted in the window by when each happened (the headline's totals), not per cohort */
-  stages: {
-    key: "sent" | "delivered" | "opened" | "clicked" | "replied" | "positive" | "meetings";
-    label: string;
-    count: number;
-    /** count / the stage before (null: first stage, or none before) */
-    conversion: number | null;
-    /** count / sent */
-    ofSent: number | null;
-  }[];
-};
-
-export type AnalyticsMailboxDays = {
-  zone: string;
-  /** The window's first local midnight and the one after its last day */
-  window: {
-    since: string;
-    until: string;
-  };
-  mailboxes: {
-    id: string;
-    email: string;
-    days: {
-      day: string;
-      sends: number;
-      bounces: number;
-      hardBounces: number;
-      bounceRate: number | null;
-      /** Warmup mail its receivers found in the inbox */
-      inbox: number;
-      /** … and in junk */
-      junk: number;
-    }[];
-  }[];
-};
-
-export type AnalyticsReplyTimes = {
-  zone: string;
-  /** The window's first local midnight and the one after its last day */
-  window: {
-    since: string;
-    until: string;
-  };
-  /** Replies with an email before them */
-  count: number;
-  /** Replies with no email sent before them (no reply time) */
-  noEmailBefore: number;
-  /** Nearest-rank median, ms */
-  medianMs: number | null;
-  buckets: {
-    key: string;
-    label: string;
-    fromMs: number;
-    toMs: number | null;
-    count: number;
-  }[];
-};
-
-export type AnalyticsSendHours = {
-  zone: string;
-  /** The window's first local midnight and the one after its last day */
-  window: {
-    since: string;
-    until: string;
-  };
-  sends: number;
-  /** All 24 hours of the prospect's day, every weekday together */
-  hours: {
-    hour: number;
-    sends: number;
-    replies: number;
-    replyRate: number | null;
-  }[];
-  /** Hours with sends or replies, by weekday */
-  cells: {
-    /** ISO: 1 Monday … 7 Sunday */
-    weekday: number;
-    hour: number;
-    sends: number;
-    replies: number;
-  }[];
-  best: {
-    enough: boolean;
-    /** Sends an hour needs to be compared */
-    minSends: number;
-    hours: {
-      hour: number;
-      sends: number;
-      replies: number;
-      replyRate: number | null;
-    }[];
-    text: string;
-  };
-};
-
 export type ApiKey = {
   id: string;
   name: string;
@@ -261,7 +159,7 @@ export type ApiKey = {
 export type AuditEvent = {
   id: string;
   at: string;
-  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected, crm.settings_changed, crm.list_enrolled */
+  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected, crm.settings_changed, crm.list_enrolled, suppression.lifted */
   action: string;
   actorKind: "session" | "api_key" | "system" | "anonymous";
   /** The actor as it read at the time: a member's address, an API key's name and prefix, Cadenza */
@@ -304,6 +202,15 @@ export type BranchConditionPart = {
   any: BranchConditionPart[];
 } | {
   not: BranchConditionPart;
+};
+
+export type BulkLeadResult = {
+  /** Leads the target resolved to */
+  leads: number;
+  /** tag, untag, add_to_list, remove_from_list, delete: leads changed (one that had the tag already is not); stop: enrollments stopped; enroll: leads enrolled */
+  changed: number;
+  /** enroll: what the enrollment did, each refusal with its reason */
+  enroll?: EnrollOutcome;
 };
 
 export type Call = {
@@ -550,6 +457,20 @@ export type DomainCheck = {
   target?: string;
 };
 
+export type EnrollOutcome = {
+  enrolled: number;
+  /** Leads skipped: list hygiene found the address invalid, or it was rejected on review (reason invalid_address) */
+  invalid: number;
+  /** Risky leads held until approved in the review queue (reason held_for_review) */
+  held: number;
+  refused: {
+    leadId: string;
+    email?: string;
+    reason: string;
+    detail?: string;
+  }[];
+};
+
 export type Enrollment = {
   id: string;
   sequenceId: string;
@@ -687,6 +608,21 @@ export type FederationCard = {
   agreeKey: string;
 };
 
+export type GettingStarted = {
+  /** false once every item is done or the checklist was dismissed */
+  visible: boolean;
+  dismissedAt: string | null;
+  items: {
+    key: "mailbox" | "domain" | "leads" | "sequence" | "launch";
+    title: string;
+    done: boolean;
+    /** What is missing, or what was found, in words */
+    detail: string;
+    /** The app's screen that does it */
+    path: string;
+  }[];
+};
+
 export type HygieneReason = {
   code: string;
   message: string;
@@ -750,64 +686,6 @@ export type InboxMessage = {
   action: string | null;
   needsReview: boolean;
   excerpt: string | null;
-  /** The lead's company */
-  company: string | null;
-  leadName: string | null;
-  sequenceId: string | null;
-  sequenceName: string | null;
-  /** The member who owns the mailbox that received it */
-  repId: string | null;
-  /** Not yet read by the caller (read marks are per person) */
-  unread: boolean;
-  assigneeId: string | null;
-  snoozedUntil: string | null;
-  /** Marked done (archived) */
-  doneAt: string | null;
-  /** The team's own labels on it */
-  teamLabels: InboxTeamLabel[];
-};
-
-export type InboxNote = {
-  id: string;
-  body: string;
-  at: string;
-  authorId: string | null;
-  author: string | null;
-};
-
-export type InboxTeamLabel = {
-  id: string;
-  name: string;
-  color: string;
-};
-
-export type InboxView = {
-  id: string;
-  name: string;
-  filters: {
-    /** Search: words of the sender, the subject or the text, each matched as a word prefix ("dana acme" finds dana@acme.test) */
-    q?: string;
-    /** inbox (the default): not done, not snoozed (a snooze that came due is back); snoozed: sleeping now; done: archived */
-    status?: "inbox" | "snoozed" | "done" | "all";
-    /** The classifier's label (human_reply, auto_reply, bounce…) */
-    label?: string;
-    /** The classifier's intent (interested, not_interested, meeting…) */
-    intent?: string;
-    /** One of the team's own labels (GET …/inbox/labels) */
-    teamLabelId?: string;
-    sequenceId?: string;
-    mailboxId?: string;
-    /** The rep (member) owning the mailbox that received it */
-    repId?: string;
-    /** Assigned to this member */
-    assigneeId?: string;
-    /** true: only what the caller has not read; false: only what they have */
-    unread?: "true" | "false";
-    /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
-    needsReview?: "true" | "false";
-    folder?: "inbox" | "junk" | "other";
-  };
-  createdAt: string;
 };
 
 export type Invitation = {
@@ -923,6 +801,51 @@ export type LeadImport = {
   createdAt: string;
   updatedAt: string;
   finishedAt: string | null;
+};
+
+export type LeadList = {
+  id: string;
+  name: string;
+  /** static: the leads put in it; segment: the leads matching its filter now */
+  kind: "static" | "segment";
+  /** Segments: the saved filter */
+  filter: SegmentFilter | null;
+  /** Members, or a segment's matches counted up to 10,000 */
+  leads: number;
+  /** false when a segment has more matches than were counted */
+  leadsExact: boolean;
+  createdAt: string;
+  updatedAt: string;
+};
+
+export type LeadRow = {
+  id: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  company: string | null;
+  title: string | null;
+  /** As written */
+  phone: string | null;
+  /** The number in E.164 ('+' and digits, no extension), read in the lead's country, else the workspace's; null when it has none or none could be found */
+  phoneE164: string | null;
+  /** null when the lead has no number (or it was written before numbers were checked) */
+  phoneStatus: "valid" | "flagged" | null;
+  /** Why the number is flagged, in plain words ("too short for GB", "possible but not valid: …") */
+  phoneReason: string | null;
+  country: string | null;
+  timeZone: string | null;
+  custom: Record<string, string>;
+  /** List hygiene: null until the address is checked (at import, or when it is enrolled) */
+  hygiene: {
+    verdict: "valid" | "risky" | "invalid";
+    /** Worst first (docs/deliverability.md "List hygiene") */
+    reasons: HygieneReason[];
+    checkedAt: string;
+    /** A risky lead: null while it waits in the review queue */
+    review: "approved" | "rejected" | null;
+  } | null;
+  tags: string[];
 };
 
 export type Mailbox = {
@@ -1119,7 +1042,7 @@ export type Pacing = {
 };
 
 export type Retention = {
-  /** Message text: a reply's new text, excerpt and HTML, and a quarantined message's raw bytes (the message's headers stay) */
+  /** Message text: a reply's new text and excerpt, and a quarantined message's raw bytes (the message's headers stay) */
   messageBodiesDays: number | null;
   /** Whole messages (headers, addresses, subject), quarantined messages and replies sent from the inbox */
   messagesDays: number | null;
@@ -1147,6 +1070,27 @@ export type ReviewLead = {
   company: string | null;
   reasons: HygieneReason[];
   checkedAt: string;
+};
+
+export type SegmentFilter = {
+  /** A substring of the email, name or company */
+  search?: string;
+  /** Stored in upper case */
+  country?: string;
+  /** Leads with this tag */
+  tag?: string;
+  /** Leads in this static list */
+  listId?: string;
+  /** With enrolled or state: in this sequence */
+  sequenceId?: string;
+  /** true: enrolled (in sequenceId when given); false: not enrolled there */
+  enrolled?: boolean;
+  /** An enrollment in this state (in sequenceId when given); none: not enrolled */
+  state?: "active" | "paused" | "replied" | "bounced" | "unsubscribed" | "finished" | "stopped" | "failed" | "moved" | "none";
+  /** true: an enrollment of theirs stopped on their reply; false: none did */
+  replied?: boolean;
+  /** The address check: valid, risky, invalid; review: risky and undecided; unchecked */
+  verdict?: "valid" | "risky" | "invalid" | "review" | "unchecked";
 };
 
 export type Sequence = {
@@ -1313,7 +1257,7 @@ export type SubjectExport = {
   exportedAt: string;
   /** The address was erased from this workspace (only its keyed hash remains) */
   erased: boolean;
-  /** One array of rows per place data is kept: leads, enrollments, sends, tasks, calls, call_recordings, inbox_notes, inbox_views, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, crm_activities, crm_contacts, crm_deals, crm_conflicts, crm_list_members, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail, call_transcripts */
+  /** One array of rows per place data is kept: leads, lead_lists, lead_tags, enrollments, sends, tasks, calls, call_recordings, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, crm_activities, crm_contacts, crm_deals, crm_conflicts, crm_list_members, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail, call_transcripts */
   sections: Record<string, Record<string, unknown>[]>;
 };
 
@@ -1432,34 +1376,6 @@ export type WebhookEndpoint = {
   events: string[];
   description: string | null;
   createdAt: string;
-};
-
-export type WeeklyReport = {
-  enabled: boolean;
-  /** ISO weekday: 1 Monday … 7 Sunday */
-  weekday: number;
-  hour: number;
-  /** The workspace's time zone, which the weekday and hour are in */
-  zone: string;
-  /** Whether this installation can send mail as itself (CADENZA_SMTP_URL); without it no report goes out */
-  mailConfigured: boolean;
-  members: {
-    userId: string;
-    email: string;
-    name: string | null;
-    role: string;
-    optedIn: boolean;
-    /** Opted in, or an owner while nobody has */
-    receives: boolean;
-  }[];
-  /** When the next report goes out (null: off) */
-  next: string | null;
-  last: {
-    week: string;
-    sentAt: string | null;
-    recipients: number | null;
-    error: string | null;
-  } | null;
 };
 
 export type WorkspaceCreated = {
@@ -1596,6 +1512,26 @@ export interface ApiRoutes {
       callRecordingRetentionDays?: number;
     };
     response: WorkspaceSettings;
+    status: 200;
+  };
+  /** The Getting started checklist: connect a tested mailbox, a verified domain, leads, a sequence with steps, a launch; each ticked from the workspace's state (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/getting-started": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: GettingStarted;
+    status: 200;
+  };
+  /** Hide the checklist for everyone in the workspace (its items still tick themselves) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/getting-started/dismiss": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: Record<string, never>;
+    response: GettingStarted;
     status: 200;
   };
   /** The workspace's custom tracking host and its certificate's state, or null (access: member of the workspace) */
@@ -2604,13 +2540,21 @@ export interface ApiRoutes {
       state?: "active" | "paused" | "replied" | "bounced" | "unsubscribed" | "finished" | "stopped" | "failed" | "moved" | "none";
       /** List hygiene: valid, risky, invalid; review: risky and waiting for a decision; unchecked: never checked */
       verdict?: "valid" | "risky" | "invalid" | "review" | "unchecked";
+      /** Only leads with this tag */
+      tag?: string;
+      /** Only a static list's members, or a segment's matches (the segment's own conditions win over these where both name one) */
+      listId?: string;
+      /** Without state: true, enrolled (in sequenceId when given); false, not enrolled there */
+      enrolled?: "true" | "false";
+      /** true: an enrollment of theirs stopped on their reply; false: none did */
+      replied?: "true" | "false";
       /** From the previous page's nextCursor */
       cursor?: string;
       limit?: number;
     };
     body: never;
     response: {
-      leads: Lead[];
+      leads: LeadRow[];
       nextCursor: string | null;
       /** The matches, counted on the first page only (null with a cursor), up to 10,000 */
       total: number | null;
@@ -2644,6 +2588,12 @@ export interface ApiRoutes {
     body: never;
     response: {
       lead: Lead;
+      tags: string[];
+      /** The static lists the lead is in */
+      lists: {
+        id: string;
+        name: string;
+      }[];
       enrollments: {
         id: string;
         sequenceId: string;
@@ -2721,6 +2671,141 @@ export interface ApiRoutes {
     response: {
       ok: true;
     };
+    status: 200;
+  };
+  /** Lead lists and saved segments, by name, with their size (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/lead-lists": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      lists: LeadList[];
+    };
+    status: 200;
+  };
+  /** Create a static list (empty) or a segment (a saved filter over lead fields and activity) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/lead-lists": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+      kind: "static";
+    } | {
+      name: string;
+      kind: "segment";
+      filter: SegmentFilter;
+    };
+    response: LeadList;
+    status: 201;
+  };
+  /** Rename a list, or change a segment's filter (access: member of the workspace) */
+  "PATCH /api/workspaces/:workspaceId/lead-lists/:listId": {
+    params: {
+      workspaceId: string;
+      listId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name?: string;
+      filter?: SegmentFilter;
+    };
+    response: LeadList;
+    status: 200;
+  };
+  /** Delete a list or segment (its leads stay) (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/lead-lists/:listId": {
+    params: {
+      workspaceId: string;
+      listId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
+  /** The workspace's tags with how many leads have each (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/lead-tags": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      tags: {
+        tag: string;
+        leads: number;
+      }[];
+    };
+    status: 200;
+  };
+  /** One action on many leads (picked, a list, a segment or a filter): tag or untag, add to or remove from a static list, enroll in a sequence (each refusal with its reason), stop their live enrollments, delete (admins) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/leads/bulk": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Which leads */
+      target: {
+        /** Leads picked one by one */
+        leadIds: string[];
+      } | {
+        /** A static list's members, or a segment's matches now */
+        listId: string;
+      } | {
+        /** Every lead the filter matches now */
+        filter: SegmentFilter;
+      };
+      action: {
+        kind: "tag";
+        tag: string;
+      } | {
+        kind: "untag";
+        tag: string;
+      } | {
+        kind: "add_to_list";
+        listId: string;
+      } | {
+        kind: "remove_from_list";
+        listId: string;
+      } | {
+        kind: "enroll";
+        sequenceId: string;
+      } | {
+        kind: "stop";
+      } | {
+        kind: "delete";
+      };
+    };
+    response: BulkLeadResult;
+    status: 200;
+  };
+  /** Leads (picked, a list, a segment or a filter) as CSV: email, names, company, title, phone, country, time zone, tags (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/leads/export": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      /** Which leads */
+      target: {
+        /** Leads picked one by one */
+        leadIds: string[];
+      } | {
+        /** A static list's members, or a segment's matches now */
+        listId: string;
+      } | {
+        /** Every lead the filter matches now */
+        filter: SegmentFilter;
+      };
+    };
+    response: string;
     status: 200;
   };
   /** Import leads from a CSV file sent as the request body (text/csv, up to 100 MB); answers when the import has ended. Poll GET …/leads/imports/{importId} meanwhile (access: member of the workspace) */
@@ -3344,19 +3429,7 @@ export interface ApiRoutes {
     } | {
       all: true;
     };
-    response: {
-      enrolled: number;
-      /** Leads skipped: list hygiene found the address invalid, or it was rejected on review (reason invalid_address) */
-      invalid: number;
-      /** Risky leads held until approved in the review queue (reason held_for_review) */
-      held: number;
-      refused: {
-        leadId: string;
-        email?: string;
-        reason: string;
-        detail?: string;
-      }[];
-    };
+    response: EnrollOutcome;
     status: 200;
   };
   /** Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`) (access: member of the workspace) */
@@ -3567,36 +3640,20 @@ export interface ApiRoutes {
     response: EnrollmentSend;
     status: 200;
   };
-  /** The unified inbox: inbound mail across the mailboxes the caller may read, newest first, searched and filtered (a saved view is this query) (access: member of the workspace) */
+  /** The unified inbox: inbound mail across the mailboxes the caller may read, newest first (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/inbox": {
     params: {
       workspaceId: string;
     };
     query: {
-      /** Search: words of the sender, the subject or the text, each matched as a word prefix ("dana acme" finds dana@acme.test) */
-      q?: string;
-      /** inbox (the default): not done, not snoozed (a snooze that came due is back); snoozed: sleeping now; done: archived */
-      status?: "inbox" | "snoozed" | "done" | "all";
-      /** The classifier's label (human_reply, auto_reply, bounce…) */
-      label?: string;
-      /** The classifier's intent (interested, not_interested, meeting…) */
-      intent?: string;
-      /** One of the team's own labels (GET …/inbox/labels) */
-      teamLabelId?: string;
-      sequenceId?: string;
-      mailboxId?: string;
-      /** The rep (member) owning the mailbox that received it */
-      repId?: string;
-      /** Assigned to this member */
-      assigneeId?: string;
-      /** true: only what the caller has not read; false: only what they have */
-      unread?: "true" | "false";
-      /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
-      needsReview?: "true" | "false";
-      folder?: "inbox" | "junk" | "other";
       /** From the previous page's nextCursor */
       cursor?: string;
       limit?: number;
+      mailboxId?: string;
+      label?: string;
+      /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
+      needsReview?: "true" | "false";
+      folder?: "inbox" | "junk" | "other";
     };
     body: never;
     response: {
@@ -3616,12 +3673,6 @@ export interface ApiRoutes {
     response: {
       message: InboxMessage;
       newText: string | null;
-      /** Present when the message has HTML: GET …/frame serves it sanitized, for a sandboxed frame */
-      html: {
-        /** Remote images held back until the reader asks (…/frame?images=true) */
-        blockedImages: number;
-      } | null;
-      notes: InboxNote[];
       thread: {
         id: string;
         mailboxId: string | null;
@@ -3648,40 +3699,9 @@ export interface ApiRoutes {
         action: string | null;
         needsReview: boolean;
         excerpt: string | null;
-        /** The lead's company */
-        company: string | null;
-        leadName: string | null;
-        sequenceId: string | null;
-        sequenceName: string | null;
-        /** The member who owns the mailbox that received it */
-        repId: string | null;
-        /** Not yet read by the caller (read marks are per person) */
-        unread: boolean;
-        assigneeId: string | null;
-        snoozedUntil: string | null;
-        /** Marked done (archived) */
-        doneAt: string | null;
-        /** The team's own labels on it */
-        teamLabels: InboxTeamLabel[];
         direction: "inbound" | "outbound";
-        newText: string | null;
-        hasHtml: boolean;
       }[];
     };
-    status: 200;
-  };
-  /** A message's HTML as a document for a sandboxed frame: rebuilt from an allowlist (no scripts, handlers, forms or frames), the quoted history folded, served with a CSP that forbids scripts and, unless images=true, remote images (access: member of the workspace) */
-  "GET /api/workspaces/:workspaceId/inbox/messages/:messageId/frame": {
-    params: {
-      workspaceId: string;
-      messageId: string;
-    };
-    query: {
-      /** true: load this message's remote images (they may tell the sender it was read) */
-      images?: "true" | "false";
-    };
-    body: never;
-    response: string;
     status: 200;
   };
   /** Relabel an inbound message; the enrollment follows (stop on a reply, suppress on an opt-out or hard bounce, pause until a return date) (access: member of the workspace) */
@@ -3732,195 +3752,6 @@ export interface ApiRoutes {
       confirmedBy: "server" | "sent_folder";
       /** true: this idempotency key had already sent it; nothing was sent now */
       replayed: boolean;
-    };
-    status: 200;
-  };
-  /** Triage a message: read or unread (for the caller), assign to a teammate (or null), snooze until a time (it comes back to the inbox then; null wakes it), done (archived; false brings it back). Fields left out stay (access: member of the workspace) */
-  "PATCH /api/workspaces/:workspaceId/inbox/messages/:messageId": {
-    params: {
-      workspaceId: string;
-      messageId: string;
-    };
-    query: Record<string, never>;
-    body: {
-      read?: boolean;
-      /** A member who may read this mailbox’s mail */
-      assigneeId?: string | null;
-      /** A time in the future */
-      snoozedUntil?: string | null;
-      done?: boolean;
-    };
-    response: {
-      /** The caller's read mark (null for an API key) */
-      unread: boolean | null;
-      assigneeId: string | null;
-      snoozedUntil: string | null;
-      doneAt: string | null;
-    };
-    status: 200;
-  };
-  /** The team's own inbox labels (beside the classifier's) (access: member of the workspace) */
-  "GET /api/workspaces/:workspaceId/inbox/labels": {
-    params: {
-      workspaceId: string;
-    };
-    query: Record<string, never>;
-    body: never;
-    response: {
-      labels: {
-        id: string;
-        name: string;
-        color: "gray" | "blue" | "green" | "amber" | "red" | "purple";
-      }[];
-    };
-    status: 200;
-  };
-  /** Define a team label (any member); names are unique in the workspace, case aside (access: member of the workspace) */
-  "POST /api/workspaces/:workspaceId/inbox/labels": {
-    params: {
-      workspaceId: string;
-    };
-    query: Record<string, never>;
-    body: {
-      name: string;
-      color?: "gray" | "blue" | "green" | "amber" | "red" | "purple";
-    };
-    response: {
-      id: string;
-      name: string;
-      color: "gray" | "blue" | "green" | "amber" | "red" | "purple";
-    };
-    status: 201;
-  };
-  /** Delete a team label (admin): it comes off every message (access: admin of the workspace) */
-  "DELETE /api/workspaces/:workspaceId/inbox/labels/:labelId": {
-    params: {
-      workspaceId: string;
-      labelId: string;
-    };
-    query: Record<string, never>;
-    body: never;
-    response: {
-      ok: true;
-    };
-    status: 200;
-  };
-  /** Put a team label on a message (again: nothing changes) (access: member of the workspace) */
-  "PUT /api/workspaces/:workspaceId/inbox/messages/:messageId/labels/:labelId": {
-    params: {
-      workspaceId: string;
-      messageId: string;
-      labelId: string;
-    };
-    query: Record<string, never>;
-    body: never;
-    response: {
-      ok: true;
-    };
-    status: 200;
-  };
-  /** Take a team label off a message (access: member of the workspace) */
-  "DELETE /api/workspaces/:workspaceId/inbox/messages/:messageId/labels/:labelId": {
-    params: {
-      workspaceId: string;
-      messageId: string;
-      labelId: string;
-    };
-    query: Record<string, never>;
-    body: never;
-    response: {
-      ok: true;
-    };
-    status: 200;
-  };
-  /** Add an internal note to the conversation (seen by the team, never sent) (access: member of the workspace) */
-  "POST /api/workspaces/:workspaceId/inbox/messages/:messageId/notes": {
-    params: {
-      workspaceId: string;
-      messageId: string;
-    };
-    query: Record<string, never>;
-    body: {
-      body: string;
-    };
-    response: {
-      id: string;
-      body: string;
-      at: string;
-      authorId: string | null;
-    };
-    status: 201;
-  };
-  /** Delete a note: its author, or an admin (access: member of the workspace) */
-  "DELETE /api/workspaces/:workspaceId/inbox/notes/:noteId": {
-    params: {
-      workspaceId: string;
-      noteId: string;
-    };
-    query: Record<string, never>;
-    body: never;
-    response: {
-      ok: true;
-    };
-    status: 200;
-  };
-  /** The caller's saved inbox views (access: member of the workspace) */
-  "GET /api/workspaces/:workspaceId/inbox/views": {
-    params: {
-      workspaceId: string;
-    };
-    query: Record<string, never>;
-    body: never;
-    response: {
-      views: InboxView[];
-    };
-    status: 200;
-  };
-  /** Save a view: a name and the list's filters (GET …/inbox's query), the caller's alone (access: member of the workspace) */
-  "POST /api/workspaces/:workspaceId/inbox/views": {
-    params: {
-      workspaceId: string;
-    };
-    query: Record<string, never>;
-    body: {
-      name: string;
-      filters: {
-        /** Search: words of the sender, the subject or the text, each matched as a word prefix ("dana acme" finds dana@acme.test) */
-        q?: string;
-        /** inbox (the default): not done, not snoozed (a snooze that came due is back); snoozed: sleeping now; done: archived */
-        status?: "inbox" | "snoozed" | "done" | "all";
-        /** The classifier's label (human_reply, auto_reply, bounce…) */
-        label?: string;
-        /** The classifier's intent (interested, not_interested, meeting…) */
-        intent?: string;
-        /** One of the team's own labels (GET …/inbox/labels) */
-        teamLabelId?: string;
-        sequenceId?: string;
-        mailboxId?: string;
-        /** The rep (member) owning the mailbox that received it */
-        repId?: string;
-        /** Assigned to this member */
-        assigneeId?: string;
-        /** true: only what the caller has not read; false: only what they have */
-        unread?: "true" | "false";
-        /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
-        needsReview?: "true" | "false";
-        folder?: "inbox" | "junk" | "other";
-      };
-    };
-    response: InboxView;
-    status: 201;
-  };
-  /** Delete one of the caller’s saved views (access: member of the workspace) */
-  "DELETE /api/workspaces/:workspaceId/inbox/views/:viewId": {
-    params: {
-      workspaceId: string;
-      viewId: string;
-    };
-    query: Record<string, never>;
-    body: never;
-    response: {
-      ok: true;
     };
     status: 200;
   };
@@ -3993,14 +3824,17 @@ export interface ApiRoutes {
     response: string;
     status: 200;
   };
-  /** Lift a suppression (admin): the address may be mailed again; stopped enrollments stay stopped (access: admin of the workspace) */
+  /** Lift a suppression (admin): the address may be mailed again; stopped enrollments stay stopped. Recorded in the audit log (suppression.lifted) with the reason given (access: admin of the workspace) */
   "DELETE /api/workspaces/:workspaceId/suppressions/:email": {
     params: {
       workspaceId: string;
       email: string;
     };
     query: Record<string, never>;
-    body: never;
+    body: {
+      /** Why the address may be mailed again (kept in the audit log) */
+      reason: string;
+    } | null;
     response: {
       ok: true;
     };
@@ -4053,7 +3887,7 @@ export interface ApiRoutes {
       email: string;
       format?: "json" | "csv";
       /** With format=csv: the section to write */
-      section?: "leads" | "enrollments" | "sends" | "tasks" | "calls" | "call_recordings" | "inbox_notes" | "inbox_views" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "crm_activities" | "crm_contacts" | "crm_deals" | "crm_conflicts" | "crm_list_members" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail" | "call_transcripts";
+      section?: "leads" | "lead_lists" | "lead_tags" | "enrollments" | "sends" | "tasks" | "calls" | "call_recordings" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "crm_activities" | "crm_contacts" | "crm_deals" | "crm_conflicts" | "crm_list_members" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail" | "call_transcripts";
     };
     body: never;
     response: SubjectExport | string;
@@ -4492,106 +4326,6 @@ export interface ApiRoutes {
         replies: number;
       }[];
     };
-    status: 200;
-  };
-  /** A sequence's (or the workspace's) funnel over the window: sent, delivered (sent less bounced), opened by a person, clicked, replied, interested replies and meetings, with each stage's conversion from the one before (access: member of the workspace) */
-  "GET /api/workspaces/:workspaceId/analytics/funnel": {
-    params: {
-      workspaceId: string;
-    };
-    query: {
-      days?: number;
-      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
-      zone?: string;
-      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
-      sequenceId?: string;
-    };
-    body: never;
-    response: AnalyticsFunnel;
-    status: 200;
-  };
-  /** Reply time after send: for the replies in the window, the time since the email each is credited to was sent, in buckets (under 1 h … over 7 days) with the median (access: member of the workspace) */
-  "GET /api/workspaces/:workspaceId/analytics/reply-times": {
-    params: {
-      workspaceId: string;
-    };
-    query: {
-      days?: number;
-      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
-      zone?: string;
-      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
-      sequenceId?: string;
-    };
-    body: never;
-    response: AnalyticsReplyTimes;
-    status: 200;
-  };
-  /** Sends and reply rate by the hour of day (and ISO weekday) in the prospect's time at send (the lead's zone, else the workspace's), and which hours did best when enough sends allow it (access: member of the workspace) */
-  "GET /api/workspaces/:workspaceId/analytics/send-hours": {
-    params: {
-      workspaceId: string;
-    };
-    query: {
-      days?: number;
-      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
-      zone?: string;
-      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
-      sequenceId?: string;
-    };
-    body: never;
-    response: AnalyticsSendHours;
-    status: 200;
-  };
-  /** Each mailbox's (or one's) sends, bounces and bounce rate per day of the window, and the inbox or junk placement its warmup mail found (access: member of the workspace) */
-  "GET /api/workspaces/:workspaceId/analytics/mailbox-days": {
-    params: {
-      workspaceId: string;
-    };
-    query: {
-      days?: number;
-      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
-      zone?: string;
-      /** One mailbox; none: every mailbox of the workspace */
-      mailboxId?: string;
-    };
-    body: never;
-    response: AnalyticsMailboxDays;
-    status: 200;
-  };
-  /** The weekly analytics report by email: on or off, its weekday and hour in the workspace's zone, who receives it, when the next goes out and how the last went (access: member of the workspace) */
-  "GET /api/workspaces/:workspaceId/weekly-report": {
-    params: {
-      workspaceId: string;
-    };
-    query: Record<string, never>;
-    body: never;
-    response: WeeklyReport;
-    status: 200;
-  };
-  /** Turn the weekly report on or off and choose its weekday and hour in the workspace's zone (admin) (access: admin of the workspace) */
-  "PUT /api/workspaces/:workspaceId/weekly-report": {
-    params: {
-      workspaceId: string;
-    };
-    query: Record<string, never>;
-    body: {
-      enabled: boolean;
-      weekday: number;
-      hour: number;
-    };
-    response: WeeklyReport;
-    status: 200;
-  };
-  /** Ask for the weekly report for yourself, or stop (any member; an API key has no member to subscribe) (access: member of the workspace) */
-  "PUT /api/workspaces/:workspaceId/weekly-report/subscription": {
-    params: {
-      workspaceId: string;
-    };
-    query: Record<string, never>;
-    body: {
-      receive: boolean;
-    };
-    response: WeeklyReport;
     status: 200;
   };
   /** A sequence's A/B experiments: per arm its exposures, outcomes inside the reply window, rates with intervals, and the always-valid sequential test against the control (mSPRT), the minimum sample, the sample-ratio check and the winner if any (access: member of the workspace) */

@@ -28,6 +28,16 @@ export function setCsrfToken(token: string): void {
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export async function api<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  const text = await send(method, path, body);
+  return (text ? safeJson(text) : undefined) as T;
+}
+
+/** A POST whose answer is a file (a CSV export): its text, or the API's error. */
+export function apiText(path: string, body: unknown): Promise<string> {
+  return send('POST', path, body);
+}
+
+async function send(method: Method, path: string, body: unknown): Promise<string> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
@@ -38,12 +48,11 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await res.text();
-  const json: unknown = text ? safeJson(text) : undefined;
   if (!res.ok) {
-    const e = (json as ApiErrorBody | undefined)?.error;
+    const e = ((text ? safeJson(text) : undefined) as ApiErrorBody | undefined)?.error;
     throw new ApiError(res.status, e?.code ?? 'HTTP_' + res.status, e?.message ?? res.statusText, e?.details ?? {});
   }
-  return json as T;
+  return text;
 }
 
 /**

@@ -36,6 +36,7 @@ export const AUDIT_ACTIONS = [
   'crm.disconnected',
   'crm.settings_changed',
   'crm.list_enrolled',
+  'suppression.lifted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -13,11 +13,13 @@ import { voicemailRoutes } from './voicemail.ts';
 import { domainRoutes } from './domains.ts';
 import { enrollmentRoutes } from './enrollments.ts';
 import { experimentRoutes } from './experiments.ts';
+import { gettingStartedRoutes } from './getting-started.ts';
 import { inboxRoutes } from './inbox.ts';
 import { inboxTriageRoutes } from './inbox-triage.ts';
 import { invitationRoutes } from './invitations.ts';
 import { leadHygieneRoutes } from './lead-hygiene.ts';
 import { leadImportRoutes } from './lead-imports.ts';
+import { leadListRoutes } from './lead-lists.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
 import { pacingRoutes } from './pacing.ts';
@@ -42,6 +44,7 @@ import { workspaceRoutes } from './workspace.ts';
 export const apiRoutes: readonly ApiRoute[] = [
   ...authRoutes,
   ...workspaceRoutes,
+  ...gettingStartedRoutes,
   ...trackingDomainRoutes,
   ...memberRoutes,
   ...invitationRoutes,
@@ -57,6 +60,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...warmupPeerRoutes,
   ...leadHygieneRoutes,
   ...leadRoutes,
+  ...leadListRoutes,
   ...leadImportRoutes,
   ...sequenceRoutes,
   ...contentCheckRoutes,

@@ -14,7 +14,10 @@ import { defineRoute, workspaceParams } from '../http/route.ts';
 import { inboxReader } from '../auth/inbox-scope.ts';
 import type { EnrollmentState } from '../../sequence/model.ts';
 import { VERDICTS, type Verdict } from '../../leads/hygiene/reasons.ts';
-import { LEAD_HYGIENE_FILTERS } from '../../leads/sql/list-leads.ts';
+import { LEAD_HYGIENE_FILTERS, type LeadFilter } from '../../leads/sql/list-leads.ts';
+import { tagText } from '../../leads/lists/segment-filter.ts';
+import { listsOfLead, tagsOf } from '../../leads/lists/sql/lead-lists.ts';
+import { listFilter } from '../../leads/lists/targets.ts';
 
 /** A column's target as the mapping names it: a field, custom.<name>, or '-'. */
 function targetText(t: ColumnTarget): string {
@@ -163,22 +166,34 @@ export const leadRoutes = [
         .enum(LEAD_HYGIENE_FILTERS)
         .optional()
         .describe('List hygiene: valid, risky, invalid; review: risky and waiting for a decision; unchecked: never checked'),
+      tag: tagText.optional().describe('Only leads with this tag'),
+      listId: z.uuid().optional().describe("Only a static list's members, or a segment's matches (the segment's own conditions win over these where both name one)"),
+      enrolled: z.enum(['true', 'false']).transform((v) => v === 'true').optional().describe('Without state: true, enrolled (in sequenceId when given); false, not enrolled there'),
+      replied: z.enum(['true', 'false']).transform((v) => v === 'true').optional().describe('true: an enrollment of theirs stopped on their reply; false: none did'),
       ...pageQuery,
     }),
     example: () => ({ query: { search: 'acme', country: 'FR', state: 'active' as const, limit: 50 } }),
     response: z.object({
-      leads: z.array(leadBody),
+      leads: z.array(leadBody.extend({ tags: z.array(z.string()) }).meta({ id: 'LeadRow' })),
       nextCursor: z.string().nullable(),
       total: z.number().int().nullable().describe(`The matches, counted on the first page only (null with a cursor), up to ${TOTAL_CAP.toLocaleString('en')}`),
       totalExact: z.boolean().describe(`true when total is the number of matches; false when the count stopped at ${TOTAL_CAP.toLocaleString('en')} (there are more) or was not made (a later page)`),
     }),
     handler: async ({ ctx, ws, query }) => {
       const after = decodeCursor(query.cursor);
-      const filter = { search: query.search, country: query.country?.toUpperCase(), sequenceId: query.sequenceId, state: query.state, verdict: query.verdict };
+      let filter: LeadFilter = { search: query.search, country: query.country?.toUpperCase(), sequenceId: query.sequenceId, state: query.state, verdict: query.verdict, tag: query.tag, enrolled: query.enrolled, replied: query.replied };
+      if (query.listId) {
+        const list = await listFilter(ctx.store.db, ws.workspaceId, query.listId);
+        if (list === undefined) throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
+        // A segment whose stored filter no longer parses matches nobody.
+        if (list === null) return { leads: [], nextCursor: null, total: 0, totalExact: true };
+        filter = { ...filter, ...Object.fromEntries(Object.entries(list).filter(([k, v]) => v !== undefined && !(k === 'search' && v === ''))) };
+      }
       const { leads: found, matches: n } = await listLeads(ctx.store.db, ws.workspaceId, filter, after, query.limit + 1, TOTAL_CAP);
       const p = page(found, query.limit, (r) => ({ at: new Date(r.created_at), id: r.id }));
+      const tags = await tagsOf(ctx.store.db, ws.workspaceId, p.items.map((r) => r.id));
       return {
-        leads: p.items.map(toLead),
+        leads: p.items.map((r) => ({ ...toLead(r), tags: tags.get(r.id) ?? [] })),
         nextCursor: p.nextCursor,
         total: n === null ? null : Math.min(n, TOTAL_CAP),
         totalExact: n !== null && n <= TOTAL_CAP,
@@ -263,6 +278,8 @@ export const leadRoutes = [
     params: workspaceParams({ leadId: z.uuid() }),
     response: z.object({
       lead: leadBody,
+      tags: z.array(z.string()),
+      lists: z.array(z.object({ id: z.uuid(), name: z.string() })).describe('The static lists the lead is in'),
       enrollments: z.array(z.object({ id: z.uuid(), sequenceId: z.uuid(), sequenceName: z.string(), state: z.string(), reason: z.string().nullable() })),
       timeline: z.array(timelineEntry),
     }),
@@ -306,7 +323,8 @@ export const leadRoutes = [
         out.push({ at: iso(c.created_at), kind: 'call', what: callTitle(c), detail: c.notes ? `${words}: ${c.notes}` : words, sequenceName: seqOf.get(c.enrollment_id ?? '') ?? null });
       }
       out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
-      return { lead: toLead(lead), enrollments: enrollments.map((e) => ({ id: e.id, sequenceId: e.sequence_id, sequenceName: e.name, state: e.state, reason: e.state_reason })), timeline: out };
+      const [tags, lists] = await Promise.all([tagsOf(db, ws.workspaceId, [lead.id]), listsOfLead(db, ws.workspaceId, lead.id)]);
+      return { lead: toLead(lead), tags: tags.get(lead.id) ?? [], lists, enrollments: enrollments.map((e) => ({ id: e.id, sequenceId: e.sequence_id, sequenceName: e.name, state: e.state, reason: e.state_reason })), timeline: out };
     },
   }),
   defineRoute({

@@ -3,7 +3,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { renderEmail } from '../../sequence/template/render.ts';
 import { templateProblems } from '../../sequence/template/validate.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
-import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
+import { enrollLeads } from '../enroll-leads.ts';
 import { loadDefinition } from '../../sequence/definition-document.ts';
 import { gapWarnings } from '../../sequence/gap-warnings.ts';
 import { poolGaps } from '../../mailbox/pacing/pacing-settings.ts';
@@ -22,6 +22,16 @@ import { stringify as stringifyYaml } from 'yaml';
 import { bodyToDocument, definitionToBody, definitionToInput, sequenceDetail, sequenceInput } from './sequence-body.ts';
 
 const status = z.enum(['draft', 'active', 'paused', 'archived']);
+
+/** What an enrollment of many leads did, each refusal with its reason (a sequence's Launch, a list's enroll). */
+export const enrollOutcome = z
+  .object({
+    enrolled: z.number().int(),
+    invalid: z.number().int().describe('Leads skipped: list hygiene found the address invalid, or it was rejected on review (reason invalid_address)'),
+    held: z.number().int().describe('Risky leads held until approved in the review queue (reason held_for_review)'),
+    refused: z.array(z.object({ leadId: z.string(), email: z.string().optional(), reason: z.string(), detail: z.string().optional() })),
+  })
+  .meta({ id: 'EnrollOutcome' });
 
 export const sequenceRoutes = [
   defineRoute({
@@ -136,24 +146,12 @@ export const sequenceRoutes = [
     params: workspaceParams({ sequenceId: z.uuid() }),
     body: z.union([z.object({ leadIds: z.array(z.uuid()).min(1).max(100_000) }), z.object({ all: z.literal(true) })]),
     example: (ids) => ({ body: { leadIds: [ids.leadId ?? '00000000-0000-4000-8000-000000000000'] } }),
-    response: z.object({
-      enrolled: z.number().int(),
-      invalid: z.number().int().describe('Leads skipped: list hygiene found the address invalid, or it was rejected on review (reason invalid_address)'),
-      held: z.number().int().describe('Risky leads held until approved in the review queue (reason held_for_review)'),
-      refused: z.array(z.object({ leadId: z.string(), email: z.string().optional(), reason: z.string(), detail: z.string().optional() })),
-    }),
+    response: enrollOutcome,
     handler: async ({ ctx, ws, params, body }) => {
       const sequenceId = await findSequenceId(ctx.store.db, ws.workspaceId, params.sequenceId);
       if (!sequenceId) throw cadenzaError('NOT_FOUND', 'no such sequence');
       const leadIds = 'leadIds' in body ? body.leadIds : await leadIdsNotIn(ctx.store.db, ws.workspaceId, sequenceId);
-      if (leadIds.length === 0) return { enrolled: 0, invalid: 0, held: 0, refused: [] };
-      // Every enrolled address is checked: leads never checked (created before hygiene, or by hand), and those
-      // whose DNS did not answer last time, are checked now.
-      await ctx.hygiene?.checkLeads(ctx.store.db, ws.workspaceId, leadIds, { onlyDue: true });
-      const r = await bulkEnroll(ctx.store, { clock: ctx.clock, random: ctx.random }, { workspaceId: ws.workspaceId, sequenceId, leadIds });
-      // The first step is usually due now: the scheduler and dispatcher need not wait for their polls.
-      if (r.enrolled > 0) ctx.workDue?.();
-      return { enrolled: r.enrolled, invalid: r.invalid, held: r.held, refused: r.refused };
+      return enrollLeads(ctx, ws.workspaceId, sequenceId, leadIds);
     },
   }),
   defineRoute({

@@ -49,4 +49,22 @@ describe.each(testBackends())('suppression routes (%s)', (backend) => {
     expect((await owner.call('DELETE', `/api/workspaces/${ws}/suppressions/gone-a@prospects.test`)).statusCode).toBe(200);
     expect((await owner.call('DELETE', `/api/workspaces/${ws}/suppressions/gone-a@prospects.test`)).statusCode).toBe(404);
   });
+
+  it('a lift is in the audit log with the reason given, in the same transaction', async () => {
+    await owner.call('POST', `/api/workspaces/${ws}/suppressions`, { email: 'back@prospects.test', reason: 'unsubscribe' });
+    expect((await owner.call('DELETE', `/api/workspaces/${ws}/suppressions/back@prospects.test`, { reason: '' })).statusCode).toBe(400);
+    const r = await owner.call('DELETE', `/api/workspaces/${ws}/suppressions/back@prospects.test`, { reason: 'Asked to hear from us again' });
+    expect(r.statusCode).toBe(200);
+    const log = await h.store.db.selectFrom('audit_event').select(['action', 'target', 'detail', 'actor_label']).where('workspace_id', '=', ws).where('action', '=', 'suppression.lifted').execute();
+    expect(log).toEqual(
+      expect.arrayContaining([
+        { action: 'suppression.lifted', target: 'back@prospects.test', detail: { suppressedFor: 'unsubscribe', reason: 'Asked to hear from us again' }, actor_label: 'owner@example.test' },
+        // The lift before this test gave no reason (the body is optional for scripts): still recorded.
+        { action: 'suppression.lifted', target: 'gone-a@prospects.test', detail: { suppressedFor: 'manual', reason: null }, actor_label: 'owner@example.test' },
+      ]),
+    );
+    // Not suppressed: a 404 and nothing logged.
+    expect((await owner.call('DELETE', `/api/workspaces/${ws}/suppressions/back@prospects.test`, { reason: 'again' })).statusCode).toBe(404);
+    expect(await h.store.db.selectFrom('audit_event').select('id').where('workspace_id', '=', ws).where('action', '=', 'suppression.lifted').execute()).toHaveLength(2);
+  });
 });

@@ -109,14 +109,26 @@ export const suppressionRoutes = [
   defineRoute({
     method: 'DELETE',
     url: '/api/workspaces/:workspaceId/suppressions/:email',
-    summary: 'Lift a suppression (admin): the address may be mailed again; stopped enrollments stay stopped',
+    summary: 'Lift a suppression (admin): the address may be mailed again; stopped enrollments stay stopped. Recorded in the audit log (suppression.lifted) with the reason given',
     tags: ['suppression'],
     access: { workspace: 'admin' },
     params: workspaceParams({ email: z.string().min(3).max(320) }),
+    body: z.object({ reason: z.string().trim().min(1).max(500).describe('Why the address may be mailed again (kept in the audit log)') }).nullish(),
+    example: () => ({ body: { reason: 'They asked to hear from us again' } }),
     response: z.object({ ok: z.literal(true) }),
-    handler: async ({ ctx, ws, params }) => {
-      const c = checkEmail(params.email);
-      if (!c.ok || !(await liftSuppression(ctx.store.db, ws.workspaceId, c.norm))) throw cadenzaError('NOT_FOUND', 'this address is not suppressed in this workspace');
+    handler: async (c) => {
+      const { ctx, ws, params, body } = c;
+      const e = checkEmail(params.email);
+      const lifted = e.ok
+        ? await ctx.store.db.transaction().execute(async (tx) => {
+            const row = await tx.selectFrom('suppression').select('reason').where('workspace_id', '=', ws.workspaceId).where('email_norm', '=', e.norm).executeTakeFirst();
+            if (!row || !(await liftSuppression(tx, ws.workspaceId, e.norm))) return false;
+            // The act and its record commit together: a lift is never unaccounted for.
+            await audit(c, { action: 'suppression.lifted', target: e.norm, detail: { suppressedFor: row.reason, reason: body?.reason ?? null } }, tx);
+            return true;
+          })
+        : false;
+      if (!lifted) throw cadenzaError('NOT_FOUND', 'this address is not suppressed in this workspace');
       return { ok: true as const };
     },
   }),

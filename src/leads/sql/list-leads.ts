@@ -17,6 +17,14 @@ export interface LeadFilter {
   state?: EnrollmentState | 'none' | undefined;
   /** List hygiene (migration 0030): a verdict, 'review' (risky, no decision yet) or 'unchecked'. */
   verdict?: LeadHygieneFilter | undefined;
+  /** Only leads with this tag (migration 0090). */
+  tag?: string | undefined;
+  /** Only leads in this static list (a segment's filter is merged in by the caller: lists/targets.ts). */
+  listId?: string | undefined;
+  /** Without `state`: true, leads with an enrollment (in sequenceId when given); false, leads with none there. */
+  enrolled?: boolean | undefined;
+  /** true: leads with an enrollment that stopped on their reply (state replied); false: none did. */
+  replied?: boolean | undefined;
 }
 
 export const LEAD_HYGIENE_FILTERS = ['valid', 'risky', 'invalid', 'review', 'unchecked'] as const;
@@ -28,25 +36,7 @@ export type LeadHygieneFilter = (typeof LEAD_HYGIENE_FILTERS)[number];
  * only: a count of every match is a scan of all of them, capped it stays cheap on 100k leads.
  */
 export async function listLeads(db: Db, workspaceId: string, f: LeadFilter, after: Keyset | undefined, limit: number, countCap: number) {
-  let q = db.selectFrom('lead').where('workspace_id', '=', workspaceId);
-  const s = f.search.trim();
-  // search_text is lower-cased email, name and company (migration 0011) under a trigram index.
-  if (s) q = q.where('search_text', 'ilike', `%${s.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
-  if (f.country) q = q.where('country', '=', f.country);
-  if (f.verdict === 'unchecked') q = q.where('hygiene_verdict', 'is', null);
-  else if (f.verdict === 'review') q = q.where('hygiene_verdict', '=', 'risky').where('hygiene_review', 'is', null);
-  else if (f.verdict) q = q.where('hygiene_verdict', '=', f.verdict);
-  const { sequenceId, state } = f;
-  if (sequenceId || state) {
-    // One probe of enrollment (lead_id, state) or (sequence_id, lead_id) per candidate lead.
-    const enrolled = (eb: ExpressionBuilder<Database, 'lead'>) => {
-      let e = eb.selectFrom('enrollment as e').select('e.id').whereRef('e.lead_id', '=', 'lead.id').where('e.workspace_id', '=', workspaceId);
-      if (sequenceId) e = e.where('e.sequence_id', '=', sequenceId);
-      if (state && state !== 'none') e = e.where('e.state', '=', state);
-      return e;
-    };
-    q = q.where((eb) => (state === 'none' ? eb.not(eb.exists(enrolled(eb))) : eb.exists(enrolled(eb))));
-  }
+  const q = filteredLeads(db, workspaceId, f);
   let rows = q.select([...LEAD_VIEW_COLUMNS, 'created_at']);
   if (after) rows = rows.where(afterKey('created_at', 'id', after));
   const [leads, counted] = await Promise.all([
@@ -59,4 +49,37 @@ export async function listLeads(db: Db, workspaceId: string, f: LeadFilter, afte
           .executeTakeFirstOrThrow(),
   ]);
   return { leads, matches: counted ? Number(counted.n) : null };
+}
+
+/** The workspace's leads matching the filter, as a query to select from (the list above, a segment, a bulk action's target). */
+export function filteredLeads(db: Db, workspaceId: string, f: LeadFilter) {
+  let q = db.selectFrom('lead').where('lead.workspace_id', '=', workspaceId);
+  const s = f.search.trim();
+  // search_text is lower-cased email, name and company (migration 0011) under a trigram index.
+  if (s) q = q.where('search_text', 'ilike', `%${s.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+  if (f.country) q = q.where('country', '=', f.country);
+  if (f.verdict === 'unchecked') q = q.where('hygiene_verdict', 'is', null);
+  else if (f.verdict === 'review') q = q.where('hygiene_verdict', '=', 'risky').where('hygiene_review', 'is', null);
+  else if (f.verdict) q = q.where('hygiene_verdict', '=', f.verdict);
+  const { tag, listId } = f;
+  if (tag) q = q.where(({ exists, selectFrom }) => exists(selectFrom('lead_tag as t').select('t.lead_id').whereRef('t.lead_id', '=', 'lead.id').where('t.tag', '=', tag)));
+  if (listId) q = q.where(({ exists, selectFrom }) => exists(selectFrom('lead_list_member as lm').select('lm.lead_id').whereRef('lm.lead_id', '=', 'lead.id').where('lm.list_id', '=', listId)));
+  const { sequenceId, state, enrolled } = f;
+  if (sequenceId || state || enrolled !== undefined) {
+    // One probe of enrollment (lead_id, state) or (sequence_id, lead_id) per candidate lead.
+    const enrollments = (eb: ExpressionBuilder<Database, 'lead'>) => {
+      let e = eb.selectFrom('enrollment as e').select('e.id').whereRef('e.lead_id', '=', 'lead.id').where('e.workspace_id', '=', workspaceId);
+      if (sequenceId) e = e.where('e.sequence_id', '=', sequenceId);
+      if (state && state !== 'none') e = e.where('e.state', '=', state);
+      return e;
+    };
+    const none = state ? state === 'none' : enrolled === false;
+    q = q.where((eb) => (none ? eb.not(eb.exists(enrollments(eb))) : eb.exists(enrollments(eb))));
+  }
+  if (f.replied !== undefined) {
+    const replied = (eb: ExpressionBuilder<Database, 'lead'>) =>
+      eb.selectFrom('enrollment as r').select('r.id').whereRef('r.lead_id', '=', 'lead.id').where('r.workspace_id', '=', workspaceId).where('r.state', '=', 'replied');
+    q = q.where((eb) => (f.replied ? eb.exists(replied(eb)) : eb.not(eb.exists(replied(eb)))));
+  }
+  return q;
 }

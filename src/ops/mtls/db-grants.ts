@@ -77,6 +77,9 @@ import type { Role } from '../../common/config.ts';
  *                         the unified inbox's triage (0086, src/inbox/): the API's alone, only
  *                         the inbox routes read or write them; a message's rows go with it by
  *                         cascade (run with the table owner's rights), whichever role deletes it.
+ *   lead_list, lead_list_member, lead_tag
+ *                         lead lists, segments and tags (0090): the API's alone, written and read
+ *                         by the lead routes; a lead's deletion (API) cascades to them.
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token           the API's alone (API_ONLY below).
@@ -174,6 +177,9 @@ export const RESTRICTED: Record<string, TableRule> = {
   weekly_report_setting: { table: { api: RW } },
   weekly_report_recipient: { table: { api: RW } },
   weekly_report_run: { table: { api: RW } },
+  lead_list: { table: { api: RW } },
+  lead_list_member: { table: { api: RW } },
+  lead_tag: { table: { api: RW } },
   rep_voicemail: { table: { api: RW } },
   phone_call_recording: { table: { api: RW } },
   call_capture_quarantine: { table: { api: RW, scheduler: ['delete'] }, columns: { scheduler: { select: ['id', 'workspace_id', 'at'] } } },

@@ -80,6 +80,16 @@ export const PERSONAL_TABLES: readonly PersonalTable[] = [
     erasure: 'delete',
     del: (tx, s) => count(sql`delete from lead where id = any(${s.leadIds}::uuid[]) returning 1`, tx),
   },
+  // Lists they are in and their tags (0090): gone with the lead, so erasure removes them from every list.
+  {
+    section: 'lead_lists',
+    table: 'lead_list_member',
+    addressColumns: [],
+    find: (db, s) =>
+      rows(sql`select m.lead_id, l.name as list, m.added_at from lead_list_member m join lead_list l on l.id = m.list_id where m.lead_id = any(${s.leadIds}::uuid[]) order by m.added_at, l.name`, db),
+    erasure: 'cascade',
+  },
+  { section: 'lead_tags', table: 'lead_tag', addressColumns: [], find: (db, s) => rows(sql`select lead_id, tag, created_at from lead_tag where lead_id = any(${s.leadIds}::uuid[]) order by tag`, db), erasure: 'cascade' },
   { section: 'enrollments', table: 'enrollment', addressColumns: [], find: (db, s) => rows(ofEnrollments('enrollment', s), db), erasure: 'cascade' },
   { section: 'sends', table: 'send_request', addressColumns: [], find: (db, s) => rows(ofEnrollments('send_request', s), db), erasure: 'cascade' },
   { section: 'tasks', table: 'task', addressColumns: [], find: (db, s) => rows(ofEnrollments('task', s), db), erasure: 'cascade' },

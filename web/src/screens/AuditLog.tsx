@@ -14,6 +14,7 @@ const GROUPS: Array<[string, string]> = [
   ['mailbox', 'Mailboxes'],
   ['export', 'Exports'],
   ['settings', 'Settings'],
+  ['suppression', 'Suppressions'],
 ];
 
 const WORDS: Record<string, string> = {
@@ -37,6 +38,7 @@ const WORDS: Record<string, string> = {
   'crm.disconnected': 'CRM disconnected',
   'crm.settings_changed': 'CRM field ownership or stop rules changed',
   'crm.list_enrolled': 'CRM list enrolled in a sequence',
+  'suppression.lifted': 'Suppression lifted',
 };
 
 type Filter = { action: string; actor: string; from: string; to: string };

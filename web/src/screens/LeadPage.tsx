@@ -5,6 +5,7 @@ import { Badge, Empty, ErrorNote, PageHeader, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { CallRecordings } from '../dialer/CallRecordings.tsx';
 import { EnrollmentSends } from './EnrollmentSends.tsx';
+import { LeadTags } from './LeadTags.tsx';
 import { MoveEnrollment, stateTone } from './MoveEnrollments.tsx';
 
 const kindText = { event: 'Sequence', sent: 'Sent', received: 'Received', open: 'Open', click: 'Click', task: 'Task', call: 'Call' } as const;
@@ -63,6 +64,7 @@ export function LeadPage({ workspaceId, leadId }: { workspaceId: string; leadId:
                 </div>
               ))}
             </dl>
+            <LeadTags workspaceId={workspaceId} leadId={leadId} tags={d.data.tags} lists={d.data.lists} onChanged={d.reload} />
             <h2>Sequences</h2>
             {d.data.enrollments.length === 0 ? (
               <p className="muted">Not enrolled.</p>

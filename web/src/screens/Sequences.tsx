@@ -6,6 +6,7 @@ import type { ApiBody, ApiResponse, ContentCheckResult, EnrollResult, FlowStep, 
 import { isBranch, replyRuleIntents } from '../types.ts';
 import { BranchCard, Connector, MoveFields, StepCard, freshKey, newBranch, newStep, usedKeys, type StepKind } from './SequenceFlow.tsx';
 import { Badge, Empty, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
+import { EnrollOutcome } from '../ui/EnrollOutcome.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { ExperimentsPanel } from './ExperimentsPanel.tsx';
 import { SequenceEnrollments } from './MoveEnrollments.tsx';
@@ -657,23 +658,7 @@ function Launch({ workspaceId, sequenceId, active, onEnrolled }: { workspaceId: 
         {!active && <span className="muted small"> Set the status to active and save to launch.</span>}
       </div>
       <ErrorNote error={error} />
-      {result && (
-        <div role="status">
-          <p className="note note-ok">
-            {result.enrolled} enrolled{result.refused.length ? `, ${result.refused.length} refused` : ''}.
-          </p>
-          {result.refused.length > 0 && (
-            <ul className="small">
-              {result.refused.slice(0, 50).map((r) => (
-                <li key={r.leadId}>
-                  {r.email ?? r.leadId}: {r.reason.replace(/_/g, ' ')}
-                  {r.detail ? ` (${r.detail})` : ''}
-                </li>
-              ))}
-            </ul>
-          )}
-        </div>
-      )}
+      {result && <EnrollOutcome result={result} />}
     </section>
   );
 }

@@ -1,0 +1,261 @@
+import { sql } from 'kysely';
+import { z } from 'zod';
+import { csvRecord } from '../../common/csv-write.ts';
+import { cadenzaError } from '../../common/errors.ts';
+import { newId } from '../../common/ids.ts';
+import { normalFilter, segmentFilter, storedFilter, tagText, toLeadFilter } from '../../leads/lists/segment-filter.ts';
+import { addMembers, addTag, deleteLeads, deleteList, findList, insertList, listsOf, liveEnrollmentsOfLeads, removeMembers, removeTag, tagsOf, updateList, workspaceTags } from '../../leads/lists/sql/lead-lists.ts';
+import { MAX_TARGET, resolveTarget, type LeadTarget } from '../../leads/lists/targets.ts';
+import { filteredLeads } from '../../leads/sql/list-leads.ts';
+import { findSequenceId } from '../../sequence/sql/sequences.ts';
+import type { WorkspaceAccess } from '../auth/access.ts';
+import { audit } from '../audit/actor.ts';
+import { enrollmentService, type ApiContext } from '../context.ts';
+import { enrollLeads } from '../enroll-leads.ts';
+import { defineRoute, workspaceParams } from '../http/route.ts';
+import { enrollOutcome } from './sequences.ts';
+
+/**
+ * Lead lists, saved segments and tags (issue 19; docs/api.md "Lists, segments and tags"), and the
+ * bulk actions on a selection of leads, a list or a segment: tag, add to or remove from a list,
+ * enroll (through the enroll path a sequence's Launch takes), stop, export as CSV, delete.
+ */
+
+/** A segment counts its matches up to here (a count of every match would scan them all). */
+const COUNT_CAP = 10_000;
+
+const listBody = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    kind: z.enum(['static', 'segment']).describe('static: the leads put in it; segment: the leads matching its filter now'),
+    filter: segmentFilter.nullable().describe('Segments: the saved filter'),
+    leads: z.number().int().describe(`Members, or a segment's matches counted up to ${COUNT_CAP.toLocaleString('en')}`),
+    leadsExact: z.boolean().describe('false when a segment has more matches than were counted'),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'LeadList' });
+
+const listName = z.string().trim().min(1, 'a list needs a name').max(200);
+
+const target = z
+  .union([
+    z.object({ leadIds: z.array(z.uuid()).min(1).max(MAX_TARGET).describe('Leads picked one by one') }).strict(),
+    z.object({ listId: z.uuid().describe("A static list's members, or a segment's matches now") }).strict(),
+    z.object({ filter: segmentFilter.describe('Every lead the filter matches now') }).strict(),
+  ])
+  .describe('Which leads');
+
+const action = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('tag'), tag: tagText }),
+  z.object({ kind: z.literal('untag'), tag: tagText }),
+  z.object({ kind: z.literal('add_to_list'), listId: z.uuid() }),
+  z.object({ kind: z.literal('remove_from_list'), listId: z.uuid() }),
+  z.object({ kind: z.literal('enroll'), sequenceId: z.uuid() }),
+  z.object({ kind: z.literal('stop') }).describe("Stops the leads' live (active or paused) enrollments"),
+  z.object({ kind: z.literal('delete') }).describe('Admins: deletes the leads with their enrollments and tasks'),
+]);
+
+async function viewList(ctx: ApiContext, workspaceId: string, l: Awaited<ReturnType<typeof listsOf>>[number]): Promise<z.output<typeof listBody>> {
+  let leads = Number(l.members ?? 0);
+  let exact = true;
+  if (l.kind === 'segment') {
+    const f = storedFilter(l.filter);
+    if (!f) leads = 0;
+    else {
+      const q = filteredLeads(ctx.store.db, workspaceId, toLeadFilter(f)).select('lead.id').limit(COUNT_CAP + 1);
+      const n = Number((await ctx.store.db.selectFrom(q.as('m')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      leads = Math.min(n, COUNT_CAP);
+      exact = n <= COUNT_CAP;
+    }
+  }
+  return { id: l.id, name: l.name, kind: l.kind, filter: l.kind === 'segment' ? storedFilter(l.filter) : null, leads, leadsExact: exact, createdAt: l.created_at.toISOString(), updatedAt: l.updated_at.toISOString() };
+}
+
+async function oneList(ctx: ApiContext, workspaceId: string, listId: string) {
+  const l = (await listsOf(ctx.store.db, workspaceId)).find((x) => x.id === listId);
+  if (!l) throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
+  return viewList(ctx, workspaceId, l);
+}
+
+/** A segment may name a static list (its members), never another segment: a segment is one filter. */
+async function checkFilterList(ctx: ApiContext, workspaceId: string, listId: string | undefined, field: string): Promise<void> {
+  if (!listId) return;
+  const l = await findList(ctx.store.db, workspaceId, listId);
+  if (!l) throw cadenzaError('INVALID_INPUT', `${field}: no such list in this workspace`, { field });
+  if (l.kind !== 'static') throw cadenzaError('INVALID_INPUT', `${field}: a segment can narrow to a static list, not to another segment`, { field });
+}
+
+async function targetIds(ctx: ApiContext, workspaceId: string, t: LeadTarget): Promise<string[]> {
+  if ('filter' in t) await checkFilterList(ctx, workspaceId, t.filter.listId, 'target.filter.listId');
+  const r = await resolveTarget(ctx.store.db, workspaceId, t);
+  if (!r.ok) throw r.why === 'no_list' ? cadenzaError('NOT_FOUND', 'no such list in this workspace') : cadenzaError('INVALID_INPUT', `more than ${MAX_TARGET.toLocaleString('en')} leads: narrow the filter or split the list`, { field: 'target' });
+  return r.leadIds;
+}
+
+async function staticList(ctx: ApiContext, ws: WorkspaceAccess, listId: string) {
+  const l = await findList(ctx.store.db, ws.workspaceId, listId);
+  if (!l) throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
+  if (l.kind !== 'static') throw cadenzaError('CONFLICT', `${l.name} is a segment: its leads are the ones its filter matches, not added by hand`);
+  return l;
+}
+
+const LEAD_CSV_COLUMNS = ['email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone', 'tags'] as const;
+
+export const leadListRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/lead-lists',
+    summary: 'Lead lists and saved segments, by name, with their size',
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    response: z.object({ lists: z.array(listBody) }),
+    handler: async ({ ctx, ws }) => ({ lists: await Promise.all((await listsOf(ctx.store.db, ws.workspaceId)).map((l) => viewList(ctx, ws.workspaceId, l))) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/lead-lists',
+    summary: 'Create a static list (empty) or a segment (a saved filter over lead fields and activity)',
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    status: 201,
+    params: workspaceParams({}),
+    body: z.union([z.object({ name: listName, kind: z.literal('static') }).strict(), z.object({ name: listName, kind: z.literal('segment'), filter: segmentFilter }).strict()]),
+    example: () => ({ body: { name: 'German leads not enrolled', kind: 'segment' as const, filter: { country: 'DE', enrolled: false } } }),
+    response: listBody,
+    handler: async ({ ctx, ws, body }) => {
+      const filter = body.kind === 'segment' ? normalFilter(body.filter) : null;
+      await checkFilterList(ctx, ws.workspaceId, filter?.listId, 'filter.listId');
+      const id = newId(ctx.clock.now(), ctx.random);
+      if (!(await insertList(ctx.store.db, { id, workspaceId: ws.workspaceId, name: body.name, kind: body.kind, filter, createdBy: ws.userId, at: new Date(ctx.clock.now()) })))
+        throw cadenzaError('CONFLICT', `a list named ${body.name} exists already`, { field: 'name' });
+      return oneList(ctx, ws.workspaceId, id);
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    url: '/api/workspaces/:workspaceId/lead-lists/:listId',
+    summary: "Rename a list, or change a segment's filter",
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ listId: z.uuid() }),
+    body: z.object({ name: listName.optional(), filter: segmentFilter.optional() }).strict(),
+    example: () => ({ body: { name: 'Renamed list' } }),
+    response: listBody,
+    handler: async ({ ctx, ws, params, body }) => {
+      const l = await findList(ctx.store.db, ws.workspaceId, params.listId);
+      if (!l) throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
+      if (body.filter && l.kind !== 'segment') throw cadenzaError('INVALID_INPUT', 'filter: a static list has no filter (its leads are added by hand)', { field: 'filter' });
+      await checkFilterList(ctx, ws.workspaceId, body.filter?.listId, 'filter.listId');
+      const r = await updateList(ctx.store.db, ws.workspaceId, params.listId, { name: body.name, filter: body.filter && normalFilter(body.filter) }, new Date(ctx.clock.now()));
+      if (r === 'taken') throw cadenzaError('CONFLICT', `a list named ${body.name} exists already`, { field: 'name' });
+      return oneList(ctx, ws.workspaceId, params.listId);
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/api/workspaces/:workspaceId/lead-lists/:listId',
+    summary: 'Delete a list or segment (its leads stay)',
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    params: workspaceParams({ listId: z.uuid() }),
+    response: z.object({ ok: z.literal(true) }),
+    handler: async ({ ctx, ws, params }) => {
+      if (!(await deleteList(ctx.store.db, ws.workspaceId, params.listId))) throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
+      return { ok: true as const };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/lead-tags',
+    summary: "The workspace's tags with how many leads have each",
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    response: z.object({ tags: z.array(z.object({ tag: z.string(), leads: z.number().int() })) }),
+    handler: async ({ ctx, ws }) => ({ tags: await workspaceTags(ctx.store.db, ws.workspaceId) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/leads/bulk',
+    summary: 'One action on many leads (picked, a list, a segment or a filter): tag or untag, add to or remove from a static list, enroll in a sequence (each refusal with its reason), stop their live enrollments, delete (admins)',
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    body: z.object({ target, action }).strict(),
+    example: (ids) => ({ body: { target: { leadIds: [ids.leadId ?? '00000000-0000-4000-8000-000000000000'] }, action: { kind: 'tag' as const, tag: 'fair-2026' } } }),
+    response: z
+      .object({
+        leads: z.number().int().describe('Leads the target resolved to'),
+        changed: z.number().int().describe('tag, untag, add_to_list, remove_from_list, delete: leads changed (one that had the tag already is not); stop: enrollments stopped; enroll: leads enrolled'),
+        enroll: enrollOutcome.optional().describe('enroll: what the enrollment did, each refusal with its reason'),
+      })
+      .meta({ id: 'BulkLeadResult' }),
+    handler: async (c) => {
+      const { ctx, ws, body } = c;
+      const a = body.action;
+      if (a.kind === 'delete' && ws.role === 'member') throw cadenzaError('FORBIDDEN', 'only an owner or an admin deletes leads');
+      const at = new Date(ctx.clock.now());
+      // Checked before the target is read: a wrong list or sequence is said as such, even for no leads.
+      if (a.kind === 'add_to_list' || a.kind === 'remove_from_list') await staticList(ctx, ws, a.listId);
+      const sequenceId = a.kind === 'enroll' ? await findSequenceId(ctx.store.db, ws.workspaceId, a.sequenceId) : undefined;
+      if (a.kind === 'enroll' && !sequenceId) throw cadenzaError('NOT_FOUND', 'no such sequence');
+      const ids = await targetIds(ctx, ws.workspaceId, body.target);
+      const db = ctx.store.db;
+      switch (a.kind) {
+        case 'tag':
+          return { leads: ids.length, changed: await addTag(db, ws.workspaceId, ids, a.tag, at) };
+        case 'untag':
+          return { leads: ids.length, changed: await removeTag(db, ws.workspaceId, ids, a.tag) };
+        case 'add_to_list':
+          return { leads: ids.length, changed: await addMembers(db, ws.workspaceId, a.listId, ids, at) };
+        case 'remove_from_list':
+          return { leads: ids.length, changed: await removeMembers(db, ws.workspaceId, a.listId, ids) };
+        case 'enroll': {
+          const r = await enrollLeads(ctx, ws.workspaceId, sequenceId!, ids);
+          return { leads: ids.length, changed: r.enrolled, enroll: r };
+        }
+        case 'stop': {
+          const service = enrollmentService(ctx);
+          const applied = await db.transaction().execute(async (tx) => service.stopEachInTx(tx, await liveEnrollmentsOfLeads(tx, ws.workspaceId, ids), 'stopped by hand', at.getTime()));
+          service.notify(applied);
+          return { leads: ids.length, changed: applied.filter((x) => x.result.outcome === 'applied').length };
+        }
+        case 'delete': {
+          const n = await deleteLeads(db, ws.workspaceId, ids);
+          return { leads: ids.length, changed: n };
+        }
+      }
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/leads/export',
+    summary: 'Leads (picked, a list, a segment or a filter) as CSV: email, names, company, title, phone, country, time zone, tags',
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    body: z.object({ target }).strict(),
+    example: (ids) => ({ body: { target: { leadIds: [ids.leadId ?? '00000000-0000-4000-8000-000000000000'] } } }),
+    response: z.string().describe('text/csv'),
+    handler: async (c) => {
+      const { ctx, ws, body, reply } = c;
+      const ids = await targetIds(ctx, ws.workspaceId, body.target);
+      const rows = ids.length
+        ? await filteredLeads(ctx.store.db, ws.workspaceId, { search: '' })
+            .where(sql<boolean>`lead.id = any(${ids}::uuid[])`)
+            .select(['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone'])
+            .orderBy('created_at')
+            .orderBy('id')
+            .execute()
+        : [];
+      const tags = await tagsOf(ctx.store.db, ws.workspaceId, ids);
+      const lines = [LEAD_CSV_COLUMNS.join(','), ...rows.map((r) => csvRecord([r.email, r.first_name ?? '', r.last_name ?? '', r.company ?? '', r.title ?? '', r.phone ?? '', r.country ?? '', r.time_zone ?? '', (tags.get(r.id) ?? []).join(';')], ',', ''))];
+      await audit(c, { action: 'export.downloaded', target: 'leads.csv', detail: { rows: rows.length, target: 'listId' in body.target ? { listId: body.target.listId } : 'filter' in body.target ? { filter: body.target.filter } : { picked: ids.length } } });
+      reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="leads.csv"');
+      return `${lines.join('\r\n')}\r\n`;
+    },
+  }),
+];

@@ -1,0 +1,132 @@
+import { sql } from 'kysely';
+import type { Db, Tx } from '../../../store/store.ts';
+
+/** lead_list, lead_list_member and lead_tag (migration 0090): the statements, each scoped to its workspace. */
+
+export type ListKind = 'static' | 'segment';
+
+/** `column = any($1::uuid[])`: one parameter however many ids (a list of 100k would pass PostgreSQL's 65,535 parameters). */
+const anyOf = (column: 'id' | 'lead_id', ids: readonly string[]) => sql<boolean>`${sql.ref(column)} = any(${[...ids]}::uuid[])`;
+
+export function listsOf(db: Db, workspaceId: string) {
+  return db
+    .selectFrom('lead_list as l')
+    .select(['l.id', 'l.name', 'l.kind', 'l.filter', 'l.created_at', 'l.updated_at'])
+    .select((eb) => eb.selectFrom('lead_list_member as m').select(sql<number>`count(*)`.as('n')).whereRef('m.list_id', '=', 'l.id').as('members'))
+    .where('l.workspace_id', '=', workspaceId)
+    .orderBy('l.name')
+    .execute();
+}
+
+export function findList(db: Db, workspaceId: string, listId: string) {
+  return db.selectFrom('lead_list').select(['id', 'name', 'kind', 'filter', 'created_at', 'updated_at']).where('workspace_id', '=', workspaceId).where('id', '=', listId).executeTakeFirst();
+}
+
+/** False when the workspace has a list of that name already. */
+export async function insertList(db: Db, l: { id: string; workspaceId: string; name: string; kind: ListKind; filter: unknown; createdBy: string | null; at: Date }): Promise<boolean> {
+  const r = await db
+    .insertInto('lead_list')
+    .values({ id: l.id, workspace_id: l.workspaceId, name: l.name, kind: l.kind, filter: l.filter === null ? null : JSON.stringify(l.filter), created_by: l.createdBy, created_at: l.at, updated_at: l.at })
+    .onConflict((oc) => oc.columns(['workspace_id', 'name']).doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/** 'taken': another list has the name. */
+export async function updateList(db: Db, workspaceId: string, listId: string, set: { name?: string | undefined; filter?: unknown }, at: Date): Promise<'ok' | 'missing' | 'taken'> {
+  if (set.name !== undefined) {
+    const clash = await db.selectFrom('lead_list').select('id').where('workspace_id', '=', workspaceId).where('name', '=', set.name).where('id', '<>', listId).executeTakeFirst();
+    if (clash) return 'taken';
+  }
+  const r = await db
+    .updateTable('lead_list')
+    .set({ updated_at: at, ...(set.name !== undefined ? { name: set.name } : {}), ...(set.filter !== undefined ? { filter: JSON.stringify(set.filter) } : {}) })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', listId)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0 ? 'ok' : 'missing';
+}
+
+export async function deleteList(db: Db, workspaceId: string, listId: string): Promise<boolean> {
+  const r = await db.deleteFrom('lead_list').where('workspace_id', '=', workspaceId).where('id', '=', listId).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+/** Puts the workspace's leads among `leadIds` in the list; returns how many were not in it yet. */
+export async function addMembers(db: Db, workspaceId: string, listId: string, leadIds: readonly string[], at: Date): Promise<number> {
+  if (!leadIds.length) return 0;
+  const r = await sql<{ lead_id: string }>`
+    insert into lead_list_member (list_id, lead_id, workspace_id, added_at)
+    select ${listId}::uuid, l.id, l.workspace_id, ${at} from lead l where l.workspace_id = ${workspaceId} and l.id = any(${[...leadIds]}::uuid[])
+    on conflict (list_id, lead_id) do nothing
+    returning lead_id`.execute(db);
+  return r.rows.length;
+}
+
+export async function removeMembers(db: Db, workspaceId: string, listId: string, leadIds: readonly string[]): Promise<number> {
+  if (!leadIds.length) return 0;
+  const r = await db.deleteFrom('lead_list_member').where('workspace_id', '=', workspaceId).where('list_id', '=', listId).where(anyOf('lead_id', leadIds)).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Tags the workspace's leads among `leadIds`; returns how many did not have the tag. */
+export async function addTag(db: Db, workspaceId: string, leadIds: readonly string[], tag: string, at: Date): Promise<number> {
+  if (!leadIds.length) return 0;
+  const r = await sql<{ lead_id: string }>`
+    insert into lead_tag (lead_id, workspace_id, tag, created_at)
+    select l.id, l.workspace_id, ${tag}, ${at} from lead l where l.workspace_id = ${workspaceId} and l.id = any(${[...leadIds]}::uuid[])
+    on conflict (lead_id, tag) do nothing
+    returning lead_id`.execute(db);
+  return r.rows.length;
+}
+
+export async function removeTag(db: Db, workspaceId: string, leadIds: readonly string[], tag: string): Promise<number> {
+  if (!leadIds.length) return 0;
+  const r = await db.deleteFrom('lead_tag').where('workspace_id', '=', workspaceId).where('tag', '=', tag).where(anyOf('lead_id', leadIds)).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Each lead's tags, in tag order. */
+export async function tagsOf(db: Db, workspaceId: string, leadIds: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (!leadIds.length) return out;
+  const rows = await db.selectFrom('lead_tag').select(['lead_id', 'tag']).where('workspace_id', '=', workspaceId).where(anyOf('lead_id', leadIds)).orderBy('tag').execute();
+  for (const r of rows) out.set(r.lead_id, [...(out.get(r.lead_id) ?? []), r.tag]);
+  return out;
+}
+
+/** The workspace's tags with how many leads have each, in tag order. */
+export async function workspaceTags(db: Db, workspaceId: string): Promise<Array<{ tag: string; leads: number }>> {
+  const rows = await db.selectFrom('lead_tag').select(['tag', sql<number>`count(*)`.as('n')]).where('workspace_id', '=', workspaceId).groupBy('tag').orderBy('tag').execute();
+  return rows.map((r) => ({ tag: r.tag, leads: Number(r.n) }));
+}
+
+/** The live enrollments (active, paused) of these leads, locked in id order, the order every stop locks in. */
+export async function liveEnrollmentsOfLeads(tx: Tx, workspaceId: string, leadIds: readonly string[]): Promise<string[]> {
+  if (!leadIds.length) return [];
+  const r = await sql<{ id: string }>`
+    select e.id from enrollment e
+    where e.workspace_id = ${workspaceId} and e.lead_id = any(${[...leadIds]}::uuid[]) and e.state in ('active', 'paused')
+    order by e.id
+    for update of e`.execute(tx);
+  return r.rows.map((x) => x.id);
+}
+
+/** Deletes the workspace's leads among `leadIds` (their enrollments, tasks, list memberships and tags go with them). */
+export async function deleteLeads(db: Db, workspaceId: string, leadIds: readonly string[]): Promise<number> {
+  if (!leadIds.length) return 0;
+  const r = await db.deleteFrom('lead').where('workspace_id', '=', workspaceId).where(anyOf('id', leadIds)).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** The static lists a lead is in, by name (a segment's matches are not stored). */
+export function listsOfLead(db: Db, workspaceId: string, leadId: string) {
+  return db
+    .selectFrom('lead_list_member as m')
+    .innerJoin('lead_list as l', 'l.id', 'm.list_id')
+    .select(['l.id', 'l.name'])
+    .where('m.workspace_id', '=', workspaceId)
+    .where('m.lead_id', '=', leadId)
+    .orderBy('l.name')
+    .execute();
+}

@@ -141,6 +141,108 @@ export type AnalyticsBreakdown = {
   };
 };
 
+export type AnalyticsFunnel = {
+  zone: string;
+  /** The window's first local midnight and the one after its last day */
+  window: {
+    since: string;
+    until: string;
+  };
+  /** Counted in the window by when each happened (the headline's totals), not per cohort */
+  stages: {
+    key: "sent" | "delivered" | "opened" | "clicked" | "replied" | "positive" | "meetings";
+    label: string;
+    count: number;
+    /** count / the stage before (null: first stage, or none before) */
+    conversion: number | null;
+    /** count / sent */
+    ofSent: number | null;
+  }[];
+};
+
+export type AnalyticsMailboxDays = {
+  zone: string;
+  /** The window's first local midnight and the one after its last day */
+  window: {
+    since: string;
+    until: string;
+  };
+  mailboxes: {
+    id: string;
+    email: string;
+    days: {
+      day: string;
+      sends: number;
+      bounces: number;
+      hardBounces: number;
+      bounceRate: number | null;
+      /** Warmup mail its receivers found in the inbox */
+      inbox: number;
+      /** … and in junk */
+      junk: number;
+    }[];
+  }[];
+};
+
+export type AnalyticsReplyTimes = {
+  zone: string;
+  /** The window's first local midnight and the one after its last day */
+  window: {
+    since: string;
+    until: string;
+  };
+  /** Replies with an email before them */
+  count: number;
+  /** Replies with no email sent before them (no reply time) */
+  noEmailBefore: number;
+  /** Nearest-rank median, ms */
+  medianMs: number | null;
+  buckets: {
+    key: string;
+    label: string;
+    fromMs: number;
+    toMs: number | null;
+    count: number;
+  }[];
+};
+
+export type AnalyticsSendHours = {
+  zone: string;
+  /** The window's first local midnight and the one after its last day */
+  window: {
+    since: string;
+    until: string;
+  };
+  sends: number;
+  /** All 24 hours of the prospect's day, every weekday together */
+  hours: {
+    hour: number;
+    sends: number;
+    replies: number;
+    replyRate: number | null;
+  }[];
+  /** Hours with sends or replies, by weekday */
+  cells: {
+    /** ISO: 1 Monday … 7 Sunday */
+    weekday: number;
+    hour: number;
+    sends: number;
+    replies: number;
+  }[];
+  best: {
+    enough: boolean;
+    /** Sends an hour needs to be compared */
+    minSends: number;
+    hours: {
+      hour: number;
+      sends: number;
+      replies: number;
+      replyRate: number | null;
+    }[];
+    text: string;
+  };
+};
+
 export type ApiKey = {
   id: string;
   name: string;
@@ -686,6 +788,64 @@ export type InboxMessage = {
   action: string | null;
   needsReview: boolean;
   excerpt: string | null;
+  /** The lead's company */
+  company: string | null;
+  leadName: string | null;
+  sequenceId: string | null;
+  sequenceName: string | null;
+  /** The member who owns the mailbox that received it */
+  repId: string | null;
+  /** Not yet read by the caller (read marks are per person) */
+  unread: boolean;
+  assigneeId: string | null;
+  snoozedUntil: string | null;
+  /** Marked done (archived) */
+  doneAt: string | null;
+  /** The team's own labels on it */
+  teamLabels: InboxTeamLabel[];
+};
+
+export type InboxNote = {
+  id: string;
+  body: string;
+  at: string;
+  authorId: string | null;
+  author: string | null;
+};
+
+export type InboxTeamLabel = {
+  id: string;
+  name: string;
+  color: string;
+};
+
+export type InboxView = {
+  id: string;
+  name: string;
+  filters: {
+    /** Search: words of the sender, the subject or the text, each matched as a word prefix ("dana acme" finds dana@acme.test) */
+    q?: string;
+    /** inbox (the default): not done, not snoozed (a snooze that came due is back); snoozed: sleeping now; done: archived */
+    status?: "inbox" | "snoozed" | "done" | "all";
+    /** The classifier's label (human_reply, auto_reply, bounce…) */
+    label?: string;
+    /** The classifier's intent (interested, not_interested, meeting…) */
+    intent?: string;
+    /** One of the team's own labels (GET …/inbox/labels) */
+    teamLabelId?: string;
+    sequenceId?: string;
+    mailboxId?: string;
+    /** The rep (member) owning the mailbox that received it */
+    repId?: string;
+    /** Assigned to this member */
+    assigneeId?: string;
+    /** true: only what the caller has not read; false: only what they have */
+    unread?: "true" | "false";
+    /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
+    needsReview?: "true" | "false";
+    folder?: "inbox" | "junk" | "other";
+  };
+  createdAt: string;
 };
 
 export type Invitation = {
@@ -1042,7 +1202,7 @@ export type Pacing = {
 };
 
 export type Retention = {
-  /** Message text: a reply's new text and excerpt, and a quarantined message's raw bytes (the message's headers stay) */
+  /** Message text: a reply's new text, excerpt and HTML, and a quarantined message's raw bytes (the message's headers stay) */
   messageBodiesDays: number | null;
   /** Whole messages (headers, addresses, subject), quarantined messages and replies sent from the inbox */
   messagesDays: number | null;
@@ -1257,7 +1417,7 @@ export type SubjectExport = {
   exportedAt: string;
   /** The address was erased from this workspace (only its keyed hash remains) */
   erased: boolean;
-  /** One array of rows per place data is kept: leads, lead_lists, lead_tags, enrollments, sends, tasks, calls, call_recordings, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, crm_activities, crm_contacts, crm_deals, crm_conflicts, crm_list_members, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail, call_transcripts */
+  /** One array of rows per place data is kept: leads, lead_lists, lead_tags, enrollments, sends, tasks, calls, call_recordings, inbox_notes, inbox_views, messages, replies_sent_from_inbox, events, opens_clicks_unsubscribes, suppressions, crm_activities, crm_contacts, crm_deals, crm_conflicts, crm_list_members, webhook_deliveries, import_rejects, quarantined_messages, audit_log, invitations, members, mailboxes, warmup_mail, call_transcripts */
   sections: Record<string, Record<string, unknown>[]>;
 };
 
@@ -1376,6 +1536,34 @@ export type WebhookEndpoint = {
   events: string[];
   description: string | null;
   createdAt: string;
+};
+
+export type WeeklyReport = {
+  enabled: boolean;
+  /** ISO weekday: 1 Monday … 7 Sunday */
+  weekday: number;
+  hour: number;
+  /** The workspace's time zone, which the weekday and hour are in */
+  zone: string;
+  /** Whether this installation can send mail as itself (CADENZA_SMTP_URL); without it no report goes out */
+  mailConfigured: boolean;
+  members: {
+    userId: string;
+    email: string;
+    name: string | null;
+    role: string;
+    optedIn: boolean;
+    /** Opted in, or an owner while nobody has */
+    receives: boolean;
+  }[];
+  /** When the next report goes out (null: off) */
+  next: string | null;
+  last: {
+    week: string;
+    sentAt: string | null;
+    recipients: number | null;
+    error: string | null;
+  } | null;
 };
 
 export type WorkspaceCreated = {
@@ -3640,20 +3828,36 @@ export interface ApiRoutes {
     response: EnrollmentSend;
     status: 200;
   };
-  /** The unified inbox: inbound mail across the mailboxes the caller may read, newest first (access: member of the workspace) */
+  /** The unified inbox: inbound mail across the mailboxes the caller may read, newest first, searched and filtered (a saved view is this query) (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/inbox": {
     params: {
       workspaceId: string;
     };
     query: {
-      /** From the previous page's nextCursor */
-      cursor?: string;
-      limit?: number;
-      mailboxId?: string;
+      /** Search: words of the sender, the subject or the text, each matched as a word prefix ("dana acme" finds dana@acme.test) */
+      q?: string;
+      /** inbox (the default): not done, not snoozed (a snooze that came due is back); snoozed: sleeping now; done: archived */
+      status?: "inbox" | "snoozed" | "done" | "all";
+      /** The classifier's label (human_reply, auto_reply, bounce…) */
       label?: string;
+      /** The classifier's intent (interested, not_interested, meeting…) */
+      intent?: string;
+      /** One of the team's own labels (GET …/inbox/labels) */
+      teamLabelId?: string;
+      sequenceId?: string;
+      mailboxId?: string;
+      /** The rep (member) owning the mailbox that received it */
+      repId?: string;
+      /** Assigned to this member */
+      assigneeId?: string;
+      /** true: only what the caller has not read; false: only what they have */
+      unread?: "true" | "false";
       /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
       needsReview?: "true" | "false";
       folder?: "inbox" | "junk" | "other";
+      /** From the previous page's nextCursor */
+      cursor?: string;
+      limit?: number;
     };
     body: never;
     response: {
@@ -3673,6 +3877,12 @@ export interface ApiRoutes {
     response: {
       message: InboxMessage;
       newText: string | null;
+      /** Present when the message has HTML: GET …/frame serves it sanitized, for a sandboxed frame */
+      html: {
+        /** Remote images held back until the reader asks (…/frame?images=true) */
+        blockedImages: number;
+      } | null;
+      notes: InboxNote[];
       thread: {
         id: string;
         mailboxId: string | null;
@@ -3699,9 +3909,40 @@ export interface ApiRoutes {
         action: string | null;
         needsReview: boolean;
         excerpt: string | null;
+        /** The lead's company */
+        company: string | null;
+        leadName: string | null;
+        sequenceId: string | null;
+        sequenceName: string | null;
+        /** The member who owns the mailbox that received it */
+        repId: string | null;
+        /** Not yet read by the caller (read marks are per person) */
+        unread: boolean;
+        assigneeId: string | null;
+        snoozedUntil: string | null;
+        /** Marked done (archived) */
+        doneAt: string | null;
+        /** The team's own labels on it */
+        teamLabels: InboxTeamLabel[];
         direction: "inbound" | "outbound";
+        newText: string | null;
+        hasHtml: boolean;
       }[];
     };
+    status: 200;
+  };
+  /** A message's HTML as a document for a sandboxed frame: rebuilt from an allowlist (no scripts, handlers, forms or frames), the quoted history folded, served with a CSP that forbids scripts and, unless images=true, remote images (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/inbox/messages/:messageId/frame": {
+    params: {
+      workspaceId: string;
+      messageId: string;
+    };
+    query: {
+      /** true: load this message's remote images (they may tell the sender it was read) */
+      images?: "true" | "false";
+    };
+    body: never;
+    response: string;
     status: 200;
   };
   /** Relabel an inbound message; the enrollment follows (stop on a reply, suppress on an opt-out or hard bounce, pause until a return date) (access: member of the workspace) */
@@ -3752,6 +3993,195 @@ export interface ApiRoutes {
       confirmedBy: "server" | "sent_folder";
       /** true: this idempotency key had already sent it; nothing was sent now */
       replayed: boolean;
+    };
+    status: 200;
+  };
+  /** Triage a message: read or unread (for the caller), assign to a teammate (or null), snooze until a time (it comes back to the inbox then; null wakes it), done (archived; false brings it back). Fields left out stay (access: member of the workspace) */
+  "PATCH /api/workspaces/:workspaceId/inbox/messages/:messageId": {
+    params: {
+      workspaceId: string;
+      messageId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      read?: boolean;
+      /** A member who may read this mailbox’s mail */
+      assigneeId?: string | null;
+      /** A time in the future */
+      snoozedUntil?: string | null;
+      done?: boolean;
+    };
+    response: {
+      /** The caller's read mark (null for an API key) */
+      unread: boolean | null;
+      assigneeId: string | null;
+      snoozedUntil: string | null;
+      doneAt: string | null;
+    };
+    status: 200;
+  };
+  /** The team's own inbox labels (beside the classifier's) (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/inbox/labels": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      labels: {
+        id: string;
+        name: string;
+        color: "gray" | "blue" | "green" | "amber" | "red" | "purple";
+      }[];
+    };
+    status: 200;
+  };
+  /** Define a team label (any member); names are unique in the workspace, case aside (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/inbox/labels": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+      color?: "gray" | "blue" | "green" | "amber" | "red" | "purple";
+    };
+    response: {
+      id: string;
+      name: string;
+      color: "gray" | "blue" | "green" | "amber" | "red" | "purple";
+    };
+    status: 201;
+  };
+  /** Delete a team label (admin): it comes off every message (access: admin of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/inbox/labels/:labelId": {
+    params: {
+      workspaceId: string;
+      labelId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
+  /** Put a team label on a message (again: nothing changes) (access: member of the workspace) */
+  "PUT /api/workspaces/:workspaceId/inbox/messages/:messageId/labels/:labelId": {
+    params: {
+      workspaceId: string;
+      messageId: string;
+      labelId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
+  /** Take a team label off a message (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/inbox/messages/:messageId/labels/:labelId": {
+    params: {
+      workspaceId: string;
+      messageId: string;
+      labelId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
+  /** Add an internal note to the conversation (seen by the team, never sent) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/inbox/messages/:messageId/notes": {
+    params: {
+      workspaceId: string;
+      messageId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      body: string;
+    };
+    response: {
+      id: string;
+      body: string;
+      at: string;
+      authorId: string | null;
+    };
+    status: 201;
+  };
+  /** Delete a note: its author, or an admin (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/inbox/notes/:noteId": {
+    params: {
+      workspaceId: string;
+      noteId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
+  /** The caller's saved inbox views (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/inbox/views": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      views: InboxView[];
+    };
+    status: 200;
+  };
+  /** Save a view: a name and the list's filters (GET …/inbox's query), the caller's alone (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/inbox/views": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+      filters: {
+        /** Search: words of the sender, the subject or the text, each matched as a word prefix ("dana acme" finds dana@acme.test) */
+        q?: string;
+        /** inbox (the default): not done, not snoozed (a snooze that came due is back); snoozed: sleeping now; done: archived */
+        status?: "inbox" | "snoozed" | "done" | "all";
+        /** The classifier's label (human_reply, auto_reply, bounce…) */
+        label?: string;
+        /** The classifier's intent (interested, not_interested, meeting…) */
+        intent?: string;
+        /** One of the team's own labels (GET …/inbox/labels) */
+        teamLabelId?: string;
+        sequenceId?: string;
+        mailboxId?: string;
+        /** The rep (member) owning the mailbox that received it */
+        repId?: string;
+        /** Assigned to this member */
+        assigneeId?: string;
+        /** true: only what the caller has not read; false: only what they have */
+        unread?: "true" | "false";
+        /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
+        needsReview?: "true" | "false";
+        folder?: "inbox" | "junk" | "other";
+      };
+    };
+    response: InboxView;
+    status: 201;
+  };
+  /** Delete one of the caller’s saved views (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/inbox/views/:viewId": {
+    params: {
+      workspaceId: string;
+      viewId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
     };
     status: 200;
   };
@@ -3887,7 +4317,7 @@ export interface ApiRoutes {
       email: string;
       format?: "json" | "csv";
       /** With format=csv: the section to write */
-      section?: "leads" | "lead_lists" | "lead_tags" | "enrollments" | "sends" | "tasks" | "calls" | "call_recordings" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "crm_activities" | "crm_contacts" | "crm_deals" | "crm_conflicts" | "crm_list_members" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail" | "call_transcripts";
+      section?: "leads" | "lead_lists" | "lead_tags" | "enrollments" | "sends" | "tasks" | "calls" | "call_recordings" | "inbox_notes" | "inbox_views" | "messages" | "replies_sent_from_inbox" | "events" | "opens_clicks_unsubscribes" | "suppressions" | "crm_activities" | "crm_contacts" | "crm_deals" | "crm_conflicts" | "crm_list_members" | "webhook_deliveries" | "import_rejects" | "quarantined_messages" | "audit_log" | "invitations" | "members" | "mailboxes" | "warmup_mail" | "call_transcripts";
     };
     body: never;
     response: SubjectExport | string;
@@ -4326,6 +4756,106 @@ export interface ApiRoutes {
         replies: number;
       }[];
     };
+    status: 200;
+  };
+  /** A sequence's (or the workspace's) funnel over the window: sent, delivered (sent less bounced), opened by a person, clicked, replied, interested replies and meetings, with each stage's conversion from the one before (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/funnel": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
+      sequenceId?: string;
+    };
+    body: never;
+    response: AnalyticsFunnel;
+    status: 200;
+  };
+  /** Reply time after send: for the replies in the window, the time since the email each is credited to was sent, in buckets (under 1 h … over 7 days) with the median (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/reply-times": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
+      sequenceId?: string;
+    };
+    body: never;
+    response: AnalyticsReplyTimes;
+    status: 200;
+  };
+  /** Sends and reply rate by the hour of day (and ISO weekday) in the prospect's time at send (the lead's zone, else the workspace's), and which hours did best when enough sends allow it (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/send-hours": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+      /** One sequence's figures (its enrollments' facts, its steps); none: the whole workspace */
+      sequenceId?: string;
+    };
+    body: never;
+    response: AnalyticsSendHours;
+    status: 200;
+  };
+  /** Each mailbox's (or one's) sends, bounces and bounce rate per day of the window, and the inbox or junk placement its warmup mail found (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/analytics/mailbox-days": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      days?: number;
+      /** The IANA time zone whose calendar days the figures are counted by (default UTC) */
+      zone?: string;
+      /** One mailbox; none: every mailbox of the workspace */
+      mailboxId?: string;
+    };
+    body: never;
+    response: AnalyticsMailboxDays;
+    status: 200;
+  };
+  /** The weekly analytics report by email: on or off, its weekday and hour in the workspace's zone, who receives it, when the next goes out and how the last went (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/weekly-report": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: WeeklyReport;
+    status: 200;
+  };
+  /** Turn the weekly report on or off and choose its weekday and hour in the workspace's zone (admin) (access: admin of the workspace) */
+  "PUT /api/workspaces/:workspaceId/weekly-report": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      enabled: boolean;
+      weekday: number;
+      hour: number;
+    };
+    response: WeeklyReport;
+    status: 200;
+  };
+  /** Ask for the weekly report for yourself, or stop (any member; an API key has no member to subscribe) (access: member of the workspace) */
+  "PUT /api/workspaces/:workspaceId/weekly-report/subscription": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      receive: boolean;
+    };
+    response: WeeklyReport;
     status: 200;
   };
   /** A sequence's A/B experiments: per arm its exposures, outcomes inside the reply window, rates with intervals, and the always-valid sequential test against the control (mSPRT), the minimum sample, the sample-ratio check and the winner if any (access: member of the workspace) */

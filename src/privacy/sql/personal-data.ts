@@ -304,4 +304,5 @@ export const ADDRESS_COLUMNS_ELSEWHERE: Record<string, string> = {
   'oauth_flow.login_hint': 'The mailbox being connected during an OAuth flow, which expires in minutes',
   'api_key.created_by_label': "The member who created the key (their address or name), shown beside the key",
   'warmup_remote_member.address': "A warmup mailbox of a peer installation (federation): that installation's own sender, never a prospect; replaced at each exchange and deleted when the peering ends",
+  'weekly_report_run.recipients': 'How many members a week\'s report went to (a count, no address)',
 };

@@ -181,6 +181,45 @@ steps:
     expect(validateDefinition(parseYaml(toYaml(toDocument(def1))))).toEqual(def0);
   });
 
+  it('a sequence experiment (timing, several steps, order) goes YAML → apply → GET → PUT unchanged → export unchanged (issue 18)', async () => {
+    const def0 = validateDefinition(
+      parseYaml(`
+key: timed
+name: Timed
+window: Mon-Fri 08:00-18:00
+steps:
+  - key: intro
+    type: email
+    variants: [{ key: a, subject: Hi, body: Hello }, { key: b, subject: Hey, body: Hello there }]
+  - { key: ring, type: call, delay: 1 day, title: Ring }
+  - { key: follow, type: email, delay: 3 business days, variants: [{ key: a, body: Following up }, { key: b, body: Any thoughts? }] }
+  - { key: nudge, type: manual, delay: 2 days, title: LinkedIn }
+  - { key: last, type: email, delay: 3 days, body: Closing the loop }
+experiments:
+  - key: timing
+    outcome: positive
+    arms:
+      - { key: early, steps: { intro: { variant: a }, follow: { variant: a, delay: 2 business days, send_hours: "08:00-10:00" } } }
+      - { key: late, weight: 3, steps: { intro: { variant: b }, follow: { variant: b, delay: 4 business days, send_hours: "14:00-16:00" } } }
+  - key: order
+    arms: [{ key: as-written }, { key: swapped, order: [last, nudge] }]
+`),
+    );
+    const applied = await applyDefinition(h.store, deps, workspaceId, def0);
+    const got = await b.call('GET', `${base}/sequences/${applied.sequenceId}`);
+    expect(got.statusCode, got.body).toBe(200);
+    expect(got.json().experiments[0].arms[1]).toEqual({ key: 'late', weight: 3, steps: [{ step: 'intro', variant: 'b' }, { step: 'follow', variant: 'b', delay: '4 business days', sendHours: '14:00-16:00' }] });
+    const put = await b.call('PUT', `${base}/sequences`, got.json());
+    expect(put.statusCode, put.body).toBe(200);
+    const { id: _id, version: _v, ...def1 } = (await loadDefinition(h.store.db, workspaceId, applied.sequenceId))!;
+    expect(def1).toEqual(def0);
+    expect(validateDefinition(parseYaml(toYaml(toDocument(def1))))).toEqual(def0);
+    // The API refuses what the file refuses, with the same words.
+    const bad = await b.call('PUT', `${base}/sequences`, { ...(got.json() as object), experiments: [{ key: 'x', arms: [{ key: 'a', steps: [{ step: 'follow', sendHours: '02:00-04:00' }] }, { key: 'b' }] }] });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toContain("outside the sequence's window");
+  });
+
   it('renaming through PUT keeps stop rules, holiday skipping and tracking', async () => {
     const def = validateDefinition(
       parseYaml(`

@@ -5,7 +5,7 @@ import { seededRandom } from '../common/random.ts';
 import { applyDefinition } from '../sequence/apply-definition.ts';
 import { bulkEnroll } from '../sequence/bulk-enroll.ts';
 import { EnrollmentService, type Applied } from '../sequence/enrollment-service.ts';
-import type { CallOutcome, EngineEvent, TransitionResult } from '../sequence/model.ts';
+import { NO_ARM, type CallOutcome, type EngineEvent, type TransitionResult } from '../sequence/model.ts';
 import { recordTaskOutcome, type TaskOutcome, type TaskOutcomeResult } from '../sequence/task-outcome.ts';
 import { newId } from '../common/ids.ts';
 import { moveEnrollment } from '../sequence/move.ts';
@@ -155,6 +155,9 @@ export interface SimStats {
   moves: number;
   tasksCompleted: number;
   edits: number;
+  /** Enrollments given an arm of a sequence experiment (sim/experiments.ts), and the steps they ran. */
+  armEnrollments: number;
+  armSteps: number;
   timersFired: number;
   transientFailures: number;
   permanentFailures: number;
@@ -364,7 +367,7 @@ class Run {
   private lastWrites = -1;
   private readonly stats: SimStats = {
     steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, warmupFromPeer: 0, peerLeaves: 0, bounces: 0,
-    outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
+    outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, armEnrollments: 0, armSteps: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0, groupRecords: 0, groupRecordedSends: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, crmActivities: 0, crmWritten: 0, crmLostAnswers: 0, crmOutages: 0, checks: 0,
   };
@@ -413,6 +416,11 @@ class Run {
     this.stats.crmOutages = this.crm.outages;
     this.stats.checks = this.checker.checks;
     this.stats.steps = this.step;
+    const arms = await sql<{ n: number; steps: number }>`
+      select count(*)::int as n, coalesce(sum(cardinality(done_step_ids)), 0)::int as steps from enrollment
+      where exists (select 1 from jsonb_each_text(experiment_arms) a where a.value <> ${NO_ARM})`.execute(this.store.db);
+    this.stats.armEnrollments = arms.rows[0]!.n;
+    this.stats.armSteps = arms.rows[0]!.steps;
     await this.digestStore();
     return { seed: this.opts.seed, stats: this.stats, digest: this.hash.digest('hex'), startMs: this.start, endMs: this.clock.now() };
   }

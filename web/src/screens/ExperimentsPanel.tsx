@@ -61,7 +61,7 @@ function ExperimentTable({ x }: { x: Experiment }) {
       <h3>
         Step {x.stepKey} <Verdict x={x} winner={winner} />
       </h3>
-      <Settings x={x} exposure="each send" />
+      <Settings x={x} exposure="each send" unit="sends" />
       <ArmsTable x={x} rows={rows} head="Variant" control={x.arms[0]?.variantKey} />
       <SrmNote x={x} />
       {x.declared && (
@@ -96,7 +96,7 @@ function SequenceExperimentTable({ x }: { x: SequenceExperiment }) {
       <h3>
         {x.kind === 'timing' ? 'Timing' : 'Content'} experiment {x.key} <span className="muted small">on {x.steps.join(', ')}</span> <Verdict x={x} winner={x.winner ?? undefined} />
       </h3>
-      <Settings x={x} exposure={x.kind === 'timing' ? 'the moment the arms part (the timed step planned)' : 'the first send of a step it fixes'} />
+      <Settings x={x} exposure={x.kind === 'timing' ? 'the moment the arms part (the timed step planned)' : 'the first send of a step it fixes'} unit="exposures" />
       <ArmsTable x={x} rows={rows} head="Arm" control={x.arms[0]?.key} />
       <SrmNote x={x} />
       {x.winner && <p className="muted small">A person applies the winner: give the other arms weight 0 in the definition.</p>}
@@ -104,10 +104,10 @@ function SequenceExperimentTable({ x }: { x: SequenceExperiment }) {
   );
 }
 
-function Settings({ x, exposure }: { x: Figures; exposure: string }) {
+function Settings({ x, exposure, unit }: { x: Figures; exposure: string; unit: string }) {
   return (
     <p className="muted small">
-      Judged on {outcomeWords[x.settings.outcome]} within {x.settings.replyWindowDays} days of {exposure}; an enrollment counts once its window has closed. At least {x.settings.minSamplePerArm} closed per arm
+      Judged on {outcomeWords[x.settings.outcome]} within {x.settings.replyWindowDays} days of {exposure}; a {unit.replace(/s$/, '')} counts once its window has closed. At least {x.settings.minSamplePerArm} closed {unit} per arm
       before any winner ({x.minSampleReached ? 'reached' : 'not reached yet'}); the p-value stays valid however often you look (mSPRT, α {x.settings.alpha}).
     </p>
   );

@@ -128,7 +128,9 @@ export function checkExperiments(
       const where = `${at}.arms.${j} (${a.key})`;
       if (x.arms.findIndex((b) => b.key === a.key) !== j) problems.push(`${where}: duplicate arm key`);
       const out: Record<string, ArmChoiceDefinition> = {};
-      for (const [stepKey, c] of Object.entries(a.steps)) {
+      // In the sequence's order, whatever the file's: the stored form (jsonb orders keys its own way) exports the same text.
+      const place = (k: string) => (byKey.has(k) ? steps.indexOf(byKey.get(k)!) : steps.length);
+      for (const [stepKey, c] of Object.entries(a.steps).sort(([p], [q]) => place(p) - place(q))) {
         const w = `${where}.steps.${stepKey}`;
         const s = byKey.get(stepKey);
         named.add(stepKey);
@@ -211,6 +213,16 @@ function checkOrders(at: string, orders: string[][], steps: readonly StepFacts[]
   const sorted = places.filter((p) => p >= 0).sort((a, b) => a - b);
   if (sorted.length === first.length && sorted.some((p, i) => i > 0 && p !== sorted[i - 1]! + 1)) out.push(`${at}.order: the steps ${first.join(', ')} must stand one after another in the sequence`);
   return out;
+}
+
+/**
+ * Each arm's choices in the order of the steps (`stepKeys`, the file's order, arm steps after their
+ * branch): the order validation gives them, restored after the store (jsonb keeps object keys in an
+ * order of its own), so an exported file reads as the one applied.
+ */
+export function inStepOrder(defs: readonly ExperimentDefinition[], stepKeys: readonly string[]): ExperimentDefinition[] {
+  const place = (k: string) => (stepKeys.includes(k) ? stepKeys.indexOf(k) : stepKeys.length);
+  return defs.map((x) => ({ ...x, arms: x.arms.map((a) => ({ ...a, steps: Object.fromEntries(Object.entries(a.steps).sort(([p], [q]) => place(p) - place(q))) })) }));
 }
 
 /** The experiments as the file states them (delays written out), the inverse of checkExperiments. */

@@ -1,5 +1,6 @@
 import type { Random } from '../common/random.ts';
 import { parseWindow } from '../calendar/index.ts';
+import type { SequenceSettings } from '../sequence/sequence-repo.ts';
 import type { RawDefinition, RawStep } from './world.ts';
 
 /**
@@ -73,4 +74,14 @@ export function pruneExperiments(def: RawDefinition): RawDefinition {
   if (ok) return def;
   const { experiments: _gone, ...rest } = def;
   return rest;
+}
+
+/** The send hours the enrollment's arm sets on this step, if an experiment of the sequence has one. */
+export function armHoursOf(settings: SequenceSettings, arms: Record<string, string>, stepKey: string | undefined): string | undefined {
+  if (!stepKey) return undefined;
+  for (const x of settings.experiments ?? []) {
+    const hours = x.arms.find((a) => a.key === arms[x.key])?.steps[stepKey]?.sendHours;
+    if (hours) return hours;
+  }
+  return undefined;
 }

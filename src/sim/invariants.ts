@@ -5,6 +5,7 @@ import type { Store } from '../store/store.ts';
 import type { Delivery, SimMailServer } from './mail-server.ts';
 import { pacingViolation, refusalViolation, type SimPacing } from './pacing-check.ts';
 import { armWindow } from '../sequence/definition-experiments.ts';
+import { armHoursOf } from './experiments.ts';
 import type { SequenceSettings } from '../sequence/sequence-repo.ts';
 
 /**
@@ -54,6 +55,8 @@ export type InvariantName =
   | 'call-tries'
   /** 13: no enrollment runs steps of two arms of one branch (issue 18). */
   | 'one-arm'
+  /** 3b: a step whose experiment arm sets send hours is due inside them (issue 18, experiments/arm-view.ts). */
+  | 'arm-hours'
   /** sim/warmup.ts: warmup mail is taken aside, recorded, and reaches nothing user-facing. */
   | 'warmup-hidden'
   /** sim/warmup.ts: mail a person wrote is never taken for warmup. */
@@ -96,16 +99,6 @@ export interface StoreView {
 /** The states in which a claimed request counts against its mailbox's budget (dispatch/reserve.ts). */
 const countedStates = `('in_flight', 'sent', 'unknown', 'possibly_sent', 'failed')`;
 
-
-/** The send hours the enrollment's arm sets on this step, if an experiment of the sequence has one. */
-function armHoursOf(settings: SequenceSettings, arms: Record<string, string>, stepKey: string | undefined): string | undefined {
-  if (!stepKey) return undefined;
-  for (const x of settings.experiments ?? []) {
-    const hours = x.arms.find((a) => a.key === arms[x.key])?.steps[stepKey]?.sendHours;
-    if (hours) return hours;
-  }
-  return undefined;
-}
 
 export class InvariantChecker {
   /** Invariant evaluations so far (one per invariant per step it was evaluated on, one per delivery). */
@@ -326,7 +319,7 @@ export class InvariantChecker {
     const hours = d.state === 'active' ? armHoursOf(settings, (d.arms ?? {}) as Record<string, string>, d.step === null ? undefined : String(d.step)) : undefined;
     const armWin = hours ? armWindow(hours, spec.window) : undefined;
     if (armWin && !isAllowed(at, { ...spec, window: armWin })) {
-      throw new InvariantViolation('human-time', `enrollment ${String(d.id)} is due at ${iso(at)} for step ${String(d.step)}, outside its experiment arm's send hours ${hours} (zone ${spec.zone})`);
+      throw new InvariantViolation('arm-hours', `enrollment ${String(d.id)} is due at ${iso(at)} for step ${String(d.step)}, outside its experiment arm's send hours ${hours} (zone ${spec.zone})`);
     }
   }
 

@@ -26,13 +26,15 @@ steps:
   - { key: last, type: email, delay: 3 days, body: Closing the loop }
 `;
 
-function withExperiments(yaml: string) {
-  return validateDefinition(parseYaml(`${base}experiments:\n${yaml}`));
+function withExperiments(yaml: string, ownSettings = false) {
+  // ownSettings: the intro step also carries a step experiment's settings.
+  const steps = ownSettings ? base.replace('  - key: intro\n    type: email\n', '  - key: intro\n    type: email\n    experiment: { reply_window_days: 7 }\n') : base;
+  return validateDefinition(parseYaml(`${steps}experiments:\n${yaml}`));
 }
 
-function problemsOf(yaml: string): string[] {
+function problemsOf(yaml: string, ownSettings = false): string[] {
   try {
-    withExperiments(yaml);
+    withExperiments(yaml, ownSettings);
   } catch (e) {
     return (e as { details: { problems: string[] } }).details.problems;
   }
@@ -101,10 +103,12 @@ describe('sequence experiments in the definition', () => {
     ['orders of different steps', `  - { key: x, arms: [{ key: a, order: [ring, follow] }, { key: b, order: [intro, ring] }] }`, 'every arm with an order lists the same steps'],
     ['an order of steps apart', `  - { key: x, arms: [{ key: a, order: [intro, follow] }, { key: b }] }`, 'must stand one after another'],
     ['a step in two experiments', `  - { key: x, arms: [{ key: a, steps: { follow: { delay: 1 day } } }, { key: b }] }\n  - { key: y, arms: [{ key: a, steps: { follow: { delay: 2 days } } }, { key: b }] }`, "step 'follow' is already in experiment 'x'"],
+    ['an order that moves the first step', `  - { key: x, arms: [{ key: a, order: [intro, ring] }, { key: b }] }`, "step 'intro' is the first step; it opens the thread and stays first"],
+    ['a step with its own experiment settings', `  - { key: x, arms: [{ key: a, steps: { intro: { variant: a } } }, { key: b, steps: { intro: { variant: b } } }] }`, "step 'intro' has its own experiment settings", true],
     ['an empty choice', `  - { key: x, arms: [{ key: a, steps: { follow: {} } }, { key: b }] }`, 'choose a variant, delay or send_hours'],
     ['an unknown field', `  - { key: x, arms: [{ key: a, steps: { follow: { hour: 9 } } }, { key: b }] }`, 'Unrecognized key'],
-  ])('refuses %s, saying where and why', (_what, yaml, message) => {
-    const problems = problemsOf(yaml);
+  ])('refuses %s, saying where and why', (_what, yaml, message, ownSettings?: boolean) => {
+    const problems = problemsOf(yaml, ownSettings);
     expect(problems.join('\n')).toContain(message);
   });
 });

@@ -17,7 +17,9 @@ import { experimentSchema, fromDocument as settingsFromDocument, toDocument as s
  *   - `send_hours` lie inside the sequence's window on every day it opens (a timing arm narrows the
  *     window, never widens it: no 3 a.m. send), and are for email, call and manual steps;
  *   - `order` lists top-level steps standing one after another in the sequence, no branch among
- *     them, and every arm with an order lists the same steps.
+ *     them and not the first step (it opens the thread), and every arm with an order lists the same
+ *     steps;
+ *   - a step whose variant the experiment fixes has no `experiment:` settings of its own.
  */
 
 const key = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/i, 'a key is 1-64 letters, digits, - or _');
@@ -75,6 +77,8 @@ export interface StepFacts {
   kind: string;
   variants: string[];
   topLevel: boolean;
+  /** The step has its own `experiment:` settings (a step's A/B test). */
+  ownExperiment?: boolean;
 }
 
 const HOURS = /^(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})$/;
@@ -142,6 +146,7 @@ export function checkExperiments(
         if (c.variant !== undefined) {
           if (s.kind !== 'email') problems.push(`${w}.variant: only email steps have variants`);
           else if (!s.variants.includes(c.variant)) problems.push(`${w}.variant: step '${stepKey}' has no variant '${c.variant}' (it has ${s.variants.join(', ')})`);
+          else if (s.ownExperiment && j === 0) problems.push(`${w}.variant: step '${stepKey}' has its own experiment settings, which would not apply: its variants are this experiment's arms (remove one or the other)`);
           choice.variant = c.variant;
         }
         if (c.delay !== undefined) {
@@ -208,6 +213,7 @@ function checkOrders(at: string, orders: string[][], steps: readonly StepFacts[]
     if (!s) out.push(`${at}.order: the sequence has no step '${k}'`);
     else if (!s.topLevel) out.push(`${at}.order: step '${k}' is inside a branch arm; only top-level steps can change places`);
     else if (s.kind === 'branch') out.push(`${at}.order: step '${k}' is a branch; a branch cannot change places`);
+    else if (steps[0]?.key === k) out.push(`${at}.order: step '${k}' is the first step; it opens the thread and stays first`);
     else if (places[i]! < 0) out.push(`${at}.order: step '${k}' cannot be placed`);
   }
   const sorted = places.filter((p) => p >= 0).sort((a, b) => a - b);

@@ -264,8 +264,8 @@ export function validateDefinition(input: unknown): SequenceDefinition {
     problems.push(`window: ${(e as Error).message}`);
   }
   const facts = steps.flatMap((s) => [
-    { key: s.key, kind: s.kind, variants: s.variants.map((v) => v.key), topLevel: true },
-    ...(s.branches ?? []).flatMap((a) => a.steps.map((x) => ({ key: x.key, kind: x.kind, variants: x.variants.map((v) => v.key), topLevel: false }))),
+    { key: s.key, kind: s.kind, variants: s.variants.map((v) => v.key), topLevel: true, ownExperiment: s.config.experiment !== undefined },
+    ...(s.branches ?? []).flatMap((a) => a.steps.map((x) => ({ key: x.key, kind: x.kind, variants: x.variants.map((v) => v.key), topLevel: false, ownExperiment: x.config.experiment !== undefined }))),
   ]);
   const experiments = checkExperiments(d.experiments ?? [], facts, window, parseDelay, problems);
   if (problems.length) throw cadenzaError('INVALID_INPUT', `invalid sequence definition:\n  ${problems.join('\n  ')}`, { problems });

@@ -105,9 +105,10 @@ const hoursWithin: Record<string, string[]> = {
 
 /** A sequence experiment over the document's steps (issue 18): a timed step, and the variants of every A/B step fixed by each arm. */
 function experimentFor(doc: DefinitionDocument): fc.Arbitrary<NonNullable<DefinitionDocument['experiments']>[number]> {
-  const steps = doc.steps as Array<{ key: string; type: string; variants?: Array<{ key: string }> }>;
+  const steps = doc.steps as Array<{ key: string; type: string; variants?: Array<{ key: string }>; experiment?: unknown }>;
   const timed = steps.filter((s, i) => i > 0 && ['email', 'call', 'manual'].includes(s.type)).map((s) => s.key);
-  const ab = steps.filter((s) => s.variants && s.variants.length > 1 && !timed.includes(s.key));
+  // A step with its own experiment settings cannot have its variant fixed by a sequence experiment.
+  const ab = steps.filter((s) => s.variants && s.variants.length > 1 && !timed.includes(s.key) && s.experiment === undefined);
   const hours = hoursWithin[String(doc.window ?? 'Mon-Fri 09:00-17:00')]!;
   const arm = (key: string) =>
     fc.record({

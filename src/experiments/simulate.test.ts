@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimate, type Scenario } from './simulate.ts';
+import { estimate, timingArmRate, type Scenario, type TimingScenario } from './simulate.ts';
 import { experimentVerdict } from './verdict.ts';
 
 /**
@@ -24,6 +24,39 @@ describe('experiment verdict under daily peeking (simulated, known rates)', () =
     const e = estimate({ ...base, rates: [0.05, 0.08] }, 200, 'ab-5-8');
     expect(e.winnerShare[1]).toBeGreaterThanOrEqual(0.9);
     expect(e.winnerShare[0]).toBe(0);
+  });
+});
+
+/** 3 business days and 08-10 against 6 and 14-16; rates by send hour (the bench's timing cases). */
+const timing: Omit<TimingScenario, 'replyByHour'> = {
+  arms: [
+    { weight: 1, delayDays: 3, hours: [8, 10] },
+    { weight: 1, delayDays: 6, hours: [14, 16] },
+  ],
+  earlyRate: 0.02,
+  replyLagDays: 3,
+  enrollmentsPerDay: 100,
+  days: 60,
+  replyWindowDays: 14,
+  alpha: 0.05,
+  minSamplePerArm: 200,
+};
+const flat = Array.from({ length: 24 }, () => 0.04);
+const morningBetter = Array.from({ length: 24 }, (_, h) => (h >= 8 && h < 10 ? 0.06 : h >= 14 && h < 16 ? 0.03 : 0.045));
+
+describe('timing arms under daily peeking (simulated, known rates by send hour)', () => {
+  it('the same rate at every hour: arms that differ only in delay and hours declare a winner in at most α', () => {
+    const s = { ...timing, replyByHour: flat };
+    expect(timingArmRate(s, s.arms[0]!)).toBeCloseTo(timingArmRate(s, s.arms[1]!), 10);
+    expect(estimate(s, 300, 'timing-aa').decided).toBeLessThanOrEqual(0.05);
+  });
+
+  it('replies likelier at 08-10 than at 14-16 (7.9 % against 4.9 % by arm): the morning arm wins in at least 90 %, the other never', () => {
+    const s = { ...timing, replyByHour: morningBetter };
+    expect(timingArmRate(s, s.arms[0]!)).toBeCloseTo(0.0788, 4);
+    const e = estimate(s, 200, 'timing-ab');
+    expect(e.winnerShare[0]).toBeGreaterThanOrEqual(0.9);
+    expect(e.winnerShare[1]).toBe(0);
   });
 });
 

@@ -34,21 +34,35 @@ export interface TrialResult {
 
 export function runTrial(s: Scenario, random: Random): TrialResult {
   const k = s.rates.length;
-  const total = s.weights.reduce((a, w) => a + w, 0);
   const daily: ArmCounts[][] = [];
-  const exposures = new Array<number>(k).fill(0);
   for (let d = 0; d < s.days; d++) {
     const batch = Array.from({ length: k }, () => ({ n: 0, x: 0 }));
     for (let j = 0; j < s.enrollmentsPerDay; j++) {
-      let u = random.next() * total;
-      let arm = 0;
-      while (arm < k - 1 && (u -= s.weights[arm]!) >= 0) arm++;
+      const arm = drawArm(s.weights, random);
       batch[arm]!.n++;
       if (random.next() < s.rates[arm]!) batch[arm]!.x++;
     }
     daily.push(batch);
   }
-  // Look at the end of every day: the verdict sees the sends whose window has closed by then.
+  return lookDaily(s, s.weights, daily);
+}
+
+/** An arm drawn by the weights. */
+function drawArm(weights: readonly number[], random: Random): number {
+  const total = weights.reduce((a, w) => a + w, 0);
+  let u = random.next() * total;
+  let arm = 0;
+  while (arm < weights.length - 1 && (u -= weights[arm]!) >= 0) arm++;
+  return arm;
+}
+
+/**
+ * Someone looks at the end of every day, until the last exposures' windows close: the verdict sees
+ * the exposures whose window has closed by then (`daily[d]`: those of day d, with their outcomes).
+ */
+function lookDaily(s: Pick<Scenario, 'days' | 'replyWindowDays'> & ExperimentOptions, weights: readonly number[], daily: ArmCounts[][]): TrialResult {
+  const k = weights.length;
+  const exposures = new Array<number>(k).fill(0);
   const looks: ArmCounts[][] = [];
   let srmAlarm = false;
   let closed = Array.from({ length: k }, () => ({ n: 0, x: 0 }));
@@ -58,12 +72,70 @@ export function runTrial(s: Scenario, random: Random): TrialResult {
     const matured = day - 1 - s.replyWindowDays;
     if (matured >= 0 && matured < s.days) closed = closed.map((c, i) => ({ n: c.n + daily[matured]![i]!.n, x: c.x + daily[matured]![i]!.x }));
     looks.push(closed);
-    const v = experimentVerdict(looks, exposures, s.weights, s);
+    const v = experimentVerdict(looks, exposures, weights, s);
     // A mismatch withholds the winner at that look only; the trial goes on, as a real one would.
     srmAlarm ||= v.srm.mismatch;
     if (v.winner !== null) return { winner: v.winner, day, srmAlarm };
   }
   return { winner: null, day: null, srmAlarm };
+}
+
+/**
+ * A timing experiment (arm-view.ts): the arms differ in the delay before a follow-up and in its send
+ * hours. The truth is stated by send hour, not by arm: `replyByHour[h]` is the chance that a
+ * follow-up sent at local hour h is answered. Each enrollment is exposed when its follow-up is
+ * planned (ops/figures.ts sequenceExperimentExposures); during the delay it may answer the earlier
+ * email (`earlyRate`, the same whatever the arm; then the follow-up is never sent); else the
+ * follow-up goes out after the arm's delay at an hour drawn evenly in the arm's hours, and is
+ * answered with that hour's chance, 0 to `replyLagDays` days later. An answer counts when it comes
+ * inside the window that opened at the exposure, as in the API.
+ */
+export interface TimingArm {
+  weight: number;
+  delayDays: number;
+  /** Local send hours [from, to): the follow-up goes out at a whole hour in it. */
+  hours: [number, number];
+}
+
+export interface TimingScenario extends ExperimentOptions {
+  arms: TimingArm[];
+  replyByHour: readonly number[];
+  earlyRate: number;
+  replyLagDays: number;
+  enrollmentsPerDay: number;
+  days: number;
+  replyWindowDays: number;
+}
+
+/** The arm's true rate from the hours' rates: what the test should find (for the docs' table). */
+export function timingArmRate(s: TimingScenario, arm: TimingArm): number {
+  const hs = Array.from({ length: arm.hours[1] - arm.hours[0] }, (_, i) => arm.hours[0] + i);
+  const followUp = hs.reduce((a, h) => a + s.replyByHour[h]!, 0) / hs.length;
+  // A follow-up answered later than the window is not counted: lag drawn evenly in 0..replyLagDays.
+  const inWindow = Array.from({ length: s.replyLagDays + 1 }, (_, l) => (arm.delayDays + l < s.replyWindowDays ? 1 : 0)).reduce((a: number, b: number) => a + b, 0) / (s.replyLagDays + 1);
+  return s.earlyRate + (1 - s.earlyRate) * followUp * inWindow;
+}
+
+export function runTimingTrial(s: TimingScenario, random: Random): TrialResult {
+  const weights = s.arms.map((a) => a.weight);
+  const daily: ArmCounts[][] = [];
+  for (let d = 0; d < s.days; d++) {
+    const batch = s.arms.map(() => ({ n: 0, x: 0 }));
+    for (let j = 0; j < s.enrollmentsPerDay; j++) {
+      const i = drawArm(weights, random);
+      const arm = s.arms[i]!;
+      batch[i]!.n++;
+      if (random.next() < s.earlyRate) {
+        batch[i]!.x++;
+        continue;
+      }
+      const hour = arm.hours[0] + random.int(0, arm.hours[1] - arm.hours[0] - 1);
+      const lag = random.int(0, s.replyLagDays);
+      if (random.next() < s.replyByHour[hour]! && arm.delayDays + lag < s.replyWindowDays) batch[i]!.x++;
+    }
+    daily.push(batch);
+  }
+  return lookDaily(s, weights, daily);
 }
 
 export interface Estimate {
@@ -78,13 +150,14 @@ export interface Estimate {
   medianDay: number | null;
 }
 
-export function estimate(s: Scenario, trials: number, seed: number | string): Estimate {
+export function estimate(s: Scenario | TimingScenario, trials: number, seed: number | string): Estimate {
   const root = seededRandom(seed);
-  const wins = new Array<number>(s.rates.length).fill(0);
+  const trial = 'rates' in s ? (r: Random) => runTrial(s, r) : (r: Random) => runTimingTrial(s, r);
+  const wins = new Array<number>('rates' in s ? s.rates.length : s.arms.length).fill(0);
   const days: number[] = [];
   let srmAlarms = 0;
   for (let t = 0; t < trials; t++) {
-    const r = runTrial(s, root.fork(`trial-${t}`));
+    const r = trial(root.fork(`trial-${t}`));
     if (r.winner !== null) {
       wins[r.winner]!++;
       days.push(r.day!);

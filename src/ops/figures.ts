@@ -4,6 +4,7 @@ import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
 import { emailStep, isMeeting, lastEmailStepBefore, positiveReply } from './figure-facts.ts';
 import { foldPosition, windowFacts } from './figure-rollup.ts';
+import { NO_ARM } from '../sequence/model.ts';
 
 export { isMeeting };
 
@@ -634,8 +635,9 @@ export interface ExposureRow {
 // -- name: figures-experiment-exposures
 export async function experimentExposures(db: Db, workspaceId: string, sequenceId: string, windows: ReadonlyArray<{ stepId: string; days: number }>, now: Date): Promise<ExposureRow[]> {
   if (windows.length === 0) return [];
-  const r = await sql<{ step_id: string; variant_id: string; closed_day: string | null; after_winner: boolean; n: number; replied: number; positive: number; meetings: number }>`
-    with win as (
+  return judgedExposures(
+    db,
+    sql`win as (
       select * from unnest(${windows.map((w) => w.stepId)}::uuid[], ${windows.map((w) => w.days)}::int[]) as w(step_id, days)
     ), sent as (
       select e.enrollment_id, (e.payload->'event'->>'stepId')::uuid as step_id, min(e.at) as sent_at
@@ -644,14 +646,69 @@ export async function experimentExposures(db: Db, workspaceId: string, sequenceI
         and (e.payload->'event'->>'stepId')::uuid in (select step_id from win)
       group by 1, 2
     ), exposure as (
-      select s.enrollment_id, s.step_id, r.variant_id, s.sent_at, s.sent_at + make_interval(days => w.days) as closes_at,
+      select s.enrollment_id, s.step_id::text as step_id, r.variant_id::text as variant_id, s.sent_at, s.sent_at + make_interval(days => w.days) as closes_at,
         coalesce(n.created_at >= d.declared_at, false) as after_winner
       from sent s join win w on w.step_id = s.step_id
       join send_request r on r.enrollment_id = s.enrollment_id and r.step_id = s.step_id
       join enrollment n on n.id = s.enrollment_id
       left join experiment_winner d on d.step_id = s.step_id
       where r.variant_id is not null
-    ), judged as (
+    )`,
+    now,
+  );
+}
+
+/**
+ * Exposures of a sequence's own experiments (experiments/arm-view.ts), with `stepId` the
+ * experiment's key and `variantId` the arm's key. The arm is the one stored on the enrollment at
+ * enrollment, the one the engine applied. The exposure is the moment the arms first part ways:
+ *
+ * - for a step whose timing an arm sets (delay, send hours, place in an order), when the engine
+ *   planned it: the first applied journal entry naming it as the next step. From then on the arms
+ *   differ (one waits two days, the other four); counting from the send instead would drop, unevenly,
+ *   the prospects who answered during the longer wait, and bias the test against it;
+ * - for a step whose variant an arm sets, its first applied `step_sent`, as for a step's own variants.
+ *
+ * The earliest of these over the experiment's steps opens the window; outcomes are judged as above.
+ */
+// -- name: figures-sequence-experiment-exposures
+export async function sequenceExperimentExposures(
+  db: Db,
+  workspaceId: string,
+  sequenceId: string,
+  experiments: ReadonlyArray<{ key: string; days: number; planned: readonly string[]; sent: readonly string[] }>,
+  now: Date,
+): Promise<ExposureRow[]> {
+  if (experiments.length === 0) return [];
+  const marks = experiments.flatMap((x) => [...x.planned.map((id) => [x.key, id, 'planned']), ...x.sent.map((id) => [x.key, id, 'sent'])]);
+  if (marks.length === 0) return [];
+  return judgedExposures(
+    db,
+    sql`win as (
+      select * from unnest(${experiments.map((x) => x.key)}::text[], ${experiments.map((x) => x.days)}::int[]) as w(key, days)
+    ), mark as (
+      select * from unnest(${marks.map((m) => m[0])}::text[], ${marks.map((m) => m[1])}::text[], ${marks.map((m) => m[2])}::text[]) as m(key, step_id, how)
+    ), first as (
+      select m.key, n.id as enrollment_id, n.experiment_arms->>m.key as arm, min(e.at) as sent_at
+      from enrollment n
+      join mark m on n.experiment_arms ? m.key
+      join event e on e.enrollment_id = n.id and e.type not like '%.ignored'
+        and ((m.how = 'planned' and e.payload->>'nextStepId' = m.step_id)
+          or (m.how = 'sent' and e.type = 'step_sent' and e.payload->'event'->>'stepId' = m.step_id))
+      where n.workspace_id = ${workspaceId} and n.sequence_id = ${sequenceId} and n.experiment_arms->>m.key <> ${NO_ARM}
+      group by 1, 2, 3
+    ), exposure as (
+      select f.enrollment_id, f.key as step_id, f.arm as variant_id, f.sent_at, f.sent_at + make_interval(days => w.days) as closes_at, false as after_winner
+      from first f join win w on w.key = f.key
+    )`,
+    now,
+  );
+}
+
+/** Outcomes in each exposure's window, counted by experiment, arm and the UTC day the window closed; `exposures` is a CTE list ending in `exposure`. */
+async function judgedExposures(db: Db, exposures: RawBuilder<unknown>, now: Date): Promise<ExposureRow[]> {
+  const r = await sql<{ step_id: string; variant_id: string; closed_day: string | null; after_winner: boolean; n: number; replied: number; positive: number; meetings: number }>`
+    with ${exposures}, judged as (
       select x.step_id, x.variant_id, x.after_winner,
         case when x.closes_at <= ${now} then to_char(date_trunc('day', x.closes_at at time zone 'UTC'), 'YYYY-MM-DD') end as closed_day,
         exists (select 1 from event o where o.enrollment_id = x.enrollment_id and o.type in ('reply', 'reply.ignored') and o.at >= x.sent_at and o.at < x.closes_at) as replied,

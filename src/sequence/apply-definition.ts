@@ -100,7 +100,7 @@ export async function applyDefinition(
       status: def.status,
       send_window: JSON.stringify(def.window),
       stop_rules: JSON.stringify(def.stopRules),
-      settings: JSON.stringify({ skipHolidays: def.skipHolidays, jitterMinutes: def.jitterMinutes, trackOpens: def.tracking.opens, trackClicks: def.tracking.clicks } satisfies SequenceSettings),
+      settings: JSON.stringify({ skipHolidays: def.skipHolidays, jitterMinutes: def.jitterMinutes, trackOpens: def.tracking.opens, trackClicks: def.tracking.clicks, ...(def.experiments?.length ? { experiments: def.experiments } : {}) } satisfies SequenceSettings),
       updated_at: now,
     };
     let sequenceId: string;

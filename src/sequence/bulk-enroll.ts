@@ -240,16 +240,16 @@ async function insertEnrollments(tx: Tx, rows: Enrollment[], mailboxes: Array<st
   const at = new Date(now);
   const res = await sql<{ id: string; lead_id: string }>`
     insert into enrollment (id, workspace_id, sequence_id, lead_id, mailbox_id, state, state_reason, waiting_for,
-                            next_step_id, done_step_ids, due_at, time_zone, zone_source, created_at, updated_at)
+                            next_step_id, done_step_ids, due_at, time_zone, zone_source, experiment_arms, created_at, updated_at)
     select u.id, u.workspace_id, u.sequence_id, u.lead_id, u.mailbox_id, u.state, u.state_reason, u.waiting_for,
-           u.next_step_id, u.done_step_ids::uuid[], u.due_at, u.time_zone, u.zone_source, ${at}, ${at}
+           u.next_step_id, u.done_step_ids::uuid[], u.due_at, u.time_zone, u.zone_source, u.experiment_arms, ${at}, ${at}
     from unnest(${col((e) => e.id)}::uuid[], ${col((e) => e.workspaceId)}::uuid[], ${col((e) => e.sequenceId)}::uuid[],
                 ${col((e) => e.leadId)}::uuid[], ${mailboxes}::uuid[], ${col((e) => e.state)}::text[],
                 ${col((e) => e.stateReason)}::text[], ${col((e) => e.waitingFor)}::text[], ${col((e) => e.nextStepId)}::uuid[],
                 ${col((e) => `{${e.doneStepIds.join(',')}}`)}::text[],
                 ${col((e) => (e.dueAt === null ? null : new Date(e.dueAt).toISOString()))}::timestamptz[],
-                ${col((e) => e.zone)}::text[], ${zoneSources}::text[])
-      as u(id, workspace_id, sequence_id, lead_id, mailbox_id, state, state_reason, waiting_for, next_step_id, done_step_ids, due_at, time_zone, zone_source)
+                ${col((e) => e.zone)}::text[], ${zoneSources}::text[], ${col((e) => JSON.stringify(e.experimentArms ?? {}))}::jsonb[])
+      as u(id, workspace_id, sequence_id, lead_id, mailbox_id, state, state_reason, waiting_for, next_step_id, done_step_ids, due_at, time_zone, zone_source, experiment_arms)
     on conflict (sequence_id, lead_id) do nothing
     returning id, lead_id`.execute(tx);
   const ids = new Set(res.rows.map((r) => r.id));

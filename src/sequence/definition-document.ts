@@ -4,6 +4,7 @@ import type { ArmDefinition, DefinitionDocument, SequenceDefinition, StepDefinit
 import type { ArmThen, BranchArm, ReplyRule, StopRules } from './model.ts';
 import type { SequenceSettings } from './sequence-repo.ts';
 import type { Db, Tx } from '../store/store.ts';
+import { experimentsDocument, inStepOrder } from './definition-experiments.ts';
 
 /**
  * The way back from a stored sequence to the file that made it: `loadDefinition` reads what
@@ -89,6 +90,7 @@ export function toDocument(def: SequenceDefinition): DefinitionDocument {
     stop_rules: stopRules,
     mailboxes: def.mailboxes,
     steps: def.steps.map(stepDocument),
+    ...(def.experiments?.length ? { experiments: experimentsDocument(def.experiments, formatDelay) } : {}),
   };
 }
 
@@ -121,6 +123,8 @@ export async function loadDefinition(db: Db | Tx, workspaceId: string, sequenceI
     tracking: { opens: settings.trackOpens ?? false, clicks: settings.trackClicks ?? false },
     stopRules,
     mailboxes: mailboxes.map((m) => m.email.toLowerCase()),
+    // Steps stand in position order, arm steps right after their branch: the order validation gives the choices.
+    ...(settings.experiments?.length ? { experiments: inStepOrder(settings.experiments, steps.map((x) => x.key)) } : {}),
     steps: foldSteps(
       steps.map((st) => {
         const cfg = (st.config ?? {}) as StepDefinition['config'] & StoredBranchConfig;

@@ -7,6 +7,7 @@ import { parseWindow, type Delay, type SendWindow } from '../calendar/index.ts';
 import { templateProblems } from './template/validate.ts';
 import { replyRuleIntents, retryableCallOutcomes, type ArmThen, type CallRetry, type ReplyRule, type ReplyRuleIntent } from './model.ts';
 import { conditionSchema, stepRefs, type Condition } from './conditions.ts';
+import { checkExperiments, sequenceExperimentSchema, type ExperimentDefinition } from './definition-experiments.ts';
 
 /**
  * The file a user writes to create or update a sequence (`cadenza sequence apply FILE`, YAML or
@@ -142,6 +143,8 @@ export const definitionSchema = z
     stop_rules: stopRulesSchema.default({}),
     mailboxes: z.array(z.string().email()).default([]),
     steps: z.array(stepSchema).min(1).max(50),
+    /** Experiments that span steps or vary timing (definition-experiments.ts). */
+    experiments: z.array(sequenceExperimentSchema).max(10).optional(),
   })
   .strict();
 
@@ -183,6 +186,8 @@ export interface SequenceDefinition {
   };
   mailboxes: string[];
   steps: StepDefinition[];
+  /** Present when the file declares any (definition-experiments.ts). */
+  experiments?: ExperimentDefinition[];
 }
 
 /** An empty or blank subject is no subject (a follow-up in the thread): the same in a file and in the editor. */
@@ -258,6 +263,11 @@ export function validateDefinition(input: unknown): SequenceDefinition {
   } catch (e) {
     problems.push(`window: ${(e as Error).message}`);
   }
+  const facts = steps.flatMap((s) => [
+    { key: s.key, kind: s.kind, variants: s.variants.map((v) => v.key), topLevel: true, ownExperiment: s.config.experiment !== undefined },
+    ...(s.branches ?? []).flatMap((a) => a.steps.map((x) => ({ key: x.key, kind: x.kind, variants: x.variants.map((v) => v.key), topLevel: false, ownExperiment: x.config.experiment !== undefined }))),
+  ]);
+  const experiments = checkExperiments(d.experiments ?? [], facts, window, parseDelay, problems);
   if (problems.length) throw cadenzaError('INVALID_INPUT', `invalid sequence definition:\n  ${problems.join('\n  ')}`, { problems });
   const sr = d.stop_rules;
   return {
@@ -278,6 +288,7 @@ export function validateDefinition(input: unknown): SequenceDefinition {
     },
     mailboxes: d.mailboxes.map((m) => m.toLowerCase()),
     steps,
+    ...(experiments.length ? { experiments } : {}),
   };
 }
 

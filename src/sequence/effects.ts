@@ -5,6 +5,7 @@ import type { Random } from '../common/random.ts';
 import type { Tx } from '../store/store.ts';
 import type { Effect, Enrollment, SequenceDef } from './model.ts';
 import { armFor } from '../experiments/assignment.ts';
+import { armedView } from '../experiments/arm-view.ts';
 import type { Suppression } from './suppress.ts';
 
 /** One applied transition whose effects are to be carried out. */
@@ -157,11 +158,13 @@ function iso(ms: number): string {
 
 /**
  * The variant of an email step this enrollment is sent: the step's experiment arm (the experiment
- * is the step, its arms the live variants; experiments/assignment.ts). Called once, when the send
+ * is the step, its arms the live variants; experiments/assignment.ts), unless the enrollment's arm
+ * of a sequence experiment fixes it. Called once, when the send
  * request is created; the request keeps it, so a later edit of the variants never changes what an
  * enrollment already queued or was sent.
  */
-export function pickVariant(seq: SequenceDef, e: Pick<Enrollment, 'id' | 'enrolledAt'>, stepId: string): string | null {
-  const step = seq.steps.find((s) => s.id === stepId);
+export function pickVariant(seq: SequenceDef, e: Pick<Enrollment, 'id' | 'enrolledAt' | 'experimentArms'>, stepId: string): string | null {
+  // A sequence experiment's arm may fix the variant (experiments/arm-view.ts); then that one is sent.
+  const step = armedView(seq, e).steps.find((s) => s.id === stepId);
   return armFor(stepId, e, step?.variants ?? [], step?.winner ?? null);
 }

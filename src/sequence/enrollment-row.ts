@@ -29,6 +29,7 @@ export function fromRow(r: EnrollmentRow, ctx: EnrollmentContext): Enrollment {
     softBounces: r.soft_bounces,
     enrolledAt: r.created_at.getTime(),
     branchChoices: parseChoices(r.branch_choices),
+    experimentArms: parseChoices(r.experiment_arms),
   };
 }
 

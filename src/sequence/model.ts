@@ -44,6 +44,35 @@ export interface StepDef {
   arms?: BranchArm[];
   /** A step inside a branch arm: the branch step's id and the arm's key. It runs only in that arm. */
   arm?: { branchId: string; key: string };
+  /** Hours of the day this step may be sent, inside the sequence's window (a timing arm's send hours; experiments/arm-view.ts). */
+  window?: SendWindow;
+}
+
+/** What one arm of a sequence experiment fixes on one step: its variant, its delay, its send hours. */
+export interface ArmStepChoice {
+  variantId?: string;
+  delay?: Delay;
+  window?: SendWindow;
+}
+
+/** One arm of a sequence experiment (experiments/arm-view.ts): choices on one or more steps, and perhaps an order. */
+export interface SequenceArm {
+  key: string;
+  weight: number;
+  /** By step id. */
+  steps: Record<string, ArmStepChoice>;
+  /** Step ids in the order this arm runs them; they take the places (and delays) the same steps hold in the sequence. */
+  order?: string[];
+}
+
+/**
+ * An experiment declared on the sequence: its arms may differ in content on several steps and in
+ * timing (delay, send hours, order). The arm is chosen once, at enrollment, and kept on the
+ * enrollment (`experimentArms`), so no retry, restart or edit moves an enrollment between arms.
+ */
+export interface SequenceExperiment {
+  key: string;
+  arms: SequenceArm[];
 }
 
 /** A reply intent's rule: 'notify' makes a task for the enrollment's owner; a move enrolls the lead in another sequence. */
@@ -84,6 +113,8 @@ export interface SequenceDef {
   stopRules: StopRules;
   /** Every step, archived ones included, in position order. */
   steps: StepDef[];
+  /** Experiments that span steps or vary timing (experiments/arm-view.ts). */
+  experiments?: SequenceExperiment[];
 }
 
 /** 'moved': a person moved the lead to another sequence; `movedTo` names the enrollment that replaced this one. */
@@ -123,6 +154,8 @@ export interface Enrollment {
   enrolledAt: number;
   /** The arm chosen at each branch step it passed (by branch step id), or NO_ARM. Decided once. */
   branchChoices?: Record<string, string>;
+  /** The arm of each sequence experiment, by experiment key, fixed at enrollment; NO_ARM: not in it. */
+  experimentArms?: Record<string, string>;
 }
 
 export type CallOutcome = 'connected' | 'no_answer' | 'voicemail' | 'busy' | 'wrong_number' | 'meeting_booked' | 'not_interested';

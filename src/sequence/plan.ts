@@ -54,10 +54,11 @@ export function findStep(seq: SequenceDef, id: string | null): StepDef | undefin
   return id ? seq.steps.find((s) => s.id === id) : undefined;
 }
 
-export function calendarFor(seq: SequenceDef, e: Pick<Enrollment, 'zone' | 'country' | 'region'>): CalendarSpec {
+/** The prospect's calendar for a step: the step's own hours (a timing arm's, a part of the sequence's window) or the sequence's window. */
+export function calendarFor(seq: SequenceDef, e: Pick<Enrollment, 'zone' | 'country' | 'region'>, step?: Pick<StepDef, 'window'>): CalendarSpec {
   return {
     zone: e.zone,
-    window: seq.window,
+    window: step?.window ?? seq.window,
     ...(e.country ? { country: e.country } : {}),
     ...(e.region ? { region: e.region } : {}),
     skipHolidays: seq.skipHolidays,
@@ -79,7 +80,7 @@ export function jitterFor(enrollmentId: string, label: string): number {
  * already in the past (after a resume or an edit) becomes the next allowed moment from now.
  */
 export function dueTime(seq: SequenceDef, e: Enrollment, step: StepDef, from: number, now: number, label = step.id): number {
-  const spec = calendarFor(seq, e);
+  const spec = calendarFor(seq, e, step);
   const due = computeDue(from, step.delay, spec, jitterFor(e.id, label));
   if (due >= now) return due;
   return computeDue(now, zeroDelay, spec, jitterFor(e.id, `${label}:late`));

@@ -1,8 +1,9 @@
-import { parseWindow } from '../calendar/index.ts';
-import { defaultStopRules, type BranchArm, type CallRetry, type SequenceDef, type StepDef, type StopRules } from './model.ts';
+import { parseWindow, type SendWindow } from '../calendar/index.ts';
+import { defaultStopRules, type BranchArm, type CallRetry, type SequenceArm, type SequenceDef, type SequenceExperiment, type StepDef, type StopRules } from './model.ts';
 import type { Db, Tx } from '../store/store.ts';
 import type { ExperimentWinnerRow, SequenceRow, StepRow, VariantRow } from '../store/schema.ts';
 import { cadenzaError } from '../common/errors.ts';
+import { armWindow, type ExperimentDefinition } from './definition-experiments.ts';
 
 /** Sequence settings kept in `sequence.settings`. */
 export interface SequenceSettings {
@@ -11,19 +12,23 @@ export interface SequenceSettings {
   /** Read by the sender (sending/send-context.ts): an open pixel / click redirects in the HTML part. */
   trackOpens?: boolean;
   trackClicks?: boolean;
+  /** The sequence's experiments as the definition states them, by step and variant key (definition-experiments.ts). */
+  experiments?: ExperimentDefinition[];
 }
 
 export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: VariantRow[] = [], winners: ExperimentWinnerRow[] = []): SequenceDef {
   const settings = (row.settings ?? {}) as SequenceSettings;
   // An arm step names its branch by key (a key is a step's identity for life); the engine by id.
   const idByKey = new Map(steps.map((s) => [s.key, s.id]));
+  const window = parseWindow(row.send_window as Parameters<typeof parseWindow>[0]);
   return {
     id: row.id,
     workspaceId: row.workspace_id,
-    window: parseWindow(row.send_window as Parameters<typeof parseWindow>[0]),
+    window,
     skipHolidays: settings.skipHolidays ?? true,
     jitterMinutes: settings.jitterMinutes ?? 45,
     stopRules: { ...defaultStopRules, ...((row.stop_rules ?? {}) as Partial<StopRules>) },
+    ...(settings.experiments?.length ? { experiments: settings.experiments.map((x) => toSequenceExperiment(x, steps, variants, window)) } : {}),
     steps: steps
       .slice()
       .sort((a, b) => a.position - b.position)
@@ -46,6 +51,30 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
           ...(cfg.arm && branchId ? { arm: { branchId, key: cfg.arm.key } } : {}),
         };
       }),
+  };
+}
+
+/**
+ * A stored experiment in the engine's terms: steps and variants by id. A choice on a step or variant
+ * that is no longer live is dropped (the step runs as the sequence says); an order keeps its live steps.
+ */
+export function toSequenceExperiment(x: ExperimentDefinition, steps: StepRow[], variants: VariantRow[], window: SendWindow): SequenceExperiment {
+  const live = new Map(steps.filter((s) => s.archived_at === null).map((s) => [s.key, s.id]));
+  const variantId = (stepId: string, key: string) => variants.find((v) => v.step_id === stepId && v.key === key && v.archived_at === null)?.id;
+  return {
+    key: x.key,
+    arms: x.arms.map((a) => {
+      const chosen: SequenceArm['steps'] = {};
+      for (const [k, c] of Object.entries(a.steps)) {
+        const id = live.get(k);
+        if (!id) continue;
+        const v = c.variant !== undefined ? variantId(id, c.variant) : undefined;
+        const w = c.sendHours ? armWindow(c.sendHours, window) : undefined;
+        chosen[id] = { ...(v ? { variantId: v } : {}), ...(c.delay ? { delay: c.delay } : {}), ...(w ? { window: w } : {}) };
+      }
+      const order = a.order?.map((k) => live.get(k)).filter((id): id is string => id !== undefined);
+      return { key: a.key, weight: a.weight, steps: chosen, ...(order && order.length > 1 ? { order } : {}) };
+    }),
   };
 }
 

@@ -3,6 +3,7 @@ import { holds, noFacts, type BranchFacts } from './conditions.ts';
 import type { CallOutcome, CallRetry, Effect, EngineEvent, Enrollment, ReplyRuleIntent, SequenceDef, StepDef, TransitionResult } from './model.ts';
 import { isTerminal, NO_ARM } from './model.ts';
 import { armExit, dueTime, findStep, nextStep } from './plan.ts';
+import { armedView, joinExperiments } from '../experiments/arm-view.ts';
 
 const DAY = 86_400_000;
 
@@ -15,9 +16,12 @@ const DAY = 86_400_000;
  * leaves on the timer (step_due, or resume when paused) or on a signal (reply, bounce, ooo,
  * unsubscribe, meeting, stop), whichever comes first.
  */
-export function transition(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): TransitionResult {
+export function transition(e0: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): TransitionResult {
+  // A sequence experiment's arm is chosen at enrollment and kept; every transition then runs on the
+  // sequence as the enrollment's arms shape it (experiments/arm-view.ts).
+  const e = ev.type === 'enrolled' ? joinExperiments(e0, seq) : e0;
   try {
-    return step(e, ev, now, seq);
+    return step(e, ev, now, armedView(seq, e));
   } catch (err) {
     // Only planning can throw (the calendar refuses a lead's country or region, or finds no
     // allowed time within a year). That is this enrollment's problem, not its batch's: it fails

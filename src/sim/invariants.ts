@@ -4,6 +4,9 @@ import type { Claim } from '../sending/outbox.ts';
 import type { Store } from '../store/store.ts';
 import type { Delivery, SimMailServer } from './mail-server.ts';
 import { pacingViolation, refusalViolation, type SimPacing } from './pacing-check.ts';
+import { armWindow } from '../sequence/definition-experiments.ts';
+import { armHoursOf } from './experiments.ts';
+import type { SequenceSettings } from '../sequence/sequence-repo.ts';
 
 /**
  * The promises, checked against what the store holds and what reached the simulated mail server.
@@ -52,6 +55,8 @@ export type InvariantName =
   | 'call-tries'
   /** 13: no enrollment runs steps of two arms of one branch (issue 18). */
   | 'one-arm'
+  /** 3b: a step whose experiment arm sets send hours is due inside them (issue 18, experiments/arm-view.ts). */
+  | 'arm-hours'
   /** sim/warmup.ts: warmup mail is taken aside, recorded, and reaches nothing user-facing. */
   | 'warmup-hidden'
   /** sim/warmup.ts: mail a person wrote is never taken for warmup. */
@@ -215,8 +220,9 @@ export class InvariantChecker {
       -- 3: due times written since the last check
       select 'due' as kind, json_build_object('id', e.id, 'state', e.state,
                'at', case when e.state = 'active' then e.due_at else e.paused_due_at end,
-               'zone', e.time_zone, 'country', l.country, 'region', l.region, 'window', s.send_window, 'settings', s.settings) as d
-      from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id
+               'zone', e.time_zone, 'country', l.country, 'region', l.region, 'window', s.send_window, 'settings', s.settings,
+               'arms', e.experiment_arms, 'step', st.key) as d
+      from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id left join step st on st.id = e.next_step_id
       where ((e.state = 'active' and e.waiting_for = 'timer' and e.due_at is not null)
              or (e.state = 'paused' and e.paused_due_at > 'epoch'::timestamptz))
         and e.updated_at >= ${new Date(Number.isFinite(since) ? since : 0)}
@@ -294,7 +300,7 @@ export class InvariantChecker {
 
   private checkDue(d: Record<string, unknown>): void {
     const at = Date.parse(String(d.at));
-    const settings = (d.settings ?? {}) as { skipHolidays?: boolean };
+    const settings = (d.settings ?? {}) as SequenceSettings;
     const spec: CalendarSpec = {
       zone: String(d.zone),
       window: parseWindow(d.window as Parameters<typeof parseWindow>[0]),
@@ -308,6 +314,12 @@ export class InvariantChecker {
         'human-time',
         `enrollment ${String(d.id)} (${String(d.state)}) is due at ${iso(at)}, outside its calendar (zone ${spec.zone}, country ${spec.country ?? '-'}${spec.region ? `-${spec.region}` : ''}, window ${JSON.stringify(d.window)}, holidays ${spec.skipHolidays ? 'skipped' : 'not skipped'})`,
       );
+    }
+    // A timing arm's send hours (experiments/arm-view.ts): the step the enrollment waits for is due inside them.
+    const hours = d.state === 'active' ? armHoursOf(settings, (d.arms ?? {}) as Record<string, string>, d.step === null ? undefined : String(d.step)) : undefined;
+    const armWin = hours ? armWindow(hours, spec.window) : undefined;
+    if (armWin && !isAllowed(at, { ...spec, window: armWin })) {
+      throw new InvariantViolation('arm-hours', `enrollment ${String(d.id)} is due at ${iso(at)} for step ${String(d.step)}, outside its experiment arm's send hours ${hours} (zone ${spec.zone})`);
     }
   }
 

@@ -91,6 +91,8 @@ describe('deterministic simulation', () => {
     ['duplicate-delivery', 'at-most-once'],
     ['send-after-stop', 'never-after-stop'],
     ['lost-enrollment', 'nothing-lost'],
+    // A timed step placed as if its experiment arm had no send hours (issue 18).
+    ['arm-hours-ignored', 'arm-hours'],
     // Without the sender's last look, a send goes after a stop already committed (never-after-stop)
     // or after a reply already in the mailbox but not yet recorded (reply-beats-follow-up); since
     // the worlds grew branches (issue 18) the first seed to catch it hits the second.

@@ -5,7 +5,11 @@ import { seededRandom } from '../common/random.ts';
 import { applyDefinition } from '../sequence/apply-definition.ts';
 import { bulkEnroll } from '../sequence/bulk-enroll.ts';
 import { EnrollmentService, type Applied } from '../sequence/enrollment-service.ts';
-import type { CallOutcome, EngineEvent, TransitionResult } from '../sequence/model.ts';
+import { isAllowed, parseWindow } from '../calendar/index.ts';
+import { armWindow } from '../sequence/definition-experiments.ts';
+import type { SequenceSettings } from '../sequence/sequence-repo.ts';
+import { armHoursOf } from './experiments.ts';
+import { NO_ARM, type CallOutcome, type EngineEvent, type TransitionResult } from '../sequence/model.ts';
 import { recordTaskOutcome, type TaskOutcome, type TaskOutcomeResult } from '../sequence/task-outcome.ts';
 import { newId } from '../common/ids.ts';
 import { moveEnrollment } from '../sequence/move.ts';
@@ -75,6 +79,8 @@ export type Injection =
   | 'send-after-stop'
   /** An enrollment is set to wait for a send that was never queued. */
   | 'lost-enrollment'
+  /** A timed step planned on the sequence's window, its experiment arm's send hours ignored (the arm-hours check must catch it). */
+  | 'arm-hours-ignored'
   /** The sender skips the re-check before the transport: a stop between claim and send goes unseen. */
   | 'no-last-look'
   /** The sender skips the mailbox last look: a reply already in the mailbox but not yet read by the sync goes unseen. */
@@ -155,6 +161,9 @@ export interface SimStats {
   moves: number;
   tasksCompleted: number;
   edits: number;
+  /** Enrollments given an arm of a sequence experiment (sim/experiments.ts), and the steps they ran. */
+  armEnrollments: number;
+  armSteps: number;
   timersFired: number;
   transientFailures: number;
   permanentFailures: number;
@@ -364,7 +373,7 @@ class Run {
   private lastWrites = -1;
   private readonly stats: SimStats = {
     steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, warmupFromPeer: 0, peerLeaves: 0, bounces: 0,
-    outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, timersFired: 0,
+    outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, armEnrollments: 0, armSteps: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0, groupRecords: 0, groupRecordedSends: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, crmActivities: 0, crmWritten: 0, crmLostAnswers: 0, crmOutages: 0, checks: 0,
   };
@@ -413,6 +422,11 @@ class Run {
     this.stats.crmOutages = this.crm.outages;
     this.stats.checks = this.checker.checks;
     this.stats.steps = this.step;
+    const arms = await sql<{ n: number; steps: number }>`
+      select count(*)::int as n, coalesce(sum(cardinality(done_step_ids)), 0)::int as steps from enrollment
+      where exists (select 1 from jsonb_each_text(experiment_arms) a where a.value <> ${NO_ARM})`.execute(this.store.db);
+    this.stats.armEnrollments = arms.rows[0]!.n;
+    this.stats.armSteps = arms.rows[0]!.steps;
     await this.digestStore();
     return { seed: this.opts.seed, stats: this.stats, digest: this.hash.digest('hex'), startMs: this.start, endMs: this.clock.now() };
   }
@@ -607,7 +621,33 @@ class Run {
         this.injected = true;
       }
     }
+    if (this.opts.inject === 'arm-hours-ignored' && !this.injected && fired > 0) await this.plantArmHoursIgnored();
     return `scheduler fired ${fired}`;
+  }
+
+  /**
+   * Plants the fault 'arm-hours-ignored': an enrollment waiting for a step whose arm sets send hours
+   * is moved to the first quarter hour inside the sequence's window but outside those hours, as a
+   * planner that forgot the arm would have placed it.
+   */
+  private async plantArmHoursIgnored(): Promise<void> {
+    const rows = await sql<{ id: string; due_at: Date; zone: string; country: string | null; region: string | null; window: unknown; settings: SequenceSettings; arms: Record<string, string>; step: string }>`
+      select e.id, e.due_at, e.time_zone as zone, l.country, l.region, s.send_window as window, s.settings, e.experiment_arms as arms, st.key as step
+      from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id join step st on st.id = e.next_step_id
+      where e.state = 'active' and e.waiting_for = 'timer' and e.due_at is not null order by e.id`.execute(this.store.db);
+    for (const r of rows.rows) {
+      const hours = armHoursOf(r.settings, r.arms, r.step);
+      const window = parseWindow(r.window as Parameters<typeof parseWindow>[0]);
+      const armWin = hours ? armWindow(hours, window) : undefined;
+      if (!armWin) continue;
+      const spec = { zone: r.zone, window, skipHolidays: r.settings.skipHolidays ?? true, jitterMinutes: 0, ...(r.country ? { country: r.country } : {}), ...(r.region ? { region: r.region } : {}) };
+      for (let t = r.due_at.getTime(), n = 0; n < 7 * 96; t += 15 * 60_000, n++) {
+        if (!isAllowed(t, spec) || isAllowed(t, { ...spec, window: armWin })) continue;
+        await this.proc.store.db.updateTable('enrollment').set({ due_at: new Date(t), updated_at: new Date(this.clock.now()) }).where('id', '=', r.id).execute();
+        this.injected = true;
+        return;
+      }
+    }
   }
 
   private async runDispatch(): Promise<string> {

@@ -6,6 +6,7 @@ import { validateDefinition, type SequenceDefinition } from '../sequence/definit
 import type { Store } from '../store/store.ts';
 import { resolveZone } from '../calendar/index.ts';
 import type { SimPacing } from './pacing-check.ts';
+import { pruneExperiments, randomExperiment } from './experiments.ts';
 
 /**
  * The simulated workspace: mailboxes, leads spread over zones chosen for their awkwardness, and one
@@ -121,6 +122,8 @@ export interface RawDefinition {
   stop_rules: Record<string, unknown>;
   mailboxes: string[];
   steps: RawStep[];
+  /** Sequence experiments (sim/experiments.ts). */
+  experiments?: unknown[];
 }
 
 export function randomStep(r: Random, key: string): RawStep {
@@ -165,7 +168,7 @@ export function randomDefinition(r: Random, key: string, mailboxEmails: string[]
   if (r.next() < 0.5) steps.splice(r.int(1, steps.length), 0, randomBranch(r, `${key}-b`, key === 'q0' ? null : 'q0'));
   const mailboxes = mailboxEmails.filter(() => r.next() < 0.6);
   if (mailboxes.length === 0) mailboxes.push(pick(r, mailboxEmails));
-  return {
+  return randomExperiment(r, {
     key,
     name: `Sequence ${key}`,
     window: randomWindow(r),
@@ -179,7 +182,7 @@ export function randomDefinition(r: Random, key: string, mailboxEmails: string[]
     },
     mailboxes,
     steps,
-  };
+  });
 }
 
 /**
@@ -220,7 +223,7 @@ export function editDefinition(r: Random, def: RawDefinition, removedSteps: read
       ops.push(`delay ${steps[at]!.key}=${String(steps[at]!.delay)}`);
     }
   }
-  return { def: { ...def, steps }, ops };
+  return { def: pruneExperiments({ ...def, steps }), ops };
 }
 
 export function toDefinition(raw: RawDefinition): SequenceDefinition {

@@ -638,21 +638,21 @@ export type Experiment = {
   arms: {
     variantId: string;
     variantKey: string;
-    weight: number;
     archived: boolean;
-    /** Sends of this arm so far (the arm its send request carried) */
-    exposures: number;
     /** Sends to enrollments made after the declared winner: they got it by decision and are not in the figures here */
     afterWinner: number;
-    /** Sends whose reply window has closed: the denominator of the rates */
+    weight: number;
+    /** Enrollments exposed to this arm so far (the arm actually applied) */
+    exposures: number;
+    /** Exposures whose reply window has closed: the denominator of the rates */
     closed: number;
-    /** Closed sends with the outcome inside their window */
+    /** Closed exposures with the outcome inside their window */
     outcomes: {
       replied: number;
       positive: number;
       meetings: number;
     };
-    /** Rate per closed send with its Wilson interval at level 1 − α */
+    /** Rate per closed exposure with its Wilson interval at level 1 − α */
     rates: {
       replied: {
         rate: number | null;
@@ -688,9 +688,9 @@ export type Experiment = {
     pValue: number;
     mismatch: boolean;
   };
+  reason: string;
   /** The winning variant by the data now, if any */
   winner: string | null;
-  reason: string;
   /** The automatic winner recorded (settings.autoWinner): every enrollment from `at` on gets it; earlier ones keep their arm */
   declared: {
     variantId: string;
@@ -1407,8 +1407,111 @@ export type Sequence = {
       }[];
     }[];
   }[];
+  experiments: {
+    key: string;
+    replyWindowDays?: number;
+    outcome?: "replied" | "positive" | "meetings";
+    alpha?: number;
+    minSamplePerArm?: number;
+    tau?: number;
+    arms: {
+      key: string;
+      weight: number;
+      steps: {
+        /** The step's key */
+        step: string;
+        /** An email step: the variant this arm sends */
+        variant?: string;
+        /** The delay before the step in this arm, e.g. "2 business days" */
+        delay?: string;
+        /** Send hours in the prospect's zone, inside the sequence window, e.g. "08:00-10:00" */
+        sendHours?: string;
+      }[];
+      /** Step keys in the order this arm runs them */
+      order?: string[];
+    }[];
+  }[];
   id: string;
   version: number;
+};
+
+export type SequenceExperiment = {
+  key: string;
+  /** 'timing': an arm sets a delay, send hours or an order; 'content': variants on several steps */
+  kind: "timing" | "content";
+  /** The step keys the experiment touches, in the sequence order */
+  steps: string[];
+  settings: {
+    replyWindowDays: number;
+    /** The outcome the test judges on; all three are reported */
+    outcome: "replied" | "positive" | "meetings";
+    alpha: number;
+    minSamplePerArm: number;
+    /** Standard deviation of the mSPRT normal mixture, in rate units */
+    tau: number;
+    autoWinner: boolean;
+  };
+  arms: {
+    key: string;
+    /** What the arm fixes, step by step */
+    choices: {
+      step: string;
+      variant?: string;
+      delay?: string;
+      sendHours?: string;
+    }[];
+    /** The step keys in the order this arm runs them; null: the sequence order */
+    order: string[] | null;
+    weight: number;
+    /** Enrollments exposed to this arm so far (the arm actually applied) */
+    exposures: number;
+    /** Exposures whose reply window has closed: the denominator of the rates */
+    closed: number;
+    /** Closed exposures with the outcome inside their window */
+    outcomes: {
+      replied: number;
+      positive: number;
+      meetings: number;
+    };
+    /** Rate per closed exposure with its Wilson interval at level 1 − α */
+    rates: {
+      replied: {
+        rate: number | null;
+        low: number;
+        high: number;
+      };
+      positive: {
+        rate: number | null;
+        low: number;
+        high: number;
+      };
+      meetings: {
+        rate: number | null;
+        low: number;
+        high: number;
+      };
+    };
+    /** Against the control (the first arm): rate difference, its always-valid confidence sequence and the mSPRT always-valid p-value; null for the control */
+    comparison: {
+      difference: number;
+      low: number;
+      high: number;
+      pValue: number;
+      significant: boolean;
+    } | null;
+  }[];
+  minSampleReached: boolean;
+  /** α divided among the comparisons with the control */
+  comparisonAlpha: number;
+  /** Sample-ratio check of the exposures against the weights (alarm at p < 0.001) */
+  srm: {
+    chiSquare: number;
+    pValue: number;
+    mismatch: boolean;
+  };
+  reason: string;
+  /** The winning arm (key) by the data now, if any; a person applies it */
+  winner: string | null;
 };
 
 export type SubjectExport = {
@@ -3255,6 +3358,30 @@ export interface ApiRoutes {
           }[];
         }[];
       }[];
+      experiments?: {
+        key: string;
+        replyWindowDays?: number;
+        outcome?: "replied" | "positive" | "meetings";
+        alpha?: number;
+        minSamplePerArm?: number;
+        tau?: number;
+        arms: {
+          key: string;
+          weight?: number;
+          steps?: {
+            /** The step's key */
+            step: string;
+            /** An email step: the variant this arm sends */
+            variant?: string;
+            /** The delay before the step in this arm, e.g. "2 business days" */
+            delay?: string;
+            /** Send hours in the prospect's zone, inside the sequence window, e.g. "08:00-10:00" */
+            sendHours?: string;
+          }[];
+          /** Step keys in the order this arm runs them */
+          order?: string[];
+        }[];
+      }[];
       /** Save even if an email template renders for none of the leads (else 409 TEMPLATE_FAILS_FOR_ALL) */
       confirm?: boolean;
     };
@@ -3432,6 +3559,30 @@ export interface ApiRoutes {
           }[];
         }[];
       }[];
+      experiments: {
+        key: string;
+        replyWindowDays?: number;
+        outcome?: "replied" | "positive" | "meetings";
+        alpha?: number;
+        minSamplePerArm?: number;
+        tau?: number;
+        arms: {
+          key: string;
+          weight: number;
+          steps: {
+            /** The step's key */
+            step: string;
+            /** An email step: the variant this arm sends */
+            variant?: string;
+            /** The delay before the step in this arm, e.g. "2 business days" */
+            delay?: string;
+            /** Send hours in the prospect's zone, inside the sequence window, e.g. "08:00-10:00" */
+            sendHours?: string;
+          }[];
+          /** Step keys in the order this arm runs them */
+          order?: string[];
+        }[];
+      }[];
     };
     status: 200;
   };
@@ -3594,6 +3745,30 @@ export interface ApiRoutes {
                 autoWinner?: boolean;
               };
             }[];
+          }[];
+        }[];
+        experiments?: {
+          key: string;
+          replyWindowDays?: number;
+          outcome?: "replied" | "positive" | "meetings";
+          alpha?: number;
+          minSamplePerArm?: number;
+          tau?: number;
+          arms: {
+            key: string;
+            weight?: number;
+            steps?: {
+              /** The step's key */
+              step: string;
+              /** An email step: the variant this arm sends */
+              variant?: string;
+              /** The delay before the step in this arm, e.g. "2 business days" */
+              delay?: string;
+              /** Send hours in the prospect's zone, inside the sequence window, e.g. "08:00-10:00" */
+              sendHours?: string;
+            }[];
+            /** Step keys in the order this arm runs them */
+            order?: string[];
           }[];
         }[];
       };
@@ -4869,6 +5044,8 @@ export interface ApiRoutes {
     response: {
       asOf: string;
       experiments: Experiment[];
+      /** Experiments declared on the sequence: arms over several steps or over timing (docs/experiments.md) */
+      sequenceExperiments: SequenceExperiment[];
     };
     status: 200;
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { experimentSchema, toDocument as experimentToDocument } from '../../experiments/settings.ts';
+import { experimentSchema, toDocument as settingsToDocument } from '../../experiments/settings.ts';
+import type { ExperimentDefinition, SequenceExperimentDocument } from '../../sequence/definition-experiments.ts';
 import { armStepSchema, definitionSchema, stepSchema, stopRulesSchema, type DefinitionDocument, type StepDefinition, type SequenceDefinition } from '../../sequence/definition.ts';
 import { formatDelay, stopRuleKeys } from '../../sequence/definition-document.ts';
 import { conditionSchema } from '../../sequence/conditions.ts';
@@ -93,6 +94,41 @@ export const stepBody = armStepBody.extend({
   branches: z.array(armBody).min(1).max(8).optional().describe('Branch steps: the arms, weighed in order when the branch comes due (docs/sequences.md)'),
 });
 
+/** One step's choice in an arm of a sequence experiment (the file's `steps: { KEY: … }`, as a list). */
+const armChoiceBody = z
+  .object({
+    step: st.key.describe("The step's key"),
+    variant: variant.key.optional().describe('An email step: the variant this arm sends'),
+    delay: z.string().max(100).optional().describe('The delay before the step in this arm, e.g. "2 business days"'),
+    sendHours: z.string().max(20).optional().describe('Send hours in the prospect\'s zone, inside the sequence window, e.g. "08:00-10:00"'),
+  })
+  .strict();
+
+export const sequenceExperimentBody = z
+  .object({
+    key: st.key,
+    replyWindowDays: ex.reply_window_days,
+    outcome: ex.outcome,
+    alpha: ex.alpha,
+    minSamplePerArm: ex.min_sample_per_arm,
+    tau: ex.tau,
+    arms: z
+      .array(
+        z
+          .object({
+            key: st.key,
+            weight: variant.weight,
+            steps: z.array(armChoiceBody).max(50).default([]),
+            order: z.array(st.key).min(2).max(20).optional().describe('Step keys in the order this arm runs them'),
+          })
+          .strict(),
+      )
+      .min(2)
+      .max(8),
+  })
+  .strict()
+  .describe('An experiment over several steps or their timing (docs/experiments.md "Sequence experiments"); the arm is chosen once per enrollment');
+
 export const sequenceInput = z.object({
   key: d.key,
   name: d.name,
@@ -105,6 +141,7 @@ export const sequenceInput = z.object({
   stopRules: stopRulesBody.default({}),
   mailboxes: d.mailboxes.describe('The mailbox pool (addresses); empty: every mailbox of the workspace'),
   steps: z.array(stepBody).min(1).max(50),
+  experiments: z.array(sequenceExperimentBody).max(10).default([]),
 });
 export type SequenceBody = z.output<typeof sequenceInput>;
 
@@ -132,6 +169,7 @@ export function bodyToDocument(b: SequenceBody): DefinitionDocument {
     track_clicks: b.trackClicks,
     stop_rules: stopRules,
     mailboxes: b.mailboxes,
+    ...(b.experiments.length ? { experiments: b.experiments.map(experimentToDocument) } : {}),
     steps: b.steps.map((s) => ({
       ...stepToDocument(s),
       ...(s.branches
@@ -144,6 +182,33 @@ export function bodyToDocument(b: SequenceBody): DefinitionDocument {
             })),
           }
         : {}),
+    })),
+  };
+}
+
+function experimentToDocument(x: z.output<typeof sequenceExperimentBody>): SequenceExperimentDocument {
+  const { key, arms, replyWindowDays, outcome, alpha, minSamplePerArm, tau } = x;
+  return {
+    key,
+    ...settingsToDocument({ replyWindowDays, outcome, alpha, minSamplePerArm, tau }),
+    arms: arms.map((a) => ({
+      key: a.key,
+      weight: a.weight,
+      steps: Object.fromEntries(a.steps.map((c) => [c.step, { ...(c.variant !== undefined ? { variant: c.variant } : {}), ...(c.delay !== undefined ? { delay: c.delay } : {}), ...(c.sendHours !== undefined ? { send_hours: c.sendHours } : {}) }])),
+      ...(a.order ? { order: a.order } : {}),
+    })),
+  };
+}
+
+function experimentToBody(x: ExperimentDefinition): z.output<typeof sequenceExperimentBody> {
+  return {
+    key: x.key,
+    ...x.settings,
+    arms: x.arms.map((a) => ({
+      key: a.key,
+      weight: a.weight,
+      steps: Object.entries(a.steps).map(([step, c]) => ({ step, ...(c.variant !== undefined ? { variant: c.variant } : {}), ...(c.delay ? { delay: formatDelay(c.delay) } : {}), ...(c.sendHours ? { sendHours: c.sendHours } : {}) })),
+      ...(a.order ? { order: a.order } : {}),
     })),
   };
 }
@@ -161,7 +226,7 @@ function stepToDocument(s: z.output<typeof armStepBody> | z.output<typeof stepBo
     ...(s.notes !== undefined ? { notes: s.notes } : {}),
     ...(s.waitForTask !== undefined ? { wait_for_task: s.waitForTask } : {}),
     ...(s.retry ? { retry: s.retry } : {}),
-    ...(s.experiment ? { experiment: experimentToDocument(s.experiment) } : {}),
+    ...(s.experiment ? { experiment: settingsToDocument(s.experiment) } : {}),
   };
 }
 
@@ -183,6 +248,7 @@ export function definitionToInput(def: SequenceDefinition): SequenceBody {
     trackClicks: def.tracking.clicks,
     stopRules: stopRulesToBody(def.stopRules),
     mailboxes: def.mailboxes,
+    experiments: (def.experiments ?? []).map(experimentToBody),
     steps: def.steps.map((s) => ({
       ...stepToBody(s),
       ...(s.branches ? { branches: s.branches.map((a) => ({ key: a.key, ...(a.when ? { when: a.when } : {}), then: thenToBody(a.then), steps: a.steps.map(stepToBody) as z.output<typeof armStepBody>[] })) } : {}),

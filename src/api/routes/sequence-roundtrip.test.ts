@@ -92,7 +92,40 @@ const definition: fc.Arbitrary<DefinitionDocument> = fc.record(
     steps,
   },
   { requiredKeys: ['key', 'name', 'steps'] },
-);
+).chain((doc) => fc.option(experimentFor(doc), { nil: undefined }).map((x) => (x ? { ...doc, experiments: [x] } : doc)));
+
+/** Send hours inside each window the definitions use (an arm may only narrow the window). */
+const hoursWithin: Record<string, string[]> = {
+  any: ['00:00-24:00', '08:00-10:00', '22:00-23:30'],
+  'Mon-Fri 09:00-17:00': ['09:00-10:00', '14:00-16:00'],
+  'Tue,Thu 08:30-12:00': ['08:30-09:00', '10:00-12:00'],
+  'Sat,Sun 10:00-14:00': ['10:00-14:00', '12:15-13:45'],
+  'Mon,Wed-Fri 07:00-19:30': ['07:00-09:00', '17:00-19:30'],
+};
+
+/** A sequence experiment over the document's steps (issue 18): a timed step, and the variants of every A/B step fixed by each arm. */
+function experimentFor(doc: DefinitionDocument): fc.Arbitrary<NonNullable<DefinitionDocument['experiments']>[number]> {
+  const steps = doc.steps as Array<{ key: string; type: string; variants?: Array<{ key: string }>; experiment?: unknown }>;
+  const timed = steps.filter((s, i) => i > 0 && ['email', 'call', 'manual'].includes(s.type)).map((s) => s.key);
+  // A step with its own experiment settings cannot have its variant fixed by a sequence experiment.
+  const ab = steps.filter((s) => s.variants && s.variants.length > 1 && !timed.includes(s.key) && s.experiment === undefined);
+  const hours = hoursWithin[String(doc.window ?? 'Mon-Fri 09:00-17:00')]!;
+  const arm = (key: string) =>
+    fc.record({
+      key: fc.constant(key),
+      weight: fc.integer({ min: 1, max: 5 }),
+      steps: fc
+        .tuple(
+          timed.length ? fc.record({ delay, send_hours: fc.constantFrom(...hours) }, { requiredKeys: [] }) : fc.constant({}),
+          fc.tuple(...ab.map((s) => fc.constantFrom(...s.variants!.map((v) => v.key)))),
+        )
+        .map(([t, vs]) => ({
+          ...(timed.length && Object.keys(t).length ? { [timed[0]!]: t } : {}),
+          ...Object.fromEntries(ab.map((s, i) => [s.key, { variant: vs[i]! }])),
+        })),
+    });
+  return fc.record({ key: fc.constant('x'), reply_window_days: fc.integer({ min: 1, max: 90 }), arms: fc.tuple(arm('a'), arm('b')) }, { requiredKeys: ['key', 'arms'] }).map((x) => ({ ...x, arms: [...x.arms] }));
+}
 
 describe.each(testBackends())('sequence round trip through the API (%s)', (backend) => {
   let h: ApiHarness;
@@ -179,6 +212,47 @@ steps:
     const { id: _id, version: _v, ...def1 } = (await loadDefinition(h.store.db, workspaceId, applied.sequenceId))!;
     expect(def1).toEqual(def0);
     expect(validateDefinition(parseYaml(toYaml(toDocument(def1))))).toEqual(def0);
+  });
+
+  it('a sequence experiment (timing, several steps, order) goes YAML → apply → GET → PUT unchanged → export unchanged (issue 18)', async () => {
+    const def0 = validateDefinition(
+      parseYaml(`
+key: timed
+name: Timed
+window: Mon-Fri 08:00-18:00
+steps:
+  - key: intro
+    type: email
+    variants: [{ key: a, subject: Hi, body: Hello }, { key: b, subject: Hey, body: Hello there }]
+  - { key: ring, type: call, delay: 1 day, title: Ring }
+  - { key: fup, type: email, delay: 3 business days, variants: [{ key: a, body: Following up }, { key: b, body: Any thoughts? }] }
+  - { key: nudge, type: manual, delay: 2 days, title: LinkedIn }
+  - { key: last, type: email, delay: 3 days, body: Closing the loop }
+experiments:
+  - key: timing
+    outcome: positive
+    arms:
+      - { key: early, steps: { intro: { variant: a }, fup: { variant: a, delay: 2 business days, send_hours: "08:00-10:00" } } }
+      - { key: late, weight: 3, steps: { intro: { variant: b }, fup: { variant: b, delay: 4 business days, send_hours: "14:00-16:00" } } }
+  - key: order
+    arms: [{ key: as-written }, { key: swapped, order: [last, nudge] }]
+`),
+    );
+    const applied = await applyDefinition(h.store, deps, workspaceId, def0);
+    const got = await b.call('GET', `${base}/sequences/${applied.sequenceId}`);
+    expect(got.statusCode, got.body).toBe(200);
+    expect(got.json().experiments[0].arms[1]).toEqual({ key: 'late', weight: 3, steps: [{ step: 'intro', variant: 'b' }, { step: 'fup', variant: 'b', delay: '4 business days', sendHours: '14:00-16:00' }] });
+    const put = await b.call('PUT', `${base}/sequences`, got.json());
+    expect(put.statusCode, put.body).toBe(200);
+    const { id: _id, version: _v, ...def1 } = (await loadDefinition(h.store.db, workspaceId, applied.sequenceId))!;
+    expect(def1).toEqual(def0);
+    expect(validateDefinition(parseYaml(toYaml(toDocument(def1))))).toEqual(def0);
+    // The same text: each arm's choices in the steps' order, though the store keeps 'fup' before 'intro'.
+    expect(toYaml(toDocument(def1))).toBe(toYaml(toDocument(def0)));
+    // The API refuses what the file refuses, with the same words.
+    const bad = await b.call('PUT', `${base}/sequences`, { ...(got.json() as object), experiments: [{ key: 'x', arms: [{ key: 'a', steps: [{ step: 'fup', sendHours: '02:00-04:00' }] }, { key: 'b' }] }] });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toContain("outside the sequence's window");
   });
 
   it('renaming through PUT keeps stop rules, holiday skipping and tracking', async () => {

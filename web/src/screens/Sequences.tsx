@@ -89,6 +89,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
     stopRules: {},
     mailboxes: [],
     steps: [newStep('email', 'step-1', true)],
+    experiments: [],
   });
   const [warnings, setWarnings] = useState<string[]>([]);
   const [error, setError] = useState<string>();

@@ -1,5 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { systemClock } from '../src/common/clock.ts';
+import { systemClock, type Clock } from '../src/common/clock.ts';
 import { seededRandom } from '../src/common/random.ts';
 import { localKeyWrapper, Vault } from '../src/mailbox/vault.ts';
 import { erasureKey } from '../src/common/erasure-key.ts';
@@ -35,12 +35,13 @@ export interface ApiHarness {
  */
 export type HarnessSender = false | Partial<Pick<TaskRunnerOptions, 'replySettle' | 'oauthClients' | 'revocation' | 'connectors'>>;
 
-export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<ApiContext> = {}, server: Pick<ApiDeps, 'trustProxy'> & { sender?: HarnessSender } = {}): Promise<ApiHarness> {
+export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<ApiContext> = {}, server: Pick<ApiDeps, 'trustProxy'> & { sender?: HarnessSender; clock?: Clock } = {}): Promise<ApiHarness> {
   const store = await freshStore(backend);
   const random = seededRandom(`api-${backend}`);
   const vault = over.vault ?? new Vault(store, localKeyWrapper(Buffer.alloc(32, 7)));
   const nudges = new WorkNudges({ origin: 'harness' });
-  const { sender, ...deps } = server;
+  // `clock`: the server's (a world written at simulated times reads its analytics on the same clock).
+  const { sender, clock = systemClock, ...deps } = server;
   const runner = sender === false ? undefined : new CredentialTaskRunner({ store, clock: systemClock, random, vault, owner: `tasks:harness-${backend}`, onDone: (id) => nudges.taskDone(id), ...sender });
   nudges.on('credentials', () => void runner?.nudge());
   const ctx = {
@@ -52,7 +53,7 @@ export async function apiHarness(backend: 'pglite' | 'postgres', over: Partial<A
     ...defaultAuthSettings,
     ...over,
   };
-  const app = buildServer({ store, clock: systemClock, version: 'test', api: ctx, ...deps });
+  const app = buildServer({ store, clock, version: 'test', api: ctx, ...deps });
   await app.ready();
   await runner?.start();
   const setupToken = (await issueSetupToken(store)) ?? '';
@@ -109,13 +110,18 @@ export function browser(app: FastifyInstance, accountId: string, cookie: string,
  */
 export async function seedWorkspace(store: Store, name: string, ownerEmail: string, password = 'a long password 123'): Promise<{ workspaceId: string; accountId: string; userId: string; password: string }> {
   const random = seededRandom(`seed-${name}`);
-  const deps = { clock: systemClock, random };
   const workspaceId = newId(Date.now(), random);
-  const accountId = newId(Date.now(), random);
   await store.db.insertInto('workspace').values({ id: workspaceId, name, time_zone: 'UTC' }).execute();
-  await store.db.insertInto('account').values({ id: accountId, email: ownerEmail, name, password_hash: await hashPassword(password) }).execute();
-  const userId = await addMembership(store.db, deps, { accountId, workspaceId, email: ownerEmail, name, role: 'owner' });
-  return { workspaceId, accountId, userId, password };
+  return { workspaceId, ...(await seedMember(store, workspaceId, ownerEmail, 'owner', password, name)) };
+}
+
+/** A new account, member of an existing workspace (one a simulation built), who can sign in. */
+export async function seedMember(store: Store, workspaceId: string, email: string, role: 'owner' | 'admin' | 'member', password = 'a long password 123', name = email): Promise<{ accountId: string; userId: string; password: string }> {
+  const random = seededRandom(`member-${workspaceId}-${email}`);
+  const accountId = newId(Date.now(), random);
+  await store.db.insertInto('account').values({ id: accountId, email, name, password_hash: await hashPassword(password) }).execute();
+  const userId = await addMembership(store.db, { clock: systemClock, random }, { accountId, workspaceId, email, name, role });
+  return { accountId, userId, password };
 }
 
 /** Ids of one of each object in a workspace, by the URL parameter name that takes them. */

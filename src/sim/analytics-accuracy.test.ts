@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiHarness, login, seedMember, type ApiHarness } from '../../test/api.ts';
+import { apiHarness, type ApiHarness } from '../../test/api.ts';
+import { accuracyRun } from '../../test/analytics-accuracy.ts';
 import { testBackends } from '../../test/stores.ts';
-import { seededRandom } from '../common/random.ts';
-import { foldFigures } from '../ops/figure-rollup.ts';
-import { compareWithWorld } from './analytics-accuracy.ts';
 import { SimClock } from './sim-clock.ts';
-import { runSeed } from './simulation.ts';
 
 /**
  * Issue 18: a seeded world with known truth and the analytics API agree to the unit. Each run is a
@@ -13,14 +10,12 @@ import { runSeed } from './simulation.ts';
  * crashes between send and record, replies, bounces, unsubscribes, meetings) over a week the
  * clocks change, with the analytics' rollup folded at random moments during the run and between
  * the reads; then the API is asked, as a member asks it, for the headline, the days, the CSV and
- * every breakdown in five zones, and each figure is compared with the world's own log
+ * every breakdown in five zones (UTC, New York, Berlin, Kolkata, Lord Howe), and each figure is compared with the world's own log
  * (sim/world-log.ts), counted by the rules sim/world-figures.ts states (possibly-sent copies count
  * as sends; replies and bounces an ended enrollment ignored do not count).
  *
  * `npm run bench -- analytics-accuracy --seeds N` runs more seeds (docs/benchmarks.md).
  */
-const ZONES = ['UTC', 'America/New_York', 'Europe/Berlin', 'Asia/Kolkata', 'Australia/Lord_Howe'] as const;
-const HOUR = 3_600_000;
 
 export const ACCURACY_RUNS = [
   { seed: 18_001, start: Date.UTC(2026, 2, 5, 13), days: 7, about: "America's spring forward (8 March 2026)" },
@@ -36,28 +31,7 @@ describe.each(testBackends())('analytics against a simulated world (%s)', (backe
   });
   afterAll(() => h?.close());
 
-  /** One world, read as a member through the API, compared figure by figure with its log. */
-  async function compare(run: { seed: number; start: number; days: number }) {
-    const random = seededRandom(`accuracy-${run.seed}`);
-    let folds = 0;
-    const fold = async () => {
-      folds++;
-      await foldFigures(h.store);
-    };
-    const r = await runSeed({ seed: run.seed, start: run.start, days: run.days, store: h.store, between: async () => (random.next() < 0.03 ? fold() : undefined) });
-    // The server's now: an hour after the run's end, so the window ends with its last day.
-    clock.advanceTo(r.endMs + HOUR);
-    const ws = (await h.store.db.selectFrom('workspace').select('id').where('name', '=', 'Sim').executeTakeFirstOrThrow()).id;
-    const member = await seedMember(h.store, ws, `analyst-${run.seed}-${run.start}@accuracy.test`, 'member');
-    const b = await login(h.app, `analyst-${run.seed}-${run.start}@accuracy.test`, member.password);
-    const get = async (url: string) => {
-      if (random.next() < 0.3) await fold();
-      return b.call('GET', url);
-    };
-    // Six days: the window and the period before it hold the whole run between them.
-    const res = await compareWithWorld(get, r.log, { base: `/api/workspaces/${ws}`, asOf: clock.now(), days: 6, zones: ZONES });
-    return { r, res, folds };
-  }
+  const compare = (run: { seed: number; start: number; days: number }) => accuracyRun(h, clock, run);
 
   it.each(ACCURACY_RUNS)('agrees to the unit over $about (seed $seed)', async (run) => {
     const { r, res, folds } = await compare(run);

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, type ApiHarness } from '../../test/api.ts';
-import { accuracyRun } from '../../test/analytics-accuracy.ts';
+import { accuracyRun, readingClock } from '../../test/analytics-accuracy.ts';
 import { testBackends } from '../../test/stores.ts';
-import { SimClock } from './sim-clock.ts';
 
 /**
  * Issue 18: a seeded world with known truth and the analytics API agree to the unit. Each run is a
@@ -24,7 +23,7 @@ export const ACCURACY_RUNS = [
 ] as const;
 
 describe.each(testBackends())('analytics against a simulated world (%s)', (backend) => {
-  const clock = new SimClock(0);
+  const clock = readingClock();
   let h: ApiHarness;
   beforeAll(async () => {
     h = await apiHarness(backend, {}, { clock, sender: false });

@@ -44,6 +44,7 @@ export async function apiHarness(
   const random = seededRandom(`api-${backend}`);
   const vault = over.vault ?? new Vault(store, localKeyWrapper(Buffer.alloc(32, 7)));
   const nudges = new WorkNudges({ origin: 'harness' });
+  // `clock`: the server's (a world written at simulated times reads its analytics on the same clock).
   const { sender, clock = systemClock, ...deps } = server;
   const runner = sender === false ? undefined : new CredentialTaskRunner({ store, clock: systemClock, random, vault, owner: `tasks:harness-${backend}`, onDone: (id) => nudges.taskDone(id), ...sender });
   nudges.on('credentials', () => void runner?.nudge());
@@ -113,13 +114,18 @@ export function browser(app: FastifyInstance, accountId: string, cookie: string,
  */
 export async function seedWorkspace(store: Store, name: string, ownerEmail: string, password = 'a long password 123'): Promise<{ workspaceId: string; accountId: string; userId: string; password: string }> {
   const random = seededRandom(`seed-${name}`);
-  const deps = { clock: systemClock, random };
   const workspaceId = newId(Date.now(), random);
-  const accountId = newId(Date.now(), random);
   await store.db.insertInto('workspace').values({ id: workspaceId, name, time_zone: 'UTC' }).execute();
-  await store.db.insertInto('account').values({ id: accountId, email: ownerEmail, name, password_hash: await hashPassword(password) }).execute();
-  const userId = await addMembership(store.db, deps, { accountId, workspaceId, email: ownerEmail, name, role: 'owner' });
-  return { workspaceId, accountId, userId, password };
+  return { workspaceId, ...(await seedMember(store, workspaceId, ownerEmail, 'owner', password, name)) };
+}
+
+/** A new account, member of an existing workspace (one a simulation built), who can sign in. */
+export async function seedMember(store: Store, workspaceId: string, email: string, role: 'owner' | 'admin' | 'member', password = 'a long password 123', name = email): Promise<{ accountId: string; userId: string; password: string }> {
+  const random = seededRandom(`member-${workspaceId}-${email}`);
+  const accountId = newId(Date.now(), random);
+  await store.db.insertInto('account').values({ id: accountId, email, name, password_hash: await hashPassword(password) }).execute();
+  const userId = await addMembership(store.db, { clock: systemClock, random }, { accountId, workspaceId, email, name, role });
+  return { accountId, userId, password };
 }
 
 /** Ids of one of each object in a workspace, by the URL parameter name that takes them. */

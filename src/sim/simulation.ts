@@ -43,6 +43,7 @@ import { openSimStore } from './sim-store.ts';
 import { checkWarmupBatch, FAR, joinWarmupPool, pullWarmupBatch } from './warmup.ts';
 import { SimCrm } from './crm.ts';
 import type { CrmWriter } from '../crm/writer.ts';
+import { WorldLog, type WorldSeries } from './world-log.ts';
 import { applied, buildWorld, editDefinition, pickStart, removedSteps, toDefinition, type RawDefinition, type SimWorld } from './world.ts';
 
 /**
@@ -122,6 +123,14 @@ export interface SimOptions {
   inject?: Injection;
   /** Called after each step with a one-line description (tracing a replay). */
   onStep?: (line: string) => void;
+  /**
+   * The run's first instant, instead of the one drawn from the seed (the draw is still made, so
+   * every other draw of the seed is as it was): the accuracy runs start a few days before a change
+   * of the clocks.
+   */
+  start?: number;
+  /** Awaited after each step, at the simulated instant (the accuracy runs fold the analytics' rollup at random moments). */
+  between?: (now: number) => Promise<void>;
 }
 
 export interface SimStats {
@@ -202,6 +211,8 @@ export interface SimResult {
   digest: string;
   startMs: number;
   endMs: number;
+  /** What truly happened in the world (sim/world-log.ts). */
+  log: WorldLog;
 }
 
 export class SimulationFailure extends Error {
@@ -351,6 +362,7 @@ class Run {
   private readonly faultRandom: Random;
   private readonly plugin = new CrashPlugin();
   private readonly server = new SimMailServer();
+  private readonly log = new WorldLog();
   private checker!: InvariantChecker;
   private readonly agenda: Agenda<Action>;
   private readonly hash: Hash = createHash('sha256');
@@ -388,7 +400,8 @@ class Run {
     this.faultRandom = this.root.fork('faults');
     const tie = this.root.fork('ties');
     this.agenda = new Agenda<Action>(() => tie.next());
-    this.start = pickStart(this.root.fork('start'));
+    const drawn = pickStart(this.root.fork('start'));
+    this.start = opts.start ?? drawn;
     this.end = this.start + (opts.days ?? 21) * DAY;
     this.clock = new SimClock(this.start);
     this.rates = { ...defaultRates, ...opts.rates };
@@ -399,11 +412,15 @@ class Run {
 
   async run(): Promise<SimResult> {
     await sql`truncate table workspace, event restart identity cascade`.execute(this.store.db);
+    // The analytics' rollup starts again with the journal's ids (its buckets went with the workspace).
+    await sql`update figure_fold set folded_through = 0`.execute(this.store.db);
     const worldRandom = this.root.fork('world');
     this.world = await buildWorld(this.store, { clock: this.clock, random: worldRandom }, { leads: this.opts.enrollments ?? 12 });
     await joinWarmupPool(this.store, this.clock, this.warmupRandom, this.world.mailboxes.map((m) => ({ id: m.id, workspaceId: this.world.workspaceId })));
     // Each mailbox's transport and Sent-copy setting, rotating with the seed so every mode is run.
     this.world.mailboxes.forEach((m, i) => this.server.setMode(m.id, sentModes[(i + this.opts.seed) % sentModes.length]!));
+    // The world's mailboxes belong to no member (world.ts makes none).
+    for (const m of this.world.mailboxes) this.log.owners.set(m.id, null);
     this.crm = await SimCrm.start(this.store, this.clock, this.crmRandom, this.world.workspaceId, this.world.leads.map((l) => l.email), this.opts.inject === 'crm-swallow-errors');
     this.checker = new InvariantChecker(this.store, this.server, this.world.mailboxes.map((m) => m.pacing));
     this.trace(`world ${this.world.mailboxes.length} mailboxes, ${this.world.leads.length} leads, ${this.world.sequences.length} sequences, start ${iso(this.start)}`);
@@ -428,7 +445,7 @@ class Run {
     this.stats.armEnrollments = arms.rows[0]!.n;
     this.stats.armSteps = arms.rows[0]!.steps;
     await this.digestStore();
-    return { seed: this.opts.seed, stats: this.stats, digest: this.hash.digest('hex'), startMs: this.start, endMs: this.clock.now() };
+    return { seed: this.opts.seed, stats: this.stats, digest: this.hash.digest('hex'), startMs: this.start, endMs: this.clock.now(), log: this.log };
   }
 
   private failure(e: unknown): SimulationFailure {
@@ -485,6 +502,21 @@ class Run {
     this.trace(`${this.step} ${iso(this.clock.now())} ${line}`);
     const view = await this.checker.afterStep(this.clock.now(), dirty);
     if (view) this.planWakeups(view);
+    await this.opts.between?.(this.clock.now());
+  }
+
+  /** A prospect's or rep's message as the world saw it, once Cadenza's side has read it without a crash. */
+  private logSignal(ev: EngineEvent, enrollmentId: string, at: number, how: string, taken: boolean): void {
+    const series: WorldSeries | null = ev.type === 'reply' ? 'replies' : ev.type === 'bounce' ? 'bounces' : ev.type === 'unsubscribe' ? 'unsubscribes' : ev.type === 'meeting_booked' ? 'meetings' : null;
+    if (!series) return;
+    this.log.add({ series, enrollmentId, at, readAt: this.clock.now(), how, taken: series === 'replies' || series === 'bounces' ? taken : true, ...(ev.type === 'bounce' ? { hard: ev.hard } : {}) });
+  }
+
+  /** The rep's screen after enrolling or moving: which enrollment is whose, in which sequence, from which mailbox. */
+  private async learnEnrollments(sequenceId: string, leadIds: string[]): Promise<void> {
+    if (leadIds.length === 0) return;
+    const rows = await this.store.db.selectFrom('enrollment').select(['id', 'mailbox_id']).where('sequence_id', '=', sequenceId).where('lead_id', 'in', leadIds).execute();
+    for (const e of rows) if (!this.log.enrollments.has(e.id)) this.log.enrolled(e.id, { sequenceId, mailboxId: e.mailbox_id });
   }
 
   private trace(line: string): void {
@@ -565,6 +597,7 @@ class Run {
         const batch = [a, ...this.agenda.takeWhere((x): x is Extract<Action, { t: 'record' }> => x.t === 'record')];
         this.armMaybe(faults.crashInRecord, 8, batch.length > 1 ? `recording a batch of ${batch.length} sends` : 'recording a send');
         const ok = await recordSentBatch(this.proc.outbox, batch.map((b) => ({ claim: b.claim, sentAt: b.sentAt })));
+        for (const b of batch) this.log.recorded(b.claim.requestId, this.clock.now());
         if (batch.length > 1) {
           this.stats.groupRecords++;
           this.stats.groupRecordedSends += batch.length;
@@ -736,6 +769,12 @@ class Run {
   private async settleUnknown(u: Awaited<ReturnType<typeof listUnknown>>[number]): Promise<string> {
     const hit = this.server.findInSent(u.mailboxId, u.messageId, this.clock.now());
     const res = await resolveUnknown(this.proc.outbox, u, hit ? { sentAt: hit.at, pending: hit.pending } : null);
+    if (res === 'sent' || res === 'possibly_sent') {
+      // A pending copy whose message never left (a crash or a timeout between the copy and the
+      // handover): no prospect got it, yet Cadenza cannot tell and counts it as possibly sent.
+      if (!this.server.deliveries.some((d) => d.messageId === u.messageId)) this.log.sent({ enrollmentId: u.enrollmentId, requestId: u.requestId, stepId: u.stepId, mailboxId: u.mailboxId, variantId: u.variantId }, hit?.at ?? u.since, 'copy only');
+      this.log.recorded(u.requestId, this.clock.now());
+    }
     if (res === 'sent') this.stats.unknownFound++;
     if (res === 'requeued') this.stats.unknownRequeued++;
     if (res === 'possibly_sent') {
@@ -815,6 +854,8 @@ class Run {
       // The enrollment bounced, the address suppressed, the request failed: one transaction.
       this.armMaybe(faults.crashInRecord, 10, 'recording a bounce at RCPT');
       await recordBounce(this.proc.outbox, claim, { recipient: claim.to, responseCode: 550, enhancedStatus: '5.1.1', diagnostic: '550 5.1.1 user unknown' });
+      // The enrollment passed the last look a moment ago, in this same step: the engine takes the bounce.
+      this.log.add({ series: 'bounces', enrollmentId: claim.enrollmentId, at: this.clock.now(), readAt: this.clock.now(), how: 'at RCPT', hard: true, taken: true });
       return `send ${claim.messageId} -> bounce at RCPT, recorded`;
     }
     if (x < (cut += faults.timeoutBeforeHandover)) {
@@ -853,6 +894,7 @@ class Run {
     if (this.ops.next() < 0.7) {
       this.armMaybe(faults.crashInRecord, 8, 'recording a send');
       await recordSent(this.proc.outbox, claim, sentAt);
+      this.log.recorded(claim.requestId, sentAt);
       return `send ${claim.messageId} -> delivered, recorded`;
     }
     // Up to 3 minutes (a slow store, a busy process): long enough for the records of other
@@ -866,6 +908,7 @@ class Run {
     const now = this.clock.now();
     const d = { mailboxId: claim.mailboxId, messageId: claim.messageId, requestId: claim.requestId, enrollmentId: claim.enrollmentId, stepId: claim.stepId, to: claim.to, at: now, visibleAt: now + this.ops.int(0, SENT_INDEX_LAG_MS), journalMark: mark };
     this.server.deliver(d);
+    this.log.sent({ enrollmentId: claim.enrollmentId, requestId: claim.requestId, stepId: claim.stepId, mailboxId: claim.mailboxId, variantId: claim.variantId }, now, 'delivered');
     this.stats.deliveries++;
     if (this.opts.inject === 'duplicate-delivery' && !this.injected) {
       this.server.deliver(d);
@@ -910,6 +953,7 @@ class Run {
     this.armMaybe(faults.crashInSignal, 6, `signal ${ev.type}`);
     const res = a.landed ? await this.ingestLanded(a.landed, ev) : await this.proc.service.apply(a.enrollmentId, ev);
     if (!res) return `reply ${a.landed?.messageId} read again by the sync: already stored, nothing done`;
+    this.logSignal(ev, a.enrollmentId, a.landed?.at ?? now, 'prospect', res.outcome === 'applied');
     this.countSignal(ev);
     await this.maybeSendAfterStop(a.enrollmentId, res.next.state);
     return `${ev.type}${a.attempt ? ` (again, #${a.attempt})` : ''} for ${a.enrollmentId} -> ${res.outcome} ${res.next.state}${res.note ? ` (${res.note})` : ''}`;
@@ -943,6 +987,11 @@ class Run {
     if (batch.warmup.from === FAR) this.stats.warmupFromPeer++;
     if (batch.peer?.leftAt === this.clock.now()) this.stats.peerLeaves++;
     for (const x of report.messages) if (x.inserted && x.action === 'reply') this.stats.replies++;
+    const human = replyTo && report.messages.find((x) => x.inserted && x.action === 'reply' && x.enrollmentId === replyTo.enrollmentId);
+    if (replyTo && human) {
+      const took = report.applied.find((x) => x.enrollmentId === replyTo.enrollmentId && x.event.type === 'reply');
+      this.logSignal({ type: 'reply' }, replyTo.enrollmentId, this.clock.now(), 'prospect', took?.result.outcome === 'applied');
+    }
     await checkWarmupBatch(this.store, batch, report, moved);
     return `inbound ${n} to ${mailboxId.slice(-4)}: warmup ${batch.warmup.messageId} in ${batch.warmup.folder}${replyTo ? `, reply for ${replyTo.enrollmentId}` : ''}, ${batch.human.length} written by people -> ${report.warmup.length} taken aside, ${report.messages.map((x) => x.action).join(' ')}`;
   }
@@ -1045,6 +1094,7 @@ class Run {
     }
     this.armMaybe(faults.crashInSignal, 6, `rep ${ev.type}`);
     const res = await this.proc.service.apply(e.id, ev);
+    this.logSignal(ev, e.id, now, 'rep', res.outcome === 'applied');
     await this.maybeSendAfterStop(e.id, res.next.state);
     if (res.outcome === 'applied') {
       if (ev.type === 'pause') this.stats.pauses++;
@@ -1077,7 +1127,10 @@ class Run {
       { store: this.proc.store, clock: this.clock, random: this.ops, service: this.proc.service },
       { workspaceId: this.world.workspaceId, enrollmentId, sequenceId: target.id, ...(startAtStep ? { startAtStep } : {}) },
     );
-    if (res.outcome === 'moved') this.stats.moves++;
+    if (res.outcome === 'moved') {
+      this.stats.moves++;
+      await this.learnEnrollments(target.id, [e.lead_id]);
+    }
     const how = res.outcome === 'moved' ? `moved -> ${res.newEnrollmentId}` : `skipped (${res.reason})`;
     return `move ${enrollmentId} (${e.state}) to ${target.raw.key}${startAtStep ? ` at ${startAtStep}` : ''} -> ${how}`;
   }
@@ -1104,6 +1157,8 @@ class Run {
       const outcome: TaskOutcome = t.kind === 'call' ? outcomes[r.int(0, outcomes.length - 1)]! : r.next() < 0.8 ? 'done' : 'skipped';
       this.armMaybe(faults.crashInSignal, 6, 'completing a task');
       const res = await this.completeTask(t.id, t.enrollment_id, t.step_id, t.kind, outcome);
+      // A meeting booked on a call counts whatever the engine made of it (docs/api.md, isMeeting).
+      if (res && outcome === 'meeting_booked') this.log.add({ series: 'meetings', enrollmentId: t.enrollment_id, at: now, readAt: now, how: 'call', taken: true });
       this.stats.tasksCompleted++;
       done.push(`${t.kind} ${outcome}${res?.retryAt ? ` (try ${res.attempt + 1} at ${iso(res.retryAt.getTime())})` : ''}`);
     }
@@ -1148,6 +1203,7 @@ class Run {
     this.armMaybe(faults.crashInEnroll, 6, 'enrolling');
     const res = await bulkEnroll(this.proc.store, { clock: this.clock, random: this.ops }, { workspaceId: this.world.workspaceId, sequenceId: this.world.sequences[a.seq]!.id, leadIds, chunkSize: r.int(1, 8) });
     this.stats.enrollments += res.enrolled;
+    await this.learnEnrollments(this.world.sequences[a.seq]!.id, leadIds);
     const why = new Map<string, number>();
     for (const x of res.refused) why.set(x.reason, (why.get(x.reason) ?? 0) + 1);
     return `enroll ${leadIds.length} in ${this.world.sequences[a.seq]!.raw.key} -> ${res.enrolled} enrolled${why.size ? `, refused ${[...why].map(([k, v]) => `${v} ${k}`).join(', ')}` : ''}`;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -279,7 +279,10 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
       log(how === 'exited' ? `cadenza stopped on SIGTERM in ${Date.now() - t0} ms` : 'cadenza did not stop within 10 s of SIGTERM: killed');
     }
     await store?.close().catch(() => undefined);
-    if (process.env.DRILL_KEEP_CLUSTER === '1') log(`cluster kept (DRILL_KEEP_CLUSTER=1): ${o.clusterDir}; patroni-cluster.sh destroy removes it`);
+    if (process.env.DRILL_KEEP_CLUSTER === '1') {
+      if (cadenza) writeFileSync(join(o.clusterDir, 'cadenza.log'), cadenza.output());
+      log(`cluster kept (DRILL_KEEP_CLUSTER=1): ${o.clusterDir}, Cadenza's log in cadenza.log; patroni-cluster.sh destroy removes it`);
+    }
     else {
       await cluster.sh('destroy').catch(() => undefined);
       log('cluster destroyed');

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiHarness, type ApiHarness } from '../../test/api.ts';
+import { accuracyRun, readingClock } from '../../test/analytics-accuracy.ts';
+import { testBackends } from '../../test/stores.ts';
+
+/**
+ * Issue 18: a seeded world with known truth and the analytics API agree to the unit. Each run is a
+ * whole simulation (sim/simulation.ts: the real engine, outbox, dispatcher and ingestion, with
+ * crashes between send and record, replies, bounces, unsubscribes, meetings) over a week the
+ * clocks change, with the analytics' rollup folded at random moments during the run and between
+ * the reads; then the API is asked, as a member asks it, for the headline, the days, the CSV and
+ * every breakdown in five zones (UTC, New York, Berlin, Kolkata, Lord Howe), and each figure is compared with the world's own log
+ * (sim/world-log.ts), counted by the rules sim/world-figures.ts states (possibly-sent copies count
+ * as sends; replies and bounces an ended enrollment ignored do not count).
+ *
+ * `npm run bench -- analytics-accuracy --seeds N` runs more seeds (docs/benchmarks.md).
+ */
+
+export const ACCURACY_RUNS = [
+  { seed: 18_001, start: Date.UTC(2026, 2, 5, 13), days: 7, about: "America's spring forward (8 March 2026)" },
+  { seed: 18_006, start: Date.UTC(2026, 2, 27, 7), days: 10, about: "Europe's spring forward (29 March) and Lord Howe's half hour back (5 April)" },
+  { seed: 18_006, start: Date.UTC(2026, 9, 23, 20), days: 10, about: "Europe's fall back (25 October) and America's (1 November)" },
+] as const;
+
+describe.each(testBackends())('analytics against a simulated world (%s)', (backend) => {
+  const clock = readingClock();
+  let h: ApiHarness;
+  beforeAll(async () => {
+    h = await apiHarness(backend, {}, { clock, sender: false });
+  });
+  afterAll(() => h?.close());
+
+  const compare = (run: { seed: number; start: number; days: number }) => accuracyRun(h, clock, run);
+
+  it.each(ACCURACY_RUNS)('agrees to the unit over $about (seed $seed)', async (run) => {
+    const { r, res, folds } = await compare(run);
+    expect(res.mismatches).toEqual([]);
+    // Every email that left was recorded (simulation invariant 6), so none is missing from the count.
+    expect(r.log.facts.filter((f) => Number.isNaN(f.readAt))).toEqual([]);
+    // A world that did little proves little: it sent, was answered, and the rollup folded.
+    expect(r.log.count('sends')).toBeGreaterThan(10);
+    expect(r.log.count('replies')).toBeGreaterThan(0);
+    expect(folds).toBeGreaterThan(2);
+    expect(res.compared).toBeGreaterThan(1000);
+  }, 240_000);
+
+  /**
+   * Found by this test, not fixed yet (issue 18): a prospect's reply, bounce or unsubscribe (or a
+   * rep's) that reaches an enrollment after it was moved to another sequence (by a rep, or by a
+   * branch arm: "arm rest of q2-b moves to q0") is applied to the enrollment it moved to
+   * (EnrollmentService follows moved_to). The breakdown then credits it to the new sequence, its
+   * mailbox, and the new enrollment's last email (here none: step and variant "none"), where the
+   * world says the prospect answered the old sequence's email 8 seconds after it was sent. The
+   * headline, the days and the totals agree; only the rows differ. In the bench's 100 seeds, 5
+   * worlds showed it (seeds 50, 76, 77, 82, 115, docs/benchmarks.md). Marked as failing so that it turns red once the credit
+   * follows the email answered (then drop `.fails`).
+   */
+  it.fails('known: a reply to a moved enrollment is credited to the sequence it moved to and its last email (seed 18001, 1 November 2026)', async () => {
+    const { res } = await compare({ seed: 18_001, start: Date.UTC(2026, 9, 23, 20), days: 10 });
+    expect(res.mismatches).toEqual([]);
+  }, 240_000);
+});

@@ -3348,7 +3348,7 @@ export interface ApiRoutes {
         enrollmentId: string;
         outcome: "moved" | "skipped";
         newEnrollmentId?: string;
-        reason?: "not_found" | "not_live" | "same_sequence" | "suppressed" | "already_enrolled" | "sequence_not_active" | "cannot_plan" | "invalid_address" | "held_for_review";
+        reason?: "not_found" | "not_live" | "same_sequence" | "suppressed" | "already_enrolled" | "sequence_not_active" | "cannot_plan" | "invalid_address" | "held_for_review" | "no_thread";
         detail?: string;
       }[];
     };

@@ -132,9 +132,13 @@ describe.each(testBackends())('branching sequences through the service (%s)', (b
     await setup(1);
     await runUntil(T0 + DAY);
     const [a] = await store.db.selectFrom('enrollment').select(['id']).where('sequence_id', '=', seqId).execute();
-    await svc.apply(a!.id, { type: 'reply', intent: 'not_interested', from: 'x@y.test' });
+    await svc.apply(a!.id, { type: 'reply', intent: 'not_interested', from: 'x@y.test', messageId: '<notnow@y.test>' });
     const nurtured = await store.db.selectFrom('enrollment').select(['id', 'state']).where('sequence_id', '=', nurtureId).executeTakeFirstOrThrow();
     expect(nurtured.state).toBe('active');
+    // The same reply again (a person relabels it): not a new answer; the nurture goes on.
+    const same = await svc.apply(a!.id, { type: 'reply', messageId: '<notnow@y.test>' });
+    expect([same.outcome, same.next.id]).toEqual(['ignored', a!.id]);
+    expect((await store.db.selectFrom('enrollment').select(['state']).where('id', '=', nurtured.id).executeTakeFirstOrThrow()).state).toBe('active');
     const r = await svc.apply(a!.id, { type: 'reply', messageId: '<again@y.test>' });
     expect(r.next.id).toBe(nurtured.id);
     const after = await store.db.selectFrom('enrollment').select(['state']).where('id', '=', nurtured.id).executeTakeFirstOrThrow();

@@ -100,7 +100,7 @@ export class EnrollmentService implements StopEngine {
       // An enrollment a reply rule moved ended 'replied' but points on all the same: a second
       // answer (or an opt-out) stops the nurture it went to, and suppress() spares that chain
       // expecting this (sql/suppression.ts stoppableEnrollmentsOf).
-      for (let hop = 0; hop < 32 && prospectSignals.has(event.type) && isTerminal(row.state) && row.moved_to; hop++) {
+      for (let hop = 0; hop < 32 && prospectSignals.has(event.type) && isTerminal(row.state) && row.moved_to && !sameReply(row, event); hop++) {
         const next: LoadedRow | undefined = locked.get(row.moved_to) ?? (await lockRows(tx, sql`e.id = ${row.moved_to}`, 1, false))[0];
         if (!next) break;
         locked.set(next.id, next);
@@ -269,6 +269,15 @@ async function moveToSequence(tx: Tx, deps: EnrollmentServiceDeps, sequences: Se
   // signals and the thread the successor's first email continues (sending/send-context.ts).
   await tx.updateTable('enrollment').set({ moved_to: made.id }).where('id', '=', row.id).execute();
   return [{ enrollmentId: made.id, event: { type: 'enrolled', notBefore: fx.notBefore }, result: { outcome: 'applied', next: made, effects: made.dueAt !== null ? [{ type: 'schedule_timer', at: made.dueAt }] : [] }, dueAt: null }];
+}
+
+/**
+ * The very reply that ended this enrollment, seen again (a person relabels it, a resync reads it
+ * once more): not a new answer, so it is not passed on to the nurture its reply rule moved the
+ * lead to, which it would stop. The engine names the reply in the reason it stops with.
+ */
+function sameReply(row: LoadedRow, event: EngineEvent): boolean {
+  return event.type === 'reply' && !!event.messageId && row.state === 'replied' && row.state_reason === `reply ${event.messageId}`;
 }
 
 async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, skipLocked: boolean, byId = false): Promise<LoadedRow[]> {

@@ -1702,7 +1702,7 @@ export interface ApiRoutes {
     body: {
       /** https (http and private addresses only where the installation allows them) */
       url: string;
-      events: ("reply" | "bounce" | "unsubscribe" | "sent" | "opened" | "clicked" | "task.due" | "call.logged" | "domain.health_changed")[];
+      events: ("reply" | "reply.interested" | "bounce" | "unsubscribe" | "sent" | "opened" | "clicked" | "task.due" | "call.logged" | "domain.health_changed")[];
       description?: string;
     };
     response: {

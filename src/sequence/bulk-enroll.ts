@@ -11,6 +11,7 @@ import { transition } from './transition.ts';
 import { assignMailboxes } from '../mailbox/pacing/assign-mailboxes.ts';
 import { threadEntry, threadRefusal } from './thread-entry.ts';
 import { hasThreadFrom } from './sql/thread-chain.ts';
+import { calendarColumns } from './sql/calendar-country.ts';
 
 /**
  * Why a lead was not enrolled. invalid_address: list hygiene found the address undeliverable, or a
@@ -240,7 +241,7 @@ function hygieneRefusal(c: Candidate): { reason: RefusalReason; detail: string }
 
 async function candidates(tx: Tx, workspaceId: string, sequenceId: string, ids: string[]): Promise<Candidate[]> {
   const r = await sql<Candidate>`
-    select l.id, l.email, l.time_zone, l.country, l.region, s.reason as suppressed,
+    select l.id, l.email, l.time_zone, ${calendarColumns}, s.reason as suppressed,
            l.hygiene_verdict, l.hygiene_review, l.hygiene_reasons,
            exists (select 1 from enrollment e where e.sequence_id = ${sequenceId} and e.lead_id = l.id) as enrolled
     from lead l

@@ -13,6 +13,7 @@ import { suppress, type StopEngine } from './suppress.ts';
 import { transition } from './transition.ts';
 import { gatherFacts } from './branch-facts.ts';
 import { enrollInTx } from './bulk-enroll.ts';
+import { calendarColumns } from './sql/calendar-country.ts';
 
 /** What the scheduler hears after a commit: an enrollment's durable timer changed. */
 export type TimerChange = { enrollmentId: string; dueAt: number | null };
@@ -285,7 +286,7 @@ async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, sk
   // same rows in the same order on every run (a simulation replays exactly from its seed).
   const order = byId ? sql`e.id` : sql`e.due_at, e.id`;
   const r = await sql<LoadedRow>`
-    select e.*, l.country, l.region, l.email_norm, s.version as sequence_version
+    select e.*, ${calendarColumns}, l.email_norm, s.version as sequence_version
     from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id
     where ${where}
     order by ${order}

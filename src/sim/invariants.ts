@@ -4,6 +4,7 @@ import type { Claim } from '../sending/outbox.ts';
 import type { Store } from '../store/store.ts';
 import type { Delivery, SimMailServer } from './mail-server.ts';
 import { pacingViolation, refusalViolation, type SimPacing } from './pacing-check.ts';
+import { calendarCountry, calendarRegion } from '../sequence/sql/calendar-country.ts';
 
 /**
  * The promises, checked against what the store holds and what reached the simulated mail server.
@@ -215,7 +216,7 @@ export class InvariantChecker {
       -- 3: due times written since the last check
       select 'due' as kind, json_build_object('id', e.id, 'state', e.state,
                'at', case when e.state = 'active' then e.due_at else e.paused_due_at end,
-               'zone', e.time_zone, 'country', l.country, 'region', l.region, 'window', s.send_window, 'settings', s.settings) as d
+               'zone', e.time_zone, 'country', ${calendarCountry}, 'region', ${calendarRegion}, 'window', s.send_window, 'settings', s.settings) as d
       from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id
       where ((e.state = 'active' and e.waiting_for = 'timer' and e.due_at is not null)
              or (e.state = 'paused' and e.paused_due_at > 'epoch'::timestamptz))

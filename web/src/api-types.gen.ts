@@ -1285,7 +1285,7 @@ export type WorkspaceSettings = {
   id: string;
   name: string;
   timeZone: string;
-  /** ISO 3166-1 alpha-2; business days skip its public holidays */
+  /** ISO 3166-1 alpha-2; business days of a lead without a country of its own skip its public holidays */
   holidaysCountry: string | null;
   /** A CNAME to this server used in tracking links, or null for the public URL */
   trackingDomain: string | null;

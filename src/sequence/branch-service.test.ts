@@ -126,6 +126,10 @@ describe.each(testBackends())('branching sequences through the service (%s)', (b
     expect(enrolled.payload).toMatchObject({ movedFrom: a!.id });
     const tasks = await store.db.selectFrom('task').select(['enrollment_id', 'title', 'state', 'kind']).execute();
     expect(tasks).toEqual([{ enrollment_id: b!.id, title: 'Interested reply from ana@acme.test: follow up', state: 'open', kind: 'manual' }]);
+    // The lead then opts out: nobody follows up with them, the notice is cancelled (the enrollment stays replied).
+    const out = await svc.apply(b!.id, { type: 'unsubscribe', source: 'link' });
+    expect([out.outcome, out.next.state]).toEqual(['applied', 'replied']);
+    expect((await store.db.selectFrom('task').select('state').where('enrollment_id', '=', b!.id).executeTakeFirstOrThrow()).state).toBe('cancelled');
   });
 
   it('a second answer to the old thread after a reply rule moved the lead stops the nurture it went to', async () => {

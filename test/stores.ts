@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
 import { openStore, type Store } from '../src/store/store.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { pgUrlFor, retryWhileInUse, templateName, testBackends, withAdmin } from './pg-admin.ts';
@@ -39,3 +40,19 @@ export async function freshStore(backend: 'pglite' | 'postgres', opts: { poolSiz
   };
 }
 
+
+/**
+ * A fresh store of this backend for the enclosing describe block, made before its tests and
+ * destroyed after them: the getter answers it inside the tests (the block's usual
+ * `let store; beforeAll(freshStore); afterAll(destroy)`, once).
+ */
+export function useFreshStore(backend: 'pglite' | 'postgres'): () => TestStore {
+  let store: TestStore | undefined;
+  beforeAll(async () => {
+    store = await freshStore(backend);
+  });
+  afterAll(async () => {
+    await store?.destroy();
+  });
+  return () => store!;
+}

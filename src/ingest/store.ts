@@ -6,6 +6,7 @@ import type { SyncCursor } from '../mailbox/sync/source.ts';
 import { holdsSql } from '../ops/leases.ts';
 import { oneStatement } from '../store/one-statement.ts';
 import type { EnrollmentTarget } from './act.ts';
+import { calendarColumns } from '../sequence/sql/calendar-country.ts';
 
 /** The ingestion pipeline's SQL: cursors, inbound rows, quarantine, enrollment targets, review queue. */
 
@@ -174,7 +175,7 @@ export interface TargetRow {
 }
 
 /** The columns of a TargetRow, for a query that joins enrollment e, lead l and sequence s (thread.ts reads them with the sends). */
-export const TARGET_COLUMNS = sql`e.id as target_id, e.workspace_id as target_workspace_id, e.state, e.time_zone, l.email_norm, l.country, l.region, s.send_window, s.settings, s.stop_rules`;
+export const TARGET_COLUMNS = sql`e.id as target_id, e.workspace_id as target_workspace_id, e.state, e.time_zone, l.email_norm, ${calendarColumns}, s.send_window, s.settings, s.stop_rules`;
 
 /** The enrollments a batch threads to, with their lead's calendar and their sequence's options. */
 export async function loadTargets(tx: Tx, enrollmentIds: string[]): Promise<Map<string, EnrollmentTarget>> {

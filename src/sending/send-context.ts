@@ -7,6 +7,7 @@ import type { LeadValues, SenderValues } from '../sequence/template/variables.ts
 import type { ThreadContext } from './compose/threading.ts';
 import type { LookContext } from './mailbox-last-look.ts';
 import type { Claim } from './outbox.ts';
+import { threadMessagesSql } from '../sequence/sql/thread-chain.ts';
 
 /** Everything composing needs for one claimed request, read in one round of queries. */
 export interface SendMaterial {
@@ -35,8 +36,9 @@ export function senderValues(m: { email: string; display_name: string | null }):
 // -- name: send-material
 // The variant chosen at planning time (or the step's first live variant), the lead, the mailbox,
 // the sequence's and workspace's settings, the workspace's custom tracking host while it has a
-// valid certificate (0034_tracking_domains.sql), and the enrollment's earlier outbound messages
-// (oldest first); with them what the mailbox last look reads (its last-look-context: when the
+// valid certificate (0034_tracking_domains.sql), and the earlier outbound messages of the thread
+// the enrollment writes in (oldest first: its own, and those of the enrollments it was moved from
+// sent from this mailbox, sequence/sql/thread-chain.ts); with them what the mailbox last look reads (its last-look-context: when the
 // previous step was done, whether the lead ever wrote to this mailbox): one statement a send.
 const materialSql = (claim: Claim) => sql<LeadRow & {
   has_variant: boolean | null;
@@ -57,7 +59,7 @@ const materialSql = (claim: Claim) => sql<LeadRow & {
          s.settings as seq_settings, w.settings as ws_settings, m.email as mailbox_email, m.display_name,
          (select td.host from tracking_domain td where td.workspace_id = e.workspace_id and td.state in ('active', 'renewing')) as tracking_host,
          (select json_agg(json_build_object('message_id', o.message_id, 'subject', o.subject, 'thread_id', o.thread_id) order by o.at, o.id)
-          from message o where o.enrollment_id = e.id and o.direction = 'outbound') as earlier,
+          from (${threadMessagesSql(claim.enrollmentId, claim.mailboxId, true)}) o) as earlier,
          e.last_step_at, e.created_at,
          exists (select 1 from message i
                  where i.mailbox_id = ${claim.mailboxId} and i.direction = 'inbound' and lower(i.from_addr) = l.email_norm) as has_written
@@ -74,7 +76,9 @@ const materialSql = (claim: Claim) => sql<LeadRow & {
 
 /**
  * Reads what a claimed send needs (materialSql): the variant, the lead, the mailbox, the tracking
- * settings, and the earlier outbound messages so that a follow-up threads under them.
+ * settings, and the earlier outbound messages so that a follow-up threads under them; a moved
+ * lead's first email in its new sequence continues the thread it had with this mailbox (In-Reply-To
+ * the last message, "Re: " + the thread's first subject when the step has no subject of its own).
  */
 export async function loadSendMaterial(db: Db | Tx, claim: Claim): Promise<SendMaterial> {
   const row = (await materialSql(claim).execute(db)).rows[0];

@@ -58,7 +58,8 @@ describeMailBed('sending through Postfix into Dovecot', () => {
   });
 
   /** A workspace whose mailbox is alice on the bed, with leads at the bed's prospects. */
-  async function world(smtpPort: number = mailBed.submissionPort, leads: string[] = prospects.map((p) => p.user)) {
+  /** `stopRules`: the outbound sequence's, whose reply rules may move a lead to `nurture` (applied too, first email without a subject). */
+  async function world(smtpPort: number = mailBed.submissionPort, leads: string[] = prospects.map((p) => p.user), stopRules?: object) {
     await sql`truncate table workspace, event cascade`.execute(store.db);
     tag = randomBytes(4).toString('hex');
     workspaceId = '00000000-0000-7000-8000-' + randomBytes(6).toString('hex');
@@ -80,11 +81,16 @@ describeMailBed('sending through Postfix into Dovecot', () => {
       holidays: false,
       jitter_minutes: 0,
       mailboxes: [alice.user],
+      ...(stopRules ? { stop_rules: stopRules } : {}),
       steps: [
         { key: 'intro', type: 'email', subject: `Quick question {{first_name}} ${tag}`, body: 'Hi {{first_name}},\n\nWorth a chat about {{company}}?\n' },
         { key: 'bump', type: 'email', delay: '2 days', body: 'Hi {{first_name | default: "there"}}, bumping this.\n' },
       ],
     });
+    if (stopRules) {
+      const nurture = { key: 'nurture', name: 'Nurture', window: 'any', holidays: false, jitter_minutes: 0, mailboxes: [alice.user], steps: [{ key: 'n1', type: 'email', body: 'Hi {{first_name}}, checking back in as promised.\n' }] };
+      await applyDefinition(store, { clock, random }, workspaceId, validateDefinition(nurture));
+    }
     const seq = await applyDefinition(store, { clock, random }, workspaceId, def);
     await bulkEnroll(store, { clock, random }, { workspaceId, sequenceId: seq.sequenceId, leadIds: ids });
     return ids;
@@ -146,6 +152,33 @@ describeMailBed('sending through Postfix into Dovecot', () => {
     expect(h2['references']).toContain(first.message_id);
     const e = await store.db.selectFrom('enrollment').select(['state']).executeTakeFirstOrThrow();
     expect(e.state).toBe('finished');
+  });
+
+  it("a reply rule's move to a nurture keeps the mailbox, and the nurture's first email continues the thread (issue 18)", async () => {
+    await world(mailBed.submissionPort, [prospects[2]!.user], { on_reply: { not_interested: { move_to: 'nurture', after: '1 week' } } });
+    await service.fireDue(100);
+    const { sender } = await senderFor(store);
+    expect(await drain(sender)).toBe(1);
+    const intro = await store.db.selectFrom('message').select(['message_id', 'enrollment_id']).where('direction', '=', 'outbound').executeTakeFirstOrThrow();
+    clock.advance(3_600_000);
+    await service.apply(intro.enrollment_id!, { type: 'reply', intent: 'not_interested', from: prospects[2]!.user });
+    // Nothing before the rule's week; then the nurture's first email, from the same mailbox, in the same thread.
+    clock.advance(6 * 86_400_000);
+    await service.fireDue(100);
+    expect(await drain(sender)).toBe(0);
+    clock.advance(86_400_000 + 60_000);
+    await service.fireDue(100);
+    expect(await drain(sender)).toBe(1);
+    const n1 = await store.db.selectFrom('message').select(['message_id', 'enrollment_id']).where('direction', '=', 'outbound').where('message_id', '<>', intro.message_id).executeTakeFirstOrThrow();
+    expect(n1.enrollment_id).not.toBe(intro.enrollment_id);
+    const [mail] = await readInbox(prospects[2]!.user, prospects[2]!.pass, n1.message_id);
+    const h = await headersOf(mail!.source);
+    expect(h['subject']).toBe(`Re: Quick question Pat0 ${tag}`);
+    expect(h['in-reply-to']).toBe(intro.message_id);
+    expect(h['references']).toContain(intro.message_id);
+    expect(h['from']).toContain(alice.user);
+    const old = await store.db.selectFrom('enrollment').select(['state', 'moved_to']).where('id', '=', intro.enrollment_id!).executeTakeFirstOrThrow();
+    expect(old).toEqual({ state: 'replied', moved_to: n1.enrollment_id });
   });
 
   it('connection dropped right after DATA: the request becomes unknown, is found in Sent, ends sent, and was delivered once', async () => {

@@ -119,9 +119,33 @@ describe.each(testBackends())('branching sequences through the service (%s)', (b
     expect(moved).toHaveLength(1);
     expect(moved[0]!.lead_id).toBe(a!.lead_id);
     expect(moved[0]!.due_at!.getTime()).toBeGreaterThanOrEqual(at + 28 * DAY);
-    const old = await store.db.selectFrom('enrollment').select(['state']).where('id', '=', a!.id).executeTakeFirstOrThrow();
-    expect(old.state).toBe('replied');
+    const old = await store.db.selectFrom('enrollment').select(['state', 'moved_to']).where('id', '=', a!.id).executeTakeFirstOrThrow();
+    // Replied, and pointing at its successor as a person's move leaves it (the lead page's "moved from").
+    expect(old).toEqual({ state: 'replied', moved_to: moved[0]!.id });
+    const enrolled = await store.db.selectFrom('event').select('payload').where('enrollment_id', '=', moved[0]!.id).where('type', '=', 'enrolled').executeTakeFirstOrThrow();
+    expect(enrolled.payload).toMatchObject({ movedFrom: a!.id });
     const tasks = await store.db.selectFrom('task').select(['enrollment_id', 'title', 'state', 'kind']).execute();
     expect(tasks).toEqual([{ enrollment_id: b!.id, title: 'Interested reply from ana@acme.test: follow up', state: 'open', kind: 'manual' }]);
+    // The lead then opts out: nobody follows up with them, the notice is cancelled (the enrollment stays replied).
+    const out = await svc.apply(b!.id, { type: 'unsubscribe', source: 'link' });
+    expect([out.outcome, out.next.state]).toEqual(['applied', 'replied']);
+    expect((await store.db.selectFrom('task').select('state').where('enrollment_id', '=', b!.id).executeTakeFirstOrThrow()).state).toBe('cancelled');
+  });
+
+  it('a second answer to the old thread after a reply rule moved the lead stops the nurture it went to', async () => {
+    await setup(1);
+    await runUntil(T0 + DAY);
+    const [a] = await store.db.selectFrom('enrollment').select(['id']).where('sequence_id', '=', seqId).execute();
+    await svc.apply(a!.id, { type: 'reply', intent: 'not_interested', from: 'x@y.test', messageId: '<notnow@y.test>' });
+    const nurtured = await store.db.selectFrom('enrollment').select(['id', 'state']).where('sequence_id', '=', nurtureId).executeTakeFirstOrThrow();
+    expect(nurtured.state).toBe('active');
+    // The same reply again (a person relabels it): not a new answer; the nurture goes on.
+    const same = await svc.apply(a!.id, { type: 'reply', messageId: '<notnow@y.test>' });
+    expect([same.outcome, same.next.id]).toEqual(['ignored', a!.id]);
+    expect((await store.db.selectFrom('enrollment').select(['state']).where('id', '=', nurtured.id).executeTakeFirstOrThrow()).state).toBe('active');
+    const r = await svc.apply(a!.id, { type: 'reply', messageId: '<again@y.test>' });
+    expect(r.next.id).toBe(nurtured.id);
+    const after = await store.db.selectFrom('enrollment').select(['state']).where('id', '=', nurtured.id).executeTakeFirstOrThrow();
+    expect(after.state).toBe('replied');
   });
 });

@@ -9,13 +9,18 @@ import type { Enrollment, SequenceDef } from './model.ts';
 import { SequenceCache } from './sequence-repo.ts';
 import { transition } from './transition.ts';
 import { assignMailboxes } from '../mailbox/pacing/assign-mailboxes.ts';
+import { threadEntry, threadRefusal } from './thread-entry.ts';
+import { hasThreadFrom } from './sql/thread-chain.ts';
+import { calendarColumns } from './sql/calendar-country.ts';
 
 /**
  * Why a lead was not enrolled. invalid_address: list hygiene found the address undeliverable, or a
  * member rejected it on review; held_for_review: hygiene found it risky and no one approved it yet
- * (src/leads/hygiene/, migration 0030). A lead never checked is enrolled as before.
+ * (src/leads/hygiene/, migration 0030). A lead never checked is enrolled as before. no_thread:
+ * the sequence's first email has no subject and the lead has no thread with the rep for it to
+ * continue (thread-entry.ts).
  */
-export type RefusalReason = 'suppressed' | 'already_enrolled' | 'not_found' | 'sequence_not_active' | 'cannot_plan' | 'invalid_address' | 'held_for_review';
+export type RefusalReason = 'suppressed' | 'already_enrolled' | 'not_found' | 'sequence_not_active' | 'cannot_plan' | 'invalid_address' | 'held_for_review' | 'no_thread';
 
 export interface EnrollResult {
   sequenceId: string;
@@ -111,6 +116,7 @@ export async function enrollInTx(tx: Tx, deps: EnrollDeps, opts: BulkEnrollOptio
   }
   const seq = await sequences.get(tx, opts.sequenceId);
   const skipped = skippedSteps(seq, opts.startAtStep);
+  const entry = threadEntry(seq, skipped);
   const ws = await tx.selectFrom('workspace').select('time_zone').where('id', '=', opts.workspaceId).executeTakeFirstOrThrow();
   const kept = await keptMailboxes(tx, opts.sequenceId, opts.keepMailbox);
   // Rotation: each enrollment gets the pool mailbox with the most room (ramped cap over the next
@@ -140,6 +146,15 @@ export async function enrollInTx(tx: Tx, deps: EnrollDeps, opts: BulkEnrollOptio
       if (hygiene) {
         refused.push({ leadId: c.id, email: c.email, ...hygiene });
         continue;
+      }
+      if (entry) {
+        const from = opts.movedFrom?.get(c.id);
+        const keptMb = kept.get(c.id);
+        const why = threadRefusal(entry, { movedFrom: !!from, mailboxKept: !!keptMb, threadFound: !!from && !!keptMb && (await hasThreadFrom(tx, from, keptMb.id)) });
+        if (why) {
+          refused.push({ leadId: c.id, email: c.email, reason: 'no_thread', detail: why });
+          continue;
+        }
       }
       const mb = kept.get(c.id) ?? assigned[rotated];
       const zone = resolveZone({ lead: c.time_zone, mailbox: mb?.time_zone ?? null, workspace: ws.time_zone });
@@ -226,7 +241,7 @@ function hygieneRefusal(c: Candidate): { reason: RefusalReason; detail: string }
 
 async function candidates(tx: Tx, workspaceId: string, sequenceId: string, ids: string[]): Promise<Candidate[]> {
   const r = await sql<Candidate>`
-    select l.id, l.email, l.time_zone, l.country, l.region, s.reason as suppressed,
+    select l.id, l.email, l.time_zone, ${calendarColumns}, s.reason as suppressed,
            l.hygiene_verdict, l.hygiene_review, l.hygiene_reasons,
            exists (select 1 from enrollment e where e.sequence_id = ${sequenceId} and e.lead_id = l.id) as enrolled
     from lead l

@@ -210,7 +210,7 @@ export function validateDefinition(input: unknown): SequenceDefinition {
   const steps: StepDefinition[] = [];
   d.steps.forEach((s, i) => {
     const where = `steps.${i} (${s.key})`;
-    const step = checkStep(s, where, i === 0, seen, problems);
+    const step = checkStep(s, where, seen, problems);
     if (s.type === 'branch') {
       if (!s.branches?.length) problems.push(`${where}: a branch step needs branches`);
       step.branches = (s.branches ?? []).map((a, j) => {
@@ -234,7 +234,7 @@ export function validateDefinition(input: unknown): SequenceDefinition {
           }
           if (a.then.move_to === d.key) problems.push(`${at}.then.move_to: a branch cannot move the lead to the same sequence`);
         }
-        const armSteps = a.steps.map((x, k) => checkStep(x, `${at}.steps.${k} (${x.key})`, false, seen, problems));
+        const armSteps = a.steps.map((x, k) => checkStep(x, `${at}.steps.${k} (${x.key})`, seen, problems));
         return { key: a.key, ...(a.when ? { when: a.when } : {}), then, steps: armSteps };
       });
       for (const a of step.branches) for (const x of a.steps) before.set(x.key, x.kind);
@@ -295,7 +295,7 @@ export function validateDefinition(input: unknown): SequenceDefinition {
 type StepInput = z.output<typeof armStepSchema> | z.output<typeof stepSchema>;
 
 /** Checks one step (top level or in an arm) and returns it without its arms; problems are appended. */
-function checkStep(s: StepInput, where: string, first: boolean, seen: Set<string>, problems: string[]): StepDefinition {
+function checkStep(s: StepInput, where: string, seen: Set<string>, problems: string[]): StepDefinition {
   // Keys are unique across the whole sequence, arm steps included: a key is a step's identity.
   if (seen.has(s.key)) problems.push(`${where}: duplicate step key`);
   seen.add(s.key);
@@ -316,7 +316,6 @@ function checkStep(s: StepInput, where: string, first: boolean, seen: Set<string
     } else {
       variants = [{ key: 'a', subject: subjectOf(s.subject), body: s.body, weight: 1 }];
     }
-    if (first && variants.some((v) => !v.subject)) problems.push(`${where}: the first email needs a subject`);
     // Template syntax and unknown variables are caught here, at apply time, not at send time.
     variants.forEach((v, j) => problems.push(...templateProblems({ subject: v.subject, text: v.body }, s.variants?.length ? `${where}.variants.${j} (${v.key})` : where)));
   } else if (s.body !== undefined || s.variants !== undefined || s.subject !== undefined) {

@@ -13,6 +13,7 @@ import { suppress, type StopEngine } from './suppress.ts';
 import { transition } from './transition.ts';
 import { gatherFacts } from './branch-facts.ts';
 import { enrollInTx } from './bulk-enroll.ts';
+import { calendarColumns } from './sql/calendar-country.ts';
 
 /** What the scheduler hears after a commit: an enrollment's durable timer changed. */
 export type TimerChange = { enrollmentId: string; dueAt: number | null };
@@ -97,7 +98,10 @@ export class EnrollmentService implements StopEngine {
       // The prospect answered a message of a sequence they were since moved out of: the answer is
       // about them, so it goes to the enrollment that replaced this one (and on, if that was moved
       // too). Locks follow the move's own order (old, then new), so this cannot deadlock with a move.
-      for (let hop = 0; hop < 32 && prospectSignals.has(event.type) && row.state === 'moved' && row.moved_to; hop++) {
+      // An enrollment a reply rule moved ended 'replied' but points on all the same: a second
+      // answer (or an opt-out) stops the nurture it went to, and suppress() spares that chain
+      // expecting this (sql/suppression.ts stoppableEnrollmentsOf).
+      for (let hop = 0; hop < 32 && prospectSignals.has(event.type) && isTerminal(row.state) && row.moved_to && !sameReply(row, event); hop++) {
         const next: LoadedRow | undefined = locked.get(row.moved_to) ?? (await lockRows(tx, sql`e.id = ${row.moved_to}`, 1, false))[0];
         if (!next) break;
         locked.set(next.id, next);
@@ -222,7 +226,7 @@ export class EnrollmentService implements StopEngine {
     const suppressions = plan.suppressions;
     const applied: Applied[][] = done.map((d) => [{ enrollmentId: d.row.id, event: d.event, result: d.result, dueAt: d.before.dueAt }]);
     for (const [i, d] of done.entries()) {
-      for (const fx of d.result.effects) if (fx.type === 'move_to_sequence') applied[i]!.push(...(await moveToSequence(tx, this.deps, this.sequences, d.row, d.result.next.state, fx)));
+      for (const fx of d.result.effects) if (fx.type === 'move_to_sequence') applied[i]!.push(...(await moveToSequence(tx, this.deps, this.sequences, d.row, fx)));
     }
     const index = new Map(done.map((d, i) => [d.row.id, i]));
     // One opt-out is everywhere (promise 6): suppress() writes the address's suppression and stops
@@ -243,7 +247,7 @@ export class EnrollmentService implements StopEngine {
  * engine ended 'moved' points at the new one (moved_to), so the prospect's later answers reach it.
  * A refused move (no such sequence, already enrolled, suppressed) leaves the reason on the old one.
  */
-async function moveToSequence(tx: Tx, deps: EnrollmentServiceDeps, sequences: SequenceCache, row: LoadedRow, state: Enrollment['state'], fx: Extract<Effect, { type: 'move_to_sequence' }>): Promise<Applied[]> {
+async function moveToSequence(tx: Tx, deps: EnrollmentServiceDeps, sequences: SequenceCache, row: LoadedRow, fx: Extract<Effect, { type: 'move_to_sequence' }>): Promise<Applied[]> {
   const target = await tx.selectFrom('sequence').select('id').where('workspace_id', '=', row.workspace_id).where('key', '=', fx.sequenceKey).executeTakeFirst();
   const refuse = async (why: string) => {
     await tx.updateTable('enrollment').set({ state_reason: `${fx.reason} (not enrolled: ${why})`.slice(0, 500) }).where('id', '=', row.id).execute();
@@ -261,8 +265,20 @@ async function moveToSequence(tx: Tx, deps: EnrollmentServiceDeps, sequences: Se
   });
   const made = enrolled.created[0];
   if (!made) return refuse(enrolled.refused[0]?.reason ?? 'refused');
-  if (state === 'moved') await tx.updateTable('enrollment').set({ moved_to: made.id }).where('id', '=', row.id).execute();
+  // Ended 'moved' (a branch arm) or 'replied' (a reply rule): either way it points at its
+  // successor, as a person's move does (move.ts), for the lead's timeline, the prospect's later
+  // signals and the thread the successor's first email continues (sending/send-context.ts).
+  await tx.updateTable('enrollment').set({ moved_to: made.id }).where('id', '=', row.id).execute();
   return [{ enrollmentId: made.id, event: { type: 'enrolled', notBefore: fx.notBefore }, result: { outcome: 'applied', next: made, effects: made.dueAt !== null ? [{ type: 'schedule_timer', at: made.dueAt }] : [] }, dueAt: null }];
+}
+
+/**
+ * The very reply that ended this enrollment, seen again (a person relabels it, a resync reads it
+ * once more): not a new answer, so it is not passed on to the nurture its reply rule moved the
+ * lead to, which it would stop. The engine names the reply in the reason it stops with.
+ */
+function sameReply(row: LoadedRow, event: EngineEvent): boolean {
+  return event.type === 'reply' && !!event.messageId && row.state === 'replied' && row.state_reason === `reply ${event.messageId}`;
 }
 
 async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, skipLocked: boolean, byId = false): Promise<LoadedRow[]> {
@@ -270,7 +286,7 @@ async function lockRows(tx: Tx, where: ReturnType<typeof sql>, limit: number, sk
   // same rows in the same order on every run (a simulation replays exactly from its seed).
   const order = byId ? sql`e.id` : sql`e.due_at, e.id`;
   const r = await sql<LoadedRow>`
-    select e.*, l.country, l.region, l.email_norm, s.version as sequence_version
+    select e.*, ${calendarColumns}, l.email_norm, s.version as sequence_version
     from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id
     where ${where}
     order by ${order}

@@ -36,6 +36,8 @@ export interface StepDef {
   title?: string;
   /** For call steps: which outcomes try the call again, how many more times, and after what delay. */
   retry?: CallRetry;
+  /** An email step a live variant of which has no subject of its own: sent as a reply in the enrollment's thread, which must exist (thread-entry.ts). */
+  inThread?: boolean;
   /** Live A/B variants of an email step, with their weights. */
   variants?: Array<{ id: string; weight: number }>;
   /** The variant declared the experiment's winner: enrollments from `since` (epoch ms) on all get it (experiments/assignment.ts). */

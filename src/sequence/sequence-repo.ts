@@ -21,6 +21,7 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
   // An arm step names its branch by key (a key is a step's identity for life); the engine by id.
   const idByKey = new Map(steps.map((s) => [s.key, s.id]));
   const window = parseWindow(row.send_window as Parameters<typeof parseWindow>[0]);
+  const live = (stepId: string) => variants.filter((v) => v.step_id === stepId && v.archived_at === null);
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -45,7 +46,8 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
           ...(cfg.waitForTask !== undefined ? { waitForTask: cfg.waitForTask } : {}),
           ...(cfg.title !== undefined ? { title: cfg.title } : {}),
           ...(s.kind === 'call' && cfg.retry ? { retry: cfg.retry } : {}),
-          variants: variants.filter((v) => v.step_id === s.id && v.archived_at === null).map((v) => ({ id: v.id, weight: v.weight })),
+          variants: live(s.id).map((v) => ({ id: v.id, weight: v.weight })),
+          ...(s.kind === 'email' && live(s.id).some((v) => !v.subject?.trim()) ? { inThread: true } : {}),
           ...winnerOf(winners, s.id),
           ...(s.kind === 'branch' ? { arms: cfg.arms ?? [] } : {}),
           ...(cfg.arm && branchId ? { arm: { branchId, key: cfg.arm.key } } : {}),

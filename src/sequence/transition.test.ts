@@ -115,7 +115,8 @@ const table: Record<string, Record<EngineEventType, Expect>> = {
 // Final states absorb everything, except: a sent step is still recorded (a send that raced the stop),
 // an unsubscribe still suppresses the address, and after 'finished' a reply, a bounce or an
 // unsubscribe still counts (the prospect answered the sequence; the last email bounced), and a stop
-// cancels the open tasks a call that did not hold the sequence left behind.
+// cancels the open tasks a call that did not hold the sequence left behind, or, after 'replied',
+// the owner's notice of the reply (a reply rule).
 for (const st of terminalStates) {
   const row = {} as Record<EngineEventType, Expect>;
   for (const ev of Object.keys(events) as EngineEventType[]) row[ev] = `ignored ${st}`;
@@ -126,6 +127,7 @@ for (const st of terminalStates) {
     row.bounce = 'applied bounced';
     row.stop = 'applied finished';
   }
+  if (st === 'replied') row.stop = 'applied replied';
   table[st] = row;
 }
 
@@ -157,7 +159,8 @@ describe('transition: every event in every state', () => {
     expect(r.next.dueAt).toBeNull();
     expect(r.effects).toEqual([]);
     expect(transition(r.next, { type: 'step_sent', stepId: s2.id, at: T0 }, T0, seq3).outcome).toBe('ignored');
-    expect(transition(stopped, events.unsubscribe, T0, seq3).effects).toEqual([{ type: 'suppress', reason: 'unsubscribe' }]);
+    // …and cancels the open tasks (the owner's notice of the reply, if a reply rule made one): nobody follows up an opt-out.
+    expect(transition(stopped, events.unsubscribe, T0, seq3).effects).toEqual([{ type: 'suppress', reason: 'unsubscribe' }, { type: 'cancel_tasks' }]);
   });
 
   it('a reply stops an active or paused enrollment whatever it waits for, and cancels its sends, tasks and timer', () => {

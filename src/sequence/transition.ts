@@ -91,6 +91,9 @@ function step(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): Tr
     case 'unsubscribe': {
       const effects: Effect[] = [{ type: 'suppress', reason: 'unsubscribe' }];
       // Suppression applies whatever the state (promise 6); the state changes unless already final.
+      // A replied enrollment may hold its owner's notice of the reply (a reply rule): an opt-out
+      // cancels it, nobody follows up with a person who opted out.
+      if (e.state === 'replied') return applied(e, [...effects, { type: 'cancel_tasks' }], 'already replied; address suppressed, open tasks cancelled');
       if (isTerminal(e.state) && e.state !== 'finished') return applied(e, effects, `already ${e.state}; address suppressed`);
       const r = stopAs(e, 'unsubscribed', ev.source ?? 'unsubscribe');
       r.effects.push(...effects);
@@ -131,9 +134,10 @@ function step(e: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): Tr
       return resume(e, now, seq);
 
     case 'stop':
-      // A finished enrollment can still hold an open task (a call that did not hold the sequence):
-      // a stop (by a person, or a suppression of the address) cancels it and keeps the state.
-      if (e.state === 'finished') return applied(e, [{ type: 'cancel_tasks' }], 'already finished; open tasks cancelled');
+      // A finished enrollment can still hold an open task (a call that did not hold the sequence),
+      // and a replied one its owner's notice of the reply (stop_rules.on_reply notify): a stop (by
+      // a person, or a suppression of the address) cancels it and keeps the state.
+      if (e.state === 'finished' || e.state === 'replied') return applied(e, [{ type: 'cancel_tasks' }], `already ${e.state}; open tasks cancelled`);
       if (isTerminal(e.state)) return ignore(e, `already ${e.state}`);
       return stopAs(e, 'stopped', ev.reason ?? 'stopped by a person');
 

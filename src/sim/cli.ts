@@ -17,7 +17,7 @@ function int(name: string) {
   };
 }
 
-const injections: Injection[] = ['duplicate-delivery', 'send-after-stop', 'lost-enrollment', 'arm-hours-ignored', 'no-last-look', 'no-mailbox-look', 'unpaced', 'copy-after-answer', 'bypass-suppress', 'no-warmup-recogniser', 'uncounted-calls', 'crm-swallow-errors'];
+const injections: Injection[] = ['duplicate-delivery', 'send-after-stop', 'lost-enrollment', 'arm-hours-ignored', 'no-last-look', 'no-mailbox-look', 'unpaced', 'copy-after-answer', 'bypass-suppress', 'no-warmup-recogniser', 'uncounted-calls', 'crm-swallow-errors', 'lost-moved-to'];
 
 const program = new Command('sim')
   .description('Deterministic simulation of the sequence engine, scheduler and outbox, checking the promises after every step')

@@ -7,6 +7,7 @@ import { pacingViolation, refusalViolation, type SimPacing } from './pacing-chec
 import { armWindow } from '../sequence/definition-experiments.ts';
 import { armHoursOf } from './experiments.ts';
 import type { SequenceSettings } from '../sequence/sequence-repo.ts';
+import { calendarCountry, calendarRegion } from '../sequence/sql/calendar-country.ts';
 
 /**
  * The promises, checked against what the store holds and what reached the simulated mail server.
@@ -20,11 +21,16 @@ import type { SequenceSettings } from '../sequence/sequence-repo.ts';
  *                     queued/in-flight/unknown send request for its step, an open task for its step.
  *  5 opt-out          no live enrollment on a suppressed address (promise 6).
  * 11 no-task-after-stop  no open call or manual task on an enrollment that ended by a reply, bounce,
- *                     opt-out, stop, failure or move, nor on any enrollment of a suppressed
- *                     address: the stop cancels open tasks as it cancels queued sends.
+ *                     opt-out, stop, failure or move (but a replied one's notice of the reply, a
+ *                     reply rule's), nor on any enrollment of a suppressed address: the stop
+ *                     cancels open tasks as it cancels queued sends.
 *13 one-arm        no enrollment has send requests or tasks for steps of two arms of one branch.
  *12 call-tries       a call task is called at most 1 + its step's retry attempts times (once with no
  *                     rule), counted from the journal, and its own counter of tries agrees.
+ *14 reply-rules      (after the drain) a reply with an intent its sequence has a rule for stopped
+ *                     the enrollment; a notify rule made exactly one notice task; a move rule moved
+ *                     it exactly once, to the rule's sequence, its first step due no earlier than
+ *                     the rule's delay, moved_to pointing there (or left the refusal's reason).
  *  8 pacing           each mailbox's counted sends keep its daily cap (its local day, ramp
  *                     included), hourly ceiling, minimum gap and working days; a claim refused for
  *                     a budget is refused by sends that count (pacing-check.ts).
@@ -57,6 +63,8 @@ export type InvariantName =
   | 'one-arm'
   /** 3b: a step whose experiment arm sets send hours is due inside them (issue 18, experiments/arm-view.ts). */
   | 'arm-hours'
+  /** 14: a reply's intent rule (stop_rules.on_reply) is carried out exactly once (issue 18). */
+  | 'reply-rules'
   /** sim/warmup.ts: warmup mail is taken aside, recorded, and reaches nothing user-facing. */
   | 'warmup-hidden'
   /** sim/warmup.ts: mail a person wrote is never taken for warmup. */
@@ -80,6 +88,9 @@ export class InvariantViolation extends Error {
     this.name = 'InvariantViolation';
   }
 }
+
+/** The owner's notice of a reply (a reply rule's notify, sequence/transition.ts): the one task a replied enrollment keeps open. */
+const NOTICE = sql`(t.kind = 'manual' and t.title like '% reply from %: follow up')`;
 
 const finalStates = `('replied', 'bounced', 'unsubscribed', 'finished', 'stopped', 'failed', 'moved')`;
 /** The final states a stop reaches (every final state but finished: a call that does not hold the sequence may outlive its end). */
@@ -220,7 +231,7 @@ export class InvariantChecker {
       -- 3: due times written since the last check
       select 'due' as kind, json_build_object('id', e.id, 'state', e.state,
                'at', case when e.state = 'active' then e.due_at else e.paused_due_at end,
-               'zone', e.time_zone, 'country', l.country, 'region', l.region, 'window', s.send_window, 'settings', s.settings,
+               'zone', e.time_zone, 'country', ${calendarCountry}, 'region', ${calendarRegion}, 'window', s.send_window, 'settings', s.settings,
                'arms', e.experiment_arms, 'step', st.key) as d
       from enrollment e join lead l on l.id = e.lead_id join sequence s on s.id = e.sequence_id left join step st on st.id = e.next_step_id
       where ((e.state = 'active' and e.waiting_for = 'timer' and e.due_at is not null)
@@ -249,7 +260,7 @@ export class InvariantChecker {
       select 'open-task', json_build_object('id', e.id, 'state', e.state, 'task', t.id, 'kind', t.kind,
                'suppressed', (select s.reason from suppression s where s.workspace_id = l.workspace_id and s.email_norm = l.email_norm))
       from task t join enrollment e on e.id = t.enrollment_id join lead l on l.id = e.lead_id
-      where t.state = 'open' and (e.state in ${sql.raw(stoppedStates)}
+      where t.state = 'open' and ((e.state in ${sql.raw(stoppedStates)} and not (e.state = 'replied' and ${NOTICE}))
         or exists (select 1 from suppression s where s.workspace_id = l.workspace_id and s.email_norm = l.email_norm))
 
       union all
@@ -360,11 +371,64 @@ export class InvariantChecker {
     if (b) throw new InvariantViolation('one-arm', `enrollment ${b.e} ran steps of arms ${b.arms} of branch ${b.branch}`);
   }
 
-  async finalCheck(): Promise<void> {
+  /**
+   * 14: every reply the engine applied with an intent its sequence has a rule for. A notify rule's
+   * notice reopens the answered step's task if the stop cancelled it, and never a completed one, so
+   * no notice is right only when that enrollment has a completed task of its own. The first step of
+   * the enrollment a move made is due no earlier than the rule's delay after the reply, less an hour
+   * (a daylight-saving change inside a delay counted in days keeps the wall-clock time). That the
+   * old enrollment never sends again is never-after-stop's: the reply stopped it.
+   */
+  async checkReplyRules(): Promise<{ notices: number; moves: number; refused: number }> {
+    this.checks++;
+    const rows = await sql<{ e: string; at: Date; to_state: string; intent: string; rule: unknown; moved_to: string | null; state_reason: string | null; notices: number; closed: number; successors: Array<{ id: string; seq: string; due: string | null }> | null }>`
+      select ev.enrollment_id as e, ev.at, ev.payload->>'to' as to_state, ev.payload->'event'->>'intent' as intent,
+             s.stop_rules->'onReply'->(ev.payload->'event'->>'intent') as rule, o.moved_to, o.state_reason,
+             (select count(*)::int from task t where t.enrollment_id = o.id and ${NOTICE}) as notices,
+             (select count(*)::int from task t where t.enrollment_id = o.id and t.state in ('done', 'skipped') and not ${NOTICE}) as closed,
+             (select json_agg(json_build_object('id', n.id, 'seq', ns.key, 'due', nv.payload->>'dueAt'))
+              from event nv join enrollment n on n.id = nv.enrollment_id join sequence ns on ns.id = n.sequence_id
+              where nv.type = 'enrolled' and nv.payload->>'movedFrom' = o.id::text) as successors
+      from event ev join enrollment o on o.id = ev.enrollment_id join sequence s on s.id = o.sequence_id
+      where ev.type = 'reply' and ev.payload->'event'->>'intent' is not null
+        and s.stop_rules->'onReply'->(ev.payload->'event'->>'intent') is not null
+      order by ev.id`.execute(this.store.db);
+    const out = { notices: 0, moves: 0, refused: 0 };
+    const unitMs: Record<string, number> = { minutes: 60_000, hours: 3_600_000, days: 86_400_000, business_days: 86_400_000 };
+    for (const r of rows.rows) {
+      const what = `enrollment ${r.e}: ${r.intent} reply at ${iso(r.at.getTime())}`;
+      const fail = (detail: string) => new InvariantViolation('reply-rules', `${what} (rule ${JSON.stringify(r.rule)}): ${detail}`);
+      if (r.to_state !== 'replied') throw fail(`the reply left it ${r.to_state}, not stopped`);
+      const successors = r.successors ?? [];
+      if (r.rule === 'notify') {
+        if (r.notices > 1 || (r.notices === 0 && r.closed === 0)) throw fail(`${r.notices} notice tasks, not one`);
+        if (successors.length) throw fail(`a notify rule moved it to ${successors.map((x) => x.id).join(', ')}`);
+        out.notices += r.notices;
+        continue;
+      }
+      const rule = r.rule as { moveTo: string; after: { amount: number; unit: string } };
+      if (successors.length === 0) {
+        if (!r.state_reason?.includes('(not enrolled:')) throw fail(`no enrollment in ${rule.moveTo}, and no refusal on it (${r.state_reason ?? 'no reason'})`);
+        out.refused++;
+        continue;
+      }
+      if (successors.length > 1) throw fail(`moved ${successors.length} times (${successors.map((x) => x.id).join(', ')})`);
+      const n = successors[0]!;
+      if (n.seq !== rule.moveTo) throw fail(`moved to ${n.seq}`);
+      if (r.moved_to !== n.id) throw fail(`moved_to is ${r.moved_to ?? 'null'}, not ${n.id}`);
+      const earliest = r.at.getTime() + rule.after.amount * (unitMs[rule.after.unit] ?? 0) - 3_600_000;
+      if (n.due !== null && new Date(n.due).getTime() < earliest) throw fail(`its first step in ${rule.moveTo} was due at ${n.due}, before the rule's delay`);
+      out.moves++;
+    }
+    return out;
+  }
+
+  async finalCheck(): Promise<{ notices: number; moves: number; refused: number }> {
     await this.checkDeliveries();
     await this.checkStore(-Infinity);
     await this.checkCallTries();
     await this.checkOneArm();
+    const replyRules = await this.checkReplyRules();
     this.checks += 2;
     const reqs = await this.store.db.selectFrom('send_request').select(['id', 'state', 'message_id']).execute();
     const byId = new Map(reqs.map((r) => [r.id, r]));
@@ -384,6 +448,7 @@ export class InvariantChecker {
       if (r.state === 'sent' && !delivered.has(r.id)) throw new InvariantViolation('records-match', `request ${r.id} is recorded as sent (${r.message_id}) but never reached the server`);
       if (r.state === 'in_flight' || r.state === 'unknown') throw new InvariantViolation('settled', `request ${r.id} is still ${r.state} after the drain`);
     }
+    return replyRules;
   }
 }
 

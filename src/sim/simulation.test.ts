@@ -56,6 +56,11 @@ describe('deterministic simulation', () => {
     expect(s.crmWritten).toBeGreaterThan(SEEDS);
     expect(s.crmLostAnswers).toBeGreaterThan(0);
     expect(s.crmOutages).toBeGreaterThan(0);
+    // Issue 18: replies carry intents, and the sequences' reply rules notified owners and moved leads to the nurture.
+    expect(s.intents['interested']).toBeGreaterThan(0);
+    expect(s.intents['not_interested']).toBeGreaterThan(0);
+    expect(s.replyNotices).toBeGreaterThan(0);
+    expect(s.replyMoves).toBeGreaterThan(0);
     expect(s.checks).toBeGreaterThan(SEEDS * 20);
   }, 600_000);
 
@@ -109,6 +114,8 @@ describe('deterministic simulation', () => {
     ['uncounted-calls', 'call-tries'],
     // An unknown outcome taken for done: an activity the CRM never got is recorded as written.
     ['crm-swallow-errors', 'crm-nothing-lost'],
+    // A reply rule's move that does not point the old enrollment at the new one (issue 18).
+    ['lost-moved-to', 'reply-rules'],
   ])('catches a planted fault (%s) as %s, names the seed and step, and the replay fails identically', async (inject, invariant) => {
     const world = inject === 'no-mailbox-look' ? race : small;
     const f = await firstFailure({ ...world, inject }, 1, 40);

@@ -74,6 +74,8 @@ const DAY = 24 * HOUR;
 export type Injection =
   /** A call task's count of tries is lost before each outcome: a step's retry rule never runs out. */
   | 'uncounted-calls'
+  /** A reply rule's move leaves the old enrollment without moved_to (as before issue 18 part 1): the lead's page and later answers lose the way. */
+  | 'lost-moved-to'
   /** The transport hands the first message over twice. */
   | 'duplicate-delivery'
   /** A rogue sender delivers for an enrollment right after its reply is recorded. */
@@ -168,6 +170,12 @@ export interface SimStats {
   stops: number;
   /** Enrollments moved to another sequence by a rep (some between a claim and its send). */
   moves: number;
+  /** Issue 18: prospects' replies by the intent the classifier gave them (none: not sure). */
+  intents: Record<string, number>;
+  /** Reply rules carried out: owner notices made, and leads moved to the nurture sequence (refused moves apart). */
+  replyNotices: number;
+  replyMoves: number;
+  replyMovesRefused: number;
   tasksCompleted: number;
   edits: number;
   /** Enrollments given an arm of a sequence experiment (sim/experiments.ts), and the steps they ran. */
@@ -380,12 +388,15 @@ class Run {
   private warmupCount = 0;
   /** Its own stream too: the CRM's contacts, faults and timing. */
   private readonly crmRandom: Random;
+  /** Issue 18, their own streams too: the sequences' reply rules and the nurture sequence, and the intent of each reply. */
+  private readonly replyRulesRandom: Random;
+  private readonly intentRandom: Random;
   private crm!: SimCrm;
   private editKeys = 0;
   private lastWrites = -1;
   private readonly stats: SimStats = {
     steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, warmupFromPeer: 0, peerLeaves: 0, bounces: 0,
-    outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, tasksCompleted: 0, edits: 0, armEnrollments: 0, armSteps: 0, timersFired: 0,
+    outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, intents: {}, replyNotices: 0, replyMoves: 0, replyMovesRefused: 0, tasksCompleted: 0, edits: 0, armEnrollments: 0, armSteps: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0, groupRecords: 0, groupRecordedSends: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, crmActivities: 0, crmWritten: 0, crmLostAnswers: 0, crmOutages: 0, checks: 0,
   };
@@ -408,6 +419,8 @@ class Run {
     this.faultRate = opts.faultRate ?? 1;
     this.warmupRandom = this.root.fork('warmup');
     this.crmRandom = this.root.fork('crm');
+    this.replyRulesRandom = this.root.fork('reply-rules');
+    this.intentRandom = this.root.fork('intents');
   }
 
   async run(): Promise<SimResult> {
@@ -415,7 +428,7 @@ class Run {
     // The analytics' rollup starts again with the journal's ids (its buckets went with the workspace).
     await sql`update figure_fold set folded_through = 0`.execute(this.store.db);
     const worldRandom = this.root.fork('world');
-    this.world = await buildWorld(this.store, { clock: this.clock, random: worldRandom }, { leads: this.opts.enrollments ?? 12 });
+    this.world = await buildWorld(this.store, { clock: this.clock, random: worldRandom }, { leads: this.opts.enrollments ?? 12, replyRules: this.replyRulesRandom });
     await joinWarmupPool(this.store, this.clock, this.warmupRandom, this.world.mailboxes.map((m) => ({ id: m.id, workspaceId: this.world.workspaceId })));
     // Each mailbox's transport and Sent-copy setting, rotating with the seed so every mode is run.
     this.world.mailboxes.forEach((m, i) => this.server.setMode(m.id, sentModes[(i + this.opts.seed) % sentModes.length]!));
@@ -945,7 +958,7 @@ class Run {
       }
       return 'prospect would reply at the next due time: none';
     }
-    const ev = a.landed ? ({ type: 'reply', messageId: a.landed.messageId } as const) : this.toEvent(a.signal, a.replyTo, now);
+    const ev: EngineEvent = a.landed ? { type: 'reply', messageId: a.landed.messageId, ...this.intent(a.landed.from) } : this.toEvent(a.signal, a.replyTo, now);
     if (this.opts.inject === 'bypass-suppress' && !this.injected && (ev.type === 'unsubscribe' || (ev.type === 'bounce' && ev.hard))) {
       const planted = await this.bypassSuppress(a.enrollmentId, ev.type === 'unsubscribe' ? 'unsubscribe' : 'hard_bounce');
       if (planted) return planted;
@@ -956,6 +969,10 @@ class Run {
     this.logSignal(ev, a.enrollmentId, a.landed?.at ?? now, 'prospect', res.outcome === 'applied');
     this.countSignal(ev);
     await this.maybeSendAfterStop(a.enrollmentId, res.next.state);
+    if (this.opts.inject === 'lost-moved-to' && !this.injected && res.effects.some((f) => f.type === 'move_to_sequence')) {
+      await this.store.db.updateTable('enrollment').set({ moved_to: null }).where('id', '=', res.next.id).execute();
+      this.injected = true;
+    }
     return `${ev.type}${a.attempt ? ` (again, #${a.attempt})` : ''} for ${a.enrollmentId} -> ${res.outcome} ${res.next.state}${res.note ? ` (${res.note})` : ''}`;
   }
 
@@ -1013,7 +1030,7 @@ class Run {
     await this.proc.store.db.transaction().execute(async (tx) => {
       const inserted = await tx
         .insertInto('message')
-        .values({ id: newId(now, this.ops), workspace_id: ws.workspace_id, mailbox_id: m.mailboxId, enrollment_id: m.enrollmentId, direction: 'inbound', message_id: m.messageId, provider_key: m.key, from_addr: m.from, folder: 'inbox', at: new Date(m.at), received_at: new Date(m.at) })
+        .values({ id: newId(now, this.ops), workspace_id: ws.workspace_id, mailbox_id: m.mailboxId, enrollment_id: m.enrollmentId, direction: 'inbound', message_id: m.messageId, provider_key: m.key, from_addr: m.from, folder: 'inbox', at: new Date(m.at), received_at: new Date(m.at), intent: ev.type === 'reply' ? (ev.intent ?? null) : null })
         .onConflict((oc) => oc.doNothing())
         .returning('id')
         .execute();
@@ -1053,7 +1070,7 @@ class Run {
     switch (s.type) {
       case 'reply':
       case 'reply_at_next_due':
-        return { type: 'reply', messageId: `<reply-${++this.replyCount}-${replyTo.slice(1, 9)}@prospect.test>` };
+        return { type: 'reply', messageId: `<reply-${++this.replyCount}-${replyTo.slice(1, 9)}@prospect.test>`, ...this.intent(null) };
       case 'bounce':
         return { type: 'bounce', hard: s.hard, reason: s.hard ? '550 5.1.1 user unknown' : '452 4.2.2 mailbox full' };
       case 'out_of_office':
@@ -1063,6 +1080,19 @@ class Run {
       case 'meeting_booked':
         return { type: 'meeting_booked' };
     }
+  }
+
+  /**
+   * The intent the classifier gives a prospect's reply, as the pipeline passes it on (ingest/act.ts:
+   * only a sure one travels with the reply; 10% are not sure). Out-of-office notes are their own
+   * signal; an unsubscribe reply opts out (the unsubscribe signal).
+   */
+  private intent(from: string | null): { intent?: string; from?: string } {
+    const r = this.intentRandom;
+    const x = r.next();
+    const intent = x < 0.3 ? 'interested' : x < 0.65 ? 'not_interested' : x < 0.75 ? 'question' : x < 0.82 ? 'neutral' : x < 0.86 ? 'wrong_person' : x < 0.9 ? 'referral' : null;
+    this.stats.intents[intent ?? 'none'] = (this.stats.intents[intent ?? 'none'] ?? 0) + 1;
+    return intent ? { intent, ...(from ? { from } : {}) } : {};
   }
 
   /** Signals as the engine received them (duplicates and late ones included, applied or not). */
@@ -1237,7 +1267,10 @@ class Run {
       }
       this.clock.advance(grace + 1);
     }
-    await this.checker.finalCheck();
+    const rules = await this.checker.finalCheck();
+    this.stats.replyNotices += rules.notices;
+    this.stats.replyMoves += rules.moves;
+    this.stats.replyMovesRefused += rules.refused;
     // The CRM is back and the sync writes the rest of its outbox.
     this.crm.endOutage();
     for (let i = 0; i < 500; i++) {

@@ -159,7 +159,41 @@ export function randomBranch(r: Random, key: string, moveTo: string | null): Raw
   };
 }
 
-export function randomDefinition(r: Random, key: string, mailboxEmails: string[]): RawDefinition {
+/** The key of the sequence reply rules move leads to (issue 18). */
+export const NURTURE = 'nurture';
+
+/**
+ * Issue 18: a sequence's reply rules (stop_rules.on_reply), drawn from their own stream so that a
+ * seed's other draws stay as they were. An interested reply (or a question) notifies the owner; a
+ * not-interested one (the classifier's "not now"), or a referral, moves the lead to the nurture
+ * sequence after a while. A quarter of the sequences have none.
+ */
+export function randomReplyRules(r: Random): Record<string, unknown> | undefined {
+  if (r.next() < 0.25) return undefined;
+  const rules: Record<string, unknown> = {};
+  if (r.next() < 0.8) rules['interested'] = 'notify';
+  if (r.next() < 0.8) rules['not_interested'] = { move_to: NURTURE, after: pick(r, ['0 days', '4 hours', '2 days', '3 business days', '1 week']) };
+  if (r.next() < 0.3) rules['question'] = 'notify';
+  if (r.next() < 0.2) rules['referral'] = { move_to: NURTURE, after: '1 day' };
+  return Object.keys(rules).length ? rules : undefined;
+}
+
+/**
+ * The nurture sequence reply rules move leads to, drawn from the rules' stream: a random sequence
+ * without reply rules of its own, whose first email, half the time, has no subject (a subsequence:
+ * it continues the lead's thread, and admits leads only by a move that brings one).
+ */
+export function nurtureDefinition(r: Random, mailboxEmails: string[]): RawDefinition {
+  const d = randomDefinition(r, NURTURE, mailboxEmails);
+  const first = d.steps.find((s) => s.type === 'email');
+  if (first && r.next() < 0.5) {
+    delete first['subject'];
+    if (Array.isArray(first['variants'])) first['variants'] = (first['variants'] as Array<Record<string, unknown>>).map(({ subject: _, ...v }) => v);
+  }
+  return d;
+}
+
+export function randomDefinition(r: Random, key: string, mailboxEmails: string[], replyRules?: Random): RawDefinition {
   const steps: RawStep[] = [];
   const n = r.int(2, 6);
   for (let i = 0; i < n; i++) steps.push(randomStep(r, `${key}-s${i}`));
@@ -168,6 +202,7 @@ export function randomDefinition(r: Random, key: string, mailboxEmails: string[]
   if (r.next() < 0.5) steps.splice(r.int(1, steps.length), 0, randomBranch(r, `${key}-b`, key === 'q0' ? null : 'q0'));
   const mailboxes = mailboxEmails.filter(() => r.next() < 0.6);
   if (mailboxes.length === 0) mailboxes.push(pick(r, mailboxEmails));
+  const onReply = replyRules ? randomReplyRules(replyRules) : undefined;
   return randomExperiment(r, {
     key,
     name: `Sequence ${key}`,
@@ -179,6 +214,7 @@ export function randomDefinition(r: Random, key: string, mailboxEmails: string[]
       ooo_default_pause_days: r.int(1, 10),
       on_meeting_booked: r.next() < 0.8 ? 'finish' : 'continue',
       max_soft_bounces: r.int(1, 4),
+      ...(onReply ? { on_reply: onReply } : {}),
     },
     mailboxes,
     steps,
@@ -260,6 +296,8 @@ export interface SimWorld {
   mailboxes: Array<{ id: string; email: string; pacing: SimPacing }>;
   leads: SimLead[];
   sequences: SimSequence[];
+  /** The sequence reply rules move leads to (issue 18), when the world has reply rules; never enrolled in or edited directly. */
+  nurture?: SimSequence;
 }
 
 
@@ -306,6 +344,8 @@ export interface WorldOptions {
   leads: number;
   /** 1-3 when absent. */
   sequences?: number;
+  /** Issue 18: give the sequences reply rules and add the nurture sequence, drawing from this stream. */
+  replyRules?: Random;
 }
 
 export async function buildWorld(store: Store, deps: { clock: Clock; random: Random }, opts: WorldOptions): Promise<SimWorld> {
@@ -353,11 +393,19 @@ export async function buildWorld(store: Store, deps: { clock: Clock; random: Ran
   const sequences: SimSequence[] = [];
   const nSeq = opts.sequences ?? r.int(1, 3);
   for (let i = 0; i < nSeq; i++) {
-    const raw = randomDefinition(r, `q${i}`, mailboxes.map((m) => m.email));
+    const raw = randomDefinition(r, `q${i}`, mailboxes.map((m) => m.email), opts.replyRules);
     const s = await applyDefinition(store, deps, workspaceId, toDefinition(raw));
     const seq: SimSequence = { id: s.sequenceId, raw, known: new Map() };
     applied(seq, raw);
     sequences.push(seq);
   }
-  return { workspaceId, mailboxes, leads, sequences };
+  let nurture: SimSequence | undefined;
+  if (opts.replyRules) {
+    const raw = nurtureDefinition(opts.replyRules, mailboxes.map((m) => m.email));
+    // Its ids from the rules' stream too: the world's own draws stay as they were.
+    const s = await applyDefinition(store, { clock: deps.clock, random: opts.replyRules }, workspaceId, toDefinition(raw));
+    nurture = { id: s.sequenceId, raw, known: new Map() };
+    applied(nurture, raw);
+  }
+  return { workspaceId, mailboxes, leads, sequences, ...(nurture ? { nurture } : {}) };
 }

@@ -1680,7 +1680,7 @@ export type WorkspaceSettings = {
   id: string;
   name: string;
   timeZone: string;
-  /** ISO 3166-1 alpha-2; business days skip its public holidays */
+  /** ISO 3166-1 alpha-2; business days of a lead without a country of its own skip its public holidays */
   holidaysCountry: string | null;
   /** A CNAME to this server used in tracking links, or null for the public URL */
   trackingDomain: string | null;
@@ -2117,7 +2117,7 @@ export interface ApiRoutes {
     body: {
       /** https (http and private addresses only where the installation allows them) */
       url: string;
-      events: ("reply" | "bounce" | "unsubscribe" | "sent" | "opened" | "clicked" | "task.due" | "call.logged" | "domain.health_changed")[];
+      events: ("reply" | "reply.interested" | "bounce" | "unsubscribe" | "sent" | "opened" | "clicked" | "task.due" | "call.logged" | "domain.health_changed")[];
       description?: string;
     };
     response: {
@@ -3972,7 +3972,7 @@ export interface ApiRoutes {
         enrollmentId: string;
         outcome: "moved" | "skipped";
         newEnrollmentId?: string;
-        reason?: "not_found" | "not_live" | "same_sequence" | "suppressed" | "already_enrolled" | "sequence_not_active" | "cannot_plan" | "invalid_address" | "held_for_review";
+        reason?: "not_found" | "not_live" | "same_sequence" | "suppressed" | "already_enrolled" | "sequence_not_active" | "cannot_plan" | "invalid_address" | "held_for_review" | "no_thread";
         detail?: string;
       }[];
     };

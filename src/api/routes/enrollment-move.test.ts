@@ -190,6 +190,12 @@ describe.each(testBackends())('moving enrollments (%s)', (backend) => {
     const e = await enrolled(s1);
     const bad = await move(e.enrollmentId, { sequenceId: s2, startAtStep: 'nope' });
     expect([bad.statusCode, bad.json().error.code]).toEqual([400, 'INVALID_INPUT']);
+    // Its first email would then be bump, which has no subject: it continues the lead's thread, and nothing was sent yet.
+    const threadless = await move(e.enrollmentId, { sequenceId: s2, startAtStep: 'ring' });
+    expect([threadless.statusCode, threadless.json().error.code, threadless.json().error.details.reason]).toEqual([409, 'CONFLICT', 'no_thread']);
+    expect(threadless.json().error.message).toMatch(/first email \(step bump\) has no subject.*nothing was sent to the lead from that mailbox yet/);
+    await service.fireDue(100);
+    for (let c = await claimNext(outbox, g.mailboxId!); c.kind !== 'empty'; c = await claimNext(outbox, g.mailboxId!)) if (c.kind === 'claimed') await recordSent(outbox, c.claim, Date.now());
     const r = await move(e.enrollmentId, { sequenceId: s2, startAtStep: 'ring' });
     expect(r.json<{ to: Enr }>().to).toMatchObject({ nextStepKey: 'ring', state: 'active' });
   });

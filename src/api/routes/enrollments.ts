@@ -84,7 +84,7 @@ const moveTarget = {
   startAtStep: z.string().min(1).max(64).optional().describe("Key of the step to start at (default the first); the steps before it are skipped. Its delay counts from the move, as a first step's does"),
 };
 
-const refusal = z.enum(['not_found', 'not_live', 'same_sequence', 'suppressed', 'already_enrolled', 'sequence_not_active', 'cannot_plan', 'invalid_address', 'held_for_review']);
+const refusal = z.enum(['not_found', 'not_live', 'same_sequence', 'suppressed', 'already_enrolled', 'sequence_not_active', 'cannot_plan', 'invalid_address', 'held_for_review', 'no_thread']);
 
 /** A single move's refusal as an error: the same reasons a bulk move reports per row. */
 const refusalCode: Record<MoveRefusal, ErrorCode> = {
@@ -97,6 +97,7 @@ const refusalCode: Record<MoveRefusal, ErrorCode> = {
   cannot_plan: 'CONFLICT',
   invalid_address: 'CONFLICT',
   held_for_review: 'CONFLICT',
+  no_thread: 'CONFLICT',
 };
 
 const refusalText: Record<MoveRefusal, string> = {
@@ -109,6 +110,7 @@ const refusalText: Record<MoveRefusal, string> = {
   cannot_plan: "the target sequence's calendar cannot plan this lead",
   invalid_address: "list hygiene found the lead's address undeliverable (or it was rejected on review)",
   held_for_review: "list hygiene found the lead's address risky: approve it in the review queue first",
+  no_thread: "the target sequence's first email has no subject and continues the lead's thread with the rep, which this move cannot carry over",
 };
 
 const moveDeps = (ctx: ApiContext) => ({ store: ctx.store, clock: ctx.clock, random: ctx.random, service: enrollmentService(ctx) });

@@ -6,6 +6,7 @@ import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { enrollLeads } from '../enroll-leads.ts';
 import { loadDefinition } from '../../sequence/definition-document.ts';
 import { gapWarnings } from '../../sequence/gap-warnings.ts';
+import { threadWarnings } from '../../sequence/thread-entry.ts';
 import { poolGaps } from '../../mailbox/pacing/pacing-settings.ts';
 import { validateDefinition } from '../../sequence/definition.ts';
 import { TEMPLATE_CHECK_SAMPLE, templatesFailingForAll } from '../../sequence/template-check.ts';
@@ -96,7 +97,7 @@ export const sequenceRoutes = [
       const replanned = summary.created ? 0 : await enrollmentService(ctx).replanSequence(summary.sequenceId);
       // An edit (a shorter delay, a wider window, a paused sequence set active) may make steps due now.
       if (replanned > 0) ctx.workDue?.();
-      const warnings = gapWarnings(def, await poolGaps(ctx.store.db, ws.workspaceId, def.mailboxes));
+      const warnings = [...threadWarnings(def), ...gapWarnings(def, await poolGaps(ctx.store.db, ws.workspaceId, def.mailboxes))];
       return { sequenceId: summary.sequenceId, created: summary.created, version: summary.version, replanned, warnings };
     },
   }),

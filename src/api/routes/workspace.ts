@@ -14,7 +14,7 @@ const settingsBody = z
     id: z.uuid(),
     name: z.string(),
     timeZone: z.string(),
-    holidaysCountry: z.string().nullable().describe('ISO 3166-1 alpha-2; business days skip its public holidays'),
+    holidaysCountry: z.string().nullable().describe("ISO 3166-1 alpha-2; business days of a lead without a country of its own skip its public holidays"),
     trackingDomain: z.string().nullable().describe('A CNAME to this server used in tracking links, or null for the public URL'),
     auditRetentionDays: z.number().int().describe(`Days the audit log keeps an event (default ${DEFAULT_AUDIT_RETENTION_DAYS})`),
     dkimSelector: z.string().nullable().describe("The DKIM selector SMTP mailboxes' mail is signed with (their host's), for the Domains checks; null: not checked"),

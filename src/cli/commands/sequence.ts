@@ -6,6 +6,7 @@ import { readDefinitionFile } from '../../sequence/definition.ts';
 import { loadDefinition, toDocument } from '../../sequence/definition-document.ts';
 import { renderDefinitionYaml } from '../../sequence/definition-yaml.ts';
 import { gapWarnings } from '../../sequence/gap-warnings.ts';
+import { threadWarnings } from '../../sequence/thread-entry.ts';
 import { poolGaps } from '../../mailbox/pacing/pacing-settings.ts';
 import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { listSequences, sequenceIdByKey } from '../../sequence/sql/sequences.ts';
@@ -30,7 +31,7 @@ export function register(program: Command): void {
         const summary = await applyDefinition(store, deps, w.id, def);
         const replanned = summary.created ? 0 : await new EnrollmentService({ store, ...deps }).replanSequence(summary.sequenceId);
         if (replanned > 0) await nudgeRunning(store, 'enrollments');
-        const warnings = gapWarnings(def, await poolGaps(store.db, w.id, def.mailboxes));
+        const warnings = [...threadWarnings(def), ...gapWarnings(def, await poolGaps(store.db, w.id, def.mailboxes))];
         for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
         const data = { ...summary, replanned, warnings };
         output(g, data, () =>

@@ -33,8 +33,8 @@ import type { Role } from '../../common/config.ts';
  *                         the API. The scheduler, the sender and the sync role read them (a step's
  *                         template, a lead's zone and address, a sequence's pool), never write.
  *   webhook_endpoint      the API's (routes, the dispatcher, sealing legacy secrets: app.ts runs it
- *                         in the API role). The other roles write journal entries, tasks and domain
- *                         alerts, whose triggers (0009, 0031) read an endpoint's id, workspace,
+ *                         in the API role). The other roles write journal entries, tasks, messages
+ *                         and domain alerts, whose triggers (0009, 0031, 0081) read an endpoint's id, workspace,
  *                         events and disabled_at with the writer's rights: those columns only, never
  *                         the URL or the sealed signing secrets.
  *   webhook_delivery      the dispatcher's (API); those triggers insert into it from every role;

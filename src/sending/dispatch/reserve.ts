@@ -31,6 +31,7 @@ import { MailboxBucket } from '../../mailbox/pacing/bucket.ts';
 import { LocalDays } from '../../mailbox/pacing/local-day.ts';
 import { blockedReason, toMailboxPacing } from '../../mailbox/pacing/mailbox.ts';
 import { lockSql, RESERVE_LOCK, type MailboxRow } from './sql.ts';
+import { calendarColumns } from '../../sequence/sql/calendar-country.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -54,7 +55,7 @@ export interface ReserveRow extends Omit<MailboxRow, 'id'> {
 
 // What a reservation reads, under the aliases r (send_request), e (enrollment), l (lead),
 // s (sequence), w (workspace), m (mailbox): the claim reads it in its own statement (outbox.ts).
-export const reserveColumns = sql`r.id as request_id, r.state as request_state, r.mailbox_id, r.workspace_id, e.time_zone as enrollment_zone, l.country, l.region,
+export const reserveColumns = sql`r.id as request_id, r.state as request_state, r.mailbox_id, r.workspace_id, e.time_zone as enrollment_zone, ${calendarColumns},
          e.sequence_id, s.send_window, s.settings as seq_settings, s.daily_cap as seq_cap,
          m.daily_cap, m.hourly_cap, m.ramp, m.ramp_started_at, m.created_at, m.time_zone, m.settings, m.health, m.health_reason,
          (select wm.cap_factor from warmup_member wm where wm.mailbox_id = m.id) as cap_factor, (select wm.cap_reason from warmup_member wm where wm.mailbox_id = m.id) as cap_reason,

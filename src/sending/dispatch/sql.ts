@@ -8,6 +8,7 @@
  */
 import { sql } from 'kysely';
 import type { PacedMailboxRow as MailboxRow } from '../../mailbox/pacing/mailbox.ts';
+import { calendarColumns } from '../../sequence/sql/calendar-country.ts';
 export { inTx, type Conn } from '../../store/in-tx.ts';
 export type { MailboxRow };
 
@@ -72,9 +73,9 @@ export interface QueuedRow {
 
 // -- name: queued-requests
 // Everything the planner needs about each queued request: its due time and its prospect's
-// calendar (the enrollment's zone, the lead's country and region; the window comes with the sequence).
+// calendar (the enrollment's zone, the holidays country and region of sequence/sql/calendar-country.ts; the window comes with the sequence).
 export const queuedSql = (ids: string[]) => sql<QueuedRow>`
-  select r.id, r.mailbox_id, r.due_at, r.send_at, r.planned_at, r.plan_note, e.sequence_id, e.time_zone, l.country, l.region
+  select r.id, r.mailbox_id, r.due_at, r.send_at, r.planned_at, r.plan_note, e.sequence_id, e.time_zone, ${calendarColumns}
   from send_request r
   join enrollment e on e.id = r.enrollment_id
   join lead l on l.id = e.lead_id

@@ -30,12 +30,13 @@ export async function insertSuppressions(tx: Tx, workspaceId: string, rows: read
 }
 
 /**
- * The enrollments a stop still has work on (`e` is the enrollment): live ones, and finished ones
- * that hold an open task (a call that did not hold the sequence outlives its end). A suppression
- * stops them all: the live ones end, the finished ones keep their state and lose their open tasks.
+ * The enrollments a stop still has work on (`e` is the enrollment): live ones, finished ones that
+ * hold an open task (a call that did not hold the sequence outlives its end), and replied ones that
+ * hold their owner's notice of the reply (a reply rule). A suppression stops them all: the live
+ * ones end, the others keep their state and lose their open tasks.
  */
 const stoppable = sql`(e.state in ('active', 'paused')
-  or (e.state = 'finished' and exists (select 1 from task t where t.enrollment_id = e.id and t.state = 'open')))`;
+  or (e.state in ('finished', 'replied') and exists (select 1 from task t where t.enrollment_id = e.id and t.state = 'open')))`;
 
 // -- name: stoppable-enrollments-of
 // Every enrollment of these addresses in the workspace that a suppression stops, except the spared

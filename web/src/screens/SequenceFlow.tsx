@@ -168,7 +168,7 @@ export function StepCard({
       </div>
       {s.type === 'email' && (
         <>
-          <Field label={`${name} subject`} hint={!first ? 'Empty: a reply in the same thread (Re: the first subject).' : undefined}>
+          <Field label={`${name} subject`} hint={!first ? 'Empty: a reply in the same thread (Re: the first subject).' : 'Empty: a subsequence; it continues the thread of the sequence a lead is moved from (Re: its subject), and leads enter it only by a move.'}>
             <input value={s.subject} onChange={(e) => onChange({ subject: e.target.value })} />
           </Field>
           <Field label={`${name} body`} hint="Variables: {{first_name}}, {{company}}, {{custom.field}}; filters: {{first_name | default: &quot;there&quot;}}; spintax: {Hi|Hello}.">

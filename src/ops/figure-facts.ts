@@ -80,13 +80,27 @@ export function isReply(e: Expr) {
 }
 
 /**
- * A column of the email last sent to enrollment `enrollmentId` at or before `at` (its journal row
- * `s`): the email a reply (or a bounce, an unsubscribe, an interested reply, a meeting) is credited
- * to. Null: none before it.
+ * The enrollment and those that moved into it (up to three moves back, enrollment.moved_to): a
+ * prospect moved to another sequence (by a rep, a branch or a reply rule) who then replies,
+ * bounces or unsubscribes has answered an email the earlier enrollment sent, and that email takes
+ * the credit, with its sequence, step, variant and mailbox (found by the analytics accuracy test,
+ * src/sim/analytics-accuracy.test.ts). Indexed by 0080's `enrollment (moved_to)`.
+ */
+function lineage(enrollmentId: Expr) {
+  return sql`(select ${enrollmentId}
+              union all select ln1.id from enrollment ln1 where ln1.moved_to = ${enrollmentId}
+              union all select ln2.id from enrollment ln1 join enrollment ln2 on ln2.moved_to = ln1.id where ln1.moved_to = ${enrollmentId}
+              union all select ln3.id from enrollment ln1 join enrollment ln2 on ln2.moved_to = ln1.id join enrollment ln3 on ln3.moved_to = ln2.id where ln1.moved_to = ${enrollmentId})`;
+}
+
+/**
+ * A column of the email last sent to enrollment `enrollmentId` (or an enrollment that moved into
+ * it, `lineage`) at or before `at` (its journal row `s`): the email a reply (or a bounce, an
+ * unsubscribe, an interested reply, a meeting) is credited to. Null: none before it.
  */
 function lastEmailSend(enrollmentId: Expr, at: Expr, column: Expr) {
   return sql`(select ${column} from event s
-               where s.enrollment_id = ${enrollmentId} and s.at <= ${at} and ${isEmailSend(sql`s`)}
+               where s.enrollment_id in ${lineage(enrollmentId)} and s.at <= ${at} and ${isEmailSend(sql`s`)}
                order by s.at desc, s.id desc limit 1)`;
 }
 
@@ -101,10 +115,22 @@ export function lastEmailSentAtBefore(enrollmentId: Expr, at: Expr) {
 }
 
 /**
+ * The email fact row `f` (with `enrollment_id`, `at`, `type`) is credited to, as a lateral join
+ * giving `credit.enrollment_id` and `credit.step_id` (`lastEmailSend`'s rule; null: none). A send
+ * is its own email: for it the lookup is skipped (a one-time filter), not run.
+ */
+export function emailCredit(f: Expr) {
+  return sql`left join lateral (
+      select cs.enrollment_id, (cs.payload->'event'->>'stepId')::uuid as step_id from event cs
+      where ${f}.type <> 'step_sent' and cs.enrollment_id in ${lineage(sql`${f}.enrollment_id`)} and cs.at <= ${f}.at and ${isEmailSend(sql`cs`)}
+      order by cs.at desc, cs.id desc limit 1) credit on true`;
+}
+
+/**
  * The journal's facts among rows in the range: applied `step_sent` of an email step (sends, by the
  * step and its send request's variant and mailbox), `reply`, `bounce`, `unsubscribe` and meetings
- * (`isMeeting`), each credited to the last email sent to the enrollment before it (and that email's
- * variant and mailbox). A hard bounce is also a `bouncesHard` fact (the breakdown splits bounces by
+ * (`isMeeting`), each credited to the last email sent to the enrollment (or one that moved into
+ * it) before it, with that email's enrollment's sequence and its variant and mailbox (`emailCredit`). A hard bounce is also a `bouncesHard` fact (the breakdown splits bounces by
  * kind; the per-day series leave it out). A journal row is written once and never changes, so
  * each fact is +1.
  */
@@ -112,12 +138,14 @@ export function journalFacts(r: FactRange): RawBuilder<unknown> {
   return sql`
     select j.at, j.workspace_id, n.sequence_id, j.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id) as mailbox_id, x.series, 1 as n
     from (
-      select e.at, e.workspace_id, e.enrollment_id, e.type,
+      select e.at, e.workspace_id, e.type,
         case when ${isMeeting(sql`e`)} then 'meetings' else
           case e.type when 'step_sent' then 'sends' when 'reply' then 'replies' when 'bounce' then 'bounces' else 'unsubscribes' end end as series,
         e.type = 'bounce' and coalesce((e.payload->'event'->>'hard')::boolean, false) as hard,
-        case when e.type = 'step_sent' then (e.payload->'event'->>'stepId')::uuid else ${lastEmailStepBefore(sql`e.enrollment_id`, sql`e.at`)} end as step_id
+        case when e.type = 'step_sent' then e.enrollment_id else coalesce(credit.enrollment_id, e.enrollment_id) end as enrollment_id,
+        case when e.type = 'step_sent' then (e.payload->'event'->>'stepId')::uuid else credit.step_id end as step_id
       from event e
+      ${emailCredit(sql`e`)}
       where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and ${inSpan(sql`e.at`, r)}
         and (e.type in ('bounce', 'unsubscribe') or ${isReply(sql`e`)} or ${isEmailSend(sql`e`)} or ${isMeeting(sql`e`)})
     ) j

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { DateTime, IANAZone } from 'luxon';
 import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
-import { emailStep, isMeeting, lastEmailStepBefore, positiveReply } from './figure-facts.ts';
+import { emailCredit, emailStep, isMeeting, positiveReply } from './figure-facts.ts';
 import { foldPosition, windowFacts } from './figure-rollup.ts';
 import { NO_ARM } from '../sequence/model.ts';
 
@@ -272,7 +272,7 @@ const UNCREDITED: Record<BreakdownBy, string> = {
  *
  * - a **send** to its own email; an **open or click** to the email it tracked; a **reply, bounce,
  *   unsubscribe, interested reply or meeting** to the last email sent to the enrollment before it
- *   (`lastEmailStepBefore`, the rule of the per-step funnel);
+ *   (or one that moved into it; `emailCredit`, the rule of the per-step funnel);
  * - **step, variant, mailbox**: that email's (its send request's; the mailbox, where the request
  *   recorded none, the enrollment's); **rep**: the member who owns that mailbox (`mailbox.user_id`,
  *   the mailbox the enrollment sends from); **sequence**: the enrollment's (or, without one, the
@@ -295,7 +295,8 @@ export async function breakdown(db: Db, workspaceId: string, w: Span, by: Breakd
       group by 1, 2, 3, 4, 5
       union all
       select n.sequence_id, c.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id), 'positiveReplies', count(*)::int
-      from (select p.enrollment_id, ${lastEmailStepBefore(sql`p.enrollment_id`, sql`p.at`)} as step_id from (${positiveReplyFacts(workspaceId, w, o)}) p) c
+      from (select coalesce(credit.enrollment_id, p.enrollment_id) as enrollment_id, credit.step_id
+            from (select p.*, 'reply' as type from (${positiveReplyFacts(workspaceId, w, o)}) p) p ${emailCredit(sql`p`)}) c
       left join enrollment n on n.id = c.enrollment_id
       left join send_request q on c.step_id is not null and q.enrollment_id = c.enrollment_id and q.step_id = c.step_id
       group by 1, 2, 3, 4

@@ -45,17 +45,14 @@ describe.each(testBackends())('analytics against a simulated world (%s)', (backe
   }, 240_000);
 
   /**
-   * Found by this test, not fixed yet (issue 18): a prospect's reply, bounce or unsubscribe (or a
-   * rep's) that reaches an enrollment after it was moved to another sequence (by a rep, or by a
-   * branch arm: "arm rest of q2-b moves to q0") is applied to the enrollment it moved to
-   * (EnrollmentService follows moved_to). The breakdown then credits it to the new sequence, its
-   * mailbox, and the new enrollment's last email (here none: step and variant "none"), where the
-   * world says the prospect answered the old sequence's email 8 seconds after it was sent. The
-   * headline, the days and the totals agree; only the rows differ. In the bench's 100 seeds, 5
-   * worlds showed it (seeds 50, 76, 77, 82, 115, docs/benchmarks.md). Marked as failing so that it turns red once the credit
-   * follows the email answered (then drop `.fails`).
+   * Found by this test (issue 18): a prospect's reply, bounce or unsubscribe that reaches an
+   * enrollment after it was moved to another sequence (by a rep, a branch arm, a reply rule) is
+   * applied to the enrollment it moved to (EnrollmentService follows moved_to), and the breakdown
+   * credited it to the new sequence and the new enrollment's last email (often none), where the
+   * world says the prospect answered the old sequence's email. The credit now follows moved_to
+   * back to the email last sent (ops/figure-facts.ts `emailCredit`).
    */
-  it.fails('known: a reply to a moved enrollment is credited to the sequence it moved to and its last email (seed 18001, 1 November 2026)', async () => {
+  it('a reply to a moved enrollment is credited to the email the old enrollment sent (seed 18001, 1 November 2026)', async () => {
     const { res } = await compare({ seed: 18_001, start: Date.UTC(2026, 9, 23, 20), days: 10 });
     expect(res.mismatches).toEqual([]);
   }, 240_000);

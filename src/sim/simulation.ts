@@ -1027,6 +1027,7 @@ class Run {
     const now = this.clock.now();
     const ws = await this.store.db.selectFrom('mailbox').select('workspace_id').where('id', '=', m.mailboxId).executeTakeFirstOrThrow();
     const applied: Applied[] = [];
+    let stored = false;
     await this.proc.store.db.transaction().execute(async (tx) => {
       const inserted = await tx
         .insertInto('message')
@@ -1035,7 +1036,10 @@ class Run {
         .returning('id')
         .execute();
       if (inserted.length > 0) applied.push(...(await this.proc.service.applyInTx(tx, m.enrollmentId, ev, now)));
+      stored = inserted.length > 0;
     });
+    // A reply the classifier called interested, stored: the world knows what the prospect meant.
+    if (stored && ev.type === 'reply' && ev.intent === 'interested') this.log.add({ series: 'positiveReplies', enrollmentId: m.enrollmentId, at: m.at, readAt: m.at, how: 'interested', taken: true });
     this.proc.service.notify(applied);
     return applied[0]?.result ?? null;
   }

@@ -21,8 +21,10 @@ import type { WorldEmail, WorldFact, WorldLog } from './world-log.ts';
  * - **unsubscribes**: every one (the engine records each, whatever the state: the address is
  *   suppressed again). **meetings**: every one booked, by the prospect or on a call, whether or not
  *   the engine stopped anything for it.
- * - **opens, clicks, positive replies**: none (the simulation's prospects load no images and
- *   follow no links; its replies are not classified interested).
+ * - **positive replies**: an enrollment's first reply the classifier called interested, stored
+ *   (its message row), on the day it reached the mailbox (`received_at`), whether or not the
+ *   engine took it.
+ * - **opens, clicks**: none (the simulation's prospects load no images and follow no links).
  * - **credit** (the breakdown): a send to its own email; anything else to the last email of the
  *   enrollment recorded at or before the instant it counts (none: the row with key null). So a
  *   reply read before its email's send was recorded (a prospect who answers within seconds, a
@@ -47,7 +49,13 @@ export function zeroCounts(): Counts {
 
 /** The facts the analytics count, each with the instant it counts at and its email. */
 export function countedFacts(log: WorldLog): Counted[] {
-  const counts = log.facts.filter((f) => f.series === 'sends' || f.series === 'unsubscribes' || f.series === 'meetings' || f.taken);
+  const firstPositive = new Map<string, WorldFact>();
+  for (const f of log.facts) {
+    if (f.series !== 'positiveReplies') continue;
+    const was = firstPositive.get(f.enrollmentId);
+    if (!was || f.at < was.at) firstPositive.set(f.enrollmentId, f);
+  }
+  const counts = log.facts.filter((f) => (f.series === 'positiveReplies' ? firstPositive.get(f.enrollmentId) === f : f.series === 'sends' || f.series === 'unsubscribes' || f.series === 'meetings' || f.taken));
   const sends = new Map<string, Counted[]>();
   for (const f of counts) {
     if (f.series !== 'sends') continue;

@@ -15,7 +15,7 @@
  *   (sequence/transition.test.ts). Everything else is the world's own.
  */
 
-export type WorldSeries = 'sends' | 'replies' | 'bounces' | 'unsubscribes' | 'meetings';
+export type WorldSeries = 'sends' | 'replies' | 'bounces' | 'unsubscribes' | 'meetings' | 'positiveReplies';
 
 /** The email a fact belongs to: the message the world received, with the ids its sender gave it. */
 export interface WorldEmail {

@@ -1006,7 +1006,9 @@ class Run {
     for (const x of report.messages) if (x.inserted && x.action === 'reply') this.stats.replies++;
     const human = replyTo && report.messages.find((x) => x.inserted && x.action === 'reply' && x.enrollmentId === replyTo.enrollmentId);
     if (replyTo && human) {
-      const took = report.applied.find((x) => x.enrollmentId === replyTo.enrollmentId && x.event.type === 'reply');
+      // Taken by its enrollment, or by the one it moved to (the engine follows moved_to from a
+      // moved or replied enrollment): the same message's reply event either way.
+      const took = report.applied.find((x) => x.event.type === 'reply' && (x.enrollmentId === replyTo.enrollmentId || x.event.messageId === human.messageId));
       this.logSignal({ type: 'reply' }, replyTo.enrollmentId, this.clock.now(), 'prospect', took?.result.outcome === 'applied');
     }
     await checkWarmupBatch(this.store, batch, report, moved);

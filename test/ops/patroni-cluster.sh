@@ -80,7 +80,9 @@ host_if_of() { echo "$NS-h$(num_of "$1")"; }
 as_pg() { runuser -u postgres -- "$@"; }
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 # The Patroni process itself (python3, under runuser and setsid), by its command line.
-patroni_pid() { pgrep -u postgres -f "python3 [^ ]*patroni $DIR/$1/patroni.yml" | head -1; }
+# Empty when none runs (never a failure: under pipefail a bare pgrep that finds nothing would end
+# the script, and `destroy` after a kill stopped at the killed node, leaving the rest running).
+patroni_pid() { pgrep -u postgres -f "python3 [^ ]*patroni $DIR/$1/patroni.yml" | head -1 || true; }
 node_alive() { [ -n "$(patroni_pid "$1")" ]; }
 rest() { curl -s --max-time 2 "http://$(ip_of "$1"):$(rest_port_of "$1")/$2" 2>/dev/null || true; }
 # Patroni's health checks: 200 where the node is what the path names (primary, sync standby).

@@ -4,7 +4,7 @@ import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
 import { emailCredit, emailStep, isMeeting, positiveReply } from './figure-facts.ts';
 import { foldPosition, windowFacts } from './figure-rollup.ts';
-import { NO_ARM } from '../sequence/model.ts';
+import { NO_ARM } from '../common/no-arm.ts';
 
 export { isMeeting };
 
@@ -660,7 +660,7 @@ export async function experimentExposures(db: Db, workspaceId: string, sequenceI
 }
 
 /**
- * Exposures of a sequence's own experiments (experiments/arm-view.ts), with `stepId` the
+ * Exposures of a sequence's own experiments (sequence/arm-view.ts), with `stepId` the
  * experiment's key and `variantId` the arm's key. The arm is the one stored on the enrollment at
  * enrollment, the one the engine applied. The exposure is the moment the arms first part ways:
  *

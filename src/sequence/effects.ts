@@ -5,7 +5,7 @@ import type { Random } from '../common/random.ts';
 import type { Tx } from '../store/store.ts';
 import type { Effect, Enrollment, SequenceDef } from './model.ts';
 import { armFor } from '../experiments/assignment.ts';
-import { armedView } from '../experiments/arm-view.ts';
+import { armedView } from './arm-view.ts';
 import type { Suppression } from './suppress.ts';
 
 /** One applied transition whose effects are to be carried out. */
@@ -164,7 +164,7 @@ function iso(ms: number): string {
  * enrollment already queued or was sent.
  */
 export function pickVariant(seq: SequenceDef, e: Pick<Enrollment, 'id' | 'enrolledAt' | 'experimentArms'>, stepId: string): string | null {
-  // A sequence experiment's arm may fix the variant (experiments/arm-view.ts); then that one is sent.
+  // A sequence experiment's arm may fix the variant (sequence/arm-view.ts); then that one is sent.
   const step = armedView(seq, e).steps.find((s) => s.id === stepId);
   return armFor(stepId, e, step?.variants ?? [], step?.winner ?? null);
 }

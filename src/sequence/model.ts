@@ -19,7 +19,7 @@ export interface BranchArm {
 }
 
 /** The mark in `branchChoices` of a branch where no arm matched: the enrollment went on after it. */
-export const NO_ARM = '(none)';
+export { NO_ARM } from '../common/no-arm.ts';
 
 export interface StepDef {
   /** Stable id: send requests and tasks are keyed by it, never by position. */
@@ -46,7 +46,7 @@ export interface StepDef {
   arms?: BranchArm[];
   /** A step inside a branch arm: the branch step's id and the arm's key. It runs only in that arm. */
   arm?: { branchId: string; key: string };
-  /** Hours of the day this step may be sent, inside the sequence's window (a timing arm's send hours; experiments/arm-view.ts). */
+  /** Hours of the day this step may be sent, inside the sequence's window (a timing arm's send hours; sequence/arm-view.ts). */
   window?: SendWindow;
 }
 
@@ -57,7 +57,7 @@ export interface ArmStepChoice {
   window?: SendWindow;
 }
 
-/** One arm of a sequence experiment (experiments/arm-view.ts): choices on one or more steps, and perhaps an order. */
+/** One arm of a sequence experiment (sequence/arm-view.ts): choices on one or more steps, and perhaps an order. */
 export interface SequenceArm {
   key: string;
   weight: number;
@@ -115,7 +115,7 @@ export interface SequenceDef {
   stopRules: StopRules;
   /** Every step, archived ones included, in position order. */
   steps: StepDef[];
-  /** Experiments that span steps or vary timing (experiments/arm-view.ts). */
+  /** Experiments that span steps or vary timing (sequence/arm-view.ts). */
   experiments?: SequenceExperiment[];
 }
 

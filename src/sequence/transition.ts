@@ -3,7 +3,7 @@ import { holds, noFacts, type BranchFacts } from './conditions.ts';
 import type { CallOutcome, CallRetry, Effect, EngineEvent, Enrollment, ReplyRuleIntent, SequenceDef, StepDef, TransitionResult } from './model.ts';
 import { isTerminal, NO_ARM } from './model.ts';
 import { armExit, dueTime, findStep, nextStep } from './plan.ts';
-import { armedView, joinExperiments } from '../experiments/arm-view.ts';
+import { armedView, joinExperiments } from './arm-view.ts';
 
 const DAY = 86_400_000;
 
@@ -18,7 +18,7 @@ const DAY = 86_400_000;
  */
 export function transition(e0: Enrollment, ev: EngineEvent, now: number, seq: SequenceDef): TransitionResult {
   // A sequence experiment's arm is chosen at enrollment and kept; every transition then runs on the
-  // sequence as the enrollment's arms shape it (experiments/arm-view.ts).
+  // sequence as the enrollment's arms shape it (sequence/arm-view.ts).
   const e = ev.type === 'enrolled' ? joinExperiments(e0, seq) : e0;
   try {
     return step(e, ev, now, armedView(seq, e));

@@ -61,7 +61,7 @@ export type InvariantName =
   | 'call-tries'
   /** 13: no enrollment runs steps of two arms of one branch (issue 18). */
   | 'one-arm'
-  /** 3b: a step whose experiment arm sets send hours is due inside them (issue 18, experiments/arm-view.ts). */
+  /** 3b: a step whose experiment arm sets send hours is due inside them (issue 18, sequence/arm-view.ts). */
   | 'arm-hours'
   /** 14: a reply's intent rule (stop_rules.on_reply) is carried out exactly once (issue 18). */
   | 'reply-rules'
@@ -326,7 +326,7 @@ export class InvariantChecker {
         `enrollment ${String(d.id)} (${String(d.state)}) is due at ${iso(at)}, outside its calendar (zone ${spec.zone}, country ${spec.country ?? '-'}${spec.region ? `-${spec.region}` : ''}, window ${JSON.stringify(d.window)}, holidays ${spec.skipHolidays ? 'skipped' : 'not skipped'})`,
       );
     }
-    // A timing arm's send hours (experiments/arm-view.ts): the step the enrollment waits for is due inside them.
+    // A timing arm's send hours (sequence/arm-view.ts): the step the enrollment waits for is due inside them.
     const hours = d.state === 'active' ? armHoursOf(settings, (d.arms ?? {}) as Record<string, string>, d.step === null ? undefined : String(d.step)) : undefined;
     const armWin = hours ? armWindow(hours, spec.window) : undefined;
     if (armWin && !isAllowed(at, { ...spec, window: armWin })) {

@@ -168,7 +168,7 @@ export interface EnrollmentTable {
   moved_to: Generated<string | null>;
   /** Migration 0061: the arm chosen at each branch step passed, by branch step id (sequence/model.ts NO_ARM: none matched). */
   branch_choices: DefaultJson<Record<string, string>>;
-  /** Migration 0075: the arm of each sequence experiment, by experiment key, fixed at enrollment (experiments/arm-view.ts). */
+  /** Migration 0075: the arm of each sequence experiment, by experiment key, fixed at enrollment (sequence/arm-view.ts). */
   experiment_arms: DefaultJson<Record<string, string>>;
   created_at: CreatedAt;
   updated_at: DefaultTimestamp;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { sequenceExperiments } from '../../experiments/experiments.ts';
-import { sequenceLevelExperiments } from '../../experiments/sequence-report.ts';
+import { fixedStepKeys, sequenceLevelExperiments } from '../../sequence/experiment-report.ts';
 import { OUTCOMES } from '../../experiments/settings.ts';
 import { figuresWindow } from '../../ops/figures.ts';
 import { findSequenceId } from '../../sequence/sql/sequences.ts';
@@ -102,7 +102,7 @@ export const experimentRoutes = [
       if (!(await findSequenceId(ctx.store.db, ws.workspaceId, params.sequenceId))) throw cadenzaError('NOT_FOUND', 'no such sequence');
       // One clock with the other figures: the later of now and the latest journal entry (ops/figures.ts).
       const { asOf } = await figuresWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), 1);
-      const experiments = await sequenceExperiments(ctx.store.db, ws.workspaceId, params.sequenceId, asOf);
+      const experiments = await sequenceExperiments(ctx.store.db, ws.workspaceId, params.sequenceId, asOf, await fixedStepKeys(ctx.store.db, params.sequenceId));
       const sequenceLevel = await sequenceLevelExperiments(ctx.store.db, ws.workspaceId, params.sequenceId, asOf);
       return { asOf: new Date(asOf).toISOString(), experiments, sequenceExperiments: sequenceLevel };
     },

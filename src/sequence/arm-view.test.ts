@@ -8,10 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { enrollmentFixture } from '../../test/sequence/enrollment-fixture.ts';
 import { isAllowed, type SendWindow } from '../calendar/index.ts';
 import { toWall } from '../calendar/zone.ts';
-import { pickVariant } from '../sequence/effects.ts';
-import { defaultStopRules, NO_ARM, type Enrollment, type SequenceDef, type SequenceExperiment, type StepDef } from '../sequence/model.ts';
-import { calendarFor } from '../sequence/plan.ts';
-import { transition } from '../sequence/transition.ts';
+import { pickVariant } from './effects.ts';
+import { defaultStopRules, NO_ARM, type Enrollment, type SequenceDef, type SequenceExperiment, type StepDef } from './model.ts';
+import { calendarFor } from './plan.ts';
+import { transition } from './transition.ts';
 import { armedView, joinExperiments } from './arm-view.ts';
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0); // Monday

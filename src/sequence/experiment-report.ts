@@ -1,10 +1,10 @@
 import { sequenceExperimentExposures, type ExposureRow } from '../ops/figures.ts';
-import type { ExperimentDefinition } from '../sequence/definition-experiments.ts';
-import { formatDelay } from '../sequence/definition-document.ts';
-import type { SequenceSettings } from '../sequence/sequence-repo.ts';
+import type { ExperimentDefinition } from './definition-experiments.ts';
+import { formatDelay } from './definition-document.ts';
+import type { SequenceSettings } from './sequence-repo.ts';
 import type { Db } from '../store/store.ts';
-import { experimentReport, type ArmReport, type ExperimentReport } from './report.ts';
-import { settingsOf } from './settings.ts';
+import { experimentReport, type ArmReport, type ExperimentReport } from '../experiments/report.ts';
+import { settingsOf } from '../experiments/settings.ts';
 
 /**
  * The report of a sequence's own experiments (arms over several steps or over timing; arm-view.ts):
@@ -32,6 +32,12 @@ export type SequenceExperimentReport = Omit<ExperimentReport, 'stepId' | 'stepKe
   /** The arm key the data name the winner now, if any (applied by a person: edit the weights). */
   winner: string | null;
 };
+
+/** The steps (by key) whose variant a sequence experiment fixes: not step experiments of their own. */
+export async function fixedStepKeys(db: Db, sequenceId: string): Promise<Set<string>> {
+  const seq = await db.selectFrom('sequence').select('settings').where('id', '=', sequenceId).executeTakeFirst();
+  return new Set(((seq?.settings ?? {}) as SequenceSettings).experiments?.flatMap((x) => exposureMarks(x).sent) ?? []);
+}
 
 /** Which steps' planning (timing) and which steps' sends (variants) open an enrollment's exposure. */
 export function exposureMarks(x: ExperimentDefinition): { planned: string[]; sent: string[] } {

@@ -1,5 +1,5 @@
-import { NO_ARM, type Enrollment, type SequenceDef, type SequenceExperiment, type StepDef } from '../sequence/model.ts';
-import { assignArm } from './assignment.ts';
+import { NO_ARM, type Enrollment, type SequenceDef, type SequenceExperiment, type StepDef } from './model.ts';
+import { assignArm } from '../experiments/assignment.ts';
 
 /**
  * Sequence experiments: arms that fix choices on several steps (a variant here, a body there) and

@@ -1,12 +1,10 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import { csvRecord } from '../../common/csv-write.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import { normalFilter, segmentFilter, storedFilter, tagText, toLeadFilter } from '../../leads/lists/segment-filter.ts';
-import { addMembers, addTag, deleteLeads, deleteList, findList, insertList, listsOf, liveEnrollmentsOfLeads, removeMembers, removeTag, tagsOf, updateList, workspaceTags } from '../../leads/lists/sql/lead-lists.ts';
+import { addMembers, addTag, countSegment, deleteLeads, deleteList, exportRows, findList, insertList, listsOf, liveEnrollmentsOfLeads, removeMembers, removeTag, tagsOf, updateList, workspaceTags } from '../../leads/lists/sql/lead-lists.ts';
 import { MAX_TARGET, resolveTarget, type LeadTarget } from '../../leads/lists/targets.ts';
-import { filteredLeads } from '../../leads/sql/list-leads.ts';
 import { findSequenceId } from '../../sequence/sql/sequences.ts';
 import type { WorkspaceAccess } from '../auth/access.ts';
 import { audit } from '../audit/actor.ts';
@@ -64,8 +62,7 @@ async function viewList(ctx: ApiContext, workspaceId: string, l: Awaited<ReturnT
     const f = storedFilter(l.filter);
     if (!f) leads = 0;
     else {
-      const q = filteredLeads(ctx.store.db, workspaceId, toLeadFilter(f)).select('lead.id').limit(COUNT_CAP + 1);
-      const n = Number((await ctx.store.db.selectFrom(q.as('m')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      const n = await countSegment(ctx.store.db, workspaceId, toLeadFilter(f), COUNT_CAP);
       leads = Math.min(n, COUNT_CAP);
       exact = n <= COUNT_CAP;
     }
@@ -243,14 +240,7 @@ export const leadListRoutes = [
     handler: async (c) => {
       const { ctx, ws, body, reply } = c;
       const ids = await targetIds(ctx, ws.workspaceId, body.target);
-      const rows = ids.length
-        ? await filteredLeads(ctx.store.db, ws.workspaceId, { search: '' })
-            .where(sql<boolean>`lead.id = any(${ids}::uuid[])`)
-            .select(['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone'])
-            .orderBy('created_at')
-            .orderBy('id')
-            .execute()
-        : [];
+      const rows = ids.length ? await exportRows(ctx.store.db, ws.workspaceId, ids) : [];
       const tags = await tagsOf(ctx.store.db, ws.workspaceId, ids);
       const lines = [LEAD_CSV_COLUMNS.join(','), ...rows.map((r) => csvRecord([r.email, r.first_name ?? '', r.last_name ?? '', r.company ?? '', r.title ?? '', r.phone ?? '', r.country ?? '', r.time_zone ?? '', (tags.get(r.id) ?? []).join(';')], ',', ''))];
       await audit(c, { action: 'export.downloaded', target: 'leads.csv', detail: { rows: rows.length, target: 'listId' in body.target ? { listId: body.target.listId } : 'filter' in body.target ? { filter: body.target.filter } : { picked: ids.length } } });

@@ -4,6 +4,7 @@ import { cadenzaError } from '../../common/errors.ts';
 import { checkEmail } from '../../leads/email.ts';
 import { allSuppressions, listSuppressions, readSuppressionList, suppressAddresses } from '../../leads/suppression.ts';
 import { liftSuppression } from '../../sequence/suppress.ts';
+import { suppressionReason } from '../../sequence/sql/suppression.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
 import type { WorkspaceAccess } from '../auth/access.ts';
 import { audit } from '../audit/actor.ts';
@@ -121,10 +122,10 @@ export const suppressionRoutes = [
       const e = checkEmail(params.email);
       const lifted = e.ok
         ? await ctx.store.db.transaction().execute(async (tx) => {
-            const row = await tx.selectFrom('suppression').select('reason').where('workspace_id', '=', ws.workspaceId).where('email_norm', '=', e.norm).executeTakeFirst();
-            if (!row || !(await liftSuppression(tx, ws.workspaceId, e.norm))) return false;
+            const suppressedFor = await suppressionReason(tx, ws.workspaceId, e.norm);
+            if (suppressedFor === undefined || !(await liftSuppression(tx, ws.workspaceId, e.norm))) return false;
             // The act and its record commit together: a lift is never unaccounted for.
-            await audit(c, { action: 'suppression.lifted', target: e.norm, detail: { suppressedFor: row.reason, reason: body?.reason ?? null } }, tx);
+            await audit(c, { action: 'suppression.lifted', target: e.norm, detail: { suppressedFor, reason: body?.reason ?? null } }, tx);
             return true;
           })
         : false;

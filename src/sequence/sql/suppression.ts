@@ -81,3 +81,9 @@ export async function deleteSuppression(db: Db, workspaceId: string, emailNorm: 
   const r = await db.deleteFrom('suppression').where('workspace_id', '=', workspaceId).where('email_norm', '=', emailNorm).executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
+
+/** Why an address is suppressed in the workspace (undefined: it is not). */
+export async function suppressionReason(db: Db | Tx, workspaceId: string, emailNorm: string): Promise<string | undefined> {
+  const row = await db.selectFrom('suppression').select('reason').where('workspace_id', '=', workspaceId).where('email_norm', '=', emailNorm).executeTakeFirst();
+  return row?.reason;
+}

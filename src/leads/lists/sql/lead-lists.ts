@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../../store/store.ts';
+import { filteredLeads, type LeadFilter } from '../../sql/list-leads.ts';
 
 /** lead_list, lead_list_member and lead_tag (migration 0090): the statements, each scoped to its workspace. */
 
@@ -128,5 +129,21 @@ export function listsOfLead(db: Db, workspaceId: string, leadId: string) {
     .where('m.workspace_id', '=', workspaceId)
     .where('m.lead_id', '=', leadId)
     .orderBy('l.name')
+    .execute();
+}
+
+/** How many leads a segment's filter selects, counted up to `cap` + 1 (the caller says "more than"). */
+export async function countSegment(db: Db, workspaceId: string, f: LeadFilter, cap: number): Promise<number> {
+  const q = filteredLeads(db, workspaceId, f).select('lead.id').limit(cap + 1);
+  return Number((await db.selectFrom(q.as('m')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+}
+
+/** The export's rows of the leads given, oldest first. */
+export function exportRows(db: Db, workspaceId: string, ids: readonly string[]) {
+  return filteredLeads(db, workspaceId, { search: '' })
+    .where(sql<boolean>`lead.id = any(${[...ids]}::uuid[])`)
+    .select(['id', 'email', 'first_name', 'last_name', 'company', 'title', 'phone', 'country', 'time_zone'])
+    .orderBy('created_at')
+    .orderBy('id')
     .execute();
 }

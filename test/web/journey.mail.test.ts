@@ -126,7 +126,7 @@ describeMailBed('web app journey in Chromium', () => {
       await screenshot(page, '06-import-mapping');
       await page.getByRole('button', { name: 'Import leads.csv' }).click();
       await page.getByText('2 rows read: 1 imported, 0 updated, 0 unchanged, 1 rejected').waitFor({ timeout: 30_000 });
-      await page.getByRole('cell', { name: PROSPECT }).waitFor();
+      await page.getByRole('cell', { name: PROSPECT, exact: true }).waitFor();
       await screenshot(page, '07-leads-imported');
 
       // A two-step sequence sent at any hour without jitter, from the rep's mailbox.

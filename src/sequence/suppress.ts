@@ -1,7 +1,7 @@
 import type { SuppressionReason } from '../store/schema.ts';
 import type { Db, Tx } from '../store/store.ts';
 import type { Applied } from './enrollment-service.ts';
-import { deleteSuppression, insertSuppressions, liveEnrollmentsOfCompany, stoppableEnrollmentsOf } from './sql/suppression.ts';
+import { deleteSuppression, insertSuppressions, liveEnrollmentsOfCompany, stoppableEnrollmentsOf, suppressionReason } from './sql/suppression.ts';
 
 /**
  * One opt-out is everywhere (promise 6), kept here and nowhere else: `suppress()` writes an
@@ -114,6 +114,11 @@ export async function stopCompany(
  */
 export function liftSuppression(db: Db, workspaceId: string, emailNorm: string): Promise<boolean> {
   return deleteSuppression(db, workspaceId, emailNorm);
+}
+
+/** Why an address is suppressed in the workspace (undefined: it is not): what a lift records it undid. */
+export function suppressedFor(db: Db, workspaceId: string, emailNorm: string): Promise<string | undefined> {
+  return suppressionReason(db, workspaceId, emailNorm);
 }
 
 function ended(applied: readonly Applied[]): string[] {

@@ -3,8 +3,7 @@ import { csvRecord } from '../../common/csv-write.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { checkEmail } from '../../leads/email.ts';
 import { allSuppressions, listSuppressions, readSuppressionList, suppressAddresses } from '../../leads/suppression.ts';
-import { liftSuppression } from '../../sequence/suppress.ts';
-import { suppressionReason } from '../../sequence/sql/suppression.ts';
+import { liftSuppression, suppressedFor as reasonOf } from '../../sequence/suppress.ts';
 import { enrollmentService, type ApiContext } from '../context.ts';
 import type { WorkspaceAccess } from '../auth/access.ts';
 import { audit } from '../audit/actor.ts';
@@ -122,7 +121,7 @@ export const suppressionRoutes = [
       const e = checkEmail(params.email);
       const lifted = e.ok
         ? await ctx.store.db.transaction().execute(async (tx) => {
-            const suppressedFor = await suppressionReason(tx, ws.workspaceId, e.norm);
+            const suppressedFor = await reasonOf(tx, ws.workspaceId, e.norm);
             if (suppressedFor === undefined || !(await liftSuppression(tx, ws.workspaceId, e.norm))) return false;
             // The act and its record commit together: a lift is never unaccounted for.
             await audit(c, { action: 'suppression.lifted', target: e.norm, detail: { suppressedFor, reason: body?.reason ?? null } }, tx);

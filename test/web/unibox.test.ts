@@ -221,13 +221,17 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
       await expect.poll(() => focusedRow(page), { message: `after reply ${i}` }).not.toBe(id);
     }
     const db = web.app.store.db;
-    const bulk = await db
-      .selectFrom('message as m')
-      .leftJoin('inbox_state as s', 's.message_id', 'm.id')
-      .select(['m.id', 's.done_at', 's.snoozed_until', 's.assignee_user_id'])
-      .where('m.workspace_id', '=', ws)
-      .where('m.message_id', 'like', '<bulk-%')
-      .execute();
+    const readBulk = () =>
+      db
+        .selectFrom('message as m')
+        .leftJoin('inbox_state as s', 's.message_id', 'm.id')
+        .select(['m.id', 's.done_at', 's.snoozed_until', 's.assignee_user_id'])
+        .where('m.workspace_id', '=', ws)
+        .where('m.message_id', 'like', '<bulk-%')
+        .execute();
+    // The last key's request may still be on its way when the loop ends: wait for it to land.
+    await expect.poll(async () => (await readBulk()).filter((r) => r.done_at !== null).length, { timeout: 10_000 }).toBe(MANY - snoozed - unread);
+    const bulk = await readBulk();
     expect(bulk.filter((r) => r.done_at !== null)).toHaveLength(MANY - snoozed - unread);
     expect(bulk.filter((r) => r.snoozed_until !== null)).toHaveLength(snoozed);
     expect(bulk.filter((r) => r.assignee_user_id === ownerId)).toHaveLength(assigned);

@@ -65,7 +65,7 @@ describeMailBed('web app journey in Chromium', () => {
       page = await web.newPage();
     });
 
-    it('sets up, connects a mailbox, imports, launches a sequence, and a reply stops it', async () => {
+    it('sets up, connects a mailbox, imports, enrolls a list in a sequence, a reply stops it, and the rep triages it', async () => {
       const { app } = web;
       const tag = `j${randomBytes(3).toString('hex')}`;
       const go = async (label: string) => {
@@ -87,6 +87,9 @@ describeMailBed('web app journey in Chromium', () => {
       await screenshot(page, '02-sign-in');
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+      // The inbox is empty, and the checklist says what to do first.
+      const checklist = page.getByRole('region', { name: 'Getting started' });
+      await checklist.getByText('0 of 5 done').waitFor();
       await screenshot(page, '03-inbox-empty');
 
       // Connect the rep's mailbox on the local bed: submission with STARTTLS (self-signed), plain IMAP.
@@ -148,10 +151,32 @@ describeMailBed('web app journey in Chromium', () => {
       await page.getByRole('button', { name: 'Save sequence' }).click();
       await page.getByText('Sequence created.').waitFor({ timeout: 15_000 });
       await screenshot(page, '08-sequence-editor');
-      await page.getByRole('button', { name: 'Enroll all leads' }).click();
-      await page.getByText('1 enrolled.').waitFor({ timeout: 15_000 });
+
+      // Launched by enrolling a list: a static list of the imported lead, enrolled from the Leads screen.
+      await go('Leads');
+      const leadsTable = page.getByRole('table', { name: 'Leads' });
+      const bulk = page.getByRole('form', { name: /^Act on/ });
+      await page.getByRole('button', { name: 'New list or segment' }).click();
+      const create = page.getByRole('form', { name: 'New list or segment' });
+      await create.getByLabel(/^Static list/).check();
+      await create.getByLabel('List name').fill(`Journey list ${tag}`);
+      await create.getByRole('button', { name: 'Create list' }).click();
+      await page.getByText('No lead matches.').waitFor();
+      await page.getByLabel('List or segment').selectOption({ label: 'All leads' });
+      await leadsTable.getByRole('checkbox', { name: `Select ${PROSPECT}` }).check();
+      await bulk.getByLabel('Action').selectOption('add_to_list');
+      await bulk.getByLabel('List').selectOption({ label: `Journey list ${tag}` });
+      await bulk.getByRole('button', { name: 'Apply' }).click();
+      await page.getByText(`Added 1 of 1 leads to Journey list ${tag}`).waitFor();
+      await page.getByLabel('List or segment').selectOption({ label: `Journey list ${tag} (1)` });
+      await leadsTable.getByRole('link', { name: PROSPECT }).waitFor();
+      expect(await bulk.getByRole('heading').innerText()).toBe(`Act on every lead in Journey list ${tag}`);
+      await bulk.getByLabel('Action').selectOption('enroll');
+      await bulk.getByLabel('Sequence').selectOption({ label: `Journey ${tag}` });
+      await bulk.getByRole('button', { name: 'Apply' }).click();
+      await page.getByText(`Enrolled 1 of 1 leads in Journey ${tag}.`).waitFor({ timeout: 15_000 });
       const launchedAt = Date.now();
-      await screenshot(page, '09-sequence-launched');
+      await screenshot(page, '09-list-enrolled');
 
       // The scheduler, the day planner and the sender take it from here: the email reaches the prospect.
       // The launch nudges them, and connecting the mailbox nudged its sender's lease (src/ops/work-nudge.ts),
@@ -186,6 +211,16 @@ describeMailBed('web app journey in Chromium', () => {
       await screenshot(page, '10-inbox-reply');
       const enrollment = await app.store.db.selectFrom('enrollment').select(['state']).executeTakeFirstOrThrow();
       expect(enrollment.state).toBe('replied');
+      // Everything but the domain is done: the checklist says so, with the domain still to verify.
+      await checklist.getByText('4 of 5 done').waitFor({ timeout: 15_000 });
+      expect(await checklist.getByRole('listitem').nth(1).innerText()).toMatch(/Verify your domain\s*: to do/);
+
+      // Triaged from the keyboard: e marks the reply done and it leaves the inbox.
+      await page.keyboard.press('e');
+      await item.waitFor({ state: 'detached', timeout: 15_000 });
+      await expect
+        .poll(async () => (await app.store.db.selectFrom('inbox_state as s').innerJoin('message as m', 'm.id', 's.message_id').select('s.done_at').where('m.message_id', '=', `<reply-${tag}@inbox.test>`).executeTakeFirst())?.done_at ?? null)
+        .not.toBeNull();
 
       // The lead's page tells the story, newest first.
       await go('Leads');

@@ -52,7 +52,7 @@ for (const backend of testBackends()) {
       store = await freshStore(backend);
       service = new EnrollmentService({ store, clock, random });
       deps = { store, service, clock, random, steps, trackingKey: trackingKey(master), metrics: new Metrics() };
-      const leads = Array.from({ length: 11 }, (_, i) => `lead${i}@acme${i < 10 ? '' : i}.test`);
+      const leads = Array.from({ length: 12 }, (_, i) => `lead${i}@acme${i < 10 ? '' : i}.test`);
       s = await seedSentSequence(store, { clock, random, service }, { mailboxEmail: 'rep@cadenza.test', leads, tag: 't' });
       clock.advance(60_000);
     }, 60_000);
@@ -271,6 +271,27 @@ for (const backend of testBackends()) {
       expect((await store.db.selectFrom('quarantine').select('reason').where('provider_key', '=', 'INBOX:1:poison').executeTakeFirstOrThrow()).reason).toMatch(/^processing failed: .*BigInt/);
       expect(await store.db.selectFrom('message').select('id').where('message_id', '=', '<poison@else.test>').execute()).toEqual([]);
       expect(await store.db.selectFrom('message').select('id').where('message_id', '=', '<fine@else.test>').execute()).toHaveLength(1);
+    });
+
+    it('a database failure while a message is retried alone fails the batch, never quarantines the reply: the next pull stops the enrollment', async () => {
+      // A failover or a deadlock answers the message's statements, not the message: quarantined, the
+      // reply would be "read" (the sender's last look skips it) and never stop its enrollment, and
+      // the cursor would move past it.
+      const a = send('lead11@acme11.test');
+      let failures = 2; // the whole batch's try, then the message's own
+      const flaky = Object.create(service) as EnrollmentService;
+      flaky.applyEachInTx = (...args) => (failures-- > 0 ? Promise.reject(Object.assign(new Error('deadlock detected'), { code: '40P01' })) : service.applyEachInTx(...args));
+      const cursorBefore = (await store.db.selectFrom('mailbox_sync').select('cursor').where('mailbox_id', '=', s.mailboxId).executeTakeFirstOrThrow()).cursor;
+      const b = batch([{ raw: replyMail({ from: a.leadEmail, to: 'rep@cadenza.test', inReplyTo: a.messageId, subject: `Re: ${a.subject}`, body: 'Yes, call me.', messageId: '<deadlocked@acme11.test>' }), key: 'INBOX:1:deadlocked' }], { uid: 5000 });
+      await expect(ingestBatch({ ...deps, service: flaky }, mb(), b)).rejects.toMatchObject({ code: '40P01' });
+      expect(await store.db.selectFrom('quarantine').select('id').where('provider_key', '=', 'INBOX:1:deadlocked').execute()).toEqual([]);
+      expect(await store.db.selectFrom('message').select('id').where('message_id', '=', '<deadlocked@acme11.test>').execute()).toEqual([]);
+      expect((await store.db.selectFrom('mailbox_sync').select('cursor').where('mailbox_id', '=', s.mailboxId).executeTakeFirstOrThrow()).cursor).toEqual(cursorBefore);
+      expect((await state(a.enrollmentId)).state).toBe('active');
+      // Pulled again from the stored cursor, the same batch commits and the reply stops its enrollment.
+      const r = await ingestBatch({ ...deps, service: flaky }, mb(), b);
+      expect(r.messages).toMatchObject([{ action: 'reply', enrollmentId: a.enrollmentId, inserted: true }]);
+      expect((await state(a.enrollmentId)).state).toBe('replied');
     });
 
     it('a batch under a lease that moved on is refused whole: no message, no event, no cursor', async () => {

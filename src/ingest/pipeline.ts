@@ -15,6 +15,7 @@ import type { Applied, EnrollmentService } from '../sequence/enrollment-service.
 import { isTerminal, type EngineEvent } from '../sequence/model.ts';
 import { suppress, stopCompany } from '../sequence/suppress.ts';
 import type { Store, Tx } from '../store/store.ts';
+import { isTransientStoreError } from '../store/transient.ts';
 import { conditionHolds, decide, defaultActOptions, type ActOptions, type Decision, type EnrollmentTarget, type IngestStep, type TargetOutcome } from './act.ts';
 import { enrollmentsOfSends, insertInbound, insertQuarantine, loadTargets, saveCursor, type InboundRow, type QuarantineRow } from './store.ts';
 import { loadThreadContext, matchThread, threadKeys, type ThreadMatch } from './thread.ts';
@@ -338,6 +339,11 @@ export async function commitBatch(deps: IngestDeps, mailbox: MailboxRef, pb: Pre
           await storeAndAct([x]);
           await sql`release savepoint ingest_message`.execute(tx);
         } catch (e) {
+          // The database failing (a failover, a deadlock, a lost connection, a missing grant) is not
+          // the message's fault: quarantined, a reply would count as read (the sender's last look
+          // passes over it) and never stop its enrollment, and the cursor would move past it. The
+          // batch fails whole instead, and the loop pulls it again from the stored cursor.
+          if (storeNotMessage(e)) throw e;
           await sql`rollback to savepoint ingest_message`.execute(tx);
           messages.length = before.messages;
           applied.length = before.applied;
@@ -371,6 +377,17 @@ export async function commitBatch(deps: IngestDeps, mailbox: MailboxRef, pb: Pre
   deps.service.notify(applied);
   recordMetrics(deps.metrics, messages, quarantined, acted);
   return { messages, quarantined, applied, warmup: pb.warmup, preparedAt: pb.preparedAt, startedAt, committedAt };
+}
+
+/**
+ * Errors that say the store, not the message, failed: transient ones (store/transient.ts), and
+ * those of the server's state or setup: lock timeout (55P03), statement cancelled (57014),
+ * insufficient resources (53xxx), permission denied (42501).
+ */
+function storeNotMessage(e: unknown): boolean {
+  if (isTransientStoreError(e)) return true;
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === '55P03' || code === '57014' || code === '42501' || code.startsWith('53'));
 }
 
 /** A message's decision and inbound row (pure). */

@@ -671,6 +671,8 @@ export async function experimentExposures(db: Db, workspaceId: string, sequenceI
  * - for a step whose variant an arm sets, its first applied `step_sent`, as for a step's own variants.
  *
  * The earliest of these over the experiment's steps opens the window; outcomes are judged as above.
+ * Enrollments made after the experiment's declared winner (sequence_experiment_winner) are marked
+ * `afterWinner`, as for a step's.
  */
 // -- name: figures-sequence-experiment-exposures
 export async function sequenceExperimentExposures(
@@ -699,8 +701,11 @@ export async function sequenceExperimentExposures(
       where n.workspace_id = ${workspaceId} and n.sequence_id = ${sequenceId} and n.experiment_arms->>m.key <> ${NO_ARM}
       group by 1, 2, 3
     ), exposure as (
-      select f.enrollment_id, f.key as step_id, f.arm as variant_id, f.sent_at, f.sent_at + make_interval(days => w.days) as closes_at, false as after_winner
+      select f.enrollment_id, f.key as step_id, f.arm as variant_id, f.sent_at, f.sent_at + make_interval(days => w.days) as closes_at,
+        coalesce(n.created_at >= d.declared_at, false) as after_winner
       from first f join win w on w.key = f.key
+      join enrollment n on n.id = f.enrollment_id
+      left join sequence_experiment_winner d on d.sequence_id = ${sequenceId} and d.experiment_key = f.key
     )`,
     now,
   );

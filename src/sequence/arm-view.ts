@@ -1,5 +1,5 @@
 import { NO_ARM, type Enrollment, type SequenceDef, type SequenceExperiment, type StepDef } from './model.ts';
-import { assignArm } from '../experiments/assignment.ts';
+import { armFor } from '../experiments/assignment.ts';
 
 /**
  * Sequence experiments: arms that fix choices on several steps (a variant here, a body there) and
@@ -16,7 +16,8 @@ import { assignArm } from '../experiments/assignment.ts';
  * on the enrollment. Stored, not recomputed: an edit of the weights or arms after enrollment moves
  * no one, a retry or a restart reads the same record, and an enrollment made before the experiment
  * existed stays out of it (its due times were planned without it; it would not be exposed to the
- * arm it would be counted in).
+ * arm it would be counted in). Once an automatic winner is declared (experiments/auto-winner.ts),
+ * enrollments made from then on all get it; those before keep their arm.
  */
 
 /** The hash's experiment id: stable across edits, since an experiment's key is its identity. */
@@ -32,7 +33,10 @@ export function joinExperiments(e: Enrollment, seq: SequenceDef): Enrollment {
   let changed = false;
   for (const x of exps) {
     if (chosen[x.key] !== undefined) continue;
-    chosen[x.key] = assignArm(experimentHashId(seq.id, x.key), e.id, x.arms.map((a) => ({ id: a.key, weight: a.weight }))) ?? NO_ARM;
+    // After a declared winner, a new enrollment gets the winner (armFor); it is marked after the
+    // winner in the figures (ops/figures.ts), outside the experiment.
+    const winner = x.winner ? { armId: x.winner.armKey, since: x.winner.since } : null;
+    chosen[x.key] = armFor(experimentHashId(seq.id, x.key), e, x.arms.map((a) => ({ id: a.key, weight: a.weight })), winner) ?? NO_ARM;
     changed = true;
   }
   return changed ? { ...e, experimentArms: chosen } : e;

@@ -55,6 +55,7 @@ const good = `
           intro: { variant: b }
           follow: { variant: b, delay: 4 business days, send_hours: "14:00-16:00" }
   - key: order
+    auto_winner: true
     arms:
       - { key: email-first }
       - { key: call-first, order: [last, nudge] }
@@ -72,7 +73,7 @@ describe('sequence experiments in the definition', () => {
           { key: 'late', weight: 2, steps: { intro: { variant: 'b' }, follow: { variant: 'b', delay: { amount: 4, unit: 'business_days' }, sendHours: '14:00-16:00' } } },
         ],
       },
-      { key: 'order', settings: {}, arms: [{ key: 'email-first', weight: 1, steps: {} }, { key: 'call-first', weight: 1, steps: {}, order: ['last', 'nudge'] }] },
+      { key: 'order', settings: { autoWinner: true }, arms: [{ key: 'email-first', weight: 1, steps: {} }, { key: 'call-first', weight: 1, steps: {}, order: ['last', 'nudge'] }] },
     ]);
   });
 
@@ -99,7 +100,6 @@ describe('sequence experiments in the definition', () => {
     ['one arm', `  - { key: x, arms: [{ key: a }] }`, 'an experiment needs two arms or more'],
     ['duplicate arm keys', `  - { key: x, arms: [{ key: a }, { key: a }] }`, 'duplicate arm key'],
     ['no arm of positive weight', `  - { key: x, arms: [{ key: a, weight: 0 }, { key: b, weight: 0 }] }`, 'every arm has weight 0'],
-    ['an automatic winner', `  - { key: x, auto_winner: true, arms: [{ key: a }, { key: b }] }`, 'an automatic winner is for a step'],
     ['orders of different steps', `  - { key: x, arms: [{ key: a, order: [ring, follow] }, { key: b, order: [intro, ring] }] }`, 'every arm with an order lists the same steps'],
     ['an order of steps apart', `  - { key: x, arms: [{ key: a, order: [intro, follow] }, { key: b }] }`, 'must stand one after another'],
     ['a step in two experiments', `  - { key: x, arms: [{ key: a, steps: { follow: { delay: 1 day } } }, { key: b }] }\n  - { key: y, arms: [{ key: a, steps: { follow: { delay: 2 days } } }, { key: b }] }`, "step 'follow' is already in experiment 'x'"],

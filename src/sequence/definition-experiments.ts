@@ -124,7 +124,6 @@ export function checkExperiments(
   return docs.map((x, i) => {
     const at = `experiments.${i} (${x.key})`;
     if (docs.findIndex((y) => y.key === x.key) !== i) problems.push(`${at}: duplicate experiment key`);
-    if (x.auto_winner) problems.push(`${at}.auto_winner: an automatic winner is for a step's own variants only; a sequence experiment's winner is applied by a person`);
     if (!x.arms.some((a) => a.weight > 0)) problems.push(`${at}: every arm has weight 0; at least one must take enrollments`);
     const named = new Set<string>();
     const orders: string[][] = [];

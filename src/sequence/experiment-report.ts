@@ -5,6 +5,7 @@ import type { SequenceSettings } from './sequence-repo.ts';
 import type { Db } from '../store/store.ts';
 import { experimentReport, type ArmReport, type ExperimentReport } from '../experiments/report.ts';
 import { settingsOf } from '../experiments/settings.ts';
+import { armWinnersOf } from '../experiments/sql/winners.ts';
 
 /**
  * The report of a sequence's own experiments (arms over several steps or over timing; arm-view.ts):
@@ -20,7 +21,15 @@ export interface ArmChoiceReport {
   sendHours?: string;
 }
 
-export type SequenceArmReport = Omit<ArmReport, 'variantId' | 'variantKey' | 'archived' | 'afterWinner'> & { key: string; choices: ArmChoiceReport[]; order: string[] | null };
+export type SequenceArmReport = Omit<ArmReport, 'variantId' | 'variantKey' | 'archived'> & { key: string; choices: ArmChoiceReport[]; order: string[] | null };
+
+/** A sequence experiment's recorded automatic winner (auto-winner.ts). */
+export interface DeclaredArm {
+  arm: string;
+  at: string;
+  pValue: number;
+  reason: string;
+}
 
 export type SequenceExperimentReport = Omit<ExperimentReport, 'stepId' | 'stepKey' | 'arms' | 'declared' | 'winner'> & {
   key: string;
@@ -29,8 +38,10 @@ export type SequenceExperimentReport = Omit<ExperimentReport, 'stepId' | 'stepKe
   /** Step keys the experiment touches, in the sequence's order. */
   steps: string[];
   arms: SequenceArmReport[];
-  /** The arm key the data name the winner now, if any (applied by a person: edit the weights). */
+  /** The arm key the data name the winner now, if any. */
   winner: string | null;
+  /** The automatic winner recorded (settings.autoWinner): every enrollment from `at` on gets it. */
+  declared: DeclaredArm | null;
 };
 
 /** The steps (by key) whose variant a sequence experiment fixes: not step experiments of their own. */
@@ -54,9 +65,16 @@ export function exposureMarks(x: ExperimentDefinition): { planned: string[]; sen
 }
 
 /** Pure: one experiment's report from its definition and its exposure rows (stepId = the experiment's key, variantId = the arm's key). */
-export function sequenceExperimentReport(x: ExperimentDefinition, rows: readonly ExposureRow[], stepOrder: readonly string[]): SequenceExperimentReport | null {
+export function sequenceExperimentReport(x: ExperimentDefinition, rows: readonly ExposureRow[], stepOrder: readonly string[], declared: DeclaredArm | null = null): SequenceExperimentReport | null {
   const r = experimentReport(
-    { stepId: x.key, stepKey: x.key, stepPosition: 0, settings: x.settings, variants: x.arms.map((a) => ({ id: a.key, key: a.key, weight: a.weight, archived: false })), declared: null },
+    {
+      stepId: x.key,
+      stepKey: x.key,
+      stepPosition: 0,
+      settings: x.settings,
+      variants: x.arms.map((a) => ({ id: a.key, key: a.key, weight: a.weight, archived: false })),
+      declared: declared ? { variantId: declared.arm, at: declared.at, pValue: declared.pValue, reason: declared.reason } : null,
+    },
     rows,
   );
   if (!r) return null;
@@ -69,7 +87,8 @@ export function sequenceExperimentReport(x: ExperimentDefinition, rows: readonly
     kind: marks.planned.length ? 'timing' : 'content',
     steps: stepOrder.filter((k) => touched.has(k)),
     winner: r.winner,
-    arms: r.arms.map(({ variantId: _v, variantKey, archived: _a, afterWinner: _w, ...stats }) => {
+    declared,
+    arms: r.arms.map(({ variantId: _v, variantKey, archived: _a, ...stats }) => {
       const def = x.arms.find((a) => a.key === variantKey)!;
       return {
         key: variantKey,
@@ -95,5 +114,6 @@ export async function sequenceLevelExperiments(db: Db, workspaceId: string, sequ
   });
   const rows = await sequenceExperimentExposures(db, workspaceId, sequenceId, inputs, new Date(now));
   const order = steps.filter((s) => s.archived_at === null).map((s) => s.key);
-  return defs.map((x) => sequenceExperimentReport(x, rows.filter((r) => r.stepId === x.key), order)).filter((r): r is SequenceExperimentReport => r !== null);
+  const declared = new Map((await armWinnersOf(db, sequenceId)).map((w) => [w.experiment_key, { arm: w.arm_key, at: new Date(w.declared_at).toISOString(), pValue: Number(w.p_value), reason: w.reason }]));
+  return defs.map((x) => sequenceExperimentReport(x, rows.filter((r) => r.stepId === x.key), order, declared.get(x.key) ?? null)).filter((r): r is SequenceExperimentReport => r !== null);
 }

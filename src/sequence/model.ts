@@ -75,6 +75,8 @@ export interface SequenceArm {
 export interface SequenceExperiment {
   key: string;
   arms: SequenceArm[];
+  /** The declared winner (auto_winner): enrollments made from `since` (epoch ms) on all get arm `armKey`. */
+  winner?: { armKey: string; since: number } | null;
 }
 
 /** A reply intent's rule: 'notify' makes a task for the enrollment's owner; a move enrolls the lead in another sequence. */

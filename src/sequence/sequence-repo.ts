@@ -1,7 +1,7 @@
 import { parseWindow, type SendWindow } from '../calendar/index.ts';
 import { defaultStopRules, type BranchArm, type CallRetry, type SequenceArm, type SequenceDef, type SequenceExperiment, type StepDef, type StopRules } from './model.ts';
 import type { Db, Tx } from '../store/store.ts';
-import type { ExperimentWinnerRow, SequenceRow, StepRow, VariantRow } from '../store/schema.ts';
+import type { ExperimentWinnerRow, SequenceExperimentWinnerRow, SequenceRow, StepRow, VariantRow } from '../store/schema.ts';
 import { cadenzaError } from '../common/errors.ts';
 import { armWindow, type ExperimentDefinition } from './definition-experiments.ts';
 
@@ -16,7 +16,7 @@ export interface SequenceSettings {
   experiments?: ExperimentDefinition[];
 }
 
-export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: VariantRow[] = [], winners: ExperimentWinnerRow[] = []): SequenceDef {
+export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: VariantRow[] = [], winners: ExperimentWinnerRow[] = [], armWinners: SequenceExperimentWinnerRow[] = []): SequenceDef {
   const settings = (row.settings ?? {}) as SequenceSettings;
   // An arm step names its branch by key (a key is a step's identity for life); the engine by id.
   const idByKey = new Map(steps.map((s) => [s.key, s.id]));
@@ -29,7 +29,7 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
     skipHolidays: settings.skipHolidays ?? true,
     jitterMinutes: settings.jitterMinutes ?? 45,
     stopRules: { ...defaultStopRules, ...((row.stop_rules ?? {}) as Partial<StopRules>) },
-    ...(settings.experiments?.length ? { experiments: settings.experiments.map((x) => toSequenceExperiment(x, steps, variants, window)) } : {}),
+    ...(settings.experiments?.length ? { experiments: settings.experiments.map((x) => toSequenceExperiment(x, steps, variants, window, armWinners.find((w) => w.experiment_key === x.key))) } : {}),
     steps: steps
       .slice()
       .sort((a, b) => a.position - b.position)
@@ -60,7 +60,7 @@ export function toSequenceDef(row: SequenceRow, steps: StepRow[], variants: Vari
  * A stored experiment in the engine's terms: steps and variants by id. A choice on a step or variant
  * that is no longer live is dropped (the step runs as the sequence says); an order keeps its live steps.
  */
-export function toSequenceExperiment(x: ExperimentDefinition, steps: StepRow[], variants: VariantRow[], window: SendWindow): SequenceExperiment {
+export function toSequenceExperiment(x: ExperimentDefinition, steps: StepRow[], variants: VariantRow[], window: SendWindow, winner?: SequenceExperimentWinnerRow): SequenceExperiment {
   const live = new Map(steps.filter((s) => s.archived_at === null).map((s) => [s.key, s.id]));
   const variantId = (stepId: string, key: string) => variants.find((v) => v.step_id === stepId && v.key === key && v.archived_at === null)?.id;
   return {
@@ -77,6 +77,7 @@ export function toSequenceExperiment(x: ExperimentDefinition, steps: StepRow[], 
       const order = a.order?.map((k) => live.get(k)).filter((id): id is string => id !== undefined);
       return { key: a.key, weight: a.weight, steps: chosen, ...(order && order.length > 1 ? { order } : {}) };
     }),
+    ...(winner ? { winner: { armKey: winner.arm_key, since: new Date(winner.declared_at).getTime() } } : {}),
   };
 }
 
@@ -110,7 +111,8 @@ export class SequenceCache {
       : [];
     // An experiment's declared winner bumps the sequence's version too (experiments/sql/winners.ts).
     const winners = steps.length ? await db.selectFrom('experiment_winner').selectAll().where('step_id', 'in', steps.map((s) => s.id)).execute() : [];
-    const def = toSequenceDef(row, steps, variants, winners);
+    const armWinners = ((row.settings ?? {}) as SequenceSettings).experiments?.length ? await db.selectFrom('sequence_experiment_winner').selectAll().where('sequence_id', '=', id).execute() : [];
+    const def = toSequenceDef(row, steps, variants, winners, armWinners);
     this.byId.set(id, { version: row.version, def });
     return def;
   }

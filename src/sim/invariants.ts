@@ -31,6 +31,9 @@ import { calendarCountry, calendarRegion } from '../sequence/sql/calendar-countr
  *                     the enrollment; a notify rule made exactly one notice task; a move rule moved
  *                     it exactly once, to the rule's sequence, its first step due no earlier than
  *                     the rule's delay, moved_to pointing there (or left the refusal's reason).
+ *15 arm-winner      once a sequence experiment's winner is declared, every enrollment keeps the
+ *                     arms it had, and each one enrolled since runs the winner while the
+ *                     experiment has that arm (checked as the simulation enrolls).
  *  8 pacing           each mailbox's counted sends keep its daily cap (its local day, ramp
  *                     included), hourly ceiling, minimum gap and working days; a claim refused for
  *                     a budget is refused by sends that count (pacing-check.ts).
@@ -65,6 +68,8 @@ export type InvariantName =
   | 'arm-hours'
   /** 14: a reply's intent rule (stop_rules.on_reply) is carried out exactly once (issue 18). */
   | 'reply-rules'
+  /** 15: after a sequence experiment's winner is declared, enrollments keep their arms and new ones run the winner (issue 18, simulation.ts declareWinner). */
+  | 'arm-winner'
   /** sim/warmup.ts: warmup mail is taken aside, recorded, and reaches nothing user-facing. */
   | 'warmup-hidden'
   /** sim/warmup.ts: mail a person wrote is never taken for warmup. */

@@ -44,6 +44,7 @@ import { checkWarmupBatch, FAR, joinWarmupPool, pullWarmupBatch } from './warmup
 import { SimCrm } from './crm.ts';
 import type { CrmWriter } from '../crm/writer.ts';
 import { WorldLog, type WorldSeries } from './world-log.ts';
+import { declareArmWinner } from '../experiments/sql/winners.ts';
 import { applied, buildWorld, editDefinition, pickStart, removedSteps, toDefinition, type RawDefinition, type SimWorld } from './world.ts';
 
 /**
@@ -293,6 +294,8 @@ type Action =
   | { t: 'inbound'; mailboxId: string }
   /** The CRM sync drains the outbox (sim/crm.ts). */
   | { t: 'crm' }
+  /** The automatic winner of a sequence experiment is declared (experiments/auto-winner.ts's write). */
+  | { t: 'winner'; seq: number }
   | { t: 'crash' };
 
 /** What a process holds in memory; a crash loses all of it. */
@@ -388,6 +391,10 @@ class Run {
   private warmupCount = 0;
   /** Its own stream too: the CRM's contacts, faults and timing. */
   private readonly crmRandom: Random;
+  /** Which arm a declared winner is (declareWinner), from a stream of its own. */
+  private readonly winnerRandom: Random;
+  /** Declared winners by sequence id: the experiment, the arm, when, and every enrollment's arms then. */
+  private readonly winners = new Map<string, { key: string; arm: string; at: number; kept: Map<string, string> }>();
   /** Issue 18, their own streams too: the sequences' reply rules and the nurture sequence, and the intent of each reply. */
   private readonly replyRulesRandom: Random;
   private readonly intentRandom: Random;
@@ -419,6 +426,7 @@ class Run {
     this.faultRate = opts.faultRate ?? 1;
     this.warmupRandom = this.root.fork('warmup');
     this.crmRandom = this.root.fork('crm');
+    this.winnerRandom = this.root.fork('winner-arm');
     this.replyRulesRandom = this.root.fork('reply-rules');
     this.intentRandom = this.root.fork('intents');
   }
@@ -457,6 +465,7 @@ class Run {
       where exists (select 1 from jsonb_each_text(experiment_arms) a where a.value <> ${NO_ARM})`.execute(this.store.db);
     this.stats.armEnrollments = arms.rows[0]!.n;
     this.stats.armSteps = arms.rows[0]!.steps;
+    for (const id of this.winners.keys()) await this.checkWinner(id);
     await this.digestStore();
     return { seed: this.opts.seed, stats: this.stats, digest: this.hash.digest('hex'), startMs: this.start, endMs: this.clock.now(), log: this.log };
   }
@@ -483,6 +492,9 @@ class Run {
     // Warmup mail: about two batches a week into each mailbox.
     const w = this.warmupRandom;
     for (const m of this.world.mailboxes) for (let i = Math.max(1, Math.round(2 * weeks)); i > 0; i--) this.agenda.add(this.start + w.int(0, this.end - this.start), { t: 'inbound', mailboxId: m.id });
+    // A sequence experiment's winner, in half the runs, from a stream of its own (the rest of the run is unchanged).
+    const wr = r.fork('winner');
+    if (wr.next() < 0.5) this.agenda.add(this.start + wr.int(DAY, 10 * DAY), { t: 'winner', seq: wr.int(0, this.world.sequences.length - 1) });
     const crashes = Math.round(faults.randomCrashesPerWeek * weeks * this.faultRate * (0.5 + r.next()));
     for (let i = 0; i < crashes; i++) this.agenda.add(this.start + r.int(0, this.end - this.start), { t: 'crash' });
   }
@@ -635,6 +647,8 @@ class Run {
         return this.inbound(a.mailboxId);
       case 'crm':
         return this.crmStep();
+      case 'winner':
+        return this.declareWinner(a.seq);
       case 'crash':
         this.stats.crashes.anywhere++;
         this.restart('anywhere');
@@ -1233,6 +1247,38 @@ class Run {
     return `edit ${seq.raw.key} v${summary.version} [${ops.join(', ')}] -> ${changed} enrollments re-planned`;
   }
 
+  /**
+   * Declares a random arm of the sequence's experiment the winner, as the automatic winner does
+   * (the verdict itself is the statistics' business, tested in experiments/). What must hold after
+   * it (invariant arm-winner): the enrollments in the experiment keep their arms, and every later
+   * enrollment runs the winner while the experiment still has that arm (enroll, below).
+   */
+  private async declareWinner(i: number): Promise<string> {
+    const seq = this.world.sequences[i]!;
+    const x = (seq.raw.experiments as Array<{ key: string; arms: Array<{ key: string }> }> | undefined)?.[0];
+    if (!x || this.winners.has(seq.id)) return `winner ${seq.raw.key}: none to declare`;
+    const arm = x.arms[this.winnerRandom.int(0, x.arms.length - 1)]!.key;
+    const kept = new Map((await this.store.db.selectFrom('enrollment').select(['id', 'experiment_arms']).where('sequence_id', '=', seq.id).execute()).map((e) => [e.id, JSON.stringify(e.experiment_arms)]));
+    const now = this.clock.now();
+    await declareArmWinner(this.proc.store.db, { sequenceId: seq.id, experimentKey: x.key, armKey: arm, at: new Date(now), pValue: 0.01, reason: 'simulation' });
+    this.winners.set(seq.id, { key: x.key, arm, at: now, kept });
+    return `winner ${seq.raw.key} ${x.key}=${arm} (${kept.size} enrollments keep their arms)`;
+  }
+
+  /** Invariant arm-winner: the arms held at the declaration are kept; enrollments made since run the winner. */
+  private async checkWinner(sequenceId: string): Promise<void> {
+    const w = this.winners.get(sequenceId);
+    if (!w) return;
+    const rows = await this.store.db.selectFrom('enrollment').select(['id', 'experiment_arms', 'created_at']).where('sequence_id', '=', sequenceId).execute();
+    const arms = (this.world.sequences.find((q) => q.id === sequenceId)!.raw.experiments as Array<{ key: string; arms: Array<{ key: string }> }> | undefined)?.find((x) => x.key === w.key)?.arms;
+    for (const e of rows) {
+      const before = w.kept.get(e.id);
+      if (before !== undefined && before !== JSON.stringify(e.experiment_arms)) throw new InvariantViolation('arm-winner', `enrollment ${e.id} changed arms after the winner of ${w.key} was declared: ${before} -> ${JSON.stringify(e.experiment_arms)}`);
+      const got = (e.experiment_arms as Record<string, string>)[w.key];
+      if (e.created_at.getTime() >= w.at && arms?.some((a) => a.key === w.arm) && got !== w.arm) throw new InvariantViolation('arm-winner', `enrollment ${e.id}, made after ${w.key}'s winner ${w.arm} was declared, runs arm ${String(got)}`);
+    }
+  }
+
   private async enroll(a: Extract<Action, { t: 'enroll' }>): Promise<string> {
     const r = this.ops;
     const leadIds = this.world.leads.filter(() => r.next() < a.share).map((l) => l.id);
@@ -1240,6 +1286,7 @@ class Run {
     const res = await bulkEnroll(this.proc.store, { clock: this.clock, random: this.ops }, { workspaceId: this.world.workspaceId, sequenceId: this.world.sequences[a.seq]!.id, leadIds, chunkSize: r.int(1, 8) });
     this.stats.enrollments += res.enrolled;
     await this.learnEnrollments(this.world.sequences[a.seq]!.id, leadIds);
+    await this.checkWinner(this.world.sequences[a.seq]!.id);
     const why = new Map<string, number>();
     for (const x of res.refused) why.set(x.reason, (why.get(x.reason) ?? 0) + 1);
     return `enroll ${leadIds.length} in ${this.world.sequences[a.seq]!.raw.key} -> ${res.enrolled} enrolled${why.size ? `, refused ${[...why].map(([k, v]) => `${v} ${k}`).join(', ')}` : ''}`;

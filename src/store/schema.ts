@@ -134,6 +134,16 @@ export interface ExperimentWinnerTable {
   reason: string;
 }
 
+/** 0112_sequence_experiment_winner.sql: a sequence experiment's declared winner (src/experiments/auto-winner.ts). */
+export interface SequenceExperimentWinnerTable {
+  sequence_id: string;
+  experiment_key: string;
+  arm_key: string;
+  declared_at: Timestamp;
+  p_value: number;
+  reason: string;
+}
+
 export type EnrollmentStateName =
   | 'active'
   | 'paused'
@@ -661,6 +671,7 @@ export interface Database {
   step: StepTable;
   variant: VariantTable;
   experiment_winner: ExperimentWinnerTable;
+  sequence_experiment_winner: SequenceExperimentWinnerTable;
   enrollment: EnrollmentTable;
   send_request: SendRequestTable;
   message: MessageTable;
@@ -687,6 +698,7 @@ export type SequenceRow = Selectable<SequenceTable>;
 export type LeadRow = Selectable<LeadTable>;
 export type VariantRow = Selectable<VariantTable>;
 export type ExperimentWinnerRow = Selectable<ExperimentWinnerTable>;
+export type SequenceExperimentWinnerRow = Selectable<SequenceExperimentWinnerTable>;
 export type NewLead = Insertable<LeadTable>;
 export type EnrollmentUpdate = Updateable<EnrollmentTable>;
 

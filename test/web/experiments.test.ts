@@ -88,6 +88,8 @@ describe.skipIf(skip !== null)(`experiments panel on the sequence screen${skip ?
       ],
     });
     const { sequenceId } = await applyDefinition(app.store, { clock: systemClock, random: seededRandom('web-seq-experiments') }, ws.id, def);
+    // The timing experiment's automatic winner, as auto-winner.ts records it.
+    await app.store.db.insertInto('sequence_experiment_winner').values({ sequence_id: sequenceId, experiment_key: 'timing', arm_key: 'late', declared_at: new Date(), p_value: 0.01, reason: 'test' }).execute();
 
     await page.goto(`${app.url}/sequences/${sequenceId}`);
     const panel = page.getByRole('region', { name: 'Experiments' });
@@ -98,6 +100,7 @@ describe.skipIf(skip !== null)(`experiments panel on the sequence screen${skip ?
     expect(text).toContain('intro: variant b · follow: variant b');
     expect(await timing.textContent()).toContain('last: after 4 business days, sent 14:00-16:00');
     expect(text).toMatch(/the moment the arms part/);
+    expect(await timing.getByRole('status').textContent()).toMatch(/^Winner declared .*: every new enrollment runs arm late; those enrolled before keep their arm \(0 enrolled since/);
     // The steps' own variants are the experiment's arms: no separate A/B table for them.
     expect(text).not.toMatch(/Step intro/);
     const found: string[] = [];

@@ -1462,6 +1462,8 @@ export type SequenceExperiment = {
     }[];
     /** The step keys in the order this arm runs them; null: the sequence order */
     order: string[] | null;
+    /** Enrollments made after the declared winner: they got it by decision and are not in the figures here */
+    afterWinner: number;
     weight: number;
     /** Enrollments exposed to this arm so far (the arm actually applied) */
     exposures: number;
@@ -1510,8 +1512,15 @@ export type SequenceExperiment = {
     mismatch: boolean;
   };
   reason: string;
-  /** The winning arm (key) by the data now, if any; a person applies it */
+  /** The winning arm (key) by the data now, if any */
   winner: string | null;
+  /** The automatic winner recorded (settings.autoWinner): every enrollment from `at` on gets it; earlier ones keep their arm */
+  declared: {
+    arm: string;
+    at: string;
+    pValue: number;
+    reason: string;
+  } | null;
 };
 
 export type SubjectExport = {

@@ -81,11 +81,16 @@ const sequenceExperiment = z
           .array(z.object({ step: z.string(), variant: z.string().optional(), delay: z.string().optional(), sendHours: z.string().optional() }))
           .describe('What the arm fixes, step by step'),
         order: z.array(z.string()).nullable().describe('The step keys in the order this arm runs them; null: the sequence order'),
+        afterWinner: z.number().int().describe('Enrollments made after the declared winner: they got it by decision and are not in the figures here'),
         ...armStats,
       }),
     ),
     ...verdictFields,
-    winner: z.string().nullable().describe('The winning arm (key) by the data now, if any; a person applies it'),
+    winner: z.string().nullable().describe('The winning arm (key) by the data now, if any'),
+    declared: z
+      .object({ arm: z.string(), at: z.string(), pValue: z.number(), reason: z.string() })
+      .nullable()
+      .describe('The automatic winner recorded (settings.autoWinner): every enrollment from `at` on gets it; earlier ones keep their arm'),
   })
   .meta({ id: 'SequenceExperiment' });
 

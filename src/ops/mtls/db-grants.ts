@@ -26,7 +26,7 @@ import type { Role } from '../../common/config.ts';
  *                         API's rights), reads its state and answer, and withdraws it; it never
  *                         reads `sealed` (a revoked grant's token). The sender reads and writes
  *                         them all; the scheduler and the sync role have no business there.
- *   sequence, step, variant, sequence_mailbox, lead, experiment_winner
+ *   sequence, step, variant, sequence_mailbox, lead, experiment_winner, sequence_experiment_winner
  *                         definitions (and an experiment's declared winner, which the API role's
  *                         auto-winner writes with a bump of its sequence's version), written only where people define them: apply-definition.ts,
  *                         the lead routes and imports, a mailbox's removal, privacy erasure, all in
@@ -122,7 +122,7 @@ const API_WORK = ['oauth_flow', 'acme_account', 'acme_challenge', 'audit_event',
 const INBOX = ['inbox_state', 'inbox_read', 'inbox_label', 'inbox_message_label', 'inbox_note', 'inbox_view'];
 
 /** Written by the API alone (file comment), read by every role. */
-const DEFINITIONS = ['lead', 'sequence', 'sequence_mailbox', 'step', 'variant', 'experiment_winner'];
+const DEFINITIONS = ['lead', 'sequence', 'sequence_mailbox', 'step', 'variant', 'experiment_winner', 'sequence_experiment_winner'];
 
 /** What the webhook triggers (0009_webhooks.sql, 0031_domain_health.sql) read of an endpoint. */
 const WEBHOOK_TRIGGER_COLUMNS = ['id', 'workspace_id', 'events', 'disabled_at'];

@@ -99,7 +99,14 @@ function SequenceExperimentTable({ x }: { x: SequenceExperiment }) {
       <Settings x={x} exposure={x.kind === 'timing' ? 'the moment the arms part (the timed step planned)' : 'the first send of a step it fixes'} unit="exposures" />
       <ArmsTable x={x} rows={rows} head="Arm" control={x.arms[0]?.key} />
       <SrmNote x={x} />
-      {x.winner && <p className="muted small">A person applies the winner: give the other arms weight 0 in the definition.</p>}
+      {x.declared ? (
+        <p className="note note-ok" role="status">
+          Winner declared {new Date(x.declared.at).toLocaleDateString()}: every new enrollment runs arm {x.declared.arm}; those enrolled before keep their arm ({x.arms.reduce((n, a) => n + a.afterWinner, 0)} enrolled since, not counted above).
+        </p>
+      ) : (
+        x.winner &&
+        !x.settings.autoWinner && <p className="muted small">To apply the winner, give the other arms weight 0 in the definition, or set auto_winner on the experiment.</p>
+      )}
     </div>
   );
 }

@@ -61,6 +61,16 @@ describe('safeReplyHtml', () => {
     safeReplyHtml('<svg>'.repeat(100_000), off);
     expect(performance.now() - t).toBeLessThan(2_000);
   });
+
+  it('is linear on many dropped elements and on stray closing tags', () => {
+    let t = performance.now();
+    safeReplyHtml('<script></script>'.repeat(30_000), off);
+    safeReplyHtml('<svg></svg>'.repeat(30_000), off);
+    expect(performance.now() - t).toBeLessThan(2_000);
+    t = performance.now();
+    safeReplyHtml('<b>'.repeat(60_000) + '</i>'.repeat(60_000), off);
+    expect(performance.now() - t).toBeLessThan(2_000);
+  });
 });
 
 describe('the frame document', () => {

@@ -100,6 +100,9 @@ interface Counter {
 function sanitize(input: string, opts: ReplyHtmlOptions, counter: Counter): string {
   const out: string[] = [];
   const open: string[] = [];
+  // How many of each name are open: a closing tag for a name not open is dropped without
+  // searching the stack (thousands of stray "</i>" under thousands of "<b>" would be quadratic).
+  const openCount = new Map<string, number>();
   let i = 0;
   while (i < input.length) {
     const lt = input.indexOf('<', i);
@@ -132,9 +135,12 @@ function sanitize(input: string, opts: ReplyHtmlOptions, counter: Counter): stri
     const name = nameMatch[0].toLowerCase();
     i = gt + 1;
     if (closing) {
+      if (!openCount.get(name)) continue;
       const at = open.lastIndexOf(name);
-      if (at >= 0) {
-        while (open.length > at) out.push(`</${open.pop()!}>`);
+      while (open.length > at) {
+        const popped = open.pop()!;
+        openCount.set(popped, openCount.get(popped)! - 1);
+        out.push(`</${popped}>`);
       }
       continue;
     }
@@ -145,7 +151,10 @@ function sanitize(input: string, opts: ReplyHtmlOptions, counter: Counter): stri
     if (!TAGS.has(name)) continue; // unknown or forbidden tag: dropped, its text kept
     const attrs = attributes(input.slice(lt + 1 + name.length, gt), name, opts, counter);
     out.push(`<${name}${attrs}>`);
-    if (!VOID.has(name)) open.push(name);
+    if (!VOID.has(name)) {
+      open.push(name);
+      openCount.set(name, (openCount.get(name) ?? 0) + 1);
+    }
   }
   while (open.length) out.push(`</${open.pop()!}>`);
   return out.join('');
@@ -170,18 +179,29 @@ function tagEnd(s: string, lt: number): number {
 }
 
 /** Past the element's content and its closing tag (raw-text elements end at the first closing tag; others count nesting). */
+// Searched case-insensitively from `from` (never by lower-casing the whole input per element, which
+// made many small <script></script> pairs quadratic); one compiled pattern per name.
+const SKIP_PATTERNS = new Map<string, RegExp>();
+function skipPattern(name: string): RegExp {
+  let re = SKIP_PATTERNS.get(name);
+  if (!re) {
+    re = RAW_TEXT.has(name) ? new RegExp(`</${name}`, 'gi') : new RegExp(`<(/?)${name}(?![a-z0-9-])`, 'gi');
+    SKIP_PATTERNS.set(name, re);
+  }
+  return re;
+}
+
 function skipElement(s: string, from: number, name: string): number {
-  const lower = s.toLowerCase();
+  const re = skipPattern(name);
+  re.lastIndex = from;
   if (RAW_TEXT.has(name)) {
-    const end = lower.indexOf(`</${name}`, from);
-    if (end < 0) return s.length;
-    const gt = s.indexOf('>', end);
+    const m = re.exec(s);
+    if (!m) return s.length;
+    const gt = s.indexOf('>', m.index);
     return gt < 0 ? s.length : gt + 1;
   }
   let depth = 1;
   let p = from;
-  const re = new RegExp(`<(/?)${name}(?![a-z0-9-])`, 'gi');
-  re.lastIndex = from;
   for (let m = re.exec(s); m; m = re.exec(s)) {
     depth += m[1] ? -1 : 1;
     p = m.index;

@@ -114,6 +114,11 @@ export function lastEmailSentAtBefore(enrollmentId: Expr, at: Expr) {
   return lastEmailSend(enrollmentId, at, sql`s.at`);
 }
 
+/** The enrollment whose email a fact at `at` is credited to (`lastEmailSend`): after a move, the earlier one, whose sequence the fact counts for. */
+export function lastEmailEnrollmentBefore(enrollmentId: Expr, at: Expr) {
+  return lastEmailSend(enrollmentId, at, sql`s.enrollment_id`);
+}
+
 /**
  * The email fact row `f` (with `enrollment_id`, `at`, `type`) is credited to, as a lateral join
  * giving `credit.enrollment_id` and `credit.step_id` (`lastEmailSend`'s rule; null: none). A send

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
-import { isReply, lastEmailSentAtBefore } from './figure-facts.ts';
+import { isReply, lastEmailEnrollmentBefore, lastEmailSentAtBefore } from './figure-facts.ts';
 import { ofSequence, type SequenceFilter, type Span } from './figures.ts';
 
 /**
@@ -44,11 +44,15 @@ export async function replyTimes(db: Db, workspaceId: string, span: Span, o: Seq
     sql`, `,
   );
   const r = await sql<{ no_email: number; count: number; median: number | null; b: number[] }>`
-    with replied as (
-      select e.at, ${lastEmailSentAtBefore(sql`e.enrollment_id`, sql`e.at`)} as sent_at
+    with credited as (
+      select e.at, e.enrollment_id, ${lastEmailSentAtBefore(sql`e.enrollment_id`, sql`e.at`)} as sent_at,
+        ${lastEmailEnrollmentBefore(sql`e.enrollment_id`, sql`e.at`)} as credited_to
       from event e
       where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since} and e.at < ${span.until}
-        ${ofSequence(o, sql`e.enrollment_id`)}
+    ), replied as (
+      -- A reply after a move counts for the sequence whose email it answered (as every figure credits
+      -- it: figure-facts.ts emailCredit); one with no email before it, for its own.
+      select c.at, c.sent_at from credited c where true ${ofSequence(o, sql`coalesce(c.credited_to, c.enrollment_id)`)}
     ), timed as (
       select (extract(epoch from (at - sent_at)) * 1000)::bigint as ms from replied where sent_at is not null
     )

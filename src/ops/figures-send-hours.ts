@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
-import { isEmailSend, isReply, lastEmailSentAtBefore } from './figure-facts.ts';
+import { isEmailSend, isReply, lastEmailEnrollmentBefore, lastEmailSentAtBefore } from './figure-facts.ts';
 import { ofSequence, type SequenceFilter, type Span } from './figures.ts';
 
 /**
@@ -103,16 +103,18 @@ export async function sendHourCells(db: Db, workspaceId: string, span: Span, o: 
       -- Materialized: the credit lookup runs once per reply found, not inside the scan's filter,
       -- where the planner costs it for every journal row past the window's start (and PostgreSQL
       -- would then spend seconds compiling the plan with JIT).
+      -- Not narrowed to the sequence here: a reply after a move counts for the sequence whose email
+      -- it answered (the credited one's, as every figure credits it: figure-facts.ts emailCredit).
       select e.enrollment_id, e.at
       from event e
       where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since}
-        ${ofSequence(o, sql`e.enrollment_id`)}
     ), credited as materialized (
-      select r.enrollment_id, ${lastEmailSentAtBefore(sql`r.enrollment_id`, sql`r.at`)} as at from replies r
+      select ${lastEmailEnrollmentBefore(sql`r.enrollment_id`, sql`r.at`)} as enrollment_id, ${lastEmailSentAtBefore(sql`r.enrollment_id`, sql`r.at`)} as at from replies r
     ), both_ as (
       select enrollment_id, at, 1 as sends, 0 as replies from sent
       union all
-      select enrollment_id, at, 0, 1 from credited where at >= ${span.since} and at < ${span.until}
+      select c.enrollment_id, c.at, 0, 1 from credited c where c.at >= ${span.since} and c.at < ${span.until}
+        ${ofSequence(o, sql`c.enrollment_id`)}
     )
     select extract(isodow from ${local(sql`b.at`)})::int as weekday, extract(hour from ${local(sql`b.at`)})::int as hour,
       sum(b.sends)::int as sends, sum(b.replies)::int as replies

@@ -188,4 +188,24 @@ describe.each(testBackends())('analytics charts: funnel, reply times, send hours
     const one = await get(`mailbox-days?days=30&zone=UTC&mailboxId=${ids.mB}`);
     expect(one.mailboxes.map((x: { id: string }) => x.id)).toEqual([ids.mB]);
   });
+
+  // Last: it adds to the world. p05 (Berlin, sent the intro at T) is moved to the other sequence
+  // before any email of it, and replies there: the reply answers Outbound's intro, and every
+  // figure credits it there (figure-facts.ts emailCredit), the headline's funnel as these charts.
+  it("a reply after a move counts for the sequence whose email it answered, in send hours and reply times as in the funnel", async () => {
+    const db = h.store.db;
+    const lead = await db.selectFrom('lead').select('id').where('email', '=', 'p05@prospects.test').executeTakeFirstOrThrow();
+    expect((await b.call('POST', `${base}/sequences/${ids.other}/enroll`, { leadIds: [lead.id] })).json().enrolled).toBe(1);
+    const moved = await db.selectFrom('enrollment').select(['id', 'workspace_id']).where('lead_id', '=', lead.id).where('sequence_id', '=', ids.other!).executeTakeFirstOrThrow();
+    await db.updateTable('enrollment').set({ state: 'moved', moved_to: moved.id }).where('lead_id', '=', lead.id).where('sequence_id', '=', ids.sequenceId!).execute();
+    await db.updateTable('enrollment').set({ time_zone: 'Europe/Berlin', zone_source: 'lead' }).where('id', '=', moved.id).execute();
+    await db.insertInto('event').values({ workspace_id: moved.workspace_id, enrollment_id: moved.id, type: 'reply', at: new Date(T + 3 * HOUR), payload: JSON.stringify({ event: { type: 'reply' } }) }).execute();
+    const berlin = DateTime.fromMillis(T, { zone: 'Europe/Berlin' }).hour;
+    const funnel = async (seq: string) => (await get(`funnel?days=30&zone=UTC&sequenceId=${seq}`)).stages.find((x: { key: string }) => x.key === 'replied').count;
+    expect([await funnel(ids.sequenceId!), await funnel(ids.other!)]).toEqual([9, 0]);
+    expect((await get(`send-hours?days=30&sequenceId=${ids.sequenceId}`)).hours[berlin]).toMatchObject({ sends: 20, replies: 6 });
+    expect((await get(`send-hours?days=30&sequenceId=${ids.other}`)).hours.every((x: { replies: number }) => x.replies === 0)).toBe(true);
+    expect(await get(`reply-times?days=30&sequenceId=${ids.sequenceId}`)).toMatchObject({ count: 8, noEmailBefore: 1 });
+    expect(await get(`reply-times?days=30&sequenceId=${ids.other}`)).toMatchObject({ count: 0, noEmailBefore: 0 });
+  });
 });

@@ -196,6 +196,13 @@ describe.each(testBackends())('inbox search, filters and triage (%s)', (backend)
     expect(view.filters).toEqual({ intent: 'interested', unread: 'true' });
     expect((await rep.call('POST', `/api/workspaces/${ws}/inbox/views`, { name: 'hot', filters: {} })).statusCode).toBe(409);
     expect((await rep.call('POST', `/api/workspaces/${ws}/inbox/views`, { name: 'Bad', filters: { status: 'maybe' } })).statusCode).toBe(400);
+    // Ids the workspace does not have (another workspace's, or made up) are refused, each named.
+    const unknown = '00000000-0000-4000-8000-000000000001';
+    for (const field of ['teamLabelId', 'sequenceId', 'mailboxId', 'repId', 'assigneeId']) {
+      const r = await rep.call('POST', `/api/workspaces/${ws}/inbox/views`, { name: `Alien ${field}`, filters: { [field]: unknown } });
+      expect(r.statusCode, field).toBe(400);
+      expect(r.json().error).toMatchObject({ code: 'INVALID_INPUT', details: { field: `filters.${field}` } });
+    }
     expect((await rep.call('GET', `/api/workspaces/${ws}/inbox/views`)).json<{ views: Array<{ name: string }> }>().views.map((x) => x.name)).toEqual(['Hot']);
     expect((await owner.call('GET', `/api/workspaces/${ws}/inbox/views`)).json<{ views: unknown[] }>().views).toEqual([]);
     expect((await owner.call('DELETE', `/api/workspaces/${ws}/inbox/views/${view.id}`)).statusCode).toBe(404);

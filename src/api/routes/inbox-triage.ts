@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { findInboundMessage, type InboxRow } from '../../ingest/sql/inbox.ts';
-import { inboxFilterSchema } from '../../inbox/filter.ts';
+import { inboxFilterSchema, type InboxFilter } from '../../inbox/filter.ts';
 import { applyLabel, createLabel, deleteLabel, findLabel, LABEL_COLORS, listLabels, removeLabel } from '../../inbox/sql/labels.ts';
 import { addNote, deleteNote, findNote } from '../../inbox/sql/notes.ts';
 import { assigneeCanRead, hasRead, markRead, setTriage } from '../../inbox/sql/triage.ts';
 import { deleteView, listViews, saveView } from '../../inbox/sql/views.ts';
+import { findMailbox } from '../../mailbox/sql/mailboxes.ts';
+import { findSequenceId } from '../../sequence/sql/sequences.ts';
 import type { Db } from '../../store/store.ts';
+import { findMember } from '../auth/members.ts';
 import type { WorkspaceAccess } from '../auth/access.ts';
 import { inboxReader } from '../auth/inbox-scope.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -22,6 +25,21 @@ async function readableInbound(db: Db, ws: WorkspaceAccess, messageId: string): 
   const m = await findInboundMessage(db, ws.workspaceId, inboxReader(ws), messageId);
   if (!m) throw cadenzaError('NOT_FOUND', 'no such inbound message in this workspace');
   return m;
+}
+
+/**
+ * A view's filters name only what the workspace has: a label, sequence, mailbox or member of
+ * another workspace (or none) is refused, not saved as a view that silently shows nothing.
+ */
+async function checkFilterIds(db: Db, workspaceId: string, f: InboxFilter): Promise<void> {
+  const missing = async (field: string, found: Promise<unknown>) => {
+    if ((await found) === undefined) throw cadenzaError('INVALID_INPUT', `filters.${field}: no such ${field.slice(0, -2).replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)} in this workspace`, { field: `filters.${field}` });
+  };
+  if (f.teamLabelId) await missing('teamLabelId', findLabel(db, workspaceId, f.teamLabelId));
+  if (f.sequenceId) await missing('sequenceId', findSequenceId(db, workspaceId, f.sequenceId));
+  if (f.mailboxId) await missing('mailboxId', findMailbox(db, workspaceId, f.mailboxId));
+  if (f.repId) await missing('repId', findMember(db, workspaceId, f.repId));
+  if (f.assigneeId) await missing('assigneeId', findMember(db, workspaceId, f.assigneeId));
 }
 
 /** Read marks and views are a person's: an API key belongs to nobody. */
@@ -190,6 +208,7 @@ export const inboxTriageRoutes = [
     status: 201,
     response: view,
     handler: async ({ ctx, ws, body }) => {
+      await checkFilterIds(ctx.store.db, ws.workspaceId, body.filters);
       const v = await saveView(ctx.store.db, ctx, ws.workspaceId, person(ws, 'saved views'), body.name, body.filters);
       return { ...v, createdAt: v.createdAt.toISOString() };
     },

@@ -130,6 +130,13 @@ describe.each(testBackends())('lead lists, tags, segments and bulk actions (%s)'
     const nested = await owner.call('POST', url('lead-lists'), { name: 'nested', kind: 'segment', filter: { listId: lists[0]!.id } });
     expect(nested.statusCode).toBe(400);
     expect(nested.json().error.message).toMatch(/not to another segment/);
+    // A sequence the workspace does not have (another workspace's, or made up) is refused, not saved as a filter that matches nobody.
+    const foreign = '00000000-0000-4000-8000-000000000001';
+    const alien = await owner.call('POST', url('lead-lists'), { name: 'alien', kind: 'segment', filter: { enrolled: true, sequenceId: foreign } });
+    expect(alien.statusCode).toBe(400);
+    expect(alien.json().error).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'filter.sequenceId' } });
+    expect((await owner.call('PATCH', url(`lead-lists/${lists.find((l) => l.kind === 'segment')!.id}`), { filter: { sequenceId: foreign } })).statusCode).toBe(400);
+    expect((await bulk({ filter: { sequenceId: foreign } }, { kind: 'tag', tag: 'x' })).statusCode).toBe(400);
   });
 
   it('static lists: add and remove picked leads, a segment over a list, and a segment cannot be added to', async () => {

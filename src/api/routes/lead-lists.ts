@@ -76,16 +76,25 @@ async function oneList(ctx: ApiContext, workspaceId: string, listId: string) {
   return viewList(ctx, workspaceId, l);
 }
 
-/** A segment may name a static list (its members), never another segment: a segment is one filter. */
-async function checkFilterList(ctx: ApiContext, workspaceId: string, listId: string | undefined, field: string): Promise<void> {
+/**
+ * The ids a filter names are the workspace's: a sequence of another workspace (or none) is refused,
+ * not kept as a filter that silently matches nobody. A segment may name a static list (its
+ * members), never another segment: a segment is one filter.
+ */
+async function checkFilterIds(ctx: ApiContext, workspaceId: string, f: { listId?: string | undefined; sequenceId?: string | undefined } | undefined, field: string): Promise<void> {
+  if (f?.sequenceId && !(await findSequenceId(ctx.store.db, workspaceId, f.sequenceId))) {
+    throw cadenzaError('INVALID_INPUT', `${field}.sequenceId: no such sequence in this workspace`, { field: `${field}.sequenceId` });
+  }
+  const listId = f?.listId;
   if (!listId) return;
+  field = `${field}.listId`;
   const l = await findList(ctx.store.db, workspaceId, listId);
   if (!l) throw cadenzaError('INVALID_INPUT', `${field}: no such list in this workspace`, { field });
   if (l.kind !== 'static') throw cadenzaError('INVALID_INPUT', `${field}: a segment can narrow to a static list, not to another segment`, { field });
 }
 
 async function targetIds(ctx: ApiContext, workspaceId: string, t: LeadTarget): Promise<string[]> {
-  if ('filter' in t) await checkFilterList(ctx, workspaceId, t.filter.listId, 'target.filter.listId');
+  if ('filter' in t) await checkFilterIds(ctx, workspaceId, t.filter, 'target.filter');
   const r = await resolveTarget(ctx.store.db, workspaceId, t);
   if (!r.ok) throw r.why === 'no_list' ? cadenzaError('NOT_FOUND', 'no such list in this workspace') : cadenzaError('INVALID_INPUT', `more than ${MAX_TARGET.toLocaleString('en')} leads: narrow the filter or split the list`, { field: 'target' });
   return r.leadIds;
@@ -124,7 +133,7 @@ export const leadListRoutes = [
     response: listBody,
     handler: async ({ ctx, ws, body }) => {
       const filter = body.kind === 'segment' ? normalFilter(body.filter) : null;
-      await checkFilterList(ctx, ws.workspaceId, filter?.listId, 'filter.listId');
+      await checkFilterIds(ctx, ws.workspaceId, filter ?? undefined, 'filter');
       const id = newId(ctx.clock.now(), ctx.random);
       if (!(await insertList(ctx.store.db, { id, workspaceId: ws.workspaceId, name: body.name, kind: body.kind, filter, createdBy: ws.userId, at: new Date(ctx.clock.now()) })))
         throw cadenzaError('CONFLICT', `a list named ${body.name} exists already`, { field: 'name' });
@@ -145,7 +154,7 @@ export const leadListRoutes = [
       const l = await findList(ctx.store.db, ws.workspaceId, params.listId);
       if (!l) throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
       if (body.filter && l.kind !== 'segment') throw cadenzaError('INVALID_INPUT', 'filter: a static list has no filter (its leads are added by hand)', { field: 'filter' });
-      await checkFilterList(ctx, ws.workspaceId, body.filter?.listId, 'filter.listId');
+      await checkFilterIds(ctx, ws.workspaceId, body.filter, 'filter');
       const r = await updateList(ctx.store.db, ws.workspaceId, params.listId, { name: body.name, filter: body.filter && normalFilter(body.filter) }, new Date(ctx.clock.now()));
       if (r === 'taken') throw cadenzaError('CONFLICT', `a list named ${body.name} exists already`, { field: 'name' });
       return oneList(ctx, ws.workspaceId, params.listId);

@@ -32,7 +32,8 @@ describeMailBed('weekly report emailed through Postfix, read from Dovecot', () =
     mailer = { from: real.from, close: real.close, send: async (m) => (sent.push((await real.send(m)).messageId), { messageId: sent.at(-1)! }) };
     store = await freshStore(testBackends().includes('postgres') ? 'postgres' : 'pglite');
     const w = await seedWorkspace(store, name, OWNER.user);
-    await store.db.insertInto('weekly_report_setting').values({ workspace_id: w.workspaceId, enabled: true, weekday: 1, hour: 8, updated_at: new Date() }).execute();
+    // Saved before this week's hour (Monday 08:00): a schedule saved after it waits for the next week.
+    await store.db.insertInto('weekly_report_setting').values({ workspace_id: w.workspaceId, enabled: true, weekday: 1, hour: 8, updated_at: new Date(DateTime.utc().startOf('week').toMillis()) }).execute();
   }, 120_000);
   afterAll(async () => {
     mailer?.close();

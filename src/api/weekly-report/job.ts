@@ -64,13 +64,13 @@ export async function reportRecipients(store: Store, workspaceId: string): Promi
 export async function sendDueWeeklyReports(d: WeeklyReportDeps): Promise<WeeklyReportResult> {
   const out: WeeklyReportResult = { sent: [], failed: [] };
   const now = d.clock.now();
-  const on = await sql<{ workspace_id: string; name: string; time_zone: string; weekday: number; hour: number }>`
-    select s.workspace_id, w.name, w.time_zone, s.weekday, s.hour
+  const on = await sql<{ workspace_id: string; name: string; time_zone: string; weekday: number; hour: number; updated_at: Date }>`
+    select s.workspace_id, w.name, w.time_zone, s.weekday, s.hour, s.updated_at
     from weekly_report_setting s join workspace w on w.id = s.workspace_id
     where s.enabled
     order by s.workspace_id`.execute(d.store.db);
   for (const ws of on.rows) {
-    const week = dueWeek(now, ws.time_zone, Number(ws.weekday), Number(ws.hour));
+    const week = dueWeek(now, ws.time_zone, Number(ws.weekday), Number(ws.hour), new Date(ws.updated_at).getTime());
     if (week === null || !(await claim(d, ws.workspace_id, week))) continue;
     try {
       const to = await reportRecipients(d.store, ws.workspace_id);

@@ -14,6 +14,15 @@ describe('weekly report: when it is due', () => {
     expect(dueWeek(at('2026-03-29T23:00:00Z'), 'Europe/Berlin', 1, 8)).toBeNull();
   });
 
+  it('is not due in the week the schedule was saved after its hour (turned on on a Wednesday: the next Monday, as GET …/weekly-report says)', () => {
+    const saved = at('2026-03-25T10:00:00Z');
+    expect(dueWeek(at('2026-03-25T10:05:00Z'), 'Europe/Berlin', 1, 8, saved)).toBeNull();
+    expect(dueWeek(at('2026-03-30T05:59:59Z'), 'Europe/Berlin', 1, 8, saved)).toBeNull();
+    expect(dueWeek(at('2026-03-30T06:00:00Z'), 'Europe/Berlin', 1, 8, saved)).toBe('2026-W14');
+    // Saved before the hour of its week: due that week.
+    expect(dueWeek(at('2026-03-23T07:00:00Z'), 'Europe/Berlin', 1, 8, at('2026-03-23T06:00:00Z'))).toBe('2026-W13');
+  });
+
   it('keeps the local hour across a daylight-saving change', () => {
     // The clocks went forward on Sunday 29 March 2026: Monday 08:00 is now 06:00 UTC.
     expect(reportInstant(at('2026-03-31T12:00:00Z'), 'Europe/Berlin', 1, 8)).toBe(at('2026-03-30T06:00:00Z'));

@@ -22,7 +22,12 @@ export function reportInstant(nowMs: number, zone: string, weekday: number, hour
   return monday.plus({ days: weekday - 1 }).set({ hour, minute: 0, second: 0, millisecond: 0 }).toMillis();
 }
 
-/** The ISO week whose report is due at `nowMs` (its instant has come), or null while it is still ahead. */
-export function dueWeek(nowMs: number, zone: string, weekday: number, hour: number): string | null {
-  return nowMs >= reportInstant(nowMs, zone, weekday, hour) ? isoWeekOf(nowMs, zone) : null;
+/**
+ * The ISO week whose report is due at `nowMs` (its instant has come), or null while it is still
+ * ahead. `savedMs`: when the schedule was saved; a week whose instant came before it is not due (a
+ * report turned on on a Wednesday goes out the next Monday, as the settings say, not at once).
+ */
+export function dueWeek(nowMs: number, zone: string, weekday: number, hour: number, savedMs = Number.NEGATIVE_INFINITY): string | null {
+  const instant = reportInstant(nowMs, zone, weekday, hour);
+  return nowMs >= instant && savedMs <= instant ? isoWeekOf(nowMs, zone) : null;
 }

@@ -74,7 +74,7 @@ describe.skipIf(!testBackends().includes('postgres'))("each role's duties under 
     await settleWinners({ store: as.api, clock });
     // The weekly report, turned on and due: it reads the owners' addresses (app_user) and claims its week.
     await owner.db.insertInto('app_user').values({ id: '00000000-0000-4000-8000-0000000004b1', workspace_id: WS, email: 'owner@ws.test', name: 'Owner', role: 'owner' }).execute();
-    await owner.db.insertInto('weekly_report_setting').values({ workspace_id: WS, enabled: true, weekday: 2, hour: 2, updated_at: new Date(T) }).execute();
+    await owner.db.insertInto('weekly_report_setting').values({ workspace_id: WS, enabled: true, weekday: 2, hour: 2, updated_at: new Date(T - 86_400_000) }).execute();
     const sent: string[] = [];
     const r = await sendDueWeeklyReports({ store: as.api, clock, owner: 'api-1', mailer: { from: 'cadenza@ws.test', send: async (m) => (sent.push(m.to), { messageId: '<m@ws.test>' }), close: () => undefined } });
     expect(r.failed).toEqual([]);

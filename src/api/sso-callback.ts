@@ -13,7 +13,7 @@ import type { RouteContext } from './http/route.ts';
  * sign-in (the redirect URI its admins register: `<CADENZA_PUBLIC_URL>/oauth/sso/callback`).
  * Outside /api: a browser navigation carrying the provider's query, bound to the browser by the
  * SSO_BINDING_COOKIE set at start. A browser (Accept: text/html) lands signed in on the app, or on
- * the sign-in page with `?ssoError=<plain words>`; anything else gets JSON.
+ * the sign-in page's SSO form (`/signin/sso?ssoError=<plain words>`); anything else gets JSON.
  */
 export const SSO_BINDING_COOKIE = 'cadenza_sso_flow';
 export const SSO_BINDING_PATH = '/oauth/sso';
@@ -66,7 +66,7 @@ export function registerSsoCallback(app: FastifyInstance, ctx: ApiContext): void
         return reply.send({ ...me, workspaceId: done.workspaceId, joined: done.joined });
       } catch (e) {
         if (!isCadenzaError(e)) throw e;
-        if (page) return reply.redirect(`${base}/?${new URLSearchParams({ ssoError: e.message })}`, 303);
+        if (page) return reply.redirect(`${base}/signin/sso?${new URLSearchParams({ ssoError: e.message })}`, 303);
         return reply.code(statusForCode[e.code]).send({ error: { code: e.code, message: e.message, details: e.details } });
       }
     });

@@ -59,8 +59,8 @@ describe.skipIf(skip !== null)(`single sign-on in Chromium${skip ? ` (skipped: $
 
     // A newcomer, in a browser of their own.
     const npage = await web.newPage({ viewport: { width: 1440, height: 900 } });
-    await npage.goto(web.app.url);
-    await npage.getByRole('button', { name: 'Sign in with SSO' }).click();
+    await npage.goto(web.app.url!);
+    await npage.getByRole('link', { name: 'Sign in with SSO' }).click();
     await npage.getByRole('heading', { level: 1, name: 'Sign in with SSO' }).waitFor();
     await atBothWidths(npage, 'sso', 'signin', a11y);
     // A domain nobody admits is told so, in words.
@@ -81,8 +81,8 @@ describe.skipIf(skip !== null)(`single sign-on in Chromium${skip ? ` (skipped: $
 
     // An address the provider has not verified comes back to the sign-in page with the reason.
     const epage = await web.newPage({ viewport: { width: 1440, height: 900 } });
-    await epage.goto(web.app.url);
-    await epage.getByRole('button', { name: 'Sign in with SSO' }).click();
+    await epage.goto(web.app.url!);
+    await epage.getByRole('link', { name: 'Sign in with SSO' }).click();
     await epage.getByLabel('Work email').fill('eve@acme.test');
     await epage.getByRole('button', { name: 'Continue with SSO' }).click();
     await epage.getByRole('alert').getByText('the identity provider has not verified eve@acme.test; verify it there first, then sign in again').waitFor();

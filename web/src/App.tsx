@@ -27,7 +27,7 @@ export function App() {
     const ssoWorkspace = new URLSearchParams(window.location.search).get('workspace');
     if (ssoWorkspace && me.workspaces.some((w) => w.id === ssoWorkspace)) rememberWorkspace(ssoWorkspace);
     setBoot({ state: 'in', me, startDemo });
-    if (path === '/' || path === '/signin' || path === '/setup') navigate('/inbox');
+    if (path === '/' || path === '/signin' || path === '/signin/sso' || path === '/setup') navigate('/inbox');
   };
 
   useEffect(() => {

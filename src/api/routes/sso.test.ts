@@ -165,7 +165,9 @@ describe.each(testBackends())('single sign-on (%s)', (backend) => {
     // A browser lands on the sign-in page with the reason.
     const page = await h.app.inject({ method: 'GET', url: `/oauth/sso/callback${back.search}`, headers: { accept: 'text/html' } });
     expect(page.statusCode).toBe(303);
-    expect(new URL(String(page.headers.location)).searchParams.get('ssoError')).toMatch(/already used|another browser/);
+    const landed = new URL(String(page.headers.location));
+    expect(landed.pathname).toBe('/signin/sso');
+    expect(landed.searchParams.get('ssoError')).toMatch(/already used|another browser/);
     // Every refusal is in the audit log.
     const failed = await h.store.db.selectFrom('audit_event').select('detail').where('workspace_id', '=', ws).where('action', '=', 'signin.failed').execute();
     expect(failed.length).toBeGreaterThanOrEqual(2);

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { call, type Me } from '../api.ts';
+import { navigate, usePath } from '../router.ts';
 import { ErrorNote, Field, SubmitButton } from '../ui/parts.tsx';
 import { useSubmit } from '../ui/use-submit.ts';
 
@@ -27,15 +28,34 @@ function EmailField({ label, email, setEmail }: { label: string; email: string; 
   );
 }
 
+/** The sign-in screen's single sign-on form (where the SSO callback sends a refused sign-in back, api/sso-callback.ts). */
+export const SSO_PATH = '/signin/sso';
+
+/** A link between the two sign-in forms: a real address (it can be bookmarked), followed without a reload. */
+function PathLink({ to, children }: { to: string; children: string }) {
+  return (
+    <a
+      href={to}
+      className="btn btn-wide"
+      onClick={(e) => {
+        e.preventDefault();
+        navigate(to);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
 /** Where the SSO callback sends a refused sign-in back: its reason, in words (api/sso-callback.ts). */
 const ssoErrorOf = () => new URLSearchParams(window.location.search).get('ssoError') ?? undefined;
 
 export function SignIn({ onDone }: { onDone: (me: Me) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [sso, setSso] = useState(() => !!ssoErrorOf());
+  const sso = usePath() === SSO_PATH;
   const { busy, error, submit } = useSubmit(async () => onDone(await call('POST /api/auth/login', '/api/auth/login', { email, password })));
-  if (sso) return <SsoSignIn email={email} setEmail={setEmail} back={() => setSso(false)} />;
+  if (sso) return <SsoSignIn email={email} setEmail={setEmail} />;
   return (
     <AuthFrame title="Sign in" lead="Sequences from your own mailboxes; replies caught within seconds.">
       <form onSubmit={submit} className="stack">
@@ -48,15 +68,13 @@ export function SignIn({ onDone }: { onDone: (me: Me) => void }) {
           Sign in
         </SubmitButton>
       </form>
-      <button type="button" className="btn btn-wide" onClick={() => setSso(true)}>
-        Sign in with SSO
-      </button>
+      <PathLink to={SSO_PATH}>Sign in with SSO</PathLink>
     </AuthFrame>
   );
 }
 
 /** Single sign-on: the work address's domain finds the workspace's identity provider, where the browser goes. */
-function SsoSignIn({ email, setEmail, back }: { email: string; setEmail: (e: string) => void; back: () => void }) {
+function SsoSignIn({ email, setEmail }: { email: string; setEmail: (e: string) => void }) {
   const [returned] = useState(ssoErrorOf);
   const { busy, error, submit } = useSubmit(
     async () => {
@@ -74,9 +92,7 @@ function SsoSignIn({ email, setEmail, back }: { email: string; setEmail: (e: str
           Continue with SSO
         </SubmitButton>
       </form>
-      <button type="button" className="btn btn-wide" onClick={back}>
-        Sign in with a password instead
-      </button>
+      <PathLink to="/signin">Sign in with a password instead</PathLink>
     </AuthFrame>
   );
 }

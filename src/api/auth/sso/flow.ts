@@ -14,7 +14,8 @@
  *             with the role their groups map to (just in time); anyone else is refused in words.
  *
  * The issuer is a URL a workspace admin typed: it goes through the installation's destination
- * policy (common/destination-policy.ts) before each discovery, as webhook URLs and CRM addresses do.
+ * policy (common/destination-policy.ts) when saved, and every request to the provider connects only
+ * to an address that policy allows (vetted-fetch.ts), as webhook deliveries do.
  */
 import * as oauth from 'oauth4webapi';
 import { sql } from 'kysely';
@@ -30,6 +31,7 @@ import { recordAudit } from '../../audit/audit-log.ts';
 import type { SecretSealer } from '../../webhooks/secrets.ts';
 import { addMembership, normalizeAccountEmail } from '../accounts.ts';
 import { secretHash } from '../tokens.ts';
+import { vettedFetch } from './vetted-fetch.ts';
 import { emailDomain, mappedRole, ssoProvider, workspaceForDomain, type SsoProvider } from './settings.ts';
 
 export interface SsoDeps {
@@ -70,17 +72,19 @@ interface Client {
   as: oauth.AuthorizationServer;
   client: oauth.Client;
   auth: oauth.ClientAuth;
-  options(): { signal: AbortSignal; [oauth.allowInsecureRequests]?: boolean; cancel(): void };
+  options(): { signal: AbortSignal; [oauth.customFetch]: ReturnType<typeof vettedFetch>; [oauth.allowInsecureRequests]?: boolean; cancel(): void };
 }
 
 async function clientOf(d: SsoDeps, p: SsoProvider): Promise<Client> {
   const issuer = await checkIssuer(p.issuer, d);
   const insecure = issuer.protocol === 'http:';
   const timeoutMs = d.timeoutMs ?? 15_000;
+  // Every request (discovery, token, JWKS) connects only where the destination policy allows.
+  const fetchVetted = vettedFetch(d.destinations);
   const options = () => {
     const ac = new AbortController();
     const timer = d.clock.setTimer(timeoutMs, () => ac.abort(new Error(`no answer within ${timeoutMs} ms`)));
-    return { signal: ac.signal, ...(insecure ? { [oauth.allowInsecureRequests]: true } : {}), cancel: () => timer.cancel() };
+    return { signal: ac.signal, [oauth.customFetch]: fetchVetted, ...(insecure ? { [oauth.allowInsecureRequests]: true } : {}), cancel: () => timer.cancel() };
   };
   const o = options();
   let as: oauth.AuthorizationServer;

@@ -60,8 +60,11 @@ describe.skipIf(skip !== null)(`single sign-on in Chromium${skip ? ` (skipped: $
     // A newcomer, in a browser of their own.
     const npage = await web.newPage({ viewport: { width: 1440, height: 900 } });
     await npage.goto(web.app.url!);
+    await npage.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+    await atBothWidths(npage, 'sso', 'password-form', a11y);
     await npage.getByRole('link', { name: 'Sign in with SSO' }).click();
     await npage.getByRole('heading', { level: 1, name: 'Sign in with SSO' }).waitFor();
+    expect(new URL(npage.url()).pathname).toBe('/signin/sso');
     await atBothWidths(npage, 'sso', 'signin', a11y);
     // A domain nobody admits is told so, in words.
     await npage.getByLabel('Work email').fill('someone@nowhere.test');

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../common/clock.ts';
+import { seededRandom } from '../../common/random.ts';
 import { apiHarness, login, seedMember, seedWorkspace, type ApiHarness, type Browser } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
 import { consent } from '../../sim/emulators/oauth/browser.ts';
 import { startOAuthEmulator, type IdTokenSpoil, type OAuthEmulator } from '../../sim/emulators/oauth/emulator.ts';
+import { addMembership } from '../auth/accounts.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import { SSO_BINDING_COOKIE } from '../sso-callback.ts';
 
@@ -12,8 +15,9 @@ import { SSO_BINDING_COOKIE } from '../sso-callback.ts';
  * sealed, never returned; members refused), the sign-in by email domain with PKCE, state and
  * nonce, the ID token's checks (a wrong nonce, audience or issuer, an expired token, a signature
  * by another key: nobody signed in), just-in-time membership with the mapped role, the refusals in
- * plain words (unverified address, domain not admitted, another browser), an existing member, and
- * password sign-in refused where the workspace says so.
+ * plain words (unverified address, domain not admitted, another browser), an existing member, an
+ * existing account that belongs to another workspace refused (no takeover through a claimed
+ * domain), and password sign-in refused where the workspace says so.
  */
 const CALLBACK = 'http://localhost:8080/oauth/sso/callback';
 
@@ -35,6 +39,8 @@ describe.each(testBackends())('single sign-on (%s)', (backend) => {
         { email: 'mal@elsewhere.test' },
         { email: 'rep@acme.test' },
         { email: 'spoiled@acme.test' },
+        { email: 'carol@acme.test' },
+        { email: 'dan@acme.test' },
       ],
     });
     h = await apiHarness(backend, { webhooks: { allowPrivate: true } });
@@ -122,6 +128,37 @@ describe.each(testBackends())('single sign-on (%s)', (backend) => {
     expect(r.statusCode, r.body).toBe(200);
     expect(r.json()).toMatchObject({ joined: false, account: { id: rep.accountId } });
     expect((await membership('rep@acme.test'))?.role).toBe('member');
+  });
+
+  const refusedAsExisting = async (email: string) => {
+    const { r, session } = await signIn(email);
+    expect(r.statusCode, r.body).toBe(403);
+    expect(session).toBeUndefined();
+    expect(r.json().error.message).toBe(
+      'An account with this email already exists and belongs to other workspaces; sign in with your password (an admin of Acme can invite it)',
+    );
+    const failed = await h.store.db.selectFrom('audit_event').select(['detail', 'target']).where('workspace_id', '=', ws).where('action', '=', 'signin.failed').execute();
+    expect(failed.some((e) => e.target === email && JSON.stringify(e.detail).includes('existing_account'))).toBe(true);
+  };
+
+  it('refuses an existing account that belongs only to another workspace: no session, no membership (no takeover by a claimed domain)', async () => {
+    // Acme's admin claimed acme.test; carol@acme.test already has an account, in Beta only.
+    const beta = await seedWorkspace(h.store, 'Beta', 'boss@beta.test');
+    const carol = await seedMember(h.store, beta.workspaceId, 'carol@acme.test', 'member');
+    await refusedAsExisting('carol@acme.test');
+    expect(await membership('carol@acme.test')).toBeUndefined();
+    const memberships = await h.store.db.selectFrom('app_user').select('workspace_id').where('account_id', '=', carol.accountId).execute();
+    expect(memberships).toEqual([{ workspace_id: beta.workspaceId }]);
+    // Her password still opens her account.
+    await login(h.app, 'carol@acme.test', carol.password);
+  });
+
+  it('refuses an existing member of this workspace who also belongs to another one', async () => {
+    const gamma = await seedWorkspace(h.store, 'Gamma', 'boss@gamma.test');
+    const dan = await seedMember(h.store, ws, 'dan@acme.test', 'member');
+    await addMembership(h.store.db, { clock: systemClock, random: seededRandom('dan-gamma') }, { accountId: dan.accountId, workspaceId: gamma.workspaceId, email: 'dan@acme.test', name: 'Dan', role: 'member' });
+    await refusedAsExisting('dan@acme.test');
+    expect((await membership('dan@acme.test'))?.role).toBe('member');
   });
 
   it.each([

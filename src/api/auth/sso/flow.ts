@@ -9,9 +9,11 @@
  *             same browser only, the code is exchanged with the verifier and the client secret,
  *             and the ID token is checked: its RS256 signature against the provider's JWKS, its
  *             issuer, audience, expiry and nonce (§3.1.3.7). Then who it is (§5.7: the email is
- *             trusted only when email_verified is true): an existing member signs in to their
- *             account; a newcomer whose domain the workspace admits gets an account and a membership
- *             with the role their groups map to (just in time); anyone else is refused in words.
+ *             trusted only when email_verified is true): an existing account signs in only when this
+ *             workspace is its one and only workspace; a newcomer (no account yet) whose domain the
+ *             workspace admits gets an account and a membership with the role their groups map to
+ *             (just in time); anyone else (an existing account of another workspace included) is
+ *             refused in words, and the refusal is in the audit log.
  *
  * The issuer is a URL a workspace admin typed: it goes through the installation's destination
  * policy (common/destination-policy.ts) when saved, and every request to the provider connects only
@@ -227,23 +229,33 @@ export async function completeSsoSignIn(d: SsoDeps, callback: URLSearchParams, b
 
   const result = await d.db.transaction().execute(async (tx) => {
     const account = await tx.selectFrom('account').select(['id']).where(sql<string>`lower(email)`, '=', email).forUpdate().executeTakeFirst();
-    const member = account ? await tx.selectFrom('app_user').select(['id', 'role']).where('workspace_id', '=', flow.workspace_id).where('account_id', '=', account.id).executeTakeFirst() : undefined;
-    if (member) return { ok: true as const, accountId: account!.id, joined: false, role: member.role };
+    if (account) {
+      // A workspace's provider vouches only inside that workspace, and its admin chose the domains
+      // without proving they own them: an existing account signs in through it only when this
+      // workspace is its one and only workspace. Otherwise the provider could open the account's
+      // other workspaces (or claim an outsider's account); whoever holds the account accepts an
+      // invitation instead, never a membership made here.
+      const memberships = await tx.selectFrom('app_user').select(['workspace_id', 'role']).where('account_id', '=', account.id).execute();
+      const only = memberships.length === 1 && memberships[0]!.workspace_id === flow.workspace_id ? memberships[0]! : undefined;
+      if (!only) return { ok: false as const, reason: 'existing_account' as const };
+      return { ok: true as const, accountId: account.id, joined: false, role: only.role };
+    }
     // Only an address of an admitted domain joins: the workspace's provider vouches for its own people.
-    if (!provider.allowedDomains.includes(domain)) return { ok: false as const, domain };
+    if (!provider.allowedDomains.includes(domain)) return { ok: false as const, reason: 'domain_not_allowed' as const };
     const role = mappedRole(provider, groups);
     const deps = { clock: d.clock, random: d.random };
-    let accountId = account?.id;
-    if (!accountId) {
-      accountId = newId(d.clock.now(), d.random);
-      // No password: '!' matches no argon2 hash (passwords.ts), so only SSO (or a reset) opens it.
-      await tx.insertInto('account').values({ id: accountId, email, name, password_hash: '!' }).execute();
-    }
+    const accountId = newId(d.clock.now(), d.random);
+    // No password: '!' matches no argon2 hash (passwords.ts), so only SSO (or a reset) opens it.
+    await tx.insertInto('account').values({ id: accountId, email, name, password_hash: '!' }).execute();
     const userId = await addMembership(tx, deps, { accountId, workspaceId: flow.workspace_id, email, name, role });
     await recordAudit(tx, deps, { workspaceId: flow.workspace_id, action: 'member.added', actor: { kind: 'system', label: 'single sign-on' }, target: email, detail: { role, userId, sso: true, groups: groups.slice(0, 20) } });
     return { ok: true as const, accountId, joined: true, role };
   });
-  if (!result.ok) return refuse('FORBIDDEN', `${result.domain} addresses may not join this workspace by single sign-on; ask an admin to invite you, or to add the domain`, email, 'domain_not_allowed');
+  if (!result.ok && result.reason === 'existing_account') {
+    const ws = await d.db.selectFrom('workspace').select('name').where('id', '=', flow.workspace_id).executeTakeFirst();
+    return refuse('FORBIDDEN', `An account with this email already exists and belongs to other workspaces; sign in with your password (an admin of ${ws?.name ?? 'this workspace'} can invite it)`, email, 'existing_account');
+  }
+  if (!result.ok) return refuse('FORBIDDEN', `${domain} addresses may not join this workspace by single sign-on; ask an admin to invite you, or to add the domain`, email, 'domain_not_allowed');
   await audit(true, email, { joined: result.joined, role: result.role });
   return { accountId: result.accountId, workspaceId: flow.workspace_id, email, joined: result.joined, role: result.role };
 }

@@ -15,6 +15,7 @@ import { federationRoutes, type FederationRouteDeps } from '../warmup/federation
 import { registerApi } from './api.ts';
 import { oauthCaller } from './auth/oauth-caller.ts';
 import { registerCrmOAuthCallback } from './crm-oauth-callback.ts';
+import { registerSsoCallback } from './sso-callback.ts';
 import type { ApiContext } from './context.ts';
 import { registerDocs } from './http/docs.ts';
 import { loggedCause } from './http/logged-cause.ts';
@@ -89,6 +90,8 @@ function registerRoutes(app: FastifyInstance, deps: ApiDeps): void {
     registerApi(app, { store: deps.store, clock: deps.clock, ...deps.api });
     // Where the CRMs' consent pages send the admin back (crm/oauth/flow.ts), known by the session cookie.
     registerCrmOAuthCallback(app, { store: deps.store, clock: deps.clock, ...deps.api });
+    // Where a workspace's identity provider sends the browser back after single sign-on (api/auth/sso/).
+    registerSsoCallback(app, { store: deps.store, clock: deps.clock, ...deps.api });
   }
 
   if (deps.tracking) registerTracking(app, { store: deps.store, clock: deps.clock, ...deps.tracking });

@@ -630,9 +630,9 @@ export interface OAuthFlowTable {
   state: string;
   workspace_id: string;
   /** A mailbox provider, or a CRM's kind (0059_crm_oauth.sql). */
-  provider: 'google' | 'microsoft' | 'hubspot' | 'salesforce' | 'pipedrive';
-  /** 'crm' for a CRM connect flow. */
-  mode: 'api' | 'imap' | 'crm';
+  provider: 'google' | 'microsoft' | 'hubspot' | 'salesforce' | 'pipedrive' | 'sso';
+  /** 'crm' for a CRM connect flow; 'sso' for a single sign-on (0095_sso.sql). */
+  mode: 'api' | 'imap' | 'crm' | 'sso';
   redirect_uri: string;
   code_verifier: string;
   /** Null for a CRM flow (no ID token to bind). */
@@ -1236,3 +1236,24 @@ export interface Database {
   lead_tag: LeadTagTable;
 }
 // --- end lead lists
+// --- single sign-on (0095_sso.sql; owned by src/api/auth/sso)
+export interface WorkspaceSsoTable {
+  workspace_id: string;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  issuer: string;
+  client_id: string;
+  client_secret_sealed: Buffer;
+  allowed_domains: ColumnType<string[], string[] | undefined, string[]>;
+  groups_claim: ColumnType<string, string | undefined, string>;
+  /** [{group, role}] (src/api/auth/sso/settings.ts). */
+  role_mapping: ColumnType<unknown, string | undefined, string>;
+  default_role: ColumnType<'admin' | 'member', 'admin' | 'member' | undefined, 'admin' | 'member'>;
+  password_allowed: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: CreatedAt;
+  updated_at: DefaultTimestamp;
+}
+
+export interface Database {
+  workspace_sso: WorkspaceSsoTable;
+}
+// --- end single sign-on

@@ -23,8 +23,11 @@ export function App() {
 
   const signedIn = (me: Me, startDemo = false) => {
     setCsrfToken(me.csrfToken);
+    // Back from single sign-on (api/sso-callback.ts): open the workspace it signed in to.
+    const ssoWorkspace = new URLSearchParams(window.location.search).get('workspace');
+    if (ssoWorkspace && me.workspaces.some((w) => w.id === ssoWorkspace)) rememberWorkspace(ssoWorkspace);
     setBoot({ state: 'in', me, startDemo });
-    if (path === '/' || path === '/signin' || path === '/setup') navigate('/inbox');
+    if (path === '/' || path === '/signin' || path === '/signin/sso' || path === '/setup') navigate('/inbox');
   };
 
   useEffect(() => {

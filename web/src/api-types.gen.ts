@@ -1523,6 +1523,32 @@ export type SequenceExperiment = {
   } | null;
 };
 
+export type SsoSettings = {
+  enabled: boolean;
+  /** The provider's issuer URL; its metadata is read from <issuer>/.well-known/openid-configuration */
+  issuer: string;
+  clientId: string;
+  /** The client secret is stored sealed and never returned */
+  hasClientSecret: true;
+  /** A verified address of these domains joins the workspace on its first sign-in */
+  allowedDomains: string[];
+  groupsClaim: string;
+  roleMapping: {
+    group: string;
+    role: "admin" | "member";
+  }[];
+  defaultRole: "admin" | "member";
+  /** False: members and admins sign in with SSO only (owners keep their password) */
+  passwordAllowed: boolean;
+  updatedAt: string;
+};
+
+export type SsoSetup = {
+  sso: SsoSettings | null;
+  /** The redirect URI to register at the provider */
+  redirectUri: string;
+};
+
 export type SubjectExport = {
   email: string;
   workspaceId: string;
@@ -2206,6 +2232,67 @@ export interface ApiRoutes {
       eventId: string;
     };
     status: 202;
+  };
+  /** The workspace's single sign-on settings (admin; never the client secret) and the redirect URI to register (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/sso": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: SsoSetup;
+    status: 200;
+  };
+  /** Set up or change single sign-on with an OpenID Connect provider (admin); the issuer is read by discovery before it is saved (access: admin of the workspace) */
+  "PUT /api/workspaces/:workspaceId/sso": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      enabled?: boolean;
+      issuer: string;
+      clientId: string;
+      /** Required the first time; absent: the stored one stays */
+      clientSecret?: string;
+      allowedDomains?: string[];
+      groupsClaim?: string;
+      roleMapping?: {
+        group: string;
+        role: "admin" | "member";
+      }[];
+      defaultRole?: "admin" | "member";
+      passwordAllowed?: boolean;
+    };
+    response: SsoSetup;
+    status: 200;
+  };
+  /** Remove single sign-on (admin): members sign in with their passwords again; those who joined by SSO need a password reset by invitation (access: admin of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/sso": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      removed: boolean;
+    };
+    status: 200;
+  };
+  /** Begin signing in with a workspace's identity provider, found by the address's domain or named; answers the provider's URL to send the browser to (access: public) */
+  "POST /api/auth/sso/start": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      /** Your work address: its domain finds the workspace */
+      email?: string;
+      workspaceId?: string;
+    };
+    response: {
+      /** The provider's authorization URL */
+      url: string;
+    };
+    status: 200;
   };
   /** The workspace's CRM connections with their sync status (never their tokens) (access: admin of the workspace) */
   "GET /api/workspaces/:workspaceId/crm/connections": {

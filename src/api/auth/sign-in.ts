@@ -6,6 +6,7 @@ import { normalizeAccountEmail } from './accounts.ts';
 import { knownDevice } from './devices.ts';
 import { checkLogin, clearFailures, recordFailure, type Client } from './login-limiter.ts';
 import { verifyPassword } from './passwords.ts';
+import { passwordRefusedBy } from './sso/settings.ts';
 
 /** The account a sign-in names, and whether the browser is one of its known devices. */
 async function whoTries(ctx: ApiContext, email: string, deviceCookie: string | undefined) {
@@ -55,6 +56,12 @@ export async function signIn(ctx: ApiContext, o: { email: string; password: stri
     throw cadenzaError('UNAUTHENTICATED', 'wrong email or password');
   }
   await clearFailures(db, norm, client);
+  // Asked only of a right password, so the answer tells a guesser nothing new.
+  const ssoOnly = await passwordRefusedBy(db, account.id);
+  if (ssoOnly) {
+    await audit('signin.failed');
+    throw cadenzaError('FORBIDDEN', `${ssoOnly} signs in with single sign-on only: use "Sign in with SSO"`, { sso: true });
+  }
   await audit('signin.succeeded');
   return { accountId: account.id, device };
 }

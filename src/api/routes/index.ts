@@ -31,6 +31,7 @@ import { suppressionRoutes } from './suppressions.ts';
 import { privacyRoutes } from './privacy.ts';
 import { taskRoutes } from './tasks.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { ssoRoutes } from './sso.ts';
 import { crmRoutes } from './crm.ts';
 import { crmChangeRoutes } from './crm-changes.ts';
 import { trackingDomainRoutes } from './tracking-domain.ts';
@@ -51,6 +52,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...apiKeyRoutes,
   ...auditRoutes,
   ...webhookRoutes,
+  ...ssoRoutes,
   ...crmRoutes,
   ...crmChangeRoutes,
   ...mailboxRoutes,

@@ -82,7 +82,8 @@ import type { Role } from '../../common/config.ts';
  *                         by the lead routes; a lead's deletion (API) cascades to them.
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
- *   setup_token           the API's alone (API_ONLY below).
+ *   setup_token, workspace_sso
+ *                         the API's alone (API_ONLY below).
  *   cadenza_create_event_partition(timestamptz)
  *                         the one piece of DDL the roles run (store/partitions.ts), through this
  *                         SECURITY DEFINER function of the schema's owner (migration 0040).
@@ -113,7 +114,7 @@ const RW = ['select', 'insert', 'update', 'delete'];
  * which run in the API or as the owner's command). No other role reads them: a sender or sync
  * process taken over cannot mint an API key, a session or an account, nor list them.
  */
-const API_ONLY = ['account', 'account_device', 'api_key', 'app_user', 'auth_session', 'invitation', 'login_failure', 'setup_token'];
+const API_ONLY = ['account', 'account_device', 'api_key', 'app_user', 'auth_session', 'invitation', 'login_failure', 'setup_token', 'workspace_sso'];
 
 /** Read and written by the API role's own work only (file comment). */
 const API_WORK = ['oauth_flow', 'acme_account', 'acme_challenge', 'audit_event', 'figure_bucket', 'figure_fold'];

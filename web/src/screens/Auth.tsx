@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { call, type Me } from '../api.ts';
+import { navigate, usePath } from '../router.ts';
 import { ErrorNote, Field, SubmitButton } from '../ui/parts.tsx';
 import { useSubmit } from '../ui/use-submit.ts';
 
@@ -18,16 +19,47 @@ export function AuthFrame({ title, lead, children }: { title: string; lead: stri
   );
 }
 
+/** The sign-in address, shared by the password and SSO forms so that switching keeps what was typed. */
+function EmailField({ label, email, setEmail }: { label: string; email: string; setEmail: (e: string) => void }) {
+  return (
+    <Field label={label}>
+      <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} autoFocus />
+    </Field>
+  );
+}
+
+/** The sign-in screen's single sign-on form (where the SSO callback sends a refused sign-in back, api/sso-callback.ts). */
+export const SSO_PATH = '/signin/sso';
+
+/** A link between the two sign-in forms: a real address (it can be bookmarked), followed without a reload. */
+function PathLink({ to, children }: { to: string; children: string }) {
+  return (
+    <a
+      href={to}
+      className="btn btn-wide"
+      onClick={(e) => {
+        e.preventDefault();
+        navigate(to);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+/** Where the SSO callback sends a refused sign-in back: its reason, in words (api/sso-callback.ts). */
+const ssoErrorOf = () => new URLSearchParams(window.location.search).get('ssoError') ?? undefined;
+
 export function SignIn({ onDone }: { onDone: (me: Me) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  const sso = usePath() === SSO_PATH;
   const { busy, error, submit } = useSubmit(async () => onDone(await call('POST /api/auth/login', '/api/auth/login', { email, password })));
+  if (sso) return <SsoSignIn email={email} setEmail={setEmail} />;
   return (
     <AuthFrame title="Sign in" lead="Sequences from your own mailboxes; replies caught within seconds.">
       <form onSubmit={submit} className="stack">
-        <Field label="Email">
-          <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} autoFocus />
-        </Field>
+        <EmailField label="Email" email={email} setEmail={setEmail} />
         <Field label="Password">
           <input type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
         </Field>
@@ -36,6 +68,31 @@ export function SignIn({ onDone }: { onDone: (me: Me) => void }) {
           Sign in
         </SubmitButton>
       </form>
+      <PathLink to={SSO_PATH}>Sign in with SSO</PathLink>
+    </AuthFrame>
+  );
+}
+
+/** Single sign-on: the work address's domain finds the workspace's identity provider, where the browser goes. */
+function SsoSignIn({ email, setEmail }: { email: string; setEmail: (e: string) => void }) {
+  const [returned] = useState(ssoErrorOf);
+  const { busy, error, submit } = useSubmit(
+    async () => {
+      const { url } = await call('POST /api/auth/sso/start', '/api/auth/sso/start', { email });
+      window.location.assign(url);
+    },
+    { staysBusy: true },
+  );
+  return (
+    <AuthFrame title="Sign in with SSO" lead="Your company's identity provider signs you in; your work address tells Cadenza which one.">
+      <form onSubmit={submit} className="stack">
+        <EmailField label="Work email" email={email} setEmail={setEmail} />
+        <ErrorNote error={error ?? returned} />
+        <SubmitButton busy={busy} busyText="Going to your identity provider…">
+          Continue with SSO
+        </SubmitButton>
+      </form>
+      <PathLink to="/signin">Sign in with a password instead</PathLink>
     </AuthFrame>
   );
 }

@@ -10,6 +10,7 @@ import { Integrations } from './Integrations.tsx';
 import { Invitations } from './Invitations.tsx';
 import { PacingForm } from './PacingForm.tsx';
 import { Privacy } from './Privacy.tsx';
+import { SingleSignOn } from './SingleSignOn.tsx';
 import { Webhooks } from './Webhooks.tsx';
 
 /** The workspace's settings and its people; admins change them, members read them. */
@@ -28,6 +29,7 @@ export function Settings({ workspaceId }: ScreenProps) {
       {admin && <ApiKeys workspaceId={workspaceId} />}
       {admin && <Webhooks workspaceId={workspaceId} />}
       {admin && <Integrations workspaceId={workspaceId} />}
+      {admin && <SingleSignOn workspaceId={workspaceId} />}
       {role && <Privacy workspaceId={workspaceId} admin={admin} />}
       {admin && <AuditLog workspaceId={workspaceId} />}
     </>

@@ -151,3 +151,50 @@ describe('OAuth emulator (Microsoft flavour)', () => {
     expect(dead).toMatchObject({ status: 400, body: { error: 'invalid_grant', error_codes: [70000] } });
   });
 });
+
+describe('a generic OpenID Connect provider (flavour oidc)', () => {
+  const decode = (jwt: string) => jwt.split('.').map((p, i) => (i < 2 ? (JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as Record<string, unknown>) : p));
+  async function idToken(email: string): Promise<string> {
+    const u = new URL(`${emu.origin}/authorize`);
+    for (const [k, v] of Object.entries({ ...goodAuth({ scope: 'openid email profile' }), login_hint: email })) u.searchParams.set(k, v);
+    const res = await fetch(u, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
+    const t = await token({ grant_type: 'authorization_code', code, redirect_uri: redirect, code_verifier: verifier, client_id: client.id, client_secret: client.secret });
+    expect(t.status).toBe(200);
+    return t.body.id_token as string;
+  }
+
+  it('publishes its discovery document and signs ID tokens with email, email_verified, name and groups; spoils one on request', async () => {
+    emu = await startOAuthEmulator({
+      flavour: 'oidc',
+      clock,
+      clients: [client],
+      users: [
+        { email: 'ada@acme.test', groups: ['sales'], name: 'Ada' },
+        { email: 'eve@acme.test', emailVerified: false },
+      ],
+    });
+    const meta = (await (await fetch(`${emu.origin}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    expect(meta).toMatchObject({ issuer: emu.origin, authorization_endpoint: `${emu.origin}/authorize`, jwks_uri: `${emu.origin}/jwks`, id_token_signing_alg_values_supported: ['RS256'] });
+    expect(meta.claims_supported).toEqual(expect.arrayContaining(['email', 'email_verified', 'groups']));
+    const jwks = (await (await fetch(`${emu.origin}/jwks`)).json()) as { keys: Array<Record<string, unknown>> };
+    const verify = (jwt: string) => {
+      const [h, p, sig] = jwt.split('.');
+      const key = createPublicKey({ key: jwks.keys[0]! as never, format: 'jwk' });
+      return createVerify('RSA-SHA256').update(`${h}.${p}`).verify(key, Buffer.from(sig!, 'base64url'));
+    };
+    const ada = await idToken('ada@acme.test');
+    expect(verify(ada)).toBe(true);
+    expect(decode(ada)[1]).toMatchObject({ iss: emu.origin, aud: client.id, nonce: 'n1', email: 'ada@acme.test', email_verified: true, name: 'Ada', groups: ['sales'] });
+    expect(decode(await idToken('eve@acme.test'))[1]).toMatchObject({ email: 'eve@acme.test', email_verified: false });
+    emu.spoilNextIdToken('signature');
+    const forged = await idToken('ada@acme.test');
+    expect(decode(forged)[0]).toMatchObject({ kid: jwks.keys[0]!.kid });
+    expect(verify(forged)).toBe(false);
+    emu.spoilNextIdToken('nonce');
+    expect(decode(await idToken('ada@acme.test'))[1]).toMatchObject({ nonce: 'n1-other' });
+    // One spoil spoils one token.
+    expect(verify(await idToken('ada@acme.test'))).toBe(true);
+  });
+});

@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../../../common/clock.ts';
 import { FaultInjector } from '../faults.ts';
 import { runRoute, startEmulatorServer, type EmulatorReply, type RequestRecord } from '../server.ts';
 import { TokenRegistry } from '../tokens.ts';
-import { google, microsoft, type Flavour } from './flavours.ts';
+import { google, microsoft, oidcProvider, type Flavour } from './flavours.ts';
 import { GrantStore, s256, type AccessToken, type Audience, type Client, type Grant, type User } from './grants.ts';
 import { createSigner } from './jwt.ts';
 
@@ -23,9 +23,10 @@ import { createSigner } from './jwt.ts';
  * grant is revoked. Route names for faults: authorize, token, revoke, userinfo, introspect.
  */
 export interface OAuthEmulatorOptions {
-  flavour: 'google' | 'microsoft';
+  /** 'oidc': any OpenID Connect provider (flavours.ts oidcProvider), for single sign-on. */
+  flavour: 'google' | 'microsoft' | 'oidc';
   clients: Client[];
-  users: Array<{ email: string; sub?: string }>;
+  users: Array<{ email: string; sub?: string; emailVerified?: boolean; groups?: string[]; name?: string }>;
   clock?: Clock;
   /** The API emulators' registries (gmail.tokens, graph.tokens); others are made here. */
   registries?: Partial<Record<Audience, TokenRegistry>>;
@@ -53,22 +54,40 @@ export interface OAuthEmulator {
   revokeUser(email: string): void;
   /** An access token live for this audience, as a mail server would check it over XOAUTH2. */
   introspect(token: string, audience?: Audience): AccessToken | undefined;
+  /**
+   * The next ID token is wrong in one way, as a broken or hostile provider (or a token replayed
+   * from elsewhere) would send it: another nonce, another audience, expired, signed by another
+   * key, or another issuer. For the relying party's checks (OpenID Connect Core §3.1.3.7).
+   */
+  spoilNextIdToken(how: IdTokenSpoil): void;
   /** Requests to the token endpoint, by grant type. */
   tokenRequests(grantType?: 'authorization_code' | 'refresh_token'): number;
   close(): Promise<void>;
 }
 
+export type IdTokenSpoil = 'nonce' | 'audience' | 'expired' | 'signature' | 'issuer';
+
 export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OAuthEmulator> {
   const clock = opts.clock ?? systemClock;
-  const flavour: Flavour = opts.flavour === 'google' ? google : microsoft;
+  const flavour: Flavour = { google, microsoft, oidc: oidcProvider }[opts.flavour];
   const tenantId = opts.tenantId ?? '9188040d-6c67-4c5b-b112-36a304b66dad';
-  const users: User[] = opts.users.map((u, i) => ({ email: u.email.toLowerCase(), sub: u.sub ?? `emu-user-${i + 1}`, tid: tenantId }));
+  const users: User[] = opts.users.map((u, i) => ({
+    email: u.email.toLowerCase(),
+    sub: u.sub ?? `emu-user-${i + 1}`,
+    tid: tenantId,
+    ...(u.emailVerified !== undefined ? { emailVerified: u.emailVerified } : {}),
+    ...(u.groups ? { groups: u.groups } : {}),
+    ...(u.name ? { name: u.name } : {}),
+  }));
   const registries: Partial<Record<Audience, TokenRegistry>> = { ...opts.registries };
   for (const a of ['gmail', 'graph', 'google-imap', 'outlook-imap'] as const) registries[a] ??= new TokenRegistry(`emu.${a}`);
   // Only the API audiences issue through a registry; IMAP/SMTP tokens are checked by introspection.
   const apiRegistries = { gmail: registries.gmail, graph: registries.graph };
   const grants = new GrantStore(clock, apiRegistries);
   const signer = createSigner();
+  // A key nobody published: what a forged ID token is signed with.
+  const stranger = createSigner();
+  const spoils: IdTokenSpoil[] = [];
   const faults = new FaultInjector();
   const log: RequestRecord[] = [];
   const grantTypes: string[] = [];
@@ -88,7 +107,7 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
   const client = (id: string | undefined) => opts.clients.find((c) => c.id === id);
 
   /** A tenant path segment this server answers for. */
-  const tenantOk = (t: string) => flavour.name === 'google' || ['common', 'organizations', 'consumers', tenantId].includes(t);
+  const tenantOk = (t: string) => flavour.name !== 'microsoft' || ['common', 'organizations', 'consumers', tenantId].includes(t);
 
   function metadata(tenant: string) {
     const p = flavour.paths(tenant);
@@ -106,6 +125,9 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
       code_challenge_methods_supported: ['plain', 'S256'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      ...(flavour.name === 'oidc'
+        ? { scopes_supported: ['openid', 'email', 'profile', 'groups', 'offline_access'], claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'nonce', 'email', 'email_verified', 'name', 'groups'] }
+        : {}),
     };
   }
 
@@ -171,15 +193,17 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
     if (withRefresh) body.refresh_token = grants.newRefreshToken(g);
     if (scopes.includes('openid') && id) {
       const now = Math.floor(clock.now() / 1000);
-      body.id_token = signer.sign({
-        iss: flavour.tokenIssuer(origin, g.user),
-        aud: g.clientId,
-        azp: g.clientId,
-        iat: now,
-        exp: now + 3600,
-        ...(id.nonce ? { nonce: id.nonce } : {}),
+      const spoil = spoils.shift();
+      const claims = {
+        iss: spoil === 'issuer' ? `${origin}/elsewhere` : flavour.tokenIssuer(origin, g.user),
+        aud: spoil === 'audience' ? 'another-client' : g.clientId,
+        azp: spoil === 'audience' ? 'another-client' : g.clientId,
+        iat: spoil === 'expired' ? now - 7200 : now,
+        exp: spoil === 'expired' ? now - 3600 : now + 3600,
+        ...(id.nonce ? { nonce: spoil === 'nonce' ? `${id.nonce}-other` : id.nonce } : {}),
         ...flavour.idClaims(g.user),
-      });
+      };
+      body.id_token = spoil === 'signature' ? stranger.sign(claims, signer.kid) : signer.sign(claims);
     }
     return { status: 200, headers: { 'cache-control': 'no-store', pragma: 'no-cache' }, body };
   }
@@ -189,22 +213,22 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
     const grantType = form.get('grant_type') ?? '';
     grantTypes.push(grantType);
     const c = authenticate(req, form);
-    if (!c) return tokenError(401, 'invalid_client', flavour.name === 'google' ? 'Unauthorized' : 'AADSTS7000215: Invalid client secret provided.');
+    if (!c) return tokenError(401, 'invalid_client', flavour.name !== 'microsoft' ? 'Unauthorized' : 'AADSTS7000215: Invalid client secret provided.');
     if (grantType === 'authorization_code') {
       const code = grants.codes.get(form.get('code') ?? '');
-      if (!code || code.clientId !== c.id || clock.now() >= code.expiresAt) return tokenError(400, 'invalid_grant', flavour.name === 'google' ? 'Malformed auth code.' : 'AADSTS70008: The provided authorization code or refresh token has expired.');
+      if (!code || code.clientId !== c.id || clock.now() >= code.expiresAt) return tokenError(400, 'invalid_grant', flavour.name !== 'microsoft' ? 'Malformed auth code.' : 'AADSTS70008: The provided authorization code or refresh token has expired.');
       if (code.used) {
         // RFC 6749 §4.1.2: a code used twice revokes what it gave the first time.
         const g = code.grantId ? grants.grants.get(code.grantId) : undefined;
         if (g) grants.revokeGrant(g);
-        return tokenError(400, 'invalid_grant', flavour.name === 'google' ? 'Bad Request' : 'AADSTS54005: OAuth2 Authorization code was already redeemed.');
+        return tokenError(400, 'invalid_grant', flavour.name !== 'microsoft' ? 'Bad Request' : 'AADSTS54005: OAuth2 Authorization code was already redeemed.');
       }
       if (form.get('redirect_uri') !== code.redirectUri) {
-        return flavour.name === 'google' ? tokenError(400, 'redirect_uri_mismatch', 'Bad Request') : tokenError(400, 'invalid_grant', 'AADSTS50148: The redirect_uri does not match.');
+        return flavour.name !== 'microsoft' ? tokenError(400, 'redirect_uri_mismatch', 'Bad Request') : tokenError(400, 'invalid_grant', 'AADSTS50148: The redirect_uri does not match.');
       }
       const verifier = form.get('code_verifier');
-      if (!verifier) return tokenError(400, 'invalid_request', flavour.name === 'google' ? 'Missing code verifier.' : 'AADSTS50148: The code_verifier is missing.');
-      if (s256(verifier) !== code.challenge) return tokenError(400, 'invalid_grant', flavour.name === 'google' ? 'Invalid code verifier.' : 'AADSTS501481: The Code_Verifier does not match the code_challenge supplied in the authorization request.');
+      if (!verifier) return tokenError(400, 'invalid_request', flavour.name !== 'microsoft' ? 'Missing code verifier.' : 'AADSTS50148: The code_verifier is missing.');
+      if (s256(verifier) !== code.challenge) return tokenError(400, 'invalid_grant', flavour.name !== 'microsoft' ? 'Invalid code verifier.' : 'AADSTS501481: The Code_Verifier does not match the code_challenge supplied in the authorization request.');
       code.used = true;
       const g = grants.newGrant(c.id, code.user, code.scopes);
       code.grantId = g.id;
@@ -214,7 +238,7 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
       const rt = form.get('refresh_token') ?? '';
       const g = grants.grantOfRefreshToken(rt);
       if (!g) return tokenError(400, 'invalid_grant', flavour.invalidGrantDescription);
-      if (g.clientId !== c.id) return tokenError(400, flavour.name === 'google' ? 'unauthorized_client' : 'invalid_grant', 'AADSTS700024: The refresh token was issued to a different client.');
+      if (g.clientId !== c.id) return tokenError(400, flavour.name !== 'microsoft' ? 'unauthorized_client' : 'invalid_grant', 'AADSTS700024: The refresh token was issued to a different client.');
       const asked = (form.get('scope') ?? '').split(' ').filter(Boolean);
       const scopes = asked.length ? asked : g.scopes;
       const extra = scopes.filter((s) => !g.scopes.includes(s));
@@ -280,6 +304,7 @@ export async function startOAuthEmulator(opts: OAuthEmulatorOptions): Promise<OA
     registry: (a) => registries[a]!,
     denyNext: (error = 'access_denied') => void denials.push(error),
     grantOnlyNext: (scopes) => void narrowings.push(scopes),
+    spoilNextIdToken: (how) => void spoils.push(how),
     revokeUser(email) {
       for (const g of grants.grants.values()) if (g.user.email === email.toLowerCase()) grants.revokeGrant(g);
     },

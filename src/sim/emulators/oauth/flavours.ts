@@ -7,7 +7,7 @@ import type { Audience, User } from './grants.ts';
  * error bodies, and refresh-token rotation.
  */
 export interface Flavour {
-  name: 'google' | 'microsoft';
+  name: 'google' | 'microsoft' | 'oidc';
   /** Path prefix of a tenant's endpoints ('' for Google). */
   paths(tenant: string): { discovery: string; authorize: string; token: string; revoke?: string; jwks: string; userinfo?: string };
   /** The issuer in the discovery document for this tenant path. */
@@ -104,4 +104,31 @@ export const microsoft: Flavour = {
   rotates: true,
   refreshTokenIssued: (scopes) => scopes.includes('offline_access'),
   invalidGrantDescription: 'AADSTS70000: The provided grant has expired due to it being revoked, a fresh auth token is needed.',
+};
+
+/**
+ * Any OpenID Connect provider (Okta, Keycloak, Authentik, Auth0, an Entra ID app with email
+ * claims…) as OpenID Connect Core 1.0 and Discovery 1.0 describe one: the issuer is the origin,
+ * discovery at `/.well-known/openid-configuration`, standard claims (§5.1) `email`,
+ * `email_verified`, `name`, and the `groups` claim most providers add for group membership.
+ * Only the OpenID scopes exist; a refresh token only with offline_access (§11).
+ */
+export const oidcProvider: Flavour = {
+  // The issuer is the origin, errors are RFC 6749's, no rotation: as Google.
+  ...google,
+  name: 'oidc',
+  paths: () => ({ discovery: '/.well-known/openid-configuration', authorize: '/authorize', token: '/token', jwks: '/jwks', userinfo: '/userinfo' }),
+  audiences(scopes) {
+    for (const s of scopes) if (!oidc.has(s) && s !== 'offline_access' && s !== 'groups') return `invalid_scope: ${s}`;
+    return [];
+  },
+  idClaims: (u) => ({
+    sub: u.sub,
+    email: u.email,
+    email_verified: u.emailVerified ?? true,
+    ...(u.name ? { name: u.name } : {}),
+    ...(u.groups ? { groups: u.groups } : {}),
+  }),
+  refreshTokenIssued: (scopes) => scopes.includes('offline_access'),
+  invalidGrantDescription: 'Token is not active',
 };

@@ -30,6 +30,11 @@ export interface User {
   sub: string;
   /** Microsoft: the user's tenant id. */
   tid?: string;
+  /** Generic OpenID provider: whether the provider vouches for the address (default true). */
+  emailVerified?: boolean;
+  /** Generic OpenID provider: the `groups` claim (absent when not set). */
+  groups?: string[];
+  name?: string;
 }
 
 export interface Code {

@@ -6,7 +6,9 @@ import { createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'no
  */
 export interface Signer {
   jwks: { keys: Array<Record<string, unknown>> };
-  sign(claims: Record<string, unknown>): string;
+  kid: string;
+  /** `kid`: the key id to put in the header (another signer's, to forge a token that names the published key). */
+  sign(claims: Record<string, unknown>, kid?: string): string;
 }
 
 export function createSigner(): Signer {
@@ -15,8 +17,9 @@ export function createSigner(): Signer {
   const jwk = (publicKey as KeyObject).export({ format: 'jwk' }) as Record<string, unknown>;
   return {
     jwks: { keys: [{ ...jwk, kid, alg: 'RS256', use: 'sig' }] },
-    sign(claims) {
-      const header = b64url(JSON.stringify({ alg: 'RS256', kid, typ: 'JWT' }));
+    kid,
+    sign(claims, headerKid = kid) {
+      const header = b64url(JSON.stringify({ alg: 'RS256', kid: headerKid, typ: 'JWT' }));
       const payload = b64url(JSON.stringify(claims));
       const signature = createSign('RSA-SHA256').update(`${header}.${payload}`).sign(privateKey).toString('base64url');
       return `${header}.${payload}.${signature}`;

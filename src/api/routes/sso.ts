@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { recordAudit } from '../audit/audit-log.ts';
+import { checkIssuer, startSsoSignIn } from '../auth/sso/flow.ts';
+import { deleteSsoSettings, readSsoSettings, saveSsoSettings, type SsoSettings } from '../auth/sso/settings.ts';
+import { realClock, type ApiContext } from '../context.ts';
+import { defineRoute, workspaceParams } from '../http/route.ts';
+import { SSO_BINDING_COOKIE, SSO_BINDING_PATH, ssoCallbackUri, ssoDeps } from '../sso-callback.ts';
+import type { Principal } from '../auth/access.ts';
+
+const ssoRole = z.enum(['admin', 'member']);
+const domain = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .transform((d) => d.replace(/^@/, ''))
+  .pipe(z.string().regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'a domain such as example.com'));
+
+const settings = z
+  .object({
+    enabled: z.boolean(),
+    issuer: z.string().describe("The provider's issuer URL; its metadata is read from <issuer>/.well-known/openid-configuration"),
+    clientId: z.string(),
+    hasClientSecret: z.literal(true).describe('The client secret is stored sealed and never returned'),
+    allowedDomains: z.array(z.string()).describe('A verified address of these domains joins the workspace on its first sign-in'),
+    groupsClaim: z.string(),
+    roleMapping: z.array(z.object({ group: z.string(), role: ssoRole })),
+    defaultRole: ssoRole,
+    passwordAllowed: z.boolean().describe('False: members and admins sign in with SSO only (owners keep their password)'),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'SsoSettings' });
+
+const answer = z.object({ sso: settings.nullable(), redirectUri: z.string().describe('The redirect URI to register at the provider') }).meta({ id: 'SsoSetup' });
+
+const shown = (s: SsoSettings | undefined) => (s ? { ...s, hasClientSecret: true as const, updatedAt: s.updatedAt.toISOString() } : null);
+
+const actorOf = (p: Principal | undefined, userId: string | null | undefined, ip: string) =>
+  p?.kind === 'api_key' ? { kind: 'api_key' as const, keyId: p.keyId, label: 'an API key', ip } : { kind: 'session' as const, userId: userId ?? null, label: 'an admin', ip };
+
+const audit = (ctx: ApiContext, workspaceId: string, actor: ReturnType<typeof actorOf>, detail: Record<string, unknown>) =>
+  recordAudit(ctx.store.db, { clock: realClock(ctx), random: ctx.random }, { workspaceId, action: 'settings.changed', actor, target: 'sso', detail });
+
+/** Single sign-on (docs/security.md "Single sign-on"): the admins' settings, and the public start of a sign-in. */
+export const ssoRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/sso',
+    summary: "The workspace's single sign-on settings (admin; never the client secret) and the redirect URI to register",
+    tags: ['sso'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({}),
+    response: answer,
+    handler: async ({ ctx, ws }) => ({ sso: shown(await readSsoSettings(ctx.store.db, ws.workspaceId)), redirectUri: ssoCallbackUri(ctx) }),
+  }),
+  defineRoute({
+    method: 'PUT',
+    url: '/api/workspaces/:workspaceId/sso',
+    summary: 'Set up or change single sign-on with an OpenID Connect provider (admin); the issuer is read by discovery before it is saved',
+    tags: ['sso'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({}),
+    body: z.object({
+      enabled: z.boolean().default(true),
+      issuer: z.string().trim().min(8).max(2000),
+      clientId: z.string().trim().min(1).max(500),
+      clientSecret: z.string().min(1).max(2000).optional().describe('Required the first time; absent: the stored one stays'),
+      allowedDomains: z.array(domain).max(50).default([]),
+      groupsClaim: z.string().trim().min(1).max(100).default('groups'),
+      roleMapping: z.array(z.object({ group: z.string().trim().min(1).max(200), role: ssoRole })).max(50).default([]),
+      defaultRole: ssoRole.default('member'),
+      passwordAllowed: z.boolean().default(true),
+    }),
+    example: () => ({
+      body: { issuer: 'https://id.example.com', clientId: 'cadenza', clientSecret: 'from-the-provider', allowedDomains: ['example.com'], roleMapping: [{ group: 'sales-admins', role: 'admin' as const }] },
+    }),
+    response: answer,
+    handler: async ({ ctx, ws, body, principal, req }) => {
+      const d = ssoDeps(ctx);
+      await checkIssuer(body.issuer, d);
+      const saved = await saveSsoSettings(ctx.store.db, d.sealer, ws.workspaceId, body, new Date(d.clock.now()));
+      await audit(ctx, ws.workspaceId, actorOf(principal, ws.userId, req.ip), {
+        issuer: saved.issuer,
+        enabled: saved.enabled,
+        allowedDomains: saved.allowedDomains,
+        passwordAllowed: saved.passwordAllowed,
+        ...(body.clientSecret ? { clientSecret: 'replaced' } : {}),
+      });
+      return { sso: shown(saved), redirectUri: ssoCallbackUri(ctx) };
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/api/workspaces/:workspaceId/sso',
+    summary: 'Remove single sign-on (admin): members sign in with their passwords again; those who joined by SSO need a password reset by invitation',
+    tags: ['sso'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({}),
+    response: z.object({ removed: z.boolean() }),
+    handler: async ({ ctx, ws, principal, req }) => {
+      const removed = await deleteSsoSettings(ctx.store.db, ws.workspaceId);
+      if (removed) await audit(ctx, ws.workspaceId, actorOf(principal, ws.userId, req.ip), { removed: true });
+      return { removed };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/auth/sso/start',
+    summary: "Begin signing in with a workspace's identity provider, found by the address's domain or named; answers the provider's URL to send the browser to",
+    tags: ['auth', 'sso'],
+    access: 'public',
+    body: z
+      .object({
+        email: z.string().trim().max(320).optional().describe('Your work address: its domain finds the workspace'),
+        workspaceId: z.uuid().optional(),
+      })
+      .refine((b) => !!b.email || !!b.workspaceId, 'give your work address or a workspace'),
+    example: () => ({ body: { email: 'rep@example.com' } }),
+    response: z.object({ url: z.string().describe("The provider's authorization URL") }),
+    rateLimit: (ctx) => ({ max: ctx.loginLimit.perIp, windowMs: ctx.loginLimit.windowMs }),
+    handler: async ({ ctx, body, reply }) => {
+      const s = await startSsoSignIn(ssoDeps(ctx), body);
+      reply.setCookie(SSO_BINDING_COOKIE, s.binding, { httpOnly: true, sameSite: 'lax', secure: ctx.publicUrl.startsWith('https:'), path: SSO_BINDING_PATH, maxAge: 600 });
+      return { url: s.url.href };
+    },
+  }),
+];

@@ -43,7 +43,7 @@ import { DemoControl } from '../demo/control.ts';
 import { version } from '../common/version.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
 import { sendDueWeeklyReports, WEEKLY_REPORT_EVERY_MS } from '../api/weekly-report/job.ts';
-import { startNotificationDuties } from '../notify/duty.ts';
+import { startNotificationDuties } from '../api/notify/duty.ts';
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { runEvery } from '../common/periodic.ts';
@@ -552,7 +552,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
           (e) => log.error({ err: e }, 'weekly reports failed'),
         )
       : undefined;
-    // Notifications (src/notify/): the API hands recorded events out to members and delivers the
+    // Notifications (src/api/notify/): the API hands recorded events out to members and delivers the
     // digests and Slack posts; claims are skip-locked, so several API processes share the work.
     notifications = startNotificationDuties({ store, clock, random, sealer: vault, log, allowPrivate: o.webhooks?.allowPrivate ?? false, ...(mailer ? { mailer } : {}), appUrl: publicUrl, ...(o.notifications?.everyMs ? { everyMs: o.notifications.everyMs } : {}) });
     // Custom tracking hosts: the API processes answer their challenges and serve them; the job

@@ -1224,7 +1224,7 @@ export interface Database {
   lead_tag: LeadTagTable;
 }
 // --- end lead lists
-// --- notifications (0099_notifications.sql; owned by src/notify)
+// --- notifications (0099_notifications.sql; owned by src/api/notify)
 export type NotificationKind = 'reply_positive' | 'task_due' | 'mailbox_attention';
 
 export interface NotificationEventTable {

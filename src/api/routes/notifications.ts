@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
-import { DIGEST_EVERY_HOURS, KIND_LABELS, NOTIFICATION_KINDS, type DigestEvery } from '../../notify/kinds.ts';
-import { sealSlackUrl } from '../../notify/slack-url.ts';
-import { listBell, markRead } from '../../notify/sql/bell.ts';
-import { readChannels, readSettings, saveChoices, saveSlackUrl } from '../../notify/sql/preferences.ts';
+import { DIGEST_EVERY_HOURS, KIND_LABELS, NOTIFICATION_KINDS, type DigestEvery } from '../notify/kinds.ts';
+import { sealSlackUrl } from '../notify/slack-url.ts';
+import { listBell, markRead } from '../notify/sql/bell.ts';
+import { readChannels, readSettings, saveChoices, saveSlackUrl } from '../notify/sql/preferences.ts';
 import type { Db } from '../../store/store.ts';
 import { audit } from '../audit/actor.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 /**
- * Notifications (issue 19, src/notify/): the bell (a member's notifications, unread count, mark
+ * Notifications (issue 19, src/api/notify/): the bell (a member's notifications, unread count, mark
  * read) and each member's own choices: which events reach which channel, whose events, the
  * digest's rhythm, the Slack URL (write-only: only its host comes back). Every route is a
  * member's own: an API key is no member, so it is refused.

@@ -80,7 +80,7 @@ import type { Role } from '../../common/config.ts';
  *   lead_list, lead_list_member, lead_tag
  *                         lead lists, segments and tags (0090): the API's alone, written and read
  *                         by the lead routes; a lead's deletion (API) cascades to them.
- *   notification_event    notifications (0099, src/notify/): the facts are recorded by triggers in
+ *   notification_event    notifications (0099, src/api/notify/): the facts are recorded by triggers in
  *                         the transaction of the role that owns them (the sync role's reply, the
  *                         scheduler's task, any role's change of a mailbox's health), which insert
  *                         only; the API's fan-out reads them and marks them handed out.
@@ -128,7 +128,7 @@ const API_WORK = ['oauth_flow', 'acme_account', 'acme_challenge', 'audit_event',
 /** The unified inbox's triage, notes and views (0086): the inbox routes' alone. */
 const INBOX = ['inbox_state', 'inbox_read', 'inbox_label', 'inbox_message_label', 'inbox_note', 'inbox_view'];
 
-/** Notifications (0099, src/notify/): members' choices, the bell, the digest and Slack posts. */
+/** Notifications (0099, src/api/notify/): members' choices, the bell, the digest and Slack posts. */
 const NOTIFY = ['notification', 'notification_preference', 'notification_setting', 'notification_slack'];
 
 /** Written by the API alone (file comment), read by every role. */

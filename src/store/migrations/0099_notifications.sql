@@ -1,4 +1,4 @@
--- Notifications (issue 19, src/notify/): a positive reply, a task due, a mailbox that needs
+-- Notifications (issue 19, src/api/notify/): a positive reply, a task due, a mailbox that needs
 -- attention, told to the people who asked, in the app (the bell, and the browser's own
 -- notifications), by an email digest and by a Slack-compatible incoming webhook.
 --
@@ -14,7 +14,7 @@
 --
 -- The people, their choices and the deliveries are the API role's (members' addresses, app_user,
 -- are the API's alone): its fan-out reads new events and writes one notification per member who
--- wants it, and its delivery duty sends the digests and the Slack posts (src/notify/).
+-- wants it, and its delivery duty sends the digests and the Slack posts (src/api/notify/).
 
 create table notification_event (
   id            bigserial primary key,

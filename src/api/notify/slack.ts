@@ -1,11 +1,11 @@
-import type { Clock } from '../common/clock.ts';
-import { backoffDelay, type BackoffPolicy } from '../common/backoff.ts';
-import type { Logger } from '../common/logger.ts';
-import type { Random } from '../common/random.ts';
-import type { DestinationPolicy } from '../api/webhooks/destination.ts';
-import { postWebhook, type PostResult } from '../api/webhooks/post.ts';
-import type { SecretSealer } from '../api/webhooks/secrets.ts';
-import type { Store } from '../store/store.ts';
+import type { Clock } from '../../common/clock.ts';
+import { backoffDelay, type BackoffPolicy } from '../../common/backoff.ts';
+import type { Logger } from '../../common/logger.ts';
+import type { Random } from '../../common/random.ts';
+import type { DestinationPolicy } from '../webhooks/destination.ts';
+import { postWebhook, type PostResult } from '../webhooks/post.ts';
+import type { SecretSealer } from '../webhooks/secrets.ts';
+import type { Store } from '../../store/store.ts';
 import { openSlackUrl } from './slack-url.ts';
 import { claimPosts, recordPost, type ClaimedPost } from './sql/slack.ts';
 

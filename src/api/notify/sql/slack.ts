@@ -4,7 +4,7 @@
  * with the event and the member's sealed URL, then record each outcome.
  */
 import { sql } from 'kysely';
-import type { Db } from '../../store/store.ts';
+import type { Db } from '../../../store/store.ts';
 import type { NotificationKind } from '../kinds.ts';
 
 export interface ClaimedPost {

@@ -3,7 +3,7 @@
  * count; marking read.
  * Only a member's own rows in their workspace are ever read or changed.
  */
-import type { Db } from '../../store/store.ts';
+import type { Db } from '../../../store/store.ts';
 import type { NotificationKind } from '../kinds.ts';
 
 export interface BellItem {

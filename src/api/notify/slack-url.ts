@@ -1,7 +1,7 @@
-import { cadenzaError } from '../common/errors.ts';
-import { checkEndpointUrl, type DestinationPolicy } from '../api/webhooks/destination.ts';
-import type { SecretSealer } from '../api/webhooks/secrets.ts';
-import type { Tx } from '../store/store.ts';
+import { cadenzaError } from '../../common/errors.ts';
+import { checkEndpointUrl, type DestinationPolicy } from '../webhooks/destination.ts';
+import type { SecretSealer } from '../webhooks/secrets.ts';
+import type { Tx } from '../../store/store.ts';
 
 /**
  * A member's Slack incoming-webhook URL is a secret (whoever has it posts to the channel): sealed

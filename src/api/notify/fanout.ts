@@ -1,5 +1,5 @@
-import type { Clock } from '../common/clock.ts';
-import type { Store } from '../store/store.ts';
+import type { Clock } from '../../common/clock.ts';
+import type { Store } from '../../store/store.ts';
 import { planDeliveries } from './plan.ts';
 import { claimEvents, markFannedOut, membersOf, writeDeliveries } from './sql/fanout.ts';
 

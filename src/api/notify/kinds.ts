@@ -1,4 +1,4 @@
-import type { NotificationKind } from '../store/schema.ts';
+import type { NotificationKind } from '../../store/schema.ts';
 
 /**
  * What a person can be told (0099_notifications.sql) and where: the kinds of event, the channels,

@@ -1,10 +1,10 @@
-import type { Clock } from '../common/clock.ts';
-import type { Logger } from '../common/logger.ts';
-import { runEvery, type Periodic } from '../common/periodic.ts';
-import type { Random } from '../common/random.ts';
-import type { SecretSealer } from '../api/webhooks/secrets.ts';
-import type { SystemMailer } from '../api/system-mailer.ts';
-import type { Store } from '../store/store.ts';
+import type { Clock } from '../../common/clock.ts';
+import type { Logger } from '../../common/logger.ts';
+import { runEvery, type Periodic } from '../../common/periodic.ts';
+import type { Random } from '../../common/random.ts';
+import type { SecretSealer } from '../webhooks/secrets.ts';
+import type { SystemMailer } from '../system-mailer.ts';
+import type { Store } from '../../store/store.ts';
 import { DIGEST_EVERY_MS, sendDueDigests } from './digest.ts';
 import { fanOut } from './fanout.ts';
 import { deliverSlack } from './slack.ts';

@@ -5,7 +5,7 @@
  * the events handed out, all in one transaction.
  */
 import { sql } from 'kysely';
-import type { Tx } from '../../store/store.ts';
+import type { Tx } from '../../../store/store.ts';
 import type { Channels, NotificationKind } from '../kinds.ts';
 import type { Delivery, PlanEvent, PlanMember } from '../plan.ts';
 

@@ -4,7 +4,7 @@
  * member at once), the items, and the outcome.
  */
 import { sql } from 'kysely';
-import type { Db } from '../../store/store.ts';
+import type { Db } from '../../../store/store.ts';
 import type { NotificationKind } from '../kinds.ts';
 
 export interface Waiting {

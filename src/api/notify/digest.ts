@@ -1,8 +1,8 @@
-import type { Clock } from '../common/clock.ts';
-import { backoffDelay, type BackoffPolicy } from '../common/backoff.ts';
-import type { Random } from '../common/random.ts';
-import type { SystemMailer, SystemMessage } from '../api/system-mailer.ts';
-import type { Store } from '../store/store.ts';
+import type { Clock } from '../../common/clock.ts';
+import { backoffDelay, type BackoffPolicy } from '../../common/backoff.ts';
+import type { Random } from '../../common/random.ts';
+import type { SystemMailer, SystemMessage } from '../system-mailer.ts';
+import type { Store } from '../../store/store.ts';
 import { KIND_LABELS, NOTIFICATION_KINDS } from './kinds.ts';
 import { claimDigest, digestFailed, digestItems, digestSent, waitingDigests, type DigestItem } from './sql/digest.ts';
 

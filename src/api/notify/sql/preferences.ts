@@ -3,7 +3,7 @@
  * event, which channels; whose events; the digest's rhythm; the Slack URL, sealed (slack-url.ts).
  * No row: the defaults of kinds.ts.
  */
-import type { Db } from '../../store/store.ts';
+import type { Db } from '../../../store/store.ts';
 import { DEFAULT_CHANNELS, NOTIFICATION_KINDS, type Channels, type DigestEvery, type NotificationKind, type Scope } from '../kinds.ts';
 
 export interface MemberSettings {

@@ -1234,6 +1234,8 @@ export interface NotificationEventTable {
   source_key: string;
   kind: NotificationKind;
   user_id: string | null;
+  /** The prospect it names: the event goes with the lead (erasure). */
+  lead_id: string | null;
   title: string;
   body: string;
   link: string;

@@ -25,6 +25,9 @@ create table notification_event (
   user_id       uuid,
   title         text not null,
   body          text not null,
+  -- the prospect it names (replies, tasks): erasing the lead (src/privacy/erase.ts) takes the
+  -- event, and every notification of it, with it
+  lead_id       uuid references lead(id) on delete cascade,
   -- the app's path the notification opens (/inbox, /tasks, /mailboxes)
   link          text not null,
   occurred_at   timestamptz not null default now(),
@@ -32,6 +35,7 @@ create table notification_event (
   unique (workspace_id, source_key)
 );
 create index notification_event_pending on notification_event (id) where fanned_out_at is null;
+create index notification_event_lead on notification_event (lead_id) where lead_id is not null;
 
 -- A member's choice per kind of event and channel; no row: the defaults (notify/preferences.ts).
 create table notification_preference (
@@ -99,8 +103,8 @@ create index notification_slack_due on notification_slack (next_attempt_at) wher
 -- The reply: as 0081, fired once per stored inbound message read as interested.
 create function notify_from_message() returns trigger language plpgsql as $$
 begin
-  insert into notification_event (workspace_id, source_key, kind, user_id, title, body, link, occurred_at)
-  select n.workspace_id, 'reply:' || n.id, 'reply_positive', m.user_id,
+  insert into notification_event (workspace_id, source_key, kind, user_id, lead_id, title, body, link, occurred_at)
+  select n.workspace_id, 'reply:' || n.id, 'reply_positive', m.user_id, l.id,
          'Interested reply from ' || coalesce(nullif(trim(coalesce(l.first_name, '') || ' ' || coalesce(l.last_name, '')), ''), l.email),
          coalesce(n.subject, '(no subject)'), '/inbox',
          least(coalesce(n.received_at, n.at), n.created_at)
@@ -118,8 +122,8 @@ create trigger notify_message after insert on message referencing new table as n
 -- The task: created when its step comes due (0009's "task due").
 create function notify_from_task() returns trigger language plpgsql as $$
 begin
-  insert into notification_event (workspace_id, source_key, kind, user_id, title, body, link, occurred_at)
-  select n.workspace_id, 'task:' || n.id, 'task_due', m.user_id,
+  insert into notification_event (workspace_id, source_key, kind, user_id, lead_id, title, body, link, occurred_at)
+  select n.workspace_id, 'task:' || n.id, 'task_due', m.user_id, l.id,
          case when n.kind = 'call' then 'Call due: ' else 'Task due: ' end || l.email,
          n.title, '/tasks', n.due_at
   from new_rows n

@@ -1,9 +1,10 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { call, errorMessage, ws } from '../api.ts';
+import { call, ws } from '../api.ts';
 import type { NotificationPreferences } from '../types.ts';
 import { browserNotificationsSupported } from '../ui/NotificationBell.tsx';
 import { ErrorNote, Field, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { useSave } from '../ui/use-submit.ts';
 
 type Kind = NotificationPreferences['kinds'][number];
 type Channel = 'inApp' | 'browser' | 'email' | 'slack';
@@ -28,9 +29,7 @@ export function NotificationSettings({ workspaceId }: { workspaceId: string }) {
   const [scope, setScope] = useState<'mine' | 'all'>('mine');
   const [every, setEvery] = useState(24);
   const [slackUrl, setSlackUrl] = useState('');
-  const [error, setError] = useState<string>();
-  const [saved, setSaved] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, saved, run } = useSave<NotificationPreferences>(setView);
   const [permission, setPermission] = useState(() => (browserNotificationsSupported() ? Notification.permission : 'unsupported'));
   useEffect(() => {
     if (!s.data) return;
@@ -40,19 +39,6 @@ export function NotificationSettings({ workspaceId }: { workspaceId: string }) {
     setEvery(s.data.digestEveryHours);
   }, [s.data]);
 
-  const run = async (what: () => Promise<NotificationPreferences>, done: string) => {
-    setBusy(true);
-    setError(undefined);
-    setSaved(undefined);
-    try {
-      setView(await what());
-      setSaved(done);
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
-  };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void run(() => call('PUT /api/workspaces/:workspaceId/notification-preferences', url, { kinds: kinds.map(({ label: _label, ...k }) => k), scope, digestEveryHours: every }), 'Notification choices saved.');

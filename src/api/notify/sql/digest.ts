@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../../store/store.ts';
-import type { NotificationKind } from '../kinds.ts';
+import type { BellItem } from './bell.ts';
 
 export interface Waiting {
   workspaceId: string;
@@ -43,14 +43,8 @@ export async function claimDigest(db: Db, workspaceId: string, userId: string, n
   return r.rows.length === 1;
 }
 
-export interface DigestItem {
-  id: number;
-  kind: NotificationKind;
-  title: string;
-  body: string;
-  link: string;
-  occurredAt: Date;
-}
+/** A notification as the digest lists it: the bell's, less its read and display marks. */
+export type DigestItem = Omit<BellItem, 'readAt' | 'inApp' | 'browser'>;
 
 // -- name: notify-digest-items
 export async function digestItems(db: Db, workspaceId: string, userId: string): Promise<DigestItem[]> {

@@ -43,6 +43,7 @@ import { DemoControl } from '../demo/control.ts';
 import { version } from '../common/version.ts';
 import { smtpSystemMailer, type SystemMailerSettings } from '../api/system-mailer.ts';
 import { sendDueWeeklyReports, WEEKLY_REPORT_EVERY_MS } from '../api/weekly-report/job.ts';
+import { startNotificationDuties } from '../api/notify/duty.ts';
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { runEvery } from '../common/periodic.ts';
@@ -88,6 +89,8 @@ export interface AppOptions {
   push?: PushSettings;
   /** Webhooks out: loopback and private destinations allowed (CADENZA_WEBHOOK_ALLOW_PRIVATE). */
   webhooks?: { allowPrivate: boolean; pollMs?: number };
+  /** Notifications: how often recorded events are handed out and Slack posts sent (default 5 s). */
+  notifications?: { everyMs?: number };
   /**
    * List hygiene of imported and enrolled leads (src/leads/hygiene/) on this DNS server
    * (CADENZA_DNS_RESOLVER; absent: the system's resolvers). Absent: off (tests that do not ask for it
@@ -269,6 +272,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await experimentWinners?.stop();
       await recordings?.stop();
       await weeklyReports?.stop();
+      await notifications?.stop();
       await transcriber?.stop();
       // A demo ends first: it resumes the roles it suspended, which then stop below.
       await demo?.stop();
@@ -320,6 +324,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
   // Declared before the vault below is built, started after it.
   let recordings: { stop(): Promise<void> } | undefined;
   let weeklyReports: { stop(): Promise<void> } | undefined;
+  let notifications: { stop(): Promise<void> } | undefined;
   let transcriber: TranscriptionWorker | undefined;
   let consentAnnouncement: Uint8Array | undefined;
   // The federation identity is derived from the master key (nothing stored): the card, the signing key, the pair keys.
@@ -547,6 +552,9 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
           (e) => log.error({ err: e }, 'weekly reports failed'),
         )
       : undefined;
+    // Notifications (src/api/notify/): the API hands recorded events out to members and delivers the
+    // digests and Slack posts; claims are skip-locked, so several API processes share the work.
+    notifications = startNotificationDuties({ store, clock, random, sealer: vault, log, allowPrivate: o.webhooks?.allowPrivate ?? false, ...(mailer ? { mailer } : {}), appUrl: publicUrl, ...(o.notifications?.everyMs ? { everyMs: o.notifications.everyMs } : {}) });
     // Custom tracking hosts: the API processes answer their challenges and serve them; the job
     // runs in each, under one lease.
     const customHosts = o.trackingDomains

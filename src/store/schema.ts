@@ -1257,3 +1257,80 @@ export interface Database {
   workspace_sso: WorkspaceSsoTable;
 }
 // --- end single sign-on
+// --- notifications (0099_notifications.sql; owned by src/api/notify)
+export type NotificationKind = 'reply_positive' | 'task_due' | 'mailbox_attention';
+
+export interface NotificationEventTable {
+  id: Generated<number>;
+  workspace_id: string;
+  /** reply:<message> | task:<task> | mailbox:<id>:<health>:<md5(reason)>:<day> — unique per workspace. */
+  source_key: string;
+  kind: NotificationKind;
+  user_id: string | null;
+  /** The prospect it names: the event goes with the lead (erasure). */
+  lead_id: string | null;
+  title: string;
+  body: string;
+  link: string;
+  occurred_at: DefaultTimestamp;
+  fanned_out_at: Timestamp | null;
+}
+
+export interface NotificationPreferenceTable {
+  workspace_id: string;
+  user_id: string;
+  kind: NotificationKind;
+  in_app: boolean;
+  browser: boolean;
+  email: boolean;
+  slack: boolean;
+}
+
+export interface NotificationSettingTable {
+  workspace_id: string;
+  user_id: string;
+  scope: Generated<'mine' | 'all'>;
+  digest_every_hours: Generated<1 | 4 | 24>;
+  digest_last_at: Timestamp | null;
+  digest_next_at: Timestamp | null;
+  digest_attempts: Generated<number>;
+  digest_error: string | null;
+  /** The Slack incoming-webhook URL, sealed (notify/slack-url.ts): never read back in clear by a route. */
+  slack_url_sealed: Buffer | null;
+  slack_host: string | null;
+  updated_at: DefaultTimestamp;
+}
+
+export interface NotificationTable {
+  id: Generated<number>;
+  workspace_id: string;
+  user_id: string;
+  event_id: number;
+  in_app: boolean;
+  browser: boolean;
+  email_state: Generated<'none' | 'pending' | 'sent'>;
+  read_at: Timestamp | null;
+  created_at: DefaultTimestamp;
+}
+
+export interface NotificationSlackTable {
+  id: Generated<number>;
+  workspace_id: string;
+  user_id: string;
+  event_id: number;
+  state: Generated<'pending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  last_error: string | null;
+  response_code: number | null;
+  delivered_at: Timestamp | null;
+}
+
+export interface Database {
+  notification_event: NotificationEventTable;
+  notification_preference: NotificationPreferenceTable;
+  notification_setting: NotificationSettingTable;
+  notification: NotificationTable;
+  notification_slack: NotificationSlackTable;
+}
+// --- end notifications

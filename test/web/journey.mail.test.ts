@@ -222,6 +222,15 @@ describeMailBed('web app journey in Chromium', () => {
         .poll(async () => (await app.store.db.selectFrom('inbox_state as s').innerJoin('message as m', 'm.id', 's.message_id').select('s.done_at').where('m.message_id', '=', `<reply-${tag}@inbox.test>`).executeTakeFirst())?.done_at ?? null)
         .not.toBeNull();
 
+      // The reply reads as interested: the bell tells of it (0099's trigger in the sync role, the
+      // API's fan-out, the bell's poll), and following it comes back to the inbox, read.
+      await page.getByTestId('bell').click();
+      const told = page.getByRole('region', { name: 'Notifications' }).getByRole('link').filter({ hasText: `Re: Hello Sam ${tag}` });
+      await told.filter({ hasText: 'Interested reply from' }).waitFor({ timeout: 30_000 });
+      await screenshot(page, '10b-notification');
+      await told.click();
+      await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+
       // The lead's page tells the story, newest first.
       await go('Leads');
       await page.getByRole('link', { name: PROSPECT }).click();

@@ -12,6 +12,7 @@ import { Settings } from './screens/Settings.tsx';
 import { Suppressions } from './screens/Suppressions.tsx';
 import { Tasks } from './screens/Tasks.tsx';
 import { DemoBanner } from './ui/DemoBanner.tsx';
+import { NotificationBell } from './ui/NotificationBell.tsx';
 import { GettingStarted } from './ui/GettingStarted.tsx';
 import { isTyping, ShortcutsContext, ShortcutsDialog, type ShortcutGroup, type ShortcutsHelp } from './ui/shortcuts.tsx';
 import { IncomingCallDock, IncomingCallsProvider } from './dialer/IncomingCallDock.tsx';
@@ -151,6 +152,7 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
           <nav className={menuOpen ? 'nav nav-open' : 'nav'} aria-label="Main">
             <div className="nav-bar">
               <div className="brand">Cadenza</div>
+              {workspaceId && <NotificationBell key={workspaceId} workspaceId={workspaceId} />}
               {/* On a phone the navigation folds into this button (styles.css); at desktop widths it is hidden. */}
               <button type="button" className="btn nav-toggle" aria-expanded={menuOpen} aria-controls="nav-menu" onClick={() => setMenuOpen((o) => !o)}>
                 {menuOpen ? 'Close menu' : 'Menu'}

@@ -1118,6 +1118,52 @@ export type MoveEnrollments = {
   startAtStep?: string;
 };
 
+export type NotificationPreferences = {
+  kinds: {
+    inApp: boolean;
+    browser: boolean;
+    email: boolean;
+    slack: boolean;
+    kind: "reply_positive" | "task_due" | "mailbox_attention";
+    label: string;
+  }[];
+  /** mine: events of your own mailboxes (and those nobody owns); all: the whole workspace's */
+  scope: "mine" | "all";
+  /** The email digest goes out this many hours after the oldest event it holds */
+  digestEveryHours: number;
+  digest: {
+    lastAt: string | null;
+    nextAt: string | null;
+    error: string | null;
+  };
+  slack: {
+    configured: boolean;
+    /** The URL's host; the URL itself is a secret and never returned */
+    host: string | null;
+  };
+  /** Whether this installation can send mail as itself (CADENZA_SMTP_URL); without it no digest goes out */
+  mailConfigured: boolean;
+};
+
+export type Notifications = {
+  /** Unread notifications in the bell */
+  unread: number;
+  items: {
+    id: number;
+    kind: "reply_positive" | "task_due" | "mailbox_attention";
+    title: string;
+    body: string;
+    /** The app's path the notification opens */
+    link: string;
+    occurredAt: string;
+    readAt: string | null;
+    /** Shown in the bell */
+    inApp: boolean;
+    /** Shown by the browser's notifications (when the person allowed them) */
+    browser: boolean;
+  }[];
+};
+
 export type Pacing = {
   /** What this workspace or mailbox sets itself */
   own: {
@@ -5127,6 +5173,79 @@ export interface ApiRoutes {
       receive: boolean;
     };
     response: WeeklyReport;
+    status: 200;
+  };
+  /** Your notifications, newest first (the bell and the browser), and how many in the bell are unread (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/notifications": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      limit?: number;
+      /** true: unread ones only */
+      unread?: "true" | "false";
+    };
+    body: never;
+    response: Notifications;
+    status: 200;
+  };
+  /** Mark your notifications read: the ones named, or all (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/notifications/read": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      ids: number[];
+    } | {
+      all: true;
+    };
+    response: {
+      marked: number;
+      unread: number;
+    };
+    status: 200;
+  };
+  /** Your notification choices: which events reach the bell, the browser, the email digest and Slack (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/notification-preferences": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: NotificationPreferences;
+    status: 200;
+  };
+  /** Choose which events reach which channel, whose events, and how often the digest goes out (access: member of the workspace) */
+  "PUT /api/workspaces/:workspaceId/notification-preferences": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      kinds: {
+        inApp: boolean;
+        browser: boolean;
+        email: boolean;
+        slack: boolean;
+        kind: "reply_positive" | "task_due" | "mailbox_attention";
+      }[];
+      scope: "mine" | "all";
+      digestEveryHours: number;
+    };
+    response: NotificationPreferences;
+    status: 200;
+  };
+  /** Set your Slack-compatible incoming webhook URL (sealed at rest, never shown again), or remove it with null (access: member of the workspace) */
+  "PUT /api/workspaces/:workspaceId/notification-preferences/slack": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      url: string | null;
+    };
+    response: NotificationPreferences;
     status: 200;
   };
   /** A sequence's A/B experiments: per arm its exposures, outcomes inside the reply window, rates with intervals, and the always-valid sequential test against the control (mSPRT), the minimum sample, the sample-ratio check and the winner if any (access: member of the workspace) */

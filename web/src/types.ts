@@ -116,3 +116,7 @@ export type InboxFilters = InboxView['filters'];
 export type InboxDetail = ApiResponse<'GET /api/workspaces/:workspaceId/inbox/messages/:messageId'>;
 export type InboxNote = InboxDetail['notes'][number];
 export type TeamLabel = ApiResponse<'GET /api/workspaces/:workspaceId/inbox/labels'>['labels'][number];
+
+/** Notifications (issue 19): the bell, and a member's own choices. */
+export type Notifications = ApiResponse<'GET /api/workspaces/:workspaceId/notifications'>;
+export type NotificationPreferences = ApiResponse<'GET /api/workspaces/:workspaceId/notification-preferences'>;

@@ -6,6 +6,7 @@ import { authRoutes } from './auth.ts';
 import { analyticsRoutes } from './analytics.ts';
 import { analyticsChartRoutes } from './analytics-charts.ts';
 import { weeklyReportRoutes } from './weekly-report.ts';
+import { notificationRoutes } from './notifications.ts';
 import { contentCheckRoutes } from './content-check.ts';
 import { demoRoutes } from './demo.ts';
 import { dialerRoutes } from './dialer.ts';
@@ -78,6 +79,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...analyticsRoutes,
   ...analyticsChartRoutes,
   ...weeklyReportRoutes,
+  ...notificationRoutes,
   ...experimentRoutes,
   ...demoRoutes,
 ];

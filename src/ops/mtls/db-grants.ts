@@ -80,6 +80,13 @@ import type { Role } from '../../common/config.ts';
  *   lead_list, lead_list_member, lead_tag
  *                         lead lists, segments and tags (0090): the API's alone, written and read
  *                         by the lead routes; a lead's deletion (API) cascades to them.
+ *   notification_event    notifications (0099, src/api/notify/): the facts are recorded by triggers in
+ *                         the transaction of the role that owns them (the sync role's reply, the
+ *                         scheduler's task, any role's change of a mailbox's health), which insert
+ *                         only; the API's fan-out reads them and marks them handed out.
+ *   notification, notification_preference, notification_setting, notification_slack
+ *                         the API's alone: members' choices, the bell, the digest (members'
+ *                         addresses, app_user) and the Slack posts (sealed URLs).
  *   schema_migration      read only: migrations are the owner's.
  *   account, account_device, api_key, app_user, auth_session, invitation, login_failure,
  *   setup_token, workspace_sso
@@ -121,6 +128,9 @@ const API_WORK = ['oauth_flow', 'acme_account', 'acme_challenge', 'audit_event',
 
 /** The unified inbox's triage, notes and views (0086): the inbox routes' alone. */
 const INBOX = ['inbox_state', 'inbox_read', 'inbox_label', 'inbox_message_label', 'inbox_note', 'inbox_view'];
+
+/** Notifications (0099, src/api/notify/): members' choices, the bell, the digest and Slack posts. */
+const NOTIFY = ['notification', 'notification_preference', 'notification_setting', 'notification_slack'];
 
 /** Written by the API alone (file comment), read by every role. */
 const DEFINITIONS = ['lead', 'sequence', 'sequence_mailbox', 'step', 'variant', 'experiment_winner', 'sequence_experiment_winner'];
@@ -178,6 +188,9 @@ export const RESTRICTED: Record<string, TableRule> = {
   weekly_report_setting: { table: { api: RW } },
   weekly_report_recipient: { table: { api: RW } },
   weekly_report_run: { table: { api: RW } },
+  // Notifications (0099): the other roles' facts insert their event by trigger; the rest is the API's.
+  notification_event: { table: { api: RW, scheduler: ['insert'], sender: ['insert'], sync: ['insert'] } },
+  ...Object.fromEntries(NOTIFY.map((t) => [t, { table: { api: RW } }])),
   lead_list: { table: { api: RW } },
   lead_list_member: { table: { api: RW } },
   lead_tag: { table: { api: RW } },

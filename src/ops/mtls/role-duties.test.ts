@@ -14,6 +14,9 @@ import { foldFigures } from '../figure-rollup.ts';
 import { settleWinners } from '../../experiments/auto-winner.ts';
 import { sweepCalls } from '../../dialer/calls.ts';
 import { sendDueWeeklyReports } from '../../api/weekly-report/job.ts';
+import { fanOut } from '../../api/notify/fanout.ts';
+import { sendDueDigests } from '../../api/notify/digest.ts';
+import { deliverSlack } from '../../api/notify/slack.ts';
 import type { Role } from '../../common/config.ts';
 import { applyGrants } from './apply-grants.ts';
 import { DB_ROLES } from './db-grants.ts';
@@ -65,7 +68,7 @@ describe.skipIf(!testBackends().includes('postgres'))("each role's duties under 
     expect(await lastPurgeDay(as.api.db, WS)).toMatchObject({ day: '2026-03-10', counts: PURGED_OF_SEEDED });
   });
 
-  it("the API's duties: the analytics fold, the audit retention, the call sweep, experiment winners, the weekly report", async () => {
+  it("the API's duties: the analytics fold, the audit retention, the call sweep, experiment winners, the weekly report, notifications", async () => {
     const clock = new SimClock(T);
     await foldFigures(as.api);
     expect((await purgeAuditLog(as.api, clock)).deleted).toBe(1);
@@ -79,6 +82,17 @@ describe.skipIf(!testBackends().includes('postgres'))("each role's duties under 
     const r = await sendDueWeeklyReports({ store: as.api, clock, owner: 'api-1', mailer: { from: 'cadenza@ws.test', send: async (m) => (sent.push(m.to), { messageId: '<m@ws.test>' }), close: () => undefined } });
     expect(r.failed).toEqual([]);
     expect(sent).toEqual(['owner@ws.test']);
+    // Notifications: a mailbox's health going bad, recorded by trigger with the sender's rights,
+    // handed out by the API's fan-out, then its digest and Slack rounds (nothing due for Slack).
+    await owner.db.insertInto('mailbox').values({ id: '00000000-0000-4000-8000-0000000004c1', workspace_id: WS, user_id: null, email: 'rep@ws.test', provider: 'smtp_imap' }).execute();
+    await as.sender.db.updateTable('mailbox').set({ health: 'paused', health_reason: 'the server refused the password' }).where('id', '=', '00000000-0000-4000-8000-0000000004c1').execute();
+    await owner.db.insertInto('notification_preference').values({ workspace_id: WS, user_id: '00000000-0000-4000-8000-0000000004b1', kind: 'mailbox_attention', in_app: true, browser: false, email: true, slack: false }).execute();
+    expect(await fanOut({ store: as.api, clock })).toBe(1);
+    const later = new SimClock(T + 25 * 3_600_000);
+    const digest = await sendDueDigests({ store: as.api, clock: later, random: seededRandom(5), mailer: { from: 'cadenza@ws.test', send: async (m) => (sent.push(m.to), { messageId: '<d@ws.test>' }), close: () => undefined } });
+    expect(digest).toEqual({ sent: [{ userId: '00000000-0000-4000-8000-0000000004b1', items: 1 }], failed: [] });
+    const sealer = { seal: async () => Buffer.alloc(0), open: async () => '' };
+    expect(await deliverSlack({ store: as.api, clock: later, random: seededRandom(6), sealer, allowPrivate: false })).toEqual({ delivered: 0, retried: 0, failed: 0 });
   });
 
   // 42501: insufficient_privilege.
@@ -97,6 +111,10 @@ describe.skipIf(!testBackends().includes('postgres'))("each role's duties under 
       await denied(role, 'select count(*) from acme_account');
       await denied(role, 'select count(*) from acme_challenge');
       await denied(role, `update lead_import set status = 'failed'`);
+      // Notifications: the other roles record events by trigger, and read nothing of them or the people's choices.
+      await denied(role, 'select count(*) from notification_event');
+      await denied(role, 'select count(*) from notification_setting');
+      await denied(role, 'select count(*) from notification');
     }
     // Import rows: the scheduler only deletes rejects past their retention.
     for (const role of ['sender', 'sync'] as const) await denied(role, 'select count(*) from lead_import_reject');

@@ -93,6 +93,14 @@ export const PERSONAL_TABLES: readonly PersonalTable[] = [
   { section: 'enrollments', table: 'enrollment', addressColumns: [], find: (db, s) => rows(ofEnrollments('enrollment', s), db), erasure: 'cascade' },
   { section: 'sends', table: 'send_request', addressColumns: [], find: (db, s) => rows(ofEnrollments('send_request', s), db), erasure: 'cascade' },
   { section: 'tasks', table: 'task', addressColumns: [], find: (db, s) => rows(ofEnrollments('task', s), db), erasure: 'cascade' },
+  // Notifications that name the lead (a reply, a task: titles carry the name or address); they go with the lead (0099).
+  {
+    section: 'notifications',
+    table: 'notification_event',
+    addressColumns: [],
+    find: (db, s) => rows(sql`select id, kind, title, body, link, occurred_at from notification_event where lead_id = any(${s.leadIds}::uuid[]) order by id`, db),
+    erasure: 'cascade',
+  },
   // The lead's calls (number, notes, outcome), placed from a task or not; they go with the lead.
   { section: 'calls', table: 'phone_call', addressColumns: [], find: (db, s) => rows(sql`select * from phone_call where lead_id = any(${s.leadIds}::uuid[]) order by created_at, id`, db), erasure: 'cascade' },
   // Their recordings, listed without the sealed audio (a call can last an hour): `audio` is where an
@@ -305,4 +313,6 @@ export const ADDRESS_COLUMNS_ELSEWHERE: Record<string, string> = {
   'api_key.created_by_label': "The member who created the key (their address or name), shown beside the key",
   'warmup_remote_member.address': "A warmup mailbox of a peer installation (federation): that installation's own sender, never a prospect; replaced at each exchange and deleted when the peering ends",
   'weekly_report_run.recipients': 'How many members a week\'s report went to (a count, no address)',
+  'notification.email_state': 'Whether a notification waits for the email digest (a state, no address); the notification goes with its event, and the event with its lead',
+  'notification_preference.email': 'Whether a member wants a kind of notification by email (a yes or no, no address)',
 };

@@ -8,6 +8,7 @@ import { ApiKeys } from './ApiKeys.tsx';
 import { AuditLog } from './AuditLog.tsx';
 import { Integrations } from './Integrations.tsx';
 import { Invitations } from './Invitations.tsx';
+import { NotificationSettings } from './NotificationSettings.tsx';
 import { PacingForm } from './PacingForm.tsx';
 import { Privacy } from './Privacy.tsx';
 import { SingleSignOn } from './SingleSignOn.tsx';
@@ -25,6 +26,7 @@ export function Settings({ workspaceId }: ScreenProps) {
       <WorkspaceForm workspaceId={workspaceId} admin={admin} />
       <PacingForm url={ws(workspaceId, 'pacing')} title="Mailbox pacing defaults" canEdit={admin} inheritsFrom="the built-in default" />
       <Members workspaceId={workspaceId} admin={admin} owner={role === 'owner'} />
+      <NotificationSettings workspaceId={workspaceId} />
       {admin && role && <Invitations workspaceId={workspaceId} role={role} />}
       {admin && <ApiKeys workspaceId={workspaceId} />}
       {admin && <Webhooks workspaceId={workspaceId} />}

@@ -1,8 +1,9 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, call, errorMessage, ws, type Me } from '../api.ts';
+import { api, call, ws, type Me } from '../api.ts';
 import type { WeeklyReport } from '../types.ts';
 import { ErrorNote, Field, SettingsFormEnd } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { useSave } from '../ui/use-submit.ts';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
 
@@ -16,29 +17,14 @@ export function WeeklyReportForm({ workspaceId }: { workspaceId: string }) {
   const admin = role === 'owner' || role === 'admin';
   const s = useLoad(() => api<WeeklyReport>('GET', ws(workspaceId, 'weekly-report')), [workspaceId]);
   const [f, setF] = useState({ enabled: false, weekday: 1, hour: 8 });
-  const [error, setError] = useState<string>();
-  const [saved, setSaved] = useState<string>();
-  const [busy, setBusy] = useState(false);
   const [view, setView] = useState<WeeklyReport>();
+  const { busy, error, saved, run } = useSave<WeeklyReport>(setView);
   useEffect(() => {
     if (s.data) {
       setF({ enabled: s.data.enabled, weekday: s.data.weekday, hour: s.data.hour });
       setView(s.data);
     }
   }, [s.data]);
-  const run = async (what: () => Promise<WeeklyReport>, done: string) => {
-    setBusy(true);
-    setError(undefined);
-    setSaved(undefined);
-    try {
-      setView(await what());
-      setSaved(done);
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void run(() => call('PUT /api/workspaces/:workspaceId/weekly-report', ws(workspaceId, 'weekly-report'), f), f.enabled ? 'Weekly report saved: it is on.' : 'Weekly report saved: it is off.');

@@ -23,3 +23,27 @@ export function useSubmit(run: () => Promise<void>, opts: { staysBusy?: boolean 
   };
   return { busy, error, setError, submit };
 }
+
+/**
+ * A settings save that answers with the new state: busy while it works, then the state handed to
+ * `onValue` and `done` said (role="status"), or the failure in words.
+ */
+export function useSave<T>(onValue: (v: T) => void) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const [saved, setSaved] = useState<string>();
+  const run = async (what: () => Promise<T>, done: string) => {
+    setBusy(true);
+    setError(undefined);
+    setSaved(undefined);
+    try {
+      onValue(await what());
+      setSaved(done);
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, saved, run };
+}

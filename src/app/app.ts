@@ -49,7 +49,7 @@ import { purgeAuditLog } from '../api/audit/retention.ts';
 import { runEvery } from '../common/periodic.ts';
 import { foldFigures } from '../ops/figure-rollup.ts';
 import { sweepCalls } from '../dialer/calls.ts';
-import { settleWinners } from '../experiments/auto-winner.ts';
+import { settleWinners } from '../sequence/auto-winner.ts';
 import { ingestRecordings, purgeRecordings, readAnnouncement } from '../dialer/recording/ingest.ts';
 import { loadModel, type TranscriptionModelConfig } from '../dialer/transcribe/model.ts';
 import { transcribeCall } from '../dialer/transcribe/transcribe.ts';

@@ -16,7 +16,7 @@ import { armFor } from '../experiments/assignment.ts';
  * on the enrollment. Stored, not recomputed: an edit of the weights or arms after enrollment moves
  * no one, a retry or a restart reads the same record, and an enrollment made before the experiment
  * existed stays out of it (its due times were planned without it; it would not be exposed to the
- * arm it would be counted in). Once an automatic winner is declared (experiments/auto-winner.ts),
+ * arm it would be counted in). Once an automatic winner is declared (auto-winner.ts),
  * enrollments made from then on all get it; those before keep their arm.
  */
 

@@ -294,7 +294,7 @@ type Action =
   | { t: 'inbound'; mailboxId: string }
   /** The CRM sync drains the outbox (sim/crm.ts). */
   | { t: 'crm' }
-  /** The automatic winner of a sequence experiment is declared (experiments/auto-winner.ts's write). */
+  /** The automatic winner of a sequence experiment is declared (sequence/auto-winner.ts's write). */
   | { t: 'winner'; seq: number }
   | { t: 'crash' };
 

@@ -125,7 +125,7 @@ export interface VariantTable {
   created_at: CreatedAt;
 }
 
-/** 0058_experiment_winner.sql: an experiment's declared winner (src/experiments/auto-winner.ts). */
+/** 0058_experiment_winner.sql: an experiment's declared winner (src/sequence/auto-winner.ts). */
 export interface ExperimentWinnerTable {
   step_id: string;
   variant_id: string;
@@ -134,7 +134,7 @@ export interface ExperimentWinnerTable {
   reason: string;
 }
 
-/** 0112_sequence_experiment_winner.sql: a sequence experiment's declared winner (src/experiments/auto-winner.ts). */
+/** 0112_sequence_experiment_winner.sql: a sequence experiment's declared winner (src/sequence/auto-winner.ts). */
 export interface SequenceExperimentWinnerTable {
   sequence_id: string;
   experiment_key: string;

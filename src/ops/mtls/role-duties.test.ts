@@ -11,7 +11,7 @@ import { runNightlyPurge, lastPurgeDay } from '../../privacy/purge-role.ts';
 import { purgeAuditLog } from '../../api/audit/retention.ts';
 import { recordAudit } from '../../api/audit/audit-log.ts';
 import { foldFigures } from '../figure-rollup.ts';
-import { settleWinners } from '../../experiments/auto-winner.ts';
+import { settleWinners } from '../../sequence/auto-winner.ts';
 import { sweepCalls } from '../../dialer/calls.ts';
 import { sendDueWeeklyReports } from '../../api/weekly-report/job.ts';
 import { fanOut } from '../../api/notify/fanout.ts';

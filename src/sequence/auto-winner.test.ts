@@ -2,18 +2,18 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../common/ids.ts';
 import { seededRandom } from '../common/random.ts';
-import { applyDefinition } from '../sequence/apply-definition.ts';
-import { bulkEnroll } from '../sequence/bulk-enroll.ts';
-import { validateDefinition } from '../sequence/definition.ts';
-import { pickVariant } from '../sequence/effects.ts';
-import { EnrollmentService } from '../sequence/enrollment-service.ts';
-import { SequenceCache } from '../sequence/sequence-repo.ts';
+import { applyDefinition } from './apply-definition.ts';
+import { bulkEnroll } from './bulk-enroll.ts';
+import { validateDefinition } from './definition.ts';
+import { pickVariant } from './effects.ts';
+import { EnrollmentService } from './enrollment-service.ts';
+import { SequenceCache } from './sequence-repo.ts';
 import { SimClock } from '../sim/sim-clock.ts';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
-import { assignArm } from './assignment.ts';
+import { assignArm } from '../experiments/assignment.ts';
 import { settleWinners } from './auto-winner.ts';
-import { sequenceExperiments } from './experiments.ts';
-import { sequenceLevelExperiments } from '../sequence/experiment-report.ts';
+import { sequenceExperiments } from '../experiments/experiments.ts';
+import { sequenceLevelExperiments } from './experiment-report.ts';
 
 const DAY = 86_400_000;
 

@@ -1,8 +1,8 @@
 import type { Clock } from '../common/clock.ts';
 import type { Store } from '../store/store.ts';
-import { sequenceExperiments } from './experiments.ts';
-import { declareArmWinner, declareWinner, sequencesAwaitingWinner } from './sql/winners.ts';
-import { sequenceLevelExperiments } from '../sequence/experiment-report.ts';
+import { sequenceExperiments } from '../experiments/experiments.ts';
+import { declareArmWinner, declareWinner, sequencesAwaitingWinner } from '../experiments/sql/winners.ts';
+import { sequenceLevelExperiments } from './experiment-report.ts';
 
 /**
  * The automatic winner: for every experiment (a step's variants, or a sequence experiment's arms)

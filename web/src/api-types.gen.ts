@@ -559,6 +559,17 @@ export type DomainCheck = {
   target?: string;
 };
 
+export type EmailTemplate = {
+  id: string;
+  name: string;
+  subject: string;
+  /** Sanitized HTML; '' for a text-only template */
+  html: string;
+  /** The plain-text part */
+  text: string;
+  updatedAt: string;
+};
+
 export type EnrollOutcome = {
   enrolled: number;
   /** Leads skipped: list hygiene found the address invalid, or it was rejected on review (reason invalid_address) */
@@ -1037,6 +1048,11 @@ export type Mailbox = {
   syncError: string | null;
   /** verified: its connection test passed (OAuth mailboxes prove theirs at the provider); not_verified: added with the test skipped; failed: the last test failed */
   verification: "verified" | "not_verified" | "failed";
+  /** Appended to every email this mailbox sends, after the body (sanitized HTML and its plain text); null: none */
+  signature: {
+    html: string;
+    text: string;
+  } | null;
 };
 
 export type MailboxRemoval = {
@@ -1322,6 +1338,8 @@ export type Sequence = {
     /** An email step's first variant; '' in a later step: a reply in the thread */
     subject: string;
     body: string;
+    /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+    html: string;
     /** The first variant's key */
     variantKey: string;
     /** The first variant's weight */
@@ -1342,6 +1360,8 @@ export type Sequence = {
       /** '' keeps the step's subject */
       subject: string;
       body: string;
+      /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+      html: string;
       weight: number;
     }[];
     /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -1373,6 +1393,8 @@ export type Sequence = {
         /** An email step's first variant; '' in a later step: a reply in the thread */
         subject: string;
         body: string;
+        /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+        html: string;
         /** The first variant's key */
         variantKey: string;
         /** The first variant's weight */
@@ -1393,6 +1415,8 @@ export type Sequence = {
           /** '' keeps the step's subject */
           subject: string;
           body: string;
+          /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+          html: string;
           weight: number;
         }[];
         /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -2444,7 +2468,7 @@ export interface ApiRoutes {
     response: ConnectionReport;
     status: 200;
   };
-  /** Change caps, ramp, name or time zone (the owner of the mailbox, or an admin) (access: member of the workspace) */
+  /** Change caps, ramp, name, time zone or signature (the owner of the mailbox, or an admin) (access: member of the workspace) */
   "PATCH /api/workspaces/:workspaceId/mailboxes/:mailboxId": {
     params: {
       workspaceId: string;
@@ -2464,6 +2488,10 @@ export interface ApiRoutes {
       /** Count the ramp from today */
       restartRamp?: boolean;
       timeZone?: string | null;
+      /** The signature's rich text, sanitized by the server; null or '': no signature */
+      signatureHtml?: string | null;
+      /** The signature's plain text; left out, null or '': made from the HTML */
+      signatureText?: string | null;
     };
     response: Mailbox;
     status: 200;
@@ -3099,6 +3127,59 @@ export interface ApiRoutes {
     response: string;
     status: 200;
   };
+  /** The workspace's email templates, by name (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/email-templates": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      templates: EmailTemplate[];
+    };
+    status: 200;
+  };
+  /** Save an email as a template (the HTML is sanitized; a text left out is made from it) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/email-templates": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+      subject?: string;
+      html?: string;
+      text?: string;
+    };
+    response: EmailTemplate;
+    status: 200;
+  };
+  /** Rename a template (access: member of the workspace) */
+  "PATCH /api/workspaces/:workspaceId/email-templates/:templateId": {
+    params: {
+      workspaceId: string;
+      templateId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+    };
+    response: EmailTemplate;
+    status: 200;
+  };
+  /** Delete a template (steps it was inserted into keep their text) (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/email-templates/:templateId": {
+    params: {
+      workspaceId: string;
+      templateId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
   /** Import leads from a CSV file sent as the request body (text/csv, up to 100 MB); answers when the import has ended. Poll GET …/leads/imports/{importId} meanwhile (access: member of the workspace) */
   "POST /api/workspaces/:workspaceId/leads/imports": {
     params: {
@@ -3273,6 +3354,8 @@ export interface ApiRoutes {
         /** An email step's first variant; '' in a later step: a reply in the thread */
         subject?: string;
         body?: string;
+        /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+        html?: string;
         /** The first variant's key */
         variantKey?: string;
         /** The first variant's weight */
@@ -3293,6 +3376,8 @@ export interface ApiRoutes {
           /** '' keeps the step's subject */
           subject: string;
           body: string;
+          /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+          html?: string;
           weight?: number;
         }[];
         /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -3324,6 +3409,8 @@ export interface ApiRoutes {
             /** An email step's first variant; '' in a later step: a reply in the thread */
             subject?: string;
             body?: string;
+            /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+            html?: string;
             /** The first variant's key */
             variantKey?: string;
             /** The first variant's weight */
@@ -3344,6 +3431,8 @@ export interface ApiRoutes {
               /** '' keeps the step's subject */
               subject: string;
               body: string;
+              /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+              html?: string;
               weight?: number;
             }[];
             /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -3474,6 +3563,8 @@ export interface ApiRoutes {
         /** An email step's first variant; '' in a later step: a reply in the thread */
         subject: string;
         body: string;
+        /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+        html: string;
         /** The first variant's key */
         variantKey: string;
         /** The first variant's weight */
@@ -3494,6 +3585,8 @@ export interface ApiRoutes {
           /** '' keeps the step's subject */
           subject: string;
           body: string;
+          /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+          html: string;
           weight: number;
         }[];
         /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -3525,6 +3618,8 @@ export interface ApiRoutes {
             /** An email step's first variant; '' in a later step: a reply in the thread */
             subject: string;
             body: string;
+            /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+            html: string;
             /** The first variant's key */
             variantKey: string;
             /** The first variant's weight */
@@ -3545,6 +3640,8 @@ export interface ApiRoutes {
               /** '' keeps the step's subject */
               subject: string;
               body: string;
+              /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+              html: string;
               weight: number;
             }[];
             /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -3662,6 +3759,8 @@ export interface ApiRoutes {
           /** An email step's first variant; '' in a later step: a reply in the thread */
           subject?: string;
           body?: string;
+          /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+          html?: string;
           /** The first variant's key */
           variantKey?: string;
           /** The first variant's weight */
@@ -3682,6 +3781,8 @@ export interface ApiRoutes {
             /** '' keeps the step's subject */
             subject: string;
             body: string;
+            /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+            html?: string;
             weight?: number;
           }[];
           /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -3713,6 +3814,8 @@ export interface ApiRoutes {
               /** An email step's first variant; '' in a later step: a reply in the thread */
               subject?: string;
               body?: string;
+              /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+              html?: string;
               /** The first variant's key */
               variantKey?: string;
               /** The first variant's weight */
@@ -3733,6 +3836,8 @@ export interface ApiRoutes {
                 /** '' keeps the step's subject */
                 subject: string;
                 body: string;
+                /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+                html?: string;
                 weight?: number;
               }[];
               /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */

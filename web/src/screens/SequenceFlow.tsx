@@ -35,6 +35,7 @@ export function newStep(type: StepDraft['type'], key: string, first: boolean): S
     delay: first ? '0 minutes' : type === 'wait' ? '1 day' : '3 business days',
     subject: type === 'email' && first ? 'Quick question, {{first_name | default: "there"}}' : '',
     body: type === 'email' ? (first ? '{Hi|Hello} {{first_name | default: "there"}},\n\n' : 'Hi {{first_name | default: "there"}}, following up.') : '',
+    html: '',
     title: '',
     variants: [],
   };
@@ -206,7 +207,7 @@ export function StepCard({
               onClick={() => {
                 const used = new Set(['a', ...s.variants.map((v) => v.key)]);
                 const key = 'bcdefghijk'.split('').find((k) => !used.has(k)) ?? `v${s.variants.length + 2}`;
-                onChange({ variants: [...s.variants, { key, subject: s.subject, body: s.body, weight: 1 }] });
+                onChange({ variants: [...s.variants, { key, subject: s.subject, body: s.body, html: s.html, weight: 1 }] });
               }}
             >
               Add a variant (A/B test)

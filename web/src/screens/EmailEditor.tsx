@@ -45,6 +45,8 @@ export function EmailEditor({ name, label, workspaceId, value, onChange }: { nam
   const generated = value.html ? htmlToText(value.html) : '';
   const [ownText, setOwnText] = useState(value.html !== '' && value.body !== generated);
   const editor = useEditor({
+    // The app's CSP allows no inline style: tiptap's injected <style> would be refused (a page error).
+    injectCSS: false,
     extensions: [StarterKit.configure({ link: { openOnClick: false } })],
     content: value.html || (value.body ? value.body.split(/\n{2,}/).map((p) => `<p>${p.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/\n/g, '<br>')}</p>`).join('') : ''),
     editorProps: { attributes: { 'aria-label': `Formatted text of ${name}`, role: 'textbox', 'aria-multiline': 'true', class: 'rich-text' } },

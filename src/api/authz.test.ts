@@ -60,6 +60,9 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   graph.listId = id();
   await db.insertInto('lead_list').values({ id: graph.listId, workspace_id: workspaceId, name: `list-${tag}`, kind: 'static' }).execute();
   await db.insertInto('lead_list_member').values({ list_id: graph.listId, lead_id: graph.leadId!, workspace_id: workspaceId }).execute();
+  // An email template, for …/email-templates/:templateId.
+  graph.templateId = id();
+  await db.insertInto('email_template').values({ id: graph.templateId, workspace_id: workspaceId, name: `template-${tag}`, subject: 'Hi', body_html: '<p>Hi</p>', body_text: 'Hi' }).execute();
   // A warmup peer (another installation's public card), for …/warmup/peers/:peerId.
   graph.peerId = id();
   await db.insertInto('warmup_peer').values({ id: graph.peerId, workspace_id: workspaceId, name: `peer-${tag}`, url: `https://peer-${tag}.example.com`, sign_key: randomBytes(32).toString('base64'), agree_key: randomBytes(32).toString('base64'), state: 'pending', added_at: new Date() }).execute();

@@ -114,6 +114,7 @@ export class MailboxSender {
       template: material.template,
       lead: material.lead,
       sender: material.sender,
+      signature: material.signature,
       now: d.clock.now(),
       tracking: { key: d.trackingKey, baseUrl: material.tracking.trackingDomain ? `https://${material.tracking.trackingDomain}` : d.publicUrl, opens: material.tracking.opens, clicks: material.tracking.clicks },
       thread: material.thread,

@@ -14,6 +14,8 @@ export interface SendMaterial {
   template: EmailTemplate;
   lead: LeadValues;
   sender: SenderValues;
+  /** The mailbox's signature, appended at compose time (common/email-html.ts withSignature). */
+  signature: { html: string; text: string } | null;
   thread: ThreadContext | null;
   tracking: { opens: boolean; clicks: boolean; trackingDomain: string | null };
   /** What the mailbox last look reads (mailbox-last-look.ts contextSql), read here in the same statement. */
@@ -44,6 +46,9 @@ const materialSql = (claim: Claim) => sql<LeadRow & {
   has_variant: boolean | null;
   subject: string | null;
   body: string | null;
+  body_html: string | null;
+  signature_html: string | null;
+  signature_text: string | null;
   seq_settings: unknown;
   ws_settings: unknown;
   tracking_host: string | null;
@@ -54,7 +59,7 @@ const materialSql = (claim: Claim) => sql<LeadRow & {
   created_at: Date;
   has_written: boolean;
 }>`
-  select v.has_variant, v.subject, v.body,
+  select v.has_variant, v.subject, v.body, v.body_html, m.signature_html, m.signature_text,
          l.email, l.first_name, l.last_name, l.company, l.title, l.phone, l.country, l.region, l.custom,
          s.settings as seq_settings, w.settings as ws_settings, m.email as mailbox_email, m.display_name,
          (select td.host from tracking_domain td where td.workspace_id = e.workspace_id and td.state in ('active', 'renewing')) as tracking_host,
@@ -69,7 +74,7 @@ const materialSql = (claim: Claim) => sql<LeadRow & {
   join workspace w on w.id = e.workspace_id
   join mailbox m on m.id = e.mailbox_id
   left join lateral (
-    select true as has_variant, subject, body from variant
+    select true as has_variant, subject, body, body_html from variant
     where ${claim.variantId ? sql`id = ${claim.variantId}` : sql`step_id = ${claim.stepId} and archived_at is null`}
     order by key limit 1) v on true
   where e.id = ${claim.enrollmentId}`;
@@ -88,7 +93,8 @@ export async function loadSendMaterial(db: Db | Tx, claim: Claim): Promise<SendM
   const seq = (row.seq_settings ?? {}) as SequenceSettings;
   const ws = (row.ws_settings ?? {}) as { trackingDomain?: string };
   return {
-    template: { subject: row.subject, text: row.body! },
+    template: { subject: row.subject, text: row.body!, html: row.body_html },
+    signature: row.signature_text || row.signature_html ? { html: row.signature_html ?? '', text: row.signature_text ?? '' } : null,
     lead: leadValues(row),
     sender: senderValues({ email: row.mailbox_email, display_name: row.display_name }),
     thread: earlier.length

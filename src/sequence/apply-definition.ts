@@ -149,8 +149,8 @@ export async function applyDefinition(
       for (const v of s.variants) {
         await tx
           .insertInto('variant')
-          .values({ id: id(), step_id: stepId, key: v.key, subject: v.subject, body: v.body, weight: v.weight })
-          .onConflict((oc) => oc.columns(['step_id', 'key']).doUpdateSet({ subject: v.subject, body: v.body, weight: v.weight, archived_at: null }))
+          .values({ id: id(), step_id: stepId, key: v.key, subject: v.subject, body: v.body, body_html: v.html, weight: v.weight })
+          .onConflict((oc) => oc.columns(['step_id', 'key']).doUpdateSet({ subject: v.subject, body: v.body, body_html: v.html, weight: v.weight, archived_at: null }))
           .execute();
       }
     }

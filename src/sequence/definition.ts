@@ -3,6 +3,7 @@ import { experimentSchema, fromDocument as experimentFromDocument, type Experime
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { cadenzaError } from '../common/errors.ts';
+import { htmlToText, MAX_EMAIL_HTML, sanitizeEmailHtml } from '../common/email-html.ts';
 import { parseWindow, type Delay, type SendWindow } from '../calendar/index.ts';
 import { templateProblems } from './template/validate.ts';
 import { replyRuleIntents, retryableCallOutcomes, type ArmThen, type CallRetry, type ReplyRule, type ReplyRuleIntent } from './model.ts';
@@ -64,7 +65,10 @@ const key = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/i, 'a key is 1-64 lette
 const variantSchema = z.object({
   key,
   subject: z.string().max(998).optional(),
-  body: z.string().min(1).max(100_000),
+  /** The text/plain part; with `html` and left out, made from the HTML (common/email-html.ts). */
+  body: z.string().max(100_000).optional(),
+  /** The email editor's rich text: sanitized on validation, sent as multipart/alternative with the body. */
+  html: z.string().max(MAX_EMAIL_HTML).optional(),
   weight: z.number().int().min(0).max(1000).default(1),
 });
 
@@ -76,6 +80,7 @@ export const armStepSchema = z
     delay: z.unknown().default('0 minutes'),
     subject: z.string().max(998).optional(),
     body: z.string().max(100_000).optional(),
+    html: z.string().max(MAX_EMAIL_HTML).optional(),
     variants: z.array(variantSchema).optional(),
     title: z.string().max(500).optional(),
     notes: z.string().max(10_000).optional(),
@@ -155,7 +160,7 @@ export interface StepDefinition {
   key: string;
   kind: 'email' | 'call' | 'manual' | 'wait' | 'branch';
   delay: Delay;
-  variants: Array<{ key: string; subject: string | null; body: string; weight: number }>;
+  variants: Array<{ key: string; subject: string | null; body: string; html: string | null; weight: number }>;
   config: { title?: string; notes?: string; waitForTask?: boolean; retry?: CallRetry; experiment?: Partial<ExperimentSettings> };
   /** Branch steps: the arms, each with its own steps (never branches). */
   branches?: ArmDefinition[];
@@ -191,6 +196,16 @@ export interface SequenceDefinition {
 }
 
 /** An empty or blank subject is no subject (a follow-up in the thread): the same in a file and in the editor. */
+/**
+ * An email's two parts as stored: the HTML sanitized by the allow-list (whatever the client sent),
+ * the text as written or, when left out, made from the HTML.
+ */
+function emailParts(v: { body?: string | undefined; html?: string | undefined }): { body: string; html: string | null } {
+  const html = v.html !== undefined && v.html.trim() !== '' ? sanitizeEmailHtml(v.html) : null;
+  const body = v.body !== undefined && v.body.trim() !== '' ? v.body : html !== null ? htmlToText(html) : (v.body ?? '');
+  return { body, html: html === '' ? null : html };
+}
+
 function subjectOf(s: string | undefined): string | null {
   return s !== undefined && s.trim() !== '' ? s : null;
 }
@@ -308,18 +323,20 @@ function checkStep(s: StepInput, where: string, seen: Set<string>, problems: str
   let variants: StepDefinition['variants'] = [];
   if (s.type === 'email') {
     if (s.variants?.length) {
-      if (s.body !== undefined) problems.push(`${where}: give either body or variants, not both`);
-      variants = s.variants.map((v) => ({ key: v.key, subject: subjectOf(v.subject), body: v.body, weight: v.weight }));
+      if (s.body !== undefined || s.html !== undefined) problems.push(`${where}: give either body or variants, not both`);
+      variants = s.variants.map((v) => ({ key: v.key, subject: subjectOf(v.subject), ...emailParts(v), weight: v.weight }));
       if (new Set(variants.map((v) => v.key)).size !== variants.length) problems.push(`${where}: duplicate variant key`);
-    } else if (!s.body) {
+      variants.forEach((v, j) => v.body.trim() === '' && problems.push(`${where}.variants.${j} (${v.key}): a variant needs a body (or html)`));
+    } else if (!s.body && !s.html) {
       problems.push(`${where}: an email step needs a body (or variants)`);
     } else {
-      variants = [{ key: 'a', subject: subjectOf(s.subject), body: s.body, weight: 1 }];
+      variants = [{ key: 'a', subject: subjectOf(s.subject), ...emailParts(s), weight: 1 }];
+      if (variants[0]!.body.trim() === '') problems.push(`${where}: an email step needs a body (its html has no text)`);
     }
     // Template syntax and unknown variables are caught here, at apply time, not at send time.
-    variants.forEach((v, j) => problems.push(...templateProblems({ subject: v.subject, text: v.body }, s.variants?.length ? `${where}.variants.${j} (${v.key})` : where)));
-  } else if (s.body !== undefined || s.variants !== undefined || s.subject !== undefined) {
-    problems.push(`${where}: only email steps have a subject, body or variants`);
+    variants.forEach((v, j) => problems.push(...templateProblems({ subject: v.subject, text: v.body, html: v.html }, s.variants?.length ? `${where}.variants.${j} (${v.key})` : where)));
+  } else if (s.body !== undefined || s.html !== undefined || s.variants !== undefined || s.subject !== undefined) {
+    problems.push(`${where}: only email steps have a subject, body, html or variants`);
   }
   if (s.type === 'branch' && (s.title !== undefined || s.notes !== undefined || s.wait_for_task !== undefined)) problems.push(`${where}: a branch step has no title, notes or wait_for_task`);
   if (s.experiment && s.type !== 'email') problems.push(`${where}: only email steps have an experiment`);

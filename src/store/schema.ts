@@ -1334,3 +1334,28 @@ export interface Database {
   notification_slack: NotificationSlackTable;
 }
 // --- end notifications
+
+// --- the email editor (0091_email_editor.sql; src/sequence/email-templates.ts, common/email-html.ts)
+export interface VariantTable {
+  /** Sanitized HTML (common/email-html.ts); null: a text-only step. */
+  body_html: ColumnType<string | null, string | null | undefined, string | null>;
+}
+export interface MailboxTable {
+  signature_html: ColumnType<string | null, string | null | undefined, string | null>;
+  signature_text: ColumnType<string | null, string | null | undefined, string | null>;
+}
+export interface EmailTemplateTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  subject: ColumnType<string, string | undefined, string>;
+  body_html: string | null;
+  body_text: string;
+  created_by: string | null;
+  created_at: CreatedAt;
+  updated_at: DefaultTimestamp;
+}
+export interface Database {
+  email_template: EmailTemplateTable;
+}
+// --- end email editor

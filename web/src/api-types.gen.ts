@@ -559,6 +559,17 @@ export type DomainCheck = {
   target?: string;
 };
 
+export type EmailTemplate = {
+  id: string;
+  name: string;
+  subject: string;
+  /** Sanitized HTML; '' for a text-only template */
+  html: string;
+  /** The plain-text part */
+  text: string;
+  updatedAt: string;
+};
+
 export type EnrollOutcome = {
   enrolled: number;
   /** Leads skipped: list hygiene found the address invalid, or it was rejected on review (reason invalid_address) */
@@ -1037,6 +1048,11 @@ export type Mailbox = {
   syncError: string | null;
   /** verified: its connection test passed (OAuth mailboxes prove theirs at the provider); not_verified: added with the test skipped; failed: the last test failed */
   verification: "verified" | "not_verified" | "failed";
+  /** Appended to every email this mailbox sends, after the body (sanitized HTML and its plain text); null: none */
+  signature: {
+    html: string;
+    text: string;
+  } | null;
 };
 
 export type MailboxRemoval = {
@@ -1368,6 +1384,8 @@ export type Sequence = {
     /** An email step's first variant; '' in a later step: a reply in the thread */
     subject: string;
     body: string;
+    /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+    html: string;
     /** The first variant's key */
     variantKey: string;
     /** The first variant's weight */
@@ -1388,6 +1406,8 @@ export type Sequence = {
       /** '' keeps the step's subject */
       subject: string;
       body: string;
+      /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+      html: string;
       weight: number;
     }[];
     /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -1419,6 +1439,8 @@ export type Sequence = {
         /** An email step's first variant; '' in a later step: a reply in the thread */
         subject: string;
         body: string;
+        /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+        html: string;
         /** The first variant's key */
         variantKey: string;
         /** The first variant's weight */
@@ -1439,6 +1461,8 @@ export type Sequence = {
           /** '' keeps the step's subject */
           subject: string;
           body: string;
+          /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+          html: string;
           weight: number;
         }[];
         /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -2586,7 +2610,7 @@ export interface ApiRoutes {
     response: ConnectionReport;
     status: 200;
   };
-  /** Change caps, ramp, name or time zone (the owner of the mailbox, or an admin) (access: member of the workspace) */
+  /** Change caps, ramp, name, time zone or signature (the owner of the mailbox, or an admin) (access: member of the workspace) */
   "PATCH /api/workspaces/:workspaceId/mailboxes/:mailboxId": {
     params: {
       workspaceId: string;
@@ -2606,6 +2630,10 @@ export interface ApiRoutes {
       /** Count the ramp from today */
       restartRamp?: boolean;
       timeZone?: string | null;
+      /** The signature's rich text, sanitized by the server; null or '': no signature */
+      signatureHtml?: string | null;
+      /** The signature's plain text; left out, null or '': made from the HTML */
+      signatureText?: string | null;
     };
     response: Mailbox;
     status: 200;
@@ -3241,6 +3269,59 @@ export interface ApiRoutes {
     response: string;
     status: 200;
   };
+  /** The workspace's email templates, by name (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/email-templates": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      templates: EmailTemplate[];
+    };
+    status: 200;
+  };
+  /** Save an email as a template (the HTML is sanitized; a text left out is made from it) (access: member of the workspace) */
+  "POST /api/workspaces/:workspaceId/email-templates": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+      subject?: string;
+      html?: string;
+      text?: string;
+    };
+    response: EmailTemplate;
+    status: 200;
+  };
+  /** Rename a template (access: member of the workspace) */
+  "PATCH /api/workspaces/:workspaceId/email-templates/:templateId": {
+    params: {
+      workspaceId: string;
+      templateId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+    };
+    response: EmailTemplate;
+    status: 200;
+  };
+  /** Delete a template (steps it was inserted into keep their text) (access: member of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/email-templates/:templateId": {
+    params: {
+      workspaceId: string;
+      templateId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      ok: true;
+    };
+    status: 200;
+  };
   /** Import leads from a CSV file sent as the request body (text/csv, up to 100 MB); answers when the import has ended. Poll GET …/leads/imports/{importId} meanwhile (access: member of the workspace) */
   "POST /api/workspaces/:workspaceId/leads/imports": {
     params: {
@@ -3415,6 +3496,8 @@ export interface ApiRoutes {
         /** An email step's first variant; '' in a later step: a reply in the thread */
         subject?: string;
         body?: string;
+        /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+        html?: string;
         /** The first variant's key */
         variantKey?: string;
         /** The first variant's weight */
@@ -3435,6 +3518,8 @@ export interface ApiRoutes {
           /** '' keeps the step's subject */
           subject: string;
           body: string;
+          /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+          html?: string;
           weight?: number;
         }[];
         /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -3466,6 +3551,8 @@ export interface ApiRoutes {
             /** An email step's first variant; '' in a later step: a reply in the thread */
             subject?: string;
             body?: string;
+            /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+            html?: string;
             /** The first variant's key */
             variantKey?: string;
             /** The first variant's weight */
@@ -3486,6 +3573,8 @@ export interface ApiRoutes {
               /** '' keeps the step's subject */
               subject: string;
               body: string;
+              /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+              html?: string;
               weight?: number;
             }[];
             /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -3616,6 +3705,8 @@ export interface ApiRoutes {
         /** An email step's first variant; '' in a later step: a reply in the thread */
         subject: string;
         body: string;
+        /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+        html: string;
         /** The first variant's key */
         variantKey: string;
         /** The first variant's weight */
@@ -3636,6 +3727,8 @@ export interface ApiRoutes {
           /** '' keeps the step's subject */
           subject: string;
           body: string;
+          /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+          html: string;
           weight: number;
         }[];
         /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -3667,6 +3760,8 @@ export interface ApiRoutes {
             /** An email step's first variant; '' in a later step: a reply in the thread */
             subject: string;
             body: string;
+            /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+            html: string;
             /** The first variant's key */
             variantKey: string;
             /** The first variant's weight */
@@ -3687,6 +3782,8 @@ export interface ApiRoutes {
               /** '' keeps the step's subject */
               subject: string;
               body: string;
+              /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+              html: string;
               weight: number;
             }[];
             /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -3804,6 +3901,8 @@ export interface ApiRoutes {
           /** An email step's first variant; '' in a later step: a reply in the thread */
           subject?: string;
           body?: string;
+          /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+          html?: string;
           /** The first variant's key */
           variantKey?: string;
           /** The first variant's weight */
@@ -3824,6 +3923,8 @@ export interface ApiRoutes {
             /** '' keeps the step's subject */
             subject: string;
             body: string;
+            /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+            html?: string;
             weight?: number;
           }[];
           /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */
@@ -3855,6 +3956,8 @@ export interface ApiRoutes {
               /** An email step's first variant; '' in a later step: a reply in the thread */
               subject?: string;
               body?: string;
+              /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+              html?: string;
               /** The first variant's key */
               variantKey?: string;
               /** The first variant's weight */
@@ -3875,6 +3978,8 @@ export interface ApiRoutes {
                 /** '' keeps the step's subject */
                 subject: string;
                 body: string;
+                /** The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML) */
+                html?: string;
                 weight?: number;
               }[];
               /** Email steps with variants: the A/B experiment (defaults: 14-day reply window, outcome replied, α 0.05, 200 closed sends per arm, τ 0.03, no automatic winner); docs/experiments.md */

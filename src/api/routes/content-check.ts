@@ -79,7 +79,8 @@ export const contentCheckRoutes = [
       const r = await checkStepContent({
         workspaceId: ws.workspaceId,
         stepId: step.key,
-        template: { subject: variant.subject, text: variant.body },
+        template: { subject: variant.subject, text: variant.body, html: variant.html },
+        signature: mailbox && (mailbox.signature_html || mailbox.signature_text) ? { html: mailbox.signature_html ?? '', text: mailbox.signature_text ?? '' } : null,
         lead: leadRow ? leadValues(leadRow) : SAMPLE_LEAD,
         sender: { ...sender, email: sender.email ?? 'rep@example.com' },
         tracking: {

@@ -21,6 +21,7 @@ import { invitationRoutes } from './invitations.ts';
 import { leadHygieneRoutes } from './lead-hygiene.ts';
 import { leadImportRoutes } from './lead-imports.ts';
 import { leadListRoutes } from './lead-lists.ts';
+import { emailTemplateRoutes } from './email-templates.ts';
 import { leadRoutes } from './leads.ts';
 import { mailboxRoutes } from './mailboxes.ts';
 import { pacingRoutes } from './pacing.ts';
@@ -64,6 +65,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...leadHygieneRoutes,
   ...leadRoutes,
   ...leadListRoutes,
+  ...emailTemplateRoutes,
   ...leadImportRoutes,
   ...sequenceRoutes,
   ...contentCheckRoutes,

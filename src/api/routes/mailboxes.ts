@@ -23,6 +23,7 @@ import { askCredentialTask } from '../../sending/credential-tasks/ask-task.ts';
 import type { ConnectionTestAnswer } from '../../sending/credential-tasks/test-task.ts';
 import { credentialAsk } from '../context.ts';
 import { listMailboxRows } from '../../mailbox/sql/mailbox-list.ts';
+import { signatureColumns, MAX_SIGNATURE_HTML } from '../../mailbox/signature.ts';
 import { findMailbox, insertMailbox, mailboxAddresses, updateMailbox, type MailboxChange } from '../../mailbox/sql/mailboxes.ts';
 import { sendsClaimedSince } from '../../sending/sql/sends-claimed.ts';
 
@@ -48,6 +49,10 @@ const mailboxBody = z
     verification: z
       .enum(['verified', 'not_verified', 'failed'])
       .describe("verified: its connection test passed (OAuth mailboxes prove theirs at the provider); not_verified: added with the test skipped; failed: the last test failed"),
+    signature: z
+      .object({ html: z.string(), text: z.string() })
+      .nullable()
+      .describe('Appended to every email this mailbox sends, after the body (sanitized HTML and its plain text); null: none'),
   })
   .meta({ id: 'Mailbox' });
 
@@ -93,6 +98,7 @@ async function listMailboxes(ctx: ApiContext, workspaceId: string, onlyId?: stri
       id: m.id,
       email: m.email,
       displayName: m.display_name,
+      signature: m.signature_html || m.signature_text ? { html: m.signature_html ?? '', text: m.signature_text ?? '' } : null,
       provider: m.provider,
       health: health.health,
       healthReason: health.reason,
@@ -256,7 +262,7 @@ export const mailboxRoutes = [
   defineRoute({
     method: 'PATCH',
     url: '/api/workspaces/:workspaceId/mailboxes/:mailboxId',
-    summary: 'Change caps, ramp, name or time zone (the owner of the mailbox, or an admin)',
+    summary: 'Change caps, ramp, name, time zone or signature (the owner of the mailbox, or an admin)',
     tags: ['mailboxes'],
     access: { workspace: 'member' },
     params: workspaceParams({ mailboxId: z.uuid() }),
@@ -271,6 +277,8 @@ export const mailboxRoutes = [
           .describe('null: no ramp, the daily cap applies from today'),
         restartRamp: z.boolean().describe('Count the ramp from today'),
         timeZone: z.string().refine(isValidZone, 'an IANA time zone such as Europe/Paris').nullable(),
+        signatureHtml: z.string().max(MAX_SIGNATURE_HTML).nullable().describe("The signature's rich text, sanitized by the server; null or '': no signature"),
+        signatureText: z.string().max(10_000).nullable().describe("The signature's plain text; left out, null or '': made from the HTML"),
       })
       .partial(),
     example: () => ({ body: { dailyCap: 40 } }),
@@ -284,6 +292,7 @@ export const mailboxRoutes = [
       if (body.ramp !== undefined) set.ramp = JSON.stringify(body.ramp ?? {});
       if (body.restartRamp) set.ramp_started_at = new Date(ctx.clock.now());
       if (body.timeZone !== undefined) set.time_zone = body.timeZone;
+      if (body.signatureHtml !== undefined) Object.assign(set, signatureColumns(body.signatureHtml, body.signatureText ?? null));
       await updateMailbox(ctx.store.db, params.mailboxId, set);
       const [m] = await listMailboxes(ctx, ws.workspaceId, params.mailboxId);
       return m!;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_EMAIL_HTML } from '../../common/email-html.ts';
 import { experimentSchema, toDocument as settingsToDocument } from '../../experiments/settings.ts';
 import type { ExperimentDefinition, SequenceExperimentDocument } from '../../sequence/definition-experiments.ts';
 import { armStepSchema, definitionSchema, stepSchema, stopRulesSchema, type DefinitionDocument, type StepDefinition, type SequenceDefinition } from '../../sequence/definition.ts';
@@ -46,7 +47,8 @@ export const stopRulesBody = z
   .strict()
   .describe('Rules left out take their defaults: pause on out-of-office (7 days without a return date), finish on a booked meeting, 3 soft bounces');
 
-const variantBody = z.object({ key: variant.key, subject: z.string().max(998).describe("'' keeps the step's subject"), body: variant.body, weight: variant.weight });
+const htmlBody = z.string().max(MAX_EMAIL_HTML).default('').describe("The email editor's rich text ('' : a text-only email): sanitized by the server, sent as multipart/alternative with `body` as the text part ('' body: made from the HTML)");
+const variantBody = z.object({ key: variant.key, subject: z.string().max(998).describe("'' keeps the step's subject"), body: z.string().max(100_000), html: htmlBody, weight: variant.weight });
 
 /** The experiment settings of the file (experiments/settings.ts) in the API's names; each left out takes its default. */
 const ex = experimentSchema.shape;
@@ -62,6 +64,7 @@ export const armStepBody = z.object({
   delay: z.string().max(100).default('0 minutes').describe('e.g. "2 minutes", "3 days", "2 business days"'),
   subject: z.string().max(998).default('').describe("An email step's first variant; '' in a later step: a reply in the thread"),
   body: z.string().max(100_000).default(''),
+  html: htmlBody,
   variantKey: variant.key.default('a').describe("The first variant's key"),
   weight: variant.weight.describe("The first variant's weight"),
   title: st.title,
@@ -215,13 +218,13 @@ function experimentToBody(x: ExperimentDefinition): z.output<typeof sequenceExpe
 
 function stepToDocument(s: z.output<typeof armStepBody> | z.output<typeof stepBody>): NonNullable<DefinitionDocument['steps']>[number] {
   const plain = s.variants.length === 0 && s.variantKey === 'a' && s.weight === 1;
-  const first = { key: s.variantKey, subject: s.subject, body: s.body, weight: s.weight };
+  const first = { key: s.variantKey, subject: s.subject, body: s.body, ...(s.html ? { html: s.html } : {}), weight: s.weight };
   return {
     key: s.key,
     type: s.type,
     delay: s.delay,
-    ...(s.type === 'email' && plain ? { subject: s.subject, body: s.body } : {}),
-    ...(s.type === 'email' && !plain ? { variants: [first, ...s.variants] } : {}),
+    ...(s.type === 'email' && plain ? { subject: s.subject, ...(s.body ? { body: s.body } : {}), ...(s.html ? { html: s.html } : {}) } : {}),
+    ...(s.type === 'email' && !plain ? { variants: [first, ...s.variants.map(({ html, ...v }) => ({ ...v, ...(html ? { html } : {}) }))] } : {}),
     ...(s.title !== undefined ? { title: s.title } : {}),
     ...(s.notes !== undefined ? { notes: s.notes } : {}),
     ...(s.waitForTask !== undefined ? { wait_for_task: s.waitForTask } : {}),
@@ -276,13 +279,14 @@ function stepToBody(s: StepDefinition): Omit<z.output<typeof armStepBody>, 'type
     delay: formatDelay(s.delay),
     subject: first?.subject ?? '',
     body: first?.body ?? '',
+    html: first?.html ?? '',
     variantKey: first?.key ?? 'a',
     weight: first?.weight ?? 1,
     ...(s.config.title !== undefined ? { title: s.config.title } : {}),
     ...(s.config.notes !== undefined ? { notes: s.config.notes } : {}),
     ...(s.config.waitForTask !== undefined ? { waitForTask: s.config.waitForTask } : {}),
     ...(s.config.retry ? { retry: { attempts: s.config.retry.attempts, after: formatDelay(s.config.retry.after), on: s.config.retry.on } } : {}),
-    variants: others.map((v) => ({ key: v.key, subject: v.subject ?? '', body: v.body, weight: v.weight })),
+    variants: others.map((v) => ({ key: v.key, subject: v.subject ?? '', body: v.body, html: v.html ?? '', weight: v.weight })),
     ...(s.config.experiment ? { experiment: s.config.experiment } : {}),
   };
 }

@@ -42,8 +42,9 @@ describe.each(testBackends())('sequence routes (%s)', (backend) => {
     expect(got.window).toMatch(/^Mon-Fri 09:00-17:00/);
     const { title: _none, ...email } = steps[0]!;
     expect(got.steps).toEqual([
-      { ...email, delay: '0 minutes', variantKey: 'a', weight: 1 },
-      { ...steps[1], delay: '2 business days', variantKey: 'a', weight: 1 },
+      // A text-only step has no HTML: '' (the email editor's rich text, docs/web.md).
+      { ...email, html: '', variants: email.variants.map((v) => ({ ...v, html: '' })), delay: '0 minutes', variantKey: 'a', weight: 1 },
+      { ...steps[1], html: '', delay: '2 business days', variantKey: 'a', weight: 1 },
     ]);
     const again = (await b.call('PUT', `${base}/sequences`, { ...got, name: 'Intro v2' })).json();
     expect(again).toMatchObject({ sequenceId, created: false, version: 2 });

@@ -13,7 +13,7 @@ export async function listMailboxRows(db: Db, workspaceId: string, onlyId?: stri
     .selectFrom('mailbox as m')
     .leftJoin('mailbox_sync as s', 's.mailbox_id', 'm.id')
     .leftJoin('warmup_member as wm', 'wm.mailbox_id', 'm.id')
-    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.hourly_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 'm.settings', 's.last_error', 's.last_error_at', 'wm.cap_factor', 'wm.cap_reason'])
+    .select(['m.id', 'm.email', 'm.display_name', 'm.provider', 'm.health', 'm.health_reason', 'm.daily_cap', 'm.hourly_cap', 'm.ramp', 'm.ramp_started_at', 'm.created_at', 'm.time_zone', 'm.settings', 'm.signature_html', 'm.signature_text', 's.last_error', 's.last_error_at', 'wm.cap_factor', 'wm.cap_reason'])
     .where('m.workspace_id', '=', workspaceId)
     .where('m.removed_at', 'is', null)
     .orderBy('m.email');

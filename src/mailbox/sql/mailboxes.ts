@@ -36,8 +36,8 @@ export async function insertMailbox(db: Db | Tx, row: Insertable<MailboxTable>):
     });
 }
 
-/** The columns a person changes on a mailbox: name, caps, ramp, time zone. */
-export type MailboxChange = Partial<Pick<Updateable<MailboxTable>, 'display_name' | 'daily_cap' | 'hourly_cap' | 'ramp' | 'ramp_started_at' | 'time_zone'>>;
+/** The columns a person changes on a mailbox: name, caps, ramp, time zone, signature. */
+export type MailboxChange = Partial<Pick<Updateable<MailboxTable>, 'display_name' | 'daily_cap' | 'hourly_cap' | 'ramp' | 'ramp_started_at' | 'time_zone' | 'signature_html' | 'signature_text'>>;
 
 /** Sets the given columns of the mailbox (nothing when none is given). */
 export async function updateMailbox(db: Db, mailboxId: string, set: MailboxChange): Promise<void> {
@@ -52,7 +52,7 @@ export async function mailboxAddresses(db: Db, ids: readonly string[]): Promise<
 
 /** A sequence's pool: the workspace's live mailboxes with these addresses (all of them for an empty pool), by address. */
 export async function poolMailboxes(db: Db, workspaceId: string, emails: readonly string[]) {
-  let q = db.selectFrom('mailbox').select(['id', 'email', 'display_name']).where('workspace_id', '=', workspaceId).where('removed_at', 'is', null).orderBy('email');
+  let q = db.selectFrom('mailbox').select(['id', 'email', 'display_name', 'signature_html', 'signature_text']).where('workspace_id', '=', workspaceId).where('removed_at', 'is', null).orderBy('email');
   if (emails.length) q = q.where('email', 'in', [...emails]);
   return q.execute();
 }

@@ -4,6 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { isCadenzaError } from '../../common/errors.ts';
 import { composeEmail, type ComposeInput } from './compose.ts';
 import { prepareEmail } from './prepare.ts';
+import { htmlToText, sanitizeEmailHtml } from '../../common/email-html.ts';
+import { signatureColumns } from '../../mailbox/signature.ts';
+
+const signatureColumnsView = (html: string) => {
+  const c = signatureColumns(html, null);
+  return { html: c.signature_html ?? '', text: c.signature_text ?? '' };
+};
 import { MAX_REFERENCES } from './threading.ts';
 import { openTrackingToken, trackingLinks } from './tracking.ts';
 import { parseUnsubscribeMailto, recogniseUnsubscribeRequest } from './unsubscribe.ts';
@@ -263,5 +270,21 @@ describe('prepareEmail (render + compose for a claim)', () => {
     const { token } = parseUnsubscribeMailto(r.email.listUnsubscribe.mailto)!;
     // As a mail client would write it back: the subject of the mailto URI, perhaps with a prefix.
     expect(recogniseUnsubscribeRequest(key, { subject: `Fwd: unsubscribe ${token}` })).toMatchObject({ verdict: 'unsubscribe', confidence: 1, workspaceId: WS, sendRequestId: SR });
+  });
+
+  it("an editor's email: multipart/alternative, the step's HTML and its text, the mailbox's signature appended to both, never rendered as a template", async () => {
+    const html = sanitizeEmailHtml('<p>Hi <strong>{{first_name | default: "there"}}</strong>,</p><ul><li><p>one</p></li></ul><script>x()</script>');
+    const r = await prepareEmail({
+      ...base,
+      template: { subject: 'Hello', text: htmlToText(html), html },
+      signature: signatureColumnsView('<p><em>Sam Rep</em><br><a href="https://acme.test">Acme {{ltd}}</a></p>'),
+    });
+    if (!r.ok) throw new Error(r.reason);
+    const raw = r.email.raw.toString('utf8');
+    expect(raw).toMatch(/^Content-Type: multipart\/alternative;/m);
+    expect(raw.indexOf('Content-Type: text/plain')).toBeLessThan(raw.indexOf('Content-Type: text/html'));
+    const m = await parse(r.email.raw);
+    expect(m.text).toBe('Hi Ann,\n\n- one\n\nSam Rep\nAcme {{ltd}} (https://acme.test)');
+    expect(m.html).toBe('<p>Hi <strong>Ann</strong>,</p><ul><li><p>one</p></li></ul><div class="cadenza-signature"><p><em>Sam Rep</em><br><a href="https://acme.test">Acme {{ltd}}</a></p></div>');
   });
 });

@@ -1,4 +1,5 @@
 import type { Claim } from '../outbox.ts';
+import { withSignature } from '../../common/email-html.ts';
 import { composeEmail, leadDisplayName, type ComposedEmail } from './compose.ts';
 import type { DkimKey } from './dkim.ts';
 import { renderEmail, type EmailTemplate, type RenderResult } from '../../sequence/template/render.ts';
@@ -18,6 +19,8 @@ export interface PrepareInput {
   lead: LeadValues;
   /** The mailbox; its address should be claim.from. */
   sender: SenderValues;
+  /** The mailbox's signature: appended after rendering, so its text is never read as a template. */
+  signature?: { html: string; text: string } | null;
   /** Epoch ms from the injected clock: the Date header. */
   now: number;
   tracking: {
@@ -48,7 +51,7 @@ export async function prepareEmail(i: PrepareInput): Promise<PrepareResult> {
     date: i.now,
     from: { address: i.claim.from, name: i.sender.name ?? null },
     to: { address: i.claim.to, name: leadDisplayName(i.lead) },
-    content: rendered,
+    content: withSignature(rendered, i.signature),
     thread: i.thread ?? null,
     links,
     track: { opens: !!i.tracking.opens, clicks: !!i.tracking.clicks },

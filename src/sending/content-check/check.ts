@@ -1,5 +1,6 @@
 import { composeEmail, leadDisplayName } from '../compose/compose.ts';
 import { trackingLinks } from '../compose/tracking.ts';
+import { withSignature } from '../../common/email-html.ts';
 import { renderEmail, type EmailTemplate } from '../../sequence/template/render.ts';
 import type { LeadValues, SenderValues } from '../../sequence/template/variables.ts';
 import { contentFindings, worstLevel, type Finding, type FindingLevel } from './findings.ts';
@@ -20,6 +21,8 @@ export interface ContentCheckRequest {
   template: EmailTemplate;
   lead: LeadValues;
   sender: SenderValues & { email: string };
+  /** The sending mailbox's signature, appended as the sender appends it. */
+  signature?: { html: string; text: string } | null;
   tracking: { key: Buffer; baseUrl: string; customDomain: string | null; waiting?: { host: string; why: string } | null; opens: boolean; clicks: boolean };
   /** Epoch ms, from the injected clock (the Date header). */
   now: number;
@@ -44,8 +47,9 @@ const CHECK_REQUEST_ID = '00000000-0000-4000-8000-00000000c4ec';
 
 export async function checkStepContent(r: ContentCheckRequest): Promise<ContentCheckResult> {
   const links = trackingLinks({ key: r.tracking.key, baseUrl: r.tracking.baseUrl, workspaceId: r.workspaceId, sendRequestId: CHECK_REQUEST_ID });
-  const rendered = renderEmail(r.template, { lead: r.lead, sender: r.sender, unsubscribeUrl: links.unsubscribeUrl }, { enrollmentId: CHECK_REQUEST_ID, stepId: r.stepId });
-  if (!rendered.ok) return { rendered: false, code: rendered.code, reason: rendered.reason };
+  const result = renderEmail(r.template, { lead: r.lead, sender: r.sender, unsubscribeUrl: links.unsubscribeUrl }, { enrollmentId: CHECK_REQUEST_ID, stepId: r.stepId });
+  if (!result.ok) return { rendered: false, code: result.code, reason: result.reason };
+  const rendered = withSignature(result, r.signature);
   const domain = r.sender.email.split('@')[1] ?? 'invalid';
   const email = await composeEmail({
     messageId: `<content-check.${r.now}@${domain}>`,

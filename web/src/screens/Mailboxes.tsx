@@ -6,6 +6,7 @@ import { WarmupPanel } from './WarmupPanel.tsx';
 import type { ConnectionReport, Mailbox, MailboxRemoval } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, Meter, PageHeader, SubmitButton, TableHead } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
+import { EmailEditor } from './EmailEditor.tsx';
 import { useSubmit } from '../ui/use-submit.ts';
 
 const healthTone = { ok: 'ok', warning: 'warn', paused: 'bad', error: 'bad' } as const;
@@ -48,6 +49,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
   };
   const [removing, setRemoving] = useState<Mailbox>();
   const [pacingOf, setPacingOf] = useState<Mailbox>();
+  const [signatureOf, setSignatureOf] = useState<Mailbox>();
   const [warmupOf, setWarmupOf] = useState<Mailbox>();
   const [notice, setNotice] = useState<string>();
   const [oauth] = useState(oauthOutcome);
@@ -156,6 +158,9 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
                           Pause
                         </button>
                       )}
+                      <button type="button" className="btn btn-quiet" onClick={() => setSignatureOf(signatureOf?.id === m.id ? undefined : m)} aria-expanded={signatureOf?.id === m.id} aria-label={`Signature of ${m.email}`}>
+                        Signature
+                      </button>
                       <button type="button" className="btn btn-quiet" onClick={() => setPacingOf(pacingOf?.id === m.id ? undefined : m)} aria-expanded={pacingOf?.id === m.id} aria-label={`Pacing of ${m.email}`}>
                         Pacing
                       </button>
@@ -191,6 +196,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
         </table>
       )}
       {warmupOf && <WarmupPanel key={warmupOf.id} url={ws(workspaceId, `mailboxes/${warmupOf.id}/warmup`)} email={warmupOf.email} canEdit />}
+      {signatureOf && <SignatureForm key={signatureOf.id} workspaceId={workspaceId} mailbox={signatureOf} onSaved={list.reload} />}
       {pacingOf && <PacingForm key={pacingOf.id} url={ws(workspaceId, `mailboxes/${pacingOf.id}/pacing`)} title={`Pacing of ${pacingOf.email}`} canEdit inheritsFrom="the workspace's pacing defaults (Settings)" />}
     </>
   );
@@ -432,5 +438,36 @@ function EndpointFields({ legend, value, onChange, defaults }: { legend: string;
         </select>
       </Field>
     </fieldset>
+  );
+}
+
+/** The mailbox's signature, appended by the sender after every email's body (docs/web.md "The email editor"). */
+function SignatureForm({ workspaceId, mailbox, onSaved }: { workspaceId: string; mailbox: Mailbox; onSaved: () => void }) {
+  const [value, setValue] = useState({ subject: '', body: mailbox.signature?.text ?? '', html: mailbox.signature?.html ?? '' });
+  const [note, setNote] = useState<string>();
+  const [error, setError] = useState<string>();
+  const save = async () => {
+    setError(undefined);
+    try {
+      await api('PATCH', ws(workspaceId, `mailboxes/${mailbox.id}`), { signatureHtml: value.html, signatureText: value.body });
+      setNote('Signature saved.');
+      onSaved();
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  return (
+    <section className="card stack" aria-label={`Signature of ${mailbox.email}`}>
+      <h2>Signature of {mailbox.email}</h2>
+      <p className="muted">Added after the body of every email this mailbox sends (HTML and plain text).</p>
+      <EmailEditor name="the signature" label="Signature text" value={value} onChange={(p) => setValue((v) => ({ ...v, ...p }))} />
+      <div>
+        <button type="button" className="btn btn-primary" onClick={save}>
+          Save signature
+        </button>
+      </div>
+      {note && <p role="status">{note}</p>}
+      <ErrorNote error={error} />
+    </section>
   );
 }

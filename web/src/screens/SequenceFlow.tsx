@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { ArmDraft, BranchDraft, Condition, FlowStep, MoveTo, StepDraft } from '../types.ts';
 import { callOutcomes, isBranch, leadFields } from '../types.ts';
 import { Field } from '../ui/parts.tsx';
+import { EmailEditor } from './EmailEditor.tsx';
 
 /**
  * The sequence editor's flow view (issue 18): steps as cards on one vertical line, the wait before
@@ -35,6 +36,7 @@ export function newStep(type: StepDraft['type'], key: string, first: boolean): S
     delay: first ? '0 minutes' : type === 'wait' ? '1 day' : '3 business days',
     subject: type === 'email' && first ? 'Quick question, {{first_name | default: "there"}}' : '',
     body: type === 'email' ? (first ? '{Hi|Hello} {{first_name | default: "there"}},\n\n' : 'Hi {{first_name | default: "there"}}, following up.') : '',
+    html: '',
     title: '',
     variants: [],
   };
@@ -124,6 +126,7 @@ export function StepCard({
   onChange,
   onRemove,
   onPreview,
+  workspaceId,
   previewing,
 }: {
   name: string;
@@ -132,6 +135,8 @@ export function StepCard({
   onChange: (patch: Partial<StepDraft>) => void;
   onRemove?: () => void;
   onPreview?: (variant?: number) => void;
+  /** For the email editor's template library. */
+  workspaceId?: string | undefined;
   previewing?: boolean;
 }) {
   const Heading = name.includes(' arm ') ? 'h4' : 'h2';
@@ -171,9 +176,7 @@ export function StepCard({
           <Field label={`${name} subject`} hint={!first ? 'Empty: a reply in the same thread (Re: the first subject).' : 'Empty: a subsequence; it continues the thread of the sequence a lead is moved from (Re: its subject), and leads enter it only by a move.'}>
             <input value={s.subject} onChange={(e) => onChange({ subject: e.target.value })} />
           </Field>
-          <Field label={`${name} body`} hint="Variables: {{first_name}}, {{company}}, {{custom.field}}; filters: {{first_name | default: &quot;there&quot;}}; spintax: {Hi|Hello}.">
-            <textarea rows={7} value={s.body} onChange={(e) => onChange({ body: e.target.value })} onFocus={() => onPreview?.()} />
-          </Field>
+          <EmailEditor name={name} label={`${name} body`} workspaceId={workspaceId} value={s} onChange={(patch) => onChange(patch)} />
           {s.variants.map((v, j) => {
             const vname = `${name} variant ${v.key.toUpperCase()}`;
             const setVariant = (patch: Partial<StepDraft['variants'][number]>) => onChange({ variants: s.variants.map((x, k) => (k === j ? { ...x, ...patch } : x)) });
@@ -206,7 +209,7 @@ export function StepCard({
               onClick={() => {
                 const used = new Set(['a', ...s.variants.map((v) => v.key)]);
                 const key = 'bcdefghijk'.split('').find((k) => !used.has(k)) ?? `v${s.variants.length + 2}`;
-                onChange({ variants: [...s.variants, { key, subject: s.subject, body: s.body, weight: 1 }] });
+                onChange({ variants: [...s.variants, { key, subject: s.subject, body: s.body, html: s.html, weight: 1 }] });
               }}
             >
               Add a variant (A/B test)

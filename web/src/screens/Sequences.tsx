@@ -301,7 +301,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
                         sequences={targets}
                       />
                     ) : (
-                      <StepCard
+                      <StepCard workspaceId={workspaceId}
                         name={`Step ${i + 1}`}
                         step={s}
                         first={i === 0}

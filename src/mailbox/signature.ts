@@ -1,0 +1,16 @@
+import { htmlToText, sanitizeEmailHtml } from '../common/email-html.ts';
+
+/**
+ * A mailbox's signature as stored: the HTML through the email allow-list (whatever the client
+ * sent), the text as written or made from the HTML. Appended to every email the mailbox sends, at
+ * compose time (common/email-html.ts withSignature), after the body: no placeholder to forget.
+ */
+
+export const MAX_SIGNATURE_HTML = 20_000;
+
+export function signatureColumns(html: string | null, text: string | null): { signature_html: string | null; signature_text: string | null } {
+  const clean = html ? sanitizeEmailHtml(html) : '';
+  const plain = text && text.trim() !== '' ? text.trim() : clean ? htmlToText(clean) : '';
+  if (!clean && !plain) return { signature_html: null, signature_text: null };
+  return { signature_html: clean || null, signature_text: plain || null };
+}

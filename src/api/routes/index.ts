@@ -1,3 +1,5 @@
+import { agencyRoutes } from './agency.ts';
+import { brandingRoutes } from './branding.ts';
 import type { ApiRoute } from '../http/route.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { auditRoutes } from './audit.ts';
@@ -51,6 +53,8 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...apiKeyRoutes,
   ...auditRoutes,
   ...webhookRoutes,
+  ...agencyRoutes,
+  ...brandingRoutes,
   ...crmRoutes,
   ...crmChangeRoutes,
   ...mailboxRoutes,

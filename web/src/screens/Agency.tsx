@@ -12,6 +12,13 @@ import type { ScreenProps } from '../Shell.tsx';
  */
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
+/** Black or white, whichever reads better on the colour (WCAG relative luminance), for the preview's text. */
+function inkOn(hex: string): string {
+  const c = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+  const l = 0.2126 * c[0]! + 0.7152 * c[1]! + 0.0722 * c[2]!;
+  return (1.05 / (l + 0.05)) >= ((l + 0.05) / 0.05) ? '#ffffff' : '#000000';
+}
+
 export function Agency({ workspaceId, onSwitch }: ScreenProps & { onSwitch?: (id: string) => void }) {
   const [from, setFrom] = useState(() => day(new Date(Date.now() - 29 * 86_400_000)));
   const [to, setTo] = useState(() => day(new Date()));
@@ -136,12 +143,12 @@ function BrandingForm({ clientId, onSaved }: { clientId: string; onSaved: () => 
           <ErrorNote error={save.error} />
         </form>
         <div className="agency-preview" aria-label="Preview" role="img">
-          <div className="agency-preview-bar" style={{ background: form.primaryColor }}>
+          <div className="agency-preview-bar" style={{ background: form.primaryColor, color: inkOn(form.primaryColor) }}>
             {b?.logoUrl && <img src={ws(clientId, `branding/logo?v=${b.logoUrl.split('v=')[1] ?? ''}`)} alt="" height={24} />}
             <strong>{form.displayName}</strong>
           </div>
           <div className="agency-preview-body">
-            <span className="agency-preview-button" style={{ background: form.accentColor }}>
+            <span className="agency-preview-button" style={{ background: form.accentColor, color: inkOn(form.accentColor) }}>
               Reports
             </span>
           </div>

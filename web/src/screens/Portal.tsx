@@ -19,7 +19,7 @@ export function Portal({ workspaceId, sub }: ScreenProps) {
           <span>{b.displayName} · read-only reports</span>
         </div>
       )}
-      <Analytics workspaceId={workspaceId} sub={sub} />
+      <Analytics workspaceId={workspaceId} sub={sub} readOnly />
     </div>
   );
 }

@@ -1,3 +1,4 @@
+import type { Role } from '../src/api/auth/access.ts';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { systemClock, type Clock } from '../src/common/clock.ts';
 import { seededRandom } from '../src/common/random.ts';
@@ -120,7 +121,7 @@ export async function seedWorkspace(store: Store, name: string, ownerEmail: stri
 }
 
 /** A new account, member of an existing workspace (one a simulation built), who can sign in. */
-export async function seedMember(store: Store, workspaceId: string, email: string, role: 'owner' | 'admin' | 'member', password = 'a long password 123', name = email): Promise<{ accountId: string; userId: string; password: string }> {
+export async function seedMember(store: Store, workspaceId: string, email: string, role: Role, password = 'a long password 123', name = email): Promise<{ accountId: string; userId: string; password: string }> {
   const random = seededRandom(`member-${workspaceId}-${email}`);
   const accountId = newId(Date.now(), random);
   await store.db.insertInto('account').values({ id: accountId, email, name, password_hash: await hashPassword(password) }).execute();

@@ -13,6 +13,7 @@ import { newId } from '../common/ids.ts';
 import { createImportJob, runImportJob } from '../leads/import-job.ts';
 import { seededRandom } from '../common/random.ts';
 import { addMembership } from './auth/accounts.ts';
+import { roleAtLeast } from './auth/access.ts';
 import { createApiKey } from './auth/api-keys.ts';
 import { createInvitation } from './auth/invitations.ts';
 import { hashPassword } from './auth/passwords.ts';
@@ -88,6 +89,8 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   await db.insertInto('inbox_note').values({ id: graph.noteId, workspace_id: workspaceId, message_id: graph.messageId!, author_user_id: memberId, body: `note ${tag}`, created_at: new Date() }).execute();
   graph.viewId = id();
   await db.insertInto('inbox_view').values({ id: graph.viewId, workspace_id: workspaceId, user_id: memberId, name: `view-${tag}`, filters: '{}', created_at: new Date() }).execute();
+  // Branding with a logo (a 1×1 PNG's signature is enough for what is served), for …/branding/logo.
+  await db.insertInto('workspace_branding').values({ workspace_id: workspaceId, display_name: `Brand ${tag}`, primary_color: '#123456', accent_color: '#654321', logo: Buffer.from('89504e470d0a1a0a', 'hex'), logo_type: 'image/png' }).execute();
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   // kind: a CRM's OAuth start (POST …/crm/oauth/:kind/start).
   return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', kind: 'hubspot', ...graph };
@@ -245,7 +248,7 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
   it('a member-role API key is refused admin routes with 403', async () => {
     const memberKey = (await createApiKey(h.store.db, { clock: systemClock, random: seededRandom('mk') }, { workspaceId: a.workspaceId!, name: 'member script', role: 'member', createdBy: null })).key;
     for (const r of workspaceRoutes) {
-      if (typeof r.access !== 'object' || r.access.workspace === 'member') continue;
+      if (typeof r.access !== 'object' || roleAtLeast('member', r.access.workspace)) continue;
       const ex = r.example?.(a) ?? {};
       const res = await h.app.inject({ method: r.method, url: urlFor(r, a) + queryString(ex.query), headers: { authorization: `Bearer ${memberKey}` }, ...(ex.body !== undefined ? { payload: ex.body as object } : {}) });
       expect(res.statusCode, `member key: ${r.method} ${r.url}`).toBe(403);
@@ -254,7 +257,7 @@ describe.each(testBackends())('authorization on every workspace route (%s)', (ba
 
   it("a member is refused admin routes with 403, and a cookie call without the CSRF token is refused", async () => {
     for (const r of workspaceRoutes) {
-      if (typeof r.access !== 'object' || r.access.workspace === 'member') continue;
+      if (typeof r.access !== 'object' || roleAtLeast('member', r.access.workspace)) continue;
       const ex = r.example?.(a) ?? {};
       const res = await memberA.call(r.method, urlFor(r, a) + queryString(ex.query), ex.body);
       expect(res.statusCode, `member: ${r.method} ${r.url}`).toBe(403);

@@ -62,7 +62,7 @@ const materialSql = (claim: Claim) => sql<LeadRow & {
   select v.has_variant, v.subject, v.body, v.body_html, m.signature_html, m.signature_text,
          l.email, l.first_name, l.last_name, l.company, l.title, l.phone, l.country, l.region, l.custom,
          s.settings as seq_settings, w.settings as ws_settings, m.email as mailbox_email, m.display_name,
-         (select td.host from tracking_domain td where td.workspace_id = e.workspace_id and td.state in ('active', 'renewing')) as tracking_host,
+         (select td.host from tracking_domain td where td.workspace_id = e.workspace_id and td.purpose = 'tracking' and td.state in ('active', 'renewing')) as tracking_host,
          (select json_agg(json_build_object('message_id', o.message_id, 'subject', o.subject, 'thread_id', o.thread_id) order by o.at, o.id)
           from (${threadMessagesSql(claim.enrollmentId, claim.mailboxId, true)}) o) as earlier,
          e.last_step_at, e.created_at,

@@ -23,7 +23,7 @@ export interface AppUserTable {
   workspace_id: string;
   email: string;
   name: string | null;
-  role: Generated<'owner' | 'admin' | 'member'>;
+  role: Generated<'owner' | 'admin' | 'member' | 'viewer'>;
   created_at: CreatedAt;
 }
 
@@ -874,7 +874,7 @@ export interface InvitationTable {
   id: string;
   workspace_id: string;
   email: string;
-  role: 'owner' | 'admin' | 'member';
+  role: 'owner' | 'admin' | 'member' | 'viewer';
   token_hash: string;
   invited_by: string | null;
   created_at: CreatedAt;
@@ -1250,6 +1250,7 @@ export interface WorkspaceSsoTable {
   default_role: ColumnType<'admin' | 'member', 'admin' | 'member' | undefined, 'admin' | 'member'>;
   password_allowed: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: CreatedAt;
+
   updated_at: DefaultTimestamp;
 }
 
@@ -1359,3 +1360,24 @@ export interface Database {
   email_template: EmailTemplateTable;
 }
 // --- end email editor
+// --- agencies (migration 0103)
+export interface WorkspaceTable {
+  /** The agency workspace that owns this client workspace; null for any other. */
+  agency_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface WorkspaceBrandingTable {
+  workspace_id: string;
+  display_name: string;
+  primary_color: string;
+  accent_color: string;
+  logo: Buffer | null;
+  logo_type: 'image/png' | 'image/jpeg' | 'image/webp' | null;
+  logo_version: Generated<number>;
+  updated_at: DefaultTimestamp;
+}
+
+export interface Database {
+  workspace_branding: WorkspaceBrandingTable;
+}
+// --- end agencies

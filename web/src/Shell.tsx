@@ -5,7 +5,9 @@ import { Analytics } from './screens/Analytics.tsx';
 import { Domains } from './screens/Domains.tsx';
 import { Inbox } from './screens/Inbox.tsx';
 import { Leads } from './screens/Leads.tsx';
+import { Agency } from './screens/Agency.tsx';
 import { Mailboxes } from './screens/Mailboxes.tsx';
+import { Portal } from './screens/Portal.tsx';
 import { NewWorkspace } from './screens/NewWorkspace.tsx';
 import { Sequences } from './screens/Sequences.tsx';
 import { Settings } from './screens/Settings.tsx';
@@ -27,7 +29,23 @@ const screens = [
   { path: '/tasks', label: 'Tasks', Screen: Tasks },
   { path: '/analytics', label: 'Analytics', Screen: Analytics },
   { path: '/settings', label: 'Settings', Screen: Settings },
+  { path: '/agency', label: 'Agency', Screen: Agency },
 ] as const;
+
+type ScreenEntry = { path: string; label: string; Screen: (p: ScreenProps) => React.ReactElement };
+
+/** The client portal: what a viewer (a client's person, read-only) sees, and nothing else. */
+const portalScreens: readonly ScreenEntry[] = [{ path: '/portal', label: 'Reports', Screen: Portal }];
+
+/**
+ * The screens of the caller's role in the workspace: a viewer the portal alone; the Agency screen
+ * for an admin or owner of a workspace that is no agency's client. The server enforces the same.
+ */
+function screensFor(w: Me['workspaces'][number] | undefined): readonly ScreenEntry[] {
+  if (w?.role === 'viewer') return portalScreens;
+  const agency = (w?.role === 'admin' || w?.role === 'owner') && w.agencyId === null;
+  return screens.filter((s) => s.path !== '/agency' || agency) as readonly ScreenEntry[];
+}
 
 /** `g` then a letter: the screen it goes to. */
 const GO_KEYS: Record<string, string> = { i: '/inbox', l: '/leads', s: '/sequences', m: '/mailboxes', t: '/tasks', a: '/analytics' };
@@ -92,6 +110,8 @@ export interface ScreenProps {
   workspaceId: string;
   /** The rest of the path after the screen's own, e.g. a sequence id. */
   sub: string;
+  /** Switches the app into another workspace (the Agency screen's "Open" on a client). */
+  onSwitch?: (workspaceId: string) => void;
 }
 
 const WORKSPACE_KEY = 'cadenza.workspace';
@@ -131,7 +151,10 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
     setMenuOpen(false);
     navigate(to);
   };
-  const current = screens.find((s) => path === s.path || path.startsWith(s.path + '/')) ?? screens[0];
+  const membership = me.workspaces.find((w) => w.id === workspaceId);
+  const viewer = membership?.role === 'viewer';
+  const shown = screensFor(membership);
+  const current = shown.find((s) => path === s.path || path.startsWith(s.path + '/')) ?? shown[0]!;
   const sub = path.slice(current.path.length + 1);
   const mainRef = useRef<HTMLElement>(null);
   const first = useRef(true);
@@ -165,7 +188,7 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
                   <select value={workspaceId} onChange={(e) => choose(e.target.value)}>
                     {me.workspaces.map((w) => (
                       <option key={w.id} value={w.id}>
-                        {w.name}
+                        {w.viaAgency ? `${w.name} (client)` : w.name}
                       </option>
                     ))}
                   </select>
@@ -177,7 +200,7 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
                 New workspace
               </a>
               <ul>
-                {screens.map((s) => (
+                {shown.map((s) => (
                   <li key={s.path}>
                     <a
                       href={s.path}
@@ -198,8 +221,8 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
             </div>
           </nav>
           <main id="main" className="main" tabIndex={-1} ref={mainRef}>
-            {workspaceId && <DemoBanner workspaceId={workspaceId} start={startDemo && workspaceId === me.workspaces[0]?.id} />}
-            {workspaceId && !creating && current === screens[0] && <GettingStarted key={workspaceId} workspaceId={workspaceId} />}
+            {workspaceId && !viewer && <DemoBanner workspaceId={workspaceId} start={startDemo && workspaceId === me.workspaces[0]?.id} />}
+            {workspaceId && !creating && !viewer && current === screens[0] && <GettingStarted key={workspaceId} workspaceId={workspaceId} />}
             {creating ? (
               <NewWorkspace
                 onCreated={async (id) => {
@@ -209,7 +232,15 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
                 }}
               />
             ) : workspaceId ? (
-              <current.Screen key={workspaceId + current.path} workspaceId={workspaceId} sub={sub} />
+              <current.Screen
+                key={workspaceId + current.path}
+                workspaceId={workspaceId}
+                sub={sub}
+                onSwitch={(id) => {
+                  choose(id);
+                  navigate('/analytics');
+                }}
+              />
             ) : (
               <p>
                 You belong to no workspace yet.{' '}
@@ -221,7 +252,7 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
             )}
           </main>
           {/* Incoming calls ring on every screen; the power dialer takes them over while it is open. */}
-          {workspaceId && !creating && <IncomingCallDock key={workspaceId} workspaceId={workspaceId} />}
+          {workspaceId && !creating && !viewer && <IncomingCallDock key={workspaceId} workspaceId={workspaceId} />}
           {shortcuts.dialog}
         </div>
       </IncomingCallsProvider>

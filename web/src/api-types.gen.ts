@@ -2,6 +2,33 @@
 // route in src/api/routes/index.ts. Do not edit: `npm test` fails when this file is not what the
 // schemas make (src/api/web-types/web-types.test.ts). Names: the schemas given .meta({ id }).
 
+export type AgencyClient = {
+  id: string;
+  name: string;
+  displayName: string | null;
+  primaryColor: string | null;
+  accentColor: string | null;
+  createdAt: string;
+  usage: {
+    /** Emails sent in the period */
+    sends: number;
+    /** Replies received in the period (threaded to an enrollment) */
+    replies: number;
+    /** Mailboxes connected now */
+    mailboxes: number;
+    /** Leads added in the period */
+    leads: number;
+    /** Members now (the client's own people; the agency's admins are not counted) */
+    seats: number;
+  };
+};
+
+export type AgencyClientCreated = {
+  id: string;
+  name: string;
+  timeZone: string;
+};
+
 export type Analytics = {
   /** The window ends with this instant's day in `zone`: the later of now and the latest journal entry (a demo runs its clock ahead of the real date) */
   asOf: string;
@@ -304,6 +331,14 @@ export type BranchConditionPart = {
   any: BranchConditionPart[];
 } | {
   not: BranchConditionPart;
+};
+
+export type Branding = {
+  displayName: string;
+  primaryColor: string;
+  accentColor: string;
+  /** Where the logo is served (versioned); null without a logo */
+  logoUrl: string | null;
 };
 
 export type BulkLeadResult = {
@@ -862,7 +897,7 @@ export type InboxView = {
 export type Invitation = {
   id: string;
   email: string;
-  role: "owner" | "admin" | "member";
+  role: "viewer" | "member" | "admin" | "owner";
   status: "pending" | "accepted" | "revoked" | "expired";
   invitedBy: string | null;
   createdAt: string;
@@ -889,7 +924,7 @@ export type InvitationCreated = {
 export type InvitationPreview = {
   workspaceName: string;
   email: string;
-  role: "owner" | "admin" | "member";
+  role: "viewer" | "member" | "admin" | "owner";
   invitedBy: string | null;
   expiresAt: string;
   /** true: sign in, then accept; false: sign up with POST /api/invitations/signup */
@@ -1095,7 +1130,11 @@ export type Me = {
   workspaces: {
     id: string;
     name: string;
-    role: "owner" | "admin" | "member";
+    role: "viewer" | "member" | "admin" | "owner";
+    /** The agency workspace this one is a client of; null for any other */
+    agencyId: string | null;
+    /** Reached as an admin through the caller's admin role in its agency, not a membership here */
+    viaAgency: boolean;
   }[];
 };
 
@@ -1103,7 +1142,7 @@ export type Member = {
   id: string;
   email: string;
   name: string | null;
-  role: "owner" | "admin" | "member";
+  role: "viewer" | "member" | "admin" | "owner";
   /** own: a member reads only their mailboxes' replies; all: every mailbox's */
   inboxScope: "own" | "all";
   canSignIn: boolean;
@@ -2002,7 +2041,7 @@ export interface ApiRoutes {
       email: string;
       /** Unused: the person gives their own name when they accept */
       name?: string;
-      role: "owner" | "admin" | "member";
+      role: "viewer" | "member" | "admin" | "owner";
       /** No longer taken: refused with a 400. The person sets their own password from the invitation link */
       initialPassword?: string;
     };
@@ -2017,7 +2056,7 @@ export interface ApiRoutes {
     };
     query: Record<string, never>;
     body: {
-      role?: "owner" | "admin" | "member";
+      role?: "viewer" | "member" | "admin" | "owner";
       inboxScope?: "own" | "all";
       /** The member's number on the SIP trunk, in international form (+ and the calling code); null removes it. Their next phone credential carries it */
       phoneNumber?: string | null;
@@ -2056,7 +2095,7 @@ export interface ApiRoutes {
     query: Record<string, never>;
     body: {
       email: string;
-      role: "owner" | "admin" | "member";
+      role: "viewer" | "member" | "admin" | "owner";
     };
     response: InvitationCreated;
     status: 201;
@@ -2361,6 +2400,149 @@ export interface ApiRoutes {
     response: {
       /** The provider's authorization URL */
       url: string;
+    };
+    status: 200;
+  };
+  /** The agency's client workspaces with each one's usage over the period (admin) (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/agency/clients": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      /** First day (UTC), inclusive; default 30 days before `to` */
+      from?: string;
+      /** Last day (UTC), inclusive; default today */
+      to?: string;
+    };
+    body: never;
+    response: {
+      /** This workspace is itself a client of an agency (it has no clients) */
+      isClient: boolean;
+      from: string;
+      to: string;
+      clients: AgencyClient[];
+    };
+    status: 200;
+  };
+  /** Each client's usage over the period as CSV (admin): one row per client (access: admin of the workspace) */
+  "GET /api/workspaces/:workspaceId/agency/usage.csv": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      /** First day (UTC), inclusive; default 30 days before `to` */
+      from?: string;
+      /** Last day (UTC), inclusive; default today */
+      to?: string;
+    };
+    body: never;
+    response: string;
+    status: 200;
+  };
+  /** Create a client workspace under this agency (admin); its admins reach it as admins, and invite its people (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/agency/clients": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name: string;
+      timeZone?: string;
+    };
+    response: AgencyClientCreated;
+    status: 201;
+  };
+  /** The branding of the client whose app host is this request's Host, or null: what the web app shows before sign-in (access: public) */
+  "GET /api/branding": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    response: {
+      branding: Branding | null;
+    };
+    status: 200;
+  };
+  /** The logo of the client whose app host is this request's Host; 404 when none (access: public) */
+  "GET /api/branding/logo": {
+    params: Record<string, never>;
+    query: Record<string, never>;
+    body: never;
+    response: string;
+    status: 200;
+  };
+  /** The workspace's branding and its app host, or null branding for a workspace that is not an agency's client (access: viewer of the workspace) */
+  "GET /api/workspaces/:workspaceId/branding": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      isClient: boolean;
+      branding: Branding | null;
+      /** The client's own domain serving the app (a CNAME to this server), with its certificate's state */
+      domain: TrackingHost | null;
+      /** Custom hosts are on on this server (CADENZA_TRACKING_HTTPS_PORT) */
+      domainsEnabled: boolean;
+    };
+    status: 200;
+  };
+  /** Set the client workspace's display name and colours (admin) (access: admin of the workspace) */
+  "PUT /api/workspaces/:workspaceId/branding": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      displayName: string;
+      primaryColor: string;
+      accentColor: string;
+    };
+    response: Branding;
+    status: 200;
+  };
+  /** The client workspace's logo; 404 when it has none (access: viewer of the workspace) */
+  "GET /api/workspaces/:workspaceId/branding/logo": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: string;
+    status: 200;
+  };
+  /** Upload the client workspace's logo (admin): a PNG, JPEG or WebP image of at most 256 KB, its type read from its bytes (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/branding/logo": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    /** The image file, sent as application/octet-stream */
+    body: Blob;
+    response: Branding;
+    status: 200;
+  };
+  /** Serve the app on the client's own domain (admin): a CNAME to this server, then a certificate is obtained as for tracking hosts (access: admin of the workspace) */
+  "PUT /api/workspaces/:workspaceId/branding/domain": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: {
+      host: string;
+    };
+    response: TrackingHost;
+    status: 200;
+  };
+  /** Stop serving the app on the client's domain (admin); its certificate is forgotten (access: admin of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/branding/domain": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      removed: boolean;
     };
     status: 200;
   };
@@ -3390,7 +3572,7 @@ export interface ApiRoutes {
     response: string;
     status: 200;
   };
-  /** Sequences with their step count and enrollments by state (access: member of the workspace) */
+  /** Sequences with their step count and enrollments by state (the client portal reads it for its reports) (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/sequences": {
     params: {
       workspaceId: string;
@@ -5064,7 +5246,7 @@ export interface ApiRoutes {
     };
     status: 200;
   };
-  /** Sends, opens (by a person and automatic), clicks, replies, positive replies, meetings, bounces and unsubscribes per day of the chosen time zone, the totals and those of the period before, the per-step funnel and variants over the same window, calls by outcome, and reply-to-stop latency percentiles (real ms) (access: member of the workspace) */
+  /** Sends, opens (by a person and automatic), clicks, replies, positive replies, meetings, bounces and unsubscribes per day of the chosen time zone, the totals and those of the period before, the per-step funnel and variants over the same window, calls by outcome, and reply-to-stop latency percentiles (real ms) (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics": {
     params: {
       workspaceId: string;
@@ -5080,7 +5262,7 @@ export interface ApiRoutes {
     response: Analytics;
     status: 200;
   };
-  /** The per-day figures of GET …/analytics as CSV: one row per day of the chosen time zone, one column per series (access: member of the workspace) */
+  /** The per-day figures of GET …/analytics as CSV: one row per day of the chosen time zone, one column per series (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics/days.csv": {
     params: {
       workspaceId: string;
@@ -5096,7 +5278,7 @@ export interface ApiRoutes {
     response: string;
     status: 200;
   };
-  /** The window's figures (the series of GET …/analytics, bounces hard and soft, and each rate per email sent) per sequence, email step, variant, mailbox or rep: every fact credited to one email, so the rows sum to the headline (access: member of the workspace) */
+  /** The window's figures (the series of GET …/analytics, bounces hard and soft, and each rate per email sent) per sequence, email step, variant, mailbox or rep: every fact credited to one email, so the rows sum to the headline (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics/breakdown": {
     params: {
       workspaceId: string;
@@ -5114,7 +5296,7 @@ export interface ApiRoutes {
     response: AnalyticsBreakdown;
     status: 200;
   };
-  /** GET …/analytics/breakdown as CSV: one row per sequence, step, variant, mailbox or rep, one column per figure and rate (access: member of the workspace) */
+  /** GET …/analytics/breakdown as CSV: one row per sequence, step, variant, mailbox or rep, one column per figure and rate (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics/breakdown.csv": {
     params: {
       workspaceId: string;
@@ -5132,7 +5314,7 @@ export interface ApiRoutes {
     response: string;
     status: 200;
   };
-  /** Reply rate per variant over the whole journal: sends of each variant, and the replies credited to it (it was the last email the prospect got before replying) (access: member of the workspace) */
+  /** Reply rate per variant over the whole journal: sends of each variant, and the replies credited to it (it was the last email the prospect got before replying) (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics/variants": {
     params: {
       workspaceId: string;
@@ -5154,7 +5336,7 @@ export interface ApiRoutes {
     };
     status: 200;
   };
-  /** Per-mailbox health over the analytics window: sends, hard and soft bounces, bounce rate, replies credited to its emails, and the current health with its reason (access: member of the workspace) */
+  /** Per-mailbox health over the analytics window: sends, hard and soft bounces, bounce rate, replies credited to its emails, and the current health with its reason (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics/mailboxes": {
     params: {
       workspaceId: string;
@@ -5180,7 +5362,7 @@ export interface ApiRoutes {
     };
     status: 200;
   };
-  /** A sequence's (or the workspace's) funnel over the window: sent, delivered (sent less bounced), opened by a person, clicked, replied, interested replies and meetings, with each stage's conversion from the one before (access: member of the workspace) */
+  /** A sequence's (or the workspace's) funnel over the window: sent, delivered (sent less bounced), opened by a person, clicked, replied, interested replies and meetings, with each stage's conversion from the one before (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics/funnel": {
     params: {
       workspaceId: string;
@@ -5196,7 +5378,7 @@ export interface ApiRoutes {
     response: AnalyticsFunnel;
     status: 200;
   };
-  /** Reply time after send: for the replies in the window, the time since the email each is credited to was sent, in buckets (under 1 h … over 7 days) with the median (access: member of the workspace) */
+  /** Reply time after send: for the replies in the window, the time since the email each is credited to was sent, in buckets (under 1 h … over 7 days) with the median (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics/reply-times": {
     params: {
       workspaceId: string;
@@ -5212,7 +5394,7 @@ export interface ApiRoutes {
     response: AnalyticsReplyTimes;
     status: 200;
   };
-  /** Sends and reply rate by the hour of day (and ISO weekday) in the prospect's time at send (the lead's zone, else the workspace's), and which hours did best when enough sends allow it (access: member of the workspace) */
+  /** Sends and reply rate by the hour of day (and ISO weekday) in the prospect's time at send (the lead's zone, else the workspace's), and which hours did best when enough sends allow it (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics/send-hours": {
     params: {
       workspaceId: string;
@@ -5228,7 +5410,7 @@ export interface ApiRoutes {
     response: AnalyticsSendHours;
     status: 200;
   };
-  /** Each mailbox's (or one's) sends, bounces and bounce rate per day of the window, and the inbox or junk placement its warmup mail found (access: member of the workspace) */
+  /** Each mailbox's (or one's) sends, bounces and bounce rate per day of the window, and the inbox or junk placement its warmup mail found (access: viewer of the workspace) */
   "GET /api/workspaces/:workspaceId/analytics/mailbox-days": {
     params: {
       workspaceId: string;

@@ -12,6 +12,11 @@ export async function actorOf(c: { ctx: ApiContext; ws: WorkspaceAccess; princip
     const k = await db.selectFrom('api_key').select(['name', 'prefix']).where('id', '=', principal.keyId).executeTakeFirst();
     return { kind: 'api_key', keyId: principal.keyId, label: k ? `API key ${k.name} (${k.prefix}…)` : 'API key', ip: req.ip };
   }
+  if (ws.viaAgency && principal?.kind === 'session') {
+    // An agency's admin in its client: no membership here, so the account's address, marked as such.
+    const a = await db.selectFrom('account').select('email').where('id', '=', principal.accountId).executeTakeFirst();
+    return { kind: 'session', userId: null, label: `${a?.email ?? 'an agency admin'} (agency admin)`, ip: req.ip };
+  }
   const u = ws.userId ? await db.selectFrom('app_user').select('email').where('id', '=', ws.userId).executeTakeFirst() : undefined;
   return { kind: 'session', userId: ws.userId, label: u?.email ?? 'a member', ip: req.ip };
 }

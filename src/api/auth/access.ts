@@ -1,13 +1,19 @@
 import type { FastifyRequest } from 'fastify';
 import { cadenzaError } from '../../common/errors.ts';
 import { realClock, type ApiContext } from '../context.ts';
+import { agencyGrant } from './agency.ts';
 import { findApiKey } from './api-keys.ts';
 import { findSession, SESSION_COOKIE } from './sessions.ts';
 import { safeEqual } from './tokens.ts';
 
-export const ROLES = ['member', 'admin', 'owner'] as const;
+/**
+ * Roles in a workspace, weakest first. A viewer is a client's person in an agency's client
+ * workspace (the read-only client portal): only routes open to 'viewer' answer them, so every
+ * write route, all of which need 'member' or more, refuses them on the server.
+ */
+export const ROLES = ['viewer', 'member', 'admin', 'owner'] as const;
 export type Role = (typeof ROLES)[number];
-const rank: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
+const rank: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
 
 export function roleAtLeast(role: Role, min: Role): boolean {
   return rank[role] >= rank[min];
@@ -21,8 +27,10 @@ export type Principal =
 export interface WorkspaceAccess {
   workspaceId: string;
   role: Role;
-  /** The caller's membership (app_user) in this workspace; null for an API key. */
+  /** The caller's membership (app_user) in this workspace; null for an API key or an agency's admin in a client. */
   userId: string | null;
+  /** Set when the access comes from the caller's role in the agency that owns this client workspace. */
+  viaAgency?: string;
   /** Whose inbox the caller reads: their own mailboxes', or every mailbox's. */
   inboxScope: 'own' | 'all';
 }
@@ -77,9 +85,16 @@ export async function workspaceAccess(ctx: ApiContext, p: Principal, workspaceId
       .where('account_id', '=', p.accountId)
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst();
-    if (!m) throw notFound();
+    if (!m) {
+      // No membership here: an admin or owner of the agency that owns this client workspace is an admin in it.
+      const grant = await agencyGrant(ctx.store.db, p.accountId, workspaceId);
+      if (!grant) throw notFound();
+      access = { workspaceId, role: grant.role, userId: null, inboxScope: 'all', viaAgency: grant.agencyId };
+      if (!roleAtLeast(access.role, min)) throw cadenzaError('FORBIDDEN', `this needs the ${min} role in the workspace; the caller is ${access.role}`);
+      return access;
+    }
     // Admins and owners read every mailbox's inbox; a member what they were granted.
-    access = { workspaceId, role: m.role, userId: m.id, inboxScope: m.role === 'member' ? m.inbox_scope : 'all' };
+    access = { workspaceId, role: m.role, userId: m.id, inboxScope: m.role === 'member' || m.role === 'viewer' ? m.inbox_scope : 'all' };
   }
   if (!roleAtLeast(access.role, min)) throw cadenzaError('FORBIDDEN', `this needs the ${min} role in the workspace; the caller is ${access.role}`);
   return access;

@@ -1,3 +1,5 @@
+import { clientsReachedBy } from '../../agency/sql/agency.ts';
+import { AGENCY_ROLES_THAT_REACH_CLIENTS, ROLE_IN_CLIENT } from './agency.ts';
 import { sql } from 'kysely';
 import type { Clock } from '../../common/clock.ts';
 import { cadenzaError } from '../../common/errors.ts';
@@ -101,11 +103,20 @@ export async function accountWithWorkspaces(db: Db, accountId: string) {
   const workspaces = await db
     .selectFrom('app_user as u')
     .innerJoin('workspace as w', 'w.id', 'u.workspace_id')
-    .select(['w.id', 'w.name', 'u.role'])
+    .select(['w.id', 'w.name', 'u.role', 'w.agency_id'])
     .where('u.account_id', '=', accountId)
     .orderBy('w.created_at')
     .execute();
-  return { account, workspaces };
+  // And the client workspaces it reaches as an agency's admin (agency.ts has the rule), after its own.
+  const own = new Set(workspaces.map((w) => w.id));
+  const clients = (await clientsReachedBy(db, accountId, AGENCY_ROLES_THAT_REACH_CLIENTS)).filter((c) => !own.has(c.id));
+  return {
+    account,
+    workspaces: [
+      ...workspaces.map((w) => ({ id: w.id, name: w.name, role: w.role, agencyId: w.agency_id, viaAgency: false })),
+      ...clients.map((c) => ({ id: c.id, name: c.name, role: ROLE_IN_CLIENT, agencyId: c.agency_id, viaAgency: true })),
+    ],
+  };
 }
 
 /** The account's password hash (argon2, passwords.ts), to check a password against. */

@@ -39,7 +39,7 @@ function chartRoute<Q extends z.ZodType<WindowQuery>, S extends z.ZodRawShape>(o
     url: `/api/workspaces/:workspaceId/analytics/${o.path}`,
     summary: o.summary,
     tags: ['analytics'],
-    access: { workspace: 'member' },
+    access: { workspace: 'viewer' },
     example: () => ({ query: { days: 30, zone: 'Europe/Berlin' } as z.input<Q> }),
     params: workspaceParams({}),
     query: o.query,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROLES } from '../auth/access.ts';
 import { cadenzaError, isCadenzaError } from '../../common/errors.ts';
 import { isValidZone } from '../../calendar/index.ts';
 import { accountWithWorkspaces, firstRunSetup, hasAnyAccount, passwordHashOf, setPasswordHash } from '../auth/accounts.ts';
@@ -17,7 +18,15 @@ export const meBody = z
   .object({
     account: z.object({ id: z.uuid(), email: z.string(), name: z.string().nullable() }),
     csrfToken: z.string().describe('Send in x-csrf-token on POST, PUT, PATCH and DELETE made with the session cookie'),
-    workspaces: z.array(z.object({ id: z.uuid(), name: z.string(), role: z.enum(['owner', 'admin', 'member']) })),
+    workspaces: z.array(
+      z.object({
+        id: z.uuid(),
+        name: z.string(),
+        role: z.enum(ROLES),
+        agencyId: z.uuid().nullable().describe('The agency workspace this one is a client of; null for any other'),
+        viaAgency: z.boolean().describe("Reached as an admin through the caller's admin role in its agency, not a membership here"),
+      }),
+    ),
   })
   .meta({ id: 'Me' });
 

@@ -1,3 +1,5 @@
+import { agencyRoutes } from './agency.ts';
+import { brandingRoutes } from './branding.ts';
 import type { ApiRoute } from '../http/route.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { auditRoutes } from './audit.ts';
@@ -55,6 +57,8 @@ export const apiRoutes: readonly ApiRoute[] = [
   ...auditRoutes,
   ...webhookRoutes,
   ...ssoRoutes,
+  ...agencyRoutes,
+  ...brandingRoutes,
   ...crmRoutes,
   ...crmChangeRoutes,
   ...mailboxRoutes,

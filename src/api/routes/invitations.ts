@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROLES, type Role } from '../auth/access.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import {
   acceptInvitation,
@@ -18,7 +19,7 @@ import { audit } from '../audit/actor.ts';
 import { recordAudit } from '../audit/audit-log.ts';
 import { workspaceName } from '../../workspace/workspace-row.ts';
 
-const role = z.enum(['owner', 'admin', 'member']);
+const role = z.enum(ROLES);
 
 /** Invitations expire in real time, even while a demo's clock runs ahead. */
 const realTime = (ctx: ApiContext): ApiContext => ({ ...ctx, clock: realClock(ctx) });
@@ -68,7 +69,7 @@ export const invitationCreated = z
  * workspace, for POST …/invitations and POST …/members alike. The answer has the same shape
  * whether or not the address has an account anywhere, so adding a person tells nothing about them.
  */
-export async function sendInvitation(c: RouteContext<unknown, unknown, unknown>, o: { email: string; role: 'owner' | 'admin' | 'member' }): Promise<z.output<typeof invitationCreated>> {
+export async function sendInvitation(c: RouteContext<unknown, unknown, unknown>, o: { email: string; role: Role }): Promise<z.output<typeof invitationCreated>> {
   const { ctx, ws } = c;
   const { invitation: inv, token: secret } = await createInvitation(ctx.store, realTime(ctx), {
     workspaceId: ws.workspaceId,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
 import { audit } from '../audit/actor.ts';
-import { roleAtLeast } from '../auth/access.ts';
+import { roleAtLeast, ROLES } from '../auth/access.ts';
 import { capAtRole, revokeWhatTheyLeft } from '../auth/member-departure.ts';
 import { changeMember, deleteMember, findMember, keepAnOwner, listMembers, type MemberRow } from '../auth/members.ts';
 import { repNumber } from '../../dialer/rep-number.ts';
@@ -9,7 +9,7 @@ import { realClock } from '../context.ts';
 import { defineRoute, workspaceParams, type RouteContext } from '../http/route.ts';
 import { invitationCreated, sendInvitation } from './invitations.ts';
 
-const role = z.enum(['owner', 'admin', 'member']);
+const role = z.enum(ROLES);
 const member = z
   .object({
     id: z.uuid(),

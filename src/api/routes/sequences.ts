@@ -38,9 +38,9 @@ export const sequenceRoutes = [
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/sequences',
-    summary: 'Sequences with their step count and enrollments by state',
+    summary: 'Sequences with their step count and enrollments by state (the client portal reads it for its reports)',
     tags: ['sequences'],
-    access: { workspace: 'member' },
+    access: { workspace: 'viewer' },
     params: workspaceParams({}),
     response: z.object({
       sequences: z.array(z.object({ id: z.uuid(), key: z.string(), name: z.string(), status, steps: z.number().int(), active: z.number().int(), replied: z.number().int() })),

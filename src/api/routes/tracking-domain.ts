@@ -4,13 +4,14 @@ import { DOMAIN_STATES } from '../../tracking/domains/policy.ts';
 import { hostView, removeTrackingHost, setTrackingHost, trackingHost, verifyTrackingHost } from '../../tracking/domains/hosts.ts';
 import { audit } from '../audit/actor.ts';
 import type { ApiContext } from '../context.ts';
-import { defineRoute, workspaceParams } from '../http/route.ts';
+import { defineRoute, workspaceParams, type RouteContext } from '../http/route.ts';
+import type { HostPurpose } from '../../tracking/domains/sql/tracking-domain.ts';
 
 /**
  * A workspace's custom tracking host (src/tracking/domains/; docs/deliverability.md "Custom
  * tracking domains"): set, see, verify now, remove. Admins change it; members see it.
  */
-const hostBody = z
+export const hostBody = z
   .object({
     host: z.string(),
     state: z.enum(DOMAIN_STATES).describe('pending_dns → issuing → active → renewing; failed with a reason'),
@@ -26,9 +27,32 @@ const hostBody = z
 
 const url = '/api/workspaces/:workspaceId/tracking-domain';
 
-function enabled(ctx: ApiContext): NonNullable<ApiContext['trackingDomains']> {
+export function enabled(ctx: ApiContext): NonNullable<ApiContext['trackingDomains']> {
   if (!ctx.trackingDomains) throw cadenzaError('CONFLICT', 'custom tracking domains are off on this server (CADENZA_TRACKING_HTTPS_PORT is not set)');
   return ctx.trackingDomains;
+}
+
+const auditKey: Record<HostPurpose, string> = { tracking: 'trackingHost', app: 'appHost' };
+
+/** Sets the workspace's custom host of this purpose (the tracking host, or an agency client's app host, branding.ts). */
+export async function putCustomHost(c: RouteContext<unknown, unknown, unknown>, host: string, purpose: HostPurpose): Promise<z.output<typeof hostBody>> {
+  const { ctx, ws } = c;
+  const on = enabled(ctx);
+  const before = await trackingHost(ctx.store.db, ws.workspaceId, purpose);
+  const r = await setTrackingHost(ctx.store.db, ws.workspaceId, host, on.publicHost, ctx.clock.now(), purpose);
+  if (!r.ok) throw cadenzaError(r.why === 'taken' ? 'CONFLICT' : 'INVALID_INPUT', r.message, { field: 'host' });
+  if (r.changed) {
+    await audit(c, { action: 'settings.changed', target: 'workspace', detail: { [auditKey[purpose]]: { from: before?.host ?? null, to: r.row.host } } });
+    on.nudge();
+  }
+  return hostView(r.row, on.publicHost);
+}
+
+export async function deleteCustomHost(c: RouteContext<unknown, unknown, unknown>, purpose: HostPurpose): Promise<{ removed: boolean }> {
+  const before = await trackingHost(c.ctx.store.db, c.ws.workspaceId, purpose);
+  const removed = await removeTrackingHost(c.ctx.store.db, c.ws.workspaceId, purpose);
+  if (removed) await audit(c, { action: 'settings.changed', target: 'workspace', detail: { [auditKey[purpose]]: { from: before?.host ?? null, to: null } } });
+  return { removed };
 }
 
 export const trackingDomainRoutes = [
@@ -60,18 +84,7 @@ export const trackingDomainRoutes = [
     body: z.object({ host: z.string().max(300) }),
     example: () => ({ body: { host: 'track.example.com' } }),
     response: hostBody,
-    handler: async (c) => {
-      const { ctx, ws, body } = c;
-      const on = enabled(ctx);
-      const before = await trackingHost(ctx.store.db, ws.workspaceId);
-      const r = await setTrackingHost(ctx.store.db, ws.workspaceId, body.host, on.publicHost, ctx.clock.now());
-      if (!r.ok) throw cadenzaError(r.why === 'taken' ? 'CONFLICT' : 'INVALID_INPUT', r.message, { field: 'host' });
-      if (r.changed) {
-        await audit(c, { action: 'settings.changed', target: 'workspace', detail: { trackingHost: { from: before?.host ?? null, to: r.row.host } } });
-        on.nudge();
-      }
-      return hostView(r.row, on.publicHost);
-    },
+    handler: (c) => putCustomHost(c, c.body.host, 'tracking'),
   }),
   defineRoute({
     method: 'POST',
@@ -98,11 +111,6 @@ export const trackingDomainRoutes = [
     access: { workspace: 'admin' },
     params: workspaceParams({}),
     response: z.object({ removed: z.boolean() }),
-    handler: async (c) => {
-      const before = await trackingHost(c.ctx.store.db, c.ws.workspaceId);
-      const removed = await removeTrackingHost(c.ctx.store.db, c.ws.workspaceId);
-      if (removed) await audit(c, { action: 'settings.changed', target: 'workspace', detail: { trackingHost: { from: before?.host ?? null, to: null } } });
-      return { removed };
-    },
+    handler: (c) => deleteCustomHost(c, 'tracking'),
   }),
 ];

@@ -15,6 +15,8 @@ export class CertificateBook {
   private readonly contexts = new Map<string, { version: number; context: SecureContext }>();
   /** Every custom host, with a certificate or not yet. */
   private known = new Set<string>();
+  /** The custom hosts that serve the whole app (an agency client's white-label name, 0103). */
+  private appHosts = new Set<string>();
   private timer: TimerHandle | undefined;
   private refreshing: Promise<void> | undefined;
   private closed = false;
@@ -31,6 +33,11 @@ export class CertificateBook {
   /** A workspace's custom host, served or not yet (the host guard answers only tracking routes on them). */
   isCustomHost(host: string): boolean {
     return this.known.has(host);
+  }
+
+  /** An agency client's app host: the guard lets the app answer on it, under the client's branding. */
+  isAppHost(host: string): boolean {
+    return this.appHosts.has(host);
   }
 
   /** Hosts whose certificate is served now. */
@@ -66,6 +73,7 @@ export class CertificateBook {
     const { db, vault, log } = this.deps;
     const all = await hostVersions(db);
     this.known = new Set(all.map((h) => h.host));
+    this.appHosts = new Set(all.filter((h) => h.purpose === 'app').map((h) => h.host));
     const seen = new Set<string>();
     for (const s of all) {
       if (!s.serving) continue;

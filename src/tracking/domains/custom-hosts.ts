@@ -80,7 +80,7 @@ export class CustomHosts {
 
   /** On the app, before it listens: the challenge route and the guard of custom hosts. */
   register(app: FastifyInstance): void {
-    customHostGuard(app, (host) => this.book.isCustomHost(host), (socket) => this.listener?.owns(socket) ?? false);
+    customHostGuard(app, (host) => this.book.isCustomHost(host), (socket) => this.listener?.owns(socket) ?? false, (host) => this.book.isAppHost(host));
     challengeRoute(app, { db: this.db, clock: this.clock });
   }
 

@@ -1,7 +1,7 @@
 import type { Db } from '../../store/store.ts';
 import { checkTrackingDomain } from '../links.ts';
 import { SERVING_STATES, type DomainState } from './policy.ts';
-import { domainOfWorkspace, makeDue, removeDomain, setDomain, type DomainRow } from './sql/tracking-domain.ts';
+import { domainOfWorkspace, makeDue, removeDomain, setDomain, type DomainRow, type HostPurpose } from './sql/tracking-domain.ts';
 
 /**
  * A workspace's custom tracking host as its admins set it and see it (the API's routes call these;
@@ -44,29 +44,29 @@ export type SetHostResult =
  * checked as a DNS name; the installation's own public host, or a name under it, is refused (it
  * would hand our name's certificate to a workspace); a host another workspace has is refused.
  */
-export async function setTrackingHost(db: Db, workspaceId: string, raw: string, publicHost: string, now: number): Promise<SetHostResult> {
+export async function setTrackingHost(db: Db, workspaceId: string, raw: string, publicHost: string, now: number, purpose: HostPurpose = 'tracking'): Promise<SetHostResult> {
   const c = checkTrackingDomain(raw);
   if (!c.ok) return { ok: false, why: 'invalid', message: c.message };
   const host = c.domain;
   if (host === publicHost || host.endsWith(`.${publicHost}`)) return { ok: false, why: 'ours', message: `${host} is this installation's own name; use a name of your domain, such as track.example.com` };
-  const r = await setDomain(db, workspaceId, host, now);
-  if (r === 'taken') return { ok: false, why: 'taken', message: `${host} is already the tracking host of another workspace` };
-  return { ok: true, row: (await domainOfWorkspace(db, workspaceId))!, changed: r === 'set' };
+  const r = await setDomain(db, workspaceId, host, now, purpose);
+  if (r === 'taken') return { ok: false, why: 'taken', message: purpose === 'tracking' ? `${host} is already the tracking host of another workspace` : `${host} is already a custom host of a workspace (its tracking or app host)` };
+  return { ok: true, row: (await domainOfWorkspace(db, workspaceId, purpose))!, changed: r === 'set' };
 }
 
-export async function trackingHost(db: Db, workspaceId: string): Promise<DomainRow | undefined> {
-  return domainOfWorkspace(db, workspaceId);
+export async function trackingHost(db: Db, workspaceId: string, purpose: HostPurpose = 'tracking'): Promise<DomainRow | undefined> {
+  return domainOfWorkspace(db, workspaceId, purpose);
 }
 
-export async function removeTrackingHost(db: Db, workspaceId: string): Promise<boolean> {
-  return removeDomain(db, workspaceId);
+export async function removeTrackingHost(db: Db, workspaceId: string, purpose: HostPurpose = 'tracking'): Promise<boolean> {
+  return removeDomain(db, workspaceId, purpose);
 }
 
 /** Asks for a check now (after the customer published the CNAME); undefined when no host is set. */
-export async function verifyTrackingHost(db: Db, workspaceId: string, now: number): Promise<DomainRow | undefined> {
-  if (!(await domainOfWorkspace(db, workspaceId))) return undefined;
-  await makeDue(db, workspaceId, now);
-  return domainOfWorkspace(db, workspaceId);
+export async function verifyTrackingHost(db: Db, workspaceId: string, now: number, purpose: HostPurpose = 'tracking'): Promise<DomainRow | undefined> {
+  if (!(await domainOfWorkspace(db, workspaceId, purpose))) return undefined;
+  await makeDue(db, workspaceId, now, purpose);
+  return domainOfWorkspace(db, workspaceId, purpose);
 }
 
 /**

@@ -99,7 +99,7 @@ const CALL_OUTCOME_ROWS = [
   ['dropped', 'Dropped'],
   ['unlogged', 'No outcome yet'],
 ] as const;
-export function Analytics({ workspaceId }: ScreenProps) {
+export function Analytics({ workspaceId, readOnly }: ScreenProps & { readOnly?: boolean }) {
   const [days, setDays] = useState<(typeof PERIODS)[number]>(30);
   const [zone, setZone] = useState(browserZone);
   const [sequenceId, setSequenceId] = useState('');
@@ -290,7 +290,7 @@ export function Analytics({ workspaceId }: ScreenProps) {
               </dl>
             </section>
           </div>
-          <WeeklyReportForm workspaceId={workspaceId} />
+          {!readOnly && <WeeklyReportForm workspaceId={workspaceId} />}
         </div>
       )}
     </>

@@ -6,10 +6,10 @@ import type { Invitation, InvitationCreated as Created } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
 
-type Role = 'owner' | 'admin' | 'member';
+type Role = 'owner' | 'admin' | 'member' | 'viewer';
 
-const ROLES: Role[] = ['member', 'admin', 'owner'];
-const rank: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
+const ROLES: Role[] = ['viewer', 'member', 'admin', 'owner'];
+const rank: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
 
 /**
  * Inviting people by email (admins): the invitation is emailed when the server has a mailer; when

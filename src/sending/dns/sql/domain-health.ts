@@ -41,7 +41,7 @@ export async function workspacesWithDomains(db: Db): Promise<string[]> {
   const r = await sql<{ id: string }>`
     select w.id from workspace w
     where exists (select 1 from mailbox m where m.workspace_id = w.id and m.removed_at is null)
-       or exists (select 1 from tracking_domain t where t.workspace_id = w.id)
+       or exists (select 1 from tracking_domain t where t.workspace_id = w.id and t.purpose = 'tracking')
        or w.settings ? 'trackingDomain'
     order by w.id`.execute(db);
   return r.rows.map((x) => x.id);

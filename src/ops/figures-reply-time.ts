@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
-import { isReply, lastEmailSentAtBefore } from './figure-facts.ts';
+import { creditedEnrollment, isReply, lastEmailSentAtBefore } from './figure-facts.ts';
 import { ofSequence, type SequenceFilter, type Span } from './figures.ts';
 
 /**
@@ -45,7 +45,7 @@ export async function replyTimes(db: Db, workspaceId: string, span: Span, o: Seq
   );
   const r = await sql<{ no_email: number; count: number; median: number | null; b: number[] }>`
     with replied as (
-      select e.at, ${lastEmailSentAtBefore(sql`e.enrollment_id`, sql`e.at`)} as sent_at
+      select e.at, ${lastEmailSentAtBefore(creditedEnrollment(sql`e`), sql`e.at`)} as sent_at
       from event e
       where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since} and e.at < ${span.until}
         ${ofSequence(o, sql`e.enrollment_id`)}

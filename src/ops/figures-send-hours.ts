@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
-import { isEmailSend, isReply, lastEmailSentAtBefore } from './figure-facts.ts';
+import { creditedEnrollment, isEmailSend, isReply, lastEmailSentAtBefore } from './figure-facts.ts';
 import { ofSequence, type SequenceFilter, type Span } from './figures.ts';
 
 /**
@@ -103,7 +103,7 @@ export async function sendHourCells(db: Db, workspaceId: string, span: Span, o: 
       -- Materialized: the credit lookup runs once per reply found, not inside the scan's filter,
       -- where the planner costs it for every journal row past the window's start (and PostgreSQL
       -- would then spend seconds compiling the plan with JIT).
-      select e.enrollment_id, e.at
+      select ${creditedEnrollment(sql`e`)} as enrollment_id, e.at
       from event e
       where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since}
         ${ofSequence(o, sql`e.enrollment_id`)}

@@ -80,11 +80,24 @@ export function isReply(e: Expr) {
 }
 
 /**
- * The enrollment and those that moved into it (up to three moves back, enrollment.moved_to): a
- * prospect moved to another sequence (by a rep, a branch or a reply rule) who then replies,
- * bounces or unsubscribes has answered an email the earlier enrollment sent, and that email takes
- * the credit, with its sequence, step, variant and mailbox (found by the analytics accuracy test,
- * src/sim/analytics-accuracy.test.ts). Indexed by 0080's `enrollment (moved_to)`.
+ * The enrollment a journal row `e`'s fact is credited from: the one the prospect's signal was
+ * addressed to. A reply, bounce, unsubscribe or meeting that reaches an enrollment after it was
+ * moved to another sequence (by a rep, a branch arm or a reply rule) is applied to the enrollment
+ * it moved to (EnrollmentService follows moved_to), whose journal entry names the one it was
+ * addressed to (`addressedTo`, written since issue 18's accuracy run; older entries lack it and are
+ * credited from their own enrollment). The prospect answered that enrollment's email, not one the
+ * successor sent later (found by the analytics accuracy test, src/sim/analytics-accuracy.test.ts).
+ */
+export function creditedEnrollment(e: Expr) {
+  return sql`coalesce((${e}.payload->>'addressedTo')::uuid, ${e}.enrollment_id)`;
+}
+
+/**
+ * The enrollment and those it was moved from (up to three moves back, enrollment.moved_to): a
+ * signal to an enrollment that has sent nothing yet since a move answers the last email the
+ * enrollment it moved from sent, and that email takes the credit, with its sequence, step, variant
+ * and mailbox. Only backwards: an email the successor sent later is not the one answered.
+ * Indexed by 0080's `enrollment (moved_to)`.
  */
 function lineage(enrollmentId: Expr) {
   return sql`(select ${enrollmentId}
@@ -94,9 +107,10 @@ function lineage(enrollmentId: Expr) {
 }
 
 /**
- * A column of the email last sent to enrollment `enrollmentId` (or an enrollment that moved into
- * it, `lineage`) at or before `at` (its journal row `s`): the email a reply (or a bounce, an
- * unsubscribe, an interested reply, a meeting) is credited to. Null: none before it.
+ * A column of the email last sent to enrollment `enrollmentId` (the one the fact was addressed to,
+ * `creditedEnrollment`; or an enrollment it was moved from, `lineage`) at or before `at` (its
+ * journal row `s`): the email a reply (or a bounce, an unsubscribe, an interested reply, a
+ * meeting) is credited to. Null: none before it.
  */
 function lastEmailSend(enrollmentId: Expr, at: Expr, column: Expr) {
   return sql`(select ${column} from event s
@@ -120,22 +134,25 @@ export function lastEmailEnrollmentBefore(enrollmentId: Expr, at: Expr) {
 }
 
 /**
- * The email fact row `f` (with `enrollment_id`, `at`, `type`) is credited to, as a lateral join
- * giving `credit.enrollment_id` and `credit.step_id` (`lastEmailSend`'s rule; null: none). A send
- * is its own email: for it the lookup is skipped (a one-time filter), not run.
+ * The email fact row `f` (with `at`, `type`) is credited to, as a lateral join giving
+ * `credit.enrollment_id` and `credit.step_id` (`lastEmailSend`'s rule from enrollment `from`,
+ * `f.enrollment_id` unless given; null: none). A send is its own email: for it the lookup is
+ * skipped (a one-time filter), not run.
  */
-export function emailCredit(f: Expr) {
+export function emailCredit(f: Expr, from: Expr = sql`${f}.enrollment_id`) {
   return sql`left join lateral (
       select cs.enrollment_id, (cs.payload->'event'->>'stepId')::uuid as step_id from event cs
-      where ${f}.type <> 'step_sent' and cs.enrollment_id in ${lineage(sql`${f}.enrollment_id`)} and cs.at <= ${f}.at and ${isEmailSend(sql`cs`)}
+      where ${f}.type <> 'step_sent' and cs.enrollment_id in ${lineage(from)} and cs.at <= ${f}.at and ${isEmailSend(sql`cs`)}
       order by cs.at desc, cs.id desc limit 1) credit on true`;
 }
 
 /**
  * The journal's facts among rows in the range: applied `step_sent` of an email step (sends, by the
  * step and its send request's variant and mailbox), `reply`, `bounce`, `unsubscribe` and meetings
- * (`isMeeting`), each credited to the last email sent to the enrollment (or one that moved into
- * it) before it, with that email's enrollment's sequence and its variant and mailbox (`emailCredit`). A hard bounce is also a `bouncesHard` fact (the breakdown splits bounces by
+ * (`isMeeting`), each credited to the last email sent before it to the enrollment it was addressed
+ * to (`creditedEnrollment`; or one that enrollment was moved from), with that email's enrollment's
+ * sequence and its variant and mailbox (`emailCredit`); without an email, the addressed
+ * enrollment's sequence and mailbox. A hard bounce is also a `bouncesHard` fact (the breakdown splits bounces by
  * kind; the per-day series leave it out). A journal row is written once and never changes, so
  * each fact is +1.
  */
@@ -147,10 +164,10 @@ export function journalFacts(r: FactRange): RawBuilder<unknown> {
         case when ${isMeeting(sql`e`)} then 'meetings' else
           case e.type when 'step_sent' then 'sends' when 'reply' then 'replies' when 'bounce' then 'bounces' else 'unsubscribes' end end as series,
         e.type = 'bounce' and coalesce((e.payload->'event'->>'hard')::boolean, false) as hard,
-        case when e.type = 'step_sent' then e.enrollment_id else coalesce(credit.enrollment_id, e.enrollment_id) end as enrollment_id,
+        case when e.type = 'step_sent' then e.enrollment_id else coalesce(credit.enrollment_id, ${creditedEnrollment(sql`e`)}) end as enrollment_id,
         case when e.type = 'step_sent' then (e.payload->'event'->>'stepId')::uuid else credit.step_id end as step_id
       from event e
-      ${emailCredit(sql`e`)}
+      ${emailCredit(sql`e`, creditedEnrollment(sql`e`))}
       where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and ${inSpan(sql`e.at`, r)}
         and (e.type in ('bounce', 'unsubscribe') or ${isReply(sql`e`)} or ${isEmailSend(sql`e`)} or ${isMeeting(sql`e`)})
     ) j

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { creditedEnrollment, sql } from 'kysely';
 import type { Db } from '../store/store.ts';
 import { isReply, lastEmailEnrollmentBefore, lastEmailSentAtBefore } from './figure-facts.ts';
 import { ofSequence, type SequenceFilter, type Span } from './figures.ts';
@@ -45,10 +45,14 @@ export async function replyTimes(db: Db, workspaceId: string, span: Span, o: Seq
   );
   const r = await sql<{ no_email: number; count: number; median: number | null; b: number[] }>`
     with credited as (
-      select e.at, e.enrollment_id, ${lastEmailSentAtBefore(sql`e.enrollment_id`, sql`e.at`)} as sent_at,
-        ${lastEmailEnrollmentBefore(sql`e.enrollment_id`, sql`e.at`)} as credited_to
-      from event e
-      where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since} and e.at < ${span.until}
+      select r.at, r.enrollment_id, ${lastEmailSentAtBefore(sql`r.enrollment_id`, sql`r.at`)} as sent_at,
+        ${lastEmailEnrollmentBefore(sql`r.enrollment_id`, sql`r.at`)} as credited_to
+      from (
+        -- From the enrollment the reply was addressed to (figure-facts.ts creditedEnrollment).
+        select e.at, ${creditedEnrollment(sql`e`)} as enrollment_id
+        from event e
+        where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since} and e.at < ${span.until}
+      ) r
     ), replied as (
       -- A reply after a move counts for the sequence whose email it answered (as every figure credits
       -- it: figure-facts.ts emailCredit); one with no email before it, for its own.

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
-import { isEmailSend, isReply, lastEmailEnrollmentBefore, lastEmailSentAtBefore } from './figure-facts.ts';
+import { creditedEnrollment, isEmailSend, isReply, lastEmailEnrollmentBefore, lastEmailSentAtBefore } from './figure-facts.ts';
 import { ofSequence, type SequenceFilter, type Span } from './figures.ts';
 
 /**
@@ -104,8 +104,9 @@ export async function sendHourCells(db: Db, workspaceId: string, span: Span, o: 
       -- where the planner costs it for every journal row past the window's start (and PostgreSQL
       -- would then spend seconds compiling the plan with JIT).
       -- Not narrowed to the sequence here: a reply after a move counts for the sequence whose email
-      -- it answered (the credited one's, as every figure credits it: figure-facts.ts emailCredit).
-      select e.enrollment_id, e.at
+      -- it answered (the credited one's, as every figure credits it: figure-facts.ts emailCredit),
+      -- looked up from the enrollment the reply was addressed to (creditedEnrollment).
+      select ${creditedEnrollment(sql`e`)} as enrollment_id, e.at
       from event e
       where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since}
     ), credited as materialized (

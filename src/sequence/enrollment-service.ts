@@ -116,7 +116,7 @@ export class EnrollmentService implements StopEngine {
       let end = start;
       while (end < items.length && !seen.has(resolved[end]!.id)) seen.add(resolved[end++]!.id);
       const rows = start === 0 ? resolved.slice(start, end) : await this.reread(tx, resolved.slice(start, end));
-      out.push(...(await this.commit(tx, rows.map((row, i) => ({ row, event: items[start + i]!.event })), now)));
+      out.push(...(await this.commit(tx, rows.map((row, i) => ({ row, event: items[start + i]!.event, addressedTo: items[start + i]!.enrollmentId })), now)));
       start = end;
     }
     return out;
@@ -199,7 +199,12 @@ export class EnrollmentService implements StopEngine {
   }
 
   /** Per item, in order: its own transition, then the siblings its suppress effect stopped. */
-  private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent }>, now: number): Promise<Applied[][]> {
+  /**
+   * `addressedTo`: the enrollment a signal was addressed to; where a move passed it on to this row,
+   * the journal entry names it (`addressedTo`), so the analytics credit the email the prospect
+   * answered, not the successor's (ops/figure-facts.ts `creditedEnrollment`).
+   */
+  private async commit(tx: Tx, items: Array<{ row: LoadedRow; event: EngineEvent; addressedTo?: string }>, now: number): Promise<Applied[][]> {
     if (items.length === 0) return [];
     const seqs = await this.sequences.current(tx, new Map(items.map((i) => [i.row.sequence_id, i.row.sequence_version])));
     // A step coming due in a sequence with branches may be a branch: its facts are read here, in
@@ -209,10 +214,10 @@ export class EnrollmentService implements StopEngine {
       const facts = await gatherFacts(tx, branching.map((i) => i.row.id));
       for (const i of branching) i.event = { type: 'step_due', facts: facts.get(i.row.id)! };
     }
-    const done = items.map(({ row, event }) => {
+    const done = items.map(({ row, event, addressedTo }) => {
       const seq = seqs.get(row.sequence_id)!;
       const before = fromRow(row, { country: row.country, region: row.region });
-      return { row, event, seq, before, result: transition(before, event, now, seq) };
+      return { row, event, seq, before, result: transition(before, event, now, seq), passedFrom: addressedTo !== undefined && addressedTo !== row.id ? addressedTo : null };
     });
     const changed = done.filter((d) => d.result.outcome === 'applied');
     const plan = planEffects(
@@ -315,10 +320,11 @@ function statesUpdate(rows: Array<{ next: Enrollment; version: number }>, now: n
 }
 
 /** The journal entries of every transition, applied or ignored (with why). */
-function journalInsert(done: Array<{ before: Enrollment; event: EngineEvent; result: TransitionResult }>, now: number): RawBuilder<unknown> {
-  const payloads = done.map(({ before, event, result }) =>
+function journalInsert(done: Array<{ before: Enrollment; event: EngineEvent; result: TransitionResult; passedFrom: string | null }>, now: number): RawBuilder<unknown> {
+  const payloads = done.map(({ before, event, result, passedFrom }) =>
     JSON.stringify({
       event,
+      ...(passedFrom ? { addressedTo: passedFrom } : {}),
       from: before.state,
       to: result.next.state,
       ...(result.next.nextStepId ? { nextStepId: result.next.nextStepId } : {}),

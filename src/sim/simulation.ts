@@ -466,6 +466,7 @@ class Run {
     this.stats.armEnrollments = arms.rows[0]!.n;
     this.stats.armSteps = arms.rows[0]!.steps;
     for (const id of this.winners.keys()) await this.checkWinner(id);
+    await this.learnMoves();
     await this.digestStore();
     return { seed: this.opts.seed, stats: this.stats, digest: this.hash.digest('hex'), startMs: this.start, endMs: this.clock.now(), log: this.log };
   }
@@ -542,6 +543,19 @@ class Run {
     if (leadIds.length === 0) return;
     const rows = await this.store.db.selectFrom('enrollment').select(['id', 'mailbox_id']).where('sequence_id', '=', sequenceId).where('lead_id', 'in', leadIds).execute();
     for (const e of rows) if (!this.log.enrollments.has(e.id)) this.log.enrolled(e.id, { sequenceId, mailboxId: e.mailbox_id });
+  }
+
+  /**
+   * The rep's screen at the end of the run: every enrollment a move made (a branch arm's and a reply
+   * rule's as well as the rep's own, learnt as they happened), in its sequence, and the enrollment
+   * it was moved from (`movedTo` on the old one). Reads only: the run's digest is unchanged.
+   */
+  private async learnMoves(): Promise<void> {
+    const rows = await this.store.db.selectFrom('enrollment as o').innerJoin('enrollment as n', 'n.id', 'o.moved_to').select(['o.id as from', 'n.id', 'n.sequence_id', 'n.mailbox_id']).orderBy('n.id').execute();
+    for (const r of rows) {
+      if (!this.log.enrollments.has(r.id)) this.log.enrolled(r.id, { sequenceId: r.sequence_id, mailboxId: r.mailbox_id });
+      this.log.movedFrom.set(r.id, r.from);
+    }
   }
 
   private trace(line: string): void {

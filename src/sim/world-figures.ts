@@ -25,12 +25,16 @@ import type { WorldEmail, WorldFact, WorldLog } from './world-log.ts';
  *   (its message row), on the day it reached the mailbox (`received_at`), whether or not the
  *   engine took it.
  * - **opens, clicks**: none (the simulation's prospects load no images and follow no links).
- * - **credit** (the breakdown): a send to its own email; anything else to the last email of the
- *   enrollment recorded at or before the instant it counts (none: the row with key null). So a
- *   reply read before its email's send was recorded (a prospect who answers within seconds, a
- *   crash between send and record) is credited to the email recorded before (docs/api.md: "the
- *   last email sent to the enrollment before it", by the journal's times). Sequence and, without
- *   an email, mailbox from the enrollment's card.
+ * - **credit** (the breakdown): a send to its own email; anything else to the last email recorded
+ *   at or before the instant it counts by the enrollment it was addressed to (the one whose email
+ *   the prospect answered, the card the rep acted on), or, where that one has sent none, by the
+ *   enrollments it was moved from (up to three moves back; none: the row with key null). Never an
+ *   email a successor sent after a move: the prospect did not answer that one. So a reply read
+ *   before its email's send was recorded (a prospect who answers within seconds, a crash between
+ *   send and record) is credited to the email recorded before (docs/api.md: "the last email sent
+ *   to the enrollment before it", by the journal's times). Sequence from the card of the
+ *   credited email's enrollment; without an email, sequence and mailbox from the addressed
+ *   enrollment's card.
  */
 
 export type Counts = Totals;
@@ -41,6 +45,8 @@ export interface Counted extends WorldFact {
   countsAt: number;
   /** The email it is credited to (null: none before it). */
   credit: WorldEmail | null;
+  /** The enrollment whose card gives its sequence: the credited email's, else its own. */
+  creditEnrollmentId: string;
 }
 
 export function zeroCounts(): Counts {
@@ -60,22 +66,21 @@ export function countedFacts(log: WorldLog): Counted[] {
   for (const f of counts) {
     if (f.series !== 'sends') continue;
     const list = sends.get(f.enrollmentId) ?? [];
-    list.push({ ...f, countsAt: f.readAt, credit: f.email! });
+    list.push({ ...f, countsAt: f.readAt, credit: f.email!, creditEnrollmentId: f.enrollmentId });
     sends.set(f.enrollmentId, list);
   }
   return counts.map((f) => {
-    if (f.series === 'sends') return { ...f, countsAt: f.readAt, credit: f.email! };
-    // The last one recorded at or before it; of two at the same instant, the one recorded last.
-    let credit: WorldEmail | null = null;
+    if (f.series === 'sends') return { ...f, countsAt: f.readAt, credit: f.email!, creditEnrollmentId: f.enrollmentId };
+    // The last one recorded at or before it, by its enrollment or one it was moved from (up to
+    // three moves back); of two at the same instant, the one recorded last.
+    const lineage = [f.enrollmentId];
+    for (let e = log.movedFrom.get(f.enrollmentId); e !== undefined && lineage.length < 4; e = log.movedFrom.get(e)) lineage.push(e);
     let best: Counted | null = null;
-    for (const s of sends.get(f.enrollmentId) ?? []) {
+    for (const s of lineage.flatMap((e) => sends.get(e) ?? [])) {
       if (s.countsAt > f.readAt) continue;
-      if (!best || s.countsAt > best.countsAt || (s.countsAt === best.countsAt && s.recordedN! > best.recordedN!)) {
-        best = s;
-        credit = s.credit;
-      }
+      if (!best || s.countsAt > best.countsAt || (s.countsAt === best.countsAt && s.recordedN! > best.recordedN!)) best = s;
     }
-    return { ...f, countsAt: f.readAt, credit };
+    return { ...f, countsAt: f.readAt, credit: best?.credit ?? null, creditEnrollmentId: best?.enrollmentId ?? f.enrollmentId };
   });
 }
 
@@ -97,7 +102,7 @@ export function worldBreakdown(log: WorldLog, facts: readonly Counted[], by: Bre
     const card = log.enrollments.get(f.enrollmentId);
     const mailbox = f.credit?.mailboxId ?? card?.mailboxId ?? null;
     const key = {
-      sequence: card?.sequenceId ?? null,
+      sequence: log.enrollments.get(f.creditEnrollmentId)?.sequenceId ?? null,
       step: f.credit?.stepId ?? null,
       variant: f.credit?.variantId ?? null,
       mailbox,

@@ -7,7 +7,8 @@
  *
  * Two things the world only knows from what Cadenza told an actor, as a person would see them:
  * - an enrollment's card (its sequence and mailbox), which the rep sees once leads are enrolled or
- *   moved: the world's handle on "this prospect in that sequence";
+ *   moved (by the rep, or by a branch arm or a reply rule: those the rep's screen shows at the end,
+ *   with the enrollment each was moved from): the world's handle on "this prospect in that sequence";
  * - whether the engine took a reply or a bounce (`taken`): the answer the sync got. The engine
  *   ignores a reply or bounce to an enrollment already ended (by a reply, a bounce, an
  *   unsubscribe, a stop, a move, a failure), and docs/api.md counts only the ones it took; whether
@@ -66,6 +67,11 @@ export interface EnrollmentCard {
 export class WorldLog {
   readonly facts: WorldFact[] = [];
   readonly enrollments = new Map<string, EnrollmentCard>();
+  /**
+   * Enrollment -> the one it was moved from (by a rep, a branch arm or a reply rule), as the lead's
+   * timeline shows it ("moved from <S1> to <S2>"; the old enrollment's `movedTo`).
+   */
+  readonly movedFrom = new Map<string, string>();
   /** Mailbox -> the member who owns it (null: nobody); the world made the mailboxes. */
   readonly owners = new Map<string, string | null>();
 

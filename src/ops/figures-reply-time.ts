@@ -1,6 +1,6 @@
-import { creditedEnrollment, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
-import { isReply, lastEmailEnrollmentBefore, lastEmailSentAtBefore } from './figure-facts.ts';
+import { creditedEnrollment, isReply, lastEmailEnrollmentBefore, lastEmailSentAtBefore } from './figure-facts.ts';
 import { ofSequence, type SequenceFilter, type Span } from './figures.ts';
 
 /**

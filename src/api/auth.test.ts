@@ -22,7 +22,7 @@ describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (back
     expect(bad.json().error).toMatchObject({ code: 'INVALID_INPUT', details: { issues: [{ path: 'body.email' }] } });
     const ok = await h.app.inject({ method: 'POST', url: '/api/setup', payload: { setupToken, email: 'Owner@Example.test', password: 'long enough password', workspaceName: 'Acme', timeZone: 'Europe/Paris' } });
     expect(ok.statusCode).toBe(201);
-    expect(ok.json().workspaces).toEqual([{ id: '01a228f2-0000-7000-8000-000000000001', name: 'Acme', role: 'owner' }]);
+    expect(ok.json().workspaces).toEqual([{ id: '01a228f2-0000-7000-8000-000000000001', name: 'Acme', role: 'owner', agencyId: null, viaAgency: false }]);
     const cookie = ok.cookies.find((c) => c.name === SESSION_COOKIE)!;
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
     expect(cookie.secure).toBeFalsy();
@@ -174,7 +174,7 @@ describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (back
     const link = add.json().link as string;
     expect((await h.app.inject({ method: 'POST', url: '/api/invitations/signup', payload: { token: link.slice(link.lastIndexOf('/') + 1), name: 'M', password: 'initial password 1' } })).statusCode).toBe(201);
     const m = await login(h.app, 'm@example.test', 'initial password 1');
-    expect((await m.call('GET', '/api/auth/me')).json().workspaces).toEqual([{ id: w.workspaceId, name: 'A', role: 'member' }]);
+    expect((await m.call('GET', '/api/auth/me')).json().workspaces).toEqual([{ id: w.workspaceId, name: 'A', role: 'member', agencyId: null, viaAgency: false }]);
     const ownerRow = await owner.call('GET', `/api/workspaces/${w.workspaceId}/members`);
     const ownerId = ownerRow.json().members.find((x: { role: string }) => x.role === 'owner').id as string;
     const demote = await owner.call('PATCH', `/api/workspaces/${w.workspaceId}/members/${ownerId}`, { role: 'admin' });

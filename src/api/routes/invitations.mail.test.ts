@@ -71,7 +71,7 @@ describeMailBed('invitation emailed through Postfix, read from Dovecot, accepted
     expect(lookup.json()).toMatchObject({ workspaceName, email: INVITEE.user, role: 'admin', accountExists: false });
     const joined = await h.app.inject({ method: 'POST', url: '/api/invitations/signup', payload: { token, name: 'Sync Nineteen', password: 'a long enough password' } });
     expect(joined.statusCode, joined.body).toBe(201);
-    expect(joined.json().me.workspaces).toEqual([{ id: workspaceId, name: workspaceName, role: 'admin' }]);
+    expect(joined.json().me.workspaces).toEqual([{ id: workspaceId, name: workspaceName, role: 'admin', agencyId: null, viaAgency: false }]);
     const invitee = await login(h.app, INVITEE.user, 'a long enough password');
     const members = (await invitee.call('GET', `/api/workspaces/${workspaceId}/members`)).json().members;
     expect(members.map((m: { email: string; role: string }) => [m.email, m.role])).toContainEqual([INVITEE.user, 'admin']);

@@ -56,7 +56,7 @@ describe.each(testBackends())('workspace invitations (%s)', (backend) => {
     const joined = await post('/api/invitations/signup', { token, name: 'New Rep', password: 'a long new password' });
     expect(joined.statusCode, joined.body).toBe(201);
     expect(joined.json().workspaceId).toBe(ws);
-    expect(joined.json().me.workspaces).toEqual([{ id: ws, name: 'Acme', role: 'member' }]);
+    expect(joined.json().me.workspaces).toEqual([{ id: ws, name: 'Acme', role: 'member', agencyId: null, viaAgency: false }]);
     expect(joined.cookies.find((c) => c.name === SESSION_COOKIE)?.httpOnly).toBe(true);
 
     // Spent: a second sign-up, an accept by the new member, and a look-up all say so.
@@ -93,8 +93,8 @@ describe.each(testBackends())('workspace invitations (%s)', (backend) => {
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json().me.workspaces).toEqual(
       expect.arrayContaining([
-        { id: ws, name: 'Acme', role: 'admin' },
-        { id: wsB, name: 'Beta', role: 'owner' },
+        { id: ws, name: 'Acme', role: 'admin', agencyId: null, viaAgency: false },
+        { id: wsB, name: 'Beta', role: 'owner', agencyId: null, viaAgency: false },
       ]),
     );
     // Now an admin of A: lists A's members; still nothing more than before in B's eyes.

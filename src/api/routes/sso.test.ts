@@ -118,7 +118,7 @@ describe.each(testBackends())('single sign-on (%s)', (backend) => {
     expect((await membership('bob@acme.test'))?.role).toBe('member');
     // The session works, and a second sign-in is the same account, no new membership.
     const me = await h.app.inject({ method: 'GET', url: '/api/auth/me', headers: { cookie: `${SESSION_COOKIE}=${bob.session}` } });
-    expect(me.json().workspaces).toEqual([{ id: ws, name: 'Acme', role: 'member' }]);
+    expect(me.json().workspaces).toEqual([{ id: ws, name: 'Acme', role: 'member', agencyId: null, viaAgency: false }]);
     const again = await signIn('bob@acme.test');
     expect(again.r.json()).toMatchObject({ joined: false, account: { id: me.json().account.id } });
   });

@@ -175,7 +175,8 @@ export function Shell({ me, path, startDemo, onSignOut, onMeChanged }: { me: Me;
           <nav className={menuOpen ? 'nav nav-open' : 'nav'} aria-label="Main">
             <div className="nav-bar">
               <div className="brand">Cadenza</div>
-              {workspaceId && <NotificationBell key={workspaceId} workspaceId={workspaceId} />}
+              {/* Notifications are a member's own: a portal viewer gets none, nor an agency admin inside a client (no membership there). */}
+              {workspaceId && membership && !viewer && !membership.viaAgency && <NotificationBell key={workspaceId} workspaceId={workspaceId} />}
               {/* On a phone the navigation folds into this button (styles.css); at desktop widths it is hidden. */}
               <button type="button" className="btn nav-toggle" aria-expanded={menuOpen} aria-controls="nav-menu" onClick={() => setMenuOpen((o) => !o)}>
                 {menuOpen ? 'Close menu' : 'Menu'}

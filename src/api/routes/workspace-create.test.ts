@@ -28,8 +28,8 @@ describe.each(testBackends())('creating and switching workspaces (%s)', (backend
     expect(created).toMatchObject({ name: 'Acme EMEA', timeZone: 'Europe/Paris', role: 'owner' });
     const me = (await owner.call('GET', '/api/auth/me')).json();
     expect(me.workspaces).toEqual([
-      { id: first, name: 'Acme', role: 'owner' },
-      { id: created.id, name: 'Acme EMEA', role: 'owner' },
+      { id: first, name: 'Acme', role: 'owner', agencyId: null, viaAgency: false },
+      { id: created.id, name: 'Acme EMEA', role: 'owner', agencyId: null, viaAgency: false },
     ]);
     // Switching is naming the other workspace in the URL: each answers with its own settings.
     expect((await owner.call('GET', `/api/workspaces/${created.id}/settings`)).json()).toMatchObject({ id: created.id, name: 'Acme EMEA', timeZone: 'Europe/Paris' });
@@ -39,7 +39,7 @@ describe.each(testBackends())('creating and switching workspaces (%s)', (backend
     // The owner renames it.
     const renamed = await owner.call('PATCH', `/api/workspaces/${created.id}/settings`, { name: 'Acme Europe' });
     expect(renamed.json().name).toBe('Acme Europe');
-    expect((await owner.call('GET', '/api/auth/me')).json().workspaces[1]).toEqual({ id: created.id, name: 'Acme Europe', role: 'owner' });
+    expect((await owner.call('GET', '/api/auth/me')).json().workspaces[1]).toEqual({ id: created.id, name: 'Acme Europe', role: 'owner', agencyId: null, viaAgency: false });
   });
 
   it('the new workspace is closed to everyone else, and its data stays apart from the first', async () => {

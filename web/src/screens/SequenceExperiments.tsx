@@ -288,7 +288,8 @@ function ExperimentCard({
   const problem = useProblem(path, `${path}.arms`, `${path}.order`);
   const keyProblem = useProblem(`${path}.key`);
   const setArms = (f: (a: ExperimentArmDraft, j: number) => ExperimentArmDraft) => onChange({ ...x, arms: x.arms.map(f) });
-  const dimsFor = (s: StepDraft | undefined): Dim[] => (!s ? ['delay'] : s.type === 'wait' ? ['delay'] : s.type === 'email' ? ['variant', 'delay', 'sendHours'] : ['delay', 'sendHours']);
+  // What an arm can set on a step (definition-experiments.ts): a variant where there are several, send hours where something is sent or done.
+  const dimsFor = (s: StepDraft | undefined): Dim[] => (!s || s.type === 'wait' ? ['delay'] : s.type === 'email' && s.variants.length > 0 ? ['variant', 'delay', 'sendHours'] : ['delay', 'sendHours']);
   const addStep = (key: string) => {
     const s = byKey.get(key);
     const dim: Dim = s?.type === 'email' && s.variants.length > 0 ? 'variant' : 'delay';

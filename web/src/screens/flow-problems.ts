@@ -10,7 +10,8 @@ import { ApiError } from '../api.ts';
  */
 export type Problem = { path: string; message: string };
 
-// The definition file's field names the editor shows, in the body's names (the other segments are indexes and keys, kept as they are).
+// The definition file's field names the editor shows, in the body's names. Only a path's last
+// segment is a field; the others are indexes and keys, kept as they are (a step may be keyed send_hours).
 const bodyNames: Record<string, string> = {
   reply_window_days: 'replyWindowDays',
   min_sample_per_arm: 'minSamplePerArm',
@@ -19,12 +20,14 @@ const bodyNames: Record<string, string> = {
 };
 
 export function normalPath(path: string): string {
-  return path
+  const segs = path
     .replace(/^body\./, '')
     .replace(/ \([^)]*\)/g, '')
-    .split('.')
-    .map((seg) => bodyNames[seg] ?? seg)
-    .join('.');
+    .split('.');
+  const last = segs.length - 1;
+  // After `steps.` in an arm's choices the last segment is a step's key, not a field.
+  if (segs[last - 1] !== 'steps') segs[last] = bodyNames[segs[last]!] ?? segs[last]!;
+  return segs.join('.');
 }
 
 /** The problems of a refused save (empty for any other error). */

@@ -12,7 +12,8 @@ import { webSuite } from './harness.ts';
  * with an arm added and removed. A refused save shows the server's problem next to its field (a
  * body validation: alpha out of range; a definition check: send hours outside the window). Saved,
  * reloaded, checked in the stored definition, through the API and in the YAML view; edited in the
- * YAML and seen in the flow, and back. Screenshots and axe at 1440×900 and 390×844.
+ * YAML and seen in the flow, and back; removed, and an experiment on the order of two steps added.
+ * Screenshots and axe at 1440×900 and 390×844.
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'exa@cadenza.test', password: 'a long enough password', workspace: 'Experiment Co' };
@@ -172,6 +173,22 @@ describe.skipIf(skip !== null)(`experiments in the sequence flow editor in Chrom
     await x.waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Save sequence' }).click();
     await expect.poll(async () => (await loadDefinition(app.store.db, ws.id, sequenceId))!.experiments ?? []).toEqual([]);
+
+    // An order experiment: the second arm runs step-3 before step-2 (its first pick, step-2's variant, taken out).
+    await page.getByRole('button', { name: 'Add a sequence experiment' }).click();
+    await page.getByRole('button', { name: 'Remove step-2 from experiment 1' }).click();
+    await x.getByText('No step yet').waitFor();
+    await page.getByLabel('Experiment 1 key', { exact: true }).fill('order');
+    await page.getByLabel('Experiment 1 arm 2 step order').fill('step-3, step-2');
+    await page.getByRole('button', { name: 'Save sequence' }).click();
+    await expect.poll(async () => (await loadDefinition(app.store.db, ws.id, sequenceId))!.experiments ?? []).toEqual([
+      { key: 'order', settings: {}, arms: [{ key: 'a', weight: 1, steps: {} }, { key: 'b', weight: 1, steps: {}, order: ['step-3', 'step-2'] }] },
+    ]);
+    await page.getByRole('tab', { name: 'YAML' }).click();
+    await expect.poll(() => text.inputValue()).toMatch(/- key: b\n\s+weight: 1\n(\s+steps: \{\}\n)?\s+order:\n\s+- step-3\n\s+- step-2\n/);
+    await page.getByRole('tab', { name: 'Flow' }).click();
+    expect(await page.getByLabel('Experiment 1 arm 2 step order').inputValue()).toBe('step-3, step-2');
+    await audit(page, 'sequence-experiments-04-order', found);
 
     expect(found).toEqual([]);
     expect(web.errors).toEqual([]);

@@ -60,8 +60,9 @@ export function ExperimentSettingsFields({ name, path, value, onChange }: { name
         </Field>
       </div>
       <label className="check">
-        <input type="checkbox" checked={value.autoWinner ?? false} onChange={(e) => set('autoWinner', e.target.checked || undefined)} /> {name}: automatic winner (new enrollments all get the winning arm once the test names one)
+        <input type="checkbox" checked={value.autoWinner ?? false} onChange={(e) => set('autoWinner', e.target.checked || undefined)} /> {name}: automatic winner
       </label>
+      <span className="field-hint">Once the test names a winner, every new enrollment gets the winning arm; without it you decide (e.g. set the loser's weight to 0).</span>
       {problem.autoWinner && <span className="field-error text-bad">{problem.autoWinner}</span>}
     </div>
   );

@@ -39,11 +39,12 @@ export const defaultSettings: ExperimentSettings = {
 /** The definition file's form (snake_case, like the rest of the file). */
 export const experimentSchema = z
   .object({
-    reply_window_days: z.number().int().min(1).max(90).optional(),
-    outcome: z.enum(OUTCOMES).optional(),
-    alpha: z.number().min(0.001).max(0.2).optional(),
-    min_sample_per_arm: z.number().int().min(50).max(1_000_000).optional(),
-    tau: z.number().min(0.001).max(0.5).optional(),
+    // The messages are what the editor shows next to the field (plain words, not the validator's).
+    reply_window_days: z.number().int('the reply window is a whole number of days').min(1, 'the reply window is 1 to 90 days').max(90, 'the reply window is 1 to 90 days').optional(),
+    outcome: z.enum(OUTCOMES, 'the outcome is replied, positive or meetings').optional(),
+    alpha: z.number().min(0.001, 'alpha (the false positive rate) is between 0.001 and 0.2; 0.05 is usual').max(0.2, 'alpha (the false positive rate) is between 0.001 and 0.2; 0.05 is usual').optional(),
+    min_sample_per_arm: z.number().int('the minimum sample is a whole number of sends').min(50, 'each arm needs at least 50 closed sends before a winner').max(1_000_000, 'the minimum sample is at most 1,000,000 sends per arm').optional(),
+    tau: z.number().min(0.001, 'tau is between 0.001 and 0.5; 0.03 is usual').max(0.5, 'tau is between 0.001 and 0.5; 0.03 is usual').optional(),
     auto_winner: z.boolean().optional(),
   })
   .strict();

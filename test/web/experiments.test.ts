@@ -56,7 +56,7 @@ describe.skipIf(skip !== null)(`experiments panel on the sequence screen${skip ?
     }
 
     await page.goto(`${app.url}/sequences/${sequenceId}`);
-    const panel = page.getByRole('region', { name: 'Experiments' });
+    const panel = page.getByRole('region', { name: 'Experiments', exact: true });
     await expect.poll(() => panel.textContent(), { timeout: 15_000 }).toMatch(/Step intro/);
     const rows = await panel.getByRole('row').allTextContents();
     expect(rows[1]).toMatch(/^a.*3 \(3\)1.*33\.3%/);
@@ -92,7 +92,7 @@ describe.skipIf(skip !== null)(`experiments panel on the sequence screen${skip ?
     await app.store.db.insertInto('sequence_experiment_winner').values({ sequence_id: sequenceId, experiment_key: 'timing', arm_key: 'late', declared_at: new Date(), p_value: 0.01, reason: 'test' }).execute();
 
     await page.goto(`${app.url}/sequences/${sequenceId}`);
-    const panel = page.getByRole('region', { name: 'Experiments' });
+    const panel = page.getByRole('region', { name: 'Experiments', exact: true });
     const timing = panel.locator('[aria-label="Experiment timing"]');
     await expect.poll(() => panel.textContent(), { timeout: 15_000 }).toMatch(/Timing experiment timing/);
     const text = (await panel.textContent()) ?? '';

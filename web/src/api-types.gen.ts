@@ -1523,6 +1523,7 @@ export type Sequence = {
     alpha?: number;
     minSamplePerArm?: number;
     tau?: number;
+    autoWinner?: boolean;
     arms: {
       key: string;
       weight: number;
@@ -3778,6 +3779,7 @@ export interface ApiRoutes {
         alpha?: number;
         minSamplePerArm?: number;
         tau?: number;
+        autoWinner?: boolean;
         arms: {
           key: string;
           weight?: number;
@@ -3987,6 +3989,7 @@ export interface ApiRoutes {
         alpha?: number;
         minSamplePerArm?: number;
         tau?: number;
+        autoWinner?: boolean;
         arms: {
           key: string;
           weight: number;
@@ -4183,6 +4186,7 @@ export interface ApiRoutes {
           alpha?: number;
           minSamplePerArm?: number;
           tau?: number;
+          autoWinner?: boolean;
           arms: {
             key: string;
             weight?: number;

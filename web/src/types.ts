@@ -94,6 +94,13 @@ export type ReplyRules = Partial<Record<(typeof replyRuleIntents)[number], 'noti
 /** The editor's sequence: steps may be branches, stop rules may carry reply rules. */
 export type SequenceDraft = Omit<SequenceDetail, 'steps' | 'stopRules'> & { steps: FlowStep[]; stopRules: StopRules & { onReply?: ReplyRules } };
 export const isBranch = (s: FlowStep): s is BranchDraft => s.type === 'branch';
+/** An A/B test's settings (an email step's `experiment`, a sequence experiment's own): each left out takes its default. */
+export type ExperimentSettingsDraft = NonNullable<SequenceStep['experiment']>;
+/** An experiment declared on the sequence (docs/experiments.md "Sequence experiments"), as the API carries it. */
+export type SequenceExperimentDraft = Sequence['experiments'][number];
+export type ExperimentArmDraft = SequenceExperimentDraft['arms'][number];
+/** What an arm fixes on one step: its variant, the delay before it, its send hours. */
+export type ArmChoiceDraft = ExperimentArmDraft['steps'][number];
 
 export type EnrollResult = ApiResponse<'POST /api/workspaces/:workspaceId/sequences/:sequenceId/enroll'>;
 export type ContentCheckResult = ApiResponse<'POST /api/workspaces/:workspaceId/sequences/:sequenceId/steps/:stepKey/content-check'>;

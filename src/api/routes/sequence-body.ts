@@ -115,6 +115,7 @@ export const sequenceExperimentBody = z
     alpha: ex.alpha,
     minSamplePerArm: ex.min_sample_per_arm,
     tau: ex.tau,
+    autoWinner: ex.auto_winner,
     arms: z
       .array(
         z
@@ -190,10 +191,10 @@ export function bodyToDocument(b: SequenceBody): DefinitionDocument {
 }
 
 function experimentToDocument(x: z.output<typeof sequenceExperimentBody>): SequenceExperimentDocument {
-  const { key, arms, replyWindowDays, outcome, alpha, minSamplePerArm, tau } = x;
+  const { key, arms, replyWindowDays, outcome, alpha, minSamplePerArm, tau, autoWinner } = x;
   return {
     key,
-    ...settingsToDocument({ replyWindowDays, outcome, alpha, minSamplePerArm, tau }),
+    ...settingsToDocument({ replyWindowDays, outcome, alpha, minSamplePerArm, tau, autoWinner }),
     arms: arms.map((a) => ({
       key: a.key,
       weight: a.weight,

@@ -124,7 +124,7 @@ function experimentFor(doc: DefinitionDocument): fc.Arbitrary<NonNullable<Defini
           ...Object.fromEntries(ab.map((s, i) => [s.key, { variant: vs[i]! }])),
         })),
     });
-  return fc.record({ key: fc.constant('x'), reply_window_days: fc.integer({ min: 1, max: 90 }), arms: fc.tuple(arm('a'), arm('b')) }, { requiredKeys: ['key', 'arms'] }).map((x) => ({ ...x, arms: [...x.arms] }));
+  return fc.record({ key: fc.constant('x'), reply_window_days: fc.integer({ min: 1, max: 90 }), auto_winner: fc.boolean(), arms: fc.tuple(arm('a'), arm('b')) }, { requiredKeys: ['key', 'arms'] }).map((x) => ({ ...x, arms: [...x.arms] }));
 }
 
 describe.each(testBackends())('sequence round trip through the API (%s)', (backend) => {

@@ -3,6 +3,8 @@ import type { ArmDraft, BranchDraft, Condition, FlowStep, MoveTo, StepDraft } fr
 import { callOutcomes, isBranch, leadFields } from '../types.ts';
 import { Field } from '../ui/parts.tsx';
 import { EmailEditor } from './EmailEditor.tsx';
+import { freshKey } from './flow-keys.ts';
+import { StepExperimentFields } from './SequenceExperiments.tsx';
 
 /**
  * The sequence editor's flow view (issue 18): steps as cards on one vertical line, the wait before
@@ -24,9 +26,7 @@ export function usedKeys(steps: FlowStep[]): Set<string> {
   return keys;
 }
 
-export function freshKey(prefix: string, used: Set<string>): string {
-  for (let n = 1; ; n++) if (!used.has(`${prefix}-${n}`)) return `${prefix}-${n}`;
-}
+export { freshKey };
 
 /** A new ordinary step; the first of a sequence is an email due at enrollment, with a subject. */
 export function newStep(type: StepDraft['type'], key: string, first: boolean): StepDraft {
@@ -128,10 +128,16 @@ export function StepCard({
   onPreview,
   workspaceId,
   previewing,
+  path,
+  fixedBy,
 }: {
   name: string;
   step: StepDraft;
   first: boolean;
+  /** Where the server's problems about this step point ("steps.2", "steps.3.branches.0.steps.1"). */
+  path: string;
+  /** The sequence experiment that fixes this step's variant, if any. */
+  fixedBy?: string | undefined;
   onChange: (patch: Partial<StepDraft>) => void;
   onRemove?: () => void;
   onPreview?: (variant?: number) => void;
@@ -215,6 +221,7 @@ export function StepCard({
               Add a variant (A/B test)
             </button>
           </div>
+          <StepExperimentFields name={name} path={path} step={s} fixedBy={fixedBy} onChange={(experiment) => onChange({ experiment })} />
         </>
       )}
       {(s.type === 'call' || s.type === 'manual') && (
@@ -398,9 +405,14 @@ export function BranchCard({
   onRemove,
   used,
   sequences,
+  path,
+  owners,
 }: {
   name: string;
   step: BranchDraft;
+  path: string;
+  /** By step key, the sequence experiment that fixes its variant. */
+  owners: Map<string, string>;
   before: FlowStep[];
   onChange: (b: BranchDraft) => void;
   onRemove: () => void;
@@ -450,7 +462,7 @@ export function BranchCard({
                 {a.steps.map((x, k) => (
                   <li key={k} aria-label={`${armName} step ${k + 1}`}>
                     <Connector name={`${armName} step ${k + 1}`} delay={x.delay} first={false} onDelay={(delay) => setArmStep(k, { delay })} />
-                    <StepCard name={`${armName} step ${k + 1}`} step={x} first={false} onChange={(p) => setArmStep(k, p)} onRemove={() => setArm(j, { steps: a.steps.filter((_, i) => i !== k) })} />
+                    <StepCard name={`${armName} step ${k + 1}`} path={`${path}.branches.${j}.steps.${k}`} fixedBy={owners.get(x.key)} step={x} first={false} onChange={(p) => setArmStep(k, p)} onRemove={() => setArm(j, { steps: a.steps.filter((_, i) => i !== k) })} />
                   </li>
                 ))}
               </ol>

@@ -10,6 +10,8 @@ import { EnrollOutcome } from '../ui/EnrollOutcome.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { ExperimentsPanel } from './ExperimentsPanel.tsx';
 import { SequenceEnrollments } from './MoveEnrollments.tsx';
+import { ProblemsContext, problemsOf, type Problem } from './flow-problems.ts';
+import { SequenceExperiments, variantOwners } from './SequenceExperiments.tsx';
 
 const statusTone = { draft: 'muted', active: 'ok', paused: 'warn', archived: 'muted' } as const;
 
@@ -93,6 +95,8 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
   });
   const [warnings, setWarnings] = useState<string[]>([]);
   const [error, setError] = useState<string>();
+  // A refused save's problems, each shown next to its field in the flow (flow-problems.ts).
+  const [problems, setProblems] = useState<Problem[]>([]);
   const [saved, setSaved] = useState<string>();
   const [busy, setBusy] = useState(false);
   // The server's "this template renders for no lead" answer, held until the person saves anyway or goes back.
@@ -165,6 +169,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
   const save = async (confirm = false) => {
     setBusy(true);
     setError(undefined);
+    setProblems([]);
     setSaved(undefined);
     setUnsendable(undefined);
     try {
@@ -181,7 +186,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
       if (!id) history.replaceState(null, '', `/sequences/${r.sequenceId}`);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'TEMPLATE_FAILS_FOR_ALL') setUnsendable(unsendableText(e.details));
-      else setError(errorMessage(e));
+      else (setError(errorMessage(e)), setProblems(problemsOf(e)));
     } finally {
       setBusy(false);
     }
@@ -189,6 +194,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
   const pool = (mailboxes.data?.mailboxes ?? []).filter((m) => seq.mailboxes.length === 0 || seq.mailboxes.includes(m.email));
   const used = usedKeys(seq.steps);
   const plainSteps = seq.steps.filter((s): s is StepDraft => !isBranch(s));
+  const owners = variantOwners(seq.experiments);
   const previewed = seq.steps[previewStep];
   const previewedStep = previewed && !isBranch(previewed) ? previewed : undefined;
 
@@ -237,7 +243,7 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
             </section>
           )}
           {view === 'flow' && (
-            <>
+            <ProblemsContext.Provider value={problems}>
               <section className="card stack" aria-label="Settings">
                 <div className="grid-2">
                   <Field label="Sequence name">
@@ -299,10 +305,14 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
                         onRemove={() => setSeq({ ...seq, steps: seq.steps.filter((_, j) => j !== i) })}
                         used={used}
                         sequences={targets}
+                        path={`steps.${i}`}
+                        owners={owners}
                       />
                     ) : (
                       <StepCard workspaceId={workspaceId}
                         name={`Step ${i + 1}`}
+                        path={`steps.${i}`}
+                        fixedBy={owners.get(s.key)}
                         step={s}
                         first={i === 0}
                         onChange={(patch) => setStep(i, patch)}
@@ -315,7 +325,8 @@ function SequenceEditor({ workspaceId, id }: { workspaceId: string; id: string |
                 ))}
               </ol>
               <p className="flow-end">End of sequence</p>
-            </>
+              <SequenceExperiments experiments={seq.experiments} steps={seq.steps} window={seq.window} onChange={(experiments) => setSeq({ ...seq, experiments })} />
+            </ProblemsContext.Provider>
           )}
           <div className="row">
             {view === 'flow' && (

@@ -53,18 +53,26 @@ export function TableHead({ columns }: { columns: string[] }) {
  * A labelled control with an optional hint. The hint is the control's description, not part of its
  * name: a screen reader says "Display name, edit text" and then the hint.
  */
-export function Field({ label, hint, children }: { label: string; hint?: string; children: ReactElement<{ id?: string; 'aria-describedby'?: string }> }) {
+export function Field({ label, hint, error, children }: { label: string; hint?: string | undefined; error?: string | undefined; children: ReactElement<{ id?: string; 'aria-describedby'?: string; 'aria-invalid'?: boolean }> }) {
   const id = useId();
   const hintId = `${id}-hint`;
+  const errorId = `${id}-error`;
+  // The server's word on this field (e.g. a validation problem), read with the field by a screen reader.
+  const describedBy = [hint ? hintId : '', error ? errorId : ''].filter(Boolean).join(' ');
   return (
     <div className="field">
       <label className="field-label" htmlFor={id}>
         {label}
       </label>
-      {cloneElement(children, { id, ...(hint ? { 'aria-describedby': hintId } : {}) })}
+      {cloneElement(children, { id, ...(describedBy ? { 'aria-describedby': describedBy } : {}), ...(error ? { 'aria-invalid': true } : {}) })}
       {hint && (
         <span className="field-hint" id={hintId}>
           {hint}
+        </span>
+      )}
+      {error && (
+        <span className="field-error text-bad" id={errorId}>
+          {error}
         </span>
       )}
     </div>

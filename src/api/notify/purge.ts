@@ -1,6 +1,6 @@
 import type { Clock } from '../../common/clock.ts';
 import type { Store } from '../../store/store.ts';
-import { purgeOldEvents, purgeReadNotifications } from './sql/purge.ts';
+import { purgeBefore } from './sql/purge.ts';
 
 /**
  * How long notifications are kept (issue 19), a periodic duty of the API role (duty.ts, every 6
@@ -19,7 +19,7 @@ export async function purgeNotifications(d: { store: Store; clock: Clock; batch?
   const limit = d.batch ?? 1000;
   const now = d.clock.now();
   const out = { read: 0, events: 0 };
-  for (let n = limit; n === limit; out.read += n) n = await purgeReadNotifications(d.store.db, new Date(now - READ_RETENTION_DAYS * DAY_MS), limit);
-  for (let n = limit; n === limit; out.events += n) n = await purgeOldEvents(d.store.db, new Date(now - RETENTION_DAYS * DAY_MS), limit);
+  for (let n = limit; n === limit; out.read += n) n = await purgeBefore(d.store.db, 'notification', new Date(now - READ_RETENTION_DAYS * DAY_MS), limit);
+  for (let n = limit; n === limit; out.events += n) n = await purgeBefore(d.store.db, 'notification_event', new Date(now - RETENTION_DAYS * DAY_MS), limit);
   return out;
 }

@@ -1299,6 +1299,9 @@ export interface NotificationSettingTable {
   /** The Slack incoming-webhook URL, sealed (notify/slack-url.ts): never read back in clear by a route. */
   slack_url_sealed: Buffer | null;
   slack_host: string | null;
+  /** The receiver answered 404 or 410 (0119): no post is queued until the member saves a URL again. */
+  slack_disabled_at: Timestamp | null;
+  slack_disabled_reason: string | null;
   updated_at: DefaultTimestamp;
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { seedGraph } from '../api.ts';
 import { newId } from '../../src/common/ids.ts';
 import { seededRandom } from '../../src/common/random.ts';
+import { goneReason } from '../../src/api/notify/slack.ts';
 import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
 import { atBothWidths } from './viewports.ts';
@@ -86,6 +87,15 @@ describe.skipIf(skip !== null)(`notifications in Chromium${skip ? ` (skipped: ${
     expect((await db.selectFrom('notification_setting').select('digest_every_hours').where('user_id', '=', owner.id).executeTakeFirstOrThrow()).digest_every_hours).toBe(4);
     await section.scrollIntoViewIfNeeded();
     await atBothWidths(page, 'notify', '03-settings', found);
+
+    // The member's Slack webhook answered 410 (slack.ts disabled it): the section says so, in words.
+    const reason = goneReason(410, Date.now());
+    await db.updateTable('notification_setting').set({ slack_url_sealed: Buffer.from('sealed'), slack_host: 'hooks.example.test', slack_disabled_at: new Date(), slack_disabled_reason: reason }).where('user_id', '=', owner.id).execute();
+    await page.reload();
+    await section.getByRole('status').filter({ hasText: reason }).waitFor();
+    await section.getByText('Saved, posting to hooks.example.test.', { exact: false }).waitFor();
+    await section.getByRole('status').filter({ hasText: reason }).scrollIntoViewIfNeeded();
+    await atBothWidths(page, 'notify', '04-slack-disabled', found);
 
     expect(found, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);

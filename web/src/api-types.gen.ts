@@ -1195,6 +1195,8 @@ export type NotificationPreferences = {
     configured: boolean;
     /** The URL's host; the URL itself is a secret and never returned */
     host: string | null;
+    /** Why nothing is posted to the URL: it answered 404 or 410 (the webhook is gone); saving a URL again lifts it */
+    disabledReason: string | null;
   };
   /** Whether this installation can send mail as itself (CADENZA_SMTP_URL); without it no digest goes out */
   mailConfigured: boolean;

@@ -7,12 +7,14 @@ import type { SystemMailer } from '../system-mailer.ts';
 import type { Store } from '../../store/store.ts';
 import { DIGEST_EVERY_MS, sendDueDigests } from './digest.ts';
 import { fanOut } from './fanout.ts';
+import { NOTIFICATION_PURGE_EVERY_MS, purgeNotifications } from './purge.ts';
 import { deliverSlack } from './slack.ts';
 
 /**
  * The API role's notification duties (src/app/app.ts): every few seconds, hand new events out
  * (fanout.ts) and post what is due to Slack (slack.ts); every minute, send the digests that are due
- * (digest.ts, with a system mailer only). Each duty's failure is logged and the next round comes.
+ * (digest.ts, with a system mailer only); every 6 hours, remove what is past its retention
+ * (purge.ts). Each duty's failure is logged and the next round comes.
  */
 export interface NotificationDutyDeps {
   store: Store;
@@ -50,5 +52,14 @@ export function startNotificationDuties(d: NotificationDutyDeps): Periodic {
         (e) => d.log.error({ err: e }, 'notification digests failed'),
       )
     : undefined;
-  return { stop: async () => void (await Promise.all([fast.stop(), digests?.stop()])) };
+  const purge = runEvery(
+    d.clock,
+    NOTIFICATION_PURGE_EVERY_MS,
+    async () => {
+      const r = await purgeNotifications(d);
+      if (r.read || r.events) d.log.info(r, 'notifications past their retention purged');
+    },
+    (e) => d.log.error({ err: e }, 'notification purge failed'),
+  );
+  return { stop: async () => void (await Promise.all([fast.stop(), digests?.stop(), purge.stop()])) };
 }

@@ -59,7 +59,7 @@ describe.each(testBackends())('notification routes (%s)', (backend) => {
     const secret = 'T0001/B0002/k3ep-th1s-s3cret';
     const r = await f.rep.call('PUT', `${base}/notification-preferences/slack`, { url: `https://hooks.example.test/services/${secret}` });
     expect(r.statusCode, r.body).toBe(200);
-    expect(r.json().slack).toEqual({ configured: true, host: 'hooks.example.test' });
+    expect(r.json().slack).toEqual({ configured: true, host: 'hooks.example.test', disabledReason: null });
     expect(r.body).not.toContain(secret);
     const row = await f.h.store.db.selectFrom('notification_setting').select(['slack_url_sealed']).where('workspace_id', '=', f.ws).where('slack_host', '=', 'hooks.example.test').executeTakeFirstOrThrow();
     expect(row.slack_url_sealed!.toString('latin1')).not.toContain(secret);
@@ -68,6 +68,6 @@ describe.each(testBackends())('notification routes (%s)', (backend) => {
     expect(audit.body).toContain('notifications-slack');
     expect(audit.body).not.toContain(secret);
     const gone = await f.rep.call('PUT', `${base}/notification-preferences/slack`, { url: null });
-    expect(gone.json().slack).toEqual({ configured: false, host: null });
+    expect(gone.json().slack).toEqual({ configured: false, host: null, disabledReason: null });
   });
 });

@@ -43,7 +43,11 @@ const prefsView = z
     scope: z.enum(['mine', 'all']).describe("mine: events of your own mailboxes (and those nobody owns); all: the whole workspace's"),
     digestEveryHours: z.number().int().describe('The email digest goes out this many hours after the oldest event it holds'),
     digest: z.object({ lastAt: z.string().nullable(), nextAt: z.string().nullable(), error: z.string().nullable() }),
-    slack: z.object({ configured: z.boolean(), host: z.string().nullable().describe("The URL's host; the URL itself is a secret and never returned") }),
+    slack: z.object({
+      configured: z.boolean(),
+      host: z.string().nullable().describe("The URL's host; the URL itself is a secret and never returned"),
+      disabledReason: z.string().nullable().describe('Why nothing is posted to the URL: it answered 404 or 410 (the webhook is gone); saving a URL again lifts it'),
+    }),
     mailConfigured: z.boolean().describe('Whether this installation can send mail as itself (CADENZA_SMTP_URL); without it no digest goes out'),
   })
   .meta({ id: 'NotificationPreferences' });
@@ -60,7 +64,7 @@ async function prefs(db: Db, workspaceId: string, userId: string, mailConfigured
     scope: s.scope,
     digestEveryHours: s.digestEveryHours,
     digest: { lastAt: s.digestLastAt?.toISOString() ?? null, nextAt: s.digestNextAt?.toISOString() ?? null, error: s.digestError },
-    slack: { configured: s.slackConfigured, host: s.slackHost },
+    slack: { configured: s.slackConfigured, host: s.slackHost, disabledReason: s.slackDisabledReason },
     mailConfigured,
   };
 }

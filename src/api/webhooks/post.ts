@@ -4,7 +4,8 @@ import { isIP } from 'node:net';
 import type { Clock } from '../../common/clock.ts';
 import { isPrivateAddress, vettedLookup, type DestinationPolicy } from './destination.ts';
 
-export type PostResult = { kind: 'answered'; status: number } | { kind: 'error'; error: string };
+/** `retryAfter`: the answer's Retry-After header as sent (a 429's or 503's wait), when it had one. */
+export type PostResult = { kind: 'answered'; status: number; retryAfter?: string } | { kind: 'error'; error: string };
 
 /**
  * One webhook POST: no redirects followed (a 3xx is an answer, and not a success), one deadline for
@@ -45,8 +46,10 @@ export function postWebhook(url: string, body: string, headers: Record<string, s
           read += c.length;
           if (read > 4096) res.destroy();
         });
-        res.on('close', () => done({ kind: 'answered', status: res.statusCode ?? 0 }));
-        res.on('error', () => done({ kind: 'answered', status: res.statusCode ?? 0 }));
+        const retryAfter = res.headers['retry-after'];
+        const answered = (): PostResult => ({ kind: 'answered', status: res.statusCode ?? 0, ...(retryAfter ? { retryAfter } : {}) });
+        res.on('close', () => done(answered()));
+        res.on('error', () => done(answered()));
       },
     );
     const deadline = o.clock.setTimer(o.timeoutMs, () => req.destroy(new Error(`no answer within ${o.timeoutMs} ms`)));

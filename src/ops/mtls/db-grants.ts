@@ -82,8 +82,9 @@ import type { Role } from '../../common/config.ts';
  *                         by the lead routes; a lead's deletion (API) cascades to them.
  *   notification_event    notifications (0099, src/api/notify/): the facts are recorded by triggers in
  *                         the transaction of the role that owns them (the sync role's reply, the
- *                         scheduler's task, any role's change of a mailbox's health), which insert
- *                         only; the API's fan-out reads them and marks them handed out.
+ *                         scheduler's task, any role's change of a mailbox's health, a domain's
+ *                         health change (0120) or a warmup cap reason), which insert only; the
+ *                         API's fan-out reads them and marks them handed out, its duty purges them.
  *   notification, notification_preference, notification_setting, notification_slack
  *                         the API's alone: members' choices, the bell, the digest (members'
  *                         addresses, app_user) and the Slack posts (sealed URLs).

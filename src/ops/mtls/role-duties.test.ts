@@ -17,6 +17,7 @@ import { sendDueWeeklyReports } from '../../api/weekly-report/job.ts';
 import { fanOut } from '../../api/notify/fanout.ts';
 import { sendDueDigests } from '../../api/notify/digest.ts';
 import { deliverSlack } from '../../api/notify/slack.ts';
+import { purgeNotifications } from '../../api/notify/purge.ts';
 import type { Role } from '../../common/config.ts';
 import { applyGrants } from './apply-grants.ts';
 import { DB_ROLES } from './db-grants.ts';
@@ -93,6 +94,15 @@ describe.skipIf(!testBackends().includes('postgres'))("each role's duties under 
     expect(digest).toEqual({ sent: [{ userId: '00000000-0000-4000-8000-0000000004b1', items: 1 }], failed: [] });
     const sealer = { seal: async () => Buffer.alloc(0), open: async () => '' };
     expect(await deliverSlack({ store: as.api, clock: later, random: seededRandom(6), sealer, allowPrivate: false })).toEqual({ delivered: 0, retried: 0, failed: 0 });
+    // A domain alert recorded by trigger with the scheduler's rights (its daily pass), handed out;
+    // then the retention, as the API: both events, 200 days on, go with their notifications.
+    await as.scheduler.db
+      .insertInto('domain_health_change')
+      .values({ workspace_id: WS, domain: 'ws.test', purpose: 'sending', from_status: 'ok', to_status: 'broken', failing: JSON.stringify([{ kind: 'dmarc', name: '_dmarc.ws.test', status: 'missing', differences: [] }]), at: new Date(T) })
+      .execute();
+    expect(await fanOut({ store: as.api, clock })).toBe(1);
+    expect(await purgeNotifications({ store: as.api, clock: new SimClock(T + 200 * 86_400_000) })).toEqual({ read: 0, events: 2 });
+    expect(await owner.db.selectFrom('notification').select('id').where('workspace_id', '=', WS).execute()).toEqual([]);
   });
 
   // 42501: insufficient_privilege.

@@ -133,6 +133,11 @@ export function NotificationSettings({ workspaceId }: { workspaceId: string }) {
           void saveSlack(slackUrl);
         }}
       >
+        {view?.slack.disabledReason && (
+          <p className="note note-warn" role="status">
+            {view.slack.disabledReason}
+          </p>
+        )}
         <Field label="Slack incoming webhook URL" hint={view?.slack.configured ? `Saved, posting to ${view.slack.host}. The URL is kept sealed and never shown again; enter a new one to replace it.` : 'From Slack (or Mattermost, Rocket.Chat): Apps > Incoming Webhooks. Kept sealed, never shown again.'}>
           <input type="password" autoComplete="off" value={slackUrl} onChange={(e) => setSlackUrl(e.target.value)} placeholder="https://hooks.slack.com/services/…" />
         </Field>

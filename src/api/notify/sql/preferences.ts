@@ -14,9 +14,11 @@ export interface MemberSettings {
   digestError: string | null;
   slackHost: string | null;
   slackConfigured: boolean;
+  /** Why the webhook was disabled (it answered 404 or 410), null while it is in use. */
+  slackDisabledReason: string | null;
 }
 
-export const DEFAULT_SETTINGS: MemberSettings = { scope: 'mine', digestEveryHours: 24, digestLastAt: null, digestNextAt: null, digestError: null, slackHost: null, slackConfigured: false };
+export const DEFAULT_SETTINGS: MemberSettings = { scope: 'mine', digestEveryHours: 24, digestLastAt: null, digestNextAt: null, digestError: null, slackHost: null, slackConfigured: false, slackDisabledReason: null };
 
 export async function readChannels(db: Db, workspaceId: string, userId: string): Promise<Record<NotificationKind, Channels>> {
   const rows = await db.selectFrom('notification_preference').selectAll().where('workspace_id', '=', workspaceId).where('user_id', '=', userId).execute();
@@ -28,7 +30,7 @@ export async function readChannels(db: Db, workspaceId: string, userId: string):
 export async function readSettings(db: Db, workspaceId: string, userId: string): Promise<MemberSettings> {
   const r = await db
     .selectFrom('notification_setting')
-    .select(['scope', 'digest_every_hours', 'digest_last_at', 'digest_next_at', 'digest_error', 'slack_host', 'slack_url_sealed'])
+    .select(['scope', 'digest_every_hours', 'digest_last_at', 'digest_next_at', 'digest_error', 'slack_host', 'slack_url_sealed', 'slack_disabled_reason'])
     .where('workspace_id', '=', workspaceId)
     .where('user_id', '=', userId)
     .executeTakeFirst();
@@ -41,6 +43,7 @@ export async function readSettings(db: Db, workspaceId: string, userId: string):
     digestError: r.digest_error,
     slackHost: r.slack_host,
     slackConfigured: r.slack_url_sealed !== null,
+    slackDisabledReason: r.slack_url_sealed !== null ? r.slack_disabled_reason : null,
   };
 }
 
@@ -62,13 +65,13 @@ export async function saveChoices(db: Db, workspaceId: string, userId: string, p
   });
 }
 
-/** Stores the sealed Slack URL (or removes it: null) and its host, the one part shown back. */
+/** Stores the sealed Slack URL (or removes it: null) and its host, the one part shown back; a new URL (or none) lifts a disablement. */
 // -- name: notify-save-slack
 export async function saveSlackUrl(db: Db, workspaceId: string, userId: string, sealed: Buffer | null, host: string | null, now: Date): Promise<void> {
   await db
     .insertInto('notification_setting')
-    .values({ workspace_id: workspaceId, user_id: userId, slack_url_sealed: sealed, slack_host: host, updated_at: now })
-    .onConflict((oc) => oc.columns(['workspace_id', 'user_id']).doUpdateSet({ slack_url_sealed: sealed, slack_host: host, updated_at: now }))
+    .values({ workspace_id: workspaceId, user_id: userId, slack_url_sealed: sealed, slack_host: host, slack_disabled_at: null, slack_disabled_reason: null, updated_at: now })
+    .onConflict((oc) => oc.columns(['workspace_id', 'user_id']).doUpdateSet({ slack_url_sealed: sealed, slack_host: host, slack_disabled_at: null, slack_disabled_reason: null, updated_at: now }))
     .execute();
   // Posts still waiting for a URL that is gone have nowhere to go.
   if (sealed === null) await db.updateTable('notification_slack').set({ state: 'failed', last_error: 'the Slack URL was removed' }).where('workspace_id', '=', workspaceId).where('user_id', '=', userId).where('state', '=', 'pending').execute();

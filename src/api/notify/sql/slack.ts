@@ -31,7 +31,7 @@ export async function claimPosts(db: Db, now: Date, claimUntil: Date, limit: num
          notification_event e
     where p.id = c.id and e.id = p.event_id
     returning p.id, p.workspace_id, p.user_id, p.attempts, e.kind, e.title, e.body, e.link,
-      (select s.slack_url_sealed from notification_setting s where s.workspace_id = p.workspace_id and s.user_id = p.user_id) as slack_url_sealed`.execute(db);
+      (select s.slack_url_sealed from notification_setting s where s.workspace_id = p.workspace_id and s.user_id = p.user_id and s.slack_disabled_at is null) as slack_url_sealed`.execute(db);
   return r.rows.map((x) => ({ id: Number(x.id), workspaceId: x.workspace_id, userId: x.user_id, attempts: Number(x.attempts), kind: x.kind, title: x.title, body: x.body, link: x.link, urlSealed: x.slack_url_sealed }));
 }
 
@@ -42,4 +42,26 @@ export async function recordPost(db: Db, id: number, o: { state: 'pending' | 'de
     .set({ state: o.state, response_code: o.code, last_error: o.error, next_attempt_at: o.next, ...(o.deliveredAt ? { delivered_at: o.deliveredAt } : {}) })
     .where('id', '=', id)
     .execute();
+}
+
+/**
+ * The member's webhook answered that it is gone: disabled with the reason (shown in Settings), and
+ * their posts still waiting failed with it, in one transaction. Only the URL that answered is
+ * disabled: one saved since (another sealed value) is left alone. True when this call disabled it.
+ */
+// -- name: notify-slack-disable
+export async function disableSlack(db: Db, workspaceId: string, userId: string, sealed: Buffer, reason: string, now: Date): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    const r = await tx
+      .updateTable('notification_setting')
+      .set({ slack_disabled_at: now, slack_disabled_reason: reason })
+      .where('workspace_id', '=', workspaceId)
+      .where('user_id', '=', userId)
+      .where('slack_url_sealed', '=', sealed)
+      .where('slack_disabled_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) return false;
+    await tx.updateTable('notification_slack').set({ state: 'failed', last_error: reason, next_attempt_at: now }).where('workspace_id', '=', workspaceId).where('user_id', '=', userId).where('state', '=', 'pending').execute();
+    return true;
+  });
 }

@@ -3,7 +3,9 @@
  * enrollments and about 10M events (journal entries, tracking events and replies) spread over a
  * year, on PostgreSQL (issue 18's target: p99 under 200 ms for every screen's queries).
  *
- *   npm run bench -- analytics-scale [--enrollments=1000000] [--requests=30] [--backend=postgres|pglite]
+ *   npm run bench -- analytics-scale [--enrollments=1000000] [--requests=30] [--backend=postgres|pglite] [--keep]
+ *
+ * `--keep` leaves the PostgreSQL database in place (its name is printed) for profiling the queries.
  *
  * The API's fold (src/ops/figure-rollup.ts) runs once on the whole world, as at a first start, and
  * its time is reported; the reads then also count a minute's worth of rows written after it.
@@ -49,7 +51,8 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
   const nRequests = Number(flag(args, 'requests', '30'));
   const loadBefore = machineLoad();
   console.log(`Analytics at scale: ${n.toLocaleString('en')} enrollments on ${backend}; ${describeLoad(loadBefore)}`);
-  const { store, drop } = await benchStore(backend);
+  const keep = args.includes('--keep');
+  const { store, drop, url } = await benchStore(backend);
   const random = seededRandom('analytics-scale');
   const id = () => newId(systemClock.now(), random);
   try {
@@ -236,6 +239,9 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
     console.log(`load after: ${describeLoad(loadAfter)}`);
     return { ...out, worst_p99_ms: round(worst), ...loadFigures(loadBefore, loadAfter) };
   } finally {
-    await drop();
+    if (keep && url) {
+      console.log(`kept the database: ${new URL(url).pathname.slice(1)}`);
+      await store.close();
+    } else await drop();
   }
 }

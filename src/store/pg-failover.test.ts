@@ -23,6 +23,23 @@ describe.skipIf(!testBackends().includes('postgres'))('FailoverPool on PostgreSQ
   const live = new URL(pgAdminUrl);
   const liveHost = `${live.hostname}:${live.port || 5432}`;
 
+  it('turns JIT off on its connections, unless the URL sets options itself', async () => {
+    const jit = async (url: string) => {
+      const pool = new FailoverPool(parsePgHosts(url), { max: 1, types: pg.types, waitMs: 2_000 });
+      try {
+        const c = await pool.connect();
+        const v = (await c.query('show jit')).rows[0].jit as string;
+        c.release();
+        return v;
+      } finally {
+        await pool.end();
+      }
+    };
+    const base = `postgres://${live.username}@${liveHost}${live.pathname}`;
+    expect(await jit(base)).toBe('off');
+    expect(await jit(`${base}?options=${encodeURIComponent('-c jit=on')}`)).toBe('on');
+  });
+
   it('skips a host that refuses connections and uses the next; a multi-host DATABASE_URL opens a store', async () => {
     const dead = await deadPort();
     const url = `postgres://${live.username}@127.0.0.1:${dead},${liveHost}${live.pathname}?target_session_attrs=read-write`;

@@ -54,7 +54,11 @@ export class FailoverPool {
   }
 
   private poolFor(url: string): pg.Pool {
-    const p = new pg.Pool({ connectionString: url, max: this.o.max, types: this.o.types, connectionTimeoutMillis: this.o.connectTimeoutMs ?? 5_000, keepAlive: true });
+    // JIT off: the analytics reads' correlated lookups (last email before each reply) make plans
+    // the planner costs in millions, and PostgreSQL then spends seconds compiling a query that runs
+    // in a few hundred milliseconds (docs/benchmarks.md, analytics at scale). Cadenza's queries are
+    // short; none gains from JIT. An `options` in the URL still wins (pg reads it over this).
+    const p = new pg.Pool({ connectionString: url, max: this.o.max, types: this.o.types, connectionTimeoutMillis: this.o.connectTimeoutMs ?? 5_000, keepAlive: true, options: '-c jit=off' });
     // An idle client's error (server restart, failover) must not crash the process: the pool
     // drops that client and the next checkout gets a new one.
     p.on('error', () => undefined);

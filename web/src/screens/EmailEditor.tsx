@@ -118,6 +118,9 @@ export function EmailEditor({
   const generated = value.html ? htmlToText(value.html) : '';
   const [ownText, setOwnText] = useState(value.html !== '' && value.body !== generated);
   const touched = useRef(false);
+  // More of the value to change with the next update (an inserted template's subject): the
+  // parent's state is merged per call, so two calls in one event would lose the first.
+  const withNextUpdate = useRef<Partial<EmailValue>>({});
   const editor = useEditor({
     // The app's CSP allows no inline style: tiptap's injected <style> would be refused (a page error).
     injectCSS: false,
@@ -130,12 +133,16 @@ export function EmailEditor({
     },
     onUpdate: ({ editor: e }) => {
       const html = e.getHTML();
-      onChange(ownText ? { html } : { html, body: htmlToText(html) });
+      const more = withNextUpdate.current;
+      withNextUpdate.current = {};
+      onChange(ownText ? { ...more, html } : { ...more, html, body: htmlToText(html) });
     },
   });
   if (!editor) return null;
   const tool = (toolName: string, active: boolean, run: () => void) => (
-    <button type="button" className="btn btn-quiet" aria-pressed={active} onClick={run}>
+    // A press keeps the focus in the text (no mousedown focus on the button): tiptap gives it back
+    // only at the next animation frame, and a key typed before then was lost.
+    <button type="button" className="btn btn-quiet" aria-pressed={active} onMouseDown={(e) => e.preventDefault()} onClick={run}>
       {toolName}
     </button>
   );
@@ -163,8 +170,8 @@ export function EmailEditor({
         </div>
       )}
       {workspaceId && <TemplateLibrary workspaceId={workspaceId} name={name} value={value} ownText={ownText} onInsert={(t) => {
+        if (!value.subject && t.subject) withNextUpdate.current = { subject: t.subject };
         insertAtCaret(editor, touched.current, t.html || t.text);
-        if (!value.subject && t.subject) onChange({ subject: t.subject });
       }} />}
     </div>
   );

@@ -74,8 +74,15 @@ describe.skipIf(skip !== null)(`the email editor in Chromium${skip ? ` (skipped:
     // The menu with the keyboard: three arrows down from "First name" is "Company"; nothing is
     // inserted before Enter, and the caret is back in the text after it.
     const menuButton = step1.getByRole('button', { name: 'Insert variable into Step 1', exact: true });
-    await menuButton.click();
     const menu = page.getByRole('menu', { name: 'Insert variable into Step 1', exact: true });
+    // Escape closes it with nothing inserted, the focus back on its button.
+    await menuButton.click();
+    await menu.waitFor();
+    await page.keyboard.press('Escape');
+    await menu.waitFor({ state: 'detached' });
+    expect(await menuButton.evaluate((b) => b === document.activeElement)).toBe(true);
+    expect(await menuButton.getAttribute('aria-expanded')).toBe('false');
+    await menuButton.click();
     await menu.waitFor();
     await audit(page, 'email-editor-02-variables-menu', found);
     // The menu opens with its first item focused.

@@ -84,7 +84,15 @@ function InsertMenu({ label, items, onPick }: { label: string; items: ReadonlyAr
         {label}
       </button>
       {open && (
-        <ul ref={menu} role="menu" aria-label={label} className="insert-menu-list" onKeyDown={onKeyDown}>
+        <ul
+          ref={menu}
+          role="menu"
+          aria-label={label}
+          className="insert-menu-list"
+          onKeyDown={onKeyDown}
+          // A press or a focus elsewhere closes it (its own button toggles it on its click).
+          onBlur={(e) => !menu.current?.contains(e.relatedTarget as Node | null) && e.relatedTarget !== button.current && setOpen(false)}
+        >
           {items.map(([name, value]) => (
             <li key={value} role="none">
               <button type="button" role="menuitem" tabIndex={-1} onClick={() => (setOpen(false), onPick(value))}>

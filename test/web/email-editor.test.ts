@@ -171,6 +171,18 @@ describe.skipIf(skip !== null)(`the email editor in Chromium${skip ? ` (skipped:
     expect(await checks.textContent()).toMatch(/1 link\(s\) in \d+ words/);
     await audit(page, 'email-editor-06-content-check', found);
 
+    // The signature removed: the mailbox sends without one, and its editor is empty.
+    await page.goto(`${app.url}/mailboxes`);
+    await page.getByRole('button', { name: 'Signature of rae@editors.test' }).click();
+    await expect.poll(() => page.getByLabel('Signature text').inputValue()).toBe('Rae Rep\n\nEditors Inc.');
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Remove signature' }).click();
+    await page.getByRole('status').getByText('Signature removed.').waitFor();
+    expect(await page.getByLabel('Signature text').inputValue()).toBe('');
+    expect(await page.getByRole('textbox', { name: 'Formatted text of the signature' }).textContent()).toBe('');
+    await page.getByRole('button', { name: 'Remove signature' }).waitFor({ state: 'detached' });
+    expect(await db.selectFrom('mailbox').select(['signature_html', 'signature_text']).where('email', '=', 'rae@editors.test').executeTakeFirstOrThrow()).toEqual({ signature_html: null, signature_text: null });
+
     expect(found).toEqual([]);
     expect(web.errors).toEqual([]);
   }, 180_000);

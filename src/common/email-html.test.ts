@@ -58,6 +58,10 @@ describe('htmlToText', () => {
     expect(htmlToText(html)).toBe('Hi {{first_name | default: "there"}},\n\nLine one\nline two & more\n\n- alpha\n- beta\n\n1. first\n2. second\n\nSee the demo (https://acme.example/demo) or https://acme.example.');
   });
 
+  it('writes the no-break space a browser types at the end of a line as a space', () => {
+    expect(htmlToText('<p>Hi&nbsp;{{first_name}}</p><p>a&nbsp;&nbsp;b</p>')).toBe('Hi {{first_name}}\n\na  b');
+  });
+
   it('collapses markup whitespace and skips images without alt', () => {
     expect(htmlToText('<div>  a\n   b </div><div><img src="https://x.example/i.png"><img alt="Logo" src="x"></div>')).toBe('a b\nLogo');
   });

@@ -47,7 +47,9 @@ export function htmlToText(html: string): string {
       const t = decodeEntities(textRun ?? '<');
       if (pre > 0) out += t;
       else {
-        const words = t.replace(/[ \t\r\n\f]+/g, ' ');
+        // A browser types a space at the end of a line as a no-break space (the editor keeps it):
+        // in the text part it is an ordinary space.
+        const words = t.replace(/[ \t\r\n\f]+/g, ' ').replace(/\u00a0/g, ' ');
         // A space at the start of a line is layout, not text.
         out += /(^|\n)$/.test(out) ? words.replace(/^ /, '') : words;
       }

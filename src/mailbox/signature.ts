@@ -14,3 +14,8 @@ export function signatureColumns(html: string | null, text: string | null): { si
   if (!clean && !plain) return { signature_html: null, signature_text: null };
   return { signature_html: clean || null, signature_text: plain || null };
 }
+
+/** The stored signature of a mailbox row, as withSignature takes it; null: none. */
+export function storedSignature(m: { signature_html: string | null; signature_text: string | null } | undefined): { html: string; text: string } | null {
+  return m && (m.signature_html || m.signature_text) ? { html: m.signature_html ?? '', text: m.signature_text ?? '' } : null;
+}

@@ -4230,7 +4230,7 @@ export interface ApiRoutes {
     response: EnrollOutcome;
     status: 200;
   };
-  /** Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`) (access: member of the workspace) */
+  /** Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`), that mailbox's signature appended (access: member of the workspace) */
   "POST /api/workspaces/:workspaceId/sequences/preview": {
     params: {
       workspaceId: string;

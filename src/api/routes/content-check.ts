@@ -6,6 +6,7 @@ import { leadValues, senderValues } from '../../sending/send-context.ts';
 import { loadDefinition } from '../../sequence/definition-document.ts';
 import { findLead, oldestLeads } from '../../leads/sql/leads.ts';
 import { poolMailboxes } from '../../mailbox/sql/mailboxes.ts';
+import { storedSignature } from '../../mailbox/signature.ts';
 import { linkHost, trackingHost } from '../../tracking/domains/hosts.ts';
 import { trackingBaseUrl } from '../../tracking/links.ts';
 import { workspaceRow } from '../../workspace/workspace-row.ts';
@@ -80,7 +81,7 @@ export const contentCheckRoutes = [
         workspaceId: ws.workspaceId,
         stepId: step.key,
         template: { subject: variant.subject, text: variant.body, html: variant.html },
-        signature: mailbox && (mailbox.signature_html || mailbox.signature_text) ? { html: mailbox.signature_html ?? '', text: mailbox.signature_text ?? '' } : null,
+        signature: storedSignature(mailbox),
         lead: leadRow ? leadValues(leadRow) : SAMPLE_LEAD,
         sender: { ...sender, email: sender.email ?? 'rep@example.com' },
         tracking: {

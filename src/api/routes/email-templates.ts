@@ -23,7 +23,7 @@ const templateBody = z
   })
   .meta({ id: 'EmailTemplate' });
 
-const templateName = z.string().trim().min(1, 'a template needs a name').max(200);
+const templateName = z.string().trim().min(1, 'a template needs a name').max(200, 'a template name is at most 200 characters');
 
 function view(t: EmailTemplateRow): z.output<typeof templateBody> {
   return { id: t.id, name: t.name, subject: t.subject, html: t.body_html ?? '', text: t.body_text, updatedAt: new Date(t.updated_at).toISOString() };
@@ -50,7 +50,7 @@ export const emailTemplateRoutes = [
     body: z.object({
       name: templateName,
       subject: z.string().max(998).default(''),
-      html: z.string().max(MAX_EMAIL_HTML).default(''),
+      html: z.string().max(MAX_EMAIL_HTML, `a template's HTML is at most ${MAX_EMAIL_HTML} characters`).default(''),
       text: z.string().max(100_000).default(''),
     }),
     example: () => ({ body: { name: 'Intro', subject: 'Quick question', html: '<p>Hi {{first_name | default: "there"}},</p>' } }),

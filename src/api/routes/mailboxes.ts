@@ -277,7 +277,7 @@ export const mailboxRoutes = [
           .describe('null: no ramp, the daily cap applies from today'),
         restartRamp: z.boolean().describe('Count the ramp from today'),
         timeZone: z.string().refine(isValidZone, 'an IANA time zone such as Europe/Paris').nullable(),
-        signatureHtml: z.string().max(MAX_SIGNATURE_HTML).nullable().describe("The signature's rich text, sanitized by the server; null or '': no signature"),
+        signatureHtml: z.string().max(MAX_SIGNATURE_HTML, `a signature is at most ${MAX_SIGNATURE_HTML} characters of HTML`).nullable().describe("The signature's rich text, sanitized by the server; null or '': no signature"),
         signatureText: z.string().max(10_000).nullable().describe("The signature's plain text; left out, null or '': made from the HTML"),
       })
       .partial(),

@@ -15,6 +15,8 @@ import { findSequenceId, listSequences } from '../../sequence/sql/sequences.ts';
 import { findLead, oldestLeads } from '../../leads/sql/leads.ts';
 import { leadIdsNotIn } from '../../leads/sql/lead-ids.ts';
 import { poolMailboxes } from '../../mailbox/sql/mailboxes.ts';
+import { storedSignature } from '../../mailbox/signature.ts';
+import { withSignature } from '../../common/email-html.ts';
 import { enrollmentService } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { MAX_YAML_BYTES, parseDefinitionYaml, renderDefinitionYaml } from '../../sequence/definition-yaml.ts';
@@ -158,7 +160,7 @@ export const sequenceRoutes = [
   defineRoute({
     method: 'POST',
     url: '/api/workspaces/:workspaceId/sequences/preview',
-    summary: 'Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`)',
+    summary: "Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`), that mailbox's signature appended",
     tags: ['sequences'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
@@ -189,7 +191,8 @@ export const sequenceRoutes = [
       // A fixed seed: the preview shows one spin and keeps it while the person types elsewhere.
       const r = renderEmail({ subject: body.subject, text: body.body }, { lead: leadValues(lead), sender: mailbox ? senderValues(mailbox) : null }, { enrollmentId: lead.id, stepId: 'preview' });
       if (!r.ok) return { subject: null, text: '', problems: [r.reason], sender };
-      return { subject: r.subject, text: r.text, problems: [], sender };
+      // The signature of the mailbox it is sent from, appended as the sender does at compose time.
+      return { subject: r.subject, text: withSignature({ text: r.text }, storedSignature(mailbox)).text, problems: [], sender };
     },
   }),
 ];

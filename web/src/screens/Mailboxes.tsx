@@ -444,27 +444,46 @@ function EndpointFields({ legend, value, onChange, defaults }: { legend: string;
 /** The mailbox's signature, appended by the sender after every email's body (docs/web.md "The email editor"). */
 function SignatureForm({ workspaceId, mailbox, onSaved }: { workspaceId: string; mailbox: Mailbox; onSaved: () => void }) {
   const [value, setValue] = useState({ subject: '', body: mailbox.signature?.text ?? '', html: mailbox.signature?.html ?? '' });
+  const [stored, setStored] = useState(mailbox.signature !== null);
+  // A removed signature empties the editor: a new one, since tiptap reads its content once.
+  const [generation, setGeneration] = useState(0);
   const [note, setNote] = useState<string>();
   const [error, setError] = useState<string>();
-  const save = async () => {
+  const send = async (html: string | null, text: string | null, done: string) => {
     setError(undefined);
+    setNote(undefined);
     try {
-      await api('PATCH', ws(workspaceId, `mailboxes/${mailbox.id}`), { signatureHtml: value.html, signatureText: value.body });
-      setNote('Signature saved.');
+      const m = await api<Mailbox>('PATCH', ws(workspaceId, `mailboxes/${mailbox.id}`), { signatureHtml: html, signatureText: text });
+      setStored(m.signature !== null);
+      setNote(done);
       onSaved();
+      return true;
     } catch (e) {
       setError(errorMessage(e));
+      return false;
+    }
+  };
+  const remove = async () => {
+    if (!confirm(`Remove the signature of ${mailbox.email}? Its emails go out without one.`)) return;
+    if (await send(null, null, 'Signature removed.')) {
+      setValue({ subject: '', body: '', html: '' });
+      setGeneration((g) => g + 1);
     }
   };
   return (
     <section className="card stack" aria-label={`Signature of ${mailbox.email}`}>
       <h2>Signature of {mailbox.email}</h2>
       <p className="muted">Added after the body of every email this mailbox sends (HTML and plain text).</p>
-      <EmailEditor name="the signature" label="Signature text" value={value} onChange={(p) => setValue((v) => ({ ...v, ...p }))} />
-      <div>
-        <button type="button" className="btn btn-primary" onClick={save}>
+      <EmailEditor key={generation} name="the signature" label="Signature text" value={value} onChange={(p) => setValue((v) => ({ ...v, ...p }))} />
+      <div className="row">
+        <button type="button" className="btn btn-primary" onClick={() => void send(value.html, value.body, 'Signature saved.')}>
           Save signature
         </button>
+        {stored && (
+          <button type="button" className="btn btn-quiet" onClick={() => void remove()}>
+            Remove signature
+          </button>
+        )}
       </div>
       {note && <p role="status">{note}</p>}
       <ErrorNote error={error} />

@@ -202,9 +202,7 @@ export function StepCard({
                     </button>
                   </div>
                 </div>
-                <Field label={`${vname} body`}>
-                  <textarea rows={5} value={v.body} onChange={(e) => setVariant({ body: e.target.value })} onFocus={() => onPreview?.(j)} />
-                </Field>
+                <EmailEditor name={vname} label={`${vname} body`} workspaceId={workspaceId} value={v} onChange={(patch) => setVariant(patch)} onFocus={() => onPreview?.(j)} />
               </fieldset>
             );
           })}

@@ -485,7 +485,7 @@ function ReplyRulesFields({ rules, onChange, sequences }: { rules: ReplyRules; o
 /** The draft the preview renders: the step itself, or one of its variants in its place (an empty variant subject keeps the step's). */
 function previewDraft(step: StepDraft | undefined, variant: number): StepDraft | undefined {
   const v = step?.variants[variant];
-  return step && v ? { ...step, subject: v.subject || step.subject, body: v.body } : step;
+  return step && v ? { ...step, subject: v.subject || step.subject, body: v.body, html: v.html } : step;
 }
 
 function previewWhat(step: StepDraft | undefined, i: number, variant: number): string {

@@ -2552,6 +2552,16 @@ export interface ApiRoutes {
     response: Branding;
     status: 200;
   };
+  /** Remove the client workspace's logo (admin): the name and colours stay; the sign-in page and portal show the name alone (access: admin of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/branding/logo": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: Branding;
+    status: 200;
+  };
   /** Serve the app on the client's own domain (admin): a CNAME to this server, then a certificate is obtained as for tracking hosts (access: admin of the workspace) */
   "PUT /api/workspaces/:workspaceId/branding/domain": {
     params: {

@@ -123,9 +123,9 @@ export const ssoRoutes = [
     params: workspaceParams({ domain }),
     response: z.object({ verified: z.boolean(), reason: z.enum(['verified', 'missing', 'wrong_token', 'lookup_failed', 'taken']), domain: domainProof }),
     handler: async ({ ctx, ws, params, principal, req }) => {
-      if (!ctx.domains) throw cadenzaError('CONFLICT', 'DNS checks are off on this server (CADENZA_DOMAIN_CHECKS=off), so no domain can be verified; ask whoever runs Cadenza to turn them on');
-      const r = await checkDomainProof(ctx.store.db, ctx.domains.resolver, ws.workspaceId, params.domain, new Date(realClock(ctx).now()));
-      if (r.kind === 'unknown_domain') throw cadenzaError('NOT_FOUND', `${params.domain} is not listed in this workspace's single sign-on domains`);
+      const r = await checkDomainProof(ctx.store.db, ctx.domains?.resolver, ws.workspaceId, params.domain, new Date(realClock(ctx).now()));
+      if (r.kind === 'unknown_domain') throw cadenzaError('NOT_FOUND', "that domain is not listed in this workspace's single sign-on domains");
+      if (r.kind === 'no_resolver') throw cadenzaError('CONFLICT', 'DNS checks are off on this server (CADENZA_DOMAIN_CHECKS=off), so no domain can be verified; ask whoever runs Cadenza to turn them on');
       if (r.kind === 'verified') await audit(ctx, ws.workspaceId, actorOf(principal, ws.userId, req.ip), { domainVerified: params.domain });
       return { verified: r.kind === 'verified', reason: r.kind, domain: proofView(r.proof) };
     },

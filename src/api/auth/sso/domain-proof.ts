@@ -67,15 +67,19 @@ export async function syncDomainProofs(tx: Tx, workspaceId: string, domains: rea
 export type ProofCheck =
   | { kind: 'verified'; proof: DomainProof }
   | { kind: 'missing' | 'wrong_token' | 'lookup_failed' | 'taken'; proof: DomainProof; message: string }
-  | { kind: 'unknown_domain' };
+  | { kind: 'unknown_domain' }
+  | { kind: 'no_resolver' };
 
 /**
  * Looks the record up and stores the outcome. A domain already proven by another workspace stays
- * unproven here, whatever DNS says (one workspace per domain, the partial unique index).
+ * unproven here, whatever DNS says (one workspace per domain, the partial unique index). A domain
+ * this workspace has not listed is unknown before anything else is said (another's is not revealed).
  */
-export async function checkDomainProof(db: Db, resolver: TxtResolver, workspaceId: string, domain: string, now: Date): Promise<ProofCheck> {
+export async function checkDomainProof(db: Db, resolver: TxtResolver | undefined, workspaceId: string, domain: string, now: Date): Promise<ProofCheck> {
   const row = await db.selectFrom('workspace_sso_domain').select(['domain', 'token', 'verified_at', 'checked_at', 'check_error']).where('workspace_id', '=', workspaceId).where('domain', '=', domain).executeTakeFirst();
   if (!row) return { kind: 'unknown_domain' };
+  // DNS checks off on this server (CADENZA_DOMAIN_CHECKS=off): nothing can be proven, nothing is changed.
+  if (!resolver) return { kind: 'no_resolver' };
   const name = `${PROOF_LABEL}.${domain}`;
   const expected = `${PROOF_PREFIX}${row.token}`;
   const found = await lookupTxt(resolver, name);

@@ -24,3 +24,11 @@ create table workspace_sso_domain (
 -- A domain is proven by one workspace at most: a sign-in by email domain finds one workspace.
 -- Unproven claims may overlap (a claim alone must not lock the domain's real owner out).
 create unique index workspace_sso_domain_verified on workspace_sso_domain (domain) where verified_at is not null;
+
+-- Domains listed before this migration are kept, unproven, each with a fresh token (gen_random_uuid:
+-- 122 random bits as hex): their workspaces' admins see the record to publish under Settings ->
+-- Single sign-on, and until they verify, those domains admit nobody new (existing members still sign in).
+insert into workspace_sso_domain (workspace_id, domain, token)
+select s.workspace_id, d.domain, replace(gen_random_uuid()::text, '-', '')
+  from workspace_sso s cross join lateral unnest(s.allowed_domains) as d(domain)
+on conflict do nothing;

@@ -93,7 +93,8 @@ async function seedObjects(h: ApiHarness, workspaceId: string, tag: string): Pro
   await db.insertInto('workspace_branding').values({ workspace_id: workspaceId, display_name: `Brand ${tag}`, primary_color: '#123456', accent_color: '#654321', logo: Buffer.from('89504e470d0a1a0a', 'hex'), logo_type: 'image/png' }).execute();
   // The webhook's signing secret rides along (no URL takes it): it is shown at creation only, so no later answer may carry it.
   // kind: a CRM's OAuth start (POST …/crm/oauth/:kind/start).
-  return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', kind: 'hubspot', ...graph };
+  // domain: a single sign-on domain to verify (POST …/sso/domains/:domain/verify); not listed, so 404 past the access check.
+  return { workspaceId, memberId, apiKeyId: apiKey.id, webhookId: webhook.id, webhookSecret: webhook.secret, stepKey: 'intro', kind: 'hubspot', domain: `sso-${tag}.test`, ...graph };
 }
 
 /** Every row of every table that has a workspace_id, for one workspace: what must not change. */

@@ -1254,8 +1254,20 @@ export interface WorkspaceSsoTable {
   updated_at: DefaultTimestamp;
 }
 
+/** 0116_sso_domain_proof.sql: the DNS proof of a domain admitted to single sign-on. */
+export interface WorkspaceSsoDomainTable {
+  workspace_id: string;
+  domain: string;
+  token: string;
+  verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  checked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  check_error: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: CreatedAt;
+}
+
 export interface Database {
   workspace_sso: WorkspaceSsoTable;
+  workspace_sso_domain: WorkspaceSsoDomainTable;
 }
 // --- end single sign-on
 // --- notifications (0099_notifications.sql; owned by src/api/notify)

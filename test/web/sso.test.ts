@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startOAuthEmulator, type OAuthEmulator } from '../../src/sim/emulators/oauth/emulator.ts';
+import { startTestDnsServer, type TestDnsServer } from '../dns-server.ts';
 import { chromiumSkipReason } from './chromium.ts';
 import { webSuite } from './harness.ts';
 import { atBothWidths } from './viewports.ts';
@@ -7,7 +8,8 @@ import { atBothWidths } from './viewports.ts';
 /**
  * Single sign-on in headless Chromium against the real app and the OAuth emulator as an OpenID
  * Connect provider on loopback: the owner sets it up in Settings (issuer, client, sealed secret,
- * domain, a group that makes an admin); in a browser of their own, a newcomer of the admitted
+ * domain, a group that makes an admin) and verifies the domain by its DNS TXT record (the loopback
+ * DNS server as the configured resolver: not verified until the record is there); in a browser of their own, a newcomer of the admitted
  * domain chooses "Sign in with SSO", gives their work address, goes through the provider and lands
  * in the workspace as an admin (their groups); an unverified address comes back to the sign-in page
  * with the reason in words; an address of a domain nobody admits is told so. Screenshots and axe at
@@ -17,6 +19,7 @@ const skip = chromiumSkipReason();
 
 describe.skipIf(skip !== null)(`single sign-on in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let idp: OAuthEmulator | undefined;
+  let dns: TestDnsServer | undefined;
   const web = webSuite({
     prefix: 'sso',
     roles: ['api'],
@@ -31,11 +34,16 @@ describe.skipIf(skip !== null)(`single sign-on in Chromium${skip ? ` (skipped: $
           { email: 'eve@acme.test', emailVerified: false },
         ],
       });
+      // The domain's proof is read through the loopback DNS server, as the configured resolver.
+      dns = await startTestDnsServer();
       // The provider on loopback: allowed as the webhook destination rules allow it in tests.
-      return { webhooks: { allowPrivate: true } };
+      return { webhooks: { allowPrivate: true }, domains: { resolver: dns.address, blocklists: { ip: [], domain: [] } } };
     },
   });
-  afterAll(() => idp?.close());
+  afterAll(async () => {
+    await idp?.close();
+    await dns?.close();
+  });
   const a11y: string[] = [];
 
   it('an admin sets it up; a newcomer signs in through the provider and joins with the mapped role; refusals in words', async () => {
@@ -54,6 +62,21 @@ describe.skipIf(skip !== null)(`single sign-on in Chromium${skip ? ` (skipped: $
     await form.getByText('Single sign-on saved.').waitFor();
     await form.getByText('On', { exact: true }).waitFor();
     expect(await form.getByLabel('Client secret').inputValue()).toBe('');
+    // acme.test is listed but not proven: the record to publish, and a check that finds nothing yet.
+    const proof = form.getByRole('list', { name: 'Email domains and their verification' });
+    await proof.getByText('Not verified').waitFor();
+    expect(await form.getByLabel('TXT record name for acme.test').inputValue()).toBe('_cadenza-sso.acme.test');
+    const record = await form.getByLabel('TXT record value for acme.test').inputValue();
+    expect(record).toMatch(/^cadenza-sso=[0-9a-f]{32}$/);
+    await form.getByRole('button', { name: 'Verify acme.test' }).click();
+    await proof.getByText(/Last check: no TXT record "cadenza-sso=…" at _cadenza-sso\.acme\.test yet/).waitFor();
+    await proof.scrollIntoViewIfNeeded();
+    await atBothWidths(page, 'sso', 'domain-unverified', a11y);
+    dns!.setTxt('_cadenza-sso.acme.test', [record]);
+    await form.getByRole('button', { name: 'Verify acme.test' }).click();
+    await proof.getByText('Verified', { exact: true }).waitFor();
+    expect(await proof.getByText('Not verified').count()).toBe(0);
+    expect(await form.getByLabel('TXT record value for acme.test').count()).toBe(0);
     await form.scrollIntoViewIfNeeded();
     await atBothWidths(page, 'sso', 'settings', a11y);
 

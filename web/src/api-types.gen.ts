@@ -1635,6 +1635,19 @@ export type SequenceExperiment = {
   } | null;
 };
 
+export type SsoDomainProof = {
+  domain: string;
+  /** Where to publish the TXT record: _cadenza-sso.<domain> */
+  recordName: string;
+  /** The TXT record: cadenza-sso=<token issued to this workspace> */
+  recordValue: string;
+  /** Null: not proven; the domain admits nobody new */
+  verifiedAt: string | null;
+  checkedAt: string | null;
+  /** Why the last check failed, in words */
+  checkError: string | null;
+};
+
 export type SsoSettings = {
   enabled: boolean;
   /** The provider's issuer URL; its metadata is read from <issuer>/.well-known/openid-configuration */
@@ -1642,7 +1655,7 @@ export type SsoSettings = {
   clientId: string;
   /** The client secret is stored sealed and never returned */
   hasClientSecret: true;
-  /** A verified address of these domains joins the workspace on its first sign-in */
+  /** A verified address of these domains joins the workspace on its first sign-in, once the domain is proven by DNS (domains) */
   allowedDomains: string[];
   groupsClaim: string;
   roleMapping: {
@@ -1657,6 +1670,8 @@ export type SsoSettings = {
 
 export type SsoSetup = {
   sso: SsoSettings | null;
+  /** The DNS proof of each listed domain: only a verified one admits newcomers */
+  domains: SsoDomainProof[];
   /** The redirect URI to register at the provider */
   redirectUri: string;
 };
@@ -2379,6 +2394,21 @@ export interface ApiRoutes {
     response: SsoSetup;
     status: 200;
   };
+  /** Check a listed domain's DNS proof (admin): the TXT record _cadenza-sso.<domain> must read cadenza-sso=<this workspace's token>; answers the domain's state and, when it is not proven, why (access: admin of the workspace) */
+  "POST /api/workspaces/:workspaceId/sso/domains/:domain/verify": {
+    params: {
+      workspaceId: string;
+      domain: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      verified: boolean;
+      reason: "verified" | "missing" | "wrong_token" | "lookup_failed" | "taken";
+      domain: SsoDomainProof;
+    };
+    status: 200;
+  };
   /** Remove single sign-on (admin): members sign in with their passwords again; those who joined by SSO need a password reset by invitation (access: admin of the workspace) */
   "DELETE /api/workspaces/:workspaceId/sso": {
     params: {
@@ -2522,6 +2552,16 @@ export interface ApiRoutes {
     query: Record<string, never>;
     /** The image file, sent as application/octet-stream */
     body: Blob;
+    response: Branding;
+    status: 200;
+  };
+  /** Remove the client workspace's logo (admin): the name and colours stay; the sign-in page and portal show the name alone (access: admin of the workspace) */
+  "DELETE /api/workspaces/:workspaceId/branding/logo": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
     response: Branding;
     status: 200;
   };

@@ -127,6 +127,26 @@ describe.each(testBackends())('agencies (%s)', (backend) => {
     expect(wrong.body).toContain('a colour such as #3d5afe');
   });
 
+  it('the logo is removed by an admin only: gone from the app host and the portal, name and colours kept, the URL versioned', async () => {
+    expect((await viewer.call('DELETE', `/api/workspaces/${client1}/branding/logo`)).statusCode).toBe(403);
+    expect((await h.app.inject({ method: 'GET', url: '/api/branding/logo', headers: { host: 'app.northwind.test' } })).statusCode).toBe(200);
+    const del = await agencyAdmin.call('DELETE', `/api/workspaces/${client1}/branding/logo`);
+    expect(del.statusCode, del.body).toBe(200);
+    expect(del.json()).toEqual({ displayName: 'Northwind Sales', primaryColor: '#1a237e', accentColor: '#ff6600', logoUrl: null });
+    const row = await h.store.db.selectFrom('workspace_branding').select(['logo', 'logo_type', 'logo_version']).where('workspace_id', '=', client1).executeTakeFirstOrThrow();
+    expect(row).toEqual({ logo: null, logo_type: null, logo_version: 2 });
+    expect((await h.app.inject({ method: 'GET', url: '/api/branding', headers: { host: 'app.northwind.test' } })).json().branding.logoUrl).toBeNull();
+    expect((await h.app.inject({ method: 'GET', url: '/api/branding/logo', headers: { host: 'app.northwind.test' } })).statusCode).toBe(404);
+    expect((await agencyAdmin.call('GET', `/api/workspaces/${client1}/branding/logo`)).statusCode).toBe(404);
+    // Twice is harmless: nothing left to remove, nothing audited.
+    expect((await agencyAdmin.call('DELETE', `/api/workspaces/${client1}/branding/logo`)).json().logoUrl).toBeNull();
+    const audits = await h.store.db.selectFrom('audit_event').select('detail').where('workspace_id', '=', client1).where('action', '=', 'settings.changed').execute();
+    expect(audits.filter((a) => JSON.stringify(a.detail).includes('"brandingLogo":"removed"'))).toHaveLength(1);
+    // An upload after it gets a fresh URL.
+    const up = await h.app.inject({ method: 'POST', url: `/api/workspaces/${client1}/branding/logo`, headers: { cookie: agencyAdmin.cookie, 'x-csrf-token': agencyAdmin.csrf, 'content-type': 'application/octet-stream' }, payload: PNG });
+    expect(up.json().logoUrl).toMatch(/\/branding\/logo\?v=3$/);
+  });
+
   it('per-client usage over a period counts known rows, and the CSV says the same', async () => {
     const db = h.store.db;
     const r = seededRandom('usage');

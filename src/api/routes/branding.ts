@@ -156,6 +156,27 @@ export const brandingRoutes = [
     },
   }),
   defineRoute({
+    method: 'DELETE',
+    url: `${url}/logo`,
+    summary: "Remove the client workspace's logo (admin): the name and colours stay; the sign-in page and portal show the name alone",
+    tags: ['agency'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({}),
+    response: brandingView,
+    handler: async (c) => {
+      const { ctx, ws } = c;
+      await clientOnly(ctx, ws.workspaceId);
+      const before = await brandingOf(ctx.store.db, ws.workspaceId);
+      if (!before) throw cadenzaError('NOT_FOUND', 'this workspace has no branding yet');
+      // Only a logo there is removed: the version grows, so a cached copy under the old URL is not reused.
+      if (before.logo_type) {
+        await setLogo(ctx.store.db, ws.workspaceId, null, new Date(ctx.clock.now()));
+        await audit(c, { action: 'settings.changed', target: 'workspace', detail: { brandingLogo: 'removed' } });
+      }
+      return view((await brandingOf(ctx.store.db, ws.workspaceId))!, `/api/workspaces/${ws.workspaceId}/branding/logo`);
+    },
+  }),
+  defineRoute({
     method: 'PUT',
     url: `${url}/domain`,
     summary: "Serve the app on the client's own domain (admin): a CNAME to this server, then a certificate is obtained as for tracking hosts",

@@ -5,6 +5,8 @@ import { apiHarness, login, seedMember, seedWorkspace, type ApiHarness, type Bro
 import { testBackends } from '../../../test/stores.ts';
 import { consent } from '../../sim/emulators/oauth/browser.ts';
 import { startOAuthEmulator, type IdTokenSpoil, type OAuthEmulator } from '../../sim/emulators/oauth/emulator.ts';
+import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
+import { dnsResolver } from '../../sending/dns/check.ts';
 import { addMembership } from '../auth/accounts.ts';
 import { SESSION_COOKIE } from '../auth/sessions.ts';
 import { SSO_BINDING_COOKIE } from '../sso-callback.ts';
@@ -17,7 +19,10 @@ import { SSO_BINDING_COOKIE } from '../sso-callback.ts';
  * by another key: nobody signed in), just-in-time membership with the mapped role, the refusals in
  * plain words (unverified address, domain not admitted, another browser), an existing member, an
  * existing account that belongs to another workspace refused (no takeover through a claimed
- * domain), and password sign-in refused where the workspace says so.
+ * domain), and password sign-in refused where the workspace says so. The DNS proof of a listed
+ * domain (domain-proof.ts) through the loopback DNS server as the configured resolver: missing,
+ * wrong token, another workspace's 404, proven; an unproven domain signs in nobody new; a member
+ * here who also belongs elsewhere signs in for a proven domain only.
  */
 const CALLBACK = 'http://localhost:8080/oauth/sso/callback';
 
@@ -27,6 +32,7 @@ describe.each(testBackends())('single sign-on (%s)', (backend) => {
   let ws: string;
   let owner: Browser;
   let rep: Browser;
+  let dns: TestDnsServer;
 
   beforeAll(async () => {
     idp = await startOAuthEmulator({
@@ -41,9 +47,11 @@ describe.each(testBackends())('single sign-on (%s)', (backend) => {
         { email: 'spoiled@acme.test' },
         { email: 'carol@acme.test' },
         { email: 'dan@acme.test' },
+        { email: 'zed@partner.test' },
       ],
     });
-    h = await apiHarness(backend, { webhooks: { allowPrivate: true } });
+    dns = await startTestDnsServer();
+    h = await apiHarness(backend, { webhooks: { allowPrivate: true }, domains: { resolver: dnsResolver({ server: dns.address, timeoutMs: 500 }), blocklists: { ip: [], domain: [] }, publicHost: 'app.cadenza.test' } });
     const w = await seedWorkspace(h.store, 'Acme', 'owner@acme.test');
     ws = w.workspaceId;
     owner = await login(h.app, 'owner@acme.test', w.password);
@@ -53,6 +61,7 @@ describe.each(testBackends())('single sign-on (%s)', (backend) => {
   afterAll(async () => {
     await h?.close();
     await idp?.close();
+    await dns?.close();
   });
 
   const setup = (who: Browser, body: Record<string, unknown> = {}) =>
@@ -99,12 +108,66 @@ describe.each(testBackends())('single sign-on (%s)', (backend) => {
     const read = await owner.call('GET', `/api/workspaces/${ws}/sso`);
     expect(read.body).not.toContain('idp-secret');
     expect((await rep.call('GET', `/api/workspaces/${ws}/sso`)).statusCode).toBe(403);
-    // Another workspace cannot claim the same domain.
+    expect(r.json().domains).toEqual([
+      { domain: 'acme.test', recordName: '_cadenza-sso.acme.test', recordValue: expect.stringMatching(/^cadenza-sso=[0-9a-f]{32}$/), verifiedAt: null, checkedAt: null, checkError: null },
+    ]);
+  });
+
+  /** A sign-in started for the workspace by name (an unproven domain finds no workspace by address). */
+  async function signInNamed(email: string) {
+    const start = await h.app.inject({ method: 'POST', url: '/api/auth/sso/start', payload: { workspaceId: ws, email } });
+    expect(start.statusCode, start.body).toBe(200);
+    const back = await consent(start.json<{ url: string }>().url);
+    const binding = start.cookies.find((c) => c.name === SSO_BINDING_COOKIE)!.value;
+    return h.app.inject({ method: 'GET', url: `/oauth/sso/callback${back.search}`, headers: { accept: 'application/json', cookie: `${SSO_BINDING_COOKIE}=${binding}` } });
+  }
+  const verify = (who: Browser, workspaceId: string, d: string) => who.call('POST', `/api/workspaces/${workspaceId}/sso/domains/${d}/verify`);
+
+  it('a listed domain not yet proven by DNS signs in nobody new, and finds no workspace by address', async () => {
+    const none = await h.app.inject({ method: 'POST', url: '/api/auth/sso/start', payload: { email: 'ada@acme.test' } });
+    expect(none.statusCode).toBe(404);
+    const r = await signInNamed('ada@acme.test');
+    expect(r.statusCode, r.body).toBe(403);
+    expect(r.json().error.message).toBe('acme.test is not verified for single sign-on in this workspace yet, so nobody new joins by it; ask an admin to verify the domain, or to invite you');
+    expect(await h.store.db.selectFrom('account').select('id').where('email', '=', 'ada@acme.test').executeTakeFirst()).toBeUndefined();
+  });
+
+  it('verifies a domain by its TXT record through the configured resolver: missing, wrong token, another workspace, then proven', async () => {
+    const token = (await owner.call('GET', `/api/workspaces/${ws}/sso`)).json().domains[0].recordValue as string;
+    expect((await verify(rep, ws, 'acme.test')).statusCode).toBe(403);
+    // No record yet.
+    const missing = await verify(owner, ws, 'acme.test');
+    expect(missing.statusCode, missing.body).toBe(200);
+    expect(missing.json()).toMatchObject({ verified: false, reason: 'missing', domain: { verifiedAt: null, checkError: expect.stringMatching(/^no TXT record "cadenza-sso=…" at _cadenza-sso\.acme\.test yet/) } });
+    expect(dns.queries.some((q) => q.name.toLowerCase() === '_cadenza-sso.acme.test' && q.type === 'TXT')).toBe(true);
+    // A record with another token (another workspace's, or a typo) proves nothing.
+    dns.setTxt('_cadenza-sso.acme.test', ['cadenza-sso=0123456789abcdef0123456789abcdef', 'v=other']);
+    const wrong = await verify(owner, ws, 'acme.test');
+    expect(wrong.json()).toMatchObject({ verified: false, reason: 'wrong_token', domain: { verifiedAt: null } });
+    expect(wrong.json().domain.checkError).toBe(`the TXT record at _cadenza-sso.acme.test holds another token; it must read ${token}`);
+    // Another workspace cannot check a domain it has not listed, nor Acme's.
     const other = await seedWorkspace(h.store, 'Other', 'boss@other.test');
     const boss = await login(h.app, 'boss@other.test', other.password);
-    const clash = await boss.call('PUT', `/api/workspaces/${other.workspaceId}/sso`, { issuer: idp.issuer, clientId: 'x', clientSecret: 'y', allowedDomains: ['acme.test'] });
+    expect((await verify(boss, other.workspaceId, 'acme.test')).statusCode).toBe(404);
+    expect((await verify(boss, ws, 'acme.test')).statusCode).toBe(404);
+    // An unproven claim elsewhere does not lock the owner out: Other may list acme.test, it stays unproven there.
+    const claim = await boss.call('PUT', `/api/workspaces/${other.workspaceId}/sso`, { issuer: idp.issuer, clientId: 'x', clientSecret: 'y', allowedDomains: ['acme.test'] });
+    expect(claim.statusCode, claim.body).toBe(200);
+    // The right record, beside others at the same name.
+    dns.setTxt('_cadenza-sso.acme.test', ['v=other', token]);
+    const ok = await verify(owner, ws, 'acme.test');
+    expect(ok.json()).toMatchObject({ verified: true, reason: 'verified', domain: { domain: 'acme.test', checkError: null, verifiedAt: expect.any(String) } });
+    expect((await owner.call('GET', `/api/workspaces/${ws}/sso`)).json().domains[0].verifiedAt).toBe(ok.json().domain.verifiedAt);
+    // Once proven here, the same record cannot prove it for Other, and Other cannot list it anew.
+    const otherToken = (await boss.call('GET', `/api/workspaces/${other.workspaceId}/sso`)).json().domains[0].recordValue as string;
+    dns.setTxt('_cadenza-sso.acme.test', [token, otherToken]);
+    const taken = await verify(boss, other.workspaceId, 'acme.test');
+    expect(taken.json()).toMatchObject({ verified: false, reason: 'taken' });
+    await boss.call('PUT', `/api/workspaces/${other.workspaceId}/sso`, { issuer: idp.issuer, clientId: 'x', allowedDomains: [] });
+    const clash = await boss.call('PUT', `/api/workspaces/${other.workspaceId}/sso`, { issuer: idp.issuer, clientId: 'x', allowedDomains: ['acme.test'] });
     expect(clash.statusCode).toBe(409);
     expect(clash.json().error.message).toMatch(/acme\.test already signs in to another workspace/);
+    await boss.call('DELETE', `/api/workspaces/${other.workspaceId}/sso`);
   });
 
   it('a verified address of an admitted domain joins on first sign-in, with the role its groups map to', async () => {
@@ -153,12 +216,29 @@ describe.each(testBackends())('single sign-on (%s)', (backend) => {
     await login(h.app, 'carol@acme.test', carol.password);
   });
 
-  it('refuses an existing member of this workspace who also belongs to another one', async () => {
+  it('a member of this workspace who also belongs to others signs in by SSO when the domain is proven; not for an unproven domain', async () => {
     const gamma = await seedWorkspace(h.store, 'Gamma', 'boss@gamma.test');
-    const dan = await seedMember(h.store, ws, 'dan@acme.test', 'member');
-    await addMembership(h.store.db, { clock: systemClock, random: seededRandom('dan-gamma') }, { accountId: dan.accountId, workspaceId: gamma.workspaceId, email: 'dan@acme.test', name: 'Dan', role: 'member' });
-    await refusedAsExisting('dan@acme.test');
-    expect((await membership('dan@acme.test'))?.role).toBe('member');
+    const alsoGamma = (accountId: string, email: string) =>
+      addMembership(h.store.db, { clock: systemClock, random: seededRandom(`gamma-${email}`) }, { accountId, workspaceId: gamma.workspaceId, email, name: null, role: 'member' });
+    const dan = await seedMember(h.store, ws, 'dan@acme.test', 'admin');
+    await alsoGamma(dan.accountId, 'dan@acme.test');
+    const { r, session } = await signIn('dan@acme.test');
+    expect(r.statusCode, r.body).toBe(200);
+    expect(session).toBeTruthy();
+    expect(r.json()).toMatchObject({ joined: false, workspaceId: ws, account: { id: dan.accountId } });
+    // The role is the one granted before, not the groups' mapping (dan is in no mapped group).
+    expect((await membership('dan@acme.test'))?.role).toBe('admin');
+    // zed@partner.test: a member here and in Gamma, but partner.test is not proven by Acme; the
+    // provider Acme's admin configured must not open zed's Gamma.
+    const zed = await seedMember(h.store, ws, 'zed@partner.test', 'member');
+    await alsoGamma(zed.accountId, 'zed@partner.test');
+    const refused = await signInNamed('zed@partner.test');
+    expect(refused.statusCode, refused.body).toBe(403);
+    expect(refused.cookies.find((c) => c.name === SESSION_COOKIE)).toBeUndefined();
+    expect(refused.json().error.message).toMatch(/^Your account also belongs to other workspaces; single sign-on opens it only for an email domain this workspace has verified, and partner\.test is not one/);
+    // A member of Acme alone is Acme's to vouch for, whatever the domain.
+    await h.store.db.deleteFrom('app_user').where('account_id', '=', zed.accountId).where('workspace_id', '=', gamma.workspaceId).execute();
+    expect((await signInNamed('zed@partner.test')).statusCode).toBe(200);
   });
 
   it.each([

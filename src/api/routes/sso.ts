@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { recordAudit } from '../audit/audit-log.ts';
 import { checkIssuer, startSsoSignIn } from '../auth/sso/flow.ts';
+import { cadenzaError } from '../../common/errors.ts';
+import { checkDomainProof, domainProofs, type DomainProof } from '../auth/sso/domain-proof.ts';
 import { deleteSsoSettings, readSsoSettings, saveSsoSettings, type SsoSettings } from '../auth/sso/settings.ts';
 import { realClock, type ApiContext } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -21,7 +23,7 @@ const settings = z
     issuer: z.string().describe("The provider's issuer URL; its metadata is read from <issuer>/.well-known/openid-configuration"),
     clientId: z.string(),
     hasClientSecret: z.literal(true).describe('The client secret is stored sealed and never returned'),
-    allowedDomains: z.array(z.string()).describe('A verified address of these domains joins the workspace on its first sign-in'),
+    allowedDomains: z.array(z.string()).describe('A verified address of these domains joins the workspace on its first sign-in, once the domain is proven by DNS (domains)'),
     groupsClaim: z.string(),
     roleMapping: z.array(z.object({ group: z.string(), role: ssoRole })),
     defaultRole: ssoRole,
@@ -30,9 +32,33 @@ const settings = z
   })
   .meta({ id: 'SsoSettings' });
 
-const answer = z.object({ sso: settings.nullable(), redirectUri: z.string().describe('The redirect URI to register at the provider') }).meta({ id: 'SsoSetup' });
+const domainProof = z
+  .object({
+    domain: z.string(),
+    recordName: z.string().describe('Where to publish the TXT record: _cadenza-sso.<domain>'),
+    recordValue: z.string().describe('The TXT record: cadenza-sso=<token issued to this workspace>'),
+    verifiedAt: z.iso.datetime().nullable().describe('Null: not proven; the domain admits nobody new'),
+    checkedAt: z.iso.datetime().nullable(),
+    checkError: z.string().nullable().describe('Why the last check failed, in words'),
+  })
+  .meta({ id: 'SsoDomainProof' });
+
+const answer = z
+  .object({
+    sso: settings.nullable(),
+    domains: z.array(domainProof).describe('The DNS proof of each listed domain: only a verified one admits newcomers'),
+    redirectUri: z.string().describe('The redirect URI to register at the provider'),
+  })
+  .meta({ id: 'SsoSetup' });
 
 const shown = (s: SsoSettings | undefined) => (s ? { ...s, hasClientSecret: true as const, updatedAt: s.updatedAt.toISOString() } : null);
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const proofView = (p: DomainProof) => ({ ...p, verifiedAt: iso(p.verifiedAt), checkedAt: iso(p.checkedAt) });
+const setupOf = async (ctx: ApiContext, workspaceId: string, s: SsoSettings | undefined) => ({
+  sso: shown(s),
+  domains: (await domainProofs(ctx.store.db, workspaceId)).map(proofView),
+  redirectUri: ssoCallbackUri(ctx),
+});
 
 const actorOf = (p: Principal | undefined, userId: string | null | undefined, ip: string) =>
   p?.kind === 'api_key' ? { kind: 'api_key' as const, keyId: p.keyId, label: 'an API key', ip } : { kind: 'session' as const, userId: userId ?? null, label: 'an admin', ip };
@@ -50,7 +76,7 @@ export const ssoRoutes = [
     access: { workspace: 'admin' },
     params: workspaceParams({}),
     response: answer,
-    handler: async ({ ctx, ws }) => ({ sso: shown(await readSsoSettings(ctx.store.db, ws.workspaceId)), redirectUri: ssoCallbackUri(ctx) }),
+    handler: async ({ ctx, ws }) => setupOf(ctx, ws.workspaceId, await readSsoSettings(ctx.store.db, ws.workspaceId)),
   }),
   defineRoute({
     method: 'PUT',
@@ -85,7 +111,23 @@ export const ssoRoutes = [
         passwordAllowed: saved.passwordAllowed,
         ...(body.clientSecret ? { clientSecret: 'replaced' } : {}),
       });
-      return { sso: shown(saved), redirectUri: ssoCallbackUri(ctx) };
+      return setupOf(ctx, ws.workspaceId, saved);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/api/workspaces/:workspaceId/sso/domains/:domain/verify',
+    summary: "Check a listed domain's DNS proof (admin): the TXT record _cadenza-sso.<domain> must read cadenza-sso=<this workspace's token>; answers the domain's state and, when it is not proven, why",
+    tags: ['sso'],
+    access: { workspace: 'admin' },
+    params: workspaceParams({ domain }),
+    response: z.object({ verified: z.boolean(), reason: z.enum(['verified', 'missing', 'wrong_token', 'lookup_failed', 'taken']), domain: domainProof }),
+    handler: async ({ ctx, ws, params, principal, req }) => {
+      const r = await checkDomainProof(ctx.store.db, ctx.domains?.resolver, ws.workspaceId, params.domain, new Date(realClock(ctx).now()));
+      if (r.kind === 'unknown_domain') throw cadenzaError('NOT_FOUND', "that domain is not listed in this workspace's single sign-on domains");
+      if (r.kind === 'no_resolver') throw cadenzaError('CONFLICT', 'DNS checks are off on this server (CADENZA_DOMAIN_CHECKS=off), so no domain can be verified; ask whoever runs Cadenza to turn them on');
+      if (r.kind === 'verified') await audit(ctx, ws.workspaceId, actorOf(principal, ws.userId, req.ip), { domainVerified: params.domain });
+      return { verified: r.kind === 'verified', reason: r.kind, domain: proofView(r.proof) };
     },
   }),
   defineRoute({

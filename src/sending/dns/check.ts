@@ -59,9 +59,10 @@ export function dnsResolver(o: ResolverOptions = {}): DomainResolver {
   };
 }
 
-type Lookup = { ok: true; records: string[] } | { ok: false; error: string };
+export type TxtLookup = { ok: true; records: string[] } | { ok: false; error: string };
 
-async function lookup(resolver: TxtResolver, name: string): Promise<Lookup> {
+/** The TXT records at a name, character-strings joined; none when the name or its TXT records do not exist. */
+export async function lookupTxt(resolver: TxtResolver, name: string): Promise<TxtLookup> {
   try {
     return { ok: true, records: (await resolver.resolveTxt(name)).map((chunks) => chunks.join('')) };
   } catch (e) {
@@ -157,7 +158,7 @@ export async function checkRecords(plan: SendingDomainPlan, resolver: TxtResolve
     dmarc: `_dmarc.${plan.domain}`,
   };
   const kinds: RecordKind[] = opts.kinds ?? ['spf', 'dkim', 'dmarc'];
-  const results = await Promise.all(kinds.map((k) => lookup(resolver, names[k])));
+  const results = await Promise.all(kinds.map((k) => lookupTxt(resolver, names[k])));
   return kinds.map((kind, i) => {
     const r = results[i]!;
     const name = names[kind];

@@ -4,6 +4,7 @@ import { Empty, ErrorNote, Field, PageHeader, SubmitButton, TableHead } from '..
 import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
 import type { ScreenProps } from '../Shell.tsx';
+import { inkOn } from '../ui/ink.ts';
 
 /**
  * The agency's clients (docs/web.md "Agency"): each client workspace with its usage over a period
@@ -11,13 +12,6 @@ import type { ScreenProps } from '../Shell.tsx';
  * it. The server decides who reaches what (docs/security.md "Agencies"); this screen only asks.
  */
 const day = (d: Date) => d.toISOString().slice(0, 10);
-
-/** Black or white, whichever reads better on the colour (WCAG relative luminance), for the preview's text. */
-function inkOn(hex: string): string {
-  const c = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
-  const l = 0.2126 * c[0]! + 0.7152 * c[1]! + 0.0722 * c[2]!;
-  return (1.05 / (l + 0.05)) >= ((l + 0.05) / 0.05) ? '#ffffff' : '#000000';
-}
 
 export function Agency({ workspaceId, onSwitch }: ScreenProps & { onSwitch?: (id: string) => void }) {
   const [from, setFrom] = useState(() => day(new Date(Date.now() - 29 * 86_400_000)));
@@ -113,6 +107,11 @@ function BrandingForm({ clientId, onSaved }: { clientId: string; onSaved: () => 
     current.reload();
     onSaved();
   });
+  const removeLogo = useSubmit(async () => {
+    await call('DELETE /api/workspaces/:workspaceId/branding/logo', ws(clientId, 'branding/logo'));
+    current.reload();
+    onSaved();
+  });
   const [host, setHost] = useState('');
   const domain = useSubmit(async () => {
     await call('PUT /api/workspaces/:workspaceId/branding/domain', ws(clientId, 'branding/domain'), { host: host.trim() });
@@ -137,6 +136,12 @@ function BrandingForm({ clientId, onSaved }: { clientId: string; onSaved: () => 
           <Field label="Logo" hint="PNG, JPEG or WebP, at most 256 KB.">
             <input type="file" accept="image/png,image/jpeg,image/webp" onChange={(e) => setLogo(e.target.files?.[0] ?? null)} />
           </Field>
+          {b?.logoUrl && (
+            <button type="button" className="btn" disabled={removeLogo.busy} onClick={(e) => void removeLogo.submit(e)}>
+              {removeLogo.busy ? 'Removing…' : 'Remove logo'}
+            </button>
+          )}
+          <ErrorNote error={removeLogo.error} />
           <SubmitButton busy={save.busy} busyText="Saving…">
             Save branding
           </SubmitButton>

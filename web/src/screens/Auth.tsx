@@ -1,16 +1,43 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { call, type Me } from '../api.ts';
 import { navigate, usePath } from '../router.ts';
 import { ErrorNote, Field, SubmitButton } from '../ui/parts.tsx';
+import { inkOn } from '../ui/ink.ts';
+import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
 
+/**
+ * The frame of the pages before sign-in. On an agency client's own host (GET /api/branding, public,
+ * by the request's Host: only the name, colours and logo) it wears the client's branding: its logo
+ * and name on a band of its primary colour, primary buttons in that colour, its accent as the card's
+ * edge. Text on a brand colour is black or white, whichever reads (inkOn), so any colours pass
+ * WCAG contrast; links keep the app's own colour.
+ */
 export function AuthFrame({ title, lead, children }: { title: string; lead: string; children: React.ReactNode }) {
+  const brand = useLoad(() => call('GET /api/branding', '/api/branding'), []);
+  const b = brand.data?.branding ?? null;
+  useEffect(() => {
+    if (!b) return;
+    const before = document.title;
+    document.title = `${title} · ${b.displayName}`;
+    return () => {
+      document.title = before;
+    };
+  }, [b, title]);
+  const style = b ? ({ '--brand-primary': b.primaryColor, '--brand-ink': inkOn(b.primaryColor), '--brand-accent': b.accentColor } as React.CSSProperties) : undefined;
   return (
-    <main className="auth">
+    <main className={b ? 'auth auth-branded' : 'auth'} style={style}>
       <div className="auth-card">
-        <div className="brand brand-large" aria-hidden="true">
-          Cadenza
-        </div>
+        {b ? (
+          <div className="auth-brand-band">
+            {b.logoUrl && <img src={b.logoUrl} alt={`${b.displayName} logo`} height={40} />}
+            <span className="brand-large">{b.displayName}</span>
+          </div>
+        ) : (
+          <div className="brand brand-large" aria-hidden="true">
+            Cadenza
+          </div>
+        )}
         <h1>{title}</h1>
         <p className="muted">{lead}</p>
         {children}

@@ -3,6 +3,7 @@ import { call, errorMessage, ws } from '../api.ts';
 import { CopyField } from '../ui/CopyField.tsx';
 import { Badge, ErrorNote, Field, SettingsFormEnd } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { SsoDomains } from './SsoDomains.tsx';
 
 type Role = 'admin' | 'member';
 
@@ -101,7 +102,7 @@ export function SingleSignOn({ workspaceId }: { workspaceId: string }) {
         <Field label="Client secret" hint={sso ? 'Stored sealed and never shown; leave empty to keep it.' : 'Stored sealed and never shown again.'}>
           <input type="password" required={!sso} value={f.clientSecret} onChange={text('clientSecret')} autoComplete="new-password" />
         </Field>
-        <Field label="Email domains that join" hint="A verified address of these domains gets an account on its first sign-in. Comma-separated.">
+        <Field label="Email domains that join" hint="A verified address of these domains gets an account on its first sign-in, once the domain is verified by DNS (below, after saving). Comma-separated.">
           <input value={f.domains} onChange={text('domains')} spellCheck={false} placeholder="example.com" />
         </Field>
         <Field label="Groups claim" hint="The ID token claim that lists a person's groups.">
@@ -123,6 +124,7 @@ export function SingleSignOn({ workspaceId }: { workspaceId: string }) {
           <input type="checkbox" checked={f.enabled} onChange={(e) => setF({ ...f, enabled: e.target.checked })} />
         </Field>
       </fieldset>
+      {s.data && <SsoDomains workspaceId={workspaceId} domains={s.data.domains} onChecked={s.reload} />}
       <SettingsFormEnd error={error} saved={saved} canEdit>
         <div className="row">
           <button type="submit" className="btn btn-primary" disabled={busy || !s.data}>

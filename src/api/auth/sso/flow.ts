@@ -9,11 +9,13 @@
  *             same browser only, the code is exchanged with the verifier and the client secret,
  *             and the ID token is checked: its RS256 signature against the provider's JWKS, its
  *             issuer, audience, expiry and nonce (§3.1.3.7). Then who it is (§5.7: the email is
- *             trusted only when email_verified is true): an existing account signs in only when this
- *             workspace is its one and only workspace; a newcomer (no account yet) whose domain the
- *             workspace admits gets an account and a membership with the role their groups map to
- *             (just in time); anyone else (an existing account of another workspace included) is
- *             refused in words, and the refusal is in the audit log.
+ *             trusted only when email_verified is true): an existing account signs in only when it
+ *             is a member of this workspace already (and, when it belongs to other workspaces too,
+ *             only for a domain this workspace has proven by DNS, domain-proof.ts); a newcomer (no
+ *             account yet) whose domain the workspace admits and has proven gets an account and a
+ *             membership with the role their groups map to (just in time); anyone else (an
+ *             existing account that is not a member here included) is refused in words, and the
+ *             refusal is in the audit log.
  *
  * The issuer is a URL a workspace admin typed: it goes through the installation's destination
  * policy (common/destination-policy.ts) when saved, and every request to the provider connects only
@@ -34,6 +36,7 @@ import type { SecretSealer } from '../../webhooks/secrets.ts';
 import { addMembership, normalizeAccountEmail } from '../accounts.ts';
 import { secretHash } from '../tokens.ts';
 import { vettedFetch } from './vetted-fetch.ts';
+import { isDomainVerified } from './domain-proof.ts';
 import { emailDomain, mappedRole, ssoProvider, workspaceForDomain, type SsoProvider } from './settings.ts';
 
 export interface SsoDeps {
@@ -230,18 +233,24 @@ export async function completeSsoSignIn(d: SsoDeps, callback: URLSearchParams, b
   const result = await d.db.transaction().execute(async (tx) => {
     const account = await tx.selectFrom('account').select(['id']).where(sql<string>`lower(email)`, '=', email).forUpdate().executeTakeFirst();
     if (account) {
-      // A workspace's provider vouches only inside that workspace, and its admin chose the domains
-      // without proving they own them: an existing account signs in through it only when this
-      // workspace is its one and only workspace. Otherwise the provider could open the account's
-      // other workspaces (or claim an outsider's account); whoever holds the account accepts an
-      // invitation instead, never a membership made here.
+      // A workspace's provider vouches only inside that workspace. An existing account signs in
+      // through it only when it is already a member here (granted before, by an invitation or an
+      // earlier sign-in), never by a membership made now: the provider must not claim an
+      // outsider's account (whoever holds it accepts an invitation instead). A member who also
+      // belongs to other workspaces gets a session that opens those too, so for them the provider
+      // must speak for a domain this workspace has proven (domain-proof.ts): whoever controls the
+      // domain's DNS controls its mail and could reset the password anyway; an admin who merely
+      // typed a provider could otherwise reach the member's other workspaces.
       const memberships = await tx.selectFrom('app_user').select(['workspace_id', 'role']).where('account_id', '=', account.id).execute();
-      const only = memberships.length === 1 && memberships[0]!.workspace_id === flow.workspace_id ? memberships[0]! : undefined;
-      if (!only) return { ok: false as const, reason: 'existing_account' as const };
-      return { ok: true as const, accountId: account.id, joined: false, role: only.role };
+      const here = memberships.find((m) => m.workspace_id === flow.workspace_id);
+      if (!here) return { ok: false as const, reason: 'existing_account' as const };
+      if (memberships.length > 1 && !(provider.allowedDomains.includes(domain) && (await isDomainVerified(tx, flow.workspace_id, domain)))) return { ok: false as const, reason: 'member_elsewhere_unproven' as const };
+      return { ok: true as const, accountId: account.id, joined: false, role: here.role };
     }
     // Only an address of an admitted domain joins: the workspace's provider vouches for its own people.
     if (!provider.allowedDomains.includes(domain)) return { ok: false as const, reason: 'domain_not_allowed' as const };
+    // ... and only once the workspace has proven it owns that domain (its DNS): a listed domain alone signs in nobody new.
+    if (!(await isDomainVerified(tx, flow.workspace_id, domain))) return { ok: false as const, reason: 'domain_unverified' as const };
     const role = mappedRole(provider, groups);
     const deps = { clock: d.clock, random: d.random };
     const accountId = newId(d.clock.now(), d.random);
@@ -254,6 +263,12 @@ export async function completeSsoSignIn(d: SsoDeps, callback: URLSearchParams, b
   if (!result.ok && result.reason === 'existing_account') {
     const ws = await d.db.selectFrom('workspace').select('name').where('id', '=', flow.workspace_id).executeTakeFirst();
     return refuse('FORBIDDEN', `An account with this email already exists and belongs to other workspaces; sign in with your password (an admin of ${ws?.name ?? 'this workspace'} can invite it)`, email, 'existing_account');
+  }
+  if (!result.ok && result.reason === 'member_elsewhere_unproven') {
+    return refuse('FORBIDDEN', `Your account also belongs to other workspaces; single sign-on opens it only for an email domain this workspace has verified, and ${domain} is not one. Sign in with your password`, email, result.reason);
+  }
+  if (!result.ok && result.reason === 'domain_unverified') {
+    return refuse('FORBIDDEN', `${domain} is not verified for single sign-on in this workspace yet, so nobody new joins by it; ask an admin to verify the domain, or to invite you`, email, result.reason);
   }
   if (!result.ok) return refuse('FORBIDDEN', `${domain} addresses may not join this workspace by single sign-on; ask an admin to invite you, or to add the domain`, email, 'domain_not_allowed');
   await audit(true, email, { joined: result.joined, role: result.role });

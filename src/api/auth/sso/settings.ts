@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { cadenzaError } from '../../../common/errors.ts';
 import type { Db } from '../../../store/store.ts';
 import type { SecretSealer } from '../../webhooks/secrets.ts';
+import { syncDomainProofs } from './domain-proof.ts';
 
 export type SsoRole = 'admin' | 'member';
 
@@ -92,13 +93,20 @@ export async function ssoProvider(db: Db, sealer: SecretSealer, workspaceId: str
 }
 
 // -- name: sso-workspace-by-domain
-/** The workspace whose enabled provider admits this domain, if any (a domain is claimed by one workspace). */
+/**
+ * The workspace whose enabled provider admits this domain and has proven it (domain-proof.ts), if
+ * any: a domain is proven by one workspace at most; an unproven claim routes nobody.
+ */
 export async function workspaceForDomain(db: Db, domain: string): Promise<string | undefined> {
+  const d = normalizeDomain(domain);
   const r = await db
-    .selectFrom('workspace_sso')
-    .select('workspace_id')
-    .where('enabled', '=', true)
-    .where(sql<boolean>`${normalizeDomain(domain)} = any(allowed_domains)`)
+    .selectFrom('workspace_sso as s')
+    .innerJoin('workspace_sso_domain as p', 'p.workspace_id', 's.workspace_id')
+    .select('s.workspace_id')
+    .where('s.enabled', '=', true)
+    .where('p.domain', '=', d)
+    .where('p.verified_at', 'is not', null)
+    .where(sql<boolean>`${d} = any(s.allowed_domains)`)
     .executeTakeFirst();
   return r?.workspace_id;
 }
@@ -117,15 +125,16 @@ export interface SsoChange {
 }
 
 /**
- * Saves the settings. A domain already admitted by another workspace's provider is refused: a
- * sign-in by email domain must find one workspace, and one workspace's provider must not vouch for
- * another's people.
+ * Saves the settings. A domain another workspace has proven (domain-proof.ts) is refused: a sign-in
+ * by email domain must find one workspace, and one workspace's provider must not vouch for
+ * another's people. A domain merely listed elsewhere is not: an unproven claim must not lock the
+ * domain's owner out. Each listed domain gets its proof token here.
  */
 export async function saveSsoSettings(db: Db, sealer: SecretSealer, workspaceId: string, c: SsoChange, now: Date): Promise<SsoSettings> {
   const domains = [...new Set(c.allowedDomains.map(normalizeDomain).filter(Boolean))].sort();
   return db.transaction().execute(async (tx) => {
     for (const d of domains) {
-      const other = await tx.selectFrom('workspace_sso').select('workspace_id').where('workspace_id', '!=', workspaceId).where(sql<boolean>`${d} = any(allowed_domains)`).executeTakeFirst();
+      const other = await tx.selectFrom('workspace_sso_domain').select('workspace_id').where('workspace_id', '!=', workspaceId).where('domain', '=', d).where('verified_at', 'is not', null).executeTakeFirst();
       if (other) throw cadenzaError('CONFLICT', `${d} already signs in to another workspace of this installation; a domain can belong to one workspace only`, { field: 'allowedDomains', domain: d });
     }
     const existing = await tx.selectFrom('workspace_sso').select('workspace_id').where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
@@ -144,6 +153,7 @@ export async function saveSsoSettings(db: Db, sealer: SecretSealer, workspaceId:
     };
     if (existing) await tx.updateTable('workspace_sso').set(values).where('workspace_id', '=', workspaceId).execute();
     else await tx.insertInto('workspace_sso').values({ workspace_id: workspaceId, ...values, client_secret_sealed: values.client_secret_sealed! }).execute();
+    await syncDomainProofs(tx, workspaceId, domains);
     const r = await tx.selectFrom('workspace_sso').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
     return settingsOf(r);
   });

@@ -288,7 +288,7 @@ export type ApiKey = {
 export type AuditEvent = {
   id: string;
   at: string;
-  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected, crm.settings_changed, crm.list_enrolled, suppression.lifted */
+  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected, crm.settings_changed, crm.list_enrolled, suppression.lifted, leads.bulk_stopped, leads.bulk_deleted */
   action: string;
   actorKind: "session" | "api_key" | "system" | "anonymous";
   /** The actor as it read at the time: a member's address, an API key's name and prefix, Cadenza */
@@ -348,6 +348,8 @@ export type BulkLeadResult = {
   changed: number;
   /** enroll: what the enrollment did, each refusal with its reason */
   enroll?: EnrollOutcome;
+  /** stop: open call and manual tasks closed (of the enrollments stopped, and of finished or replied ones that still held one) */
+  tasksCancelled?: number;
 };
 
 export type Call = {

@@ -103,14 +103,23 @@ export async function workspaceTags(db: Db, workspaceId: string): Promise<Array<
 }
 
 /** The live enrollments (active, paused) of these leads, locked in id order, the order every stop locks in. */
-export async function liveEnrollmentsOfLeads(tx: Tx, workspaceId: string, leadIds: readonly string[]): Promise<string[]> {
+/**
+ * The enrollments of these leads a stop acts on, locked in id order: the live ones (active or
+ * paused), and a finished or replied one that still holds an open call or manual task (a call that
+ * did not hold the sequence, the owner's notice of a reply): the stop cancels those tasks.
+ * `openTasks`: how many open tasks each holds now, for the count the caller reports.
+ */
+export async function stoppableEnrollmentsOfLeads(tx: Tx, workspaceId: string, leadIds: readonly string[]): Promise<Array<{ id: string; openTasks: number }>> {
   if (!leadIds.length) return [];
-  const r = await sql<{ id: string }>`
-    select e.id from enrollment e
-    where e.workspace_id = ${workspaceId} and e.lead_id = any(${[...leadIds]}::uuid[]) and e.state in ('active', 'paused')
+  const r = await sql<{ id: string; open_tasks: number | string }>`
+    select e.id, (select count(*) from task t where t.enrollment_id = e.id and t.state = 'open') as open_tasks
+    from enrollment e
+    where e.workspace_id = ${workspaceId} and e.lead_id = any(${[...leadIds]}::uuid[])
+      and (e.state in ('active', 'paused')
+           or (e.state in ('finished', 'replied') and exists (select 1 from task t where t.enrollment_id = e.id and t.state = 'open')))
     order by e.id
     for update of e`.execute(tx);
-  return r.rows.map((x) => x.id);
+  return r.rows.map((x) => ({ id: x.id, openTasks: Number(x.open_tasks) }));
 }
 
 /** Deletes the workspace's leads among `leadIds` (their enrollments, tasks, list memberships and tags go with them). */

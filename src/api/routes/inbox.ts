@@ -77,7 +77,7 @@ export const inboxRoutes = [
     handler: async ({ ctx, ws, query }) => {
       const { cursor, limit, ...filter } = query;
       const rows = await listInbox(ctx.store.db, ws.workspaceId, inboxReader(ws), ws.userId, filter, new Date(ctx.clock.now()), decodeCursor(cursor), limit + 1);
-      const p = page(rows, limit, (r) => ({ at: r.at, id: r.id }));
+      const p = page(rows, limit, (r) => ({ at: r.listed_at, id: r.id }));
       return { items: p.items.map(toItem), nextCursor: p.nextCursor };
     },
   }),

@@ -38,9 +38,20 @@ export function triagedMessages(db: Db, workspaceId: string, reader: MailReader,
 
 export type TriagedRow = Awaited<ReturnType<ReturnType<typeof triagedMessages>['executeTakeFirstOrThrow']>>;
 
-/** The inbound messages matching the filter, newest first (at, then id), after `after`; at most `limit`. `now` decides which snoozes came due. */
-export async function listInbox(db: Db, workspaceId: string, reader: MailReader, userId: InboxUser, f: InboxFilter, now: Date, after: Keyset | undefined, limit: number): Promise<TriagedRow[]> {
-  let q = triagedMessages(db, workspaceId, reader, userId).where('m.direction', '=', 'inbound');
+/**
+ * When a message came into the inbox: when it arrived, or, for a snooze that came due, when it
+ * woke (it returns to the top, as new mail would, not to its old place far down the list).
+ */
+function listedAt(now: Date) {
+  return sql<Date>`(case when st.snoozed_until <= ${now} and st.snoozed_until > m.at then st.snoozed_until else m.at end)`;
+}
+
+/**
+ * The inbound messages matching the filter, newest first (when each came into the inbox, `listed_at`,
+ * then id), after `after`; at most `limit`. `now` decides which snoozes came due.
+ */
+export async function listInbox(db: Db, workspaceId: string, reader: MailReader, userId: InboxUser, f: InboxFilter, now: Date, after: Keyset | undefined, limit: number): Promise<Array<TriagedRow & { listed_at: Date }>> {
+  let q = triagedMessages(db, workspaceId, reader, userId).select(listedAt(now).as('listed_at')).where('m.direction', '=', 'inbound');
   const status = f.status ?? 'inbox';
   if (status === 'inbox') q = q.where('st.done_at', 'is', null).where((eb) => eb.or([eb('st.snoozed_until', 'is', null), eb('st.snoozed_until', '<=', now)]));
   if (status === 'snoozed') q = q.where('st.done_at', 'is', null).where('st.snoozed_until', '>', now);
@@ -63,8 +74,8 @@ export async function listInbox(db: Db, workspaceId: string, reader: MailReader,
     const read = sql<boolean>`exists (select 1 from inbox_read r where r.user_id = ${userId} and r.message_id = m.id)`;
     q = q.where(f.unread === 'true' ? sql<boolean>`not ${read}` : read);
   }
-  if (after) q = q.where(afterKey('m.at', 'm.id', after));
-  return q.orderBy('m.at', 'desc').orderBy('m.id', 'desc').limit(limit).execute();
+  if (after) q = q.where(afterKey(listedAt(now), 'm.id', after));
+  return q.orderBy(listedAt(now), 'desc').orderBy('m.id', 'desc').limit(limit).execute();
 }
 
 /**

@@ -4472,13 +4472,18 @@ export interface ApiRoutes {
     };
     status: 200;
   };
-  /** One message with its thread: what was sent and what came back, oldest first (access: member of the workspace) */
+  /** One message with its thread: what was sent and what came back, oldest first; the newest 500 (threadLimit), and earlierCursor for the page before (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/inbox/messages/:messageId": {
     params: {
       workspaceId: string;
       messageId: string;
     };
-    query: Record<string, never>;
+    query: {
+      /** The thread's messages before this one: a previous answer's earlierCursor */
+      threadBefore?: string;
+      /** How many of the thread, the newest first taken */
+      threadLimit?: number;
+    };
     body: never;
     response: {
       message: InboxMessage;
@@ -4534,6 +4539,8 @@ export interface ApiRoutes {
         newText: string | null;
         hasHtml: boolean;
       }[];
+      /** Present when the thread has earlier messages: pass it as threadBefore */
+      earlierCursor: string | null;
     };
     status: 200;
   };

@@ -78,12 +78,17 @@ export async function listInbox(db: Db, workspaceId: string, reader: MailReader,
   return q.orderBy(listedAt(now), 'desc').orderBy('m.id', 'desc').limit(limit).execute();
 }
 
+/** A conversation's page: the newest this many messages, then as many again before them. */
+export const THREAD_PAGE = 500;
+
 /**
- * A message the reader may read (either direction) with its new text and HTML, and its thread,
- * oldest first (500 at most): the enrollment's conversation when there is one (our steps and their
- * replies), else the provider's thread. Undefined when the reader may not read it.
+ * A message the reader may read (either direction) with its new text and HTML, and its thread: the
+ * enrollment's conversation when there is one (our steps and their replies), else the provider's
+ * thread. The newest `limit` messages before `before` (all of them when absent), shown oldest
+ * first; `earlier` is the key of the page before, when there is one. A long thread opens on what
+ * was said last, not on its first 500 messages. Undefined when the reader may not read it.
  */
-export async function messageWithThread(db: Db, workspaceId: string, reader: MailReader, userId: InboxUser, messageRowId: string) {
+export async function messageWithThread(db: Db, workspaceId: string, reader: MailReader, userId: InboxUser, messageRowId: string, before?: Keyset, limit = THREAD_PAGE) {
   const base = () => triagedMessages(db, workspaceId, reader, userId).select(['m.new_text', 'm.body_html', 'm.direction']);
   const message = await base().where('m.id', '=', messageRowId).executeTakeFirst();
   if (!message) return undefined;
@@ -91,8 +96,12 @@ export async function messageWithThread(db: Db, workspaceId: string, reader: Mai
   if (message.enrollment_id) t = t.where('m.enrollment_id', '=', message.enrollment_id);
   else if (message.thread_id) t = t.where('m.thread_id', '=', message.thread_id);
   else t = t.where('m.id', '=', message.id);
-  const thread = await t.orderBy('m.at').orderBy('m.id').limit(500).execute();
-  return { message, thread };
+  if (before) t = t.where(afterKey('m.at', 'm.id', before));
+  const newestFirst = await t.orderBy('m.at', 'desc').orderBy('m.id', 'desc').limit(limit + 1).execute();
+  const thread = newestFirst.slice(0, limit).reverse();
+  const first = thread[0];
+  const earlier: Keyset | undefined = newestFirst.length > limit && first ? { at: first.at, id: first.id } : undefined;
+  return { message, thread, earlier };
 }
 
 /** A message's HTML (null: it has none), or undefined when the reader may not read it. */

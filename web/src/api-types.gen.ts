@@ -3361,7 +3361,7 @@ export interface ApiRoutes {
     response: LeadList;
     status: 200;
   };
-  /** Delete a list or segment (its leads stay) (access: member of the workspace) */
+  /** Delete a list or segment (its leads stay); a static list that segments select from is refused (409, naming them) (access: member of the workspace) */
   "DELETE /api/workspaces/:workspaceId/lead-lists/:listId": {
     params: {
       workspaceId: string;

@@ -168,6 +168,29 @@ describe.each(testBackends())('lead lists, tags, segments and bulk actions (%s)'
     expect((await owner.call('DELETE', url(`lead-lists/${seg.id}`))).statusCode).toBe(404);
   });
 
+  it('a static list that segments select from is not deleted: 409 naming them; once they are gone, it is', async () => {
+    const list = (await owner.call('POST', url('lead-lists'), { name: 'Trade show', kind: 'static' })).json<{ id: string }>();
+    await bulk({ leadIds: [ids.get('de1')!] }, { kind: 'add_to_list', listId: list.id });
+    const a = (await owner.call('POST', url('lead-lists'), { name: 'Show, Germany', kind: 'segment', filter: { listId: list.id, country: 'DE' } })).json<{ id: string }>();
+    const b = (await owner.call('POST', url('lead-lists'), { name: 'Show, VIP', kind: 'segment', filter: { listId: list.id, tag: 'vip' } })).json<{ id: string }>();
+    const refused = await owner.call('DELETE', url(`lead-lists/${list.id}`));
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().error).toMatchObject({
+      code: 'CONFLICT',
+      message: '“Trade show” is used by 2 segments: “Show, Germany”, “Show, VIP”: change or delete them first, or it would match nobody',
+      details: { segments: [{ id: a.id, name: 'Show, Germany' }, { id: b.id, name: 'Show, VIP' }] },
+    });
+    // Still there, and its segment still finds its member.
+    expect(await listed(`listId=${a.id}`)).toEqual([email('de1')]);
+    expect((await owner.call('DELETE', url(`lead-lists/${a.id}`))).statusCode).toBe(200);
+    expect((await owner.call('DELETE', url(`lead-lists/${list.id}`))).json().error.message).toBe('“Trade show” is used by the segment “Show, VIP”: change or delete it first, or it would match nobody');
+    // A segment that stops naming the list frees it.
+    expect((await owner.call('PATCH', url(`lead-lists/${b.id}`), { filter: { tag: 'vip' } })).statusCode).toBe(200);
+    expect((await owner.call('DELETE', url(`lead-lists/${list.id}`))).statusCode).toBe(200);
+    expect((await owner.call('DELETE', url(`lead-lists/${list.id}`))).statusCode).toBe(404);
+    expect((await owner.call('DELETE', url(`lead-lists/${b.id}`))).statusCode).toBe(200);
+  });
+
   it('bulk tag and untag a segment; export a segment as CSV with tags', async () => {
     const seg = (await owner.call('POST', url('lead-lists'), { name: 'Germans', kind: 'segment', filter: { country: 'DE' } })).json<{ id: string }>();
     const tagged = await bulk({ listId: seg.id }, { kind: 'tag', tag: 'germany' });

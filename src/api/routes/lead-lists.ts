@@ -164,14 +164,19 @@ export const leadListRoutes = [
   defineRoute({
     method: 'DELETE',
     url: '/api/workspaces/:workspaceId/lead-lists/:listId',
-    summary: 'Delete a list or segment (its leads stay)',
+    summary: 'Delete a list or segment (its leads stay); a static list that segments select from is refused (409, naming them)',
     tags: ['leads'],
     access: { workspace: 'member' },
     params: workspaceParams({ listId: z.uuid() }),
     response: z.object({ ok: z.literal(true) }),
     handler: async ({ ctx, ws, params }) => {
-      if (!(await deleteList(ctx.store.db, ws.workspaceId, params.listId))) throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
-      return { ok: true as const };
+      const r = await deleteList(ctx.store.db, ws.workspaceId, params.listId);
+      if (r.ok) return { ok: true as const };
+      if (r.why === 'missing') throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
+      const names = r.segments.map((x) => `“${x.name}”`).join(', ');
+      throw cadenzaError('CONFLICT', `“${r.name}” is used by ${r.segments.length === 1 ? 'the segment' : `${r.segments.length} segments:`} ${names}: change or delete ${r.segments.length === 1 ? 'it' : 'them'} first, or it would match nobody`, {
+        segments: r.segments,
+      });
     },
   }),
   defineRoute({

@@ -48,9 +48,31 @@ export async function updateList(db: Db, workspaceId: string, listId: string, se
   return Number(r.numUpdatedRows) > 0 ? 'ok' : 'missing';
 }
 
-export async function deleteList(db: Db, workspaceId: string, listId: string): Promise<boolean> {
-  const r = await db.deleteFrom('lead_list').where('workspace_id', '=', workspaceId).where('id', '=', listId).executeTakeFirst();
-  return Number(r.numDeletedRows) > 0;
+export type DeleteListResult = { ok: true } | { ok: false; why: 'missing' } | { ok: false; why: 'in_use'; name: string; segments: Array<{ id: string; name: string }> };
+
+/**
+ * Deletes a list, unless segments select from it (their filter's listId): deleted, such a segment
+ * would match nobody and say nothing. The check is in the delete's own statement, so a list never
+ * goes while a segment names it at the time of the delete.
+ */
+export async function deleteList(db: Db, workspaceId: string, listId: string): Promise<DeleteListResult> {
+  const r = await sql<{ id: string }>`
+    delete from lead_list l
+    where l.workspace_id = ${workspaceId} and l.id = ${listId}
+      and not exists (select 1 from lead_list s where s.workspace_id = l.workspace_id and s.kind = 'segment' and s.filter ->> 'listId' = ${listId})
+    returning l.id`.execute(db);
+  if (r.rows.length) return { ok: true };
+  const list = await findList(db, workspaceId, listId);
+  if (!list) return { ok: false, why: 'missing' };
+  const segments = await db
+    .selectFrom('lead_list')
+    .select(['id', 'name'])
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', 'segment')
+    .where(sql<boolean>`filter ->> 'listId' = ${listId}`)
+    .orderBy('name')
+    .execute();
+  return { ok: false, why: 'in_use', name: list.name, segments };
 }
 
 /** Puts the workspace's leads among `leadIds` in the list; returns how many were not in it yet. */

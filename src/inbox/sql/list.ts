@@ -38,20 +38,19 @@ export function triagedMessages(db: Db, workspaceId: string, reader: MailReader,
 
 export type TriagedRow = Awaited<ReturnType<ReturnType<typeof triagedMessages>['executeTakeFirstOrThrow']>>;
 
-/**
- * When a message came into the inbox: when it arrived, or, for a snooze that came due, when it
- * woke (it returns to the top, as new mail would, not to its old place far down the list).
- */
-function listedAt(now: Date) {
-  return sql<Date>`(case when st.snoozed_until <= ${now} and st.snoozed_until > m.at then st.snoozed_until else m.at end)`;
-}
+/** A snooze that came due after the message arrived: the message is listed from when it woke. */
+const woke = (now: Date) => sql<boolean>`coalesce(st.snoozed_until <= ${now} and st.snoozed_until > m.at, false)`;
 
 /**
- * The inbound messages matching the filter, newest first (when each came into the inbox, `listed_at`,
- * then id), after `after`; at most `limit`. `now` decides which snoozes came due.
+ * The inbound messages matching the filter, newest first by when each came into the inbox
+ * (`listed_at`: its arrival, or for a snooze that came due the moment it woke, so it returns to the
+ * top as new mail would, not to its old place far down the list), then id; after `after`; at most
+ * `limit`. `now` decides which snoozes came due. Two reads, each in an order an index serves (the
+ * messages by arrival, message_inbound_workspace; the woken snoozes by wake time, migration 0122),
+ * merged here: one ORDER BY over the two times would sort the whole workspace's inbox per page.
  */
 export async function listInbox(db: Db, workspaceId: string, reader: MailReader, userId: InboxUser, f: InboxFilter, now: Date, after: Keyset | undefined, limit: number): Promise<Array<TriagedRow & { listed_at: Date }>> {
-  let q = triagedMessages(db, workspaceId, reader, userId).select(listedAt(now).as('listed_at')).where('m.direction', '=', 'inbound');
+  let q = triagedMessages(db, workspaceId, reader, userId).where('m.direction', '=', 'inbound');
   const status = f.status ?? 'inbox';
   if (status === 'inbox') q = q.where('st.done_at', 'is', null).where((eb) => eb.or([eb('st.snoozed_until', 'is', null), eb('st.snoozed_until', '<=', now)]));
   if (status === 'snoozed') q = q.where('st.done_at', 'is', null).where('st.snoozed_until', '>', now);
@@ -74,8 +73,16 @@ export async function listInbox(db: Db, workspaceId: string, reader: MailReader,
     const read = sql<boolean>`exists (select 1 from inbox_read r where r.user_id = ${userId} and r.message_id = m.id)`;
     q = q.where(f.unread === 'true' ? sql<boolean>`not ${read}` : read);
   }
-  if (after) q = q.where(afterKey(listedAt(now), 'm.id', after));
-  return q.orderBy(listedAt(now), 'desc').orderBy('m.id', 'desc').limit(limit).execute();
+  let arrived = q.where(sql<boolean>`not ${woke(now)}`).select(sql<Date>`m.at`.as('listed_at'));
+  let woken = q.where(woke(now)).select(sql<Date>`st.snoozed_until`.as('listed_at'));
+  if (after) {
+    arrived = arrived.where(afterKey('m.at', 'm.id', after));
+    woken = woken.where(afterKey('st.snoozed_until', 'm.id', after));
+  }
+  const a = await arrived.orderBy('m.at', 'desc').orderBy('m.id', 'desc').limit(limit).execute();
+  const b = await woken.orderBy('st.snoozed_until', 'desc').orderBy('m.id', 'desc').limit(limit).execute();
+  // uuids in their text form compare as PostgreSQL compares them (same length, lower-case hex).
+  return [...a, ...b].sort((x, y) => y.listed_at.getTime() - x.listed_at.getTime() || (y.id < x.id ? -1 : y.id > x.id ? 1 : 0)).slice(0, limit);
 }
 
 /** A conversation's page: the newest this many messages, then as many again before them. */

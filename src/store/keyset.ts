@@ -10,8 +10,8 @@ export interface Keyset {
   id: string;
 }
 
-/** The rows after `k` in a (time, id) descending order: the condition of the next page. */
-export function afterKey(timeColumn: string, idColumn: string, k: Keyset): RawBuilder<boolean> {
-  const at = sql.ref(timeColumn);
+/** The rows after `k` in a (time, id) descending order: the condition of the next page. The time may be a column or an expression. */
+export function afterKey(timeColumn: string | RawBuilder<Date>, idColumn: string, k: Keyset): RawBuilder<boolean> {
+  const at = typeof timeColumn === 'string' ? sql.ref(timeColumn) : timeColumn;
   return sql<boolean>`(${at} < ${k.at} or (${at} = ${k.at} and ${sql.ref(idColumn)} < ${k.id}))`;
 }

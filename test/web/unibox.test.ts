@@ -32,6 +32,8 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
   let ownerId = '';
   let hostileId = '';
   let threadId = '';
+  /** The sequence conversation's enrollment and mailbox (the long-thread test adds to it). */
+  let conv = { enrollmentId: '', mailboxId: '' };
 
   beforeAll(async () => {
     tracker = createServer((req, res) => {
@@ -54,6 +56,7 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
     const random = seededRandom('unibox');
     const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000);
     threadId = g.messageId!;
+    conv = { enrollmentId: g.enrollmentId!, mailboxId: g.mailboxId! };
     // Our step, before their reply: the conversation shows both.
     await db.insertInto('message').values({ id: newId(systemClock.now(), random), workspace_id: ws, mailbox_id: g.mailboxId!, enrollment_id: g.enrollmentId!, direction: 'outbound', message_id: '<step-uni@example.test>', subject: 'Hi', from_addr: 'rep-uni@example.test', at: at(600), excerpt: 'Hello Dana, worth a call?' }).execute();
     await db.updateTable('message').set({ new_text: 'Tuesday at 10 works.', excerpt: 'Tuesday at 10 works.\n\nOn Monday, rep wrote:\n> Hello Dana, worth a call?', at: at(1) }).where('id', '=', threadId).execute();
@@ -252,4 +255,44 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
     expect(web.errors).toEqual([]);
     await page.close();
   }, 300_000);
+
+  it('a thread over 500 messages opens on its newest 500; Show earlier messages brings the rest', async () => {
+    const db = web.app.store.db;
+    const EXTRA = 510;
+    const random = seededRandom('unibox-long-thread');
+    const first = await db.selectFrom('message').select('at').where('enrollment_id', '=', conv.enrollmentId).orderBy('at').executeTakeFirstOrThrow();
+    await db
+      .insertInto('message')
+      .values(
+        Array.from({ length: EXTRA }, (_, i) => ({
+          id: newId(systemClock.now(), random), workspace_id: ws, mailbox_id: conv.mailboxId, enrollment_id: conv.enrollmentId, direction: i % 2 ? ('inbound' as const) : ('outbound' as const),
+          message_id: `<earlier-${i}@prospects.test>`, subject: 'Re: Hi', from_addr: 'lead-uni@prospects.test', at: new Date(first.at.getTime() - (EXTRA - i) * 60_000), excerpt: `Earlier note ${i + 1}`,
+        })),
+      )
+      .execute();
+    const whole = EXTRA + 2;
+    const page = await web.newPage({ viewport: { width: 1440, height: 900 } });
+    await page.goto(web.app.url!);
+    await web.signIn(page, OWNER);
+    const found: string[] = [];
+    await page.locator(`li[data-message-id="${threadId}"]`).click();
+    const conversation = page.getByRole('region', { name: 'Conversation' });
+    const thread = conversation.getByRole('region', { name: 'Thread' });
+    const entries = thread.getByRole('list').first().getByRole('listitem');
+    await expect.poll(() => entries.count(), { timeout: 15_000 }).toBe(500);
+    // The newest are shown: their reply last, the oldest twelve not yet.
+    await thread.getByText('Tuesday at 10 works.', { exact: true }).waitFor();
+    expect(await thread.getByText(`Earlier note ${whole - 500}`, { exact: true }).count()).toBe(0);
+    expect(await thread.getByText(`Earlier note ${whole - 499}`, { exact: true }).count()).toBe(1);
+    const more = thread.getByRole('button', { name: 'Show earlier messages' });
+    await more.waitFor();
+    await audit(page, 'unibox-07-long-thread', found);
+    await more.click();
+    await expect.poll(() => entries.count()).toBe(whole);
+    expect(await thread.getByText('Earlier note 1', { exact: true }).count()).toBe(1);
+    expect(await more.count()).toBe(0);
+    expect(found, 'serious or critical axe violations').toEqual([]);
+    expect(web.errors).toEqual([]);
+    await page.close();
+  }, 120_000);
 });

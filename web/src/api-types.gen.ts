@@ -288,7 +288,7 @@ export type ApiKey = {
 export type AuditEvent = {
   id: string;
   at: string;
-  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected, crm.settings_changed, crm.list_enrolled, suppression.lifted */
+  /** One of: signin.succeeded, signin.failed, member.added, member.removed, member.role_changed, member.phone_number_changed, api_key.created, api_key.revoked, invitation.sent, invitation.accepted, invitation.revoked, mailbox.connected, mailbox.removed, export.downloaded, settings.changed, privacy.exported, privacy.erased, recording.played, recording.deleted, transcript.read, transcript.requested, crm.connected, crm.changed, crm.disconnected, crm.settings_changed, crm.list_enrolled, suppression.lifted, leads.bulk_stopped, leads.bulk_deleted */
   action: string;
   actorKind: "session" | "api_key" | "system" | "anonymous";
   /** The actor as it read at the time: a member's address, an API key's name and prefix, Cadenza */
@@ -348,6 +348,8 @@ export type BulkLeadResult = {
   changed: number;
   /** enroll: what the enrollment did, each refusal with its reason */
   enroll?: EnrollOutcome;
+  /** stop: open call and manual tasks closed (of the enrollments stopped, and of finished or replied ones that still held one) */
+  tasksCancelled?: number;
 };
 
 export type Call = {
@@ -3402,7 +3404,7 @@ export interface ApiRoutes {
     response: LeadList;
     status: 200;
   };
-  /** Delete a list or segment (its leads stay) (access: member of the workspace) */
+  /** Delete a list or segment (its leads stay); a static list that segments select from is refused (409, naming them) (access: member of the workspace) */
   "DELETE /api/workspaces/:workspaceId/lead-lists/:listId": {
     params: {
       workspaceId: string;
@@ -4516,13 +4518,18 @@ export interface ApiRoutes {
     };
     status: 200;
   };
-  /** One message with its thread: what was sent and what came back, oldest first (access: member of the workspace) */
+  /** One message with its thread: what was sent and what came back, oldest first; the newest 500 (threadLimit), and earlierCursor for the page before (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/inbox/messages/:messageId": {
     params: {
       workspaceId: string;
       messageId: string;
     };
-    query: Record<string, never>;
+    query: {
+      /** The thread's messages before this one: a previous answer's earlierCursor */
+      threadBefore?: string;
+      /** How many of the thread, the newest first taken */
+      threadLimit?: number;
+    };
     body: never;
     response: {
       message: InboxMessage;
@@ -4578,6 +4585,8 @@ export interface ApiRoutes {
         newText: string | null;
         hasHtml: boolean;
       }[];
+      /** Present when the thread has earlier messages: pass it as threadBefore */
+      earlierCursor: string | null;
     };
     status: 200;
   };

@@ -37,6 +37,8 @@ export const AUDIT_ACTIONS = [
   'crm.settings_changed',
   'crm.list_enrolled',
   'suppression.lifted',
+  'leads.bulk_stopped',
+  'leads.bulk_deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

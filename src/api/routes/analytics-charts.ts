@@ -6,7 +6,7 @@ import { FUNNEL_STAGES, sequenceFunnel } from '../../ops/figures-funnel.ts';
 import { replyTimes } from '../../ops/figures-reply-time.ts';
 import { bestHours, byHour, sendHourCells } from '../../ops/figures-send-hours.ts';
 import { mailboxDays } from '../../ops/figures-mailbox-days.ts';
-import { windowQuery } from './analytics.ts';
+import { checkFigureIds, windowQuery } from './analytics.ts';
 
 /**
  * The Analytics screen's charts (issue 18): a sequence's funnel, reply time after send, the best
@@ -20,7 +20,7 @@ const windowShape = z.object({ since: z.string(), until: z.string() }).describe(
 /** The reads of the source (reply times, send hours) and of quarter hours (mailbox days): at most 90 days. */
 const shortWindowQuery = windowQuery.extend({ days: z.coerce.number().int().min(1).max(90).default(30) });
 
-type WindowQuery = { days: number; zone: string };
+type WindowQuery = { days: number; zone: string; sequenceId?: string | undefined; mailboxId?: string | undefined };
 
 /**
  * A chart's route: GET …/analytics/<path>, a member's read, answered with the window (its zone and
@@ -46,6 +46,7 @@ function chartRoute<Q extends z.ZodType<WindowQuery>, S extends z.ZodRawShape>(o
     // Typed by `compute`'s answer; the schema (validation, OpenAPI, the web's types) stays whole.
     response: z.object({ zone: z.string(), window: windowShape, ...o.shape }).meta({ id: o.id }) as z.ZodType<unknown>,
     handler: async ({ ctx, ws, query }) => {
+      await checkFigureIds(ctx.store.db, ws.workspaceId, query);
       const w = await figuresWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone);
       return { zone: w.zone, window: { since: w.since.toISOString(), until: w.until.toISOString() }, ...(await o.compute(ctx.store.db, ws.workspaceId, w, query)) };
     },

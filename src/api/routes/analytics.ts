@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { cadenzaError } from '../../common/errors.ts';
+import { mailboxOfWorkspace } from '../../mailbox/sql/mailboxes.ts';
+import { findSequenceId } from '../../sequence/sql/sequences.ts';
+import type { Db } from '../../store/store.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
 import { csvRecord } from '../../common/csv-write.ts';
@@ -20,6 +24,15 @@ export const windowQuery = z.object({
   sequenceId: z.uuid().optional().describe("One sequence's figures (its enrollments' facts, its steps); none: the whole workspace"),
 });
 
+/**
+ * The figures of a sequence or a mailbox the workspace does not have are a 404, not a page of
+ * zeros that reads as "nothing happened" (an id mistyped, stale, or another workspace's).
+ */
+export async function checkFigureIds(db: Db, workspaceId: string, q: { sequenceId?: string | undefined; mailboxId?: string | undefined }): Promise<void> {
+  if (q.sequenceId !== undefined && !(await findSequenceId(db, workspaceId, q.sequenceId))) throw cadenzaError('NOT_FOUND', 'no such sequence in this workspace', { field: 'sequenceId' });
+  if (q.mailboxId !== undefined && !(await mailboxOfWorkspace(db, workspaceId, q.mailboxId))) throw cadenzaError('NOT_FOUND', 'no such mailbox in this workspace', { field: 'mailboxId' });
+}
+
 const breakdownQuery = windowQuery.extend({
   by: z.enum(BREAKDOWN_BY).describe('What each row is: a sequence, an email step, a variant, a mailbox, or a rep (the member who owns the mailbox)'),
 });
@@ -34,6 +47,7 @@ const breakdownRow = seriesCounts.extend({
 
 /** The breakdown of the window (ops/figures.ts breakdown), each row with its rates. */
 async function breakdownOf(ctx: { store: { db: Parameters<typeof breakdown>[0] }; clock: { now(): number } }, workspaceId: string, q: z.infer<typeof breakdownQuery>) {
+  await checkFigureIds(ctx.store.db, workspaceId, q);
   const w = await figuresWindow(ctx.store.db, workspaceId, ctx.clock.now(), q.days, q.zone);
   const rows = await breakdown(ctx.store.db, workspaceId, w, q.by, { sequenceId: q.sequenceId });
   return { window: w, rows: rows.map((r) => ({ ...r, ...ratesOf(r) })) };
@@ -82,6 +96,7 @@ export const analyticsRoutes = [
       })
       .meta({ id: 'Analytics' }),
     handler: async ({ ctx, ws, query }) => {
+      await checkFigureIds(ctx.store.db, ws.workspaceId, query);
       const only = { sequenceId: query.sequenceId };
       const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone, only);
       return {
@@ -108,6 +123,7 @@ export const analyticsRoutes = [
     response: z.string().describe('text/csv'),
     handler: async ({ ctx, ws, query, reply }) => {
       // The days alone: the headline's previous period and reply-to-stop are not in the file.
+      await checkFigureIds(ctx.store.db, ws.workspaceId, query);
       const w = await figuresWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone);
       const days = await perDay(ctx.store.db, ws.workspaceId, w, { sequenceId: query.sequenceId });
       const lines = [csvRecord(['day', ...DAY_SERIES]), ...days.map((d) => csvRecord([d.day, ...DAY_SERIES.map((k) => String(d[k]))]))];
@@ -169,6 +185,7 @@ export const analyticsRoutes = [
       ),
     }),
     handler: async ({ ctx, ws, query }) => {
+      await checkFigureIds(ctx.store.db, ws.workspaceId, query);
       // Over the whole journal (ops/figures.ts): a reply is credited to the variant of the last email the prospect got before it.
       const variants = await variantsAllTime(ctx.store.db, ws.workspaceId, query.sequenceId);
       return {

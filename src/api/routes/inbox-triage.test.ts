@@ -129,6 +129,37 @@ describe.each(testBackends())('inbox search, filters and triage (%s)', (backend)
     expect(await ids(rep, '&status=snoozed')).toEqual([]);
   });
 
+  it('a snooze that came due returns to the top of the inbox, listed from when it woke, and pages without a repeat or a gap', async () => {
+    // The rep's three, newest first: their seeded reply, dana, then lee (the oldest).
+    const before = (await list(rep)).map((i) => i.id);
+    const oldest = before[before.length - 1]!;
+    expect(before.length).toBeGreaterThanOrEqual(3);
+    const until = new Date(clock.now() + HOUR).toISOString();
+    expect((await rep.call('PATCH', `/api/workspaces/${ws}/inbox/messages/${oldest}`, { snoozedUntil: until })).statusCode).toBe(200);
+    clock.advance(HOUR);
+    const after = (await list(rep)).map((i) => i.id);
+    expect(after).toEqual([oldest, ...before.slice(0, -1)]);
+    // One a page, through the cursor: the same order, each once.
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = await rep.call('GET', `/api/workspaces/${ws}/inbox?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(r.statusCode, r.body).toBe(200);
+      const body = r.json<{ items: Item[]; nextCursor: string | null }>();
+      paged.push(...body.items.map((i) => i.id));
+      cursor = body.nextCursor;
+    } while (cursor && paged.length < 10);
+    expect(paged).toEqual(after);
+    // Mail that arrives after it woke is listed above it.
+    const newer = newId(clock.now(), seededRandom('newer'));
+    await h.store.db
+      .insertInto('message')
+      .values({ id: newer, workspace_id: ws, mailbox_id: mine.mailboxId!, direction: 'inbound', message_id: '<newer@prospects.test>', subject: 'One more thing', from_addr: 'dana.ross@globex.test', at: new Date(clock.now() + 60_000), folder: 'inbox', label: 'human_reply', confidence: 0.95, rung: 'rules', action: 'inbox', excerpt: 'And also', new_text: 'And also' })
+      .execute();
+    expect((await list(rep)).map((i) => i.id).slice(0, 2)).toEqual([newer, oldest]);
+    await h.store.db.deleteFrom('message').where('id', '=', newer).execute();
+  });
+
   it('done archives; done false brings it back', async () => {
     expect((await rep.call('PATCH', `/api/workspaces/${ws}/inbox/messages/${m.lee}`, { done: true })).json().doneAt).not.toBeNull();
     expect(await ids(rep)).not.toContain(m.lee);

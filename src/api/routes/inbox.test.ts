@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiHarness, login, seedGraph, seedWorkspace, type ApiHarness, type Browser, type ObjectIds } from '../../../test/api.ts';
 import { testBackends } from '../../../test/stores.ts';
 import { systemClock } from '../../common/clock.ts';
+import { newId } from '../../common/ids.ts';
 import { seededRandom } from '../../common/random.ts';
 import { addMembership } from '../auth/accounts.ts';
 import { hashPassword } from '../auth/passwords.ts';
@@ -100,5 +101,43 @@ describe.each(testBackends())('inbox routes (%s)', (backend) => {
     expect(r.json()).toEqual({ action: 'unsubscribe', enrollmentState: 'unsubscribed' });
     const s = await h.store.db.selectFrom('suppression').select('reason').where('workspace_id', '=', ws).where('email_norm', '=', 'lead-other@prospects.test').executeTakeFirst();
     expect(s?.reason).toBe('unsubscribe');
+  });
+
+  it('a thread over 500 messages opens on its newest 500, and earlier pages follow from earlierCursor', async () => {
+    type Detail = { thread: Array<{ id: string }>; earlierCursor: string | null };
+    const open = async (query = '') => {
+      const r = await rep.call('GET', `/api/workspaces/${ws}/inbox/messages/${mine.messageId}${query}`);
+      expect(r.statusCode, r.body).toBe(200);
+      return r.json<Detail>();
+    };
+    const existing = (await open()).thread.map((t) => t.id);
+    expect((await open()).earlierCursor).toBeNull();
+    // 520 older messages in the same conversation, a second apart, alternating sent and received.
+    const first = await h.store.db.selectFrom('message').select('at').where('id', '=', existing[0]!).executeTakeFirstOrThrow();
+    const random = seededRandom('long-thread');
+    const older = Array.from({ length: 520 }, (_, i) => ({ id: newId(first.at.getTime() - 86_400_000 + i * 1000, random), at: new Date(first.at.getTime() - 86_400_000 + i * 1000), i }));
+    await h.store.db
+      .insertInto('message')
+      .values(older.map((o) => ({ id: o.id, workspace_id: ws, mailbox_id: mine.mailboxId!, enrollment_id: mine.enrollmentId!, direction: o.i % 2 ? 'inbound' as const : 'outbound' as const, message_id: `<long-${o.i}@prospects.test>`, subject: `Re: Hi ${o.i}`, from_addr: 'lead-rep@prospects.test', at: o.at, folder: 'inbox', excerpt: `message ${o.i}` })))
+      .execute();
+    const whole = [...older.map((o) => o.id), ...existing];
+    const newest = await open();
+    expect(newest.thread).toHaveLength(500);
+    expect(newest.thread.map((t) => t.id)).toEqual(whole.slice(-500));
+    expect(newest.earlierCursor).not.toBeNull();
+    const earlier = await open(`?threadBefore=${encodeURIComponent(newest.earlierCursor!)}`);
+    expect(earlier.thread.map((t) => t.id)).toEqual(whole.slice(0, -500));
+    expect(earlier.earlierCursor).toBeNull();
+    // Smaller pages walk back to the first message, each once, in order.
+    const pages: string[][] = [];
+    let before: string | null = null;
+    do {
+      const p: Detail = await open(`?threadLimit=150${before ? `&threadBefore=${encodeURIComponent(before)}` : ''}`);
+      pages.unshift(p.thread.map((t) => t.id));
+      before = p.earlierCursor;
+    } while (before && pages.length < 10);
+    expect(pages.flat()).toEqual(whole);
+    expect((await rep.call('GET', `/api/workspaces/${ws}/inbox/messages/${mine.messageId}?threadBefore=forged`)).statusCode).toBe(400);
+    expect((await rep.call('GET', `/api/workspaces/${ws}/inbox/messages/${mine.messageId}?threadLimit=501`)).statusCode).toBe(400);
   });
 });

@@ -4,13 +4,13 @@ import { PERSON_LABELS, reclassify } from '../../ingest/reclassify.ts';
 import { findInboundMessage } from '../../ingest/sql/inbox.ts';
 import { inboxFilterSchema } from '../../inbox/filter.ts';
 import { safeReplyHtml, frameCsp, replyFrameDocument } from '../../inbox/reply-html.ts';
-import { listInbox, messageHtml, messageWithThread, type TriagedRow } from '../../inbox/sql/list.ts';
+import { listInbox, messageHtml, messageWithThread, THREAD_PAGE, type TriagedRow } from '../../inbox/sql/list.ts';
 import { listNotes } from '../../inbox/sql/notes.ts';
 import { inboxReader } from '../auth/inbox-scope.ts';
 import type { ReplyRequest, ReplySent } from '../../sending/reply.ts';
 import { askCredentialTask } from '../../sending/credential-tasks/ask-task.ts';
 import { credentialAsk, enrollmentService } from '../context.ts';
-import { decodeCursor, page, pageQuery } from '../http/pagination.ts';
+import { decodeCursor, encodeCursor, page, pageQuery } from '../http/pagination.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 
 const teamLabel = z.object({ id: z.uuid(), name: z.string(), color: z.string() }).meta({ id: 'InboxTeamLabel' });
@@ -77,17 +77,22 @@ export const inboxRoutes = [
     handler: async ({ ctx, ws, query }) => {
       const { cursor, limit, ...filter } = query;
       const rows = await listInbox(ctx.store.db, ws.workspaceId, inboxReader(ws), ws.userId, filter, new Date(ctx.clock.now()), decodeCursor(cursor), limit + 1);
-      const p = page(rows, limit, (r) => ({ at: r.at, id: r.id }));
+      const p = page(rows, limit, (r) => ({ at: r.listed_at, id: r.id }));
       return { items: p.items.map(toItem), nextCursor: p.nextCursor };
     },
   }),
   defineRoute({
     method: 'GET',
     url: '/api/workspaces/:workspaceId/inbox/messages/:messageId',
-    summary: 'One message with its thread: what was sent and what came back, oldest first',
+    summary: `One message with its thread: what was sent and what came back, oldest first; the newest ${THREAD_PAGE} (threadLimit), and earlierCursor for the page before`,
     tags: ['inbox'],
     access: { workspace: 'member' },
     params: workspaceParams({ messageId: z.uuid() }),
+    query: z.object({
+      threadBefore: z.string().max(200).optional().describe("The thread's messages before this one: a previous answer's earlierCursor"),
+      threadLimit: z.coerce.number().int().min(1).max(THREAD_PAGE).default(THREAD_PAGE).describe('How many of the thread, the newest first taken'),
+    }),
+    example: () => ({ query: { threadLimit: 50 } }),
     response: z.object({
       message: inboxItem,
       newText: z.string().nullable(),
@@ -97,11 +102,12 @@ export const inboxRoutes = [
         .describe('Present when the message has HTML: GET …/frame serves it sanitized, for a sandboxed frame'),
       notes: z.array(note),
       thread: z.array(inboxItem.extend({ direction: z.enum(['inbound', 'outbound']), newText: z.string().nullable(), hasHtml: z.boolean() })),
+      earlierCursor: z.string().nullable().describe('Present when the thread has earlier messages: pass it as threadBefore'),
     }),
-    handler: async ({ ctx, ws, params }) => {
-      const found = await messageWithThread(ctx.store.db, ws.workspaceId, inboxReader(ws), ws.userId, params.messageId);
+    handler: async ({ ctx, ws, params, query }) => {
+      const found = await messageWithThread(ctx.store.db, ws.workspaceId, inboxReader(ws), ws.userId, params.messageId, decodeCursor(query.threadBefore), query.threadLimit);
       if (!found) throw cadenzaError('NOT_FOUND', 'no such message in this workspace');
-      const { message: m, thread } = found;
+      const { message: m, thread, earlier } = found;
       const notes = await listNotes(ctx.store.db, m.id);
       return {
         message: toItem(m),
@@ -109,6 +115,7 @@ export const inboxRoutes = [
         html: m.body_html ? { blockedImages: safeReplyHtml(m.body_html, { images: false }).blockedImages } : null,
         notes: notes.map((n) => ({ id: n.id, body: n.body, at: n.created_at.toISOString(), authorId: n.author_user_id, author: n.author_name ?? n.author_email })),
         thread: thread.map((r) => ({ ...toItem(r), direction: r.direction, newText: r.new_text, hasHtml: r.body_html !== null })),
+        earlierCursor: earlier ? encodeCursor(earlier) : null,
       };
     },
   }),

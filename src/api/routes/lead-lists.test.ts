@@ -7,6 +7,8 @@ import { newId } from '../../common/ids.ts';
 import { seededRandom } from '../../common/random.ts';
 import { applyDefinition } from '../../sequence/apply-definition.ts';
 import { bulkEnroll } from '../../sequence/bulk-enroll.ts';
+import { EnrollmentService } from '../../sequence/enrollment-service.ts';
+import { stopLeadsInBatches, deleteLeadsInBatches, type StopEngine } from '../../leads/lists/bulk-batches.ts';
 import { validateDefinition } from '../../sequence/definition.ts';
 
 /**
@@ -166,6 +168,29 @@ describe.each(testBackends())('lead lists, tags, segments and bulk actions (%s)'
     expect((await owner.call('DELETE', url(`lead-lists/${seg.id}`))).statusCode).toBe(404);
   });
 
+  it('a static list that segments select from is not deleted: 409 naming them; once they are gone, it is', async () => {
+    const list = (await owner.call('POST', url('lead-lists'), { name: 'Trade show', kind: 'static' })).json<{ id: string }>();
+    await bulk({ leadIds: [ids.get('de1')!] }, { kind: 'add_to_list', listId: list.id });
+    const a = (await owner.call('POST', url('lead-lists'), { name: 'Show, Germany', kind: 'segment', filter: { listId: list.id, country: 'DE' } })).json<{ id: string }>();
+    const b = (await owner.call('POST', url('lead-lists'), { name: 'Show, VIP', kind: 'segment', filter: { listId: list.id, tag: 'vip' } })).json<{ id: string }>();
+    const refused = await owner.call('DELETE', url(`lead-lists/${list.id}`));
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().error).toMatchObject({
+      code: 'CONFLICT',
+      message: '“Trade show” is used by 2 segments: “Show, Germany”, “Show, VIP”: change or delete them first, or it would match nobody',
+      details: { segments: [{ id: a.id, name: 'Show, Germany' }, { id: b.id, name: 'Show, VIP' }] },
+    });
+    // Still there, and its segment still finds its member.
+    expect(await listed(`listId=${a.id}`)).toEqual([email('de1')]);
+    expect((await owner.call('DELETE', url(`lead-lists/${a.id}`))).statusCode).toBe(200);
+    expect((await owner.call('DELETE', url(`lead-lists/${list.id}`))).json().error.message).toBe('“Trade show” is used by the segment “Show, VIP”: change or delete it first, or it would match nobody');
+    // A segment that stops naming the list frees it.
+    expect((await owner.call('PATCH', url(`lead-lists/${b.id}`), { filter: { tag: 'vip' } })).statusCode).toBe(200);
+    expect((await owner.call('DELETE', url(`lead-lists/${list.id}`))).statusCode).toBe(200);
+    expect((await owner.call('DELETE', url(`lead-lists/${list.id}`))).statusCode).toBe(404);
+    expect((await owner.call('DELETE', url(`lead-lists/${b.id}`))).statusCode).toBe(200);
+  });
+
   it('bulk tag and untag a segment; export a segment as CSV with tags', async () => {
     const seg = (await owner.call('POST', url('lead-lists'), { name: 'Germans', kind: 'segment', filter: { country: 'DE' } })).json<{ id: string }>();
     const tagged = await bulk({ listId: seg.id }, { kind: 'tag', tag: 'germany' });
@@ -209,7 +234,7 @@ describe.each(testBackends())('lead lists, tags, segments and bulk actions (%s)'
 
     // Stop: the live enrollments of de1 (second sequence) and de2 (first), not de3's replied one.
     const stop = await bulk({ filter: { country: 'DE' } }, { kind: 'stop' });
-    expect(stop.json()).toEqual({ leads: 4, changed: 2 });
+    expect(stop.json()).toEqual({ leads: 4, changed: 2, tasksCancelled: 0 });
     const states = await h.store.db
       .selectFrom('enrollment as e')
       .innerJoin('lead as l', 'l.id', 'e.lead_id')
@@ -224,6 +249,68 @@ describe.each(testBackends())('lead lists, tags, segments and bulk actions (%s)'
     ]);
   });
 
+  /** New leads of their own country (no other test's filter matches them), enrolled in the seeded sequence. */
+  const enrolledLeads = async (country: string, names: string[]) => {
+    const random = seededRandom(`${country}-${backend}`);
+    const made = names.map(() => newId(Date.now(), random));
+    for (const [i, id] of made.entries()) await h.store.db.insertInto('lead').values({ id, workspace_id: ws, email: `${names[i]}@${country}.test`, email_norm: `${names[i]}@${country}.test`, country }).execute();
+    await bulkEnroll(h.store, { clock: systemClock, random }, { workspaceId: ws, sequenceId: g.sequenceId!, leadIds: made });
+    const enr = await h.store.db.selectFrom('enrollment').select(['id', 'lead_id']).where('lead_id', 'in', made).execute();
+    return made.map((id) => enr.find((e) => e.lead_id === id)!.id);
+  };
+  const openTask = async (enrollmentId: string, kind: 'call' | 'manual') => {
+    const step = await h.store.db.selectFrom('step').select('id').where('sequence_id', '=', g.sequenceId!).executeTakeFirstOrThrow();
+    const id = newId(Date.now(), seededRandom(enrollmentId));
+    await h.store.db.insertInto('task').values({ id, workspace_id: ws, enrollment_id: enrollmentId, step_id: step.id, kind, title: `${kind} them`, due_at: new Date() }).execute();
+    return id;
+  };
+  const auditOf = (action: string) => h.store.db.selectFrom('audit_event').select(['actor_label', 'target', 'detail']).where('workspace_id', '=', ws).where('action', '=', action).orderBy('at').orderBy('id').execute();
+
+  it('bulk stop closes the open tasks of the enrollments it stops and of a finished one that still holds a call; one audit entry', async () => {
+    const [live, finished, bare] = await enrolledLeads('ZS', ['live', 'finished', 'bare']);
+    await h.store.db.updateTable('enrollment').set({ state: 'finished', due_at: null }).where('id', '=', finished!).execute();
+    const tasks = [await openTask(live!, 'manual'), await openTask(finished!, 'call')];
+    const earlier = (await auditOf('leads.bulk_stopped')).length;
+    const stop = await bulk({ filter: { country: 'ZS' } }, { kind: 'stop' });
+    expect(stop.json()).toEqual({ leads: 3, changed: 2, tasksCancelled: 2 });
+    expect((await h.store.db.selectFrom('task').select('state').where('id', 'in', tasks).execute()).map((t) => t.state)).toEqual(['cancelled', 'cancelled']);
+    const states = await h.store.db.selectFrom('enrollment').select(['id', 'state']).where('id', 'in', [live!, finished!, bare!]).execute();
+    expect(Object.fromEntries(states.map((e) => [e.id, e.state]))).toEqual({ [live!]: 'stopped', [finished!]: 'finished', [bare!]: 'stopped' });
+    const log = (await auditOf('leads.bulk_stopped')).slice(earlier);
+    expect(log).toEqual([{ actor_label: expect.stringContaining('@'), target: '3 leads', detail: { target: { filter: expect.objectContaining({ country: 'ZS' }) }, leads: 3, stopped: 2, tasksCancelled: 2, batches: 1 } }]);
+    // Again: nothing left to stop or close; a second entry says so.
+    expect((await bulk({ filter: { country: 'ZS' } }, { kind: 'stop' })).json()).toEqual({ leads: 3, changed: 0, tasksCancelled: 0 });
+    expect((await auditOf('leads.bulk_stopped')).slice(earlier).map((e) => (e.detail as { stopped: number }).stopped)).toEqual([2, 0]);
+  });
+
+  it('a bulk stop and delete go in batches, each its own transaction: a failed batch leaves the ones before it done, and a retry finishes the rest', async () => {
+    const enr = await enrolledLeads('ZB', ['b1', 'b2', 'b3', 'b4', 'b5']);
+    const leads = (await h.store.db.selectFrom('enrollment').select(['id', 'lead_id']).where('id', 'in', enr).execute()).map((e) => ({ e: e.id, l: e.lead_id }));
+    leads.sort((a, b) => enr.indexOf(a.e) - enr.indexOf(b.e));
+    const service = new EnrollmentService({ store: h.store, clock: systemClock, random: seededRandom('batches') });
+    let calls = 0;
+    const failing: StopEngine = {
+      stopEachInTx: async (tx, ids, reason, now) => {
+        if (++calls === 2) throw new Error('the database went away');
+        return service.stopEachInTx(tx, ids, reason, now);
+      },
+      notify: (a) => service.notify(a),
+    };
+    const leadIds = leads.map((x) => x.l);
+    await expect(stopLeadsInBatches(h.store.db, failing, ws, leadIds, { reason: 'test', now: Date.now(), batch: 2 })).rejects.toThrow(/went away/);
+    const stateOf = async () => (await h.store.db.selectFrom('enrollment').select(['id', 'state']).where('id', 'in', enr).execute()).sort((a, b) => enr.indexOf(a.id) - enr.indexOf(b.id)).map((e) => e.state);
+    // The first batch committed; the second rolled back; the third never ran.
+    expect(await stateOf()).toEqual(['stopped', 'stopped', 'active', 'active', 'active']);
+    const retried = await stopLeadsInBatches(h.store.db, service, ws, leadIds, { reason: 'test', now: Date.now(), batch: 2 });
+    expect(retried).toEqual({ batches: 3, stopped: 3, tasksCancelled: 0 });
+    expect(await stateOf()).toEqual(['stopped', 'stopped', 'stopped', 'stopped', 'stopped']);
+
+    const deleted = await deleteLeadsInBatches(h.store.db, ws, leadIds.slice(0, 3), { batch: 2 });
+    expect(deleted).toEqual({ batches: 2, deleted: 3 });
+    expect(await deleteLeadsInBatches(h.store.db, ws, leadIds, { batch: 2 })).toEqual({ batches: 3, deleted: 2 });
+    expect(await h.store.db.selectFrom('lead').select('id').where('id', 'in', leadIds).execute()).toEqual([]);
+  });
+
   it('delete is for admins; a member may tag; the leads go from their lists', async () => {
     const list = (await owner.call('POST', url('lead-lists'), { name: 'To delete', kind: 'static' })).json<{ id: string }>();
     await bulk({ leadIds: [ids.get('xx1')!, ids.get('us1')!] }, { kind: 'add_to_list', listId: list.id });
@@ -231,6 +318,7 @@ describe.each(testBackends())('lead lists, tags, segments and bulk actions (%s)'
     expect(refused.statusCode).toBe(403);
     expect((await bulk({ listId: list.id }, { kind: 'tag', tag: 'member-was-here' }, member)).json()).toEqual({ leads: 2, changed: 2 });
     expect((await bulk({ listId: list.id }, { kind: 'delete' })).json()).toEqual({ leads: 2, changed: 2 });
+    expect(await auditOf('leads.bulk_deleted')).toEqual([{ actor_label: expect.stringContaining('@'), target: '2 leads', detail: { target: { listId: list.id }, leads: 2, deleted: 2, batches: 1 } }]);
     expect(await h.store.db.selectFrom('lead').select('id').where('id', 'in', [ids.get('xx1')!, ids.get('us1')!]).execute()).toEqual([]);
     expect(await h.store.db.selectFrom('lead_list_member').select('lead_id').where('list_id', '=', list.id).execute()).toEqual([]);
     expect(await h.store.db.selectFrom('lead_tag').select('tag').where('tag', '=', 'member-was-here').execute()).toEqual([]);

@@ -3,7 +3,8 @@ import { csvRecord } from '../../common/csv-write.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import { normalFilter, segmentFilter, storedFilter, tagText, toLeadFilter } from '../../leads/lists/segment-filter.ts';
-import { addMembers, addTag, countSegment, deleteLeads, deleteList, exportRows, findList, insertList, listsOf, liveEnrollmentsOfLeads, removeMembers, removeTag, tagsOf, updateList, workspaceTags } from '../../leads/lists/sql/lead-lists.ts';
+import { addMembers, addTag, countSegment, deleteList, exportRows, findList, insertList, listsOf, removeMembers, removeTag, tagsOf, updateList, workspaceTags } from '../../leads/lists/sql/lead-lists.ts';
+import { deleteLeadsInBatches, stopLeadsInBatches } from '../../leads/lists/bulk-batches.ts';
 import { MAX_TARGET, resolveTarget, type LeadTarget } from '../../leads/lists/targets.ts';
 import { findSequenceId } from '../../sequence/sql/sequences.ts';
 import type { WorkspaceAccess } from '../auth/access.ts';
@@ -163,14 +164,19 @@ export const leadListRoutes = [
   defineRoute({
     method: 'DELETE',
     url: '/api/workspaces/:workspaceId/lead-lists/:listId',
-    summary: 'Delete a list or segment (its leads stay)',
+    summary: 'Delete a list or segment (its leads stay); a static list that segments select from is refused (409, naming them)',
     tags: ['leads'],
     access: { workspace: 'member' },
     params: workspaceParams({ listId: z.uuid() }),
     response: z.object({ ok: z.literal(true) }),
     handler: async ({ ctx, ws, params }) => {
-      if (!(await deleteList(ctx.store.db, ws.workspaceId, params.listId))) throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
-      return { ok: true as const };
+      const r = await deleteList(ctx.store.db, ws.workspaceId, params.listId);
+      if (r.ok) return { ok: true as const };
+      if (r.why === 'missing') throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
+      const names = r.segments.map((x) => `“${x.name}”`).join(', ');
+      throw cadenzaError('CONFLICT', `“${r.name}” is used by ${r.segments.length === 1 ? 'the segment' : `${r.segments.length} segments:`} ${names}: change or delete ${r.segments.length === 1 ? 'it' : 'them'} first, or it would match nobody`, {
+        segments: r.segments,
+      });
     },
   }),
   defineRoute({
@@ -197,6 +203,7 @@ export const leadListRoutes = [
         leads: z.number().int().describe('Leads the target resolved to'),
         changed: z.number().int().describe('tag, untag, add_to_list, remove_from_list, delete: leads changed (one that had the tag already is not); stop: enrollments stopped; enroll: leads enrolled'),
         enroll: enrollOutcome.optional().describe('enroll: what the enrollment did, each refusal with its reason'),
+        tasksCancelled: z.number().int().optional().describe('stop: open call and manual tasks closed (of the enrollments stopped, and of finished or replied ones that still held one)'),
       })
       .meta({ id: 'BulkLeadResult' }),
     handler: async (c) => {
@@ -224,14 +231,23 @@ export const leadListRoutes = [
           return { leads: ids.length, changed: r.enrolled, enroll: r };
         }
         case 'stop': {
-          const service = enrollmentService(ctx);
-          const applied = await db.transaction().execute(async (tx) => service.stopEachInTx(tx, await liveEnrollmentsOfLeads(tx, ws.workspaceId, ids), 'stopped by hand', at.getTime()));
-          service.notify(applied);
-          return { leads: ids.length, changed: applied.filter((x) => x.result.outcome === 'applied').length };
+          // Batched (bulk-batches.ts); the log says what was done even when a batch fails midway.
+          let r = { batches: 0, stopped: 0, tasksCancelled: 0 };
+          try {
+            r = await stopLeadsInBatches(db, enrollmentService(ctx), ws.workspaceId, ids, { reason: 'stopped by hand', now: at.getTime() });
+          } finally {
+            await audit(c, { action: 'leads.bulk_stopped', target: `${ids.length} leads`, detail: { target: targetDetail(body.target, ids), leads: ids.length, stopped: r.stopped, tasksCancelled: r.tasksCancelled, batches: r.batches } });
+          }
+          return { leads: ids.length, changed: r.stopped, tasksCancelled: r.tasksCancelled };
         }
         case 'delete': {
-          const n = await deleteLeads(db, ws.workspaceId, ids);
-          return { leads: ids.length, changed: n };
+          let r = { batches: 0, deleted: 0 };
+          try {
+            r = await deleteLeadsInBatches(db, ws.workspaceId, ids);
+          } finally {
+            await audit(c, { action: 'leads.bulk_deleted', target: `${ids.length} leads`, detail: { target: targetDetail(body.target, ids), leads: ids.length, deleted: r.deleted, batches: r.batches } });
+          }
+          return { leads: ids.length, changed: r.deleted };
         }
       }
     },
@@ -252,9 +268,14 @@ export const leadListRoutes = [
       const rows = ids.length ? await exportRows(ctx.store.db, ws.workspaceId, ids) : [];
       const tags = await tagsOf(ctx.store.db, ws.workspaceId, ids);
       const lines = [LEAD_CSV_COLUMNS.join(','), ...rows.map((r) => csvRecord([r.email, r.first_name ?? '', r.last_name ?? '', r.company ?? '', r.title ?? '', r.phone ?? '', r.country ?? '', r.time_zone ?? '', (tags.get(r.id) ?? []).join(';')], ',', ''))];
-      await audit(c, { action: 'export.downloaded', target: 'leads.csv', detail: { rows: rows.length, target: 'listId' in body.target ? { listId: body.target.listId } : 'filter' in body.target ? { filter: body.target.filter } : { picked: ids.length } } });
+      await audit(c, { action: 'export.downloaded', target: 'leads.csv', detail: { rows: rows.length, target: targetDetail(body.target, ids) } });
       reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="leads.csv"');
       return `${lines.join('\r\n')}\r\n`;
     },
   }),
 ];
+
+/** Which leads an action took, for the audit log: the list or filter as given, or how many were picked. */
+function targetDetail(t: LeadTarget, ids: readonly string[]): Record<string, unknown> {
+  return 'listId' in t ? { listId: t.listId } : 'filter' in t ? { filter: t.filter } : { picked: ids.length };
+}

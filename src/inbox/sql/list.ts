@@ -38,8 +38,18 @@ export function triagedMessages(db: Db, workspaceId: string, reader: MailReader,
 
 export type TriagedRow = Awaited<ReturnType<ReturnType<typeof triagedMessages>['executeTakeFirstOrThrow']>>;
 
-/** The inbound messages matching the filter, newest first (at, then id), after `after`; at most `limit`. `now` decides which snoozes came due. */
-export async function listInbox(db: Db, workspaceId: string, reader: MailReader, userId: InboxUser, f: InboxFilter, now: Date, after: Keyset | undefined, limit: number): Promise<TriagedRow[]> {
+/** A snooze that came due after the message arrived: the message is listed from when it woke. */
+const woke = (now: Date) => sql<boolean>`coalesce(st.snoozed_until <= ${now} and st.snoozed_until > m.at, false)`;
+
+/**
+ * The inbound messages matching the filter, newest first by when each came into the inbox
+ * (`listed_at`: its arrival, or for a snooze that came due the moment it woke, so it returns to the
+ * top as new mail would, not to its old place far down the list), then id; after `after`; at most
+ * `limit`. `now` decides which snoozes came due. Two reads, each in an order an index serves (the
+ * messages by arrival, message_inbound_workspace; the woken snoozes by wake time, migration 0122),
+ * merged here: one ORDER BY over the two times would sort the whole workspace's inbox per page.
+ */
+export async function listInbox(db: Db, workspaceId: string, reader: MailReader, userId: InboxUser, f: InboxFilter, now: Date, after: Keyset | undefined, limit: number): Promise<Array<TriagedRow & { listed_at: Date }>> {
   let q = triagedMessages(db, workspaceId, reader, userId).where('m.direction', '=', 'inbound');
   const status = f.status ?? 'inbox';
   if (status === 'inbox') q = q.where('st.done_at', 'is', null).where((eb) => eb.or([eb('st.snoozed_until', 'is', null), eb('st.snoozed_until', '<=', now)]));
@@ -63,16 +73,29 @@ export async function listInbox(db: Db, workspaceId: string, reader: MailReader,
     const read = sql<boolean>`exists (select 1 from inbox_read r where r.user_id = ${userId} and r.message_id = m.id)`;
     q = q.where(f.unread === 'true' ? sql<boolean>`not ${read}` : read);
   }
-  if (after) q = q.where(afterKey('m.at', 'm.id', after));
-  return q.orderBy('m.at', 'desc').orderBy('m.id', 'desc').limit(limit).execute();
+  let arrived = q.where(sql<boolean>`not ${woke(now)}`).select(sql<Date>`m.at`.as('listed_at'));
+  let woken = q.where(woke(now)).select(sql<Date>`st.snoozed_until`.as('listed_at'));
+  if (after) {
+    arrived = arrived.where(afterKey('m.at', 'm.id', after));
+    woken = woken.where(afterKey('st.snoozed_until', 'm.id', after));
+  }
+  const a = await arrived.orderBy('m.at', 'desc').orderBy('m.id', 'desc').limit(limit).execute();
+  const b = await woken.orderBy('st.snoozed_until', 'desc').orderBy('m.id', 'desc').limit(limit).execute();
+  // uuids in their text form compare as PostgreSQL compares them (same length, lower-case hex).
+  return [...a, ...b].sort((x, y) => y.listed_at.getTime() - x.listed_at.getTime() || (y.id < x.id ? -1 : y.id > x.id ? 1 : 0)).slice(0, limit);
 }
 
+/** A conversation's page: the newest this many messages, then as many again before them. */
+export const THREAD_PAGE = 500;
+
 /**
- * A message the reader may read (either direction) with its new text and HTML, and its thread,
- * oldest first (500 at most): the enrollment's conversation when there is one (our steps and their
- * replies), else the provider's thread. Undefined when the reader may not read it.
+ * A message the reader may read (either direction) with its new text and HTML, and its thread: the
+ * enrollment's conversation when there is one (our steps and their replies), else the provider's
+ * thread. The newest `limit` messages before `before` (all of them when absent), shown oldest
+ * first; `earlier` is the key of the page before, when there is one. A long thread opens on what
+ * was said last, not on its first 500 messages. Undefined when the reader may not read it.
  */
-export async function messageWithThread(db: Db, workspaceId: string, reader: MailReader, userId: InboxUser, messageRowId: string) {
+export async function messageWithThread(db: Db, workspaceId: string, reader: MailReader, userId: InboxUser, messageRowId: string, before?: Keyset, limit = THREAD_PAGE) {
   const base = () => triagedMessages(db, workspaceId, reader, userId).select(['m.new_text', 'm.body_html', 'm.direction']);
   const message = await base().where('m.id', '=', messageRowId).executeTakeFirst();
   if (!message) return undefined;
@@ -80,8 +103,12 @@ export async function messageWithThread(db: Db, workspaceId: string, reader: Mai
   if (message.enrollment_id) t = t.where('m.enrollment_id', '=', message.enrollment_id);
   else if (message.thread_id) t = t.where('m.thread_id', '=', message.thread_id);
   else t = t.where('m.id', '=', message.id);
-  const thread = await t.orderBy('m.at').orderBy('m.id').limit(500).execute();
-  return { message, thread };
+  if (before) t = t.where(afterKey('m.at', 'm.id', before));
+  const newestFirst = await t.orderBy('m.at', 'desc').orderBy('m.id', 'desc').limit(limit + 1).execute();
+  const thread = newestFirst.slice(0, limit).reverse();
+  const first = thread[0];
+  const earlier: Keyset | undefined = newestFirst.length > limit && first ? { at: first.at, id: first.id } : undefined;
+  return { message, thread, earlier };
 }
 
 /** A message's HTML (null: it has none), or undefined when the reader may not read it. */

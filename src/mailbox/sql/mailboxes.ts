@@ -7,6 +7,12 @@ import { cadenzaError } from '../../common/errors.ts';
 import type { MailboxTable } from '../../store/schema.ts';
 import type { Db, Tx } from '../../store/store.ts';
 
+/** Whether the workspace has or had this mailbox (a removed one keeps its row and its history, which the analytics still show). */
+export async function mailboxOfWorkspace(db: Db, workspaceId: string, mailboxId: string): Promise<boolean> {
+  const r = await db.selectFrom('mailbox').select('id').where('workspace_id', '=', workspaceId).where('id', '=', mailboxId).executeTakeFirst();
+  return r !== undefined;
+}
+
 /** The live mailbox of the workspace with its owner (null: nobody's, an admin's to change), or undefined. */
 export async function findMailbox(db: Db, workspaceId: string, mailboxId: string) {
   return db

@@ -39,6 +39,8 @@ const WORDS: Record<string, string> = {
   'crm.settings_changed': 'CRM field ownership or stop rules changed',
   'crm.list_enrolled': 'CRM list enrolled in a sequence',
   'suppression.lifted': 'Suppression lifted',
+  'leads.bulk_stopped': "Leads' sequences stopped in bulk",
+  'leads.bulk_deleted': 'Leads deleted in bulk',
 };
 
 type Filter = { action: string; actor: string; from: string; to: string };

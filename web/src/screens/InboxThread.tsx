@@ -1,5 +1,5 @@
-import { forwardRef } from 'react';
-import { api, ws } from '../api.ts';
+import { forwardRef, useEffect, useState } from 'react';
+import { api, errorMessage, ws } from '../api.ts';
 import type { InboxDetail, InboxMessage, Member, ThreadEntry } from '../types.ts';
 import { Badge, ErrorNote, when } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
@@ -49,8 +49,9 @@ export interface TriageActions {
 }
 
 /**
- * The conversation beside the list: the whole thread, oldest first (our steps and their replies,
- * GET …/inbox/messages/{id}), the opened reply's HTML in a sandboxed frame with its quoted history
+ * The conversation beside the list: the thread, oldest first (our steps and their replies,
+ * GET …/inbox/messages/{id}: its newest 500; **Show earlier** loads the 500 before, from the
+ * answer's earlierCursor), the opened reply's HTML in a sandboxed frame with its quoted history
  * folded (plain text: the new text, the rest folded), triage, internal notes and the reply box.
  */
 export const InboxThread = forwardRef<HTMLHeadingElement, {
@@ -65,6 +66,7 @@ export const InboxThread = forwardRef<HTMLHeadingElement, {
   onBack: () => void;
 }>(function InboxThread({ workspaceId, message: m, version, members, me, isAdmin, actions, onChanged, onBack }, headingRef) {
   const d = useLoad(() => api<InboxDetail>('GET', ws(workspaceId, `inbox/messages/${m.id}`)), [workspaceId, m.id, version]);
+  const earlier = useEarlier(workspaceId, m.id, d.data?.earlierCursor ?? null);
   const act = m.action ? actionText[m.action] : undefined;
   const assignee = members.find((x) => x.id === m.assigneeId);
   return (
@@ -151,8 +153,14 @@ export const InboxThread = forwardRef<HTMLHeadingElement, {
       {!d.data && !d.error && <p className="muted small">Loading the conversation…</p>}
       {d.data && (
         <section className="thread" aria-label="Thread">
+          {earlier.cursor && (
+            <button type="button" className="btn btn-quiet" onClick={earlier.load} disabled={earlier.loading}>
+              {earlier.loading ? 'Loading earlier messages…' : 'Show earlier messages'}
+            </button>
+          )}
+          <ErrorNote error={earlier.error} />
           <ol className="thread-list">
-            {d.data.thread.map((t) => (
+            {[...earlier.entries, ...d.data.thread].map((t) => (
               <ThreadMessage key={t.id} workspaceId={workspaceId} t={t} opened={t.id === m.id} blockedImages={t.id === m.id ? (d.data?.html?.blockedImages ?? null) : null} />
             ))}
           </ol>
@@ -163,6 +171,38 @@ export const InboxThread = forwardRef<HTMLHeadingElement, {
     </article>
   );
 });
+
+/**
+ * The pages of a long thread before the one the conversation opened on, oldest first, loaded one
+ * at a time on request; `cursor` is null once the first message is shown. Reset when another
+ * message opens or the opened one is reloaded (a new first page answers its own cursor).
+ */
+function useEarlier(workspaceId: string, messageId: string, firstCursor: string | null) {
+  const [entries, setEntries] = useState<ThreadEntry[]>([]);
+  const [cursor, setCursor] = useState<string | null>(firstCursor);
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  useEffect(() => {
+    setEntries([]);
+    setCursor(firstCursor);
+    setError(undefined);
+  }, [workspaceId, messageId, firstCursor]);
+  const load = async () => {
+    if (!cursor) return;
+    setLoading(true);
+    try {
+      const r = await api<InboxDetail>('GET', ws(workspaceId, `inbox/messages/${messageId}?threadBefore=${encodeURIComponent(cursor)}`));
+      setEntries((had) => [...r.thread, ...had]);
+      setCursor(r.earlierCursor);
+      setError(undefined);
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setLoading(false);
+    }
+  };
+  return { entries, cursor, loading, error, load };
+}
 
 /** One message of the thread: HTML in the sandboxed frame; plain text as its new part, the whole (with what it quotes) folded. */
 function ThreadMessage({ workspaceId, t, opened, blockedImages }: { workspaceId: string; t: ThreadEntry; opened: boolean; blockedImages: number | null }) {

@@ -163,7 +163,7 @@ export function BulkActions({
             : kind === 'remove_from_list'
               ? `Removed ${n} leads from ${lists.find((l) => l.id === listId)?.name}.`
               : kind === 'stop'
-                ? `${r.changed} running enrollment${r.changed === 1 ? '' : 's'} of ${r.leads} leads stopped.`
+                ? `${r.changed} running enrollment${r.changed === 1 ? '' : 's'} of ${r.leads} leads stopped${r.tasksCancelled ? `; ${r.tasksCancelled} open task${r.tasksCancelled === 1 ? '' : 's'} closed` : ''}.`
                 : kind === 'delete'
                   ? `Deleted ${r.changed} leads.`
                   : `Enrolled ${n} leads in ${sequences.find((s) => s.id === sequenceId)?.name}.`;

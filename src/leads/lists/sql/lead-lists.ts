@@ -48,9 +48,31 @@ export async function updateList(db: Db, workspaceId: string, listId: string, se
   return Number(r.numUpdatedRows) > 0 ? 'ok' : 'missing';
 }
 
-export async function deleteList(db: Db, workspaceId: string, listId: string): Promise<boolean> {
-  const r = await db.deleteFrom('lead_list').where('workspace_id', '=', workspaceId).where('id', '=', listId).executeTakeFirst();
-  return Number(r.numDeletedRows) > 0;
+export type DeleteListResult = { ok: true } | { ok: false; why: 'missing' } | { ok: false; why: 'in_use'; name: string; segments: Array<{ id: string; name: string }> };
+
+/**
+ * Deletes a list, unless segments select from it (their filter's listId): deleted, such a segment
+ * would match nobody and say nothing. The check is in the delete's own statement, so a list never
+ * goes while a segment names it at the time of the delete.
+ */
+export async function deleteList(db: Db, workspaceId: string, listId: string): Promise<DeleteListResult> {
+  const r = await sql<{ id: string }>`
+    delete from lead_list l
+    where l.workspace_id = ${workspaceId} and l.id = ${listId}
+      and not exists (select 1 from lead_list s where s.workspace_id = l.workspace_id and s.kind = 'segment' and s.filter ->> 'listId' = ${listId})
+    returning l.id`.execute(db);
+  if (r.rows.length) return { ok: true };
+  const list = await findList(db, workspaceId, listId);
+  if (!list) return { ok: false, why: 'missing' };
+  const segments = await db
+    .selectFrom('lead_list')
+    .select(['id', 'name'])
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', 'segment')
+    .where(sql<boolean>`filter ->> 'listId' = ${listId}`)
+    .orderBy('name')
+    .execute();
+  return { ok: false, why: 'in_use', name: list.name, segments };
 }
 
 /** Puts the workspace's leads among `leadIds` in the list; returns how many were not in it yet. */
@@ -103,14 +125,23 @@ export async function workspaceTags(db: Db, workspaceId: string): Promise<Array<
 }
 
 /** The live enrollments (active, paused) of these leads, locked in id order, the order every stop locks in. */
-export async function liveEnrollmentsOfLeads(tx: Tx, workspaceId: string, leadIds: readonly string[]): Promise<string[]> {
+/**
+ * The enrollments of these leads a stop acts on, locked in id order: the live ones (active or
+ * paused), and a finished or replied one that still holds an open call or manual task (a call that
+ * did not hold the sequence, the owner's notice of a reply): the stop cancels those tasks.
+ * `openTasks`: how many open tasks each holds now, for the count the caller reports.
+ */
+export async function stoppableEnrollmentsOfLeads(tx: Tx, workspaceId: string, leadIds: readonly string[]): Promise<Array<{ id: string; openTasks: number }>> {
   if (!leadIds.length) return [];
-  const r = await sql<{ id: string }>`
-    select e.id from enrollment e
-    where e.workspace_id = ${workspaceId} and e.lead_id = any(${[...leadIds]}::uuid[]) and e.state in ('active', 'paused')
+  const r = await sql<{ id: string; open_tasks: number | string }>`
+    select e.id, (select count(*) from task t where t.enrollment_id = e.id and t.state = 'open') as open_tasks
+    from enrollment e
+    where e.workspace_id = ${workspaceId} and e.lead_id = any(${[...leadIds]}::uuid[])
+      and (e.state in ('active', 'paused')
+           or (e.state in ('finished', 'replied') and exists (select 1 from task t where t.enrollment_id = e.id and t.state = 'open')))
     order by e.id
     for update of e`.execute(tx);
-  return r.rows.map((x) => x.id);
+  return r.rows.map((x) => ({ id: x.id, openTasks: Number(x.open_tasks) }));
 }
 
 /** Deletes the workspace's leads among `leadIds` (their enrollments, tasks, list memberships and tags go with them). */

@@ -518,15 +518,16 @@ export async function headline(db: Db, workspaceId: string, now: number, days: n
 export async function headlineOf(db: Db, workspaceId: string, window: Window, o: SequenceFilter = {}): Promise<Headline> {
   const { days, zone } = window;
   const before = precedingWindow(window);
-  // Both periods in one read (they are contiguous): the rows past the fold are counted once.
-  const both = await perDay(db, workspaceId, calendarWindow(window.asOf, 2 * days, zone), o);
+  // Both periods in one read (they are contiguous): the rows past the fold are counted once. The
+  // reply-to-stop read beside it, at once.
+  const [both, stops] = await Promise.all([perDay(db, workspaceId, calendarWindow(window.asOf, 2 * days, zone), o), replyToStop(db, workspaceId, window, o)]);
   const perDays = both.slice(days);
   return {
     window,
     days: perDays,
     totals: totalsOf(perDays),
     previous: { window: before, totals: totalsOf(both.slice(0, days)) },
-    replyToStop: await replyToStop(db, workspaceId, window, o),
+    replyToStop: stops,
   };
 }
 
@@ -549,15 +550,17 @@ export interface VariantFigures {
 
 /**
  * The Analytics screen's breakdown of the window: each email step still in use (and each removed
- * one with sends), the variants of steps that compare more than one, and the replies before any
- * email (the funnel's `replied` plus these is the headline's replies).
+ * one with sends), the variants of steps that compare more than one, and how many of the window's
+ * replies the steps take (`creditedReplies`: the headline's replies less these came before any
+ * email, the route's `unattributedReplies`).
  */
 // -- name: figures-funnel
-export async function funnel(db: Db, workspaceId: string, w: Window, replies: number, o: SequenceFilter = {}): Promise<{ funnel: FunnelStep[]; variants: VariantFigures[]; unattributedReplies: number }> {
-  const rows = await perStep(db, workspaceId, w, o);
+export async function funnel(db: Db, workspaceId: string, w: Window, o: SequenceFilter = {}): Promise<{ funnel: FunnelStep[]; variants: VariantFigures[]; creditedReplies: number }> {
+  // Three independent reads at once (a pool of connections on PostgreSQL).
+  const [rows, allSteps, allVariants] = await Promise.all([perStep(db, workspaceId, w, o), emailSteps(db, workspaceId), comparedVariants(db, workspaceId)]);
   const mine = (x: { sequence_id: string }) => !o.sequenceId || x.sequence_id === o.sequenceId;
-  const steps = new Map((await emailSteps(db, workspaceId)).filter(mine).map((st) => [st.id, { sequenceName: st.name, stepKey: st.key, removed: false, sent: 0, replied: 0 }]));
-  const variants = new Map((await comparedVariants(db, workspaceId)).filter(mine).map((v) => [`${v.step_id}:${v.variant_key}`, { sequenceName: v.sequence_name, stepKey: v.step_key, variantKey: v.variant_key, sent: 0, replied: 0 }]));
+  const steps = new Map(allSteps.filter(mine).map((st) => [st.id, { sequenceName: st.name, stepKey: st.key, removed: false, sent: 0, replied: 0 }]));
+  const variants = new Map(allVariants.filter(mine).map((v) => [`${v.step_id}:${v.variant_key}`, { sequenceName: v.sequence_name, stepKey: v.step_key, variantKey: v.variant_key, sent: 0, replied: 0 }]));
   for (const r of rows) {
     let f = steps.get(r.stepId);
     if (!f) steps.set(r.stepId, (f = { sequenceName: r.sequenceName, stepKey: r.stepKey, removed: true, sent: 0, replied: 0 }));
@@ -570,7 +573,7 @@ export async function funnel(db: Db, workspaceId: string, w: Window, replies: nu
     }
   }
   const credited = [...steps.values()].reduce((n, f) => n + f.replied, 0);
-  return { funnel: [...steps.values()], variants: [...variants.values()], unattributedReplies: Math.max(0, replies - credited) };
+  return { funnel: [...steps.values()], variants: [...variants.values()], creditedReplies: credited };
 }
 
 /** Every mailbox with its sends and credited replies (perStep) and its bounces in the window. */

@@ -7,7 +7,7 @@ import { defineRoute, workspaceParams } from '../http/route.ts';
 import { lastSendError, mailboxHealth } from '../../mailbox/health/view.ts';
 import { csvRecord } from '../../common/csv-write.ts';
 import { breakdownCsv } from '../../ops/breakdown-csv.ts';
-import { BREAKDOWN_BY, breakdown, CALL_FIGURE_OUTCOMES, callFigures, DAY_SERIES, figuresWindow, funnel, headline, isKnownZone, perDay, perMailbox, RATES, ratesOf, totalsOf, variantsAllTime, type Window } from '../../ops/figures.ts';
+import { BREAKDOWN_BY, breakdown, CALL_FIGURE_OUTCOMES, callFigures, DAY_SERIES, figuresWindow, funnel, headlineOf, isKnownZone, perDay, perMailbox, RATES, ratesOf, totalsOf, variantsAllTime, type Window } from '../../ops/figures.ts';
 
 /** Per-day counts of every series (ops/figures.ts perDay says what each counts). */
 const seriesCounts = z.object(Object.fromEntries(DAY_SERIES.map((k) => [k, z.number().int()])) as Record<(typeof DAY_SERIES)[number], z.ZodNumber>);
@@ -98,7 +98,10 @@ export const analyticsRoutes = [
     handler: async ({ ctx, ws, query }) => {
       await checkFigureIds(ctx.store.db, ws.workspaceId, query);
       const only = { sequenceId: query.sequenceId };
-      const h = await headline(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone, only);
+      const w = await figuresWindow(ctx.store.db, ws.workspaceId, ctx.clock.now(), query.days, query.zone);
+      // The headline, the funnel and the calls are independent reads: at once, on as many
+      // connections.
+      const [h, f, calls] = await Promise.all([headlineOf(ctx.store.db, ws.workspaceId, w, only), funnel(ctx.store.db, ws.workspaceId, w, only), callFigures(ctx.store.db, ws.workspaceId, w, only)]);
       return {
         asOf: new Date(h.window.asOf).toISOString(),
         zone: h.window.zone,
@@ -106,8 +109,10 @@ export const analyticsRoutes = [
         totals: h.totals,
         previous: { ...spanOf(h.previous.window), totals: h.previous.totals },
         days: h.days,
-        ...(await funnel(ctx.store.db, ws.workspaceId, h.window, h.totals.replies, only)),
-        calls: await callFigures(ctx.store.db, ws.workspaceId, h.window, only),
+        funnel: f.funnel,
+        variants: f.variants,
+        unattributedReplies: Math.max(0, h.totals.replies - f.creditedReplies),
+        calls,
         replyToStop: h.replyToStop,
       };
     },

@@ -17,7 +17,7 @@ import { applyDefinition } from '../sequence/apply-definition.ts';
 import { bulkEnroll } from '../sequence/bulk-enroll.ts';
 import { validateDefinition } from '../sequence/definition.ts';
 import { EnrollmentService } from '../sequence/enrollment-service.ts';
-import { journalFacts } from './figure-facts.ts';
+import { journalFacts, lastEmailSentAtBefore } from './figure-facts.ts';
 import { foldFigures } from './figure-rollup.ts';
 import { breakdown } from './figures.ts';
 
@@ -105,5 +105,49 @@ describe.each(testBackends())('the credit of a signal after a move (%s)', (backe
     const rows = await breakdown(store.db, world.workspaceId, { since: new Date(T0), until: new Date(T0 + 30 * DAY) }, 'step');
     const byKey = new Map(rows.map((r) => [r.key === null ? '-' : steps.get(r.key), r]));
     expect([byKey.get('intro')?.replies, byKey.get('intro')?.unsubscribes, byKey.get('n1')?.replies ?? 0, byKey.get('n1')?.sends]).toEqual([3, 1, 0, 1]);
+  }, 120_000);
+
+  it('credits the latest email before the signal whether it went out in the month before or long before (the month is searched first)', async () => {
+    await sql`truncate table workspace, event cascade`.execute(store.db);
+    const random = seededRandom(3131);
+    const clock = new SimClock(T0);
+    const world = await makeWorld(store, { leads: 2, mailboxes: 1, nowMs: T0, random, zones: ['UTC'], countries: [null] });
+    const svc = new EnrollmentService({ store, clock, random });
+    const seqId = (await applyDefinition(store, { clock, random }, world.workspaceId, validateDefinition(anyHour('long', [
+      { key: 'intro', type: 'email', subject: 'Hi', body: 'Hello' },
+      { key: 'follow', type: 'email', delay: '10 days', body: 'Again' },
+    ])))).sequenceId;
+    await bulkEnroll(store, { clock, random }, { workspaceId: world.workspaceId, sequenceId: seqId, leadIds: world.leadIds });
+    const runUntil = async (t: number) => {
+      while (clock.now() < t) {
+        clock.advance(Math.min(6 * 3_600_000, t - clock.now()));
+        while ((await svc.fireDue(100)).length) {
+          /* drain */
+        }
+        const queued = await store.db.selectFrom('send_request').select(['id', 'enrollment_id', 'step_id']).where('state', '=', 'queued').execute();
+        for (const q of queued) {
+          await store.db.updateTable('send_request').set({ state: 'sent' }).where('id', '=', q.id).execute();
+          await svc.apply(q.enrollment_id, { type: 'step_sent', stepId: q.step_id, at: clock.now() });
+        }
+      }
+    };
+    const [a, b] = await store.db.selectFrom('enrollment').select(['id']).where('sequence_id', '=', seqId).orderBy('lead_id').execute();
+    // Both get the intro and, ten days on, the follow-up; A replies two days after it (in the
+    // month), B fifty days after it (only the whole journal has it, and the intro is older still).
+    await runUntil(T0 + 13 * DAY);
+    await svc.apply(a!.id, { type: 'reply', messageId: '<a@x.test>' });
+    await runUntil(T0 + 61 * DAY);
+    await svc.apply(b!.id, { type: 'reply', messageId: '<b@x.test>' });
+    const steps = new Map((await store.db.selectFrom('step').select(['id', 'key']).execute()).map((s) => [s.id, s.key]));
+    const follow = await sql<{ enrollment_id: string; at: Date }>`select enrollment_id, at from event where type = 'step_sent' and (payload->'event'->>'stepId')::uuid = ${[...steps].find(([, k]) => k === 'follow')![0]}`.execute(store.db);
+    expect(follow.rows).toHaveLength(2);
+    const replies = await sql<{ enrollment_id: string; sent_at: Date }>`
+      select r.enrollment_id, ${lastEmailSentAtBefore(sql`r.enrollment_id`, sql`r.at`)} as sent_at from event r where r.type = 'reply' order by r.at`.execute(store.db);
+    const followAt = (e: string) => new Date(follow.rows.find((f) => f.enrollment_id === e)!.at).getTime();
+    expect(replies.rows.map((r) => new Date(r.sent_at).getTime())).toEqual([followAt(a!.id), followAt(b!.id)]);
+    const facts = await sql<{ step_id: string | null }>`
+      select step_id from (${journalFacts({ workspaceId: world.workspaceId, after: 0n, upTo: null, since: new Date(0), until: new Date(T0 + 90 * DAY) })}) f
+      where series = 'replies' order by f.at`.execute(store.db);
+    expect(facts.rows.map((f) => steps.get(f.step_id!))).toEqual(['follow', 'follow']);
   }, 120_000);
 });

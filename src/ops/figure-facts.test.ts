@@ -37,6 +37,23 @@ const outreach = anyHour(
 );
 const nurture = anyHour('nurture', [{ key: 'n1', type: 'email', subject: 'Checking in', body: 'Checking back in' }]);
 
+/** Runs the clock to `t` in steps of `stepMs`, firing what is due and sending every queued email. */
+function sender(store: TestStore, svc: EnrollmentService, clock: SimClock, stepMs: number) {
+  return async (t: number) => {
+    while (clock.now() < t) {
+      clock.advance(Math.min(stepMs, t - clock.now()));
+      while ((await svc.fireDue(100)).length) {
+        /* drain */
+      }
+      const queued = await store.db.selectFrom('send_request').select(['id', 'enrollment_id', 'step_id']).where('state', '=', 'queued').execute();
+      for (const q of queued) {
+        await store.db.updateTable('send_request').set({ state: 'sent' }).where('id', '=', q.id).execute();
+        await svc.apply(q.enrollment_id, { type: 'step_sent', stepId: q.step_id, at: clock.now() });
+      }
+    }
+  };
+}
+
 describe.each(testBackends())('the credit of a signal after a move (%s)', (backend) => {
   let store: TestStore;
   beforeAll(async () => {
@@ -55,19 +72,7 @@ describe.each(testBackends())('the credit of a signal after a move (%s)', (backe
     const seqId = (await applyDefinition(store, { clock, random }, world.workspaceId, validateDefinition(outreach))).sequenceId;
     const nurtureId = (await applyDefinition(store, { clock, random }, world.workspaceId, validateDefinition(nurture))).sequenceId;
     await bulkEnroll(store, { clock, random }, { workspaceId: world.workspaceId, sequenceId: seqId, leadIds: world.leadIds });
-    const runUntil = async (t: number) => {
-      while (clock.now() < t) {
-        clock.advance(Math.min(3_600_000, t - clock.now()));
-        while ((await svc.fireDue(100)).length) {
-          /* drain */
-        }
-        const queued = await store.db.selectFrom('send_request').select(['id', 'enrollment_id', 'step_id']).where('state', '=', 'queued').execute();
-        for (const q of queued) {
-          await store.db.updateTable('send_request').set({ state: 'sent' }).where('id', '=', q.id).execute();
-          await svc.apply(q.enrollment_id, { type: 'step_sent', stepId: q.step_id, at: clock.now() });
-        }
-      }
-    };
+    const runUntil = sender(store, svc, clock, 3_600_000);
     const steps = new Map((await store.db.selectFrom('step').select(['id', 'key']).execute()).map((s) => [s.id, s.key]));
     const seqName = (id: string | null) => (id === seqId ? 'outreach' : id === nurtureId ? 'nurture' : String(id));
 
@@ -118,19 +123,7 @@ describe.each(testBackends())('the credit of a signal after a move (%s)', (backe
       { key: 'follow', type: 'email', delay: '10 days', body: 'Again' },
     ])))).sequenceId;
     await bulkEnroll(store, { clock, random }, { workspaceId: world.workspaceId, sequenceId: seqId, leadIds: world.leadIds });
-    const runUntil = async (t: number) => {
-      while (clock.now() < t) {
-        clock.advance(Math.min(6 * 3_600_000, t - clock.now()));
-        while ((await svc.fireDue(100)).length) {
-          /* drain */
-        }
-        const queued = await store.db.selectFrom('send_request').select(['id', 'enrollment_id', 'step_id']).where('state', '=', 'queued').execute();
-        for (const q of queued) {
-          await store.db.updateTable('send_request').set({ state: 'sent' }).where('id', '=', q.id).execute();
-          await svc.apply(q.enrollment_id, { type: 'step_sent', stepId: q.step_id, at: clock.now() });
-        }
-      }
-    };
+    const runUntil = sender(store, svc, clock, 6 * 3_600_000);
     const [a, b] = await store.db.selectFrom('enrollment').select(['id']).where('sequence_id', '=', seqId).orderBy('lead_id').execute();
     // Both get the intro and, ten days on, the follow-up; A replies two days after it (in the
     // month), B fifty days after it (only the whole journal has it, and the intro is older still).

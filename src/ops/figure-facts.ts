@@ -235,3 +235,38 @@ export function trackingFacts(r: FactRange, touchedInSpan: boolean): RawBuilder<
     left join send_request q on q.id = m.send_request_id
     where ${inSpan(sql`m.at`, r)}`;
 }
+
+/**
+ * The send-hour facts (ops/figures-send-hours.ts), one row each (at, workspace_id, sequence_id,
+ * local_hour, series, n): each email sent (`isEmailSend`, series 'sends') and each reply
+ * (`isReply`, series 'replies') credited to the email it answers (`lastEmailSentAtBefore`, from the
+ * enrollment it was addressed to), both at the time that email went out, with the hour of the week
+ * it was then in the prospect's zone (`local_hour`: (ISO weekday − 1) × 24 + hour, 0 … 167). The
+ * prospect's zone: the lead's own, as the enrollment resolved it when it was made (source 'lead'),
+ * else the workspace's (a mailbox's zone is the rep's, not the prospect's). sequence_id: the sending
+ * enrollment's (after a move, the one whose email was answered). A reply with no email before it
+ * makes no row. The span is the email's time: a reply to an email of the span counts however long
+ * after it came.
+ */
+export function sendHourFacts(r: FactRange): RawBuilder<unknown> {
+  const local = sql`(f.at at time zone coalesce(case when n.zone_source = 'lead' then n.time_zone end, w.time_zone))`;
+  return sql`
+    select f.at, f.workspace_id, n.sequence_id, ((extract(isodow from ${local})::int - 1) * 24 + extract(hour from ${local})::int) as local_hour, f.series, 1 as n
+    from (
+      select e.at, e.workspace_id, e.enrollment_id, 'sends' as series
+      from event e
+      where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and ${inSpan(sql`e.at`, r)} and ${isEmailSend(sql`e`)}
+      union all
+      select c.at, c.workspace_id, c.enrollment_id, 'replies'
+      from (
+        select e.workspace_id, ${lastEmailSentAtBefore(creditedEnrollment(sql`e`), sql`e.at`)} as at,
+          ${lastEmailEnrollmentBefore(creditedEnrollment(sql`e`), sql`e.at`)} as enrollment_id
+        from event e
+        -- A reply comes after the email it answers: none before the span can answer one in it.
+        where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and e.at >= ${r.since} and ${isReply(sql`e`)}
+      ) c
+      where c.at is not null and ${inSpan(sql`c.at`, r)}
+    ) f
+    join workspace w on w.id = f.workspace_id
+    left join enrollment n on n.id = f.enrollment_id`;
+}

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db, Store } from '../store/store.ts';
-import { journalFacts, trackingFacts, type FactRange } from './figure-facts.ts';
+import { journalFacts, sendHourFacts, trackingFacts, type FactRange } from './figure-facts.ts';
 
 /**
  * The analytics facts folded into buckets (migration 0063), so that a year's window reads a few
@@ -163,7 +163,9 @@ async function foldSource(store: Store, source: 'journal' | 'tracking', table: '
       const after = BigInt(r.rows[0]!.at);
       if (after >= bound) return { after, upTo: after };
       const upTo = after + CHUNK < bound ? after + CHUNK : bound;
-      await sql`${insertBuckets(facts({ workspaceId: null, after, upTo, since: new Date(0), until: new Date(Date.UTC(9999, 11, 31)) }), source, upTo)}`.execute(tx);
+      const range: FactRange = { workspaceId: null, after, upTo, since: new Date(0), until: new Date(Date.UTC(9999, 11, 31)) };
+      await sql`${insertBuckets(facts(range), source, upTo)}`.execute(tx);
+      if (source === 'journal') await sql`${insertSendHourBuckets(sendHourFacts(range), upTo)}`.execute(tx);
       await sql`update figure_fold set folded_through = ${upTo.toString()}::bigint where source = ${source}`.execute(tx);
       return { after, upTo };
     });
@@ -194,6 +196,38 @@ function insertBuckets(facts: RawBuilder<unknown>, source: 'journal' | 'tracking
     )
     insert into figure_bucket (workspace_id, level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id, n, source, through)
     select workspace_id, level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id, n, ${source}, ${through.toString()}::bigint from b where n <> 0`;
+}
+
+/** The send-hour facts' counts (level 'z') per quarter hour, UTC day and month, as level 'x' keeps them. */
+function insertSendHourBuckets(facts: RawBuilder<unknown>, through: bigint): RawBuilder<unknown> {
+  return sql`
+    with f as materialized (${facts}), b as (
+      select f.workspace_id, w.width,
+        case w.width when 'q' then date_bin('15 minutes', f.at, ${EPOCH}::timestamptz) when 'd' then date_trunc('day', f.at, 'UTC') else date_trunc('month', f.at, 'UTC') end as bucket,
+        f.series, f.sequence_id, f.local_hour, sum(f.n)::int as n
+      from f cross join (values ('q'), ('d'), ('m')) as w(width)
+      group by 1, 2, 3, 4, 5, 6
+    )
+    insert into figure_bucket (workspace_id, level, width, bucket, series, sequence_id, local_hour, n, source, through)
+    select workspace_id, 'z', width, bucket, series, sequence_id, local_hour, n, 'journal', ${through.toString()}::bigint from b where n <> 0`;
+}
+
+/**
+ * The send-hour facts of the workspace whose email went out in [since, until), as rows (at,
+ * sequence_id, local_hour, series, n): the folded buckets of level 'z' (whole UTC days and months
+ * where they fit, quarter hours at the ends, `units`) and the journal rows past the fold. A span
+ * whose ends are not on quarter hours is read from the journal alone.
+ */
+export function sendHourWindow(fold: FoldPosition, workspaceId: string, since: Date, until: Date, sequenceId?: string): RawBuilder<unknown> {
+  const of = (r: FactRange) => sql`select at, sequence_id, local_hour, series, n from (${sendHourFacts(r)}) f ${sequenceId ? sql`where f.sequence_id = ${sequenceId}` : sql``}`;
+  if (!isQuarter(since) || !isQuarter(until)) return of({ workspaceId, after: 0n, upTo: null, since, until });
+  const inUnits = sql.join(units(since, until).map((u) => sql`(b.width = ${u.width} and b.bucket >= ${u.from} and b.bucket < ${u.to})`), sql` or `);
+  return sql`
+    select b.bucket as at, b.sequence_id, b.local_hour, b.series, b.n
+    from figure_bucket b
+    where b.workspace_id = ${workspaceId} and b.level = 'z' and (${inUnits}) ${sequenceId ? sql`and b.sequence_id = ${sequenceId}` : sql``}
+      and b.through <= ${fold.journal.toString()}::bigint
+    union all ${of({ workspaceId, after: fold.journal, upTo: null, since, until })}`;
 }
 
 /** Folded rows and the fold's position, for `cadenza status` and the benchmark. */

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
-import { creditedEnrollment, isEmailSend, isReply, lastEmailEnrollmentBefore, lastEmailSentAtBefore } from './figure-facts.ts';
-import { ofSequence, type SequenceFilter, type Span } from './figures.ts';
+import { foldPosition, sendHourWindow } from './figure-rollup.ts';
+import type { SequenceFilter, Span } from './figures.ts';
 
 /**
  * Best send hours in the prospect's time (issue 18): the sends of the window (`isEmailSend`) by the
@@ -13,10 +13,9 @@ import { ofSequence, type SequenceFilter, type Span } from './figures.ts';
  * that was valid, calendar/zone.ts resolveZone: source 'lead'); otherwise the workspace's zone (a
  * mailbox's zone is the rep's, not the prospect's). A send with no enrollment takes the workspace's.
  *
- * Cost: the journal rows of the window (primary key leads with `at`) filtered to the workspace's
- * sends, each joined to its enrollment by primary key; the replies from the window's start on, each
- * with one backwards step on `event_enrollment`. The rollup holds no prospect zone, so this reads
- * the sends themselves: O(sends in the window), which is why the window is at most 90 days.
+ * The facts are defined once (figure-facts.ts sendHourFacts) and read through the rollup's level
+ * 'z' (figure-rollup.ts sendHourWindow): a window reads its days' buckets and the journal rows past
+ * the fold, not every send of the window joined to its enrollment (docs/benchmarks.md).
  */
 
 /** An hour is ranked only with at least this many sends: below it one reply swings the rate by 5 points. */
@@ -91,38 +90,11 @@ export function byHour(cells: readonly HourCell[]): HourFigures[] {
 
 // -- name: figures-send-hours
 export async function sendHourCells(db: Db, workspaceId: string, span: Span, o: SequenceFilter = {}): Promise<HourCell[]> {
-  const zone = sql`coalesce(case when n.zone_source = 'lead' then n.time_zone end, w.time_zone)`;
-  const local = (at: ReturnType<typeof sql>) => sql`(${at} at time zone ${zone})`;
-  const r = await sql<{ weekday: number; hour: number; sends: number; replies: number }>`
-    with sent as (
-      select e.enrollment_id, e.at
-      from event e
-      where e.workspace_id = ${workspaceId} and ${isEmailSend(sql`e`)} and e.at >= ${span.since} and e.at < ${span.until}
-        ${ofSequence(o, sql`e.enrollment_id`)}
-    ), replies as materialized (
-      -- Materialized: the credit lookup runs once per reply found, not inside the scan's filter,
-      -- where the planner costs it for every journal row past the window's start (and PostgreSQL
-      -- would then spend seconds compiling the plan with JIT).
-      -- Not narrowed to the sequence here: a reply after a move counts for the sequence whose email
-      -- it answered (the credited one's, as every figure credits it: figure-facts.ts emailCredit),
-      -- looked up from the enrollment the reply was addressed to (creditedEnrollment).
-      select ${creditedEnrollment(sql`e`)} as enrollment_id, e.at
-      from event e
-      where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since}
-    ), credited as materialized (
-      select ${lastEmailEnrollmentBefore(sql`r.enrollment_id`, sql`r.at`)} as enrollment_id, ${lastEmailSentAtBefore(sql`r.enrollment_id`, sql`r.at`)} as at from replies r
-    ), both_ as (
-      select enrollment_id, at, 1 as sends, 0 as replies from sent
-      union all
-      select c.enrollment_id, c.at, 0, 1 from credited c where c.at >= ${span.since} and c.at < ${span.until}
-        ${ofSequence(o, sql`c.enrollment_id`)}
-    )
-    select extract(isodow from ${local(sql`b.at`)})::int as weekday, extract(hour from ${local(sql`b.at`)})::int as hour,
-      sum(b.sends)::int as sends, sum(b.replies)::int as replies
-    from both_ b
-    cross join (select time_zone from workspace where id = ${workspaceId}) w
-    left join enrollment n on n.id = b.enrollment_id
-    group by 1, 2
-    order by 1, 2`.execute(db);
-  return r.rows.map((x) => ({ weekday: Number(x.weekday), hour: Number(x.hour), sends: Number(x.sends), replies: Number(x.replies) }));
+  const facts = sendHourWindow(await foldPosition(db), workspaceId, span.since, span.until, o.sequenceId);
+  const r = await sql<{ local_hour: number; sends: number; replies: number }>`
+    select f.local_hour, sum(f.n) filter (where f.series = 'sends')::int as sends, sum(f.n) filter (where f.series = 'replies')::int as replies
+    from (${facts}) f
+    group by 1
+    order by 1`.execute(db);
+  return r.rows.map((x) => ({ weekday: Math.floor(Number(x.local_hour) / 24) + 1, hour: Number(x.local_hour) % 24, sends: Number(x.sends ?? 0), replies: Number(x.replies ?? 0) }));
 }

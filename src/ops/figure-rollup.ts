@@ -19,7 +19,9 @@ import { journalFacts, sendHourFacts, trackingFacts, type FactRange } from './fi
  * Buckets: a fact's time floored to 15 minutes (every zone's midnight falls on one, so any zone's
  * days are whole buckets) and to the hour (read for the zones whose midnights are on the hour), and,
  * for the per-email detail, to 15 minutes, UTC days and months, so that a long span reads months,
- * then days, then quarter hours at its ends (`units`).
+ * then days, then quarter hours at its ends (`units`). Level 'z' (migration 0126) holds the best
+ * send hours' facts (figure-facts.ts sendHourFacts) in the same three widths, by the prospect's
+ * local hour of the week: a reply there is counted at the time of the email it answers.
  *
  * What a fold keeps that the source may lose: the counts of journal rows and tracking events later
  * purged by retention or erased with a person stay in the buckets (they are counts, not personal

@@ -160,6 +160,21 @@ describe.each(testBackends())('inbox search, filters and triage (%s)', (backend)
     await h.store.db.deleteFrom('message').where('id', '=', newer).execute();
   });
 
+  it('a snooze woken by hand returns to the top of the inbox, listed from that moment', async () => {
+    const before = (await list(rep)).map((i) => i.id);
+    const oldest = before[before.length - 1]!;
+    expect((await rep.call('PATCH', `/api/workspaces/${ws}/inbox/messages/${oldest}`, { snoozedUntil: new Date(clock.now() + 24 * HOUR).toISOString() })).statusCode).toBe(200);
+    clock.advance(HOUR);
+    expect(await ids(rep)).not.toContain(oldest);
+    const woken = await rep.call('PATCH', `/api/workspaces/${ws}/inbox/messages/${oldest}`, { snoozedUntil: null });
+    expect(woken.json()).toMatchObject({ snoozedUntil: null });
+    expect((await list(rep)).map((i) => i.id)).toEqual([oldest, ...before.filter((x) => x !== oldest)]);
+    expect(await ids(rep, '&status=snoozed')).toEqual([]);
+    // Waking what was never snoozed changes nothing.
+    const dana = await rep.call('PATCH', `/api/workspaces/${ws}/inbox/messages/${m.dana}`, { snoozedUntil: null });
+    expect(dana.json()).toMatchObject({ snoozedUntil: null });
+  });
+
   it('done archives; done false brings it back', async () => {
     expect((await rep.call('PATCH', `/api/workspaces/${ws}/inbox/messages/${m.lee}`, { done: true })).json().doneAt).not.toBeNull();
     expect(await ids(rep)).not.toContain(m.lee);

@@ -109,7 +109,9 @@ export const inboxTriageRoutes = [
       if (body.read !== undefined) await markRead(ctx.store.db, person(ws, 'read marks'), [m.id], body.read, now);
       const st = await setTriage(ctx.store.db, ws.workspaceId, m.id, { assigneeUserId: body.assigneeId, snoozedUntil, done: body.done }, now);
       const unread = ws.userId === null ? null : !(await hasRead(ctx.store.db, ws.userId, m.id));
-      return { unread, assigneeId: st.assignee_user_id, snoozedUntil: st.snoozed_until?.toISOString() ?? null, doneAt: st.done_at?.toISOString() ?? null };
+      // A snooze that has ended (its time came, or it was woken now) is no snooze.
+      const snoozed = st.snoozed_until && st.snoozed_until > now ? st.snoozed_until.toISOString() : null;
+      return { unread, assigneeId: st.assignee_user_id, snoozedUntil: snoozed, doneAt: st.done_at?.toISOString() ?? null };
     },
   }),
   defineRoute({

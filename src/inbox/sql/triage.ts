@@ -3,6 +3,7 @@
  * read marks (inbox_read). The routes check first that the caller may read the message (its
  * mailbox is in their inbox scope); these statements take that as given.
  */
+import { sql } from 'kysely';
 import type { Db } from '../../store/store.ts';
 
 /** Marks messages read or unread for one person. */
@@ -37,15 +38,23 @@ export async function setTriage(db: Db, workspaceId: string, messageId: string, 
   const doneAt = change.done === undefined ? undefined : change.done ? now : null;
   const snoozedUntil = change.done === true ? null : change.snoozedUntil;
   const clearsDone = change.snoozedUntil !== undefined && change.snoozedUntil !== null;
+  // Waking a snooze by hand (snoozedUntil null) ends it now, as if its time had come: the message
+  // goes back to the top of the inbox, listed from this moment (src/inbox/sql/list.ts). Done ends
+  // a snooze outright.
+  const wakes = change.done !== true && change.snoozedUntil === null;
   const set = {
     ...(change.assigneeUserId !== undefined ? { assignee_user_id: change.assigneeUserId } : {}),
-    ...(snoozedUntil !== undefined ? { snoozed_until: snoozedUntil } : {}),
+    ...(wakes
+      ? { snoozed_until: sql<Date | null>`case when inbox_state.snoozed_until > ${now} then ${now}::timestamptz else inbox_state.snoozed_until end` }
+      : snoozedUntil !== undefined
+        ? { snoozed_until: snoozedUntil }
+        : {}),
     ...(doneAt !== undefined ? { done_at: doneAt } : clearsDone ? { done_at: null } : {}),
     updated_at: now,
   };
   return db
     .insertInto('inbox_state')
-    .values({ message_id: messageId, workspace_id: workspaceId, assignee_user_id: null, snoozed_until: null, done_at: null, ...set })
+    .values({ message_id: messageId, workspace_id: workspaceId, assignee_user_id: null, snoozed_until: null, done_at: null, ...set, ...(wakes ? { snoozed_until: null } : {}) })
     .onConflict((oc) => oc.column('message_id').doUpdateSet(set))
     .returning(['assignee_user_id', 'snoozed_until', 'done_at'])
     .executeTakeFirstOrThrow();

@@ -251,21 +251,24 @@ export function trackingFacts(r: FactRange, touchedInSpan: boolean): RawBuilder<
 export function sendHourFacts(r: FactRange): RawBuilder<unknown> {
   const local = sql`(f.at at time zone coalesce(case when n.zone_source = 'lead' then n.time_zone end, w.time_zone))`;
   return sql`
+    with replies as materialized (
+      -- Materialized: the credit lookups run once per reply found, not inside the scan's filter,
+      -- where the planner costs them for every row and reads whole partitions instead of the ids.
+      -- A reply comes after the email it answers: none before the span can answer one in it.
+      select e.workspace_id, e.at, ${creditedEnrollment(sql`e`)} as enrollment_id
+      from event e
+      where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and e.at >= ${r.since} and ${isReply(sql`e`)}
+    ), credited as materialized (
+      select r.workspace_id, ${lastEmailSentAtBefore(sql`r.enrollment_id`, sql`r.at`)} as at, ${lastEmailEnrollmentBefore(sql`r.enrollment_id`, sql`r.at`)} as enrollment_id
+      from replies r
+    )
     select f.at, f.workspace_id, n.sequence_id, ((extract(isodow from ${local})::int - 1) * 24 + extract(hour from ${local})::int) as local_hour, f.series, 1 as n
     from (
       select e.at, e.workspace_id, e.enrollment_id, 'sends' as series
       from event e
       where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and ${inSpan(sql`e.at`, r)} and ${isEmailSend(sql`e`)}
       union all
-      select c.at, c.workspace_id, c.enrollment_id, 'replies'
-      from (
-        select e.workspace_id, ${lastEmailSentAtBefore(creditedEnrollment(sql`e`), sql`e.at`)} as at,
-          ${lastEmailEnrollmentBefore(creditedEnrollment(sql`e`), sql`e.at`)} as enrollment_id
-        from event e
-        -- A reply comes after the email it answers: none before the span can answer one in it.
-        where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and e.at >= ${r.since} and ${isReply(sql`e`)}
-      ) c
-      where c.at is not null and ${inSpan(sql`c.at`, r)}
+      select c.at, c.workspace_id, c.enrollment_id, 'replies' from credited c where c.at is not null and ${inSpan(sql`c.at`, r)}
     ) f
     join workspace w on w.id = f.workspace_id
     left join enrollment n on n.id = f.enrollment_id`;

@@ -57,7 +57,7 @@ export function randomExperiment(r0: Random, def: RawDefinition): RawDefinition 
 
 /**
  * After an edit: the experiment goes when a step it names is gone or moved into a place its arms
- * cannot have (an order's steps no longer side by side), as a user would have to remove it. The
+ * cannot have (an order's steps no longer side by side, or one of them now first), as a user would have to remove it. The
  * enrollments keep their stored arm; with no experiment of that key they run the sequence as written.
  */
 export function pruneExperiments(def: RawDefinition): RawDefinition {
@@ -68,7 +68,8 @@ export function pruneExperiments(def: RawDefinition): RawDefinition {
       if (!Object.keys(a.steps).every((k) => keys.includes(k))) return false;
       if (!a.order) return true;
       const places = a.order.map((k) => keys.indexOf(k)).sort((p, q) => p - q);
-      return places.every((p) => p >= 0 && plain(def.steps[p]!)) && places[1]! === places[0]! + 1;
+      // Two plain steps side by side, neither of them the first (it opens the thread and stays first).
+      return places.every((p) => p > 0 && plain(def.steps[p]!)) && places[1]! === places[0]! + 1;
     }),
   );
   if (ok) return def;

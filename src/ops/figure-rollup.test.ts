@@ -208,7 +208,9 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
     // The late opens did move a first earlier: the fold took one back where it had been.
     const moved = await sql<{ n: number }>`select count(*)::int as n from figure_bucket where n < 0`.execute(store.db);
     expect(moved.rows[0]!.n).toBeGreaterThan(0);
-  });
+    // Ten comparisons of every figure in twelve windows, each read twice: 10 to 40 s alone, and
+    // past a minute on CI's two cores under the suite's load.
+  }, 240_000);
 
   it('folds nothing twice when two folds run at once, and a fold with nothing new is a no-op', async () => {
     await write(200);

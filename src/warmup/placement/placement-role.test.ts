@@ -101,5 +101,16 @@ describe.each(testBackends())('the warmup placement duty on %s', (backend) => {
     }
     expect(await state(healthy.id)).toMatchObject({ health: 'warning', health_reason: expect.stringMatching(/^warmup placement: 63% of 30 /), cap_factor: 0.5 });
     expect((await told(healthy)).events.map((e) => e.title)).toEqual(['rep0@acme.test needs attention']);
+
+    // The warned mailbox leaves warmup: no pass judges it any more, so its placement warning goes
+    // now; the paused one stays paused for a person to resume.
+    await setWarmup(store.db, warned.workspaceId, warned.id, { enabled: false }, clock.now());
+    await setWarmup(store.db, paused.workspaceId, paused.id, { enabled: false }, clock.now());
+    const left = passes.length;
+    clock.advance(PLACEMENT_EVERY_MS);
+    await passed(left + 2);
+    expect(passes.slice(left).flatMap((p) => (p ?? []).map((r) => r.mailboxId))).not.toContain(warned.id);
+    expect(await store.db.selectFrom('mailbox').select(['health', 'health_reason']).where('id', '=', warned.id).executeTakeFirstOrThrow()).toEqual({ health: 'ok', health_reason: null });
+    expect(await store.db.selectFrom('mailbox').select('health').where('id', '=', paused.id).executeTakeFirstOrThrow()).toEqual({ health: 'paused' });
   }, 120_000);
 });

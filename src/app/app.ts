@@ -46,7 +46,7 @@ import { sendDueWeeklyReports, WEEKLY_REPORT_EVERY_MS } from '../api/weekly-repo
 import { startNotificationDuties } from '../api/notify/duty.ts';
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
-import { runEvery } from '../common/periodic.ts';
+import { runEvery, type Periodic } from '../common/periodic.ts';
 import { foldFigures } from '../ops/figure-rollup.ts';
 import { sweepCalls } from '../dialer/calls.ts';
 import { settleWinners } from '../sequence/auto-winner.ts';
@@ -56,6 +56,7 @@ import { transcribeCall } from '../dialer/transcribe/transcribe.ts';
 import { TranscriptionWorker } from '../dialer/transcribe/worker.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
+import { startPlacementDuty } from '../warmup/placement/placement-role.ts';
 import { warmupDueAt, warmupExtraStep } from '../warmup/send/warmup-sender.ts';
 import { PrivacyPurgeRole } from '../privacy/purge-role.ts';
 import { erasureKey } from '../common/erasure-key.ts';
@@ -155,6 +156,8 @@ export interface RunningApp {
   domains?: DomainMonitor;
   /** The warmup network's daily planning (scheduler role; one process plans, under a lease). */
   warmupPlan?: WarmupPlanRole;
+  /** Warmup placement judged again every hour (scheduler role; one process judges, under a lease): warnings, pauses, cap factors. */
+  warmupPlacement?: Periodic;
   /** Warmup federation's exchange with peer installations (scheduler role; one process at a time, under a lease). */
   federation?: FederationRole;
   /** The nightly purge of data past its workspace's retention (scheduler role; one process purges, under a lease). */
@@ -278,7 +281,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
       // finish and commit the batch in flight.
-      await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
+      await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.warmupPlacement?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
       // Bounded: a request that hangs (a stalled upload) is cut at the deadline (api/http/drain.ts).
       if (app.server) {
         const d = await drainServer(app.server, o.drainMs ?? 10_000);
@@ -450,6 +453,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       }
       app.warmupPlan = new WarmupPlanRole({ store, clock, random, log, owner: newId(clock.now(), random) });
       app.warmupPlan.start();
+      app.warmupPlacement = startPlacementDuty({ store, clock, log, owner: newId(clock.now(), random) });
       app.federation = new FederationRole({ store, clock, identity: federation, log, owner: newId(clock.now(), random), ...(o.federation?.everyMs ? { everyMs: o.federation.everyMs } : {}) });
       app.federation.start();
       app.privacyPurge = new PrivacyPurgeRole({ store, clock, log, owner: newId(clock.now(), random) });
@@ -507,10 +511,11 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     }
   };
   const stopRoles = async () => {
-    await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
+    await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.warmupPlacement?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
     await app.scheduler?.stop();
     app.credentialTasks = undefined;
     app.domains = undefined;
+    app.warmupPlacement = undefined;
     app.federation = undefined;
     app.senders = undefined;
     app.syncs = undefined;

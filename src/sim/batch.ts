@@ -25,7 +25,7 @@ export interface BatchResult {
 
 export function emptyStats(): SimStats {
   return {
-    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, warmupFromPeer: 0, peerLeaves: 0, bounces: 0,
+    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, warmupFromPeer: 0, peerLeaves: 0, placementPasses: 0, placementChanges: 0, bounces: 0,
     outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, intents: {}, replyNotices: 0, replyMoves: 0, replyMovesRefused: 0, tasksCompleted: 0, edits: 0, armEnrollments: 0, armSteps: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0, groupRecords: 0, groupRecordedSends: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, crmActivities: 0, crmWritten: 0, crmLostAnswers: 0, crmOutages: 0, checks: 0,
@@ -75,7 +75,7 @@ export function formatSummary(r: BatchResult): string {
     `interleavings: signals or rep actions between a claim and its send ${s.interleaved}, replies exactly at a due time ${s.repliesAtDue}, replies in the mailbox just before a due time ${s.repliesLandedBeforeDue} (sends deferred by the mailbox last look ${s.deferredAtMailboxLook})`,
     `signals: replies ${s.replies}, bounces ${s.bounces}, out-of-office ${s.outOfOffice}, unsubscribes ${s.unsubscribes}, meetings ${s.meetings}`,
     `reply intents: ${Object.entries(s.intents).sort().map(([i, n]) => `${i} ${n}`).join(', ') || 'none'}; reply rules: ${s.replyNotices} owner notices, ${s.replyMoves} moves to the nurture (${s.replyMovesRefused} refused)`,
-    `warmup: ${s.warmupReceived} warmup mails taken aside, ${s.warmupPeopleMail} mails people wrote in the same batches (none taken for warmup); ${s.warmupFromPeer} from a federation peer's member, ${s.peerLeaves} peerings ended`,
+    `warmup: ${s.warmupReceived} warmup mails taken aside, ${s.warmupPeopleMail} mails people wrote in the same batches (none taken for warmup); ${s.warmupFromPeer} from a federation peer's member, ${s.peerLeaves} peerings ended; ${s.placementPasses} placement passes changed ${s.placementChanges} members' health or cap`,
     `reps: pauses ${s.pauses}, resumes ${s.resumes}, stops ${s.stops}, moves to another sequence ${s.moves}, tasks completed ${s.tasksCompleted}; sequence edits ${s.edits}`,
     `experiments: ${s.armEnrollments} enrollments in an arm of a sequence experiment (timing, order, variants on several steps), ${s.armSteps} steps run by them`,
     `CRM sync: ${s.crmActivities} activities queued, ${s.crmWritten} written, ${s.crmLostAnswers} answers lost after the CRM acted, ${s.crmOutages} outages`,

@@ -76,6 +76,8 @@ export type InvariantName =
   | 'reply-not-warmup'
   /** sim/warmup.ts: once a federation peer left, nothing of ours to its members waits to be sent, and its mail in flight gets no reply. */
   | 'peer-left-quiet'
+  /** sim/warmup.ts: after the scheduler's placement pass every warmup member's cap and health follow its verdict, and nothing unchanged is told again. */
+  | 'placement-judged'
   /** sim/crm.ts: no activity is in the CRM twice. */
   | 'crm-once'
   /** sim/crm.ts: the CRM's request limit is never exceeded. */

@@ -33,6 +33,9 @@ describe('deterministic simulation', () => {
     expect(s.warmupReceived).toBeGreaterThan(0);
     expect(s.warmupPeopleMail).toBeGreaterThan(0);
     expect(s.warmupFromPeer).toBeGreaterThan(0);
+    // The scheduler's placement pass judged the pool, and warned or paused the peer in some runs.
+    expect(s.placementPasses).toBeGreaterThan(SEEDS);
+    expect(s.placementChanges).toBeGreaterThan(0);
     expect(s.bounces).toBeGreaterThan(0);
     expect(s.outOfOffice).toBeGreaterThan(0);
     expect(s.pauses).toBeGreaterThan(0);

@@ -40,7 +40,8 @@ import { defaultLastLookPolicy, MailboxLastLook } from '../sending/mailbox-last-
 import { defaultRates, reactToEmail, type ProspectRates, type Signal } from './prospects.ts';
 import { SimClock } from './sim-clock.ts';
 import { openSimStore } from './sim-store.ts';
-import { checkWarmupBatch, FAR, joinWarmupPool, pullWarmupBatch } from './warmup.ts';
+import { checkWarmupBatch, FAR, joinWarmupPool, pullWarmupBatch, runPlacementPass } from './warmup.ts';
+import { PLACEMENT_EVERY_MS } from '../warmup/placement/placement-role.ts';
 import { SimCrm } from './crm.ts';
 import type { CrmWriter } from '../crm/writer.ts';
 import { WorldLog, type WorldSeries } from './world-log.ts';
@@ -162,6 +163,9 @@ export interface SimStats {
   /** Warmup mail from a federation peer's member, and peerings ended (sim/warmup.ts). */
   warmupFromPeer: number;
   peerLeaves: number;
+  /** The scheduler's warmup placement passes, and the members' health or cap factors they changed (sim/warmup.ts). */
+  placementPasses: number;
+  placementChanges: number;
   bounces: number;
   outOfOffice: number;
   unsubscribes: number;
@@ -292,6 +296,8 @@ type Action =
   | { t: 'enroll'; seq: number; share: number }
   /** A mailbox's sync pulls warmup mail beside mail people wrote (sim/warmup.ts). */
   | { t: 'inbound'; mailboxId: string }
+  /** The scheduler's warmup placement pass (warmup/placement/placement-role.ts; sim/warmup.ts). */
+  | { t: 'placement' }
   /** The CRM sync drains the outbox (sim/crm.ts). */
   | { t: 'crm' }
   /** The automatic winner of a sequence experiment is declared (sequence/auto-winner.ts's write). */
@@ -391,6 +397,8 @@ class Run {
   private warmupCount = 0;
   /** Its own stream too: the CRM's contacts, faults and timing. */
   private readonly crmRandom: Random;
+  /** When the placement passes come, a stream of its own (like the warmup batches'). */
+  private readonly placementRandom: Random;
   /** Which arm a declared winner is (declareWinner), from a stream of its own. */
   private readonly winnerRandom: Random;
   /** Declared winners by sequence id: the experiment, the arm, when, and every enrollment's arms then. */
@@ -402,7 +410,7 @@ class Run {
   private editKeys = 0;
   private lastWrites = -1;
   private readonly stats: SimStats = {
-    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, warmupFromPeer: 0, peerLeaves: 0, bounces: 0,
+    steps: 0, enrollments: 0, interleaved: 0, repliesAtDue: 0, repliesLandedBeforeDue: 0, deferredAtMailboxLook: 0, deliveries: 0, claims: 0, refusedAtClaim: 0, refusedAtLastLook: 0, pacedRefusals: 0, dispatchPasses: 0, replies: 0, warmupReceived: 0, warmupPeopleMail: 0, warmupFromPeer: 0, peerLeaves: 0, placementPasses: 0, placementChanges: 0, bounces: 0,
     outOfOffice: 0, unsubscribes: 0, meetings: 0, pauses: 0, resumes: 0, stops: 0, moves: 0, intents: {}, replyNotices: 0, replyMoves: 0, replyMovesRefused: 0, tasksCompleted: 0, edits: 0, armEnrollments: 0, armSteps: 0, timersFired: 0,
     transientFailures: 0, permanentFailures: 0, unknownOutcomes: 0, unknownFound: 0, unknownRequeued: 0, unknownPossiblySent: 0, bouncesAtRcpt: 0, groupRecords: 0, groupRecordedSends: 0,
     crashes: { total: 0, inTransaction: 0, claimToSend: 0, copyToAnswer: 0, sendToRecord: 0, anywhere: 0 }, crmActivities: 0, crmWritten: 0, crmLostAnswers: 0, crmOutages: 0, checks: 0,
@@ -426,6 +434,7 @@ class Run {
     this.faultRate = opts.faultRate ?? 1;
     this.warmupRandom = this.root.fork('warmup');
     this.crmRandom = this.root.fork('crm');
+    this.placementRandom = this.root.fork('placement');
     this.winnerRandom = this.root.fork('winner-arm');
     this.replyRulesRandom = this.root.fork('reply-rules');
     this.intentRandom = this.root.fork('intents');
@@ -437,7 +446,7 @@ class Run {
     await sql`update figure_fold set folded_through = 0`.execute(this.store.db);
     const worldRandom = this.root.fork('world');
     this.world = await buildWorld(this.store, { clock: this.clock, random: worldRandom }, { leads: this.opts.enrollments ?? 12, replyRules: this.replyRulesRandom });
-    await joinWarmupPool(this.store, this.clock, this.warmupRandom, this.world.mailboxes.map((m) => ({ id: m.id, workspaceId: this.world.workspaceId })));
+    await joinWarmupPool(this.store, this.clock, this.warmupRandom, this.world.mailboxes.map((m) => ({ id: m.id, workspaceId: this.world.workspaceId, email: m.email })));
     // Each mailbox's transport and Sent-copy setting, rotating with the seed so every mode is run.
     this.world.mailboxes.forEach((m, i) => this.server.setMode(m.id, sentModes[(i + this.opts.seed) % sentModes.length]!));
     // The world's mailboxes belong to no member (world.ts makes none).
@@ -493,6 +502,8 @@ class Run {
     // Warmup mail: about two batches a week into each mailbox.
     const w = this.warmupRandom;
     for (const m of this.world.mailboxes) for (let i = Math.max(1, Math.round(2 * weeks)); i > 0; i--) this.agenda.add(this.start + w.int(0, this.end - this.start), { t: 'inbound', mailboxId: m.id });
+    // The scheduler's placement pass: its first within the hour, then the next hour after each warmup receipt.
+    this.agenda.wake('placement', this.start + this.placementRandom.int(0, PLACEMENT_EVERY_MS), { t: 'placement' });
     // A sequence experiment's winner, in half the runs, from a stream of its own (the rest of the run is unchanged).
     const wr = r.fork('winner');
     if (wr.next() < 0.5) this.agenda.add(this.start + wr.int(DAY, 10 * DAY), { t: 'winner', seq: wr.int(0, this.world.sequences.length - 1) });
@@ -586,6 +597,8 @@ class Run {
     this.agenda.wake('scheduler', now + this.ops.int(0, MIN), { t: 'scheduler' });
     this.agenda.wake('dispatch', now + this.ops.int(0, DISPATCH_EVERY_MS), { t: 'dispatch' });
     for (const m of this.world.mailboxes) this.agenda.wake(`sender:${m.id}`, now + this.ops.int(0, 2 * MIN), { t: 'sender', mailboxId: m.id });
+    // The new scheduler's placement pass within the hour (a crashed one's lease runs out first).
+    if (crashed) this.agenda.wake('placement', now + this.placementRandom.int(0, PLACEMENT_EVERY_MS), { t: 'placement' });
     if (crashed) this.trace(`restart #${epoch} after a crash (${where})`);
   }
 
@@ -659,6 +672,8 @@ class Run {
         return this.enroll(a);
       case 'inbound':
         return this.inbound(a.mailboxId);
+      case 'placement':
+        return this.placementPass();
       case 'crm':
         return this.crmStep();
       case 'winner':
@@ -668,6 +683,16 @@ class Run {
         this.restart('anywhere');
         return 'crash';
     }
+  }
+
+  /** The scheduler's warmup placement pass, then placement-judged (sim/warmup.ts); crashes as any scheduler work may. */
+  private async placementPass(): Promise<string> {
+    this.armMaybe(faults.crashInSchedulerBatch, 12, 'placement pass');
+    const r = await runPlacementPass(this.proc.store, this.clock, `scheduler:${this.proc.epoch}`);
+    if (!r) return 'placement pass: the lease is held by a process that crashed';
+    this.stats.placementPasses++;
+    this.stats.placementChanges += r.changed;
+    return `placement pass: ${r.members} warmup members judged, ${r.changed} changed`;
   }
 
   private async crmStep(): Promise<string> {
@@ -1040,6 +1065,7 @@ class Run {
       this.logSignal({ type: 'reply' }, replyTo.enrollmentId, this.clock.now(), 'prospect', took?.result.outcome === 'applied');
     }
     await checkWarmupBatch(this.store, batch, report, moved);
+    this.agenda.wake('placement', this.clock.now() + this.placementRandom.int(1, PLACEMENT_EVERY_MS), { t: 'placement' });
     return `inbound ${n} to ${mailboxId.slice(-4)}: warmup ${batch.warmup.messageId} in ${batch.warmup.folder}${replyTo ? `, reply for ${replyTo.enrollmentId}` : ''}, ${batch.human.length} written by people -> ${report.warmup.length} taken aside, ${report.messages.map((x) => x.action).join(' ')}`;
   }
 

@@ -17,6 +17,16 @@
  *                    from then on nothing of ours to its members waits unsent (planned mail
  *                    cancelled), and its mail still in flight (within the grace) is taken aside
  *                    without a reply. After the grace it sends no more.
+ *
+ * The local peer's warmup mail is planted as the planner plants it (a row of the sending mailbox,
+ * so its receipts are its placement), over a history of the last 10 days drawn for the run (mostly
+ * in the inbox, or a share in junk that warrants a warning or a pause). The scheduler's placement
+ * pass (warmup/placement/placement-role.ts) runs as in the runtime, and after each pass
+ * (checkPlacementPass):
+ *  placement-judged  every member's cap factor is its verdict's on the receipts at that time, a
+ *                    member judged for a pause is paused, one judged for a lower cap is no longer
+ *                    'ok', and a pass that changed no member's health, reason or cap factor
+ *                    recorded no "mailbox needs attention" notification (told once, not per pass).
  */
 import { sql } from 'kysely';
 import { newId } from '../common/ids.ts';
@@ -29,7 +39,10 @@ import type { EnrollmentService } from '../sequence/enrollment-service.ts';
 import type { Store } from '../store/store.ts';
 import { federationIdentity, pairKey } from '../warmup/federation/identity.ts';
 import { endPeering, LEFT_GRACE_MS } from '../warmup/federation/peers.ts';
-import { setWarmup } from '../warmup/membership.ts';
+import { recordWarmupReceipt, setWarmup } from '../warmup/membership.ts';
+import { assessPlacement } from '../warmup/placement/assess.ts';
+import { placementCounts } from '../warmup/placement/evaluate.ts';
+import { evaluateWarmupPlacements } from '../warmup/placement/placement-role.ts';
 import { warmupRecogniser } from '../warmup/receive/recogniser.ts';
 import { warmupPoolKey, writeWarmup } from '../warmup/text/marker.ts';
 import { InvariantViolation } from './invariants.ts';
@@ -47,12 +60,23 @@ export const FAR = 'far@remote-peer.test';
 const FAR_KEY = pairKey(REMOTE, OURS.card);
 
 /** The peer (its own workspace) and every mailbox of the run join the pool. */
-export async function joinWarmupPool(store: Store, clock: SimClock, random: Random, mailboxes: ReadonlyArray<{ id: string; workspaceId: string }>): Promise<void> {
+export async function joinWarmupPool(store: Store, clock: SimClock, random: Random, mailboxes: ReadonlyArray<{ id: string; workspaceId: string; email: string }>): Promise<void> {
   const ws = newId(clock.now(), random);
   await store.db.insertInto('workspace').values({ id: ws, name: 'warmup peer', time_zone: 'UTC' }).execute();
   const peer = newId(clock.now(), random);
   await store.db.insertInto('mailbox').values({ id: peer, workspace_id: ws, email: PEER, provider: 'smtp_imap', settings: JSON.stringify({}), time_zone: 'UTC' }).execute();
-  await setWarmup(store.db, ws, peer, { enabled: true }, clock.now());
+  await setWarmup(store.db, ws, peer, { enabled: true }, clock.now() - 30 * DAY);
+  // The peer's placement so far: 8 to 20 receipts over the last 10 days, a share of them in junk
+  // (none in half the runs, else up to 70%: a warning or a pause for the first placement pass).
+  const p = random.fork('placement-history');
+  const junkShare = p.next() < 0.5 ? 0 : p.next() * 0.7;
+  const first = mailboxes[0];
+  for (let i = p.int(8, 20); first && i > 0; i--) {
+    const at = clock.now() - p.int(1, 10 * DAY);
+    const messageId = `<warmup-history-${i}@warmup-peer.test>`;
+    await plantPeerMail(store, peer, messageId, first.email, at, p);
+    await recordWarmupReceipt(store.db, { pool: 'default', kind: 'first', messageId, senderAddress: PEER, receiverMailboxId: first.id, receiverAddress: first.email, folder: p.next() < junkShare ? 'junk' : 'inbox', at: at + 60_000 }, p);
+  }
   for (const m of mailboxes) await setWarmup(store.db, m.workspaceId, m.id, { enabled: true }, clock.now());
   // The run's workspace peered with another installation (both sides added each other: active).
   const workspaceId = mailboxes[0]?.workspaceId;
@@ -60,6 +84,13 @@ export async function joinWarmupPool(store: Store, clock: SimClock, random: Rand
   const peerId = newId(clock.now(), random);
   await store.db.insertInto('warmup_peer').values({ id: peerId, workspace_id: workspaceId, name: REMOTE.card.name, url: REMOTE.card.url, sign_key: REMOTE.card.signKey, agree_key: REMOTE.card.agreeKey, state: 'active', added_at: new Date(clock.now()), activated_at: new Date(clock.now()) }).execute();
   await store.db.insertInto('warmup_remote_member').values({ peer_id: peerId, address: FAR, provider: 'zoho', domain: 'remote-peer.test', time_zone: 'UTC', day_start: '09:00', day_end: '17:00', capacity: 20, updated_at: new Date(clock.now()) }).execute();
+}
+
+const DAY = 86_400_000;
+
+/** The local peer's warmup mail to `to`, as the planner writes it: a row of the sending mailbox, sent at `at`. */
+async function plantPeerMail(store: Store, peerMailbox: string, messageId: string, to: string, at: number, random: Random): Promise<void> {
+  await store.db.insertInto('warmup_mail').values({ id: newId(at, random), pool: 'default', kind: 'first', message_id: messageId, sender_mailbox_id: peerMailbox, sender_address: PEER, receiver_address: to, planned_at: new Date(at), sent_at: new Date(at) }).execute();
 }
 
 /** What one batch holds, to check against what the pipeline did. */
@@ -116,6 +147,10 @@ export async function pullWarmupBatch(
   const wid = `<warmup-${n}@${remote ? 'remote-peer.test' : 'warmup-peer.test'}>`;
   const text = writeWarmup(remote ? FAR_KEY : KEY, (['en', 'de', 'fr', 'es'] as const)[r.int(0, 3)]!, { from, to: mailbox.email, messageId: wid, fromName: 'Robin', toName: 'Sam' });
   const messages: SyncBatch['messages'] = [{ key: `${folder}:${n}:1`, folder, raw: raw({ from, fromName: 'Robin Peer', to: mailbox.email, toName: 'Sam Rep', subject: text.subject ?? '', messageId: wid, at: now, body: text.body }), threadId: null, receivedAt: now }];
+  if (!remote) {
+    const peerMailbox = await d.store.db.selectFrom('mailbox').select('id').where('email', '=', PEER).executeTakeFirstOrThrow();
+    await plantPeerMail(d.store, peerMailbox.id, wid, mailbox.email, now, r.fork(`planted:${n}`));
+  }
   const batch: WarmupBatch = { mailboxId: mailbox.id, at: now, warmup: { key: messages[0]!.key, messageId: wid, folder, from }, peer, human: [] };
   if (r.next() < 0.5) {
     const id = `<note-${n}@warmup-peer.test>`;
@@ -176,4 +211,40 @@ export async function checkWarmupBatch(store: Store, b: WarmupBatch, report: Ing
     if (!row) throw new InvariantViolation('reply-not-warmup', `mail a person wrote (${h.messageId}) has no message row: it is missing from the inbox`);
     if (h.enrollmentId !== null && row.enrollment_id !== h.enrollmentId) throw new InvariantViolation('reply-not-warmup', `prospect's reply ${h.messageId} is threaded to ${row.enrollment_id}, not its enrollment ${h.enrollmentId}`);
   }
+}
+
+type MemberState = { mailbox_id: string; workspace_id: string; health: string; health_reason: string | null; cap_factor: number };
+
+async function memberStates(store: Store): Promise<MemberState[]> {
+  return store.db.selectFrom('warmup_member').innerJoin('mailbox', 'mailbox.id', 'warmup_member.mailbox_id').select(['warmup_member.mailbox_id', 'mailbox.workspace_id', 'mailbox.health', 'mailbox.health_reason', 'warmup_member.cap_factor']).orderBy('warmup_member.mailbox_id').execute();
+}
+
+async function attentionCount(store: Store): Promise<number> {
+  return Number((await sql<{ n: number }>`select count(*)::int as n from notification_event where kind = 'mailbox_attention'`.execute(store.db)).rows[0]?.n ?? 0);
+}
+
+/**
+ * The scheduler's placement pass as the runtime runs it, then placement-judged (file comment).
+ * What it returns: the members whose health or cap factor the pass changed, or null when another
+ * (crashed) process still held the lease.
+ */
+export async function runPlacementPass(store: Store, clock: SimClock, owner: string): Promise<{ changed: number; members: number } | null> {
+  const before = await memberStates(store);
+  const told = await attentionCount(store);
+  const results = await evaluateWarmupPlacements({ store, clock, owner });
+  if (results === null) return null;
+  const after = await memberStates(store);
+  const was = new Map(before.map((m) => [m.mailbox_id, m]));
+  let changed = 0;
+  for (const m of after) {
+    const v = assessPlacement(await placementCounts(store.db, m.mailbox_id, clock.now()));
+    if (m.cap_factor !== v.capFactor) throw new InvariantViolation('placement-judged', `warmup member ${m.mailbox_id} has cap factor ${m.cap_factor} after the placement pass, its verdict says ${v.capFactor} (${v.reason})`);
+    const b = was.get(m.mailbox_id);
+    if (v.verdict === 'pause' && b && b.health !== 'error' && m.health !== 'paused') throw new InvariantViolation('placement-judged', `warmup member ${m.mailbox_id} is ${m.health} after a placement pass that judged a pause (${v.reason})`);
+    if (v.verdict === 'lower' && m.health === 'ok') throw new InvariantViolation('placement-judged', `warmup member ${m.mailbox_id} is ok after a placement pass that lowered its cap (${v.reason})`);
+    if (!b || b.health !== m.health || b.health_reason !== m.health_reason || b.cap_factor !== m.cap_factor) changed++;
+  }
+  const added = (await attentionCount(store)) - told;
+  if (added > changed) throw new InvariantViolation('placement-judged', `the placement pass recorded ${added} mailbox-attention notifications but changed ${changed} members: told again without a change`);
+  return { changed, members: after.length };
 }

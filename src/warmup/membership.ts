@@ -8,6 +8,7 @@ import { cadenzaError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import type { Random } from '../common/random.ts';
 import type { Conn } from '../store/in-tx.ts';
+import { PLACEMENT_REASON_PREFIX } from './placement/assess.ts';
 
 export interface WarmupMembership {
   mailboxId: string;
@@ -45,6 +46,8 @@ export async function setWarmup(db: Conn, workspaceId: string, mailboxId: string
   await mailboxIn(db, workspaceId, mailboxId);
   if (!change.enabled) {
     await db.deleteFrom('warmup_member').where('mailbox_id', '=', mailboxId).execute();
+    // Placement is no longer judged (placement/placement-role.ts passes members only): its warning goes with it; a pause stays for a person.
+    await db.updateTable('mailbox').set({ health: 'ok', health_reason: null }).where('id', '=', mailboxId).where('health', '=', 'warning').where('health_reason', 'like', `${PLACEMENT_REASON_PREFIX}%`).execute();
   } else {
     await db
       .insertInto('warmup_member')

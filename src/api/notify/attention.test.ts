@@ -3,7 +3,7 @@ import { seedMember } from '../../../test/api.ts';
 import { allDay, markSent, seed } from '../../../test/dispatch/seed.ts';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
 import { freshStore, testBackends, type TestStore } from '../../../test/stores.ts';
-import { newId } from '../../common/ids.ts';
+import { plantReceipts } from '../../../test/warmup/receipts.ts';
 import { seededRandom } from '../../common/random.ts';
 import { credentialsRefused } from '../../mailbox/health/evaluate.ts';
 import { cannotConnectReason, pauseMailbox, resumeMailbox } from '../../mailbox/health/pause.ts';
@@ -11,7 +11,7 @@ import { recordSendOutcome } from '../../sending/dispatch/health.ts';
 import { dnsResolver } from '../../sending/dns/check.ts';
 import { DomainMonitor, recheckDomain, type DomainHealthSettings } from '../../sending/dns/domain-monitor.ts';
 import { SimClock } from '../../sim/sim-clock.ts';
-import { recordWarmupReceipt, setWarmup } from '../../warmup/membership.ts';
+import { setWarmup } from '../../warmup/membership.ts';
 import { evaluatePlacement } from '../../warmup/placement/evaluate.ts';
 import { fanOut } from './fanout.ts';
 import { listBell } from './sql/bell.ts';
@@ -90,16 +90,7 @@ describe.each(testBackends())('mailbox attention from its producers (%s)', (back
 
   it('warmup placement: from ok, once (not also as a cap change); while a bounce warning stands, once as placement trouble', async () => {
     const random = seededRandom(`attention-${backend}`);
-    const receipts = async (mailbox: string, folders: Array<['inbox' | 'junk', number]>) => {
-      for (const [folder, daysAgo] of folders) {
-        const messageId = `<w${++n}-${backend}@acme.test>`;
-        await store.db
-          .insertInto('warmup_mail')
-          .values({ id: newId(T, random), pool: 'default', kind: 'first', message_id: messageId, sender_mailbox_id: mailbox, sender_address: 'rep0@acme.test', receiver_address: 'x@b.example', planned_at: new Date(T - daysAgo * DAY), sent_at: new Date(T - daysAgo * DAY) })
-          .execute();
-        await recordWarmupReceipt(store.db, { pool: 'default', kind: 'first', messageId, senderAddress: 'rep0@acme.test', receiverMailboxId: mailbox, receiverAddress: 'x@b.example', folder, at: T - daysAgo * DAY + MIN }, random);
-      }
-    };
+    const receipts = (mailbox: string, folders: Array<['inbox' | 'junk', number]>) => plantReceipts(store.db, random, { mailbox, from: 'rep0@acme.test', now: T, tag: backend }, folders);
     const junky: Array<['inbox' | 'junk', number]> = [...Array.from({ length: 7 }, (): ['inbox', number] => ['inbox', 1]), ['junk', 1], ['junk', 2], ['junk', 3]];
     for (const standing of [null, 'bounce rate 3.5% over the last 100 sends'] as const) {
       const w = await workspace();

@@ -19,6 +19,9 @@ import { sendDueDigests } from '../../api/notify/digest.ts';
 import { deliverSlack } from '../../api/notify/slack.ts';
 import { purgeNotifications } from '../../api/notify/purge.ts';
 import type { Role } from '../../common/config.ts';
+import { setWarmup } from '../../warmup/membership.ts';
+import { evaluateWarmupPlacements } from '../../warmup/placement/placement-role.ts';
+import { plantReceipts } from '../../../test/warmup/receipts.ts';
 import { applyGrants } from './apply-grants.ts';
 import { DB_ROLES } from './db-grants.ts';
 
@@ -103,6 +106,18 @@ describe.skipIf(!testBackends().includes('postgres'))("each role's duties under 
     expect(await fanOut({ store: as.api, clock })).toBe(1);
     expect(await purgeNotifications({ store: as.api, clock: new SimClock(T + 200 * 86_400_000) })).toEqual({ read: 0, events: 2 });
     expect(await owner.db.selectFrom('notification').select('id').where('workspace_id', '=', WS).execute()).toEqual([]);
+  });
+
+  it("the scheduler's warmup placement pass: a junk-heavy member paused, its notification recorded by trigger", async () => {
+    const ws = '00000000-0000-4000-8000-0000000004a2';
+    const mb = '00000000-0000-4000-8000-0000000004c2';
+    await owner.db.insertInto('workspace').values({ id: ws, name: 'placement' }).execute();
+    await owner.db.insertInto('mailbox').values({ id: mb, workspace_id: ws, user_id: null, email: 'warm@ws.test', provider: 'smtp_imap' }).execute();
+    await setWarmup(owner.db, ws, mb, { enabled: true }, T - 40 * 86_400_000);
+    await plantReceipts(owner.db, seededRandom(7), { mailbox: mb, from: 'warm@ws.test', now: T, tag: 'role-duties' }, [...Array.from({ length: 4 }, (): ['inbox', number] => ['inbox', 1]), ...Array.from({ length: 6 }, (): ['junk', number] => ['junk', 2])]);
+    const r = await evaluateWarmupPlacements({ store: as.scheduler, clock: new SimClock(T), owner: 'scheduler-1' });
+    expect(r?.find((x) => x.mailboxId === mb)).toMatchObject({ verdict: 'pause', health: 'paused' });
+    expect(await owner.db.selectFrom('notification_event').select('title').where('workspace_id', '=', ws).where('kind', '=', 'mailbox_attention').execute()).toEqual([{ title: 'warm@ws.test is paused' }]);
   });
 
   // 42501: insufficient_privilege.

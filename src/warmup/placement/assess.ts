@@ -19,6 +19,9 @@ export interface PlacementPolicy {
   lowerFactor: number;
 }
 
+/** Every reason a verdict gives starts so, which is how evaluate.ts (and leaving warmup) knows a warning is placement's. */
+export const PLACEMENT_REASON_PREFIX = 'warmup placement:';
+
 export const defaultPlacementPolicy: PlacementPolicy = { minSample: 10, pauseBelow: 0.5, lowerBelow: 0.8, dropBy: 0.15, lowerFactor: 0.5 };
 
 export interface PlacementCounts {
@@ -56,9 +59,9 @@ export function assessPlacement(c: PlacementCounts, policy: PlacementPolicy = de
   const p = placementOf(c);
   const confidence = Math.min(1, p.receipts7 / (3 * Math.max(1, policy.minSample)));
   if (p.share7 === null || p.receipts7 < policy.minSample) {
-    return { verdict: 'ok', capFactor: 1, confidence, reason: `warmup placement: ${p.receipts7} warmup mails read by receivers in 7 days, fewer than ${policy.minSample}, too few to judge` };
+    return { verdict: 'ok', capFactor: 1, confidence, reason: `${PLACEMENT_REASON_PREFIX} ${p.receipts7} warmup mails read by receivers in 7 days, fewer than ${policy.minSample}, too few to judge` };
   }
-  const what = `warmup placement: ${pct(p.share7)} of ${p.receipts7} warmup mails in the inbox over 7 days${p.share30 === null ? '' : ` (${pct(p.share30)} over 30)`}`;
+  const what = `${PLACEMENT_REASON_PREFIX} ${pct(p.share7)} of ${p.receipts7} warmup mails in the inbox over 7 days${p.share30 === null ? '' : ` (${pct(p.share30)} over 30)`}`;
   if (p.share7 < policy.pauseBelow) return { verdict: 'pause', capFactor: policy.lowerFactor, confidence, reason: `${what}, below ${pct(policy.pauseBelow)}: paused` };
   if (p.share7 < policy.lowerBelow) return { verdict: 'lower', capFactor: policy.lowerFactor, confidence, reason: `${what}, below ${pct(policy.lowerBelow)}: daily cap × ${policy.lowerFactor}` };
   if (p.share30 !== null && p.share30 - p.share7 > policy.dropBy) {

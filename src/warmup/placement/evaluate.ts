@@ -9,11 +9,9 @@ import { sql } from 'kysely';
 import { cadenzaError } from '../../common/errors.ts';
 import { pauseMailbox } from '../../mailbox/health/pause.ts';
 import { inTx, type Conn } from '../../store/in-tx.ts';
-import { assessPlacement, defaultPlacementPolicy, placementOf, type Placement, type PlacementCounts, type PlacementPolicy, type PlacementVerdict } from './assess.ts';
+import { assessPlacement, defaultPlacementPolicy, PLACEMENT_REASON_PREFIX, placementOf, type Placement, type PlacementCounts, type PlacementPolicy, type PlacementVerdict } from './assess.ts';
 
 const DAY = 86_400_000;
-/** Every reason this module writes starts so, which is how it knows a warning is its own. */
-const REASON_PREFIX = 'warmup placement:';
 
 // -- name: placement-counts
 const countsSql = (mailboxId: string, now: number) => sql<PlacementCounts>`
@@ -87,7 +85,7 @@ export async function evaluatePlacement(db: Conn, mailboxId: string, now: number
       // A bounce warning is not overwritten: it says more; the cap factor applies either way.
       if (health === 'ok') await tx.updateTable('mailbox').set({ health: 'warning', health_reason: v.reason }).where('id', '=', mailboxId).execute();
       health = 'warning';
-    } else if (health === 'warning' && mb.health_reason?.startsWith(REASON_PREFIX)) {
+    } else if (health === 'warning' && mb.health_reason?.startsWith(PLACEMENT_REASON_PREFIX)) {
       await tx.updateTable('mailbox').set({ health: 'ok', health_reason: null }).where('id', '=', mailboxId).execute();
       health = 'ok';
     }

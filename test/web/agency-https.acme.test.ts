@@ -112,10 +112,18 @@ describe.skipIf(skip !== null)(`an agency client's app on its own domain over HT
 
     // Chromium: the client's host is this machine, and exactly this leaf's key is accepted.
     const spki = createHash('sha256').update(served.publicKey.export({ type: 'spki', format: 'der' })).digest('base64');
-    browser = await launchChromium([`--host-resolver-rules=MAP ${CLIENT_HOST} 127.0.0.1`, `--ignore-certificate-errors-spki-list=${spki}`]);
+    const resolve = `--host-resolver-rules=MAP ${CLIENT_HOST} 127.0.0.1`;
+    const origin = `https://${CLIENT_HOST}:${port}`;
+    // Without that flag Chromium refuses Pebble's certificate: the flag is what lets it in, nothing broader.
+    const strict = await launchChromium([resolve]);
+    try {
+      await expect((await strict.newPage()).goto(`${origin}/`)).rejects.toThrow(/ERR_CERT_AUTHORITY_INVALID/);
+    } finally {
+      await strict.close();
+    }
+    browser = await launchChromium([resolve, `--ignore-certificate-errors-spki-list=${spki}`]);
     const errors: string[] = [];
     const page = await watched(browser, errors);
-    const origin = `https://${CLIENT_HOST}:${port}`;
     const first = await page.goto(`${origin}/`);
     expect(first?.status()).toBe(200);
     const security = await first!.securityDetails();

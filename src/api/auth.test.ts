@@ -53,6 +53,22 @@ describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (back
     expect(ok.cookies.find((c) => c.name === SESSION_COOKIE)?.secure).toBe(true);
   });
 
+  it('the session cookie is Secure on a request that came over TLS, though the public URL is http (an agency client\'s app host)', async () => {
+    // The request's scheme as Fastify sees it: here through a trusted proxy's X-Forwarded-Proto
+    // (the client's app host over the HTTPS listener is covered in test/web/agency-https.acme.test.ts).
+    h = await apiHarness(backend, {}, { trustProxy: ['127.0.0.1'] });
+    const w = await seedWorkspace(h.store, 'A', 'a@example.test');
+    const body = { email: 'a@example.test', password: w.password };
+    const overTls = await h.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'x-forwarded-proto': 'https' }, remoteAddress: '127.0.0.1', payload: body });
+    expect(overTls.statusCode).toBe(200);
+    expect(overTls.cookies.find((c) => c.name === SESSION_COOKIE)?.secure).toBe(true);
+    const plain = await h.app.inject({ method: 'POST', url: '/api/auth/login', remoteAddress: '127.0.0.1', payload: body });
+    expect(plain.cookies.find((c) => c.name === SESSION_COOKIE)?.secure).toBeFalsy();
+    // An untrusted client claiming https does not change it.
+    const claimed = await h.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'x-forwarded-proto': 'https' }, remoteAddress: '203.0.113.9', payload: body });
+    expect(claimed.cookies.find((c) => c.name === SESSION_COOKIE)?.secure).toBeFalsy();
+  });
+
   it('login: one answer for a wrong password and an unknown address, a new session each time, logout ends it', async () => {
     h = await apiHarness(backend);
     const w = await seedWorkspace(h.store, 'A', 'a@example.test');

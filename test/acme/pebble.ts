@@ -4,6 +4,7 @@ import { get } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AppOptions } from '../../src/app/app.ts';
 
 /**
  * Pebble, Let's Encrypt's ACME test server (Debian package `pebble`, installed by .ci/run), on
@@ -120,4 +121,21 @@ export async function freePorts(n: number): Promise<number[]> {
   const ports = servers.map((s) => (s.address() as AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
   return ports;
+}
+
+/**
+ * The app's custom-host settings for a test against this Pebble and the test's DNS server: the
+ * HTTPS listener on a free loopback port, and timers an hour long, so that the test drives the
+ * domain job and refreshes the certificate book itself.
+ */
+export function pebbleHostSettings(pebble: Pebble, dnsServer: string, publicHost: string): NonNullable<AppOptions['trackingDomains']> {
+  return {
+    httpsPort: 0,
+    httpsHost: '127.0.0.1',
+    publicHost,
+    acme: { directoryUrl: pebble.directoryUrl, directoryCa: pebble.directoryCa, pollMinMs: 100 },
+    dnsServers: [dnsServer],
+    jobEveryMs: 3_600_000,
+    bookEveryMs: 3_600_000,
+  };
 }

@@ -35,13 +35,23 @@ export async function me(ctx: ApiContext, accountId: string, csrfToken: string):
   return { account, csrfToken, workspaces };
 }
 
+/**
+ * Whether cookies set on this answer are Secure: always when the installation's public URL is
+ * https, and also for a request that came in over TLS on another name (an agency client's app
+ * host, served by the HTTPS listener of custom hosts while the public URL may be plain http).
+ * Behind a proxy, Fastify's protocol follows its trustProxy setting.
+ */
+export function cookiesSecure(ctx: ApiContext, req: { protocol: string }): boolean {
+  return ctx.publicUrl.startsWith('https:') || req.protocol === 'https';
+}
+
 /** Signs the browser in with a fresh session, dropping the one it had (rotation on sign-in). */
 export async function startSession(c: RouteContext<unknown, unknown, unknown>, accountId: string, knownDevice?: string): Promise<z.output<typeof meBody>> {
   const { ctx, req, reply } = c;
   const old = req.cookies[SESSION_COOKIE];
   if (old) await deleteSession(ctx.store.db, old);
   const s = await createSession(ctx.store.db, accountId, realClock(ctx), ctx.sessionTtlMs);
-  const secure = ctx.publicUrl.startsWith('https:');
+  const secure = cookiesSecure(ctx, req);
   reply.setCookie(SESSION_COOKIE, s.token, { httpOnly: true, sameSite: 'lax', secure, path: '/', expires: s.expiresAt });
   // This browser gave the right password: from now on its sign-ins are counted apart (devices.ts).
   const device = await rememberDevice(ctx.store.db, realClock(ctx), accountId, knownDevice);

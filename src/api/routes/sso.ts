@@ -6,6 +6,7 @@ import { checkDomainProof, domainProofs, type DomainProof } from '../auth/sso/do
 import { deleteSsoSettings, readSsoSettings, saveSsoSettings, type SsoSettings } from '../auth/sso/settings.ts';
 import { realClock, type ApiContext } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
+import { cookiesSecure } from './auth.ts';
 import { SSO_BINDING_COOKIE, SSO_BINDING_PATH, ssoCallbackUri, ssoDeps } from '../sso-callback.ts';
 import type { Principal } from '../auth/access.ts';
 
@@ -159,9 +160,9 @@ export const ssoRoutes = [
     example: () => ({ body: { email: 'rep@example.com' } }),
     response: z.object({ url: z.string().describe("The provider's authorization URL") }),
     rateLimit: (ctx) => ({ max: ctx.loginLimit.perIp, windowMs: ctx.loginLimit.windowMs }),
-    handler: async ({ ctx, body, reply }) => {
+    handler: async ({ ctx, req, body, reply }) => {
       const s = await startSsoSignIn(ssoDeps(ctx), body);
-      reply.setCookie(SSO_BINDING_COOKIE, s.binding, { httpOnly: true, sameSite: 'lax', secure: ctx.publicUrl.startsWith('https:'), path: SSO_BINDING_PATH, maxAge: 600 });
+      reply.setCookie(SSO_BINDING_COOKIE, s.binding, { httpOnly: true, sameSite: 'lax', secure: cookiesSecure(ctx, req), path: SSO_BINDING_PATH, maxAge: 600 });
       return { url: s.url.href };
     },
   }),

@@ -15,7 +15,7 @@ import { localKeyWrapper, Vault } from '../../mailbox/vault.ts';
 import { Leases } from '../../ops/leases.ts';
 import { trackingKey, trackingLinks } from '../../sending/compose/tracking.ts';
 import { startTestDnsServer, type TestDnsServer } from '../../../test/dns-server.ts';
-import { freePorts, pebbleInstalled, startPebble, type Pebble } from '../../../test/acme/pebble.ts';
+import { freePorts, pebbleHostSettings, pebbleInstalled, startPebble, type Pebble } from '../../../test/acme/pebble.ts';
 import { accountKeyContext } from './account-keys.ts';
 import { AcmeIssuer } from './acme-issuer.ts';
 import { CertificateBook } from './certificate-book.ts';
@@ -54,16 +54,8 @@ describe.skipIf(!pebbleInstalled() && !process.env.CI)('custom tracking domain w
       host: '127.0.0.1',
       roles: ['api'],
       log: createLogger({ level: 'silent' }),
-      trackingDomains: {
-        httpsPort: 0,
-        httpsHost: '127.0.0.1',
-        publicHost: PUBLIC_HOST,
-        acme: { directoryUrl: pebble.directoryUrl, directoryCa: pebble.directoryCa, pollMinMs: 100 },
-        dnsServers: [dns.address],
-        // The test drives the job and relies on the book's refresh after an issuance, not its timer.
-        jobEveryMs: 3_600_000,
-        bookEveryMs: 3_600_000,
-      },
+      // The test drives the job and relies on the book's refresh after an issuance, not its timer.
+      trackingDomains: pebbleHostSettings(pebble, dns.address, PUBLIC_HOST),
     });
     workspaceId = (await app.store.db.selectFrom('workspace').select('id').executeTakeFirstOrThrow()).id;
     root = await pebble.issuingRoot();

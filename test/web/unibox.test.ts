@@ -191,7 +191,7 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
         } else await dialog.getByRole('button', { name: /Follow up/ }).waitFor();
         await page.keyboard.press('Enter');
         await dialog.waitFor({ state: 'hidden' });
-        await expect.poll(() => focusedRow(page)).toBe(id);
+        await expect.poll(() => focusedRow(page), { timeout: 10_000 }).toBe(id);
         labelled++;
       }
       if (i % 7 === 3) {
@@ -200,7 +200,7 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
         await dialog.getByRole('button', { name: /uni@cadenza.test|Unibox/ }).first().waitFor();
         await page.keyboard.press('Enter');
         await dialog.waitFor({ state: 'hidden' });
-        await expect.poll(() => focusedRow(page)).toBe(id);
+        await expect.poll(() => focusedRow(page), { timeout: 10_000 }).toBe(id);
         assigned++;
       }
       if (i % 9 === 4) {
@@ -214,14 +214,16 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
       } else if (i % 13 === 5) {
         // u: unread again, and left in the inbox; j moves on.
         await page.keyboard.press('u');
-        await expect.poll(() => page.locator(`li[data-message-id="${id}"]`).getAttribute('class')).toContain('is-unread');
+        await expect.poll(() => page.locator(`li[data-message-id="${id}"]`).getAttribute('class'), { timeout: 10_000 }).toContain('is-unread');
         await page.keyboard.press('j');
         unread++;
         unreadIds.push(id!);
       } else {
         await page.keyboard.press('e');
       }
-      await expect.poll(() => focusedRow(page), { message: `after reply ${i}` }).not.toBe(id);
+      // Each key is a request and a new render: on CI's two cores under load, over the poll's default
+      // second. While the list re-renders no row has the focus for a moment: wait for the next one.
+      await expect.poll(async () => { const next = await focusedRow(page); return next !== null && next !== id; }, { message: `after reply ${i}`, timeout: 10_000 }).toBe(true);
     }
     const db = web.app.store.db;
     const readBulk = () =>

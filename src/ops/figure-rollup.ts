@@ -178,20 +178,25 @@ async function foldSource(store: Store, source: 'journal' | 'tracking', table: '
   return { from: from ?? 0n, to };
 }
 
+/** The bucket of fact row `f` in a width: its time floored to 15 minutes, the hour, or the UTC day or month. */
+function bucketOf(width: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`case ${width} when 'q' then date_bin('15 minutes', f.at, ${EPOCH}::timestamptz) when 'h' then date_trunc('hour', f.at)
+    when 'd' then date_trunc('day', f.at, 'UTC') else date_trunc('month', f.at, 'UTC') end`;
+}
+
 /** The facts' counts per bucket, for each level and width (migration 0063 says which hold what). */
 function insertBuckets(facts: RawBuilder<unknown>, source: 'journal' | 'tracking', through: bigint): RawBuilder<unknown> {
-  const q = sql`date_bin('15 minutes', f.at, ${EPOCH}::timestamptz)`;
   return sql`
     with f as materialized (${facts}), b as (
-      select f.workspace_id, 'w' as level, w.width, case w.width when 'q' then ${q} else date_trunc('hour', f.at) end as bucket, f.series,
+      select f.workspace_id, 'w' as level, w.width, ${bucketOf(sql`w.width`)} as bucket, f.series,
         null::uuid as sequence_id, null::uuid as step_id, null::uuid as variant_id, null::uuid as mailbox_id, sum(f.n)::int as n
       from f cross join (values ('q'), ('h')) as w(width) group by 1, 3, 4, 5
       union all
-      select f.workspace_id, 's', w.width, case w.width when 'q' then ${q} else date_trunc('hour', f.at) end, f.series, f.sequence_id, null, null, null, sum(f.n)::int
+      select f.workspace_id, 's', w.width, ${bucketOf(sql`w.width`)}, f.series, f.sequence_id, null, null, null, sum(f.n)::int
       from f cross join (values ('q'), ('h')) as w(width) where f.sequence_id is not null group by 1, 3, 4, 5, 6
       union all
       select f.workspace_id, 'x', w.width,
-        case w.width when 'q' then ${q} when 'd' then date_trunc('day', f.at, 'UTC') else date_trunc('month', f.at, 'UTC') end,
+        ${bucketOf(sql`w.width`)},
         f.series, f.sequence_id, f.step_id, f.variant_id, f.mailbox_id, sum(f.n)::int
       from f cross join (values ('q'), ('d'), ('m')) as w(width)
       group by 1, 3, 4, 5, 6, 7, 8, 9
@@ -205,7 +210,7 @@ function insertSendHourBuckets(facts: RawBuilder<unknown>, through: bigint): Raw
   return sql`
     with f as materialized (${facts}), b as (
       select f.workspace_id, w.width,
-        case w.width when 'q' then date_bin('15 minutes', f.at, ${EPOCH}::timestamptz) when 'd' then date_trunc('day', f.at, 'UTC') else date_trunc('month', f.at, 'UTC') end as bucket,
+        ${bucketOf(sql`w.width`)} as bucket,
         f.series, f.sequence_id, f.local_hour, sum(f.n)::int as n
       from f cross join (values ('q'), ('d'), ('m')) as w(width)
       group by 1, 2, 3, 4, 5, 6

@@ -34,7 +34,7 @@ import { hashPassword } from '../src/api/auth/passwords.ts';
 import { createSession, SESSION_COOKIE } from '../src/api/auth/sessions.ts';
 import { defaultAuthSettings } from '../src/api/context.ts';
 import { buildServer } from '../src/api/server.ts';
-import { foldFigures, foldState } from '../src/ops/figure-rollup.ts';
+import { compactFigures, foldFigures, foldState } from '../src/ops/figure-rollup.ts';
 import { round } from './lib/format.ts';
 import { describeLoad, loadFigures, machineLoad } from './lib/rounds.ts';
 import { percentile } from './lib/stats.ts';
@@ -176,10 +176,30 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
     const folded = await foldFigures(store);
     const foldMs = Date.now() - tf;
     const state = await foldState(store.db);
+    console.log(`first fold: journal ids to ${folded.journal.to}, tracking ids to ${folded.tracking.to}, ${state.buckets.toLocaleString('en')} bucket rows, in ${(foldMs / 1000).toFixed(1)} s`);
+    // The API's compaction (every ten minutes) after it: one row per bucket.
+    const tc = Date.now();
+    const compacted = await compactFigures(store);
+    const compactMs = Date.now() - tc;
+    const afterCompaction = (await foldState(store.db)).buckets;
+    console.log(`compaction: ${compacted.removed.toLocaleString('en')} rows merged into ${compacted.written.toLocaleString('en')}, ${afterCompaction.toLocaleString('en')} bucket rows, in ${(compactMs / 1000).toFixed(1)} s`);
+    // Then ten minutes of a busy day folded minute by minute and not yet compacted, the most a read
+    // meets between two compactions: each fold adds a row to each bucket it touches.
+    const recent = sql`(${new Date(now)}::timestamptz - (g || ' seconds')::interval)`;
+    const perMinute = 200;
+    for (let minute = 0; minute < 10; minute++) {
+      await sql`insert into event (workspace_id, enrollment_id, type, payload, at)
+        select ${workspaceId}, md5('e' || g)::uuid, 'step_sent', jsonb_build_object('event', jsonb_build_object('type', 'step_sent', 'stepId', ${stepOf(sql`1 + g % 2`)})), ${recent}
+        from generate_series(${minute * perMinute + 1}, ${(minute + 1) * perMinute}) g`.execute(store.db);
+      await sql`insert into tracking_event (workspace_id, send_request_id, enrollment_id, kind, verdict, confidence, at)
+        select ${workspaceId}, md5('r' || g || '-0')::uuid, md5('e' || g)::uuid, 'open', 'human', 0.9, ${recent}
+        from generate_series(${minute * perMinute + 1}, ${(minute + 1) * perMinute}) g`.execute(store.db);
+      await foldFigures(store);
+    }
+    const beforeReads = (await foldState(store.db)).buckets;
+    console.log(`ten minute-folds of ${perMinute} journal entries and ${perMinute} tracking events each, not compacted: ${beforeReads.toLocaleString('en')} bucket rows`);
     // What autovacuum does after a table grows this much: the planner's statistics of the buckets.
     await sql`vacuum analyze figure_bucket`.execute(store.db);
-    console.log(`first fold: journal ids to ${folded.journal.to}, tracking ids to ${folded.tracking.to}, ${state.buckets.toLocaleString('en')} bucket rows, in ${(foldMs / 1000).toFixed(1)} s`);
-    const recent = sql`(${new Date(now)}::timestamptz - (g || ' seconds')::interval)`;
     const pastFold = 2_000;
     await sql`insert into event (workspace_id, enrollment_id, type, payload, at)
       select ${workspaceId}, md5('e' || g)::uuid, 'step_sent', jsonb_build_object('event', jsonb_build_object('type', 'step_sent', 'stepId', ${stepOf(sql`0`)})), ${recent}
@@ -234,7 +254,8 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
     console.log(`fold of the ${(2 * pastFold).toLocaleString('en')} rows past it: ${incrementalMs} ms`);
     const out: Record<string, unknown> = {
       backend, enrollments: n, events: allEvents, journal_events: Number(c.events), tracking_events: Number(c.tracking), replies: Number(c.messages), requests: nRequests,
-      seed_s: Math.round(seedMs / 1000), first_fold_s: round(foldMs / 1000), bucket_rows: state.buckets, incremental_fold_ms: incrementalMs,
+      seed_s: Math.round(seedMs / 1000), first_fold_s: round(foldMs / 1000), bucket_rows_folded: state.buckets, compaction_s: round(compactMs / 1000),
+      bucket_rows_compacted: afterCompaction, bucket_rows_read: beforeReads, incremental_fold_ms: incrementalMs,
     };
     let worst = 0;
     for (const [name] of cases) {

@@ -47,7 +47,7 @@ import { startNotificationDuties } from '../api/notify/duty.ts';
 import { setupTokenInDataDir } from '../api/auth/setup-token.ts';
 import { purgeAuditLog } from '../api/audit/retention.ts';
 import { runEvery, type Periodic } from '../common/periodic.ts';
-import { foldFigures } from '../ops/figure-rollup.ts';
+import { compactFigures, foldFigures } from '../ops/figure-rollup.ts';
 import { sweepCalls } from '../dialer/calls.ts';
 import { settleWinners } from '../sequence/auto-winner.ts';
 import { ingestRecordings, purgeRecordings, readAnnouncement } from '../dialer/recording/ingest.ts';
@@ -192,6 +192,8 @@ export interface RunningApp {
 /** `cadenza start`: every role the options name, in one process, on one store. */
 /** How often the API folds new analytics facts into buckets (src/ops/figure-rollup.ts). */
 const FIGURE_FOLD_EVERY_MS = 60_000;
+/** Every tenth fold also merges the buckets' rows (figure-rollup.ts compactFigures): a recent bucket reads at most ten rows per key. */
+const FIGURE_COMPACT_EVERY_MS = 10 * 60_000;
 
 export async function startApp(o: AppOptions): Promise<RunningApp> {
   const clock = o.clock ?? systemClock;
@@ -238,8 +240,10 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       )
     : undefined;
   // The analytics rollup (src/ops/figure-rollup.ts): the API's reads stay exact without it, and
-  // fast with it; folded now, then every minute, by the process that serves them.
+  // fast with it; folded now, then every minute, by the process that serves them, and compacted
+  // now and every ten minutes.
   let stopping = false;
+  let compactedAt = -Infinity;
   const figureFold = o.roles.includes('api')
     ? runEvery(
         clock,
@@ -248,6 +252,11 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
           const r = await foldFigures(store, { stopping: () => stopping });
           const rows = r.journal.to - r.journal.from + (r.tracking.to - r.tracking.from);
           if (rows > 0n) log.debug({ journalThrough: String(r.journal.to), trackingThrough: String(r.tracking.to) }, 'analytics facts folded');
+          if (!stopping && clock.now() - compactedAt >= FIGURE_COMPACT_EVERY_MS) {
+            const c = await compactFigures(store);
+            compactedAt = clock.now();
+            if (c.removed > 0) log.debug({ removed: c.removed, written: c.written }, 'analytics buckets compacted');
+          }
         },
         (e) => log.error({ err: e }, 'analytics fold failed'),
       )

@@ -4,7 +4,7 @@ import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
 import { newId } from '../common/ids.ts';
 import { seededRandom, type Random } from '../common/random.ts';
 import type { Db } from '../store/store.ts';
-import { foldFigures, foldState, units } from './figure-rollup.ts';
+import { compactFigures, foldFigures, foldPosition, foldState, readFolded, units, windowFacts } from './figure-rollup.ts';
 import { ALL_TIME, BREAKDOWN_BY, breakdown, calendarWindow, perDay, perStep, type Window } from './figures.ts';
 
 const DAY = 86_400_000;
@@ -221,6 +221,68 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
     expect(await perDay(store.db, ws, calendarWindow(base + 29 * DAY, 30, 'Asia/Kolkata'))).toEqual(before);
     await agree();
   });
+
+  /** Bucket groups (every column that says where a row counts) with more than one row. */
+  async function splitBuckets(): Promise<number> {
+    const r = await sql<{ n: number }>`
+      select count(*)::int as n from (
+        select 1 from figure_bucket
+        group by workspace_id, level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id, local_hour, source having count(*) > 1) g`.execute(store.db);
+    return r.rows[0]!.n;
+  }
+
+  it('merges each bucket into one row, and the figures stay exact through folds and compactions', async () => {
+    // Small folds, as the API's every minute: the same buckets gain a row each time.
+    for (let round = 0; round < 4; round++) {
+      await write(random.int(30, 80));
+      await foldFigures(store);
+    }
+    expect(await splitBuckets()).toBeGreaterThan(0);
+    const before = (await foldState(store.db)).buckets;
+    const c = await compactFigures(store);
+    expect(c.removed).toBeGreaterThan(c.written);
+    expect(await splitBuckets()).toBe(0);
+    expect((await foldState(store.db)).buckets).toBe(before - c.removed + c.written);
+    await agree();
+    // Nothing new: nothing to do.
+    expect(await compactFigures(store)).toEqual({ removed: 0, written: 0 });
+    // New rows past the last compaction are merged with the compacted ones.
+    await write(60);
+    await foldFigures(store);
+    expect(await splitBuckets()).toBeGreaterThan(0);
+    await compactFigures(store);
+    expect(await splitBuckets()).toBe(0);
+    await agree();
+  }, 240_000);
+
+  it.skipIf(backend === 'pglite')('counts a compaction that commits while a read runs once: the read keeps its snapshot', async () => {
+    const w = calendarWindow(base + 29 * DAY, 30, 'UTC');
+    const total = (db: Db, fold: Awaited<ReturnType<typeof foldPosition>>) =>
+      sql<{ n: number }>`select coalesce(sum(f.n), 0)::int as n from (${windowFacts(fold, ws, w.since, w.until, 'w')}) f`.execute(db).then((r) => Number(r.rows[0]!.n));
+    const splitUp = async () => {
+      for (let round = 0; round < 3; round++) {
+        await write(random.int(30, 60));
+        await foldFigures(store);
+      }
+    };
+    await splitUp();
+    const truth = await fromSource(async (db) => total(db, await foldPosition(db)));
+    // The hazard itself: the position read, then a compaction, then the buckets on a new snapshot.
+    const stale = await foldPosition(store.db);
+    await splitUp();
+    const truthAfter = await fromSource(async (db) => total(db, await foldPosition(db)));
+    await compactFigures(store);
+    expect(await total(store.db, stale)).not.toBe(truthAfter);
+    // readFolded: the compaction commits on another connection between the position and the read.
+    await splitUp();
+    const now = await fromSource(async (db) => total(db, await foldPosition(db)));
+    const read = await readFolded(store.db, async (db, fold) => {
+      await compactFigures(store);
+      return total(db, fold);
+    });
+    expect(read).toBe(now);
+    expect(truth).toBeLessThan(now);
+  }, 120_000);
 
   it("keeps another workspace's facts out", async () => {
     const w = calendarWindow(base + 29 * DAY, 30, 'UTC');

@@ -23,6 +23,12 @@ import { journalFacts, sendHourFacts, trackingFacts, type FactRange } from './fi
  * send hours' facts (figure-facts.ts sendHourFacts) in the same three widths, by the prospect's
  * local hour of the week: a reply there is counted at the time of the email it answers.
  *
+ * Compaction (migration 0127, `compactFigures`): a fold adds a row per bucket it touches, so every
+ * minute's fold would add one more row to each of the day's and the month's buckets; compaction
+ * merges a bucket's rows into one, whose `through` is the newest of theirs. That is exact only for a
+ * read that takes the fold's position and the buckets from one snapshot (`readFolded`): a read that
+ * took the position before a merge and the buckets after it would miss the merged row's older part.
+ *
  * What a fold keeps that the source may lose: the counts of journal rows and tracking events later
  * purged by retention or erased with a person stay in the buckets (they are counts, not personal
  * data: docs/privacy.md). Interested replies are never folded: a person may relabel a reply, so
@@ -51,6 +57,23 @@ export async function foldPosition(db: Db): Promise<FoldPosition> {
   const r = await sql<{ source: 'journal' | 'tracking'; at: string }>`select source, folded_through::text as at from figure_fold`.execute(db);
   const at = (s: string) => BigInt(r.rows.find((x) => x.source === s)?.at ?? '0');
   return { journal: at('journal'), tracking: at('tracking') };
+}
+
+/**
+ * Runs `read` with the fold's position on one snapshot (REPEATABLE READ, read only), so a compaction
+ * that commits in between is seen whole or not at all (file comment). Inside a caller's transaction
+ * (a test reading the source alone), the caller's: it holds no compaction off, so it is for reads
+ * that want no such guarantee.
+ */
+export async function readFolded<T>(db: Db, read: (db: Db, fold: FoldPosition) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return read(db, await foldPosition(db));
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (tx) => {
+      await sql`set transaction read only`.execute(tx);
+      return read(tx, await foldPosition(tx));
+    });
 }
 
 function isQuarter(d: Date): boolean {
@@ -235,6 +258,58 @@ export function sendHourWindow(fold: FoldPosition, workspaceId: string, since: D
     where b.workspace_id = ${workspaceId} and b.level = 'z' and (${inUnits}) ${sequenceId ? sql`and b.sequence_id = ${sequenceId}` : sql``}
       and b.through <= ${fold.journal.toString()}::bigint
     union all ${of({ workspaceId, after: fold.journal, upTo: null, since, until })}`;
+}
+
+/** The columns that say which bucket a row counts in: rows equal in all of them are merged. */
+const GROUP = ['workspace_id', 'level', 'width', 'bucket', 'series', 'sequence_id', 'step_id', 'variant_id', 'mailbox_id', 'local_hour'] as const;
+/** Of them, those that are never null: compared with `=`, so the bucket index finds the rows. */
+const NOT_NULL = new Set<string>(['workspace_id', 'level', 'width', 'bucket', 'series']);
+
+export interface CompactResult {
+  /** Rows merged away and the rows that replaced them. */
+  removed: number;
+  written: number;
+}
+
+/**
+ * Merges the rows of every bucket touched since the last compaction into one (file comment), for
+ * both sources. Holds the fold rows for its length, so no fold adds rows meanwhile; a read on an
+ * older snapshot keeps the rows it began with (readFolded). Safe from several processes at once:
+ * the second waits, then finds nothing new.
+ */
+export async function compactFigures(store: Store): Promise<CompactResult> {
+  return store.db.transaction().execute(async (tx) => {
+    const fold = await sql<{ source: 'journal' | 'tracking'; folded: string; compacted: string }>`
+      select source, folded_through::text as folded, compacted_through::text as compacted from figure_fold order by source for update`.execute(tx);
+    const out: CompactResult = { removed: 0, written: 0 };
+    const cols = sql.join(GROUP.map((c) => sql.ref(c)));
+    const ofB = sql.join(GROUP.map((c) => sql.ref(`b.${c}`)));
+    const same = (a: string, z: string) => sql.join(GROUP.map((c) => (NOT_NULL.has(c) ? sql`${sql.ref(`${a}.${c}`)} = ${sql.ref(`${z}.${c}`)}` : sql`${sql.ref(`${a}.${c}`)} is not distinct from ${sql.ref(`${z}.${c}`)}`)), sql` and `);
+    for (const f of fold.rows) {
+      if (BigInt(f.folded) <= BigInt(f.compacted)) continue;
+      // The buckets the folds since the last compaction added to, those of them with more than one
+      // row, and their rows replaced by their sum.
+      const r = await sql<{ removed: number; written: number }>`
+        with fresh as (
+          select distinct ${cols} from figure_bucket where source = ${f.source} and through > ${f.compacted}::bigint
+        ), many as (
+          select ${ofB} from figure_bucket b join fresh t on ${same('b', 't')}
+          where b.source = ${f.source} group by ${ofB} having count(*) > 1
+        ), gone as (
+          delete from figure_bucket b using many t where b.source = ${f.source} and ${same('b', 't')}
+          returning b.*
+        ), put as (
+          insert into figure_bucket (${cols}, n, source, through)
+          select ${cols}, sum(n)::int, ${f.source}, max(through) from gone group by ${cols} having sum(n) <> 0
+          returning 1
+        )
+        select (select count(*) from gone)::int as removed, (select count(*) from put)::int as written`.execute(tx);
+      out.removed += Number(r.rows[0]!.removed);
+      out.written += Number(r.rows[0]!.written);
+      await sql`update figure_fold set compacted_through = folded_through where source = ${f.source}`.execute(tx);
+    }
+    return out;
+  });
 }
 
 /** Folded rows and the fold's position, for `cadenza status` and the benchmark. */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
-import { foldPosition, windowFacts } from './figure-rollup.ts';
+import { readFolded, windowFacts } from './figure-rollup.ts';
 import type { Window } from './figures.ts';
 
 /**
@@ -40,10 +40,9 @@ export async function mailboxDays(db: Db, workspaceId: string, w: Window, mailbo
     select id, case when removed_at is null then email else email || ' (removed mailbox)' end as email
     from mailbox where workspace_id = ${workspaceId} ${mailboxId ? sql`and id = ${mailboxId}` : sql``}
     order by email`.execute(db);
-  const facts = windowFacts(await foldPosition(db), workspaceId, w.since, w.until, 'x', undefined, { perDay: true });
-  const r = await sql<{ mailbox_id: string; day: string; series: string; n: number }>`
+  const r = await readFolded(db, (db, fold) => sql<{ mailbox_id: string; day: string; series: string; n: number }>`
     select f.mailbox_id, ${day(sql`f.at`)} as day, f.series, sum(f.n)::int as n
-    from (${facts}) f
+    from (${windowFacts(fold, workspaceId, w.since, w.until, 'x', undefined, { perDay: true })}) f
     where f.series in ('sends', 'bounces', 'bouncesHard') and f.mailbox_id is not null ${mailboxId ? sql`and f.mailbox_id = ${mailboxId}` : sql``}
     group by 1, 2, 3
     union all
@@ -51,7 +50,7 @@ export async function mailboxDays(db: Db, workspaceId: string, w: Window, mailbo
     from mailbox m join warmup_mail x on x.sender_mailbox_id = m.id
     where m.workspace_id = ${workspaceId} ${mailboxId ? sql`and m.id = ${mailboxId}` : sql``}
       and x.received_folder is not null and x.received_at >= ${w.since} and x.received_at < ${w.until}
-    group by 1, 2, 3`.execute(db);
+    group by 1, 2, 3`.execute(db));
   const out = new Map(boxes.rows.map((b) => [b.id, { id: b.id, email: b.email, days: w.dayKeys.map((d) => ({ day: d, sends: 0, bounces: 0, hardBounces: 0, bounceRate: null as number | null, inbox: 0, junk: 0 })) }]));
   const field = { sends: 'sends', bounces: 'bounces', bouncesHard: 'hardBounces', inbox: 'inbox', junk: 'junk' } as const;
   for (const x of r.rows) {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
-import { foldPosition, sendHourWindow } from './figure-rollup.ts';
+import { readFolded, sendHourWindow } from './figure-rollup.ts';
 import type { SequenceFilter, Span } from './figures.ts';
 
 /**
@@ -90,11 +90,12 @@ export function byHour(cells: readonly HourCell[]): HourFigures[] {
 
 // -- name: figures-send-hours
 export async function sendHourCells(db: Db, workspaceId: string, span: Span, o: SequenceFilter = {}): Promise<HourCell[]> {
-  const facts = sendHourWindow(await foldPosition(db), workspaceId, span.since, span.until, o.sequenceId);
-  const r = await sql<{ local_hour: number; sends: number; replies: number }>`
-    select f.local_hour, sum(f.n) filter (where f.series = 'sends')::int as sends, sum(f.n) filter (where f.series = 'replies')::int as replies
-    from (${facts}) f
-    group by 1
-    order by 1`.execute(db);
+  const r = await readFolded(db, (db, fold) =>
+    sql<{ local_hour: number; sends: number; replies: number }>`
+      select f.local_hour, sum(f.n) filter (where f.series = 'sends')::int as sends, sum(f.n) filter (where f.series = 'replies')::int as replies
+      from (${sendHourWindow(fold, workspaceId, span.since, span.until, o.sequenceId)}) f
+      group by 1
+      order by 1`.execute(db),
+  );
   return r.rows.map((x) => ({ weekday: Math.floor(Number(x.local_hour) / 24) + 1, hour: Number(x.local_hour) % 24, sends: Number(x.sends ?? 0), replies: Number(x.replies ?? 0) }));
 }

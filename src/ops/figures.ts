@@ -3,7 +3,7 @@ import { DateTime, IANAZone } from 'luxon';
 import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
 import { emailCredit, emailStep, isMeeting, positiveReply } from './figure-facts.ts';
-import { foldPosition, windowFacts } from './figure-rollup.ts';
+import { readFolded, windowFacts } from './figure-rollup.ts';
 import { NO_ARM } from '../common/no-arm.ts';
 
 export { isMeeting };
@@ -178,16 +178,15 @@ export type DayCounts = { day: string } & Totals;
 // -- name: figures-per-day
 export async function perDay(db: Db, workspaceId: string, w: Window, o: SequenceFilter = {}): Promise<DayCounts[]> {
   const day = (at: ReturnType<typeof sql>) => sql`to_char(${at} at time zone ${w.zone}, 'YYYY-MM-DD')`;
-  const facts = windowFacts(await foldPosition(db), workspaceId, w.since, w.until, o.sequenceId ? 's' : 'w', o.sequenceId);
-  const counts = await sql<{ day: string; series: DaySeries; n: number }>`
+  const counts = await readFolded(db, (db, fold) => sql<{ day: string; series: DaySeries; n: number }>`
     select ${day(sql`f.at`)} as day, f.series, sum(f.n)::int as n
-    from (${facts}) f
+    from (${windowFacts(fold, workspaceId, w.since, w.until, o.sequenceId ? 's' : 'w', o.sequenceId)}) f
     where f.series <> 'bouncesHard' ${o.sequenceId ? sql`and f.sequence_id = ${o.sequenceId}` : sql``}
     group by 1, 2
     union all
     select ${day(sql`p.at`)}, 'positiveReplies', count(*)::int
     from (${positiveReplyFacts(workspaceId, w, o)}) p
-    group by 1`.execute(db);
+    group by 1`.execute(db));
   const days = w.dayKeys.map((d) => ({ day: d, ...zeroTotals() }));
   const byDay = new Map(days.map((d) => [d.day, d]));
   for (const c of counts.rows) {
@@ -287,10 +286,10 @@ export async function breakdown(db: Db, workspaceId: string, w: Span, by: Breakd
     mailbox: [sql`m.id::text`, sql`case when m.removed_at is null then m.email else m.email || ' (removed mailbox)' end`],
     rep: [sql`u.id::text`, sql`coalesce(u.name, u.email)`],
   }[by];
-  const r = await sql<{ key: string | null; label: string | null; series: DaySeries | 'bouncesHard'; n: number }>`
+  const r = await readFolded(db, (db, fold) => sql<{ key: string | null; label: string | null; series: DaySeries | 'bouncesHard'; n: number }>`
     with f as materialized (
       select x.sequence_id, x.step_id, x.variant_id, x.mailbox_id, x.series, sum(x.n)::int as n
-      from (${windowFacts(await foldPosition(db), workspaceId, w.since, w.until, 'x', o.sequenceId)}) x
+      from (${windowFacts(fold, workspaceId, w.since, w.until, 'x', o.sequenceId)}) x
       ${o.sequenceId ? sql`where x.sequence_id = ${o.sequenceId}` : sql``}
       group by 1, 2, 3, 4, 5
       union all
@@ -309,7 +308,7 @@ export async function breakdown(db: Db, workspaceId: string, w: Span, by: Breakd
     left join variant v on v.id = f.variant_id
     left join mailbox m on m.id = f.mailbox_id
     left join app_user u on u.id = m.user_id
-    group by 1, 2, 3`.execute(db);
+    group by 1, 2, 3`.execute(db));
   const rows = new Map<string | null, BreakdownRow>();
   for (const x of r.rows) {
     let row = rows.get(x.key);
@@ -347,11 +346,11 @@ export interface StepRow {
  */
 // -- name: figures-per-step
 export async function perStep(db: Db, workspaceId: string, span: Span, o: { sequenceId?: string } = {}): Promise<StepRow[]> {
-  const r = await sql<{ sequence_id: string; sequence_name: string; step_key: string; step_id: string; step_position: number; archived: boolean; variant_key: string | null; mailbox_id: string | null; sent: number; replied: number }>`
+  const r = await readFolded(db, (db, fold) => sql<{ sequence_id: string; sequence_name: string; step_key: string; step_id: string; step_position: number; archived: boolean; variant_key: string | null; mailbox_id: string | null; sent: number; replied: number }>`
     with counted as materialized (
       select f.step_id, f.variant_id, f.mailbox_id,
         sum(case when f.series = 'sends' then f.n else 0 end) as sent, sum(case when f.series = 'replies' then f.n else 0 end) as replied
-      from (${windowFacts(await foldPosition(db), workspaceId, span.since, span.until, 'x', o.sequenceId)}) f
+      from (${windowFacts(fold, workspaceId, span.since, span.until, 'x', o.sequenceId)}) f
       where f.series in ('sends', 'replies') and f.step_id is not null
       group by 1, 2, 3
     )
@@ -364,7 +363,7 @@ export async function perStep(db: Db, workspaceId: string, span: Span, o: { sequ
     left join variant v on v.id = c.variant_id
     where (c.sent <> 0 or c.replied <> 0) ${o.sequenceId ? sql`and q.id = ${o.sequenceId}` : sql``}
     group by q.id, q.name, q.created_at, st.key, st.id, st.position, st.archived_at, v.key, c.mailbox_id
-    order by q.created_at, st.position, v.key, c.mailbox_id`.execute(db);
+    order by q.created_at, st.position, v.key, c.mailbox_id`.execute(db));
   return r.rows.map((x) => ({
     sequenceId: x.sequence_id,
     sequenceName: x.sequence_name,

@@ -8,13 +8,14 @@ import type { ThreadContext } from './compose/threading.ts';
 import type { LookContext } from './mailbox-last-look.ts';
 import type { Claim } from './outbox.ts';
 import { threadMessagesSql } from '../sequence/sql/thread-chain.ts';
+import { stepSignature } from '../mailbox/signature.ts';
 
 /** Everything composing needs for one claimed request, read in one round of queries. */
 export interface SendMaterial {
   template: EmailTemplate;
   lead: LeadValues;
   sender: SenderValues;
-  /** The mailbox's signature, appended at compose time (common/email-html.ts withSignature). */
+  /** The mailbox's signature unless the step says none (mailbox/signature.ts stepSignature), appended at compose time (common/email-html.ts withSignature). */
   signature: { html: string; text: string } | null;
   thread: ThreadContext | null;
   tracking: { opens: boolean; clicks: boolean; trackingDomain: string | null };
@@ -49,6 +50,7 @@ const materialSql = (claim: Claim) => sql<LeadRow & {
   body_html: string | null;
   signature_html: string | null;
   signature_text: string | null;
+  step_signature: boolean | null;
   seq_settings: unknown;
   ws_settings: unknown;
   tracking_host: string | null;
@@ -60,6 +62,7 @@ const materialSql = (claim: Claim) => sql<LeadRow & {
   has_written: boolean;
 }>`
   select v.has_variant, v.subject, v.body, v.body_html, m.signature_html, m.signature_text,
+         (select (st.config->>'signature') <> 'false' from step st where st.id = ${claim.stepId}) as step_signature,
          l.email, l.first_name, l.last_name, l.company, l.title, l.phone, l.country, l.region, l.custom,
          s.settings as seq_settings, w.settings as ws_settings, m.email as mailbox_email, m.display_name,
          (select td.host from tracking_domain td where td.workspace_id = e.workspace_id and td.purpose = 'tracking' and td.state in ('active', 'renewing')) as tracking_host,
@@ -94,7 +97,7 @@ export async function loadSendMaterial(db: Db | Tx, claim: Claim): Promise<SendM
   const ws = (row.ws_settings ?? {}) as { trackingDomain?: string };
   return {
     template: { subject: row.subject, text: row.body!, html: row.body_html },
-    signature: row.signature_text || row.signature_html ? { html: row.signature_html ?? '', text: row.signature_text ?? '' } : null,
+    signature: stepSignature({ signature: row.step_signature !== false }, row),
     lead: leadValues(row),
     sender: senderValues({ email: row.mailbox_email, display_name: row.display_name }),
     thread: earlier.length

@@ -67,6 +67,7 @@ function stepDocument(s: StepDefinition): NonNullable<DefinitionDocument['steps'
     ...(s.config.title !== undefined ? { title: s.config.title } : {}),
     ...(s.config.notes !== undefined ? { notes: s.config.notes } : {}),
     ...(s.config.waitForTask !== undefined ? { wait_for_task: s.config.waitForTask } : {}),
+    ...(s.config.signature === false ? { signature: false } : {}),
     ...(s.config.retry ? { retry: { attempts: s.config.retry.attempts, after: formatDelay(s.config.retry.after), on: s.config.retry.on } } : {}),
     ...(s.config.experiment ? { experiment: experimentToDocument(s.config.experiment) } : {}),
     ...(s.branches
@@ -137,6 +138,7 @@ export async function loadDefinition(db: Db | Tx, workspaceId: string, sequenceI
             ...(cfg.title !== undefined ? { title: cfg.title } : {}),
             ...(cfg.notes !== undefined ? { notes: cfg.notes } : {}),
             ...(cfg.waitForTask !== undefined ? { waitForTask: cfg.waitForTask } : {}),
+            ...(cfg.signature === false ? { signature: false as const } : {}),
             ...(cfg.retry ? { retry: cfg.retry } : {}),
             ...(cfg.experiment ? { experiment: cfg.experiment } : {}),
           },

@@ -85,6 +85,8 @@ export const armStepSchema = z
     title: z.string().max(500).optional(),
     notes: z.string().max(10_000).optional(),
     wait_for_task: z.boolean().optional(),
+    /** Email steps: false sends the step without a signature; left out or true: the sending mailbox's signature (mailbox/signature.ts). */
+    signature: z.boolean().optional(),
     /** Email steps with variants: the A/B experiment's settings (experiments/settings.ts). */
     experiment: experimentSchema.optional(),
     /** Call steps: try the call again after these outcomes (default: no answer, voicemail, busy). */
@@ -161,7 +163,8 @@ export interface StepDefinition {
   kind: 'email' | 'call' | 'manual' | 'wait' | 'branch';
   delay: Delay;
   variants: Array<{ key: string; subject: string | null; body: string; html: string | null; weight: number }>;
-  config: { title?: string; notes?: string; waitForTask?: boolean; retry?: CallRetry; experiment?: Partial<ExperimentSettings> };
+  /** `signature: false`: sent without the mailbox's signature (only stored when false: true is the default). */
+  config: { title?: string; notes?: string; waitForTask?: boolean; signature?: false; retry?: CallRetry; experiment?: Partial<ExperimentSettings> };
   /** Branch steps: the arms, each with its own steps (never branches). */
   branches?: ArmDefinition[];
 }
@@ -340,6 +343,7 @@ function checkStep(s: StepInput, where: string, seen: Set<string>, problems: str
   }
   if (s.type === 'branch' && (s.title !== undefined || s.notes !== undefined || s.wait_for_task !== undefined)) problems.push(`${where}: a branch step has no title, notes or wait_for_task`);
   if (s.experiment && s.type !== 'email') problems.push(`${where}: only email steps have an experiment`);
+  if (s.signature !== undefined && s.type !== 'email') problems.push(`${where}: only email steps have a signature`);
   let retry: CallRetry | undefined;
   if (s.retry) {
     if (s.type !== 'call') problems.push(`${where}: only call steps have a retry rule`);
@@ -359,6 +363,7 @@ function checkStep(s: StepInput, where: string, seen: Set<string>, problems: str
       ...(s.title?.trim() ? { title: s.title } : {}),
       ...(s.notes?.trim() ? { notes: s.notes } : {}),
       ...(s.wait_for_task !== undefined ? { waitForTask: s.wait_for_task } : {}),
+      ...(s.signature === false ? { signature: false as const } : {}),
       ...(retry ? { retry } : {}),
       ...(s.experiment ? { experiment: experimentFromDocument(s.experiment) } : {}),
     },

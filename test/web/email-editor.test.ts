@@ -9,11 +9,15 @@ import { webSuite } from './harness.ts';
 
 /**
  * Issue 19, the email editor, in headless Chromium against the real app: a mailbox's signature
- * written in its rich-text form; in a sequence step, bold text and a link typed, a variable picked
+ * written in its rich-text form; in a sequence step, bold text and a link set in the Link dialog
+ * (focus kept inside, Escape closes, a javascript: address refused in words, the link at the caret
+ * changed with Ctrl+K, another removed), a variable picked
  * from the menu with the keyboard (a <select> once inserted its first option on the first arrow
  * key and took the focus away), the plain-text alternative made from the HTML; the email saved as
  * a template, inserted into another step, renamed and deleted; an A/B variant in the same editor;
- * the preview sent from the mailbox with its signature; the content check before launch.
+ * the step's signature picker (any mailbox's signature previewed, one without a signature marked
+ * and written from there, a step set to "No signature" and previewed and saved so); the preview
+ * sent from the mailbox with its signature; the content check before launch.
  * Screenshots and axe at 1440×900 and 390×844.
  */
 const skip = chromiumSkipReason();
@@ -32,6 +36,8 @@ describe.skipIf(skip !== null)(`the email editor in Chromium${skip ? ` (skipped:
     const ws = await db.selectFrom('workspace').select('id').where('name', '=', OWNER.workspace).executeTakeFirstOrThrow();
     const random = seededRandom('web-email-editor');
     await db.insertInto('mailbox').values({ id: newId(Date.now(), random), workspace_id: ws.id, user_id: null, email: 'rae@editors.test', display_name: 'Rae Rep', provider: 'smtp_imap' }).execute();
+    // A second mailbox, without a signature: first by address, so the signature picker starts on it.
+    await db.insertInto('mailbox').values({ id: newId(Date.now(), random), workspace_id: ws.id, user_id: null, email: 'bo@editors.test', display_name: null, provider: 'smtp_imap' }).execute();
     await db.insertInto('lead').values({ id: newId(Date.now(), random), workspace_id: ws.id, email: 'pat@prospect.test', email_norm: 'pat@prospect.test', first_name: 'Pat', company: 'Prospect Ltd' }).execute();
     const found: string[] = [];
 
@@ -66,8 +72,47 @@ describe.skipIf(skip !== null)(`the email editor in Chromium${skip ? ` (skipped:
     await page.keyboard.press('Enter');
     await page.keyboard.type('Read the guide');
     await page.keyboard.press('Shift+Home');
-    page.once('dialog', (d) => void d.accept('https://example.com/guide'));
+    // The Link dialog, in the page: its address field has the focus, the selected text is named.
     await step1.getByRole('button', { name: 'Link' }).click();
+    const linkDialog = page.getByRole('dialog', { name: 'Add a link to Step 1' });
+    await linkDialog.waitFor();
+    const address = linkDialog.getByRole('textbox', { name: 'Link address' });
+    await expect.poll(() => address.evaluate((i) => i === document.activeElement)).toBe(true);
+    expect(await linkDialog.textContent()).toContain('Links the text “Read the guide”.');
+    // The focus stays in the dialog, both ways round.
+    for (const key of ['Tab', 'Tab', 'Tab', 'Tab', 'Shift+Tab', 'Shift+Tab', 'Shift+Tab', 'Shift+Tab', 'Shift+Tab']) {
+      await page.keyboard.press(key);
+      expect(await linkDialog.evaluate((d) => d.contains(document.activeElement)), `after ${key}`).toBe(true);
+    }
+    // Escape closes it with nothing set, the focus back in the text and the words still selected.
+    await page.keyboard.press('Escape');
+    await linkDialog.waitFor({ state: 'detached' });
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Formatted text of Step 1');
+    expect(await body.innerHTML()).not.toContain('<a ');
+    await expect.poll(() => page.evaluate(() => getSelection()?.toString())).toBe('Read the guide');
+    // A javascript: address is refused in words, and the dialog stays with the focus on the field.
+    await step1.getByRole('button', { name: 'Link' }).click();
+    await address.fill('javascript:alert(1)');
+    await page.keyboard.press('Enter');
+    await linkDialog.getByText('"javascript:" links are not allowed in an email: use a web address (https:// or http://) or an email address (mailto:).').waitFor();
+    expect(await address.getAttribute('aria-invalid')).toBe('true');
+    expect(await address.evaluate((i) => i === document.activeElement)).toBe(true);
+    await audit(page, 'email-editor-07-link-dialog', found);
+    await address.fill('https://example.com/guide');
+    await linkDialog.getByRole('button', { name: 'Add link' }).click();
+    await linkDialog.waitFor({ state: 'detached' });
+    await expect.poll(() => body.innerHTML()).toMatch(/<a [^>]*href="https:\/\/example\.com\/guide"[^>]*>Read the guide<\/a>/);
+    // The link at the caret, opened with Ctrl+K: its address to change (a bare domain is read as https).
+    await body.locator('a').click();
+    await page.keyboard.press('Control+K');
+    const editLink = page.getByRole('dialog', { name: 'Edit the link in Step 1' });
+    await editLink.waitFor();
+    expect(await editLink.getByLabel('Link address').inputValue()).toBe('https://example.com/guide');
+    expect(await editLink.textContent()).toContain('Links the text “Read the guide”.');
+    await editLink.getByLabel('Link address').fill('example.com/guide');
+    await editLink.getByRole('button', { name: 'Update link' }).click();
+    await editLink.waitFor({ state: 'detached' });
+    expect(await body.locator('a').count()).toBe(1);
     await page.keyboard.press('End');
     await page.keyboard.press('Enter');
     await page.keyboard.type('Best for');
@@ -123,6 +168,13 @@ describe.skipIf(skip !== null)(`the email editor in Chromium${skip ? ` (skipped:
     await library2.getByRole('button', { name: 'Insert template Intro' }).click();
     await expect.poll(() => body2.innerHTML()).toContain('<strong>Replies in minutes</strong>');
     await expect.poll(() => page.getByLabel('Step 2 body', { exact: true }).inputValue()).toBe(text);
+    // A link removed from its dialog: the words stay, the link goes.
+    await body2.locator('a').click();
+    await page.getByRole('toolbar', { name: 'Formatting of Step 2', exact: true }).getByRole('button', { name: 'Link' }).click();
+    await page.getByRole('dialog', { name: 'Edit the link in Step 2' }).getByRole('button', { name: 'Remove link' }).click();
+    await expect.poll(() => body2.innerHTML()).not.toContain('<a ');
+    const text2 = text.replace(' (https://example.com/guide)', '');
+    await expect.poll(() => page.getByLabel('Step 2 body', { exact: true }).inputValue()).toBe(text2);
     await library2.getByRole('button', { name: 'Rename template Intro' }).click();
     await library2.getByLabel('New name of Intro').fill('Intro (short)');
     await library2.getByRole('button', { name: 'Save name' }).click();
@@ -133,6 +185,41 @@ describe.skipIf(skip !== null)(`the email editor in Chromium${skip ? ` (skipped:
     await library2.getByRole('button', { name: 'Delete template Intro (short)' }).click();
     await library2.getByText('No templates yet').waitFor();
     expect(await db.selectFrom('email_template').select('id').where('workspace_id', '=', ws.id).execute()).toEqual([]);
+
+    // The signature picker of step 1: every mailbox of the workspace, the ones without a signature
+    // marked; the email previewed ending with the picked one's signature, as the sender appends it.
+    await page.getByRole('button', { name: "Signature of Step 1: the sending mailbox's", exact: true }).click();
+    const picker = page.getByRole('region', { name: 'Signature of Step 1', exact: true });
+    const previewWith = picker.getByLabel('Preview Step 1 with the signature of');
+    await expect.poll(() => previewWith.locator('option').allTextContents()).toEqual(['bo@editors.test (no signature)', 'Rae Rep <rae@editors.test>']);
+    await picker.getByText('bo@editors.test has no signature: its emails end with the body.').waitFor();
+    expect(await picker.getByRole('radio', { name: "The sending mailbox's signature" }).isChecked()).toBe(true);
+    await previewWith.selectOption({ label: 'Rae Rep <rae@editors.test>' });
+    const asSent = picker.getByRole('region', { name: 'Step 1 as sent from rae@editors.test' });
+    await expect.poll(() => asSent.locator('.rich-text').textContent()).toContain(`Best for${COMPANY}!Rae RepEditors Inc.`);
+    expect(await asSent.locator('.rich-text a').getAttribute('href')).toBe('https://example.com/guide');
+    await asSent.getByText('Plain-text part').click();
+    expect(await asSent.locator('pre').textContent()).toBe(`${text}\n\nRae Rep\n\nEditors Inc.`);
+    await audit(page, 'email-editor-08-signature-picker', found);
+    // The mailbox without one gets its signature from here, through the mailbox's own API.
+    await previewWith.selectOption({ label: 'bo@editors.test (no signature)' });
+    await picker.getByRole('button', { name: 'Write the signature of bo@editors.test' }).click();
+    await picker.getByRole('textbox', { name: 'Formatted text of the signature of bo@editors.test' }).click();
+    await page.keyboard.type('Bo Baker');
+    await picker.getByRole('button', { name: 'Save signature' }).click();
+    await picker.getByRole('status').getByText('Signature saved.').waitFor();
+    await expect.poll(() => previewWith.locator('option').allTextContents()).toEqual(['bo@editors.test', 'Rae Rep <rae@editors.test>']);
+    await expect.poll(() => picker.getByRole('region', { name: 'Step 1 as sent from bo@editors.test' }).locator('pre').textContent()).toBe(`${text}\n\nBo Baker`);
+    expect(await db.selectFrom('mailbox').select(['signature_html', 'signature_text']).where('email', '=', 'bo@editors.test').executeTakeFirstOrThrow()).toEqual({ signature_html: '<p>Bo Baker</p>', signature_text: 'Bo Baker' });
+    await audit(page, 'email-editor-09-signature-written', found);
+    // Step 2 goes out without a signature, whichever mailbox sends it.
+    await page.getByRole('button', { name: "Signature of Step 2: the sending mailbox's", exact: true }).click();
+    const picker2 = page.getByRole('region', { name: 'Signature of Step 2', exact: true });
+    await picker2.getByRole('radio', { name: 'No signature' }).check();
+    await page.getByRole('button', { name: 'Signature of Step 2: none', exact: true }).waitFor();
+    await picker2.getByText('Sent without a signature, whichever mailbox sends it.').waitFor();
+    await picker2.getByLabel('Preview Step 2 with the signature of').selectOption({ label: 'Rae Rep <rae@editors.test>' });
+    await expect.poll(() => picker2.getByRole('region', { name: 'Step 2 as sent from rae@editors.test' }).locator('pre').textContent()).toBe(text2);
 
     // An A/B variant of step 1: the same rich-text editor, with its own variables menu.
     await page.getByRole('button', { name: 'Add a variant (A/B test)' }).first().click();
@@ -156,12 +243,21 @@ describe.skipIf(skip !== null)(`the email editor in Chromium${skip ? ` (skipped:
     expect(a!.body).toBe(text);
     expect(b!.html).toMatch(/^<p>Hi(&nbsp;|\s)\{\{first_name \| default: (&quot;|")there(&quot;|")\}\}<\/p>$/);
     expect(b!.body).toBe('Hi {{first_name | default: "there"}}');
+    // The signature choice is the step's: step 2 says none, step 1 keeps the default (left out).
+    expect(def.steps[0]!.config.signature).toBeUndefined();
+    expect(def.steps[1]!.config.signature).toBe(false);
 
     // The preview, sent from the mailbox: its signature after the body.
     await page.reload();
     const preview = page.getByRole('complementary', { name: 'Live preview' });
     await preview.getByLabel('Sent from').selectOption({ label: 'Rae Rep <rae@editors.test>' });
     await expect.poll(() => preview.locator('.mail-body').textContent(), { timeout: 15_000 }).toBe('Hello,\n\nReplies in minutes\n\nRead the guide (https://example.com/guide)\n\nBest forProspect Ltd!\n\nRae Rep\n\nEditors Inc.');
+    // Step 2, saved as "No signature": previewed without one, from the same mailbox.
+    const cardOf = (step: string) => page.locator('.flow-card').filter({ has: page.getByRole('heading', { name: step, exact: true }) });
+    await cardOf('Step 2').getByRole('button', { name: 'Preview', exact: true }).click();
+    await preview.getByText('This step is sent without a signature.').waitFor();
+    await expect.poll(() => preview.locator('.mail-body').textContent(), { timeout: 15_000 }).toBe('Hello,\n\nReplies in minutes\n\nRead the guide\n\nBest forProspect Ltd!');
+    await cardOf('Step 1').getByRole('button', { name: 'Preview', exact: true }).click();
 
     // The content check before launch: the saved HTML step has its text part.
     const panel = page.getByRole('region', { name: 'Check content' });

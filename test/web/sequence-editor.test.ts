@@ -97,7 +97,7 @@ describe.skipIf(skip !== null)(`the sequence editor in Chromium${skip ? ` (skipp
     await page.goto(`${app.url}/sequences/${fromId}`);
     const preview = page.getByRole('complementary', { name: 'Live preview' });
     await preview.getByText('Rita for Ana').waitFor();
-    await preview.getByLabel('Sent from').selectOption({ label: 'Zed Other <zed@acme.test>' });
+    await preview.getByLabel('Sent from').selectOption({ label: 'Zed Other <zed@acme.test> (no signature)' });
     await preview.getByText('Zed for Ana').waitFor();
     await screenshot(page, 'sequence-editor-03-preview-sent-from');
 

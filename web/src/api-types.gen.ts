@@ -1436,6 +1436,8 @@ export type Sequence = {
     title?: string;
     notes?: string;
     waitForTask?: boolean;
+    /** Email steps: false sends it without a signature; left out or true: the sending mailbox's signature */
+    signature?: boolean;
     /** Call steps: try the call again after these outcomes, up to `attempts` more times */
     retry?: {
       attempts: number;
@@ -1491,6 +1493,8 @@ export type Sequence = {
         title?: string;
         notes?: string;
         waitForTask?: boolean;
+        /** Email steps: false sends it without a signature; left out or true: the sending mailbox's signature */
+        signature?: boolean;
         /** Call steps: try the call again after these outcomes, up to `attempts` more times */
         retry?: {
           attempts: number;
@@ -3732,6 +3736,8 @@ export interface ApiRoutes {
         title?: string;
         notes?: string;
         waitForTask?: boolean;
+        /** Email steps: false sends it without a signature; left out or true: the sending mailbox's signature */
+        signature?: boolean;
         /** Call steps: try the call again after these outcomes, up to `attempts` more times */
         retry?: {
           attempts: number;
@@ -3787,6 +3793,8 @@ export interface ApiRoutes {
             title?: string;
             notes?: string;
             waitForTask?: boolean;
+            /** Email steps: false sends it without a signature; left out or true: the sending mailbox's signature */
+            signature?: boolean;
             /** Call steps: try the call again after these outcomes, up to `attempts` more times */
             retry?: {
               attempts: number;
@@ -3942,6 +3950,8 @@ export interface ApiRoutes {
         title?: string;
         notes?: string;
         waitForTask?: boolean;
+        /** Email steps: false sends it without a signature; left out or true: the sending mailbox's signature */
+        signature?: boolean;
         /** Call steps: try the call again after these outcomes, up to `attempts` more times */
         retry?: {
           attempts: number;
@@ -3997,6 +4007,8 @@ export interface ApiRoutes {
             title?: string;
             notes?: string;
             waitForTask?: boolean;
+            /** Email steps: false sends it without a signature; left out or true: the sending mailbox's signature */
+            signature?: boolean;
             /** Call steps: try the call again after these outcomes, up to `attempts` more times */
             retry?: {
               attempts: number;
@@ -4139,6 +4151,8 @@ export interface ApiRoutes {
           title?: string;
           notes?: string;
           waitForTask?: boolean;
+          /** Email steps: false sends it without a signature; left out or true: the sending mailbox's signature */
+          signature?: boolean;
           /** Call steps: try the call again after these outcomes, up to `attempts` more times */
           retry?: {
             attempts: number;
@@ -4194,6 +4208,8 @@ export interface ApiRoutes {
               title?: string;
               notes?: string;
               waitForTask?: boolean;
+              /** Email steps: false sends it without a signature; left out or true: the sending mailbox's signature */
+              signature?: boolean;
               /** Call steps: try the call again after these outcomes, up to `attempts` more times */
               retry?: {
                 attempts: number;
@@ -4272,7 +4288,7 @@ export interface ApiRoutes {
     response: EnrollOutcome;
     status: 200;
   };
-  /** Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`), that mailbox's signature appended (access: member of the workspace) */
+  /** Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`), that mailbox's signature appended unless the step says none (access: member of the workspace) */
   "POST /api/workspaces/:workspaceId/sequences/preview": {
     params: {
       workspaceId: string;
@@ -4286,6 +4302,8 @@ export interface ApiRoutes {
       mailboxes?: string[];
       /** The mailbox of the pool it is sent from; default: the first of the pool (by address) */
       mailboxId?: string;
+      /** The step's signature choice: false previews it without a signature, as the sender sends it */
+      signature?: boolean;
     };
     response: {
       subject: string | null;

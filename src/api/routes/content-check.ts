@@ -6,7 +6,7 @@ import { leadValues, senderValues } from '../../sending/send-context.ts';
 import { loadDefinition } from '../../sequence/definition-document.ts';
 import { findLead, oldestLeads } from '../../leads/sql/leads.ts';
 import { poolMailboxes } from '../../mailbox/sql/mailboxes.ts';
-import { storedSignature } from '../../mailbox/signature.ts';
+import { stepSignature } from '../../mailbox/signature.ts';
 import { linkHost, trackingHost } from '../../tracking/domains/hosts.ts';
 import { trackingBaseUrl } from '../../tracking/links.ts';
 import { workspaceRow } from '../../workspace/workspace-row.ts';
@@ -81,7 +81,7 @@ export const contentCheckRoutes = [
         workspaceId: ws.workspaceId,
         stepId: step.key,
         template: { subject: variant.subject, text: variant.body, html: variant.html },
-        signature: storedSignature(mailbox),
+        signature: stepSignature(step.config, mailbox),
         lead: leadRow ? leadValues(leadRow) : SAMPLE_LEAD,
         sender: { ...sender, email: sender.email ?? 'rep@example.com' },
         tracking: {

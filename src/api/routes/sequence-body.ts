@@ -70,6 +70,7 @@ export const armStepBody = z.object({
   title: st.title,
   notes: st.notes,
   waitForTask: st.wait_for_task,
+  signature: st.signature.describe("Email steps: false sends it without a signature; left out or true: the sending mailbox's signature"),
   retry: z
     .object({
       attempts: z.number().int().min(1).max(10),
@@ -229,6 +230,8 @@ function stepToDocument(s: z.output<typeof armStepBody> | z.output<typeof stepBo
     ...(s.title !== undefined ? { title: s.title } : {}),
     ...(s.notes !== undefined ? { notes: s.notes } : {}),
     ...(s.waitForTask !== undefined ? { wait_for_task: s.waitForTask } : {}),
+    // Only an email step's: a step the editor turned from an email into a task keeps no choice.
+    ...(s.type === 'email' && s.signature !== undefined ? { signature: s.signature } : {}),
     ...(s.retry ? { retry: s.retry } : {}),
     ...(s.experiment ? { experiment: settingsToDocument(s.experiment) } : {}),
   };
@@ -286,6 +289,7 @@ function stepToBody(s: StepDefinition): Omit<z.output<typeof armStepBody>, 'type
     ...(s.config.title !== undefined ? { title: s.config.title } : {}),
     ...(s.config.notes !== undefined ? { notes: s.config.notes } : {}),
     ...(s.config.waitForTask !== undefined ? { waitForTask: s.config.waitForTask } : {}),
+    ...(s.config.signature === false ? { signature: false } : {}),
     ...(s.config.retry ? { retry: { attempts: s.config.retry.attempts, after: formatDelay(s.config.retry.after), on: s.config.retry.on } } : {}),
     variants: others.map((v) => ({ key: v.key, subject: v.subject ?? '', body: v.body, html: v.html ?? '', weight: v.weight })),
     ...(s.config.experiment ? { experiment: s.config.experiment } : {}),

@@ -61,7 +61,7 @@ const steps = fc.integer({ min: 1, max: 5 }).chain((n) =>
       fc
         .tuple(i === 0 ? fc.constant('email' as const) : fc.constantFrom('email' as const, 'call' as const, 'manual' as const, 'wait' as const), delay)
         .chain(([type, d]) =>
-          (type === 'email' ? fc.tuple(emailStep(i === 0), fc.record({ notes: safeText, experiment: experimentFields }, { requiredKeys: [] })) : fc.tuple(fc.constant({}), type === 'call' ? callFields : taskFields)).map(([content, extra]) => ({ key: `s${i}`, type, delay: d, ...content, ...extra })),
+          (type === 'email' ? fc.tuple(emailStep(i === 0), fc.record({ notes: safeText, signature: fc.boolean(), experiment: experimentFields }, { requiredKeys: [] })) : fc.tuple(fc.constant({}), type === 'call' ? callFields : taskFields)).map(([content, extra]) => ({ key: `s${i}`, type, delay: d, ...content, ...extra })),
         ),
     ),
   ),

@@ -15,7 +15,7 @@ import { findSequenceId, listSequences } from '../../sequence/sql/sequences.ts';
 import { findLead, oldestLeads } from '../../leads/sql/leads.ts';
 import { leadIdsNotIn } from '../../leads/sql/lead-ids.ts';
 import { poolMailboxes } from '../../mailbox/sql/mailboxes.ts';
-import { storedSignature } from '../../mailbox/signature.ts';
+import { stepSignature } from '../../mailbox/signature.ts';
 import { withSignature } from '../../common/email-html.ts';
 import { enrollmentService } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
@@ -160,7 +160,7 @@ export const sequenceRoutes = [
   defineRoute({
     method: 'POST',
     url: '/api/workspaces/:workspaceId/sequences/preview',
-    summary: "Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`), that mailbox's signature appended",
+    summary: "Render a subject and body against a lead, as the sender would (variables, filters, spintax), sent from a mailbox of the pool (`{{sender.*}}`), that mailbox's signature appended unless the step says none",
     tags: ['sequences'],
     access: { workspace: 'member' },
     params: workspaceParams({}),
@@ -170,6 +170,7 @@ export const sequenceRoutes = [
       body: z.string().max(100_000),
       mailboxes: z.array(z.string().max(320)).max(1000).default([]).describe("The sequence's mailbox pool (addresses); empty: every mailbox of the workspace"),
       mailboxId: z.uuid().optional().describe('The mailbox of the pool it is sent from; default: the first of the pool (by address)'),
+      signature: z.boolean().default(true).describe("The step's signature choice: false previews it without a signature, as the sender sends it"),
     }),
     example: (ids) => ({ body: { leadId: ids.leadId ?? '00000000-0000-4000-8000-000000000000', subject: 'Hi', body: 'Hello {{first_name}}' } }),
     response: z.object({
@@ -191,8 +192,8 @@ export const sequenceRoutes = [
       // A fixed seed: the preview shows one spin and keeps it while the person types elsewhere.
       const r = renderEmail({ subject: body.subject, text: body.body }, { lead: leadValues(lead), sender: mailbox ? senderValues(mailbox) : null }, { enrollmentId: lead.id, stepId: 'preview' });
       if (!r.ok) return { subject: null, text: '', problems: [r.reason], sender };
-      // The signature of the mailbox it is sent from, appended as the sender does at compose time.
-      return { subject: r.subject, text: withSignature({ text: r.text }, storedSignature(mailbox)).text, problems: [], sender };
+      // The signature of the mailbox it is sent from, chosen and appended as the sender does at compose time.
+      return { subject: r.subject, text: withSignature({ text: r.text }, stepSignature(body, mailbox)).text, problems: [], sender };
     },
   }),
 ];

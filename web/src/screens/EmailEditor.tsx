@@ -1,16 +1,18 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
-import { EditorContent, useEditor, type Editor } from '@tiptap/react';
+import { EditorContent, getMarkRange, useEditor, type Editor } from '@tiptap/react';
 import StarterKit from '@tiptap/starter-kit';
 import { htmlToText } from '../../../src/common/email-html.ts';
 import { api, errorMessage, ws } from '../api.ts';
 import { ErrorNote, Field } from '../ui/parts.tsx';
+import { LinkDialog } from './LinkDialog.tsx';
 
 /**
  * The email editor (issue 19; docs/web.md "The email editor"): rich text (tiptap on ProseMirror)
  * with its plain-text alternative beside it, made from the HTML by the very function the server
  * uses (common/email-html.ts htmlToText) until the rep edits it; variables from a menu; the
- * workspace's template library (insert, save, rename, delete). The server sanitizes the HTML
- * before it stores it.
+ * workspace's template library (insert, save, rename, delete); links set, changed or removed in
+ * a dialog that checks the address (LinkDialog.tsx). The server sanitizes the HTML before it
+ * stores it.
  */
 
 /** The renderer's lead fields (sequence/template/variables.ts), each with a fallback where a lead may lack it. */
@@ -48,6 +50,30 @@ export interface EmailValue {
  */
 function insertAtCaret(editor: Editor, touched: boolean, content: string): void {
   editor.chain().focus(touched ? null : 'end').insertContent(content).run();
+}
+
+/** What the Link dialog opens on: the link at the caret (if any) and the text it wraps. */
+interface LinkTarget {
+  current: string;
+  text: string;
+}
+
+function linkTarget(editor: Editor): LinkTarget {
+  const current = editor.isActive('link') ? String(editor.getAttributes('link').href ?? '') : '';
+  const { from, to, $from } = editor.state.selection;
+  // The caret inside a link: the whole link is what it wraps (extendMarkRange, as applying does).
+  const range = current ? getMarkRange($from, editor.schema.marks.link!) : undefined;
+  return { current, text: editor.state.doc.textBetween(range?.from ?? from, range?.to ?? to, ' ') };
+}
+
+/**
+ * The link set on the selection, or, on an empty one, the address inserted as its own linked text
+ * (an email address without its mailto:); on a link at the caret, its address changed.
+ */
+function applyLink(editor: Editor, href: string): void {
+  if (editor.isActive('link')) editor.chain().focus().extendMarkRange('link').setLink({ href }).run();
+  else if (editor.state.selection.empty) editor.chain().focus().insertContent({ type: 'text', text: href.replace(/^mailto:/i, ''), marks: [{ type: 'link', attrs: { href } }] }).run();
+  else editor.chain().focus().setLink({ href }).run();
 }
 
 /**
@@ -129,12 +155,22 @@ export function EmailEditor({
   // More of the value to change with the next update (an inserted template's subject): the
   // parent's state is merged per call, so two calls in one event would lose the first.
   const withNextUpdate = useRef<Partial<EmailValue>>({});
+  const [link, setLink] = useState<LinkTarget>();
+  // Ctrl/Cmd+K opens the Link dialog from the text, as in mail clients (the handler is set before the editor exists).
+  const openLink = useRef<() => void>(() => undefined);
   const editor = useEditor({
     // The app's CSP allows no inline style: tiptap's injected <style> would be refused (a page error).
     injectCSS: false,
     extensions: [StarterKit.configure({ link: { openOnClick: false } })],
     content: value.html || (value.body ? value.body.split(/\n{2,}/).map((p) => `<p>${p.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/\n/g, '<br>')}</p>`).join('') : ''),
-    editorProps: { attributes: { 'aria-label': `Formatted text of ${name}`, role: 'textbox', 'aria-multiline': 'true', class: 'rich-text' } },
+    editorProps: {
+      attributes: { 'aria-label': `Formatted text of ${name}`, role: 'textbox', 'aria-multiline': 'true', 'aria-keyshortcuts': 'Control+K', class: 'rich-text' },
+      handleKeyDown: (_view, e) => {
+        if (e.key.toLowerCase() !== 'k' || !(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey) return false;
+        openLink.current();
+        return true;
+      },
+    },
     onFocus: () => {
       touched.current = true;
       onFocus?.();
@@ -147,6 +183,7 @@ export function EmailEditor({
     },
   });
   if (!editor) return null;
+  openLink.current = () => setLink(linkTarget(editor));
   const tool = (toolName: string, active: boolean, run: () => void) => (
     // A press keeps the focus in the text (no mousedown focus on the button): tiptap gives it back
     // only at the next animation frame, and a key typed before then was lost.
@@ -160,13 +197,23 @@ export function EmailEditor({
         {tool('Bold', editor.isActive('bold'), () => editor.chain().focus().toggleBold().run())}
         {tool('Italic', editor.isActive('italic'), () => editor.chain().focus().toggleItalic().run())}
         {tool('Bulleted list', editor.isActive('bulletList'), () => editor.chain().focus().toggleBulletList().run())}
-        {tool('Link', editor.isActive('link'), () => {
-          const href = window.prompt('Link address (https://…)');
-          if (href) editor.chain().focus().extendMarkRange('link').setLink({ href }).run();
-        })}
+        {tool('Link', editor.isActive('link'), () => openLink.current())}
         <InsertMenu label={`Insert variable into ${name}`} items={VARIABLES} onPick={(v) => insertAtCaret(editor, touched.current, v)} />
       </div>
       <EditorContent editor={editor} />
+      {link && (
+        <LinkDialog
+          name={name}
+          current={link.current}
+          text={link.text}
+          onApply={(href) => applyLink(editor, href)}
+          onRemove={() => editor.chain().focus().extendMarkRange('link').unsetLink().run()}
+          // Back into the text with its selection, however it closed: the browser's own focus return
+          // gives the text the focus without the selection ProseMirror holds, and tiptap's focus
+          // command does nothing in a text that has the focus; the view's focus() writes it back.
+          onClose={() => (setLink(undefined), editor.view.focus())}
+        />
+      )}
       <Field label={label} hint={ownText ? 'Your own text, sent as the plain-text alternative.' : 'Made from the formatted text; edit it to write your own.'}>
         <textarea rows={5} value={ownText ? value.body : generated || value.body} onFocus={onFocus} onChange={(e) => (setOwnText(true), onChange({ body: e.target.value }))} />
       </Field>

@@ -6,7 +6,7 @@ import { WarmupPanel } from './WarmupPanel.tsx';
 import type { ConnectionReport, Mailbox, MailboxRemoval } from '../types.ts';
 import { Badge, Empty, ErrorNote, Field, Meter, PageHeader, SubmitButton, TableHead } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
-import { EmailEditor } from './EmailEditor.tsx';
+import { SignatureForm } from './SignatureForm.tsx';
 import { useSubmit } from '../ui/use-submit.ts';
 
 const healthTone = { ok: 'ok', warning: 'warn', paused: 'bad', error: 'bad' } as const;
@@ -196,7 +196,7 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
         </table>
       )}
       {warmupOf && <WarmupPanel key={warmupOf.id} url={ws(workspaceId, `mailboxes/${warmupOf.id}/warmup`)} email={warmupOf.email} canEdit />}
-      {signatureOf && <SignatureForm key={signatureOf.id} workspaceId={workspaceId} mailbox={signatureOf} onSaved={list.reload} />}
+      {signatureOf && <SignatureForm key={signatureOf.id} workspaceId={workspaceId} mailbox={signatureOf} onSaved={() => list.reload()} />}
       {pacingOf && <PacingForm key={pacingOf.id} url={ws(workspaceId, `mailboxes/${pacingOf.id}/pacing`)} title={`Pacing of ${pacingOf.email}`} canEdit inheritsFrom="the workspace's pacing defaults (Settings)" />}
     </>
   );
@@ -438,55 +438,5 @@ function EndpointFields({ legend, value, onChange, defaults }: { legend: string;
         </select>
       </Field>
     </fieldset>
-  );
-}
-
-/** The mailbox's signature, appended by the sender after every email's body (docs/web.md "The email editor"). */
-function SignatureForm({ workspaceId, mailbox, onSaved }: { workspaceId: string; mailbox: Mailbox; onSaved: () => void }) {
-  const [value, setValue] = useState({ subject: '', body: mailbox.signature?.text ?? '', html: mailbox.signature?.html ?? '' });
-  const [stored, setStored] = useState(mailbox.signature !== null);
-  // A removed signature empties the editor: a new one, since tiptap reads its content once.
-  const [generation, setGeneration] = useState(0);
-  const [note, setNote] = useState<string>();
-  const [error, setError] = useState<string>();
-  const send = async (html: string | null, text: string | null, done: string) => {
-    setError(undefined);
-    setNote(undefined);
-    try {
-      const m = await api<Mailbox>('PATCH', ws(workspaceId, `mailboxes/${mailbox.id}`), { signatureHtml: html, signatureText: text });
-      setStored(m.signature !== null);
-      setNote(done);
-      onSaved();
-      return true;
-    } catch (e) {
-      setError(errorMessage(e));
-      return false;
-    }
-  };
-  const remove = async () => {
-    if (!confirm(`Remove the signature of ${mailbox.email}? Its emails go out without one.`)) return;
-    if (await send(null, null, 'Signature removed.')) {
-      setValue({ subject: '', body: '', html: '' });
-      setGeneration((g) => g + 1);
-    }
-  };
-  return (
-    <section className="card stack" aria-label={`Signature of ${mailbox.email}`}>
-      <h2>Signature of {mailbox.email}</h2>
-      <p className="muted">Added after the body of every email this mailbox sends (HTML and plain text).</p>
-      <EmailEditor key={generation} name="the signature" label="Signature text" value={value} onChange={(p) => setValue((v) => ({ ...v, ...p }))} />
-      <div className="row">
-        <button type="button" className="btn btn-primary" onClick={() => void send(value.html, value.body, 'Signature saved.')}>
-          Save signature
-        </button>
-        {stored && (
-          <button type="button" className="btn btn-quiet" onClick={() => void remove()}>
-            Remove signature
-          </button>
-        )}
-      </div>
-      {note && <p role="status">{note}</p>}
-      <ErrorNote error={error} />
-    </section>
   );
 }

@@ -5,6 +5,7 @@ import { Field } from '../ui/parts.tsx';
 import { EmailEditor } from './EmailEditor.tsx';
 import { freshKey } from './flow-keys.ts';
 import { StepExperimentFields } from './SequenceExperiments.tsx';
+import { StepSignature } from './StepSignature.tsx';
 
 /**
  * The sequence editor's flow view (issue 18): steps as cards on one vertical line, the wait before
@@ -183,6 +184,7 @@ export function StepCard({
             <input value={s.subject} onChange={(e) => onChange({ subject: e.target.value })} />
           </Field>
           <EmailEditor name={name} label={`${name} body`} workspaceId={workspaceId} value={s} onChange={(patch) => onChange(patch)} />
+          {workspaceId && <StepSignature workspaceId={workspaceId} name={name} step={s} onChange={(signature) => onChange({ signature })} />}
           {s.variants.map((v, j) => {
             const vname = `${name} variant ${v.key.toUpperCase()}`;
             const setVariant = (patch: Partial<StepDraft['variants'][number]>) => onChange({ variants: s.variants.map((x, k) => (k === j ? { ...x, ...patch } : x)) });

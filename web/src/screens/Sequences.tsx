@@ -4,6 +4,7 @@ import { navigate } from '../router.ts';
 import type { ScreenProps } from '../Shell.tsx';
 import type { ApiBody, ApiResponse, ContentCheckResult, EnrollResult, FlowStep, Lead, Mailbox, MoveTo, ReplyRules, SequenceDraft, SequenceSummary, StepDraft, StopRules } from '../types.ts';
 import { isBranch, replyRuleIntents } from '../types.ts';
+import { mailboxName } from './StepSignature.tsx';
 import { BranchCard, Connector, MoveFields, StepCard, freshKey, newBranch, newStep, usedKeys, type StepKind } from './SequenceFlow.tsx';
 import { Badge, Empty, ErrorNote, Field, PageHeader } from '../ui/parts.tsx';
 import { EnrollOutcome } from '../ui/EnrollOutcome.tsx';
@@ -512,6 +513,7 @@ function Preview({ workspaceId, step, what, leads, pool }: { workspaceId: string
         body: step.body,
         mailboxes: pool.map((m) => m.email),
         ...(from ? { mailboxId: from } : {}),
+        signature: step.signature !== false,
       })
         .then((r) => (setOut(r), setError(undefined)))
         .catch((e: unknown) => setError(errorMessage(e)));
@@ -519,7 +521,7 @@ function Preview({ workspaceId, step, what, leads, pool }: { workspaceId: string
     return () => clearTimeout(t);
     // The text, not the object: a variant's draft is a new object on every render.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [workspaceId, step?.type, step?.subject, step?.body, lead, from, pool.map((m) => m.email).join(',')]);
+  }, [workspaceId, step?.type, step?.subject, step?.body, step?.signature, lead, from, pool.map((m) => m.email).join(',')]);
   return (
     <aside className="card preview stack" aria-label="Live preview">
       <h2>Preview</h2>
@@ -542,12 +544,14 @@ function Preview({ workspaceId, step, what, leads, pool }: { workspaceId: string
           <select value={from} onChange={(e) => setMailboxId(e.target.value)}>
             {sorted.map((m) => (
               <option key={m.id} value={m.id}>
-                {m.displayName ? `${m.displayName} <${m.email}>` : m.email}
+                {mailboxName(m)}
+                {step?.signature === false || m.signature ? '' : ' (no signature)'}
               </option>
             ))}
           </select>
         </Field>
       )}
+      {step?.type === 'email' && step.signature === false && <p className="muted small">This step is sent without a signature.</p>}
       <ErrorNote error={error} />
       {out && step?.type === 'email' && (
         <div className="mail" aria-live="polite">

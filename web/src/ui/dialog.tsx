@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, type ReactNode } from 'react';
+import { useEffect, useId, useRef, type KeyboardEvent, type ReactNode } from 'react';
 
 /** A <dialog>'s element, shown as modal while `open` (showModal: focus kept inside, Escape closes, focus given back). */
 export function useModal(open: boolean) {
@@ -10,6 +10,24 @@ export function useModal(open: boolean) {
     if (!open && d.open) d.close();
   }, [open]);
   return ref;
+}
+
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])';
+
+/**
+ * A modal dialog's keydown: Tab from its last control goes to its first, Shift+Tab from its first
+ * to its last. showModal makes the page behind inert, but Chromium still lets Tab leave the last
+ * control for the browser's own controls, so the focus leaves the dialog.
+ */
+export function keepFocusInside(e: KeyboardEvent<HTMLElement>): void {
+  if (e.key !== 'Tab') return;
+  const all = Array.from(e.currentTarget.querySelectorAll<HTMLElement>(FOCUSABLE)).filter((x) => x.offsetParent !== null || x === document.activeElement);
+  const first = all[0];
+  const last = all[all.length - 1];
+  if (!first || !last) return;
+  const at = document.activeElement;
+  if (e.shiftKey && (at === first || !e.currentTarget.contains(at))) (e.preventDefault(), last.focus());
+  else if (!e.shiftKey && (at === last || !e.currentTarget.contains(at))) (e.preventDefault(), first.focus());
 }
 
 /**

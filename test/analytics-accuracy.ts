@@ -1,7 +1,7 @@
 import type { ApiHarness } from './api.ts';
 import { login, seedMember } from './api.ts';
 import { seededRandom } from '../src/common/random.ts';
-import { foldFigures } from '../src/ops/figure-rollup.ts';
+import { compactFigures, foldFigures } from '../src/ops/figure-rollup.ts';
 import { compareWithWorld, type AccuracyResult } from '../src/sim/analytics-accuracy.ts';
 import { systemClock, type Clock } from '../src/common/clock.ts';
 import { runSeed, type SimResult } from '../src/sim/simulation.ts';
@@ -22,7 +22,7 @@ export function readingClock(): ReadingClock {
 }
 
 /**
- * One simulated world on the harness's store, its analytics' rollup folded at random moments
+ * One simulated world on the harness's store, its analytics' rollup folded (and compacted) at random moments
  * (after about 3% of the steps, and before 30% of the reads), then read as a member through the
  * API and compared figure by figure with its log (src/sim/analytics-accuracy.ts). `clock` is the
  * harness server's: set to an hour after the run, so the window ends with its last day. Six days:
@@ -34,6 +34,8 @@ export async function accuracyRun(h: ApiHarness, clock: ReadingClock, run: { see
   const fold = async () => {
     folds++;
     await foldFigures(h.store);
+    // Half the folds are followed by a compaction (the API's, every tenth).
+    if (random.next() < 0.5) await compactFigures(h.store);
   };
   const r = await runSeed({ seed: run.seed, start: run.start, days: run.days, store: h.store, between: async () => (random.next() < 0.03 ? fold() : undefined) });
   clock.set(r.endMs + HOUR);

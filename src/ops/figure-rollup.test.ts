@@ -6,6 +6,8 @@ import { seededRandom, type Random } from '../common/random.ts';
 import type { Db } from '../store/store.ts';
 import { compactFigures, foldFigures, foldPosition, foldState, readFolded, units, windowFacts } from './figure-rollup.ts';
 import { ALL_TIME, BREAKDOWN_BY, breakdown, calendarWindow, perDay, perStep, type Window } from './figures.ts';
+import { mailboxDays } from './figures-mailbox-days.ts';
+import { readFileSync } from 'node:fs';
 
 const DAY = 86_400_000;
 const Q = 15 * 60_000;
@@ -185,6 +187,16 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
     for (const by of BREAKDOWN_BY) expect(await breakdown(store.db, ws, w, by)).toEqual(await fromSource((db) => breakdown(db, ws, w, by)));
   }
 
+  /** The reads of the levels with fewer keys in their other cases (a few times only: each read of the source alone takes seconds). */
+  async function agreeOnLevels() {
+    const w = windows()[3]!;
+    for (const by of ['mailbox', 'rep'] as const) {
+      expect(await breakdown(store.db, ws, w, by, { sequenceId: seqs[0]! })).toEqual(await fromSource((db) => breakdown(db, ws, w, by, { sequenceId: seqs[0]! })));
+    }
+    // The mailboxes' days: hours in most zones, quarter hours in Kathmandu's (+5:45).
+    for (const m of [windows()[0]!, windows()[8]!]) expect(await mailboxDays(store.db, ws, m)).toEqual(await fromSource((db) => mailboxDays(db, ws, m)));
+  }
+
   it('agrees with the source rows before any fold, after folds, and with rows past the fold', async () => {
     await enroll(40);
     await write(400);
@@ -208,6 +220,7 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
     // The late opens did move a first earlier: the fold took one back where it had been.
     const moved = await sql<{ n: number }>`select count(*)::int as n from figure_bucket where n < 0`.execute(store.db);
     expect(moved.rows[0]!.n).toBeGreaterThan(0);
+    await agreeOnLevels();
     // Ten comparisons of every figure in twelve windows, each read twice: 10 to 40 s alone, and
     // past a minute on CI's two cores under the suite's load.
   }, 240_000);
@@ -253,6 +266,7 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
     await compactFigures(store);
     expect(await splitBuckets()).toBe(0);
     await agree();
+    await agreeOnLevels();
   }, 240_000);
 
   it.skipIf(backend === 'pglite')('counts a compaction that commits while a read runs once: the read keeps its snapshot', async () => {
@@ -283,6 +297,38 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
     expect(read).toBe(now);
     expect(truth).toBeLessThan(now);
   }, 120_000);
+
+  it("derives levels 'v' and 'b' from level 'x' on upgrade (migration 0128) as the fold writes them", async () => {
+    const levels = (db: Db) =>
+      sql<{ k: string; n: number }>`
+        select concat_ws('|', level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id) as k, sum(n)::int as n
+        from figure_bucket where level in ('v', 'b') group by 1 having sum(n) <> 0 order by 1`
+        .execute(db)
+        .then((r) => r.rows);
+    const folded = await levels(store.db);
+    expect(folded.length).toBeGreaterThan(100);
+    const inserts = readFileSync(new URL('../store/migrations/0128_figure_levels_step_mailbox.sql', import.meta.url), 'utf8')
+      .split('\n')
+      .filter((l) => !l.startsWith('--'))
+      .join('\n')
+      .split(';')
+      .map((x) => x.trim())
+      .filter((x) => x.startsWith('insert'));
+    expect(inserts).toHaveLength(3);
+    let derived: Awaited<ReturnType<typeof levels>> = [];
+    await store.db
+      .transaction()
+      .execute(async (tx) => {
+        await sql`delete from figure_bucket where level in ('v', 'b')`.execute(tx);
+        for (const q of inserts) await sql.raw(q).execute(tx);
+        derived = await levels(tx);
+        throw new Error('rolled back');
+      })
+      .catch((e: unknown) => {
+        if ((e as Error).message !== 'rolled back') throw e;
+      });
+    expect(derived).toEqual(folded);
+  });
 
   it("keeps another workspace's facts out", async () => {
     const w = calendarWindow(base + 29 * DAY, 30, 'UTC');

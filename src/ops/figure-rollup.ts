@@ -21,7 +21,11 @@ import { journalFacts, sendHourFacts, trackingFacts, type FactRange } from './fi
  * for the per-email detail, to 15 minutes, UTC days and months, so that a long span reads months,
  * then days, then quarter hours at its ends (`units`). Level 'z' (migration 0126) holds the best
  * send hours' facts (figure-facts.ts sendHourFacts) in the same three widths, by the prospect's
- * local hour of the week: a reply there is counted at the time of the email it answers.
+ * local hour of the week: a reply there is counted at the time of the email it answers. Levels 'v'
+ * and 'b' (migration 0128) are level 'x' summed over fewer keys, for the reads that need no more:
+ * 'v' per sequence, step and variant (the breakdowns by sequence, step and variant), 'b' per
+ * mailbox alone, also in hours (the breakdowns by mailbox and rep, and the mailboxes' days): a
+ * tenth and a two-hundredth of the rows at 1M enrollments (docs/benchmarks.md).
  *
  * Compaction (migration 0127, `compactFigures`): a fold adds a row per bucket it touches, so every
  * minute's fold would add one more row to each of the day's and the month's buckets; compaction
@@ -35,7 +39,10 @@ import { journalFacts, sendHourFacts, trackingFacts, type FactRange } from './fi
  * they are read from messages each time.
  */
 
-export type Level = 'w' | 's' | 'x';
+export type Level = 'w' | 's' | 'x' | 'v' | 'b';
+/** The levels with UTC days and months (read over a span by `units`), and those with hours (read per day of a zone). */
+const SPANNED = new Set<Level>(['x', 'v', 'b']);
+const HOURLY = new Set<Level>(['w', 's', 'b']);
 type Width = 'q' | 'h' | 'd' | 'm';
 
 const QUARTER = 15 * 60_000;
@@ -121,8 +128,9 @@ export function units(since: Date, until: Date): Array<{ width: Width; from: Dat
  * Every fact of the workspace in [since, until), as rows (at, sequence_id, step_id, variant_id,
  * mailbox_id, series, n): the folded buckets of `level` (their start standing for `at`) and the
  * rows past the fold. Level 'w' and 's' hold quarter hours and hours (they are read per day of a zone);
- * 'x' holds every fact by the email it is credited to (`perDay`: read in quarter hours, to be counted per day of a zone). `sequenceId` keeps the buckets of one sequence
- * ('s', 'x'; the caller filters the rows past the fold). A span whose ends are not on quarter hours
+ * 'x' holds every fact by the email it is credited to, 'v' and 'b' the same with fewer keys (`perDay`: read in
+ * hours or quarter hours, to be counted per day of a zone). `sequenceId` keeps the buckets of one sequence
+ * (every level but 'w' and 'b'; the caller filters the rows past the fold). A span whose ends are not on quarter hours
  * is read from the source tables alone.
  */
 export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date, until: Date, level: Level, sequenceId?: string, o: { perDay?: boolean } = {}): RawBuilder<unknown> {
@@ -135,14 +143,15 @@ export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date
   // Per day of a zone: whole hours where the zone's midnights are on the hour (most zones), a
   // quarter of the rows; quarter hours for the zones at :30 and :45.
   const dayWidth: Width = since.getTime() % HOUR === 0 && until.getTime() % HOUR === 0 ? 'h' : 'q';
-  // Level 'x' per day of a zone (`perDay`): its quarter hours alone, the only width it holds whose
-  // buckets never straddle a zone's midnight.
-  const ranges = level === 'x' ? (o.perDay ? [{ width: 'q' as Width, from: since, to: until }] : units(since, until)) : [{ width: dayWidth, from: since, to: until }];
+  // A span's total: UTC months and days where the level has them. Per day of a zone: the widths
+  // whose buckets never straddle the zone's midnight.
+  if (sequenceId && (level === 'w' || level === 'b')) throw new Error(`figure level ${level} holds no sequence`);
+  const ranges = SPANNED.has(level) && !o.perDay ? units(since, until) : [{ width: HOURLY.has(level) ? dayWidth : ('q' as Width), from: since, to: until }];
   const inUnits = sql.join(ranges.map((u) => sql`(b.width = ${u.width} and b.bucket >= ${u.from} and b.bucket < ${u.to})`), sql` or `);
   return sql`
     select b.bucket as at, b.sequence_id, b.step_id, b.variant_id, b.mailbox_id, b.series, b.n
     from figure_bucket b
-    where b.workspace_id = ${workspaceId} and b.level = ${level} and (${inUnits}) ${level !== 'w' && sequenceId ? sql`and b.sequence_id = ${sequenceId}` : sql``}
+    where b.workspace_id = ${workspaceId} and b.level = ${level} and (${inUnits}) ${sequenceId ? sql`and b.sequence_id = ${sequenceId}` : sql``}
       and b.through <= (case b.source when 'journal' then ${fold.journal.toString()}::bigint else ${fold.tracking.toString()}::bigint end)
     union all ${of(journalFacts(tail))}
     union all ${of(trackingFacts({ ...tail, after: fold.tracking }, false))}`;
@@ -203,7 +212,7 @@ async function foldSource(store: Store, source: 'journal' | 'tracking', table: '
 
 /** The bucket of fact row `f` in a width: its time floored to 15 minutes, the hour, or the UTC day or month. */
 function bucketOf(width: RawBuilder<unknown>): RawBuilder<unknown> {
-  return sql`case ${width} when 'q' then date_bin('15 minutes', f.at, ${EPOCH}::timestamptz) when 'h' then date_trunc('hour', f.at)
+  return sql`case ${width} when 'q' then date_bin('15 minutes', f.at, ${EPOCH}::timestamptz) when 'h' then date_trunc('hour', f.at, 'UTC')
     when 'd' then date_trunc('day', f.at, 'UTC') else date_trunc('month', f.at, 'UTC') end`;
 }
 
@@ -223,6 +232,14 @@ function insertBuckets(facts: RawBuilder<unknown>, source: 'journal' | 'tracking
         f.series, f.sequence_id, f.step_id, f.variant_id, f.mailbox_id, sum(f.n)::int
       from f cross join (values ('q'), ('d'), ('m')) as w(width)
       group by 1, 3, 4, 5, 6, 7, 8, 9
+      union all
+      select f.workspace_id, 'v', w.width, ${bucketOf(sql`w.width`)}, f.series, f.sequence_id, f.step_id, f.variant_id, null, sum(f.n)::int
+      from f cross join (values ('q'), ('d'), ('m')) as w(width)
+      group by 1, 3, 4, 5, 6, 7, 8
+      union all
+      select f.workspace_id, 'b', w.width, ${bucketOf(sql`w.width`)}, f.series, null, null, null, f.mailbox_id, sum(f.n)::int
+      from f cross join (values ('q'), ('h'), ('d'), ('m')) as w(width)
+      group by 1, 3, 4, 5, 9
     )
     insert into figure_bucket (workspace_id, level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id, n, source, through)
     select workspace_id, level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id, n, ${source}, ${through.toString()}::bigint from b where n <> 0`;

@@ -6,12 +6,12 @@ import type { Window } from './figures.ts';
 /**
  * Mailbox health over time (issue 18): per mailbox and day of the window's zone, the sends and
  * bounces credited to its emails (the breakdown's facts by mailbox, ops/figures.ts breakdown, read
- * through the rollup's per-email quarter hours) and the placement its warmup mail found (warmup_mail:
+ * through the rollup's per-mailbox hours, level 'b') and the placement its warmup mail found (warmup_mail:
  * the receiver's folder, inbox or junk, by when the receiver read it; src/warmup/). Placement is the
  * only inbox-or-junk evidence Cadenza has: a mailbox outside the warmup network has none.
  *
- * Cost: the rollup's quarter hours of the window, per mailbox and series (96 rows a day per mailbox
- * that sent), plus the rows past the fold; warmup mail through `warmup_mail_sender_received`
+ * Cost: the rollup's hours of the window (quarter hours in a zone whose midnight is not on the
+ * hour), per mailbox and series (24 rows a day per mailbox that sent), plus the rows past the fold; warmup mail through `warmup_mail_sender_received`
  * (sender_mailbox_id, received_at), one range per mailbox.
  */
 
@@ -42,7 +42,7 @@ export async function mailboxDays(db: Db, workspaceId: string, w: Window, mailbo
     order by email`.execute(db);
   const r = await readFolded(db, (db, fold) => sql<{ mailbox_id: string; day: string; series: string; n: number }>`
     select f.mailbox_id, ${day(sql`f.at`)} as day, f.series, sum(f.n)::int as n
-    from (${windowFacts(fold, workspaceId, w.since, w.until, 'x', undefined, { perDay: true })}) f
+    from (${windowFacts(fold, workspaceId, w.since, w.until, 'b', undefined, { perDay: true })}) f
     where f.series in ('sends', 'bounces', 'bouncesHard') and f.mailbox_id is not null ${mailboxId ? sql`and f.mailbox_id = ${mailboxId}` : sql``}
     group by 1, 2, 3
     union all

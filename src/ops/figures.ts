@@ -3,7 +3,7 @@ import { DateTime, IANAZone } from 'luxon';
 import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
 import { emailCredit, emailStep, isMeeting, positiveReply } from './figure-facts.ts';
-import { readFolded, windowFacts } from './figure-rollup.ts';
+import { readFolded, windowFacts, type Level } from './figure-rollup.ts';
 import { NO_ARM } from '../common/no-arm.ts';
 
 export { isMeeting };
@@ -277,6 +277,16 @@ const UNCREDITED: Record<BreakdownBy, string> = {
  *   the mailbox the enrollment sends from); **sequence**: the enrollment's (or, without one, the
  *   credited step's).
  */
+/**
+ * The fewest keys a breakdown can read (figure-rollup.ts levels): by sequence, step or variant, the
+ * buckets without mailboxes; by mailbox or rep, those with mailboxes alone, unless the breakdown is
+ * of one sequence (they hold no sequence).
+ */
+function breakdownLevel(by: BreakdownBy, o: SequenceFilter): Level {
+  if (by === 'mailbox' || by === 'rep') return o.sequenceId ? 'x' : 'b';
+  return 'v';
+}
+
 // -- name: figures-breakdown
 export async function breakdown(db: Db, workspaceId: string, w: Span, by: BreakdownBy, o: SequenceFilter = {}): Promise<BreakdownRow[]> {
   const [key, label] = {
@@ -289,7 +299,7 @@ export async function breakdown(db: Db, workspaceId: string, w: Span, by: Breakd
   const r = await readFolded(db, (db, fold) => sql<{ key: string | null; label: string | null; series: DaySeries | 'bouncesHard'; n: number }>`
     with f as materialized (
       select x.sequence_id, x.step_id, x.variant_id, x.mailbox_id, x.series, sum(x.n)::int as n
-      from (${windowFacts(fold, workspaceId, w.since, w.until, 'x', o.sequenceId)}) x
+      from (${windowFacts(fold, workspaceId, w.since, w.until, breakdownLevel(by, o), o.sequenceId)}) x
       ${o.sequenceId ? sql`where x.sequence_id = ${o.sequenceId}` : sql``}
       group by 1, 2, 3, 4, 5
       union all

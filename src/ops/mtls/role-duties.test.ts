@@ -10,7 +10,7 @@ import { EnrollmentService } from '../../sequence/enrollment-service.ts';
 import { runNightlyPurge, lastPurgeDay } from '../../privacy/purge-role.ts';
 import { purgeAuditLog } from '../../api/audit/retention.ts';
 import { recordAudit } from '../../api/audit/audit-log.ts';
-import { foldFigures } from '../figure-rollup.ts';
+import { compactFigures, foldFigures } from '../figure-rollup.ts';
 import { settleWinners } from '../../sequence/auto-winner.ts';
 import { sweepCalls } from '../../dialer/calls.ts';
 import { sendDueWeeklyReports } from '../../api/weekly-report/job.ts';
@@ -72,9 +72,10 @@ describe.skipIf(!testBackends().includes('postgres'))("each role's duties under 
     expect(await lastPurgeDay(as.api.db, WS)).toMatchObject({ day: '2026-03-10', counts: PURGED_OF_SEEDED });
   });
 
-  it("the API's duties: the analytics fold, the audit retention, the call sweep, experiment winners, the weekly report, notifications", async () => {
+  it("the API's duties: the analytics fold and compaction, the audit retention, the call sweep, experiment winners, the weekly report, notifications", async () => {
     const clock = new SimClock(T);
     await foldFigures(as.api);
+    await compactFigures(as.api);
     expect((await purgeAuditLog(as.api, clock)).deleted).toBe(1);
     const service = new EnrollmentService({ store: as.api, clock, random: seededRandom(2) });
     await sweepCalls({ store: as.api, clock, random: seededRandom(3), service });

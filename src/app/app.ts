@@ -57,6 +57,7 @@ import { TranscriptionWorker } from '../dialer/transcribe/worker.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
 import { startPlacementDuty } from '../warmup/placement/placement-role.ts';
+import { startSsoProofRecheck } from '../api/auth/sso/proof-recheck-duty.ts';
 import { warmupDueAt, warmupExtraStep } from '../warmup/send/warmup-sender.ts';
 import { PrivacyPurgeRole } from '../privacy/purge-role.ts';
 import { erasureKey } from '../common/erasure-key.ts';
@@ -158,6 +159,8 @@ export interface RunningApp {
   warmupPlan?: WarmupPlanRole;
   /** Warmup placement judged again every hour (scheduler role; one process judges, under a lease): warnings, pauses, cap factors. */
   warmupPlacement?: Periodic;
+  /** The daily re-check of verified SSO domains (scheduler role, with domain checks on). */
+  ssoProofs?: Periodic;
   /** Warmup federation's exchange with peer installations (scheduler role; one process at a time, under a lease). */
   federation?: FederationRole;
   /** The nightly purge of data past its workspace's retention (scheduler role; one process purges, under a lease). */
@@ -281,7 +284,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
       // finish and commit the batch in flight.
-      await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.warmupPlacement?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
+      await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.warmupPlacement?.stop(), app.ssoProofs?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
       // Bounded: a request that hangs (a stalled upload) is cut at the deadline (api/http/drain.ts).
       if (app.server) {
         const d = await drainServer(app.server, o.drainMs ?? 10_000);
@@ -450,6 +453,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
           },
         });
         app.domains.start();
+        // The daily re-check of verified SSO domains, through the same resolver (the lease picks one process).
+        app.ssoProofs = startSsoProofRecheck({ store, clock, random, resolver: domainSettings.resolver, log, owner: newId(clock.now(), random) });
       }
       app.warmupPlan = new WarmupPlanRole({ store, clock, random, log, owner: newId(clock.now(), random) });
       app.warmupPlan.start();
@@ -511,11 +516,12 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     }
   };
   const stopRoles = async () => {
-    await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.warmupPlacement?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
+    await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.warmupPlacement?.stop(), app.ssoProofs?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
     await app.scheduler?.stop();
     app.credentialTasks = undefined;
     app.domains = undefined;
     app.warmupPlacement = undefined;
+    app.ssoProofs = undefined;
     app.federation = undefined;
     app.senders = undefined;
     app.syncs = undefined;

@@ -53,7 +53,8 @@ export function chooseCallback(s: CallbackSettings, row: HostRow | undefined, wo
     return { ok: false, reason: 'other_workspace', message: `${row.host} signs in to its own workspace only; sign in to this one on its own address` };
   }
   if (!serving(s, row)) {
-    return { ok: false, reason: 'unverified_host', message: `single sign-on on ${row.host} waits until the domain is verified and its certificate issued; sign in on ${new URL(s.publicUrl).host} meanwhile` };
+    const why = s.appHttpsPort === undefined ? 'this server does not serve custom hosts (CADENZA_TRACKING_HTTPS_PORT is not set)' : 'it waits until the domain is verified and its certificate issued';
+    return { ok: false, reason: 'unverified_host', message: `single sign-on cannot come back to ${row.host}: ${why}; sign in on ${new URL(s.publicUrl).host} meanwhile` };
   }
   const base = clientBase(row.host, s.appHttpsPort!);
   return { ok: true, redirectUri: `${base}${SSO_CALLBACK_PATH}`, base, clientHost: row.host };

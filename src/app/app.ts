@@ -454,7 +454,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
         });
         app.domains.start();
         // The daily re-check of verified SSO domains, through the same resolver (the lease picks one process).
-        app.ssoProofs = startSsoProofRecheck({ store, clock, random, resolver: domainSettings.resolver, log, owner: newId(clock.now(), random) });
+        app.ssoProofs = startSsoProofRecheck({ store, clock, random, resolver: domainSettings.resolver, log, owner: newId(clock.now(), random), ...(o.domains?.everyMs ? { everyMs: o.domains.everyMs } : {}) });
       }
       app.warmupPlan = new WarmupPlanRole({ store, clock, random, log, owner: newId(clock.now(), random) });
       app.warmupPlan.start();

@@ -150,7 +150,11 @@ export function startSsoProofRecheck(d: ProofRecheckDeps & { everyMs?: number; o
   return runEvery(
     d.clock,
     d.everyMs ?? RECHECK_PASS_EVERY_MS,
-    async () => d.onPass?.(await recheckSsoDomains(d)),
+    // The pass first, then onPass: `d.onPass?.(await …)` would skip the pass itself when onPass is absent.
+    async () => {
+      const r = await recheckSsoDomains(d);
+      d.onPass?.(r);
+    },
     (e) => d.log?.error({ err: e instanceof Error ? e.message : String(e) }, 'sso domain re-check failed'),
   );
 }

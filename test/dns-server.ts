@@ -27,7 +27,8 @@ export interface TestDnsServer {
   setMx(name: string, records: Array<{ exchange: string; priority: number }>): void;
   /** Makes a name an alias of another (or, with null, removes the alias). */
   setCname(name: string, target: string | null): void;
-  servfail(name: string): void;
+  /** Makes a name answer SERVFAIL (or, with false, answer again). */
+  servfail(name: string, on?: boolean): void;
   /** Answers questions for a name only after `ms` (0 to answer at once again). */
   delay(name: string, ms: number): void;
   /** Questions received, for assertions. */
@@ -190,8 +191,9 @@ export async function startTestDnsServer(opts: { port?: number } = {}): Promise<
         if (target === null) cname.delete(key(name));
         else cname.set(key(name), target);
       },
-      servfail(name) {
-        failing.add(key(name));
+      servfail(name, on = true) {
+        if (on) failing.add(key(name));
+        else failing.delete(key(name));
       },
       delay(name, ms) {
         delays.set(key(name), ms);

@@ -69,7 +69,12 @@ export interface ApiContext {
   /** Runs the first-run demo in this process (src/demo/control.ts); absent: the demo routes refuse. */
   demo?: DemoControl;
   /** Custom tracking hosts (src/tracking/domains): the name they must be a CNAME to, and a nudge for the job that verifies and issues; absent: the tracking-domain routes refuse. */
-  trackingDomains?: { publicHost: string; nudge(): void };
+  trackingDomains?: {
+    publicHost: string;
+    nudge(): void;
+    /** The HTTPS port custom hosts are served on (443 in production), once listening: an agency client's SSO redirect URI names it. */
+    httpsPort?(): number | undefined;
+  };
   /**
    * List hygiene (src/leads/hygiene/): checks imported leads and leads enrolled unchecked, on the
    * configured DNS server (CADENZA_DNS_RESOLVER). Absent: nothing is checked (leads keep no verdict).

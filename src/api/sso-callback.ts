@@ -2,24 +2,29 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationPolicy } from '../common/destination-policy.ts';
 import { isCadenzaError } from '../common/errors.ts';
-import { completeSsoSignIn, type SsoDeps } from './auth/sso/flow.ts';
+import type { CallbackSettings } from './auth/sso/callback-host.ts';
+import { completeSsoSignIn, ssoLandingBase, type SsoDeps } from './auth/sso/flow.ts';
 import { realClock, type ApiContext } from './context.ts';
 import { statusForCode } from './http/errors.ts';
 import { startSession } from './routes/auth.ts';
 import type { RouteContext } from './http/route.ts';
+import { requestHost } from '../tracking/domains/challenge-route.ts';
 
 /**
  * GET /oauth/sso/callback: where a workspace's identity provider sends the browser back after
- * sign-in (the redirect URI its admins register: `<CADENZA_PUBLIC_URL>/oauth/sso/callback`).
+ * sign-in (the redirect URIs its admins register: `<CADENZA_PUBLIC_URL>/oauth/sso/callback`, and
+ * the same path on each of an agency client's verified app hosts, auth/sso/callback-host.ts).
  * Outside /api: a browser navigation carrying the provider's query, bound to the browser by the
  * SSO_BINDING_COOKIE set at start. A browser (Accept: text/html) lands signed in on the app, or on
- * the sign-in page's SSO form (`/signin/sso?ssoError=<plain words>`); anything else gets JSON.
+ * the sign-in page's SSO form (`/signin/sso?ssoError=<plain words>`), on the host it is on when
+ * that is a serving client app host (else the public URL); anything else gets JSON.
  */
 export const SSO_BINDING_COOKIE = 'cadenza_sso_flow';
 export const SSO_BINDING_PATH = '/oauth/sso';
 
-export function ssoCallbackUri(ctx: ApiContext): string {
-  return `${ctx.publicUrl.replace(/\/+$/, '')}/oauth/sso/callback`;
+/** The public URL, and the port agency clients' app hosts are served on (none: custom hosts off). */
+export function ssoCallbackSettings(ctx: ApiContext): CallbackSettings {
+  return { publicUrl: ctx.publicUrl, appHttpsPort: ctx.trackingDomains?.httpsPort?.() };
 }
 
 /**
@@ -45,7 +50,7 @@ export function ssoDeps(ctx: ApiContext): SsoDeps {
       return vault.open(...a);
     },
   };
-  return { db: ctx.store.db, sealer, clock: realClock(ctx), random: ctx.random, destinations: ssoDestinations(ctx), redirectUri: ssoCallbackUri(ctx) };
+  return { db: ctx.store.db, sealer, clock: realClock(ctx), random: ctx.random, destinations: ssoDestinations(ctx), callback: ssoCallbackSettings(ctx) };
 }
 
 export function registerSsoCallback(app: FastifyInstance, ctx: ApiContext): void {
@@ -54,13 +59,15 @@ export function registerSsoCallback(app: FastifyInstance, ctx: ApiContext): void
     scope.get('/oauth/sso/callback', async (req, reply) => {
       const query = new URL(req.url, 'http://callback.invalid').searchParams;
       const page = (req.headers.accept ?? '').includes('text/html');
-      const base = ctx.publicUrl.replace(/\/+$/, '');
+      const deps = ssoDeps(ctx);
+      const host = requestHost(req.headers.host);
+      const base = await ssoLandingBase(deps, host);
       reply.header('cache-control', 'no-store');
       const binding = req.cookies[SSO_BINDING_COOKIE];
       // The binding is single use, like the flow it binds.
       reply.clearCookie(SSO_BINDING_COOKIE, { path: SSO_BINDING_PATH });
       try {
-        const done = await completeSsoSignIn(ssoDeps(ctx), query, binding, req.ip);
+        const done = await completeSsoSignIn(deps, query, binding, req.ip, host);
         const me = await startSession({ ctx, req, reply } as unknown as RouteContext<unknown, unknown, unknown>, done.accountId);
         if (page) return reply.redirect(`${base}/?${new URLSearchParams({ workspace: done.workspaceId })}`, 303);
         return reply.send({ ...me, workspaceId: done.workspaceId, joined: done.joined });

@@ -57,6 +57,7 @@ import { TranscriptionWorker } from '../dialer/transcribe/worker.ts';
 import { DomainMonitor } from '../sending/dns/domain-monitor.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
 import { startPlacementDuty } from '../warmup/placement/placement-role.ts';
+import { startSsoProofRecheck } from '../api/auth/sso/proof-recheck-duty.ts';
 import { warmupDueAt, warmupExtraStep } from '../warmup/send/warmup-sender.ts';
 import { PrivacyPurgeRole } from '../privacy/purge-role.ts';
 import { erasureKey } from '../common/erasure-key.ts';
@@ -158,6 +159,8 @@ export interface RunningApp {
   warmupPlan?: WarmupPlanRole;
   /** Warmup placement judged again every hour (scheduler role; one process judges, under a lease): warnings, pauses, cap factors. */
   warmupPlacement?: Periodic;
+  /** The daily re-check of verified SSO domains (scheduler role, with domain checks on). */
+  ssoProofs?: Periodic;
   /** Warmup federation's exchange with peer installations (scheduler role; one process at a time, under a lease). */
   federation?: FederationRole;
   /** The nightly purge of data past its workspace's retention (scheduler role; one process purges, under a lease). */
@@ -290,7 +293,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       await demo?.stop();
       // Senders first: each finishes the message it is handing over and records it. Sync loops
       // finish and commit the batch in flight.
-      await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.warmupPlacement?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
+      await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.warmupPlacement?.stop(), app.ssoProofs?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
       // Bounded: a request that hangs (a stalled upload) is cut at the deadline (api/http/drain.ts).
       if (app.server) {
         const d = await drainServer(app.server, o.drainMs ?? 10_000);
@@ -459,6 +462,8 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
           },
         });
         app.domains.start();
+        // The daily re-check of verified SSO domains, through the same resolver (the lease picks one process).
+        app.ssoProofs = startSsoProofRecheck({ store, clock, random, resolver: domainSettings.resolver, log, owner: newId(clock.now(), random), ...(o.domains?.everyMs ? { everyMs: o.domains.everyMs } : {}) });
       }
       app.warmupPlan = new WarmupPlanRole({ store, clock, random, log, owner: newId(clock.now(), random) });
       app.warmupPlan.start();
@@ -520,11 +525,12 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
     }
   };
   const stopRoles = async () => {
-    await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.warmupPlacement?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
+    await Promise.all([app.senders?.stop(), app.credentialTasks?.stop(), app.syncs?.stop(), app.domains?.stop(), app.warmupPlan?.stop(), app.warmupPlacement?.stop(), app.ssoProofs?.stop(), app.federation?.stop(), app.privacyPurge?.stop()]);
     await app.scheduler?.stop();
     app.credentialTasks = undefined;
     app.domains = undefined;
     app.warmupPlacement = undefined;
+    app.ssoProofs = undefined;
     app.federation = undefined;
     app.senders = undefined;
     app.syncs = undefined;
@@ -575,7 +581,7 @@ export async function startApp(o: AppOptions): Promise<RunningApp> {
       ? new CustomHosts(o.trackingDomains, { store, clock, vault, wrapper: localKeyWrapper(master), owner: `api:${newId(clock.now(), random)}`, log })
       : undefined;
     app.customHosts = customHosts;
-    const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge() } } : {};
+    const trackingDomains = customHosts ? { trackingDomains: { publicHost: o.trackingDomains!.publicHost, nudge: () => customHosts.nudge(), httpsPort: () => app.trackingHttpsPort } } : {};
     app.server = buildServer({ ...(customHosts ? { customHosts } : {}), federation: { random, identity: federation, log }, store, clock: world, version, metrics, log, ...(o.metricsToken ? { metricsToken: o.metricsToken } : {}), ...(o.trustProxy !== undefined ? { trustProxy: o.trustProxy } : {}), tracking: { service, key: trackingKey(master), log, ...clickJournal(o) }, crmHooks: { sealer: vault, publicUrl, onOutcome: (result) => metrics.crmHooks.inc({ result }) },
       api: { erasure: erasureKey(master), ...(o.rspamdUrl ? { contentScorer: rspamdScorer({ url: o.rspamdUrl, timeoutMs: 5_000 }) } : {}), random, vault, service, credentialTasks: { signals: { nudge: () => nudges.nudge('credentials'), onDone: (fn) => nudges.onTaskDone(fn) } }, ...(o.hygiene ? { hygiene: HygieneChecker.withResolver(o.hygiene.dnsServer ? { server: o.hygiene.dnsServer } : {}, clock) } : {}), oauth: { clients: oauthClients, tokens: mailboxTokens }, ...(demo ? { demo } : {}), ...(mailer ? { mailer } : {}), workDue: () => nudges.nudge('enrollments'), mailboxesChanged: () => nudges.nudge('mailboxes'), realClock: clock, publicUrl: o.publicUrl ?? `http://localhost:${o.port}`, ...(domainSettings ? { domains: domainSettings } : {}), ...trackingDomains, ...(o.dialer ? { dialer: o.dialer } : {}), ...(consentAnnouncement ? { consentAnnouncement } : {}), ...(transcriber ? { transcripts: { nudge: () => transcriber?.nudge() } } : {}), ...defaultAuthSettings, webhooks: { allowPrivate: o.webhooks?.allowPrivate ?? false, nudge: () => webhooks.nudge() }, crm: { nudge: () => crm.nudge() }, ...(o.crmOAuth ? { crmOAuth: o.crmOAuth } : {}), federation: { identity: federation } },
       ...(push ? { push: { registry: push.registry, verificationToken: push.secret } } : {}),

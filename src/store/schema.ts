@@ -1262,6 +1262,9 @@ export interface WorkspaceSsoDomainTable {
   verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   checked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   check_error: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 0130: the daily re-check's failures in a row, and when the first of them was. */
+  failures: ColumnType<number, number | undefined, number>;
+  failing_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   created_at: CreatedAt;
 }
 
@@ -1271,7 +1274,7 @@ export interface Database {
 }
 // --- end single sign-on
 // --- notifications (0099_notifications.sql; owned by src/api/notify)
-export type NotificationKind = 'reply_positive' | 'task_due' | 'mailbox_attention';
+export type NotificationKind = 'reply_positive' | 'task_due' | 'mailbox_attention' | 'sso_attention';
 
 export interface NotificationEventTable {
   id: Generated<number>;

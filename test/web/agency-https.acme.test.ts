@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/agency/clients.ts';
 import { setLogo } from '../../src/agency/sql/agency.ts';
 import { SESSION_COOKIE } from '../../src/api/auth/sessions.ts';
+import { SSO_BINDING_COOKIE } from '../../src/api/sso-callback.ts';
+import { startOAuthEmulator, type OAuthEmulator } from '../../src/sim/emulators/oauth/emulator.ts';
 import { systemClock } from '../../src/common/clock.ts';
 import { systemRandom } from '../../src/common/random.ts';
 import type { DomainJob, StepOutcome } from '../../src/tracking/domains/domain-job.ts';
@@ -25,7 +27,10 @@ import { atBothWidths } from './viewports.ts';
  * that certificate's key (--ignore-certificate-errors-spki-list with the leaf's SPKI hash: Pebble's
  * root is a fresh one per run, and trusting it would need a certificate store Chromium reads),
  * opens https://<client host>:<port>/ and sees the client's sign-in page; a client member signs in
- * and gets a host-only, Secure session cookie. The issuer and names are checked over node:tls
+ * and gets a host-only, Secure session cookie; then, in a fresh browser context, signs in there by
+ * single sign-on (the OAuth emulator as the client's OpenID provider): the provider sends the
+ * browser back to the client's host (its redirect URI, listed in the SSO settings beside the
+ * public one), which sets its own Secure session cookie and opens the app there. The issuer and names are checked over node:tls
  * against Pebble's issuing root, and a name without a certificate gets no handshake.
  * Screenshots and axe at 1440×900 and 390×844. Pebble and Chromium are installed by .ci/run;
  * without either (a developer's machine) the file is skipped.
@@ -40,6 +45,7 @@ describe.skipIf(skip !== null)(`an agency client's app on its own domain over HT
   let dns: TestDnsServer | undefined;
   let pebble: Pebble | undefined;
   let browser: Browser | undefined;
+  let idp: OAuthEmulator | undefined;
   const web = webSuite({
     prefix: 'web-agency-https',
     roles: ['api'],
@@ -49,12 +55,14 @@ describe.skipIf(skip !== null)(`an agency client's app on its own domain over HT
       dns = await startTestDnsServer();
       pebble = await startPebble({ dnsServer: dns.address, httpPort: Number(new URL(publicUrl).port) });
       // The test drives the job and refreshes the book itself.
-      return { trackingDomains: pebbleHostSettings(pebble, dns.address, PUBLIC_HOST) };
+      // Private destinations allowed: the SSO provider (the OAuth emulator) is on loopback.
+      return { trackingDomains: pebbleHostSettings(pebble, dns.address, PUBLIC_HOST), webhooks: { allowPrivate: true } };
     },
   });
 
   afterAll(async () => {
     await browser?.close();
+    await idp?.close();
     await pebble?.close();
     await dns?.close();
   }, 60_000);
@@ -152,6 +160,29 @@ describe.skipIf(skip !== null)(`an agency client's app on its own domain over HT
     // Host-only: not sent to a sibling or parent name, nor to the installation's own host.
     expect(await page.context().cookies([`https://client-example.test:${port}/`, `https://x.${CLIENT_HOST}:${port}/`, app.url!])).toEqual([]);
     await atBothWidths(page, 'agency-https', '02-signed-in', found);
+
+    // Single sign-on on the client's host: the provider knows the client's redirect URI (port and all).
+    const clientCallback = `${origin}/oauth/sso/callback`;
+    idp = await startOAuthEmulator({ flavour: 'oidc', clients: [{ id: 'client-sso', secret: 'idp-secret', redirectUris: [clientCallback] }], users: [{ email: MEMBER.email, name: 'Client Rep' }] });
+    const sso = await owner.call('PUT', `/api/workspaces/${clientId}/sso`, { issuer: idp.issuer, clientId: 'client-sso', clientSecret: 'idp-secret', allowedDomains: [] });
+    expect(sso.statusCode, sso.body).toBe(200);
+    expect(sso.json().redirectUris).toEqual([new URL('/oauth/sso/callback', app.url!).toString(), clientCallback]);
+    const ssoPage = await watched(browser, errors);
+    await ssoPage.goto(`${origin}/signin/sso`);
+    await ssoPage.getByRole('heading', { level: 1, name: 'Sign in with SSO' }).waitFor();
+    expect(await ssoPage.locator('.auth-brand-band').innerText()).toBe('Client Example Co');
+    await ssoPage.getByLabel('Work email').fill(MEMBER.email);
+    await ssoPage.getByRole('button', { name: 'Continue with SSO' }).click();
+    await ssoPage.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+    expect(new URL(ssoPage.url()).origin).toBe(origin);
+    const ssoCookies = await ssoPage.context().cookies();
+    expect(ssoCookies.find((c) => c.name === SESSION_COOKIE)).toMatchObject({ domain: CLIENT_HOST, secure: true, httpOnly: true, sameSite: 'Lax', path: '/' });
+    // The binding cookie was the client host's, and is gone once used.
+    expect(ssoCookies.find((c) => c.name === SSO_BINDING_COOKIE)).toBeUndefined();
+    expect(await ssoPage.context().cookies([app.url!])).toEqual([]);
+    const signedIn = await db.selectFrom('audit_event').select('detail').where('workspace_id', '=', clientId).where('action', '=', 'signin.succeeded').where('target', '=', MEMBER.email).execute();
+    expect(signedIn.some((e) => JSON.stringify(e.detail).includes('"sso":true'))).toBe(true);
+    await atBothWidths(ssoPage, 'agency-https', '04-sso-signed-in', found);
 
     // The installation's own host, in the same browser: Cadenza's sign-in page, nobody's branding.
     const plain = await watched(browser, errors);

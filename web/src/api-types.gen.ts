@@ -1181,7 +1181,7 @@ export type NotificationPreferences = {
     browser: boolean;
     email: boolean;
     slack: boolean;
-    kind: "reply_positive" | "task_due" | "mailbox_attention";
+    kind: "reply_positive" | "task_due" | "mailbox_attention" | "sso_attention";
     label: string;
   }[];
   /** mine: events of your own mailboxes (and those nobody owns); all: the whole workspace's */
@@ -1209,7 +1209,7 @@ export type Notifications = {
   unread: number;
   items: {
     id: number;
-    kind: "reply_positive" | "task_due" | "mailbox_attention";
+    kind: "reply_positive" | "task_due" | "mailbox_attention" | "sso_attention";
     title: string;
     body: string;
     /** The app's path the notification opens */
@@ -1678,8 +1678,10 @@ export type SsoSetup = {
   sso: SsoSettings | null;
   /** The DNS proof of each listed domain: only a verified one admits newcomers */
   domains: SsoDomainProof[];
-  /** The redirect URI to register at the provider */
+  /** The public URL's redirect URI (the first of redirectUris) */
   redirectUri: string;
+  /** Every redirect URI to register at the provider: the public URL's, then that of each of this workspace's verified client app hosts (an agency client signing in on its own domain) */
+  redirectUris: string[];
 };
 
 export type SubjectExport = {
@@ -2427,7 +2429,7 @@ export interface ApiRoutes {
     };
     status: 200;
   };
-  /** Begin signing in with a workspace's identity provider, found by the address's domain or named; answers the provider's URL to send the browser to (access: public) */
+  /** Begin signing in with a workspace's identity provider: named, or the one whose client app host this is, or found by the address's domain; answers the provider's URL to send the browser to, which comes back to this host (access: public) */
   "POST /api/auth/sso/start": {
     params: Record<string, never>;
     query: Record<string, never>;
@@ -5588,7 +5590,7 @@ export interface ApiRoutes {
         browser: boolean;
         email: boolean;
         slack: boolean;
-        kind: "reply_positive" | "task_due" | "mailbox_attention";
+        kind: "reply_positive" | "task_due" | "mailbox_attention" | "sso_attention";
       }[];
       scope: "mine" | "all";
       digestEveryHours: number;

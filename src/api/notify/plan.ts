@@ -1,11 +1,12 @@
-import { DEFAULT_CHANNELS, type Channels, type NotificationKind, type Scope } from './kinds.ts';
+import { DEFAULT_CHANNELS, kindsFor, type Channels, type NotificationKind, type Scope } from './kinds.ts';
 
 /**
  * Who hears of an event, and where (pure: the fan-out's rule, fanout.ts applies it). A member hears
  * of the events of their own mailboxes, and of those nobody owns; with scope 'all', of every event
  * of the workspace. Then their channels for the event's kind: in the bell, in the browser (which
  * reads the bell, so it needs in_app's row even when the bell itself is off), in the next digest,
- * on Slack (only with a URL set).
+ * on Slack (only with a URL set). A kind about the workspace's settings (kinds.ts ADMIN_KINDS)
+ * reaches its admins and owners only.
  */
 export interface PlanEvent {
   id: number;
@@ -15,6 +16,7 @@ export interface PlanEvent {
 
 export interface PlanMember {
   userId: string;
+  role: string;
   scope: Scope;
   channels: Partial<Record<NotificationKind, Channels>>;
   hasSlack: boolean;
@@ -37,6 +39,7 @@ export function planDeliveries(events: readonly PlanEvent[], members: readonly P
     const owner = e.userId !== null && known.has(e.userId) ? e.userId : null;
     for (const m of members) {
       if (m.scope === 'mine' && owner !== null && owner !== m.userId) continue;
+      if (!kindsFor(m.role).includes(e.kind)) continue;
       const c = m.channels[e.kind] ?? DEFAULT_CHANNELS;
       const d = { eventId: e.id, userId: m.userId, inApp: c.inApp, browser: c.browser, email: c.email, slack: c.slack && m.hasSlack };
       if (d.inApp || d.browser || d.email || d.slack) out.push(d);

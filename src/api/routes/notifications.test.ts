@@ -41,6 +41,9 @@ describe.each(testBackends())('notification routes (%s)', (backend) => {
       ['mailbox_attention', true, false],
     ]);
     expect(d).toMatchObject({ scope: 'mine', digestEveryHours: 24, slack: { configured: false, host: null }, mailConfigured: false });
+    // A settings kind is an admin's and owner's to hear of, so only they choose its channels.
+    const ownerKinds = (await f.owner.call('GET', `${base}/notification-preferences`)).json().kinds;
+    expect(ownerKinds.map((k: { kind: string; label: string }) => [k.kind, k.label]).at(-1)).toEqual(['sso_attention', 'Single sign-on needs attention']);
     const bad = await f.rep.call('PUT', `${base}/notification-preferences`, { kinds: [], scope: 'mine', digestEveryHours: 5 });
     expect(bad.statusCode).toBe(400);
     expect(bad.body).toMatch(/every 1, 4 or 24 hours/);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
-import { DIGEST_EVERY_HOURS, KIND_LABELS, NOTIFICATION_KINDS, type DigestEvery } from '../notify/kinds.ts';
+import { DIGEST_EVERY_HOURS, KIND_LABELS, NOTIFICATION_KINDS, kindsFor, type DigestEvery } from '../notify/kinds.ts';
 import { sealSlackUrl } from '../notify/slack-url.ts';
 import { listBell, markRead } from '../notify/sql/bell.ts';
 import { readChannels, readSettings, saveChoices, saveSlackUrl } from '../notify/sql/preferences.ts';
@@ -57,10 +57,10 @@ function member(userId: string | null | undefined): string {
   return userId;
 }
 
-async function prefs(db: Db, workspaceId: string, userId: string, mailConfigured: boolean) {
+async function prefs(db: Db, workspaceId: string, userId: string, role: string, mailConfigured: boolean) {
   const [ch, s] = await Promise.all([readChannels(db, workspaceId, userId), readSettings(db, workspaceId, userId)]);
   return {
-    kinds: NOTIFICATION_KINDS.map((kind) => ({ kind, label: KIND_LABELS[kind], ...ch[kind] })),
+    kinds: kindsFor(role).map((kind) => ({ kind, label: KIND_LABELS[kind], ...ch[kind] })),
     scope: s.scope,
     digestEveryHours: s.digestEveryHours,
     digest: { lastAt: s.digestLastAt?.toISOString() ?? null, nextAt: s.digestNextAt?.toISOString() ?? null, error: s.digestError },
@@ -115,7 +115,7 @@ export const notificationRoutes = [
     access: { workspace: 'member' },
     params: workspaceParams({}),
     response: prefsView,
-    handler: async ({ ctx, ws }) => prefs(ctx.store.db, ws.workspaceId, member(ws.userId), ctx.mailer !== undefined),
+    handler: async ({ ctx, ws }) => prefs(ctx.store.db, ws.workspaceId, member(ws.userId), ws.role, ctx.mailer !== undefined),
   }),
   defineRoute({
     method: 'PUT',
@@ -135,7 +135,7 @@ export const notificationRoutes = [
       const userId = member(ws.userId);
       const kinds = Object.fromEntries(body.kinds.map(({ kind, ...c }) => [kind, c]));
       await saveChoices(ctx.store.db, ws.workspaceId, userId, { kinds, scope: body.scope, digestEveryHours: body.digestEveryHours as DigestEvery }, new Date(ctx.clock.now()));
-      return prefs(ctx.store.db, ws.workspaceId, userId, ctx.mailer !== undefined);
+      return prefs(ctx.store.db, ws.workspaceId, userId, ws.role, ctx.mailer !== undefined);
     },
   }),
   defineRoute({
@@ -161,7 +161,7 @@ export const notificationRoutes = [
       }
       // The host only: the URL is the secret.
       await audit(c, { action: 'settings.changed', target: 'notifications-slack', detail: { set: body.url !== null } });
-      return prefs(ctx.store.db, ws.workspaceId, userId, ctx.mailer !== undefined);
+      return prefs(ctx.store.db, ws.workspaceId, userId, ws.role, ctx.mailer !== undefined);
     },
   }),
 ];

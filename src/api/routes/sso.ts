@@ -7,7 +7,9 @@ import { deleteSsoSettings, readSsoSettings, saveSsoSettings, type SsoSettings }
 import { realClock, type ApiContext } from '../context.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { cookiesSecure } from './auth.ts';
-import { SSO_BINDING_COOKIE, SSO_BINDING_PATH, ssoCallbackUri, ssoDeps } from '../sso-callback.ts';
+import { SSO_BINDING_COOKIE, SSO_BINDING_PATH, ssoCallbackSettings, ssoDeps } from '../sso-callback.ts';
+import { redirectUrisOf } from '../auth/sso/callback-host.ts';
+import { requestHost } from '../../tracking/domains/challenge-route.ts';
 import type { Principal } from '../auth/access.ts';
 
 const ssoRole = z.enum(['admin', 'member']);
@@ -48,18 +50,18 @@ const answer = z
   .object({
     sso: settings.nullable(),
     domains: z.array(domainProof).describe('The DNS proof of each listed domain: only a verified one admits newcomers'),
-    redirectUri: z.string().describe('The redirect URI to register at the provider'),
+    redirectUri: z.string().describe("The public URL's redirect URI (the first of redirectUris)"),
+    redirectUris: z.array(z.string()).describe("Every redirect URI to register at the provider: the public URL's, then that of each of this workspace's verified client app hosts (an agency client signing in on its own domain)"),
   })
   .meta({ id: 'SsoSetup' });
 
 const shown = (s: SsoSettings | undefined) => (s ? { ...s, hasClientSecret: true as const, updatedAt: s.updatedAt.toISOString() } : null);
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const proofView = (p: DomainProof) => ({ ...p, verifiedAt: iso(p.verifiedAt), checkedAt: iso(p.checkedAt) });
-const setupOf = async (ctx: ApiContext, workspaceId: string, s: SsoSettings | undefined) => ({
-  sso: shown(s),
-  domains: (await domainProofs(ctx.store.db, workspaceId)).map(proofView),
-  redirectUri: ssoCallbackUri(ctx),
-});
+const setupOf = async (ctx: ApiContext, workspaceId: string, s: SsoSettings | undefined) => {
+  const redirectUris = await redirectUrisOf(ctx.store.db, ssoCallbackSettings(ctx), workspaceId);
+  return { sso: shown(s), domains: (await domainProofs(ctx.store.db, workspaceId)).map(proofView), redirectUri: redirectUris[0]!, redirectUris };
+};
 
 const actorOf = (p: Principal | undefined, userId: string | null | undefined, ip: string) =>
   p?.kind === 'api_key' ? { kind: 'api_key' as const, keyId: p.keyId, label: 'an API key', ip } : { kind: 'session' as const, userId: userId ?? null, label: 'an admin', ip };
@@ -148,7 +150,7 @@ export const ssoRoutes = [
   defineRoute({
     method: 'POST',
     url: '/api/auth/sso/start',
-    summary: "Begin signing in with a workspace's identity provider, found by the address's domain or named; answers the provider's URL to send the browser to",
+    summary: "Begin signing in with a workspace's identity provider: named, or the one whose client app host this is, or found by the address's domain; answers the provider's URL to send the browser to, which comes back to this host",
     tags: ['auth', 'sso'],
     access: 'public',
     body: z
@@ -161,7 +163,7 @@ export const ssoRoutes = [
     response: z.object({ url: z.string().describe("The provider's authorization URL") }),
     rateLimit: (ctx) => ({ max: ctx.loginLimit.perIp, windowMs: ctx.loginLimit.windowMs }),
     handler: async ({ ctx, req, body, reply }) => {
-      const s = await startSsoSignIn(ssoDeps(ctx), body);
+      const s = await startSsoSignIn(ssoDeps(ctx), body, requestHost(req.headers.host));
       reply.setCookie(SSO_BINDING_COOKIE, s.binding, { httpOnly: true, sameSite: 'lax', secure: cookiesSecure(ctx, req), path: SSO_BINDING_PATH, maxAge: 600 });
       return { url: s.url.href };
     },

@@ -65,7 +65,10 @@ import type { Role } from '../../common/config.ts';
  *                         the API's alone: OAuth consent flows (mailbox and CRM routes), the
  *                         tracking hosts' ACME account and challenges (CustomHosts), the audit log
  *                         (written by routes, purged by the API's retention timer) and the
- *                         analytics rollup (the API's minute fold and its reads).
+ *                         analytics rollup (the API's minute fold and its reads). One exception:
+ *                         the scheduler appends to the audit log (insert only: it reads, changes
+ *                         and deletes nothing there) when its daily re-check takes an SSO
+ *                         domain's proof away (0130, src/api/auth/sso/proof-recheck-duty.ts).
  *   lead_import, lead_import_reject
  *                         imports run in the API's requests; the scheduler's nightly purge reads
  *                         an import's age and state and deletes its rejects past retention.
@@ -125,7 +128,7 @@ const RW = ['select', 'insert', 'update', 'delete'];
 const API_ONLY = ['account', 'account_device', 'api_key', 'app_user', 'auth_session', 'invitation', 'login_failure', 'setup_token', 'workspace_sso'];
 
 /** Read and written by the API role's own work only (file comment). */
-const API_WORK = ['oauth_flow', 'acme_account', 'acme_challenge', 'audit_event', 'figure_bucket', 'figure_fold'];
+const API_WORK = ['oauth_flow', 'acme_account', 'acme_challenge', 'figure_bucket', 'figure_fold'];
 
 /** The unified inbox's triage, notes and views (0086): the inbox routes' alone. */
 const INBOX = ['inbox_state', 'inbox_read', 'inbox_label', 'inbox_message_label', 'inbox_note', 'inbox_view'];
@@ -202,6 +205,8 @@ export const RESTRICTED: Record<string, TableRule> = {
   // account and challenges, the audit log and the analytics rollup: the API's work alone (its
   // routes, CustomHosts, the audit retention and the minute's fold in app.ts).
   ...Object.fromEntries(API_WORK.map((t) => [t, { table: { api: RW } }])),
+  // The scheduler's SSO re-check records a proof it took away, and may do nothing else there.
+  audit_event: { table: { api: RW, scheduler: ['insert'] } },
   // Imports run in the API's requests; the scheduler's purge deletes rejects past their retention,
   // chosen by their import's age, and reads nothing of the rows themselves.
   lead_import: { table: { api: RW }, columns: { scheduler: { select: ['id', 'workspace_id', 'created_at', 'status'] } } },

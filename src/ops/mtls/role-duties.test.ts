@@ -22,6 +22,7 @@ import type { Role } from '../../common/config.ts';
 import { setWarmup } from '../../warmup/membership.ts';
 import { evaluateWarmupPlacements } from '../../warmup/placement/placement-role.ts';
 import { plantReceipts } from '../../../test/warmup/receipts.ts';
+import { recheckSsoDomains } from '../../api/auth/sso/proof-recheck-duty.ts';
 import { applyGrants } from './apply-grants.ts';
 import { DB_ROLES } from './db-grants.ts';
 
@@ -121,6 +122,21 @@ describe.skipIf(!testBackends().includes('postgres'))("each role's duties under 
     expect(await owner.db.selectFrom('notification_event').select('title').where('workspace_id', '=', ws).where('kind', '=', 'mailbox_attention').execute()).toEqual([{ title: 'warm@ws.test is paused' }]);
   });
 
+  it("the scheduler's SSO re-check: a proof whose record is long gone taken away, the admins' notification and the audit entry recorded", async () => {
+    const ws = '00000000-0000-4000-8000-0000000004a3';
+    await owner.db.insertInto('workspace').values({ id: ws, name: 'sso' }).execute();
+    await owner.db.insertInto('workspace_sso').values({ workspace_id: ws, issuer: 'https://id.sso.test', client_id: 'c', client_secret_sealed: Buffer.from('x'), allowed_domains: ['sso.test'] }).execute();
+    const since = new Date(T - 4 * 86_400_000);
+    await owner.db.insertInto('workspace_sso_domain').values({ workspace_id: ws, domain: 'sso.test', token: '0123456789abcdef0123456789abcdef', verified_at: since, checked_at: new Date(T - 86_400_000), failures: 3, failing_since: since }).execute();
+    // No TXT record anywhere: ENOTFOUND, an answer without the record.
+    const resolver = { resolveTxt: async () => Promise.reject(Object.assign(new Error('queryTxt ENOTFOUND'), { code: 'ENOTFOUND' })) };
+    const r = await recheckSsoDomains({ store: as.scheduler, clock: new SimClock(T), random: seededRandom(8), resolver, owner: 'scheduler-1' });
+    expect(r?.map((x) => x.verdict.action)).toEqual(['revoke']);
+    expect(await owner.db.selectFrom('workspace_sso_domain').select('verified_at').where('workspace_id', '=', ws).execute()).toEqual([{ verified_at: null }]);
+    expect(await owner.db.selectFrom('notification_event').select('kind').where('workspace_id', '=', ws).execute()).toEqual([{ kind: 'sso_attention' }]);
+    expect(await owner.db.selectFrom('audit_event').select(['action', 'target']).where('workspace_id', '=', ws).execute()).toEqual([{ action: 'settings.changed', target: 'sso' }]);
+  });
+
   // 42501: insufficient_privilege.
   const denied = async (role: Role, q: string) => {
     await expect(sql.raw(q).execute(as[role].db)).rejects.toMatchObject({ code: '42501' });
@@ -130,7 +146,10 @@ describe.skipIf(!testBackends().includes('postgres'))("each role's duties under 
     for (const role of ['scheduler', 'sender', 'sync'] as const) {
       // The audit log, the analytics buckets, sign-in flows and certificates are the API's.
       await denied(role, 'select count(*) from audit_event');
-      await denied(role, `insert into audit_event (id, workspace_id, at, action, actor_kind, actor_label, target, detail) values (gen_random_uuid(), '${WS}', now(), 'x', 'system', 'x', 'x', '{}')`);
+      await denied(role, 'delete from audit_event');
+      await denied(role, "update audit_event set target = 'x'");
+      // The scheduler appends (its SSO re-check's record); the others not at all.
+      if (role !== 'scheduler') await denied(role, `insert into audit_event (id, workspace_id, at, action, actor_kind, actor_label, target, detail) values (gen_random_uuid(), '${WS}', now(), 'x', 'system', 'x', 'x', '{}')`);
       await denied(role, 'select count(*) from figure_bucket');
       await denied(role, 'delete from figure_fold');
       await denied(role, 'select count(*) from oauth_flow');

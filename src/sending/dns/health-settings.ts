@@ -8,7 +8,7 @@ export interface DomainCheckConfig {
   /** IP[:port] of the DNS server to ask; absent: the system's. */
   resolver?: string;
   blocklists: BlocklistZones;
-  /** How often the daily pass looks for domains due (default 1 h; tests make it short). */
+  /** How often the daily passes (domain health, SSO domain proofs) look for domains due (default 1 h; tests make it short). */
   everyMs?: number;
 }
 

@@ -113,4 +113,10 @@ describe.each(testBackends())('the warmup placement duty on %s', (backend) => {
     expect(await store.db.selectFrom('mailbox').select(['health', 'health_reason']).where('id', '=', warned.id).executeTakeFirstOrThrow()).toEqual({ health: 'ok', health_reason: null });
     expect(await store.db.selectFrom('mailbox').select('health').where('id', '=', paused.id).executeTakeFirstOrThrow()).toEqual({ health: 'paused' });
   }, 120_000);
+
+  it('judges without an onPass too, as app.ts starts it (an optional call once skipped the pass with it)', async () => {
+    const junky = await mailbox([...inbox(4), ...junk(6, 2)]);
+    duties.push(startPlacementDuty({ store, clock, owner: 'scheduler-c' }));
+    await expect.poll(async () => (await state(junky.id)).health, { timeout: 10_000, interval: 20 }).toBe('paused');
+  }, 60_000);
 });

@@ -71,7 +71,12 @@ export function startPlacementDuty(d: PlacementDutyDeps & { everyMs?: number; on
   return runEvery(
     d.clock,
     d.everyMs ?? PLACEMENT_EVERY_MS,
-    async () => d.onPass?.(await evaluateWarmupPlacements(d)),
+    // The pass first, then onPass: `d.onPass?.(await …)` skipped the pass itself where no onPass
+    // was given (app.ts), so the scheduler judged nothing.
+    async () => {
+      const r = await evaluateWarmupPlacements(d);
+      d.onPass?.(r);
+    },
     (e) => d.log?.error({ err: e instanceof Error ? e.message : String(e) }, 'warmup placement pass failed'),
   );
 }

@@ -92,6 +92,10 @@ export function SingleSignOn({ workspaceId }: { workspaceId: string }) {
       <p className="muted">Your people sign in with your identity provider (Okta, Entra ID, Google Workspace, Keycloak… any OpenID Connect provider).</p>
       <ErrorNote error={s.error} />
       {s.data && <CopyField label="Redirect URI to register at the provider" value={s.data.redirectUri} copyLabel="Copy the redirect URI" />}
+      {/* An agency client signing in on its own verified domain comes back there: that URI is registered too. */}
+      {s.data?.redirectUris.slice(1).map((uri) => (
+        <CopyField key={uri} label={`Also register, for sign-in on ${new URL(uri).hostname}`} value={uri} copyLabel={`Copy the redirect URI of ${new URL(uri).hostname}`} />
+      ))}
       <fieldset disabled={!s.data} className="grid-2 plain-fieldset">
         <Field label="Issuer URL" hint="Its discovery document is read at <issuer>/.well-known/openid-configuration.">
           <input type="url" required value={f.issuer} onChange={text('issuer')} spellCheck={false} />

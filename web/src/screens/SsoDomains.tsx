@@ -9,7 +9,8 @@ type Proof = ApiResponse<'GET /api/workspaces/:workspaceId/sso'>['domains'][numb
 /**
  * The DNS proof of each domain listed for single sign-on (0116_sso_domain_proof.sql): the TXT
  * record to publish, the state, and a button that checks it now. Until a domain is verified it
- * admits nobody new, and its addresses do not find the workspace from the sign-in page.
+ * admits nobody new, and its addresses do not find the workspace from the sign-in page. A verified
+ * domain is checked again every day (0130); while those checks miss the record, it says so.
  */
 export function SsoDomains({ workspaceId, domains, onChecked }: { workspaceId: string; domains: Proof[]; onChecked: () => void }) {
   const [busy, setBusy] = useState<string>();
@@ -39,13 +40,18 @@ export function SsoDomains({ workspaceId, domains, onChecked }: { workspaceId: s
               <strong>{d.domain}</strong>
               {d.verifiedAt ? <Badge tone="ok">Verified</Badge> : <Badge tone="warn">Not verified</Badge>}
             </div>
-            {!d.verifiedAt && (
+            {/* A verified domain whose daily re-check no longer finds the record shows it again: it is about to lose its proof. */}
+            {(!d.verifiedAt || d.checkError) && (
               <>
                 <CopyField label={`TXT record name for ${d.domain}`} value={d.recordName} copyLabel={`Copy the record name for ${d.domain}`} />
                 <CopyField label={`TXT record value for ${d.domain}`} value={d.recordValue} copyLabel={`Copy the record value for ${d.domain}`} />
               </>
             )}
-            {d.checkError && !d.verifiedAt && <p className="muted" role="status">Last check: {d.checkError}</p>}
+            {d.checkError && (
+              <p className="muted" role="status">
+                {d.verifiedAt ? 'Daily check' : 'Last check'}: {d.checkError}
+              </p>
+            )}
             <div className="row">
               <button type="button" className="btn" disabled={busy !== undefined} onClick={() => void verify(d.domain)}>
                 {busy === d.domain ? 'Checking DNS…' : d.verifiedAt ? `Check ${d.domain} again` : `Verify ${d.domain}`}

@@ -10,7 +10,8 @@
  * passwords anyway; a claim nobody checked vouches for nobody.
  *
  * The record is read through the installation's one resolver (the domain checks' TxtResolver,
- * CADENZA_DNS_RESOLVER); domain code returns a result, api/ maps it.
+ * CADENZA_DNS_RESOLVER); domain code returns a result, api/ maps it. A verified domain is looked up
+ * again every day by the scheduler (proof-recheck.ts decides, proof-recheck-duty.ts applies).
  */
 import { randomBytes } from 'node:crypto';
 import type { Db, Tx } from '../../../store/store.ts';
@@ -64,6 +65,23 @@ export async function syncDomainProofs(tx: Tx, workspaceId: string, domains: rea
   if (fresh.length) await tx.insertInto('workspace_sso_domain').values(fresh.map((domain) => ({ workspace_id: workspaceId, domain, token: randomBytes(16).toString('hex') }))).execute();
 }
 
+export type ProofFinding = { kind: 'found' } | { kind: 'missing' | 'wrong_token' | 'lookup_failed'; message: string };
+
+/**
+ * Looks the domain's record up: found, none of ours, another token, or no answer (a timeout,
+ * SERVFAIL: no evidence either way). Shared by the admin's Verify and the daily re-check.
+ */
+export async function findProofRecord(resolver: TxtResolver, domain: string, token: string): Promise<ProofFinding> {
+  const name = `${PROOF_LABEL}.${domain}`;
+  const expected = `${PROOF_PREFIX}${token}`;
+  const found = await lookupTxt(resolver, name);
+  if (!found.ok) return { kind: 'lookup_failed', message: `the DNS lookup of ${name} failed (${found.error}); try again in a few minutes` };
+  const ours = found.records.filter((v) => v.trim().startsWith(PROOF_PREFIX));
+  if (ours.length === 0) return { kind: 'missing', message: `no TXT record "${PROOF_PREFIX}…" at ${name} yet; publish ${expected} there (DNS changes can take a while to show)` };
+  if (!ours.some((v) => v.trim() === expected)) return { kind: 'wrong_token', message: `the TXT record at ${name} holds another token; it must read ${expected}` };
+  return { kind: 'found' };
+}
+
 export type ProofCheck =
   | { kind: 'verified'; proof: DomainProof }
   | { kind: 'missing' | 'wrong_token' | 'lookup_failed' | 'taken'; proof: DomainProof; message: string }
@@ -80,23 +98,16 @@ export async function checkDomainProof(db: Db, resolver: TxtResolver | undefined
   if (!row) return { kind: 'unknown_domain' };
   // DNS checks off on this server (CADENZA_DOMAIN_CHECKS=off): nothing can be proven, nothing is changed.
   if (!resolver) return { kind: 'no_resolver' };
-  const name = `${PROOF_LABEL}.${domain}`;
-  const expected = `${PROOF_PREFIX}${row.token}`;
-  const found = await lookupTxt(resolver, name);
-  let failure: { kind: 'missing' | 'wrong_token' | 'lookup_failed' | 'taken'; message: string } | undefined;
-  if (!found.ok) failure = { kind: 'lookup_failed', message: `the DNS lookup of ${name} failed (${found.error}); try again in a few minutes` };
-  else {
-    const ours = found.records.filter((v) => v.trim().startsWith(PROOF_PREFIX));
-    if (ours.length === 0) failure = { kind: 'missing', message: `no TXT record "${PROOF_PREFIX}…" at ${name} yet; publish ${expected} there (DNS changes can take a while to show)` };
-    else if (!ours.some((v) => v.trim() === expected)) failure = { kind: 'wrong_token', message: `the TXT record at ${name} holds another token; it must read ${expected}` };
-  }
+  const found = await findProofRecord(resolver, domain, row.token);
+  let failure: { kind: 'missing' | 'wrong_token' | 'lookup_failed' | 'taken'; message: string } | undefined = found.kind === 'found' ? undefined : found;
   if (!failure) {
     const taken = await db.selectFrom('workspace_sso_domain').select('workspace_id').where('domain', '=', domain).where('workspace_id', '!=', workspaceId).where('verified_at', 'is not', null).executeTakeFirst();
     if (taken) failure = { kind: 'taken', message: `${domain} is already proven by another workspace of this installation; a domain signs in to one workspace only` };
   }
   const updated = await db
     .updateTable('workspace_sso_domain')
-    .set(failure ? { checked_at: now, check_error: failure.message, verified_at: null } : { checked_at: now, check_error: null, verified_at: row.verified_at ?? now })
+    // A person's check decides at once either way, and ends any streak of the daily re-check (0130).
+    .set({ checked_at: now, failures: 0, failing_since: null, ...(failure ? { check_error: failure.message, verified_at: null } : { check_error: null, verified_at: row.verified_at ?? now }) })
     .where('workspace_id', '=', workspaceId)
     .where('domain', '=', domain)
     .returning(['domain', 'token', 'verified_at', 'checked_at', 'check_error'])

@@ -2,11 +2,14 @@
  * Signing in with a workspace's OpenID Connect provider (OpenID Connect Core 1.0, authorization
  * code flow, §3.1), through oauth4webapi like the mailbox connect (src/mailbox/oauth/flow.ts):
  *
- *   start     the workspace is named, or found by the address's domain; a random state, nonce and
+ *   start     the workspace is named, or is the one whose client app host the sign-in page is on,
+ *             or is found by the address's domain; the redirect URI is on the host the sign-in
+ *             started on (callback-host.ts: the public URL's, or that workspace's own verified app
+ *             host, never a name taken from the request); a random state, nonce and
  *             S256 PKCE verifier (RFC 7636) are kept in oauth_flow (10 minutes, single use), bound
  *             to the browser by the hash of a random cookie; the browser goes to the provider.
  *   complete  the provider sends the browser back with code + state: the flow is consumed in the
- *             same browser only, the code is exchanged with the verifier and the client secret,
+ *             same browser only, on the host its redirect URI names, the code is exchanged with the verifier and the client secret,
  *             and the ID token is checked: its RS256 signature against the provider's JWKS, its
  *             issuer, audience, expiry and nonce (§3.1.3.7). Then who it is (§5.7: the email is
  *             trusted only when email_verified is true): an existing account signs in only when it
@@ -36,6 +39,7 @@ import type { SecretSealer } from '../../webhooks/secrets.ts';
 import { addMembership, normalizeAccountEmail } from '../accounts.ts';
 import { secretHash } from '../tokens.ts';
 import { vettedFetch } from './vetted-fetch.ts';
+import { chooseCallback, hostRow, landingBase, workspaceOfAppHost, SSO_CALLBACK_PATH, type CallbackSettings } from './callback-host.ts';
 import { isDomainVerified } from './domain-proof.ts';
 import { emailDomain, mappedRole, ssoProvider, workspaceForDomain, type SsoProvider } from './settings.ts';
 
@@ -47,8 +51,8 @@ export interface SsoDeps {
   /** Where the issuer may be: the installation's outbound policy (loopback and private only when allowed). */
   destinations: DestinationPolicy;
   resolve?: ResolveHost;
-  /** `<public URL>/oauth/sso/callback`: the redirect URI registered at the provider. */
-  redirectUri: string;
+  /** The public URL and the client app hosts' HTTPS port: where a sign-in may come back to (callback-host.ts). */
+  callback: CallbackSettings;
   /** Deadline of one request to the provider (default 15 s). */
   timeoutMs?: number;
 }
@@ -111,15 +115,23 @@ export interface SsoStarted {
   /** The browser's binding: set as a cookie; only its hash is stored with the flow. */
   binding: string;
   workspaceId: string;
+  redirectUri: string;
 }
 
-/** Begins a sign-in for the workspace named, or the one whose provider admits the address's domain. */
-export async function startSsoSignIn(d: SsoDeps, who: { workspaceId?: string | undefined; email?: string | undefined }): Promise<SsoStarted> {
+/**
+ * Begins a sign-in for the workspace named, or the one whose client app host `host` is (the
+ * request's Host: the branded sign-in page's workspace), or the one whose provider admits the
+ * address's domain.
+ */
+export async function startSsoSignIn(d: SsoDeps, who: { workspaceId?: string | undefined; email?: string | undefined }, host?: string): Promise<SsoStarted> {
   const domain = who.email ? emailDomain(who.email) : '';
-  const workspaceId = who.workspaceId ?? (domain ? await workspaceForDomain(d.db, domain) : undefined);
+  const workspaceId = who.workspaceId ?? (await workspaceOfAppHost(d.db, host)) ?? (domain ? await workspaceForDomain(d.db, domain) : undefined);
   if (!workspaceId) {
     throw cadenzaError('NOT_FOUND', domain ? `no workspace here signs in with single sign-on for ${domain}; sign in with your password` : 'name a workspace or give your work address');
   }
+  const back = chooseCallback(d.callback, await hostRow(d.db, host), workspaceId);
+  if (!back.ok) throw cadenzaError('FORBIDDEN', back.message, { reason: back.reason });
+  const redirectUri = back.redirectUri;
   const provider = await ssoProvider(d.db, d.sealer, workspaceId);
   if (!provider) throw cadenzaError('NOT_FOUND', 'this workspace has no single sign-on set up; sign in with your password');
   const c = await clientOf(d, provider);
@@ -135,7 +147,7 @@ export async function startSsoSignIn(d: SsoDeps, who: { workspaceId?: string | u
     workspace_id: workspaceId,
     provider: 'sso',
     mode: 'sso',
-    redirect_uri: d.redirectUri,
+    redirect_uri: redirectUri,
     code_verifier: verifier,
     nonce,
     login_hint: who.email ?? null,
@@ -147,7 +159,7 @@ export async function startSsoSignIn(d: SsoDeps, who: { workspaceId?: string | u
   const url = new URL(c.as.authorization_endpoint);
   const q = url.searchParams;
   q.set('client_id', provider.clientId);
-  q.set('redirect_uri', d.redirectUri);
+  q.set('redirect_uri', redirectUri);
   q.set('response_type', 'code');
   q.set('scope', 'openid email profile');
   q.set('state', state);
@@ -155,7 +167,7 @@ export async function startSsoSignIn(d: SsoDeps, who: { workspaceId?: string | u
   q.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier));
   q.set('code_challenge_method', 'S256');
   if (who.email) q.set('login_hint', who.email);
-  return { url, binding, workspaceId };
+  return { url, binding, workspaceId, redirectUri };
 }
 
 export interface SsoSignedIn {
@@ -167,8 +179,17 @@ export interface SsoSignedIn {
   role: string;
 }
 
-/** Completes a sign-in from the callback's query, in the browser that started it (`binding`: its cookie). */
-export async function completeSsoSignIn(d: SsoDeps, callback: URLSearchParams, binding: string | undefined, ip: string): Promise<SsoSignedIn> {
+/** Where a browser at the callback on `host` is sent afterwards (the app or the SSO form): that host when it is a serving client app host, else the public URL. */
+export async function ssoLandingBase(d: Pick<SsoDeps, 'db' | 'callback'>, host: string | undefined): Promise<string> {
+  return landingBase(d.callback, await hostRow(d.db, host));
+}
+
+/**
+ * Completes a sign-in from the callback's query, in the browser that started it (`binding`: its
+ * cookie), on the host it started on (`host`: the callback request's; its base must be the one the
+ * flow's redirect URI names, whatever the Host header says).
+ */
+export async function completeSsoSignIn(d: SsoDeps, callback: URLSearchParams, binding: string | undefined, ip: string, host?: string): Promise<SsoSignedIn> {
   const state = callback.get('state');
   if (!state) throw cadenzaError('INVALID_INPUT', 'the sign-in came back without its state; start again from the sign-in page');
   const consumed = await consumeFlow(d.db, state, d.clock.now(), binding ? secretHash(binding) : undefined, ['sso']);
@@ -182,6 +203,10 @@ export async function completeSsoSignIn(d: SsoDeps, callback: URLSearchParams, b
     throw cadenzaError('UNAUTHENTICATED', why, { reason: consumed.reason });
   }
   const flow = consumed.flow;
+  // The binding cookie is host-only, so a callback on another host has none; said in words all the same.
+  if (flow.redirect_uri !== `${await ssoLandingBase(d, host)}${SSO_CALLBACK_PATH}`) {
+    throw cadenzaError('UNAUTHENTICATED', 'this sign-in was started on another address; start again from the sign-in page you use', { reason: 'other_host' });
+  }
   const provider = await ssoProvider(d.db, d.sealer, flow.workspace_id);
   if (!provider) throw cadenzaError('UNAUTHENTICATED', 'single sign-on was turned off for this workspace while you signed in');
   const c = await clientOf(d, provider);

@@ -24,7 +24,7 @@ export async function membersOf(tx: Tx, workspaceId: string): Promise<PlanMember
   const users = await tx
     .selectFrom('app_user as u')
     .leftJoin('notification_setting as s', (j) => j.onRef('s.workspace_id', '=', 'u.workspace_id').onRef('s.user_id', '=', 'u.id'))
-    .select(['u.id', 's.scope', 's.slack_url_sealed', 's.slack_disabled_at'])
+    .select(['u.id', 'u.role', 's.scope', 's.slack_url_sealed', 's.slack_disabled_at'])
     .where('u.workspace_id', '=', workspaceId)
     .orderBy('u.id')
     .execute();
@@ -35,7 +35,7 @@ export async function membersOf(tx: Tx, workspaceId: string): Promise<PlanMember
     m[p.kind] = { inApp: p.in_app, browser: p.browser, email: p.email, slack: p.slack };
     byUser.set(p.user_id, m);
   }
-  return users.map((u) => ({ userId: u.id, scope: u.scope ?? 'mine', channels: byUser.get(u.id) ?? {}, hasSlack: u.slack_url_sealed != null && u.slack_disabled_at == null }));
+  return users.map((u) => ({ userId: u.id, role: u.role, scope: u.scope ?? 'mine', channels: byUser.get(u.id) ?? {}, hasSlack: u.slack_url_sealed != null && u.slack_disabled_at == null }));
 }
 
 // -- name: notify-write-deliveries

@@ -279,8 +279,6 @@ export function sendHourWindow(fold: FoldPosition, workspaceId: string, since: D
 
 /** The columns that say which bucket a row counts in: rows equal in all of them are merged. */
 const GROUP = ['workspace_id', 'level', 'width', 'bucket', 'series', 'sequence_id', 'step_id', 'variant_id', 'mailbox_id', 'local_hour'] as const;
-/** Of them, those that are never null: compared with `=`, so the bucket index finds the rows. */
-const NOT_NULL = new Set<string>(['workspace_id', 'level', 'width', 'bucket', 'series']);
 
 export interface CompactResult {
   /** Rows merged away and the rows that replaced them. */
@@ -300,20 +298,22 @@ export async function compactFigures(store: Store): Promise<CompactResult> {
       select source, folded_through::text as folded, compacted_through::text as compacted from figure_fold order by source for update`.execute(tx);
     const out: CompactResult = { removed: 0, written: 0 };
     const cols = sql.join(GROUP.map((c) => sql.ref(c)));
-    const ofB = sql.join(GROUP.map((c) => sql.ref(`b.${c}`)));
-    const same = (a: string, z: string) => sql.join(GROUP.map((c) => (NOT_NULL.has(c) ? sql`${sql.ref(`${a}.${c}`)} = ${sql.ref(`${z}.${c}`)}` : sql`${sql.ref(`${a}.${c}`)} is not distinct from ${sql.ref(`${z}.${c}`)}`)), sql` and `);
+    // The bucket's place (workspace, level, width, time) is what the index leads with; the rest of
+    // its key is compared by grouping, which takes nulls as equal (a join on them would not).
+    await sql`set local work_mem = '256MB'`.execute(tx);
     for (const f of fold.rows) {
       if (BigInt(f.folded) <= BigInt(f.compacted)) continue;
-      // The buckets the folds since the last compaction added to, those of them with more than one
-      // row, and their rows replaced by their sum.
+      // The places the folds since the last compaction added to; their rows, numbered by bucket;
+      // the rows of the buckets with more than one, replaced by their sum.
       const r = await sql<{ removed: number; written: number }>`
-        with fresh as (
-          select distinct ${cols} from figure_bucket where source = ${f.source} and through > ${f.compacted}::bigint
-        ), many as (
-          select ${ofB} from figure_bucket b join fresh t on ${same('b', 't')}
-          where b.source = ${f.source} group by ${ofB} having count(*) > 1
+        with touched as (
+          select distinct workspace_id, level, width, bucket from figure_bucket where source = ${f.source} and through > ${f.compacted}::bigint
+        ), candidates as (
+          select b.ctid as row, count(*) over (partition by ${sql.join(GROUP.map((c) => sql.ref(`b.${c}`)))}) as rows
+          from figure_bucket b join touched t on b.workspace_id = t.workspace_id and b.level = t.level and b.width = t.width and b.bucket = t.bucket
+          where b.source = ${f.source}
         ), gone as (
-          delete from figure_bucket b using many t where b.source = ${f.source} and ${same('b', 't')}
+          delete from figure_bucket b using candidates c where c.rows > 1 and b.ctid = c.row
           returning b.*
         ), put as (
           insert into figure_bucket (${cols}, n, source, through)

@@ -178,15 +178,21 @@ export type DayCounts = { day: string } & Totals;
 // -- name: figures-per-day
 export async function perDay(db: Db, workspaceId: string, w: Window, o: SequenceFilter = {}): Promise<DayCounts[]> {
   const day = (at: ReturnType<typeof sql>) => sql`to_char(${at} at time zone ${w.zone}, 'YYYY-MM-DD')`;
-  const counts = await readFolded(db, (db, fold) => sql<{ day: string; series: DaySeries; n: number }>`
-    select ${day(sql`f.at`)} as day, f.series, sum(f.n)::int as n
-    from (${windowFacts(fold, workspaceId, w.since, w.until, o.sequenceId ? 's' : 'w', o.sequenceId)}) f
-    where f.series <> 'bouncesHard' ${o.sequenceId ? sql`and f.sequence_id = ${o.sequenceId}` : sql``}
-    group by 1, 2
-    union all
-    select ${day(sql`p.at`)}, 'positiveReplies', count(*)::int
-    from (${positiveReplyFacts(workspaceId, w, o)}) p
-    group by 1`.execute(db));
+  // The folded facts and the positive replies (read from the messages) at once, on two connections.
+  const [folded, positive] = await Promise.all([
+    readFolded(db, (db, fold) =>
+      sql<{ day: string; series: DaySeries; n: number }>`
+        select ${day(sql`f.at`)} as day, f.series, sum(f.n)::int as n
+        from (${windowFacts(fold, workspaceId, w.since, w.until, o.sequenceId ? 's' : 'w', o.sequenceId)}) f
+        where f.series <> 'bouncesHard' ${o.sequenceId ? sql`and f.sequence_id = ${o.sequenceId}` : sql``}
+        group by 1, 2`.execute(db),
+    ),
+    sql<{ day: string; series: DaySeries; n: number }>`
+      select ${day(sql`p.at`)} as day, 'positiveReplies' as series, count(*)::int as n
+      from (${positiveReplyFacts(workspaceId, w, o)}) p
+      group by 1`.execute(db),
+  ]);
+  const counts = { rows: [...folded.rows, ...positive.rows] };
   const days = w.dayKeys.map((d) => ({ day: d, ...zeroTotals() }));
   const byDay = new Map(days.map((d) => [d.day, d]));
   for (const c of counts.rows) {
@@ -296,20 +302,9 @@ export async function breakdown(db: Db, workspaceId: string, w: Span, by: Breakd
     mailbox: [sql`m.id::text`, sql`case when m.removed_at is null then m.email else m.email || ' (removed mailbox)' end`],
     rep: [sql`u.id::text`, sql`coalesce(u.name, u.email)`],
   }[by];
-  const r = await readFolded(db, (db, fold) => sql<{ key: string | null; label: string | null; series: DaySeries | 'bouncesHard'; n: number }>`
-    with f as materialized (
-      select x.sequence_id, x.step_id, x.variant_id, x.mailbox_id, x.series, sum(x.n)::int as n
-      from (${windowFacts(fold, workspaceId, w.since, w.until, breakdownLevel(by, o), o.sequenceId)}) x
-      ${o.sequenceId ? sql`where x.sequence_id = ${o.sequenceId}` : sql``}
-      group by 1, 2, 3, 4, 5
-      union all
-      select n.sequence_id, c.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id), 'positiveReplies', count(*)::int
-      from (select coalesce(credit.enrollment_id, p.enrollment_id) as enrollment_id, credit.step_id
-            from (select p.*, 'reply' as type from (${positiveReplyFacts(workspaceId, w, o)}) p) p ${emailCredit(sql`p`)}) c
-      left join enrollment n on n.id = c.enrollment_id
-      left join send_request q on c.step_id is not null and q.enrollment_id = c.enrollment_id and q.step_id = c.step_id
-      group by 1, 2, 3, 4
-    )
+  // Facts (sequence_id, step_id, variant_id, mailbox_id, series, n), labelled by what they are broken down by.
+  const labelled = (facts: RawBuilder<unknown>) => sql<{ key: string | null; label: string | null; series: DaySeries | 'bouncesHard'; n: number }>`
+    with f as materialized (${facts})
     select ${key} as key, ${label} as label, f.series, sum(f.n)::int as n
     from f
     left join step st on st.id = f.step_id
@@ -318,7 +313,26 @@ export async function breakdown(db: Db, workspaceId: string, w: Span, by: Breakd
     left join variant v on v.id = f.variant_id
     left join mailbox m on m.id = f.mailbox_id
     left join app_user u on u.id = m.user_id
-    group by 1, 2, 3`.execute(db));
+    group by 1, 2, 3`;
+  // The folded facts and the positive replies (read from the messages, each credited to its email)
+  // at once, on two connections: neither waits for the other.
+  const [folded, positive] = await Promise.all([
+    readFolded(db, (db, fold) =>
+      labelled(sql`
+        select x.sequence_id, x.step_id, x.variant_id, x.mailbox_id, x.series, sum(x.n)::int as n
+        from (${windowFacts(fold, workspaceId, w.since, w.until, breakdownLevel(by, o), o.sequenceId)}) x
+        ${o.sequenceId ? sql`where x.sequence_id = ${o.sequenceId}` : sql``}
+        group by 1, 2, 3, 4, 5`).execute(db),
+    ),
+    labelled(sql`
+      select n.sequence_id, c.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id) as mailbox_id, 'positiveReplies' as series, count(*)::int as n
+      from (select coalesce(credit.enrollment_id, p.enrollment_id) as enrollment_id, credit.step_id
+            from (select p.*, 'reply' as type from (${positiveReplyFacts(workspaceId, w, o)}) p) p ${emailCredit(sql`p`)}) c
+      left join enrollment n on n.id = c.enrollment_id
+      left join send_request q on c.step_id is not null and q.enrollment_id = c.enrollment_id and q.step_id = c.step_id
+      group by 1, 2, 3, 4`).execute(db),
+  ]);
+  const r = { rows: [...folded.rows, ...positive.rows] };
   const rows = new Map<string | null, BreakdownRow>();
   for (const x of r.rows) {
     let row = rows.get(x.key);

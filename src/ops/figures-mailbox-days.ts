@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../store/store.ts';
 import { readFolded, windowFacts } from './figure-rollup.ts';
-import type { Window } from './figures.ts';
+import { dayKeyOf, type Window } from './figures.ts';
 
 /**
  * Mailbox health over time (issue 18): per mailbox and day of the window's zone, the sends and
@@ -35,7 +35,7 @@ export interface MailboxDays {
 
 // -- name: figures-mailbox-days
 export async function mailboxDays(db: Db, workspaceId: string, w: Window, mailboxId?: string): Promise<MailboxDays[]> {
-  const day = (at: ReturnType<typeof sql>) => sql`to_char(${at} at time zone ${w.zone}, 'YYYY-MM-DD')`;
+  const day = (at: RawBuilder<unknown>) => dayKeyOf(w, at);
   const boxes = await sql<{ id: string; email: string }>`
     select id, case when removed_at is null then email else email || ' (removed mailbox)' end as email
     from mailbox where workspace_id = ${workspaceId} ${mailboxId ? sql`and id = ${mailboxId}` : sql``}

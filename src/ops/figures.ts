@@ -126,6 +126,17 @@ export function calendarWindow(asOf: number, days: number, zone: string): Window
   return { days, zone, dayKeys, since: firstDay.toJSDate(), until: lastDay.plus({ days: 1 }).toJSDate(), asOf };
 }
 
+/**
+ * The day of `w` an instant falls on, in SQL (null outside the window): its place among the days'
+ * first instants (luxon's local midnights, the rule `at time zone` follows) found by binary search,
+ * instead of a time zone conversion per row, which took a third of the headline's read in New
+ * York's zone at 1M enrollments.
+ */
+export function dayKeyOf(w: Window, at: RawBuilder<unknown>): RawBuilder<string> {
+  const starts = w.dayKeys.map((d) => DateTime.fromISO(d, { zone: w.zone }).toUTC().toISO()!);
+  return sql<string>`(${w.dayKeys}::text[])[width_bucket(${at}, ${starts}::timestamptz[])]`;
+}
+
 /** The `days` calendar days just before `w`: the period a window is compared with. */
 export function precedingWindow(w: Window): Window {
   return calendarWindow(w.since.getTime() - 1, w.days, w.zone);
@@ -177,7 +188,7 @@ export type DayCounts = { day: string } & Totals;
  */
 // -- name: figures-per-day
 export async function perDay(db: Db, workspaceId: string, w: Window, o: SequenceFilter = {}): Promise<DayCounts[]> {
-  const day = (at: ReturnType<typeof sql>) => sql`to_char(${at} at time zone ${w.zone}, 'YYYY-MM-DD')`;
+  const day = (at: RawBuilder<unknown>) => dayKeyOf(w, at);
   // The folded facts and the positive replies (read from the messages) at once, on two connections.
   const [folded, positive] = await Promise.all([
     readFolded(db, (db, fold) =>

@@ -183,6 +183,7 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
       }
     }
     expect(await perStep(store.db, ws, ALL_TIME)).toEqual(await fromSource((db) => perStep(db, ws, ALL_TIME)));
+    expect(await perStep(store.db, ws, ALL_TIME, { perMailbox: true })).toEqual(await fromSource((db) => perStep(db, ws, ALL_TIME, { perMailbox: true })));
     const w = windows()[3]!;
     for (const by of BREAKDOWN_BY) expect(await breakdown(store.db, ws, w, by)).toEqual(await fromSource((db) => breakdown(db, ws, w, by)));
   }

@@ -369,23 +369,24 @@ export interface StepRow {
   archived: boolean;
   /** The variant the send request used (null: none recorded). */
   variantKey: string | null;
-  /** The mailbox that sent it (null: none recorded). */
+  /** The mailbox that sent it (null: none recorded, or not asked for: `perMailbox`). */
   mailboxId: string | null;
   sent: number;
   replied: number;
 }
 
 /**
- * Sends and credited replies in the span, one row per email step, variant and mailbox: the funnel
- * sums a step's rows, the variants a variant's, the mailboxes a mailbox's.
+ * Sends and credited replies in the span, one row per email step and variant, and per mailbox when
+ * asked (`perMailbox`: the rollup's level 'x', ten times the rows of level 'v' at 1M enrollments):
+ * the funnel sums a step's rows, the variants a variant's, the mailboxes a mailbox's.
  */
 // -- name: figures-per-step
-export async function perStep(db: Db, workspaceId: string, span: Span, o: { sequenceId?: string } = {}): Promise<StepRow[]> {
+export async function perStep(db: Db, workspaceId: string, span: Span, o: { sequenceId?: string; perMailbox?: boolean } = {}): Promise<StepRow[]> {
   const r = await readFolded(db, (db, fold) => sql<{ sequence_id: string; sequence_name: string; step_key: string; step_id: string; step_position: number; archived: boolean; variant_key: string | null; mailbox_id: string | null; sent: number; replied: number }>`
     with counted as materialized (
-      select f.step_id, f.variant_id, f.mailbox_id,
+      select f.step_id, f.variant_id, ${o.perMailbox ? sql`f.mailbox_id` : sql`null::uuid`} as mailbox_id,
         sum(case when f.series = 'sends' then f.n else 0 end) as sent, sum(case when f.series = 'replies' then f.n else 0 end) as replied
-      from (${windowFacts(fold, workspaceId, span.since, span.until, 'x', o.sequenceId)}) f
+      from (${windowFacts(fold, workspaceId, span.since, span.until, o.perMailbox ? 'x' : 'v', o.sequenceId)}) f
       where f.series in ('sends', 'replies') and f.step_id is not null
       group by 1, 2, 3
     )
@@ -613,7 +614,7 @@ export async function funnel(db: Db, workspaceId: string, w: Window, o: Sequence
 /** Every mailbox with its sends and credited replies (perStep) and its bounces in the window. */
 export async function perMailbox(db: Db, workspaceId: string, w: Window): Promise<Array<MailboxRow & { sent: number; replies: number }>> {
   const byMailbox = new Map<string, { sent: number; replies: number }>();
-  for (const r of await perStep(db, workspaceId, w)) {
+  for (const r of await perStep(db, workspaceId, w, { perMailbox: true })) {
     if (!r.mailboxId) continue;
     const m = byMailbox.get(r.mailboxId) ?? { sent: 0, replies: 0 };
     m.sent += r.sent;

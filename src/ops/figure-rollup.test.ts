@@ -31,14 +31,19 @@ describe('units: a span cut into quarter hours, days and months', () => {
     for (let i = 0; i < 500; i++) {
       const a = Date.UTC(2030, 0, 1) + r.int(0, 3 * 366 * 96) * Q;
       const b = a + r.int(0, (r.int(0, 1) ? 3 : 400) * 96) * Q;
-      const u = units(new Date(a), new Date(b));
-      let at = a;
-      for (const x of u) {
-        expect(x.from.getTime()).toBe(at);
-        expect(x.to.getTime()).toBeGreaterThan(at);
-        at = x.to.getTime();
+      for (const hours of [false, true]) {
+        const u = units(new Date(a), new Date(b), { hours });
+        let at = a;
+        for (const x of u) {
+          expect(x.from.getTime()).toBe(at);
+          expect(x.to.getTime()).toBeGreaterThan(at);
+          // Hours only where asked, and whole; quarter hours then under two hours at each end.
+          if (x.width === 'h') expect(hours && x.from.getTime() % 3_600_000 === 0 && x.to.getTime() % 3_600_000 === 0).toBe(true);
+          if (x.width === 'q' && hours) expect(x.to.getTime() - x.from.getTime()).toBeLessThan(2 * 3_600_000);
+          at = x.to.getTime();
+        }
+        expect(at).toBe(a === b ? a : b);
       }
-      expect(at).toBe(a === b ? a : b);
     }
   });
 });
@@ -315,7 +320,7 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
       .split(';')
       .map((x) => x.trim())
       .filter((x) => x.startsWith('insert'));
-    expect(inserts).toHaveLength(3);
+    expect(inserts).toHaveLength(4);
     let derived: Awaited<ReturnType<typeof levels>> = [];
     await store.db
       .transaction()

@@ -22,10 +22,10 @@ import { journalFacts, sendHourFacts, trackingFacts, type FactRange } from './fi
  * then days, then quarter hours at its ends (`units`). Level 'z' (migration 0126) holds the best
  * send hours' facts (figure-facts.ts sendHourFacts) in the same three widths, by the prospect's
  * local hour of the week: a reply there is counted at the time of the email it answers. Levels 'v'
- * and 'b' (migration 0128) are level 'x' summed over fewer keys, for the reads that need no more:
- * 'v' per sequence, step and variant (the breakdowns by sequence, step and variant), 'b' per
- * mailbox alone, also in hours (the breakdowns by mailbox and rep, and the mailboxes' days): a
- * tenth and a two-hundredth of the rows at 1M enrollments (docs/benchmarks.md).
+ * and 'b' (migration 0128) are level 'x' summed over fewer keys, for the reads that need no more,
+ * and have hours too: 'v' per sequence, step and variant (the funnel, the variants, the breakdowns
+ * by sequence, step and variant), 'b' per mailbox alone (the breakdowns by mailbox and rep, and the
+ * mailboxes' days): a tenth and a two-hundredth of the rows at 1M enrollments (docs/benchmarks.md).
  *
  * Compaction (migration 0127, `compactFigures`): a fold adds a row per bucket it touches, so every
  * minute's fold would add one more row to each of the day's and the month's buckets; compaction
@@ -42,7 +42,7 @@ import { journalFacts, sendHourFacts, trackingFacts, type FactRange } from './fi
 export type Level = 'w' | 's' | 'x' | 'v' | 'b';
 /** The levels with UTC days and months (read over a span by `units`), and those with hours (read per day of a zone). */
 const SPANNED = new Set<Level>(['x', 'v', 'b']);
-const HOURLY = new Set<Level>(['w', 's', 'b']);
+const HOURLY = new Set<Level>(['w', 's', 'v', 'b']);
 type Width = 'q' | 'h' | 'd' | 'm';
 
 const QUARTER = 15 * 60_000;
@@ -90,8 +90,10 @@ function isQuarter(d: Date): boolean {
 /**
  * A span cut into bucket ranges: quarter hours up to the first UTC midnight, days up to the first
  * month, months, then days and quarter hours to the end. Both ends must fall on quarter hours.
+ * `hours` (a level that has them): the quarter hours only up to the first whole hour and from the
+ * last, hours between, so a zone's day that begins at 05:00 UTC reads 24 rows per key, not 96.
  */
-export function units(since: Date, until: Date): Array<{ width: Width; from: Date; to: Date }> {
+export function units(since: Date, until: Date, o: { hours?: boolean } = {}): Array<{ width: Width; from: Date; to: Date }> {
   const a = since.getTime();
   const b = until.getTime();
   const ceilDay = (t: number) => Math.ceil(t / 86_400_000) * 86_400_000;
@@ -103,7 +105,18 @@ export function units(since: Date, until: Date): Array<{ width: Width; from: Dat
   };
   const out: Array<{ width: Width; from: Date; to: Date }> = [];
   const push = (width: Width, from: number, to: number) => {
-    if (from < to) out.push({ width, from: new Date(from), to: new Date(to) });
+    if (from >= to) return;
+    if (width === 'q' && o.hours) {
+      const h1 = Math.ceil(from / HOUR) * HOUR;
+      const h2 = Math.floor(to / HOUR) * HOUR;
+      if (h1 < h2) {
+        push('q', from, h1);
+        out.push({ width: 'h', from: new Date(h1), to: new Date(h2) });
+        push('q', h2, to);
+        return;
+      }
+    }
+    out.push({ width, from: new Date(from), to: new Date(to) });
   };
   const dA = ceilDay(a);
   const dB = floorDay(b);
@@ -146,7 +159,7 @@ export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date
   // A span's total: UTC months and days where the level has them. Per day of a zone: the widths
   // whose buckets never straddle the zone's midnight.
   if (sequenceId && (level === 'w' || level === 'b')) throw new Error(`figure level ${level} holds no sequence`);
-  const ranges = SPANNED.has(level) && !o.perDay ? units(since, until) : [{ width: HOURLY.has(level) ? dayWidth : ('q' as Width), from: since, to: until }];
+  const ranges = SPANNED.has(level) && !o.perDay ? units(since, until, { hours: HOURLY.has(level) }) : [{ width: HOURLY.has(level) ? dayWidth : ('q' as Width), from: since, to: until }];
   const inUnits = sql.join(ranges.map((u) => sql`(b.width = ${u.width} and b.bucket >= ${u.from} and b.bucket < ${u.to})`), sql` or `);
   return sql`
     select b.bucket as at, b.sequence_id, b.step_id, b.variant_id, b.mailbox_id, b.series, b.n
@@ -234,7 +247,7 @@ function insertBuckets(facts: RawBuilder<unknown>, source: 'journal' | 'tracking
       group by 1, 3, 4, 5, 6, 7, 8, 9
       union all
       select f.workspace_id, 'v', w.width, ${bucketOf(sql`w.width`)}, f.series, f.sequence_id, f.step_id, f.variant_id, null, sum(f.n)::int
-      from f cross join (values ('q'), ('d'), ('m')) as w(width)
+      from f cross join (values ('q'), ('h'), ('d'), ('m')) as w(width)
       group by 1, 3, 4, 5, 6, 7, 8
       union all
       select f.workspace_id, 'b', w.width, ${bucketOf(sql`w.width`)}, f.series, null, null, null, f.mailbox_id, sum(f.n)::int

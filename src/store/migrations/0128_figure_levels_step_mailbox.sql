@@ -1,9 +1,9 @@
 -- Two more levels of the analytics rollup (src/ops/figure-rollup.ts), each level 'x' summed over
 -- fewer keys, for the reads that need no more (docs/benchmarks.md, 1M enrollments):
---   v  per sequence, step and variant, in 15-minute, UTC day and UTC month buckets: the
---      breakdowns by sequence, step and variant;
---   b  per mailbox alone, in the same widths and hours: the breakdowns by mailbox and rep, and
---      each mailbox's days.
+--   v  per sequence, step and variant, in 15-minute, hour, UTC day and UTC month buckets: the
+--      funnel, the variants, the breakdowns by sequence, step and variant;
+--   b  per mailbox alone, in the same widths: the breakdowns by mailbox and rep, and each
+--      mailbox's days.
 -- Both are derived here from level 'x', which holds the same facts, row by row of each fold
 -- (`through` kept), so reads stay exact across the upgrade; folds write them from now on.
 alter table figure_bucket drop constraint figure_bucket_level_check;
@@ -13,6 +13,12 @@ insert into figure_bucket (workspace_id, level, width, bucket, series, sequence_
 select workspace_id, 'v', width, bucket, series, sequence_id, step_id, variant_id, null, sum(n)::int, source, through
 from figure_bucket where level = 'x'
 group by workspace_id, width, bucket, series, sequence_id, step_id, variant_id, source, through
+having sum(n) <> 0;
+
+insert into figure_bucket (workspace_id, level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id, n, source, through)
+select workspace_id, 'v', 'h', date_trunc('hour', bucket, 'UTC'), series, sequence_id, step_id, variant_id, null, sum(n)::int, source, through
+from figure_bucket where level = 'x' and width = 'q'
+group by workspace_id, 4, series, sequence_id, step_id, variant_id, source, through
 having sum(n) <> 0;
 
 insert into figure_bucket (workspace_id, level, width, bucket, series, sequence_id, step_id, variant_id, mailbox_id, n, source, through)

@@ -190,10 +190,10 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
     for (let minute = 0; minute < 10; minute++) {
       await sql`insert into event (workspace_id, enrollment_id, type, payload, at)
         select ${workspaceId}, md5('e' || g)::uuid, 'step_sent', jsonb_build_object('event', jsonb_build_object('type', 'step_sent', 'stepId', ${stepOf(sql`1 + g % 2`)})), ${recent}
-        from generate_series(${minute * perMinute + 1}, ${(minute + 1) * perMinute}) g`.execute(store.db);
+        from generate_series(${minute * perMinute + 1}::int, ${(minute + 1) * perMinute}::int) g`.execute(store.db);
       await sql`insert into tracking_event (workspace_id, send_request_id, enrollment_id, kind, verdict, confidence, at)
         select ${workspaceId}, md5('r' || g || '-0')::uuid, md5('e' || g)::uuid, 'open', 'human', 0.9, ${recent}
-        from generate_series(${minute * perMinute + 1}, ${(minute + 1) * perMinute}) g`.execute(store.db);
+        from generate_series(${minute * perMinute + 1}::int, ${(minute + 1) * perMinute}::int) g`.execute(store.db);
       await foldFigures(store);
     }
     const beforeReads = (await foldState(store.db)).buckets;

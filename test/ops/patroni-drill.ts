@@ -6,6 +6,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { migrate } from '../../src/store/migrate.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
+import { retryTransient } from '../../src/store/transient.ts';
+import { systemClock } from '../../src/common/clock.ts';
 import { resetMailBed } from '../mail/mailbed.ts';
 import { startCadenza, type CadenzaChild } from './drill/cadenza-child.ts';
 import { startProspectReplies, type ProspectReplies } from './drill/prospect-replies.ts';
@@ -225,16 +227,22 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
     // Settle: every request final, every reply stored; past the follow-ups' due time when asked.
     const followUpsDue = Date.now() + (o.waitForFollowUps ? o.followUpMinutes * 60_000 + 20_000 : 0);
     const settleBy = Date.now() + 120_000 + o.leadsPerMailbox * 75_000 + (o.waitForFollowUps ? o.followUpMinutes * 60_000 : 0);
-    let after = await drillRequests(store);
-    const stored = async () => {
-      const ids = prospects!.replies.map((r) => r.messageId);
-      if (ids.length === 0) return new Set<string>();
-      const rows = await store!.db.selectFrom('message').select('message_id').where('direction', '=', 'inbound').where('message_id', 'in', ids).execute();
-      return new Set(rows.map((r) => r.message_id));
-    };
+    // The drill's own reads after the last fault: the first may meet a pooled connection to the
+    // cut primary, which fails as "connection lost" (transient) once the server is found gone; an
+    // observer's read is safe to repeat, so it is, on the next host.
+    const observe = <T>(read: () => Promise<T>) => retryTransient(read, { clock: systemClock, withinMs: 60_000 });
+    const requests = () => observe(() => drillRequests(store!));
+    let after = await requests();
+    const stored = () =>
+      observe(async () => {
+        const ids = prospects!.replies.map((r) => r.messageId);
+        if (ids.length === 0) return new Set<string>();
+        const rows = await store!.db.selectFrom('message').select('message_id').where('direction', '=', 'inbound').where('message_id', 'in', ids).execute();
+        return new Set(rows.map((r) => r.message_id));
+      });
     let storedIds = await stored();
     while (Date.now() < settleBy) {
-      after = await drillRequests(store);
+      after = await requests();
       storedIds = await stored();
       const delivered = firstSteps(after).filter((r) => r.state === 'sent').length;
       const allReplied = prospects.replies.length >= delivered && storedIds.size === prospects.replies.length;
@@ -245,7 +253,7 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
     log(`settled: ${after.length} requests, ${storedIds.size} of ${prospects.replies.length} replies stored`);
     await sleep(1_500); // late deliveries land before counting
     await prospects.stop();
-    after = await drillRequests(store);
+    after = await requests();
     storedIds = await stored();
 
     const verdict = await checkDeliveries(after, [...sentBeforeAll]);

@@ -174,18 +174,23 @@ describeMailBed('reply to stop through the real mail bed (sync role, IMAP IDLE)'
     expect((await state(b.enrollmentId)).state).toBe('bounced');
     expect(await store.db.selectFrom('suppression').select('reason').where('workspace_id', '=', s.workspaceId).where('email_norm', '=', b.leadEmail).executeTakeFirst()).toEqual({ reason: 'hard_bounce' });
 
-    // Out of office, back on Monday 7 December 2026: resumes Tuesday the 8th (the lead's zone is UTC).
+    // Out of office, back on a Monday one to two weeks from today (a fixed date would pass, and the pause
+    // would then fall back to the default): the lead's zone is UTC, so the window opens at that day's start.
+    const back = new Date(Date.now() + 7 * 86_400_000);
+    back.setUTCHours(0, 0, 0, 0);
+    back.setUTCDate(back.getUTCDate() + ((8 - back.getUTCDay()) % 7));
+    const backWords = `${back.toLocaleDateString('en-US', { weekday: 'long', timeZone: 'UTC' })}, ${back.toLocaleDateString('en-US', { month: 'long', day: 'numeric', year: 'numeric', timeZone: 'UTC' })}`;
     const o = send(REPLIES + 1);
     const oooId = `<ooo-${tag}@prospects.test>`;
     const ooo = arrival(oooId);
     await inject(
-      replyMail({ from: o.leadEmail, to: USER, inReplyTo: o.messageId, subject: `Automatic reply: ${o.subject}`, messageId: oooId, headers: { 'Auto-Submitted': 'auto-replied' }, date: new Date(Date.UTC(2026, 10, 30, 9)), body: 'Thank you for your message. I am out of the office with limited access to email, and will be back in the office on Monday, December 7, 2026.' }),
+      replyMail({ from: o.leadEmail, to: USER, inReplyTo: o.messageId, subject: `Automatic reply: ${o.subject}`, messageId: oooId, headers: { 'Auto-Submitted': 'auto-replied' }, date: new Date(), body: `Thank you for your message. I am out of the office with limited access to email, and will be back in the office on ${backWords}.` }),
       o.leadEmail,
     );
     expect((await ooo).report.messages.find((m) => m.messageId === oooId)).toMatchObject({ action: 'out_of_office', enrollmentId: o.enrollmentId });
     const so = await state(o.enrollmentId);
     expect(so.state).toBe('paused');
-    expect(so.due_at?.toISOString()).toBe('2026-12-07T00:00:00.000Z'); // back on Monday the 7th: the window opens at its start
+    expect(so.due_at?.toISOString()).toBe(back.toISOString());
 
     const u = send(REPLIES + 2);
     const unsubId = `<unsub-${tag}@prospects.test>`;

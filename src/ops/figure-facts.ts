@@ -14,8 +14,8 @@ import { sql, type RawBuilder } from 'kysely';
 
 type Expr = ReturnType<typeof sql>;
 
-/** The series a journal or tracking fact belongs to (positive replies are read from messages). */
-export const FACT_SERIES = ['sends', 'opened', 'openedAutomatically', 'clicked', 'replies', 'meetings', 'bounces', 'bouncesHard', 'unsubscribes'] as const;
+/** The series a journal, tracking or positive-reply fact belongs to. */
+export const FACT_SERIES = ['sends', 'opened', 'openedAutomatically', 'clicked', 'replies', 'positiveReplies', 'meetings', 'bounces', 'bouncesHard', 'unsubscribes'] as const;
 
 /** Whether a step id (text) is an email step: only emails count as sends. */
 export function emailStep(stepIdText: Expr) {
@@ -234,6 +234,29 @@ export function trackingFacts(r: FactRange, touchedInSpan: boolean): RawBuilder<
     left join enrollment n on n.id = m.enrollment_id
     left join send_request q on q.id = m.send_request_id
     where ${inSpan(sql`m.at`, r)}`;
+}
+
+/**
+ * The positive-reply facts among rows of `positive_fact` in the range (migration 0131): an
+ * enrollment counts at its first reply classified `interested` (`positiveReply`), and each change
+ * of that time (a reply stored, relabelled, moved or deleted) wrote -1 at the old time and +1 at the
+ * new one, so a window's sum is the enrollments whose first interested reply is in it now. Each is
+ * credited like a reply (`emailCredit`): to the last email sent to the enrollment at or before it,
+ * with that email's enrollment's sequence, step, variant and mailbox, at the fold, as the journal's
+ * replies are: the -1 of a relabel goes where its +1 went because no email journalled after a fact
+ * was sent before it (the engine stamps its journal with its clock's now).
+ */
+export function positiveFacts(r: FactRange): RawBuilder<unknown> {
+  return sql`
+    select c.at, c.workspace_id, n.sequence_id, c.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id) as mailbox_id, 'positiveReplies' as series, c.n
+    from (
+      select p.at, p.workspace_id, p.n, coalesce(credit.enrollment_id, p.enrollment_id) as enrollment_id, credit.step_id
+      from (select p.*, 'reply' as type from positive_fact p
+            where ${ofWorkspace(sql`p`, r)} and ${idRange(sql`p`, r)} and ${inSpan(sql`p.at`, r)}) p
+      ${emailCredit(sql`p`)}
+    ) c
+    left join enrollment n on n.id = c.enrollment_id
+    left join send_request q on c.step_id is not null and q.enrollment_id = c.enrollment_id and q.step_id = c.step_id`;
 }
 
 /**

@@ -153,6 +153,42 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
     }
   }
 
+  /**
+   * n changes to the prospects' replies, as the pipeline and people make them: a reply stored
+   * (interested or not), relabelled, threaded to another enrollment, or deleted. Each moves an
+   * enrollment's first interested reply or not (migration 0131's trigger writes the positive-reply
+   * facts). A reply is received after what its enrollment's journal holds, and the journal goes on
+   * after it, as the engine's clock writes it: an email journalled later is sent later, so the email
+   * a fact is credited to at its fold is the one it is credited to ever after.
+   */
+  const replies: Array<{ id: string; ws: string; at: number }> = [];
+  const after = (enrollmentId: string, at: number) => journalAt.set(enrollmentId, Math.max(journalAt.get(enrollmentId) ?? 0, at));
+  async function writeReplies(n: number) {
+    for (let i = 0; i < n; i++) {
+      const roll = random.int(0, 9);
+      const m = replies.length > 0 ? replies[random.int(0, replies.length - 1)]! : undefined;
+      if (!m || roll < 5) {
+        const e = enrollments[random.int(0, enrollments.length - 1)]!;
+        const mid = id();
+        const at = new Date(Math.min(base + 30 * DAY - 4_000_000, (journalAt.get(e.id) ?? base + random.int(0, 5 * DAY)) + random.int(0, 2 * DAY)));
+        const received = random.int(0, 3) === 0 ? null : new Date(at.getTime() + random.int(0, 3_600_000));
+        await sql`insert into message (id, workspace_id, enrollment_id, direction, message_id, at, received_at, intent)
+          values (${mid}, ${e.ws}, ${e.id}, 'inbound', ${`<${mid}@p.test>`}, ${at}, ${received}, ${random.int(0, 2) ? 'interested' : 'not_interested'})`.execute(store.db);
+        replies.push({ id: mid, ws: e.ws, at: (received ?? at).getTime() });
+        after(e.id, (received ?? at).getTime());
+      } else if (roll < 8) {
+        await sql`update message set intent = case when intent = 'interested' then 'not_now' else 'interested' end where id = ${m.id}`.execute(store.db);
+      } else if (roll < 9) {
+        const e = enrollments.filter((x) => x.ws === m.ws)[random.int(0, enrollments.filter((x) => x.ws === m.ws).length - 1)]!;
+        await sql`update message set enrollment_id = ${e.id} where id = ${m.id}`.execute(store.db);
+        after(e.id, m.at);
+      } else {
+        await sql`delete from message where id = ${m.id}`.execute(store.db);
+        replies.splice(replies.indexOf(m), 1);
+      }
+    }
+  }
+
   const windows = (): Window[] =>
     ['UTC', 'America/New_York', 'Europe/Berlin', 'Asia/Kolkata', 'Asia/Kathmandu', 'Australia/Lord_Howe'].flatMap((zone) => [
       calendarWindow(base + 29 * DAY, 30, zone),
@@ -217,6 +253,7 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
     // email's first open earlier: -1 where it was, +1 at the new time).
     for (let round = 0; round < 4; round++) {
       await write(random.int(20, 150));
+      await writeReplies(random.int(10, 40));
       await agree();
       if (random.int(0, 2) > 0) await foldFigures(store);
       await agree();
@@ -230,6 +267,63 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
     // Ten comparisons of every figure in twelve windows, each read twice: 10 to 40 s alone, and
     // past a minute on CI's two cores under the suite's load.
   }, 240_000);
+
+  it('counts positive replies as the messages say through relabels, moves and deletions: each enrollment once, at its first interested reply', async () => {
+    /** The definition read from the messages themselves: per day of `w`, enrollments whose first interested reply falls on it. */
+    const fromMessages = async (w: Window) => {
+      const r = await sql<{ first_at: Date }>`
+        select min(coalesce(received_at, at)) as first_at from message
+        where workspace_id = ${ws} and direction = 'inbound' and intent = 'interested' and enrollment_id is not null
+        group by enrollment_id`.execute(store.db);
+      const day = new Intl.DateTimeFormat('en-CA', { timeZone: w.zone, year: 'numeric', month: '2-digit', day: '2-digit' });
+      const out = new Map<string, number>();
+      for (const x of r.rows) {
+        const t = new Date(x.first_at);
+        if (t >= w.since && t < w.until) out.set(day.format(t), (out.get(day.format(t)) ?? 0) + 1);
+      }
+      return w.dayKeys.map((d) => out.get(d) ?? 0);
+    };
+    const check = async () => {
+      for (const w of windows()) expect((await perDay(store.db, ws, w)).map((d) => d.positiveReplies)).toEqual(await fromMessages(w));
+      const w = windows()[0]!;
+      const total = (await fromMessages(w)).reduce((a, b) => a + b, 0);
+      for (const by of BREAKDOWN_BY) expect((await breakdown(store.db, ws, w, by)).reduce((n, r) => n + r.positiveReplies, 0)).toBe(total);
+    };
+    for (let round = 0; round < 5; round++) {
+      await writeReplies(random.int(20, 60));
+      await check();
+      await foldFigures(store);
+      await check();
+      if (round % 2 === 1) {
+        await compactFigures(store);
+        await check();
+      }
+    }
+    // The relabels did take counts back.
+    const back = await sql<{ n: number }>`select count(*)::int as n from positive_fact where n < 0`.execute(store.db);
+    expect(back.rows[0]!.n).toBeGreaterThan(0);
+    const counted = (await perDay(store.db, ws, windows()[0]!)).reduce((n, d) => n + d.positiveReplies, 0);
+    expect(counted).toBeGreaterThan(5);
+  }, 240_000);
+
+  it('a workspace deleted with its interested replies leaves no positive-reply rows behind', async () => {
+    const gone = id();
+    await store.db.insertInto('workspace').values({ id: gone, name: 'Gone' }).execute();
+    const seq = id();
+    await store.db.insertInto('sequence').values({ id: seq, workspace_id: gone, key: 'g', name: 'Gone', send_window: JSON.stringify({ kind: 'any' }) }).execute();
+    const leadId = id();
+    await store.db.insertInto('lead').values({ id: leadId, workspace_id: gone, email: 'g@p.test', email_norm: 'g@p.test' }).execute();
+    const eid = id();
+    await sql`insert into enrollment (id, workspace_id, sequence_id, lead_id, state, time_zone, zone_source) values (${eid}, ${gone}, ${seq}, ${leadId}, 'active', 'UTC', 'workspace')`.execute(store.db);
+    for (let i = 0; i < 2; i++) {
+      await sql`insert into message (id, workspace_id, enrollment_id, direction, message_id, at, intent) values (${id()}, ${gone}, ${eid}, 'inbound', ${`<g${i}@p.test>`}, ${new Date(base + i * DAY)}, 'interested')`.execute(store.db);
+    }
+    const rows = async () => (await sql<{ n: number }>`select ((select count(*) from positive_fact where workspace_id = ${gone}) + (select count(*) from enrollment_positive where workspace_id = ${gone}))::int as n`.execute(store.db)).rows[0]!.n;
+    expect(await rows()).toBe(2);
+    await store.db.deleteFrom('workspace').where('id', '=', gone).execute();
+    expect(await rows()).toBe(0);
+    await foldFigures(store);
+  });
 
   it('folds nothing twice when two folds run at once, and a fold with nothing new is a no-op', async () => {
     await write(200);

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db, Store } from '../store/store.ts';
-import { journalFacts, sendHourFacts, trackingFacts, type FactRange } from './figure-facts.ts';
+import { journalFacts, positiveFacts, sendHourFacts, trackingFacts, type FactRange } from './figure-facts.ts';
 
 /**
  * The analytics facts folded into buckets (migration 0063), so that a year's window reads a few
@@ -35,8 +35,10 @@ import { journalFacts, sendHourFacts, trackingFacts, type FactRange } from './fi
  *
  * What a fold keeps that the source may lose: the counts of journal rows and tracking events later
  * purged by retention or erased with a person stay in the buckets (they are counts, not personal
- * data: docs/privacy.md). Interested replies are never folded: a person may relabel a reply, so
- * they are read from messages each time.
+ * data: docs/privacy.md). Positive replies (an enrollment's first interested reply) are a third
+ * source (migration 0131): a person may relabel a reply, so the messages cannot be folded as they
+ * are; a trigger on them appends -1 and +1 facts whenever an enrollment's first interested reply
+ * moves (`positive_fact`), and those fold by id like the journal.
  */
 
 export type Level = 'w' | 's' | 'x' | 'v' | 'b';
@@ -53,7 +55,16 @@ const EPOCH = new Date(Date.UTC(2000, 0, 1));
 export interface FoldPosition {
   journal: bigint;
   tracking: bigint;
+  positive: bigint;
 }
+
+/** The rollup's sources, each folded by id from its table with its facts. */
+const SOURCES = [
+  { source: 'journal', table: 'event', facts: journalFacts },
+  { source: 'tracking', table: 'tracking_event', facts: (r: FactRange) => trackingFacts(r, false) },
+  { source: 'positive', table: 'positive_fact', facts: positiveFacts },
+] as const;
+type Source = (typeof SOURCES)[number]['source'];
 
 /**
  * The fold's position, read before the figures: the read then takes the buckets of folds up to it
@@ -61,9 +72,9 @@ export interface FoldPosition {
  * sees the bound as a value (a handful of rows past it, not a third of the table).
  */
 export async function foldPosition(db: Db): Promise<FoldPosition> {
-  const r = await sql<{ source: 'journal' | 'tracking'; at: string }>`select source, folded_through::text as at from figure_fold`.execute(db);
-  const at = (s: string) => BigInt(r.rows.find((x) => x.source === s)?.at ?? '0');
-  return { journal: at('journal'), tracking: at('tracking') };
+  const r = await sql<{ source: Source; at: string }>`select source, folded_through::text as at from figure_fold`.execute(db);
+  const at = (s: Source) => BigInt(r.rows.find((x) => x.source === s)?.at ?? '0');
+  return { journal: at('journal'), tracking: at('tracking'), positive: at('positive') };
 }
 
 /**
@@ -150,7 +161,7 @@ export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date
   const of = (facts: RawBuilder<unknown>) => sql`select at, sequence_id, step_id, variant_id, mailbox_id, series, n from (${facts}) f`;
   if (!isQuarter(since) || !isQuarter(until)) {
     const all: FactRange = { workspaceId, after: 0n, upTo: null, since, until };
-    return sql`${of(journalFacts(all))} union all ${of(trackingFacts(all, true))}`;
+    return sql`${of(journalFacts(all))} union all ${of(trackingFacts(all, true))} union all ${of(positiveFacts(all))}`;
   }
   const tail: FactRange = { workspaceId, after: fold.journal, upTo: null, since, until };
   // Per day of a zone: whole hours where the zone's midnights are on the hour (most zones), a
@@ -165,18 +176,16 @@ export function windowFacts(fold: FoldPosition, workspaceId: string, since: Date
     select b.bucket as at, b.sequence_id, b.step_id, b.variant_id, b.mailbox_id, b.series, b.n
     from figure_bucket b
     where b.workspace_id = ${workspaceId} and b.level = ${level} and (${inUnits}) ${sequenceId ? sql`and b.sequence_id = ${sequenceId}` : sql``}
-      and b.through <= (case b.source when 'journal' then ${fold.journal.toString()}::bigint else ${fold.tracking.toString()}::bigint end)
+      and b.through <= (case b.source when 'journal' then ${fold.journal.toString()}::bigint when 'tracking' then ${fold.tracking.toString()}::bigint else ${fold.positive.toString()}::bigint end)
     union all ${of(journalFacts(tail))}
-    union all ${of(trackingFacts({ ...tail, after: fold.tracking }, false))}`;
+    union all ${of(trackingFacts({ ...tail, after: fold.tracking }, false))}
+    union all ${of(positiveFacts({ ...tail, after: fold.positive }))}`;
 }
 
 /** Ids folded per transaction: a backlog (the first fold of a large journal) is folded in steps. */
 const CHUNK = 250_000n;
 
-export interface FoldResult {
-  journal: { from: bigint; to: bigint };
-  tracking: { from: bigint; to: bigint };
-}
+export type FoldResult = Record<Source, { from: bigint; to: bigint }>;
 
 /**
  * Folds every committed journal entry and tracking event past the last fold (file comment). Safe
@@ -185,14 +194,13 @@ export interface FoldResult {
  */
 export async function foldFigures(store: Store, o: { stopping?: () => boolean } = {}): Promise<FoldResult> {
   const stopping = o.stopping ?? (() => false);
-  return {
-    journal: await foldSource(store, 'journal', 'event', journalFacts, stopping),
-    tracking: await foldSource(store, 'tracking', 'tracking_event', (r) => trackingFacts(r, false), stopping),
-  };
+  const out = {} as FoldResult;
+  for (const s of SOURCES) out[s.source] = await foldSource(store, s.source, s.table, s.facts, stopping);
+  return out;
 }
 
 /** `stopping`: asked between steps, so a process shutting down leaves a long backlog to the next fold. */
-async function foldSource(store: Store, source: 'journal' | 'tracking', table: 'event' | 'tracking_event', facts: (r: FactRange) => RawBuilder<unknown>, stopping: () => boolean) {
+async function foldSource(store: Store, source: Source, table: string, facts: (r: FactRange) => RawBuilder<unknown>, stopping: () => boolean) {
   const bound = await store.db.transaction().execute(async (tx) => {
     // A writer holds ROW EXCLUSIVE from its insert to its commit: SHARE waits for those under way
     // and holds new ones back for as long as it takes to read max(id). Given up after 5 s (a
@@ -230,7 +238,7 @@ function bucketOf(width: RawBuilder<unknown>): RawBuilder<unknown> {
 }
 
 /** The facts' counts per bucket, for each level and width (migration 0063 says which hold what). */
-function insertBuckets(facts: RawBuilder<unknown>, source: 'journal' | 'tracking', through: bigint): RawBuilder<unknown> {
+function insertBuckets(facts: RawBuilder<unknown>, source: Source, through: bigint): RawBuilder<unknown> {
   return sql`
     with f as materialized (${facts}), b as (
       select f.workspace_id, 'w' as level, w.width, ${bucketOf(sql`w.width`)} as bucket, f.series,
@@ -301,13 +309,13 @@ export interface CompactResult {
 
 /**
  * Merges the rows of every bucket touched since the last compaction into one (file comment), for
- * both sources. Holds the fold rows for its length, so no fold adds rows meanwhile; a read on an
+ * each source. Holds the fold rows for its length, so no fold adds rows meanwhile; a read on an
  * older snapshot keeps the rows it began with (readFolded). Safe from several processes at once:
  * the second waits, then finds nothing new.
  */
 export async function compactFigures(store: Store): Promise<CompactResult> {
   return store.db.transaction().execute(async (tx) => {
-    const fold = await sql<{ source: 'journal' | 'tracking'; folded: string; compacted: string }>`
+    const fold = await sql<{ source: Source; folded: string; compacted: string }>`
       select source, folded_through::text as folded, compacted_through::text as compacted from figure_fold order by source for update`.execute(tx);
     const out: CompactResult = { removed: 0, written: 0 };
     const cols = sql.join(GROUP.map((c) => sql.ref(c)));

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { DateTime, IANAZone } from 'luxon';
 import { realSpanMs, type Clock } from '../common/clock.ts';
 import type { Db, Tx } from '../store/store.ts';
-import { emailCredit, emailStep, isMeeting, positiveReply } from './figure-facts.ts';
+import { emailStep, isMeeting } from './figure-facts.ts';
 import { readFolded, windowFacts, type Level } from './figure-rollup.ts';
 import { NO_ARM } from '../common/no-arm.ts';
 
@@ -189,21 +189,13 @@ export type DayCounts = { day: string } & Totals;
 // -- name: figures-per-day
 export async function perDay(db: Db, workspaceId: string, w: Window, o: SequenceFilter = {}): Promise<DayCounts[]> {
   const day = (at: RawBuilder<unknown>) => dayKeyOf(w, at);
-  // The folded facts and the positive replies (read from the messages) at once, on two connections.
-  const [folded, positive] = await Promise.all([
-    readFolded(db, (db, fold) =>
-      sql<{ day: string; series: DaySeries; n: number }>`
-        select ${day(sql`f.at`)} as day, f.series, sum(f.n)::int as n
-        from (${windowFacts(fold, workspaceId, w.since, w.until, o.sequenceId ? 's' : 'w', o.sequenceId)}) f
-        where f.series <> 'bouncesHard' ${o.sequenceId ? sql`and f.sequence_id = ${o.sequenceId}` : sql``}
-        group by 1, 2`.execute(db),
-    ),
+  const counts = await readFolded(db, (db, fold) =>
     sql<{ day: string; series: DaySeries; n: number }>`
-      select ${day(sql`p.at`)} as day, 'positiveReplies' as series, count(*)::int as n
-      from (${positiveReplyFacts(workspaceId, w, o)}) p
-      group by 1`.execute(db),
-  ]);
-  const counts = { rows: [...folded.rows, ...positive.rows] };
+      select ${day(sql`f.at`)} as day, f.series, sum(f.n)::int as n
+      from (${windowFacts(fold, workspaceId, w.since, w.until, o.sequenceId ? 's' : 'w', o.sequenceId)}) f
+      where f.series <> 'bouncesHard' ${o.sequenceId ? sql`and f.sequence_id = ${o.sequenceId}` : sql``}
+      group by 1, 2`.execute(db),
+  );
   const days = w.dayKeys.map((d) => ({ day: d, ...zeroTotals() }));
   const byDay = new Map(days.map((d) => [d.day, d]));
   for (const c of counts.rows) {
@@ -211,24 +203,6 @@ export async function perDay(db: Db, workspaceId: string, w: Window, o: Sequence
     if (d) d[c.series] += Number(c.n);
   }
   return days;
-}
-
-/**
- * Positive replies in the span, one row each (at, enrollment_id): an enrollment counts at its first
- * reply classified `interested`, by the server's receipt. Read from the messages each time, never
- * folded (a person may relabel a reply), through a partial index (migration 0063).
- */
-function positiveReplyFacts(workspaceId: string, w: Span, o: SequenceFilter) {
-  return sql`
-    select f.first_at as at, f.enrollment_id
-    from (
-      select m.enrollment_id, min(coalesce(m.received_at, m.at)) as first_at
-      from message m
-      where m.workspace_id = ${workspaceId} and ${positiveReply(sql`m`)} and coalesce(m.received_at, m.at) >= ${w.since} and coalesce(m.received_at, m.at) < ${w.until} ${ofSequence(o, sql`m.enrollment_id`)}
-      group by 1
-    ) f
-    -- The enrollment's first interested reply only.
-    where not exists (select 1 from message p where p.enrollment_id = f.enrollment_id and ${positiveReply(sql`p`)} and coalesce(p.received_at, p.at) < ${w.since})`;
 }
 
 function zeroTotals(): Totals {
@@ -325,25 +299,13 @@ export async function breakdown(db: Db, workspaceId: string, w: Span, by: Breakd
     left join mailbox m on m.id = f.mailbox_id
     left join app_user u on u.id = m.user_id
     group by 1, 2, 3`;
-  // The folded facts and the positive replies (read from the messages, each credited to its email)
-  // at once, on two connections: neither waits for the other.
-  const [folded, positive] = await Promise.all([
-    readFolded(db, (db, fold) =>
-      labelled(sql`
-        select x.sequence_id, x.step_id, x.variant_id, x.mailbox_id, x.series, sum(x.n)::int as n
-        from (${windowFacts(fold, workspaceId, w.since, w.until, breakdownLevel(by, o), o.sequenceId)}) x
-        ${o.sequenceId ? sql`where x.sequence_id = ${o.sequenceId}` : sql``}
-        group by 1, 2, 3, 4, 5`).execute(db),
-    ),
+  const r = await readFolded(db, (db, fold) =>
     labelled(sql`
-      select n.sequence_id, c.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id) as mailbox_id, 'positiveReplies' as series, count(*)::int as n
-      from (select coalesce(credit.enrollment_id, p.enrollment_id) as enrollment_id, credit.step_id
-            from (select p.*, 'reply' as type from (${positiveReplyFacts(workspaceId, w, o)}) p) p ${emailCredit(sql`p`)}) c
-      left join enrollment n on n.id = c.enrollment_id
-      left join send_request q on c.step_id is not null and q.enrollment_id = c.enrollment_id and q.step_id = c.step_id
-      group by 1, 2, 3, 4`).execute(db),
-  ]);
-  const r = { rows: [...folded.rows, ...positive.rows] };
+      select x.sequence_id, x.step_id, x.variant_id, x.mailbox_id, x.series, sum(x.n)::int as n
+      from (${windowFacts(fold, workspaceId, w.since, w.until, breakdownLevel(by, o), o.sequenceId)}) x
+      ${o.sequenceId ? sql`where x.sequence_id = ${o.sequenceId}` : sql``}
+      group by 1, 2, 3, 4, 5`).execute(db),
+  );
   const rows = new Map<string | null, BreakdownRow>();
   for (const x of r.rows) {
     let row = rows.get(x.key);

@@ -7,9 +7,14 @@
  *
  *   npm run bench -- day-load [--mailboxes=10000] [--sends=300000] [--rate=60] [--reply-share=0.05] [--storm=N]
  *                             [--processes=N | --workers=sync,sender,sender+sync] [--pool=10] [--window=7-11]
+ *                             [--pg-statements=15]
  *
  * --window=FROM-UNTIL runs only those UTC hours of the simulated day (default 5-19): the morning's
  * peak at a clock this machine can hold, when the whole day at that clock would take hours.
+ *
+ * --pg-statements=N prints the N statements that took most of PostgreSQL's time from the end of
+ * seeding to the end of the day, with their share (bench/lib/pg-statements.ts; the server needs
+ * pg_stat_statements preloaded).
  *
  * --processes=N runs N child processes each with the sender and sync roles; --workers lists the
  * children and their roles ('+' joins two). This process then keeps the emulator, the push route
@@ -26,6 +31,7 @@ import { describeLoad, loadFigures, machineLoad } from './lib/rounds.ts';
 import { benchStore } from './support/backends.ts';
 import { createLogger } from '../src/common/logger.ts';
 import { runDayLoad } from '../test/ops/day-load.ts';
+import { statementProfile, type StatementProfile } from './lib/pg-statements.ts';
 
 export default async function dayLoad(args: string[]): Promise<Record<string, unknown>> {
   const mailboxes = intFlag(args, 'mailboxes', 10_000);
@@ -54,7 +60,13 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
   const layout = workers ? `${workers.length} role processes (${workers.map((w) => w.join('+')).join(', ')}) beside this one (emulator, push route, scheduler)` : 'one process';
   console.log(`day load: ${mailboxes} mailboxes, ${sends} sends${window ? ` (the day's plan; run ${window.fromHour}:00 to ${window.untilHour}:00 UTC)` : ''}, clock x${rate}, ${layout}, ${pool} PostgreSQL connections a process; ${describeLoad(before)}`);
   const s = await benchStore('postgres', { poolSize: pool });
+  const statementsFlag = flag(args, 'pg-statements');
+  let profile: StatementProfile | undefined;
   try {
+    if (statementsFlag !== undefined) {
+      profile = await statementProfile(s.url!);
+      if (!profile.available) console.log('pg statements: pg_stat_statements is not preloaded in this server; no statement profile (docs/operations.md, "Profiling PostgreSQL")');
+    }
     let last = 0;
     const r = await runDayLoad({
       store: s.store,
@@ -66,6 +78,7 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
       // The roles' warnings and errors (a sync that cannot keep up says so here).
       log: createLogger({ level: flag(args, 'log-level') ?? 'warn', name: 'day-load' }),
       ...(stormFlag ? { storm: Number(stormFlag) } : {}),
+      ...(profile ? { onSeeded: () => profile!.reset() } : {}),
       ...(workers ? { workers, databaseUrl: s.url!, workerPoolSize: pool, workerLogLevel: flag(args, 'log-level') ?? 'warn' } : {}),
       onProgress: (line) => {
         if (performance.now() - last < 10_000 && !line.startsWith('seeded')) return;
@@ -90,6 +103,13 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
     console.log(`real ${r.realSeconds.toFixed(0)} s (seeding ${r.seedSeconds.toFixed(0)} s before); processes ${allCpuSeconds.toFixed(0)} s CPU (${cpuPerSendMs.toFixed(1)} ms a send, emulator and push route included), database ${r.databaseCpuSeconds?.toFixed(0) ?? '?'} s CPU (${dbPerSendMs?.toFixed(1) ?? '?'} ms a send); peak RSS ${r.peakRssMiB} MiB; ${r.peakSendsPerRealSecond} sends a real second at the 95th percentile`);
     for (const p of r.processes) console.log(`  process ${p.name} (${p.roles.join(', ')}): ${p.cpuSeconds.toFixed(0)} s CPU (${((p.cpuSeconds * 1000) / Math.max(1, r.sent)).toFixed(1)} ms a send, ${((100 * p.cpuSeconds) / r.realSeconds).toFixed(0)}% of a core), peak RSS ${p.peakRssMiB} MiB`);
     console.log(`processes at 70% of a core: ${processes(300_000)} for 300,000 sends a day, ${processes(3_000_000)} for 3,000,000 (CPU per send as measured, the morning peak twice the average)`);
+    const statements = profile?.available ? await profile.top(Number(statementsFlag) || 15) : undefined;
+    if (statements) {
+      console.log(`PostgreSQL executor time after seeding: ${(statements.totalMs / 1000).toFixed(0)} s over ${statements.calls.toLocaleString('en')} statements (${(statements.totalMs / Math.max(1, r.sent)).toFixed(2)} ms a send); the top ${statements.rows.length}:`);
+      for (const x of statements.rows) {
+        console.log(`  ${(100 * x.share).toFixed(1).padStart(5)}%  ${(x.totalMs / Math.max(1, r.sent)).toFixed(2).padStart(6)} ms/send  ${x.calls.toLocaleString('en').padStart(10)} calls  mean ${x.meanMs.toFixed(2)} ms  ${x.query}`);
+      }
+    }
     console.log(describeLoad(after));
     return {
       mailboxes,
@@ -122,9 +142,11 @@ export default async function dayLoad(args: string[]): Promise<Record<string, un
       processes_300k: processes(300_000),
       processes_3m: processes(3_000_000),
       rate,
+      ...(statements ? { pg_exec_ms_per_send: Math.round((statements.totalMs / Math.max(1, r.sent)) * 100) / 100, pg_top: statements.rows.slice(0, 5).map((x) => ({ share: Math.round(x.share * 1000) / 1000, calls: x.calls, query: x.query.slice(0, 80) })) } : {}),
       ...loadFigures(before, after),
     };
   } finally {
+    await profile?.close();
     await s.drop();
   }
 }

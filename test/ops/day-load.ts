@@ -74,6 +74,8 @@ export interface DayLoadOptions {
   seed?: string;
   /** Called every real second with a line of progress. */
   onProgress?: (line: string) => void;
+  /** Awaited once seeding is done, before the day starts (the benchmark resets its statement profile there). */
+  onSeeded?: () => Promise<void>;
   /** The pools' logger (warnings and errors of the sender and sync roles). */
   log?: Logger;
   /**
@@ -328,6 +330,7 @@ export async function runDayLoad(o: DayLoadOptions): Promise<DayLoadResult> {
       o.onProgress?.(`seeded workspace ${w + 1}/${workspaces}`);
     }
     const seedSeconds = (performance.now() - seedStarted) / 1000;
+    await o.onSeeded?.();
 
     const connectors: ConnectorSetup = {
       tokens: (mailbox, credential) => providers!.tokenProvider('gmail', mailbox.email, credential.accessToken),

@@ -74,6 +74,8 @@ export interface PatroniDrillOptions {
   nodes?: 2 | 3;
   /** Patroni's failsafe_mode (patroni-cluster.sh's PATRONI_FAILSAFE). */
   failsafe?: boolean;
+  /** How long an etcd round keeps its members down (s); default the TTL + 8. */
+  etcdHoldS?: number;
   log?: (line: string) => void;
 }
 
@@ -123,6 +125,12 @@ export async function patroniTools(): Promise<string | null> {
   } catch (e) {
     return `this machine does not allow network namespaces (ip netns add: ${(e as { stderr?: string }).stderr?.trim() || String(e)})`;
   }
+}
+
+function positiveSeconds(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a number of seconds above 0, not '${value}'`);
+  return n;
 }
 
 const stamp = () => new Date().toISOString().slice(11, 23);
@@ -205,7 +213,7 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
       if (fault === 'etcd-member' || fault === 'etcd-quorum') {
         log(`round ${i + 1}: ${fault} with ${sentBefore.length} of ${seed.sends} sent (${inFlightAt} in flight)`);
         // The killed members come back within the round: the next one starts on a whole etcd.
-        const e = await runEtcdRound(fault, { cluster: { sh: (...a) => cluster.sh(...a), leader: () => cluster.leader(nodes) }, primary: node, ttl: o.ttl, commits: commits!, log: (l) => log(`round ${i + 1}: ${l}`) });
+        const e = await runEtcdRound(fault, { cluster: { sh: (...a) => cluster.sh(...a), leader: () => cluster.leader(nodes) }, primary: node, ttl: o.ttl, ...(o.etcdHoldS ? { holdMs: o.etcdHoldS * 1_000 } : {}), commits: commits!, log: (l) => log(`round ${i + 1}: ${l}`) });
         lastFaultAt = e.faultAt;
         const repliesAround = prospects.replies.filter((r) => r.at >= e.faultAt - 10_000 && r.at <= e.faultAt + (e.resumeMs ?? 0)).length;
         rounds.push({ fault, node, sentBefore: sentBefore.length, inFlight: inFlightAt, promotedMs: e.promotedMs, resumeMs: e.resumeMs, repliesAround, etcd: e.figures });
@@ -352,6 +360,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     ttl: Number(process.env.PATRONI_TTL ?? 12),
     ...(process.env.PATRONI_NODES ? { nodes: Number(process.env.PATRONI_NODES) as 2 | 3 } : {}),
     failsafe: process.env.PATRONI_FAILSAFE === '1',
+    ...(process.env.DRILL_ETCD_HOLD_S ? { etcdHoldS: positiveSeconds('DRILL_ETCD_HOLD_S', process.env.DRILL_ETCD_HOLD_S) } : {}),
     log: (l) => console.log(l),
   });
   const { output, ...figures } = r;

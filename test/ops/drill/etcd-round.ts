@@ -66,11 +66,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runEtcdRound(
   fault: EtcdFault,
-  o: { cluster: EtcdDrillCluster; primary: string; ttl: number; commits: CommitWatch; log: (line: string) => void },
+  o: { cluster: EtcdDrillCluster; primary: string; ttl: number; holdMs?: number; commits: CommitWatch; log: (line: string) => void },
 ): Promise<EtcdRoundResult> {
   const { cluster, primary, log } = o;
-  // Longer than the leader key's TTL (and so than retry_timeout): long enough for Patroni to act.
-  const holdMs = (o.ttl + 8) * 1_000;
+  // By default longer than the leader key's TTL (and so than retry_timeout): long enough for
+  // Patroni to act, shorter than Cadenza's wait for a writable host (30 s).
+  const holdMs = o.holdMs ?? (o.ttl + 8) * 1_000;
   let members: string;
   if (fault === 'etcd-member') {
     members = await cluster.sh('etcd-leader');

@@ -350,17 +350,27 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     console.error(`drill skipped: ${skip}`);
     process.exit(2);
   }
+  // The settings checked before any cluster is built: a bad one is a line on stderr, not a stack.
+  let faultList: Fault[];
+  let etcdHold: { etcdHoldS?: number };
+  try {
+    faultList = parseFaults(process.env.DRILL_FAULTS ?? 'kill,cut');
+    etcdHold = process.env.DRILL_ETCD_HOLD_S ? { etcdHoldS: positiveSeconds('DRILL_ETCD_HOLD_S', process.env.DRILL_ETCD_HOLD_S) } : {};
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exit(2);
+  }
   const r = await runPatroniDrill({
     mailboxes: Number(process.env.DRILL_MAILBOXES ?? 8),
     leadsPerMailbox: Number(process.env.DRILL_LEADS ?? 2),
-    faults: parseFaults(process.env.DRILL_FAULTS ?? 'kill,cut'),
+    faults: faultList,
     followUpMinutes: Number(process.env.DRILL_FOLLOW_UP_MINUTES ?? 2),
     waitForFollowUps: process.env.DRILL_WAIT_FOLLOW_UPS !== '0',
     clusterDir: process.env.PATRONI_DIR ?? join(tmpdir(), 'cadenza-patroni-drill'),
     ttl: Number(process.env.PATRONI_TTL ?? 12),
     ...(process.env.PATRONI_NODES ? { nodes: Number(process.env.PATRONI_NODES) as 2 | 3 } : {}),
     failsafe: process.env.PATRONI_FAILSAFE === '1',
-    ...(process.env.DRILL_ETCD_HOLD_S ? { etcdHoldS: positiveSeconds('DRILL_ETCD_HOLD_S', process.env.DRILL_ETCD_HOLD_S) } : {}),
+    ...etcdHold,
     log: (l) => console.log(l),
   });
   const { output, ...figures } = r;

@@ -41,6 +41,16 @@
 #   patroni-cluster.sh heal NODE   link up and routes back; a killed node's Patroni (and etcd
 #                                  member) is started again. It rejoins as a standby (pg_rewind, or a
 #                                  fresh copy if that fails)
+#   patroni-cluster.sh etcd-members  three-member etcd: one line per member: name, client URL,
+#                                  leader, follower or down (etcd's own status, member by member)
+#   patroni-cluster.sh etcd-leader the name of etcd's leader now (etcd1–3)
+#   patroni-cluster.sh etcd-kill M SIGKILL of etcd member M (etcd1–3, or `leader`): a lost member;
+#                                  the other two keep the quorum (and elect if M led)
+#   patroni-cluster.sh etcd-heal M member M started again on its data folder; it rejoins
+#   patroni-cluster.sh etcd-quorum-lose  SIGKILL of two members, etcd's leader first: the one left
+#                                  has no quorum, so etcd answers no read or write (prints the two)
+#   patroni-cluster.sh etcd-quorum-restore  every member not running started again; waits for etcd
+#                                  to be healthy (a leader elected)
 #   patroni-cluster.sh stop        stops every Patroni (and its PostgreSQL) and etcd
 #   patroni-cluster.sh destroy     stop, remove the namespaces, the bridge and PATRONI_DIR
 #
@@ -48,7 +58,9 @@
 # (root, apart or colocated: above),
 # PATRONI_NET (first three octets, default 10.231.58), PATRONI_PG_PORT / PATRONI_REST_PORT (node N
 # uses base+N: 5581…, 8581…), PATRONI_ETCD_PORT (23790; peers on +1), PATRONI_TTL (leader key's
-# lifetime in seconds, default 12: how long a dead primary holds its place), PATRONI_NS_PREFIX.
+# lifetime in seconds, default 12: how long a dead primary holds its place), PATRONI_NS_PREFIX,
+# PATRONI_FAILSAFE (1: Patroni's failsafe_mode, a primary that loses etcd keeps running while it
+# reaches every other member's REST API; default 0, Patroni's default: it demotes itself).
 set -euo pipefail
 
 DIR=${PATRONI_DIR:-${TMPDIR:-/tmp}/cadenza-patroni}
@@ -58,6 +70,7 @@ PG_BASE=${PATRONI_PG_PORT:-5580}
 REST_BASE=${PATRONI_REST_PORT:-8580}
 ETCD_PORT=${PATRONI_ETCD_PORT:-23790}
 TTL=${PATRONI_TTL:-12}
+FAILSAFE=${PATRONI_FAILSAFE:-0}
 NS=${PATRONI_NS_PREFIX:-czpat}
 BRIDGE=${PATRONI_BRIDGE:-${NS}-br}
 BIN=${PG_BIN:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
@@ -65,6 +78,7 @@ SCOPE=cadenza
 
 [ "$(id -u)" = 0 ] || { echo "patroni-cluster.sh needs root: it makes network namespaces" >&2; exit 1; }
 case "$NODES" in 2 | 3) ;; *) echo "PATRONI_NODES must be 2 or 3" >&2; exit 2 ;; esac
+case "$FAILSAFE" in 0) FAILSAFE_MODE=false ;; 1) FAILSAFE_MODE=true ;; *) echo "PATRONI_FAILSAFE must be 0 or 1" >&2; exit 2 ;; esac
 
 nodes() { seq 1 "$NODES" | sed 's/^/node/'; }
 num_of() {
@@ -225,6 +239,10 @@ bootstrap:
     maximum_lag_on_failover: 1048576
     synchronous_mode: true
     synchronous_mode_strict: false
+    # Without etcd, a primary that reaches every member's REST API (POST /failsafe) keeps running
+    # instead of demoting itself (Patroni 3.0.0 and later; dynamic configuration, so it applies
+    # from the cluster's bootstrap).
+    failsafe_mode: $FAILSAFE_MODE
     postgresql:
       use_pg_rewind: true
       parameters:
@@ -393,6 +411,73 @@ cmd_heal() {
   echo "$node healed"
 }
 
+# The three-member etcd's own faults (not with one etcd in the root namespace: it has no quorum to
+# lose but itself). A member is named etcd1–3; `leader` names etcd's leader of the moment.
+need_members() { [ "$ETCD" != root ] || { echo "etcd commands need the three-member etcd (PATRONI_NODES=3, PATRONI_ETCD apart or colocated)" >&2; exit 2; }; }
+member_num() {
+  local m=$1
+  [ "$m" = leader ] && m=$(etcd_leader)
+  case "$m" in etcd[1-3]) echo "${m#etcd}" ;; *) echo "unknown etcd member '$1' (etcd1 etcd2 etcd3 leader)" >&2; exit 2 ;; esac
+}
+# One member's status through etcd's gRPC gateway (v3 API; no etcdctl needed): its own id and the
+# leader's id as it sees them. Empty when it does not answer.
+member_status() { curl -s --max-time 1 -X POST -d '{}' "http://$(member_ip "$1"):$(member_port "$1")/v3/maintenance/status" 2>/dev/null || true; }
+json_field() { { grep -o "\"$1\":\"[0-9]*\"" || true; } | head -1 | sed 's/.*:"\([0-9]*\)"/\1/'; }
+member_role() {
+  local st id lead
+  st=$(member_status "$1")
+  [ -n "$st" ] || { echo down; return; }
+  id=$(echo "$st" | grep -o '"header":{[^}]*}' | json_field member_id)
+  lead=$(echo "$st" | json_field leader)
+  if [ -z "$lead" ] || [ "$lead" = 0 ]; then echo "no-leader"; elif [ "$id" = "$lead" ]; then echo leader; else echo follower; fi
+}
+etcd_leader() {
+  local n
+  for n in 1 2 3; do [ "$(member_role "$n")" = leader ] && { echo "etcd$n"; return 0; }; done
+  echo "etcd has no leader" >&2
+  return 1
+}
+cmd_etcd_members() {
+  local n
+  for n in 1 2 3; do echo "etcd$n http://$(member_ip "$n"):$(member_port "$n") $(member_role "$n")"; done
+}
+kill_member() {
+  local n=$1
+  if alive "$DIR/etcd$n.pid"; then kill -KILL "$(cat "$DIR/etcd$n.pid")" 2>/dev/null || true; fi
+  for _ in $(seq 1 50); do alive "$DIR/etcd$n.pid" || return 0; sleep 0.1; done
+}
+cmd_etcd_kill() {
+  local n
+  n=$(member_num "$1")
+  kill_member "$n"
+  echo "etcd$n killed"
+}
+cmd_etcd_heal() {
+  local n
+  n=$(member_num "$1")
+  start_etcd_member "$n"
+  echo "etcd$n started"
+}
+# etcd's leader and one follower: the one left alive cannot reach a quorum (2 of 3).
+cmd_etcd_quorum_lose() {
+  local lead other n
+  lead=$(member_num leader)
+  for n in 1 2 3; do [ "$n" != "$lead" ] && { other=$n; break; }; done
+  kill_member "$lead"
+  kill_member "$other"
+  echo "etcd$lead etcd$other killed (quorum lost)"
+}
+cmd_etcd_quorum_restore() {
+  local n
+  for n in 1 2 3; do start_etcd_member "$n"; done
+  for _ in $(seq 1 300); do
+    etcd_healthy && { echo "etcd quorum restored"; return 0; }
+    sleep 0.1
+  done
+  echo "etcd not healthy 30 s after its members started: see $DIR/etcd*.log" >&2
+  return 1
+}
+
 cmd_stop() {
   local node pid
   for node in $(nodes); do
@@ -455,7 +540,13 @@ case "${1:-}" in
   cut) num_of "${2:?cut NODE}" >/dev/null && cmd_cut "$2" ;;
   isolate) num_of "${2:?isolate NODE}" >/dev/null && cmd_isolate "$2" ;;
   heal) num_of "${2:?heal NODE}" >/dev/null && cmd_heal "$2" ;;
+  etcd-members) need_members && cmd_etcd_members ;;
+  etcd-leader) need_members && etcd_leader ;;
+  etcd-kill) need_members && cmd_etcd_kill "${2:?etcd-kill MEMBER}" ;;
+  etcd-heal) need_members && cmd_etcd_heal "${2:?etcd-heal MEMBER}" ;;
+  etcd-quorum-lose) need_members && cmd_etcd_quorum_lose ;;
+  etcd-quorum-restore) need_members && cmd_etcd_quorum_restore ;;
   stop) cmd_stop ;;
   destroy) cmd_destroy ;;
-  *) echo "usage: $0 start|status|leader|wait|nodes|url|url-of NODE|kill NODE|cut NODE|isolate NODE|heal NODE|stop|destroy" >&2; exit 2 ;;
+  *) echo "usage: $0 start|status|leader|wait|nodes|url|url-of NODE|kill NODE|cut NODE|isolate NODE|heal NODE|etcd-members|etcd-leader|etcd-kill M|etcd-heal M|etcd-quorum-lose|etcd-quorum-restore|stop|destroy" >&2; exit 2 ;;
 esac

@@ -13,6 +13,8 @@ import { startCadenza, type CadenzaChild } from './drill/cadenza-child.ts';
 import { startProspectReplies, type ProspectReplies } from './drill/prospect-replies.ts';
 import { bedUser, seedDrill } from './drill/seed.ts';
 import { checkDeliveries, drillRequests, firstCommitAfter, settledStates, type DrillRequest } from './drill/verdict.ts';
+import { watchCommits, type CommitWatch } from './drill/commit-watch.ts';
+import { etcdFaults, runEtcdRound, type EtcdFault, type EtcdRoundFigures } from './drill/etcd-round.ts';
 
 /**
  * The automatic-failover drill (docs/operations.md, "Automatic failover with Patroni"): a Patroni
@@ -25,7 +27,10 @@ import { checkDeliveries, drillRequests, firstCommitAfter, settledStates, type D
  *   cut      the primary's link down: packets dropped, connections hang instead of failing;
  *   isolate  (three nodes) the primary loses the other nodes and etcd's quorum but not Cadenza:
  *            it keeps its clients' connections until Patroni demotes it (its commits wait on the
- *            synchronous standby it cannot reach), while the others elect and promote.
+ *            synchronous standby it cannot reach), while the others elect and promote;
+ *   etcd-member, etcd-quorum  (three nodes) etcd's own faults, no database node touched: its
+ *            leader killed, or two of its three members for longer than the TTL (drill/etcd-round.ts;
+ *            `failsafe` runs the cluster with Patroni's failsafe_mode).
  * Between rounds the faulty node comes back (heal) and rejoins as the synchronous standby.
  *
  * Verdict: the checks of drill/verdict.ts (no step sent twice, none forgotten, all settled), and
@@ -42,7 +47,16 @@ const run = promisify(execFile);
 const SENDERS = [67, 68, 69, 70, 72, 73, 74, 75];
 const PROSPECTS = [79, 80, 86, 87];
 
-export type Fault = 'kill' | 'cut' | 'isolate';
+export type Fault = 'kill' | 'cut' | 'isolate' | EtcdFault;
+const faults: readonly string[] = ['kill', 'cut', 'isolate', ...etcdFaults];
+
+/** DRILL_FAULTS, checked: a misspelt fault is an error, not a round the cluster script refuses midway. */
+export function parseFaults(list: string): Fault[] {
+  const out = list.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const bad = out.filter((f) => !faults.includes(f));
+  if (bad.length > 0 || out.length === 0) throw new Error(`DRILL_FAULTS: unknown fault(s) ${bad.join(', ') || '(none given)'}; known: ${faults.join(', ')}`);
+  return out as Fault[];
+}
 
 export interface PatroniDrillOptions {
   /** 1..8 sending mailboxes. */
@@ -56,8 +70,12 @@ export interface PatroniDrillOptions {
   clusterDir: string;
   /** Patroni's leader TTL (s): how long a dead primary holds its place. */
   ttl: number;
-  /** 2 (one etcd beside Cadenza) or 3 (a three-member etcd, one member on each node; needed by `isolate`). */
+  /** 2 (one etcd beside Cadenza) or 3 (a three-member etcd apart; needed by `isolate` and the etcd faults). */
   nodes?: 2 | 3;
+  /** Patroni's failsafe_mode (patroni-cluster.sh's PATRONI_FAILSAFE). */
+  failsafe?: boolean;
+  /** How long an etcd round keeps its members down (s); default the TTL + 8. */
+  etcdHoldS?: number;
   log?: (line: string) => void;
 }
 
@@ -72,6 +90,8 @@ export interface RoundReport {
   resumeMs: number | null;
   /** Replies sent by prospects from 10 s before the fault to the resume. */
   repliesAround: number;
+  /** etcd's faults: what Patroni did and the write stall Cadenza saw. */
+  etcd?: EtcdRoundFigures;
 }
 
 export interface PatroniDrillReport {
@@ -107,6 +127,12 @@ export async function patroniTools(): Promise<string | null> {
   }
 }
 
+function positiveSeconds(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a number of seconds above 0, not '${value}'`);
+  return n;
+}
+
 const stamp = () => new Date().toISOString().slice(11, 23);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -137,9 +163,11 @@ class Cluster {
 
 export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDrillReport> {
   const log = (line: string) => o.log?.(`${stamp()} ${line}`);
-  const nodeCount = o.nodes ?? (o.faults.includes('isolate') ? 3 : 2);
-  const cluster = new Cluster({ ...process.env, PATRONI_DIR: o.clusterDir, PATRONI_TTL: String(o.ttl), PATRONI_NODES: String(nodeCount) });
-  log(`cluster: fresh ${nodeCount === 3 ? 'three-member etcd' : 'etcd'} + ${nodeCount} Patroni nodes (synchronous_mode)`);
+  const needsThree = o.faults.some((f) => f === 'isolate' || etcdFaults.includes(f));
+  const nodeCount = o.nodes ?? (needsThree ? 3 : 2);
+  if (needsThree && nodeCount !== 3) throw new Error(`faults ${o.faults.join(',')} need three nodes (a three-member etcd)`);
+  const cluster = new Cluster({ ...process.env, PATRONI_DIR: o.clusterDir, PATRONI_TTL: String(o.ttl), PATRONI_NODES: String(nodeCount), PATRONI_FAILSAFE: o.failsafe ? '1' : '0' });
+  log(`cluster: fresh ${nodeCount === 3 ? 'three-member etcd' : 'etcd'} + ${nodeCount} Patroni nodes (synchronous_mode${o.failsafe ? ', failsafe_mode' : ''})`);
   await cluster.sh('destroy');
   await cluster.sh('start');
   const url = await cluster.sh('url');
@@ -151,6 +179,7 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
   let store: Store | null = null;
   let cadenza: CadenzaChild | null = null;
   let prospects: ProspectReplies | null = null;
+  let commits: CommitWatch | null = null;
   try {
     store = await openStore({ databaseUrl: url, poolSize: 4, failoverWaitMs: 120_000 });
     await migrate(store);
@@ -158,6 +187,9 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
     prospects = await startProspectReplies({ prospects: PROSPECTS, tag: seed.tag });
     log(`cadenza: start --roles scheduler,sender,sync on ${url}`);
     cadenza = startCadenza({ databaseUrl: url, roles: ['scheduler', 'sender', 'sync'], master: seed.master, dataDir });
+    if (o.faults.some((f) => etcdFaults.includes(f))) {
+      commits = watchCommits(await Promise.all(nodes.map((n) => cluster.sh('url-of', n.name))));
+    }
     const firstSteps = (rs: DrillRequest[]) => rs.filter((r) => r.step_key === 'intro');
 
     const rounds: RoundReport[] = [];
@@ -177,6 +209,17 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
       if (!node) throw new Error(`round ${i + 1}: no primary to fault`);
       const sentBefore = before.filter((r) => r.state === 'sent').map((r) => r.id);
       for (const id of sentBefore) sentBeforeAll.add(id);
+      const inFlightAt = before.filter((r) => r.state === 'in_flight').length;
+      if (fault === 'etcd-member' || fault === 'etcd-quorum') {
+        log(`round ${i + 1}: ${fault} with ${sentBefore.length} of ${seed.sends} sent (${inFlightAt} in flight)`);
+        // The killed members come back within the round: the next one starts on a whole etcd.
+        const e = await runEtcdRound(fault, { cluster: { sh: (...a) => cluster.sh(...a), leader: () => cluster.leader(nodes) }, primary: node, ttl: o.ttl, ...(o.etcdHoldS ? { holdMs: o.etcdHoldS * 1_000 } : {}), commits: commits!, log: (l) => log(`round ${i + 1}: ${l}`) });
+        lastFaultAt = e.faultAt;
+        const repliesAround = prospects.replies.filter((r) => r.at >= e.faultAt - 10_000 && r.at <= e.faultAt + (e.resumeMs ?? 0)).length;
+        rounds.push({ fault, node, sentBefore: sentBefore.length, inFlight: inFlightAt, promotedMs: e.promotedMs, resumeMs: e.resumeMs, repliesAround, etcd: e.figures });
+        await cluster.sh('wait');
+        continue;
+      }
       await cluster.sh(fault, node);
       // The fault is complete once the script returns (the processes gone, the link down): commits
       // on the old primary until then are replicated, so the clock starts here.
@@ -281,6 +324,7 @@ export async function runPatroniDrill(o: PatroniDrillOptions): Promise<PatroniDr
     return { sends: seed.sends, rounds, replies: prospects.replies.length, settledMs, ...verdict, lostReplies, notStopped, followUpsAfterReply, output: cadenza.output() };
   } finally {
     await prospects?.stop().catch(() => undefined);
+    await commits?.stop();
     if (cadenza) {
       const t0 = Date.now();
       const how = await cadenza.stop();
@@ -306,21 +350,43 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     console.error(`drill skipped: ${skip}`);
     process.exit(2);
   }
+  // The settings checked before any cluster is built: a bad one is a line on stderr, not a stack.
+  let faultList: Fault[];
+  let etcdHold: { etcdHoldS?: number };
+  try {
+    faultList = parseFaults(process.env.DRILL_FAULTS ?? 'kill,cut');
+    etcdHold = process.env.DRILL_ETCD_HOLD_S ? { etcdHoldS: positiveSeconds('DRILL_ETCD_HOLD_S', process.env.DRILL_ETCD_HOLD_S) } : {};
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exit(2);
+  }
   const r = await runPatroniDrill({
     mailboxes: Number(process.env.DRILL_MAILBOXES ?? 8),
     leadsPerMailbox: Number(process.env.DRILL_LEADS ?? 2),
-    faults: (process.env.DRILL_FAULTS ?? 'kill,cut').split(',') as Fault[],
+    faults: faultList,
     followUpMinutes: Number(process.env.DRILL_FOLLOW_UP_MINUTES ?? 2),
     waitForFollowUps: process.env.DRILL_WAIT_FOLLOW_UPS !== '0',
     clusterDir: process.env.PATRONI_DIR ?? join(tmpdir(), 'cadenza-patroni-drill'),
     ttl: Number(process.env.PATRONI_TTL ?? 12),
     ...(process.env.PATRONI_NODES ? { nodes: Number(process.env.PATRONI_NODES) as 2 | 3 } : {}),
+    failsafe: process.env.PATRONI_FAILSAFE === '1',
+    ...etcdHold,
     log: (l) => console.log(l),
   });
   const { output, ...figures } = r;
   const ok = [r.duplicates, r.forgotten, r.unsettled, r.lostReplies, r.notStopped, r.followUpsAfterReply].every((l) => l.length === 0) && r.rounds.every((x) => x.resumeMs !== null);
   if (!ok) console.log(output);
-  for (const x of r.rounds) console.log(`${x.fault} of ${x.node}: ${x.sentBefore} sent and ${x.inFlight} in flight at the fault, promoted after ${x.promotedMs} ms, Cadenza resumed after ${x.resumeMs} ms, ${x.repliesAround} replies under way`);
+  for (const x of r.rounds) {
+    if (x.etcd) {
+      const e = x.etcd;
+      console.log(
+        `${x.fault} (${e.members}) under the primary ${x.node}: ${x.sentBefore} sent and ${x.inFlight} in flight at the fault; primary ${e.primaryChanged ? `changed (another answered after ${x.promotedMs} ms)` : 'unchanged'}, ` +
+          `demoted ${e.demotedMs === null ? 'never' : `after ${e.demotedMs} ms`}` +
+          (e.quorumLostMs !== null ? `; quorum back after ${e.quorumLostMs} ms, ${e.primaryAfter} primary ${e.primaryAfterRestoreMs} ms and Cadenza's first commit ${e.commitAfterRestoreMs} ms after that` : `; etcd leader again after ${e.etcdLeaderMs} ms`) +
+          `; longest gap between Cadenza's commits ${e.stallMs} ms (before the fault ${e.baselineGapMs} ms); ${x.repliesAround} replies under way`,
+      );
+    } else console.log(`${x.fault} of ${x.node}: ${x.sentBefore} sent and ${x.inFlight} in flight at the fault, promoted after ${x.promotedMs} ms, Cadenza resumed after ${x.resumeMs} ms, ${x.repliesAround} replies under way`);
+  }
   console.log(`${r.sends} sends, ${r.replies} replies; settled ${r.settledMs} ms after the last fault; duplicates ${r.duplicates.length}, forgotten ${r.forgotten.length}, unsettled ${r.unsettled.length}, lost replies ${r.lostReplies.length}, not stopped ${r.notStopped.length}, follow-ups after a reply ${r.followUpsAfterReply.length}`);
   console.log(JSON.stringify({ ok, ...figures }));
   process.exit(ok ? 0 : 1);

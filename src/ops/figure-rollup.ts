@@ -298,6 +298,9 @@ export function sendHourWindow(fold: FoldPosition, workspaceId: string, since: D
     union all ${of({ workspaceId, after: fold.journal, upTo: null, since, until })}`;
 }
 
+/** Places (workspace, level, width, bucket) past which a compaction hashes rather than probes (compactFigures). */
+const MANY_PLACES = 5_000;
+
 /** The columns that say which bucket a row counts in: rows equal in all of them are merged. */
 const GROUP = ['workspace_id', 'level', 'width', 'bucket', 'series', 'sequence_id', 'step_id', 'variant_id', 'mailbox_id', 'local_hour'] as const;
 
@@ -324,6 +327,15 @@ export async function compactFigures(store: Store): Promise<CompactResult> {
     await sql`set local work_mem = '256MB'`.execute(tx);
     for (const f of fold.rows) {
       if (BigInt(f.folded) <= BigInt(f.compacted)) continue;
+      // Many places touched (a source's first compaction, after an upgrade or a long pause): the rows
+      // the folds just wrote have no statistics yet, and the planner, taking them for a handful,
+      // probes each place's rows of every source in a nested loop: 17 minutes for the 200,000
+      // places of the positive replies' first compaction at 1M enrollments (docs/benchmarks.md).
+      // Reading the source's rows by its index and hashing the places took 2.6 s. A few places (the
+      // compaction every ten minutes) keep the probes, which read only those places.
+      const places = await sql<{ n: number }>`
+        select count(*)::int as n from (select distinct workspace_id, level, width, bucket from figure_bucket where source = ${f.source} and through > ${f.compacted}::bigint) t`.execute(tx);
+      await sql.raw(`set local enable_nestloop = ${Number(places.rows[0]!.n) > MANY_PLACES ? 'off' : 'on'}`).execute(tx);
       // The places the folds since the last compaction added to; their rows, numbered by bucket;
       // the rows of the buckets with more than one, replaced by their sum.
       const r = await sql<{ removed: number; written: number }>`

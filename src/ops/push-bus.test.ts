@@ -6,7 +6,9 @@ import type { PushBus, PushMessage } from './push-bus.ts';
 import { freshStore, testBackends, type TestStore } from '../../test/stores.ts';
 import type { Logger } from '../common/logger.ts';
 import { Metrics } from './metrics.ts';
-import { postgresPushBus } from './push-bus.ts';
+import { postgresPushBus, PUSH_BUS_BACKOFF } from './push-bus.ts';
+import net from 'node:net';
+import type { Clock } from '../common/clock.ts';
 
 describe.skipIf(!testBackends().includes('postgres'))('push bus over PostgreSQL LISTEN/NOTIFY', () => {
   let store: TestStore;
@@ -52,6 +54,66 @@ describe.skipIf(!testBackends().includes('postgres'))('push bus over PostgreSQL 
     expect(caughtUp).toBe(1);
     expect(warnings).toEqual(['push bus connection lost; reconnecting']);
   });
+
+  it('after a long outage listens again within seconds: its reconnect delays stay under five seconds however many tries failed', async () => {
+    // PostgreSQL behind a relay this test opens and closes: closed, every try is refused at once.
+    const target = new URL(store.url!);
+    const sockets = new Set<net.Socket>();
+    const relay = () =>
+      net.createServer((inbound) => {
+        const out = net.connect(Number(target.port || 5432), target.hostname);
+        for (const x of [inbound, out]) {
+          sockets.add(x);
+          x.on('error', () => undefined);
+          x.on('close', () => sockets.delete(x));
+        }
+        inbound.pipe(out).pipe(inbound);
+      });
+    let server = relay();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    const url = new URL(store.url!);
+    url.hostname = '127.0.0.1';
+    url.port = String(port);
+    // Every timer fires after at most 20 ms, so a hundred failed tries take seconds; the delays the
+    // bus asked for are recorded (the heartbeat's 5 s and the close's 2 s apart).
+    const asked: number[] = [];
+    const fast: Clock = {
+      now: () => Date.now(),
+      setTimer: (ms, fn) => {
+        if (ms !== 5_000 && ms !== 2_000) asked.push(ms);
+        return systemClock.setTimer(Math.min(ms, 20), fn);
+      },
+      sleep: (ms) => systemClock.sleep(Math.min(ms, 20)),
+    };
+    const heard: PushMessage[] = [];
+    const bus = await postgresPushBus({ databaseUrl: url.toString(), store, clock: fast, random: seededRandom('outage') });
+    bus.subscribe((m) => heard.push(m));
+    try {
+      // close() calls back once every connection has ended: end them first.
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      for (const x of sockets) x.destroy();
+      await closed;
+      const until = Date.now() + 20_000;
+      while (asked.length < 25 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(asked.length).toBeGreaterThanOrEqual(25);
+      expect(Math.max(...asked)).toBeLessThanOrEqual(PUSH_BUS_BACKOFF.capMs);
+      server = relay();
+      await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+      const m: PushMessage = { origin: 'a', kind: 'gmail', emailAddress: 'back@acme.test' };
+      const end = Date.now() + 10_000;
+      while (!heard.length && Date.now() < end) {
+        await a.publish(m);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(heard).toContainEqual(m);
+    } finally {
+      await bus.close();
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      for (const x of sockets) x.destroy();
+      await closed;
+    }
+  }, 60_000);
 
   it('closes without reporting a lost connection (every process logged one at its stop)', async () => {
     const quiet: string[] = [];

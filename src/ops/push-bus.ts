@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Clock, TimerHandle } from '../common/clock.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Random } from '../common/random.ts';
-import { BackoffSchedule } from '../common/backoff.ts';
+import { BackoffSchedule, type BackoffPolicy } from '../common/backoff.ts';
 import type { Store } from '../store/store.ts';
 import { connectWritable } from '../store/pg-failover.ts';
 import { parsePgHosts } from '../store/pg-hosts.ts';
@@ -51,6 +51,13 @@ const CHANNEL = 'cadenza_push';
  * and the bus listens again on the new primary within seconds.
  */
 const HEARTBEAT_MS = 5_000;
+/**
+ * The listener's reconnect delays: 0.5 s, 1 s, 2 s, then at most 5 s. One connection per process,
+ * so none of the herd that the mailboxes' five-minute cap guards against; and every moment it is
+ * away, replies are heard only by the catch-up pass. With the default cap, an etcd quorum lost for
+ * 60 s (docs/operations.md) left the bus deaf for 49 s after writes came back.
+ */
+export const PUSH_BUS_BACKOFF: BackoffPolicy = { baseMs: 500, capMs: 5_000 };
 /** close() waits this long for the server's goodbye, then drops the socket (a cut-off server sends none). */
 const CLOSE_WAIT_MS = 2_000;
 export async function postgresPushBus(o: {
@@ -68,7 +75,7 @@ export async function postgresPushBus(o: {
   let closed = false;
   let retry: TimerHandle | null = null;
   let heartbeat: TimerHandle | null = null;
-  const backoff = new BackoffSchedule(o.random);
+  const backoff = new BackoffSchedule(o.random, PUSH_BUS_BACKOFF);
 
   let lostSinceListen = false;
   const hosts = parsePgHosts(o.databaseUrl);

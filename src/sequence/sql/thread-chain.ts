@@ -24,8 +24,15 @@ export function threadMessagesSql(enrollmentId: string, mailboxId: string, own: 
       select p.id, c.hops + 1 from enrollment p join chain c on p.moved_to = c.id where c.hops < 32
     )
     select o.message_id, o.subject, o.thread_id, o.at, o.id
-    from message o join chain c on o.enrollment_id = c.id
-    where o.direction = 'outbound' and (o.mailbox_id = ${mailboxId}::uuid or (c.hops = 0 and ${own}::boolean))`;
+    from chain c cross join lateral (
+      -- Each enrollment's messages through its index, always: the planner takes the chain for
+      -- thousands of rows (its recursion's guess) when it is one or two, and a plan made while
+      -- the message table was small, kept by a prepared statement, hashed the chain against a scan of
+      -- every message: 28 ms of every send at 10,000 mailboxes, 44% of PostgreSQL's time
+      -- (docs/benchmarks.md). OFFSET 0 keeps the subquery from being merged back into that join.
+      select m.message_id, m.subject, m.thread_id, m.at, m.id from message m
+      where m.enrollment_id = c.id and m.direction = 'outbound' and (m.mailbox_id = ${mailboxId}::uuid or (c.hops = 0 and ${own}::boolean))
+      offset 0) o`;
 }
 
 /** Whether the enrollment `from` (or one it was itself moved from) has sent from this mailbox: a thread a successor can continue. */

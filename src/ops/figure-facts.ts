@@ -45,10 +45,6 @@ export function trackingSeries(t: Expr) {
   return sql`(case when ${t}.kind = 'click' then 'clicked' when ${t}.verdict in ${AUTOMATIC_VERDICTS} then 'openedAutomatically' else 'opened' end)`;
 }
 
-/** Whether message `m` is a prospect's reply classified interested (a positive reply). */
-export function positiveReply(m: Expr) {
-  return sql`(${m}.direction = 'inbound' and ${m}.intent = 'interested' and ${m}.enrollment_id is not null)`;
-}
 
 /** Which rows of a source: ids in (after, upTo] (upTo null: every later one), times in [since, until). */
 export interface FactRange {
@@ -238,7 +234,8 @@ export function trackingFacts(r: FactRange, touchedInSpan: boolean): RawBuilder<
 
 /**
  * The positive-reply facts among rows of `positive_fact` in the range (migration 0131): an
- * enrollment counts at its first reply classified `interested` (`positiveReply`), and each change
+ * enrollment counts at its first reply classified `interested` (an inbound message of the
+ * enrollment, as migration 0131's trigger reads it), and each change
  * of that time (a reply stored, relabelled, moved or deleted) wrote -1 at the old time and +1 at the
  * new one, so a window's sum is the enrollments whose first interested reply is in it now. Each is
  * credited like a reply (`emailCredit`): to the last email sent to the enrollment at or before it,

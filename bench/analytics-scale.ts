@@ -176,7 +176,7 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
     const folded = await foldFigures(store);
     const foldMs = Date.now() - tf;
     const state = await foldState(store.db);
-    console.log(`first fold: journal ids to ${folded.journal.to}, tracking ids to ${folded.tracking.to}, ${state.buckets.toLocaleString('en')} bucket rows, in ${(foldMs / 1000).toFixed(1)} s`);
+    console.log(`first fold: journal ids to ${folded.journal.to}, tracking ids to ${folded.tracking.to}, positive-reply facts to ${folded.positive.to}, ${state.buckets.toLocaleString('en')} bucket rows, in ${(foldMs / 1000).toFixed(1)} s`);
     // The API's compaction (every ten minutes) after it: one row per bucket.
     const tc = Date.now();
     const compacted = await compactFigures(store);

@@ -160,6 +160,20 @@ export function emailCredit(f: Expr, from: Expr = sql`${f}.enrollment_id`) {
 }
 
 /**
+ * Where a fact credited to row `c`'s enrollment and step counts: that enrollment's sequence, the
+ * step, and the step's send request's variant and mailbox (without one, the enrollment's mailbox).
+ * `columns` gives (sequence_id, step_id, variant_id, mailbox_id); `joins` the joins they read,
+ * as enrollment `n` and send request `q`.
+ */
+function creditedPlace(c: Expr) {
+  return {
+    columns: sql`n.sequence_id, ${c}.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id) as mailbox_id`,
+    joins: sql`left join enrollment n on n.id = ${c}.enrollment_id
+    left join send_request q on ${c}.step_id is not null and q.enrollment_id = ${c}.enrollment_id and q.step_id = ${c}.step_id`,
+  };
+}
+
+/**
  * The journal's facts among rows in the range: applied `step_sent` of an email step (sends, by the
  * step and its send request's variant and mailbox), `reply`, `bounce`, `unsubscribe` and meetings
  * (`isMeeting`), each credited to the last email sent before it to the enrollment it was addressed
@@ -171,7 +185,7 @@ export function emailCredit(f: Expr, from: Expr = sql`${f}.enrollment_id`) {
  */
 export function journalFacts(r: FactRange): RawBuilder<unknown> {
   return sql`
-    select j.at, j.workspace_id, n.sequence_id, j.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id) as mailbox_id, x.series, 1 as n
+    select j.at, j.workspace_id, ${creditedPlace(sql`j`).columns}, x.series, 1 as n
     from (
       select e.at, e.workspace_id, e.type,
         case when ${isMeeting(sql`e`)} then 'meetings' else
@@ -185,8 +199,7 @@ export function journalFacts(r: FactRange): RawBuilder<unknown> {
         and (e.type in ('bounce', 'unsubscribe') or ${isReply(sql`e`)} or ${isEmailSend(sql`e`)} or ${isMeeting(sql`e`)})
     ) j
     cross join lateral (select j.series union all select 'bouncesHard' where j.hard) as x(series)
-    left join enrollment n on n.id = j.enrollment_id
-    left join send_request q on j.step_id is not null and q.enrollment_id = j.enrollment_id and q.step_id = j.step_id`;
+    ${creditedPlace(sql`j`).joins}`;
 }
 
 /**
@@ -245,15 +258,14 @@ export function trackingFacts(r: FactRange, touchedInSpan: boolean): RawBuilder<
  */
 export function positiveFacts(r: FactRange): RawBuilder<unknown> {
   return sql`
-    select c.at, c.workspace_id, n.sequence_id, c.step_id, q.variant_id, coalesce(q.mailbox_id, n.mailbox_id) as mailbox_id, 'positiveReplies' as series, c.n
+    select c.at, c.workspace_id, ${creditedPlace(sql`c`).columns}, 'positiveReplies' as series, c.n
     from (
       select p.at, p.workspace_id, p.n, coalesce(credit.enrollment_id, p.enrollment_id) as enrollment_id, credit.step_id
       from (select p.*, 'reply' as type from positive_fact p
             where ${ofWorkspace(sql`p`, r)} and ${idRange(sql`p`, r)} and ${inSpan(sql`p.at`, r)}) p
       ${emailCredit(sql`p`)}
     ) c
-    left join enrollment n on n.id = c.enrollment_id
-    left join send_request q on c.step_id is not null and q.enrollment_id = c.enrollment_id and q.step_id = c.step_id`;
+    ${creditedPlace(sql`c`).joins}`;
 }
 
 /**

@@ -363,11 +363,7 @@ export async function compactFigures(store: Store): Promise<CompactResult> {
 }
 
 /** Folded rows and the fold's position, for `cadenza status` and the benchmark. */
-export async function foldState(db: Db): Promise<{ buckets: number; journal: bigint; tracking: bigint }> {
-  const r = await sql<{ buckets: number; journal: string; tracking: string }>`
-    select (select count(*) from figure_bucket)::int as buckets,
-      (select folded_through::text from figure_fold where source = 'journal') as journal,
-      (select folded_through::text from figure_fold where source = 'tracking') as tracking`.execute(db);
-  const x = r.rows[0]!;
-  return { buckets: Number(x.buckets), journal: BigInt(x.journal), tracking: BigInt(x.tracking) };
+export async function foldState(db: Db): Promise<FoldPosition & { buckets: number }> {
+  const r = await sql<{ buckets: number }>`select count(*)::int as buckets from figure_bucket`.execute(db);
+  return { buckets: Number(r.rows[0]!.buckets), ...(await foldPosition(db)) };
 }

@@ -297,7 +297,10 @@ describe.each(testBackends())('lead lists, tags, segments and bulk actions (%s)'
       notify: (a) => service.notify(a),
     };
     const leadIds = leads.map((x) => x.l);
-    await expect(stopLeadsInBatches(h.store.db, failing, ws, leadIds, { reason: 'test', now: Date.now(), batch: 2 })).rejects.toThrow(/went away/);
+    const progress = { batches: 0, stopped: 0, tasksCancelled: 0 };
+    await expect(stopLeadsInBatches(h.store.db, failing, ws, leadIds, { reason: 'test', now: Date.now(), batch: 2, progress })).rejects.toThrow(/went away/);
+    // What the audit log is told: the committed batch, not the one rolled back.
+    expect(progress).toEqual({ batches: 1, stopped: 2, tasksCancelled: 0 });
     const stateOf = async () => (await h.store.db.selectFrom('enrollment').select(['id', 'state']).where('id', 'in', enr).execute()).sort((a, b) => enr.indexOf(a.id) - enr.indexOf(b.id)).map((e) => e.state);
     // The first batch committed; the second rolled back; the third never ran.
     expect(await stateOf()).toEqual(['stopped', 'stopped', 'active', 'active', 'active']);

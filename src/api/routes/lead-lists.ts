@@ -231,19 +231,19 @@ export const leadListRoutes = [
           return { leads: ids.length, changed: r.enrolled, enroll: r };
         }
         case 'stop': {
-          // Batched (bulk-batches.ts); the log says what was done even when a batch fails midway.
-          let r = { batches: 0, stopped: 0, tasksCancelled: 0 };
+          // Batched (bulk-batches.ts); the log says what the committed batches did even when one fails midway.
+          const r = { batches: 0, stopped: 0, tasksCancelled: 0 };
           try {
-            r = await stopLeadsInBatches(db, enrollmentService(ctx), ws.workspaceId, ids, { reason: 'stopped by hand', now: at.getTime() });
+            await stopLeadsInBatches(db, enrollmentService(ctx), ws.workspaceId, ids, { reason: 'stopped by hand', now: at.getTime(), progress: r });
           } finally {
             await audit(c, { action: 'leads.bulk_stopped', target: `${ids.length} leads`, detail: { target: targetDetail(body.target, ids), leads: ids.length, stopped: r.stopped, tasksCancelled: r.tasksCancelled, batches: r.batches } });
           }
           return { leads: ids.length, changed: r.stopped, tasksCancelled: r.tasksCancelled };
         }
         case 'delete': {
-          let r = { batches: 0, deleted: 0 };
+          const r = { batches: 0, deleted: 0 };
           try {
-            r = await deleteLeadsInBatches(db, ws.workspaceId, ids);
+            await deleteLeadsInBatches(db, ws.workspaceId, ids, { progress: r });
           } finally {
             await audit(c, { action: 'leads.bulk_deleted', target: `${ids.length} leads`, detail: { target: targetDetail(body.target, ids), leads: ids.length, deleted: r.deleted, batches: r.batches } });
           }

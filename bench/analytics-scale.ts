@@ -35,6 +35,7 @@ import { createSession, SESSION_COOKIE } from '../src/api/auth/sessions.ts';
 import { defaultAuthSettings } from '../src/api/context.ts';
 import { buildServer } from '../src/api/server.ts';
 import { compactFigures, foldFigures, foldState } from '../src/ops/figure-rollup.ts';
+import { describeSlowRounds, watchPauses, type Round } from './lib/slow-rounds.ts';
 import { round } from './lib/format.ts';
 import { describeLoad, loadFigures, machineLoad } from './lib/rounds.ts';
 import { percentile } from './lib/stats.ts';
@@ -233,17 +234,26 @@ export default async function (args: string[]): Promise<Record<string, unknown>>
       ['analytics_mailbox_days_30d', `${base}/analytics/mailbox-days?days=30&zone=UTC`],
     ];
     const ms = new Map(cases.map(([name]) => [name, [] as number[]]));
+    const rounds: Round[] = [];
+    const gc = watchPauses();
     // Interleaved: each request round runs every case once, so a burst of load hits all of them alike.
     for (let i = 0; i < nRequests; i++) {
+      const round: Round = { at: Date.now(), ms: new Map() };
       for (const [name, url] of cases) {
         const t1 = process.hrtime.bigint();
         const r = await app.inject({ method: 'GET', url, headers: { cookie } });
-        ms.get(name)!.push(Number(process.hrtime.bigint() - t1) / 1e6);
+        const took = Number(process.hrtime.bigint() - t1) / 1e6;
+        ms.get(name)!.push(took);
+        round.ms.set(name, took);
         if (r.statusCode !== 200) throw new Error(`${name}: ${r.statusCode} ${r.body.slice(0, 300)}`);
       }
+      rounds.push(round);
       process.stdout.write(`\r  request round ${i + 1}/${nRequests}`);
     }
     process.stdout.write('\n');
+    // Slow rounds with their wall-clock times, to line up with PostgreSQL's log (log_checkpoints,
+    // log_autovacuum_min_duration) and with this process's GC pauses.
+    for (const line of describeSlowRounds(rounds, gc.stop())) console.log(`  slow ${line}`);
     await app.close();
     const loadAfter = machineLoad();
     const anchorP50 = percentile(ms.get('anchor_settings')!, 50);

@@ -40,6 +40,30 @@ describe.skipIf(!testBackends().includes('postgres'))('FailoverPool on PostgreSQ
     expect(await jit(`${base}?options=${encodeURIComponent('-c jit=on')}`)).toBe('on');
   });
 
+  it('keeps an idle connection (its server process and what it has loaded) past pg\'s 10 s, and closes it after its own timeout', async () => {
+    const base = `postgres://${live.username}@${liveHost}${live.pathname}`;
+    const pidsAfter = async (o: { idleTimeoutMs?: number }, waitMs: number) => {
+      const pool = new FailoverPool(parsePgHosts(base), { max: 1, types: pg.types, waitMs: 2_000, ...o });
+      try {
+        const pid = async () => {
+          const c = await pool.connect();
+          const v = (await c.query('select pg_backend_pid() as pid')).rows[0].pid as number;
+          c.release();
+          return v;
+        };
+        const first = await pid();
+        await new Promise((r) => setTimeout(r, waitMs));
+        return [first, await pid()];
+      } finally {
+        await pool.end();
+      }
+    };
+    const [a, b] = await pidsAfter({}, 11_000);
+    expect(b).toBe(a);
+    const [c, d] = await pidsAfter({ idleTimeoutMs: 100 }, 400);
+    expect(d).not.toBe(c);
+  }, 30_000);
+
   it('skips a host that refuses connections and uses the next; a multi-host DATABASE_URL opens a store', async () => {
     const dead = await deadPort();
     const url = `postgres://${live.username}@127.0.0.1:${dead},${liveHost}${live.pathname}?target_session_attrs=read-write`;

@@ -35,7 +35,12 @@ export interface FailoverOptions {
   connectTimeoutMs?: number;
   /** When a statement without an answer gets its server probed (stalled-query.ts). */
   stall?: StallOptions;
+  /** An idle connection is closed after this (`IDLE_TIMEOUT_MS`). */
+  idleTimeoutMs?: number;
 }
+
+/** How long an idle connection is kept open (see poolFor). */
+export const IDLE_TIMEOUT_MS = 300_000;
 
 export class FailoverPool {
   private readonly pools: pg.Pool[];
@@ -58,7 +63,24 @@ export class FailoverPool {
     // the planner costs in millions, and PostgreSQL then spends seconds compiling a query that runs
     // in a few hundred milliseconds (docs/benchmarks.md, analytics at scale). Cadenza's queries are
     // short; none gains from JIT. An `options` in the URL still wins (pg reads it over this).
-    const p = new pg.Pool({ connectionString: url, max: this.o.max, types: this.o.types, connectionTimeoutMillis: this.o.connectTimeoutMs ?? 5_000, keepAlive: true, options: '-c jit=off' });
+    //
+    // Idle connections are kept for minutes, not pg's 10 s: a new server process knows nothing of
+    // the schema, and its first plans over the partitioned journal load each partition's catalog
+    // entries (a first lookup in `event` 13–21 ms against 1.6 ms after). A screen that reads five
+    // figures at once on connections that had gone idle paid that again: the Analytics screen's
+    // first round after a pause took twice its usual time at 1M enrollments (docs/benchmarks.md).
+    const p = new pg.Pool({
+      connectionString: url,
+      max: this.o.max,
+      types: this.o.types,
+      connectionTimeoutMillis: this.o.connectTimeoutMs ?? 5_000,
+      idleTimeoutMillis: this.o.idleTimeoutMs ?? IDLE_TIMEOUT_MS,
+      // Idle connections do not keep the process alive: a command that ends without closing the
+      // store exits as it did with the 10 s timeout, not minutes later.
+      allowExitOnIdle: true,
+      keepAlive: true,
+      options: '-c jit=off',
+    });
     // An idle client's error (server restart, failover) must not crash the process: the pool
     // drops that client and the next checkout gets a new one.
     p.on('error', () => undefined);

@@ -9,7 +9,8 @@ import { atBothWidths } from './viewports.ts';
  * failed sign-in from another browser and a settings change show up with who and from where; the
  * filter narrows the list; the CSV link carries the filter; an API key shows who made it. An admin
  * makes a member-role key on the screen (shown once, working as a member's) and revokes it after
- * the in-page confirmation. Screenshots and axe at 1440×900 and 390×844 for the keys.
+ * the in-page confirmation. Screenshots and axe at 1440×900 and 390×844 (`audit-03-filtered-*`,
+ * `api-keys-*`).
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'audrey@cadenza.test', password: 'a long enough password', workspace: 'Audited' };
@@ -77,6 +78,8 @@ describe.skipIf(skip !== null)(`the audit log in Chromium${skip ? ` (skipped: ${
     expect(await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href')).toMatch(/audit-log\.csv\?action=signin$/);
     await screenshot(page, 'audit-02-filtered');
     const a11y = await blockingViolations(page, 'settings with the audit log');
+    await page.locator('#settings-audit').scrollIntoViewIfNeeded();
+    await atBothWidths(page, 'audit', '03-filtered', a11y);
     expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
     await page.close();

@@ -1,10 +1,11 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, call, errorMessage, ws } from '../api.ts';
 import { CopyField } from '../ui/CopyField.tsx';
 import { useConfirm } from '../ui/dialog.tsx';
 import { Badge, Empty, ErrorNote, Field, SubmitButton, TableHead, when } from '../ui/parts.tsx';
 import type { ApiKey } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
+import { useSubmit } from '../ui/use-submit.ts';
 
 const ROLES = [
   { value: 'member', label: 'Member: what a member may do (reads no inbox)' },
@@ -19,27 +20,16 @@ const ROLES = [
  */
 export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   const list = useLoad(() => api<{ apiKeys: ApiKey[] }>('GET', ws(workspaceId, 'api-keys')), [workspaceId]);
-  const [error, setError] = useState<string>();
   const [name, setName] = useState('');
   const [role, setRole] = useState<'admin' | 'member'>('member');
-  const [busy, setBusy] = useState(false);
   const [made, setMade] = useState<{ name: string; key: string }>();
   const { ask, dialog } = useConfirm();
-  const create = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const k = await call('POST /api/workspaces/:workspaceId/api-keys', ws(workspaceId, 'api-keys'), { name: name.trim(), role });
-      setMade({ name: k.name, key: k.key });
-      setName('');
-      list.reload();
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, setError, submit } = useSubmit(async () => {
+    const k = await call('POST /api/workspaces/:workspaceId/api-keys', ws(workspaceId, 'api-keys'), { name: name.trim(), role });
+    setMade({ name: k.name, key: k.key });
+    setName('');
+    list.reload();
+  });
   const revoke = async (k: ApiKey) => {
     if (!(await ask({ title: `Revoke the API key ${k.name}?`, body: 'Scripts and integrations that use it are refused from now on. A revoked key cannot be turned back on: make a new one.', action: 'Revoke key' }))) return;
     setError(undefined);
@@ -55,7 +45,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
     <section className="card stack" aria-labelledby="settings-api-keys">
       <h2 id="settings-api-keys">API keys</h2>
       {dialog}
-      <form className="row" style={{ alignItems: 'flex-end' }} onSubmit={(e) => void create(e)}>
+      <form className="row" style={{ alignItems: 'flex-end' }} onSubmit={(e) => void submit(e)}>
         <Field label="Key name" hint="What uses it, e.g. “crm sync”">
           <input value={name} maxLength={100} required onChange={(e) => setName(e.target.value)} />
         </Field>

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshStore, type TestStore } from '../../test/stores.ts';
+import { PLACEMENT_REASON_PREFIX } from '../warmup/placement/assess.ts';
 import { formatProgress } from './progress.ts';
 import { assertStoreFreeForDemo, startDemo, type DemoRun } from './run-demo.ts';
 
@@ -10,7 +11,8 @@ import { assertStoreFreeForDemo, startDemo, type DemoRun } from './run-demo.ts';
  * Graph emulators, the simulated prospects answer by mail into the emulated inboxes, and the sync
  * pool and the ingestion pipeline turn that mail into replies, bounces, out-of-office pauses and
  * unsubscribes. The warmup network runs beside it: the reps and four peers of other workspaces
- * write to each other, the receivers rescue warmup mail from junk and answer some. The test waits
+ * write to each other, the receivers rescue warmup mail from junk and answer some, and the hourly
+ * placement pass judges them. The test waits
  * (bounded for a loaded 2-core machine) until each kind was seen.
  */
 const RATE = 4 * 3600;
@@ -70,6 +72,10 @@ describe('cadenza demo (short run on PGlite)', () => {
     expect((await one<{ n: number }>(sql`select count(*)::int as n from message where message_id = any(${warmIds})`))[0]!.n).toBe(0);
     const rescued = await one<{ id: string }>(sql`select id from warmup_mail where received_folder = 'junk'`);
     expect(rescued.length).toBeGreaterThan(0);
+    // The hourly placement pass ran on the demo's clock, judging every member of the pool.
+    expect(run.placement.passes).toBeGreaterThan(1);
+    expect(run.placement.last?.map((r) => r.mailboxId).sort()).toEqual(run.network.map((m) => m.id).sort());
+    expect(run.placement.last?.every((r) => r.reason.startsWith(PLACEMENT_REASON_PREFIX))).toBe(true);
 
     // Every send went through an emulator's API and is in the rep's Sent folder there, once.
     const sent = await one<{ message_id: string }>(sql`select message_id from send_request where workspace_id = ${ws} and state = 'sent'`);

@@ -19,6 +19,9 @@ import { readProgress, type DemoProgress } from './progress.ts';
 import { fillDemoWorkspace, type DemoWorkspace } from './workspace.ts';
 import { joinDemoNetwork, NetworkDelivery, type NetworkMember } from './warmup-network.ts';
 import { WarmupPlanRole } from '../warmup/plan-role.ts';
+import { PLACEMENT_EVERY_MS, startPlacementDuty } from '../warmup/placement/placement-role.ts';
+import type { PlacementResult } from '../warmup/placement/evaluate.ts';
+import type { Periodic } from '../common/periodic.ts';
 import { warmupRecogniser } from '../warmup/receive/recogniser.ts';
 import { warmupDueAt, warmupExtraStep } from '../warmup/send/warmup-sender.ts';
 import { warmupPoolKey } from '../warmup/text/marker.ts';
@@ -66,6 +69,10 @@ export interface DemoRun {
   syncs: SyncPool;
   /** The warmup network's daily planning. */
   warmupPlan: WarmupPlanRole;
+  /** The warmup members' placement judged again, hourly on the demo's clock (as the scheduler role does). */
+  warmupPlacement: Periodic;
+  /** The placement passes so far, and the last one's results (null: another process held the lease). */
+  placement: { passes: number; last: PlacementResult[] | null };
   /** The warmup pool: the reps and the four peers of other workspaces. */
   network: NetworkMember[];
   /** Warmup mail the emulated providers delivered so far, by folder. */
@@ -116,12 +123,13 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
     audience?.received(m);
     delivery?.received(m);
   });
-  const parts: { scheduler?: Scheduler; senders?: SenderPool; syncs?: SyncPool; peerSyncs?: SyncPool; warmupPlan?: WarmupPlanRole } = {};
+  const parts: { scheduler?: Scheduler; senders?: SenderPool; syncs?: SyncPool; peerSyncs?: SyncPool; warmupPlan?: WarmupPlanRole; warmupPlacement?: Periodic } = {};
   let stopping: Promise<void> | undefined;
   const stopParts = () =>
     (stopping ??= (async () => {
       await Promise.all([audience?.stop(), delivery?.stop()]);
       parts.warmupPlan?.stop();
+      await parts.warmupPlacement?.stop();
       await Promise.all([parts.senders?.stop(), parts.syncs?.stop(), parts.peerSyncs?.stop()]);
       await parts.scheduler?.stop();
       await providers.close();
@@ -215,6 +223,20 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
     // The day's warmup plan: at once, then each real second looks whether a new UTC day needs one.
     parts.warmupPlan = new WarmupPlanRole({ store, clock, random: random.fork('warmup-plan'), owner: newId(clock.now(), random), everyMs: real(1000), ...(log ? { log } : {}) });
     parts.warmupPlan.start();
+    // The hourly placement pass of the scheduler role (app.ts), on the demo's clock: receipts of the
+    // network's mail judged into cap factors, warnings and pauses. No more often than every 2 real
+    // seconds (PGlite serves one query at a time: the reps' reply-to-stop comes first); its lease
+    // lives 30 real seconds, as the senders' do, so that a slow pass is not cut off mid-way.
+    const placement: DemoRun['placement'] = { passes: 0, last: null };
+    parts.warmupPlacement = startPlacementDuty({
+      store,
+      clock,
+      owner: newId(clock.now(), random),
+      everyMs: Math.max(PLACEMENT_EVERY_MS, real(2_000)),
+      leaseTtlMs: real(30_000),
+      onPass: (r) => ((placement.passes += 1), (placement.last = r)),
+      ...(log ? { log } : {}),
+    });
 
     const a = audience;
     return {
@@ -226,6 +248,8 @@ export async function startDemo(o: DemoOptions): Promise<DemoRun> {
       senders: parts.senders,
       syncs: parts.syncs,
       warmupPlan: parts.warmupPlan,
+      warmupPlacement: parts.warmupPlacement,
+      placement,
       network,
       warmupDelivered: delivery.delivered,
       reactions: a.delivered,

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { A11Y_OWNER, seedScreens } from './a11y-seed.ts';
@@ -167,6 +168,16 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
       await page.getByRole('heading', { name: 'Coming up (1)' }).waitFor();
       await page.getByRole('cell', { name: /overdue/ }).waitFor();
       await audit(page, '11-tasks', found, walk);
+      if (n === 0) {
+        // The open tasks as CSV: the header and a line for each open task of the store.
+        const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export open tasks (CSV)' }).click()]);
+        expect(download.suggestedFilename()).toBe('tasks-open.csv');
+        const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+        expect(csv[0]).toBe('due_at,kind,state,title,lead_email,lead_name,company,phone,sequence,attempts,notes');
+        const open = await web.app.store.db.selectFrom('task').select('id').where('state', '=', 'open').execute();
+        expect(csv).toHaveLength(open.length + 1);
+        for (const line of csv.slice(1)) expect(line).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z,(call|manual),open,/);
+      }
 
       await go('Analytics');
       await page.getByRole('heading', { name: 'Per-step funnel' }).waitFor();

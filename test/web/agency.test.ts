@@ -116,6 +116,7 @@ describe.skipIf(skip !== null)(`the agency screen and client portal in Chromium$
     const preview = plain.getByRole('img', { name: 'Preview' });
     await preview.locator('img').waitFor();
     await form.getByRole('button', { name: 'Remove logo' }).click();
+    await plain.getByRole('alertdialog', { name: 'Remove the logo of Northwind Sales?' }).getByRole('button', { name: 'Remove logo' }).click();
     await form.getByRole('button', { name: 'Remove logo' }).waitFor({ state: 'detached' });
     expect(await preview.locator('img').count()).toBe(0);
     await atBothWidths(plain, 'agency', '05-logo-removed', found);

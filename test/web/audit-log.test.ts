@@ -2,11 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * The audit log and the API key list in Settings, in headless Chromium against the real app: a
  * failed sign-in from another browser and a settings change show up with who and from where; the
- * filter narrows the list; the CSV link carries the filter; an API key shows who made it.
+ * filter narrows the list; the CSV link carries the filter; an API key shows who made it. An admin
+ * makes a member-role key on the screen (shown once, working as a member's) and revokes it after
+ * the in-page confirmation. Screenshots and axe at 1440×900 and 390×844 (`audit-03-filtered-*`,
+ * `api-keys-*`).
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'audrey@cadenza.test', password: 'a long enough password', workspace: 'Audited' };
@@ -74,8 +78,59 @@ describe.skipIf(skip !== null)(`the audit log in Chromium${skip ? ` (skipped: ${
     expect(await page.getByRole('link', { name: 'Download CSV' }).getAttribute('href')).toMatch(/audit-log\.csv\?action=signin$/);
     await screenshot(page, 'audit-02-filtered');
     const a11y = await blockingViolations(page, 'settings with the audit log');
+    await page.locator('#settings-audit').scrollIntoViewIfNeeded();
+    await atBothWidths(page, 'audit', '03-filtered', a11y);
     expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   }, 180_000);
+
+  it('makes an API key with a role from the screen, shows it once, and revokes it after asking', async () => {
+    const page = await web.newPage({ viewport: { width: 1440, height: 900 } });
+    await page.goto(web.app.url!);
+    await web.signIn(page, OWNER);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings', exact: true }).click();
+    const section = page.getByRole('region', { name: 'API keys' });
+    const found: string[] = [];
+    await section.getByLabel('Key name').fill('reporting script');
+    await section.getByLabel('Key role').selectOption('member');
+    await section.getByRole('button', { name: 'Create key' }).click();
+    const shown = section.getByRole('textbox', { name: 'New API key reporting script' });
+    await shown.waitFor();
+    const key = await shown.inputValue();
+    expect(key).toMatch(/^cdz_/);
+    await section.locator('#settings-api-keys').scrollIntoViewIfNeeded();
+    await atBothWidths(page, 'api-keys', '01-made', found);
+
+    // A member's key: a member's route answers, an admin's refuses; a revoked key is refused everywhere.
+    const ws = await web.app.store.db.selectFrom('workspace').select('id').where('name', '=', OWNER.workspace).executeTakeFirstOrThrow();
+    const withKey = async (path: string) => (await fetch(`${web.app.url}/api/workspaces/${ws.id}/${path}`, { headers: { authorization: `Bearer ${key}` } })).status;
+    expect(await withKey('leads')).toBe(200);
+    expect(await withKey('api-keys')).toBe(403);
+    await section.getByRole('button', { name: 'Done' }).click();
+    await page.reload();
+    const row = page.getByRole('table', { name: 'API keys' }).getByRole('row').filter({ hasText: 'reporting script' });
+    await row.filter({ hasText: OWNER.email }).waitFor();
+    expect(await row.getByRole('cell').nth(1).textContent()).toBe('member');
+    expect(await row.textContent()).not.toContain('never');
+    // Once shown, never again: the page holds its prefix only.
+    expect(await page.content()).not.toContain(key);
+
+    // Revoke asks first: Cancel keeps the key working.
+    const revoke = row.getByRole('button', { name: 'Revoke the API key reporting script' });
+    await revoke.click();
+    const ask = page.getByRole('alertdialog', { name: 'Revoke the API key reporting script?' });
+    await ask.getByText('Scripts and integrations that use it are refused from now on.', { exact: false }).waitFor();
+    await atBothWidths(page, 'api-keys', '02-revoke-asked', found);
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await ask.waitFor({ state: 'detached' });
+    expect(await withKey('leads')).toBe(200);
+    await revoke.click();
+    await ask.getByRole('button', { name: 'Revoke key' }).click();
+    await row.getByText('revoked').waitFor();
+    expect(await withKey('leads')).toBe(401);
+    expect(found, 'serious or critical axe violations').toEqual([]);
+    expect(web.errors).toEqual([]);
+    await page.close();
+  }, 120_000);
 });

@@ -15,7 +15,7 @@ import { webSuite } from './harness.ts';
  * from the menu with the keyboard (a <select> once inserted its first option on the first arrow
  * key and took the focus away), the plain-text alternative made from the HTML; the email saved as
  * a template, inserted into another step, renamed and deleted; an A/B variant in the same editor;
- * the step's signature picker (any mailbox's signature previewed, one without a signature marked
+ * deleting it asks in the page (an alertdialog, Escape cancels); the step's signature picker (any mailbox's signature previewed, one without a signature marked
  * and written from there, a step set to "No signature" and previewed and saved so); the preview
  * sent from the mailbox with its signature; the content check before launch.
  * Screenshots and axe at 1440×900 and 390×844.
@@ -181,9 +181,28 @@ describe.skipIf(skip !== null)(`the email editor in Chromium${skip ? ` (skipped:
     await library2.getByRole('button', { name: 'Insert template Intro (short)' }).waitFor();
     await audit(page, 'email-editor-04-templates', found);
     expect((await db.selectFrom('email_template').select('name').where('workspace_id', '=', ws.id).execute()).map((t) => t.name)).toEqual(['Intro (short)']);
-    page.once('dialog', (d) => void d.accept());
-    await library2.getByRole('button', { name: 'Delete template Intro (short)' }).click();
+    // Deleting asks in the page (ConfirmDialog): named by its question, described by what follows,
+    // Cancel focused so that Enter by habit deletes nothing; Escape cancels, the focus back on Delete.
+    const deleteIntro = library2.getByRole('button', { name: 'Delete template Intro (short)' });
+    await deleteIntro.click();
+    const ask = page.getByRole('alertdialog', { name: 'Delete the template "Intro (short)"?' });
+    await ask.waitFor();
+    expect(await ask.evaluate((d) => document.getElementById(d.getAttribute('aria-describedby') ?? '')?.textContent)).toBe('Emails it was inserted into keep their text.');
+    await expect.poll(() => ask.getByRole('button', { name: 'Cancel' }).evaluate((b) => b === document.activeElement)).toBe(true);
+    for (const key of ['Tab', 'Tab', 'Shift+Tab', 'Shift+Tab', 'Shift+Tab']) {
+      await page.keyboard.press(key);
+      expect(await ask.evaluate((d) => d.contains(document.activeElement)), `after ${key}`).toBe(true);
+    }
+    await page.keyboard.press('Escape');
+    await ask.waitFor({ state: 'detached' });
+    await expect.poll(() => deleteIntro.evaluate((b) => b === document.activeElement)).toBe(true);
+    expect(await db.selectFrom('email_template').select('id').where('workspace_id', '=', ws.id).execute()).toHaveLength(1);
+    await page.keyboard.press('Enter');
+    await ask.waitFor();
+    await audit(page, 'email-editor-10-delete-template', found);
+    await ask.getByRole('button', { name: 'Delete template', exact: true }).click();
     await library2.getByText('No templates yet').waitFor();
+    await library2.getByRole('status').getByText('Deleted the template "Intro (short)".').waitFor();
     expect(await db.selectFrom('email_template').select('id').where('workspace_id', '=', ws.id).execute()).toEqual([]);
 
     // The signature picker of step 1: every mailbox of the workspace, the ones without a signature
@@ -271,8 +290,8 @@ describe.skipIf(skip !== null)(`the email editor in Chromium${skip ? ` (skipped:
     await page.goto(`${app.url}/mailboxes`);
     await page.getByRole('button', { name: 'Signature of rae@editors.test' }).click();
     await expect.poll(() => page.getByLabel('Signature text').inputValue()).toBe('Rae Rep\n\nEditors Inc.');
-    page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: 'Remove signature' }).click();
+    await page.getByRole('alertdialog', { name: 'Remove the signature of rae@editors.test?' }).getByRole('button', { name: 'Remove signature' }).click();
     await page.getByRole('status').getByText('Signature removed.').waitFor();
     expect(await page.getByLabel('Signature text').inputValue()).toBe('');
     expect(await page.getByRole('textbox', { name: 'Formatted text of the signature' }).textContent()).toBe('');

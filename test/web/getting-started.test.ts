@@ -14,12 +14,15 @@ import { webSuite } from './harness.ts';
  * Issue 19: the Getting started checklist on the first screen after setup, each step ticked by
  * the server from the workspace's state as it is done (a mailbox tested, its domain verified, leads,
  * a sequence, the launch from the sequence's own screen), dismissed and gone when all are done; and
- * the app on a phone: the navigation folded into a Menu button, every screen no wider than 390 px.
+ * the app on a phone: the navigation folded into a Menu button, every screen no wider than 390 px,
+ * each audited by axe and photographed there (`phone-screen-*-390`).
  * Screenshots and axe at 1440×900 and 390×844.
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'starter@cadenza.test', password: 'a long enough password', workspace: 'Starters' };
-const SCREENS = ['Inbox', 'Sequences', 'Leads', 'Mailboxes', 'Domains', 'Tasks', 'Analytics', 'Settings'];
+const SCREENS = ['Inbox', 'Sequences', 'Leads', 'Mailboxes', 'Domains', 'Suppressions', 'Tasks', 'Analytics', 'Settings', 'Agency'];
+/** A screen's heading where it is not its link's name. */
+const HEADINGS: Record<string, string> = { Suppressions: 'Suppression list' };
 
 /** Elements reaching past the phone's right edge (a table scrolls by itself, so it is left out). */
 const tooWide = (page: Page) =>
@@ -135,14 +138,17 @@ describe.skipIf(skip !== null)(`getting started and the phone layout in Chromium
         await screenshot(phone, 'phone-nav-02-open-390');
         found.push(...(await blockingViolations(phone, 'the open menu at 390×844')));
       }
-      await nav.getByRole('link', { name }).click();
-      await phone.getByRole('heading', { level: 1, name }).waitFor();
+      await nav.getByRole('link', { name, exact: true }).click();
+      await phone.getByRole('heading', { level: 1, name: HEADINGS[name] ?? name, exact: true }).waitFor();
       // Following a link closes the menu.
       await menu.waitFor();
       expect(await nav.getByRole('link', { name: 'Leads' }).isVisible()).toBe(false);
       await phone.waitForLoadState('networkidle');
       expect(await tooWide(phone), `${name}: elements wider than the phone`).toEqual([]);
       expect(await phone.evaluate(() => document.documentElement.scrollWidth), `${name} scrolls sideways`).toBeLessThanOrEqual(391);
+      // Each screen audited and photographed at the phone's size too.
+      found.push(...(await blockingViolations(phone, `${name} at 390×844`)));
+      await screenshot(phone, `phone-screen-${name.toLowerCase().replace(/\W+/g, '-')}-390`);
     }
 
     // At desktop widths there is no menu button: the links are always there.

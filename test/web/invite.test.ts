@@ -59,6 +59,13 @@ describe.skipIf(skip !== null)(`workspaces and invitations in Chromium${skip ? `
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(link);
     await page.getByRole('row').filter({ hasText: INVITEE.email }).getByRole('button', { name: `Withdraw the invitation to ${INVITEE.email}` }).waitFor();
     await screenshot(page, 'invite-02-link-to-copy');
+    // A second invitation, withdrawn: asked first, then gone from the list (the first one's link stays good).
+    await page.getByLabel('Email to invite').fill('spare@acme.test');
+    await page.getByRole('button', { name: 'Send invitation' }).click();
+    const spare = page.getByRole('row').filter({ hasText: 'spare@acme.test' });
+    await spare.getByRole('button', { name: 'Withdraw the invitation to spare@acme.test' }).click();
+    await page.getByRole('alertdialog', { name: 'Withdraw the invitation to spare@acme.test?' }).getByRole('button', { name: 'Withdraw invitation' }).click();
+    await spare.waitFor({ state: 'detached' });
 
     // The invitee, in a browser of their own, with no account.
     const ipage = await web.newPage();

@@ -12,7 +12,8 @@ import { atBothWidths } from './viewports.ts';
  * Issue 19: lead lists, tags and segments on the Leads screen in headless Chromium against the real
  * app: tag picked leads, make a static list and add leads to it, save the filters (country DE, not
  * enrolled) as a segment, and enroll the segment into a sequence through the Launch's enroll path,
- * the refused lead listed with its reason. Screenshots and axe at 1440×900 and 390×844.
+ * the refused lead listed with its reason; the segment deleted after its confirmation (the leads
+ * stay). Screenshots and axe at 1440×900 and 390×844.
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'lists@cadenza.test', password: 'a long enough password', workspace: 'Listers' };
@@ -108,6 +109,19 @@ describe.skipIf(skip !== null)(`lead lists and segments in Chromium${skip ? ` (s
     const enrolled = await db.selectFrom('enrollment as e').innerJoin('lead as l', 'l.id', 'e.lead_id').select('l.email').orderBy('l.email').execute();
     expect(enrolled).toEqual([{ email: 'anna@de.test' }, { email: 'ben@de.test' }]);
     await atBothWidths(page, 'lead-lists', '02-segment-enrolled', found);
+
+    // Deleting the segment asks first: Escape keeps it; "Delete segment" deletes it, the leads stay.
+    const deleteSegment = page.getByRole('button', { name: 'Delete segment', exact: true });
+    await deleteSegment.click();
+    const ask = page.getByRole('alertdialog', { name: 'Delete the segment German, not enrolled?' });
+    await ask.getByText('Its leads stay; only the saved filter goes.').waitFor();
+    await page.keyboard.press('Escape');
+    await ask.waitFor({ state: 'detached' });
+    await deleteSegment.click();
+    await ask.getByRole('button', { name: 'Delete segment', exact: true }).click();
+    await page.getByText('— segment: country DE, not enrolled').waitFor({ state: 'detached' });
+    expect(await db.selectFrom('lead_list').select('name').execute()).toEqual([{ name: 'Booth visitors' }]);
+    expect(await db.selectFrom('lead').select('id').where('workspace_id', '=', ws.id).execute()).toHaveLength(LEADS.length);
 
     // A lead's page: its tags (one added, one removed) and the list it is in.
     const dora = await db.selectFrom('lead').select('id').where('email', '=', 'dora@fr.test').executeTakeFirstOrThrow();

@@ -18,7 +18,7 @@ import { atBothWidths } from './viewports.ts';
  * in the workspace as an admin (their groups); an unverified address comes back to the sign-in page
  * with the reason in words; an address of a domain nobody admits is told so. A day on, the daily
  * re-check no longer finds the record: the domain, still verified, shows why and the record again.
- * Screenshots and axe at 1440×900 and 390×844 (sso-*).
+ * Removing it asks first. Screenshots and axe at 1440×900 and 390×844 (sso-*).
  */
 const skip = chromiumSkipReason();
 
@@ -131,6 +131,18 @@ describe.skipIf(skip !== null)(`single sign-on in Chromium${skip ? ` (skipped: $
     expect(await page.getByLabel('TXT record value for acme.test').inputValue()).toBe(record);
     await daily.scrollIntoViewIfNeeded();
     await atBothWidths(page, 'sso', 'domain-daily-check', a11y);
+
+    // Removing it asks first (Cancel keeps it); then everyone signs in with a password again.
+    await form.getByRole('button', { name: 'Remove single sign-on' }).click();
+    const ask = page.getByRole('alertdialog', { name: 'Remove single sign-on?' });
+    await ask.getByText('everyone signs in with a password again', { exact: false }).waitFor();
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await ask.waitFor({ state: 'detached' });
+    expect(await form.getByText('On', { exact: true }).count()).toBe(1);
+    await form.getByRole('button', { name: 'Remove single sign-on' }).click();
+    await ask.getByRole('button', { name: 'Remove single sign-on' }).click();
+    await form.getByText('Single sign-on removed: everyone signs in with a password again.').waitFor();
+    await form.getByText('Not set up', { exact: true }).waitFor();
     expect(a11y).toEqual([]);
     expect(web.errors).toEqual([]);
   });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePorts, pebbleInstalled, startPebble, type Pebble } from '../acme/pebble.ts';
 import { startTestDnsServer, type TestDnsServer } from '../dns-server.ts';
@@ -12,7 +13,7 @@ import { webSuite } from './harness.ts';
  * publish; a CNAME to the wrong name is named in words; once right, "Check now" verifies it and
  * the certificate is issued, shown with its end and last renewal; the Domains list then checks the
  * host's CNAME and certificate. Pleasant at 1440 px and on a phone (nothing wider than the screen).
- * Screenshots tracking-host-01..04.
+ * Removing the host asks in the page first (a cancel keeps it). Screenshots tracking-host-01..05.
  */
 const skip = chromiumSkipReason() ?? (pebbleInstalled() || process.env.CI ? null : 'no pebble (apt-get install -y pebble)');
 const HOST = 'track.shop.test';
@@ -99,6 +100,24 @@ describe.skipIf(skip !== null)(`custom tracking host panel${skip ? ` (skipped: $
     await small.getByLabel('Tracking host').waitFor();
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390 + 1);
     await screenshot(phone, 'tracking-host-04-phone');
+
+    // Removing asks in the page first: Cancel keeps the host; "Remove tracking host" removes it.
+    const hosts = async () => (await sql<{ host: string }>`select host from tracking_domain where purpose = 'tracking'`.execute(web.app.store.db)).rows.map((r) => r.host);
+    await phone.reload();
+    await small.getByRole('button', { name: 'Remove', exact: true }).click();
+    const ask = phone.getByRole('alertdialog', { name: `Remove ${HOST}?` });
+    await ask.getByText("Links go back to the server's own address").waitFor();
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390 + 1);
+    await screenshot(phone, 'tracking-host-05-remove-asked-phone');
+    expect(await blockingViolations(phone, 'tracking host, removal asked, phone')).toEqual([]);
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await ask.waitFor({ state: 'detached' });
+    expect(await hosts()).toEqual([HOST]);
+    await page.reload();
+    await panel.getByRole('button', { name: 'Remove', exact: true }).click();
+    await page.getByRole('alertdialog', { name: `Remove ${HOST}?` }).getByRole('button', { name: 'Remove tracking host' }).click();
+    await panel.getByLabel('Tracking host').waitFor();
+    expect(await hosts()).toEqual([]);
     expect(web.errors).toEqual([]);
   }, 180_000);
 });

@@ -15,7 +15,8 @@ import { webSuite } from './harness.ts';
  * dense list, the conversation beside it), one at a time at 390 px with a Back control; search;
  * a reply's hostile HTML in the sandboxed frame, where nothing runs and no remote image loads until
  * the reader asks (a local "tracker" counts the requests); and a hundred replies triaged with the
- * keyboard alone (e done, l label, s snooze, a assign, u unread), checked in the database.
+ * keyboard alone (e done, l label, s snooze, a assign, u unread), checked in the database; an
+ * intent filter saved as a view, an internal note, and both deleted after their confirmation.
  * Screenshots and axe at 1440×900 and 390×844.
  */
 const skip = chromiumSkipReason();
@@ -293,6 +294,68 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
     await expect.poll(() => entries.count()).toBe(whole);
     expect(await thread.getByText('Earlier note 1', { exact: true }).count()).toBe(1);
     expect(await more.count()).toBe(0);
+    expect(found, 'serious or critical axe violations').toEqual([]);
+    expect(web.errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it('filters by intent, saves the filters as a view, and writes an internal note; deleting either asks first', async () => {
+    const db = web.app.store.db;
+    const random = seededRandom('unibox-views');
+    const base = { workspace_id: ws, mailbox_id: conv.mailboxId, direction: 'inbound' as const, folder: 'inbox' as const, label: 'human_reply', confidence: 0.95, rung: 'rules', action: 'inbox' };
+    const seeded = [
+      { subject: 'Meeting ask 1', intent: 'meeting' },
+      { subject: 'Meeting ask 2', intent: 'meeting' },
+      { subject: 'Not now please', intent: 'not_now' },
+    ];
+    await db
+      .insertInto('message')
+      .values(seeded.map((m, i) => ({ ...base, id: newId(systemClock.now(), random), message_id: `<view-${i}@prospects.test>`, subject: m.subject, intent: m.intent, from_addr: `view${i}@prospects.test`, at: new Date(Date.now() - i * 1000), excerpt: m.subject, new_text: m.subject })))
+      .execute();
+    const page = await web.newPage({ viewport: { width: 1440, height: 900 } });
+    await page.goto(web.app.url!);
+    await web.signIn(page, OWNER);
+    const found: string[] = [];
+    const rows = page.getByRole('list', { name: 'Messages' }).getByRole('listitem');
+    const labels = () => rows.evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? ''));
+    await rows.first().waitFor();
+
+    // Intent: meeting, then the filters saved as the view "Meetings", cleared, and chosen again.
+    await page.getByLabel('Intent', { exact: true }).selectOption('meeting');
+    await expect.poll(async () => (await labels()).map((l) => l.split(': ').pop()).sort()).toEqual(['Meeting ask 1', 'Meeting ask 2']);
+    await page.getByRole('button', { name: 'Save view' }).click();
+    await page.getByLabel('Name of the new view').fill('Meetings');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await expect.poll(() => page.getByLabel('View', { exact: true }).locator('option:checked').textContent()).toBe('Meetings');
+    await page.getByLabel('Intent', { exact: true }).selectOption('');
+    await expect.poll(async () => (await labels()).length).toBeGreaterThan(2);
+    await page.getByLabel('View', { exact: true }).selectOption({ label: 'Meetings' });
+    await expect.poll(async () => (await labels()).length).toBe(2);
+
+    // A note on the first: the team sees it; deleting it asks first (Escape keeps it).
+    await rows.first().click();
+    const notes = page.getByRole('region', { name: 'Internal notes' });
+    await notes.getByLabel('New internal note').fill('Call her on Tuesday.');
+    await notes.getByRole('button', { name: 'Add note' }).click();
+    await notes.getByText('Call her on Tuesday.').waitFor();
+    await audit(page, 'unibox-08-view-and-note', found);
+    await notes.getByRole('button', { name: /^Delete the note of / }).click();
+    const askNote = page.getByRole('alertdialog', { name: /^Delete the note of / });
+    await askNote.getByText('“Call her on Tuesday.” goes for the whole team.').waitFor();
+    await audit(page, 'unibox-09-delete-note-asked', found);
+    await page.keyboard.press('Escape');
+    await askNote.waitFor({ state: 'detached' });
+    expect(await db.selectFrom('inbox_note').select('id').execute()).toHaveLength(1);
+    await notes.getByRole('button', { name: /^Delete the note of / }).click();
+    await askNote.getByRole('button', { name: 'Delete note' }).click();
+    await notes.getByText('Call her on Tuesday.').waitFor({ state: 'detached' });
+    expect(await db.selectFrom('inbox_note').select('id').execute()).toEqual([]);
+
+    // The view deleted after its confirmation.
+    await page.getByRole('button', { name: 'Delete view', exact: true }).click();
+    await page.getByRole('alertdialog', { name: 'Delete the view Meetings?' }).getByRole('button', { name: 'Delete view' }).click();
+    await expect.poll(() => page.getByLabel('View', { exact: true }).locator('option').allTextContents()).toEqual(['(no saved view)']);
+    expect(await db.selectFrom('inbox_view').select('id').execute()).toEqual([]);
     expect(found, 'serious or critical axe violations').toEqual([]);
     expect(web.errors).toEqual([]);
     await page.close();

@@ -9,7 +9,8 @@ import { webSuite } from './harness.ts';
  * Webhooks in Settings, in headless Chromium against the real app: an admin adds an endpoint (a
  * loopback receiver; the app allows private destinations here), copies the signing secret shown
  * once, sends a test event that verifies with it, rotates the secret (both sign during the
- * overlap), and no page or API answer shows a secret again. Screenshots webhooks-01..03.
+ * overlap), and no page or API answer shows a secret again; a leaked secret replaced at once and the
+ * endpoint deleted, each confirmed in the page's dialog. Screenshots webhooks-01..04.
  */
 const skip = chromiumSkipReason();
 
@@ -81,4 +82,28 @@ describe.skipIf(skip !== null)(`webhooks in settings${skip ? ` (skipped: ${skip}
     for (const a of answers) for (const s of [secret, next]) expect(a.body, a.url).not.toContain(s);
     for (const s of [secret, next]) expect(await page.content()).not.toContain(s);
   }, 90_000);
+
+  it('replaces a leaked secret at once and deletes the endpoint, each asked in the page first', async () => {
+    const hook = `http://127.0.0.1:${(rx.server.address() as { port: number }).port}/hook`;
+    const section = page.getByRole('region', { name: 'Webhooks' });
+    const endpoint = () => web.app.store.db.selectFrom('webhook_endpoint').select(['id']).execute();
+    // Leaked: the old secret stops signing as soon as the new one is made.
+    await section.getByRole('button', { name: `Leaked: replace now the secret of ${hook}` }).click();
+    const replace = page.getByRole('alertdialog', { name: `Replace the secret of ${hook} now?` });
+    await replace.getByRole('button', { name: 'Replace secret now' }).click();
+    await section.getByText('The old secret no longer signs').waitFor();
+    await section.getByRole('button', { name: 'Done' }).click();
+    // Delete: Escape keeps it; the dialog's "Delete webhook" deletes it with its log.
+    await section.getByRole('button', { name: `Delete ${hook}` }).click();
+    const remove = page.getByRole('alertdialog', { name: `Delete ${hook}?` });
+    await remove.waitFor();
+    await screenshot(page, 'webhooks-04-delete-asked');
+    await page.keyboard.press('Escape');
+    await remove.waitFor({ state: 'detached' });
+    expect(await endpoint()).toHaveLength(1);
+    await section.getByRole('button', { name: `Delete ${hook}` }).click();
+    await remove.getByRole('button', { name: 'Delete webhook' }).click();
+    await section.getByText('No webhooks yet.').waitFor();
+    expect(await endpoint()).toEqual([]);
+  }, 60_000);
 });

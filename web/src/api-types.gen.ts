@@ -5049,6 +5049,18 @@ export interface ApiRoutes {
     };
     status: 200;
   };
+  /** The tasks in one state as CSV, soonest due first (at most 50,000); formula-looking cells are neutralised (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/tasks.csv": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      state?: "open" | "done" | "skipped" | "cancelled";
+    };
+    body: never;
+    response: string;
+    status: 200;
+  };
   /** Complete a task with its outcome; the enrollment moves on (or stops, for a booked meeting) (access: member of the workspace) */
   "POST /api/workspaces/:workspaceId/tasks/:taskId/complete": {
     params: {

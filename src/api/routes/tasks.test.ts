@@ -48,6 +48,25 @@ describe.each(testBackends())('task and analytics routes (%s)', (backend) => {
     expect((await b.call('POST', `${base}/tasks/${open[0].id}/complete`, { outcome: 'done' })).json().error.code).toBe('INVALID_TRANSITION');
   });
 
+  it('exports the tasks of a state as CSV, formula-looking cells neutralised, and records the download', async () => {
+    await h.store.db.updateTable('lead').set({ company: '=HYPERLINK("http://evil.example/","x")' }).where('email', '=', 'ana@acme.test').execute();
+    const r = await b.call('GET', `${base}/tasks.csv?state=done`);
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(r.headers['content-disposition']).toBe('attachment; filename="tasks-done.csv"');
+    const lines = r.body.split('\r\n');
+    expect(lines[0]).toBe('due_at,kind,state,title,lead_email,lead_name,company,phone,sequence,attempts,notes');
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe('');
+    expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z,call,done,Call Ana,ana@acme\.test,Ana,/);
+    // A spreadsheet reads these as text, not as a formula (common/csv-write.ts).
+    expect(lines[1]).toContain(`,"'=HYPERLINK(""http://evil.example/"",""x"")",'+33 1 23 45 67 89,Calls first,`);
+    // Nothing open any more: the header alone.
+    expect((await b.call('GET', `${base}/tasks.csv`)).body).toBe('due_at,kind,state,title,lead_email,lead_name,company,phone,sequence,attempts,notes\r\n');
+    const logged = await h.store.db.selectFrom('audit_event').select(['detail']).where('action', '=', 'export.downloaded').where('target', '=', 'tasks.csv').orderBy('at').execute();
+    expect(logged.map((l) => l.detail)).toEqual([{ rows: 1, state: 'done' }, { rows: 0, state: 'open' }]);
+  });
+
   it('counts the journal per day and gives the reply-to-stop percentiles', async () => {
     const db = h.store.db;
     const e = await db.selectFrom('enrollment').select(['id', 'workspace_id', 'mailbox_id']).executeTakeFirstOrThrow();

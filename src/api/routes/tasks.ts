@@ -6,7 +6,11 @@ import { recordTaskOutcome } from '../../sequence/task-outcome.ts';
 import { logTaskCall } from '../../dialer/calls.ts';
 import { defineRoute, workspaceParams } from '../http/route.ts';
 import { CALL_OUTCOMES } from './calls.ts';
+import { csvRecord } from '../../common/csv-write.ts';
+import { audit } from '../audit/actor.ts';
 
+/** The most tasks one export holds: a day's calls of a large team is hundreds, a backlog thousands. */
+const EXPORT_MAX = 50_000;
 
 export const taskRoutes = [
   defineRoute({
@@ -57,6 +61,27 @@ export const taskRoutes = [
           sequenceName: r.name,
         })),
       };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/tasks.csv',
+    summary: `The tasks in one state as CSV, soonest due first (at most ${EXPORT_MAX.toLocaleString('en')}); formula-looking cells are neutralised`,
+    tags: ['tasks'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: z.object({ state: z.enum(['open', 'done', 'skipped', 'cancelled']).default('open') }),
+    response: z.string().describe('text/csv'),
+    handler: async (c) => {
+      const { ctx, ws, query, reply } = c;
+      const rows = await listTasks(ctx.store.db, ws.workspaceId, query.state, EXPORT_MAX);
+      const head = csvRecord(['due_at', 'kind', 'state', 'title', 'lead_email', 'lead_name', 'company', 'phone', 'sequence', 'attempts', 'notes']);
+      const body = rows.map((r) =>
+        csvRecord([new Date(r.due_at).toISOString(), r.kind, r.state, r.title, r.email, [r.first_name, r.last_name].filter(Boolean).join(' '), r.company ?? '', r.phone ?? '', r.name, String(r.attempts), r.notes ?? '']),
+      );
+      await audit(c, { action: 'export.downloaded', target: 'tasks.csv', detail: { rows: rows.length, state: query.state } });
+      reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="tasks-${query.state}.csv"`);
+      return head + body.join('');
     },
   }),
   defineRoute({

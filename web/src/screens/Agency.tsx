@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { apiUpload, call, ws } from '../api.ts';
 import { Empty, ErrorNote, Field, PageHeader, SubmitButton, TableHead } from '../ui/parts.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
 import type { ScreenProps } from '../Shell.tsx';
@@ -107,6 +108,7 @@ function BrandingForm({ clientId, onSaved }: { clientId: string; onSaved: () => 
     current.reload();
     onSaved();
   });
+  const { ask, dialog } = useConfirm();
   const removeLogo = useSubmit(async () => {
     await call('DELETE /api/workspaces/:workspaceId/branding/logo', ws(clientId, 'branding/logo'));
     current.reload();
@@ -124,6 +126,7 @@ function BrandingForm({ clientId, onSaved }: { clientId: string; onSaved: () => 
       <h2 id="branding-title">Branding of {b?.displayName}</h2>
       <div className="agency-branding-grid">
         <form className="stack" onSubmit={save.submit}>
+          {dialog}
           <Field label="Display name">
             <input required maxLength={100} value={form.displayName} onChange={set('displayName')} />
           </Field>
@@ -137,7 +140,14 @@ function BrandingForm({ clientId, onSaved }: { clientId: string; onSaved: () => 
             <input type="file" accept="image/png,image/jpeg,image/webp" onChange={(e) => setLogo(e.target.files?.[0] ?? null)} />
           </Field>
           {b?.logoUrl && (
-            <button type="button" className="btn" disabled={removeLogo.busy} onClick={(e) => void removeLogo.submit(e)}>
+            <button
+              type="button"
+              className="btn"
+              disabled={removeLogo.busy}
+              onClick={async (e) => {
+                if (await ask({ title: `Remove the logo of ${form?.displayName ?? 'this client'}?`, body: "The client's sign-in page and app show its name alone until a new logo is uploaded.", action: 'Remove logo' })) await removeLogo.submit(e);
+              }}
+            >
               {removeLogo.busy ? 'Removing…' : 'Remove logo'}
             </button>
           )}

@@ -1,14 +1,37 @@
-import { api, errorMessage, ws } from '../api.ts';
-import { Badge, Empty, ErrorNote, TableHead, when } from '../ui/parts.tsx';
+import { useState } from 'react';
+import { api, call, errorMessage, ws } from '../api.ts';
+import { CopyField } from '../ui/CopyField.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
+import { Badge, Empty, ErrorNote, Field, SubmitButton, TableHead, when } from '../ui/parts.tsx';
 import type { ApiKey } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
-import { useState } from 'react';
+import { useSubmit } from '../ui/use-submit.ts';
 
-/** The workspace's API keys for admins: who made each, when it was last used, and Revoke. */
+const ROLES = [
+  { value: 'member', label: 'Member: what a member may do (reads no inbox)' },
+  { value: 'admin', label: 'Admin: also settings, members, webhooks, keys' },
+] as const;
+
+/**
+ * The workspace's API keys for admins: a key made with its name and role (its scope: the routes a
+ * member or an admin may call, docs/api.md; a member key belongs to nobody and reads no inbox),
+ * shown once, since the server keeps only its hash; who made each, when it
+ * was last used, and Revoke, asked first (a script using it fails at once).
+ */
 export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   const list = useLoad(() => api<{ apiKeys: ApiKey[] }>('GET', ws(workspaceId, 'api-keys')), [workspaceId]);
-  const [error, setError] = useState<string>();
+  const [name, setName] = useState('');
+  const [role, setRole] = useState<'admin' | 'member'>('member');
+  const [made, setMade] = useState<{ name: string; key: string }>();
+  const { ask, dialog } = useConfirm();
+  const { busy, error, setError, submit } = useSubmit(async () => {
+    const k = await call('POST /api/workspaces/:workspaceId/api-keys', ws(workspaceId, 'api-keys'), { name: name.trim(), role });
+    setMade({ name: k.name, key: k.key });
+    setName('');
+    list.reload();
+  });
   const revoke = async (k: ApiKey) => {
+    if (!(await ask({ title: `Revoke the API key ${k.name}?`, body: 'Scripts and integrations that use it are refused from now on. A revoked key cannot be turned back on: make a new one.', action: 'Revoke key' }))) return;
     setError(undefined);
     try {
       await api('DELETE', ws(workspaceId, `api-keys/${k.id}`));
@@ -21,9 +44,37 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   return (
     <section className="card stack" aria-labelledby="settings-api-keys">
       <h2 id="settings-api-keys">API keys</h2>
+      {dialog}
+      <form className="row" style={{ alignItems: 'flex-end' }} onSubmit={(e) => void submit(e)}>
+        <Field label="Key name" hint="What uses it, e.g. “crm sync”">
+          <input value={name} maxLength={100} required onChange={(e) => setName(e.target.value)} />
+        </Field>
+        <Field label="Key role">
+          <select value={role} onChange={(e) => setRole(e.target.value as 'admin' | 'member')}>
+            {ROLES.map((r) => (
+              <option key={r.value} value={r.value}>
+                {r.label}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <SubmitButton busy={busy} busyText="Creating…" disabled={!name.trim()}>
+          Create key
+        </SubmitButton>
+      </form>
+      {made && (
+        <div className="note stack" role="status">
+          <p style={{ margin: 0 }}>Copy the key {made.name} now: Cadenza keeps only its hash and will not show it again. Send it as Authorization: Bearer &lt;key&gt; (docs/api.md).</p>
+          <CopyField label={`New API key ${made.name}`} value={made.key} copyLabel="Copy key">
+            <button type="button" className="btn btn-quiet" onClick={() => setMade(undefined)} style={{ alignSelf: 'flex-end' }}>
+              Done
+            </button>
+          </CopyField>
+        </div>
+      )}
       <ErrorNote error={error ?? list.error} />
       {list.data && keys.length === 0 ? (
-        <Empty>No API keys. Scripts get one from POST /api/workspaces/…/api-keys (docs/api.md).</Empty>
+        <Empty>No API keys yet.</Empty>
       ) : (
         <table className="table" aria-label="API keys">
           <TableHead columns={['Key', 'Role', 'Created by', 'Last used']} />

@@ -4,6 +4,7 @@ import StarterKit from '@tiptap/starter-kit';
 import { htmlToText } from '../../../src/common/email-html.ts';
 import { api, errorMessage, ws } from '../api.ts';
 import { ErrorNote, Field } from '../ui/parts.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
 import { LinkDialog } from './LinkDialog.tsx';
 
 /**
@@ -264,11 +265,13 @@ function TemplateLibrary({ workspaceId, name, value, ownText, onInsert }: { work
   const rename = async () => {
     if (renaming && (await act(`Renamed to "${renaming.name.trim()}".`, () => api('PATCH', ws(workspaceId, `email-templates/${renaming.id}`), { name: renaming.name })))) setRenaming(undefined);
   };
-  const remove = (t: Template) => {
-    if (confirm(`Delete the template "${t.name}"? Emails it was inserted into keep their text.`)) void act(`Deleted the template "${t.name}".`, () => api('DELETE', ws(workspaceId, `email-templates/${t.id}`)));
+  const { ask, dialog } = useConfirm();
+  const remove = async (t: Template) => {
+    if (await ask({ title: `Delete the template "${t.name}"?`, body: 'Emails it was inserted into keep their text.', action: 'Delete template' })) await act(`Deleted the template "${t.name}".`, () => api('DELETE', ws(workspaceId, `email-templates/${t.id}`)));
   };
   return (
     <div className="stack">
+      {dialog}
       <div>
         <button type="button" className="btn btn-quiet" aria-expanded={open} onClick={() => (open || void load(), setOpen(!open), setNote(undefined))}>
           Templates for {name}
@@ -303,7 +306,7 @@ function TemplateLibrary({ workspaceId, name, value, ownText, onInsert }: { work
                       <button type="button" className="btn btn-quiet" onClick={() => setRenaming({ id: t.id, name: t.name })} aria-label={`Rename template ${t.name}`}>
                         Rename
                       </button>
-                      <button type="button" className="btn btn-quiet" onClick={() => remove(t)} aria-label={`Delete template ${t.name}`}>
+                      <button type="button" className="btn btn-quiet" onClick={() => void remove(t)} aria-label={`Delete template ${t.name}`}>
                         Delete
                       </button>
                     </>

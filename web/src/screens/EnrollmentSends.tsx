@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
 import { Badge, ErrorNote, when } from '../ui/parts.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
 import type { EnrollmentSend } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
 
@@ -16,8 +17,10 @@ export function EnrollmentSends({ workspaceId, enrollmentId, sequenceName }: { w
   const sends = useLoad(() => api<{ items: EnrollmentSend[] }>('GET', ws(workspaceId, `enrollments/${enrollmentId}/sends`)), [workspaceId, enrollmentId]);
   const [busy, setBusy] = useState<string>();
   const [error, setError] = useState<string>();
+  const { ask, dialog } = useConfirm();
   const resend = async (s: EnrollmentSend) => {
-    if (!confirm(`Send step “${s.stepKey}” of ${sequenceName} again? Only do this if the prospect did not get it.`)) return;
+    const body = 'Only do this if the prospect did not get it. It goes under the same Message-ID, so a mail server that did get the first copy can drop the second.';
+    if (!(await ask({ title: `Send step “${s.stepKey}” of ${sequenceName} again?`, body, action: 'Send again', tone: 'primary' }))) return;
     setBusy(s.id);
     setError(undefined);
     try {
@@ -32,6 +35,7 @@ export function EnrollmentSends({ workspaceId, enrollmentId, sequenceName }: { w
   const items = sends.data?.items ?? [];
   return (
     <div className="stack">
+      {dialog}
       <ErrorNote error={sends.error ?? error} />
       {items.length > 0 && (
         <ul className="plain" aria-label={`Emails of ${sequenceName}`}>

@@ -2,6 +2,7 @@ import { useEffect, useId, useState, type RefObject } from 'react';
 import { api, call, errorMessage, ws } from '../api.ts';
 import type { InboxFilters as Filters, InboxView, Mailbox, Member, SequenceSummary, TeamLabel } from '../types.ts';
 import { ErrorNote } from '../ui/parts.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
 /** The classifier's labels and intents people filter by (src/ingest/classify; the list's badges). */
@@ -83,8 +84,10 @@ export function InboxFilters({
       setError(errorMessage(e));
     }
   };
+  const { ask, dialog } = useConfirm();
   const deleteView = async () => {
-    if (!viewId) return;
+    const name = views.data?.views.find((v) => v.id === viewId)?.name;
+    if (!viewId || !(await ask({ title: `Delete the view ${name ?? ''}?`, body: 'Its saved filters go; no message changes.', action: 'Delete view' }))) return;
     setError(undefined);
     try {
       await call('DELETE /api/workspaces/:workspaceId/inbox/views/:viewId', ws(workspaceId, `inbox/views/${viewId}`));
@@ -102,6 +105,7 @@ export function InboxFilters({
   const who = (m: Member) => m.name ?? m.email;
   return (
     <div className="unibox-tools">
+      {dialog}
       <form role="search" className="unibox-search" onSubmit={(e) => (e.preventDefault(), onChange({ ...filters, q: text || undefined }))}>
         <input
           ref={searchRef}

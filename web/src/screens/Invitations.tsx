@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { api, call, errorMessage, ws } from '../api.ts';
 import { CopyField } from '../ui/CopyField.tsx';
 import { Badge, Empty, ErrorNote, Field, SubmitButton, TableHead, when } from '../ui/parts.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
 import type { Invitation, InvitationCreated as Created } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
@@ -25,7 +26,9 @@ export function Invitations({ workspaceId, role }: { workspaceId: string; role: 
     setF({ ...f, email: '' });
     list.reload();
   });
+  const { ask, dialog } = useConfirm();
   const revoke = async (i: Invitation) => {
+    if (!(await ask({ title: `Withdraw the invitation to ${i.email}?`, body: 'Its link stops working at once. You can invite the address again later.', action: 'Withdraw invitation' }))) return;
     setError(undefined);
     try {
       await api('DELETE', ws(workspaceId, `invitations/${i.id}`));
@@ -40,6 +43,7 @@ export function Invitations({ workspaceId, role }: { workspaceId: string; role: 
   return (
     <section className="card stack" aria-labelledby="settings-invitations">
       <h2 id="settings-invitations">Invite people</h2>
+      {dialog}
       <form className="row" onSubmit={submit} style={{ alignItems: 'flex-end' }}>
         <Field label="Email to invite">
           <input type="email" required autoComplete="off" value={f.email} onChange={(e) => setF({ ...f, email: e.target.value })} />

@@ -9,6 +9,7 @@ import { BulkActions, deleteList, filterWords, NewList, segmentOf, type FilterMe
 
 type LeadRow = LeadsPage['leads'][number];
 import { Empty, ErrorNote, PageHeader } from '../ui/parts.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
 export function Leads({ workspaceId, sub }: ScreenProps) {
@@ -35,6 +36,7 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [creating, setCreating] = useState(false);
   const [reviewError, setReviewError] = useState<string>();
+  const { ask, dialog } = useConfirm();
   const sequences = useLoad(() => api<{ sequences: SequenceSummary[] }>('GET', ws(workspaceId, 'sequences')), [workspaceId]);
   const lists = useLoad(() => call('GET /api/workspaces/:workspaceId/lead-lists', ws(workspaceId, 'lead-lists')), [workspaceId]);
   const tags = useLoad(() => call('GET /api/workspaces/:workspaceId/lead-tags', ws(workspaceId, 'lead-tags')), [workspaceId]);
@@ -213,6 +215,7 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
           </a>
         )}
       </form>
+      {dialog}
       {shownList && (
         <div className="row">
           <span>
@@ -225,15 +228,17 @@ function LeadList({ workspaceId }: { workspaceId: string }) {
           <button
             type="button"
             className="btn btn-quiet"
-            onClick={() =>
-              void deleteList(workspaceId, shownList.id).then((err) => {
-                setReviewError(err);
-                if (!err) {
-                  setListId('');
-                  lists.reload();
-                }
-              })
-            }
+            onClick={async () => {
+              const kind = shownList.kind === 'segment' ? 'segment' : 'list';
+              const body = kind === 'segment' ? 'Its leads stay; only the saved filter goes.' : 'Its leads stay in the workspace; only the list goes.';
+              if (!(await ask({ title: `Delete the ${kind} ${shownList.name}?`, body, action: `Delete ${kind}` }))) return;
+              const err = await deleteList(workspaceId, shownList.id);
+              setReviewError(err);
+              if (!err) {
+                setListId('');
+                lists.reload();
+              }
+            }}
           >
             Delete {shownList.kind === 'segment' ? 'segment' : 'list'}
           </button>

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { api, errorMessage, ws } from '../api.ts';
 import type { Mailbox } from '../types.ts';
 import { ErrorNote } from '../ui/parts.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
 import { EmailEditor } from './EmailEditor.tsx';
 
 /**
@@ -32,8 +33,9 @@ export function SignatureForm({ workspaceId, mailbox, onSaved, nested = false }:
       return false;
     }
   };
+  const { ask, dialog } = useConfirm();
   const remove = async () => {
-    if (!confirm(`Remove the signature of ${mailbox.email}? Its emails go out without one.`)) return;
+    if (!(await ask({ title: `Remove the signature of ${mailbox.email}?`, body: 'Its emails go out without one.', action: 'Remove signature' }))) return;
     if (await send(null, null, 'Signature removed.')) {
       setValue({ subject: '', body: '', html: '' });
       setGeneration((g) => g + 1);
@@ -42,6 +44,7 @@ export function SignatureForm({ workspaceId, mailbox, onSaved, nested = false }:
   return (
     <section className={nested ? 'stack' : 'card stack'} aria-label={`Signature of ${mailbox.email}`}>
       <Heading>Signature of {mailbox.email}</Heading>
+      {dialog}
       <p className="muted">Added after the body of every email this mailbox sends (HTML and plain text).</p>
       <EmailEditor
         key={generation}

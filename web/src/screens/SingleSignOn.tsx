@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { call, errorMessage, ws } from '../api.ts';
 import { CopyField } from '../ui/CopyField.tsx';
 import { Badge, ErrorNote, Field, SettingsFormEnd } from '../ui/parts.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { SsoDomains } from './SsoDomains.tsx';
 
@@ -72,7 +73,9 @@ export function SingleSignOn({ workspaceId }: { workspaceId: string }) {
       setBusy(false);
     }
   };
+  const { ask, dialog } = useConfirm();
   const remove = async () => {
+    if (!(await ask({ title: 'Remove single sign-on?', body: "The provider's settings and its client secret are deleted: everyone signs in with a password again.", action: 'Remove single sign-on' }))) return;
     setError(undefined);
     setSaved(undefined);
     try {
@@ -86,6 +89,7 @@ export function SingleSignOn({ workspaceId }: { workspaceId: string }) {
   };
   return (
     <form className="card stack" onSubmit={save} aria-labelledby="settings-sso">
+      {dialog}
       <h2 id="settings-sso">
         Single sign-on {sso ? <Badge tone={sso.enabled ? 'ok' : 'muted'}>{sso.enabled ? 'On' : 'Off'}</Badge> : <Badge tone="muted">Not set up</Badge>}
       </h2>

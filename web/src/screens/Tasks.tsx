@@ -105,7 +105,14 @@ export function Tasks({ workspaceId }: ScreenProps) {
   );
   return (
     <>
-      <PageHeader title="Tasks" />
+      <PageHeader title="Tasks">
+        <a className="btn" href={ws(workspaceId, 'tasks.csv?state=open')} download="tasks-open.csv">
+          Export open tasks (CSV)
+        </a>
+        <a className="btn btn-quiet" href={ws(workspaceId, 'tasks.csv?state=done')} download="tasks-done.csv">
+          Export done tasks (CSV)
+        </a>
+      </PageHeader>
       <ErrorNote error={list.error ?? error} />
       {callsDue.length > 0 && <PowerDialer workspaceId={workspaceId} tasks={callsDue} onLogged={list.reload} />}
       {!list.loading && tasks.length === 0 && <Empty>No open task. Call and manual steps of your sequences land here on their day.</Empty>}

@@ -3,6 +3,7 @@ import { api, call, errorMessage, ws, type Me } from '../api.ts';
 import type { TrackingHost as Host } from '../types.ts';
 import { CopyField } from '../ui/CopyField.tsx';
 import { Badge, ErrorNote, Field, SubmitButton } from '../ui/parts.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
 
@@ -113,14 +114,16 @@ export function TrackingHostPanel({ workspaceId }: { workspaceId: string }) {
     }
   };
   const check = () => act('check', () => call('POST /api/workspaces/:workspaceId/tracking-domain/verify', ws(workspaceId, 'tracking-domain/verify')));
-  const remove = () => {
-    if (!h || !confirm(`Remove ${h.host}? Links go back to the server's own address and its certificate is forgotten.`)) return;
+  const { ask, dialog } = useConfirm();
+  const remove = async () => {
+    if (!h || !(await ask({ title: `Remove ${h.host}?`, body: "Links go back to the server's own address and its certificate is forgotten.", action: 'Remove tracking host' }))) return;
     void act('remove', () => call('DELETE /api/workspaces/:workspaceId/tracking-domain', ws(workspaceId, 'tracking-domain')));
   };
   const enabled = got.data?.enabled ?? true;
   return (
     <section className="card stack tracking-host" aria-labelledby="tracking-host-title">
       <h2 id="tracking-host-title">Custom tracking host</h2>
+      {dialog}
       <p className="muted small" style={{ margin: 0 }}>
         Open and click links under your own domain look more trustworthy to recipients and to spam filters than the server's shared address. Cadenza checks the CNAME, obtains an HTTPS certificate for the name and renews it.
       </p>
@@ -153,7 +156,7 @@ export function TrackingHostPanel({ workspaceId }: { workspaceId: string }) {
               <button type="button" className="btn" onClick={() => setEditing(true)} disabled={busy !== undefined}>
                 Change host
               </button>
-              <button type="button" className="btn btn-quiet" onClick={remove} disabled={busy !== undefined}>
+              <button type="button" className="btn btn-quiet" onClick={() => void remove()} disabled={busy !== undefined}>
                 {busy === 'remove' ? 'Removing…' : 'Remove'}
               </button>
             </div>

@@ -4,6 +4,7 @@ import type { WebhookDelivery as Delivery, WebhookEndpoint as Endpoint } from '.
 import { api, call, errorMessage, ws } from '../api.ts';
 import { CopyField } from '../ui/CopyField.tsx';
 import { Badge, Empty, ErrorNote, Field, SubmitButton, TableHead, when } from '../ui/parts.tsx';
+import { useConfirm } from '../ui/dialog.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
 /**
@@ -17,6 +18,7 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
   const [error, setError] = useState<string>();
   const [secret, setSecret] = useState<{ url: string; secret: string; note: string }>();
   const [log, setLog] = useState<{ id: string; deliveries: Delivery[] }>();
+  const { ask, dialog } = useConfirm();
   const act = async (fn: () => Promise<void>) => {
     setError(undefined);
     try {
@@ -41,6 +43,13 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
       const r = await call('POST /api/workspaces/:workspaceId/webhooks/:webhookId/rotate-secret', ws(workspaceId, `webhooks/${e.id}/rotate-secret?keepPreviousHours=${keepPreviousHours}`));
       setSecret({ url: r.url, secret: r.secret, note: r.previousSecretExpiresAt ? `The old secret also signs until ${when(r.previousSecretExpiresAt)}` : 'The old secret no longer signs' });
     });
+  const replaceNow = async (e: Endpoint) => {
+    if (await ask({ title: `Replace the secret of ${e.url} now?`, body: 'The old secret stops signing at once: events fail its check until the receiver has the new one.', action: 'Replace secret now' })) await rotate(e, 0);
+  };
+  const remove = async (e: Endpoint) => {
+    if (!(await ask({ title: `Delete ${e.url}?`, body: 'Cadenza stops sending it events, and its delivery log is deleted with it.', action: 'Delete webhook' }))) return;
+    await act(async () => (await api('DELETE', ws(workspaceId, `webhooks/${e.id}`)), list.reload()));
+  };
   const showLog = (e: Endpoint) =>
     act(async () => {
       if (log?.id === e.id) return setLog(undefined);
@@ -50,6 +59,7 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
   return (
     <section className="card stack" aria-labelledby="settings-webhooks">
       <h2 id="settings-webhooks">Webhooks</h2>
+      {dialog}
       <form className="stack" onSubmit={submit}>
         <div className="row" style={{ alignItems: 'flex-end' }}>
           <Field label="Endpoint URL" hint="https; signed with Cadenza-Signature">
@@ -102,15 +112,10 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
                     <button type="button" className="btn btn-quiet" onClick={() => void rotate(e, 24)} aria-label={`Rotate secret of ${e.url} (the old one signs for 24 more hours)`}>
                       Rotate secret
                     </button>
-                    <button type="button" className="btn btn-quiet" onClick={() => confirm(`Rotate the secret of ${e.url} now? The old one stops signing at once.`) && void rotate(e, 0)} aria-label={`Leaked: replace now the secret of ${e.url}`}>
+                    <button type="button" className="btn btn-quiet" onClick={() => void replaceNow(e)} aria-label={`Leaked: replace now the secret of ${e.url}`}>
                       Leaked: replace now
                     </button>
-                    <button
-                      type="button"
-                      className="btn btn-quiet"
-                      onClick={() => confirm(`Delete ${e.url} and its delivery log?`) && void act(async () => (await api('DELETE', ws(workspaceId, `webhooks/${e.id}`)), list.reload()))}
-                      aria-label={`Delete ${e.url}`}
-                    >
+                    <button type="button" className="btn btn-quiet" onClick={() => void remove(e)} aria-label={`Delete ${e.url}`}>
                       Delete
                     </button>
                   </div>

@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, type KeyboardEvent, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
 
 /** A <dialog>'s element, shown as modal while `open` (showModal: focus kept inside, Escape closes, focus given back). */
 export function useModal(open: boolean) {
@@ -49,4 +49,70 @@ export function ModalDialog({ open, onClose, title, children }: { open: boolean;
       </form>
     </dialog>
   );
+}
+
+/** What a confirmation asks: the question, what follows, and the action's button, named for it ("Delete template", never "OK"). */
+export interface ConfirmRequest {
+  title: string;
+  body: ReactNode;
+  action: string;
+  /** 'danger' (the default): the action deletes or cannot be undone, its button filled red. */
+  tone?: 'danger' | 'primary';
+}
+
+/**
+ * The in-app confirmation that replaced window.confirm: a modal alertdialog named by its question
+ * and described by its consequence. Cancel has the focus, so that Enter pressed by habit does
+ * nothing (as the mailbox removal and the CRM disconnect); Escape cancels; the browser gives the
+ * focus back to the button that asked when the dialog closes. Its one answer comes from the close
+ * event, whichever way it closed.
+ */
+export function ConfirmDialog({ request, onAnswer }: { request: ConfirmRequest; onAnswer: (yes: boolean) => void }) {
+  const ref = useModal(true);
+  const cancel = useRef<HTMLButtonElement>(null);
+  const yes = useRef(false);
+  const titleId = useId();
+  const bodyId = useId();
+  // After showModal (useModal's effect runs first): showModal focuses the first control, the action.
+  useEffect(() => cancel.current?.focus(), []);
+  const close = (answer: boolean) => {
+    yes.current = answer;
+    ref.current?.close();
+  };
+  return (
+    <dialog ref={ref} className="dialog" role="alertdialog" aria-labelledby={titleId} aria-describedby={bodyId} onClose={() => onAnswer(yes.current)} onKeyDown={keepFocusInside}>
+      <div className="stack">
+        <h2 id={titleId}>{request.title}</h2>
+        <div id={bodyId}>{typeof request.body === 'string' ? <p style={{ margin: 0 }}>{request.body}</p> : request.body}</div>
+        <div className="row">
+          <button type="button" className={`btn ${request.tone === 'primary' ? 'btn-primary' : 'btn-danger'}`} onClick={() => close(true)}>
+            {request.action}
+          </button>
+          <button ref={cancel} type="button" className="btn" onClick={() => close(false)}>
+            Cancel
+          </button>
+        </div>
+      </div>
+    </dialog>
+  );
+}
+
+/**
+ * A screen's confirmations: `ask` opens ConfirmDialog and resolves with the answer; `dialog` is
+ * rendered anywhere in the screen. One question at a time: asking again answers the open one "no".
+ */
+export function useConfirm(): { ask: (request: ConfirmRequest) => Promise<boolean>; dialog: ReactNode } {
+  const [open, setOpen] = useState<{ n: number; request: ConfirmRequest; answer: (yes: boolean) => void }>();
+  const ask = useCallback(
+    (request: ConfirmRequest) =>
+      new Promise<boolean>((resolve) =>
+        setOpen((was) => {
+          was?.answer(false);
+          return { n: (was?.n ?? 0) + 1, request, answer: resolve };
+        }),
+      ),
+    [],
+  );
+  const dialog = open ? <ConfirmDialog key={open.n} request={open.request} onAnswer={(yes) => (setOpen(undefined), open.answer(yes))} /> : null;
+  return { ask, dialog };
 }

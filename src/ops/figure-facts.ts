@@ -148,13 +148,13 @@ export function lastEmailEnrollmentBefore(enrollmentId: Expr, at: Expr) {
 
 /**
  * The email fact row `f` (with `at`, `type`) is credited to, as a lateral join giving
- * `credit.enrollment_id` and `credit.step_id` (`lastEmailSend`'s rule from enrollment `from`,
- * `f.enrollment_id` unless given; null: none). A send is its own email: for it the lookup is
- * skipped (a one-time filter), not run.
+ * `credit.enrollment_id`, `credit.step_id` and `credit.sent_at` (`lastEmailSend`'s rule from
+ * enrollment `from`, `f.enrollment_id` unless given; null: none). A send is its own email: for it
+ * the lookup is skipped (a one-time filter), not run.
  */
 export function emailCredit(f: Expr, from: Expr = sql`${f}.enrollment_id`) {
   return sql`left join lateral (
-      select cs.enrollment_id, (cs.payload->'event'->>'stepId')::uuid as step_id from event cs
+      select cs.enrollment_id, (cs.payload->'event'->>'stepId')::uuid as step_id, cs.at as sent_at from event cs
       where ${f}.type <> 'step_sent' and cs.enrollment_id in ${lineage(from)} and cs.at = ${lastEmailAt(from, sql`${f}.at`)} and ${isEmailSend(sql`cs`)}
       order by cs.id desc limit 1) credit on true`;
 }
@@ -266,6 +266,25 @@ export function positiveFacts(r: FactRange): RawBuilder<unknown> {
       ${emailCredit(sql`p`)}
     ) c
     ${creditedPlace(sql`c`).joins}`;
+}
+
+/**
+ * The reply-time facts (ops/figures-reply-time.ts, migration 0135), one row per reply (`isReply`)
+ * in the range: (event_id, at, workspace_id, sent_at, sequence_id). `sent_at`: when the email it is
+ * credited to went out (`emailCredit` from the enrollment it was addressed to; null: no email
+ * before it); `sequence_id`: that email's enrollment's sequence (without one, the addressed
+ * enrollment's), the sequence the reply counts for in every figure.
+ */
+export function replyTimeFacts(r: FactRange): RawBuilder<unknown> {
+  return sql`
+    select r.id as event_id, r.at, r.workspace_id, credit.sent_at, n.sequence_id
+    from (
+      select e.id, e.at, e.workspace_id, e.type, ${creditedEnrollment(sql`e`)} as enrollment_id
+      from event e
+      where ${ofWorkspace(sql`e`, r)} and ${idRange(sql`e`, r)} and ${inSpan(sql`e.at`, r)} and ${isReply(sql`e`)}
+    ) r
+    ${emailCredit(sql`r`, sql`r.enrollment_id`)}
+    left join enrollment n on n.id = coalesce(credit.enrollment_id, r.enrollment_id)`;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Db } from '../store/store.ts';
 import { compactFigures, foldFigures, foldPosition, foldState, readFolded, units, windowFacts } from './figure-rollup.ts';
 import { ALL_TIME, BREAKDOWN_BY, breakdown, calendarWindow, perDay, perStep, type Window } from './figures.ts';
 import { mailboxDays } from './figures-mailbox-days.ts';
+import { replyTimes } from './figures-reply-time.ts';
 import { readFileSync } from 'node:fs';
 
 const DAY = 86_400_000;
@@ -202,6 +203,7 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
       .transaction()
       .execute(async (tx) => {
         await sql`delete from figure_bucket`.execute(tx);
+        await sql`delete from reply_time`.execute(tx);
         await sql`update figure_fold set folded_through = 0`.execute(tx);
         out = await read(tx);
         throw new Error('rolled back');
@@ -221,6 +223,13 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
       for (const o of [{}, { sequenceId: seqs[1]! }]) {
         const folded = await perStep(store.db, ws, w, o);
         expect(folded).toEqual(await fromSource((db) => perStep(db, ws, w, o)));
+      }
+    }
+    // Reply times (their own rows, migration 0135): the month in two zones and a random span, with
+    // and without a sequence.
+    for (const w of [windows()[0]!, windows()[3]!, windows()[7]!]) {
+      for (const o of [{}, { sequenceId: seqs[0]! }, { sequenceId: seqs[1]! }]) {
+        expect(await replyTimes(store.db, ws, w, o)).toEqual(await fromSource((db) => replyTimes(db, ws, w, o)));
       }
     }
     expect(await perStep(store.db, ws, ALL_TIME)).toEqual(await fromSource((db) => perStep(db, ws, ALL_TIME)));
@@ -246,6 +255,12 @@ describe.each(testBackends())('the analytics rollup (%s)', (backend) => {
     const first = await foldFigures(store);
     expect(first.journal.to).toBeGreaterThan(0n);
     expect(first.tracking.to).toBeGreaterThan(0n);
+    // Every reply folded into a reply-time row, most of them after an email.
+    const rt = await sql<{ rows: number; timed: number; replies: number }>`
+      select (select count(*) from reply_time)::int as rows, (select count(*) from reply_time where sent_at is not null)::int as timed,
+        (select count(*) from event where type = 'reply')::int as replies`.execute(store.db);
+    expect(rt.rows[0]!.rows).toBe(rt.rows[0]!.replies);
+    expect(rt.rows[0]!.timed).toBeGreaterThan(0);
     await agree();
     const sums = await perDay(store.db, ws, calendarWindow(base + 29 * DAY, 30, 'UTC'));
     expect(sums.reduce((n, d) => n + d.sends + d.opened + d.clicked + d.replies, 0)).toBeGreaterThan(50);

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db, Store } from '../store/store.ts';
-import { journalFacts, positiveFacts, sendHourFacts, trackingFacts, type FactRange } from './figure-facts.ts';
+import { journalFacts, positiveFacts, replyTimeFacts, sendHourFacts, trackingFacts, type FactRange } from './figure-facts.ts';
 
 /**
  * The analytics facts folded into buckets (migration 0063), so that a year's window reads a few
@@ -39,6 +39,11 @@ import { journalFacts, positiveFacts, sendHourFacts, trackingFacts, type FactRan
  * source (migration 0131): a person may relabel a reply, so the messages cannot be folded as they
  * are; a trigger on them appends -1 and +1 facts whenever an enrollment's first interested reply
  * moves (`positive_fact`), and those fold by id like the journal.
+ *
+ * Reply times (migration 0135) are a fourth source over the journal, folded into rows of their own
+ * (`reply_time`, one per reply: a duration, not a count, so no bucket can hold it) with their own
+ * position, so that the upgrade folded them from the journal's start without refolding the
+ * buckets. They are not compacted: there is nothing to merge.
  */
 
 export type Level = 'w' | 's' | 'x' | 'v' | 'b';
@@ -56,15 +61,30 @@ export interface FoldPosition {
   journal: bigint;
   tracking: bigint;
   positive: bigint;
+  replyTime: bigint;
 }
 
-/** The rollup's sources, each folded by id from its table with its facts. */
-const SOURCES = [
-  { source: 'journal', table: 'event', facts: journalFacts },
-  { source: 'tracking', table: 'tracking_event', facts: (r: FactRange) => trackingFacts(r, false) },
-  { source: 'positive', table: 'positive_fact', facts: positiveFacts },
-] as const;
+/**
+ * The rollup's sources, each folded by id from its table: `write` adds the facts of a range (the
+ * source's rows with ids in (after, upTo]) to the rollup, in the fold's transaction.
+ */
+type Write = (tx: Db, r: FactRange, upTo: bigint) => Promise<unknown>;
+const SOURCES: ReadonlyArray<{ source: 'journal' | 'tracking' | 'positive' | 'reply_time'; table: string; write: Write }> = [
+  {
+    source: 'journal',
+    table: 'event',
+    write: async (tx, r, upTo) => {
+      await insertBuckets(journalFacts(r), 'journal', upTo).execute(tx);
+      await insertSendHourBuckets(sendHourFacts(r), upTo).execute(tx);
+    },
+  },
+  { source: 'tracking', table: 'tracking_event', write: (tx, r, upTo) => insertBuckets(trackingFacts(r, false), 'tracking', upTo).execute(tx) },
+  { source: 'positive', table: 'positive_fact', write: (tx, r, upTo) => insertBuckets(positiveFacts(r), 'positive', upTo).execute(tx) },
+  { source: 'reply_time', table: 'event', write: (tx, r) => insertReplyTimes(replyTimeFacts(r)).execute(tx) },
+];
 type Source = (typeof SOURCES)[number]['source'];
+/** The sources whose facts are counts in figure_bucket (compacted); the others keep rows of their own. */
+const BUCKETED = new Set<Source>(['journal', 'tracking', 'positive']);
 
 /**
  * The fold's position, read before the figures: the read then takes the buckets of folds up to it
@@ -74,7 +94,7 @@ type Source = (typeof SOURCES)[number]['source'];
 export async function foldPosition(db: Db): Promise<FoldPosition> {
   const r = await sql<{ source: Source; at: string }>`select source, folded_through::text as at from figure_fold`.execute(db);
   const at = (s: Source) => BigInt(r.rows.find((x) => x.source === s)?.at ?? '0');
-  return { journal: at('journal'), tracking: at('tracking'), positive: at('positive') };
+  return { journal: at('journal'), tracking: at('tracking'), positive: at('positive'), replyTime: at('reply_time') };
 }
 
 /**
@@ -195,12 +215,12 @@ export type FoldResult = Record<Source, { from: bigint; to: bigint }>;
 export async function foldFigures(store: Store, o: { stopping?: () => boolean } = {}): Promise<FoldResult> {
   const stopping = o.stopping ?? (() => false);
   const out = {} as FoldResult;
-  for (const s of SOURCES) out[s.source] = await foldSource(store, s.source, s.table, s.facts, stopping);
+  for (const s of SOURCES) out[s.source] = await foldSource(store, s.source, s.table, s.write, stopping);
   return out;
 }
 
 /** `stopping`: asked between steps, so a process shutting down leaves a long backlog to the next fold. */
-async function foldSource(store: Store, source: Source, table: string, facts: (r: FactRange) => RawBuilder<unknown>, stopping: () => boolean) {
+async function foldSource(store: Store, source: Source, table: string, write: Write, stopping: () => boolean) {
   const bound = await store.db.transaction().execute(async (tx) => {
     // A writer holds ROW EXCLUSIVE from its insert to its commit: SHARE waits for those under way
     // and holds new ones back for as long as it takes to read max(id). Given up after 5 s (a
@@ -219,8 +239,7 @@ async function foldSource(store: Store, source: Source, table: string, facts: (r
       if (after >= bound) return { after, upTo: after };
       const upTo = after + CHUNK < bound ? after + CHUNK : bound;
       const range: FactRange = { workspaceId: null, after, upTo, since: new Date(0), until: new Date(Date.UTC(9999, 11, 31)) };
-      await sql`${insertBuckets(facts(range), source, upTo)}`.execute(tx);
-      if (source === 'journal') await sql`${insertSendHourBuckets(sendHourFacts(range), upTo)}`.execute(tx);
+      await write(tx, range, upTo);
       await sql`update figure_fold set folded_through = ${upTo.toString()}::bigint where source = ${source}`.execute(tx);
       return { after, upTo };
     });
@@ -280,6 +299,12 @@ function insertSendHourBuckets(facts: RawBuilder<unknown>, through: bigint): Raw
     select workspace_id, 'z', width, bucket, series, sequence_id, local_hour, n, 'journal', ${through.toString()}::bigint from b where n <> 0`;
 }
 
+/** The reply-time facts' rows (figure-facts.ts replyTimeFacts), one per reply, into `reply_time`. */
+function insertReplyTimes(facts: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`insert into reply_time (event_id, workspace_id, at, sent_at, sequence_id)
+    select event_id, workspace_id, at, sent_at, sequence_id from (${facts}) f`;
+}
+
 /**
  * The send-hour facts of the workspace whose email went out in [since, until), as rows (at,
  * sequence_id, local_hour, series, n): the folded buckets of level 'z' (whole UTC days and months
@@ -326,7 +351,7 @@ export async function compactFigures(store: Store): Promise<CompactResult> {
     // its key is compared by grouping, which takes nulls as equal (a join on them would not).
     await sql`set local work_mem = '256MB'`.execute(tx);
     for (const f of fold.rows) {
-      if (BigInt(f.folded) <= BigInt(f.compacted)) continue;
+      if (!BUCKETED.has(f.source) || BigInt(f.folded) <= BigInt(f.compacted)) continue;
       // Many places touched (a source's first compaction, after an upgrade or a long pause): the rows
       // the folds just wrote have no statistics yet, and the planner, taking them for a handful,
       // probes each place's rows of every source in a nested loop: 17 minutes for the 200,000

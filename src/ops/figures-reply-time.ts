@@ -1,17 +1,21 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
-import { creditedEnrollment, isReply, lastEmailEnrollmentBefore, lastEmailSentAtBefore } from './figure-facts.ts';
-import { ofSequence, type SequenceFilter, type Span } from './figures.ts';
+import { replyTimeFacts } from './figure-facts.ts';
+import { readFolded } from './figure-rollup.ts';
+import type { SequenceFilter, Span } from './figures.ts';
 
 /**
  * Reply time after send (issue 18): for every reply in the window (the journal's applied `reply`,
  * `isReply`: the enrollment's first), the time since the email it is credited to was sent (the last
- * email sent to the enrollment before it, `lastEmailSentAtBefore`, the rule every figure credits
- * replies by). A reply with no email before it has no reply time: counted apart.
+ * email sent to the enrollment it was addressed to before it, `emailCredit`, the rule every figure
+ * credits replies by), counted for that email's sequence. A reply with no email before it has no
+ * reply time: counted apart.
  *
- * Cost: the journal rows of the window (its primary key leads with `at`) filtered to the
- * workspace's replies, and per reply one backwards step on `event_enrollment` (enrollment_id, at).
- * Replies are a few in a hundred journal rows; the rollup cannot hold this (a duration, not a count).
+ * The facts are defined once (figure-facts.ts replyTimeFacts) and folded by the rollup into
+ * `reply_time`, a row per reply (migration 0135): a window reads its replies' rows by the index on
+ * (workspace, time) and looks up the credit only for the journal's replies past the fold. Looking
+ * it up for every reply of the window at each request (a walk of the enrollment's moves and a probe
+ * of the journal) was three quarters of the chart's time at 1M enrollments (docs/benchmarks.md).
  */
 
 const HOUR = 3_600_000;
@@ -43,31 +47,26 @@ export async function replyTimes(db: Db, workspaceId: string, span: Span, o: Seq
     REPLY_TIME_BUCKETS.map((b) => sql`(count(*) filter (where ms >= ${b.fromMs} ${b.toMs === null ? sql`` : sql`and ms < ${b.toMs}`}))::int`),
     sql`, `,
   );
-  // The enrollment whose email a reply answered decides its sequence only when one is asked for:
-  // without a sequence it is not looked up (a second walk of the lineage per reply, a third of the
-  // request's time at 1M enrollments).
-  const creditedTo = o.sequenceId ? lastEmailEnrollmentBefore(sql`r.enrollment_id`, sql`r.at`) : sql`null::uuid`;
-  const r = await sql<{ no_email: number; count: number; median: number | null; b: number[] }>`
-    with credited as (
-      select r.at, r.enrollment_id, ${lastEmailSentAtBefore(sql`r.enrollment_id`, sql`r.at`)} as sent_at, ${creditedTo} as credited_to
-      from (
-        -- From the enrollment the reply was addressed to (figure-facts.ts creditedEnrollment).
-        select e.at, ${creditedEnrollment(sql`e`)} as enrollment_id
-        from event e
-        where e.workspace_id = ${workspaceId} and ${isReply(sql`e`)} and e.at >= ${span.since} and e.at < ${span.until}
-      ) r
-    ), replied as (
-      -- A reply after a move counts for the sequence whose email it answered (as every figure credits
-      -- it: figure-facts.ts emailCredit); one with no email before it, for its own.
-      select c.at, c.sent_at from credited c where true ${ofSequence(o, sql`coalesce(c.credited_to, c.enrollment_id)`)}
-    ), timed as (
-      select (extract(epoch from (at - sent_at)) * 1000)::bigint as ms from replied where sent_at is not null
-    )
-    select (select count(*) from replied where sent_at is null)::int as no_email,
-      (select count(*) from timed)::int as count,
-      -- percentile_disc(0.5) is the smallest time with at least half at or below it: the nearest rank.
-      (select percentile_disc(0.5) within group (order by ms) from timed) as median,
-      (select array[${cases}] from timed) as b`.execute(db);
+  const ofSequence = (alias: string) => (o.sequenceId ? sql`and ${sql.ref(`${alias}.sequence_id`)} = ${o.sequenceId}` : sql``);
+  const r = await readFolded(db, (db, fold) =>
+    sql<{ no_email: number; count: number; median: number | null; b: number[] }>`
+      with replied as (
+        -- Folded up to the fold's position (the bound guards a read inside a caller's transaction,
+        -- where a fold may commit between the position and this statement), and the rest from the journal.
+        select t.at, t.sent_at from reply_time t
+        where t.workspace_id = ${workspaceId} and t.at >= ${span.since} and t.at < ${span.until} and t.event_id <= ${fold.replyTime.toString()}::bigint ${ofSequence('t')}
+        union all
+        select f.at, f.sent_at from (${replyTimeFacts({ workspaceId, after: fold.replyTime, upTo: null, since: span.since, until: span.until })}) f
+        where true ${ofSequence('f')}
+      ), timed as (
+        select (extract(epoch from (at - sent_at)) * 1000)::bigint as ms from replied where sent_at is not null
+      )
+      select (select count(*) from replied where sent_at is null)::int as no_email,
+        (select count(*) from timed)::int as count,
+        -- percentile_disc(0.5) is the smallest time with at least half at or below it: the nearest rank.
+        (select percentile_disc(0.5) within group (order by ms) from timed) as median,
+        (select array[${cases}] from timed) as b`.execute(db),
+  );
   const x = r.rows[0]!;
   const counts = (x.b ?? []).map(Number);
   return {

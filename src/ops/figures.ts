@@ -298,7 +298,10 @@ export async function breakdown(db: Db, workspaceId: string, w: Span, by: Breakd
     left join variant v on v.id = f.variant_id
     left join mailbox m on m.id = f.mailbox_id
     left join app_user u on u.id = m.user_id
-    group by 1, 2, 3`;
+    group by 1, 2, 3
+    -- A series whose facts cancel out in the window (a first open moved within it: -1 and +1 folded
+    -- apart) is no row, as it is none read from the source rows, where the move never happened.
+    having sum(f.n) <> 0`;
   const r = await readFolded(db, (db, fold) =>
     labelled(sql`
       select x.sequence_id, x.step_id, x.variant_id, x.mailbox_id, x.series, sum(x.n)::int as n

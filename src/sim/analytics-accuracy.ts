@@ -1,13 +1,14 @@
 import { DateTime } from 'luxon';
 import { BREAKDOWN_BY, DAY_SERIES, RATES, ratesOf } from '../ops/figures.ts';
-import { countedFacts, worldBreakdown, worldDays, zeroCounts, type Counts } from './world-figures.ts';
+import { countedFacts, worldBreakdown, worldDays, worldReplyTimes, zeroCounts, type Counts } from './world-figures.ts';
 import type { WorldLog } from './world-log.ts';
 
 /**
  * Asks the analytics API what a simulated world did, as a member would (HTTP routes), and compares
  * every figure with the world's own log (sim/world-figures.ts says the rules): the per-day series
  * and their totals, the previous period, the window's edges and the CSV in each zone, and every
- * breakdown's rows (with hard and soft bounces and the rates). The answer is the list of
+ * breakdown's rows (with hard and soft bounces and the rates), and the reply times (for each
+ * sequence too, in the first zone). The answer is the list of
  * disagreements, each naming the zone, the day or row and the series: empty when they agree to the unit.
  *
  * `get` is the HTTP call (Fastify's inject in the test and the bench); `asOf` the server's now.
@@ -74,6 +75,17 @@ export async function compareWithWorld(get: Get, log: WorldLog, q: AccuracyQuery
         const r = api.get(key) ?? {};
         for (const k of [...DAY_SERIES, 'hardBounces', 'softBounces'] as const) same(`${zone} by ${by} ${key ?? '(none)'} ${k}`, r[k] ?? 0, w[k]);
         if (api.has(key)) for (const k of RATES) same(`${zone} by ${by} ${key ?? '(none)'} ${k}`, r[k], ratesOf(w)[k]);
+      }
+    }
+    // The chart's figures, without the window it repeats.
+    const replyTimes = async (more = '') => {
+      const { count, noEmailBefore, medianMs, buckets } = JSON.parse(await json(`${q.base}/analytics/reply-times?${query}${more}`));
+      return { count, noEmailBefore, medianMs, buckets };
+    };
+    same(`${zone} reply times`, await replyTimes(), worldReplyTimes(log, facts, since, until));
+    if (zone === q.zones[0]) {
+      for (const sequenceId of new Set([...log.enrollments.values()].map((e) => e.sequenceId))) {
+        same(`${zone} reply times of ${sequenceId}`, await replyTimes(`&sequenceId=${sequenceId}`), worldReplyTimes(log, facts, since, until, sequenceId));
       }
     }
   }

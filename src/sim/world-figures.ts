@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon';
 import { DAY_SERIES, type BreakdownBy, type Totals } from '../ops/figures.ts';
+import { REPLY_TIME_BUCKETS, type ReplyTimes } from '../ops/figures-reply-time.ts';
 import type { WorldEmail, WorldFact, WorldLog } from './world-log.ts';
 
 /**
@@ -45,6 +46,8 @@ export interface Counted extends WorldFact {
   countsAt: number;
   /** The email it is credited to (null: none before it). */
   credit: WorldEmail | null;
+  /** When that email counted as sent (its journal time; null: none before it): a reply's time starts there. */
+  creditAt: number | null;
   /** The enrollment whose card gives its sequence: the credited email's, else its own. */
   creditEnrollmentId: string;
 }
@@ -66,11 +69,11 @@ export function countedFacts(log: WorldLog): Counted[] {
   for (const f of counts) {
     if (f.series !== 'sends') continue;
     const list = sends.get(f.enrollmentId) ?? [];
-    list.push({ ...f, countsAt: f.readAt, credit: f.email!, creditEnrollmentId: f.enrollmentId });
+    list.push({ ...f, countsAt: f.readAt, credit: f.email!, creditAt: f.readAt, creditEnrollmentId: f.enrollmentId });
     sends.set(f.enrollmentId, list);
   }
   return counts.map((f) => {
-    if (f.series === 'sends') return { ...f, countsAt: f.readAt, credit: f.email!, creditEnrollmentId: f.enrollmentId };
+    if (f.series === 'sends') return { ...f, countsAt: f.readAt, credit: f.email!, creditAt: f.readAt, creditEnrollmentId: f.enrollmentId };
     // The last one recorded at or before it, by its enrollment or one it was moved from (up to
     // three moves back); of two at the same instant, the one recorded last.
     const lineage = [f.enrollmentId];
@@ -80,7 +83,7 @@ export function countedFacts(log: WorldLog): Counted[] {
       if (s.countsAt > f.readAt) continue;
       if (!best || s.countsAt > best.countsAt || (s.countsAt === best.countsAt && s.recordedN! > best.recordedN!)) best = s;
     }
-    return { ...f, countsAt: f.readAt, credit: best?.credit ?? null, creditEnrollmentId: best?.enrollmentId ?? f.enrollmentId };
+    return { ...f, countsAt: f.readAt, credit: best?.credit ?? null, creditAt: best?.countsAt ?? null, creditEnrollmentId: best?.enrollmentId ?? f.enrollmentId };
   });
 }
 
@@ -114,4 +117,21 @@ export function worldBreakdown(log: WorldLog, facts: readonly Counted[], by: Bre
     if (f.series === 'bounces') row[f.hard ? 'hardBounces' : 'softBounces'] += 1;
   }
   return rows;
+}
+
+/**
+ * Reply times in [since, until) (`GET …/analytics/reply-times`): each reply counted there, the time
+ * from the email it is credited to (both at their journal times), in the chart's buckets, with the
+ * nearest-rank median (the smallest time with at least half at or below it); replies with no email
+ * before them apart. `sequenceId`: those counted for it (the credited email's enrollment's card).
+ */
+export function worldReplyTimes(log: WorldLog, facts: readonly Counted[], since: number, until: number, sequenceId?: string): ReplyTimes {
+  const replies = facts.filter((f) => f.series === 'replies' && f.countsAt >= since && f.countsAt < until && (sequenceId === undefined || log.enrollments.get(f.creditEnrollmentId)?.sequenceId === sequenceId));
+  const times = replies.flatMap((f) => (f.creditAt === null ? [] : [f.countsAt - f.creditAt])).sort((a, b) => a - b);
+  return {
+    count: times.length,
+    noEmailBefore: replies.length - times.length,
+    medianMs: times.length === 0 ? null : times[Math.ceil(times.length / 2) - 1]!,
+    buckets: REPLY_TIME_BUCKETS.map((b) => ({ ...b, count: times.filter((t) => t >= b.fromMs && (b.toMs === null || t < b.toMs)).length })),
+  };
 }

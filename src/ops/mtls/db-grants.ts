@@ -61,7 +61,7 @@ import type { Role } from '../../common/config.ts';
  *                         changes in (0055): the API's (the reader runs in the API role); the
  *                         journal trigger of the other roles' engine writes reads a mirrored
  *                         contact's lead and queues its Cadenza-owned fields (cadenza_pending).
- *   oauth_flow, acme_account, acme_challenge, audit_event, figure_bucket, figure_fold
+ *   oauth_flow, acme_account, acme_challenge, audit_event, figure_bucket, figure_fold, reply_time
  *                         the API's alone: OAuth consent flows (mailbox and CRM routes), the
  *                         tracking hosts' ACME account and challenges (CustomHosts), the audit log
  *                         (written by routes, purged by the API's retention timer) and the
@@ -128,7 +128,7 @@ const RW = ['select', 'insert', 'update', 'delete'];
 const API_ONLY = ['account', 'account_device', 'api_key', 'app_user', 'auth_session', 'invitation', 'login_failure', 'setup_token', 'workspace_sso'];
 
 /** Read and written by the API role's own work only (file comment). */
-const API_WORK = ['oauth_flow', 'acme_account', 'acme_challenge', 'figure_bucket', 'figure_fold'];
+const API_WORK = ['oauth_flow', 'acme_account', 'acme_challenge', 'figure_bucket', 'figure_fold', 'reply_time'];
 
 /** The unified inbox's triage, notes and views (0086): the inbox routes' alone. */
 const INBOX = ['inbox_state', 'inbox_read', 'inbox_label', 'inbox_message_label', 'inbox_note', 'inbox_view'];

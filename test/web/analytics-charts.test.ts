@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/common/clock.ts';
@@ -113,6 +114,36 @@ describe.skipIf(skip !== null)(`analytics charts and the weekly report in Chromi
     await expect.poll(() => page.locator('.uplot canvas').count()).toBe(6);
     await page.getByTestId('send-hours-weekday').check();
     for (const summary of await page.locator('details.chart-table summary').all()) if (!(await summary.evaluate((s) => (s.parentElement as HTMLDetailsElement).open))) await summary.click();
+
+    // Every table of the screen as CSV (issue 18), written from the rows it shows.
+    const csv = async (what: string, file: string) => {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: `Download ${what} as CSV` }).click()]);
+      expect(download.suggestedFilename()).toBe(file);
+      return readFileSync((await download.path())!, 'utf8').trimEnd().split('\r\n');
+    };
+    expect(await csv('the stage table', 'funnel.csv')).toEqual(expect.arrayContaining(['Stage,Count', 'Sent,50', 'Replied,6', 'Meetings,1']));
+    const times = await csv('the time to reply table', 'reply-times.csv');
+    expect(times[0]).toBe('Time to reply,Replies');
+    expect(times.slice(1).map((l) => l.split(',')[0])).toEqual(['Under 1 hour', '1–4 hours', '4–24 hours', '1–3 days', '3–7 days', 'Over 7 days']);
+    expect(times.slice(1).reduce((n, l) => n + Number(l.split(',')[1]), 0)).toBe(6);
+    const hoursCsv = await csv('the hour table', 'send-hours.csv');
+    expect(hoursCsv[0]).toBe('Hour,Sends,Reply rate (share)');
+    expect(hoursCsv).toContain(`${berlinHour},25,0.2`);
+    const grid = await csv('sends by weekday and hour', 'send-hours-by-weekday.csv');
+    expect(grid[0]).toBe('Weekday,Hour,Sends,Replies,Reply rate (share)');
+    expect(grid.filter((l) => l.split(',')[2] === '25')).toHaveLength(2);
+    expect(await csv('the day table', 'mailbox-health.csv')).toContain(`${DateTime.fromMillis(T, { zone: 'UTC' }).toISODate()},50,0.04,0.75`);
+    const sent = await csv('the sent per day table', 'sent-per-day.csv');
+    expect(sent[0]).toBe('day,Sends,Bounces,Unsubscribes');
+    expect(sent.slice(1).reduce((n, l) => n + Number(l.split(',')[1]), 0)).toBe(50);
+    const perStep = await csv('the per-step funnel', 'per-step.csv');
+    expect(perStep[0]).toBe('Sequence / step,Sent,Replied,Reply rate (share)');
+    expect(perStep.slice(1).reduce((n, l) => n + Number(l.split(',').at(-3)), 0)).toBe(50);
+    const boxes = await csv('the per-mailbox table', 'per-mailbox.csv');
+    expect(boxes[0]).toBe('Mailbox,Health,Why,Sent,Replies,Hard bounces,Soft bounces,Hard bounce rate (share)');
+    expect(boxes.find((l) => l.startsWith('cara@charts.test,'))).toMatch(/^cara@charts\.test,\w+,[^,]*,50,/);
+    expect((await csv('the reply-to-stop figures', 'reply-to-stop.csv'))[0]).toBe('Messages,Half within (ms),9 in 10 within (ms),99 in 100 within (ms)');
+
     const found: string[] = [];
     for (const [width, height] of [[1440, 900], [390, 844]] as const) {
       await page.setViewportSize({ width, height });

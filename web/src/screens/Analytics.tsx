@@ -4,6 +4,7 @@ import type { ScreenProps } from '../Shell.tsx';
 import type { Analytics as Data, MailboxFigures, SequenceSummary } from '../types.ts';
 import { Badge, duration, ErrorNote, PageHeader } from '../ui/parts.tsx';
 import { DailyChart } from '../ui/charts.tsx';
+import { CsvButton } from '../ui/CsvButton.tsx';
 import { BreakdownTable } from './AnalyticsBreakdown.tsx';
 import { AnalyticsCharts } from './AnalyticsCharts.tsx';
 import { WeeklyReportForm } from './WeeklyReportForm.tsx';
@@ -60,9 +61,10 @@ function change(now: number, before: number, days: number): { text: string; tone
 const healthTone = (h: string) => (h === 'ok' ? 'ok' : h === 'warning' ? 'warn' : 'bad');
 
 /** Sent, replied and reply rate per row: the per-step funnel and the per-variant comparison. */
-function ReplyRateTable({ label, empty, rows }: { label: string; empty: string; rows: Array<{ key: string; label: string; sent: number; replied: number }> }) {
+function ReplyRateTable({ label, empty, rows, what, csvName }: { label: string; empty: string; rows: Array<{ key: string; label: string; sent: number; replied: number }>; what: string; csvName: string }) {
   if (rows.length === 0) return <p className="muted">{empty}</p>;
   return (
+    <>
     <table className="table table-compact">
       <thead>
         <tr>
@@ -83,6 +85,8 @@ function ReplyRateTable({ label, empty, rows }: { label: string; empty: string; 
         ))}
       </tbody>
     </table>
+    <CsvButton what={what} filename={`${csvName}.csv`} header={[label, 'Sent', 'Replied', 'Reply rate (share)']} rows={rows.map((r) => [r.label, r.sent, r.replied, r.sent ? r.replied / r.sent : null])} />
+    </>
   );
 }
 
@@ -180,11 +184,11 @@ export function Analytics({ workspaceId, readOnly }: ScreenProps & { readOnly?: 
           <div className="grid-2">
             <section className="card">
               <h2>Sent per day</h2>
-              <DailyChart days={d.days} series={DELIVERY} />
+              <DailyChart days={d.days} series={DELIVERY} csvName="sent-per-day" />
             </section>
             <section className="card">
               <h2>What prospects did, per day</h2>
-              <DailyChart days={d.days} series={ENGAGEMENT} />
+              <DailyChart days={d.days} series={ENGAGEMENT} csvName="prospects-per-day" />
             </section>
           </div>
           <AnalyticsCharts workspaceId={workspaceId} query={query} days={days} />
@@ -195,6 +199,8 @@ export function Analytics({ workspaceId, readOnly }: ScreenProps & { readOnly?: 
               <ReplyRateTable
                 label="Sequence / step"
                 empty="No sends yet."
+                what="the per-step funnel"
+                csvName="per-step"
                 rows={d.funnel.map((f) => ({ key: `${f.sequenceName}/${f.stepKey}`, label: `${f.sequenceName} / ${f.stepKey}${f.removed ? ' (removed step)' : ''}`, sent: f.sent, replied: f.replied }))}
               />
               {d.unattributedReplies > 0 && <p className="muted small">{d.unattributedReplies} replies came before any email was sent and are not in this table.</p>}
@@ -203,6 +209,8 @@ export function Analytics({ workspaceId, readOnly }: ScreenProps & { readOnly?: 
               <h2>Reply rate per variant</h2>
               <ReplyRateTable
                 label="Sequence / step / variant"
+                what="the reply rate per variant"
+                csvName="per-variant"
                 empty="No step has more than one variant."
                 rows={d.variants.map((v) => ({
                   key: `${v.sequenceName}/${v.stepKey}/${v.variantKey}`,
@@ -247,6 +255,14 @@ export function Analytics({ workspaceId, readOnly }: ScreenProps & { readOnly?: 
                     </tbody>
                   </table>
                 )}
+                {boxes.data.mailboxes.length > 0 && (
+                  <CsvButton
+                    what="the per-mailbox table"
+                    filename="per-mailbox.csv"
+                    header={['Mailbox', 'Health', 'Why', 'Sent', 'Replies', 'Hard bounces', 'Soft bounces', 'Hard bounce rate (share)']}
+                    rows={boxes.data.mailboxes.map((m) => [m.email, m.health, m.healthReason, m.sent, m.replies, m.hardBounces, m.softBounces, m.bounceRate])}
+                  />
+                )}
               </section>
             )}
             {d.calls.calls > 0 && (
@@ -272,6 +288,7 @@ export function Analytics({ workspaceId, readOnly }: ScreenProps & { readOnly?: 
                     ))}
                   </tbody>
                 </table>
+                <CsvButton what="the calls by outcome" filename="calls.csv" header={['Outcome', 'Calls']} rows={CALL_OUTCOME_ROWS.filter(([k]) => d.calls.outcomes[k] > 0).map(([k, label]) => [label, d.calls.outcomes[k]])} />
               </section>
             )}
             <section className="card">
@@ -288,6 +305,12 @@ export function Analytics({ workspaceId, readOnly }: ScreenProps & { readOnly?: 
                 <dt>99 in 100</dt>
                 <dd>{duration(d.replyToStop.p99Ms)}</dd>
               </dl>
+              <CsvButton
+                what="the reply-to-stop figures"
+                filename="reply-to-stop.csv"
+                header={['Messages', 'Half within (ms)', '9 in 10 within (ms)', '99 in 100 within (ms)']}
+                rows={[[d.replyToStop.count, d.replyToStop.p50Ms, d.replyToStop.p90Ms, d.replyToStop.p99Ms]]}
+              />
             </section>
           </div>
           {!readOnly && <WeeklyReportForm workspaceId={workspaceId} />}

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { api, ws } from '../api.ts';
 import type { AnalyticsFunnel, AnalyticsMailboxDays, AnalyticsReplyTimes, AnalyticsSendHours } from '../types.ts';
 import { BarChart } from '../ui/charts.tsx';
+import { CsvButton } from '../ui/CsvButton.tsx';
 import { duration, ErrorNote } from '../ui/parts.tsx';
 import { useLoad } from '../ui/use-load.ts';
 
@@ -32,7 +33,7 @@ export function AnalyticsCharts({ workspaceId, query, days }: { workspaceId: str
               Each stage counted in the period by when it happened (a reply to an email sent before the period counts), so a stage can outgrow the one before. Delivered is
               sent less bounced.
             </p>
-            <BarChart title="Stage" testId="funnel-chart" categories={funnel.data.stages.map((s) => STAGE_WORD[s.key] ?? s.label)} series={[{ label: 'Count', color: 'var(--c-primary)', values: funnel.data.stages.map((s) => s.count) }]} />
+            <BarChart title="Stage" testId="funnel-chart" csvName="funnel" categories={funnel.data.stages.map((s) => STAGE_WORD[s.key] ?? s.label)} series={[{ label: 'Count', color: 'var(--c-primary)', values: funnel.data.stages.map((s) => s.count) }]} />
             <ol className="funnel-steps" data-testid="funnel-steps">
               {funnel.data.stages.map((s) => (
                 <li key={s.key}>
@@ -52,7 +53,7 @@ export function AnalyticsCharts({ workspaceId, query, days }: { workspaceId: str
                 : `${times.data.count} replies; half came within ${duration(times.data.medianMs)} of the email they answered.`}
               {times.data.noEmailBefore > 0 && ` ${times.data.noEmailBefore} came before any email and are not shown.`}
             </p>
-            <BarChart title="Time to reply" testId="reply-times-chart" categories={times.data.buckets.map((b) => b.label)} series={[{ label: 'Replies', color: 'var(--c-ok)', values: times.data.buckets.map((b) => b.count) }]} />
+            <BarChart title="Time to reply" testId="reply-times-chart" csvName="reply-times" categories={times.data.buckets.map((b) => b.label)} series={[{ label: 'Replies', color: 'var(--c-ok)', values: times.data.buckets.map((b) => b.count) }]} />
           </section>
         )}
       </div>
@@ -78,6 +79,7 @@ function SendHours({ data, days }: { data: AnalyticsSendHours; days: number }) {
       <BarChart
         title="Hour"
         testId="send-hours-chart"
+        csvName="send-hours"
         categories={data.hours.map((h) => String(h.hour))}
         series={[
           { label: 'Sends', color: 'var(--c-primary)', values: data.hours.map((h) => h.sends) },
@@ -121,6 +123,12 @@ function SendHours({ data, days }: { data: AnalyticsSendHours; days: number }) {
             </tbody>
           </table>
           <p className="muted small">Each cell shows the sends; the deeper the colour, the higher its reply rate.</p>
+          <CsvButton
+            what="sends by weekday and hour"
+            filename="send-hours-by-weekday.csv"
+            header={['Weekday', 'Hour', 'Sends', 'Replies', 'Reply rate (share)']}
+            rows={data.cells.map((c) => [WEEKDAYS[c.weekday - 1], c.hour, c.sends, c.replies, c.sends > 0 ? c.replies / c.sends : null])}
+          />
         </div>
       )}
     </section>
@@ -162,7 +170,9 @@ function MailboxHealth({ workspaceId, query, days }: { workspaceId: string; quer
       <BarChart
         title="Day"
         testId="mailbox-health-chart"
+        csvName="mailbox-health"
         categories={perDay.map((d) => d.day.slice(5))}
+        csvCategories={perDay.map((d) => d.day)}
         series={[
           { label: 'Sends', color: 'var(--c-primary)', values: perDay.map((d) => d.sends) },
           { label: 'Bounce rate', color: 'var(--c-bad)', kind: 'share', values: perDay.map((d) => (d.sends > 0 ? d.bounces / d.sends : null)) },

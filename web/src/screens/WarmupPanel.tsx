@@ -67,6 +67,7 @@ export function WarmupPanel({ url, email, canEdit }: { url: string; email: strin
           </p>
           <DailyChart
             days={p.days}
+            csvName="warmup-placement"
             series={[
               { key: 'inbox', label: 'Warmup mail in the inbox', color: '#2f855a' },
               { key: 'junk', label: 'Warmup mail in junk', color: '#c53030' },

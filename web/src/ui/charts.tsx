@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { CsvButton } from './CsvButton.tsx';
 
 /**
  * A daily line chart drawn by uPlot (a small, well-kept canvas charting library): hovering shows
@@ -39,7 +40,8 @@ function mountPlot(el: HTMLDivElement, options: Omit<uPlot.Options, 'width' | 'h
   };
 }
 
-export function DailyChart<K extends string>({ days, series }: { days: Array<{ day: string } & Record<K, number>>; series: readonly Series<K>[] }) {
+/** `csvName`: the CSV file's name (without .csv) for the table's download. */
+export function DailyChart<K extends string>({ days, series, csvName }: { days: Array<{ day: string } & Record<K, number>>; series: readonly Series<K>[]; csvName: string }) {
   const box = useRef<HTMLDivElement>(null);
   // Callers pass the series inline: the chart is drawn again when what they say changes, not their identity.
   const seriesKey = series.map((s) => `${s.key}:${s.label}:${s.color}`).join('|');
@@ -100,6 +102,12 @@ export function DailyChart<K extends string>({ days, series }: { days: Array<{ d
               ))}
           </tbody>
         </table>
+        <CsvButton
+          what={`the ${csvName.replace(/-/g, ' ')} table`}
+          filename={`${csvName}.csv`}
+          header={['day', ...series.map((s) => s.label)]}
+          rows={days.filter((d) => series.some((s) => d[s.key] > 0)).map((d) => [d.day, ...series.map((s) => d[s.key])])}
+        />
       </details>
     </figure>
   );
@@ -120,7 +128,16 @@ const pctText = (v: number | null | undefined) => (v === null || v === undefined
  * like the daily chart: the first series as bars of counts, any `share` series as lines on a
  * percentage axis; hovering shows the values, and the table below holds the same numbers.
  */
-export function BarChart({ title, categories, series, testId }: { title: string; categories: readonly string[]; series: readonly BarSeries[]; testId?: string }) {
+export function BarChart({ title, categories, series, testId, csvName, csvCategories }: {
+  title: string;
+  categories: readonly string[];
+  series: readonly BarSeries[];
+  testId?: string;
+  /** The CSV file's name (without .csv) for the table's download. */
+  csvName: string;
+  /** The categories as the CSV writes them, where the bars' labels are shortened (a day as MM-DD). */
+  csvCategories?: readonly string[];
+}) {
   const box = useRef<HTMLDivElement>(null);
   const key = JSON.stringify([categories, series]);
   useEffect(() => {
@@ -192,6 +209,12 @@ export function BarChart({ title, categories, series, testId }: { title: string;
             ))}
           </tbody>
         </table>
+        <CsvButton
+          what={`the ${title.toLowerCase()} table`}
+          filename={`${csvName}.csv`}
+          header={[title, ...series.map((s) => (s.kind === 'share' ? `${s.label} (share)` : s.label))]}
+          rows={(csvCategories ?? categories).map((c, i) => [c, ...series.map((s) => s.values[i] ?? (s.kind === 'share' ? null : 0))])}
+        />
       </details>
     </figure>
   );

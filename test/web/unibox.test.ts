@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
@@ -323,6 +324,12 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
     // Intent: meeting, then the filters saved as the view "Meetings", cleared, and chosen again.
     await page.getByLabel('Intent', { exact: true }).selectOption('meeting');
     await expect.poll(async () => (await labels()).map((l) => l.split(': ').pop()).sort()).toEqual(['Meeting ask 1', 'Meeting ask 2']);
+    // The list as filtered, exported: the same two messages, whatever page the screen holds.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+    expect(download.suggestedFilename()).toBe('inbox.csv');
+    const exported = readFileSync((await download.path())!, 'utf8').trimEnd().split('\r\n');
+    expect(exported[0]!.split(',').slice(0, 8)).toEqual(['at', 'from', 'lead_name', 'company', 'subject', 'excerpt', 'label', 'intent']);
+    expect(exported.slice(1).map((l) => l.split(',')[4]).sort()).toEqual(['Meeting ask 1', 'Meeting ask 2']);
     await page.getByRole('button', { name: 'Save view' }).click();
     await page.getByLabel('Name of the new view').fill('Meetings');
     await page.getByRole('button', { name: 'Save', exact: true }).click();

@@ -4538,6 +4538,38 @@ export interface ApiRoutes {
     };
     status: 200;
   };
+  /** The unified inbox's list as CSV, with the same search and filters (a saved view's query), newest first, at most 50,000 messages of the mailboxes the caller may read; formula-looking cells are neutralised (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/inbox.csv": {
+    params: {
+      workspaceId: string;
+    };
+    query: {
+      /** Search: words of the sender, the subject or the text, each matched as a word prefix ("dana acme" finds dana@acme.test) */
+      q?: string;
+      /** inbox (the default): not done, not snoozed (a snooze that came due is back); snoozed: sleeping now; done: archived */
+      status?: "inbox" | "snoozed" | "done" | "all";
+      /** The classifier's label (human_reply, auto_reply, bounce…) */
+      label?: string;
+      /** The classifier's intent (interested, not_interested, meeting…) */
+      intent?: string;
+      /** One of the team's own labels (GET …/inbox/labels) */
+      teamLabelId?: string;
+      sequenceId?: string;
+      mailboxId?: string;
+      /** The rep (member) owning the mailbox that received it */
+      repId?: string;
+      /** Assigned to this member */
+      assigneeId?: string;
+      /** true: only what the caller has not read; false: only what they have */
+      unread?: "true" | "false";
+      /** true: the review queue (verdicts below the confidence line, not yet reviewed) */
+      needsReview?: "true" | "false";
+      folder?: "inbox" | "junk" | "other";
+    };
+    body: never;
+    response: string;
+    status: 200;
+  };
   /** One message with its thread: what was sent and what came back, oldest first; the newest 500 (threadLimit), and earlierCursor for the page before (access: member of the workspace) */
   "GET /api/workspaces/:workspaceId/inbox/messages/:messageId": {
     params: {

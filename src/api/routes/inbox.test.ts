@@ -46,6 +46,31 @@ describe.each(testBackends())('inbox routes (%s)', (backend) => {
     await owner.call('PATCH', `/api/workspaces/${ws}/members/${repRow.id}`, { inboxScope: 'own' });
   });
 
+  it('exports the list as CSV with the same filters and the same scope: a member gets only their mailboxes\' mail', async () => {
+    const rows = async (b: Browser, q = '') => {
+      const r = await b.call('GET', `/api/workspaces/${ws}/inbox.csv${q}`);
+      expect(r.statusCode).toBe(200);
+      expect(r.headers['content-type']).toMatch(/^text\/csv/);
+      return r.body.trimEnd().split('\r\n');
+    };
+    const all = await rows(owner, '?status=all');
+    expect(all[0]).toBe('at,from,lead_name,company,subject,excerpt,label,intent,action,sequence,mailbox,unread,assignee_id,snoozed_until,done_at,team_labels');
+    const listed = (await owner.call('GET', `/api/workspaces/${ws}/inbox?status=all&limit=200`)).json<{ items: Array<{ at: string }> }>().items;
+    expect(all.length - 1).toBe(listed.length);
+    expect(all.slice(1).map((l) => l.split(',')[0])).toEqual(listed.map((i) => i.at));
+    // A member's export holds their own mailboxes' mail only, as their list does.
+    const mineOnly = await rows(rep, '?status=all');
+    const repListed = (await rep.call('GET', `/api/workspaces/${ws}/inbox?status=all&limit=200`)).json<{ items: unknown[] }>().items;
+    expect(mineOnly.length - 1).toBe(repListed.length);
+    expect(mineOnly.length).toBeLessThan(all.length);
+    // A filter narrows it as it narrows the list.
+    const review = await rows(owner, '?needsReview=true');
+    const reviewListed = (await owner.call('GET', `/api/workspaces/${ws}/inbox?needsReview=true&limit=200`)).json<{ items: unknown[] }>().items;
+    expect(review.length - 1).toBe(reviewListed.length);
+    expect((await owner.call('GET', `/api/workspaces/${ws}/inbox.csv?status=nonsense`)).statusCode).toBe(400);
+    expect((await other.call('GET', `/api/workspaces/${newId(Date.now(), seededRandom('x'))}/inbox.csv`)).statusCode).toBe(404);
+  });
+
   it("a lead's timeline shows a member only the mail received in their own mailboxes", async () => {
     const received = async (b: Browser, leadId: string) =>
       (await b.call('GET', `/api/workspaces/${ws}/leads/${leadId}`)).json<{ timeline: Array<{ kind: string }> }>().timeline.filter((t) => t.kind === 'received').length;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { csvRecord } from '../../common/csv-write.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { PERSON_LABELS, reclassify } from '../../ingest/reclassify.ts';
 import { findInboundMessage } from '../../ingest/sql/inbox.ts';
@@ -6,6 +7,7 @@ import { inboxFilterSchema } from '../../inbox/filter.ts';
 import { safeReplyHtml, frameCsp, replyFrameDocument } from '../../inbox/reply-html.ts';
 import { listInbox, messageHtml, messageWithThread, THREAD_PAGE, type TriagedRow } from '../../inbox/sql/list.ts';
 import { listNotes } from '../../inbox/sql/notes.ts';
+import { audit } from '../audit/actor.ts';
 import { inboxReader } from '../auth/inbox-scope.ts';
 import type { ReplyRequest, ReplySent } from '../../sending/reply.ts';
 import { askCredentialTask } from '../../sending/credential-tasks/ask-task.ts';
@@ -61,6 +63,15 @@ const toItem = (r: TriagedRow): z.output<typeof inboxItem> => ({
   assigneeId: r.assignee_user_id, snoozedUntil: iso(r.snoozed_until), doneAt: iso(r.done_at), teamLabels: r.team_labels,
 });
 
+/** Rows an inbox export holds at most (the newest first). */
+const EXPORT_MAX = 50_000;
+const CSV_COLUMNS = ['at', 'from', 'lead_name', 'company', 'subject', 'excerpt', 'label', 'intent', 'action', 'sequence', 'mailbox', 'unread', 'assignee_id', 'snoozed_until', 'done_at', 'team_labels'];
+const csvLine = (r: TriagedRow) =>
+  csvRecord([
+    r.at.toISOString(), r.from_addr ?? '', leadName(r) ?? '', r.company ?? '', r.subject ?? '', r.excerpt ?? '', r.label ?? '', r.intent ?? '', r.action ?? '',
+    r.sequence_name ?? '', r.mailbox_email ?? '', r.unread ? 'yes' : 'no', r.assignee_user_id ?? '', iso(r.snoozed_until) ?? '', iso(r.done_at) ?? '', r.team_labels.map((l) => l.name).join('; '),
+  ]);
+
 const note = z.object({ id: z.uuid(), body: z.string(), at: z.iso.datetime(), authorId: z.uuid().nullable(), author: z.string().nullable() }).meta({ id: 'InboxNote' });
 
 export const inboxRoutes = [
@@ -79,6 +90,23 @@ export const inboxRoutes = [
       const rows = await listInbox(ctx.store.db, ws.workspaceId, inboxReader(ws), ws.userId, filter, new Date(ctx.clock.now()), decodeCursor(cursor), limit + 1);
       const p = page(rows, limit, (r) => ({ at: r.listed_at, id: r.id }));
       return { items: p.items.map(toItem), nextCursor: p.nextCursor };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/inbox.csv',
+    summary: `The unified inbox's list as CSV, with the same search and filters (a saved view's query), newest first, at most ${EXPORT_MAX.toLocaleString('en')} messages of the mailboxes the caller may read; formula-looking cells are neutralised`,
+    tags: ['inbox'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    query: inboxFilterSchema,
+    response: z.string().describe('text/csv'),
+    handler: async (c) => {
+      const { ctx, ws, query, reply } = c;
+      const rows = await listInbox(ctx.store.db, ws.workspaceId, inboxReader(ws), ws.userId, query, new Date(ctx.clock.now()), undefined, EXPORT_MAX);
+      await audit(c, { action: 'export.downloaded', target: 'inbox.csv', detail: { rows: rows.length } });
+      reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="inbox.csv"');
+      return csvRecord(CSV_COLUMNS) + rows.map(csvLine).join('');
     },
   }),
   defineRoute({

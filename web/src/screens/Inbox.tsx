@@ -261,6 +261,10 @@ export function Inbox({ workspaceId }: ScreenProps) {
         <button type="button" className="btn btn-quiet" onClick={showHelp} aria-keyshortcuts="?">
           Keyboard shortcuts
         </button>
+        {/* The list as it is filtered now (the tab, search and filters), every page of it. */}
+        <a className="btn btn-quiet" href={ws(workspaceId, `inbox.csv?${query}`)} download="inbox.csv" data-testid="inbox-csv">
+          Export CSV
+        </a>
         <div className="tabs" role="tablist" aria-label="Queue">
           {TABS.map(([t, label]) => (
             <button key={t} type="button" role="tab" aria-selected={tab === t} className="tab" onClick={() => (setTab(t), setSelected(undefined), setOpened(false))}>

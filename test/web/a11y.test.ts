@@ -75,6 +75,13 @@ async function tabWalk(page: Page, screen: string): Promise<number> {
   return seen.length;
 }
 
+/** A list's "Download … as CSV" clicked: the file's lines. */
+async function csvOf(page: Page, what: string, file: string): Promise<string[]> {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: `Download ${what} as CSV` }).click()]);
+  expect(download.suggestedFilename()).toBe(file);
+  return readFileSync((await download.path())!, 'utf8').trimEnd().split('\r\n');
+}
+
 const skip = chromiumSkipReason();
 
 describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
@@ -128,16 +135,21 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
       await go('Mailboxes');
       await page.getByRole('meter').first().waitFor();
       await audit(page, '05-mailboxes', found, walk);
+      if (n === 0) expect(await csvOf(page, 'the mailboxes', 'mailboxes.csv')).toEqual(
+        expect.arrayContaining(['Mailbox,Name,Provider,Health,Why,Verified,Sent today,Today\'s cap,Daily cap,Ramp day,Ramp days', expect.stringMatching(/^ada\.second@example\.test,,gmail,paused,bounce rate 6% over the last 50 sends,/)]),
+      );
       await page.getByRole('button', { name: 'Add mailbox' }).click();
       await audit(page, '06-mailbox-connect', found, walk);
 
       await go('Domains');
       await page.locator('.domains-table').getByText('Sending domain').first().waitFor();
       await audit(page, '06b-domains', found, walk);
+      if (n === 0) expect(await csvOf(page, 'the domains', 'domains.csv')).toEqual(expect.arrayContaining(['Domain,Purpose,Health,Checks,Checked at', expect.stringMatching(/^example\.test,Sending domain,/)]));
 
       await go('Sequences');
       await page.getByRole('link', { name: 'Outbound Q3' }).waitFor();
       await audit(page, '07-sequences', found, walk);
+      if (n === 0) expect(await csvOf(page, 'the sequences', 'sequences.csv')).toEqual(expect.arrayContaining(['Sequence,Key,Status,Steps,Active,Replied', expect.stringMatching(/^Outbound Q3,outbound-q3,\w+,\d+,\d+,\d+$/)]));
       await page.getByRole('link', { name: 'Outbound Q3' }).click();
       await page.getByLabel('Step 1 variant B subject').waitFor();
       await page.getByLabel('Step 1 body').focus();
@@ -191,6 +203,22 @@ describe.skipIf(skip !== null)(`accessibility of every screen, in Chromium${skip
       // The settings, the members and the invitations load side by side: the name may come last.
       await expect.poll(() => page.getByLabel('Workspace name').inputValue()).toBe('Acme Outbound');
       await audit(page, '13-settings', found, walk);
+      if (n === 0) {
+        // Every list of Settings as CSV: the members, and an invitation, an API key and a webhook made for it.
+        expect(await csvOf(page, 'the members', 'members.csv')).toEqual(expect.arrayContaining(['Name,Email,Role,Inbox,Phone number,Can sign in', 'Sam Member,sam@cadenza.test,member,own,,yes']));
+        const made = await page.evaluate(async () => {
+          const me = (await (await fetch('/api/auth/me')).json()) as { csrfToken: string; workspaces: { id: string }[] };
+          const post = (path: string, body: unknown) =>
+            fetch(`/api/workspaces/${me.workspaces[0]!.id}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': me.csrfToken }, body: JSON.stringify(body) }).then((r) => r.status);
+          return [await post('invitations', { email: 'new.rep@example.test', role: 'member' }), await post('api-keys', { name: 'warehouse' }), await post('webhooks', { url: 'https://hooks.example.com/cadenza', events: ['reply'] })];
+        });
+        expect(made).toEqual([201, 201, 201]);
+        await page.reload();
+        await page.getByRole('table', { name: 'API keys' }).getByText('warehouse').waitFor();
+        expect(await csvOf(page, 'the pending invitations', 'invitations.csv')).toEqual(expect.arrayContaining(['Email,Role,Invited by,Status,Expires at', expect.stringMatching(/^new\.rep@example\.test,member,/)]));
+        expect(await csvOf(page, 'the API keys', 'api-keys.csv')).toEqual(expect.arrayContaining(['Name,Prefix,Role,Created by,Created at,Last used at,Revoked at', expect.stringMatching(/^warehouse,\w+,/)]));
+        expect(await csvOf(page, 'the webhooks', 'webhooks.csv')).toEqual(expect.arrayContaining(['Endpoint,Description,Events,Added at', expect.stringMatching(/^https:\/\/hooks\.example\.com\/cadenza,,reply,/)]));
+      }
       await page.close();
     }
     expect(found, 'serious or critical axe violations').toEqual([]);

@@ -6,6 +6,7 @@ import { Badge, Empty, ErrorNote, Field, SubmitButton, TableHead, when } from '.
 import type { ApiKey } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
+import { CsvButton } from '../ui/CsvButton.tsx';
 
 const ROLES = [
   { value: 'member', label: 'Member: what a member may do (reads no inbox)' },
@@ -76,33 +77,41 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
       {list.data && keys.length === 0 ? (
         <Empty>No API keys yet.</Empty>
       ) : (
-        <table className="table" aria-label="API keys">
-          <TableHead columns={['Key', 'Role', 'Created by', 'Last used']} />
-          <tbody>
-            {keys.map((k) => (
-              <tr key={k.id}>
-                <td>
-                  <div className="strong">{k.name}</div>
-                  <div className="muted small">
-                    <code>{k.prefix}…</code> · created {when(k.createdAt)}
-                  </div>
-                </td>
-                <td>{k.role}</td>
-                <td>{k.createdBy ?? '—'}</td>
-                <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'never'}</td>
-                <td>
-                  {k.revokedAt ? (
-                    <Badge tone="muted">revoked</Badge>
-                  ) : (
-                    <button type="button" className="btn btn-quiet" onClick={() => void revoke(k)} aria-label={`Revoke the API key ${k.name}`}>
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <>
+          <table className="table" aria-label="API keys">
+            <TableHead columns={['Key', 'Role', 'Created by', 'Last used']} />
+            <tbody>
+              {keys.map((k) => (
+                <tr key={k.id}>
+                  <td>
+                    <div className="strong">{k.name}</div>
+                    <div className="muted small">
+                      <code>{k.prefix}…</code> · created {when(k.createdAt)}
+                    </div>
+                  </td>
+                  <td>{k.role}</td>
+                  <td>{k.createdBy ?? '—'}</td>
+                  <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'never'}</td>
+                  <td>
+                    {k.revokedAt ? (
+                      <Badge tone="muted">revoked</Badge>
+                    ) : (
+                      <button type="button" className="btn btn-quiet" onClick={() => void revoke(k)} aria-label={`Revoke the API key ${k.name}`}>
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <CsvButton
+            what="the API keys"
+            filename="api-keys.csv"
+            header={['Name', 'Prefix', 'Role', 'Created by', 'Created at', 'Last used at', 'Revoked at']}
+            rows={keys.map((k) => [k.name, k.prefix, k.role, k.createdBy, k.createdAt, k.lastUsedAt, k.revokedAt])}
+          />
+        </>
       )}
       <p className="muted small" style={{ margin: 0 }}>
         A key stops working when it is revoked, and when the member who made it leaves the workspace; a member made a member keeps keys of a member only.

@@ -6,6 +6,7 @@ import { CopyField } from '../ui/CopyField.tsx';
 import { Badge, Empty, ErrorNote, PageHeader, TableHead, when } from '../ui/parts.tsx';
 import { useLoad, usePoll } from '../ui/use-load.ts';
 import { TrackingHostPanel } from './TrackingHost.tsx';
+import { CsvButton } from '../ui/CsvButton.tsx';
 
 /**
  * Domains (issue 14): each domain the workspace sends from, and its tracking host, with a chip per
@@ -168,6 +169,12 @@ export function Domains({ workspaceId }: ScreenProps) {
               ))}
             </tbody>
           </table>
+          <CsvButton
+            what="the domains"
+            filename="domains.csv"
+            header={['Domain', 'Purpose', 'Health', 'Checks', 'Checked at']}
+            rows={domains.map((d) => [d.domain, label(d), d.verdict ?? 'pending', chips(d).map((c) => `${KIND[c.kind] ?? c.kind} ${c.status}`).join('; '), d.checkedAt])}
+          />
           <div className="domain-cards">
             {domains.map((d) => (
               <section key={`${d.purpose}:${d.domain}`} className="card" aria-label={d.domain}>

@@ -6,6 +6,7 @@ import { useConfirm } from '../ui/dialog.tsx';
 import type { Invitation, InvitationCreated as Created } from '../types.ts';
 import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
+import { CsvButton } from '../ui/CsvButton.tsx';
 
 type Role = 'owner' | 'admin' | 'member' | 'viewer';
 
@@ -67,28 +68,36 @@ export function Invitations({ workspaceId, role }: { workspaceId: string; role: 
       {open.length === 0 ? (
         <Empty>No pending invitations.</Empty>
       ) : (
-        <table className="table">
-          <TableHead columns={['Invited', 'Role', 'Expires']} />
-          <tbody>
-            {open.map((i) => (
-              <tr key={i.id}>
-                <td>
-                  <div className="strong">{i.email}</div>
-                  {i.invitedBy && <div className="muted small">by {i.invitedBy}</div>}
-                </td>
-                <td>{i.role}</td>
-                <td>{i.status === 'expired' ? <Badge tone="warn">expired</Badge> : when(i.expiresAt)}</td>
-                <td>
-                  {i.status === 'pending' && rank[i.role] <= rank[role] && (
-                    <button type="button" className="btn btn-quiet" onClick={() => void revoke(i)} aria-label={`Withdraw the invitation to ${i.email}`}>
-                      Withdraw
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <>
+          <table className="table">
+            <TableHead columns={['Invited', 'Role', 'Expires']} />
+            <tbody>
+              {open.map((i) => (
+                <tr key={i.id}>
+                  <td>
+                    <div className="strong">{i.email}</div>
+                    {i.invitedBy && <div className="muted small">by {i.invitedBy}</div>}
+                  </td>
+                  <td>{i.role}</td>
+                  <td>{i.status === 'expired' ? <Badge tone="warn">expired</Badge> : when(i.expiresAt)}</td>
+                  <td>
+                    {i.status === 'pending' && rank[i.role] <= rank[role] && (
+                      <button type="button" className="btn btn-quiet" onClick={() => void revoke(i)} aria-label={`Withdraw the invitation to ${i.email}`}>
+                        Withdraw
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <CsvButton
+            what="the pending invitations"
+            filename="invitations.csv"
+            header={['Email', 'Role', 'Invited by', 'Status', 'Expires at']}
+            rows={open.map((i) => [i.email, i.role, i.invitedBy, i.status, i.expiresAt])}
+          />
+        </>
       )}
       <p className="muted small" style={{ margin: 0 }}>
         A link works once, for the invited address only, for seven days. Invite the same address again to send a fresh link; the old one stops working.

@@ -8,6 +8,7 @@ import { Badge, Empty, ErrorNote, Field, Meter, PageHeader, SubmitButton, TableH
 import { useLoad, usePoll } from '../ui/use-load.ts';
 import { SignatureForm } from './SignatureForm.tsx';
 import { useSubmit } from '../ui/use-submit.ts';
+import { CsvButton } from '../ui/CsvButton.tsx';
 
 const healthTone = { ok: 'ok', warning: 'warn', paused: 'bad', error: 'bad' } as const;
 
@@ -107,25 +108,26 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
       <ErrorNote error={list.error ?? error} />
       {!list.loading && mailboxes.length === 0 && <Empty>No mailbox yet. Add the mailbox your sequences send from.</Empty>}
       {mailboxes.length > 0 && (
-        <table className="table">
-          <TableHead columns={['Mailbox', 'Health', 'Sent today', 'Cap and ramp']} />
-          <tbody>
-            {mailboxes.map((m) => {
-              const rep = reports[m.id];
-              return (
-                <tr key={m.id}>
-                  <td>
-                    <div className="strong">{m.email}</div>
-                    <div className="muted small">
-                      {m.displayName ?? ''} {m.provider === 'smtp_imap' ? 'SMTP / IMAP' : m.provider === 'gmail' ? 'Google' : 'Microsoft'}
-                    </div>
-                  </td>
-                  <td>
-                    <Badge tone={healthTone[m.health]}>{m.health}</Badge>
-                    {m.verification === 'not_verified' && (
-                      <>
-                        {' '}
-                        <Badge tone="warn">not verified</Badge>
+        <>
+          <table className="table">
+            <TableHead columns={['Mailbox', 'Health', 'Sent today', 'Cap and ramp']} />
+            <tbody>
+              {mailboxes.map((m) => {
+                const rep = reports[m.id];
+                return (
+                  <tr key={m.id}>
+                    <td>
+                      <div className="strong">{m.email}</div>
+                      <div className="muted small">
+                        {m.displayName ?? ''} {m.provider === 'smtp_imap' ? 'SMTP / IMAP' : m.provider === 'gmail' ? 'Google' : 'Microsoft'}
+                      </div>
+                    </td>
+                    <td>
+                      <Badge tone={healthTone[m.health]}>{m.health}</Badge>
+                      {m.verification === 'not_verified' && (
+                        <>
+                          {' '}
+                          <Badge tone="warn">not verified</Badge>
                       </>
                     )}
                     {m.healthReason && <div className="small muted">{m.healthReason}</div>}
@@ -194,6 +196,13 @@ export function Mailboxes({ workspaceId }: ScreenProps) {
             })}
           </tbody>
         </table>
+        <CsvButton
+          what="the mailboxes"
+          filename="mailboxes.csv"
+          header={['Mailbox', 'Name', 'Provider', 'Health', 'Why', 'Verified', 'Sent today', "Today's cap", 'Daily cap', 'Ramp day', 'Ramp days']}
+          rows={mailboxes.map((m) => [m.email, m.displayName, m.provider, m.health, m.healthReason, m.verification, m.sentToday, m.todayCap, m.dailyCap, m.ramp?.day, m.ramp?.days])}
+        />
+        </>
       )}
       {warmupOf && <WarmupPanel key={warmupOf.id} url={ws(workspaceId, `mailboxes/${warmupOf.id}/warmup`)} email={warmupOf.email} canEdit />}
       {signatureOf && <SignatureForm key={signatureOf.id} workspaceId={workspaceId} mailbox={signatureOf} onSaved={() => list.reload()} />}

@@ -13,6 +13,7 @@ import { ExperimentsPanel } from './ExperimentsPanel.tsx';
 import { SequenceEnrollments } from './MoveEnrollments.tsx';
 import { ProblemsContext, problemsOf, type Problem } from './flow-problems.ts';
 import { SequenceExperiments, variantOwners } from './SequenceExperiments.tsx';
+import { CsvButton } from '../ui/CsvButton.tsx';
 
 const statusTone = { draft: 'muted', active: 'ok', paused: 'warn', archived: 'muted' } as const;
 
@@ -34,35 +35,43 @@ function SequenceList({ workspaceId }: { workspaceId: string }) {
       <ErrorNote error={list.error} />
       {!list.loading && seqs.length === 0 && <Empty>No sequence yet. Create one: a few steps, a send window, and the mailboxes it sends from.</Empty>}
       {seqs.length > 0 && (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Sequence</th>
-              <th scope="col">Status</th>
-              <th scope="col">Steps</th>
-              <th scope="col">Active</th>
-              <th scope="col">Replied</th>
-            </tr>
-          </thead>
-          <tbody>
-            {seqs.map((s) => (
-              <tr key={s.id}>
-                <td>
-                  <a href={`/sequences/${s.id}`} onClick={(e) => (e.preventDefault(), navigate(`/sequences/${s.id}`))}>
-                    {s.name}
-                  </a>
-                  <div className="muted small">{s.key}</div>
-                </td>
-                <td>
-                  <Badge tone={statusTone[s.status]}>{s.status}</Badge>
-                </td>
-                <td>{s.steps}</td>
-                <td>{s.active}</td>
-                <td>{s.replied}</td>
+        <>
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Sequence</th>
+                <th scope="col">Status</th>
+                <th scope="col">Steps</th>
+                <th scope="col">Active</th>
+                <th scope="col">Replied</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {seqs.map((s) => (
+                <tr key={s.id}>
+                  <td>
+                    <a href={`/sequences/${s.id}`} onClick={(e) => (e.preventDefault(), navigate(`/sequences/${s.id}`))}>
+                      {s.name}
+                    </a>
+                    <div className="muted small">{s.key}</div>
+                  </td>
+                  <td>
+                    <Badge tone={statusTone[s.status]}>{s.status}</Badge>
+                  </td>
+                  <td>{s.steps}</td>
+                  <td>{s.active}</td>
+                  <td>{s.replied}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <CsvButton
+            what="the sequences"
+            filename="sequences.csv"
+            header={['Sequence', 'Key', 'Status', 'Steps', 'Active', 'Replied']}
+            rows={seqs.map((s) => [s.name, s.key, s.status, s.steps, s.active, s.replied])}
+          />
+        </>
       )}
     </>
   );

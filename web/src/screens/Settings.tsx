@@ -13,6 +13,7 @@ import { PacingForm } from './PacingForm.tsx';
 import { Privacy } from './Privacy.tsx';
 import { SingleSignOn } from './SingleSignOn.tsx';
 import { Webhooks } from './Webhooks.tsx';
+import { CsvButton } from '../ui/CsvButton.tsx';
 
 /** The workspace's settings and its people; admins change them, members read them. */
 export function Settings({ workspaceId }: ScreenProps) {
@@ -132,56 +133,64 @@ function Members({ workspaceId, admin, owner }: { workspaceId: string; admin: bo
       <p className="muted small" style={{ margin: 0 }}>A phone number is the member's number on your SIP trunk: the caller ID of the calls they place, and calls to it ring their browser. Write it as the carrier gave it, with + and the country code.</p>
       <ErrorNote error={list.error ?? error} />
       {members.length > 0 && (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Person</th>
-              <th scope="col">Role</th>
-              <th scope="col">Inbox</th>
-              <th scope="col">Phone number</th>
-            </tr>
-          </thead>
-          <tbody>
-            {members.map((m) => {
-              const who = m.name ?? m.email;
-              return (
-                <tr key={m.id}>
-                  <td>
-                    <div className="strong">{who}</div>
-                    <div className="muted small">{m.email}</div>
-                    {!m.canSignIn && <Badge tone="muted">cannot sign in</Badge>}
-                  </td>
-                  <td>
-                    {admin && (owner || m.role !== 'owner') ? (
-                      <select value={m.role} onChange={(e) => void change(m, { role: e.target.value as Member['role'] })} aria-label={`Role of ${who}`}>
-                        {owner && <option value="owner">Owner</option>}
-                        <option value="admin">Admin</option>
-                        <option value="member">Member</option>
-                      </select>
-                    ) : (
-                      m.role
-                    )}
-                  </td>
-                  <td>
-                    {m.role !== 'member' ? (
-                      <span className="muted">every mailbox</span>
-                    ) : admin ? (
-                      <select value={m.inboxScope} onChange={(e) => void change(m, { inboxScope: e.target.value as Member['inboxScope'] })} aria-label={`Inbox of ${who}`}>
-                        <option value="own">Their own mailboxes</option>
-                        <option value="all">Every mailbox</option>
-                      </select>
-                    ) : m.inboxScope === 'all' ? (
-                      'every mailbox'
-                    ) : (
-                      'their own mailboxes'
-                    )}
-                  </td>
-                  <td>{admin ? <PhoneNumberField member={m} who={who} save={(phoneNumber) => change(m, { phoneNumber })} /> : (m.phoneNumber ?? <span className="muted">none</span>)}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <>
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Person</th>
+                <th scope="col">Role</th>
+                <th scope="col">Inbox</th>
+                <th scope="col">Phone number</th>
+              </tr>
+            </thead>
+            <tbody>
+              {members.map((m) => {
+                const who = m.name ?? m.email;
+                return (
+                  <tr key={m.id}>
+                    <td>
+                      <div className="strong">{who}</div>
+                      <div className="muted small">{m.email}</div>
+                      {!m.canSignIn && <Badge tone="muted">cannot sign in</Badge>}
+                    </td>
+                    <td>
+                      {admin && (owner || m.role !== 'owner') ? (
+                        <select value={m.role} onChange={(e) => void change(m, { role: e.target.value as Member['role'] })} aria-label={`Role of ${who}`}>
+                          {owner && <option value="owner">Owner</option>}
+                          <option value="admin">Admin</option>
+                          <option value="member">Member</option>
+                        </select>
+                      ) : (
+                        m.role
+                      )}
+                    </td>
+                    <td>
+                      {m.role !== 'member' ? (
+                        <span className="muted">every mailbox</span>
+                      ) : admin ? (
+                        <select value={m.inboxScope} onChange={(e) => void change(m, { inboxScope: e.target.value as Member['inboxScope'] })} aria-label={`Inbox of ${who}`}>
+                          <option value="own">Their own mailboxes</option>
+                          <option value="all">Every mailbox</option>
+                        </select>
+                      ) : m.inboxScope === 'all' ? (
+                        'every mailbox'
+                      ) : (
+                        'their own mailboxes'
+                      )}
+                    </td>
+                    <td>{admin ? <PhoneNumberField member={m} who={who} save={(phoneNumber) => change(m, { phoneNumber })} /> : (m.phoneNumber ?? <span className="muted">none</span>)}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          <CsvButton
+            what="the members"
+            filename="members.csv"
+            header={['Name', 'Email', 'Role', 'Inbox', 'Phone number', 'Can sign in']}
+            rows={members.map((m) => [m.name, m.email, m.role, m.role === 'member' ? m.inboxScope : 'all', m.phoneNumber, m.canSignIn ? 'yes' : 'no'])}
+          />
+        </>
       )}
     </section>
   );

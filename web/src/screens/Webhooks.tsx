@@ -6,6 +6,7 @@ import { CopyField } from '../ui/CopyField.tsx';
 import { Badge, Empty, ErrorNote, Field, SubmitButton, TableHead, when } from '../ui/parts.tsx';
 import { useConfirm } from '../ui/dialog.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { CsvButton } from '../ui/CsvButton.tsx';
 
 /**
  * Webhooks out (admins): endpoints, a test event, the delivery log, and the signing secret, which
@@ -88,42 +89,50 @@ export function Webhooks({ workspaceId }: { workspaceId: string }) {
       {endpoints.length === 0 ? (
         <Empty>No webhooks yet.</Empty>
       ) : (
-        <table className="table">
-          <TableHead columns={['Endpoint', 'Events']} />
-          <tbody>
-            {endpoints.map((e) => (
-              <tr key={e.id}>
-                <td>
-                  <div className="strong">{e.url}</div>
-                  <div className="muted small">
-                    {e.description ? `${e.description} · ` : ''}added {when(e.createdAt)}
-                  </div>
-                  {log?.id === e.id && <DeliveryLog deliveries={log.deliveries} />}
-                </td>
-                <td className="small">{e.events.join(', ')}</td>
-                <td>
-                  <div className="row">
-                    <button type="button" className="btn btn-quiet" onClick={() => void act(async () => void (await api('POST', ws(workspaceId, `webhooks/${e.id}/test`))))} aria-label={`Send test event to ${e.url}`}>
-                      Send test
-                    </button>
-                    <button type="button" className="btn btn-quiet" onClick={() => void showLog(e)} aria-expanded={log?.id === e.id} aria-label={`Deliveries to ${e.url}`}>
-                      Deliveries
-                    </button>
-                    <button type="button" className="btn btn-quiet" onClick={() => void rotate(e, 24)} aria-label={`Rotate secret of ${e.url} (the old one signs for 24 more hours)`}>
-                      Rotate secret
-                    </button>
-                    <button type="button" className="btn btn-quiet" onClick={() => void replaceNow(e)} aria-label={`Leaked: replace now the secret of ${e.url}`}>
-                      Leaked: replace now
-                    </button>
-                    <button type="button" className="btn btn-quiet" onClick={() => void remove(e)} aria-label={`Delete ${e.url}`}>
-                      Delete
-                    </button>
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <>
+          <table className="table">
+            <TableHead columns={['Endpoint', 'Events']} />
+            <tbody>
+              {endpoints.map((e) => (
+                <tr key={e.id}>
+                  <td>
+                    <div className="strong">{e.url}</div>
+                    <div className="muted small">
+                      {e.description ? `${e.description} · ` : ''}added {when(e.createdAt)}
+                    </div>
+                    {log?.id === e.id && <DeliveryLog deliveries={log.deliveries} />}
+                  </td>
+                  <td className="small">{e.events.join(', ')}</td>
+                  <td>
+                    <div className="row">
+                      <button type="button" className="btn btn-quiet" onClick={() => void act(async () => void (await api('POST', ws(workspaceId, `webhooks/${e.id}/test`))))} aria-label={`Send test event to ${e.url}`}>
+                        Send test
+                      </button>
+                      <button type="button" className="btn btn-quiet" onClick={() => void showLog(e)} aria-expanded={log?.id === e.id} aria-label={`Deliveries to ${e.url}`}>
+                        Deliveries
+                      </button>
+                      <button type="button" className="btn btn-quiet" onClick={() => void rotate(e, 24)} aria-label={`Rotate secret of ${e.url} (the old one signs for 24 more hours)`}>
+                        Rotate secret
+                      </button>
+                      <button type="button" className="btn btn-quiet" onClick={() => void replaceNow(e)} aria-label={`Leaked: replace now the secret of ${e.url}`}>
+                        Leaked: replace now
+                      </button>
+                      <button type="button" className="btn btn-quiet" onClick={() => void remove(e)} aria-label={`Delete ${e.url}`}>
+                        Delete
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <CsvButton
+            what="the webhooks"
+            filename="webhooks.csv"
+            header={['Endpoint', 'Description', 'Events', 'Added at']}
+            rows={endpoints.map((e) => [e.url, e.description, e.events.join(' '), e.createdAt])}
+          />
+        </>
       )}
     </section>
   );

@@ -181,6 +181,30 @@ describe.each(testBackends())('sign-in, sessions, CSRF and API keys (%s)', (back
     expect((await h.app.inject({ method: 'GET', url: `/api/workspaces/${w.workspaceId}/settings`, headers: { authorization: 'Bearer cdz_made_up' } })).statusCode).toBe(401);
   });
 
+  it('a read-only API key reads with its role and is refused every change, its own scope included', async () => {
+    const harness = (h = await apiHarness(backend));
+    const w = await seedWorkspace(harness.store, 'A', 'a@example.test');
+    const owner = await login(harness.app, 'a@example.test', w.password);
+    const created = await owner.call('POST', `/api/workspaces/${w.workspaceId}/api-keys`, { name: 'dashboard', scope: 'read_only' });
+    expect(created.statusCode).toBe(201);
+    const { key, id, scope } = created.json<{ key: string; id: string; scope: string }>();
+    expect(scope).toBe('read_only');
+    const listed = (await owner.call('GET', `/api/workspaces/${w.workspaceId}/api-keys`)).json<{ apiKeys: Array<{ id: string; scope: string }> }>().apiKeys;
+    expect(listed.find((k) => k.id === id)?.scope).toBe('read_only');
+    const as = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) => harness.app.inject({ method, url, headers: { authorization: `Bearer ${key}` }, ...(payload ? { payload } : {}) });
+    // Reads work as the key's role (admin: the key list is an admin's read).
+    expect((await as('GET', `/api/workspaces/${w.workspaceId}/settings`)).statusCode).toBe(200);
+    expect((await as('GET', `/api/workspaces/${w.workspaceId}/api-keys`)).statusCode).toBe(200);
+    // Every change is refused, with the reason, and nothing changed.
+    const patched = await as('PATCH', `/api/workspaces/${w.workspaceId}/settings`, { holidaysCountry: 'FR' });
+    expect(patched.statusCode).toBe(403);
+    expect(patched.json().error.message).toMatch(/read-only/);
+    expect((await as('GET', `/api/workspaces/${w.workspaceId}/settings`)).json().holidaysCountry).not.toBe('FR');
+    expect((await as('POST', `/api/workspaces/${w.workspaceId}/api-keys`, { name: 'escalate' })).statusCode).toBe(403);
+    expect((await as('DELETE', `/api/workspaces/${w.workspaceId}/api-keys/${id}`)).statusCode).toBe(403);
+    expect((await owner.call('POST', `/api/workspaces/${w.workspaceId}/api-keys`, { name: 'x', scope: 'everything' })).statusCode).toBe(400);
+  });
+
   it('members: an admin adds a member, who joins through the link and can sign in; the last owner cannot be demoted', async () => {
     h = await apiHarness(backend);
     const w = await seedWorkspace(h.store, 'A', 'a@example.test');

@@ -731,6 +731,8 @@ export interface ApiKeyTable {
   prefix: string;
   key_hash: string;
   role: 'admin' | 'member';
+  /** Only safe requests (GET, HEAD) (0138). */
+  read_only: Generated<boolean>;
   created_by: string | null;
   /** The creator as it read at creation (0023). */
   created_by_label: string | null;

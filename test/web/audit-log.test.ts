@@ -85,7 +85,7 @@ describe.skipIf(skip !== null)(`the audit log in Chromium${skip ? ` (skipped: ${
     await page.close();
   }, 180_000);
 
-  it('makes an API key with a role from the screen, shows it once, and revokes it after asking', async () => {
+  it('makes a read-only API key with a role from the screen, shows it once, and revokes it after asking', async () => {
     const page = await web.newPage({ viewport: { width: 1440, height: 900 } });
     await page.goto(web.app.url!);
     await web.signIn(page, OWNER);
@@ -94,6 +94,7 @@ describe.skipIf(skip !== null)(`the audit log in Chromium${skip ? ` (skipped: ${
     const found: string[] = [];
     await section.getByLabel('Key name').fill('reporting script');
     await section.getByLabel('Key role').selectOption('member');
+    await section.getByLabel('Key access').selectOption('read_only');
     await section.getByRole('button', { name: 'Create key' }).click();
     const shown = section.getByRole('textbox', { name: 'New API key reporting script' });
     await shown.waitFor();
@@ -107,11 +108,15 @@ describe.skipIf(skip !== null)(`the audit log in Chromium${skip ? ` (skipped: ${
     const withKey = async (path: string) => (await fetch(`${web.app.url}/api/workspaces/${ws.id}/${path}`, { headers: { authorization: `Bearer ${key}` } })).status;
     expect(await withKey('leads')).toBe(200);
     expect(await withKey('api-keys')).toBe(403);
+    // Read only: a change a member may make is refused to this key.
+    const write = await fetch(`${web.app.url}/api/workspaces/${ws.id}/leads`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'new@lead.test' }) });
+    expect(write.status).toBe(403);
+    expect(((await write.json()) as { error: { message: string } }).error.message).toMatch(/read-only/);
     await section.getByRole('button', { name: 'Done' }).click();
     await page.reload();
     const row = page.getByRole('table', { name: 'API keys' }).getByRole('row').filter({ hasText: 'reporting script' });
     await row.filter({ hasText: OWNER.email }).waitFor();
-    expect(await row.getByRole('cell').nth(1).textContent()).toBe('member');
+    expect(await row.getByRole('cell').nth(1).textContent()).toBe('member read only');
     expect(await row.textContent()).not.toContain('never');
     // Once shown, never again: the page holds its prefix only.
     expect(await page.content()).not.toContain(key);

@@ -276,6 +276,8 @@ export type ApiKey = {
   /** The first characters of the key, to tell keys apart */
   prefix: string;
   role: "admin" | "member";
+  /** read_only: GET requests only, whatever the role allows */
+  scope: "read_write" | "read_only";
   /** Who created it, as it read then: a member's address, or the API key that made it */
   createdBy: string | null;
   /** The creating member (app_user id); null once they left, or when a key made it */
@@ -2193,6 +2195,8 @@ export interface ApiRoutes {
     body: {
       name: string;
       role?: "admin" | "member";
+      /** read_only: the key may only make GET requests */
+      scope?: "read_write" | "read_only";
     };
     response: {
       id: string;
@@ -2200,6 +2204,8 @@ export interface ApiRoutes {
       /** The first characters of the key, to tell keys apart */
       prefix: string;
       role: "admin" | "member";
+      /** read_only: GET requests only, whatever the role allows */
+      scope: "read_write" | "read_only";
       /** Who created it, as it read then: a member's address, or the API key that made it */
       createdBy: string | null;
       /** The creating member (app_user id); null once they left, or when a key made it */

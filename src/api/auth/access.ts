@@ -21,7 +21,7 @@ export function roleAtLeast(role: Role, min: Role): boolean {
 
 export type Principal =
   | { kind: 'session'; accountId: string; sessionToken: string; csrfToken: string }
-  | { kind: 'api_key'; keyId: string; workspaceId: string; role: 'admin' | 'member' };
+  | { kind: 'api_key'; keyId: string; workspaceId: string; role: 'admin' | 'member'; readOnly: boolean };
 
 /** What the caller may do in the workspace named by the URL. */
 export interface WorkspaceAccess {
@@ -65,6 +65,11 @@ export function checkCsrf(req: FastifyRequest, p: Principal): void {
   if (typeof sent !== 'string' || !safeEqual(sent, p.csrfToken)) {
     throw cadenzaError('FORBIDDEN', 'missing or wrong x-csrf-token header (read it from GET /api/auth/me)');
   }
+}
+
+/** A read-only API key makes safe requests only: anything that could change something is refused, whatever its role. */
+export function checkKeyScope(req: FastifyRequest, p: Principal): void {
+  if (p.kind === 'api_key' && p.readOnly && UNSAFE.has(req.method)) throw cadenzaError('FORBIDDEN', 'this API key is read-only: it may only read (GET); make a read-and-write key to change anything');
 }
 
 /**

@@ -13,19 +13,21 @@ export interface ApiKeyPrincipal {
   keyId: string;
   workspaceId: string;
   role: 'admin' | 'member';
+  /** Only safe requests (GET, HEAD): `checkKeyScope`. */
+  readOnly: boolean;
 }
 
 export async function createApiKey(
   db: Db,
   deps: { clock: Clock; random: Random },
-  o: { workspaceId: string; name: string; role: 'admin' | 'member'; createdBy: string | null; createdByLabel?: string | null },
+  o: { workspaceId: string; name: string; role: 'admin' | 'member'; readOnly?: boolean; createdBy: string | null; createdByLabel?: string | null },
 ): Promise<{ id: string; key: string; prefix: string }> {
   const key = newSecret(API_KEY_PREFIX);
   const id = newId(deps.clock.now(), deps.random);
   const prefix = key.slice(0, API_KEY_PREFIX.length + 6);
   await db
     .insertInto('api_key')
-    .values({ id, workspace_id: o.workspaceId, name: o.name, prefix, key_hash: secretHash(key), role: o.role, created_by: o.createdBy, created_by_label: o.createdByLabel ?? null })
+    .values({ id, workspace_id: o.workspaceId, name: o.name, prefix, key_hash: secretHash(key), role: o.role, read_only: o.readOnly ?? false, created_by: o.createdBy, created_by_label: o.createdByLabel ?? null })
     .execute();
   return { id, key, prefix };
 }
@@ -38,13 +40,13 @@ export async function findApiKey(db: Db, key: string, clock: Clock): Promise<Api
     .set({ last_used_at: new Date(clock.now()) })
     .where('key_hash', '=', secretHash(key))
     .where('revoked_at', 'is', null)
-    .returning(['id', 'workspace_id', 'role'])
+    .returning(['id', 'workspace_id', 'role', 'read_only'])
     .executeTakeFirst();
-  return row && { keyId: row.id, workspaceId: row.workspace_id, role: row.role };
+  return row && { keyId: row.id, workspaceId: row.workspace_id, role: row.role, readOnly: row.read_only };
 }
 
 /** What people see of a key: never the key or its hash. */
-const KEY_VIEW_COLUMNS = ['id', 'name', 'prefix', 'role', 'created_by', 'created_by_label', 'created_at', 'last_used_at', 'revoked_at'] as const;
+const KEY_VIEW_COLUMNS = ['id', 'name', 'prefix', 'role', 'read_only', 'created_by', 'created_by_label', 'created_at', 'last_used_at', 'revoked_at'] as const;
 export type ApiKeyView = Pick<Selectable<ApiKeyTable>, (typeof KEY_VIEW_COLUMNS)[number]>;
 
 /** The workspace's API keys, revoked ones included, oldest first. */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { cadenzaError } from '../../common/errors.ts';
-import { authenticate, checkCsrf, workspaceAccess, type Principal, type Role, type WorkspaceAccess } from '../auth/access.ts';
+import { authenticate, checkCsrf, checkKeyScope, workspaceAccess, type Principal, type Role, type WorkspaceAccess } from '../auth/access.ts';
 import type { ApiContext } from '../context.ts';
 import { errorBody } from './errors.ts';
 import { validatorCompiler } from './validation.ts';
@@ -152,6 +152,7 @@ export function registerRoute(app: FastifyInstance, route: ApiRoute, ctx: ApiCon
       if (!principal) throw cadenzaError('UNAUTHENTICATED', 'sign in, or send an API key as Authorization: Bearer cdz_…');
       if (route.access === 'account' && principal.kind !== 'session') throw cadenzaError('FORBIDDEN', 'this route is for a signed-in person, not an API key');
       checkCsrf(req, principal);
+      checkKeyScope(req, principal);
       if (route.access === 'account') {
         authState.set(req, { principal });
         return;

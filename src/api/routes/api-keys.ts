@@ -10,6 +10,7 @@ const apiKey = z
     name: z.string(),
     prefix: z.string().describe('The first characters of the key, to tell keys apart'),
     role: z.enum(['admin', 'member']),
+    scope: z.enum(['read_write', 'read_only']).describe('read_only: GET requests only, whatever the role allows'),
     createdBy: z.string().nullable().describe("Who created it, as it read then: a member's address, or the API key that made it"),
     createdById: z.uuid().nullable().describe('The creating member (app_user id); null once they left, or when a key made it'),
     createdAt: z.iso.datetime(),
@@ -23,6 +24,7 @@ const toKey = (r: ApiKeyView): z.output<typeof apiKey> => ({
   name: r.name,
   prefix: r.prefix,
   role: r.role,
+  scope: r.read_only ? 'read_only' : 'read_write',
   createdBy: r.created_by_label,
   createdById: r.created_by,
   createdAt: r.created_at.toISOString(),
@@ -51,16 +53,20 @@ export const apiKeyRoutes = [
     access: { workspace: 'admin' },
     status: 201,
     params: workspaceParams({}),
-    body: z.object({ name: z.string().min(1).max(100), role: z.enum(['admin', 'member']).default('admin') }),
+    body: z.object({
+      name: z.string().min(1).max(100),
+      role: z.enum(['admin', 'member']).default('admin'),
+      scope: z.enum(['read_write', 'read_only']).default('read_write').describe('read_only: the key may only make GET requests'),
+    }),
     example: () => ({ body: { name: 'crm sync' } }),
     response: apiKey.extend({ key: z.string().describe('Send as Authorization: Bearer <key>. Shown once.') }),
     handler: async (c) => {
       const { ctx, ws, body } = c;
       // A member-role key cannot reach this route; an admin key may make keys up to admin.
       const actor = await actorOf(c);
-      const k = await createApiKey(ctx.store.db, ctx, { workspaceId: ws.workspaceId, name: body.name, role: body.role, createdBy: ws.userId, createdByLabel: actor.label });
+      const k = await createApiKey(ctx.store.db, ctx, { workspaceId: ws.workspaceId, name: body.name, role: body.role, readOnly: body.scope === 'read_only', createdBy: ws.userId, createdByLabel: actor.label });
       const row = await apiKeyView(ctx.store.db, k.id);
-      await audit(c, { action: 'api_key.created', target: `${row.name} (${row.prefix}…)`, detail: { apiKeyId: row.id, role: row.role } });
+      await audit(c, { action: 'api_key.created', target: `${row.name} (${row.prefix}…)`, detail: { apiKeyId: row.id, role: row.role, scope: body.scope } });
       return { ...toKey(row), key: k.key };
     },
   }),

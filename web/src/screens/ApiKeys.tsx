@@ -12,10 +12,16 @@ const ROLES = [
   { value: 'member', label: 'Member: what a member may do (reads no inbox)' },
   { value: 'admin', label: 'Admin: also settings, members, webhooks, keys' },
 ] as const;
+const SCOPES = [
+  { value: 'read_write', label: 'Read and write' },
+  { value: 'read_only', label: 'Read only: GET requests, nothing changed' },
+] as const;
+type Scope = (typeof SCOPES)[number]['value'];
 
 /**
- * The workspace's API keys for admins: a key made with its name and role (its scope: the routes a
- * member or an admin may call, docs/api.md; a member key belongs to nobody and reads no inbox),
+ * The workspace's API keys for admins: a key made with its name, role (the routes a member or an
+ * admin may call, docs/api.md; a member key belongs to nobody and reads no inbox) and access (read
+ * and write, or read only: GET requests alone, for a dashboard or a warehouse sync),
  * shown once, since the server keeps only its hash; who made each, when it
  * was last used, and Revoke, asked first (a script using it fails at once).
  */
@@ -23,10 +29,11 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
   const list = useLoad(() => api<{ apiKeys: ApiKey[] }>('GET', ws(workspaceId, 'api-keys')), [workspaceId]);
   const [name, setName] = useState('');
   const [role, setRole] = useState<'admin' | 'member'>('member');
+  const [scope, setScope] = useState<Scope>('read_write');
   const [made, setMade] = useState<{ name: string; key: string }>();
   const { ask, dialog } = useConfirm();
   const { busy, error, setError, submit } = useSubmit(async () => {
-    const k = await call('POST /api/workspaces/:workspaceId/api-keys', ws(workspaceId, 'api-keys'), { name: name.trim(), role });
+    const k = await call('POST /api/workspaces/:workspaceId/api-keys', ws(workspaceId, 'api-keys'), { name: name.trim(), role, scope });
     setMade({ name: k.name, key: k.key });
     setName('');
     list.reload();
@@ -59,6 +66,15 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
             ))}
           </select>
         </Field>
+        <Field label="Key access">
+          <select value={scope} onChange={(e) => setScope(e.target.value as Scope)}>
+            {SCOPES.map((s) => (
+              <option key={s.value} value={s.value}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+        </Field>
         <SubmitButton busy={busy} busyText="Creating…" disabled={!name.trim()}>
           Create key
         </SubmitButton>
@@ -79,7 +95,7 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
       ) : (
         <>
           <table className="table" aria-label="API keys">
-            <TableHead columns={['Key', 'Role', 'Created by', 'Last used']} />
+            <TableHead columns={['Key', 'Role and access', 'Created by', 'Last used']} />
             <tbody>
               {keys.map((k) => (
                 <tr key={k.id}>
@@ -89,7 +105,15 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
                       <code>{k.prefix}…</code> · created {when(k.createdAt)}
                     </div>
                   </td>
-                  <td>{k.role}</td>
+                  <td>
+                    {k.role}
+                    {k.scope === 'read_only' && (
+                      <>
+                        {' '}
+                        <Badge tone="muted">read only</Badge>
+                      </>
+                    )}
+                  </td>
                   <td>{k.createdBy ?? '—'}</td>
                   <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'never'}</td>
                   <td>
@@ -108,8 +132,8 @@ export function ApiKeys({ workspaceId }: { workspaceId: string }) {
           <CsvButton
             what="the API keys"
             filename="api-keys.csv"
-            header={['Name', 'Prefix', 'Role', 'Created by', 'Created at', 'Last used at', 'Revoked at']}
-            rows={keys.map((k) => [k.name, k.prefix, k.role, k.createdBy, k.createdAt, k.lastUsedAt, k.revokedAt])}
+            header={['Name', 'Prefix', 'Role', 'Access', 'Created by', 'Created at', 'Last used at', 'Revoked at']}
+            rows={keys.map((k) => [k.name, k.prefix, k.role, k.scope, k.createdBy, k.createdAt, k.lastUsedAt, k.revokedAt])}
           />
         </>
       )}

@@ -1276,7 +1276,7 @@ export interface Database {
 }
 // --- end single sign-on
 // --- notifications (0099_notifications.sql; owned by src/api/notify)
-export type NotificationKind = 'reply_positive' | 'task_due' | 'mailbox_attention' | 'sso_attention';
+export type NotificationKind = 'reply_positive' | 'meeting_booked' | 'task_due' | 'mailbox_attention' | 'sso_attention';
 
 export interface NotificationEventTable {
   id: Generated<number>;

@@ -78,7 +78,7 @@ describe.skipIf(skip !== null)(`notifications in Chromium${skip ? ` (skipped: ${
     // The member's choices: interested replies by email digest too, every 4 hours.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings', exact: true }).click();
     const section = page.getByTestId('notification-settings');
-    await section.getByRole('checkbox', { name: 'A prospect replies with interest: Email digest' }).check();
+    await section.getByRole('checkbox', { name: 'A prospect replies with interest or asks to meet: Email digest' }).check();
     await section.getByLabel('Email digest', { exact: true }).selectOption('4');
     await section.getByRole('button', { name: 'Save notification choices' }).click();
     await section.getByText('Notification choices saved.').waitFor();

@@ -1183,7 +1183,7 @@ export type NotificationPreferences = {
     browser: boolean;
     email: boolean;
     slack: boolean;
-    kind: "reply_positive" | "task_due" | "mailbox_attention" | "sso_attention";
+    kind: "reply_positive" | "meeting_booked" | "task_due" | "mailbox_attention" | "sso_attention";
     label: string;
   }[];
   /** mine: events of your own mailboxes (and those nobody owns); all: the whole workspace's */
@@ -1211,7 +1211,7 @@ export type Notifications = {
   unread: number;
   items: {
     id: number;
-    kind: "reply_positive" | "task_due" | "mailbox_attention" | "sso_attention";
+    kind: "reply_positive" | "meeting_booked" | "task_due" | "mailbox_attention" | "sso_attention";
     title: string;
     body: string;
     /** The app's path the notification opens */
@@ -5640,7 +5640,7 @@ export interface ApiRoutes {
         browser: boolean;
         email: boolean;
         slack: boolean;
-        kind: "reply_positive" | "task_due" | "mailbox_attention" | "sso_attention";
+        kind: "reply_positive" | "meeting_booked" | "task_due" | "mailbox_attention" | "sso_attention";
       }[];
       scope: "mine" | "all";
       digestEveryHours: number;

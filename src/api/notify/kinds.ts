@@ -1,15 +1,16 @@
 import type { NotificationKind } from '../../store/schema.ts';
 
 /**
- * What a person can be told (0099_notifications.sql) and where: the kinds of event, the channels,
+ * What a person can be told (0099_notifications.sql, 0136's meetings) and where: the kinds of event, the channels,
  * and the choice a member has made before choosing anything (in the app and the browser, no mail,
  * no Slack: the quiet channels are asked for, never assumed).
  */
-export const NOTIFICATION_KINDS = ['reply_positive', 'task_due', 'mailbox_attention', 'sso_attention'] as const satisfies readonly NotificationKind[];
+export const NOTIFICATION_KINDS = ['reply_positive', 'meeting_booked', 'task_due', 'mailbox_attention', 'sso_attention'] as const satisfies readonly NotificationKind[];
 export type { NotificationKind };
 
 export const KIND_LABELS: Record<NotificationKind, string> = {
-  reply_positive: 'A prospect replies with interest',
+  reply_positive: 'A prospect replies with interest or asks to meet',
+  meeting_booked: 'A meeting is booked',
   task_due: 'A call or manual task is due',
   mailbox_attention: 'A mailbox needs attention',
   sso_attention: 'Single sign-on needs attention',

@@ -37,6 +37,7 @@ describe.each(testBackends())('notification routes (%s)', (backend) => {
     const d = (await f.rep.call('GET', `${base}/notification-preferences`)).json();
     expect(d.kinds.map((k: { kind: string; inApp: boolean; email: boolean }) => [k.kind, k.inApp, k.email])).toEqual([
       ['reply_positive', true, false],
+      ['meeting_booked', true, false],
       ['task_due', true, false],
       ['mailbox_attention', true, false],
     ]);
@@ -50,7 +51,7 @@ describe.each(testBackends())('notification routes (%s)', (backend) => {
     const r = await f.rep.call('PUT', `${base}/notification-preferences`, { kinds: [{ kind: 'task_due', inApp: false, browser: false, email: true, slack: false }], scope: 'all', digestEveryHours: 4 });
     expect(r.statusCode, r.body).toBe(200);
     expect(r.json()).toMatchObject({ scope: 'all', digestEveryHours: 4 });
-    expect(r.json().kinds[1]).toMatchObject({ kind: 'task_due', inApp: false, email: true });
+    expect(r.json().kinds.find((k: { kind: string }) => k.kind === 'task_due')).toMatchObject({ kind: 'task_due', inApp: false, email: true });
     // The owner's are untouched.
     expect((await f.owner.call('GET', `${base}/notification-preferences`)).json()).toMatchObject({ scope: 'mine', digestEveryHours: 24 });
   });
@@ -72,5 +73,22 @@ describe.each(testBackends())('notification routes (%s)', (backend) => {
     expect(audit.body).not.toContain(secret);
     const gone = await f.rep.call('PUT', `${base}/notification-preferences/slack`, { url: null });
     expect(gone.json().slack).toEqual({ configured: false, host: null, disabledReason: null });
+  });
+
+  it("tells a meeting booked on a call to the enrollment's owner, not to a member who turned meetings off", async () => {
+    // The owner hears of everyone's events, except meetings.
+    const off = { inApp: false, browser: false, email: false, slack: false };
+    const mine = await f.owner.call('PUT', `${base}/notification-preferences`, { kinds: [{ kind: 'meeting_booked', ...off }], scope: 'all', digestEveryHours: 24 });
+    expect(mine.statusCode, mine.body).toBe(200);
+    const done = await f.rep.call('POST', `${base}/tasks/${f.repsMailbox.taskId}/complete`, { outcome: 'meeting_booked' });
+    expect(done.statusCode, done.body).toBe(200);
+    await fanOut({ store: f.h.store, clock: systemClock });
+    const rep = (await f.rep.call('GET', `${base}/notifications`)).json();
+    expect(rep.items[0]).toMatchObject({ kind: 'meeting_booked', title: 'Meeting booked with Lead r', body: 'Booked on a call · Sequence r', link: `/leads/${f.repsMailbox.leadId}` });
+    const owner = (await f.owner.call('GET', `${base}/notifications`)).json();
+    expect(owner.items.map((i: { kind: string }) => i.kind)).not.toContain('meeting_booked');
+    // Completed once: the same task again is refused, and nothing more is told.
+    expect((await f.rep.call('POST', `${base}/tasks/${f.repsMailbox.taskId}/complete`, { outcome: 'meeting_booked' })).statusCode).toBe(409);
+    expect(await fanOut({ store: f.h.store, clock: systemClock })).toBe(0);
   });
 });

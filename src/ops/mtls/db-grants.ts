@@ -86,7 +86,8 @@ import type { Role } from '../../common/config.ts';
  *   notification_event    notifications (0099, src/api/notify/): the facts are recorded by triggers in
  *                         the transaction of the role that owns them (the sync role's reply, the
  *                         scheduler's task, any role's change of a mailbox's health, a domain's
- *                         health change (0120) or a warmup cap reason), which insert only; the
+ *                         health change (0120) or a warmup cap reason, a reply's intent changed
+ *                         or a meeting journalled (0136)), which insert only; the
  *                         API's fan-out reads them and marks them handed out, its duty purges them.
  *   notification, notification_preference, notification_setting, notification_slack
  *                         the API's alone: members' choices, the bell, the digest (members'

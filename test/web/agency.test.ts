@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { setLogo } from '../../src/agency/sql/agency.ts';
 import { setDomain } from '../../src/tracking/domains/sql/tracking-domain.ts';
 import { seedMember } from '../api.ts';
 import { chromiumSkipReason } from './chromium.ts';
@@ -41,9 +40,19 @@ describe.skipIf(skip !== null)(`the agency screen and client portal in Chromium$
     await form.getByLabel('Display name').fill('Northwind Sales');
     await form.getByLabel('Primary colour').fill('#1a237e');
     expect(await page.getByRole('img', { name: 'Preview' }).innerText()).toContain('Northwind Sales');
+    // The logo uploaded from the form: a real PNG that Chromium draws (a bar of the accent colour).
+    const painter = await web.newPage({ viewport: { width: 200, height: 200 } });
+    await painter.setContent('<body style="margin:0"><div style="width:120px;height:48px;background:#ff6f00"></div></body>');
+    const png = await painter.screenshot({ clip: { x: 0, y: 0, width: 120, height: 48 } });
+    await painter.close();
+    await form.getByLabel('Logo').setInputFiles({ name: 'northwind.png', mimeType: 'image/png', buffer: png });
     await atBothWidths(page, 'agency', '02-branding', found);
     await form.getByRole('button', { name: 'Save branding' }).click();
     await table.getByRole('cell', { name: 'Northwind Sales', exact: true }).waitFor();
+    // Saved with the branding: the preview shows it, and the store holds those bytes.
+    await page.getByRole('img', { name: 'Preview' }).locator('img').waitFor();
+    const stored = await app.store.db.selectFrom('workspace_branding').innerJoin('workspace', 'workspace.id', 'workspace_branding.workspace_id').select(['logo_type']).where('workspace.name', '=', 'Northwind').executeTakeFirstOrThrow();
+    expect(stored.logo_type).toBe('image/png');
 
     await page.getByRole('button', { name: 'Open Northwind' }).click();
     await page.getByRole('heading', { level: 1, name: 'Analytics' }).waitFor();
@@ -70,11 +79,7 @@ describe.skipIf(skip !== null)(`the agency screen and client portal in Chromium$
     const found: string[] = [];
     const client = await app.store.db.selectFrom('workspace').select('id').where('name', '=', 'Northwind').executeTakeFirstOrThrow();
     expect(await setDomain(app.store.db, client.id, CLIENT_HOST, Date.now(), 'app')).toBe('set');
-    // A real PNG for the logo: Chromium draws one (a square of the accent colour).
-    const painter = await web.newPage({ viewport: { width: 200, height: 200 } });
-    await painter.setContent('<body style="margin:0"><div style="width:120px;height:48px;background:#ff6f00"></div></body>');
-    await setLogo(app.store.db, client.id, { bytes: await painter.screenshot({ clip: { x: 0, y: 0, width: 120, height: 48 } }), type: 'image/png' }, new Date());
-    await painter.close();
+    // The logo is the one the first test uploaded from the Branding form.
     const port = new URL(app.url!).port;
     const branded = `http://${CLIENT_HOST}:${port}/signin`;
 

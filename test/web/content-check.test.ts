@@ -5,11 +5,13 @@ import { applyDefinition } from '../../src/sequence/apply-definition.ts';
 import { validateDefinition } from '../../src/sequence/definition.ts';
 import { chromiumSkipReason } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * The sequence editor's "Check content" panel, before launch, in headless Chromium against the
  * real app: a spammy step is checked, and the panel shows Cadenza's findings and the spam
- * filter's state (no rspamd on this app's address: "not installed", said in words).
+ * filter's state (no rspamd on this app's address: "not installed", said in words). axe and
+ * screenshots of the findings at 1440×900 and 390×844 (content-check-01-findings-*).
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'sam@cadenza.test', password: 'a long enough password', workspace: 'Acme' };
@@ -43,5 +45,9 @@ describe.skipIf(skip !== null)(`content check in the sequence editor${skip ? ` (
     expect(text).toMatch(/spam phrases: .*"act now"/);
     expect(text).toMatch(/bare IP address/);
     expect(text).toMatch(/No spam score: no spam scorer at .* \(rspamd not installed or not running\)/);
+    const found: string[] = [];
+    await atBothWidths(page, 'content-check', '01-findings', found);
+    expect(found, 'serious or critical axe violations').toEqual([]);
+    expect(web.errors).toEqual([]);
   }, 120_000);
 });

@@ -2,9 +2,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { crmOAuthAppsFrom } from '../../src/crm/oauth/apps.ts';
 import { REFRESH_MARGIN_MS } from '../../src/crm/oauth/credential.ts';
 import { startHubSpotEmulator, type HubSpotEmulator } from '../../src/sim/emulators/hubspot/emulator.ts';
-import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * Connecting HubSpot with OAuth from Settings → Integrations in headless Chromium, against the
@@ -13,8 +13,9 @@ import { webSuite } from './harness.ts';
  * Settings connected; an open written to HubSpot with the OAuth token (the emulator issued no
  * other); the token near its expiry refreshed by the writer and stored; the app uninstalled in
  * HubSpot, the connection pauses itself with the reason in words and offers "Re-authorize
- * HubSpot", which resumes it and writes what queued; a declined consent said in words. axe on the
- * connect form and on the paused card. Screenshots crm-oauth-01..02.
+ * HubSpot", which resumes it and writes what queued; a declined consent said in words. axe and
+ * screenshots at 1440×900 and 390×844 on the connect form and on the paused card
+ * (crm-oauth-00-connect-form-*, crm-oauth-02-paused-*); crm-oauth-01-connected-1440.
  */
 const skip = chromiumSkipReason();
 
@@ -54,7 +55,9 @@ describe.skipIf(skip !== null)(`CRM OAuth connect in settings${skip ? ` (skipped
     await section.getByText('No CRM connected yet.').waitFor();
     // The token path stays the alternative.
     await section.getByLabel('Or connect with a token').waitFor();
-    expect(await blockingViolations(page, 'crm oauth, connect form')).toEqual([]);
+    const found: string[] = [];
+    await atBothWidths(page, 'crm-oauth', '00-connect-form', found);
+    expect(found, 'serious or critical axe violations').toEqual([]);
 
     // A declined consent comes back in words, nothing connected.
     emu.oauth.denyNext();
@@ -99,8 +102,8 @@ describe.skipIf(skip !== null)(`CRM OAuth connect in settings${skip ? ` (skipped
     await card.getByRole('button', { name: 'Re-authorize HubSpot' }).waitFor();
     // Refused at the API (401) or at the refresh (BAD_REFRESH_TOKEN), whichever the writer met first: either way, re-authorizing is what the words ask.
     expect(await card.locator('.note-warn').textContent()).toMatch(/Re-authorize HubSpot( \(or replace the token\))? to resume\./);
-    await screenshot(page, 'crm-oauth-02-paused-1440');
-    expect(await blockingViolations(page, 'crm oauth, paused')).toEqual([]);
+    await atBothWidths(page, 'crm-oauth', '02-paused', found);
+    expect(found, 'serious or critical axe violations').toEqual([]);
 
     await card.getByRole('button', { name: 'Re-authorize HubSpot' }).click();
     await section.getByText('HubSpot re-authorized: the connection is active and the queued activities are written now.').waitFor();

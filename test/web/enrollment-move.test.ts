@@ -5,14 +5,15 @@ import { seededRandom } from '../../src/common/random.ts';
 import { applyDefinition } from '../../src/sequence/apply-definition.ts';
 import { bulkEnroll } from '../../src/sequence/bulk-enroll.ts';
 import { validateDefinition } from '../../src/sequence/definition.ts';
-import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * Moving enrollments as a rep does it, in headless Chromium against the real app: from a lead's
  * page (Move to sequence…, pick, confirm; the lead shows 'moved' and the timeline says from where
- * to where), and in bulk from a sequence's enrollment list. Screenshots in test-results/screens/.
+ * to where), and in bulk from a sequence's enrollment list. The pickers and the list after the move
+ * are audited by axe and photographed at 1440×900 and 390×844 (test-results/screens/move-*).
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'mona@cadenza.test', password: 'a long enough password', workspace: 'Acme' };
@@ -60,8 +61,7 @@ describe.skipIf(skip !== null)(`moving enrollments in Chromium${skip ? ` (skippe
     await side.getByLabel('Move to sequence').selectOption({ label: 'Nurture' });
     await expect.poll(() => side.getByLabel('Start at step').locator('option').count()).toBe(2);
     await side.getByLabel('Start at step').selectOption({ label: 'Step 2 (call)' });
-    await screenshot(page, 'move-01-lead-pick');
-    a11y.push(...(await blockingViolations(page, 'Move to sequence, from the lead page')));
+    await atBothWidths(page, 'move', '01-lead-pick', a11y);
     await side.getByRole('button', { name: 'Confirm move' }).click();
     await side.getByText('moved to Nurture').waitFor();
     await side.getByText('Nurture:').waitFor();
@@ -78,13 +78,11 @@ describe.skipIf(skip !== null)(`moving enrollments in Chromium${skip ? ` (skippe
     await list.getByLabel(`Select ${leads[2]!.email}`).check();
     await list.getByRole('button', { name: 'Move selected to sequence…' }).click();
     await list.getByLabel('Move to sequence').selectOption({ label: 'Nurture' });
-    await screenshot(page, 'move-03-bulk-pick');
-    a11y.push(...(await blockingViolations(page, 'Move to sequence, in bulk')));
+    await atBothWidths(page, 'move', '03-bulk-pick', a11y);
     await list.getByRole('button', { name: 'Confirm move of 2' }).click();
     await list.getByText('2 moved.').waitFor();
     await list.getByText('No enrollment in state active.').waitFor();
-    await screenshot(page, 'move-04-bulk-moved');
-    a11y.push(...(await blockingViolations(page, 'after the bulk move')));
+    await atBothWidths(page, 'move', '04-bulk-moved', a11y);
     const states = await app.store.db.selectFrom('enrollment').select('state').where('sequence_id', '=', s1).execute();
     expect(states.map((s) => s.state).sort()).toEqual(['moved', 'moved', 'moved']);
     expect(a11y, 'serious or critical axe violations').toEqual([]);

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * A second workspace and a teammate, in headless Chromium against the real app with no mailer:
  * the owner creates a workspace from the shell, switches between the two, invites by email and
  * copies the link the app shows; the invitee opens it in a browser of their own, sets a name and
- * password and lands in the workspace; the spent link then says so. Screenshots in test-results/screens/.
+ * password and lands in the workspace; the spent link then says so. The invite page (to accept, and
+ * spent) is audited by axe and photographed at 1440×900 and 390×844. Screenshots in test-results/screens/.
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'olivia@cadenza.test', password: 'a long enough password', workspace: 'Acme' };
@@ -75,8 +76,7 @@ describe.skipIf(skip !== null)(`workspaces and invitations in Chromium${skip ? `
     expect(await ipage.getByLabel('Email').inputValue()).toBe(INVITEE.email);
     await ipage.getByLabel('Your name').fill(INVITEE.name);
     await ipage.getByLabel('Password').fill('short');
-    await screenshot(ipage, 'invite-03-accept-page');
-    a11y.push(...(await blockingViolations(ipage, 'the invite page')));
+    await atBothWidths(ipage, 'invite', '03-accept-page', a11y);
     await ipage.getByLabel('Password').fill(INVITEE.password);
     await ipage.getByRole('button', { name: 'Create account and join Acme EMEA' }).click();
     await ipage.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
@@ -87,8 +87,7 @@ describe.skipIf(skip !== null)(`workspaces and invitations in Chromium${skip ? `
     // The link is spent: opening it again says so.
     await ipage.goto(link);
     await ipage.getByRole('alert').filter({ hasText: 'accepted already' }).waitFor();
-    await screenshot(ipage, 'invite-05-link-spent');
-    a11y.push(...(await blockingViolations(ipage, 'the invite page, link spent')));
+    await atBothWidths(ipage, 'invite', '05-link-spent', a11y);
 
     // The owner sees the new admin among the members, and the invitation gone from the pending list.
     await page.reload();

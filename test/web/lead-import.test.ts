@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { seedGraph } from '../api.ts';
-import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * A large CSV import in headless Chromium against the real app: a 30,000-row file (about 1.8 MB,
  * over the JSON route's 1 MB body limit) is previewed and mapped in the browser, streamed to the
  * server, and followed with a progress bar; the user leaves the Leads screen mid-import and finds it
- * still running on return; the rejects report downloads as CSV. Screenshots in test-results/screens/.
+ * still running on return; the rejects report downloads as CSV. The panel (in progress, done,
+ * enrolled) is audited by axe and photographed at 1440×900 and 390×844 (test-results/screens/import-*).
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'importer@cadenza.test', password: 'a long enough password', workspace: 'Importers' };
@@ -57,16 +58,14 @@ describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped:
     await nav.getByRole('link', { name: 'Leads' }).click();
     await page.getByRole('heading', { level: 1, name: 'Leads' }).waitFor();
     if (await progress.isVisible()) {
-      await screenshot(page, 'import-01-progress');
-      a11y.push(...(await blockingViolations(page, 'the import panel, in progress')));
+      await atBothWidths(page, 'import', '01-progress', a11y);
     }
     const summary = page.getByText(`${ROWS} rows read: ${ROWS - 600} imported, 0 updated, 0 unchanged, 600 rejected`);
     await summary.waitFor({ timeout: 90_000 }).catch(async (e: unknown) => {
       await screenshot(page, 'import-02-failed');
       throw e;
     });
-    await screenshot(page, 'import-02-done');
-    a11y.push(...(await blockingViolations(page, 'the import panel, done')));
+    await atBothWidths(page, 'import', '02-done', a11y);
     await page.getByRole('cell', { name: 'big.csv' }).waitFor();
 
     const link = page.getByRole('link', { name: 'Download the rejected rows (CSV)' });
@@ -100,8 +99,7 @@ describe.skipIf(skip !== null)(`large CSV import in Chromium${skip ? ` (skipped:
     await page.getByText('4 rows read: 2 imported, 1 updated, 0 unchanged, 1 rejected').waitFor({ timeout: 30_000 });
     await page.getByText('2 enrolled in the sequence, 1 not enrolled.').waitFor();
     await page.getByText('not enrolled, already enrolled: 1').waitFor();
-    await screenshot(page, 'import-03-enrolled');
-    a11y.push(...(await blockingViolations(page, 'the import panel, enrolled')));
+    await atBothWidths(page, 'import', '03-enrolled', a11y);
     const rows = await app.store.db.selectFrom('enrollment').select('lead_id').where('sequence_id', '=', seeded.sequenceId!).execute();
     expect(rows).toHaveLength(3);
     expect(a11y, 'serious or critical axe violations').toEqual([]);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/common/clock.ts';
 import { newId } from '../../src/common/ids.ts';
@@ -13,7 +14,9 @@ import { atBothWidths } from './viewports.ts';
  * app: tag picked leads, make a static list and add leads to it, save the filters (country DE, not
  * enrolled) as a segment, and enroll the segment into a sequence through the Launch's enroll path,
  * the refused lead listed with its reason; the segment deleted after its confirmation (the leads
- * stay). Screenshots and axe at 1440×900 and 390×844.
+ * stay). Then the bulk actions that end things: the static list's enrollments stopped, the list
+ * exported as CSV (the downloaded file read), and two picked leads deleted after the page's
+ * confirmation (Cancel first keeps them). Screenshots and axe at 1440×900 and 390×844.
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'lists@cadenza.test', password: 'a long enough password', workspace: 'Listers' };
@@ -28,7 +31,7 @@ const LEADS = [
 describe.skipIf(skip !== null)(`lead lists and segments in Chromium${skip ? ` (skipped: ${skip})` : ''}`, () => {
   const web = webSuite({ prefix: 'web-lead-lists', roles: ['api'] });
 
-  it('tags, a static list, a segment, and the segment enrolled with each refusal', async () => {
+  it('tags, a static list, a segment, the segment enrolled with each refusal; then a list stopped, exported and two leads deleted', async () => {
     const { app } = web;
     const db = app.store.db;
     const page = await web.newPage({ viewport: { width: 1440, height: 900 } });
@@ -137,6 +140,48 @@ describe.skipIf(skip !== null)(`lead lists and segments in Chromium${skip ? ` (s
     await page.getByRole('button', { name: 'Remove the tag fair' }).waitFor({ state: 'detached' });
     expect(await db.selectFrom('lead_tag').select('tag').where('lead_id', '=', dora.id).execute()).toEqual([{ tag: 'vip' }]);
     await atBothWidths(page, 'lead-lists', '03-lead-page', found);
+
+    // Booth visitors (ben enrolled, dora and emil not): stop the list's enrollments.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Leads' }).click();
+    await table.getByRole('link', { name: 'anna@de.test' }).waitFor();
+    await page.getByLabel('List or segment').selectOption({ label: 'Booth visitors (3)' });
+    await table.getByRole('link', { name: 'anna@de.test' }).waitFor({ state: 'detached' });
+    expect(await bulk.getByRole('heading').innerText()).toBe('Act on every lead in Booth visitors');
+    await bulk.getByLabel('Action').selectOption('stop');
+    await bulk.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('1 running enrollment of 3 leads stopped.').waitFor();
+    const states = () => db.selectFrom('enrollment as e').innerJoin('lead as l', 'l.id', 'e.lead_id').select(['l.email', 'e.state']).orderBy('l.email').execute();
+    expect(await states()).toEqual([
+      { email: 'anna@de.test', state: 'active' },
+      { email: 'ben@de.test', state: 'stopped' },
+    ]);
+
+    // The list as CSV, through the browser's download: a line per lead, with its tags.
+    await bulk.getByLabel('Action').selectOption('export');
+    const [download] = await Promise.all([page.waitForEvent('download'), bulk.getByRole('button', { name: 'Apply' }).click()]);
+    expect(download.suggestedFilename()).toBe('leads.csv');
+    const csv = readFileSync((await download.path())!, 'utf8').trimEnd().split('\r\n');
+    expect(csv[0]).toBe('email,first_name,last_name,company,title,phone,country,time_zone,tags');
+    expect(csv.slice(1).sort()).toEqual(['ben@de.test,,,,,,DE,,', 'dora@fr.test,,,,,,FR,,vip', 'emil@fr.test,,,,,,FR,,']);
+    await page.getByText('Exported 3 leads to leads.csv.').waitFor();
+
+    // Two picked leads deleted: asked first in the page; Cancel keeps them, "Delete leads" deletes them.
+    for (const e of ['dora@fr.test', 'emil@fr.test']) await table.getByRole('checkbox', { name: `Select ${e}` }).check();
+    expect(await bulk.getByRole('heading').innerText()).toBe('Act on 2 selected leads');
+    await bulk.getByLabel('Action').selectOption('delete');
+    await bulk.getByRole('button', { name: 'Delete…' }).click();
+    const askDelete = page.getByRole('alertdialog', { name: 'Delete 2 selected leads?' });
+    await askDelete.getByText('Their enrollments and tasks go with them. This cannot be undone.').waitFor();
+    await atBothWidths(page, 'lead-lists', '04-delete-asked', found);
+    await askDelete.getByRole('button', { name: 'Cancel' }).click();
+    await askDelete.waitFor({ state: 'detached' });
+    expect(await db.selectFrom('lead').select('id').where('workspace_id', '=', ws.id).execute()).toHaveLength(LEADS.length);
+    await bulk.getByRole('button', { name: 'Delete…' }).click();
+    await askDelete.getByRole('button', { name: 'Delete leads' }).click();
+    await page.getByText('Deleted 2 leads.').waitFor();
+    await table.getByRole('link', { name: 'dora@fr.test' }).waitFor({ state: 'detached' });
+    expect(await table.getByRole('link').allInnerTexts()).toEqual(['ben@de.test']);
+    expect(await db.selectFrom('lead').select('email').where('workspace_id', '=', ws.id).orderBy('email').execute()).toEqual([{ email: 'anna@de.test' }, { email: 'ben@de.test' }, { email: 'carl@de.test' }]);
     expect(found, 'serious or critical axe violations').toEqual([]);
     expect(web.errors).toEqual([]);
   }, 120_000);

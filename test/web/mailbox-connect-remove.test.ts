@@ -1,15 +1,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startOAuthEmulator, type OAuthEmulator } from '../../src/sim/emulators/oauth/emulator.ts';
-import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, screenshot } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * The Mailboxes screen in headless Chromium against the real app and the Google OAuth emulator:
  * "Connect Google" goes through the consent page and back to the screen with the new mailbox,
  * in the signed-in person's workspace; "Remove" opens a dialog that says what will happen
- * (a dry run), and confirming removes the mailbox and revokes its grant. Screenshots in
- * test-results/screens/ (mailbox-remove-01..03).
+ * (a dry run), and confirming removes the mailbox and revokes its grant. The connect form, the
+ * dialog and the list after the removal are audited by axe and photographed at 1440×900 and 390×844
+ * (test-results/screens/mailbox-remove-00..03).
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'rhea@cadenza.test', password: 'a long enough password', workspace: 'Acme' };
@@ -37,6 +38,11 @@ describe.skipIf(skip !== null)(`connecting and removing a mailbox in Chromium${s
     await web.setupOwner(page, OWNER);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Mailboxes' }).click();
     await page.getByRole('heading', { level: 1, name: 'Mailboxes' }).waitFor();
+    // The form for a mailbox by SMTP and IMAP, beside the OAuth buttons.
+    await page.getByRole('button', { name: 'Add mailbox' }).click();
+    await page.getByRole('button', { name: 'Close' }).waitFor();
+    await atBothWidths(page, 'mailbox-remove', '00-connect-form', a11y);
+    await page.getByRole('button', { name: 'Close' }).click();
 
     // The consent page of the emulator agrees at once and sends the browser back to the screen.
     await page.getByRole('link', { name: 'Connect Google' }).click();
@@ -62,8 +68,7 @@ describe.skipIf(skip !== null)(`connecting and removing a mailbox in Chromium${s
     // Cancel has the focus: Enter pressed by habit removes nothing.
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     await expect(dialog.getByText('0 enrollments paused with the reason “mailbox removed”').count()).resolves.toBe(1);
-    await screenshot(page, 'mailbox-remove-02-dialog');
-    a11y.push(...(await blockingViolations(page, 'the Remove dialog')));
+    await atBothWidths(page, 'mailbox-remove', '02-dialog', a11y);
     // Cancel changes nothing.
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await expect(dialog.count()).resolves.toBe(0);
@@ -75,8 +80,7 @@ describe.skipIf(skip !== null)(`connecting and removing a mailbox in Chromium${s
     await page.getByRole('status').filter({ hasText: `Removed ${REP}. Its access to the account is being revoked.` }).waitFor();
     // The list is read again after the message shows: wait for the row to go, not a count at once.
     await page.getByRole('row').filter({ hasText: REP }).waitFor({ state: 'detached', timeout: 15_000 });
-    await screenshot(page, 'mailbox-remove-03-removed');
-    a11y.push(...(await blockingViolations(page, 'after the removal')));
+    await atBothWidths(page, 'mailbox-remove', '03-removed', a11y);
     const removed = await app.store.db.selectFrom('mailbox').select(['removed_at']).where('email', '=', REP).executeTakeFirstOrThrow();
     expect(removed.removed_at).not.toBeNull();
     // The grant was revoked at the provider, by the sender role after the removal, once.

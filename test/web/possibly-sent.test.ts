@@ -5,15 +5,15 @@ import { seededRandom } from '../../src/common/random.ts';
 import { applyDefinition } from '../../src/sequence/apply-definition.ts';
 import { bulkEnroll } from '../../src/sequence/bulk-enroll.ts';
 import { validateDefinition } from '../../src/sequence/definition.ts';
-import { blockingViolations } from './axe.ts';
-import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { chromiumSkipReason } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * A possibly-sent step as a rep meets it, in headless Chromium against the real app: the lead page
  * lists the enrollment's emails, says "Possibly sent" and why in plain words, and "Send again"
  * (after the confirm) queues the same request once more. A mailbox's warnings show on Mailboxes.
- * Screenshots in test-results/screens/.
+ * axe and screenshots at 1440×900 and 390×844 (test-results/screens/possibly-sent-*).
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'pia@cadenza.test', password: 'a long enough password', workspace: 'Acme' };
@@ -69,8 +69,7 @@ describe.skipIf(skip !== null)(`a possibly-sent step in Chromium${skip ? ` (skip
     const emails = side.getByRole('list', { name: 'Emails of First touch' });
     await emails.getByText('Possibly sent').waitFor();
     await emails.getByText('cannot tell whether it left').waitFor();
-    await screenshot(page, 'possibly-sent-01-lead');
-    a11y.push(...(await blockingViolations(page, 'lead page, possibly sent')));
+    await atBothWidths(page, 'possibly-sent', '01-lead', a11y);
 
     // Cancelling the confirmation sends nothing.
     const ask = page.getByRole('alertdialog', { name: /^Send step “intro” of .* again\?$/ });
@@ -81,22 +80,19 @@ describe.skipIf(skip !== null)(`a possibly-sent step in Chromium${skip ? ` (skip
 
     await emails.getByRole('button', { name: /^Send again/ }).click();
     await ask.getByText('Only do this if the prospect did not get it.', { exact: false }).waitFor();
-    await screenshot(page, 'possibly-sent-02-confirm');
-    a11y.push(...(await blockingViolations(page, 'lead page, send again asked')));
+    await atBothWidths(page, 'possibly-sent', '02-confirm', a11y);
     await ask.getByRole('button', { name: 'Send again', exact: true }).click();
     await emails.getByText('Queued').waitFor();
     await emails.getByText('resend asked for by hand').waitFor();
     await expect(emails.getByRole('button', { name: /^Send again/ }).count()).resolves.toBe(0);
     const r = await app.store.db.selectFrom('send_request').select(['state', 'manual_resend', 'message_id']).where('id', '=', requestId).executeTakeFirstOrThrow();
     expect(r).toEqual({ state: 'queued', manual_resend: true, message_id: '<intro-1@acme.test>' });
-    await screenshot(page, 'possibly-sent-03-queued');
-    a11y.push(...(await blockingViolations(page, 'lead page, sent again')));
+    await atBothWidths(page, 'possibly-sent', '03-queued', a11y);
 
     // The mailbox's Sent-copy warning.
     await page.goto(`${app.url}/mailboxes`);
     await page.getByText(`Warning: ${WARNING}`).waitFor();
-    await screenshot(page, 'possibly-sent-04-mailbox-warning');
-    a11y.push(...(await blockingViolations(page, 'mailboxes, warning')));
+    await atBothWidths(page, 'possibly-sent', '04-mailbox-warning', a11y);
 
     expect(a11y, 'serious or critical axe violations').toEqual([]);
     expect(errors).toEqual([]);

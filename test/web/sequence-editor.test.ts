@@ -5,8 +5,9 @@ import { seededRandom } from '../../src/common/random.ts';
 import { applyDefinition } from '../../src/sequence/apply-definition.ts';
 import { validateDefinition } from '../../src/sequence/definition.ts';
 import { loadDefinition } from '../../src/sequence/definition-document.ts';
-import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { chromiumSkipReason } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * Issue 10: renaming a sequence in the web editor reset the settings only the YAML form could set
@@ -14,7 +15,8 @@ import { webSuite } from './harness.ts';
  * applied from a definition with all of them is renamed in the editor and saved; what the editor
  * PUT carries every field, and the stored definition is the one applied, renamed. Then the editor
  * changes a stop rule and tracking through its own controls, and a mailbox's pacing is set in
- * its form.
+ * its form. The editor, the pacing form and the preview's sender are audited by axe and
+ * photographed at 1440×900 and 390×844 (sequence-editor-01..03-*).
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'sam@cadenza.test', password: 'a long enough password', workspace: 'Acme' };
@@ -26,6 +28,7 @@ describe.skipIf(skip !== null)(`the sequence editor in Chromium${skip ? ` (skipp
     const { app } = web;
     const page = await web.newPage({ viewport: { width: 1280, height: 1000 } });
     await web.setupOwner(page, OWNER);
+    const found: string[] = [];
     const ws = await app.store.db.selectFrom('workspace').select('id').where('name', '=', 'Acme').executeTakeFirstOrThrow();
     const random = seededRandom('web-seq-editor');
     const mailboxId = newId(Date.now(), random);
@@ -62,7 +65,7 @@ describe.skipIf(skip !== null)(`the sequence editor in Chromium${skip ? ` (skipp
     const { id: _id, version, ...after } = (await loadDefinition(app.store.db, ws.id, sequenceId))!;
     expect(version).toBe(2);
     expect(after).toEqual({ ...def, name: 'Kept' });
-    await screenshot(page, 'sequence-editor-01-renamed');
+    await atBothWidths(page, 'sequence-editor', '01-renamed', found);
 
     // The editor's own controls for what only the file could set before.
     await page.getByLabel('On an out-of-office reply').selectOption('pause');
@@ -85,7 +88,7 @@ describe.skipIf(skip !== null)(`the sequence editor in Chromium${skip ? ` (skipp
     await form.getByText('Pacing saved.').waitFor();
     const row = await app.store.db.selectFrom('mailbox').select('settings').where('id', '=', mailboxId).executeTakeFirstOrThrow();
     expect((row.settings as { pacing: unknown }).pacing).toEqual({ gapMinutes: [0.5, 1.5], spreadDay: false });
-    await screenshot(page, 'sequence-editor-02-mailbox-pacing');
+    await atBothWidths(page, 'sequence-editor', '02-mailbox-pacing', found);
 
     // Issue 11: the preview is sent from a mailbox of the pool (selectable), and a template that
     // renders for no lead warns before it saves.
@@ -99,7 +102,8 @@ describe.skipIf(skip !== null)(`the sequence editor in Chromium${skip ? ` (skipp
     await preview.getByText('Rita for Ana').waitFor();
     await preview.getByLabel('Sent from').selectOption({ label: 'Zed Other <zed@acme.test> (no signature)' });
     await preview.getByText('Zed for Ana').waitFor();
-    await screenshot(page, 'sequence-editor-03-preview-sent-from');
+    await atBothWidths(page, 'sequence-editor', '03-preview-sent-from', found);
+    expect(found, 'serious or critical axe violations').toEqual([]);
 
     await page.getByLabel('Step 1 body').fill('About your work as {{title}}');
     await page.getByRole('button', { name: 'Save sequence' }).click();

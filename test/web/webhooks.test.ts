@@ -2,15 +2,17 @@ import Fastify from 'fastify';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader, verify } from '../../src/api/webhooks/signature.ts';
-import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { chromiumSkipReason } from './chromium.ts';
 import { webSuite } from './harness.ts';
+import { atBothWidths } from './viewports.ts';
 
 /**
  * Webhooks in Settings, in headless Chromium against the real app: an admin adds an endpoint (a
  * loopback receiver; the app allows private destinations here), copies the signing secret shown
  * once, sends a test event that verifies with it, rotates the secret (both sign during the
  * overlap), and no page or API answer shows a secret again; a leaked secret replaced at once and the
- * endpoint deleted, each confirmed in the page's dialog. Screenshots webhooks-01..04.
+ * endpoint deleted, each confirmed in the page's dialog. axe and screenshots at 1440×900 and 390×844
+ * (webhooks-01..04-*).
  */
 const skip = chromiumSkipReason();
 
@@ -21,6 +23,8 @@ describe.skipIf(skip !== null)(`webhooks in settings${skip ? ` (skipped: ${skip}
   const got: Array<{ body: string; signature: string }> = [];
   /** Every API answer the page received, to check no secret comes back after it was shown. */
   const answers: Array<{ url: string; body: string }> = [];
+  /** Serious or critical axe violations (WCAG A/AA) at the moments audited. */
+  const a11y: string[] = [];
 
   beforeAll(async () => {
     rx.addContentTypeParser('application/json', { parseAs: 'string' }, (_r, b, done) => done(null, b));
@@ -51,7 +55,7 @@ describe.skipIf(skip !== null)(`webhooks in settings${skip ? ` (skipped: ${skip}
     await shown.waitFor();
     const secret = await shown.inputValue();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    await screenshot(page, 'webhooks-01-secret-shown-once');
+    await atBothWidths(page, 'webhooks', '01-secret-shown-once', a11y);
     await section.getByRole('button', { name: 'Done' }).click();
     await shown.waitFor({ state: 'detached' });
 
@@ -60,14 +64,14 @@ describe.skipIf(skip !== null)(`webhooks in settings${skip ? ` (skipped: ${skip}
     expect(verify(got[0]!.signature, got[0]!.body, secret, Date.now()).ok).toBe(true);
     await section.getByRole('button', { name: `Deliveries to ${hook}` }).click();
     await section.getByText('delivered').waitFor();
-    await screenshot(page, 'webhooks-02-delivered');
+    await atBothWidths(page, 'webhooks', '02-delivered', a11y);
 
     await section.getByRole('button', { name: `Rotate secret of ${hook} (the old one signs for 24 more hours)` }).click();
     const next = await section.getByLabel(`Signing secret for ${hook}`).inputValue();
     expect(next).toMatch(/^whsec_/);
     expect(next).not.toBe(secret);
     await section.getByText(/The old secret also signs until/).waitFor();
-    await screenshot(page, 'webhooks-03-rotated');
+    await atBothWidths(page, 'webhooks', '03-rotated', a11y);
     await section.getByRole('button', { name: 'Done' }).click();
     await section.getByRole('button', { name: `Send test event to ${hook}` }).click();
     await expect.poll(() => got.length, { timeout: 15_000 }).toBe(2);
@@ -81,6 +85,7 @@ describe.skipIf(skip !== null)(`webhooks in settings${skip ? ` (skipped: ${skip}
     expect(answers.length).toBeGreaterThan(2);
     for (const a of answers) for (const s of [secret, next]) expect(a.body, a.url).not.toContain(s);
     for (const s of [secret, next]) expect(await page.content()).not.toContain(s);
+    expect(a11y, 'serious or critical axe violations').toEqual([]);
   }, 90_000);
 
   it('replaces a leaked secret at once and deletes the endpoint, each asked in the page first', async () => {
@@ -97,7 +102,7 @@ describe.skipIf(skip !== null)(`webhooks in settings${skip ? ` (skipped: ${skip}
     await section.getByRole('button', { name: `Delete ${hook}` }).click();
     const remove = page.getByRole('alertdialog', { name: `Delete ${hook}?` });
     await remove.waitFor();
-    await screenshot(page, 'webhooks-04-delete-asked');
+    await atBothWidths(page, 'webhooks', '04-delete-asked', a11y);
     await page.keyboard.press('Escape');
     await remove.waitFor({ state: 'detached' });
     expect(await endpoint()).toHaveLength(1);
@@ -105,5 +110,7 @@ describe.skipIf(skip !== null)(`webhooks in settings${skip ? ` (skipped: ${skip}
     await remove.getByRole('button', { name: 'Delete webhook' }).click();
     await section.getByText('No webhooks yet.').waitFor();
     expect(await endpoint()).toEqual([]);
+    expect(a11y, 'serious or critical axe violations').toEqual([]);
+    expect(web.errors).toEqual([]);
   }, 60_000);
 });

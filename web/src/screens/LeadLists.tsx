@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { api, apiText, call, errorMessage, ws } from '../api.ts';
 import type { ApiBody, ApiResponse, EnrollResult, SequenceSummary } from '../types.ts';
+import { useConfirm } from '../ui/dialog.tsx';
 import { saveFile } from '../ui/download.ts';
 import { EnrollOutcome } from '../ui/EnrollOutcome.tsx';
 import { ErrorNote, Field, SubmitButton } from '../ui/parts.tsx';
@@ -127,7 +128,7 @@ export function BulkActions({
   const [tag, setTag] = useState('');
   const [listId, setListId] = useState('');
   const [sequenceId, setSequenceId] = useState('');
-  const [confirming, setConfirming] = useState(false);
+  const { ask, dialog } = useConfirm();
   const [outcome, setOutcome] = useState<{ text: string; enroll?: EnrollResult }>();
   const staticLists = lists.filter((l) => l.kind === 'static');
   const { busy, error, setError, submit } = useSubmit(async () => {
@@ -138,11 +139,8 @@ export function BulkActions({
       setOutcome({ text: `Exported ${Math.max(0, text.trim().split('\r\n').length - 1)} leads to leads.csv.` });
       return;
     }
-    if (kind === 'delete' && !confirming) {
-      setConfirming(true);
-      return;
-    }
-    setConfirming(false);
+    // Deleting asks first, in the page (as every deletion: docs/web.md "Asking first").
+    if (kind === 'delete' && !(await ask({ title: `Delete ${what}?`, body: 'Their enrollments and tasks go with them. This cannot be undone.', action: 'Delete leads' }))) return;
     const action: Action =
       kind === 'tag' || kind === 'untag'
         ? { kind, tag }
@@ -172,81 +170,73 @@ export function BulkActions({
   });
   const needs = kind === 'tag' || kind === 'untag' ? !tag.trim() : kind === 'add_to_list' || kind === 'remove_from_list' ? !listId : kind === 'enroll' ? !sequenceId : false;
   return (
-    <form className="card stack bulk" aria-labelledby="bulk-title" onSubmit={(e) => void submit(e)}>
-      <h2 id="bulk-title">Act on {what}</h2>
-      <div className="row bulk-fields">
-        <Field label="Action">
-          <select
-            value={kind}
-            onChange={(e) => {
-              setKind(e.target.value as Kind);
-              setConfirming(false);
-              setError(undefined);
-            }}
-          >
-            {ACTIONS.filter(([k]) => k !== 'delete' || admin).map(([k, label]) => (
-              <option key={k} value={k}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </Field>
-        {(kind === 'tag' || kind === 'untag') && (
-          <Field label="Tag">
-            <input value={tag} maxLength={60} onChange={(e) => setTag(e.target.value)} />
-          </Field>
-        )}
-        {(kind === 'add_to_list' || kind === 'remove_from_list') && (
-          <Field label="List" hint={staticLists.length ? undefined : 'Create a static list first'}>
-            <select value={listId} onChange={(e) => setListId(e.target.value)}>
-              <option value="">Choose a list</option>
-              {staticLists.map((l) => (
-                <option key={l.id} value={l.id}>
-                  {l.name}
+    <>
+      <form className="card stack bulk" aria-labelledby="bulk-title" onSubmit={(e) => void submit(e)}>
+        <h2 id="bulk-title">Act on {what}</h2>
+        <div className="row bulk-fields">
+          <Field label="Action">
+            <select
+              value={kind}
+              onChange={(e) => {
+                setKind(e.target.value as Kind);
+                setError(undefined);
+              }}
+            >
+              {ACTIONS.filter(([k]) => k !== 'delete' || admin).map(([k, label]) => (
+                <option key={k} value={k}>
+                  {label}
                 </option>
               ))}
             </select>
           </Field>
-        )}
-        {kind === 'enroll' && (
-          <Field label="Sequence">
-            <select value={sequenceId} onChange={(e) => setSequenceId(e.target.value)}>
-              <option value="">Choose a sequence</option>
-              {sequences
-                .filter((s) => s.status !== 'archived')
-                .map((s) => (
-                  <option key={s.id} value={s.id}>
-                    {s.name}
-                    {s.status !== 'active' ? ` (${s.status})` : ''}
+          {(kind === 'tag' || kind === 'untag') && (
+            <Field label="Tag">
+              <input value={tag} maxLength={60} onChange={(e) => setTag(e.target.value)} />
+            </Field>
+          )}
+          {(kind === 'add_to_list' || kind === 'remove_from_list') && (
+            <Field label="List" hint={staticLists.length ? undefined : 'Create a static list first'}>
+              <select value={listId} onChange={(e) => setListId(e.target.value)}>
+                <option value="">Choose a list</option>
+                {staticLists.map((l) => (
+                  <option key={l.id} value={l.id}>
+                    {l.name}
                   </option>
                 ))}
-            </select>
-          </Field>
+              </select>
+            </Field>
+          )}
+          {kind === 'enroll' && (
+            <Field label="Sequence">
+              <select value={sequenceId} onChange={(e) => setSequenceId(e.target.value)}>
+                <option value="">Choose a sequence</option>
+                {sequences
+                  .filter((s) => s.status !== 'archived')
+                  .map((s) => (
+                    <option key={s.id} value={s.id}>
+                      {s.name}
+                      {s.status !== 'active' ? ` (${s.status})` : ''}
+                    </option>
+                  ))}
+              </select>
+            </Field>
+          )}
+        </div>
+        <ErrorNote error={error} />
+        <div className="row">
+          <SubmitButton busy={busy} busyText="Working…" disabled={needs}>
+            {kind === 'delete' ? 'Delete…' : 'Apply'}
+          </SubmitButton>
+        </div>
+        {outcome && (
+          <p className="note note-ok" role="status">
+            {outcome.text}
+          </p>
         )}
-      </div>
-      {confirming && (
-        <p className="note note-warn" role="alert">
-          Delete {what}, with their enrollments and tasks? This cannot be undone. Press Delete again to confirm.
-        </p>
-      )}
-      <ErrorNote error={error} />
-      <div className="row">
-        <SubmitButton busy={busy} busyText="Working…" disabled={needs}>
-          {kind === 'delete' ? (confirming ? 'Delete' : 'Delete…') : 'Apply'}
-        </SubmitButton>
-        {confirming && (
-          <button type="button" className="btn" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        )}
-      </div>
-      {outcome && (
-        <p className="note note-ok" role="status">
-          {outcome.text}
-        </p>
-      )}
-      {outcome?.enroll && <EnrollOutcome result={outcome.enroll} />}
-    </form>
+        {outcome?.enroll && <EnrollOutcome result={outcome.enroll} />}
+      </form>
+      {dialog}
+    </>
   );
 }
 

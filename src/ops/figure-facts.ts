@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { countedTracking, trackingSeries } from '../store/counted-tracking.ts';
 
 /**
  * The counted facts of the analytics, one row each: what ops/figures.ts defines (its file comment
@@ -30,19 +31,6 @@ export function emailStep(stepIdText: Expr) {
 export function isMeeting(e: Expr) {
   return sql`(${e}.type in ('meeting_booked', 'meeting_booked.ignored')
     or (${e}.type in ('call_outcome', 'call_outcome.ignored') and ${e}.payload->'event'->>'outcome' = 'meeting_booked'))`;
-}
-
-/** The tracking verdicts of a machine rather than a person: an image proxy's fetch, a link scanner's click. */
-const AUTOMATIC_VERDICTS = sql`('proxy', 'scanner')`;
-
-/** Whether tracking row `t` counts at all: an open or click of a known email, a scanner's click never. */
-export function countedTracking(t: Expr) {
-  return sql`(${t}.send_request_id is not null and ${t}.kind in ('open', 'click') and not (${t}.kind = 'click' and ${t}.verdict in ${AUTOMATIC_VERDICTS}))`;
-}
-
-/** The series a counted tracking row belongs to. */
-export function trackingSeries(t: Expr) {
-  return sql`(case when ${t}.kind = 'click' then 'clicked' when ${t}.verdict in ${AUTOMATIC_VERDICTS} then 'openedAutomatically' else 'opened' end)`;
 }
 
 

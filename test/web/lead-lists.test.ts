@@ -14,9 +14,10 @@ import { atBothWidths } from './viewports.ts';
  * app: tag picked leads, make a static list and add leads to it, save the filters (country DE, not
  * enrolled) as a segment, and enroll the segment into a sequence through the Launch's enroll path,
  * the refused lead listed with its reason; the segment deleted after its confirmation (the leads
- * stay). Then the bulk actions that end things: the static list's enrollments stopped, the list
- * exported as CSV (the downloaded file read), and two picked leads deleted after the page's
- * confirmation (Cancel first keeps them). Screenshots and axe at 1440×900 and 390×844.
+ * stay); a segment by a custom field and a person's open (an image proxy's open left out). Then the
+ * bulk actions that end things: the static list's enrollments stopped, the list exported as CSV (the
+ * downloaded file read), and two picked leads deleted after the page's confirmation (Cancel first
+ * keeps them). Screenshots and axe at 1440×900 and 390×844.
  */
 const skip = chromiumSkipReason();
 const OWNER = { email: 'lists@cadenza.test', password: 'a long enough password', workspace: 'Listers' };
@@ -126,6 +127,39 @@ describe.skipIf(skip !== null)(`lead lists and segments in Chromium${skip ? ` (s
     expect(await db.selectFrom('lead_list').select('name').execute()).toEqual([{ name: 'Booth visitors' }]);
     expect(await db.selectFrom('lead').select('id').where('workspace_id', '=', ws.id).execute()).toHaveLength(LEADS.length);
 
+    // A segment by a custom field and an activity: industry is SaaS (any case) and opened by a
+    // person. ben's only open is an image proxy's, so it does not count; dora never opened.
+    const byEmail = async (e: string) => (await db.selectFrom('lead').select('id').where('email', '=', e).executeTakeFirstOrThrow()).id;
+    for (const [e, industry] of [['anna@de.test', 'SaaS'], ['ben@de.test', 'saas'], ['dora@fr.test', 'SaaS'], ['emil@fr.test', 'Retail']] as const) {
+      await db.updateTable('lead').set({ custom: JSON.stringify({ industry }) }).where('id', '=', await byEmail(e)).execute();
+    }
+    for (const [e, verdict] of [['anna@de.test', 'human'], ['ben@de.test', 'proxy']] as const) {
+      const enrollment = await db.selectFrom('enrollment').select('id').where('lead_id', '=', await byEmail(e)).executeTakeFirstOrThrow();
+      await db.insertInto('tracking_event').values({ workspace_id: ws.id, send_request_id: newId(at, random), enrollment_id: enrollment.id, kind: 'open', verdict, at: new Date() }).execute();
+    }
+    await page.getByRole('button', { name: 'New list or segment' }).click();
+    await create.getByLabel('Condition', { exact: true }).selectOption('custom');
+    await create.getByLabel('Custom field').fill('industry');
+    await create.locator('#segment-custom-keys option[value="industry"]').waitFor({ state: 'attached' });
+    await create.getByLabel('Test').selectOption('equals');
+    await create.getByLabel('Value').fill('saas');
+    await create.getByRole('button', { name: 'Add condition' }).click();
+    await create.getByLabel('Condition', { exact: true }).selectOption('opened');
+    await create.getByLabel('When').selectOption('ever');
+    await create.getByRole('button', { name: 'Add condition' }).click();
+    expect(await create.getByRole('list', { name: 'Conditions' }).getByRole('listitem').allInnerTexts()).toEqual(['custom field industry is “saas”\nRemove', 'opened\nRemove']);
+    await create.getByLabel('List name').fill('SaaS openers');
+    await atBothWidths(page, 'lead-lists', '03-segment-conditions', found);
+    await create.getByRole('button', { name: 'Save segment' }).click();
+    await page.getByText('— segment: custom field industry is “saas”, opened').waitFor();
+    await table.getByRole('link', { name: 'anna@de.test' }).waitFor();
+    await page.waitForLoadState('networkidle');
+    expect(await table.getByRole('link').allInnerTexts()).toEqual(['anna@de.test']);
+    expect(await db.selectFrom('lead_list').select('filter').where('name', '=', 'SaaS openers').executeTakeFirstOrThrow()).toEqual({
+      filter: { fields: [{ field: 'custom', key: 'industry', op: 'equals', value: 'saas' }], activity: [{ event: 'opened', when: 'ever' }] },
+    });
+    await atBothWidths(page, 'lead-lists', '04-segment-by-activity', found);
+
     // A lead's page: its tags (one added, one removed) and the list it is in.
     const dora = await db.selectFrom('lead').select('id').where('email', '=', 'dora@fr.test').executeTakeFirstOrThrow();
     await page.goto(`${app.url}/leads/${dora.id}`);
@@ -139,7 +173,7 @@ describe.skipIf(skip !== null)(`lead lists and segments in Chromium${skip ? ` (s
     await page.getByRole('button', { name: 'Remove the tag fair' }).click();
     await page.getByRole('button', { name: 'Remove the tag fair' }).waitFor({ state: 'detached' });
     expect(await db.selectFrom('lead_tag').select('tag').where('lead_id', '=', dora.id).execute()).toEqual([{ tag: 'vip' }]);
-    await atBothWidths(page, 'lead-lists', '03-lead-page', found);
+    await atBothWidths(page, 'lead-lists', '05-lead-page', found);
 
     // Booth visitors (ben enrolled, dora and emil not): stop the list's enrollments.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Leads' }).click();
@@ -172,7 +206,7 @@ describe.skipIf(skip !== null)(`lead lists and segments in Chromium${skip ? ` (s
     await bulk.getByRole('button', { name: 'Delete…' }).click();
     const askDelete = page.getByRole('alertdialog', { name: 'Delete 2 selected leads?' });
     await askDelete.getByText('Their enrollments and tasks go with them. This cannot be undone.').waitFor();
-    await atBothWidths(page, 'lead-lists', '04-delete-asked', found);
+    await atBothWidths(page, 'lead-lists', '06-delete-asked', found);
     await askDelete.getByRole('button', { name: 'Cancel' }).click();
     await askDelete.waitFor({ state: 'detached' });
     expect(await db.selectFrom('lead').select('id').where('workspace_id', '=', ws.id).execute()).toHaveLength(LEADS.length);

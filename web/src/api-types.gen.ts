@@ -1339,6 +1339,58 @@ export type ReviewLead = {
   checkedAt: string;
 };
 
+export type SegmentActivityCondition = {
+  /** opened: by a person (not an image proxy); clicked: by a person (not a link scanner); contacted: an email sent to them */
+  event: "opened" | "clicked" | "contacted";
+  when: "ever";
+} | {
+  /** opened: by a person (not an image proxy); clicked: by a person (not a link scanner); contacted: an email sent to them */
+  event: "opened" | "clicked" | "contacted";
+  when: "never";
+} | {
+  /** opened: by a person (not an image proxy); clicked: by a person (not a link scanner); contacted: an email sent to them */
+  event: "opened" | "clicked" | "contacted";
+  when: "after";
+  /** The last time is at or after this (a date: its midnight UTC) */
+  date: string;
+} | {
+  /** opened: by a person (not an image proxy); clicked: by a person (not a link scanner); contacted: an email sent to them */
+  event: "opened" | "clicked" | "contacted";
+  when: "before";
+  /** The last time is before this (and they did) */
+  date: string;
+} | {
+  /** opened: by a person (not an image proxy); clicked: by a person (not a link scanner); contacted: an email sent to them */
+  event: "opened" | "clicked" | "contacted";
+  when: "within";
+  /** The last time is within this many days of now */
+  days: number;
+};
+
+export type SegmentFieldCondition = {
+  /** title, company, timeZone, or custom (one of the lead's custom fields, named by key) */
+  field: "title" | "company" | "timeZone" | "custom";
+  /** field custom: the custom field */
+  key?: string;
+  op: "equals";
+  /** Compared ignoring case */
+  value: string;
+} | {
+  /** title, company, timeZone, or custom (one of the lead's custom fields, named by key) */
+  field: "title" | "company" | "timeZone" | "custom";
+  /** field custom: the custom field */
+  key?: string;
+  op: "contains";
+  /** A substring, any case */
+  value: string;
+} | {
+  /** title, company, timeZone, or custom (one of the lead's custom fields, named by key) */
+  field: "title" | "company" | "timeZone" | "custom";
+  /** field custom: the custom field */
+  key?: string;
+  op: "set";
+};
+
 export type SegmentFilter = {
   /** A substring of the email, name or company */
   search?: string;
@@ -1358,6 +1410,10 @@ export type SegmentFilter = {
   replied?: boolean;
   /** The address check: valid, risky, invalid; review: risky and undecided; unchecked */
   verdict?: "valid" | "risky" | "invalid" | "review" | "unchecked";
+  /** Lead-field conditions, each must pass */
+  fields?: SegmentFieldCondition[];
+  /** Activity conditions (on the last time), each must pass */
+  activity?: SegmentActivityCondition[];
 };
 
 export type Sequence = {
@@ -3439,6 +3495,23 @@ export interface ApiRoutes {
     response: {
       tags: {
         tag: string;
+        leads: number;
+      }[];
+    };
+    status: 200;
+  };
+  /** The custom field keys of the workspace's newest leads, for a segment's field conditions (access: member of the workspace) */
+  "GET /api/workspaces/:workspaceId/lead-fields": {
+    params: {
+      workspaceId: string;
+    };
+    query: Record<string, never>;
+    body: never;
+    response: {
+      /** Keys in order, at most 200, read from the newest 20,000 leads */
+      custom: {
+        key: string;
+        /** Of the newest 20,000 leads, how many have it */
         leads: number;
       }[];
     };

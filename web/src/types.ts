@@ -34,6 +34,8 @@ export type {
   Member,
   Pacing,
   Retention,
+  SegmentActivityCondition,
+  SegmentFieldCondition,
   SubjectExport,
   Suppression,
   TrackingHost,

@@ -141,6 +141,28 @@ describe.each(testBackends())('lead lists, tags, segments and bulk actions (%s)'
     expect((await bulk({ filter: { sequenceId: foreign } }, { kind: 'tag', tag: 'x' })).statusCode).toBe(400);
   });
 
+  it('a segment by custom field and activity: counted, listed, the target of a bulk action; the picker offers the custom keys; a wrong condition is refused in words', async () => {
+    const db = h.store.db;
+    await sql`update lead set custom = '{"industry": "SaaS"}'::jsonb where id = any(${[ids.get('de1')!, ids.get('us1')!]}::uuid[])`.execute(db);
+    await sql`update lead set custom = '{"industry": "Retail", "size": "9"}'::jsonb where id = ${ids.get('fr1')!}`.execute(db);
+    const keys = await owner.call('GET', url('lead-fields'));
+    expect(keys.statusCode, keys.body).toBe(200);
+    expect(keys.json()).toEqual({ custom: [{ key: 'industry', leads: 3 }, { key: 'size', leads: 1 }] });
+    const filter = { fields: [{ field: 'custom', key: 'industry', op: 'equals', value: 'saas' }], activity: [{ event: 'contacted', when: 'never' }, { event: 'opened', when: 'never' }] };
+    const created = await owner.call('POST', url('lead-lists'), { name: 'SaaS, never contacted', kind: 'segment', filter });
+    expect(created.statusCode, created.body).toBe(201);
+    const seg = created.json<{ id: string; leads: number; filter: unknown }>();
+    expect(seg).toMatchObject({ leads: 2, filter });
+    expect(await listed(`listId=${seg.id}`)).toEqual([email('de1'), email('us1')]);
+    // A bulk action's target: the filter with a country, resolved to us1 alone (untagging a tag nobody has changes nothing).
+    expect((await bulk({ filter: { ...filter, country: 'US' } }, { kind: 'untag', tag: 'nobody' })).json()).toEqual({ leads: 1, changed: 0 });
+    const bad = await owner.call('PATCH', url(`lead-lists/${seg.id}`), { filter: { fields: [{ field: 'custom', op: 'set' }] } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.message).toMatch(/name the custom field/);
+    expect((await owner.call('DELETE', url(`lead-lists/${seg.id}`))).statusCode).toBe(200);
+    await sql`update lead set custom = '{}'::jsonb where workspace_id = ${ws}`.execute(db);
+  });
+
   it('static lists: add and remove picked leads, a segment over a list, and a segment cannot be added to', async () => {
     const list = (await owner.call('POST', url('lead-lists'), { name: 'Fair 2026', kind: 'static' })).json<{ id: string; leads: number }>();
     expect(list.leads).toBe(0);

@@ -3,7 +3,7 @@ import { csvRecord } from '../../common/csv-write.ts';
 import { cadenzaError } from '../../common/errors.ts';
 import { newId } from '../../common/ids.ts';
 import { normalFilter, segmentFilter, storedFilter, tagText, toLeadFilter } from '../../leads/lists/segment-filter.ts';
-import { addMembers, addTag, countSegment, deleteList, exportRows, findList, insertList, listsOf, removeMembers, removeTag, tagsOf, updateList, workspaceTags } from '../../leads/lists/sql/lead-lists.ts';
+import { addMembers, addTag, countSegment, customFieldKeys, deleteList, exportRows, findList, insertList, listsOf, removeMembers, removeTag, tagsOf, updateList, workspaceTags } from '../../leads/lists/sql/lead-lists.ts';
 import { deleteLeadsInBatches, stopLeadsInBatches } from '../../leads/lists/bulk-batches.ts';
 import { MAX_TARGET, resolveTarget, type LeadTarget } from '../../leads/lists/targets.ts';
 import { findSequenceId } from '../../sequence/sql/sequences.ts';
@@ -22,6 +22,10 @@ import { enrollOutcome } from './sequences.ts';
 
 /** A segment counts its matches up to here (a count of every match would scan them all). */
 const COUNT_CAP = 10_000;
+
+/** The custom field keys offered are read from this many newest leads, and at most this many listed. */
+const KEY_SAMPLE = 20_000;
+const MAX_KEYS = 200;
 
 const listBody = z
   .object({
@@ -63,7 +67,7 @@ async function viewList(ctx: ApiContext, workspaceId: string, l: Awaited<ReturnT
     const f = storedFilter(l.filter);
     if (!f) leads = 0;
     else {
-      const n = await countSegment(ctx.store.db, workspaceId, toLeadFilter(f), COUNT_CAP);
+      const n = await countSegment(ctx.store.db, workspaceId, toLeadFilter(f, ctx.clock.now()), COUNT_CAP);
       leads = Math.min(n, COUNT_CAP);
       exact = n <= COUNT_CAP;
     }
@@ -96,7 +100,7 @@ async function checkFilterIds(ctx: ApiContext, workspaceId: string, f: { listId?
 
 async function targetIds(ctx: ApiContext, workspaceId: string, t: LeadTarget): Promise<string[]> {
   if ('filter' in t) await checkFilterIds(ctx, workspaceId, t.filter, 'target.filter');
-  const r = await resolveTarget(ctx.store.db, workspaceId, t);
+  const r = await resolveTarget(ctx.store.db, workspaceId, t, ctx.clock.now());
   if (!r.ok) throw r.why === 'no_list' ? cadenzaError('NOT_FOUND', 'no such list in this workspace') : cadenzaError('INVALID_INPUT', `more than ${MAX_TARGET.toLocaleString('en')} leads: narrow the filter or split the list`, { field: 'target' });
   return r.leadIds;
 }
@@ -188,6 +192,20 @@ export const leadListRoutes = [
     params: workspaceParams({}),
     response: z.object({ tags: z.array(z.object({ tag: z.string(), leads: z.number().int() })) }),
     handler: async ({ ctx, ws }) => ({ tags: await workspaceTags(ctx.store.db, ws.workspaceId) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/api/workspaces/:workspaceId/lead-fields',
+    summary: "The custom field keys of the workspace's newest leads, for a segment's field conditions",
+    tags: ['leads'],
+    access: { workspace: 'member' },
+    params: workspaceParams({}),
+    response: z.object({
+      custom: z
+        .array(z.object({ key: z.string(), leads: z.number().int().describe(`Of the newest ${KEY_SAMPLE.toLocaleString('en')} leads, how many have it`) }))
+        .describe(`Keys in order, at most ${MAX_KEYS}, read from the newest ${KEY_SAMPLE.toLocaleString('en')} leads`),
+    }),
+    handler: async ({ ctx, ws }) => ({ custom: await customFieldKeys(ctx.store.db, ws.workspaceId, KEY_SAMPLE, MAX_KEYS) }),
   }),
   defineRoute({
     method: 'POST',

@@ -183,7 +183,7 @@ export const leadRoutes = [
       const after = decodeCursor(query.cursor);
       let filter: LeadFilter = { search: query.search, country: query.country?.toUpperCase(), sequenceId: query.sequenceId, state: query.state, verdict: query.verdict, tag: query.tag, enrolled: query.enrolled, replied: query.replied };
       if (query.listId) {
-        const list = await listFilter(ctx.store.db, ws.workspaceId, query.listId);
+        const list = await listFilter(ctx.store.db, ws.workspaceId, query.listId, ctx.clock.now());
         if (list === undefined) throw cadenzaError('NOT_FOUND', 'no such list in this workspace');
         // A segment whose stored filter no longer parses matches nobody.
         if (list === null) return { leads: [], nextCursor: null, total: 0, totalExact: true };

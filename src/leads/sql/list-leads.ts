@@ -4,6 +4,7 @@ import { afterKey, type Keyset } from '../../store/keyset.ts';
 import type { Database } from '../../store/schema.ts';
 import type { Db } from '../../store/store.ts';
 import { LEAD_VIEW_COLUMNS } from './leads.ts';
+import { activityMatches, fieldMatches, type ActivityTest, type FieldCondition } from './segment-conditions.ts';
 
 /** Which leads a list shows; every filter given must match. */
 export interface LeadFilter {
@@ -25,6 +26,10 @@ export interface LeadFilter {
   enrolled?: boolean | undefined;
   /** true: leads with an enrollment that stopped on their reply (state replied); false: none did. */
   replied?: boolean | undefined;
+  /** A segment's lead-field conditions (title, company, time zone, a custom field), each must pass. */
+  fields?: FieldCondition[] | undefined;
+  /** A segment's activity conditions (opened, clicked, last contacted), times resolved, each must pass. */
+  activity?: ActivityTest[] | undefined;
 }
 
 export const LEAD_HYGIENE_FILTERS = ['valid', 'risky', 'invalid', 'review', 'unchecked'] as const;
@@ -81,5 +86,7 @@ export function filteredLeads(db: Db, workspaceId: string, f: LeadFilter) {
       eb.selectFrom('enrollment as r').select('r.id').whereRef('r.lead_id', '=', 'lead.id').where('r.workspace_id', '=', workspaceId).where('r.state', '=', 'replied');
     q = q.where((eb) => (f.replied ? eb.exists(replied(eb)) : eb.not(eb.exists(replied(eb)))));
   }
+  for (const c of f.fields ?? []) q = q.where(fieldMatches(c));
+  for (const a of f.activity ?? []) q = q.where(activityMatches(a, workspaceId));
   return q;
 }

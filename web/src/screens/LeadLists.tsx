@@ -5,7 +5,9 @@ import { useConfirm } from '../ui/dialog.tsx';
 import { saveFile } from '../ui/download.ts';
 import { EnrollOutcome } from '../ui/EnrollOutcome.tsx';
 import { ErrorNote, Field, SubmitButton } from '../ui/parts.tsx';
+import { useLoad } from '../ui/use-load.ts';
 import { useSubmit } from '../ui/use-submit.ts';
+import { activityWords, fieldWords, NO_CONDITIONS, SegmentConditions, type Conditions } from './SegmentConditions.tsx';
 
 export type LeadList = ApiResponse<'GET /api/workspaces/:workspaceId/lead-lists'>['lists'][number];
 export type SegmentFilter = NonNullable<LeadList['filter']>;
@@ -51,15 +53,24 @@ export function filterWords(f: SegmentFilter, sequences: SequenceSummary[], list
   else if (f.sequenceId) parts.push(`in ${seq(f.sequenceId)}`);
   if (f.replied !== undefined) parts.push(f.replied ? 'replied' : 'not replied');
   if (f.verdict) parts.push(`address ${f.verdict === 'review' ? 'to review' : f.verdict === 'unchecked' ? 'not checked' : f.verdict}`);
+  for (const c of f.fields ?? []) parts.push(fieldWords(c));
+  for (const c of f.activity ?? []) parts.push(activityWords(c));
   return parts.join(', ') || 'every lead';
 }
 
-/** New static list (empty), or a segment saving the screen's current filters. */
+/** The table's filters with the editor's conditions (each kind only when there is one: the server takes no empty list). */
+function withConditions(f: SegmentFilter, c: Conditions): SegmentFilter {
+  return { ...f, ...(c.fields.length ? { fields: c.fields } : {}), ...(c.activity.length ? { activity: c.activity } : {}) };
+}
+
+/** New static list (empty), or a segment saving the screen's current filters and the conditions added here. */
 export function NewList({ workspaceId, filter, sequences, lists, onCreated }: { workspaceId: string; filter: SegmentFilter; sequences: SequenceSummary[]; lists: LeadList[]; onCreated: (l: LeadList) => void }) {
   const [name, setName] = useState('');
   const [kind, setKind] = useState<'static' | 'segment'>('segment');
+  const [conditions, setConditions] = useState<Conditions>(NO_CONDITIONS);
+  const keys = useLoad(() => call('GET /api/workspaces/:workspaceId/lead-fields', ws(workspaceId, 'lead-fields')), [workspaceId]);
   const { busy, error, submit } = useSubmit(async () => {
-    const body = kind === 'static' ? { name, kind } : { name, kind, filter };
+    const body = kind === 'static' ? { name, kind } : { name, kind, filter: withConditions(filter, conditions) };
     onCreated(await call('POST /api/workspaces/:workspaceId/lead-lists', ws(workspaceId, 'lead-lists'), body));
   });
   return (
@@ -76,6 +87,7 @@ export function NewList({ workspaceId, filter, sequences, lists, onCreated }: { 
           Static list: empty; add leads to it from the table
         </label>
       </fieldset>
+      {kind === 'segment' && <SegmentConditions value={conditions} onChange={setConditions} customKeys={(keys.data?.custom ?? []).map((k) => k.key)} />}
       <Field label="List name">
         <input required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
       </Field>

@@ -124,7 +124,23 @@ export async function workspaceTags(db: Db, workspaceId: string): Promise<Array<
   return rows.map((r) => ({ tag: r.tag, leads: Number(r.n) }));
 }
 
-/** The live enrollments (active, paused) of these leads, locked in id order, the order every stop locks in. */
+/**
+ * The custom field keys of the workspace's newest `sample` leads (by the (workspace_id, created_at)
+ * index), with how many of those have each, in key order, at most `max`: the segment editor's
+ * picker. Bounded, so a workspace of 100k leads is not read whole each time the editor opens; a
+ * key only older leads hold is typed by hand.
+ */
+export async function customFieldKeys(db: Db, workspaceId: string, sample: number, max: number): Promise<Array<{ key: string; leads: number }>> {
+  const r = await sql<{ key: string; n: number | string }>`
+    select k.key, count(*) as n
+    from (select custom from lead where workspace_id = ${workspaceId} order by created_at desc, id desc limit ${sample}) l
+    cross join lateral jsonb_object_keys(l.custom) as k(key)
+    group by k.key
+    order by k.key
+    limit ${max}`.execute(db);
+  return r.rows.map((x) => ({ key: x.key, leads: Number(x.n) }));
+}
+
 /**
  * The enrollments of these leads a stop acts on, locked in id order: the live ones (active or
  * paused), and a finished or replied one that still holds an open call or manual task (a call that

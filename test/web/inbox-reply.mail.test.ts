@@ -5,7 +5,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseMail } from '../../src/ingest/parse/parse-mail.ts';
 import { describeMailBed } from '../mail/describe-mail-bed.ts';
 import { bedMailboxBody, countByMessageId, mailBed, readInbox } from '../mail/mailbed.ts';
+import { blockingViolations } from './axe.ts';
 import { chromiumSkipReason, screenshot } from './chromium.ts';
+import { atBothWidths, expectNoSidewaysScroll } from './viewports.ts';
 import { webSuite } from './harness.ts';
 
 /**
@@ -87,7 +89,8 @@ describeMailBed('inbox reply box in Chromium', () => {
         throw new Error(`${e.message}\nmessages: ${JSON.stringify(rows)}\nsync: ${JSON.stringify(sync)}`);
       });
       console.log(`inbox-reply: message shown in the inbox ${Date.now() - shownFrom} ms after sign-in`);
-      await screenshot(page, 'inbox-reply-01-inbox');
+      const found: string[] = [];
+      await atBothWidths(page, 'inbox-reply', '01-inbox', found);
 
       // From here on, only the keyboard: j selects messages (newest first) until ours has focus.
       await page.locator('body').focus();
@@ -110,7 +113,19 @@ describeMailBed('inbox reply box in Chromium', () => {
       await page.keyboard.type(`40 seats are 4,800 a year (${tag}).`);
       await page.keyboard.press('Enter');
       await page.keyboard.type('Robin');
-      await screenshot(page, 'inbox-reply-02-typed');
+      // The reply box at a desktop's width, then on a phone: there the list has the screen until the
+      // message is opened, and the reply typed so far is still in its box. Then back to it.
+      found.push(...(await blockingViolations(page, 'reply typed at 1440×900')));
+      await screenshot(page, 'inbox-reply-02-typed-1440');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await item.click();
+      await expect.poll(() => box.isVisible()).toBe(true);
+      expect(await box.inputValue()).toContain(`(${tag}).`);
+      found.push(...(await blockingViolations(page, 'reply typed at 390×844')));
+      await screenshot(page, 'inbox-reply-02-typed-390');
+      await expectNoSidewaysScroll(page, 'reply typed');
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await box.focus();
       // Twice, quickly: a double send must not send twice.
       await page.keyboard.press('Control+Enter');
       await page.keyboard.press('Control+Enter');
@@ -118,7 +133,8 @@ describeMailBed('inbox reply box in Chromium', () => {
       await expect.poll(() => status.textContent(), { timeout: 60_000 }).toContain(`Sent to ${REPLY_TO} from ${REP}: Re: Pricing question ${tag}`);
       // Focus is back on the message's Reply button: the keyboard carries on.
       expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Reply');
-      await screenshot(page, 'inbox-reply-03-sent');
+      await atBothWidths(page, 'inbox-reply', '03-sent', found);
+      expect(found, 'serious or critical axe violations').toEqual([]);
 
       // In sync22's Dovecot INBOX, once, threaded to the question.
       const out = await app.store.db.selectFrom('message').select(['message_id', 'to_addrs']).where('direction', '=', 'outbound').where('in_reply_to', '=', inbound).execute();

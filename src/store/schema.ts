@@ -731,7 +731,7 @@ export interface ApiKeyTable {
   prefix: string;
   key_hash: string;
   role: 'admin' | 'member';
-  /** Only safe requests (GET, HEAD) (0138). */
+  /** Only safe requests (GET, HEAD) (0137). */
   read_only: Generated<boolean>;
   created_by: string | null;
   /** The creator as it read at creation (0023). */

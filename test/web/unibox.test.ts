@@ -344,7 +344,9 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
     const notes = page.getByRole('region', { name: 'Internal notes' });
     await notes.getByLabel('New internal note').fill('Call her on Tuesday.');
     await notes.getByRole('button', { name: 'Add note' }).click();
-    await notes.getByText('Call her on Tuesday.').waitFor();
+    // Exact: the note itself, not the confirmation below that quotes it (it sits in the same region).
+    const note = notes.getByText('Call her on Tuesday.', { exact: true });
+    await note.waitFor();
     await audit(page, 'unibox-08-view-and-note', found);
     await notes.getByRole('button', { name: /^Delete the note of / }).click();
     const askNote = page.getByRole('alertdialog', { name: /^Delete the note of / });
@@ -355,7 +357,8 @@ describe.skipIf(skip !== null)(`the unified inbox in Chromium${skip ? ` (skipped
     expect(await db.selectFrom('inbox_note').select('id').execute()).toHaveLength(1);
     await notes.getByRole('button', { name: /^Delete the note of / }).click();
     await askNote.getByRole('button', { name: 'Delete note' }).click();
-    await notes.getByText('Call her on Tuesday.').waitFor({ state: 'detached' });
+    await askNote.waitFor({ state: 'detached' });
+    await note.waitFor({ state: 'detached' });
     expect(await db.selectFrom('inbox_note').select('id').execute()).toEqual([]);
 
     // The view deleted after its confirmation.
